@@ -1,0 +1,37 @@
+#pragma once
+
+#include "core/engine/observer.h"
+#include "core/engine/stateobserver.h"
+#include "core/model/workspace.h"
+
+#include <mutex>
+
+namespace driftless::cli {
+
+/// What `driftless-cli run` prints while it runs. On a terminal: a status line redrawn once a
+/// second, with events printed above it. Otherwise: one log line per event and per finished pass.
+class LiveView final : public core::EngineObserver {
+public:
+    LiveView(const core::Workspace &ws, const core::StateObserver &state, bool terminal);
+    ~LiveView() override;
+
+    void tableState(const core::TableKey &key, const std::string &state, const std::string &message,
+                    std::optional<double> progress) override;
+    void batchApplied(const core::TableKey &key, const core::ApplyResult &result, const core::Checkpoint &checkpoint,
+                      std::optional<std::int64_t> freshAsOfMs) override;
+    void event(const std::string &level, const core::TableKey &key, const std::string &kind,
+               const std::string &message) override;
+    void tick() override;
+
+private:
+    void printLine(const std::string &line);
+    std::string statusLine() const;
+
+    const core::Workspace &m_ws;
+    const core::StateObserver &m_state;
+    bool m_terminal;
+    std::mutex m_mutex;
+    bool m_lineShown = false;
+};
+
+} // namespace driftless::cli

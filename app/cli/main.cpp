@@ -1,0 +1,358 @@
+// driftless-cli: the headless face of the engine. Parses arguments and wires core together.
+
+#include "app/cli/liveview.h"
+
+#include "core/config/workspacefile.h"
+#include "core/engine/doctor.h"
+#include "core/engine/log.h"
+#include "core/engine/scheduler.h"
+#include "core/engine/stateobserver.h"
+#include "core/engine/statusreport.h"
+#include "core/model/error.h"
+#include "core/state/statestore.h"
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <pthread.h>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+using namespace driftless::core;
+
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kSyncFailed = 1;
+constexpr int kUsage = 2;
+
+constexpr const char *kUsageText = R"(usage: driftless-cli [--state FILE] COMMAND [ARGS]
+
+Keeps tables in two databases in sync. The workspace (endpoints, pipelines, tables) lives in
+FILE, by default $XDG_DATA_HOME/driftless/workspace.db.
+
+commands:
+  apply FILE [--no-check]         validate a workspace YAML file and store it; checks the live
+                                  servers unless --no-check
+  run [--pipeline NAME] [--once]  run the pipelines until stopped (Ctrl+C, SIGTERM); --once does
+                                  one pass of every table and exits
+  status [--json]                 one row per table: state, freshness, lag, rows, checkpoint
+  doctor [--pipeline NAME]        preflight checks against the servers
+  export                          print the stored workspace as YAML
+  version                         print the version
+
+exit codes: 0 success, 1 a sync (or a server check) failed, 2 usage or configuration error
+)";
+
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct Args {
+    std::string state;
+    std::string command;
+    std::vector<std::string> rest;
+
+    bool flag(const std::string &name)
+    {
+        for (auto it = rest.begin(); it != rest.end(); ++it)
+            if (*it == name) {
+                rest.erase(it);
+                return true;
+            }
+        return false;
+    }
+    std::string option(const std::string &name)
+    {
+        for (auto it = rest.begin(); it != rest.end(); ++it) {
+            if (*it == name) {
+                if (it + 1 == rest.end())
+                    throw UsageError(name + " needs a value");
+                std::string v = *(it + 1);
+                rest.erase(it, it + 2);
+                return v;
+            }
+            if (it->rfind(name + "=", 0) == 0) {
+                std::string v = it->substr(name.size() + 1);
+                rest.erase(it);
+                return v;
+            }
+        }
+        return {};
+    }
+    void noMore()
+    {
+        if (!rest.empty())
+            throw UsageError("unexpected argument '" + rest.front() + "' for " + command);
+    }
+};
+
+Args parseArgs(int argc, char **argv)
+{
+    Args a;
+    int i = 1;
+    for (; i < argc; ++i) {
+        std::string s = argv[i];
+        if (s == "--state") {
+            if (i + 1 >= argc)
+                throw UsageError("--state needs a file");
+            a.state = argv[++i];
+        } else if (s.rfind("--state=", 0) == 0) {
+            a.state = s.substr(8);
+        } else if (s == "-h" || s == "--help") {
+            a.command = "help";
+            return a;
+        } else if (s == "--version") {
+            a.command = "version";
+            return a;
+        } else if (!s.empty() && s[0] == '-') {
+            throw UsageError("unknown option '" + s + "'");
+        } else {
+            a.command = s;
+            ++i;
+            break;
+        }
+    }
+    for (; i < argc; ++i)
+        a.rest.emplace_back(argv[i]);
+    if (a.state.empty()) {
+        const char *env = std::getenv("DRIFTLESS_STATE");
+        a.state = env && *env ? env : StateStore::defaultPath();
+    }
+    return a;
+}
+
+void printError(const std::string &line) { std::fprintf(stderr, "driftless-cli: %s\n", line.c_str()); }
+
+/// Reports preflight findings; returns the exit code they call for.
+int reportFindings(const std::vector<Finding> &findings, bool quietOk)
+{
+    int code = kOk;
+    for (const auto &f : findings) {
+        std::string where = (f.pipeline.empty() ? "" : f.pipeline + ": ") + f.subject;
+        if (f.level == "ok") {
+            if (!quietOk)
+                std::printf("  ok     %s: %s\n", where.c_str(), f.message.c_str());
+            continue;
+        }
+        std::string line = where + ": " + f.message + (f.fix.empty() ? "" : "; " + f.fix);
+        if (f.level == "warn") {
+            std::fprintf(quietOk ? stderr : stdout, "%s%s\n", quietOk ? "driftless-cli: warning: " : "  warn   ",
+                         line.c_str());
+            continue;
+        }
+        if (quietOk)
+            printError(line);
+        else
+            std::printf("  ERROR  %s\n", line.c_str());
+        // A configuration problem outranks an unreachable server: fixing the file comes first.
+        code = f.category == "config" ? kUsage : (code == kUsage ? kUsage : kSyncFailed);
+    }
+    return code;
+}
+
+int cmdApply(Args &a)
+{
+    bool noCheck = a.flag("--no-check");
+    if (a.rest.size() != 1)
+        throw UsageError("apply needs exactly one FILE");
+    std::string file = a.rest[0];
+    a.rest.clear();
+    // Validate everything before the state file is even opened: a refused file leaves it as it was.
+    Workspace ws = WorkspaceFile::load(file);
+    if (!noCheck) {
+        int code = reportFindings(runDoctor(ws), true);
+        if (code != kOk) {
+            printError("nothing applied; fix the problems above (or apply with --no-check to store the workspace "
+                       "without checking the servers)");
+            return code;
+        }
+    }
+    StateStore store(a.state);
+    auto summary = store.applyWorkspace(ws);
+    if (!summary.changed) {
+        std::printf("workspace unchanged (%s)\n", store.path().c_str());
+        return kOk;
+    }
+    for (const auto &l : summary.lines)
+        std::printf("%s\n", l.c_str());
+    std::printf("applied %s to %s\n", file.c_str(), store.path().c_str());
+    return kOk;
+}
+
+std::stop_source g_stop;
+
+/// Waits for SIGINT/SIGTERM on its own thread: the first stops the engine between batches, a
+/// second one exits at once.
+std::jthread startSignalThread()
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    return std::jthread([set](std::stop_token st) {
+        int count = 0;
+        while (!st.stop_requested()) {
+            timespec ts{0, 200'000'000};
+            int sig = sigtimedwait(&set, nullptr, &ts);
+            if (sig <= 0)
+                continue;
+            if (++count == 1) {
+                std::fprintf(stderr, "\ndriftless-cli: stopping after the batches in flight (again to quit now)\n");
+                g_stop.request_stop();
+            } else {
+                std::_Exit(130);
+            }
+        }
+    });
+}
+
+int cmdRun(Args &a)
+{
+    std::string pipeline = a.option("--pipeline");
+    bool once = a.flag("--once");
+    a.noMore();
+    StateStore store(a.state);
+    Workspace ws = store.loadWorkspace();
+    if (ws.pipelines.empty())
+        throw ConfigError("the workspace has no pipelines; run 'driftless-cli apply FILE' first", store.path());
+    if (!pipeline.empty() && !ws.pipeline(pipeline))
+        throw ConfigError("no pipeline named '" + pipeline + "'", store.path());
+    auto jobs = jobsFor(ws, pipeline);
+    StateObserver observer(store, jobs);
+    driftless::cli::LiveView view(ws, observer, isatty(STDOUT_FILENO) != 0);
+    observer.setNext(&view);
+    auto signals = startSignalThread();
+    Scheduler::Options opts;
+    opts.once = once;
+    Scheduler scheduler(jobs, observer, opts);
+    int errors = scheduler.run(g_stop.get_token());
+    signals.request_stop();
+    return errors > 0 ? kSyncFailed : kOk;
+}
+
+std::string pad(const std::string &s, size_t w) { return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' '); }
+
+std::string formatLag(const std::optional<double> &lag)
+{
+    if (!lag)
+        return "-";
+    auto s = static_cast<long long>(*lag);
+    if (s < 120)
+        return std::to_string(s) + "s";
+    if (s < 7200)
+        return std::to_string(s / 60) + "m";
+    return std::to_string(s / 3600) + "h";
+}
+
+int cmdStatus(Args &a)
+{
+    bool asJson = a.flag("--json");
+    a.noMore();
+    if (!std::filesystem::exists(a.state)) {
+        if (asJson) {
+            std::printf("%s\n", statusJson({}, StateStore::nowMs()).c_str());
+            return kOk;
+        }
+        std::printf("no workspace at %s; run 'driftless-cli apply FILE' first\n", a.state.c_str());
+        return kOk;
+    }
+    StateStore store(a.state);
+    auto now = StateStore::nowMs();
+    auto reports = buildStatus(store.loadWorkspace(), store.tableStatuses(), now);
+    if (asJson) {
+        std::printf("%s\n", statusJson(reports, now).c_str());
+        return kOk;
+    }
+    size_t wp = 8, wt = 5;
+    for (auto &r : reports) {
+        wp = std::max(wp, r.pipeline.size());
+        wt = std::max(wt, r.table.size());
+    }
+    std::printf("%s%s%s%s%s%s%s%s\n", pad("PIPELINE", wp + 1).c_str(), pad("TABLE", wt + 1).c_str(),
+                pad("STRATEGY", 13).c_str(), pad("STATE", 12).c_str(), pad("FRESHNESS", 10).c_str(),
+                pad("LAG", 7).c_str(), pad("ROWS", 11).c_str(), "LAST SYNC");
+    for (auto &r : reports) {
+        std::string state = r.state;
+        if (state == "backfilling" && r.progress)
+            state += " " + std::to_string(static_cast<int>(*r.progress * 100)) + "%";
+        std::printf("%s%s%s%s%s%s%s%s\n", pad(r.pipeline, wp + 1).c_str(), pad(r.table, wt + 1).c_str(),
+                    pad(r.strategy, 13).c_str(), pad(state, 12).c_str(), pad(r.freshness, 10).c_str(),
+                    pad(formatLag(r.lagSeconds), 7).c_str(), pad(std::to_string(r.rowsApplied), 11).c_str(),
+                    r.lastSyncAtMs ? formatIso8601(*r.lastSyncAtMs).c_str() : "never");
+        if (!r.message.empty() && (r.state == "error" || r.state == "retrying"))
+            std::printf("    %s\n", r.message.c_str());
+    }
+    return kOk;
+}
+
+int cmdDoctor(Args &a)
+{
+    std::string pipeline = a.option("--pipeline");
+    a.noMore();
+    StateStore store(a.state);
+    Workspace ws = store.loadWorkspace();
+    if (ws.pipelines.empty())
+        throw ConfigError("the workspace has no pipelines; run 'driftless-cli apply FILE' first", store.path());
+    std::printf("driftless doctor: %s\n", store.path().c_str());
+    int code = reportFindings(runDoctor(ws, pipeline), false);
+    std::printf(code == kOk ? "all checks passed\n" : "some checks failed\n");
+    return code;
+}
+
+int cmdExport(Args &a)
+{
+    a.noMore();
+    StateStore store(a.state);
+    std::fputs(WorkspaceFile::toYaml(store.loadWorkspace()).c_str(), stdout);
+    return kOk;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    try {
+        Args a = parseArgs(argc, argv);
+        if (a.command.empty() || a.command == "help") {
+            std::fputs(kUsageText, a.command.empty() ? stderr : stdout);
+            return a.command.empty() ? kUsage : kOk;
+        }
+        if (a.command == "version") {
+            std::printf("driftless-cli 0.1.0\n");
+            return kOk;
+        }
+        if (a.command == "apply")
+            return cmdApply(a);
+        if (a.command == "run")
+            return cmdRun(a);
+        if (a.command == "status")
+            return cmdStatus(a);
+        if (a.command == "doctor")
+            return cmdDoctor(a);
+        if (a.command == "export")
+            return cmdExport(a);
+        throw UsageError("unknown command '" + a.command + "'");
+    } catch (const UsageError &e) {
+        printError(std::string(e.what()) + " (see driftless-cli --help)");
+        return kUsage;
+    } catch (const ConfigError &e) {
+        printError(e.describe());
+        return kUsage;
+    } catch (const SchemaError &e) {
+        printError(e.describe());
+        return kUsage;
+    } catch (const Error &e) {
+        printError(e.describe());
+        return kSyncFailed;
+    } catch (const std::exception &e) {
+        printError(std::string("internal error: ") + e.what());
+        return kSyncFailed;
+    }
+}

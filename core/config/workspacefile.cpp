@@ -1,0 +1,380 @@
+#include "core/config/workspacefile.h"
+
+#include "core/db/pgconnection.h"
+#include "core/model/error.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace driftless::core {
+
+namespace fs = std::filesystem;
+
+bool isValidPipelineName(const std::string &name)
+{
+    static const std::regex re("[a-z][a-z0-9_]{0,52}");
+    return std::regex_match(name, re);
+}
+
+namespace {
+
+struct Ctx {
+    std::string file;
+    std::string baseDir;
+};
+
+int lineOf(const YAML::Node &n) { return n.Mark().is_null() ? 0 : n.Mark().line + 1; }
+
+[[noreturn]] void fail(const Ctx &c, const YAML::Node &n, const std::string &field, const std::string &msg)
+{
+    throw ConfigError(msg, c.file, lineOf(n), field);
+}
+
+void checkKeys(const Ctx &c, const YAML::Node &map, const std::string &field, const std::set<std::string> &allowed)
+{
+    for (auto it = map.begin(); it != map.end(); ++it) {
+        auto key = it->first.as<std::string>();
+        if (!allowed.count(key)) {
+            std::string list;
+            for (auto &a : allowed)
+                list += (list.empty() ? "" : ", ") + a;
+            fail(c, it->first, field.empty() ? key : field + "." + key, "unknown key; expected one of: " + list);
+        }
+    }
+}
+
+std::string scalar(const Ctx &c, const YAML::Node &n, const std::string &field)
+{
+    if (!n.IsScalar())
+        fail(c, n, field, "expected a single value");
+    auto s = n.as<std::string>();
+    if (s.empty())
+        fail(c, n, field, "must not be empty");
+    return s;
+}
+
+Millis duration(const Ctx &c, const YAML::Node &n, const std::string &field, Millis min)
+{
+    auto s = scalar(c, n, field);
+    auto d = parseDuration(s);
+    if (!d)
+        fail(c, n, field, "'" + s + "' is not a duration; write e.g. 500ms, 30s, 10m, 1h or 1d");
+    if (*d < min)
+        fail(c, n, field, "must be at least " + formatDuration(min));
+    return *d;
+}
+
+void checkDsnHasNoPassword(const Ctx &c, const YAML::Node &n, const std::string &field, const std::string &dsn)
+{
+    std::vector<std::pair<std::string, std::string>> opts;
+    try {
+        opts = parsePgDsn(dsn);
+    } catch (const ConfigError &e) {
+        fail(c, n, field, e.what());
+    }
+    for (auto &[k, v] : opts) {
+        if (k == "password")
+            fail(c, n, field,
+                 "the dsn contains a password; workspace files never hold secrets: remove it and use ~/.pgpass, "
+                 "PGPASSWORD, a service file or the keychain");
+        if (k == "replication")
+            fail(c, n, field, "remove 'replication' from the dsn; the engine opens replication connections itself");
+    }
+}
+
+Endpoint parseEndpoint(const Ctx &c, const std::string &name, const YAML::Node &n)
+{
+    std::string field = "endpoints." + name;
+    static const std::regex nameRe("[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}");
+    if (!std::regex_match(name, nameRe))
+        fail(c, n, field, "endpoint names use letters, digits, '_', '.', '-' (at most 63)");
+    if (!n.IsMap())
+        fail(c, n, field, "expected a map such as { kind: postgres, dsn: \"...\" }");
+    checkKeys(c, n, field, {"kind", "dsn", "path"});
+    Endpoint e;
+    e.name = name;
+    if (!n["kind"])
+        fail(c, n, field + ".kind", "missing; one of postgres, mysql, sqlite");
+    auto kindText = scalar(c, n["kind"], field + ".kind");
+    auto kind = endpointKindFromString(kindText);
+    if (!kind)
+        fail(c, n["kind"], field + ".kind", "'" + kindText + "' is not a kind; one of postgres, mysql, sqlite");
+    e.kind = *kind;
+    if (e.kind == EndpointKind::Sqlite) {
+        if (n["dsn"])
+            fail(c, n["dsn"], field + ".dsn", "sqlite endpoints take 'path', not 'dsn'");
+        if (!n["path"])
+            fail(c, n, field + ".path", "missing; the SQLite database file");
+        fs::path p = scalar(c, n["path"], field + ".path");
+        if (p.is_relative())
+            p = fs::path(c.baseDir) / p;
+        e.path = p.lexically_normal().string();
+    } else {
+        if (n["path"])
+            fail(c, n["path"], field + ".path", "only sqlite endpoints take 'path'; use 'dsn'");
+        if (!n["dsn"])
+            fail(c, n, field + ".dsn", "missing; a libpq connection string or URI");
+        e.dsn = scalar(c, n["dsn"], field + ".dsn");
+        if (e.kind == EndpointKind::Postgres) {
+            checkDsnHasNoPassword(c, n["dsn"], field + ".dsn", e.dsn);
+        } else {
+            static const std::regex myRe(R"(mysql://([^:@/]+)(:[^@]*)?@([^/:]+)(:\d+)?(/[^?]*)?(\?.*)?)");
+            std::smatch m;
+            if (!std::regex_match(e.dsn, m, myRe))
+                fail(c, n["dsn"], field + ".dsn", "expected mysql://user@host[:port]/database");
+            if (m[2].matched)
+                fail(c, n["dsn"], field + ".dsn",
+                     "the dsn contains a password; use ~/.my.cnf, MYSQL_PWD or the keychain");
+        }
+    }
+    return e;
+}
+
+TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &n, size_t index)
+{
+    std::string field = pfield + ".tables[" + std::to_string(index) + "]";
+    if (!n.IsMap())
+        fail(c, n, field, "expected a map such as { table: public.plans, strategy: full_refresh }");
+    checkKeys(c, n, field,
+              {"table", "strategy", "cursor", "lookback", "page_size", "freshness_sla", "target_table", "every"});
+    TableSpec t;
+    if (!n["table"])
+        fail(c, n, field + ".table", "missing; the source table as schema.name");
+    auto tableText = scalar(c, n["table"], field + ".table");
+    try {
+        t.table = TableRef::parse(tableText);
+    } catch (const std::invalid_argument &e) {
+        fail(c, n["table"], field + ".table", "'" + tableText + "': " + e.what());
+    }
+    field = pfield + ".tables[" + t.table.display() + "]";
+    if (!n["strategy"])
+        fail(c, n, field + ".strategy", "missing; one of full_refresh, cursor, cdc");
+    auto st = scalar(c, n["strategy"], field + ".strategy");
+    auto strategy = strategyFromString(st);
+    if (!strategy)
+        fail(c, n["strategy"], field + ".strategy", "'" + st + "' is not a strategy; one of full_refresh, cursor, cdc");
+    t.strategy = *strategy;
+    if (n["cursor"])
+        t.cursor = scalar(c, n["cursor"], field + ".cursor");
+    if (n["lookback"]) {
+        auto lb = scalar(c, n["lookback"], field + ".lookback");
+        bool isCount = !lb.empty() && lb.find_first_not_of("0123456789") == std::string::npos;
+        if (!isCount && !parseDuration(lb))
+            fail(c, n["lookback"], field + ".lookback",
+                 "'" + lb + "' is neither a duration (10m) nor a count (for numeric cursor columns)");
+        t.lookback = lb;
+    }
+    if (n["page_size"]) {
+        auto ps = scalar(c, n["page_size"], field + ".page_size");
+        long long v = 0;
+        try {
+            size_t pos = 0;
+            v = std::stoll(ps, &pos);
+            if (pos != ps.size())
+                v = -1;
+        } catch (...) {
+            v = -1;
+        }
+        if (v < 1 || v > 1'000'000)
+            fail(c, n["page_size"], field + ".page_size", "expected a whole number from 1 to 1000000");
+        t.pageSize = v;
+    }
+    if (n["freshness_sla"])
+        t.freshnessSla = duration(c, n["freshness_sla"], field + ".freshness_sla", Millis(1000));
+    if (n["every"])
+        t.every = duration(c, n["every"], field + ".every", Millis(1000));
+    if (n["target_table"])
+        t.targetTable = scalar(c, n["target_table"], field + ".target_table");
+    return t;
+}
+
+PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, const Workspace &ws)
+{
+    std::string field = "pipelines[" + std::to_string(index) + "]";
+    if (!n.IsMap())
+        fail(c, n, field, "expected a map with name, source, target and tables");
+    checkKeys(c, n, field, {"name", "source", "target", "target_schema", "tables"});
+    PipelineSpec p;
+    if (!n["name"])
+        fail(c, n, field + ".name", "missing");
+    p.name = scalar(c, n["name"], field + ".name");
+    if (!isValidPipelineName(p.name))
+        fail(c, n["name"], field + ".name",
+             "'" + p.name + "': pipeline names are lower-case letters, digits and '_', starting with a letter, at "
+             "most 53 characters (they become part of replication slot names)");
+    field = "pipelines[" + p.name + "]";
+    for (const char *role : {"source", "target"}) {
+        if (!n[role])
+            fail(c, n, field + "." + role, "missing; the name of an endpoint");
+        auto ep = scalar(c, n[role], field + "." + role);
+        const Endpoint *e = ws.endpoint(ep);
+        if (!e) {
+            std::string known;
+            for (auto &[k, v] : ws.endpoints)
+                known += (known.empty() ? "" : ", ") + k;
+            fail(c, n[role], field + "." + role,
+                 "unknown endpoint '" + ep + "'" + (known.empty() ? "" : "; defined: " + known));
+        }
+        (std::string(role) == "source" ? p.source : p.target) = ep;
+    }
+    const Endpoint &src = *ws.endpoint(p.source);
+    const Endpoint &tgt = *ws.endpoint(p.target);
+    if (src.kind == EndpointKind::Sqlite)
+        fail(c, n["source"], field + ".source", "SQLite endpoints can only be targets");
+    if (p.source == p.target)
+        fail(c, n["target"], field + ".target", "source and target are the same endpoint");
+    if (n["target_schema"]) {
+        if (tgt.kind == EndpointKind::Sqlite)
+            fail(c, n["target_schema"], field + ".target_schema", "SQLite targets have no schemas; remove it");
+        p.targetSchema = scalar(c, n["target_schema"], field + ".target_schema");
+    }
+    if (!n["tables"] || !n["tables"].IsSequence() || n["tables"].size() == 0)
+        fail(c, n["tables"] ? n["tables"] : n, field + ".tables", "expected a list with at least one table");
+    std::set<TableRef> seen;
+    for (size_t i = 0; i < n["tables"].size(); ++i) {
+        auto t = parseTable(c, field, n["tables"][i], i);
+        if (!seen.insert(t.table).second)
+            fail(c, n["tables"][i], field + ".tables[" + t.table.display() + "]", "table listed twice");
+        p.tables.push_back(std::move(t));
+    }
+    return p;
+}
+
+void emitDuration(YAML::Emitter &out, const char *key, const std::optional<Millis> &d)
+{
+    if (d)
+        out << YAML::Key << key << YAML::Value << formatDuration(*d);
+}
+
+} // namespace
+
+Workspace WorkspaceFile::load(const std::string &path)
+{
+    std::ifstream in(path);
+    if (!in)
+        throw ConfigError("cannot read the file: " + std::string(std::strerror(errno)), path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto base = fs::absolute(fs::path(path)).parent_path().string();
+    return parse(ss.str(), path, base);
+}
+
+Workspace WorkspaceFile::parse(const std::string &yaml, const std::string &displayName, const std::string &baseDir)
+{
+    Ctx c{displayName, baseDir};
+    YAML::Node root;
+    try {
+        root = YAML::Load(yaml);
+    } catch (const YAML::ParserException &e) {
+        throw ConfigError("malformed YAML: " + e.msg, displayName, e.mark.line + 1);
+    }
+    if (!root || root.IsNull())
+        throw ConfigError("the file is empty; expected 'endpoints:' and 'pipelines:'", displayName, 1);
+    if (!root.IsMap())
+        fail(c, root, "", "expected a map with 'endpoints:' and 'pipelines:'");
+    checkKeys(c, root, "", {"endpoints", "pipelines"});
+    Workspace ws;
+    if (auto eps = root["endpoints"]) {
+        if (!eps.IsMap())
+            fail(c, eps, "endpoints", "expected a map of endpoint names");
+        for (auto it = eps.begin(); it != eps.end(); ++it) {
+            auto name = it->first.as<std::string>();
+            if (ws.endpoints.count(name))
+                fail(c, it->first, "endpoints." + name, "defined twice");
+            ws.endpoints[name] = parseEndpoint(c, name, it->second);
+        }
+    }
+    if (auto ps = root["pipelines"]) {
+        if (!ps.IsSequence())
+            fail(c, ps, "pipelines", "expected a list of pipelines");
+        std::set<std::string> names;
+        for (size_t i = 0; i < ps.size(); ++i) {
+            auto p = parsePipeline(c, ps[i], i, ws);
+            if (!names.insert(p.name).second)
+                fail(c, ps[i]["name"], "pipelines[" + p.name + "].name", "a pipeline with this name already exists");
+            ws.pipelines.push_back(std::move(p));
+        }
+        // Clashes need the line of the second table, so check them here rather than in validate().
+        std::map<std::pair<std::string, TargetName>, std::string> targets;
+        for (size_t i = 0; i < ws.pipelines.size(); ++i) {
+            const auto &p = ws.pipelines[i];
+            auto kind = ws.endpoint(p.target)->kind;
+            for (size_t j = 0; j < p.tables.size(); ++j) {
+                auto tn = resolveTargetName(p, p.tables[j], kind);
+                auto key = std::make_pair(p.target, tn);
+                std::string who = p.name + "/" + p.tables[j].table.display();
+                auto [it, inserted] = targets.emplace(key, who);
+                if (!inserted)
+                    fail(c, ps[i]["tables"][j],
+                         "pipelines[" + p.name + "].tables[" + p.tables[j].table.display() + "]",
+                         "target table " + tn.display() + " on '" + p.target + "' is already written by " +
+                             it->second + "; set target_table to tell them apart");
+            }
+        }
+    }
+    return ws;
+}
+
+void WorkspaceFile::validate(const Workspace &ws, const std::string &displayName)
+{
+    auto yaml = toYaml(ws);
+    parse(yaml, displayName.empty() ? "(workspace)" : displayName, "/");
+}
+
+std::string WorkspaceFile::toYaml(const Workspace &ws)
+{
+    YAML::Emitter out;
+    out << YAML::BeginMap;
+    out << YAML::Key << "endpoints" << YAML::Value << YAML::BeginMap;
+    for (const auto &[name, e] : ws.endpoints) {
+        out << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginMap;
+        out << YAML::Key << "kind" << YAML::Value << std::string(toString(e.kind));
+        if (e.kind == EndpointKind::Sqlite)
+            out << YAML::Key << "path" << YAML::Value << YAML::DoubleQuoted << e.path;
+        else
+            out << YAML::Key << "dsn" << YAML::Value << YAML::DoubleQuoted << e.dsn;
+        out << YAML::EndMap;
+    }
+    out << YAML::EndMap;
+    out << YAML::Key << "pipelines" << YAML::Value << YAML::BeginSeq;
+    for (const auto &p : ws.pipelines) {
+        out << YAML::BeginMap;
+        out << YAML::Key << "name" << YAML::Value << p.name;
+        out << YAML::Key << "source" << YAML::Value << p.source;
+        out << YAML::Key << "target" << YAML::Value << p.target;
+        if (p.targetSchema)
+            out << YAML::Key << "target_schema" << YAML::Value << YAML::DoubleQuoted << *p.targetSchema;
+        out << YAML::Key << "tables" << YAML::Value << YAML::BeginSeq;
+        for (const auto &t : p.tables) {
+            out << YAML::Flow << YAML::BeginMap;
+            // Quote the name parts so case and special characters survive a reload.
+            std::string tbl = t.table.display();
+            out << YAML::Key << "table" << YAML::Value << YAML::DoubleQuoted << tbl;
+            out << YAML::Key << "strategy" << YAML::Value << std::string(toString(t.strategy));
+            if (t.cursor)
+                out << YAML::Key << "cursor" << YAML::Value << YAML::DoubleQuoted << *t.cursor;
+            if (t.lookback)
+                out << YAML::Key << "lookback" << YAML::Value << *t.lookback;
+            if (t.pageSize)
+                out << YAML::Key << "page_size" << YAML::Value << *t.pageSize;
+            emitDuration(out, "freshness_sla", t.freshnessSla);
+            emitDuration(out, "every", t.every);
+            if (t.targetTable)
+                out << YAML::Key << "target_table" << YAML::Value << YAML::DoubleQuoted << *t.targetTable;
+            out << YAML::EndMap;
+        }
+        out << YAML::EndSeq;
+        out << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+    out << YAML::EndMap;
+    return std::string(out.c_str()) + "\n";
+}
+
+} // namespace driftless::core

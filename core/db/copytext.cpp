@@ -1,0 +1,111 @@
+#include "core/db/copytext.h"
+
+#include <cstring>
+
+namespace driftless::core::copytext {
+
+void split(std::string_view row, std::vector<std::string_view> &fields)
+{
+    fields.clear();
+    if (!row.empty() && row.back() == '\n')
+        row.remove_suffix(1);
+    const char *p = row.data();
+    const char *end = p + row.size();
+    for (;;) {
+        const char *tab = static_cast<const char *>(std::memchr(p, '\t', static_cast<size_t>(end - p)));
+        if (!tab) {
+            fields.emplace_back(p, static_cast<size_t>(end - p));
+            return;
+        }
+        fields.emplace_back(p, static_cast<size_t>(tab - p));
+        p = tab + 1;
+    }
+}
+
+namespace {
+int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+} // namespace
+
+void unescape(std::string_view raw, std::string &out)
+{
+    size_t i = 0;
+    while (i < raw.size()) {
+        size_t bs = raw.find('\\', i);
+        if (bs == std::string_view::npos) {
+            out.append(raw.substr(i));
+            return;
+        }
+        out.append(raw.substr(i, bs - i));
+        i = bs + 1;
+        if (i >= raw.size()) {
+            out += '\\';
+            return;
+        }
+        char c = raw[i++];
+        switch (c) {
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'v': out += '\v'; break;
+        case 'x': {
+            int v = 0, n = 0;
+            while (n < 2 && i < raw.size() && hexval(raw[i]) >= 0) {
+                v = v * 16 + hexval(raw[i++]);
+                ++n;
+            }
+            if (n == 0)
+                out += 'x';
+            else
+                out += static_cast<char>(v);
+            break;
+        }
+        default:
+            if (c >= '0' && c <= '7') {
+                int v = c - '0', n = 1;
+                while (n < 3 && i < raw.size() && raw[i] >= '0' && raw[i] <= '7') {
+                    v = v * 8 + (raw[i++] - '0');
+                    ++n;
+                }
+                out += static_cast<char>(v & 0xff);
+            } else {
+                out += c;
+            }
+        }
+    }
+}
+
+void escape(std::string_view v, std::string &out)
+{
+    out.reserve(out.size() + v.size());
+    size_t start = 0;
+    for (size_t i = 0; i < v.size(); ++i) {
+        const char *rep = nullptr;
+        switch (v[i]) {
+        case '\\': rep = "\\\\"; break;
+        case '\n': rep = "\\n"; break;
+        case '\r': rep = "\\r"; break;
+        case '\t': rep = "\\t"; break;
+        case '\b': rep = "\\b"; break;
+        case '\f': rep = "\\f"; break;
+        case '\v': rep = "\\v"; break;
+        default: continue;
+        }
+        out.append(v.substr(start, i - start));
+        out.append(rep);
+        start = i + 1;
+    }
+    out.append(v.substr(start));
+}
+
+} // namespace driftless::core::copytext

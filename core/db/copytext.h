@@ -1,0 +1,29 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace driftless::core::copytext {
+
+/// Postgres COPY text format helpers. A row is fields separated by TAB, ended by a newline; NULL
+/// is `\N`; backslash escapes (\\ \t \n \r \b \f \v \NNN \xHH) stand for the bytes inside a field.
+
+inline constexpr std::string_view kNull = "\\N";
+
+/// Splits one row (with or without its newline) into its raw, still-escaped fields.
+/// Raw TAB bytes never occur inside a field: COPY writes them as \t.
+void split(std::string_view row, std::vector<std::string_view> &fields);
+
+/// True when the raw field is the NULL marker.
+inline bool isNull(std::string_view raw) { return raw == kNull; }
+
+/// Appends the unescaped bytes of a raw field to `out`.
+void unescape(std::string_view raw, std::string &out);
+/// True if the raw field contains no backslash, so its bytes are the value itself.
+inline bool isPlain(std::string_view raw) { return raw.find('\\') == std::string_view::npos; }
+
+/// Appends `value` escaped for COPY text input.
+void escape(std::string_view value, std::string &out);
+
+} // namespace driftless::core::copytext

@@ -1,0 +1,148 @@
+#include "core/db/pgcatalog.h"
+
+#include "core/model/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cinttypes>
+#include <cstdio>
+
+namespace driftless::core::pgcatalog {
+
+namespace {
+
+constexpr const char *kFindRelation = R"sql(
+SELECT c.oid, c.relkind, c.reltuples::bigint
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+)sql";
+
+// One row per live column. The "base" type looks through arrays and domains, for mapping;
+// format_type of a domain's base keeps the target free of the source's domains.
+constexpr const char *kColumns = R"sql(
+SELECT a.attname,
+       CASE WHEN et.typtype = 'd'
+            THEN format_type(et.typbasetype, CASE WHEN t.oid = et.oid THEN et.typtypmod ELSE a.atttypmod END)
+                 || CASE WHEN t.oid <> et.oid THEN '[]' ELSE '' END
+            ELSE format_type(a.atttypid, a.atttypmod) END AS type_sql,
+       bt.typname AS base_type,
+       bt.typcategory AS category,
+       t.oid <> et.oid AS is_array,
+       a.attnotnull,
+       bt.typtype = 'e' AS is_enum,
+       bn.nspname AS base_schema,
+       CASE WHEN bt.typtype = 'e'
+            THEN (SELECT array_to_json(array_agg(e.enumlabel ORDER BY e.enumsortorder))::text
+                  FROM pg_enum e WHERE e.enumtypid = bt.oid) END AS enum_labels
+FROM pg_attribute a
+JOIN pg_type t ON t.oid = a.atttypid
+JOIN pg_type et ON et.oid = CASE WHEN t.typcategory = 'A' AND t.typelem <> 0 THEN t.typelem ELSE t.oid END
+JOIN pg_type bt ON bt.oid = CASE WHEN et.typtype = 'd' THEN et.typbasetype ELSE et.oid END
+JOIN pg_namespace bn ON bn.oid = bt.typnamespace
+WHERE a.attrelid = $1::oid AND a.attnum > 0 AND NOT a.attisdropped
+ORDER BY a.attnum
+)sql";
+
+constexpr const char *kPrimaryKey = R"sql(
+SELECT a.attname
+FROM pg_index i
+CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+WHERE i.indrelid = $1::oid AND i.indisprimary
+ORDER BY k.ord
+)sql";
+
+constexpr const char *kNearNames = R"sql(
+SELECT n.nspname, c.relname
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND lower(c.relname) = lower($1)
+  AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+ORDER BY (n.nspname = $2) DESC, n.nspname, c.relname
+LIMIT 5
+)sql";
+
+} // namespace
+
+std::optional<TableSchema> findTable(PgConnection &conn, const TableRef &table)
+{
+    auto rel = conn.execParams(kFindRelation, {table.schema, table.name});
+    if (rel.rows() == 0)
+        return std::nullopt;
+    std::string oid = rel.text(0, 0);
+    TableSchema s;
+    s.table = table;
+    s.estimatedRows = rel.toInt(0, 2);
+    auto cols = conn.execParams(kColumns, {oid});
+    for (int r = 0; r < cols.rows(); ++r) {
+        ColumnInfo c;
+        c.name = cols.text(r, 0);
+        c.typeSql = cols.text(r, 1);
+        c.baseType = cols.text(r, 2);
+        c.category = cols.value(r, 3).empty() ? 'U' : cols.value(r, 3)[0];
+        c.isArray = cols.toBool(r, 4);
+        c.notNull = cols.toBool(r, 5);
+        c.isEnum = cols.toBool(r, 6);
+        c.typeSchema = cols.text(r, 7);
+        if (c.isEnum) {
+            c.enumLabels = nlohmann::json::parse(cols.text(r, 8)).get<std::vector<std::string>>();
+        }
+        s.columns.push_back(std::move(c));
+    }
+    auto pk = conn.execParams(kPrimaryKey, {oid});
+    for (int r = 0; r < pk.rows(); ++r)
+        s.primaryKey.push_back(s.columnIndex(pk.text(r, 0)));
+    return s;
+}
+
+TableSchema describeTable(PgConnection &conn, const TableRef &table)
+{
+    if (auto s = findTable(conn, table))
+        return *s;
+    auto near = conn.execParams(kNearNames, {table.name, table.schema});
+    std::string hint;
+    for (int r = 0; r < near.rows(); ++r)
+        hint += (hint.empty() ? "did you mean " : " or ") + TableRef{near.text(r, 0), near.text(r, 1)}.display();
+    if (!hint.empty())
+        hint += "? (names are case-sensitive when quoted: write \"Name\" in YAML as '\"Name\"')";
+    else
+        hint = "check the name, or grant USAGE on the schema to the endpoint's user";
+    throw SchemaError("table " + table.display() + " does not exist on " + conn.describe(), hint);
+}
+
+std::int64_t currentLsn(PgConnection &conn)
+{
+    auto r = conn.exec("SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() "
+                       "ELSE pg_current_wal_lsn() END - '0/0'::pg_lsn)::bigint");
+    return r.toInt(0, 0);
+}
+
+std::string formatLsn(std::int64_t lsn)
+{
+    char buf[40];
+    auto u = static_cast<std::uint64_t>(lsn);
+    std::snprintf(buf, sizeof buf, "%" PRIX64 "/%" PRIX64, u >> 32, u & 0xffffffffu);
+    return buf;
+}
+
+std::optional<std::int64_t> parseLsn(const std::string &text)
+{
+    unsigned long long hi = 0, lo = 0;
+    char extra = 0;
+    if (std::sscanf(text.c_str(), "%llX/%llX%c", &hi, &lo, &extra) != 2)
+        return std::nullopt;
+    return static_cast<std::int64_t>((hi << 32) | lo);
+}
+
+bool hasLeadingIndex(PgConnection &conn, const TableRef &table, const std::string &column)
+{
+    auto r = conn.execParams(R"sql(
+SELECT 1 FROM pg_index i
+JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = i.indkey[0]
+WHERE n.nspname = $1 AND c.relname = $2 AND a.attname = $3 AND i.indisvalid
+LIMIT 1)sql",
+                             {table.schema, table.name, column});
+    return r.rows() > 0;
+}
+
+} // namespace driftless::core::pgcatalog

@@ -1,0 +1,31 @@
+#pragma once
+
+#include "core/db/pgconnection.h"
+#include "core/model/tableschema.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace driftless::core::pgcatalog {
+
+/// Reads a table's columns and primary key from the catalog. Throws SchemaError when the table
+/// does not exist (suggesting near names: other case, other schema) or is not readable.
+TableSchema describeTable(PgConnection &conn, const TableRef &table);
+
+/// Like describeTable, but returns nullopt for a missing table.
+std::optional<TableSchema> findTable(PgConnection &conn, const TableRef &table);
+
+/// The source's current WAL position as a number: pg_current_wal_lsn() on a primary,
+/// pg_last_wal_replay_lsn() on a standby. Monotonic, so usable as a row version.
+std::int64_t currentLsn(PgConnection &conn);
+
+/// Formats an LSN number as Postgres prints it (`16/B374D848`).
+std::string formatLsn(std::int64_t lsn);
+/// Parses `X/Y`; nullopt when malformed.
+std::optional<std::int64_t> parseLsn(const std::string &text);
+
+/// True when some index on the table has `column` as its first key column.
+bool hasLeadingIndex(PgConnection &conn, const TableRef &table, const std::string &column);
+
+} // namespace driftless::core::pgcatalog

@@ -1,0 +1,60 @@
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+
+namespace driftless::core {
+
+/// A FIFO with a fixed capacity joining a reader thread to an apply thread: push() blocks while
+/// full (back-pressure), pop() blocks while empty. close() ends the stream: pop() then drains what
+/// is left and returns nullopt; push() after close() is dropped and returns false, which is how a
+/// failing consumer stops its producer.
+template <typename T> class BoundedQueue {
+public:
+    explicit BoundedQueue(size_t capacity) : m_capacity(capacity ? capacity : 1) {}
+
+    bool push(T value)
+    {
+        std::unique_lock lock(m_mutex);
+        m_notFull.wait(lock, [&] { return m_closed || m_items.size() < m_capacity; });
+        if (m_closed)
+            return false;
+        m_items.push_back(std::move(value));
+        m_notEmpty.notify_one();
+        return true;
+    }
+
+    std::optional<T> pop()
+    {
+        std::unique_lock lock(m_mutex);
+        m_notEmpty.wait(lock, [&] { return m_closed || !m_items.empty(); });
+        if (m_items.empty())
+            return std::nullopt;
+        T v = std::move(m_items.front());
+        m_items.pop_front();
+        m_notFull.notify_one();
+        return v;
+    }
+
+    /// Ends the stream. With `discard`, drops queued items too (consumer gave up).
+    void close(bool discard = false)
+    {
+        std::lock_guard lock(m_mutex);
+        m_closed = true;
+        if (discard)
+            m_items.clear();
+        m_notEmpty.notify_all();
+        m_notFull.notify_all();
+    }
+
+private:
+    size_t m_capacity;
+    std::mutex m_mutex;
+    std::condition_variable m_notEmpty, m_notFull;
+    std::deque<T> m_items;
+    bool m_closed = false;
+};
+
+} // namespace driftless::core

@@ -1,0 +1,43 @@
+#include "core/engine/connect.h"
+
+#include "core/mergers/pgmerger.h"
+#include "core/mergers/sqlitemerger.h"
+#include "core/model/error.h"
+
+#include <filesystem>
+
+namespace driftless::core {
+
+PgConnection connectPostgres(const Endpoint &e, const std::string &applicationName)
+{
+    PgConnectOptions opts;
+    opts.applicationName = applicationName;
+    try {
+        return PgConnection(e.dsn, opts);
+    } catch (const ConnectionError &err) {
+        throw ConnectionError(err.kind(), "endpoint '" + e.name + "': " + err.what(), err.code(), err.hint());
+    }
+}
+
+std::unique_ptr<Merger> createMerger(const Endpoint &target, const MergeTarget &mt)
+{
+    switch (target.kind) {
+    case EndpointKind::Postgres:
+        return std::make_unique<PgMerger>(connectPostgres(target, "driftless " + mt.pipeline), mt);
+    case EndpointKind::Sqlite: {
+        auto parent = std::filesystem::path(target.path).parent_path();
+        if (!parent.empty() && !std::filesystem::exists(parent))
+            throw Error(ErrorKind::Permanent,
+                        "endpoint '" + target.name + "': folder " + parent.string() + " does not exist",
+                        {}, "create the folder or fix the endpoint's path");
+        return std::make_unique<SqliteMerger>(target.path, mt);
+    }
+    case EndpointKind::Mysql:
+        throw Error(ErrorKind::Permanent,
+                    "endpoint '" + target.name + "': MySQL/MariaDB targets are not supported by this version yet",
+                    {}, "use a Postgres or SQLite target for now");
+    }
+    throw Error(ErrorKind::Permanent, "unknown endpoint kind");
+}
+
+} // namespace driftless::core

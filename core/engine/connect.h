@@ -1,0 +1,18 @@
+#pragma once
+
+#include "core/db/pgconnection.h"
+#include "core/mergers/merger.h"
+#include "core/model/workspace.h"
+
+#include <memory>
+
+namespace driftless::core {
+
+/// Opens a Postgres connection to an endpoint; errors name the endpoint.
+PgConnection connectPostgres(const Endpoint &e, const std::string &applicationName = "driftless");
+
+/// Creates the merger for a table's target endpoint. Throws Error for kinds this build cannot
+/// write to.
+std::unique_ptr<Merger> createMerger(const Endpoint &target, const MergeTarget &mt);
+
+} // namespace driftless::core

@@ -1,0 +1,179 @@
+#include "core/engine/doctor.h"
+
+#include "core/db/pgcatalog.h"
+#include "core/db/sqlitedb.h"
+#include "core/engine/connect.h"
+#include "core/model/error.h"
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <unistd.h>
+
+namespace driftless::core {
+
+namespace {
+
+struct Probe {
+    std::unique_ptr<PgConnection> conn;
+    std::string error;
+    std::string fix;
+};
+
+Probe probe(const Endpoint &e, std::vector<Finding> &out, const std::string &pipeline)
+{
+    Probe p;
+    try {
+        p.conn = std::make_unique<PgConnection>(connectPostgres(e, "driftless doctor"));
+        auto r = p.conn->exec("SELECT current_setting('server_version'), current_setting('wal_level'), current_user");
+        out.push_back({"ok", "connection", pipeline, "endpoint " + e.name,
+                       "reachable: PostgreSQL " + r.text(0, 0) + " at " + p.conn->describe() + " as " + r.text(0, 2) +
+                           ", wal_level=" + r.text(0, 1),
+                       ""});
+    } catch (const Error &err) {
+        p.error = err.what();
+        p.fix = err.hint();
+        out.push_back({"error", "connection", pipeline, "endpoint " + e.name, err.what(), err.hint()});
+    }
+    return p;
+}
+
+} // namespace
+
+std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipeline)
+{
+    std::vector<Finding> out;
+    std::map<std::string, Probe> probes;
+    auto probeOnce = [&](const Endpoint &e, const std::string &pipeline) -> Probe & {
+        auto it = probes.find(e.name);
+        if (it == probes.end())
+            it = probes.emplace(e.name, probe(e, out, pipeline)).first;
+        return it->second;
+    };
+
+    if (!onlyPipeline.empty() && !ws.pipeline(onlyPipeline))
+        out.push_back({"error", "config", onlyPipeline, "pipeline " + onlyPipeline, "no such pipeline", ""});
+
+    for (const auto &p : ws.pipelines) {
+        if (!onlyPipeline.empty() && p.name != onlyPipeline)
+            continue;
+        const Endpoint &src = *ws.endpoint(p.source);
+        const Endpoint &tgt = *ws.endpoint(p.target);
+
+        // Target.
+        if (tgt.kind == EndpointKind::Postgres) {
+            Probe &tp = probeOnce(tgt, p.name);
+            if (tp.conn) {
+                auto r = tp.conn->exec("SELECT has_database_privilege(current_user, current_database(), 'CREATE')");
+                if (!r.toBool(0, 0))
+                    out.push_back({"warn", "config", p.name, "endpoint " + tgt.name,
+                                   "the user may not create schemas in the target database",
+                                   "GRANT CREATE ON DATABASE ... TO the endpoint's user, or create schema "
+                                   "_driftless and the target schemas for it"});
+            }
+        } else if (tgt.kind == EndpointKind::Sqlite) {
+            auto dir = std::filesystem::path(tgt.path).parent_path();
+            if (dir.empty())
+                dir = ".";
+            if (!std::filesystem::is_directory(dir))
+                out.push_back({"error", "config", p.name, "endpoint " + tgt.name,
+                               "folder " + dir.string() + " does not exist", "create it or fix the endpoint's path"});
+            else if (::access(dir.c_str(), W_OK) != 0)
+                out.push_back({"error", "config", p.name, "endpoint " + tgt.name,
+                               "folder " + dir.string() + " is not writable", "fix its permissions"});
+            else
+                out.push_back({"ok", "config", p.name, "endpoint " + tgt.name, "SQLite file " + tgt.path, ""});
+        } else {
+            out.push_back({"error", "config", p.name, "endpoint " + tgt.name,
+                           "MySQL/MariaDB targets are not supported by this version yet",
+                           "use a Postgres or SQLite target for now"});
+        }
+
+        // Source and its tables.
+        if (src.kind != EndpointKind::Postgres) {
+            out.push_back({"error", "config", p.name, "endpoint " + src.name,
+                           "only Postgres sources are supported by this version", ""});
+            continue;
+        }
+        Probe &sp = probeOnce(src, p.name);
+        if (!sp.conn)
+            continue;
+        PgConnection &c = *sp.conn;
+        for (const auto &t : p.tables) {
+            const std::string subject = "table " + t.table.display();
+            std::optional<TableSchema> schema;
+            try {
+                schema = pgcatalog::describeTable(c, t.table);
+            } catch (const Error &e) {
+                out.push_back({"error", "config", p.name, subject, e.what(), e.hint()});
+                continue;
+            }
+            auto priv = c.execParams("SELECT has_table_privilege($1, 'SELECT')", {t.table.quoted()});
+            if (!priv.toBool(0, 0))
+                out.push_back({"error", "config", p.name, subject, "no SELECT privilege",
+                               "GRANT SELECT ON " + t.table.display() + " TO the endpoint's user"});
+            const bool needsKey = t.strategy != Strategy::FullRefresh;
+            if (!schema->hasPrimaryKey()) {
+                if (needsKey)
+                    out.push_back({"error", "config", p.name, subject,
+                                   "has no primary key; " + std::string(toString(t.strategy)) +
+                                       " deduplicates and merges by key",
+                                   "ALTER TABLE " + t.table.display() +
+                                       " ADD PRIMARY KEY (...), or use strategy full_refresh"});
+                else
+                    out.push_back({"ok", "config", p.name, subject,
+                                   "no primary key (fine for full refresh; the target gets none either)", ""});
+            }
+            if (t.strategy == Strategy::Cursor) {
+                const std::string col = t.cursorColumn();
+                int idx = schema->columnIndex(col);
+                if (idx < 0) {
+                    out.push_back({"error", "config", p.name, subject,
+                                   "cursor column " + displayIdent(col) + " does not exist",
+                                   "set 'cursor:' to a timestamp or increasing number column"});
+                    continue;
+                }
+                const auto &cc = schema->columns[static_cast<size_t>(idx)];
+                const auto &bt = cc.baseType;
+                bool okType = !cc.isArray && (bt == "timestamptz" || bt == "timestamp" || bt == "date" ||
+                                              bt == "int2" || bt == "int4" || bt == "int8" || bt == "numeric");
+                if (!okType) {
+                    out.push_back({"error", "config", p.name, subject,
+                                   "cursor column " + displayIdent(col) + " has type " + cc.typeSql,
+                                   "a cursor must be a timestamp, date or integer/numeric column"});
+                    continue;
+                }
+                if (!pgcatalog::hasLeadingIndex(c, t.table, col))
+                    out.push_back({"warn", "config", p.name, subject,
+                                   "cursor column " + displayIdent(col) + " is not indexed: every pass scans the table",
+                                   "CREATE INDEX ON " + t.table.display() + " (" + displayIdent(col) + ")"});
+                if (!cc.notNull)
+                    out.push_back({"warn", "config", p.name, subject,
+                                   "cursor column " + displayIdent(col) +
+                                       " allows NULL: rows with NULL there are copied by the initial load only",
+                                   "make the column NOT NULL with a default, or rely on reconciliation"});
+                if (bt == "timestamp" || bt == "date")
+                    out.push_back({"ok", "config", p.name, subject,
+                                   "cursor " + displayIdent(col) + " has no time zone; read in the server's time zone (" +
+                                       c.serverTimeZone() + ")",
+                                   ""});
+            }
+            if (t.strategy == Strategy::Cdc)
+                out.push_back({"warn", "config", p.name, subject,
+                               "change data capture is not available in this version; the table will not sync",
+                               "use strategy cursor or full_refresh for now"});
+            bool anyError = false;
+            for (auto &f : out)
+                anyError = anyError || (f.level == "error" && f.subject == subject && f.pipeline == p.name);
+            if (!anyError)
+                out.push_back({"ok", "config", p.name, subject,
+                               std::string(toString(t.strategy)) + ", ~" +
+                                   std::to_string(std::max(0LL, schema->estimatedRows)) + " rows, " +
+                                   std::to_string(schema->columns.size()) + " columns",
+                               ""});
+        }
+    }
+    return out;
+}
+
+} // namespace driftless::core

@@ -1,0 +1,44 @@
+#pragma once
+
+#include "core/mergers/merger.h"
+#include "core/model/batch.h"
+#include "core/model/strategy.h"
+#include "core/model/tableref.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace driftless::core {
+
+struct TableKey {
+    std::string pipeline;
+    TableRef table;
+    Strategy strategy = Strategy::FullRefresh;
+    std::string display() const { return pipeline + "/" + table.display(); }
+};
+
+/// Receives what the engine does, from worker threads. Implementations must be thread-safe and
+/// must not block for long (they run between batches): the workspace mirror, the CLI's status
+/// line, the app's snapshot publisher.
+class EngineObserver {
+public:
+    virtual ~EngineObserver() = default;
+    /// state: running, backfilling, ok, error, paused, idle. progress 0..1 during a backfill.
+    virtual void tableState(const TableKey &key, const std::string &state, const std::string &message,
+                            std::optional<double> progress) = 0;
+    /// A batch and its checkpoint committed in the target. `freshAsOfMs` is set when the batch
+    /// completed a pass (the target now holds the source as of that workstation time).
+    virtual void batchApplied(const TableKey &key, const ApplyResult &result, const Checkpoint &checkpoint,
+                              std::optional<std::int64_t> freshAsOfMs) = 0;
+    virtual void event(const std::string &level, const TableKey &key, const std::string &kind,
+                       const std::string &message) = 0;
+    /// A pass of one table starts / ends (status: ok, error, cancelled).
+    virtual void runStarted(const TableKey &) {}
+    virtual void runFinished(const TableKey &, const std::string & /*status*/, long long /*rows*/,
+                             const std::string & /*error*/) {}
+    /// Called about once a second by the scheduler, from its own thread.
+    virtual void tick() {}
+};
+
+} // namespace driftless::core

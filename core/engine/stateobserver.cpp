@@ -1,0 +1,167 @@
+#include "core/engine/stateobserver.h"
+
+#include "core/engine/freshness.h"
+#include "core/engine/log.h"
+#include "core/model/error.h"
+
+namespace driftless::core {
+
+StateObserver::StateObserver(StateStore &store, const std::vector<TableJob> &jobs) : m_store(store)
+{
+    for (const auto &j : jobs) {
+        StateStore::TableStatus s;
+        std::optional<StateStore::TableStatus> stored;
+        try {
+            stored = m_store.tableStatus(j.pipeline, j.spec.table);
+        } catch (const Error &e) {
+            log(LogLevel::Warn, "cannot read the workspace mirror: " + e.describe());
+        }
+        if (stored)
+            s = *stored;
+        s.pipeline = j.pipeline;
+        s.table = j.spec.table;
+        s.strategy = j.spec.strategy;
+        s.progress.reset();
+        m_status[{j.pipeline, j.spec.table}] = s;
+    }
+}
+
+void StateObserver::persist(const StateStore::TableStatus &s)
+{
+    try {
+        m_store.upsertTableStatus(s);
+    } catch (const Error &e) {
+        log(LogLevel::Warn, "workspace mirror not updated (the sync goes on): " + e.describe());
+    }
+}
+
+void StateObserver::tableState(const TableKey &key, const std::string &state, const std::string &message,
+                               std::optional<double> progress)
+{
+    StateStore::TableStatus copy;
+    {
+        std::lock_guard lock(m_mutex);
+        auto &s = m_status[{key.pipeline, key.table}];
+        s.pipeline = key.pipeline;
+        s.table = key.table;
+        s.strategy = key.strategy;
+        s.state = state;
+        s.message = message;
+        s.progress = progress;
+        s.updatedAtMs = StateStore::nowMs();
+        copy = s;
+    }
+    persist(copy);
+    if (m_next)
+        m_next->tableState(key, state, message, progress);
+}
+
+void StateObserver::batchApplied(const TableKey &key, const ApplyResult &result, const Checkpoint &checkpoint,
+                                 std::optional<std::int64_t> freshAsOfMs)
+{
+    StateStore::TableStatus copy;
+    {
+        std::lock_guard lock(m_mutex);
+        auto &s = m_status[{key.pipeline, key.table}];
+        s.pipeline = key.pipeline;
+        s.table = key.table;
+        s.strategy = key.strategy;
+        s.rowsApplied += result.rowsWritten;
+        s.checkpoint = checkpoint.position;
+        s.version = checkpoint.version;
+        s.lastSyncAtMs = StateStore::nowMs();
+        if (freshAsOfMs)
+            s.freshAsOfMs = std::max(s.freshAsOfMs.value_or(0), *freshAsOfMs);
+        s.updatedAtMs = StateStore::nowMs();
+        copy = s;
+    }
+    persist(copy);
+    if (m_next)
+        m_next->batchApplied(key, result, checkpoint, freshAsOfMs);
+}
+
+void StateObserver::event(const std::string &level, const TableKey &key, const std::string &kind,
+                          const std::string &message)
+{
+    try {
+        m_store.addEvent(level, key.pipeline, key.table.display(), kind, message);
+    } catch (const Error &e) {
+        log(LogLevel::Warn, "event not recorded: " + e.describe());
+    }
+    if (m_next)
+        m_next->event(level, key, kind, message);
+}
+
+void StateObserver::runStarted(const TableKey &key)
+{
+    try {
+        auto id = m_store.startRun(key.pipeline, key.table, key.strategy);
+        std::lock_guard lock(m_mutex);
+        m_runIds[{key.pipeline, key.table}] = id;
+    } catch (const Error &e) {
+        log(LogLevel::Warn, "run not recorded: " + e.describe());
+    }
+    tableState(key, "running", "", std::nullopt);
+    if (m_next)
+        m_next->runStarted(key);
+}
+
+void StateObserver::runFinished(const TableKey &key, const std::string &status, long long rows,
+                                const std::string &error)
+{
+    std::int64_t id = 0;
+    {
+        std::lock_guard lock(m_mutex);
+        auto it = m_runIds.find({key.pipeline, key.table});
+        if (it != m_runIds.end())
+            id = it->second;
+    }
+    if (id) {
+        try {
+            m_store.finishRun(id, status, rows, error);
+        } catch (const Error &e) {
+            log(LogLevel::Warn, "run not recorded: " + e.describe());
+        }
+    }
+    if (m_next)
+        m_next->runFinished(key, status, rows, error);
+}
+
+void StateObserver::tick()
+{
+    const auto now = StateStore::nowMs();
+    std::vector<StateStore::LagSample> samples;
+    bool sample = false;
+    {
+        std::lock_guard lock(m_mutex);
+        sample = now - m_lastSampleMs >= 5000;
+        if (sample)
+            m_lastSampleMs = now;
+        for (auto &[k, s] : m_status) {
+            if (!sample)
+                break;
+            auto lag = lagSeconds(s.freshAsOfMs, now);
+            if (lag)
+                samples.push_back({s.pipeline, s.table.display(), now, *lag, 0.0});
+        }
+    }
+    try {
+        for (auto &s : samples)
+            m_store.addLagSample(s);
+    } catch (const Error &e) {
+        log(LogLevel::Warn, "lag sample not recorded: " + e.describe());
+    }
+    if (m_next)
+        m_next->tick();
+}
+
+std::vector<StateStore::TableStatus> StateObserver::snapshot() const
+{
+    std::lock_guard lock(m_mutex);
+    std::vector<StateStore::TableStatus> out;
+    for (auto &[k, s] : m_status)
+        out.push_back(s);
+    return out;
+}
+
+} // namespace driftless::core

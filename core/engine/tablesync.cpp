@@ -1,0 +1,261 @@
+#include "core/engine/tablesync.h"
+
+#include "core/db/pgcatalog.h"
+#include "core/engine/boundedqueue.h"
+#include "core/engine/connect.h"
+#include "core/engine/testhooks.h"
+#include "core/model/error.h"
+#include "core/readers/pgcursorreader.h"
+#include "core/readers/pgfullrefreshreader.h"
+#include "core/state/statestore.h"
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <exception>
+#include <thread>
+
+namespace driftless::core {
+
+std::vector<TableJob> jobsFor(const Workspace &ws, const std::string &onlyPipeline)
+{
+    std::vector<TableJob> jobs;
+    for (const auto &p : ws.pipelines) {
+        if (!onlyPipeline.empty() && p.name != onlyPipeline)
+            continue;
+        const Endpoint *src = ws.endpoint(p.source);
+        const Endpoint *tgt = ws.endpoint(p.target);
+        if (!src || !tgt)
+            continue;
+        for (const auto &t : p.tables)
+            jobs.push_back({p.name, t, *src, *tgt, resolveTargetName(p, t, tgt->kind)});
+    }
+    return jobs;
+}
+
+namespace {
+
+/// Runs `produce` on a reader thread and `consume` on this one, joined by `queue`. The first
+/// error on either side stops the other and is rethrown here.
+template <typename T, typename Produce, typename Consume>
+void pipelined(BoundedQueue<T> &queue, std::stop_token outer, Produce &&produce, Consume &&consume)
+{
+    std::exception_ptr producerError;
+    std::jthread reader([&](std::stop_token st) {
+        try {
+            produce(st);
+        } catch (...) {
+            producerError = std::current_exception();
+        }
+        queue.close();
+    });
+    std::stop_callback forward(outer, [&] { reader.request_stop(); });
+    try {
+        consume();
+    } catch (...) {
+        reader.request_stop();
+        queue.close(true);
+        reader.join();
+        // The consumer usually fails because the producer did: report the cause.
+        if (producerError)
+            std::rethrow_exception(producerError);
+        throw;
+    }
+    reader.join();
+    if (producerError)
+        std::rethrow_exception(producerError);
+}
+
+void requireSupportedSource(const TableJob &job)
+{
+    if (job.source.kind != EndpointKind::Postgres)
+        throw Error(ErrorKind::Permanent,
+                    "endpoint '" + job.source.name + "': only Postgres sources are supported by this version",
+                    {}, "MySQL/MariaDB sources arrive in a later release");
+}
+
+} // namespace
+
+TableSync::TableSync(TableJob job, EngineObserver &observer) : m_job(std::move(job)), m_observer(observer) {}
+
+TableSync::Outcome TableSync::runOnce(std::stop_token stop)
+{
+    requireSupportedSource(m_job);
+    switch (m_job.spec.strategy) {
+    case Strategy::FullRefresh:
+        return fullRefresh(stop);
+    case Strategy::Cursor:
+        return cursorPass(stop);
+    case Strategy::Cdc:
+        throw Error(ErrorKind::Permanent, "change data capture is not available in this version",
+                    {}, "use strategy cursor or full_refresh for " + m_job.spec.table.display() + " for now");
+    }
+    return {};
+}
+
+TableSync::Outcome TableSync::fullRefresh(std::stop_token stop)
+{
+    const TableKey key = m_job.key();
+    Outcome out;
+    PgConnection src = connectPostgres(m_job.source, "driftless " + m_job.pipeline);
+    auto cancelSrc = src.cancelOn(stop);
+    TableSchema schema = pgcatalog::describeTable(src, m_job.spec.table);
+    MergeTarget mt{m_job.pipeline, m_job.spec.table, m_job.targetName, Strategy::FullRefresh};
+    auto merger = createMerger(m_job.target, mt);
+    merger->prepare(schema);
+
+    m_observer.tableState(key, "running", "full refresh: copying", std::nullopt);
+    const std::int64_t localStart = StateStore::nowMs();
+    PgFullRefreshReader reader(src, schema);
+    auto snap = reader.begin();
+    Checkpoint cp{nlohmann::json{{"snapshot_at", snap.sourceNow}}.dump(), snap.version};
+
+    BoundedQueue<std::string> queue(4);
+    long long loaded = 0;
+    std::atomic<bool> readAll{false};
+    pipelined(
+        queue, stop,
+        [&](std::stop_token st) {
+            out.rowsRead = reader.read([&](std::string_view chunk) {
+                if (st.stop_requested())
+                    throw Cancelled();
+                if (!queue.push(std::string(chunk)))
+                    throw Cancelled();
+            });
+            reader.finish();
+            readAll = true;
+        },
+        [&] {
+            loaded = merger->replaceAll(
+                [&](const std::function<void(std::string_view)> &sink) {
+                    while (auto chunk = queue.pop())
+                        sink(*chunk);
+                    // The queue also ends when the reader fails or is stopped: never swap in a
+                    // partial table.
+                    if (!readAll || stop.stop_requested())
+                        throw Cancelled();
+                },
+                cp);
+        });
+    out.rowsWritten = loaded;
+    out.batches = 1;
+    crashPoint("batch.after_commit");
+    m_observer.batchApplied(key, {loaded, loaded, true}, cp, localStart);
+    return out;
+}
+
+TableSync::Outcome TableSync::cursorPass(std::stop_token stop)
+{
+    const TableKey key = m_job.key();
+    Outcome out;
+    // No cancel-on-stop here: a stop ends the pass after the page in flight, which is small.
+    PgConnection src = connectPostgres(m_job.source, "driftless " + m_job.pipeline);
+    TableSchema schema = pgcatalog::describeTable(src, m_job.spec.table);
+    MergeTarget mt{m_job.pipeline, m_job.spec.table, m_job.targetName, Strategy::Cursor};
+    auto merger = createMerger(m_job.target, mt);
+    merger->prepare(schema);
+    PgCursorReader reader(src, schema, m_job.spec);
+
+    CursorState st;
+    bool resumedPass = false;
+    if (auto cp = merger->readCheckpoint()) {
+        st = CursorState::fromJson(cp->position);
+        resumedPass = st.inPass;
+    } else if (!merger->targetEmpty()) {
+        // Rows but no checkpoint (the target was filled by hand, or its checkpoint removed):
+        // a direct load could collide, so re-read everything through the guarded merge.
+        st.phase = CursorState::Phase::Incremental;
+        m_observer.event("warn", key, "no_checkpoint",
+                         "target " + merger->describeTarget() +
+                             " has rows but no checkpoint: reading the whole table through the merge");
+    }
+    const long long pageSize = m_job.spec.effectivePageSize();
+    const double estimated = schema.estimatedRows > 0 ? static_cast<double>(schema.estimatedRows) : 0.0;
+
+    BoundedQueue<Batch> queue(2);
+    pipelined(
+        queue, stop,
+        [&](std::stop_token stopReader) {
+            std::int64_t lastVersion = 0;
+            auto send = [&](Batch &&b) {
+                if (!queue.push(std::move(b)))
+                    throw Cancelled();
+            };
+            if (st.phase == CursorState::Phase::Load) {
+                const std::int64_t loadLocalStart = StateStore::nowMs();
+                if (st.loadAfter.empty() && st.loadStartedAt.empty())
+                    reader.beginLoad(st);
+                for (;;) {
+                    if (stopReader.stop_requested())
+                        return;
+                    Batch b;
+                    if (!reader.loadChunk(st, b)) {
+                        lastVersion = std::max(lastVersion, b.checkpoint.version);
+                        break;
+                    }
+                    lastVersion = std::max(lastVersion, b.checkpoint.version);
+                    b.checkpoint.position = st.toJson();
+                    bool more = static_cast<long long>(b.rows.size()) >= pageSize;
+                    send(std::move(b));
+                    if (!more)
+                        break;
+                }
+                reader.finishLoad(st);
+                Batch fin;
+                fin.checkpoint = {st.toJson(), lastVersion};
+                // Rows changed during the load are picked up by the first pass (the cursor starts at
+                // the load's start); freshness is claimed only once that pass is done.
+                (void)loadLocalStart;
+                send(std::move(fin));
+            }
+            const std::int64_t passLocalStart = StateStore::nowMs();
+            if (!st.inPass)
+                reader.beginPass(st);
+            for (;;) {
+                if (stopReader.stop_requested())
+                    return;
+                Batch b;
+                bool got = reader.passPage(st, b);
+                lastVersion = std::max(lastVersion, b.checkpoint.version);
+                if (!got)
+                    break;
+                b.checkpoint.position = st.toJson();
+                bool more = static_cast<long long>(b.rows.size()) >= pageSize;
+                send(std::move(b));
+                if (!more)
+                    break;
+            }
+            if (stopReader.stop_requested())
+                return;
+            reader.finishPass(st);
+            Batch fin;
+            fin.checkpoint = {st.toJson(), lastVersion};
+            // A pass resumed after a crash started earlier than we know; claim freshness only for
+            // passes run from start to end here.
+            fin.freshAsOfMs = resumedPass ? 0 : passLocalStart;
+            send(std::move(fin));
+        },
+        [&] {
+            long long loadedRows = 0;
+            while (auto b = queue.pop()) {
+                if (b->directLoad)
+                    m_observer.tableState(key, "backfilling", "initial load",
+                                          estimated > 0 ? std::optional<double>(std::min(0.99, loadedRows / estimated))
+                                                        : std::nullopt);
+                ApplyResult r = merger->apply(*b);
+                crashPoint("batch.after_commit");
+                if (b->directLoad)
+                    loadedRows += r.rowsInBatch;
+                out.rowsRead += r.rowsInBatch;
+                out.rowsWritten += r.rowsWritten;
+                ++out.batches;
+                std::optional<std::int64_t> fresh;
+                if (b->freshAsOfMs)
+                    fresh = b->freshAsOfMs;
+                m_observer.batchApplied(key, r, b->checkpoint, fresh);
+            }
+        });
+    return out;
+}
+
+} // namespace driftless::core

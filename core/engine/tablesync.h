@@ -1,0 +1,52 @@
+#pragma once
+
+#include "core/engine/observer.h"
+#include "core/model/workspace.h"
+
+#include <stop_token>
+
+namespace driftless::core {
+
+/// Everything needed to sync one table, resolved from the workspace.
+struct TableJob {
+    std::string pipeline;
+    TableSpec spec;
+    Endpoint source;
+    Endpoint target;
+    TargetName targetName;
+
+    TableKey key() const { return {pipeline, spec.table, spec.strategy}; }
+};
+
+/// Builds the jobs of a workspace (optionally one pipeline).
+std::vector<TableJob> jobsFor(const Workspace &ws, const std::string &onlyPipeline = {});
+
+/// Runs one sync pass of one table: a full refresh reloads it; a cursor table finishes (or
+/// starts) its initial load, then reads everything changed up to the source's current time.
+///
+/// Inside, a reader thread (source connection) and the calling thread (target connection) are
+/// joined by a bounded queue, so reading page n+1 overlaps applying page n. Every batch commits
+/// with its checkpoint in the target, so a crash at any point resumes at the next batch.
+///
+/// Stop: a stop request ends the pass between batches (a full refresh is rolled back and
+/// throws Cancelled). Failure: throws Error; nothing of an unfinished batch is visible.
+class TableSync {
+public:
+    TableSync(TableJob job, EngineObserver &observer);
+
+    struct Outcome {
+        long long rowsRead = 0;
+        long long rowsWritten = 0;
+        int batches = 0;
+    };
+    Outcome runOnce(std::stop_token stop);
+
+private:
+    Outcome fullRefresh(std::stop_token stop);
+    Outcome cursorPass(std::stop_token stop);
+
+    TableJob m_job;
+    EngineObserver &m_observer;
+};
+
+} // namespace driftless::core

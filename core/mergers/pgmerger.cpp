@@ -1,0 +1,451 @@
+#include "core/mergers/pgmerger.h"
+
+#include "core/model/error.h"
+
+#include <functional>
+
+namespace driftless::core {
+
+namespace {
+
+constexpr const char *kBookkeeping = R"sql(
+CREATE SCHEMA IF NOT EXISTS _driftless;
+CREATE TABLE IF NOT EXISTS _driftless.checkpoints (
+    pipeline text NOT NULL,
+    source_table text NOT NULL,
+    target_table text NOT NULL,
+    strategy text NOT NULL,
+    position text NOT NULL,
+    version bigint NOT NULL,
+    rows_applied bigint NOT NULL DEFAULT 0,
+    batches bigint NOT NULL DEFAULT 0,
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (pipeline, source_table)
+);
+)sql";
+
+// A replayed older batch must not move the position back, so the position only follows
+// versions at least as new as the stored one.
+constexpr const char *kUpsertCheckpoint = R"sql(
+INSERT INTO _driftless.checkpoints AS c (pipeline, source_table, target_table, strategy, position, version,
+                                         rows_applied, batches, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6::bigint, $7::bigint, 1, now())
+ON CONFLICT (pipeline, source_table) DO UPDATE SET
+    target_table = EXCLUDED.target_table,
+    strategy = EXCLUDED.strategy,
+    position = CASE WHEN EXCLUDED.version >= c.version THEN EXCLUDED.position ELSE c.position END,
+    version = GREATEST(c.version, EXCLUDED.version),
+    rows_applied = c.rows_applied + EXCLUDED.rows_applied,
+    batches = c.batches + 1,
+    updated_at = now()
+)sql";
+
+/// Runs DDL that may race with another session doing the same IF NOT EXISTS (which can still
+/// fail with a unique violation on the catalog); retries a few times.
+void racyDdl(PgConnection &conn, const std::string &sql)
+{
+    for (int attempt = 0;; ++attempt) {
+        try {
+            conn.exec(sql);
+            return;
+        } catch (const SqlError &e) {
+            bool race = e.code() == "23505" || e.code() == "42P06" || e.code() == "42P07" || e.code() == "42710";
+            if (!race || attempt >= 3)
+                throw;
+        }
+    }
+}
+
+/// A bookkeeping name from a target name: readable prefix, hash suffix, within 63 bytes.
+std::string bookName(const std::string &prefix, const TargetName &t)
+{
+    std::string full = t.schema + "." + t.name;
+    std::uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : full) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    std::string readable;
+    for (char c : t.name) {
+        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')
+            readable += c;
+        else if (c >= 'A' && c <= 'Z')
+            readable += static_cast<char>(c - 'A' + 'a');
+        if (readable.size() >= 36)
+            break;
+    }
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    return prefix + readable + "_" + std::string(hex, 10);
+}
+
+constexpr size_t kFlushBytes = 1 << 20;
+
+} // namespace
+
+PgMerger::PgMerger(PgConnection conn, MergeTarget target) : m_conn(std::move(conn)), m_target(std::move(target))
+{
+    m_targetSql = quoteIdent(m_target.target.schema) + "." + quoteIdent(m_target.target.name);
+}
+
+std::string PgMerger::describeTarget() const { return m_conn.describe() + " " + m_target.target.display(); }
+
+std::string PgMerger::stagingTable() const { return "_driftless." + quoteIdent(bookName("stg_", m_target.target)); }
+
+std::string PgMerger::tombstoneTable() const { return "_driftless." + quoteIdent(bookName("tomb_", m_target.target)); }
+
+void PgMerger::ensureBookkeeping(PgConnection &conn) { racyDdl(conn, kBookkeeping); }
+
+std::string PgMerger::columnTypeSql(const ColumnInfo &c)
+{
+    if (c.isEnum)
+        return quoteIdent(m_target.target.schema) + "." + quoteIdent(c.baseType) + (c.isArray ? "[]" : "");
+    if (c.isBuiltinType())
+        return c.typeSql;
+    // A type from an extension or a user-defined composite/range: use it when the target knows
+    // a type of that name, else keep the value in its text form.
+    auto r = m_conn.execParams("SELECT to_regtype($1) IS NOT NULL", {c.typeSql});
+    return r.toBool(0, 0) ? c.typeSql : std::string(c.isArray ? "text[]" : "text");
+}
+
+void PgMerger::ensureTypes()
+{
+    for (const auto &c : m_source.columns) {
+        if (!c.isEnum)
+            continue;
+        std::string type = quoteIdent(m_target.target.schema) + "." + quoteIdent(c.baseType);
+        auto exists = m_conn.execParams("SELECT 1 FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace "
+                                        "WHERE n.nspname = $1 AND t.typname = $2",
+                                        {m_target.target.schema, c.baseType});
+        if (exists.rows() == 0) {
+            std::string labels;
+            for (const auto &l : c.enumLabels)
+                labels += (labels.empty() ? "" : ", ") + pgLiteral(l);
+            racyDdl(m_conn, "CREATE TYPE " + type + " AS ENUM (" + labels + ")");
+        } else {
+            for (const auto &l : c.enumLabels)
+                m_conn.exec("ALTER TYPE " + type + " ADD VALUE IF NOT EXISTS " + pgLiteral(l));
+        }
+    }
+}
+
+void PgMerger::ensureTable()
+{
+    auto existing = m_conn.execParams(
+        "SELECT a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped",
+        {m_target.target.schema, m_target.target.name});
+    if (existing.rows() == 0) {
+        std::string ddl = "CREATE TABLE IF NOT EXISTS " + m_targetSql + " (";
+        for (const auto &c : m_source.columns)
+            ddl += quoteIdent(c.name) + " " + columnTypeSql(c) + (c.notNull ? " NOT NULL" : "") + ", ";
+        ddl += "_driftless_version bigint NOT NULL DEFAULT 0";
+        if (m_source.hasPrimaryKey()) {
+            ddl += ", PRIMARY KEY (";
+            for (size_t i = 0; i < m_source.primaryKey.size(); ++i)
+                ddl += (i ? ", " : "") + quoteIdent(m_source.columns[static_cast<size_t>(m_source.primaryKey[i])].name);
+            ddl += ")";
+        }
+        ddl += ")";
+        racyDdl(m_conn, ddl);
+        return;
+    }
+    std::vector<std::string> have;
+    for (int r = 0; r < existing.rows(); ++r)
+        have.push_back(existing.text(r, 0));
+    auto has = [&](const std::string &n) { return std::find(have.begin(), have.end(), n) != have.end(); };
+    if (!has("_driftless_version"))
+        throw SchemaError("target table " + m_target.target.display() + " exists but is not managed by Driftless "
+                                                                         "(it has no _driftless_version column)",
+                          "drop or rename it, or set target_table to another name");
+    for (const auto &c : m_source.columns) {
+        if (has(c.name))
+            continue;
+        // The source gained a column: add it (nullable, so existing rows stay valid).
+        m_conn.exec("ALTER TABLE " + m_targetSql + " ADD COLUMN IF NOT EXISTS " + quoteIdent(c.name) + " " +
+                    columnTypeSql(c));
+    }
+}
+
+void PgMerger::ensureStaging()
+{
+    // Staging mirrors the target's column types (LIKE), so values convert exactly as they will
+    // in the target. UNLOGGED: its rows never outlive the batch's transaction.
+    racyDdl(m_conn, "CREATE UNLOGGED TABLE IF NOT EXISTS " + stagingTable() + " (LIKE " + m_targetSql +
+                        " EXCLUDING ALL)");
+    m_conn.exec("ALTER TABLE " + stagingTable() +
+                " ADD COLUMN IF NOT EXISTS _driftless_op \"char\" NOT NULL DEFAULT 'u'");
+    // LIKE copied NOT NULLs: a delete stages only its key, so relax them.
+    auto nn = m_conn.execParams("SELECT a.attname FROM pg_attribute a WHERE a.attrelid = $1::regclass AND a.attnum > 0 "
+                                "AND NOT a.attisdropped AND a.attnotnull AND a.attname NOT LIKE '\\_driftless\\_%'",
+                                {stagingTable()});
+    for (int r = 0; r < nn.rows(); ++r)
+        m_conn.exec("ALTER TABLE " + stagingTable() + " ALTER COLUMN " + quoteIdent(nn.text(r, 0)) +
+                    " DROP NOT NULL");
+    for (const auto &c : m_source.columns)
+        m_conn.exec("ALTER TABLE " + stagingTable() + " ADD COLUMN IF NOT EXISTS " + quoteIdent(c.name) + " " +
+                    columnTypeSql(c));
+    if (m_source.hasPrimaryKey()) {
+        std::string ddl = "CREATE TABLE IF NOT EXISTS " + tombstoneTable() + " (";
+        std::string pk;
+        for (int k : m_source.primaryKey) {
+            const auto &c = m_source.columns[static_cast<size_t>(k)];
+            ddl += quoteIdent(c.name) + " " + columnTypeSql(c) + " NOT NULL, ";
+            pk += (pk.empty() ? "" : ", ") + quoteIdent(c.name);
+        }
+        ddl += "_driftless_version bigint NOT NULL, _driftless_deleted_at timestamptz NOT NULL DEFAULT now(), "
+               "PRIMARY KEY (" + pk + "))";
+        racyDdl(m_conn, ddl);
+    }
+}
+
+void PgMerger::buildSql()
+{
+    m_columnList.clear();
+    for (const auto &c : m_source.columns)
+        m_columnList += (m_columnList.empty() ? "" : ", ") + quoteIdent(c.name);
+    m_copyStaging = "COPY " + stagingTable() + " (" + m_columnList + ", _driftless_version, _driftless_op) FROM STDIN";
+    m_copyTarget = "COPY " + m_targetSql + " (" + m_columnList + ", _driftless_version) FROM STDIN";
+    m_truncateSql = "TRUNCATE " + stagingTable();
+    if (!m_source.hasPrimaryKey())
+        return;
+    std::string on, tombOn, set, ins, vals, keys;
+    for (int k : m_source.primaryKey) {
+        auto q = quoteIdent(m_source.columns[static_cast<size_t>(k)].name);
+        on += (on.empty() ? "" : " AND ") + ("t." + q + " = s." + q);
+        tombOn += (tombOn.empty() ? "" : " AND ") + ("tb." + q + " = st." + q);
+        keys += (keys.empty() ? "" : ", ") + q;
+    }
+    for (const auto &c : m_source.columns) {
+        auto q = quoteIdent(c.name);
+        set += q + " = s." + q + ", ";
+        ins += q + ", ";
+        vals += "s." + q + ", ";
+    }
+    // The newest change per key wins, and only over an older row (updates AND deletes); an
+    // insert also has to be newer than the key's tombstone, if any.
+    m_mergeSql = "MERGE INTO " + m_targetSql + " AS t USING (SELECT st.*, tb._driftless_version AS _driftless_tomb FROM " +
+                 stagingTable() + " st LEFT JOIN " + tombstoneTable() + " tb ON " + tombOn + ") AS s ON " + on +
+                 " WHEN MATCHED AND s._driftless_version > t._driftless_version AND s._driftless_op = 'd' THEN DELETE"
+                 " WHEN MATCHED AND s._driftless_version > t._driftless_version AND s._driftless_op <> 'd' THEN UPDATE SET " +
+                 set + "_driftless_version = s._driftless_version" +
+                 " WHEN NOT MATCHED AND s._driftless_op <> 'd' AND (s._driftless_tomb IS NULL OR s._driftless_version > "
+                 "s._driftless_tomb) THEN INSERT (" +
+                 ins + "_driftless_version) VALUES (" + vals + "s._driftless_version)";
+    std::string tb = tombstoneTable();
+    m_tombSql = "INSERT INTO " + tb + " AS tb (" + keys + ", _driftless_version) SELECT " + keys +
+                ", _driftless_version FROM " + stagingTable() + " WHERE _driftless_op = 'd' ON CONFLICT (" + keys +
+                ") DO UPDATE SET _driftless_version = GREATEST(tb._driftless_version, EXCLUDED._driftless_version), "
+                "_driftless_deleted_at = now()";
+}
+
+void PgMerger::prepare(const TableSchema &source)
+{
+    m_source = source;
+    ensureBookkeeping(m_conn);
+    racyDdl(m_conn, "CREATE SCHEMA IF NOT EXISTS " + quoteIdent(m_target.target.schema));
+    ensureTypes();
+    ensureTable();
+    // A full refresh replaces the table wholesale: no staging, no tombstones.
+    if (m_target.strategy != Strategy::FullRefresh)
+        ensureStaging();
+    buildSql();
+}
+
+std::optional<Checkpoint> PgMerger::readCheckpoint()
+{
+    auto r = m_conn.execParams("SELECT position, version FROM _driftless.checkpoints WHERE pipeline = $1 AND "
+                               "source_table = $2",
+                               {m_target.pipeline, m_target.source.display()});
+    if (r.rows() == 0)
+        return std::nullopt;
+    return Checkpoint{r.text(0, 0), r.toInt(0, 1)};
+}
+
+void PgMerger::clearCheckpoint()
+{
+    m_conn.execParams("DELETE FROM _driftless.checkpoints WHERE pipeline = $1 AND source_table = $2",
+                      {m_target.pipeline, m_target.source.display()});
+}
+
+bool PgMerger::targetEmpty()
+{
+    return m_conn.exec("SELECT NOT EXISTS (SELECT 1 FROM " + m_targetSql + ")").toBool(0, 0);
+}
+
+void PgMerger::writeCheckpoint(const Checkpoint &cp, long long rows)
+{
+    m_conn.execParams(kUpsertCheckpoint, {m_target.pipeline, m_target.source.display(), m_target.target.display(),
+                                          std::string(toString(m_target.strategy)), cp.position,
+                                          std::to_string(cp.version), std::to_string(rows)});
+}
+
+void PgMerger::streamRows(const Batch &batch, bool withOp)
+{
+    std::string buf;
+    buf.reserve(kFlushBytes + 4096);
+    char num[32];
+    for (size_t i = 0; i < batch.rows.size(); ++i) {
+        const auto &row = batch.rows.row(i);
+        buf.append(batch.rows.line(i));
+        buf += '\t';
+        int n = std::snprintf(num, sizeof num, "%lld", static_cast<long long>(row.version));
+        buf.append(num, static_cast<size_t>(n));
+        if (withOp) {
+            buf += '\t';
+            buf += static_cast<char>(row.op);
+        }
+        buf += '\n';
+        if (buf.size() >= kFlushBytes) {
+            m_conn.putCopyData(buf);
+            buf.clear();
+        }
+    }
+    m_conn.putCopyData(buf);
+}
+
+ApplyResult PgMerger::directLoad(const Batch &batch)
+{
+    ApplyResult res{static_cast<long long>(batch.rows.size()), 0, true};
+    m_conn.begin();
+    try {
+        m_conn.beginCopyIn(m_copyTarget);
+        streamRows(batch, false);
+        res.rowsWritten = m_conn.endCopy();
+        writeCheckpoint(batch.checkpoint, res.rowsWritten);
+        m_conn.commit();
+    } catch (...) {
+        m_conn.rollback();
+        throw;
+    }
+    return res;
+}
+
+ApplyResult PgMerger::merge(const Batch &batch)
+{
+    if (!m_source.hasPrimaryKey())
+        throw SchemaError("table " + m_target.source.display() + " has no primary key, so changes cannot be merged",
+                          "add a primary key on the source, or use strategy full_refresh");
+    ApplyResult res{static_cast<long long>(batch.rows.size()), 0, false};
+    bool hasDeletes = false;
+    for (size_t i = 0; i < batch.rows.size() && !hasDeletes; ++i)
+        hasDeletes = batch.rows.row(i).op == ChangeOp::Delete;
+    m_conn.begin();
+    try {
+        // Staging is empty between transactions; truncating first also clears rows a crashed
+        // server may have left in this unlogged table.
+        m_conn.exec(m_truncateSql);
+        if (!batch.rows.empty()) {
+            m_conn.beginCopyIn(m_copyStaging);
+            streamRows(batch, true);
+            m_conn.endCopy();
+            res.rowsWritten = m_conn.exec(m_mergeSql).affected();
+            if (hasDeletes)
+                m_conn.exec(m_tombSql);
+            m_conn.exec(m_truncateSql);
+        }
+        writeCheckpoint(batch.checkpoint, res.rowsWritten);
+        m_conn.commit();
+    } catch (...) {
+        m_conn.rollback();
+        throw;
+    }
+    return res;
+}
+
+ApplyResult PgMerger::apply(const Batch &batch)
+{
+    if (batch.directLoad) {
+        try {
+            return directLoad(batch);
+        } catch (const SqlError &e) {
+            if (e.code() != "23505")
+                throw;
+            // A key is already there (a rerun over rows an earlier attempt loaded): merge instead,
+            // which is exact, just slower.
+        }
+    }
+    return merge(batch);
+}
+
+long long PgMerger::replaceAll(const std::function<void(const std::function<void(std::string_view)> &)> &rows,
+                               const Checkpoint &checkpoint)
+{
+    const std::string shadowName = bookName("_driftless_new_", m_target.target);
+    const std::string shadow = quoteIdent(m_target.target.schema) + "." + quoteIdent(shadowName);
+    long long loaded = 0;
+    m_conn.begin();
+    try {
+        m_conn.exec("DROP TABLE IF EXISTS " + shadow);
+        m_conn.exec("CREATE TABLE " + shadow + " (LIKE " + m_targetSql + " INCLUDING ALL)");
+        m_conn.beginCopyIn("COPY " + shadow + " (" + m_columnList + ", _driftless_version) FROM STDIN");
+        std::string buf;
+        rows([&](std::string_view chunk) { m_conn.putCopyData(chunk); });
+        loaded = m_conn.endCopy();
+
+        // Everything the old table carried that LIKE does not: grants and owner.
+        auto oldOid = m_conn.execParams("SELECT $1::regclass::oid", {m_targetSql}).text(0, 0);
+        auto grants = m_conn.execParams(
+            "SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END, a.privilege_type, "
+            "a.is_grantable FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a "
+            "LEFT JOIN pg_roles r ON r.oid = a.grantee WHERE c.oid = $1::oid AND a.grantee <> c.relowner",
+            {oldOid});
+        auto owner = m_conn.execParams("SELECT quote_ident(pg_get_userbyid(relowner)), "
+                                       "relowner <> (SELECT oid FROM pg_roles WHERE rolname = current_user) "
+                                       "FROM pg_class WHERE oid = $1::oid",
+                                       {oldOid});
+        // Index names: pair each shadow index with the old one of the same definition.
+        auto indexNames = m_conn.execParams(
+            "SELECT quote_ident(ni.relname), quote_ident(oi.relname) FROM pg_index n JOIN pg_class ni ON ni.oid = "
+            "n.indexrelid JOIN pg_index o ON o.indrelid = $1::oid AND o.indisprimary = n.indisprimary AND "
+            "o.indisunique = n.indisunique JOIN pg_class oi ON oi.oid = o.indexrelid "
+            "WHERE n.indrelid = $2::regclass AND substring(pg_get_indexdef(n.indexrelid) from ' USING .*$') = "
+            "substring(pg_get_indexdef(o.indexrelid) from ' USING .*$')",
+            {oldOid, shadow});
+        auto dependents = m_conn.execParams(
+            "SELECT EXISTS (SELECT 1 FROM pg_depend d JOIN pg_rewrite r ON r.oid = d.objid "
+            "WHERE d.refobjid = $1::oid AND d.classid = 'pg_rewrite'::regclass AND r.ev_class <> $1::oid) "
+            "OR EXISTS (SELECT 1 FROM pg_constraint WHERE confrelid = $1::oid AND conrelid <> $1::oid)",
+            {oldOid});
+
+        // The swap. lock_timeout (set per session) keeps us from queueing readers behind a long
+        // wait; on timeout the whole refresh is retried.
+        m_conn.exec("LOCK TABLE " + m_targetSql + " IN ACCESS EXCLUSIVE MODE");
+        if (dependents.toBool(0, 0)) {
+            // Views or foreign keys point at the table: keep the relation, replace its rows.
+            m_conn.exec("DELETE FROM " + m_targetSql);
+            m_conn.exec("INSERT INTO " + m_targetSql + " (" + m_columnList + ", _driftless_version) SELECT " +
+                        m_columnList + ", _driftless_version FROM " + shadow);
+            m_conn.exec("DROP TABLE " + shadow);
+        } else {
+            m_conn.exec("DROP TABLE " + m_targetSql);
+            m_conn.exec("ALTER TABLE " + shadow + " RENAME TO " + quoteIdent(m_target.target.name));
+            for (int r = 0; r < indexNames.rows(); ++r)
+                m_conn.exec("ALTER INDEX " + quoteIdent(m_target.target.schema) + "." + indexNames.text(r, 0) +
+                            " RENAME TO " + indexNames.text(r, 1));
+            for (int r = 0; r < grants.rows(); ++r)
+                m_conn.exec("GRANT " + grants.text(r, 1) + " ON " + m_targetSql + " TO " + grants.text(r, 0) +
+                            (grants.toBool(r, 2) ? " WITH GRANT OPTION" : ""));
+            if (owner.rows() == 1 && owner.toBool(0, 1)) {
+                m_conn.exec("SAVEPOINT driftless_owner");
+                try {
+                    m_conn.exec("ALTER TABLE " + m_targetSql + " OWNER TO " + owner.text(0, 0));
+                    m_conn.exec("RELEASE SAVEPOINT driftless_owner");
+                } catch (const SqlError &) {
+                    m_conn.exec("ROLLBACK TO SAVEPOINT driftless_owner");
+                }
+            }
+        }
+        writeCheckpoint(checkpoint, loaded);
+        m_conn.commit();
+    } catch (...) {
+        m_conn.rollback();
+        throw;
+    }
+    // The swap dropped the old relation the staging table was LIKE'd from; staging is independent
+    // (LIKE copies definitions, not links), so nothing else to redo.
+    return loaded;
+}
+
+} // namespace driftless::core

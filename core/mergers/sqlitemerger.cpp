@@ -1,0 +1,293 @@
+#include "core/mergers/sqlitemerger.h"
+
+#include "core/db/copytext.h"
+#include "core/model/error.h"
+
+#include <sqlite3.h>
+
+namespace driftless::core {
+
+namespace {
+constexpr const char *kCheckpoints = R"sql(
+CREATE TABLE IF NOT EXISTS _driftless_checkpoints (
+    pipeline TEXT NOT NULL,
+    source_table TEXT NOT NULL,
+    target_table TEXT NOT NULL,
+    strategy TEXT NOT NULL,
+    position TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    rows_applied INTEGER NOT NULL DEFAULT 0,
+    batches INTEGER NOT NULL DEFAULT 0,
+    updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f+00:00', 'now')),
+    PRIMARY KEY (pipeline, source_table)
+))sql";
+
+constexpr const char *kUpsertCheckpoint = R"sql(
+INSERT INTO _driftless_checkpoints AS c (pipeline, source_table, target_table, strategy, position, version,
+                                         rows_applied, batches, updated_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, strftime('%Y-%m-%d %H:%M:%f+00:00', 'now'))
+ON CONFLICT (pipeline, source_table) DO UPDATE SET
+    target_table = excluded.target_table,
+    strategy = excluded.strategy,
+    position = CASE WHEN excluded.version >= c.version THEN excluded.position ELSE c.position END,
+    version = max(c.version, excluded.version),
+    rows_applied = c.rows_applied + excluded.rows_applied,
+    batches = c.batches + 1,
+    updated_at = excluded.updated_at)sql";
+} // namespace
+
+SqliteMerger::SqliteMerger(const std::string &path, MergeTarget target)
+    : m_db(path), m_target(std::move(target)), m_table(quoteIdent(m_target.target.name))
+{
+    m_db.exec("PRAGMA journal_mode = WAL");
+    m_db.exec("PRAGMA synchronous = NORMAL");
+}
+
+std::string SqliteMerger::describeTarget() const { return m_db.path() + " " + m_target.target.display(); }
+
+std::string SqliteMerger::tombstoneTable() const { return quoteIdent("_driftless_tomb_" + m_target.target.name); }
+
+void SqliteMerger::ensureTable()
+{
+    m_db.exec(kCheckpoints);
+    std::vector<std::string> have;
+    {
+        auto st = m_db.prepare("SELECT name FROM pragma_table_info(?1)");
+        st.bindText(1, m_target.target.name);
+        while (st.step())
+            have.push_back(st.text(0));
+    }
+    auto has = [&](const std::string &n) { return std::find(have.begin(), have.end(), n) != have.end(); };
+    if (have.empty()) {
+        std::string ddl = "CREATE TABLE IF NOT EXISTS " + m_table + " (";
+        for (size_t i = 0; i < m_source.columns.size(); ++i) {
+            const auto &c = m_source.columns[i];
+            ddl += quoteIdent(c.name) + " " + std::string(sqliteDeclaredType(m_storage[i])) +
+                   (c.notNull ? " NOT NULL" : "") + ", ";
+        }
+        ddl += "\"_driftless_version\" INTEGER NOT NULL DEFAULT 0";
+        if (m_source.hasPrimaryKey()) {
+            ddl += ", PRIMARY KEY (";
+            for (size_t i = 0; i < m_source.primaryKey.size(); ++i)
+                ddl += (i ? ", " : "") + quoteIdent(m_source.columns[static_cast<size_t>(m_source.primaryKey[i])].name);
+            ddl += ")";
+        }
+        ddl += ")";
+        m_db.exec(ddl);
+    } else {
+        if (!has("_driftless_version"))
+            throw SchemaError("target table " + m_target.target.display() + " in " + m_db.path() +
+                                  " exists but is not managed by Driftless (no _driftless_version column)",
+                              "drop or rename it, or set target_table to another name");
+        for (size_t i = 0; i < m_source.columns.size(); ++i)
+            if (!has(m_source.columns[i].name))
+                m_db.exec("ALTER TABLE " + m_table + " ADD COLUMN " + quoteIdent(m_source.columns[i].name) + " " +
+                          std::string(sqliteDeclaredType(m_storage[i])));
+    }
+    if (m_source.hasPrimaryKey()) {
+        std::string ddl = "CREATE TABLE IF NOT EXISTS " + tombstoneTable() + " (";
+        std::string pk;
+        for (int k : m_source.primaryKey) {
+            const auto &c = m_source.columns[static_cast<size_t>(k)];
+            ddl += quoteIdent(c.name) + " " + std::string(sqliteDeclaredType(m_storage[static_cast<size_t>(k)])) +
+                   " NOT NULL, ";
+            pk += (pk.empty() ? "" : ", ") + quoteIdent(c.name);
+        }
+        ddl += "\"_driftless_version\" INTEGER NOT NULL, PRIMARY KEY (" + pk + "))";
+        m_db.exec(ddl);
+    }
+}
+
+void SqliteMerger::buildStatements()
+{
+    const size_t n = m_source.columns.size();
+    std::string cols, params;
+    for (size_t i = 0; i < n; ++i) {
+        cols += quoteIdent(m_source.columns[i].name) + ", ";
+        params += "?" + std::to_string(i + 1) + ", ";
+    }
+    const std::string v = "?" + std::to_string(n + 1);
+    m_insert = m_db.prepare("INSERT INTO " + m_table + " (" + cols + "\"_driftless_version\") VALUES (" + params + v + ")");
+    m_checkpoint = m_db.prepare(kUpsertCheckpoint);
+    if (!m_source.hasPrimaryKey())
+        return;
+    std::string keyMatch, keyCols, keyParams, set;
+    for (int k : m_source.primaryKey) {
+        auto q = quoteIdent(m_source.columns[static_cast<size_t>(k)].name);
+        auto p = "?" + std::to_string(k + 1);
+        keyMatch += (keyMatch.empty() ? "" : " AND ") + (q + " = " + p);
+        keyCols += (keyCols.empty() ? "" : ", ") + q;
+        keyParams += (keyParams.empty() ? "" : ", ") + p;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        auto q = quoteIdent(m_source.columns[i].name);
+        set += q + " = excluded." + q + ", ";
+    }
+    m_upsert = m_db.prepare("INSERT INTO " + m_table + " (" + cols + "\"_driftless_version\") SELECT " + params + v +
+                            " WHERE NOT EXISTS (SELECT 1 FROM " + tombstoneTable() + " WHERE " + keyMatch +
+                            " AND \"_driftless_version\" >= " + v + ") ON CONFLICT (" + keyCols + ") DO UPDATE SET " +
+                            set + "\"_driftless_version\" = excluded.\"_driftless_version\" WHERE excluded."
+                            "\"_driftless_version\" > " + m_table + ".\"_driftless_version\"");
+    m_delete = m_db.prepare("DELETE FROM " + m_table + " WHERE " + keyMatch + " AND \"_driftless_version\" < " + v);
+    m_tomb = m_db.prepare("INSERT INTO " + tombstoneTable() + " AS tb (" + keyCols + ", \"_driftless_version\") VALUES (" +
+                          keyParams + ", " + v + ") ON CONFLICT (" + keyCols +
+                          ") DO UPDATE SET \"_driftless_version\" = max(tb.\"_driftless_version\", "
+                          "excluded.\"_driftless_version\")");
+}
+
+void SqliteMerger::prepare(const TableSchema &source)
+{
+    m_source = source;
+    m_storage.clear();
+    for (const auto &c : source.columns)
+        m_storage.push_back(sqliteStorageFor(c));
+    SqliteTransaction tx(m_db);
+    ensureTable();
+    tx.commit();
+    buildStatements();
+}
+
+std::optional<Checkpoint> SqliteMerger::readCheckpoint()
+{
+    auto st = m_db.prepare("SELECT position, version FROM _driftless_checkpoints WHERE pipeline = ?1 AND "
+                           "source_table = ?2");
+    st.bindText(1, m_target.pipeline).bindText(2, m_target.source.display());
+    if (!st.step())
+        return std::nullopt;
+    return Checkpoint{st.text(0), st.int64(1)};
+}
+
+void SqliteMerger::clearCheckpoint()
+{
+    auto st = m_db.prepare("DELETE FROM _driftless_checkpoints WHERE pipeline = ?1 AND source_table = ?2");
+    st.bindText(1, m_target.pipeline).bindText(2, m_target.source.display());
+    st.run();
+}
+
+bool SqliteMerger::targetEmpty() { return m_db.scalarInt("SELECT NOT EXISTS (SELECT 1 FROM " + m_table + ")") != 0; }
+
+void SqliteMerger::writeCheckpoint(const Checkpoint &cp, long long rows)
+{
+    m_checkpoint.reset();
+    m_checkpoint.bindText(1, m_target.pipeline)
+        .bindText(2, m_target.source.display())
+        .bindText(3, m_target.target.display())
+        .bindText(4, toString(m_target.strategy))
+        .bindText(5, cp.position)
+        .bind(6, static_cast<std::int64_t>(cp.version))
+        .bind(7, static_cast<std::int64_t>(rows));
+    m_checkpoint.run();
+}
+
+long long SqliteMerger::insertRow(SqliteStmt &st, std::string_view line, std::int64_t version)
+{
+    copytext::split(line, m_fields);
+    const size_t n = m_source.columns.size();
+    if (m_fields.size() < n)
+        throw Error(ErrorKind::Permanent, "a row has " + std::to_string(m_fields.size()) + " fields, expected " +
+                                              std::to_string(n));
+    st.reset();
+    for (size_t i = 0; i < n; ++i)
+        bindCopyField(st, static_cast<int>(i + 1), m_fields[i], m_storage[i], m_scratch);
+    st.bind(static_cast<int>(n + 1), version);
+    st.run();
+    return m_db.changes();
+}
+
+ApplyResult SqliteMerger::apply(const Batch &batch)
+{
+    ApplyResult res{static_cast<long long>(batch.rows.size()), 0, batch.directLoad};
+    if (batch.directLoad) {
+        try {
+            SqliteTransaction tx(m_db);
+            for (size_t i = 0; i < batch.rows.size(); ++i)
+                res.rowsWritten += insertRow(m_insert, batch.rows.line(i), batch.rows.row(i).version);
+            writeCheckpoint(batch.checkpoint, res.rowsWritten);
+            tx.commit();
+            return res;
+        } catch (const Error &e) {
+            if ((std::atoi(e.code().c_str()) & 0xff) != SQLITE_CONSTRAINT)
+                throw;
+            res = {static_cast<long long>(batch.rows.size()), 0, false};
+        }
+    }
+    if (!m_source.hasPrimaryKey())
+        throw SchemaError("table " + m_target.source.display() + " has no primary key, so changes cannot be merged",
+                          "add a primary key on the source, or use strategy full_refresh");
+    SqliteTransaction tx(m_db);
+    const size_t n = m_source.columns.size();
+    for (size_t i = 0; i < batch.rows.size(); ++i) {
+        const auto &row = batch.rows.row(i);
+        if (row.op != ChangeOp::Delete) {
+            res.rowsWritten += insertRow(m_upsert, batch.rows.line(i), row.version);
+            continue;
+        }
+        copytext::split(batch.rows.line(i), m_fields);
+        m_delete.reset();
+        m_tomb.reset();
+        for (int k : m_source.primaryKey) {
+            bindCopyField(m_delete, k + 1, m_fields.at(static_cast<size_t>(k)), m_storage[static_cast<size_t>(k)],
+                          m_scratch);
+            bindCopyField(m_tomb, k + 1, m_fields.at(static_cast<size_t>(k)), m_storage[static_cast<size_t>(k)],
+                          m_scratch);
+        }
+        m_delete.bind(static_cast<int>(n + 1), row.version);
+        m_tomb.bind(static_cast<int>(n + 1), row.version);
+        m_delete.run();
+        res.rowsWritten += m_db.changes();
+        m_tomb.run();
+    }
+    writeCheckpoint(batch.checkpoint, res.rowsWritten);
+    tx.commit();
+    return res;
+}
+
+long long SqliteMerger::replaceAll(const std::function<void(const std::function<void(std::string_view)> &)> &rows,
+                                   const Checkpoint &checkpoint)
+{
+    // One write transaction: readers (WAL mode) keep seeing the old rows until it commits, and
+    // the table keeps its indexes and whatever else the DBA defined on it.
+    SqliteTransaction tx(m_db);
+    m_db.exec("DELETE FROM " + m_table);
+    long long loaded = 0;
+    std::string carry;
+    const size_t n = m_source.columns.size();
+    auto handleLine = [&](std::string_view line) {
+        // The row's version is the last field.
+        auto tab = line.rfind('\t');
+        std::int64_t version = std::strtoll(std::string(line.substr(tab + 1)).c_str(), nullptr, 10);
+        insertRow(m_insert, line.substr(0, tab), version);
+        ++loaded;
+    };
+    (void)n;
+    rows([&](std::string_view chunk) {
+        size_t start = 0;
+        if (!carry.empty()) {
+            auto nl = chunk.find('\n');
+            if (nl == std::string_view::npos) {
+                carry.append(chunk);
+                return;
+            }
+            carry.append(chunk.substr(0, nl));
+            handleLine(carry);
+            carry.clear();
+            start = nl + 1;
+        }
+        while (start < chunk.size()) {
+            auto nl = chunk.find('\n', start);
+            if (nl == std::string_view::npos) {
+                carry.assign(chunk.substr(start));
+                return;
+            }
+            handleLine(chunk.substr(start, nl - start));
+            start = nl + 1;
+        }
+    });
+    if (!carry.empty())
+        handleLine(carry);
+    writeCheckpoint(checkpoint, loaded);
+    tx.commit();
+    return loaded;
+}
+
+} // namespace driftless::core

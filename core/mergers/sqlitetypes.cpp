@@ -1,0 +1,124 @@
+#include "core/mergers/sqlitetypes.h"
+
+#include "core/db/copytext.h"
+#include "core/db/sqlitedb.h"
+#include "core/model/error.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+namespace driftless::core {
+
+SqliteStorage sqliteStorageFor(const ColumnInfo &c)
+{
+    if (c.isArray)
+        return SqliteStorage::Text;
+    const std::string &t = c.baseType;
+    if (t == "int2" || t == "int4" || t == "int8" || t == "oid" || t == "xid" || t == "cid")
+        return SqliteStorage::Integer;
+    if (t == "bool")
+        return SqliteStorage::Boolean;
+    if (t == "float4" || t == "float8")
+        return SqliteStorage::Real;
+    if (t == "bytea")
+        return SqliteStorage::Blob;
+    if (t == "timestamptz")
+        return SqliteStorage::TimestampTz;
+    return SqliteStorage::Text;
+}
+
+std::string_view sqliteDeclaredType(SqliteStorage s)
+{
+    switch (s) {
+    case SqliteStorage::Integer:
+    case SqliteStorage::Boolean:
+        return "INTEGER";
+    case SqliteStorage::Real:
+        return "REAL";
+    case SqliteStorage::Blob:
+        return "BLOB";
+    case SqliteStorage::TimestampTz:
+    case SqliteStorage::Text:
+        return "TEXT";
+    }
+    return "TEXT";
+}
+
+namespace {
+int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+} // namespace
+
+void bindCopyField(SqliteStmt &stmt, int index, std::string_view raw, SqliteStorage storage, std::string &scratch)
+{
+    if (copytext::isNull(raw)) {
+        stmt.bindNull(index);
+        return;
+    }
+    std::string_view v = raw;
+    if (!copytext::isPlain(raw)) {
+        scratch.clear();
+        copytext::unescape(raw, scratch);
+        v = scratch;
+    }
+    switch (storage) {
+    case SqliteStorage::Integer: {
+        std::int64_t n = 0;
+        auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+        if (ec != std::errc() || p != v.data() + v.size())
+            throw Error(ErrorKind::Permanent, "integer value does not parse: " + std::string(v.substr(0, 40)));
+        stmt.bind(index, n);
+        return;
+    }
+    case SqliteStorage::Boolean:
+        stmt.bind(index, static_cast<std::int64_t>(v == "t" ? 1 : 0));
+        return;
+    case SqliteStorage::Real: {
+        std::string tmp(v);
+        char *end = nullptr;
+        double d = std::strtod(tmp.c_str(), &end);
+        if (std::isnan(d))
+            stmt.bindText(index, "NaN");
+        else
+            stmt.bind(index, d);
+        return;
+    }
+    case SqliteStorage::Blob: {
+        // bytea in hex output: \x0102...
+        if (v.size() >= 2 && v[0] == '\\' && v[1] == 'x') {
+            std::string bytes;
+            bytes.resize((v.size() - 2) / 2);
+            for (size_t i = 0; i < bytes.size(); ++i)
+                bytes[i] = static_cast<char>(hexval(v[2 + 2 * i]) * 16 + hexval(v[3 + 2 * i]));
+            stmt.bindBlob(index, bytes);
+        } else {
+            stmt.bindBlob(index, v);
+        }
+        return;
+    }
+    case SqliteStorage::TimestampTz:
+        // With TimeZone=UTC Postgres prints "+00"; SQLite's date functions want "+00:00".
+        if (v.size() > 3 && v.substr(v.size() - 3) == "+00") {
+            std::string t(v);
+            t += ":00";
+            stmt.bindText(index, t);
+        } else {
+            stmt.bindText(index, v);
+        }
+        return;
+    case SqliteStorage::Text:
+        stmt.bindText(index, v);
+        return;
+    }
+}
+
+} // namespace driftless::core

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace driftless::core {
+
+/// What happened to a row at the source.
+enum class ChangeOp : char { Insert = 'i', Update = 'u', Delete = 'd' };
+
+/// Rows in COPY text form (fields separated by TAB, no trailing newline), each with its change
+/// operation and source version. Rows live in one contiguous buffer so a batch costs one
+/// allocation per growth step, not one per row or per value.
+///
+/// For deletes only the key columns carry values; the rest are NULL.
+class RowSet {
+public:
+    struct Row {
+        std::uint32_t offset;
+        std::uint32_t length;
+        ChangeOp op;
+        std::int64_t version;
+    };
+
+    /// Appends a row; a trailing newline on `line` is dropped.
+    void append(std::string_view line, ChangeOp op, std::int64_t version);
+    size_t size() const { return m_rows.size(); }
+    bool empty() const { return m_rows.empty(); }
+    std::string_view line(size_t i) const { return {m_data.data() + m_rows[i].offset, m_rows[i].length}; }
+    const Row &row(size_t i) const { return m_rows[i]; }
+    size_t bytes() const { return m_data.size(); }
+    void clear();
+    void reserve(size_t rows, size_t bytes);
+
+    /// Keeps only the last row of each key (key = the raw text of the fields at `keyColumns`),
+    /// in the order those last rows appeared. Within one batch the engine stages at most one row
+    /// per key, so the merge never has to pick among duplicates.
+    void foldByKey(const std::vector<int> &keyColumns);
+
+private:
+    std::string m_data;
+    std::vector<Row> m_rows;
+};
+
+/// Where a table's sync stands, as stored in the target's `_driftless.checkpoints` (the
+/// authority) and mirrored in the workspace. `position` is strategy-specific JSON.
+struct Checkpoint {
+    std::string position;
+    std::int64_t version = 0;
+    bool operator==(const Checkpoint &) const = default;
+};
+
+/// One unit of apply work: rows plus the checkpoint to store in the same transaction.
+struct Batch {
+    std::uint64_t id = 0;
+    RowSet rows;
+    Checkpoint checkpoint;
+    /// Workstation time (ms since epoch) the source data of this batch is known fresh as of.
+    std::int64_t freshAsOfMs = 0;
+    /// True when the rows may go straight into the target with COPY (initial load of disjoint
+    /// key ranges into a table that had no rows in that range): no staging, no merge.
+    bool directLoad = false;
+};
+
+} // namespace driftless::core

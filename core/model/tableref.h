@@ -1,0 +1,35 @@
+#pragma once
+
+#include <compare>
+#include <string>
+#include <string_view>
+
+namespace driftless::core {
+
+/// A schema-qualified table name, stored exactly (no case folding after parsing).
+struct TableRef {
+    std::string schema;
+    std::string name;
+
+    /// Parses `schema.table` with Postgres rules: unquoted parts fold to lower case, double-quoted
+    /// parts are kept exactly ("" is a quote). A missing schema becomes `defaultSchema`.
+    /// Throws std::invalid_argument with the reason on malformed input.
+    static TableRef parse(std::string_view text, std::string_view defaultSchema = "public");
+
+    /// `schema.name`, quoting only the parts that need it (as Postgres prints them).
+    std::string display() const;
+    /// Always quoted, for SQL: "schema"."name".
+    std::string quoted() const;
+
+    auto operator<=>(const TableRef &) const = default;
+};
+
+/// Quotes an identifier for SQL (Postgres, SQLite and MySQL in ANSI_QUOTES mode): wraps it in
+/// double quotes and doubles embedded quotes. Throws std::invalid_argument on NUL bytes or an
+/// empty name.
+std::string quoteIdent(std::string_view ident);
+
+/// Quotes only when the identifier is not a plain lower-case name (for display).
+std::string displayIdent(std::string_view ident);
+
+} // namespace driftless::core

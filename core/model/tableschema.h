@@ -1,0 +1,50 @@
+#pragma once
+
+#include "core/model/tableref.h"
+
+#include <string>
+#include <vector>
+
+namespace driftless::core {
+
+/// What the engine knows about one source column.
+struct ColumnInfo {
+    std::string name;
+    /// The type as the target should declare it (format_type output, e.g. `numeric(12,2)`,
+    /// `timestamp with time zone`, `"public"."mood"[]`).
+    std::string typeSql;
+    /// The base type's name without modifiers or array brackets (`numeric`, `int4`, `mood`), for
+    /// mapping to other engines.
+    std::string baseType;
+    /// Postgres typcategory of the base type: N numeric, S string, B boolean, D date/time,
+    /// U user/bytea..., E enum, A array (when isArray), etc.
+    char category = 'U';
+    bool isArray = false;
+    bool notNull = false;
+    bool isEnum = false;
+    /// Schema of the base type: `pg_catalog` for built-in types.
+    std::string typeSchema;
+    /// Set when the type is an enum defined on the source: its labels in sort order, so the
+    /// target can create the same type.
+    std::vector<std::string> enumLabels;
+
+    bool isBuiltinType() const { return typeSchema == "pg_catalog"; }
+
+    bool operator==(const ColumnInfo &) const = default;
+};
+
+/// A source table's columns and primary key, in attribute order.
+struct TableSchema {
+    TableRef table;
+    std::vector<ColumnInfo> columns;
+    /// Indexes into `columns` of the primary-key columns, in key order.
+    std::vector<int> primaryKey;
+    /// Estimated rows (pg_class.reltuples), -1 when unknown.
+    long long estimatedRows = -1;
+
+    bool hasPrimaryKey() const { return !primaryKey.empty(); }
+    int columnIndex(const std::string &name) const;
+    bool operator==(const TableSchema &) const = default;
+};
+
+} // namespace driftless::core

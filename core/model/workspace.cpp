@@ -1,0 +1,80 @@
+#include "core/model/workspace.h"
+
+namespace driftless::core {
+
+std::string_view toString(EndpointKind k)
+{
+    switch (k) {
+    case EndpointKind::Postgres:
+        return "postgres";
+    case EndpointKind::Mysql:
+        return "mysql";
+    case EndpointKind::Sqlite:
+        return "sqlite";
+    }
+    return "unknown";
+}
+
+std::optional<EndpointKind> endpointKindFromString(std::string_view s)
+{
+    if (s == "postgres" || s == "postgresql")
+        return EndpointKind::Postgres;
+    if (s == "mysql" || s == "mariadb")
+        return EndpointKind::Mysql;
+    if (s == "sqlite")
+        return EndpointKind::Sqlite;
+    return std::nullopt;
+}
+
+Millis TableSpec::effectiveEvery() const
+{
+    if (every)
+        return *every;
+    switch (strategy) {
+    case Strategy::FullRefresh:
+        return std::chrono::hours(1);
+    case Strategy::Cursor:
+        return std::chrono::minutes(1);
+    case Strategy::Cdc:
+        return std::chrono::seconds(1);
+    }
+    return std::chrono::minutes(1);
+}
+
+Millis TableSpec::effectiveSla() const
+{
+    if (freshnessSla)
+        return *freshnessSla;
+    if (strategy == Strategy::Cdc)
+        return std::chrono::seconds(60);
+    return effectiveEvery() * 2;
+}
+
+const PipelineSpec *Workspace::pipeline(const std::string &name) const
+{
+    for (const auto &p : pipelines)
+        if (p.name == name)
+            return &p;
+    return nullptr;
+}
+
+const Endpoint *Workspace::endpoint(const std::string &name) const
+{
+    auto it = endpoints.find(name);
+    return it == endpoints.end() ? nullptr : &it->second;
+}
+
+std::string TargetName::display() const
+{
+    return schema.empty() ? displayIdent(name) : displayIdent(schema) + "." + displayIdent(name);
+}
+
+TargetName resolveTargetName(const PipelineSpec &p, const TableSpec &t, EndpointKind targetKind)
+{
+    std::string name = t.targetTable.value_or(t.table.name);
+    if (targetKind == EndpointKind::Sqlite)
+        return {"", name};
+    return {p.targetSchema.value_or(t.table.schema), name};
+}
+
+} // namespace driftless::core

@@ -1,0 +1,90 @@
+#pragma once
+
+#include "core/model/duration.h"
+#include "core/model/strategy.h"
+#include "core/model/tableref.h"
+
+#include <compare>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace driftless::core {
+
+enum class EndpointKind { Postgres, Mysql, Sqlite };
+std::string_view toString(EndpointKind k);
+std::optional<EndpointKind> endpointKindFromString(std::string_view s);
+
+/// A database the workspace talks to. Never holds a secret: passwords come from libpq's
+/// pgpass/service file/PG* variables, ~/.my.cnf, or the OS keychain.
+struct Endpoint {
+    std::string name;
+    EndpointKind kind = EndpointKind::Postgres;
+    /// libpq conninfo (key=value or URI) for Postgres; mysql:// URI for MySQL.
+    std::string dsn;
+    /// Absolute path of the database file, for SQLite.
+    std::string path;
+
+    bool operator==(const Endpoint &) const = default;
+};
+
+/// Per-table settings. Optional fields fall back to the defaults below.
+struct TableSpec {
+    TableRef table;
+    Strategy strategy = Strategy::FullRefresh;
+    std::optional<std::string> cursor;
+    /// A duration (`10m`) for temporal cursor columns, a count for numeric ones.
+    std::optional<std::string> lookback;
+    std::optional<long long> pageSize;
+    std::optional<Millis> freshnessSla;
+    std::optional<std::string> targetTable;
+    std::optional<Millis> every;
+
+    static constexpr long long kDefaultPageSize = 50'000;
+    static constexpr const char *kDefaultCursor = "updated_at";
+    static constexpr const char *kDefaultLookback = "10m";
+
+    std::string cursorColumn() const { return cursor.value_or(kDefaultCursor); }
+    long long effectivePageSize() const { return pageSize.value_or(kDefaultPageSize); }
+    /// How often a full refresh or cursor pass runs (CDC streams continuously).
+    Millis effectiveEvery() const;
+    /// CDC: 60 s. Cursor and full refresh: twice the schedule.
+    Millis effectiveSla() const;
+
+    bool operator==(const TableSpec &) const = default;
+};
+
+struct PipelineSpec {
+    std::string name;
+    std::string source;
+    std::string target;
+    std::optional<std::string> targetSchema;
+    std::vector<TableSpec> tables;
+
+    bool operator==(const PipelineSpec &) const = default;
+};
+
+/// Everything a workspace file describes.
+struct Workspace {
+    std::map<std::string, Endpoint> endpoints;
+    std::vector<PipelineSpec> pipelines;
+
+    const PipelineSpec *pipeline(const std::string &name) const;
+    const Endpoint *endpoint(const std::string &name) const;
+    bool operator==(const Workspace &) const = default;
+};
+
+/// Where one table lands. For SQLite targets `schema` is empty.
+struct TargetName {
+    std::string schema;
+    std::string name;
+    std::string display() const;
+    auto operator<=>(const TargetName &) const = default;
+};
+
+/// The target table for a table spec: `target_table` when given; else the source table's name,
+/// in `target_schema` (default: the source's schema) for server targets, bare for SQLite.
+TargetName resolveTargetName(const PipelineSpec &p, const TableSpec &t, EndpointKind targetKind);
+
+} // namespace driftless::core

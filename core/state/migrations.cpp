@@ -1,0 +1,87 @@
+#include "core/state/migrations.h"
+
+#include <array>
+
+namespace driftless::core {
+
+namespace {
+constexpr std::string_view kV1 = R"sql(
+CREATE TABLE endpoints (
+    name TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    dsn TEXT NOT NULL DEFAULT '',
+    path TEXT NOT NULL DEFAULT '',
+    options TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE pipelines (
+    name TEXT PRIMARY KEY,
+    position INTEGER NOT NULL,
+    source TEXT NOT NULL REFERENCES endpoints(name),
+    target TEXT NOT NULL REFERENCES endpoints(name),
+    target_schema TEXT,
+    options TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE table_specs (
+    pipeline TEXT NOT NULL REFERENCES pipelines(name) ON DELETE CASCADE,
+    source_schema TEXT NOT NULL,
+    source_table TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    strategy TEXT NOT NULL,
+    spec TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (pipeline, source_schema, source_table)
+);
+CREATE TABLE table_status (
+    pipeline TEXT NOT NULL,
+    source_schema TEXT NOT NULL,
+    source_table TEXT NOT NULL,
+    strategy TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'idle',
+    message TEXT NOT NULL DEFAULT '',
+    checkpoint TEXT NOT NULL DEFAULT '',
+    version INTEGER NOT NULL DEFAULT 0,
+    rows_applied INTEGER NOT NULL DEFAULT 0,
+    last_sync_at_ms INTEGER,
+    fresh_as_of_ms INTEGER,
+    progress REAL,
+    updated_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (pipeline, source_schema, source_table)
+);
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    pipeline TEXT NOT NULL,
+    source_schema TEXT NOT NULL,
+    source_table TEXT NOT NULL,
+    strategy TEXT NOT NULL,
+    started_at_ms INTEGER NOT NULL,
+    finished_at_ms INTEGER,
+    status TEXT NOT NULL DEFAULT 'running',
+    rows INTEGER NOT NULL DEFAULT 0,
+    error TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX runs_by_table ON runs (pipeline, source_schema, source_table, id);
+CREATE TABLE lag_samples (
+    pipeline TEXT NOT NULL,
+    table_name TEXT NOT NULL,
+    ts_ms INTEGER NOT NULL,
+    lag_seconds REAL NOT NULL,
+    rows_per_second REAL NOT NULL DEFAULT 0
+);
+CREATE INDEX lag_samples_by_table ON lag_samples (pipeline, table_name, ts_ms);
+CREATE TABLE events (
+    id INTEGER PRIMARY KEY,
+    ts_ms INTEGER NOT NULL,
+    level TEXT NOT NULL,
+    pipeline TEXT NOT NULL DEFAULT '',
+    table_name TEXT NOT NULL DEFAULT '',
+    kind TEXT NOT NULL,
+    message TEXT NOT NULL
+);
+CREATE INDEX events_by_time ON events (ts_ms);
+)sql";
+
+constexpr std::array<std::string_view, 1> kMigrations{kV1};
+} // namespace
+
+std::span<const std::string_view> stateMigrations() { return kMigrations; }
+
+} // namespace driftless::core

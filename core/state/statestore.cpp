@@ -1,0 +1,414 @@
+#include "core/state/statestore.h"
+
+#include "core/model/error.h"
+#include "core/state/migrations.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <fcntl.h>
+#include <filesystem>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace driftless::core {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+std::string prepareFile(const std::string &path)
+{
+    fs::path p(path);
+    if (p.has_parent_path() && !fs::exists(p.parent_path())) {
+        std::error_code ec;
+        fs::create_directories(p.parent_path(), ec);
+        if (ec)
+            throw Error(ErrorKind::Permanent, "cannot create folder " + p.parent_path().string() + ": " + ec.message());
+        fs::permissions(p.parent_path(), fs::perms::owner_all, ec);
+    }
+    // Create it 0600 ourselves: SQLite would use the umask, and its -wal/-shm files copy the
+    // main file's mode.
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        throw Error(ErrorKind::Permanent, "cannot open the workspace file " + path + ": " + std::strerror(errno),
+                    std::to_string(errno), "check the path and its folder's permissions");
+    ::close(fd);
+    return path;
+}
+
+std::string tableSpecJson(const TableSpec &t)
+{
+    json j = json::object();
+    if (t.cursor)
+        j["cursor"] = *t.cursor;
+    if (t.lookback)
+        j["lookback"] = *t.lookback;
+    if (t.pageSize)
+        j["page_size"] = *t.pageSize;
+    if (t.freshnessSla)
+        j["freshness_sla_ms"] = t.freshnessSla->count();
+    if (t.targetTable)
+        j["target_table"] = *t.targetTable;
+    if (t.every)
+        j["every_ms"] = t.every->count();
+    return j.dump();
+}
+
+void readTableSpecJson(TableSpec &t, const std::string &text)
+{
+    auto j = json::parse(text);
+    if (j.contains("cursor"))
+        t.cursor = j["cursor"].get<std::string>();
+    if (j.contains("lookback"))
+        t.lookback = j["lookback"].get<std::string>();
+    if (j.contains("page_size"))
+        t.pageSize = j["page_size"].get<long long>();
+    if (j.contains("freshness_sla_ms"))
+        t.freshnessSla = Millis(j["freshness_sla_ms"].get<long long>());
+    if (j.contains("target_table"))
+        t.targetTable = j["target_table"].get<std::string>();
+    if (j.contains("every_ms"))
+        t.every = Millis(j["every_ms"].get<long long>());
+}
+
+} // namespace
+
+std::int64_t StateStore::nowMs()
+{
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+std::string StateStore::defaultPath()
+{
+    const char *xdg = std::getenv("XDG_DATA_HOME");
+    fs::path base;
+    if (xdg && *xdg && fs::path(xdg).is_absolute()) {
+        base = xdg;
+    } else {
+        const char *home = std::getenv("HOME");
+        base = fs::path(home && *home ? home : ".") / ".local" / "share";
+    }
+    return (base / "driftless" / "workspace.db").string();
+}
+
+StateStore::StateStore(const std::string &path) : m_path(path), m_db(prepareFile(path))
+{
+    m_db.exec("PRAGMA journal_mode = WAL");
+    m_db.exec("PRAGMA synchronous = NORMAL");
+    m_db.exec("PRAGMA foreign_keys = ON");
+    migrate();
+}
+
+void StateStore::migrate()
+{
+    std::lock_guard lock(m_mutex);
+    auto migrations = stateMigrations();
+    auto version = m_db.scalarInt("PRAGMA user_version");
+    if (version > static_cast<std::int64_t>(migrations.size()))
+        throw Error(ErrorKind::Permanent,
+                    "the workspace file " + m_path + " has schema version " + std::to_string(version) +
+                        ", newer than this Driftless understands (" + std::to_string(migrations.size()) + ")",
+                    {}, "upgrade Driftless, or point --state at another file");
+    while (version < static_cast<std::int64_t>(migrations.size())) {
+        SqliteTransaction tx(m_db);
+        // Re-read inside the write lock: another process may have migrated meanwhile.
+        version = m_db.scalarInt("PRAGMA user_version");
+        if (version >= static_cast<std::int64_t>(migrations.size()))
+            break;
+        m_db.exec(migrations[static_cast<size_t>(version)]);
+        m_db.exec("PRAGMA user_version = " + std::to_string(version + 1));
+        tx.commit();
+        ++version;
+    }
+}
+
+Workspace StateStore::loadWorkspace()
+{
+    std::lock_guard lock(m_mutex);
+    Workspace ws;
+    {
+        auto st = m_db.prepare("SELECT name, kind, dsn, path FROM endpoints ORDER BY name");
+        while (st.step()) {
+            Endpoint e;
+            e.name = st.text(0);
+            e.kind = endpointKindFromString(st.text(1)).value_or(EndpointKind::Postgres);
+            e.dsn = st.text(2);
+            e.path = st.text(3);
+            ws.endpoints[e.name] = e;
+        }
+    }
+    {
+        auto st = m_db.prepare("SELECT name, source, target, target_schema FROM pipelines ORDER BY position");
+        while (st.step()) {
+            PipelineSpec p;
+            p.name = st.text(0);
+            p.source = st.text(1);
+            p.target = st.text(2);
+            p.targetSchema = st.optText(3);
+            ws.pipelines.push_back(std::move(p));
+        }
+    }
+    auto st = m_db.prepare("SELECT source_schema, source_table, strategy, spec FROM table_specs WHERE pipeline = ?1 "
+                           "ORDER BY position");
+    for (auto &p : ws.pipelines) {
+        st.reset();
+        st.bindText(1, p.name);
+        while (st.step()) {
+            TableSpec t;
+            t.table = {st.text(0), st.text(1)};
+            t.strategy = strategyFromString(st.text(2)).value_or(Strategy::FullRefresh);
+            readTableSpecJson(t, st.text(3));
+            p.tables.push_back(std::move(t));
+        }
+    }
+    return ws;
+}
+
+StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
+{
+    ApplySummary sum;
+    Workspace old = loadWorkspace();
+    if (old == ws)
+        return sum;
+    sum.changed = true;
+    for (auto &[name, e] : ws.endpoints) {
+        auto *o = old.endpoint(name);
+        if (!o)
+            sum.lines.push_back("+ endpoint " + name);
+        else if (!(*o == e))
+            sum.lines.push_back("~ endpoint " + name);
+    }
+    for (auto &[name, e] : old.endpoints)
+        if (!ws.endpoint(name))
+            sum.lines.push_back("- endpoint " + name);
+    for (auto &p : ws.pipelines) {
+        auto *o = old.pipeline(p.name);
+        if (!o) {
+            sum.lines.push_back("+ pipeline " + p.name + " (" + std::to_string(p.tables.size()) + " tables)");
+            continue;
+        }
+        for (auto &t : p.tables) {
+            const TableSpec *ot = nullptr;
+            for (auto &x : o->tables)
+                if (x.table == t.table)
+                    ot = &x;
+            if (!ot)
+                sum.lines.push_back("+ table " + p.name + "/" + t.table.display());
+            else if (!(*ot == t))
+                sum.lines.push_back("~ table " + p.name + "/" + t.table.display());
+        }
+        for (auto &x : o->tables) {
+            bool found = false;
+            for (auto &t : p.tables)
+                found = found || t.table == x.table;
+            if (!found)
+                sum.lines.push_back("- table " + p.name + "/" + x.table.display());
+        }
+        if (o->source != p.source || o->target != p.target || o->targetSchema != p.targetSchema)
+            sum.lines.push_back("~ pipeline " + p.name);
+    }
+    for (auto &p : old.pipelines)
+        if (!ws.pipeline(p.name))
+            sum.lines.push_back("- pipeline " + p.name);
+
+    std::lock_guard lock(m_mutex);
+    SqliteTransaction tx(m_db);
+    m_db.exec("DELETE FROM table_specs; DELETE FROM pipelines; DELETE FROM endpoints;");
+    {
+        auto st = m_db.prepare("INSERT INTO endpoints (name, kind, dsn, path) VALUES (?1, ?2, ?3, ?4)");
+        for (auto &[name, e] : ws.endpoints) {
+            st.reset();
+            st.bindText(1, name).bindText(2, toString(e.kind)).bindText(3, e.dsn).bindText(4, e.path);
+            st.run();
+        }
+    }
+    auto pst = m_db.prepare(
+        "INSERT INTO pipelines (name, position, source, target, target_schema) VALUES (?1, ?2, ?3, ?4, ?5)");
+    auto tst = m_db.prepare("INSERT INTO table_specs (pipeline, source_schema, source_table, position, strategy, spec) "
+                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    std::int64_t pos = 0;
+    for (auto &p : ws.pipelines) {
+        pst.reset();
+        pst.bindText(1, p.name).bind(2, pos++).bindText(3, p.source).bindText(4, p.target).bind(5, p.targetSchema);
+        pst.run();
+        std::int64_t tpos = 0;
+        for (auto &t : p.tables) {
+            tst.reset();
+            tst.bindText(1, p.name)
+                .bindText(2, t.table.schema)
+                .bindText(3, t.table.name)
+                .bind(4, tpos++)
+                .bindText(5, toString(t.strategy))
+                .bindText(6, tableSpecJson(t));
+            tst.run();
+        }
+    }
+    tx.commit();
+    return sum;
+}
+
+namespace {
+constexpr const char *kStatusCols = "pipeline, source_schema, source_table, strategy, state, message, checkpoint, "
+                                    "version, rows_applied, last_sync_at_ms, fresh_as_of_ms, progress, updated_at_ms";
+
+StateStore::TableStatus readStatus(SqliteStmt &st)
+{
+    StateStore::TableStatus s;
+    s.pipeline = st.text(0);
+    s.table = {st.text(1), st.text(2)};
+    s.strategy = strategyFromString(st.text(3)).value_or(Strategy::FullRefresh);
+    s.state = st.text(4);
+    s.message = st.text(5);
+    s.checkpoint = st.text(6);
+    s.version = st.int64(7);
+    s.rowsApplied = st.int64(8);
+    if (!st.isNull(9))
+        s.lastSyncAtMs = st.int64(9);
+    if (!st.isNull(10))
+        s.freshAsOfMs = st.int64(10);
+    if (!st.isNull(11))
+        s.progress = st.real(11);
+    s.updatedAtMs = st.int64(12);
+    return s;
+}
+} // namespace
+
+void StateStore::upsertTableStatus(const TableStatus &s)
+{
+    std::lock_guard lock(m_mutex);
+    auto st = m_db.prepare(std::string("INSERT OR REPLACE INTO table_status (") + kStatusCols +
+                           ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+    st.bindText(1, s.pipeline).bindText(2, s.table.schema).bindText(3, s.table.name);
+    st.bindText(4, toString(s.strategy)).bindText(5, s.state).bindText(6, s.message).bindText(7, s.checkpoint);
+    st.bind(8, s.version).bind(9, s.rowsApplied);
+    s.lastSyncAtMs ? st.bind(10, *s.lastSyncAtMs) : st.bindNull(10);
+    s.freshAsOfMs ? st.bind(11, *s.freshAsOfMs) : st.bindNull(11);
+    s.progress ? st.bind(12, *s.progress) : st.bindNull(12);
+    st.bind(13, s.updatedAtMs ? s.updatedAtMs : nowMs());
+    st.run();
+}
+
+void StateStore::setTableState(const std::string &pipeline, const TableRef &table, Strategy strategy,
+                               const std::string &state, const std::string &message, std::optional<double> progress)
+{
+    std::lock_guard lock(m_mutex);
+    auto st = m_db.prepare(
+        "INSERT INTO table_status (pipeline, source_schema, source_table, strategy, state, message, progress, "
+        "updated_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
+        "ON CONFLICT (pipeline, source_schema, source_table) DO UPDATE SET strategy = excluded.strategy, "
+        "state = excluded.state, message = excluded.message, progress = excluded.progress, "
+        "updated_at_ms = excluded.updated_at_ms");
+    st.bindText(1, pipeline).bindText(2, table.schema).bindText(3, table.name).bindText(4, toString(strategy));
+    st.bindText(5, state).bindText(6, message);
+    progress ? st.bind(7, *progress) : st.bindNull(7);
+    st.bind(8, nowMs());
+    st.run();
+}
+
+std::optional<StateStore::TableStatus> StateStore::tableStatus(const std::string &pipeline, const TableRef &table)
+{
+    std::lock_guard lock(m_mutex);
+    auto st = m_db.prepare(std::string("SELECT ") + kStatusCols +
+                           " FROM table_status WHERE pipeline = ?1 AND source_schema = ?2 AND source_table = ?3");
+    st.bindText(1, pipeline).bindText(2, table.schema).bindText(3, table.name);
+    if (!st.step())
+        return std::nullopt;
+    return readStatus(st);
+}
+
+std::vector<StateStore::TableStatus> StateStore::tableStatuses()
+{
+    std::lock_guard lock(m_mutex);
+    std::vector<TableStatus> out;
+    auto st = m_db.prepare(std::string("SELECT ") + kStatusCols + " FROM table_status");
+    while (st.step())
+        out.push_back(readStatus(st));
+    return out;
+}
+
+std::int64_t StateStore::startRun(const std::string &pipeline, const TableRef &table, Strategy strategy)
+{
+    std::lock_guard lock(m_mutex);
+    auto st = m_db.prepare("INSERT INTO runs (pipeline, source_schema, source_table, strategy, started_at_ms) "
+                           "VALUES (?1, ?2, ?3, ?4, ?5)");
+    st.bindText(1, pipeline).bindText(2, table.schema).bindText(3, table.name).bindText(4, toString(strategy));
+    st.bind(5, nowMs());
+    st.run();
+    return m_db.lastInsertRowid();
+}
+
+void StateStore::finishRun(std::int64_t runId, const std::string &status, std::int64_t rows, const std::string &error)
+{
+    std::lock_guard lock(m_mutex);
+    auto st = m_db.prepare("UPDATE runs SET finished_at_ms = ?1, status = ?2, rows = ?3, error = ?4 WHERE id = ?5");
+    st.bind(1, nowMs()).bindText(2, status).bind(3, rows).bindText(4, error).bind(5, runId);
+    st.run();
+}
+
+void StateStore::addEvent(const std::string &level, const std::string &pipeline, const std::string &table,
+                          const std::string &kind, const std::string &message)
+{
+    std::lock_guard lock(m_mutex);
+    auto st = m_db.prepare("INSERT INTO events (ts_ms, level, pipeline, table_name, kind, message) "
+                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    st.bind(1, nowMs()).bindText(2, level).bindText(3, pipeline).bindText(4, table).bindText(5, kind);
+    st.bindText(6, message);
+    st.run();
+}
+
+std::vector<StateStore::Event> StateStore::events(int limit, const std::string &pipeline)
+{
+    std::lock_guard lock(m_mutex);
+    std::vector<Event> out;
+    auto st = m_db.prepare("SELECT id, ts_ms, level, pipeline, table_name, kind, message FROM events "
+                           "WHERE (?1 = '' OR pipeline = ?1) ORDER BY id DESC LIMIT ?2");
+    st.bindText(1, pipeline).bind(2, static_cast<std::int64_t>(limit));
+    while (st.step())
+        out.push_back({st.int64(0), st.int64(1), st.text(2), st.text(3), st.text(4), st.text(5), st.text(6)});
+    return out;
+}
+
+void StateStore::addLagSample(const LagSample &s)
+{
+    std::lock_guard lock(m_mutex);
+    auto st = m_db.prepare("INSERT INTO lag_samples (pipeline, table_name, ts_ms, lag_seconds, rows_per_second) "
+                           "VALUES (?1, ?2, ?3, ?4, ?5)");
+    st.bindText(1, s.pipeline).bindText(2, s.table).bind(3, s.tsMs).bind(4, s.lagSeconds).bind(5, s.rowsPerSecond);
+    st.run();
+}
+
+std::vector<StateStore::LagSample> StateStore::lagSamples(const std::string &pipeline, const std::string &table,
+                                                          std::int64_t sinceMs)
+{
+    std::lock_guard lock(m_mutex);
+    std::vector<LagSample> out;
+    auto st = m_db.prepare("SELECT ts_ms, lag_seconds, rows_per_second FROM lag_samples WHERE pipeline = ?1 AND "
+                           "table_name = ?2 AND ts_ms >= ?3 ORDER BY ts_ms");
+    st.bindText(1, pipeline).bindText(2, table).bind(3, sinceMs);
+    while (st.step())
+        out.push_back({pipeline, table, st.int64(0), st.real(1), st.real(2)});
+    return out;
+}
+
+void StateStore::pruneLagSamples(std::int64_t now, std::int64_t keepMs)
+{
+    std::lock_guard lock(m_mutex);
+    SqliteTransaction tx(m_db);
+    auto del = m_db.prepare("DELETE FROM lag_samples WHERE ts_ms < ?1");
+    del.bind(1, now - keepMs);
+    del.run();
+    // Older than an hour: keep the worst (highest lag) sample of each minute.
+    auto thin = m_db.prepare(
+        "DELETE FROM lag_samples WHERE ts_ms < ?1 AND rowid NOT IN ("
+        " SELECT rowid FROM (SELECT rowid, ROW_NUMBER() OVER (PARTITION BY pipeline, table_name, ts_ms / 60000 "
+        "  ORDER BY lag_seconds DESC) AS rn FROM lag_samples WHERE ts_ms < ?1) WHERE rn = 1)");
+    thin.bind(1, now - 3'600'000);
+    thin.run();
+    tx.commit();
+}
+
+} // namespace driftless::core

@@ -1,0 +1,107 @@
+#pragma once
+
+#include "core/db/sqlitedb.h"
+#include "core/model/strategy.h"
+#include "core/model/tableref.h"
+#include "core/model/workspace.h"
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace driftless::core {
+
+/// The workspace's local state in SQLite: endpoints (no secrets), pipelines, table specs, a
+/// mirror of each table's checkpoint and status, runs, lag samples and events.
+///
+/// The authority for sync progress is the checkpoint table in each target; this file mirrors it
+/// for the CLI and the app and can be rebuilt from the targets.
+///
+/// Thread safety: all methods lock one internal mutex, so any thread may call them. Several
+/// processes may open the same file (WAL mode; writers wait up to 10 s for each other).
+/// Failure: throws Error (transient for a busy or full database).
+class StateStore {
+public:
+    /// Opens or creates the file (0600, parent folder 0700), switches to WAL and runs forward
+    /// migrations. Throws Error when the file is from a newer Driftless.
+    explicit StateStore(const std::string &path);
+
+    /// `$XDG_DATA_HOME/driftless/workspace.db`, or `~/.local/share/driftless/workspace.db`.
+    static std::string defaultPath();
+    static constexpr int kSchemaVersion = 1;
+    const std::string &path() const { return m_path; }
+
+    // Workspace ---------------------------------------------------------------------------
+    Workspace loadWorkspace();
+    struct ApplySummary {
+        bool changed = false;
+        std::vector<std::string> lines; ///< human-readable: "+ pipeline app_to_dw", "~ table ...".
+    };
+    /// Makes the stored workspace equal to `ws`, in one transaction. Writes nothing when they are
+    /// already equal, so applying the same file twice changes nothing the second time.
+    ApplySummary applyWorkspace(const Workspace &ws);
+
+    // Status mirror -------------------------------------------------------------------------
+    struct TableStatus {
+        std::string pipeline;
+        TableRef table;
+        Strategy strategy = Strategy::FullRefresh;
+        std::string state = "idle"; ///< idle, running, backfilling, ok, error, paused
+        std::string message;
+        std::string checkpoint; ///< strategy-specific JSON, as stored in the target
+        std::int64_t version = 0;
+        std::int64_t rowsApplied = 0;
+        std::optional<std::int64_t> lastSyncAtMs;  ///< last successful commit, workstation clock
+        std::optional<std::int64_t> freshAsOfMs;   ///< target holds the source as of this time
+        std::optional<double> progress;            ///< 0..1 while a backfill runs
+        std::int64_t updatedAtMs = 0;
+    };
+    void upsertTableStatus(const TableStatus &s);
+    /// Updates state and message only, keeping the rest.
+    void setTableState(const std::string &pipeline, const TableRef &table, Strategy strategy, const std::string &state,
+                       const std::string &message, std::optional<double> progress = std::nullopt);
+    std::optional<TableStatus> tableStatus(const std::string &pipeline, const TableRef &table);
+    std::vector<TableStatus> tableStatuses();
+
+    // Runs, events, lag --------------------------------------------------------------------
+    std::int64_t startRun(const std::string &pipeline, const TableRef &table, Strategy strategy);
+    void finishRun(std::int64_t runId, const std::string &status, std::int64_t rows, const std::string &error);
+
+    struct Event {
+        std::int64_t id = 0;
+        std::int64_t tsMs = 0;
+        std::string level; ///< info, warn, error
+        std::string pipeline;
+        std::string table;
+        std::string kind;
+        std::string message;
+    };
+    void addEvent(const std::string &level, const std::string &pipeline, const std::string &table,
+                  const std::string &kind, const std::string &message);
+    std::vector<Event> events(int limit = 100, const std::string &pipeline = {});
+
+    struct LagSample {
+        std::string pipeline;
+        std::string table;
+        std::int64_t tsMs = 0;
+        double lagSeconds = 0;
+        double rowsPerSecond = 0;
+    };
+    void addLagSample(const LagSample &s);
+    std::vector<LagSample> lagSamples(const std::string &pipeline, const std::string &table, std::int64_t sinceMs);
+    /// Drops samples older than `keepMs` and thins those older than an hour to one a minute.
+    void pruneLagSamples(std::int64_t nowMs, std::int64_t keepMs);
+
+    /// Milliseconds since the Unix epoch, workstation clock.
+    static std::int64_t nowMs();
+
+private:
+    void migrate();
+    std::mutex m_mutex;
+    std::string m_path;
+    SqliteDb m_db;
+};
+
+} // namespace driftless::core

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Driftless needs to build, run and test.
+# Idempotent: packages already present are not touched, and apt is not called at all
+# when nothing is missing. Uses sudo when not run as root.
+set -euo pipefail
+
+BUILD=(build-essential cmake ninja-build pkg-config git ca-certificates)
+LIBS=(qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev qt6-httpserver-dev
+      qt6-qpa-plugins qtkeychain-qt6-dev libgl-dev
+      libpq-dev libsqlite3-dev libyaml-cpp-dev nlohmann-json3-dev
+      libmariadb-dev libmysqlcppconn-dev)
+SERVERS=(postgresql-15 postgresql-client-15 mariadb-server mariadb-client sqlite3)
+TEST=(libgtest-dev time procps util-linux xvfb xauth)
+
+want=("${BUILD[@]}" "${LIBS[@]}" "${SERVERS[@]}" "${TEST[@]}")
+if [[ "${1:-}" == "--print" ]]; then printf '%s\n' "${want[@]}"; exit 0; fi
+
+missing=()
+for p in "${want[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "driftless: all build, run and test packages are installed"
+  exit 0
+fi
+
+SUDO=()
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "driftless: missing packages (${missing[*]}) and no sudo; install them as root" >&2; exit 1; }
+  SUDO=(sudo)
+fi
+
+echo "driftless: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# Debian starts services on install where it can; the harness and the demo run their own
+# servers on free ports, so keep the packaged ones from starting.
+policy_added=0
+if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+  printf '#!/bin/sh\nexit 101\n' | "${SUDO[@]}" tee /usr/sbin/policy-rc.d >/dev/null
+  "${SUDO[@]}" chmod 755 /usr/sbin/policy-rc.d
+  policy_added=1
+fi
+trap '[[ $policy_added == 1 ]] && "${SUDO[@]}" rm -f /usr/sbin/policy-rc.d' EXIT
+"${SUDO[@]}" apt-get update -q || echo "driftless: apt-get update failed; trying with the current package lists" >&2
+"${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Throwaway database servers for the test suite.
+#
+#   servers.sh start ENVFILE   start Postgres 15 (wal_level=logical) and MariaDB 10.11
+#                              (binlog ROW) on free loopback ports in a new temporary folder,
+#                              and write their coordinates to ENVFILE (shell KEY=VALUE lines)
+#   servers.sh stop ENVFILE    stop both servers and remove the folder
+#
+# ctest runs start as a FIXTURES_SETUP test and stop as FIXTURES_CLEANUP, so the servers are
+# stopped even when tests fail. As root, Postgres runs as `postgres` and mariadbd as `mysql`.
+set -euo pipefail
+
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
+cmd=${1:?usage: servers.sh start|stop ENVFILE}
+envfile=${2:?usage: servers.sh start|stop ENVFILE}
+
+as_pg() { if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+free_port() {
+  local p
+  for _ in $(seq 1 200); do
+    p=$(( 20000 + RANDOM % 30000 ))
+    port_busy "$p" || { echo "$p"; return 0; }
+  done
+  echo "no free port found" >&2; return 1
+}
+
+stop_servers() {
+  [[ -f "$envfile" ]] || return 0
+  # shellcheck disable=SC1090
+  source "$envfile"
+  if [[ -n "${DRIFTLESS_TEST_ROOT:-}" && -d "$DRIFTLESS_TEST_ROOT" ]]; then
+    if [[ -f "$DRIFTLESS_TEST_ROOT/pg/data/postmaster.pid" ]]; then
+      as_pg "$PGBIN/pg_ctl" -D "$DRIFTLESS_TEST_ROOT/pg/data" -m immediate -w -t 30 stop >/dev/null 2>&1 || true
+    fi
+    if [[ -f "$DRIFTLESS_TEST_ROOT/my/mariadbd.pid" ]]; then
+      local pid; pid=$(cat "$DRIFTLESS_TEST_ROOT/my/mariadbd.pid" 2>/dev/null || true)
+      if [[ -n "$pid" ]]; then
+        kill "$pid" 2>/dev/null || true
+        for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$pid" 2>/dev/null || true
+      fi
+    fi
+    rm -rf "$DRIFTLESS_TEST_ROOT"
+  fi
+  rm -f "$envfile"
+}
+
+start_pg() {
+  local root=$1 pw=$2 port
+  mkdir -p "$root/pg"
+  [[ $(id -u) -eq 0 ]] && chown postgres: "$root/pg"
+  printf '%s\n' "$pw" > "$root/pg/pwfile"; chmod 600 "$root/pg/pwfile"
+  [[ $(id -u) -eq 0 ]] && chown postgres: "$root/pg/pwfile"
+  as_pg "$PGBIN/initdb" -D "$root/pg/data" -U driftless --pwfile="$root/pg/pwfile" \
+      --auth-local=trust --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 >"$root/pg/initdb.log" 2>&1
+  rm -f "$root/pg/pwfile"
+  for attempt in 1 2 3 4 5; do
+    port=$(free_port)
+    cat >>"$root/pg/data/postgresql.conf" <<CONF
+port = $port
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$root/pg'
+wal_level = logical
+max_wal_senders = 20
+max_replication_slots = 20
+max_connections = 200
+shared_buffers = 256MB
+fsync = off
+full_page_writes = off
+synchronous_commit = off
+CONF
+    if as_pg "$PGBIN/pg_ctl" -D "$root/pg/data" -l "$root/pg/server.log" -w -t 60 start >/dev/null 2>&1; then
+      echo "$port"; return 0
+    fi
+    echo "postgres did not start on port $port (attempt $attempt); see $root/pg/server.log" >&2
+  done
+  return 1
+}
+
+start_mariadb() {
+  local root=$1 pw=$2 port
+  mkdir -p "$root/my"
+  local user_opt=()
+  if [[ $(id -u) -eq 0 ]]; then chown mysql: "$root/my"; user_opt=(--user=mysql); fi
+  mariadb-install-db "${user_opt[@]}" --datadir="$root/my/data" --auth-root-authentication-method=normal \
+      --skip-test-db >"$root/my/install.log" 2>&1
+  for attempt in 1 2 3 4 5; do
+    port=$(free_port)
+    rm -f "$root/my/mariadbd.pid"
+    mariadbd --no-defaults "${user_opt[@]}" --datadir="$root/my/data" --port="$port" --bind-address=127.0.0.1 \
+        --socket="$root/my/mysqld.sock" --pid-file="$root/my/mariadbd.pid" --log-error="$root/my/server.log" \
+        --log-bin="$root/my/data/binlog" --binlog-format=ROW --binlog-row-image=FULL --binlog-row-metadata=FULL \
+        --server-id=1 --innodb-flush-log-at-trx-commit=0 --innodb-buffer-pool-size=256M \
+        --max-connections=300 --local-infile=1 >/dev/null 2>&1 &
+    for _ in $(seq 1 300); do
+      if mariadb --no-defaults -uroot --socket="$root/my/mysqld.sock" -e 'SELECT 1' >/dev/null 2>&1; then
+        mariadb --no-defaults -uroot --socket="$root/my/mysqld.sock" <<SQL
+CREATE USER 'driftless'@'127.0.0.1' IDENTIFIED BY '$pw';
+CREATE USER 'driftless'@'localhost' IDENTIFIED BY '$pw';
+GRANT ALL PRIVILEGES ON *.* TO 'driftless'@'127.0.0.1' WITH GRANT OPTION;
+GRANT ALL PRIVILEGES ON *.* TO 'driftless'@'localhost' WITH GRANT OPTION;
+SQL
+        echo "$port"; return 0
+      fi
+      kill -0 $! 2>/dev/null || break
+      sleep 0.1
+    done
+    echo "mariadbd did not start on port $port (attempt $attempt); see $root/my/server.log" >&2
+    kill $! 2>/dev/null || true
+  done
+  return 1
+}
+
+case "$cmd" in
+  start)
+    stop_servers
+    root=$(mktemp -d "${TMPDIR:-/tmp}/driftless-servers.XXXXXX")
+    chmod 755 "$root"
+    pgpw="pg-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')"
+    mypw="my-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')"
+    # Written first so that `stop` can clean up after a half-finished start.
+    echo "DRIFTLESS_TEST_ROOT=$root" > "$envfile"
+    pgport=$(start_pg "$root" "$pgpw")
+    myport=$(start_mariadb "$root" "$mypw")
+    cat > "$envfile" <<ENV
+DRIFTLESS_TEST_ROOT=$root
+PG_HOST=127.0.0.1
+PG_PORT=$pgport
+PG_USER=driftless
+PG_PASSWORD=$pgpw
+PG_SOCKET_DIR=$root/pg
+PG_BIN=$PGBIN
+MY_HOST=127.0.0.1
+MY_PORT=$myport
+MY_USER=driftless
+MY_PASSWORD=$mypw
+MY_SOCKET=$root/my/mysqld.sock
+ENV
+    chmod 600 "$envfile"
+    echo "postgres on 127.0.0.1:$pgport, mariadb on 127.0.0.1:$myport, in $root"
+    ;;
+  stop)
+    stop_servers
+    echo "test servers stopped"
+    ;;
+  *) echo "usage: servers.sh start|stop ENVFILE" >&2; exit 2 ;;
+esac

@@ -1,0 +1,243 @@
+#include "tests/support/testsupport.h"
+
+#include "core/model/tableref.h"
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <fcntl.h>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#ifndef DRIFTLESS_CLI_PATH
+#error "DRIFTLESS_CLI_PATH must be defined by the build"
+#endif
+
+extern char **environ;
+
+namespace driftless::test {
+
+namespace {
+std::map<std::string, std::string> readEnvFile(const std::string &path)
+{
+    std::ifstream in(path);
+    if (!in)
+        throw std::runtime_error("cannot read test server env file '" + path +
+                                 "': run the tests through ctest, which starts the servers");
+    std::map<std::string, std::string> kv;
+    std::string line;
+    while (std::getline(in, line)) {
+        auto eq = line.find('=');
+        if (eq != std::string::npos)
+            kv[line.substr(0, eq)] = line.substr(eq + 1);
+    }
+    return kv;
+}
+} // namespace
+
+const Servers &servers()
+{
+    static const Servers s = [] {
+        const char *path = std::getenv("DRIFTLESS_TEST_ENV");
+        if (!path)
+            throw std::runtime_error("DRIFTLESS_TEST_ENV is not set: run the tests through ctest");
+        auto kv = readEnvFile(path);
+        Servers s;
+        s.root = kv["DRIFTLESS_TEST_ROOT"];
+        s.pgHost = kv["PG_HOST"];
+        s.pgPort = std::atoi(kv["PG_PORT"].c_str());
+        s.pgUser = kv["PG_USER"];
+        s.pgPassword = kv["PG_PASSWORD"];
+        s.pgBin = kv["PG_BIN"];
+        s.myHost = kv["MY_HOST"];
+        s.myPort = std::atoi(kv["MY_PORT"].c_str());
+        s.myUser = kv["MY_USER"];
+        s.myPassword = kv["MY_PASSWORD"];
+        s.mySocket = kv["MY_SOCKET"];
+        ::setenv("PGPASSWORD", s.pgPassword.c_str(), 1);
+        return s;
+    }();
+    return s;
+}
+
+std::string pgDsn(const std::string &db)
+{
+    const auto &s = servers();
+    return "host=" + s.pgHost + " port=" + std::to_string(s.pgPort) + " user=" + s.pgUser + " dbname=" + db;
+}
+
+std::string uniqueName(const std::string &prefix)
+{
+    static std::atomic<int> counter{0};
+    static const unsigned salt = std::random_device{}() % 100000;
+    return prefix + "_" + std::to_string(::getpid()) + "_" + std::to_string(salt) + "_" + std::to_string(++counter);
+}
+
+PgTestDb::PgTestDb(const std::string &prefix) : m_name(uniqueName(prefix))
+{
+    core::PgConnection admin(pgDsn("postgres"));
+    admin.exec("CREATE DATABASE " + core::quoteIdent(m_name));
+}
+
+PgTestDb::~PgTestDb()
+{
+    try {
+        core::PgConnection admin(pgDsn("postgres"));
+        admin.exec("DROP DATABASE IF EXISTS " + core::quoteIdent(m_name) + " WITH (FORCE)");
+    } catch (...) {
+    }
+}
+
+core::PgConnection PgTestDb::connect() const { return core::PgConnection(dsn()); }
+
+void PgTestDb::exec(const std::string &sql) const
+{
+    auto c = connect();
+    c.exec(sql);
+}
+
+std::string PgTestDb::scalar(const std::string &sql) const
+{
+    auto c = connect();
+    auto r = c.exec(sql);
+    return r.rows() ? r.text(0, 0) : std::string();
+}
+
+TempDir::TempDir()
+{
+    std::string tmpl = (std::filesystem::temp_directory_path() / "driftless-test.XXXXXX").string();
+    if (!::mkdtemp(tmpl.data()))
+        throw std::runtime_error("mkdtemp failed");
+    m_path = tmpl;
+}
+
+TempDir::~TempDir()
+{
+    std::error_code ec;
+    std::filesystem::remove_all(m_path, ec);
+}
+
+std::string pgHash(core::PgConnection &conn, const std::string &select, const std::string &orderBy)
+{
+    auto r = conn.exec("SELECT count(*) || ':' || coalesce(md5(string_agg(t::text, E'\\n' ORDER BY " + orderBy +
+                       ")), '') FROM (" + select + ") t");
+    return r.text(0, 0);
+}
+
+std::string cliPath() { return DRIFTLESS_CLI_PATH; }
+
+namespace {
+std::vector<std::string> buildEnv(const std::map<std::string, std::string> &extra)
+{
+    std::map<std::string, std::string> env;
+    for (char **e = environ; *e; ++e) {
+        std::string kv = *e;
+        auto eq = kv.find('=');
+        if (eq != std::string::npos)
+            env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    for (auto &[k, v] : extra) {
+        if (!k.empty() && k[0] == '-')
+            env.erase(k.substr(1));
+        else
+            env[k] = v;
+    }
+    std::vector<std::string> out;
+    for (auto &[k, v] : env)
+        out.push_back(k + "=" + v);
+    return out;
+}
+
+pid_t spawn(const std::vector<std::string> &args, const std::map<std::string, std::string> &env, int outFd,
+            int errFd)
+{
+    std::vector<std::string> argv{cliPath()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto envs = buildEnv(env);
+    std::vector<char *> cargv, cenv;
+    for (auto &a : argv)
+        cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    for (auto &e : envs)
+        cenv.push_back(e.data());
+    cenv.push_back(nullptr);
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(outFd, 1);
+        ::dup2(errFd, 2);
+        int devnull = ::open("/dev/null", O_RDONLY);
+        ::dup2(devnull, 0);
+        ::execve(cargv[0], cargv.data(), cenv.data());
+        ::_exit(127);
+    }
+    return pid;
+}
+} // namespace
+
+std::string readFile(const std::string &path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+void writeFile(const std::string &path, const std::string &content)
+{
+    std::ofstream out(path, std::ios::binary);
+    out << content;
+}
+
+int waitPid(int pid, int timeoutSeconds)
+{
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeoutSeconds);
+    int status = 0;
+    for (;;) {
+        pid_t r = ::waitpid(pid, &status, WNOHANG);
+        if (r == pid)
+            break;
+        if (std::chrono::steady_clock::now() > deadline) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, &status, 0);
+            return -1000;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    return -WTERMSIG(status);
+}
+
+CliResult runCli(const std::vector<std::string> &args, const std::map<std::string, std::string> &env,
+                 int timeoutSeconds)
+{
+    TempDir dir;
+    std::string outPath = dir.file("out"), errPath = dir.file("err");
+    int outFd = ::open(outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int errFd = ::open(errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid = spawn(args, env, outFd, errFd);
+    ::close(outFd);
+    ::close(errFd);
+    CliResult r;
+    r.exitCode = waitPid(pid, timeoutSeconds);
+    r.out = readFile(outPath);
+    r.err = readFile(errPath);
+    return r;
+}
+
+int spawnCli(const std::vector<std::string> &args, const std::map<std::string, std::string> &env,
+             const std::string &logFile)
+{
+    int fd = ::open(logFile.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    pid_t pid = spawn(args, env, fd, fd);
+    ::close(fd);
+    return pid;
+}
+
+} // namespace driftless::test

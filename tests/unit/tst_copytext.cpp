@@ -1,0 +1,55 @@
+#include "core/db/copytext.h"
+#include "core/model/batch.h"
+
+#include <gtest/gtest.h>
+
+using namespace driftless::core;
+
+TEST(CopyText, escapeThenUnescapeIsIdentityForEveryByte)
+{
+    std::string all;
+    for (int c = 1; c < 256; ++c)
+        all += static_cast<char>(c);
+    all += std::string("\0tail", 5);
+    std::string esc, back;
+    copytext::escape(all, esc);
+    EXPECT_EQ(esc.find('\t'), std::string::npos);
+    EXPECT_EQ(esc.find('\n'), std::string::npos);
+    copytext::unescape(esc, back);
+    EXPECT_EQ(back, all);
+}
+
+TEST(CopyText, unescapeUnderstandsOctalAndHexForms)
+{
+    std::string out;
+    copytext::unescape("a\\101\\x42\\\\\\N", out);
+    EXPECT_EQ(out, "aAB\\N");
+}
+
+TEST(CopyText, splitKeepsEmptyFieldsAndNulls)
+{
+    std::vector<std::string_view> f;
+    copytext::split("1\t\t\\N\tx\n", f);
+    ASSERT_EQ(f.size(), 4u);
+    EXPECT_EQ(f[0], "1");
+    EXPECT_EQ(f[1], "");
+    EXPECT_TRUE(copytext::isNull(f[2]));
+    EXPECT_EQ(f[3], "x");
+}
+
+TEST(RowSet, foldKeepsTheLastChangeOfEachKeyInOrder)
+{
+    RowSet rs;
+    rs.append("1\ta", ChangeOp::Insert, 10);
+    rs.append("2\tb", ChangeOp::Insert, 11);
+    rs.append("1\tc", ChangeOp::Update, 12);
+    rs.append("3\td", ChangeOp::Insert, 13);
+    rs.append("2\t\\N", ChangeOp::Delete, 14);
+    rs.foldByKey({0});
+    ASSERT_EQ(rs.size(), 3u);
+    EXPECT_EQ(rs.line(0), "1\tc");
+    EXPECT_EQ(rs.row(0).version, 12);
+    EXPECT_EQ(rs.line(1), "3\td");
+    EXPECT_EQ(rs.line(2), "2\t\\N");
+    EXPECT_EQ(rs.row(2).op, ChangeOp::Delete);
+}

@@ -1,0 +1,161 @@
+#include "core/config/workspacefile.h"
+#include "core/model/error.h"
+#include "core/state/statestore.h"
+#include "tests/support/testsupport.h"
+
+#include <gtest/gtest.h>
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+using namespace driftless::core;
+using driftless::test::TempDir;
+
+namespace {
+Workspace sample()
+{
+    return WorkspaceFile::parse(R"(endpoints:
+  app: { kind: postgres, dsn: "host=db1 dbname=app user=sync" }
+  lite: { kind: sqlite, path: "/data/replica.db" }
+pipelines:
+  - name: p1
+    source: app
+    target: lite
+    tables:
+      - { table: public.plans, strategy: full_refresh, every: 5m }
+      - { table: public.events, strategy: cursor, lookback: 15m, page_size: 1000 }
+)",
+                                "t.yaml", "/");
+}
+
+std::string dump(const std::string &path)
+{
+    // Content of every table, to compare files logically (WAL makes byte comparison moot).
+    sqlite3 *db = nullptr;
+    sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    std::string out;
+    for (const char *t : {"endpoints", "pipelines", "table_specs", "table_status", "runs", "events"}) {
+        sqlite3_stmt *st = nullptr;
+        sqlite3_prepare_v2(db, (std::string("SELECT * FROM ") + t).c_str(), -1, &st, nullptr);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            for (int i = 0; i < sqlite3_column_count(st); ++i) {
+                auto *v = sqlite3_column_text(st, i);
+                out += v ? reinterpret_cast<const char *>(v) : "NULL";
+                out += '|';
+            }
+            out += '\n';
+        }
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    return out;
+}
+} // namespace
+
+TEST(StateStore, fileIsCreatedPrivateInWalModeAtTheCurrentSchemaVersion)
+{
+    TempDir dir;
+    std::string path = dir.file("sub/folder/workspace.db");
+    StateStore store(path);
+    struct stat st{};
+    ASSERT_EQ(::stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    ASSERT_EQ(::stat(dir.file("sub/folder").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+    SqliteDb db(path, SqliteDb::Mode::ReadOnly);
+    EXPECT_EQ(db.scalarInt("PRAGMA user_version"), StateStore::kSchemaVersion);
+    auto mode = db.prepare("PRAGMA journal_mode");
+    ASSERT_TRUE(mode.step());
+    EXPECT_EQ(mode.text(0), "wal");
+}
+
+TEST(StateStore, refusesAFileFromANewerVersion)
+{
+    TempDir dir;
+    std::string path = dir.file("ws.db");
+    { StateStore store(path); }
+    {
+        SqliteDb db(path);
+        db.exec("PRAGMA user_version = 99");
+    }
+    try {
+        StateStore again(path);
+        FAIL() << "expected an error";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("newer"), std::string::npos) << e.what();
+    }
+}
+
+TEST(StateStore, workspaceRoundTripsAndApplyingTwiceChangesNothing)
+{
+    TempDir dir;
+    std::string path = dir.file("ws.db");
+    StateStore store(path);
+    auto first = store.applyWorkspace(sample());
+    EXPECT_TRUE(first.changed);
+    EXPECT_EQ(store.loadWorkspace(), sample());
+    std::string before = dump(path);
+    auto second = store.applyWorkspace(sample());
+    EXPECT_FALSE(second.changed);
+    EXPECT_EQ(dump(path), before);
+
+    Workspace changed = sample();
+    changed.pipelines[0].tables[1].pageSize = 2000;
+    auto third = store.applyWorkspace(changed);
+    ASSERT_TRUE(third.changed);
+    ASSERT_EQ(third.lines.size(), 1u);
+    EXPECT_EQ(third.lines[0], "~ table p1/public.events");
+}
+
+TEST(StateStore, statusMirrorKeepsCheckpointsAndStates)
+{
+    TempDir dir;
+    StateStore store(dir.file("ws.db"));
+    StateStore::TableStatus s;
+    s.pipeline = "p1";
+    s.table = {"public", "events"};
+    s.strategy = Strategy::Cursor;
+    s.state = "ok";
+    s.checkpoint = R"({"cursor":"2026-01-01 00:00:00+00"})";
+    s.version = 1234;
+    s.rowsApplied = 42;
+    s.freshAsOfMs = 1000;
+    store.upsertTableStatus(s);
+    store.setTableState("p1", {"public", "events"}, Strategy::Cursor, "error", "boom");
+    auto got = store.tableStatus("p1", {"public", "events"});
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->state, "error");
+    EXPECT_EQ(got->message, "boom");
+    EXPECT_EQ(got->checkpoint, s.checkpoint) << "a state change keeps the checkpoint";
+    EXPECT_EQ(got->rowsApplied, 42);
+    EXPECT_EQ(got->freshAsOfMs, 1000);
+}
+
+TEST(StateStore, lagSamplesAreThinnedAndExpired)
+{
+    TempDir dir;
+    StateStore store(dir.file("ws.db"));
+    const std::int64_t now = 10'000'000'000;
+    for (int i = 0; i < 600; ++i) // every 10 s for 100 minutes
+        store.addLagSample({"p", "t", now - i * 10'000, static_cast<double>(i), 0});
+    store.addLagSample({"p", "t", now - 8LL * 86'400'000, 1.0, 0});
+    store.pruneLagSamples(now, 7LL * 86'400'000);
+    auto samples = store.lagSamples("p", "t", 0);
+    // The last hour stays at full resolution (360 samples), the 40 minutes before it thin to
+    // one a minute, and the 8-day-old one expires.
+    EXPECT_GE(samples.size(), 360u + 39u);
+    EXPECT_LE(samples.size(), 360u + 42u);
+    EXPECT_GT(samples.front().tsMs, now - 8LL * 86'400'000);
+}
+
+TEST(StateStore, eventsAreKeptNewestFirst)
+{
+    TempDir dir;
+    StateStore store(dir.file("ws.db"));
+    store.addEvent("info", "p", "t", "a", "first");
+    store.addEvent("error", "p", "t", "b", "second");
+    auto ev = store.events(10);
+    ASSERT_EQ(ev.size(), 2u);
+    EXPECT_EQ(ev[0].message, "second");
+    EXPECT_EQ(ev[1].kind, "a");
+}

@@ -1,0 +1,156 @@
+#include "core/config/workspacefile.h"
+#include "core/model/error.h"
+
+#include <gtest/gtest.h>
+
+using namespace driftless::core;
+
+namespace {
+
+// The form the README promises; it must keep working.
+const char *kReadmeForm = R"(endpoints:
+  app:  { kind: postgres, dsn: "host=127.0.0.1 port=5432 dbname=app user=sync" }
+  dw:   { kind: postgres, dsn: "postgresql://sync@127.0.0.1:5433/dw" }
+  lite: { kind: sqlite, path: "replica.db" }
+pipelines:
+  - name: app_to_dw
+    source: app
+    target: dw
+    target_schema: model          # Postgres targets; default: the source table's schema
+    tables:
+      - { table: public.plans,  strategy: full_refresh }
+      - { table: public.events, strategy: cursor, cursor: updated_at, lookback: 10m, page_size: 50000 }
+      - { table: public.orders, strategy: cdc, freshness_sla: 60s }   # CDC arrives in the next issue
+)";
+
+Workspace parse(const std::string &yaml) { return WorkspaceFile::parse(yaml, "ws.yaml", "/home/dba/sync"); }
+
+ConfigError parseError(const std::string &yaml)
+{
+    try {
+        parse(yaml);
+    } catch (const ConfigError &e) {
+        return e;
+    }
+    ADD_FAILURE() << "expected a ConfigError for:\n" << yaml;
+    return ConfigError("none");
+}
+
+std::string replace(std::string s, const std::string &from, const std::string &to)
+{
+    auto pos = s.find(from);
+    EXPECT_NE(pos, std::string::npos) << from;
+    return s.replace(pos, from.size(), to);
+}
+
+} // namespace
+
+TEST(WorkspaceFile, readsTheReadmeForm)
+{
+    Workspace ws = parse(kReadmeForm);
+    ASSERT_EQ(ws.endpoints.size(), 3u);
+    EXPECT_EQ(ws.endpoints.at("lite").path, "/home/dba/sync/replica.db") << "relative to the file's folder";
+    EXPECT_EQ(ws.endpoints.at("dw").dsn, "postgresql://sync@127.0.0.1:5433/dw");
+    ASSERT_EQ(ws.pipelines.size(), 1u);
+    const auto &p = ws.pipelines[0];
+    EXPECT_EQ(p.targetSchema, "model");
+    ASSERT_EQ(p.tables.size(), 3u);
+    EXPECT_EQ(p.tables[0].strategy, Strategy::FullRefresh);
+    EXPECT_EQ(p.tables[1].cursor, "updated_at");
+    EXPECT_EQ(p.tables[1].lookback, "10m");
+    EXPECT_EQ(p.tables[1].pageSize, 50000);
+    EXPECT_EQ(p.tables[2].strategy, Strategy::Cdc);
+    EXPECT_EQ(p.tables[2].freshnessSla, Millis(60'000));
+    auto tn = resolveTargetName(p, p.tables[1], EndpointKind::Postgres);
+    EXPECT_EQ(tn.schema, "model");
+    EXPECT_EQ(tn.name, "events");
+}
+
+TEST(WorkspaceFile, yamlRoundTripsToAnEqualWorkspace)
+{
+    std::string yaml = std::string(kReadmeForm) + R"(  - name: odd_names
+    source: app
+    target: lite
+    tables:
+      - { table: '"Sales Dept"."Order-Lines"', strategy: cursor, cursor: "Updated At", every: 90s, target_table: "order lines" }
+)";
+    Workspace ws = parse(yaml);
+    EXPECT_EQ(ws.pipelines[1].tables[0].table.schema, "Sales Dept");
+    EXPECT_EQ(ws.pipelines[1].tables[0].table.name, "Order-Lines");
+    Workspace again = WorkspaceFile::parse(WorkspaceFile::toYaml(ws), "export.yaml", "/elsewhere");
+    EXPECT_EQ(again, ws);
+}
+
+TEST(WorkspaceFile, malformedYamlNamesFileAndLine)
+{
+    auto e = parseError("endpoints:\n  app: { kind: postgres, dsn: \"x\"\n pipelines: [\n");
+    EXPECT_EQ(e.file(), "ws.yaml");
+    EXPECT_GT(e.line(), 0);
+    EXPECT_NE(std::string(e.what()).find("malformed YAML"), std::string::npos) << e.what();
+}
+
+TEST(WorkspaceFile, unknownEndpointIsRefusedWithTheFieldAndLine)
+{
+    auto e = parseError(replace(kReadmeForm, "target: dw", "target: warehouse"));
+    EXPECT_EQ(e.line(), 8);
+    EXPECT_EQ(e.field(), "pipelines[app_to_dw].target");
+    EXPECT_NE(std::string(e.what()).find("unknown endpoint 'warehouse'"), std::string::npos) << e.what();
+}
+
+TEST(WorkspaceFile, eachMistakeHasItsOwnMessage)
+{
+    struct Case {
+        std::string from, to, field, needle;
+    } cases[] = {
+        {"strategy: full_refresh", "strategy: mirror", "pipelines[app_to_dw].tables[public.plans].strategy",
+         "not a strategy"},
+        {"lookback: 10m", "lookback: ten minutes", "pipelines[app_to_dw].tables[public.events].lookback",
+         "neither a duration"},
+        {"page_size: 50000", "page_size: 0", "pipelines[app_to_dw].tables[public.events].page_size", "whole number"},
+        {"freshness_sla: 60s", "freshness_sla: soon", "pipelines[app_to_dw].tables[public.orders].freshness_sla",
+         "not a duration"},
+        {"name: app_to_dw", "name: App-To-DW", "pipelines[0].name", "lower-case"},
+        {"kind: sqlite", "kind: oracle", "endpoints.lite.kind", "not a kind"},
+        {"user=sync\" }", "user=sync password=hunter2\" }", "endpoints.app.dsn", "contains a password"},
+        {"postgresql://sync@", "postgresql://sync:hunter2@", "endpoints.dw.dsn", "contains a password"},
+        {"table: public.plans,", "table: public.plans, strategy: cursor, cursr: x,", "pipelines[app_to_dw].tables[0].cursr",
+         "unknown key"},
+        {"target_schema: model", "target_schema: model\n    tablez: []", "pipelines[0].tablez", "unknown key"},
+    };
+    for (const auto &c : cases) {
+        auto e = parseError(replace(kReadmeForm, c.from, c.to));
+        EXPECT_EQ(e.field(), c.field) << c.to << " -> " << e.what();
+        EXPECT_NE(std::string(e.what()).find(c.needle), std::string::npos) << e.what();
+        EXPECT_GT(e.line(), 0) << e.what();
+    }
+}
+
+TEST(WorkspaceFile, passwordsNeverReachTheWorkspace)
+{
+    auto e = parseError(replace(kReadmeForm, "user=sync\" }", "user=sync password=hunter2\" }"));
+    EXPECT_EQ(std::string(e.what()).find("hunter2"), std::string::npos) << "the message must not echo the secret";
+}
+
+TEST(WorkspaceFile, sqliteNameClashIsAnError)
+{
+    std::string yaml = std::string(kReadmeForm) + R"(  - name: to_lite
+    source: app
+    target: lite
+    tables:
+      - { table: public.orders, strategy: full_refresh }
+      - { table: archive.orders, strategy: full_refresh }
+)";
+    auto e = parseError(yaml);
+    EXPECT_NE(std::string(e.what()).find("already written by to_lite/public.orders"), std::string::npos) << e.what();
+    EXPECT_EQ(e.line(), 19);
+    // Renaming one of them resolves it.
+    yaml = replace(yaml, "table: archive.orders, strategy: full_refresh", "table: archive.orders, strategy: full_refresh, target_table: archive_orders");
+    EXPECT_NO_THROW(parse(yaml));
+}
+
+TEST(WorkspaceFile, duplicateTableInOnePipelineIsAnError)
+{
+    std::string yaml = replace(kReadmeForm, "{ table: public.orders, strategy: cdc", "{ table: public.PLANS, strategy: cdc");
+    auto e = parseError(yaml);
+    EXPECT_NE(std::string(e.what()).find("listed twice"), std::string::npos) << e.what();
+}
