@@ -241,3 +241,36 @@ int spawnCli(const std::vector<std::string> &args, const std::map<std::string, s
 }
 
 } // namespace driftless::test
+
+namespace driftless::test {
+
+core::Endpoint pgEndpoint(const std::string &name, const std::string &db)
+{
+    core::Endpoint e;
+    e.name = name;
+    e.kind = core::EndpointKind::Postgres;
+    e.dsn = pgDsn(db);
+    return e;
+}
+
+core::Endpoint sqliteEndpoint(const std::string &name, const std::string &path)
+{
+    core::Endpoint e;
+    e.name = name;
+    e.kind = core::EndpointKind::Sqlite;
+    e.path = path;
+    return e;
+}
+
+core::TableJob makeJob(const std::string &pipeline, const core::TableSpec &spec, const core::Endpoint &source,
+                       const core::Endpoint &target, std::optional<std::string> targetSchema)
+{
+    core::PipelineSpec p;
+    p.name = pipeline;
+    p.source = source.name;
+    p.target = target.name;
+    p.targetSchema = std::move(targetSchema);
+    return {pipeline, spec, source, target, core::resolveTargetName(p, spec, target.kind)};
+}
+
+} // namespace driftless::test

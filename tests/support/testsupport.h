@@ -90,3 +90,16 @@ std::string readFile(const std::string &path);
 void writeFile(const std::string &path, const std::string &content);
 
 } // namespace driftless::test
+
+#include "core/engine/tablesync.h"
+
+namespace driftless::test {
+
+core::Endpoint pgEndpoint(const std::string &name, const std::string &db);
+core::Endpoint sqliteEndpoint(const std::string &name, const std::string &path);
+/// A job for one table; the target name follows the workspace rules (target_schema for
+/// Postgres, bare name for SQLite).
+core::TableJob makeJob(const std::string &pipeline, const core::TableSpec &spec, const core::Endpoint &source,
+                       const core::Endpoint &target, std::optional<std::string> targetSchema = std::nullopt);
+
+} // namespace driftless::test

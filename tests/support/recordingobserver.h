@@ -1,0 +1,53 @@
+#pragma once
+
+#include "core/engine/observer.h"
+
+#include <functional>
+#include <mutex>
+#include <vector>
+
+namespace driftless::test {
+
+/// Collects what the engine reports, for assertions. Optionally calls `onBatch` after each
+/// applied batch (tests use it to stop a pass or inject writes between batches).
+class RecordingObserver : public core::EngineObserver {
+public:
+    struct Applied {
+        core::ApplyResult result;
+        core::Checkpoint checkpoint;
+        bool completedPass = false;
+    };
+
+    void tableState(const core::TableKey &, const std::string &state, const std::string &message,
+                    std::optional<double>) override
+    {
+        std::lock_guard lock(m_mutex);
+        states.push_back(state + (message.empty() ? "" : ": " + message));
+    }
+    void batchApplied(const core::TableKey &, const core::ApplyResult &result, const core::Checkpoint &cp,
+                      std::optional<std::int64_t> fresh) override
+    {
+        {
+            std::lock_guard lock(m_mutex);
+            applied.push_back({result, cp, fresh.has_value()});
+        }
+        if (onBatch)
+            onBatch(applied.size());
+    }
+    void event(const std::string &level, const core::TableKey &, const std::string &kind,
+               const std::string &message) override
+    {
+        std::lock_guard lock(m_mutex);
+        events.push_back(level + " " + kind + ": " + message);
+    }
+
+    std::vector<std::string> states;
+    std::vector<Applied> applied;
+    std::vector<std::string> events;
+    std::function<void(size_t)> onBatch;
+
+private:
+    std::mutex m_mutex;
+};
+
+} // namespace driftless::test
