@@ -19,8 +19,10 @@ SqliteStorage sqliteStorageFor(const ColumnInfo &c)
         return SqliteStorage::Integer;
     if (t == "bool")
         return SqliteStorage::Boolean;
-    if (t == "float4" || t == "float8")
+    if (t == "float8")
         return SqliteStorage::Real;
+    if (t == "float4")
+        return SqliteStorage::Real4;
     if (t == "bytea")
         return SqliteStorage::Blob;
     if (t == "timestamptz")
@@ -35,6 +37,7 @@ std::string_view sqliteDeclaredType(SqliteStorage s)
     case SqliteStorage::Boolean:
         return "INTEGER";
     case SqliteStorage::Real:
+    case SqliteStorage::Real4:
         return "REAL";
     case SqliteStorage::Blob:
         return "BLOB";
@@ -82,10 +85,13 @@ void bindCopyField(SqliteStmt &stmt, int index, std::string_view raw, SqliteStor
     case SqliteStorage::Boolean:
         stmt.bind(index, static_cast<std::int64_t>(v == "t" ? 1 : 0));
         return;
-    case SqliteStorage::Real: {
+    case SqliteStorage::Real:
+    case SqliteStorage::Real4: {
         std::string tmp(v);
-        char *end = nullptr;
-        double d = std::strtod(tmp.c_str(), &end);
+        // Postgres prints the shortest text that round-trips in the column's own precision, so
+        // a real must be parsed as a float to get its exact value back.
+        double d = storage == SqliteStorage::Real4 ? static_cast<double>(std::strtof(tmp.c_str(), nullptr))
+                                                   : std::strtod(tmp.c_str(), nullptr);
         if (std::isnan(d))
             stmt.bindText(index, "NaN");
         else

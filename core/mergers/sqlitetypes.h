@@ -14,7 +14,8 @@ class SqliteStmt;
 enum class SqliteStorage {
     Integer, ///< smallint, integer, bigint, oid: INTEGER
     Boolean, ///< boolean: INTEGER 0/1
-    Real,    ///< real, double precision: REAL (NaN, which SQLite cannot store, as TEXT 'NaN')
+    Real,    ///< double precision: REAL (NaN, which SQLite cannot store, as TEXT 'NaN')
+    Real4,   ///< real: REAL holding the exact float value (parsed as float, then widened)
     Blob,    ///< bytea: BLOB
     TimestampTz, ///< timestamptz: TEXT, ISO 8601 in UTC with a +00:00 offset
     Text     ///< everything else: TEXT in Postgres's own text form

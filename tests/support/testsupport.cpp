@@ -274,3 +274,31 @@ core::TableJob makeJob(const std::string &pipeline, const core::TableSpec &spec,
 }
 
 } // namespace driftless::test
+
+#include "core/db/sqlitedb.h"
+
+namespace driftless::test {
+std::string sqliteDump(const std::string &path)
+{
+    if (!std::filesystem::exists(path))
+        return "<no file>";
+    core::SqliteDb db(path, core::SqliteDb::Mode::ReadOnly);
+    std::vector<std::string> tables;
+    {
+        auto st = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+        while (st.step())
+            tables.push_back(st.text(0));
+    }
+    std::string out;
+    for (const auto &t : tables) {
+        out += "## " + t + "\n";
+        auto st = db.prepare("SELECT * FROM " + core::quoteIdent(t) + " ORDER BY 1, 2");
+        while (st.step()) {
+            for (int i = 0; i < st.columnCount(); ++i)
+                out += (st.isNull(i) ? std::string("NULL") : st.text(i)) + "|";
+            out += "\n";
+        }
+    }
+    return out;
+}
+} // namespace driftless::test

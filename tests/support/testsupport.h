@@ -103,3 +103,8 @@ core::TableJob makeJob(const std::string &pipeline, const core::TableSpec &spec,
                        const core::Endpoint &target, std::optional<std::string> targetSchema = std::nullopt);
 
 } // namespace driftless::test
+
+namespace driftless::test {
+/// Every row of every table of a SQLite file as text, to compare files logically.
+std::string sqliteDump(const std::string &path);
+} // namespace driftless::test

@@ -1,0 +1,208 @@
+// driftless-cli as a DBA uses it: apply, run, status, doctor; and every kind of bad input gets
+// its own one-line message, the right exit code, and leaves the state file as it was.
+
+#include "tests/support/testsupport.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+using namespace driftless::test;
+
+namespace {
+
+struct CliFixture : ::testing::Test {
+    PgTestDb src{"cli_src"};
+    PgTestDb dst{"cli_dst"};
+    TempDir dir;
+    std::string state = dir.file("workspace.db");
+
+    void SetUp() override
+    {
+        src.exec(R"sql(
+CREATE TABLE plans (id int PRIMARY KEY, name text, price numeric(10,2));
+INSERT INTO plans SELECT g, 'plan ' || g, g * 9.99 FROM generate_series(1, 5) g;
+CREATE TABLE events (id bigint PRIMARY KEY, kind text, updated_at timestamptz NOT NULL DEFAULT now());
+INSERT INTO events SELECT g, 'k', now() - interval '1 hour' FROM generate_series(1, 1000) g;
+CREATE TABLE audit (at timestamptz, line text);
+)sql");
+    }
+
+    std::string yaml(const std::string &tables, const std::string &srcDsn = {}, const std::string &extraEndpoints = {})
+    {
+        const auto &s = servers();
+        std::string sdsn = srcDsn.empty() ? "host=127.0.0.1 port=" + std::to_string(s.pgPort) + " dbname=" + src.name() +
+                                                " user=" + s.pgUser
+                                          : srcDsn;
+        return "endpoints:\n"
+               "  app:  { kind: postgres, dsn: \"" + sdsn + "\" }\n"
+               "  dw:   { kind: postgres, dsn: \"postgresql://" + s.pgUser + "@127.0.0.1:" + std::to_string(s.pgPort) +
+               "/" + dst.name() + "\" }\n"
+               "  lite: { kind: sqlite, path: \"replica.db\" }\n" + extraEndpoints +
+               "pipelines:\n"
+               "  - name: app_to_dw\n"
+               "    source: app\n"
+               "    target: dw\n"
+               "    target_schema: model\n"
+               "    tables:\n" + tables;
+    }
+    std::string good()
+    {
+        return yaml("      - { table: public.plans,  strategy: full_refresh }\n"
+                    "      - { table: public.events, strategy: cursor, cursor: updated_at, lookback: 10m, page_size: 300 }\n");
+    }
+    CliResult apply(const std::string &text, std::map<std::string, std::string> env = {})
+    {
+        std::string f = dir.file("ws.yaml");
+        writeFile(f, text);
+        return runCli({"--state", state, "apply", f}, env);
+    }
+};
+
+} // namespace
+
+TEST_F(CliFixture, applyStoresTheWorkspaceAndTheSecondApplyChangesNothing)
+{
+    auto r = apply(good());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("+ pipeline app_to_dw (2 tables)"), std::string::npos) << r.out;
+    std::string before = sqliteDump(state);
+    auto again = apply(good());
+    EXPECT_EQ(again.exitCode, 0) << again.err;
+    EXPECT_NE(again.out.find("workspace unchanged"), std::string::npos) << again.out;
+    EXPECT_EQ(sqliteDump(state), before);
+}
+
+TEST_F(CliFixture, badInputGetsItsOwnMessageAndLeavesTheStateAlone)
+{
+    ASSERT_EQ(apply(good()).exitCode, 0);
+    const std::string before = sqliteDump(state);
+    const auto &s = servers();
+    struct Case {
+        std::string name;
+        std::string text;
+        std::map<std::string, std::string> env;
+        int exitCode;
+        std::string needle;
+    };
+    std::vector<Case> cases = {
+        {"malformed YAML", good() + "  - name: [unclosed\n", {}, 2, "malformed YAML"},
+        {"unknown endpoint",
+         yaml("      - { table: public.plans, strategy: full_refresh }\n").replace(
+             yaml("").find("target: dw"), 10, "target: warehouse"),
+         {}, 2, "unknown endpoint 'warehouse'"},
+        {"unknown table", yaml("      - { table: public.plan, strategy: full_refresh }\n"), {}, 2,
+         "table public.plan does not exist"},
+        {"cursor table without a primary key", yaml("      - { table: public.audit, strategy: cursor, cursor: at }\n"),
+         {}, 2, "has no primary key"},
+        {"wrong port",
+         yaml("      - { table: public.plans, strategy: full_refresh }\n",
+              "host=127.0.0.1 port=1 dbname=" + src.name() + " user=" + s.pgUser),
+         {}, 1, "Connection refused"},
+        {"wrong password", good(), {{"PGPASSWORD", "not-the-password"}}, 1, "password authentication failed"},
+        {"password in the file", yaml("      - { table: public.plans, strategy: full_refresh }\n",
+                                      "host=127.0.0.1 dbname=x user=y password=hunter2"),
+         {}, 2, "contains a password"},
+    };
+    std::set<std::string> firstLines;
+    for (const auto &c : cases) {
+        auto r = apply(c.text, c.env);
+        EXPECT_EQ(r.exitCode, c.exitCode) << c.name << ": " << r.err;
+        EXPECT_NE(r.err.find(c.needle), std::string::npos) << c.name << ": " << r.err;
+        std::string first = r.err.substr(0, r.err.find('\n'));
+        EXPECT_FALSE(first.empty()) << c.name;
+        EXPECT_NE(first.find("driftless-cli: "), std::string::npos) << c.name << ": " << first;
+        firstLines.insert(first);
+        EXPECT_EQ(r.err.find("hunter2"), std::string::npos) << "a secret was echoed: " << r.err;
+        EXPECT_EQ(sqliteDump(state), before) << c.name << " changed the state file";
+    }
+    EXPECT_EQ(firstLines.size(), cases.size()) << "each mistake needs its own message";
+}
+
+TEST_F(CliFixture, aRefusedFirstApplyCreatesNoStateFile)
+{
+    auto r = apply(yaml("      - { table: public.nope, strategy: full_refresh }\n"));
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_FALSE(std::filesystem::exists(state));
+}
+
+TEST_F(CliFixture, runOnceSyncsAndStatusReportsEveryTable)
+{
+    ASSERT_EQ(apply(good()).exitCode, 0);
+    auto run = runCli({"--state", state, "run", "--once"});
+    ASSERT_EQ(run.exitCode, 0) << run.out << run.err;
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM model.events"), "1000");
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM model.plans"), "5");
+
+    auto st = runCli({"--state", state, "status", "--json"});
+    ASSERT_EQ(st.exitCode, 0) << st.err;
+    auto j = nlohmann::json::parse(st.out);
+    ASSERT_TRUE(j["tables"].is_array());
+    ASSERT_EQ(j["tables"].size(), 2u);
+    for (const auto &t : j["tables"]) {
+        for (const char *k : {"pipeline", "table", "strategy", "state", "rows_applied", "last_sync_at", "checkpoint",
+                              "lag_seconds", "freshness"})
+            EXPECT_TRUE(t.contains(k)) << k;
+        EXPECT_EQ(t["pipeline"], "app_to_dw");
+        EXPECT_EQ(t["state"], "ok");
+        EXPECT_EQ(t["freshness"], "ok");
+        EXPECT_TRUE(t["lag_seconds"].is_number());
+        EXPECT_TRUE(t["last_sync_at"].is_string());
+        EXPECT_GT(t["rows_applied"].get<long long>(), 0);
+    }
+    EXPECT_EQ(j["tables"][1]["table"], "public.events");
+    EXPECT_EQ(j["tables"][1]["checkpoint"]["phase"], "incremental");
+    EXPECT_EQ(j["tables"][1]["rows_applied"], 1000);
+
+    auto human = runCli({"--state", state, "status"});
+    EXPECT_EQ(human.exitCode, 0);
+    EXPECT_NE(human.out.find("public.events"), std::string::npos) << human.out;
+}
+
+TEST_F(CliFixture, aFailingTableMakesRunExitOneAndOthersStillSync)
+{
+    const auto &s = servers();
+    std::string text = yaml("      - { table: public.plans, strategy: full_refresh }\n") +
+                       "  - name: to_nowhere\n    source: app\n    target: broken\n    tables:\n"
+                       "      - { table: public.plans, strategy: full_refresh }\n";
+    text.replace(text.find("pipelines:"), 0,
+                 "  broken: { kind: postgres, dsn: \"host=127.0.0.1 port=" + std::to_string(s.pgPort) +
+                     " dbname=no_such_db user=" + s.pgUser + "\" }\n");
+    std::string f = dir.file("ws.yaml");
+    writeFile(f, text);
+    ASSERT_EQ(runCli({"--state", state, "apply", f, "--no-check"}).exitCode, 0);
+    auto run = runCli({"--state", state, "run", "--once"});
+    EXPECT_EQ(run.exitCode, 1) << run.out << run.err;
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM model.plans"), "5");
+    auto st = nlohmann::json::parse(runCli({"--state", state, "status", "--json"}).out);
+    bool sawError = false;
+    for (auto &t : st["tables"])
+        if (t["pipeline"] == "to_nowhere") {
+            EXPECT_EQ(t["state"], "error");
+            EXPECT_NE(t["message"].get<std::string>().find("no_such_db"), std::string::npos) << t["message"];
+            sawError = true;
+        }
+    EXPECT_TRUE(sawError);
+}
+
+TEST_F(CliFixture, doctorWarnsAboutAnUnindexedCursorColumn)
+{
+    src.exec("ALTER TABLE events ADD COLUMN touched timestamptz NOT NULL DEFAULT now()");
+    ASSERT_EQ(apply(yaml("      - { table: public.events, strategy: cursor, cursor: touched }\n")).exitCode, 0);
+    auto r = runCli({"--state", state, "doctor"});
+    EXPECT_EQ(r.exitCode, 0) << r.out;
+    EXPECT_NE(r.out.find("is not indexed"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("CREATE INDEX ON public.events (touched)"), std::string::npos) << r.out;
+}
+
+TEST_F(CliFixture, usageErrorsExitTwo)
+{
+    EXPECT_EQ(runCli({"frobnicate"}).exitCode, 2);
+    EXPECT_EQ(runCli({}).exitCode, 2);
+    EXPECT_EQ(runCli({"--state", state, "run", "--bogus"}).exitCode, 2);
+    auto help = runCli({"--help"});
+    EXPECT_EQ(help.exitCode, 0);
+    EXPECT_NE(help.out.find("apply FILE"), std::string::npos);
+}
