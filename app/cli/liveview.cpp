@@ -62,15 +62,31 @@ void LiveView::tableState(const TableKey &key, const std::string &state, const s
 void LiveView::batchApplied(const TableKey &key, const ApplyResult &result, const Checkpoint &,
                             std::optional<std::int64_t> freshAsOfMs)
 {
-    if (result.rowsInBatch == 0 && !freshAsOfMs)
+    const std::string name = key.display() + " (" + std::string(toString(key.strategy)) + ")";
+    if (result.direct && key.strategy != Strategy::FullRefresh) {
+        // Initial load: one line per chunk, so progress is visible on big tables.
+        printLine(name + ": loaded " + std::to_string(result.rowsInBatch) + " rows");
         return;
-    std::string what = result.direct ? "loaded" : "merged";
-    std::string line = key.display() + " (" + std::string(toString(key.strategy)) + "): " + what + " " +
-                       std::to_string(result.rowsInBatch) + " rows, " + std::to_string(result.rowsWritten) + " written";
-    if (freshAsOfMs)
-        line += ", pass complete";
-    if (!m_terminal || result.rowsInBatch > 0 || freshAsOfMs)
-        printLine(line);
+    }
+    PassTotals totals;
+    {
+        std::lock_guard lock(m_mutex);
+        auto &t = m_pass[key.display()];
+        t.read += result.rowsInBatch;
+        t.written += result.rowsWritten;
+        t.batches += result.rowsInBatch > 0 ? 1 : 0;
+        if (!freshAsOfMs)
+            return;
+        totals = t;
+        m_pass.erase(key.display());
+    }
+    if (totals.read == 0)
+        return; // nothing changed: the status line shows the table is alive
+    if (key.strategy == Strategy::FullRefresh)
+        printLine(name + ": refreshed, " + std::to_string(totals.written) + " rows");
+    else
+        printLine(name + ": pass complete, read " + std::to_string(totals.read) + " rows, wrote " +
+                  std::to_string(totals.written) + " (" + std::to_string(totals.batches) + " batches)");
 }
 
 void LiveView::event(const std::string &level, const TableKey &key, const std::string &kind, const std::string &message)

@@ -4,6 +4,7 @@
 #include "core/engine/stateobserver.h"
 #include "core/model/workspace.h"
 
+#include <map>
 #include <mutex>
 
 namespace driftless::cli {
@@ -32,6 +33,12 @@ private:
     bool m_terminal;
     std::mutex m_mutex;
     bool m_lineShown = false;
+    struct PassTotals {
+        long long read = 0;
+        long long written = 0;
+        int batches = 0;
+    };
+    std::map<std::string, PassTotals> m_pass;
 };
 
 } // namespace driftless::cli

@@ -223,12 +223,28 @@ void PgMerger::buildSql()
         ins += q + ", ";
         vals += "s." + q + ", ";
     }
+    // Cursor passes re-read their lookback window; rows that come back unchanged are not
+    // rewritten (no dead tuples, no WAL). Compared as text, so the test is byte-exact
+    // (1.10 vs 1.1, -0 vs 0, citext case) and works for types without equality (json, point).
+    // Safe for P2: a cursor table's batches are applied in read order and a restart re-reads
+    // with newer versions, so no older, never-applied batch can arrive after a skipped one.
+    std::string changed;
+    if (m_target.strategy == Strategy::Cursor) {
+        std::string tcols, scols;
+        for (const auto &c : m_source.columns) {
+            auto q = quoteIdent(c.name);
+            tcols += (tcols.empty() ? "" : ", ") + ("t." + q + "::text");
+            scols += (scols.empty() ? "" : ", ") + ("s." + q + "::text");
+        }
+        changed = " AND ROW(" + tcols + ") IS DISTINCT FROM ROW(" + scols + ")";
+    }
     // The newest change per key wins, and only over an older row (updates AND deletes); an
     // insert also has to be newer than the key's tombstone, if any.
     m_mergeSql = "MERGE INTO " + m_targetSql + " AS t USING (SELECT st.*, tb._driftless_version AS _driftless_tomb FROM " +
                  stagingTable() + " st LEFT JOIN " + tombstoneTable() + " tb ON " + tombOn + ") AS s ON " + on +
                  " WHEN MATCHED AND s._driftless_version > t._driftless_version AND s._driftless_op = 'd' THEN DELETE"
-                 " WHEN MATCHED AND s._driftless_version > t._driftless_version AND s._driftless_op <> 'd' THEN UPDATE SET " +
+                 " WHEN MATCHED AND s._driftless_version > t._driftless_version AND s._driftless_op <> 'd'" + changed +
+                 " THEN UPDATE SET " +
                  set + "_driftless_version = s._driftless_version" +
                  " WHEN NOT MATCHED AND s._driftless_op <> 'd' AND (s._driftless_tomb IS NULL OR s._driftless_version > "
                  "s._driftless_tomb) THEN INSERT (" +

@@ -119,15 +119,19 @@ void SqliteMerger::buildStatements()
         keyCols += (keyCols.empty() ? "" : ", ") + q;
         keyParams += (keyParams.empty() ? "" : ", ") + p;
     }
+    std::string changed;
     for (size_t i = 0; i < n; ++i) {
         auto q = quoteIdent(m_source.columns[i].name);
         set += q + " = excluded." + q + ", ";
+        changed += (changed.empty() ? "" : " OR ") + (m_table + "." + q + " IS NOT excluded." + q);
     }
+    // Cursor passes re-read their lookback window: unchanged rows are not rewritten (see PgMerger).
+    changed = m_target.strategy == Strategy::Cursor ? " AND (" + changed + ")" : "";
     m_upsert = m_db.prepare("INSERT INTO " + m_table + " (" + cols + "\"_driftless_version\") SELECT " + params + v +
                             " WHERE NOT EXISTS (SELECT 1 FROM " + tombstoneTable() + " WHERE " + keyMatch +
                             " AND \"_driftless_version\" >= " + v + ") ON CONFLICT (" + keyCols + ") DO UPDATE SET " +
                             set + "\"_driftless_version\" = excluded.\"_driftless_version\" WHERE excluded."
-                            "\"_driftless_version\" > " + m_table + ".\"_driftless_version\"");
+                            "\"_driftless_version\" > " + m_table + ".\"_driftless_version\"" + changed);
     m_delete = m_db.prepare("DELETE FROM " + m_table + " WHERE " + keyMatch + " AND \"_driftless_version\" < " + v);
     m_tomb = m_db.prepare("INSERT INTO " + tombstoneTable() + " AS tb (" + keyCols + ", \"_driftless_version\") VALUES (" +
                           keyParams + ", " + v + ") ON CONFLICT (" + keyCols +

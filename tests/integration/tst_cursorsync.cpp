@@ -229,3 +229,23 @@ TEST(CursorSync, numericCursorUsesACountLookback)
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM ledger"), "101");
     EXPECT_LE(out.rowsRead, 8);
 }
+
+TEST(CursorSync, rowsReReadInTheLookbackAreNotRewritten)
+{
+    Fixture f;
+    auto sync = f.sync(cursorSpec());
+    sync.runOnce({});
+    f.src.exec("INSERT INTO events SELECT g, 'recent', now() FROM generate_series(1, 300) g");
+    auto first = sync.runOnce({});
+    EXPECT_EQ(first.rowsWritten, 300);
+    const std::string xmin = f.dst.scalar("SELECT string_agg(xmin::text, ',' ORDER BY id) FROM events");
+    auto again = sync.runOnce({});
+    EXPECT_EQ(again.rowsRead, 300) << "the lookback window re-reads the recent rows";
+    EXPECT_EQ(again.rowsWritten, 0) << "but writes none of them again";
+    EXPECT_EQ(f.dst.scalar("SELECT string_agg(xmin::text, ',' ORDER BY id) FROM events"), xmin)
+        << "no row version was created";
+    // A real change in the window is still written.
+    f.src.exec("UPDATE events SET kind = 'edited', updated_at = now() WHERE id = 17");
+    EXPECT_EQ(sync.runOnce({}).rowsWritten, 1);
+    EXPECT_EQ(f.dst.scalar("SELECT kind FROM events WHERE id = 17"), "edited");
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The demo sandbox: a local Postgres 15 (wal_level=logical) holding the source database `app`
+# and the target database `dw`, under DIR (default: $XDG_DATA_HOME/driftless/sandbox).
+#
+#   sandbox.sh start [DIR]   create (first time) or restart the sandbox; prints its port
+#   sandbox.sh stop [DIR]    stop the server (data is kept for next time)
+#   sandbox.sh reset [DIR]   stop and delete everything
+#
+# The password lives in DIR/pgpass (0600), used through PGPASSFILE; nothing is written to the
+# user's own ~/.pgpass.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
+cmd=${1:?usage: sandbox.sh start|stop|reset [DIR]}
+DIR=${2:-${XDG_DATA_HOME:-$HOME/.local/share}/driftless/sandbox}
+
+as_pg() { if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# Postgres refuses to run as root, and the postgres user cannot enter root's home, so as root
+# the cluster itself lives in a postgres-owned folder and DIR/pg points at it.
+pgdir() {
+  if [[ $(id -u) -eq 0 ]]; then echo "/var/tmp/driftless-sandbox-$(echo "$DIR" | md5sum | cut -c1-8)"; else echo "$DIR/pg"; fi
+}
+
+start() {
+  mkdir -p "$DIR"
+  chmod 700 "$DIR"
+  local pg; pg=$(pgdir)
+  if [[ ! -f "$pg/data/PG_VERSION" ]]; then
+    mkdir -p "$pg"
+    [[ $(id -u) -eq 0 ]] && { chown postgres: "$pg"; chmod 700 "$pg"; ln -sfn "$pg" "$DIR/pg"; }
+    local pw; pw="demo-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')"
+    printf '%s\n' "$pw" > "$pg/pwfile"
+    [[ $(id -u) -eq 0 ]] && chown postgres: "$pg/pwfile"
+    as_pg "$PGBIN/initdb" -D "$pg/data" -U driftless --pwfile="$pg/pwfile" --auth-local=trust \
+        --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 >"$DIR/initdb.log" 2>&1
+    rm -f "$pg/pwfile"
+    local port
+    for _ in $(seq 1 50); do port=$(( 20000 + RANDOM % 30000 )); port_busy "$port" || break; done
+    cat >>"$pg/data/postgresql.conf" <<CONF
+port = $port
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$pg'
+wal_level = logical
+max_wal_senders = 10
+max_replication_slots = 10
+CONF
+    echo "$port" > "$DIR/port"
+    printf '127.0.0.1:%s:*:driftless:%s\n' "$port" "$pw" > "$DIR/pgpass"
+    chmod 600 "$DIR/pgpass"
+    fresh=1
+  fi
+  local port; port=$(cat "$DIR/port")
+  if ! as_pg "$PGBIN/pg_ctl" -D "$pg/data" status >/dev/null 2>&1; then
+    as_pg "$PGBIN/pg_ctl" -D "$pg/data" -l "$pg/server.log" -w -t 60 start >/dev/null
+  fi
+  if [[ "${fresh:-0}" == 1 ]]; then
+    local psql=("$PGBIN/psql" -q -v ON_ERROR_STOP=1 -h "$pg" -p "$port" -U driftless)
+    as_pg "${psql[@]}" -d postgres -c "CREATE DATABASE app" -c "CREATE DATABASE dw" >/dev/null
+    as_pg "${psql[@]}" -d app -f "$HERE/schema.sql" >/dev/null
+  fi
+  sed "s/@PGPORT@/$port/g" "$HERE/workspace.yaml.in" > "$DIR/workspace.yaml"
+  echo "$port"
+}
+
+stop() {
+  local pg; pg=$(pgdir)
+  [[ -f "$pg/data/PG_VERSION" ]] || return 0
+  as_pg "$PGBIN/pg_ctl" -D "$pg/data" -m fast -w -t 60 stop >/dev/null 2>&1 || true
+}
+
+case "$cmd" in
+  start) start ;;
+  stop) stop ;;
+  reset) stop; rm -rf "$(pgdir)" "$DIR" ;;
+  *) echo "usage: sandbox.sh start|stop|reset [DIR]" >&2; exit 2 ;;
+esac
