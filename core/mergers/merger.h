@@ -5,6 +5,7 @@
 #include "core/model/workspace.h"
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,6 +26,9 @@ struct ApplyResult {
     long long rowsWritten = 0;
     /// True when the batch went straight in with COPY/INSERT (initial load), false when merged.
     bool direct = false;
+    /// Partial rows (with unchanged columns) whose key the target did not have: not applied,
+    /// because the source did not send all their values. Reported, never silently dropped.
+    long long partialRowsMissing = 0;
 };
 
 /// Lands batches in one target table: staging + guarded merge + checkpoint, one transaction.
@@ -65,6 +69,31 @@ public:
                                  const Checkpoint &checkpoint) = 0;
 
     virtual std::string describeTarget() const = 0;
+
+    // The pieces of apply(), for callers that own the transaction (CDC applies one source
+    // transaction's changes to many tables in one target transaction, see TargetSession).
+    /// Stages and merges `rows` (guarded, as apply() does) inside the open transaction.
+    virtual ApplyResult mergeInTransaction(const RowSet &rows) = 0;
+    /// Copies `rows` straight into the table (initial load into an empty table).
+    virtual long long loadInTransaction(const RowSet &rows) = 0;
+    /// Removes every row: a replicated TRUNCATE.
+    virtual long long truncateInTransaction() = 0;
+    virtual void writeCheckpointInTransaction(const Checkpoint &cp, long long rows) = 0;
+    /// Adds target columns for source columns it lacks (the source gained a column).
+    virtual void addMissingColumns(const TableSchema &source) = 0;
+};
+
+/// One connection to a target shared by several mergers, so the changes of one source
+/// transaction to many tables commit together. Thread affinity: one thread.
+class TargetSession {
+public:
+    virtual ~TargetSession() = default;
+    virtual void begin() = 0;
+    virtual void commit() = 0;
+    virtual void rollback() noexcept = 0;
+    /// A merger for one table that works on this session's connection.
+    virtual std::unique_ptr<Merger> merger(const MergeTarget &target) = 0;
+    virtual std::string describe() const = 0;
 };
 
 } // namespace driftless::core

@@ -1,5 +1,6 @@
 #include "core/mergers/pgmerger.h"
 
+#include "core/engine/testhooks.h"
 #include "core/model/error.h"
 
 #include <functional>
@@ -83,12 +84,18 @@ constexpr size_t kFlushBytes = 1 << 20;
 
 } // namespace
 
-PgMerger::PgMerger(PgConnection conn, MergeTarget target) : m_conn(std::move(conn)), m_target(std::move(target))
+PgMerger::PgMerger(PgConnection conn, MergeTarget target)
+    : PgMerger(std::make_shared<PgConnection>(std::move(conn)), std::move(target))
+{
+}
+
+PgMerger::PgMerger(std::shared_ptr<PgConnection> conn, MergeTarget target)
+    : m_conn(std::move(conn)), m_target(std::move(target))
 {
     m_targetSql = quoteIdent(m_target.target.schema) + "." + quoteIdent(m_target.target.name);
 }
 
-std::string PgMerger::describeTarget() const { return m_conn.describe() + " " + m_target.target.display(); }
+std::string PgMerger::describeTarget() const { return m_conn->describe() + " " + m_target.target.display(); }
 
 std::string PgMerger::stagingTable() const { return "_driftless." + quoteIdent(bookName("stg_", m_target.target)); }
 
@@ -104,7 +111,7 @@ std::string PgMerger::columnTypeSql(const ColumnInfo &c)
         return c.typeSql;
     // A type from an extension or a user-defined composite/range: use it when the target knows
     // a type of that name, else keep the value in its text form.
-    auto r = m_conn.execParams("SELECT to_regtype($1) IS NOT NULL", {c.typeSql});
+    auto r = m_conn->execParams("SELECT to_regtype($1) IS NOT NULL", {c.typeSql});
     return r.toBool(0, 0) ? c.typeSql : std::string(c.isArray ? "text[]" : "text");
 }
 
@@ -114,24 +121,24 @@ void PgMerger::ensureTypes()
         if (!c.isEnum)
             continue;
         std::string type = quoteIdent(m_target.target.schema) + "." + quoteIdent(c.baseType);
-        auto exists = m_conn.execParams("SELECT 1 FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace "
+        auto exists = m_conn->execParams("SELECT 1 FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace "
                                         "WHERE n.nspname = $1 AND t.typname = $2",
                                         {m_target.target.schema, c.baseType});
         if (exists.rows() == 0) {
             std::string labels;
             for (const auto &l : c.enumLabels)
                 labels += (labels.empty() ? "" : ", ") + pgLiteral(l);
-            racyDdl(m_conn, "CREATE TYPE " + type + " AS ENUM (" + labels + ")");
+            racyDdl(*m_conn, "CREATE TYPE " + type + " AS ENUM (" + labels + ")");
         } else {
             for (const auto &l : c.enumLabels)
-                m_conn.exec("ALTER TYPE " + type + " ADD VALUE IF NOT EXISTS " + pgLiteral(l));
+                m_conn->exec("ALTER TYPE " + type + " ADD VALUE IF NOT EXISTS " + pgLiteral(l));
         }
     }
 }
 
 void PgMerger::ensureTable()
 {
-    auto existing = m_conn.execParams(
+    auto existing = m_conn->execParams(
         "SELECT a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
         "JOIN pg_namespace n ON n.oid = c.relnamespace "
         "WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped",
@@ -148,7 +155,7 @@ void PgMerger::ensureTable()
             ddl += ")";
         }
         ddl += ")";
-        racyDdl(m_conn, ddl);
+        racyDdl(*m_conn, ddl);
         return;
     }
     std::vector<std::string> have;
@@ -163,7 +170,7 @@ void PgMerger::ensureTable()
         if (has(c.name))
             continue;
         // The source gained a column: add it (nullable, so existing rows stay valid).
-        m_conn.exec("ALTER TABLE " + m_targetSql + " ADD COLUMN IF NOT EXISTS " + quoteIdent(c.name) + " " +
+        m_conn->exec("ALTER TABLE " + m_targetSql + " ADD COLUMN IF NOT EXISTS " + quoteIdent(c.name) + " " +
                     columnTypeSql(c));
     }
 }
@@ -172,19 +179,20 @@ void PgMerger::ensureStaging()
 {
     // Staging mirrors the target's column types (LIKE), so values convert exactly as they will
     // in the target. UNLOGGED: its rows never outlive the batch's transaction.
-    racyDdl(m_conn, "CREATE UNLOGGED TABLE IF NOT EXISTS " + stagingTable() + " (LIKE " + m_targetSql +
+    racyDdl(*m_conn, "CREATE UNLOGGED TABLE IF NOT EXISTS " + stagingTable() + " (LIKE " + m_targetSql +
                         " EXCLUDING ALL)");
-    m_conn.exec("ALTER TABLE " + stagingTable() +
-                " ADD COLUMN IF NOT EXISTS _driftless_op \"char\" NOT NULL DEFAULT 'u'");
+    m_conn->exec("ALTER TABLE " + stagingTable() +
+                 " ADD COLUMN IF NOT EXISTS _driftless_op \"char\" NOT NULL DEFAULT 'u', "
+                 "ADD COLUMN IF NOT EXISTS _driftless_unchanged text");
     // LIKE copied NOT NULLs: a delete stages only its key, so relax them.
-    auto nn = m_conn.execParams("SELECT a.attname FROM pg_attribute a WHERE a.attrelid = $1::regclass AND a.attnum > 0 "
+    auto nn = m_conn->execParams("SELECT a.attname FROM pg_attribute a WHERE a.attrelid = $1::regclass AND a.attnum > 0 "
                                 "AND NOT a.attisdropped AND a.attnotnull AND a.attname NOT LIKE '\\_driftless\\_%'",
                                 {stagingTable()});
     for (int r = 0; r < nn.rows(); ++r)
-        m_conn.exec("ALTER TABLE " + stagingTable() + " ALTER COLUMN " + quoteIdent(nn.text(r, 0)) +
+        m_conn->exec("ALTER TABLE " + stagingTable() + " ALTER COLUMN " + quoteIdent(nn.text(r, 0)) +
                     " DROP NOT NULL");
     for (const auto &c : m_source.columns)
-        m_conn.exec("ALTER TABLE " + stagingTable() + " ADD COLUMN IF NOT EXISTS " + quoteIdent(c.name) + " " +
+        m_conn->exec("ALTER TABLE " + stagingTable() + " ADD COLUMN IF NOT EXISTS " + quoteIdent(c.name) + " " +
                     columnTypeSql(c));
     if (m_source.hasPrimaryKey()) {
         std::string ddl = "CREATE TABLE IF NOT EXISTS " + tombstoneTable() + " (";
@@ -196,7 +204,7 @@ void PgMerger::ensureStaging()
         }
         ddl += "_driftless_version bigint NOT NULL, _driftless_deleted_at timestamptz NOT NULL DEFAULT now(), "
                "PRIMARY KEY (" + pk + "))";
-        racyDdl(m_conn, ddl);
+        racyDdl(*m_conn, ddl);
     }
 }
 
@@ -205,7 +213,8 @@ void PgMerger::buildSql()
     m_columnList.clear();
     for (const auto &c : m_source.columns)
         m_columnList += (m_columnList.empty() ? "" : ", ") + quoteIdent(c.name);
-    m_copyStaging = "COPY " + stagingTable() + " (" + m_columnList + ", _driftless_version, _driftless_op) FROM STDIN";
+    m_copyStaging = "COPY " + stagingTable() + " (" + m_columnList +
+                    ", _driftless_version, _driftless_op, _driftless_unchanged) FROM STDIN";
     m_copyTarget = "COPY " + m_targetSql + " (" + m_columnList + ", _driftless_version) FROM STDIN";
     m_truncateSql = "TRUNCATE " + stagingTable();
     if (!m_source.hasPrimaryKey())
@@ -217,9 +226,17 @@ void PgMerger::buildSql()
         tombOn += (tombOn.empty() ? "" : " AND ") + ("tb." + q + " = st." + q);
         keys += (keys.empty() ? "" : ", ") + q;
     }
-    for (const auto &c : m_source.columns) {
-        auto q = quoteIdent(c.name);
-        set += q + " = s." + q + ", ";
+    const bool cdc = m_target.strategy == Strategy::Cdc;
+    for (size_t i = 0; i < m_source.columns.size(); ++i) {
+        auto q = quoteIdent(m_source.columns[i].name);
+        if (cdc) {
+            // A column the source did not send (unchanged TOAST) keeps the target's value:
+            // never NULL, never a placeholder.
+            set += q + " = CASE WHEN substr(s._driftless_unchanged, " + std::to_string(i + 1) + ", 1) = '1' THEN t." +
+                   q + " ELSE s." + q + " END, ";
+        } else {
+            set += q + " = s." + q + ", ";
+        }
         ins += q + ", ";
         vals += "s." + q + ", ";
     }
@@ -238,29 +255,40 @@ void PgMerger::buildSql()
         }
         changed = " AND ROW(" + tcols + ") IS DISTINCT FROM ROW(" + scols + ")";
     }
-    // The newest change per key wins, and only over an older row (updates AND deletes); an
-    // insert also has to be newer than the key's tombstone, if any.
+    // The guard: a change applies only when it is not older than the row (updates AND deletes),
+    // and an insert only when it is not older than the key's tombstone. Two changes share a
+    // version only when they come from one source transaction (applied in order, in one target
+    // transaction) or from reads with no commit between them (same data), so `>=` keeps replays
+    // harmless while letting a transaction staged in pieces update its own rows.
+    // A partial row (unchanged columns) whose key the target lacks is not inserted: it would
+    // need values the source did not send (counted by m_orphanSql and reported).
     m_mergeSql = "MERGE INTO " + m_targetSql + " AS t USING (SELECT st.*, tb._driftless_version AS _driftless_tomb FROM " +
                  stagingTable() + " st LEFT JOIN " + tombstoneTable() + " tb ON " + tombOn + ") AS s ON " + on +
-                 " WHEN MATCHED AND s._driftless_version > t._driftless_version AND s._driftless_op = 'd' THEN DELETE"
-                 " WHEN MATCHED AND s._driftless_version > t._driftless_version AND s._driftless_op <> 'd'" + changed +
-                 " THEN UPDATE SET " +
-                 set + "_driftless_version = s._driftless_version" +
-                 " WHEN NOT MATCHED AND s._driftless_op <> 'd' AND (s._driftless_tomb IS NULL OR s._driftless_version > "
-                 "s._driftless_tomb) THEN INSERT (" +
+                 " WHEN MATCHED AND s._driftless_version >= t._driftless_version AND s._driftless_op = 'd' THEN DELETE"
+                 " WHEN MATCHED AND s._driftless_version >= t._driftless_version AND s._driftless_op <> 'd'" + changed +
+                 " THEN UPDATE SET " + set + "_driftless_version = s._driftless_version" +
+                 " WHEN NOT MATCHED AND s._driftless_op <> 'd' AND s._driftless_unchanged IS NULL AND "
+                 "(s._driftless_tomb IS NULL OR s._driftless_version >= s._driftless_tomb) THEN INSERT (" +
                  ins + "_driftless_version) VALUES (" + vals + "s._driftless_version)";
     std::string tb = tombstoneTable();
     m_tombSql = "INSERT INTO " + tb + " AS tb (" + keys + ", _driftless_version) SELECT " + keys +
                 ", _driftless_version FROM " + stagingTable() + " WHERE _driftless_op = 'd' ON CONFLICT (" + keys +
                 ") DO UPDATE SET _driftless_version = GREATEST(tb._driftless_version, EXCLUDED._driftless_version), "
                 "_driftless_deleted_at = now()";
+    std::string onSt;
+    for (int k : m_source.primaryKey) {
+        auto q = quoteIdent(m_source.columns[static_cast<size_t>(k)].name);
+        onSt += (onSt.empty() ? "" : " AND ") + ("t." + q + " = st." + q);
+    }
+    m_orphanSql = "SELECT count(*) FROM " + stagingTable() + " st WHERE st._driftless_unchanged IS NOT NULL AND "
+                  "st._driftless_op <> 'd' AND NOT EXISTS (SELECT 1 FROM " + m_targetSql + " t WHERE " + onSt + ")";
 }
 
 void PgMerger::prepare(const TableSchema &source)
 {
     m_source = source;
-    ensureBookkeeping(m_conn);
-    racyDdl(m_conn, "CREATE SCHEMA IF NOT EXISTS " + quoteIdent(m_target.target.schema));
+    ensureBookkeeping(*m_conn);
+    racyDdl(*m_conn, "CREATE SCHEMA IF NOT EXISTS " + quoteIdent(m_target.target.schema));
     ensureTypes();
     ensureTable();
     // A full refresh replaces the table wholesale: no staging, no tombstones.
@@ -271,7 +299,7 @@ void PgMerger::prepare(const TableSchema &source)
 
 std::optional<Checkpoint> PgMerger::readCheckpoint()
 {
-    auto r = m_conn.execParams("SELECT position, version FROM _driftless.checkpoints WHERE pipeline = $1 AND "
+    auto r = m_conn->execParams("SELECT position, version FROM _driftless.checkpoints WHERE pipeline = $1 AND "
                                "source_table = $2",
                                {m_target.pipeline, m_target.source.display()});
     if (r.rows() == 0)
@@ -281,58 +309,115 @@ std::optional<Checkpoint> PgMerger::readCheckpoint()
 
 void PgMerger::clearCheckpoint()
 {
-    m_conn.execParams("DELETE FROM _driftless.checkpoints WHERE pipeline = $1 AND source_table = $2",
+    m_conn->execParams("DELETE FROM _driftless.checkpoints WHERE pipeline = $1 AND source_table = $2",
                       {m_target.pipeline, m_target.source.display()});
 }
 
 bool PgMerger::targetEmpty()
 {
-    return m_conn.exec("SELECT NOT EXISTS (SELECT 1 FROM " + m_targetSql + ")").toBool(0, 0);
+    return m_conn->exec("SELECT NOT EXISTS (SELECT 1 FROM " + m_targetSql + ")").toBool(0, 0);
 }
 
-void PgMerger::writeCheckpoint(const Checkpoint &cp, long long rows)
+void PgMerger::writeCheckpointInTransaction(const Checkpoint &cp, long long rows)
 {
-    m_conn.execParams(kUpsertCheckpoint, {m_target.pipeline, m_target.source.display(), m_target.target.display(),
-                                          std::string(toString(m_target.strategy)), cp.position,
-                                          std::to_string(cp.version), std::to_string(rows)});
+    m_conn->execParams(kUpsertCheckpoint, {m_target.pipeline, m_target.source.display(), m_target.target.display(),
+                                           std::string(toString(m_target.strategy)), cp.position,
+                                           std::to_string(cp.version), std::to_string(rows)});
 }
 
-void PgMerger::streamRows(const Batch &batch, bool withOp)
+void PgMerger::streamRows(const RowSet &rows, bool staging)
 {
     std::string buf;
     buf.reserve(kFlushBytes + 4096);
     char num[32];
-    for (size_t i = 0; i < batch.rows.size(); ++i) {
-        const auto &row = batch.rows.row(i);
-        buf.append(batch.rows.line(i));
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const auto &row = rows.row(i);
+        buf.append(rows.line(i));
         buf += '\t';
         int n = std::snprintf(num, sizeof num, "%lld", static_cast<long long>(row.version));
         buf.append(num, static_cast<size_t>(n));
-        if (withOp) {
+        if (staging) {
             buf += '\t';
             buf += static_cast<char>(row.op);
+            buf += '\t';
+            auto mask = rows.unchangedMask(i);
+            if (mask.empty())
+                buf += "\\N";
+            else
+                buf.append(mask);
         }
         buf += '\n';
         if (buf.size() >= kFlushBytes) {
-            m_conn.putCopyData(buf);
+            m_conn->putCopyData(buf);
             buf.clear();
         }
     }
-    m_conn.putCopyData(buf);
+    m_conn->putCopyData(buf);
+}
+
+long long PgMerger::loadInTransaction(const RowSet &rows)
+{
+    if (rows.empty())
+        return 0;
+    m_conn->beginCopyIn(m_copyTarget);
+    streamRows(rows, false);
+    return m_conn->endCopy();
+}
+
+ApplyResult PgMerger::mergeInTransaction(const RowSet &rows)
+{
+    if (!m_source.hasPrimaryKey())
+        throw SchemaError("table " + m_target.source.display() + " has no primary key, so changes cannot be merged",
+                          "add a primary key on the source, or use strategy full_refresh");
+    ApplyResult res{static_cast<long long>(rows.size()), 0, false};
+    if (rows.empty())
+        return res;
+    bool hasDeletes = false;
+    for (size_t i = 0; i < rows.size() && !hasDeletes; ++i)
+        hasDeletes = rows.row(i).op == ChangeOp::Delete;
+    // Staging is empty between merges; truncating first also clears rows a crashed server may
+    // have left in this unlogged table.
+    m_conn->exec(m_truncateSql);
+    m_conn->beginCopyIn(m_copyStaging);
+    streamRows(rows, true);
+    m_conn->endCopy();
+    if (rows.hasUnchanged())
+        res.partialRowsMissing = m_conn->exec(m_orphanSql).toInt(0, 0);
+    res.rowsWritten = m_conn->exec(m_mergeSql).affected();
+    if (hasDeletes)
+        m_conn->exec(m_tombSql);
+    m_conn->exec(m_truncateSql);
+    return res;
+}
+
+long long PgMerger::truncateInTransaction()
+{
+    // DELETE rather than TRUNCATE: it needs no ACCESS EXCLUSIVE lock, so readers of the target
+    // keep reading the old rows until the transaction commits.
+    return m_conn->exec("DELETE FROM " + m_targetSql).affected();
+}
+
+void PgMerger::addMissingColumns(const TableSchema &source)
+{
+    m_source = source;
+    ensureTypes();
+    ensureTable();
+    if (m_target.strategy != Strategy::FullRefresh)
+        ensureStaging();
+    buildSql();
 }
 
 ApplyResult PgMerger::directLoad(const Batch &batch)
 {
     ApplyResult res{static_cast<long long>(batch.rows.size()), 0, true};
-    m_conn.begin();
+    m_conn->begin();
     try {
-        m_conn.beginCopyIn(m_copyTarget);
-        streamRows(batch, false);
-        res.rowsWritten = m_conn.endCopy();
-        writeCheckpoint(batch.checkpoint, res.rowsWritten);
-        m_conn.commit();
+        res.rowsWritten = loadInTransaction(batch.rows);
+        writeCheckpointInTransaction(batch.checkpoint, res.rowsWritten);
+        crashPoint("merge.before_commit");
+        m_conn->commit();
     } catch (...) {
-        m_conn.rollback();
+        m_conn->rollback();
         throw;
     }
     return res;
@@ -340,31 +425,15 @@ ApplyResult PgMerger::directLoad(const Batch &batch)
 
 ApplyResult PgMerger::merge(const Batch &batch)
 {
-    if (!m_source.hasPrimaryKey())
-        throw SchemaError("table " + m_target.source.display() + " has no primary key, so changes cannot be merged",
-                          "add a primary key on the source, or use strategy full_refresh");
-    ApplyResult res{static_cast<long long>(batch.rows.size()), 0, false};
-    bool hasDeletes = false;
-    for (size_t i = 0; i < batch.rows.size() && !hasDeletes; ++i)
-        hasDeletes = batch.rows.row(i).op == ChangeOp::Delete;
-    m_conn.begin();
+    ApplyResult res;
+    m_conn->begin();
     try {
-        // Staging is empty between transactions; truncating first also clears rows a crashed
-        // server may have left in this unlogged table.
-        m_conn.exec(m_truncateSql);
-        if (!batch.rows.empty()) {
-            m_conn.beginCopyIn(m_copyStaging);
-            streamRows(batch, true);
-            m_conn.endCopy();
-            res.rowsWritten = m_conn.exec(m_mergeSql).affected();
-            if (hasDeletes)
-                m_conn.exec(m_tombSql);
-            m_conn.exec(m_truncateSql);
-        }
-        writeCheckpoint(batch.checkpoint, res.rowsWritten);
-        m_conn.commit();
+        res = mergeInTransaction(batch.rows);
+        writeCheckpointInTransaction(batch.checkpoint, res.rowsWritten);
+        crashPoint("merge.before_commit");
+        m_conn->commit();
     } catch (...) {
-        m_conn.rollback();
+        m_conn->rollback();
         throw;
     }
     return res;
@@ -382,6 +451,17 @@ ApplyResult PgMerger::apply(const Batch &batch)
             // which is exact, just slower.
         }
     }
+    if (batch.rows.empty()) {
+        m_conn->begin();
+        try {
+            writeCheckpointInTransaction(batch.checkpoint, 0);
+            m_conn->commit();
+        } catch (...) {
+            m_conn->rollback();
+            throw;
+        }
+        return {};
+    }
     return merge(batch);
 }
 
@@ -391,35 +471,35 @@ long long PgMerger::replaceAll(const std::function<void(const std::function<void
     const std::string shadowName = bookName("_driftless_new_", m_target.target);
     const std::string shadow = quoteIdent(m_target.target.schema) + "." + quoteIdent(shadowName);
     long long loaded = 0;
-    m_conn.begin();
+    m_conn->begin();
     try {
-        m_conn.exec("DROP TABLE IF EXISTS " + shadow);
-        m_conn.exec("CREATE TABLE " + shadow + " (LIKE " + m_targetSql + " INCLUDING ALL)");
-        m_conn.beginCopyIn("COPY " + shadow + " (" + m_columnList + ", _driftless_version) FROM STDIN");
+        m_conn->exec("DROP TABLE IF EXISTS " + shadow);
+        m_conn->exec("CREATE TABLE " + shadow + " (LIKE " + m_targetSql + " INCLUDING ALL)");
+        m_conn->beginCopyIn("COPY " + shadow + " (" + m_columnList + ", _driftless_version) FROM STDIN");
         std::string buf;
-        rows([&](std::string_view chunk) { m_conn.putCopyData(chunk); });
-        loaded = m_conn.endCopy();
+        rows([&](std::string_view chunk) { m_conn->putCopyData(chunk); });
+        loaded = m_conn->endCopy();
 
         // Everything the old table carried that LIKE does not: grants and owner.
-        auto oldOid = m_conn.execParams("SELECT $1::regclass::oid", {m_targetSql}).text(0, 0);
-        auto grants = m_conn.execParams(
+        auto oldOid = m_conn->execParams("SELECT $1::regclass::oid", {m_targetSql}).text(0, 0);
+        auto grants = m_conn->execParams(
             "SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END, a.privilege_type, "
             "a.is_grantable FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a "
             "LEFT JOIN pg_roles r ON r.oid = a.grantee WHERE c.oid = $1::oid AND a.grantee <> c.relowner",
             {oldOid});
-        auto owner = m_conn.execParams("SELECT quote_ident(pg_get_userbyid(relowner)), "
+        auto owner = m_conn->execParams("SELECT quote_ident(pg_get_userbyid(relowner)), "
                                        "relowner <> (SELECT oid FROM pg_roles WHERE rolname = current_user) "
                                        "FROM pg_class WHERE oid = $1::oid",
                                        {oldOid});
         // Index names: pair each shadow index with the old one of the same definition.
-        auto indexNames = m_conn.execParams(
+        auto indexNames = m_conn->execParams(
             "SELECT quote_ident(ni.relname), quote_ident(oi.relname) FROM pg_index n JOIN pg_class ni ON ni.oid = "
             "n.indexrelid JOIN pg_index o ON o.indrelid = $1::oid AND o.indisprimary = n.indisprimary AND "
             "o.indisunique = n.indisunique JOIN pg_class oi ON oi.oid = o.indexrelid "
             "WHERE n.indrelid = $2::regclass AND substring(pg_get_indexdef(n.indexrelid) from ' USING .*$') = "
             "substring(pg_get_indexdef(o.indexrelid) from ' USING .*$')",
             {oldOid, shadow});
-        auto dependents = m_conn.execParams(
+        auto dependents = m_conn->execParams(
             "SELECT EXISTS (SELECT 1 FROM pg_depend d JOIN pg_rewrite r ON r.oid = d.objid "
             "WHERE d.refobjid = $1::oid AND d.classid = 'pg_rewrite'::regclass AND r.ev_class <> $1::oid) "
             "OR EXISTS (SELECT 1 FROM pg_constraint WHERE confrelid = $1::oid AND conrelid <> $1::oid)",
@@ -427,36 +507,36 @@ long long PgMerger::replaceAll(const std::function<void(const std::function<void
 
         // The swap. lock_timeout (set per session) keeps us from queueing readers behind a long
         // wait; on timeout the whole refresh is retried.
-        m_conn.exec("LOCK TABLE " + m_targetSql + " IN ACCESS EXCLUSIVE MODE");
+        m_conn->exec("LOCK TABLE " + m_targetSql + " IN ACCESS EXCLUSIVE MODE");
         if (dependents.toBool(0, 0)) {
             // Views or foreign keys point at the table: keep the relation, replace its rows.
-            m_conn.exec("DELETE FROM " + m_targetSql);
-            m_conn.exec("INSERT INTO " + m_targetSql + " (" + m_columnList + ", _driftless_version) SELECT " +
+            m_conn->exec("DELETE FROM " + m_targetSql);
+            m_conn->exec("INSERT INTO " + m_targetSql + " (" + m_columnList + ", _driftless_version) SELECT " +
                         m_columnList + ", _driftless_version FROM " + shadow);
-            m_conn.exec("DROP TABLE " + shadow);
+            m_conn->exec("DROP TABLE " + shadow);
         } else {
-            m_conn.exec("DROP TABLE " + m_targetSql);
-            m_conn.exec("ALTER TABLE " + shadow + " RENAME TO " + quoteIdent(m_target.target.name));
+            m_conn->exec("DROP TABLE " + m_targetSql);
+            m_conn->exec("ALTER TABLE " + shadow + " RENAME TO " + quoteIdent(m_target.target.name));
             for (int r = 0; r < indexNames.rows(); ++r)
-                m_conn.exec("ALTER INDEX " + quoteIdent(m_target.target.schema) + "." + indexNames.text(r, 0) +
+                m_conn->exec("ALTER INDEX " + quoteIdent(m_target.target.schema) + "." + indexNames.text(r, 0) +
                             " RENAME TO " + indexNames.text(r, 1));
             for (int r = 0; r < grants.rows(); ++r)
-                m_conn.exec("GRANT " + grants.text(r, 1) + " ON " + m_targetSql + " TO " + grants.text(r, 0) +
+                m_conn->exec("GRANT " + grants.text(r, 1) + " ON " + m_targetSql + " TO " + grants.text(r, 0) +
                             (grants.toBool(r, 2) ? " WITH GRANT OPTION" : ""));
             if (owner.rows() == 1 && owner.toBool(0, 1)) {
-                m_conn.exec("SAVEPOINT driftless_owner");
+                m_conn->exec("SAVEPOINT driftless_owner");
                 try {
-                    m_conn.exec("ALTER TABLE " + m_targetSql + " OWNER TO " + owner.text(0, 0));
-                    m_conn.exec("RELEASE SAVEPOINT driftless_owner");
+                    m_conn->exec("ALTER TABLE " + m_targetSql + " OWNER TO " + owner.text(0, 0));
+                    m_conn->exec("RELEASE SAVEPOINT driftless_owner");
                 } catch (const SqlError &) {
-                    m_conn.exec("ROLLBACK TO SAVEPOINT driftless_owner");
+                    m_conn->exec("ROLLBACK TO SAVEPOINT driftless_owner");
                 }
             }
         }
-        writeCheckpoint(checkpoint, loaded);
-        m_conn.commit();
+        writeCheckpointInTransaction(checkpoint, loaded);
+        m_conn->commit();
     } catch (...) {
-        m_conn.rollback();
+        m_conn->rollback();
         throw;
     }
     // The swap dropped the old relation the staging table was LIKE'd from; staging is independent

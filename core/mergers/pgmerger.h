@@ -3,6 +3,8 @@
 #include "core/db/pgconnection.h"
 #include "core/mergers/merger.h"
 
+#include <memory>
+
 namespace driftless::core {
 
 /// Merger into a Postgres table (15+, uses MERGE).
@@ -15,6 +17,9 @@ class PgMerger final : public Merger {
 public:
     /// Takes a connection of its own (one thread).
     PgMerger(PgConnection conn, MergeTarget target);
+    /// Shares a connection with the other mergers of one target (CDC applies the changes of
+    /// all its tables in one transaction). All users must run on the same thread.
+    PgMerger(std::shared_ptr<PgConnection> conn, MergeTarget target);
 
     void prepare(const TableSchema &source) override;
     std::optional<Checkpoint> readCheckpoint() override;
@@ -25,7 +30,13 @@ public:
                          const Checkpoint &checkpoint) override;
     std::string describeTarget() const override;
 
-    PgConnection &connection() { return m_conn; }
+    PgConnection &connection() { return *m_conn; }
+
+    ApplyResult mergeInTransaction(const RowSet &rows) override;
+    long long loadInTransaction(const RowSet &rows) override;
+    long long truncateInTransaction() override;
+    void writeCheckpointInTransaction(const Checkpoint &cp, long long rows) override;
+    void addMissingColumns(const TableSchema &source) override;
     /// Bookkeeping names, for tests and the doctor.
     std::string stagingTable() const;
     std::string tombstoneTable() const;
@@ -41,11 +52,10 @@ private:
     void buildSql();
     ApplyResult merge(const Batch &batch);
     ApplyResult directLoad(const Batch &batch);
-    void writeCheckpoint(const Checkpoint &cp, long long rows);
-    void streamRows(const Batch &batch, bool withOp);
+    void streamRows(const RowSet &rows, bool staging);
     std::string columnTypeSql(const ColumnInfo &c);
 
-    PgConnection m_conn;
+    std::shared_ptr<PgConnection> m_conn;
     MergeTarget m_target;
     TableSchema m_source;
     std::string m_targetSql;  ///< "schema"."table"
@@ -55,6 +65,25 @@ private:
     std::string m_mergeSql;
     std::string m_tombSql;
     std::string m_truncateSql;
+    std::string m_orphanSql; ///< counts staged partial rows whose key the target lacks
+};
+
+/// A Postgres target connection shared by the mergers of one CDC pipeline.
+class PgTargetSession final : public TargetSession {
+public:
+    explicit PgTargetSession(PgConnection conn) : m_conn(std::make_shared<PgConnection>(std::move(conn))) {}
+    void begin() override { m_conn->begin(); }
+    void commit() override { m_conn->commit(); }
+    void rollback() noexcept override { m_conn->rollback(); }
+    std::unique_ptr<Merger> merger(const MergeTarget &target) override
+    {
+        return std::make_unique<PgMerger>(m_conn, target);
+    }
+    std::string describe() const override { return m_conn->describe(); }
+    PgConnection &connection() { return *m_conn; }
+
+private:
+    std::shared_ptr<PgConnection> m_conn;
 };
 
 } // namespace driftless::core

@@ -36,23 +36,46 @@ ON CONFLICT (pipeline, source_table) DO UPDATE SET
     updated_at = excluded.updated_at)sql";
 } // namespace
 
-SqliteMerger::SqliteMerger(const std::string &path, MergeTarget target)
-    : m_db(path), m_target(std::move(target)), m_table(quoteIdent(m_target.target.name))
+namespace {
+std::shared_ptr<SqliteDb> openTarget(const std::string &path)
 {
-    m_db.exec("PRAGMA journal_mode = WAL");
-    m_db.exec("PRAGMA synchronous = NORMAL");
+    auto db = std::make_shared<SqliteDb>(path);
+    // WAL: readers of the replica keep reading while a batch is written.
+    db->exec("PRAGMA journal_mode = WAL");
+    db->exec("PRAGMA synchronous = NORMAL");
+    return db;
+}
+} // namespace
+
+SqliteMerger::SqliteMerger(const std::string &path, MergeTarget target) : SqliteMerger(openTarget(path), std::move(target))
+{
 }
 
-std::string SqliteMerger::describeTarget() const { return m_db.path() + " " + m_target.target.display(); }
+SqliteMerger::SqliteMerger(std::shared_ptr<SqliteDb> db, MergeTarget target)
+    : m_db(std::move(db)), m_target(std::move(target)), m_table(quoteIdent(m_target.target.name))
+{
+}
+
+SqliteTargetSession::SqliteTargetSession(const std::string &path) : m_db(openTarget(path)) {}
+
+void SqliteTargetSession::rollback() noexcept
+{
+    try {
+        m_db->exec("ROLLBACK");
+    } catch (...) {
+    }
+}
+
+std::string SqliteMerger::describeTarget() const { return m_db->path() + " " + m_target.target.display(); }
 
 std::string SqliteMerger::tombstoneTable() const { return quoteIdent("_driftless_tomb_" + m_target.target.name); }
 
 void SqliteMerger::ensureTable()
 {
-    m_db.exec(kCheckpoints);
+    m_db->exec(kCheckpoints);
     std::vector<std::string> have;
     {
-        auto st = m_db.prepare("SELECT name FROM pragma_table_info(?1)");
+        auto st = m_db->prepare("SELECT name FROM pragma_table_info(?1)");
         st.bindText(1, m_target.target.name);
         while (st.step())
             have.push_back(st.text(0));
@@ -73,15 +96,15 @@ void SqliteMerger::ensureTable()
             ddl += ")";
         }
         ddl += ")";
-        m_db.exec(ddl);
+        m_db->exec(ddl);
     } else {
         if (!has("_driftless_version"))
-            throw SchemaError("target table " + m_target.target.display() + " in " + m_db.path() +
+            throw SchemaError("target table " + m_target.target.display() + " in " + m_db->path() +
                                   " exists but is not managed by Driftless (no _driftless_version column)",
                               "drop or rename it, or set target_table to another name");
         for (size_t i = 0; i < m_source.columns.size(); ++i)
             if (!has(m_source.columns[i].name))
-                m_db.exec("ALTER TABLE " + m_table + " ADD COLUMN " + quoteIdent(m_source.columns[i].name) + " " +
+                m_db->exec("ALTER TABLE " + m_table + " ADD COLUMN " + quoteIdent(m_source.columns[i].name) + " " +
                           std::string(sqliteDeclaredType(m_storage[i])));
     }
     if (m_source.hasPrimaryKey()) {
@@ -94,7 +117,7 @@ void SqliteMerger::ensureTable()
             pk += (pk.empty() ? "" : ", ") + quoteIdent(c.name);
         }
         ddl += "\"_driftless_version\" INTEGER NOT NULL, PRIMARY KEY (" + pk + "))";
-        m_db.exec(ddl);
+        m_db->exec(ddl);
     }
 }
 
@@ -107,8 +130,8 @@ void SqliteMerger::buildStatements()
         params += "?" + std::to_string(i + 1) + ", ";
     }
     const std::string v = "?" + std::to_string(n + 1);
-    m_insert = m_db.prepare("INSERT INTO " + m_table + " (" + cols + "\"_driftless_version\") VALUES (" + params + v + ")");
-    m_checkpoint = m_db.prepare(kUpsertCheckpoint);
+    m_insert = m_db->prepare("INSERT INTO " + m_table + " (" + cols + "\"_driftless_version\") VALUES (" + params + v + ")");
+    m_checkpoint = m_db->prepare(kUpsertCheckpoint);
     if (!m_source.hasPrimaryKey())
         return;
     std::string keyMatch, keyCols, keyParams, set;
@@ -127,16 +150,27 @@ void SqliteMerger::buildStatements()
     }
     // Cursor passes re-read their lookback window: unchanged rows are not rewritten (see PgMerger).
     changed = m_target.strategy == Strategy::Cursor ? " AND (" + changed + ")" : "";
-    m_upsert = m_db.prepare("INSERT INTO " + m_table + " (" + cols + "\"_driftless_version\") SELECT " + params + v +
-                            " WHERE NOT EXISTS (SELECT 1 FROM " + tombstoneTable() + " WHERE " + keyMatch +
-                            " AND \"_driftless_version\" >= " + v + ") ON CONFLICT (" + keyCols + ") DO UPDATE SET " +
-                            set + "\"_driftless_version\" = excluded.\"_driftless_version\" WHERE excluded."
-                            "\"_driftless_version\" > " + m_table + ".\"_driftless_version\"" + changed);
-    m_delete = m_db.prepare("DELETE FROM " + m_table + " WHERE " + keyMatch + " AND \"_driftless_version\" < " + v);
-    m_tomb = m_db.prepare("INSERT INTO " + tombstoneTable() + " AS tb (" + keyCols + ", \"_driftless_version\") VALUES (" +
-                          keyParams + ", " + v + ") ON CONFLICT (" + keyCols +
-                          ") DO UPDATE SET \"_driftless_version\" = max(tb.\"_driftless_version\", "
-                          "excluded.\"_driftless_version\")");
+    m_upsert = m_db->prepare("INSERT INTO " + m_table + " (" + cols + "\"_driftless_version\") SELECT " + params + v +
+                             " WHERE NOT EXISTS (SELECT 1 FROM " + tombstoneTable() + " WHERE " + keyMatch +
+                             " AND \"_driftless_version\" > " + v + ") ON CONFLICT (" + keyCols + ") DO UPDATE SET " +
+                             set + "\"_driftless_version\" = excluded.\"_driftless_version\" WHERE excluded."
+                             "\"_driftless_version\" >= " + m_table + ".\"_driftless_version\"" + changed);
+    m_delete = m_db->prepare("DELETE FROM " + m_table + " WHERE " + keyMatch + " AND \"_driftless_version\" <= " + v);
+    m_tomb = m_db->prepare("INSERT INTO " + tombstoneTable() + " AS tb (" + keyCols + ", \"_driftless_version\") VALUES (" +
+                           keyParams + ", " + v + ") ON CONFLICT (" + keyCols +
+                           ") DO UPDATE SET \"_driftless_version\" = max(tb.\"_driftless_version\", "
+                           "excluded.\"_driftless_version\")");
+    // A partial row (unchanged TOAST columns) only updates: its missing values come from the row.
+    const std::string mask = "?" + std::to_string(n + 2);
+    std::string keep;
+    for (size_t i = 0; i < n; ++i) {
+        auto q = quoteIdent(m_source.columns[i].name);
+        keep += q + " = CASE WHEN substr(" + mask + ", " + std::to_string(i + 1) + ", 1) = '1' THEN " + q + " ELSE ?" +
+                std::to_string(i + 1) + " END, ";
+    }
+    m_partial = m_db->prepare("UPDATE " + m_table + " SET " + keep + "\"_driftless_version\" = " + v + " WHERE " +
+                              keyMatch + " AND \"_driftless_version\" <= " + v);
+    m_exists = m_db->prepare("SELECT 1 FROM " + m_table + " WHERE " + keyMatch);
 }
 
 void SqliteMerger::prepare(const TableSchema &source)
@@ -145,7 +179,7 @@ void SqliteMerger::prepare(const TableSchema &source)
     m_storage.clear();
     for (const auto &c : source.columns)
         m_storage.push_back(sqliteStorageFor(c));
-    SqliteTransaction tx(m_db);
+    SqliteTransaction tx(*m_db);
     ensureTable();
     tx.commit();
     buildStatements();
@@ -153,7 +187,7 @@ void SqliteMerger::prepare(const TableSchema &source)
 
 std::optional<Checkpoint> SqliteMerger::readCheckpoint()
 {
-    auto st = m_db.prepare("SELECT position, version FROM _driftless_checkpoints WHERE pipeline = ?1 AND "
+    auto st = m_db->prepare("SELECT position, version FROM _driftless_checkpoints WHERE pipeline = ?1 AND "
                            "source_table = ?2");
     st.bindText(1, m_target.pipeline).bindText(2, m_target.source.display());
     if (!st.step())
@@ -163,14 +197,14 @@ std::optional<Checkpoint> SqliteMerger::readCheckpoint()
 
 void SqliteMerger::clearCheckpoint()
 {
-    auto st = m_db.prepare("DELETE FROM _driftless_checkpoints WHERE pipeline = ?1 AND source_table = ?2");
+    auto st = m_db->prepare("DELETE FROM _driftless_checkpoints WHERE pipeline = ?1 AND source_table = ?2");
     st.bindText(1, m_target.pipeline).bindText(2, m_target.source.display());
     st.run();
 }
 
-bool SqliteMerger::targetEmpty() { return m_db.scalarInt("SELECT NOT EXISTS (SELECT 1 FROM " + m_table + ")") != 0; }
+bool SqliteMerger::targetEmpty() { return m_db->scalarInt("SELECT NOT EXISTS (SELECT 1 FROM " + m_table + ")") != 0; }
 
-void SqliteMerger::writeCheckpoint(const Checkpoint &cp, long long rows)
+void SqliteMerger::writeCheckpointInTransaction(const Checkpoint &cp, long long rows)
 {
     m_checkpoint.reset();
     m_checkpoint.bindText(1, m_target.pipeline)
@@ -195,38 +229,61 @@ long long SqliteMerger::insertRow(SqliteStmt &st, std::string_view line, std::in
         bindCopyField(st, static_cast<int>(i + 1), m_fields[i], m_storage[i], m_scratch);
     st.bind(static_cast<int>(n + 1), version);
     st.run();
-    return m_db.changes();
+    return m_db->changes();
 }
 
-ApplyResult SqliteMerger::apply(const Batch &batch)
+long long SqliteMerger::updatePartialRow(std::string_view line, std::string_view mask, std::int64_t version)
 {
-    ApplyResult res{static_cast<long long>(batch.rows.size()), 0, batch.directLoad};
-    if (batch.directLoad) {
-        try {
-            SqliteTransaction tx(m_db);
-            for (size_t i = 0; i < batch.rows.size(); ++i)
-                res.rowsWritten += insertRow(m_insert, batch.rows.line(i), batch.rows.row(i).version);
-            writeCheckpoint(batch.checkpoint, res.rowsWritten);
-            tx.commit();
-            return res;
-        } catch (const Error &e) {
-            if ((std::atoi(e.code().c_str()) & 0xff) != SQLITE_CONSTRAINT)
-                throw;
-            res = {static_cast<long long>(batch.rows.size()), 0, false};
-        }
-    }
+    copytext::split(line, m_fields);
+    const size_t n = m_source.columns.size();
+    m_partial.reset();
+    for (size_t i = 0; i < n; ++i)
+        bindCopyField(m_partial, static_cast<int>(i + 1), m_fields.at(i), m_storage[i], m_scratch);
+    m_partial.bind(static_cast<int>(n + 1), version);
+    m_partial.bindText(static_cast<int>(n + 2), mask);
+    m_partial.run();
+    return m_db->changes();
+}
+
+long long SqliteMerger::loadInTransaction(const RowSet &rows)
+{
+    long long written = 0;
+    for (size_t i = 0; i < rows.size(); ++i)
+        written += insertRow(m_insert, rows.line(i), rows.row(i).version);
+    return written;
+}
+
+ApplyResult SqliteMerger::mergeInTransaction(const RowSet &rows)
+{
+    if (rows.empty())
+        return {};
     if (!m_source.hasPrimaryKey())
         throw SchemaError("table " + m_target.source.display() + " has no primary key, so changes cannot be merged",
                           "add a primary key on the source, or use strategy full_refresh");
-    SqliteTransaction tx(m_db);
+    ApplyResult res{static_cast<long long>(rows.size()), 0, false};
     const size_t n = m_source.columns.size();
-    for (size_t i = 0; i < batch.rows.size(); ++i) {
-        const auto &row = batch.rows.row(i);
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const auto &row = rows.row(i);
         if (row.op != ChangeOp::Delete) {
-            res.rowsWritten += insertRow(m_upsert, batch.rows.line(i), row.version);
+            auto mask = rows.unchangedMask(i);
+            if (mask.empty()) {
+                res.rowsWritten += insertRow(m_upsert, rows.line(i), row.version);
+                continue;
+            }
+            long long changed = updatePartialRow(rows.line(i), mask, row.version);
+            res.rowsWritten += changed;
+            if (changed == 0) {
+                m_exists.reset();
+                for (int k : m_source.primaryKey)
+                    bindCopyField(m_exists, k + 1, m_fields.at(static_cast<size_t>(k)),
+                                  m_storage[static_cast<size_t>(k)], m_scratch);
+                if (!m_exists.step())
+                    ++res.partialRowsMissing;
+                m_exists.reset();
+            }
             continue;
         }
-        copytext::split(batch.rows.line(i), m_fields);
+        copytext::split(rows.line(i), m_fields);
         m_delete.reset();
         m_tomb.reset();
         for (int k : m_source.primaryKey) {
@@ -238,10 +295,47 @@ ApplyResult SqliteMerger::apply(const Batch &batch)
         m_delete.bind(static_cast<int>(n + 1), row.version);
         m_tomb.bind(static_cast<int>(n + 1), row.version);
         m_delete.run();
-        res.rowsWritten += m_db.changes();
+        res.rowsWritten += m_db->changes();
         m_tomb.run();
     }
-    writeCheckpoint(batch.checkpoint, res.rowsWritten);
+    return res;
+}
+
+long long SqliteMerger::truncateInTransaction()
+{
+    m_db->exec("DELETE FROM " + m_table);
+    return m_db->changes();
+}
+
+void SqliteMerger::addMissingColumns(const TableSchema &source)
+{
+    // Inside the caller's transaction: no BEGIN of our own.
+    m_source = source;
+    m_storage.clear();
+    for (const auto &c : source.columns)
+        m_storage.push_back(sqliteStorageFor(c));
+    ensureTable();
+    buildStatements();
+}
+
+ApplyResult SqliteMerger::apply(const Batch &batch)
+{
+    if (batch.directLoad) {
+        try {
+            SqliteTransaction tx(*m_db);
+            ApplyResult res{static_cast<long long>(batch.rows.size()), 0, true};
+            res.rowsWritten = loadInTransaction(batch.rows);
+            writeCheckpointInTransaction(batch.checkpoint, res.rowsWritten);
+            tx.commit();
+            return res;
+        } catch (const Error &e) {
+            if ((std::atoi(e.code().c_str()) & 0xff) != SQLITE_CONSTRAINT)
+                throw;
+        }
+    }
+    SqliteTransaction tx(*m_db);
+    ApplyResult res = mergeInTransaction(batch.rows);
+    writeCheckpointInTransaction(batch.checkpoint, res.rowsWritten);
     tx.commit();
     return res;
 }
@@ -251,8 +345,8 @@ long long SqliteMerger::replaceAll(const std::function<void(const std::function<
 {
     // One write transaction: readers (WAL mode) keep seeing the old rows until it commits, and
     // the table keeps its indexes and whatever else the DBA defined on it.
-    SqliteTransaction tx(m_db);
-    m_db.exec("DELETE FROM " + m_table);
+    SqliteTransaction tx(*m_db);
+    m_db->exec("DELETE FROM " + m_table);
     long long loaded = 0;
     std::string carry;
     const size_t n = m_source.columns.size();
@@ -289,7 +383,7 @@ long long SqliteMerger::replaceAll(const std::function<void(const std::function<
     });
     if (!carry.empty())
         handleLine(carry);
-    writeCheckpoint(checkpoint, loaded);
+    writeCheckpointInTransaction(checkpoint, loaded);
     tx.commit();
     return loaded;
 }

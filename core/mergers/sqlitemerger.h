@@ -4,6 +4,8 @@
 #include "core/mergers/merger.h"
 #include "core/mergers/sqlitetypes.h"
 
+#include <memory>
+
 namespace driftless::core {
 
 /// Merger into a SQLite file.
@@ -16,6 +18,8 @@ namespace driftless::core {
 class SqliteMerger final : public Merger {
 public:
     SqliteMerger(const std::string &path, MergeTarget target);
+    /// Shares an open database with the other mergers of one CDC pipeline (one thread).
+    SqliteMerger(std::shared_ptr<SqliteDb> db, MergeTarget target);
 
     void prepare(const TableSchema &source) override;
     std::optional<Checkpoint> readCheckpoint() override;
@@ -25,17 +29,22 @@ public:
     long long replaceAll(const std::function<void(const std::function<void(std::string_view)> &sink)> &rows,
                          const Checkpoint &checkpoint) override;
     std::string describeTarget() const override;
+    ApplyResult mergeInTransaction(const RowSet &rows) override;
+    long long loadInTransaction(const RowSet &rows) override;
+    long long truncateInTransaction() override;
+    void writeCheckpointInTransaction(const Checkpoint &cp, long long rows) override;
+    void addMissingColumns(const TableSchema &source) override;
 
     std::string tombstoneTable() const;
-    SqliteDb &db() { return m_db; }
+    SqliteDb &db() { return *m_db; }
 
 private:
     void ensureTable();
     void buildStatements();
-    void writeCheckpoint(const Checkpoint &cp, long long rows);
     long long insertRow(SqliteStmt &st, std::string_view line, std::int64_t version);
+    long long updatePartialRow(std::string_view line, std::string_view mask, std::int64_t version);
 
-    SqliteDb m_db;
+    std::shared_ptr<SqliteDb> m_db;
     MergeTarget m_target;
     TableSchema m_source;
     std::vector<SqliteStorage> m_storage;
@@ -44,9 +53,28 @@ private:
     SqliteStmt m_upsert;  ///< guarded upsert
     SqliteStmt m_delete;  ///< guarded delete
     SqliteStmt m_tomb;    ///< tombstone upsert
+    SqliteStmt m_partial; ///< guarded update keeping columns marked unchanged
+    SqliteStmt m_exists;  ///< does the key exist
     SqliteStmt m_checkpoint;
     std::vector<std::string_view> m_fields;
     std::string m_scratch;
+};
+
+/// A SQLite target file shared by the mergers of one CDC pipeline.
+class SqliteTargetSession final : public TargetSession {
+public:
+    explicit SqliteTargetSession(const std::string &path);
+    void begin() override { m_db->exec("BEGIN IMMEDIATE"); }
+    void commit() override { m_db->exec("COMMIT"); }
+    void rollback() noexcept override;
+    std::unique_ptr<Merger> merger(const MergeTarget &target) override
+    {
+        return std::make_unique<SqliteMerger>(m_db, target);
+    }
+    std::string describe() const override { return m_db->path(); }
+
+private:
+    std::shared_ptr<SqliteDb> m_db;
 };
 
 } // namespace driftless::core

@@ -15,6 +15,10 @@ enum class ChangeOp : char { Insert = 'i', Update = 'u', Delete = 'd' };
 /// allocation per growth step, not one per row or per value.
 ///
 /// For deletes only the key columns carry values; the rest are NULL.
+///
+/// A row may carry an "unchanged" mask (one '0'/'1' per column): '1' marks a column whose value
+/// the source did not send because it did not change (pgoutput's unchanged TOAST 'u'); its field
+/// holds NULL and the merge keeps the target's value.
 class RowSet {
 public:
     struct Row {
@@ -22,10 +26,17 @@ public:
         std::uint32_t length;
         ChangeOp op;
         std::int64_t version;
+        std::int32_t unchanged = -1; ///< index of the row's unchanged mask, or -1
     };
 
     /// Appends a row; a trailing newline on `line` is dropped.
-    void append(std::string_view line, ChangeOp op, std::int64_t version);
+    void append(std::string_view line, ChangeOp op, std::int64_t version, std::string_view unchangedMask = {});
+    /// The row's unchanged mask, empty when every column was sent.
+    std::string_view unchangedMask(size_t i) const
+    {
+        return m_rows[i].unchanged < 0 ? std::string_view() : std::string_view(m_masks[static_cast<size_t>(m_rows[i].unchanged)]);
+    }
+    bool hasUnchanged() const { return !m_masks.empty(); }
     size_t size() const { return m_rows.size(); }
     bool empty() const { return m_rows.empty(); }
     std::string_view line(size_t i) const { return {m_data.data() + m_rows[i].offset, m_rows[i].length}; }
@@ -36,12 +47,15 @@ public:
 
     /// Keeps only the last row of each key (key = the raw text of the fields at `keyColumns`),
     /// in the order those last rows appeared. Within one batch the engine stages at most one row
-    /// per key, so the merge never has to pick among duplicates.
+    /// per key, so the merge never has to pick among duplicates. A kept row with unchanged
+    /// columns inherits their values from the key's earlier row in the batch (an insert and a
+    /// later partial update become one full row); what no earlier row had stays unchanged.
     void foldByKey(const std::vector<int> &keyColumns);
 
 private:
     std::string m_data;
     std::vector<Row> m_rows;
+    std::vector<std::string> m_masks;
 };
 
 /// Where a table's sync stands, as stored in the target's `_driftless.checkpoints` (the

@@ -53,3 +53,32 @@ TEST(RowSet, foldKeepsTheLastChangeOfEachKeyInOrder)
     EXPECT_EQ(rs.line(2), "2\t\\N");
     EXPECT_EQ(rs.row(2).op, ChangeOp::Delete);
 }
+
+TEST(RowSet, foldFillsUnchangedColumnsFromTheKeysEarlierRow)
+{
+    // An insert and a later partial update (unchanged TOAST in column 2) in one batch become one
+    // full row: the big value is never lost to NULL.
+    RowSet rs;
+    rs.append("1\tsmall\tBIG VALUE", ChangeOp::Insert, 10);
+    rs.append("1\tedited\t\\N", ChangeOp::Update, 11, "001");
+    rs.append("2\tx\t\\N", ChangeOp::Update, 12, "001");
+    rs.foldByKey({0});
+    ASSERT_EQ(rs.size(), 2u);
+    EXPECT_EQ(rs.line(0), "1\tedited\tBIG VALUE");
+    EXPECT_TRUE(rs.unchangedMask(0).empty()) << "every column now has its value";
+    EXPECT_EQ(rs.row(0).version, 11);
+    EXPECT_EQ(rs.line(1), "2\tx\t\\N");
+    EXPECT_EQ(rs.unchangedMask(1), "001") << "no earlier row: the merge keeps the target's value";
+}
+
+TEST(RowSet, foldDoesNotInheritAcrossADelete)
+{
+    RowSet rs;
+    rs.append("1\ta\tOLD", ChangeOp::Insert, 10);
+    rs.append("1\t\\N\t\\N", ChangeOp::Delete, 11);
+    rs.append("1\tb\t\\N", ChangeOp::Update, 12, "001");
+    rs.foldByKey({0});
+    ASSERT_EQ(rs.size(), 1u);
+    EXPECT_EQ(rs.unchangedMask(0), "001");
+    EXPECT_EQ(rs.line(0), "1\tb\t\\N");
+}
