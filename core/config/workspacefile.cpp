@@ -142,7 +142,8 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
     if (!n.IsMap())
         fail(c, n, field, "expected a map such as { table: public.plans, strategy: full_refresh }");
     checkKeys(c, n, field,
-              {"table", "strategy", "cursor", "lookback", "page_size", "freshness_sla", "target_table", "every"});
+              {"table", "strategy", "cursor", "lookback", "page_size", "freshness_sla", "target_table", "every",
+               "truncate"});
     TableSpec t;
     if (!n["table"])
         fail(c, n, field + ".table", "missing; the source table as schema.name");
@@ -191,6 +192,12 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
         t.every = duration(c, n["every"], field + ".every", Millis(1000));
     if (n["target_table"])
         t.targetTable = scalar(c, n["target_table"], field + ".target_table");
+    if (n["truncate"]) {
+        auto v = scalar(c, n["truncate"], field + ".truncate");
+        if (v != "apply" && v != "ignore")
+            fail(c, n["truncate"], field + ".truncate", "'" + v + "': expected apply or ignore");
+        t.truncate = v;
+    }
     return t;
 }
 
@@ -199,7 +206,7 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
     std::string field = "pipelines[" + std::to_string(index) + "]";
     if (!n.IsMap())
         fail(c, n, field, "expected a map with name, source, target and tables");
-    checkKeys(c, n, field, {"name", "source", "target", "target_schema", "tables"});
+    checkKeys(c, n, field, {"name", "source", "target", "target_schema", "publication", "tables"});
     PipelineSpec p;
     if (!n["name"])
         fail(c, n, field + ".name", "missing");
@@ -233,6 +240,13 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
         if (tgt.kind == EndpointKind::Sqlite)
             fail(c, n["target_schema"], field + ".target_schema", "SQLite targets have no schemas; remove it");
         p.targetSchema = scalar(c, n["target_schema"], field + ".target_schema");
+    }
+    if (n["publication"]) {
+        p.publication = scalar(c, n["publication"], field + ".publication");
+        static const std::regex pubRe("[a-z0-9_]{1,63}");
+        if (!std::regex_match(*p.publication, pubRe))
+            fail(c, n["publication"], field + ".publication",
+                 "'" + *p.publication + "': publication names here are [a-z0-9_], at most 63 characters");
     }
     if (!n["tables"] || !n["tables"].IsSequence() || n["tables"].size() == 0)
         fail(c, n["tables"] ? n["tables"] : n, field + ".tables", "expected a list with at least one table");
@@ -350,6 +364,8 @@ std::string WorkspaceFile::toYaml(const Workspace &ws)
         out << YAML::Key << "target" << YAML::Value << p.target;
         if (p.targetSchema)
             out << YAML::Key << "target_schema" << YAML::Value << YAML::DoubleQuoted << *p.targetSchema;
+        if (p.publication)
+            out << YAML::Key << "publication" << YAML::Value << *p.publication;
         out << YAML::Key << "tables" << YAML::Value << YAML::BeginSeq;
         for (const auto &t : p.tables) {
             out << YAML::Flow << YAML::BeginMap;
@@ -367,6 +383,8 @@ std::string WorkspaceFile::toYaml(const Workspace &ws)
             emitDuration(out, "every", t.every);
             if (t.targetTable)
                 out << YAML::Key << "target_table" << YAML::Value << YAML::DoubleQuoted << *t.targetTable;
+            if (t.truncate)
+                out << YAML::Key << "truncate" << YAML::Value << *t.truncate;
             out << YAML::EndMap;
         }
         out << YAML::EndSeq;

@@ -12,7 +12,7 @@ namespace driftless::core::pgcatalog {
 namespace {
 
 constexpr const char *kFindRelation = R"sql(
-SELECT c.oid, c.relkind, c.reltuples::bigint
+SELECT c.oid, c.relkind, c.reltuples::bigint, c.relreplident
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
 )sql";
@@ -33,7 +33,8 @@ SELECT a.attname,
        bn.nspname AS base_schema,
        CASE WHEN bt.typtype = 'e'
             THEN (SELECT array_to_json(array_agg(e.enumlabel ORDER BY e.enumsortorder))::text
-                  FROM pg_enum e WHERE e.enumtypid = bt.oid) END AS enum_labels
+                  FROM pg_enum e WHERE e.enumtypid = bt.oid) END AS enum_labels,
+       a.attgenerated <> '' AS generated
 FROM pg_attribute a
 JOIN pg_type t ON t.oid = a.atttypid
 JOIN pg_type et ON et.oid = CASE WHEN t.typcategory = 'A' AND t.typelem <> 0 THEN t.typelem ELSE t.oid END
@@ -72,6 +73,7 @@ std::optional<TableSchema> findTable(PgConnection &conn, const TableRef &table)
     TableSchema s;
     s.table = table;
     s.estimatedRows = rel.toInt(0, 2);
+    s.replicaIdentity = rel.value(0, 3).empty() ? 'd' : rel.value(0, 3)[0];
     auto cols = conn.execParams(kColumns, {oid});
     for (int r = 0; r < cols.rows(); ++r) {
         ColumnInfo c;
@@ -83,6 +85,7 @@ std::optional<TableSchema> findTable(PgConnection &conn, const TableRef &table)
         c.notNull = cols.toBool(r, 5);
         c.isEnum = cols.toBool(r, 6);
         c.typeSchema = cols.text(r, 7);
+        c.generated = cols.toBool(r, 9);
         if (c.isEnum) {
             c.enumLabels = nlohmann::json::parse(cols.text(r, 8)).get<std::vector<std::string>>();
         }

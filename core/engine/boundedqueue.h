@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -24,6 +25,40 @@ public:
         m_items.push_back(std::move(value));
         m_notEmpty.notify_one();
         return true;
+    }
+
+    enum class PushResult { Pushed, Full, Closed };
+    /// Like push(), but gives up after `timeout` (the value is kept by the caller on Full), so a
+    /// producer can do housekeeping (keepalives) while the consumer is slow.
+    template <typename Rep, typename Period> PushResult pushFor(T &value, std::chrono::duration<Rep, Period> timeout)
+    {
+        std::unique_lock lock(m_mutex);
+        if (!m_notFull.wait_for(lock, timeout, [&] { return m_closed || m_items.size() < m_capacity; }))
+            return PushResult::Full;
+        if (m_closed)
+            return PushResult::Closed;
+        m_items.push_back(std::move(value));
+        m_notEmpty.notify_one();
+        return PushResult::Pushed;
+    }
+
+    /// Waits at most `timeout` for an item; nullopt on timeout or when closed and drained.
+    template <typename Rep, typename Period> std::optional<T> popFor(std::chrono::duration<Rep, Period> timeout)
+    {
+        std::unique_lock lock(m_mutex);
+        m_notEmpty.wait_for(lock, timeout, [&] { return m_closed || !m_items.empty(); });
+        if (m_items.empty())
+            return std::nullopt;
+        T v = std::move(m_items.front());
+        m_items.pop_front();
+        m_notFull.notify_one();
+        return v;
+    }
+
+    bool closed() const
+    {
+        std::lock_guard lock(m_mutex);
+        return m_closed;
     }
 
     std::optional<T> pop()
@@ -51,7 +86,7 @@ public:
 
 private:
     size_t m_capacity;
-    std::mutex m_mutex;
+    mutable std::mutex m_mutex;
     std::condition_variable m_notEmpty, m_notFull;
     std::deque<T> m_items;
     bool m_closed = false;

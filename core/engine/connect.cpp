@@ -40,4 +40,19 @@ std::unique_ptr<Merger> createMerger(const Endpoint &target, const MergeTarget &
     throw Error(ErrorKind::Permanent, "unknown endpoint kind");
 }
 
+std::unique_ptr<TargetSession> createTargetSession(const Endpoint &target, const std::string &applicationName)
+{
+    switch (target.kind) {
+    case EndpointKind::Postgres:
+        return std::make_unique<PgTargetSession>(connectPostgres(target, applicationName));
+    case EndpointKind::Sqlite:
+        return std::make_unique<SqliteTargetSession>(target.path);
+    case EndpointKind::Mysql:
+        break;
+    }
+    throw Error(ErrorKind::Permanent,
+                "endpoint '" + target.name + "': MySQL/MariaDB targets are not supported by this version yet", {},
+                "use a Postgres or SQLite target for now");
+}
+
 } // namespace driftless::core

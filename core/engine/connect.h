@@ -15,4 +15,7 @@ PgConnection connectPostgres(const Endpoint &e, const std::string &applicationNa
 /// write to.
 std::unique_ptr<Merger> createMerger(const Endpoint &target, const MergeTarget &mt);
 
+/// Opens one target connection for several mergers (CDC: one commit for many tables).
+std::unique_ptr<TargetSession> createTargetSession(const Endpoint &target, const std::string &applicationName);
+
 } // namespace driftless::core

@@ -99,6 +99,38 @@ std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipel
         if (!sp.conn)
             continue;
         PgConnection &c = *sp.conn;
+        bool hasCdc = false;
+        for (const auto &t : p.tables)
+            hasCdc = hasCdc || t.strategy == Strategy::Cdc;
+        if (hasCdc) {
+            auto r = c.exec("SELECT current_setting('wal_level'), (SELECT rolreplication OR rolsuper FROM pg_roles "
+                            "WHERE rolname = current_user), current_setting('max_replication_slots')::int - "
+                            "(SELECT count(*) FROM pg_replication_slots)");
+            if (r.text(0, 0) != "logical")
+                out.push_back({"error", "config", p.name, "endpoint " + src.name,
+                               "wal_level is '" + r.text(0, 0) + "'; change data capture needs 'logical'",
+                               "ALTER SYSTEM SET wal_level = logical; then restart the server"});
+            if (!r.toBool(0, 1))
+                out.push_back({"error", "config", p.name, "endpoint " + src.name,
+                               "the user may not open replication connections",
+                               "ALTER ROLE <user> REPLICATION"});
+            auto slot = c.execParams("SELECT wal_status, active FROM pg_replication_slots WHERE slot_name = $1",
+                                     {p.slotName()});
+            if (slot.rows() == 0 && r.toInt(0, 2) < 1)
+                out.push_back({"error", "config", p.name, "endpoint " + src.name,
+                               "no free replication slot (max_replication_slots reached)",
+                               "raise max_replication_slots, or drop an unused slot"});
+            else if (slot.rows() == 1 && slot.text(0, 0) == "lost")
+                out.push_back({"error", "config", p.name, "slot " + p.slotName(),
+                               "the slot was invalidated (wal_status lost)",
+                               "driftless-cli resnapshot " + p.name});
+            else if (r.text(0, 0) == "logical")
+                out.push_back({"ok", "config", p.name, "endpoint " + src.name,
+                               slot.rows() ? "slot " + p.slotName() + ": " + slot.text(0, 0)
+                                           : "ready for change data capture (slot " + p.slotName() +
+                                                 " will be created)",
+                               ""});
+        }
         for (const auto &t : p.tables) {
             const std::string subject = "table " + t.table.display();
             std::optional<TableSchema> schema;
@@ -158,10 +190,18 @@ std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipel
                                        c.serverTimeZone() + ")",
                                    ""});
             }
-            if (t.strategy == Strategy::Cdc)
-                out.push_back({"warn", "config", p.name, subject,
-                               "change data capture is not available in this version; the table will not sync",
-                               "use strategy cursor or full_refresh for now"});
+            if (t.strategy == Strategy::Cdc) {
+                if (schema->replicaIdentity == 'n')
+                    out.push_back({"error", "config", p.name, subject,
+                                   "REPLICA IDENTITY NOTHING: updates and deletes cannot be replicated",
+                                   "ALTER TABLE " + t.table.display() + " REPLICA IDENTITY DEFAULT"});
+                for (const auto &c : schema->columns)
+                    if (c.generated)
+                        out.push_back({"ok", "config", p.name, subject,
+                                       "generated column " + displayIdent(c.name) +
+                                           " is not replicated by logical decoding; it is left out of the target",
+                                       ""});
+            }
             bool anyError = false;
             for (auto &f : out)
                 anyError = anyError || (f.level == "error" && f.subject == subject && f.pipeline == p.name);

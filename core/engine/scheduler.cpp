@@ -1,9 +1,12 @@
 #include "core/engine/scheduler.h"
 
+#include "core/engine/cdcpipeline.h"
 #include "core/engine/log.h"
 #include "core/model/error.h"
 
 #include <algorithm>
+#include <atomic>
+#include <map>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -28,23 +31,103 @@ Scheduler::Scheduler(std::vector<TableJob> jobs, EngineObserver &observer, Optio
 {
 }
 
+namespace {
+
+/// Runs one pipeline's CDC tables: a long-lived stream, restarted after transient errors with
+/// backoff, retried every 5 minutes after permanent ones (which turn its tables red).
+void runCdcGroup(std::vector<TableJob> jobs, EngineObserver &observer, bool once, std::stop_token stop,
+                 std::atomic<int> &errors, std::condition_variable_any &wake)
+{
+    int failures = 0;
+    std::mutex m;
+    while (!stop.stop_requested()) {
+        for (const auto &j : jobs)
+            observer.runStarted(j.key());
+        std::string message;
+        bool transient = false;
+        try {
+            CdcPipeline pipeline(jobs, jobs.front().publication, observer);
+            pipeline.run(stop, {once});
+            for (const auto &j : jobs)
+                observer.runFinished(j.key(), stop.stop_requested() ? "cancelled" : "ok", 0, {});
+            if (once || stop.stop_requested()) {
+                for (const auto &j : jobs)
+                    observer.tableState(j.key(), stop.stop_requested() ? "idle" : "ok", "", std::nullopt);
+                break;
+            }
+            continue;
+        } catch (const Cancelled &) {
+            break;
+        } catch (const Error &e) {
+            if (stop.stop_requested())
+                break;
+            message = e.describe();
+            transient = e.isTransient();
+        } catch (const std::exception &e) {
+            if (stop.stop_requested())
+                break;
+            message = std::string("internal error: ") + e.what();
+        }
+        ++failures;
+        log(LogLevel::Warn, jobs.front().pipeline + " (cdc): " + message);
+        for (const auto &j : jobs) {
+            observer.runFinished(j.key(), "error", 0, message);
+            observer.tableState(j.key(), transient ? "retrying" : "error", message, std::nullopt);
+        }
+        if (failures == 1 || !transient)
+            observer.event(transient ? "warn" : "error", jobs.front().key(), "sync_failed", message);
+        if (once && (!transient || failures >= 3)) {
+            errors += static_cast<int>(jobs.size());
+            break;
+        }
+        auto wait = transient ? std::chrono::seconds(std::min(60, 1 << std::min(failures - 1, 6)))
+                              : std::chrono::seconds(300);
+        std::unique_lock lock(m);
+        wake.wait_for(lock, stop, wait, [] { return false; });
+    }
+}
+
+} // namespace
+
 int Scheduler::run(std::stop_token stop)
 {
     std::mutex mutex;
     std::condition_variable_any cv;
+    // CDC tables stream per pipeline on threads of their own; the rest run passes on the pool.
+    std::map<std::string, std::vector<TableJob>> cdcGroups;
+    std::vector<TableJob> passJobs;
+    for (auto &j : m_jobs) {
+        if (j.spec.strategy == Strategy::Cdc)
+            cdcGroups[j.pipeline].push_back(j);
+        else
+            passJobs.push_back(j);
+    }
+    m_jobs = std::move(passJobs);
+    std::atomic<int> cdcErrors{0};
+    std::atomic<int> cdcRunning{static_cast<int>(cdcGroups.size())};
+    std::condition_variable_any cdcWake;
+    std::vector<std::jthread> cdcThreads;
+    for (auto &[name, group] : cdcGroups)
+        cdcThreads.emplace_back([&, group = group] {
+            runCdcGroup(group, m_observer, m_options.once, stop, cdcErrors, cdcWake);
+            --cdcRunning;
+            cv.notify_all();
+        });
+
     std::vector<JobState> states(m_jobs.size());
     const auto start = Clock::now();
     for (auto &s : states)
         s.due = start;
 
-    auto allDone = [&] {
+    auto passesDone = [&] {
         return std::all_of(states.begin(), states.end(), [](const JobState &s) { return s.done; });
     };
+    auto allDone = [&] { return passesDone() && cdcRunning.load() == 0; };
 
     auto worker = [&] {
         std::unique_lock lock(mutex);
         for (;;) {
-            if (stop.stop_requested() || (m_options.once && allDone()))
+            if (stop.stop_requested() || (m_options.once && passesDone()))
                 return;
             // The earliest due job nobody runs.
             int pick = -1;
@@ -138,7 +221,7 @@ int Scheduler::run(std::stop_token stop)
         }
     };
 
-    const int n = std::max(1, std::min<int>(m_options.maxParallel, static_cast<int>(m_jobs.size())));
+    const int n = m_jobs.empty() ? 0 : std::max(1, std::min<int>(m_options.maxParallel, static_cast<int>(m_jobs.size())));
     {
         std::vector<std::jthread> workers;
         for (int i = 0; i < n; ++i)
@@ -154,8 +237,10 @@ int Scheduler::run(std::stop_token stop)
         lock.unlock();
         cv.notify_all();
     }
+    cdcWake.notify_all();
+    cdcThreads.clear(); // joins: they end on stop, or when caught up in `once` mode
     m_observer.tick();
-    int errors = 0;
+    int errors = cdcErrors.load();
     for (auto &s : states)
         errors += s.inError ? 1 : 0;
     return errors;

@@ -2,6 +2,7 @@
 
 #include "core/db/pgcatalog.h"
 #include "core/engine/boundedqueue.h"
+#include "core/engine/pipelined.h"
 #include "core/engine/connect.h"
 #include "core/engine/testhooks.h"
 #include "core/model/error.h"
@@ -28,43 +29,12 @@ std::vector<TableJob> jobsFor(const Workspace &ws, const std::string &onlyPipeli
         if (!src || !tgt)
             continue;
         for (const auto &t : p.tables)
-            jobs.push_back({p.name, t, *src, *tgt, resolveTargetName(p, t, tgt->kind)});
+            jobs.push_back({p.name, t, *src, *tgt, resolveTargetName(p, t, tgt->kind), p.publication});
     }
     return jobs;
 }
 
 namespace {
-
-/// Runs `produce` on a reader thread and `consume` on this one, joined by `queue`. The first
-/// error on either side stops the other and is rethrown here.
-template <typename T, typename Produce, typename Consume>
-void pipelined(BoundedQueue<T> &queue, std::stop_token outer, Produce &&produce, Consume &&consume)
-{
-    std::exception_ptr producerError;
-    std::jthread reader([&](std::stop_token st) {
-        try {
-            produce(st);
-        } catch (...) {
-            producerError = std::current_exception();
-        }
-        queue.close();
-    });
-    std::stop_callback forward(outer, [&] { reader.request_stop(); });
-    try {
-        consume();
-    } catch (...) {
-        reader.request_stop();
-        queue.close(true);
-        reader.join();
-        // The consumer usually fails because the producer did: report the cause.
-        if (producerError)
-            std::rethrow_exception(producerError);
-        throw;
-    }
-    reader.join();
-    if (producerError)
-        std::rethrow_exception(producerError);
-}
 
 void requireSupportedSource(const TableJob &job)
 {
@@ -87,8 +57,8 @@ TableSync::Outcome TableSync::runOnce(std::stop_token stop)
     case Strategy::Cursor:
         return cursorPass(stop);
     case Strategy::Cdc:
-        throw Error(ErrorKind::Permanent, "change data capture is not available in this version",
-                    {}, "use strategy cursor or full_refresh for " + m_job.spec.table.display() + " for now");
+        throw Error(ErrorKind::Permanent, "CDC tables stream through their pipeline, not in passes",
+                    {}, "run them with the scheduler (driftless-cli run)");
     }
     return {};
 }

@@ -14,6 +14,8 @@ struct TableJob {
     Endpoint source;
     Endpoint target;
     TargetName targetName;
+    /// The pipeline's `publication:` (CDC), when set.
+    std::optional<std::string> publication;
 
     TableKey key() const { return {pipeline, spec.table, spec.strategy}; }
 };

@@ -81,6 +81,9 @@ public:
     virtual void writeCheckpointInTransaction(const Checkpoint &cp, long long rows) = 0;
     /// Adds target columns for source columns it lacks (the source gained a column).
     virtual void addMissingColumns(const TableSchema &source) = 0;
+    /// Deletes rows whose version is older than `version`: after a re-snapshot merged at that
+    /// version, those are the rows the source no longer has.
+    virtual long long deleteOlderInTransaction(std::int64_t version) = 0;
 };
 
 /// One connection to a target shared by several mergers, so the changes of one source

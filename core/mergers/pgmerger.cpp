@@ -397,6 +397,13 @@ long long PgMerger::truncateInTransaction()
     return m_conn->exec("DELETE FROM " + m_targetSql).affected();
 }
 
+long long PgMerger::deleteOlderInTransaction(std::int64_t version)
+{
+    return m_conn->execParams("DELETE FROM " + m_targetSql + " WHERE _driftless_version < $1::bigint",
+                              {std::to_string(version)})
+        .affected();
+}
+
 void PgMerger::addMissingColumns(const TableSchema &source)
 {
     m_source = source;

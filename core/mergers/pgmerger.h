@@ -37,6 +37,7 @@ public:
     long long truncateInTransaction() override;
     void writeCheckpointInTransaction(const Checkpoint &cp, long long rows) override;
     void addMissingColumns(const TableSchema &source) override;
+    long long deleteOlderInTransaction(std::int64_t version) override;
     /// Bookkeeping names, for tests and the doctor.
     std::string stagingTable() const;
     std::string tombstoneTable() const;

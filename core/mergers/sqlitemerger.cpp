@@ -318,6 +318,14 @@ void SqliteMerger::addMissingColumns(const TableSchema &source)
     buildStatements();
 }
 
+long long SqliteMerger::deleteOlderInTransaction(std::int64_t version)
+{
+    auto st = m_db->prepare("DELETE FROM " + m_table + " WHERE \"_driftless_version\" < ?1");
+    st.bind(1, version);
+    st.run();
+    return m_db->changes();
+}
+
 ApplyResult SqliteMerger::apply(const Batch &batch)
 {
     if (batch.directLoad) {

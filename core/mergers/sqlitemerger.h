@@ -34,6 +34,7 @@ public:
     long long truncateInTransaction() override;
     void writeCheckpointInTransaction(const Checkpoint &cp, long long rows) override;
     void addMissingColumns(const TableSchema &source) override;
+    long long deleteOlderInTransaction(std::int64_t version) override;
 
     std::string tombstoneTable() const;
     SqliteDb &db() { return *m_db; }

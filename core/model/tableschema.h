@@ -22,6 +22,8 @@ struct ColumnInfo {
     bool isArray = false;
     bool notNull = false;
     bool isEnum = false;
+    /// A stored generated column: pgoutput (PG15) does not send it.
+    bool generated = false;
     /// Schema of the base type: `pg_catalog` for built-in types.
     std::string typeSchema;
     /// Set when the type is an enum defined on the source: its labels in sort order, so the
@@ -42,7 +44,12 @@ struct TableSchema {
     /// Estimated rows (pg_class.reltuples), -1 when unknown.
     long long estimatedRows = -1;
 
+    /// Source REPLICA IDENTITY: d default (primary key), f full, i index, n nothing.
+    char replicaIdentity = 'd';
+
     bool hasPrimaryKey() const { return !primaryKey.empty(); }
+    /// The same table without generated columns (what a CDC stream carries).
+    TableSchema withoutGenerated() const;
     int columnIndex(const std::string &name) const;
     bool operator==(const TableSchema &) const = default;
 };

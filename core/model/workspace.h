@@ -40,6 +40,8 @@ struct TableSpec {
     std::optional<Millis> freshnessSla;
     std::optional<std::string> targetTable;
     std::optional<Millis> every;
+    /// CDC: what a replicated TRUNCATE does: `apply` (default) or `ignore`.
+    std::optional<std::string> truncate;
 
     static constexpr long long kDefaultPageSize = 50'000;
     static constexpr const char *kDefaultCursor = "updated_at";
@@ -60,7 +62,13 @@ struct PipelineSpec {
     std::string source;
     std::string target;
     std::optional<std::string> targetSchema;
+    /// CDC: an existing publication to read (creating one needs table ownership); default: the
+    /// engine creates and maintains `driftless_<name>`.
+    std::optional<std::string> publication;
     std::vector<TableSpec> tables;
+
+    std::string slotName() const { return "driftless_" + name; }
+    std::string publicationName() const { return publication.value_or(slotName()); }
 
     bool operator==(const PipelineSpec &) const = default;
 };

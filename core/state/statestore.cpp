@@ -54,6 +54,8 @@ std::string tableSpecJson(const TableSpec &t)
         j["target_table"] = *t.targetTable;
     if (t.every)
         j["every_ms"] = t.every->count();
+    if (t.truncate)
+        j["truncate"] = *t.truncate;
     return j.dump();
 }
 
@@ -72,6 +74,8 @@ void readTableSpecJson(TableSpec &t, const std::string &text)
         t.targetTable = j["target_table"].get<std::string>();
     if (j.contains("every_ms"))
         t.every = Millis(j["every_ms"].get<long long>());
+    if (j.contains("truncate"))
+        t.truncate = j["truncate"].get<std::string>();
 }
 
 } // namespace
@@ -142,13 +146,16 @@ Workspace StateStore::loadWorkspace()
         }
     }
     {
-        auto st = m_db.prepare("SELECT name, source, target, target_schema FROM pipelines ORDER BY position");
+        auto st = m_db.prepare("SELECT name, source, target, target_schema, options FROM pipelines ORDER BY position");
         while (st.step()) {
             PipelineSpec p;
             p.name = st.text(0);
             p.source = st.text(1);
             p.target = st.text(2);
             p.targetSchema = st.optText(3);
+            auto opts = json::parse(st.text(4));
+            if (opts.contains("publication"))
+                p.publication = opts["publication"].get<std::string>();
             ws.pipelines.push_back(std::move(p));
         }
     }
@@ -208,7 +215,8 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
             if (!found)
                 sum.lines.push_back("- table " + p.name + "/" + x.table.display());
         }
-        if (o->source != p.source || o->target != p.target || o->targetSchema != p.targetSchema)
+        if (o->source != p.source || o->target != p.target || o->targetSchema != p.targetSchema ||
+            o->publication != p.publication)
             sum.lines.push_back("~ pipeline " + p.name);
     }
     for (auto &p : old.pipelines)
@@ -226,14 +234,18 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
             st.run();
         }
     }
-    auto pst = m_db.prepare(
-        "INSERT INTO pipelines (name, position, source, target, target_schema) VALUES (?1, ?2, ?3, ?4, ?5)");
+    auto pst = m_db.prepare("INSERT INTO pipelines (name, position, source, target, target_schema, options) "
+                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
     auto tst = m_db.prepare("INSERT INTO table_specs (pipeline, source_schema, source_table, position, strategy, spec) "
                             "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
     std::int64_t pos = 0;
     for (auto &p : ws.pipelines) {
         pst.reset();
+        json opts = json::object();
+        if (p.publication)
+            opts["publication"] = *p.publication;
         pst.bindText(1, p.name).bind(2, pos++).bindText(3, p.source).bindText(4, p.target).bind(5, p.targetSchema);
+        pst.bindText(6, opts.dump());
         pst.run();
         std::int64_t tpos = 0;
         for (auto &t : p.tables) {

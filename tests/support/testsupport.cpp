@@ -270,7 +270,7 @@ core::TableJob makeJob(const std::string &pipeline, const core::TableSpec &spec,
     p.source = source.name;
     p.target = target.name;
     p.targetSchema = std::move(targetSchema);
-    return {pipeline, spec, source, target, core::resolveTargetName(p, spec, target.kind)};
+    return {pipeline, spec, source, target, core::resolveTargetName(p, spec, target.kind), std::nullopt};
 }
 
 } // namespace driftless::test

@@ -1,0 +1,173 @@
+#include "core/db/pgreplication.h"
+
+#include "core/db/pgcatalog.h"
+#include "core/model/error.h"
+
+#include <cerrno>
+#include <cstring>
+#include <poll.h>
+
+namespace driftless::core {
+
+namespace {
+
+void putInt64(std::string &buf, std::int64_t v)
+{
+    auto u = static_cast<std::uint64_t>(v);
+    for (int i = 7; i >= 0; --i)
+        buf += static_cast<char>((u >> (i * 8)) & 0xff);
+}
+
+PgConnectOptions replicationOptions(const std::string &app)
+{
+    PgConnectOptions o;
+    o.applicationName = app;
+    o.replication = true;
+    return o;
+}
+
+} // namespace
+
+std::int64_t nowPgMicros()
+{
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                  std::chrono::system_clock::now().time_since_epoch())
+                  .count();
+    return us - kPgEpochUnixMicros;
+}
+
+bool isValidSlotName(std::string_view name)
+{
+    if (name.empty() || name.size() > 63)
+        return false;
+    for (char c : name)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+            return false;
+    return true;
+}
+
+PgReplicationConnection::PgReplicationConnection(const std::string &dsn, const std::string &applicationName)
+    : m_conn(dsn, replicationOptions(applicationName))
+{
+}
+
+PgReplicationConnection::SystemId PgReplicationConnection::identifySystem()
+{
+    auto r = m_conn.exec("IDENTIFY_SYSTEM");
+    SystemId s;
+    s.systemId = r.text(0, 0);
+    s.timeline = static_cast<int>(r.toInt(0, 1));
+    s.xlogPos = pgcatalog::parseLsn(r.text(0, 2)).value_or(0);
+    s.dbName = r.text(0, 3);
+    return s;
+}
+
+PgReplicationConnection::Slot PgReplicationConnection::createSlot(const std::string &name, bool temporary,
+                                                                  bool exportSnapshot)
+{
+    if (!isValidSlotName(name))
+        throw ConfigError("'" + name + "' is not a valid replication slot name ([a-z0-9_], at most 63 characters)");
+    auto r = m_conn.exec("CREATE_REPLICATION_SLOT " + name + (temporary ? " TEMPORARY" : "") +
+                         " LOGICAL pgoutput (SNAPSHOT '" + (exportSnapshot ? "export" : "nothing") + "')");
+    Slot s;
+    s.name = r.text(0, 0);
+    s.consistentPoint = pgcatalog::parseLsn(r.text(0, 1)).value_or(0);
+    if (!r.isNull(0, 2))
+        s.snapshotName = r.text(0, 2);
+    return s;
+}
+
+void PgReplicationConnection::dropSlot(const std::string &name)
+{
+    if (!isValidSlotName(name))
+        throw ConfigError("'" + name + "' is not a valid replication slot name");
+    m_conn.exec("DROP_REPLICATION_SLOT " + name + " WAIT");
+}
+
+void PgReplicationConnection::startReplication(const std::string &slot, std::int64_t startLsn,
+                                               const std::string &publication)
+{
+    if (!isValidSlotName(slot) || !isValidSlotName(publication))
+        throw ConfigError("invalid slot or publication name");
+    std::string q = "START_REPLICATION SLOT " + slot + " LOGICAL " + pgcatalog::formatLsn(startLsn) +
+                    " (\"proto_version\" '1', \"publication_names\" " + pgLiteral(quoteIdent(publication)) +
+                    ", \"messages\" 'true')";
+    PGresult *res = PQexec(m_conn.raw(), q.c_str());
+    auto st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+    if (st != PGRES_COPY_BOTH) {
+        std::string msg = res ? PQresultErrorMessage(res) : PQerrorMessage(m_conn.raw());
+        const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
+        std::string code = state ? state : "";
+        PQclear(res);
+        while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' '))
+            msg.pop_back();
+        if (msg.rfind("ERROR:  ", 0) == 0)
+            msg = msg.substr(8);
+        // A missing or invalidated slot, or one in use, needs the DBA: never retried blindly.
+        bool permanent = code == "42704" || msg.find("invalidated") != std::string::npos ||
+                         msg.find("does not exist") != std::string::npos;
+        throw SqlError(permanent ? ErrorKind::Permanent : ErrorKind::Transient,
+                       "cannot start replication from slot " + slot + ": " + msg, code);
+    }
+    PQclear(res);
+}
+
+std::optional<std::string> PgReplicationConnection::next(std::chrono::milliseconds timeout)
+{
+    PGconn *c = m_conn.raw();
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        char *buf = nullptr;
+        int len = PQgetCopyData(c, &buf, 1);
+        if (len > 0) {
+            std::string msg(buf, static_cast<size_t>(len));
+            PQfreemem(buf);
+            return msg;
+        }
+        if (len == -1) {
+            // The server ended the stream: its final result says why.
+            PGresult *res = PQgetResult(c);
+            std::string msg = res ? PQresultErrorMessage(res) : "";
+            const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
+            std::string code = state ? state : "";
+            PQclear(res);
+            while ((res = PQgetResult(c)) != nullptr)
+                PQclear(res);
+            while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' '))
+                msg.pop_back();
+            throw SqlError(code.empty() || isTransientSqlState(code) ? ErrorKind::Transient : ErrorKind::Permanent,
+                           "replication stream ended: " + (msg.empty() ? std::string("by the server") : msg), code);
+        }
+        if (len == -2)
+            throw SqlError(ErrorKind::Transient,
+                           std::string("replication connection lost: ") + PQerrorMessage(c), "08006");
+        auto now = std::chrono::steady_clock::now();
+        if (now >= deadline)
+            return std::nullopt;
+        pollfd pfd{PQsocket(c), POLLIN, 0};
+        int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count());
+        int r = ::poll(&pfd, 1, std::max(1, ms));
+        if (r < 0 && errno != EINTR)
+            throw SqlError(ErrorKind::Transient, std::string("poll failed: ") + std::strerror(errno), "08006");
+        if (r > 0 && !PQconsumeInput(c))
+            throw SqlError(ErrorKind::Transient,
+                           std::string("replication connection lost: ") + PQerrorMessage(c), "08006");
+    }
+}
+
+void PgReplicationConnection::sendStatus(std::int64_t write, std::int64_t flush, bool requestReply)
+{
+    std::string msg;
+    msg.reserve(34);
+    msg += 'r';
+    putInt64(msg, write);
+    putInt64(msg, flush);
+    putInt64(msg, 0); // apply: we do not report it (only flush frees WAL)
+    putInt64(msg, nowPgMicros());
+    msg += static_cast<char>(requestReply ? 1 : 0);
+    if (PQputCopyData(m_conn.raw(), msg.data(), static_cast<int>(msg.size())) != 1 || PQflush(m_conn.raw()) != 0)
+        throw SqlError(ErrorKind::Transient,
+                       std::string("cannot send a status update: ") + PQerrorMessage(m_conn.raw()), "08006");
+}
+
+} // namespace driftless::core

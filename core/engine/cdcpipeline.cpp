@@ -1,0 +1,544 @@
+#include "core/engine/cdcpipeline.h"
+
+#include "core/db/copytext.h"
+#include "core/db/pgcatalog.h"
+#include "core/db/pgreplication.h"
+#include "core/engine/boundedqueue.h"
+#include "core/engine/pipelined.h"
+#include "core/engine/connect.h"
+#include "core/engine/log.h"
+#include "core/engine/testhooks.h"
+#include "core/model/error.h"
+#include "core/readers/pglogicalreader.h"
+#include "core/state/statestore.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <set>
+#include <thread>
+#include <unistd.h>
+
+namespace driftless::core {
+
+using json = nlohmann::json;
+
+struct CdcPipeline::Table {
+    TableJob job;
+    TableKey key;
+    TableSchema schema; ///< without generated columns: what the stream carries
+    std::vector<std::string> columns;
+    std::unique_ptr<Merger> merger;
+    json position;      ///< stored checkpoint position, null when none
+    bool paused = false;
+    long long loaded = 0;
+
+    std::string phase() const { return position.is_object() ? position.value("phase", "") : ""; }
+    std::int64_t streamLsn() const
+    {
+        return phase() == "stream" ? pgcatalog::parseLsn(position.value("lsn", "0/0")).value_or(0) : 0;
+    }
+};
+
+namespace {
+
+constexpr const char *kSourceChecks = R"sql(
+SELECT current_setting('wal_level'),
+       (SELECT rolreplication OR rolsuper FROM pg_roles WHERE rolname = current_user),
+       current_setting('server_version_num')::int
+)sql";
+
+std::int64_t localMsFromSourceMicros(std::int64_t sourceUnixMicros, std::int64_t offsetUs)
+{
+    return (sourceUnixMicros - offsetUs) / 1000;
+}
+
+/// Reads one primary-key chunk inside the caller's (snapshot) transaction.
+long long readChunk(PgConnection &conn, const TableSchema &schema, const std::vector<std::string> &after,
+                    long long limit, std::int64_t version, RowSet &out)
+{
+    std::string cols, keys, keyParams;
+    for (const auto &c : schema.columns)
+        cols += (cols.empty() ? "" : ", ") + quoteIdent(c.name);
+    for (size_t i = 0; i < schema.primaryKey.size(); ++i) {
+        const auto &k = schema.columns[static_cast<size_t>(schema.primaryKey[i])];
+        keys += (i ? ", " : "") + quoteIdent(k.name);
+        keyParams += (i ? ", " : "") + std::string("current_setting('driftless.p") + std::to_string(i + 1) + "')::" +
+                     k.typeSql;
+    }
+    std::string where;
+    if (!after.empty()) {
+        std::string q = "SELECT ";
+        Params params;
+        for (size_t i = 0; i < after.size(); ++i) {
+            q += (i ? ", " : "") + std::string("set_config('driftless.p") + std::to_string(i + 1) + "', $" +
+                 std::to_string(i + 1) + ", true)";
+            params.emplace_back(after[i]);
+        }
+        conn.execParams(q, params);
+        where = " WHERE (" + keys + ") > (" + keyParams + ")";
+    }
+    out.clear();
+    conn.copyOut("COPY (SELECT " + cols + " FROM " + schema.table.quoted() + where + " ORDER BY " + keys + " LIMIT " +
+                     std::to_string(limit) + ") TO STDOUT",
+                 [&](std::string_view row) { out.append(row, ChangeOp::Insert, version); });
+    return static_cast<long long>(out.size());
+}
+
+std::vector<std::string> lastKey(const TableSchema &schema, const RowSet &rows)
+{
+    std::vector<std::string_view> fields;
+    copytext::split(rows.line(rows.size() - 1), fields);
+    std::vector<std::string> key;
+    for (int k : schema.primaryKey) {
+        std::string v;
+        copytext::unescape(fields.at(static_cast<size_t>(k)), v);
+        key.push_back(std::move(v));
+    }
+    return key;
+}
+
+} // namespace
+
+CdcPipeline::CdcPipeline(std::vector<TableJob> jobs, std::optional<std::string> publication, EngineObserver &observer)
+    : m_jobs(std::move(jobs)), m_publication(std::move(publication)), m_observer(observer)
+{
+    if (!m_jobs.empty()) {
+        m_pipeline = m_jobs.front().pipeline;
+        m_slot = "driftless_" + m_pipeline;
+    }
+}
+
+CdcPipeline::~CdcPipeline() = default;
+
+void CdcPipeline::preflight(PgConnection &src)
+{
+    auto r = src.exec(kSourceChecks);
+    if (r.text(0, 0) != "logical")
+        throw Error(ErrorKind::Permanent,
+                    "the source's wal_level is '" + r.text(0, 0) + "'; change data capture needs 'logical'", {},
+                    "set wal_level = logical in postgresql.conf (or ALTER SYSTEM) and restart the source");
+    if (!r.toBool(0, 1))
+        throw Error(ErrorKind::Permanent, "the source user may not open replication connections", {},
+                    "ALTER ROLE <the endpoint's user> REPLICATION (and GRANT SELECT on the tables)");
+    for (auto &t : m_tables) {
+        const auto &ref = t->job.spec.table;
+        TableSchema full = pgcatalog::describeTable(src, ref);
+        if (!full.hasPrimaryKey())
+            throw SchemaError("table " + ref.display() + " has no primary key; change data capture merges by key",
+                              "ALTER TABLE " + ref.display() +
+                                  " ADD PRIMARY KEY (...), or use strategy full_refresh for it");
+        if (full.replicaIdentity == 'n')
+            throw SchemaError("table " + ref.display() +
+                                  " has REPLICA IDENTITY NOTHING: its updates and deletes cannot be replicated",
+                              "ALTER TABLE " + ref.display() + " REPLICA IDENTITY DEFAULT");
+        t->schema = full.withoutGenerated();
+        t->columns.clear();
+        for (const auto &c : t->schema.columns)
+            t->columns.push_back(c.name);
+    }
+}
+
+void CdcPipeline::ensurePublication(PgConnection &src)
+{
+    const std::string pub = m_publication.value_or(m_slot);
+    auto have = src.execParams("SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = $1", {pub});
+    std::set<TableRef> published;
+    for (int r = 0; r < have.rows(); ++r)
+        published.insert({have.text(r, 0), have.text(r, 1)});
+    auto exists = src.execParams("SELECT 1 FROM pg_publication WHERE pubname = $1", {pub}).rows() > 0;
+    std::vector<TableRef> missing;
+    for (auto &t : m_tables)
+        if (!published.count(t->job.spec.table))
+            missing.push_back(t->job.spec.table);
+    if (m_publication) {
+        // The DBA's own publication: we read it, we never change it.
+        if (!exists)
+            throw Error(ErrorKind::Permanent, "publication " + pub + " does not exist on the source", {},
+                        "CREATE PUBLICATION " + pub + " FOR TABLE ..., or remove 'publication:' to let Driftless "
+                        "create driftless_" + m_pipeline);
+        if (!missing.empty())
+            throw Error(ErrorKind::Permanent,
+                        "publication " + pub + " does not include " + missing.front().display(), {},
+                        "ALTER PUBLICATION " + pub + " ADD TABLE " + missing.front().display());
+        return;
+    }
+    std::string list;
+    for (auto &t : m_tables)
+        list += (list.empty() ? "" : ", ") + t->job.spec.table.quoted();
+    if (!exists) {
+        src.exec("CREATE PUBLICATION " + quoteIdent(pub) + " FOR TABLE " + list +
+                 " WITH (publish_via_partition_root = true)");
+        m_observer.event("info", m_tables.front()->key, "publication_created", "created publication " + pub);
+    } else if (!missing.empty() || published.size() != m_tables.size()) {
+        src.exec("ALTER PUBLICATION " + quoteIdent(pub) + " SET TABLE " + list);
+        m_observer.event("info", m_tables.front()->key, "publication_changed", "publication " + pub + " now has " +
+                                                                                    std::to_string(m_tables.size()) +
+                                                                                    " tables");
+    }
+}
+
+void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot, std::int64_t version,
+                       std::stop_token stop)
+{
+    if (tables.empty())
+        return;
+    PgConnection loader = connectPostgres(m_jobs.front().source, "driftless " + m_pipeline + " load");
+    loader.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    loader.exec("SET TRANSACTION SNAPSHOT " + pgLiteral(snapshot));
+    for (Table *t : tables) {
+        std::vector<std::string> after;
+        bool merge = false;
+        if (t->phase() == "load") {
+            after = t->position.value("after", std::vector<std::string>{});
+            merge = t->position.value("mode", "copy") == "merge";
+        } else {
+            // No checkpoint but rows (a re-snapshot): merge, then drop what the source lacks.
+            merge = !t->merger->targetEmpty();
+        }
+        const long long chunk = t->job.spec.effectivePageSize();
+        const double estimated = static_cast<double>(std::max(1LL, t->schema.estimatedRows));
+        m_observer.tableState(t->key, "backfilling",
+                              std::string("initial load") + (merge ? " (merging into existing rows)" : ""), 0.0);
+        RowSet rows;
+        for (;;) {
+            if (stop.stop_requested())
+                throw Cancelled();
+            long long n = readChunk(loader, t->schema, after, chunk, version, rows);
+            if (n == 0)
+                break;
+            after = lastKey(t->schema, rows);
+            json pos = {{"phase", "load"},   {"after", after}, {"snapshot_lsn", pgcatalog::formatLsn(version)},
+                        {"slot", m_slot},    {"system_id", m_systemId}, {"mode", merge ? "merge" : "copy"}};
+            Checkpoint cp{pos.dump(), version};
+            ApplyResult r{n, 0, !merge};
+            m_session->begin();
+            try {
+                if (merge)
+                    r = t->merger->mergeInTransaction(rows);
+                else
+                    r.rowsWritten = t->merger->loadInTransaction(rows);
+                t->merger->writeCheckpointInTransaction(cp, r.rowsWritten);
+                m_session->commit();
+            } catch (...) {
+                m_session->rollback();
+                throw;
+            }
+            crashPoint("batch.after_commit");
+            t->position = pos;
+            t->loaded += n;
+            m_observer.batchApplied(t->key, r, cp, std::nullopt);
+            m_observer.tableState(t->key, "backfilling", "initial load", std::min(0.99, t->loaded / estimated));
+            if (n < chunk)
+                break;
+        }
+        json pos = {{"phase", "stream"}, {"lsn", pgcatalog::formatLsn(version)}, {"slot", m_slot},
+                    {"system_id", m_systemId}};
+        Checkpoint cp{pos.dump(), version};
+        m_session->begin();
+        try {
+            if (merge) {
+                long long gone = t->merger->deleteOlderInTransaction(version);
+                if (gone)
+                    m_observer.event("info", t->key, "resnapshot",
+                                     std::to_string(gone) + " rows the source no longer has were removed");
+            }
+            t->merger->writeCheckpointInTransaction(cp, 0);
+            m_session->commit();
+        } catch (...) {
+            m_session->rollback();
+            throw;
+        }
+        t->position = pos;
+        m_observer.event("info", t->key, "load_done",
+                         "initial load done: " + std::to_string(t->loaded) + " rows at " + pgcatalog::formatLsn(version));
+        m_observer.tableState(t->key, "streaming", "", std::nullopt);
+    }
+    loader.commit();
+}
+
+void CdcPipeline::run(std::stop_token stop, Options options)
+{
+    if (m_jobs.empty())
+        return;
+    const TableJob &first = m_jobs.front();
+    if (first.source.kind != EndpointKind::Postgres)
+        throw Error(ErrorKind::Permanent, "endpoint '" + first.source.name +
+                                              "': change data capture from this kind of source is not supported yet");
+    if (!isValidSlotName(m_slot))
+        throw ConfigError("pipeline name '" + m_pipeline + "' does not make a valid slot name");
+    m_tables.clear();
+    for (const auto &j : m_jobs) {
+        auto t = std::make_unique<Table>();
+        t->job = j;
+        t->key = j.key();
+        m_tables.push_back(std::move(t));
+    }
+
+    PgConnection src = connectPostgres(first.source, "driftless " + m_pipeline);
+    preflight(src);
+
+    m_session = createTargetSession(first.target, "driftless " + m_pipeline);
+    for (auto &t : m_tables) {
+        t->merger = m_session->merger({m_pipeline, t->job.spec.table, t->job.targetName, Strategy::Cdc});
+        t->merger->prepare(t->schema);
+        if (auto cp = t->merger->readCheckpoint())
+            t->position = json::parse(cp->position, nullptr, false);
+        if (t->position.is_discarded())
+            t->position = nullptr;
+    }
+    ensurePublication(src);
+
+    PgReplicationConnection repl(first.source.dsn, "driftless " + m_pipeline);
+    auto sys = repl.identifySystem();
+    m_systemId = sys.systemId;
+    for (auto &t : m_tables) {
+        if (!t->position.is_object())
+            continue;
+        auto stored = t->position.value("system_id", "");
+        if (!stored.empty() && stored != m_systemId)
+            throw Error(ErrorKind::Permanent,
+                        "the source is a different Postgres cluster (system id " + m_systemId + ", expected " + stored +
+                            "): " + t->job.spec.table.display() + " was synced from another one",
+                        {}, "point the endpoint back at the original server, or re-snapshot the pipeline");
+    }
+
+    auto slot = src.execParams("SELECT plugin, wal_status, database = current_database() FROM pg_replication_slots "
+                               "WHERE slot_name = $1",
+                               {m_slot});
+    std::vector<Table *> needLoad;
+    bool anyStreamed = false;
+    for (auto &t : m_tables) {
+        if (t->phase() != "stream")
+            needLoad.push_back(t.get());
+        if (!t->position.is_null())
+            anyStreamed = true;
+    }
+    if (slot.rows() == 0) {
+        if (anyStreamed) {
+            std::string since;
+            for (auto &t : m_tables)
+                if (t->streamLsn())
+                    since = pgcatalog::formatLsn(t->streamLsn());
+            for (auto &t : m_tables)
+                m_observer.tableState(t->key, "error", "replication slot " + m_slot + " is gone", std::nullopt);
+            throw Error(ErrorKind::Permanent,
+                        "replication slot " + m_slot + " no longer exists on the source (dropped, or the server was "
+                        "replaced); changes after " + (since.empty() ? std::string("the last checkpoint") : since) +
+                        " cannot be read any more",
+                        {}, "re-snapshot the pipeline: driftless-cli resnapshot " + m_pipeline);
+        }
+        // First start: the slot's exported snapshot is the initial load's, so the stream takes
+        // over exactly where the copy ends.
+        auto created = repl.createSlot(m_slot, false, true);
+        m_observer.event("info", m_tables.front()->key, "slot_created",
+                         "created replication slot " + m_slot + " at " + pgcatalog::formatLsn(created.consistentPoint));
+        for (auto &t : m_tables)
+            t->position = nullptr;
+        std::vector<Table *> all;
+        for (auto &t : m_tables)
+            all.push_back(t.get());
+        load(all, created.snapshotName, created.consistentPoint, stop);
+    } else {
+        if (slot.text(0, 0) != "pgoutput" || !slot.toBool(0, 2))
+            throw Error(ErrorKind::Permanent,
+                        "replication slot " + m_slot + " exists but is not a pgoutput slot of this database", {},
+                        "drop it (SELECT pg_drop_replication_slot('" + m_slot + "')) if it is not in use");
+        if (slot.text(0, 1) == "lost")
+            throw Error(ErrorKind::Permanent,
+                        "replication slot " + m_slot + " was invalidated (wal_status lost): the source removed WAL it "
+                        "still needed, so changes were lost",
+                        {}, "re-snapshot the pipeline: driftless-cli resnapshot " + m_pipeline);
+        if (!needLoad.empty()) {
+            // Tables added since, or a load a crash interrupted: copy them in the snapshot of a
+            // temporary slot, whose consistent point versions the rows exactly.
+            PgReplicationConnection tmp(first.source.dsn, "driftless " + m_pipeline + " snapshot");
+            std::string name = "driftless_tmp_" + std::to_string(::getpid()) + "_" +
+                               std::to_string(StateStore::nowMs() % 1000000);
+            auto created = tmp.createSlot(name, true, true);
+            load(needLoad, created.snapshotName, created.consistentPoint, stop);
+        }
+    }
+    stream(stop, options, repl, src);
+}
+
+bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &columns, PgConnection &src)
+{
+    const auto &old = t.columns;
+    bool added = columns.size() > old.size() && std::equal(old.begin(), old.end(), columns.begin());
+    std::string why;
+    if (added) {
+        // New columns at the end: add them to the target (types from the source's catalog now)
+        // and keep going.
+        TableSchema now = pgcatalog::describeTable(src, t.job.spec.table).withoutGenerated();
+        TableSchema next = now;
+        next.columns.clear();
+        for (const auto &name : columns) {
+            int i = now.columnIndex(name);
+            if (i < 0) {
+                added = false;
+                why = "column " + displayIdent(name) + " appeared in the stream but is gone from the source again";
+                break;
+            }
+            next.columns.push_back(now.columns[static_cast<size_t>(i)]);
+        }
+        if (added) {
+            next.primaryKey.clear();
+            for (int k : now.primaryKey)
+                next.primaryKey.push_back(next.columnIndex(now.columns[static_cast<size_t>(k)].name));
+            t.merger->addMissingColumns(next);
+            std::string names;
+            for (size_t i = old.size(); i < columns.size(); ++i)
+                names += (names.empty() ? "" : ", ") + displayIdent(columns[i]);
+            m_observer.event("info", t.key, "schema_change", "source added column(s) " + names +
+                                                                  "; added to the target and applied");
+            t.schema = next;
+            t.columns = columns;
+            return true;
+        }
+    }
+    if (why.empty()) {
+        std::string before, after;
+        for (const auto &c : old)
+            before += (before.empty() ? "" : ", ") + displayIdent(c);
+        for (const auto &c : columns)
+            after += (after.empty() ? "" : ", ") + displayIdent(c);
+        why = "the source's columns changed from (" + before + ") to (" + after + ")";
+    }
+    t.paused = true;
+    std::string msg = why + "; the table is paused (its changes are not applied)";
+    std::string fix = "adapt the target table, then re-snapshot it: driftless-cli resnapshot " + m_pipeline + " " +
+                      t.job.spec.table.display();
+    m_observer.tableState(t.key, "paused", msg + "; " + fix, std::nullopt);
+    m_observer.event("error", t.key, "schema_change", msg + "; " + fix);
+    return false;
+}
+
+void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationConnection &repl, PgConnection &src)
+{
+    std::map<TableRef, CdcTableInfo> infos;
+    std::map<TableRef, Table *> byRef;
+    std::int64_t start = std::numeric_limits<std::int64_t>::max();
+    for (auto &t : m_tables) {
+        std::int64_t lsn = t->streamLsn();
+        start = std::min(start, lsn);
+        CdcTableInfo info;
+        info.table = t->job.spec.table;
+        for (int k : t->schema.primaryKey)
+            info.keyColumns.push_back(t->schema.columns[static_cast<size_t>(k)].name);
+        info.resumeLsn = lsn;
+        info.applyTruncate = t->job.spec.truncate.value_or("apply") != "ignore";
+        infos[info.table] = info;
+        byRef[info.table] = t.get();
+    }
+    PgLogicalReader::Options ro;
+    ro.slot = m_slot;
+    ro.publication = m_publication.value_or(m_slot);
+    ro.startLsn = start;
+    if (options.once) {
+        ro.stopAtLsn = pgcatalog::currentLsn(src);
+        ro.statusInterval = std::chrono::milliseconds(300);
+    }
+    std::atomic<std::int64_t> acked{start};
+    PgLogicalReader reader(repl, infos, ro);
+    for (auto &t : m_tables)
+        if (!t->paused)
+            m_observer.tableState(t->key, "streaming", "", std::nullopt);
+    m_observer.event("info", m_tables.front()->key, "stream_started",
+                     "streaming from slot " + m_slot + " at " + pgcatalog::formatLsn(start));
+
+    BoundedQueue<CdcBatch> queue(4);
+    bool open = false;
+    std::map<Table *, ApplyResult> results;
+    pipelined(
+        queue, stop,
+        [&](std::stop_token st) {
+            reader.run(
+                st,
+                [&](CdcBatch &b, std::chrono::milliseconds timeout, bool &accepted) {
+                    auto r = queue.pushFor(b, timeout);
+                    accepted = r == BoundedQueue<CdcBatch>::PushResult::Pushed;
+                    return r != BoundedQueue<CdcBatch>::PushResult::Closed;
+                },
+                [&] { return acked.load(); });
+        },
+        [&] {
+            try {
+                while (auto b = queue.pop()) {
+                    if (b->tables.empty()) {
+                        if (b->idleWalEnd && !open) {
+                            // Idle and everything applied: the target is fresh as of now.
+                            std::int64_t fresh = localMsFromSourceMicros(b->serverTimeUs, b->clockOffsetUs);
+                            for (auto &t : m_tables)
+                                if (!t->paused)
+                                    m_observer.batchApplied(t->key, {}, Checkpoint{t->position.dump(), 0}, fresh);
+                        }
+                        continue;
+                    }
+                    if (!open) {
+                        m_session->begin();
+                        open = true;
+                        results.clear();
+                    }
+                    for (auto &[ref, ch] : b->tables) {
+                        auto it = byRef.find(ref);
+                        if (it == byRef.end() || it->second->paused)
+                            continue;
+                        Table &t = *it->second;
+                        if (ch.columns != t.columns && !adaptToLayout(t, ch.columns, src))
+                            continue;
+                        auto &res = results[&t];
+                        if (ch.truncate) {
+                            long long n = t.merger->truncateInTransaction();
+                            res.rowsWritten += n;
+                            m_observer.event("info", t.key, "truncate",
+                                             "TRUNCATE replicated: " + std::to_string(n) + " rows removed");
+                        }
+                        ApplyResult r = t.merger->mergeInTransaction(ch.rows);
+                        res.rowsInBatch += ch.changes;
+                        res.rowsWritten += r.rowsWritten;
+                        res.partialRowsMissing += r.partialRowsMissing;
+                    }
+                    if (!b->final)
+                        continue;
+                    json pos = {{"phase", "stream"}, {"lsn", pgcatalog::formatLsn(b->endLsn)}, {"slot", m_slot},
+                                {"system_id", m_systemId}};
+                    Checkpoint cp{pos.dump(), b->commitLsn};
+                    if (b->endLsn) {
+                        for (auto &t : m_tables)
+                            if (!t->paused)
+                                t->merger->writeCheckpointInTransaction(cp, results[t.get()].rowsWritten);
+                    }
+                    crashPoint("merge.before_commit");
+                    m_session->commit();
+                    open = false;
+                    crashPoint("batch.after_commit");
+                    // P1: the source hears of this position only now that it is durable here.
+                    if (b->endLsn)
+                        acked = std::max(acked.load(), b->endLsn);
+                    std::int64_t fresh = localMsFromSourceMicros(b->commitTimeUs, b->clockOffsetUs);
+                    for (auto &[t, r] : results) {
+                        if (b->endLsn && t->position.value("phase", "") == "stream")
+                            t->position = pos;
+                        m_observer.batchApplied(t->key, r, cp, fresh);
+                        if (r.partialRowsMissing)
+                            m_observer.event("warn", t->key, "partial_rows",
+                                             std::to_string(r.partialRowsMissing) +
+                                                 " updated rows with unchanged large values are missing in the "
+                                                 "target and were not applied; reconcile the table");
+                    }
+                    results.clear();
+                }
+            } catch (...) {
+                if (open)
+                    m_session->rollback();
+                throw;
+            }
+            if (open)
+                m_session->rollback(); // a transaction cut short by a stop: nothing of it lands
+        });
+}
+
+} // namespace driftless::core

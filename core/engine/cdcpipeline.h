@@ -1,0 +1,69 @@
+#pragma once
+
+#include "core/engine/observer.h"
+#include "core/engine/tablesync.h"
+#include "core/mergers/merger.h"
+
+#include <memory>
+
+#include <stop_token>
+#include <vector>
+
+namespace driftless::core {
+
+class PgConnection;
+class PgReplicationConnection;
+
+/// Change data capture for the CDC tables of one pipeline from a Postgres source: one
+/// publication and one replication slot (`driftless_<pipeline>`), an initial load from the
+/// slot's exported snapshot, then the pgoutput stream applied in micro-batches.
+///
+/// The promises, and how they are kept:
+/// - P1 no loss: a batch's changes to every table and every table's checkpoint commit in one
+///   target transaction; only then is its end LSN acknowledged to the slot.
+/// - P2/P3: changes carry their commit LSN as version; batches hold whole transactions in
+///   commit order; the guarded merge makes replays harmless; a restart skips transactions
+///   already applied.
+/// - P4 fail closed: a missing or invalidated slot, a different cluster, a table without a
+///   primary key or replica identity, an incompatible schema change: the pipeline (or table)
+///   stops with the reason and what to do. Nothing is skipped silently.
+///
+/// Initial load: tables are copied in primary-key chunks straight into the empty target, each
+/// chunk committed with its checkpoint, inside the snapshot the slot exported, so rows carry the
+/// slot's consistent point as version and the stream takes over exactly where the snapshot ends.
+/// A load interrupted by a crash continues at its next chunk in the snapshot of a temporary slot,
+/// whose consistent point versions those rows just as exactly (docs/cdc.md explains why this is
+/// correct under concurrent writes).
+class CdcPipeline {
+public:
+    /// `jobs` are the pipeline's CDC tables (same source and target).
+    CdcPipeline(std::vector<TableJob> jobs, std::optional<std::string> publication, EngineObserver &observer);
+    ~CdcPipeline();
+
+    struct Options {
+        /// Load what needs loading, stream until everything committed on the source when the
+        /// stream started is applied, then return.
+        bool once = false;
+    };
+    /// Runs until stopped (or caught up, with `once`). Throws Error.
+    void run(std::stop_token stop, Options options);
+
+private:
+    struct Table;
+    void preflight(PgConnection &src);
+    void ensurePublication(PgConnection &src);
+    void load(std::vector<Table *> tables, const std::string &snapshot, std::int64_t version, std::stop_token stop);
+    void stream(std::stop_token stop, Options options, PgReplicationConnection &repl, PgConnection &src);
+    bool adaptToLayout(Table &t, const std::vector<std::string> &columns, PgConnection &src);
+
+    std::vector<TableJob> m_jobs;
+    std::optional<std::string> m_publication;
+    EngineObserver &m_observer;
+    std::string m_pipeline;
+    std::string m_slot;
+    std::string m_systemId;
+    std::vector<std::unique_ptr<Table>> m_tables;
+    std::unique_ptr<TargetSession> m_session;
+};
+
+} // namespace driftless::core

@@ -1,0 +1,50 @@
+#pragma once
+
+#include "core/model/batch.h"
+#include "core/model/tableref.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace driftless::core {
+
+/// One table's share of a CDC batch.
+struct CdcTableChanges {
+    /// Column names the rows are encoded with (the Relation message's order).
+    std::vector<std::string> columns;
+    /// Changes in commit order, folded by key at the end of the batch.
+    RowSet rows;
+    /// A replicated TRUNCATE happened before these rows (a TRUNCATE always starts a batch).
+    bool truncate = false;
+    long long changes = 0; ///< changes before folding
+};
+
+/// Whole source transactions, in commit order, grouped per table: the unit the apply thread
+/// commits in one target transaction together with every table's checkpoint. A transaction too
+/// big for one batch arrives as several: all but the last have `final == false`, and the target
+/// transaction stays open until the final one.
+struct CdcBatch {
+    std::map<TableRef, CdcTableChanges> tables;
+    bool final = true;
+    /// End LSN of the last transaction this batch completes: the position to store and, once
+    /// committed, to acknowledge. 0 when the batch completes no transaction.
+    std::int64_t endLsn = 0;
+    /// Commit LSN (the version) of that transaction.
+    std::int64_t commitLsn = 0;
+    /// Commit time of that transaction, source clock, microseconds since the Unix epoch.
+    std::int64_t commitTimeUs = 0;
+    int transactions = 0;
+    /// Set on a heartbeat batch (no changes): the stream is idle and everything received was
+    /// applied, up to this WAL position; the source clock at that moment (Unix µs).
+    std::optional<std::int64_t> idleWalEnd;
+    std::int64_t serverTimeUs = 0;
+    /// Source clock minus workstation clock, estimated from the stream (µs).
+    std::int64_t clockOffsetUs = 0;
+
+    bool empty() const { return tables.empty() && !idleWalEnd; }
+};
+
+} // namespace driftless::core

@@ -1,0 +1,333 @@
+#include "core/readers/pglogicalreader.h"
+
+#include "core/db/copytext.h"
+#include "core/engine/log.h"
+#include "core/model/error.h"
+#include "core/readers/pgoutput.h"
+
+#include <algorithm>
+
+namespace driftless::core {
+
+namespace {
+std::int64_t nowUnixMicros()
+{
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+} // namespace
+
+PgLogicalReader::PgLogicalReader(PgReplicationConnection &conn, std::map<TableRef, CdcTableInfo> tables,
+                                 Options options)
+    : m_conn(conn), m_tables(std::move(tables)), m_opt(std::move(options))
+{
+}
+
+void PgLogicalReader::sendStatus(bool requestReply)
+{
+    std::int64_t flush = std::max((*m_acked)(), m_idleFlush);
+    m_conn.sendStatus(std::max(m_received.load(), flush), flush, requestReply);
+    m_lastSentFlush = flush;
+    m_lastStatus = std::chrono::steady_clock::now();
+}
+
+bool PgLogicalReader::flush(bool final)
+{
+    if (m_batch.empty())
+        return true;
+    for (auto &[ref, t] : m_batch.tables) {
+        std::vector<int> keys;
+        for (auto &[oid, rel] : m_relations)
+            if (rel.mapped && rel.table == ref && rel.columns == t.columns)
+                keys = rel.keyIndexes;
+        if (!keys.empty())
+            t.rows.foldByKey(keys);
+    }
+    m_batch.final = final;
+    m_batch.serverTimeUs = m_serverTimeUs;
+    m_batch.clockOffsetUs = m_clockOffsetUs;
+    const std::int64_t end = m_batch.endLsn;
+    for (;;) {
+        bool accepted = false;
+        if (!(*m_emit)(m_batch, std::chrono::milliseconds(500), accepted))
+            return false;
+        if (accepted)
+            break;
+        // The apply side is busy (a big transaction): keep the walsender from timing us out.
+        sendStatus(false);
+        if (m_stop.stop_requested())
+            return false;
+    }
+    if (final && end)
+        m_lastEmittedEnd = std::max(m_lastEmittedEnd, end);
+    m_batch = CdcBatch{};
+    m_batchRows = 0;
+    m_batchBytes = 0;
+    return true;
+}
+
+CdcTableChanges &PgLogicalReader::tableIn(RelationState &rel)
+{
+    auto it = m_batch.tables.find(rel.table);
+    if (it != m_batch.tables.end() && it->second.columns != rel.columns) {
+        // The table's layout changed (a new Relation after DDL) inside the batch: rows of the
+        // two layouts cannot share a batch, so cut it here.
+        if (!flush(!m_inTxn))
+            throw Cancelled();
+        it = m_batch.tables.end();
+    }
+    if (it == m_batch.tables.end()) {
+        if (m_batch.tables.empty())
+            m_batchStarted = std::chrono::steady_clock::now();
+        it = m_batch.tables.emplace(rel.table, CdcTableChanges{}).first;
+        it->second.columns = rel.columns;
+    }
+    return it->second;
+}
+
+std::string PgLogicalReader::keyOf(const RelationState &rel, const pgoutput::Tuple &t, bool &complete) const
+{
+    std::string key;
+    complete = true;
+    for (int k : rel.keyIndexes) {
+        const auto &v = t.at(static_cast<size_t>(k));
+        if (v.kind != 't')
+            complete = false;
+        key.append(v.text);
+        key += '\x1f';
+    }
+    return key;
+}
+
+void PgLogicalReader::addChange(RelationState &rel, ChangeOp op, const pgoutput::Tuple &tuple,
+                                const pgoutput::Tuple *old)
+{
+    const size_t n = rel.columns.size();
+    if (tuple.size() != n)
+        throw Error(ErrorKind::Permanent,
+                    "a change to " + rel.table.display() + " has " + std::to_string(tuple.size()) +
+                        " columns, its Relation message " + std::to_string(n));
+    m_line.clear();
+    m_mask.assign(n, '0');
+    bool anyUnchanged = false;
+    for (size_t i = 0; i < n; ++i) {
+        if (i)
+            m_line += '\t';
+        const pgoutput::Value *v = &tuple[i];
+        if (v->kind == 'u' && old && i < old->size() && (*old)[i].kind != 'u') {
+            // REPLICA IDENTITY FULL: the old row carries the real value of an unchanged column.
+            v = &(*old)[i];
+        }
+        if (op == ChangeOp::Delete) {
+            bool isKey = std::find(rel.keyIndexes.begin(), rel.keyIndexes.end(), static_cast<int>(i)) !=
+                         rel.keyIndexes.end();
+            if (!isKey) {
+                // In an old-key tuple 'n' means "not part of the key", not NULL: never apply it.
+                m_line += copytext::kNull;
+                continue;
+            }
+        }
+        switch (v->kind) {
+        case 't':
+            copytext::escape(v->text, m_line);
+            break;
+        case 'u':
+            m_line += copytext::kNull;
+            m_mask[i] = '1';
+            anyUnchanged = true;
+            break;
+        default:
+            m_line += copytext::kNull;
+        }
+    }
+    auto &t = tableIn(rel);
+    t.rows.append(m_line, op, m_txnCommitLsn, anyUnchanged ? std::string_view(m_mask) : std::string_view());
+    ++t.changes;
+    ++m_batchRows;
+    m_batchBytes += m_line.size();
+}
+
+void PgLogicalReader::onMessage(std::string_view payload, std::int64_t)
+{
+    auto decoded = pgoutput::decode(payload);
+    if (auto *b = std::get_if<pgoutput::Begin>(&decoded)) {
+        m_inTxn = true;
+        m_txnCommitLsn = b->finalLsn;
+        m_txnCommitTime = b->commitTime;
+        return;
+    }
+    if (auto *c = std::get_if<pgoutput::Commit>(&decoded)) {
+        m_inTxn = false;
+        m_batch.endLsn = c->endLsn;
+        m_batch.commitLsn = c->commitLsn;
+        m_batch.commitTimeUs = c->commitTime + kPgEpochUnixMicros;
+        ++m_batch.transactions;
+        auto age = std::chrono::steady_clock::now() - m_batchStarted;
+        if ((m_batchRows >= m_opt.maxRows || m_batchBytes >= m_opt.maxBytes || age >= m_opt.maxDelay) && !flush(true))
+            throw Cancelled();
+        return;
+    }
+    if (auto *rel = std::get_if<pgoutput::Relation>(&decoded)) {
+        RelationState st;
+        st.table = {rel->schema, rel->name};
+        st.replicaIdentity = rel->replicaIdentity;
+        for (const auto &c : rel->columns)
+            st.columns.push_back(c.name);
+        auto it = m_tables.find(st.table);
+        if (it != m_tables.end()) {
+            st.mapped = true;
+            for (const auto &k : it->second.keyColumns) {
+                auto pos = std::find(st.columns.begin(), st.columns.end(), k);
+                if (pos == st.columns.end())
+                    throw Error(ErrorKind::Permanent,
+                                "primary-key column " + displayIdent(k) + " of " + st.table.display() +
+                                    " is missing from the replication stream",
+                                {}, "the key was changed on the source: re-backfill the table");
+                st.keyIndexes.push_back(static_cast<int>(pos - st.columns.begin()));
+            }
+        }
+        m_relations[rel->oid] = std::move(st);
+        return;
+    }
+    auto relationFor = [&](std::uint32_t oid) -> RelationState * {
+        auto it = m_relations.find(oid);
+        if (it == m_relations.end())
+            throw Error(ErrorKind::Transient, "a change arrived for relation " + std::to_string(oid) +
+                                                  " before its Relation message");
+        if (!it->second.mapped)
+            return nullptr;
+        const auto &info = m_tables.at(it->second.table);
+        if (m_txnCommitLsn < info.resumeLsn)
+            return nullptr; // already applied before a restart
+        return &it->second;
+    };
+    if (auto *ins = std::get_if<pgoutput::Insert>(&decoded)) {
+        if (auto *rel = relationFor(ins->relation))
+            addChange(*rel, ChangeOp::Insert, ins->newTuple, nullptr);
+    } else if (auto *up = std::get_if<pgoutput::Update>(&decoded)) {
+        if (auto *rel = relationFor(up->relation)) {
+            const pgoutput::Tuple *old = up->oldKind ? &up->oldTuple : nullptr;
+            bool newComplete = true;
+            std::string newKey = keyOf(*rel, up->newTuple, newComplete);
+            if (!newComplete && !old)
+                throw Error(ErrorKind::Permanent,
+                            "an update to " + rel->table.display() +
+                                " left an out-of-line (TOASTed) primary-key value unchanged, so the row cannot be "
+                                "identified from the stream",
+                            {}, "ALTER TABLE " + rel->table.display() + " REPLICA IDENTITY FULL, then re-backfill it");
+            if (old) {
+                bool oldComplete = true;
+                std::string oldKey = keyOf(*rel, *old, oldComplete);
+                if (oldComplete && newComplete && oldKey != newKey) {
+                    // The key changed: the old key's row is gone, the new key's row arrives.
+                    addChange(*rel, ChangeOp::Delete, *old, nullptr);
+                }
+            }
+            addChange(*rel, ChangeOp::Update, up->newTuple, up->oldKind == 'O' ? old : nullptr);
+        }
+    } else if (auto *del = std::get_if<pgoutput::Delete>(&decoded)) {
+        if (auto *rel = relationFor(del->relation))
+            addChange(*rel, ChangeOp::Delete, del->oldTuple, nullptr);
+    } else if (auto *tr = std::get_if<pgoutput::Truncate>(&decoded)) {
+        std::vector<RelationState *> rels;
+        for (auto oid : tr->relations)
+            if (auto *rel = relationFor(oid))
+                rels.push_back(rel);
+        bool any = false;
+        for (auto *rel : rels)
+            any = any || m_tables.at(rel->table).applyTruncate;
+        if (!any) {
+            for (auto *rel : rels)
+                log(LogLevel::Warn, "TRUNCATE of " + rel->table.display() + " not applied (truncate: ignore)");
+            return;
+        }
+        // Changes before the TRUNCATE must land first: cut the batch, then start one with it.
+        if (!flush(false))
+            throw Cancelled();
+        for (auto *rel : rels) {
+            if (!m_tables.at(rel->table).applyTruncate)
+                continue;
+            tableIn(*rel).truncate = true;
+        }
+    }
+    // Origin, Type and Message need nothing here.
+}
+
+void PgLogicalReader::handle(const std::string &frame)
+{
+    auto f = pgoutput::decodeFrame(frame);
+    if (auto *x = std::get_if<pgoutput::XLogData>(&f)) {
+        m_received = std::max(m_received.load(), x->walEnd);
+        m_serverTimeUs = x->sendTime + kPgEpochUnixMicros;
+        onMessage(x->payload, x->walStart);
+        // A transaction bigger than a batch is staged in pieces.
+        if (m_inTxn && (m_batchRows >= m_opt.maxRows || m_batchBytes >= m_opt.maxBytes) && !flush(false))
+            throw Cancelled();
+        return;
+    }
+    auto &k = std::get<pgoutput::Keepalive>(f);
+    m_walEnd = std::max(m_walEnd, k.walEnd);
+    m_serverTimeUs = k.sendTime + kPgEpochUnixMicros;
+    std::int64_t offset = m_serverTimeUs - nowUnixMicros();
+    // The smallest offset seen is the one with the least network delay in it.
+    if (!m_haveOffset || offset < m_clockOffsetUs)
+        m_clockOffsetUs = offset;
+    m_haveOffset = true;
+    const bool idle = !m_inTxn && m_batch.empty() && m_lastEmittedEnd <= (*m_acked)();
+    if (idle && k.walEnd > m_idleFlush) {
+        // Nothing received is in flight: the keepalive's position is safe to acknowledge, which
+        // keeps an idle slot (or one whose tables see no writes) from holding WAL.
+        m_idleFlush = k.walEnd;
+    }
+    if (idle && std::chrono::steady_clock::now() - m_lastHeartbeat >= std::chrono::seconds(1)) {
+        m_lastHeartbeat = std::chrono::steady_clock::now();
+        m_batch.idleWalEnd = k.walEnd;
+        if (!flush(true))
+            throw Cancelled();
+    }
+    if (k.replyRequested)
+        sendStatus(false);
+}
+
+void PgLogicalReader::run(std::stop_token stop, const Emit &emit, const std::function<std::int64_t()> &acked)
+{
+    m_emit = &emit;
+    m_acked = &acked;
+    m_stop = stop;
+    m_conn.startReplication(m_opt.slot, m_opt.startLsn, m_opt.publication);
+    m_lastStatus = std::chrono::steady_clock::now();
+    m_lastHeartbeat = m_lastStatus - std::chrono::seconds(10);
+    sendStatus(true);
+    try {
+    while (!stop.stop_requested()) {
+        auto wait = m_batch.empty() || m_inTxn ? std::chrono::milliseconds(250) : std::chrono::milliseconds(20);
+        auto frame = m_conn.next(wait);
+        if (frame) {
+            handle(*frame);
+        } else if (!m_inTxn && !m_batch.empty() && !m_batch.idleWalEnd) {
+            // No more data right now: hand over what is complete.
+            if (!flush(true))
+                break;
+        }
+        const auto now = std::chrono::steady_clock::now();
+        const std::int64_t ack = std::max(acked(), m_idleFlush);
+        if (now - m_lastStatus >= m_opt.statusInterval) {
+            // Asking for a reply brings a keepalive with the current WAL end when idle.
+            sendStatus(true);
+        } else if (ack > m_lastSentFlush) {
+            sendStatus(false);
+        }
+        if (m_opt.stopAtLsn && ack >= m_opt.stopAtLsn && !m_inTxn && m_batch.empty() && m_lastEmittedEnd <= acked())
+            break;
+    }
+    } catch (const Cancelled &) {
+        // The apply side stopped taking batches.
+    }
+    // Tell the server how far we got before leaving.
+    try {
+        sendStatus(false);
+    } catch (const Error &) {
+    }
+}
+
+} // namespace driftless::core
