@@ -115,7 +115,7 @@ TableSchema describeTable(PgConnection &conn, const TableRef &table)
 std::int64_t currentLsn(PgConnection &conn)
 {
     auto r = conn.exec("SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() "
-                       "ELSE pg_current_wal_lsn() END - '0/0'::pg_lsn)::bigint");
+                       "ELSE pg_current_wal_insert_lsn() END - '0/0'::pg_lsn)::bigint");
     return r.toInt(0, 0);
 }
 

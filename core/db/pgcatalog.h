@@ -16,7 +16,9 @@ TableSchema describeTable(PgConnection &conn, const TableRef &table);
 /// Like describeTable, but returns nullopt for a missing table.
 std::optional<TableSchema> findTable(PgConnection &conn, const TableRef &table);
 
-/// The source's current WAL position as a number: pg_current_wal_lsn() on a primary,
+/// The source's current WAL position as a number: pg_current_wal_insert_lsn() on a primary
+/// (with asynchronous commit a visible commit may not be written yet, so the insert position is
+/// the one at or past every commit a snapshot can see),
 /// pg_last_wal_replay_lsn() on a standby. Monotonic, so usable as a row version.
 std::int64_t currentLsn(PgConnection &conn);
 

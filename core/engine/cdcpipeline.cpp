@@ -284,6 +284,16 @@ void CdcPipeline::run(std::stop_token stop, Options options)
     for (auto &t : m_tables) {
         t->merger = m_session->merger({m_pipeline, t->job.spec.table, t->job.targetName, Strategy::Cdc});
         t->merger->prepare(t->schema);
+        // A change made while the engine was stopped shows only in the catalog: check it here.
+        std::string drift =
+            schemaDrift(t->schema, t->merger->targetColumns(), first.target.kind == EndpointKind::Postgres);
+        if (!drift.empty()) {
+            t->paused = true;
+            std::string fix = "adapt the target table, then re-snapshot it: driftless-cli resnapshot " + m_pipeline +
+                              " " + t->job.spec.table.display();
+            m_observer.tableState(t->key, "paused", drift + "; the table is paused; " + fix, std::nullopt);
+            m_observer.event("error", t->key, "schema_change", drift + "; the table is paused; " + fix);
+        }
         if (auto cp = t->merger->readCheckpoint())
             t->position = json::parse(cp->position, nullptr, false);
         if (t->position.is_discarded())
@@ -311,7 +321,7 @@ void CdcPipeline::run(std::stop_token stop, Options options)
     std::vector<Table *> needLoad;
     bool anyStreamed = false;
     for (auto &t : m_tables) {
-        if (t->phase() != "stream")
+        if (t->phase() != "stream" && !t->paused)
             needLoad.push_back(t.get());
         if (!t->position.is_null())
             anyStreamed = true;
@@ -339,7 +349,8 @@ void CdcPipeline::run(std::stop_token stop, Options options)
             t->position = nullptr;
         std::vector<Table *> all;
         for (auto &t : m_tables)
-            all.push_back(t.get());
+            if (!t->paused)
+                all.push_back(t.get());
         load(all, created.snapshotName, created.consistentPoint, stop);
     } else {
         if (slot.text(0, 0) != "pgoutput" || !slot.toBool(0, 2))
@@ -423,7 +434,8 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
     std::int64_t start = std::numeric_limits<std::int64_t>::max();
     for (auto &t : m_tables) {
         std::int64_t lsn = t->streamLsn();
-        start = std::min(start, lsn);
+        if (!t->paused)
+            start = std::min(start, lsn);
         CdcTableInfo info;
         info.table = t->job.spec.table;
         for (int k : t->schema.primaryKey)
@@ -433,6 +445,9 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
         infos[info.table] = info;
         byRef[info.table] = t.get();
     }
+    if (start == std::numeric_limits<std::int64_t>::max())
+        throw Error(ErrorKind::Permanent, "every table of pipeline " + m_pipeline + " is paused", {},
+                    "adapt the target tables, then re-snapshot them: driftless-cli resnapshot " + m_pipeline);
     PgLogicalReader::Options ro;
     ro.slot = m_slot;
     ro.publication = m_publication.value_or(m_slot);
@@ -442,6 +457,8 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
         ro.statusInterval = std::chrono::milliseconds(300);
     }
     std::atomic<std::int64_t> acked{start};
+    if (std::getenv("DRIFTLESS_DEBUG_CDC"))
+        log(LogLevel::Warn, "stream start " + std::to_string(start) + " stopAt " + std::to_string(ro.stopAtLsn));
     PgLogicalReader reader(repl, infos, ro);
     for (auto &t : m_tables)
         if (!t->paused)

@@ -84,7 +84,15 @@ public:
     /// Deletes rows whose version is older than `version`: after a re-snapshot merged at that
     /// version, those are the rows the source no longer has.
     virtual long long deleteOlderInTransaction(std::int64_t version) = 0;
+    /// The target table's own columns (bookkeeping columns left out): name and declared type.
+    virtual std::vector<std::pair<std::string, std::string>> targetColumns() = 0;
 };
+
+/// Why a target table cannot take the source's rows as they are now (a column the source no
+/// longer has, or one whose type changed), or empty when it can. Columns the source gained are
+/// fine: prepare() adds them.
+std::string schemaDrift(const TableSchema &source, const std::vector<std::pair<std::string, std::string>> &target,
+                        bool compareTypes);
 
 /// One connection to a target shared by several mergers, so the changes of one source
 /// transaction to many tables commit together. Thread affinity: one thread.

@@ -397,6 +397,35 @@ long long PgMerger::truncateInTransaction()
     return m_conn->exec("DELETE FROM " + m_targetSql).affected();
 }
 
+std::vector<std::pair<std::string, std::string>> PgMerger::targetColumns()
+{
+    auto r = m_conn->execParams(
+        "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a JOIN pg_class c ON c.oid = "
+        "a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2 AND "
+        "a.attnum > 0 AND NOT a.attisdropped AND a.attname NOT LIKE '\\_driftless\\_%' ORDER BY a.attnum",
+        {m_target.target.schema, m_target.target.name});
+    std::vector<std::pair<std::string, std::string>> out;
+    for (int i = 0; i < r.rows(); ++i)
+        out.emplace_back(r.text(i, 0), r.text(i, 1));
+    return out;
+}
+
+std::string schemaDrift(const TableSchema &source, const std::vector<std::pair<std::string, std::string>> &target,
+                        bool compareTypes)
+{
+    for (const auto &[name, type] : target) {
+        int i = source.columnIndex(name);
+        if (i < 0)
+            return "the target has column " + displayIdent(name) +
+                   " that the source does not (dropped or renamed at the source)";
+        const auto &c = source.columns[static_cast<size_t>(i)];
+        if (compareTypes && c.isBuiltinType() && !c.isEnum && c.typeSql != type)
+            return "column " + displayIdent(name) + " is " + type + " in the target but " + c.typeSql +
+                   " at the source";
+    }
+    return {};
+}
+
 long long PgMerger::deleteOlderInTransaction(std::int64_t version)
 {
     return m_conn->execParams("DELETE FROM " + m_targetSql + " WHERE _driftless_version < $1::bigint",

@@ -38,6 +38,7 @@ public:
     void writeCheckpointInTransaction(const Checkpoint &cp, long long rows) override;
     void addMissingColumns(const TableSchema &source) override;
     long long deleteOlderInTransaction(std::int64_t version) override;
+    std::vector<std::pair<std::string, std::string>> targetColumns() override;
     /// Bookkeeping names, for tests and the doctor.
     std::string stagingTable() const;
     std::string tombstoneTable() const;

@@ -318,6 +318,17 @@ void SqliteMerger::addMissingColumns(const TableSchema &source)
     buildStatements();
 }
 
+std::vector<std::pair<std::string, std::string>> SqliteMerger::targetColumns()
+{
+    std::vector<std::pair<std::string, std::string>> out;
+    auto st = m_db->prepare("SELECT name, type FROM pragma_table_info(?1) WHERE name NOT LIKE '\\_driftless\\_%' "
+                            "ESCAPE '\\' ORDER BY cid");
+    st.bindText(1, m_target.target.name);
+    while (st.step())
+        out.emplace_back(st.text(0), st.text(1));
+    return out;
+}
+
 long long SqliteMerger::deleteOlderInTransaction(std::int64_t version)
 {
     auto st = m_db->prepare("DELETE FROM " + m_table + " WHERE \"_driftless_version\" < ?1");

@@ -35,6 +35,7 @@ public:
     void writeCheckpointInTransaction(const Checkpoint &cp, long long rows) override;
     void addMissingColumns(const TableSchema &source) override;
     long long deleteOlderInTransaction(std::int64_t version) override;
+    std::vector<std::pair<std::string, std::string>> targetColumns() override;
 
     std::string tombstoneTable() const;
     SqliteDb &db() { return *m_db; }

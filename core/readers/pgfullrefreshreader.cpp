@@ -15,7 +15,7 @@ PgFullRefreshReader::Snapshot PgFullRefreshReader::begin()
     // The first query takes the snapshot; the WAL position read with it is at or past every
     // commit the snapshot sees, so it orders this copy after them.
     auto r = m_conn.exec("SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() "
-                         "ELSE pg_current_wal_lsn() END - '0/0'::pg_lsn)::bigint, now()::text");
+                         "ELSE pg_current_wal_insert_lsn() END - '0/0'::pg_lsn)::bigint, now()::text");
     m_snapshot.version = r.toInt(0, 0);
     m_snapshot.sourceNow = r.text(0, 1);
     return m_snapshot;

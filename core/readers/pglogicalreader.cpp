@@ -6,6 +6,7 @@
 #include "core/readers/pgoutput.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace driftless::core {
 
@@ -150,6 +151,8 @@ void PgLogicalReader::addChange(RelationState &rel, ChangeOp op, const pgoutput:
 void PgLogicalReader::onMessage(std::string_view payload, std::int64_t)
 {
     auto decoded = pgoutput::decode(payload);
+    if (std::getenv("DRIFTLESS_DEBUG_CDC"))
+        log(LogLevel::Warn, std::string("pgoutput ") + payload[0]);
     if (auto *b = std::get_if<pgoutput::Begin>(&decoded)) {
         m_inTxn = true;
         m_txnCommitLsn = b->finalLsn;
@@ -266,6 +269,8 @@ void PgLogicalReader::handle(const std::string &frame)
         return;
     }
     auto &k = std::get<pgoutput::Keepalive>(f);
+    if (std::getenv("DRIFTLESS_DEBUG_CDC"))
+        log(LogLevel::Warn, "keepalive " + std::to_string(k.walEnd) + " acked " + std::to_string((*m_acked)()) + " stopAt " + std::to_string(m_opt.stopAtLsn));
     m_walEnd = std::max(m_walEnd, k.walEnd);
     m_serverTimeUs = k.sendTime + kPgEpochUnixMicros;
     std::int64_t offset = m_serverTimeUs - nowUnixMicros();

@@ -1,0 +1,276 @@
+// Postgres change data capture against a real server: initial load from the slot's snapshot,
+// the stream in commit order, unchanged TOAST values, key changes, TRUNCATE, schema changes,
+// and failing closed when the slot is gone or a table cannot be replicated.
+
+#include "core/db/pgcatalog.h"
+#include "core/db/sqlitedb.h"
+#include "core/engine/cdcpipeline.h"
+#include "core/model/error.h"
+#include "tests/support/recordingobserver.h"
+#include "tests/support/testsupport.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <thread>
+
+using namespace driftless::core;
+using namespace driftless::test;
+
+namespace {
+
+struct Cdc : ::testing::Test {
+    PgTestDb src{"cdc_src"};
+    PgTestDb dst{"cdc_dst"};
+    RecordingObserver obs;
+    std::string pipeline = uniqueName("cdc");
+
+    TableJob job(const std::string &table, std::optional<std::string> truncate = std::nullopt)
+    {
+        TableSpec spec;
+        spec.table = TableRef::parse(table);
+        spec.strategy = Strategy::Cdc;
+        spec.pageSize = 1000;
+        spec.truncate = truncate;
+        return makeJob(pipeline, spec, pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name()));
+    }
+    void once(const std::vector<TableJob> &jobs)
+    {
+        CdcPipeline p(jobs, std::nullopt, obs);
+        p.run({}, {true});
+    }
+    std::string hash(PgTestDb &db, const std::string &select, const std::string &order = "id")
+    {
+        auto c = db.connect();
+        return pgHash(c, select, order);
+    }
+    std::string position(const std::string &table = "public.items")
+    {
+        return dst.scalar("SELECT position FROM _driftless.checkpoints WHERE source_table = '" + table + "'");
+    }
+};
+
+const char *kItems = "CREATE TABLE items (id bigint PRIMARY KEY, name text NOT NULL, qty int, price numeric(10,2))";
+const char *kItemCols = "SELECT id, name, qty, price FROM items";
+
+} // namespace
+
+TEST_F(Cdc, loadsThenStreamsInsertsUpdatesAndDeletes)
+{
+    src.exec(kItems);
+    src.exec("INSERT INTO items SELECT g, 'item ' || g, g % 7, g * 1.25 FROM generate_series(1, 2500) g");
+    once({job("public.items")});
+    EXPECT_EQ(hash(dst, kItemCols), hash(src, kItemCols));
+    EXPECT_EQ(src.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'driftless_" + pipeline + "'"),
+              "1");
+    EXPECT_NE(position().find("\"phase\":\"stream\""), std::string::npos);
+
+    src.exec("INSERT INTO items VALUES (9001, 'new', 1, 1)");
+    src.exec("BEGIN; UPDATE items SET qty = qty + 100 WHERE id <= 50; DELETE FROM items WHERE id BETWEEN 100 AND 199; "
+             "COMMIT");
+    src.exec("UPDATE items SET name = 'renamed' WHERE id = 9001");
+    once({job("public.items")});
+    EXPECT_EQ(hash(dst, kItemCols), hash(src, kItemCols));
+    // Every applied row carries its transaction's commit LSN, above the slot's starting point.
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM items WHERE id = 9001 AND _driftless_version > "
+                         "(SELECT min(_driftless_version) FROM items)"),
+              "1");
+    // The slot heard of the position the target holds (or, idle, of the WAL end past it).
+    auto stored = nlohmann::json::parse(position())["lsn"].get<std::string>();
+    EXPECT_EQ(src.scalar("SELECT confirmed_flush_lsn >= '" + stored + "'::pg_lsn FROM pg_replication_slots WHERE "
+                         "slot_name = 'driftless_" + pipeline + "'"),
+              "t");
+}
+
+TEST_F(Cdc, unchangedToastValuesAreNeverWrittenAsNull)
+{
+    // faults F13: >8 kB incompressible values stored out of line; updates of other columns.
+    for (const char *identity : {"DEFAULT", "FULL"}) {
+        SCOPED_TRACE(identity);
+        pipeline = uniqueName("toast");
+        src.exec("DROP TABLE IF EXISTS docs; CREATE TABLE docs (id int PRIMARY KEY, title text, body text); "
+                 "ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL; "
+                 "ALTER TABLE docs REPLICA IDENTITY " + std::string(identity));
+        src.exec("INSERT INTO docs SELECT g, 't' || g, (SELECT string_agg(md5(random()::text || i), '') FROM "
+                 "generate_series(1, 300) i) FROM generate_series(1, 20) g");
+        dst.exec("DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public; DROP SCHEMA IF EXISTS _driftless CASCADE");
+        once({job("public.docs")});
+        // An update that leaves the big value alone, and an insert plus a partial update of the
+        // same key inside one transaction (one batch).
+        src.exec("UPDATE docs SET title = 'edited' WHERE id <= 10");
+        src.exec("BEGIN; INSERT INTO docs VALUES (100, 'fresh', repeat(md5('x'), 400)); "
+                 "UPDATE docs SET title = 'fresh edited' WHERE id = 100; COMMIT");
+        once({job("public.docs")});
+        EXPECT_EQ(dst.scalar("SELECT count(*) FROM docs WHERE body IS NULL"), "0");
+        EXPECT_EQ(hash(dst, "SELECT id, title, body FROM docs"), hash(src, "SELECT id, title, body FROM docs"));
+        EXPECT_EQ(dst.scalar("SELECT title FROM docs WHERE id = 100"), "fresh edited");
+    }
+}
+
+TEST_F(Cdc, primaryKeyUpdatesMoveTheRow)
+{
+    src.exec(kItems);
+    src.exec("INSERT INTO items SELECT g, 'i', 1, 1 FROM generate_series(1, 10) g");
+    once({job("public.items")});
+    src.exec("UPDATE items SET id = id + 1000 WHERE id <= 3");
+    once({job("public.items")});
+    EXPECT_EQ(dst.scalar("SELECT string_agg(id::text, ',' ORDER BY id) FROM items"), "4,5,6,7,8,9,10,1001,1002,1003");
+}
+
+TEST_F(Cdc, truncateIsAppliedOrIgnoredAsConfigured)
+{
+    src.exec(kItems);
+    src.exec("CREATE TABLE keep (id int PRIMARY KEY, v text); INSERT INTO keep SELECT g, 'k' FROM generate_series(1, 5) g");
+    src.exec("INSERT INTO items SELECT g, 'i', 1, 1 FROM generate_series(1, 10) g");
+    std::vector<TableJob> jobs{job("public.items"), job("public.keep", "ignore")};
+    once(jobs);
+    src.exec("BEGIN; INSERT INTO items VALUES (50, 'before', 1, 1); TRUNCATE items, keep; "
+             "INSERT INTO items VALUES (51, 'after', 1, 1); COMMIT");
+    once(jobs);
+    EXPECT_EQ(dst.scalar("SELECT string_agg(id::text, ',') FROM items"), "51");
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM keep"), "5") << "truncate: ignore keeps the target's rows";
+}
+
+TEST_F(Cdc, anAddedColumnIsAddedToTheTargetAndOtherChangesPauseTheTable)
+{
+    src.exec(kItems);
+    src.exec("CREATE TABLE other (id int PRIMARY KEY, v text)");
+    src.exec("INSERT INTO items SELECT g, 'i', 1, 1 FROM generate_series(1, 10) g");
+    std::vector<TableJob> jobs{job("public.items"), job("public.other")};
+    once(jobs);
+    src.exec("ALTER TABLE items ADD COLUMN color text; UPDATE items SET color = 'red' WHERE id = 1");
+    once(jobs);
+    EXPECT_EQ(dst.scalar("SELECT color FROM items WHERE id = 1"), "red");
+
+    src.exec("ALTER TABLE items DROP COLUMN qty; UPDATE items SET name = 'after drop' WHERE id = 2; "
+             "INSERT INTO other VALUES (1, 'still flowing')");
+    obs.states.clear();
+    once(jobs);
+    EXPECT_EQ(dst.scalar("SELECT name FROM items WHERE id = 2"), "i") << "a paused table takes no changes";
+    EXPECT_EQ(dst.scalar("SELECT v FROM other WHERE id = 1"), "still flowing") << "other tables keep streaming";
+    bool paused = false;
+    for (auto &s : obs.states)
+        paused = paused || (s.rfind("paused: ", 0) == 0 && s.find("qty") != std::string::npos &&
+                            s.find("resnapshot") != std::string::npos);
+    EXPECT_TRUE(paused) << "the table must be paused with the reason and the fix";
+}
+
+TEST_F(Cdc, aTableWithoutAPrimaryKeyIsRefusedWithTheFix)
+{
+    // faults F17
+    src.exec("CREATE TABLE nokey (a int, b text)");
+    try {
+        once({job("public.nokey")});
+        FAIL() << "expected a refusal";
+    } catch (const SchemaError &e) {
+        EXPECT_NE(std::string(e.what()).find("no primary key"), std::string::npos) << e.what();
+        EXPECT_NE(e.hint().find("ADD PRIMARY KEY"), std::string::npos) << e.hint();
+    }
+    EXPECT_EQ(src.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'driftless_" + pipeline + "'"),
+              "0") << "nothing is created for a refused pipeline";
+}
+
+TEST_F(Cdc, aSlotDroppedBehindOurBackStopsThePipelineLoudly)
+{
+    // faults F4
+    src.exec(kItems);
+    src.exec("INSERT INTO items VALUES (1, 'a', 1, 1)");
+    once({job("public.items")});
+    src.exec("SELECT pg_drop_replication_slot('driftless_" + pipeline + "')");
+    src.exec("INSERT INTO items VALUES (2, 'lost?', 1, 1)");
+    obs.states.clear();
+    try {
+        once({job("public.items")});
+        FAIL() << "expected the pipeline to stop";
+    } catch (const Error &e) {
+        EXPECT_FALSE(e.isTransient());
+        EXPECT_NE(std::string(e.what()).find("no longer exists"), std::string::npos) << e.what();
+        EXPECT_NE(e.hint().find("resnapshot"), std::string::npos);
+    }
+    bool red = false;
+    for (auto &s : obs.states)
+        red = red || s.rfind("error", 0) == 0;
+    EXPECT_TRUE(red);
+    EXPECT_EQ(src.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'driftless_" + pipeline + "'"),
+              "0") << "no silent re-creation";
+}
+
+TEST_F(Cdc, anIdleSlotAdvancesWhenOnlyOtherTablesAreWritten)
+{
+    // faults F18: keepalives are acknowledged, so WAL is freed.
+    src.exec(kItems);
+    src.exec("CREATE TABLE busy (id serial PRIMARY KEY, v text)");
+    src.exec("INSERT INTO items VALUES (1, 'a', 1, 1)");
+    once({job("public.items")});
+    const std::string slot = "driftless_" + pipeline;
+    auto before = src.scalar("SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '" + slot + "'");
+    std::stop_source stop;
+    std::thread runner([&] {
+        CdcPipeline p({job("public.items")}, std::nullopt, obs);
+        try {
+            p.run(stop.get_token(), {false});
+        } catch (...) {
+        }
+    });
+    for (int i = 0; i < 30; ++i) {
+        src.exec("INSERT INTO busy (v) SELECT 'x' FROM generate_series(1, 200)");
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    auto lsnNow = src.scalar("SELECT pg_current_wal_lsn()");
+    std::string after;
+    for (int i = 0; i < 100; ++i) {
+        after = src.scalar("SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '" + slot + "'");
+        if (src.scalar("SELECT '" + after + "'::pg_lsn >= '" + lsnNow + "'::pg_lsn") == "t")
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    stop.request_stop();
+    runner.join();
+    EXPECT_EQ(src.scalar("SELECT '" + after + "'::pg_lsn >= '" + lsnNow + "'::pg_lsn"), "t")
+        << "confirmed_flush_lsn stayed at " << after << " (started at " << before << ", WAL at " << lsnNow << ")";
+}
+
+TEST_F(Cdc, aTransactionBiggerThanABatchCommitsAtomically)
+{
+    src.exec(kItems);
+    once({job("public.items")});
+    // 25 batches' worth of rows in one transaction, with updates of its own rows in between.
+    src.exec("BEGIN; INSERT INTO items SELECT g, 'bulk', 0, 1 FROM generate_series(1, 150000) g; "
+             "UPDATE items SET qty = 7 WHERE id % 1000 = 0; DELETE FROM items WHERE id % 5000 = 1; COMMIT");
+    once({job("public.items")});
+    EXPECT_EQ(hash(dst, kItemCols), hash(src, kItemCols));
+}
+
+TEST_F(Cdc, aNewTableAddedToARunningPipelineIsLoadedThenStreamed)
+{
+    src.exec(kItems);
+    src.exec("CREATE TABLE later (id int PRIMARY KEY, v text); INSERT INTO later SELECT g, 'v' FROM generate_series(1, 300) g");
+    src.exec("INSERT INTO items VALUES (1, 'a', 1, 1)");
+    once({job("public.items")});
+    src.exec("INSERT INTO items VALUES (2, 'b', 1, 1); UPDATE later SET v = 'changed' WHERE id = 5");
+    once({job("public.items"), job("public.later")});
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM later"), "300");
+    EXPECT_EQ(dst.scalar("SELECT v FROM later WHERE id = 5"), "changed");
+    src.exec("DELETE FROM later WHERE id = 6; INSERT INTO items VALUES (3, 'c', 1, 1)");
+    once({job("public.items"), job("public.later")});
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM later"), "299");
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM items"), "3");
+}
+
+TEST_F(Cdc, intoSqlite)
+{
+    TempDir dir;
+    src.exec(kItems);
+    src.exec("INSERT INTO items SELECT g, 'i', g, g FROM generate_series(1, 100) g");
+    TableSpec spec;
+    spec.table = {"public", "items"};
+    spec.strategy = Strategy::Cdc;
+    std::vector<TableJob> jobs{makeJob(pipeline, spec, pgEndpoint("s", src.name()), sqliteEndpoint("l", dir.file("r.db")))};
+    once(jobs);
+    src.exec("UPDATE items SET name = 'u' WHERE id <= 10; DELETE FROM items WHERE id > 90");
+    once(jobs);
+    SqliteDb db(dir.file("r.db"));
+    EXPECT_EQ(db.scalarInt("SELECT count(*) FROM items"), 90);
+    EXPECT_EQ(db.scalarInt("SELECT count(*) FROM items WHERE name = 'u'"), 10);
+}
