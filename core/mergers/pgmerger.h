@@ -3,6 +3,7 @@
 #include "core/db/pgconnection.h"
 #include "core/mergers/merger.h"
 
+#include <chrono>
 #include <memory>
 
 namespace driftless::core {
@@ -68,6 +69,11 @@ private:
     std::string m_tombSql;
     std::string m_truncateSql;
     std::string m_orphanSql; ///< counts staged partial rows whose key the target lacks
+    std::string m_mergeNoTombSql;
+    bool m_tombstonesMaybe = true;
+    double m_rowEstimate = 0;
+    std::chrono::steady_clock::time_point m_estimateAt{};
+    double targetRowEstimate();
 };
 
 /// A Postgres target connection shared by the mergers of one CDC pipeline.

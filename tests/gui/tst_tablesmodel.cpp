@@ -1,0 +1,292 @@
+// TablesModel and EventsModel over snapshots: structure checked by QAbstractItemModelTester on
+// every change, updates made with the fewest signals, and freshness shown as words and icons.
+
+#include "ui/enginesnapshot.h"
+#include "ui/models/eventsmodel.h"
+#include "ui/models/tablesmodel.h"
+#include "ui/widgets/freshnessbadge.h"
+
+#include <QAbstractItemModelTester>
+#include <QIcon>
+#include <QImage>
+#include <QPainter>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QStyleOptionViewItem>
+#include <QTest>
+
+using driftless::core::StateStore;
+using driftless::core::TableReport;
+using driftless::ui::EngineSnapshot;
+using driftless::ui::EventsModel;
+using driftless::ui::FreshnessBadge;
+using driftless::ui::TablesModel;
+
+namespace {
+
+TableReport table(const std::string &name, const std::string &freshness = "ok", std::optional<double> lag = 3.0)
+{
+    TableReport r;
+    r.pipeline = "app_to_dw";
+    r.table = "public." + name;
+    r.target = "dw:public." + name;
+    r.strategy = "cursor";
+    r.state = "ok";
+    r.freshness = freshness;
+    r.lagSeconds = lag;
+    r.slaSeconds = 120;
+    r.rowsApplied = 100;
+    r.lastSyncAtMs = 1'700'000'000'000;
+    return r;
+}
+
+EngineSnapshot snapshotOf(std::vector<TableReport> tables, std::vector<StateStore::Event> events = {})
+{
+    EngineSnapshot s;
+    s.tables = std::move(tables);
+    s.events = std::move(events);
+    return s;
+}
+
+StateStore::Event makeEvent(std::int64_t id, const std::string &level, const std::string &message)
+{
+    StateStore::Event e;
+    e.id = id;
+    e.tsMs = 1'700'000'000'000 + id * 1000;
+    e.level = level;
+    e.pipeline = "app_to_dw";
+    e.table = "public.orders";
+    e.kind = "sync_failed";
+    e.message = message;
+    return e;
+}
+
+QString cell(const QAbstractItemModel &m, int row, int column, int role = Qt::DisplayRole)
+{
+    return m.data(m.index(row, column), role).toString();
+}
+
+/// Counts every structural and data signal of a model.
+struct Signals {
+    explicit Signals(QAbstractItemModel *m)
+        : inserted(m, &QAbstractItemModel::rowsInserted), removed(m, &QAbstractItemModel::rowsRemoved),
+          changed(m, &QAbstractItemModel::dataChanged), reset(m, &QAbstractItemModel::modelReset),
+          moved(m, &QAbstractItemModel::rowsMoved), layout(m, &QAbstractItemModel::layoutChanged)
+    {
+    }
+    QSignalSpy inserted, removed, changed, reset, moved, layout;
+};
+
+} // namespace
+
+class TestTablesModel : public QObject {
+    Q_OBJECT
+private slots:
+    void snapshotsAddRemoveAndChangeRowsInPlace();
+    void unchangedSnapshotEmitsNothing();
+    void freshnessShowsWordAndIcon_data();
+    void freshnessShowsWordAndIcon();
+    void errorsNeedAttentionAndShowTheirMessage();
+    void proxySortsLagAndRowsAsNumbers();
+    void newEventsAreInsertedAtTheTop();
+    void eventsLevelHasIcon();
+    void badgeFitsIconAndWord();
+};
+
+void TestTablesModel::snapshotsAddRemoveAndChangeRowsInPlace()
+{
+    TablesModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+
+    model.setSnapshot(snapshotOf({table("a"), table("b"), table("c"), table("d")}));
+    QCOMPARE(model.rowCount(), 4);
+    QCOMPARE(model.columnCount(), int(TablesModel::ColumnCount));
+    QCOMPARE(cell(model, 1, TablesModel::Table), QStringLiteral("public.b"));
+
+    Signals spy(&model);
+    // b and c go, d changes state, e and f arrive.
+    auto d = table("d");
+    d.state = "running";
+    model.setSnapshot(snapshotOf({table("a"), d, table("e"), table("f")}));
+
+    QCOMPARE(model.rowCount(), 4);
+    QCOMPARE(cell(model, 0, TablesModel::Table), QStringLiteral("public.a"));
+    QCOMPARE(cell(model, 1, TablesModel::Table), QStringLiteral("public.d"));
+    QCOMPARE(cell(model, 1, TablesModel::State), QStringLiteral("running"));
+    QCOMPARE(cell(model, 2, TablesModel::Table), QStringLiteral("public.e"));
+    QCOMPARE(cell(model, 3, TablesModel::Table), QStringLiteral("public.f"));
+    QCOMPARE(spy.reset.count(), 0);
+    QCOMPARE(spy.removed.count(), 1); // b and c are adjacent: one removal
+    QCOMPARE(spy.removed.at(0).at(1).toInt(), 1);
+    QCOMPARE(spy.removed.at(0).at(2).toInt(), 2);
+    QCOMPARE(spy.inserted.count(), 1); // e and f: one insert at the end
+    QCOMPARE(spy.inserted.at(0).at(1).toInt(), 2);
+    QCOMPARE(spy.inserted.at(0).at(2).toInt(), 3);
+    QCOMPARE(spy.changed.count(), 1); // only d changed
+    QCOMPARE(spy.changed.at(0).at(0).toModelIndex().row(), 1);
+    QCOMPARE(spy.changed.at(0).at(1).toModelIndex().row(), 1);
+
+    model.setSnapshot(snapshotOf({}));
+    QCOMPARE(model.rowCount(), 0);
+}
+
+void TestTablesModel::unchangedSnapshotEmitsNothing()
+{
+    TablesModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setSnapshot(snapshotOf({table("a"), table("b")}));
+    Signals spy(&model);
+    auto a = table("a");
+    a.lagSeconds = 3.4; // still "3 s" on screen
+    a.checkpoint = R"({"cursor":"2026-01-01"})";
+    model.setSnapshot(snapshotOf({a, table("b")}));
+    QCOMPARE(spy.changed.count() + spy.inserted.count() + spy.removed.count() + spy.reset.count(), 0);
+    QCOMPARE(model.report(0).checkpoint, a.checkpoint); // kept current all the same
+}
+
+void TestTablesModel::freshnessShowsWordAndIcon_data()
+{
+    QTest::addColumn<QString>("freshness");
+    QTest::addColumn<bool>("attention");
+    QTest::newRow("ok") << "ok" << false;
+    QTest::newRow("warn") << "warn" << true;
+    QTest::newRow("breach") << "breach" << true;
+    QTest::newRow("unknown") << "unknown" << false;
+}
+
+void TestTablesModel::freshnessShowsWordAndIcon()
+{
+    QFETCH(QString, freshness);
+    QFETCH(bool, attention);
+    TablesModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const bool known = freshness != QLatin1String("unknown");
+    model.setSnapshot(snapshotOf({table("a", freshness.toStdString(), known ? std::optional(75.0) : std::nullopt)}));
+
+    const QModelIndex idx = model.index(0, TablesModel::Freshness);
+    QCOMPARE(idx.data(Qt::DisplayRole).toString(), freshness);
+    QCOMPARE(idx.data(TablesModel::FreshnessRole).toString(), freshness);
+    const auto icon = idx.data(Qt::DecorationRole).value<QIcon>();
+    QVERIFY2(!icon.isNull(), "a freshness is never told by colour alone");
+    QVERIFY(!icon.pixmap(16, 16).isNull());
+    QVERIFY(idx.data(Qt::ToolTipRole).toString().contains(QStringLiteral("SLA 2 min")));
+    QCOMPARE(model.index(0, 0).data(TablesModel::AttentionRole).toBool(), attention);
+    QCOMPARE(cell(model, 0, TablesModel::Lag), known ? QStringLiteral("75 s") : QStringLiteral("\u2014"));
+}
+
+void TestTablesModel::errorsNeedAttentionAndShowTheirMessage()
+{
+    TablesModel model;
+    auto r = table("orders", "unknown", std::nullopt);
+    r.state = "error";
+    r.message = "permission denied for table orders; GRANT SELECT ON public.orders TO driftless";
+    r.lastSyncAtMs.reset();
+    model.setSnapshot(snapshotOf({r}));
+    QVERIFY(model.index(0, 0).data(TablesModel::AttentionRole).toBool());
+    QCOMPARE(cell(model, 0, TablesModel::Message), QString::fromStdString(r.message));
+    QCOMPARE(cell(model, 0, TablesModel::State, Qt::ToolTipRole), QString::fromStdString(r.message));
+    QVERIFY(!model.index(0, TablesModel::State).data(Qt::DecorationRole).value<QIcon>().isNull());
+    QCOMPARE(cell(model, 0, TablesModel::LastSync), QStringLiteral("never"));
+}
+
+void TestTablesModel::proxySortsLagAndRowsAsNumbers()
+{
+    TablesModel model;
+    auto slow = table("slow", "warn", 100.0);
+    slow.rowsApplied = 9;
+    auto fast = table("fast", "ok", 9.0);
+    fast.rowsApplied = 100000;
+    auto never = table("never", "unknown", std::nullopt);
+    never.rowsApplied = 0;
+    model.setSnapshot(snapshotOf({slow, fast, never}));
+
+    QSortFilterProxyModel proxy;
+    proxy.setSourceModel(&model);
+    proxy.setSortRole(TablesModel::SortRole);
+    QAbstractItemModelTester tester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    proxy.sort(TablesModel::Lag, Qt::AscendingOrder);
+    // As text "100 s" would sort before "9 s".
+    QCOMPARE(cell(proxy, 0, TablesModel::Table), QStringLiteral("public.fast"));
+    QCOMPARE(cell(proxy, 1, TablesModel::Table), QStringLiteral("public.slow"));
+    QCOMPARE(cell(proxy, 2, TablesModel::Table), QStringLiteral("public.never"));
+    proxy.sort(TablesModel::Rows, Qt::DescendingOrder);
+    QCOMPARE(cell(proxy, 0, TablesModel::Table), QStringLiteral("public.fast"));
+    QCOMPARE(cell(proxy, 2, TablesModel::Table), QStringLiteral("public.never"));
+}
+
+void TestTablesModel::newEventsAreInsertedAtTheTop()
+{
+    EventsModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setSnapshot(snapshotOf({}, {makeEvent(3, "error", "c"), makeEvent(2, "warn", "b"), makeEvent(1, "info", "a")}));
+    QCOMPARE(model.rowCount(), 3);
+    QCOMPARE(cell(model, 0, EventsModel::Message), QStringLiteral("c"));
+
+    Signals spy(&model);
+    // Two new events; the cap of four pushes the oldest two out.
+    model.setSnapshot(
+        snapshotOf({}, {makeEvent(5, "info", "e"), makeEvent(4, "warn", "d"), makeEvent(3, "error", "c"), makeEvent(2, "warn", "b")}));
+    QCOMPARE(model.rowCount(), 4);
+    QCOMPARE(spy.reset.count(), 0);
+    QCOMPARE(spy.inserted.count(), 1);
+    QCOMPARE(spy.inserted.at(0).at(1).toInt(), 0);
+    QCOMPARE(spy.inserted.at(0).at(2).toInt(), 1);
+    QCOMPARE(spy.removed.count(), 1);
+    QCOMPARE(spy.removed.at(0).at(1).toInt(), 2); // "a" was at row 2 before the insert
+    QStringList messages;
+    for (int row = 0; row < model.rowCount(); ++row)
+        messages << cell(model, row, EventsModel::Message);
+    QCOMPARE(messages, QStringList({"e", "d", "c", "b"}));
+
+    // Another workspace: nothing in common, so a reset.
+    model.setSnapshot(snapshotOf({}, {makeEvent(42, "info", "other")}));
+    QCOMPARE(spy.reset.count(), 1);
+    QCOMPARE(model.rowCount(), 1);
+}
+
+void TestTablesModel::eventsLevelHasIcon()
+{
+    EventsModel model;
+    model.setSnapshot(snapshotOf({}, {makeEvent(2, "error", "boom"), makeEvent(1, "info", "started")}));
+    for (int row = 0; row < 2; ++row) {
+        const auto icon = model.index(row, EventsModel::Level).data(Qt::DecorationRole).value<QIcon>();
+        QVERIFY(!icon.isNull());
+    }
+    QCOMPARE(cell(model, 0, EventsModel::Level), QStringLiteral("error"));
+    QCOMPARE(model.index(0, EventsModel::Time).data(EventsModel::SortRole).toLongLong(), 1'700'000'002'000LL);
+}
+
+void TestTablesModel::badgeFitsIconAndWord()
+{
+    TablesModel model;
+    model.setSnapshot(snapshotOf({table("a", "breach", 500.0)}));
+    FreshnessBadge badge;
+    QStyleOptionViewItem option;
+    option.font = QFont();
+    option.rect = QRect(0, 0, 120, 28);
+    const QModelIndex idx = model.index(0, TablesModel::Freshness);
+    const QSize hint = badge.sizeHint(option, idx);
+    QVERIFY(hint.width() >= QFontMetrics(option.font).horizontalAdvance(QStringLiteral("breach")) +
+                                FreshnessBadge::kIconSize + 2 * FreshnessBadge::kPadding);
+
+    // Paints the pill in the breach tint at the left of the cell, with the icon inside it.
+    QImage image(option.rect.size(), QImage::Format_ARGB32);
+    image.fill(Qt::white);
+    {
+        QPainter painter(&image);
+        badge.paint(&painter, option, idx);
+    }
+    const QColor fill = FreshnessBadge::tintFor(QStringLiteral("breach")).fill;
+    int tinted = 0, iconRed = 0;
+    for (int y = 0; y < image.height(); ++y)
+        for (int x = 0; x < image.width(); ++x) {
+            const QColor c = image.pixelColor(x, y);
+            tinted += c == fill;
+            iconRed += c.red() > 150 && c.green() < 80 && c.blue() < 80;
+        }
+    QVERIFY2(tinted > 100, "the pill is filled");
+    QVERIFY2(iconRed > 20, "the breach icon is painted");
+}
+
+QTEST_MAIN(TestTablesModel)
+#include "tst_tablesmodel.moc"

@@ -1,0 +1,48 @@
+#include "ui/displayformat.h"
+
+#include <QDateTime>
+
+#include <cmath>
+
+namespace driftless::ui {
+
+QString formatLag(std::optional<double> seconds)
+{
+    if (!seconds)
+        return QStringLiteral("\u2014");
+    const double s = *seconds;
+    if (s < 1)
+        return QStringLiteral("<1 s");
+    const auto whole = static_cast<long long>(std::floor(s));
+    if (whole < 120)
+        return QStringLiteral("%1 s").arg(whole);
+    if (whole < 7200)
+        return QStringLiteral("%1 min").arg(whole / 60);
+    if (whole < 2 * 86400)
+        return QStringLiteral("%1 h %2 min").arg(whole / 3600).arg((whole % 3600) / 60, 2, 10, QLatin1Char('0'));
+    return QStringLiteral("%1 d").arg(whole / 86400);
+}
+
+QString formatDuration(double seconds)
+{
+    const auto whole = static_cast<long long>(std::llround(seconds));
+    if (whole % 86400 == 0 && whole >= 86400)
+        return QStringLiteral("%1 d").arg(whole / 86400);
+    if (whole % 3600 == 0 && whole >= 3600)
+        return QStringLiteral("%1 h").arg(whole / 3600);
+    if (whole % 60 == 0 && whole >= 60)
+        return QStringLiteral("%1 min").arg(whole / 60);
+    return QStringLiteral("%1 s").arg(whole);
+}
+
+QString formatTimestamp(std::int64_t msSinceEpoch)
+{
+    return QDateTime::fromMSecsSinceEpoch(msSinceEpoch).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+}
+
+QString strategyLabel(const std::string &strategy)
+{
+    return QString::fromStdString(strategy).replace(QLatin1Char('_'), QLatin1Char(' '));
+}
+
+} // namespace driftless::ui

@@ -1,0 +1,328 @@
+#include "ui/enginebridge.h"
+
+#include "ui/liveobserver.h"
+
+#include "core/engine/scheduler.h"
+#include "core/engine/stateobserver.h"
+#include "core/engine/statusreport.h"
+#include "core/engine/tablesync.h"
+#include "core/model/error.h"
+#include "core/state/statestore.h"
+
+#include <QCoreApplication>
+#include <QMetaObject>
+#include <QThreadPool>
+
+#include <filesystem>
+#include <mutex>
+#include <utility>
+
+namespace driftless::ui {
+
+using core::StateStore;
+
+/// What a running engine shares with the UI: the workspace it runs and the in-memory mirror.
+/// It holds no database handle, so whichever thread lets go of it last may destroy it.
+struct EngineBridge::Run {
+    Run(core::Workspace ws, std::vector<StateStore::Event> events)
+        : workspace(std::move(ws)), live(std::move(events), EngineBridge::kEventLimit)
+    {
+    }
+    const core::Workspace workspace;
+    LiveObserver live;
+};
+
+/// Lets worker threads post to the bridge for as long as it lives. The bridge closes it first
+/// thing in its destructor; holding the lock while posting makes "still there? then post" one
+/// step, so nothing is ever queued to a destroyed bridge. Posting never waits for the UI.
+class EngineBridge::Mailbox {
+public:
+    explicit Mailbox(EngineBridge *bridge) : m_bridge(bridge) {}
+
+    template <typename F>
+    void post(F &&f)
+    {
+        std::lock_guard lock(m_mutex);
+        if (!m_bridge)
+            return;
+        EngineBridge *bridge = m_bridge;
+        QMetaObject::invokeMethod(
+            bridge, [bridge, f = std::forward<F>(f)]() mutable { f(*bridge); }, Qt::QueuedConnection);
+    }
+
+    void close()
+    {
+        std::lock_guard lock(m_mutex);
+        m_bridge = nullptr;
+    }
+
+private:
+    std::mutex m_mutex;
+    EngineBridge *m_bridge;
+};
+
+namespace {
+
+QString tr(const char *text) { return QCoreApplication::translate("driftless::ui::EngineBridge", text); }
+
+QString describe(const std::exception &e)
+{
+    if (const auto *error = dynamic_cast<const core::Error *>(&e))
+        return QString::fromStdString(error->describe());
+    return QString::fromStdString(std::string("internal error: ") + e.what());
+}
+
+/// Runs on a pool thread: the file may be busy (another process writing) for seconds.
+EngineSnapshot readStored(const std::string &path, std::uint64_t generation)
+{
+    EngineSnapshot s;
+    s.generation = generation;
+    s.statePath = QString::fromStdString(path);
+    s.takenAtMs = StateStore::nowMs();
+    std::error_code ec;
+    // Opening would create an empty workspace; a typo in --state should not leave files behind.
+    if (!std::filesystem::exists(path, ec)) {
+        s.error = tr("There is no workspace at %1 yet. Store one with: driftless-cli --state %1 apply FILE")
+                      .arg(s.statePath);
+        return s;
+    }
+    try {
+        StateStore store(path);
+        const auto workspace = store.loadWorkspace();
+        s.tables = core::buildStatus(workspace, store.tableStatuses(), s.takenAtMs);
+        s.events = store.events(EngineBridge::kEventLimit);
+    } catch (const std::exception &e) {
+        s.error = describe(e);
+    }
+    return s;
+}
+
+std::string countOf(std::size_t n, const std::string &noun)
+{
+    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+/// Engine lifecycle notes go to the file (so the CLI and a later session see them) and to the
+/// live log at once. A failing mirror never stops the engine, as in StateObserver.
+void noteEngineEvent(StateStore &store, LiveObserver &live, const std::string &kind, const std::string &message)
+{
+    try {
+        store.addEvent("info", {}, {}, kind, message);
+    } catch (const core::Error &) {
+    }
+    StateStore::Event e;
+    e.tsMs = StateStore::nowMs();
+    e.level = "info";
+    e.kind = kind;
+    e.message = message;
+    live.addEvent(std::move(e));
+}
+
+} // namespace
+
+EngineBridge::EngineBridge(QObject *parent) : QObject(parent), m_mailbox(std::make_shared<Mailbox>(this))
+{
+    m_publishTimer.setInterval(kPublishIntervalMs);
+    connect(&m_publishTimer, &QTimer::timeout, this, [this] { publishLive(false); });
+    m_idleTimer.setInterval(kIdleRereadMs);
+    connect(&m_idleTimer, &QTimer::timeout, this, [this] {
+        if (m_state == State::Stopped && m_readsInFlight == 0)
+            startRead();
+    });
+    m_idleTimer.start();
+}
+
+EngineBridge::~EngineBridge()
+{
+    m_mailbox->close();
+    m_engine.request_stop();
+    // The only place the UI thread waits for the engine: the app is quitting and its window is
+    // gone. Leaving the thread running would let it outlive the objects it uses.
+    if (m_engine.joinable())
+        m_engine.join();
+    if (m_reaper.joinable())
+        m_reaper.join();
+}
+
+bool EngineBridge::canStart() const { return m_state == State::Stopped && !m_path.isEmpty(); }
+
+void EngineBridge::open(const QString &statePath)
+{
+    if (m_state == State::Starting || m_state == State::Running)
+        stop();
+    m_path = statePath;
+    ++m_generation;
+    emit statePathChanged(m_path);
+    // Clear at once: the previous workspace's tables must not sit under the new path's name
+    // while the file is read.
+    EngineSnapshot empty;
+    empty.generation = m_generation;
+    empty.statePath = m_path;
+    empty.takenAtMs = StateStore::nowMs();
+    publish(std::move(empty));
+    startRead();
+}
+
+void EngineBridge::start()
+{
+    if (!canStart())
+        return;
+    retireEngineThread();
+    const std::uint64_t generation = ++m_generation;
+    m_runGeneration = generation;
+    setState(State::Starting, {});
+    m_engine = std::jthread([mailbox = m_mailbox, generation, path = m_path.toStdString()](std::stop_token stop) {
+        QString error;
+        try {
+            std::error_code ec;
+            if (!std::filesystem::exists(path, ec))
+                throw core::ConfigError("there is no workspace at " + path + "; store one with 'driftless-cli --state " +
+                                        path + " apply FILE'");
+            StateStore store(path);
+            auto workspace = store.loadWorkspace();
+            if (workspace.pipelines.empty())
+                throw core::ConfigError("the workspace has no pipelines; store one with 'driftless-cli apply FILE'",
+                                        path);
+            auto jobs = core::jobsFor(workspace);
+            auto run = std::make_shared<Run>(workspace, store.events(kEventLimit));
+            core::StateObserver observer(store, jobs);
+            run->live.follow(observer);
+            // The UI may hold `run` longer than `observer` lives, however this scope is left.
+            struct Unfollow {
+                LiveObserver &live;
+                ~Unfollow() { live.unfollow(); }
+            } unfollow{run->live};
+            observer.setNext(&run->live);
+            noteEngineEvent(store, run->live, "engine_started", "engine started for " + countOf(jobs.size(), "table"));
+            mailbox->post([generation, run](EngineBridge &b) { b.onEngineStarted(generation, run); });
+
+            const int errors = core::Scheduler(jobs, observer, {}).run(stop);
+            noteEngineEvent(store, run->live, "engine_stopped",
+                            errors ? "engine stopped; " + countOf(static_cast<std::size_t>(errors), "table") +
+                                         " in error"
+                                   : std::string("engine stopped"));
+        } catch (const std::exception &e) {
+            error = describe(e);
+        } catch (...) {
+            error = tr("internal error: unknown exception");
+        }
+        mailbox->post([generation, error](EngineBridge &b) { b.onEngineFinished(generation, error); });
+    });
+}
+
+void EngineBridge::stop()
+{
+    if (m_state != State::Starting && m_state != State::Running)
+        return;
+    m_engine.request_stop();
+    setState(State::Stopping, {});
+    retireEngineThread();
+}
+
+void EngineBridge::refresh()
+{
+    if (m_run)
+        publishLive(true);
+    else if (m_state == State::Stopped)
+        startRead();
+}
+
+void EngineBridge::setState(State state, const QString &message)
+{
+    if (state == m_state && message == m_message)
+        return;
+    m_state = state;
+    m_message = message;
+    emit stateChanged(m_state, m_message);
+}
+
+void EngineBridge::publish(EngineSnapshot snapshot)
+{
+    m_snapshot = std::move(snapshot);
+    m_lastPublishMs = m_snapshot.takenAtMs;
+    emit snapshotReady(m_snapshot);
+}
+
+void EngineBridge::publishLive(bool force)
+{
+    // A run superseded by open() of another file may still be stopping: show nothing of it.
+    if (!m_run || m_runGeneration != m_generation)
+        return;
+    const auto changes = m_run->live.changes();
+    const auto now = StateStore::nowMs();
+    // Lag grows while nothing happens, so publish once a second even without changes.
+    if (!force && changes == m_publishedChanges && now - m_lastPublishMs < 1000)
+        return;
+    m_publishedChanges = changes;
+    EngineSnapshot s;
+    s.generation = m_generation;
+    s.statePath = m_path;
+    s.takenAtMs = now;
+    s.live = true;
+    s.tables = core::buildStatus(m_run->workspace, m_run->live.tables(), now);
+    s.events = m_run->live.events();
+    publish(std::move(s));
+}
+
+void EngineBridge::startRead()
+{
+    if (m_path.isEmpty())
+        return;
+    ++m_readsInFlight;
+    QThreadPool::globalInstance()->start(
+        [mailbox = m_mailbox, generation = m_generation, path = m_path.toStdString()] {
+            EngineSnapshot s = readStored(path, generation);
+            mailbox->post([s = std::move(s)](EngineBridge &b) mutable { b.onReadDone(std::move(s)); });
+        });
+}
+
+void EngineBridge::onReadDone(EngineSnapshot snapshot)
+{
+    --m_readsInFlight;
+    // Stale: another file was opened or an engine started since the read began. An engine of
+    // a previous file that is still stopping does not count: its snapshots are not shown.
+    const bool liveRunShown = m_run && m_runGeneration == m_generation;
+    if (snapshot.generation != m_generation || liveRunShown)
+        return;
+    publish(std::move(snapshot));
+}
+
+void EngineBridge::onEngineStarted(std::uint64_t generation, std::shared_ptr<Run> run)
+{
+    if (generation != m_runGeneration)
+        return;
+    m_run = std::move(run);
+    m_publishedChanges = 0;
+    m_publishTimer.start();
+    // stop() may have come first; then the engine is already on its way out.
+    if (m_state == State::Starting)
+        setState(State::Running, {});
+    publishLive(true);
+}
+
+void EngineBridge::onEngineFinished(std::uint64_t generation, const QString &error)
+{
+    if (generation != m_runGeneration)
+        return;
+    // The engine's last states (idle, "stopped") are in memory: show them before letting go.
+    publishLive(true);
+    m_run.reset();
+    m_publishTimer.stop();
+    retireEngineThread();
+    setState(State::Stopped, error);
+}
+
+void EngineBridge::retireEngineThread()
+{
+    if (!m_engine.joinable())
+        return;
+    // The captured threads are destroyed, and so joined, on the reaper thread. A previous reaper
+    // is handed on the same way, so only the last one is ever joined by the destructor.
+    m_reaper = std::jthread([engine = std::move(m_engine), previous = std::move(m_reaper)]() mutable {
+        engine.join();
+        if (previous.joinable())
+            previous.join();
+    });
+}
+
+} // namespace driftless::ui

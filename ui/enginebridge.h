@@ -1,0 +1,99 @@
+#pragma once
+
+#include "ui/enginesnapshot.h"
+
+#include <QObject>
+#include <QString>
+#include <QTimer>
+
+#include <cstdint>
+#include <memory>
+#include <thread>
+
+namespace driftless::ui {
+
+/// Runs the core engine for one workspace file and hands the UI immutable EngineSnapshot values.
+///
+/// - open() reads the stored status on a pool thread and publishes it; while no engine runs the
+///   file is read again every few seconds (cheaply, off the UI thread), so a headless
+///   driftless-cli working on the same file shows up too.
+/// - start() runs core::Scheduler on its own std::jthread with a StateObserver mirroring into
+///   the file and a LiveObserver keeping the same in memory; a timer on the UI thread turns that
+///   memory into a snapshot at most twice a second, and only when something changed (or once a
+///   second, because lag grows by itself).
+/// - stop() asks the engine to stop between batches and returns at once; a reaper thread joins
+///   the engine thread, never the UI thread. stateChanged() says when it has stopped.
+///
+/// Thread affinity: a UI-thread object; workers only post queued calls to it, and never wait
+/// for it. Every read and run carries a generation (job id); results of older generations are
+/// dropped. Failures (unreadable file, no pipelines) arrive as EngineSnapshot::error or as the
+/// message of stateChanged(), never as exceptions.
+///
+/// Destroying the bridge while an engine runs stops it and waits for the batches in flight:
+/// that happens only when the app quits, after its window is gone.
+class EngineBridge final : public QObject {
+    Q_OBJECT
+public:
+    enum class State { Stopped, Starting, Running, Stopping };
+    Q_ENUM(State)
+
+    explicit EngineBridge(QObject *parent = nullptr);
+    ~EngineBridge() override;
+
+    QString statePath() const { return m_path; }
+    State state() const { return m_state; }
+    /// Why the last run ended or could not start; empty after a clean stop.
+    QString message() const { return m_message; }
+    /// The last snapshot published.
+    const EngineSnapshot &snapshot() const { return m_snapshot; }
+    /// True when start() would do something.
+    bool canStart() const;
+
+    static constexpr int kPublishIntervalMs = 500;
+    static constexpr int kIdleRereadMs = 5000;
+    static constexpr int kEventLimit = 200;
+
+public slots:
+    /// Shows another workspace file; stops a running engine first.
+    void open(const QString &statePath);
+    void start();
+    void stop();
+    /// Publishes a fresh snapshot now: from memory while the engine runs, else read from the file.
+    void refresh();
+
+signals:
+    void snapshotReady(const driftless::ui::EngineSnapshot &snapshot);
+    void stateChanged(driftless::ui::EngineBridge::State state, const QString &message);
+    void statePathChanged(const QString &statePath);
+
+private:
+    struct Run;
+    class Mailbox;
+
+    void setState(State state, const QString &message);
+    void publish(EngineSnapshot snapshot);
+    void publishLive(bool force);
+    void startRead();
+    void onReadDone(EngineSnapshot snapshot);
+    void onEngineStarted(std::uint64_t generation, std::shared_ptr<Run> run);
+    void onEngineFinished(std::uint64_t generation, const QString &error);
+    void retireEngineThread();
+
+    std::shared_ptr<Mailbox> m_mailbox;
+    QString m_path;
+    State m_state = State::Stopped;
+    QString m_message;
+    std::uint64_t m_generation = 0;
+    std::uint64_t m_runGeneration = 0;
+    int m_readsInFlight = 0;
+    std::shared_ptr<Run> m_run;
+    std::uint64_t m_publishedChanges = 0;
+    std::int64_t m_lastPublishMs = 0;
+    EngineSnapshot m_snapshot;
+    QTimer m_publishTimer;
+    QTimer m_idleTimer;
+    std::jthread m_engine;
+    std::jthread m_reaper;
+};
+
+} // namespace driftless::ui

@@ -1,0 +1,35 @@
+#pragma once
+
+#include "core/engine/statusreport.h"
+#include "core/state/statestore.h"
+
+#include <QMetaType>
+#include <QString>
+
+#include <cstdint>
+#include <vector>
+
+namespace driftless::ui {
+
+/// What the UI shows of one workspace at one moment: every table's status and the newest events.
+///
+/// A plain value: built from the engine's in-memory state or read from the workspace file on a
+/// worker, then handed to the UI and never changed, so models keep it without locks.
+struct EngineSnapshot {
+    /// The bridge's job id for the workspace (and run) it came from; the bridge drops results
+    /// of jobs it no longer shows, so a late read of a previous workspace never lands.
+    std::uint64_t generation = 0;
+    QString statePath;
+    std::int64_t takenAtMs = 0;
+    /// From a running engine; otherwise read from the workspace file.
+    bool live = false;
+    std::vector<core::TableReport> tables;
+    /// Newest first.
+    std::vector<core::StateStore::Event> events;
+    /// Why the workspace could not be read, in words a DBA can act on; empty when it was read.
+    QString error;
+};
+
+} // namespace driftless::ui
+
+Q_DECLARE_METATYPE(driftless::ui::EngineSnapshot)

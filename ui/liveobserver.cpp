@@ -1,0 +1,82 @@
+#include "ui/liveobserver.h"
+
+namespace driftless::ui {
+
+LiveObserver::LiveObserver(std::vector<core::StateStore::Event> initial, std::size_t capacity)
+    : m_events(initial.begin(), initial.end()), m_capacity(capacity)
+{
+    while (m_events.size() > m_capacity)
+        m_events.pop_back();
+}
+
+void LiveObserver::follow(const core::StateObserver &source)
+{
+    m_source = &source;
+    copyFromSource();
+}
+
+void LiveObserver::unfollow()
+{
+    copyFromSource();
+    m_source = nullptr;
+}
+
+void LiveObserver::copyFromSource()
+{
+    if (!m_source)
+        return;
+    // Copy under our own lock so two workers reporting at once cannot store their copies out of
+    // order. Lock order is always ours, then the StateObserver's: it never calls us while it
+    // holds its own lock.
+    std::lock_guard lock(m_mutex);
+    m_tables = m_source->snapshot();
+    m_changes.fetch_add(1, std::memory_order_relaxed);
+}
+
+void LiveObserver::tableState(const core::TableKey &, const std::string &, const std::string &,
+                              std::optional<double>)
+{
+    copyFromSource();
+}
+
+void LiveObserver::batchApplied(const core::TableKey &, const core::ApplyResult &, const core::Checkpoint &,
+                                std::optional<std::int64_t>)
+{
+    copyFromSource();
+}
+
+void LiveObserver::event(const std::string &level, const core::TableKey &key, const std::string &kind,
+                         const std::string &message)
+{
+    core::StateStore::Event e;
+    e.tsMs = core::StateStore::nowMs();
+    e.level = level;
+    e.pipeline = key.pipeline;
+    e.table = key.table.display();
+    e.kind = kind;
+    e.message = message;
+    addEvent(std::move(e));
+}
+
+void LiveObserver::addEvent(core::StateStore::Event e)
+{
+    std::lock_guard lock(m_mutex);
+    m_events.push_front(std::move(e));
+    while (m_events.size() > m_capacity)
+        m_events.pop_back();
+    m_changes.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::vector<core::StateStore::TableStatus> LiveObserver::tables() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_tables;
+}
+
+std::vector<core::StateStore::Event> LiveObserver::events() const
+{
+    std::lock_guard lock(m_mutex);
+    return {m_events.begin(), m_events.end()};
+}
+
+} // namespace driftless::ui

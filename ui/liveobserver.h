@@ -1,0 +1,61 @@
+#pragma once
+
+#include "core/engine/observer.h"
+#include "core/engine/stateobserver.h"
+#include "core/state/statestore.h"
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+namespace driftless::ui {
+
+/// Chained after the engine's StateObserver while the engine runs. Keeps a copy of every table's
+/// status and the newest events in memory, so the UI thread can build snapshots without touching
+/// SQLite (whose writers may wait on each other for seconds) and without holding a pointer into
+/// objects the engine thread owns.
+///
+/// Thread safety: callbacks arrive from engine workers; follow()/unfollow() are called by the
+/// engine thread while no callbacks run (before and after Scheduler::run); tables(), events()
+/// and changes() may be called from any thread.
+class LiveObserver final : public core::EngineObserver {
+public:
+    /// `initial`: the events already stored, newest first.
+    explicit LiveObserver(std::vector<core::StateStore::Event> initial = {}, std::size_t capacity = 200);
+
+    /// Starts copying `source`'s statuses after each callback. `source` must outlive the
+    /// following until unfollow().
+    void follow(const core::StateObserver &source);
+    /// Takes a last copy and forgets the source.
+    void unfollow();
+
+    void tableState(const core::TableKey &key, const std::string &state, const std::string &message,
+                    std::optional<double> progress) override;
+    void batchApplied(const core::TableKey &key, const core::ApplyResult &result, const core::Checkpoint &checkpoint,
+                      std::optional<std::int64_t> freshAsOfMs) override;
+    void event(const std::string &level, const core::TableKey &key, const std::string &kind,
+               const std::string &message) override;
+
+    /// Records an event that concerns no single table (the engine starting or stopping).
+    void addEvent(core::StateStore::Event e);
+
+    std::vector<core::StateStore::TableStatus> tables() const;
+    /// Newest first.
+    std::vector<core::StateStore::Event> events() const;
+    /// Grows with every change, so a poller can skip rebuilding when nothing happened.
+    std::uint64_t changes() const { return m_changes.load(std::memory_order_relaxed); }
+
+private:
+    void copyFromSource();
+
+    mutable std::mutex m_mutex;
+    const core::StateObserver *m_source = nullptr;
+    std::vector<core::StateStore::TableStatus> m_tables;
+    std::deque<core::StateStore::Event> m_events;
+    std::size_t m_capacity;
+    std::atomic<std::uint64_t> m_changes{0};
+};
+
+} // namespace driftless::ui

@@ -1,0 +1,225 @@
+#include "ui/mainwindow.h"
+
+#include "ui/models/eventsmodel.h"
+#include "ui/models/tablesmodel.h"
+#include "ui/pages/logpage.h"
+#include "ui/pages/tablespage.h"
+#include "ui/resources.h"
+#include "ui/statusicons.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QToolBar>
+
+namespace driftless::ui {
+
+namespace {
+const char *const kGeometryKey = "mainWindow/geometry";
+const char *const kStateKey = "mainWindow/state";
+constexpr int kTablesTab = 0;
+constexpr int kLogTab = 1;
+} // namespace
+
+MainWindow::MainWindow(QWidget *parent)
+    : QMainWindow(parent), m_engine(new EngineBridge(this)), m_tablesModel(new TablesModel(this)),
+      m_eventsModel(new EventsModel(this)), m_pages(new QTabWidget(this)),
+      m_tablesPage(new TablesPage(m_tablesModel, m_pages)),
+      m_logPage(new LogPage(m_tablesModel, m_eventsModel, m_pages)), m_pathLabel(new QLabel(this)),
+      m_engineLabel(new QLabel(this))
+{
+    initResources();
+    setObjectName(QStringLiteral("mainWindow"));
+    setWindowTitle(tr("Driftless"));
+    setWindowIcon(namedIcon(QStringLiteral("io.driftless.Driftless")));
+
+    m_pages->setObjectName(QStringLiteral("pages"));
+    m_pages->setDocumentMode(true);
+    m_pages->addTab(m_tablesPage, tr("Tables"));
+    m_pages->addTab(m_logPage, tr("Alerts && Log"));
+    setCentralWidget(m_pages);
+
+    createActions();
+    createMenus();
+    m_pathLabel->setObjectName(QStringLiteral("workspacePath"));
+    m_pathLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_engineLabel->setObjectName(QStringLiteral("engineState"));
+    statusBar()->addWidget(m_pathLabel, 1);
+    statusBar()->addPermanentWidget(m_engineLabel);
+
+    // Queued: a snapshot lands from the event loop, never inside the bridge's own call, so a
+    // model update can never re-enter the bridge.
+    connect(m_engine, &EngineBridge::snapshotReady, this, &MainWindow::showSnapshot, Qt::QueuedConnection);
+    connect(m_engine, &EngineBridge::stateChanged, this, &MainWindow::showEngineState);
+    connect(m_engine, &EngineBridge::statePathChanged, this, [this](const QString &path) {
+        m_pathLabel->setText(tr("Workspace: %1").arg(QDir::toNativeSeparators(path)));
+        setWindowTitle(tr("%1 \u2014 Driftless").arg(QFileInfo(path).fileName()));
+    });
+    connect(m_logPage, &LogPage::alertCountChanged, this, &MainWindow::updateAlertsTab);
+
+    QSettings settings;
+    if (!restoreGeometry(settings.value(QLatin1String(kGeometryKey)).toByteArray()))
+        resize(1180, 680);
+    restoreState(settings.value(QLatin1String(kStateKey)).toByteArray());
+    m_pathLabel->setText(tr("No workspace open"));
+    showEngineState(m_engine->state(), m_engine->message());
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::createActions()
+{
+    m_open = new QAction(namedIcon(QStringLiteral("open")), tr("&Open Workspace\u2026"), this);
+    m_open->setShortcut(QKeySequence::Open);
+    m_open->setStatusTip(tr("Open a workspace file (.db)"));
+    connect(m_open, &QAction::triggered, this, &MainWindow::chooseWorkspace);
+
+    m_quit = new QAction(tr("&Quit"), this);
+    m_quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
+    m_quit->setMenuRole(QAction::QuitRole);
+    connect(m_quit, &QAction::triggered, this, &QWidget::close);
+
+    m_start = new QAction(namedIcon(QStringLiteral("start")), tr("&Start Sync"), this);
+    m_start->setObjectName(QStringLiteral("startSync"));
+    m_start->setStatusTip(tr("Run every pipeline of this workspace on its schedule"));
+    connect(m_start, &QAction::triggered, m_engine, &EngineBridge::start);
+
+    m_stop = new QAction(namedIcon(QStringLiteral("stop")), tr("S&top Sync"), this);
+    m_stop->setObjectName(QStringLiteral("stopSync"));
+    m_stop->setStatusTip(tr("Stop after the batches in flight; nothing half-applied is left behind"));
+    connect(m_stop, &QAction::triggered, m_engine, &EngineBridge::stop);
+
+    m_refresh = new QAction(namedIcon(QStringLiteral("refresh")), tr("&Refresh"), this);
+    m_refresh->setShortcut(QKeySequence(Qt::Key_F5));
+    connect(m_refresh, &QAction::triggered, m_engine, &EngineBridge::refresh);
+
+    m_find = new QAction(tr("&Find Table\u2026"), this);
+    m_find->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_F));
+    connect(m_find, &QAction::triggered, this, [this] {
+        m_pages->setCurrentIndex(kTablesTab);
+        m_tablesPage->focusFilter();
+    });
+
+    m_showTables = new QAction(tr("&Tables"), this);
+    m_showTables->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_1));
+    connect(m_showTables, &QAction::triggered, this, [this] { m_pages->setCurrentIndex(kTablesTab); });
+    m_showLog = new QAction(tr("&Alerts && Log"), this);
+    m_showLog->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_2));
+    connect(m_showLog, &QAction::triggered, this, [this] { m_pages->setCurrentIndex(kLogTab); });
+}
+
+void MainWindow::createMenus()
+{
+    QMenu *file = menuBar()->addMenu(tr("&File"));
+    file->addAction(m_open);
+    file->addSeparator();
+    file->addAction(m_quit);
+
+    QMenu *edit = menuBar()->addMenu(tr("&Edit"));
+    edit->addAction(m_find);
+
+    QMenu *view = menuBar()->addMenu(tr("&View"));
+    view->addAction(m_showTables);
+    view->addAction(m_showLog);
+    view->addSeparator();
+    view->addAction(m_refresh);
+
+    QMenu *sync = menuBar()->addMenu(tr("&Sync"));
+    sync->addAction(m_start);
+    sync->addAction(m_stop);
+
+    QMenu *help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About Driftless"), this, &MainWindow::showAbout);
+
+    QToolBar *bar = addToolBar(tr("Main"));
+    bar->setObjectName(QStringLiteral("mainToolBar"));
+    bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    bar->setMovable(false);
+    bar->addAction(m_open);
+    bar->addSeparator();
+    bar->addAction(m_start);
+    bar->addAction(m_stop);
+    bar->addAction(m_refresh);
+}
+
+void MainWindow::openWorkspace(const QString &statePath) { m_engine->open(statePath); }
+
+void MainWindow::chooseWorkspace()
+{
+    const QString current = m_engine->statePath();
+    const QString dir = current.isEmpty() ? QDir::homePath() : QFileInfo(current).absolutePath();
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open Workspace"), dir,
+                                                      tr("Driftless workspaces (*.db);;All files (*)"));
+    if (!path.isEmpty())
+        openWorkspace(path);
+}
+
+void MainWindow::showSnapshot(const EngineSnapshot &snapshot)
+{
+    m_tablesModel->setSnapshot(snapshot);
+    m_eventsModel->setSnapshot(snapshot);
+    m_tablesPage->setNotice(snapshot.error);
+    updateActions();
+}
+
+void MainWindow::showEngineState(EngineBridge::State state, const QString &message)
+{
+    QString text;
+    switch (state) {
+    case EngineBridge::State::Stopped:
+        text = message.isEmpty() ? tr("Engine stopped") : tr("Engine stopped: %1").arg(message);
+        break;
+    case EngineBridge::State::Starting:
+        text = tr("Engine starting\u2026");
+        break;
+    case EngineBridge::State::Running:
+        text = tr("Engine running");
+        break;
+    case EngineBridge::State::Stopping:
+        text = tr("Engine stopping after the batches in flight\u2026");
+        break;
+    }
+    m_engineLabel->setToolTip(text);
+    m_engineLabel->setText(m_engineLabel->fontMetrics().elidedText(text, Qt::ElideRight, 480));
+    updateActions();
+}
+
+void MainWindow::updateActions()
+{
+    const auto state = m_engine->state();
+    // Starting an empty workspace could only fail; the Tables page says how to fill it.
+    m_start->setEnabled(m_engine->canStart() && !m_engine->snapshot().tables.empty());
+    m_stop->setEnabled(state == EngineBridge::State::Starting || state == EngineBridge::State::Running);
+}
+
+void MainWindow::updateAlertsTab(int count)
+{
+    m_pages->setTabText(kLogTab, count ? tr("Alerts && Log (%1)").arg(count) : tr("Alerts && Log"));
+    m_pages->setTabIcon(kLogTab, count ? namedIcon(QStringLiteral("warn")) : QIcon());
+}
+
+void MainWindow::showAbout()
+{
+    QMessageBox::about(this, tr("About Driftless"),
+                       tr("<h3>Driftless %1</h3><p>Keeps tables in two databases in sync, and shows that they are.</p>")
+                           .arg(QApplication::applicationVersion().toHtmlEscaped()));
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    QSettings settings;
+    settings.setValue(QLatin1String(kGeometryKey), saveGeometry());
+    settings.setValue(QLatin1String(kStateKey), saveState());
+    QMainWindow::closeEvent(event);
+}
+
+} // namespace driftless::ui

@@ -1,0 +1,63 @@
+#pragma once
+
+#include "ui/enginesnapshot.h"
+
+#include "core/engine/statusreport.h"
+
+#include <QAbstractTableModel>
+
+#include <vector>
+
+namespace driftless::ui {
+
+/// One row per synced table, over the tables of an EngineSnapshot.
+///
+/// setSnapshot() updates in place with the fewest signals it can: rows that went away are
+/// removed in contiguous runs, new rows are appended in one insert, and changed rows are
+/// reported in one dataChanged. Views keep their selection and scroll position that way, which
+/// a reset twice a second would throw away. The order is the order rows first appeared; views
+/// sort through a proxy, by SortRole.
+class TablesModel final : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { Pipeline, Table, Strategy, State, Freshness, Lag, Rows, LastSync, Message, ColumnCount };
+    Q_ENUM(Column)
+
+    enum Role {
+        /// Numbers for numeric columns (lag, rows, time), severity for freshness, text otherwise.
+        SortRole = Qt::UserRole + 1,
+        /// The engine's word: ok, warn, breach, unknown.
+        FreshnessRole,
+        /// The engine's word: idle, running, backfilling, ok, retrying, error, paused.
+        StateRole,
+        /// True when a DBA should look: an error, a retry, or freshness past half the SLA.
+        AttentionRole,
+    };
+    Q_ENUM(Role)
+
+    explicit TablesModel(QObject *parent = nullptr);
+
+    int rowCount(const QModelIndex &parent = {}) const override;
+    int columnCount(const QModelIndex &parent = {}) const override;
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    QHash<int, QByteArray> roleNames() const override;
+
+    void setSnapshot(const EngineSnapshot &snapshot);
+    void setTables(const std::vector<core::TableReport> &tables);
+
+    const core::TableReport &report(int row) const { return m_rows.at(static_cast<std::size_t>(row)); }
+    /// The row of `pipeline`/`table` (as the engine displays it), or -1.
+    int rowOf(const QString &pipeline, const QString &table) const;
+
+    static bool needsAttention(const core::TableReport &r);
+
+private:
+    QVariant display(const core::TableReport &r, int column) const;
+    QVariant sortKey(const core::TableReport &r, int column) const;
+    QString toolTip(const core::TableReport &r, int column) const;
+
+    std::vector<core::TableReport> m_rows;
+};
+
+} // namespace driftless::ui

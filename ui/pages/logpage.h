@@ -1,0 +1,45 @@
+#pragma once
+
+#include <QWidget>
+
+class QComboBox;
+class QLabel;
+class QSortFilterProxyModel;
+class QTableView;
+
+namespace driftless::ui {
+
+class EventsModel;
+class TablesModel;
+
+/// Alerts & Log: the tables that need a look now (errors, retries, freshness past half the SLA)
+/// above the workspace's event log, which can be narrowed to warnings and errors.
+class LogPage final : public QWidget {
+    Q_OBJECT
+public:
+    LogPage(TablesModel *tables, EventsModel *events, QWidget *parent = nullptr);
+
+    QTableView *alertsView() const { return m_alertsView; }
+    QTableView *eventsView() const { return m_eventsView; }
+    QComboBox *levelFilter() const { return m_level; }
+    /// How many tables need attention right now.
+    int alertCount() const;
+
+signals:
+    void alertCountChanged(int count);
+
+private:
+    void updateAlerts();
+    void applyLevel(int index);
+
+    QSortFilterProxyModel *m_alerts;
+    QSortFilterProxyModel *m_events;
+    QTableView *m_alertsView;
+    QTableView *m_eventsView;
+    QLabel *m_alertsTitle;
+    QLabel *m_allClear;
+    QComboBox *m_level;
+    int m_lastAlertCount = -1;
+};
+
+} // namespace driftless::ui

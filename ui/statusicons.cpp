@@ -1,0 +1,48 @@
+#include "ui/statusicons.h"
+
+#include "ui/resources.h"
+
+#include <QHash>
+
+namespace driftless::ui {
+
+QIcon namedIcon(const QString &name)
+{
+    // data() asks for decorations on every repaint; parsing an SVG each time would show.
+    static QHash<QString, QIcon> cache;
+    auto it = cache.constFind(name);
+    if (it != cache.constEnd())
+        return *it;
+    initResources();
+    QIcon icon(QStringLiteral(":/icons/%1.svg").arg(name));
+    cache.insert(name, icon);
+    return icon;
+}
+
+QIcon freshnessIcon(const QString &freshness)
+{
+    if (freshness == QLatin1String("ok") || freshness == QLatin1String("warn") ||
+        freshness == QLatin1String("breach"))
+        return namedIcon(freshness);
+    return namedIcon(QStringLiteral("unknown"));
+}
+
+QIcon stateIcon(const QString &state)
+{
+    if (state == QLatin1String("error"))
+        return namedIcon(QStringLiteral("error"));
+    if (state == QLatin1String("retrying"))
+        return namedIcon(QStringLiteral("warn"));
+    return {};
+}
+
+QIcon levelIcon(const QString &level)
+{
+    if (level == QLatin1String("error"))
+        return namedIcon(QStringLiteral("error"));
+    if (level == QLatin1String("warn") || level == QLatin1String("warning"))
+        return namedIcon(QStringLiteral("warn"));
+    return namedIcon(QStringLiteral("info"));
+}
+
+} // namespace driftless::ui

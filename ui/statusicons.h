@@ -1,0 +1,22 @@
+#pragma once
+
+#include <QIcon>
+#include <QString>
+
+namespace driftless::ui {
+
+/// Icons for the words the engine uses, so that no status is told by colour alone: each has its
+/// own shape (check, triangle, cross, question mark, octagon).
+///
+/// UI thread only (the icons are cached there).
+
+/// ok, warn, breach, unknown.
+QIcon freshnessIcon(const QString &freshness);
+/// An icon for the table states that need a look (error, retrying); a null icon for the others.
+QIcon stateIcon(const QString &state);
+/// Event levels: info, warn, error.
+QIcon levelIcon(const QString &level);
+/// A file under :/icons without the .svg suffix: start, stop, refresh, open, io.driftless.Driftless.
+QIcon namedIcon(const QString &name);
+
+} // namespace driftless::ui

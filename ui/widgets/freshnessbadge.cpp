@@ -1,0 +1,77 @@
+#include "ui/widgets/freshnessbadge.h"
+
+#include <QApplication>
+#include <QIcon>
+#include <QPainter>
+#include <QPainterPath>
+
+namespace driftless::ui {
+
+FreshnessBadge::FreshnessBadge(QObject *parent) : QStyledItemDelegate(parent) {}
+
+FreshnessBadge::Tint FreshnessBadge::tintFor(const QString &level)
+{
+    if (level == QLatin1String("ok"))
+        return {QColor(0xd9, 0xf2, 0xdf), QColor(0x1e, 0x7d, 0x34), QColor(0x10, 0x3d, 0x1a)};
+    if (level == QLatin1String("warn"))
+        return {QColor(0xff, 0xf0, 0xc2), QColor(0xa8, 0x79, 0x00), QColor(0x4a, 0x35, 0x00)};
+    if (level == QLatin1String("breach"))
+        return {QColor(0xfb, 0xd8, 0xd8), QColor(0xc6, 0x28, 0x28), QColor(0x5c, 0x0b, 0x0b)};
+    return {QColor(0xe8, 0xe8, 0xe8), QColor(0x6b, 0x6b, 0x6b), QColor(0x26, 0x26, 0x26)};
+}
+
+QSize FreshnessBadge::sizeHint(const QStyleOptionViewItem &option, const QModelIndex &index) const
+{
+    const QString text = index.data(Qt::DisplayRole).toString();
+    const QFontMetrics fm(option.font);
+    const int width = kMargin + kPadding + kIconSize + kPadding / 2 + fm.horizontalAdvance(text) + kPadding + kMargin;
+    const int height = std::max(fm.height(), kIconSize) + 2 * kMargin + 2;
+    return QSize(width, height).expandedTo(QStyledItemDelegate::sizeHint(option, index));
+}
+
+void FreshnessBadge::paint(QPainter *painter, const QStyleOptionViewItem &option, const QModelIndex &index) const
+{
+    QStyleOptionViewItem opt(option);
+    initStyleOption(&opt, index);
+    const QString text = opt.text;
+    const QIcon icon = opt.icon;
+
+    // The cell itself (selection, hover, alternating rows) as the style draws it, without the
+    // text and icon, which the badge draws.
+    opt.text.clear();
+    opt.icon = QIcon();
+    opt.features &= ~QStyleOptionViewItem::HasDecoration;
+    const QWidget *widget = opt.widget;
+    QStyle *style = widget ? widget->style() : QApplication::style();
+    style->drawControl(QStyle::CE_ItemViewItem, &opt, painter, widget);
+
+    if (text.isEmpty())
+        return;
+    const Tint tint = tintFor(text);
+    const QFontMetrics fm(opt.font);
+    const int pillHeight = std::min(opt.rect.height() - 2, std::max(fm.height(), kIconSize) + 4);
+    const int pillWidth = std::min(opt.rect.width() - 2 * kMargin,
+                                   kPadding + kIconSize + kPadding / 2 + fm.horizontalAdvance(text) + kPadding);
+    const QRect pill(opt.rect.left() + kMargin, opt.rect.top() + (opt.rect.height() - pillHeight) / 2, pillWidth,
+                     pillHeight);
+
+    painter->save();
+    painter->setRenderHint(QPainter::Antialiasing);
+    QPainterPath path;
+    path.addRoundedRect(QRectF(pill).adjusted(0.5, 0.5, -0.5, -0.5), pillHeight / 2.0, pillHeight / 2.0);
+    painter->fillPath(path, tint.fill);
+    painter->setPen(QPen(tint.border, 1));
+    painter->drawPath(path);
+
+    const QRect iconRect(pill.left() + kPadding, pill.top() + (pill.height() - kIconSize) / 2, kIconSize, kIconSize);
+    if (!icon.isNull())
+        icon.paint(painter, iconRect);
+    const QRect textRect(iconRect.right() + 1 + kPadding / 2, pill.top(), pill.right() - iconRect.right() - kPadding / 2,
+                         pill.height());
+    painter->setPen(tint.text);
+    painter->setFont(opt.font);
+    painter->drawText(textRect, Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(text, Qt::ElideRight, textRect.width()));
+    painter->restore();
+}
+
+} // namespace driftless::ui
