@@ -195,6 +195,7 @@ std::jthread startSignalThread()
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGUSR1); // our own wake-up call at exit
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
     return std::jthread([set](std::stop_token st) {
         int count = 0;
@@ -203,6 +204,8 @@ std::jthread startSignalThread()
             int sig = sigtimedwait(&set, nullptr, &ts);
             if (sig <= 0)
                 continue;
+            if (sig == SIGUSR1)
+                break;
             if (++count == 1) {
                 std::fprintf(stderr, "\ndriftless-cli: stopping after the batches in flight (again to quit now)\n");
                 g_stop.request_stop();
@@ -234,6 +237,7 @@ int cmdRun(Args &a)
     Scheduler scheduler(jobs, observer, opts);
     int errors = scheduler.run(g_stop.get_token());
     signals.request_stop();
+    pthread_kill(signals.native_handle(), SIGUSR1); // do not wait out its timeout
     return errors > 0 ? kSyncFailed : kOk;
 }
 

@@ -8,7 +8,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -16,10 +15,51 @@ namespace driftless::core {
 
 namespace fs = std::filesystem;
 
+namespace {
+bool allOf(const std::string &s, bool (*ok)(char))
+{
+    for (char c : s)
+        if (!ok(c))
+            return false;
+    return true;
+}
+bool lowerWord(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; }
+bool endpointChar(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+}
+
+/// mysql://user[:password]@host[:port][/database][?options]; sets hasPassword.
+bool parseMysqlUri(const std::string &dsn, bool &hasPassword)
+{
+    const std::string scheme = "mysql://";
+    if (dsn.rfind(scheme, 0) != 0)
+        return false;
+    std::string rest = dsn.substr(scheme.size());
+    auto at = rest.find('@');
+    if (at == std::string::npos || at == 0)
+        return false;
+    std::string userinfo = rest.substr(0, at);
+    hasPassword = userinfo.find(':') != std::string::npos;
+    std::string hostpart = rest.substr(at + 1);
+    auto end = hostpart.find_first_of("/?");
+    std::string hostport = hostpart.substr(0, end);
+    auto colon = hostport.find(':');
+    std::string host = hostport.substr(0, colon);
+    if (host.empty())
+        return false;
+    if (colon != std::string::npos) {
+        std::string port = hostport.substr(colon + 1);
+        if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos)
+            return false;
+    }
+    return true;
+}
+} // namespace
+
 bool isValidPipelineName(const std::string &name)
 {
-    static const std::regex re("[a-z][a-z0-9_]{0,52}");
-    return std::regex_match(name, re);
+    return !name.empty() && name.size() <= 53 && name[0] >= 'a' && name[0] <= 'z' && allOf(name, lowerWord);
 }
 
 namespace {
@@ -91,8 +131,7 @@ void checkDsnHasNoPassword(const Ctx &c, const YAML::Node &n, const std::string 
 Endpoint parseEndpoint(const Ctx &c, const std::string &name, const YAML::Node &n)
 {
     std::string field = "endpoints." + name;
-    static const std::regex nameRe("[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}");
-    if (!std::regex_match(name, nameRe))
+    if (name.empty() || name.size() > 63 || name[0] == '.' || name[0] == '-' || !allOf(name, endpointChar))
         fail(c, n, field, "endpoint names use letters, digits, '_', '.', '-' (at most 63)");
     if (!n.IsMap())
         fail(c, n, field, "expected a map such as { kind: postgres, dsn: \"...\" }");
@@ -124,11 +163,10 @@ Endpoint parseEndpoint(const Ctx &c, const std::string &name, const YAML::Node &
         if (e.kind == EndpointKind::Postgres) {
             checkDsnHasNoPassword(c, n["dsn"], field + ".dsn", e.dsn);
         } else {
-            static const std::regex myRe(R"(mysql://([^:@/]+)(:[^@]*)?@([^/:]+)(:\d+)?(/[^?]*)?(\?.*)?)");
-            std::smatch m;
-            if (!std::regex_match(e.dsn, m, myRe))
+            bool hasPassword = false;
+            if (!parseMysqlUri(e.dsn, hasPassword))
                 fail(c, n["dsn"], field + ".dsn", "expected mysql://user@host[:port]/database");
-            if (m[2].matched)
+            if (hasPassword)
                 fail(c, n["dsn"], field + ".dsn",
                      "the dsn contains a password; use ~/.my.cnf, MYSQL_PWD or the keychain");
         }
@@ -243,8 +281,7 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
     }
     if (n["publication"]) {
         p.publication = scalar(c, n["publication"], field + ".publication");
-        static const std::regex pubRe("[a-z0-9_]{1,63}");
-        if (!std::regex_match(*p.publication, pubRe))
+        if (p.publication->empty() || p.publication->size() > 63 || !allOf(*p.publication, lowerWord))
             fail(c, n["publication"], field + ".publication",
                  "'" + *p.publication + "': publication names here are [a-z0-9_], at most 63 characters");
     }

@@ -218,9 +218,11 @@ void SqliteStmt::run()
 
 void SqliteStmt::reset()
 {
+    // Bindings stay: every caller binds each parameter it uses before the next step.
     sqlite3_reset(m_stmt);
-    sqlite3_clear_bindings(m_stmt);
 }
+
+void SqliteStmt::clearBindings() { sqlite3_clear_bindings(m_stmt); }
 
 bool SqliteStmt::isNull(int col) const { return sqlite3_column_type(m_stmt, col) == SQLITE_NULL; }
 std::int64_t SqliteStmt::int64(int col) const { return sqlite3_column_int64(m_stmt, col); }

@@ -37,6 +37,7 @@ public:
     /// Steps to completion; throws on error.
     void run();
     void reset();
+    void clearBindings();
 
     bool isNull(int col) const;
     std::int64_t int64(int col) const;

@@ -5,6 +5,8 @@
 
 #include <sqlite3.h>
 
+#include <charconv>
+
 namespace driftless::core {
 
 namespace {
@@ -43,6 +45,8 @@ std::shared_ptr<SqliteDb> openTarget(const std::string &path)
     // WAL: readers of the replica keep reading while a batch is written.
     db->exec("PRAGMA journal_mode = WAL");
     db->exec("PRAGMA synchronous = NORMAL");
+    // Room for a batch's pages, so a big load does not spill them to the WAL mid-transaction.
+    db->exec("PRAGMA cache_size = -16384");
     return db;
 }
 } // namespace
@@ -372,7 +376,8 @@ long long SqliteMerger::replaceAll(const std::function<void(const std::function<
     auto handleLine = [&](std::string_view line) {
         // The row's version is the last field.
         auto tab = line.rfind('\t');
-        std::int64_t version = std::strtoll(std::string(line.substr(tab + 1)).c_str(), nullptr, 10);
+        std::int64_t version = 0;
+        std::from_chars(line.data() + tab + 1, line.data() + line.size(), version);
         insertRow(m_insert, line.substr(0, tab), version);
         ++loaded;
     };

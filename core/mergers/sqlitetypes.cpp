@@ -7,6 +7,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <algorithm>
 
 namespace driftless::core {
 
@@ -68,10 +70,14 @@ void bindCopyField(SqliteStmt &stmt, int index, std::string_view raw, SqliteStor
         return;
     }
     std::string_view v = raw;
+    // A plain field's bytes are the value and live in the batch until the row is stepped, so
+    // SQLite may use them in place; an unescaped copy lives in `scratch` and must be copied.
+    bool stable = true;
     if (!copytext::isPlain(raw)) {
         scratch.clear();
         copytext::unescape(raw, scratch);
         v = scratch;
+        stable = false;
     }
     switch (storage) {
     case SqliteStorage::Integer: {
@@ -87,11 +93,14 @@ void bindCopyField(SqliteStmt &stmt, int index, std::string_view raw, SqliteStor
         return;
     case SqliteStorage::Real:
     case SqliteStorage::Real4: {
-        std::string tmp(v);
+        char tmp[128];
+        const size_t len = std::min(v.size(), sizeof tmp - 1);
+        std::memcpy(tmp, v.data(), len);
+        tmp[len] = '\0';
         // Postgres prints the shortest text that round-trips in the column's own precision, so
         // a real must be parsed as a float to get its exact value back.
-        double d = storage == SqliteStorage::Real4 ? static_cast<double>(std::strtof(tmp.c_str(), nullptr))
-                                                   : std::strtod(tmp.c_str(), nullptr);
+        double d = storage == SqliteStorage::Real4 ? static_cast<double>(std::strtof(tmp, nullptr))
+                                                   : std::strtod(tmp, nullptr);
         if (std::isnan(d))
             stmt.bindText(index, "NaN");
         else
@@ -107,22 +116,23 @@ void bindCopyField(SqliteStmt &stmt, int index, std::string_view raw, SqliteStor
                 bytes[i] = static_cast<char>(hexval(v[2 + 2 * i]) * 16 + hexval(v[3 + 2 * i]));
             stmt.bindBlob(index, bytes);
         } else {
-            stmt.bindBlob(index, v);
+            stmt.bindBlob(index, v, stable);
         }
         return;
     }
     case SqliteStorage::TimestampTz:
         // With TimeZone=UTC Postgres prints "+00"; SQLite's date functions want "+00:00".
-        if (v.size() > 3 && v.substr(v.size() - 3) == "+00") {
-            std::string t(v);
-            t += ":00";
-            stmt.bindText(index, t);
+        if (v.size() > 3 && v.size() < 60 && v.substr(v.size() - 3) == "+00") {
+            char buf[64];
+            std::memcpy(buf, v.data(), v.size());
+            std::memcpy(buf + v.size(), ":00", 3);
+            stmt.bindText(index, std::string_view(buf, v.size() + 3)); // copied: buf dies here
         } else {
-            stmt.bindText(index, v);
+            stmt.bindText(index, v, stable);
         }
         return;
     case SqliteStorage::Text:
-        stmt.bindText(index, v);
+        stmt.bindText(index, v, stable);
         return;
     }
 }
