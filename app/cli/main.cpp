@@ -5,6 +5,7 @@
 #include "core/config/workspacefile.h"
 #include "core/engine/doctor.h"
 #include "core/engine/log.h"
+#include "core/engine/resnapshot.h"
 #include "core/engine/scheduler.h"
 #include "core/engine/stateobserver.h"
 #include "core/engine/statusreport.h"
@@ -43,6 +44,8 @@ commands:
                                   one pass of every table and exits
   status [--json]                 one row per table: state, freshness, lag, rows, checkpoint
   doctor [--pipeline NAME]        preflight checks against the servers
+  resnapshot PIPELINE [TABLE...]  load CDC tables again from a new snapshot (after a lost slot or
+                                  a schema change); the whole pipeline when no table is named
   export                          print the stored workspace as YAML
   version                         print the version
 
@@ -310,6 +313,20 @@ int cmdDoctor(Args &a)
     return code;
 }
 
+int cmdResnapshot(Args &a)
+{
+    if (a.rest.empty())
+        throw UsageError("resnapshot needs a PIPELINE");
+    std::string pipeline = a.rest.front();
+    std::vector<std::string> tables(a.rest.begin() + 1, a.rest.end());
+    a.rest.clear();
+    StateStore store(a.state);
+    for (const auto &line : resnapshot(store.loadWorkspace(), pipeline, tables))
+        std::printf("%s\n", line.c_str());
+    std::printf("run 'driftless-cli run' to load and stream again\n");
+    return kOk;
+}
+
 int cmdExport(Args &a)
 {
     a.noMore();
@@ -342,6 +359,8 @@ int main(int argc, char **argv)
             return cmdDoctor(a);
         if (a.command == "export")
             return cmdExport(a);
+        if (a.command == "resnapshot")
+            return cmdResnapshot(a);
         throw UsageError("unknown command '" + a.command + "'");
     } catch (const UsageError &e) {
         printError(std::string(e.what()) + " (see driftless-cli --help)");

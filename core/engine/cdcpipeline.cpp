@@ -191,9 +191,16 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
     for (Table *t : tables) {
         std::vector<std::string> after;
         bool merge = false;
+        // Where the stream must start for this table once loaded: the snapshot of its first
+        // chunk. Rows copied in an earlier run (before a crash) are as of that older snapshot,
+        // and the changes since then reach them only through the stream.
+        std::int64_t streamFrom = version;
         if (t->phase() == "load") {
             after = t->position.value("after", std::vector<std::string>{});
             merge = t->position.value("mode", "copy") == "merge";
+            auto first = pgcatalog::parseLsn(t->position.value("stream_from", t->position.value("snapshot_lsn", "")));
+            if (first && !after.empty())
+                streamFrom = std::min(streamFrom, *first);
         } else {
             // No checkpoint but rows (a re-snapshot): merge, then drop what the source lacks.
             merge = !t->merger->targetEmpty();
@@ -210,8 +217,13 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
             if (n == 0)
                 break;
             after = lastKey(t->schema, rows);
-            json pos = {{"phase", "load"},   {"after", after}, {"snapshot_lsn", pgcatalog::formatLsn(version)},
-                        {"slot", m_slot},    {"system_id", m_systemId}, {"mode", merge ? "merge" : "copy"}};
+            json pos = {{"phase", "load"},
+                        {"after", after},
+                        {"snapshot_lsn", pgcatalog::formatLsn(version)},
+                        {"stream_from", pgcatalog::formatLsn(streamFrom)},
+                        {"slot", m_slot},
+                        {"system_id", m_systemId},
+                        {"mode", merge ? "merge" : "copy"}};
             Checkpoint cp{pos.dump(), version};
             ApplyResult r{n, 0, !merge};
             m_session->begin();
@@ -234,7 +246,7 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
             if (n < chunk)
                 break;
         }
-        json pos = {{"phase", "stream"}, {"lsn", pgcatalog::formatLsn(version)}, {"slot", m_slot},
+        json pos = {{"phase", "stream"}, {"lsn", pgcatalog::formatLsn(streamFrom)}, {"slot", m_slot},
                     {"system_id", m_systemId}};
         Checkpoint cp{pos.dump(), version};
         m_session->begin();
@@ -253,7 +265,8 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
         }
         t->position = pos;
         m_observer.event("info", t->key, "load_done",
-                         "initial load done: " + std::to_string(t->loaded) + " rows at " + pgcatalog::formatLsn(version));
+                         "initial load done: " + std::to_string(t->loaded) + " rows; streaming from " +
+                             pgcatalog::formatLsn(streamFrom));
         m_observer.tableState(t->key, "streaming", "", std::nullopt);
     }
     loader.commit();
@@ -427,6 +440,66 @@ bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &column
     return false;
 }
 
+void CdcPipeline::completePartialRows(Table &t, RowSet &rows, PgConnection &src)
+{
+    auto missing = t.merger->partialRowsWithoutTarget(rows);
+    if (missing.empty())
+        return;
+    // An update whose large values were not sent (unchanged TOAST) for a key the target does not
+    // have, typically a primary-key update of such a row: read the row from the source now. Its
+    // values are at least as new as the change; any later change still arrives in the stream and
+    // applies over it, so the target converges to the source without ever writing a NULL.
+    std::string cols, where;
+    for (const auto &c : t.schema.columns)
+        cols += (cols.empty() ? "" : ", ") + quoteIdent(c.name);
+    for (size_t i = 0; i < t.schema.primaryKey.size(); ++i) {
+        const auto &k = t.schema.columns[static_cast<size_t>(t.schema.primaryKey[i])];
+        where += (i ? " AND " : "") + quoteIdent(k.name) + " = $" + std::to_string(i + 1) + "::" + k.typeSql;
+    }
+    const std::string sql = "SELECT " + cols + " FROM " + t.job.spec.table.quoted() + " WHERE " + where;
+    std::vector<bool> replace(rows.size(), false);
+    std::vector<std::string> lines(rows.size());
+    std::vector<std::string_view> fields;
+    long long gone = 0;
+    for (size_t r : missing) {
+        copytext::split(rows.line(r), fields);
+        Params params;
+        for (int k : t.schema.primaryKey) {
+            std::string v;
+            copytext::unescape(fields.at(static_cast<size_t>(k)), v);
+            params.emplace_back(std::move(v));
+        }
+        auto res = src.execParams(sql, params);
+        replace[r] = true;
+        if (res.rows() == 0) {
+            ++gone; // deleted at the source since: its delete follows in the stream
+            continue;
+        }
+        std::string &line = lines[r];
+        for (int c = 0; c < res.columns(); ++c) {
+            if (c)
+                line += '\t';
+            if (res.isNull(0, c))
+                line += copytext::kNull;
+            else
+                copytext::escape(res.value(0, c), line);
+        }
+    }
+    RowSet out;
+    out.reserve(rows.size(), rows.bytes());
+    for (size_t r = 0; r < rows.size(); ++r) {
+        if (!replace[r])
+            out.append(rows.line(r), rows.row(r).op, rows.row(r).version, rows.unchangedMask(r));
+        else if (!lines[r].empty())
+            out.append(lines[r], rows.row(r).op, rows.row(r).version);
+    }
+    rows = std::move(out);
+    m_observer.event("info", t.key, "refetched",
+                     std::to_string(missing.size() - static_cast<size_t>(gone)) +
+                         " rows with unsent large values read from the source" +
+                         (gone ? " (" + std::to_string(gone) + " already deleted there)" : std::string()));
+}
+
 void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationConnection &repl, PgConnection &src)
 {
     std::map<TableRef, CdcTableInfo> infos;
@@ -484,8 +557,8 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
         [&] {
             try {
                 while (auto b = queue.pop()) {
-                    if (b->tables.empty()) {
-                        if (b->idleWalEnd && !open) {
+                    if (b->idleWalEnd) {
+                        if (!open) {
                             // Idle and everything applied: the target is fresh as of now.
                             std::int64_t fresh = localMsFromSourceMicros(b->serverTimeUs, b->clockOffsetUs);
                             for (auto &t : m_tables)
@@ -513,6 +586,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                             m_observer.event("info", t.key, "truncate",
                                              "TRUNCATE replicated: " + std::to_string(n) + " rows removed");
                         }
+                        completePartialRows(t, ch.rows, src);
                         ApplyResult r = t.merger->mergeInTransaction(ch.rows);
                         res.rowsInBatch += ch.changes;
                         res.rowsWritten += r.rowsWritten;

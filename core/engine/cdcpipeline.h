@@ -55,6 +55,7 @@ private:
     void load(std::vector<Table *> tables, const std::string &snapshot, std::int64_t version, std::stop_token stop);
     void stream(std::stop_token stop, Options options, PgReplicationConnection &repl, PgConnection &src);
     bool adaptToLayout(Table &t, const std::vector<std::string> &columns, PgConnection &src);
+    void completePartialRows(Table &t, RowSet &rows, PgConnection &src);
 
     std::vector<TableJob> m_jobs;
     std::optional<std::string> m_publication;

@@ -84,6 +84,9 @@ public:
     /// Deletes rows whose version is older than `version`: after a re-snapshot merged at that
     /// version, those are the rows the source no longer has.
     virtual long long deleteOlderInTransaction(std::int64_t version) = 0;
+    /// Rows of `rows` that carry unchanged columns (values the source did not send) but whose
+    /// key the target does not have, so nothing can fill them in: their indexes.
+    virtual std::vector<size_t> partialRowsWithoutTarget(const RowSet &rows) = 0;
     /// The target table's own columns (bookkeeping columns left out): name and declared type.
     virtual std::vector<std::pair<std::string, std::string>> targetColumns() = 0;
 };

@@ -1,5 +1,6 @@
 #include "core/mergers/pgmerger.h"
 
+#include "core/db/copytext.h"
 #include "core/engine/testhooks.h"
 #include "core/model/error.h"
 
@@ -440,6 +441,34 @@ long long PgMerger::truncateInTransaction()
     // DELETE rather than TRUNCATE: it needs no ACCESS EXCLUSIVE lock, so readers of the target
     // keep reading the old rows until the transaction commits.
     return m_conn->exec("DELETE FROM " + m_targetSql).affected();
+}
+
+std::vector<size_t> PgMerger::partialRowsWithoutTarget(const RowSet &rows)
+{
+    std::vector<size_t> out;
+    if (!rows.hasUnchanged() || !m_source.hasPrimaryKey())
+        return out;
+    std::string where, sel;
+    for (size_t i = 0; i < m_source.primaryKey.size(); ++i) {
+        const auto &k = m_source.columns[static_cast<size_t>(m_source.primaryKey[i])];
+        where += (i ? " AND " : "") + quoteIdent(k.name) + " = $" + std::to_string(i + 1) + "::" + columnTypeSql(k);
+    }
+    const std::string sql = "SELECT 1 FROM " + m_targetSql + " WHERE " + where;
+    std::vector<std::string_view> fields;
+    for (size_t r = 0; r < rows.size(); ++r) {
+        if (rows.unchangedMask(r).empty() || rows.row(r).op == ChangeOp::Delete)
+            continue;
+        copytext::split(rows.line(r), fields);
+        Params params;
+        for (int k : m_source.primaryKey) {
+            std::string v;
+            copytext::unescape(fields.at(static_cast<size_t>(k)), v);
+            params.emplace_back(std::move(v));
+        }
+        if (m_conn->execParams(sql, params).rows() == 0)
+            out.push_back(r);
+    }
+    return out;
 }
 
 std::vector<std::pair<std::string, std::string>> PgMerger::targetColumns()

@@ -40,6 +40,7 @@ public:
     void addMissingColumns(const TableSchema &source) override;
     long long deleteOlderInTransaction(std::int64_t version) override;
     std::vector<std::pair<std::string, std::string>> targetColumns() override;
+    std::vector<size_t> partialRowsWithoutTarget(const RowSet &rows) override;
     /// Bookkeeping names, for tests and the doctor.
     std::string stagingTable() const;
     std::string tombstoneTable() const;

@@ -322,6 +322,26 @@ void SqliteMerger::addMissingColumns(const TableSchema &source)
     buildStatements();
 }
 
+std::vector<size_t> SqliteMerger::partialRowsWithoutTarget(const RowSet &rows)
+{
+    std::vector<size_t> out;
+    if (!rows.hasUnchanged() || !m_source.hasPrimaryKey())
+        return out;
+    for (size_t r = 0; r < rows.size(); ++r) {
+        if (rows.unchangedMask(r).empty() || rows.row(r).op == ChangeOp::Delete)
+            continue;
+        copytext::split(rows.line(r), m_fields);
+        m_exists.reset();
+        for (int k : m_source.primaryKey)
+            bindCopyField(m_exists, k + 1, m_fields.at(static_cast<size_t>(k)), m_storage[static_cast<size_t>(k)],
+                          m_scratch);
+        if (!m_exists.step())
+            out.push_back(r);
+        m_exists.reset();
+    }
+    return out;
+}
+
 std::vector<std::pair<std::string, std::string>> SqliteMerger::targetColumns()
 {
     std::vector<std::pair<std::string, std::string>> out;

@@ -36,6 +36,7 @@ public:
     void addMissingColumns(const TableSchema &source) override;
     long long deleteOlderInTransaction(std::int64_t version) override;
     std::vector<std::pair<std::string, std::string>> targetColumns() override;
+    std::vector<size_t> partialRowsWithoutTarget(const RowSet &rows) override;
 
     std::string tombstoneTable() const;
     SqliteDb &db() { return *m_db; }

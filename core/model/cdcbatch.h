@@ -44,7 +44,10 @@ struct CdcBatch {
     /// Source clock minus workstation clock, estimated from the stream (µs).
     std::int64_t clockOffsetUs = 0;
 
-    bool empty() const { return tables.empty() && !idleWalEnd; }
+    /// Nothing to hand over: no changes, no completed transaction (whose commit must reach the
+    /// target even when it changed none of our tables, to close a transaction staged in
+    /// pieces and move the checkpoint), no heartbeat.
+    bool empty() const { return tables.empty() && !idleWalEnd && transactions == 0; }
 };
 
 } // namespace driftless::core

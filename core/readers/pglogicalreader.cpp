@@ -61,6 +61,7 @@ bool PgLogicalReader::flush(bool final)
     }
     if (final && end)
         m_lastEmittedEnd = std::max(m_lastEmittedEnd, end);
+    m_piecesOut = !final;
     m_batch = CdcBatch{};
     m_batchRows = 0;
     m_batchBytes = 0;
@@ -154,6 +155,8 @@ void PgLogicalReader::onMessage(std::string_view payload, std::int64_t)
     if (std::getenv("DRIFTLESS_DEBUG_CDC"))
         log(LogLevel::Warn, std::string("pgoutput ") + payload[0]);
     if (auto *b = std::get_if<pgoutput::Begin>(&decoded)) {
+        if (m_batch.empty())
+            m_batchStarted = std::chrono::steady_clock::now();
         m_inTxn = true;
         m_txnCommitLsn = b->finalLsn;
         m_txnCommitTime = b->commitTime;
@@ -278,7 +281,9 @@ void PgLogicalReader::handle(const std::string &frame)
     if (!m_haveOffset || offset < m_clockOffsetUs)
         m_clockOffsetUs = offset;
     m_haveOffset = true;
-    const bool idle = !m_inTxn && m_batch.empty() && m_lastEmittedEnd <= (*m_acked)();
+    // Idle: no transaction open or half handed over, nothing waiting to be handed over, and
+    // everything handed over committed in the target.
+    const bool idle = !m_inTxn && !m_piecesOut && m_batch.empty() && m_lastEmittedEnd <= (*m_acked)();
     if (idle && k.walEnd > m_idleFlush) {
         // Nothing received is in flight: the keepalive's position is safe to acknowledge, which
         // keeps an idle slot (or one whose tables see no writes) from holding WAL.
@@ -309,7 +314,7 @@ void PgLogicalReader::run(std::stop_token stop, const Emit &emit, const std::fun
         auto frame = m_conn.next(wait);
         if (frame) {
             handle(*frame);
-        } else if (!m_inTxn && !m_batch.empty() && !m_batch.idleWalEnd) {
+        } else if (!m_inTxn && !m_batch.empty()) {
             // No more data right now: hand over what is complete.
             if (!flush(true))
                 break;
@@ -322,7 +327,8 @@ void PgLogicalReader::run(std::stop_token stop, const Emit &emit, const std::fun
         } else if (ack > m_lastSentFlush) {
             sendStatus(false);
         }
-        if (m_opt.stopAtLsn && ack >= m_opt.stopAtLsn && !m_inTxn && m_batch.empty() && m_lastEmittedEnd <= acked())
+        if (m_opt.stopAtLsn && ack >= m_opt.stopAtLsn && !m_inTxn && !m_piecesOut && m_batch.empty() &&
+            m_lastEmittedEnd <= acked())
             break;
     }
     } catch (const Cancelled &) {

@@ -91,6 +91,8 @@ private:
     size_t m_batchBytes = 0;
     std::chrono::steady_clock::time_point m_batchStarted;
     bool m_inTxn = false;
+    /// Pieces of a transaction went out (non-final batches) and its final batch has not.
+    bool m_piecesOut = false;
     std::int64_t m_txnCommitLsn = 0;
     std::int64_t m_txnCommitTime = 0;
     std::int64_t m_lastEmittedEnd = 0;

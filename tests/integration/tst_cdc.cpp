@@ -274,3 +274,18 @@ TEST_F(Cdc, intoSqlite)
     EXPECT_EQ(db.scalarInt("SELECT count(*) FROM items"), 90);
     EXPECT_EQ(db.scalarInt("SELECT count(*) FROM items WHERE name = 'u'"), 10);
 }
+
+TEST_F(Cdc, aTransactionEndingExactlyOnABatchBoundaryIsCommittedAndNeverSkipped)
+{
+    // 100,000 rows: the last change fills the second 50,000-row piece exactly, so the commit
+    // arrives with nothing left to stage. It must still close the target transaction, and the
+    // slot must not be acknowledged past it before it is applied.
+    src.exec(kItems);
+    once({job("public.items")});
+    src.exec("INSERT INTO items SELECT g, 'exact', 0, 1 FROM generate_series(1, 100000) g");
+    once({job("public.items")});
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM items"), "100000");
+    // A second pass finds nothing left to do and nothing lost.
+    once({job("public.items")});
+    EXPECT_EQ(hash(dst, kItemCols), hash(src, kItemCols));
+}

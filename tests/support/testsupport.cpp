@@ -88,7 +88,23 @@ PgTestDb::PgTestDb(const std::string &prefix) : m_name(uniqueName(prefix))
 PgTestDb::~PgTestDb()
 {
     try {
+        // Replication slots pin a database: drop this one's first (stopping their walsenders).
         core::PgConnection admin(pgDsn("postgres"));
+        for (int attempt = 0; attempt < 50; ++attempt) {
+            admin.execParams("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE database = $1 "
+                             "AND active_pid IS NOT NULL",
+                             {m_name});
+            try {
+                admin.execParams("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE "
+                                 "database = $1 AND NOT active",
+                                 {m_name});
+            } catch (...) {
+            }
+            if (admin.execParams("SELECT count(*) FROM pg_replication_slots WHERE database = $1", {m_name})
+                    .toInt(0, 0) == 0)
+                break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
         admin.exec("DROP DATABASE IF EXISTS " + core::quoteIdent(m_name) + " WITH (FORCE)");
     } catch (...) {
     }

@@ -1,0 +1,63 @@
+#include "core/engine/resnapshot.h"
+
+#include "core/engine/connect.h"
+#include "core/engine/tablesync.h"
+#include "core/model/error.h"
+
+namespace driftless::core {
+
+std::vector<std::string> resnapshot(const Workspace &ws, const std::string &pipeline,
+                                    const std::vector<std::string> &tables)
+{
+    const PipelineSpec *p = ws.pipeline(pipeline);
+    if (!p)
+        throw ConfigError("no pipeline named '" + pipeline + "'");
+    std::vector<TableJob> cdc;
+    for (auto &j : jobsFor(ws, pipeline))
+        if (j.spec.strategy == Strategy::Cdc)
+            cdc.push_back(j);
+    if (cdc.empty())
+        throw ConfigError("pipeline '" + pipeline + "' has no CDC tables to re-snapshot");
+    std::vector<TableJob> chosen;
+    for (const auto &name : tables) {
+        TableRef ref;
+        try {
+            ref = TableRef::parse(name);
+        } catch (const std::invalid_argument &e) {
+            throw ConfigError("'" + name + "': " + e.what());
+        }
+        bool found = false;
+        for (auto &j : cdc)
+            if (j.spec.table == ref) {
+                chosen.push_back(j);
+                found = true;
+            }
+        if (!found)
+            throw ConfigError("pipeline '" + pipeline + "' has no CDC table " + ref.display());
+    }
+    const bool whole = chosen.empty() || chosen.size() == cdc.size();
+    if (chosen.empty())
+        chosen = cdc;
+
+    std::vector<std::string> done;
+    const Endpoint &src = cdc.front().source;
+    PgConnection source = connectPostgres(src, "driftless resnapshot");
+    auto slot = source.execParams("SELECT active FROM pg_replication_slots WHERE slot_name = $1", {p->slotName()});
+    if (slot.rows() == 1 && slot.toBool(0, 0))
+        throw Error(ErrorKind::Permanent, "slot " + p->slotName() + " is being read right now", {},
+                    "stop the running sync (driftless-cli run, or the app) first");
+
+    auto session = createTargetSession(cdc.front().target, "driftless resnapshot");
+    for (const auto &j : chosen) {
+        auto merger = session->merger({pipeline, j.spec.table, j.targetName, Strategy::Cdc});
+        merger->clearCheckpoint();
+        done.push_back("checkpoint of " + j.spec.table.display() + " removed: the next run loads it again");
+    }
+    if (whole && slot.rows() == 1) {
+        source.execParams("SELECT pg_drop_replication_slot($1)", {p->slotName()});
+        done.push_back("replication slot " + p->slotName() + " dropped: the next run creates a new one");
+    }
+    return done;
+}
+
+} // namespace driftless::core
