@@ -77,8 +77,21 @@ void LiveView::batchApplied(const TableKey &key, const ApplyResult &result, cons
         t.batches += result.rowsInBatch > 0 ? 1 : 0;
         if (!freshAsOfMs)
             return;
+        if (key.strategy == Strategy::Cdc) {
+            // A stream has no passes: one summary line per table every 10 seconds at most.
+            const auto now = StateStore::nowMs();
+            if (t.sinceMs == 0)
+                t.sinceMs = now;
+            if (now - t.sinceMs < 10'000 || t.read == 0)
+                return;
+        }
         totals = t;
         m_pass.erase(key.display());
+    }
+    if (key.strategy == Strategy::Cdc) {
+        printLine(name + ": streamed " + std::to_string(totals.read) + " changes, wrote " +
+                  std::to_string(totals.written) + " rows (" + std::to_string(totals.batches) + " batches)");
+        return;
     }
     if (totals.read == 0)
         return; // nothing changed: the status line shows the table is alive

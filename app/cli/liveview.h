@@ -37,6 +37,7 @@ private:
         long long read = 0;
         long long written = 0;
         int batches = 0;
+        std::int64_t sinceMs = 0; ///< CDC: start of the period being summed up
     };
     std::map<std::string, PassTotals> m_pass;
 };

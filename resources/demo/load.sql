@@ -9,4 +9,5 @@ WHERE id IN (SELECT 1 + (random() * 19999)::bigint FROM generate_series(1, 3));
 INSERT INTO orders (account, plan_id, amount, status)
 SELECT 1 + (random() * 499)::int, 1 + (random() * 4)::int, round((random() * 500)::numeric, 2), 'new'
 WHERE random() < 0.3;
+DELETE FROM orders WHERE id = (SELECT 1 + (random() * 19999)::bigint) AND random() < 0.2;
 UPDATE plans SET price = price + 1, updated_at = now() WHERE id = 3 AND random() < 0.02;

@@ -1,6 +1,6 @@
 -- The demo source: three tables, one per strategy's sweet spot.
 -- plans: small and rarely written (full refresh); events: append-heavy (cursor);
--- orders: updated in place (cursor now, change data capture once it lands).
+-- orders: updated in place and deleted (change data capture; a cursor copy goes to SQLite).
 CREATE TABLE plans (
     id          integer PRIMARY KEY,
     name        text NOT NULL,
