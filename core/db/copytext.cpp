@@ -22,8 +22,7 @@ void split(std::string_view row, std::vector<std::string_view> &fields)
     }
 }
 
-namespace {
-int hexval(char c)
+int hexValue(char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -33,7 +32,6 @@ int hexval(char c)
         return c - 'A' + 10;
     return -1;
 }
-} // namespace
 
 void unescape(std::string_view raw, std::string &out)
 {
@@ -60,8 +58,8 @@ void unescape(std::string_view raw, std::string &out)
         case 'v': out += '\v'; break;
         case 'x': {
             int v = 0, n = 0;
-            while (n < 2 && i < raw.size() && hexval(raw[i]) >= 0) {
-                v = v * 16 + hexval(raw[i++]);
+            while (n < 2 && i < raw.size() && hexValue(raw[i]) >= 0) {
+                v = v * 16 + hexValue(raw[i++]);
                 ++n;
             }
             if (n == 0)

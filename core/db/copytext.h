@@ -23,6 +23,9 @@ void unescape(std::string_view raw, std::string &out);
 /// True if the raw field contains no backslash, so its bytes are the value itself.
 inline bool isPlain(std::string_view raw) { return raw.find('\\') == std::string_view::npos; }
 
+/// The value of a hex digit, or -1.
+int hexValue(char c);
+
 /// Appends `value` escaped for COPY text input.
 void escape(std::string_view value, std::string &out);
 

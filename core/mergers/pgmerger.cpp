@@ -517,28 +517,16 @@ void PgMerger::addMissingColumns(const TableSchema &source)
     buildSql();
 }
 
-ApplyResult PgMerger::directLoad(const Batch &batch)
-{
-    ApplyResult res{static_cast<long long>(batch.rows.size()), 0, true};
-    m_conn->begin();
-    try {
-        res.rowsWritten = loadInTransaction(batch.rows);
-        writeCheckpointInTransaction(batch.checkpoint, res.rowsWritten);
-        crashPoint("merge.before_commit");
-        m_conn->commit();
-    } catch (...) {
-        m_conn->rollback();
-        throw;
-    }
-    return res;
-}
-
-ApplyResult PgMerger::merge(const Batch &batch)
+ApplyResult PgMerger::commitBatch(const Batch &batch, bool direct)
 {
     ApplyResult res;
     m_conn->begin();
     try {
-        res = mergeInTransaction(batch.rows);
+        if (direct) {
+            res = {static_cast<long long>(batch.rows.size()), loadInTransaction(batch.rows), true};
+        } else {
+            res = mergeInTransaction(batch.rows);
+        }
         writeCheckpointInTransaction(batch.checkpoint, res.rowsWritten);
         crashPoint("merge.before_commit");
         m_conn->commit();
@@ -559,7 +547,7 @@ ApplyResult PgMerger::apply(const Batch &batch)
     }
     if (batch.directLoad) {
         try {
-            return directLoad(batch);
+            return commitBatch(batch, true);
         } catch (const SqlError &e) {
             if (e.code() != "23505")
                 throw;
@@ -567,18 +555,7 @@ ApplyResult PgMerger::apply(const Batch &batch)
             // which is exact, just slower.
         }
     }
-    if (batch.rows.empty()) {
-        m_conn->begin();
-        try {
-            writeCheckpointInTransaction(batch.checkpoint, 0);
-            m_conn->commit();
-        } catch (...) {
-            m_conn->rollback();
-            throw;
-        }
-        return {};
-    }
-    return merge(batch);
+    return commitBatch(batch, false);
 }
 
 long long PgMerger::replaceAll(const std::function<void(const std::function<void(std::string_view)> &)> &rows,

@@ -54,8 +54,8 @@ private:
     void ensureTable();
     void ensureStaging();
     void buildSql();
-    ApplyResult merge(const Batch &batch);
-    ApplyResult directLoad(const Batch &batch);
+    /// One batch and its checkpoint in one transaction: copied straight in, or merged.
+    ApplyResult commitBatch(const Batch &batch, bool direct);
     void streamRows(const RowSet &rows, bool staging);
     std::string columnTypeSql(const ColumnInfo &c);
 

@@ -50,18 +50,6 @@ std::string_view sqliteDeclaredType(SqliteStorage s)
     return "TEXT";
 }
 
-namespace {
-int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-} // namespace
 
 void bindCopyField(SqliteStmt &stmt, int index, std::string_view raw, SqliteStorage storage, std::string &scratch)
 {
@@ -113,7 +101,7 @@ void bindCopyField(SqliteStmt &stmt, int index, std::string_view raw, SqliteStor
             std::string bytes;
             bytes.resize((v.size() - 2) / 2);
             for (size_t i = 0; i < bytes.size(); ++i)
-                bytes[i] = static_cast<char>(hexval(v[2 + 2 * i]) * 16 + hexval(v[3 + 2 * i]));
+                bytes[i] = static_cast<char>(copytext::hexValue(v[2 + 2 * i]) * 16 + copytext::hexValue(v[3 + 2 * i]));
             stmt.bindBlob(index, bytes);
         } else {
             stmt.bindBlob(index, v, stable);
