@@ -46,6 +46,7 @@ commands:
   doctor [--pipeline NAME]        preflight checks against the servers
   resnapshot PIPELINE [TABLE...]  load CDC tables again from a new snapshot (after a lost slot or
                                   a schema change); the whole pipeline when no table is named
+  rebackfill PIPELINE TABLE       copy a CDC table again while its pipeline keeps streaming
   export                          print the stored workspace as YAML
   version                         print the version
 
@@ -327,6 +328,17 @@ int cmdResnapshot(Args &a)
     return kOk;
 }
 
+int cmdRebackfill(Args &a)
+{
+    if (a.rest.size() != 2)
+        throw UsageError("rebackfill needs a PIPELINE and a TABLE");
+    std::string pipeline = a.rest[0], table = a.rest[1];
+    a.rest.clear();
+    StateStore store(a.state);
+    std::printf("%s\n", requestRebackfill(store.loadWorkspace(), pipeline, table).c_str());
+    return kOk;
+}
+
 int cmdExport(Args &a)
 {
     a.noMore();
@@ -361,6 +373,8 @@ int main(int argc, char **argv)
             return cmdExport(a);
         if (a.command == "resnapshot")
             return cmdResnapshot(a);
+        if (a.command == "rebackfill")
+            return cmdRebackfill(a);
         throw UsageError("unknown command '" + a.command + "'");
     } catch (const UsageError &e) {
         printError(std::string(e.what()) + " (see driftless-cli --help)");

@@ -25,6 +25,16 @@ namespace driftless::core {
 
 using json = nlohmann::json;
 
+struct CdcPipeline::Rebackfill {
+    Table *table = nullptr;
+    std::unique_ptr<PgConnection> loader; ///< holds the snapshot's transaction open
+    std::int64_t version = 0;             ///< the snapshot's consistent point
+    std::int64_t deleteBelow = 0;         ///< the first snapshot's, when resumed
+    std::vector<std::string> after;
+    long long copied = 0;
+    double estimated = 1;
+};
+
 struct CdcPipeline::Table {
     TableJob job;
     TableKey key;
@@ -34,6 +44,8 @@ struct CdcPipeline::Table {
     json position;      ///< stored checkpoint position, null when none
     bool paused = false;
     long long loaded = 0;
+    std::int64_t version = 0; ///< version of the stored checkpoint
+    json rebackfill;          ///< progress of a re-backfill in flight, or null
 
     std::string phase() const { return position.is_object() ? position.value("phase", "") : ""; }
     std::int64_t streamLsn() const
@@ -264,6 +276,7 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
             throw;
         }
         t->position = pos;
+        t->version = version;
         m_observer.event("info", t->key, "load_done",
                          "initial load done: " + std::to_string(t->loaded) + " rows; streaming from " +
                              pgcatalog::formatLsn(streamFrom));
@@ -307,10 +320,16 @@ void CdcPipeline::run(std::stop_token stop, Options options)
             m_observer.tableState(t->key, "paused", drift + "; the table is paused; " + fix, std::nullopt);
             m_observer.event("error", t->key, "schema_change", drift + "; the table is paused; " + fix);
         }
-        if (auto cp = t->merger->readCheckpoint())
+        if (auto cp = t->merger->readCheckpoint()) {
             t->position = json::parse(cp->position, nullptr, false);
+            t->version = cp->version;
+        }
         if (t->position.is_discarded())
             t->position = nullptr;
+        if (t->position.is_object() && t->position.contains("rebackfill")) {
+            t->rebackfill = t->position["rebackfill"];
+            t->position.erase("rebackfill");
+        }
     }
     ensurePublication(src);
 
@@ -539,6 +558,9 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
     m_observer.event("info", m_tables.front()->key, "stream_started",
                      "streaming from slot " + m_slot + " at " + pgcatalog::formatLsn(start));
 
+    for (auto &t : m_tables)
+        if (!t->paused && !t->rebackfill.is_null() && !m_rebackfill)
+            startRebackfill(*t, t->rebackfill);
     BoundedQueue<CdcBatch> queue(4);
     bool open = false;
     std::map<Table *, ApplyResult> results;
@@ -555,8 +577,27 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                 [&] { return acked.load(); });
         },
         [&] {
+            auto lastPoll = std::chrono::steady_clock::now() - std::chrono::seconds(10);
             try {
-                while (auto b = queue.pop()) {
+                for (;;) {
+                    // Between target transactions: requests from other processes, and one chunk of
+                    // a re-backfill, so it advances while the stream keeps being applied.
+                    if (!open) {
+                        auto now = std::chrono::steady_clock::now();
+                        if (now - lastPoll >= std::chrono::seconds(2)) {
+                            lastPoll = now;
+                            pollRequests();
+                        }
+                        if (m_rebackfill && !stop.stop_requested())
+                            rebackfillStep();
+                    }
+                    auto b = queue.popFor(m_rebackfill && !open ? std::chrono::milliseconds(0)
+                                                               : std::chrono::milliseconds(200));
+                    if (!b) {
+                        if (queue.closed())
+                            break;
+                        continue;
+                    }
                     if (b->idleWalEnd) {
                         if (!open) {
                             // Idle and everything applied: the target is fresh as of now.
@@ -594,13 +635,16 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                     }
                     if (!b->final)
                         continue;
-                    json pos = {{"phase", "stream"}, {"lsn", pgcatalog::formatLsn(b->endLsn)}, {"slot", m_slot},
-                                {"system_id", m_systemId}};
-                    Checkpoint cp{pos.dump(), b->commitLsn};
                     if (b->endLsn) {
-                        for (auto &t : m_tables)
-                            if (!t->paused)
-                                t->merger->writeCheckpointInTransaction(cp, results[t.get()].rowsWritten);
+                        for (auto &t : m_tables) {
+                            if (t->paused)
+                                continue;
+                            if (t->phase() == "stream")
+                                t->position["lsn"] = pgcatalog::formatLsn(b->endLsn);
+                            t->version = std::max(t->version, b->commitLsn);
+                            t->merger->writeCheckpointInTransaction({positionOf(*t), b->commitLsn},
+                                                                    results[t.get()].rowsWritten);
+                        }
                     }
                     crashPoint("merge.before_commit");
                     m_session->commit();
@@ -611,9 +655,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                         acked = std::max(acked.load(), b->endLsn);
                     std::int64_t fresh = localMsFromSourceMicros(b->commitTimeUs, b->clockOffsetUs);
                     for (auto &[t, r] : results) {
-                        if (b->endLsn && t->position.value("phase", "") == "stream")
-                            t->position = pos;
-                        m_observer.batchApplied(t->key, r, cp, fresh);
+                        m_observer.batchApplied(t->key, r, {positionOf(*t), t->version}, fresh);
                         if (r.partialRowsMissing)
                             m_observer.event("warn", t->key, "partial_rows",
                                              std::to_string(r.partialRowsMissing) +
@@ -630,6 +672,112 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
             if (open)
                 m_session->rollback(); // a transaction cut short by a stop: nothing of it lands
         });
+}
+
+std::string CdcPipeline::positionOf(const Table &t) const
+{
+    json pos = t.position;
+    if (!t.rebackfill.is_null())
+        pos["rebackfill"] = t.rebackfill;
+    else
+        pos.erase("rebackfill");
+    return pos.dump();
+}
+
+void CdcPipeline::pollRequests()
+{
+    for (auto &t : m_tables) {
+        if (t->paused || t->phase() != "stream")
+            continue;
+        std::string req = t->merger->pendingRequest();
+        if (req.empty())
+            continue;
+        if (req != "rebackfill") {
+            t->merger->setRequest("");
+            m_observer.event("warn", t->key, "request", "unknown request '" + req + "' ignored");
+            continue;
+        }
+        if (m_rebackfill)
+            continue; // one at a time; this one waits its turn
+        t->merger->setRequest("");
+        startRebackfill(*t, nullptr);
+    }
+}
+
+void CdcPipeline::startRebackfill(Table &t, const json &progress)
+{
+    // The rows are read in the snapshot of a temporary slot: its consistent point versions them
+    // exactly, so the guarded merge orders them against the stream without locks (docs/cdc.md).
+    const Endpoint &src = m_jobs.front().source;
+    auto rb = std::make_unique<Rebackfill>();
+    rb->table = &t;
+    {
+        PgReplicationConnection tmp(src.dsn, "driftless " + m_pipeline + " snapshot");
+        auto slot = tmp.createSlot("driftless_tmp_" + std::to_string(::getpid()) + "_" +
+                                       std::to_string(StateStore::nowMs() % 1000000),
+                                   true, true);
+        rb->loader = std::make_unique<PgConnection>(connectPostgres(src, "driftless " + m_pipeline + " rebackfill"));
+        rb->loader->begin("ISOLATION LEVEL REPEATABLE READ READ ONLY");
+        rb->loader->exec("SET TRANSACTION SNAPSHOT " + pgLiteral(slot.snapshotName));
+        rb->version = slot.consistentPoint;
+    }
+    rb->deleteBelow = rb->version;
+    if (progress.is_object()) {
+        rb->after = progress.value("after", std::vector<std::string>{});
+        if (auto below = pgcatalog::parseLsn(progress.value("delete_below", "")))
+            rb->deleteBelow = std::min(rb->deleteBelow, *below);
+    }
+    rb->estimated = static_cast<double>(std::max(1LL, t.schema.estimatedRows));
+    t.rebackfill = {{"after", rb->after}, {"delete_below", pgcatalog::formatLsn(rb->deleteBelow)}};
+    m_observer.event("info", t.key, "rebackfill",
+                     std::string(progress.is_object() ? "resuming" : "starting") +
+                         " a re-backfill while the stream goes on (snapshot at " +
+                         pgcatalog::formatLsn(rb->version) + ")");
+    m_observer.tableState(t.key, "backfilling", "re-backfill while streaming", 0.0);
+    m_rebackfill = std::move(rb);
+}
+
+void CdcPipeline::rebackfillStep()
+{
+    Rebackfill &rb = *m_rebackfill;
+    Table &t = *rb.table;
+    RowSet rows;
+    long long n = readChunk(*rb.loader, t.schema, rb.after, t.job.spec.effectivePageSize(), rb.version, rows);
+    ApplyResult r{n, 0, false};
+    long long gone = 0;
+    m_session->begin();
+    try {
+        if (n > 0) {
+            r = t.merger->mergeInTransaction(rows);
+            rb.after = lastKey(t.schema, rows);
+            t.rebackfill["after"] = rb.after;
+        } else {
+            // Every row the snapshot has now carries its version or a newer one: the rows below
+            // it are the ones the source no longer has.
+            gone = t.merger->deleteOlderInTransaction(rb.deleteBelow);
+            t.rebackfill = nullptr;
+        }
+        t.merger->writeCheckpointInTransaction({positionOf(t), t.version}, r.rowsWritten + gone);
+        m_session->commit();
+    } catch (...) {
+        m_session->rollback();
+        if (n == 0)
+            t.rebackfill = {{"after", rb.after}, {"delete_below", pgcatalog::formatLsn(rb.deleteBelow)}};
+        throw;
+    }
+    rb.copied += n;
+    m_observer.batchApplied(t.key, r, {positionOf(t), t.version}, std::nullopt);
+    if (n > 0) {
+        m_observer.tableState(t.key, "backfilling", "re-backfill while streaming",
+                              std::min(0.99, static_cast<double>(rb.copied) / rb.estimated));
+        return;
+    }
+    rb.loader->commit();
+    m_observer.event("info", t.key, "rebackfill",
+                     "re-backfill done: " + std::to_string(rb.copied) + " rows merged, " + std::to_string(gone) +
+                         " rows the source no longer has removed");
+    m_observer.tableState(t.key, "streaming", "", std::nullopt);
+    m_rebackfill.reset();
 }
 
 } // namespace driftless::core

@@ -6,6 +6,8 @@
 
 #include <memory>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <stop_token>
 #include <vector>
 
@@ -50,12 +52,17 @@ public:
 
 private:
     struct Table;
+    struct Rebackfill;
     void preflight(PgConnection &src);
     void ensurePublication(PgConnection &src);
     void load(std::vector<Table *> tables, const std::string &snapshot, std::int64_t version, std::stop_token stop);
     void stream(std::stop_token stop, Options options, PgReplicationConnection &repl, PgConnection &src);
     bool adaptToLayout(Table &t, const std::vector<std::string> &columns, PgConnection &src);
     void completePartialRows(Table &t, RowSet &rows, PgConnection &src);
+    std::string positionOf(const Table &t) const;
+    void pollRequests();
+    void startRebackfill(Table &t, const nlohmann::json &progress);
+    void rebackfillStep();
 
     std::vector<TableJob> m_jobs;
     std::optional<std::string> m_publication;
@@ -65,6 +72,7 @@ private:
     std::string m_systemId;
     std::vector<std::unique_ptr<Table>> m_tables;
     std::unique_ptr<TargetSession> m_session;
+    std::unique_ptr<Rebackfill> m_rebackfill;
 };
 
 } // namespace driftless::core

@@ -1,5 +1,6 @@
 #include "core/engine/resnapshot.h"
 
+#include "core/db/pgcatalog.h"
 #include "core/engine/connect.h"
 #include "core/engine/tablesync.h"
 #include "core/model/error.h"
@@ -58,6 +59,33 @@ std::vector<std::string> resnapshot(const Workspace &ws, const std::string &pipe
         done.push_back("replication slot " + p->slotName() + " dropped: the next run creates a new one");
     }
     return done;
+}
+
+std::string requestRebackfill(const Workspace &ws, const std::string &pipeline, const std::string &table)
+{
+    if (!ws.pipeline(pipeline))
+        throw ConfigError("no pipeline named '" + pipeline + "'");
+    TableRef ref;
+    try {
+        ref = TableRef::parse(table);
+    } catch (const std::invalid_argument &e) {
+        throw ConfigError("'" + table + "': " + e.what());
+    }
+    for (auto &j : jobsFor(ws, pipeline)) {
+        if (j.spec.table != ref)
+            continue;
+        if (j.spec.strategy != Strategy::Cdc)
+            throw ConfigError(ref.display() + " is not a CDC table; a full refresh or cursor table is re-read by "
+                                              "its next pass");
+        PgConnection source = connectPostgres(j.source, "driftless rebackfill");
+        auto schema = pgcatalog::describeTable(source, ref).withoutGenerated();
+        auto merger = createMerger(j.target, {pipeline, ref, j.targetName, Strategy::Cdc});
+        merger->prepare(schema);
+        merger->setRequest("rebackfill");
+        return "re-backfill of " + ref.display() + " requested: the running sync starts it within seconds (or the "
+               "next 'driftless-cli run')";
+    }
+    throw ConfigError("pipeline '" + pipeline + "' has no table " + ref.display());
 }
 
 } // namespace driftless::core

@@ -18,4 +18,11 @@ namespace driftless::core {
 std::vector<std::string> resnapshot(const Workspace &ws, const std::string &pipeline,
                                     const std::vector<std::string> &tables);
 
+/// Asks for a re-backfill of one CDC table while its pipeline keeps streaming: leaves a request
+/// in the target that the running sync (or the next one) picks up within seconds. The table is
+/// copied again in a fresh snapshot through the guarded merge, without locks, and rows the
+/// source no longer has are removed; the other tables keep streaming meanwhile.
+/// Returns what was done, one line. Throws Error / ConfigError.
+std::string requestRebackfill(const Workspace &ws, const std::string &pipeline, const std::string &table);
+
 } // namespace driftless::core

@@ -87,6 +87,12 @@ public:
     /// Rows of `rows` that carry unchanged columns (values the source did not send) but whose
     /// key the target does not have, so nothing can fill them in: their indexes.
     virtual std::vector<size_t> partialRowsWithoutTarget(const RowSet &rows) = 0;
+    /// A request another process left for this table in the target's checkpoint row (e.g.
+    /// `rebackfill`), or empty. Requests live in the target, next to the progress they affect.
+    virtual std::string pendingRequest() = 0;
+    /// Sets (or, with an empty string, clears) the request. Throws when the table has no
+    /// checkpoint yet (nothing to act on).
+    virtual void setRequest(const std::string &request) = 0;
     /// The target table's own columns (bookkeeping columns left out): name and declared type.
     virtual std::vector<std::pair<std::string, std::string>> targetColumns() = 0;
 };

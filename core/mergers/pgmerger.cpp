@@ -25,6 +25,7 @@ CREATE TABLE IF NOT EXISTS _driftless.checkpoints (
     updated_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (pipeline, source_table)
 );
+ALTER TABLE _driftless.checkpoints ADD COLUMN IF NOT EXISTS request text;
 )sql";
 
 // A replayed older batch must not move the position back, so the position only follows
@@ -441,6 +442,24 @@ long long PgMerger::truncateInTransaction()
     // DELETE rather than TRUNCATE: it needs no ACCESS EXCLUSIVE lock, so readers of the target
     // keep reading the old rows until the transaction commits.
     return m_conn->exec("DELETE FROM " + m_targetSql).affected();
+}
+
+std::string PgMerger::pendingRequest()
+{
+    auto r = m_conn->execParams("SELECT coalesce(request, '') FROM _driftless.checkpoints WHERE pipeline = $1 AND "
+                                "source_table = $2",
+                                {m_target.pipeline, m_target.source.display()});
+    return r.rows() ? r.text(0, 0) : std::string();
+}
+
+void PgMerger::setRequest(const std::string &request)
+{
+    auto r = m_conn->execParams("UPDATE _driftless.checkpoints SET request = NULLIF($3, '') WHERE pipeline = $1 AND "
+                                "source_table = $2",
+                                {m_target.pipeline, m_target.source.display(), request});
+    if (r.affected() == 0)
+        throw Error(ErrorKind::Permanent, m_target.source.display() + " has not been loaded yet", {},
+                    "run the sync first: its initial load is a full backfill");
 }
 
 std::vector<size_t> PgMerger::partialRowsWithoutTarget(const RowSet &rows)

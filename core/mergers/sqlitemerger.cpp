@@ -77,6 +77,8 @@ std::string SqliteMerger::tombstoneTable() const { return quoteIdent("_driftless
 void SqliteMerger::ensureTable()
 {
     m_db->exec(kCheckpoints);
+    if (m_db->scalarInt("SELECT count(*) FROM pragma_table_info('_driftless_checkpoints') WHERE name = 'request'") == 0)
+        m_db->exec("ALTER TABLE _driftless_checkpoints ADD COLUMN request TEXT");
     std::vector<std::string> have;
     {
         auto st = m_db->prepare("SELECT name FROM pragma_table_info(?1)");
@@ -320,6 +322,25 @@ void SqliteMerger::addMissingColumns(const TableSchema &source)
         m_storage.push_back(sqliteStorageFor(c));
     ensureTable();
     buildStatements();
+}
+
+std::string SqliteMerger::pendingRequest()
+{
+    auto st = m_db->prepare("SELECT coalesce(request, '') FROM _driftless_checkpoints WHERE pipeline = ?1 AND "
+                            "source_table = ?2");
+    st.bindText(1, m_target.pipeline).bindText(2, m_target.source.display());
+    return st.step() ? st.text(0) : std::string();
+}
+
+void SqliteMerger::setRequest(const std::string &request)
+{
+    auto st = m_db->prepare("UPDATE _driftless_checkpoints SET request = NULLIF(?3, '') WHERE pipeline = ?1 AND "
+                            "source_table = ?2");
+    st.bindText(1, m_target.pipeline).bindText(2, m_target.source.display()).bindText(3, request);
+    st.run();
+    if (m_db->changes() == 0)
+        throw Error(ErrorKind::Permanent, m_target.source.display() + " has not been loaded yet", {},
+                    "run the sync first: its initial load is a full backfill");
 }
 
 std::vector<size_t> SqliteMerger::partialRowsWithoutTarget(const RowSet &rows)

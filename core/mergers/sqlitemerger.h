@@ -37,6 +37,8 @@ public:
     long long deleteOlderInTransaction(std::int64_t version) override;
     std::vector<std::pair<std::string, std::string>> targetColumns() override;
     std::vector<size_t> partialRowsWithoutTarget(const RowSet &rows) override;
+    std::string pendingRequest() override;
+    void setRequest(const std::string &request) override;
 
     std::string tombstoneTable() const;
     SqliteDb &db() { return *m_db; }

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Runs the Driftless benchmarks B1, B5, B6 and B7 against their baselines, side by side on
+# Runs the Driftless benchmarks B1, B5, B6, B7 and B8 against their baselines, side by side on
 # throwaway servers, and prints one line per figure (format: reference/benchmarks.md):
 #
 #   B1 rows_per_s=... baseline_rows_per_s=... ratio=... peak_rss_mb=... case=... rows=... ...
 #
-# usage: tests/bench/run_all.sh [--rows N] [--runs K] [--build DIR] [--only B1,B5,B6,B7]
+# usage: tests/bench/run_all.sh [--rows N] [--runs K] [--build DIR] [--only B1,B5,B6,B7,B8]
 #                               [--servers ENVFILE]
-#   --rows N          rows in bench.t (default 1000000)
-#   --runs K          rounds per benchmark; figures are medians (default 5)
+#   --rows N          rows in bench.t (default 1000000); B8 scales its workloads with it
+#   --runs K          rounds per benchmark; figures are medians (default 5; B8 3 unless given)
 #   --build DIR       a configured Driftless build tree (default build/bench, else build/dev)
 #   --only LIST       run only these benchmarks (comma-separated)
 #   --servers FILE    use servers already started with tests/support/servers.sh (their env
@@ -22,14 +22,15 @@ repo=$(cd "$here/../.." && pwd)
 ROWS=1000000
 RUNS=5
 BUILD=
-ONLY=B1,B5,B6,B7
+ONLY=B1,B5,B6,B7,B8
 SERVERS_ENV=
+RUNS_GIVEN=
 
 usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while (($#)); do
   case $1 in
     --rows) ROWS=${2:?--rows needs a number}; shift 2 ;;
-    --runs) RUNS=${2:?--runs needs a number}; shift 2 ;;
+    --runs) RUNS=${2:?--runs needs a number}; RUNS_GIVEN=1; shift 2 ;;
     --build) BUILD=${2:?--build needs a folder}; shift 2 ;;
     --only) ONLY=${2:?--only needs a list}; shift 2 ;;
     --servers) SERVERS_ENV=${2:?--servers needs an env file}; shift 2 ;;
@@ -41,7 +42,7 @@ done
 [[ $RUNS =~ ^[0-9]+$ && $RUNS -ge 1 ]] || { echo "run_all.sh: --runs must be a number >= 1" >&2; exit 2; }
 ONLY=${ONLY^^}
 for b in ${ONLY//,/ }; do
-  [[ $b =~ ^B(1|5|6|7)$ ]] || { echo "run_all.sh: unknown benchmark '$b' (B1, B5, B6, B7)" >&2; exit 2; }
+  [[ $b =~ ^B(1|5|6|7|8)$ ]] || { echo "run_all.sh: unknown benchmark '$b' (B1, B5, B6, B7, B8)" >&2; exit 2; }
 done
 selected() { [[ ,$ONLY, == *,$1,* ]]; }
 
@@ -55,6 +56,10 @@ source "$here/b5_sqlite.sh"
 source "$here/b6_merge.sh"
 # shellcheck source=b7_cursor.sh
 source "$here/b7_cursor.sh"
+# shellcheck source=b8_cdc.sh
+source "$here/b8_cdc.sh"
+# B8 drains two 1M-row workloads twice per round: 3 rounds keep it near 5 minutes on 2 cores.
+[[ -n $RUNS_GIVEN ]] || B8_RUNS=${B8_RUNS:-3}
 
 # --- tools and binaries -------------------------------------------------------------------------
 
@@ -103,8 +108,10 @@ fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/driftless-bench.XXXXXX")
 own_servers=
+B8_PIDS=() # background processes of a benchmark (B8's engine, poller), ended on exit
 cleanup() {
-  local rc=$?
+  local rc=$? pid
+  for pid in "${B8_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   if [[ -n $own_servers ]]; then
     bash "$repo/tests/support/servers.sh" stop "$WORK/servers.env" >/dev/null 2>&1 || true
   fi
@@ -131,16 +138,19 @@ export PGPASSWORD=$PG_PASSWORD
 [[ -x $PG_BIN/psql ]] || PG_BIN=$(dirname "$(command -v psql)")
 pg_value postgres "SELECT 1" >/dev/null || die "cannot reach Postgres at $PG_HOST:$PG_PORT"
 
-log "generating bench.t with $ROWS rows (database seed)"
-fresh_db seed
-generate_table seed "$ROWS"
 : >"$WORK/results.txt"
+if selected B1 || selected B5 || selected B6 || selected B7; then
+  log "generating bench.t with $ROWS rows (database seed)"
+  fresh_db seed
+  generate_table seed "$ROWS"
+fi
 
 t_start=$EPOCHREALTIME
 selected B1 && bench_b1
 selected B5 && bench_b5
 selected B6 && bench_b6
 selected B7 && bench_b7
+selected B8 && bench_b8
 
 log "done in $(printf '%.0f' "$(elapsed "$t_start" "$EPOCHREALTIME")") s; results:"
 sed 's/^/  /' "$WORK/results.txt" >&2

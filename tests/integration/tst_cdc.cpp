@@ -5,6 +5,7 @@
 #include "core/db/pgcatalog.h"
 #include "core/db/sqlitedb.h"
 #include "core/engine/cdcpipeline.h"
+#include "core/engine/connect.h"
 #include "core/model/error.h"
 #include "tests/support/recordingobserver.h"
 #include "tests/support/testsupport.h"
@@ -13,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
+#include <random>
 #include <thread>
 
 using namespace driftless::core;
@@ -288,4 +291,62 @@ TEST_F(Cdc, aTransactionEndingExactlyOnABatchBoundaryIsCommittedAndNeverSkipped)
     // A second pass finds nothing left to do and nothing lost.
     once({job("public.items")});
     EXPECT_EQ(hash(dst, kItemCols), hash(src, kItemCols));
+}
+
+TEST_F(Cdc, aTableIsReBackfilledWhileTheStreamGoesOn)
+{
+    src.exec(kItems);
+    src.exec("CREATE TABLE other (id int PRIMARY KEY, v int)");
+    src.exec("INSERT INTO items SELECT g, 'i', g, 1 FROM generate_series(1, 30000) g; "
+             "INSERT INTO other SELECT g, 0 FROM generate_series(1, 100) g");
+    std::vector<TableJob> jobs{job("public.items"), job("public.other")};
+    once(jobs);
+    // Drift the target by hand: the re-backfill repairs it.
+    dst.exec("DELETE FROM items WHERE id % 100 = 0; UPDATE items SET name = 'drifted' WHERE id % 77 = 0; "
+             "INSERT INTO items (id, name, qty, price, _driftless_version) VALUES (999999, 'extra', 1, 1, 0)");
+
+    std::stop_source stop;
+    std::thread runner([&] {
+        CdcPipeline p(jobs, std::nullopt, obs);
+        try {
+            p.run(stop.get_token(), {false});
+        } catch (const std::exception &e) {
+            std::printf("pipeline stopped: %s\n", e.what());
+        }
+    });
+    std::atomic<bool> writing{true};
+    std::thread writer([&] {
+        auto c = src.connect();
+        std::mt19937 rng(11);
+        while (writing) {
+            c.exec("UPDATE items SET qty = qty + 1 WHERE id = " + std::to_string(1 + rng() % 30000));
+            c.exec("UPDATE other SET v = v + 1 WHERE id = " + std::to_string(1 + rng() % 100));
+            if (rng() % 5 == 0)
+                c.exec("DELETE FROM items WHERE id = " + std::to_string(1 + rng() % 30000));
+            std::this_thread::sleep_for(std::chrono::milliseconds(3));
+        }
+    });
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    auto m = createMerger(pgEndpoint("dst", dst.name()),
+                          {pipeline, {"public", "items"}, {"public", "items"}, Strategy::Cdc});
+    m->setRequest("rebackfill");
+    bool done = false;
+    for (int i = 0; i < 600 && !done; ++i) {
+        done = obs.sawEvent("re-backfill done");
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    writing = false;
+    writer.join();
+    ASSERT_TRUE(done) << "the re-backfill did not finish";
+    const size_t startedAt = obs.eventIndex("starting a re-backfill");
+    const size_t doneAt = obs.eventIndex("re-backfill done");
+    EXPECT_LT(startedAt, doneAt);
+    EXPECT_GT(obs.batchesWithRows("public.other"), 0u) << "the other table kept streaming";
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    stop.request_stop();
+    runner.join();
+    once(jobs);
+    EXPECT_EQ(hash(dst, kItemCols), hash(src, kItemCols)) << "drift repaired, concurrent changes kept";
+    EXPECT_EQ(hash(dst, "SELECT id, v FROM other"), hash(src, "SELECT id, v FROM other"));
+    EXPECT_EQ(m->pendingRequest(), "") << "the request was taken";
 }

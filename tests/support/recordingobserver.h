@@ -16,6 +16,7 @@ public:
         core::ApplyResult result;
         core::Checkpoint checkpoint;
         bool completedPass = false;
+        std::string table;
     };
 
     void tableState(const core::TableKey &, const std::string &state, const std::string &message,
@@ -24,12 +25,12 @@ public:
         std::lock_guard lock(m_mutex);
         states.push_back(state + (message.empty() ? "" : ": " + message));
     }
-    void batchApplied(const core::TableKey &, const core::ApplyResult &result, const core::Checkpoint &cp,
+    void batchApplied(const core::TableKey &key, const core::ApplyResult &result, const core::Checkpoint &cp,
                       std::optional<std::int64_t> fresh) override
     {
         {
             std::lock_guard lock(m_mutex);
-            applied.push_back({result, cp, fresh.has_value()});
+            applied.push_back({result, cp, fresh.has_value(), key.table.display()});
         }
         if (onBatch)
             onBatch(applied.size());
@@ -39,6 +40,33 @@ public:
     {
         std::lock_guard lock(m_mutex);
         events.push_back(level + " " + kind + ": " + message);
+    }
+
+    /// Thread-safe lookups while the engine runs on another thread.
+    bool sawEvent(const std::string &needle)
+    {
+        std::lock_guard lock(m_mutex);
+        for (auto &e : events)
+            if (e.find(needle) != std::string::npos)
+                return true;
+        return false;
+    }
+    size_t eventIndex(const std::string &needle)
+    {
+        std::lock_guard lock(m_mutex);
+        for (size_t i = 0; i < events.size(); ++i)
+            if (events[i].find(needle) != std::string::npos)
+                return i;
+        return events.size();
+    }
+    /// Batches with rows applied to `table` so far.
+    size_t batchesWithRows(const std::string &table)
+    {
+        std::lock_guard lock(m_mutex);
+        size_t n = 0;
+        for (auto &a : applied)
+            n += (a.table == table && a.result.rowsWritten > 0) ? 1 : 0;
+        return n;
     }
 
     std::vector<std::string> states;
