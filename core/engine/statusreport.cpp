@@ -88,6 +88,9 @@ std::string statusJson(const std::vector<TableReport> &tables, std::int64_t nowM
             {"freshness_sla_seconds", t.slaSeconds},
             {"progress", t.progress ? json(*t.progress) : json(nullptr)},
         };
+        // The position a DBA reads first: the LSN for CDC, the cursor value for cursor tables.
+        j["last_synced_lsn"] = cp.is_object() && cp.contains("lsn") ? cp["lsn"] : json(nullptr);
+        j["cursor"] = cp.is_object() && cp.contains("cursor") ? cp["cursor"] : json(nullptr);
         arr.push_back(std::move(j));
     }
     json root = {{"generated_at", formatIso8601(nowMs)}, {"tables", std::move(arr)}};
