@@ -34,7 +34,7 @@ void LiveObserver::copyFromSource()
 }
 
 void LiveObserver::tableState(const core::TableKey &, const std::string &, const std::string &,
-                              std::optional<double>)
+                              std::optional<core::Progress>)
 {
     copyFromSource();
 }

@@ -32,7 +32,7 @@ public:
     void unfollow();
 
     void tableState(const core::TableKey &key, const std::string &state, const std::string &message,
-                    std::optional<double> progress) override;
+                    std::optional<core::Progress> progress) override;
     void batchApplied(const core::TableKey &key, const core::ApplyResult &result, const core::Checkpoint &checkpoint,
                       std::optional<std::int64_t> freshAsOfMs) override;
     void event(const std::string &level, const core::TableKey &key, const std::string &kind,

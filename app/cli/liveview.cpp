@@ -40,8 +40,9 @@ std::string LiveView::statusLine() const
     for (const auto &r : reports) {
         rows += r.rowsApplied;
         std::string part = r.table + " " + r.state;
-        if (r.state == "backfilling" && r.progress)
-            part += " " + std::to_string(static_cast<int>(*r.progress * 100)) + "%";
+        if (r.state == "backfilling" && r.backfill)
+            part += " " + (r.backfill->percent ? std::to_string(static_cast<int>(*r.backfill->percent)) + "%"
+                                               : std::to_string(r.backfill->rows) + " rows");
         else if (r.lagSeconds)
             part += " " + std::to_string(static_cast<long long>(*r.lagSeconds)) + "s " + r.freshness;
         line += (line.empty() ? "" : " | ") + part;
@@ -53,7 +54,7 @@ std::string LiveView::statusLine() const
 }
 
 void LiveView::tableState(const TableKey &key, const std::string &state, const std::string &message,
-                          std::optional<double>)
+                          std::optional<core::Progress>)
 {
     if (state == "error" || state == "retrying")
         printLine(key.display() + ": " + state + ": " + message);

@@ -12,6 +12,7 @@
 #include "core/model/error.h"
 #include "core/state/statestore.h"
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -46,7 +47,10 @@ commands:
   doctor [--pipeline NAME]        preflight checks against the servers
   resnapshot PIPELINE [TABLE...]  load CDC tables again from a new snapshot (after a lost slot or
                                   a schema change); the whole pipeline when no table is named
-  rebackfill PIPELINE TABLE       copy a CDC table again while its pipeline keeps streaming
+  backfill PIPELINE TABLE         copy a CDC table again while its pipeline keeps streaming: a
+                                  running sync picks it up; with none running, runs the
+                                  pipeline's CDC tables until the table is backfilled
+                                  (alias: rebackfill)
   export                          print the stored workspace as YAML
   version                         print the version
 
@@ -288,14 +292,17 @@ int cmdStatus(Args &a)
                 pad("LAG", 7).c_str(), pad("ROWS", 11).c_str(), "LAST SYNC");
     for (auto &r : reports) {
         std::string state = r.state;
-        if (state == "backfilling" && r.progress)
-            state += " " + std::to_string(static_cast<int>(*r.progress * 100)) + "%";
+        if (state == "backfilling" && r.backfill && r.backfill->percent)
+            state += " " + std::to_string(static_cast<int>(*r.backfill->percent)) + "%";
         std::printf("%s%s%s%s%s%s%s%s\n", pad(r.pipeline, wp + 1).c_str(), pad(r.table, wt + 1).c_str(),
                     pad(r.strategy, 13).c_str(), pad(state, 12).c_str(), pad(r.freshness, 10).c_str(),
                     pad(formatLag(r.lagSeconds), 7).c_str(), pad(std::to_string(r.rowsApplied), 11).c_str(),
                     r.lastSyncAtMs ? formatIso8601(*r.lastSyncAtMs).c_str() : "never");
         if (!r.message.empty() && (r.state == "error" || r.state == "retrying"))
             std::printf("    %s\n", r.message.c_str());
+        if (r.state == "backfilling" && r.backfill)
+            std::printf("    %s: %s\n", r.message.empty() ? "backfill" : r.message.c_str(),
+                        describeBackfill(*r.backfill).c_str());
     }
     return kOk;
 }
@@ -328,15 +335,102 @@ int cmdResnapshot(Args &a)
     return kOk;
 }
 
-int cmdRebackfill(Args &a)
+/// Follows one table of a sync that `backfill` runs itself: stops the engine once the table went
+/// through a backfill and is streaming again, or went red.
+class BackfillWatcher : public EngineObserver {
+public:
+    BackfillWatcher(TableKey key, EngineObserver &next, std::stop_source stop)
+        : m_key(std::move(key)), m_next(next), m_stop(std::move(stop))
+    {
+    }
+    void tableState(const TableKey &key, const std::string &state, const std::string &message,
+                    std::optional<Progress> progress) override
+    {
+        m_next.tableState(key, state, message, progress);
+        if (key.pipeline != m_key.pipeline || key.table != m_key.table)
+            return;
+        if (state == "backfilling") {
+            m_seen = true;
+        } else if ((state == "streaming" && m_seen) || state == "error" || state == "paused") {
+            m_outcome = state;
+            m_message = message;
+            m_stop.request_stop();
+        }
+    }
+    void batchApplied(const TableKey &key, const ApplyResult &result, const Checkpoint &checkpoint,
+                      std::optional<std::int64_t> freshAsOfMs) override
+    {
+        m_next.batchApplied(key, result, checkpoint, freshAsOfMs);
+    }
+    void event(const std::string &level, const TableKey &key, const std::string &kind,
+               const std::string &message) override
+    {
+        m_next.event(level, key, kind, message);
+    }
+    void runStarted(const TableKey &key) override { m_next.runStarted(key); }
+    void runFinished(const TableKey &key, const std::string &status, long long rows, const std::string &error) override
+    {
+        m_next.runFinished(key, status, rows, error);
+    }
+    void tick() override { m_next.tick(); }
+
+    std::string outcome() const { return m_outcome; }
+    std::string message() const { return m_message; }
+
+private:
+    TableKey m_key;
+    EngineObserver &m_next;
+    std::stop_source m_stop;
+    std::atomic<bool> m_seen{false};
+    std::string m_outcome; ///< written once, before the stop is requested; read after run() returned
+    std::string m_message;
+};
+
+int cmdBackfill(Args &a)
 {
     if (a.rest.size() != 2)
-        throw UsageError("rebackfill needs a PIPELINE and a TABLE");
+        throw UsageError(a.command + " needs a PIPELINE and a TABLE");
     std::string pipeline = a.rest[0], table = a.rest[1];
     a.rest.clear();
     StateStore store(a.state);
-    std::printf("%s\n", requestRebackfill(store.loadWorkspace(), pipeline, table).c_str());
-    return kOk;
+    Workspace ws = store.loadWorkspace();
+    auto req = requestRebackfill(ws, pipeline, table);
+    std::printf("%s\n", req.message.c_str());
+    if (req.runningPid) {
+        std::printf("the running sync (walsender pid %d) %s within seconds; follow it with 'driftless-cli status'\n",
+                    *req.runningPid, req.what == RebackfillRequest::What::Requested ? "starts it" : "goes on with it");
+        return kOk;
+    }
+    // Nothing streams this pipeline: run its CDC tables until this one is backfilled and
+    // streaming again, then stop.
+    std::printf("no sync is running for pipeline %s: running it until %s is backfilled (Ctrl+C stops; the "
+                "backfill resumes where it stopped)\n",
+                pipeline.c_str(), req.key.table.display().c_str());
+    std::vector<TableJob> jobs;
+    for (auto &j : jobsFor(ws, pipeline))
+        if (j.spec.strategy == Strategy::Cdc)
+            jobs.push_back(j);
+    StateObserver observer(store, jobs);
+    driftless::cli::LiveView view(ws, observer, isatty(STDOUT_FILENO) != 0);
+    BackfillWatcher watcher(req.key, view, g_stop);
+    observer.setNext(&watcher);
+    auto signals = startSignalThread();
+    Scheduler scheduler(jobs, observer, Scheduler::Options{});
+    scheduler.run(g_stop.get_token());
+    signals.request_stop();
+    pthread_kill(signals.native_handle(), SIGUSR1);
+    if (watcher.outcome() == "streaming") {
+        std::printf("%s is backfilled and streaming\n", req.key.table.display().c_str());
+        return kOk;
+    }
+    if (watcher.outcome().empty()) {
+        std::printf("stopped before the backfill finished; it resumes with the next 'driftless-cli run' or "
+                    "'driftless-cli backfill %s %s'\n",
+                    pipeline.c_str(), table.c_str());
+        return kSyncFailed;
+    }
+    printError(req.key.display() + " is " + watcher.outcome() + ": " + watcher.message());
+    return kSyncFailed;
 }
 
 int cmdExport(Args &a)
@@ -373,8 +467,8 @@ int main(int argc, char **argv)
             return cmdExport(a);
         if (a.command == "resnapshot")
             return cmdResnapshot(a);
-        if (a.command == "rebackfill")
-            return cmdRebackfill(a);
+        if (a.command == "backfill" || a.command == "rebackfill")
+            return cmdBackfill(a);
         throw UsageError("unknown command '" + a.command + "'");
     } catch (const UsageError &e) {
         printError(std::string(e.what()) + " (see driftless-cli --help)");

@@ -244,7 +244,7 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
     std::string field = "pipelines[" + std::to_string(index) + "]";
     if (!n.IsMap())
         fail(c, n, field, "expected a map with name, source, target and tables");
-    checkKeys(c, n, field, {"name", "source", "target", "target_schema", "publication", "tables"});
+    checkKeys(c, n, field, {"name", "source", "target", "target_schema", "publication", "heartbeat", "tables"});
     PipelineSpec p;
     if (!n["name"])
         fail(c, n, field + ".name", "missing");
@@ -284,6 +284,11 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
         if (p.publication->empty() || p.publication->size() > 63 || !allOf(*p.publication, lowerWord))
             fail(c, n["publication"], field + ".publication",
                  "'" + *p.publication + "': publication names here are [a-z0-9_], at most 63 characters");
+    }
+    if (n["heartbeat"]) {
+        if (src.kind != EndpointKind::Postgres)
+            fail(c, n["heartbeat"], field + ".heartbeat", "heartbeats are for Postgres sources; remove it");
+        p.heartbeat = duration(c, n["heartbeat"], field + ".heartbeat", Millis(1000));
     }
     if (!n["tables"] || !n["tables"].IsSequence() || n["tables"].size() == 0)
         fail(c, n["tables"] ? n["tables"] : n, field + ".tables", "expected a list with at least one table");
@@ -403,6 +408,7 @@ std::string WorkspaceFile::toYaml(const Workspace &ws)
             out << YAML::Key << "target_schema" << YAML::Value << YAML::DoubleQuoted << *p.targetSchema;
         if (p.publication)
             out << YAML::Key << "publication" << YAML::Value << *p.publication;
+        emitDuration(out, "heartbeat", p.heartbeat);
         out << YAML::Key << "tables" << YAML::Value << YAML::BeginSeq;
         for (const auto &t : p.tables) {
             out << YAML::Flow << YAML::BeginMap;

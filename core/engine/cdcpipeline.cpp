@@ -31,8 +31,7 @@ struct CdcPipeline::Rebackfill {
     std::int64_t version = 0;             ///< the snapshot's consistent point
     std::int64_t deleteBelow = 0;         ///< the first snapshot's, when resumed
     std::vector<std::string> after;
-    long long copied = 0;
-    double estimated = 1;
+    long long copied = 0; ///< rows merged so far, counting those before a restart
 };
 
 struct CdcPipeline::Table {
@@ -213,14 +212,15 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
             auto first = pgcatalog::parseLsn(t->position.value("stream_from", t->position.value("snapshot_lsn", "")));
             if (first && !after.empty())
                 streamFrom = std::min(streamFrom, *first);
+            t->loaded = t->position.value("rows", 0LL);
         } else {
             // No checkpoint but rows (a re-snapshot): merge, then drop what the source lacks.
             merge = !t->merger->targetEmpty();
         }
         const long long chunk = t->job.spec.effectivePageSize();
-        const double estimated = static_cast<double>(std::max(1LL, t->schema.estimatedRows));
         m_observer.tableState(t->key, "backfilling",
-                              std::string("initial load") + (merge ? " (merging into existing rows)" : ""), 0.0);
+                              std::string("initial load") + (merge ? " (merging into existing rows)" : ""),
+                              Progress{t->loaded, t->schema.estimatedRows});
         RowSet rows;
         for (;;) {
             if (stop.stop_requested())
@@ -235,7 +235,8 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
                         {"stream_from", pgcatalog::formatLsn(streamFrom)},
                         {"slot", m_slot},
                         {"system_id", m_systemId},
-                        {"mode", merge ? "merge" : "copy"}};
+                        {"mode", merge ? "merge" : "copy"},
+                        {"rows", t->loaded + n}};
             Checkpoint cp{pos.dump(), version};
             ApplyResult r{n, 0, !merge};
             m_session->begin();
@@ -254,7 +255,7 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
             t->position = pos;
             t->loaded += n;
             m_observer.batchApplied(t->key, r, cp, std::nullopt);
-            m_observer.tableState(t->key, "backfilling", "initial load", std::min(0.99, t->loaded / estimated));
+            m_observer.tableState(t->key, "backfilling", "initial load", Progress{t->loaded, t->schema.estimatedRows});
             if (n < chunk)
                 break;
         }
@@ -578,15 +579,22 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
         },
         [&] {
             auto lastPoll = std::chrono::steady_clock::now() - std::chrono::seconds(10);
+            auto lastBeat = std::chrono::steady_clock::now();
+            const auto heartbeat = options.once ? std::nullopt : m_jobs.front().heartbeat;
+            bool beatFailed = false;
             try {
                 for (;;) {
-                    // Between target transactions: requests from other processes, and one chunk of
-                    // a re-backfill, so it advances while the stream keeps being applied.
+                    // Between target transactions: requests from other processes, a heartbeat, and
+                    // one chunk of a re-backfill, so it advances while the stream keeps being applied.
                     if (!open) {
                         auto now = std::chrono::steady_clock::now();
                         if (now - lastPoll >= std::chrono::seconds(2)) {
                             lastPoll = now;
                             pollRequests();
+                        }
+                        if (heartbeat && now - lastBeat >= *heartbeat) {
+                            lastBeat = now;
+                            beatFailed = !writeHeartbeat(src, beatFailed);
                         }
                         if (m_rebackfill && !stop.stop_requested())
                             rebackfillStep();
@@ -674,6 +682,25 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
         });
 }
 
+bool CdcPipeline::writeHeartbeat(PgConnection &src, bool failedBefore)
+{
+    // Transactional, so that it arrives as a transaction of its own whose end the slot is then
+    // acknowledged at (a non-transactional message may not move the slot's required LSN on an
+    // otherwise idle server).
+    try {
+        src.execParams("SELECT pg_logical_emit_message(true, 'driftless_heartbeat', $1)", {m_pipeline});
+        if (failedBefore)
+            m_observer.event("info", m_tables.front()->key, "heartbeat", "heartbeats are written again");
+        return true;
+    } catch (const Error &e) {
+        if (!failedBefore)
+            m_observer.event("warn", m_tables.front()->key, "heartbeat",
+                             "cannot write a heartbeat into the source (" + e.describe() +
+                                 "); the slot still advances from keepalives while the stream is idle");
+        return false;
+    }
+}
+
 std::string CdcPipeline::positionOf(const Table &t) const
 {
     json pos = t.position;
@@ -727,14 +754,21 @@ void CdcPipeline::startRebackfill(Table &t, const json &progress)
         if (auto below = pgcatalog::parseLsn(progress.value("delete_below", "")))
             rb->deleteBelow = std::min(rb->deleteBelow, *below);
     }
-    rb->estimated = static_cast<double>(std::max(1LL, t.schema.estimatedRows));
-    t.rebackfill = {{"after", rb->after}, {"delete_below", pgcatalog::formatLsn(rb->deleteBelow)}};
+    if (progress.is_object())
+        rb->copied = progress.value("rows", 0LL);
+    t.rebackfill = rebackfillPosition(*rb);
     m_observer.event("info", t.key, "rebackfill",
                      std::string(progress.is_object() ? "resuming" : "starting") +
                          " a re-backfill while the stream goes on (snapshot at " +
                          pgcatalog::formatLsn(rb->version) + ")");
-    m_observer.tableState(t.key, "backfilling", "re-backfill while streaming", 0.0);
+    m_observer.tableState(t.key, "backfilling", "re-backfill while streaming",
+                          Progress{rb->copied, t.schema.estimatedRows});
     m_rebackfill = std::move(rb);
+}
+
+nlohmann::json CdcPipeline::rebackfillPosition(const Rebackfill &rb)
+{
+    return {{"after", rb.after}, {"delete_below", pgcatalog::formatLsn(rb.deleteBelow)}, {"rows", rb.copied}};
 }
 
 void CdcPipeline::rebackfillStep()
@@ -751,6 +785,7 @@ void CdcPipeline::rebackfillStep()
             r = t.merger->mergeInTransaction(rows);
             rb.after = lastKey(t.schema, rows);
             t.rebackfill["after"] = rb.after;
+            t.rebackfill["rows"] = rb.copied + n;
         } else {
             // Every row the snapshot has now carries its version or a newer one: the rows below
             // it are the ones the source no longer has.
@@ -761,15 +796,14 @@ void CdcPipeline::rebackfillStep()
         m_session->commit();
     } catch (...) {
         m_session->rollback();
-        if (n == 0)
-            t.rebackfill = {{"after", rb.after}, {"delete_below", pgcatalog::formatLsn(rb.deleteBelow)}};
+        t.rebackfill = rebackfillPosition(rb);
         throw;
     }
     rb.copied += n;
     m_observer.batchApplied(t.key, r, {positionOf(t), t.version}, std::nullopt);
     if (n > 0) {
         m_observer.tableState(t.key, "backfilling", "re-backfill while streaming",
-                              std::min(0.99, static_cast<double>(rb.copied) / rb.estimated));
+                              Progress{rb.copied, t.schema.estimatedRows});
         return;
     }
     rb.loader->commit();

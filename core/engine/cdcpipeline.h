@@ -61,8 +61,11 @@ private:
     void completePartialRows(Table &t, RowSet &rows, PgConnection &src);
     std::string positionOf(const Table &t) const;
     void pollRequests();
+    /// Writes one heartbeat; returns false (reporting it once) when it cannot.
+    bool writeHeartbeat(PgConnection &src, bool failedBefore);
     void startRebackfill(Table &t, const nlohmann::json &progress);
     void rebackfillStep();
+    static nlohmann::json rebackfillPosition(const Rebackfill &rb);
 
     std::vector<TableJob> m_jobs;
     std::optional<std::string> m_publication;

@@ -5,6 +5,7 @@
 #include "core/model/strategy.h"
 #include "core/model/tableref.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,15 +19,26 @@ struct TableKey {
     std::string display() const { return pipeline + "/" + table.display(); }
 };
 
+/// How far a backfill (an initial load, or a re-backfill while streaming) has got.
+struct Progress {
+    long long rows = 0;  ///< rows copied so far, counting those copied before a restart
+    long long total = 0; ///< estimate of the rows to copy (the planner's), at least `rows`
+    double fraction() const
+    {
+        return total > 0 ? std::min(1.0, static_cast<double>(rows) / static_cast<double>(total)) : 0.0;
+    }
+};
+
 /// Receives what the engine does, from worker threads. Implementations must be thread-safe and
 /// must not block for long (they run between batches): the workspace mirror, the CLI's status
 /// line, the app's snapshot publisher.
 class EngineObserver {
 public:
     virtual ~EngineObserver() = default;
-    /// state: running, backfilling, ok, error, paused, idle. progress 0..1 during a backfill.
+    /// state: running, backfilling, streaming, ok, error, retrying, paused, idle. `progress` is
+    /// set during a backfill.
     virtual void tableState(const TableKey &key, const std::string &state, const std::string &message,
-                            std::optional<double> progress) = 0;
+                            std::optional<Progress> progress) = 0;
     /// A batch and its checkpoint committed in the target. `freshAsOfMs` is set when the batch
     /// completed a pass (the target now holds the source as of that workstation time).
     virtual void batchApplied(const TableKey &key, const ApplyResult &result, const Checkpoint &checkpoint,

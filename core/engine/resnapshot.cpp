@@ -5,6 +5,8 @@
 #include "core/engine/tablesync.h"
 #include "core/model/error.h"
 
+#include <nlohmann/json.hpp>
+
 namespace driftless::core {
 
 std::vector<std::string> resnapshot(const Workspace &ws, const std::string &pipeline,
@@ -61,9 +63,10 @@ std::vector<std::string> resnapshot(const Workspace &ws, const std::string &pipe
     return done;
 }
 
-std::string requestRebackfill(const Workspace &ws, const std::string &pipeline, const std::string &table)
+RebackfillRequest requestRebackfill(const Workspace &ws, const std::string &pipeline, const std::string &table)
 {
-    if (!ws.pipeline(pipeline))
+    const PipelineSpec *p = ws.pipeline(pipeline);
+    if (!p)
         throw ConfigError("no pipeline named '" + pipeline + "'");
     TableRef ref;
     try {
@@ -75,15 +78,39 @@ std::string requestRebackfill(const Workspace &ws, const std::string &pipeline, 
         if (j.spec.table != ref)
             continue;
         if (j.spec.strategy != Strategy::Cdc)
-            throw ConfigError(ref.display() + " is not a CDC table; a full refresh or cursor table is re-read by "
-                                              "its next pass");
-        PgConnection source = connectPostgres(j.source, "driftless rebackfill");
+            throw ConfigError(ref.display() + " uses " + std::string(toString(j.spec.strategy)) +
+                              ", and backfill copies CDC tables again while they stream; a full refresh table "
+                              "reloads whole on every pass (driftless-cli run --once --pipeline " + pipeline +
+                              "), a cursor table re-reads from its cursor minus the lookback");
+        RebackfillRequest out;
+        out.key = {pipeline, ref, Strategy::Cdc};
+        PgConnection source = connectPostgres(j.source, "driftless backfill");
+        auto slot = source.execParams("SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1 AND active",
+                                      {p->slotName()});
+        if (slot.rows() == 1 && !slot.isNull(0, 0))
+            out.runningPid = static_cast<int>(slot.toInt(0, 0));
         auto schema = pgcatalog::describeTable(source, ref).withoutGenerated();
         auto merger = createMerger(j.target, {pipeline, ref, j.targetName, Strategy::Cdc});
         merger->prepare(schema);
-        merger->setRequest("rebackfill");
-        return "re-backfill of " + ref.display() + " requested: the running sync starts it within seconds (or the "
-               "next 'driftless-cli run')";
+        auto cp = merger->readCheckpoint();
+        auto pos = cp ? nlohmann::json::parse(cp->position, nullptr, false) : nlohmann::json();
+        const std::string phase = pos.is_object() ? pos.value("phase", "") : "";
+        if (phase != "stream") {
+            out.what = RebackfillRequest::What::InitialLoad;
+            out.message = ref.display() + " has not finished its initial load" +
+                          (phase == "load" ? " (it resumes at its next chunk)" : "") +
+                          ", which is its backfill: the next sync continues it";
+        } else if (pos.contains("rebackfill")) {
+            out.what = RebackfillRequest::What::InFlight;
+            out.message = "a re-backfill of " + ref.display() + " is already under way (" +
+                          std::to_string(pos["rebackfill"].value("rows", 0LL)) +
+                          " rows copied): the sync carries on with it";
+        } else {
+            merger->setRequest("rebackfill");
+            out.what = RebackfillRequest::What::Requested;
+            out.message = "re-backfill of " + ref.display() + " requested";
+        }
+        return out;
     }
     throw ConfigError("pipeline '" + pipeline + "' has no table " + ref.display());
 }

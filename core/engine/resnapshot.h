@@ -1,6 +1,9 @@
 #pragma once
 
+#include "core/engine/observer.h"
 #include "core/model/workspace.h"
+
+#include <optional>
 
 #include <string>
 #include <vector>
@@ -18,11 +21,26 @@ namespace driftless::core {
 std::vector<std::string> resnapshot(const Workspace &ws, const std::string &pipeline,
                                     const std::vector<std::string> &tables);
 
+/// What `requestRebackfill` found and did.
+struct RebackfillRequest {
+    enum class What {
+        Requested,   ///< a request was left in the target
+        InFlight,    ///< a re-backfill of the table is already under way (it resumes after restarts)
+        InitialLoad, ///< the table has not finished its initial load, which is its backfill
+    };
+    What what = What::Requested;
+    TableKey key;
+    std::string message;
+    /// The walsender serving the pipeline's slot: a sync is running and picks the request up
+    /// within seconds. Unset when none runs.
+    std::optional<int> runningPid;
+};
+
 /// Asks for a re-backfill of one CDC table while its pipeline keeps streaming: leaves a request
 /// in the target that the running sync (or the next one) picks up within seconds. The table is
 /// copied again in a fresh snapshot through the guarded merge, without locks, and rows the
 /// source no longer has are removed; the other tables keep streaming meanwhile.
-/// Returns what was done, one line. Throws Error / ConfigError.
-std::string requestRebackfill(const Workspace &ws, const std::string &pipeline, const std::string &table);
+/// Throws Error / ConfigError (not a CDC table, unknown table or pipeline).
+RebackfillRequest requestRebackfill(const Workspace &ws, const std::string &pipeline, const std::string &table);
 
 } // namespace driftless::core

@@ -22,6 +22,9 @@ StateObserver::StateObserver(StateStore &store, const std::vector<TableJob> &job
         s.table = j.spec.table;
         s.strategy = j.spec.strategy;
         s.progress.reset();
+        s.backfillRows.reset();
+        s.backfillTotal.reset();
+        s.backfillEtaSeconds.reset();
         m_status[{j.pipeline, j.spec.table}] = s;
     }
 }
@@ -36,7 +39,7 @@ void StateObserver::persist(const StateStore::TableStatus &s)
 }
 
 void StateObserver::tableState(const TableKey &key, const std::string &state, const std::string &message,
-                               std::optional<double> progress)
+                               std::optional<Progress> progress)
 {
     StateStore::TableStatus copy;
     {
@@ -47,8 +50,31 @@ void StateObserver::tableState(const TableKey &key, const std::string &state, co
         s.strategy = key.strategy;
         s.state = state;
         s.message = message;
-        s.progress = progress;
         s.updatedAtMs = StateStore::nowMs();
+        if (progress) {
+            s.progress = progress->fraction();
+            s.backfillRows = progress->rows;
+            if (progress->total > 0)
+                s.backfillTotal = std::max(progress->total, progress->rows);
+            else
+                s.backfillTotal.reset(); // never analyzed: unknown
+            // The expected end, from the rate since this process first saw the backfill.
+            auto [it, fresh] = m_backfillBase.try_emplace({key.pipeline, key.table}, RateBase{s.updatedAtMs, progress->rows});
+            if (!fresh && progress->rows < it->second.rows)
+                it->second = {s.updatedAtMs, progress->rows};
+            double elapsed = static_cast<double>(s.updatedAtMs - it->second.atMs) / 1000.0;
+            long long done = progress->rows - it->second.rows;
+            if (s.backfillTotal && elapsed >= 1.0 && done > 0)
+                s.backfillEtaSeconds = static_cast<double>(*s.backfillTotal - progress->rows) * elapsed / done;
+            else
+                s.backfillEtaSeconds.reset();
+        } else {
+            s.progress.reset();
+            s.backfillRows.reset();
+            s.backfillTotal.reset();
+            s.backfillEtaSeconds.reset();
+            m_backfillBase.erase({key.pipeline, key.table});
+        }
         copy = s;
     }
     persist(copy);

@@ -21,7 +21,7 @@ public:
     StateObserver(StateStore &store, const std::vector<TableJob> &jobs);
 
     void tableState(const TableKey &key, const std::string &state, const std::string &message,
-                    std::optional<double> progress) override;
+                    std::optional<Progress> progress) override;
     void batchApplied(const TableKey &key, const ApplyResult &result, const Checkpoint &checkpoint,
                       std::optional<std::int64_t> freshAsOfMs) override;
     void event(const std::string &level, const TableKey &key, const std::string &kind,
@@ -44,6 +44,12 @@ private:
     mutable std::mutex m_mutex;
     std::map<Key, StateStore::TableStatus> m_status;
     std::map<Key, std::int64_t> m_runIds;
+    struct RateBase {
+        std::int64_t atMs = 0;
+        long long rows = 0;
+    };
+    std::map<Key, RateBase> m_backfillBase; ///< where the running backfill stood when first seen
+
     std::int64_t m_lastSampleMs = 0;
     EngineObserver *m_next = nullptr;
 };

@@ -4,6 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
+
 #include <cstdio>
 #include <ctime>
 #include <map>
@@ -52,6 +55,18 @@ std::vector<TableReport> buildStatus(const Workspace &ws, const std::vector<Stat
                     fresh = s.freshAsOfMs;
                 }
                 r.progress = s.progress;
+                if (s.backfillRows) {
+                    TableReport::Backfill b;
+                    b.rows = *s.backfillRows;
+                    if (s.backfillTotal && *s.backfillTotal > 0) {
+                        b.total = std::max(*s.backfillTotal, *s.backfillRows);
+                        b.percent = std::round(1000.0 * static_cast<double>(b.rows) / static_cast<double>(*b.total)) / 10.0;
+                    }
+                    if (s.backfillEtaSeconds)
+                        b.etaSeconds = std::max(0.0, *s.backfillEtaSeconds -
+                                                         static_cast<double>(nowMs - s.updatedAtMs) / 1000.0);
+                    r.backfill = b;
+                }
             }
             r.lagSeconds = lagSeconds(fresh, nowMs);
             r.freshness = std::string(toString(freshnessOf(r.lagSeconds, t.effectiveSla())));
@@ -59,6 +74,30 @@ std::vector<TableReport> buildStatus(const Workspace &ws, const std::vector<Stat
         }
     }
     return out;
+}
+
+std::string describeBackfill(const TableReport::Backfill &b)
+{
+    std::string s = std::to_string(b.rows);
+    if (b.total) {
+        char pct[32];
+        std::snprintf(pct, sizeof pct, " (%.1f%%)", b.percent.value_or(0));
+        s += " of " + std::to_string(*b.total) + " rows" + pct;
+    } else {
+        s += " rows (no estimate of the total: the table was never analyzed)";
+    }
+    if (b.etaSeconds) {
+        auto secs = static_cast<long long>(std::llround(*b.etaSeconds));
+        s += ", about ";
+        if (secs >= 3600)
+            s += std::to_string(secs / 3600) + "h " + std::to_string(secs % 3600 / 60) + "m";
+        else if (secs >= 60)
+            s += std::to_string(secs / 60) + "m " + std::to_string(secs % 60) + "s";
+        else
+            s += std::to_string(secs) + "s";
+        s += " left";
+    }
+    return s;
 }
 
 std::string statusJson(const std::vector<TableReport> &tables, std::int64_t nowMs)
@@ -91,6 +130,13 @@ std::string statusJson(const std::vector<TableReport> &tables, std::int64_t nowM
         // The position a DBA reads first: the LSN for CDC, the cursor value for cursor tables.
         j["last_synced_lsn"] = cp.is_object() && cp.contains("lsn") ? cp["lsn"] : json(nullptr);
         j["cursor"] = cp.is_object() && cp.contains("cursor") ? cp["cursor"] : json(nullptr);
+        j["backfill"] = nullptr;
+        if (t.backfill)
+            j["backfill"] = {{"rows", t.backfill->rows},
+                             {"total", t.backfill->total ? json(*t.backfill->total) : json(nullptr)},
+                             {"percent", t.backfill->percent ? json(*t.backfill->percent) : json(nullptr)},
+                             {"eta_seconds", t.backfill->etaSeconds ? json(std::round(*t.backfill->etaSeconds))
+                                                                    : json(nullptr)}};
         arr.push_back(std::move(j));
     }
     json root = {{"generated_at", formatIso8601(nowMs)}, {"tables", std::move(arr)}};

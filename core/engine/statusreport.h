@@ -25,6 +25,14 @@ struct TableReport {
     std::string freshness;
     double slaSeconds = 0;
     std::optional<double> progress;
+    /// While a backfill runs (an initial load or a re-backfill while streaming).
+    struct Backfill {
+        std::int64_t rows = 0;
+        std::optional<std::int64_t> total; ///< unknown for a table the planner has no estimate of
+        std::optional<double> percent;
+        std::optional<double> etaSeconds; ///< unknown until a rate has been measured
+    };
+    std::optional<Backfill> backfill;
 };
 
 /// Joins the workspace's tables with their mirrored status (tables never run show `idle`).
@@ -32,8 +40,12 @@ std::vector<TableReport> buildStatus(const Workspace &ws, const std::vector<Stat
                                      std::int64_t nowMs);
 
 /// `{"generated_at": ..., "tables": [ {pipeline, table, strategy, state, rows_applied,
-/// last_sync_at, checkpoint, lag_seconds, freshness, ...} ]}`.
+/// last_sync_at, checkpoint, last_synced_lsn, cursor, lag_seconds, freshness, backfill: {rows,
+/// total, percent, eta_seconds} or null, ...} ]}`.
 std::string statusJson(const std::vector<TableReport> &tables, std::int64_t nowMs);
+
+/// A backfill in words: `420000 of 1000000 rows (42.0%), about 1m 20s left`.
+std::string describeBackfill(const TableReport::Backfill &b);
 
 /// `2026-11-29T10:00:00.123Z`.
 std::string formatIso8601(std::int64_t ms);

@@ -29,7 +29,8 @@ std::vector<TableJob> jobsFor(const Workspace &ws, const std::string &onlyPipeli
         if (!src || !tgt)
             continue;
         for (const auto &t : p.tables)
-            jobs.push_back({p.name, t, *src, *tgt, resolveTargetName(p, t, tgt->kind), p.publication});
+            jobs.push_back({p.name, t, *src, *tgt, resolveTargetName(p, t, tgt->kind), p.publication,
+                            p.heartbeat});
     }
     return jobs;
 }
@@ -140,7 +141,6 @@ TableSync::Outcome TableSync::cursorPass(std::stop_token stop)
                              " has rows but no checkpoint: reading the whole table through the merge");
     }
     const long long pageSize = m_job.spec.effectivePageSize();
-    const double estimated = schema.estimatedRows > 0 ? static_cast<double>(schema.estimatedRows) : 0.0;
 
     BoundedQueue<Batch> queue(2);
     pipelined(
@@ -210,8 +210,7 @@ TableSync::Outcome TableSync::cursorPass(std::stop_token stop)
             while (auto b = queue.pop()) {
                 if (b->directLoad)
                     m_observer.tableState(key, "backfilling", "initial load",
-                                          estimated > 0 ? std::optional<double>(std::min(0.99, loadedRows / estimated))
-                                                        : std::nullopt);
+                                          Progress{loadedRows, schema.estimatedRows});
                 ApplyResult r = merger->apply(*b);
                 crashPoint("batch.after_commit");
                 if (b->directLoad)

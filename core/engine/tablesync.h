@@ -16,6 +16,8 @@ struct TableJob {
     TargetName targetName;
     /// The pipeline's `publication:` (CDC), when set.
     std::optional<std::string> publication;
+    /// The pipeline's `heartbeat:` (CDC), when set.
+    std::optional<Millis> heartbeat;
 
     TableKey key() const { return {pipeline, spec.table, spec.strategy}; }
 };

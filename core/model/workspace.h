@@ -65,6 +65,10 @@ struct PipelineSpec {
     /// CDC: an existing publication to read (creating one needs table ownership); default: the
     /// engine creates and maintains `driftless_<name>`.
     std::optional<std::string> publication;
+    /// CDC: how often to write a heartbeat (a transactional `pg_logical_emit_message`) into the
+    /// source database, so the slot advances even when the cluster's WAL comes from elsewhere.
+    /// Unset: none (an idle stream is still acknowledged from keepalives).
+    std::optional<Millis> heartbeat;
     std::vector<TableSpec> tables;
 
     std::string slotName() const { return "driftless_" + name; }

@@ -79,7 +79,14 @@ CREATE TABLE events (
 CREATE INDEX events_by_time ON events (ts_ms);
 )sql";
 
-constexpr std::array<std::string_view, 1> kMigrations{kV1};
+// v2: a backfill's rows copied, its total estimate and its expected end, for `status`.
+constexpr std::string_view kV2 = R"sql(
+ALTER TABLE table_status ADD COLUMN backfill_rows INTEGER;
+ALTER TABLE table_status ADD COLUMN backfill_total INTEGER;
+ALTER TABLE table_status ADD COLUMN backfill_eta_seconds REAL;
+)sql";
+
+constexpr std::array<std::string_view, 2> kMigrations{kV1, kV2};
 } // namespace
 
 std::span<const std::string_view> stateMigrations() { return kMigrations; }

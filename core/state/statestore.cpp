@@ -156,6 +156,8 @@ Workspace StateStore::loadWorkspace()
             auto opts = json::parse(st.text(4));
             if (opts.contains("publication"))
                 p.publication = opts["publication"].get<std::string>();
+            if (opts.contains("heartbeat_ms"))
+                p.heartbeat = Millis(opts["heartbeat_ms"].get<std::int64_t>());
             ws.pipelines.push_back(std::move(p));
         }
     }
@@ -216,7 +218,7 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
                 sum.lines.push_back("- table " + p.name + "/" + x.table.display());
         }
         if (o->source != p.source || o->target != p.target || o->targetSchema != p.targetSchema ||
-            o->publication != p.publication)
+            o->publication != p.publication || o->heartbeat != p.heartbeat)
             sum.lines.push_back("~ pipeline " + p.name);
     }
     for (auto &p : old.pipelines)
@@ -244,6 +246,8 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
         json opts = json::object();
         if (p.publication)
             opts["publication"] = *p.publication;
+        if (p.heartbeat)
+            opts["heartbeat_ms"] = p.heartbeat->count();
         pst.bindText(1, p.name).bind(2, pos++).bindText(3, p.source).bindText(4, p.target).bind(5, p.targetSchema);
         pst.bindText(6, opts.dump());
         pst.run();
@@ -265,7 +269,8 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
 
 namespace {
 constexpr const char *kStatusCols = "pipeline, source_schema, source_table, strategy, state, message, checkpoint, "
-                                    "version, rows_applied, last_sync_at_ms, fresh_as_of_ms, progress, updated_at_ms";
+                                    "version, rows_applied, last_sync_at_ms, fresh_as_of_ms, progress, updated_at_ms, "
+                                    "backfill_rows, backfill_total, backfill_eta_seconds";
 
 StateStore::TableStatus readStatus(SqliteStmt &st)
 {
@@ -285,6 +290,12 @@ StateStore::TableStatus readStatus(SqliteStmt &st)
     if (!st.isNull(11))
         s.progress = st.real(11);
     s.updatedAtMs = st.int64(12);
+    if (!st.isNull(13))
+        s.backfillRows = st.int64(13);
+    if (!st.isNull(14))
+        s.backfillTotal = st.int64(14);
+    if (!st.isNull(15))
+        s.backfillEtaSeconds = st.real(15);
     return s;
 }
 } // namespace
@@ -293,7 +304,7 @@ void StateStore::upsertTableStatus(const TableStatus &s)
 {
     std::lock_guard lock(m_mutex);
     auto st = m_db.prepare(std::string("INSERT OR REPLACE INTO table_status (") + kStatusCols +
-                           ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+                           ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
     st.bindText(1, s.pipeline).bindText(2, s.table.schema).bindText(3, s.table.name);
     st.bindText(4, toString(s.strategy)).bindText(5, s.state).bindText(6, s.message).bindText(7, s.checkpoint);
     st.bind(8, s.version).bind(9, s.rowsApplied);
@@ -301,6 +312,9 @@ void StateStore::upsertTableStatus(const TableStatus &s)
     s.freshAsOfMs ? st.bind(11, *s.freshAsOfMs) : st.bindNull(11);
     s.progress ? st.bind(12, *s.progress) : st.bindNull(12);
     st.bind(13, s.updatedAtMs ? s.updatedAtMs : nowMs());
+    s.backfillRows ? st.bind(14, *s.backfillRows) : st.bindNull(14);
+    s.backfillTotal ? st.bind(15, *s.backfillTotal) : st.bindNull(15);
+    s.backfillEtaSeconds ? st.bind(16, *s.backfillEtaSeconds) : st.bindNull(16);
     st.run();
 }
 
@@ -313,6 +327,7 @@ void StateStore::setTableState(const std::string &pipeline, const TableRef &tabl
         "updated_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
         "ON CONFLICT (pipeline, source_schema, source_table) DO UPDATE SET strategy = excluded.strategy, "
         "state = excluded.state, message = excluded.message, progress = excluded.progress, "
+        "backfill_rows = NULL, backfill_total = NULL, backfill_eta_seconds = NULL, "
         "updated_at_ms = excluded.updated_at_ms");
     st.bindText(1, pipeline).bindText(2, table.schema).bindText(3, table.name).bindText(4, toString(strategy));
     st.bindText(5, state).bindText(6, message);

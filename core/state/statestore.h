@@ -30,7 +30,7 @@ public:
 
     /// `$XDG_DATA_HOME/driftless/workspace.db`, or `~/.local/share/driftless/workspace.db`.
     static std::string defaultPath();
-    static constexpr int kSchemaVersion = 1;
+    static constexpr int kSchemaVersion = 2;
     const std::string &path() const { return m_path; }
 
     // Workspace ---------------------------------------------------------------------------
@@ -56,6 +56,9 @@ public:
         std::optional<std::int64_t> lastSyncAtMs;  ///< last successful commit, workstation clock
         std::optional<std::int64_t> freshAsOfMs;   ///< target holds the source as of this time
         std::optional<double> progress;            ///< 0..1 while a backfill runs
+        std::optional<std::int64_t> backfillRows;  ///< while a backfill runs: rows copied so far
+        std::optional<std::int64_t> backfillTotal; ///< ... the estimate of its rows
+        std::optional<double> backfillEtaSeconds;  ///< ... its expected remaining time, as of updatedAtMs
         std::int64_t updatedAtMs = 0;
     };
     void upsertTableStatus(const TableStatus &s);

@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <random>
+#include <set>
 #include <thread>
 
 using namespace driftless::core;
@@ -232,6 +233,51 @@ TEST_F(Cdc, anIdleSlotAdvancesWhenOnlyOtherTablesAreWritten)
     runner.join();
     EXPECT_EQ(src.scalar("SELECT '" + after + "'::pg_lsn >= '" + lsnNow + "'::pg_lsn"), "t")
         << "confirmed_flush_lsn stayed at " << after << " (started at " << before << ", WAL at " << lsnNow << ")";
+}
+
+TEST_F(Cdc, aConfiguredHeartbeatMovesTheCheckpointOfAnIdleSource)
+{
+    // faults F18, second half: with `heartbeat:` the engine writes a transactional message into
+    // the source database; it comes back through the slot as a transaction of its own, whose end
+    // the target's checkpoint and the slot's confirmed_flush_lsn then move to. Nothing else
+    // writes into this database, so without heartbeats the checkpoint would not move.
+    src.exec(kItems);
+    src.exec("INSERT INTO items VALUES (1, 'a', 1, 1)");
+    auto j = job("public.items");
+    j.heartbeat = std::chrono::milliseconds(1000);
+    once({j});
+    auto lsnOf = [&] { return nlohmann::json::parse(position())["lsn"].get<std::string>(); };
+    const std::string first = lsnOf();
+    const std::string slot = "driftless_" + pipeline;
+    std::stop_source stop;
+    std::thread runner([&] {
+        CdcPipeline p({j}, std::nullopt, obs);
+        try {
+            p.run(stop.get_token(), {false});
+        } catch (const std::exception &e) {
+            std::printf("pipeline stopped: %s\n", e.what());
+        }
+    });
+    std::set<std::string> seen{first};
+    for (int i = 0; i < 100 && seen.size() < 3; ++i) {
+        seen.insert(lsnOf());
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    const std::string last = lsnOf();
+    std::string confirmed;
+    for (int i = 0; i < 50; ++i) {
+        confirmed = src.scalar("SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '" + slot + "'");
+        if (src.scalar("SELECT '" + confirmed + "'::pg_lsn >= '" + last + "'::pg_lsn") == "t")
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    stop.request_stop();
+    runner.join();
+    EXPECT_GE(seen.size(), 3u) << "the checkpoint moved with heartbeats only " << seen.size() - 1 << " times";
+    EXPECT_EQ(src.scalar("SELECT '" + confirmed + "'::pg_lsn >= '" + last + "'::pg_lsn"), "t")
+        << "the slot was not acknowledged at the heartbeat's position " << last << " (confirmed " << confirmed << ")";
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM items"), "1") << "a heartbeat is not a change";
+    EXPECT_FALSE(obs.sawEvent("cannot write a heartbeat"));
 }
 
 TEST_F(Cdc, aTransactionBiggerThanABatchCommitsAtomically)

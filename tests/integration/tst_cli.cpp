@@ -7,7 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <csignal>
+#include <functional>
 #include <set>
+#include <sys/wait.h>
+#include <thread>
 
 using namespace driftless::test;
 
@@ -205,4 +209,137 @@ TEST_F(CliFixture, usageErrorsExitTwo)
     auto help = runCli({"--help"});
     EXPECT_EQ(help.exitCode, 0);
     EXPECT_NE(help.out.find("apply FILE"), std::string::npos);
+}
+
+namespace {
+
+/// A CDC pipeline over one 60k-row table, loaded once, then drifted by hand in the target.
+struct CliBackfill : CliFixture {
+    std::string pipeline = uniqueName("clibf");
+    int exitCode = -1000;
+
+    void SetUp() override
+    {
+        CliFixture::SetUp();
+        src.exec("CREATE TABLE big (id int PRIMARY KEY, v text, n int);"
+                 "INSERT INTO big SELECT g, md5(g::text), g FROM generate_series(1, 60000) g; ANALYZE big");
+        std::string text = yaml("      - { table: public.big, strategy: cdc, page_size: 500 }\n"
+                                "      - { table: public.plans, strategy: full_refresh }\n");
+        text.replace(text.find("name: app_to_dw"), 15, "name: " + pipeline);
+        auto r = apply(text);
+        ASSERT_EQ(r.exitCode, 0) << r.err;
+        auto load = runCli({"--state", state, "run", "--once", "--pipeline", pipeline});
+        ASSERT_EQ(load.exitCode, 0) << load.out << load.err;
+        ASSERT_EQ(dst.scalar("SELECT count(*) FROM model.big"), "60000");
+        dst.exec("DELETE FROM model.big WHERE id % 100 = 0; UPDATE model.big SET v = 'drifted' WHERE id % 77 = 0;"
+                 "INSERT INTO model.big (id, v, n, _driftless_version) VALUES (999999, 'extra', 1, 0)");
+    }
+    std::string hashOf(PgTestDb &db, const std::string &schema)
+    {
+        auto c = db.connect();
+        return pgHash(c, "SELECT id, v, n FROM " + schema + ".big", "id");
+    }
+    nlohmann::json bigStatus()
+    {
+        auto st = runCli({"--state", state, "status", "--json"});
+        EXPECT_EQ(st.exitCode, 0) << st.err;
+        auto all = nlohmann::json::parse(st.out);
+        for (auto &t : all["tables"])
+            if (t["table"] == "public.big")
+                return t;
+        ADD_FAILURE() << "public.big missing from status: " << st.out;
+        return {};
+    }
+    /// Polls `status --json` until `until` holds, or `pid` exited (its code goes to exitCode),
+    /// keeping the backfill objects it saw.
+    std::vector<nlohmann::json> watchBackfill(const std::function<bool(const nlohmann::json &)> &until, int pid = 0)
+    {
+        std::vector<nlohmann::json> seen;
+        for (int i = 0; i < 1200; ++i) {
+            auto t = bigStatus();
+            if (t.contains("backfill") && t["backfill"].is_object())
+                seen.push_back(t["backfill"]);
+            if (until(t))
+                break;
+            int status = 0;
+            if (pid && ::waitpid(pid, &status, WNOHANG) == pid) {
+                exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        return seen;
+    }
+    static void expectProgress(const std::vector<nlohmann::json> &seen)
+    {
+        ASSERT_FALSE(seen.empty()) << "status never showed the backfill's progress";
+        long long lastRows = -1;
+        for (auto &b : seen) {
+            ASSERT_TRUE(b["rows"].is_number()) << b;
+            ASSERT_TRUE(b["total"].is_number()) << b;
+            ASSERT_TRUE(b["percent"].is_number()) << b;
+            ASSERT_TRUE(b.contains("eta_seconds")) << b;
+            EXPECT_GE(b["rows"].get<long long>(), lastRows) << "rows copied never go back";
+            lastRows = b["rows"].get<long long>();
+            EXPECT_NEAR(b["total"].get<double>(), 60000, 6000) << b;
+            EXPECT_GE(b["percent"].get<double>(), 0.0);
+            EXPECT_LE(b["percent"].get<double>(), 100.0);
+        }
+        EXPECT_GT(lastRows, 0) << "status showed rows being copied";
+    }
+};
+
+} // namespace
+
+TEST_F(CliBackfill, withNoSyncRunningBackfillRunsToTheEndAndStatusShowsItsProgress)
+{
+    std::string log = dir.file("backfill.log");
+    int pid = spawnCli({"--state", state, "backfill", pipeline, "public.big"}, {}, log);
+    auto seen = watchBackfill([](const nlohmann::json &) { return false; }, pid);
+    if (exitCode == -1000)
+        exitCode = waitPid(pid, 300);
+    std::string out = readFile(log);
+    ASSERT_EQ(exitCode, 0) << out;
+    EXPECT_NE(out.find("no sync is running"), std::string::npos) << out;
+    EXPECT_NE(out.find("public.big is backfilled and streaming"), std::string::npos) << out;
+    expectProgress(seen);
+    EXPECT_EQ(hashOf(dst, "model"), hashOf(src, "public")) << "drift repaired, the extra row removed";
+    auto after = bigStatus();
+    EXPECT_TRUE(after["backfill"].is_null()) << after;
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM _driftless.checkpoints WHERE request IS NOT NULL"), "0")
+        << "the request was taken";
+}
+
+TEST_F(CliBackfill, onARunningSyncBackfillLeavesARequestThatItPicksUpWhileStreaming)
+{
+    std::string log = dir.file("run.log");
+    int runner = spawnCli({"--state", state, "run", "--pipeline", pipeline}, {}, log);
+    watchBackfill([](const nlohmann::json &t) { return t["state"] == "streaming"; });
+    auto r = runCli({"--state", state, "backfill", pipeline, "public.big"});
+    EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("re-backfill of public.big requested"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("the running sync (walsender pid"), std::string::npos) << r.out;
+    // Writes go on meanwhile; the stream applies them.
+    src.exec("UPDATE big SET n = n + 1 WHERE id % 10 = 0; DELETE FROM big WHERE id % 1000 = 1");
+    auto seen = watchBackfill([&](const nlohmann::json &t) {
+        return t["state"] == "streaming" && t["backfill"].is_null() &&
+               dst.scalar("SELECT count(*) FROM model.big WHERE id = 999999") == "0";
+    });
+    expectProgress(seen);
+    // The stream applies the writes made during the copy.
+    for (int i = 0; i < 200 && hashOf(dst, "model") != hashOf(src, "public"); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ::kill(runner, SIGTERM);
+    EXPECT_EQ(waitPid(runner, 60), 0) << readFile(log);
+    EXPECT_EQ(hashOf(dst, "model"), hashOf(src, "public"));
+}
+
+TEST_F(CliBackfill, aTableThatIsNotCdcIsRefusedWithWhatToDoInstead)
+{
+    auto r = runCli({"--state", state, "backfill", pipeline, "public.plans"});
+    EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("full refresh table reloads whole on every pass"), std::string::npos) << r.err;
+    auto unknown = runCli({"--state", state, "backfill", pipeline, "public.nope"});
+    EXPECT_EQ(unknown.exitCode, 2);
+    EXPECT_NE(unknown.err.find("has no table public.nope"), std::string::npos) << unknown.err;
 }

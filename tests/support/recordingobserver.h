@@ -20,7 +20,7 @@ public:
     };
 
     void tableState(const core::TableKey &, const std::string &state, const std::string &message,
-                    std::optional<double>) override
+                    std::optional<core::Progress>) override
     {
         std::lock_guard lock(m_mutex);
         states.push_back(state + (message.empty() ? "" : ": " + message));

@@ -1,5 +1,6 @@
 #include "core/config/workspacefile.h"
 #include "core/model/error.h"
+#include "core/state/migrations.h"
 #include "core/state/statestore.h"
 #include "tests/support/testsupport.h"
 
@@ -67,6 +68,35 @@ TEST(StateStore, fileIsCreatedPrivateInWalModeAtTheCurrentSchemaVersion)
     auto mode = db.prepare("PRAGMA journal_mode");
     ASSERT_TRUE(mode.step());
     EXPECT_EQ(mode.text(0), "wal");
+}
+
+TEST(StateStore, aFileFromTheFirstVersionIsMigratedKeepingItsStatus)
+{
+    TempDir dir;
+    std::string path = dir.file("v1.db");
+    {
+        SqliteDb db(path);
+        db.exec(std::string(stateMigrations()[0]));
+        db.exec("PRAGMA user_version = 1");
+        db.exec("INSERT INTO table_status (pipeline, source_schema, source_table, strategy, state, rows_applied, "
+                "updated_at_ms) VALUES ('p1', 'public', 'orders', 'cdc', 'streaming', 42, 1)");
+    }
+    StateStore store(path);
+    auto s = store.tableStatus("p1", {"public", "orders"});
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->state, "streaming");
+    EXPECT_EQ(s->rowsApplied, 42);
+    EXPECT_FALSE(s->backfillRows);
+    s->backfillRows = 10;
+    s->backfillTotal = 40;
+    s->backfillEtaSeconds = 7.5;
+    store.upsertTableStatus(*s);
+    auto again = store.tableStatus("p1", {"public", "orders"});
+    EXPECT_EQ(again->backfillRows, 10);
+    EXPECT_EQ(again->backfillTotal, 40);
+    EXPECT_EQ(again->backfillEtaSeconds, 7.5);
+    SqliteDb db(path, SqliteDb::Mode::ReadOnly);
+    EXPECT_EQ(db.scalarInt("PRAGMA user_version"), StateStore::kSchemaVersion);
 }
 
 TEST(StateStore, refusesAFileFromANewerVersion)

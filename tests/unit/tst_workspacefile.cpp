@@ -71,12 +71,17 @@ TEST(WorkspaceFile, yamlRoundTripsToAnEqualWorkspace)
     std::string yaml = std::string(kReadmeForm) + R"(  - name: odd_names
     source: app
     target: lite
+    publication: existing_pub
+    heartbeat: 30s
     tables:
       - { table: '"Sales Dept"."Order-Lines"', strategy: cursor, cursor: "Updated At", every: 90s, target_table: "order lines" }
 )";
     Workspace ws = parse(yaml);
     EXPECT_EQ(ws.pipelines[1].tables[0].table.schema, "Sales Dept");
     EXPECT_EQ(ws.pipelines[1].tables[0].table.name, "Order-Lines");
+    EXPECT_EQ(ws.pipelines[1].publication, "existing_pub");
+    EXPECT_EQ(ws.pipelines[1].heartbeat, Millis(30000));
+    EXPECT_FALSE(ws.pipelines[0].heartbeat);
     Workspace again = WorkspaceFile::parse(WorkspaceFile::toYaml(ws), "export.yaml", "/elsewhere");
     EXPECT_EQ(again, ws);
 }
@@ -116,6 +121,10 @@ TEST(WorkspaceFile, eachMistakeHasItsOwnMessage)
         {"table: public.plans,", "table: public.plans, strategy: cursor, cursr: x,", "pipelines[app_to_dw].tables[0].cursr",
          "unknown key"},
         {"target_schema: model", "target_schema: model\n    tablez: []", "pipelines[0].tablez", "unknown key"},
+        {"target_schema: model", "target_schema: model\n    heartbeat: often", "pipelines[app_to_dw].heartbeat",
+         "not a duration"},
+        {"target_schema: model", "target_schema: model\n    heartbeat: 10ms", "pipelines[app_to_dw].heartbeat",
+         "at least 1s"},
     };
     for (const auto &c : cases) {
         auto e = parseError(replace(kReadmeForm, c.from, c.to));
