@@ -47,15 +47,6 @@ b8_rows_sql() {
         FROM generate_series($1::bigint, $2) g"
 }
 
-b8_drop_slots() { # DB: drops every slot of that database (a database with slots cannot be dropped)
-  local i
-  for ((i = 0; i < 50; i++)); do
-    [[ $(pg_value postgres "SELECT count(*) FROM pg_replication_slots WHERE database = '$1' AND active") == 0 ]] && break
-    sleep 0.1
-  done
-  pg postgres -c "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = '$1'" >/dev/null
-}
-
 # Waits until no session uses the slot (the walsender of a finished client exits just after it).
 b8_wait_slot_idle() {
   local i
@@ -93,7 +84,7 @@ b8_recvlogical() { # ENDPOS
 
 # A new round: fresh source and target, both slots created, nothing streamed yet.
 b8_reset() {
-  b8_drop_slots b8_src
+  drop_slots b8_src
   fresh_db b8_src
   pg b8_src -c "DROP SCHEMA IF EXISTS bench CASCADE" -c "$BENCH_TABLE_DDL" \
     -c "ALTER TABLE bench.t SET (autovacuum_enabled = off)" -c "CREATE PUBLICATION b8_base FOR TABLE bench.t"
@@ -188,7 +179,7 @@ b8_ingest() {
     result "B8 rows_per_s=$eng_rate baseline_rows_per_s=$base_rate ratio=$rt peak_rss_mb=$peak" \
       "case=$c rows=$rows txns=$txns runs=$runs goal=$goal goal_met=$ok"
   done
-  b8_drop_slots b8_src
+  drop_slots b8_src
   local db
   for db in b8_src b8_dst; do pg postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"; done
 }
@@ -227,7 +218,7 @@ b8_lag_phase() {
   pg b8_ldst -c "TRUNCATE public.b8_seen, public.b8_ctl"
   pg b8_ldst -c "$(b8_poller_sql $((secs + 40)))" >"$WORK/poller.log" 2>&1 &
   local poller=$!
-  B8_PIDS+=("$poller")
+  BENCH_PIDS+=("$poller")
   sleep 0.3
   local t0 tps
   t0=$(pg_value b8_lsrc "SELECT clock_timestamp()")
@@ -261,7 +252,7 @@ b8_lag_phase() {
 
 b8_lag() {
   log "B8: lag at 1k TPS for $B8_LAG_SECONDS s, then at the max insert rate for $B8_MAX_SECONDS s"
-  b8_drop_slots b8_lsrc
+  drop_slots b8_lsrc
   fresh_db b8_lsrc
   fresh_db b8_ldst
   pg b8_lsrc -c "CREATE SCHEMA bench" -c "CREATE TABLE bench.lag (
@@ -293,7 +284,7 @@ SQL
   # The engine streams continuously from here on.
   "$CLI" --state "$WORK/b8lag.state" run >"$WORK/b8lag_run.log" 2>&1 &
   local cli=$!
-  B8_PIDS+=("$cli")
+  BENCH_PIDS+=("$cli")
   local i
   for ((i = 0; i < 100; i++)); do
     [[ $(pg_value b8_lsrc "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'driftless_b8lag' AND active") == 1 ]] && break
@@ -310,7 +301,7 @@ SQL
   rss=$(awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$cli/status" 2>/dev/null || echo 0)
   kill -INT "$cli" 2>/dev/null || true
   wait "$cli" || { cat "$WORK/b8lag_run.log" >&2; die "B8: driftless-cli run failed"; }
-  B8_PIDS=()
+  BENCH_PIDS=()
 
   result "B8 lag_p50_ms=$p50 lag_p99_ms=$p99 tps=$tps peak_rss_mb=$rss case=lag_1k_tps seconds=$B8_LAG_SECONDS" \
     "samples=$n catchup_ms=$catchup keeps_up=$keeps goal=p99<1000,keeps_up" \
@@ -318,7 +309,7 @@ SQL
   result "B8 lag_p50_ms=$LAG_P50 lag_p99_ms=$LAG_P99 tps=$LAG_TPS peak_rss_mb=$rss case=lag_max_insert_rate" \
     "seconds=$B8_MAX_SECONDS samples=$LAG_SAMPLES catchup_ms=$LAG_CATCHUP keeps_up=$LAG_KEEPS goal=keeps_up" \
     "goal_met=$LAG_KEEPS"
-  b8_drop_slots b8_lsrc
+  drop_slots b8_lsrc
   local db
   for db in b8_lsrc b8_ldst; do pg postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"; done
 }

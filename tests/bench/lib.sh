@@ -49,6 +49,17 @@ clone_db() {
               -c "CREATE DATABASE $2 TEMPLATE $1 STRATEGY FILE_COPY"
 }
 
+# Drops every replication slot of a database (a database with slots cannot be dropped), once
+# no session reads them any more: DB
+drop_slots() {
+  local i
+  for ((i = 0; i < 50; i++)); do
+    [[ $(pg_value postgres "SELECT count(*) FROM pg_replication_slots WHERE database = '$1' AND active") == 0 ]] && break
+    sleep 0.1
+  done
+  pg postgres -c "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = '$1'" >/dev/null
+}
+
 # The benchmark table: 6 columns (bigint PK, int, numeric(12,2), ~24-char text, timestamptz,
 # bool), rows 1..N, deterministic so every database that generates it holds the same rows.
 BENCH_TABLE_DDL='CREATE SCHEMA IF NOT EXISTS bench;

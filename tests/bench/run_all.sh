@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Runs the Driftless benchmarks B1, B5, B6, B7 and B8 against their baselines, side by side on
+# Runs the Driftless benchmarks B1, B5, B6, B7, B8 and B11 against their baselines, side by side on
 # throwaway servers, and prints one line per figure (format: reference/benchmarks.md):
 #
 #   B1 rows_per_s=... baseline_rows_per_s=... ratio=... peak_rss_mb=... case=... rows=... ...
 #
-# usage: tests/bench/run_all.sh [--rows N] [--runs K] [--build DIR] [--only B1,B5,B6,B7,B8]
+# usage: tests/bench/run_all.sh [--rows N] [--runs K] [--build DIR] [--only B1,B5,B6,B7,B8,B11]
 #                               [--servers ENVFILE]
-#   --rows N          rows in bench.t (default 1000000); B8 scales its workloads with it
+#   --rows N          rows in bench.t (default 1000000); B8 scales its workloads with it; B11
+#                     re-backfills a table of that many rows
 #   --runs K          rounds per benchmark; figures are medians (default 5; B8 3 unless given)
 #   --build DIR       a configured Driftless build tree (default build/bench, else build/dev)
 #   --only LIST       run only these benchmarks (comma-separated)
@@ -22,7 +23,7 @@ repo=$(cd "$here/../.." && pwd)
 ROWS=1000000
 RUNS=5
 BUILD=
-ONLY=B1,B5,B6,B7,B8
+ONLY=B1,B5,B6,B7,B8,B11
 SERVERS_ENV=
 RUNS_GIVEN=
 
@@ -42,7 +43,7 @@ done
 [[ $RUNS =~ ^[0-9]+$ && $RUNS -ge 1 ]] || { echo "run_all.sh: --runs must be a number >= 1" >&2; exit 2; }
 ONLY=${ONLY^^}
 for b in ${ONLY//,/ }; do
-  [[ $b =~ ^B(1|5|6|7|8)$ ]] || { echo "run_all.sh: unknown benchmark '$b' (B1, B5, B6, B7, B8)" >&2; exit 2; }
+  [[ $b =~ ^B(1|5|6|7|8|11)$ ]] || { echo "run_all.sh: unknown benchmark '$b' (B1, B5, B6, B7, B8, B11)" >&2; exit 2; }
 done
 selected() { [[ ,$ONLY, == *,$1,* ]]; }
 
@@ -58,6 +59,8 @@ source "$here/b6_merge.sh"
 source "$here/b7_cursor.sh"
 # shellcheck source=b8_cdc.sh
 source "$here/b8_cdc.sh"
+# shellcheck source=b11_rebackfill.sh
+source "$here/b11_rebackfill.sh"
 # B8 drains two 1M-row workloads twice per round: 3 rounds keep it near 5 minutes on 2 cores.
 [[ -n $RUNS_GIVEN ]] || B8_RUNS=${B8_RUNS:-3}
 
@@ -78,8 +81,12 @@ BUILD=$(cd "$BUILD" && pwd)
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$BUILD/CMakeCache.txt")
 [[ $build_type == Release ]] || log "warning: $BUILD is a '$build_type' build; benchmark a Release build"
 
+BUILD_LOG=$BUILD/driftless-cli-build.log
 log "building driftless-cli in $BUILD"
-cmake --build "$BUILD" --target driftless-cli >/dev/null || die "building driftless-cli failed"
+if ! cmake --build "$BUILD" --target driftless-cli >"$BUILD_LOG" 2>&1; then
+  grep -E -B2 -A6 'error|FAILED' "$BUILD_LOG" | tail -n 40 >&2
+  die "building driftless-cli failed (log: $BUILD_LOG)"
+fi
 CLI=$BUILD/app/driftless-cli
 [[ -x $CLI ]] || die "no $CLI after the build"
 
@@ -108,10 +115,10 @@ fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/driftless-bench.XXXXXX")
 own_servers=
-B8_PIDS=() # background processes of a benchmark (B8's engine, poller), ended on exit
+BENCH_PIDS=() # background processes of a benchmark (B8 and B11: engine, pollers, pgbench), ended on exit
 cleanup() {
   local rc=$? pid
-  for pid in "${B8_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${BENCH_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   if [[ -n $own_servers ]]; then
     bash "$repo/tests/support/servers.sh" stop "$WORK/servers.env" >/dev/null 2>&1 || true
   fi
@@ -151,6 +158,7 @@ selected B5 && bench_b5
 selected B6 && bench_b6
 selected B7 && bench_b7
 selected B8 && bench_b8
+selected B11 && bench_b11
 
 log "done in $(printf '%.0f' "$(elapsed "$t_start" "$EPOCHREALTIME")") s; results:"
 sed 's/^/  /' "$WORK/results.txt" >&2
