@@ -55,6 +55,9 @@ struct CdcPipeline::Table {
 
 namespace {
 
+/// How often an idle stream records (and then acknowledges) the source's WAL end.
+constexpr auto kIdleSave = std::chrono::seconds(5);
+
 constexpr const char *kSourceChecks = R"sql(
 SELECT current_setting('wal_level'),
        (SELECT rolreplication OR rolsuper FROM pg_roles WHERE rolname = current_user),
@@ -348,8 +351,8 @@ void CdcPipeline::run(std::stop_token stop, Options options)
                         {}, "point the endpoint back at the original server, or re-snapshot the pipeline");
     }
 
-    auto slot = src.execParams("SELECT plugin, wal_status, database = current_database() FROM pg_replication_slots "
-                               "WHERE slot_name = $1",
+    auto slot = src.execParams("SELECT plugin, wal_status, database = current_database(), confirmed_flush_lsn "
+                               "FROM pg_replication_slots WHERE slot_name = $1",
                                {m_slot});
     std::vector<Table *> needLoad;
     bool anyStreamed = false;
@@ -395,6 +398,26 @@ void CdcPipeline::run(std::stop_token stop, Options options)
                         "replication slot " + m_slot + " was invalidated (wal_status lost): the source removed WAL it "
                         "still needed, so changes were lost",
                         {}, "re-snapshot the pipeline: driftless-cli resnapshot " + m_pipeline);
+        // The slot is only ever acknowledged at positions the target recorded first, so a slot
+        // ahead of a table's checkpoint was dropped and recreated, or advanced, by someone else:
+        // the changes in between will never be sent (faults F4).
+        const auto confirmed = pgcatalog::parseLsn(slot.text(0, 3)).value_or(0);
+        for (auto &t : m_tables) {
+            if (t->paused || t->phase() != "stream" || t->streamLsn() >= confirmed)
+                continue;
+            const std::string gap = pgcatalog::formatLsn(t->streamLsn()) + " and " + pgcatalog::formatLsn(confirmed);
+            for (auto &u : m_tables)
+                m_observer.tableState(u->key, "error",
+                                      "replication slot " + m_slot + " was moved past our checkpoint (" + gap + ")",
+                                      std::nullopt);
+            throw Error(ErrorKind::Permanent,
+                        "replication slot " + m_slot + " starts at " + pgcatalog::formatLsn(confirmed) + " but " +
+                            t->job.spec.table.display() + " was synced only up to " +
+                            pgcatalog::formatLsn(t->streamLsn()) +
+                            ": the slot was recreated or advanced behind Driftless's back, and the changes between " +
+                            gap + " cannot be read any more",
+                        {}, "re-snapshot the pipeline: driftless-cli resnapshot " + m_pipeline);
+        }
         if (!needLoad.empty()) {
             // Tables added since, or a load a crash interrupted: copy them in the snapshot of a
             // temporary slot, whose consistent point versions the rows exactly.
@@ -580,6 +603,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
         [&] {
             auto lastPoll = std::chrono::steady_clock::now() - std::chrono::seconds(10);
             auto lastBeat = std::chrono::steady_clock::now();
+            auto lastIdleSave = std::chrono::steady_clock::now() - kIdleSave;
             const auto heartbeat = options.once ? std::nullopt : m_jobs.front().heartbeat;
             bool beatFailed = false;
             try {
@@ -610,9 +634,18 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                         if (!open) {
                             // Idle and everything applied: the target is fresh as of now.
                             std::int64_t fresh = localMsFromSourceMicros(b->serverTimeUs, b->clockOffsetUs);
+                            // Record the idle position in the target before the slot hears of it,
+                            // every few seconds (at once when draining): the slot never gets ahead
+                            // of the checkpoint, which is how a slot moved behind our back shows.
+                            auto now = std::chrono::steady_clock::now();
+                            if (*b->idleWalEnd > acked.load() && (options.once || now - lastIdleSave >= kIdleSave)) {
+                                lastIdleSave = now;
+                                saveIdlePosition(*b->idleWalEnd);
+                                acked = std::max(acked.load(), *b->idleWalEnd);
+                            }
                             for (auto &t : m_tables)
                                 if (!t->paused)
-                                    m_observer.batchApplied(t->key, {}, Checkpoint{t->position.dump(), 0}, fresh);
+                                    m_observer.batchApplied(t->key, {}, Checkpoint{positionOf(*t), t->version}, fresh);
                         }
                         continue;
                     }
@@ -680,6 +713,23 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
             if (open)
                 m_session->rollback(); // a transaction cut short by a stop: nothing of it lands
         });
+}
+
+void CdcPipeline::saveIdlePosition(std::int64_t walEnd)
+{
+    m_session->begin();
+    try {
+        for (auto &t : m_tables) {
+            if (t->paused || t->phase() != "stream" || t->streamLsn() >= walEnd)
+                continue;
+            t->position["lsn"] = pgcatalog::formatLsn(walEnd);
+            t->merger->writeCheckpointInTransaction({positionOf(*t), t->version}, 0);
+        }
+        m_session->commit();
+    } catch (...) {
+        m_session->rollback();
+        throw;
+    }
 }
 
 bool CdcPipeline::writeHeartbeat(PgConnection &src, bool failedBefore)

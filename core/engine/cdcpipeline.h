@@ -61,6 +61,9 @@ private:
     void completePartialRows(Table &t, RowSet &rows, PgConnection &src);
     std::string positionOf(const Table &t) const;
     void pollRequests();
+    /// Idle with everything applied: records `walEnd` as every streaming table's position, so
+    /// it can be acknowledged.
+    void saveIdlePosition(std::int64_t walEnd);
     /// Writes one heartbeat; returns false (reporting it once) when it cannot.
     bool writeHeartbeat(PgConnection &src, bool failedBefore);
     void startRebackfill(Table &t, const nlohmann::json &progress);

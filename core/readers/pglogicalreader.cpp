@@ -26,7 +26,7 @@ PgLogicalReader::PgLogicalReader(PgReplicationConnection &conn, std::map<TableRe
 
 void PgLogicalReader::sendStatus(bool requestReply)
 {
-    std::int64_t flush = std::max((*m_acked)(), m_idleFlush);
+    std::int64_t flush = (*m_acked)();
     m_conn.sendStatus(std::max(m_received.load(), flush), flush, requestReply);
     m_lastSentFlush = flush;
     m_lastStatus = std::chrono::steady_clock::now();
@@ -284,12 +284,12 @@ void PgLogicalReader::handle(const std::string &frame)
     // Idle: no transaction open or half handed over, nothing waiting to be handed over, and
     // everything handed over committed in the target.
     const bool idle = !m_inTxn && !m_piecesOut && m_batch.empty() && m_lastEmittedEnd <= (*m_acked)();
-    if (idle && k.walEnd > m_idleFlush) {
-        // Nothing received is in flight: the keepalive's position is safe to acknowledge, which
-        // keeps an idle slot (or one whose tables see no writes) from holding WAL.
-        m_idleFlush = k.walEnd;
-    }
-    if (idle && std::chrono::steady_clock::now() - m_lastHeartbeat >= std::chrono::seconds(1)) {
+    // Nothing received is in flight: the keepalive's position is safe to acknowledge once the
+    // target has recorded it, which keeps an idle slot (or one whose tables see no writes) from
+    // holding WAL. Hand it over about once a second (at once when draining to a position).
+    const bool drainedTo = m_opt.stopAtLsn && k.walEnd >= m_opt.stopAtLsn && k.walEnd > m_lastIdleEnd;
+    if (idle && (drainedTo || std::chrono::steady_clock::now() - m_lastHeartbeat >= std::chrono::seconds(1))) {
+        m_lastIdleEnd = k.walEnd;
         m_lastHeartbeat = std::chrono::steady_clock::now();
         m_batch.idleWalEnd = k.walEnd;
         if (!flush(true))
@@ -320,7 +320,7 @@ void PgLogicalReader::run(std::stop_token stop, const Emit &emit, const std::fun
                 break;
         }
         const auto now = std::chrono::steady_clock::now();
-        const std::int64_t ack = std::max(acked(), m_idleFlush);
+        const std::int64_t ack = acked();
         if (now - m_lastStatus >= m_opt.statusInterval) {
             // Asking for a reply brings a keepalive with the current WAL end when idle.
             sendStatus(true);

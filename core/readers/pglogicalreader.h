@@ -31,9 +31,10 @@ struct CdcTableInfo {
 /// - An update that changes the primary key becomes a delete of the old key and an upsert.
 /// - Transactions already applied (commit LSN before a table's resume LSN) are skipped: the
 ///   server resends everything after the slot's confirmed position.
-/// - Status updates report as flushed only what `acked()` says the target committed (P1), or a
-///   keepalive's WAL end when nothing received is still in flight; they go out every
-///   `statusInterval` and whenever the server asks, also while the apply side is busy.
+/// - Status updates report as flushed only what `acked()` says the target committed (P1); they go
+///   out every `statusInterval` and whenever the server asks, also while the apply side is busy.
+///   When nothing received is in flight, a batch with `idleWalEnd` hands over the keepalive's
+///   WAL end, for the apply side to record and then acknowledge.
 ///
 /// Thread affinity: run() owns the replication connection on the calling thread.
 class PgLogicalReader {
@@ -96,7 +97,7 @@ private:
     std::int64_t m_txnCommitLsn = 0;
     std::int64_t m_txnCommitTime = 0;
     std::int64_t m_lastEmittedEnd = 0;
-    std::int64_t m_idleFlush = 0;
+    std::int64_t m_lastIdleEnd = 0;
     std::int64_t m_lastSentFlush = -1;
     std::chrono::steady_clock::time_point m_lastStatus;
     std::chrono::steady_clock::time_point m_lastHeartbeat;
