@@ -62,9 +62,8 @@ b8_wait_slot_idle() {
 # current WAL position. Advancing them instead (pg_replication_slot_advance) moves
 # confirmed_flush_lsn but leaves restart_lsn behind by one running-xacts record at a time, so the
 # next START_REPLICATION would re-decode, unevenly for the two slots, up to several hundred MB of
-# earlier workloads and of the apply into b8_dst (same server): seconds of noise. Driftless
-# accepts its slot recreated (same name, plugin and database): its checkpoint is older than the
-# slot's start, and nothing was committed in between.
+# earlier workloads and of the apply into b8_dst (same server): seconds of noise. Driftless's
+# checkpoint moves to its recreated slot's start (below).
 b8_quiesce() {
   b8_wait_slot_idle driftless_b8
   b8_wait_slot_idle b8_base
