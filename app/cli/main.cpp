@@ -1,12 +1,14 @@
 // driftless-cli: the headless face of the engine. Parses arguments and wires core together.
 
 #include "app/cli/liveview.h"
+#include "app/cli/serve.h"
 
 #include "core/config/workspacefile.h"
 #include "core/engine/doctor.h"
 #include "core/engine/log.h"
 #include "core/engine/resnapshot.h"
 #include "core/engine/scheduler.h"
+#include "core/engine/slots.h"
 #include "core/engine/stateobserver.h"
 #include "core/engine/statusreport.h"
 #include "core/model/error.h"
@@ -51,6 +53,12 @@ commands:
                                   running sync picks it up; with none running, runs the
                                   pipeline's CDC tables until the table is backfilled
                                   (alias: rebackfill)
+  slots [--json]                  every replication slot on the Postgres sources: owner, active,
+                                  wal_status, retained WAL, safe_wal_size, confirmed_flush_lsn
+  serve [--listen HOST:PORT] [--pipeline NAME] [--allow-remote] [--monitor-every DURATION]
+                                  run like 'run' and serve GET /sync/status (JSON) and GET
+                                  /metrics (Prometheus) on 127.0.0.1:8765; slots are read and
+                                  alerts raised every 5s
   export                          print the stored workspace as YAML
   version                         print the version
 
@@ -433,6 +441,74 @@ int cmdBackfill(Args &a)
     return kSyncFailed;
 }
 
+int cmdSlots(Args &a)
+{
+    bool asJson = a.flag("--json");
+    a.noMore();
+    StateStore store(a.state);
+    Workspace ws = store.loadWorkspace();
+    auto sources = listSlots(ws);
+    if (asJson) {
+        std::printf("%s\n", slotsJson(sources).c_str());
+        return kOk;
+    }
+    if (sources.empty()) {
+        std::printf("no Postgres sources in the workspace\n");
+        return kOk;
+    }
+    int code = kOk;
+    for (const auto &ss : sources) {
+        if (!ss.error.empty()) {
+            printError(ss.source + ": " + ss.error);
+            code = kSyncFailed;
+            continue;
+        }
+        std::printf("%s (WAL at %s, max_slot_wal_keep_size %s)\n", ss.source.c_str(), ss.currentLsn.c_str(),
+                    ss.maxSlotWalKeepSize ? formatByteSize(*ss.maxSlotWalKeepSize).c_str() : "unlimited");
+        if (ss.replicationSlots.empty())
+            std::printf("  no replication slots\n");
+        for (const auto &s : ss.replicationSlots) {
+            std::string owner = !s.owner.empty() ? "pipeline " + s.owner
+                                : s.orphaned     ? "ORPHANED (no pipeline here reads it)"
+                                                 : "not Driftless's";
+            std::printf("  %s  %s  %s  wal_status %s  retained %s  safe_wal_size %s  confirmed %s  %s\n",
+                        s.slot.c_str(), s.active ? "active" : "inactive", s.plugin.c_str(),
+                        s.walStatus.empty() ? "-" : s.walStatus.c_str(),
+                        s.retainedBytes ? formatByteSize(*s.retainedBytes).c_str() : "-",
+                        s.safeWalSize ? formatByteSize(*s.safeWalSize).c_str() : "unlimited",
+                        s.confirmedFlushLsn.empty() ? "-" : s.confirmedFlushLsn.c_str(), owner.c_str());
+        }
+    }
+    return code;
+}
+
+int cmdServe(Args &a)
+{
+    driftless::cli::ServeOptions o;
+    if (auto l = a.option("--listen"); !l.empty())
+        o.listen = l;
+    o.allowRemote = a.flag("--allow-remote");
+    o.pipeline = a.option("--pipeline");
+    if (auto m = a.option("--monitor-every"); !m.empty()) {
+        auto d = parseDuration(m);
+        if (!d || *d < Millis(200))
+            throw UsageError("--monitor-every takes a duration of at least 200ms, e.g. 5s");
+        o.monitorEvery = *d;
+    }
+    a.noMore();
+    try {
+        driftless::cli::parseListen(o.listen, o.allowRemote);
+    } catch (const std::invalid_argument &e) {
+        throw UsageError(std::string("--listen ") + e.what());
+    }
+    StateStore store(a.state);
+    auto signals = startSignalThread();
+    int errors = driftless::cli::serve(store, o, g_stop);
+    signals.request_stop();
+    pthread_kill(signals.native_handle(), SIGUSR1);
+    return errors > 0 ? kSyncFailed : kOk;
+}
+
 int cmdExport(Args &a)
 {
     a.noMore();
@@ -467,6 +543,10 @@ int main(int argc, char **argv)
             return cmdExport(a);
         if (a.command == "resnapshot")
             return cmdResnapshot(a);
+        if (a.command == "slots")
+            return cmdSlots(a);
+        if (a.command == "serve")
+            return cmdServe(a);
         if (a.command == "backfill" || a.command == "rebackfill")
             return cmdBackfill(a);
         throw UsageError("unknown command '" + a.command + "'");

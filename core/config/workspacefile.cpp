@@ -135,7 +135,7 @@ Endpoint parseEndpoint(const Ctx &c, const std::string &name, const YAML::Node &
         fail(c, n, field, "endpoint names use letters, digits, '_', '.', '-' (at most 63)");
     if (!n.IsMap())
         fail(c, n, field, "expected a map such as { kind: postgres, dsn: \"...\" }");
-    checkKeys(c, n, field, {"kind", "dsn", "path"});
+    checkKeys(c, n, field, {"kind", "dsn", "path", "slot_guard"});
     Endpoint e;
     e.name = name;
     if (!n["kind"])
@@ -170,6 +170,45 @@ Endpoint parseEndpoint(const Ctx &c, const std::string &name, const YAML::Node &
                 fail(c, n["dsn"], field + ".dsn",
                      "the dsn contains a password; use ~/.my.cnf, MYSQL_PWD or the keychain");
         }
+    }
+    if (auto g = n["slot_guard"]) {
+        const std::string gf = field + ".slot_guard";
+        if (e.kind != EndpointKind::Postgres)
+            fail(c, g, gf, "slot guards watch Postgres replication slots; remove it");
+        if (!g.IsMap())
+            fail(c, g, gf, "expected a map such as { max_retained: 10GB, action: fallback }");
+        checkKeys(c, g, gf, {"max_retained", "action", "warn_retained", "min_safe_wal", "inactive_alert"});
+        SlotGuard sg;
+        auto size = [&](const char *key) -> std::int64_t {
+            auto text = scalar(c, g[key], gf + "." + key);
+            auto v = parseByteSize(text);
+            if (!v || *v <= 0)
+                fail(c, g[key], gf + "." + key, "'" + text + "' is not a size; write e.g. 512MB, 10GB or 1TB");
+            return *v;
+        };
+        if (!g["max_retained"])
+            fail(c, g, gf + ".max_retained", "missing; the most WAL a slot may hold, e.g. 10GB");
+        sg.maxRetained = size("max_retained");
+        if (g["warn_retained"])
+            sg.warnRetained = size("warn_retained");
+        if (g["min_safe_wal"])
+            sg.minSafeWal = size("min_safe_wal");
+        if (g["inactive_alert"])
+            sg.inactiveAlert = duration(c, g["inactive_alert"], gf + ".inactive_alert", Millis(1000));
+        if (g["action"]) {
+            auto a = scalar(c, g["action"], gf + ".action");
+            if (a == "fallback")
+                sg.action = SlotGuard::Action::Fallback;
+            else if (a == "alert")
+                sg.action = SlotGuard::Action::Alert;
+            else
+                fail(c, g["action"], gf + ".action", "'" + a + "' is not an action; one of fallback, alert");
+        } else {
+            fail(c, g, gf + ".action", "missing; fallback (drop the slot, switch to cursor sync) or alert");
+        }
+        if (sg.warnRetained && *sg.warnRetained > sg.maxRetained)
+            fail(c, g["warn_retained"], gf + ".warn_retained", "must not be above max_retained");
+        e.slotGuard = sg;
     }
     return e;
 }
@@ -395,6 +434,18 @@ std::string WorkspaceFile::toYaml(const Workspace &ws)
             out << YAML::Key << "path" << YAML::Value << YAML::DoubleQuoted << e.path;
         else
             out << YAML::Key << "dsn" << YAML::Value << YAML::DoubleQuoted << e.dsn;
+        if (e.slotGuard) {
+            const auto &g = *e.slotGuard;
+            out << YAML::Key << "slot_guard" << YAML::Value << YAML::Flow << YAML::BeginMap;
+            out << YAML::Key << "max_retained" << YAML::Value << formatByteSize(g.maxRetained);
+            out << YAML::Key << "action" << YAML::Value << std::string(toString(g.action));
+            if (g.warnRetained)
+                out << YAML::Key << "warn_retained" << YAML::Value << formatByteSize(*g.warnRetained);
+            if (g.minSafeWal)
+                out << YAML::Key << "min_safe_wal" << YAML::Value << formatByteSize(*g.minSafeWal);
+            emitDuration(out, "inactive_alert", g.inactiveAlert);
+            out << YAML::EndMap;
+        }
         out << YAML::EndMap;
     }
     out << YAML::EndMap;

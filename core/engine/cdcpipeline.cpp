@@ -585,7 +585,9 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
     for (auto &t : m_tables)
         if (!t->paused && !t->rebackfill.is_null() && !m_rebackfill)
             startRebackfill(*t, t->rebackfill);
-    BoundedQueue<CdcBatch> queue(4);
+    // Two batches in hand are enough to overlap decoding with applying (the apply side is the
+    // slower one); each more would cost up to a batch of memory (50,000 rows or 64 MiB).
+    BoundedQueue<CdcBatch> queue(2);
     bool open = false;
     std::map<Table *, ApplyResult> results;
     pipelined(
@@ -604,7 +606,8 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
             auto lastPoll = std::chrono::steady_clock::now() - std::chrono::seconds(10);
             auto lastBeat = std::chrono::steady_clock::now();
             auto lastIdleSave = std::chrono::steady_clock::now() - kIdleSave;
-            const auto heartbeat = options.once ? std::nullopt : m_jobs.front().heartbeat;
+            const bool heartbeatOn = !options.once && m_jobs.front().heartbeat.has_value();
+            const Millis heartbeatEvery = heartbeatOn ? *m_jobs.front().heartbeat : Millis(0);
             bool beatFailed = false;
             try {
                 for (;;) {
@@ -616,7 +619,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                             lastPoll = now;
                             pollRequests();
                         }
-                        if (heartbeat && now - lastBeat >= *heartbeat) {
+                        if (heartbeatOn && now - lastBeat >= heartbeatEvery) {
                             lastBeat = now;
                             beatFailed = !writeHeartbeat(src, beatFailed);
                         }
@@ -713,6 +716,12 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
             if (open)
                 m_session->rollback(); // a transaction cut short by a stop: nothing of it lands
         });
+    // The apply side may have recorded (and so may acknowledge) a position after the reader sent
+    // its last status: an idle position handed over just before it stopped.
+    try {
+        repl.sendStatus(acked.load(), acked.load(), false);
+    } catch (const Error &) {
+    }
 }
 
 void CdcPipeline::saveIdlePosition(std::int64_t walEnd)

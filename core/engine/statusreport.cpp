@@ -100,7 +100,7 @@ std::string describeBackfill(const TableReport::Backfill &b)
     return s;
 }
 
-std::string statusJson(const std::vector<TableReport> &tables, std::int64_t nowMs)
+nlohmann::json tablesJsonValue(const std::vector<TableReport> &tables)
 {
     using json = nlohmann::json;
     json arr = json::array();
@@ -139,6 +139,13 @@ std::string statusJson(const std::vector<TableReport> &tables, std::int64_t nowM
                                                                     : json(nullptr)}};
         arr.push_back(std::move(j));
     }
+    return arr;
+}
+
+std::string statusJson(const std::vector<TableReport> &tables, std::int64_t nowMs)
+{
+    using json = nlohmann::json;
+    json arr = tablesJsonValue(tables);
     json root = {{"generated_at", formatIso8601(nowMs)}, {"tables", std::move(arr)}};
     return root.dump(2);
 }

@@ -2,6 +2,8 @@
 
 #include "core/state/statestore.h"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -43,6 +45,8 @@ std::vector<TableReport> buildStatus(const Workspace &ws, const std::vector<Stat
 /// last_sync_at, checkpoint, last_synced_lsn, cursor, lag_seconds, freshness, backfill: {rows,
 /// total, percent, eta_seconds} or null, ...} ]}`.
 std::string statusJson(const std::vector<TableReport> &tables, std::int64_t nowMs);
+/// The `tables` array of statusJson.
+nlohmann::json tablesJsonValue(const std::vector<TableReport> &tables);
 
 /// A backfill in words: `420000 of 1000000 rows (42.0%), about 1m 20s left`.
 std::string describeBackfill(const TableReport::Backfill &b);

@@ -2,6 +2,8 @@
 
 namespace driftless::core {
 
+std::string_view toString(SlotGuard::Action a) { return a == SlotGuard::Action::Fallback ? "fallback" : "alert"; }
+
 std::string_view toString(EndpointKind k)
 {
     switch (k) {

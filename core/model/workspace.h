@@ -16,6 +16,25 @@ enum class EndpointKind { Postgres, Mysql, Sqlite };
 std::string_view toString(EndpointKind k);
 std::optional<EndpointKind> endpointKindFromString(std::string_view s);
 
+/// What the engine does about a Postgres source's replication slots (`slot_guard:` on the
+/// endpoint). Past `maxRetained` bytes of WAL held by a Driftless slot (or when the slot's
+/// safe_wal_size falls below `minSafeWal`, or it was invalidated), `Fallback` drops the slot and
+/// switches the source's CDC tables to cursor sync with a full reconciliation; `Alert` only
+/// raises an alert.
+struct SlotGuard {
+    enum class Action { Fallback, Alert };
+    std::int64_t maxRetained = 0;                ///< bytes; 0: no limit
+    Action action = Action::Alert;
+    std::optional<std::int64_t> warnRetained;    ///< alert from here; default half of maxRetained
+    std::optional<std::int64_t> minSafeWal;      ///< act when safe_wal_size falls below (bytes)
+    std::optional<Millis> inactiveAlert;         ///< alert when a slot is inactive this long (default 10m)
+
+    std::int64_t effectiveWarn() const { return warnRetained.value_or(maxRetained / 2); }
+    Millis effectiveInactiveAlert() const { return inactiveAlert.value_or(Millis(600'000)); }
+    bool operator==(const SlotGuard &) const = default;
+};
+std::string_view toString(SlotGuard::Action a);
+
 /// A database the workspace talks to. Never holds a secret: passwords come from libpq's
 /// pgpass/service file/PG* variables, ~/.my.cnf, or the OS keychain.
 struct Endpoint {
@@ -25,6 +44,8 @@ struct Endpoint {
     std::string dsn;
     /// Absolute path of the database file, for SQLite.
     std::string path;
+    /// Postgres sources: the slot guard policy, when set.
+    std::optional<SlotGuard> slotGuard;
 
     bool operator==(const Endpoint &) const = default;
 };

@@ -135,13 +135,28 @@ Workspace StateStore::loadWorkspace()
     std::lock_guard lock(m_mutex);
     Workspace ws;
     {
-        auto st = m_db.prepare("SELECT name, kind, dsn, path FROM endpoints ORDER BY name");
+        auto st = m_db.prepare("SELECT name, kind, dsn, path, options FROM endpoints ORDER BY name");
         while (st.step()) {
             Endpoint e;
             e.name = st.text(0);
             e.kind = endpointKindFromString(st.text(1)).value_or(EndpointKind::Postgres);
             e.dsn = st.text(2);
             e.path = st.text(3);
+            auto opts = json::parse(st.text(4), nullptr, false);
+            if (opts.is_object() && opts.contains("slot_guard")) {
+                const auto &g = opts["slot_guard"];
+                SlotGuard sg;
+                sg.maxRetained = g.value("max_retained", std::int64_t{0});
+                sg.action = g.value("action", "alert") == "fallback" ? SlotGuard::Action::Fallback
+                                                                     : SlotGuard::Action::Alert;
+                if (g.contains("warn_retained"))
+                    sg.warnRetained = g["warn_retained"].get<std::int64_t>();
+                if (g.contains("min_safe_wal"))
+                    sg.minSafeWal = g["min_safe_wal"].get<std::int64_t>();
+                if (g.contains("inactive_alert_ms"))
+                    sg.inactiveAlert = Millis(g["inactive_alert_ms"].get<std::int64_t>());
+                e.slotGuard = sg;
+            }
             ws.endpoints[e.name] = e;
         }
     }
@@ -229,10 +244,23 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
     SqliteTransaction tx(m_db);
     m_db.exec("DELETE FROM table_specs; DELETE FROM pipelines; DELETE FROM endpoints;");
     {
-        auto st = m_db.prepare("INSERT INTO endpoints (name, kind, dsn, path) VALUES (?1, ?2, ?3, ?4)");
+        auto st = m_db.prepare("INSERT INTO endpoints (name, kind, dsn, path, options) VALUES (?1, ?2, ?3, ?4, ?5)");
         for (auto &[name, e] : ws.endpoints) {
             st.reset();
             st.bindText(1, name).bindText(2, toString(e.kind)).bindText(3, e.dsn).bindText(4, e.path);
+            json opts = json::object();
+            if (e.slotGuard) {
+                const auto &g = *e.slotGuard;
+                json j = {{"max_retained", g.maxRetained}, {"action", std::string(toString(g.action))}};
+                if (g.warnRetained)
+                    j["warn_retained"] = *g.warnRetained;
+                if (g.minSafeWal)
+                    j["min_safe_wal"] = *g.minSafeWal;
+                if (g.inactiveAlert)
+                    j["inactive_alert_ms"] = g.inactiveAlert->count();
+                opts["slot_guard"] = std::move(j);
+            }
+            st.bindText(5, opts.dump());
             st.run();
         }
     }

@@ -286,7 +286,8 @@ core::TableJob makeJob(const std::string &pipeline, const core::TableSpec &spec,
     p.source = source.name;
     p.target = target.name;
     p.targetSchema = std::move(targetSchema);
-    return {pipeline, spec, source, target, core::resolveTargetName(p, spec, target.kind), std::nullopt};
+    return {pipeline, spec, source, target, core::resolveTargetName(p, spec, target.kind), std::nullopt,
+            std::nullopt};
 }
 
 } // namespace driftless::test
@@ -317,4 +318,70 @@ std::string sqliteDump(const std::string &path)
     }
     return out;
 }
+} // namespace driftless::test
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+namespace driftless::test {
+
+HttpResult httpRequest(int port, const std::string &method, const std::string &path)
+{
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        throw std::runtime_error("socket failed");
+    timeval tv{10, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0) {
+        ::close(fd);
+        throw std::runtime_error("cannot connect to 127.0.0.1:" + std::to_string(port));
+    }
+    std::string req = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
+    req += method == "POST" ? "Content-Length: 0\r\n\r\n" : "\r\n";
+    ::send(fd, req.data(), req.size(), MSG_NOSIGNAL);
+    std::string raw;
+    char buf[8192];
+    for (;;) {
+        ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        if (n <= 0)
+            break;
+        raw.append(buf, static_cast<size_t>(n));
+        // A server that keeps the connection open: stop once Content-Length bytes arrived.
+        auto end = raw.find("\r\n\r\n");
+        if (end != std::string::npos) {
+            std::string head = raw.substr(0, end);
+            for (auto &c : head)
+                c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            auto cl = head.find("content-length:");
+            if (cl != std::string::npos &&
+                raw.size() - end - 4 >= std::stoul(head.substr(cl + 15, head.find("\r\n", cl) - cl - 15)))
+                break;
+        }
+    }
+    ::close(fd);
+    HttpResult r;
+    auto end = raw.find("\r\n\r\n");
+    if (raw.rfind("HTTP/", 0) != 0 || end == std::string::npos)
+        return r;
+    r.status = std::atoi(raw.c_str() + raw.find(' ') + 1);
+    std::string head = raw.substr(0, end);
+    std::string lower = head;
+    for (auto &c : lower)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto ct = lower.find("content-type:");
+    if (ct != std::string::npos) {
+        auto e = head.find("\r\n", ct);
+        r.contentType = head.substr(ct + 13, e == std::string::npos ? std::string::npos : e - ct - 13);
+        while (!r.contentType.empty() && r.contentType.front() == ' ')
+            r.contentType.erase(0, 1);
+    }
+    r.body = raw.substr(end + 4);
+    return r;
+}
+
 } // namespace driftless::test

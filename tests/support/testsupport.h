@@ -105,6 +105,15 @@ core::TableJob makeJob(const std::string &pipeline, const core::TableSpec &spec,
 } // namespace driftless::test
 
 namespace driftless::test {
+struct HttpResult {
+    int status = 0; ///< 0 when nothing could be read
+    std::string contentType;
+    std::string body;
+};
+/// One HTTP/1.1 request to 127.0.0.1:`port` (Connection: close); throws std::runtime_error
+/// when the connection fails.
+HttpResult httpRequest(int port, const std::string &method, const std::string &path);
+
 /// Every row of every table of a SQLite file as text, to compare files logically.
 std::string sqliteDump(const std::string &path);
 } // namespace driftless::test

@@ -68,7 +68,9 @@ TEST(WorkspaceFile, readsTheReadmeForm)
 
 TEST(WorkspaceFile, yamlRoundTripsToAnEqualWorkspace)
 {
-    std::string yaml = std::string(kReadmeForm) + R"(  - name: odd_names
+    std::string yaml = replace(kReadmeForm, "user=sync\" }",
+                               "user=sync\", slot_guard: { max_retained: 10GB, action: fallback, warn_retained: "
+                               "2GB } }") + R"(  - name: odd_names
     source: app
     target: lite
     publication: existing_pub
@@ -82,6 +84,11 @@ TEST(WorkspaceFile, yamlRoundTripsToAnEqualWorkspace)
     EXPECT_EQ(ws.pipelines[1].publication, "existing_pub");
     EXPECT_EQ(ws.pipelines[1].heartbeat, Millis(30000));
     EXPECT_FALSE(ws.pipelines[0].heartbeat);
+    ASSERT_TRUE(ws.endpoints.at("app").slotGuard);
+    EXPECT_EQ(ws.endpoints.at("app").slotGuard->maxRetained, 10LL << 30);
+    EXPECT_EQ(ws.endpoints.at("app").slotGuard->effectiveWarn(), 2LL << 30);
+    EXPECT_EQ(ws.endpoints.at("app").slotGuard->action, SlotGuard::Action::Fallback);
+    EXPECT_FALSE(ws.endpoints.at("dw").slotGuard);
     Workspace again = WorkspaceFile::parse(WorkspaceFile::toYaml(ws), "export.yaml", "/elsewhere");
     EXPECT_EQ(again, ws);
 }
@@ -121,6 +128,14 @@ TEST(WorkspaceFile, eachMistakeHasItsOwnMessage)
         {"table: public.plans,", "table: public.plans, strategy: cursor, cursr: x,", "pipelines[app_to_dw].tables[0].cursr",
          "unknown key"},
         {"target_schema: model", "target_schema: model\n    tablez: []", "pipelines[0].tablez", "unknown key"},
+        {"user=sync\" }", "user=sync\", slot_guard: { max_retained: lots, action: fallback } }",
+         "endpoints.app.slot_guard.max_retained", "not a size"},
+        {"user=sync\" }", "user=sync\", slot_guard: { max_retained: 1GB, action: panic } }",
+         "endpoints.app.slot_guard.action", "one of fallback, alert"},
+        {"user=sync\" }", "user=sync\", slot_guard: { max_retained: 1GB } }", "endpoints.app.slot_guard.action",
+         "missing"},
+        {"path: \"replica.db\" }", "path: \"replica.db\", slot_guard: { max_retained: 1GB, action: alert } }",
+         "endpoints.lite.slot_guard", "Postgres"},
         {"target_schema: model", "target_schema: model\n    heartbeat: often", "pipelines[app_to_dw].heartbeat",
          "not a duration"},
         {"target_schema: model", "target_schema: model\n    heartbeat: 10ms", "pipelines[app_to_dw].heartbeat",

@@ -1,0 +1,28 @@
+#pragma once
+
+#include "core/model/duration.h"
+#include "core/state/statestore.h"
+
+#include <stop_token>
+#include <string>
+
+namespace driftless::cli {
+
+struct ServeOptions {
+    std::string listen = "127.0.0.1:8765";
+    /// Binding an address other than loopback must be asked for explicitly.
+    bool allowRemote = false;
+    std::string pipeline; ///< only this pipeline; empty: all
+    /// How often slots are read and alerts computed.
+    core::Millis monitorEvery{5000};
+};
+
+/// Splits `HOST:PORT` (`[::1]:8765` for IPv6). Throws std::invalid_argument with what is wrong,
+/// also for an address other than loopback unless `allowRemote`.
+std::pair<std::string, int> parseListen(const std::string &text, bool allowRemote);
+
+/// Runs the pipelines as `run` does and serves GET /sync/status (JSON) and GET /metrics
+/// (Prometheus text) until `stop`. Returns the number of tables in error at the end, or throws.
+int serve(core::StateStore &store, const ServeOptions &options, std::stop_source stop);
+
+} // namespace driftless::cli

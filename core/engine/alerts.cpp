@@ -1,0 +1,181 @@
+#include "core/engine/alerts.h"
+
+#include "core/model/duration.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+namespace driftless::core {
+
+namespace {
+
+std::string seconds(double s)
+{
+    return std::to_string(static_cast<long long>(std::llround(s))) + " s";
+}
+
+} // namespace
+
+std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableReport> &tables,
+                                 const std::vector<SourceSlots> &sources,
+                                 const std::map<std::string, std::int64_t> &inactiveSinceMs, std::int64_t nowMs)
+{
+    std::vector<Alert> out;
+    for (const auto &t : tables) {
+        if (t.state == "error") {
+            Alert a;
+            a.kind = "table_error";
+            a.level = "error";
+            a.pipeline = t.pipeline;
+            a.table = t.table;
+            a.message = t.pipeline + "/" + t.table + " stopped: " + t.message;
+            a.action = "fix the cause named in the message; the table is retried every 5 minutes, or at once on "
+                       "the next run";
+            out.push_back(std::move(a));
+        } else if (t.freshness == "breach" && t.lagSeconds) {
+            Alert a;
+            a.kind = "lag_breach";
+            a.level = "warn";
+            a.pipeline = t.pipeline;
+            a.table = t.table;
+            a.message = t.pipeline + "/" + t.table + " is " + seconds(*t.lagSeconds) + " behind the source, past its "
+                        "freshness SLA of " + seconds(t.slaSeconds);
+            a.action = t.state == "idle" || t.state == "ok"
+                           ? "no sync is running for it: start one (driftless-cli run, or the app)"
+                           : "check the target and the table's recent events (driftless-cli status); a slow target or a "
+                             "large backlog catches up by itself";
+            out.push_back(std::move(a));
+        }
+    }
+    for (const auto &ss : sources) {
+        if (!ss.error.empty()) {
+            Alert a;
+            a.kind = "source_unreachable";
+            a.level = "warn";
+            a.source = ss.source;
+            a.message = "cannot read the replication slots of " + ss.source + ": " + ss.error;
+            a.action = "check the server and the endpoint's connection settings";
+            out.push_back(std::move(a));
+            continue;
+        }
+        const Endpoint *ep = ws.endpoint(ss.source);
+        const SlotGuard *guard = ep && ep->slotGuard ? &*ep->slotGuard : nullptr;
+        for (const auto &s : ss.replicationSlots) {
+            auto base = [&](const char *kind, const char *level) {
+                Alert a;
+                a.kind = kind;
+                a.level = level;
+                a.source = s.source;
+                a.slot = s.slot;
+                a.pipeline = s.owner;
+                return a;
+            };
+            const bool ours = !s.owner.empty();
+            if (s.walStatus == "lost") {
+                Alert a = base("slot_lost", "error");
+                a.message = "replication slot " + s.slot + " on " + s.source +
+                            " was invalidated (wal_status lost): the WAL it needed is gone";
+                a.action = ours ? "re-snapshot the pipeline: driftless-cli resnapshot " + s.owner
+                                : "drop it (SELECT pg_drop_replication_slot('" + s.slot + "')) and re-sync its consumer";
+                out.push_back(std::move(a));
+            } else if (s.walStatus == "unreserved") {
+                Alert a = base("slot_unreserved", "error");
+                a.message = "replication slot " + s.slot + " on " + s.source +
+                            " holds more WAL than max_slot_wal_keep_size allows: the next checkpoint invalidates it";
+                a.action = ours ? "make sure the sync of pipeline " + s.owner + " is running and catching up"
+                                : "resume its consumer now, or drop the slot";
+                out.push_back(std::move(a));
+            }
+            if (guard && guard->maxRetained > 0 && s.retainedBytes && *s.retainedBytes >= guard->effectiveWarn() &&
+                s.walStatus != "lost") {
+                const bool past = *s.retainedBytes >= guard->maxRetained;
+                Alert a = base("slot_retained", past ? "error" : "warn");
+                a.message = "replication slot " + s.slot + " on " + s.source + " holds " +
+                            formatByteSize(*s.retainedBytes) + " of WAL (" + (past ? "limit " : "warning level ") +
+                            formatByteSize(past ? guard->maxRetained : guard->effectiveWarn()) + ")";
+                a.action = ours ? (guard->action == SlotGuard::Action::Fallback
+                                       ? "the slot guard falls back to cursor sync at the limit; start the sync of " +
+                                             s.owner + " to let it catch up first"
+                                       : "start or unblock the sync of " + s.owner +
+                                             "; past the limit, consider dropping the slot (action: alert is set)")
+                                : "resume the slot's consumer or drop the slot";
+                out.push_back(std::move(a));
+            }
+            if (!s.active && !s.temporary && (ours || s.orphaned)) {
+                auto it = inactiveSinceMs.find(s.source + "/" + s.slot);
+                const Millis limit = guard ? guard->effectiveInactiveAlert() : Millis(600'000);
+                if (it != inactiveSinceMs.end() && nowMs - it->second >= limit.count() && ours) {
+                    Alert a = base("slot_inactive", "warn");
+                    a.message = "replication slot " + s.slot + " on " + s.source + " has not been read for " +
+                                formatDuration(Millis((nowMs - it->second) / 1000 * 1000)) + "; it keeps WAL meanwhile";
+                    a.action = "start the sync of pipeline " + s.owner + " (driftless-cli run, serve, or the app)";
+                    out.push_back(std::move(a));
+                }
+            }
+            if (s.orphaned) {
+                Alert a = base("slot_orphaned", "warn");
+                a.message = "replication slot " + s.slot + " on " + s.source +
+                            " looks like Driftless's but no pipeline of this workspace reads it" +
+                            (s.retainedBytes ? "; it holds " + formatByteSize(*s.retainedBytes) + " of WAL" : "");
+                a.action = "if no other workspace uses it: SELECT pg_drop_replication_slot('" + s.slot + "')";
+                out.push_back(std::move(a));
+            }
+        }
+    }
+    for (auto &a : out) {
+        a.id = a.kind + ":" + (a.slot.empty() ? a.pipeline + "/" + a.table : a.source + "/" + a.slot);
+        a.sinceMs = nowMs;
+    }
+    return out;
+}
+
+AlertTracker::Change AlertTracker::update(std::vector<Alert> now, std::int64_t nowMs)
+{
+    Change ch;
+    std::map<std::string, Alert> next;
+    for (auto &a : now) {
+        auto it = m_open.find(a.id);
+        if (it != m_open.end())
+            a.sinceMs = it->second.sinceMs;
+        else {
+            a.sinceMs = nowMs;
+            ch.opened.push_back(a);
+        }
+        next[a.id] = std::move(a);
+    }
+    for (auto &[id, a] : m_open)
+        if (!next.count(id))
+            ch.cleared.push_back(a);
+    m_open = std::move(next);
+    return ch;
+}
+
+std::vector<Alert> AlertTracker::open() const
+{
+    std::vector<Alert> out;
+    for (const auto &[id, a] : m_open)
+        out.push_back(a);
+    return out;
+}
+
+nlohmann::json alertsJsonValue(const std::vector<Alert> &alerts)
+{
+    using json = nlohmann::json;
+    json arr = json::array();
+    auto orNull = [](const std::string &s) { return s.empty() ? json(nullptr) : json(s); };
+    for (const auto &a : alerts)
+        arr.push_back({{"id", a.id},
+                       {"kind", a.kind},
+                       {"level", a.level},
+                       {"pipeline", orNull(a.pipeline)},
+                       {"table", orNull(a.table)},
+                       {"source", orNull(a.source)},
+                       {"slot", orNull(a.slot)},
+                       {"message", a.message},
+                       {"action", a.action},
+                       {"since", formatIso8601(a.sinceMs)}});
+    return arr;
+}
+
+} // namespace driftless::core

@@ -1,0 +1,145 @@
+#include "core/engine/metrics.h"
+
+#include <cstdio>
+#include <map>
+
+namespace driftless::core {
+
+namespace {
+
+using Labels = std::vector<std::pair<std::string, std::string>>;
+
+/// One metric family: HELP and TYPE once, then its samples.
+class Family {
+public:
+    Family(std::string &out, const std::string &name, const char *type, const std::string &help)
+        : m_out(out), m_name(name)
+    {
+        m_out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+    }
+    void sample(const Labels &labels, double value)
+    {
+        m_out += m_name;
+        if (!labels.empty()) {
+            m_out += '{';
+            for (size_t i = 0; i < labels.size(); ++i)
+                m_out += (i ? "," : "") + labels[i].first + "=\"" + prometheusEscape(labels[i].second) + "\"";
+            m_out += '}';
+        }
+        char buf[64];
+        std::snprintf(buf, sizeof buf, " %.15g\n", value);
+        m_out += buf;
+    }
+
+private:
+    std::string &m_out;
+    std::string m_name;
+};
+
+} // namespace
+
+std::string prometheusEscape(const std::string &value)
+{
+    std::string out;
+    for (char c : value) {
+        if (c == '\\')
+            out += "\\\\";
+        else if (c == '"')
+            out += "\\\"";
+        else if (c == '\n')
+            out += "\\n";
+        else
+            out += c;
+    }
+    return out;
+}
+
+std::string prometheusText(const std::vector<TableReport> &tables, const std::vector<SourceSlots> &sources,
+                           const std::vector<Alert> &alerts)
+{
+    std::string out;
+    {
+        Family f(out, "driftless_lag_seconds", "gauge",
+                 "How far behind the source the target table is (seconds); absent before its first sync.");
+        for (const auto &t : tables)
+            if (t.lagSeconds)
+                f.sample({{"pipeline", t.pipeline}, {"table", t.table}}, *t.lagSeconds);
+    }
+    {
+        Family f(out, "driftless_freshness_sla_seconds", "gauge", "The table's freshness SLA (seconds).");
+        for (const auto &t : tables)
+            f.sample({{"pipeline", t.pipeline}, {"table", t.table}}, t.slaSeconds);
+    }
+    {
+        Family f(out, "driftless_table_freshness", "gauge",
+                 "1 for the table's freshness: ok, warn (past half the SLA), breach, unknown.");
+        for (const auto &t : tables)
+            f.sample({{"pipeline", t.pipeline}, {"table", t.table}, {"freshness", t.freshness}}, 1);
+    }
+    {
+        Family f(out, "driftless_table_state", "gauge",
+                 "1 for the table's state: idle, running, backfilling, streaming, ok, retrying, error, paused.");
+        for (const auto &t : tables)
+            f.sample({{"pipeline", t.pipeline}, {"table", t.table}, {"strategy", t.strategy}, {"state", t.state}}, 1);
+    }
+    {
+        Family f(out, "driftless_rows_applied_total", "counter", "Rows written into the target table.");
+        for (const auto &t : tables)
+            f.sample({{"pipeline", t.pipeline}, {"table", t.table}, {"strategy", t.strategy}},
+                     static_cast<double>(t.rowsApplied));
+    }
+    {
+        Family f(out, "driftless_backfill_rows", "gauge", "Rows copied so far by the backfill running on the table.");
+        for (const auto &t : tables)
+            if (t.backfill)
+                f.sample({{"pipeline", t.pipeline}, {"table", t.table}}, static_cast<double>(t.backfill->rows));
+    }
+    {
+        Family f(out, "driftless_backfill_total_rows", "gauge", "The planner's estimate of the backfill's rows.");
+        for (const auto &t : tables)
+            if (t.backfill && t.backfill->total)
+                f.sample({{"pipeline", t.pipeline}, {"table", t.table}}, static_cast<double>(*t.backfill->total));
+    }
+    {
+        Family f(out, "driftless_source_up", "gauge", "1 when the source's replication slots could be read.");
+        for (const auto &ss : sources)
+            f.sample({{"source", ss.source}}, ss.error.empty() ? 1 : 0);
+    }
+    auto slotFamily = [&](const std::string &name, const char *help, auto value) {
+        Family f(out, name, "gauge", help);
+        for (const auto &ss : sources)
+            for (const auto &s : ss.replicationSlots)
+                if (auto v = value(s))
+                    f.sample({{"source", s.source}, {"slot", s.slot}}, *v);
+    };
+    auto opt = [](const std::optional<std::int64_t> &v) {
+        return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
+    };
+    slotFamily("driftless_slot_retained_bytes", "WAL the replication slot holds on the source (bytes).",
+               [&](const SlotReport &s) { return opt(s.retainedBytes); });
+    slotFamily("driftless_slot_unconfirmed_bytes", "WAL written since the slot's confirmed_flush_lsn (bytes).",
+               [&](const SlotReport &s) { return opt(s.unconfirmedBytes); });
+    slotFamily("driftless_slot_safe_wal_bytes",
+               "WAL that may still be written before the slot is invalidated (bytes); absent without a limit.",
+               [&](const SlotReport &s) { return opt(s.safeWalSize); });
+    slotFamily("driftless_slot_active", "1 when a consumer is reading the slot.",
+               [](const SlotReport &s) { return std::optional<double>(s.active ? 1 : 0); });
+    {
+        Family f(out, "driftless_slot_wal_status", "gauge", "1 for the slot's wal_status.");
+        for (const auto &ss : sources)
+            for (const auto &s : ss.replicationSlots)
+                if (!s.walStatus.empty())
+                    f.sample({{"source", s.source}, {"slot", s.slot}, {"wal_status", s.walStatus}}, 1);
+    }
+    {
+        Family f(out, "driftless_alerts_open", "gauge", "Open alerts by kind and level.");
+        std::map<std::pair<std::string, std::string>, int> n;
+        for (const auto &a : alerts)
+            ++n[{a.kind, a.level}];
+        for (const auto &[k, v] : n)
+            f.sample({{"kind", k.first}, {"level", k.second}}, v);
+    }
+    return out;
+}
+
+} // namespace driftless::core

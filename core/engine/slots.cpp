@@ -1,0 +1,117 @@
+#include "core/engine/slots.h"
+
+#include "core/engine/connect.h"
+#include "core/model/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+namespace driftless::core {
+
+namespace {
+
+constexpr const char *kSlotsSql = R"sql(
+SELECT s.slot_name, s.slot_type, coalesce(s.plugin, ''), coalesce(s.database, ''), s.temporary, s.active,
+       s.active_pid, coalesce(s.wal_status, ''),
+       pg_wal_lsn_diff(pg_current_wal_lsn(), s.restart_lsn)::bigint,
+       s.safe_wal_size, coalesce(s.restart_lsn::text, ''), coalesce(s.confirmed_flush_lsn::text, ''),
+       pg_wal_lsn_diff(pg_current_wal_lsn(), s.confirmed_flush_lsn)::bigint,
+       s.database = current_database()
+FROM pg_replication_slots s ORDER BY s.slot_name
+)sql";
+
+std::optional<std::int64_t> optInt(const PgResult &r, int row, int col)
+{
+    if (r.isNull(row, col))
+        return std::nullopt;
+    return r.toInt(row, col);
+}
+
+} // namespace
+
+std::vector<SourceSlots> listSlots(const Workspace &ws)
+{
+    std::set<std::string> sources;
+    for (const auto &p : ws.pipelines)
+        if (auto *e = ws.endpoint(p.source); e && e->kind == EndpointKind::Postgres)
+            sources.insert(p.source);
+    std::vector<SourceSlots> out;
+    for (const auto &name : sources) {
+        SourceSlots ss;
+        ss.source = name;
+        try {
+            PgConnection c = connectPostgres(*ws.endpoint(name), "driftless slots");
+            auto head = c.exec("SELECT pg_current_wal_lsn()::text, "
+                               "(SELECT setting::bigint FROM pg_settings WHERE name = 'max_slot_wal_keep_size')");
+            ss.currentLsn = head.text(0, 0);
+            if (!head.isNull(0, 1) && head.toInt(0, 1) >= 0)
+                ss.maxSlotWalKeepSize = head.toInt(0, 1) * 1024 * 1024; // the setting is in MB
+            auto r = c.exec(kSlotsSql);
+            for (int i = 0; i < r.rows(); ++i) {
+                SlotReport s;
+                s.source = name;
+                s.slot = r.text(i, 0);
+                s.slotType = r.text(i, 1);
+                s.plugin = r.text(i, 2);
+                s.database = r.text(i, 3);
+                s.temporary = r.toBool(i, 4);
+                s.active = r.toBool(i, 5);
+                if (!r.isNull(i, 6))
+                    s.activePid = static_cast<int>(r.toInt(i, 6));
+                s.walStatus = r.text(i, 7);
+                s.retainedBytes = optInt(r, i, 8);
+                s.safeWalSize = optInt(r, i, 9);
+                s.restartLsn = r.text(i, 10);
+                s.confirmedFlushLsn = r.text(i, 11);
+                s.unconfirmedBytes = optInt(r, i, 12);
+                const bool here = r.toBool(i, 13);
+                for (const auto &p : ws.pipelines)
+                    if (here && p.source == name && p.slotName() == s.slot)
+                        s.owner = p.name;
+                s.orphaned = here && s.owner.empty() && !s.temporary && s.slot.rfind("driftless_", 0) == 0 &&
+                             s.slot.rfind("driftless_tmp_", 0) != 0;
+                ss.replicationSlots.push_back(std::move(s));
+            }
+        } catch (const Error &e) {
+            ss.error = e.describe();
+        }
+        out.push_back(std::move(ss));
+    }
+    return out;
+}
+
+nlohmann::json slotsJsonValue(const std::vector<SourceSlots> &sources)
+{
+    using json = nlohmann::json;
+    auto opt = [](const std::optional<std::int64_t> &v) { return v ? json(*v) : json(nullptr); };
+    json arr = json::array();
+    json errors = json::array();
+    for (const auto &ss : sources) {
+        if (!ss.error.empty())
+            errors.push_back({{"source", ss.source}, {"error", ss.error}});
+        for (const auto &s : ss.replicationSlots)
+            arr.push_back({{"source", s.source},
+                           {"slot", s.slot},
+                           {"slot_type", s.slotType},
+                           {"plugin", s.plugin},
+                           {"database", s.database},
+                           {"owner", s.owner.empty() ? json(nullptr) : json(s.owner)},
+                           {"orphaned", s.orphaned},
+                           {"temporary", s.temporary},
+                           {"active", s.active},
+                           {"active_pid", s.activePid ? json(*s.activePid) : json(nullptr)},
+                           {"wal_status", s.walStatus.empty() ? json(nullptr) : json(s.walStatus)},
+                           {"retained_bytes", opt(s.retainedBytes)},
+                           {"safe_wal_size", opt(s.safeWalSize)},
+                           {"restart_lsn", s.restartLsn.empty() ? json(nullptr) : json(s.restartLsn)},
+                           {"confirmed_flush_lsn",
+                            s.confirmedFlushLsn.empty() ? json(nullptr) : json(s.confirmedFlushLsn)},
+                           {"unconfirmed_bytes", opt(s.unconfirmedBytes)}});
+    }
+    return json{{"slots", arr}, {"errors", errors}};
+}
+
+std::string slotsJson(const std::vector<SourceSlots> &sources) { return slotsJsonValue(sources).dump(2); }
+
+} // namespace driftless::core

@@ -1,0 +1,56 @@
+#pragma once
+
+#include "core/model/workspace.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace driftless::core {
+
+/// One replication slot as a DBA reads it (pg_replication_slots, plus what it costs).
+struct SlotReport {
+    std::string source; ///< the workspace endpoint it was read through
+    std::string slot;
+    std::string slotType; ///< logical, physical
+    std::string plugin;
+    std::string database;
+    std::string owner;   ///< the workspace pipeline reading it, or empty
+    bool orphaned = false; ///< a `driftless_` slot of this database that no pipeline here owns
+    bool temporary = false;
+    bool active = false;
+    std::optional<int> activePid;
+    std::string walStatus; ///< reserved, extended, unreserved, lost (empty when unknown)
+    /// WAL the slot holds on the source: current WAL position minus restart_lsn.
+    std::optional<std::int64_t> retainedBytes;
+    /// How much more WAL may be written before the slot is invalidated (max_slot_wal_keep_size);
+    /// unset when there is no limit. Negative: the next checkpoint invalidates it.
+    std::optional<std::int64_t> safeWalSize;
+    std::string restartLsn;
+    std::string confirmedFlushLsn;
+    /// Current WAL position minus confirmed_flush_lsn: what the consumer has not yet confirmed.
+    std::optional<std::int64_t> unconfirmedBytes;
+};
+
+struct SourceSlots {
+    std::string source;
+    std::string error; ///< the source could not be read (the slots list is then empty)
+    std::string currentLsn;
+    /// max_slot_wal_keep_size in bytes; unset when -1 (no limit).
+    std::optional<std::int64_t> maxSlotWalKeepSize;
+    std::vector<SlotReport> replicationSlots;
+};
+
+/// Reads every replication slot of every Postgres endpoint that is a pipeline's source. A
+/// source that cannot be reached is reported with its error, not thrown.
+std::vector<SourceSlots> listSlots(const Workspace &ws);
+
+/// `{"slots": [{source, slot, owner, orphaned, active, wal_status, retained_bytes, safe_wal_size,
+/// confirmed_flush_lsn, ...}], "errors": [{source, error}]}`.
+nlohmann::json slotsJsonValue(const std::vector<SourceSlots> &sources);
+std::string slotsJson(const std::vector<SourceSlots> &sources);
+
+} // namespace driftless::core
