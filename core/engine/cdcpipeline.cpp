@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <future>
+
 #include <algorithm>
 #include <atomic>
 #include <limits>
@@ -32,6 +34,14 @@ struct CdcPipeline::Rebackfill {
     std::int64_t deleteBelow = 0;         ///< the first snapshot's, when resumed
     std::vector<std::string> after;
     long long copied = 0; ///< rows merged so far, counting those before a restart
+    /// The next chunk, read from the snapshot while this one is merged.
+    std::future<RowSet> ahead;
+
+    ~Rebackfill()
+    {
+        if (ahead.valid())
+            ahead.wait(); // it uses `loader`
+    }
 };
 
 struct CdcPipeline::Table {
@@ -615,7 +625,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                     // one chunk of a re-backfill, so it advances while the stream keeps being applied.
                     if (!open) {
                         auto now = std::chrono::steady_clock::now();
-                        if (now - lastPoll >= std::chrono::seconds(2)) {
+                        if (now - lastPoll >= std::chrono::seconds(1)) {
                             lastPoll = now;
                             pollRequests();
                         }
@@ -813,8 +823,19 @@ void CdcPipeline::startRebackfill(Table &t, const json &progress)
         if (auto below = pgcatalog::parseLsn(progress.value("delete_below", "")))
             rb->deleteBelow = std::min(rb->deleteBelow, *below);
     }
-    if (progress.is_object())
+    if (progress.is_object()) {
         rb->copied = progress.value("rows", 0LL);
+    } else {
+        // A fresh copy: keys seen by an abandoned one say nothing about this snapshot.
+        m_session->begin();
+        try {
+            t.merger->clearSeenInTransaction();
+            m_session->commit();
+        } catch (...) {
+            m_session->rollback();
+            throw;
+        }
+    }
     t.rebackfill = rebackfillPosition(*rb);
     m_observer.event("info", t.key, "rebackfill",
                      std::string(progress.is_object() ? "resuming" : "starting") +
@@ -834,21 +855,34 @@ void CdcPipeline::rebackfillStep()
 {
     Rebackfill &rb = *m_rebackfill;
     Table &t = *rb.table;
+    const long long page = t.job.spec.effectivePageSize();
     RowSet rows;
-    long long n = readChunk(*rb.loader, t.schema, rb.after, t.job.spec.effectivePageSize(), rb.version, rows);
+    if (rb.ahead.valid())
+        rows = rb.ahead.get();
+    else
+        readChunk(*rb.loader, t.schema, rb.after, page, rb.version, rows);
+    const long long n = static_cast<long long>(rows.size());
+    if (n > 0) {
+        // Read the next chunk on the side while this one is merged.
+        rb.ahead = std::async(std::launch::async, [&rb, &t, page, from = lastKey(t.schema, rows)] {
+            RowSet next;
+            readChunk(*rb.loader, t.schema, from, page, rb.version, next);
+            return next;
+        });
+    }
     ApplyResult r{n, 0, false};
     long long gone = 0;
     m_session->begin();
     try {
         if (n > 0) {
-            r = t.merger->mergeInTransaction(rows);
+            r = t.merger->mergeSnapshotChunkInTransaction(rows);
             rb.after = lastKey(t.schema, rows);
             t.rebackfill["after"] = rb.after;
             t.rebackfill["rows"] = rb.copied + n;
         } else {
-            // Every row the snapshot has now carries its version or a newer one: the rows below
-            // it are the ones the source no longer has.
-            gone = t.merger->deleteOlderInTransaction(rb.deleteBelow);
+            // Every key the snapshot has was seen; the rows with other keys that are older than
+            // the snapshot are the ones the source no longer has.
+            gone = t.merger->deleteUnseenInTransaction(rb.deleteBelow);
             t.rebackfill = nullptr;
         }
         t.merger->writeCheckpointInTransaction({positionOf(t), t.version}, r.rowsWritten + gone);

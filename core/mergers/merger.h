@@ -84,6 +84,15 @@ public:
     /// Deletes rows whose version is older than `version`: after a re-snapshot merged at that
     /// version, those are the rows the source no longer has.
     virtual long long deleteOlderInTransaction(std::int64_t version) = 0;
+    /// A chunk of a snapshot copy (a re-backfill while streaming): merges `rows` under the guard
+    /// but writes only rows that differ from the target (an equal row keeps its version, so a
+    /// re-backfill of an unchanged table writes nothing), and remembers their keys as seen.
+    virtual ApplyResult mergeSnapshotChunkInTransaction(const RowSet &rows) = 0;
+    /// After the snapshot's last chunk: deletes the rows older than `version` whose key no chunk
+    /// had (the rows the source no longer has), then forgets the seen keys. Returns rows removed.
+    virtual long long deleteUnseenInTransaction(std::int64_t version) = 0;
+    /// Forgets seen keys left by an earlier, abandoned snapshot copy.
+    virtual void clearSeenInTransaction() = 0;
     /// Rows of `rows` that carry unchanged columns (values the source did not send) but whose
     /// key the target does not have, so nothing can fill them in: their indexes.
     virtual std::vector<size_t> partialRowsWithoutTarget(const RowSet &rows) = 0;

@@ -104,6 +104,8 @@ std::string PgMerger::stagingTable() const { return "_driftless." + quoteIdent(b
 
 std::string PgMerger::tombstoneTable() const { return "_driftless." + quoteIdent(bookName("tomb_", m_target.target)); }
 
+std::string PgMerger::seenTable() const { return "_driftless." + quoteIdent(bookName("seen_", m_target.target)); }
+
 void PgMerger::ensureBookkeeping(PgConnection &conn) { racyDdl(conn, kBookkeeping); }
 
 std::string PgMerger::columnTypeSql(const ColumnInfo &c)
@@ -208,6 +210,7 @@ void PgMerger::ensureStaging()
         ddl += "_driftless_version bigint NOT NULL, _driftless_deleted_at timestamptz NOT NULL DEFAULT now(), "
                "PRIMARY KEY (" + pk + "))";
         racyDdl(*m_conn, ddl);
+        ensureSeen();
     }
 }
 
@@ -274,7 +277,7 @@ void PgMerger::buildSql()
     // harmless while letting a transaction staged in pieces update its own rows.
     // A partial row (unchanged columns) whose key the target lacks is not inserted: it would
     // need values the source did not send (counted by m_orphanSql and reported).
-    auto mergeSql = [&](bool withTombstones) {
+    auto mergeSql = [&](bool withTombstones, const std::string &changed) {
         std::string using_ = withTombstones ? "(SELECT st.*, tb._driftless_version AS _driftless_tomb FROM " +
                                                   stagingTable() + " st LEFT JOIN " + tombstoneTable() + " tb ON " +
                                                   tombOn + ")"
@@ -289,8 +292,14 @@ void PgMerger::buildSql()
                " WHEN NOT MATCHED AND s._driftless_op <> 'd' AND s._driftless_unchanged IS NULL" + tombGuard +
                " THEN INSERT (" + ins + "_driftless_version) VALUES (" + vals + "s._driftless_version)";
     };
-    m_mergeSql = mergeSql(true);
-    m_mergeNoTombSql = mergeSql(false);
+    m_mergeSql = mergeSql(true, changed);
+    m_mergeNoTombSql = mergeSql(false, changed);
+    // A snapshot chunk (re-backfill) writes only rows that differ: its version is newer than
+    // every row the stream applied before the snapshot, so `>` alone would rewrite them all.
+    m_snapshotMergeSql = mergeSql(true, " AND " + differs);
+    m_snapshotMergeNoTombSql = mergeSql(false, " AND " + differs);
+    m_seenInsertSql = "INSERT INTO " + seenTable() + " (" + keys + ") SELECT " + keys + " FROM " + stagingTable() +
+                      " ON CONFLICT DO NOTHING";
     std::string tb = tombstoneTable();
     m_tombSql = "INSERT INTO " + tb + " AS tb (" + keys + ", _driftless_version) SELECT " + keys +
                 ", _driftless_version FROM " + stagingTable() + " WHERE _driftless_op = 'd' ON CONFLICT (" + keys +
@@ -517,6 +526,64 @@ std::string schemaDrift(const TableSchema &source, const std::vector<std::pair<s
                    " at the source";
     }
     return {};
+}
+
+void PgMerger::ensureSeen()
+{
+    std::string ddl = "CREATE TABLE IF NOT EXISTS " + seenTable() + " (";
+    std::string pk;
+    for (int k : m_source.primaryKey) {
+        const auto &c = m_source.columns[static_cast<size_t>(k)];
+        ddl += quoteIdent(c.name) + " " + columnTypeSql(c) + " NOT NULL, ";
+        pk += (pk.empty() ? "" : ", ") + quoteIdent(c.name);
+    }
+    racyDdl(*m_conn, ddl + "PRIMARY KEY (" + pk + "))");
+}
+
+ApplyResult PgMerger::mergeSnapshotChunkInTransaction(const RowSet &rows)
+{
+    if (!m_source.hasPrimaryKey())
+        throw SchemaError("table " + m_target.source.display() + " has no primary key, so it cannot be re-backfilled",
+                          "add a primary key on the source");
+    ApplyResult res{static_cast<long long>(rows.size()), 0, false};
+    if (rows.empty())
+        return res;
+    m_conn->exec(m_truncateSql);
+    m_conn->beginCopyIn(m_copyStaging);
+    streamRows(rows, true);
+    m_conn->endCopy();
+    m_conn->exec("SET LOCAL jit = off");
+    const bool probe = static_cast<double>(rows.size()) * 5 < targetRowEstimate();
+    if (probe)
+        m_conn->exec("SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off");
+    res.rowsWritten = m_conn->exec(m_tombstonesMaybe ? m_snapshotMergeSql : m_snapshotMergeNoTombSql).affected();
+    if (probe)
+        m_conn->exec("SET LOCAL enable_hashjoin = on; SET LOCAL enable_mergejoin = on");
+    // The keys, committed with the chunk and its checkpoint, so a resumed copy still knows them.
+    m_conn->exec(m_seenInsertSql);
+    m_conn->exec(m_truncateSql);
+    return res;
+}
+
+long long PgMerger::deleteUnseenInTransaction(std::int64_t version)
+{
+    std::string on;
+    for (int k : m_source.primaryKey) {
+        auto q = quoteIdent(m_source.columns[static_cast<size_t>(k)].name);
+        on += (on.empty() ? "" : " AND ") + ("s." + q + " = t." + q);
+    }
+    long long gone = m_conn
+                         ->execParams("DELETE FROM " + m_targetSql + " t WHERE t._driftless_version < $1::bigint AND "
+                                      "NOT EXISTS (SELECT 1 FROM " + seenTable() + " s WHERE " + on + ")",
+                                      {std::to_string(version)})
+                         .affected();
+    m_conn->exec("TRUNCATE " + seenTable());
+    return gone;
+}
+
+void PgMerger::clearSeenInTransaction()
+{
+    m_conn->exec("TRUNCATE " + seenTable());
 }
 
 long long PgMerger::deleteOlderInTransaction(std::int64_t version)

@@ -38,6 +38,9 @@ public:
     long long truncateInTransaction() override;
     void writeCheckpointInTransaction(const Checkpoint &cp, long long rows) override;
     void addMissingColumns(const TableSchema &source) override;
+    ApplyResult mergeSnapshotChunkInTransaction(const RowSet &rows) override;
+    long long deleteUnseenInTransaction(std::int64_t version) override;
+    void clearSeenInTransaction() override;
     long long deleteOlderInTransaction(std::int64_t version) override;
     std::vector<std::pair<std::string, std::string>> targetColumns() override;
     std::vector<size_t> partialRowsWithoutTarget(const RowSet &rows) override;
@@ -73,6 +76,11 @@ private:
     std::string m_truncateSql;
     std::string m_orphanSql; ///< counts staged partial rows whose key the target lacks
     std::string m_mergeNoTombSql;
+    std::string m_snapshotMergeSql;       ///< merge writing only differing rows (re-backfill)
+    std::string m_snapshotMergeNoTombSql;
+    std::string m_seenInsertSql;
+    std::string seenTable() const;
+    void ensureSeen();
     bool m_tombstonesMaybe = true;
     double m_rowEstimate = 0;
     std::chrono::steady_clock::time_point m_estimateAt{};

@@ -74,6 +74,8 @@ std::string SqliteMerger::describeTarget() const { return m_db->path() + " " + m
 
 std::string SqliteMerger::tombstoneTable() const { return quoteIdent("_driftless_tomb_" + m_target.target.name); }
 
+std::string SqliteMerger::seenTable() const { return quoteIdent("_driftless_seen_" + m_target.target.name); }
+
 void SqliteMerger::ensureTable()
 {
     m_db->exec(kCheckpoints);
@@ -124,6 +126,13 @@ void SqliteMerger::ensureTable()
         }
         ddl += "\"_driftless_version\" INTEGER NOT NULL, PRIMARY KEY (" + pk + "))";
         m_db->exec(ddl);
+        std::string seen = "CREATE TABLE IF NOT EXISTS " + seenTable() + " (";
+        for (int k : m_source.primaryKey) {
+            const auto &c = m_source.columns[static_cast<size_t>(k)];
+            seen += quoteIdent(c.name) + " " + std::string(sqliteDeclaredType(m_storage[static_cast<size_t>(k)])) +
+                    " NOT NULL, ";
+        }
+        m_db->exec(seen + "PRIMARY KEY (" + pk + ")) WITHOUT ROWID");
     }
 }
 
@@ -155,7 +164,17 @@ void SqliteMerger::buildStatements()
         changed += (changed.empty() ? "" : " OR ") + (m_table + "." + q + " IS NOT excluded." + q);
     }
     // Cursor passes re-read their lookback window: unchanged rows are not rewritten (see PgMerger).
-    changed = m_target.strategy == Strategy::Cursor ? " AND (" + changed + ")" : "";
+    // So are re-backfilled rows equal to the target's.
+    const std::string differs = " AND (" + changed + ")";
+    changed = m_target.strategy == Strategy::Cursor ? differs : "";
+    m_snapshotUpsert = m_db->prepare("INSERT INTO " + m_table + " (" + cols + "\"_driftless_version\") SELECT " + params +
+                                     v + " WHERE NOT EXISTS (SELECT 1 FROM " + tombstoneTable() + " WHERE " + keyMatch +
+                                     " AND \"_driftless_version\" > " + v + ") ON CONFLICT (" + keyCols +
+                                     ") DO UPDATE SET " + set + "\"_driftless_version\" = excluded.\"_driftless_version\" "
+                                     "WHERE excluded.\"_driftless_version\" >= " + m_table + ".\"_driftless_version\"" +
+                                     differs);
+    m_seenInsert = m_db->prepare("INSERT OR IGNORE INTO " + seenTable() + " (" + keyCols + ") VALUES (" + keyParams +
+                                 ")");
     m_upsert = m_db->prepare("INSERT INTO " + m_table + " (" + cols + "\"_driftless_version\") SELECT " + params + v +
                              " WHERE NOT EXISTS (SELECT 1 FROM " + tombstoneTable() + " WHERE " + keyMatch +
                              " AND \"_driftless_version\" > " + v + ") ON CONFLICT (" + keyCols + ") DO UPDATE SET " +
@@ -373,6 +392,42 @@ std::vector<std::pair<std::string, std::string>> SqliteMerger::targetColumns()
         out.emplace_back(st.text(0), st.text(1));
     return out;
 }
+
+ApplyResult SqliteMerger::mergeSnapshotChunkInTransaction(const RowSet &rows)
+{
+    if (!m_source.hasPrimaryKey())
+        throw SchemaError("table " + m_target.source.display() + " has no primary key, so it cannot be re-backfilled",
+                          "add a primary key on the source");
+    ApplyResult res{static_cast<long long>(rows.size()), 0, false};
+    for (size_t i = 0; i < rows.size(); ++i) {
+        res.rowsWritten += insertRow(m_snapshotUpsert, rows.line(i), rows.row(i).version);
+        // insertRow split the line into m_fields: the key is there.
+        m_seenInsert.reset();
+        for (int k : m_source.primaryKey)
+            bindCopyField(m_seenInsert, k + 1, m_fields.at(static_cast<size_t>(k)), m_storage[static_cast<size_t>(k)],
+                          m_scratch);
+        m_seenInsert.run();
+    }
+    return res;
+}
+
+long long SqliteMerger::deleteUnseenInTransaction(std::int64_t version)
+{
+    std::string on;
+    for (int k : m_source.primaryKey) {
+        auto q = quoteIdent(m_source.columns[static_cast<size_t>(k)].name);
+        on += (on.empty() ? "" : " AND ") + ("s." + q + " = " + m_table + "." + q);
+    }
+    auto st = m_db->prepare("DELETE FROM " + m_table + " WHERE \"_driftless_version\" < ?1 AND NOT EXISTS (SELECT 1 FROM " +
+                            seenTable() + " s WHERE " + on + ")");
+    st.bind(1, version);
+    st.run();
+    const long long gone = m_db->changes();
+    m_db->exec("DELETE FROM " + seenTable());
+    return gone;
+}
+
+void SqliteMerger::clearSeenInTransaction() { m_db->exec("DELETE FROM " + seenTable()); }
 
 long long SqliteMerger::deleteOlderInTransaction(std::int64_t version)
 {

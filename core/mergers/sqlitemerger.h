@@ -34,6 +34,9 @@ public:
     long long truncateInTransaction() override;
     void writeCheckpointInTransaction(const Checkpoint &cp, long long rows) override;
     void addMissingColumns(const TableSchema &source) override;
+    ApplyResult mergeSnapshotChunkInTransaction(const RowSet &rows) override;
+    long long deleteUnseenInTransaction(std::int64_t version) override;
+    void clearSeenInTransaction() override;
     long long deleteOlderInTransaction(std::int64_t version) override;
     std::vector<std::pair<std::string, std::string>> targetColumns() override;
     std::vector<size_t> partialRowsWithoutTarget(const RowSet &rows) override;
@@ -41,6 +44,7 @@ public:
     void setRequest(const std::string &request) override;
 
     std::string tombstoneTable() const;
+    std::string seenTable() const;
     SqliteDb &db() { return *m_db; }
 
 private:
@@ -56,6 +60,8 @@ private:
     std::string m_table;
     SqliteStmt m_insert;  ///< plain insert (direct load, full refresh)
     SqliteStmt m_upsert;  ///< guarded upsert
+    SqliteStmt m_snapshotUpsert; ///< guarded upsert writing only differing rows (re-backfill)
+    SqliteStmt m_seenInsert;     ///< remembers a re-backfilled key
     SqliteStmt m_delete;  ///< guarded delete
     SqliteStmt m_tomb;    ///< tombstone upsert
     SqliteStmt m_partial; ///< guarded update keeping columns marked unchanged
