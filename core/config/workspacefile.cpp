@@ -198,7 +198,11 @@ Endpoint parseEndpoint(const Ctx &c, const std::string &name, const YAML::Node &
         if (g["action"]) {
             auto a = scalar(c, g["action"], gf + ".action");
             if (a == "fallback")
-                sg.action = SlotGuard::Action::Fallback;
+                // Falling back drops the slot and must be followed by a reconciliation of the
+                // tables, which this version cannot run yet: refuse rather than pretend.
+                fail(c, g["action"], gf + ".action",
+                     "fallback (drop the slot, switch to cursor sync, reconcile) is not available in this version "
+                     "yet; use alert for now");
             else if (a == "alert")
                 sg.action = SlotGuard::Action::Alert;
             else

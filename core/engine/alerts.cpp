@@ -94,11 +94,9 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
                 a.message = "replication slot " + s.slot + " on " + s.source + " holds " +
                             formatByteSize(*s.retainedBytes) + " of WAL (" + (past ? "limit " : "warning level ") +
                             formatByteSize(past ? guard->maxRetained : guard->effectiveWarn()) + ")";
-                a.action = ours ? (guard->action == SlotGuard::Action::Fallback
-                                       ? "the slot guard falls back to cursor sync at the limit; start the sync of " +
-                                             s.owner + " to let it catch up first"
-                                       : "start or unblock the sync of " + s.owner +
-                                             "; past the limit, consider dropping the slot (action: alert is set)")
+                a.action = ours ? "start or unblock the sync of " + s.owner +
+                                      " so it catches up; if it cannot, drop the slot before the source's disk fills "
+                                      "(driftless-cli resnapshot " + s.owner + " with the sync stopped)"
                                 : "resume the slot's consumer or drop the slot";
                 out.push_back(std::move(a));
             }

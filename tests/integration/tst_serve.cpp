@@ -29,6 +29,7 @@ struct Serve : ::testing::Test {
     std::string ghost = uniqueName("driftless_ghost");
     int pid = 0;
     int port = 0;
+    std::string sla = "60s";
 
     void SetUp() override
     {
@@ -46,7 +47,7 @@ struct Serve : ::testing::Test {
                   "  dw: { kind: postgres, dsn: \"" + host + " dbname=" + dst.name() + "\" }\n"
                   "pipelines:\n"
                   "  - name: " + pipeline + "\n    source: app\n    target: dw\n    tables:\n"
-                  "      - { table: public.orders, strategy: cdc }\n"
+                  "      - { table: public.orders, strategy: cdc, freshness_sla: " + sla + " }\n"
                   "      - { table: public.events, strategy: cursor, every: 2s }\n");
         auto r = runCli({"--state", state, "apply", dir.file("ws.yaml")});
         ASSERT_EQ(r.exitCode, 0) << r.err;
@@ -232,4 +233,70 @@ TEST_F(Serve, onlyLoopbackIsBoundUnlessAskedOtherwise)
     auto port = runCli({"--state", state, "serve", "--listen", "127.0.0.1:99999"});
     EXPECT_EQ(port.exitCode, 2);
     EXPECT_NE(port.err.find("not a port"), std::string::npos) << port.err;
+}
+
+namespace {
+struct ServeShortSla : Serve {
+    ServeShortSla() { sla = "4s"; }
+};
+} // namespace
+
+TEST_F(ServeShortSla, aStoppedTargetBreachesTheSlaRaisesAnAlertHoldsTheSlotAndCatchesUp)
+{
+    // faults F7: the target stops taking writes (a lock held on the table). The lag passes the
+    // SLA, the badge reads breach, an alert opens; the source is not acknowledged past what the
+    // target holds; when the target returns everything catches up and the alert clears.
+    startServer();
+    auto orders = [&] {
+        auto st = status();
+        return std::make_pair(*find(st["tables"], "table", "public.orders"), st);
+    };
+    for (int i = 0; i < 200 && orders().first["state"] != "streaming"; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    src.exec("INSERT INTO orders VALUES (501, 1)");
+    for (int i = 0; i < 100 && dst.scalar("SELECT count(*) FROM orders") != "501"; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ASSERT_EQ(dst.scalar("SELECT count(*) FROM orders"), "501");
+
+    auto blocker = dst.connect();
+    blocker.exec("BEGIN; LOCK TABLE public.orders IN ACCESS EXCLUSIVE MODE");
+    const std::string slot = "driftless_" + pipeline;
+    // Idle positions may still be acknowledged up to here; nothing past the insert may be.
+    const std::string held = src.scalar("SELECT pg_current_wal_lsn()");
+    src.exec("INSERT INTO orders SELECT g, g FROM generate_series(502, 600) g");
+    json t, st;
+    bool alerted = false;
+    for (int i = 0; i < 150 && !alerted; ++i) {
+        std::tie(t, st) = orders();
+        for (const auto &a : st["alerts"])
+            alerted |= a["kind"] == "lag_breach" && a["table"] == "public.orders";
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_TRUE(alerted) << st.dump(2);
+    EXPECT_EQ(t["freshness"], "breach") << t.dump();
+    EXPECT_GT(t["lag_seconds"].get<double>(), 4.0);
+    EXPECT_EQ(src.scalar("SELECT confirmed_flush_lsn <= '" + held + "'::pg_lsn FROM pg_replication_slots WHERE "
+                         "slot_name = '" + slot + "'"),
+              "t")
+        << "the source was acknowledged for changes the target does not have";
+
+    blocker.exec("ROLLBACK");
+    bool cleared = false;
+    for (int i = 0; i < 200 && !cleared; ++i) {
+        std::tie(t, st) = orders();
+        bool lagAlert = false;
+        for (const auto &a : st["alerts"])
+            lagAlert |= a["kind"] == "lag_breach" && a["table"] == "public.orders";
+        cleared = t["freshness"] == "ok" && !lagAlert && dst.scalar("SELECT count(*) FROM orders") == "600";
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_TRUE(cleared) << st.dump(2);
+    ::kill(pid, SIGTERM);
+    EXPECT_EQ(waitPid(pid, 60), 0);
+    pid = 0;
+    driftless::core::SqliteDb db(state, driftless::core::SqliteDb::Mode::ReadOnly);
+    EXPECT_GE(db.scalarInt("SELECT count(*) FROM events WHERE kind = 'alert' AND message LIKE '%public.orders%'"), 1);
+    EXPECT_GE(db.scalarInt("SELECT count(*) FROM events WHERE kind = 'alert_cleared' AND message LIKE "
+                           "'%public.orders%'"),
+              1);
 }

@@ -17,7 +17,7 @@ Workspace sample()
 {
     return WorkspaceFile::parse(R"(endpoints:
   app: { kind: postgres, dsn: "host=db1 dbname=app user=sync",
-         slot_guard: { max_retained: 10GB, action: fallback, min_safe_wal: 1GB, inactive_alert: 5m } }
+         slot_guard: { max_retained: 10GB, action: alert, min_safe_wal: 1GB, inactive_alert: 5m } }
   lite: { kind: sqlite, path: "/data/replica.db" }
 pipelines:
   - name: p1

@@ -69,7 +69,7 @@ TEST(WorkspaceFile, readsTheReadmeForm)
 TEST(WorkspaceFile, yamlRoundTripsToAnEqualWorkspace)
 {
     std::string yaml = replace(kReadmeForm, "user=sync\" }",
-                               "user=sync\", slot_guard: { max_retained: 10GB, action: fallback, warn_retained: "
+                               "user=sync\", slot_guard: { max_retained: 10GB, action: alert, warn_retained: "
                                "2GB } }") + R"(  - name: odd_names
     source: app
     target: lite
@@ -87,7 +87,7 @@ TEST(WorkspaceFile, yamlRoundTripsToAnEqualWorkspace)
     ASSERT_TRUE(ws.endpoints.at("app").slotGuard);
     EXPECT_EQ(ws.endpoints.at("app").slotGuard->maxRetained, 10LL << 30);
     EXPECT_EQ(ws.endpoints.at("app").slotGuard->effectiveWarn(), 2LL << 30);
-    EXPECT_EQ(ws.endpoints.at("app").slotGuard->action, SlotGuard::Action::Fallback);
+    EXPECT_EQ(ws.endpoints.at("app").slotGuard->action, SlotGuard::Action::Alert);
     EXPECT_FALSE(ws.endpoints.at("dw").slotGuard);
     Workspace again = WorkspaceFile::parse(WorkspaceFile::toYaml(ws), "export.yaml", "/elsewhere");
     EXPECT_EQ(again, ws);
@@ -128,10 +128,12 @@ TEST(WorkspaceFile, eachMistakeHasItsOwnMessage)
         {"table: public.plans,", "table: public.plans, strategy: cursor, cursr: x,", "pipelines[app_to_dw].tables[0].cursr",
          "unknown key"},
         {"target_schema: model", "target_schema: model\n    tablez: []", "pipelines[0].tablez", "unknown key"},
-        {"user=sync\" }", "user=sync\", slot_guard: { max_retained: lots, action: fallback } }",
+        {"user=sync\" }", "user=sync\", slot_guard: { max_retained: lots, action: alert } }",
          "endpoints.app.slot_guard.max_retained", "not a size"},
         {"user=sync\" }", "user=sync\", slot_guard: { max_retained: 1GB, action: panic } }",
          "endpoints.app.slot_guard.action", "one of fallback, alert"},
+        {"user=sync\" }", "user=sync\", slot_guard: { max_retained: 1GB, action: fallback } }",
+         "endpoints.app.slot_guard.action", "not available in this version yet; use alert"},
         {"user=sync\" }", "user=sync\", slot_guard: { max_retained: 1GB } }", "endpoints.app.slot_guard.action",
          "missing"},
         {"path: \"replica.db\" }", "path: \"replica.db\", slot_guard: { max_retained: 1GB, action: alert } }",
