@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 #include <unistd.h>
 
 namespace driftless::core {
@@ -18,6 +19,7 @@ struct Probe {
     std::unique_ptr<PgConnection> conn;
     std::string error;
     std::string fix;
+    std::set<std::string> orphansReported; ///< once per source, not once per pipeline
 };
 
 Probe probe(const Endpoint &e, std::vector<Finding> &out, const std::string &pipeline)
@@ -105,7 +107,33 @@ std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipel
         if (hasCdc) {
             auto r = c.exec("SELECT current_setting('wal_level'), (SELECT rolreplication OR rolsuper FROM pg_roles "
                             "WHERE rolname = current_user), current_setting('max_replication_slots')::int - "
-                            "(SELECT count(*) FROM pg_replication_slots)");
+                            "(SELECT count(*) FROM pg_replication_slots), current_setting('max_wal_senders')::int - "
+                            "(SELECT count(*) FROM pg_stat_replication), "
+                            "(SELECT setting FROM pg_settings WHERE name = 'max_slot_wal_keep_size')");
+            if (r.toInt(0, 3) < 1)
+                out.push_back({"error", "config", p.name, "endpoint " + src.name,
+                               "no free WAL sender (max_wal_senders are all in use)",
+                               "ALTER SYSTEM SET max_wal_senders = <more>; then restart the server"});
+            if (r.text(0, 4) == "-1")
+                out.push_back({"warn", "config", p.name, "endpoint " + src.name,
+                               "max_slot_wal_keep_size is unset: a replication slot that is not read keeps WAL "
+                               "until the source's disk fills",
+                               "ALTER SYSTEM SET max_slot_wal_keep_size = '10GB'; SELECT pg_reload_conf();  -- size "
+                               "it to leave room on the WAL disk; a slot past it is invalidated instead"});
+            // Slots that look like ours but that no pipeline of this workspace reads.
+            auto ours = c.exec("SELECT slot_name FROM pg_replication_slots WHERE database = current_database() AND "
+                               "slot_name LIKE 'driftless\\_%' AND slot_name NOT LIKE 'driftless\\_tmp\\_%' AND "
+                               "NOT temporary");
+            for (int i = 0; i < ours.rows(); ++i) {
+                const std::string name = ours.text(i, 0);
+                bool owned = false;
+                for (const auto &q : ws.pipelines)
+                    owned = owned || (q.slotName() == name && q.source == p.source);
+                if (!owned && sp.orphansReported.insert(name).second)
+                    out.push_back({"warn", "config", p.name, "slot " + name,
+                                   "no pipeline of this workspace reads this slot; it keeps WAL on the source",
+                                   "if no other workspace uses it: SELECT pg_drop_replication_slot('" + name + "');"});
+            }
             if (r.text(0, 0) != "logical")
                 out.push_back({"error", "config", p.name, "endpoint " + src.name,
                                "wal_level is '" + r.text(0, 0) + "'; change data capture needs 'logical'",
