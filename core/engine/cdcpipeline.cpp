@@ -823,9 +823,22 @@ void CdcPipeline::startRebackfill(Table &t, const json &progress)
         if (auto below = pgcatalog::parseLsn(progress.value("delete_below", "")))
             rb->deleteBelow = std::min(rb->deleteBelow, *below);
     }
-    if (progress.is_object()) {
+    bool fresh = !progress.is_object();
+    if (!fresh) {
         rb->copied = progress.value("rows", 0LL);
-    } else {
+        if (t.merger->seenCount() < rb->copied) {
+            // The keys of the chunks merged so far are gone (the target server crashed): without
+            // them the end of the copy cannot tell removed rows from merged ones. Start over.
+            m_observer.event("warn", t.key, "rebackfill",
+                             "the keys merged before the target server restarted were lost; the re-backfill starts "
+                             "over");
+            rb->copied = 0;
+            rb->after.clear();
+            rb->deleteBelow = rb->version;
+            fresh = true;
+        }
+    }
+    if (fresh) {
         // A fresh copy: keys seen by an abandoned one say nothing about this snapshot.
         m_session->begin();
         try {

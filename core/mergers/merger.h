@@ -93,6 +93,10 @@ public:
     virtual long long deleteUnseenInTransaction(std::int64_t version) = 0;
     /// Forgets seen keys left by an earlier, abandoned snapshot copy.
     virtual void clearSeenInTransaction() = 0;
+    /// How many keys are remembered as seen (one per row merged by snapshot chunks). Lower than
+    /// the rows a resumed copy merged: they were lost (a server crash empties unlogged tables),
+    /// and the copy must start over.
+    virtual long long seenCount() = 0;
     /// Rows of `rows` that carry unchanged columns (values the source did not send) but whose
     /// key the target does not have, so nothing can fill them in: their indexes.
     virtual std::vector<size_t> partialRowsWithoutTarget(const RowSet &rows) = 0;

@@ -298,8 +298,7 @@ void PgMerger::buildSql()
     // every row the stream applied before the snapshot, so `>` alone would rewrite them all.
     m_snapshotMergeSql = mergeSql(true, " AND " + differs);
     m_snapshotMergeNoTombSql = mergeSql(false, " AND " + differs);
-    m_seenInsertSql = "INSERT INTO " + seenTable() + " (" + keys + ") SELECT " + keys + " FROM " + stagingTable() +
-                      " ON CONFLICT DO NOTHING";
+    m_seenInsertSql = "INSERT INTO " + seenTable() + " (" + keys + ") SELECT " + keys + " FROM " + stagingTable();
     std::string tb = tombstoneTable();
     m_tombSql = "INSERT INTO " + tb + " AS tb (" + keys + ", _driftless_version) SELECT " + keys +
                 ", _driftless_version FROM " + stagingTable() + " WHERE _driftless_op = 'd' ON CONFLICT (" + keys +
@@ -530,15 +529,18 @@ std::string schemaDrift(const TableSchema &source, const std::vector<std::pair<s
 
 void PgMerger::ensureSeen()
 {
-    std::string ddl = "CREATE TABLE IF NOT EXISTS " + seenTable() + " (";
-    std::string pk;
-    for (int k : m_source.primaryKey) {
-        const auto &c = m_source.columns[static_cast<size_t>(k)];
-        ddl += quoteIdent(c.name) + " " + columnTypeSql(c) + " NOT NULL, ";
-        pk += (pk.empty() ? "" : ", ") + quoteIdent(c.name);
+    // UNLOGGED and without an index: appending a chunk's keys costs a fifth of a logged, keyed
+    // table, and the one anti-join at the end hashes them anyway. A server crash empties it;
+    // seenCount() lets a resumed copy notice and start over.
+    std::string ddl = "CREATE UNLOGGED TABLE IF NOT EXISTS " + seenTable() + " (";
+    for (size_t i = 0; i < m_source.primaryKey.size(); ++i) {
+        const auto &c = m_source.columns[static_cast<size_t>(m_source.primaryKey[i])];
+        ddl += (i ? ", " : "") + quoteIdent(c.name) + " " + columnTypeSql(c) + " NOT NULL";
     }
-    racyDdl(*m_conn, ddl + "PRIMARY KEY (" + pk + "))");
+    racyDdl(*m_conn, ddl + ")");
 }
+
+long long PgMerger::seenCount() { return m_conn->exec("SELECT count(*) FROM " + seenTable()).toInt(0, 0); }
 
 ApplyResult PgMerger::mergeSnapshotChunkInTransaction(const RowSet &rows)
 {

@@ -41,6 +41,7 @@ public:
     ApplyResult mergeSnapshotChunkInTransaction(const RowSet &rows) override;
     long long deleteUnseenInTransaction(std::int64_t version) override;
     void clearSeenInTransaction() override;
+    long long seenCount() override;
     long long deleteOlderInTransaction(std::int64_t version) override;
     std::vector<std::pair<std::string, std::string>> targetColumns() override;
     std::vector<size_t> partialRowsWithoutTarget(const RowSet &rows) override;

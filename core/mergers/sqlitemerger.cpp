@@ -429,6 +429,8 @@ long long SqliteMerger::deleteUnseenInTransaction(std::int64_t version)
 
 void SqliteMerger::clearSeenInTransaction() { m_db->exec("DELETE FROM " + seenTable()); }
 
+long long SqliteMerger::seenCount() { return m_db->scalarInt("SELECT count(*) FROM " + seenTable()); }
+
 long long SqliteMerger::deleteOlderInTransaction(std::int64_t version)
 {
     auto st = m_db->prepare("DELETE FROM " + m_table + " WHERE \"_driftless_version\" < ?1");

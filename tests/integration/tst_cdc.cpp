@@ -448,6 +448,62 @@ TEST_F(Cdc, aReBackfillRewritesOnlyTheRowsThatDiffer)
     EXPECT_TRUE(obs.sawEvent("re-backfill done: 5000 rows merged, 1 rows the source no longer has removed"));
 }
 
+TEST_F(Cdc, aReBackfillWhoseSeenKeysWereLostStartsOver)
+{
+    // A target server crash empties the unlogged table of seen keys. A re-backfill resumed after
+    // it must not take the rows it merged before for rows the source no longer has.
+    src.exec(kItems);
+    src.exec("INSERT INTO items SELECT g, 'i' || g, g, g FROM generate_series(1, 20000) g");
+    auto j = job("public.items");
+    j.spec.pageSize = 500;
+    std::vector<TableJob> jobs{j};
+    once(jobs);
+    auto m = createMerger(j.target, {pipeline, {"public", "items"}, j.targetName, Strategy::Cdc});
+    m->setRequest("rebackfill");
+    {
+        std::stop_source stop;
+        std::thread runner([&] {
+            CdcPipeline p(jobs, std::nullopt, obs);
+            try {
+                p.run(stop.get_token(), {false});
+            } catch (const std::exception &e) {
+                std::printf("pipeline stopped: %s\n", e.what());
+            }
+        });
+        for (int i = 0; i < 600; ++i) {
+            auto pos = nlohmann::json::parse(position());
+            if (pos.contains("rebackfill") && pos["rebackfill"].value("rows", 0) >= 3000)
+                break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        stop.request_stop();
+        runner.join();
+    }
+    auto pos = nlohmann::json::parse(position());
+    ASSERT_TRUE(pos.contains("rebackfill")) << "stopped before the copy ended: " << pos.dump();
+    const std::string seen =
+        dst.scalar("SELECT relname FROM pg_class WHERE relname LIKE 'seen\\_items%' AND relnamespace = "
+                   "'_driftless'::regnamespace");
+    dst.exec("TRUNCATE _driftless." + seen);
+    obs.events.clear();
+    std::stop_source stop;
+    std::thread runner([&] {
+        CdcPipeline p(jobs, std::nullopt, obs);
+        try {
+            p.run(stop.get_token(), {false});
+        } catch (const std::exception &e) {
+            std::printf("pipeline stopped: %s\n", e.what());
+        }
+    });
+    for (int i = 0; i < 600 && !obs.sawEvent("re-backfill done"); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    stop.request_stop();
+    runner.join();
+    EXPECT_TRUE(obs.sawEvent("re-backfill starts over"));
+    EXPECT_TRUE(obs.sawEvent("re-backfill done: 20000 rows merged, 0 rows"));
+    EXPECT_EQ(hash(dst, kItemCols), hash(src, kItemCols));
+}
+
 TEST_F(Cdc, aReBackfillIntoSqliteRepairsDrift)
 {
     TempDir dir;
