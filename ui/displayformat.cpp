@@ -40,6 +40,25 @@ QString formatTimestamp(std::int64_t msSinceEpoch)
     return QDateTime::fromMSecsSinceEpoch(msSinceEpoch).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
 }
 
+QString formatBytes(std::int64_t bytes)
+{
+    const char *const units[] = {"kB", "MB", "GB", "TB", "PB"};
+    const bool negative = bytes < 0;
+    // Through double: the magnitude of INT64_MIN does not fit in an int64.
+    double v = std::fabs(static_cast<double>(bytes));
+    const QString sign = negative ? QStringLiteral("-") : QString();
+    if (v < 1024)
+        return sign + QStringLiteral("%1 bytes").arg(static_cast<long long>(v));
+    int unit = -1;
+    while (v >= 1024 && unit < 4) {
+        v /= 1024;
+        ++unit;
+    }
+    // One decimal while it says something (1.5 MB), none past 10 (120 MB).
+    const int decimals = v < 10 ? 1 : 0;
+    return sign + QStringLiteral("%1 %2").arg(v, 0, 'f', decimals).arg(QLatin1String(units[unit]));
+}
+
 QString strategyLabel(const std::string &strategy)
 {
     return QString::fromStdString(strategy).replace(QLatin1Char('_'), QLatin1Char(' '));

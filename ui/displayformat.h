@@ -14,6 +14,9 @@ QString formatLag(std::optional<double> seconds);
 QString formatDuration(double seconds);
 /// Local time, `2026-11-29 10:00:00`: DBAs compare it with server logs, so no "5 minutes ago".
 QString formatTimestamp(std::int64_t msSinceEpoch);
+/// Bytes as pg_size_pretty reads them (1024-based): `512 bytes`, `8.0 kB`, `1.5 MB`, `12 GB`;
+/// negative values keep their sign.
+QString formatBytes(std::int64_t bytes);
 /// `full_refresh` -> `full refresh`.
 QString strategyLabel(const std::string &strategy);
 

@@ -1,6 +1,7 @@
 #include "ui/enginebridge.h"
 
 #include "ui/liveobserver.h"
+#include "ui/mailbox.h"
 
 #include "core/engine/scheduler.h"
 #include "core/engine/stateobserver.h"
@@ -25,40 +26,12 @@ using core::StateStore;
 /// It holds no database handle, so whichever thread lets go of it last may destroy it.
 struct EngineBridge::Run {
     Run(core::Workspace ws, std::vector<StateStore::Event> events)
-        : workspace(std::move(ws)), live(std::move(events), EngineBridge::kEventLimit)
+        : workspace(std::make_shared<const core::Workspace>(std::move(ws))),
+          live(std::move(events), EngineBridge::kEventLimit)
     {
     }
-    const core::Workspace workspace;
+    const std::shared_ptr<const core::Workspace> workspace;
     LiveObserver live;
-};
-
-/// Lets worker threads post to the bridge for as long as it lives. The bridge closes it first
-/// thing in its destructor; holding the lock while posting makes "still there? then post" one
-/// step, so nothing is ever queued to a destroyed bridge. Posting never waits for the UI.
-class EngineBridge::Mailbox {
-public:
-    explicit Mailbox(EngineBridge *bridge) : m_bridge(bridge) {}
-
-    template <typename F>
-    void post(F &&f)
-    {
-        std::lock_guard lock(m_mutex);
-        if (!m_bridge)
-            return;
-        EngineBridge *bridge = m_bridge;
-        QMetaObject::invokeMethod(
-            bridge, [bridge, f = std::forward<F>(f)]() mutable { f(*bridge); }, Qt::QueuedConnection);
-    }
-
-    void close()
-    {
-        std::lock_guard lock(m_mutex);
-        m_bridge = nullptr;
-    }
-
-private:
-    std::mutex m_mutex;
-    EngineBridge *m_bridge;
 };
 
 namespace {
@@ -88,8 +61,9 @@ EngineSnapshot readStored(const std::string &path, std::uint64_t generation)
     }
     try {
         StateStore store(path);
-        const auto workspace = store.loadWorkspace();
-        s.tables = core::buildStatus(workspace, store.tableStatuses(), s.takenAtMs);
+        auto workspace = std::make_shared<const core::Workspace>(store.loadWorkspace());
+        s.tables = core::buildStatus(*workspace, store.tableStatuses(), s.takenAtMs);
+        s.workspace = std::move(workspace);
         s.events = store.events(EngineBridge::kEventLimit);
     } catch (const std::exception &e) {
         s.error = describe(e);
@@ -120,7 +94,7 @@ void noteEngineEvent(StateStore &store, LiveObserver &live, const std::string &k
 
 } // namespace
 
-EngineBridge::EngineBridge(QObject *parent) : QObject(parent), m_mailbox(std::make_shared<Mailbox>(this))
+EngineBridge::EngineBridge(QObject *parent) : QObject(parent), m_mailbox(Mailbox<EngineBridge>::create(this))
 {
     m_publishTimer.setInterval(kPublishIntervalMs);
     connect(&m_publishTimer, &QTimer::timeout, this, [this] { publishLive(false); });
@@ -259,7 +233,8 @@ void EngineBridge::publishLive(bool force)
     s.statePath = m_path;
     s.takenAtMs = now;
     s.live = true;
-    s.tables = core::buildStatus(m_run->workspace, m_run->live.tables(), now);
+    s.tables = core::buildStatus(*m_run->workspace, m_run->live.tables(), now);
+    s.workspace = m_run->workspace;
     s.events = m_run->live.events();
     publish(std::move(s));
 }

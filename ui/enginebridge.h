@@ -1,6 +1,7 @@
 #pragma once
 
 #include "ui/enginesnapshot.h"
+#include "ui/mailbox.h"
 
 #include <QObject>
 #include <QString>
@@ -68,7 +69,6 @@ signals:
 
 private:
     struct Run;
-    class Mailbox;
 
     void setState(State state, const QString &message);
     void publish(EngineSnapshot snapshot);
@@ -79,7 +79,7 @@ private:
     void onEngineFinished(std::uint64_t generation, const QString &error);
     void retireEngineThread();
 
-    std::shared_ptr<Mailbox> m_mailbox;
+    std::shared_ptr<Mailbox<EngineBridge>> m_mailbox;
     QString m_path;
     State m_state = State::Stopped;
     QString m_message;

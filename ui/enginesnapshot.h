@@ -7,6 +7,7 @@
 #include <QString>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace driftless::ui {
@@ -23,6 +24,9 @@ struct EngineSnapshot {
     std::int64_t takenAtMs = 0;
     /// From a running engine; otherwise read from the workspace file.
     bool live = false;
+    /// The workspace the tables belong to (endpoints, pipelines, SLAs); null when it could not
+    /// be read. Shared, never changed: pages that need endpoints (slots) read it from here.
+    std::shared_ptr<const core::Workspace> workspace;
     std::vector<core::TableReport> tables;
     /// Newest first.
     std::vector<core::StateStore::Event> events;

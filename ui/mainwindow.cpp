@@ -1,11 +1,18 @@
 #include "ui/mainwindow.h"
 
+#include "ui/alertcenter.h"
+#include "ui/models/alertsmodel.h"
 #include "ui/models/eventsmodel.h"
+#include "ui/models/slotsmodel.h"
 #include "ui/models/tablesmodel.h"
-#include "ui/pages/logpage.h"
+#include "ui/pages/alertspage.h"
+#include "ui/pages/lagpage.h"
+#include "ui/pages/slotspage.h"
 #include "ui/pages/tablespage.h"
 #include "ui/resources.h"
+#include "ui/slotmonitor.h"
 #include "ui/statusicons.h"
+#include "ui/traynotifier.h"
 
 #include <QAction>
 #include <QApplication>
@@ -26,15 +33,15 @@ namespace driftless::ui {
 namespace {
 const char *const kGeometryKey = "mainWindow/geometry";
 const char *const kStateKey = "mainWindow/state";
-constexpr int kTablesTab = 0;
-constexpr int kLogTab = 1;
 } // namespace
 
 MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent), m_engine(new EngineBridge(this)), m_tablesModel(new TablesModel(this)),
-      m_eventsModel(new EventsModel(this)), m_pages(new QTabWidget(this)),
-      m_tablesPage(new TablesPage(m_tablesModel, m_pages)),
-      m_logPage(new LogPage(m_tablesModel, m_eventsModel, m_pages)), m_pathLabel(new QLabel(this)),
+      m_eventsModel(new EventsModel(this)), m_slotsModel(new SlotsModel(this)), m_alertsModel(new AlertsModel(this)),
+      m_slotMonitor(new SlotMonitor(this)), m_alertCenter(new AlertCenter(this)), m_tray(new TrayNotifier(this)),
+      m_pages(new QTabWidget(this)), m_tablesPage(new TablesPage(m_tablesModel, m_pages)),
+      m_lagPage(new LagPage(m_pages)), m_slotsPage(new SlotsPage(m_slotsModel, m_slotMonitor, m_pages)),
+      m_alertsPage(new AlertsPage(m_alertsModel, m_eventsModel, m_pages)), m_pathLabel(new QLabel(this)),
       m_engineLabel(new QLabel(this))
 {
     initResources();
@@ -45,7 +52,9 @@ MainWindow::MainWindow(QWidget *parent)
     m_pages->setObjectName(QStringLiteral("pages"));
     m_pages->setDocumentMode(true);
     m_pages->addTab(m_tablesPage, tr("Tables"));
-    m_pages->addTab(m_logPage, tr("Alerts && Log"));
+    m_pages->addTab(m_lagPage, tr("Lag"));
+    m_pages->addTab(m_slotsPage, tr("Slots"));
+    m_pages->addTab(m_alertsPage, tr("Alerts && Log"));
     setCentralWidget(m_pages);
 
     createActions();
@@ -64,7 +73,17 @@ MainWindow::MainWindow(QWidget *parent)
         m_pathLabel->setText(tr("Workspace: %1").arg(QDir::toNativeSeparators(path)));
         setWindowTitle(tr("%1 \u2014 Driftless").arg(QFileInfo(path).fileName()));
     });
-    connect(m_logPage, &LogPage::alertCountChanged, this, &MainWindow::updateAlertsTab);
+    connect(m_slotMonitor, &SlotMonitor::sampleReady, m_slotsModel, &SlotsModel::setSample);
+    connect(m_slotMonitor, &SlotMonitor::sampleReady, m_alertCenter, &AlertCenter::setSlotSample);
+    connect(m_alertCenter, &AlertCenter::alertsChanged, m_alertsModel, &AlertsModel::setAlerts);
+    connect(m_alertCenter, &AlertCenter::alertsOpened, m_tray, &TrayNotifier::notify);
+    connect(m_tray, &TrayNotifier::activated, this, [this] {
+        showNormal();
+        raise();
+        activateWindow();
+        m_pages->setCurrentWidget(m_alertsPage);
+    });
+    connect(m_alertsPage, &AlertsPage::alertCountChanged, this, &MainWindow::updateAlertsTab);
 
     QSettings settings;
     if (!restoreGeometry(settings.value(QLatin1String(kGeometryKey)).toByteArray()))
@@ -100,21 +119,33 @@ void MainWindow::createActions()
 
     m_refresh = new QAction(namedIcon(QStringLiteral("refresh")), tr("&Refresh"), this);
     m_refresh->setShortcut(QKeySequence(Qt::Key_F5));
-    connect(m_refresh, &QAction::triggered, m_engine, &EngineBridge::refresh);
+    connect(m_refresh, &QAction::triggered, this, &MainWindow::refresh);
 
     m_find = new QAction(tr("&Find Table\u2026"), this);
     m_find->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_F));
     connect(m_find, &QAction::triggered, this, [this] {
-        m_pages->setCurrentIndex(kTablesTab);
+        m_pages->setCurrentWidget(m_tablesPage);
         m_tablesPage->focusFilter();
     });
 
-    m_showTables = new QAction(tr("&Tables"), this);
-    m_showTables->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_1));
-    connect(m_showTables, &QAction::triggered, this, [this] { m_pages->setCurrentIndex(kTablesTab); });
-    m_showLog = new QAction(tr("&Alerts && Log"), this);
-    m_showLog->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_2));
-    connect(m_showLog, &QAction::triggered, this, [this] { m_pages->setCurrentIndex(kLogTab); });
+    m_showPages = {pageAction(tr("&Tables"), Qt::Key_1, m_tablesPage), pageAction(tr("&Lag"), Qt::Key_2, m_lagPage),
+                   pageAction(tr("S&lots"), Qt::Key_3, m_slotsPage),
+                   pageAction(tr("&Alerts && Log"), Qt::Key_4, m_alertsPage)};
+}
+
+QAction *MainWindow::pageAction(const QString &text, int key, QWidget *page)
+{
+    auto *action = new QAction(text, this);
+    action->setShortcut(QKeySequence(Qt::CTRL | key));
+    connect(action, &QAction::triggered, this, [this, page] { m_pages->setCurrentWidget(page); });
+    return action;
+}
+
+void MainWindow::refresh()
+{
+    m_engine->refresh();
+    m_slotMonitor->refresh();
+    m_lagPage->reload();
 }
 
 void MainWindow::createMenus()
@@ -128,8 +159,7 @@ void MainWindow::createMenus()
     edit->addAction(m_find);
 
     QMenu *view = menuBar()->addMenu(tr("&View"));
-    view->addAction(m_showTables);
-    view->addAction(m_showLog);
+    view->addActions(m_showPages);
     view->addSeparator();
     view->addAction(m_refresh);
 
@@ -167,6 +197,9 @@ void MainWindow::showSnapshot(const EngineSnapshot &snapshot)
 {
     m_tablesModel->setSnapshot(snapshot);
     m_eventsModel->setSnapshot(snapshot);
+    m_slotMonitor->setSnapshot(snapshot);
+    m_alertCenter->setSnapshot(snapshot);
+    m_lagPage->setSnapshot(snapshot);
     m_tablesPage->setNotice(snapshot.error);
     updateActions();
 }
@@ -203,8 +236,9 @@ void MainWindow::updateActions()
 
 void MainWindow::updateAlertsTab(int count)
 {
-    m_pages->setTabText(kLogTab, count ? tr("Alerts && Log (%1)").arg(count) : tr("Alerts && Log"));
-    m_pages->setTabIcon(kLogTab, count ? namedIcon(QStringLiteral("warn")) : QIcon());
+    const int tab = m_pages->indexOf(m_alertsPage);
+    m_pages->setTabText(tab, count ? tr("Alerts && Log (%1)").arg(count) : tr("Alerts && Log"));
+    m_pages->setTabIcon(tab, count ? namedIcon(QStringLiteral("warn")) : QIcon());
 }
 
 void MainWindow::showAbout()

@@ -10,13 +10,23 @@ class QTabWidget;
 
 namespace driftless::ui {
 
+class AlertCenter;
+class AlertsModel;
+class AlertsPage;
 class EventsModel;
-class LogPage;
+class LagPage;
+class SlotMonitor;
+class SlotsModel;
+class SlotsPage;
 class TablesModel;
 class TablesPage;
+class TrayNotifier;
 
 /// The app's window. It only wires things together: the engine bridge feeds snapshots to the
-/// models, the pages show the models, the actions drive the bridge. Geometry and dock/toolbar
+/// models, the slot monitor feeds slot samples, the alert center turns both into alerts, the
+/// pages show the models, the actions drive the bridge. A page is a QWidget that takes its
+/// models (and the worker front it needs) in its constructor; adding one is a tab and a
+/// shortcut here. Geometry and dock/toolbar
 /// state persist in QSettings; nothing else does.
 class MainWindow final : public QMainWindow {
     Q_OBJECT
@@ -30,8 +40,15 @@ public:
     EngineBridge *engine() const { return m_engine; }
     TablesModel *tablesModel() const { return m_tablesModel; }
     EventsModel *eventsModel() const { return m_eventsModel; }
+    SlotsModel *slotsModel() const { return m_slotsModel; }
+    AlertsModel *alertsModel() const { return m_alertsModel; }
+    SlotMonitor *slotMonitor() const { return m_slotMonitor; }
+    AlertCenter *alertCenter() const { return m_alertCenter; }
+    TrayNotifier *trayNotifier() const { return m_tray; }
     TablesPage *tablesPage() const { return m_tablesPage; }
-    LogPage *logPage() const { return m_logPage; }
+    LagPage *lagPage() const { return m_lagPage; }
+    SlotsPage *slotsPage() const { return m_slotsPage; }
+    AlertsPage *alertsPage() const { return m_alertsPage; }
     QTabWidget *pages() const { return m_pages; }
 
     QAction *startAction() const { return m_start; }
@@ -49,14 +66,23 @@ private:
     void showEngineState(EngineBridge::State state, const QString &message);
     void updateActions();
     void updateAlertsTab(int count);
+    void refresh();
+    QAction *pageAction(const QString &text, int key, QWidget *page);
     void showAbout();
 
     EngineBridge *m_engine;
     TablesModel *m_tablesModel;
     EventsModel *m_eventsModel;
+    SlotsModel *m_slotsModel;
+    AlertsModel *m_alertsModel;
+    SlotMonitor *m_slotMonitor;
+    AlertCenter *m_alertCenter;
+    TrayNotifier *m_tray;
     QTabWidget *m_pages;
     TablesPage *m_tablesPage;
-    LogPage *m_logPage;
+    LagPage *m_lagPage;
+    SlotsPage *m_slotsPage;
+    AlertsPage *m_alertsPage;
     QLabel *m_pathLabel;
     QLabel *m_engineLabel;
 
@@ -66,8 +92,7 @@ private:
     QAction *m_stop = nullptr;
     QAction *m_refresh = nullptr;
     QAction *m_find = nullptr;
-    QAction *m_showTables = nullptr;
-    QAction *m_showLog = nullptr;
+    QList<QAction *> m_showPages;
 };
 
 } // namespace driftless::ui

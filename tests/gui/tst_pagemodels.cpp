@@ -1,0 +1,308 @@
+// SlotsModel, AlertsModel and AlertCenter over plain values: structure checked by
+// QAbstractItemModelTester on every change, updates in place while the same rows stay, owners
+// and statuses told in words and icons, and alerts opening once.
+
+#include "ui/alertcenter.h"
+#include "ui/displayformat.h"
+#include "ui/models/alertsmodel.h"
+#include "ui/models/slotsmodel.h"
+#include "ui/slotmonitor.h"
+
+#include <QAbstractItemModelTester>
+#include <QIcon>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QTest>
+
+using namespace driftless;
+using driftless::ui::AlertCenter;
+using driftless::ui::AlertsModel;
+using driftless::ui::SlotsModel;
+
+namespace {
+
+core::SlotReport slot(const std::string &name, const std::string &owner, bool active, std::int64_t retained)
+{
+    core::SlotReport s;
+    s.source = "app";
+    s.slot = name;
+    s.slotType = "logical";
+    s.plugin = "pgoutput";
+    s.database = "app";
+    s.owner = owner;
+    s.active = active;
+    if (active)
+        s.activePid = 4242;
+    s.walStatus = "reserved";
+    s.retainedBytes = retained;
+    s.confirmedFlushLsn = "0/1A2B3C4";
+    s.restartLsn = "0/1A2B000";
+    return s;
+}
+
+core::SlotReport orphan(const std::string &name)
+{
+    auto s = slot(name, "", false, 3 * 1024 * 1024);
+    s.orphaned = true;
+    return s;
+}
+
+ui::SlotSample sampleOf(std::vector<core::SlotReport> rows, std::int64_t atMs = 1'700'000'000'000)
+{
+    ui::SlotSample s;
+    s.statePath = QStringLiteral("/tmp/ws.db");
+    s.takenAtMs = atMs;
+    core::SourceSlots source;
+    source.source = "app";
+    source.replicationSlots = std::move(rows);
+    s.sources.push_back(std::move(source));
+    return s;
+}
+
+core::Alert alert(const std::string &kind, const std::string &level, const std::string &slotName)
+{
+    core::Alert a;
+    a.id = kind + ":app/" + slotName;
+    a.kind = kind;
+    a.level = level;
+    a.source = "app";
+    a.slot = slotName;
+    a.message = "replication slot " + slotName + " needs a look";
+    a.action = "SELECT pg_drop_replication_slot('" + slotName + "')";
+    a.sinceMs = 1'700'000'000'000;
+    return a;
+}
+
+std::shared_ptr<const core::Workspace> workspaceWithPipeline(const std::string &pipeline)
+{
+    auto ws = std::make_shared<core::Workspace>();
+    ws->endpoints["app"] = core::Endpoint{"app", core::EndpointKind::Postgres, "dbname=app", "", std::nullopt};
+    ws->endpoints["dw"] = core::Endpoint{"dw", core::EndpointKind::Postgres, "dbname=dw", "", std::nullopt};
+    core::PipelineSpec p;
+    p.name = pipeline;
+    p.source = "app";
+    p.target = "dw";
+    ws->pipelines.push_back(p);
+    return ws;
+}
+
+} // namespace
+
+class TestPageModels : public QObject {
+    Q_OBJECT
+private slots:
+    void slotsModelPassesTesterThroughUpdates();
+    void slotsModelSaysWhoseEachSlotIs_data();
+    void slotsModelSaysWhoseEachSlotIs();
+    void slotsModelShowsStatusAsWordsAndIcons();
+    void slotsModelUpdatesInPlaceWhileTheSameSlotsStay();
+    void dropSqlIsQuoted();
+    void bytesReadLikePgSizePretty_data();
+    void bytesReadLikePgSizePretty();
+    void alertsModelPassesTesterThroughUpdates();
+    void alertCenterOpensEachAlertOnceAndTracksInactiveSlots();
+};
+
+void TestPageModels::slotsModelPassesTesterThroughUpdates()
+{
+    SlotsModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QSortFilterProxyModel proxy;
+    proxy.setSourceModel(&model);
+    proxy.setSortRole(SlotsModel::SortRole);
+    proxy.sort(SlotsModel::Retained);
+    QAbstractItemModelTester proxyTester(&proxy, QAbstractItemModelTester::FailureReportingMode::Fatal);
+
+    model.setSample(sampleOf({slot("driftless_p1", "p1", true, 1024), orphan("driftless_gone")}));
+    QCOMPARE(model.rowCount(), 2);
+    model.setSample(sampleOf({slot("driftless_p1", "p1", false, 4096), orphan("driftless_gone")}));
+    model.setSample(sampleOf({slot("driftless_p1", "p1", false, 4096)}));
+    QCOMPARE(model.rowCount(), 1);
+    model.setSample(sampleOf({}));
+    QCOMPARE(model.rowCount(), 0);
+    model.setSample(sampleOf({slot("a", "", true, 1), slot("b", "", false, 2), slot("c", "", false, 3)}));
+    QCOMPARE(model.rowCount(), 3);
+    QCOMPARE(proxy.index(0, SlotsModel::Slot).data().toString(), QStringLiteral("a"));
+}
+
+void TestPageModels::slotsModelSaysWhoseEachSlotIs_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QString>("owner");
+    QTest::addColumn<bool>("orphaned");
+    QTest::addColumn<bool>("temporary");
+    QTest::addColumn<QString>("shown");
+    QTest::addColumn<QString>("kind");
+    QTest::newRow("pipeline") << "driftless_p1" << "p1" << false << false << "p1" << "pipeline";
+    QTest::newRow("orphaned") << "driftless_gone" << "" << true << false << "orphaned" << "orphaned";
+    QTest::newRow("someone else's") << "debezium" << "" << false << false << "not Driftless's" << "other";
+    QTest::newRow("backfill") << "driftless_tmp_p1_1" << "" << false << true << "backfill (temporary)"
+                              << "temporary";
+    QTest::newRow("another database") << "driftless_x" << "" << false << false << "Driftless, another database"
+                                      << "other";
+}
+
+void TestPageModels::slotsModelSaysWhoseEachSlotIs()
+{
+    QFETCH(QString, name);
+    QFETCH(QString, owner);
+    QFETCH(bool, orphaned);
+    QFETCH(bool, temporary);
+    QFETCH(QString, shown);
+    QFETCH(QString, kind);
+    auto s = slot(name.toStdString(), owner.toStdString(), false, 0);
+    s.orphaned = orphaned;
+    s.temporary = temporary;
+    SlotsModel model;
+    model.setSlots({s});
+    QCOMPARE(model.index(0, SlotsModel::Owner).data().toString(), shown);
+    QCOMPARE(model.index(0, SlotsModel::Owner).data(SlotsModel::OwnerKindRole).toString(), kind);
+    QVERIFY(!model.index(0, SlotsModel::Owner).data(Qt::ToolTipRole).toString().isEmpty());
+}
+
+void TestPageModels::slotsModelShowsStatusAsWordsAndIcons()
+{
+    auto lost = slot("driftless_p1", "p1", false, 0);
+    lost.walStatus = "lost";
+    lost.retainedBytes.reset();
+    lost.safeWalSize.reset();
+    auto limited = slot("other", "", true, 5 * 1024 * 1024);
+    limited.safeWalSize = 1536 * 1024;
+    SlotsModel model;
+    model.setSlots({lost, limited});
+    QCOMPARE(model.index(0, SlotsModel::Active).data().toString(), QStringLiteral("inactive"));
+    QCOMPARE(model.index(1, SlotsModel::Active).data().toString(), QStringLiteral("active (pid 4242)"));
+    QCOMPARE(model.index(0, SlotsModel::WalStatus).data().toString(), QStringLiteral("lost"));
+    for (int row : {0, 1})
+        for (int column : {SlotsModel::Active, SlotsModel::WalStatus})
+            QVERIFY(!model.index(row, column).data(Qt::DecorationRole).value<QIcon>().isNull());
+    QCOMPARE(model.index(0, SlotsModel::Retained).data().toString(), QStringLiteral("\u2014"));
+    QCOMPARE(model.index(1, SlotsModel::Retained).data().toString(), QStringLiteral("5.0 MB"));
+    QCOMPARE(model.index(1, SlotsModel::Retained).data(SlotsModel::SortRole).toLongLong(), 5LL * 1024 * 1024);
+    QCOMPARE(model.index(1, SlotsModel::SafeWalSize).data().toString(), QStringLiteral("1.5 MB"));
+    QCOMPARE(model.index(0, SlotsModel::SafeWalSize).data().toString(), QStringLiteral("\u2014"));
+    limited.safeWalSize.reset();
+    model.setSlots({lost, limited});
+    QCOMPARE(model.index(1, SlotsModel::SafeWalSize).data().toString(), QStringLiteral("no limit"));
+    QCOMPARE(model.index(1, SlotsModel::ConfirmedFlushLsn).data().toString(), QStringLiteral("0/1A2B3C4"));
+    QCOMPARE(model.index(1, SlotsModel::Active).data(SlotsModel::ActiveRole).toBool(), true);
+}
+
+void TestPageModels::slotsModelUpdatesInPlaceWhileTheSameSlotsStay()
+{
+    SlotsModel model;
+    model.setSlots({slot("driftless_p1", "p1", true, 100), orphan("driftless_gone")});
+    QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    model.setSlots({slot("driftless_p1", "p1", true, 100), orphan("driftless_gone")});
+    QCOMPARE(changed.count(), 0);
+    model.setSlots({slot("driftless_p1", "p1", false, 200), orphan("driftless_gone")});
+    QCOMPARE(reset.count(), 0);
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(changed.at(0).at(0).toModelIndex().row(), 0);
+    QCOMPARE(changed.at(0).at(1).toModelIndex().row(), 0);
+    model.setSlots({orphan("driftless_gone")});
+    QCOMPARE(reset.count(), 1);
+}
+
+void TestPageModels::dropSqlIsQuoted()
+{
+    QCOMPARE(ui::SlotMonitor::dropSql(QStringLiteral("driftless_gone")),
+             QStringLiteral("SELECT pg_drop_replication_slot('driftless_gone');"));
+    QCOMPARE(ui::SlotMonitor::dropSql(QStringLiteral("it's")), QStringLiteral("SELECT pg_drop_replication_slot('it''s');"));
+}
+
+void TestPageModels::bytesReadLikePgSizePretty_data()
+{
+    QTest::addColumn<qlonglong>("bytes");
+    QTest::addColumn<QString>("text");
+    QTest::newRow("zero") << 0LL << "0 bytes";
+    QTest::newRow("bytes") << 1023LL << "1023 bytes";
+    QTest::newRow("kB") << 1024LL << "1.0 kB";
+    QTest::newRow("MB") << 1536LL * 1024 << "1.5 MB";
+    QTest::newRow("tens of GB") << 12LL * 1024 * 1024 * 1024 << "12 GB";
+    QTest::newRow("negative") << -2048LL << "-2.0 kB";
+}
+
+void TestPageModels::bytesReadLikePgSizePretty()
+{
+    QFETCH(qlonglong, bytes);
+    QFETCH(QString, text);
+    QCOMPARE(ui::formatBytes(bytes), text);
+}
+
+void TestPageModels::alertsModelPassesTesterThroughUpdates()
+{
+    AlertsModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    model.setAlerts({alert("slot_lost", "error", "a"), alert("slot_orphaned", "warn", "driftless_gone")});
+    QCOMPARE(model.rowCount(), 2);
+    QCOMPARE(model.index(0, AlertsModel::Level).data().toString(), QStringLiteral("error"));
+    QCOMPARE(model.index(1, AlertsModel::Level).data().toString(), QStringLiteral("warning"));
+    QVERIFY(!model.index(1, AlertsModel::Level).data(Qt::DecorationRole).value<QIcon>().isNull());
+    QCOMPARE(model.index(1, AlertsModel::Subject).data().toString(), QStringLiteral("app/driftless_gone"));
+    QVERIFY(model.index(1, AlertsModel::Action).data().toString().contains(QStringLiteral("pg_drop_replication_slot")));
+    QCOMPARE(model.index(1, AlertsModel::Level).data(AlertsModel::KindRole).toString(), QStringLiteral("slot_orphaned"));
+
+    // The same alerts with a new message: updated in place, not reset.
+    auto moved = alert("slot_lost", "error", "a");
+    moved.message = "changed";
+    const int resets = reset.count();
+    model.setAlerts({moved, alert("slot_orphaned", "warn", "driftless_gone")});
+    QCOMPARE(reset.count(), resets);
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(model.index(0, AlertsModel::Message).data().toString(), QStringLiteral("changed"));
+
+    model.setAlerts({alert("slot_orphaned", "warn", "driftless_gone")});
+    QCOMPARE(model.rowCount(), 1);
+    model.setAlerts({});
+    QCOMPARE(model.rowCount(), 0);
+}
+
+void TestPageModels::alertCenterOpensEachAlertOnceAndTracksInactiveSlots()
+{
+    AlertCenter center;
+    QSignalSpy opened(&center, &AlertCenter::alertsOpened);
+    ui::EngineSnapshot snapshot;
+    snapshot.statePath = QStringLiteral("/tmp/ws.db");
+    snapshot.takenAtMs = 1'700'000'000'000;
+    snapshot.workspace = workspaceWithPipeline("p1");
+    center.setSnapshot(snapshot);
+    QVERIFY(center.alerts().empty());
+
+    auto sample = sampleOf({slot("driftless_p1", "p1", false, 10), orphan("driftless_gone")}, snapshot.takenAtMs);
+    center.setSlotSample(sample);
+    QCOMPARE(center.alerts().size(), std::size_t(1));
+    QCOMPARE(center.alerts().front().kind, std::string("slot_orphaned"));
+    QCOMPARE(opened.count(), 1);
+    QCOMPARE(center.inactiveSince().at("app/driftless_p1"), snapshot.takenAtMs);
+
+    // Seen again 11 minutes later: still the same orphan (not opened again), and the pipeline's
+    // own slot has now been inactive past the default 10 minutes.
+    sample.takenAtMs += 11 * 60'000;
+    center.setSlotSample(sample);
+    QCOMPARE(center.inactiveSince().at("app/driftless_p1"), snapshot.takenAtMs);
+    QCOMPARE(center.alerts().size(), std::size_t(2));
+    QCOMPARE(opened.count(), 2);
+    const auto newest = opened.last().at(0).value<std::vector<core::Alert>>();
+    QCOMPARE(newest.size(), std::size_t(1));
+    QCOMPARE(newest.front().kind, std::string("slot_inactive"));
+
+    // Its consumer came back: no longer inactive, the alert clears.
+    sample.sources[0].replicationSlots[0].active = true;
+    sample.takenAtMs += 1000;
+    center.setSlotSample(sample);
+    QVERIFY(!center.inactiveSince().count("app/driftless_p1"));
+    QCOMPARE(center.alerts().size(), std::size_t(1));
+
+    // Another workspace forgets everything.
+    snapshot.statePath = QStringLiteral("/tmp/other.db");
+    center.setSnapshot(snapshot);
+    QVERIFY(center.alerts().empty());
+    QVERIFY(center.inactiveSince().empty());
+}
+
+QTEST_MAIN(TestPageModels)
+#include "tst_pagemodels.moc"

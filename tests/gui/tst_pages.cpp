@@ -1,0 +1,382 @@
+// The Slots, Alerts and Lag pages against real Postgres. A workspace's source holds the slot of
+// its CDC pipeline (created by the running engine), an orphaned `driftless_` slot and someone
+// else's slot: the Slots page lists each with its owner, refuses to drop the active one and drops
+// the orphan after a confirmation that shows the SQL; the Alerts page shows the orphan's alert
+// and the failing table's; the Lag page draws the lag samples stored in the workspace file with
+// each table's SLA. Screenshots go to $DRIFTLESS_ARTIFACTS.
+
+#include "ui/alertcenter.h"
+#include "ui/enginebridge.h"
+#include "ui/mainwindow.h"
+#include "ui/models/alertsmodel.h"
+#include "ui/models/eventsmodel.h"
+#include "ui/models/slotsmodel.h"
+#include "ui/models/tablesmodel.h"
+#include "ui/pages/alertspage.h"
+#include "ui/pages/lagpage.h"
+#include "ui/pages/slotspage.h"
+#include "ui/slotmonitor.h"
+#include "ui/traynotifier.h"
+
+#include "core/model/workspace.h"
+#include "core/state/statestore.h"
+#include "tests/support/testsupport.h"
+
+#include <QAbstractButton>
+#include <QAbstractItemModelTester>
+#include <QChart>
+#include <QComboBox>
+#include <QDir>
+#include <QLabel>
+#include <QLineSeries>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QSystemTrayIcon>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTest>
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+
+using namespace driftless;
+using driftless::ui::EngineBridge;
+using driftless::ui::MainWindow;
+using driftless::ui::SlotsModel;
+using namespace std::chrono_literals;
+
+namespace {
+
+const char *kSourceSchema = R"sql(
+CREATE TABLE customers (id bigint PRIMARY KEY, name text, updated_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE orders (id bigint PRIMARY KEY, name text, updated_at timestamptz NOT NULL DEFAULT now());
+INSERT INTO customers (id, name) SELECT g, 'customer ' || g FROM generate_series(1, 250) g;
+INSERT INTO orders (id, name) SELECT g, 'order ' || g FROM generate_series(1, 500) g;
+)sql";
+
+QString artifactsDir()
+{
+    QString dir = qEnvironmentVariable("DRIFTLESS_ARTIFACTS");
+    if (dir.isEmpty())
+        dir = QDir::temp().filePath(QStringLiteral("driftless-artifacts"));
+    QDir().mkpath(dir);
+    return dir;
+}
+
+void saveShot(QWidget *widget, const QString &name)
+{
+    const QString path = QDir(artifactsDir()).filePath(name + QStringLiteral(".png"));
+    QVERIFY2(widget->grab().save(path), qPrintable(path));
+}
+
+/// One pipeline from `src` to `dst`: customers by full refresh, orders by CDC.
+core::Workspace workspaceFor(const std::string &pipeline, const test::PgTestDb &src, const test::PgTestDb &dst)
+{
+    core::Workspace ws;
+    ws.endpoints["src"] = test::pgEndpoint("src", src.name());
+    ws.endpoints["dw"] = test::pgEndpoint("dw", dst.name());
+    core::PipelineSpec p;
+    p.name = pipeline;
+    p.source = "src";
+    p.target = "dw";
+    core::TableSpec customers;
+    customers.table = {"public", "customers"};
+    customers.strategy = core::Strategy::FullRefresh;
+    customers.freshnessSla = 300s;
+    core::TableSpec orders;
+    orders.table = {"public", "orders"};
+    orders.strategy = core::Strategy::Cdc;
+    orders.freshnessSla = 120s;
+    p.tables = {customers, orders};
+    ws.pipelines.push_back(p);
+    return ws;
+}
+
+void createSlot(const test::PgTestDb &db, const std::string &name, const char *plugin = "pgoutput")
+{
+    db.exec("SELECT pg_create_logical_replication_slot('" + name + "', '" + plugin + "')");
+}
+
+int slotCount(const std::string &name)
+{
+    core::PgConnection admin(test::pgDsn("postgres"));
+    return static_cast<int>(
+        admin.execParams("SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1", {name}).toInt(0, 0));
+}
+
+QString ownerOf(const SlotsModel *model, const std::string &source, const std::string &slot)
+{
+    const int row = model->rowOf(QString::fromStdString(source), QString::fromStdString(slot));
+    return row < 0 ? QString() : model->index(row, SlotsModel::Owner).data().toString();
+}
+
+bool slotActive(const SlotsModel *model, const std::string &slot)
+{
+    const int row = model->rowOf(QStringLiteral("src"), QString::fromStdString(slot));
+    return row >= 0 && model->index(row, SlotsModel::Active).data(SlotsModel::ActiveRole).toBool();
+}
+
+bool tableIs(const ui::TablesModel *model, const std::string &pipeline, const char *table, const char *state)
+{
+    const int row = model->rowOf(QString::fromStdString(pipeline), QString::fromLatin1(table));
+    return row >= 0 && model->index(row, ui::TablesModel::State).data().toString() == QLatin1String(state);
+}
+
+const core::Alert *alertOf(const MainWindow &w, const std::string &kind, const std::string &about)
+{
+    for (const auto &a : w.alertCenter()->alerts())
+        if (a.kind == kind && (a.slot == about || a.table == about))
+            return &a;
+    return nullptr;
+}
+
+} // namespace
+
+class TestPages : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void slotsPageListsEverySlotWithItsOwnerAndDropsTheOrphan();
+    void alertsPageShowsTheOrphanedSlotAndTheFailingTable();
+    void lagPageDrawsStoredSamplesWithTheSla();
+};
+
+void TestPages::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("Driftless"));
+    QCoreApplication::setApplicationName(QStringLiteral("Driftless"));
+}
+
+void TestPages::slotsPageListsEverySlotWithItsOwnerAndDropsTheOrphan()
+{
+    test::PgTestDb src("gui_slots_src");
+    test::PgTestDb dst("gui_slots_dst");
+    src.exec(kSourceSchema);
+    const std::string pipeline = test::uniqueName("slots");
+    const std::string ours = "driftless_" + pipeline;
+    const std::string orphan = "driftless_" + test::uniqueName("gone");
+    const std::string others = test::uniqueName("debezium");
+    createSlot(src, orphan);
+    createSlot(src, others, "test_decoding");
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    core::StateStore(statePath).applyWorkspace(workspaceFor(pipeline, src, dst));
+
+    auto window = std::make_unique<MainWindow>();
+    MainWindow &w = *window;
+    QAbstractItemModelTester tester(w.slotsModel(), QAbstractItemModelTester::FailureReportingMode::Fatal);
+    w.resize(1180, 620);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.pages()->setCurrentWidget(w.slotsPage());
+    w.openWorkspace(QString::fromStdString(statePath));
+
+    // Before any sync: the orphan and the other tool's slot, read off the UI thread.
+    auto *model = w.slotsModel();
+    QTRY_VERIFY_WITH_TIMEOUT(model->rowOf(QStringLiteral("src"), QString::fromStdString(orphan)) >= 0, 20000);
+    QCOMPARE(ownerOf(model, "src", orphan), QStringLiteral("orphaned"));
+    QCOMPARE(ownerOf(model, "src", others), QStringLiteral("not Driftless's"));
+    QCOMPARE(model->rowOf(QStringLiteral("src"), QString::fromStdString(ours)), -1);
+
+    // The engine creates the pipeline's slot and streams from it; F5 reads the slots again.
+    w.engine()->start();
+    QTRY_VERIFY_WITH_TIMEOUT(tableIs(w.tablesModel(), pipeline, "public.orders", "ok") ||
+                                 tableIs(w.tablesModel(), pipeline, "public.orders", "running"),
+                             60000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        (QTest::keyClick(&w, Qt::Key_F5), QTest::qWait(300), slotActive(model, ours)), 30000);
+    QCOMPARE(ownerOf(model, "src", ours), QString::fromStdString(pipeline));
+    QCOMPARE(ownerOf(model, "src", orphan), QStringLiteral("orphaned"));
+    QCOMPARE(ownerOf(model, "src", others), QStringLiteral("not Driftless's"));
+    const int ourRow = model->rowOf(QStringLiteral("src"), QString::fromStdString(ours));
+    QVERIFY(!model->index(ourRow, SlotsModel::ConfirmedFlushLsn).data().toString().isEmpty());
+    QVERIFY(!model->index(ourRow, SlotsModel::WalStatus).data().toString().isEmpty());
+
+    // The active slot cannot be dropped, and the button says why.
+    auto *page = w.slotsPage();
+    page->selectSlot(QStringLiteral("src"), QString::fromStdString(ours));
+    QVERIFY(!page->dropButton()->isEnabled());
+    QVERIFY2(page->dropButton()->toolTip().contains(QStringLiteral("active")), qPrintable(page->dropButton()->toolTip()));
+
+    page->selectSlot(QStringLiteral("src"), QString::fromStdString(orphan));
+    QVERIFY(page->dropButton()->isEnabled());
+    page->view()->resizeColumnsToContents();
+    saveShot(&w, QStringLiteral("page-slots"));
+
+    // Dropping the orphan asks first, showing the exact SQL; Cancel leaves it alone.
+    QTest::mouseClick(page->dropButton(), Qt::LeftButton);
+    QTRY_VERIFY(page->confirmation() && page->confirmation()->isVisible());
+    const QString expectedSql = QStringLiteral("SELECT pg_drop_replication_slot(&#39;%1&#39;);").arg(QString::fromStdString(orphan));
+    const QString plainSql = QStringLiteral("SELECT pg_drop_replication_slot('%1');").arg(QString::fromStdString(orphan));
+    const QString informative = page->confirmation()->informativeText();
+    QVERIFY2(informative.contains(expectedSql) || informative.contains(plainSql), qPrintable(informative));
+    saveShot(page->confirmation(), QStringLiteral("dialog-drop-slot"));
+    page->confirmation()->button(QMessageBox::Cancel)->click();
+    QTRY_VERIFY(!page->confirmation());
+    QTest::qWait(200);
+    QCOMPARE(slotCount(orphan), 1);
+
+    QTest::mouseClick(page->dropButton(), Qt::LeftButton);
+    QTRY_VERIFY(page->confirmation() && page->confirmation()->isVisible());
+    auto *confirm = page->confirmation()->findChild<QPushButton *>(QStringLiteral("confirmDrop"));
+    QVERIFY(confirm);
+    confirm->click();
+    QTRY_COMPARE_WITH_TIMEOUT(model->rowOf(QStringLiteral("src"), QString::fromStdString(orphan)), -1, 20000);
+    QCOMPARE(slotCount(orphan), 0);
+    auto *result = page->findChild<QLabel *>(QStringLiteral("dropResult"));
+    QVERIFY(result && result->text().contains(QStringLiteral("Dropped")));
+    QVERIFY(slotActive(model, ours));
+
+    // Quitting stops the engine; the source databases' slots go with them.
+    w.close();
+    window.reset();
+}
+
+void TestPages::alertsPageShowsTheOrphanedSlotAndTheFailingTable()
+{
+    test::PgTestDb src("gui_alerts_src");
+    test::PgTestDb dst("gui_alerts_dst");
+    src.exec(kSourceSchema);
+    const std::string pipeline = test::uniqueName("alerts");
+    const std::string orphan = "driftless_" + test::uniqueName("gone");
+    createSlot(src, orphan);
+    src.exec("SELECT pg_switch_wal(); CREATE TABLE filler AS SELECT g, md5(g::text) FROM generate_series(1, 20000) g;");
+    auto ws = workspaceFor(pipeline, src, dst);
+    core::TableSpec gone;
+    gone.table = {"public", "invoices"}; // never created in the source
+    gone.strategy = core::Strategy::FullRefresh;
+    ws.pipelines[0].tables = {ws.pipelines[0].tables[0], gone};
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    core::StateStore(statePath).applyWorkspace(ws);
+
+    auto window = std::make_unique<MainWindow>();
+    MainWindow &w = *window;
+    QAbstractItemModelTester tester(w.alertsModel(), QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QSignalSpy opened(w.alertCenter(), &ui::AlertCenter::alertsOpened);
+    w.resize(1180, 620);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.pages()->setCurrentWidget(w.alertsPage());
+    w.openWorkspace(QString::fromStdString(statePath));
+
+    // The orphan is an alert as soon as the slots are read, without opening the Slots page.
+    QTRY_VERIFY_WITH_TIMEOUT(alertOf(w, "slot_orphaned", orphan), 20000);
+    const core::Alert orphanAlert = *alertOf(w, "slot_orphaned", orphan);
+    QCOMPARE(orphanAlert.level, std::string("warn"));
+    QVERIFY(orphanAlert.action.find("pg_drop_replication_slot('" + orphan + "')") != std::string::npos);
+    QVERIFY(opened.count() >= 1);
+    // The tray is told only where one exists (not on the offscreen platform); what it would say
+    // names the slot.
+    QCOMPARE(w.trayNotifier()->available(), QSystemTrayIcon::isSystemTrayAvailable());
+    QVERIFY2(w.trayNotifier()->lastMessage().contains(QString::fromStdString(orphan)),
+             qPrintable(w.trayNotifier()->lastMessage()));
+
+    auto *view = w.alertsPage()->alertsView();
+    QVERIFY(view->isVisible());
+    bool shown = false;
+    for (int row = 0; row < view->model()->rowCount(); ++row)
+        shown |= view->model()->index(row, ui::AlertsModel::Subject).data().toString() ==
+                     QStringLiteral("src/%1").arg(QString::fromStdString(orphan)) &&
+                 view->model()->index(row, ui::AlertsModel::Level).data().toString() == QStringLiteral("warning") &&
+                 !view->model()->index(row, ui::AlertsModel::Level).data(Qt::DecorationRole).value<QIcon>().isNull();
+    QVERIFY(shown);
+
+    // A sync that fails on the missing table adds its alert (an error, listed first) and its
+    // events below.
+    w.engine()->start();
+    QTRY_VERIFY_WITH_TIMEOUT(alertOf(w, "table_error", "public.invoices"), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(tableIs(w.tablesModel(), pipeline, "public.customers", "ok"), 60000);
+    QCOMPARE(w.alertCenter()->alerts().front().level, std::string("error"));
+    QTRY_VERIFY(w.eventsModel()->rowCount() >= 2);
+    QVERIFY(w.pages()->tabText(w.pages()->indexOf(w.alertsPage())).contains(QStringLiteral("(")));
+    QTest::qWait(300);
+    saveShot(&w, QStringLiteral("page-alerts"));
+
+    w.close();
+    window.reset();
+}
+
+void TestPages::lagPageDrawsStoredSamplesWithTheSla()
+{
+    test::PgTestDb src("gui_lag_src");
+    test::PgTestDb dst("gui_lag_dst");
+    src.exec(kSourceSchema);
+    const std::string pipeline = test::uniqueName("lag");
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    const auto now = core::StateStore::nowMs();
+    {
+        core::StateStore store(statePath);
+        store.applyWorkspace(workspaceFor(pipeline, src, dst));
+        // 50 minutes of samples every 20 s: orders streams a few seconds behind with one spike
+        // past its 120 s SLA; customers is reloaded every 4 minutes, so its lag is a sawtooth.
+        for (std::int64_t t = now - 50 * 60'000; t <= now; t += 20'000) {
+            const double minutes = static_cast<double>(now - t) / 60'000.0;
+            double orders = 4 + 3 * std::sin(minutes);
+            if (minutes > 20 && minutes < 24)
+                orders += 150 * std::sin((minutes - 20) / 4 * M_PI);
+            store.addLagSample({pipeline, "public.orders", t, orders, 0});
+            store.addLagSample({pipeline, "public.customers", t, std::fmod(static_cast<double>(t) / 1000.0, 240.0), 0});
+        }
+        // Older than any window but the day.
+        store.addLagSample({pipeline, "public.orders", now - 5 * 3'600'000, 30, 0});
+    }
+
+    auto window = std::make_unique<MainWindow>();
+    MainWindow &w = *window;
+    w.resize(1180, 620);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto *page = w.lagPage();
+    w.pages()->setCurrentWidget(page);
+    QCOMPARE(page->windowMs(), 3'600'000LL);
+    w.openWorkspace(QString::fromStdString(statePath));
+
+    const QString p = QString::fromStdString(pipeline);
+    QTRY_VERIFY_WITH_TIMEOUT(page->historyLoaded() && page->lagSeries(p, QStringLiteral("public.orders")), 20000);
+    QLineSeries *orders = page->lagSeries(p, QStringLiteral("public.orders"));
+    QLineSeries *customers = page->lagSeries(p, QStringLiteral("public.customers"));
+    QVERIFY(orders && customers);
+    QCOMPARE(orders->count(), 151); // 50 minutes every 20 s, both ends
+    QCOMPARE(customers->count(), 151);
+    QCOMPARE(page->segmentCount(p, QStringLiteral("public.orders")), 1);
+    double peak = 0;
+    for (const QPointF &pt : orders->points())
+        peak = std::max(peak, pt.y());
+    QVERIFY2(peak > 120, "the spike past the SLA is drawn");
+
+    // The SLA is a dashed line across the window at the table's SLA, in the table's colour.
+    QLineSeries *sla = page->slaSeries(p, QStringLiteral("public.orders"));
+    QVERIFY(sla);
+    QCOMPARE(sla->count(), 2);
+    QCOMPARE(sla->at(0).y(), 120.0);
+    QCOMPARE(sla->at(1).y(), 120.0);
+    QCOMPARE(sla->pen().style(), Qt::DashLine);
+    QCOMPARE(sla->pen().color(), orders->color());
+    QCOMPARE(page->slaSeries(p, QStringLiteral("public.customers"))->at(0).y(), 300.0);
+    QTest::qWait(300);
+    saveShot(&w, QStringLiteral("page-lag"));
+
+    // Narrower window: only the last 15 minutes; the day shows the old sample too.
+    QSignalSpy ready(page, &ui::LagPage::historyReady);
+    page->setWindowMs(15 * 60'000);
+    QTRY_VERIFY(ready.count() >= 1 && page->historyLoaded());
+    QVERIFY2(orders->count() >= 45 && orders->count() <= 47, qPrintable(QString::number(orders->count())));
+    page->setWindowMs(24 * 3'600'000LL);
+    QTRY_VERIFY(ready.count() >= 2 && page->historyLoaded());
+    // The old sample stands alone: no line joins it across the hours without samples.
+    QCOMPARE(page->lagPoints(p, QStringLiteral("public.orders")).size(), 152);
+    QCOMPARE(page->segmentCount(p, QStringLiteral("public.orders")), 2);
+    saveShot(&w, QStringLiteral("page-lag-24h"));
+
+    w.close();
+    window.reset();
+}
+
+QTEST_MAIN(TestPages)
+#include "tst_pages.moc"

@@ -1,0 +1,94 @@
+#include "ui/alertcenter.h"
+
+#include "core/state/statestore.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace driftless::ui {
+
+namespace {
+
+bool sameAlerts(const std::vector<core::Alert> &a, const std::vector<core::Alert> &b)
+{
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const core::Alert &x, const core::Alert &y) {
+        return x.id == y.id && x.level == y.level && x.message == y.message && x.action == y.action &&
+               x.sinceMs == y.sinceMs;
+    });
+}
+
+} // namespace
+
+AlertCenter::AlertCenter(QObject *parent) : QObject(parent) {}
+
+void AlertCenter::reset(const QString &statePath)
+{
+    m_path = statePath;
+    m_workspace.reset();
+    m_tables.clear();
+    m_sources.clear();
+    m_inactiveSince.clear();
+    m_tracker = {};
+}
+
+void AlertCenter::setSnapshot(const EngineSnapshot &snapshot)
+{
+    if (snapshot.statePath != m_path)
+        reset(snapshot.statePath);
+    // An unreadable file keeps the last workspace and tables: what was wrong still is.
+    if (!snapshot.workspace)
+        return update(snapshot.takenAtMs);
+    m_workspace = snapshot.workspace;
+    m_tables = snapshot.tables;
+    update(snapshot.takenAtMs);
+}
+
+void AlertCenter::setSlotSample(const SlotSample &sample)
+{
+    if (sample.statePath != m_path)
+        return;
+    if (sample.takenAtMs == 0) // cleared for another workspace; nothing read yet
+        return;
+    m_sources = sample.sources;
+    for (const auto &source : m_sources)
+        for (const auto &s : source.replicationSlots) {
+            const std::string key = s.source + "/" + s.slot;
+            if (s.active)
+                m_inactiveSince.erase(key);
+            else
+                m_inactiveSince.try_emplace(key, sample.takenAtMs);
+        }
+    // Slots that went away are not inactive any more.
+    std::erase_if(m_inactiveSince, [this](const auto &entry) {
+        for (const auto &source : m_sources)
+            for (const auto &s : source.replicationSlots)
+                if (s.source + "/" + s.slot == entry.first)
+                    return false;
+        return true;
+    });
+    if (!m_workspace)
+        m_workspace = sample.workspace;
+    update(sample.takenAtMs);
+}
+
+void AlertCenter::update(std::int64_t nowMs)
+{
+    if (nowMs == 0)
+        nowMs = core::StateStore::nowMs();
+    std::vector<core::Alert> now;
+    if (m_workspace)
+        now = core::computeAlerts(*m_workspace, m_tables, m_sources, m_inactiveSince, nowMs);
+    const auto change = m_tracker.update(std::move(now), nowMs);
+    auto open = m_tracker.open();
+    std::stable_sort(open.begin(), open.end(), [](const core::Alert &a, const core::Alert &b) {
+        return std::tuple(a.level != "error", a.sinceMs, a.id) < std::tuple(b.level != "error", b.sinceMs, b.id);
+    });
+    if (!sameAlerts(open, m_alerts)) {
+        m_alerts = std::move(open);
+        emit alertsChanged(m_alerts);
+    }
+    if (!change.opened.empty())
+        emit alertsOpened(change.opened);
+}
+
+} // namespace driftless::ui

@@ -1,0 +1,264 @@
+#include "ui/models/slotsmodel.h"
+
+#include "ui/displayformat.h"
+#include "ui/statusicons.h"
+
+#include <limits>
+
+namespace driftless::ui {
+
+namespace {
+
+bool sameSlot(const core::SlotReport &a, const core::SlotReport &b) { return a.source == b.source && a.slot == b.slot; }
+
+bool sameOnScreen(const core::SlotReport &a, const core::SlotReport &b)
+{
+    return sameSlot(a, b) && a.owner == b.owner && a.orphaned == b.orphaned && a.temporary == b.temporary &&
+           a.active == b.active && a.activePid == b.activePid && a.walStatus == b.walStatus &&
+           a.retainedBytes == b.retainedBytes && a.safeWalSize == b.safeWalSize &&
+           a.confirmedFlushLsn == b.confirmedFlushLsn && a.slotType == b.slotType && a.database == b.database;
+}
+
+bool startsWith(const std::string &s, const char *prefix) { return s.rfind(prefix, 0) == 0; }
+
+QString dash() { return QStringLiteral("\u2014"); }
+
+/// Icon for a wal_status word: reserved is fine, extended is past max_wal_size (a warning),
+/// unreserved is about to be invalidated, lost already is.
+QIcon walStatusIcon(const std::string &status)
+{
+    if (status == "reserved")
+        return freshnessIcon(QStringLiteral("ok"));
+    if (status == "extended")
+        return freshnessIcon(QStringLiteral("warn"));
+    if (status == "unreserved" || status == "lost")
+        return levelIcon(QStringLiteral("error"));
+    return freshnessIcon(QStringLiteral("unknown"));
+}
+
+} // namespace
+
+SlotsModel::SlotsModel(QObject *parent) : QAbstractTableModel(parent) {}
+
+int SlotsModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
+}
+
+int SlotsModel::columnCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant SlotsModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal)
+        return QAbstractTableModel::headerData(section, orientation, role);
+    if (role == Qt::ToolTipRole) {
+        switch (section) {
+        case Retained:
+            return tr("WAL the slot holds on the source: pg_current_wal_lsn() minus restart_lsn");
+        case SafeWalSize:
+            return tr("WAL that may still be written before the slot is invalidated (max_slot_wal_keep_size)");
+        case ConfirmedFlushLsn:
+            return tr("The last position its consumer confirmed");
+        }
+        return {};
+    }
+    if (role != Qt::DisplayRole)
+        return QAbstractTableModel::headerData(section, orientation, role);
+    switch (section) {
+    case Source:
+        return tr("Source");
+    case Slot:
+        return tr("Slot");
+    case Owner:
+        return tr("Owner");
+    case Active:
+        return tr("Active");
+    case WalStatus:
+        return tr("WAL status");
+    case Retained:
+        return tr("Retained WAL");
+    case SafeWalSize:
+        return tr("Safe WAL size");
+    case ConfirmedFlushLsn:
+        return tr("Confirmed flush LSN");
+    }
+    return {};
+}
+
+QString SlotsModel::ownerKind(const core::SlotReport &s)
+{
+    if (!s.owner.empty())
+        return QStringLiteral("pipeline");
+    if (s.orphaned)
+        return QStringLiteral("orphaned");
+    if (s.temporary && startsWith(s.slot, "driftless_tmp_"))
+        return QStringLiteral("temporary");
+    return QStringLiteral("other");
+}
+
+QString SlotsModel::ownerText(const core::SlotReport &s)
+{
+    if (!s.owner.empty())
+        return QString::fromStdString(s.owner);
+    if (s.orphaned)
+        return tr("orphaned");
+    if (s.temporary && startsWith(s.slot, "driftless_tmp_"))
+        return tr("backfill (temporary)");
+    if (startsWith(s.slot, "driftless_"))
+        return tr("Driftless, another database");
+    return tr("not Driftless's");
+}
+
+QVariant SlotsModel::display(const core::SlotReport &s, int column) const
+{
+    switch (column) {
+    case Source:
+        return QString::fromStdString(s.source);
+    case Slot:
+        return QString::fromStdString(s.slot);
+    case Owner:
+        return ownerText(s);
+    case Active:
+        if (!s.active)
+            return tr("inactive");
+        return s.activePid ? tr("active (pid %1)").arg(*s.activePid) : tr("active");
+    case WalStatus:
+        return s.walStatus.empty() ? tr("unknown") : QString::fromStdString(s.walStatus);
+    case Retained:
+        return s.retainedBytes ? formatBytes(*s.retainedBytes) : dash();
+    case SafeWalSize:
+        if (!s.safeWalSize)
+            return s.walStatus == "lost" ? dash() : tr("no limit");
+        return formatBytes(*s.safeWalSize);
+    case ConfirmedFlushLsn:
+        return s.confirmedFlushLsn.empty() ? dash() : QString::fromStdString(s.confirmedFlushLsn);
+    }
+    return {};
+}
+
+QVariant SlotsModel::sortKey(const core::SlotReport &s, int column) const
+{
+    switch (column) {
+    case Retained:
+        return static_cast<qlonglong>(s.retainedBytes.value_or(-1));
+    case SafeWalSize:
+        // No limit sorts as the safest.
+        return static_cast<qlonglong>(s.safeWalSize.value_or(std::numeric_limits<qint64>::max()));
+    case Active:
+        return s.active ? 1 : 0;
+    }
+    return display(s, column);
+}
+
+QString SlotsModel::toolTip(const core::SlotReport &s, int column) const
+{
+    switch (column) {
+    case Owner:
+        if (!s.owner.empty())
+            return tr("Read by pipeline %1 of this workspace").arg(QString::fromStdString(s.owner));
+        if (s.orphaned)
+            return tr("Named like Driftless's slots, in this database, but no pipeline of this workspace reads it. "
+                      "It holds WAL until it is dropped.");
+        return tr("Not created by this workspace (%1 slot, plugin %2, database %3)")
+            .arg(QString::fromStdString(s.slotType), QString::fromStdString(s.plugin.empty() ? "-" : s.plugin),
+                 QString::fromStdString(s.database.empty() ? "-" : s.database));
+    case Active:
+        return s.active ? tr("A consumer is connected; an active slot cannot be dropped")
+                        : tr("No consumer is connected; the slot keeps WAL meanwhile");
+    case WalStatus:
+        if (s.walStatus == "reserved")
+            return tr("The WAL it needs is within max_wal_size");
+        if (s.walStatus == "extended")
+            return tr("Past max_wal_size, still kept (wal_keep_size or max_slot_wal_keep_size)");
+        if (s.walStatus == "unreserved")
+            return tr("Past max_slot_wal_keep_size: the next checkpoint invalidates it");
+        if (s.walStatus == "lost")
+            return tr("Invalidated: the WAL it needed is gone; its consumer must re-sync");
+        return {};
+    case Retained:
+        return s.retainedBytes ? tr("%L1 bytes").arg(*s.retainedBytes) : QString();
+    case SafeWalSize:
+        if (!s.safeWalSize)
+            return tr("max_slot_wal_keep_size is -1: the slot may hold WAL until the disk fills");
+        return tr("%L1 bytes").arg(*s.safeWalSize);
+    case ConfirmedFlushLsn:
+        return s.restartLsn.empty() ? QString() : tr("restart_lsn %1").arg(QString::fromStdString(s.restartLsn));
+    }
+    return {};
+}
+
+QVariant SlotsModel::data(const QModelIndex &index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const auto &s = m_rows[static_cast<std::size_t>(index.row())];
+    switch (role) {
+    case Qt::DisplayRole:
+        return display(s, index.column());
+    case Qt::DecorationRole:
+        // Icons carry the shape, the text the word: status is never told by colour alone.
+        if (index.column() == Active)
+            return s.active ? freshnessIcon(QStringLiteral("ok")) : freshnessIcon(QStringLiteral("unknown"));
+        if (index.column() == WalStatus)
+            return walStatusIcon(s.walStatus);
+        if (index.column() == Owner && s.orphaned)
+            return freshnessIcon(QStringLiteral("warn"));
+        return {};
+    case Qt::ToolTipRole:
+        return toolTip(s, index.column());
+    case Qt::TextAlignmentRole:
+        if (index.column() == Retained || index.column() == SafeWalSize)
+            return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+        return {};
+    case SortRole:
+        return sortKey(s, index.column());
+    case ActiveRole:
+        return s.active;
+    case OwnerKindRole:
+        return ownerKind(s);
+    }
+    return {};
+}
+
+void SlotsModel::setSample(const SlotSample &sample)
+{
+    std::vector<core::SlotReport> rows;
+    for (const auto &source : sample.sources)
+        rows.insert(rows.end(), source.replicationSlots.begin(), source.replicationSlots.end());
+    setSlots(rows);
+}
+
+void SlotsModel::setSlots(const std::vector<core::SlotReport> &rows)
+{
+    bool sameRows = rows.size() == m_rows.size();
+    for (std::size_t i = 0; sameRows && i < rows.size(); ++i)
+        sameRows = sameSlot(rows[i], m_rows[i]);
+    if (!sameRows) {
+        beginResetModel();
+        m_rows = rows;
+        endResetModel();
+        return;
+    }
+    int first = -1, last = -1;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (sameOnScreen(rows[i], m_rows[i]))
+            continue;
+        if (first < 0)
+            first = static_cast<int>(i);
+        last = static_cast<int>(i);
+    }
+    m_rows = rows;
+    if (first >= 0)
+        emit dataChanged(index(first, 0), index(last, ColumnCount - 1));
+}
+
+int SlotsModel::rowOf(const QString &source, const QString &slot) const
+{
+    const std::string src = source.toStdString(), name = slot.toStdString();
+    for (std::size_t i = 0; i < m_rows.size(); ++i)
+        if (m_rows[i].source == src && m_rows[i].slot == name)
+            return static_cast<int>(i);
+    return -1;
+}
+
+} // namespace driftless::ui

@@ -1,0 +1,59 @@
+#pragma once
+
+#include "ui/slotsample.h"
+
+#include <QAbstractTableModel>
+
+#include <vector>
+
+namespace driftless::ui {
+
+/// One row per replication slot over a SlotSample: every slot of every Postgres source of the
+/// workspace, Driftless's and others'.
+///
+/// setSample() updates in place (one dataChanged) while the same slots are listed in the same
+/// order, which is the usual case every 15 s, so the selection stays put; a slot appearing or
+/// going away resets the model. Views sort through a proxy, by SortRole.
+class SlotsModel final : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { Source, Slot, Owner, Active, WalStatus, Retained, SafeWalSize, ConfirmedFlushLsn, ColumnCount };
+    Q_ENUM(Column)
+
+    enum Role {
+        /// Numbers for byte columns, text otherwise.
+        SortRole = Qt::UserRole + 1,
+        /// bool: a consumer is connected, so the slot cannot be dropped.
+        ActiveRole,
+        /// Who the slot belongs to in one word: pipeline, orphaned, temporary, other.
+        OwnerKindRole,
+    };
+    Q_ENUM(Role)
+
+    explicit SlotsModel(QObject *parent = nullptr);
+
+    int rowCount(const QModelIndex &parent = {}) const override;
+    int columnCount(const QModelIndex &parent = {}) const override;
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+    void setSample(const SlotSample &sample);
+    void setSlots(const std::vector<core::SlotReport> &rows);
+
+    const core::SlotReport &slotAt(int row) const { return m_rows.at(static_cast<std::size_t>(row)); }
+    /// The row of `source`/`slot`, or -1.
+    int rowOf(const QString &source, const QString &slot) const;
+
+    /// What the Owner column says: the pipeline's name, `orphaned`, or whose it is otherwise.
+    static QString ownerText(const core::SlotReport &s);
+    static QString ownerKind(const core::SlotReport &s);
+
+private:
+    QVariant display(const core::SlotReport &s, int column) const;
+    QVariant sortKey(const core::SlotReport &s, int column) const;
+    QString toolTip(const core::SlotReport &s, int column) const;
+
+    std::vector<core::SlotReport> m_rows;
+};
+
+} // namespace driftless::ui

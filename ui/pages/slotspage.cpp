@@ -1,0 +1,249 @@
+#include "ui/pages/slotspage.h"
+
+#include "ui/displayformat.h"
+#include "ui/models/slotsmodel.h"
+#include "ui/slotmonitor.h"
+#include "ui/statusicons.h"
+
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <set>
+
+namespace driftless::ui {
+
+SlotsPage::SlotsPage(SlotsModel *model, SlotMonitor *monitor, QWidget *parent)
+    : QWidget(parent), m_model(model), m_monitor(monitor), m_proxy(new QSortFilterProxyModel(this)),
+      m_view(new QTableView(this)), m_summary(new QLabel(this)), m_notice(new QLabel(this)),
+      m_result(new QLabel(this)), m_drop(new QPushButton(tr("Drop slot\u2026"), this))
+{
+    setObjectName(QStringLiteral("slotsPage"));
+    m_proxy->setSourceModel(m_model);
+    m_proxy->setSortRole(SlotsModel::SortRole);
+
+    m_summary->setObjectName(QStringLiteral("slotsSummary"));
+    m_summary->setTextFormat(Qt::PlainText);
+    m_notice->setObjectName(QStringLiteral("slotsNotice"));
+    m_notice->setWordWrap(true);
+    m_notice->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_notice->setVisible(false);
+    m_result->setObjectName(QStringLiteral("dropResult"));
+    m_result->setWordWrap(true);
+    m_result->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_result->setVisible(false);
+
+    m_view->setObjectName(QStringLiteral("slotsView"));
+    m_view->setModel(m_proxy);
+    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_view->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_view->setAlternatingRowColors(true);
+    m_view->setWordWrap(false);
+    m_view->verticalHeader()->setVisible(false);
+    m_view->horizontalHeader()->setStretchLastSection(true);
+    m_view->horizontalHeader()->setHighlightSections(false);
+    m_view->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
+    m_view->setSortingEnabled(true);
+
+    m_drop->setObjectName(QStringLiteral("dropSlot"));
+    m_drop->setIcon(namedIcon(QStringLiteral("stop")));
+    connect(m_drop, &QPushButton::clicked, this, &SlotsPage::requestDrop);
+
+    auto *top = new QHBoxLayout;
+    top->addWidget(m_summary, 1);
+    top->addWidget(m_drop);
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(top);
+    layout->addWidget(m_notice);
+    layout->addWidget(m_view, 1);
+    layout->addWidget(m_result);
+
+    m_timer.setInterval(kRefreshMs);
+    connect(&m_timer, &QTimer::timeout, m_monitor, &SlotMonitor::refresh);
+    connect(m_monitor, &SlotMonitor::sampleReady, this, &SlotsPage::showSample);
+    connect(m_monitor, &SlotMonitor::dropFinished, this, &SlotsPage::showDropResult);
+    connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this, &SlotsPage::updateButtons);
+    connect(m_model, &QAbstractItemModel::modelReset, this, [this] {
+        updateButtons();
+        fitColumns();
+    });
+    connect(m_model, &QAbstractItemModel::dataChanged, this, &SlotsPage::updateButtons);
+    showSample(m_monitor->sample());
+}
+
+void SlotsPage::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    // Shown again after a while: the slots may have moved since the background read.
+    if (m_monitor->sample().takenAtMs == 0 || !m_timer.isActive())
+        m_monitor->refresh();
+    m_timer.start();
+}
+
+void SlotsPage::hideEvent(QHideEvent *event)
+{
+    m_timer.stop();
+    QWidget::hideEvent(event);
+}
+
+void SlotsPage::showSample(const SlotSample &sample)
+{
+    QStringList errors;
+    std::set<std::string> sources;
+    int count = 0, orphaned = 0, inactive = 0;
+    for (const auto &source : sample.sources) {
+        sources.insert(source.source);
+        if (!source.error.empty())
+            errors << tr("Cannot read the slots of %1: %2")
+                          .arg(QString::fromStdString(source.source), QString::fromStdString(source.error));
+        for (const auto &s : source.replicationSlots) {
+            ++count;
+            orphaned += s.orphaned ? 1 : 0;
+            inactive += s.active ? 0 : 1;
+        }
+    }
+    m_notice->setText(errors.join(QLatin1Char('\n')));
+    m_notice->setVisible(!errors.isEmpty());
+    if (!sample.workspace) {
+        m_summary->setText(sample.statePath.isEmpty() ? tr("No workspace open")
+                                                      : tr("Reading the workspace\u2026"));
+    } else if (sample.takenAtMs == 0) {
+        m_summary->setText(tr("Reading the replication slots\u2026"));
+    } else if (sources.empty()) {
+        m_summary->setText(tr("No pipeline of this workspace reads from Postgres, so there are no slots to watch."));
+    } else {
+        QString text = (count == 1 ? tr("1 slot") : tr("%1 slots").arg(count)) +
+                       (sources.size() == 1 ? tr(" on 1 source") : tr(" on %1 sources").arg(sources.size()));
+        if (inactive)
+            text += tr(", %1 inactive").arg(inactive);
+        if (orphaned)
+            text += tr(", %1 orphaned").arg(orphaned);
+        text += tr("; read at %1, every %2 s while shown (F5 reads now)")
+                    .arg(formatTimestamp(sample.takenAtMs).mid(11))
+                    .arg(kRefreshMs / 1000);
+        m_summary->setText(text);
+    }
+    updateButtons();
+}
+
+int SlotsPage::selectedRow() const
+{
+    const QModelIndexList rows = m_view->selectionModel()->selectedRows();
+    if (rows.isEmpty())
+        return -1;
+    return m_proxy->mapToSource(rows.first()).row();
+}
+
+void SlotsPage::selectSlot(const QString &source, const QString &slot)
+{
+    const int row = m_model->rowOf(source, slot);
+    if (row < 0) {
+        m_view->clearSelection();
+        return;
+    }
+    m_view->selectRow(m_proxy->mapFromSource(m_model->index(row, 0)).row());
+}
+
+void SlotsPage::updateButtons()
+{
+    const int row = selectedRow();
+    if (m_dropping) {
+        m_drop->setEnabled(false);
+        m_drop->setToolTip(tr("Dropping a slot\u2026"));
+        return;
+    }
+    if (row < 0) {
+        m_drop->setEnabled(false);
+        m_drop->setToolTip(tr("Select an inactive slot to drop it"));
+        return;
+    }
+    const auto &s = m_model->slotAt(row);
+    const QString name = QString::fromStdString(s.slot);
+    if (s.active) {
+        m_drop->setEnabled(false);
+        m_drop->setToolTip(
+            tr("%1 is active%2: Postgres refuses to drop a slot while a consumer reads it. Stop the consumer first.")
+                .arg(name, s.activePid ? tr(" (pid %1)").arg(*s.activePid) : QString()));
+        return;
+    }
+    m_drop->setEnabled(true);
+    m_drop->setToolTip(!s.owner.empty()
+                           ? tr("Pipeline %1 reads %2: dropping it means re-snapshotting its CDC tables")
+                                 .arg(QString::fromStdString(s.owner), name)
+                           : tr("Drop %1 and release the WAL it holds").arg(name));
+}
+
+void SlotsPage::requestDrop()
+{
+    const int row = selectedRow();
+    if (row < 0 || m_dropping || m_confirmation)
+        return;
+    const auto s = m_model->slotAt(row);
+    if (s.active)
+        return;
+    const QString source = QString::fromStdString(s.source);
+    const QString slot = QString::fromStdString(s.slot);
+    const QString sql = SlotMonitor::dropSql(slot);
+
+    QString consequence;
+    if (!s.owner.empty())
+        consequence = tr("Pipeline <b>%1</b> reads this slot: its CDC tables stop until they are re-snapshotted "
+                         "(driftless-cli resnapshot %1).")
+                          .arg(QString::fromStdString(s.owner).toHtmlEscaped());
+    else if (s.orphaned)
+        consequence = tr("No pipeline of this workspace reads it. If another workspace or tool does, it must "
+                         "re-sync from scratch.");
+    else
+        consequence = tr("Driftless did not create this slot. Whatever reads it must re-sync from scratch.");
+    auto *box = new QMessageBox(QMessageBox::Warning, tr("Drop Replication Slot"),
+                                tr("Drop replication slot <b>%1</b> on <b>%2</b>?")
+                                    .arg(slot.toHtmlEscaped(), source.toHtmlEscaped()),
+                                QMessageBox::NoButton, this);
+    box->setObjectName(QStringLiteral("dropConfirmation"));
+    box->setInformativeText(tr("<p>This runs on %1:</p><pre>%2</pre><p>The %3 of WAL it holds are released. %4</p>")
+                                .arg(source.toHtmlEscaped(), sql.toHtmlEscaped(),
+                                     s.retainedBytes ? formatBytes(*s.retainedBytes) : tr("unknown amount"),
+                                     consequence));
+    QPushButton *drop = box->addButton(tr("Drop Slot"), QMessageBox::DestructiveRole);
+    drop->setObjectName(QStringLiteral("confirmDrop"));
+    box->addButton(QMessageBox::Cancel);
+    box->setDefaultButton(QMessageBox::Cancel);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    connect(box, &QMessageBox::finished, this, [this, box, drop, source, slot] {
+        if (box->clickedButton() != drop)
+            return;
+        m_dropping = true;
+        m_result->setText(tr("Dropping %1 on %2\u2026").arg(slot, source));
+        m_result->setVisible(true);
+        updateButtons();
+        m_monitor->dropSlot(source, slot);
+    });
+    m_confirmation = box;
+    box->open();
+}
+
+void SlotsPage::showDropResult(const QString &source, const QString &slot, const QString &error)
+{
+    m_dropping = false;
+    m_result->setText(error.isEmpty() ? tr("Dropped replication slot %1 on %2.").arg(slot, source)
+                                      : tr("Could not drop %1 on %2: %3").arg(slot, source, error));
+    m_result->setVisible(true);
+    updateButtons();
+}
+
+void SlotsPage::fitColumns()
+{
+    const QAbstractItemView *view = m_view;
+    for (int c = 0; c < SlotsModel::ConfirmedFlushLsn; ++c)
+        m_view->setColumnWidth(
+            c, std::max(view->sizeHintForColumn(c), m_view->horizontalHeader()->sectionSizeHint(c)) + 12);
+}
+
+} // namespace driftless::ui

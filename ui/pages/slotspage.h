@@ -1,0 +1,69 @@
+#pragma once
+
+#include <QMessageBox>
+#include <QPointer>
+#include <QTimer>
+#include <QWidget>
+
+class QLabel;
+class QPushButton;
+class QSortFilterProxyModel;
+class QTableView;
+
+namespace driftless::ui {
+
+class SlotMonitor;
+class SlotsModel;
+struct SlotSample;
+
+/// Every replication slot on the workspace's Postgres sources, with what it costs (retained
+/// WAL, safe_wal_size) and whose it is. Read again every kRefreshMs while the page is shown
+/// (and on F5, through SlotMonitor::refresh()); never on the UI thread.
+///
+/// "Drop slot…" drops the selected inactive slot after a confirmation that shows the exact SQL;
+/// the statement runs on a worker (SlotMonitor::dropSlot()). Active slots cannot be dropped:
+/// the button is disabled and its tooltip says why.
+class SlotsPage final : public QWidget {
+    Q_OBJECT
+public:
+    SlotsPage(SlotsModel *model, SlotMonitor *monitor, QWidget *parent = nullptr);
+
+    static constexpr int kRefreshMs = 15'000;
+
+    QTableView *view() const { return m_view; }
+    QSortFilterProxyModel *proxy() const { return m_proxy; }
+    QPushButton *dropButton() const { return m_drop; }
+    /// The drop confirmation while it is open, else null.
+    QMessageBox *confirmation() const { return m_confirmation; }
+    /// The model row of the selected slot, or -1.
+    int selectedRow() const;
+    void selectSlot(const QString &source, const QString &slot);
+
+public slots:
+    /// Asks to drop the selected slot (the button's action).
+    void requestDrop();
+
+protected:
+    void showEvent(QShowEvent *event) override;
+    void hideEvent(QHideEvent *event) override;
+
+private:
+    void showSample(const SlotSample &sample);
+    void showDropResult(const QString &source, const QString &slot, const QString &error);
+    void updateButtons();
+    void fitColumns();
+
+    SlotsModel *m_model;
+    SlotMonitor *m_monitor;
+    QSortFilterProxyModel *m_proxy;
+    QTableView *m_view;
+    QLabel *m_summary;
+    QLabel *m_notice;
+    QLabel *m_result;
+    QPushButton *m_drop;
+    QPointer<QMessageBox> m_confirmation;
+    QTimer m_timer;
+    bool m_dropping = false;
+};
+
+} // namespace driftless::ui

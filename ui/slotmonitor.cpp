@@ -1,0 +1,152 @@
+#include "ui/slotmonitor.h"
+
+#include "core/db/pgconnection.h"
+#include "core/engine/connect.h"
+#include "core/model/error.h"
+#include "core/state/statestore.h"
+
+#include <QThreadPool>
+
+#include <exception>
+#include <utility>
+
+namespace driftless::ui {
+
+namespace {
+
+QString describe(const std::exception &e)
+{
+    if (const auto *error = dynamic_cast<const core::Error *>(&e))
+        return QString::fromStdString(error->describe());
+    return QString::fromStdString(std::string("internal error: ") + e.what());
+}
+
+bool sameWorkspace(const std::shared_ptr<const core::Workspace> &a, const std::shared_ptr<const core::Workspace> &b)
+{
+    if (!a || !b)
+        return a == b;
+    return a == b || *a == *b;
+}
+
+} // namespace
+
+SlotMonitor::SlotMonitor(QObject *parent) : QObject(parent), m_mailbox(Mailbox<SlotMonitor>::create(this))
+{
+    m_background.setInterval(kBackgroundIntervalMs);
+    connect(&m_background, &QTimer::timeout, this, &SlotMonitor::refresh);
+    m_background.start();
+}
+
+SlotMonitor::~SlotMonitor() { m_mailbox->close(); }
+
+QString SlotMonitor::dropSql(const QString &slot)
+{
+    return QStringLiteral("SELECT pg_drop_replication_slot(%1);")
+        .arg(QString::fromStdString(core::pgLiteral(slot.toStdString())));
+}
+
+void SlotMonitor::setSnapshot(const EngineSnapshot &snapshot)
+{
+    if (snapshot.statePath != m_path) {
+        // Another workspace: forget the previous one's slots at once, and every read of it.
+        m_path = snapshot.statePath;
+        m_workspace.reset();
+        ++m_generation;
+        m_sample = SlotSample{};
+        m_sample.generation = m_generation;
+        m_sample.statePath = m_path;
+        emit sampleReady(m_sample);
+    }
+    // An unreadable file keeps the last workspace: its slots still exist.
+    if (!snapshot.workspace || sameWorkspace(snapshot.workspace, m_workspace))
+        return;
+    m_workspace = snapshot.workspace;
+    refresh();
+}
+
+void SlotMonitor::refresh()
+{
+    if (!m_workspace)
+        return;
+    if (m_inFlight) {
+        m_again = true;
+        return;
+    }
+    startRead();
+}
+
+void SlotMonitor::startRead()
+{
+    m_inFlight = true;
+    m_again = false;
+    // Reading again resets the background clock, so a page refreshing every 15 s is not
+    // followed by a redundant background read.
+    m_background.start();
+    QThreadPool::globalInstance()->start(
+        [mailbox = m_mailbox, generation = m_generation, path = m_path, workspace = m_workspace] {
+            SlotSample s;
+            s.generation = generation;
+            s.statePath = path;
+            s.workspace = workspace;
+            try {
+                s.sources = core::listSlots(*workspace);
+            } catch (const std::exception &e) {
+                // listSlots reports unreachable sources itself; this is anything else.
+                core::SourceSlots failed;
+                failed.source = "?";
+                failed.error = describe(e).toStdString();
+                s.sources.push_back(std::move(failed));
+            }
+            s.takenAtMs = core::StateStore::nowMs();
+            mailbox->post([s = std::move(s)](SlotMonitor &m) mutable { m.onReadDone(std::move(s)); });
+        });
+}
+
+void SlotMonitor::onReadDone(SlotSample sample)
+{
+    m_inFlight = false;
+    if (sample.generation == m_generation) {
+        m_sample = std::move(sample);
+        emit sampleReady(m_sample);
+    }
+    if (m_again)
+        refresh();
+}
+
+void SlotMonitor::dropSlot(const QString &source, const QString &slot)
+{
+    if (!m_workspace) {
+        emit dropFinished(source, slot, tr("no workspace is open"));
+        return;
+    }
+    const core::Endpoint *endpoint = m_workspace->endpoint(source.toStdString());
+    if (!endpoint || endpoint->kind != core::EndpointKind::Postgres) {
+        emit dropFinished(source, slot, tr("%1 is not a Postgres endpoint of this workspace").arg(source));
+        return;
+    }
+    QThreadPool::globalInstance()->start([mailbox = m_mailbox, generation = m_generation, endpoint = *endpoint,
+                                          source, slot, sql = dropSql(slot).toStdString()] {
+        QString error;
+        try {
+            core::PgConnection c = core::connectPostgres(endpoint, "driftless drop slot");
+            c.exec(sql);
+        } catch (const std::exception &e) {
+            error = describe(e);
+        }
+        mailbox->post([generation, source, slot, error](SlotMonitor &m) {
+            m.onDropDone(generation, source, slot, error);
+        });
+    });
+}
+
+void SlotMonitor::onDropDone(std::uint64_t generation, const QString &source, const QString &slot,
+                             const QString &error)
+{
+    // The slot is gone (or not) whichever workspace is shown now; say so only if it is the same.
+    if (generation != m_generation)
+        return;
+    emit dropFinished(source, slot, error);
+    refresh();
+}
+
+} // namespace driftless::ui

@@ -1,0 +1,32 @@
+#pragma once
+
+// core/engine/slots.h names its list `replicationSlots`, so it sits fine beside Qt's `slots`.
+#include "core/engine/slots.h"
+#include "core/model/workspace.h"
+
+#include <QMetaType>
+#include <QString>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace driftless::ui {
+
+/// Every replication slot of each Postgres source of one workspace, as read at one moment.
+///
+/// A plain value, built on a worker by SlotMonitor and never changed afterwards.
+struct SlotSample {
+    /// SlotMonitor's job id for the workspace it was read for; late reads are dropped.
+    std::uint64_t generation = 0;
+    QString statePath;
+    /// 0 until the first read finished.
+    std::int64_t takenAtMs = 0;
+    std::shared_ptr<const core::Workspace> workspace;
+    /// Per source; a source that could not be read carries its error and no slots.
+    std::vector<core::SourceSlots> sources;
+};
+
+} // namespace driftless::ui
+
+Q_DECLARE_METATYPE(driftless::ui::SlotSample)

@@ -1,0 +1,46 @@
+#include "ui/traynotifier.h"
+
+#include "ui/statusicons.h"
+
+#include <QSystemTrayIcon>
+
+#include <algorithm>
+
+namespace driftless::ui {
+
+TrayNotifier::TrayNotifier(QObject *parent) : QObject(parent)
+{
+    if (!QSystemTrayIcon::isSystemTrayAvailable())
+        return;
+    m_tray = new QSystemTrayIcon(namedIcon(QStringLiteral("io.driftless.Driftless")), this);
+    m_tray->setToolTip(tr("Driftless"));
+    connect(m_tray, &QSystemTrayIcon::messageClicked, this, &TrayNotifier::activated);
+    connect(m_tray, &QSystemTrayIcon::activated, this, [this](QSystemTrayIcon::ActivationReason reason) {
+        if (reason == QSystemTrayIcon::Trigger || reason == QSystemTrayIcon::DoubleClick)
+            emit activated();
+    });
+    m_tray->show();
+}
+
+void TrayNotifier::notify(const std::vector<core::Alert> &opened)
+{
+    if (opened.empty())
+        return;
+    // Errors first: with several at once, the worst is the one the message names.
+    const auto worst = std::min_element(opened.begin(), opened.end(), [](const core::Alert &a, const core::Alert &b) {
+        return (a.level == "error") > (b.level == "error");
+    });
+    const bool error = worst->level == "error";
+    m_lastTitle = opened.size() == 1 ? (error ? tr("Driftless: error") : tr("Driftless: warning"))
+                                     : tr("Driftless: %1 new alerts").arg(opened.size());
+    m_lastMessage = QString::fromStdString(worst->message + ".\n" + worst->action);
+    if (opened.size() > 1)
+        m_lastMessage += tr("\n(and %1 more on the Alerts page)").arg(opened.size() - 1);
+    if (!m_tray)
+        return;
+    m_tray->setToolTip(m_lastTitle);
+    m_tray->showMessage(m_lastTitle, m_lastMessage,
+                        error ? QSystemTrayIcon::Critical : QSystemTrayIcon::Warning, 10'000);
+}
+
+} // namespace driftless::ui
