@@ -464,7 +464,7 @@ int cmdSlots(Args &a)
             continue;
         }
         std::printf("%s (WAL at %s, max_slot_wal_keep_size %s)\n", ss.source.c_str(), ss.currentLsn.c_str(),
-                    ss.maxSlotWalKeepSize ? formatByteSize(*ss.maxSlotWalKeepSize).c_str() : "unlimited");
+                    ss.maxSlotWalKeepSize ? humanBytes(*ss.maxSlotWalKeepSize).c_str() : "unlimited");
         if (ss.replicationSlots.empty())
             std::printf("  no replication slots\n");
         for (const auto &s : ss.replicationSlots) {
@@ -474,8 +474,8 @@ int cmdSlots(Args &a)
             std::printf("  %s  %s  %s  wal_status %s  retained %s  safe_wal_size %s  confirmed %s  %s\n",
                         s.slot.c_str(), s.active ? "active" : "inactive", s.plugin.c_str(),
                         s.walStatus.empty() ? "-" : s.walStatus.c_str(),
-                        s.retainedBytes ? formatByteSize(*s.retainedBytes).c_str() : "-",
-                        s.safeWalSize ? formatByteSize(*s.safeWalSize).c_str() : "unlimited",
+                        s.retainedBytes ? humanBytes(*s.retainedBytes).c_str() : "-",
+                        s.safeWalSize ? humanBytes(*s.safeWalSize).c_str() : "unlimited",
                         s.confirmedFlushLsn.empty() ? "-" : s.confirmedFlushLsn.c_str(), owner.c_str());
         }
     }

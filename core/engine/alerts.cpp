@@ -92,8 +92,8 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
                 const bool past = *s.retainedBytes >= guard->maxRetained;
                 Alert a = base("slot_retained", past ? "error" : "warn");
                 a.message = "replication slot " + s.slot + " on " + s.source + " holds " +
-                            formatByteSize(*s.retainedBytes) + " of WAL (" + (past ? "limit " : "warning level ") +
-                            formatByteSize(past ? guard->maxRetained : guard->effectiveWarn()) + ")";
+                            humanBytes(*s.retainedBytes) + " of WAL (" + (past ? "limit " : "warning level ") +
+                            humanBytes(past ? guard->maxRetained : guard->effectiveWarn()) + ")";
                 a.action = ours ? "start or unblock the sync of " + s.owner +
                                       " so it catches up; if it cannot, drop the slot before the source's disk fills "
                                       "(driftless-cli resnapshot " + s.owner + " with the sync stopped)"
@@ -115,7 +115,7 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
                 Alert a = base("slot_orphaned", "warn");
                 a.message = "replication slot " + s.slot + " on " + s.source +
                             " looks like Driftless's but no pipeline of this workspace reads it" +
-                            (s.retainedBytes ? "; it holds " + formatByteSize(*s.retainedBytes) + " of WAL" : "");
+                            (s.retainedBytes ? "; it holds " + humanBytes(*s.retainedBytes) + " of WAL" : "");
                 a.action = "if no other workspace uses it: SELECT pg_drop_replication_slot('" + s.slot + "')";
                 out.push_back(std::move(a));
             }

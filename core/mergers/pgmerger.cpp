@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <functional>
+#include <set>
 
 namespace driftless::core {
 
@@ -251,11 +252,22 @@ void PgMerger::buildSql()
     // (1.10 vs 1.1, -0 vs 0, citext case) and works for types without equality (json, point).
     // Safe for P2: a cursor table's batches are applied in read order and a restart re-reads
     // with newer versions, so no older, never-applied batch can arrive after a skipped one.
+    // Types whose equality is exactly equality of their text form compare natively (cheaper
+    // than casting both sides); the rest (numeric 1.10 vs 1.1, float -0, json, citext, arrays,
+    // domains, user types) compare as text.
+    auto nativeEquality = [](const ColumnInfo &c) {
+        static const std::set<std::string> exact{"int2", "int4", "int8", "text", "varchar", "bool", "date",
+                                                 "timestamp", "timestamptz", "uuid", "bytea", "oid", "time"};
+        return c.isBuiltinType() && !c.isArray && exact.count(c.baseType) > 0;
+    };
     std::string tcols, scols;
     for (const auto &c : m_source.columns) {
         auto q = quoteIdent(c.name);
-        tcols += (tcols.empty() ? "" : ", ") + ("t." + q + "::text");
-        scols += (scols.empty() ? "" : ", ") + ("s." + q + "::text");
+        // A nondeterministic collation could call 'a' and 'A' equal: compare strings bytewise.
+        const bool string = c.baseType == "text" || c.baseType == "varchar";
+        const std::string cast = !nativeEquality(c) ? "::text" : string ? " COLLATE \"C\"" : "";
+        tcols += (tcols.empty() ? "" : ", ") + ("t." + q + cast);
+        scols += (scols.empty() ? "" : ", ") + ("s." + q + cast);
     }
     const std::string differs = "ROW(" + tcols + ") IS DISTINCT FROM ROW(" + scols + ")";
     // Cursor passes re-read their lookback window; rows that come back unchanged are not

@@ -1,5 +1,6 @@
 #include "core/model/duration.h"
 
+#include <cstdio>
 #include <cctype>
 
 namespace driftless::core {
@@ -102,6 +103,23 @@ std::optional<std::int64_t> parseByteSize(std::string_view t)
     else
         return std::nullopt;
     return n * mult;
+}
+
+std::string humanBytes(std::int64_t b)
+{
+    const char *units[] = {"B", "kB", "MB", "GB", "TB"};
+    double v = static_cast<double>(b < 0 ? -b : b);
+    int u = 0;
+    while (u < 4 && v >= 1024) {
+        v /= 1024;
+        ++u;
+    }
+    char buf[32];
+    if (u == 0 || v >= 10)
+        std::snprintf(buf, sizeof buf, "%s%.0f %s", b < 0 ? "-" : "", v, units[u]);
+    else
+        std::snprintf(buf, sizeof buf, "%s%.1f %s", b < 0 ? "-" : "", v, units[u]);
+    return buf;
 }
 
 std::string formatByteSize(std::int64_t b)

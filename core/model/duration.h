@@ -20,5 +20,7 @@ std::string formatDuration(Millis d);
 /// Parses byte sizes: `512`, `64kB`, `10MB`, `10GB`, `1TB` (powers of 1024, as Postgres does).
 std::optional<std::int64_t> parseByteSize(std::string_view text);
 std::string formatByteSize(std::int64_t bytes);
+/// For people: `220 kB`, `11.5 MB`, `3.2 GB` (powers of 1024, one decimal below 10).
+std::string humanBytes(std::int64_t bytes);
 
 } // namespace driftless::core

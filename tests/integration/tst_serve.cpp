@@ -309,6 +309,7 @@ TEST_F(Serve, doctorWarnsAboutOrphanedSlotsAndAnUnboundedSlotSize)
     EXPECT_NE(r.out.find("SELECT pg_drop_replication_slot('" + ghost + "');"), std::string::npos) << r.out;
     const bool unbounded = src.scalar("SHOW max_slot_wal_keep_size") == "-1";
     EXPECT_EQ(r.out.find("max_slot_wal_keep_size is unset") != std::string::npos, unbounded) << r.out;
-    if (unbounded)
+    if (unbounded) {
         EXPECT_NE(r.out.find("ALTER SYSTEM SET max_slot_wal_keep_size"), std::string::npos) << r.out;
+    }
 }

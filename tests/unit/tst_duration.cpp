@@ -39,3 +39,13 @@ TEST(ByteSize, parsesPostgresStyleUnits)
     EXPECT_FALSE(parseByteSize("ten GB").has_value());
     EXPECT_EQ(formatByteSize(10LL << 30), "10GB");
 }
+
+TEST(ByteSize, humanSizesReadLikeAPersonWouldWriteThem)
+{
+    EXPECT_EQ(humanBytes(512), "512 B");
+    EXPECT_EQ(humanBytes(220 * 1024), "220 kB");
+    EXPECT_EQ(humanBytes(12056760), "11 MB");
+    EXPECT_EQ(humanBytes(3 * 1024 * 1024 + 300 * 1024), "3.3 MB");
+    EXPECT_EQ(humanBytes(10LL << 30), "10 GB");
+    EXPECT_EQ(humanBytes(-3 * 1024 * 1024), "-3.0 MB");
+}
