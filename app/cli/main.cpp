@@ -49,10 +49,11 @@ commands:
   doctor [--pipeline NAME]        preflight checks against the servers
   resnapshot PIPELINE [TABLE...]  load CDC tables again from a new snapshot (after a lost slot or
                                   a schema change); the whole pipeline when no table is named
-  backfill PIPELINE TABLE         copy a CDC table again while its pipeline keeps streaming: a
+  backfill [--cancel] PIPELINE TABLE
+                                  copy a CDC table again while its pipeline keeps streaming: a
                                   running sync picks it up; with none running, runs the
                                   pipeline's CDC tables until the table is backfilled
-                                  (alias: rebackfill)
+                                  (alias: rebackfill); --cancel stops one, keeping what it merged
   slots [--json]                  every replication slot on the Postgres sources: owner, active,
                                   wal_status, retained WAL, safe_wal_size, confirmed_flush_lsn
   serve [--listen HOST:PORT] [--pipeline NAME] [--allow-remote] [--monitor-every DURATION]
@@ -396,6 +397,21 @@ private:
 
 int cmdBackfill(Args &a)
 {
+    const bool cancel = a.flag("--cancel");
+    if (cancel) {
+        if (a.rest.size() != 2)
+            throw UsageError("backfill --cancel needs a PIPELINE and a TABLE");
+        std::string pipeline = a.rest[0], table = a.rest[1];
+        a.rest.clear();
+        StateStore store(a.state);
+        auto req = cancelRebackfill(store.loadWorkspace(), pipeline, table);
+        std::printf("%s\n", req.message.c_str());
+        if (req.what == RebackfillRequest::What::Requested && req.runningPid)
+            std::printf("the running sync (walsender pid %d) stops it within a second\n", *req.runningPid);
+        else if (req.what == RebackfillRequest::What::Requested && !req.message.ends_with("request withdrawn"))
+            std::printf("no sync is running: the next one cancels it before anything else\n");
+        return kOk;
+    }
     if (a.rest.size() != 2)
         throw UsageError(a.command + " needs a PIPELINE and a TABLE");
     std::string pipeline = a.rest[0], table = a.rest[1];

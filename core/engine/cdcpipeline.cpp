@@ -592,6 +592,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
     m_observer.event("info", m_tables.front()->key, "stream_started",
                      "streaming from slot " + m_slot + " at " + pgcatalog::formatLsn(start));
 
+    pollRequests(); // a cancel left while nothing ran applies before an interrupted copy resumes
     for (auto &t : m_tables)
         if (!t->paused && !t->rebackfill.is_null() && !m_rebackfill)
             startRebackfill(*t, t->rebackfill);
@@ -788,6 +789,11 @@ void CdcPipeline::pollRequests()
         std::string req = t->merger->pendingRequest();
         if (req.empty())
             continue;
+        if (req == "cancel_rebackfill") {
+            t->merger->setRequest("");
+            cancelRebackfill(*t);
+            continue;
+        }
         if (req != "rebackfill") {
             t->merger->setRequest("");
             m_observer.event("warn", t->key, "request", "unknown request '" + req + "' ignored");
@@ -798,6 +804,33 @@ void CdcPipeline::pollRequests()
         t->merger->setRequest("");
         startRebackfill(*t, nullptr);
     }
+}
+
+void CdcPipeline::cancelRebackfill(Table &t)
+{
+    const bool running = m_rebackfill && m_rebackfill->table == &t;
+    if (!running && t.rebackfill.is_null()) {
+        m_observer.event("info", t.key, "rebackfill", "no re-backfill of " + t.key.table.display() + " to cancel");
+        return;
+    }
+    long long copied = running ? m_rebackfill->copied : t.rebackfill.value("rows", 0LL);
+    if (running)
+        m_rebackfill.reset(); // waits for a chunk being read, ends the snapshot's transaction
+    t.rebackfill = nullptr;
+    m_session->begin();
+    try {
+        t.merger->clearSeenInTransaction();
+        t.merger->writeCheckpointInTransaction({positionOf(t), t.version}, 0);
+        m_session->commit();
+    } catch (...) {
+        m_session->rollback();
+        throw;
+    }
+    m_observer.event("info", t.key, "rebackfill",
+                     "re-backfill cancelled after " + std::to_string(copied) +
+                         " rows: the rows merged so far stay (each is the source's row as of the snapshot or newer); "
+                         "rows the source no longer has were not looked for");
+    m_observer.tableState(t.key, "streaming", "", std::nullopt);
 }
 
 void CdcPipeline::startRebackfill(Table &t, const json &progress)
@@ -906,6 +939,8 @@ void CdcPipeline::rebackfillStep()
         throw;
     }
     rb.copied += n;
+    if (n > 0)
+        crashPoint("rebackfill.after_chunk");
     m_observer.batchApplied(t.key, r, {positionOf(t), t.version}, std::nullopt);
     if (n > 0) {
         m_observer.tableState(t.key, "backfilling", "re-backfill while streaming",

@@ -67,6 +67,7 @@ private:
     /// Writes one heartbeat; returns false (reporting it once) when it cannot.
     bool writeHeartbeat(PgConnection &src, bool failedBefore);
     void startRebackfill(Table &t, const nlohmann::json &progress);
+    void cancelRebackfill(Table &t);
     void rebackfillStep();
     static nlohmann::json rebackfillPosition(const Rebackfill &rb);
 

@@ -115,4 +115,52 @@ RebackfillRequest requestRebackfill(const Workspace &ws, const std::string &pipe
     throw ConfigError("pipeline '" + pipeline + "' has no table " + ref.display());
 }
 
+RebackfillRequest cancelRebackfill(const Workspace &ws, const std::string &pipeline, const std::string &table)
+{
+    const PipelineSpec *p = ws.pipeline(pipeline);
+    if (!p)
+        throw ConfigError("no pipeline named '" + pipeline + "'");
+    TableRef ref;
+    try {
+        ref = TableRef::parse(table);
+    } catch (const std::invalid_argument &e) {
+        throw ConfigError("'" + table + "': " + e.what());
+    }
+    for (auto &j : jobsFor(ws, pipeline)) {
+        if (j.spec.table != ref)
+            continue;
+        if (j.spec.strategy != Strategy::Cdc)
+            throw ConfigError(ref.display() + " is not a CDC table: it has no re-backfill to cancel");
+        RebackfillRequest out;
+        out.key = {pipeline, ref, Strategy::Cdc};
+        PgConnection source = connectPostgres(j.source, "driftless backfill");
+        auto slot = source.execParams("SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1 AND active",
+                                      {p->slotName()});
+        if (slot.rows() == 1 && !slot.isNull(0, 0))
+            out.runningPid = static_cast<int>(slot.toInt(0, 0));
+        auto schema = pgcatalog::describeTable(source, ref).withoutGenerated();
+        auto merger = createMerger(j.target, {pipeline, ref, j.targetName, Strategy::Cdc});
+        merger->prepare(schema);
+        auto cp = merger->readCheckpoint();
+        auto pos = cp ? nlohmann::json::parse(cp->position, nullptr, false) : nlohmann::json();
+        const std::string pending = cp ? merger->pendingRequest() : "";
+        if (pos.is_object() && pos.contains("rebackfill")) {
+            merger->setRequest("cancel_rebackfill");
+            out.what = RebackfillRequest::What::Requested;
+            out.message = "cancelling the re-backfill of " + ref.display() + " (" +
+                          std::to_string(pos["rebackfill"].value("rows", 0LL)) + " rows copied)";
+        } else if (pending == "rebackfill") {
+            merger->setRequest("");
+            out.what = RebackfillRequest::What::Requested;
+            out.runningPid.reset(); // nothing else to wait for
+            out.message = "the requested re-backfill of " + ref.display() + " had not started; request withdrawn";
+        } else {
+            out.what = RebackfillRequest::What::InitialLoad;
+            out.message = "no re-backfill of " + ref.display() + " is under way";
+        }
+        return out;
+    }
+    throw ConfigError("pipeline '" + pipeline + "' has no table " + ref.display());
+}
+
 } // namespace driftless::core

@@ -43,4 +43,10 @@ struct RebackfillRequest {
 /// Throws Error / ConfigError (not a CDC table, unknown table or pipeline).
 RebackfillRequest requestRebackfill(const Workspace &ws, const std::string &pipeline, const std::string &table);
 
+/// Asks to cancel a re-backfill of one CDC table (under way, interrupted, or only requested).
+/// The rows merged so far stay; rows the source no longer has are not looked for. A running
+/// sync applies it within a second, the next sync before anything else. `what` is Requested
+/// when there was something to cancel, InFlight never, InitialLoad when nothing runs.
+RebackfillRequest cancelRebackfill(const Workspace &ws, const std::string &pipeline, const std::string &table);
+
 } // namespace driftless::core

@@ -1,6 +1,7 @@
 // driftless-cli as a DBA uses it: apply, run, status, doctor; and every kind of bad input gets
 // its own one-line message, the right exit code, and leaves the state file as it was.
 
+#include "core/db/sqlitedb.h"
 #include "tests/support/testsupport.h"
 
 #include <gtest/gtest.h>
@@ -342,4 +343,38 @@ TEST_F(CliBackfill, aTableThatIsNotCdcIsRefusedWithWhatToDoInstead)
     auto unknown = runCli({"--state", state, "backfill", pipeline, "public.nope"});
     EXPECT_EQ(unknown.exitCode, 2);
     EXPECT_NE(unknown.err.find("has no table public.nope"), std::string::npos) << unknown.err;
+}
+
+TEST_F(CliBackfill, anInterruptedBackfillCanBeCancelledAndStartedAgain)
+{
+    // The copy is killed after its third chunk; cancelling it with no sync running leaves a
+    // request the next sync applies first: the copy does not resume, the rows merged so far stay.
+    auto killed = runCli({"--state", state, "backfill", pipeline, "public.big"},
+                         {{"DRIFTLESS_CRASH_AT", "rebackfill.after_chunk:3"}});
+    ASSERT_NE(killed.exitCode, 0) << killed.out << killed.err;
+    auto pos = nlohmann::json::parse(dst.scalar("SELECT position FROM _driftless.checkpoints WHERE source_table = "
+                                                "'public.big'"));
+    ASSERT_TRUE(pos.contains("rebackfill")) << pos.dump();
+    EXPECT_EQ(pos["rebackfill"]["rows"], 1500);
+
+    auto cancel = runCli({"--state", state, "backfill", "--cancel", pipeline, "public.big"});
+    EXPECT_EQ(cancel.exitCode, 0) << cancel.out << cancel.err;
+    EXPECT_NE(cancel.out.find("cancelling the re-backfill of public.big (1500 rows copied)"), std::string::npos)
+        << cancel.out;
+    EXPECT_NE(cancel.out.find("the next one cancels it"), std::string::npos) << cancel.out;
+    auto run = runCli({"--state", state, "run", "--once", "--pipeline", pipeline});
+    EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
+    pos = nlohmann::json::parse(dst.scalar("SELECT position FROM _driftless.checkpoints WHERE source_table = "
+                                           "'public.big'"));
+    EXPECT_FALSE(pos.contains("rebackfill")) << pos.dump();
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM model.big WHERE id = 999999"), "1")
+        << "a cancelled copy does not look for rows the source no longer has";
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM model.big WHERE id <= 1500 AND id % 100 = 0"), "15")
+        << "rows merged before the cancel stay";
+    driftless::core::SqliteDb db(state, driftless::core::SqliteDb::Mode::ReadOnly);
+    EXPECT_EQ(db.scalarInt("SELECT count(*) FROM events WHERE message LIKE 're-backfill cancelled after 1500 rows%'"), 1);
+
+    auto again = runCli({"--state", state, "backfill", pipeline, "public.big"});
+    EXPECT_EQ(again.exitCode, 0) << again.out << again.err;
+    EXPECT_EQ(hashOf(dst, "model"), hashOf(src, "public"));
 }
