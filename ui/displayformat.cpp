@@ -1,10 +1,13 @@
 #include "ui/displayformat.h"
 
 #include <QDateTime>
+#include <QLocale>
 
+#include <algorithm>
 #include <cmath>
 
-namespace driftless::ui {
+namespace driftless::ui
+{
 
 QString formatLag(std::optional<double> seconds)
 {
@@ -57,6 +60,30 @@ QString formatBytes(std::int64_t bytes)
     // One decimal while it says something (1.5 MB), none past 10 (120 MB).
     const int decimals = v < 10 ? 1 : 0;
     return sign + QStringLiteral("%1 %2").arg(v, 0, 'f', decimals).arg(QLatin1String(units[unit]));
+}
+
+QString formatEta(double seconds)
+{
+    const auto s = std::max(0LL, static_cast<long long>(std::llround(seconds)));
+    if (s >= 3600)
+        return QStringLiteral("%1h %2m").arg(s / 3600).arg(s % 3600 / 60, 2, 10, QLatin1Char('0'));
+    if (s >= 60)
+        return QStringLiteral("%1m %2s").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+    return QStringLiteral("%1s").arg(s);
+}
+
+QString formatBackfill(const core::TableReport::Backfill &b)
+{
+    const QLocale locale;
+    const QString rows = locale.toString(static_cast<qlonglong>(b.rows));
+    if (!b.total || !b.percent)
+        return QStringLiteral("%1 rows copied").arg(rows);
+    QString text = QStringLiteral("%1% \u00b7 %2 of %3 rows")
+                       .arg(static_cast<int>(std::floor(*b.percent)))
+                       .arg(rows, locale.toString(static_cast<qlonglong>(*b.total)));
+    if (b.etaSeconds)
+        text += QStringLiteral(" \u00b7 ~%1 left").arg(formatEta(*b.etaSeconds));
+    return text;
 }
 
 QString strategyLabel(const std::string &strategy)

@@ -2,11 +2,14 @@
 
 #include <QString>
 
+#include "core/engine/statusreport.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
 
-namespace driftless::ui {
+namespace driftless::ui
+{
 
 /// `4 s`, `12 min`, `3 h 05 min`, `2 d`; an em dash when the table never synced.
 QString formatLag(std::optional<double> seconds);
@@ -17,6 +20,11 @@ QString formatTimestamp(std::int64_t msSinceEpoch);
 /// Bytes as pg_size_pretty reads them (1024-based): `512 bytes`, `8.0 kB`, `1.5 MB`, `12 GB`;
 /// negative values keep their sign.
 QString formatBytes(std::int64_t bytes);
+/// A time left, as a countdown reads: `45s`, `1m 20s`, `2h 05m`.
+QString formatEta(double seconds);
+/// A backfill in one line: `42% · 420,000 of 1,000,000 rows · ~1m 20s left`; with no estimate
+/// of the total, `420,000 rows copied`. Numbers in the user's locale.
+QString formatBackfill(const core::TableReport::Backfill &b);
 /// `full_refresh` -> `full refresh`.
 QString strategyLabel(const std::string &strategy);
 

@@ -1,6 +1,7 @@
 #include "ui/mainwindow.h"
 
 #include "ui/alertcenter.h"
+#include "ui/backfillrunner.h"
 #include "ui/models/alertsmodel.h"
 #include "ui/models/eventsmodel.h"
 #include "ui/models/slotsmodel.h"
@@ -28,19 +29,24 @@
 #include <QTabWidget>
 #include <QToolBar>
 
-namespace driftless::ui {
+namespace driftless::ui
+{
 
-namespace {
+namespace
+{
 const char *const kGeometryKey = "mainWindow/geometry";
 const char *const kStateKey = "mainWindow/state";
+/// Long enough to read a backfill's outcome, which can be a sentence.
+constexpr int kStatusMessageMs = 20'000;
 } // namespace
 
 MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent), m_engine(new EngineBridge(this)), m_tablesModel(new TablesModel(this)),
       m_eventsModel(new EventsModel(this)), m_slotsModel(new SlotsModel(this)), m_alertsModel(new AlertsModel(this)),
-      m_slotMonitor(new SlotMonitor(this)), m_alertCenter(new AlertCenter(this)), m_tray(new TrayNotifier(this)),
-      m_pages(new QTabWidget(this)), m_tablesPage(new TablesPage(m_tablesModel, m_pages)),
-      m_lagPage(new LagPage(m_pages)), m_slotsPage(new SlotsPage(m_slotsModel, m_slotMonitor, m_pages)),
+      m_slotMonitor(new SlotMonitor(this)), m_backfill(new BackfillRunner(m_engine, this)),
+      m_alertCenter(new AlertCenter(this)), m_tray(new TrayNotifier(this)), m_pages(new QTabWidget(this)),
+      m_tablesPage(new TablesPage(m_tablesModel, m_backfill, m_pages)), m_lagPage(new LagPage(m_pages)),
+      m_slotsPage(new SlotsPage(m_slotsModel, m_slotMonitor, m_pages)),
       m_alertsPage(new AlertsPage(m_alertsModel, m_eventsModel, m_pages)), m_pathLabel(new QLabel(this)),
       m_engineLabel(new QLabel(this))
 {
@@ -83,6 +89,8 @@ MainWindow::MainWindow(QWidget *parent)
         activateWindow();
         m_pages->setCurrentWidget(m_alertsPage);
     });
+    connect(m_tablesPage, &TablesPage::statusMessage, this,
+            [this](const QString &message) { statusBar()->showMessage(message, kStatusMessageMs); });
     connect(m_alertsPage, &AlertsPage::alertCountChanged, this, &MainWindow::updateAlertsTab);
 
     QSettings settings;
@@ -181,14 +189,17 @@ void MainWindow::createMenus()
     bar->addAction(m_refresh);
 }
 
-void MainWindow::openWorkspace(const QString &statePath) { m_engine->open(statePath); }
+void MainWindow::openWorkspace(const QString &statePath)
+{
+    m_engine->open(statePath);
+}
 
 void MainWindow::chooseWorkspace()
 {
     const QString current = m_engine->statePath();
     const QString dir = current.isEmpty() ? QDir::homePath() : QFileInfo(current).absolutePath();
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open Workspace"), dir,
-                                                      tr("Driftless workspaces (*.db);;All files (*)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open Workspace"), dir, tr("Driftless workspaces (*.db);;All files (*)"));
     if (!path.isEmpty())
         openWorkspace(path);
 }

@@ -8,11 +8,13 @@ class QAction;
 class QLabel;
 class QTabWidget;
 
-namespace driftless::ui {
+namespace driftless::ui
+{
 
 class AlertCenter;
 class AlertsModel;
 class AlertsPage;
+class BackfillRunner;
 class EventsModel;
 class LagPage;
 class SlotMonitor;
@@ -28,7 +30,8 @@ class TrayNotifier;
 /// models (and the worker front it needs) in its constructor; adding one is a tab and a
 /// shortcut here. Geometry and dock/toolbar
 /// state persist in QSettings; nothing else does.
-class MainWindow final : public QMainWindow {
+class MainWindow final : public QMainWindow
+{
     Q_OBJECT
 public:
     explicit MainWindow(QWidget *parent = nullptr);
@@ -43,6 +46,7 @@ public:
     SlotsModel *slotsModel() const { return m_slotsModel; }
     AlertsModel *alertsModel() const { return m_alertsModel; }
     SlotMonitor *slotMonitor() const { return m_slotMonitor; }
+    BackfillRunner *backfillRunner() const { return m_backfill; }
     AlertCenter *alertCenter() const { return m_alertCenter; }
     TrayNotifier *trayNotifier() const { return m_tray; }
     TablesPage *tablesPage() const { return m_tablesPage; }
@@ -76,6 +80,7 @@ private:
     SlotsModel *m_slotsModel;
     AlertsModel *m_alertsModel;
     SlotMonitor *m_slotMonitor;
+    BackfillRunner *m_backfill;
     AlertCenter *m_alertCenter;
     TrayNotifier *m_tray;
     QTabWidget *m_pages;

@@ -4,6 +4,7 @@
 #include "ui/enginesnapshot.h"
 #include "ui/models/eventsmodel.h"
 #include "ui/models/tablesmodel.h"
+#include "ui/widgets/backfillprogress.h"
 #include "ui/widgets/freshnessbadge.h"
 
 #include <QAbstractItemModelTester>
@@ -17,6 +18,7 @@
 
 using driftless::core::StateStore;
 using driftless::core::TableReport;
+using driftless::ui::BackfillProgress;
 using driftless::ui::EngineSnapshot;
 using driftless::ui::EventsModel;
 using driftless::ui::FreshnessBadge;
@@ -91,6 +93,10 @@ private slots:
     void newEventsAreInsertedAtTheTop();
     void eventsLevelHasIcon();
     void badgeFitsIconAndWord();
+    void backfillShowsAsProgress_data();
+    void backfillShowsAsProgress();
+    void backfillProgressChangesOnlyTheRow();
+    void rebackfillIsToldFromInitialLoad();
 };
 
 void TestTablesModel::snapshotsAddRemoveAndChangeRowsInPlace()
@@ -286,6 +292,133 @@ void TestTablesModel::badgeFitsIconAndWord()
         }
     QVERIFY2(tinted > 100, "the pill is filled");
     QVERIFY2(iconRed > 20, "the breach icon is painted");
+}
+
+void TestTablesModel::backfillShowsAsProgress_data()
+{
+    QTest::addColumn<qlonglong>("rows");
+    QTest::addColumn<qlonglong>("total");
+    QTest::addColumn<double>("eta");
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<int>("barMaximum");
+    QTest::addColumn<int>("barValue");
+    // Numbers in the C locale here (QLocale::setDefault in the test).
+    QTest::newRow("percent and eta") << 420000LL << 1000000LL << 80.0
+                                     << QStringLiteral("42% \u00b7 420,000 of 1,000,000 rows \u00b7 ~1m 20s left") << 100
+                                     << 42;
+    QTest::newRow("no rate yet") << 500LL << 50000LL << -1.0 << QStringLiteral("1% \u00b7 500 of 50,000 rows") << 100
+                                 << 1;
+    QTest::newRow("hours left") << 10LL << 1000LL << 7500.0
+                                << QStringLiteral("1% \u00b7 10 of 1,000 rows \u00b7 ~2h 05m left") << 100 << 1;
+    QTest::newRow("no estimate: busy") << 420000LL << -1LL << -1.0 << QStringLiteral("420,000 rows copied") << 0 << 0;
+}
+
+void TestTablesModel::backfillShowsAsProgress()
+{
+    QFETCH(qlonglong, rows);
+    QFETCH(qlonglong, total);
+    QFETCH(double, eta);
+    QFETCH(QString, text);
+    QFETCH(int, barMaximum);
+    QFETCH(int, barValue);
+    QLocale::setDefault(QLocale(QLocale::English, QLocale::UnitedStates));
+
+    TablesModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    auto r = table("orders");
+    r.strategy = "cdc";
+    r.state = "backfilling";
+    r.message = "re-backfill while streaming";
+    TableReport::Backfill b;
+    b.rows = rows;
+    if (total > 0) {
+        b.total = total;
+        b.percent = std::round(1000.0 * double(rows) / double(total)) / 10.0;
+    }
+    if (eta >= 0)
+        b.etaSeconds = eta;
+    r.backfill = b;
+    model.setSnapshot(snapshotOf({r, table("plans")}));
+
+    const QModelIndex idx = model.index(0, TablesModel::Progress);
+    QCOMPARE(idx.data().toString(), text);
+    QCOMPARE(idx.data(TablesModel::BackfillRowsRole).toLongLong(), rows);
+    QCOMPARE(idx.data(TablesModel::BackfillPercentRole).isValid(), total > 0);
+    QVERIFY(idx.data(TablesModel::RebackfillRole).toBool());
+    QVERIFY(idx.data(Qt::ToolTipRole).toString().startsWith(QStringLiteral("Re-backfill")));
+
+    BackfillProgress delegate;
+    const auto bar = delegate.barFor(idx, QRect(0, 0, 300, 24));
+    QVERIFY(bar);
+    QCOMPARE(bar->maximum, barMaximum);
+    QCOMPARE(bar->progress, barValue);
+    QCOMPARE(bar->text, text);
+    // A table with no backfill has no bar and an empty cell.
+    QVERIFY(!delegate.barFor(model.index(1, TablesModel::Progress)));
+    QCOMPARE(model.index(1, TablesModel::Progress).data().toString(), QString());
+
+    // The bar is painted: the cell is not left blank.
+    QStyleOptionViewItem option;
+    option.font = QFont();
+    option.rect = QRect(0, 0, 360, 26);
+    QVERIFY(delegate.sizeHint(option, idx).width() >= BackfillProgress::kMinWidth);
+    QImage image(option.rect.size(), QImage::Format_ARGB32);
+    image.fill(Qt::white);
+    {
+        QPainter painter(&image);
+        delegate.paint(&painter, option, idx);
+    }
+    int painted = 0;
+    for (int y = 0; y < image.height(); ++y)
+        for (int x = 0; x < image.width(); ++x)
+            painted += image.pixelColor(x, y) != QColor(Qt::white);
+    QVERIFY2(painted > 500, "the bar and its text are painted");
+    QLocale::setDefault(QLocale::system());
+}
+
+void TestTablesModel::backfillProgressChangesOnlyTheRow()
+{
+    TablesModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    auto r = table("orders");
+    r.strategy = "cdc";
+    r.state = "backfilling";
+    r.backfill = TableReport::Backfill{100, 1000, 10.0, std::nullopt};
+    model.setSnapshot(snapshotOf({table("plans"), r}));
+    Signals spy(&model);
+    // Rows copied move while every other column stays: still a change on screen.
+    r.backfill->rows = 200;
+    r.backfill->percent = 20.0;
+    model.setSnapshot(snapshotOf({table("plans"), r}));
+    QCOMPARE(spy.changed.count(), 1);
+    QCOMPARE(spy.changed.at(0).at(0).toModelIndex().row(), 1);
+    // The backfill ends: the bar goes.
+    r.state = "streaming";
+    r.backfill.reset();
+    model.setSnapshot(snapshotOf({table("plans"), r}));
+    QCOMPARE(spy.changed.count(), 2);
+    QVERIFY(!model.index(1, TablesModel::Progress).data(TablesModel::BackfillRowsRole).isValid());
+    QCOMPARE(spy.inserted.count() + spy.removed.count() + spy.reset.count(), 0);
+}
+
+void TestTablesModel::rebackfillIsToldFromInitialLoad()
+{
+    auto r = table("orders");
+    r.strategy = "cdc";
+    r.state = "backfilling";
+    r.message = "initial load";
+    r.backfill = TableReport::Backfill{100, 1000, 10.0, std::nullopt};
+    QVERIFY(!TablesModel::isRebackfill(r));
+    r.message = "re-backfill while streaming";
+    QVERIFY(TablesModel::isRebackfill(r));
+    // Interrupted (the engine stopped): the position still carries the copy to resume.
+    r.state = "idle";
+    r.message = "stopped";
+    r.backfill.reset();
+    r.checkpoint = R"({"phase":"stream","lsn":"0/1","rebackfill":{"rows":100}})";
+    QVERIFY(TablesModel::isRebackfill(r));
+    r.strategy = "cursor";
+    QVERIFY(!TablesModel::isRebackfill(r));
 }
 
 QTEST_MAIN(TestTablesModel)

@@ -10,12 +10,17 @@
 #include <map>
 #include <set>
 
-namespace driftless::ui {
+namespace driftless::ui
+{
 
-namespace {
+namespace
+{
 
 using Key = std::pair<std::string, std::string>;
-Key keyOf(const core::TableReport &r) { return {r.pipeline, r.table}; }
+Key keyOf(const core::TableReport &r)
+{
+    return {r.pipeline, r.table};
+}
 
 /// Everything a row shows. The checkpoint and version are left out: they move with every batch
 /// and are not on screen, so they must not cost a repaint.
@@ -24,6 +29,10 @@ bool sameOnScreen(const core::TableReport &a, const core::TableReport &b)
     return a.target == b.target && a.strategy == b.strategy && a.state == b.state && a.message == b.message &&
            a.rowsApplied == b.rowsApplied && a.lastSyncAtMs == b.lastSyncAtMs && a.freshness == b.freshness &&
            a.slaSeconds == b.slaSeconds && a.progress == b.progress &&
+           a.backfill.has_value() == b.backfill.has_value() &&
+           (!a.backfill || (a.backfill->rows == b.backfill->rows && a.backfill->total == b.backfill->total &&
+                            formatBackfill(*a.backfill) == formatBackfill(*b.backfill))) &&
+           TablesModel::isRebackfill(a) == TablesModel::isRebackfill(b) &&
            // Lag shows whole seconds; a sub-second change is not a change on screen.
            formatLag(a.lagSeconds) == formatLag(b.lagSeconds);
 }
@@ -56,7 +65,10 @@ int TablesModel::rowCount(const QModelIndex &parent) const
     return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
 }
 
-int TablesModel::columnCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int TablesModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
 
 QVariant TablesModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
@@ -79,6 +91,8 @@ QVariant TablesModel::headerData(int section, Qt::Orientation orientation, int r
         return tr("Rows");
     case LastSync:
         return tr("Last sync");
+    case Progress:
+        return tr("Backfill");
     case Message:
         return tr("Message");
     }
@@ -92,7 +106,24 @@ QHash<int, QByteArray> TablesModel::roleNames() const
     names.insert(FreshnessRole, "freshness");
     names.insert(StateRole, "state");
     names.insert(AttentionRole, "attention");
+    names.insert(StrategyRole, "strategy");
+    names.insert(BackfillRowsRole, "backfillRows");
+    names.insert(BackfillTotalRole, "backfillTotal");
+    names.insert(BackfillPercentRole, "backfillPercent");
+    names.insert(BackfillEtaRole, "backfillEta");
+    names.insert(RebackfillRole, "rebackfill");
     return names;
+}
+
+bool TablesModel::isRebackfill(const core::TableReport &r)
+{
+    if (r.strategy != "cdc")
+        return false;
+    // Core marks it two ways: the state's message while chunks are copied, and the position
+    // (the checkpoint's "rebackfill" key) while one waits to resume after a restart.
+    if (r.state == "backfilling" && r.message.find("re-backfill") != std::string::npos)
+        return true;
+    return r.checkpoint.find("\"rebackfill\"") != std::string::npos;
 }
 
 bool TablesModel::needsAttention(const core::TableReport &r)
@@ -133,6 +164,18 @@ QVariant TablesModel::data(const QModelIndex &index, int role) const
         return QString::fromStdString(r.state);
     case AttentionRole:
         return needsAttention(r);
+    case StrategyRole:
+        return QString::fromStdString(r.strategy);
+    case BackfillRowsRole:
+        return r.backfill ? QVariant(static_cast<qlonglong>(r.backfill->rows)) : QVariant();
+    case BackfillTotalRole:
+        return r.backfill && r.backfill->total ? QVariant(static_cast<qlonglong>(*r.backfill->total)) : QVariant();
+    case BackfillPercentRole:
+        return r.backfill && r.backfill->percent ? QVariant(*r.backfill->percent) : QVariant();
+    case BackfillEtaRole:
+        return r.backfill && r.backfill->etaSeconds ? QVariant(*r.backfill->etaSeconds) : QVariant();
+    case RebackfillRole:
+        return isRebackfill(r);
     }
     return {};
 }
@@ -156,6 +199,8 @@ QVariant TablesModel::display(const core::TableReport &r, int column) const
         return QLocale().toString(static_cast<qlonglong>(r.rowsApplied));
     case LastSync:
         return r.lastSyncAtMs ? formatTimestamp(*r.lastSyncAtMs) : tr("never");
+    case Progress:
+        return r.backfill ? formatBackfill(*r.backfill) : QString();
     case Message:
         return QString::fromStdString(r.message);
     }
@@ -174,6 +219,9 @@ QVariant TablesModel::sortKey(const core::TableReport &r, int column) const
         return static_cast<qlonglong>(r.rowsApplied);
     case LastSync:
         return static_cast<qlonglong>(r.lastSyncAtMs.value_or(0));
+    case Progress:
+        // Running backfills first when sorted descending, the furthest along first.
+        return r.backfill ? r.backfill->percent.value_or(0.0) : -1.0;
     }
     return display(r, column);
 }
@@ -194,6 +242,11 @@ QString TablesModel::toolTip(const core::TableReport &r, int column) const
         return tr("Target is %1 behind the source. Freshness SLA %2 (warn after %3)")
             .arg(formatLag(r.lagSeconds), sla, formatDuration(r.slaSeconds / 2));
     }
+    case Progress:
+        if (!r.backfill)
+            return {};
+        return (isRebackfill(r) ? tr("Re-backfill while the stream goes on: %1") : tr("Initial load: %1"))
+            .arg(QString::fromStdString(core::describeBackfill(*r.backfill)));
     case Strategy:
         if (r.strategy == "cursor")
             return tr("Cursor sync misses hard deletes and writes that do not touch the cursor column");
@@ -204,7 +257,10 @@ QString TablesModel::toolTip(const core::TableReport &r, int column) const
     return {};
 }
 
-void TablesModel::setSnapshot(const EngineSnapshot &snapshot) { setTables(snapshot.tables); }
+void TablesModel::setSnapshot(const EngineSnapshot &snapshot)
+{
+    setTables(snapshot.tables);
+}
 
 void TablesModel::setTables(const std::vector<core::TableReport> &tables)
 {

@@ -8,7 +8,8 @@
 
 #include <vector>
 
-namespace driftless::ui {
+namespace driftless::ui
+{
 
 /// One row per synced table, over the tables of an EngineSnapshot.
 ///
@@ -17,10 +18,11 @@ namespace driftless::ui {
 /// reported in one dataChanged. Views keep their selection and scroll position that way, which
 /// a reset twice a second would throw away. The order is the order rows first appeared; views
 /// sort through a proxy, by SortRole.
-class TablesModel final : public QAbstractTableModel {
+class TablesModel final : public QAbstractTableModel
+{
     Q_OBJECT
 public:
-    enum Column { Pipeline, Table, Strategy, State, Freshness, Lag, Rows, LastSync, Message, ColumnCount };
+    enum Column { Pipeline, Table, Strategy, State, Freshness, Lag, Rows, LastSync, Progress, Message, ColumnCount };
     Q_ENUM(Column)
 
     enum Role {
@@ -32,6 +34,20 @@ public:
         StateRole,
         /// True when a DBA should look: an error, a retry, or freshness past half the SLA.
         AttentionRole,
+        /// The engine's word: full_refresh, cursor, cdc.
+        StrategyRole,
+        /// While a backfill (initial load or re-backfill) runs: rows copied (qlonglong); else
+        /// invalid. The Progress column's delegate draws its bar from these four.
+        BackfillRowsRole,
+        /// Estimated rows of the whole copy (qlonglong); invalid when unknown.
+        BackfillTotalRole,
+        /// 0..100 (double); invalid when the total is unknown.
+        BackfillPercentRole,
+        /// Seconds left (double); invalid until a rate is measured.
+        BackfillEtaRole,
+        /// True while a re-backfill of a streaming CDC table is under way or resumable (what
+        /// "Cancel backfill" cancels); an initial load is not one.
+        RebackfillRole,
     };
     Q_ENUM(Role)
 
@@ -51,6 +67,8 @@ public:
     int rowOf(const QString &pipeline, const QString &table) const;
 
     static bool needsAttention(const core::TableReport &r);
+    /// See RebackfillRole.
+    static bool isRebackfill(const core::TableReport &r);
 
 private:
     QVariant display(const core::TableReport &r, int column) const;

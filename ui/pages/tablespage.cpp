@@ -1,25 +1,35 @@
 #include "ui/pages/tablespage.h"
 
+#include "ui/enginebridge.h"
 #include "ui/models/tablesmodel.h"
+#include "ui/statusicons.h"
+#include "ui/widgets/backfillprogress.h"
 #include "ui/widgets/freshnessbadge.h"
+
+#include "core/model/workspace.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
+#include <QMenu>
+#include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QVBoxLayout>
 
 #include <algorithm>
 
-namespace driftless::ui {
+namespace driftless::ui
+{
 
-TablesPage::TablesPage(TablesModel *model, QWidget *parent)
-    : QWidget(parent), m_model(model), m_proxy(new QSortFilterProxyModel(this)), m_view(new QTableView(this)),
-      m_filter(new QLineEdit(this)), m_summary(new QLabel(this)), m_notice(new QLabel(this)),
-      m_details(new QLabel(this))
+TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *parent)
+    : QWidget(parent), m_model(model), m_runner(runner), m_proxy(new QSortFilterProxyModel(this)),
+      m_view(new QTableView(this)), m_filter(new QLineEdit(this)), m_summary(new QLabel(this)),
+      m_notice(new QLabel(this)), m_details(new QLabel(this)), m_backfill(new QPushButton(tr("Backfill\u2026"), this)),
+      m_cancel(new QPushButton(tr("Cancel Backfill\u2026"), this)), m_progress(new BackfillProgress(this))
 {
     setObjectName(QStringLiteral("tablesPage"));
     m_proxy->setSourceModel(m_model);
@@ -42,6 +52,9 @@ TablesPage::TablesPage(TablesModel *model, QWidget *parent)
     m_view->setObjectName(QStringLiteral("tablesView"));
     m_view->setModel(m_proxy);
     m_view->setItemDelegateForColumn(TablesModel::Freshness, new FreshnessBadge(m_view));
+    m_view->setItemDelegateForColumn(TablesModel::Progress, m_progress);
+    m_view->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_view, &QWidget::customContextMenuRequested, this, &TablesPage::showContextMenu);
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_view->setSelectionMode(QAbstractItemView::SingleSelection);
     m_view->setAlternatingRowColors(true);
@@ -58,8 +71,20 @@ TablesPage::TablesPage(TablesModel *model, QWidget *parent)
     m_details->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_details->setVisible(false);
 
+    m_backfill->setObjectName(QStringLiteral("backfillTable"));
+    m_backfill->setIcon(namedIcon(QStringLiteral("refresh")));
+    connect(m_backfill, &QPushButton::clicked, this, &TablesPage::requestBackfill);
+    m_cancel->setObjectName(QStringLiteral("cancelBackfill"));
+    m_cancel->setIcon(namedIcon(QStringLiteral("stop")));
+    connect(m_cancel, &QPushButton::clicked, this, &TablesPage::requestCancel);
+    connect(m_runner, &BackfillRunner::started, this, &TablesPage::updateButtons);
+    connect(m_runner, &BackfillRunner::finished, this, &TablesPage::showOutcome);
+
     auto *top = new QHBoxLayout;
     top->addWidget(m_summary, 1);
+    top->addWidget(m_backfill);
+    top->addWidget(m_cancel);
+    top->addSpacing(12);
     top->addWidget(m_filter);
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(top);
@@ -69,20 +94,28 @@ TablesPage::TablesPage(TablesModel *model, QWidget *parent)
 
     connect(m_model, &QAbstractItemModel::modelReset, this, [this] {
         updateSummary();
+        updateButtons();
         fitColumns(false);
     });
     connect(m_model, &QAbstractItemModel::rowsInserted, this, [this] {
         updateSummary();
+        updateButtons();
         fitColumns(false);
     });
-    connect(m_model, &QAbstractItemModel::rowsRemoved, this, &TablesPage::updateSummary);
+    connect(m_model, &QAbstractItemModel::rowsRemoved, this, [this] {
+        updateSummary();
+        updateButtons();
+    });
     connect(m_model, &QAbstractItemModel::dataChanged, this, [this] {
         updateSummary();
         updateDetails();
+        updateButtons();
         fitColumns(true);
     });
     connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &TablesPage::updateDetails);
+    connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this, &TablesPage::updateButtons);
     updateSummary();
+    updateButtons();
     fitColumns(false);
 }
 
@@ -135,14 +168,208 @@ void TablesPage::updateDetails()
         return;
     }
     const auto &r = m_model->report(current.row());
-    QString text = tr("<b>%1 / %2</b> &rarr; %3")
-                       .arg(QString::fromStdString(r.pipeline).toHtmlEscaped(),
-                            QString::fromStdString(r.table).toHtmlEscaped(),
-                            QString::fromStdString(r.target).toHtmlEscaped());
+    QString text =
+        tr("<b>%1 / %2</b> &rarr; %3")
+            .arg(QString::fromStdString(r.pipeline).toHtmlEscaped(), QString::fromStdString(r.table).toHtmlEscaped(),
+                 QString::fromStdString(r.target).toHtmlEscaped());
     if (!r.message.empty())
         text += QStringLiteral("<br>") + QString::fromStdString(r.message).toHtmlEscaped();
     m_details->setText(text);
     m_details->setVisible(true);
+}
+
+int TablesPage::selectedRow() const
+{
+    const QModelIndexList rows = m_view->selectionModel()->selectedRows();
+    if (rows.isEmpty())
+        return -1;
+    return m_proxy->mapToSource(rows.first()).row();
+}
+
+void TablesPage::selectTable(const QString &pipeline, const QString &table)
+{
+    const int row = m_model->rowOf(pipeline, table);
+    if (row < 0) {
+        m_view->clearSelection();
+        return;
+    }
+    m_view->selectRow(m_proxy->mapFromSource(m_model->index(row, 0)).row());
+}
+
+void TablesPage::updateButtons()
+{
+    const int row = selectedRow();
+    if (row < 0) {
+        m_backfill->setEnabled(false);
+        m_backfill->setToolTip(tr("Select a CDC table to copy it again while it streams"));
+        m_cancel->setEnabled(false);
+        m_cancel->setToolTip(tr("Select a table whose backfill is under way"));
+        return;
+    }
+    const auto &r = m_model->report(row);
+    const QString name = QString::fromStdString(r.table);
+    const bool busy = m_runner->busy(QString::fromStdString(r.pipeline), name);
+    const bool rebackfill = TablesModel::isRebackfill(r);
+
+    QString why;
+    if (r.strategy == "full_refresh")
+        why = tr("%1 uses full refresh: it is reloaded whole on every pass, so there is nothing to backfill. "
+                 "Backfill is for CDC tables.")
+                  .arg(name);
+    else if (r.strategy == "cursor")
+        why = tr("%1 uses cursor sync: it re-reads from its cursor (minus the lookback) on every pass. "
+                 "Backfill is for CDC tables.")
+                  .arg(name);
+    else if (r.strategy != "cdc")
+        why = tr("Backfill is for CDC tables.");
+    else if (busy)
+        why = tr("Talking to the databases\u2026");
+    else if (rebackfill)
+        why = tr("A backfill of %1 is under way; its progress is in the Backfill column.").arg(name);
+    else if (r.state == "backfilling")
+        why = tr("%1 is in its initial load, which is its backfill.").arg(name);
+    m_backfill->setEnabled(why.isEmpty());
+    m_backfill->setToolTip(why.isEmpty() ? tr("Copy %1 again from a fresh snapshot while it keeps streaming").arg(name)
+                                         : why);
+
+    m_cancel->setEnabled(rebackfill && !busy);
+    if (rebackfill)
+        m_cancel->setToolTip(busy ? tr("Talking to the databases\u2026")
+                                  : tr("Stop the backfill of %1; the rows merged so far stay").arg(name));
+    else if (r.strategy == "cdc" && r.state == "backfilling")
+        m_cancel->setToolTip(tr("An initial load is not cancelled: stop the sync to pause it; it resumes at its next "
+                                "chunk"));
+    else
+        m_cancel->setToolTip(tr("No backfill of %1 is under way").arg(name));
+}
+
+void TablesPage::showContextMenu(const QPoint &pos)
+{
+    const QModelIndex index = m_view->indexAt(pos);
+    if (!index.isValid())
+        return;
+    m_view->selectRow(index.row());
+    updateButtons();
+    QMenu menu(this);
+    QAction *backfill = menu.addAction(m_backfill->icon(), m_backfill->text(), this, &TablesPage::requestBackfill);
+    backfill->setEnabled(m_backfill->isEnabled());
+    backfill->setToolTip(m_backfill->toolTip());
+    QAction *cancel = menu.addAction(m_cancel->icon(), m_cancel->text(), this, &TablesPage::requestCancel);
+    cancel->setEnabled(m_cancel->isEnabled());
+    menu.setToolTipsVisible(true);
+    menu.exec(m_view->viewport()->mapToGlobal(pos));
+}
+
+void TablesPage::requestBackfill()
+{
+    const int row = selectedRow();
+    if (row < 0 || m_confirmation || !m_backfill->isEnabled())
+        return;
+    const auto r = m_model->report(row);
+    const QString pipeline = QString::fromStdString(r.pipeline);
+    const QString table = QString::fromStdString(r.table);
+
+    // What the workspace says about the copy: chunk size. The engine's snapshot has it; the
+    // page never opens the file itself.
+    long long pageSize = 0;
+    if (const auto ws = m_runner->engine()->snapshot().workspace)
+        if (const auto *p = ws->pipeline(r.pipeline))
+            for (const auto &t : p->tables)
+                if (t.table.display() == r.table)
+                    pageSize = t.effectivePageSize();
+
+    const QLocale locale;
+    QString size;
+    if (r.backfill && r.backfill->total)
+        size = tr("About %1 rows (the source's estimate).")
+                   .arg(locale.toString(static_cast<qlonglong>(*r.backfill->total)));
+    else
+        size = tr("%1 rows were applied to the target so far; the progress bar shows the source's estimate of the "
+                  "table once the copy starts.")
+                   .arg(locale.toString(static_cast<qlonglong>(r.rowsApplied)));
+    const QString chunks = pageSize > 0 ? tr(", in chunks of %1 rows").arg(locale.toString(pageSize)) : QString();
+    const bool engineRunning = m_runner->engine()->state() == EngineBridge::State::Running;
+
+    auto *box = new QMessageBox(
+        QMessageBox::Question, tr("Backfill Table"),
+        tr("Backfill <b>%1</b> of pipeline <b>%2</b>?").arg(table.toHtmlEscaped(), pipeline.toHtmlEscaped()),
+        QMessageBox::NoButton, this);
+    box->setObjectName(QStringLiteral("backfillConfirmation"));
+    box->setInformativeText(
+        tr("<p>The table is copied again from a fresh snapshot of the source while the stream keeps applying "
+           "changes to it and to the pipeline's other tables.</p>"
+           "<ul><li>Rows of %1 that differ from the source are rewritten; rows that already match are left "
+           "alone.</li>"
+           "<li>Rows the source no longer has are removed when the copy ends.</li>"
+           "<li>No locks are taken on the source: the rows are read in the snapshot%2.</li></ul>"
+           "<p>%3</p><p>%4 It can be cancelled at any time; the rows merged until then stay.</p>")
+            .arg(QString::fromStdString(r.target).toHtmlEscaped(), chunks, size.toHtmlEscaped(),
+                 engineRunning ? tr("The running sync takes the request within a second.")
+                               : tr("If no sync runs this pipeline, Driftless starts one to take the request.")));
+    QPushButton *confirm = box->addButton(tr("Backfill"), QMessageBox::AcceptRole);
+    confirm->setObjectName(QStringLiteral("confirmBackfill"));
+    box->addButton(QMessageBox::Cancel);
+    box->setDefaultButton(confirm);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    connect(box, &QMessageBox::finished, this, [this, box, confirm, pipeline, table] {
+        if (box->clickedButton() != confirm)
+            return;
+        if (m_runner->request(pipeline, table))
+            emit statusMessage(tr("Asking for a backfill of %1\u2026").arg(table));
+        updateButtons();
+    });
+    m_confirmation = box;
+    box->open();
+}
+
+void TablesPage::requestCancel()
+{
+    const int row = selectedRow();
+    if (row < 0 || m_confirmation || !m_cancel->isEnabled())
+        return;
+    const auto r = m_model->report(row);
+    const QString pipeline = QString::fromStdString(r.pipeline);
+    const QString table = QString::fromStdString(r.table);
+    const QString done =
+        r.backfill
+            ? tr("%1 rows have been copied so far. ").arg(QLocale().toString(static_cast<qlonglong>(r.backfill->rows)))
+            : QString();
+    auto *box = new QMessageBox(QMessageBox::Warning, tr("Cancel Backfill"),
+                                tr("Cancel the backfill of <b>%1</b>?").arg(table.toHtmlEscaped()),
+                                QMessageBox::NoButton, this);
+    box->setObjectName(QStringLiteral("cancelConfirmation"));
+    box->setInformativeText(tr("<p>%1The copy stops within a second and the table goes on streaming.</p>"
+                               "<p>The rows merged so far stay (each is the source's row as of the snapshot or "
+                               "newer). Rows the source no longer has are not looked for, so the target may "
+                               "still hold some; backfill again to remove them.</p>")
+                                .arg(done.toHtmlEscaped()));
+    QPushButton *confirm = box->addButton(tr("Cancel Backfill"), QMessageBox::DestructiveRole);
+    confirm->setObjectName(QStringLiteral("confirmCancel"));
+    QPushButton *keep = box->addButton(tr("Keep Copying"), QMessageBox::RejectRole);
+    box->setDefaultButton(keep);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    connect(box, &QMessageBox::finished, this, [this, box, confirm, pipeline, table] {
+        if (box->clickedButton() != confirm)
+            return;
+        if (m_runner->cancel(pipeline, table))
+            emit statusMessage(tr("Cancelling the backfill of %1\u2026").arg(table));
+        updateButtons();
+    });
+    m_confirmation = box;
+    box->open();
+}
+
+void TablesPage::showOutcome(std::uint64_t, BackfillRunner::Action action, const QString &pipeline,
+                             const QString &table, bool ok, const QString &message)
+{
+    updateButtons();
+    QString text;
+    if (!ok)
+        text = action == BackfillRunner::Action::Request ? tr("Backfill of %1/%2 refused: %3")
+                                                         : tr("Could not cancel the backfill of %1/%2: %3");
+    else
+        text = QStringLiteral("%1/%2: %3");
+    emit statusMessage(text.arg(pipeline, table, message));
 }
 
 void TablesPage::fitColumns(bool growOnly)

@@ -1,44 +1,86 @@
 #pragma once
 
+#include "ui/backfillrunner.h"
+
+#include <QMessageBox>
+#include <QPointer>
 #include <QWidget>
 
+#include <cstdint>
+
+class QAction;
 class QLabel;
 class QLineEdit;
+class QPushButton;
 class QSortFilterProxyModel;
 class QTableView;
 
-namespace driftless::ui {
+namespace driftless::ui
+{
 
+class BackfillProgress;
 class TablesModel;
 
 /// Every synced table with its state and freshness: a sortable, filterable table, a one-line
 /// summary above it and the selected table's message (the why of an error) below it.
-class TablesPage final : public QWidget {
+///
+/// "Backfill…" copies the selected CDC table again while it streams, after a confirmation that
+/// says what will happen; "Cancel backfill" stops a re-backfill under way (both through
+/// BackfillRunner, off the UI thread). A running backfill (re-backfill or initial load) shows as
+/// a progress bar in the Backfill column. Full refresh and cursor tables cannot be backfilled:
+/// the button is disabled and its tooltip says why.
+class TablesPage final : public QWidget
+{
     Q_OBJECT
 public:
-    explicit TablesPage(TablesModel *model, QWidget *parent = nullptr);
+    TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *parent = nullptr);
 
     QTableView *view() const { return m_view; }
     QSortFilterProxyModel *proxy() const { return m_proxy; }
     QLineEdit *filterEdit() const { return m_filter; }
+    QPushButton *backfillButton() const { return m_backfill; }
+    QPushButton *cancelButton() const { return m_cancel; }
+    BackfillProgress *progressDelegate() const { return m_progress; }
+    /// The backfill or cancel confirmation while it is open, else null.
+    QMessageBox *confirmation() const { return m_confirmation; }
+    /// The model row of the selected table, or -1.
+    int selectedRow() const;
+    void selectTable(const QString &pipeline, const QString &table);
 
 public slots:
     void focusFilter();
     /// A problem with the workspace as a whole (unreadable file); empty hides it.
     void setNotice(const QString &notice);
+    /// Asks to backfill the selected table (the button's and the context menu's action).
+    void requestBackfill();
+    /// Asks to cancel the selected table's re-backfill.
+    void requestCancel();
+
+signals:
+    /// An outcome for the status bar: a request taken, refused, or failed.
+    void statusMessage(const QString &message);
 
 private:
     void updateSummary();
     void updateDetails();
+    void updateButtons();
     void fitColumns(bool growOnly);
+    void showContextMenu(const QPoint &pos);
+    void showOutcome(std::uint64_t job, BackfillRunner::Action action, const QString &pipeline, const QString &table,
+                     bool ok, const QString &message);
 
     TablesModel *m_model;
+    BackfillRunner *m_runner;
     QSortFilterProxyModel *m_proxy;
     QTableView *m_view;
     QLineEdit *m_filter;
     QLabel *m_summary;
     QLabel *m_notice;
     QLabel *m_details;
+    QPushButton *m_backfill;
+    QPushButton *m_cancel;
+    BackfillProgress *m_progress;
+    QPointer<QMessageBox> m_confirmation;
 };
 
 } // namespace driftless::ui

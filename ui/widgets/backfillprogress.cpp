@@ -1,0 +1,76 @@
+#include "ui/widgets/backfillprogress.h"
+
+#include "ui/models/tablesmodel.h"
+
+#include <QApplication>
+#include <QPainter>
+
+#include <algorithm>
+#include <cmath>
+
+namespace driftless::ui
+{
+
+BackfillProgress::BackfillProgress(QObject *parent) : QStyledItemDelegate(parent) {}
+
+std::optional<QStyleOptionProgressBar> BackfillProgress::barFor(const QModelIndex &index, const QRect &rect) const
+{
+    const QVariant rows = index.data(TablesModel::BackfillRowsRole);
+    if (!rows.isValid())
+        return std::nullopt;
+    QStyleOptionProgressBar bar;
+    bar.rect = rect;
+    bar.state = QStyle::State_Enabled | QStyle::State_Horizontal;
+    bar.direction = QApplication::layoutDirection();
+    bar.text = index.data(Qt::DisplayRole).toString();
+    bar.textVisible = true;
+    bar.textAlignment = Qt::AlignCenter;
+    const QVariant percent = index.data(TablesModel::BackfillPercentRole);
+    bar.minimum = 0;
+    if (percent.isValid()) {
+        bar.maximum = 100;
+        bar.progress = std::clamp(static_cast<int>(std::floor(percent.toDouble())), 0, 100);
+    } else {
+        bar.maximum = 0; // busy: the style draws an indeterminate bar
+        bar.progress = 0;
+    }
+    return bar;
+}
+
+QSize BackfillProgress::sizeHint(const QStyleOptionViewItem &option, const QModelIndex &index) const
+{
+    const QSize base = QStyledItemDelegate::sizeHint(option, index);
+    if (!index.data(TablesModel::BackfillRowsRole).isValid())
+        return QSize(0, base.height());
+    // Room for the text at its longest (the ETA comes and goes) so the column does not jump.
+    const QFontMetrics fm(option.font);
+    const int width =
+        fm.horizontalAdvance(index.data(Qt::DisplayRole).toString() + QStringLiteral(" \u00b7 ~00m 00s left")) +
+        4 * kMargin + 16;
+    return QSize(std::max(width, kMinWidth), std::max(base.height(), fm.height() + 2 * kMargin + 4));
+}
+
+void BackfillProgress::paint(QPainter *painter, const QStyleOptionViewItem &option, const QModelIndex &index) const
+{
+    QStyleOptionViewItem opt(option);
+    initStyleOption(&opt, index);
+    const QWidget *widget = opt.widget;
+    QStyle *style = widget ? widget->style() : QApplication::style();
+    // The cell as the style draws it (selection, alternating rows), without the text, which
+    // the bar carries.
+    opt.text.clear();
+    style->drawControl(QStyle::CE_ItemViewItem, &opt, painter, widget);
+
+    auto bar = barFor(index, option.rect.adjusted(kMargin, kMargin, -kMargin, -kMargin));
+    if (!bar)
+        return;
+    bar->fontMetrics = opt.fontMetrics;
+    bar->palette = opt.palette;
+    // On a selected row the bar keeps the normal palette: the chunk must stay visible.
+    bar->palette.setCurrentColorGroup(QPalette::Active);
+    painter->save();
+    style->drawControl(QStyle::CE_ProgressBar, &*bar, painter, widget);
+    painter->restore();
+}
+
+} // namespace driftless::ui
