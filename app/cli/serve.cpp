@@ -124,6 +124,19 @@ private:
                 else
                     m_inactiveSince.try_emplace(key, now);
             }
+        std::vector<StateStore::SlotSample> samples;
+        for (const auto &ss : sources)
+            for (const auto &s : ss.replicationSlots)
+                samples.push_back({s.source, s.slot, now, s.retainedBytes, s.unconfirmedBytes, s.safeWalSize});
+        try {
+            m_store.addSlotSamples(samples);
+            if (now - m_lastPruneMs >= 600'000) {
+                m_lastPruneMs = now;
+                m_store.pruneSlotSamples(now, StateObserver::kSampleKeepMs);
+            }
+        } catch (const Error &e) {
+            log(LogLevel::Warn, "slot samples not recorded: " + e.describe());
+        }
         auto tables = buildStatus(m_ws, m_observer.snapshot(), now);
         auto change = m_tracker.update(computeAlerts(m_ws, tables, sources, m_inactiveSince, now), now);
         for (const auto &a : change.opened)
@@ -149,6 +162,7 @@ private:
     Millis m_every;
     AlertTracker m_tracker;
     std::map<std::string, std::int64_t> m_inactiveSince;
+    std::int64_t m_lastPruneMs = 0;
     mutable std::mutex m_mutex;
     Sample m_sample;
     std::mutex m_waitMutex;

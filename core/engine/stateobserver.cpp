@@ -157,23 +157,35 @@ void StateObserver::tick()
 {
     const auto now = StateStore::nowMs();
     std::vector<StateStore::LagSample> samples;
-    bool sample = false;
+    bool sample = false, prune = false;
     {
         std::lock_guard lock(m_mutex);
-        sample = now - m_lastSampleMs >= 5000;
+        const std::int64_t since = now - m_lastSampleMs;
+        sample = since >= 5000;
         if (sample)
             m_lastSampleMs = now;
+        prune = now - m_lastPruneMs >= 600'000;
+        if (prune)
+            m_lastPruneMs = now;
         for (auto &[k, s] : m_status) {
             if (!sample)
                 break;
+            // Rows written per second since the previous sample (none before the first).
+            double rate = 0;
+            auto [it, first] = m_rowsAtLastSample.try_emplace(k, s.rowsApplied);
+            if (!first && since > 0 && s.rowsApplied >= it->second)
+                rate = static_cast<double>(s.rowsApplied - it->second) * 1000.0 / static_cast<double>(since);
+            it->second = s.rowsApplied;
             auto lag = lagSeconds(s.freshAsOfMs, now);
             if (lag)
-                samples.push_back({s.pipeline, s.table.display(), now, *lag, 0.0});
+                samples.push_back({s.pipeline, s.table.display(), now, *lag, rate});
         }
     }
     try {
         for (auto &s : samples)
             m_store.addLagSample(s);
+        if (prune)
+            m_store.pruneLagSamples(now, kSampleKeepMs);
     } catch (const Error &e) {
         log(LogLevel::Warn, "lag sample not recorded: " + e.describe());
     }

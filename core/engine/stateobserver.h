@@ -31,6 +31,9 @@ public:
                      const std::string &error) override;
     void tick() override;
 
+    /// Samples are kept this long (thinned to one a minute past an hour).
+    static constexpr std::int64_t kSampleKeepMs = 7LL * 24 * 3600 * 1000;
+
     /// A copy of every table's status, for display.
     std::vector<StateStore::TableStatus> snapshot() const;
     /// Chains another observer (a live display) after this one.
@@ -51,6 +54,8 @@ private:
     std::map<Key, RateBase> m_backfillBase; ///< where the running backfill stood when first seen
 
     std::int64_t m_lastSampleMs = 0;
+    std::int64_t m_lastPruneMs = 0;
+    std::map<Key, std::int64_t> m_rowsAtLastSample; ///< for rows/s between samples
     EngineObserver *m_next = nullptr;
 };
 

@@ -79,11 +79,21 @@ CREATE TABLE events (
 CREATE INDEX events_by_time ON events (ts_ms);
 )sql";
 
-// v2: a backfill's rows copied, its total estimate and its expected end, for `status`.
+// v2: a backfill's rows copied, its total estimate and its expected end, for `status`; samples
+// of what each replication slot holds.
 constexpr std::string_view kV2 = R"sql(
 ALTER TABLE table_status ADD COLUMN backfill_rows INTEGER;
 ALTER TABLE table_status ADD COLUMN backfill_total INTEGER;
 ALTER TABLE table_status ADD COLUMN backfill_eta_seconds REAL;
+CREATE TABLE slot_samples (
+    source TEXT NOT NULL,
+    slot TEXT NOT NULL,
+    ts_ms INTEGER NOT NULL,
+    retained_bytes INTEGER,
+    unconfirmed_bytes INTEGER,
+    safe_wal_size INTEGER
+);
+CREATE INDEX slot_samples_by_slot ON slot_samples (source, slot, ts_ms);
 )sql";
 
 constexpr std::array<std::string_view, 2> kMigrations{kV1, kV2};

@@ -466,4 +466,53 @@ void StateStore::pruneLagSamples(std::int64_t now, std::int64_t keepMs)
     tx.commit();
 }
 
+void StateStore::addSlotSamples(const std::vector<SlotSample> &samples)
+{
+    if (samples.empty())
+        return;
+    std::lock_guard lock(m_mutex);
+    SqliteTransaction tx(m_db);
+    auto st = m_db.prepare("INSERT INTO slot_samples (source, slot, ts_ms, retained_bytes, unconfirmed_bytes, "
+                           "safe_wal_size) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    for (const auto &s : samples) {
+        st.reset();
+        st.bindText(1, s.source).bindText(2, s.slot).bind(3, s.tsMs);
+        s.retainedBytes ? st.bind(4, *s.retainedBytes) : st.bindNull(4);
+        s.unconfirmedBytes ? st.bind(5, *s.unconfirmedBytes) : st.bindNull(5);
+        s.safeWalSize ? st.bind(6, *s.safeWalSize) : st.bindNull(6);
+        st.run();
+    }
+    tx.commit();
+}
+
+std::vector<StateStore::SlotSample> StateStore::slotSamples(const std::string &source, const std::string &slot,
+                                                            std::int64_t sinceMs)
+{
+    std::lock_guard lock(m_mutex);
+    std::vector<SlotSample> out;
+    auto st = m_db.prepare("SELECT ts_ms, retained_bytes, unconfirmed_bytes, safe_wal_size FROM slot_samples WHERE "
+                           "source = ?1 AND slot = ?2 AND ts_ms >= ?3 ORDER BY ts_ms");
+    st.bindText(1, source).bindText(2, slot).bind(3, sinceMs);
+    auto opt = [&](int col) { return st.isNull(col) ? std::nullopt : std::optional<std::int64_t>(st.int64(col)); };
+    while (st.step())
+        out.push_back({source, slot, st.int64(0), opt(1), opt(2), opt(3)});
+    return out;
+}
+
+void StateStore::pruneSlotSamples(std::int64_t now, std::int64_t keepMs)
+{
+    std::lock_guard lock(m_mutex);
+    SqliteTransaction tx(m_db);
+    auto del = m_db.prepare("DELETE FROM slot_samples WHERE ts_ms < ?1");
+    del.bind(1, now - keepMs);
+    del.run();
+    auto thin = m_db.prepare(
+        "DELETE FROM slot_samples WHERE ts_ms < ?1 AND rowid NOT IN ("
+        " SELECT rowid FROM (SELECT rowid, ROW_NUMBER() OVER (PARTITION BY source, slot, ts_ms / 60000 "
+        "  ORDER BY retained_bytes DESC) AS rn FROM slot_samples WHERE ts_ms < ?1) WHERE rn = 1)");
+    thin.bind(1, now - 3'600'000);
+    thin.run();
+    tx.commit();
+}
+
 } // namespace driftless::core

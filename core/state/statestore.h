@@ -97,6 +97,20 @@ public:
     /// Drops samples older than `keepMs` and thins those older than an hour to one a minute.
     void pruneLagSamples(std::int64_t nowMs, std::int64_t keepMs);
 
+    /// What a replication slot held at one moment (sampled by the slot monitor).
+    struct SlotSample {
+        std::string source;
+        std::string slot;
+        std::int64_t tsMs = 0;
+        std::optional<std::int64_t> retainedBytes;
+        std::optional<std::int64_t> unconfirmedBytes;
+        std::optional<std::int64_t> safeWalSize;
+    };
+    void addSlotSamples(const std::vector<SlotSample> &samples);
+    std::vector<SlotSample> slotSamples(const std::string &source, const std::string &slot, std::int64_t sinceMs);
+    /// As pruneLagSamples, keeping the highest retained WAL of each minute.
+    void pruneSlotSamples(std::int64_t nowMs, std::int64_t keepMs);
+
     /// Milliseconds since the Unix epoch, workstation clock.
     static std::int64_t nowMs();
 

@@ -46,6 +46,7 @@ unix_socket_directories = '$pg'
 wal_level = logical
 max_wal_senders = 10
 max_replication_slots = 10
+max_slot_wal_keep_size = 1GB
 CONF
     echo "$port" > "$DIR/port"
     printf '127.0.0.1:%s:*:driftless:%s\n' "$port" "$pw" > "$DIR/pgpass"

@@ -197,6 +197,10 @@ TEST_F(Serve, statusAndMetricsDescribeTablesSlotsAndAlerts)
     pid = 0;
     driftless::core::SqliteDb db(state, driftless::core::SqliteDb::Mode::ReadOnly);
     EXPECT_EQ(db.scalarInt("SELECT count(*) FROM events WHERE kind = 'alert' AND message LIKE '%" + ghost + "%'"), 1);
+    EXPECT_GT(db.scalarInt("SELECT count(*) FROM slot_samples WHERE source = 'app' AND slot = 'driftless_" + pipeline +
+                           "' AND retained_bytes IS NOT NULL"),
+              0)
+        << "the monitor keeps what each slot holds over time";
 }
 
 TEST_F(Serve, slotsListsEverySlotWithItsOwner)

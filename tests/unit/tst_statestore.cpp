@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <sqlite3.h>
 #include <sys/stat.h>
 
@@ -177,6 +179,36 @@ TEST(StateStore, lagSamplesAreThinnedAndExpired)
     EXPECT_GE(samples.size(), 360u + 39u);
     EXPECT_LE(samples.size(), 360u + 42u);
     EXPECT_GT(samples.front().tsMs, now - 8LL * 86'400'000);
+}
+
+TEST(StateStore, slotSamplesKeepTheHighestRetainedWalOfEachMinute)
+{
+    TempDir dir;
+    StateStore store(dir.file("ws.db"));
+    const std::int64_t now = 10'000'000'000;
+    std::vector<StateStore::SlotSample> samples;
+    for (int i = 0; i < 720; ++i) // every 5 s for an hour, then an hour more
+        samples.push_back({"app", "driftless_p", now - 3'600'000 - i * 5'000, 1000 + i, i, std::nullopt});
+    samples.push_back({"app", "driftless_p", now - 1000, 5, 0, -42});
+    store.addSlotSamples(samples);
+    store.pruneSlotSamples(now, 7LL * 86'400'000);
+    auto kept = store.slotSamples("app", "driftless_p", 0);
+    std::map<std::int64_t, std::int64_t> maxPerMinute;
+    for (const auto &x : samples)
+        if (x.tsMs < now - 3'600'000)
+            maxPerMinute[x.tsMs / 60000] = std::max(maxPerMinute[x.tsMs / 60000], *x.retainedBytes);
+    // Past an hour: one a minute; within the hour (the sample exactly an hour old, and the
+    // recent one) all stay.
+    EXPECT_EQ(kept.size(), maxPerMinute.size() + 2) << "older than an hour: one a minute";
+    ASSERT_FALSE(kept.empty());
+    EXPECT_EQ(kept.back().retainedBytes, 5);
+    EXPECT_EQ(kept.back().safeWalSize, -42);
+    EXPECT_FALSE(kept.front().safeWalSize);
+    // Each minute kept its highest retained WAL.
+    for (size_t i = 0; i < kept.size(); ++i)
+        if (kept[i].tsMs < now - 3'600'000) {
+            EXPECT_EQ(*kept[i].retainedBytes, maxPerMinute[kept[i].tsMs / 60000]) << "sample " << i;
+        }
 }
 
 TEST(StateStore, eventsAreKeptNewestFirst)
