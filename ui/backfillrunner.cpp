@@ -93,13 +93,16 @@ void BackfillRunner::onDone(std::uint64_t job, Action action, const QString &sta
     if (statePath != m_engine->statePath())
         return;
     QString message = outcome.message;
-    if (outcome.ok && action == Action::Request && outcome.what != core::RebackfillRequest::What::InFlight &&
-        !outcome.runningPid) {
+    if (outcome.ok && outcome.runningPid) {
+        message += tr("; the running sync takes it within a second");
+    } else if (outcome.ok && action == Action::Request && outcome.what != core::RebackfillRequest::What::InFlight) {
         // Nothing streams the pipeline: the request (or the unfinished initial load) would wait
         // for the next sync. Start ours, unless it is already on its way.
         if (m_engine->canStart()) {
             m_engine->start();
-            message += tr(" The sync was not running; starting it.");
+            message += tr("; the sync was not running, so it was started");
+        } else if (m_engine->state() != EngineBridge::State::Stopped) {
+            message += tr("; the sync takes it once the pipeline streams");
         }
     }
     emit finished(job, action, pipeline, table, outcome.ok, message);

@@ -51,7 +51,9 @@ int freshnessRank(const std::string &f)
 QString stateText(const core::TableReport &r)
 {
     QString s = QString::fromStdString(r.state);
-    if (r.progress && (r.state == "backfilling" || r.state == "running"))
+    // A backfill's progress is in its own column, as a bar; the same number twice, rounded two
+    // ways, would only disagree.
+    if (r.progress && !r.backfill && (r.state == "backfilling" || r.state == "running"))
         s += QStringLiteral(" %1%").arg(static_cast<int>(*r.progress * 100));
     return s;
 }

@@ -284,9 +284,7 @@ void TablesPage::requestBackfill()
         size = tr("About %1 rows (the source's estimate).")
                    .arg(locale.toString(static_cast<qlonglong>(*r.backfill->total)));
     else
-        size = tr("%1 rows were applied to the target so far; the progress bar shows the source's estimate of the "
-                  "table once the copy starts.")
-                   .arg(locale.toString(static_cast<qlonglong>(r.rowsApplied)));
+        size = tr("Its size shows in the progress bar once the copy starts (the source's estimate).");
     const QString chunks = pageSize > 0 ? tr(", in chunks of %1 rows").arg(locale.toString(pageSize)) : QString();
     const bool engineRunning = m_runner->engine()->state() == EngineBridge::State::Running;
 

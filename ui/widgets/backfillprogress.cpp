@@ -42,11 +42,13 @@ QSize BackfillProgress::sizeHint(const QStyleOptionViewItem &option, const QMode
     const QSize base = QStyledItemDelegate::sizeHint(option, index);
     if (!index.data(TablesModel::BackfillRowsRole).isValid())
         return QSize(0, base.height());
-    // Room for the text at its longest (the ETA comes and goes) so the column does not jump.
+    // Room for the time left even before a rate is measured, so the column does not grow again
+    // a second later.
     const QFontMetrics fm(option.font);
-    const int width =
-        fm.horizontalAdvance(index.data(Qt::DisplayRole).toString() + QStringLiteral(" \u00b7 ~00m 00s left")) +
-        4 * kMargin + 16;
+    QString text = index.data(Qt::DisplayRole).toString();
+    if (index.data(TablesModel::BackfillPercentRole).isValid() && !index.data(TablesModel::BackfillEtaRole).isValid())
+        text += QStringLiteral(" \u00b7 ~00m 00s left");
+    const int width = fm.horizontalAdvance(text) + 2 * kMargin + 24;
     return QSize(std::max(width, kMinWidth), std::max(base.height(), fm.height() + 2 * kMargin + 4));
 }
 
