@@ -63,7 +63,18 @@ std::vector<std::string> resnapshot(const Workspace &ws, const std::string &pipe
     return done;
 }
 
-RebackfillRequest requestRebackfill(const Workspace &ws, const std::string &pipeline, const std::string &table)
+namespace {
+
+/// One CDC table of a pipeline, opened for a backfill request: whether a sync streams its
+/// pipeline, its merger (prepared) and its stored checkpoint position.
+struct BackfillTarget {
+    RebackfillRequest out;
+    std::unique_ptr<Merger> merger;
+    nlohmann::json position; ///< null when the table has no checkpoint
+};
+
+BackfillTarget openBackfillTarget(const Workspace &ws, const std::string &pipeline, const std::string &table,
+                                  const std::string &notCdc)
 {
     const PipelineSpec *p = ws.pipeline(pipeline);
     if (!p)
@@ -78,89 +89,78 @@ RebackfillRequest requestRebackfill(const Workspace &ws, const std::string &pipe
         if (j.spec.table != ref)
             continue;
         if (j.spec.strategy != Strategy::Cdc)
-            throw ConfigError(ref.display() + " uses " + std::string(toString(j.spec.strategy)) +
-                              ", and backfill copies CDC tables again while they stream; a full refresh table "
-                              "reloads whole on every pass (driftless-cli run --once --pipeline " + pipeline +
-                              "), a cursor table re-reads from its cursor minus the lookback");
-        RebackfillRequest out;
-        out.key = {pipeline, ref, Strategy::Cdc};
+            throw ConfigError(ref.display() + " uses " + std::string(toString(j.spec.strategy)) + ", " + notCdc);
+        BackfillTarget t;
+        t.out.key = {pipeline, ref, Strategy::Cdc};
         PgConnection source = connectPostgres(j.source, "driftless backfill");
         auto slot = source.execParams("SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1 AND active",
                                       {p->slotName()});
         if (slot.rows() == 1 && !slot.isNull(0, 0))
-            out.runningPid = static_cast<int>(slot.toInt(0, 0));
+            t.out.runningPid = static_cast<int>(slot.toInt(0, 0));
         auto schema = pgcatalog::describeTable(source, ref).withoutGenerated();
-        auto merger = createMerger(j.target, {pipeline, ref, j.targetName, Strategy::Cdc});
-        merger->prepare(schema);
-        auto cp = merger->readCheckpoint();
-        auto pos = cp ? nlohmann::json::parse(cp->position, nullptr, false) : nlohmann::json();
-        const std::string phase = pos.is_object() ? pos.value("phase", "") : "";
-        if (phase != "stream") {
-            out.what = RebackfillRequest::What::InitialLoad;
-            out.message = ref.display() + " has not finished its initial load" +
-                          (phase == "load" ? " (it resumes at its next chunk)" : "") +
-                          ", which is its backfill: the next sync continues it";
-        } else if (pos.contains("rebackfill")) {
-            out.what = RebackfillRequest::What::InFlight;
-            out.message = "a re-backfill of " + ref.display() + " is already under way (" +
-                          std::to_string(pos["rebackfill"].value("rows", 0LL)) +
-                          " rows copied): the sync carries on with it";
-        } else {
-            merger->setRequest("rebackfill");
-            out.what = RebackfillRequest::What::Requested;
-            out.message = "re-backfill of " + ref.display() + " requested";
+        t.merger = createMerger(j.target, {pipeline, ref, j.targetName, Strategy::Cdc});
+        t.merger->prepare(schema);
+        if (auto cp = t.merger->readCheckpoint()) {
+            t.position = nlohmann::json::parse(cp->position, nullptr, false);
+            if (!t.position.is_object())
+                t.position = nullptr;
         }
-        return out;
+        return t;
     }
     throw ConfigError("pipeline '" + pipeline + "' has no table " + ref.display());
 }
 
+} // namespace
+
+RebackfillRequest requestRebackfill(const Workspace &ws, const std::string &pipeline, const std::string &table)
+{
+    auto t = openBackfillTarget(ws, pipeline, table,
+                                "and backfill copies CDC tables again while they stream; a full refresh table reloads "
+                                "whole on every pass (driftless-cli run --once --pipeline " + pipeline +
+                                    "), a cursor table re-reads from its cursor minus the lookback");
+    RebackfillRequest &out = t.out;
+    const std::string name = out.key.table.display();
+    const auto &pos = t.position;
+    const std::string phase = pos.is_object() ? pos.value("phase", "") : "";
+    if (phase != "stream") {
+        out.what = RebackfillRequest::What::InitialLoad;
+        out.message = name + " has not finished its initial load" +
+                      (phase == "load" ? " (it resumes at its next chunk)" : "") +
+                      ", which is its backfill: the next sync continues it";
+    } else if (pos.contains("rebackfill")) {
+        out.what = RebackfillRequest::What::InFlight;
+        out.message = "a re-backfill of " + name + " is already under way (" +
+                      std::to_string(pos["rebackfill"].value("rows", 0LL)) + " rows copied): the sync carries on with it";
+    } else {
+        t.merger->setRequest("rebackfill");
+        out.what = RebackfillRequest::What::Requested;
+        out.message = "re-backfill of " + name + " requested";
+    }
+    return out;
+}
+
 RebackfillRequest cancelRebackfill(const Workspace &ws, const std::string &pipeline, const std::string &table)
 {
-    const PipelineSpec *p = ws.pipeline(pipeline);
-    if (!p)
-        throw ConfigError("no pipeline named '" + pipeline + "'");
-    TableRef ref;
-    try {
-        ref = TableRef::parse(table);
-    } catch (const std::invalid_argument &e) {
-        throw ConfigError("'" + table + "': " + e.what());
+    auto t = openBackfillTarget(ws, pipeline, table, "not CDC: it has no re-backfill to cancel");
+    RebackfillRequest &out = t.out;
+    const std::string name = out.key.table.display();
+    const auto &pos = t.position;
+    const std::string pending = pos.is_object() ? t.merger->pendingRequest() : "";
+    if (pos.is_object() && pos.contains("rebackfill")) {
+        t.merger->setRequest("cancel_rebackfill");
+        out.what = RebackfillRequest::What::Requested;
+        out.message = "cancelling the re-backfill of " + name + " (" +
+                      std::to_string(pos["rebackfill"].value("rows", 0LL)) + " rows copied)";
+    } else if (pending == "rebackfill") {
+        t.merger->setRequest("");
+        out.what = RebackfillRequest::What::Requested;
+        out.runningPid.reset(); // nothing else to wait for
+        out.message = "the requested re-backfill of " + name + " had not started; request withdrawn";
+    } else {
+        out.what = RebackfillRequest::What::InitialLoad;
+        out.message = "no re-backfill of " + name + " is under way";
     }
-    for (auto &j : jobsFor(ws, pipeline)) {
-        if (j.spec.table != ref)
-            continue;
-        if (j.spec.strategy != Strategy::Cdc)
-            throw ConfigError(ref.display() + " is not a CDC table: it has no re-backfill to cancel");
-        RebackfillRequest out;
-        out.key = {pipeline, ref, Strategy::Cdc};
-        PgConnection source = connectPostgres(j.source, "driftless backfill");
-        auto slot = source.execParams("SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1 AND active",
-                                      {p->slotName()});
-        if (slot.rows() == 1 && !slot.isNull(0, 0))
-            out.runningPid = static_cast<int>(slot.toInt(0, 0));
-        auto schema = pgcatalog::describeTable(source, ref).withoutGenerated();
-        auto merger = createMerger(j.target, {pipeline, ref, j.targetName, Strategy::Cdc});
-        merger->prepare(schema);
-        auto cp = merger->readCheckpoint();
-        auto pos = cp ? nlohmann::json::parse(cp->position, nullptr, false) : nlohmann::json();
-        const std::string pending = cp ? merger->pendingRequest() : "";
-        if (pos.is_object() && pos.contains("rebackfill")) {
-            merger->setRequest("cancel_rebackfill");
-            out.what = RebackfillRequest::What::Requested;
-            out.message = "cancelling the re-backfill of " + ref.display() + " (" +
-                          std::to_string(pos["rebackfill"].value("rows", 0LL)) + " rows copied)";
-        } else if (pending == "rebackfill") {
-            merger->setRequest("");
-            out.what = RebackfillRequest::What::Requested;
-            out.runningPid.reset(); // nothing else to wait for
-            out.message = "the requested re-backfill of " + ref.display() + " had not started; request withdrawn";
-        } else {
-            out.what = RebackfillRequest::What::InitialLoad;
-            out.message = "no re-backfill of " + ref.display() + " is under way";
-        }
-        return out;
-    }
-    throw ConfigError("pipeline '" + pipeline + "' has no table " + ref.display());
+    return out;
 }
 
 } // namespace driftless::core

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <functional>
 #include <random>
 #include <set>
 #include <thread>
@@ -49,13 +50,9 @@ struct Cdc : ::testing::Test {
         auto c = db.connect();
         return pgHash(c, select, order);
     }
-    /// Requests a re-backfill of public.items and runs the pipeline until it is done.
-    void rebackfill(const std::vector<TableJob> &jobs)
+    /// Streams `jobs` on a thread until `done()` holds (checked every 20 ms, for at most 30 s).
+    void streamUntil(const std::vector<TableJob> &jobs, const std::function<bool()> &done)
     {
-        auto m = createMerger(jobs.front().target,
-                              {pipeline, {"public", "items"}, jobs.front().targetName, Strategy::Cdc});
-        m->setRequest("rebackfill");
-        obs.events.clear();
         std::stop_source stop;
         std::thread runner([&] {
             CdcPipeline p(jobs, std::nullopt, obs);
@@ -65,10 +62,19 @@ struct Cdc : ::testing::Test {
                 std::printf("pipeline stopped: %s\n", e.what());
             }
         });
-        for (int i = 0; i < 600 && !obs.sawEvent("re-backfill done"); ++i)
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        for (int i = 0; i < 1500 && !done(); ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
         stop.request_stop();
         runner.join();
+    }
+    /// Requests a re-backfill of public.items and streams until it is done.
+    void rebackfill(const std::vector<TableJob> &jobs)
+    {
+        auto m = createMerger(jobs.front().target,
+                              {pipeline, {"public", "items"}, jobs.front().targetName, Strategy::Cdc});
+        m->setRequest("rebackfill");
+        obs.events.clear();
+        streamUntil(jobs, [&] { return obs.sawEvent("re-backfill done"); });
         ASSERT_TRUE(obs.sawEvent("re-backfill done"));
     }
     std::string position(const std::string &table = "public.items")
@@ -460,25 +466,10 @@ TEST_F(Cdc, aReBackfillWhoseSeenKeysWereLostStartsOver)
     once(jobs);
     auto m = createMerger(j.target, {pipeline, {"public", "items"}, j.targetName, Strategy::Cdc});
     m->setRequest("rebackfill");
-    {
-        std::stop_source stop;
-        std::thread runner([&] {
-            CdcPipeline p(jobs, std::nullopt, obs);
-            try {
-                p.run(stop.get_token(), {false});
-            } catch (const std::exception &e) {
-                std::printf("pipeline stopped: %s\n", e.what());
-            }
-        });
-        for (int i = 0; i < 600; ++i) {
-            auto pos = nlohmann::json::parse(position());
-            if (pos.contains("rebackfill") && pos["rebackfill"].value("rows", 0) >= 3000)
-                break;
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
-        stop.request_stop();
-        runner.join();
-    }
+    streamUntil(jobs, [&] {
+        auto pos = nlohmann::json::parse(position());
+        return pos.contains("rebackfill") && pos["rebackfill"].value("rows", 0) >= 3000;
+    });
     auto pos = nlohmann::json::parse(position());
     ASSERT_TRUE(pos.contains("rebackfill")) << "stopped before the copy ended: " << pos.dump();
     const std::string seen =
@@ -486,19 +477,7 @@ TEST_F(Cdc, aReBackfillWhoseSeenKeysWereLostStartsOver)
                    "'_driftless'::regnamespace");
     dst.exec("TRUNCATE _driftless." + seen);
     obs.events.clear();
-    std::stop_source stop;
-    std::thread runner([&] {
-        CdcPipeline p(jobs, std::nullopt, obs);
-        try {
-            p.run(stop.get_token(), {false});
-        } catch (const std::exception &e) {
-            std::printf("pipeline stopped: %s\n", e.what());
-        }
-    });
-    for (int i = 0; i < 600 && !obs.sawEvent("re-backfill done"); ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    stop.request_stop();
-    runner.join();
+    streamUntil(jobs, [&] { return obs.sawEvent("re-backfill done"); });
     EXPECT_TRUE(obs.sawEvent("re-backfill starts over"));
     EXPECT_TRUE(obs.sawEvent("re-backfill done: 20000 rows merged, 0 rows"));
     EXPECT_EQ(hash(dst, kItemCols), hash(src, kItemCols));
