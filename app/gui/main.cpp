@@ -8,8 +8,45 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QIcon>
+#include <QSocketNotifier>
 
+#include <atomic>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace {
+
+// SIGINT/SIGTERM (Ctrl+C in the terminal that started the app, a logout, the demo stopping):
+// the first quits the event loop, so the window closes and the engine stops between batches as
+// when the window is closed; a second one exits at once. The handler only writes a byte; the
+// event loop does the rest.
+int g_signalPipe[2] = {-1, -1};
+std::atomic<int> g_signals{0};
+
+void onSignal(int)
+{
+    if (g_signals.fetch_add(1) >= 1)
+        ::_exit(130);
+    const char c = 1;
+    [[maybe_unused]] auto n = ::write(g_signalPipe[1], &c, 1);
+}
+
+void installSignalHandlers()
+{
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, g_signalPipe) != 0)
+        return;
+    struct sigaction sa{};
+    sa.sa_handler = onSignal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    ::sigaction(SIGINT, &sa, nullptr);
+    ::sigaction(SIGTERM, &sa, nullptr);
+}
+
+} // namespace
 
 int main(int argc, char **argv)
 {
@@ -43,6 +80,16 @@ int main(int argc, char **argv)
         statePath = qEnvironmentVariable("DRIFTLESS_STATE");
     if (statePath.isEmpty())
         statePath = QString::fromStdString(driftless::core::StateStore::defaultPath());
+
+    installSignalHandlers();
+    QSocketNotifier signalNotifier(g_signalPipe[0], QSocketNotifier::Read);
+    signalNotifier.setEnabled(g_signalPipe[0] >= 0);
+    QObject::connect(&signalNotifier, &QSocketNotifier::activated, &app, [] {
+        char c = 0;
+        [[maybe_unused]] auto n = ::read(g_signalPipe[0], &c, 1);
+        std::fprintf(stderr, "driftless: stopping after the batches in flight (again to quit now)\n");
+        QApplication::quit();
+    });
 
     driftless::ui::MainWindow window;
     window.show();

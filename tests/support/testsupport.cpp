@@ -171,9 +171,9 @@ std::vector<std::string> buildEnv(const std::map<std::string, std::string> &extr
 }
 
 pid_t spawn(const std::vector<std::string> &args, const std::map<std::string, std::string> &env, int outFd,
-            int errFd)
+            int errFd, const std::string &program = cliPath())
 {
-    std::vector<std::string> argv{cliPath()};
+    std::vector<std::string> argv{program};
     argv.insert(argv.end(), args.begin(), args.end());
     auto envs = buildEnv(env);
     std::vector<char *> cargv, cenv;
@@ -250,8 +250,14 @@ CliResult runCli(const std::vector<std::string> &args, const std::map<std::strin
 int spawnCli(const std::vector<std::string> &args, const std::map<std::string, std::string> &env,
              const std::string &logFile)
 {
+    return spawnProgram(cliPath(), args, env, logFile);
+}
+
+int spawnProgram(const std::string &program, const std::vector<std::string> &args,
+                 const std::map<std::string, std::string> &env, const std::string &logFile)
+{
     int fd = ::open(logFile.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-    pid_t pid = spawn(args, env, fd, fd);
+    pid_t pid = spawn(args, env, fd, fd, program);
     ::close(fd);
     return pid;
 }

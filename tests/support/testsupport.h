@@ -83,6 +83,9 @@ std::string cliPath();
 /// Starts driftless-cli in the background; returns its pid. Output goes to `logFile`.
 int spawnCli(const std::vector<std::string> &args, const std::map<std::string, std::string> &env,
              const std::string &logFile);
+/// Starts another program the same way (e.g. the desktop app).
+int spawnProgram(const std::string &program, const std::vector<std::string> &args,
+                 const std::map<std::string, std::string> &env, const std::string &logFile);
 /// Waits for a spawned process; returns its exit code, or -signal when killed.
 int waitPid(int pid, int timeoutSeconds = 300);
 
