@@ -204,34 +204,48 @@ int cmdApply(Args &a)
 
 std::stop_source g_stop;
 
-/// Waits for SIGINT/SIGTERM on its own thread: the first stops the engine between batches, a
-/// second one exits at once.
-std::jthread startSignalThread()
-{
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGUSR1); // our own wake-up call at exit
-    pthread_sigmask(SIG_BLOCK, &set, nullptr);
-    return std::jthread([set](std::stop_token st) {
-        int count = 0;
-        while (!st.stop_requested()) {
-            timespec ts{0, 200'000'000};
-            int sig = sigtimedwait(&set, nullptr, &ts);
-            if (sig <= 0)
-                continue;
-            if (sig == SIGUSR1)
-                break;
-            if (++count == 1) {
-                std::fprintf(stderr, "\ndriftless-cli: stopping after the batches in flight (again to quit now)\n");
-                g_stop.request_stop();
-            } else {
-                std::_Exit(130);
+/// Waits for SIGINT/SIGTERM on its own thread while it lives: the first stops the engine between
+/// batches, a second one exits at once.
+class SignalWatch {
+public:
+    SignalWatch()
+    {
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGINT);
+        sigaddset(&set, SIGTERM);
+        sigaddset(&set, SIGUSR1); // our own wake-up call at exit
+        pthread_sigmask(SIG_BLOCK, &set, nullptr);
+        m_thread = std::jthread([set](std::stop_token st) {
+            int count = 0;
+            while (!st.stop_requested()) {
+                timespec ts{0, 200'000'000};
+                int sig = sigtimedwait(&set, nullptr, &ts);
+                if (sig <= 0)
+                    continue;
+                if (sig == SIGUSR1)
+                    break;
+                if (++count == 1) {
+                    std::fprintf(stderr,
+                                 "\ndriftless-cli: stopping after the batches in flight (again to quit now)\n");
+                    g_stop.request_stop();
+                } else {
+                    std::_Exit(130);
+                }
             }
-        }
-    });
-}
+        });
+    }
+    ~SignalWatch()
+    {
+        m_thread.request_stop();
+        pthread_kill(m_thread.native_handle(), SIGUSR1); // do not wait out its timeout
+    }
+    SignalWatch(const SignalWatch &) = delete;
+    SignalWatch &operator=(const SignalWatch &) = delete;
+
+private:
+    std::jthread m_thread;
+};
 
 int cmdRun(Args &a)
 {
@@ -248,13 +262,11 @@ int cmdRun(Args &a)
     StateObserver observer(store, jobs);
     driftless::cli::LiveView view(ws, observer, isatty(STDOUT_FILENO) != 0);
     observer.setNext(&view);
-    auto signals = startSignalThread();
+    SignalWatch signals;
     Scheduler::Options opts;
     opts.once = once;
     Scheduler scheduler(jobs, observer, opts);
     int errors = scheduler.run(g_stop.get_token());
-    signals.request_stop();
-    pthread_kill(signals.native_handle(), SIGUSR1); // do not wait out its timeout
     return errors > 0 ? kSyncFailed : kOk;
 }
 
@@ -438,11 +450,11 @@ int cmdBackfill(Args &a)
     driftless::cli::LiveView view(ws, observer, isatty(STDOUT_FILENO) != 0);
     BackfillWatcher watcher(req.key, view, g_stop);
     observer.setNext(&watcher);
-    auto signals = startSignalThread();
-    Scheduler scheduler(jobs, observer, Scheduler::Options{});
-    scheduler.run(g_stop.get_token());
-    signals.request_stop();
-    pthread_kill(signals.native_handle(), SIGUSR1);
+    {
+        SignalWatch signals;
+        Scheduler scheduler(jobs, observer, Scheduler::Options{});
+        scheduler.run(g_stop.get_token());
+    }
     if (watcher.outcome() == "streaming") {
         std::printf("%s is backfilled and streaming\n", req.key.table.display().c_str());
         return kOk;
@@ -518,10 +530,8 @@ int cmdServe(Args &a)
         throw UsageError(std::string("--listen ") + e.what());
     }
     StateStore store(a.state);
-    auto signals = startSignalThread();
+    SignalWatch signals;
     int errors = driftless::cli::serve(store, o, g_stop);
-    signals.request_stop();
-    pthread_kill(signals.native_handle(), SIGUSR1);
     return errors > 0 ? kSyncFailed : kOk;
 }
 

@@ -3,6 +3,7 @@
 #include "core/db/pgcatalog.h"
 #include "core/db/sqlitedb.h"
 #include "core/engine/connect.h"
+#include "core/engine/slots.h"
 #include "core/model/error.h"
 
 #include <filesystem>
@@ -121,15 +122,11 @@ std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipel
                                "ALTER SYSTEM SET max_slot_wal_keep_size = '10GB'; SELECT pg_reload_conf();  -- size "
                                "it to leave room on the WAL disk; a slot past it is invalidated instead"});
             // Slots that look like ours but that no pipeline of this workspace reads.
-            auto ours = c.exec("SELECT slot_name FROM pg_replication_slots WHERE database = current_database() AND "
-                               "slot_name LIKE 'driftless\\_%' AND slot_name NOT LIKE 'driftless\\_tmp\\_%' AND "
-                               "NOT temporary");
+            auto ours = c.exec("SELECT slot_name, temporary FROM pg_replication_slots WHERE database = "
+                               "current_database()");
             for (int i = 0; i < ours.rows(); ++i) {
                 const std::string name = ours.text(i, 0);
-                bool owned = false;
-                for (const auto &q : ws.pipelines)
-                    owned = owned || (q.slotName() == name && q.source == p.source);
-                if (!owned && sp.orphansReported.insert(name).second)
+                if (isOrphanedSlot(ws, p.source, name, ours.toBool(i, 1)) && sp.orphansReported.insert(name).second)
                     out.push_back({"warn", "config", p.name, "slot " + name,
                                    "no pipeline of this workspace reads this slot; it keeps WAL on the source",
                                    "if no other workspace uses it: SELECT pg_drop_replication_slot('" + name + "');"});

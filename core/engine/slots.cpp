@@ -30,6 +30,20 @@ std::optional<std::int64_t> optInt(const PgResult &r, int row, int col)
 
 } // namespace
 
+std::string slotOwner(const Workspace &ws, const std::string &source, const std::string &slot)
+{
+    for (const auto &p : ws.pipelines)
+        if (p.source == source && p.slotName() == slot)
+            return p.name;
+    return {};
+}
+
+bool isOrphanedSlot(const Workspace &ws, const std::string &source, const std::string &slot, bool temporary)
+{
+    return !temporary && slot.rfind("driftless_", 0) == 0 && slot.rfind("driftless_tmp_", 0) != 0 &&
+           slotOwner(ws, source, slot).empty();
+}
+
 std::vector<SourceSlots> listSlots(const Workspace &ws)
 {
     std::set<std::string> sources;
@@ -65,12 +79,11 @@ std::vector<SourceSlots> listSlots(const Workspace &ws)
                 s.restartLsn = r.text(i, 10);
                 s.confirmedFlushLsn = r.text(i, 11);
                 s.unconfirmedBytes = optInt(r, i, 12);
-                const bool here = r.toBool(i, 13);
-                for (const auto &p : ws.pipelines)
-                    if (here && p.source == name && p.slotName() == s.slot)
-                        s.owner = p.name;
-                s.orphaned = here && s.owner.empty() && !s.temporary && s.slot.rfind("driftless_", 0) == 0 &&
-                             s.slot.rfind("driftless_tmp_", 0) != 0;
+                const bool here = r.toBool(i, 13); // slots of other databases belong to others
+                if (here) {
+                    s.owner = slotOwner(ws, name, s.slot);
+                    s.orphaned = isOrphanedSlot(ws, name, s.slot, s.temporary);
+                }
                 ss.replicationSlots.push_back(std::move(s));
             }
         } catch (const Error &e) {

@@ -44,6 +44,12 @@ struct SourceSlots {
     std::vector<SlotReport> replicationSlots;
 };
 
+/// The workspace pipeline on `source` that reads `slot`, or empty.
+std::string slotOwner(const Workspace &ws, const std::string &source, const std::string &slot);
+/// A slot named like Driftless's (`driftless_`, not a temporary copy slot) in the source's own
+/// database that no pipeline of the workspace reads.
+bool isOrphanedSlot(const Workspace &ws, const std::string &source, const std::string &slot, bool temporary);
+
 /// Reads every replication slot of every Postgres endpoint that is a pipeline's source. A
 /// source that cannot be reached is reported with its error, not thrown.
 std::vector<SourceSlots> listSlots(const Workspace &ws);

@@ -451,16 +451,22 @@ std::vector<StateStore::LagSample> StateStore::lagSamples(const std::string &pip
 
 void StateStore::pruneLagSamples(std::int64_t now, std::int64_t keepMs)
 {
+    // Older than an hour: keep the worst (highest lag) sample of each minute.
+    pruneSamples("lag_samples", "pipeline, table_name", "lag_seconds", now, keepMs);
+}
+
+void StateStore::pruneSamples(const char *table, const char *series, const char *worst, std::int64_t now,
+                              std::int64_t keepMs)
+{
     std::lock_guard lock(m_mutex);
     SqliteTransaction tx(m_db);
-    auto del = m_db.prepare("DELETE FROM lag_samples WHERE ts_ms < ?1");
+    auto del = m_db.prepare(std::string("DELETE FROM ") + table + " WHERE ts_ms < ?1");
     del.bind(1, now - keepMs);
     del.run();
-    // Older than an hour: keep the worst (highest lag) sample of each minute.
-    auto thin = m_db.prepare(
-        "DELETE FROM lag_samples WHERE ts_ms < ?1 AND rowid NOT IN ("
-        " SELECT rowid FROM (SELECT rowid, ROW_NUMBER() OVER (PARTITION BY pipeline, table_name, ts_ms / 60000 "
-        "  ORDER BY lag_seconds DESC) AS rn FROM lag_samples WHERE ts_ms < ?1) WHERE rn = 1)");
+    auto thin = m_db.prepare(std::string("DELETE FROM ") + table + " WHERE ts_ms < ?1 AND rowid NOT IN (" +
+                             " SELECT rowid FROM (SELECT rowid, ROW_NUMBER() OVER (PARTITION BY " + series +
+                             ", ts_ms / 60000 ORDER BY " + worst + " DESC) AS rn FROM " + table +
+                             " WHERE ts_ms < ?1) WHERE rn = 1)");
     thin.bind(1, now - 3'600'000);
     thin.run();
     tx.commit();
@@ -501,18 +507,7 @@ std::vector<StateStore::SlotSample> StateStore::slotSamples(const std::string &s
 
 void StateStore::pruneSlotSamples(std::int64_t now, std::int64_t keepMs)
 {
-    std::lock_guard lock(m_mutex);
-    SqliteTransaction tx(m_db);
-    auto del = m_db.prepare("DELETE FROM slot_samples WHERE ts_ms < ?1");
-    del.bind(1, now - keepMs);
-    del.run();
-    auto thin = m_db.prepare(
-        "DELETE FROM slot_samples WHERE ts_ms < ?1 AND rowid NOT IN ("
-        " SELECT rowid FROM (SELECT rowid, ROW_NUMBER() OVER (PARTITION BY source, slot, ts_ms / 60000 "
-        "  ORDER BY retained_bytes DESC) AS rn FROM slot_samples WHERE ts_ms < ?1) WHERE rn = 1)");
-    thin.bind(1, now - 3'600'000);
-    thin.run();
-    tx.commit();
+    pruneSamples("slot_samples", "source, slot", "retained_bytes", now, keepMs);
 }
 
 } // namespace driftless::core

@@ -115,6 +115,10 @@ public:
     static std::int64_t nowMs();
 
 private:
+    /// Drops rows of `table` older than `keepMs`; past an hour keeps, per `series` and minute, the
+    /// row with the highest `worst`. Identifiers are ours, never user input.
+    void pruneSamples(const char *table, const char *series, const char *worst, std::int64_t nowMs,
+                      std::int64_t keepMs);
     void migrate();
     std::mutex m_mutex;
     std::string m_path;

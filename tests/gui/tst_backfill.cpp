@@ -15,6 +15,7 @@
 
 #include "core/model/workspace.h"
 #include "core/state/statestore.h"
+#include "tests/support/guisupport.h"
 #include "tests/support/testsupport.h"
 
 #include <QAbstractItemModelTester>
@@ -32,6 +33,8 @@
 #include <memory>
 
 using namespace driftless;
+using driftless::test::artifactsDir;
+using driftless::test::saveShot;
 using driftless::ui::EngineBridge;
 using driftless::ui::MainWindow;
 using driftless::ui::TablesModel;
@@ -52,20 +55,6 @@ ANALYZE orders;
 
 const char *kOrders = "SELECT id, name, amount FROM public.orders";
 
-QString artifactsDir()
-{
-    QString dir = qEnvironmentVariable("DRIFTLESS_ARTIFACTS");
-    if (dir.isEmpty())
-        dir = QDir::temp().filePath(QStringLiteral("driftless-artifacts"));
-    QDir().mkpath(dir);
-    return dir;
-}
-
-void saveShot(QWidget *widget, const QString &name)
-{
-    const QString path = QDir(artifactsDir()).filePath(name + QStringLiteral(".png"));
-    QVERIFY2(widget->grab().save(path), qPrintable(path));
-}
 
 core::Workspace workspaceFor(const test::PgTestDb &src, const test::PgTestDb &dst, long long pageSize)
 {
@@ -165,9 +154,7 @@ private slots:
 
 void TestBackfill::initTestCase()
 {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName(QStringLiteral("Driftless"));
-    QCoreApplication::setApplicationName(QStringLiteral("Driftless"));
+    test::useTestSettings();
 }
 
 void TestBackfill::backfillRepairsDriftWithARisingProgressBar()

@@ -14,6 +14,7 @@
 
 #include "core/model/workspace.h"
 #include "core/state/statestore.h"
+#include "tests/support/guisupport.h"
 #include "tests/support/testsupport.h"
 
 #include <QAction>
@@ -32,6 +33,8 @@
 #include <memory>
 
 using namespace driftless;
+using driftless::test::artifactsDir;
+using driftless::test::saveShot;
 using driftless::ui::EngineBridge;
 using driftless::ui::MainWindow;
 using driftless::ui::TablesModel;
@@ -67,20 +70,6 @@ core::Workspace workspaceFor(const test::PgTestDb &src, const test::PgTestDb &ds
     return ws;
 }
 
-QString artifactsDir()
-{
-    QString dir = qEnvironmentVariable("DRIFTLESS_ARTIFACTS");
-    if (dir.isEmpty())
-        dir = QDir::temp().filePath(QStringLiteral("driftless-artifacts"));
-    QDir().mkpath(dir);
-    return dir;
-}
-
-void saveShot(QWidget *widget, const QString &name)
-{
-    const QString path = QDir(artifactsDir()).filePath(name + QStringLiteral(".png"));
-    QVERIFY2(widget->grab().save(path), qPrintable(path));
-}
 
 QString cell(const QAbstractItemModel *m, int row, int column)
 {
@@ -122,10 +111,7 @@ private slots:
 
 void TestMainWindow::initTestCase()
 {
-    // Window geometry goes to a throwaway settings folder, not the developer's.
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName(QStringLiteral("Driftless"));
-    QCoreApplication::setApplicationName(QStringLiteral("Driftless"));
+    test::useTestSettings();
 }
 
 void TestMainWindow::missingWorkspaceFileIsExplainedNotCreated()

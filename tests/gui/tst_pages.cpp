@@ -20,6 +20,7 @@
 
 #include "core/model/workspace.h"
 #include "core/state/statestore.h"
+#include "tests/support/guisupport.h"
 #include "tests/support/testsupport.h"
 
 #include <QAbstractButton>
@@ -43,6 +44,8 @@
 #include <memory>
 
 using namespace driftless;
+using driftless::test::artifactsDir;
+using driftless::test::saveShot;
 using driftless::ui::EngineBridge;
 using driftless::ui::MainWindow;
 using driftless::ui::SlotsModel;
@@ -57,20 +60,6 @@ INSERT INTO customers (id, name) SELECT g, 'customer ' || g FROM generate_series
 INSERT INTO orders (id, name) SELECT g, 'order ' || g FROM generate_series(1, 500) g;
 )sql";
 
-QString artifactsDir()
-{
-    QString dir = qEnvironmentVariable("DRIFTLESS_ARTIFACTS");
-    if (dir.isEmpty())
-        dir = QDir::temp().filePath(QStringLiteral("driftless-artifacts"));
-    QDir().mkpath(dir);
-    return dir;
-}
-
-void saveShot(QWidget *widget, const QString &name)
-{
-    const QString path = QDir(artifactsDir()).filePath(name + QStringLiteral(".png"));
-    QVERIFY2(widget->grab().save(path), qPrintable(path));
-}
 
 /// One pipeline from `src` to `dst`: customers by full refresh, orders by CDC.
 core::Workspace workspaceFor(const std::string &pipeline, const test::PgTestDb &src, const test::PgTestDb &dst)
@@ -146,9 +135,7 @@ private slots:
 
 void TestPages::initTestCase()
 {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName(QStringLiteral("Driftless"));
-    QCoreApplication::setApplicationName(QStringLiteral("Driftless"));
+    test::useTestSettings();
 }
 
 void TestPages::slotsPageListsEverySlotWithItsOwnerAndDropsTheOrphan()

@@ -77,6 +77,24 @@ struct Cdc : ::testing::Test {
         streamUntil(jobs, [&] { return obs.sawEvent("re-backfill done"); });
         ASSERT_TRUE(obs.sawEvent("re-backfill done"));
     }
+    /// Runs public.items once and expects the pipeline to stop for good: an Error whose message
+    /// has `needle` and whose hint says to re-snapshot, and the table turned red.
+    void expectStopsLoudly(const std::string &needle)
+    {
+        obs.states.clear();
+        try {
+            once({job("public.items")});
+            FAIL() << "expected the pipeline to stop";
+        } catch (const Error &e) {
+            EXPECT_FALSE(e.isTransient());
+            EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+            EXPECT_NE(e.hint().find("resnapshot"), std::string::npos);
+        }
+        bool red = false;
+        for (auto &s : obs.states)
+            red = red || s.rfind("error", 0) == 0;
+        EXPECT_TRUE(red);
+    }
     std::string position(const std::string &table = "public.items")
     {
         return dst.scalar("SELECT position FROM _driftless.checkpoints WHERE source_table = '" + table + "'");
@@ -211,19 +229,7 @@ TEST_F(Cdc, aSlotDroppedBehindOurBackStopsThePipelineLoudly)
     once({job("public.items")});
     src.exec("SELECT pg_drop_replication_slot('driftless_" + pipeline + "')");
     src.exec("INSERT INTO items VALUES (2, 'lost?', 1, 1)");
-    obs.states.clear();
-    try {
-        once({job("public.items")});
-        FAIL() << "expected the pipeline to stop";
-    } catch (const Error &e) {
-        EXPECT_FALSE(e.isTransient());
-        EXPECT_NE(std::string(e.what()).find("no longer exists"), std::string::npos) << e.what();
-        EXPECT_NE(e.hint().find("resnapshot"), std::string::npos);
-    }
-    bool red = false;
-    for (auto &s : obs.states)
-        red = red || s.rfind("error", 0) == 0;
-    EXPECT_TRUE(red);
+    expectStopsLoudly("no longer exists");
     EXPECT_EQ(src.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'driftless_" + pipeline + "'"),
               "0") << "no silent re-creation";
 }
@@ -240,19 +246,7 @@ TEST_F(Cdc, aSlotRecreatedBehindOurBackStopsThePipelineLoudly)
     src.exec("INSERT INTO items VALUES (2, 'never sent', 1, 1)");
     src.exec("SELECT pg_create_logical_replication_slot('" + slot + "', 'pgoutput')");
     src.exec("INSERT INTO items VALUES (3, 'sent', 1, 1)");
-    obs.states.clear();
-    try {
-        once({job("public.items")});
-        FAIL() << "expected the pipeline to stop";
-    } catch (const Error &e) {
-        EXPECT_FALSE(e.isTransient());
-        EXPECT_NE(std::string(e.what()).find("recreated or advanced behind"), std::string::npos) << e.what();
-        EXPECT_NE(e.hint().find("resnapshot"), std::string::npos);
-    }
-    bool red = false;
-    for (auto &s : obs.states)
-        red = red || s.rfind("error", 0) == 0;
-    EXPECT_TRUE(red);
+    expectStopsLoudly("recreated or advanced behind");
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM items"), "1") << "nothing applied from a stream with a hole in it";
 }
 

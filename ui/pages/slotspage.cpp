@@ -4,6 +4,7 @@
 #include "ui/models/slotsmodel.h"
 #include "ui/slotmonitor.h"
 #include "ui/statusicons.h"
+#include "ui/widgets/tableselection.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -133,22 +134,11 @@ void SlotsPage::showSample(const SlotSample &sample)
     updateButtons();
 }
 
-int SlotsPage::selectedRow() const
-{
-    const QModelIndexList rows = m_view->selectionModel()->selectedRows();
-    if (rows.isEmpty())
-        return -1;
-    return m_proxy->mapToSource(rows.first()).row();
-}
+int SlotsPage::selectedRow() const { return selectedSourceRow(m_view, m_proxy); }
 
 void SlotsPage::selectSlot(const QString &source, const QString &slot)
 {
-    const int row = m_model->rowOf(source, slot);
-    if (row < 0) {
-        m_view->clearSelection();
-        return;
-    }
-    m_view->selectRow(m_proxy->mapFromSource(m_model->index(row, 0)).row());
+    selectSourceRow(m_view, m_proxy, m_model->rowOf(source, slot));
 }
 
 void SlotsPage::updateButtons()

@@ -5,6 +5,7 @@
 #include "ui/statusicons.h"
 #include "ui/widgets/backfillprogress.h"
 #include "ui/widgets/freshnessbadge.h"
+#include "ui/widgets/tableselection.h"
 
 #include "core/model/workspace.h"
 
@@ -178,22 +179,11 @@ void TablesPage::updateDetails()
     m_details->setVisible(true);
 }
 
-int TablesPage::selectedRow() const
-{
-    const QModelIndexList rows = m_view->selectionModel()->selectedRows();
-    if (rows.isEmpty())
-        return -1;
-    return m_proxy->mapToSource(rows.first()).row();
-}
+int TablesPage::selectedRow() const { return selectedSourceRow(m_view, m_proxy); }
 
 void TablesPage::selectTable(const QString &pipeline, const QString &table)
 {
-    const int row = m_model->rowOf(pipeline, table);
-    if (row < 0) {
-        m_view->clearSelection();
-        return;
-    }
-    m_view->selectRow(m_proxy->mapFromSource(m_model->index(row, 0)).row());
+    selectSourceRow(m_view, m_proxy, m_model->rowOf(pipeline, table));
 }
 
 void TablesPage::updateButtons()
