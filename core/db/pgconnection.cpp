@@ -1,5 +1,6 @@
 #include "core/db/pgconnection.h"
 
+#include "core/db/pgpassword.h"
 #include "core/model/error.h"
 
 #include <cstdlib>
@@ -88,16 +89,24 @@ PgConnection::PgConnection(const std::string &dsn, const PgConnectOptions &optio
     std::string timeout = std::to_string(options.connectTimeoutSeconds);
     std::vector<const char *> vals{dsn.c_str(), options.applicationName.c_str(), timeout.c_str()};
     bool hasTimeout = false;
+    bool hasPassword = false;
     try {
-        for (auto &[k, v] : parsePgDsn(dsn))
-            if (k == "connect_timeout")
-                hasTimeout = true;
+        for (auto &[k, v] : parsePgDsn(dsn)) {
+            hasTimeout = hasTimeout || k == "connect_timeout";
+            hasPassword = hasPassword || k == "password";
+        }
     } catch (const ConfigError &e) {
         throw ConnectionError(ErrorKind::Permanent, e.what(), {}, "fix the endpoint's dsn");
     }
     if (hasTimeout) {
         keys.pop_back();
         vals.pop_back();
+    }
+    // A keychain password is handed over here, at connect time only (core/db/pgpassword.h).
+    const auto password = hasPassword ? std::nullopt : pgPasswordFor(dsn);
+    if (password) {
+        keys.push_back("password");
+        vals.push_back(password->c_str());
     }
     if (options.replication) {
         keys.push_back("replication");
