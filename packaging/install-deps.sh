@@ -7,7 +7,7 @@ set -euo pipefail
 BUILD=(build-essential cmake ninja-build pkg-config git ca-certificates)
 LIBS=(qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev qt6-httpserver-dev qt6-websockets-dev
       qt6-qpa-plugins qtkeychain-qt6-dev libgl-dev libqt6opengl6-dev
-      libpq-dev libsqlite3-dev libyaml-cpp-dev nlohmann-json3-dev
+      libpq-dev libsqlite3-dev libssl-dev libyaml-cpp-dev nlohmann-json3-dev
       libmariadb-dev libmysqlcppconn-dev)
 SERVERS=(postgresql-15 postgresql-client-15 mariadb-server mariadb-client sqlite3)
 TEST=(libgtest-dev time procps util-linux xvfb xauth python3 python3-prometheus-client)

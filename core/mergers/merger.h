@@ -106,6 +106,10 @@ public:
     /// Sets (or, with an empty string, clears) the request. Throws when the table has no
     /// checkpoint yet (nothing to act on).
     virtual void setRequest(const std::string &request) = 0;
+    /// Per row of `rows`, the version the guard holds for its key: the highest of the target
+    /// row's version and its tombstone's, 0 when the target has neither. A repair writes each row
+    /// at no lower version than this, so it wins over the row it corrects.
+    virtual std::vector<std::int64_t> guardVersions(const RowSet &rows) = 0;
     /// The target table's own columns (bookkeeping columns left out): name and declared type.
     virtual std::vector<std::pair<std::string, std::string>> targetColumns() = 0;
 };

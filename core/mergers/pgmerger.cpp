@@ -787,3 +787,37 @@ ORDER BY ci.oid)sql",
 }
 
 } // namespace driftless::core
+
+namespace driftless::core {
+
+std::vector<std::int64_t> PgMerger::guardVersions(const RowSet &rows)
+{
+    std::vector<std::int64_t> out(rows.size(), 0);
+    if (!m_source.hasPrimaryKey())
+        return out;
+    std::string where;
+    for (size_t i = 0; i < m_source.primaryKey.size(); ++i) {
+        const auto &k = m_source.columns[static_cast<size_t>(m_source.primaryKey[i])];
+        where += (i ? " AND " : "") + quoteIdent(k.name) + " = $" + std::to_string(i + 1) + "::" + columnTypeSql(k);
+    }
+    // Full refresh targets keep no tombstones.
+    const bool tombs = !m_conn->execParams("SELECT to_regclass($1)", {tombstoneTable()}).isNull(0, 0);
+    const std::string sql = "SELECT greatest((SELECT _driftless_version FROM " + m_targetSql + " WHERE " + where +
+                            ")" + (tombs ? ", (SELECT _driftless_version FROM " + tombstoneTable() + " WHERE " + where + ")" : "") + ")";
+    std::vector<std::string_view> fields;
+    for (size_t r = 0; r < rows.size(); ++r) {
+        copytext::split(rows.line(r), fields);
+        Params params;
+        for (int k : m_source.primaryKey) {
+            std::string v;
+            copytext::unescape(fields.at(static_cast<size_t>(k)), v);
+            params.emplace_back(std::move(v));
+        }
+        auto res = m_conn->execParams(sql, params);
+        if (res.rows() == 1 && !res.isNull(0, 0))
+            out[r] = res.toInt(0, 0);
+    }
+    return out;
+}
+
+} // namespace driftless::core

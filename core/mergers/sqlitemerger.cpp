@@ -511,3 +511,40 @@ long long SqliteMerger::replaceAll(const std::function<void(const std::function<
 }
 
 } // namespace driftless::core
+
+namespace driftless::core {
+
+std::vector<std::int64_t> SqliteMerger::guardVersions(const RowSet &rows)
+{
+    std::vector<std::int64_t> out(rows.size(), 0);
+    if (!m_source.hasPrimaryKey())
+        return out;
+    std::string where;
+    for (size_t i = 0; i < m_source.primaryKey.size(); ++i)
+        where += std::string(i ? " AND " : "") +
+                 quoteIdent(m_source.columns[static_cast<size_t>(m_source.primaryKey[i])].name) + " = ?" +
+                 std::to_string(i + 1);
+    auto row = m_db->prepare("SELECT \"_driftless_version\" FROM " + m_table + " WHERE " + where);
+    const bool tombs = m_db->tableExists("_driftless_tomb_" + m_target.target.name);
+    std::optional<SqliteStmt> tomb;
+    if (tombs)
+        tomb.emplace(m_db->prepare("SELECT \"_driftless_version\" FROM " + tombstoneTable() + " WHERE " + where));
+    for (size_t r = 0; r < rows.size(); ++r) {
+        copytext::split(rows.line(r), m_fields);
+        for (SqliteStmt *st : {&row, tomb ? &*tomb : nullptr}) {
+            if (!st)
+                continue;
+            st->reset();
+            for (size_t i = 0; i < m_source.primaryKey.size(); ++i) {
+                const auto k = static_cast<size_t>(m_source.primaryKey[i]);
+                bindCopyField(*st, static_cast<int>(i + 1), m_fields.at(k), m_storage[k], m_scratch);
+            }
+            if (st->step())
+                out[r] = std::max(out[r], st->int64(0));
+            st->reset();
+        }
+    }
+    return out;
+}
+
+} // namespace driftless::core

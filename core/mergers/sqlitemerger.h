@@ -41,6 +41,7 @@ public:
     long long deleteOlderInTransaction(std::int64_t version) override;
     std::vector<std::pair<std::string, std::string>> targetColumns() override;
     std::vector<size_t> partialRowsWithoutTarget(const RowSet &rows) override;
+    std::vector<std::int64_t> guardVersions(const RowSet &rows) override;
     std::string pendingRequest() override;
     void setRequest(const std::string &request) override;
 

@@ -67,6 +67,11 @@ void bindCopyField(SqliteStmt &stmt, int index, std::string_view raw, SqliteStor
         v = scratch;
         stable = false;
     }
+    bindStoredValue(stmt, index, v, storage, stable);
+}
+
+void bindStoredValue(SqliteStmt &stmt, int index, std::string_view v, SqliteStorage storage, bool stable)
+{
     switch (storage) {
     case SqliteStorage::Integer: {
         std::int64_t n = 0;

@@ -29,5 +29,8 @@ std::string_view sqliteDeclaredType(SqliteStorage s);
 /// for `storage`. `scratch` is reused between calls to avoid allocations.
 /// Throws Error when a value does not fit its type (an integer that does not parse).
 void bindCopyField(SqliteStmt &stmt, int index, std::string_view raw, SqliteStorage storage, std::string &scratch);
+/// Binds a value given as Postgres prints it (unescaped, not NULL), converted for `storage`.
+/// `stable`: the bytes outlive the statement's next step, so SQLite may use them in place.
+void bindStoredValue(SqliteStmt &stmt, int index, std::string_view value, SqliteStorage storage, bool stable = false);
 
 } // namespace driftless::core

@@ -96,7 +96,36 @@ CREATE TABLE slot_samples (
 CREATE INDEX slot_samples_by_slot ON slot_samples (source, slot, ts_ms);
 )sql";
 
-constexpr std::array<std::string_view, 2> kMigrations{kV1, kV2};
+// v3: reconciliation reports (the whole report as JSON, and a row per table for lists, badges
+// and alerts).
+constexpr std::string_view kV3 = R"sql(
+CREATE TABLE reconcile_reports (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    pipeline TEXT NOT NULL,
+    started_ms INTEGER NOT NULL,
+    finished_ms INTEGER NOT NULL,
+    drift INTEGER NOT NULL,
+    report TEXT NOT NULL
+);
+CREATE TABLE reconcile_tables (
+    report_id INTEGER NOT NULL REFERENCES reconcile_reports (id) ON DELETE CASCADE,
+    pipeline TEXT NOT NULL,
+    table_name TEXT NOT NULL,
+    finished_ms INTEGER NOT NULL,
+    source_rows INTEGER NOT NULL,
+    target_rows INTEGER NOT NULL,
+    missing INTEGER NOT NULL,
+    extra INTEGER NOT NULL,
+    different INTEGER NOT NULL,
+    in_flight INTEGER NOT NULL,
+    drift_ratio REAL NOT NULL,
+    error TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (report_id, table_name)
+);
+CREATE INDEX reconcile_tables_by_table ON reconcile_tables (pipeline, table_name, finished_ms);
+)sql";
+
+constexpr std::array<std::string_view, 3> kMigrations{kV1, kV2, kV3};
 } // namespace
 
 std::span<const std::string_view> stateMigrations() { return kMigrations; }

@@ -511,3 +511,99 @@ void StateStore::pruneSlotSamples(std::int64_t now, std::int64_t keepMs)
 }
 
 } // namespace driftless::core
+
+namespace driftless::core {
+
+std::int64_t StateStore::addReconcileReport(const std::string &pipeline, std::int64_t startedMs, std::int64_t finishedMs,
+                                            std::int64_t drift, const std::string &reportJson,
+                                            const std::vector<ReconcileSummary> &tables)
+{
+    std::lock_guard lock(m_mutex);
+    SqliteTransaction tx(m_db);
+    auto st = m_db.prepare("INSERT INTO reconcile_reports (pipeline, started_ms, finished_ms, drift, report) VALUES "
+                           "(?1, ?2, ?3, ?4, ?5)");
+    st.bindText(1, pipeline).bind(2, startedMs).bind(3, finishedMs).bind(4, drift).bindText(5, reportJson);
+    st.run();
+    const std::int64_t id = m_db.lastInsertRowid();
+    auto row = m_db.prepare("INSERT OR REPLACE INTO reconcile_tables (report_id, pipeline, table_name, finished_ms, "
+                            "source_rows, target_rows, missing, extra, different, in_flight, drift_ratio, error) "
+                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+    for (const auto &t : tables) {
+        row.reset();
+        row.bind(1, id).bindText(2, pipeline).bindText(3, t.table).bind(4, finishedMs).bind(5, t.sourceRows);
+        row.bind(6, t.targetRows).bind(7, t.missing).bind(8, t.extra).bind(9, t.different).bind(10, t.inFlight);
+        row.bind(11, t.driftRatio).bindText(12, t.error);
+        row.run();
+    }
+    tx.commit();
+    return id;
+}
+
+void StateStore::updateReconcileReport(std::int64_t id, const std::string &reportJson)
+{
+    std::lock_guard lock(m_mutex);
+    auto st = m_db.prepare("UPDATE reconcile_reports SET report = ?2 WHERE id = ?1");
+    st.bind(1, id).bindText(2, reportJson);
+    st.run();
+}
+
+std::optional<std::string> StateStore::reconcileReport(std::int64_t id)
+{
+    std::lock_guard lock(m_mutex);
+    auto st = m_db.prepare("SELECT report FROM reconcile_reports WHERE id = ?1");
+    st.bind(1, id);
+    if (!st.step())
+        return std::nullopt;
+    return st.text(0);
+}
+
+namespace {
+constexpr const char *kSummaryColumns = "report_id, pipeline, table_name, finished_ms, source_rows, target_rows, "
+                                        "missing, extra, different, in_flight, drift_ratio, error";
+
+StateStore::ReconcileSummary summaryFrom(SqliteStmt &st)
+{
+    StateStore::ReconcileSummary s;
+    s.reportId = st.int64(0);
+    s.pipeline = st.text(1);
+    s.table = st.text(2);
+    s.finishedMs = st.int64(3);
+    s.sourceRows = st.int64(4);
+    s.targetRows = st.int64(5);
+    s.missing = st.int64(6);
+    s.extra = st.int64(7);
+    s.different = st.int64(8);
+    s.inFlight = st.int64(9);
+    s.driftRatio = st.real(10);
+    s.error = st.text(11);
+    return s;
+}
+} // namespace
+
+std::vector<StateStore::ReconcileSummary> StateStore::reconcileSummaries(int limit, const std::string &pipeline)
+{
+    std::lock_guard lock(m_mutex);
+    auto st = m_db.prepare(std::string("SELECT ") + kSummaryColumns +
+                           " FROM reconcile_tables WHERE (?1 = '' OR pipeline = ?1) ORDER BY report_id DESC, "
+                           "table_name LIMIT ?2");
+    st.bindText(1, pipeline).bind(2, static_cast<std::int64_t>(limit));
+    std::vector<ReconcileSummary> out;
+    while (st.step())
+        out.push_back(summaryFrom(st));
+    return out;
+}
+
+std::vector<StateStore::ReconcileSummary> StateStore::latestReconciles()
+{
+    std::lock_guard lock(m_mutex);
+    auto st = m_db.prepare(std::string("SELECT ") + kSummaryColumns +
+                           " FROM reconcile_tables r WHERE report_id = (SELECT max(report_id) FROM reconcile_tables x "
+                           "WHERE x.pipeline = r.pipeline AND x.table_name = r.table_name) ORDER BY pipeline, "
+                           "table_name");
+    std::vector<ReconcileSummary> out;
+    while (st.step())
+        out.push_back(summaryFrom(st));
+    return out;
+}
+
+} // namespace driftless::core

@@ -111,6 +111,29 @@ public:
     /// As pruneLagSamples, keeping the highest retained WAL of each minute.
     void pruneSlotSamples(std::int64_t nowMs, std::int64_t keepMs);
 
+    /// One table of a reconciliation report, for lists, badges and alerts.
+    struct ReconcileSummary {
+        std::int64_t reportId = 0;
+        std::string pipeline;
+        std::string table;
+        std::int64_t finishedMs = 0;
+        std::int64_t sourceRows = 0, targetRows = 0, missing = 0, extra = 0, different = 0, inFlight = 0;
+        double driftRatio = 0;
+        std::string error;
+    };
+    /// Stores a report (its JSON as reportJsonValue makes it) and its per-table summaries; returns
+    /// the report's id.
+    std::int64_t addReconcileReport(const std::string &pipeline, std::int64_t startedMs, std::int64_t finishedMs,
+                                    std::int64_t drift, const std::string &reportJson,
+                                    const std::vector<ReconcileSummary> &tables);
+    /// Replaces a stored report's JSON (to record its id, or what a repair did).
+    void updateReconcileReport(std::int64_t id, const std::string &reportJson);
+    std::optional<std::string> reconcileReport(std::int64_t id);
+    /// Newest first; `pipeline` empty for all.
+    std::vector<ReconcileSummary> reconcileSummaries(int limit = 200, const std::string &pipeline = {});
+    /// The newest summary of each table.
+    std::vector<ReconcileSummary> latestReconciles();
+
     /// Milliseconds since the Unix epoch, workstation clock.
     static std::int64_t nowMs();
 

@@ -1,0 +1,1217 @@
+#include "core/engine/reconciler.h"
+
+#include "core/db/copytext.h"
+#include "core/db/pgcatalog.h"
+#include "core/db/sqlitedb.h"
+#include "core/engine/connect.h"
+#include "core/engine/rowhash.h"
+#include "core/engine/statusreport.h"
+#include "core/engine/tablesync.h"
+#include "core/mergers/sqlitetypes.h"
+#include "core/model/duration.h"
+#include "core/model/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+#include <map>
+#include <memory>
+#include <thread>
+#include <unordered_map>
+
+namespace driftless::core {
+
+using json = nlohmann::json;
+using rowhash::Checksum;
+
+namespace {
+
+std::int64_t nowMs()
+{
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+/// A boundary key: the source's text of each key column (castable back to its type).
+using RawKey = std::vector<std::string>;
+
+/// Segments of one bisection level as a partition of the key space: interval i is
+/// (edges[i-1], edges[i]] (unbounded below for i = 0, above for i = edges.size()); labels[i] is
+/// the segment it belongs to, or -1 for keys not being compared at this level.
+struct Plan {
+    std::vector<RawKey> edges;
+    std::vector<int> labels{0};
+};
+
+/// A range of keys known to differ, with its rows on each side.
+struct Range {
+    std::optional<RawKey> lo, hi;
+    long long rows[2] = {0, 0};
+    long long size() const { return std::max(rows[0], rows[1]); }
+};
+
+/// Builds the CASE expression that maps a key to its segment by binary search over the edges.
+/// `le(edge)` renders "key <= edge" and registers the edge's parameters.
+std::string caseTree(const Plan &p, size_t lo, size_t hi, const std::function<std::string(size_t)> &le)
+{
+    bool same = true;
+    for (size_t i = lo + 1; i <= hi && same; ++i)
+        same = p.labels[i] == p.labels[lo];
+    if (same)
+        return p.labels[lo] < 0 ? "NULL" : std::to_string(p.labels[lo]);
+    const size_t mid = (lo + hi) / 2;
+    return "CASE WHEN " + le(mid) + " THEN " + caseTree(p, lo, mid, le) + " ELSE " + caseTree(p, mid + 1, hi, le) +
+           " END";
+}
+
+/// Segments for ranges given in key order, each range's sub-ranges numbered from `ids`.
+Plan planFor(const std::vector<Range> &ranges)
+{
+    Plan p;
+    p.labels.clear();
+    for (size_t i = 0; i < ranges.size(); ++i) {
+        const auto &r = ranges[i];
+        if (r.lo && (p.edges.empty() || p.edges.back() != *r.lo)) {
+            p.edges.push_back(*r.lo);
+            p.labels.push_back(-1); // the gap before this range
+        }
+        if (!r.hi) {
+            p.labels.push_back(static_cast<int>(i));
+            return p;
+        }
+        p.edges.push_back(*r.hi);
+        p.labels.push_back(static_cast<int>(i));
+    }
+    p.labels.push_back(-1);
+    return p;
+}
+
+struct RowData {
+    CanonicalKey key;
+    std::vector<std::optional<std::string>> values;
+    std::int64_t hash = 0;
+    bool recent = false;
+};
+
+/// One side of a comparison: a table in one database, hashed in that database.
+class Side {
+public:
+    virtual ~Side() = default;
+    /// (count, hash sum) per segment that has rows.
+    virtual std::map<int, Checksum> checksums(const Plan &plan) = 0;
+    /// Every `step`-th key of each segment, in key order, as (segment, key).
+    virtual std::vector<std::pair<int, RawKey>> sample(const Plan &plan, long long step) = 0;
+    /// Every row of the segments as (canonical key, hash).
+    virtual void hashes(const Plan &plan, const std::function<void(CanonicalKey &&, std::int64_t)> &row) = 0;
+    /// The rows with these keys, by record text of the key.
+    virtual std::unordered_map<std::string, RowData> rows(const std::vector<CanonicalKey> &keys) = 0;
+    virtual std::string describe() const = 0;
+
+    int queries = 0;
+    long long fetched = 0;
+};
+
+class PgSide final : public Side {
+public:
+    PgSide(PgConnection conn, std::string tableSql, const TableSchema &schema, std::vector<ColumnInfo> keys,
+           std::string recentExpr = {})
+        : m_conn(std::move(conn)), m_table(std::move(tableSql)), m_columns(schema.columns), m_keys(std::move(keys)),
+          m_recent(std::move(recentExpr))
+    {
+        // The segment queries carry one large CASE expression; JIT-compiling it costs far more
+        // than evaluating it.
+        m_conn.exec("SET jit = off");
+    }
+
+    PgConnection &connection() { return m_conn; }
+
+    std::map<int, Checksum> checksums(const Plan &plan) override
+    {
+        Params params;
+        const std::string tree = treeSql(plan, params);
+        const std::string sql = "SELECT x._dl_b, count(*), coalesce(sum(x._dl_h), 0)::text FROM (SELECT s._dl_b, " +
+                                rowhash::pgRowHash(m_columns, "s") + " AS _dl_h FROM (SELECT " + tree +
+                                " AS _dl_b, t.* FROM " + m_table + " t) s WHERE s._dl_b IS NOT NULL) x GROUP BY 1";
+        auto r = run(sql, params);
+        std::map<int, Checksum> out;
+        for (int i = 0; i < r.rows(); ++i)
+            out[static_cast<int>(r.toInt(i, 0))] = Checksum::fromDecimal(r.toInt(i, 1), r.value(i, 2));
+        return out;
+    }
+
+    std::vector<std::pair<int, RawKey>> sample(const Plan &plan, long long step) override
+    {
+        Params params;
+        const std::string tree = treeSql(plan, params);
+        std::string cols, order, texts;
+        for (size_t i = 0; i < m_keys.size(); ++i) {
+            const std::string q = quoteIdent(m_keys[i].name);
+            cols += ", t." + q;
+            order += std::string(i ? ", " : "") + "s." + q + collate(m_keys[i]);
+            texts += ", x." + q + "::text";
+        }
+        const std::string sql = "SELECT x._dl_b" + texts + " FROM (SELECT s.*, row_number() OVER (PARTITION BY s._dl_b ORDER BY " +
+                                order + ") AS _dl_rn FROM (SELECT " + tree + " AS _dl_b" + cols + " FROM " + m_table +
+                                " t) s WHERE s._dl_b IS NOT NULL) x WHERE x._dl_rn % " + std::to_string(step) +
+                                " = 0 ORDER BY x._dl_b, x._dl_rn";
+        auto r = run(sql, params);
+        std::vector<std::pair<int, RawKey>> out;
+        for (int i = 0; i < r.rows(); ++i) {
+            RawKey k;
+            for (size_t c = 0; c < m_keys.size(); ++c)
+                k.push_back(r.text(i, static_cast<int>(c) + 1));
+            out.emplace_back(static_cast<int>(r.toInt(i, 0)), std::move(k));
+        }
+        fetched += r.rows();
+        return out;
+    }
+
+    void hashes(const Plan &plan, const std::function<void(CanonicalKey &&, std::int64_t)> &row) override
+    {
+        Params params;
+        const std::string tree = treeSql(plan, params);
+        std::string sel;
+        for (const auto &k : m_keys)
+            sel += rowhash::pgCanonicalText(k, "s." + quoteIdent(k.name)) + ", ";
+        const std::string sql = "SELECT " + sel + rowhash::pgRowHash(m_columns, "s") + " FROM (SELECT " + tree +
+                                " AS _dl_b, t.* FROM " + m_table + " t) s WHERE s._dl_b IS NOT NULL";
+        auto r = run(sql, params);
+        const int n = static_cast<int>(m_keys.size());
+        for (int i = 0; i < r.rows(); ++i) {
+            CanonicalKey k;
+            k.reserve(m_keys.size());
+            for (int c = 0; c < n; ++c)
+                k.push_back(r.text(i, c));
+            row(std::move(k), r.toInt(i, n));
+        }
+        fetched += r.rows();
+    }
+
+    std::unordered_map<std::string, RowData> rows(const std::vector<CanonicalKey> &keys) override
+    {
+        std::unordered_map<std::string, RowData> out;
+        std::string sel, on, unnest, names;
+        for (size_t i = 0; i < m_keys.size(); ++i) {
+            const auto &k = m_keys[i];
+            const std::string c = "_dl_k.c" + std::to_string(i);
+            const std::string col = "s." + quoteIdent(k.name);
+            sel += rowhash::pgCanonicalText(k, col) + ", ";
+            if (rowhash::canonFor(k) == rowhash::Canon::Float || !k.isBuiltinType())
+                on += std::string(i ? " AND " : "") + rowhash::pgCanonicalText(k, col) + " = " + c;
+            else
+                on += std::string(i ? " AND " : "") + col + " = " + c + "::" + k.typeSql;
+            unnest += std::string(i ? ", " : "") + "$" + std::to_string(i + 1) + "::text[]";
+            names += std::string(i ? ", " : "") + "c" + std::to_string(i);
+        }
+        for (const auto &c : m_columns)
+            sel += rowhash::pgCanonicalText(c, "s." + quoteIdent(c.name)) + ", ";
+        sel += rowhash::pgRowHash(m_columns, "s");
+        if (!m_recent.empty())
+            sel += ", coalesce(" + m_recent + ", false)";
+        const std::string sql = "SELECT " + sel + " FROM " + m_table + " s JOIN unnest(" + unnest + ") AS _dl_k(" +
+                                names + ") ON " + on;
+        constexpr size_t kBatch = 5000;
+        for (size_t from = 0; from < keys.size(); from += kBatch) {
+            const size_t to = std::min(keys.size(), from + kBatch);
+            Params params;
+            for (size_t c = 0; c < m_keys.size(); ++c) {
+                std::string arr = "{";
+                for (size_t i = from; i < to; ++i) {
+                    arr += i > from ? ",\"" : "\"";
+                    for (char ch : keys[i][c]) {
+                        if (ch == '"' || ch == '\\')
+                            arr += '\\';
+                        arr += ch;
+                    }
+                    arr += '"';
+                }
+                params.emplace_back(arr + "}");
+            }
+            auto r = run(sql, params);
+            const int nk = static_cast<int>(m_keys.size());
+            const int nc = static_cast<int>(m_columns.size());
+            for (int i = 0; i < r.rows(); ++i) {
+                RowData d;
+                for (int c = 0; c < nk; ++c)
+                    d.key.push_back(r.text(i, c));
+                for (int c = 0; c < nc; ++c)
+                    d.values.push_back(r.optText(i, nk + c));
+                d.hash = r.toInt(i, nk + nc);
+                if (!m_recent.empty())
+                    d.recent = r.toBool(i, nk + nc + 1);
+                out.emplace(rowhash::recordText({d.key.begin(), d.key.end()}), std::move(d));
+            }
+            fetched += r.rows();
+        }
+        return out;
+    }
+
+    std::string describe() const override { return m_table; }
+
+private:
+    static std::string collate(const ColumnInfo &c) { return c.category == 'S' && !c.isArray ? " COLLATE \"C\"" : ""; }
+
+    PgResult run(const std::string &sql, const Params &params)
+    {
+        ++queries;
+        return m_conn.execParams(sql, params);
+    }
+
+    std::string treeSql(const Plan &plan, Params &params)
+    {
+        return caseTree(plan, 0, plan.labels.size() - 1, [&](size_t e) {
+            std::string lhs, rhs;
+            for (size_t i = 0; i < m_keys.size(); ++i) {
+                params.emplace_back(plan.edges[e][i]);
+                lhs += std::string(i ? ", " : "") + "t." + quoteIdent(m_keys[i].name) + collate(m_keys[i]);
+                rhs += std::string(i ? ", " : "") + "$" + std::to_string(params.size()) + "::" + m_keys[i].typeSql;
+            }
+            return m_keys.size() == 1 ? lhs + " <= " + rhs : "(" + lhs + ") <= (" + rhs + ")";
+        });
+    }
+
+    PgConnection m_conn;
+    std::string m_table;
+    std::vector<ColumnInfo> m_columns;
+    std::vector<ColumnInfo> m_keys;
+    std::string m_recent;
+};
+
+class SqliteSide final : public Side {
+public:
+    SqliteSide(const std::string &path, std::string table, const TableSchema &schema, std::vector<ColumnInfo> keys)
+        : m_db(path, SqliteDb::Mode::ReadOnly), m_table(quoteIdent(table)), m_columns(schema.columns),
+          m_keys(std::move(keys)), m_path(path)
+    {
+        rowhash::registerSqliteFunctions(m_db.raw());
+        m_spec = rowhash::canonSpec(m_columns);
+        for (const auto &c : m_columns)
+            m_cols += ", " + quoteIdent(c.name);
+    }
+
+    std::map<int, Checksum> checksums(const Plan &plan) override
+    {
+        std::vector<std::pair<std::string, SqliteStorage>> binds;
+        const std::string tree = treeSql(plan, binds);
+        auto st = prepare("SELECT _dl_b, count(*), driftless_hashsum(driftless_rowhash('" + m_spec + "'" + m_cols +
+                              ")) FROM (SELECT " + tree + " AS _dl_b, * FROM " + m_table +
+                              ") WHERE _dl_b IS NOT NULL GROUP BY 1",
+                          binds);
+        std::map<int, Checksum> out;
+        while (st.step())
+            out[static_cast<int>(st.int64(0))] = Checksum::fromDecimal(st.int64(1), st.text(2));
+        return out;
+    }
+
+    std::vector<std::pair<int, RawKey>> sample(const Plan &, long long) override
+    {
+        throw Error(ErrorKind::Permanent, "internal: key ranges are sampled from the Postgres side");
+    }
+
+    void hashes(const Plan &plan, const std::function<void(CanonicalKey &&, std::int64_t)> &row) override
+    {
+        std::vector<std::pair<std::string, SqliteStorage>> binds;
+        const std::string tree = treeSql(plan, binds);
+        std::string sel;
+        for (const auto &k : m_keys)
+            sel += "driftless_canon('" + std::string(1, static_cast<char>(rowhash::canonFor(k))) + "', " +
+                   quoteIdent(k.name) + "), ";
+        auto st = prepare("SELECT " + sel + "driftless_rowhash('" + m_spec + "'" + m_cols + ") FROM (SELECT " + tree +
+                              " AS _dl_b, * FROM " + m_table + ") WHERE _dl_b IS NOT NULL",
+                          binds);
+        const int n = static_cast<int>(m_keys.size());
+        while (st.step()) {
+            CanonicalKey k;
+            for (int c = 0; c < n; ++c)
+                k.push_back(st.text(c));
+            row(std::move(k), st.int64(n));
+            ++fetched;
+        }
+    }
+
+    std::unordered_map<std::string, RowData> rows(const std::vector<CanonicalKey> &keys) override
+    {
+        std::string sel, where;
+        for (size_t i = 0; i < m_keys.size(); ++i) {
+            const auto &k = m_keys[i];
+            const std::string code(1, static_cast<char>(rowhash::canonFor(k)));
+            sel += "driftless_canon('" + code + "', " + quoteIdent(k.name) + "), ";
+            const bool byCanon = k.category == 'N' ? rowhash::canonFor(k) != rowhash::Canon::Integer : false;
+            where += std::string(i ? " AND " : "") +
+                     (byCanon ? "driftless_canon('" + code + "', " + quoteIdent(k.name) + ")" : quoteIdent(k.name)) +
+                     " = ?" + std::to_string(i + 1);
+        }
+        for (const auto &c : m_columns)
+            sel += "driftless_canon('" + std::string(1, static_cast<char>(rowhash::canonFor(c))) + "', " +
+                   quoteIdent(c.name) + "), ";
+        ++queries;
+        auto st = m_db.prepare("SELECT " + sel + "driftless_rowhash('" + m_spec + "'" + m_cols + ") FROM " + m_table +
+                               " WHERE " + where);
+        std::unordered_map<std::string, RowData> out;
+        const int nk = static_cast<int>(m_keys.size());
+        const int nc = static_cast<int>(m_columns.size());
+        for (const auto &key : keys) {
+            st.reset();
+            st.clearBindings();
+            for (size_t i = 0; i < m_keys.size(); ++i) {
+                const auto &k = m_keys[i];
+                const bool byCanon = k.category == 'N' && rowhash::canonFor(k) != rowhash::Canon::Integer;
+                if (byCanon)
+                    st.bindText(static_cast<int>(i + 1), key[i]);
+                else
+                    bindStoredValue(st, static_cast<int>(i + 1), key[i], sqliteStorageFor(k));
+            }
+            while (st.step()) {
+                RowData d;
+                for (int c = 0; c < nk; ++c)
+                    d.key.push_back(st.text(c));
+                for (int c = 0; c < nc; ++c)
+                    d.values.push_back(st.optText(nk + c));
+                d.hash = st.int64(nk + nc);
+                out.emplace(rowhash::recordText({d.key.begin(), d.key.end()}), std::move(d));
+                ++fetched;
+            }
+        }
+        return out;
+    }
+
+    std::string describe() const override { return m_path + " " + m_table; }
+
+private:
+    SqliteStmt prepare(const std::string &sql, const std::vector<std::pair<std::string, SqliteStorage>> &binds)
+    {
+        ++queries;
+        auto st = m_db.prepare(sql);
+        for (size_t i = 0; i < binds.size(); ++i)
+            bindStoredValue(st, static_cast<int>(i + 1), binds[i].first, binds[i].second);
+        return st;
+    }
+
+    std::string treeSql(const Plan &plan, std::vector<std::pair<std::string, SqliteStorage>> &binds)
+    {
+        return caseTree(plan, 0, plan.labels.size() - 1, [&](size_t e) {
+            std::string lhs, rhs;
+            for (size_t i = 0; i < m_keys.size(); ++i) {
+                binds.emplace_back(plan.edges[e][i], sqliteStorageFor(m_keys[i]));
+                lhs += std::string(i ? ", " : "") + quoteIdent(m_keys[i].name);
+                rhs += std::string(i ? ", " : "") + "?" + std::to_string(binds.size());
+            }
+            return m_keys.size() == 1 ? lhs + " <= " + rhs : "(" + lhs + ") <= (" + rhs + ")";
+        });
+    }
+
+    SqliteDb m_db;
+    std::string m_table;
+    std::vector<ColumnInfo> m_columns;
+    std::vector<ColumnInfo> m_keys;
+    std::string m_path;
+    std::string m_spec;
+    std::string m_cols;
+};
+
+/// Whether both sides order the key the same way, so ranges can be compared segment by segment.
+bool orderable(const std::vector<ColumnInfo> &keys, bool sqliteTarget)
+{
+    for (const auto &k : keys) {
+        if (k.isArray || !k.isBuiltinType())
+            return false;
+        if (!sqliteTarget)
+            continue;
+        switch (rowhash::canonFor(k)) {
+        case rowhash::Canon::Integer:
+        case rowhash::Canon::Boolean:
+        case rowhash::Canon::Bytes:
+        case rowhash::Canon::TimestampTz:
+        case rowhash::Canon::Float:
+            break;
+        case rowhash::Canon::Text:
+            // Text orders by bytes on both sides (COLLATE "C" here, BINARY in SQLite); ISO dates
+            // and lower-case UUIDs order as their text does.
+            if (k.category != 'S' && k.baseType != "uuid" && k.baseType != "date" && k.baseType != "timestamp")
+                return false;
+            break;
+        case rowhash::Canon::Numeric:
+            return false;
+        }
+    }
+    return true;
+}
+
+/// Runs both sides' parts of a step at once (each on its own connection).
+template <typename A, typename B> auto both(A &&a, B &&b)
+{
+    auto fb = std::async(std::launch::async, std::forward<B>(b));
+    auto ra = a();
+    return std::make_pair(std::move(ra), fb.get());
+}
+
+struct Candidate {
+    CanonicalKey key;
+    std::optional<std::int64_t> hash[2];
+};
+
+/// Compares one table. Sides: 0 source, 1 target.
+class Comparer {
+public:
+    Comparer(Side &source, Side &target, TableReconcile &out, const ReconcileOptions &opt, bool canBisect)
+        : m_side{&source, &target}, m_out(out), m_opt(opt), m_bisect(canBisect)
+    {
+    }
+
+    /// Finds the candidate differing keys (before any recheck). Returns false when equal.
+    bool run(std::unordered_map<std::string, Candidate> &cands)
+    {
+        phase("checksum");
+        Plan whole;
+        auto [s, t] = both([&] { return m_side[0]->checksums(whole); }, [&] { return m_side[1]->checksums(whole); });
+        const Checksum cs = s.count(0) ? s[0] : Checksum{};
+        const Checksum ct = t.count(0) ? t[0] : Checksum{};
+        m_out.sourceRows = cs.rows;
+        m_out.targetRows = ct.rows;
+        if (cs == ct)
+            return false;
+        std::vector<Range> ranges(1);
+        ranges[0].rows[0] = cs.rows;
+        ranges[0].rows[1] = ct.rows;
+        for (int level = 0; level < 8; ++level) {
+            long long total = 0;
+            for (const auto &r : ranges)
+                total += r.size();
+            if (!m_bisect || total <= m_opt.fetchRows)
+                break;
+            checkStop();
+            phase("bisect");
+            auto next = split(ranges, total);
+            if (next.empty())
+                return false; // the differences were rows moving under us; nothing differs now
+            long long narrowed = 0;
+            for (const auto &r : next)
+                narrowed += r.size();
+            ranges = std::move(next);
+            if (narrowed >= total)
+                break; // nothing left to split (ranges of one key, or rows only in the target)
+        }
+        checkStop();
+        phase("fetch");
+        const Plan plan = planFor(ranges);
+        auto collect = [&](int side) {
+            std::vector<std::pair<CanonicalKey, std::int64_t>> rows;
+            m_side[side]->hashes(plan, [&](CanonicalKey &&k, std::int64_t h) { rows.emplace_back(std::move(k), h); });
+            return rows;
+        };
+        auto [rs, rt] = both([&] { return collect(0); }, [&] { return collect(1); });
+        std::unordered_map<std::string, Candidate> all;
+        all.reserve(rs.size() + rt.size());
+        for (int side = 0; side < 2; ++side)
+            for (auto &[k, h] : side == 0 ? rs : rt) {
+                auto &c = all[rowhash::recordText({k.begin(), k.end()})];
+                if (c.key.empty())
+                    c.key = std::move(k);
+                c.hash[side] = h;
+            }
+        for (auto &[rec, c] : all)
+            if (c.hash[0] != c.hash[1])
+                cands.emplace(rec, std::move(c));
+        return !cands.empty();
+    }
+
+private:
+    void phase(std::string_view p)
+    {
+        if (m_opt.onPhase)
+            m_opt.onPhase(m_out.table, p);
+    }
+
+    void checkStop()
+    {
+        if (m_opt.stop.stop_requested())
+            throw Error(ErrorKind::Transient, "reconciliation stopped");
+    }
+
+    /// Splits every range into segments sampled from the side with more rows there (the source
+    /// unless only the target has rows), checksums them on both sides and keeps the differing.
+    std::vector<Range> split(const std::vector<Range> &ranges, long long total)
+    {
+        const long long step =
+            std::max(m_opt.minSegmentRows, (total + m_opt.maxSegments - 1) / std::max(1, m_opt.maxSegments));
+        const Plan parents = planFor(ranges);
+        auto samples = m_side[0]->sample(parents, step);
+        std::vector<Range> segs;
+        size_t si = 0;
+        for (size_t r = 0; r < ranges.size(); ++r) {
+            std::optional<RawKey> lo = ranges[r].lo;
+            for (; si < samples.size() && samples[si].first == static_cast<int>(r); ++si) {
+                if (ranges[r].hi && samples[si].second == *ranges[r].hi)
+                    continue;
+                Range s;
+                s.lo = lo;
+                s.hi = samples[si].second;
+                lo = s.hi;
+                segs.push_back(std::move(s));
+            }
+            Range last;
+            last.lo = lo;
+            last.hi = ranges[r].hi;
+            segs.push_back(std::move(last));
+        }
+        const Plan plan = planFor(segs);
+        auto [s, t] = both([&] { return m_side[0]->checksums(plan); }, [&] { return m_side[1]->checksums(plan); });
+        std::vector<Range> out;
+        for (size_t i = 0; i < segs.size(); ++i) {
+            const int id = static_cast<int>(i);
+            const Checksum a = s.count(id) ? s[id] : Checksum{};
+            const Checksum b = t.count(id) ? t[id] : Checksum{};
+            if (a == b)
+                continue;
+            segs[i].rows[0] = a.rows;
+            segs[i].rows[1] = b.rows;
+            out.push_back(std::move(segs[i]));
+        }
+        (void)total;
+        return out;
+    }
+
+    Side *m_side[2];
+    TableReconcile &m_out;
+    const ReconcileOptions &m_opt;
+    bool m_bisect;
+};
+
+/// Everything needed to compare one table of a pipeline.
+struct TableContext {
+    TableJob job;
+    TableSchema schema;
+    std::vector<ColumnInfo> keys;
+    std::unique_ptr<PgSide> source;
+    std::unique_ptr<Side> target;
+    bool sqliteTarget = false;
+};
+
+std::string targetSql(const TargetName &t) { return quoteIdent(t.schema) + "." + quoteIdent(t.name); }
+
+/// The source expression telling whether a row's cursor is within the recent window.
+std::string recentExpr(const TableJob &job, const TableSchema &schema, const PgConnection &conn,
+                       const ReconcileOptions &opt)
+{
+    if (job.spec.strategy != Strategy::Cursor)
+        return {};
+    const std::string cursor = job.spec.cursor.value_or(TableSpec::kDefaultCursor);
+    const int idx = schema.columnIndex(cursor);
+    if (idx < 0)
+        return {};
+    std::chrono::milliseconds window{10 * 60 * 1000};
+    if (opt.recentWindow)
+        window = *opt.recentWindow;
+    else if (job.spec.lookback)
+        if (auto d = parseDuration(*job.spec.lookback))
+            window = *d;
+    const auto &c = schema.columns[static_cast<size_t>(idx)];
+    const std::string col = "s." + quoteIdent(c.name);
+    const std::string interval = "interval '" + std::to_string(window.count()) + " milliseconds'";
+    if (c.baseType == "timestamptz")
+        return col + " >= now() - " + interval;
+    if (c.baseType == "timestamp")
+        return col + " >= (now() AT TIME ZONE " + pgLiteral(conn.serverTimeZone()) + ") - " + interval;
+    if (c.baseType == "date")
+        return col + " >= ((now() AT TIME ZONE " + pgLiteral(conn.serverTimeZone()) + ") - " + interval + ")::date";
+    return {};
+}
+
+TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
+{
+    TableContext ctx;
+    ctx.job = job;
+    if (job.source.kind != EndpointKind::Postgres)
+        throw Error(ErrorKind::Permanent, "only Postgres sources can be reconciled by this version");
+    PgConnection src = connectPostgres(job.source, "driftless reconcile");
+    ctx.schema = pgcatalog::describeTable(src, job.spec.table).withoutGenerated();
+    if (!ctx.schema.hasPrimaryKey())
+        throw Error(ErrorKind::Permanent,
+                    job.spec.table.display() + " has no primary key: rows cannot be matched between source and target",
+                    {}, "add a primary key to the source table");
+    for (int k : ctx.schema.primaryKey)
+        ctx.keys.push_back(ctx.schema.columns[static_cast<size_t>(k)]);
+    const std::string recent = recentExpr(job, ctx.schema, src, opt);
+    ctx.source = std::make_unique<PgSide>(std::move(src), job.spec.table.quoted(), ctx.schema, ctx.keys, recent);
+    if (job.target.kind == EndpointKind::Postgres) {
+        PgConnection tgt = connectPostgres(job.target, "driftless reconcile");
+        auto exists = tgt.execParams("SELECT to_regclass($1) IS NOT NULL", {targetSql(job.targetName)});
+        if (!exists.toBool(0, 0))
+            throw Error(ErrorKind::Permanent, "target table " + job.targetName.display() + " does not exist yet", {},
+                        "run the pipeline once to create and load it");
+        ctx.target = std::make_unique<PgSide>(std::move(tgt), targetSql(job.targetName), ctx.schema, ctx.keys);
+    } else if (job.target.kind == EndpointKind::Sqlite) {
+        ctx.sqliteTarget = true;
+        {
+            SqliteDb probe(job.target.path, SqliteDb::Mode::ReadOnly);
+            if (!probe.tableExists(job.targetName.name))
+                throw Error(ErrorKind::Permanent, "target table " + job.targetName.display() + " does not exist yet",
+                            {}, "run the pipeline once to create and load it");
+        }
+        ctx.target = std::make_unique<SqliteSide>(job.target.path, job.targetName.name, ctx.schema, ctx.keys);
+    } else {
+        throw Error(ErrorKind::Permanent, "this version reconciles into Postgres and SQLite targets only");
+    }
+    return ctx;
+}
+
+/// The applied source position stored with the target's checkpoint (CDC), 0 when unknown.
+std::int64_t appliedPosition(const TableJob &job)
+{
+    auto m = createMerger(job.target, {job.pipeline, job.spec.table, job.targetName, job.spec.strategy});
+    auto cp = m->readCheckpoint();
+    if (!cp)
+        return 0;
+    auto pos = json::parse(cp->position, nullptr, false);
+    if (pos.is_object() && pos.value("phase", "") == "stream")
+        return pgcatalog::parseLsn(pos.value("lsn", "0/0")).value_or(0);
+    return 0;
+}
+
+std::vector<ColumnDiff> columnDiffs(const TableSchema &schema, const RowData &s, const RowData &t)
+{
+    std::vector<ColumnDiff> out;
+    for (size_t c = 0; c < schema.columns.size(); ++c)
+        if (s.values[c] != t.values[c])
+            out.push_back({schema.columns[c].name, s.values[c], t.values[c]});
+    return out;
+}
+
+/// Rechecks the candidates after letting the sync catch up, and fills the report's counts.
+void settleAndClassify(TableContext &ctx, std::unordered_map<std::string, Candidate> &cands, TableReconcile &out,
+                       const ReconcileOptions &opt)
+{
+    const bool cdc = ctx.job.spec.strategy == Strategy::Cdc;
+    constexpr size_t kRecheckLimit = 200'000;
+    if (cands.size() > kRecheckLimit) {
+        // Too many to look at twice: count them as found, list the first ones.
+        for (auto &[rec, c] : cands) {
+            if (c.hash[0] && !c.hash[1])
+                ++out.missing;
+            else if (!c.hash[0] && c.hash[1])
+                ++out.extra;
+            else
+                ++out.different;
+            auto &list = c.hash[0] && !c.hash[1] ? out.missingKeys : out.extraKeys;
+            if (c.hash[0] && c.hash[1]) {
+                if (out.differentRows.size() < static_cast<size_t>(opt.maxKeys))
+                    out.differentRows.push_back({c.key, {}});
+            } else if (list.size() < static_cast<size_t>(opt.maxKeys)) {
+                list.push_back(c.key);
+            }
+        }
+        out.note = "more than " + std::to_string(kRecheckLimit) +
+                   " rows differ: not rechecked for changes in flight, and differing columns not listed";
+        return;
+    }
+    if (cdc) {
+        auto &src = ctx.source->connection();
+        const std::int64_t sourceNow = pgcatalog::currentLsn(src);
+        if (opt.onPhase)
+            opt.onPhase(out.table, "settle");
+        const auto deadline = std::chrono::steady_clock::now() + opt.settle;
+        std::int64_t applied = appliedPosition(ctx.job);
+        while (applied < sourceNow && std::chrono::steady_clock::now() < deadline && !opt.stop.stop_requested()) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(250));
+            applied = appliedPosition(ctx.job);
+        }
+        if (applied < sourceNow)
+            out.note = "the target had applied the source up to " + pgcatalog::formatLsn(applied) + ", not " +
+                       pgcatalog::formatLsn(sourceNow) +
+                       " (is the sync running?): rows changed since then count as drift until it applies them";
+    }
+    if (opt.onPhase)
+        opt.onPhase(out.table, "recheck");
+    std::vector<CanonicalKey> keys;
+    keys.reserve(cands.size());
+    for (auto &[rec, c] : cands)
+        keys.push_back(c.key);
+    auto [rs, rt] = both([&] { return ctx.source->rows(keys); }, [&] { return ctx.target->rows(keys); });
+    std::vector<std::string> order;
+    for (auto &[rec, c] : cands)
+        order.push_back(rec);
+    std::sort(order.begin(), order.end());
+    const bool cursor = ctx.job.spec.strategy == Strategy::Cursor;
+    for (const auto &rec : order) {
+        const auto &c = cands[rec];
+        auto si = rs.find(rec);
+        auto ti = rt.find(rec);
+        std::optional<std::int64_t> now[2];
+        if (si != rs.end())
+            now[0] = si->second.hash;
+        if (ti != rt.end())
+            now[1] = ti->second.hash;
+        if (now[0] == now[1] || now[0] != c.hash[0] || now[1] != c.hash[1]) {
+            ++out.inFlight; // converged, or changed while we looked: the sync is on it
+            continue;
+        }
+        if (cursor && si != rs.end() && si->second.recent) {
+            ++out.inFlight; // the next cursor pass re-reads it
+            continue;
+        }
+        if (now[0] && !now[1]) {
+            ++out.missing;
+            if (out.missingKeys.size() < static_cast<size_t>(opt.maxKeys))
+                out.missingKeys.push_back(c.key);
+        } else if (!now[0] && now[1]) {
+            ++out.extra;
+            if (out.extraKeys.size() < static_cast<size_t>(opt.maxKeys))
+                out.extraKeys.push_back(c.key);
+        } else {
+            ++out.different;
+            if (out.differentRows.size() < static_cast<size_t>(opt.maxKeys))
+                out.differentRows.push_back({c.key, columnDiffs(ctx.schema, si->second, ti->second)});
+        }
+    }
+}
+
+TableReconcile reconcileTable(const TableJob &job, const ReconcileOptions &opt)
+{
+    TableReconcile out;
+    out.pipeline = job.pipeline;
+    out.table = job.spec.table.display();
+    out.target = job.targetName.display();
+    out.strategy = std::string(toString(job.spec.strategy));
+    const auto started = std::chrono::steady_clock::now();
+    try {
+        TableContext ctx = openTable(job, opt);
+        for (const auto &k : ctx.keys) {
+            out.keyColumns.push_back(k.name);
+            out.keyIsInteger.push_back(rowhash::canonFor(k) == rowhash::Canon::Integer);
+        }
+        const bool bisect = orderable(ctx.keys, ctx.sqliteTarget);
+        std::unordered_map<std::string, Candidate> cands;
+        Comparer cmp(*ctx.source, *ctx.target, out, opt, bisect);
+        if (cmp.run(cands))
+            settleAndClassify(ctx, cands, out, opt);
+        if (!bisect && out.note.empty())
+            out.note = "the key's type orders differently on the two sides, so differing tables are compared row by row";
+        out.sourceQueries = ctx.source->queries;
+        out.targetQueries = ctx.target->queries;
+        out.sourceRowsFetched = ctx.source->fetched;
+        out.targetRowsFetched = ctx.target->fetched;
+    } catch (const Error &e) {
+        out.error = e.what();
+        if (!e.hint().empty())
+            out.error += " (" + e.hint() + ")";
+    }
+    out.driftRatio = out.sourceRows > 0 ? static_cast<double>(out.drift()) / static_cast<double>(out.sourceRows)
+                                        : (out.drift() > 0 ? 1.0 : 0.0);
+    out.elapsedMs =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
+    if (opt.onPhase)
+        opt.onPhase(out.table, "done");
+    return out;
+}
+
+std::vector<TableJob> selectJobs(const Workspace &ws, const std::string &pipeline, const std::vector<std::string> &tables)
+{
+    if (!ws.pipeline(pipeline))
+        throw ConfigError("no pipeline named '" + pipeline + "'");
+    auto jobs = jobsFor(ws, pipeline);
+    if (tables.empty())
+        return jobs;
+    std::vector<TableJob> out;
+    for (const auto &name : tables) {
+        TableRef ref;
+        try {
+            ref = TableRef::parse(name);
+        } catch (const std::invalid_argument &e) {
+            throw ConfigError("'" + name + "': " + e.what());
+        }
+        auto it = std::find_if(jobs.begin(), jobs.end(), [&](const TableJob &j) { return j.spec.table == ref; });
+        if (it == jobs.end())
+            throw ConfigError("pipeline '" + pipeline + "' has no table " + ref.display());
+        out.push_back(*it);
+    }
+    return out;
+}
+
+} // namespace
+
+long long ReconcileReport::drift() const
+{
+    long long n = 0;
+    for (const auto &t : tables)
+        n += t.drift();
+    return n;
+}
+
+ReconcileReport reconcile(const Workspace &ws, const std::string &pipeline, const std::vector<std::string> &tables,
+                          const ReconcileOptions &options)
+{
+    ReconcileReport report;
+    report.pipeline = pipeline;
+    report.startedAtMs = nowMs();
+    for (const auto &job : selectJobs(ws, pipeline, tables)) {
+        if (options.stop.stop_requested())
+            break;
+        report.tables.push_back(reconcileTable(job, options));
+    }
+    report.finishedAtMs = nowMs();
+    return report;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Repair
+
+namespace {
+
+/// COPY text of one row from canonical values (the merger reads COPY text).
+std::string copyLine(const std::vector<std::optional<std::string>> &values)
+{
+    std::string line;
+    for (size_t i = 0; i < values.size(); ++i) {
+        if (i)
+            line += '\t';
+        if (values[i])
+            copytext::escape(*values[i], line);
+        else
+            line += copytext::kNull;
+    }
+    return line;
+}
+
+} // namespace
+
+RepairOutcome repairKeys(const Workspace &ws, const std::string &pipeline, const std::string &table,
+                         const std::vector<CanonicalKey> &keys)
+{
+    RepairOutcome out;
+    out.pipeline = pipeline;
+    out.keys = static_cast<long long>(keys.size());
+    const auto jobs = selectJobs(ws, pipeline, {table});
+    const TableJob &job = jobs.front();
+    out.table = job.spec.table.display();
+    if (keys.empty())
+        return out;
+    ReconcileOptions opt;
+    TableContext ctx = openTable(job, opt);
+    for (const auto &k : ctx.keys)
+        if (rowhash::canonFor(k) == rowhash::Canon::Float)
+            throw Error(ErrorKind::Permanent, out.table + " is keyed by a floating-point column: repair it with a "
+                                                          "re-backfill (driftless-cli backfill) or a full refresh");
+    // The source rows as they are now. Values are read as Postgres prints them, not in canonical
+    // form, so they go back in exactly.
+    std::string cols, on, unnest, names;
+    for (size_t i = 0; i < ctx.schema.columns.size(); ++i)
+    {
+        const auto &c = ctx.schema.columns[i];
+        const std::string q = "s." + quoteIdent(c.name);
+        cols += std::string(i ? ", " : "") +
+                (!c.isArray && c.baseType == "bpchar" ? "CASE WHEN " + q + " IS NULL THEN NULL ELSE concat(" + q + ") END"
+                                                       : q + "::text");
+    }
+    for (size_t i = 0; i < ctx.keys.size(); ++i) {
+        const auto &k = ctx.keys[i];
+        on += std::string(i ? " AND " : "") + "s." + quoteIdent(k.name) + " = _dl_k.c" + std::to_string(i) +
+              "::" + k.typeSql;
+        unnest += std::string(i ? ", " : "") + "$" + std::to_string(i + 1) + "::text[]";
+        names += std::string(i ? ", " : "") + "c" + std::to_string(i);
+    }
+    std::unordered_map<std::string, std::vector<std::optional<std::string>>> sourceRows;
+    {
+        auto &src = ctx.source->connection();
+        Params params;
+        for (size_t c = 0; c < ctx.keys.size(); ++c) {
+            std::string arr = "{";
+            for (size_t i = 0; i < keys.size(); ++i) {
+                arr += i ? ",\"" : "\"";
+                for (char ch : keys[i][c]) {
+                    if (ch == '"' || ch == '\\')
+                        arr += '\\';
+                    arr += ch;
+                }
+                arr += '"';
+            }
+            params.emplace_back(arr + "}");
+        }
+        std::string keyCanon;
+        for (const auto &k : ctx.keys)
+            keyCanon += rowhash::pgCanonicalText(k, "s." + quoteIdent(k.name)) + ", ";
+        auto r = src.execParams("SELECT " + keyCanon + cols + " FROM " + job.spec.table.quoted() + " s JOIN unnest(" +
+                                    unnest + ") AS _dl_k(" + names + ") ON " + on,
+                                params);
+        const int nk = static_cast<int>(ctx.keys.size());
+        for (int i = 0; i < r.rows(); ++i) {
+            std::vector<std::optional<std::string>> key, values;
+            for (int c = 0; c < nk; ++c)
+                key.push_back(r.text(i, c));
+            for (int c = 0; c < static_cast<int>(ctx.schema.columns.size()); ++c)
+                values.push_back(r.optText(i, nk + c));
+            sourceRows.emplace(rowhash::recordText(key), std::move(values));
+        }
+    }
+    RowSet rows;
+    for (const auto &k : keys) {
+        auto it = sourceRows.find(rowhash::recordText({k.begin(), k.end()}));
+        if (it != sourceRows.end()) {
+            rows.append(copyLine(it->second), ChangeOp::Update, 0);
+        } else {
+            std::vector<std::optional<std::string>> values(ctx.schema.columns.size());
+            for (size_t i = 0; i < ctx.keys.size(); ++i)
+                values[static_cast<size_t>(ctx.schema.primaryKey[i])] = k[i];
+            rows.append(copyLine(values), ChangeOp::Delete, 0);
+        }
+    }
+    // Versions: a repaired row must win over the target's (so at least its version) and lose to
+    // any change the sync has yet to apply (all newer than the applied checkpoint).
+    auto session = createTargetSession(job.target, "driftless repair");
+    // A full refresh table has no staging of its own (it reloads whole); repairing it stages
+    // like a cursor table does.
+    const Strategy mergeAs = job.spec.strategy == Strategy::FullRefresh ? Strategy::Cursor : job.spec.strategy;
+    auto merger = session->merger({job.pipeline, job.spec.table, job.targetName, mergeAs});
+    merger->prepare(ctx.schema);
+    std::int64_t floor = 0;
+    if (auto cp = merger->readCheckpoint())
+        floor = cp->version;
+    floor = std::max(floor, appliedPosition(job));
+    const auto current = merger->guardVersions(rows);
+    RowSet versioned;
+    for (size_t i = 0; i < rows.size(); ++i)
+        versioned.append(rows.line(i), rows.row(i).op, std::max(floor, current[i]));
+    session->begin();
+    try {
+        auto res = merger->mergeInTransaction(versioned);
+        session->commit();
+        long long deletes = 0;
+        for (size_t i = 0; i < versioned.size(); ++i)
+            deletes += versioned.row(i).op == ChangeOp::Delete ? 1 : 0;
+        out.deleted = std::min(deletes, res.rowsWritten);
+        out.written = res.rowsWritten - out.deleted;
+    } catch (...) {
+        session->rollback();
+        throw;
+    }
+    // Verify.
+    auto [rs, rt] = both([&] { return ctx.source->rows(keys); }, [&] { return ctx.target->rows(keys); });
+    for (const auto &k : keys) {
+        const std::string rec = rowhash::recordText({k.begin(), k.end()});
+        auto si = rs.find(rec);
+        auto ti = rt.find(rec);
+        const bool equal = (si == rs.end() && ti == rt.end()) ||
+                           (si != rs.end() && ti != rt.end() && si->second.hash == ti->second.hash);
+        (equal ? out.verified : out.stillDifferent) += 1;
+    }
+    return out;
+}
+
+std::vector<RepairOutcome> repairReport(const Workspace &ws, const ReconcileReport &report,
+                                        const std::optional<std::string> &table)
+{
+    std::vector<RepairOutcome> outcomes;
+    bool matched = !table;
+    for (const auto &t : report.tables) {
+        if (table) {
+            TableRef want;
+            try {
+                want = TableRef::parse(*table);
+            } catch (const std::invalid_argument &e) {
+                throw ConfigError("'" + *table + "': " + e.what());
+            }
+            if (want.display() != t.table)
+                continue;
+            matched = true;
+        }
+        if (t.drift() == 0)
+            continue;
+        RepairOutcome o;
+        o.pipeline = report.pipeline;
+        o.table = t.table;
+        try {
+            std::vector<CanonicalKey> keys;
+            const bool complete = static_cast<long long>(t.missingKeys.size()) == t.missing &&
+                                  static_cast<long long>(t.extraKeys.size()) == t.extra &&
+                                  static_cast<long long>(t.differentRows.size()) == t.different;
+            if (complete) {
+                keys = t.missingKeys;
+                keys.insert(keys.end(), t.extraKeys.begin(), t.extraKeys.end());
+                for (const auto &d : t.differentRows)
+                    keys.push_back(d.key);
+            } else {
+                // The report kept only the first keys: find them all again.
+                ReconcileOptions opt;
+                opt.maxKeys = std::numeric_limits<int>::max();
+                opt.settle = std::chrono::milliseconds(0);
+                auto again = reconcile(ws, report.pipeline, {t.table}, opt);
+                const auto &nt = again.tables.front();
+                if (!nt.error.empty())
+                    throw Error(ErrorKind::Permanent, nt.error);
+                keys = nt.missingKeys;
+                keys.insert(keys.end(), nt.extraKeys.begin(), nt.extraKeys.end());
+                for (const auto &d : nt.differentRows)
+                    keys.push_back(d.key);
+            }
+            o = repairKeys(ws, report.pipeline, t.table, keys);
+        } catch (const Error &e) {
+            o.error = e.what();
+        }
+        outcomes.push_back(std::move(o));
+    }
+    if (!matched)
+        throw ConfigError("report " + std::to_string(report.id) + " has no table " + *table);
+    return outcomes;
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON
+
+json keyJson(const CanonicalKey &key, const std::vector<bool> &isInteger)
+{
+    auto one = [&](size_t i) -> json {
+        if (i < isInteger.size() && isInteger[i]) {
+            try {
+                size_t used = 0;
+                long long v = std::stoll(key[i], &used);
+                if (used == key[i].size())
+                    return v;
+            } catch (...) {
+            }
+        }
+        return key[i];
+    };
+    if (key.size() == 1)
+        return one(0);
+    json arr = json::array();
+    for (size_t i = 0; i < key.size(); ++i)
+        arr.push_back(one(i));
+    return arr;
+}
+
+CanonicalKey keyFromJson(const json &j)
+{
+    auto text = [](const json &v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+    CanonicalKey k;
+    if (j.is_array())
+        for (const auto &v : j)
+            k.push_back(text(v));
+    else
+        k.push_back(text(j));
+    return k;
+}
+
+json reportJsonValue(const ReconcileReport &report)
+{
+    json tables = json::array();
+    for (const auto &t : report.tables) {
+        json keys = {{"missing", json::array()}, {"extra", json::array()}, {"different", json::array()}};
+        for (const auto &k : t.missingKeys)
+            keys["missing"].push_back(keyJson(k, t.keyIsInteger));
+        for (const auto &k : t.extraKeys)
+            keys["extra"].push_back(keyJson(k, t.keyIsInteger));
+        json diffs = json::array();
+        for (const auto &d : t.differentRows) {
+            keys["different"].push_back(keyJson(d.key, t.keyIsInteger));
+            json cols = json::array();
+            for (const auto &c : d.columns)
+                cols.push_back({{"column", c.column},
+                                {"source", c.source ? json(*c.source) : json(nullptr)},
+                                {"target", c.target ? json(*c.target) : json(nullptr)}});
+            diffs.push_back({{"key", keyJson(d.key, t.keyIsInteger)}, {"columns", cols}});
+        }
+        tables.push_back({{"table", t.table},
+                          {"target", t.target},
+                          {"strategy", t.strategy},
+                          {"key_columns", t.keyColumns},
+                          {"key_is_integer", t.keyIsInteger},
+                          {"source_rows", t.sourceRows},
+                          {"target_rows", t.targetRows},
+                          {"missing", t.missing},
+                          {"extra", t.extra},
+                          {"different", t.different},
+                          {"in_flight", t.inFlight},
+                          {"drift_ratio", t.driftRatio},
+                          {"keys", keys},
+                          {"differences", diffs},
+                          {"elapsed_ms", t.elapsedMs},
+                          {"queries", {{"source", t.sourceQueries}, {"target", t.targetQueries}}},
+                          {"rows_fetched", {{"source", t.sourceRowsFetched}, {"target", t.targetRowsFetched}}},
+                          {"skipped", t.skipped.empty() ? json(nullptr) : json(t.skipped)},
+                          {"note", t.note.empty() ? json(nullptr) : json(t.note)},
+                          {"error", t.error.empty() ? json(nullptr) : json(t.error)}});
+    }
+    return {{"report_id", report.id},
+            {"pipeline", report.pipeline},
+            {"started_at", formatIso8601(report.startedAtMs)},
+            {"finished_at", formatIso8601(report.finishedAtMs)},
+            {"started_at_ms", report.startedAtMs},
+            {"finished_at_ms", report.finishedAtMs},
+            {"drift", report.drift()},
+            {"tables", tables}};
+}
+
+ReconcileReport reportFromJson(const json &j)
+{
+    ReconcileReport r;
+    r.id = j.value("report_id", 0LL);
+    r.pipeline = j.value("pipeline", "");
+    r.startedAtMs = j.value("started_at_ms", 0LL);
+    r.finishedAtMs = j.value("finished_at_ms", 0LL);
+    auto str = [](const json &v) { return v.is_string() ? v.get<std::string>() : std::string(); };
+    for (const auto &t : j.value("tables", json::array())) {
+        TableReconcile x;
+        x.pipeline = r.pipeline;
+        x.table = t.value("table", "");
+        x.target = t.value("target", "");
+        x.strategy = t.value("strategy", "");
+        x.keyColumns = t.value("key_columns", std::vector<std::string>{});
+        x.keyIsInteger = t.value("key_is_integer", std::vector<bool>{});
+        x.sourceRows = t.value("source_rows", 0LL);
+        x.targetRows = t.value("target_rows", 0LL);
+        x.missing = t.value("missing", 0LL);
+        x.extra = t.value("extra", 0LL);
+        x.different = t.value("different", 0LL);
+        x.inFlight = t.value("in_flight", 0LL);
+        x.driftRatio = t.value("drift_ratio", 0.0);
+        const auto keys = t.value("keys", json::object());
+        for (const auto &k : keys.value("missing", json::array()))
+            x.missingKeys.push_back(keyFromJson(k));
+        for (const auto &k : keys.value("extra", json::array()))
+            x.extraKeys.push_back(keyFromJson(k));
+        for (const auto &d : t.value("differences", json::array())) {
+            DifferentRow row;
+            row.key = keyFromJson(d.at("key"));
+            for (const auto &c : d.value("columns", json::array())) {
+                ColumnDiff cd;
+                cd.column = c.value("column", "");
+                if (c.contains("source") && c["source"].is_string())
+                    cd.source = c["source"].get<std::string>();
+                if (c.contains("target") && c["target"].is_string())
+                    cd.target = c["target"].get<std::string>();
+                row.columns.push_back(std::move(cd));
+            }
+            x.differentRows.push_back(std::move(row));
+        }
+        x.elapsedMs = t.value("elapsed_ms", 0LL);
+        const auto q = t.value("queries", json::object());
+        x.sourceQueries = q.value("source", 0);
+        x.targetQueries = q.value("target", 0);
+        const auto f = t.value("rows_fetched", json::object());
+        x.sourceRowsFetched = f.value("source", 0LL);
+        x.targetRowsFetched = f.value("target", 0LL);
+        x.skipped = str(t.value("skipped", json()));
+        x.note = str(t.value("note", json()));
+        x.error = str(t.value("error", json()));
+        r.tables.push_back(std::move(x));
+    }
+    return r;
+}
+
+json repairJsonValue(const std::vector<RepairOutcome> &outcomes)
+{
+    json arr = json::array();
+    for (const auto &o : outcomes)
+        arr.push_back({{"pipeline", o.pipeline},
+                       {"table", o.table},
+                       {"keys", o.keys},
+                       {"written", o.written},
+                       {"deleted", o.deleted},
+                       {"verified", o.verified},
+                       {"still_different", o.stillDifferent},
+                       {"error", o.error.empty() ? json(nullptr) : json(o.error)}});
+    return {{"tables", arr}};
+}
+
+} // namespace driftless::core

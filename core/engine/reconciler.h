@@ -1,0 +1,140 @@
+#pragma once
+
+#include "core/model/workspace.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace driftless::core {
+
+/// A primary key as canonical text per key column (rowhash.h), in key column order.
+using CanonicalKey = std::vector<std::string>;
+
+/// One column of a differing row: its canonical text on each side (nullopt: NULL).
+struct ColumnDiff {
+    std::string column;
+    std::optional<std::string> source;
+    std::optional<std::string> target;
+};
+
+struct DifferentRow {
+    CanonicalKey key;
+    std::vector<ColumnDiff> columns;
+};
+
+/// What reconciling one table found.
+struct TableReconcile {
+    std::string pipeline;
+    std::string table;  ///< source table, display form
+    std::string target; ///< target table, display form
+    std::string strategy;
+    std::vector<std::string> keyColumns;
+    /// Integer key columns print as JSON numbers.
+    std::vector<bool> keyIsInteger;
+    long long sourceRows = 0;
+    long long targetRows = 0;
+    long long missing = 0;   ///< in the source, not in the target
+    long long extra = 0;     ///< in the target, not in the source
+    long long different = 0; ///< in both, with different values
+    /// Rows that differed while the sync had not yet applied them (changed during the run, or
+    /// within the recent window of a cursor table): not drift.
+    long long inFlight = 0;
+    double driftRatio = 0;
+    /// Up to the report's key limit per class.
+    std::vector<CanonicalKey> missingKeys, extraKeys;
+    std::vector<DifferentRow> differentRows;
+    long long elapsedMs = 0;
+    int sourceQueries = 0, targetQueries = 0;
+    /// Table rows (or keys) fetched to the workstation, per side; aggregates not counted.
+    long long sourceRowsFetched = 0, targetRowsFetched = 0;
+    std::string skipped; ///< why the table was not compared, when it was not
+    std::string note;    ///< what the figures mean beyond themselves (lag, limits)
+    std::string error;
+
+    long long drift() const { return missing + extra + different; }
+};
+
+struct ReconcileReport {
+    std::int64_t id = 0; ///< assigned when stored
+    std::string pipeline;
+    std::int64_t startedAtMs = 0;
+    std::int64_t finishedAtMs = 0;
+    std::vector<TableReconcile> tables;
+
+    long long drift() const;
+};
+
+struct ReconcileOptions {
+    /// Differing keys kept per class and table (the counts are always complete).
+    int maxKeys = 100;
+    /// CDC tables: how long to wait for the target to apply up to the source position read after
+    /// the comparison, before rechecking the differing rows. Rows that change or converge in
+    /// that time are in flight, not drift.
+    std::chrono::milliseconds settle{30'000};
+    /// Cursor tables: differing rows whose cursor value is this recent (source clock) are in
+    /// flight; unset: the table's lookback when it is a duration, else 10 minutes.
+    std::optional<std::chrono::milliseconds> recentWindow;
+    /// Progress and test hook: (table, phase) with phases `checksum`, `bisect`, `fetch`, `settle`,
+    /// `recheck`, `done`.
+    std::function<void(const std::string &table, std::string_view phase)> onPhase;
+    std::stop_token stop;
+    /// Internal tuning (tests lower them to exercise bisection on small tables).
+    long long fetchRows = 20'000;   ///< rows of differing ranges fetched as key+hash at once
+    int maxSegments = 4096;         ///< segments per bisection level
+    long long minSegmentRows = 64;  ///< smallest segment a level aims for
+};
+
+/// Compares the tables of a pipeline (or the named ones) between source and target: counts, then
+/// checksums pushed into each database over primary-key ranges, narrowed level by level to the
+/// differing rows, which are then fetched and classified. Rows still in flight are rechecked
+/// and not reported as drift. Nothing is written anywhere; store the report with StateStore.
+/// Throws ConfigError for an unknown pipeline or table; a table that fails carries its error.
+ReconcileReport reconcile(const Workspace &ws, const std::string &pipeline, const std::vector<std::string> &tables,
+                          const ReconcileOptions &options = {});
+
+/// What repairing one table did.
+struct RepairOutcome {
+    std::string pipeline;
+    std::string table;
+    long long keys = 0;     ///< differing keys looked at
+    long long written = 0;  ///< rows inserted or updated in the target
+    long long deleted = 0;  ///< rows deleted from the target (the source no longer has them)
+    long long verified = 0; ///< keys equal on both sides afterwards
+    /// Keys still different afterwards: a newer change the sync has not applied yet keeps its
+    /// place (the guard), and shows here until it lands.
+    long long stillDifferent = 0;
+    std::string error;
+};
+
+/// Re-reads `keys` from the source and applies them to the target through the guarded merge
+/// (deletes for keys the source no longer has), never overwriting a newer row: each row carries
+/// the highest of the table's checkpoint version and the target row's own version, so a change
+/// the sync has yet to apply still wins. Then compares those keys again.
+RepairOutcome repairKeys(const Workspace &ws, const std::string &pipeline, const std::string &table,
+                         const std::vector<CanonicalKey> &keys);
+
+/// Repairs every table of a report that has drift. A table whose differing keys were not all kept
+/// in the report is compared again first (uncapped), so every differing row is repaired.
+std::vector<RepairOutcome> repairReport(const Workspace &ws, const ReconcileReport &report,
+                                        const std::optional<std::string> &table = {});
+
+/// `{"report_id", "pipeline", "started_at", "finished_at", "drift", "tables": [{table, target,
+/// strategy, source_rows, target_rows, missing, extra, different, in_flight, drift_ratio,
+/// keys: {missing, extra, different}, differences: [{key, columns: [{column, source, target}]}],
+/// elapsed_ms, queries, rows_fetched, skipped, note, error}]}`.
+nlohmann::json reportJsonValue(const ReconcileReport &report);
+ReconcileReport reportFromJson(const nlohmann::json &j);
+nlohmann::json repairJsonValue(const std::vector<RepairOutcome> &outcomes);
+/// One key as JSON: a scalar for a one-column key (a number for integer columns), else an array.
+nlohmann::json keyJson(const CanonicalKey &key, const std::vector<bool> &isInteger);
+CanonicalKey keyFromJson(const nlohmann::json &j);
+
+} // namespace driftless::core
