@@ -6,6 +6,7 @@
 #include "core/config/workspacefile.h"
 #include "core/engine/doctor.h"
 #include "core/engine/log.h"
+#include "core/engine/reconciler.h"
 #include "core/engine/resnapshot.h"
 #include "core/engine/scheduler.h"
 #include "core/engine/slots.h"
@@ -13,6 +14,8 @@
 #include "core/engine/statusreport.h"
 #include "core/model/error.h"
 #include "core/state/statestore.h"
+
+#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <csignal>
@@ -34,6 +37,7 @@ namespace {
 constexpr int kOk = 0;
 constexpr int kSyncFailed = 1;
 constexpr int kUsage = 2;
+constexpr int kDrift = 3;
 
 constexpr const char *kUsageText = R"(usage: driftless-cli [--state FILE] COMMAND [ARGS]
 
@@ -60,10 +64,21 @@ commands:
                                   run like 'run' and serve GET /sync/status (JSON) and GET
                                   /metrics (Prometheus) on 127.0.0.1:8765; slots are read and
                                   alerts raised every 5s
+  reconcile PIPELINE [TABLE...] [--json] [--max-keys N] [--settle DURATION]
+                                  compare source and target: row counts, checksums over key
+                                  ranges computed in each database, then only the differing rows
+                                  (missing, extra, different, with the columns); rows the sync
+                                  has not applied yet count as in flight, not drift. Stores the
+                                  report; exit 3 when drift was found
+  repair REPORT_ID [--table TABLE] [--json]
+                                  re-read a report's differing rows from the source and apply
+                                  them through the guarded merge (never over a newer row), then
+                                  check them again
   export                          print the stored workspace as YAML
   version                         print the version
 
-exit codes: 0 success, 1 a sync (or a server check) failed, 2 usage or configuration error
+exit codes: 0 success, 1 a sync (or a server check) failed, 2 usage or configuration error,
+            3 reconcile found drift
 )";
 
 struct UsageError : std::runtime_error {
@@ -535,6 +550,155 @@ int cmdServe(Args &a)
     return errors > 0 ? kSyncFailed : kOk;
 }
 
+std::string keyText(const CanonicalKey &k)
+{
+    if (k.size() == 1)
+        return k[0];
+    std::string s = "(";
+    for (size_t i = 0; i < k.size(); ++i)
+        s += (i ? ", " : "") + k[i];
+    return s + ")";
+}
+
+void printKeys(const char *label, const std::vector<CanonicalKey> &keys, long long total)
+{
+    if (keys.empty())
+        return;
+    std::string line;
+    for (size_t i = 0; i < keys.size() && i < 10; ++i)
+        line += (i ? ", " : "") + keyText(keys[i]);
+    if (total > static_cast<long long>(std::min<size_t>(keys.size(), 10)))
+        line += ", ... (" + std::to_string(total) + " in all)";
+    std::printf("      %s: %s\n", label, line.c_str());
+}
+
+int cmdReconcile(Args &a)
+{
+    const bool asJson = a.flag("--json");
+    ReconcileOptions opt;
+    if (auto m = a.option("--max-keys"); !m.empty()) {
+        try {
+            opt.maxKeys = std::stoi(m);
+        } catch (...) {
+            opt.maxKeys = -1;
+        }
+        if (opt.maxKeys < 0)
+            throw UsageError("--max-keys takes a count, e.g. 100");
+    }
+    if (auto s = a.option("--settle"); !s.empty()) {
+        auto d = parseDuration(s);
+        if (!d)
+            throw UsageError("--settle takes a duration, e.g. 30s");
+        opt.settle = *d;
+    }
+    if (a.rest.empty())
+        throw UsageError("reconcile needs a pipeline name");
+    const std::string pipeline = a.rest.front();
+    std::vector<std::string> tables(a.rest.begin() + 1, a.rest.end());
+    StateStore store(a.state);
+    Workspace ws = store.loadWorkspace();
+    SignalWatch signals;
+    opt.stop = g_stop.get_token();
+    if (!asJson)
+        opt.onPhase = [](const std::string &table, std::string_view phase) {
+            if (phase == "settle")
+                std::fprintf(stderr, "%s: waiting for the sync to apply what the source has, to tell drift from "
+                                     "changes in flight\n", table.c_str());
+        };
+    auto report = reconcile(ws, pipeline, tables, opt);
+    storeReport(store, report);
+    bool failed = false;
+    for (const auto &t : report.tables)
+        failed = failed || !t.error.empty();
+    if (asJson) {
+        std::printf("%s\n", reportJsonValue(report).dump(2).c_str());
+    } else {
+        std::printf("report %lld: pipeline %s, %zu table%s\n", static_cast<long long>(report.id), pipeline.c_str(),
+                    report.tables.size(), report.tables.size() == 1 ? "" : "s");
+        for (const auto &t : report.tables) {
+            if (!t.error.empty()) {
+                std::printf("  %s: FAILED: %s\n", t.table.c_str(), t.error.c_str());
+                continue;
+            }
+            const std::string inFlight = t.inFlight ? ", " + std::to_string(t.inFlight) + " in flight" : "";
+            if (t.drift() == 0) {
+                std::printf("  %s: no drift in %lld rows%s [%lld ms]\n", t.table.c_str(), t.sourceRows, inFlight.c_str(),
+                            t.elapsedMs);
+            } else {
+                std::printf("  %s: DRIFT %lld missing, %lld extra, %lld different of %lld rows (%.4g%%)%s [%lld ms]\n",
+                            t.table.c_str(), t.missing, t.extra, t.different, t.sourceRows, t.driftRatio * 100.0,
+                            inFlight.c_str(), t.elapsedMs);
+                printKeys("missing in target", t.missingKeys, t.missing);
+                printKeys("extra in target", t.extraKeys, t.extra);
+                for (size_t i = 0; i < t.differentRows.size() && i < 10; ++i) {
+                    std::string cols;
+                    for (const auto &c : t.differentRows[i].columns)
+                        cols += (cols.empty() ? "" : ", ") + c.column + ": " + (c.source ? *c.source : "NULL") +
+                                " -> " + (c.target ? *c.target : "NULL");
+                    std::printf("      different %s: %s\n", keyText(t.differentRows[i].key).c_str(), cols.c_str());
+                }
+                if (t.different > 10)
+                    std::printf("      ... (%lld different in all)\n", t.different);
+            }
+            if (!t.note.empty())
+                std::printf("      note: %s\n", t.note.c_str());
+        }
+        if (report.drift() > 0)
+            std::printf("resolve with: driftless-cli repair %lld\n", static_cast<long long>(report.id));
+    }
+    if (failed)
+        return kSyncFailed;
+    return report.drift() > 0 ? kDrift : kOk;
+}
+
+int cmdRepair(Args &a)
+{
+    const bool asJson = a.flag("--json");
+    std::optional<std::string> table;
+    if (auto t = a.option("--table"); !t.empty())
+        table = t;
+    if (a.rest.size() != 1)
+        throw UsageError("repair needs one report id (driftless-cli reconcile prints it)");
+    long long id = 0;
+    try {
+        size_t used = 0;
+        id = std::stoll(a.rest.front(), &used);
+        if (used != a.rest.front().size())
+            throw std::invalid_argument("");
+    } catch (...) {
+        throw UsageError("'" + a.rest.front() + "' is not a report id");
+    }
+    StateStore store(a.state);
+    auto report = loadReport(store, id);
+    if (!report)
+        throw ConfigError("no reconciliation report " + std::to_string(id) +
+                          " in this workspace (driftless-cli reconcile PIPELINE makes one)");
+    Workspace ws = store.loadWorkspace();
+    auto outcomes = repairReport(ws, *report, table);
+    recordRepair(store, *report, outcomes);
+    bool failed = false;
+    for (const auto &o : outcomes)
+        failed = failed || !o.error.empty();
+    if (asJson) {
+        std::printf("%s\n", repairJsonValue(outcomes).dump(2).c_str());
+    } else {
+        if (outcomes.empty())
+            std::printf("report %lld has no drift to repair\n", id);
+        for (const auto &o : outcomes) {
+            if (!o.error.empty())
+                std::printf("  %s: FAILED: %s\n", o.table.c_str(), o.error.c_str());
+            else
+                std::printf("  %s: %lld keys: %lld rows written, %lld deleted; %lld now equal%s\n", o.table.c_str(),
+                            o.keys, o.written, o.deleted, o.verified,
+                            o.stillDifferent ? (", " + std::to_string(o.stillDifferent) +
+                                                " still differ (newer changes the sync has yet to apply)")
+                                                   .c_str()
+                                             : "");
+        }
+    }
+    return failed ? kSyncFailed : kOk;
+}
+
 int cmdExport(Args &a)
 {
     a.noMore();
@@ -573,6 +737,10 @@ int main(int argc, char **argv)
             return cmdSlots(a);
         if (a.command == "serve")
             return cmdServe(a);
+        if (a.command == "reconcile")
+            return cmdReconcile(a);
+        if (a.command == "repair")
+            return cmdRepair(a);
         if (a.command == "backfill" || a.command == "rebackfill")
             return cmdBackfill(a);
         throw UsageError("unknown command '" + a.command + "'");

@@ -7,6 +7,7 @@
 #include "core/engine/rowhash.h"
 #include "core/engine/statusreport.h"
 #include "core/engine/tablesync.h"
+#include "core/state/statestore.h"
 #include "core/mergers/sqlitetypes.h"
 #include "core/model/duration.h"
 #include "core/model/error.h"
@@ -1212,6 +1213,99 @@ json repairJsonValue(const std::vector<RepairOutcome> &outcomes)
                        {"still_different", o.stillDifferent},
                        {"error", o.error.empty() ? json(nullptr) : json(o.error)}});
     return {{"tables", arr}};
+}
+
+} // namespace driftless::core
+
+namespace driftless::core {
+
+namespace {
+std::string percent(double ratio)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4g%%", ratio * 100.0);
+    return buf;
+}
+} // namespace
+
+void storeReport(StateStore &store, ReconcileReport &report)
+{
+    std::vector<StateStore::ReconcileSummary> summaries;
+    for (const auto &t : report.tables) {
+        StateStore::ReconcileSummary s;
+        s.pipeline = report.pipeline;
+        s.table = t.table;
+        s.sourceRows = t.sourceRows;
+        s.targetRows = t.targetRows;
+        s.missing = t.missing;
+        s.extra = t.extra;
+        s.different = t.different;
+        s.inFlight = t.inFlight;
+        s.driftRatio = t.driftRatio;
+        s.error = t.error;
+        summaries.push_back(std::move(s));
+    }
+    report.id = store.addReconcileReport(report.pipeline, report.startedAtMs, report.finishedAtMs, report.drift(),
+                                         reportJsonValue(report).dump(), summaries);
+    store.updateReconcileReport(report.id, reportJsonValue(report).dump());
+    for (const auto &t : report.tables) {
+        if (!t.error.empty()) {
+            store.addEvent("error", report.pipeline, t.table, "reconcile", "reconciliation failed: " + t.error);
+        } else if (t.drift() > 0) {
+            store.addEvent("warn", report.pipeline, t.table, "reconcile",
+                           "drift: " + std::to_string(t.missing) + " missing, " + std::to_string(t.extra) + " extra, " +
+                               std::to_string(t.different) + " different of " + std::to_string(t.sourceRows) +
+                               " rows (" + percent(t.driftRatio) + "); resolve with: driftless-cli repair " +
+                               std::to_string(report.id) + " --table " + t.table);
+        } else {
+            store.addEvent("info", report.pipeline, t.table, "reconcile",
+                           "no drift in " + std::to_string(t.sourceRows) + " rows" +
+                               (t.inFlight ? " (" + std::to_string(t.inFlight) + " in flight)" : "") + ", report " +
+                               std::to_string(report.id));
+        }
+    }
+}
+
+std::optional<ReconcileReport> loadReport(StateStore &store, std::int64_t id)
+{
+    auto text = store.reconcileReport(id);
+    if (!text)
+        return std::nullopt;
+    auto j = json::parse(*text, nullptr, false);
+    if (j.is_discarded())
+        return std::nullopt;
+    auto r = reportFromJson(j);
+    r.id = id;
+    return r;
+}
+
+void recordRepair(StateStore &store, const ReconcileReport &report, const std::vector<RepairOutcome> &outcomes)
+{
+    for (const auto &o : outcomes) {
+        if (!o.error.empty())
+            store.addEvent("error", o.pipeline, o.table, "repair",
+                           "repair of report " + std::to_string(report.id) + " failed: " + o.error);
+        else
+            store.addEvent(o.stillDifferent ? "warn" : "info", o.pipeline, o.table, "repair",
+                           "repaired from report " + std::to_string(report.id) + ": " + std::to_string(o.written) +
+                               " rows written, " + std::to_string(o.deleted) + " deleted, " +
+                               std::to_string(o.verified) + " of " + std::to_string(o.keys) + " keys now equal" +
+                               (o.stillDifferent ? "; " + std::to_string(o.stillDifferent) +
+                                                       " still differ (newer changes the sync has yet to apply)"
+                                                 : ""));
+    }
+    if (auto text = store.reconcileReport(report.id)) {
+        auto j = json::parse(*text, nullptr, false);
+        if (j.is_object()) {
+            auto &repairs = j["repairs"];
+            if (!repairs.is_array())
+                repairs = json::array();
+            auto r = repairJsonValue(outcomes);
+            r["at"] = formatIso8601(nowMs());
+            repairs.push_back(r);
+            store.updateReconcileReport(report.id, j.dump());
+        }
+    }
 }
 
 } // namespace driftless::core

@@ -138,3 +138,17 @@ nlohmann::json keyJson(const CanonicalKey &key, const std::vector<bool> &isInteg
 CanonicalKey keyFromJson(const nlohmann::json &j);
 
 } // namespace driftless::core
+
+namespace driftless::core {
+
+class StateStore;
+
+/// Stores a report in the state file (setting its id) and records one event per table: drift
+/// found (warn, with the counts and the repair command), none, or the error.
+void storeReport(StateStore &store, ReconcileReport &report);
+/// A stored report, or nullopt.
+std::optional<ReconcileReport> loadReport(StateStore &store, std::int64_t id);
+/// Records what a repair did as events, and in the report's JSON under `repairs`.
+void recordRepair(StateStore &store, const ReconcileReport &report, const std::vector<RepairOutcome> &outcomes);
+
+} // namespace driftless::core

@@ -10,6 +10,7 @@
 
 #include <csignal>
 #include <functional>
+#include <map>
 #include <set>
 #include <sys/wait.h>
 #include <thread>
@@ -164,6 +165,66 @@ TEST_F(CliFixture, runOnceSyncsAndStatusReportsEveryTable)
     auto human = runCli({"--state", state, "status"});
     EXPECT_EQ(human.exitCode, 0);
     EXPECT_NE(human.out.find("public.events"), std::string::npos) << human.out;
+}
+
+TEST_F(CliFixture, reconcileReportsDriftAsJsonAndRepairResolvesIt)
+{
+    ASSERT_EQ(apply(good()).exitCode, 0);
+    ASSERT_EQ(runCli({"--state", state, "run", "--once"}).exitCode, 0);
+    auto clean = runCli({"--state", state, "reconcile", "app_to_dw"});
+    EXPECT_EQ(clean.exitCode, 0) << clean.out << clean.err;
+    EXPECT_NE(clean.out.find("no drift in 1000 rows"), std::string::npos) << clean.out;
+
+    // A hard delete and a write that skips updated_at, which cursor sync cannot see, and a hand edit.
+    src.exec("DELETE FROM events WHERE id = 5; UPDATE events SET kind = 'bulk' WHERE id IN (8, 9)");
+    dst.exec("UPDATE model.plans SET name = 'edited' WHERE id = 2");
+    auto r = runCli({"--state", state, "reconcile", "app_to_dw", "--json"});
+    ASSERT_EQ(r.exitCode, 3) << r.out << r.err; // 3: drift found
+    auto j = nlohmann::json::parse(r.out);
+    ASSERT_TRUE(j["report_id"].is_number_integer());
+    ASSERT_EQ(j["tables"].size(), 2u);
+    std::map<std::string, nlohmann::json> byTable;
+    for (const auto &t : j["tables"]) {
+        for (const char *k : {"table", "source_rows", "target_rows", "missing", "extra", "different", "drift_ratio", "keys"})
+            EXPECT_TRUE(t.contains(k)) << k;
+        for (const char *k : {"missing", "extra", "different"})
+            EXPECT_TRUE(t["keys"][k].is_array()) << k;
+        byTable[t["table"]] = t;
+    }
+    const auto &ev = byTable["public.events"];
+    EXPECT_EQ(ev["source_rows"], 999);
+    EXPECT_EQ(ev["target_rows"], 1000);
+    EXPECT_EQ(ev["missing"], 0);
+    EXPECT_EQ(ev["extra"], 1);
+    EXPECT_EQ(ev["different"], 2);
+    EXPECT_EQ(ev["keys"]["extra"], nlohmann::json::array({5}));
+    EXPECT_EQ(ev["keys"]["different"], nlohmann::json::array({8, 9}));
+    EXPECT_NEAR(ev["drift_ratio"].get<double>(), 3.0 / 999.0, 1e-9);
+    const auto &pl = byTable["public.plans"];
+    EXPECT_EQ(pl["different"], 1);
+    EXPECT_EQ(pl["keys"]["different"], nlohmann::json::array({2}));
+    EXPECT_EQ(pl["differences"][0]["columns"][0]["column"], "name");
+    EXPECT_EQ(pl["differences"][0]["columns"][0]["target"], "edited");
+
+    const std::string id = std::to_string(j["report_id"].get<long long>());
+    auto bad = runCli({"--state", state, "repair", "999999"});
+    EXPECT_EQ(bad.exitCode, 2);
+    EXPECT_NE(bad.err.find("no reconciliation report 999999"), std::string::npos) << bad.err;
+    auto fix = runCli({"--state", state, "repair", id, "--json"});
+    ASSERT_EQ(fix.exitCode, 0) << fix.out << fix.err;
+    auto fj = nlohmann::json::parse(fix.out);
+    ASSERT_EQ(fj["tables"].size(), 2u);
+    for (const auto &t : fj["tables"]) {
+        EXPECT_TRUE(t["error"].is_null()) << t.dump();
+        EXPECT_EQ(t["still_different"], 0);
+    }
+    auto again = runCli({"--state", state, "reconcile", "app_to_dw", "public.events"});
+    EXPECT_EQ(again.exitCode, 0) << again.out << again.err;
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM model.events"), "999");
+    EXPECT_EQ(dst.scalar("SELECT kind FROM model.events WHERE id = 8"), "bulk");
+    // The story is in the events.
+    auto st = runCli({"--state", state, "status"});
+    EXPECT_EQ(st.exitCode, 0);
 }
 
 TEST_F(CliFixture, aFailingTableMakesRunExitOneAndOthersStillSync)
