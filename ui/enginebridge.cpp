@@ -62,7 +62,7 @@ EngineSnapshot readStored(const std::string &path, std::uint64_t generation)
     try {
         StateStore store(path);
         auto workspace = std::make_shared<const core::Workspace>(store.loadWorkspace());
-        s.tables = core::buildStatus(*workspace, store.tableStatuses(), s.takenAtMs);
+        s.tables = core::buildStatus(*workspace, store.tableStatuses(), s.takenAtMs, store.latestReconciles());
         s.workspace = std::move(workspace);
         s.events = store.events(EngineBridge::kEventLimit);
     } catch (const std::exception &e) {

@@ -281,6 +281,9 @@ int cmdRun(Args &a)
     Scheduler::Options opts;
     opts.once = once;
     Scheduler scheduler(jobs, observer, opts);
+    ReconcileScheduler reconciles(store, ws, pipeline);
+    if (!once)
+        reconciles.start();
     int errors = scheduler.run(g_stop.get_token());
     return errors > 0 ? kSyncFailed : kOk;
 }
@@ -313,7 +316,7 @@ int cmdStatus(Args &a)
     }
     StateStore store(a.state);
     auto now = StateStore::nowMs();
-    auto reports = buildStatus(store.loadWorkspace(), store.tableStatuses(), now);
+    auto reports = buildStatus(store.loadWorkspace(), store.tableStatuses(), now, store.latestReconciles());
     if (asJson) {
         std::printf("%s\n", statusJson(reports, now).c_str());
         return kOk;

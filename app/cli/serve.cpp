@@ -7,6 +7,7 @@
 #include "app/cli/liveview.h"
 
 #include "core/engine/alerts.h"
+#include "core/engine/reconciler.h"
 #include "core/engine/log.h"
 #include "core/engine/metrics.h"
 #include "core/engine/scheduler.h"
@@ -92,6 +93,7 @@ public:
         std::vector<SourceSlots> sources;
         std::vector<Alert> alerts;
         std::int64_t atMs = 0;
+        std::vector<StateStore::ReconcileSummary> reconciles;
     };
     Sample sample() const
     {
@@ -137,14 +139,20 @@ private:
         } catch (const Error &e) {
             log(LogLevel::Warn, "slot samples not recorded: " + e.describe());
         }
-        auto tables = buildStatus(m_ws, m_observer.snapshot(), now);
+        std::vector<StateStore::ReconcileSummary> reconciles;
+        try {
+            reconciles = m_store.latestReconciles();
+        } catch (const Error &e) {
+            log(LogLevel::Warn, "reconciliation results not read: " + e.describe());
+        }
+        auto tables = buildStatus(m_ws, m_observer.snapshot(), now, reconciles);
         auto change = m_tracker.update(computeAlerts(m_ws, tables, sources, m_inactiveSince, now), now);
         for (const auto &a : change.opened)
             record(a.level, a, "alert", a.message + ". " + a.action);
         for (const auto &a : change.cleared)
             record("info", a, "alert_cleared", "cleared: " + a.message);
         std::lock_guard lock(m_mutex);
-        m_sample = {std::move(sources), m_tracker.open(), now};
+        m_sample = {std::move(sources), m_tracker.open(), now, std::move(reconciles)};
     }
     void record(const std::string &level, const Alert &a, const std::string &kind, const std::string &message)
     {
@@ -201,8 +209,8 @@ int serve(StateStore &store, const ServeOptions &options, std::stop_source stop)
     QHttpServer server;
     server.route("/sync/status", QHttpServerRequest::Method::Get, [&] {
         const auto now = StateStore::nowMs();
-        auto tables = buildStatus(ws, observer.snapshot(), now);
         auto sample = monitor.sample();
+        auto tables = buildStatus(ws, observer.snapshot(), now, sample.reconciles);
         nlohmann::json slotInfo = slotsJsonValue(sample.sources);
         nlohmann::json root = {
             {"generated_at", formatIso8601(now)},
@@ -217,7 +225,8 @@ int serve(StateStore &store, const ServeOptions &options, std::stop_source stop)
     server.route("/metrics", QHttpServerRequest::Method::Get, [&] {
         const auto now = StateStore::nowMs();
         auto sample = monitor.sample();
-        auto text = prometheusText(buildStatus(ws, observer.snapshot(), now), sample.sources, sample.alerts);
+        auto text = prometheusText(buildStatus(ws, observer.snapshot(), now, sample.reconciles), sample.sources,
+                                   sample.alerts);
         return QHttpServerResponse("text/plain; version=0.0.4; charset=utf-8", QByteArray::fromStdString(text));
     });
     const quint16 bound = server.listen(QHostAddress(QString::fromStdString(host)), static_cast<quint16>(port));
@@ -230,6 +239,8 @@ int serve(StateStore &store, const ServeOptions &options, std::stop_source stop)
     std::fflush(stdout);
 
     monitor.start();
+    ReconcileScheduler reconciles(store, ws, options.pipeline);
+    reconciles.start();
     int errors = 0;
     std::exception_ptr failure;
     std::thread engine([&] {

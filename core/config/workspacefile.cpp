@@ -287,7 +287,7 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
     std::string field = "pipelines[" + std::to_string(index) + "]";
     if (!n.IsMap())
         fail(c, n, field, "expected a map with name, source, target and tables");
-    checkKeys(c, n, field, {"name", "source", "target", "target_schema", "publication", "heartbeat", "tables"});
+    checkKeys(c, n, field, {"name", "source", "target", "target_schema", "publication", "heartbeat", "reconcile", "tables"});
     PipelineSpec p;
     if (!n["name"])
         fail(c, n, field + ".name", "missing");
@@ -332,6 +332,36 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
         if (src.kind != EndpointKind::Postgres)
             fail(c, n["heartbeat"], field + ".heartbeat", "heartbeats are for Postgres sources; remove it");
         p.heartbeat = duration(c, n["heartbeat"], field + ".heartbeat", Millis(1000));
+    }
+    if (const auto r = n["reconcile"]) {
+        const std::string rf = field + ".reconcile";
+        if (!r.IsMap())
+            fail(c, r, rf, "expected a map, e.g. { every: 24h, alert_above: 0.1% }");
+        checkKeys(c, r, rf, {"every", "alert_above"});
+        if (r["every"])
+            p.reconcileEvery = duration(c, r["every"], rf + ".every", Millis(60'000));
+        if (r["alert_above"]) {
+            const std::string v = scalar(c, r["alert_above"], rf + ".alert_above");
+            std::string num = v;
+            const bool pct = !num.empty() && num.back() == '%';
+            if (pct)
+                num.pop_back();
+            double d = -1;
+            try {
+                size_t used = 0;
+                d = std::stod(num, &used);
+                if (used != num.size())
+                    d = -1;
+            } catch (...) {
+                d = -1;
+            }
+            if (pct)
+                d /= 100.0;
+            if (!(d >= 0 && d <= 1))
+                fail(c, r["alert_above"], rf + ".alert_above",
+                     "'" + v + "': a percentage of the table's rows (0.1%) or a fraction (0.001), from 0 to 100%");
+            p.reconcileAlertAbove = d;
+        }
     }
     if (!n["tables"] || !n["tables"].IsSequence() || n["tables"].size() == 0)
         fail(c, n["tables"] ? n["tables"] : n, field + ".tables", "expected a list with at least one table");
@@ -464,6 +494,16 @@ std::string WorkspaceFile::toYaml(const Workspace &ws)
         if (p.publication)
             out << YAML::Key << "publication" << YAML::Value << *p.publication;
         emitDuration(out, "heartbeat", p.heartbeat);
+        if (p.reconcileEvery || p.reconcileAlertAbove) {
+            out << YAML::Key << "reconcile" << YAML::Value << YAML::Flow << YAML::BeginMap;
+            emitDuration(out, "every", p.reconcileEvery);
+            if (p.reconcileAlertAbove) {
+                char buf[40];
+                std::snprintf(buf, sizeof buf, "%.10g%%", *p.reconcileAlertAbove * 100.0);
+                out << YAML::Key << "alert_above" << YAML::Value << std::string(buf);
+            }
+            out << YAML::EndMap;
+        }
         out << YAML::Key << "tables" << YAML::Value << YAML::BeginSeq;
         for (const auto &t : p.tables) {
             out << YAML::Flow << YAML::BeginMap;

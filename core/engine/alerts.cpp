@@ -33,7 +33,24 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
             a.action = "fix the cause named in the message; the table is retried every 5 minutes, or at once on "
                        "the next run";
             out.push_back(std::move(a));
-        } else if (t.freshness == "breach" && t.lagSeconds) {
+        }
+        if (t.driftAlert && t.reconcile) {
+            Alert a;
+            a.kind = "drift";
+            a.level = "warn";
+            a.pipeline = t.pipeline;
+            a.table = t.table;
+            char pct[32];
+            std::snprintf(pct, sizeof pct, "%.4g%%", t.reconcile->driftRatio * 100.0);
+            a.message = "reconciliation " + std::to_string(t.reconcile->reportId) + " found " + t.pipeline + "/" +
+                        t.table + " drifted: " + std::to_string(t.reconcile->missing) + " missing, " +
+                        std::to_string(t.reconcile->extra) + " extra, " + std::to_string(t.reconcile->different) +
+                        " different rows (" + pct + " of " + std::to_string(t.reconcile->sourceRows) + ")";
+            a.action = "review the report (driftless-cli reconcile shows it again) and resolve it: driftless-cli repair " +
+                       std::to_string(t.reconcile->reportId) + " --table " + t.table;
+            out.push_back(std::move(a));
+        }
+        if (t.state != "error" && t.freshness == "breach" && t.lagSeconds) {
             Alert a;
             a.kind = "lag_breach";
             a.level = "warn";

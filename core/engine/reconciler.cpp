@@ -1309,3 +1309,66 @@ void recordRepair(StateStore &store, const ReconcileReport &report, const std::v
 }
 
 } // namespace driftless::core
+
+namespace driftless::core {
+
+ReconcileScheduler::ReconcileScheduler(StateStore &store, Workspace ws, std::string onlyPipeline)
+    : m_store(store), m_ws(std::move(ws)), m_only(std::move(onlyPipeline))
+{
+}
+
+ReconcileScheduler::~ReconcileScheduler()
+{
+    if (m_thread.joinable()) {
+        m_thread.request_stop();
+        m_thread.join();
+    }
+}
+
+void ReconcileScheduler::start()
+{
+    bool any = false;
+    for (const auto &p : m_ws.pipelines)
+        any = any || ((m_only.empty() || p.name == m_only) && p.reconcileEvery);
+    if (!any)
+        return;
+    m_thread = std::jthread([this](std::stop_token stop) {
+        while (!stop.stop_requested()) {
+            try {
+                runDue(nowMs(), stop);
+            } catch (const std::exception &e) {
+                try {
+                    m_store.addEvent("error", "", "", "reconcile", std::string("scheduled reconciliation failed: ") +
+                                                                       e.what());
+                } catch (...) {
+                }
+            }
+            for (int i = 0; i < 50 && !stop.stop_requested(); ++i)
+                std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+    });
+}
+
+int ReconcileScheduler::runDue(std::int64_t now, std::stop_token stop)
+{
+    int ran = 0;
+    for (const auto &p : m_ws.pipelines) {
+        if (stop.stop_requested())
+            break;
+        if (!p.reconcileEvery || (!m_only.empty() && p.name != m_only))
+            continue;
+        auto last = m_store.reconcileSummaries(1, p.name);
+        if (!last.empty() && now - last.front().finishedMs < p.reconcileEvery->count())
+            continue;
+        ReconcileOptions opt;
+        opt.stop = stop;
+        auto report = reconcile(m_ws, p.name, {}, opt);
+        if (stop.stop_requested() && report.tables.size() < p.tables.size())
+            break; // cut short: not a report
+        storeReport(m_store, report);
+        ++ran;
+    }
+    return ran;
+}
+
+} // namespace driftless::core

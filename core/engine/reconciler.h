@@ -152,3 +152,29 @@ std::optional<ReconcileReport> loadReport(StateStore &store, std::int64_t id);
 void recordRepair(StateStore &store, const ReconcileReport &report, const std::vector<RepairOutcome> &outcomes);
 
 } // namespace driftless::core
+
+#include <thread>
+
+namespace driftless::core {
+
+/// Runs each pipeline's scheduled reconciliation (`reconcile: { every: ... }`) while the sync
+/// runs: on its own thread, a pipeline at a time, storing every report (and so its events, its
+/// drift alert and its badge). The first run of a pipeline comes one interval after the newest
+/// stored report (at once when there is none).
+class ReconcileScheduler {
+public:
+    ReconcileScheduler(StateStore &store, Workspace ws, std::string onlyPipeline = {});
+    ~ReconcileScheduler();
+    /// Starts the thread (a no-op when no pipeline has a schedule).
+    void start();
+    /// Runs the reconciliations due at `nowMs`; returns how many ran.
+    int runDue(std::int64_t nowMs, std::stop_token stop = {});
+
+private:
+    StateStore &m_store;
+    Workspace m_ws;
+    std::string m_only;
+    std::jthread m_thread;
+};
+
+} // namespace driftless::core

@@ -25,8 +25,14 @@ std::string formatIso8601(std::int64_t ms)
 }
 
 std::vector<TableReport> buildStatus(const Workspace &ws, const std::vector<StateStore::TableStatus> &statuses,
-                                     std::int64_t nowMs)
+                                     std::int64_t nowMs, const std::vector<StateStore::ReconcileSummary> &reconciles)
 {
+    std::map<std::pair<std::string, std::string>, const StateStore::ReconcileSummary *> lastReconcile;
+    for (const auto &s : reconciles) {
+        auto &slot = lastReconcile[{s.pipeline, s.table}];
+        if (!slot || s.reportId > slot->reportId)
+            slot = &s;
+    }
     std::map<std::pair<std::string, TableRef>, const StateStore::TableStatus *> byKey;
     for (const auto &s : statuses)
         byKey[{s.pipeline, s.table}] = &s;
@@ -70,6 +76,15 @@ std::vector<TableReport> buildStatus(const Workspace &ws, const std::vector<Stat
             }
             r.lagSeconds = lagSeconds(fresh, nowMs);
             r.freshness = std::string(toString(freshnessOf(r.lagSeconds, t.effectiveSla())));
+            if (auto it = lastReconcile.find({p.name, r.table}); it != lastReconcile.end()) {
+                const auto &rc = *it->second;
+                r.reconcile = rc;
+                r.driftAlertAbove = p.driftAlertAbove();
+                r.driftAlert = rc.error.empty() && rc.missing + rc.extra + rc.different > 0 &&
+                               rc.driftRatio > r.driftAlertAbove;
+                if (r.driftAlert && (r.freshness == "ok" || r.freshness == "unknown"))
+                    r.freshness = "warn"; // maybe fresh, but not equal: a DBA should look
+            }
             out.push_back(std::move(r));
         }
     }
@@ -130,6 +145,19 @@ nlohmann::json tablesJsonValue(const std::vector<TableReport> &tables)
         // The position a DBA reads first: the LSN for CDC, the cursor value for cursor tables.
         j["last_synced_lsn"] = cp.is_object() && cp.contains("lsn") ? cp["lsn"] : json(nullptr);
         j["cursor"] = cp.is_object() && cp.contains("cursor") ? cp["cursor"] : json(nullptr);
+        j["reconcile"] = nullptr;
+        if (t.reconcile)
+            j["reconcile"] = {{"report_id", t.reconcile->reportId},
+                              {"at", formatIso8601(t.reconcile->finishedMs)},
+                              {"source_rows", t.reconcile->sourceRows},
+                              {"target_rows", t.reconcile->targetRows},
+                              {"missing", t.reconcile->missing},
+                              {"extra", t.reconcile->extra},
+                              {"different", t.reconcile->different},
+                              {"in_flight", t.reconcile->inFlight},
+                              {"drift_ratio", t.reconcile->driftRatio},
+                              {"alert", t.driftAlert},
+                              {"error", t.reconcile->error.empty() ? json(nullptr) : json(t.reconcile->error)}};
         j["backfill"] = nullptr;
         if (t.backfill)
             j["backfill"] = {{"rows", t.backfill->rows},

@@ -35,11 +35,18 @@ struct TableReport {
         std::optional<double> etaSeconds; ///< unknown until a rate has been measured
     };
     std::optional<Backfill> backfill;
+    /// The newest reconciliation of the table, when one ran.
+    std::optional<StateStore::ReconcileSummary> reconcile;
+    /// The newest reconciliation found drift above the pipeline's `alert_above` (the badge
+    /// shows warn while it lasts; a repair and a clean run clear it).
+    bool driftAlert = false;
+    double driftAlertAbove = 0;
 };
 
 /// Joins the workspace's tables with their mirrored status (tables never run show `idle`).
 std::vector<TableReport> buildStatus(const Workspace &ws, const std::vector<StateStore::TableStatus> &statuses,
-                                     std::int64_t nowMs);
+                                     std::int64_t nowMs,
+                                     const std::vector<StateStore::ReconcileSummary> &reconciles = {});
 
 /// `{"generated_at": ..., "tables": [ {pipeline, table, strategy, state, rows_applied,
 /// last_sync_at, checkpoint, last_synced_lsn, cursor, lag_seconds, freshness, backfill: {rows,

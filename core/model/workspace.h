@@ -90,7 +90,14 @@ struct PipelineSpec {
     /// source database, so the slot advances even when the cluster's WAL comes from elsewhere.
     /// Unset: none (an idle stream is still acknowledged from keepalives).
     std::optional<Millis> heartbeat;
+    /// `reconcile: { every: 24h, alert_above: 0.1% }`: how often to compare source and target
+    /// while the pipeline runs, and the drift ratio past which a run raises an alert.
+    std::optional<Millis> reconcileEvery;
+    std::optional<double> reconcileAlertAbove;
     std::vector<TableSpec> tables;
+
+    /// Drift ratio above which a reconciliation raises an alert (default: any drift).
+    double driftAlertAbove() const { return reconcileAlertAbove.value_or(0.0); }
 
     std::string slotName() const { return "driftless_" + name; }
     std::string publicationName() const { return publication.value_or(slotName()); }

@@ -173,6 +173,10 @@ Workspace StateStore::loadWorkspace()
                 p.publication = opts["publication"].get<std::string>();
             if (opts.contains("heartbeat_ms"))
                 p.heartbeat = Millis(opts["heartbeat_ms"].get<std::int64_t>());
+            if (opts.contains("reconcile_every_ms"))
+                p.reconcileEvery = Millis(opts["reconcile_every_ms"].get<std::int64_t>());
+            if (opts.contains("reconcile_alert_above"))
+                p.reconcileAlertAbove = opts["reconcile_alert_above"].get<double>();
             ws.pipelines.push_back(std::move(p));
         }
     }
@@ -233,7 +237,8 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
                 sum.lines.push_back("- table " + p.name + "/" + x.table.display());
         }
         if (o->source != p.source || o->target != p.target || o->targetSchema != p.targetSchema ||
-            o->publication != p.publication || o->heartbeat != p.heartbeat)
+            o->publication != p.publication || o->heartbeat != p.heartbeat ||
+            o->reconcileEvery != p.reconcileEvery || o->reconcileAlertAbove != p.reconcileAlertAbove)
             sum.lines.push_back("~ pipeline " + p.name);
     }
     for (auto &p : old.pipelines)
@@ -276,6 +281,10 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
             opts["publication"] = *p.publication;
         if (p.heartbeat)
             opts["heartbeat_ms"] = p.heartbeat->count();
+        if (p.reconcileEvery)
+            opts["reconcile_every_ms"] = p.reconcileEvery->count();
+        if (p.reconcileAlertAbove)
+            opts["reconcile_alert_above"] = *p.reconcileAlertAbove;
         pst.bindText(1, p.name).bind(2, pos++).bindText(3, p.source).bindText(4, p.target).bind(5, p.targetSchema);
         pst.bindText(6, opts.dump());
         pst.run();

@@ -471,3 +471,82 @@ TEST(Reconcile, equalMillionRowsCostOneQueryPerSideAndNoRows)
                 t.sourceQueries, t.targetQueries, t.sourceRowsFetched, t.targetRowsFetched, t.elapsedMs, log2n);
     std::printf("1M rows, equal: %lld ms\n", e.elapsedMs);
 }
+
+#include "core/config/workspacefile.h"
+#include "core/engine/alerts.h"
+#include "core/engine/statusreport.h"
+#include "core/state/statestore.h"
+
+TEST(Reconcile, scheduledRunsStoreReportsAndDriftAboveTheThresholdRaisesAnAlertAndTurnsTheBadge)
+{
+    PgTestDb src("rec_sched"), dst("rec_sched_dst");
+    TempDir dir;
+    src.exec("CREATE TABLE items (id bigint PRIMARY KEY, name text); "
+             "INSERT INTO items SELECT g, 'n' || g FROM generate_series(1, 1000) g");
+    const auto &s = servers();
+    const std::string yaml = "endpoints:\n"
+                             "  src: { kind: postgres, dsn: \"host=127.0.0.1 port=" + std::to_string(s.pgPort) +
+                             " dbname=" + src.name() + " user=" + s.pgUser + "\" }\n"
+                             "  dst: { kind: postgres, dsn: \"host=127.0.0.1 port=" + std::to_string(s.pgPort) +
+                             " dbname=" + dst.name() + " user=" + s.pgUser + "\" }\n"
+                             "pipelines:\n"
+                             "  - name: p\n    source: src\n    target: dst\n"
+                             "    reconcile: { every: 1h, alert_above: 0.5% }\n"
+                             "    tables:\n      - { table: public.items, strategy: full_refresh }\n";
+    Workspace ws = WorkspaceFile::parse(yaml, "ws.yaml", dir.path().string());
+    ASSERT_EQ(ws.pipelines[0].reconcileEvery, Millis(3'600'000));
+    ASSERT_NEAR(*ws.pipelines[0].reconcileAlertAbove, 0.005, 1e-12);
+    // The YAML the CLI exports reads back the same, and the state file keeps it.
+    EXPECT_EQ(WorkspaceFile::parse(WorkspaceFile::toYaml(ws), "again.yaml", dir.path().string()), ws);
+    StateStore store(dir.file("state.db"));
+    store.applyWorkspace(ws);
+    EXPECT_EQ(store.loadWorkspace(), ws);
+
+    runOnce(ws, "p");
+    ReconcileScheduler sched(store, ws);
+    const auto now = StateStore::nowMs();
+    EXPECT_EQ(sched.runDue(now), 1); // never reconciled: due at once
+    EXPECT_EQ(sched.runDue(now), 0); // not again within the hour
+    auto clean = buildStatus(ws, {}, now, store.latestReconciles());
+    ASSERT_TRUE(clean[0].reconcile);
+    EXPECT_FALSE(clean[0].driftAlert);
+
+    // 3 rows of 1000 (0.3%) stay under the 0.5% threshold: a report, no alert.
+    dst.exec("UPDATE items SET name = 'x' WHERE id <= 3");
+    EXPECT_EQ(sched.runDue(now + 3'660'000), 1);
+    auto under = buildStatus(ws, {}, now, store.latestReconciles());
+    EXPECT_EQ(under[0].reconcile->different, 3);
+    EXPECT_FALSE(under[0].driftAlert);
+    // 8 rows (0.8%) pass it: the alert opens, says what to do, and the badge turns warn.
+    dst.exec("UPDATE items SET name = 'x' WHERE id <= 8");
+    EXPECT_EQ(sched.runDue(now + 2 * 3'660'000), 1);
+    auto over = buildStatus(ws, {}, now, store.latestReconciles());
+    EXPECT_TRUE(over[0].driftAlert);
+    EXPECT_EQ(over[0].freshness, "warn");
+    auto alerts = computeAlerts(ws, over, {}, {}, now);
+    ASSERT_EQ(alerts.size(), 1u);
+    EXPECT_EQ(alerts[0].kind, "drift");
+    EXPECT_NE(alerts[0].action.find("driftless-cli repair " + std::to_string(over[0].reconcile->reportId)),
+              std::string::npos)
+        << alerts[0].action;
+    auto j = tablesJsonValue(over);
+    EXPECT_EQ(j[0]["reconcile"]["different"], 8);
+    EXPECT_EQ(j[0]["reconcile"]["alert"], true);
+    // Every run left an event.
+    int reconcileEvents = 0;
+    std::string seen;
+    for (const auto &e : store.events(50)) {
+        reconcileEvents += e.kind == "reconcile" ? 1 : 0;
+        seen += e.kind + ": " + e.message + "\n";
+    }
+    EXPECT_EQ(reconcileEvents, 3) << seen;
+    // Repaired, the next run clears it.
+    auto report = loadReport(store, over[0].reconcile->reportId);
+    ASSERT_TRUE(report);
+    auto fixed = repairReport(ws, *report);
+    recordRepair(store, *report, fixed);
+    EXPECT_EQ(sched.runDue(now + 3 * 3'660'000), 1);
+    auto after = buildStatus(ws, {}, now, store.latestReconciles());
+    EXPECT_FALSE(after[0].driftAlert);
+    EXPECT_TRUE(computeAlerts(ws, after, {}, {}, now).empty());
+}
