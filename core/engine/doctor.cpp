@@ -121,6 +121,23 @@ std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipel
                                "until the source's disk fills",
                                "ALTER SYSTEM SET max_slot_wal_keep_size = '10GB'; SELECT pg_reload_conf();  -- size "
                                "it to leave room on the WAL disk; a slot past it is invalidated instead"});
+            // An idle source database on a busy cluster: WAL comes from the other databases, and
+            // a slot of this one only moves when this database changes or a heartbeat is written.
+            if (!p.heartbeat) {
+                auto busy = c.exec("SELECT datname FROM pg_stat_database WHERE datname IS NOT NULL AND datname <> "
+                                   "current_database() AND NOT datname LIKE 'template%' AND xact_commit > 100 "
+                                   "ORDER BY xact_commit DESC LIMIT 3");
+                if (busy.rows() > 0) {
+                    std::string names;
+                    for (int i = 0; i < busy.rows(); ++i)
+                        names += (i ? ", " : "") + busy.text(i, 0);
+                    out.push_back({"warn", "config", p.name, "endpoint " + src.name,
+                                   "no heartbeat, and other databases on this server write WAL (" + names +
+                                       "): while this source is idle its slot cannot advance and holds their WAL",
+                                   "add 'heartbeat: 1m' to pipeline " + p.name + " (a small transactional message in "
+                                   "this database moves the slot)"});
+                }
+            }
             // Slots that look like ours but that no pipeline of this workspace reads.
             auto ours = c.exec("SELECT slot_name, temporary FROM pg_replication_slots WHERE database = "
                                "current_database()");

@@ -307,7 +307,23 @@ TEST_F(ServeShortSla, aStoppedTargetBreachesTheSlaRaisesAnAlertHoldsTheSlotAndCa
 
 TEST_F(Serve, doctorWarnsAboutOrphanedSlotsAndAnUnboundedSlotSize)
 {
+    // Another database on the server writes WAL while the source is idle.
+    PgTestDb busy("serve_busy");
+    {
+        auto c = busy.connect();
+        for (int i = 0; i < 150; ++i)
+            c.exec("SELECT 1");
+    } // the backend's statistics are flushed when it exits
+    bool counted = false;
+    for (int i = 0; i < 50 && !counted; ++i) {
+        counted = std::stoll(busy.scalar("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")) > 100;
+        if (!counted)
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_TRUE(counted);
     auto r = runCli({"--state", state, "doctor"});
+    EXPECT_NE(r.out.find("no heartbeat, and other databases on this server write WAL"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("heartbeat: 1m"), std::string::npos) << r.out;
     EXPECT_EQ(r.exitCode, 0) << r.out << r.err; // warnings only
     EXPECT_NE(r.out.find("slot " + ghost), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("SELECT pg_drop_replication_slot('" + ghost + "');"), std::string::npos) << r.out;
