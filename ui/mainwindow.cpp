@@ -8,8 +8,10 @@
 #include "ui/models/tablesmodel.h"
 #include "ui/pages/alertspage.h"
 #include "ui/pages/lagpage.h"
+#include "ui/pages/reconcilepage.h"
 #include "ui/pages/slotspage.h"
 #include "ui/pages/tablespage.h"
+#include "ui/reconcilerunner.h"
 #include "ui/resources.h"
 #include "ui/slotmonitor.h"
 #include "ui/statusicons.h"
@@ -61,6 +63,10 @@ MainWindow::MainWindow(QWidget *parent)
     m_pages->addTab(m_lagPage, tr("Lag"));
     m_pages->addTab(m_slotsPage, tr("Slots"));
     m_pages->addTab(m_alertsPage, tr("Alerts && Log"));
+    // Right after Alerts & Log, where drift is noticed.
+    m_reconcileRunner = new ReconcileRunner(this);
+    m_reconcilePage = new ReconcilePage(m_reconcileRunner, m_pages);
+    m_pages->insertTab(m_pages->indexOf(m_alertsPage) + 1, m_reconcilePage, tr("Reconciliation"));
     setCentralWidget(m_pages);
 
     createActions();
@@ -92,6 +98,8 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_tablesPage, &TablesPage::statusMessage, this,
             [this](const QString &message) { statusBar()->showMessage(message, kStatusMessageMs); });
     connect(m_alertsPage, &AlertsPage::alertCountChanged, this, &MainWindow::updateAlertsTab);
+    connect(m_reconcilePage, &ReconcilePage::statusMessage, this,
+            [this](const QString &message) { statusBar()->showMessage(message, kStatusMessageMs); });
 
     QSettings settings;
     if (!restoreGeometry(settings.value(QLatin1String(kGeometryKey)).toByteArray()))
@@ -139,6 +147,7 @@ void MainWindow::createActions()
     m_showPages = {pageAction(tr("&Tables"), Qt::Key_1, m_tablesPage), pageAction(tr("&Lag"), Qt::Key_2, m_lagPage),
                    pageAction(tr("S&lots"), Qt::Key_3, m_slotsPage),
                    pageAction(tr("&Alerts && Log"), Qt::Key_4, m_alertsPage)};
+    m_showPages.append(pageAction(tr("&Reconciliation"), Qt::Key_6, m_reconcilePage));
 }
 
 QAction *MainWindow::pageAction(const QString &text, int key, QWidget *page)
@@ -154,6 +163,7 @@ void MainWindow::refresh()
     m_engine->refresh();
     m_slotMonitor->refresh();
     m_lagPage->reload();
+    m_reconcilePage->reload();
 }
 
 void MainWindow::createMenus()
@@ -211,6 +221,7 @@ void MainWindow::showSnapshot(const EngineSnapshot &snapshot)
     m_slotMonitor->setSnapshot(snapshot);
     m_alertCenter->setSnapshot(snapshot);
     m_lagPage->setSnapshot(snapshot);
+    m_reconcilePage->setSnapshot(snapshot);
     m_tablesPage->setNotice(snapshot.error);
     updateActions();
 }

@@ -17,6 +17,8 @@ class AlertsPage;
 class BackfillRunner;
 class EventsModel;
 class LagPage;
+class ReconcilePage;
+class ReconcileRunner;
 class SlotMonitor;
 class SlotsModel;
 class SlotsPage;
@@ -53,6 +55,8 @@ public:
     LagPage *lagPage() const { return m_lagPage; }
     SlotsPage *slotsPage() const { return m_slotsPage; }
     AlertsPage *alertsPage() const { return m_alertsPage; }
+    ReconcilePage *reconcilePage() const { return m_reconcilePage; }
+    ReconcileRunner *reconcileRunner() const { return m_reconcileRunner; }
     QTabWidget *pages() const { return m_pages; }
 
     QAction *startAction() const { return m_start; }
@@ -90,6 +94,8 @@ private:
     AlertsPage *m_alertsPage;
     QLabel *m_pathLabel;
     QLabel *m_engineLabel;
+    ReconcileRunner *m_reconcileRunner = nullptr;
+    ReconcilePage *m_reconcilePage = nullptr;
 
     QAction *m_open = nullptr;
     QAction *m_quit = nullptr;

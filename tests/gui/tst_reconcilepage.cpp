@@ -1,0 +1,378 @@
+// The Reconciliation page against real Postgres, driven as a DBA would: a cursor table synced
+// once, then drift made by hand in the target (a row removed, one added, rows edited, a value
+// set to NULL). Reconcile Now finds exactly that drift and lists it with its counts; selecting
+// the table shows each differing key with its class and the source value beside the target
+// value; Repair Selected fixes the chosen keys after a confirmation that says what will happen,
+// the table is compared again, and Repair Table fixes the rest. The models run under
+// QAbstractItemModelTester throughout. Screenshots go to $DRIFTLESS_ARTIFACTS.
+
+#include "ui/mainwindow.h"
+#include "ui/models/eventsmodel.h"
+#include "ui/models/reconcilemodel.h"
+#include "ui/models/rowdiffmodel.h"
+#include "ui/pages/reconcilepage.h"
+#include "ui/reconcilerunner.h"
+#include "ui/widgets/reconciledialog.h"
+
+#include "core/engine/reconciler.h"
+#include "core/model/workspace.h"
+#include "core/state/statestore.h"
+#include "tests/support/guisupport.h"
+#include "tests/support/recordingobserver.h"
+#include "tests/support/testsupport.h"
+
+#include <QAbstractItemModelTester>
+#include <QComboBox>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QTest>
+#include <QTreeView>
+
+#include <chrono>
+#include <memory>
+
+using namespace driftless;
+using driftless::test::saveShot;
+using driftless::ui::MainWindow;
+using driftless::ui::ReconcileModel;
+using driftless::ui::RowDiffModel;
+using namespace std::chrono_literals;
+
+namespace {
+
+const char *const kPipeline = "app_to_dw";
+
+// updated_at an hour back: outside the cursor's recent window, so every difference is drift.
+const char *kSourceSchema = R"sql(
+CREATE TABLE items (id bigint PRIMARY KEY, name text NOT NULL, qty int, price numeric(10,2),
+                    updated_at timestamptz NOT NULL DEFAULT now());
+INSERT INTO items SELECT g, 'item ' || g, g % 97, (g % 1000) / 10.0, now() - interval '1 hour'
+FROM generate_series(1, 2000) g;
+CREATE TABLE plans (id bigint PRIMARY KEY, name text);
+INSERT INTO plans SELECT g, 'plan ' || g FROM generate_series(1, 20) g;
+)sql";
+
+const char *kItems = "SELECT id, name, qty, price FROM public.items";
+
+core::Workspace workspaceFor(const test::PgTestDb &src, const test::PgTestDb &dst)
+{
+    core::Workspace ws;
+    ws.endpoints["app"] = test::pgEndpoint("app", src.name());
+    ws.endpoints["dw"] = test::pgEndpoint("dw", dst.name());
+    core::PipelineSpec p;
+    p.name = kPipeline;
+    p.source = "app";
+    p.target = "dw";
+    core::TableSpec items;
+    items.table = {"public", "items"};
+    items.strategy = core::Strategy::Cursor;
+    items.cursor = "updated_at";
+    items.freshnessSla = 600s;
+    core::TableSpec plans;
+    plans.table = {"public", "plans"};
+    plans.strategy = core::Strategy::FullRefresh;
+    plans.freshnessSla = 600s;
+    p.tables = {items, plans};
+    ws.pipelines.push_back(p);
+    return ws;
+}
+
+void syncOnce(const core::Workspace &ws)
+{
+    test::RecordingObserver observer;
+    for (auto &job : core::jobsFor(ws, kPipeline)) {
+        core::TableSync sync(job, observer);
+        sync.runOnce({});
+    }
+}
+
+QString cell(const QAbstractItemModel *model, const QModelIndex &index, int column, int role = Qt::DisplayRole)
+{
+    return model->index(index.row(), column, index.parent()).data(role).toString();
+}
+
+/// The newest list row of `table`, or -1.
+int newestRowOf(const ReconcileModel *model, const char *table)
+{
+    for (int r = 0; r < model->rowCount(); ++r)
+        if (model->summaryAt(r).table == table)
+            return r;
+    return -1;
+}
+
+void clickButton(QMessageBox *box, const QString &name)
+{
+    auto *b = box->findChild<QPushButton *>(name);
+    QVERIFY2(b, qPrintable(name));
+    b->click();
+}
+
+bool hasEvent(const ui::EventsModel *events, const std::string &kind, const std::string &text)
+{
+    for (int row = 0; row < events->rowCount(); ++row) {
+        const auto &e = events->event(row);
+        if (e.kind == kind && e.message.find(text) != std::string::npos)
+            return true;
+    }
+    return false;
+}
+
+} // namespace
+
+class TestReconcilePage : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void modelsShowSummariesAndDiffs();
+    void reconcileNowFindsDriftAndRepairsFixIt();
+};
+
+void TestReconcilePage::initTestCase() { test::useTestSettings(); }
+
+void TestReconcilePage::modelsShowSummariesAndDiffs()
+{
+    ui::ReconcileModel list;
+    QAbstractItemModelTester listTester(&list, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    core::StateStore::ReconcileSummary a;
+    a.reportId = 2;
+    a.pipeline = kPipeline;
+    a.table = "public.items";
+    a.sourceRows = 2000;
+    a.targetRows = 2001;
+    a.missing = 1;
+    a.extra = 2;
+    a.different = 7;
+    a.driftRatio = 10.0 / 2000.0;
+    core::StateStore::ReconcileSummary b = a;
+    b.table = "public.plans";
+    b.missing = b.extra = b.different = 0;
+    b.driftRatio = 0;
+    core::StateStore::ReconcileSummary c = a;
+    c.reportId = 1;
+    c.error = "connection refused";
+    list.setSummaries({a, b, c});
+    QCOMPARE(list.rowCount(), 3);
+    QCOMPARE(list.index(0, ReconcileModel::Status).data().toString(), QStringLiteral("drift"));
+    QVERIFY(!list.index(0, ReconcileModel::Status).data(Qt::DecorationRole).value<QIcon>().isNull());
+    QCOMPARE(list.index(0, ReconcileModel::DriftRatio).data().toString(), QStringLiteral("0.50%"));
+    QCOMPARE(list.index(1, ReconcileModel::Status).data().toString(), QStringLiteral("no drift"));
+    QCOMPARE(list.index(2, ReconcileModel::Status).data().toString(), QStringLiteral("error"));
+    QCOMPARE(list.rowOf(2, QStringLiteral("public.plans")), 1);
+    QCOMPARE(ReconcileModel::formatRatio(0.00000001), QStringLiteral("<0.01%"));
+    // The same rows again, one changed: updated in place, not reset.
+    int resets = 0;
+    connect(&list, &QAbstractItemModel::modelReset, this, [&resets] { ++resets; });
+    a.different = 8;
+    list.setSummaries({a, b, c});
+    QCOMPARE(resets, 0);
+    QCOMPARE(list.index(0, ReconcileModel::Different).data().toString(), QStringLiteral("8"));
+
+    ui::RowDiffModel diff;
+    QAbstractItemModelTester diffTester(&diff, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    core::TableReconcile t;
+    t.table = "public.items";
+    t.keyColumns = {"id"};
+    t.missing = 1;
+    t.extra = 1;
+    t.different = 3; // one more than kept
+    t.missingKeys = {{"7"}};
+    t.extraKeys = {{"5000"}};
+    t.differentRows = {{{"10"}, {{"name", "item 10", "edited"}}},
+                       {{"20"}, {{"name", "item 20", "x"}, {"qty", "20", std::nullopt}}}};
+    diff.setTable(t);
+    QCOMPARE(diff.rowCount(), 4);
+    QCOMPARE(diff.headerData(RowDiffModel::Key, Qt::Horizontal).toString(), QStringLiteral("Key (id)"));
+    QVERIFY(diff.truncated());
+    const QModelIndex missing = diff.indexOfKey({"7"});
+    QCOMPARE(cell(&diff, missing, RowDiffModel::Class), QStringLiteral("missing in target"));
+    QCOMPARE(cell(&diff, missing, RowDiffModel::Target), QStringLiteral("no row"));
+    QVERIFY(diff.index(missing.row(), RowDiffModel::Target).data(RowDiffModel::NullRole).toBool());
+    const QModelIndex ten = diff.indexOfKey({"10"});
+    QCOMPARE(diff.rowCount(ten), 0);
+    QCOMPARE(cell(&diff, ten, RowDiffModel::Source), QStringLiteral("item 10"));
+    QCOMPARE(cell(&diff, ten, RowDiffModel::Target), QStringLiteral("edited"));
+    const QModelIndex twenty = diff.indexOfKey({"20"});
+    QCOMPARE(diff.rowCount(twenty), 2);
+    QCOMPARE(cell(&diff, twenty, RowDiffModel::ColumnName), QStringLiteral("name, qty"));
+    const QModelIndex qty = diff.index(1, 0, twenty);
+    QCOMPARE(cell(&diff, qty, RowDiffModel::Target), QStringLiteral("NULL"));
+    QVERIFY(diff.index(1, RowDiffModel::Target, twenty).data(RowDiffModel::NullRole).toBool());
+    QVERIFY(diff.keyAt(qty) == core::CanonicalKey{"20"});
+    QCOMPARE(cell(&diff, qty, RowDiffModel::Class, RowDiffModel::KindRole), QStringLiteral("different"));
+    diff.clear();
+    QCOMPARE(diff.rowCount(), 0);
+}
+
+void TestReconcilePage::reconcileNowFindsDriftAndRepairsFixIt()
+{
+    test::PgTestDb src("gui_reconcile_src");
+    test::PgTestDb dst("gui_reconcile_dst");
+    src.exec(kSourceSchema);
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    const core::Workspace ws = workspaceFor(src, dst);
+    core::StateStore(statePath).applyWorkspace(ws);
+    syncOnce(ws);
+    dst.exec("DELETE FROM public.items WHERE id = 7;"
+             "INSERT INTO public.items (id, name, qty, price, updated_at, _driftless_version) "
+             "VALUES (5000, 'ghost', 1, 1.00, '2020-01-01 00:00:00+00', 1);"
+             "UPDATE public.items SET name = 'edited by hand' WHERE id IN (10, 11);"
+             "UPDATE public.items SET price = NULL WHERE id = 12;"
+             "UPDATE public.items SET name = 'changed twice', qty = NULL WHERE id = 20;");
+
+    auto window = std::make_unique<MainWindow>();
+    MainWindow &w = *window;
+    auto *page = w.reconcilePage();
+    auto *model = page->model();
+    auto *diff = page->diffModel();
+    QAbstractItemModelTester listTester(model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QAbstractItemModelTester proxyTester(page->proxy(), QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QAbstractItemModelTester diffTester(diff, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QStringList phases;
+    connect(w.reconcileRunner(), &ui::ReconcileRunner::progress, this,
+            [&phases](std::uint64_t, const QString &table, const QString &phase, int, int) {
+                phases << table + QLatin1Char(':') + phase;
+            });
+    w.resize(1180, 720);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.pages()->setCurrentWidget(page);
+    QCOMPARE(w.pages()->tabText(w.pages()->indexOf(page)), QStringLiteral("Reconciliation"));
+    w.openWorkspace(QString::fromStdString(statePath));
+    QTRY_VERIFY(page->findChild<QLabel *>(QStringLiteral("reconcileSummary"))
+                    ->text()
+                    .contains(QStringLiteral("No reconciliation yet")));
+    QVERIFY(!page->repairTableButton()->isEnabled());
+
+    // Reconcile Now: pick the pipeline, start; progress shows while it runs.
+    QTRY_VERIFY(page->reconcileButton()->isEnabled());
+    QTest::mouseClick(page->reconcileButton(), Qt::LeftButton);
+    QTRY_VERIFY(page->reconcileDialog() && page->reconcileDialog()->isVisible());
+    auto *dialog = page->reconcileDialog();
+    QCOMPARE(dialog->tableCombo()->count(), 3); // all, items, plans
+    dialog->choose(QString::fromLatin1(kPipeline));
+    QVERIFY(dialog->table().isEmpty());
+    saveShot(dialog, QStringLiteral("dialog-reconcile"));
+    QTest::mouseClick(dialog->startButton(), Qt::LeftButton);
+    QVERIFY(page->progressBar()->isVisible());
+    QVERIFY(!page->reconcileButton()->isEnabled());
+    QTRY_VERIFY_WITH_TIMEOUT(!w.reconcileRunner()->busy() && model->rowCount() == 2, 60000);
+    QVERIFY(!page->progressBar()->isVisible());
+    QVERIFY2(phases.contains(QStringLiteral("public.items:checksum")), qPrintable(phases.join(',')));
+    QVERIFY2(phases.contains(QStringLiteral("public.plans:done")), qPrintable(phases.join(',')));
+
+    // The list: one report, items with its drift, plans without.
+    const int items = newestRowOf(model, "public.items");
+    const int plans = newestRowOf(model, "public.plans");
+    QVERIFY(items >= 0 && plans >= 0);
+    auto text = [model](int row, int column) { return model->index(row, column).data().toString(); };
+    QCOMPARE(text(items, ReconcileModel::Pipeline), QString::fromLatin1(kPipeline));
+    QCOMPARE(text(items, ReconcileModel::Status), QStringLiteral("drift"));
+    QCOMPARE(text(items, ReconcileModel::SourceRows), QLocale().toString(2000));
+    QCOMPARE(text(items, ReconcileModel::TargetRows), QLocale().toString(2000));
+    QCOMPARE(text(items, ReconcileModel::Missing), QStringLiteral("1"));
+    QCOMPARE(text(items, ReconcileModel::Extra), QStringLiteral("1"));
+    QCOMPARE(text(items, ReconcileModel::Different), QStringLiteral("4"));
+    QCOMPARE(text(items, ReconcileModel::InFlight), QStringLiteral("0"));
+    QCOMPARE(text(items, ReconcileModel::DriftRatio), QStringLiteral("0.30%"));
+    QCOMPARE(text(plans, ReconcileModel::Status), QStringLiteral("no drift"));
+    const std::int64_t firstReport = model->summaryAt(items).reportId;
+
+    // The new report's drifting table is selected, and the grid lists its keys.
+    QCOMPARE(page->selectedRow(), items);
+    QTRY_COMPARE(diff->keyCount(), 6);
+    QVERIFY(page->detailsLabel()->text().contains(QStringLiteral("1 missing in the target, 1 extra, 4 different")));
+    const QModelIndex seven = diff->indexOfKey({"7"});
+    QCOMPARE(cell(diff, seven, RowDiffModel::Class), QStringLiteral("missing in target"));
+    QCOMPARE(cell(diff, diff->indexOfKey({"5000"}), RowDiffModel::Class), QStringLiteral("extra in target"));
+    const QModelIndex ten = diff->indexOfKey({"10"});
+    QCOMPARE(cell(diff, ten, RowDiffModel::Class), QStringLiteral("different"));
+    QCOMPARE(cell(diff, ten, RowDiffModel::ColumnName), QStringLiteral("name"));
+    QCOMPARE(cell(diff, ten, RowDiffModel::Source), QStringLiteral("item 10"));
+    QCOMPARE(cell(diff, ten, RowDiffModel::Target), QStringLiteral("edited by hand"));
+    const QModelIndex twelve = diff->indexOfKey({"12"});
+    QCOMPARE(cell(diff, twelve, RowDiffModel::ColumnName), QStringLiteral("price"));
+    QCOMPARE(cell(diff, twelve, RowDiffModel::Source), QStringLiteral("1.2"));
+    QCOMPARE(cell(diff, twelve, RowDiffModel::Target), QStringLiteral("NULL"));
+    QVERIFY(diff->index(twelve.row(), RowDiffModel::Target).data(RowDiffModel::NullRole).toBool());
+    const QModelIndex twenty = diff->indexOfKey({"20"});
+    QCOMPARE(diff->rowCount(twenty), 2);
+    QVERIFY(page->diffView()->isExpanded(twenty));
+    QVERIFY(page->repairTableButton()->isEnabled());
+    saveShot(&w, QStringLiteral("reconciliation"));
+
+    // Repair Selected: three keys of all three classes, after a confirmation that says what
+    // will happen.
+    auto *selection = page->diffView()->selectionModel();
+    selection->clearSelection();
+    for (const QModelIndex &key : {seven, diff->indexOfKey({"5000"}), ten})
+        selection->select(key, QItemSelectionModel::Select | QItemSelectionModel::Rows);
+    QCOMPARE(page->selectedKeys().size(), std::size_t(3));
+    QVERIFY(page->repairSelectedButton()->isEnabled());
+    QTest::mouseClick(page->repairSelectedButton(), Qt::LeftButton);
+    QTRY_VERIFY(page->confirmation() && page->confirmation()->isVisible());
+    const QString informative = page->confirmation()->informativeText();
+    saveShot(page->confirmation(), QStringLiteral("dialog-repair-rows"));
+    for (const char *says : {"Re-read 3 rows from the source and apply them to dw (public.items) through the guarded "
+                             "merge; rows deleted from the source are deleted from the target; a newer change the "
+                             "sync has yet to apply is never overwritten.",
+                             "Keys: 7; 5000; 10"})
+        QVERIFY2(informative.contains(QLatin1String(says)), qPrintable(says + (": " + informative)));
+    clickButton(page->confirmation(), QStringLiteral("confirmRepair"));
+    QTRY_VERIFY(!page->confirmation());
+    QTRY_VERIFY_WITH_TIMEOUT(!w.reconcileRunner()->busy() && page->resultLabel()->isVisible(), 60000);
+    const QString outcome = page->resultLabel()->text();
+    QVERIFY2(outcome.contains(QStringLiteral("2 rows written, 1 deleted, 3 of 3 keys verified equal")),
+             qPrintable(outcome));
+    QVERIFY2(!outcome.contains(QStringLiteral("still different")), qPrintable(outcome));
+    QCOMPARE(dst.scalar("SELECT name FROM public.items WHERE id = 10"), std::string("item 10"));
+    QCOMPARE(dst.scalar("SELECT count(*) FROM public.items WHERE id IN (7, 5000)"), std::string("1"));
+    QCOMPARE(dst.scalar("SELECT name FROM public.items WHERE id = 11"), std::string("edited by hand"));
+
+    // The table was compared again: a newer report, selected, with what is left.
+    QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() == 3 && page->selectedRow() >= 0 &&
+                                 model->summaryAt(page->selectedRow()).reportId > firstReport,
+                             30000);
+    const int again = page->selectedRow();
+    QCOMPARE(text(again, ReconcileModel::Table), QStringLiteral("public.items"));
+    QCOMPARE(text(again, ReconcileModel::Missing), QStringLiteral("0"));
+    QCOMPARE(text(again, ReconcileModel::Extra), QStringLiteral("0"));
+    QCOMPARE(text(again, ReconcileModel::Different), QStringLiteral("3"));
+    QTRY_COMPARE(diff->keyCount(), 3);
+    QVERIFY(!diff->indexOfKey({"10"}).isValid());
+    QTRY_VERIFY(hasEvent(w.eventsModel(), "repair", "2 rows written, 1 deleted"));
+
+    // Repair Table: the rest; then the table has no drift and the target equals the source.
+    QTRY_VERIFY(page->repairTableButton()->isEnabled());
+    QTest::mouseClick(page->repairTableButton(), Qt::LeftButton);
+    QTRY_VERIFY(page->confirmation() && page->confirmation()->isVisible());
+    QVERIFY2(page->confirmation()->informativeText().contains(QStringLiteral("Re-read 3 rows from the source")),
+             qPrintable(page->confirmation()->informativeText()));
+    clickButton(page->confirmation(), QStringLiteral("confirmRepair"));
+    QTRY_VERIFY_WITH_TIMEOUT(!w.reconcileRunner()->busy() && model->rowCount() == 4 &&
+                                 page->selectedRow() >= 0 &&
+                                 text(page->selectedRow(), ReconcileModel::Status) == QStringLiteral("no drift"),
+                             60000);
+    QVERIFY2(page->resultLabel()->text().contains(QStringLiteral("3 rows written, 0 deleted, 3 of 3 keys")),
+             qPrintable(page->resultLabel()->text()));
+    {
+        auto s = src.connect();
+        auto d = dst.connect();
+        QCOMPARE(test::pgHash(d, kItems, "id"), test::pgHash(s, kItems, "id"));
+    }
+    QTRY_COMPARE(diff->keyCount(), 0);
+    QVERIFY(!page->repairTableButton()->isEnabled());
+    QVERIFY2(page->repairTableButton()->toolTip().contains(QStringLiteral("no drift")),
+             qPrintable(page->repairTableButton()->toolTip()));
+    saveShot(&w, QStringLiteral("reconciliation-repaired"));
+
+    w.close();
+    window.reset();
+}
+
+QTEST_MAIN(TestReconcilePage)
+#include "tst_reconcilepage.moc"
