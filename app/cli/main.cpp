@@ -9,6 +9,7 @@
 #include "core/engine/reconciler.h"
 #include "core/engine/resnapshot.h"
 #include "core/engine/scheduler.h"
+#include "core/engine/slotguard.h"
 #include "core/engine/slots.h"
 #include "core/engine/stateobserver.h"
 #include "core/engine/statusreport.h"
@@ -47,8 +48,10 @@ FILE, by default $XDG_DATA_HOME/driftless/workspace.db.
 commands:
   apply FILE [--no-check]         validate a workspace YAML file and store it; checks the live
                                   servers unless --no-check
-  run [--pipeline NAME] [--once]  run the pipelines until stopped (Ctrl+C, SIGTERM); --once does
-                                  one pass of every table and exits
+  run [--pipeline NAME] [--once] [--guard-every DURATION]
+                                  run the pipelines until stopped (Ctrl+C, SIGTERM); --once does
+                                  one pass of every table and exits. Slot guards with
+                                  action: fallback are checked at start and every 5s
   status [--json]                 one row per table: state, freshness, lag, rows, checkpoint
   doctor [--pipeline NAME]        preflight checks against the servers
   resnapshot PIPELINE [TABLE...]  load CDC tables again from a new snapshot (after a lost slot or
@@ -74,6 +77,9 @@ commands:
                                   re-read a report's differing rows from the source and apply
                                   them through the guarded merge (never over a newer row), then
                                   check them again
+  promote PIPELINE [TABLE...] [--no-run]
+                                  switch tables the slot guard moved to cursor sync back to CDC:
+                                  a new slot, a copy through the guarded merge, then streaming
   export                          print the stored workspace as YAML
   version                         print the version
 
@@ -262,30 +268,131 @@ private:
     std::jthread m_thread;
 };
 
+/// Acts on the slot guards (falling back where one says so); returns true when it did.
+bool checkSlotGuards(StateStore &store)
+{
+    try {
+        auto acted = enforceSlotGuards(store);
+        for (const auto &b : acted)
+            log(LogLevel::Warn, "slot guard: pipeline " + b.pipeline + ": " + b.reason + "; slot " + b.slot +
+                                    " dropped, CDC tables switched to cursor sync (driftless-cli promote " +
+                                    b.pipeline + " goes back)");
+        return !acted.empty();
+    } catch (const Error &e) {
+        log(LogLevel::Warn, "slot guard check failed: " + e.describe());
+        return false;
+    }
+}
+
 int cmdRun(Args &a)
 {
     std::string pipeline = a.option("--pipeline");
     bool once = a.flag("--once");
+    Millis guardEvery(5000);
+    if (auto g = a.option("--guard-every"); !g.empty()) {
+        auto d = parseDuration(g);
+        if (!d || *d < Millis(200))
+            throw UsageError("--guard-every takes a duration of at least 200ms, e.g. 5s");
+        guardEvery = *d;
+    }
     a.noMore();
     StateStore store(a.state);
+    {
+        Workspace ws = store.loadWorkspace();
+        if (ws.pipelines.empty())
+            throw ConfigError("the workspace has no pipelines; run 'driftless-cli apply FILE' first", store.path());
+        if (!pipeline.empty() && !ws.pipeline(pipeline))
+            throw ConfigError("no pipeline named '" + pipeline + "'", store.path());
+    }
+    SignalWatch signals;
+    // A slot past its guard is given up before anything reads it.
+    checkSlotGuards(store);
+    ReconcileScheduler reconciles(store, store.loadWorkspace(), pipeline);
+    if (!once)
+        reconciles.start();
+    int errors = 0;
+    for (;;) {
+        Workspace ws = store.loadWorkspace();
+        auto jobs = jobsFor(ws, pipeline);
+        StateObserver observer(store, jobs);
+        driftless::cli::LiveView view(ws, observer, isatty(STDOUT_FILENO) != 0);
+        observer.setNext(&view);
+        Scheduler::Options opts;
+        opts.once = once;
+        Scheduler scheduler(jobs, observer, opts);
+        // The engine stops on Ctrl+C, or to restart with a workspace the slot guard (or promote,
+        // or apply) changed.
+        std::stop_source engineStop;
+        std::stop_callback onSignal(g_stop.get_token(), [&] { engineStop.request_stop(); });
+        std::atomic<bool> restart{false};
+        std::jthread watcher;
+        if (!once)
+            watcher = std::jthread([&](std::stop_token st) {
+                while (!st.stop_requested()) {
+                    for (auto waited = Millis(0); waited < guardEvery && !st.stop_requested(); waited += Millis(100))
+                        std::this_thread::sleep_for(Millis(100));
+                    if (st.stop_requested())
+                        break;
+                    bool changed = checkSlotGuards(store);
+                    try {
+                        changed = changed || store.loadWorkspace() != ws;
+                    } catch (const Error &) {
+                    }
+                    if (changed) {
+                        restart = true;
+                        engineStop.request_stop();
+                        break;
+                    }
+                }
+            });
+        errors = scheduler.run(engineStop.get_token());
+        if (watcher.joinable()) {
+            watcher.request_stop();
+            watcher.join();
+        }
+        if (restart && !g_stop.stop_requested()) {
+            log(LogLevel::Info, "the workspace changed: restarting the sync with it");
+            continue;
+        }
+        break;
+    }
+    if (once)
+        reconciles.runPending(g_stop.get_token()); // what a fallback owes, after this pass
+    return errors > 0 ? kSyncFailed : kOk;
+}
+
+int cmdPromote(Args &a)
+{
+    const bool noRun = a.flag("--no-run");
+    if (a.rest.empty())
+        throw UsageError("promote needs a pipeline name");
+    const std::string pipeline = a.rest.front();
+    std::vector<std::string> tables(a.rest.begin() + 1, a.rest.end());
+    StateStore store(a.state);
+    for (const auto &line : promoteToCdc(store, pipeline, tables))
+        std::printf("%s\n", line.c_str());
+    if (noRun)
+        return kOk;
+    // Load and catch up now, so the command ends with the tables streaming.
     Workspace ws = store.loadWorkspace();
-    if (ws.pipelines.empty())
-        throw ConfigError("the workspace has no pipelines; run 'driftless-cli apply FILE' first", store.path());
-    if (!pipeline.empty() && !ws.pipeline(pipeline))
-        throw ConfigError("no pipeline named '" + pipeline + "'", store.path());
-    auto jobs = jobsFor(ws, pipeline);
-    StateObserver observer(store, jobs);
+    std::vector<TableJob> cdc;
+    for (auto &j : jobsFor(ws, pipeline))
+        if (j.spec.strategy == Strategy::Cdc)
+            cdc.push_back(j);
+    StateObserver observer(store, cdc);
     driftless::cli::LiveView view(ws, observer, isatty(STDOUT_FILENO) != 0);
     observer.setNext(&view);
     SignalWatch signals;
     Scheduler::Options opts;
-    opts.once = once;
-    Scheduler scheduler(jobs, observer, opts);
-    ReconcileScheduler reconciles(store, ws, pipeline);
-    if (!once)
-        reconciles.start();
-    int errors = scheduler.run(g_stop.get_token());
-    return errors > 0 ? kSyncFailed : kOk;
+    opts.once = true;
+    Scheduler scheduler(cdc, observer, opts);
+    const int errors = scheduler.run(g_stop.get_token());
+    if (errors > 0) {
+        printError("promoted, but the first CDC pass failed (see driftless-cli status); the next run retries it");
+        return kSyncFailed;
+    }
+    std::printf("streaming: a running sync (run, serve, the app) picks the change up within seconds\n");
+    return kOk;
 }
 
 std::string pad(const std::string &s, size_t w) { return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' '); }
@@ -742,6 +849,8 @@ int main(int argc, char **argv)
             return cmdServe(a);
         if (a.command == "reconcile")
             return cmdReconcile(a);
+        if (a.command == "promote")
+            return cmdPromote(a);
         if (a.command == "repair")
             return cmdRepair(a);
         if (a.command == "backfill" || a.command == "rebackfill")

@@ -198,11 +198,7 @@ Endpoint parseEndpoint(const Ctx &c, const std::string &name, const YAML::Node &
         if (g["action"]) {
             auto a = scalar(c, g["action"], gf + ".action");
             if (a == "fallback")
-                // Falling back drops the slot and must be followed by a reconciliation of the
-                // tables, which this version cannot run yet: refuse rather than pretend.
-                fail(c, g["action"], gf + ".action",
-                     "fallback (drop the slot, switch to cursor sync, reconcile) is not available in this version "
-                     "yet; use alert for now");
+                sg.action = SlotGuard::Action::Fallback;
             else if (a == "alert")
                 sg.action = SlotGuard::Action::Alert;
             else
@@ -224,7 +220,7 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
         fail(c, n, field, "expected a map such as { table: public.plans, strategy: full_refresh }");
     checkKeys(c, n, field,
               {"table", "strategy", "cursor", "lookback", "page_size", "freshness_sla", "target_table", "every",
-               "truncate"});
+               "truncate", "fallback_cursor", "fallback_from"});
     TableSpec t;
     if (!n["table"])
         fail(c, n, field + ".table", "missing; the source table as schema.name");
@@ -278,6 +274,16 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
         if (v != "apply" && v != "ignore")
             fail(c, n["truncate"], field + ".truncate", "'" + v + "': expected apply or ignore");
         t.truncate = v;
+    }
+    if (n["fallback_cursor"])
+        t.fallbackCursor = scalar(c, n["fallback_cursor"], field + ".fallback_cursor");
+    if (n["fallback_from"]) {
+        auto v = scalar(c, n["fallback_from"], field + ".fallback_from");
+        if (v != "cdc" || t.strategy != Strategy::Cursor)
+            fail(c, n["fallback_from"], field + ".fallback_from",
+                 "written by the slot guard on a table it switched from cdc to cursor; remove it (or run "
+                 "driftless-cli promote to go back to cdc)");
+        t.fallbackFrom = Strategy::Cdc;
     }
     return t;
 }
@@ -523,6 +529,10 @@ std::string WorkspaceFile::toYaml(const Workspace &ws)
                 out << YAML::Key << "target_table" << YAML::Value << YAML::DoubleQuoted << *t.targetTable;
             if (t.truncate)
                 out << YAML::Key << "truncate" << YAML::Value << *t.truncate;
+            if (t.fallbackCursor)
+                out << YAML::Key << "fallback_cursor" << YAML::Value << YAML::DoubleQuoted << *t.fallbackCursor;
+            if (t.fallbackFrom)
+                out << YAML::Key << "fallback_from" << YAML::Value << std::string(toString(*t.fallbackFrom));
             out << YAML::EndMap;
         }
         out << YAML::EndSeq;

@@ -1327,11 +1327,6 @@ ReconcileScheduler::~ReconcileScheduler()
 
 void ReconcileScheduler::start()
 {
-    bool any = false;
-    for (const auto &p : m_ws.pipelines)
-        any = any || ((m_only.empty() || p.name == m_only) && p.reconcileEvery);
-    if (!any)
-        return;
     m_thread = std::jthread([this](std::stop_token stop) {
         while (!stop.stop_requested()) {
             try {
@@ -1349,9 +1344,47 @@ void ReconcileScheduler::start()
     });
 }
 
-int ReconcileScheduler::runDue(std::int64_t now, std::stop_token stop)
+int ReconcileScheduler::runPending(std::stop_token stop)
 {
     int ran = 0;
+    const Workspace ws = m_store.loadWorkspace();
+    const auto statuses = m_store.tableStatuses();
+    for (const auto &pending : m_store.pendingReconciles()) {
+        if (stop.stop_requested())
+            break;
+        if (!m_only.empty() && pending.pipeline != m_only)
+            continue;
+        if (!ws.pipeline(pending.pipeline)) {
+            m_store.clearPendingReconcile(pending.pipeline, pending.table);
+            continue;
+        }
+        // Only once the table has completed a pass since it was owed one.
+        bool passed = false;
+        for (const auto &s : statuses)
+            passed = passed || (s.pipeline == pending.pipeline && s.table.display() == pending.table &&
+                                s.lastSyncAtMs && *s.lastSyncAtMs > pending.sinceMs && s.state != "error");
+        if (!passed)
+            continue;
+        ReconcileOptions opt;
+        opt.stop = stop;
+        auto report = reconcile(ws, pending.pipeline, {pending.table}, opt);
+        if (stop.stop_requested())
+            break;
+        storeReport(m_store, report);
+        if (pending.repair && report.drift() > 0) {
+            auto outcomes = repairReport(ws, report);
+            recordRepair(m_store, report, outcomes);
+        }
+        m_store.clearPendingReconcile(pending.pipeline, pending.table);
+        ++ran;
+    }
+    return ran;
+}
+
+int ReconcileScheduler::runDue(std::int64_t now, std::stop_token stop)
+{
+    int ran = runPending(stop);
+    m_ws = m_store.loadWorkspace();
     for (const auto &p : m_ws.pipelines) {
         if (stop.stop_requested())
             break;

@@ -160,15 +160,19 @@ namespace driftless::core {
 /// Runs each pipeline's scheduled reconciliation (`reconcile: { every: ... }`) while the sync
 /// runs: on its own thread, a pipeline at a time, storing every report (and so its events, its
 /// drift alert and its badge). The first run of a pipeline comes one interval after the newest
-/// stored report (at once when there is none).
+/// stored report (at once when there is none). Also runs the reconciliations owed after a slot
+/// guard fallback. Reads the workspace from the store each time (a fallback changes it).
 class ReconcileScheduler {
 public:
     ReconcileScheduler(StateStore &store, Workspace ws, std::string onlyPipeline = {});
     ~ReconcileScheduler();
     /// Starts the thread (a no-op when no pipeline has a schedule).
     void start();
-    /// Runs the reconciliations due at `nowMs`; returns how many ran.
+    /// Runs the reconciliations due at `nowMs` (owed ones first); returns how many ran.
     int runDue(std::int64_t nowMs, std::stop_token stop = {});
+    /// Runs only the owed ones (after a slot guard fallback: once the table has completed a pass,
+    /// reconcile it and repair what is found); returns how many ran.
+    int runPending(std::stop_token stop = {});
 
 private:
     StateStore &m_store;

@@ -63,6 +63,12 @@ struct TableSpec {
     std::optional<Millis> every;
     /// CDC: what a replicated TRUNCATE does: `apply` (default) or `ignore`.
     std::optional<std::string> truncate;
+    /// CDC: the cursor column to sync by if the slot guard falls back (default: the best
+    /// timestamp column the source table has, e.g. updated_at).
+    std::optional<std::string> fallbackCursor;
+    /// Set by the slot guard when it switched this table from CDC to cursor sync (YAML
+    /// `fallback_from: cdc`); `driftless-cli promote` switches it back.
+    std::optional<Strategy> fallbackFrom;
 
     static constexpr long long kDefaultPageSize = 50'000;
     static constexpr const char *kDefaultCursor = "updated_at";

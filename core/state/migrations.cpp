@@ -123,6 +123,14 @@ CREATE TABLE reconcile_tables (
     PRIMARY KEY (report_id, table_name)
 );
 CREATE INDEX reconcile_tables_by_table ON reconcile_tables (pipeline, table_name, finished_ms);
+CREATE TABLE pending_reconciles (
+    pipeline TEXT NOT NULL,
+    table_name TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    since_ms INTEGER NOT NULL,
+    repair INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (pipeline, table_name)
+);
 )sql";
 
 constexpr std::array<std::string_view, 3> kMigrations{kV1, kV2, kV3};

@@ -56,6 +56,10 @@ std::string tableSpecJson(const TableSpec &t)
         j["every_ms"] = t.every->count();
     if (t.truncate)
         j["truncate"] = *t.truncate;
+    if (t.fallbackCursor)
+        j["fallback_cursor"] = *t.fallbackCursor;
+    if (t.fallbackFrom)
+        j["fallback_from"] = std::string(toString(*t.fallbackFrom));
     return j.dump();
 }
 
@@ -76,6 +80,10 @@ void readTableSpecJson(TableSpec &t, const std::string &text)
         t.every = Millis(j["every_ms"].get<long long>());
     if (j.contains("truncate"))
         t.truncate = j["truncate"].get<std::string>();
+    if (j.contains("fallback_cursor"))
+        t.fallbackCursor = j["fallback_cursor"].get<std::string>();
+    if (j.contains("fallback_from"))
+        t.fallbackFrom = Strategy::Cdc;
 }
 
 } // namespace
@@ -613,6 +621,39 @@ std::vector<StateStore::ReconcileSummary> StateStore::latestReconciles()
     while (st.step())
         out.push_back(summaryFrom(st));
     return out;
+}
+
+} // namespace driftless::core
+
+namespace driftless::core {
+
+void StateStore::addPendingReconcile(const PendingReconcile &p)
+{
+    std::lock_guard lock(m_mutex);
+    auto st = m_db.prepare("INSERT OR REPLACE INTO pending_reconciles (pipeline, table_name, reason, since_ms, repair) "
+                           "VALUES (?1, ?2, ?3, ?4, ?5)");
+    st.bindText(1, p.pipeline).bindText(2, p.table).bindText(3, p.reason).bind(4, p.sinceMs);
+    st.bind(5, static_cast<std::int64_t>(p.repair ? 1 : 0));
+    st.run();
+}
+
+std::vector<StateStore::PendingReconcile> StateStore::pendingReconciles()
+{
+    std::lock_guard lock(m_mutex);
+    auto st = m_db.prepare("SELECT pipeline, table_name, reason, since_ms, repair FROM pending_reconciles ORDER BY "
+                           "since_ms");
+    std::vector<PendingReconcile> out;
+    while (st.step())
+        out.push_back({st.text(0), st.text(1), st.text(2), st.int64(3), st.int64(4) != 0});
+    return out;
+}
+
+void StateStore::clearPendingReconcile(const std::string &pipeline, const std::string &table)
+{
+    std::lock_guard lock(m_mutex);
+    auto st = m_db.prepare("DELETE FROM pending_reconciles WHERE pipeline = ?1 AND table_name = ?2");
+    st.bindText(1, pipeline).bindText(2, table);
+    st.run();
 }
 
 } // namespace driftless::core

@@ -133,6 +133,18 @@ public:
     std::vector<ReconcileSummary> reconcileSummaries(int limit = 200, const std::string &pipeline = {});
     /// The newest summary of each table.
     std::vector<ReconcileSummary> latestReconciles();
+    /// A reconciliation owed to a table (after a slot guard fallback): run after the table's
+    /// next successful pass since `sinceMs`, repairing what it finds when `repair`.
+    struct PendingReconcile {
+        std::string pipeline;
+        std::string table;
+        std::string reason;
+        std::int64_t sinceMs = 0;
+        bool repair = false;
+    };
+    void addPendingReconcile(const PendingReconcile &p);
+    std::vector<PendingReconcile> pendingReconciles();
+    void clearPendingReconcile(const std::string &pipeline, const std::string &table);
 
     /// Milliseconds since the Unix epoch, workstation clock.
     static std::int64_t nowMs();
