@@ -11,8 +11,10 @@
 #include "ui/pages/reconcilepage.h"
 #include "ui/pages/slotspage.h"
 #include "ui/pages/tablespage.h"
+#include "ui/pages/workspacepage.h"
 #include "ui/reconcilerunner.h"
 #include "ui/resources.h"
+#include "ui/secrets/secretstore.h"
 #include "ui/slotmonitor.h"
 #include "ui/statusicons.h"
 #include "ui/traynotifier.h"
@@ -46,10 +48,12 @@ MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent), m_engine(new EngineBridge(this)), m_tablesModel(new TablesModel(this)),
       m_eventsModel(new EventsModel(this)), m_slotsModel(new SlotsModel(this)), m_alertsModel(new AlertsModel(this)),
       m_slotMonitor(new SlotMonitor(this)), m_backfill(new BackfillRunner(m_engine, this)),
-      m_alertCenter(new AlertCenter(this)), m_tray(new TrayNotifier(this)), m_pages(new QTabWidget(this)),
+      m_alertCenter(new AlertCenter(this)), m_tray(new TrayNotifier(this)), m_secrets(new SecretStore(this)),
+      m_pages(new QTabWidget(this)),
       m_tablesPage(new TablesPage(m_tablesModel, m_backfill, m_pages)), m_lagPage(new LagPage(m_pages)),
       m_slotsPage(new SlotsPage(m_slotsModel, m_slotMonitor, m_pages)),
-      m_alertsPage(new AlertsPage(m_alertsModel, m_eventsModel, m_pages)), m_pathLabel(new QLabel(this)),
+      m_alertsPage(new AlertsPage(m_alertsModel, m_eventsModel, m_pages)),
+      m_workspacePage(new WorkspacePage(m_engine, m_secrets, m_pages)), m_pathLabel(new QLabel(this)),
       m_engineLabel(new QLabel(this))
 {
     initResources();
@@ -63,11 +67,14 @@ MainWindow::MainWindow(QWidget *parent)
     m_pages->addTab(m_lagPage, tr("Lag"));
     m_pages->addTab(m_slotsPage, tr("Slots"));
     m_pages->addTab(m_alertsPage, tr("Alerts && Log"));
+    m_pages->addTab(m_workspacePage, tr("Workspace"));
     // Right after Alerts & Log, where drift is noticed.
     m_reconcileRunner = new ReconcileRunner(this);
     m_reconcilePage = new ReconcilePage(m_reconcileRunner, m_pages);
     m_pages->insertTab(m_pages->indexOf(m_alertsPage) + 1, m_reconcilePage, tr("Reconciliation"));
     setCentralWidget(m_pages);
+    // The engine's connections get the keychain's passwords at connect time, never in a DSN.
+    m_secrets->installAsPasswordProvider();
 
     createActions();
     createMenus();
@@ -98,6 +105,8 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_tablesPage, &TablesPage::statusMessage, this,
             [this](const QString &message) { statusBar()->showMessage(message, kStatusMessageMs); });
     connect(m_alertsPage, &AlertsPage::alertCountChanged, this, &MainWindow::updateAlertsTab);
+    connect(m_workspacePage, &WorkspacePage::statusMessage, this,
+            [this](const QString &message) { statusBar()->showMessage(message, kStatusMessageMs); });
     connect(m_reconcilePage, &ReconcilePage::statusMessage, this,
             [this](const QString &message) { statusBar()->showMessage(message, kStatusMessageMs); });
 
@@ -146,7 +155,8 @@ void MainWindow::createActions()
 
     m_showPages = {pageAction(tr("&Tables"), Qt::Key_1, m_tablesPage), pageAction(tr("&Lag"), Qt::Key_2, m_lagPage),
                    pageAction(tr("S&lots"), Qt::Key_3, m_slotsPage),
-                   pageAction(tr("&Alerts && Log"), Qt::Key_4, m_alertsPage)};
+                   pageAction(tr("&Alerts && Log"), Qt::Key_4, m_alertsPage),
+                   pageAction(tr("&Workspace"), Qt::Key_5, m_workspacePage)};
     m_showPages.append(pageAction(tr("&Reconciliation"), Qt::Key_6, m_reconcilePage));
 }
 
@@ -223,6 +233,7 @@ void MainWindow::showSnapshot(const EngineSnapshot &snapshot)
     m_lagPage->setSnapshot(snapshot);
     m_reconcilePage->setSnapshot(snapshot);
     m_tablesPage->setNotice(snapshot.error);
+    m_workspacePage->setSnapshot(snapshot);
     updateActions();
 }
 

@@ -19,12 +19,14 @@ class EventsModel;
 class LagPage;
 class ReconcilePage;
 class ReconcileRunner;
+class SecretStore;
 class SlotMonitor;
 class SlotsModel;
 class SlotsPage;
 class TablesModel;
 class TablesPage;
 class TrayNotifier;
+class WorkspacePage;
 
 /// The app's window. It only wires things together: the engine bridge feeds snapshots to the
 /// models, the slot monitor feeds slot samples, the alert center turns both into alerts, the
@@ -55,6 +57,8 @@ public:
     LagPage *lagPage() const { return m_lagPage; }
     SlotsPage *slotsPage() const { return m_slotsPage; }
     AlertsPage *alertsPage() const { return m_alertsPage; }
+    WorkspacePage *workspacePage() const { return m_workspacePage; }
+    SecretStore *secretStore() const { return m_secrets; }
     ReconcilePage *reconcilePage() const { return m_reconcilePage; }
     ReconcileRunner *reconcileRunner() const { return m_reconcileRunner; }
     QTabWidget *pages() const { return m_pages; }
@@ -87,11 +91,13 @@ private:
     BackfillRunner *m_backfill;
     AlertCenter *m_alertCenter;
     TrayNotifier *m_tray;
+    SecretStore *m_secrets;
     QTabWidget *m_pages;
     TablesPage *m_tablesPage;
     LagPage *m_lagPage;
     SlotsPage *m_slotsPage;
     AlertsPage *m_alertsPage;
+    WorkspacePage *m_workspacePage;
     QLabel *m_pathLabel;
     QLabel *m_engineLabel;
     ReconcileRunner *m_reconcileRunner = nullptr;

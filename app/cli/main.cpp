@@ -224,6 +224,9 @@ int cmdApply(Args &a)
 }
 
 std::stop_source g_stop;
+/// A signal (not the engine itself) asked to stop.
+std::atomic<bool> g_signalled{false};
+char **g_argv = nullptr;
 
 /// Waits for SIGINT/SIGTERM on its own thread while it lives: the first stops the engine between
 /// batches, a second one exits at once.
@@ -249,6 +252,7 @@ public:
                 if (++count == 1) {
                     std::fprintf(stderr,
                                  "\ndriftless-cli: stopping after the batches in flight (again to quit now)\n");
+                    g_signalled = true;
                     g_stop.request_stop();
                 } else {
                     std::_Exit(130);
@@ -656,7 +660,16 @@ int cmdServe(Args &a)
     }
     StateStore store(a.state);
     SignalWatch signals;
+    checkSlotGuards(store);
     int errors = driftless::cli::serve(store, o, g_stop);
+    if (errors == driftless::cli::kServeRestart && !g_signalled) {
+        // The slot guard fell back: start again, same arguments, with the new workspace.
+        log(LogLevel::Info, "the workspace changed: serve starts again with it");
+        std::fflush(stdout);
+        ::execv("/proc/self/exe", g_argv);
+        throw Error(ErrorKind::Permanent, std::string("cannot restart serve: ") + std::strerror(errno), {},
+                    "start driftless-cli serve again");
+    }
     return errors > 0 ? kSyncFailed : kOk;
 }
 
@@ -821,6 +834,7 @@ int cmdExport(Args &a)
 
 int main(int argc, char **argv)
 {
+    g_argv = argv;
     try {
         Args a = parseArgs(argc, argv);
         if (a.command.empty() || a.command == "help") {

@@ -11,11 +11,13 @@
 #include "core/engine/log.h"
 #include "core/engine/metrics.h"
 #include "core/engine/scheduler.h"
+#include "core/engine/slotguard.h"
 #include "core/engine/slots.h"
 #include "core/engine/stateobserver.h"
 #include "core/engine/statusreport.h"
 #include "core/model/error.h"
 
+#include <atomic>
 #include <QCoreApplication>
 #include <QHostAddress>
 #include <QHttpServer>
@@ -71,10 +73,12 @@ namespace {
 /// read its last sample.
 class Monitor {
 public:
-    Monitor(StateStore &store, Workspace ws, StateObserver &observer, Millis every)
-        : m_store(store), m_ws(std::move(ws)), m_observer(observer), m_every(every)
+    Monitor(StateStore &store, Workspace ws, StateObserver &observer, Millis every, std::stop_source stop)
+        : m_store(store), m_ws(std::move(ws)), m_observer(observer), m_every(every), m_stop(std::move(stop))
     {
     }
+    /// The slot guard fell back: the workspace changed, and serve must start again with it.
+    bool restartWanted() const { return m_restart; }
     ~Monitor() { stop(); }
 
     void start()
@@ -118,6 +122,19 @@ private:
     {
         auto sources = listSlots(m_ws);
         const auto now = StateStore::nowMs();
+        // Slot guards with action: fallback protect the source first; the sync then restarts
+        // with the workspace the fallback wrote.
+        for (const auto &b : slotGuardBreaches(m_ws, sources)) {
+            try {
+                fallBack(m_store, b);
+                log(LogLevel::Warn, "slot guard: pipeline " + b.pipeline + ": " + b.reason + "; slot " + b.slot +
+                                        " dropped, CDC tables switched to cursor sync; restarting with them");
+                m_restart = true;
+                m_stop.request_stop();
+            } catch (const Error &e) {
+                log(LogLevel::Warn, "slot guard fallback failed: " + e.describe());
+            }
+        }
         for (const auto &ss : sources)
             for (const auto &s : ss.replicationSlots) {
                 const std::string key = s.source + "/" + s.slot;
@@ -175,6 +192,8 @@ private:
     Sample m_sample;
     std::mutex m_waitMutex;
     std::condition_variable m_wake;
+    std::stop_source m_stop;
+    std::atomic<bool> m_restart{false};
     std::jthread m_thread;
 };
 
@@ -204,7 +223,7 @@ int serve(StateStore &store, const ServeOptions &options, std::stop_source stop)
     char name[] = "driftless-cli";
     char *argv[] = {name, nullptr};
     QCoreApplication app(argc, argv);
-    Monitor monitor(store, ws, observer, options.monitorEvery);
+    Monitor monitor(store, ws, observer, options.monitorEvery, stop);
 
     QHttpServer server;
     server.route("/sync/status", QHttpServerRequest::Method::Get, [&] {
@@ -262,9 +281,9 @@ int serve(StateStore &store, const ServeOptions &options, std::stop_source stop)
     stop.request_stop();
     engine.join();
     monitor.stop();
-    if (failure)
+    if (failure && !monitor.restartWanted())
         std::rethrow_exception(failure);
-    return errors;
+    return monitor.restartWanted() ? kServeRestart : errors;
 }
 
 } // namespace driftless::cli

@@ -23,6 +23,9 @@ std::pair<std::string, int> parseListen(const std::string &text, bool allowRemot
 
 /// Runs the pipelines as `run` does and serves GET /sync/status (JSON) and GET /metrics
 /// (Prometheus text) until `stop`. Returns the number of tables in error at the end, or throws.
+/// What serve returns when the slot guard changed the workspace and it must start again.
+constexpr int kServeRestart = -100;
+
 int serve(core::StateStore &store, const ServeOptions &options, std::stop_source stop);
 
 } // namespace driftless::cli

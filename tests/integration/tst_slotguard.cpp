@@ -103,10 +103,13 @@ TEST_F(SlotGuard, pastMaxRetainedItFallsBackReconcilesAndPromoteReturnsToCdc)
     src.exec("UPDATE items SET name = name || ' v2', updated_at = now() WHERE id <= 20");
     src.exec("INSERT INTO items (id, name) SELECT g, 'new ' || g FROM generate_series(3001, 3005) g");
     src.exec("DELETE FROM items WHERE id IN (100, 200, 300)");
-    src.exec("INSERT INTO filler SELECT g, repeat(md5(g::text), 40) FROM generate_series(1, 8000) g");
-    const auto retained = std::stoll(src.scalar(
-        "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint FROM pg_replication_slots WHERE "
-        "slot_name = '" + slot + "'"));
+    long long retained = 0;
+    for (int round = 0; round < 40 && retained <= (6LL << 20); ++round) {
+        src.exec("INSERT INTO filler SELECT g, repeat(md5(g::text), 40) FROM generate_series(1, 4000) g");
+        retained = std::stoll(src.scalar(
+            "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint FROM pg_replication_slots WHERE "
+            "slot_name = '" + slot + "'"));
+    }
     ASSERT_GT(retained, 4LL << 20) << "the test did not write enough WAL to pass the guard";
 
     // The sync starts: the guard acts before anything reads the slot.
@@ -158,4 +161,49 @@ TEST_F(SlotGuard, pastMaxRetainedItFallsBackReconcilesAndPromoteReturnsToCdc)
     EXPECT_EQ(hash(src), hash(dst));
     auto rec = runCli({"--state", state, "reconcile", pipeline, "public.items"});
     EXPECT_EQ(rec.exitCode, 0) << rec.out << rec.err;
+}
+
+TEST_F(SlotGuard, whileServingAStalledApplySideFallsBackBeforeTheSourceIsHarmed)
+{
+    runner = spawnCli({"--state", state, "serve", "--listen", "127.0.0.1:0", "--monitor-every", "300ms"}, {},
+                      dir.file("serve.log"));
+    auto streaming = [&] {
+        const auto t = tableStatus("public.items");
+        return !t.is_null() && t["strategy"] == "cdc" && t["state"] == "streaming";
+    };
+    for (int i = 0; i < 300 && !streaming(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ASSERT_TRUE(streaming()) << readFile(dir.file("serve.log"));
+
+    // The target stalls (a long lock, faults F7): the apply side stops while the source writes.
+    auto blocker = dst.connect();
+    blocker.exec("BEGIN; LOCK TABLE items IN ACCESS EXCLUSIVE MODE");
+    src.exec("UPDATE items SET name = 'during the stall', updated_at = now() WHERE id <= 5");
+    src.exec("DELETE FROM items WHERE id = 1000");
+    for (int round = 0; round < 3; ++round)
+        src.exec("INSERT INTO filler SELECT g, repeat(md5(g::text), 40) FROM generate_series(1, 4000) g");
+    // The guard drops the slot although the stalled sync still has it open.
+    bool dropped = false;
+    for (int i = 0; i < 300 && !dropped; ++i) {
+        dropped = slots() == 0;
+        if (!dropped)
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_TRUE(dropped) << events() << readFile(dir.file("serve.log"));
+    blocker.exec("ROLLBACK");
+
+    // serve starts again with the fallen-back workspace, syncs by cursor and reconciles.
+    bool done = false;
+    for (int i = 0; i < 600 && !done; ++i) {
+        const auto t = tableStatus("public.items");
+        done = !t.is_null() && t["strategy"] == "cursor" && t["reconcile"].is_object() && hash(src) == hash(dst);
+        if (!done)
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_TRUE(done) << events() << readFile(dir.file("serve.log"));
+    EXPECT_EQ(slots(), 0);
+    EXPECT_EQ(::kill(runner, 0), 0) << "serve should have restarted in place, not exited";
+    const std::string log = readFile(dir.file("serve.log"));
+    EXPECT_NE(log.find("CDC tables switched to cursor sync; restarting with them"), std::string::npos) << log;
+    EXPECT_NE(log.find("serving http://"), log.rfind("serving http://")) << "serve should have bound again:\n" << log;
 }

@@ -1,0 +1,449 @@
+// The Workspace page and the endpoint dialog against the real test Postgres: Test Connection
+// shows the server's version and wal_level or libpq's error; a DSN holding a password is refused
+// in the loader's words; an endpoint added through the dialog lands in the workspace file while
+// its password stays in memory (no keychain on the offscreen platform) and reaches libpq at
+// connect time only; export then import gives back an equal workspace; no password is ever in
+// the file or the YAML. Screenshots go to $DRIFTLESS_ARTIFACTS.
+
+#include "ui/dialogs/endpointdialog.h"
+#include "ui/enginebridge.h"
+#include "ui/mainwindow.h"
+#include "ui/models/endpointsmodel.h"
+#include "ui/models/pipelinesmodel.h"
+#include "ui/pages/workspacepage.h"
+#include "ui/secrets/secretstore.h"
+
+#include "core/config/workspacefile.h"
+#include "core/db/pgpassword.h"
+#include "core/engine/endpointprobe.h"
+#include "core/model/workspace.h"
+#include "core/state/statestore.h"
+#include "tests/support/guisupport.h"
+#include "tests/support/testsupport.h"
+
+#include <QAbstractItemModelTester>
+#include <QComboBox>
+#include <QDirIterator>
+#include <QInputDialog>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QRadioButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTest>
+
+#include <filesystem>
+#include <memory>
+
+using namespace driftless;
+using driftless::test::saveShot;
+using driftless::ui::EndpointDialog;
+using driftless::ui::EndpointsModel;
+using driftless::ui::MainWindow;
+using driftless::ui::SecretStore;
+using namespace std::chrono_literals;
+
+namespace {
+
+core::Workspace workspaceFor(const test::PgTestDb &src, const test::PgTestDb &dst, const std::string &sqlitePath)
+{
+    core::Workspace ws;
+    ws.endpoints["src"] = test::pgEndpoint("src", src.name());
+    core::SlotGuard guard;
+    guard.maxRetained = 10LL << 30;
+    ws.endpoints["src"].slotGuard = guard;
+    ws.endpoints["dw"] = test::pgEndpoint("dw", dst.name());
+    ws.endpoints["lite"] = test::sqliteEndpoint("lite", sqlitePath);
+    core::PipelineSpec p;
+    p.name = "app_to_dw";
+    p.source = "src";
+    p.target = "dw";
+    p.targetSchema = "model";
+    core::TableSpec plans;
+    plans.table = {"public", "plans"};
+    core::TableSpec events;
+    events.table = {"public", "events"};
+    events.strategy = core::Strategy::Cursor;
+    events.cursor = "updated_at";
+    events.lookback = "10m";
+    core::TableSpec orders;
+    orders.table = {"public", "orders"};
+    orders.strategy = core::Strategy::Cdc;
+    orders.freshnessSla = 60s;
+    p.tables = {plans, events, orders};
+    core::PipelineSpec q;
+    q.name = "app_to_lite";
+    q.source = "src";
+    q.target = "lite";
+    q.tables = {plans};
+    ws.pipelines = {p, q};
+    return ws;
+}
+
+/// Every byte of every file in `dir` (the workspace file, its WAL, exported YAML).
+bool anyFileContains(const std::string &dir, const QByteArray &needle)
+{
+    QDirIterator it(QString::fromStdString(dir), QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
+    while (it.hasNext()) {
+        QFile f(it.next());
+        if (f.open(QIODevice::ReadOnly) && f.readAll().contains(needle))
+            return true;
+    }
+    return false;
+}
+
+/// A login role with its own password (PGPASSWORD holds the superuser's, which it does not take).
+struct TestRole {
+    std::string name = test::uniqueName("gui_role");
+    std::string password = "pw-" + test::uniqueName("secret");
+    TestRole() { core::PgConnection(test::pgDsn("postgres")).exec("CREATE ROLE " + name + " LOGIN PASSWORD '" + password + "'"); }
+    ~TestRole()
+    {
+        try {
+            core::PgConnection(test::pgDsn("postgres")).exec("DROP ROLE IF EXISTS " + name);
+        } catch (...) {
+        }
+    }
+};
+
+void fillPostgres(EndpointDialog &d, const QString &name, const std::string &db, const std::string &user)
+{
+    const auto &s = test::servers();
+    d.nameEdit()->setText(name);
+    d.kindBox()->setCurrentIndex(0);
+    d.fieldsMode()->setChecked(true);
+    d.hostEdit()->setText(QString::fromStdString(s.pgHost));
+    d.portBox()->setValue(s.pgPort);
+    d.databaseEdit()->setText(QString::fromStdString(db));
+    d.userEdit()->setText(QString::fromStdString(user));
+}
+
+bool runTest(EndpointDialog &d)
+{
+    QSignalSpy finished(&d, &EndpointDialog::testFinished);
+    QTest::mouseClick(d.testButton(), Qt::LeftButton);
+    if (!finished.wait(20000))
+        return false;
+    return finished.first().first().toBool();
+}
+
+} // namespace
+
+class TestWorkspacePage : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void dialogTestsTheRealServerAndShowsLibpqsErrors();
+    void dialogRefusesPasswordsInTheDsnAndOffersNoMysql();
+    void dialogChecksSqliteFiles();
+    void pageListsTheWorkspaceAndExportImportRoundTrips();
+    void addedEndpointsPasswordStaysInMemoryAndReachesLibpq();
+    void removeIsRefusedWhileAPipelineUsesTheEndpoint();
+};
+
+void TestWorkspacePage::initTestCase()
+{
+    test::useTestSettings();
+}
+
+void TestWorkspacePage::dialogTestsTheRealServerAndShowsLibpqsErrors()
+{
+    test::PgTestDb db("gui_probe");
+    db.exec("CREATE TABLE plans (id int PRIMARY KEY); CREATE TABLE events (id int PRIMARY KEY)");
+    EndpointDialog d(std::nullopt, {QStringLiteral("dw")}, std::nullopt, SecretStore::Backend::SessionOnly);
+    d.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&d));
+    fillPostgres(d, QStringLiteral("app"), db.name(), test::servers().pgUser);
+    QVERIFY2(d.problem().isEmpty(), qPrintable(d.problem()));
+    QVERIFY(d.okButton()->isEnabled());
+    const auto e = d.endpoint();
+    QVERIFY(e.kind == core::EndpointKind::Postgres);
+    QVERIFY(e.dsn.find("dbname=" + db.name()) != std::string::npos);
+    QVERIFY(e.dsn.find("port=" + std::to_string(test::servers().pgPort)) != std::string::npos);
+
+    // A wrong password typed in the dialog: libpq's own message, and what to do.
+    d.passwordEdit()->setText(QStringLiteral("certainly-wrong"));
+    QVERIFY(!runTest(d));
+    QString text = d.resultLabel()->text();
+    QVERIFY2(text.contains(QStringLiteral("password authentication failed for user")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("What to do")), qPrintable(text));
+    QVERIFY(!text.contains(QStringLiteral("certainly-wrong")));
+    saveShot(&d, QStringLiteral("endpoint-dialog-error"));
+
+    // The right one: version, wal_level, replication right and SELECT privileges.
+    d.passwordEdit()->setText(QString::fromStdString(test::servers().pgPassword));
+    QVERIFY(runTest(d));
+    text = d.resultLabel()->text();
+    QVERIFY2(text.contains(QString::fromStdString(db.scalar("SHOW server_version"))), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("wal_level <b>logical</b>")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("may replicate (superuser)")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("SELECT on 2 of 2 tables")), qPrintable(text));
+    // The password never becomes part of the endpoint.
+    QVERIFY(d.endpoint().dsn.find("password") == std::string::npos);
+    QCOMPARE(d.password(), QString::fromStdString(test::servers().pgPassword));
+    saveShot(&d, QStringLiteral("endpoint-dialog"));
+
+    // A name taken by another endpoint is refused.
+    d.nameEdit()->setText(QStringLiteral("dw"));
+    QVERIFY(!d.okButton()->isEnabled());
+    QVERIFY(d.problem().contains(QStringLiteral("already an endpoint named dw")));
+}
+
+void TestWorkspacePage::dialogRefusesPasswordsInTheDsnAndOffersNoMysql()
+{
+    EndpointDialog d(std::nullopt, {}, std::nullopt, SecretStore::Backend::Unknown);
+    d.show();
+    d.nameEdit()->setText(QStringLiteral("app"));
+    d.dsnMode()->setChecked(true);
+    d.dsnEdit()->setText(QStringLiteral("host=db1 dbname=app user=sync password=hunter2"));
+    QVERIFY(!d.okButton()->isEnabled());
+    QVERIFY(d.problemLabel()->isVisible());
+    QVERIFY2(d.problem().startsWith(QStringLiteral("the dsn contains a password; workspace files never hold secrets")),
+             qPrintable(d.problem()));
+    QVERIFY(!d.testButton()->isEnabled());
+    saveShot(&d, QStringLiteral("endpoint-dialog-dsn-refused"));
+    d.dsnEdit()->setText(QStringLiteral("postgresql://sync:hunter2@db1/app"));
+    QVERIFY(d.problem().contains(QStringLiteral("contains a password")));
+    d.dsnEdit()->setText(QStringLiteral("postgresql://sync@db1:5433/app?sslmode=verify-full"));
+    QVERIFY2(d.problem().isEmpty(), qPrintable(d.problem()));
+    QCOMPARE(d.endpoint().dsn, std::string("postgresql://sync@db1:5433/app?sslmode=verify-full"));
+
+    // TLS modes are libpq's sslmode values.
+    d.fieldsMode()->setChecked(true);
+    d.hostEdit()->setText(QStringLiteral("db1"));
+    d.tlsBox()->setCurrentIndex(d.tlsBox()->findData(QStringLiteral("verify-full")));
+    QCOMPARE(d.endpoint().dsn, std::string("host=db1 sslmode=verify-full"));
+
+    auto *kinds = qobject_cast<QStandardItemModel *>(d.kindBox()->model());
+    QVERIFY(kinds);
+    QCOMPARE(kinds->rowCount(), 3);
+    QVERIFY(!kinds->item(2)->isEnabled());
+    QCOMPARE(kinds->item(2)->toolTip(), QStringLiteral("arrives with MySQL support"));
+
+    // Editing an endpoint given as a URI keeps its exact text when nothing changed.
+    core::Endpoint uri;
+    uri.name = "dw";
+    uri.dsn = "postgresql://sync@db2:5433/dw";
+    EndpointDialog edit(uri, {}, std::nullopt, SecretStore::Backend::Unknown);
+    QVERIFY(edit.fieldsMode()->isChecked());
+    QCOMPARE(edit.hostEdit()->text(), QStringLiteral("db2"));
+    QCOMPARE(edit.portBox()->value(), 5433);
+    QCOMPARE(edit.endpoint(), uri);
+}
+
+void TestWorkspacePage::dialogChecksSqliteFiles()
+{
+    test::TempDir dir;
+    EndpointDialog d(std::nullopt, {}, std::nullopt, SecretStore::Backend::SessionOnly);
+    d.show();
+    d.nameEdit()->setText(QStringLiteral("lite"));
+    d.kindBox()->setCurrentIndex(1);
+    QVERIFY(d.pathEdit()->isVisible());
+    QVERIFY(d.browseButton()->isVisible());
+    QVERIFY(!d.passwordEdit()->isVisible());
+    QVERIFY(!d.okButton()->isEnabled());
+    d.pathEdit()->setText(QString::fromStdString(dir.file("replica.db")));
+    QVERIFY(d.okButton()->isEnabled());
+    QVERIFY(runTest(d));
+    QVERIFY2(d.resultLabel()->text().contains(QStringLiteral("first sync creates")), qPrintable(d.resultLabel()->text()));
+    QCOMPARE(d.endpoint().path, dir.file("replica.db"));
+    saveShot(&d, QStringLiteral("endpoint-dialog-sqlite"));
+    d.pathEdit()->setText(QString::fromStdString(dir.file("missing/replica.db")));
+    QVERIFY(!runTest(d));
+    QVERIFY(d.resultLabel()->text().contains(QStringLiteral("does not exist")));
+}
+
+void TestWorkspacePage::pageListsTheWorkspaceAndExportImportRoundTrips()
+{
+    test::PgTestDb src("gui_ws_src");
+    test::PgTestDb dst("gui_ws_dst");
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    const core::Workspace original = workspaceFor(src, dst, dir.file("replica.db"));
+    core::StateStore(statePath).applyWorkspace(original);
+
+    MainWindow w;
+    QAbstractItemModelTester endpointsTester(w.workspacePage()->endpointsModel(),
+                                             QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QAbstractItemModelTester pipelinesTester(w.workspacePage()->pipelinesModel(),
+                                             QAbstractItemModelTester::FailureReportingMode::Fatal);
+    w.resize(1180, 620);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto *page = w.workspacePage();
+    w.pages()->setCurrentWidget(page);
+    QCOMPARE(w.pages()->tabText(w.pages()->indexOf(page)), QStringLiteral("Workspace"));
+    w.openWorkspace(QString::fromStdString(statePath));
+
+    auto *endpoints = page->endpointsModel();
+    QTRY_COMPARE(endpoints->rowCount(), 3);
+    QCOMPARE(page->workspace(), original);
+    const int srcRow = endpoints->rowOf(QStringLiteral("src"));
+    const auto &s = test::servers();
+    QCOMPARE(endpoints->index(srcRow, EndpointsModel::Kind).data().toString(), QStringLiteral("Postgres"));
+    QCOMPARE(endpoints->index(srcRow, EndpointsModel::Location).data().toString(),
+             QStringLiteral("%1:%2/%3").arg(QString::fromStdString(s.pgHost)).arg(s.pgPort).arg(QString::fromStdString(src.name())));
+    QVERIFY(endpoints->index(srcRow, EndpointsModel::SlotGuard).data().toString().contains(QStringLiteral("10GB")));
+    QCOMPARE(endpoints->index(srcRow, EndpointsModel::UsedBy).data().toString(),
+             QStringLiteral("app_to_dw (source), app_to_lite (source)"));
+    const int liteRow = endpoints->rowOf(QStringLiteral("lite"));
+    QCOMPARE(endpoints->index(liteRow, EndpointsModel::Location).data().toString(),
+             QString::fromStdString(dir.file("replica.db")));
+    auto *pipelines = page->pipelinesModel();
+    QCOMPARE(pipelines->rowCount(), 2);
+    const int p = pipelines->rowOf(QStringLiteral("app_to_dw"));
+    QCOMPARE(pipelines->index(p, ui::PipelinesModel::Route).data().toString(), QStringLiteral("src \u2192 dw"));
+    QCOMPARE(pipelines->index(p, ui::PipelinesModel::Tables).data().toInt(), 3);
+    QCOMPARE(pipelines->index(p, ui::PipelinesModel::Strategies).data().toString(),
+             QStringLiteral("1 full refresh, 1 cursor, 1 CDC"));
+    QVERIFY(page->summaryText().contains(QStringLiteral("3 endpoints, 2 pipelines with 4 tables")));
+    page->selectEndpoint(QStringLiteral("src"));
+    saveShot(&w, QStringLiteral("page-workspace"));
+
+    // Export, then change the stored workspace behind the page's back, then import.
+    const QString yamlPath = QString::fromStdString(dir.file("exported.yaml"));
+    QVERIFY(page->exportFile(yamlPath));
+    QCOMPARE(core::WorkspaceFile::load(yamlPath.toStdString()), original);
+    core::Workspace changed = original;
+    changed.pipelines.pop_back();
+    changed.endpoints.erase("lite");
+    core::StateStore(statePath).applyWorkspace(changed);
+    QTRY_COMPARE_WITH_TIMEOUT(endpoints->rowCount(), 2, 15000);
+
+    QSignalSpy saved(page, &ui::WorkspacePage::saved);
+    page->importFile(yamlPath);
+    QVERIFY(saved.wait(15000));
+    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
+    QVERIFY2(saved.first().at(1).toString().contains(QStringLiteral("lite")), qPrintable(saved.first().at(1).toString()));
+    QCOMPARE(core::StateStore(statePath).loadWorkspace(), original);
+    QCOMPARE(endpoints->rowCount(), 3);
+
+    // Importing the same file again changes nothing.
+    saved.clear();
+    page->importFile(yamlPath);
+    QVERIFY(saved.wait(15000));
+    QVERIFY2(saved.first().at(1).toString().contains(QStringLiteral("nothing changed")),
+             qPrintable(saved.first().at(1).toString()));
+
+    // A broken file is refused with its line, and nothing is applied.
+    const std::string broken = dir.file("broken.yaml");
+    test::writeFile(broken, "endpoints:\n  app: { kind: postgres, dsn: \"host=x password=y\" }\npipelines: []\n");
+    saved.clear();
+    page->importFile(QString::fromStdString(broken));
+    QVERIFY(saved.wait(15000));
+    QVERIFY(!saved.first().at(0).toBool());
+    QVERIFY2(saved.first().at(1).toString().contains(QStringLiteral("broken.yaml:2")), qPrintable(saved.first().at(1).toString()));
+    QVERIFY(page->resultLabel()->text().contains(QStringLiteral("contains a password")));
+    QCOMPARE(core::StateStore(statePath).loadWorkspace(), original);
+}
+
+void TestWorkspacePage::addedEndpointsPasswordStaysInMemoryAndReachesLibpq()
+{
+    test::PgTestDb db("gui_secret");
+    TestRole role;
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    core::StateStore(statePath).applyWorkspace({});
+
+    MainWindow w;
+    w.resize(1180, 620);
+    w.show();
+    auto *page = w.workspacePage();
+    w.pages()->setCurrentWidget(page);
+    w.openWorkspace(QString::fromStdString(statePath));
+    QTRY_VERIFY(page->addButton()->isEnabled());
+
+    QTest::mouseClick(page->addButton(), Qt::LeftButton);
+    QTRY_VERIFY(page->endpointDialog() && page->endpointDialog()->isVisible());
+    EndpointDialog &d = *page->endpointDialog();
+    fillPostgres(d, QStringLiteral("app"), db.name(), role.name);
+    d.passwordEdit()->setText(QString::fromStdString(role.password));
+    QVERIFY(runTest(d));
+    QVERIFY(d.resultLabel()->text().contains(QString::fromStdString(role.name)));
+    QSignalSpy saved(page, &ui::WorkspacePage::saved);
+    QTest::mouseClick(d.okButton(), Qt::LeftButton);
+    QVERIFY(saved.wait(15000));
+    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
+
+    const auto stored = core::StateStore(statePath).loadWorkspace();
+    QVERIFY(stored.endpoint("app"));
+    const std::string dsn = stored.endpoint("app")->dsn;
+    QVERIFY(dsn.find("password") == std::string::npos);
+
+    // No Secret Service offscreen: kept in memory for the session, and the page says so.
+    auto *secrets = w.secretStore();
+    QTRY_COMPARE(secrets->backend(), SecretStore::Backend::SessionOnly);
+    QCOMPARE(secrets->sessionPassword(QStringLiteral("app")), std::optional<QString>(QString::fromStdString(role.password)));
+    const int row = page->endpointsModel()->rowOf(QStringLiteral("app"));
+    QTRY_COMPARE(page->endpointsModel()->index(row, EndpointsModel::Password).data().toString(),
+                 QStringLiteral("this session only"));
+
+    // libpq gets it at connect time: PGPASSWORD holds the superuser's, which this role refuses.
+    QCOMPARE(core::pgPasswordFor(dsn), std::optional<std::string>(role.password));
+    const auto probe = core::probePostgres(dsn);
+    QVERIFY2(probe.connected, probe.error.c_str());
+    QCOMPARE(probe.user, role.name);
+
+    // Asked once per session from the page as well: a new password replaces it in memory.
+    page->selectEndpoint(QStringLiteral("app"));
+    QTRY_VERIFY(page->passwordButton()->isEnabled()); // once the closed dialog is gone
+    QTest::mouseClick(page->passwordButton(), Qt::LeftButton);
+    QTRY_VERIFY(page->passwordPrompt() && page->passwordPrompt()->isVisible());
+    QVERIFY(page->passwordPrompt()->labelText().contains(QStringLiteral("kept in memory")));
+    const QString second = QStringLiteral("second-") + QString::fromStdString(role.password);
+    page->passwordPrompt()->setTextValue(second);
+    page->passwordPrompt()->accept();
+    QTRY_COMPARE(secrets->sessionPassword(QStringLiteral("app")), std::optional<QString>(second));
+
+    // Never in the workspace file (nor its WAL) or the exported YAML.
+    const QString yamlPath = QString::fromStdString(dir.file("exported.yaml"));
+    QVERIFY(page->exportFile(yamlPath));
+    QVERIFY(test::readFile(yamlPath.toStdString()).find("dbname=" + db.name()) != std::string::npos);
+    QVERIFY(!anyFileContains(dir.path().string(), QByteArray::fromStdString(role.password)));
+    QVERIFY(!anyFileContains(dir.path().string(), second.toUtf8()));
+}
+
+void TestWorkspacePage::removeIsRefusedWhileAPipelineUsesTheEndpoint()
+{
+    test::PgTestDb src("gui_rm_src");
+    test::PgTestDb dst("gui_rm_dst");
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    core::Workspace ws = workspaceFor(src, dst, dir.file("replica.db"));
+    ws.pipelines.pop_back(); // nothing writes to lite now
+    core::StateStore(statePath).applyWorkspace(ws);
+
+    MainWindow w;
+    w.show();
+    auto *page = w.workspacePage();
+    w.pages()->setCurrentWidget(page);
+    w.openWorkspace(QString::fromStdString(statePath));
+    QTRY_COMPARE(page->endpointsModel()->rowCount(), 3);
+
+    page->selectEndpoint(QStringLiteral("src"));
+    QVERIFY(!page->removeButton()->isEnabled());
+    QVERIFY2(page->removeButton()->toolTip().contains(QStringLiteral("app_to_dw uses src")),
+             qPrintable(page->removeButton()->toolTip()));
+
+    page->selectEndpoint(QStringLiteral("lite"));
+    QVERIFY(page->removeButton()->isEnabled());
+    QVERIFY(!page->passwordButton()->isEnabled());
+    QTest::mouseClick(page->removeButton(), Qt::LeftButton);
+    QTRY_VERIFY(page->confirmation() && page->confirmation()->isVisible());
+    auto *confirm = page->confirmation()->findChild<QPushButton *>(QStringLiteral("confirmRemove"));
+    QVERIFY(confirm);
+    QSignalSpy saved(page, &ui::WorkspacePage::saved);
+    confirm->click();
+    QVERIFY(saved.wait(15000));
+    QVERIFY(saved.first().at(0).toBool());
+    QCOMPARE(page->endpointsModel()->rowCount(), 2);
+    QVERIFY(!core::StateStore(statePath).loadWorkspace().endpoint("lite"));
+}
+
+QTEST_MAIN(TestWorkspacePage)
+#include "tst_workspacepage.moc"

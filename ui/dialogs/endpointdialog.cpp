@@ -1,0 +1,497 @@
+#include "ui/dialogs/endpointdialog.h"
+
+#include "core/db/pgconnection.h"
+#include "core/engine/endpointprobe.h"
+#include "core/model/error.h"
+
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QRadioButton>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QThreadPool>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <set>
+
+namespace driftless::ui {
+
+namespace {
+
+enum KindIndex { PostgresKind, SqliteKind, MysqlKind };
+constexpr int kDefaultPort = 5432;
+const std::set<QString> kFieldKeys{QStringLiteral("host"), QStringLiteral("port"), QStringLiteral("dbname"),
+                                   QStringLiteral("user"), QStringLiteral("sslmode")};
+
+QString esc(const std::string &s) { return QString::fromStdString(s).toHtmlEscaped(); }
+
+} // namespace
+
+/// What a probe found, as a plain value posted to the UI thread.
+struct EndpointDialog::Probe {
+    bool sqlite = false;
+    core::PgProbe pg;
+    core::SqliteProbe lite;
+};
+
+EndpointDialog::EndpointDialog(std::optional<core::Endpoint> existing, QStringList takenNames,
+                               std::optional<QString> knownPassword, SecretStore::Backend backend, QWidget *parent)
+    : QDialog(parent), m_existing(std::move(existing)), m_taken(std::move(takenNames)),
+      m_knownPassword(std::move(knownPassword)), m_backend(backend), m_mailbox(Mailbox<EndpointDialog>::create(this)),
+      m_name(new QLineEdit(this)), m_kind(new QComboBox(this)), m_pgPage(new QWidget(this)), m_litePage(new QWidget(this)),
+      m_fieldsMode(new QRadioButton(tr("Connection &fields"), this)),
+      m_dsnMode(new QRadioButton(tr("Connection &string (DSN)"), this)), m_fieldsPage(new QWidget(this)),
+      m_dsnPage(new QWidget(this)),
+      m_host(new QLineEdit(this)), m_port(new QSpinBox(this)), m_database(new QLineEdit(this)),
+      m_user(new QLineEdit(this)), m_tls(new QComboBox(this)), m_dsn(new QLineEdit(this)),
+      m_password(new QLineEdit(this)), m_passwordNote(new QLabel(this)), m_path(new QLineEdit(this)),
+      m_browse(new QPushButton(tr("&Browse\u2026"), this)), m_problem(new QLabel(this)),
+      m_test(new QPushButton(tr("&Test Connection"), this)), m_result(new QLabel(this)),
+      m_buttons(new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this))
+{
+    setObjectName(QStringLiteral("endpointDialog"));
+    setWindowTitle(m_existing ? tr("Edit Endpoint") : tr("Add Endpoint"));
+
+    m_name->setObjectName(QStringLiteral("endpointName"));
+    m_name->setPlaceholderText(tr("e.g. app, dw or replica"));
+    m_kind->setObjectName(QStringLiteral("endpointKind"));
+    m_kind->addItems({tr("Postgres"), tr("SQLite"), tr("MySQL / MariaDB")});
+    if (auto *items = qobject_cast<QStandardItemModel *>(m_kind->model())) {
+        QStandardItem *mysql = items->item(MysqlKind);
+        mysql->setEnabled(false);
+        mysql->setToolTip(tr("arrives with MySQL support"));
+    }
+
+    buildPostgresPage(m_pgPage);
+    buildSqlitePage(m_litePage);
+
+    auto *top = new QFormLayout;
+    top->addRow(tr("&Name:"), m_name);
+    top->addRow(tr("&Kind:"), m_kind);
+
+    m_problem->setObjectName(QStringLiteral("endpointProblem"));
+    m_problem->setWordWrap(true);
+    m_problem->setTextFormat(Qt::PlainText);
+    m_problem->setStyleSheet(QStringLiteral("color: #b3261e;"));
+    m_test->setObjectName(QStringLiteral("testConnection"));
+    m_result->setObjectName(QStringLiteral("testResult"));
+    m_result->setWordWrap(true);
+    m_result->setTextFormat(Qt::RichText);
+    m_result->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_result->setMinimumHeight(m_result->fontMetrics().lineSpacing() * 5);
+    m_result->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    m_result->setText(tr("<i>Test the connection before saving: Driftless reports the server's version, its "
+                         "wal_level, whether the user may replicate and which tables it may read.</i>"));
+
+    m_result->setFrameShape(QFrame::StyledPanel);
+    m_result->setMargin(6);
+    auto *testRow = new QHBoxLayout;
+    testRow->addWidget(m_test);
+    testRow->addStretch(1);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(top);
+    layout->addWidget(m_pgPage);
+    layout->addWidget(m_litePage);
+    layout->addWidget(m_problem);
+    layout->addLayout(testRow);
+    layout->addWidget(m_result);
+    layout->addStretch(1);
+    layout->addWidget(m_buttons);
+
+    connect(m_buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    connect(m_test, &QPushButton::clicked, this, &EndpointDialog::testConnection);
+    connect(m_kind, &QComboBox::currentIndexChanged, this, &EndpointDialog::updateState);
+    connect(m_fieldsMode, &QRadioButton::toggled, this, &EndpointDialog::updateState);
+    for (QLineEdit *edit : {m_name, m_host, m_database, m_user, m_dsn, m_path})
+        connect(edit, &QLineEdit::textChanged, this, &EndpointDialog::updateState);
+    connect(m_port, &QSpinBox::valueChanged, this, &EndpointDialog::updateState);
+    connect(m_tls, &QComboBox::currentIndexChanged, this, &EndpointDialog::updateState);
+    connect(m_browse, &QPushButton::clicked, this, &EndpointDialog::browse);
+
+    m_fieldsMode->setChecked(true);
+    if (m_existing)
+        load(*m_existing);
+    showPasswordNote();
+    updateState();
+    resize(620, height());
+    fitHeight(true);
+}
+
+EndpointDialog::~EndpointDialog() { m_mailbox->close(); }
+
+void EndpointDialog::buildPostgresPage(QWidget *page)
+{
+    m_fieldsMode->setObjectName(QStringLiteral("fieldsMode"));
+    m_dsnMode->setObjectName(QStringLiteral("dsnMode"));
+    auto *modes = new QHBoxLayout;
+    modes->addWidget(m_fieldsMode);
+    modes->addWidget(m_dsnMode);
+    modes->addStretch(1);
+
+    m_host->setObjectName(QStringLiteral("host"));
+    m_host->setPlaceholderText(tr("e.g. db1.example.com; empty: the local socket"));
+    m_port->setObjectName(QStringLiteral("port"));
+    m_port->setRange(1, 65535);
+    m_port->setValue(kDefaultPort);
+    m_database->setObjectName(QStringLiteral("database"));
+    m_user->setObjectName(QStringLiteral("user"));
+    m_user->setPlaceholderText(tr("empty: your login name"));
+    m_tls->setObjectName(QStringLiteral("tlsMode"));
+    m_tls->addItem(tr("libpq default (prefer)"), QString());
+    const QStringList tips{
+        tr("never use TLS"), tr("TLS only if the server insists"), tr("TLS when the server offers it"),
+        tr("always TLS, without checking the certificate"),
+        tr("always TLS, certificate signed by a trusted CA (sslrootcert)"),
+        tr("always TLS, trusted certificate whose name matches the host")};
+    for (int i = 0; i < tlsModes().size(); ++i) {
+        m_tls->addItem(tlsModes()[i], tlsModes()[i]);
+        m_tls->setItemData(i + 1, tips[i], Qt::ToolTipRole);
+    }
+
+    auto *form = new QFormLayout(m_fieldsPage);
+    form->setContentsMargins(0, 0, 0, 0);
+    auto *hostRow = new QHBoxLayout;
+    hostRow->addWidget(m_host, 1);
+    auto *portLabel = new QLabel(tr("&Port:"), page);
+    portLabel->setBuddy(m_port);
+    hostRow->addWidget(portLabel);
+    hostRow->addWidget(m_port);
+    auto *hostLabel = new QLabel(tr("&Host:"), page);
+    hostLabel->setBuddy(m_host);
+    form->addRow(hostLabel, hostRow);
+    form->addRow(tr("&Database:"), m_database);
+    form->addRow(tr("&User:"), m_user);
+    form->addRow(tr("T&LS mode:"), m_tls);
+
+    auto *dsnForm = new QFormLayout(m_dsnPage);
+    dsnForm->setContentsMargins(0, 0, 0, 0);
+    m_dsn->setObjectName(QStringLiteral("dsn"));
+    m_dsn->setPlaceholderText(tr("host=db1 port=5432 dbname=app user=sync, or postgresql://sync@db1/app"));
+    dsnForm->addRow(tr("DS&N:"), m_dsn);
+    // Explicit line breaks: a wrapping label would make the page ask for room it does not use.
+    auto *dsnHelp = new QLabel(tr("Anything libpq takes: key=value pairs, a URI, or service=name from "
+                                  "pg_service.conf.\nNever a password: it goes in the field below."),
+                               m_dsnPage);
+    dsnForm->addRow(QString(), dsnHelp);
+
+
+    m_password->setObjectName(QStringLiteral("password"));
+    m_password->setEchoMode(QLineEdit::Password);
+    m_passwordNote->setObjectName(QStringLiteral("passwordNote"));
+    // One line, never wrapped: a wrapping label inside the stacked pages would make the hidden
+    // page claim its height for the shown one.
+    auto *secret = new QFormLayout;
+    secret->setContentsMargins(0, 0, 0, 0);
+    secret->addRow(tr("Pass&word:"), m_password);
+    secret->addRow(QString(), m_passwordNote);
+
+    auto *layout = new QVBoxLayout(page);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(modes);
+    layout->addWidget(m_fieldsPage);
+    layout->addWidget(m_dsnPage);
+    layout->addLayout(secret);
+}
+
+void EndpointDialog::buildSqlitePage(QWidget *page)
+{
+    m_path->setObjectName(QStringLiteral("sqlitePath"));
+    m_path->setPlaceholderText(tr("the database file; created on the first sync if missing"));
+    m_browse->setObjectName(QStringLiteral("browse"));
+    auto *row = new QHBoxLayout;
+    row->addWidget(m_path, 1);
+    row->addWidget(m_browse);
+    auto *form = new QFormLayout(page);
+    form->setContentsMargins(0, 0, 0, 0);
+    auto *fileLabel = new QLabel(tr("&File:"), page);
+    fileLabel->setBuddy(m_path);
+    form->addRow(fileLabel, row);
+    auto *help = new QLabel(tr("SQLite files are targets only. Tables are named after the source table without "
+                               "its schema."),
+                            page);
+    form->addRow(QString(), help);
+}
+
+const QStringList &EndpointDialog::tlsModes()
+{
+    static const QStringList modes{QStringLiteral("disable"), QStringLiteral("allow"),   QStringLiteral("prefer"),
+                                   QStringLiteral("require"), QStringLiteral("verify-ca"), QStringLiteral("verify-full")};
+    return modes;
+}
+
+QString EndpointDialog::composeDsn(const std::map<QString, QString> &fields)
+{
+    // libpq's order of mention, for readability; every key of kFieldKeys.
+    static const QStringList order{QStringLiteral("host"), QStringLiteral("port"), QStringLiteral("dbname"),
+                                   QStringLiteral("user"), QStringLiteral("sslmode")};
+    QStringList parts;
+    for (const QString &key : order) {
+        const auto it = fields.find(key);
+        if (it == fields.end() || it->second.isEmpty())
+            continue;
+        QString value = it->second;
+        const bool quote = value.contains(QLatin1Char(' ')) || value.contains(QLatin1Char('\'')) ||
+                           value.contains(QLatin1Char('\\')) || value.contains(QLatin1Char('='));
+        if (quote) {
+            value.replace(QLatin1String("\\"), QLatin1String("\\\\")).replace(QLatin1String("'"), QLatin1String("\\'"));
+            value = QLatin1Char('\'') + value + QLatin1Char('\'');
+        }
+        parts << key + QLatin1Char('=') + value;
+    }
+    return parts.join(QLatin1Char(' '));
+}
+
+void EndpointDialog::load(const core::Endpoint &e)
+{
+    m_name->setText(QString::fromStdString(e.name));
+    if (e.kind == core::EndpointKind::Sqlite) {
+        m_kind->setCurrentIndex(SqliteKind);
+        m_path->setText(QString::fromStdString(e.path));
+        return;
+    }
+    m_kind->setCurrentIndex(PostgresKind);
+    m_dsn->setText(QString::fromStdString(e.dsn));
+    bool fits = true;
+    try {
+        for (auto &[k, v] : core::parsePgDsn(e.dsn)) {
+            const QString key = QString::fromStdString(k);
+            fits = fits && kFieldKeys.count(key);
+            m_originalFields[key] = QString::fromStdString(v);
+        }
+    } catch (const core::Error &) {
+        fits = false;
+    }
+    if (!fits) {
+        m_dsnMode->setChecked(true);
+        return;
+    }
+    auto value = [&](const char *key) {
+        const auto it = m_originalFields.find(QLatin1String(key));
+        return it == m_originalFields.end() ? QString() : it->second;
+    };
+    m_host->setText(value("host"));
+    m_port->setValue(value("port").isEmpty() ? kDefaultPort : value("port").toInt());
+    m_database->setText(value("dbname"));
+    m_user->setText(value("user"));
+    const int tls = m_tls->findData(value("sslmode"));
+    m_tls->setCurrentIndex(tls < 0 ? 0 : tls);
+}
+
+std::map<QString, QString> EndpointDialog::fields() const
+{
+    std::map<QString, QString> f;
+    auto put = [&](const char *key, const QString &v) {
+        if (!v.trimmed().isEmpty())
+            f[QLatin1String(key)] = v.trimmed();
+    };
+    put("host", m_host->text());
+    // The default port stays implicit unless the edited DSN named it.
+    if (m_port->value() != kDefaultPort || m_originalFields.count(QStringLiteral("port")))
+        put("port", QString::number(m_port->value()));
+    put("dbname", m_database->text());
+    put("user", m_user->text());
+    put("sslmode", m_tls->currentData().toString());
+    return f;
+}
+
+core::Endpoint EndpointDialog::endpoint() const
+{
+    core::Endpoint e;
+    e.name = m_name->text().trimmed().toStdString();
+    if (m_existing)
+        e.slotGuard = m_existing->slotGuard;
+    if (m_kind->currentIndex() == SqliteKind) {
+        e.kind = core::EndpointKind::Sqlite;
+        e.slotGuard.reset();
+        const QString path = m_path->text().trimmed();
+        e.path = path.isEmpty() ? std::string() : QDir::cleanPath(QFileInfo(path).absoluteFilePath()).toStdString();
+        return e;
+    }
+    e.kind = core::EndpointKind::Postgres;
+    if (m_dsnMode->isChecked()) {
+        e.dsn = m_dsn->text().trimmed().toStdString();
+    } else {
+        const auto f = fields();
+        // Unchanged fields keep the edited DSN's exact text (a URI stays a URI).
+        e.dsn = (m_existing && f == m_originalFields) ? m_existing->dsn : composeDsn(f).toStdString();
+    }
+    return e;
+}
+
+QString EndpointDialog::password() const { return m_password->text(); }
+
+QPushButton *EndpointDialog::okButton() const { return m_buttons->button(QDialogButtonBox::Ok); }
+
+QString EndpointDialog::problem() const
+{
+    const auto e = endpoint();
+    const QString name = QString::fromStdString(e.name);
+    if (name.isEmpty())
+        return tr("Name the endpoint.");
+    if (m_taken.contains(name))
+        return tr("There is already an endpoint named %1.").arg(name);
+    if (e.kind == core::EndpointKind::Sqlite && e.path.empty())
+        return tr("Choose the SQLite file.");
+    if (e.kind == core::EndpointKind::Postgres && e.dsn.empty())
+        return m_dsnMode->isChecked() ? tr("Enter a DSN.") : tr("Enter at least the host or the database.");
+    if (const auto problem = core::endpointProblem(e)) {
+        QString text = QString::fromStdString(*problem);
+        // The loader's advice to "remove it" from the file: here it has a field of its own.
+        if (text.contains(QLatin1String("contains a password")))
+            text += tr(" (type it in the Password field: it goes to the keychain)");
+        return text;
+    }
+    return {};
+}
+
+void EndpointDialog::fitHeight(bool shrink)
+{
+    // The pages' own layouts cache their size hints until their (posted) layout requests run.
+    for (QLayout *l : findChildren<QLayout *>())
+        l->invalidate();
+    layout()->activate();
+    // Wrapped labels (the problem, the result) need their height for the dialog's width.
+    const int wanted = std::max(sizeHint().height(), layout()->hasHeightForWidth()
+                                                         ? layout()->totalHeightForWidth(width())
+                                                         : 0);
+    if (wanted > height() || (shrink && wanted < height()))
+        resize(width(), wanted);
+}
+
+void EndpointDialog::updateState()
+{
+    const bool sqlite = m_kind->currentIndex() == SqliteKind;
+    const bool dsn = m_dsnMode->isChecked();
+    const bool pagesChanged = m_litePage->isHidden() == sqlite || m_dsnPage->isHidden() == dsn;
+    m_pgPage->setVisible(!sqlite);
+    m_litePage->setVisible(sqlite);
+    m_fieldsPage->setVisible(!dsn);
+    m_dsnPage->setVisible(dsn);
+    const QString why = problem();
+    m_problem->setText(why);
+    m_problem->setVisible(!why.isEmpty());
+    okButton()->setEnabled(why.isEmpty());
+    okButton()->setToolTip(why);
+    // Testing needs only a place to connect to, not a good name.
+    auto e = endpoint();
+    e.name = "test";
+    m_test->setEnabled(sqlite ? !e.path.empty() : !e.dsn.empty() && !core::endpointProblem(e));
+    fitHeight(pagesChanged);
+}
+
+void EndpointDialog::showPasswordNote()
+{
+    QString note;
+    switch (m_backend) {
+    case SecretStore::Backend::Keychain:
+        note = tr("Saved in the system keychain (service \u201cDriftless\u201d), never in the workspace.");
+        break;
+    case SecretStore::Backend::SessionOnly:
+        note = tr("No keychain on this desktop: kept in memory until Driftless quits.");
+        break;
+    case SecretStore::Backend::Unknown:
+        note = tr("Saved in the system keychain, or kept in memory until Driftless quits.");
+        break;
+    }
+    m_password->setPlaceholderText(m_knownPassword
+                                       ? tr("unchanged (known for this session)")
+                                       : tr("empty: libpq's ~/.pgpass, PGPASSWORD or service file"));
+    m_passwordNote->setText(note);
+}
+
+void EndpointDialog::browse()
+{
+    const QString current = m_path->text().trimmed();
+    const QString start = current.isEmpty() ? QDir::homePath() : current;
+    const QString path = QFileDialog::getSaveFileName(this, tr("SQLite Target File"), start,
+                                                      tr("SQLite databases (*.db *.sqlite *.sqlite3);;All files (*)"),
+                                                      nullptr, QFileDialog::DontConfirmOverwrite);
+    if (!path.isEmpty())
+        m_path->setText(QDir::toNativeSeparators(path));
+}
+
+void EndpointDialog::testConnection()
+{
+    const auto e = endpoint();
+    const std::uint64_t job = ++m_job;
+    std::optional<std::string> password;
+    if (!m_password->text().isEmpty())
+        password = m_password->text().toStdString();
+    else if (m_knownPassword)
+        password = m_knownPassword->toStdString();
+    m_test->setEnabled(false);
+    const QString where = e.kind == core::EndpointKind::Sqlite ? QString::fromStdString(e.path)
+                                                               : QString::fromStdString(e.dsn);
+    m_result->setText(tr("Connecting to %1\u2026").arg(where.toHtmlEscaped()));
+    QThreadPool::globalInstance()->start([mailbox = m_mailbox, job, e, password] {
+        Probe p;
+        p.sqlite = e.kind == core::EndpointKind::Sqlite;
+        if (p.sqlite)
+            p.lite = core::probeSqlite(e.path);
+        else
+            p.pg = core::probePostgres(e.dsn, password);
+        mailbox->post([job, p](EndpointDialog &self) { self.showProbe(job, p); });
+    });
+}
+
+void EndpointDialog::showProbe(std::uint64_t job, const Probe &p)
+{
+    if (job != m_job)
+        return;
+    updateState();
+    const QString good = QStringLiteral("<span style='color:#1b7a2f'>\u2714</span> ");
+    const QString bad = QStringLiteral("<span style='color:#b3261e'>\u2716</span> ");
+    const QString warn = QStringLiteral("<span style='color:#9a6700'>\u26a0</span> ");
+    QStringList lines;
+    bool ok = false;
+    if (p.sqlite) {
+        const auto &s = p.lite;
+        ok = s.ok;
+        if (!s.ok)
+            lines << bad + tr("<b>Cannot use this file:</b> %1").arg(esc(s.error))
+                  << tr("What to do: %1").arg(esc(s.hint));
+        else if (s.exists)
+            lines << good + tr("<b>SQLite %1</b> database with %2 tables, writable")
+                                .arg(esc(s.sqliteVersion))
+                                .arg(s.tables);
+        else
+            lines << good + tr("<b>New file:</b> the folder is writable; the first sync creates the database");
+    } else {
+        const auto &pg = p.pg;
+        ok = pg.connected && pg.error.empty();
+        if (!pg.connected) {
+            lines << bad + tr("<b>Could not connect:</b> %1").arg(esc(pg.error));
+            if (!pg.hint.empty())
+                lines << tr("What to do: %1").arg(esc(pg.hint));
+        } else {
+            lines << good + tr("<b>PostgreSQL %1</b> at %2 as <b>%3</b>")
+                                .arg(esc(pg.serverVersion), esc(pg.server), esc(pg.user));
+            lines << (pg.logicalWal() ? good : warn) + tr("wal_level <b>%1</b>").arg(esc(pg.walLevel));
+            const QString how = pg.superuser ? tr("superuser") : tr("REPLICATION");
+            lines << (pg.canReplicate() ? good + tr("may replicate (%1)").arg(how)
+                                        : warn + tr("may <b>not</b> replicate (no REPLICATION, not superuser)"));
+            lines << (pg.selectableTables == pg.tables ? good : warn) +
+                         tr("SELECT on %1 of %2 tables").arg(pg.selectableTables).arg(pg.tables);
+            if (!pg.error.empty())
+                lines << bad + esc(pg.error);
+            for (const auto &advice : pg.advice())
+                lines << warn + esc(advice);
+        }
+    }
+    m_result->setText(lines.join(QStringLiteral("<br>")));
+    fitHeight(false);
+    emit testFinished(ok);
+}
+
+} // namespace driftless::ui

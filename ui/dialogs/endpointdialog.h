@@ -1,0 +1,126 @@
+#pragma once
+
+#include "ui/mailbox.h"
+#include "ui/secrets/secretstore.h"
+
+#include "core/model/workspace.h"
+
+#include <QDialog>
+#include <QStringList>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+
+class QComboBox;
+class QDialogButtonBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QRadioButton;
+class QSpinBox;
+
+namespace driftless::ui {
+
+/// Adds or edits one endpoint: a Postgres server (host, port, database, user, TLS mode, or a raw
+/// libpq DSN) or a SQLite file. MySQL is listed, disabled until the engine supports it.
+///
+/// The password is typed here but never becomes part of the DSN: password() hands it to the
+/// caller for the SecretStore, and a DSN holding one is refused in the workspace loader's words.
+/// "Test connection" probes the server (core::probePostgres / probeSqlite) on a pool thread;
+/// the UI never waits for it, and a result for anything but the latest test is dropped.
+class EndpointDialog final : public QDialog {
+    Q_OBJECT
+public:
+    /// `existing` is the endpoint being edited (nullopt: a new one); `takenNames` the names of the
+    /// workspace's other endpoints; `knownPassword` the session's password for it, used by Test
+    /// connection when the field is left empty.
+    EndpointDialog(std::optional<core::Endpoint> existing, QStringList takenNames,
+                   std::optional<QString> knownPassword, SecretStore::Backend backend, QWidget *parent = nullptr);
+    ~EndpointDialog() override;
+
+    /// The endpoint as the fields describe it (slot guard kept from the one edited).
+    core::Endpoint endpoint() const;
+    /// What was typed in the password field; empty: leave the stored one alone.
+    QString password() const;
+    /// Why OK is disabled, or empty.
+    QString problem() const;
+
+    QLineEdit *nameEdit() const { return m_name; }
+    QComboBox *kindBox() const { return m_kind; }
+    QRadioButton *fieldsMode() const { return m_fieldsMode; }
+    QRadioButton *dsnMode() const { return m_dsnMode; }
+    QLineEdit *hostEdit() const { return m_host; }
+    QSpinBox *portBox() const { return m_port; }
+    QLineEdit *databaseEdit() const { return m_database; }
+    QLineEdit *userEdit() const { return m_user; }
+    QComboBox *tlsBox() const { return m_tls; }
+    QLineEdit *dsnEdit() const { return m_dsn; }
+    QLineEdit *passwordEdit() const { return m_password; }
+    QLineEdit *pathEdit() const { return m_path; }
+    QPushButton *browseButton() const { return m_browse; }
+    QPushButton *testButton() const { return m_test; }
+    QLabel *resultLabel() const { return m_result; }
+    QLabel *problemLabel() const { return m_problem; }
+    QPushButton *okButton() const;
+
+    /// libpq's sslmode values, in order of strength ("" first: libpq's default, prefer).
+    static const QStringList &tlsModes();
+    /// A key=value DSN from the fields; values quoted where libpq needs it.
+    static QString composeDsn(const std::map<QString, QString> &fields);
+
+public slots:
+    /// Probes what the fields describe, off the UI thread; testFinished() when it answers.
+    void testConnection();
+
+signals:
+    void testFinished(bool ok);
+
+private:
+    struct Probe;
+    void buildPostgresPage(QWidget *page);
+    void buildSqlitePage(QWidget *page);
+    void load(const core::Endpoint &e);
+    std::map<QString, QString> fields() const;
+    void updateState();
+    /// Fits the height to the shown page and the test result (grows always, shrinks when asked).
+    void fitHeight(bool shrink);
+    void browse();
+    void showProbe(std::uint64_t job, const Probe &probe);
+    void showPasswordNote();
+
+    std::optional<core::Endpoint> m_existing;
+    QStringList m_taken;
+    std::optional<QString> m_knownPassword;
+    SecretStore::Backend m_backend;
+    std::map<QString, QString> m_originalFields; ///< the edited DSN's fields, to keep its exact text
+    std::shared_ptr<Mailbox<EndpointDialog>> m_mailbox;
+    std::uint64_t m_job = 0;
+
+    QLineEdit *m_name;
+    QComboBox *m_kind;
+    /// Shown one at a time; hidden ones take no room, so the dialog fits what is shown.
+    QWidget *m_pgPage;
+    QWidget *m_litePage;
+    QRadioButton *m_fieldsMode;
+    QRadioButton *m_dsnMode;
+    QWidget *m_fieldsPage;
+    QWidget *m_dsnPage;
+    QLineEdit *m_host;
+    QSpinBox *m_port;
+    QLineEdit *m_database;
+    QLineEdit *m_user;
+    QComboBox *m_tls;
+    QLineEdit *m_dsn;
+    QLineEdit *m_password;
+    QLabel *m_passwordNote;
+    QLineEdit *m_path;
+    QPushButton *m_browse;
+    QLabel *m_problem;
+    QPushButton *m_test;
+    QLabel *m_result;
+    QDialogButtonBox *m_buttons;
+};
+
+} // namespace driftless::ui

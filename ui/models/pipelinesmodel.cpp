@@ -1,0 +1,97 @@
+#include "ui/models/pipelinesmodel.h"
+
+#include <algorithm>
+#include <map>
+
+namespace driftless::ui {
+
+PipelinesModel::PipelinesModel(QObject *parent) : QAbstractTableModel(parent) {}
+
+int PipelinesModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
+}
+
+int PipelinesModel::columnCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QString PipelinesModel::strategiesText(const core::PipelineSpec &p)
+{
+    std::map<core::Strategy, int> counts;
+    for (const auto &t : p.tables)
+        ++counts[t.strategy];
+    std::vector<std::pair<core::Strategy, int>> sorted(counts.begin(), counts.end());
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto &a, const auto &b) { return a.second > b.second; });
+    QStringList parts;
+    for (const auto &[strategy, n] : sorted) {
+        const QString name = strategy == core::Strategy::FullRefresh ? tr("full refresh")
+                             : strategy == core::Strategy::Cursor    ? tr("cursor")
+                                                                     : tr("CDC");
+        parts << QStringLiteral("%1 %2").arg(n).arg(name);
+    }
+    return parts.join(QStringLiteral(", "));
+}
+
+QVariant PipelinesModel::data(const QModelIndex &index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const auto &p = m_rows[static_cast<std::size_t>(index.row())];
+    if (role == Qt::DisplayRole) {
+        switch (index.column()) {
+        case Name:
+            return QString::fromStdString(p.name);
+        case Route:
+            return QStringLiteral("%1 \u2192 %2").arg(QString::fromStdString(p.source), QString::fromStdString(p.target));
+        case Tables:
+            return static_cast<int>(p.tables.size());
+        case Strategies:
+            return strategiesText(p);
+        case TargetSchema:
+            return p.targetSchema ? QString::fromStdString(*p.targetSchema) : tr("as the source");
+        }
+    } else if (role == Qt::TextAlignmentRole && index.column() == Tables) {
+        return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+    } else if (role == Qt::ToolTipRole && index.column() == Tables) {
+        QStringList names;
+        for (const auto &t : p.tables)
+            names << QString::fromStdString(t.table.display());
+        return names.join(QLatin1Char('\n'));
+    }
+    return {};
+}
+
+QVariant PipelinesModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    switch (section) {
+    case Name:
+        return tr("Pipeline");
+    case Route:
+        return tr("Source \u2192 target");
+    case Tables:
+        return tr("Tables");
+    case Strategies:
+        return tr("Strategies");
+    case TargetSchema:
+        return tr("Target schema");
+    }
+    return {};
+}
+
+void PipelinesModel::setWorkspace(const core::Workspace &workspace)
+{
+    beginResetModel();
+    m_rows = workspace.pipelines;
+    endResetModel();
+}
+
+int PipelinesModel::rowOf(const QString &name) const
+{
+    for (std::size_t i = 0; i < m_rows.size(); ++i)
+        if (QString::fromStdString(m_rows[i].name) == name)
+            return static_cast<int>(i);
+    return -1;
+}
+
+} // namespace driftless::ui

@@ -1,0 +1,38 @@
+#pragma once
+
+#include "core/model/workspace.h"
+
+#include <QAbstractTableModel>
+
+#include <vector>
+
+namespace driftless::ui {
+
+/// One row per pipeline of a workspace: source → target, how many tables and by which
+/// strategies, the target schema. A thin view over a Workspace value; setWorkspace() resets.
+class PipelinesModel final : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { Name, Route, Tables, Strategies, TargetSchema, ColumnCount };
+    Q_ENUM(Column)
+
+    explicit PipelinesModel(QObject *parent = nullptr);
+
+    int rowCount(const QModelIndex &parent = {}) const override;
+    int columnCount(const QModelIndex &parent = {}) const override;
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+    void setWorkspace(const core::Workspace &workspace);
+    const core::PipelineSpec &pipelineAt(int row) const { return m_rows.at(static_cast<std::size_t>(row)); }
+    /// The row of pipeline `name`, or -1.
+    int rowOf(const QString &name) const;
+
+    /// "2 cursor, 1 CDC": the tables per strategy, most used first.
+    static QString strategiesText(const core::PipelineSpec &p);
+
+private:
+    std::vector<core::PipelineSpec> m_rows;
+};
+
+} // namespace driftless::ui

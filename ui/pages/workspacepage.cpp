@@ -1,0 +1,522 @@
+#include "ui/pages/workspacepage.h"
+
+#include "ui/dialogs/endpointdialog.h"
+#include "ui/enginebridge.h"
+#include "ui/models/endpointsmodel.h"
+#include "ui/models/pipelinesmodel.h"
+#include "ui/secrets/secretstore.h"
+#include "ui/statusicons.h"
+#include "ui/widgets/tableselection.h"
+
+#include "core/config/workspacefile.h"
+#include "core/model/error.h"
+#include "core/state/statestore.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QPushButton>
+#include <QSaveFile>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QThreadPool>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace driftless::ui {
+
+/// What a write found: a plain value posted back to the UI thread.
+struct WorkspacePage::Outcome {
+    bool ok = false;
+    QString message;
+    /// The workspace as stored afterwards, when the write succeeded.
+    std::optional<core::Workspace> workspace;
+};
+
+namespace {
+
+/// Long DSN hosts and file paths are elided (the tooltip has them) so "Used by" stays readable.
+constexpr int kMaxColumnWidth = 260;
+
+QTableView *makeView(QWidget *parent, const char *name)
+{
+    auto *view = new QTableView(parent);
+    view->setObjectName(QLatin1String(name));
+    view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view->setSelectionMode(QAbstractItemView::SingleSelection);
+    view->setAlternatingRowColors(true);
+    view->setWordWrap(false);
+    view->verticalHeader()->setVisible(false);
+    view->horizontalHeader()->setStretchLastSection(true);
+    view->horizontalHeader()->setHighlightSections(false);
+    view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    return view;
+}
+
+QLabel *heading(const QString &text, QWidget *parent)
+{
+    auto *label = new QLabel(text, parent);
+    QFont font = label->font();
+    font.setBold(true);
+    label->setFont(font);
+    return label;
+}
+
+QString describe(const std::exception &e)
+{
+    if (const auto *error = dynamic_cast<const core::Error *>(&e))
+        return QString::fromStdString(error->describe());
+    return QString::fromStdString(std::string("internal error: ") + e.what());
+}
+
+QString changeLines(const core::StateStore::ApplySummary &summary)
+{
+    if (!summary.changed)
+        return WorkspacePage::tr("nothing changed");
+    QStringList lines;
+    for (const auto &l : summary.lines)
+        lines << QString::fromStdString(l);
+    return lines.join(QStringLiteral("; "));
+}
+
+} // namespace
+
+WorkspacePage::WorkspacePage(EngineBridge *engine, SecretStore *secrets, QWidget *parent)
+    : QWidget(parent), m_engine(engine), m_secrets(secrets), m_mailbox(Mailbox<WorkspacePage>::create(this)),
+      m_endpoints(new EndpointsModel(this)), m_pipelines(new PipelinesModel(this)),
+      m_endpointsProxy(new QSortFilterProxyModel(this)), m_endpointsView(makeView(this, "endpointsView")),
+      m_pipelinesView(makeView(this, "pipelinesView")), m_summary(new QLabel(this)), m_result(new QLabel(this)),
+      m_add(new QPushButton(tr("&Add Endpoint\u2026"), this)), m_edit(new QPushButton(tr("&Edit\u2026"), this)),
+      m_remove(new QPushButton(tr("&Remove\u2026"), this)), m_password(new QPushButton(tr("&Password\u2026"), this)),
+      m_import(new QPushButton(tr("&Import YAML\u2026"), this)), m_export(new QPushButton(tr("E&xport YAML\u2026"), this))
+{
+    setObjectName(QStringLiteral("workspacePage"));
+    m_endpointsProxy->setSourceModel(m_endpoints);
+    m_endpointsView->setModel(m_endpointsProxy);
+    m_endpointsView->setSortingEnabled(true);
+    m_endpointsView->sortByColumn(EndpointsModel::Name, Qt::AscendingOrder);
+    m_pipelinesView->setModel(m_pipelines);
+    m_pipelinesView->setSelectionMode(QAbstractItemView::NoSelection);
+
+    m_summary->setObjectName(QStringLiteral("workspaceSummary"));
+    m_summary->setTextFormat(Qt::PlainText);
+    m_result->setObjectName(QStringLiteral("workspaceResult"));
+    m_result->setWordWrap(true);
+    m_result->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_result->setVisible(false);
+
+    m_add->setObjectName(QStringLiteral("addEndpoint"));
+    m_edit->setObjectName(QStringLiteral("editEndpoint"));
+    m_remove->setObjectName(QStringLiteral("removeEndpoint"));
+    m_password->setObjectName(QStringLiteral("endpointPassword"));
+    m_import->setObjectName(QStringLiteral("importYaml"));
+    m_import->setIcon(namedIcon(QStringLiteral("open")));
+    m_import->setToolTip(tr("Make the stored workspace equal to a workspace YAML file"));
+    m_export->setObjectName(QStringLiteral("exportYaml"));
+    m_export->setToolTip(tr("Write the stored workspace as YAML (never with passwords)"));
+
+    auto *top = new QHBoxLayout;
+    top->addWidget(m_summary, 1);
+    top->addWidget(m_import);
+    top->addWidget(m_export);
+    auto *endpointButtons = new QHBoxLayout;
+    endpointButtons->addWidget(heading(tr("Endpoints"), this));
+    endpointButtons->addStretch(1);
+    for (QPushButton *b : {m_add, m_edit, m_password, m_remove})
+        endpointButtons->addWidget(b);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(top);
+    layout->addLayout(endpointButtons);
+    layout->addWidget(m_endpointsView, 3);
+    layout->addWidget(heading(tr("Pipelines"), this));
+    layout->addWidget(m_pipelinesView, 2);
+    layout->addWidget(m_result);
+
+    connect(m_add, &QPushButton::clicked, this, &WorkspacePage::addEndpoint);
+    connect(m_edit, &QPushButton::clicked, this, &WorkspacePage::editEndpoint);
+    connect(m_remove, &QPushButton::clicked, this, &WorkspacePage::removeEndpoint);
+    connect(m_password, &QPushButton::clicked, this, &WorkspacePage::askPassword);
+    connect(m_import, &QPushButton::clicked, this, &WorkspacePage::importYaml);
+    connect(m_export, &QPushButton::clicked, this, &WorkspacePage::exportYaml);
+    connect(m_endpointsView, &QTableView::doubleClicked, this, &WorkspacePage::editEndpoint);
+    connect(m_endpointsView->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            &WorkspacePage::updateButtons);
+    connect(m_secrets, &SecretStore::stored, this, [this](const QString &endpoint, bool, const QString &message) {
+        updatePasswordState(endpoint);
+        if (!message.isEmpty())
+            emit statusMessage(tr("Password of %1: %2").arg(endpoint, message));
+    });
+    connect(m_secrets, &SecretStore::passwordRead, this,
+            [this](const QString &endpoint) { updatePasswordState(endpoint); });
+    connect(m_secrets, &SecretStore::removed, this, &WorkspacePage::updatePasswordState);
+    updateSummary();
+    updateButtons();
+}
+
+WorkspacePage::~WorkspacePage() { m_mailbox->close(); }
+
+void WorkspacePage::setSnapshot(const EngineSnapshot &snapshot)
+{
+    m_error = snapshot.error;
+    if (!snapshot.workspace) {
+        if (snapshot.statePath != m_engine->statePath() || m_hasWorkspace) {
+            m_hasWorkspace = false;
+            showWorkspace({});
+        }
+        updateSummary();
+        updateButtons();
+        return;
+    }
+    // Snapshots come every few seconds; only a different workspace resets the views.
+    if (m_hasWorkspace && *snapshot.workspace == m_workspace) {
+        updateSummary();
+        return;
+    }
+    m_hasWorkspace = true;
+    showWorkspace(*snapshot.workspace);
+}
+
+void WorkspacePage::showWorkspace(const core::Workspace &workspace)
+{
+    const QString selected = selectedEndpoint();
+    m_workspace = workspace;
+    m_endpoints->setWorkspace(workspace);
+    m_pipelines->setWorkspace(workspace);
+    m_secrets->setWorkspace(workspace);
+    for (const auto &[name, e] : workspace.endpoints)
+        updatePasswordState(QString::fromStdString(name));
+    selectEndpoint(selected);
+    fitColumns();
+    updateSummary();
+    updateButtons();
+}
+
+QString WorkspacePage::selectedEndpoint() const
+{
+    const int row = selectedSourceRow(m_endpointsView, m_endpointsProxy);
+    return row < 0 ? QString() : QString::fromStdString(m_endpoints->endpointAt(row).name);
+}
+
+void WorkspacePage::selectEndpoint(const QString &name)
+{
+    selectSourceRow(m_endpointsView, m_endpointsProxy, name.isEmpty() ? -1 : m_endpoints->rowOf(name));
+}
+
+void WorkspacePage::updatePasswordState(const QString &endpoint)
+{
+    QString state;
+    if (m_secrets->sessionPassword(endpoint))
+        state = m_secrets->backend() == SecretStore::Backend::Keychain ? tr("keychain") : tr("this session only");
+    else
+        state = tr("libpq's (~/.pgpass, PG*)");
+    m_endpoints->setPasswordState(endpoint, state);
+}
+
+QString WorkspacePage::summaryText() const { return m_summary->text(); }
+
+void WorkspacePage::updateSummary()
+{
+    if (!m_hasWorkspace) {
+        m_summary->setText(m_engine->statePath().isEmpty()
+                               ? tr("No workspace open: File \u25b8 Open Workspace\u2026 opens one")
+                               : (m_error.isEmpty() ? tr("Reading the workspace\u2026") : m_error));
+        return;
+    }
+    std::size_t tables = 0;
+    for (const auto &p : m_workspace.pipelines)
+        tables += p.tables.size();
+    const auto n = [](std::size_t count, const QString &one, const QString &many) {
+        return count == 1 ? one : many.arg(count);
+    };
+    m_summary->setText(tr("%1: %2, %3 with %4")
+                           .arg(QFileInfo(m_engine->statePath()).fileName(),
+                                n(m_workspace.endpoints.size(), tr("1 endpoint"), tr("%1 endpoints")),
+                                n(m_workspace.pipelines.size(), tr("1 pipeline"), tr("%1 pipelines")),
+                                n(tables, tr("1 table"), tr("%1 tables"))));
+}
+
+void WorkspacePage::updateButtons()
+{
+    const bool ready = m_hasWorkspace && !m_saving && !m_dialog && !m_prompt && !m_confirmation;
+    const QString name = selectedEndpoint();
+    m_add->setEnabled(ready);
+    m_import->setEnabled(!m_engine->statePath().isEmpty() && !m_saving);
+    m_export->setEnabled(m_hasWorkspace);
+    m_edit->setEnabled(ready && !name.isEmpty());
+    const core::Endpoint *e = name.isEmpty() ? nullptr : m_workspace.endpoint(name.toStdString());
+    m_password->setEnabled(ready && e && e->kind == core::EndpointKind::Postgres);
+    m_password->setToolTip(e && e->kind != core::EndpointKind::Postgres
+                               ? tr("SQLite files need no password")
+                               : tr("Type the selected endpoint's password: kept in the keychain, or for this "
+                                    "session when there is none"));
+    QStringList users;
+    for (const auto &p : m_workspace.pipelines)
+        if (e && (p.source == e->name || p.target == e->name))
+            users << QString::fromStdString(p.name);
+    m_remove->setEnabled(ready && e && users.isEmpty());
+    m_remove->setToolTip(users.isEmpty() ? tr("Remove the selected endpoint and forget its password")
+                                         : tr("Pipeline %1 uses %2: remove or change the pipeline first")
+                                               .arg(users.join(QStringLiteral(", ")), name));
+}
+
+void WorkspacePage::addEndpoint()
+{
+    if (!m_hasWorkspace || m_dialog)
+        return;
+    QStringList taken;
+    for (const auto &[name, e] : m_workspace.endpoints)
+        taken << QString::fromStdString(name);
+    m_dialog = new EndpointDialog(std::nullopt, taken, std::nullopt, m_secrets->backend(), this);
+    m_dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(m_dialog, &QDialog::accepted, this, [this] { finishDialog({}, true); });
+    // Deleted on close: the buttons come back once it is gone.
+    connect(m_dialog, &QObject::destroyed, this, &WorkspacePage::updateButtons, Qt::QueuedConnection);
+    m_dialog->open();
+    updateButtons();
+}
+
+void WorkspacePage::editEndpoint()
+{
+    const QString name = selectedEndpoint();
+    const core::Endpoint *e = m_workspace.endpoint(name.toStdString());
+    if (!e || m_dialog || m_saving)
+        return;
+    QStringList taken;
+    for (const auto &[other, _] : m_workspace.endpoints)
+        if (other != e->name)
+            taken << QString::fromStdString(other);
+    m_dialog = new EndpointDialog(*e, taken, m_secrets->sessionPassword(name), m_secrets->backend(), this);
+    m_dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(m_dialog, &QDialog::accepted, this, [this, before = *e] { finishDialog(before, false); });
+    // Deleted on close: the buttons come back once it is gone.
+    connect(m_dialog, &QObject::destroyed, this, &WorkspacePage::updateButtons, Qt::QueuedConnection);
+    m_dialog->open();
+    updateButtons();
+}
+
+void WorkspacePage::finishDialog(const core::Endpoint &before, bool isNew)
+{
+    const core::Endpoint e = m_dialog->endpoint();
+    const QString name = QString::fromStdString(e.name);
+    const QString oldName = QString::fromStdString(before.name);
+    const QString password = m_dialog->password();
+    core::Workspace ws = m_workspace;
+    if (!isNew && before.name != e.name) {
+        ws.endpoints.erase(before.name);
+        for (auto &p : ws.pipelines) {
+            if (p.source == before.name)
+                p.source = e.name;
+            if (p.target == before.name)
+                p.target = e.name;
+        }
+    }
+    ws.endpoints[e.name] = e;
+    // The password follows the endpoint: typed now, or moved under its new name.
+    const auto known = isNew ? std::nullopt : m_secrets->sessionPassword(oldName);
+    if (!isNew && oldName != name)
+        m_secrets->remove(oldName);
+    if (e.kind == core::EndpointKind::Postgres && !password.isEmpty())
+        m_secrets->store(name, password);
+    else if (e.kind == core::EndpointKind::Postgres && known && oldName != name)
+        m_secrets->store(name, *known);
+    else if (e.kind != core::EndpointKind::Postgres && known)
+        m_secrets->remove(oldName);
+    save(std::move(ws), isNew ? tr("Added endpoint %1").arg(name) : tr("Saved endpoint %1").arg(name));
+}
+
+void WorkspacePage::removeEndpoint()
+{
+    const QString name = selectedEndpoint();
+    if (!m_remove->isEnabled() || name.isEmpty() || m_confirmation)
+        return;
+    auto *box = new QMessageBox(QMessageBox::Question, tr("Remove Endpoint"),
+                                tr("Remove endpoint <b>%1</b> from the workspace?").arg(name.toHtmlEscaped()),
+                                QMessageBox::NoButton, this);
+    box->setObjectName(QStringLiteral("removeConfirmation"));
+    box->setInformativeText(tr("No pipeline uses it. Its password is deleted from the keychain as well."));
+    QPushButton *remove = box->addButton(tr("Remove"), QMessageBox::DestructiveRole);
+    remove->setObjectName(QStringLiteral("confirmRemove"));
+    box->addButton(QMessageBox::Cancel);
+    box->setDefaultButton(QMessageBox::Cancel);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    connect(box, &QMessageBox::finished, this, [this, box, remove, name] {
+        if (box->clickedButton() != remove)
+            return;
+        core::Workspace ws = m_workspace;
+        ws.endpoints.erase(name.toStdString());
+        m_secrets->remove(name);
+        save(std::move(ws), tr("Removed endpoint %1").arg(name));
+    });
+    connect(box, &QObject::destroyed, this, &WorkspacePage::updateButtons, Qt::QueuedConnection);
+    m_confirmation = box;
+    box->open();
+    updateButtons();
+}
+
+void WorkspacePage::askPassword()
+{
+    const QString name = selectedEndpoint();
+    if (!m_password->isEnabled() || name.isEmpty() || m_prompt)
+        return;
+    auto *prompt = new QInputDialog(this);
+    prompt->setObjectName(QStringLiteral("passwordPrompt"));
+    prompt->setWindowTitle(tr("Password of %1").arg(name));
+    prompt->setLabelText(m_secrets->backend() == SecretStore::Backend::SessionOnly
+                             ? tr("Password for %1 (no keychain on this desktop: kept in memory until Driftless "
+                                  "quits):")
+                                   .arg(name)
+                             : tr("Password for %1 (saved in the system keychain):").arg(name));
+    prompt->setTextEchoMode(QLineEdit::Password);
+    prompt->setAttribute(Qt::WA_DeleteOnClose);
+    connect(prompt, &QInputDialog::textValueSelected, this, [this, name](const QString &password) {
+        if (!password.isEmpty())
+            m_secrets->store(name, password);
+    });
+    connect(prompt, &QObject::destroyed, this, &WorkspacePage::updateButtons, Qt::QueuedConnection);
+    m_prompt = prompt;
+    prompt->open();
+    updateButtons();
+}
+
+void WorkspacePage::save(core::Workspace workspace, const QString &what)
+{
+    try {
+        core::WorkspaceFile::validate(workspace, QFileInfo(m_engine->statePath()).fileName().toStdString());
+    } catch (const core::Error &e) {
+        showResult(false, tr("%1 refused: %2").arg(what, QString::fromStdString(e.what())));
+        emit saved(false, m_result->text());
+        return;
+    }
+    run(what, [path = m_engine->statePath().toStdString(), workspace = std::move(workspace)] {
+        Outcome o;
+        auto summary = core::StateStore(path).applyWorkspace(workspace);
+        o.ok = true;
+        o.message = changeLines(summary);
+        o.workspace = workspace;
+        return o;
+    });
+}
+
+void WorkspacePage::run(const QString &what, std::function<Outcome()> work)
+{
+    const std::uint64_t job = ++m_job;
+    m_saving = true;
+    updateButtons();
+    showResult(true, tr("%1\u2026").arg(what));
+    QThreadPool::globalInstance()->start(
+        [mailbox = m_mailbox, job, statePath = m_engine->statePath(), what, work = std::move(work)] {
+            Outcome o;
+            try {
+                o = work();
+            } catch (const std::exception &e) {
+                o.ok = false;
+                o.message = describe(e);
+            }
+            mailbox->post([=](WorkspacePage &self) { self.onSaved(job, statePath, what, o); });
+        });
+}
+
+void WorkspacePage::onSaved(std::uint64_t job, const QString &statePath, const QString &what, const Outcome &outcome)
+{
+    if (job != m_job)
+        return;
+    m_saving = false;
+    // Another workspace is shown now: its page must not show this one's endpoints.
+    if (statePath != m_engine->statePath()) {
+        updateButtons();
+        return;
+    }
+    QString message;
+    if (outcome.ok) {
+        m_hasWorkspace = true;
+        showWorkspace(*outcome.workspace);
+        message = tr("%1: %2.").arg(what, outcome.message);
+        if (m_engine->state() != EngineBridge::State::Stopped)
+            message += tr(" The running sync keeps the settings it started with until it is restarted.");
+        m_engine->refresh();
+    } else {
+        message = tr("%1 failed: %2").arg(what, outcome.message);
+    }
+    showResult(outcome.ok, message);
+    updateButtons();
+    emit statusMessage(message);
+    emit saved(outcome.ok, message);
+}
+
+void WorkspacePage::importYaml()
+{
+    const QString dir = QFileInfo(m_engine->statePath()).absolutePath();
+    const QString path = QFileDialog::getOpenFileName(this, tr("Import Workspace YAML"), dir,
+                                                      tr("Workspace files (*.yaml *.yml);;All files (*)"));
+    if (!path.isEmpty())
+        importFile(path);
+}
+
+void WorkspacePage::importFile(const QString &path)
+{
+    if (m_engine->statePath().isEmpty() || m_saving)
+        return;
+    run(tr("Imported %1").arg(QFileInfo(path).fileName()),
+        [yamlPath = path.toStdString(), statePath = m_engine->statePath().toStdString()] {
+            Outcome o;
+            auto workspace = core::WorkspaceFile::load(yamlPath);
+            auto summary = core::StateStore(statePath).applyWorkspace(workspace);
+            o.ok = true;
+            o.message = changeLines(summary);
+            o.workspace = std::move(workspace);
+            return o;
+        });
+}
+
+void WorkspacePage::exportYaml()
+{
+    const QString dir = QFileInfo(m_engine->statePath()).absolutePath();
+    const QString name = QFileInfo(m_engine->statePath()).completeBaseName() + QStringLiteral(".yaml");
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export Workspace YAML"), QDir(dir).filePath(name),
+                                                      tr("Workspace files (*.yaml *.yml);;All files (*)"));
+    if (!path.isEmpty())
+        exportFile(path);
+}
+
+bool WorkspacePage::exportFile(const QString &path)
+{
+    // A small text file from memory: no database involved, so written here.
+    QSaveFile file(path);
+    const std::string yaml = core::WorkspaceFile::toYaml(m_workspace);
+    const bool ok = file.open(QIODevice::WriteOnly) &&
+                    file.write(yaml.data(), static_cast<qint64>(yaml.size())) == static_cast<qint64>(yaml.size()) &&
+                    file.commit();
+    showResult(ok, ok ? tr("Exported the workspace to %1 (no passwords: they stay in the keychain).")
+                            .arg(QDir::toNativeSeparators(path))
+                      : tr("Could not write %1: %2").arg(QDir::toNativeSeparators(path), file.errorString()));
+    emit statusMessage(m_result->text());
+    return ok;
+}
+
+void WorkspacePage::showResult(bool ok, const QString &message)
+{
+    m_result->setStyleSheet(ok ? QString() : QStringLiteral("color: #b3261e;"));
+    m_result->setText(message);
+    m_result->setVisible(!message.isEmpty());
+}
+
+void WorkspacePage::fitColumns()
+{
+    for (QTableView *view : {m_endpointsView, m_pipelinesView}) {
+        const int last = view->model()->columnCount() - 1;
+        for (int c = 0; c < last; ++c)
+            view->setColumnWidth(c, std::min(kMaxColumnWidth,
+                                             std::max(static_cast<const QAbstractItemView *>(view)->sizeHintForColumn(c),
+                                                      view->horizontalHeader()->sectionSizeHint(c)) +
+                                                 16));
+    }
+}
+
+} // namespace driftless::ui

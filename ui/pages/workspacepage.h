@@ -1,0 +1,129 @@
+#pragma once
+
+#include "ui/dialogs/endpointdialog.h"
+#include "ui/enginesnapshot.h"
+#include "ui/mailbox.h"
+
+#include "core/model/workspace.h"
+
+#include <QInputDialog>
+#include <QMessageBox>
+#include <QPointer>
+#include <QWidget>
+
+#include <cstdint>
+#include <memory>
+
+class QLabel;
+class QPushButton;
+class QSortFilterProxyModel;
+class QTableView;
+
+namespace driftless::ui {
+
+class EndpointsModel;
+class EngineBridge;
+class PipelinesModel;
+class SecretStore;
+
+/// The workspace itself: its endpoints (kind, where, user, password source, slot guard, users)
+/// and pipelines (source → target, tables, strategies), as stored in the workspace file.
+///
+/// Add/Edit open the EndpointDialog; Remove asks first and refuses an endpoint a pipeline uses.
+/// "Password…" asks for the selected endpoint's password (once per session without a keychain).
+/// Import YAML… applies a workspace file (README format) declaratively, Export YAML… writes the
+/// stored workspace as one; export then import gives back an equal workspace.
+///
+/// Every change is validated here (the YAML loader's rules) and written on a pool thread with
+/// core::StateStore::applyWorkspace(); the page never waits. A running sync keeps the settings
+/// it started with. Passwords go to the SecretStore only, never to the file or the YAML.
+class WorkspacePage final : public QWidget {
+    Q_OBJECT
+public:
+    WorkspacePage(EngineBridge *engine, SecretStore *secrets, QWidget *parent = nullptr);
+    ~WorkspacePage() override;
+
+    /// Shows the snapshot's workspace (only when it differs from the one shown).
+    void setSnapshot(const EngineSnapshot &snapshot);
+    const core::Workspace &workspace() const { return m_workspace; }
+
+    EndpointsModel *endpointsModel() const { return m_endpoints; }
+    PipelinesModel *pipelinesModel() const { return m_pipelines; }
+    QTableView *endpointsView() const { return m_endpointsView; }
+    QTableView *pipelinesView() const { return m_pipelinesView; }
+    QPushButton *addButton() const { return m_add; }
+    QPushButton *editButton() const { return m_edit; }
+    QPushButton *removeButton() const { return m_remove; }
+    QPushButton *passwordButton() const { return m_password; }
+    QPushButton *importButton() const { return m_import; }
+    QPushButton *exportButton() const { return m_export; }
+    QLabel *resultLabel() const { return m_result; }
+    QString summaryText() const;
+    /// The endpoint dialog, password prompt or removal confirmation while open, else null.
+    EndpointDialog *endpointDialog() const { return m_dialog; }
+    QInputDialog *passwordPrompt() const { return m_prompt; }
+    QMessageBox *confirmation() const { return m_confirmation; }
+    /// The selected endpoint's name, or empty.
+    QString selectedEndpoint() const;
+    void selectEndpoint(const QString &name);
+    /// True while a change is being written.
+    bool saving() const { return m_saving; }
+
+public slots:
+    void addEndpoint();
+    void editEndpoint();
+    void removeEndpoint();
+    void askPassword();
+    void importYaml();
+    void exportYaml();
+    /// Applies the workspace YAML at `path` (off the UI thread); saved() when done.
+    void importFile(const QString &path);
+    /// Writes the shown workspace as YAML to `path`; false (and the result line says why) on failure.
+    bool exportFile(const QString &path);
+
+signals:
+    /// A change was written (ok) or refused; `message` says what happened.
+    void saved(bool ok, const QString &message);
+    void statusMessage(const QString &message);
+
+private:
+    struct Outcome;
+    void showWorkspace(const core::Workspace &workspace);
+    void save(core::Workspace workspace, const QString &what);
+    void run(const QString &what, std::function<Outcome()> work);
+    void onSaved(std::uint64_t job, const QString &statePath, const QString &what, const Outcome &outcome);
+    void finishDialog(const core::Endpoint &before, bool isNew);
+    void updatePasswordState(const QString &endpoint);
+    void updateButtons();
+    void updateSummary();
+    void showResult(bool ok, const QString &message);
+    void fitColumns();
+
+    EngineBridge *m_engine;
+    SecretStore *m_secrets;
+    std::shared_ptr<Mailbox<WorkspacePage>> m_mailbox;
+    core::Workspace m_workspace;
+    bool m_hasWorkspace = false;
+    QString m_error;
+    std::uint64_t m_job = 0;
+    bool m_saving = false;
+
+    EndpointsModel *m_endpoints;
+    PipelinesModel *m_pipelines;
+    QSortFilterProxyModel *m_endpointsProxy;
+    QTableView *m_endpointsView;
+    QTableView *m_pipelinesView;
+    QLabel *m_summary;
+    QLabel *m_result;
+    QPushButton *m_add;
+    QPushButton *m_edit;
+    QPushButton *m_remove;
+    QPushButton *m_password;
+    QPushButton *m_import;
+    QPushButton *m_export;
+    QPointer<EndpointDialog> m_dialog;
+    QPointer<QInputDialog> m_prompt;
+    QPointer<QMessageBox> m_confirmation;
+};
+
+} // namespace driftless::ui
