@@ -45,6 +45,7 @@ std::vector<TableReport> buildStatus(const Workspace &ws, const std::vector<Stat
             r.table = t.table.display();
             r.target = p.target + ":" + (tgt ? resolveTargetName(p, t, tgt->kind).display() : "?");
             r.strategy = std::string(toString(t.strategy));
+            r.fellBackFromCdc = t.fallbackFrom == Strategy::Cdc;
             r.state = "idle";
             r.slaSeconds = static_cast<double>(t.effectiveSla().count()) / 1000.0;
             std::optional<std::int64_t> fresh;
@@ -145,6 +146,7 @@ nlohmann::json tablesJsonValue(const std::vector<TableReport> &tables)
         // The position a DBA reads first: the LSN for CDC, the cursor value for cursor tables.
         j["last_synced_lsn"] = cp.is_object() && cp.contains("lsn") ? cp["lsn"] : json(nullptr);
         j["cursor"] = cp.is_object() && cp.contains("cursor") ? cp["cursor"] : json(nullptr);
+        j["fallback_from"] = t.fellBackFromCdc ? json("cdc") : json(nullptr);
         j["reconcile"] = nullptr;
         if (t.reconcile)
             j["reconcile"] = {{"report_id", t.reconcile->reportId},

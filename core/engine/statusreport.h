@@ -40,6 +40,8 @@ struct TableReport {
     /// The newest reconciliation found drift above the pipeline's `alert_above` (the badge
     /// shows warn while it lasts; a repair and a clean run clear it).
     bool driftAlert = false;
+    /// The slot guard switched this table from CDC to cursor sync (`promote` goes back).
+    bool fellBackFromCdc = false;
     double driftAlertAbove = 0;
 };
 

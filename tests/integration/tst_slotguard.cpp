@@ -134,6 +134,7 @@ TEST_F(SlotGuard, pastMaxRetainedItFallsBackReconcilesAndPromoteReturnsToCdc)
     // The table without a cursor column stops red with the reason, and nothing recreated the slot.
     const auto tags = tableStatus("public.tags");
     EXPECT_EQ(tags["state"], "error") << tags.dump();
+    EXPECT_EQ(tableStatus("public.items")["fallback_from"], "cdc");
     // The exported YAML says what happened.
     auto exported = runCli({"--state", state, "export"});
     EXPECT_NE(exported.out.find("fallback_from: cdc"), std::string::npos) << exported.out;
