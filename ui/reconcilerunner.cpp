@@ -5,6 +5,7 @@
 #include <QThreadPool>
 
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -38,6 +39,17 @@ bool sameWorkspace(const std::shared_ptr<const core::Workspace> &a, const std::s
     if (!a || !b)
         return a == b;
     return a == b || *a == *b;
+}
+
+/// Opens the state file, which must exist: opening a missing one would create an empty
+/// workspace, and a mistyped path should leave nothing behind.
+std::unique_ptr<core::StateStore> openStore(const QString &path)
+{
+    std::error_code ec;
+    if (!std::filesystem::exists(path.toStdString(), ec))
+        throw core::Error(core::ErrorKind::Permanent,
+                          ReconcileRunner::tr("there is no workspace file at %1").arg(path).toStdString());
+    return std::make_unique<core::StateStore>(path.toStdString());
 }
 
 std::vector<std::string> toStd(const QStringList &list)
@@ -102,8 +114,7 @@ void ReconcileRunner::startSummaryRead()
         std::vector<core::StateStore::ReconcileSummary> rows;
         QString error;
         try {
-            core::StateStore store(path.toStdString());
-            rows = store.reconcileSummaries(kSummaryLimit);
+            rows = openStore(path)->reconcileSummaries(kSummaryLimit);
         } catch (const std::exception &e) {
             error = describe(e);
         }
@@ -131,8 +142,8 @@ void ReconcileRunner::loadReport(std::int64_t id)
         std::shared_ptr<const core::ReconcileReport> report;
         QString error;
         try {
-            core::StateStore store(path.toStdString());
-            if (auto r = core::loadReport(store, id))
+            const auto store = openStore(path);
+            if (auto r = core::loadReport(*store, id))
                 report = std::make_shared<const core::ReconcileReport>(std::move(*r));
             else
                 error = tr("report %1 is not in the workspace file").arg(id);
@@ -233,8 +244,9 @@ std::uint64_t ReconcileRunner::startJob(Request request)
                 const core::PipelineSpec *spec = workspace->pipeline(pipeline);
                 total = request.tables.isEmpty() ? (spec ? static_cast<int>(spec->tables.size()) : 0)
                                                  : static_cast<int>(request.tables.size());
-                core::StateStore store(path.toStdString());
-                reportId = compareAndStore(store, pipeline, toStd(request.tables), error);
+                // Opened first: no comparison runs for a file that cannot take its report.
+                const auto store = openStore(path);
+                reportId = compareAndStore(*store, pipeline, toStd(request.tables), error);
             } catch (const std::exception &e) {
                 error = describe(e);
             }
@@ -251,8 +263,8 @@ std::uint64_t ReconcileRunner::startJob(Request request)
         RepairResult result;
         QString error;
         try {
-            core::StateStore store(path.toStdString());
-            const auto report = core::loadReport(store, request.reportId);
+            const auto store = openStore(path);
+            const auto report = core::loadReport(*store, request.reportId);
             if (!report)
                 throw core::Error(core::ErrorKind::Permanent,
                                   tr("report %1 is not in the workspace file").arg(request.reportId).toStdString());
@@ -273,11 +285,11 @@ std::uint64_t ReconcileRunner::startJob(Request request)
             } else {
                 result.outcomes = core::repairReport(*workspace, *report, table);
             }
-            core::recordRepair(store, *report, result.outcomes);
+            core::recordRepair(*store, *report, result.outcomes);
             // Where the table stands now, as a report of its own: what the list shows next.
             done = 0;
             try {
-                result.checkReportId = compareAndStore(store, report->pipeline, {table}, result.checkError);
+                result.checkReportId = compareAndStore(*store, report->pipeline, {table}, result.checkError);
             } catch (const std::exception &e) {
                 result.checkError = describe(e);
             }

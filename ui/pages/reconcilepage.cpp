@@ -107,7 +107,8 @@ ReconcilePage::ReconcilePage(ReconcileRunner *runner, QWidget *parent)
     m_view->setAlternatingRowColors(true);
     m_view->setWordWrap(false);
     m_view->verticalHeader()->setVisible(false);
-    m_view->horizontalHeader()->setStretchLastSection(true);
+    // Table names vary in length, the numbers do not: the Table column takes the spare width.
+    m_view->horizontalHeader()->setSectionResizeMode(ReconcileModel::Table, QHeaderView::Stretch);
     m_view->horizontalHeader()->setHighlightSections(false);
     m_view->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
     m_view->setSortingEnabled(true);
@@ -293,10 +294,11 @@ void ReconcilePage::updateSummary()
             reports.insert(m_model->summaryAt(r).reportId);
             drifting += ReconcileModel::statusKind(m_model->summaryAt(r)) == QLatin1String("drift") ? 1 : 0;
         }
-        m_summary->setText(tr("%1 reports, %2 table comparisons, %3 with drift; newest first")
-                               .arg(reports.size())
-                               .arg(m_model->rowCount())
-                               .arg(drifting));
+        const int n = static_cast<int>(reports.size());
+        const int rows = m_model->rowCount();
+        m_summary->setText((n == 1 ? tr("1 report") : tr("%1 reports").arg(n)) +
+                           (rows == 1 ? tr(", 1 table compared") : tr(", %1 table comparisons").arg(rows)) +
+                           tr(", %1 with drift; newest first").arg(drifting));
     }
     updateButtons();
 }
@@ -370,7 +372,12 @@ void ReconcilePage::showSelectedTable()
             for (int c = RowDiffModel::Source; c <= RowDiffModel::Target; ++c)
                 m_diffView->setColumnWidth(c, std::max(m_diffView->columnWidth(c), 160));
         }
-        const QString target = QString::fromStdString(t->target);
+        // The target endpoint as well: on the page, the table's name alone reads like the source.
+        const auto workspace = m_runner->workspace();
+        const core::PipelineSpec *pipeline = workspace ? workspace->pipeline(m_report->pipeline) : nullptr;
+        const QString target = pipeline ? tr("%1 (%2)").arg(QString::fromStdString(pipeline->target),
+                                                              QString::fromStdString(t->target))
+                                        : QString::fromStdString(t->target);
         QString text;
         if (!t->error.empty())
             text = tr("Report %1, %2 \u2192 %3: the comparison failed.").arg(m_report->id).arg(m_shown->second, target);
@@ -465,10 +472,16 @@ void ReconcilePage::updateButtons()
 
 void ReconcilePage::fitColumns()
 {
+    // Content or header text, whichever is wider, plus a little air: the header's own size hint
+    // keeps room for a sort arrow on every column, which pushes Drift off a 1,200 px window.
     const QAbstractItemView *view = m_view;
-    for (int c = 0; c < ReconcileModel::DriftRatio; ++c)
-        m_view->setColumnWidth(
-            c, std::max(view->sizeHintForColumn(c), m_view->horizontalHeader()->sectionSizeHint(c)) + 12);
+    const QFontMetrics header(m_view->horizontalHeader()->font());
+    for (int c = 0; c < ReconcileModel::ColumnCount; ++c) {
+        if (c == ReconcileModel::Table)
+            continue;
+        const int title = header.horizontalAdvance(m_model->headerData(c, Qt::Horizontal).toString()) + 20;
+        m_view->setColumnWidth(c, std::max(view->sizeHintForColumn(c) + 12, title));
+    }
 }
 
 void ReconcilePage::requestReconcile()
