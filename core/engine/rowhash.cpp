@@ -228,6 +228,11 @@ std::string pgRowHash(const std::vector<ColumnInfo> &columns, const std::string 
     return "('x' || substr(md5(" + pgRecordText(columns, alias) + "), 1, 15))::bit(60)::bigint";
 }
 
+std::string pgRowHashNative(const std::vector<ColumnInfo> &columns, const std::string &alias)
+{
+    return "(hashtextextended(" + pgRecordText(columns, alias) + ", 0) & 1152921504606846975)";
+}
+
 void appendRecordField(std::string &record, const std::optional<std::string> &value, bool first)
 {
     if (!first)

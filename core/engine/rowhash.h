@@ -47,6 +47,9 @@ std::string pgCanonical(const ColumnInfo &c, const std::string &quotedColumn);
 std::string pgCanonicalText(const ColumnInfo &c, const std::string &quotedColumn);
 /// The Postgres expression of a row's 60-bit hash over `columns`, qualified by `alias`.
 std::string pgRowHash(const std::vector<ColumnInfo> &columns, const std::string &alias);
+/// The same over Postgres' own 64-bit text hash (hashtextextended, cut to 60 bits): several times
+/// cheaper than MD5, for comparing two Postgres servers that hash a probe the same way.
+std::string pgRowHashNative(const std::vector<ColumnInfo> &columns, const std::string &alias);
 /// The Postgres expression of the record text of `columns` (the row key's canonical form).
 std::string pgRecordText(const std::vector<ColumnInfo> &columns, const std::string &alias);
 

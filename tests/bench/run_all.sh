@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Runs the Driftless benchmarks B1, B5, B6, B7, B8 and B11 against their baselines, side by side on
+# Runs the Driftless benchmarks B1, B5, B6, B7, B8, B10 and B11 against their baselines, side by side on
 # throwaway servers, and prints one line per figure (format: reference/benchmarks.md):
 #
 #   B1 rows_per_s=... baseline_rows_per_s=... ratio=... peak_rss_mb=... case=... rows=... ...
 #
-# usage: tests/bench/run_all.sh [--rows N] [--runs K] [--build DIR] [--only B1,B5,B6,B7,B8,B11]
+# usage: tests/bench/run_all.sh [--rows N] [--runs K] [--build DIR] [--only B1,B5,B6,B7,B8,B10,B11]
 #                               [--servers ENVFILE]
 #   --rows N          rows in bench.t (default 1000000); B8 scales its workloads with it; B11
 #                     re-backfills a table of that many rows
@@ -23,7 +23,7 @@ repo=$(cd "$here/../.." && pwd)
 ROWS=1000000
 RUNS=5
 BUILD=
-ONLY=B1,B5,B6,B7,B8,B11
+ONLY=B1,B5,B6,B7,B8,B10,B11
 SERVERS_ENV=
 RUNS_GIVEN=
 
@@ -43,7 +43,7 @@ done
 [[ $RUNS =~ ^[0-9]+$ && $RUNS -ge 1 ]] || { echo "run_all.sh: --runs must be a number >= 1" >&2; exit 2; }
 ONLY=${ONLY^^}
 for b in ${ONLY//,/ }; do
-  [[ $b =~ ^B(1|5|6|7|8|11)$ ]] || { echo "run_all.sh: unknown benchmark '$b' (B1, B5, B6, B7, B8, B11)" >&2; exit 2; }
+  [[ $b =~ ^B(1|5|6|7|8|10|11)$ ]] || { echo "run_all.sh: unknown benchmark '$b' (B1, B5, B6, B7, B8, B10, B11)" >&2; exit 2; }
 done
 selected() { [[ ,$ONLY, == *,$1,* ]]; }
 
@@ -59,6 +59,8 @@ source "$here/b6_merge.sh"
 source "$here/b7_cursor.sh"
 # shellcheck source=b8_cdc.sh
 source "$here/b8_cdc.sh"
+# shellcheck source=b10_reconcile.sh
+source "$here/b10_reconcile.sh"
 # shellcheck source=b11_rebackfill.sh
 source "$here/b11_rebackfill.sh"
 # B8 drains two 1M-row workloads twice per round: 3 rounds keep it near 5 minutes on 2 cores.
@@ -146,7 +148,7 @@ export PGPASSWORD=$PG_PASSWORD
 pg_value postgres "SELECT 1" >/dev/null || die "cannot reach Postgres at $PG_HOST:$PG_PORT"
 
 : >"$WORK/results.txt"
-if selected B1 || selected B5 || selected B6 || selected B7; then
+if selected B1 || selected B5 || selected B6 || selected B7 || selected B10; then
   log "generating bench.t with $ROWS rows (database seed)"
   fresh_db seed
   generate_table seed "$ROWS"
@@ -158,6 +160,7 @@ selected B5 && bench_b5
 selected B6 && bench_b6
 selected B7 && bench_b7
 selected B8 && bench_b8
+selected B10 && bench_b10
 selected B11 && bench_b11
 
 log "done in $(printf '%.0f' "$(elapsed "$t_start" "$EPOCHREALTIME")") s; results:"
