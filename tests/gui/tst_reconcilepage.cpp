@@ -23,6 +23,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
+#include <QFileInfo>
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QMessageBox>
@@ -129,6 +130,7 @@ private slots:
     void initTestCase();
     void modelsShowSummariesAndDiffs();
     void reconcileNowFindsDriftAndRepairsFixIt();
+    void missingWorkspaceFileIsNotCreated();
 };
 
 void TestReconcilePage::initTestCase() { test::useTestSettings(); }
@@ -376,6 +378,23 @@ void TestReconcilePage::reconcileNowFindsDriftAndRepairsFixIt()
 
     w.close();
     window.reset();
+}
+
+void TestReconcilePage::missingWorkspaceFileIsNotCreated()
+{
+    test::TempDir dir;
+    const QString path = QString::fromStdString(dir.file("typo.db"));
+    MainWindow w;
+    w.show();
+    w.pages()->setCurrentWidget(w.reconcilePage());
+    w.openWorkspace(path);
+    auto *notice = w.reconcilePage()->findChild<QLabel *>(QStringLiteral("reconcileNotice"));
+    QVERIFY(notice);
+    QTRY_VERIFY(notice->isVisible());
+    QVERIFY2(notice->text().contains(QStringLiteral("no workspace file")), qPrintable(notice->text()));
+    QVERIFY(!QFileInfo::exists(path));
+    QVERIFY(!w.reconcilePage()->reconcileButton()->isEnabled());
+    QCOMPARE(w.reconcilePage()->model()->rowCount(), 0);
 }
 
 QTEST_MAIN(TestReconcilePage)

@@ -11,6 +11,7 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLocale>
+#include <QMenu>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
@@ -132,6 +133,16 @@ ReconcilePage::ReconcilePage(ReconcileRunner *runner, QWidget *parent)
     m_diffView->setWordWrap(false);
     m_diffView->header()->setStretchLastSection(true);
     m_diffView->setTextElideMode(Qt::ElideMiddle);
+    m_diffView->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_diffView, &QWidget::customContextMenuRequested, this, [this](const QPoint &pos) {
+        // The same three actions as the buttons, in the same state.
+        QMenu menu(this);
+        for (QPushButton *button : {m_repairRow, m_repairSelected, m_repairTable}) {
+            QAction *action = menu.addAction(button->text(), button, &QPushButton::click);
+            action->setEnabled(button->isEnabled());
+        }
+        menu.exec(m_diffView->viewport()->mapToGlobal(pos));
+    });
 
     m_repairRow->setObjectName(QStringLiteral("repairRow"));
     m_repairSelected->setObjectName(QStringLiteral("repairSelected"));
@@ -186,9 +197,19 @@ ReconcilePage::ReconcilePage(ReconcileRunner *runner, QWidget *parent)
     connect(m_runner, &ReconcileRunner::summariesReady, this, &ReconcilePage::showSummaries);
     connect(m_runner, &ReconcileRunner::reportReady, this, &ReconcilePage::showReport);
     connect(m_runner, &ReconcileRunner::workspaceChanged, this, [this] {
-        m_report.reset();
-        m_shown.reset();
-        m_diffModel->clear();
+        if (m_path != m_runner->statePath()) {
+            // Another file: nothing of the previous one's reports stays on screen.
+            m_path = m_runner->statePath();
+            m_loaded = false;
+            m_readFailed = false;
+            m_pendingSelection.reset();
+            m_model->setSummaries({});
+            m_report.reset();
+            m_shown.reset();
+            m_diffModel->clear();
+            m_result->setVisible(false);
+            m_resultIcon->setVisible(false);
+        }
         updateSummary();
         showSelectedTable();
     });
@@ -248,9 +269,13 @@ void ReconcilePage::showSummaries(const std::vector<core::StateStore::ReconcileS
 {
     m_notice->setText(error.isEmpty() ? QString() : tr("Cannot read the reports: %1").arg(error));
     m_notice->setVisible(!error.isEmpty());
-    if (!error.isEmpty())
-        return;
     m_loaded = true;
+    m_readFailed = !error.isEmpty();
+    if (m_readFailed) {
+        // The last list stays: the reports are still there once the file can be read again.
+        updateSummary();
+        return;
+    }
     m_model->setSummaries(rows);
     if (m_pendingSelection) {
         const auto [id, table] = *m_pendingSelection;
@@ -285,6 +310,8 @@ void ReconcilePage::updateSummary()
         m_summary->setText(tr("No workspace open"));
     } else if (!m_loaded) {
         m_summary->setText(tr("Reading the reports\u2026"));
+    } else if (m_readFailed && m_model->rowCount() == 0) {
+        m_summary->setText(tr("The reports cannot be read."));
     } else if (m_model->rowCount() == 0) {
         m_summary->setText(tr("No reconciliation yet. Reconcile Now compares a pipeline's source and target."));
     } else {

@@ -147,7 +147,9 @@ private:
     std::optional<std::pair<std::int64_t, QString>> m_pendingSelection;
     std::uint64_t m_job = 0;
     bool m_jobIsRepair = false;
+    QString m_path;
     bool m_loaded = false;
+    bool m_readFailed = false;
     std::int64_t m_lastEventId = 0;
 };
 
