@@ -12,7 +12,8 @@
 #include <string_view>
 #include <utility>
 
-namespace driftless::ui {
+namespace driftless::ui
+{
 
 /// One reconcile or repair, as the worker needs it: plain values only.
 struct ReconcileRunner::Request {
@@ -25,7 +26,8 @@ struct ReconcileRunner::Request {
     std::vector<core::CanonicalKey> keys;
 };
 
-namespace {
+namespace
+{
 
 QString describe(const std::exception &e)
 {
@@ -296,14 +298,14 @@ std::uint64_t ReconcileRunner::startJob(Request request)
         } catch (const std::exception &e) {
             error = describe(e);
         }
-        mailbox->post([generation, job, reportId = request.reportId, table = request.table, result,
-                       error](ReconcileRunner &r) {
-            r.finishJob(job);
-            if (generation == r.m_generation) {
-                emit r.repairFinished(job, reportId, table, result, error);
-                r.reloadSummaries();
-            }
-        });
+        mailbox->post(
+            [generation, job, reportId = request.reportId, table = request.table, result, error](ReconcileRunner &r) {
+                r.finishJob(job);
+                if (generation == r.m_generation) {
+                    emit r.repairFinished(job, reportId, table, result, error);
+                    r.reloadSummaries();
+                }
+            });
     });
     return job;
 }

@@ -15,7 +15,8 @@
 #include <stop_token>
 #include <vector>
 
-namespace driftless::ui {
+namespace driftless::ui
+{
 
 /// Reconciliation for the desktop app: reads stored reports, compares a pipeline's tables
 /// (core::reconcile + core::storeReport) and repairs differing keys (core::repairKeys or
@@ -32,7 +33,8 @@ namespace driftless::ui {
 ///
 /// Thread affinity: a UI-thread object; workers only post to it and never wait for it.
 /// Failures arrive as the error strings of the signals, never as exceptions.
-class ReconcileRunner final : public QObject {
+class ReconcileRunner final : public QObject
+{
     Q_OBJECT
 public:
     explicit ReconcileRunner(QObject *parent = nullptr);

@@ -43,7 +43,8 @@ using driftless::ui::ReconcileModel;
 using driftless::ui::RowDiffModel;
 using namespace std::chrono_literals;
 
-namespace {
+namespace
+{
 
 const char *const kPipeline = "app_to_dw";
 
@@ -124,7 +125,8 @@ bool hasEvent(const ui::EventsModel *events, const std::string &kind, const std:
 
 } // namespace
 
-class TestReconcilePage : public QObject {
+class TestReconcilePage : public QObject
+{
     Q_OBJECT
 private slots:
     void initTestCase();
@@ -133,7 +135,10 @@ private slots:
     void missingWorkspaceFileIsNotCreated();
 };
 
-void TestReconcilePage::initTestCase() { test::useTestSettings(); }
+void TestReconcilePage::initTestCase()
+{
+    test::useTestSettings();
+}
 
 void TestReconcilePage::modelsShowSummariesAndDiffs()
 {
@@ -359,8 +364,7 @@ void TestReconcilePage::reconcileNowFindsDriftAndRepairsFixIt()
     QVERIFY2(page->confirmation()->informativeText().contains(QStringLiteral("Re-read 3 rows from the source")),
              qPrintable(page->confirmation()->informativeText()));
     clickButton(page->confirmation(), QStringLiteral("confirmRepair"));
-    QTRY_VERIFY_WITH_TIMEOUT(!w.reconcileRunner()->busy() && model->rowCount() == 4 &&
-                                 page->selectedRow() >= 0 &&
+    QTRY_VERIFY_WITH_TIMEOUT(!w.reconcileRunner()->busy() && model->rowCount() == 4 && page->selectedRow() >= 0 &&
                                  text(page->selectedRow(), ReconcileModel::Status) == QStringLiteral("no drift"),
                              60000);
     QVERIFY2(page->resultLabel()->text().contains(QStringLiteral("3 rows written, 0 deleted, 3 of 3 keys")),

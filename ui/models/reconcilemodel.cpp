@@ -5,13 +5,18 @@
 
 #include <QLocale>
 
-namespace driftless::ui {
+namespace driftless::ui
+{
 
-namespace {
+namespace
+{
 
 using Summary = core::StateStore::ReconcileSummary;
 
-bool sameRow(const Summary &a, const Summary &b) { return a.reportId == b.reportId && a.table == b.table; }
+bool sameRow(const Summary &a, const Summary &b)
+{
+    return a.reportId == b.reportId && a.table == b.table;
+}
 
 bool sameOnScreen(const Summary &a, const Summary &b)
 {
@@ -25,9 +30,15 @@ bool isNumber(int column)
     return column == ReconcileModel::Report || column >= ReconcileModel::SourceRows;
 }
 
-long long drift(const Summary &s) { return s.missing + s.extra + s.different; }
+long long drift(const Summary &s)
+{
+    return s.missing + s.extra + s.different;
+}
 
-QString count(long long n) { return QLocale().toString(n); }
+QString count(long long n)
+{
+    return QLocale().toString(n);
+}
 
 } // namespace
 
@@ -38,7 +49,10 @@ int ReconcileModel::rowCount(const QModelIndex &parent) const
     return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
 }
 
-int ReconcileModel::columnCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int ReconcileModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
 
 QVariant ReconcileModel::headerData(int section, Qt::Orientation orientation, int role) const
 {

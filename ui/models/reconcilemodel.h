@@ -7,7 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-namespace driftless::ui {
+namespace driftless::ui
+{
 
 /// One row per table of a stored reconciliation report, newest report first, as
 /// StateStore::reconcileSummaries() lists them: counts on each side, the three kinds of drift,
@@ -17,7 +18,8 @@ namespace driftless::ui {
 /// order, so the selection stays put; a new report resets the model. Views sort through a
 /// proxy, by SortRole. The Status column says drift, no drift or error in a word and an icon,
 /// never by colour alone.
-class ReconcileModel final : public QAbstractTableModel {
+class ReconcileModel final : public QAbstractTableModel
+{
     Q_OBJECT
 public:
     enum Column {

@@ -9,15 +9,20 @@
 
 #include <optional>
 
-namespace driftless::ui {
+namespace driftless::ui
+{
 
-namespace {
+namespace
+{
 
 /// Top-level rows carry 0 as internal id; a child carries its parent's row + 1.
 constexpr quintptr kTopLevel = 0;
 
 /// Mid grey: readable on light and dark palettes, and set apart by the italics as well.
-QBrush placeholderBrush() { return QBrush(QColor(0x80, 0x80, 0x80)); }
+QBrush placeholderBrush()
+{
+    return QBrush(QColor(0x80, 0x80, 0x80));
+}
 
 QFont italic()
 {
@@ -105,7 +110,10 @@ int RowDiffModel::rowCount(const QModelIndex &parent) const
     return e.hasChildren() ? static_cast<int>(e.columns.size()) : 0;
 }
 
-int RowDiffModel::columnCount(const QModelIndex &) const { return ColumnCount; }
+int RowDiffModel::columnCount(const QModelIndex &) const
+{
+    return ColumnCount;
+}
 
 QVariant RowDiffModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
@@ -123,14 +131,12 @@ QVariant RowDiffModel::headerData(int section, Qt::Orientation orientation, int 
         return QAbstractItemModel::headerData(section, orientation, role);
     switch (section) {
     case Key:
-        return m_table.keyColumns.empty()
-                   ? tr("Key")
-                   : tr("Key (%1)").arg(QString::fromStdString([this] {
-                         std::string names;
-                         for (const auto &c : m_table.keyColumns)
-                             names += (names.empty() ? "" : ", ") + c;
-                         return names;
-                     }()));
+        return m_table.keyColumns.empty() ? tr("Key") : tr("Key (%1)").arg(QString::fromStdString([this] {
+            std::string names;
+            for (const auto &c : m_table.keyColumns)
+                names += (names.empty() ? "" : ", ") + c;
+            return names;
+        }()));
     case Class:
         return tr("Class");
     case ColumnName:
@@ -267,7 +273,10 @@ void RowDiffModel::setTable(const core::TableReconcile &table)
     emit headerDataChanged(Qt::Horizontal, Key, Key);
 }
 
-void RowDiffModel::clear() { setTable({}); }
+void RowDiffModel::clear()
+{
+    setTable({});
+}
 
 int RowDiffModel::entryOf(const QModelIndex &index) const
 {

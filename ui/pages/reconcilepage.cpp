@@ -23,11 +23,16 @@
 #include <algorithm>
 #include <set>
 
-namespace driftless::ui {
+namespace driftless::ui
+{
 
-namespace {
+namespace
+{
 
-QString count(long long n) { return QLocale().toString(n); }
+QString count(long long n)
+{
+    return QLocale().toString(n);
+}
 
 /// The reconciler's phases in words.
 QString phaseText(const QString &phase)
@@ -67,9 +72,10 @@ ReconcilePage::ReconcilePage(ReconcileRunner *runner, QWidget *parent)
     : QWidget(parent), m_runner(runner), m_model(new ReconcileModel(this)), m_proxy(new QSortFilterProxyModel(this)),
       m_diffModel(new RowDiffModel(this)), m_summary(new QLabel(this)), m_notice(new QLabel(this)),
       m_reconcile(new QPushButton(tr("Reconcile Now\u2026"), this)), m_cancel(new QPushButton(tr("Cancel"), this)),
-      m_progress(new QProgressBar(this)), m_progressLabel(new QLabel(this)), m_splitter(new QSplitter(Qt::Vertical, this)),
-      m_view(new QTableView(this)), m_details(new QLabel(this)), m_note(new QLabel(this)),
-      m_diffView(new QTreeView(this)), m_repairRow(new QPushButton(tr("Repair Row\u2026"), this)),
+      m_progress(new QProgressBar(this)), m_progressLabel(new QLabel(this)),
+      m_splitter(new QSplitter(Qt::Vertical, this)), m_view(new QTableView(this)), m_details(new QLabel(this)),
+      m_note(new QLabel(this)), m_diffView(new QTreeView(this)),
+      m_repairRow(new QPushButton(tr("Repair Row\u2026"), this)),
       m_repairSelected(new QPushButton(tr("Repair Selected\u2026"), this)),
       m_repairTable(new QPushButton(tr("Repair Table\u2026"), this)), m_resultIcon(new QLabel(this)),
       m_result(new QLabel(this))
@@ -242,7 +248,10 @@ void ReconcilePage::setSnapshot(const EngineSnapshot &snapshot)
     }
 }
 
-void ReconcilePage::reload() { m_runner->reloadSummaries(); }
+void ReconcilePage::reload()
+{
+    m_runner->reloadSummaries();
+}
 
 void ReconcilePage::showEvent(QShowEvent *event)
 {
@@ -258,7 +267,10 @@ void ReconcilePage::hideEvent(QHideEvent *event)
     QWidget::hideEvent(event);
 }
 
-int ReconcilePage::selectedRow() const { return selectedSourceRow(m_view, m_proxy); }
+int ReconcilePage::selectedRow() const
+{
+    return selectedSourceRow(m_view, m_proxy);
+}
 
 void ReconcilePage::selectTable(std::int64_t reportId, const QString &table)
 {
@@ -402,9 +414,9 @@ void ReconcilePage::showSelectedTable()
         // The target endpoint as well: on the page, the table's name alone reads like the source.
         const auto workspace = m_runner->workspace();
         const core::PipelineSpec *pipeline = workspace ? workspace->pipeline(m_report->pipeline) : nullptr;
-        const QString target = pipeline ? tr("%1 (%2)").arg(QString::fromStdString(pipeline->target),
-                                                              QString::fromStdString(t->target))
-                                        : QString::fromStdString(t->target);
+        const QString target =
+            pipeline ? tr("%1 (%2)").arg(QString::fromStdString(pipeline->target), QString::fromStdString(t->target))
+                     : QString::fromStdString(t->target);
         QString text;
         if (!t->error.empty())
             text = tr("Report %1, %2 \u2192 %3: the comparison failed.").arg(m_report->id).arg(m_shown->second, target);
@@ -460,7 +472,7 @@ void ReconcilePage::updateButtons()
     const bool busy = m_runner->busy();
     const auto workspace = m_runner->workspace();
     m_reconcile->setEnabled(!busy && workspace && !workspace->pipelines.empty());
-    m_reconcile->setToolTip(busy ? tr("A comparison or repair is running")
+    m_reconcile->setToolTip(busy         ? tr("A comparison or repair is running")
                             : !workspace ? tr("Open a workspace first")
                             : workspace->pipelines.empty()
                                 ? tr("This workspace has no pipelines")
@@ -483,18 +495,19 @@ void ReconcilePage::updateButtons()
     const int selected = static_cast<int>(canRepair ? selectedKeys().size() : 0);
 
     m_repairRow->setEnabled(canRepair && current.isValid());
-    m_repairRow->setToolTip(!canRepair         ? why
-                            : current.isValid() ? tr("Repair key %1").arg(RowDiffModel::keyText(m_diffModel->keyAt(current)))
-                                                : tr("Click a row below to repair it"));
+    m_repairRow->setToolTip(!canRepair ? why
+                            : current.isValid()
+                                ? tr("Repair key %1").arg(RowDiffModel::keyText(m_diffModel->keyAt(current)))
+                                : tr("Click a row below to repair it"));
     m_repairSelected->setEnabled(canRepair && selected > 0);
-    m_repairSelected->setToolTip(!canRepair    ? why
+    m_repairSelected->setToolTip(!canRepair     ? why
                                  : selected > 0 ? tr("Repair the %1 selected keys").arg(selected)
                                                 : tr("Select rows below (Shift or Ctrl for several)"));
     m_repairTable->setEnabled(canRepair);
-    m_repairTable->setToolTip(canRepair ? tr("Repair all %1 differing rows of %2")
-                                              .arg(count(t->drift()))
-                                              .arg(QString::fromStdString(t->table))
-                                        : why);
+    m_repairTable->setToolTip(
+        canRepair
+            ? tr("Repair all %1 differing rows of %2").arg(count(t->drift())).arg(QString::fromStdString(t->table))
+            : why);
 }
 
 void ReconcilePage::fitColumns()
@@ -564,7 +577,8 @@ void ReconcilePage::confirmRepair(RepairScope scope, std::vector<core::Canonical
         return;
     const QString table = QString::fromStdString(t->table);
     const QString source = QString::fromStdString(pipeline->source);
-    const QString target = tr("%1 (%2)").arg(QString::fromStdString(pipeline->target), QString::fromStdString(t->target));
+    const QString target =
+        tr("%1 (%2)").arg(QString::fromStdString(pipeline->target), QString::fromStdString(t->target));
     const long long n = scope == RepairScope::Table ? t->drift() : static_cast<long long>(keys.size());
 
     QString what = tr("Re-read %1 rows from the source and apply them to %2 through the guarded merge; rows deleted "
@@ -583,11 +597,10 @@ void ReconcilePage::confirmRepair(RepairScope scope, std::vector<core::Canonical
                 .arg(source.toHtmlEscaped(), table.toHtmlEscaped());
 
     const QString title = scope == RepairScope::Table ? tr("Repair Table") : tr("Repair Rows");
-    auto *box = new QMessageBox(QMessageBox::Question, title,
-                                tr("Repair %1 rows of <b>%2</b> from report %3?")
-                                    .arg(count(n), table.toHtmlEscaped())
-                                    .arg(m_report->id),
-                                QMessageBox::NoButton, this);
+    auto *box = new QMessageBox(
+        QMessageBox::Question, title,
+        tr("Repair %1 rows of <b>%2</b> from report %3?").arg(count(n), table.toHtmlEscaped()).arg(m_report->id),
+        QMessageBox::NoButton, this);
     box->setObjectName(QStringLiteral("repairConfirmation"));
     box->setInformativeText(html);
     QPushButton *confirm = box->addButton(tr("Repair"), QMessageBox::AcceptRole);

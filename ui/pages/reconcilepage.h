@@ -24,7 +24,8 @@ class QSplitter;
 class QTableView;
 class QTreeView;
 
-namespace driftless::ui {
+namespace driftless::ui
+{
 
 class ReconcileModel;
 class RowDiffModel;
@@ -42,7 +43,8 @@ class RowDiffModel;
 ///   again and show the outcome (written, deleted, verified, still different).
 ///
 /// Nothing here reads a database or the file on the UI thread.
-class ReconcilePage final : public QWidget {
+class ReconcilePage final : public QWidget
+{
     Q_OBJECT
 public:
     explicit ReconcilePage(ReconcileRunner *runner, QWidget *parent = nullptr);

@@ -7,7 +7,8 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
-namespace driftless::ui {
+namespace driftless::ui
+{
 
 ReconcileDialog::ReconcileDialog(const core::Workspace &workspace, QWidget *parent)
     : QDialog(parent), m_workspace(workspace), m_pipeline(new QComboBox(this)), m_table(new QComboBox(this)),
@@ -60,9 +61,15 @@ void ReconcileDialog::fillTables()
     m_start->setEnabled(m_pipeline->count() > 0);
 }
 
-QString ReconcileDialog::pipeline() const { return m_pipeline->currentText(); }
+QString ReconcileDialog::pipeline() const
+{
+    return m_pipeline->currentText();
+}
 
-QString ReconcileDialog::table() const { return m_table->currentData().toString(); }
+QString ReconcileDialog::table() const
+{
+    return m_table->currentData().toString();
+}
 
 void ReconcileDialog::choose(const QString &pipeline, const QString &table)
 {
