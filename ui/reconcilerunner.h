@@ -48,6 +48,8 @@ public:
     /// True while a reconcile or a repair runs.
     bool busy() const { return m_job != 0; }
     std::uint64_t currentJob() const { return m_job; }
+    /// True when cancel() was asked of the running or last job.
+    bool lastJobCancelled() const { return m_stop.stop_requested(); }
 
     struct RepairResult {
         std::vector<core::RepairOutcome> outcomes;

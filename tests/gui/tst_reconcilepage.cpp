@@ -255,6 +255,20 @@ void TestReconcilePage::reconcileNowFindsDriftAndRepairsFixIt()
                     .contains(QStringLiteral("No reconciliation yet")));
     QVERIFY(!page->repairTableButton()->isEnabled());
 
+    // Cancelled at once: the comparison stops before the next table and stores nothing.
+    QTRY_VERIFY(page->reconcileButton()->isEnabled());
+    QTest::mouseClick(page->reconcileButton(), Qt::LeftButton);
+    QTRY_VERIFY(page->reconcileDialog() && page->reconcileDialog()->isVisible());
+    page->reconcileDialog()->choose(QString::fromLatin1(kPipeline));
+    QTest::mouseClick(page->reconcileDialog()->startButton(), Qt::LeftButton);
+    QVERIFY(page->cancelButton()->isVisible());
+    QTest::mouseClick(page->cancelButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.reconcileRunner()->busy(), 60000);
+    QVERIFY2(page->resultLabel()->text().contains(QStringLiteral("cancelled; nothing was stored")),
+             qPrintable(page->resultLabel()->text()));
+    QVERIFY(!page->cancelButton()->isVisible());
+    QCOMPARE(model->rowCount(), 0);
+
     // Reconcile Now: pick the pipeline, start; progress shows while it runs.
     QTRY_VERIFY(page->reconcileButton()->isEnabled());
     QTest::mouseClick(page->reconcileButton(), Qt::LeftButton);
@@ -374,7 +388,10 @@ void TestReconcilePage::reconcileNowFindsDriftAndRepairsFixIt()
         auto d = dst.connect();
         QCOMPARE(test::pgHash(d, kItems, "id"), test::pgHash(s, kItems, "id"));
     }
-    QTRY_COMPARE(diff->keyCount(), 0);
+    // Once the new report is read, the grid is empty and there is nothing to repair.
+    const std::int64_t last = model->summaryAt(page->selectedRow()).reportId;
+    QTRY_VERIFY(page->shownReport() && page->shownReport()->id == last);
+    QCOMPARE(diff->keyCount(), 0);
     QVERIFY(!page->repairTableButton()->isEnabled());
     QVERIFY2(page->repairTableButton()->toolTip().contains(QStringLiteral("no drift")),
              qPrintable(page->repairTableButton()->toolTip()));

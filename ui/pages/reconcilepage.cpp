@@ -663,7 +663,9 @@ void ReconcilePage::onReconcileFinished(std::uint64_t job, std::int64_t reportId
         return;
     endJob();
     if (!reportId) {
-        showResult(QStringLiteral("error"), tr("Reconciliation: %1").arg(error));
+        // Cancelled on request is not a failure.
+        showResult(m_runner->lastJobCancelled() ? QStringLiteral("info") : QStringLiteral("error"),
+                   tr("Reconciliation: %1").arg(error));
         emit statusMessage(tr("Reconciliation: %1").arg(error));
         return;
     }
