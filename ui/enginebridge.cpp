@@ -4,6 +4,9 @@
 #include "ui/mailbox.h"
 
 #include "core/engine/scheduler.h"
+#include "core/engine/log.h"
+#include "core/engine/reconciler.h"
+#include "core/engine/slotguard.h"
 #include "core/engine/stateobserver.h"
 #include "core/engine/statusreport.h"
 #include "core/engine/tablesync.h"
@@ -14,6 +17,9 @@
 #include <QMetaObject>
 #include <QThreadPool>
 
+#include <QTimer>
+#include <atomic>
+#include <thread>
 #include <filesystem>
 #include <mutex>
 #include <utility>
@@ -147,6 +153,7 @@ void EngineBridge::start()
     setState(State::Starting, {});
     m_engine = std::jthread([mailbox = m_mailbox, generation, path = m_path.toStdString()](std::stop_token stop) {
         QString error;
+        bool restartAfter = false;
         try {
             std::error_code ec;
             if (!std::filesystem::exists(path, ec))
@@ -170,7 +177,33 @@ void EngineBridge::start()
             noteEngineEvent(store, run->live, "engine_started", "engine started for " + countOf(jobs.size(), "table"));
             mailbox->post([generation, run](EngineBridge &b) { b.onEngineStarted(generation, run); });
 
-            const int errors = core::Scheduler(jobs, observer, {}).run(stop);
+            // The engine stops when asked, or to start again with a workspace the slot guard
+            // changed (a fallback to cursor sync).
+            std::stop_source engineStop;
+            std::stop_callback onStop(stop, [&] { engineStop.request_stop(); });
+            std::atomic<bool> restart{false};
+            std::jthread guard([&](std::stop_token st) {
+                while (!st.stop_requested()) {
+                    try {
+                        if (!core::enforceSlotGuards(store).empty()) {
+                            restart = true;
+                            engineStop.request_stop();
+                            return;
+                        }
+                    } catch (const std::exception &e) {
+                        core::log(core::LogLevel::Warn, std::string("slot guard check failed: ") + e.what());
+                    }
+                    for (int i = 0; i < 50 && !st.stop_requested(); ++i)
+                        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                }
+            });
+            // Scheduled reconciliations, and those a fallback owes.
+            core::ReconcileScheduler reconciles(store, workspace);
+            reconciles.start();
+            const int errors = core::Scheduler(jobs, observer, {}).run(engineStop.get_token());
+            guard.request_stop();
+            guard.join();
+            restartAfter = restart && !stop.stop_requested();
             noteEngineEvent(store, run->live, "engine_stopped",
                             errors ? "engine stopped; " + countOf(static_cast<std::size_t>(errors), "table") +
                                          " in error"
@@ -181,6 +214,8 @@ void EngineBridge::start()
             error = tr("internal error: unknown exception");
         }
         mailbox->post([generation, error](EngineBridge &b) { b.onEngineFinished(generation, error); });
+        if (restartAfter) // after the finished state is in: start again with the changed workspace
+            mailbox->post([](EngineBridge &b) { b.start(); });
     });
 }
 

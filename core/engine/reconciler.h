@@ -87,7 +87,7 @@ struct ReconcileOptions {
     std::function<void(const std::string &table, std::string_view phase)> onPhase;
     std::stop_token stop;
     /// Internal tuning (tests lower them to exercise bisection on small tables).
-    long long fetchRows = 20'000;   ///< rows of differing ranges fetched as key+hash at once
+    long long fetchRows = 250'000;  ///< rows of differing ranges fetched as key+hash at once
     int maxSegments = 4096;         ///< segments per bisection level
     long long minSegmentRows = 64;  ///< smallest segment a level aims for
 };
