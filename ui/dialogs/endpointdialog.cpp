@@ -1,5 +1,7 @@
 #include "ui/dialogs/endpointdialog.h"
 
+#include "ui/dialogs/slotguardbox.h"
+
 #include "core/db/pgconnection.h"
 #include "core/engine/endpointprobe.h"
 #include "core/model/error.h"
@@ -53,7 +55,8 @@ EndpointDialog::EndpointDialog(std::optional<core::Endpoint> existing, QStringLi
       m_dsnPage(new QWidget(this)),
       m_host(new QLineEdit(this)), m_port(new QSpinBox(this)), m_database(new QLineEdit(this)),
       m_user(new QLineEdit(this)), m_tls(new QComboBox(this)), m_dsn(new QLineEdit(this)),
-      m_password(new QLineEdit(this)), m_passwordNote(new QLabel(this)), m_path(new QLineEdit(this)),
+      m_password(new QLineEdit(this)), m_passwordNote(new QLabel(this)), m_guard(new SlotGuardBox(this)),
+      m_path(new QLineEdit(this)),
       m_browse(new QPushButton(tr("&Browse\u2026"), this)), m_problem(new QLabel(this)),
       m_test(new QPushButton(tr("&Test Connection"), this)), m_result(new QLabel(this)),
       m_buttons(new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this))
@@ -118,6 +121,7 @@ EndpointDialog::EndpointDialog(std::optional<core::Endpoint> existing, QStringLi
     connect(m_port, &QSpinBox::valueChanged, this, &EndpointDialog::updateState);
     connect(m_tls, &QComboBox::currentIndexChanged, this, &EndpointDialog::updateState);
     connect(m_browse, &QPushButton::clicked, this, &EndpointDialog::browse);
+    connect(m_guard, &SlotGuardBox::guardChanged, this, &EndpointDialog::updateState);
 
     m_fieldsMode->setChecked(true);
     if (m_existing)
@@ -202,6 +206,7 @@ void EndpointDialog::buildPostgresPage(QWidget *page)
     layout->addWidget(m_fieldsPage);
     layout->addWidget(m_dsnPage);
     layout->addLayout(secret);
+    layout->addWidget(m_guard);
 }
 
 void EndpointDialog::buildSqlitePage(QWidget *page)
@@ -261,6 +266,7 @@ void EndpointDialog::load(const core::Endpoint &e)
         return;
     }
     m_kind->setCurrentIndex(PostgresKind);
+    m_guard->setGuard(e.slotGuard);
     m_dsn->setText(QString::fromStdString(e.dsn));
     bool fits = true;
     try {
@@ -309,16 +315,14 @@ core::Endpoint EndpointDialog::endpoint() const
 {
     core::Endpoint e;
     e.name = m_name->text().trimmed().toStdString();
-    if (m_existing)
-        e.slotGuard = m_existing->slotGuard;
     if (m_kind->currentIndex() == SqliteKind) {
         e.kind = core::EndpointKind::Sqlite;
-        e.slotGuard.reset();
         const QString path = m_path->text().trimmed();
         e.path = path.isEmpty() ? std::string() : QDir::cleanPath(QFileInfo(path).absoluteFilePath()).toStdString();
         return e;
     }
     e.kind = core::EndpointKind::Postgres;
+    e.slotGuard = m_guard->guard();
     if (m_dsnMode->isChecked()) {
         e.dsn = m_dsn->text().trimmed().toStdString();
     } else {
@@ -345,6 +349,9 @@ QString EndpointDialog::problem() const
         return tr("Choose the SQLite file.");
     if (e.kind == core::EndpointKind::Postgres && e.dsn.empty())
         return m_dsnMode->isChecked() ? tr("Enter a DSN.") : tr("Enter at least the host or the database.");
+    if (e.kind == core::EndpointKind::Postgres)
+        if (const QString guard = m_guard->problem(); !guard.isEmpty())
+            return guard;
     if (const auto problem = core::endpointProblem(e)) {
         QString text = QString::fromStdString(*problem);
         // The loader's advice to "remove it" from the file: here it has a field of its own.

@@ -23,6 +23,8 @@ class QSpinBox;
 
 namespace driftless::ui {
 
+class SlotGuardBox;
+
 /// Adds or edits one endpoint: a Postgres server (host, port, database, user, TLS mode, or a raw
 /// libpq DSN) or a SQLite file. MySQL is listed, disabled until the engine supports it.
 ///
@@ -40,7 +42,7 @@ public:
                    std::optional<QString> knownPassword, SecretStore::Backend backend, QWidget *parent = nullptr);
     ~EndpointDialog() override;
 
-    /// The endpoint as the fields describe it (slot guard kept from the one edited).
+    /// The endpoint as the fields describe it, slot guard included (Postgres only).
     core::Endpoint endpoint() const;
     /// What was typed in the password field; empty: leave the stored one alone.
     QString password() const;
@@ -64,6 +66,7 @@ public:
     QLabel *resultLabel() const { return m_result; }
     QLabel *problemLabel() const { return m_problem; }
     QPushButton *okButton() const;
+    SlotGuardBox *slotGuardBox() const { return m_guard; }
 
     /// libpq's sslmode values, in order of strength ("" first: libpq's default, prefer).
     static const QStringList &tlsModes();
@@ -115,6 +118,7 @@ private:
     QLineEdit *m_dsn;
     QLineEdit *m_password;
     QLabel *m_passwordNote;
+    SlotGuardBox *m_guard;
     QLineEdit *m_path;
     QPushButton *m_browse;
     QLabel *m_problem;
