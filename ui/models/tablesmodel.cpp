@@ -26,7 +26,8 @@ Key keyOf(const core::TableReport &r)
 /// and are not on screen, so they must not cost a repaint.
 bool sameOnScreen(const core::TableReport &a, const core::TableReport &b)
 {
-    return a.target == b.target && a.strategy == b.strategy && a.state == b.state && a.message == b.message &&
+    return a.target == b.target && a.strategy == b.strategy && a.fellBackFromCdc == b.fellBackFromCdc &&
+           a.state == b.state && a.message == b.message &&
            a.rowsApplied == b.rowsApplied && a.lastSyncAtMs == b.lastSyncAtMs && a.freshness == b.freshness &&
            a.slaSeconds == b.slaSeconds && a.progress == b.progress &&
            a.backfill.has_value() == b.backfill.has_value() &&
@@ -114,6 +115,7 @@ QHash<int, QByteArray> TablesModel::roleNames() const
     names.insert(BackfillPercentRole, "backfillPercent");
     names.insert(BackfillEtaRole, "backfillEta");
     names.insert(RebackfillRole, "rebackfill");
+    names.insert(FellBackRole, "fellBack");
     return names;
 }
 
@@ -145,6 +147,8 @@ QVariant TablesModel::data(const QModelIndex &index, int role) const
     case Qt::DecorationRole:
         if (column == Freshness)
             return freshnessIcon(QString::fromStdString(r.freshness));
+        if (column == Strategy && r.fellBackFromCdc)
+            return namedIcon(QStringLiteral("warn"));
         if (column == State) {
             QIcon icon = stateIcon(QString::fromStdString(r.state));
             return icon.isNull() ? QVariant() : QVariant(icon);
@@ -178,6 +182,8 @@ QVariant TablesModel::data(const QModelIndex &index, int role) const
         return r.backfill && r.backfill->etaSeconds ? QVariant(*r.backfill->etaSeconds) : QVariant();
     case RebackfillRole:
         return isRebackfill(r);
+    case FellBackRole:
+        return r.fellBackFromCdc;
     }
     return {};
 }
@@ -190,6 +196,8 @@ QVariant TablesModel::display(const core::TableReport &r, int column) const
     case Table:
         return QString::fromStdString(r.table);
     case Strategy:
+        if (r.fellBackFromCdc)
+            return tr("%1 (fell back from CDC)").arg(strategyLabel(r.strategy));
         return strategyLabel(r.strategy);
     case State:
         return stateText(r);
@@ -250,6 +258,10 @@ QString TablesModel::toolTip(const core::TableReport &r, int column) const
         return (isRebackfill(r) ? tr("Re-backfill while the stream goes on: %1") : tr("Initial load: %1"))
             .arg(QString::fromStdString(core::describeBackfill(*r.backfill)));
     case Strategy:
+        if (r.fellBackFromCdc)
+            return tr("The slot guard dropped this pipeline's replication slot before it could harm the source "
+                      "and moved the table to cursor sync, which misses hard deletes until a reconciliation "
+                      "repairs them. \"Promote to CDC\" returns it to CDC.");
         if (r.strategy == "cursor")
             return tr("Cursor sync misses hard deletes and writes that do not touch the cursor column");
         return {};

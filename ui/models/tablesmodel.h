@@ -48,6 +48,9 @@ public:
         /// True while a re-backfill of a streaming CDC table is under way or resumable (what
         /// "Cancel backfill" cancels); an initial load is not one.
         RebackfillRole,
+        /// True when the slot guard moved the table from CDC to cursor sync ("Promote to CDC"
+        /// returns it).
+        FellBackRole,
     };
     Q_ENUM(Role)
 

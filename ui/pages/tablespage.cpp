@@ -27,10 +27,13 @@ namespace driftless::ui
 {
 
 TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *parent)
-    : QWidget(parent), m_model(model), m_runner(runner), m_proxy(new QSortFilterProxyModel(this)),
+    : QWidget(parent), m_model(model), m_runner(runner), m_promoter(new PromoteRunner(runner->engine(), this)),
+      m_proxy(new QSortFilterProxyModel(this)),
       m_view(new QTableView(this)), m_filter(new QLineEdit(this)), m_summary(new QLabel(this)),
       m_notice(new QLabel(this)), m_details(new QLabel(this)), m_backfill(new QPushButton(tr("Backfill\u2026"), this)),
-      m_cancel(new QPushButton(tr("Cancel Backfill\u2026"), this)), m_progress(new BackfillProgress(this))
+      m_cancel(new QPushButton(tr("Cancel Backfill\u2026"), this)),
+      m_promote(new QPushButton(tr("Promote to CDC\u2026"), this)), m_promoteResult(new QLabel(this)),
+      m_progress(new BackfillProgress(this))
 {
     setObjectName(QStringLiteral("tablesPage"));
     m_proxy->setSourceModel(m_model);
@@ -80,16 +83,31 @@ TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *pare
     connect(m_cancel, &QPushButton::clicked, this, &TablesPage::requestCancel);
     connect(m_runner, &BackfillRunner::started, this, &TablesPage::updateButtons);
     connect(m_runner, &BackfillRunner::finished, this, &TablesPage::showOutcome);
+    m_promote->setObjectName(QStringLiteral("promoteTable"));
+    m_promote->setIcon(namedIcon(QStringLiteral("start")));
+    connect(m_promote, &QPushButton::clicked, this, &TablesPage::requestPromote);
+    connect(m_promoter, &PromoteRunner::started, this, &TablesPage::updateButtons);
+    connect(m_promoter, &PromoteRunner::finished, this,
+            [this](std::uint64_t, const QString &pipeline, const QStringList &, bool ok, const QStringList &lines) {
+                showPromoted(pipeline, ok, lines);
+            });
+    m_promoteResult->setObjectName(QStringLiteral("promoteResult"));
+    m_promoteResult->setWordWrap(true);
+    m_promoteResult->setTextFormat(Qt::PlainText);
+    m_promoteResult->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_promoteResult->setVisible(false);
 
     auto *top = new QHBoxLayout;
     top->addWidget(m_summary, 1);
     top->addWidget(m_backfill);
     top->addWidget(m_cancel);
+    top->addWidget(m_promote);
     top->addSpacing(12);
     top->addWidget(m_filter);
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(top);
     layout->addWidget(m_notice);
+    layout->addWidget(m_promoteResult);
     layout->addWidget(m_view, 1);
     layout->addWidget(m_details);
 
@@ -173,6 +191,9 @@ void TablesPage::updateDetails()
         tr("<b>%1 / %2</b> &rarr; %3")
             .arg(QString::fromStdString(r.pipeline).toHtmlEscaped(), QString::fromStdString(r.table).toHtmlEscaped(),
                  QString::fromStdString(r.target).toHtmlEscaped());
+    if (r.fellBackFromCdc)
+        text += QStringLiteral("<br>") + tr("The slot guard moved it from CDC to cursor sync to protect the source; "
+                                            "\u201cPromote to CDC\u201d streams it again.");
     if (!r.message.empty())
         text += QStringLiteral("<br>") + QString::fromStdString(r.message).toHtmlEscaped();
     m_details->setText(text);
@@ -194,6 +215,8 @@ void TablesPage::updateButtons()
         m_backfill->setToolTip(tr("Select a CDC table to copy it again while it streams"));
         m_cancel->setEnabled(false);
         m_cancel->setToolTip(tr("Select a table whose backfill is under way"));
+        m_promote->setEnabled(false);
+        m_promote->setToolTip(tr("Select a table the slot guard moved from CDC to cursor sync"));
         return;
     }
     const auto &r = m_model->report(row);
@@ -206,6 +229,8 @@ void TablesPage::updateButtons()
         why = tr("%1 uses full refresh: it is reloaded whole on every pass, so there is nothing to backfill. "
                  "Backfill is for CDC tables.")
                   .arg(name);
+    else if (r.strategy == "cursor" && r.fellBackFromCdc)
+        why = tr("%1 fell back from CDC to cursor sync. Promote it to CDC to stream it again.").arg(name);
     else if (r.strategy == "cursor")
         why = tr("%1 uses cursor sync: it re-reads from its cursor (minus the lookback) on every pass. "
                  "Backfill is for CDC tables.")
@@ -231,6 +256,16 @@ void TablesPage::updateButtons()
                                 "chunk"));
     else
         m_cancel->setToolTip(tr("No backfill of %1 is under way").arg(name));
+
+    m_promote->setEnabled(r.fellBackFromCdc && !m_promoter->busy());
+    if (!r.fellBackFromCdc)
+        m_promote->setToolTip(tr("%1 did not fall back from CDC: only tables the slot guard moved to cursor sync "
+                                 "are promoted")
+                                  .arg(name));
+    else if (m_promoter->busy())
+        m_promote->setToolTip(tr("A promotion is under way\u2026"));
+    else
+        m_promote->setToolTip(tr("Return %1 to CDC: a new slot, a guarded copy, then streaming").arg(name));
 }
 
 void TablesPage::showContextMenu(const QPoint &pos)
@@ -246,6 +281,9 @@ void TablesPage::showContextMenu(const QPoint &pos)
     backfill->setToolTip(m_backfill->toolTip());
     QAction *cancel = menu.addAction(m_cancel->icon(), m_cancel->text(), this, &TablesPage::requestCancel);
     cancel->setEnabled(m_cancel->isEnabled());
+    QAction *promote = menu.addAction(m_promote->icon(), m_promote->text(), this, &TablesPage::requestPromote);
+    promote->setEnabled(m_promote->isEnabled());
+    promote->setToolTip(m_promote->toolTip());
     menu.setToolTipsVisible(true);
     menu.exec(m_view->viewport()->mapToGlobal(pos));
 }
@@ -345,6 +383,65 @@ void TablesPage::requestCancel()
     });
     m_confirmation = box;
     box->open();
+}
+
+void TablesPage::requestPromote()
+{
+    const int row = selectedRow();
+    if (row < 0 || m_confirmation || !m_promote->isEnabled())
+        return;
+    const auto r = m_model->report(row);
+    const QString pipeline = QString::fromStdString(r.pipeline);
+    const QString table = QString::fromStdString(r.table);
+    QString source = tr("the source");
+    if (const auto ws = m_promoter->engine()->snapshot().workspace)
+        if (const auto *p = ws->pipeline(r.pipeline))
+            source = QString::fromStdString(p->source);
+    const auto state = m_promoter->engine()->state();
+    const bool running = state == EngineBridge::State::Running || state == EngineBridge::State::Starting;
+
+    auto *box = new QMessageBox(
+        QMessageBox::Question, tr("Promote to CDC"),
+        tr("Promote <b>%1</b> of pipeline <b>%2</b> back to CDC?").arg(table.toHtmlEscaped(), pipeline.toHtmlEscaped()),
+        QMessageBox::NoButton, this);
+    box->setObjectName(QStringLiteral("promoteConfirmation"));
+    box->setInformativeText(
+        tr("<p>Create a new replication slot on <b>%1</b>, copy <b>%2</b> through the guarded merge (rows already "
+           "equal are not rewritten; rows the source no longer has are removed), then stream its changes. The "
+           "cursor sync of this table stops.</p><p>%3</p>")
+            .arg(source.toHtmlEscaped(), table.toHtmlEscaped(),
+                 running ? tr("The running sync stops after its batches in flight and starts again with the table "
+                              "on CDC.")
+                         : tr("The slot is created and the table copied when the sync starts next.")));
+    QPushButton *confirm = box->addButton(tr("Promote to CDC"), QMessageBox::AcceptRole);
+    confirm->setObjectName(QStringLiteral("confirmPromote"));
+    box->addButton(QMessageBox::Cancel);
+    box->setDefaultButton(confirm);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    connect(box, &QMessageBox::finished, this, [this, box, confirm, pipeline, table] {
+        if (box->clickedButton() != confirm)
+            return;
+        if (m_promoter->promote(pipeline, {table})) {
+            m_promoteResult->setStyleSheet(QString());
+            m_promoteResult->setText(tr("Promoting %1 to CDC\u2026").arg(table));
+            m_promoteResult->setVisible(true);
+            emit statusMessage(tr("Promoting %1 to CDC\u2026").arg(table));
+        }
+        updateButtons();
+    });
+    m_confirmation = box;
+    box->open();
+}
+
+void TablesPage::showPromoted(const QString &pipeline, bool ok, const QStringList &lines)
+{
+    updateButtons();
+    const QString text = ok ? lines.join(QLatin1Char('\n'))
+                            : tr("Promotion in %1 failed: %2").arg(pipeline, lines.join(QLatin1Char(' ')));
+    m_promoteResult->setStyleSheet(ok ? QString() : QStringLiteral("color: #b3261e;"));
+    m_promoteResult->setText(text);
+    m_promoteResult->setVisible(true);
+    emit statusMessage(ok ? lines.value(0) : text);
 }
 
 void TablesPage::showOutcome(std::uint64_t, BackfillRunner::Action action, const QString &pipeline,

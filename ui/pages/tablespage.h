@@ -1,6 +1,7 @@
 #pragma once
 
 #include "ui/backfillrunner.h"
+#include "ui/promoterunner.h"
 
 #include <QMessageBox>
 #include <QPointer>
@@ -29,6 +30,11 @@ class TablesModel;
 /// BackfillRunner, off the UI thread). A running backfill (re-backfill or initial load) shows as
 /// a progress bar in the Backfill column. Full refresh and cursor tables cannot be backfilled:
 /// the button is disabled and its tooltip says why.
+///
+/// "Promote to CDC…" returns a table the slot guard moved to cursor sync back to CDC, after a
+/// confirmation that says what will happen, through the page's PromoteRunner (off the UI thread;
+/// a running sync is stopped and started again with the stored workspace). Its outcome lines
+/// show above the table.
 class TablesPage final : public QWidget
 {
     Q_OBJECT
@@ -40,8 +46,12 @@ public:
     QLineEdit *filterEdit() const { return m_filter; }
     QPushButton *backfillButton() const { return m_backfill; }
     QPushButton *cancelButton() const { return m_cancel; }
+    QPushButton *promoteButton() const { return m_promote; }
+    PromoteRunner *promoteRunner() const { return m_promoter; }
+    /// The outcome of the last promotion (one line per table).
+    QLabel *promoteResult() const { return m_promoteResult; }
     BackfillProgress *progressDelegate() const { return m_progress; }
-    /// The backfill or cancel confirmation while it is open, else null.
+    /// The backfill, cancel or promote confirmation while it is open, else null.
     QMessageBox *confirmation() const { return m_confirmation; }
     /// The model row of the selected table, or -1.
     int selectedRow() const;
@@ -55,6 +65,8 @@ public slots:
     void requestBackfill();
     /// Asks to cancel the selected table's re-backfill.
     void requestCancel();
+    /// Asks to return the selected table, which fell back from CDC, to CDC.
+    void requestPromote();
 
 signals:
     /// An outcome for the status bar: a request taken, refused, or failed.
@@ -68,9 +80,11 @@ private:
     void showContextMenu(const QPoint &pos);
     void showOutcome(std::uint64_t job, BackfillRunner::Action action, const QString &pipeline, const QString &table,
                      bool ok, const QString &message);
+    void showPromoted(const QString &pipeline, bool ok, const QStringList &lines);
 
     TablesModel *m_model;
     BackfillRunner *m_runner;
+    PromoteRunner *m_promoter;
     QSortFilterProxyModel *m_proxy;
     QTableView *m_view;
     QLineEdit *m_filter;
@@ -79,6 +93,8 @@ private:
     QLabel *m_details;
     QPushButton *m_backfill;
     QPushButton *m_cancel;
+    QPushButton *m_promote;
+    QLabel *m_promoteResult;
     BackfillProgress *m_progress;
     QPointer<QMessageBox> m_confirmation;
 };

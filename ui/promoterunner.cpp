@@ -1,0 +1,114 @@
+#include "ui/promoterunner.h"
+
+#include "core/engine/slotguard.h"
+#include "core/model/error.h"
+#include "core/state/statestore.h"
+
+#include <QThreadPool>
+
+#include <exception>
+#include <string>
+#include <vector>
+
+namespace driftless::ui
+{
+
+/// What the worker found: a plain value posted back to the UI thread.
+struct PromoteRunner::Outcome {
+    bool ok = false;
+    QStringList lines;
+};
+
+namespace
+{
+
+QString describe(const std::exception &e)
+{
+    if (const auto *error = dynamic_cast<const core::Error *>(&e))
+        return QString::fromStdString(error->describe());
+    return QString::fromStdString(std::string("internal error: ") + e.what());
+}
+
+} // namespace
+
+PromoteRunner::PromoteRunner(EngineBridge *engine, QObject *parent)
+    : QObject(parent), m_engine(engine), m_mailbox(Mailbox<PromoteRunner>::create(this))
+{
+    connect(m_engine, &EngineBridge::stateChanged, this, &PromoteRunner::onEngineState);
+}
+
+PromoteRunner::~PromoteRunner()
+{
+    m_mailbox->close();
+}
+
+std::uint64_t PromoteRunner::promote(const QString &pipeline, const QStringList &tables)
+{
+    if (busy() || m_engine->statePath().isEmpty() || !m_engine->snapshot().workspace)
+        return 0;
+    Job job{++m_lastJob, m_engine->statePath(), pipeline, tables, false};
+    emit started(job.id, pipeline, tables);
+    const auto state = m_engine->state();
+    if (state == EngineBridge::State::Stopped) {
+        launch(job);
+        return job.id;
+    }
+    // The running engine would go on syncing the table by its cursor and writing cursor
+    // checkpoints: let it finish its batches first, then promote, then start it again.
+    job.restart = state != EngineBridge::State::Stopping;
+    m_pending = job;
+    m_engine->stop();
+    return job.id;
+}
+
+void PromoteRunner::onEngineState(EngineBridge::State state)
+{
+    if (state != EngineBridge::State::Stopped || !m_pending)
+        return;
+    const Job job = *m_pending;
+    m_pending.reset();
+    launch(job);
+}
+
+void PromoteRunner::launch(const Job &job)
+{
+    m_running = true;
+    QThreadPool::globalInstance()->start([mailbox = m_mailbox, job] {
+        Outcome o;
+        try {
+            core::StateStore store(job.statePath.toStdString());
+            std::vector<std::string> names;
+            for (const QString &t : job.tables)
+                names.push_back(t.toStdString());
+            for (const auto &line : core::promoteToCdc(store, job.pipeline.toStdString(), names))
+                o.lines << QString::fromStdString(line);
+            o.ok = true;
+        } catch (const std::exception &e) {
+            o.lines << describe(e);
+        }
+        mailbox->post([job, o](PromoteRunner &self) { self.onDone(job, o); });
+    });
+}
+
+void PromoteRunner::onDone(const Job &job, const Outcome &outcome)
+{
+    m_running = false;
+    // Another workspace is shown now: what happened to this one means nothing here.
+    if (job.statePath != m_engine->statePath())
+        return;
+    QStringList lines = outcome.lines;
+    if (job.restart && m_engine->canStart()) {
+        // Whether or not the promotion took, the sync that was running runs again.
+        m_engine->start();
+        if (outcome.ok)
+            lines << tr("The sync was restarted with the stored workspace: it creates the slot and loads the "
+                        "table now.");
+    } else {
+        m_engine->refresh();
+        if (outcome.ok)
+            lines << tr("Start the sync to create the slot and load the table.");
+    }
+    emit finished(job.id, job.pipeline, job.tables, outcome.ok, lines);
+}
+
+} // namespace driftless::ui
