@@ -2,7 +2,8 @@
 // core::SlotGuard and refuses a warn level above the maximum; a table the guard moved from CDC
 // to cursor sync shows as "cursor (fell back from CDC)" on the Tables page, and "Promote to CDC…"
 // (confirmed) returns it to CDC in the stored workspace, clears its cursor checkpoint in the
-// real target Postgres, and the page shows the engine's reloaded workspace. Screenshots go to
+// real target Postgres, and the page shows the engine's reloaded workspace; a running sync is
+// stopped for it and started again, and then streams the table from a new slot. Screenshots go to
 // $DRIFTLESS_ARTIFACTS.
 
 #include "ui/backfillrunner.h"
@@ -106,6 +107,7 @@ private slots:
     void endpointDialogRoundTripsSlotGuard();
     void warnAboveMaxIsRefused();
     void fellBackTableIsPromotedToCdc();
+    void runningSyncIsRestartedOnCdc();
 };
 
 void TestSlotGuardUi::initTestCase() { test::useTestSettings(); }
@@ -261,6 +263,51 @@ INSERT INTO items SELECT g, 'item ' || g, now() - interval '1 day' FROM generate
     QVERIFY2(events.index(0, ui::EventsModel::Message).data().toString().startsWith(
                  QStringLiteral("public.items promoted back to CDC: the next run creates a slot")),
              qPrintable(events.index(0, ui::EventsModel::Message).data().toString()));
+}
+
+void TestSlotGuardUi::runningSyncIsRestartedOnCdc()
+{
+    test::PgTestDb src("guardui_src");
+    test::PgTestDb dst("guardui_dst");
+    src.exec(R"sql(
+CREATE TABLE items (id bigint PRIMARY KEY, name text NOT NULL, updated_at timestamptz NOT NULL DEFAULT now());
+INSERT INTO items SELECT g, 'item ' || g, now() - interval '1 day' FROM generate_series(1, 300) g;
+)sql");
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    const std::string pipeline = test::uniqueName("guardui");
+    core::StateStore(statePath).applyWorkspace(fellBackWorkspace(src, dst, pipeline));
+
+    EngineBridge engine;
+    TablesModel model;
+    QObject::connect(&engine, &EngineBridge::snapshotReady, &model, &TablesModel::setSnapshot);
+    ui::BackfillRunner runner(&engine);
+    ui::TablesPage page(&model, &runner);
+    engine.open(QString::fromStdString(statePath));
+    QTRY_COMPARE(model.rowCount(), 1);
+    engine.start();
+    QTRY_COMPARE(engine.state(), EngineBridge::State::Running);
+    QTRY_VERIFY_WITH_TIMEOUT(model.report(0).state == "ok", 30000);
+
+    QSignalSpy finished(page.promoteRunner(), &ui::PromoteRunner::finished);
+    QVERIFY(page.promoteRunner()->promote(QString::fromStdString(pipeline), {QStringLiteral("public.items")}) != 0);
+    QVERIFY(finished.wait(60000));
+    const auto lines = finished.first().at(4).toStringList();
+    QVERIFY2(finished.first().at(3).toBool(), qPrintable(lines.join('\n')));
+    QVERIFY2(lines.last().contains(QStringLiteral("restarted")), qPrintable(lines.join('\n')));
+
+    // The new run streams the table: a slot exists and the target holds every row.
+    QTRY_COMPARE_WITH_TIMEOUT(engine.state(), EngineBridge::State::Running, 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(model.index(0, TablesModel::Strategy).data().toString(), QStringLiteral("cdc"), 30000);
+    const std::string slotCount =
+        "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'driftless_" + pipeline + "'";
+    QTRY_VERIFY_WITH_TIMEOUT(src.scalar(slotCount) == "1", 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(dst.scalar("SELECT count(*) FROM public.items") == "300", 30000);
+
+    engine.stop();
+    QTRY_COMPARE_WITH_TIMEOUT(engine.state(), EngineBridge::State::Stopped, 30000);
+    src.exec("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'driftless_" +
+             pipeline + "' AND NOT active");
 }
 
 QTEST_MAIN(TestSlotGuardUi)
