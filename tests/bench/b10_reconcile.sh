@@ -5,8 +5,9 @@
 #   driftless   `driftless-cli reconcile bench --json` (the report is stored; exit 3 on drift)
 #   baseline    pg_comparator (Debian postgresql-comparator, its pgcmp extension in both
 #               databases, default checksum and aggregate) over the same key and columns
-#   floor       one hashing scan of each side at once: count(*) and the sum of the 60-bit MD5
-#               of each row's text, the query the reconciler runs first
+#   floor       one hashing scan of each side at once: count(*) and the sum of a 60-bit hash of
+#               each row's text (hashtextextended, as the reconciler uses between two Postgres
+#               servers), the query the reconciler runs first
 # Cases: equal (both databases clones of seed), then diff (every 1000th row changed in the
 # target). ratio = baseline seconds / driftless seconds (goal >= 1.5); floor_ratio = driftless
 # seconds / floor seconds (goal <= 2); diff_vs_equal = driftless diff seconds / equal seconds
@@ -14,7 +15,7 @@
 # Sourced by run_all.sh.
 
 B10_COLS="id:n,amount,label,updated_at,flag"
-B10_HASH="SELECT count(*), sum(('x' || substr(md5(ROW(id, n, trim_scale(amount), label, updated_at, flag)::text), 1, 15))::bit(60)::bigint) FROM bench.t"
+B10_HASH="SELECT count(*), sum(hashtextextended(ROW(id, n, trim_scale(amount), label, updated_at, flag)::text, 0) & 1152921504606846975) FROM bench.t"
 
 b10_floor() {
   pg b10_src -At -c "$B10_HASH" >/dev/null &
