@@ -10,7 +10,7 @@ LIBS=(qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev qt6-httpserver-
       libpq-dev libsqlite3-dev libssl-dev libyaml-cpp-dev nlohmann-json3-dev
       libmariadb-dev libmysqlcppconn-dev)
 SERVERS=(postgresql-15 postgresql-client-15 mariadb-server mariadb-client sqlite3)
-TEST=(libgtest-dev time procps util-linux xvfb xauth python3 python3-prometheus-client)
+TEST=(libgtest-dev time procps util-linux xvfb xauth python3 python3-prometheus-client appstream)
 
 want=("${BUILD[@]}" "${LIBS[@]}" "${SERVERS[@]}" "${TEST[@]}")
 if [[ "${1:-}" == "--print" ]]; then printf '%s\n' "${want[@]}"; exit 0; fi
