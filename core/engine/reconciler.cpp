@@ -39,8 +39,9 @@ std::int64_t nowMs()
 using RawKey = std::vector<std::string>;
 
 /// Segments of one bisection level as a partition of the key space: interval i is
-/// (edges[i-1], edges[i]] (unbounded below for i = 0, above for i = edges.size()); labels[i] is
-/// the segment it belongs to, or -1 for keys not being compared at this level.
+/// [edges[i-1], edges[i]) (unbounded below for i = 0, above for i = edges.size()), so a key's
+/// interval is the number of edges at or below it (Postgres' width_bucket); labels[i] is the
+/// segment it belongs to, or -1 for keys not being compared at this level.
 struct Plan {
     std::vector<RawKey> edges;
     std::vector<int> labels{0};
@@ -54,17 +55,34 @@ struct Range {
 };
 
 /// Builds the CASE expression that maps a key to its segment by binary search over the edges.
-/// `le(edge)` renders "key <= edge" and registers the edge's parameters.
-std::string caseTree(const Plan &p, size_t lo, size_t hi, const std::function<std::string(size_t)> &le)
+/// `lt(edge)` renders "key < edge" and registers the edge's parameters.
+std::string caseTree(const Plan &p, size_t lo, size_t hi, const std::function<std::string(size_t)> &lt)
 {
     bool same = true;
     for (size_t i = lo + 1; i <= hi && same; ++i)
         same = p.labels[i] == p.labels[lo];
     if (same)
         return p.labels[lo] < 0 ? "NULL" : std::to_string(p.labels[lo]);
+    // Intervals lo..mid lie below edge `mid`.
     const size_t mid = (lo + hi) / 2;
-    return "CASE WHEN " + le(mid) + " THEN " + caseTree(p, lo, mid, le) + " ELSE " + caseTree(p, mid + 1, hi, le) +
+    return "CASE WHEN " + lt(mid) + " THEN " + caseTree(p, lo, mid, lt) + " ELSE " + caseTree(p, mid + 1, hi, lt) +
            " END";
+}
+
+/// A Postgres array literal of texts: {"a","b\"c"}.
+std::string pgTextArray(const std::vector<std::string> &values)
+{
+    std::string arr = "{";
+    for (size_t i = 0; i < values.size(); ++i) {
+        arr += i ? ",\"" : "\"";
+        for (char ch : values[i]) {
+            if (ch == '"' || ch == '\\')
+                arr += '\\';
+            arr += ch;
+        }
+        arr += '"';
+    }
+    return arr + "}";
 }
 
 /// Segments for ranges given in key order, each range's sub-ranges numbered from `ids`.
@@ -270,6 +288,22 @@ private:
 
     std::string treeSql(const Plan &plan, Params &params)
     {
+        if (m_keys.size() == 1 && !plan.edges.empty()) {
+            // One key column: width_bucket's binary search over the edges (a constant array),
+            // several times cheaper per row than a CASE tree, then the interval's label.
+            std::vector<std::string> edges, labels;
+            for (const auto &e : plan.edges)
+                edges.push_back(e[0]);
+            std::string lab = "{";
+            for (size_t i = 0; i < plan.labels.size(); ++i)
+                lab += (i ? "," : "") + (plan.labels[i] < 0 ? std::string("NULL") : std::to_string(plan.labels[i]));
+            params.emplace_back(pgTextArray(edges));
+            const std::string e = "$" + std::to_string(params.size()) + "::" + m_keys[0].typeSql + "[]";
+            params.emplace_back(lab + "}");
+            const std::string l = "$" + std::to_string(params.size()) + "::int[]";
+            return "(" + l + ")[width_bucket(t." + quoteIdent(m_keys[0].name) + collate(m_keys[0]) + ", " + e +
+                   ") + 1]";
+        }
         return caseTree(plan, 0, plan.labels.size() - 1, [&](size_t e) {
             std::string lhs, rhs;
             for (size_t i = 0; i < m_keys.size(); ++i) {
@@ -277,7 +311,7 @@ private:
                 lhs += std::string(i ? ", " : "") + "t." + quoteIdent(m_keys[i].name) + collate(m_keys[i]);
                 rhs += std::string(i ? ", " : "") + "$" + std::to_string(params.size()) + "::" + m_keys[i].typeSql;
             }
-            return m_keys.size() == 1 ? lhs + " <= " + rhs : "(" + lhs + ") <= (" + rhs + ")";
+            return m_keys.size() == 1 ? lhs + " < " + rhs : "(" + lhs + ") < (" + rhs + ")";
         });
     }
 
@@ -408,7 +442,7 @@ private:
                 lhs += std::string(i ? ", " : "") + quoteIdent(m_keys[i].name);
                 rhs += std::string(i ? ", " : "") + "?" + std::to_string(binds.size());
             }
-            return m_keys.size() == 1 ? lhs + " <= " + rhs : "(" + lhs + ") <= (" + rhs + ")";
+            return m_keys.size() == 1 ? lhs + " < " + rhs : "(" + lhs + ") < (" + rhs + ")";
         });
     }
 
@@ -553,8 +587,8 @@ private:
         for (size_t r = 0; r < ranges.size(); ++r) {
             std::optional<RawKey> lo = ranges[r].lo;
             for (; si < samples.size() && samples[si].first == static_cast<int>(r); ++si) {
-                if (ranges[r].hi && samples[si].second == *ranges[r].hi)
-                    continue;
+                if (lo && samples[si].second == *lo)
+                    continue; // would start an empty segment
                 Range s;
                 s.lo = lo;
                 s.hi = samples[si].second;
