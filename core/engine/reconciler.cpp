@@ -85,6 +85,16 @@ std::string pgTextArray(const std::vector<std::string> &values)
     return arr + "}";
 }
 
+/// Column `c` of keys [from, to) as a Postgres text array literal.
+std::string keyColumnArray(const std::vector<CanonicalKey> &keys, size_t c, size_t from, size_t to)
+{
+    std::vector<std::string> values;
+    values.reserve(to - from);
+    for (size_t i = from; i < to; ++i)
+        values.push_back(keys[i][c]);
+    return pgTextArray(values);
+}
+
 /// Segments for ranges given in key order, each range's sub-ranges numbered from `ids`.
 Plan planFor(const std::vector<Range> &ranges)
 {
@@ -242,19 +252,8 @@ public:
         for (size_t from = 0; from < keys.size(); from += kBatch) {
             const size_t to = std::min(keys.size(), from + kBatch);
             Params params;
-            for (size_t c = 0; c < m_keys.size(); ++c) {
-                std::string arr = "{";
-                for (size_t i = from; i < to; ++i) {
-                    arr += i > from ? ",\"" : "\"";
-                    for (char ch : keys[i][c]) {
-                        if (ch == '"' || ch == '\\')
-                            arr += '\\';
-                        arr += ch;
-                    }
-                    arr += '"';
-                }
-                params.emplace_back(arr + "}");
-            }
+            for (size_t c = 0; c < m_keys.size(); ++c)
+                params.emplace_back(keyColumnArray(keys, c, from, to));
             auto r = run(sql, params);
             const int nk = static_cast<int>(m_keys.size());
             const int nc = static_cast<int>(m_columns.size());
@@ -1039,19 +1038,8 @@ RepairOutcome repairKeys(const Workspace &ws, const std::string &pipeline, const
     {
         auto &src = ctx.source->connection();
         Params params;
-        for (size_t c = 0; c < ctx.keys.size(); ++c) {
-            std::string arr = "{";
-            for (size_t i = 0; i < keys.size(); ++i) {
-                arr += i ? ",\"" : "\"";
-                for (char ch : keys[i][c]) {
-                    if (ch == '"' || ch == '\\')
-                        arr += '\\';
-                    arr += ch;
-                }
-                arr += '"';
-            }
-            params.emplace_back(arr + "}");
-        }
+        for (size_t c = 0; c < ctx.keys.size(); ++c)
+            params.emplace_back(keyColumnArray(keys, c, 0, keys.size()));
         std::string keyCanon;
         for (const auto &k : ctx.keys)
             keyCanon += rowhash::pgCanonicalText(k, "s." + quoteIdent(k.name)) + ", ";
