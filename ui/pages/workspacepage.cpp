@@ -94,7 +94,9 @@ WorkspacePage::WorkspacePage(EngineBridge *engine, SecretStore *secrets, QWidget
       m_pipelinesView(makeView(this, "pipelinesView")), m_summary(new QLabel(this)), m_result(new QLabel(this)),
       m_add(new QPushButton(tr("&Add Endpoint\u2026"), this)), m_edit(new QPushButton(tr("&Edit\u2026"), this)),
       m_remove(new QPushButton(tr("&Remove\u2026"), this)), m_password(new QPushButton(tr("&Password\u2026"), this)),
-      m_import(new QPushButton(tr("&Import YAML\u2026"), this)), m_export(new QPushButton(tr("E&xport YAML\u2026"), this))
+      m_import(new QPushButton(tr("&Import YAML\u2026"), this)), m_export(new QPushButton(tr("E&xport YAML\u2026"), this)),
+      m_addPipeline(new QPushButton(tr("Add Pipe&line\u2026"), this)),
+      m_editPipeline(new QPushButton(tr("Edi&t Pipeline\u2026"), this))
 {
     setObjectName(QStringLiteral("workspacePage"));
     m_endpointsProxy->setSourceModel(m_endpoints);
@@ -102,7 +104,6 @@ WorkspacePage::WorkspacePage(EngineBridge *engine, SecretStore *secrets, QWidget
     m_endpointsView->setSortingEnabled(true);
     m_endpointsView->sortByColumn(EndpointsModel::Name, Qt::AscendingOrder);
     m_pipelinesView->setModel(m_pipelines);
-    m_pipelinesView->setSelectionMode(QAbstractItemView::NoSelection);
 
     m_summary->setObjectName(QStringLiteral("workspaceSummary"));
     m_summary->setTextFormat(Qt::PlainText);
@@ -120,6 +121,10 @@ WorkspacePage::WorkspacePage(EngineBridge *engine, SecretStore *secrets, QWidget
     m_import->setToolTip(tr("Make the stored workspace equal to a workspace YAML file"));
     m_export->setObjectName(QStringLiteral("exportYaml"));
     m_export->setToolTip(tr("Write the stored workspace as YAML (never with passwords)"));
+    m_addPipeline->setObjectName(QStringLiteral("addPipeline"));
+    m_addPipeline->setToolTip(tr("Pick a source's tables and how each is kept in sync"));
+    m_editPipeline->setObjectName(QStringLiteral("editPipeline"));
+    m_editPipeline->setToolTip(tr("Change the selected pipeline's route and tables"));
 
     auto *top = new QHBoxLayout;
     top->addWidget(m_summary, 1);
@@ -135,7 +140,12 @@ WorkspacePage::WorkspacePage(EngineBridge *engine, SecretStore *secrets, QWidget
     layout->addLayout(top);
     layout->addLayout(endpointButtons);
     layout->addWidget(m_endpointsView, 3);
-    layout->addWidget(heading(tr("Pipelines"), this));
+    auto *pipelineButtons = new QHBoxLayout;
+    pipelineButtons->addWidget(heading(tr("Pipelines"), this));
+    pipelineButtons->addStretch(1);
+    pipelineButtons->addWidget(m_addPipeline);
+    pipelineButtons->addWidget(m_editPipeline);
+    layout->addLayout(pipelineButtons);
     layout->addWidget(m_pipelinesView, 2);
     layout->addWidget(m_result);
 
@@ -146,6 +156,11 @@ WorkspacePage::WorkspacePage(EngineBridge *engine, SecretStore *secrets, QWidget
     connect(m_import, &QPushButton::clicked, this, &WorkspacePage::importYaml);
     connect(m_export, &QPushButton::clicked, this, &WorkspacePage::exportYaml);
     connect(m_endpointsView, &QTableView::doubleClicked, this, &WorkspacePage::editEndpoint);
+    connect(m_addPipeline, &QPushButton::clicked, this, &WorkspacePage::addPipeline);
+    connect(m_editPipeline, &QPushButton::clicked, this, &WorkspacePage::editPipeline);
+    connect(m_pipelinesView, &QTableView::doubleClicked, this, &WorkspacePage::editPipeline);
+    connect(m_pipelinesView->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            &WorkspacePage::updateButtons);
     connect(m_endpointsView->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &WorkspacePage::updateButtons);
     connect(m_secrets, &SecretStore::stored, this, [this](const QString &endpoint, bool, const QString &message) {
@@ -186,6 +201,7 @@ void WorkspacePage::setSnapshot(const EngineSnapshot &snapshot)
 void WorkspacePage::showWorkspace(const core::Workspace &workspace)
 {
     const QString selected = selectedEndpoint();
+    const QString selectedPipe = selectedPipeline();
     m_workspace = workspace;
     m_endpoints->setWorkspace(workspace);
     m_pipelines->setWorkspace(workspace);
@@ -193,6 +209,7 @@ void WorkspacePage::showWorkspace(const core::Workspace &workspace)
     for (const auto &[name, e] : workspace.endpoints)
         updatePasswordState(QString::fromStdString(name));
     selectEndpoint(selected);
+    selectPipeline(selectedPipe);
     fitColumns();
     updateSummary();
     updateButtons();
@@ -217,6 +234,21 @@ void WorkspacePage::updatePasswordState(const QString &endpoint)
     else
         state = tr("libpq's (~/.pgpass, PG*)");
     m_endpoints->setPasswordState(endpoint, state);
+}
+
+QString WorkspacePage::selectedPipeline() const
+{
+    const QModelIndexList rows = m_pipelinesView->selectionModel()->selectedRows();
+    return rows.isEmpty() ? QString() : QString::fromStdString(m_pipelines->pipelineAt(rows.first().row()).name);
+}
+
+void WorkspacePage::selectPipeline(const QString &name)
+{
+    const int row = name.isEmpty() ? -1 : m_pipelines->rowOf(name);
+    if (row < 0)
+        m_pipelinesView->clearSelection();
+    else
+        m_pipelinesView->selectRow(row);
 }
 
 QString WorkspacePage::summaryText() const { return m_summary->text(); }
@@ -244,7 +276,9 @@ void WorkspacePage::updateSummary()
 
 void WorkspacePage::updateButtons()
 {
-    const bool ready = m_hasWorkspace && !m_saving && !m_dialog && !m_prompt && !m_confirmation;
+    const bool ready = m_hasWorkspace && !m_saving && !m_dialog && !m_prompt && !m_confirmation && !m_pipelineEditor;
+    m_addPipeline->setEnabled(ready);
+    m_editPipeline->setEnabled(ready && !selectedPipeline().isEmpty());
     const QString name = selectedEndpoint();
     m_add->setEnabled(ready);
     m_import->setEnabled(!m_engine->statePath().isEmpty() && !m_saving);
@@ -329,6 +363,45 @@ void WorkspacePage::finishDialog(const core::Endpoint &before, bool isNew)
     else if (e.kind != core::EndpointKind::Postgres && known)
         m_secrets->remove(oldName);
     save(std::move(ws), isNew ? tr("Added endpoint %1").arg(name) : tr("Saved endpoint %1").arg(name));
+}
+
+void WorkspacePage::addPipeline()
+{
+    if (m_addPipeline->isEnabled())
+        openPipelineEditor(std::nullopt);
+}
+
+void WorkspacePage::editPipeline()
+{
+    const core::PipelineSpec *p = m_workspace.pipeline(selectedPipeline().toStdString());
+    if (p && m_editPipeline->isEnabled())
+        openPipelineEditor(*p);
+}
+
+void WorkspacePage::openPipelineEditor(std::optional<core::PipelineSpec> existing)
+{
+    m_pipelineEditor = new PipelineEditor(m_workspace, existing, this);
+    m_pipelineEditor->setAttribute(Qt::WA_DeleteOnClose);
+    connect(m_pipelineEditor, &QDialog::accepted, this, [this, existing] { finishPipelineEditor(existing); });
+    // Deleted on close: the buttons come back once it is gone.
+    connect(m_pipelineEditor, &QObject::destroyed, this, &WorkspacePage::updateButtons, Qt::QueuedConnection);
+    m_pipelineEditor->open();
+    updateButtons();
+}
+
+void WorkspacePage::finishPipelineEditor(const std::optional<core::PipelineSpec> &before)
+{
+    const core::PipelineSpec p = m_pipelineEditor->pipeline();
+    core::Workspace ws = m_workspace;
+    // An edited pipeline keeps its place (and a renamed one replaces its old name).
+    auto it = std::find_if(ws.pipelines.begin(), ws.pipelines.end(),
+                           [&](const core::PipelineSpec &q) { return before && q.name == before->name; });
+    if (it != ws.pipelines.end())
+        *it = p;
+    else
+        ws.pipelines.push_back(p);
+    const QString name = QString::fromStdString(p.name);
+    save(std::move(ws), before ? tr("Saved pipeline %1").arg(name) : tr("Added pipeline %1").arg(name));
 }
 
 void WorkspacePage::removeEndpoint()

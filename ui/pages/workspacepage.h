@@ -1,6 +1,7 @@
 #pragma once
 
 #include "ui/dialogs/endpointdialog.h"
+#include "ui/dialogs/pipelineeditor.h"
 #include "ui/enginesnapshot.h"
 #include "ui/mailbox.h"
 
@@ -30,6 +31,7 @@ class SecretStore;
 /// and pipelines (source → target, tables, strategies), as stored in the workspace file.
 ///
 /// Add/Edit open the EndpointDialog; Remove asks first and refuses an endpoint a pipeline uses.
+/// Add Pipeline…/Edit Pipeline… (or a double-click on a pipeline) open the PipelineEditor.
 /// "Password…" asks for the selected endpoint's password (once per session without a keychain).
 /// Import YAML… applies a workspace file (README format) declaratively, Export YAML… writes the
 /// stored workspace as one; export then import gives back an equal workspace.
@@ -57,15 +59,22 @@ public:
     QPushButton *passwordButton() const { return m_password; }
     QPushButton *importButton() const { return m_import; }
     QPushButton *exportButton() const { return m_export; }
+    QPushButton *addPipelineButton() const { return m_addPipeline; }
+    QPushButton *editPipelineButton() const { return m_editPipeline; }
     QLabel *resultLabel() const { return m_result; }
     QString summaryText() const;
     /// The endpoint dialog, password prompt or removal confirmation while open, else null.
     EndpointDialog *endpointDialog() const { return m_dialog; }
+    /// The pipeline editor while open, else null.
+    PipelineEditor *pipelineEditor() const { return m_pipelineEditor; }
     QInputDialog *passwordPrompt() const { return m_prompt; }
     QMessageBox *confirmation() const { return m_confirmation; }
     /// The selected endpoint's name, or empty.
     QString selectedEndpoint() const;
     void selectEndpoint(const QString &name);
+    /// The selected pipeline's name, or empty.
+    QString selectedPipeline() const;
+    void selectPipeline(const QString &name);
     /// True while a change is being written.
     bool saving() const { return m_saving; }
 
@@ -74,6 +83,8 @@ public slots:
     void editEndpoint();
     void removeEndpoint();
     void askPassword();
+    void addPipeline();
+    void editPipeline();
     void importYaml();
     void exportYaml();
     /// Applies the workspace YAML at `path` (off the UI thread); saved() when done.
@@ -93,6 +104,8 @@ private:
     void run(const QString &what, std::function<Outcome()> work);
     void onSaved(std::uint64_t job, const QString &statePath, const QString &what, const Outcome &outcome);
     void finishDialog(const core::Endpoint &before, bool isNew);
+    void openPipelineEditor(std::optional<core::PipelineSpec> existing);
+    void finishPipelineEditor(const std::optional<core::PipelineSpec> &before);
     void updatePasswordState(const QString &endpoint);
     void updateButtons();
     void updateSummary();
@@ -121,7 +134,10 @@ private:
     QPushButton *m_password;
     QPushButton *m_import;
     QPushButton *m_export;
+    QPushButton *m_addPipeline;
+    QPushButton *m_editPipeline;
     QPointer<EndpointDialog> m_dialog;
+    QPointer<PipelineEditor> m_pipelineEditor;
     QPointer<QInputDialog> m_prompt;
     QPointer<QMessageBox> m_confirmation;
 };

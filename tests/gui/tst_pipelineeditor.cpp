@@ -1,0 +1,343 @@
+// The pipeline editor against the real test Postgres: it discovers the source's tables off the UI
+// thread, presets each table's strategy to core::recommendStrategy()'s choice with the reason
+// beside it, disables the strategies it refuses (with why), and OK stores exactly the pipeline
+// the fields describe through the Workspace page; export then import gives it back. Editing keeps
+// the pipeline's tables with their settings. Screenshots go to $DRIFTLESS_ARTIFACTS.
+
+#include "ui/dialogs/pipelineeditor.h"
+#include "ui/mainwindow.h"
+#include "ui/models/endpointsmodel.h"
+#include "ui/models/pipelinesmodel.h"
+#include "ui/pages/workspacepage.h"
+
+#include "core/config/workspacefile.h"
+#include "core/engine/tablediscovery.h"
+#include "core/model/workspace.h"
+#include "core/state/statestore.h"
+#include "tests/support/guisupport.h"
+#include "tests/support/testsupport.h"
+
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QStandardItemModel>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTest>
+#include <QTreeWidget>
+
+#include <chrono>
+#include <thread>
+
+using namespace driftless;
+using driftless::test::saveShot;
+using driftless::ui::MainWindow;
+using driftless::ui::PipelineEditor;
+using namespace std::chrono_literals;
+
+namespace {
+
+// One table per rule of recommendStrategy(), as in tst_tablediscovery.
+const char *kSchema = R"sql(
+CREATE TABLE plans (id int PRIMARY KEY, name text, updated_at timestamptz);
+INSERT INTO plans SELECT g, 'plan ' || g, now() FROM generate_series(1, 20) g;
+CREATE TABLE nokey (name text, created_at timestamptz NOT NULL DEFAULT now());
+INSERT INTO nokey SELECT 'row ' || g FROM generate_series(1, 50) g;
+CREATE TABLE counters (id int PRIMARY KEY, n bigint NOT NULL);
+INSERT INTO counters SELECT g, 0 FROM generate_series(1, 2000) g;
+CREATE TABLE orders (id int PRIMARY KEY, total numeric, updated_at timestamptz NOT NULL DEFAULT now());
+INSERT INTO orders SELECT g, g FROM generate_series(1, 5000) g;
+CREATE TABLE events (id bigint PRIMARY KEY, created_at date, "Updated At" timestamptz NOT NULL DEFAULT now(),
+                     payload text);
+CREATE INDEX ON events ("Updated At");
+INSERT INTO events SELECT g, current_date, now(), 'e' FROM generate_series(1, 3000) g;
+CREATE SCHEMA billing;
+CREATE TABLE billing.invoices (id int PRIMARY KEY, issued_at timestamptz NOT NULL);
+)sql";
+
+const char *kWrites = R"sql(
+UPDATE counters SET n = n + 1; UPDATE counters SET n = n + 1; UPDATE counters SET n = n + 1;
+UPDATE orders SET total = total + 1 WHERE id <= 2000;
+DELETE FROM orders WHERE id > 4000;
+UPDATE events SET payload = 'f'; UPDATE events SET payload = 'g';
+ANALYZE;
+)sql";
+
+/// pg_stat_user_tables is flushed by the writing backend shortly after it ends: wait for it, so
+/// the editor sees the same counters.
+bool waitForStats(const test::PgTestDb &db)
+{
+    auto conn = db.connect();
+    for (int i = 0; i < 100; ++i) {
+        int seen = 0;
+        for (const auto &t : core::discoverTables(conn))
+            if ((t.table.name == "orders" && t.deletes == 1000) || (t.table.name == "events" && t.updates == 6000))
+                ++seen;
+        if (seen == 2)
+            return true;
+        std::this_thread::sleep_for(100ms);
+        conn.exec("SELECT pg_stat_clear_snapshot()");
+    }
+    return false;
+}
+
+core::TableSpec spec(const std::string &name, core::Strategy strategy = core::Strategy::FullRefresh)
+{
+    core::TableSpec t;
+    t.table = {"public", name};
+    t.strategy = strategy;
+    return t;
+}
+
+core::Strategy chosen(QComboBox *box) { return static_cast<core::Strategy>(box->currentData().toInt()); }
+
+/// Whether the combo's entry for `s` can be picked, and its tooltip.
+std::pair<bool, QString> entry(QComboBox *box, core::Strategy s)
+{
+    auto *items = qobject_cast<QStandardItemModel *>(box->model());
+    QStandardItem *item = items->item(box->findData(static_cast<int>(s)));
+    return {item->isEnabled(), item->toolTip()};
+}
+
+PipelineEditor *openEditor(ui::WorkspacePage *page, QPushButton *button)
+{
+    QTest::mouseClick(button, Qt::LeftButton);
+    if (!QTest::qWaitFor([&] { return page->pipelineEditor() && page->pipelineEditor()->isVisible(); }, 5000))
+        return nullptr;
+    PipelineEditor *editor = page->pipelineEditor();
+    if (!QTest::qWaitFor([&] { return !editor->discovering(); }, 30000))
+        return nullptr;
+    return editor;
+}
+
+} // namespace
+
+class TestPipelineEditor : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() { test::useTestSettings(); }
+    void editorRecommendsStrategiesAndStoresThePipeline();
+};
+
+void TestPipelineEditor::editorRecommendsStrategiesAndStoresThePipeline()
+{
+    test::PgTestDb src("gui_pe_src");
+    test::PgTestDb dst("gui_pe_dst");
+    src.exec(kSchema);
+    src.exec(kWrites);
+    QVERIFY(waitForStats(src));
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    core::Workspace original;
+    original.endpoints["src"] = test::pgEndpoint("src", src.name());
+    original.endpoints["dw"] = test::pgEndpoint("dw", dst.name());
+    original.endpoints["lite"] = test::sqliteEndpoint("lite", dir.file("replica.db"));
+    core::StateStore(statePath).applyWorkspace(original);
+
+    MainWindow w;
+    w.resize(1180, 620);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto *page = w.workspacePage();
+    w.pages()->setCurrentWidget(page);
+    w.openWorkspace(QString::fromStdString(statePath));
+    QTRY_COMPARE(page->endpointsModel()->rowCount(), 3);
+    QVERIFY(page->addPipelineButton()->isEnabled());
+    QVERIFY(!page->editPipelineButton()->isEnabled()); // nothing selected
+
+    PipelineEditor *editor = openEditor(page, page->addPipelineButton());
+    QVERIFY(editor);
+    QCOMPARE(editor->sourceBox()->count(), 2); // the Postgres endpoints only
+    editor->sourceBox()->setCurrentIndex(editor->sourceBox()->findData(QStringLiteral("src")));
+    QTRY_VERIFY_WITH_TIMEOUT(!editor->discovering() && editor->tableItem(QStringLiteral("public.orders")), 30000);
+    QVERIFY2(editor->discoveryLabel()->text().startsWith(QStringLiteral("6 tables in 2 schemas on src")),
+             qPrintable(editor->discoveryLabel()->text()));
+    QCOMPARE(editor->targetBox()->findData(QStringLiteral("src")), -1); // never its own target
+
+    // Grouped by schema, with size, key and cursor candidates.
+    QTreeWidget *tree = editor->tablesTree();
+    QCOMPARE(tree->topLevelItemCount(), 2);
+    QCOMPARE(tree->topLevelItem(0)->text(PipelineEditor::Table), QStringLiteral("billing"));
+    QCOMPARE(tree->topLevelItem(1)->childCount(), 5);
+    QTreeWidgetItem *orders = editor->tableItem(QStringLiteral("public.orders"));
+    QCOMPARE(orders->parent(), tree->topLevelItem(1));
+    QCOMPARE(orders->text(PipelineEditor::Rows), QLocale().toString(4000));
+    QCOMPARE(orders->text(PipelineEditor::PrimaryKey), QStringLiteral("id"));
+    QCOMPARE(orders->text(PipelineEditor::Candidates), QStringLiteral("updated_at"));
+    QVERIFY(!orders->text(PipelineEditor::Size).isEmpty());
+    QCOMPARE(editor->tableItem(QStringLiteral("public.events"))->text(PipelineEditor::Candidates),
+             QStringLiteral("\"Updated At\", created_at"));
+    QCOMPARE(editor->tableItem(QStringLiteral("public.nokey"))->text(PipelineEditor::PrimaryKey), QStringLiteral("none"));
+
+    // Each table preset to the recommendation, its reason beside it; nothing included yet.
+    const auto noKey = QStringLiteral("Refused: no primary key: cursor sync and CDC merge rows by key");
+    struct Expect {
+        QString table;
+        core::Strategy strategy;
+        QString reasonPart;
+    };
+    for (const Expect &e : {Expect{QStringLiteral("public.plans"), core::Strategy::FullRefresh, QStringLiteral("small")},
+                            Expect{QStringLiteral("public.nokey"), core::Strategy::FullRefresh, QStringLiteral("primary key")},
+                            Expect{QStringLiteral("public.counters"), core::Strategy::Cdc, QString()},
+                            Expect{QStringLiteral("public.orders"), core::Strategy::Cdc, QStringLiteral("1000 deletes")},
+                            Expect{QStringLiteral("public.events"), core::Strategy::Cursor, QString()}}) {
+        QComboBox *box = editor->strategyBox(e.table);
+        QVERIFY2(box, qPrintable(e.table));
+        const auto rec = editor->recommendation(e.table);
+        QVERIFY(rec);
+        QVERIFY2(rec->strategy == e.strategy, qPrintable(e.table));
+        QVERIFY2(chosen(box) == e.strategy, qPrintable(e.table));
+        QVERIFY(!box->isEnabled());
+        QCOMPARE(editor->tableItem(e.table)->checkState(PipelineEditor::Table), Qt::Unchecked);
+        const QString why = editor->tableItem(e.table)->text(PipelineEditor::Reason);
+        QCOMPARE(why, QString::fromStdString(rec->reason));
+        QCOMPARE(editor->tableItem(e.table)->toolTip(PipelineEditor::Reason), why);
+        QVERIFY2(why.contains(e.reasonPart), qPrintable(why));
+    }
+    // Refused strategies are disabled, with why.
+    QComboBox *nokey = editor->strategyBox(QStringLiteral("public.nokey"));
+    QCOMPARE(entry(nokey, core::Strategy::Cursor), std::make_pair(false, noKey));
+    QCOMPARE(entry(nokey, core::Strategy::Cdc), std::make_pair(false, noKey));
+    QVERIFY(entry(nokey, core::Strategy::FullRefresh).first);
+    QComboBox *counters = editor->strategyBox(QStringLiteral("public.counters"));
+    QCOMPARE(entry(counters, core::Strategy::Cursor),
+             std::make_pair(false, QStringLiteral("Refused: no timestamp or date column for a cursor to follow")));
+    QVERIFY(entry(counters, core::Strategy::Cdc).first);
+    QVERIFY(entry(counters, core::Strategy::FullRefresh).first);
+    QComboBox *ordersBox = editor->strategyBox(QStringLiteral("public.orders"));
+    QVERIFY(entry(ordersBox, core::Strategy::Cursor).first);
+
+    // The name follows core's rule, which the dialog shows.
+    QVERIFY(editor->nameRule()->text().contains(QStringLiteral("at most 53 characters")));
+    QVERIFY(!editor->okButton()->isEnabled());
+    editor->nameEdit()->setText(QStringLiteral("App-DW"));
+    QVERIFY(!editor->okButton()->isEnabled());
+    QVERIFY2(editor->problem().contains(QStringLiteral("not a pipeline name")), qPrintable(editor->problem()));
+    editor->nameEdit()->setText(QStringLiteral("app_to_dw"));
+    QVERIFY2(editor->problem().contains(QStringLiteral("Include at least one table")), qPrintable(editor->problem()));
+
+    // SQLite targets have no schema; Postgres ones may.
+    editor->targetBox()->setCurrentIndex(editor->targetBox()->findData(QStringLiteral("lite")));
+    QVERIFY(!editor->targetSchemaEdit()->isEnabled());
+    editor->targetBox()->setCurrentIndex(editor->targetBox()->findData(QStringLiteral("dw")));
+    QVERIFY(editor->targetSchemaEdit()->isEnabled());
+    editor->targetSchemaEdit()->setText(QStringLiteral("model"));
+
+    // Include four tables; orders goes by cursor instead, events along its date column.
+    for (const char *t : {"public.plans", "public.orders", "public.events", "public.nokey"})
+        editor->setIncluded(QString::fromLatin1(t), true);
+    QVERIFY(ordersBox->isEnabled());
+    QVERIFY(!counters->isEnabled());
+    ordersBox->setCurrentIndex(ordersBox->findData(static_cast<int>(core::Strategy::Cursor)));
+    QVERIFY(orders->text(PipelineEditor::Reason).startsWith(QStringLiteral("recommended: CDC")));
+    editor->selectTable(QStringLiteral("public.orders"));
+    QVERIFY(editor->cursorBox()->isEnabled());
+    QCOMPARE(editor->cursorBox()->currentText(), QStringLiteral("updated_at"));
+    editor->lookbackEdit()->setText(QStringLiteral("2m"));
+
+    editor->selectTable(QStringLiteral("public.events"));
+    QVERIFY(editor->selectedLabel()->text().startsWith(QStringLiteral("public.events, synced by cursor")));
+    QCOMPARE(editor->cursorBox()->count(), 2);
+    QCOMPARE(editor->cursorBox()->currentText(), QStringLiteral("Updated At"));
+    editor->cursorBox()->setCurrentIndex(editor->cursorBox()->findText(QStringLiteral("created_at")));
+    editor->lookbackEdit()->setText(QStringLiteral("1d"));
+    editor->slaEdit()->setText(QStringLiteral("nonsense"));
+    QVERIFY(!editor->okButton()->isEnabled());
+    QVERIFY2(editor->problem().contains(QStringLiteral("not a duration")), qPrintable(editor->problem()));
+    editor->slaEdit()->setText(QStringLiteral("2h"));
+
+    editor->selectTable(QStringLiteral("public.nokey")); // full refresh: no cursor, no lookback
+    QVERIFY(!editor->cursorBox()->isEnabled());
+    QVERIFY(!editor->lookbackEdit()->isEnabled());
+    QVERIFY(editor->slaEdit()->isEnabled());
+    editor->selectTable(QStringLiteral("public.events"));
+    QVERIFY2(editor->okButton()->isEnabled(), qPrintable(editor->problem()));
+    QCOMPARE(editor->slaEdit()->text(), QStringLiteral("2h"));
+
+    core::PipelineSpec expected;
+    expected.name = "app_to_dw";
+    expected.source = "src";
+    expected.target = "dw";
+    expected.targetSchema = "model";
+    core::TableSpec plans = spec("plans");
+    core::TableSpec ordersSpec = spec("orders", core::Strategy::Cursor);
+    ordersSpec.cursor = "updated_at";
+    ordersSpec.lookback = "2m";
+    core::TableSpec events = spec("events", core::Strategy::Cursor);
+    events.cursor = "created_at";
+    events.lookback = "1d";
+    events.freshnessSla = 2h;
+    core::TableSpec nokeySpec = spec("nokey");
+    expected.tables = {plans, ordersSpec, events, nokeySpec};
+    QCOMPARE(editor->pipeline(), expected);
+
+    editor->resize(1180, 600);
+    saveShot(editor, QStringLiteral("pipeline-editor"));
+
+    QSignalSpy saved(page, &ui::WorkspacePage::saved);
+    QTest::mouseClick(editor->okButton(), Qt::LeftButton);
+    QVERIFY(saved.wait(15000));
+    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
+    QVERIFY2(saved.first().at(1).toString().startsWith(QStringLiteral("Added pipeline app_to_dw")),
+             qPrintable(saved.first().at(1).toString()));
+    core::Workspace withPipeline = original;
+    withPipeline.pipelines = {expected};
+    QCOMPARE(core::StateStore(statePath).loadWorkspace(), withPipeline);
+    QCOMPARE(page->pipelinesModel()->rowCount(), 1);
+    QCOMPARE(page->pipelinesModel()->index(0, ui::PipelinesModel::Strategies).data().toString(),
+             QStringLiteral("2 full refresh, 2 cursor"));
+
+    // The page's YAML round-trips it.
+    const QString yamlPath = QString::fromStdString(dir.file("exported.yaml"));
+    QVERIFY(page->exportFile(yamlPath));
+    QCOMPARE(core::WorkspaceFile::load(yamlPath.toStdString()), withPipeline);
+    core::StateStore(statePath).applyWorkspace(original);
+    QTRY_COMPARE_WITH_TIMEOUT(page->pipelinesModel()->rowCount(), 0, 15000);
+    saved.clear();
+    page->importFile(yamlPath);
+    QVERIFY(saved.wait(15000));
+    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
+    QCOMPARE(core::StateStore(statePath).loadWorkspace(), withPipeline);
+
+    // Editing (a double-click on the row) keeps the tables with their settings, a table the
+    // source no longer has included.
+    src.exec("DROP TABLE nokey");
+    QTRY_COMPARE(page->pipelinesModel()->rowCount(), 1);
+    QTRY_VERIFY(page->addPipelineButton()->isEnabled());
+    page->selectPipeline(QStringLiteral("app_to_dw"));
+    QVERIFY(page->editPipelineButton()->isEnabled());
+    QTableView *view = page->pipelinesView();
+    const QRect cell = view->visualRect(page->pipelinesModel()->index(0, 0));
+    // The view emits doubleClicked() for the row the press landed on.
+    QTest::mousePress(view->viewport(), Qt::LeftButton, {}, cell.center());
+    QTest::mouseDClick(view->viewport(), Qt::LeftButton, {}, cell.center());
+    QTRY_VERIFY(page->pipelineEditor() && page->pipelineEditor()->isVisible());
+    editor = page->pipelineEditor();
+    QTRY_VERIFY_WITH_TIMEOUT(!editor->discovering(), 30000);
+    QCOMPARE(editor->nameEdit()->text(), QStringLiteral("app_to_dw"));
+    QCOMPARE(editor->targetSchemaEdit()->text(), QStringLiteral("model"));
+    QCOMPARE(editor->pipeline(), expected);
+    QCOMPARE(editor->tableItem(QStringLiteral("public.events"))->checkState(PipelineEditor::Table), Qt::Checked);
+    QCOMPARE(editor->tableItem(QStringLiteral("public.counters"))->checkState(PipelineEditor::Table), Qt::Unchecked);
+    QVERIFY(chosen(editor->strategyBox(QStringLiteral("public.orders"))) == core::Strategy::Cursor);
+    QVERIFY(editor->tableItem(QStringLiteral("public.nokey"))->text(PipelineEditor::Reason).contains(QStringLiteral("not found")));
+    QVERIFY(editor->discoveryLabel()->text().contains(QStringLiteral("1 table of the pipeline not found")));
+    QVERIFY2(editor->okButton()->isEnabled(), qPrintable(editor->problem()));
+
+    // Leave nokey out, add counters by CDC: saved in place.
+    editor->setIncluded(QStringLiteral("public.nokey"), false);
+    editor->setIncluded(QStringLiteral("public.counters"), true);
+    expected.tables = {plans, ordersSpec, events, spec("counters", core::Strategy::Cdc)};
+    QCOMPARE(editor->pipeline(), expected);
+    saved.clear();
+    QTest::mouseClick(editor->okButton(), Qt::LeftButton);
+    QVERIFY(saved.wait(15000));
+    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
+    withPipeline.pipelines = {expected};
+    QCOMPARE(core::StateStore(statePath).loadWorkspace(), withPipeline);
+}
+
+QTEST_MAIN(TestPipelineEditor)
+#include "tst_pipelineeditor.moc"

@@ -1,0 +1,146 @@
+#pragma once
+
+#include "ui/mailbox.h"
+
+#include "core/engine/tablediscovery.h"
+#include "core/model/workspace.h"
+
+#include <QDialog>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+class QComboBox;
+class QDialogButtonBox;
+class QGroupBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QTreeWidget;
+class QTreeWidgetItem;
+
+namespace driftless::ui {
+
+/// Adds or edits one pipeline: its name, source (a Postgres endpoint), target (any other
+/// endpoint), target schema (Postgres targets), and the tables it keeps in sync.
+///
+/// The source's tables are discovered (core::discoverTables, core::probePostgres for what CDC
+/// needs) on a pool thread whenever the source changes; a result for any source but the latest
+/// is dropped. Each table gets core::recommendStrategy()'s strategy and reason; strategies it
+/// refuses are disabled in the table's combo box, with the reason as tooltip. Editing keeps the
+/// pipeline's tables with their settings, including tables discovery did not find.
+///
+/// The dialog never writes anything: pipeline() is the result, saved by the caller.
+class PipelineEditor final : public QDialog {
+    Q_OBJECT
+public:
+    /// Tree columns.
+    enum Column { Table, Strategy, Reason, Rows, Size, PrimaryKey, Candidates, ColumnCount };
+
+    /// `workspace` gives the endpoints and the other pipelines' names; `existing` is the pipeline
+    /// being edited (nullopt: a new one).
+    PipelineEditor(core::Workspace workspace, std::optional<core::PipelineSpec> existing, QWidget *parent = nullptr);
+    ~PipelineEditor() override;
+
+    /// The pipeline as the fields describe it; tables in the order they were first included.
+    core::PipelineSpec pipeline() const;
+    /// Why OK is disabled, or empty.
+    QString problem() const;
+    /// True while the latest discovery runs.
+    bool discovering() const { return m_discovering; }
+
+    QLineEdit *nameEdit() const { return m_name; }
+    QLabel *nameRule() const { return m_nameRule; }
+    QComboBox *sourceBox() const { return m_source; }
+    QComboBox *targetBox() const { return m_target; }
+    QLineEdit *targetSchemaEdit() const { return m_targetSchema; }
+    QTreeWidget *tablesTree() const { return m_tree; }
+    QLabel *discoveryLabel() const { return m_status; }
+    QPushButton *refreshButton() const { return m_refresh; }
+    QLabel *problemLabel() const { return m_problem; }
+    QPushButton *okButton() const;
+    QLabel *selectedLabel() const { return m_selected; }
+    QLabel *selectedReason() const { return m_selectedReason; }
+    QComboBox *cursorBox() const { return m_cursor; }
+    QLineEdit *lookbackEdit() const { return m_lookback; }
+    QLineEdit *slaEdit() const { return m_sla; }
+
+    /// The row of table `display` ("schema.name" as Postgres prints it), or null.
+    QTreeWidgetItem *tableItem(const QString &display) const;
+    /// The strategy combo box of table `display`, or null.
+    QComboBox *strategyBox(const QString &display) const;
+    /// What recommendStrategy() said for table `display`; nullopt when it was not discovered.
+    std::optional<core::Recommendation> recommendation(const QString &display) const;
+    /// Includes or leaves out table `display` (its checkbox).
+    void setIncluded(const QString &display, bool included);
+    /// Selects table `display` for the cursor, lookback and SLA fields.
+    void selectTable(const QString &display);
+
+public slots:
+    /// Reads the selected source's tables off the UI thread; discoveryFinished() when done.
+    void discover();
+
+signals:
+    void discoveryFinished(bool ok);
+
+private:
+    struct Discovery;
+    /// One table of the tree: what discovery found (if it did) and its settings.
+    struct Row {
+        std::optional<core::DiscoveredTable> found;
+        std::optional<core::Recommendation> rec;
+        core::TableSpec spec;
+        bool included = false;
+        QTreeWidgetItem *item = nullptr;
+        QComboBox *strategy = nullptr;
+    };
+
+    void showDiscovery(std::uint64_t job, const Discovery &d);
+    void rebuildTree();
+    void addRow(const core::TableRef &ref);
+    Row *rowOf(const QTreeWidgetItem *item);
+    Row *rowOf(const QString &display);
+    const Row *rowOf(const QString &display) const;
+    Row *selectedRow();
+    void onItemChanged(QTreeWidgetItem *item, int column);
+    void onStrategyChosen(const core::TableRef &ref);
+    void loadSelected();
+    void storeSelected();
+    void updateTargets();
+    void updateState();
+    QString strategyReason(const Row &row) const;
+
+    core::Workspace m_workspace;
+    std::optional<core::PipelineSpec> m_existing;
+    std::shared_ptr<Mailbox<PipelineEditor>> m_mailbox;
+    std::uint64_t m_job = 0;
+    bool m_discovering = false;
+    bool m_loading = false; ///< filling fields from a row: their signals are not edits
+
+    std::map<core::TableRef, Row> m_rows;
+    /// Included tables in the order they were included (an edited pipeline's order first).
+    std::vector<core::TableRef> m_order;
+
+    QLineEdit *m_name;
+    QLabel *m_nameRule;
+    QComboBox *m_source;
+    QComboBox *m_target;
+    QLabel *m_targetSchemaLabel;
+    QLineEdit *m_targetSchema;
+    QTreeWidget *m_tree;
+    QLabel *m_status;
+    QPushButton *m_refresh;
+    QGroupBox *m_details;
+    QLabel *m_selected;
+    QLabel *m_selectedReason;
+    QComboBox *m_cursor;
+    QLineEdit *m_lookback;
+    QLineEdit *m_sla;
+    QLabel *m_problem;
+    QDialogButtonBox *m_buttons;
+};
+
+} // namespace driftless::ui
