@@ -1486,6 +1486,19 @@ int ReconcileScheduler::runDue(std::int64_t now, std::stop_token stop)
         auto last = m_store.reconcileSummaries(1, p.name);
         if (!last.empty() && now - last.front().finishedMs < p.reconcileEvery->count())
             continue;
+        // Not while a table is still loading (or stopped): its differences are not drift yet.
+        const auto statuses = m_store.tableStatuses();
+        bool ready = true;
+        for (const auto &t : p.tables) {
+            bool ok = false;
+            for (const auto &s : statuses)
+                if (s.pipeline == p.name && s.table == t.table)
+                    ok = s.strategy == t.strategy && s.lastSyncAtMs &&
+                         (s.state == "ok" || s.state == "running" || s.state == "streaming");
+            ready = ready && ok;
+        }
+        if (!ready)
+            continue;
         ReconcileOptions opt;
         opt.stop = stop;
         auto report = reconcile(m_ws, p.name, {}, opt);

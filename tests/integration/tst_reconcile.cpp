@@ -474,6 +474,7 @@ TEST(Reconcile, equalMillionRowsCostOneQueryPerSideAndNoRows)
 
 #include "core/config/workspacefile.h"
 #include "core/engine/alerts.h"
+#include "core/engine/stateobserver.h"
 #include "core/engine/statusreport.h"
 #include "core/state/statestore.h"
 
@@ -502,9 +503,14 @@ TEST(Reconcile, scheduledRunsStoreReportsAndDriftAboveTheThresholdRaisesAnAlertA
     store.applyWorkspace(ws);
     EXPECT_EQ(store.loadWorkspace(), ws);
 
-    runOnce(ws, "p");
     ReconcileScheduler sched(store, ws);
     const auto now = StateStore::nowMs();
+    EXPECT_EQ(sched.runDue(now), 0); // not before the table's first pass: nothing is synced yet
+    {
+        auto jobs = jobsFor(ws, "p");
+        StateObserver observer(store, jobs);
+        TableSync(jobs.front(), observer).runOnce({});
+    }
     EXPECT_EQ(sched.runDue(now), 1); // never reconciled: due at once
     EXPECT_EQ(sched.runDue(now), 0); // not again within the hour
     auto clean = buildStatus(ws, {}, now, store.latestReconciles());
