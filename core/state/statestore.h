@@ -30,7 +30,7 @@ public:
 
     /// `$XDG_DATA_HOME/driftless/workspace.db`, or `~/.local/share/driftless/workspace.db`.
     static std::string defaultPath();
-    static constexpr int kSchemaVersion = 2;
+    static constexpr int kSchemaVersion = 3; ///< the number of migrations (state/migrations.cpp)
     const std::string &path() const { return m_path; }
 
     // Workspace ---------------------------------------------------------------------------

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <csignal>
+#include <regex>
 #include <thread>
 
 using namespace driftless::test;
@@ -154,7 +155,13 @@ TEST_F(SlotGuard, pastMaxRetainedItFallsBackReconcilesAndPromoteReturnsToCdc)
     // The table that stayed stopped was copied again from the new slot too.
     EXPECT_NE(promoted.out.find("public.tags lost its slot"), std::string::npos) << promoted.out;
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM tags"), "10");
-    // Streaming again: a new change arrives through the slot.
+    // Streaming again: a new change arrives through the slot. The test server is shared with
+    // other tests whose WAL the new slot holds while nothing reads it: raise the guard's limit so
+    // only what this test does can trip it.
+    writeFile(dir.file("ws.yaml"), std::regex_replace(readFile(dir.file("ws.yaml")), std::regex("max_retained: 4MB"),
+                                                      "max_retained: 10GB"));
+    auto reapplied = runCli({"--state", state, "apply", dir.file("ws.yaml")});
+    ASSERT_EQ(reapplied.exitCode, 0) << reapplied.out << reapplied.err;
     src.exec("UPDATE items SET name = 'streamed' WHERE id = 8");
     auto again = runCli({"--state", state, "run", "--once"});
     EXPECT_EQ(again.exitCode, 0) << again.out << again.err;
