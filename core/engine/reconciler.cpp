@@ -29,12 +29,6 @@ using rowhash::Checksum;
 
 namespace {
 
-std::int64_t nowMs()
-{
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
 /// A boundary key: the source's text of each key column (castable back to its type).
 using RawKey = std::vector<std::string>;
 
@@ -758,11 +752,9 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
     return ctx;
 }
 
-/// The applied source position stored with the target's checkpoint (CDC), 0 when unknown.
-std::int64_t appliedPosition(const TableJob &job)
+/// The applied source position a stored checkpoint records (CDC streaming), 0 when none.
+std::int64_t appliedPosition(const std::optional<Checkpoint> &cp)
 {
-    auto m = createMerger(job.target, {job.pipeline, job.spec.table, job.targetName, job.spec.strategy});
-    auto cp = m->readCheckpoint();
     if (!cp)
         return 0;
     auto pos = json::parse(cp->position, nullptr, false);
@@ -813,10 +805,13 @@ void settleAndClassify(TableContext &ctx, std::unordered_map<std::string, Candid
         if (opt.onPhase)
             opt.onPhase(out.table, "settle");
         const auto deadline = std::chrono::steady_clock::now() + opt.settle;
-        std::int64_t applied = appliedPosition(ctx.job);
+        // One connection to the target's checkpoint for the whole wait.
+        const auto &job = ctx.job;
+        auto checkpoints = createMerger(job.target, {job.pipeline, job.spec.table, job.targetName, job.spec.strategy});
+        std::int64_t applied = appliedPosition(checkpoints->readCheckpoint());
         while (applied < sourceNow && std::chrono::steady_clock::now() < deadline && !opt.stop.stop_requested()) {
             std::this_thread::sleep_for(std::chrono::milliseconds(250));
-            applied = appliedPosition(ctx.job);
+            applied = appliedPosition(checkpoints->readCheckpoint());
         }
         if (applied < sourceNow)
             out.note = "the target had applied the source up to " + pgcatalog::formatLsn(applied) + ", not " +
@@ -945,13 +940,13 @@ ReconcileReport reconcile(const Workspace &ws, const std::string &pipeline, cons
 {
     ReconcileReport report;
     report.pipeline = pipeline;
-    report.startedAtMs = nowMs();
+    report.startedAtMs = StateStore::nowMs();
     for (const auto &job : selectJobs(ws, pipeline, tables)) {
         if (options.stop.stop_requested())
             break;
         report.tables.push_back(reconcileTable(job, options));
     }
-    report.finishedAtMs = nowMs();
+    report.finishedAtMs = StateStore::nowMs();
     return report;
 }
 
@@ -1003,10 +998,8 @@ RepairOutcome repairKeys(const Workspace &ws, const std::string &pipeline, const
     const Strategy mergeAs = job.spec.strategy == Strategy::FullRefresh ? Strategy::Cursor : job.spec.strategy;
     auto merger = session->merger({job.pipeline, job.spec.table, job.targetName, mergeAs});
     merger->prepare(ctx.schema);
-    std::int64_t floor = 0;
-    if (auto cp = merger->readCheckpoint())
-        floor = cp->version;
-    floor = std::max(floor, appliedPosition(job));
+    const auto cp = merger->readCheckpoint();
+    const std::int64_t floor = std::max(cp ? cp->version : 0, appliedPosition(cp));
     RowSet keyRows;
     for (const auto &k : keys) {
         std::vector<std::optional<std::string>> values(ctx.schema.columns.size());
@@ -1147,367 +1140,6 @@ std::vector<RepairOutcome> repairReport(const Workspace &ws, const ReconcileRepo
     if (!matched)
         throw ConfigError("report " + std::to_string(report.id) + " has no table " + *table);
     return outcomes;
-}
-
-// ---------------------------------------------------------------------------------------------
-// JSON
-
-json keyJson(const CanonicalKey &key, const std::vector<bool> &isInteger)
-{
-    auto one = [&](size_t i) -> json {
-        if (i < isInteger.size() && isInteger[i]) {
-            try {
-                size_t used = 0;
-                long long v = std::stoll(key[i], &used);
-                if (used == key[i].size())
-                    return v;
-            } catch (...) {
-            }
-        }
-        return key[i];
-    };
-    if (key.size() == 1)
-        return one(0);
-    json arr = json::array();
-    for (size_t i = 0; i < key.size(); ++i)
-        arr.push_back(one(i));
-    return arr;
-}
-
-CanonicalKey keyFromJson(const json &j)
-{
-    auto text = [](const json &v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
-    CanonicalKey k;
-    if (j.is_array())
-        for (const auto &v : j)
-            k.push_back(text(v));
-    else
-        k.push_back(text(j));
-    return k;
-}
-
-json reportJsonValue(const ReconcileReport &report)
-{
-    json tables = json::array();
-    for (const auto &t : report.tables) {
-        json keys = {{"missing", json::array()}, {"extra", json::array()}, {"different", json::array()}};
-        for (const auto &k : t.missingKeys)
-            keys["missing"].push_back(keyJson(k, t.keyIsInteger));
-        for (const auto &k : t.extraKeys)
-            keys["extra"].push_back(keyJson(k, t.keyIsInteger));
-        json diffs = json::array();
-        for (const auto &d : t.differentRows) {
-            keys["different"].push_back(keyJson(d.key, t.keyIsInteger));
-            json cols = json::array();
-            for (const auto &c : d.columns)
-                cols.push_back({{"column", c.column},
-                                {"source", c.source ? json(*c.source) : json(nullptr)},
-                                {"target", c.target ? json(*c.target) : json(nullptr)}});
-            diffs.push_back({{"key", keyJson(d.key, t.keyIsInteger)}, {"columns", cols}});
-        }
-        tables.push_back({{"table", t.table},
-                          {"target", t.target},
-                          {"strategy", t.strategy},
-                          {"key_columns", t.keyColumns},
-                          {"key_is_integer", t.keyIsInteger},
-                          {"source_rows", t.sourceRows},
-                          {"target_rows", t.targetRows},
-                          {"missing", t.missing},
-                          {"extra", t.extra},
-                          {"different", t.different},
-                          {"in_flight", t.inFlight},
-                          {"drift_ratio", t.driftRatio},
-                          {"keys", keys},
-                          {"differences", diffs},
-                          {"elapsed_ms", t.elapsedMs},
-                          {"queries", {{"source", t.sourceQueries}, {"target", t.targetQueries}}},
-                          {"rows_fetched", {{"source", t.sourceRowsFetched}, {"target", t.targetRowsFetched}}},
-                          {"skipped", t.skipped.empty() ? json(nullptr) : json(t.skipped)},
-                          {"note", t.note.empty() ? json(nullptr) : json(t.note)},
-                          {"error", t.error.empty() ? json(nullptr) : json(t.error)}});
-    }
-    return {{"report_id", report.id},
-            {"pipeline", report.pipeline},
-            {"started_at", formatIso8601(report.startedAtMs)},
-            {"finished_at", formatIso8601(report.finishedAtMs)},
-            {"started_at_ms", report.startedAtMs},
-            {"finished_at_ms", report.finishedAtMs},
-            {"drift", report.drift()},
-            {"tables", tables}};
-}
-
-ReconcileReport reportFromJson(const json &j)
-{
-    ReconcileReport r;
-    r.id = j.value("report_id", 0LL);
-    r.pipeline = j.value("pipeline", "");
-    r.startedAtMs = j.value("started_at_ms", 0LL);
-    r.finishedAtMs = j.value("finished_at_ms", 0LL);
-    auto str = [](const json &v) { return v.is_string() ? v.get<std::string>() : std::string(); };
-    for (const auto &t : j.value("tables", json::array())) {
-        TableReconcile x;
-        x.pipeline = r.pipeline;
-        x.table = t.value("table", "");
-        x.target = t.value("target", "");
-        x.strategy = t.value("strategy", "");
-        x.keyColumns = t.value("key_columns", std::vector<std::string>{});
-        x.keyIsInteger = t.value("key_is_integer", std::vector<bool>{});
-        x.sourceRows = t.value("source_rows", 0LL);
-        x.targetRows = t.value("target_rows", 0LL);
-        x.missing = t.value("missing", 0LL);
-        x.extra = t.value("extra", 0LL);
-        x.different = t.value("different", 0LL);
-        x.inFlight = t.value("in_flight", 0LL);
-        x.driftRatio = t.value("drift_ratio", 0.0);
-        const auto keys = t.value("keys", json::object());
-        for (const auto &k : keys.value("missing", json::array()))
-            x.missingKeys.push_back(keyFromJson(k));
-        for (const auto &k : keys.value("extra", json::array()))
-            x.extraKeys.push_back(keyFromJson(k));
-        for (const auto &d : t.value("differences", json::array())) {
-            DifferentRow row;
-            row.key = keyFromJson(d.at("key"));
-            for (const auto &c : d.value("columns", json::array())) {
-                ColumnDiff cd;
-                cd.column = c.value("column", "");
-                if (c.contains("source") && c["source"].is_string())
-                    cd.source = c["source"].get<std::string>();
-                if (c.contains("target") && c["target"].is_string())
-                    cd.target = c["target"].get<std::string>();
-                row.columns.push_back(std::move(cd));
-            }
-            x.differentRows.push_back(std::move(row));
-        }
-        x.elapsedMs = t.value("elapsed_ms", 0LL);
-        const auto q = t.value("queries", json::object());
-        x.sourceQueries = q.value("source", 0);
-        x.targetQueries = q.value("target", 0);
-        const auto f = t.value("rows_fetched", json::object());
-        x.sourceRowsFetched = f.value("source", 0LL);
-        x.targetRowsFetched = f.value("target", 0LL);
-        x.skipped = str(t.value("skipped", json()));
-        x.note = str(t.value("note", json()));
-        x.error = str(t.value("error", json()));
-        r.tables.push_back(std::move(x));
-    }
-    return r;
-}
-
-json repairJsonValue(const std::vector<RepairOutcome> &outcomes)
-{
-    json arr = json::array();
-    for (const auto &o : outcomes)
-        arr.push_back({{"pipeline", o.pipeline},
-                       {"table", o.table},
-                       {"keys", o.keys},
-                       {"written", o.written},
-                       {"deleted", o.deleted},
-                       {"verified", o.verified},
-                       {"still_different", o.stillDifferent},
-                       {"error", o.error.empty() ? json(nullptr) : json(o.error)}});
-    return {{"tables", arr}};
-}
-
-} // namespace driftless::core
-
-namespace driftless::core {
-
-namespace {
-std::string percent(double ratio)
-{
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.4g%%", ratio * 100.0);
-    return buf;
-}
-} // namespace
-
-void storeReport(StateStore &store, ReconcileReport &report)
-{
-    std::vector<StateStore::ReconcileSummary> summaries;
-    for (const auto &t : report.tables) {
-        StateStore::ReconcileSummary s;
-        s.pipeline = report.pipeline;
-        s.table = t.table;
-        s.sourceRows = t.sourceRows;
-        s.targetRows = t.targetRows;
-        s.missing = t.missing;
-        s.extra = t.extra;
-        s.different = t.different;
-        s.inFlight = t.inFlight;
-        s.driftRatio = t.driftRatio;
-        s.error = t.error;
-        summaries.push_back(std::move(s));
-    }
-    report.id = store.addReconcileReport(report.pipeline, report.startedAtMs, report.finishedAtMs, report.drift(),
-                                         reportJsonValue(report).dump(), summaries);
-    store.updateReconcileReport(report.id, reportJsonValue(report).dump());
-    for (const auto &t : report.tables) {
-        if (!t.error.empty()) {
-            store.addEvent("error", report.pipeline, t.table, "reconcile", "reconciliation failed: " + t.error);
-        } else if (t.drift() > 0) {
-            store.addEvent("warn", report.pipeline, t.table, "reconcile",
-                           "drift: " + std::to_string(t.missing) + " missing, " + std::to_string(t.extra) + " extra, " +
-                               std::to_string(t.different) + " different of " + std::to_string(t.sourceRows) +
-                               " rows (" + percent(t.driftRatio) + "); resolve with: driftless-cli repair " +
-                               std::to_string(report.id) + " --table " + t.table);
-        } else {
-            store.addEvent("info", report.pipeline, t.table, "reconcile",
-                           "no drift in " + std::to_string(t.sourceRows) + " rows" +
-                               (t.inFlight ? " (" + std::to_string(t.inFlight) + " in flight)" : "") + ", report " +
-                               std::to_string(report.id));
-        }
-    }
-}
-
-std::optional<ReconcileReport> loadReport(StateStore &store, std::int64_t id)
-{
-    auto text = store.reconcileReport(id);
-    if (!text)
-        return std::nullopt;
-    auto j = json::parse(*text, nullptr, false);
-    if (j.is_discarded())
-        return std::nullopt;
-    auto r = reportFromJson(j);
-    r.id = id;
-    return r;
-}
-
-void recordRepair(StateStore &store, const ReconcileReport &report, const std::vector<RepairOutcome> &outcomes)
-{
-    for (const auto &o : outcomes) {
-        if (!o.error.empty())
-            store.addEvent("error", o.pipeline, o.table, "repair",
-                           "repair of report " + std::to_string(report.id) + " failed: " + o.error);
-        else
-            store.addEvent(o.stillDifferent ? "warn" : "info", o.pipeline, o.table, "repair",
-                           "repaired from report " + std::to_string(report.id) + ": " + std::to_string(o.written) +
-                               " rows written, " + std::to_string(o.deleted) + " deleted, " +
-                               std::to_string(o.verified) + " of " + std::to_string(o.keys) + " keys now equal" +
-                               (o.stillDifferent ? "; " + std::to_string(o.stillDifferent) +
-                                                       " still differ (newer changes the sync has yet to apply)"
-                                                 : ""));
-    }
-    if (auto text = store.reconcileReport(report.id)) {
-        auto j = json::parse(*text, nullptr, false);
-        if (j.is_object()) {
-            auto &repairs = j["repairs"];
-            if (!repairs.is_array())
-                repairs = json::array();
-            auto r = repairJsonValue(outcomes);
-            r["at"] = formatIso8601(nowMs());
-            repairs.push_back(r);
-            store.updateReconcileReport(report.id, j.dump());
-        }
-    }
-}
-
-} // namespace driftless::core
-
-namespace driftless::core {
-
-ReconcileScheduler::ReconcileScheduler(StateStore &store, Workspace ws, std::string onlyPipeline)
-    : m_store(store), m_ws(std::move(ws)), m_only(std::move(onlyPipeline))
-{
-}
-
-ReconcileScheduler::~ReconcileScheduler()
-{
-    if (m_thread.joinable()) {
-        m_thread.request_stop();
-        m_thread.join();
-    }
-}
-
-void ReconcileScheduler::start()
-{
-    m_thread = std::jthread([this](std::stop_token stop) {
-        while (!stop.stop_requested()) {
-            try {
-                runDue(nowMs(), stop);
-            } catch (const std::exception &e) {
-                try {
-                    m_store.addEvent("error", "", "", "reconcile", std::string("scheduled reconciliation failed: ") +
-                                                                       e.what());
-                } catch (...) {
-                }
-            }
-            for (int i = 0; i < 50 && !stop.stop_requested(); ++i)
-                std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        }
-    });
-}
-
-int ReconcileScheduler::runPending(std::stop_token stop)
-{
-    int ran = 0;
-    const Workspace ws = m_store.loadWorkspace();
-    const auto statuses = m_store.tableStatuses();
-    for (const auto &pending : m_store.pendingReconciles()) {
-        if (stop.stop_requested())
-            break;
-        if (!m_only.empty() && pending.pipeline != m_only)
-            continue;
-        if (!ws.pipeline(pending.pipeline)) {
-            m_store.clearPendingReconcile(pending.pipeline, pending.table);
-            continue;
-        }
-        // Only once the table has completed a pass since it was owed one.
-        bool passed = false;
-        for (const auto &s : statuses)
-            passed = passed || (s.pipeline == pending.pipeline && s.table.display() == pending.table &&
-                                s.lastSyncAtMs && *s.lastSyncAtMs > pending.sinceMs && s.state != "error");
-        if (!passed)
-            continue;
-        ReconcileOptions opt;
-        opt.stop = stop;
-        auto report = reconcile(ws, pending.pipeline, {pending.table}, opt);
-        if (stop.stop_requested())
-            break;
-        storeReport(m_store, report);
-        if (pending.repair && report.drift() > 0) {
-            auto outcomes = repairReport(ws, report);
-            recordRepair(m_store, report, outcomes);
-        }
-        m_store.clearPendingReconcile(pending.pipeline, pending.table);
-        ++ran;
-    }
-    return ran;
-}
-
-int ReconcileScheduler::runDue(std::int64_t now, std::stop_token stop)
-{
-    int ran = runPending(stop);
-    m_ws = m_store.loadWorkspace();
-    for (const auto &p : m_ws.pipelines) {
-        if (stop.stop_requested())
-            break;
-        if (!p.reconcileEvery || (!m_only.empty() && p.name != m_only))
-            continue;
-        auto last = m_store.reconcileSummaries(1, p.name);
-        if (!last.empty() && now - last.front().finishedMs < p.reconcileEvery->count())
-            continue;
-        // Not while a table is still loading (or stopped): its differences are not drift yet.
-        const auto statuses = m_store.tableStatuses();
-        bool ready = true;
-        for (const auto &t : p.tables) {
-            bool ok = false;
-            for (const auto &s : statuses)
-                if (s.pipeline == p.name && s.table == t.table)
-                    ok = s.strategy == t.strategy && s.lastSyncAtMs &&
-                         (s.state == "ok" || s.state == "running" || s.state == "streaming");
-            ready = ready && ok;
-        }
-        if (!ready)
-            continue;
-        ReconcileOptions opt;
-        opt.stop = stop;
-        auto report = reconcile(m_ws, p.name, {}, opt);
-        if (stop.stop_requested() && report.tables.size() < p.tables.size())
-            break; // cut short: not a report
-        storeReport(m_store, report);
-        ++ran;
-    }
-    return ran;
 }
 
 } // namespace driftless::core

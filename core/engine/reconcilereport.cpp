@@ -1,0 +1,261 @@
+// Reconciliation reports: their JSON form, and storing them (with their events) in the state file.
+
+#include "core/engine/reconciler.h"
+
+#include "core/engine/statusreport.h"
+#include "core/state/statestore.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+namespace driftless::core {
+
+using json = nlohmann::json;
+
+json keyJson(const CanonicalKey &key, const std::vector<bool> &isInteger)
+{
+    auto one = [&](size_t i) -> json {
+        if (i < isInteger.size() && isInteger[i]) {
+            try {
+                size_t used = 0;
+                long long v = std::stoll(key[i], &used);
+                if (used == key[i].size())
+                    return v;
+            } catch (...) {
+            }
+        }
+        return key[i];
+    };
+    if (key.size() == 1)
+        return one(0);
+    json arr = json::array();
+    for (size_t i = 0; i < key.size(); ++i)
+        arr.push_back(one(i));
+    return arr;
+}
+
+CanonicalKey keyFromJson(const json &j)
+{
+    auto text = [](const json &v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+    CanonicalKey k;
+    if (j.is_array())
+        for (const auto &v : j)
+            k.push_back(text(v));
+    else
+        k.push_back(text(j));
+    return k;
+}
+
+json reportJsonValue(const ReconcileReport &report)
+{
+    json tables = json::array();
+    for (const auto &t : report.tables) {
+        json keys = {{"missing", json::array()}, {"extra", json::array()}, {"different", json::array()}};
+        for (const auto &k : t.missingKeys)
+            keys["missing"].push_back(keyJson(k, t.keyIsInteger));
+        for (const auto &k : t.extraKeys)
+            keys["extra"].push_back(keyJson(k, t.keyIsInteger));
+        json diffs = json::array();
+        for (const auto &d : t.differentRows) {
+            keys["different"].push_back(keyJson(d.key, t.keyIsInteger));
+            json cols = json::array();
+            for (const auto &c : d.columns)
+                cols.push_back({{"column", c.column},
+                                {"source", c.source ? json(*c.source) : json(nullptr)},
+                                {"target", c.target ? json(*c.target) : json(nullptr)}});
+            diffs.push_back({{"key", keyJson(d.key, t.keyIsInteger)}, {"columns", cols}});
+        }
+        tables.push_back({{"table", t.table},
+                          {"target", t.target},
+                          {"strategy", t.strategy},
+                          {"key_columns", t.keyColumns},
+                          {"key_is_integer", t.keyIsInteger},
+                          {"source_rows", t.sourceRows},
+                          {"target_rows", t.targetRows},
+                          {"missing", t.missing},
+                          {"extra", t.extra},
+                          {"different", t.different},
+                          {"in_flight", t.inFlight},
+                          {"drift_ratio", t.driftRatio},
+                          {"keys", keys},
+                          {"differences", diffs},
+                          {"elapsed_ms", t.elapsedMs},
+                          {"queries", {{"source", t.sourceQueries}, {"target", t.targetQueries}}},
+                          {"rows_fetched", {{"source", t.sourceRowsFetched}, {"target", t.targetRowsFetched}}},
+                          {"skipped", t.skipped.empty() ? json(nullptr) : json(t.skipped)},
+                          {"note", t.note.empty() ? json(nullptr) : json(t.note)},
+                          {"error", t.error.empty() ? json(nullptr) : json(t.error)}});
+    }
+    return {{"report_id", report.id},
+            {"pipeline", report.pipeline},
+            {"started_at", formatIso8601(report.startedAtMs)},
+            {"finished_at", formatIso8601(report.finishedAtMs)},
+            {"started_at_ms", report.startedAtMs},
+            {"finished_at_ms", report.finishedAtMs},
+            {"drift", report.drift()},
+            {"tables", tables}};
+}
+
+ReconcileReport reportFromJson(const json &j)
+{
+    ReconcileReport r;
+    r.id = j.value("report_id", 0LL);
+    r.pipeline = j.value("pipeline", "");
+    r.startedAtMs = j.value("started_at_ms", 0LL);
+    r.finishedAtMs = j.value("finished_at_ms", 0LL);
+    auto str = [](const json &v) { return v.is_string() ? v.get<std::string>() : std::string(); };
+    for (const auto &t : j.value("tables", json::array())) {
+        TableReconcile x;
+        x.pipeline = r.pipeline;
+        x.table = t.value("table", "");
+        x.target = t.value("target", "");
+        x.strategy = t.value("strategy", "");
+        x.keyColumns = t.value("key_columns", std::vector<std::string>{});
+        x.keyIsInteger = t.value("key_is_integer", std::vector<bool>{});
+        x.sourceRows = t.value("source_rows", 0LL);
+        x.targetRows = t.value("target_rows", 0LL);
+        x.missing = t.value("missing", 0LL);
+        x.extra = t.value("extra", 0LL);
+        x.different = t.value("different", 0LL);
+        x.inFlight = t.value("in_flight", 0LL);
+        x.driftRatio = t.value("drift_ratio", 0.0);
+        const auto keys = t.value("keys", json::object());
+        for (const auto &k : keys.value("missing", json::array()))
+            x.missingKeys.push_back(keyFromJson(k));
+        for (const auto &k : keys.value("extra", json::array()))
+            x.extraKeys.push_back(keyFromJson(k));
+        for (const auto &d : t.value("differences", json::array())) {
+            DifferentRow row;
+            row.key = keyFromJson(d.at("key"));
+            for (const auto &c : d.value("columns", json::array())) {
+                ColumnDiff cd;
+                cd.column = c.value("column", "");
+                if (c.contains("source") && c["source"].is_string())
+                    cd.source = c["source"].get<std::string>();
+                if (c.contains("target") && c["target"].is_string())
+                    cd.target = c["target"].get<std::string>();
+                row.columns.push_back(std::move(cd));
+            }
+            x.differentRows.push_back(std::move(row));
+        }
+        x.elapsedMs = t.value("elapsed_ms", 0LL);
+        const auto q = t.value("queries", json::object());
+        x.sourceQueries = q.value("source", 0);
+        x.targetQueries = q.value("target", 0);
+        const auto f = t.value("rows_fetched", json::object());
+        x.sourceRowsFetched = f.value("source", 0LL);
+        x.targetRowsFetched = f.value("target", 0LL);
+        x.skipped = str(t.value("skipped", json()));
+        x.note = str(t.value("note", json()));
+        x.error = str(t.value("error", json()));
+        r.tables.push_back(std::move(x));
+    }
+    return r;
+}
+
+json repairJsonValue(const std::vector<RepairOutcome> &outcomes)
+{
+    json arr = json::array();
+    for (const auto &o : outcomes)
+        arr.push_back({{"pipeline", o.pipeline},
+                       {"table", o.table},
+                       {"keys", o.keys},
+                       {"written", o.written},
+                       {"deleted", o.deleted},
+                       {"verified", o.verified},
+                       {"still_different", o.stillDifferent},
+                       {"error", o.error.empty() ? json(nullptr) : json(o.error)}});
+    return {{"tables", arr}};
+}
+
+namespace {
+std::string percent(double ratio)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4g%%", ratio * 100.0);
+    return buf;
+}
+} // namespace
+
+void storeReport(StateStore &store, ReconcileReport &report)
+{
+    std::vector<StateStore::ReconcileSummary> summaries;
+    for (const auto &t : report.tables) {
+        StateStore::ReconcileSummary s;
+        s.pipeline = report.pipeline;
+        s.table = t.table;
+        s.sourceRows = t.sourceRows;
+        s.targetRows = t.targetRows;
+        s.missing = t.missing;
+        s.extra = t.extra;
+        s.different = t.different;
+        s.inFlight = t.inFlight;
+        s.driftRatio = t.driftRatio;
+        s.error = t.error;
+        summaries.push_back(std::move(s));
+    }
+    report.id = store.addReconcileReport(report.pipeline, report.startedAtMs, report.finishedAtMs, report.drift(),
+                                         reportJsonValue(report).dump(), summaries);
+    store.updateReconcileReport(report.id, reportJsonValue(report).dump());
+    for (const auto &t : report.tables) {
+        if (!t.error.empty()) {
+            store.addEvent("error", report.pipeline, t.table, "reconcile", "reconciliation failed: " + t.error);
+        } else if (t.drift() > 0) {
+            store.addEvent("warn", report.pipeline, t.table, "reconcile",
+                           "drift: " + std::to_string(t.missing) + " missing, " + std::to_string(t.extra) + " extra, " +
+                               std::to_string(t.different) + " different of " + std::to_string(t.sourceRows) +
+                               " rows (" + percent(t.driftRatio) + "); resolve with: driftless-cli repair " +
+                               std::to_string(report.id) + " --table " + t.table);
+        } else {
+            store.addEvent("info", report.pipeline, t.table, "reconcile",
+                           "no drift in " + std::to_string(t.sourceRows) + " rows" +
+                               (t.inFlight ? " (" + std::to_string(t.inFlight) + " in flight)" : "") + ", report " +
+                               std::to_string(report.id));
+        }
+    }
+}
+
+std::optional<ReconcileReport> loadReport(StateStore &store, std::int64_t id)
+{
+    auto text = store.reconcileReport(id);
+    if (!text)
+        return std::nullopt;
+    auto j = json::parse(*text, nullptr, false);
+    if (j.is_discarded())
+        return std::nullopt;
+    auto r = reportFromJson(j);
+    r.id = id;
+    return r;
+}
+
+void recordRepair(StateStore &store, const ReconcileReport &report, const std::vector<RepairOutcome> &outcomes)
+{
+    for (const auto &o : outcomes) {
+        if (!o.error.empty())
+            store.addEvent("error", o.pipeline, o.table, "repair",
+                           "repair of report " + std::to_string(report.id) + " failed: " + o.error);
+        else
+            store.addEvent(o.stillDifferent ? "warn" : "info", o.pipeline, o.table, "repair",
+                           "repaired from report " + std::to_string(report.id) + ": " + std::to_string(o.written) +
+                               " rows written, " + std::to_string(o.deleted) + " deleted, " +
+                               std::to_string(o.verified) + " of " + std::to_string(o.keys) + " keys now equal" +
+                               (o.stillDifferent ? "; " + std::to_string(o.stillDifferent) +
+                                                       " still differ (newer changes the sync has yet to apply)"
+                                                 : ""));
+    }
+    if (auto text = store.reconcileReport(report.id)) {
+        auto j = json::parse(*text, nullptr, false);
+        if (j.is_object()) {
+            auto &repairs = j["repairs"];
+            if (!repairs.is_array())
+                repairs = json::array();
+            auto r = repairJsonValue(outcomes);
+            r["at"] = formatIso8601(StateStore::nowMs());
+            repairs.push_back(r);
+            store.updateReconcileReport(report.id, j.dump());
+        }
+    }
+}
+
+} // namespace driftless::core
