@@ -265,9 +265,19 @@ TEST_F(ServeShortSla, aStoppedTargetBreachesTheSlaRaisesAnAlertHoldsTheSlotAndCa
     auto blocker = dst.connect();
     blocker.exec("BEGIN; LOCK TABLE public.orders IN ACCESS EXCLUSIVE MODE");
     const std::string slot = "driftless_" + pipeline;
-    // Idle positions may still be acknowledged up to here; nothing past the insert may be.
-    const std::string held = src.scalar("SELECT pg_current_wal_lsn()");
-    src.exec("INSERT INTO orders SELECT g, g FROM generate_series(502, 600) g");
+    // Idle positions (keepalives while the walsender reads other databases' WAL) may be
+    // acknowledged up to the insert's commit record, never past it: the slot would not send the
+    // transaction again. The WAL insert position read just before COMMIT is a lower bound of where
+    // the commit record starts (reading it before the INSERT made the test flaky when another
+    // database wrote WAL in between and an idle keepalive was acknowledged there).
+    std::string held;
+    {
+        auto writer = src.connect();
+        writer.exec("BEGIN");
+        writer.exec("INSERT INTO orders SELECT g, g FROM generate_series(502, 600) g");
+        held = writer.exec("SELECT pg_current_wal_insert_lsn()").text(0, 0);
+        writer.exec("COMMIT");
+    }
     json t, st;
     bool alerted = false;
     for (int i = 0; i < 150 && !alerted; ++i) {
