@@ -1,6 +1,7 @@
 #include "core/config/workspacefile.h"
 
 #include "core/db/pgconnection.h"
+#include "core/db/mysqlconnection.h"
 #include "core/model/error.h"
 
 #include <yaml-cpp/yaml.h>
@@ -29,31 +30,41 @@ bool endpointChar(char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
 }
 
-/// mysql://user[:password]@host[:port][/database][?options]; sets hasPassword.
-bool parseMysqlUri(const std::string &dsn, bool &hasPassword)
+/// A MySQL table name as written: `db.table` or `table`, each part optionally in backticks or
+/// double quotes; no case folding (MySQL table names are case-sensitive on Linux).
+std::optional<TableRef> parseMysqlTable(const std::string &text, const std::string &defaultSchema)
 {
-    const std::string scheme = "mysql://";
-    if (dsn.rfind(scheme, 0) != 0)
-        return false;
-    std::string rest = dsn.substr(scheme.size());
-    auto at = rest.find('@');
-    if (at == std::string::npos || at == 0)
-        return false;
-    std::string userinfo = rest.substr(0, at);
-    hasPassword = userinfo.find(':') != std::string::npos;
-    std::string hostpart = rest.substr(at + 1);
-    auto end = hostpart.find_first_of("/?");
-    std::string hostport = hostpart.substr(0, end);
-    auto colon = hostport.find(':');
-    std::string host = hostport.substr(0, colon);
-    if (host.empty())
-        return false;
-    if (colon != std::string::npos) {
-        std::string port = hostport.substr(colon + 1);
-        if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos)
-            return false;
+    std::vector<std::string> parts(1);
+    char quote = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+        char ch = text[i];
+        if (quote) {
+            if (ch == quote) {
+                if (i + 1 < text.size() && text[i + 1] == quote) {
+                    parts.back() += ch;
+                    ++i;
+                } else {
+                    quote = 0;
+                }
+            } else {
+                parts.back() += ch;
+            }
+        } else if (ch == '`' || ch == '"') {
+            quote = ch;
+        } else if (ch == '.') {
+            parts.emplace_back();
+        } else {
+            parts.back() += ch;
+        }
     }
-    return true;
+    if (quote || parts.size() > 2)
+        return std::nullopt;
+    for (const auto &part : parts)
+        if (part.empty())
+            return std::nullopt;
+    if (parts.size() == 1)
+        return TableRef{defaultSchema, parts[0]};
+    return TableRef{parts[0], parts[1]};
 }
 } // namespace
 
@@ -163,12 +174,16 @@ Endpoint parseEndpoint(const Ctx &c, const std::string &name, const YAML::Node &
         if (e.kind == EndpointKind::Postgres) {
             checkDsnHasNoPassword(c, n["dsn"], field + ".dsn", e.dsn);
         } else {
-            bool hasPassword = false;
-            if (!parseMysqlUri(e.dsn, hasPassword))
-                fail(c, n["dsn"], field + ".dsn", "expected mysql://user@host[:port]/database");
-            if (hasPassword)
-                fail(c, n["dsn"], field + ".dsn",
-                     "the dsn contains a password; use ~/.my.cnf, MYSQL_PWD or the keychain");
+            try {
+                auto dsn = MysqlDsn::parse(e.dsn);
+                if (dsn.password)
+                    fail(c, n["dsn"], field + ".dsn",
+                         "the dsn contains a password; use ~/.my.cnf, MYSQL_PWD or the keychain");
+            } catch (const ConfigError &err) {
+                if (!err.file().empty())
+                    throw;
+                fail(c, n["dsn"], field + ".dsn", err.what());
+            }
         }
     }
     if (auto g = n["slot_guard"]) {
@@ -213,7 +228,7 @@ Endpoint parseEndpoint(const Ctx &c, const std::string &name, const YAML::Node &
     return e;
 }
 
-TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &n, size_t index)
+TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &n, size_t index, const Endpoint &source)
 {
     std::string field = pfield + ".tables[" + std::to_string(index) + "]";
     if (!n.IsMap())
@@ -225,10 +240,21 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
     if (!n["table"])
         fail(c, n, field + ".table", "missing; the source table as schema.name");
     auto tableText = scalar(c, n["table"], field + ".table");
-    try {
-        t.table = TableRef::parse(tableText);
-    } catch (const std::invalid_argument &e) {
-        fail(c, n["table"], field + ".table", "'" + tableText + "': " + e.what());
+    if (source.kind == EndpointKind::Mysql) {
+        const std::string db = MysqlDsn::parse(source.dsn).database;
+        auto ref = parseMysqlTable(tableText, db);
+        if (!ref)
+            fail(c, n["table"], field + ".table", "'" + tableText + "' is not a table name; write database.table");
+        if (ref->schema.empty())
+            fail(c, n["table"], field + ".table",
+                 "'" + tableText + "' names no database and the source's dsn has none; write database.table");
+        t.table = *ref;
+    } else {
+        try {
+            t.table = TableRef::parse(tableText);
+        } catch (const std::invalid_argument &e) {
+            fail(c, n["table"], field + ".table", "'" + tableText + "': " + e.what());
+        }
     }
     field = pfield + ".tables[" + t.table.display() + "]";
     if (!n["strategy"])
@@ -238,6 +264,10 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
     if (!strategy)
         fail(c, n["strategy"], field + ".strategy", "'" + st + "' is not a strategy; one of full_refresh, cursor, cdc");
     t.strategy = *strategy;
+    if (source.kind == EndpointKind::Mysql && t.strategy == Strategy::Cdc)
+        fail(c, n["strategy"], field + ".strategy",
+             "binlog CDC from MySQL/MariaDB is not in this version yet; use cursor (with an updated_at column) or "
+             "full_refresh for now");
     if (n["cursor"])
         t.cursor = scalar(c, n["cursor"], field + ".cursor");
     if (n["lookback"]) {
@@ -373,7 +403,7 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
         fail(c, n["tables"] ? n["tables"] : n, field + ".tables", "expected a list with at least one table");
     std::set<TableRef> seen;
     for (size_t i = 0; i < n["tables"].size(); ++i) {
-        auto t = parseTable(c, field, n["tables"][i], i);
+        auto t = parseTable(c, field, n["tables"][i], i, src);
         if (!seen.insert(t.table).second)
             fail(c, n["tables"][i], field + ".tables[" + t.table.display() + "]", "table listed twice");
         p.tables.push_back(std::move(t));

@@ -19,6 +19,13 @@ PgConnection connectPostgres(const Endpoint &e, const std::string &applicationNa
     }
 }
 
+MysqlConnection connectMysql(const Endpoint &e)
+{
+    if (e.kind != EndpointKind::Mysql)
+        throw Error(ErrorKind::Permanent, "endpoint '" + e.name + "' is not a MySQL/MariaDB endpoint");
+    return MysqlConnection(e.dsn, e.name);
+}
+
 std::unique_ptr<Merger> createMerger(const Endpoint &target, const MergeTarget &mt)
 {
     switch (target.kind) {

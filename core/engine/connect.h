@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/db/mysqlconnection.h"
 #include "core/db/pgconnection.h"
 #include "core/mergers/merger.h"
 #include "core/model/workspace.h"
@@ -10,6 +11,9 @@ namespace driftless::core {
 
 /// Opens a Postgres connection to an endpoint; errors name the endpoint.
 PgConnection connectPostgres(const Endpoint &e, const std::string &applicationName = "driftless");
+
+/// Opens a MySQL/MariaDB connection to an endpoint; errors name the endpoint.
+MysqlConnection connectMysql(const Endpoint &e);
 
 /// Creates the merger for a table's target endpoint. Throws Error for kinds this build cannot
 /// write to.

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/engine/boundedqueue.h"
+#include "core/model/error.h"
 
 #include <exception>
 #include <stop_token>
@@ -10,7 +11,8 @@ namespace driftless::core {
 
 /// Runs `produce` on a reader thread and `consume` on the calling thread, joined by `queue`.
 /// The first error on either side stops the other and is rethrown here; when the consumer fails
-/// because the producer did, the producer's error (the cause) is the one rethrown.
+/// because the producer did, the producer's error (the cause) is the one rethrown; a producer
+/// that only stopped because the consumer failed (Cancelled) does not hide the consumer's error.
 template <typename T, typename Produce, typename Consume>
 void pipelined(BoundedQueue<T> &queue, std::stop_token outer, Produce &&produce, Consume &&consume)
 {
@@ -27,12 +29,22 @@ void pipelined(BoundedQueue<T> &queue, std::stop_token outer, Produce &&produce,
     try {
         consume();
     } catch (...) {
+        const std::exception_ptr consumerError = std::current_exception();
         reader.request_stop();
         queue.close(true);
         reader.join();
-        if (producerError)
+        bool producerCancelled = false;
+        if (producerError) {
+            try {
+                std::rethrow_exception(producerError);
+            } catch (const Cancelled &) {
+                producerCancelled = true;
+            } catch (...) {
+            }
+        }
+        if (producerError && !producerCancelled)
             std::rethrow_exception(producerError);
-        throw;
+        std::rethrow_exception(consumerError);
     }
     reader.join();
     if (producerError)

@@ -8,6 +8,7 @@
 #include "core/model/error.h"
 #include "core/readers/pgcursorreader.h"
 #include "core/readers/pgfullrefreshreader.h"
+#include "core/readers/mysqlreaders.h"
 #include "core/state/statestore.h"
 
 #include <nlohmann/json.hpp>
@@ -37,13 +38,56 @@ std::vector<TableJob> jobsFor(const Workspace &ws, const std::string &onlyPipeli
 
 namespace {
 
-void requireSupportedSource(const TableJob &job)
-{
-    if (job.source.kind != EndpointKind::Postgres)
-        throw Error(ErrorKind::Permanent,
-                    "endpoint '" + job.source.name + "': only Postgres sources are supported by this version",
-                    {}, "MySQL/MariaDB sources arrive in a later release");
-}
+/// The source side of one pass: a connection of the source's engine and the reader built on it.
+struct Source {
+    std::optional<PgConnection> pg;
+    std::optional<MysqlConnection> my;
+    TableSchema schema;
+    std::optional<mysqlcatalog::MysqlTable> myTable;
+
+    explicit Source(const TableJob &job)
+    {
+        const std::string app = "driftless " + job.pipeline;
+        switch (job.source.kind) {
+        case EndpointKind::Postgres:
+            pg.emplace(connectPostgres(job.source, app));
+            schema = pgcatalog::describeTable(*pg, job.spec.table);
+            return;
+        case EndpointKind::Mysql:
+            my.emplace(connectMysql(job.source));
+            myTable = mysqlcatalog::describeTable(*my, job.spec.table);
+            schema = myTable->schema;
+            return;
+        case EndpointKind::Sqlite:
+            break;
+        }
+        throw Error(ErrorKind::Permanent, "endpoint '" + job.source.name + "': SQLite is a target only", {},
+                    "use a Postgres or MySQL/MariaDB endpoint as the pipeline's source");
+    }
+
+    std::unique_ptr<FullRefreshReader> fullRefreshReader()
+    {
+        if (pg)
+            return std::make_unique<PgFullRefreshReader>(*pg, schema);
+        return std::make_unique<MysqlFullRefreshReader>(*my, *myTable);
+    }
+    std::unique_ptr<CursorReader> cursorReader(const TableSpec &spec)
+    {
+        if (pg)
+            return std::make_unique<PgCursorReader>(*pg, schema, spec);
+        return std::make_unique<MysqlCursorReader>(*my, *myTable, spec);
+    }
+    /// Stops a running read when `stop` is requested.
+    std::unique_ptr<std::stop_callback<std::function<void()>>> cancelOn(std::stop_token stop)
+    {
+        std::function<void()> cancel;
+        if (pg)
+            cancel = [c = &*pg] { c->cancel(); };
+        else
+            cancel = [c = &*my] { c->killQuery(); };
+        return std::make_unique<std::stop_callback<std::function<void()>>>(stop, std::move(cancel));
+    }
+};
 
 } // namespace
 
@@ -51,7 +95,6 @@ TableSync::TableSync(TableJob job, EngineObserver &observer) : m_job(std::move(j
 
 TableSync::Outcome TableSync::runOnce(std::stop_token stop)
 {
-    requireSupportedSource(m_job);
     switch (m_job.spec.strategy) {
     case Strategy::FullRefresh:
         return fullRefresh(stop);
@@ -68,16 +111,17 @@ TableSync::Outcome TableSync::fullRefresh(std::stop_token stop)
 {
     const TableKey key = m_job.key();
     Outcome out;
-    PgConnection src = connectPostgres(m_job.source, "driftless " + m_job.pipeline);
-    auto cancelSrc = src.cancelOn(stop);
-    TableSchema schema = pgcatalog::describeTable(src, m_job.spec.table);
+    Source source(m_job);
+    auto cancelSrc = source.cancelOn(stop);
+    const TableSchema &schema = source.schema;
     MergeTarget mt{m_job.pipeline, m_job.spec.table, m_job.targetName, Strategy::FullRefresh};
     auto merger = createMerger(m_job.target, mt);
     merger->prepare(schema);
 
     m_observer.tableState(key, "running", "full refresh: copying", std::nullopt);
     const std::int64_t localStart = StateStore::nowMs();
-    PgFullRefreshReader reader(src, schema);
+    auto readerPtr = source.fullRefreshReader();
+    FullRefreshReader &reader = *readerPtr;
     auto snap = reader.begin();
     Checkpoint cp{nlohmann::json{{"snapshot_at", snap.sourceNow}}.dump(), snap.version};
 
@@ -120,12 +164,15 @@ TableSync::Outcome TableSync::cursorPass(std::stop_token stop)
     const TableKey key = m_job.key();
     Outcome out;
     // No cancel-on-stop here: a stop ends the pass after the page in flight, which is small.
-    PgConnection src = connectPostgres(m_job.source, "driftless " + m_job.pipeline);
-    TableSchema schema = pgcatalog::describeTable(src, m_job.spec.table);
+    Source source(m_job);
+    const TableSchema &schema = source.schema;
+    // The reader checks the table can be read by cursor (key, cursor column) before the target
+    // is touched.
+    auto readerPtr = source.cursorReader(m_job.spec);
+    CursorReader &reader = *readerPtr;
     MergeTarget mt{m_job.pipeline, m_job.spec.table, m_job.targetName, Strategy::Cursor};
     auto merger = createMerger(m_job.target, mt);
     merger->prepare(schema);
-    PgCursorReader reader(src, schema, m_job.spec);
 
     CursorState st;
     bool resumedPass = false;

@@ -4,6 +4,7 @@
 #include "core/model/batch.h"
 #include "core/model/tableschema.h"
 #include "core/model/workspace.h"
+#include "core/readers/sourcereader.h"
 
 #include <optional>
 #include <string>
@@ -42,27 +43,21 @@ struct CursorState {
 ///
 /// Values travel as parameters (set_config inside the read transaction), never as SQL text.
 /// Thread affinity: the thread that owns `conn`.
-class PgCursorReader {
+class PgCursorReader : public CursorReader {
 public:
     /// Throws SchemaError when the table has no primary key, or the cursor column is missing or
     /// not a date/time or numeric column.
     PgCursorReader(PgConnection &conn, TableSchema schema, TableSpec spec);
 
-    void beginLoad(CursorState &st);
-    /// Reads the next primary-key chunk into `out` (marked for direct load) and advances the
-    /// state; returns false when the table is exhausted.
-    bool loadChunk(CursorState &st, Batch &out);
-    void finishLoad(CursorState &st);
-
-    void beginPass(CursorState &st);
-    /// Reads the next page of this pass into `out` and advances the state; returns false when the
-    /// pass has read everything.
-    bool passPage(CursorState &st, Batch &out);
-    /// Moves the cursor to the greatest value read, capped at the pass's start time.
-    void finishPass(CursorState &st);
+    void beginLoad(CursorState &st) override;
+    bool loadChunk(CursorState &st, Batch &out) override;
+    void finishLoad(CursorState &st) override;
+    void beginPass(CursorState &st) override;
+    bool passPage(CursorState &st, Batch &out) override;
+    void finishPass(CursorState &st) override;
 
     bool cursorIsTemporal() const { return m_temporal; }
-    const TableSchema &schema() const { return m_schema; }
+    const TableSchema &schema() const override { return m_schema; }
 
 private:
     long long readPage(const std::string &sql, const std::vector<std::string> &settings, Batch &out);

@@ -2,6 +2,7 @@
 
 #include "core/db/pgconnection.h"
 #include "core/model/tableschema.h"
+#include "core/readers/sourcereader.h"
 
 #include <cstdint>
 #include <functional>
@@ -15,21 +16,14 @@ namespace driftless::core {
 /// appended to every row as the last field. Values stay the bytes the server sent.
 ///
 /// Thread affinity: the thread that owns `conn`.
-class PgFullRefreshReader {
+class PgFullRefreshReader : public FullRefreshReader {
 public:
     PgFullRefreshReader(PgConnection &conn, TableSchema schema);
 
-    struct Snapshot {
-        std::int64_t version = 0;  ///< WAL position when the snapshot was taken
-        std::string sourceNow;     ///< the source's clock at that moment (timestamptz text)
-    };
-
-    /// Opens the snapshot transaction.
-    Snapshot begin();
-    /// Streams every row to `sink`; returns the number of rows.
-    long long read(const std::function<void(std::string_view chunk)> &sink);
-    /// Ends the snapshot transaction.
-    void finish();
+    /// Opens the snapshot transaction; the version is the WAL position of the snapshot.
+    Snapshot begin() override;
+    long long read(const std::function<void(std::string_view chunk)> &sink) override;
+    void finish() override;
 
 private:
     PgConnection &m_conn;

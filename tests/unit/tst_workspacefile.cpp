@@ -180,3 +180,33 @@ TEST(WorkspaceFile, duplicateTableInOnePipelineIsAnError)
     auto e = parseError(yaml);
     EXPECT_NE(std::string(e.what()).find("listed twice"), std::string::npos) << e.what();
 }
+
+TEST(WorkspaceFile, mysqlSourcesNameTablesAsMysqlDoes)
+{
+    const std::string yaml = R"(endpoints:
+  shop: { kind: mysql, dsn: "mysql://sync@127.0.0.1:3306/shop" }
+  dw:   { kind: postgres, dsn: "postgresql://sync@127.0.0.1:5433/dw" }
+pipelines:
+  - name: shop_to_dw
+    source: shop
+    target: dw
+    tables:
+      - { table: Orders, strategy: cursor, cursor: updated_at }
+      - { table: "`billing`.`Invoice.2024`", strategy: full_refresh }
+)";
+    Workspace ws = parse(yaml);
+    const auto &t = ws.pipelines.at(0).tables;
+    EXPECT_EQ(t.at(0).table, (TableRef{"shop", "Orders"})) << "a bare name is in the DSN's database, case kept";
+    EXPECT_EQ(t.at(1).table, (TableRef{"billing", "Invoice.2024"}));
+
+    auto withPassword = parseError(replace(yaml, "mysql://sync@", "mysql://sync:secret@"));
+    EXPECT_NE(std::string(withPassword.what()).find("contains a password"), std::string::npos) << withPassword.what();
+    EXPECT_EQ(std::string(withPassword.what()).find("secret"), std::string::npos) << "never echo the password";
+    auto badOption = parseError(replace(yaml, "3306/shop", "3306/shop?sslmode=maybe"));
+    EXPECT_EQ(badOption.field(), "endpoints.shop.dsn");
+    EXPECT_NE(std::string(badOption.what()).find("not one of"), std::string::npos) << badOption.what();
+    auto noDb = parseError(replace(yaml, "3306/shop", "3306/"));
+    EXPECT_NE(std::string(noDb.what()).find("write database.table"), std::string::npos) << noDb.what();
+    auto cdc = parseError(replace(yaml, "strategy: cursor, cursor: updated_at", "strategy: cdc"));
+    EXPECT_NE(std::string(cdc.what()).find("binlog CDC"), std::string::npos) << cdc.what();
+}
