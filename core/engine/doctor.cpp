@@ -2,7 +2,9 @@
 
 #include "core/db/pgcatalog.h"
 #include "core/db/sqlitedb.h"
+#include "core/db/mysqlcatalog.h"
 #include "core/engine/connect.h"
+#include "core/engine/mysqlpreflight.h"
 #include "core/engine/slots.h"
 #include "core/model/error.h"
 
@@ -41,12 +43,108 @@ Probe probe(const Endpoint &e, std::vector<Finding> &out, const std::string &pip
     return p;
 }
 
+/// A MySQL/MariaDB source: reachable, its tables readable with the key and cursor their
+/// strategy needs, and the binlog settings change data capture will need.
+void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<Finding> &out,
+                       std::set<std::string> &probed)
+{
+    std::optional<MysqlConnection> conn;
+    try {
+        conn.emplace(connectMysql(src));
+        if (probed.insert(src.name).second) {
+            out.push_back({"ok", "connection", p.name, "endpoint " + src.name,
+                           "reachable: " + conn->serverVersion() + " at " + conn->dsn().display(), ""});
+            std::string retention;
+            auto problems = binlogProblems(*conn, &retention);
+            if (problems.empty())
+                out.push_back({"ok", "config", p.name, "endpoint " + src.name,
+                               "binlog ready for change data capture (ROW, FULL image and metadata; kept " +
+                                   retention + ")",
+                               ""});
+            for (const auto &b : problems)
+                out.push_back({"ok", "config", p.name, "endpoint " + src.name,
+                               b.setting + " is " + b.found +
+                                   " (fine for full refresh and cursor sync; change data capture will need: " + b.fix +
+                                   ")",
+                               ""});
+        }
+    } catch (const Error &err) {
+        out.push_back({"error", "connection", p.name, "endpoint " + src.name, err.what(), err.hint()});
+        return;
+    }
+    for (const auto &t : p.tables) {
+        const std::string subject = "table " + t.table.display();
+        std::optional<mysqlcatalog::MysqlTable> table;
+        try {
+            table = mysqlcatalog::describeTable(*conn, t.table);
+            conn->exec("SELECT 1 FROM " + mysqlIdent(t.table.schema) + "." + mysqlIdent(t.table.name) + " LIMIT 0");
+        } catch (const Error &e) {
+            out.push_back({"error", "config", p.name, subject, e.what(), e.hint()});
+            continue;
+        }
+        const TableSchema &schema = table->schema;
+        bool anyError = false;
+        if (!schema.hasPrimaryKey() && t.strategy != Strategy::FullRefresh) {
+            anyError = true;
+            out.push_back({"error", "config", p.name, subject,
+                           "has no primary key; " + std::string(toString(t.strategy)) +
+                               " deduplicates and merges by key",
+                           "ALTER TABLE " + mysqlIdent(t.table.name) + " ADD PRIMARY KEY (...), or use strategy "
+                           "full_refresh"});
+        }
+        if (t.strategy == Strategy::Cursor) {
+            const std::string col = t.cursorColumn();
+            const int idx = schema.columnIndex(col);
+            if (idx < 0) {
+                anyError = true;
+                out.push_back({"error", "config", p.name, subject, "cursor column " + col + " does not exist",
+                               "set 'cursor:' to a DATETIME/TIMESTAMP or increasing number column"});
+            } else {
+                const auto &mc = table->columns[static_cast<size_t>(idx)];
+                if (!mysqlcatalog::isTemporal(mc) && !mysqlcatalog::isNumeric(mc)) {
+                    anyError = true;
+                    out.push_back({"error", "config", p.name, subject,
+                                   "cursor column " + col + " has type " + mc.columnType,
+                                   "a cursor must be a DATETIME, TIMESTAMP, DATE or integer/decimal column"});
+                } else {
+                    auto indexed = conn->scalar("SELECT COUNT(*) FROM information_schema.STATISTICS WHERE "
+                                                "TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = ? AND "
+                                                "SEQ_IN_INDEX = 1",
+                                                {t.table.schema, t.table.name, col});
+                    if (indexed.value_or("0") == "0")
+                        out.push_back({"warn", "config", p.name, subject,
+                                       "cursor column " + col + " is not indexed: every pass scans the table",
+                                       "ALTER TABLE " + mysqlIdent(t.table.name) + " ADD INDEX (" + mysqlIdent(col) +
+                                           ")"});
+                    if (!schema.columns[static_cast<size_t>(idx)].notNull)
+                        out.push_back({"warn", "config", p.name, subject,
+                                       "cursor column " + col +
+                                           " allows NULL: rows with NULL there are copied by the initial load only",
+                                       "make the column NOT NULL with a default, or rely on reconciliation"});
+                    if (mc.dataType == "datetime" || mc.dataType == "date")
+                        out.push_back({"ok", "config", p.name, subject,
+                                       "cursor " + col + " is a " + mc.dataType +
+                                           " (no time zone); read in the server's time zone",
+                                       ""});
+                }
+            }
+        }
+        if (!anyError)
+            out.push_back({"ok", "config", p.name, subject,
+                           std::string(toString(t.strategy)) + ", ~" +
+                               std::to_string(std::max(0LL, schema.estimatedRows)) + " rows, " +
+                               std::to_string(schema.columns.size()) + " columns",
+                           ""});
+    }
+}
+
 } // namespace
 
 std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipeline)
 {
     std::vector<Finding> out;
     std::map<std::string, Probe> probes;
+    std::set<std::string> mysqlProbed;
     auto probeOnce = [&](const Endpoint &e, const std::string &pipeline) -> Probe & {
         auto it = probes.find(e.name);
         if (it == probes.end())
@@ -93,9 +191,8 @@ std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipel
         }
 
         // Source and its tables.
-        if (src.kind != EndpointKind::Postgres) {
-            out.push_back({"error", "config", p.name, "endpoint " + src.name,
-                           "only Postgres sources are supported by this version", ""});
+        if (src.kind == EndpointKind::Mysql) {
+            doctorMysqlSource(p, src, out, mysqlProbed);
             continue;
         }
         Probe &sp = probeOnce(src, p.name);

@@ -5,6 +5,8 @@
 
 #include "core/db/mysqlcatalog.h"
 #include "core/db/sqlitedb.h"
+#include "core/engine/doctor.h"
+#include "core/engine/mysqlpreflight.h"
 #include "core/model/error.h"
 #include "core/readers/pgcursorreader.h"
 #include "tests/support/mysqltestdb.h"
@@ -339,4 +341,59 @@ TEST(MysqlSource, badEndpointsAndTablesSayWhatToDo)
     } catch (const SchemaError &e) {
         EXPECT_NE(std::string(e.what()).find("no primary key"), std::string::npos) << e.what();
     }
+}
+
+TEST(MysqlSource, doctorChecksTheSourceTablesAndTheBinlogSettings)
+{
+    MyTestDb src("mysrc");
+    PgTestDb dst("mydst");
+    src.exec("CREATE TABLE good (id int PRIMARY KEY, updated_at timestamp(6) NOT NULL, KEY (updated_at))");
+    src.exec("CREATE TABLE slow (id int PRIMARY KEY, changed datetime NULL)");
+    src.exec("CREATE TABLE nokey (a int)");
+    Workspace ws;
+    ws.endpoints["shop"] = myEndpoint("shop", src.name());
+    ws.endpoints["dw"] = pgEndpoint("dw", dst.name());
+    PipelineSpec p;
+    p.name = "shop_to_dw";
+    p.source = "shop";
+    p.target = "dw";
+    TableSpec good = spec(src.name(), "good", Strategy::Cursor);
+    TableSpec slow = spec(src.name(), "slow", Strategy::Cursor);
+    slow.cursor = "changed";
+    TableSpec nokey = spec(src.name(), "nokey", Strategy::Cursor);
+    TableSpec missing = spec(src.name(), "missing", Strategy::FullRefresh);
+    p.tables = {good, slow, nokey, missing};
+    ws.pipelines.push_back(p);
+
+    auto findings = runDoctor(ws);
+    auto find = [&](const std::string &level, const std::string &subject, const std::string &text) {
+        for (const auto &f : findings)
+            if (f.level == level && f.subject == subject && f.message.find(text) != std::string::npos)
+                return true;
+        return false;
+    };
+    std::string all;
+    for (const auto &f : findings)
+        all += f.level + " " + f.subject + ": " + f.message + " | " + f.fix + "\n";
+    EXPECT_TRUE(find("ok", "endpoint shop", "MariaDB")) << all;
+    EXPECT_TRUE(find("ok", "endpoint shop", "binlog ready for change data capture")) << all;
+    EXPECT_TRUE(find("ok", "table " + TableRef{src.name(), "good"}.display(), "cursor")) << all;
+    EXPECT_TRUE(find("warn", "table " + TableRef{src.name(), "slow"}.display(), "is not indexed")) << all;
+    EXPECT_TRUE(find("warn", "table " + TableRef{src.name(), "slow"}.display(), "allows NULL")) << all;
+    EXPECT_TRUE(find("error", "table " + TableRef{src.name(), "nokey"}.display(), "no primary key")) << all;
+    EXPECT_TRUE(find("error", "table " + TableRef{src.name(), "missing"}.display(), "does not exist")) << all;
+
+    // The probe behind "Test connection": the test server is ready for CDC and the user may read
+    // the binlog.
+    auto probe = probeMysql(myDsn(src.name()));
+    ASSERT_TRUE(probe.connected) << probe.error;
+    EXPECT_TRUE(probe.mariadb);
+    EXPECT_TRUE(probe.binlog.empty()) << probe.binlog.front().setting;
+    EXPECT_TRUE(probe.canReplicate);
+    EXPECT_EQ(probe.tables, 3);
+    EXPECT_TRUE(probe.advice().empty());
+    auto bad = probeMysql(myDsn(src.name()), std::string("not the password"));
+    EXPECT_FALSE(bad.connected);
+    EXPECT_EQ(bad.code, "1045");
+    EXPECT_NE(bad.hint.find("password"), std::string::npos);
 }
