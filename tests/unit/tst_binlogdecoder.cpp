@@ -783,3 +783,17 @@ TEST(BinlogDecoder, positionVersionGrowsWithFileAndOffset)
     EXPECT_LT(positionVersion({"bin.000001", 0xFFFFFFFF}), positionVersion({"bin.000002", 4}));
     EXPECT_THROW(positionVersion({"binlog", 4}), Error);
 }
+
+TEST(BinlogDecoder, rowsWithNoColumnPresentAreMalformedNotAnEndlessLoop)
+{
+    // Found by fuzz_binlog: such an image takes no bytes, so the row loop never advanced.
+    Fixture f;
+    std::vector<Col> cols{{coltype::Long, {}, false, 0, {}, "id"}};
+    f.d.decode(f.s.event(event::TableMap, tableMapBody(7, cols)));
+    EXPECT_THROW(f.d.decode(f.s.event(event::WriteRowsV1, rowsBody(7, 1, Bytes(3, '\0'), false, 1, Bytes(1, '\0')))),
+                 Error);
+    // Padding bits past the last column do not count as present columns.
+    f.d.decode(f.s.event(event::TableMap, tableMapBody(7, cols)));
+    EXPECT_THROW(f.d.decode(f.s.event(event::WriteRowsV1, rowsBody(7, 1, Bytes(3, '\0'), false, 1, Bytes(1, '\xfe')))),
+                 Error);
+}
