@@ -508,3 +508,20 @@ TEST(Binlog, heartbeatsKeepNextReturningAndStopUnblocksItFromAnotherThread)
     EXPECT_GE(waited, std::chrono::milliseconds(400));
     EXPECT_LT(waited, std::chrono::seconds(10));
 }
+
+TEST(Binlog, builtInCollationTableAgreesWithTheServer)
+{
+    // The decoder names the character set of common collation ids without asking the server;
+    // every id it names must be the server's.
+    MysqlReplicationConnection conn(options(serverId(12)));
+    const Decoder builtIn;
+    int named = 0;
+    for (const auto &[id, charset] : conn.collationCharsets()) {
+        const std::string mine = builtIn.charsetOf(id);
+        if (mine.empty())
+            continue;
+        ++named;
+        EXPECT_EQ(mine == "utf8" ? "utf8mb3" : mine, charset) << "collation id " << id;
+    }
+    EXPECT_GT(named, 50);
+}

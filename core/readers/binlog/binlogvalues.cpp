@@ -420,7 +420,7 @@ std::string builtinCharsetOf(std::uint32_t id)
         return "utf32";
     if (id == 7 || id == 74)
         return "koi8r";
-    if (id == 51 || id == 67)
+    if (id == 14 || id == 23 || id == 50 || id == 51 || id == 52)
         return "cp1251";
     if (id == 9 || id == 77)
         return "latin2";
