@@ -6,6 +6,7 @@
 #include "core/config/workspacefile.h"
 #include "core/engine/doctor.h"
 #include "core/engine/log.h"
+#include "core/engine/pauses.h"
 #include "core/engine/reconciler.h"
 #include "core/engine/resnapshot.h"
 #include "core/engine/scheduler.h"
@@ -77,6 +78,15 @@ commands:
                                   re-read a report's differing rows from the source and apply
                                   them through the guarded merge (never over a newer row), then
                                   check them again
+  pause PIPELINE [TABLE...]       pause tables (every table of the pipeline when none is named),
+                                  across restarts: cursor and full refresh tables are skipped;
+                                  a CDC table's changes are not applied while the pipeline's
+                                  other tables stream. State and checkpoints stay. A running
+                                  sync takes it within a second
+  resume PIPELINE [TABLE...]      resume paused tables: cursor and full refresh tables run a pass
+                                  at once; a CDC table is re-copied through the guarded merge
+                                  while the stream goes on (only rows that differ are written),
+                                  so every change made during the pause arrives
   promote PIPELINE [TABLE...] [--no-run]
                                   switch tables the slot guard moved to cursor sync back to CDC:
                                   a new slot, a copy through the guarded merge, then streaming
@@ -323,6 +333,7 @@ int cmdRun(Args &a)
         observer.setNext(&view);
         Scheduler::Options opts;
         opts.once = once;
+        opts.pausedTables = [&store] { return readPauses(store); };
         Scheduler scheduler(jobs, observer, opts);
         // The engine stops on Ctrl+C, or to restart with a workspace the slot guard (or promote,
         // or apply) changed.
@@ -389,6 +400,7 @@ int cmdPromote(Args &a)
     SignalWatch signals;
     Scheduler::Options opts;
     opts.once = true;
+    opts.pausedTables = [&store] { return readPauses(store); };
     Scheduler scheduler(cdc, observer, opts);
     const int errors = scheduler.run(g_stop.get_token());
     if (errors > 0) {
@@ -427,7 +439,8 @@ int cmdStatus(Args &a)
     }
     StateStore store(a.state);
     auto now = StateStore::nowMs();
-    auto reports = buildStatus(store.loadWorkspace(), store.tableStatuses(), now, store.latestReconciles());
+    auto reports = buildStatus(store.loadWorkspace(), store.tableStatuses(), now, store.latestReconciles(),
+                               store.pausedTables());
     if (asJson) {
         std::printf("%s\n", statusJson(reports, now).c_str());
         return kOk;
@@ -448,8 +461,9 @@ int cmdStatus(Args &a)
                     pad(r.strategy, 13).c_str(), pad(state, 12).c_str(), pad(r.freshness, 10).c_str(),
                     pad(formatLag(r.lagSeconds), 7).c_str(), pad(std::to_string(r.rowsApplied), 11).c_str(),
                     r.lastSyncAtMs ? formatIso8601(*r.lastSyncAtMs).c_str() : "never");
-        if (!r.message.empty() && (r.state == "error" || r.state == "retrying"))
-            std::printf("    %s\n", r.message.c_str());
+        if (!r.message.empty() && (r.state == "error" || r.state == "retrying" || r.state == "paused"))
+            std::printf("    %s%s\n", r.message.c_str(),
+                        r.pausedAtMs ? (" (since " + formatIso8601(*r.pausedAtMs) + ")").c_str() : "");
         if (r.state == "backfilling" && r.backfill)
             std::printf("    %s: %s\n", r.message.empty() ? "backfill" : r.message.c_str(),
                         describeBackfill(*r.backfill).c_str());
@@ -469,6 +483,26 @@ int cmdDoctor(Args &a)
     int code = reportFindings(runDoctor(ws, pipeline), false);
     std::printf(code == kOk ? "all checks passed\n" : "some checks failed\n");
     return code;
+}
+
+int cmdPause(Args &a, bool pause)
+{
+    if (a.rest.empty())
+        throw UsageError(a.command + " needs a PIPELINE (and the tables, or none for all of them)");
+    const std::string pipeline = a.rest.front();
+    std::vector<std::string> tables(a.rest.begin() + 1, a.rest.end());
+    a.rest.clear();
+    StateStore store(a.state);
+    const auto changes = setTablesPaused(store, store.loadWorkspace(), pipeline, tables, pause);
+    bool any = false;
+    for (const auto &c : changes) {
+        std::printf("%s\n", c.message.c_str());
+        any = any || c.changed;
+    }
+    if (any)
+        std::printf("a running sync (run, serve, the app) takes it within a second; otherwise the next one starts "
+                    "with it\n");
+    return kOk;
 }
 
 int cmdResnapshot(Args &a)
@@ -581,7 +615,9 @@ int cmdBackfill(Args &a)
     observer.setNext(&watcher);
     {
         SignalWatch signals;
-        Scheduler scheduler(jobs, observer, Scheduler::Options{});
+        Scheduler::Options opts;
+        opts.pausedTables = [&store] { return readPauses(store); };
+        Scheduler scheduler(jobs, observer, opts);
         scheduler.run(g_stop.get_token());
     }
     if (watcher.outcome() == "streaming") {
@@ -865,6 +901,8 @@ int main(int argc, char **argv)
             return cmdReconcile(a);
         if (a.command == "promote")
             return cmdPromote(a);
+        if (a.command == "pause" || a.command == "resume")
+            return cmdPause(a, a.command == "pause");
         if (a.command == "repair")
             return cmdRepair(a);
         if (a.command == "backfill" || a.command == "rebackfill")

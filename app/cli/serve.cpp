@@ -10,6 +10,7 @@
 #include "core/engine/reconciler.h"
 #include "core/engine/log.h"
 #include "core/engine/metrics.h"
+#include "core/engine/pauses.h"
 #include "core/engine/scheduler.h"
 #include "core/engine/slotguard.h"
 #include "core/engine/slots.h"
@@ -68,6 +69,17 @@ std::pair<std::string, int> parseListen(const std::string &text, bool allowRemot
 }
 
 namespace {
+
+/// The paused tables, for status; none when the file cannot be read just now.
+std::vector<StateStore::PausedTable> pausedNow(StateStore &store)
+{
+    try {
+        return store.pausedTables();
+    } catch (const Error &e) {
+        log(LogLevel::Warn, "paused tables not read: " + e.describe());
+        return {};
+    }
+}
 
 /// Reads the sources' slots on its own thread and keeps the alerts; the HTTP handlers only
 /// read its last sample.
@@ -162,7 +174,7 @@ private:
         } catch (const Error &e) {
             log(LogLevel::Warn, "reconciliation results not read: " + e.describe());
         }
-        auto tables = buildStatus(m_ws, m_observer.snapshot(), now, reconciles);
+        auto tables = buildStatus(m_ws, m_observer.snapshot(), now, reconciles, pausedNow(m_store));
         auto change = m_tracker.update(computeAlerts(m_ws, tables, sources, m_inactiveSince, now), now);
         for (const auto &a : change.opened)
             record(a.level, a, "alert", a.message + ". " + a.action);
@@ -229,7 +241,7 @@ int serve(StateStore &store, const ServeOptions &options, std::stop_source stop)
     server.route("/sync/status", QHttpServerRequest::Method::Get, [&] {
         const auto now = StateStore::nowMs();
         auto sample = monitor.sample();
-        auto tables = buildStatus(ws, observer.snapshot(), now, sample.reconciles);
+        auto tables = buildStatus(ws, observer.snapshot(), now, sample.reconciles, pausedNow(store));
         nlohmann::json slotInfo = slotsJsonValue(sample.sources);
         nlohmann::json root = {
             {"generated_at", formatIso8601(now)},
@@ -244,7 +256,8 @@ int serve(StateStore &store, const ServeOptions &options, std::stop_source stop)
     server.route("/metrics", QHttpServerRequest::Method::Get, [&] {
         const auto now = StateStore::nowMs();
         auto sample = monitor.sample();
-        auto text = prometheusText(buildStatus(ws, observer.snapshot(), now, sample.reconciles), sample.sources,
+        auto text = prometheusText(buildStatus(ws, observer.snapshot(), now, sample.reconciles, pausedNow(store)),
+                                   sample.sources,
                                    sample.alerts);
         return QHttpServerResponse("text/plain; version=0.0.4; charset=utf-8", QByteArray::fromStdString(text));
     });
@@ -264,7 +277,9 @@ int serve(StateStore &store, const ServeOptions &options, std::stop_source stop)
     std::exception_ptr failure;
     std::thread engine([&] {
         try {
-            Scheduler scheduler(jobs, observer, Scheduler::Options{});
+            Scheduler::Options opts;
+            opts.pausedTables = [&store] { return readPauses(store); };
+            Scheduler scheduler(jobs, observer, opts);
             errors = scheduler.run(stop.get_token());
         } catch (...) {
             failure = std::current_exception();

@@ -50,7 +50,8 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
                        std::to_string(t.reconcile->reportId) + " --table " + t.table;
             out.push_back(std::move(a));
         }
-        if (t.state != "error" && t.freshness == "breach" && t.lagSeconds) {
+        // A paused table falls behind on purpose: its state says so, an alert would be noise.
+        if (t.state != "error" && !t.paused && t.freshness == "breach" && t.lagSeconds) {
             Alert a;
             a.kind = "lag_breach";
             a.level = "warn";

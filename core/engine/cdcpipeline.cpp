@@ -52,6 +52,10 @@ struct CdcPipeline::Table {
     std::unique_ptr<Merger> merger;
     json position;      ///< stored checkpoint position, null when none
     bool paused = false;
+    /// Paused by a DBA (`paused` alone: by a schema change, until a re-snapshot).
+    bool userPaused = false;
+    /// Resumed, waiting for another table's re-backfill to end before its own starts.
+    bool resumeWaiting = false;
     long long loaded = 0;
     std::int64_t version = 0; ///< version of the stored checkpoint
     json rebackfill;          ///< progress of a re-backfill in flight, or null
@@ -235,9 +239,12 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
                               std::string("initial load") + (merge ? " (merging into existing rows)" : ""),
                               Progress{t->loaded, t->schema.estimatedRows});
         RowSet rows;
+        bool pausedNow = false;
         for (;;) {
             if (stop.stop_requested())
                 throw Cancelled();
+            if ((pausedNow = wantPaused(*t)))
+                break;
             long long n = readChunk(loader, t->schema, after, chunk, version, rows);
             if (n == 0)
                 break;
@@ -272,6 +279,10 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
             if (n < chunk)
                 break;
         }
+        if (pausedNow) {
+            pauseTable(*t); // its chunks so far stay; Resume loads it again from a new snapshot
+            continue;
+        }
         json pos = {{"phase", "stream"}, {"lsn", pgcatalog::formatLsn(streamFrom)}, {"slot", m_slot},
                     {"system_id", m_systemId}};
         Checkpoint cp{pos.dump(), version};
@@ -303,6 +314,7 @@ void CdcPipeline::run(std::stop_token stop, Options options)
 {
     if (m_jobs.empty())
         return;
+    m_pauses = options.pauses;
     const TableJob &first = m_jobs.front();
     if (first.source.kind != EndpointKind::Postgres)
         throw Error(ErrorKind::Permanent, "endpoint '" + first.source.name +
@@ -343,6 +355,20 @@ void CdcPipeline::run(std::stop_token stop, Options options)
         if (t->position.is_object() && t->position.contains("rebackfill")) {
             t->rebackfill = t->position["rebackfill"];
             t->position.erase("rebackfill");
+        }
+        // Paused by a DBA, or marked paused in the target: the stream skipped its changes. One
+        // resumed while nothing ran is resumed by the stream (a re-backfill); one resumed half
+        // loaded starts its load over, since the rows copied before missed the changes since.
+        const bool marked = t->position.is_object() && t->position.value("paused", false);
+        if (!t->paused && (wantPaused(*t) || marked)) {
+            if (!wantPaused(*t) && t->phase() != "stream") {
+                t->merger->clearCheckpoint();
+                t->position = nullptr;
+                m_observer.event("info", t->key, "resumed",
+                                 "resumed during its initial load: it is loaded again from a new snapshot");
+            } else {
+                t->paused = t->userPaused = true;
+            }
         }
     }
     ensurePublication(src);
@@ -389,6 +415,7 @@ void CdcPipeline::run(std::stop_token stop, Options options)
         // First start: the slot's exported snapshot is the initial load's, so the stream takes
         // over exactly where the copy ends.
         auto created = repl.createSlot(m_slot, false, true);
+        m_slotConfirmed = created.consistentPoint;
         m_observer.event("info", m_tables.front()->key, "slot_created",
                          "created replication slot " + m_slot + " at " + pgcatalog::formatLsn(created.consistentPoint));
         for (auto &t : m_tables)
@@ -412,6 +439,7 @@ void CdcPipeline::run(std::stop_token stop, Options options)
         // ahead of a table's checkpoint was dropped and recreated, or advanced, by someone else:
         // the changes in between will never be sent (faults F4).
         const auto confirmed = pgcatalog::parseLsn(slot.text(0, 3)).value_or(0);
+        m_slotConfirmed = confirmed;
         for (auto &t : m_tables) {
             if (t->paused || t->phase() != "stream" || t->streamLsn() >= confirmed)
                 continue;
@@ -438,6 +466,9 @@ void CdcPipeline::run(std::stop_token stop, Options options)
             load(needLoad, created.snapshotName, created.consistentPoint, stop);
         }
     }
+    for (auto &t : m_tables)
+        if (t->userPaused && wantPaused(*t))
+            pauseTable(*t);
     stream(stop, options, repl, src);
 }
 
@@ -558,10 +589,12 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
     std::map<TableRef, CdcTableInfo> infos;
     std::map<TableRef, Table *> byRef;
     std::int64_t start = std::numeric_limits<std::int64_t>::max();
+    bool anyUserPaused = false;
     for (auto &t : m_tables) {
         std::int64_t lsn = t->streamLsn();
         if (!t->paused)
             start = std::min(start, lsn);
+        anyUserPaused = anyUserPaused || t->userPaused;
         CdcTableInfo info;
         info.table = t->job.spec.table;
         for (int k : t->schema.primaryKey)
@@ -571,6 +604,10 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
         infos[info.table] = info;
         byRef[info.table] = t.get();
     }
+    // Only tables a DBA paused: stream on from the slot's position, so the slot keeps moving and
+    // holds no WAL for them (Resume re-copies them).
+    if (start == std::numeric_limits<std::int64_t>::max() && anyUserPaused)
+        start = m_slotConfirmed;
     if (start == std::numeric_limits<std::int64_t>::max())
         throw Error(ErrorKind::Permanent, "every table of pipeline " + m_pipeline + " is paused", {},
                     "adapt the target tables, then re-snapshot them: driftless-cli resnapshot " + m_pipeline);
@@ -582,7 +619,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
         ro.stopAtLsn = pgcatalog::currentLsn(src);
         ro.statusInterval = std::chrono::milliseconds(300);
     }
-    std::atomic<std::int64_t> acked{start};
+    m_acked = start;
     if (std::getenv("DRIFTLESS_DEBUG_CDC"))
         log(LogLevel::Warn, "stream start " + std::to_string(start) + " stopAt " + std::to_string(ro.stopAtLsn));
     PgLogicalReader reader(repl, infos, ro);
@@ -611,7 +648,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                     accepted = r == BoundedQueue<CdcBatch>::PushResult::Pushed;
                     return r != BoundedQueue<CdcBatch>::PushResult::Closed;
                 },
-                [&] { return acked.load(); });
+                [&] { return m_acked.load(); });
         },
         [&] {
             auto lastPoll = std::chrono::steady_clock::now() - std::chrono::seconds(10);
@@ -652,10 +689,10 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                             // every few seconds (at once when draining): the slot never gets ahead
                             // of the checkpoint, which is how a slot moved behind our back shows.
                             auto now = std::chrono::steady_clock::now();
-                            if (*b->idleWalEnd > acked.load() && (options.once || now - lastIdleSave >= kIdleSave)) {
+                            if (*b->idleWalEnd > m_acked.load() && (options.once || now - lastIdleSave >= kIdleSave)) {
                                 lastIdleSave = now;
                                 saveIdlePosition(*b->idleWalEnd);
-                                acked = std::max(acked.load(), *b->idleWalEnd);
+                                m_acked = std::max(m_acked.load(), *b->idleWalEnd);
                             }
                             for (auto &t : m_tables)
                                 if (!t->paused)
@@ -707,7 +744,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                     crashPoint("batch.after_commit");
                     // P1: the source hears of this position only now that it is durable here.
                     if (b->endLsn)
-                        acked = std::max(acked.load(), b->endLsn);
+                        m_acked = std::max(m_acked.load(), b->endLsn);
                     std::int64_t fresh = localMsFromSourceMicros(b->commitTimeUs, b->clockOffsetUs);
                     for (auto &[t, r] : results) {
                         m_observer.batchApplied(t->key, r, {positionOf(*t), t->version}, fresh);
@@ -730,7 +767,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
     // The apply side may have recorded (and so may acknowledge) a position after the reader sent
     // its last status: an idle position handed over just before it stopped.
     try {
-        repl.sendStatus(acked.load(), acked.load(), false);
+        repl.sendStatus(m_acked.load(), m_acked.load(), false);
     } catch (const Error &) {
     }
 }
@@ -783,6 +820,7 @@ std::string CdcPipeline::positionOf(const Table &t) const
 
 void CdcPipeline::pollRequests()
 {
+    applyPauses();
     for (auto &t : m_tables) {
         if (t->paused || t->phase() != "stream")
             continue;
@@ -804,6 +842,100 @@ void CdcPipeline::pollRequests()
         t->merger->setRequest("");
         startRebackfill(*t, nullptr);
     }
+    // Copies interrupted by a restart resume one after the other.
+    for (auto &t : m_tables)
+        if (!m_rebackfill && !t->paused && !t->rebackfill.is_null())
+            startRebackfill(*t, t->rebackfill);
+}
+
+bool CdcPipeline::wantPaused(const Table &t) const { return m_pauses && m_pauses->contains(m_pipeline, t.job.spec.table); }
+
+void CdcPipeline::applyPauses()
+{
+    for (auto &t : m_tables) {
+        if (t->paused && !t->userPaused)
+            continue; // a schema change paused it: only a re-snapshot resumes it
+        const bool want = wantPaused(*t);
+        if (want && !t->paused)
+            pauseTable(*t);
+        else if (!want && t->userPaused)
+            resumeTable(*t);
+        else if (want && t->resumeWaiting)
+            t->resumeWaiting = false; // paused again before its turn came
+    }
+}
+
+void CdcPipeline::pauseTable(Table &t)
+{
+    if (m_rebackfill && m_rebackfill->table == &t)
+        m_rebackfill.reset(); // waits for a chunk being read, ends the snapshot's transaction
+    const bool hadCopy = !t.rebackfill.is_null();
+    t.rebackfill = nullptr;
+    t.paused = t.userPaused = true;
+    t.resumeWaiting = false;
+    // The mark in the target says the stream skipped its changes from here on: a restart, even
+    // with the pause lifted meanwhile, then knows the table must be copied again, and that its
+    // checkpoint behind the slot is no sign of a slot moved behind our back.
+    const bool mark = t.position.is_object() && (!t.position.value("paused", false) || hadCopy);
+    if (mark) {
+        t.position["paused"] = true;
+        m_session->begin();
+        try {
+            if (hadCopy)
+                t.merger->clearSeenInTransaction();
+            t.merger->writeCheckpointInTransaction({positionOf(t), t.version}, 0);
+            m_session->commit();
+        } catch (...) {
+            m_session->rollback();
+            throw;
+        }
+        const std::string since =
+            t.phase() == "stream" ? "after " + pgcatalog::formatLsn(t.streamLsn()) : "of its initial load";
+        m_observer.event("info", t.key, "paused",
+                         "paused: changes " + since + " are not applied until it is resumed" +
+                             (hadCopy ? "; the re-backfill under way was dropped (Resume copies the table again)"
+                                      : std::string()));
+    }
+    m_observer.tableState(t.key, "paused", pausedMessage(Strategy::Cdc), std::nullopt);
+}
+
+void CdcPipeline::resumeTable(Table &t)
+{
+    if (t.phase() != "stream")
+        throw CdcRestart{t.key.table.display() +
+                         " was resumed before its initial load finished: the pipeline starts again to load it"};
+    if (m_rebackfill) {
+        // One copy at a time: it stays paused until the one under way ends, then copies.
+        if (!t.resumeWaiting) {
+            t.resumeWaiting = true;
+            m_observer.tableState(t.key, "paused",
+                                  "resumed; waits for the re-backfill of " + m_rebackfill->table->key.table.display() +
+                                      " to end, then is re-copied",
+                                  std::nullopt);
+        }
+        return;
+    }
+    if (!t.merger->pendingRequest().empty())
+        t.merger->setRequest(""); // a re-backfill asked for (or its cancel): the one below supersedes it
+    // Unpaused in the same step as its copy's snapshot is taken, on this (the apply) thread: no
+    // batch lands in between. Changes made while it was paused are in the snapshot; later ones
+    // come through the stream from here on; the guarded merge orders the two.
+    t.paused = t.userPaused = t.resumeWaiting = false;
+    t.position.erase("paused");
+    if (m_acked.load() > t.streamLsn())
+        t.position["lsn"] = pgcatalog::formatLsn(m_acked.load());
+    startRebackfill(t, nullptr);
+    m_session->begin();
+    try {
+        t.merger->writeCheckpointInTransaction({positionOf(t), t.version}, 0);
+        m_session->commit();
+    } catch (...) {
+        m_session->rollback();
+        throw;
+    }
+    m_observer.event("info", t.key, "resumed",
+                     "resumed: re-copied through the guarded merge while the stream goes on; the changes made while "
+                     "it was paused arrive with the copy");
 }
 
 void CdcPipeline::cancelRebackfill(Table &t)

@@ -1,9 +1,11 @@
 #pragma once
 
 #include "core/engine/observer.h"
+#include "core/engine/pauses.h"
 #include "core/engine/tablesync.h"
 #include "core/mergers/merger.h"
 
+#include <atomic>
 #include <memory>
 
 #include <nlohmann/json_fwd.hpp>
@@ -15,6 +17,13 @@ namespace driftless::core {
 
 class PgConnection;
 class PgReplicationConnection;
+
+/// Thrown by CdcPipeline::run() when the pipeline must start over to take a change (a resumed
+/// table that still needs its initial load, which is done before streaming): run it again at
+/// once; it is not a failure.
+struct CdcRestart {
+    std::string reason;
+};
 
 /// Change data capture for the CDC tables of one pipeline from a Postgres source: one
 /// publication and one replication slot (`driftless_<pipeline>`), an initial load from the
@@ -36,6 +45,13 @@ class PgReplicationConnection;
 /// A load interrupted by a crash continues at its next chunk in the snapshot of a temporary slot,
 /// whose consistent point versions those rows just as exactly (docs/cdc.md explains why this is
 /// correct under concurrent writes).
+///
+/// Pause (Options::pauses, checked between target transactions about once a second): the
+/// table's changes are skipped while the other tables stream, its checkpoint is marked paused
+/// and stops moving, and a re-backfill of it under way is dropped. Resume unpauses it in the
+/// same step (on the apply thread, between transactions) as a re-backfill of it starts from a
+/// fresh snapshot: every change made during the pause is in that snapshot, every later one
+/// arrives in the stream, and the guarded merge orders the two (docs/pause.md).
 class CdcPipeline {
 public:
     /// `jobs` are the pipeline's CDC tables (same source and target).
@@ -46,6 +62,8 @@ public:
         /// Load what needs loading, stream until everything committed on the source when the
         /// stream started is applied, then return.
         bool once = false;
+        /// The tables a DBA paused; null: none.
+        std::shared_ptr<const PauseSet> pauses;
     };
     /// Runs until stopped (or caught up, with `once`). Throws Error.
     void run(std::stop_token stop, Options options);
@@ -61,6 +79,11 @@ private:
     void completePartialRows(Table &t, RowSet &rows, PgConnection &src);
     std::string positionOf(const Table &t) const;
     void pollRequests();
+    bool wantPaused(const Table &t) const;
+    /// Applies pauses and resumes asked for since the last call (between target transactions).
+    void applyPauses();
+    void pauseTable(Table &t);
+    void resumeTable(Table &t);
     /// Idle with everything applied: records `walEnd` as every streaming table's position, so
     /// it can be acknowledged.
     void saveIdlePosition(std::int64_t walEnd);
@@ -80,6 +103,12 @@ private:
     std::vector<std::unique_ptr<Table>> m_tables;
     std::unique_ptr<TargetSession> m_session;
     std::unique_ptr<Rebackfill> m_rebackfill;
+    std::shared_ptr<const PauseSet> m_pauses;
+    /// Everything of the streaming tables is applied up to here (what the slot is told).
+    std::atomic<std::int64_t> m_acked{0};
+    /// The slot's confirmed_flush_lsn when the run started (where a stream of only paused tables
+    /// starts).
+    std::int64_t m_slotConfirmed = 0;
 };
 
 } // namespace driftless::core

@@ -6,8 +6,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <map>
 #include <chrono>
+#include <map>
+#include <memory>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -20,6 +21,8 @@ using Clock = std::chrono::steady_clock;
 struct JobState {
     Clock::time_point due;
     bool running = false;
+    bool paused = false;  ///< paused, and the observer was told
+    std::stop_source pass; ///< stops the pass under way (the table was paused)
     bool done = false;    ///< `once` mode: finished (successfully or out of attempts)
     int failures = 0;
     bool inError = false;
@@ -36,7 +39,7 @@ namespace {
 /// Runs one pipeline's CDC tables: a long-lived stream, restarted after transient errors with
 /// backoff, retried every 5 minutes after permanent ones (which turn its tables red).
 void runCdcGroup(std::vector<TableJob> jobs, EngineObserver &observer, bool once, std::stop_token stop,
-                 std::atomic<int> &errors, std::condition_variable_any &wake)
+                 std::atomic<int> &errors, std::condition_variable_any &wake, std::shared_ptr<const PauseSet> pauses)
 {
     int failures = 0;
     std::mutex m;
@@ -47,7 +50,7 @@ void runCdcGroup(std::vector<TableJob> jobs, EngineObserver &observer, bool once
         bool transient = false;
         try {
             CdcPipeline pipeline(jobs, jobs.front().publication, observer);
-            pipeline.run(stop, {once});
+            pipeline.run(stop, {once, pauses});
             for (const auto &j : jobs)
                 observer.runFinished(j.key(), stop.stop_requested() ? "cancelled" : "ok", 0, {});
             if (once || stop.stop_requested()) {
@@ -58,6 +61,12 @@ void runCdcGroup(std::vector<TableJob> jobs, EngineObserver &observer, bool once
             continue;
         } catch (const Cancelled &) {
             break;
+        } catch (const CdcRestart &r) {
+            // Not a failure: a resumed table needs its load, which needs the pipeline's start.
+            for (const auto &j : jobs)
+                observer.runFinished(j.key(), "ok", 0, {});
+            observer.event("info", jobs.front().key(), "restart", r.reason);
+            continue;
         } catch (const Error &e) {
             if (stop.stop_requested())
                 break;
@@ -106,10 +115,23 @@ int Scheduler::run(std::stop_token stop)
     std::atomic<int> cdcErrors{0};
     std::atomic<int> cdcRunning{static_cast<int>(cdcGroups.size())};
     std::condition_variable_any cdcWake;
+    auto pauses = std::make_shared<PauseSet>();
+    // Refreshes the pause set; true when it changed. A busy file keeps the last set.
+    auto refreshPauses = [&] {
+        if (!m_options.pausedTables)
+            return false;
+        try {
+            return pauses->assign(m_options.pausedTables());
+        } catch (const std::exception &e) {
+            log(LogLevel::Warn, std::string("cannot read the paused tables (keeping the last known): ") + e.what());
+            return false;
+        }
+    };
+    refreshPauses();
     std::vector<std::jthread> cdcThreads;
     for (auto &[name, group] : cdcGroups)
         cdcThreads.emplace_back([&, group = group] {
-            runCdcGroup(group, m_observer, m_options.once, stop, cdcErrors, cdcWake);
+            runCdcGroup(group, m_observer, m_options.once, stop, cdcErrors, cdcWake, pauses);
             --cdcRunning;
             cv.notify_all();
         });
@@ -129,10 +151,27 @@ int Scheduler::run(std::stop_token stop)
         for (;;) {
             if (stop.stop_requested() || (m_options.once && passesDone()))
                 return;
+            // Paused tables are told so once and skipped; resumed ones are due at once.
+            for (size_t i = 0; i < states.size(); ++i) {
+                auto &s = states[i];
+                if (s.running || s.done)
+                    continue;
+                const TableJob &j = m_jobs[i];
+                const bool paused = pauses->contains(j.pipeline, j.spec.table);
+                if (paused && !s.paused) {
+                    s.paused = true;
+                    m_observer.tableState(j.key(), "paused", pausedMessage(j.spec.strategy), std::nullopt);
+                    if (m_options.once)
+                        s.done = true;
+                } else if (!paused && s.paused) {
+                    s.paused = false;
+                    s.due = Clock::now();
+                }
+            }
             // The earliest due job nobody runs.
             int pick = -1;
             for (size_t i = 0; i < states.size(); ++i) {
-                if (states[i].running || states[i].done)
+                if (states[i].running || states[i].done || states[i].paused)
                     continue;
                 if (pick < 0 || states[i].due < states[static_cast<size_t>(pick)].due)
                     pick = static_cast<int>(i);
@@ -147,6 +186,8 @@ int Scheduler::run(std::stop_token stop)
                 continue;
             }
             st.running = true;
+            st.pass = std::stop_source();
+            std::stop_source pass = st.pass;
             const TableJob &job = m_jobs[static_cast<size_t>(pick)];
             lock.unlock();
 
@@ -154,10 +195,11 @@ int Scheduler::run(std::stop_token stop)
             bool ok = false, transient = false, cancelled = false;
             std::string message;
             long long rows = 0;
+            std::stop_callback stopPass(stop, [pass]() mutable { pass.request_stop(); });
             m_observer.runStarted(key);
             try {
                 TableSync sync(job, m_observer);
-                auto outcome = sync.runOnce(stop);
+                auto outcome = sync.runOnce(pass.get_token());
                 rows = outcome.rowsWritten;
                 ok = true;
             } catch (const Cancelled &) {
@@ -174,7 +216,14 @@ int Scheduler::run(std::stop_token stop)
             lock.lock();
             st.running = false;
             const auto now = Clock::now();
-            if (cancelled) {
+            if (!ok && pass.stop_requested() && !stop.stop_requested()) {
+                // Paused mid-pass: what it committed stays, and so does its checkpoint.
+                m_observer.runFinished(key, "cancelled", rows, {});
+                m_observer.tableState(key, "paused", pausedMessage(job.spec.strategy), std::nullopt);
+                st.paused = true;
+                if (m_options.once)
+                    st.done = true;
+            } else if (cancelled) {
                 m_observer.runFinished(key, "cancelled", rows, {});
                 m_observer.tableState(key, st.inError ? "error" : "idle", "stopped", std::nullopt);
                 st.done = true;
@@ -231,7 +280,14 @@ int Scheduler::run(std::stop_token stop)
         while (!stop.stop_requested() && !(m_options.once && allDone())) {
             lock.unlock();
             m_observer.tick();
+            const bool pausesChanged = refreshPauses();
             lock.lock();
+            if (pausesChanged) {
+                for (size_t i = 0; i < states.size(); ++i)
+                    if (states[i].running && pauses->contains(m_jobs[i].pipeline, m_jobs[i].spec.table))
+                        states[i].pass.request_stop();
+                cv.notify_all();
+            }
             cv.wait_for(lock, stop, std::chrono::seconds(1), [&] { return m_options.once && allDone(); });
         }
         lock.unlock();

@@ -1,8 +1,11 @@
 #pragma once
 
 #include "core/engine/observer.h"
+#include "core/engine/pauses.h"
 #include "core/engine/tablesync.h"
 
+#include <functional>
+#include <set>
 #include <stop_token>
 #include <vector>
 
@@ -15,6 +18,11 @@ namespace driftless::core {
 /// one (wrong password, missing table) turns the table red and is retried every 5 minutes, so
 /// the table recovers once the DBA fixed the cause. Other tables keep running either way.
 ///
+/// Paused tables (Options::pausedTables, read at start and about once a second) are left alone
+/// as PauseSet describes: a full refresh or cursor table is skipped (a pass under way stops
+/// between batches) and runs at once when resumed; a CDC table's pipeline keeps streaming the
+/// others and re-copies it when resumed.
+///
 /// Thread affinity: run() blocks the calling thread; observers are called from workers.
 class Scheduler {
 public:
@@ -24,6 +32,9 @@ public:
         int maxParallel = 4;
         /// Attempts per table in `once` mode for transient errors.
         int onceAttempts = 3;
+        /// The tables paused now, e.g. `[&store] { return readPauses(store); }`; called from the
+        /// scheduler's ticker. Unset: nothing is ever paused. A call that throws keeps the last set.
+        std::function<std::set<PauseSet::Key>()> pausedTables;
     };
     Scheduler(std::vector<TableJob> jobs, EngineObserver &observer, Options options);
 

@@ -1,6 +1,7 @@
 #include "core/engine/statusreport.h"
 
 #include "core/engine/freshness.h"
+#include "core/engine/pauses.h"
 
 #include <nlohmann/json.hpp>
 
@@ -25,8 +26,12 @@ std::string formatIso8601(std::int64_t ms)
 }
 
 std::vector<TableReport> buildStatus(const Workspace &ws, const std::vector<StateStore::TableStatus> &statuses,
-                                     std::int64_t nowMs, const std::vector<StateStore::ReconcileSummary> &reconciles)
+                                     std::int64_t nowMs, const std::vector<StateStore::ReconcileSummary> &reconciles,
+                                     const std::vector<StateStore::PausedTable> &paused)
 {
+    std::map<std::pair<std::string, TableRef>, std::int64_t> pausedAt;
+    for (const auto &p : paused)
+        pausedAt[{p.pipeline, p.table}] = p.pausedAtMs;
     std::map<std::pair<std::string, std::string>, const StateStore::ReconcileSummary *> lastReconcile;
     for (const auto &s : reconciles) {
         auto &slot = lastReconcile[{s.pipeline, s.table}];
@@ -73,6 +78,16 @@ std::vector<TableReport> buildStatus(const Workspace &ws, const std::vector<Stat
                         b.etaSeconds = std::max(0.0, *s.backfillEtaSeconds -
                                                          static_cast<double>(nowMs - s.updatedAtMs) / 1000.0);
                     r.backfill = b;
+                }
+            }
+            if (auto it = pausedAt.find({p.name, t.table}); it != pausedAt.end()) {
+                r.paused = true;
+                r.pausedAtMs = it->second;
+                // The engine's own words when it took the pause (or is about to resume it), ours
+                // when it has not yet.
+                if (r.state != "paused") {
+                    r.state = "paused";
+                    r.message = pausedMessage(t.strategy);
                 }
             }
             r.lagSeconds = lagSeconds(fresh, nowMs);
@@ -147,6 +162,8 @@ nlohmann::json tablesJsonValue(const std::vector<TableReport> &tables)
         j["last_synced_lsn"] = cp.is_object() && cp.contains("lsn") ? cp["lsn"] : json(nullptr);
         j["cursor"] = cp.is_object() && cp.contains("cursor") ? cp["cursor"] : json(nullptr);
         j["fallback_from"] = t.fellBackFromCdc ? json("cdc") : json(nullptr);
+        j["paused"] = t.paused;
+        j["paused_at"] = t.pausedAtMs ? json(formatIso8601(*t.pausedAtMs)) : json(nullptr);
         j["reconcile"] = nullptr;
         if (t.reconcile)
             j["reconcile"] = {{"report_id", t.reconcile->reportId},

@@ -43,16 +43,21 @@ struct TableReport {
     /// The slot guard switched this table from CDC to cursor sync (`promote` goes back).
     bool fellBackFromCdc = false;
     double driftAlertAbove = 0;
+    /// A DBA paused the table (its state reads `paused` while it is); since when.
+    bool paused = false;
+    std::optional<std::int64_t> pausedAtMs;
 };
 
-/// Joins the workspace's tables with their mirrored status (tables never run show `idle`).
+/// Joins the workspace's tables with their mirrored status (tables never run show `idle`). A
+/// table in `paused` shows state `paused` even before an engine took the pause.
 std::vector<TableReport> buildStatus(const Workspace &ws, const std::vector<StateStore::TableStatus> &statuses,
                                      std::int64_t nowMs,
-                                     const std::vector<StateStore::ReconcileSummary> &reconciles = {});
+                                     const std::vector<StateStore::ReconcileSummary> &reconciles = {},
+                                     const std::vector<StateStore::PausedTable> &paused = {});
 
 /// `{"generated_at": ..., "tables": [ {pipeline, table, strategy, state, rows_applied,
 /// last_sync_at, checkpoint, last_synced_lsn, cursor, lag_seconds, freshness, backfill: {rows,
-/// total, percent, eta_seconds} or null, ...} ]}`.
+/// total, percent, eta_seconds} or null, paused, paused_at, ...} ]}`.
 std::string statusJson(const std::vector<TableReport> &tables, std::int64_t nowMs);
 /// The `tables` array of statusJson.
 nlohmann::json tablesJsonValue(const std::vector<TableReport> &tables);

@@ -133,7 +133,20 @@ CREATE TABLE pending_reconciles (
 );
 )sql";
 
-constexpr std::array<std::string_view, 3> kMigrations{kV1, kV2, kV3};
+// v4: tables a DBA paused (driftless-cli pause, the app's Pause button). A row of its own, not a
+// column of table_specs: applying a workspace file rewrites the specs, and must not resume
+// anything.
+constexpr std::string_view kV4 = R"sql(
+CREATE TABLE paused_tables (
+    pipeline TEXT NOT NULL,
+    source_schema TEXT NOT NULL,
+    source_table TEXT NOT NULL,
+    paused_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (pipeline, source_schema, source_table)
+);
+)sql";
+
+constexpr std::array<std::string_view, 4> kMigrations{kV1, kV2, kV3, kV4};
 } // namespace
 
 std::span<const std::string_view> stateMigrations() { return kMigrations; }

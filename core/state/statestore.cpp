@@ -432,15 +432,41 @@ void StateStore::addEvent(const std::string &level, const std::string &pipeline,
     st.run();
 }
 
-std::vector<StateStore::Event> StateStore::events(int limit, const std::string &pipeline)
+std::vector<StateStore::Event> StateStore::events(int limit, const std::string &pipeline, const std::string &table)
 {
     std::lock_guard lock(m_mutex);
     std::vector<Event> out;
     auto st = m_db.prepare("SELECT id, ts_ms, level, pipeline, table_name, kind, message FROM events "
-                           "WHERE (?1 = '' OR pipeline = ?1) ORDER BY id DESC LIMIT ?2");
-    st.bindText(1, pipeline).bind(2, static_cast<std::int64_t>(limit));
+                           "WHERE (?1 = '' OR pipeline = ?1) AND (?3 = '' OR table_name = ?3) ORDER BY id DESC "
+                           "LIMIT ?2");
+    st.bindText(1, pipeline).bind(2, static_cast<std::int64_t>(limit)).bindText(3, table);
     while (st.step())
         out.push_back({st.int64(0), st.int64(1), st.text(2), st.text(3), st.text(4), st.text(5), st.text(6)});
+    return out;
+}
+
+bool StateStore::setPaused(const std::string &pipeline, const TableRef &table, bool paused)
+{
+    std::lock_guard lock(m_mutex);
+    auto st = m_db.prepare(paused ? "INSERT OR IGNORE INTO paused_tables (pipeline, source_schema, source_table, "
+                                    "paused_at_ms) VALUES (?1, ?2, ?3, ?4)"
+                                  : "DELETE FROM paused_tables WHERE pipeline = ?1 AND source_schema = ?2 AND "
+                                    "source_table = ?3");
+    st.bindText(1, pipeline).bindText(2, table.schema).bindText(3, table.name);
+    if (paused)
+        st.bind(4, nowMs());
+    st.run();
+    return m_db.changes() > 0;
+}
+
+std::vector<StateStore::PausedTable> StateStore::pausedTables()
+{
+    std::lock_guard lock(m_mutex);
+    std::vector<PausedTable> out;
+    auto st = m_db.prepare("SELECT pipeline, source_schema, source_table, paused_at_ms FROM paused_tables ORDER BY "
+                           "pipeline, source_schema, source_table");
+    while (st.step())
+        out.push_back({st.text(0), {st.text(1), st.text(2)}, st.int64(3)});
     return out;
 }
 

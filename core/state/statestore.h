@@ -30,7 +30,7 @@ public:
 
     /// `$XDG_DATA_HOME/driftless/workspace.db`, or `~/.local/share/driftless/workspace.db`.
     static std::string defaultPath();
-    static constexpr int kSchemaVersion = 3; ///< the number of migrations (state/migrations.cpp)
+    static constexpr int kSchemaVersion = 4; ///< the number of migrations (state/migrations.cpp)
     const std::string &path() const { return m_path; }
 
     // Workspace ---------------------------------------------------------------------------
@@ -68,6 +68,18 @@ public:
     std::optional<TableStatus> tableStatus(const std::string &pipeline, const TableRef &table);
     std::vector<TableStatus> tableStatuses();
 
+    // Pauses --------------------------------------------------------------------------------
+    /// A table a DBA paused: the engine leaves it alone (keeping its state and checkpoint) until
+    /// it is resumed, across restarts.
+    struct PausedTable {
+        std::string pipeline;
+        TableRef table;
+        std::int64_t pausedAtMs = 0;
+    };
+    /// Pauses or resumes one table; returns false when it already was as asked.
+    bool setPaused(const std::string &pipeline, const TableRef &table, bool paused);
+    std::vector<PausedTable> pausedTables();
+
     // Runs, events, lag --------------------------------------------------------------------
     std::int64_t startRun(const std::string &pipeline, const TableRef &table, Strategy strategy);
     void finishRun(std::int64_t runId, const std::string &status, std::int64_t rows, const std::string &error);
@@ -83,7 +95,8 @@ public:
     };
     void addEvent(const std::string &level, const std::string &pipeline, const std::string &table,
                   const std::string &kind, const std::string &message);
-    std::vector<Event> events(int limit = 100, const std::string &pipeline = {});
+    /// Newest first; `pipeline` and `table` (as TableRef::display() writes it) empty for all.
+    std::vector<Event> events(int limit = 100, const std::string &pipeline = {}, const std::string &table = {});
 
     struct LagSample {
         std::string pipeline;

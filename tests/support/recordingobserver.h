@@ -51,6 +51,14 @@ public:
                 return true;
         return false;
     }
+    bool sawState(const std::string &needle)
+    {
+        std::lock_guard lock(m_mutex);
+        for (auto &s : states)
+            if (s.find(needle) != std::string::npos)
+                return true;
+        return false;
+    }
     size_t eventIndex(const std::string &needle)
     {
         std::lock_guard lock(m_mutex);
