@@ -264,10 +264,6 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
     if (!strategy)
         fail(c, n["strategy"], field + ".strategy", "'" + st + "' is not a strategy; one of full_refresh, cursor, cdc");
     t.strategy = *strategy;
-    if (source.kind == EndpointKind::Mysql && t.strategy == Strategy::Cdc)
-        fail(c, n["strategy"], field + ".strategy",
-             "binlog CDC from MySQL/MariaDB is not in this version yet; use cursor (with an updated_at column) or "
-             "full_refresh for now");
     if (n["cursor"])
         t.cursor = scalar(c, n["cursor"], field + ".cursor");
     if (n["lookback"]) {

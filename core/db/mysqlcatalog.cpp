@@ -351,6 +351,39 @@ std::int64_t currentVersion(MysqlConnection &conn)
     return us ? std::atoll(us->c_str()) : 0;
 }
 
+std::optional<std::pair<std::string, std::uint64_t>> snapshotPosition(MysqlConnection &conn)
+{
+    try {
+        auto r = conn.query("SHOW STATUS LIKE 'binlog_snapshot_%'");
+        std::string file, pos;
+        for (const auto &row : r.rows) {
+            if (row[0] == std::optional<std::string>("Binlog_snapshot_file"))
+                file = row[1].value_or("");
+            else if (row[0] == std::optional<std::string>("Binlog_snapshot_position"))
+                pos = row[1].value_or("");
+        }
+        if (!file.empty() && !pos.empty())
+            return std::make_pair(file, std::strtoull(pos.c_str(), nullptr, 10));
+    } catch (const Error &) {
+    }
+    return std::nullopt;
+}
+
+std::string keysetAfter(const MysqlTable &t, const std::vector<int> &cols, int first)
+{
+    std::string out;
+    for (size_t i = 0; i < cols.size(); ++i) {
+        std::string clause;
+        for (size_t j = 0; j <= i; ++j) {
+            const MysqlColumn &c = t.columns[static_cast<size_t>(cols[j])];
+            const std::string var = "@p" + std::to_string(first + static_cast<int>(j));
+            clause += (j ? " AND " : "") + mysqlIdent(c.name) + (j == i ? " > " : " = ") + paramExpr(c, var);
+        }
+        out += (i ? " OR (" : "(") + clause + ")";
+    }
+    return "(" + out + ")";
+}
+
 std::string sourceNowUtc(MysqlConnection &conn)
 {
     return conn.scalar("SELECT DATE_FORMAT(UTC_TIMESTAMP(6), '%Y-%m-%d %H:%i:%s.%f')").value_or("");

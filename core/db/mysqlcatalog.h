@@ -68,6 +68,16 @@ std::int64_t binlogVersion(const std::string &file, std::uint64_t position);
 /// else its clock in microseconds since the epoch (see docs/type-mapping.md).
 std::int64_t currentVersion(MysqlConnection &conn);
 
+/// Inside a transaction started WITH CONSISTENT SNAPSHOT: the binlog file and offset the
+/// snapshot corresponds to exactly (MariaDB's binlog_snapshot_file/position), or nullopt when the
+/// server does not report it (MySQL, or no binary log).
+std::optional<std::pair<std::string, std::uint64_t>> snapshotPosition(MysqlConnection &conn);
+
+/// `(k1 > v1) OR (k1 = v1 AND k2 > v2) ...` over the columns `cols` of `t`, the values read from
+/// the user variables @p<first>, @p<first+1>, ... with paramExpr(): a keyset "after this key"
+/// condition that uses the index and compares in each column's own type and collation.
+std::string keysetAfter(const MysqlTable &t, const std::vector<int> &cols, int first);
+
 /// The source clock now, as `YYYY-MM-DD HH:MM:SS.ffffff` in UTC.
 std::string sourceNowUtc(MysqlConnection &conn);
 

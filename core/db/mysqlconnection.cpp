@@ -375,11 +375,9 @@ void MysqlConnection::exec(const std::string &sql)
 {
     try {
         std::unique_ptr<sql::Statement> st(m_conn->createStatement());
-        st->execute(sql);
-        // Drain results so the connection is ready for the next statement.
-        do {
+        // A result set (SELECT, SHOW) is read and dropped so the connection is ready again.
+        if (st->execute(sql))
             std::unique_ptr<sql::ResultSet> rs(st->getResultSet());
-        } while (st->getMoreResults());
     } catch (const sql::SQLException &e) {
         rethrow(e, "statement failed");
     }

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
+
 namespace driftless::core {
 
 std::vector<std::string> resnapshot(const Workspace &ws, const std::string &pipeline,
@@ -44,11 +46,18 @@ std::vector<std::string> resnapshot(const Workspace &ws, const std::string &pipe
 
     std::vector<std::string> done;
     const Endpoint &src = cdc.front().source;
-    PgConnection source = connectPostgres(src, "driftless resnapshot");
-    auto slot = source.execParams("SELECT active FROM pg_replication_slots WHERE slot_name = $1", {p->slotName()});
-    if (slot.rows() == 1 && slot.toBool(0, 0))
-        throw Error(ErrorKind::Permanent, "slot " + p->slotName() + " is being read right now", {},
-                    "stop the running sync (driftless-cli run, or the app) first");
+    // A Postgres source's slot: not while it is read; dropped when the whole pipeline starts over.
+    // (A MySQL source keeps no state for us: the binlog is read from the new snapshot's position.)
+    std::optional<PgConnection> source;
+    bool slotExists = false;
+    if (src.kind == EndpointKind::Postgres) {
+        source.emplace(connectPostgres(src, "driftless resnapshot"));
+        auto slot = source->execParams("SELECT active FROM pg_replication_slots WHERE slot_name = $1", {p->slotName()});
+        if (slot.rows() == 1 && slot.toBool(0, 0))
+            throw Error(ErrorKind::Permanent, "slot " + p->slotName() + " is being read right now", {},
+                        "stop the running sync (driftless-cli run, or the app) first");
+        slotExists = slot.rows() == 1;
+    }
 
     auto session = createTargetSession(cdc.front().target, "driftless resnapshot");
     for (const auto &j : chosen) {
@@ -56,8 +65,8 @@ std::vector<std::string> resnapshot(const Workspace &ws, const std::string &pipe
         merger->clearCheckpoint();
         done.push_back("checkpoint of " + j.spec.table.display() + " removed: the next run loads it again");
     }
-    if (whole && slot.rows() == 1) {
-        source.execParams("SELECT pg_drop_replication_slot($1)", {p->slotName()});
+    if (whole && slotExists) {
+        source->execParams("SELECT pg_drop_replication_slot($1)", {p->slotName()});
         done.push_back("replication slot " + p->slotName() + " dropped: the next run creates a new one");
     }
     return done;

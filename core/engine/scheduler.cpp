@@ -1,6 +1,7 @@
 #include "core/engine/scheduler.h"
 
 #include "core/engine/cdcpipeline.h"
+#include "core/engine/mysqlcdc.h"
 #include "core/engine/log.h"
 #include "core/model/error.h"
 
@@ -49,8 +50,16 @@ void runCdcGroup(std::vector<TableJob> jobs, EngineObserver &observer, bool once
         std::string message;
         bool transient = false;
         try {
-            CdcPipeline pipeline(jobs, jobs.front().publication, observer);
-            pipeline.run(stop, {once, pauses});
+            if (jobs.front().source.kind == EndpointKind::Mysql) {
+                MysqlCdcPipeline pipeline(jobs, observer);
+                const std::string name = jobs.front().pipeline;
+                pipeline.run(stop, {once, [pauses, name](const TableRef &t) {
+                                        return pauses && pauses->contains(name, t);
+                                    }});
+            } else {
+                CdcPipeline pipeline(jobs, jobs.front().publication, observer);
+                pipeline.run(stop, {once, pauses});
+            }
             for (const auto &j : jobs)
                 observer.runFinished(j.key(), stop.stop_requested() ? "cancelled" : "ok", 0, {});
             if (once || stop.stop_requested()) {

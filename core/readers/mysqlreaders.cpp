@@ -59,20 +59,9 @@ FullRefreshReader::Snapshot MysqlFullRefreshReader::begin()
     m_conn.exec("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY");
     m_snapshot = {};
     // MariaDB reports the binlog position the snapshot corresponds to exactly.
-    try {
-        auto r = m_conn.query("SHOW STATUS LIKE 'binlog_snapshot_%'");
-        std::string file, pos;
-        for (const auto &row : r.rows) {
-            if (row[0] == std::optional<std::string>("Binlog_snapshot_file"))
-                file = row[1].value_or("");
-            else if (row[0] == std::optional<std::string>("Binlog_snapshot_position"))
-                pos = row[1].value_or("");
-        }
-        if (!file.empty() && !pos.empty())
-            m_snapshot.version = binlogVersion(file, std::strtoull(pos.c_str(), nullptr, 10));
-    } catch (const Error &) {
-    }
-    if (!m_snapshot.version)
+    if (auto p = snapshotPosition(m_conn))
+        m_snapshot.version = binlogVersion(p->first, p->second);
+    else
         m_snapshot.version = currentVersion(m_conn);
     m_snapshot.sourceNow = sourceNowUtc(m_conn) + "+00";
     return m_snapshot;
@@ -146,17 +135,7 @@ MysqlCursorReader::MysqlCursorReader(MysqlConnection &conn, MysqlTable table, Ta
 
 std::string MysqlCursorReader::after(const std::vector<int> &cols, int first) const
 {
-    std::string out;
-    for (size_t i = 0; i < cols.size(); ++i) {
-        std::string clause;
-        for (size_t j = 0; j <= i; ++j) {
-            const MysqlColumn &c = m_table.columns[static_cast<size_t>(cols[j])];
-            const std::string var = "@p" + std::to_string(first + static_cast<int>(j));
-            clause += (j ? " AND " : "") + mysqlIdent(c.name) + (j == i ? " > " : " = ") + paramExpr(c, var);
-        }
-        out += (i ? " OR (" : "(") + clause + ")";
-    }
-    return "(" + out + ")";
+    return keysetAfter(m_table, cols, first);
 }
 
 std::string MysqlCursorReader::nowExpr()
@@ -192,8 +171,10 @@ long long MysqlCursorReader::readPage(const std::string &sql, const std::vector<
     }
     m_conn.exec("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY");
     try {
-        // Read after the snapshot is taken: the position is at or past every commit it sees.
-        const std::int64_t version = currentVersion(m_conn);
+        // The snapshot's own binlog position (MariaDB), else one read after the snapshot was
+        // taken: at or past every commit it sees.
+        const auto exact = snapshotPosition(m_conn);
+        const std::int64_t version = exact ? binlogVersion(exact->first, exact->second) : currentVersion(m_conn);
         std::string line;
         const auto &cols = withCursor ? m_cursorKeyCols : m_keyCols;
         m_conn.stream(sql, [&](const MysqlRowView &row) {

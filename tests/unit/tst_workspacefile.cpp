@@ -207,6 +207,6 @@ pipelines:
     EXPECT_NE(std::string(badOption.what()).find("not one of"), std::string::npos) << badOption.what();
     auto noDb = parseError(replace(yaml, "3306/shop", "3306/"));
     EXPECT_NE(std::string(noDb.what()).find("write database.table"), std::string::npos) << noDb.what();
-    auto cdc = parseError(replace(yaml, "strategy: cursor, cursor: updated_at", "strategy: cdc"));
-    EXPECT_NE(std::string(cdc.what()).find("binlog CDC"), std::string::npos) << cdc.what();
+    Workspace cdc = parse(replace(yaml, "strategy: cursor, cursor: updated_at", "strategy: cdc"));
+    EXPECT_EQ(cdc.pipelines.at(0).tables.at(0).strategy, Strategy::Cdc) << "binlog CDC";
 }

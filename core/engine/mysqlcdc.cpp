@@ -1,0 +1,739 @@
+#include "core/engine/mysqlcdc.h"
+
+#include "core/db/copytext.h"
+#include "core/db/mysqlcatalog.h"
+#include "core/db/mysqlconnection.h"
+#include "core/db/mysqlreplication.h"
+#include "core/engine/connect.h"
+#include "core/engine/mysqlpreflight.h"
+#include "core/engine/testhooks.h"
+#include "core/model/error.h"
+#include "core/readers/binlog/binlogdecoder.h"
+#include "core/state/statestore.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <regex>
+#include <set>
+
+namespace driftless::core {
+
+using json = nlohmann::json;
+
+struct MysqlCdcPipeline::Table {
+    TableJob job;
+    TableKey key;
+    mysqlcatalog::MysqlTable source;
+    std::unique_ptr<Merger> merger;
+    json position; ///< stored checkpoint position, null when none
+    std::int64_t version = 0;
+    long long loaded = 0;
+    bool paused = false;
+    /// The column names of the last TABLE_MAP seen, and where each schema column is in it.
+    std::vector<std::string> mapNames;
+    std::vector<int> layout;
+
+    std::string phase() const { return position.is_object() ? position.value("phase", "") : ""; }
+    binlog::Position streamPosition() const
+    {
+        return {position.value("file", ""), position.value("pos", std::uint64_t(0))};
+    }
+};
+
+namespace {
+
+constexpr auto kIdleSave = std::chrono::seconds(5);
+constexpr const char *kPausedMessage =
+    "paused: its binlog changes are not applied and its position stays; Resume reads them from there";
+constexpr long long kBatchRows = 20'000;
+constexpr auto kBatchAge = std::chrono::milliseconds(100);
+
+std::int64_t versionOf(const binlog::Position &p) { return binlog::positionVersion(p); }
+
+/// The key fields of a COPY line, for comparing a row's key before and after an update.
+std::string keyOf(std::string_view line, const std::vector<int> &keys)
+{
+    std::vector<std::string_view> fields;
+    copytext::split(line, fields);
+    std::string k;
+    for (int i : keys) {
+        k.append(fields.at(static_cast<size_t>(i)));
+        k += '\x1f';
+    }
+    return k;
+}
+
+/// The table a DDL statement names, when it is one that changes or removes a table.
+struct Ddl {
+    std::string verb; ///< TRUNCATE, ALTER, DROP, RENAME
+    TableRef table;
+};
+std::optional<Ddl> parseDdl(const std::string &sql, const std::string &defaultSchema)
+{
+    static const std::regex re(
+        R"(^\s*(?:/\*.*?\*/\s*)*(TRUNCATE|ALTER|DROP|RENAME)\s+(?:TABLE\s+)?(?:IF\s+EXISTS\s+)?(?:`([^`]+)`|(\w+))(?:\.(?:`([^`]+)`|(\w+)))?)",
+        std::regex::icase);
+    std::smatch m;
+    if (!std::regex_search(sql, m, re))
+        return std::nullopt;
+    Ddl d;
+    d.verb = m[1].str();
+    for (auto &c : d.verb)
+        c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    std::string first = m[2].matched ? m[2].str() : m[3].str();
+    std::string second = m[4].matched ? m[4].str() : m[5].str();
+    if (second.empty())
+        d.table = {defaultSchema, first};
+    else
+        d.table = {first, second};
+    return d;
+}
+
+} // namespace
+
+/// One batch in the making: whole transactions, per table, in binlog order.
+struct MysqlCdcPipeline::Stream {
+    struct Pending {
+        RowSet rows;
+        long long changes = 0;
+        bool truncate = false; ///< a TRUNCATE before the rows
+    };
+    std::map<Table *, Pending> tables;
+    long long rows = 0;
+    int transactions = 0;
+    binlog::Position end;     ///< end of the batch's last transaction
+    std::string gtid;         ///< its GTID, when the stream has them
+    std::int64_t version = 0; ///< its version
+    std::int64_t commitSeconds = 0;
+    std::chrono::steady_clock::time_point started;
+
+    bool empty() const { return transactions == 0; }
+};
+
+MysqlCdcPipeline::MysqlCdcPipeline(std::vector<TableJob> jobs, EngineObserver &observer)
+    : m_jobs(std::move(jobs)), m_observer(observer), m_pipeline(m_jobs.empty() ? "" : m_jobs.front().pipeline)
+{
+}
+
+MysqlCdcPipeline::~MysqlCdcPipeline() = default;
+
+std::uint32_t MysqlCdcPipeline::serverIdFor(const std::string &pipeline)
+{
+    std::uint32_t h = 2166136261u;
+    for (unsigned char c : pipeline) {
+        h ^= c;
+        h *= 16777619u;
+    }
+    return 0x44000000u | (h & 0x00FFFFFFu);
+}
+
+void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
+{
+    MysqlConnection loader = connectMysql(t.job.source);
+    loader.exec("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+    const auto &schema = t.source.schema;
+    std::vector<std::string> after;
+    std::optional<binlog::Position> streamFrom;
+    bool merge = false;
+    if (t.phase() == "load") {
+        after = t.position.value("after", std::vector<std::string>{});
+        if (t.position.contains("stream_from"))
+            streamFrom = binlog::Position{t.position["stream_from"].value("file", ""),
+                                          t.position["stream_from"].value("pos", std::uint64_t(0))};
+        merge = t.position.value("mode", "copy") == "merge";
+        t.loaded = t.position.value("rows", 0LL);
+    } else {
+        merge = !t.merger->targetEmpty();
+    }
+    std::string select = "SELECT ";
+    for (size_t i = 0; i < t.source.columns.size(); ++i)
+        select += (i ? ", " : "") + mysqlcatalog::selectExpr(t.source.columns[i]);
+    select += " FROM " + mysqlIdent(schema.table.schema) + "." + mysqlIdent(schema.table.name);
+    std::string order;
+    for (int k : schema.primaryKey)
+        order += (order.empty() ? "" : ", ") + mysqlIdent(t.source.columns[static_cast<size_t>(k)].name);
+    const long long chunk = t.job.spec.effectivePageSize();
+    auto session = createTargetSession(t.job.target, "driftless " + m_pipeline + " load");
+    auto merger = session->merger({m_pipeline, schema.table, t.job.targetName, Strategy::Cdc});
+    merger->prepare(schema);
+    m_observer.tableState(t.key, "backfilling",
+                          std::string("initial load") + (merge ? " (merging into existing rows)" : ""),
+                          Progress{t.loaded, schema.estimatedRows});
+    for (;;) {
+        if (stop.stop_requested())
+            throw Cancelled();
+        if (!after.empty()) {
+            std::string set = "SET ";
+            std::vector<std::optional<std::string>> params;
+            for (size_t i = 0; i < after.size(); ++i) {
+                set += (i ? ", @p" : "@p") + std::to_string(i + 1) + " = ?";
+                params.emplace_back(after[i]);
+            }
+            loader.execParams(set, params);
+        }
+        loader.exec("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY");
+        RowSet rows;
+        std::vector<std::string> last;
+        binlog::Position at;
+        try {
+            auto exact = mysqlcatalog::snapshotPosition(loader);
+            if (!exact)
+                throw Error(ErrorKind::Permanent,
+                            "endpoint '" + t.job.source.name +
+                                "': the server does not report the binlog position of a consistent snapshot "
+                                "(MariaDB does; MySQL 8 is not supported for change data capture yet)",
+                            {}, "use cursor sync for this source");
+            at = {exact->first, exact->second};
+            const std::int64_t version = versionOf(at);
+            std::string line;
+            loader.stream(select + (after.empty() ? "" : " WHERE " + mysqlcatalog::keysetAfter(t.source, schema.primaryKey, 1)) +
+                              " ORDER BY " + order + " LIMIT " + std::to_string(chunk),
+                          [&](const MysqlRowView &row) {
+                              line.clear();
+                              for (size_t i = 0; i < t.source.columns.size(); ++i) {
+                                  if (i)
+                                      line += '\t';
+                                  mysqlcatalog::appendValue(t.source, i, row, static_cast<unsigned>(i), line);
+                              }
+                              rows.append(line, ChangeOp::Insert, version);
+                              last.clear();
+                              for (int k : schema.primaryKey)
+                                  last.push_back(mysqlcatalog::paramText(t.source.columns[static_cast<size_t>(k)], row,
+                                                                         static_cast<unsigned>(k)));
+                          });
+            loader.exec("COMMIT");
+        } catch (...) {
+            try {
+                loader.exec("ROLLBACK");
+            } catch (const Error &) {
+            }
+            throw;
+        }
+        if (!streamFrom)
+            streamFrom = at;
+        const long long n = static_cast<long long>(rows.size());
+        if (n > 0) {
+            after = last;
+            json pos = {{"phase", "load"},
+                        {"after", after},
+                        {"stream_from", {{"file", streamFrom->file}, {"pos", streamFrom->offset}}},
+                        {"mode", merge ? "merge" : "copy"},
+                        {"rows", t.loaded + n}};
+            Checkpoint cp{pos.dump(), versionOf(at)};
+            ApplyResult r{n, 0, !merge};
+            session->begin();
+            try {
+                if (merge)
+                    r = merger->mergeInTransaction(rows);
+                else
+                    r.rowsWritten = merger->loadInTransaction(rows);
+                merger->writeCheckpointInTransaction(cp, r.rowsWritten);
+                session->commit();
+            } catch (...) {
+                session->rollback();
+                throw;
+            }
+            crashPoint("batch.after_commit");
+            t.position = pos;
+            t.loaded += n;
+            m_observer.batchApplied(t.key, r, cp, std::nullopt);
+            m_observer.tableState(t.key, "backfilling", "initial load", Progress{t.loaded, schema.estimatedRows});
+        }
+        if (n < chunk)
+            break;
+    }
+    // Streaming starts where the first chunk's snapshot stood.
+    json pos = {{"phase", "stream"}, {"file", streamFrom->file}, {"pos", streamFrom->offset}};
+    Checkpoint cp{pos.dump(), versionOf(*streamFrom)};
+    session->begin();
+    try {
+        // A load merged into existing rows (a re-snapshot): every row the source has now carries
+        // a version from this load's snapshots; older ones are rows the source no longer has.
+        if (merge) {
+            const long long removed = merger->deleteOlderInTransaction(cp.version);
+            if (removed)
+                m_observer.event("info", t.key, "resnapshot",
+                                 std::to_string(removed) + " rows the source no longer has were removed");
+        }
+        merger->writeCheckpointInTransaction(cp, 0);
+        session->commit();
+    } catch (...) {
+        session->rollback();
+        throw;
+    }
+    t.position = pos;
+    t.version = cp.version;
+    m_observer.event("info", t.key, "load_done",
+                     "initial load done: " + std::to_string(t.loaded) + " rows; streaming from " + streamFrom->file +
+                         ":" + std::to_string(streamFrom->offset));
+}
+
+void MysqlCdcPipeline::prepareTables()
+{
+    m_tables.clear();
+    MysqlConnection src = connectMysql(m_jobs.front().source);
+    std::string retention;
+    auto problems = binlogProblems(src, &retention);
+    for (const auto &p : problems) {
+        if (p.setting.find("expire") != std::string::npos)
+            continue; // a short retention is a warning (the doctor says it), not a stop
+        throw Error(ErrorKind::Permanent,
+                    "endpoint '" + m_jobs.front().source.name + "': " + p.setting + " is " + p.found +
+                        "; change data capture needs it changed",
+                    {}, p.fix);
+    }
+    for (const auto &j : m_jobs) {
+        auto t = std::make_unique<Table>();
+        t->job = j;
+        t->key = j.key();
+        t->source = mysqlcatalog::describeTable(src, j.spec.table);
+        if (!t->source.schema.hasPrimaryKey())
+            throw SchemaError("table " + j.spec.table.display() +
+                                  " has no primary key; change data capture merges by key and cannot run without one",
+                              "add a primary key on the source, or use strategy full_refresh");
+        m_tables.push_back(std::move(t));
+    }
+}
+
+void MysqlCdcPipeline::run(std::stop_token stop, Options options)
+{
+    if (m_jobs.empty())
+        return;
+    prepareTables();
+    auto session = createTargetSession(m_jobs.front().target, "driftless " + m_pipeline);
+    for (auto &t : m_tables) {
+        t->merger = session->merger({m_pipeline, t->job.spec.table, t->job.targetName, Strategy::Cdc});
+        t->merger->prepare(t->source.schema);
+        if (auto cp = t->merger->readCheckpoint()) {
+            t->position = json::parse(cp->position, nullptr, false);
+            t->version = cp->version;
+            if (t->position.is_discarded())
+                t->position = nullptr;
+        }
+        t->paused = options.paused && options.paused(t->job.spec.table);
+        if (t->paused)
+            m_observer.tableState(t->key, "paused", kPausedMessage, std::nullopt);
+    }
+    for (auto &t : m_tables) {
+        if (t->paused || t->phase() == "stream")
+            continue;
+        load(*t, stop);
+    }
+    stream(stop, options);
+}
+
+void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
+{
+    const Endpoint &src = m_jobs.front().source;
+    std::map<TableRef, Table *> byRef;
+    std::optional<binlog::Position> start;
+    for (auto &t : m_tables) {
+        byRef[t->job.spec.table] = t.get();
+        if (t->paused || t->phase() != "stream")
+            continue;
+        auto p = t->streamPosition();
+        if (!start || versionOf(p) < versionOf(*start))
+            start = p;
+    }
+    if (!start)
+        throw Error(ErrorKind::Permanent, "every table of pipeline " + m_pipeline + " is paused", {},
+                    "resume a table: driftless-cli resume " + m_pipeline + " TABLE");
+
+    const MysqlDsn dsn = MysqlDsn::parse(src.dsn);
+    MysqlReplicationOptions ro;
+    ro.host = dsn.host;
+    ro.port = static_cast<unsigned>(dsn.port);
+    ro.user = dsn.user;
+    ro.password = mysqlPasswordFor(src.dsn, dsn).value_or("");
+    ro.unixSocket = dsn.socket;
+    ro.tls = dsn.sslMode != "disabled" && dsn.sslMode != "preferred";
+    ro.tlsCa = dsn.sslCa;
+    ro.serverId = serverIdFor(m_pipeline);
+    ro.heartbeat = std::chrono::milliseconds(250);
+    MysqlReplicationConnection repl(ro);
+    ro.password.clear();
+    binlog::Decoder decoder;
+    for (const auto &[id, cs] : repl.collationCharsets())
+        decoder.setCollationCharset(id, cs);
+    decoder.setTableFilter([&](const binlog::TableMap &m) {
+        auto it = byRef.find(TableRef{m.schema, m.table});
+        return it != byRef.end() && !it->second->paused;
+    });
+    std::optional<binlog::Position> stopAt;
+    if (options.once)
+        stopAt = repl.currentPosition();
+    // A purged position is not ours to fix silently: say exactly how to start over.
+    auto withResnapshot = [&](const Error &e) {
+        const std::string what = e.what();
+        if (what.find("purged") == std::string::npos)
+            return;
+        throw Error(ErrorKind::Permanent, what, e.code(),
+                    "re-snapshot the pipeline: driftless-cli resnapshot " + m_pipeline +
+                        "; and keep binlogs longer than the pipeline may be stopped (binlog_expire_logs_seconds)");
+    };
+    try {
+        repl.start({*start, {}});
+    } catch (const Error &e) {
+        withResnapshot(e);
+        throw;
+    }
+    std::stop_callback onStop(stop, [&repl] { repl.stop(); });
+
+    auto session = createTargetSession(m_jobs.front().target, "driftless " + m_pipeline);
+    std::map<Table *, std::unique_ptr<Merger>> mergers;
+    for (auto &t : m_tables) {
+        mergers[t.get()] = session->merger({m_pipeline, t->job.spec.table, t->job.targetName, Strategy::Cdc});
+        mergers[t.get()]->prepare(t->source.schema);
+        if (!t->paused)
+            m_observer.tableState(t->key, "streaming", "", std::nullopt);
+    }
+    m_observer.event("info", m_tables.front()->key, "stream_started",
+                     "streaming the binlog from " + start->file + ":" + std::to_string(start->offset) +
+                         " as server_id " + std::to_string(ro.serverId));
+
+    // Per table: for each schema column, its index in the current TABLE_MAP (-1: not there).
+    std::vector<std::string> names;
+    auto layoutFor = [&](Table &t, const binlog::TableMap &m) -> const std::vector<int> * {
+        names.clear();
+        for (const auto &col : m.columns)
+            names.push_back(col.name);
+        if (!t.layout.empty() && names == t.mapNames)
+            return &t.layout;
+        if (!m.hasNames)
+            throw Error(ErrorKind::Permanent,
+                        "the binlog's table maps carry no column names (binlog_row_metadata is not FULL)", {},
+                        "SET GLOBAL binlog_row_metadata = 'FULL'; and in the server's config");
+        auto indexIn = [&](const mysqlcatalog::MysqlTable &st) {
+            std::vector<int> map(st.columns.size(), -1);
+            bool extra = false;
+            for (size_t e = 0; e < m.columns.size(); ++e) {
+                int i = st.schema.columnIndex(m.columns[e].name);
+                if (i < 0)
+                    extra = true;
+                else
+                    map[static_cast<size_t>(i)] = static_cast<int>(e);
+            }
+            return std::make_pair(map, extra);
+        };
+        auto [map, extra] = indexIn(t.source);
+        if (extra) {
+            // A column the source has now and the target lacks: read the table again and add it.
+            MysqlConnection c = connectMysql(t.job.source);
+            auto fresh = mysqlcatalog::describeTable(c, t.job.spec.table);
+            auto again = indexIn(fresh);
+            if (again.second) {
+                std::string names;
+                for (const auto &col : m.columns)
+                    if (fresh.schema.columnIndex(col.name) < 0)
+                        names += (names.empty() ? "" : ", ") + col.name;
+                t.paused = true;
+                const std::string msg = "the binlog has column(s) " + names + " of " + t.job.spec.table.display() +
+                                        " that the source table no longer has (dropped or renamed); the table is "
+                                        "paused; adapt the target, then re-snapshot: driftless-cli resnapshot " +
+                                        m_pipeline + " " + t.job.spec.table.display();
+                m_observer.tableState(t.key, "paused", msg, std::nullopt);
+                m_observer.event("error", t.key, "schema_change", msg);
+                return nullptr;
+            }
+            // Pending rows were flushed at the ALTER (they have the old layout).
+            mergers[&t]->prepare(fresh.schema);
+            std::string added;
+            for (const auto &col : fresh.schema.columns)
+                if (t.source.schema.columnIndex(col.name) < 0)
+                    added += (added.empty() ? "" : ", ") + col.name;
+            m_observer.event("info", t.key, "schema_change", "column(s) added on the source: " + added);
+            t.source = std::move(fresh);
+            map = again.first;
+        }
+        t.mapNames = names;
+        t.layout = std::move(map);
+        return &t.layout;
+    };
+
+    Stream batch;
+    std::string line, mask;
+    auto appendImage = [&](Table &t, const std::vector<int> &layout, const binlog::Image &img, ChangeOp op,
+                           std::int64_t version, RowSet &out) {
+        line.clear();
+        mask.assign(layout.size(), '0');
+        bool anyAbsent = false;
+        for (size_t i = 0; i < layout.size(); ++i) {
+            if (i)
+                line += '\t';
+            const int e = layout[i];
+            if (e < 0 || static_cast<size_t>(e) >= img.size()) {
+                // A column added after this event was written: an update keeps the target's
+                // value, an insert gets NULL (the column's default was not logged).
+                line += copytext::kNull;
+                if (op == ChangeOp::Update) {
+                    mask[i] = '1';
+                    anyAbsent = true;
+                }
+                continue;
+            }
+            const binlog::Value &v = img[static_cast<size_t>(e)];
+            switch (v.kind) {
+            case binlog::Value::Kind::Absent:
+                line += copytext::kNull;
+                mask[i] = '1';
+                anyAbsent = true;
+                break;
+            case binlog::Value::Kind::Null:
+                line += copytext::kNull;
+                break;
+            case binlog::Value::Kind::Text:
+            case binlog::Value::Kind::Invalid:
+                if (t.source.schema.columns[i].baseType == "bytea") {
+                    static const char *hex = "0123456789abcdef";
+                    line += "\\\\x";
+                    for (unsigned char ch : v.text) {
+                        line += hex[ch >> 4];
+                        line += hex[ch & 15];
+                    }
+                } else {
+                    copytext::escape(v.text, line);
+                }
+                break;
+            }
+        }
+        out.append(line, op, version, anyAbsent && op != ChangeOp::Delete ? std::string_view(mask) : std::string_view());
+    };
+
+    auto flush = [&] {
+        if (batch.empty())
+            return;
+        session->begin();
+        std::map<Table *, ApplyResult> results;
+        try {
+            for (auto &[t, p] : batch.tables) {
+                if (t->paused)
+                    continue;
+                auto &m = *mergers[t];
+                auto &res = results[t];
+                if (p.truncate) {
+                    long long n = m.truncateInTransaction();
+                    res.rowsWritten += n;
+                    m_observer.event("info", t->key, "truncate", "TRUNCATE replicated: " + std::to_string(n) +
+                                                                     " rows removed");
+                }
+                if (!p.rows.empty()) {
+                    p.rows.foldByKey(t->source.schema.primaryKey);
+                    auto r = m.mergeInTransaction(p.rows);
+                    res.rowsInBatch += p.changes;
+                    res.rowsWritten += r.rowsWritten;
+                    res.partialRowsMissing += r.partialRowsMissing;
+                }
+            }
+            // Every streaming table's checkpoint moves to the batch's end, changed or not: a
+            // restart never re-reads what was applied (or skipped as not ours).
+            json pos = {{"phase", "stream"}, {"file", batch.end.file}, {"pos", batch.end.offset}};
+            if (!batch.gtid.empty())
+                pos["gtid"] = batch.gtid;
+            for (auto &t : m_tables) {
+                if (t->paused || t->phase() != "stream" || versionOf(t->streamPosition()) >= versionOf(batch.end))
+                    continue;
+                mergers[t.get()]->writeCheckpointInTransaction({pos.dump(), batch.version},
+                                                               results.count(t.get()) ? results[t.get()].rowsWritten : 0);
+            }
+            crashPoint("merge.before_commit");
+            session->commit();
+        } catch (...) {
+            session->rollback();
+            throw;
+        }
+        crashPoint("batch.after_commit");
+        json pos = {{"phase", "stream"}, {"file", batch.end.file}, {"pos", batch.end.offset}};
+        if (!batch.gtid.empty())
+            pos["gtid"] = batch.gtid;
+        const std::int64_t fresh = batch.commitSeconds * 1000;
+        for (auto &t : m_tables) {
+            if (t->paused || t->phase() != "stream" || versionOf(t->streamPosition()) >= versionOf(batch.end))
+                continue;
+            t->position = pos;
+            t->version = batch.version;
+            auto it = results.find(t.get());
+            m_observer.batchApplied(t->key, it == results.end() ? ApplyResult{} : it->second,
+                                    {pos.dump(), batch.version}, fresh);
+            if (it != results.end() && it->second.partialRowsMissing)
+                m_observer.event("warn", t->key, "partial_rows",
+                                 std::to_string(it->second.partialRowsMissing) +
+                                     " updated rows with values the binlog did not carry are missing in the target; "
+                                     "reconcile the table");
+        }
+        batch = Stream{};
+    };
+
+    bool inTxn = false;
+    binlog::Position txnStart;
+    std::int64_t txnVersion = 0;
+    std::set<Table *> txnTables; ///< tables this transaction is applied to
+    auto lastIdleSave = std::chrono::steady_clock::now();
+    auto lastFresh = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+    binlog::Position lastSaved = *start;
+    auto applies = [&](Table &t) {
+        return !t.paused && t.phase() == "stream" && txnVersion >= versionOf(t.streamPosition());
+    };
+
+    while (!stop.stop_requested()) {
+        const binlog::Position before = decoder.position();
+        std::optional<std::string_view> raw;
+        try {
+            raw = repl.next();
+        } catch (const Error &e) {
+            withResnapshot(e);
+            throw;
+        }
+        if (!raw)
+            break;
+        binlog::Event ev = decoder.decode(*raw);
+        const auto *rows = std::get_if<binlog::Rows>(&ev.body);
+        const auto *query = std::get_if<binlog::Query>(&ev.body);
+        const bool begins = std::holds_alternative<binlog::Gtid>(ev.body) ||
+                            std::holds_alternative<binlog::MysqlGtid>(ev.body) || (query && query->isBegin()) ||
+                            std::holds_alternative<binlog::TableMap>(ev.body) || rows;
+        if (!inTxn && (begins || (query && !query->isCommit()))) {
+            inTxn = true;
+            txnStart = before;
+            txnVersion = versionOf(txnStart);
+            if (batch.empty() && batch.tables.empty())
+                batch.started = std::chrono::steady_clock::now();
+        }
+        if (rows && !rows->skipped) {
+            rows->throwIfInvalid();
+            auto it = byRef.find(TableRef{rows->table->schema, rows->table->table});
+            if (it != byRef.end() && applies(*it->second)) {
+                Table &t = *it->second;
+                const std::vector<int> *layout = layoutFor(t, *rows->table);
+                if (layout) {
+                    auto &p = batch.tables[&t];
+                    for (const auto &change : rows->rows) {
+                        switch (rows->op) {
+                        case binlog::RowOp::Insert:
+                            appendImage(t, *layout, change.after, ChangeOp::Insert, txnVersion, p.rows);
+                            break;
+                        case binlog::RowOp::Delete:
+                            appendImage(t, *layout, change.before, ChangeOp::Delete, txnVersion, p.rows);
+                            break;
+                        case binlog::RowOp::Update: {
+                            // A changed primary key is a delete of the old key and an insert.
+                            RowSet probe;
+                            appendImage(t, *layout, change.before, ChangeOp::Delete, txnVersion, probe);
+                            appendImage(t, *layout, change.after, ChangeOp::Update, txnVersion, probe);
+                            if (keyOf(probe.line(0), t.source.schema.primaryKey) !=
+                                keyOf(probe.line(1), t.source.schema.primaryKey))
+                                p.rows.append(probe.line(0), ChangeOp::Delete, txnVersion);
+                            p.rows.append(probe.line(1), ChangeOp::Update, txnVersion, probe.unchangedMask(1));
+                            break;
+                        }
+                        }
+                        ++p.changes;
+                        ++batch.rows;
+                    }
+                    txnTables.insert(&t);
+                }
+            }
+        }
+        if (query && !query->isBegin() && !query->isCommit() && !query->isRollback()) {
+            if (auto ddl = parseDdl(query->sql, query->schema)) {
+                auto it = byRef.find(ddl->table);
+                if (it != byRef.end() && applies(*it->second)) {
+                    Table &t = *it->second;
+                    if (ddl->verb == "TRUNCATE") {
+                        // Rows staged before the TRUNCATE go first; the TRUNCATE starts a batch.
+                        if (!batch.tables.empty() && batch.transactions > 0)
+                            flush();
+                        batch.tables[&t].truncate = true;
+                        batch.tables[&t].rows.clear();
+                    } else if (ddl->verb == "DROP" || ddl->verb == "RENAME") {
+                        t.paused = true;
+                        const std::string msg = "the source ran `" + query->sql.substr(0, 200) +
+                                                "`; the table is paused; re-snapshot it once the source has it again: "
+                                                "driftless-cli resnapshot " +
+                                                m_pipeline + " " + t.job.spec.table.display();
+                        m_observer.tableState(t.key, "paused", msg, std::nullopt);
+                        m_observer.event("error", t.key, "schema_change", msg);
+                    }
+                    else if (ddl->verb == "ALTER") {
+                        // The next TABLE_MAP shows the new layout (an added column is added to
+                        // the target then); rows staged with the old one go first. The DDL is a
+                        // group of its own, so the batch holds only whole transactions here.
+                        flush();
+                        t.layout.clear();
+                    }
+                }
+            }
+        }
+        if (ev.endsTransaction && inTxn) {
+            inTxn = false;
+            txnTables.clear();
+            ++batch.transactions;
+            batch.end = decoder.position();
+            batch.gtid = decoder.committedGtid() ? decoder.committedGtid()->text() : std::string();
+            batch.version = txnVersion;
+            batch.commitSeconds = ev.header.timestamp;
+            if (batch.rows >= kBatchRows || std::chrono::steady_clock::now() - batch.started >= kBatchAge) {
+                flush();
+                lastSaved = decoder.position();
+            }
+        }
+        const bool heartbeat = std::holds_alternative<binlog::Heartbeat>(ev.body);
+        if (heartbeat && !inTxn) {
+            // Idle: apply what is pending, then the target is as fresh as the source now.
+            if (!batch.empty()) {
+                flush();
+                lastSaved = decoder.position();
+            }
+            const auto now = std::chrono::steady_clock::now();
+            if (now - lastFresh >= std::chrono::seconds(1)) {
+                lastFresh = now;
+                for (auto &t : m_tables)
+                    if (!t->paused && t->phase() == "stream")
+                        m_observer.batchApplied(t->key, {}, {t->position.dump(), t->version}, StateStore::nowMs());
+            }
+            // Keep positions near the binlog's end while our tables see no writes, so a restart
+            // does not start in a file the server has purged since.
+            const binlog::Position here = decoder.position();
+            if (now - lastIdleSave >= kIdleSave && !here.file.empty() && versionOf(here) > versionOf(lastSaved)) {
+                lastIdleSave = now;
+                batch.end = here;
+                batch.version = versionOf(here);
+                batch.transactions = 1;
+                batch.commitSeconds = StateStore::nowMs() / 1000;
+                flush();
+                lastSaved = here;
+            }
+            if (stopAt && versionOf(here) >= versionOf(*stopAt))
+                break;
+        }
+        if (stopAt && !inTxn && !decoder.position().file.empty() && versionOf(decoder.position()) >= versionOf(*stopAt)) {
+            flush();
+            break;
+        }
+        if (options.paused) {
+            // A pause or resume asked for while streaming: a pause stops applying at once; a
+            // resume restarts the pipeline so the stream reads from the table's position again.
+            for (auto &t : m_tables) {
+                const bool want = options.paused(t->job.spec.table);
+                if (want && !t->paused && !inTxn) {
+                    flush();
+                    t->paused = true;
+                    m_observer.tableState(t->key, "paused", kPausedMessage, std::nullopt);
+                } else if (!want && t->paused && !inTxn && t->phase() == "stream") {
+                    flush();
+                    // Returning restarts the pipeline (the scheduler runs it again at once).
+                    m_observer.event("info", t->key, "resumed",
+                                     "resumed: reading its binlog changes from " + t->streamPosition().file + ":" +
+                                         std::to_string(t->streamPosition().offset));
+                    return;
+                }
+            }
+        }
+    }
+    if (!inTxn)
+        flush();
+}
+
+} // namespace driftless::core

@@ -1,0 +1,79 @@
+#pragma once
+
+#include "core/engine/observer.h"
+#include "core/engine/tablesync.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stop_token>
+#include <vector>
+
+namespace driftless::core {
+
+/// Change data capture for the CDC tables of one pipeline from a MariaDB (or MySQL) source: an
+/// initial load in primary-key chunks, then the binlog, read over a replication connection
+/// (MysqlReplicationConnection) and decoded by our own decoder (binlog::Decoder), applied in
+/// micro-batches of whole transactions.
+///
+/// The promises, and how they are kept:
+/// - P1 no loss: a batch's changes to every table and every table's checkpoint (binlog file,
+///   offset and GTID at the end of the batch's last transaction) commit in one target
+///   transaction. The binlog is not acknowledged to the server (a replica holds nothing there):
+///   retention is the server's, and the doctor warns when it is short.
+/// - P2/P3: a change's version is the binlog position where its transaction starts (2^52 + file
+///   sequence × 2^32 + offset, docs/type-mapping.md), so later transactions always win; batches
+///   hold whole transactions in binlog (= commit) order; a restart skips transactions a table
+///   already has; the guarded merge makes any replay harmless.
+/// - P4 fail closed: purged binlog (re-snapshot offered), a second reader with the same
+///   server_id, binlog settings that would lose data (not ROW, not FULL row image or metadata):
+///   the pipeline stops with the reason and what to do. A column added on the source is added to
+///   the target; a dropped or renamed column, or a table dropped or renamed, pauses the table
+///   with the reason.
+///
+/// Initial load: each chunk is read in its own consistent snapshot whose exact binlog position
+/// MariaDB reports; the rows carry that position as version and the stream starts at the first
+/// chunk's position. A change replayed from before a chunk's snapshot is older than the rows the
+/// chunk copied and the guard refuses it; a later one wins. A load interrupted by a crash goes
+/// on at its next chunk.
+///
+/// Pause: a paused table's changes are not applied and its position stops; the stream goes on
+/// for the others. On Resume run() returns; run again, it reads from the paused table's
+/// position (the binlog must still hold it, else the purge is reported and a re-snapshot
+/// offered), skipping for the other tables what they already have.
+class MysqlCdcPipeline {
+public:
+    /// `jobs` are the pipeline's CDC tables (same source and target).
+    MysqlCdcPipeline(std::vector<TableJob> jobs, EngineObserver &observer);
+    ~MysqlCdcPipeline();
+
+    struct Options {
+        /// Load what needs loading, stream until everything committed on the source when the
+        /// stream started is applied, then return.
+        bool once = false;
+        /// Whether a DBA paused a table (asked about once per event between transactions);
+        /// empty: none is.
+        std::function<bool(const TableRef &)> paused;
+    };
+    /// Runs until stopped (or caught up, with `once`), or returns early when a paused table was
+    /// resumed (run it again: the stream then starts from that table's position). Throws Error.
+    void run(std::stop_token stop, Options options);
+
+    /// The server_id the pipeline's binlog reader registers with: derived from the pipeline's
+    /// name, in a range real servers rarely use (0x44000000 + 24 bits).
+    static std::uint32_t serverIdFor(const std::string &pipeline);
+
+private:
+    struct Table;
+    struct Stream;
+    void prepareTables();
+    void load(Table &t, std::stop_token stop);
+    void stream(std::stop_token stop, Options options);
+
+    std::vector<TableJob> m_jobs;
+    EngineObserver &m_observer;
+    std::string m_pipeline;
+    std::vector<std::unique_ptr<Table>> m_tables;
+};
+
+} // namespace driftless::core
