@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Runs the Driftless benchmarks B1, B5, B6, B7, B8, B10 and B11 against their baselines, side by side on
+# Runs the Driftless benchmarks B1, B3, B5, B6, B7, B8, B9, B10 and B11 against their baselines, side by side on
 # throwaway servers, and prints one line per figure (format: reference/benchmarks.md):
 #
 #   B1 rows_per_s=... baseline_rows_per_s=... ratio=... peak_rss_mb=... case=... rows=... ...
 #
-# usage: tests/bench/run_all.sh [--rows N] [--runs K] [--build DIR] [--only B1,B5,B6,B7,B8,B10,B11]
+# usage: tests/bench/run_all.sh [--rows N] [--runs K] [--build DIR] [--only B1,B3,B5,B6,B7,B8,B9,B10,B11]
 #                               [--servers ENVFILE]
 #   --rows N          rows in bench.t (default 1000000); B8 scales its workloads with it; B11
 #                     re-backfills a table of that many rows
@@ -23,7 +23,7 @@ repo=$(cd "$here/../.." && pwd)
 ROWS=1000000
 RUNS=5
 BUILD=
-ONLY=B1,B5,B6,B7,B8,B10,B11
+ONLY=B1,B3,B5,B6,B7,B8,B9,B10,B11
 SERVERS_ENV=
 RUNS_GIVEN=
 
@@ -43,7 +43,7 @@ done
 [[ $RUNS =~ ^[0-9]+$ && $RUNS -ge 1 ]] || { echo "run_all.sh: --runs must be a number >= 1" >&2; exit 2; }
 ONLY=${ONLY^^}
 for b in ${ONLY//,/ }; do
-  [[ $b =~ ^B(1|5|6|7|8|10|11)$ ]] || { echo "run_all.sh: unknown benchmark '$b' (B1, B5, B6, B7, B8, B10, B11)" >&2; exit 2; }
+  [[ $b =~ ^B(1|3|5|6|7|8|9|10|11)$ ]] || { echo "run_all.sh: unknown benchmark '$b' (B1, B3, B5, B6, B7, B8, B9, B10, B11)" >&2; exit 2; }
 done
 selected() { [[ ,$ONLY, == *,$1,* ]]; }
 
@@ -51,6 +51,8 @@ selected() { [[ ,$ONLY, == *,$1,* ]]; }
 source "$here/lib.sh"
 # shellcheck source=b1_backfill.sh
 source "$here/b1_backfill.sh"
+# shellcheck source=b3_b9_mysql.sh
+source "$here/b3_b9_mysql.sh"
 # shellcheck source=b5_sqlite.sh
 source "$here/b5_sqlite.sh"
 # shellcheck source=b6_merge.sh
@@ -93,7 +95,7 @@ CLI=$BUILD/app/driftless-cli
 [[ -x $CLI ]] || die "no $CLI after the build"
 
 BENCH_DRIVER=
-if selected B6; then
+if selected B6 || selected B9; then
   if cmake --build "$BUILD" --target help 2>/dev/null | grep -qw 'driftless-bench'; then
     log "building driftless-bench in $BUILD"
     cmake --build "$BUILD" --target driftless-bench >/dev/null || die "building driftless-bench failed"
@@ -156,10 +158,12 @@ fi
 
 t_start=$EPOCHREALTIME
 selected B1 && bench_b1
+selected B3 && bench_b3
 selected B5 && bench_b5
 selected B6 && bench_b6
 selected B7 && bench_b7
 selected B8 && bench_b8
+selected B9 && bench_b9
 selected B10 && bench_b10
 selected B11 && bench_b11
 
