@@ -708,7 +708,9 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
     TableContext ctx;
     ctx.job = job;
     if (job.source.kind != EndpointKind::Postgres)
-        throw Error(ErrorKind::Permanent, "only Postgres sources can be reconciled by this version");
+        throw Error(ErrorKind::Permanent,
+                    "endpoint '" + job.source.name + "': only Postgres sources can be reconciled by this version", {},
+                    "for a MariaDB/MySQL source, compare counts by hand, or re-snapshot the table to be sure");
     PgConnection src = connectPostgres(job.source, "driftless reconcile");
     ctx.schema = pgcatalog::describeTable(src, job.spec.table).withoutGenerated();
     if (!ctx.schema.hasPrimaryKey())

@@ -99,6 +99,11 @@ BackfillTarget openBackfillTarget(const Workspace &ws, const std::string &pipeli
             continue;
         if (j.spec.strategy != Strategy::Cdc)
             throw ConfigError(ref.display() + " uses " + std::string(toString(j.spec.strategy)) + ", " + notCdc);
+        if (j.source.kind != EndpointKind::Postgres)
+            throw Error(ErrorKind::Permanent,
+                        "re-backfilling a table while its pipeline streams is for Postgres sources in this version",
+                        {}, "re-snapshot it instead (with the sync stopped): driftless-cli resnapshot " + pipeline +
+                                " " + ref.display());
         BackfillTarget t;
         t.out.key = {pipeline, ref, Strategy::Cdc};
         PgConnection source = connectPostgres(j.source, "driftless backfill");
