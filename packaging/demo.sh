@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The demo, in one command: installs what is missing, builds, starts a sandbox (a local
-# Postgres source `app` with plans, events and orders under a steady write load; a Postgres
-# target `dw` and a SQLite target), applies the demo workspace and runs the sync, showing
+# Postgres source `app` with plans, events and orders and a local MariaDB source `shop` with
+# customers and orders, both under a steady write load; a Postgres target `dw` and a SQLite
+# target), applies the demo workspace and runs the sync, showing
 # status: the desktop app when a display is available, `driftless-cli run` otherwise.
 # Ctrl+C (or closing the window) stops the sync and the sandbox; its data is kept for next time.
 #
@@ -27,6 +28,8 @@ BIN="$ROOT/build/dev/app"
 echo "driftless demo: starting the sandbox in $SANDBOX"
 port=$(bash "$ROOT/resources/demo/sandbox.sh" start "$SANDBOX")
 export PGPASSFILE="$SANDBOX/pgpass"
+MYSQL_PWD=$(cat "$SANDBOX/mypw")
+export MYSQL_PWD
 STATE="$SANDBOX/workspace.db"
 
 load_pid=
@@ -44,6 +47,7 @@ bash "$ROOT/resources/demo/load.sh" "$SANDBOX" &
 load_pid=$!
 
 echo "driftless demo: source app and target dw on 127.0.0.1:$port (user driftless, password in $PGPASSFILE);"
+echo "                MariaDB source shop on 127.0.0.1:$(cat "$SANDBOX/myport") (user driftless, password in $SANDBOX/mypw);"
 echo "                SQLite target $SANDBOX/replica.db; workspace $STATE"
 if [[ $force_cli == 0 && -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" && -x "$BIN/gui/driftless" ]]; then
   "$BIN/gui/driftless" --state "$STATE" --run
