@@ -1,5 +1,6 @@
 #include "core/engine/connect.h"
 
+#include "core/mergers/mysqlmerger.h"
 #include "core/mergers/pgmerger.h"
 #include "core/mergers/sqlitemerger.h"
 #include "core/model/error.h"
@@ -40,9 +41,7 @@ std::unique_ptr<Merger> createMerger(const Endpoint &target, const MergeTarget &
         return std::make_unique<SqliteMerger>(target.path, mt);
     }
     case EndpointKind::Mysql:
-        throw Error(ErrorKind::Permanent,
-                    "endpoint '" + target.name + "': MySQL/MariaDB targets are not supported by this version yet",
-                    {}, "use a Postgres or SQLite target for now");
+        return std::make_unique<MysqlMerger>(connectMysql(target), mt);
     }
     throw Error(ErrorKind::Permanent, "unknown endpoint kind");
 }
@@ -55,11 +54,9 @@ std::unique_ptr<TargetSession> createTargetSession(const Endpoint &target, const
     case EndpointKind::Sqlite:
         return std::make_unique<SqliteTargetSession>(target.path);
     case EndpointKind::Mysql:
-        break;
+        return std::make_unique<MysqlTargetSession>(connectMysql(target));
     }
-    throw Error(ErrorKind::Permanent,
-                "endpoint '" + target.name + "': MySQL/MariaDB targets are not supported by this version yet", {},
-                "use a Postgres or SQLite target for now");
+    throw Error(ErrorKind::Permanent, "unknown endpoint kind");
 }
 
 } // namespace driftless::core

@@ -74,7 +74,8 @@ std::string TargetName::display() const
 TargetName resolveTargetName(const PipelineSpec &p, const TableSpec &t, EndpointKind targetKind)
 {
     std::string name = t.targetTable.value_or(t.table.name);
-    if (targetKind == EndpointKind::Sqlite)
+    // SQLite has no schemas; a MySQL target's database is the one its DSN names.
+    if (targetKind == EndpointKind::Sqlite || targetKind == EndpointKind::Mysql)
         return {"", name};
     return {p.targetSchema.value_or(t.table.schema), name};
 }

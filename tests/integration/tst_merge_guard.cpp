@@ -1,12 +1,14 @@
 // The guarded merge (P2, P3): an older change never overwrites or deletes a newer row, deletes
 // leave tombstones so older inserts cannot resurrect rows, replays change nothing, and a batch
-// commits atomically with its checkpoint. Run against both targets: Postgres and SQLite.
+// commits atomically with its checkpoint. Run against every target: Postgres, SQLite and MariaDB.
 
 #include "core/db/pgcatalog.h"
 #include "core/db/sqlitedb.h"
+#include "core/mergers/mysqlmerger.h"
 #include "core/mergers/pgmerger.h"
 #include "core/mergers/sqlitemerger.h"
 #include "core/model/error.h"
+#include "tests/support/mysqltestdb.h"
 #include "tests/support/testsupport.h"
 
 #include <gtest/gtest.h>
@@ -88,6 +90,29 @@ private:
     TempDir m_dir;
 };
 
+class MysqlTarget : public Target {
+public:
+    MysqlTarget() : m_db("guard_tgt") {}
+    std::unique_ptr<Merger> merger() override
+    {
+        return std::make_unique<MysqlMerger>(m_db.connect(), MergeTarget{"p", {"public", "items"}, {"", "items"},
+                                                                          Strategy::Cursor});
+    }
+    Table rows() override
+    {
+        auto c = m_db.connect();
+        auto r = c.query("SELECT id, COALESCE(val, '<null>'), _driftless_version FROM items ORDER BY id");
+        Table t;
+        for (size_t i = 0; i < r.size(); ++i)
+            t[std::stoll(r.text(i, 0))] = {r.text(i, 1), std::stoll(r.text(i, 2))};
+        return t;
+    }
+    long long tombstones() override { return std::stoll(m_db.scalar("SELECT COUNT(*) FROM _driftless_tomb_items")); }
+
+private:
+    MyTestDb m_db;
+};
+
 TableSchema itemsSchema()
 {
     // Described from a real source table, as the engine does.
@@ -121,6 +146,8 @@ protected:
     {
         if (GetParam() == "postgres")
             target = std::make_unique<PgTarget>();
+        else if (GetParam() == "mariadb")
+            target = std::make_unique<MysqlTarget>();
         else
             target = std::make_unique<SqliteTarget>();
         merger = target->merger();
@@ -253,5 +280,5 @@ TEST_P(MergeGuard, directLoadFallsBackToTheMergeWhenKeysExist)
     EXPECT_TRUE(merger->apply(fresh).direct);
 }
 
-INSTANTIATE_TEST_SUITE_P(Targets, MergeGuard, ::testing::Values("postgres", "sqlite"),
+INSTANTIATE_TEST_SUITE_P(Targets, MergeGuard, ::testing::Values("postgres", "sqlite", "mariadb"),
                          [](const auto &info) { return info.param; });

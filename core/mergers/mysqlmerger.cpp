@@ -1,0 +1,604 @@
+#include "core/mergers/mysqlmerger.h"
+
+#include "core/db/copytext.h"
+#include "core/model/error.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+
+namespace driftless::core {
+
+namespace {
+
+constexpr const char *kVersion = "`_driftless_version`";
+constexpr const char *kOp = "`_driftless_op`";
+constexpr const char *kMask = "`_driftless_mask`";
+/// A multi-row INSERT is sent once its text passes this size (well under max_allowed_packet).
+constexpr size_t kStatementBytes = 4 << 20;
+
+constexpr const char *kCheckpoints = R"sql(
+CREATE TABLE IF NOT EXISTS `_driftless_checkpoints` (
+    pipeline VARCHAR(190) NOT NULL,
+    source_table VARCHAR(400) NOT NULL,
+    target_table VARCHAR(400) NOT NULL,
+    strategy VARCHAR(32) NOT NULL,
+    position LONGTEXT NOT NULL,
+    version BIGINT NOT NULL,
+    rows_applied BIGINT NOT NULL DEFAULT 0,
+    batches BIGINT NOT NULL DEFAULT 0,
+    updated_at DATETIME(6) NOT NULL,
+    request VARCHAR(255) NULL,
+    PRIMARY KEY (pipeline, source_table)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin)sql";
+
+// ON DUPLICATE KEY UPDATE assigns left to right and later assignments see the new values, so
+// `position` is decided before `version` moves.
+constexpr const char *kUpsertCheckpoint = R"sql(
+INSERT INTO `_driftless_checkpoints` (pipeline, source_table, target_table, strategy, position, version,
+                                      rows_applied, batches, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, 1, UTC_TIMESTAMP(6))
+ON DUPLICATE KEY UPDATE
+    target_table = VALUES(target_table),
+    strategy = VALUES(strategy),
+    position = IF(VALUES(version) >= version, VALUES(position), position),
+    version = GREATEST(version, VALUES(version)),
+    rows_applied = rows_applied + VALUES(rows_applied),
+    batches = batches + 1,
+    updated_at = VALUES(updated_at))sql";
+
+constexpr const char *kStrictSession =
+    "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,"
+    "NO_ENGINE_SUBSTITUTION', time_zone = '+00:00'";
+
+/// A bookkeeping table name within MySQL's 64-character limit: long names keep a readable
+/// prefix and a hash of the whole name.
+std::string bookkeepingName(const std::string &prefix, const std::string &table)
+{
+    std::string name = prefix + table;
+    if (name.size() <= 64)
+        return name;
+    std::uint32_t h = 2166136261u;
+    for (unsigned char c : table)
+        h = (h ^ c) * 16777619u;
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", h);
+    return prefix + table.substr(0, 64 - prefix.size() - 9) + "_" + hex;
+}
+
+/// Rolls back unless committed; the merger's statements run on one connection.
+class Tx {
+public:
+    explicit Tx(MysqlConnection &c) : m_c(c) { m_c.exec("START TRANSACTION"); }
+    ~Tx()
+    {
+        if (!m_done) {
+            try {
+                m_c.exec("ROLLBACK");
+            } catch (...) {
+            }
+        }
+    }
+    void commit()
+    {
+        m_c.exec("COMMIT");
+        m_done = true;
+    }
+
+private:
+    MysqlConnection &m_c;
+    bool m_done = false;
+};
+
+} // namespace
+
+void MysqlMerger::configureSession(MysqlConnection &conn) { conn.exec(kStrictSession); }
+
+MysqlMerger::MysqlMerger(MysqlConnection conn, MergeTarget target)
+    : MysqlMerger(std::make_shared<MysqlConnection>(std::move(conn)), std::move(target))
+{
+    configureSession(*m_conn);
+}
+
+MysqlMerger::MysqlMerger(std::shared_ptr<MysqlConnection> conn, MergeTarget target)
+    : m_conn(std::move(conn)), m_target(std::move(target)), m_table(mysqlIdent(m_target.target.name)),
+      m_textCollation(m_conn->isMariaDb() ? "utf8mb4_nopad_bin" : "utf8mb4_0900_bin")
+{
+}
+
+MysqlTargetSession::MysqlTargetSession(MysqlConnection conn)
+    : m_conn(std::make_shared<MysqlConnection>(std::move(conn)))
+{
+    MysqlMerger::configureSession(*m_conn);
+}
+
+void MysqlTargetSession::rollback() noexcept
+{
+    try {
+        m_conn->exec("ROLLBACK");
+    } catch (...) {
+    }
+}
+
+std::string MysqlMerger::describeTarget() const { return m_conn->dsn().display() + " " + m_target.target.name; }
+std::string MysqlMerger::tombstoneTable() const { return mysqlIdent(bookkeepingName("_driftless_tomb_", m_target.target.name)); }
+std::string MysqlMerger::stagingTable() const { return mysqlIdent(bookkeepingName("_driftless_stage_", m_target.target.name)); }
+std::string MysqlMerger::seenTable() const { return mysqlIdent(bookkeepingName("_driftless_seen_", m_target.target.name)); }
+
+long long MysqlMerger::rowCount() { return std::stoll(m_conn->scalar("SELECT ROW_COUNT()").value_or("0")); }
+
+std::string MysqlMerger::keyJoin(const std::string &a, const std::string &b) const
+{
+    std::string on;
+    for (int k : m_source.primaryKey) {
+        auto q = mysqlIdent(m_source.columns[static_cast<size_t>(k)].name);
+        on += (on.empty() ? "" : " AND ") + a + "." + q + " = " + b + "." + q;
+    }
+    return on;
+}
+
+std::string MysqlMerger::columnDdl(size_t i, bool forStaging) const
+{
+    const auto &c = m_source.columns[i];
+    const auto &t = m_types[i];
+    std::string ddl = mysqlIdent(c.name) + " " + t.declared;
+    if (t.declared.find("CHAR") != std::string::npos || t.declared.find("TEXT") != std::string::npos)
+        ddl += " CHARACTER SET utf8mb4 COLLATE " + m_textCollation;
+    if (c.notNull && !forStaging)
+        ddl += " NOT NULL";
+    return ddl;
+}
+
+void MysqlMerger::ensureTable()
+{
+    m_conn->exec(kCheckpoints);
+    auto have = m_conn->query("SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND "
+                              "TABLE_NAME = ?",
+                              {m_target.target.name});
+    auto has = [&](const std::string &n) {
+        return std::any_of(have.rows.begin(), have.rows.end(), [&](const auto &r) { return r[0] && *r[0] == n; });
+    };
+    std::string pk;
+    for (int k : m_source.primaryKey)
+        pk += (pk.empty() ? "" : ", ") + mysqlIdent(m_source.columns[static_cast<size_t>(k)].name);
+    if (have.empty()) {
+        std::string ddl = "CREATE TABLE IF NOT EXISTS " + m_table + " (";
+        for (size_t i = 0; i < m_source.columns.size(); ++i)
+            ddl += columnDdl(i, false) + ", ";
+        ddl += std::string(kVersion) + " BIGINT NOT NULL DEFAULT 0";
+        if (!pk.empty())
+            ddl += ", PRIMARY KEY (" + pk + ")";
+        m_conn->exec(ddl + ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4");
+    } else {
+        if (!has("_driftless_version"))
+            throw SchemaError("target table " + m_target.target.name + " in " + m_conn->dsn().display() +
+                                  " exists but is not managed by Driftless (no _driftless_version column)",
+                              "drop or rename it, or set target_table to another name");
+        for (size_t i = 0; i < m_source.columns.size(); ++i)
+            if (!has(m_source.columns[i].name))
+                m_conn->exec("ALTER TABLE " + m_table + " ADD COLUMN " + columnDdl(i, true));
+    }
+    if (m_source.hasPrimaryKey()) {
+        std::string keys;
+        for (int k : m_source.primaryKey)
+            keys += columnDdl(static_cast<size_t>(k), false) + ", ";
+        m_conn->exec("CREATE TABLE IF NOT EXISTS " + tombstoneTable() + " (" + keys + kVersion +
+                     " BIGINT NOT NULL, PRIMARY KEY (" + pk + ")) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4");
+        m_conn->exec("CREATE TABLE IF NOT EXISTS " + seenTable() + " (" + keys + "PRIMARY KEY (" + pk +
+                     ")) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4");
+    }
+}
+
+void MysqlMerger::ensureStaging()
+{
+    if (m_stagingReady)
+        return;
+    // TEMPORARY: private to this connection, and creating or dropping it commits nothing.
+    m_conn->exec("DROP TEMPORARY TABLE IF EXISTS " + stagingTable());
+    std::string ddl = "CREATE TEMPORARY TABLE " + stagingTable() + " (";
+    for (size_t i = 0; i < m_source.columns.size(); ++i)
+        ddl += columnDdl(i, true) + ", ";
+    ddl += std::string(kVersion) + " BIGINT NOT NULL, " + kOp + " CHAR(1) NOT NULL, " + kMask + " VARCHAR(4096) NULL";
+    std::string pk;
+    for (int k : m_source.primaryKey)
+        pk += (pk.empty() ? "" : ", ") + mysqlIdent(m_source.columns[static_cast<size_t>(k)].name);
+    if (!pk.empty())
+        ddl += ", PRIMARY KEY (" + pk + ")";
+    m_conn->exec(ddl + ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4");
+    m_stagingReady = true;
+}
+
+void MysqlMerger::buildSql()
+{
+    m_columnList.clear();
+    for (const auto &c : m_source.columns)
+        m_columnList += mysqlIdent(c.name) + ", ";
+    m_stagingReady = false;
+}
+
+void MysqlMerger::prepare(const TableSchema &source)
+{
+    m_source = source;
+    m_types.clear();
+    for (size_t i = 0; i < source.columns.size(); ++i) {
+        const bool key = std::find(source.primaryKey.begin(), source.primaryKey.end(), static_cast<int>(i)) !=
+                         source.primaryKey.end();
+        m_types.push_back(mysqlColumnFor(source.columns[i], key));
+    }
+    ensureTable();
+    buildSql();
+}
+
+void MysqlMerger::addMissingColumns(const TableSchema &source) { prepare(source); }
+
+std::optional<Checkpoint> MysqlMerger::readCheckpoint()
+{
+    auto r = m_conn->query("SELECT position, version FROM `_driftless_checkpoints` WHERE pipeline = ? AND "
+                           "source_table = ?",
+                           {m_target.pipeline, m_target.source.display()});
+    if (r.empty())
+        return std::nullopt;
+    return Checkpoint{r.text(0, 0), std::stoll(r.text(0, 1))};
+}
+
+void MysqlMerger::clearCheckpoint()
+{
+    m_conn->execParams("DELETE FROM `_driftless_checkpoints` WHERE pipeline = ? AND source_table = ?",
+                       {m_target.pipeline, m_target.source.display()});
+}
+
+bool MysqlMerger::targetEmpty() { return m_conn->scalar("SELECT NOT EXISTS (SELECT 1 FROM " + m_table + ")") == "1"; }
+
+void MysqlMerger::writeCheckpointInTransaction(const Checkpoint &cp, long long rows)
+{
+    m_conn->execParams(kUpsertCheckpoint, {m_target.pipeline, m_target.source.display(), m_target.target.name,
+                                           std::string(toString(m_target.strategy)), cp.position,
+                                           std::to_string(cp.version), std::to_string(rows)});
+}
+
+void MysqlMerger::appendRowValues(std::string &sql, std::string_view line, std::int64_t version, bool staging, char op,
+                                  std::string_view mask)
+{
+    copytext::split(line, m_fields);
+    const size_t n = m_source.columns.size();
+    if (m_fields.size() < n)
+        throw Error(ErrorKind::Permanent, "a row has " + std::to_string(m_fields.size()) + " fields, expected " +
+                                              std::to_string(n));
+    sql += '(';
+    for (size_t i = 0; i < n; ++i) {
+        appendMysqlValue(sql, m_fields[i], m_types[i], m_source.columns[i].name, m_scratch);
+        sql += ", ";
+    }
+    sql += std::to_string(version);
+    if (staging) {
+        sql += ", '";
+        sql += op;
+        sql += "', ";
+        if (mask.empty())
+            sql += "NULL";
+        else
+            sql += mysqlLiteral(mask);
+    }
+    sql += ')';
+}
+
+long long MysqlMerger::insertRows(const RowSet &rows, bool staging)
+{
+    const std::string head = "INSERT INTO " + (staging ? stagingTable() : m_table) + " (" + m_columnList + kVersion +
+                             (staging ? std::string(", ") + kOp + ", " + kMask : std::string()) + ") VALUES ";
+    std::string sql;
+    long long written = 0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+        sql += sql.empty() ? head : ", ";
+        const auto &row = rows.row(i);
+        appendRowValues(sql, rows.line(i), row.version, staging, static_cast<char>(row.op), rows.unchangedMask(i));
+        if (sql.size() >= kStatementBytes) {
+            m_conn->exec(sql);
+            written += rowCount();
+            sql.clear();
+        }
+    }
+    if (!sql.empty()) {
+        m_conn->exec(sql);
+        written += rowCount();
+    }
+    return written;
+}
+
+long long MysqlMerger::loadInTransaction(const RowSet &rows) { return insertRows(rows, false); }
+
+ApplyResult MysqlMerger::stageAndMerge(const RowSet &rows, bool onlyDiffering, bool rememberSeen)
+{
+    ApplyResult res{static_cast<long long>(rows.size()), 0, false};
+    if (rows.empty())
+        return res;
+    ensureStaging();
+    m_conn->exec("DELETE FROM " + stagingTable());
+    insertRows(rows, true);
+
+    const std::string s = stagingTable(), t = m_table;
+    const std::string on = keyJoin(t, s);
+    const std::string firstKey = mysqlIdent(m_source.columns[static_cast<size_t>(m_source.primaryKey[0])].name);
+    auto isKey = [&](size_t i) {
+        return std::find(m_source.primaryKey.begin(), m_source.primaryKey.end(), static_cast<int>(i)) !=
+               m_source.primaryKey.end();
+    };
+    std::string set, keep, same;
+    for (size_t i = 0; i < m_source.columns.size(); ++i) {
+        const auto q = mysqlIdent(m_source.columns[i].name);
+        same += (same.empty() ? "" : " AND ") + t + "." + q + " <=> " + s + "." + q;
+        if (isKey(i))
+            continue;
+        set += t + "." + q + " = " + s + "." + q + ", ";
+        keep += t + "." + q + " = IF(SUBSTRING(" + s + "." + kMask + ", " + std::to_string(i + 1) + ", 1) = '1', " + t +
+                "." + q + ", " + s + "." + q + "), ";
+    }
+    const std::string differs = onlyDiffering ? " AND NOT (" + same + ")" : "";
+
+    if (rows.hasUnchanged()) {
+        res.partialRowsMissing = std::stoll(
+            m_conn
+                ->scalar("SELECT COUNT(*) FROM " + s + " LEFT JOIN " + t + " ON " + on + " WHERE " + s + "." + kMask +
+                         " IS NOT NULL AND " + s + "." + kOp + " <> 'd' AND " + t + "." + firstKey + " IS NULL")
+                .value_or("0"));
+        m_conn->exec("UPDATE " + t + " JOIN " + s + " ON " + on + " SET " + keep + t + "." + kVersion + " = " + s + "." +
+                     kVersion + " WHERE " + s + "." + kMask + " IS NOT NULL AND " + s + "." + kOp + " <> 'd' AND " + s +
+                     "." + kVersion + " >= " + t + "." + kVersion);
+        res.rowsWritten += rowCount();
+    }
+    // Rows the target has: overwritten only by a change at least as new as the row.
+    m_conn->exec("UPDATE " + t + " JOIN " + s + " ON " + on + " SET " + set + t + "." + kVersion + " = " + s + "." +
+                 kVersion + " WHERE " + s + "." + kMask + " IS NULL AND " + s + "." + kOp + " <> 'd' AND " + s + "." +
+                 kVersion + " >= " + t + "." + kVersion + differs);
+    res.rowsWritten += rowCount();
+    // Rows it lacks: inserted unless a newer delete left a tombstone.
+    std::string sel;
+    for (const auto &c : m_source.columns)
+        sel += s + "." + mysqlIdent(c.name) + ", ";
+    const std::string tb = tombstoneTable();
+    m_conn->exec("INSERT INTO " + t + " (" + m_columnList + kVersion + ") SELECT " + sel + s + "." + kVersion +
+                 " FROM " + s + " LEFT JOIN " + t + " ON " + on + " LEFT JOIN " + tb + " ON " + keyJoin(tb, s) +
+                 " WHERE " + s + "." + kMask + " IS NULL AND " + s + "." + kOp + " <> 'd' AND " + t + "." + firstKey +
+                 " IS NULL AND (" + tb + "." + kVersion + " IS NULL OR " + tb + "." + kVersion + " <= " + s + "." +
+                 kVersion + ")");
+    res.rowsWritten += rowCount();
+    // Deletes: only rows no newer than the delete; every delete leaves a tombstone.
+    m_conn->exec("DELETE " + t + " FROM " + t + " JOIN " + s + " ON " + on + " WHERE " + s + "." + kOp + " = 'd' AND " +
+                 t + "." + kVersion + " <= " + s + "." + kVersion);
+    res.rowsWritten += rowCount();
+    std::string keys;
+    for (int k : m_source.primaryKey)
+        keys += (keys.empty() ? "" : ", ") + s + "." + mysqlIdent(m_source.columns[static_cast<size_t>(k)].name);
+    std::string keyCols;
+    for (int k : m_source.primaryKey)
+        keyCols += mysqlIdent(m_source.columns[static_cast<size_t>(k)].name) + ", ";
+    m_conn->exec("INSERT INTO " + tb + " (" + keyCols + kVersion + ") SELECT " + keys + ", " + s + "." + kVersion +
+                 " FROM " + s + " WHERE " + s + "." + kOp + " = 'd' ON DUPLICATE KEY UPDATE " + tb + "." + kVersion +
+                 " = GREATEST(" + tb + "." + kVersion + ", VALUES(" + kVersion + "))");
+    if (rememberSeen) {
+        const std::string seen = seenTable();
+        m_conn->exec("INSERT INTO " + seen + " (" + keyCols.substr(0, keyCols.size() - 2) + ") SELECT " + keys +
+                     " FROM " + s + " ON DUPLICATE KEY UPDATE " + seen + "." + firstKey + " = " + seen + "." + firstKey);
+    }
+    return res;
+}
+
+ApplyResult MysqlMerger::mergeInTransaction(const RowSet &rows)
+{
+    if (rows.empty())
+        return {};
+    if (!m_source.hasPrimaryKey())
+        throw SchemaError("table " + m_target.source.display() + " has no primary key, so changes cannot be merged",
+                          "add a primary key on the source, or use strategy full_refresh");
+    // Cursor passes re-read their lookback window: unchanged rows keep their version (as PgMerger).
+    return stageAndMerge(rows, m_target.strategy == Strategy::Cursor, false);
+}
+
+ApplyResult MysqlMerger::mergeSnapshotChunkInTransaction(const RowSet &rows)
+{
+    if (!m_source.hasPrimaryKey())
+        throw SchemaError("table " + m_target.source.display() + " has no primary key, so it cannot be re-backfilled",
+                          "add a primary key on the source");
+    return stageAndMerge(rows, true, true);
+}
+
+long long MysqlMerger::deleteUnseenInTransaction(std::int64_t version)
+{
+    const std::string seen = seenTable();
+    const std::string firstKey = mysqlIdent(m_source.columns[static_cast<size_t>(m_source.primaryKey[0])].name);
+    m_conn->exec("DELETE " + m_table + " FROM " + m_table + " LEFT JOIN " + seen + " ON " + keyJoin(m_table, seen) +
+                 " WHERE " + seen + "." + firstKey + " IS NULL AND " + m_table + "." + kVersion + " < " +
+                 std::to_string(version));
+    const long long gone = rowCount();
+    m_conn->exec("DELETE FROM " + seen);
+    return gone;
+}
+
+void MysqlMerger::clearSeenInTransaction()
+{
+    if (m_source.hasPrimaryKey())
+        m_conn->exec("DELETE FROM " + seenTable());
+}
+
+long long MysqlMerger::seenCount()
+{
+    if (!m_source.hasPrimaryKey())
+        return 0;
+    return std::stoll(m_conn->scalar("SELECT COUNT(*) FROM " + seenTable()).value_or("0"));
+}
+
+long long MysqlMerger::deleteOlderInTransaction(std::int64_t version)
+{
+    m_conn->exec("DELETE FROM " + m_table + " WHERE " + kVersion + " < " + std::to_string(version));
+    return rowCount();
+}
+
+long long MysqlMerger::truncateInTransaction()
+{
+    // TRUNCATE would commit the open transaction: DELETE keeps it atomic.
+    m_conn->exec("DELETE FROM " + m_table);
+    return rowCount();
+}
+
+std::vector<std::pair<std::string, std::string>> MysqlMerger::targetColumns()
+{
+    std::vector<std::pair<std::string, std::string>> out;
+    auto r = m_conn->query("SELECT COLUMN_NAME, COLUMN_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "
+                           "DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME NOT LIKE '\\_driftless\\_%' "
+                           "ORDER BY ORDINAL_POSITION",
+                           {m_target.target.name});
+    for (size_t i = 0; i < r.size(); ++i)
+        out.emplace_back(r.text(i, 0), r.text(i, 1));
+    return out;
+}
+
+std::vector<size_t> MysqlMerger::partialRowsWithoutTarget(const RowSet &rows)
+{
+    std::vector<size_t> out;
+    if (!rows.hasUnchanged() || !m_source.hasPrimaryKey())
+        return out;
+    for (size_t r = 0; r < rows.size(); ++r) {
+        if (rows.unchangedMask(r).empty() || rows.row(r).op == ChangeOp::Delete)
+            continue;
+        copytext::split(rows.line(r), m_fields);
+        std::string where;
+        for (int k : m_source.primaryKey) {
+            const auto i = static_cast<size_t>(k);
+            where += (where.empty() ? "" : " AND ") + mysqlIdent(m_source.columns[i].name) + " = ";
+            appendMysqlValue(where, m_fields.at(i), m_types[i], m_source.columns[i].name, m_scratch);
+        }
+        if (!m_conn->scalar("SELECT 1 FROM " + m_table + " WHERE " + where))
+            out.push_back(r);
+    }
+    return out;
+}
+
+std::vector<std::int64_t> MysqlMerger::guardVersions(const RowSet &rows)
+{
+    std::vector<std::int64_t> out(rows.size(), 0);
+    if (!m_source.hasPrimaryKey())
+        return out;
+    for (size_t r = 0; r < rows.size(); ++r) {
+        copytext::split(rows.line(r), m_fields);
+        std::string where;
+        for (int k : m_source.primaryKey) {
+            const auto i = static_cast<size_t>(k);
+            where += (where.empty() ? "" : " AND ") + mysqlIdent(m_source.columns[i].name) + " = ";
+            appendMysqlValue(where, m_fields.at(i), m_types[i], m_source.columns[i].name, m_scratch);
+        }
+        auto v = m_conn->scalar("SELECT GREATEST(COALESCE((SELECT " + std::string(kVersion) + " FROM " + m_table +
+                                " WHERE " + where + "), 0), COALESCE((SELECT " + kVersion + " FROM " +
+                                tombstoneTable() + " WHERE " + where + "), 0))");
+        out[r] = std::stoll(v.value_or("0"));
+    }
+    return out;
+}
+
+std::string MysqlMerger::pendingRequest()
+{
+    return m_conn
+        ->scalar("SELECT COALESCE(request, '') FROM `_driftless_checkpoints` WHERE pipeline = ? AND source_table = ?",
+                 {m_target.pipeline, m_target.source.display()})
+        .value_or("");
+}
+
+void MysqlMerger::setRequest(const std::string &request)
+{
+    // ROW_COUNT() counts changed rows only, so existence is asked for separately.
+    if (!readCheckpoint())
+        throw Error(ErrorKind::Permanent, m_target.source.display() + " has not been loaded yet", {},
+                    "run the sync first: its initial load is a full backfill");
+    m_conn->execParams("UPDATE `_driftless_checkpoints` SET request = NULLIF(?, '') WHERE pipeline = ? AND "
+                       "source_table = ?",
+                       {request, m_target.pipeline, m_target.source.display()});
+}
+
+ApplyResult MysqlMerger::apply(const Batch &batch)
+{
+    if (batch.directLoad) {
+        try {
+            Tx tx(*m_conn);
+            ApplyResult res{static_cast<long long>(batch.rows.size()), 0, true};
+            res.rowsWritten = loadInTransaction(batch.rows);
+            writeCheckpointInTransaction(batch.checkpoint, res.rowsWritten);
+            tx.commit();
+            return res;
+        } catch (const Error &e) {
+            if (e.code() != "1062") // ER_DUP_ENTRY: a key exists, merge instead
+                throw;
+        }
+    }
+    Tx tx(*m_conn);
+    ApplyResult res = mergeInTransaction(batch.rows);
+    writeCheckpointInTransaction(batch.checkpoint, res.rowsWritten);
+    tx.commit();
+    return res;
+}
+
+long long MysqlMerger::replaceAll(const std::function<void(const std::function<void(std::string_view)> &)> &rows,
+                                  const Checkpoint &checkpoint)
+{
+    const std::string shadow = mysqlIdent(bookkeepingName("_driftless_shadow_", m_target.target.name));
+    const std::string old = mysqlIdent(bookkeepingName("_driftless_old_", m_target.target.name));
+    m_conn->exec("DROP TABLE IF EXISTS " + shadow);
+    // LIKE keeps the indexes and options the DBA gave the table.
+    m_conn->exec("CREATE TABLE " + shadow + " LIKE " + m_table);
+    const std::string head = "INSERT INTO " + shadow + " (" + m_columnList + kVersion + ") VALUES ";
+    std::string sql, carry;
+    long long loaded = 0;
+    auto flush = [&] {
+        if (sql.empty())
+            return;
+        m_conn->exec(sql); // autocommit: the shadow is invisible until the swap
+        sql.clear();
+    };
+    auto handleLine = [&](std::string_view line) {
+        auto tab = line.rfind('\t');
+        std::int64_t version = 0;
+        std::from_chars(line.data() + tab + 1, line.data() + line.size(), version);
+        sql += sql.empty() ? head : ", ";
+        appendRowValues(sql, line.substr(0, tab), version, false, 'i', {});
+        ++loaded;
+        if (sql.size() >= kStatementBytes)
+            flush();
+    };
+    try {
+        rows([&](std::string_view chunk) {
+            size_t start = 0;
+            while (start < chunk.size()) {
+                auto nl = chunk.find('\n', start);
+                if (nl == std::string_view::npos) {
+                    carry.append(chunk.substr(start));
+                    return;
+                }
+                if (carry.empty()) {
+                    handleLine(chunk.substr(start, nl - start));
+                } else {
+                    carry.append(chunk.substr(start, nl - start));
+                    handleLine(carry);
+                    carry.clear();
+                }
+                start = nl + 1;
+            }
+        });
+        if (!carry.empty())
+            handleLine(carry);
+        flush();
+    } catch (...) {
+        try {
+            m_conn->exec("DROP TABLE IF EXISTS " + shadow);
+        } catch (...) {
+        }
+        throw;
+    }
+    // One RENAME swaps both names atomically: readers see the old table or the new one.
+    m_conn->exec("DROP TABLE IF EXISTS " + old);
+    m_conn->exec("RENAME TABLE " + m_table + " TO " + old + ", " + shadow + " TO " + m_table);
+    m_conn->exec("DROP TABLE " + old);
+    Tx tx(*m_conn);
+    writeCheckpointInTransaction(checkpoint, loaded);
+    tx.commit();
+    return loaded;
+}
+
+} // namespace driftless::core
