@@ -5,6 +5,7 @@
 
 #include "core/engine/scheduler.h"
 #include "core/engine/log.h"
+#include "core/engine/pauses.h"
 #include "core/engine/reconciler.h"
 #include "core/engine/slotguard.h"
 #include "core/engine/stateobserver.h"
@@ -22,6 +23,7 @@
 #include <thread>
 #include <filesystem>
 #include <mutex>
+#include <set>
 #include <utility>
 
 namespace driftless::ui {
@@ -38,6 +40,22 @@ struct EngineBridge::Run {
     }
     const std::shared_ptr<const core::Workspace> workspace;
     LiveObserver live;
+
+    /// The paused tables as the engine last read them (about once a second).
+    std::vector<StateStore::PausedTable> paused() const
+    {
+        std::lock_guard lock(pausedMutex);
+        return pausedTables;
+    }
+    void setPaused(std::vector<StateStore::PausedTable> tables)
+    {
+        std::lock_guard lock(pausedMutex);
+        pausedTables = std::move(tables);
+    }
+
+private:
+    mutable std::mutex pausedMutex;
+    std::vector<StateStore::PausedTable> pausedTables;
 };
 
 namespace {
@@ -68,7 +86,8 @@ EngineSnapshot readStored(const std::string &path, std::uint64_t generation)
     try {
         StateStore store(path);
         auto workspace = std::make_shared<const core::Workspace>(store.loadWorkspace());
-        s.tables = core::buildStatus(*workspace, store.tableStatuses(), s.takenAtMs, store.latestReconciles());
+        s.tables = core::buildStatus(*workspace, store.tableStatuses(), s.takenAtMs, store.latestReconciles(),
+                                     store.pausedTables());
         s.workspace = std::move(workspace);
         s.events = store.events(EngineBridge::kEventLimit);
     } catch (const std::exception &e) {
@@ -166,6 +185,7 @@ void EngineBridge::start()
                                         path);
             auto jobs = core::jobsFor(workspace);
             auto run = std::make_shared<Run>(workspace, store.events(kEventLimit));
+            run->setPaused(store.pausedTables());
             core::StateObserver observer(store, jobs);
             run->live.follow(observer);
             // The UI may hold `run` longer than `observer` lives, however this scope is left.
@@ -200,7 +220,16 @@ void EngineBridge::start()
             // Scheduled reconciliations, and those a fallback owes.
             core::ReconcileScheduler reconciles(store, workspace);
             reconciles.start();
-            const int errors = core::Scheduler(jobs, observer, {}).run(engineStop.get_token());
+            core::Scheduler::Options options;
+            options.pausedTables = [&store, run] {
+                auto paused = store.pausedTables();
+                std::set<core::PauseSet::Key> keys;
+                for (const auto &p : paused)
+                    keys.insert({p.pipeline, p.table});
+                run->setPaused(std::move(paused));
+                return keys;
+            };
+            const int errors = core::Scheduler(jobs, observer, options).run(engineStop.get_token());
             guard.request_stop();
             guard.join();
             restartAfter = restart && !stop.stop_requested();
@@ -268,7 +297,7 @@ void EngineBridge::publishLive(bool force)
     s.statePath = m_path;
     s.takenAtMs = now;
     s.live = true;
-    s.tables = core::buildStatus(*m_run->workspace, m_run->live.tables(), now);
+    s.tables = core::buildStatus(*m_run->workspace, m_run->live.tables(), now, {}, m_run->paused());
     s.workspace = m_run->workspace;
     s.events = m_run->live.events();
     publish(std::move(s));

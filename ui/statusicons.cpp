@@ -33,6 +33,8 @@ QIcon stateIcon(const QString &state)
         return namedIcon(QStringLiteral("error"));
     if (state == QLatin1String("retrying"))
         return namedIcon(QStringLiteral("warn"));
+    if (state == QLatin1String("paused"))
+        return namedIcon(QStringLiteral("pause"));
     return {};
 }
 

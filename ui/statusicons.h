@@ -12,11 +12,12 @@ namespace driftless::ui {
 
 /// ok, warn, breach, unknown.
 QIcon freshnessIcon(const QString &freshness);
-/// An icon for the table states that need a look (error, retrying); a null icon for the others.
+/// An icon for the table states that need a look (error, retrying) or are held (paused: two
+/// bars); a null icon for the others.
 QIcon stateIcon(const QString &state);
 /// Event levels: info, warn, error.
 QIcon levelIcon(const QString &level);
-/// A file under :/icons without the .svg suffix: start, stop, refresh, open, io.driftless.Driftless.
+/// A file under :/icons without the .svg suffix: start, stop, pause, refresh, open, io.driftless.Driftless.
 QIcon namedIcon(const QString &name);
 
 } // namespace driftless::ui

@@ -1,64 +1,42 @@
 #pragma once
 
 #include "ui/enginesnapshot.h"
-#include "ui/mailbox.h"
 
+#include <QList>
 #include <QPointF>
-#include <QTimer>
 #include <QWidget>
 
 #include <cstdint>
-#include <map>
-#include <memory>
-#include <optional>
-#include <string>
-#include <utility>
-#include <vector>
 
 class QChart;
 class QChartView;
 class QComboBox;
-class QDateTimeAxis;
-class QLabel;
 class QLineSeries;
-class QValueAxis;
 
 namespace driftless::ui {
 
-/// Apply lag per table over time (Qt Charts), with each table's freshness SLA as a dashed line
-/// in the table's colour.
-///
-/// History comes from the lag samples in the workspace file, read on a pool thread whenever the
-/// workspace, its tables or the window (15 min, 1 h, 24 h) change; long windows are thinned to
-/// the worst lag per bucket, so a spike never disappears. Between reads the newest snapshot's
-/// lags are appended, at most every kLiveIntervalMs, and points that leave the window are
-/// dropped. The UI thread never reads the file.
+class LagChart;
+
+/// Apply lag of every table over time, with each table's freshness SLA: a LagChart (the same
+/// widget a table's detail charts that table with) over the whole workspace. The accessors
+/// reach into it, for tests and the window's F5.
 class LagPage final : public QWidget {
     Q_OBJECT
 public:
     explicit LagPage(QWidget *parent = nullptr);
-    ~LagPage() override;
 
-    static constexpr int kLiveIntervalMs = 500;
-    /// Points per table a read keeps at most (one per pixel column is plenty).
-    static constexpr int kMaxPoints = 720;
-
-    QChart *chart() const { return m_chart; }
-    QChartView *chartView() const { return m_view; }
-    QComboBox *windowCombo() const { return m_window; }
+    LagChart *lagChart() const { return m_chart; }
+    QChart *chart() const;
+    QChartView *chartView() const;
+    QComboBox *windowCombo() const;
     std::int64_t windowMs() const;
     void setWindowMs(std::int64_t ms);
-    /// The first line of one table (the one in the legend), or null when it is not charted.
-    /// A table's lag is drawn as several lines when samples have gaps (the engine was not
-    /// running): a line across a gap would suggest samples that do not exist.
+    /// See LagChart.
     QLineSeries *lagSeries(const QString &pipeline, const QString &table) const;
-    /// Every point of one table's lag lines, in time order.
     QList<QPointF> lagPoints(const QString &pipeline, const QString &table) const;
-    /// How many lines one table's lag is drawn with.
     int segmentCount(const QString &pipeline, const QString &table) const;
     QLineSeries *slaSeries(const QString &pipeline, const QString &table) const;
-    /// True once the history of the current tables and window has been read.
-    bool historyLoaded() const { return m_loaded; }
+    bool historyLoaded() const;
 
 public slots:
     void setSnapshot(const driftless::ui::EngineSnapshot &snapshot);
@@ -70,40 +48,7 @@ signals:
     void historyReady();
 
 private:
-    using Key = std::pair<std::string, std::string>; // pipeline, table
-    struct Line {
-        /// Never empty; the first one carries the legend entry and is never removed.
-        std::vector<QLineSeries *> segments;
-        QLineSeries *sla = nullptr;
-        double slaSeconds = 0;
-        QString name;
-    };
-    using History = std::map<Key, std::vector<QPointF>>;
-
-    void rebuildSeries(const std::vector<core::TableReport> &tables);
-    void startRead();
-    void onReadDone(std::uint64_t generation, History history, std::int64_t nowMs);
-    void applyLive();
-    void updateAxes(std::int64_t nowMs);
-    QLineSeries *addSegment(Line &line);
-    void appendPoint(Line &line, const QPointF &point);
-    /// Samples further apart than this are not joined by a line.
-    std::int64_t gapMs() const;
-
-    std::shared_ptr<Mailbox<LagPage>> m_mailbox;
-    QComboBox *m_window;
-    QLabel *m_note;
-    QLabel *m_empty;
-    QChart *m_chart;
-    QChartView *m_view;
-    QDateTimeAxis *m_x;
-    QValueAxis *m_y;
-    std::map<Key, Line> m_lines;
-    QString m_path;
-    std::uint64_t m_generation = 0;
-    bool m_loaded = false;
-    std::optional<EngineSnapshot> m_pending;
-    QTimer m_live;
+    LagChart *m_chart;
 };
 
 } // namespace driftless::ui

@@ -1,5 +1,7 @@
 #include "ui/pages/tablespage.h"
 
+#include "ui/dialogs/pauseconfirmation.h"
+#include "ui/dialogs/tabledetaildialog.h"
 #include "ui/enginebridge.h"
 #include "ui/models/tablesmodel.h"
 #include "ui/statusicons.h"
@@ -32,7 +34,9 @@ TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *pare
       m_view(new QTableView(this)), m_filter(new QLineEdit(this)), m_summary(new QLabel(this)),
       m_notice(new QLabel(this)), m_details(new QLabel(this)), m_backfill(new QPushButton(tr("Backfill\u2026"), this)),
       m_cancel(new QPushButton(tr("Cancel Backfill\u2026"), this)),
-      m_promote(new QPushButton(tr("Promote to CDC\u2026"), this)), m_promoteResult(new QLabel(this)),
+      m_promote(new QPushButton(tr("Promote to CDC\u2026"), this)),
+      m_pause(new QPushButton(tr("Pause\u2026"), this)), m_resume(new QPushButton(tr("Resume\u2026"), this)),
+      m_pauser(new PauseRunner(runner->engine(), this)), m_promoteResult(new QLabel(this)),
       m_progress(new BackfillProgress(this))
 {
     setObjectName(QStringLiteral("tablesPage"));
@@ -48,6 +52,9 @@ TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *pare
     m_filter->setMinimumWidth(m_filter->fontMetrics().horizontalAdvance(m_filter->placeholderText()) + 48);
     connect(m_filter, &QLineEdit::textChanged, m_proxy, &QSortFilterProxyModel::setFilterFixedString);
 
+    m_summary->setObjectName(QStringLiteral("tablesSummary"));
+    // Wrapped, so the empty page's longer sentence never makes the window wider than the buttons.
+    m_summary->setWordWrap(true);
     m_notice->setObjectName(QStringLiteral("tablesNotice"));
     m_notice->setWordWrap(true);
     m_notice->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -91,6 +98,25 @@ TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *pare
             [this](std::uint64_t, const QString &pipeline, const QStringList &, bool ok, const QStringList &lines) {
                 showPromoted(pipeline, ok, lines);
             });
+    m_pause->setObjectName(QStringLiteral("pauseTable"));
+    m_pause->setIcon(namedIcon(QStringLiteral("pause")));
+    connect(m_pause, &QPushButton::clicked, this, &TablesPage::requestPause);
+    m_resume->setObjectName(QStringLiteral("resumeTable"));
+    m_resume->setIcon(namedIcon(QStringLiteral("start")));
+    connect(m_resume, &QPushButton::clicked, this, &TablesPage::requestResume);
+    connect(m_pauser, &PauseRunner::started, this, &TablesPage::updateButtons);
+    connect(m_pauser, &PauseRunner::finished, this,
+            [this](std::uint64_t, const QString &pipeline, const QString &table, bool pause, bool ok,
+                   const QString &message) {
+                updateButtons();
+                emit statusMessage(ok ? message
+                                      : (pause ? tr("Could not pause %1/%2: %3") : tr("Could not resume %1/%2: %3"))
+                                            .arg(pipeline, table, message));
+            });
+    // Enter, and a double-click whatever the style's activation: openDetail() is idempotent.
+    const auto open = [this](const QModelIndex &index) { openDetail(m_proxy->mapToSource(index).row()); };
+    connect(m_view, &QAbstractItemView::activated, this, open);
+    connect(m_view, &QAbstractItemView::doubleClicked, this, open);
     m_promoteResult->setObjectName(QStringLiteral("promoteResult"));
     m_promoteResult->setWordWrap(true);
     m_promoteResult->setTextFormat(Qt::PlainText);
@@ -102,6 +128,8 @@ TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *pare
     top->addWidget(m_backfill);
     top->addWidget(m_cancel);
     top->addWidget(m_promote);
+    top->addWidget(m_pause);
+    top->addWidget(m_resume);
     top->addSpacing(12);
     top->addWidget(m_filter);
     auto *layout = new QVBoxLayout(this);
@@ -158,11 +186,13 @@ void TablesPage::updateSummary()
                               "<tt>driftless-cli apply FILE</tt> and open it here."));
         return;
     }
-    int ok = 0, warn = 0, breach = 0, unknown = 0, errors = 0;
+    int ok = 0, warn = 0, breach = 0, unknown = 0, errors = 0, paused = 0;
     for (int row = 0; row < total; ++row) {
         const auto &r = m_model->report(row);
         if (r.state == "error")
             ++errors;
+        if (r.paused)
+            ++paused;
         if (r.freshness == "ok")
             ++ok;
         else if (r.freshness == "warn")
@@ -176,6 +206,8 @@ void TablesPage::updateSummary()
                    tr("%1 ok, %2 warn, %3 breach, %4 unknown").arg(ok).arg(warn).arg(breach).arg(unknown);
     if (errors)
         text += tr("; <b>%1 in error</b>").arg(errors);
+    if (paused)
+        text += tr("; %1 paused").arg(paused);
     m_summary->setText(text);
 }
 
@@ -211,6 +243,10 @@ void TablesPage::updateButtons()
 {
     const int row = selectedRow();
     if (row < 0) {
+        m_pause->setEnabled(false);
+        m_pause->setToolTip(tr("Select a table to stop syncing it until resumed"));
+        m_resume->setEnabled(false);
+        m_resume->setToolTip(tr("Select a paused table to sync it again"));
         m_backfill->setEnabled(false);
         m_backfill->setToolTip(tr("Select a CDC table to copy it again while it streams"));
         m_cancel->setEnabled(false);
@@ -257,6 +293,21 @@ void TablesPage::updateButtons()
     else
         m_cancel->setToolTip(tr("No backfill of %1 is under way").arg(name));
 
+    const bool pausing = m_pauser->busy(QString::fromStdString(r.pipeline), name);
+    m_pause->setEnabled(!r.paused && !pausing);
+    m_resume->setEnabled(r.paused && !pausing);
+    if (pausing) {
+        m_pause->setToolTip(tr("Writing the workspace file\u2026"));
+        m_resume->setToolTip(m_pause->toolTip());
+    } else {
+        m_pause->setToolTip(r.paused ? tr("%1 is paused").arg(name)
+                                     : tr("Stop syncing %1 until resumed; its state and checkpoint stay").arg(name));
+        m_resume->setToolTip(!r.paused ? tr("%1 is not paused").arg(name)
+                             : r.strategy == "cdc"
+                                 ? tr("Sync %1 again: re-copied through the guarded merge while it streams").arg(name)
+                                 : tr("Sync %1 again: its next pass runs at once").arg(name));
+    }
+
     m_promote->setEnabled(r.fellBackFromCdc && !m_promoter->busy());
     if (!r.fellBackFromCdc)
         m_promote->setToolTip(tr("%1 did not fall back from CDC: only tables the slot guard moved to cursor sync "
@@ -281,6 +332,14 @@ void TablesPage::showContextMenu(const QPoint &pos)
     backfill->setToolTip(m_backfill->toolTip());
     QAction *cancel = menu.addAction(m_cancel->icon(), m_cancel->text(), this, &TablesPage::requestCancel);
     cancel->setEnabled(m_cancel->isEnabled());
+    menu.addSeparator();
+    QAction *pause = menu.addAction(m_pause->icon(), m_pause->text(), this, &TablesPage::requestPause);
+    pause->setEnabled(m_pause->isEnabled());
+    QAction *resume = menu.addAction(m_resume->icon(), m_resume->text(), this, &TablesPage::requestResume);
+    resume->setEnabled(m_resume->isEnabled());
+    QAction *detail = menu.addAction(tr("Details\u2026"), this, [this] { openDetail(selectedRow()); });
+    detail->setEnabled(selectedRow() >= 0);
+    menu.addSeparator();
     QAction *promote = menu.addAction(m_promote->icon(), m_promote->text(), this, &TablesPage::requestPromote);
     promote->setEnabled(m_promote->isEnabled());
     promote->setToolTip(m_promote->toolTip());
@@ -431,6 +490,58 @@ void TablesPage::requestPromote()
     });
     m_confirmation = box;
     box->open();
+}
+
+void TablesPage::requestPause()
+{
+    const int row = selectedRow();
+    if (row < 0 || m_confirmation || !m_pause->isEnabled())
+        return;
+    const auto r = m_model->report(row);
+    auto *box = makePauseConfirmation(this, r, true, m_runner->engine()->state() == EngineBridge::State::Running);
+    const QString pipeline = QString::fromStdString(r.pipeline), table = QString::fromStdString(r.table);
+    connect(box, &QMessageBox::finished, this, [this, box, pipeline, table] {
+        if (box->clickedButton() == box->findChild<QPushButton *>(QStringLiteral("confirmPause")) &&
+            m_pauser->setPaused(pipeline, table, true))
+            emit statusMessage(tr("Pausing %1\u2026").arg(table));
+        updateButtons();
+    });
+    m_confirmation = box;
+    box->open();
+}
+
+void TablesPage::requestResume()
+{
+    const int row = selectedRow();
+    if (row < 0 || m_confirmation || !m_resume->isEnabled())
+        return;
+    const auto r = m_model->report(row);
+    auto *box = makePauseConfirmation(this, r, false, m_runner->engine()->state() == EngineBridge::State::Running);
+    const QString pipeline = QString::fromStdString(r.pipeline), table = QString::fromStdString(r.table);
+    connect(box, &QMessageBox::finished, this, [this, box, pipeline, table] {
+        if (box->clickedButton() == box->findChild<QPushButton *>(QStringLiteral("confirmResume")) &&
+            m_pauser->setPaused(pipeline, table, false))
+            emit statusMessage(tr("Resuming %1\u2026").arg(table));
+        updateButtons();
+    });
+    m_confirmation = box;
+    box->open();
+}
+
+TableDetailDialog *TablesPage::openDetail(int row)
+{
+    if (row < 0 || row >= m_model->rowCount())
+        return nullptr;
+    const auto &r = m_model->report(row);
+    const QString pipeline = QString::fromStdString(r.pipeline), table = QString::fromStdString(r.table);
+    if (m_detail && (m_detail->pipeline() != pipeline || m_detail->table() != table))
+        m_detail->close(); // one detail at a time: it deletes itself
+    if (!m_detail)
+        m_detail = new TableDetailDialog(m_runner->engine(), m_pauser, pipeline, table, this);
+    m_detail->show();
+    m_detail->raise();
+    m_detail->activateWindow();
+    return m_detail;
 }
 
 void TablesPage::showPromoted(const QString &pipeline, bool ok, const QStringList &lines)

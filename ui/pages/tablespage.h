@@ -1,6 +1,8 @@
 #pragma once
 
 #include "ui/backfillrunner.h"
+#include "ui/dialogs/tabledetaildialog.h"
+#include "ui/pauserunner.h"
 #include "ui/promoterunner.h"
 
 #include <QMessageBox>
@@ -35,6 +37,10 @@ class TablesModel;
 /// confirmation that says what will happen, through the page's PromoteRunner (off the UI thread;
 /// a running sync is stopped and started again with the stored workspace). Its outcome lines
 /// show above the table.
+///
+/// "Pause…" and "Resume…" hold a table (kept across restarts) or sync it again, after a
+/// confirmation saying what happens for its strategy, through the page's PauseRunner. A
+/// double-click (or Enter) opens the table's detail: its facts, lag chart and events, live.
 class TablesPage final : public QWidget
 {
     Q_OBJECT
@@ -47,6 +53,11 @@ public:
     QPushButton *backfillButton() const { return m_backfill; }
     QPushButton *cancelButton() const { return m_cancel; }
     QPushButton *promoteButton() const { return m_promote; }
+    QPushButton *pauseButton() const { return m_pause; }
+    QPushButton *resumeButton() const { return m_resume; }
+    PauseRunner *pauseRunner() const { return m_pauser; }
+    /// The open table detail, else null.
+    TableDetailDialog *detail() const { return m_detail; }
     PromoteRunner *promoteRunner() const { return m_promoter; }
     /// The outcome of the last promotion (one line per table).
     QLabel *promoteResult() const { return m_promoteResult; }
@@ -67,6 +78,11 @@ public slots:
     void requestCancel();
     /// Asks to return the selected table, which fell back from CDC, to CDC.
     void requestPromote();
+    /// Asks to pause / resume the selected table.
+    void requestPause();
+    void requestResume();
+    /// Opens the detail of the table in model row `row` (a double-click's action); returns it.
+    TableDetailDialog *openDetail(int row);
 
 signals:
     /// An outcome for the status bar: a request taken, refused, or failed.
@@ -94,6 +110,10 @@ private:
     QPushButton *m_backfill;
     QPushButton *m_cancel;
     QPushButton *m_promote;
+    QPushButton *m_pause;
+    QPushButton *m_resume;
+    PauseRunner *m_pauser;
+    QPointer<TableDetailDialog> m_detail;
     QLabel *m_promoteResult;
     BackfillProgress *m_progress;
     QPointer<QMessageBox> m_confirmation;

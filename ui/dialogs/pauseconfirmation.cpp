@@ -1,0 +1,63 @@
+#include "ui/dialogs/pauseconfirmation.h"
+
+#include "ui/statusicons.h"
+
+#include <QCoreApplication>
+#include <QMessageBox>
+#include <QPushButton>
+
+namespace driftless::ui
+{
+
+namespace
+{
+QString tr(const char *text) { return QCoreApplication::translate("driftless::ui::PauseConfirmation", text); }
+} // namespace
+
+QMessageBox *makePauseConfirmation(QWidget *parent, const core::TableReport &r, bool pause, bool engineRunning)
+{
+    const QString table = QString::fromStdString(r.table).toHtmlEscaped();
+    const QString pipeline = QString::fromStdString(r.pipeline).toHtmlEscaped();
+    const bool cdc = r.strategy == "cdc";
+    QString what;
+    if (pause && cdc)
+        what = tr("<p>Its changes stop being applied; the pipeline's other tables keep streaming and the replication "
+                  "slot keeps moving, so the source holds no WAL back for it.</p>"
+                  "<p>Its rows, state and checkpoint stay as they are, across restarts, until you resume it. Its "
+                  "lag grows meanwhile (no lag alert is raised for a paused table).</p>"
+                  "<p>Resume re-copies the table through the guarded merge; only rows that differ are written.</p>");
+    else if (pause)
+        what = tr("<p>The scheduler skips it: a pass under way stops between batches, and what it committed "
+                  "stays.</p><p>Its rows, state and checkpoint stay as they are, across restarts, until you resume "
+                  "it. Its lag grows meanwhile (no lag alert is raised for a paused table).</p>");
+    else if (cdc)
+        what = tr("<p>Resuming re-copies the table through the guarded merge; only rows that differ are written. "
+                  "It is read from a fresh snapshot of the source without locks while the stream goes on, rows the "
+                  "source no longer has are removed, and every change made while it was paused arrives that "
+                  "way.</p>");
+    else if (r.strategy == "cursor")
+        what = tr("<p>Its next pass runs at once and catches up from its cursor (minus the lookback).</p>");
+    else
+        what = tr("<p>Its next pass runs at once and reloads it whole.</p>");
+    what += QStringLiteral("<p>%1</p>")
+                .arg(engineRunning ? tr("The running sync takes it within a second.")
+                                   : tr("No sync runs now: the next one starts with it (a driftless-cli sync of this "
+                                        "workspace takes it within a second)."));
+
+    auto *box = new QMessageBox(
+        QMessageBox::Question, pause ? tr("Pause Table") : tr("Resume Table"),
+        (pause ? tr("Pause <b>%1</b> of pipeline <b>%2</b>?") : tr("Resume <b>%1</b> of pipeline <b>%2</b>?"))
+            .arg(table, pipeline),
+        QMessageBox::NoButton, parent);
+    box->setObjectName(pause ? QStringLiteral("pauseConfirmation") : QStringLiteral("resumeConfirmation"));
+    box->setInformativeText(what);
+    QPushButton *confirm = box->addButton(pause ? tr("Pause") : tr("Resume"), QMessageBox::AcceptRole);
+    confirm->setObjectName(pause ? QStringLiteral("confirmPause") : QStringLiteral("confirmResume"));
+    confirm->setIcon(namedIcon(pause ? QStringLiteral("pause") : QStringLiteral("start")));
+    box->addButton(QMessageBox::Cancel);
+    box->setDefaultButton(confirm);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    return box;
+}
+
+} // namespace driftless::ui

@@ -1,0 +1,17 @@
+#pragma once
+
+#include "core/engine/statusreport.h"
+
+class QMessageBox;
+class QWidget;
+
+namespace driftless::ui
+{
+
+/// The question asked before a table is paused or resumed, saying what will happen for its
+/// strategy (for a CDC table's resume: the guarded re-copy). Object names: pauseConfirmation /
+/// resumeConfirmation, its accept button confirmPause / confirmResume. Not yet shown; deletes
+/// itself when closed.
+QMessageBox *makePauseConfirmation(QWidget *parent, const core::TableReport &table, bool pause, bool engineRunning);
+
+} // namespace driftless::ui

@@ -1,0 +1,65 @@
+#include "ui/pauserunner.h"
+
+#include "ui/enginebridge.h"
+
+#include "core/engine/pauses.h"
+#include "core/model/error.h"
+#include "core/state/statestore.h"
+
+#include <QThreadPool>
+
+#include <exception>
+#include <string>
+
+namespace driftless::ui
+{
+
+PauseRunner::PauseRunner(EngineBridge *engine, QObject *parent)
+    : QObject(parent), m_engine(engine), m_mailbox(Mailbox<PauseRunner>::create(this))
+{
+}
+
+PauseRunner::~PauseRunner() { m_mailbox->close(); }
+
+bool PauseRunner::busy(const QString &pipeline, const QString &table) const
+{
+    return m_busy.count({pipeline, table}) > 0;
+}
+
+std::uint64_t PauseRunner::setPaused(const QString &pipeline, const QString &table, bool pause)
+{
+    const QString path = m_engine->statePath();
+    const auto workspace = m_engine->snapshot().workspace;
+    if (path.isEmpty() || !workspace || busy(pipeline, table))
+        return 0;
+    const std::uint64_t job = ++m_lastJob;
+    m_busy.insert({pipeline, table});
+    emit started(job, pipeline, table, pause);
+    QThreadPool::globalInstance()->start([mailbox = m_mailbox, job, path, workspace, pipeline, table, pause] {
+        bool ok = false;
+        QString message;
+        try {
+            core::StateStore store(path.toStdString());
+            const auto changes =
+                core::setTablesPaused(store, *workspace, pipeline.toStdString(), {table.toStdString()}, pause);
+            ok = true;
+            for (const auto &c : changes)
+                message += (message.isEmpty() ? QString() : QStringLiteral(" ")) + QString::fromStdString(c.message);
+        } catch (const core::Error &e) {
+            message = QString::fromStdString(e.describe());
+        } catch (const std::exception &e) {
+            message = QString::fromStdString(std::string("internal error: ") + e.what());
+        }
+        mailbox->post([job, path, pipeline, table, pause, ok, message](PauseRunner &r) {
+            r.m_busy.erase({pipeline, table});
+            // Another workspace is shown now: its pages do not hear of this one.
+            if (path == r.m_engine->statePath()) {
+                r.m_engine->refresh();
+                emit r.finished(job, pipeline, table, pause, ok, message);
+            }
+        });
+    });
+    return job;
+}
+
+} // namespace driftless::ui

@@ -1,0 +1,54 @@
+#pragma once
+
+#include "ui/mailbox.h"
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <utility>
+
+namespace driftless::ui
+{
+
+class EngineBridge;
+
+/// Pauses or resumes tables: core::setTablesPaused() on a pool thread (it writes the workspace
+/// file, which another process may hold busy for seconds; it talks to no database server). A
+/// running engine, the app's or a driftless-cli's on the same file, takes the change within a
+/// second; the bridge is asked to refresh so the page shows it at once.
+///
+/// Thread affinity: a UI-thread object; workers only post to it. Every job has an id; a result
+/// for a workspace no longer shown is dropped. Failures arrive as finished()'s lines.
+class PauseRunner final : public QObject
+{
+    Q_OBJECT
+public:
+    explicit PauseRunner(EngineBridge *engine, QObject *parent = nullptr);
+    ~PauseRunner() override;
+
+    EngineBridge *engine() const { return m_engine; }
+    /// True while a pause or resume of this table is on its way.
+    bool busy(const QString &pipeline, const QString &table) const;
+
+public slots:
+    /// Returns the job id, or 0 when nothing could start (no workspace, or already busy).
+    std::uint64_t setPaused(const QString &pipeline, const QString &table, bool pause);
+
+signals:
+    void started(std::uint64_t job, const QString &pipeline, const QString &table, bool pause);
+    /// `ok` false: refused or failed, `message` says why; otherwise what happens now.
+    void finished(std::uint64_t job, const QString &pipeline, const QString &table, bool pause, bool ok,
+                  const QString &message);
+
+private:
+    EngineBridge *m_engine;
+    std::shared_ptr<Mailbox<PauseRunner>> m_mailbox;
+    std::uint64_t m_lastJob = 0;
+    std::set<std::pair<QString, QString>> m_busy;
+};
+
+} // namespace driftless::ui

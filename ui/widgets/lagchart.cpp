@@ -1,0 +1,408 @@
+#include "ui/widgets/lagchart.h"
+
+#include "ui/displayformat.h"
+
+#include "core/model/error.h"
+#include "core/state/statestore.h"
+
+#include <QChart>
+#include <QChartView>
+#include <QComboBox>
+#include <QDateTime>
+#include <QDateTimeAxis>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QPalette>
+#include <QThreadPool>
+#include <QValueAxis>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+namespace driftless::ui {
+
+namespace {
+
+constexpr std::int64_t kMinute = 60'000;
+
+/// Keeps the worst lag of each of `buckets` equal slices of the window, in time order.
+std::vector<QPointF> thin(const std::vector<core::StateStore::LagSample> &samples, std::int64_t fromMs,
+                          std::int64_t toMs, int buckets)
+{
+    std::vector<QPointF> out;
+    if (static_cast<int>(samples.size()) <= buckets) {
+        for (const auto &s : samples)
+            out.emplace_back(static_cast<qreal>(s.tsMs), s.lagSeconds);
+        return out;
+    }
+    const double width = std::max<double>(1.0, static_cast<double>(toMs - fromMs) / buckets);
+    long long bucket = -1;
+    for (const auto &s : samples) {
+        const auto b = static_cast<long long>(static_cast<double>(s.tsMs - fromMs) / width);
+        if (b != bucket || out.empty()) {
+            out.emplace_back(static_cast<qreal>(s.tsMs), s.lagSeconds);
+            bucket = b;
+        } else if (s.lagSeconds > out.back().y()) {
+            out.back() = QPointF(static_cast<qreal>(s.tsMs), s.lagSeconds);
+        }
+    }
+    return out;
+}
+
+QString seriesName(const core::TableReport &t, bool onePipeline)
+{
+    return onePipeline ? QString::fromStdString(t.table) : QString::fromStdString(t.pipeline + "/" + t.table);
+}
+
+} // namespace
+
+LagChart::LagChart(QWidget *parent)
+    : QWidget(parent), m_mailbox(Mailbox<LagChart>::create(this)), m_window(new QComboBox(this)),
+      m_note(new QLabel(this)), m_empty(new QLabel(this)), m_chart(new QChart), m_view(new QChartView(m_chart, this)),
+      m_x(new QDateTimeAxis(m_chart)), m_y(new QValueAxis(m_chart))
+{
+    setObjectName(QStringLiteral("lagChartWidget"));
+    m_window->setObjectName(QStringLiteral("lagWindow"));
+    m_window->addItem(tr("Last 15 minutes"), static_cast<qlonglong>(15 * kMinute));
+    m_window->addItem(tr("Last hour"), static_cast<qlonglong>(60 * kMinute));
+    m_window->addItem(tr("Last 24 hours"), static_cast<qlonglong>(24 * 60 * kMinute));
+    m_window->setCurrentIndex(1);
+    connect(m_window, &QComboBox::currentIndexChanged, this, &LagChart::reload);
+
+    m_note->setObjectName(QStringLiteral("lagNote"));
+    m_note->setText(tr("Apply lag per table: how far the target is behind the source. "
+                       "Dashed lines: each table's freshness SLA."));
+    m_note->setWordWrap(true);
+    m_empty->setObjectName(QStringLiteral("lagEmpty"));
+    m_empty->setWordWrap(true);
+    m_empty->setText(tr("No lag samples in this window yet: lag is sampled every 5 s while a sync runs."));
+    m_empty->setVisible(false);
+
+    // Follow the system palette: a dark desktop gets the dark chart theme.
+    const bool dark = palette().color(QPalette::Window).lightness() < 128;
+    m_chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+    m_chart->setBackgroundRoundness(0);
+    m_chart->setMargins(QMargins(4, 4, 4, 4));
+    m_chart->legend()->setAlignment(Qt::AlignBottom);
+    m_chart->setAnimationOptions(QChart::NoAnimation);
+    m_x->setTitleText(tr("Time"));
+    m_y->setTitleText(tr("Lag (seconds)"));
+    m_y->setLabelFormat(QStringLiteral("%.0f"));
+    m_y->setMin(0);
+    m_chart->addAxis(m_x, Qt::AlignBottom);
+    m_chart->addAxis(m_y, Qt::AlignLeft);
+    m_view->setObjectName(QStringLiteral("lagChart"));
+    m_view->setRenderHint(QPainter::Antialiasing);
+    m_view->setMinimumHeight(240);
+
+    auto *top = new QHBoxLayout;
+    top->addWidget(m_note, 1);
+    top->addWidget(m_window);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(top);
+    layout->addWidget(m_empty);
+    layout->addWidget(m_view, 1);
+
+    m_live.setInterval(kLiveIntervalMs);
+    connect(&m_live, &QTimer::timeout, this, &LagChart::applyLive);
+    m_live.start();
+    updateAxes(core::StateStore::nowMs());
+}
+
+LagChart::~LagChart() { m_mailbox->close(); }
+
+std::int64_t LagChart::windowMs() const { return m_window->currentData().toLongLong(); }
+
+void LagChart::setWindowMs(std::int64_t ms)
+{
+    const int i = m_window->findData(static_cast<qlonglong>(ms));
+    if (i >= 0)
+        m_window->setCurrentIndex(i);
+}
+
+QLineSeries *LagChart::lagSeries(const QString &pipeline, const QString &table) const
+{
+    auto it = m_lines.find({pipeline.toStdString(), table.toStdString()});
+    return it == m_lines.end() ? nullptr : it->second.segments.front();
+}
+
+QList<QPointF> LagChart::lagPoints(const QString &pipeline, const QString &table) const
+{
+    QList<QPointF> out;
+    auto it = m_lines.find({pipeline.toStdString(), table.toStdString()});
+    if (it != m_lines.end())
+        for (const QLineSeries *segment : it->second.segments)
+            out += segment->points();
+    return out;
+}
+
+int LagChart::segmentCount(const QString &pipeline, const QString &table) const
+{
+    auto it = m_lines.find({pipeline.toStdString(), table.toStdString()});
+    return it == m_lines.end() ? 0 : static_cast<int>(it->second.segments.size());
+}
+
+std::int64_t LagChart::gapMs() const
+{
+    // Samples come every 5 s while a sync runs; a day is thinned to kMaxPoints buckets.
+    return std::max<std::int64_t>(5 * kMinute, 3 * windowMs() / kMaxPoints);
+}
+
+QLineSeries *LagChart::addSegment(Line &line)
+{
+    auto *series = new QLineSeries(m_chart);
+    series->setName(line.name);
+    m_chart->addSeries(series);
+    series->attachAxis(m_x);
+    series->attachAxis(m_y);
+    if (line.segments.empty()) {
+        QPen pen = series->pen();
+        pen.setWidthF(2.0);
+        series->setPen(pen);
+    } else {
+        series->setPen(line.segments.front()->pen());
+        for (QLegendMarker *marker : m_chart->legend()->markers(series))
+            marker->setVisible(false);
+    }
+    line.segments.push_back(series);
+    return series;
+}
+
+void LagChart::appendPoint(Line &line, const QPointF &point)
+{
+    QLineSeries *last = line.segments.back();
+    if (last->count() > 0 && point.x() - last->at(last->count() - 1).x() > static_cast<qreal>(gapMs()))
+        last = addSegment(line);
+    last->append(point);
+}
+
+QLineSeries *LagChart::slaSeries(const QString &pipeline, const QString &table) const
+{
+    auto it = m_lines.find({pipeline.toStdString(), table.toStdString()});
+    return it == m_lines.end() ? nullptr : it->second.sla;
+}
+
+void LagChart::setOnly(const QString &pipeline, const QString &table)
+{
+    if (pipeline.isEmpty() && table.isEmpty())
+        m_only.reset();
+    else
+        m_only = Key{pipeline.toStdString(), table.toStdString()};
+    m_path.clear(); // the next snapshot rebuilds the lines
+}
+
+void LagChart::setNote(const QString &note) { m_note->setText(note); }
+
+void LagChart::setSnapshot(const EngineSnapshot &full)
+{
+    // Charted tables only: with setOnly(), the one table.
+    const EngineSnapshot *shown = &full;
+    EngineSnapshot one;
+    if (m_only) {
+        one.generation = full.generation;
+        one.statePath = full.statePath;
+        one.takenAtMs = full.takenAtMs;
+        one.live = full.live;
+        for (const auto &t : full.tables)
+            if (t.pipeline == m_only->first && t.table == m_only->second)
+                one.tables.push_back(t);
+        shown = &one;
+    }
+    const EngineSnapshot &snapshot = *shown;
+    std::set<Key> tables;
+    for (const auto &t : snapshot.tables)
+        tables.insert({t.pipeline, t.table});
+    std::set<Key> charted;
+    for (const auto &[key, line] : m_lines)
+        charted.insert(key);
+    bool slaChanged = false;
+    for (const auto &t : snapshot.tables)
+        if (auto it = m_lines.find({t.pipeline, t.table}); it != m_lines.end() && it->second.slaSeconds != t.slaSeconds)
+            slaChanged = true;
+    if (snapshot.statePath != m_path || tables != charted || slaChanged) {
+        m_path = snapshot.statePath;
+        m_pending.reset();
+        rebuildSeries(snapshot.tables);
+        reload();
+        return;
+    }
+    // Applied by the live timer, so at most one update per interval however often they come.
+    m_pending = snapshot;
+}
+
+void LagChart::rebuildSeries(const std::vector<core::TableReport> &tables)
+{
+    m_chart->removeAllSeries();
+    m_lines.clear();
+    std::set<std::string> pipelines;
+    for (const auto &t : tables)
+        pipelines.insert(t.pipeline);
+    for (const auto &t : tables) {
+        Line line;
+        line.slaSeconds = t.slaSeconds;
+        line.name = seriesName(t, pipelines.size() == 1);
+        addSegment(line);
+
+        line.sla = new QLineSeries(m_chart);
+        line.sla->setName(tr("%1 SLA (%2)").arg(line.name, formatDuration(t.slaSeconds)));
+        m_chart->addSeries(line.sla);
+        line.sla->attachAxis(m_x);
+        line.sla->attachAxis(m_y);
+        QPen dashed(line.segments.front()->color());
+        dashed.setStyle(Qt::DashLine);
+        dashed.setWidthF(1.5);
+        line.sla->setPen(dashed);
+        // The note above the chart explains dashed lines once; a legend entry per SLA would
+        // double the legend.
+        for (QLegendMarker *marker : m_chart->legend()->markers(line.sla))
+            marker->setVisible(false);
+        m_lines.emplace(Key{t.pipeline, t.table}, line);
+    }
+    m_loaded = false;
+}
+
+void LagChart::reload()
+{
+    ++m_generation;
+    m_loaded = false;
+    m_pending.reset();
+    startRead();
+}
+
+void LagChart::startRead()
+{
+    std::vector<Key> keys;
+    for (const auto &[key, line] : m_lines)
+        keys.push_back(key);
+    const std::int64_t window = windowMs();
+    QThreadPool::globalInstance()->start([mailbox = m_mailbox, generation = m_generation,
+                                          path = m_path.toStdString(), keys = std::move(keys), window] {
+        const std::int64_t now = core::StateStore::nowMs();
+        History history;
+        std::error_code ec;
+        // Opening a missing file would create it; the Tables page already says it is missing.
+        if (!path.empty() && !keys.empty() && std::filesystem::exists(path, ec)) {
+            try {
+                core::StateStore store(path);
+                for (const auto &key : keys)
+                    history[key] = thin(store.lagSamples(key.first, key.second, now - window), now - window, now,
+                                        kMaxPoints);
+            } catch (const core::Error &) {
+                // A busy or broken file: the chart starts empty and fills from live snapshots;
+                // the Tables page reports the file's trouble.
+            }
+        }
+        mailbox->post([generation, history = std::move(history), now](LagChart &page) mutable {
+            page.onReadDone(generation, std::move(history), now);
+        });
+    });
+}
+
+void LagChart::onReadDone(std::uint64_t generation, History history, std::int64_t nowMs)
+{
+    if (generation != m_generation)
+        return;
+    for (auto &[key, line] : m_lines) {
+        while (line.segments.size() > 1) {
+            m_chart->removeSeries(line.segments.back());
+            delete line.segments.back();
+            line.segments.pop_back();
+        }
+        line.segments.front()->clear();
+        auto it = history.find(key);
+        if (it == history.end())
+            continue;
+        // Split at gaps first, then hand each line its points in one call (one repaint).
+        std::vector<QList<QPointF>> parts(1);
+        for (const QPointF &p : it->second) {
+            if (!parts.back().isEmpty() && p.x() - parts.back().back().x() > static_cast<qreal>(gapMs()))
+                parts.emplace_back();
+            parts.back().append(p);
+        }
+        line.segments.front()->replace(parts.front());
+        for (std::size_t i = 1; i < parts.size(); ++i)
+            addSegment(line)->replace(parts[i]);
+    }
+    m_loaded = true;
+    updateAxes(nowMs);
+    emit historyReady();
+}
+
+void LagChart::applyLive()
+{
+    if (!m_pending || !m_loaded)
+        return;
+    const EngineSnapshot snapshot = std::move(*m_pending);
+    m_pending.reset();
+    const auto x = static_cast<qreal>(snapshot.takenAtMs);
+    for (const auto &t : snapshot.tables) {
+        auto it = m_lines.find({t.pipeline, t.table});
+        if (it == m_lines.end() || !t.lagSeconds)
+            continue;
+        QLineSeries *last = it->second.segments.back();
+        if (last->count() > 0 && last->at(last->count() - 1).x() >= x)
+            continue;
+        appendPoint(it->second, QPointF(x, *t.lagSeconds));
+    }
+    updateAxes(snapshot.takenAtMs);
+}
+
+void LagChart::updateAxes(std::int64_t nowMs)
+{
+    const std::int64_t window = windowMs();
+    const auto from = static_cast<qreal>(nowMs - window);
+    double top = 0;
+    bool anyPoint = false;
+    for (auto &[key, line] : m_lines) {
+        // Points that left the window go, so a day of live updates does not pile up.
+        for (std::size_t i = 0; i < line.segments.size();) {
+            QLineSeries *segment = line.segments[i];
+            int old = 0;
+            while (old < segment->count() && segment->at(old).x() < from)
+                ++old;
+            if (old > 0)
+                segment->removePoints(0, old);
+            if (segment->count() == 0 && i > 0) {
+                m_chart->removeSeries(segment);
+                delete segment;
+                line.segments.erase(line.segments.begin() + static_cast<std::ptrdiff_t>(i));
+                continue;
+            }
+            // A lone sample has no line to be seen by: mark its points.
+            const bool marked = segment->count() <= 2;
+            if (segment->pointsVisible() != marked)
+                segment->setPointsVisible(marked);
+            for (int p = 0; p < segment->count(); ++p)
+                top = std::max(top, segment->at(p).y());
+            anyPoint |= segment->count() > 0;
+            ++i;
+        }
+        top = std::max(top, line.slaSeconds);
+        line.sla->replace(
+            {QPointF(from, line.slaSeconds), QPointF(static_cast<qreal>(nowMs), line.slaSeconds)});
+    }
+    m_x->setFormat(window > 6 * 60 * kMinute ? QStringLiteral("ddd HH:mm") : QStringLiteral("HH:mm"));
+    m_x->setTickCount(window > 6 * 60 * kMinute ? 7 : 6);
+    m_x->setRange(QDateTime::fromMSecsSinceEpoch(nowMs - window), QDateTime::fromMSecsSinceEpoch(nowMs));
+    // Headroom above the highest line, rounded to a readable step.
+    const double span = top <= 0 ? 60 : top * 1.15;
+    double step = 86400;
+    for (double candidate : {1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 21600, 43200})
+        if (span / candidate <= 8) {
+            step = candidate;
+            break;
+        }
+    while (span / step > 8)
+        step *= 2;
+    m_y->setRange(0, std::ceil(span / step) * step);
+    m_y->setTickCount(static_cast<int>(std::ceil(span / step)) + 1);
+    m_empty->setVisible(m_loaded && !anyPoint && !m_lines.empty());
+}
+
+} // namespace driftless::ui

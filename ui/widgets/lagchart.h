@@ -1,0 +1,115 @@
+#pragma once
+
+#include "ui/enginesnapshot.h"
+#include "ui/mailbox.h"
+
+#include <QPointF>
+#include <QTimer>
+#include <QWidget>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+class QChart;
+class QChartView;
+class QComboBox;
+class QDateTimeAxis;
+class QLabel;
+class QLineSeries;
+class QValueAxis;
+
+namespace driftless::ui {
+
+/// Apply lag per table over time (Qt Charts), with each table's freshness SLA as a dashed line
+/// in the table's colour, and a window chooser (15 min, 1 h, 24 h). The Lag page charts every
+/// table with it; a table's detail charts that table alone (setOnly()).
+///
+/// History comes from the lag samples in the workspace file, read on a pool thread whenever the
+/// workspace, its tables or the window (15 min, 1 h, 24 h) change; long windows are thinned to
+/// the worst lag per bucket, so a spike never disappears. Between reads the newest snapshot's
+/// lags are appended, at most every kLiveIntervalMs, and points that leave the window are
+/// dropped. The UI thread never reads the file.
+class LagChart final : public QWidget {
+    Q_OBJECT
+public:
+    explicit LagChart(QWidget *parent = nullptr);
+    ~LagChart() override;
+
+    static constexpr int kLiveIntervalMs = 500;
+    /// Points per table a read keeps at most (one per pixel column is plenty).
+    static constexpr int kMaxPoints = 720;
+
+    QChart *chart() const { return m_chart; }
+    QChartView *chartView() const { return m_view; }
+    QComboBox *windowCombo() const { return m_window; }
+    std::int64_t windowMs() const;
+    void setWindowMs(std::int64_t ms);
+    /// The first line of one table (the one in the legend), or null when it is not charted.
+    /// A table's lag is drawn as several lines when samples have gaps (the engine was not
+    /// running): a line across a gap would suggest samples that do not exist.
+    QLineSeries *lagSeries(const QString &pipeline, const QString &table) const;
+    /// Every point of one table's lag lines, in time order.
+    QList<QPointF> lagPoints(const QString &pipeline, const QString &table) const;
+    /// How many lines one table's lag is drawn with.
+    int segmentCount(const QString &pipeline, const QString &table) const;
+    QLineSeries *slaSeries(const QString &pipeline, const QString &table) const;
+    /// True once the history of the current tables and window has been read.
+    bool historyLoaded() const { return m_loaded; }
+    /// Charts only `pipeline`/`table` (as the engine displays it); empty strings: every table.
+    void setOnly(const QString &pipeline, const QString &table);
+    /// The sentence above the chart.
+    void setNote(const QString &note);
+
+public slots:
+    void setSnapshot(const driftless::ui::EngineSnapshot &snapshot);
+    /// Reads the history again (F5).
+    void reload();
+
+signals:
+    /// The history of the current tables and window is on screen.
+    void historyReady();
+
+private:
+    using Key = std::pair<std::string, std::string>; // pipeline, table
+    struct Line {
+        /// Never empty; the first one carries the legend entry and is never removed.
+        std::vector<QLineSeries *> segments;
+        QLineSeries *sla = nullptr;
+        double slaSeconds = 0;
+        QString name;
+    };
+    using History = std::map<Key, std::vector<QPointF>>;
+
+    void rebuildSeries(const std::vector<core::TableReport> &tables);
+    void startRead();
+    void onReadDone(std::uint64_t generation, History history, std::int64_t nowMs);
+    void applyLive();
+    void updateAxes(std::int64_t nowMs);
+    QLineSeries *addSegment(Line &line);
+    void appendPoint(Line &line, const QPointF &point);
+    /// Samples further apart than this are not joined by a line.
+    std::int64_t gapMs() const;
+
+    std::shared_ptr<Mailbox<LagChart>> m_mailbox;
+    std::optional<Key> m_only;
+    QComboBox *m_window;
+    QLabel *m_note;
+    QLabel *m_empty;
+    QChart *m_chart;
+    QChartView *m_view;
+    QDateTimeAxis *m_x;
+    QValueAxis *m_y;
+    std::map<Key, Line> m_lines;
+    QString m_path;
+    std::uint64_t m_generation = 0;
+    bool m_loaded = false;
+    std::optional<EngineSnapshot> m_pending;
+    QTimer m_live;
+};
+
+} // namespace driftless::ui
