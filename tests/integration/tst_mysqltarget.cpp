@@ -1,0 +1,279 @@
+// A MySQL/MariaDB target end to end: a Postgres source by full refresh (readers see the old or the
+// new table, never an empty one) and by cursor, a MariaDB source by cursor into another database
+// of the same server, the type mapping (values equal, and a clear error where MySQL cannot hold a
+// value), and a CDC-style session committing two tables in one transaction.
+
+#include "core/engine/connect.h"
+#include "core/mergers/mysqlmerger.h"
+#include "core/mergers/mysqltypes.h"
+#include "core/db/pgcatalog.h"
+#include "core/model/error.h"
+#include "tests/support/mysqltestdb.h"
+#include "tests/support/recordingobserver.h"
+#include "tests/support/testsupport.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+
+using namespace driftless::core;
+using namespace driftless::test;
+
+namespace {
+const char *kAccounts = R"sql(
+CREATE TABLE accounts (
+    id bigint PRIMARY KEY,
+    owner text NOT NULL,
+    balance numeric(14,2),
+    opened timestamptz,
+    active boolean,
+    tags text[],
+    doc jsonb
+);
+)sql";
+
+void fill(PgTestDb &db, int from, int to)
+{
+    db.exec("INSERT INTO accounts SELECT g, 'owner ' || g, (g * 3.17)::numeric(14,2), "
+            "'2020-01-01'::timestamptz + g * interval '1 minute', g % 2 = 0, ARRAY['t' || (g % 5), NULL], "
+            "jsonb_build_object('g', g, 'nested', jsonb_build_array(g, 'x')) FROM generate_series(" +
+            std::to_string(from) + ", " + std::to_string(to) + ") g");
+}
+
+TableSpec spec(const std::string &schema, const std::string &table, Strategy s)
+{
+    TableSpec t;
+    t.table = {schema, table};
+    t.strategy = s;
+    return t;
+}
+
+TableSchema describePg(PgTestDb &db, const std::string &table)
+{
+    auto c = db.connect();
+    return pgcatalog::describeTable(c, {"public", table});
+}
+} // namespace
+
+TEST(MysqlTarget, postgresFullRefreshHoldsEveryValueByTheDocumentedMapping)
+{
+    PgTestDb src("myt_src");
+    MyTestDb dst("myt_dst");
+    src.exec(kAccounts);
+    fill(src, 1, 5000);
+    src.exec("INSERT INTO accounts VALUES (0, 'emoji 😀 and tab\tand \\ backslash', -0.01, "
+             "'2024-06-30 23:30:00.123456-02:30', NULL, '{}', '{\"k\": \"ü\"}')");
+    RecordingObserver obs;
+    TableSync sync(makeJob("p", spec("public", "accounts", Strategy::FullRefresh), pgEndpoint("src", src.name()),
+                           myEndpoint("dst", dst.name())),
+                   obs);
+    EXPECT_EQ(sync.runOnce({}).rowsWritten, 5001);
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM accounts"), "5001");
+    EXPECT_EQ(dst.scalar("SELECT SUM(balance) FROM accounts"), src.scalar("SELECT sum(balance) FROM accounts"));
+    auto c = dst.connect();
+    auto r = c.query("SELECT owner, balance, opened, active, tags, JSON_EXTRACT(doc, '$.nested[1]') FROM accounts "
+                     "WHERE id = 4242");
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r.text(0, 0), "owner 4242");
+    EXPECT_EQ(r.text(0, 1), "13447.14");
+    EXPECT_EQ(r.text(0, 2), "2020-01-03 22:42:00.000000");
+    EXPECT_EQ(r.text(0, 3), "1");
+    EXPECT_EQ(r.text(0, 4), "{t2,NULL}");
+    EXPECT_EQ(r.text(0, 5), "\"x\"");
+    r = c.query("SELECT owner, balance, opened, active IS NULL, JSON_VALUE(doc, '$.k') FROM accounts WHERE id = 0");
+    EXPECT_EQ(r.text(0, 0), "emoji 😀 and tab\tand \\ backslash");
+    EXPECT_EQ(r.text(0, 1), "-0.01");
+    EXPECT_EQ(r.text(0, 2), "2024-07-01 02:00:00.123456") << "timestamptz is stored in UTC";
+    EXPECT_EQ(r.text(0, 3), "1");
+    EXPECT_EQ(r.text(0, 4), "ü");
+    EXPECT_EQ(c.scalar("SELECT COLUMN_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND "
+                       "TABLE_NAME = 'accounts' AND COLUMN_NAME = 'balance'"),
+              "decimal(14,2)");
+
+    // Deletes and updates on the source, then a refresh: the target follows.
+    src.exec("DELETE FROM accounts WHERE id % 7 = 0; UPDATE accounts SET owner = 'changed' WHERE id % 11 = 0");
+    sync.runOnce({});
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM accounts"), src.scalar("SELECT count(*) FROM accounts"));
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM accounts WHERE owner = 'changed'"),
+              src.scalar("SELECT count(*) FROM accounts WHERE owner = 'changed'"));
+    EXPECT_EQ(dst.scalar("SELECT strategy FROM _driftless_checkpoints WHERE source_table = 'public.accounts'"),
+              "full_refresh");
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND "
+                         "TABLE_NAME LIKE '\\_driftless\\_shadow%'"),
+              "0");
+}
+
+TEST(MysqlTarget, fullRefreshSwapIsAtomicForReaders)
+{
+    PgTestDb src("myt_src");
+    MyTestDb dst("myt_dst");
+    src.exec(kAccounts);
+    fill(src, 1, 30000);
+    RecordingObserver obs;
+    TableSync sync(makeJob("p", spec("public", "accounts", Strategy::FullRefresh), pgEndpoint("src", src.name()),
+                           myEndpoint("dst", dst.name())),
+                   obs);
+    sync.runOnce({});
+    dst.exec("CREATE INDEX accounts_by_owner ON accounts (owner(20))");
+    fill(src, 30001, 40000);
+
+    std::atomic<bool> done{false};
+    std::set<long long> seen;
+    std::string readerError;
+    long long reads = 0;
+    std::thread reader([&] {
+        try {
+            auto c = dst.connect();
+            while (!done) {
+                seen.insert(std::stoll(c.scalar("SELECT COUNT(*) FROM accounts").value_or("-1")));
+                ++reads;
+            }
+        } catch (const std::exception &e) {
+            readerError = e.what();
+        }
+    });
+    sync.runOnce({});
+    src.exec("DELETE FROM accounts WHERE id > 35000");
+    sync.runOnce({});
+    done = true;
+    reader.join();
+    EXPECT_EQ(readerError, "");
+    EXPECT_GT(reads, 10);
+    for (long long n : seen)
+        EXPECT_TRUE(n == 30000 || n == 40000 || n == 35000) << "a reader saw " << n << " rows";
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM accounts"), "35000");
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND "
+                         "TABLE_NAME = 'accounts' AND INDEX_NAME = 'accounts_by_owner'"),
+              "1")
+        << "the swap keeps the DBA's indexes";
+}
+
+TEST(MysqlTarget, postgresCursorSyncMergesChangesUnderTheGuard)
+{
+    PgTestDb src("myt_src");
+    MyTestDb dst("myt_dst");
+    src.exec("CREATE TABLE events (id bigint PRIMARY KEY, kind text NOT NULL, payload bytea, "
+             "updated_at timestamptz NOT NULL DEFAULT now()); CREATE INDEX ON events (updated_at)");
+    src.exec("INSERT INTO events SELECT g, 'k' || g, decode(md5(g::text), 'hex'), now() - interval '1 hour' + g * "
+             "interval '1 ms' FROM generate_series(1, 3000) g");
+    TableSpec s = spec("public", "events", Strategy::Cursor);
+    s.cursor = "updated_at";
+    s.lookback = "10m";
+    s.pageSize = 700;
+    RecordingObserver obs;
+    auto job = makeJob("p", s, pgEndpoint("src", src.name()), myEndpoint("dst", dst.name()));
+    TableSync(job, obs).runOnce({});
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM events"), "3000");
+    EXPECT_EQ(dst.scalar("SELECT HEX(payload) FROM events WHERE id = 17"),
+              src.scalar("SELECT upper(encode(payload, 'hex')) FROM events WHERE id = 17"));
+
+    src.exec("UPDATE events SET kind = 'changed', updated_at = now() WHERE id % 100 = 0");
+    src.exec("INSERT INTO events VALUES (5000, 'new', NULL, now())");
+    auto out = TableSync(job, obs).runOnce({});
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM events"), "3001");
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM events WHERE kind = 'changed'"), "30");
+    EXPECT_EQ(dst.scalar("SELECT kind FROM events WHERE id = 5000"), "new");
+    // Another pass re-reads the lookback window and writes nothing.
+    out = TableSync(job, obs).runOnce({});
+    EXPECT_EQ(out.rowsWritten, 0);
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM _driftless_checkpoints WHERE strategy = 'cursor'"), "1");
+}
+
+TEST(MysqlTarget, mariadbSourceToAnotherDatabaseByCursor)
+{
+    MyTestDb src("myt_msrc"), dst("myt_mdst");
+    src.exec("CREATE TABLE orders (region varchar(10) NOT NULL, n int NOT NULL, amount decimal(10,2), "
+             "note text, updated_at datetime(6) NOT NULL, PRIMARY KEY (region, n), KEY (updated_at))");
+    auto c = src.connect();
+    c.exec("INSERT INTO orders SELECT ELT(1 + seq % 4, 'b', 'A', 'a', 'ä'), seq, seq / 10, CONCAT('n', seq, ' 🚀'), "
+           "NOW(6) - INTERVAL 1 DAY + INTERVAL seq SECOND FROM seq_1_to_2000");
+    TableSpec s = spec(src.name(), "orders", Strategy::Cursor);
+    s.cursor = "updated_at";
+    s.pageSize = 333;
+    RecordingObserver obs;
+    auto job = makeJob("p", s, myEndpoint("src", src.name()), myEndpoint("dst", dst.name()));
+    TableSync(job, obs).runOnce({});
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM orders"), "2000");
+    EXPECT_EQ(dst.scalar("SELECT SUM(amount) FROM orders"), c.scalar("SELECT SUM(amount) FROM orders").value());
+    EXPECT_EQ(dst.scalar("SELECT COUNT(DISTINCT region) FROM orders"), "4")
+        << "keys differing only by case stay distinct";
+
+    c.exec("UPDATE orders SET amount = -1, updated_at = NOW(6) WHERE n % 100 = 0");
+    c.exec("INSERT INTO orders VALUES ('new', 1, 5.00, NULL, NOW(6))");
+    TableSync(job, obs).runOnce({});
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM orders"), "2001");
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM orders WHERE amount = -1"), "20");
+    EXPECT_EQ(dst.scalar("SELECT note FROM orders WHERE n = 7"), "n7 🚀");
+    EXPECT_EQ(dst.scalar("SELECT SUM(amount) FROM orders"), c.scalar("SELECT SUM(amount) FROM orders").value());
+}
+
+TEST(MysqlTarget, valuesMysqlCannotHoldAreAClearErrorNotATruncation)
+{
+    PgTestDb src("myt_src");
+    MyTestDb dst("myt_dst");
+    src.exec("CREATE TABLE odd (id int PRIMARY KEY, n numeric(10,2), f float8, ts timestamptz, d date, code "
+             "varchar(4))");
+    auto schema = describePg(src, "odd");
+    MysqlMerger m(dst.connect(), MergeTarget{"p", {"public", "odd"}, {"", "odd"}, Strategy::Cursor});
+    m.prepare(schema);
+    auto one = [](const std::string &line) {
+        Batch b;
+        b.rows.append(line, ChangeOp::Insert, 1);
+        b.checkpoint = {"{}", 1};
+        return b;
+    };
+    auto expectRefused = [&](const std::string &line, const std::string &needle) {
+        try {
+            m.apply(one(line));
+            ADD_FAILURE() << line << " was accepted";
+        } catch (const Error &e) {
+            EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+        }
+    };
+    expectRefused("1\tNaN\t\\N\t\\N\t\\N\t\\N", "column n");
+    expectRefused("1\t\\N\tInfinity\t\\N\t\\N\t\\N", "column f");
+    expectRefused("1\t\\N\t\\N\t10000-01-01 00:00:00+00\t\\N\t\\N", "column ts");
+    expectRefused("1\t\\N\t\\N\t9999-12-31 23:00:00-02\t\\N\t\\N", "column ts");
+    expectRefused("1\t\\N\t\\N\t\\N\t0044-03-15 BC\t\\N", "column d");
+    expectRefused("1\t\\N\t\\N\t\\N\tinfinity\t\\N", "column d");
+    // The server refuses what would be truncated (strict sql_mode).
+    EXPECT_THROW(m.apply(one("1\t\\N\t\\N\t\\N\t\\N\ttoolong")), Error);
+    EXPECT_THROW(m.apply(one("1\t123456789.00\t\\N\t\\N\t\\N\t\\N")), Error);
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM odd"), "0");
+    EXPECT_FALSE(m.readCheckpoint());
+    m.apply(one("1\t-12345678.99\t-1.5e+300\t0001-01-01 00:00:00+00\t9999-12-31\tabcd"));
+    EXPECT_EQ(dst.scalar("SELECT CONCAT_WS('|', n, f, ts, d, code) FROM odd"),
+              "-12345678.99|-1.5e300|0001-01-01 00:00:00.000000|9999-12-31|abcd");
+}
+
+TEST(MysqlTarget, aSessionCommitsTwoTablesTogetherOrNeither)
+{
+    PgTestDb src("myt_src");
+    MyTestDb dst("myt_dst");
+    src.exec("CREATE TABLE a (id int PRIMARY KEY, v text); CREATE TABLE b (id int PRIMARY KEY, v text)");
+    auto session = createTargetSession(myEndpoint("dst", dst.name()), "test");
+    auto ma = session->merger({"p", {"public", "a"}, {"", "a"}, Strategy::Cdc});
+    auto mb = session->merger({"p", {"public", "b"}, {"", "b"}, Strategy::Cdc});
+    ma->prepare(describePg(src, "a"));
+    mb->prepare(describePg(src, "b"));
+    RowSet rows;
+    rows.append("1\tone", ChangeOp::Insert, 5);
+    session->begin();
+    ma->mergeInTransaction(rows);
+    mb->mergeInTransaction(rows);
+    ma->writeCheckpointInTransaction({"{\"lsn\":5}", 5}, 1);
+    mb->writeCheckpointInTransaction({"{\"lsn\":5}", 5}, 1);
+    session->rollback();
+    EXPECT_EQ(dst.scalar("SELECT (SELECT COUNT(*) FROM a) + (SELECT COUNT(*) FROM b)"), "0");
+    EXPECT_FALSE(ma->readCheckpoint());
+    session->begin();
+    ma->mergeInTransaction(rows);
+    mb->mergeInTransaction(rows);
+    ma->writeCheckpointInTransaction({"{\"lsn\":5}", 5}, 1);
+    mb->writeCheckpointInTransaction({"{\"lsn\":5}", 5}, 1);
+    session->commit();
+    EXPECT_EQ(dst.scalar("SELECT (SELECT COUNT(*) FROM a) + (SELECT COUNT(*) FROM b)"), "2");
+    EXPECT_EQ(mb->readCheckpoint()->version, 5);
+}
