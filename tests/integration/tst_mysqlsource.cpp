@@ -572,3 +572,43 @@ TEST(MysqlCdc, streamsContinuouslyUntilStopped)
     EXPECT_EQ(got, "200:-100");
     runner.request_stop();
 }
+
+TEST(MysqlCdc, streamsIntoSqliteAndMariaDbTargetsToo)
+{
+    MyTestDb src("mycdc");
+    MyTestDb dstMy("mycdcmy");
+    TempDir dir;
+    src.exec("CREATE TABLE acct (id int PRIMARY KEY, owner varchar(20) NOT NULL, balance decimal(12,2) NOT NULL, "
+             "born date, pic blob)");
+    src.exec("INSERT INTO acct SELECT seq, CONCAT('o', seq), seq * 10, '2020-01-01' + INTERVAL seq DAY, "
+             "IF(seq % 2, x'00ff', NULL) FROM seq_1_to_500");
+    TableSpec s = spec(src.name(), "acct", Strategy::Cdc);
+    s.pageSize = 200;
+    const std::string lite = dir.file("t.db");
+    RecordingObserver obs;
+    std::vector<TableJob> toLite{makeJob("ml", s, myEndpoint("src", src.name()), sqliteEndpoint("dst", lite))};
+    std::vector<TableJob> toMy{makeJob("mm", s, myEndpoint("src", src.name()), myEndpoint("dst", dstMy.name()))};
+    auto once = [&](std::vector<TableJob> &jobs) {
+        MysqlCdcPipeline p(jobs, obs);
+        p.run({}, {true, nullptr});
+    };
+    once(toLite);
+    once(toMy);
+    auto c = src.connect();
+    c.exec("UPDATE acct SET balance = -balance, pic = x'01' WHERE id % 10 = 0");
+    c.exec("DELETE FROM acct WHERE id > 450");
+    c.exec("UPDATE acct SET id = 1000 WHERE id = 1");
+    c.exec("INSERT INTO acct VALUES (2000, 'new', 0.01, NULL, x'')");
+    once(toLite);
+    once(toMy);
+    const std::string q = "SELECT id, owner, balance, born, HEX(pic) FROM acct ORDER BY id";
+    EXPECT_EQ(myRows(dstMy, q), myRows(src, q));
+    SqliteDb db(lite, SqliteDb::Mode::ReadOnly);
+    auto st = db.prepare("SELECT id, owner, balance, born, CASE WHEN pic IS NOT NULL THEN hex(pic) END FROM acct "
+                         "ORDER BY id");
+    std::string got;
+    while (st.step())
+        got += st.text(0) + "|" + st.text(1) + "|" + st.text(2) + "|" + (st.isNull(3) ? "NULL" : st.text(3)) + "|" +
+               (st.isNull(4) ? "NULL" : st.text(4)) + "\n";
+    EXPECT_EQ(got, myRows(src, q));
+}
