@@ -43,6 +43,50 @@ Probe probe(const Endpoint &e, std::vector<Finding> &out, const std::string &pip
     return p;
 }
 
+/// A MySQL/MariaDB target: reachable, a database named, and the user may create the target and
+/// bookkeeping tables there (CREATE) and the per-connection staging tables (CREATE TEMPORARY
+/// TABLES). Privileges granted through roles or wildcard database grants are not resolved, so a
+/// missing one is a warning.
+void doctorMysqlTarget(const PipelineSpec &p, const Endpoint &tgt, std::vector<Finding> &out,
+                       std::set<std::string> &probed)
+{
+    if (!probed.insert("target " + tgt.name).second)
+        return;
+    const std::string subject = "endpoint " + tgt.name;
+    try {
+        auto conn = connectMysql(tgt);
+        if (conn.dsn().database.empty()) {
+            out.push_back({"error", "config", p.name, subject, "the DSN names no database for the target tables",
+                           "add the database to the DSN: mysql://user@host:3306/<database>"});
+            return;
+        }
+        out.push_back({"ok", "connection", p.name, subject,
+                       "reachable: " + conn.serverVersion() + " at " + conn.dsn().display(), ""});
+        // GRANTEE is 'user'@'host'; CURRENT_USER() is user@host.
+        const std::string grantee = "CONCAT('''', REPLACE(CURRENT_USER(), '@', '''@'''), '''')";
+        auto r = conn.query("SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = " + grantee +
+                            " UNION SELECT PRIVILEGE_TYPE FROM information_schema.SCHEMA_PRIVILEGES WHERE GRANTEE = " +
+                            grantee + " AND TABLE_SCHEMA = DATABASE()");
+        std::set<std::string> privs;
+        for (const auto &row : r.rows)
+            privs.insert(row[0].value_or(""));
+        std::string missing;
+        for (const char *need : {"CREATE", "CREATE TEMPORARY TABLES", "INSERT", "UPDATE", "DELETE", "DROP", "ALTER"})
+            if (!privs.count(need))
+                missing += (missing.empty() ? "" : ", ") + std::string(need);
+        if (!missing.empty())
+            out.push_back({"warn", "config", p.name, subject,
+                           "the user may lack " + missing + " on database " + conn.dsn().database +
+                               " (target tables, _driftless_ bookkeeping and staging need them)",
+                           "GRANT CREATE, CREATE TEMPORARY TABLES, SELECT, INSERT, UPDATE, DELETE, DROP, ALTER ON " +
+                               mysqlIdent(conn.dsn().database) + ".* TO the endpoint's user"});
+        else
+            out.push_back({"ok", "config", p.name, subject, "may create tables in database " + conn.dsn().database, ""});
+    } catch (const Error &err) {
+        out.push_back({"error", "connection", p.name, subject, err.what(), err.hint()});
+    }
+}
+
 /// A MySQL/MariaDB source: reachable, its tables readable with the key and cursor their
 /// strategy needs, and the binlog settings change data capture will need.
 void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<Finding> &out,
@@ -185,9 +229,7 @@ std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipel
             else
                 out.push_back({"ok", "config", p.name, "endpoint " + tgt.name, "SQLite file " + tgt.path, ""});
         } else {
-            out.push_back({"error", "config", p.name, "endpoint " + tgt.name,
-                           "MySQL/MariaDB targets are not supported by this version yet",
-                           "use a Postgres or SQLite target for now"});
+            doctorMysqlTarget(p, tgt, out, mysqlProbed);
         }
 
         // Source and its tables.

@@ -4,6 +4,7 @@
 // value), and a CDC-style session committing two tables in one transaction.
 
 #include "core/engine/connect.h"
+#include "core/engine/doctor.h"
 #include "core/mergers/mysqlmerger.h"
 #include "core/mergers/mysqltypes.h"
 #include "core/db/pgcatalog.h"
@@ -276,4 +277,40 @@ TEST(MysqlTarget, aSessionCommitsTwoTablesTogetherOrNeither)
     session->commit();
     EXPECT_EQ(dst.scalar("SELECT (SELECT COUNT(*) FROM a) + (SELECT COUNT(*) FROM b)"), "2");
     EXPECT_EQ(mb->readCheckpoint()->version, 5);
+}
+
+TEST(MysqlTarget, doctorChecksTheTarget)
+{
+    PgTestDb src("myt_src");
+    MyTestDb dst("myt_dst");
+    src.exec("CREATE TABLE a (id int PRIMARY KEY, v text)");
+    Workspace ws;
+    ws.endpoints["src"] = pgEndpoint("src", src.name());
+    ws.endpoints["dw"] = myEndpoint("dw", dst.name());
+    ws.endpoints["gone"] = myEndpoint("gone", "no_such_database_here");
+    PipelineSpec p;
+    p.name = "to_dw";
+    p.source = "src";
+    p.target = "dw";
+    p.tables = {spec("public", "a", Strategy::Cursor)};
+    p.tables[0].cursor = "id";
+    ws.pipelines.push_back(p);
+    p.name = "to_gone";
+    p.target = "gone";
+    ws.pipelines.push_back(p);
+    auto findings = runDoctor(ws);
+    std::string all;
+    auto find = [&](const std::string &level, const std::string &subject, const std::string &text) {
+        for (const auto &f : findings)
+            if (f.level == level && f.subject == subject && f.message.find(text) != std::string::npos)
+                return true;
+        return false;
+    };
+    for (const auto &f : findings)
+        all += f.level + " " + f.subject + ": " + f.message + " | " + f.fix + "\n";
+    EXPECT_TRUE(find("ok", "endpoint dw", "MariaDB")) << all;
+    EXPECT_TRUE(find("ok", "endpoint dw", "may create tables")) << all;
+    EXPECT_TRUE(find("error", "endpoint gone", "no_such_database_here")) << all;
+    for (const auto &f : findings)
+        EXPECT_EQ(f.message.find("not supported"), std::string::npos) << all;
 }
