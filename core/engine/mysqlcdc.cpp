@@ -502,11 +502,16 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
         out.append(line, op, version, anyAbsent && op != ChangeOp::Delete ? std::string_view(mask) : std::string_view());
     };
 
-    auto flush = [&] {
-        if (batch.empty())
-            return;
-        session->begin();
-        std::map<Table *, ApplyResult> results;
+    // A target transaction stays open while a source transaction too big for one batch is staged
+    // in pieces; it commits with the transaction's end.
+    bool open = false;
+    std::map<Table *, ApplyResult> results;
+    auto stage = [&] {
+        if (!open) {
+            session->begin();
+            open = true;
+            results.clear();
+        }
         try {
             for (auto &[t, p] : batch.tables) {
                 if (t->paused)
@@ -526,7 +531,20 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                     res.rowsWritten += r.rowsWritten;
                     res.partialRowsMissing += r.partialRowsMissing;
                 }
+                p = Stream::Pending{};
             }
+        } catch (...) {
+            session->rollback();
+            open = false;
+            throw;
+        }
+        batch.rows = 0;
+    };
+    auto flush = [&] {
+        if (batch.empty())
+            return;
+        stage();
+        try {
             // Every streaming table's checkpoint moves to the batch's end, changed or not: a
             // restart never re-reads what was applied (or skipped as not ours).
             json pos = {{"phase", "stream"}, {"file", batch.end.file}, {"pos", batch.end.offset}};
@@ -540,8 +558,10 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             }
             crashPoint("merge.before_commit");
             session->commit();
+            open = false;
         } catch (...) {
             session->rollback();
+            open = false;
             throw;
         }
         crashPoint("batch.after_commit");
@@ -572,6 +592,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     std::set<Table *> txnTables; ///< tables this transaction is applied to
     auto lastIdleSave = std::chrono::steady_clock::now();
     auto lastFresh = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+    auto lastPauseCheck = std::chrono::steady_clock::now();
     binlog::Position lastSaved = *start;
     auto applies = [&](Table &t) {
         return !t.paused && t.phase() == "stream" && txnVersion >= versionOf(t.streamPosition());
@@ -633,6 +654,9 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                         ++batch.rows;
                     }
                     txnTables.insert(&t);
+                    // A big transaction: stage what it has so far; memory stays bounded.
+                    if (batch.rows >= kBatchRows)
+                        stage();
                 }
             }
         }
@@ -712,7 +736,8 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             flush();
             break;
         }
-        if (options.paused) {
+        if (options.paused && !inTxn && std::chrono::steady_clock::now() - lastPauseCheck >= std::chrono::milliseconds(250)) {
+            lastPauseCheck = std::chrono::steady_clock::now();
             // A pause or resume asked for while streaming: a pause stops applying at once; a
             // resume restarts the pipeline so the stream reads from the table's position again.
             for (auto &t : m_tables) {
@@ -734,6 +759,8 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     }
     if (!inTxn)
         flush();
+    if (open)
+        session->rollback(); // a transaction cut short by a stop: nothing of it lands
 }
 
 } // namespace driftless::core

@@ -612,3 +612,28 @@ TEST(MysqlCdc, streamsIntoSqliteAndMariaDbTargetsToo)
                (st.isNull(4) ? "NULL" : st.text(4)) + "\n";
     EXPECT_EQ(got, myRows(src, q));
 }
+
+TEST(MysqlCdc, aTransactionBiggerThanABatchIsAppliedWholeInPieces)
+{
+    Cdc f;
+    f.src.exec("CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL, note varchar(20))");
+    f.add("t");
+    f.once();
+    auto c = f.src.connect();
+    // 70,000 rows (more than three batches' worth) and updates of some of them, in one
+    // transaction: the target sees all of it or none of it, with the later change winning.
+    c.exec("START TRANSACTION");
+    c.exec("INSERT INTO t SELECT seq, seq, 'first' FROM seq_1_to_70000");
+    c.exec("UPDATE t SET v = -v, note = 'second' WHERE id % 1000 = 0");
+    c.exec("DELETE FROM t WHERE id > 69990");
+    c.exec("COMMIT");
+    f.obs.applied.clear();
+    f.once();
+    EXPECT_EQ(pgRows(f.dst, "SELECT count(*), sum(v), count(*) FILTER (WHERE note = 'second') FROM public.t"),
+              myRows(f.src, "SELECT COUNT(*), SUM(v), SUM(note = 'second') FROM t"));
+    EXPECT_EQ(f.dst.scalar("SELECT count(*) FROM public.t"), "69990");
+    int withRows = 0;
+    for (const auto &a : f.obs.applied)
+        withRows += a.result.rowsInBatch > 0 ? 1 : 0;
+    EXPECT_EQ(withRows, 1) << "one target transaction, one checkpoint, for the one source transaction";
+}
