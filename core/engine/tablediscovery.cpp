@@ -1,7 +1,14 @@
 #include "core/engine/tablediscovery.h"
 
+#include "core/db/mysqlconnection.h"
+#include "core/engine/mysqlpreflight.h"
+#include "core/model/error.h"
+
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <set>
+#include <tuple>
 
 namespace driftless::core {
 
@@ -52,7 +59,133 @@ std::string rows(double n)
     return std::to_string(static_cast<long long>(std::llround(n)));
 }
 
+// MySQL: information_schema in three reads (tables, index columns, temporal columns) rather than
+// one join, which MariaDB plans poorly over information_schema. `%s` is the database filter.
+constexpr const char *kMysqlTablesSql =
+    "SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_ROWS, COALESCE(DATA_LENGTH, 0) + COALESCE(INDEX_LENGTH, 0) "
+    "FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE' AND ";
+constexpr const char *kMysqlIndexesSql =
+    "SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME "
+    "FROM information_schema.STATISTICS WHERE ";
+constexpr const char *kMysqlTemporalSql =
+    "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, IS_NULLABLE, ORDINAL_POSITION "
+    "FROM information_schema.COLUMNS WHERE DATA_TYPE IN ('datetime', 'timestamp', 'date') AND ";
+/// Row operations per table since the server started (or the summary was truncated).
+constexpr const char *kMysqlWritesSql =
+    "SELECT OBJECT_SCHEMA, OBJECT_NAME, COUNT_INSERT, COUNT_UPDATE, COUNT_DELETE "
+    "FROM performance_schema.table_io_waits_summary_by_table WHERE OBJECT_TYPE = 'TABLE' AND ";
+
+/// Names like updated_at, modified, last_changed: the usual cursor columns.
+bool looksLikeChangeTime(std::string name)
+{
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    for (const char *part : {"updat", "modif", "chang"})
+        if (name.find(part) != std::string::npos)
+            return true;
+    return false;
+}
+
+long long toInt(const std::optional<std::string> &v)
+{
+    return v ? std::atoll(v->c_str()) : 0;
+}
+
 } // namespace
+
+std::vector<DiscoveredTable> discoverMysqlTables(MysqlConnection &conn, const std::string &database)
+{
+    // information_schema compares names without case: the exact match is made here.
+    auto filter = [&](const char *column) {
+        return database.empty() ? std::string(column) +
+                                      " NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')"
+                                : std::string(column) + " = ?";
+    };
+    std::vector<std::optional<std::string>> params;
+    if (!database.empty())
+        params.emplace_back(database);
+    auto wanted = [&](const std::optional<std::string> &schema) { return database.empty() || schema == database; };
+
+    std::vector<DiscoveredTable> out;
+    std::map<TableRef, std::size_t> at;
+    const auto tables = conn.query(kMysqlTablesSql + filter("TABLE_SCHEMA"), params);
+    for (const auto &r : tables.rows) {
+        if (!wanted(r[0]))
+            continue;
+        DiscoveredTable t;
+        t.table = TableRef{r[0].value_or(""), r[1].value_or("")};
+        t.analyzed = r[2].has_value();
+        t.estimatedRows = static_cast<double>(std::max(0LL, toInt(r[2])));
+        t.totalBytes = toInt(r[3]);
+        t.writesKnown = false;
+        out.push_back(std::move(t));
+    }
+    std::sort(out.begin(), out.end(), [](const auto &a, const auto &b) { return a.table < b.table; });
+    for (std::size_t i = 0; i < out.size(); ++i)
+        at[out[i].table] = i;
+    auto table = [&](const std::vector<std::optional<std::string>> &r) -> DiscoveredTable * {
+        const auto it = at.find(TableRef{r[0].value_or(""), r[1].value_or("")});
+        return it == at.end() ? nullptr : &out[it->second];
+    };
+
+    // Primary keys in key order; the columns that lead an index (a cursor there reads by range).
+    std::set<std::tuple<std::string, std::string, std::string>> leading;
+    std::map<TableRef, std::map<long long, std::string>> keys;
+    for (const auto &r : conn.query(kMysqlIndexesSql + filter("TABLE_SCHEMA"), params).rows) {
+        DiscoveredTable *t = table(r);
+        if (!t)
+            continue;
+        const std::string column = r[4].value_or("");
+        if (r[2] == "PRIMARY")
+            keys[t->table][toInt(r[3])] = column;
+        if (toInt(r[3]) == 1)
+            leading.emplace(t->table.schema, t->table.name, column);
+    }
+    for (auto &[ref, columns] : keys)
+        for (const auto &[seq, column] : columns)
+            out[at[ref]].primaryKey.push_back(column);
+
+    // Ranked as for Postgres: NOT NULL, then indexed, then named like a change time, then order.
+    struct Candidate {
+        bool notNull, indexed, named;
+        long long position;
+        std::string name;
+    };
+    std::map<TableRef, std::vector<Candidate>> candidates;
+    for (const auto &r : conn.query(kMysqlTemporalSql + filter("TABLE_SCHEMA"), params).rows) {
+        DiscoveredTable *t = table(r);
+        if (!t)
+            continue;
+        const std::string column = r[2].value_or("");
+        candidates[t->table].push_back({r[3] == "NO", leading.count({t->table.schema, t->table.name, column}) > 0,
+                                        looksLikeChangeTime(column), toInt(r[4]), column});
+    }
+    for (auto &[ref, list] : candidates) {
+        std::sort(list.begin(), list.end(), [](const Candidate &a, const Candidate &b) {
+            return std::tie(b.notNull, b.indexed, b.named, a.position) < std::tie(a.notNull, a.indexed, a.named, b.position);
+        });
+        for (const auto &c : list)
+            out[at[ref]].cursorCandidates.push_back(c.name);
+    }
+
+    // Write counters only where the server keeps them (performance_schema is off by default on
+    // MariaDB, on in MySQL 8) and the user may read them; otherwise they stay unknown.
+    if (conn.scalar("SELECT @@performance_schema").value_or("0") == "1") {
+        try {
+            for (const auto &r : conn.query(kMysqlWritesSql + filter("OBJECT_SCHEMA"), params).rows) {
+                if (DiscoveredTable *t = table(r)) {
+                    t->inserts = toInt(r[2]);
+                    t->updates = toInt(r[3]);
+                    t->deletes = toInt(r[4]);
+                    t->writesKnown = true;
+                }
+            }
+        } catch (const SqlError &) {
+            // No SELECT on performance_schema: the counts stay unknown.
+        }
+    }
+    return out;
+}
 
 std::vector<DiscoveredTable> discoverTables(PgConnection &conn)
 {
@@ -77,6 +210,21 @@ std::vector<DiscoveredTable> discoverTables(PgConnection &conn)
     return out;
 }
 
+SourceAbilities mysqlAbilities(const MysqlProbe &probe)
+{
+    SourceAbilities a;
+    for (const auto &b : probe.binlog) {
+        // As MysqlCdcPipeline: a short retention is a warning, not a stop.
+        if (b.setting.find("expire") != std::string::npos)
+            continue;
+        a.cdcRefused = "the source's " + b.setting + " is " + b.found + "; " + b.fix;
+        return a;
+    }
+    if (!probe.canReplicate)
+        a.cdcRefused = "the source's user may not read the binlog: GRANT REPLICATION SLAVE ON *.* TO " + probe.user;
+    return a;
+}
+
 Recommendation recommendStrategy(const DiscoveredTable &t, const SourceAbilities &source)
 {
     Recommendation rec;
@@ -89,7 +237,9 @@ Recommendation recommendStrategy(const DiscoveredTable &t, const SourceAbilities
     }
     if (t.cursorCandidates.empty() && !rec.refused.count(Strategy::Cursor))
         rec.refused[Strategy::Cursor] = "no timestamp or date column for a cursor to follow";
-    if (!source.logicalWal && !rec.refused.count(Strategy::Cdc))
+    if (source.cdcRefused && !rec.refused.count(Strategy::Cdc))
+        rec.refused[Strategy::Cdc] = *source.cdcRefused;
+    else if (!source.logicalWal && !rec.refused.count(Strategy::Cdc))
         rec.refused[Strategy::Cdc] = "the source's wal_level is not logical";
     else if (!source.canReplicate && !rec.refused.count(Strategy::Cdc))
         rec.refused[Strategy::Cdc] = "the source's user may not replicate";
@@ -101,11 +251,15 @@ Recommendation recommendStrategy(const DiscoveredTable &t, const SourceAbilities
     // "Rarely written": fewer changes since the stats reset than the table has rows.
     const bool quiet = static_cast<double>(t.inserts + churn) <= std::max(t.estimatedRows, 1000.0);
     // "Busy with deletes": deletes happen, and changes are at least a tenth of the table.
-    const bool busyWithDeletes = t.deletes > 0 && static_cast<double>(churn) >= 0.1 * std::max(t.estimatedRows, 1.0);
+    const bool busyWithDeletes = t.writesKnown && t.deletes > 0 &&
+                                 static_cast<double>(churn) >= 0.1 * std::max(t.estimatedRows, 1.0);
 
     if (t.primaryKey.empty()) {
         rec.strategy = Strategy::FullRefresh;
         rec.reason = "no primary key: only a full refresh can copy it exactly";
+    } else if (small && !t.writesKnown) {
+        rec.strategy = Strategy::FullRefresh;
+        rec.reason = "small (about " + rows(t.estimatedRows) + " rows): a full copy costs little and is always exact";
     } else if (small && quiet) {
         rec.strategy = Strategy::FullRefresh;
         rec.reason = "small (about " + rows(t.estimatedRows) + " rows) and rarely written: a full copy costs "
@@ -114,6 +268,15 @@ Recommendation recommendStrategy(const DiscoveredTable &t, const SourceAbilities
         rec.strategy = Strategy::Cdc;
         rec.reason = "busy (" + std::to_string(t.updates) + " updates, " + std::to_string(t.deletes) +
                      " deletes since the stats reset): CDC sees deletes, which cursor sync cannot";
+    } else if (!t.writesKnown && cdcOk) {
+        rec.strategy = Strategy::Cdc;
+        rec.reason = "with no write counters to read, deletes cannot be ruled out: CDC sees them, which cursor "
+                     "sync cannot";
+    } else if (!t.writesKnown && cursorOk) {
+        rec.strategy = Strategy::Cursor;
+        rec.reason = "CDC is unavailable (" + rec.refused[Strategy::Cdc] + "): cursor sync along " + *rec.cursor +
+                     "; with no write counters to read, whether rows are deleted (which cursor sync does not "
+                     "see) is unknown";
     } else if (cursorOk && t.deletes == 0) {
         rec.strategy = Strategy::Cursor;
         rec.reason = "no deletes recorded: cursor sync along " + *rec.cursor + " reads only what changed";

@@ -12,20 +12,28 @@
 
 namespace driftless::core {
 
+class MysqlConnection;
+struct MysqlProbe;
+
 /// One table of a source, as the pipeline editor shows it: size, key, the columns a cursor could
-/// follow, and how much it is written (pg_stat_user_tables, cumulative since the last stats reset).
+/// follow, and how much it is written (Postgres: pg_stat_user_tables, cumulative since the last
+/// stats reset; MySQL: performance_schema's table I/O counters since the server started, when
+/// the server keeps them).
 struct DiscoveredTable {
     TableRef table;
-    double estimatedRows = 0;      ///< pg_class.reltuples; 0 when never analyzed
-    bool analyzed = false;         ///< reltuples is an estimate, not "unknown"
-    std::int64_t totalBytes = 0;   ///< pg_total_relation_size: heap, indexes, TOAST
+    double estimatedRows = 0;      ///< pg_class.reltuples or TABLE_ROWS; 0 when unknown
+    bool analyzed = false;         ///< estimatedRows is an estimate, not "unknown"
+    std::int64_t totalBytes = 0;   ///< pg_total_relation_size, or DATA_LENGTH + INDEX_LENGTH
     std::vector<std::string> primaryKey;
-    /// timestamp, timestamptz and date columns, the most likely cursor first: NOT NULL and
-    /// indexed ones, then names such as updated_at / modified_at.
+    /// timestamp, timestamptz and date columns (MySQL: DATETIME, TIMESTAMP, DATE), the most
+    /// likely cursor first: NOT NULL and indexed ones, then names such as updated_at / modified_at.
     std::vector<std::string> cursorCandidates;
     std::int64_t inserts = 0;
     std::int64_t updates = 0;
     std::int64_t deletes = 0;
+    /// False when the server keeps no write counters (MySQL without performance_schema): the
+    /// three counts above are 0 because nothing is known, not because nothing was written.
+    bool writesKnown = true;
     bool readable = true; ///< SELECT on the table and USAGE on its schema
 };
 
@@ -33,7 +41,14 @@ struct DiscoveredTable {
 struct SourceAbilities {
     bool logicalWal = true;
     bool canReplicate = true;
+    /// Why the source cannot stream changes, in its own terms (MySQL: the binlog setting or the
+    /// grant that is missing, with the fix); refuses CDC for every table. nullopt: nothing does.
+    std::optional<std::string> cdcRefused;
 };
+
+/// What a MySQL/MariaDB source can do for CDC, from core::probeMysql: the binlog settings the
+/// CDC pipeline refuses to start without (a short retention only warns) and REPLICATION SLAVE.
+SourceAbilities mysqlAbilities(const MysqlProbe &probe);
 
 /// A strategy for one table and why; strategies that cannot work carry the reason.
 struct Recommendation {
@@ -49,13 +64,23 @@ struct Recommendation {
 /// out), ordered by schema and name. Blocking; call it off the UI thread. Throws SqlError.
 std::vector<DiscoveredTable> discoverTables(PgConnection &conn);
 
+/// Reads the base tables of `database` on a MySQL/MariaDB server (an empty `database`: of every
+/// database but the system ones) from information_schema, ordered by database and name. Tables
+/// are `database.table` with their case kept. Rows and size are InnoDB's estimates
+/// (TABLE_ROWS, DATA_LENGTH + INDEX_LENGTH); write counters come from performance_schema when
+/// the server has it on and the user may read it, else writesKnown is false. Blocking; call it
+/// off the UI thread. Throws SqlError.
+std::vector<DiscoveredTable> discoverMysqlTables(MysqlConnection &conn, const std::string &database);
+
 /// Picks a strategy for `t`:
 /// - no primary key: cursor and CDC are refused (both merge by key); full refresh;
 /// - no timestamp or date column: cursor is refused;
-/// - a small table that is rarely written: full refresh (a whole copy costs little);
-/// - a busy table with deletes: CDC, which sees deletes (cursor sync does not), when the source
-///   allows it;
+/// - a small table that is rarely written (or whose writes are unknown): full refresh (a whole
+///   copy costs little);
+/// - a busy table with deletes, or a larger one whose writes are unknown (deletes cannot be
+///   ruled out): CDC, which sees deletes (cursor sync does not), when the source allows it;
 /// - otherwise cursor sync along the best candidate, else CDC, else full refresh.
+/// Reasons never cite write activity that `t.writesKnown` says is unknown.
 Recommendation recommendStrategy(const DiscoveredTable &t, const SourceAbilities &source);
 
 /// Thresholds of recommendStrategy(), named so the reasons can quote them.

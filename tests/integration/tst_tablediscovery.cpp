@@ -1,8 +1,14 @@
-// Table discovery and strategy recommendations against the real test server: size, key, cursor
+// Table discovery and strategy recommendations against the real test servers: size, key, cursor
 // candidates and write counters come from the catalog and pg_stat_user_tables, and each rule of
-// recommendStrategy() is met by a table built for it.
+// recommendStrategy() is met by a table built for it. On MariaDB the same facts come from
+// information_schema; without performance_schema the write counters are unknown, and the
+// reasons say nothing about writes they do not know; CDC is refused when the binlog or the
+// user's grants cannot serve it, with the fix.
 
+#include "core/db/mysqlconnection.h"
+#include "core/engine/mysqlpreflight.h"
 #include "core/engine/tablediscovery.h"
+#include "tests/support/mysqltestdb.h"
 #include "tests/support/testsupport.h"
 
 #include <gtest/gtest.h>
@@ -117,11 +123,140 @@ TEST(TableDiscovery, readsSizeKeyCursorCandidatesAndWritesAndRecommends)
     EXPECT_EQ(rec.cursor, std::optional<std::string>("Updated At"));
 
     // A source that cannot stream: CDC refused, cursor sync instead, saying what it misses.
-    rec = core::recommendStrategy(*orders, core::SourceAbilities{false, true});
+    rec = core::recommendStrategy(*orders, core::SourceAbilities{false, true, std::nullopt});
     EXPECT_EQ(rec.refused.at(core::Strategy::Cdc), "the source's wal_level is not logical");
     EXPECT_EQ(rec.strategy, core::Strategy::Cursor);
     EXPECT_NE(rec.reason.find("deletes are not seen"), std::string::npos) << rec.reason;
-    rec = core::recommendStrategy(*find(tables, "public", "counters"), core::SourceAbilities{true, false});
+    rec = core::recommendStrategy(*find(tables, "public", "counters"), core::SourceAbilities{true, false, std::nullopt});
     EXPECT_EQ(rec.strategy, core::Strategy::FullRefresh);
     EXPECT_EQ(rec.refused.at(core::Strategy::Cdc), "the source's user may not replicate");
+}
+
+namespace {
+
+const char *kMysqlSchema[] = {
+    "CREATE TABLE plans (id INT PRIMARY KEY, name VARCHAR(40), updated_at DATETIME(6))",
+    "INSERT INTO plans SELECT seq, CONCAT('plan ', seq), NOW(6) FROM seq_1_to_20",
+    "CREATE TABLE nokey (name VARCHAR(40), created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP)",
+    "CREATE TABLE counters (id INT PRIMARY KEY, n BIGINT NOT NULL)",
+    // Case kept, a two-column key, the cursor column indexed and NOT NULL, past "small".
+    "CREATE TABLE Orders (region CHAR(2), id INT, total DECIMAL(12, 2), created DATE, "
+    "modified_at DATETIME NOT NULL, PRIMARY KEY (region, id), KEY (modified_at))",
+    "INSERT INTO Orders SELECT 'eu', seq, seq, CURRENT_DATE, NOW() FROM seq_1_to_150000",
+    "CREATE TABLE events (id BIGINT PRIMARY KEY, created_at DATE, `Updated At` TIMESTAMP(3) NOT NULL "
+    "DEFAULT CURRENT_TIMESTAMP(3), day DATE NOT NULL, payload TEXT, KEY (`Updated At`))",
+    "CREATE VIEW recent AS SELECT * FROM plans",
+    "ANALYZE TABLE plans, nokey, counters, Orders, events",
+};
+
+} // namespace
+
+TEST(TableDiscovery, readsMysqlTablesFromInformationSchemaAndRecommends)
+{
+    MyTestDb db("discovery");
+    MyTestDb other("discovery_other");
+    for (const char *sql : kMysqlSchema)
+        db.exec(sql);
+    other.exec("CREATE TABLE t (id INT PRIMARY KEY)");
+
+    auto conn = db.connect();
+    const auto tables = core::discoverMysqlTables(conn, db.name());
+    ASSERT_EQ(tables.size(), 5u); // base tables only: not the view, nothing of the other database
+    // database.table with the case kept, ordered by name as bytes.
+    EXPECT_EQ(tables.front().table, (core::TableRef{db.name(), "Orders"}));
+    EXPECT_EQ(tables.back().table, (core::TableRef{db.name(), "plans"}));
+
+    const auto *orders = find(tables, db.name(), "Orders");
+    ASSERT_TRUE(orders);
+    EXPECT_EQ(orders->primaryKey, (std::vector<std::string>{"region", "id"}));
+    EXPECT_EQ(orders->cursorCandidates, (std::vector<std::string>{"modified_at", "created"}));
+    EXPECT_TRUE(orders->analyzed);
+    EXPECT_GT(orders->estimatedRows, core::kSmallTableRows); // InnoDB's estimate of 150,000
+    EXPECT_LT(orders->estimatedRows, 300'000);
+    EXPECT_GT(orders->totalBytes, 1 << 20);
+    // The test server runs without performance_schema (MariaDB's default): writes are unknown.
+    const bool counters = db.scalar("SELECT @@performance_schema") == "1";
+    EXPECT_EQ(orders->writesKnown, counters);
+
+    const auto *events = find(tables, db.name(), "events");
+    ASSERT_TRUE(events);
+    // NOT NULL and indexed, then NOT NULL, then the nullable date; names kept exactly.
+    EXPECT_EQ(events->cursorCandidates, (std::vector<std::string>{"Updated At", "day", "created_at"}));
+    EXPECT_TRUE(find(tables, db.name(), "nokey")->primaryKey.empty());
+    EXPECT_EQ(find(tables, db.name(), "nokey")->cursorCandidates, std::vector<std::string>{"created_at"});
+    EXPECT_TRUE(find(tables, db.name(), "counters")->cursorCandidates.empty());
+
+    // Every database but the system ones when the DSN names none.
+    const auto all = core::discoverMysqlTables(conn, "");
+    EXPECT_TRUE(find(all, other.name(), "t"));
+    EXPECT_TRUE(find(all, db.name(), "Orders"));
+    for (const auto &t : all)
+        EXPECT_TRUE(t.table.schema != "mysql" && t.table.schema != "sys") << t.table.display();
+
+    // The test server's binlog is ready and driftless may replicate: CDC is available.
+    const auto probe = core::probeMysql(db.dsn());
+    ASSERT_TRUE(probe.connected) << probe.error;
+    const core::SourceAbilities ready = core::mysqlAbilities(probe);
+    EXPECT_FALSE(ready.cdcRefused) << *ready.cdcRefused;
+
+    // Small: full refresh, without claiming it is rarely written.
+    auto rec = core::recommendStrategy(*find(tables, db.name(), "plans"), ready);
+    EXPECT_EQ(rec.strategy, core::Strategy::FullRefresh);
+    EXPECT_NE(rec.reason.find("small (about 20 rows)"), std::string::npos) << rec.reason;
+    if (!counters) {
+        EXPECT_EQ(rec.reason.find("rarely written"), std::string::npos) << rec.reason;
+    }
+
+    rec = core::recommendStrategy(*find(tables, db.name(), "nokey"), ready);
+    EXPECT_EQ(rec.strategy, core::Strategy::FullRefresh);
+    EXPECT_EQ(rec.refused.at(core::Strategy::Cursor), "no primary key: cursor sync and CDC merge rows by key");
+    EXPECT_EQ(rec.refused.at(core::Strategy::Cdc), "no primary key: cursor sync and CDC merge rows by key");
+
+    rec = core::recommendStrategy(*find(tables, db.name(), "counters"), ready);
+    EXPECT_EQ(rec.refused.at(core::Strategy::Cursor), "no timestamp or date column for a cursor to follow");
+    EXPECT_FALSE(rec.refused.count(core::Strategy::Cdc));
+
+    // Large, writes unknown: deletes cannot be ruled out, so CDC; never "no deletes recorded".
+    rec = core::recommendStrategy(*orders, ready);
+    EXPECT_EQ(rec.cursor, std::optional<std::string>("modified_at"));
+    if (!counters) {
+        EXPECT_EQ(rec.strategy, core::Strategy::Cdc);
+        EXPECT_NE(rec.reason.find("no write counters"), std::string::npos) << rec.reason;
+    }
+    EXPECT_EQ(rec.reason.find("no deletes recorded"), std::string::npos) << rec.reason;
+
+    // A user without REPLICATION SLAVE: CDC refused with the GRANT; cursor sync instead.
+    const std::string user = uniqueName("disc_ro");
+    const std::string password = "pw-" + uniqueName("s");
+    {
+        core::MysqlConnection admin(myDsn(""));
+        admin.exec("CREATE USER " + core::mysqlLiteral(user) + "@'127.0.0.1' IDENTIFIED BY " + core::mysqlLiteral(password));
+        admin.exec("GRANT SELECT ON " + core::mysqlIdent(db.name()) + ".* TO " + core::mysqlLiteral(user) + "@'127.0.0.1'");
+    }
+    const auto &s = servers();
+    const auto limited = core::probeMysql(
+        "mysql://" + user + "@" + s.myHost + ":" + std::to_string(s.myPort) + "/" + db.name(), password);
+    core::MysqlConnection(myDsn("")).exec("DROP USER " + core::mysqlLiteral(user) + "@'127.0.0.1'");
+    ASSERT_TRUE(limited.connected) << limited.error;
+    const core::SourceAbilities noGrant = core::mysqlAbilities(limited);
+    ASSERT_TRUE(noGrant.cdcRefused);
+    EXPECT_NE(noGrant.cdcRefused->find("may not read the binlog: GRANT REPLICATION SLAVE ON *.* TO " + user),
+              std::string::npos)
+        << *noGrant.cdcRefused;
+    rec = core::recommendStrategy(*orders, noGrant);
+    EXPECT_EQ(rec.refused.at(core::Strategy::Cdc), *noGrant.cdcRefused);
+    if (!counters) {
+        EXPECT_EQ(rec.strategy, core::Strategy::Cursor);
+        EXPECT_NE(rec.reason.find("CDC is unavailable"), std::string::npos) << rec.reason;
+        EXPECT_NE(rec.reason.find("whether rows are deleted"), std::string::npos) << rec.reason;
+    }
+
+    // A binlog setting CDC cannot run without refuses it with the fix; a short retention only warns.
+    core::MysqlProbe statement = probe;
+    statement.binlog = {{"binlog_format", "STATEMENT", "SET GLOBAL binlog_format = 'ROW'"}};
+    EXPECT_EQ(core::mysqlAbilities(statement).cdcRefused,
+              std::optional<std::string>("the source's binlog_format is STATEMENT; SET GLOBAL binlog_format = 'ROW'"));
+    core::MysqlProbe shortRetention = probe;
+    shortRetention.binlog = {{"expire_logs_days", "24 hours", "keep binlogs at least 3 days"}};
+    EXPECT_FALSE(core::mysqlAbilities(shortRetention).cdcRefused);
 }
