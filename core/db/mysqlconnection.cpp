@@ -276,7 +276,7 @@ std::string MysqlRowView::text(unsigned col) const
     return std::string(s.asStdString());
 }
 
-MysqlConnection::MysqlConnection(const std::string &dsn, const std::string &endpointName)
+MysqlConnection::MysqlConnection(const std::string &dsn, const std::string &endpointName, bool localInfile)
     : m_rawDsn(dsn), m_endpoint(endpointName), m_dsn(MysqlDsn::parse(dsn))
 {
     const std::string who = m_endpoint.empty() ? m_dsn.display() : "endpoint '" + m_endpoint + "'";
@@ -292,6 +292,8 @@ MysqlConnection::MysqlConnection(const std::string &dsn, const std::string &endp
     opts["OPT_CHARSET_NAME"] = sql::SQLString("utf8mb4");
     opts["OPT_CONNECT_TIMEOUT"] = m_dsn.connectTimeout;
     opts["OPT_RECONNECT"] = false;
+    if (localInfile)
+        opts["OPT_LOCAL_INFILE"] = 1;
     if (m_dsn.sslMode != "disabled") {
         if (!m_dsn.sslCa.empty())
             opts["sslCA"] = sql::SQLString(m_dsn.sslCa);

@@ -79,7 +79,9 @@ private:
 /// code and a hint.
 class MysqlConnection {
 public:
-    explicit MysqlConnection(const std::string &dsn, const std::string &endpointName = {});
+    /// `localInfile`: allow LOAD DATA LOCAL INFILE on this connection (the target merger's bulk
+    /// load; the client then sends a file the statement names when the server asks for it).
+    explicit MysqlConnection(const std::string &dsn, const std::string &endpointName = {}, bool localInfile = false);
     ~MysqlConnection();
     MysqlConnection(MysqlConnection &&) noexcept;
     MysqlConnection &operator=(MysqlConnection &&) noexcept;

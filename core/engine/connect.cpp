@@ -41,7 +41,8 @@ std::unique_ptr<Merger> createMerger(const Endpoint &target, const MergeTarget &
         return std::make_unique<SqliteMerger>(target.path, mt);
     }
     case EndpointKind::Mysql:
-        return std::make_unique<MysqlMerger>(connectMysql(target), mt);
+        // LOCAL INFILE for the bulk load (the merger falls back to INSERTs where it is refused).
+        return std::make_unique<MysqlMerger>(MysqlConnection(target.dsn, target.name, true), mt);
     }
     throw Error(ErrorKind::Permanent, "unknown endpoint kind");
 }
@@ -54,7 +55,7 @@ std::unique_ptr<TargetSession> createTargetSession(const Endpoint &target, const
     case EndpointKind::Sqlite:
         return std::make_unique<SqliteTargetSession>(target.path);
     case EndpointKind::Mysql:
-        return std::make_unique<MysqlTargetSession>(connectMysql(target));
+        return std::make_unique<MysqlTargetSession>(MysqlConnection(target.dsn, target.name, true));
     }
     throw Error(ErrorKind::Permanent, "unknown endpoint kind");
 }

@@ -6,6 +6,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <filesystem>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace driftless::core {
 
@@ -16,6 +20,12 @@ constexpr const char *kOp = "`_driftless_op`";
 constexpr const char *kMask = "`_driftless_mask`";
 /// A multi-row INSERT is sent once its text passes this size (well under max_allowed_packet).
 constexpr size_t kStatementBytes = 4 << 20;
+/// From this many rows on, a load goes through LOAD DATA LOCAL INFILE: measured 1.5-1.8x the
+/// rows per second of 4 MB multi-row INSERTs on MariaDB 10.11 (200,000 rows, file writing
+/// included); below it the temporary file costs more than it saves.
+constexpr size_t kLoadDataRows = 1000;
+/// Rows of a full refresh handed to one load.
+constexpr size_t kRefreshChunkRows = 50000;
 
 constexpr const char *kCheckpoints = R"sql(
 CREATE TABLE IF NOT EXISTS `_driftless_checkpoints` (
@@ -88,6 +98,39 @@ public:
 private:
     MysqlConnection &m_c;
     bool m_done = false;
+};
+
+/// A private temporary file (mode 0600) holding the rows of one LOAD DATA; removed when done.
+class LoadFile {
+public:
+    LoadFile() : m_path((std::filesystem::temp_directory_path() / "driftless-load-XXXXXX").string())
+    {
+        m_fd = ::mkstemp(m_path.data());
+        if (m_fd < 0)
+            throw Error(ErrorKind::Permanent, "cannot create a temporary file for a bulk load in " +
+                                                  std::filesystem::temp_directory_path().string());
+    }
+    ~LoadFile()
+    {
+        ::close(m_fd);
+        ::unlink(m_path.c_str());
+    }
+    LoadFile(const LoadFile &) = delete;
+    LoadFile &operator=(const LoadFile &) = delete;
+    void write(std::string_view data)
+    {
+        while (!data.empty()) {
+            const auto n = ::write(m_fd, data.data(), data.size());
+            if (n < 0)
+                throw Error(ErrorKind::Permanent, "cannot write the bulk-load file " + m_path + " (disk full?)");
+            data.remove_prefix(static_cast<size_t>(n));
+        }
+    }
+    const std::string &path() const { return m_path; }
+
+private:
+    std::string m_path;
+    int m_fd = -1;
 };
 
 } // namespace
@@ -282,9 +325,90 @@ void MysqlMerger::appendRowValues(std::string &sql, std::string_view line, std::
     sql += ')';
 }
 
-long long MysqlMerger::insertRows(const RowSet &rows, bool staging)
+void MysqlMerger::appendLoadLine(std::string &out, std::string_view line, std::int64_t version, bool staging, char op,
+                                 std::string_view mask)
 {
-    const std::string head = "INSERT INTO " + (staging ? stagingTable() : m_table) + " (" + m_columnList + kVersion +
+    copytext::split(line, m_fields);
+    const size_t n = m_source.columns.size();
+    if (m_fields.size() < n)
+        throw Error(ErrorKind::Permanent, "a row has " + std::to_string(m_fields.size()) + " fields, expected " +
+                                              std::to_string(n));
+    for (size_t i = 0; i < n; ++i) {
+        appendMysqlLoadField(out, m_fields[i], m_types[i], m_source.columns[i].name, m_scratch);
+        out += '\t';
+    }
+    out += std::to_string(version);
+    if (staging) {
+        out += '\t';
+        out += op;
+        out += '\t';
+        if (mask.empty())
+            out += "\\N";
+        else
+            out.append(mask);
+    }
+    out += '\n';
+}
+
+bool MysqlMerger::loadDataLocal(const RowSet &rows, const std::string &table, bool staging)
+{
+    LoadFile file;
+    std::string buf;
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const auto &row = rows.row(i);
+        appendLoadLine(buf, rows.line(i), row.version, staging, static_cast<char>(row.op), rows.unchangedMask(i));
+        if (buf.size() >= (1 << 20)) {
+            file.write(buf);
+            buf.clear();
+        }
+    }
+    file.write(buf);
+    std::string cols, set;
+    for (size_t i = 0; i < m_source.columns.size(); ++i) {
+        if (m_types[i].storage == MysqlStorage::Blob) {
+            const std::string var = "@_driftless_b" + std::to_string(i);
+            cols += var + ", ";
+            set += (set.empty() ? " SET " : ", ") + mysqlIdent(m_source.columns[i].name) + " = UNHEX(" + var + ")";
+        } else {
+            cols += mysqlIdent(m_source.columns[i].name) + ", ";
+        }
+    }
+    cols += kVersion;
+    if (staging)
+        cols += std::string(", ") + kOp + ", " + kMask;
+    try {
+        m_conn->exec("LOAD DATA LOCAL INFILE " + mysqlLiteral(file.path()) + " INTO TABLE " + table +
+                     " CHARACTER SET utf8mb4 FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\' LINES TERMINATED BY "
+                     "'\\n' (" + cols + ")" + set);
+    } catch (const Error &e) {
+        // LOCAL INFILE refused by the server (local_infile=OFF, MySQL 8's default) or the client:
+        // multi-row INSERTs from now on.
+        static const char *refused[] = {"1148", "3948", "2068", "4166", "2000"};
+        if (std::find(std::begin(refused), std::end(refused), e.code()) != std::end(refused)) {
+            m_loadData = false;
+            return false;
+        }
+        throw;
+    }
+    // With LOCAL the server cannot stop the client's file mid-way, so it turns errors into
+    // warnings (even in strict mode) and skips rows with duplicate keys: any warning is an error.
+    auto warnings = m_conn->query("SHOW WARNINGS LIMIT 1");
+    if (!warnings.empty())
+        throw Error(ErrorKind::Permanent,
+                    "loading " + m_target.target.name + " in " + m_conn->dsn().display() + ": " + warnings.text(0, 2),
+                    warnings.text(0, 1),
+                    warnings.text(0, 1) == "1062" ? std::string() : "the value does not fit its MySQL column type "
+                                                                    "(docs/type-mapping.md)");
+    return true;
+}
+
+long long MysqlMerger::insertRows(const RowSet &rows, bool staging) { return insertRows(rows, staging ? stagingTable() : m_table, staging); }
+
+long long MysqlMerger::insertRows(const RowSet &rows, const std::string &table, bool staging)
+{
+    if (m_loadData && rows.size() >= kLoadDataRows && loadDataLocal(rows, table, staging))
+        return static_cast<long long>(rows.size());
+    const std::string head = "INSERT INTO " + table + " (" + m_columnList + kVersion +
                              (staging ? std::string(", ") + kOp + ", " + kMask : std::string()) + ") VALUES ";
     std::string sql;
     long long written = 0;
@@ -543,38 +667,38 @@ long long MysqlMerger::replaceAll(const std::function<void(const std::function<v
     m_conn->exec("DROP TABLE IF EXISTS " + shadow);
     // LIKE keeps the indexes and options the DBA gave the table.
     m_conn->exec("CREATE TABLE " + shadow + " LIKE " + m_table);
-    const std::string head = "INSERT INTO " + shadow + " (" + m_columnList + kVersion + ") VALUES ";
-    std::string sql, carry;
+    RowSet chunk;
+    std::string carry;
     long long loaded = 0;
     auto flush = [&] {
-        if (sql.empty())
+        if (chunk.empty())
             return;
-        m_conn->exec(sql); // autocommit: the shadow is invisible until the swap
-        sql.clear();
+        insertRows(chunk, shadow, false); // autocommit: the shadow is invisible until the swap
+        chunk.clear();
     };
     auto handleLine = [&](std::string_view line) {
+        // The row's version is the last field.
         auto tab = line.rfind('\t');
         std::int64_t version = 0;
         std::from_chars(line.data() + tab + 1, line.data() + line.size(), version);
-        sql += sql.empty() ? head : ", ";
-        appendRowValues(sql, line.substr(0, tab), version, false, 'i', {});
+        chunk.append(line.substr(0, tab), ChangeOp::Insert, version);
         ++loaded;
-        if (sql.size() >= kStatementBytes)
+        if (chunk.size() >= kRefreshChunkRows)
             flush();
     };
     try {
-        rows([&](std::string_view chunk) {
+        rows([&](std::string_view data) {
             size_t start = 0;
-            while (start < chunk.size()) {
-                auto nl = chunk.find('\n', start);
+            while (start < data.size()) {
+                auto nl = data.find('\n', start);
                 if (nl == std::string_view::npos) {
-                    carry.append(chunk.substr(start));
+                    carry.append(data.substr(start));
                     return;
                 }
                 if (carry.empty()) {
-                    handleLine(chunk.substr(start, nl - start));
+                    handleLine(data.substr(start, nl - start));
                 } else {
-                    carry.append(chunk.substr(start, nl - start));
+                    carry.append(data.substr(start, nl - start));
                     handleLine(carry);
                     carry.clear();
                 }

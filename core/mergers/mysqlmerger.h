@@ -71,8 +71,15 @@ private:
     /// Appends `(v1, v2, ..., version[, op, mask])` for one COPY-text row.
     void appendRowValues(std::string &sql, std::string_view line, std::int64_t version, bool staging, char op,
                          std::string_view mask);
-    /// Loads `rows` with multi-row INSERTs into the target (`staging` false) or the staging table.
+    /// Loads `rows` into the target (`staging` false) or the staging table: LOAD DATA LOCAL
+    /// INFILE for big sets where the server allows it, else multi-row INSERTs.
     long long insertRows(const RowSet &rows, bool staging);
+    long long insertRows(const RowSet &rows, const std::string &table, bool staging);
+    /// One LOAD DATA LOCAL INFILE of `rows`; false when LOCAL INFILE is refused (then never tried
+    /// again on this merger). Throws on any warning: LOCAL turns errors into warnings.
+    bool loadDataLocal(const RowSet &rows, const std::string &table, bool staging);
+    void appendLoadLine(std::string &out, std::string_view line, std::int64_t version, bool staging, char op,
+                        std::string_view mask);
     /// Stages `rows` and applies them under the guard; `onlyDiffering` keeps equal rows as they are.
     ApplyResult stageAndMerge(const RowSet &rows, bool onlyDiffering, bool rememberSeen);
     std::string keyJoin(const std::string &a, const std::string &b) const;
@@ -86,6 +93,7 @@ private:
     std::string m_columnList; ///< `c1`, `c2`, ...
     std::string m_textCollation;
     bool m_stagingReady = false;
+    bool m_loadData = true;
     std::vector<std::string_view> m_fields;
     std::string m_scratch;
 };

@@ -201,37 +201,42 @@ std::string mysqlDateTimeUtc(std::string_view v, std::string_view column)
     return std::string(buf) + std::string(frac);
 }
 
-void appendMysqlValue(std::string &sql, std::string_view raw, const MysqlColumnType &type, std::string_view column,
-                      std::string &scratch)
+namespace {
+
+enum class Form { Null, Bare, Text, Hex };
+
+/// Converts one raw COPY-text field for `type`: `out` is the value MySQL gets, as a bare token
+/// (0/1), text to quote or escape, or hex digits of bytes.
+Form convertField(std::string_view raw, const MysqlColumnType &type, std::string_view column, std::string &scratch,
+                  std::string_view &out)
 {
-    if (copytext::isNull(raw)) {
-        sql += "NULL";
-        return;
-    }
+    if (copytext::isNull(raw))
+        return Form::Null;
     std::string_view v = raw;
     if (!copytext::isPlain(raw)) {
         scratch.clear();
         copytext::unescape(raw, scratch);
         v = scratch;
     }
+    out = v;
     switch (type.storage) {
     case MysqlStorage::Boolean:
         if (v == "t" || v == "true" || v == "1")
-            sql += '1';
+            out = "1";
         else if (v == "f" || v == "false" || v == "0")
-            sql += '0';
+            out = "0";
         else
             refuse(column, v, "is not a boolean");
-        return;
+        return Form::Bare;
     case MysqlStorage::Float:
         if (v == "NaN" || v == "Infinity" || v == "-Infinity")
             refuse(column, v, "is not a finite number; MySQL FLOAT/DOUBLE hold no NaN or infinity");
-        break;
+        return Form::Text;
     case MysqlStorage::Decimal:
         if (v == "NaN" || v == "Infinity" || v == "-Infinity")
             refuse(column, v, "is not a finite number; MySQL DECIMAL holds no NaN or infinity");
-        break;
-    case MysqlStorage::Blob: {
+        return Form::Text;
+    case MysqlStorage::Blob:
         if (v.size() < 2 || v[0] != '\\' || v[1] != 'x')
             refuse(column, v, "is not in bytea hex form (\\x...)");
         for (size_t i = 2; i < v.size(); ++i)
@@ -239,26 +244,77 @@ void appendMysqlValue(std::string &sql, std::string_view raw, const MysqlColumnT
                 refuse(column, v, "is not in bytea hex form (\\x...)");
         if ((v.size() - 2) % 2)
             refuse(column, v, "has an odd number of hex digits");
-        sql += "X'";
-        sql.append(v.substr(2));
-        sql += '\'';
-        return;
-    }
+        out = v.substr(2);
+        return Form::Hex;
     case MysqlStorage::Date:
         checkPlainDate(v, column);
         if (v.size() != 10)
             refuse(column, v, "is outside MySQL's date range 0001-01-01..9999-12-31");
-        break;
+        return Form::Text;
     case MysqlStorage::DateTime:
-    case MysqlStorage::DateTimeUtc:
-        appendQuoted(sql, mysqlDateTimeUtc(v, column));
-        return;
+    case MysqlStorage::DateTimeUtc: {
+        std::string utc = mysqlDateTimeUtc(v, column);
+        scratch = std::move(utc);
+        out = scratch;
+        return Form::Text;
+    }
     case MysqlStorage::Integer:
     case MysqlStorage::Json:
     case MysqlStorage::Text:
         break;
     }
-    appendQuoted(sql, v);
+    return Form::Text;
+}
+
+} // namespace
+
+void appendMysqlValue(std::string &sql, std::string_view raw, const MysqlColumnType &type, std::string_view column,
+                      std::string &scratch)
+{
+    std::string_view v;
+    switch (convertField(raw, type, column, scratch, v)) {
+    case Form::Null:
+        sql += "NULL";
+        return;
+    case Form::Bare:
+        sql.append(v);
+        return;
+    case Form::Hex:
+        sql += "X'";
+        sql.append(v);
+        sql += '\'';
+        return;
+    case Form::Text:
+        appendQuoted(sql, v);
+        return;
+    }
+}
+
+void appendMysqlLoadField(std::string &out, std::string_view raw, const MysqlColumnType &type, std::string_view column,
+                          std::string &scratch)
+{
+    std::string_view v;
+    switch (convertField(raw, type, column, scratch, v)) {
+    case Form::Null:
+        out += "\\N";
+        return;
+    case Form::Bare:
+    case Form::Hex:
+        out.append(v);
+        return;
+    case Form::Text:
+        for (char c : v) {
+            switch (c) {
+            case '\\': out += "\\\\"; break;
+            case '\t': out += "\\t"; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            case '\0': out += "\\0"; break;
+            default: out += c;
+            }
+        }
+        return;
+    }
 }
 
 } // namespace driftless::core

@@ -40,6 +40,11 @@ MysqlColumnType mysqlColumnFor(const ColumnInfo &c, bool key);
 void appendMysqlValue(std::string &sql, std::string_view raw, const MysqlColumnType &type, std::string_view column,
                       std::string &scratch);
 
+/// Appends the same value as one field of a LOAD DATA file (`\N` for NULL; backslash, TAB,
+/// newline, CR and NUL escaped; a Blob as hex digits, for UNHEX in the statement's SET clause).
+void appendMysqlLoadField(std::string &out, std::string_view raw, const MysqlColumnType &type, std::string_view column,
+                          std::string &scratch);
+
 /// A timestamp as Postgres prints it (`2024-05-01 12:00:00.5+02`, with or without an offset) as
 /// `YYYY-MM-DD HH:MM:SS[.ffffff]` in UTC (the offset applied). Throws Error when it is outside
 /// 0001-01-01..9999-12-31 23:59:59.999999, BC, or ±infinity.

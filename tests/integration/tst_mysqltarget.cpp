@@ -314,3 +314,41 @@ TEST(MysqlTarget, doctorChecksTheTarget)
     for (const auto &f : findings)
         EXPECT_EQ(f.message.find("not supported"), std::string::npos) << all;
 }
+
+TEST(MysqlTarget, bulkLoadTurnsServerWarningsIntoErrorsAndFallsBackToTheMergeOnExistingKeys)
+{
+    // Batches of 1000+ rows go through LOAD DATA LOCAL INFILE, where the server only warns.
+    PgTestDb src("myt_src");
+    MyTestDb dst("myt_dst");
+    src.exec("CREATE TABLE bulk (id int PRIMARY KEY, code varchar(4), blob bytea)");
+    auto m = createMerger(myEndpoint("dst", dst.name()), {"p", {"public", "bulk"}, {"", "bulk"}, Strategy::Cursor});
+    m->prepare(describePg(src, "bulk"));
+    auto batch = [](int from, int to, const std::string &code, long long v) {
+        Batch b;
+        for (int i = from; i <= to; ++i)
+            b.rows.append(std::to_string(i) + "\t" + code + "\t\\\\x00ff" + (i % 2 ? "0a" : ""), ChangeOp::Insert, v);
+        b.checkpoint = {"{}", v};
+        b.directLoad = true;
+        return b;
+    };
+    Batch bad = batch(1, 1500, "ok", 10);
+    bad.rows.append("1501\ttoo long\t\\N", ChangeOp::Insert, 10);
+    EXPECT_THROW(m->apply(bad), Error);
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM bulk"), "0");
+    EXPECT_FALSE(m->readCheckpoint());
+
+    auto r = m->apply(batch(1, 1500, "a\\tb", 10)); // COPY text: an escaped TAB
+    EXPECT_TRUE(r.direct);
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM bulk WHERE code = 'a\tb'"), "1500");
+    EXPECT_EQ(dst.scalar("SELECT HEX(`blob`) FROM bulk WHERE id = 7"), "00FF0A");
+    EXPECT_EQ(dst.scalar("SELECT HEX(`blob`) FROM bulk WHERE id = 8"), "00FF");
+    // Overlapping keys: the direct load is refused and the batch merged under the guard.
+    r = m->apply(batch(1001, 2500, "new", 20));
+    EXPECT_FALSE(r.direct);
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM bulk"), "2500");
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM bulk WHERE code = 'new' AND _driftless_version = 20"), "1500");
+    // An older bulk merge changes nothing.
+    r = m->apply(batch(1, 2500, "old", 5));
+    EXPECT_EQ(r.rowsWritten, 0);
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM bulk WHERE code = 'old'"), "0");
+}
