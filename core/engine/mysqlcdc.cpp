@@ -589,7 +589,6 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     bool inTxn = false;
     binlog::Position txnStart;
     std::int64_t txnVersion = 0;
-    std::set<Table *> txnTables; ///< tables this transaction is applied to
     auto lastIdleSave = std::chrono::steady_clock::now();
     auto lastFresh = std::chrono::steady_clock::now() - std::chrono::seconds(1);
     auto lastPauseCheck = std::chrono::steady_clock::now();
@@ -653,7 +652,6 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                         ++p.changes;
                         ++batch.rows;
                     }
-                    txnTables.insert(&t);
                     // A big transaction: stage what it has so far; memory stays bounded.
                     if (batch.rows >= kBatchRows)
                         stage();
@@ -692,7 +690,6 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
         }
         if (ev.endsTransaction && inTxn) {
             inTxn = false;
-            txnTables.clear();
             ++batch.transactions;
             batch.end = decoder.position();
             batch.gtid = decoder.committedGtid() ? decoder.committedGtid()->text() : std::string();

@@ -173,8 +173,9 @@ TEST_F(MysqlFaults, theOracleHoldsThroughRepeatedKillNine)
         }
         for (auto &[k, v] : now) {
             auto it = last.find(k);
-            if (it != last.end())
+            if (it != last.end()) {
                 EXPECT_GE(v, it->second) << "key " << k << " went back in version (seed " << seed << ")";
+            }
         }
         last = std::move(now);
     }
