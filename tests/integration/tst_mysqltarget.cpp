@@ -352,3 +352,51 @@ TEST(MysqlTarget, bulkLoadTurnsServerWarningsIntoErrorsAndFallsBackToTheMergeOnE
     EXPECT_EQ(r.rowsWritten, 0);
     EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM bulk WHERE code = 'old'"), "0");
 }
+
+TEST(MysqlTarget, snapshotChunksWriteOnlyDifferingRowsAndPartialRowsKeepUnchangedColumns)
+{
+    PgTestDb src("myt_src");
+    MyTestDb dst("myt_dst");
+    src.exec("CREATE TABLE t (id int PRIMARY KEY, a text, b text)");
+    MysqlMerger m(dst.connect(), MergeTarget{"p", {"public", "t"}, {"", "t"}, Strategy::Cdc});
+    m.prepare(describePg(src, "t"));
+    Batch b;
+    for (int i = 1; i <= 5; ++i)
+        b.rows.append(std::to_string(i) + "\ta" + std::to_string(i) + "\tb" + std::to_string(i), ChangeOp::Insert, 10);
+    b.checkpoint = {"{}", 10};
+    m.apply(b);
+
+    // A re-backfill at version 50 that no longer has key 5 and changed key 2.
+    RowSet snap;
+    for (int i = 1; i <= 4; ++i)
+        snap.append(std::to_string(i) + "\ta" + std::to_string(i) + (i == 2 ? "x" : "") + "\tb" + std::to_string(i),
+                    ChangeOp::Insert, 50);
+    m.connection().exec("START TRANSACTION");
+    m.clearSeenInTransaction();
+    auto r = m.mergeSnapshotChunkInTransaction(snap);
+    EXPECT_EQ(r.rowsWritten, 1) << "equal rows are not rewritten";
+    EXPECT_EQ(m.seenCount(), 4);
+    EXPECT_EQ(m.deleteUnseenInTransaction(50), 1);
+    m.connection().exec("COMMIT");
+    EXPECT_EQ(dst.scalar("SELECT GROUP_CONCAT(CONCAT(id, a, ':', _driftless_version) ORDER BY id)"
+                         " FROM t"),
+              "1a1:10,2a2x:50,3a3:10,4a4:10");
+    EXPECT_EQ(m.seenCount(), 0);
+
+    // A partial row (column b unchanged, not sent) for a row the target has, and one it lacks.
+    Batch p;
+    p.rows.append("3\tnew\t\\N", ChangeOp::Update, 60, "001");
+    p.rows.append("9\tnew\t\\N", ChangeOp::Update, 60, "001");
+    p.checkpoint = {"{}", 60};
+    EXPECT_EQ(m.partialRowsWithoutTarget(p.rows), (std::vector<size_t>{1}));
+    r = m.apply(p);
+    EXPECT_EQ(r.partialRowsMissing, 1);
+    EXPECT_EQ(dst.scalar("SELECT CONCAT(a, b, ':', _driftless_version) FROM t WHERE id = 3"), "newb3:60");
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM t WHERE id = 9"), "0");
+    EXPECT_EQ(m.guardVersions(p.rows), (std::vector<std::int64_t>{60, 0}));
+    // deleteOlder inside the caller's transaction, rolled back with it.
+    m.connection().exec("START TRANSACTION");
+    EXPECT_EQ(m.deleteOlderInTransaction(50), 2);
+    m.connection().exec("ROLLBACK");
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM t"), "4");
+}
