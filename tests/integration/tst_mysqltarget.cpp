@@ -3,6 +3,7 @@
 // of the same server, the type mapping (values equal, and a clear error where MySQL cannot hold a
 // value), and a CDC-style session committing two tables in one transaction.
 
+#include "core/engine/cdcpipeline.h"
 #include "core/engine/connect.h"
 #include "core/engine/doctor.h"
 #include "core/mergers/mysqlmerger.h"
@@ -399,4 +400,38 @@ TEST(MysqlTarget, snapshotChunksWriteOnlyDifferingRowsAndPartialRowsKeepUnchange
     EXPECT_EQ(m.deleteOlderInTransaction(50), 2);
     m.connection().exec("ROLLBACK");
     EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM t"), "4");
+}
+
+TEST(MysqlTarget, postgresCdcStreamsIntoMariadb)
+{
+    PgTestDb src("myt_cdc_src");
+    MyTestDb dst("myt_cdc_dst");
+    src.exec("CREATE TABLE items (id bigint PRIMARY KEY, name text NOT NULL, qty int, price numeric(10,2))");
+    src.exec("INSERT INTO items SELECT g, 'item ' || g, g % 7, g * 1.25 FROM generate_series(1, 2500) g");
+    TableSpec t = spec("public", "items", Strategy::Cdc);
+    t.pageSize = 1000;
+    const std::string pipeline = uniqueName("mycdc");
+    auto job = makeJob(pipeline, t, pgEndpoint("src", src.name()), myEndpoint("dst", dst.name()));
+    RecordingObserver obs;
+    auto once = [&] {
+        CdcPipeline p({job}, std::nullopt, obs);
+        p.run({}, {true});
+    };
+    once();
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM items"), "2500");
+    src.exec("INSERT INTO items VALUES (9001, 'new 😀', 1, 1)");
+    src.exec("BEGIN; UPDATE items SET qty = qty + 100 WHERE id <= 50; DELETE FROM items WHERE id BETWEEN 100 AND 199; "
+             "COMMIT");
+    once();
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM items"), src.scalar("SELECT count(*) FROM items"));
+    EXPECT_EQ(dst.scalar("SELECT SUM(qty) FROM items"), src.scalar("SELECT sum(qty) FROM items"));
+    EXPECT_EQ(dst.scalar("SELECT SUM(price) FROM items"), src.scalar("SELECT sum(price) FROM items"));
+    EXPECT_EQ(dst.scalar("SELECT name FROM items WHERE id = 9001"), "new 😀");
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM _driftless_tomb_items"), "100");
+    EXPECT_NE(dst.scalar("SELECT position FROM _driftless_checkpoints WHERE source_table = 'public.items'")
+                  .find("stream"),
+              std::string::npos);
+    auto c = src.connect();
+    c.exec("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'driftless_" +
+           pipeline + "'");
 }
