@@ -5,6 +5,7 @@
 
 #include "core/engine/cdcpipeline.h"
 #include "core/engine/connect.h"
+#include "core/engine/mysqlcdc.h"
 #include "core/engine/doctor.h"
 #include "core/mergers/mysqlmerger.h"
 #include "core/mergers/mysqltypes.h"
@@ -434,4 +435,40 @@ TEST(MysqlTarget, postgresCdcStreamsIntoMariadb)
     auto c = src.connect();
     c.exec("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'driftless_" +
            pipeline + "'");
+}
+
+TEST(MysqlTarget, mariadbBinlogCdcIntoAnotherDatabase)
+{
+    MyTestDb src("myt_bsrc"), dst("myt_bdst");
+    src.exec("CREATE TABLE acct (id int PRIMARY KEY, owner varchar(20) NOT NULL, balance decimal(12,2) NOT NULL, "
+             "note text, at datetime(6))");
+    src.exec("INSERT INTO acct SELECT seq, CONCAT('o', seq), seq * 10, IF(seq % 3 = 0, NULL, 'ü 🚀'), "
+             "'2024-01-01 00:00:00.5' + INTERVAL seq SECOND FROM seq_1_to_2500");
+    TableSpec s = spec(src.name(), "acct", Strategy::Cdc);
+    s.pageSize = 1000;
+    auto job = makeJob("mp", s, myEndpoint("src", src.name()), myEndpoint("dst", dst.name()));
+    RecordingObserver obs;
+    auto once = [&] {
+        MysqlCdcPipeline p({job}, obs);
+        p.run({}, {true, nullptr});
+    };
+    once();
+    const std::string rows = "SELECT COUNT(*), SUM(balance), SUM(CRC32(CONCAT_WS('|', id, owner, balance, "
+                             "COALESCE(note, 'NULL'), at))) FROM acct";
+    auto fingerprint = [&](MyTestDb &db) {
+        auto c = db.connect();
+        auto r = c.query(rows);
+        return r.text(0, 0) + "/" + r.text(0, 1) + "/" + r.text(0, 2);
+    };
+    EXPECT_EQ(fingerprint(dst), fingerprint(src));
+    auto c = src.connect();
+    c.exec("START TRANSACTION");
+    c.exec("UPDATE acct SET balance = -balance, note = 'changed' WHERE id % 10 = 0");
+    c.exec("DELETE FROM acct WHERE id BETWEEN 100 AND 149");
+    c.exec("INSERT INTO acct VALUES (9001, 'new', 1.50, NULL, NULL)");
+    c.exec("COMMIT");
+    c.exec("UPDATE acct SET id = 9002 WHERE id = 7");
+    once();
+    EXPECT_EQ(fingerprint(dst), fingerprint(src));
+    EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM acct WHERE id = 7"), "0");
 }
