@@ -3,9 +3,13 @@
 // in the loader's words; an endpoint added through the dialog lands in the workspace file while
 // its password stays in memory (no keychain on the offscreen platform) and reaches libpq at
 // connect time only; export then import gives back an equal workspace; no password is ever in
-// the file or the YAML. Screenshots go to $DRIFTLESS_ARTIFACTS.
+// the file or the YAML. The same against the real test MariaDB: the dialog builds a mysql:// DSN
+// that MysqlDsn::parse takes, Test Connection shows the version, the binlog's readiness for CDC
+// and the grants, or the error and its hint; the password goes to the SecretStore and reaches
+// the connector at connect time, never the workspace. Screenshots go to $DRIFTLESS_ARTIFACTS.
 
 #include "ui/dialogs/endpointdialog.h"
+#include "ui/dialogs/slotguardbox.h"
 #include "ui/enginebridge.h"
 #include "ui/mainwindow.h"
 #include "ui/models/endpointsmodel.h"
@@ -14,11 +18,14 @@
 #include "ui/secrets/secretstore.h"
 
 #include "core/config/workspacefile.h"
+#include "core/db/mysqlconnection.h"
 #include "core/db/pgpassword.h"
 #include "core/engine/endpointprobe.h"
+#include "core/engine/mysqlpreflight.h"
 #include "core/model/workspace.h"
 #include "core/state/statestore.h"
 #include "tests/support/guisupport.h"
+#include "tests/support/mysqltestdb.h"
 #include "tests/support/testsupport.h"
 
 #include <QAbstractItemModelTester>
@@ -111,6 +118,37 @@ struct TestRole {
     }
 };
 
+/// A MariaDB user with its own password (MYSQL_PWD holds driftless's, which it does not take).
+struct MyTestUser {
+    std::string name = test::uniqueName("gui_my");
+    std::string password = "pw-" + test::uniqueName("secret");
+    explicit MyTestUser(const std::string &db)
+    {
+        core::MysqlConnection c(test::myDsn(""));
+        c.exec("CREATE USER " + core::mysqlLiteral(name) + "@'127.0.0.1' IDENTIFIED BY " + core::mysqlLiteral(password));
+        c.exec("GRANT SELECT ON " + core::mysqlIdent(db) + ".* TO " + core::mysqlLiteral(name) + "@'127.0.0.1'");
+    }
+    ~MyTestUser()
+    {
+        try {
+            core::MysqlConnection(test::myDsn("")).exec("DROP USER IF EXISTS " + core::mysqlLiteral(name) + "@'127.0.0.1'");
+        } catch (...) {
+        }
+    }
+};
+
+void fillMysql(EndpointDialog &d, const QString &name, const std::string &db, const std::string &user)
+{
+    const auto &s = test::servers();
+    d.nameEdit()->setText(name);
+    d.kindBox()->setCurrentIndex(2);
+    d.fieldsMode()->setChecked(true);
+    d.hostEdit()->setText(QString::fromStdString(s.myHost));
+    d.portBox()->setValue(s.myPort);
+    d.databaseEdit()->setText(QString::fromStdString(db));
+    d.userEdit()->setText(QString::fromStdString(user));
+}
+
 void fillPostgres(EndpointDialog &d, const QString &name, const std::string &db, const std::string &user)
 {
     const auto &s = test::servers();
@@ -139,7 +177,10 @@ class TestWorkspacePage : public QObject {
 private slots:
     void initTestCase();
     void dialogTestsTheRealServerAndShowsLibpqsErrors();
-    void dialogRefusesPasswordsInTheDsnAndOffersNoMysql();
+    void dialogRefusesPasswordsInTheDsn();
+    void mysqlDialogBuildsItsDsnAndTestsMariaDb();
+    void mysqlDialogTakesRawDsnsAndKeepsEditedOnes();
+    void addedMysqlEndpointsPasswordStaysInMemoryAndReachesTheConnector();
     void dialogChecksSqliteFiles();
     void pageListsTheWorkspaceAndExportImportRoundTrips();
     void addedEndpointsPasswordStaysInMemoryAndReachesLibpq();
@@ -194,7 +235,7 @@ void TestWorkspacePage::dialogTestsTheRealServerAndShowsLibpqsErrors()
     QVERIFY(d.problem().contains(QStringLiteral("already an endpoint named dw")));
 }
 
-void TestWorkspacePage::dialogRefusesPasswordsInTheDsnAndOffersNoMysql()
+void TestWorkspacePage::dialogRefusesPasswordsInTheDsn()
 {
     EndpointDialog d(std::nullopt, {}, std::nullopt, SecretStore::Backend::Unknown);
     d.show();
@@ -222,8 +263,7 @@ void TestWorkspacePage::dialogRefusesPasswordsInTheDsnAndOffersNoMysql()
     auto *kinds = qobject_cast<QStandardItemModel *>(d.kindBox()->model());
     QVERIFY(kinds);
     QCOMPARE(kinds->rowCount(), 3);
-    QVERIFY(!kinds->item(2)->isEnabled());
-    QCOMPARE(kinds->item(2)->toolTip(), QStringLiteral("arrives with MySQL support"));
+    QVERIFY(kinds->item(2)->isEnabled()); // MySQL / MariaDB
 
     // Editing an endpoint given as a URI keeps its exact text when nothing changed.
     core::Endpoint uri;
@@ -234,6 +274,194 @@ void TestWorkspacePage::dialogRefusesPasswordsInTheDsnAndOffersNoMysql()
     QCOMPARE(edit.hostEdit()->text(), QStringLiteral("db2"));
     QCOMPARE(edit.portBox()->value(), 5433);
     QCOMPARE(edit.endpoint(), uri);
+}
+
+void TestWorkspacePage::mysqlDialogBuildsItsDsnAndTestsMariaDb()
+{
+    test::MyTestDb db("gui_my_probe");
+    db.exec("CREATE TABLE plans (id INT PRIMARY KEY)");
+    db.exec("CREATE TABLE events (id BIGINT PRIMARY KEY, updated_at DATETIME NOT NULL)");
+    const auto &s = test::servers();
+    EndpointDialog d(std::nullopt, {}, std::nullopt, SecretStore::Backend::SessionOnly);
+    d.resize(620, d.height());
+    d.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&d));
+    d.kindBox()->setCurrentIndex(2);
+    // MySQL's port, TLS modes and a CA file; no slot guard (that watches Postgres slots).
+    QCOMPARE(d.portBox()->value(), 3306);
+    QVERIFY(d.caFileEdit()->isVisible());
+    QVERIFY(!d.slotGuardBox()->isVisible());
+    QVERIFY(d.passwordEdit()->placeholderText().contains(QStringLiteral("MYSQL_PWD")));
+    QCOMPARE(d.tlsBox()->count(), 6);
+    for (const QString &mode : EndpointDialog::mysqlTlsModes())
+        QVERIFY2(d.tlsBox()->findData(mode) > 0, qPrintable(mode));
+
+    // The fields become a mysql:// DSN that MysqlDsn::parse reads back exactly.
+    fillMysql(d, QStringLiteral("shop"), db.name(), "sync user");
+    d.tlsBox()->setCurrentIndex(d.tlsBox()->findData(QStringLiteral("verify_ca")));
+    d.caFileEdit()->setText(QStringLiteral("/etc/ssl/our ca/ca&root.pem"));
+    QVERIFY2(d.problem().isEmpty(), qPrintable(d.problem()));
+    auto e = d.endpoint();
+    QVERIFY(e.kind == core::EndpointKind::Mysql);
+    QVERIFY(!e.slotGuard);
+    auto parsed = core::MysqlDsn::parse(e.dsn);
+    QCOMPARE(parsed.host, s.myHost);
+    QCOMPARE(parsed.port, s.myPort);
+    QCOMPARE(parsed.database, db.name());
+    QCOMPARE(parsed.user, std::string("sync user"));
+    QCOMPARE(parsed.sslMode, std::string("verify_ca"));
+    QCOMPARE(parsed.sslCa, std::string("/etc/ssl/our ca/ca&root.pem"));
+    QVERIFY(!parsed.password);
+    QVERIFY(!core::endpointProblem(e));
+    // Without TLS the CA file is left out (and its field disabled).
+    d.tlsBox()->setCurrentIndex(d.tlsBox()->findData(QStringLiteral("disabled")));
+    QVERIFY(!d.caFileEdit()->isEnabled());
+    QCOMPARE(core::MysqlDsn::parse(d.endpoint().dsn).sslCa, std::string());
+    // Driftless's default mode is left unnamed: MysqlDsn picks preferred on loopback.
+    d.tlsBox()->setCurrentIndex(0);
+    d.caFileEdit()->clear();
+    fillMysql(d, QStringLiteral("shop"), db.name(), s.myUser);
+    QCOMPARE(d.endpoint().dsn, "mysql://" + s.myUser + "@" + s.myHost + ":" + std::to_string(s.myPort) + "/" + db.name());
+
+    // A wrong password typed in the dialog: the server's refusal, and what to do.
+    d.passwordEdit()->setText(QStringLiteral("certainly-wrong"));
+    QVERIFY(!runTest(d));
+    QString text = d.resultLabel()->text();
+    QVERIFY2(text.contains(QStringLiteral("Could not connect")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("Access denied for user")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("What to do: check the user and password")), qPrintable(text));
+    QVERIFY(!text.contains(QStringLiteral("certainly-wrong")));
+    saveShot(&d, QStringLiteral("endpoint-dialog-mysql-error"));
+
+    // The right one: MariaDB's version, a binlog ready for CDC, the grants and the tables.
+    d.passwordEdit()->setText(QString::fromStdString(s.myPassword));
+    QVERIFY(runTest(d));
+    text = d.resultLabel()->text();
+    QVERIFY2(text.contains(QStringLiteral("<b>MariaDB ") + QString::fromStdString(db.scalar("SELECT VERSION()"))),
+             qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("ready for change data capture")), qPrintable(text));
+    QVERIFY2(!text.contains(QStringLiteral("not ready")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("may read the binlog (REPLICATION SLAVE) and its position")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("2 tables in database <b>%1</b>").arg(QString::fromStdString(db.name()))),
+             qPrintable(text));
+    // The password never becomes part of the endpoint.
+    QVERIFY(d.endpoint().dsn.find(s.myPassword) == std::string::npos);
+    QVERIFY(!core::MysqlDsn::parse(d.endpoint().dsn).password);
+    QCOMPARE(d.password(), QString::fromStdString(s.myPassword));
+    saveShot(&d, QStringLiteral("endpoint-dialog-mysql"));
+
+    // A kind change drops the result (it was another kind's), and MySQL's port becomes Postgres's.
+    d.portBox()->setValue(3306);
+    d.kindBox()->setCurrentIndex(0);
+    QCOMPARE(d.portBox()->value(), 5432);
+    QVERIFY(!d.caFileEdit()->isVisible());
+    QVERIFY(d.resultLabel()->text().contains(QStringLiteral("wal_level")));
+}
+
+void TestWorkspacePage::mysqlDialogTakesRawDsnsAndKeepsEditedOnes()
+{
+    EndpointDialog d(std::nullopt, {}, std::nullopt, SecretStore::Backend::Unknown);
+    d.show();
+    d.nameEdit()->setText(QStringLiteral("shop"));
+    d.kindBox()->setCurrentIndex(2);
+    d.dsnMode()->setChecked(true);
+    QVERIFY(d.dsnEdit()->placeholderText().startsWith(QStringLiteral("mysql://")));
+    d.dsnEdit()->setText(QStringLiteral("mysql://sync:hunter2@db1/shop"));
+    QVERIFY(!d.okButton()->isEnabled());
+    QVERIFY2(d.problem().contains(QStringLiteral("the dsn contains a password")), qPrintable(d.problem()));
+    QVERIFY2(d.problem().contains(QStringLiteral("type it in the Password field")), qPrintable(d.problem()));
+    QVERIFY(!d.testButton()->isEnabled());
+    d.dsnEdit()->setText(QStringLiteral("mysql://sync@db1/shop?ssl-mode=sometimes"));
+    QVERIFY2(d.problem().contains(QStringLiteral("is not one of disabled, preferred")), qPrintable(d.problem()));
+    d.dsnEdit()->setText(QStringLiteral("host=db1 dbname=shop"));
+    QVERIFY2(d.problem().contains(QStringLiteral("must be a mysql:// URI")), qPrintable(d.problem()));
+    const std::string raw = "mysql://sync@db1:3307/shop?ssl-mode=verify_identity&ssl-ca=/etc/ca.pem&connect-timeout=5";
+    d.dsnEdit()->setText(QString::fromStdString(raw));
+    QVERIFY2(d.problem().isEmpty(), qPrintable(d.problem()));
+    QCOMPARE(d.endpoint().dsn, raw);
+    QVERIFY(d.endpoint().kind == core::EndpointKind::Mysql);
+
+    // Editing: a DSN the fields can show opens in them and keeps its exact text until changed.
+    core::Endpoint shop;
+    shop.name = "shop";
+    shop.kind = core::EndpointKind::Mysql;
+    shop.dsn = "mariadb://sync@db2:3307/shop?ssl-mode=REQUIRED";
+    EndpointDialog edit(shop, {}, std::nullopt, SecretStore::Backend::Unknown);
+    QVERIFY(edit.fieldsMode()->isChecked());
+    QCOMPARE(edit.kindBox()->currentIndex(), 2);
+    QCOMPARE(edit.hostEdit()->text(), QStringLiteral("db2"));
+    QCOMPARE(edit.portBox()->value(), 3307);
+    QCOMPARE(edit.userEdit()->text(), QStringLiteral("sync"));
+    QCOMPARE(edit.tlsBox()->currentData().toString(), QStringLiteral("required"));
+    QCOMPARE(edit.endpoint(), shop);
+    edit.databaseEdit()->setText(QStringLiteral("shop2"));
+    QCOMPARE(edit.endpoint().dsn, std::string("mysql://sync@db2:3307/shop2?ssl-mode=required"));
+    // Options the fields do not show (connect-timeout, socket, client certificates): the DSN.
+    shop.dsn = raw;
+    EndpointDialog raw2(shop, {}, std::nullopt, SecretStore::Backend::Unknown);
+    QVERIFY(raw2.dsnMode()->isChecked());
+    QCOMPARE(raw2.endpoint(), shop);
+}
+
+void TestWorkspacePage::addedMysqlEndpointsPasswordStaysInMemoryAndReachesTheConnector()
+{
+    test::MyTestDb db("gui_my_secret");
+    MyTestUser user(db.name());
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    core::StateStore(statePath).applyWorkspace({});
+
+    MainWindow w;
+    w.resize(1180, 620);
+    w.show();
+    auto *page = w.workspacePage();
+    w.pages()->setCurrentWidget(page);
+    w.openWorkspace(QString::fromStdString(statePath));
+    QTRY_VERIFY(page->addButton()->isEnabled());
+
+    QTest::mouseClick(page->addButton(), Qt::LeftButton);
+    QTRY_VERIFY(page->endpointDialog() && page->endpointDialog()->isVisible());
+    EndpointDialog &d = *page->endpointDialog();
+    fillMysql(d, QStringLiteral("shop"), db.name(), user.name);
+    d.passwordEdit()->setText(QString::fromStdString(user.password));
+    QVERIFY(runTest(d));
+    QVERIFY2(d.resultLabel()->text().contains(QString::fromStdString(user.name)), qPrintable(d.resultLabel()->text()));
+    // A user without REPLICATION SLAVE is told which GRANT CDC will need.
+    QVERIFY2(d.resultLabel()->text().contains(QStringLiteral("may <b>not</b> read the binlog: GRANT REPLICATION SLAVE")),
+             qPrintable(d.resultLabel()->text()));
+    QSignalSpy saved(page, &ui::WorkspacePage::saved);
+    QTest::mouseClick(d.okButton(), Qt::LeftButton);
+    QVERIFY(saved.wait(15000));
+    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
+
+    const auto stored = core::StateStore(statePath).loadWorkspace();
+    QVERIFY(stored.endpoint("shop"));
+    QVERIFY(stored.endpoint("shop")->kind == core::EndpointKind::Mysql);
+    const std::string dsn = stored.endpoint("shop")->dsn;
+    QVERIFY(!core::MysqlDsn::parse(dsn).password);
+    QVERIFY(dsn.find(user.password) == std::string::npos);
+
+    // No Secret Service offscreen: kept in memory for the session, and the page says so.
+    auto *secrets = w.secretStore();
+    QTRY_COMPARE(secrets->backend(), SecretStore::Backend::SessionOnly);
+    QCOMPARE(secrets->sessionPassword(QStringLiteral("shop")), std::optional<QString>(QString::fromStdString(user.password)));
+    const int row = page->endpointsModel()->rowOf(QStringLiteral("shop"));
+    QTRY_COMPARE(page->endpointsModel()->index(row, EndpointsModel::Password).data().toString(),
+                 QStringLiteral("this session only"));
+    page->selectEndpoint(QStringLiteral("shop"));
+    QTRY_VERIFY(page->passwordButton()->isEnabled());
+
+    // The connector asks the provider by DSN: MYSQL_PWD holds driftless's, which this user refuses.
+    QCOMPARE(core::pgPasswordFor(dsn), std::optional<std::string>(user.password));
+    const auto probe = core::probeMysql(dsn);
+    QVERIFY2(probe.connected, probe.error.c_str());
+    QVERIFY2(probe.user.rfind(user.name + "@", 0) == 0, probe.user.c_str());
+
+    // Never in the workspace file (nor its WAL) or the exported YAML.
+    const QString yamlPath = QString::fromStdString(dir.file("exported.yaml"));
+    QVERIFY(page->exportFile(yamlPath));
+    QVERIFY(test::readFile(yamlPath.toStdString()).find("kind: mysql") != std::string::npos);
+    QVERIFY(!anyFileContains(dir.path().string(), QByteArray::fromStdString(user.password)));
 }
 
 void TestWorkspacePage::dialogChecksSqliteFiles()

@@ -2,8 +2,10 @@
 
 #include "ui/dialogs/slotguardbox.h"
 
+#include "core/db/mysqlconnection.h"
 #include "core/db/pgconnection.h"
 #include "core/engine/endpointprobe.h"
+#include "core/engine/mysqlpreflight.h"
 #include "core/model/error.h"
 
 #include <QComboBox>
@@ -31,6 +33,7 @@ namespace {
 
 enum KindIndex { PostgresKind, SqliteKind, MysqlKind };
 constexpr int kDefaultPort = 5432;
+constexpr int kMysqlPort = 3306;
 const std::set<QString> kFieldKeys{QStringLiteral("host"), QStringLiteral("port"), QStringLiteral("dbname"),
                                    QStringLiteral("user"), QStringLiteral("sslmode")};
 
@@ -40,9 +43,13 @@ QString esc(const std::string &s) { return QString::fromStdString(s).toHtmlEscap
 
 /// What a probe found, as a plain value posted to the UI thread.
 struct EndpointDialog::Probe {
-    bool sqlite = false;
+    core::EndpointKind kind = core::EndpointKind::Postgres;
     core::PgProbe pg;
+    core::MysqlProbe my;
     core::SqliteProbe lite;
+    std::string database; ///< MySQL: the DSN's database, whose tables were counted
+    std::string sslMode;  ///< MySQL: the DSN's ssl-mode, its default filled in
+    bool loopback = false;
 };
 
 EndpointDialog::EndpointDialog(std::optional<core::Endpoint> existing, QStringList takenNames,
@@ -54,7 +61,8 @@ EndpointDialog::EndpointDialog(std::optional<core::Endpoint> existing, QStringLi
       m_dsnMode(new QRadioButton(tr("Connection &string (DSN)"), this)), m_fieldsPage(new QWidget(this)),
       m_dsnPage(new QWidget(this)),
       m_host(new QLineEdit(this)), m_port(new QSpinBox(this)), m_database(new QLineEdit(this)),
-      m_user(new QLineEdit(this)), m_tls(new QComboBox(this)), m_dsn(new QLineEdit(this)),
+      m_user(new QLineEdit(this)), m_tls(new QComboBox(this)), m_caFile(new QLineEdit(this)),
+      m_caBrowse(new QPushButton(tr("B&rowse\u2026"), this)), m_dsn(new QLineEdit(this)),
       m_password(new QLineEdit(this)), m_passwordNote(new QLabel(this)), m_guard(new SlotGuardBox(this)),
       m_path(new QLineEdit(this)),
       m_browse(new QPushButton(tr("&Browse\u2026"), this)), m_problem(new QLabel(this)),
@@ -68,11 +76,6 @@ EndpointDialog::EndpointDialog(std::optional<core::Endpoint> existing, QStringLi
     m_name->setPlaceholderText(tr("e.g. app, dw or replica"));
     m_kind->setObjectName(QStringLiteral("endpointKind"));
     m_kind->addItems({tr("Postgres"), tr("SQLite"), tr("MySQL / MariaDB")});
-    if (auto *items = qobject_cast<QStandardItemModel *>(m_kind->model())) {
-        QStandardItem *mysql = items->item(MysqlKind);
-        mysql->setEnabled(false);
-        mysql->setToolTip(tr("arrives with MySQL support"));
-    }
 
     buildPostgresPage(m_pgPage);
     buildSqlitePage(m_litePage);
@@ -92,8 +95,7 @@ EndpointDialog::EndpointDialog(std::optional<core::Endpoint> existing, QStringLi
     m_result->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_result->setMinimumHeight(m_result->fontMetrics().lineSpacing() * 5);
     m_result->setAlignment(Qt::AlignLeft | Qt::AlignTop);
-    m_result->setText(tr("<i>Test the connection before saving: Driftless reports the server's version, its "
-                         "wal_level, whether the user may replicate and which tables it may read.</i>"));
+    m_result->setText(intro());
 
     m_result->setFrameShape(QFrame::StyledPanel);
     m_result->setMargin(6);
@@ -114,16 +116,18 @@ EndpointDialog::EndpointDialog(std::optional<core::Endpoint> existing, QStringLi
     connect(m_buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
     connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     connect(m_test, &QPushButton::clicked, this, &EndpointDialog::testConnection);
-    connect(m_kind, &QComboBox::currentIndexChanged, this, &EndpointDialog::updateState);
+    connect(m_kind, &QComboBox::currentIndexChanged, this, &EndpointDialog::kindChanged);
     connect(m_fieldsMode, &QRadioButton::toggled, this, &EndpointDialog::updateState);
-    for (QLineEdit *edit : {m_name, m_host, m_database, m_user, m_dsn, m_path})
+    for (QLineEdit *edit : {m_name, m_host, m_database, m_user, m_caFile, m_dsn, m_path})
         connect(edit, &QLineEdit::textChanged, this, &EndpointDialog::updateState);
     connect(m_port, &QSpinBox::valueChanged, this, &EndpointDialog::updateState);
     connect(m_tls, &QComboBox::currentIndexChanged, this, &EndpointDialog::updateState);
     connect(m_browse, &QPushButton::clicked, this, &EndpointDialog::browse);
+    connect(m_caBrowse, &QPushButton::clicked, this, &EndpointDialog::browseCa);
     connect(m_guard, &SlotGuardBox::guardChanged, this, &EndpointDialog::updateState);
 
     m_fieldsMode->setChecked(true);
+    kindChanged();
     if (m_existing)
         load(*m_existing);
     showPasswordNote();
@@ -152,18 +156,12 @@ void EndpointDialog::buildPostgresPage(QWidget *page)
     m_user->setObjectName(QStringLiteral("user"));
     m_user->setPlaceholderText(tr("empty: your login name"));
     m_tls->setObjectName(QStringLiteral("tlsMode"));
-    m_tls->addItem(tr("libpq default (prefer)"), QString());
-    const QStringList tips{
-        tr("never use TLS"), tr("TLS only if the server insists"), tr("TLS when the server offers it"),
-        tr("always TLS, without checking the certificate"),
-        tr("always TLS, certificate signed by a trusted CA (sslrootcert)"),
-        tr("always TLS, trusted certificate whose name matches the host")};
-    for (int i = 0; i < tlsModes().size(); ++i) {
-        m_tls->addItem(tlsModes()[i], tlsModes()[i]);
-        m_tls->setItemData(i + 1, tips[i], Qt::ToolTipRole);
-    }
+    m_caFile->setObjectName(QStringLiteral("caFile"));
+    m_caFile->setPlaceholderText(tr("the CA certificate (PEM) the server's certificate is checked against"));
+    m_caBrowse->setObjectName(QStringLiteral("caBrowse"));
 
     auto *form = new QFormLayout(m_fieldsPage);
+    m_fieldsForm = form;
     form->setContentsMargins(0, 0, 0, 0);
     auto *hostRow = new QHBoxLayout;
     hostRow->addWidget(m_host, 1);
@@ -177,17 +175,23 @@ void EndpointDialog::buildPostgresPage(QWidget *page)
     form->addRow(tr("&Database:"), m_database);
     form->addRow(tr("&User:"), m_user);
     form->addRow(tr("T&LS mode:"), m_tls);
+    auto *caRow = new QHBoxLayout;
+    caRow->addWidget(m_caFile, 1);
+    caRow->addWidget(m_caBrowse);
+    // A row holding a layout gets no buddy from addRow(): the mnemonic needs one.
+    auto *caLabel = new QLabel(tr("C&A file:"), page);
+    caLabel->setBuddy(m_caFile);
+    form->addRow(caLabel, caRow);
+    m_caRow = caRow;
 
     auto *dsnForm = new QFormLayout(m_dsnPage);
     dsnForm->setContentsMargins(0, 0, 0, 0);
     m_dsn->setObjectName(QStringLiteral("dsn"));
-    m_dsn->setPlaceholderText(tr("host=db1 port=5432 dbname=app user=sync, or postgresql://sync@db1/app"));
     dsnForm->addRow(tr("DS&N:"), m_dsn);
-    // Explicit line breaks: a wrapping label would make the page ask for room it does not use.
-    auto *dsnHelp = new QLabel(tr("Anything libpq takes: key=value pairs, a URI, or service=name from "
-                                  "pg_service.conf.\nNever a password: it goes in the field below."),
-                               m_dsnPage);
-    dsnForm->addRow(QString(), dsnHelp);
+    // Explicit line breaks (kindChanged): a wrapping label would make the page ask for room it
+    // does not use.
+    m_dsnHelp = new QLabel(m_dsnPage);
+    dsnForm->addRow(QString(), m_dsnHelp);
 
 
     m_password->setObjectName(QStringLiteral("password"));
@@ -235,6 +239,42 @@ const QStringList &EndpointDialog::tlsModes()
     return modes;
 }
 
+const QStringList &EndpointDialog::mysqlTlsModes()
+{
+    static const QStringList modes{QStringLiteral("disabled"), QStringLiteral("preferred"), QStringLiteral("required"),
+                                   QStringLiteral("verify_ca"), QStringLiteral("verify_identity")};
+    return modes;
+}
+
+QString EndpointDialog::composeMysqlDsn(const std::map<QString, QString> &fields)
+{
+    auto value = [&](const char *key) {
+        const auto it = fields.find(QLatin1String(key));
+        return it == fields.end() ? QString() : it->second;
+    };
+    auto encode = [](const QString &v, const QByteArray &keep = {}) {
+        return QString::fromLatin1(v.toUtf8().toPercentEncoding(keep));
+    };
+    QString host = value("host");
+    if (host.isEmpty())
+        host = QStringLiteral("127.0.0.1");
+    // An IPv6 address goes in brackets, which MysqlDsn::parse reads without decoding.
+    host = host.contains(QLatin1Char(':')) ? QLatin1Char('[') + host + QLatin1Char(']') : encode(host);
+    QString dsn = QStringLiteral("mysql://");
+    if (!value("user").isEmpty())
+        dsn += encode(value("user")) + QLatin1Char('@');
+    dsn += host + QLatin1Char(':') + (value("port").isEmpty() ? QString::number(kMysqlPort) : value("port"));
+    dsn += QLatin1Char('/') + encode(value("database"));
+    QStringList options;
+    if (!value("ssl-mode").isEmpty())
+        options << QStringLiteral("ssl-mode=") + value("ssl-mode");
+    if (!value("ssl-ca").isEmpty())
+        options << QStringLiteral("ssl-ca=") + encode(value("ssl-ca"), "/");
+    if (!options.isEmpty())
+        dsn += QLatin1Char('?') + options.join(QLatin1Char('&'));
+    return dsn;
+}
+
 QString EndpointDialog::composeDsn(const std::map<QString, QString> &fields)
 {
     // libpq's order of mention, for readability; every key of kFieldKeys.
@@ -257,12 +297,102 @@ QString EndpointDialog::composeDsn(const std::map<QString, QString> &fields)
     return parts.join(QLatin1Char(' '));
 }
 
+bool EndpointDialog::isMysql() const { return m_kind->currentIndex() == MysqlKind; }
+
+void EndpointDialog::kindChanged()
+{
+    const bool mysql = isMysql();
+    // The other kind's default port becomes this kind's.
+    if (mysql && m_port->value() == kDefaultPort)
+        m_port->setValue(kMysqlPort);
+    else if (!mysql && m_port->value() == kMysqlPort)
+        m_port->setValue(kDefaultPort);
+    {
+        const QSignalBlocker block(m_tls);
+        m_tls->clear();
+        QStringList tips;
+        if (mysql) {
+            m_tls->addItem(tr("Driftless default (preferred on this machine, else verify_identity)"), QString());
+            tips = QStringList{tr("never use TLS"), tr("TLS when the server offers it"),
+                               tr("always TLS, without checking the certificate"),
+                               tr("always TLS, certificate signed by the CA file below"),
+                               tr("always TLS, certificate signed by the CA file whose name matches the host")};
+        } else {
+            m_tls->addItem(tr("libpq default (prefer)"), QString());
+            tips = QStringList{tr("never use TLS"), tr("TLS only if the server insists"), tr("TLS when the server offers it"),
+                               tr("always TLS, without checking the certificate"),
+                               tr("always TLS, certificate signed by a trusted CA (sslrootcert)"),
+                               tr("always TLS, trusted certificate whose name matches the host")};
+        }
+        const QStringList &modes = mysql ? mysqlTlsModes() : tlsModes();
+        for (int i = 0; i < modes.size(); ++i) {
+            m_tls->addItem(modes[i], modes[i]);
+            m_tls->setItemData(i + 1, tips[i], Qt::ToolTipRole);
+        }
+    }
+    m_host->setPlaceholderText(mysql ? tr("e.g. db1.example.com; empty: 127.0.0.1")
+                                     : tr("e.g. db1.example.com; empty: the local socket"));
+    m_user->setPlaceholderText(mysql ? tr("the MySQL user, e.g. sync") : tr("empty: your login name"));
+    m_dsn->setPlaceholderText(mysql ? tr("mysql://sync@db1:3306/app?ssl-mode=verify_identity")
+                                    : tr("host=db1 port=5432 dbname=app user=sync, or postgresql://sync@db1/app"));
+    m_dsnHelp->setText(mysql ? tr("A mysql:// URI; options ssl-mode, ssl-ca, ssl-cert, ssl-key, socket and "
+                                  "connect-timeout.\nNever a password: it goes in the field below.")
+                             : tr("Anything libpq takes: key=value pairs, a URI, or service=name from "
+                                  "pg_service.conf.\nNever a password: it goes in the field below."));
+    // A result or a running test of another kind is stale.
+    ++m_job;
+    m_result->setText(intro());
+    showPasswordNote();
+    updateState();
+}
+
+QString EndpointDialog::intro() const
+{
+    if (m_kind->currentIndex() == SqliteKind)
+        return tr("<i>Test the file before saving: Driftless opens it read-only, or checks that its folder is "
+                  "writable.</i>");
+    if (isMysql())
+        return tr("<i>Test the connection before saving: Driftless reports the server's version, whether its "
+                  "binlog is ready for change data capture, the user's replication grants and the database's "
+                  "tables.</i>");
+    return tr("<i>Test the connection before saving: Driftless reports the server's version, its wal_level, "
+              "whether the user may replicate and which tables it may read.</i>");
+}
+
 void EndpointDialog::load(const core::Endpoint &e)
 {
     m_name->setText(QString::fromStdString(e.name));
     if (e.kind == core::EndpointKind::Sqlite) {
         m_kind->setCurrentIndex(SqliteKind);
         m_path->setText(QString::fromStdString(e.path));
+        return;
+    }
+    if (e.kind == core::EndpointKind::Mysql) {
+        m_kind->setCurrentIndex(MysqlKind);
+        m_dsn->setText(QString::fromStdString(e.dsn));
+        const QString text = QString::fromStdString(e.dsn).toLower();
+        try {
+            const auto d = core::MysqlDsn::parse(e.dsn);
+            // Options the fields do not show keep the DSN as written.
+            if (d.password || !d.socket.empty() || !d.sslCert.empty() || !d.sslKey.empty() ||
+                text.contains(QLatin1String("connect-timeout")) || text.contains(QLatin1String("connect_timeout"))) {
+                m_dsnMode->setChecked(true);
+                return;
+            }
+            m_host->setText(QString::fromStdString(d.host));
+            m_port->setValue(d.port);
+            m_database->setText(QString::fromStdString(d.database));
+            m_user->setText(QString::fromStdString(d.user));
+            // The parsed mode is the default when the DSN names none: keep it unnamed then.
+            const bool named = text.contains(QLatin1String("ssl-mode=")) || text.contains(QLatin1String("sslmode=")) ||
+                               text.contains(QLatin1String("ssl_mode="));
+            const int tls = named ? m_tls->findData(QString::fromStdString(d.sslMode)) : 0;
+            m_tls->setCurrentIndex(std::max(0, tls));
+            m_caFile->setText(QString::fromStdString(d.sslCa));
+            m_originalFields = fields();
+        } catch (const core::Error &) {
+            m_dsnMode->setChecked(true);
+        }
         return;
     }
     m_kind->setCurrentIndex(PostgresKind);
@@ -301,6 +431,17 @@ std::map<QString, QString> EndpointDialog::fields() const
         if (!v.trimmed().isEmpty())
             f[QLatin1String(key)] = v.trimmed();
     };
+    if (isMysql()) {
+        put("host", m_host->text());
+        put("port", QString::number(m_port->value()));
+        put("database", m_database->text());
+        put("user", m_user->text());
+        const QString mode = m_tls->currentData().toString();
+        put("ssl-mode", mode);
+        if (mode != QLatin1String("disabled"))
+            put("ssl-ca", m_caFile->text());
+        return f;
+    }
     put("host", m_host->text());
     // The default port stays implicit unless the edited DSN named it.
     if (m_port->value() != kDefaultPort || m_originalFields.count(QStringLiteral("port")))
@@ -321,6 +462,17 @@ core::Endpoint EndpointDialog::endpoint() const
         e.path = path.isEmpty() ? std::string() : QDir::cleanPath(QFileInfo(path).absoluteFilePath()).toStdString();
         return e;
     }
+    if (isMysql()) {
+        e.kind = core::EndpointKind::Mysql;
+        if (m_dsnMode->isChecked()) {
+            e.dsn = m_dsn->text().trimmed().toStdString();
+        } else {
+            const auto f = fields();
+            const bool unchanged = m_existing && m_existing->kind == core::EndpointKind::Mysql && f == m_originalFields;
+            e.dsn = unchanged ? m_existing->dsn : composeMysqlDsn(f).toStdString();
+        }
+        return e;
+    }
     e.kind = core::EndpointKind::Postgres;
     e.slotGuard = m_guard->guard();
     if (m_dsnMode->isChecked()) {
@@ -328,7 +480,8 @@ core::Endpoint EndpointDialog::endpoint() const
     } else {
         const auto f = fields();
         // Unchanged fields keep the edited DSN's exact text (a URI stays a URI).
-        e.dsn = (m_existing && f == m_originalFields) ? m_existing->dsn : composeDsn(f).toStdString();
+        const bool unchanged = m_existing && m_existing->kind == core::EndpointKind::Postgres && f == m_originalFields;
+        e.dsn = unchanged ? m_existing->dsn : composeDsn(f).toStdString();
     }
     return e;
 }
@@ -347,8 +500,11 @@ QString EndpointDialog::problem() const
         return tr("There is already an endpoint named %1.").arg(name);
     if (e.kind == core::EndpointKind::Sqlite && e.path.empty())
         return tr("Choose the SQLite file.");
-    if (e.kind == core::EndpointKind::Postgres && e.dsn.empty())
+    if (e.kind != core::EndpointKind::Sqlite && e.dsn.empty())
         return m_dsnMode->isChecked() ? tr("Enter a DSN.") : tr("Enter at least the host or the database.");
+    if (e.kind == core::EndpointKind::Mysql && !m_dsnMode->isChecked() && m_host->text().trimmed().isEmpty() &&
+        m_database->text().trimmed().isEmpty())
+        return tr("Enter at least the host or the database.");
     if (e.kind == core::EndpointKind::Postgres)
         if (const QString guard = m_guard->problem(); !guard.isEmpty())
             return guard;
@@ -379,12 +535,19 @@ void EndpointDialog::fitHeight(bool shrink)
 void EndpointDialog::updateState()
 {
     const bool sqlite = m_kind->currentIndex() == SqliteKind;
+    const bool postgres = m_kind->currentIndex() == PostgresKind;
     const bool dsn = m_dsnMode->isChecked();
-    const bool pagesChanged = m_litePage->isHidden() == sqlite || m_dsnPage->isHidden() == dsn;
+    const bool pagesChanged = m_litePage->isHidden() == sqlite || m_dsnPage->isHidden() == dsn ||
+                              m_guard->isHidden() == postgres || m_fieldsForm->isRowVisible(m_caRow) != isMysql();
     m_pgPage->setVisible(!sqlite);
     m_litePage->setVisible(sqlite);
     m_fieldsPage->setVisible(!dsn);
     m_dsnPage->setVisible(dsn);
+    m_guard->setVisible(postgres);
+    m_fieldsForm->setRowVisible(m_caRow, isMysql());
+    const bool tls = m_tls->currentData().toString() != QLatin1String("disabled");
+    m_caFile->setEnabled(tls);
+    m_caBrowse->setEnabled(tls);
     const QString why = problem();
     m_problem->setText(why);
     m_problem->setVisible(!why.isEmpty());
@@ -411,9 +574,9 @@ void EndpointDialog::showPasswordNote()
         note = tr("Saved in the system keychain, or kept in memory until Driftless quits.");
         break;
     }
-    m_password->setPlaceholderText(m_knownPassword
-                                       ? tr("unchanged (known for this session)")
-                                       : tr("empty: libpq's ~/.pgpass, PGPASSWORD or service file"));
+    m_password->setPlaceholderText(m_knownPassword ? tr("unchanged (known for this session)")
+                                   : isMysql()     ? tr("empty: MYSQL_PWD or ~/.my.cnf [client] password=")
+                                                   : tr("empty: libpq's ~/.pgpass, PGPASSWORD or service file"));
     m_passwordNote->setText(note);
 }
 
@@ -426,6 +589,16 @@ void EndpointDialog::browse()
                                                       nullptr, QFileDialog::DontConfirmOverwrite);
     if (!path.isEmpty())
         m_path->setText(QDir::toNativeSeparators(path));
+}
+
+void EndpointDialog::browseCa()
+{
+    const QString current = m_caFile->text().trimmed();
+    const QString path = QFileDialog::getOpenFileName(this, tr("CA Certificate"),
+                                                      current.isEmpty() ? QDir::homePath() : current,
+                                                      tr("Certificates (*.pem *.crt);;All files (*)"));
+    if (!path.isEmpty())
+        m_caFile->setText(QDir::toNativeSeparators(path));
 }
 
 void EndpointDialog::testConnection()
@@ -443,9 +616,17 @@ void EndpointDialog::testConnection()
     m_result->setText(tr("Connecting to %1\u2026").arg(where.toHtmlEscaped()));
     QThreadPool::globalInstance()->start([mailbox = m_mailbox, job, e, password] {
         Probe p;
-        p.sqlite = e.kind == core::EndpointKind::Sqlite;
-        if (p.sqlite)
+        p.kind = e.kind;
+        if (e.kind == core::EndpointKind::Sqlite)
             p.lite = core::probeSqlite(e.path);
+        else if (e.kind == core::EndpointKind::Mysql)
+            p.my = core::probeMysql(e.dsn, password);
+        if (p.my.connected) {
+            const auto dsn = core::MysqlDsn::parse(e.dsn);
+            p.database = dsn.database;
+            p.sslMode = dsn.sslMode;
+            p.loopback = dsn.isLoopback();
+        }
         else
             p.pg = core::probePostgres(e.dsn, password);
         mailbox->post([job, p](EndpointDialog &self) { self.showProbe(job, p); });
@@ -462,7 +643,10 @@ void EndpointDialog::showProbe(std::uint64_t job, const Probe &p)
     const QString warn = QStringLiteral("<span style='color:#9a6700'>\u26a0</span> ");
     QStringList lines;
     bool ok = false;
-    if (p.sqlite) {
+    if (p.kind == core::EndpointKind::Mysql) {
+        ok = p.my.connected;
+        lines = mysqlLines(p);
+    } else if (p.kind == core::EndpointKind::Sqlite) {
         const auto &s = p.lite;
         ok = s.ok;
         if (!s.ok)
@@ -499,6 +683,62 @@ void EndpointDialog::showProbe(std::uint64_t job, const Probe &p)
     m_result->setText(lines.join(QStringLiteral("<br>")));
     fitHeight(false);
     emit testFinished(ok);
+}
+
+QStringList EndpointDialog::mysqlLines(const Probe &p) const
+{
+    // Each line starts with a symbol and says its state in words: never colour alone.
+    const QString good = QStringLiteral("<span style='color:#1b7a2f'>\u2714</span> ");
+    const QString bad = QStringLiteral("<span style='color:#b3261e'>\u2716</span> ");
+    const QString warn = QStringLiteral("<span style='color:#9a6700'>\u26a0</span> ");
+    const QString indent = QStringLiteral("&nbsp;&nbsp;&nbsp;&nbsp;\u2022 ");
+    const auto &my = p.my;
+    QStringList lines;
+    if (!my.connected) {
+        lines << bad + tr("<b>Could not connect:</b> %1").arg(esc(my.error));
+        if (!my.hint.empty())
+            lines << tr("What to do: %1").arg(esc(my.hint));
+        return lines;
+    }
+    lines << good + tr("<b>%1 %2</b> at %3 as <b>%4</b>")
+                        .arg(my.mariadb ? tr("MariaDB") : tr("MySQL"), esc(my.version), esc(my.server), esc(my.user));
+    const QString mode = esc(p.sslMode);
+    if (p.sslMode == "verify_ca" || p.sslMode == "verify_identity")
+        lines << good + tr("TLS with the server's certificate verified (ssl-mode=%1)").arg(mode);
+    else if (p.loopback)
+        lines << good + tr("server certificate not verified (ssl-mode=%1): fine on this machine").arg(mode);
+    else
+        lines << warn + tr("server certificate <b>not verified</b> (ssl-mode=%1): choose verify_identity and the "
+                           "server's CA file")
+                            .arg(mode);
+    if (my.binlog.empty()) {
+        lines << good + tr("binlog <b>ready for change data capture</b>: ROW format, FULL row image and metadata, "
+                           "kept %1")
+                            .arg(esc(my.retention));
+    } else {
+        lines << warn + tr("binlog <b>not ready</b> for change data capture (full refresh and cursor sync work as "
+                           "it is); to fix:");
+        for (const auto &b : my.binlog)
+            lines << indent + tr("<b>%1</b> is %2: %3").arg(esc(b.setting), esc(b.found), esc(b.fix));
+    }
+    // CURRENT_USER() is name@host; a GRANT wants 'name'@'host'.
+    const auto at = my.user.rfind('@');
+    const QString user = esc(at == std::string::npos ? core::mysqlLiteral(my.user)
+                                                     : core::mysqlLiteral(my.user.substr(0, at)) + "@" +
+                                                           core::mysqlLiteral(my.user.substr(at + 1)));
+    const QString position = my.mariadb ? QStringLiteral("BINLOG MONITOR") : QStringLiteral("REPLICATION CLIENT");
+    if (my.canReplicate && my.canReadPosition)
+        lines << good + tr("may read the binlog (REPLICATION SLAVE) and its position (%1)").arg(position);
+    else if (my.canReplicate)
+        lines << warn + tr("may read the binlog but <b>not</b> its position: GRANT %1 ON *.* TO %2").arg(position, user);
+    else
+        lines << warn + tr("may <b>not</b> read the binlog: GRANT REPLICATION SLAVE%1 ON *.* TO %2")
+                            .arg(my.canReadPosition ? QString() : QStringLiteral(", ") + position, user);
+    if (p.database.empty())
+        lines << warn + tr("no database in the DSN: pipelines then name every table as database.table");
+    else
+        lines << good + tr("%1 tables in database <b>%2</b>").arg(my.tables).arg(esc(p.database));
+    return lines;
 }
 
 } // namespace driftless::ui

@@ -15,7 +15,9 @@
 
 class QComboBox;
 class QDialogButtonBox;
+class QFormLayout;
 class QLabel;
+class QLayout;
 class QLineEdit;
 class QPushButton;
 class QRadioButton;
@@ -26,12 +28,14 @@ namespace driftless::ui {
 class SlotGuardBox;
 
 /// Adds or edits one endpoint: a Postgres server (host, port, database, user, TLS mode, or a raw
-/// libpq DSN) or a SQLite file. MySQL is listed, disabled until the engine supports it.
+/// libpq DSN), a MySQL/MariaDB server (the same fields with MySQL's TLS modes and a CA file, or a
+/// raw mysql:// DSN) or a SQLite file.
 ///
 /// The password is typed here but never becomes part of the DSN: password() hands it to the
 /// caller for the SecretStore, and a DSN holding one is refused in the workspace loader's words.
-/// "Test connection" probes the server (core::probePostgres / probeSqlite) on a pool thread;
-/// the UI never waits for it, and a result for anything but the latest test is dropped.
+/// "Test connection" probes the server (core::probePostgres / probeMysql / probeSqlite) on a
+/// pool thread; the UI never waits for it, and a result for anything but the latest test (of
+/// the kind shown) is dropped.
 class EndpointDialog final : public QDialog {
     Q_OBJECT
 public:
@@ -58,6 +62,8 @@ public:
     QLineEdit *databaseEdit() const { return m_database; }
     QLineEdit *userEdit() const { return m_user; }
     QComboBox *tlsBox() const { return m_tls; }
+    /// MySQL only: the CA certificate file (ssl-ca).
+    QLineEdit *caFileEdit() const { return m_caFile; }
     QLineEdit *dsnEdit() const { return m_dsn; }
     QLineEdit *passwordEdit() const { return m_password; }
     QLineEdit *pathEdit() const { return m_path; }
@@ -70,8 +76,13 @@ public:
 
     /// libpq's sslmode values, in order of strength ("" first: libpq's default, prefer).
     static const QStringList &tlsModes();
+    /// MySQL's ssl-mode values as MysqlDsn takes them, in order of strength.
+    static const QStringList &mysqlTlsModes();
     /// A key=value DSN from the fields; values quoted where libpq needs it.
     static QString composeDsn(const std::map<QString, QString> &fields);
+    /// A mysql://user@host:port/database?ssl-mode=...&ssl-ca=... DSN from the fields (keys host,
+    /// port, user, database, ssl-mode, ssl-ca), percent-encoded where MysqlDsn::parse decodes.
+    static QString composeMysqlDsn(const std::map<QString, QString> &fields);
 
 public slots:
     /// Probes what the fields describe, off the UI thread; testFinished() when it answers.
@@ -82,6 +93,7 @@ signals:
 
 private:
     struct Probe;
+    bool isMysql() const;
     void buildPostgresPage(QWidget *page);
     void buildSqlitePage(QWidget *page);
     void load(const core::Endpoint &e);
@@ -90,7 +102,12 @@ private:
     /// Fits the height to the shown page and the test result (grows always, shrinks when asked).
     void fitHeight(bool shrink);
     void browse();
+    void browseCa();
+    /// Fills the TLS modes, placeholders and help of the server page for the chosen kind.
+    void kindChanged();
+    QString intro() const;
     void showProbe(std::uint64_t job, const Probe &probe);
+    QStringList mysqlLines(const Probe &probe) const;
     void showPasswordNote();
 
     std::optional<core::Endpoint> m_existing;
@@ -115,7 +132,12 @@ private:
     QLineEdit *m_database;
     QLineEdit *m_user;
     QComboBox *m_tls;
+    QLineEdit *m_caFile;
+    QPushButton *m_caBrowse;
+    QFormLayout *m_fieldsForm = nullptr;
+    QLayout *m_caRow = nullptr; ///< the CA file row of m_fieldsForm, MySQL only
     QLineEdit *m_dsn;
+    QLabel *m_dsnHelp = nullptr;
     QLineEdit *m_password;
     QLabel *m_passwordNote;
     SlotGuardBox *m_guard;

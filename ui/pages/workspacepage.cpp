@@ -285,8 +285,8 @@ void WorkspacePage::updateButtons()
     m_export->setEnabled(m_hasWorkspace);
     m_edit->setEnabled(ready && !name.isEmpty());
     const core::Endpoint *e = name.isEmpty() ? nullptr : m_workspace.endpoint(name.toStdString());
-    m_password->setEnabled(ready && e && e->kind == core::EndpointKind::Postgres);
-    m_password->setToolTip(e && e->kind != core::EndpointKind::Postgres
+    m_password->setEnabled(ready && e && SecretStore::takesPassword(*e));
+    m_password->setToolTip(e && !SecretStore::takesPassword(*e)
                                ? tr("SQLite files need no password")
                                : tr("Type the selected endpoint's password: kept in the keychain, or for this "
                                     "session when there is none"));
@@ -356,11 +356,11 @@ void WorkspacePage::finishDialog(const core::Endpoint &before, bool isNew)
     const auto known = isNew ? std::nullopt : m_secrets->sessionPassword(oldName);
     if (!isNew && oldName != name)
         m_secrets->remove(oldName);
-    if (e.kind == core::EndpointKind::Postgres && !password.isEmpty())
+    if (SecretStore::takesPassword(e) && !password.isEmpty())
         m_secrets->store(name, password);
-    else if (e.kind == core::EndpointKind::Postgres && known && oldName != name)
+    else if (SecretStore::takesPassword(e) && known && oldName != name)
         m_secrets->store(name, *known);
-    else if (e.kind != core::EndpointKind::Postgres && known)
+    else if (!SecretStore::takesPassword(e) && known)
         m_secrets->remove(oldName);
     save(std::move(ws), isNew ? tr("Added endpoint %1").arg(name) : tr("Saved endpoint %1").arg(name));
 }

@@ -25,6 +25,11 @@ SecretStore::~SecretStore()
         core::setPgPasswordProvider({});
 }
 
+bool SecretStore::takesPassword(const core::Endpoint &e)
+{
+    return e.kind == core::EndpointKind::Postgres || e.kind == core::EndpointKind::Mysql;
+}
+
 bool SecretStore::noKeychain(int error)
 {
     return error == QKeychain::NoBackendAvailable || error == QKeychain::NotImplemented ||
@@ -141,11 +146,11 @@ void SecretStore::setWorkspace(const core::Workspace &workspace)
         std::lock_guard lock(m_memory->mutex);
         m_memory->names.clear();
         for (const auto &[name, e] : workspace.endpoints)
-            if (e.kind == core::EndpointKind::Postgres)
+            if (takesPassword(e))
                 m_memory->names[e.dsn] = QString::fromStdString(name);
     }
     for (const auto &[name, e] : workspace.endpoints)
-        if (e.kind == core::EndpointKind::Postgres && !m_asked.count(QString::fromStdString(name)))
+        if (takesPassword(e) && !m_asked.count(QString::fromStdString(name)))
             read(QString::fromStdString(name));
 }
 

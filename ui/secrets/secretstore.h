@@ -19,9 +19,10 @@ namespace driftless::ui {
 /// memory only, until the app quits: the user is asked once per session. Passwords never go to
 /// the workspace file, QSettings, YAML or the log.
 ///
-/// The engine knows endpoints by DSN, so the store also keeps each Postgres endpoint's DSN
+/// The engine knows endpoints by DSN, so the store also keeps each server endpoint's DSN
 /// (setWorkspace()) and, once installAsPasswordProvider() was called, answers
-/// core::pgPasswordFor() from memory: libpq gets the password as a connect-time parameter only.
+/// core::pgPasswordFor() from memory: libpq, and MysqlConnection through core::mysqlPasswordFor(),
+/// get the password as a connect-time parameter only.
 ///
 /// Thread affinity: a UI-thread object. Keychain jobs are asynchronous and report through the
 /// signals; nothing here waits. sessionPassword() and the provider read memory under a lock and
@@ -48,8 +49,10 @@ public:
     /// The password known in memory for `endpoint`, if any. Any thread.
     std::optional<QString> sessionPassword(const QString &endpoint) const;
 
-    /// Binds each Postgres endpoint's DSN to its name for the provider, and reads from the
-    /// keychain the passwords of endpoints not read yet this session.
+    /// Whether `e` has a password to keep: Postgres and MySQL/MariaDB servers, not SQLite files.
+    static bool takesPassword(const core::Endpoint &e);
+    /// Binds each server endpoint's DSN (Postgres and MySQL) to its name for the provider, and
+    /// reads from the keychain the passwords of endpoints not read yet this session.
     void setWorkspace(const core::Workspace &workspace);
     /// Makes this store the process's core::PgPasswordProvider until it is destroyed.
     void installAsPasswordProvider();
@@ -68,7 +71,7 @@ private:
     struct Memory {
         mutable std::mutex mutex;
         std::map<QString, QString> passwords; ///< endpoint name -> password
-        std::map<std::string, QString> names; ///< Postgres DSN -> endpoint name
+        std::map<std::string, QString> names; ///< Postgres or MySQL DSN -> endpoint name
     };
 
     void keep(const QString &endpoint, const QString &password);
