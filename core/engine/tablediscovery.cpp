@@ -220,8 +220,14 @@ SourceAbilities mysqlAbilities(const MysqlProbe &probe)
         a.cdcRefused = "the source's " + b.setting + " is " + b.found + "; " + b.fix;
         return a;
     }
-    if (!probe.canReplicate)
-        a.cdcRefused = "the source's user may not read the binlog: GRANT REPLICATION SLAVE ON *.* TO " + probe.user;
+    if (!probe.canReplicate) {
+        // CURRENT_USER() is name@host; the GRANT wants 'name'@'host'.
+        const auto at = probe.user.rfind('@');
+        const std::string grantee = at == std::string::npos
+                                        ? mysqlLiteral(probe.user)
+                                        : mysqlLiteral(probe.user.substr(0, at)) + "@" + mysqlLiteral(probe.user.substr(at + 1));
+        a.cdcRefused = "the source's user may not read the binlog: GRANT REPLICATION SLAVE ON *.* TO " + grantee;
+    }
     return a;
 }
 

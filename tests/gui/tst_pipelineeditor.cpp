@@ -2,7 +2,10 @@
 // thread, presets each table's strategy to core::recommendStrategy()'s choice with the reason
 // beside it, disables the strategies it refuses (with why), and OK stores exactly the pipeline
 // the fields describe through the Workspace page; export then import gives it back. Editing keeps
-// the pipeline's tables with their settings. Screenshots go to $DRIFTLESS_ARTIFACTS.
+// the pipeline's tables with their settings. With a MariaDB source it lists the database's tables
+// (database.table, case kept) with keys and cursor candidates from information_schema, refuses
+// CDC with the GRANT to run when the user may not read the binlog, and stores a pipeline the
+// loader takes. Screenshots go to $DRIFTLESS_ARTIFACTS.
 
 #include "ui/dialogs/pipelineeditor.h"
 #include "ui/mainwindow.h"
@@ -15,6 +18,7 @@
 #include "core/model/workspace.h"
 #include "core/state/statestore.h"
 #include "tests/support/guisupport.h"
+#include "tests/support/mysqltestdb.h"
 #include "tests/support/testsupport.h"
 
 #include <QComboBox>
@@ -119,6 +123,7 @@ class TestPipelineEditor : public QObject {
 private slots:
     void initTestCase() { test::useTestSettings(); }
     void editorRecommendsStrategiesAndStoresThePipeline();
+    void mysqlSourceListsItsTablesAndRefusesCdcWithoutTheGrant();
 };
 
 void TestPipelineEditor::editorRecommendsStrategiesAndStoresThePipeline()
@@ -337,6 +342,179 @@ void TestPipelineEditor::editorRecommendsStrategiesAndStoresThePipeline()
     QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
     withPipeline.pipelines = {expected};
     QCOMPARE(core::StateStore(statePath).loadWorkspace(), withPipeline);
+}
+
+void TestPipelineEditor::mysqlSourceListsItsTablesAndRefusesCdcWithoutTheGrant()
+{
+    test::MyTestDb src("gui_pe_my");
+    for (const char *sql : {
+             "CREATE TABLE plans (id INT PRIMARY KEY, name VARCHAR(40), updated_at DATETIME(6))",
+             "INSERT INTO plans SELECT seq, CONCAT('plan ', seq), NOW(6) FROM seq_1_to_20",
+             "CREATE TABLE nokey (name VARCHAR(40), created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP)",
+             "INSERT INTO nokey (name) SELECT CONCAT('row ', seq) FROM seq_1_to_50",
+             "CREATE TABLE counters (id INT PRIMARY KEY, n BIGINT NOT NULL)",
+             "INSERT INTO counters SELECT seq, 0 FROM seq_1_to_2000",
+             "CREATE TABLE Orders (region CHAR(2), id INT, total DECIMAL(12, 2), created DATE, "
+             "modified_at DATETIME NOT NULL, PRIMARY KEY (region, id), KEY (modified_at))",
+             "INSERT INTO Orders SELECT 'eu', seq, seq, CURRENT_DATE, NOW() FROM seq_1_to_150000",
+             "CREATE TABLE events (id BIGINT PRIMARY KEY, created_at DATE, `Updated At` TIMESTAMP(3) NOT NULL "
+             "DEFAULT CURRENT_TIMESTAMP(3), day DATE NOT NULL, KEY (`Updated At`))",
+             "INSERT INTO events (id, created_at, day) SELECT seq, CURRENT_DATE, CURRENT_DATE FROM seq_1_to_3000",
+             "ANALYZE TABLE plans, nokey, counters, Orders, events"})
+        src.exec(sql);
+    // A second endpoint on the same database as a user that may SELECT but not read the binlog.
+    const auto &servers = test::servers();
+    const std::string roUser = test::uniqueName("gui_pe_ro");
+    const std::string roPassword = "pw-" + test::uniqueName("s");
+    src.exec("CREATE USER " + core::mysqlLiteral(roUser) + "@'127.0.0.1' IDENTIFIED BY " + core::mysqlLiteral(roPassword));
+    src.exec("GRANT SELECT ON " + core::mysqlIdent(src.name()) + ".* TO " + core::mysqlLiteral(roUser) + "@'127.0.0.1'");
+    struct DropUser {
+        std::string user;
+        const test::MyTestDb &db;
+        ~DropUser()
+        {
+            try {
+                db.exec("DROP USER IF EXISTS " + core::mysqlLiteral(user) + "@'127.0.0.1'");
+            } catch (...) {
+            }
+        }
+    } dropUser{roUser, src};
+    test::PgTestDb dst("gui_pe_my_dst");
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    core::Workspace original;
+    original.endpoints["shop"] = test::myEndpoint("shop", src.name());
+    core::Endpoint readOnly;
+    readOnly.name = "shop_ro";
+    readOnly.kind = core::EndpointKind::Mysql;
+    readOnly.dsn = "mysql://" + roUser + "@" + servers.myHost + ":" + std::to_string(servers.myPort) + "/" + src.name();
+    original.endpoints["shop_ro"] = readOnly;
+    original.endpoints["dw"] = test::pgEndpoint("dw", dst.name());
+    core::StateStore(statePath).applyWorkspace(original);
+
+    MainWindow w;
+    w.resize(1180, 620);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto *page = w.workspacePage();
+    w.pages()->setCurrentWidget(page);
+    w.openWorkspace(QString::fromStdString(statePath));
+    QTRY_COMPARE(page->endpointsModel()->rowCount(), 3);
+    // The read-only user's password as the app keeps it: the connector asks for it by DSN.
+    w.secretStore()->store(QStringLiteral("shop_ro"), QString::fromStdString(roPassword));
+    PipelineEditor *editor = openEditor(page, page->addPipelineButton());
+    QVERIFY(editor);
+    QCOMPARE(editor->sourceBox()->count(), 3); // MySQL and Postgres endpoints are sources
+    editor->sourceBox()->setCurrentIndex(editor->sourceBox()->findData(QStringLiteral("shop")));
+    const QString db = QString::fromStdString(src.name());
+    const QString orders = db + QStringLiteral(".Orders");
+    QTRY_VERIFY_WITH_TIMEOUT(!editor->discovering() && editor->tableItem(orders), 30000);
+    QString status = editor->discoveryLabel()->text();
+    QVERIFY2(status.startsWith(QStringLiteral("5 tables in 1 database on shop")), qPrintable(status));
+    QVERIFY2(!status.contains(QStringLiteral("CDC is refused")), qPrintable(status));
+
+    // MySQL targets are listed but cannot be chosen yet; the Postgres one is.
+    auto *targets = qobject_cast<QStandardItemModel *>(editor->targetBox()->model());
+    QStandardItem *other = targets->item(editor->targetBox()->findData(QStringLiteral("shop_ro")));
+    QVERIFY(!other->isEnabled());
+    QVERIFY(other->toolTip().contains(QStringLiteral("MySQL/MariaDB targets are not supported")));
+    QCOMPARE(editor->targetBox()->currentData().toString(), QStringLiteral("dw"));
+
+    // database.table with the case kept; keys and candidates from information_schema.
+    QTreeWidget *tree = editor->tablesTree();
+    QCOMPARE(tree->topLevelItemCount(), 1);
+    QCOMPARE(tree->topLevelItem(0)->text(PipelineEditor::Table), db);
+    QCOMPARE(tree->topLevelItem(0)->childCount(), 5);
+    QTreeWidgetItem *ordersItem = editor->tableItem(orders);
+    QCOMPARE(ordersItem->text(PipelineEditor::Table), QStringLiteral("Orders"));
+    QCOMPARE(ordersItem->text(PipelineEditor::PrimaryKey), QStringLiteral("region, id"));
+    QCOMPARE(ordersItem->text(PipelineEditor::Candidates), QStringLiteral("modified_at, created"));
+    QVERIFY(!ordersItem->text(PipelineEditor::Size).isEmpty());
+    QCOMPARE(editor->tableItem(db + QStringLiteral(".events"))->text(PipelineEditor::Candidates),
+             QStringLiteral("`Updated At`, day, created_at"));
+    QCOMPARE(editor->tableItem(db + QStringLiteral(".nokey"))->text(PipelineEditor::PrimaryKey), QStringLiteral("none"));
+
+    // Recommendations as for Postgres, without write counters (MariaDB keeps none by default):
+    // small tables by full refresh, the large one by CDC since deletes cannot be ruled out.
+    QComboBox *ordersBox = editor->strategyBox(orders);
+    QVERIFY(chosen(ordersBox) == core::Strategy::Cdc);
+    QVERIFY(entry(ordersBox, core::Strategy::Cdc).first);
+    QVERIFY2(ordersItem->text(PipelineEditor::Reason).contains(QStringLiteral("no write counters")),
+             qPrintable(ordersItem->text(PipelineEditor::Reason)));
+    QVERIFY(chosen(editor->strategyBox(db + QStringLiteral(".plans"))) == core::Strategy::FullRefresh);
+    QVERIFY(!editor->tableItem(db + QStringLiteral(".plans"))->text(PipelineEditor::Reason).contains(QStringLiteral("rarely")));
+    QCOMPARE(entry(editor->strategyBox(db + QStringLiteral(".nokey")), core::Strategy::Cdc),
+             std::make_pair(false, QStringLiteral("Refused: no primary key: cursor sync and CDC merge rows by key")));
+    QCOMPARE(entry(editor->strategyBox(db + QStringLiteral(".counters")), core::Strategy::Cursor),
+             std::make_pair(false, QStringLiteral("Refused: no timestamp or date column for a cursor to follow")));
+
+    editor->nameEdit()->setText(QStringLiteral("shop_to_dw"));
+    editor->setIncluded(orders, true);
+    editor->setIncluded(db + QStringLiteral(".plans"), true);
+    editor->setIncluded(db + QStringLiteral(".events"), true);
+    // events is small (full refresh recommended) but may follow its best candidate.
+    QComboBox *eventsBox = editor->strategyBox(db + QStringLiteral(".events"));
+    eventsBox->setCurrentIndex(eventsBox->findData(static_cast<int>(core::Strategy::Cursor)));
+    editor->selectTable(db + QStringLiteral(".events"));
+    QVERIFY(editor->selectedLabel()->text().startsWith(db + QStringLiteral(".events, synced by cursor")));
+    QCOMPARE(editor->cursorBox()->currentText(), QStringLiteral("Updated At"));
+    editor->lookbackEdit()->setText(QStringLiteral("5m"));
+    editor->selectTable(orders);
+    QVERIFY2(editor->okButton()->isEnabled(), qPrintable(editor->problem()));
+
+    core::PipelineSpec expected;
+    expected.name = "shop_to_dw";
+    expected.source = "shop";
+    expected.target = "dw";
+    core::TableSpec o;
+    o.table = {src.name(), "Orders"};
+    o.strategy = core::Strategy::Cdc;
+    core::TableSpec p;
+    p.table = {src.name(), "plans"};
+    core::TableSpec e;
+    e.table = {src.name(), "events"};
+    e.strategy = core::Strategy::Cursor;
+    e.cursor = "Updated At";
+    e.lookback = "5m";
+    expected.tables = {o, p, e};
+    QCOMPARE(editor->pipeline(), expected);
+
+    editor->resize(1180, 600);
+    saveShot(editor, QStringLiteral("pipeline-editor-mysql"));
+
+    QSignalSpy saved(page, &ui::WorkspacePage::saved);
+    QTest::mouseClick(editor->okButton(), Qt::LeftButton);
+    QVERIFY(saved.wait(15000));
+    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
+    core::Workspace withPipeline = original;
+    withPipeline.pipelines = {expected};
+    QCOMPARE(core::StateStore(statePath).loadWorkspace(), withPipeline);
+    // The YAML names the tables so the loader reads back the same case.
+    const QString yamlPath = QString::fromStdString(dir.file("exported.yaml"));
+    QVERIFY(page->exportFile(yamlPath));
+    QCOMPARE(core::WorkspaceFile::load(yamlPath.toStdString()), withPipeline);
+
+    // The user that may not read the binlog: CDC refused for every table, with the GRANT.
+    QTRY_VERIFY(page->addPipelineButton()->isEnabled());
+    editor = openEditor(page, page->addPipelineButton());
+    QVERIFY(editor);
+    editor->sourceBox()->setCurrentIndex(editor->sourceBox()->findData(QStringLiteral("shop_ro")));
+    QTRY_VERIFY_WITH_TIMEOUT(!editor->discovering() && editor->tableItem(orders), 30000);
+    status = editor->discoveryLabel()->text();
+    const QString refusal = QStringLiteral("the source's user may not read the binlog: GRANT REPLICATION SLAVE ON *.* TO '%1'@'")
+                                .arg(QString::fromStdString(roUser));
+    QVERIFY2(status.contains(QStringLiteral("CDC is refused: ") + refusal), qPrintable(status));
+    for (const char *t : {"Orders", "plans", "counters", "events"}) {
+        const auto [enabled, tip] = entry(editor->strategyBox(db + QLatin1Char('.') + QLatin1String(t)), core::Strategy::Cdc);
+        QVERIFY2(!enabled, t);
+        QVERIFY2(tip.startsWith(QStringLiteral("Refused: ") + refusal), qPrintable(tip));
+    }
+    QVERIFY(chosen(editor->strategyBox(orders)) == core::Strategy::Cursor);
+    QVERIFY2(editor->tableItem(orders)->text(PipelineEditor::Reason).startsWith(QStringLiteral("CDC is unavailable")),
+             qPrintable(editor->tableItem(orders)->text(PipelineEditor::Reason)));
+    editor->resize(1180, 600);
+    saveShot(editor, QStringLiteral("pipeline-editor-mysql-nogrant"));
+    editor->reject();
 }
 
 QTEST_MAIN(TestPipelineEditor)

@@ -240,7 +240,7 @@ TEST(TableDiscovery, readsMysqlTablesFromInformationSchemaAndRecommends)
     ASSERT_TRUE(limited.connected) << limited.error;
     const core::SourceAbilities noGrant = core::mysqlAbilities(limited);
     ASSERT_TRUE(noGrant.cdcRefused);
-    EXPECT_NE(noGrant.cdcRefused->find("may not read the binlog: GRANT REPLICATION SLAVE ON *.* TO " + user),
+    EXPECT_NE(noGrant.cdcRefused->find("may not read the binlog: GRANT REPLICATION SLAVE ON *.* TO '" + user + "'@'"),
               std::string::npos)
         << *noGrant.cdcRefused;
     rec = core::recommendStrategy(*orders, noGrant);

@@ -1,8 +1,10 @@
 #include "ui/dialogs/pipelineeditor.h"
 
 #include "core/config/workspacefile.h"
+#include "core/db/mysqlconnection.h"
 #include "core/db/pgconnection.h"
 #include "core/engine/endpointprobe.h"
+#include "core/engine/mysqlpreflight.h"
 #include "core/model/duration.h"
 #include "core/model/error.h"
 
@@ -22,6 +24,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 namespace driftless::ui {
@@ -54,11 +57,23 @@ QString strategyName(core::Strategy s)
 
 QString qs(const std::string &s) { return QString::fromStdString(s); }
 
-QString joined(const std::vector<std::string> &parts)
+/// A name as its server prints it: Postgres quotes what is not plain lower case; MySQL keeps the
+/// case and backticks only what is not a plain word.
+QString ident(const std::string &name, bool mysql)
+{
+    if (!mysql)
+        return qs(core::displayIdent(name));
+    const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+        return std::isalnum(c) || c == '_' || c == '$';
+    });
+    return plain ? qs(name) : qs(core::mysqlIdent(name));
+}
+
+QString joined(const std::vector<std::string> &parts, bool mysql)
 {
     QStringList list;
     for (const auto &p : parts)
-        list << QString::fromStdString(core::displayIdent(p));
+        list << ident(p, mysql);
     return list.join(QStringLiteral(", "));
 }
 
@@ -117,7 +132,7 @@ PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::Pi
     m_buttons->button(QDialogButtonBox::Ok)->setObjectName(QStringLiteral("pipelineOk"));
 
     for (const auto &[name, e] : m_workspace.endpoints)
-        if (e.kind == core::EndpointKind::Postgres)
+        if (e.kind != core::EndpointKind::Sqlite)
             m_source->addItem(qs(name), qs(name));
     if (m_existing) {
         m_name->setText(qs(m_existing->name));
@@ -137,8 +152,6 @@ PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::Pi
     m_tree->headerItem()->setTextAlignment(Rows, Qt::AlignRight | Qt::AlignVCenter);
     m_tree->headerItem()->setTextAlignment(Size, Qt::AlignRight | Qt::AlignVCenter);
     m_tree->headerItem()->setToolTip(Reason, tr("Why the strategy was recommended (hover for the whole text)"));
-    m_tree->headerItem()->setToolTip(Rows, tr("pg_class.reltuples: the planner's estimate"));
-    m_tree->headerItem()->setToolTip(Size, tr("pg_total_relation_size: heap, indexes and TOAST"));
     m_tree->headerItem()->setToolTip(Candidates, tr("timestamp and date columns a cursor could follow, best first"));
 
     auto *form = new QFormLayout;
@@ -238,13 +251,27 @@ void PipelineEditor::updateTargets()
     {
         const QSignalBlocker block(m_target);
         m_target->clear();
+        auto *items = qobject_cast<QStandardItemModel *>(m_target->model());
+        int first = -1;
         for (const auto &[name, e] : m_workspace.endpoints) {
             if (qs(name) == source)
                 continue;
-            const QString kind = e.kind == core::EndpointKind::Sqlite ? tr("SQLite") : tr("Postgres");
+            const QString kind = e.kind == core::EndpointKind::Sqlite  ? tr("SQLite")
+                                 : e.kind == core::EndpointKind::Mysql ? tr("MySQL")
+                                                                       : tr("Postgres");
             m_target->addItem(tr("%1 (%2)").arg(qs(name), kind), qs(name));
+            // The engine writes to Postgres and SQLite only (connect.cpp says so at start).
+            if (e.kind == core::EndpointKind::Mysql && items) {
+                QStandardItem *item = items->item(m_target->count() - 1);
+                item->setEnabled(false);
+                item->setToolTip(tr("MySQL/MariaDB targets are not supported by this version yet"));
+            } else if (first < 0) {
+                first = m_target->count() - 1;
+            }
         }
-        m_target->setCurrentIndex(std::max(0, m_target->findData(chosen)));
+        const int wanted = m_target->findData(chosen);
+        const bool usable = wanted >= 0 && (!items || items->item(wanted)->isEnabled());
+        m_target->setCurrentIndex(usable ? wanted : first);
     }
     updateState();
 }
@@ -265,9 +292,14 @@ void PipelineEditor::discover()
         }
     }
     const core::Endpoint *e = m_workspace.endpoint(source);
+    m_mysql = e && e->kind == core::EndpointKind::Mysql;
+    m_tree->headerItem()->setToolTip(Rows, m_mysql ? tr("information_schema.TABLES.TABLE_ROWS: InnoDB's estimate")
+                                                   : tr("pg_class.reltuples: the planner's estimate"));
+    m_tree->headerItem()->setToolTip(Size, m_mysql ? tr("DATA_LENGTH + INDEX_LENGTH: rows and indexes")
+                                                   : tr("pg_total_relation_size: heap, indexes and TOAST"));
     if (!e) {
         m_discovering = false;
-        m_status->setText(tr("The workspace has no Postgres endpoint to read tables from: add one first."));
+        m_status->setText(tr("The workspace has no Postgres or MySQL endpoint to read tables from: add one first."));
         rebuildTree();
         return;
     }
@@ -275,6 +307,28 @@ void PipelineEditor::discover()
     m_refresh->setEnabled(false);
     m_status->setText(tr("Reading the tables of %1\u2026").arg(qs(source)));
     rebuildTree();
+    if (m_mysql) {
+        QThreadPool::globalInstance()->start([mailbox = m_mailbox, job, dsn = e->dsn, name = e->name] {
+            Discovery d;
+            try {
+                const auto probe = core::probeMysql(dsn);
+                if (!probe.connected) {
+                    d.error = qs(probe.error);
+                    if (!probe.hint.empty())
+                        d.error += QStringLiteral("; ") + qs(probe.hint);
+                } else {
+                    d.abilities = core::mysqlAbilities(probe);
+                    core::MysqlConnection conn(dsn, name);
+                    d.tables = core::discoverMysqlTables(conn, conn.dsn().database);
+                    d.ok = true;
+                }
+            } catch (const std::exception &ex) {
+                d.error = describe(ex);
+            }
+            mailbox->post([job, d](PipelineEditor &self) { self.showDiscovery(job, d); });
+        });
+        return;
+    }
     QThreadPool::globalInstance()->start([mailbox = m_mailbox, job, dsn = e->dsn] {
         Discovery d;
         try {
@@ -284,7 +338,7 @@ void PipelineEditor::discover()
                 if (!probe.hint.empty())
                     d.error += QStringLiteral(" ") + qs(probe.hint);
             } else {
-                d.abilities = {probe.logicalWal(), probe.canReplicate()};
+                d.abilities = {probe.logicalWal(), probe.canReplicate(), std::nullopt};
                 core::PgConnection conn(dsn);
                 d.tables = core::discoverTables(conn);
                 d.ok = true;
@@ -311,7 +365,9 @@ void PipelineEditor::showDiscovery(std::uint64_t job, const Discovery &d)
     }
     m_status->setStyleSheet(QString());
     std::set<std::string> schemas;
+    bool writesUnknown = false;
     for (const auto &t : d.tables) {
+        writesUnknown = writesUnknown || !t.writesKnown;
         schemas.insert(t.table.schema);
         Row &r = m_rows[t.table];
         r.found = t;
@@ -325,8 +381,12 @@ void PipelineEditor::showDiscovery(std::uint64_t job, const Discovery &d)
     }
     QStringList facts{tr("%1 in %2 on %3")
                           .arg(count(d.tables.size(), tr("1 table"), tr("%1 tables")),
-                               count(schemas.size(), tr("1 schema"), tr("%1 schemas")), source)};
-    if (!d.abilities.logicalWal)
+                               m_mysql ? count(schemas.size(), tr("1 database"), tr("%1 databases"))
+                                       : count(schemas.size(), tr("1 schema"), tr("%1 schemas")),
+                               source)};
+    if (d.abilities.cdcRefused)
+        facts << tr("CDC is refused: %1").arg(qs(*d.abilities.cdcRefused));
+    else if (!d.abilities.logicalWal)
         facts << tr("wal_level is not logical, so CDC is refused");
     else if (!d.abilities.canReplicate)
         facts << tr("the user may not replicate, so CDC is refused");
@@ -336,6 +396,9 @@ void PipelineEditor::showDiscovery(std::uint64_t job, const Discovery &d)
     if (missing)
         facts << count(missing, tr("1 table of the pipeline not found (kept as configured)"),
                        tr("%1 tables of the pipeline not found (kept as configured)"));
+    if (writesUnknown)
+        facts << tr("no write counters to read (performance_schema is off or not readable), so recommendations "
+                    "go by size, key and columns");
     facts << tr("tick a table to include it");
     m_status->setText(facts.join(QStringLiteral("; ")) + QLatin1Char('.'));
     rebuildTree();
@@ -358,7 +421,7 @@ void PipelineEditor::rebuildTree()
     for (auto &[ref, r] : m_rows) {
         QTreeWidgetItem *&group = schemas[ref.schema];
         if (!group) {
-            group = new QTreeWidgetItem(m_tree, {qs(core::displayIdent(ref.schema))});
+            group = new QTreeWidgetItem(m_tree, {ident(ref.schema, m_mysql)});
             group->setFlags(Qt::ItemIsEnabled);
             group->setFirstColumnSpanned(false);
             QFont bold = group->font(Table);
@@ -369,8 +432,8 @@ void PipelineEditor::rebuildTree()
         auto *item = new QTreeWidgetItem(group);
         r.item = item;
         item->setSizeHint(Strategy, boxSize);
-        item->setText(Table, qs(core::displayIdent(ref.name)));
-        item->setData(Table, Qt::UserRole, qs(ref.display()));
+        item->setText(Table, ident(ref.name, m_mysql));
+        item->setData(Table, Qt::UserRole, displayOf(ref));
         item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemIsUserCheckable);
         item->setCheckState(Table, r.included ? Qt::Checked : Qt::Unchecked);
         item->setTextAlignment(Rows, Qt::AlignRight | Qt::AlignVCenter);
@@ -379,16 +442,20 @@ void PipelineEditor::rebuildTree()
             const auto &t = *r.found;
             item->setText(Rows, t.analyzed ? locale.toString(static_cast<qlonglong>(t.estimatedRows)) : tr("not analyzed"));
             item->setText(Size, qs(core::humanBytes(t.totalBytes)));
-            item->setText(PrimaryKey, t.primaryKey.empty() ? tr("none") : joined(t.primaryKey));
-            item->setText(Candidates, t.cursorCandidates.empty() ? tr("none") : joined(t.cursorCandidates));
-            item->setToolTip(Table, tr("%1: %2 inserts, %3 updates, %4 deletes since the statistics were reset")
-                                        .arg(qs(ref.display()))
-                                        .arg(t.inserts)
-                                        .arg(t.updates)
-                                        .arg(t.deletes));
+            item->setText(PrimaryKey, t.primaryKey.empty() ? tr("none") : joined(t.primaryKey, m_mysql));
+            item->setText(Candidates, t.cursorCandidates.empty() ? tr("none") : joined(t.cursorCandidates, m_mysql));
+            if (t.writesKnown)
+                item->setToolTip(Table, tr("%1: %2 inserts, %3 updates, %4 deletes since the statistics were reset")
+                                            .arg(displayOf(ref))
+                                            .arg(t.inserts)
+                                            .arg(t.updates)
+                                            .arg(t.deletes));
+            else
+                item->setToolTip(Table, tr("%1: writes unknown (no per-table write counters to read)")
+                                            .arg(displayOf(ref)));
             if (!t.readable)
                 item->setToolTip(Table, tr("%1: the user may not SELECT from it (or lacks USAGE on its schema)")
-                                            .arg(qs(ref.display())));
+                                            .arg(displayOf(ref)));
         }
 
         auto *box = new QComboBox;
@@ -457,9 +524,14 @@ PipelineEditor::Row *PipelineEditor::rowOf(const QString &display)
 const PipelineEditor::Row *PipelineEditor::rowOf(const QString &display) const
 {
     for (const auto &[ref, r] : m_rows)
-        if (qs(ref.display()) == display)
+        if (displayOf(ref) == display)
             return &r;
     return nullptr;
+}
+
+QString PipelineEditor::displayOf(const core::TableRef &ref) const
+{
+    return m_mysql ? ident(ref.schema, true) + QLatin1Char('.') + ident(ref.name, true) : qs(ref.display());
 }
 
 PipelineEditor::Row *PipelineEditor::selectedRow() { return rowOf(m_tree->currentItem()); }
@@ -555,8 +627,8 @@ void PipelineEditor::loadSelected()
         return;
     }
     const bool cursor = r->included && r->spec.strategy == core::Strategy::Cursor;
-    m_selected->setText(r->included ? tr("%1, synced by %2").arg(qs(r->spec.table.display()), strategyName(r->spec.strategy))
-                                    : tr("%1 (not included: tick it to sync it)").arg(qs(r->spec.table.display())));
+    m_selected->setText(r->included ? tr("%1, synced by %2").arg(displayOf(r->spec.table), strategyName(r->spec.strategy))
+                                    : tr("%1 (not included: tick it to sync it)").arg(displayOf(r->spec.table)));
     m_selectedReason->setText(strategyReason(*r));
     if (r->found)
         for (const auto &c : r->found->cursorCandidates)
@@ -623,7 +695,7 @@ QString PipelineEditor::problem() const
         if (qs(p.name) == name && (!m_existing || m_existing->name != p.name))
             return tr("There is already a pipeline named %1.").arg(name);
     if (m_source->currentIndex() < 0)
-        return tr("The workspace has no Postgres endpoint to read from: add one first.");
+        return tr("The workspace has no Postgres or MySQL endpoint to read from: add one first.");
     if (m_target->currentIndex() < 0)
         return tr("Add a target endpoint (Postgres or SQLite) first.");
     if (m_order.empty())
@@ -637,7 +709,7 @@ QString PipelineEditor::problem() const
     const core::PipelineSpec p = pipeline();
     for (const auto &t : p.tables)
         if (t.strategy == core::Strategy::Cursor && !t.cursor)
-            return tr("%1: cursor sync needs a cursor column.").arg(qs(t.table.display()));
+            return tr("%1: cursor sync needs a cursor column.").arg(displayOf(t.table));
     core::Workspace ws = m_workspace;
     auto it = std::find_if(ws.pipelines.begin(), ws.pipelines.end(),
                            [&](const core::PipelineSpec &q) { return m_existing && q.name == m_existing->name; });

@@ -24,14 +24,17 @@ class QTreeWidgetItem;
 
 namespace driftless::ui {
 
-/// Adds or edits one pipeline: its name, source (a Postgres endpoint), target (any other
-/// endpoint), target schema (Postgres targets), and the tables it keeps in sync.
+/// Adds or edits one pipeline: its name, source (a Postgres or MySQL/MariaDB endpoint), target
+/// (any other Postgres or SQLite endpoint; MySQL ones are listed, disabled, with why), target
+/// schema (Postgres targets), and the tables it keeps in sync.
 ///
-/// The source's tables are discovered (core::discoverTables, core::probePostgres for what CDC
-/// needs) on a pool thread whenever the source changes; a result for any source but the latest
-/// is dropped. Each table gets core::recommendStrategy()'s strategy and reason; strategies it
-/// refuses are disabled in the table's combo box, with the reason as tooltip. Editing keeps the
-/// pipeline's tables with their settings, including tables discovery did not find.
+/// The source's tables are discovered (Postgres: core::discoverTables, with core::probePostgres
+/// for what CDC needs; MySQL: core::discoverMysqlTables in the DSN's database, or in every
+/// database when it names none, with core::probeMysql for the binlog and grants CDC needs) on a
+/// pool thread whenever the source changes; a result for any source but the latest is dropped.
+/// Each table gets core::recommendStrategy()'s strategy and reason; strategies it refuses are
+/// disabled in the table's combo box, with the reason as tooltip. Editing keeps the pipeline's tables with
+/// their settings, including tables discovery did not find.
 ///
 /// The dialog never writes anything: pipeline() is the result, saved by the caller.
 class PipelineEditor final : public QDialog {
@@ -68,7 +71,8 @@ public:
     QLineEdit *lookbackEdit() const { return m_lookback; }
     QLineEdit *slaEdit() const { return m_sla; }
 
-    /// The row of table `display` ("schema.name" as Postgres prints it), or null.
+    /// The row of table `display` ("schema.name" as Postgres prints it; for MySQL sources
+    /// "database.table" with the case kept, backticks only where needed), or null.
     QTreeWidgetItem *tableItem(const QString &display) const;
     /// The strategy combo box of table `display`, or null.
     QComboBox *strategyBox(const QString &display) const;
@@ -112,6 +116,8 @@ private:
     void updateTargets();
     void updateState();
     QString strategyReason(const Row &row) const;
+    /// The table's name as the tree and the accessors know it (see tableItem()).
+    QString displayOf(const core::TableRef &ref) const;
 
     core::Workspace m_workspace;
     std::optional<core::PipelineSpec> m_existing;
@@ -119,6 +125,7 @@ private:
     std::uint64_t m_job = 0;
     bool m_discovering = false;
     bool m_loading = false; ///< filling fields from a row: their signals are not edits
+    bool m_mysql = false;   ///< the source is MySQL/MariaDB: names as MySQL prints them
 
     std::map<core::TableRef, Row> m_rows;
     /// Included tables in the order they were included (an edited pipeline's order first).
