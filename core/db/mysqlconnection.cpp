@@ -292,7 +292,9 @@ MysqlConnection::MysqlConnection(const std::string &dsn, const std::string &endp
     opts["OPT_CHARSET_NAME"] = sql::SQLString("utf8mb4");
     opts["OPT_CONNECT_TIMEOUT"] = m_dsn.connectTimeout;
     opts["OPT_RECONNECT"] = false;
-    if (localInfile)
+    // LOAD DATA LOCAL lets the server ask for a client file: only towards a server that cannot be
+    // impersonated (this machine, or TLS with the certificate verified).
+    if (localInfile && (m_dsn.isLoopback() || m_dsn.sslMode == "verify_ca" || m_dsn.sslMode == "verify_identity"))
         opts["OPT_LOCAL_INFILE"] = 1;
     if (m_dsn.sslMode != "disabled") {
         if (!m_dsn.sslCa.empty())

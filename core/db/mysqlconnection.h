@@ -80,7 +80,9 @@ private:
 class MysqlConnection {
 public:
     /// `localInfile`: allow LOAD DATA LOCAL INFILE on this connection (the target merger's bulk
-    /// load; the client then sends a file the statement names when the server asks for it).
+    /// load; the client then sends a file the statement names when the server asks for it). Only
+    /// honoured towards a server that cannot be impersonated (loopback, or ssl-mode verify_ca /
+    /// verify_identity); elsewhere the merger's INSERT path is used.
     explicit MysqlConnection(const std::string &dsn, const std::string &endpointName = {}, bool localInfile = false);
     ~MysqlConnection();
     MysqlConnection(MysqlConnection &&) noexcept;
