@@ -416,7 +416,7 @@ TEST(MysqlTarget, postgresCdcStreamsIntoMariadb)
     RecordingObserver obs;
     auto once = [&] {
         CdcPipeline p({job}, std::nullopt, obs);
-        p.run({}, {true});
+        p.run({}, {true, nullptr});
     };
     once();
     EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM items"), "2500");
