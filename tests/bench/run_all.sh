@@ -4,13 +4,14 @@
 #
 #   B1 rows_per_s=... baseline_rows_per_s=... ratio=... peak_rss_mb=... case=... rows=... ...
 #
-# usage: tests/bench/run_all.sh [--rows N] [--runs K] [--build DIR] [--only B1,B3,B5,B6,B7,B8,B9,B10,B11]
+# usage: tests/bench/run_all.sh [--rows N] [--runs K] [--build DIR] [--only B1,B3,B5,B6,B7,B8,B9,B10,B11,B12]
 #                               [--servers ENVFILE]
 #   --rows N          rows in bench.t (default 1000000); B8 scales its workloads with it; B11
 #                     re-backfills a table of that many rows
 #   --runs K          rounds per benchmark; figures are medians (default 5; B8 3 unless given)
 #   --build DIR       a configured Driftless build tree (default build/bench, else build/dev)
-#   --only LIST       run only these benchmarks (comma-separated)
+#   --only LIST       run only these benchmarks (comma-separated); B12 (the desktop app) runs
+#                     only when named, from a build tree with the UI
 #   --servers FILE    use servers already started with tests/support/servers.sh (their env
 #                     file) instead of starting and stopping our own
 #
@@ -27,7 +28,7 @@ ONLY=B1,B3,B5,B6,B7,B8,B9,B10,B11
 SERVERS_ENV=
 RUNS_GIVEN=
 
-usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while (($#)); do
   case $1 in
     --rows) ROWS=${2:?--rows needs a number}; shift 2 ;;
@@ -43,7 +44,7 @@ done
 [[ $RUNS =~ ^[0-9]+$ && $RUNS -ge 1 ]] || { echo "run_all.sh: --runs must be a number >= 1" >&2; exit 2; }
 ONLY=${ONLY^^}
 for b in ${ONLY//,/ }; do
-  [[ $b =~ ^B(1|3|5|6|7|8|9|10|11)$ ]] || { echo "run_all.sh: unknown benchmark '$b' (B1, B3, B5, B6, B7, B8, B9, B10, B11)" >&2; exit 2; }
+  [[ $b =~ ^B(1|3|5|6|7|8|9|10|11|12)$ ]] || { echo "run_all.sh: unknown benchmark '$b' (B1, B3, B5, B6, B7, B8, B9, B10, B11, B12)" >&2; exit 2; }
 done
 selected() { [[ ,$ONLY, == *,$1,* ]]; }
 
@@ -65,6 +66,8 @@ source "$here/b8_cdc.sh"
 source "$here/b10_reconcile.sh"
 # shellcheck source=b11_rebackfill.sh
 source "$here/b11_rebackfill.sh"
+# shellcheck source=b12_gui.sh
+source "$here/b12_gui.sh"
 # B8 drains two 1M-row workloads twice per round: 3 rounds keep it near 5 minutes on 2 cores.
 [[ -n $RUNS_GIVEN ]] || B8_RUNS=${B8_RUNS:-3}
 
@@ -166,6 +169,7 @@ selected B8 && bench_b8
 selected B9 && bench_b9
 selected B10 && bench_b10
 selected B11 && bench_b11
+selected B12 && bench_b12
 
 log "done in $(printf '%.0f' "$(elapsed "$t_start" "$EPOCHREALTIME")") s; results:"
 sed 's/^/  /' "$WORK/results.txt" >&2

@@ -1,0 +1,250 @@
+// B12 driver: the desktop app's responsiveness with many tables and live pipelines.
+//
+// Opens the real MainWindow on a workspace file (built by b12_gui.sh with driftless-cli apply),
+// starts the real engine through EngineBridge, and for --seconds switches pages, sorts and
+// filters the Tables page once a second, as a DBA clicking around would. A PreciseTimer ticks
+// every --tick-ms on the UI thread; the lateness of each tick (time since the previous tick
+// minus the interval) is an event-loop stall. Prints one line:
+//
+//   B12 max_stall_ms=... p99_stall_ms=... peak_rss_mb=... tables=... pipelines=... ...
+//
+// plus, on stderr, the longest stalls with what the driver was doing just before them, and the
+// time each driver action took on the UI thread. Exit status 0 unless the run failed (no
+// tables, the engine would not start); meeting the goal is the script's call.
+
+#include "ui/enginebridge.h"
+#include "ui/mainwindow.h"
+#include "ui/models/tablesmodel.h"
+#include "ui/pages/tablespage.h"
+#include "ui/resources.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QLineEdit>
+#include <QSortFilterProxyModel>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTimer>
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+#include <string>
+#include <vector>
+
+using driftless::ui::EngineBridge;
+using driftless::ui::EngineSnapshot;
+using driftless::ui::MainWindow;
+
+namespace {
+
+/// Peak resident set size of this process in MB (VmHWM), or -1.
+double peakRssMb()
+{
+    QFile f(QStringLiteral("/proc/self/status"));
+    if (!f.open(QIODevice::ReadOnly))
+        return -1;
+    for (const QByteArray &line : f.readAll().split('\n')) {
+        if (line.startsWith("VmHWM:"))
+            return line.mid(6).trimmed().split(' ').value(0).toDouble() / 1024.0;
+    }
+    return -1;
+}
+
+struct Stall {
+    double ms = 0;
+    double atS = 0;
+    QString after; ///< the driver's last action before it
+};
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("Driftless B12"));
+    QApplication::setOrganizationName(QStringLiteral("Driftless"));
+    driftless::ui::initResources();
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("B12: UI thread stalls and RSS of the app under load."));
+    parser.addHelpOption();
+    const QCommandLineOption stateOpt(QStringLiteral("state"), QStringLiteral("The workspace file."),
+                                      QStringLiteral("FILE"));
+    const QCommandLineOption secondsOpt(QStringLiteral("seconds"), QStringLiteral("Measured run time (60)."),
+                                        QStringLiteral("S"), QStringLiteral("60"));
+    const QCommandLineOption tickOpt(QStringLiteral("tick-ms"), QStringLiteral("Probe interval (5)."),
+                                     QStringLiteral("MS"), QStringLiteral("5"));
+    const QCommandLineOption actionOpt(QStringLiteral("action-ms"),
+                                       QStringLiteral("Interval of page switches, sorts, filters (1000)."),
+                                       QStringLiteral("MS"), QStringLiteral("1000"));
+    parser.addOptions({stateOpt, secondsOpt, tickOpt, actionOpt});
+    parser.process(app);
+    if (!parser.isSet(stateOpt)) {
+        std::fprintf(stderr, "driftless-b12: --state FILE is required\n");
+        return 2;
+    }
+    const int seconds = std::max(1, parser.value(secondsOpt).toInt());
+    const int tickMs = std::max(1, parser.value(tickOpt).toInt());
+    const int actionMs = std::max(50, parser.value(actionOpt).toInt());
+
+    MainWindow window;
+    window.resize(1400, 900);
+    window.show();
+
+    EngineBridge *engine = window.engine();
+    driftless::ui::TablesPage *tables = window.tablesPage();
+    QTabWidget *pages = window.pages();
+
+    std::size_t tableCount = 0;
+    std::set<std::string> pipelines;
+    std::size_t snapshots = 0;
+    bool started = false;
+    QObject::connect(engine, &EngineBridge::snapshotReady, &app, [&](const EngineSnapshot &s) {
+        ++snapshots;
+        tableCount = s.tables.size();
+        pipelines.clear();
+        for (const auto &t : s.tables)
+            pipelines.insert(t.pipeline);
+        if (!started && !s.tables.empty() && s.error.isEmpty()) {
+            started = true;
+            // Queued: start after the window has shown this snapshot, as a click would.
+            QTimer::singleShot(0, engine, &EngineBridge::start);
+        }
+    });
+
+    // --- the probe ---------------------------------------------------------------------------
+    QElapsedTimer clock;
+    clock.start();
+    std::vector<double> stalls;
+    stalls.reserve(static_cast<std::size_t>(seconds) * 1000 / tickMs + 16);
+    std::vector<Stall> worst; // the 10 longest
+    QString lastAction = QStringLiteral("open");
+    qint64 lastTickNs = clock.nsecsElapsed();
+    QTimer probe;
+    probe.setTimerType(Qt::PreciseTimer);
+    probe.setInterval(tickMs);
+    QObject::connect(&probe, &QTimer::timeout, &app, [&] {
+        const qint64 now = clock.nsecsElapsed();
+        const double late = std::max(0.0, double(now - lastTickNs) / 1e6 - tickMs);
+        lastTickNs = now;
+        stalls.push_back(late);
+        if (worst.size() < 10 || late > worst.back().ms) {
+            worst.push_back({late, double(now) / 1e9, lastAction});
+            std::sort(worst.begin(), worst.end(), [](const Stall &a, const Stall &b) { return a.ms > b.ms; });
+            if (worst.size() > 10)
+                worst.pop_back();
+        }
+    });
+    probe.start();
+
+    // --- the driver: pages, sorting, filtering -----------------------------------------------
+    struct ActionTime {
+        QString what;
+        double maxMs = 0;
+        int count = 0;
+    };
+    std::vector<ActionTime> actionTimes;
+    auto timed = [&](const QString &what, const auto &fn) {
+        QElapsedTimer t;
+        t.start();
+        fn();
+        const double ms = double(t.nsecsElapsed()) / 1e6;
+        lastAction = what;
+        auto it = std::find_if(actionTimes.begin(), actionTimes.end(), [&](const ActionTime &a) { return a.what == what; });
+        if (it == actionTimes.end())
+            it = actionTimes.insert(actionTimes.end(), {what, 0, 0});
+        it->maxMs = std::max(it->maxMs, ms);
+        ++it->count;
+    };
+    const QStringList filters = {QStringLiteral("s3."), QStringLiteral("t042"), QStringLiteral("cursor"),
+                                 QStringLiteral("")};
+    int step = 0;
+    QTimer driver;
+    driver.setInterval(actionMs);
+    QObject::connect(&driver, &QTimer::timeout, &app, [&] {
+        const int tablesTab = pages->indexOf(tables);
+        switch (step % 6) {
+        case 0: // another page, then back to Tables next time round
+            timed(QStringLiteral("page switch"),
+                  [&] { pages->setCurrentIndex((pages->currentIndex() + 1 + step / 6) % pages->count()); });
+            break;
+        case 1:
+            timed(QStringLiteral("page switch"), [&] { pages->setCurrentIndex(tablesTab); });
+            break;
+        case 2: {
+            const int column = (step / 6) % tables->proxy()->columnCount();
+            const auto order = (step / 6) % 2 ? Qt::DescendingOrder : Qt::AscendingOrder;
+            timed(QStringLiteral("sort"), [&] { tables->view()->sortByColumn(column, order); });
+            break;
+        }
+        case 3:
+        case 4:
+            timed(QStringLiteral("filter"),
+                  [&] { tables->filterEdit()->setText(filters.at((step / 6 * 2 + step % 6) % filters.size())); });
+            break;
+        default:
+            timed(QStringLiteral("filter clear"), [&] { tables->filterEdit()->clear(); });
+            timed(QStringLiteral("scroll"), [&] {
+                if (step / 6 % 2)
+                    tables->view()->scrollToTop();
+                else
+                    tables->view()->scrollToBottom();
+            });
+            break;
+        }
+        ++step;
+    });
+
+    QString failure;
+    QObject::connect(engine, &EngineBridge::stateChanged, &app,
+                     [&](EngineBridge::State state, const QString &message) {
+                         if (state == EngineBridge::State::Stopped && started && !message.isEmpty())
+                             failure = message;
+                     });
+
+    qint64 measureStartNs = 0;
+    std::size_t measureFrom = 0;
+    QTimer::singleShot(0, &app, [&] {
+        window.openWorkspace(parser.value(stateOpt));
+        measureStartNs = clock.nsecsElapsed();
+        measureFrom = stalls.size();
+        driver.start();
+    });
+    QTimer::singleShot(seconds * 1000, &app, [&] {
+        probe.stop();
+        driver.stop();
+        QApplication::quit();
+    });
+    QApplication::exec();
+    const double rss = peakRssMb();
+    engine->stop();
+
+    std::vector<double> measured(stalls.begin() + static_cast<std::ptrdiff_t>(std::min(measureFrom, stalls.size())),
+                                 stalls.end());
+    if (measured.empty() || tableCount == 0) {
+        std::fprintf(stderr, "driftless-b12: no measurement (tables=%zu, ticks=%zu)\n", tableCount, measured.size());
+        return 1;
+    }
+    std::sort(measured.begin(), measured.end());
+    const double maxStall = measured.back();
+    const double p99 = measured[std::min(measured.size() - 1, measured.size() * 99 / 100)];
+    const double over50 = double(std::count_if(measured.begin(), measured.end(), [](double v) { return v > 50; }));
+
+    std::fprintf(stderr, "driftless-b12: %zu ticks over %.1f s, %zu snapshots; longest stalls:\n", measured.size(),
+                 double(clock.nsecsElapsed() - measureStartNs) / 1e9, snapshots);
+    for (const Stall &s : worst)
+        std::fprintf(stderr, "  %8.1f ms at %6.1f s (after: %s)\n", s.ms, s.atS, qPrintable(s.after));
+    std::fprintf(stderr, "driftless-b12: driver actions (longest, count):\n");
+    for (const ActionTime &a : actionTimes)
+        std::fprintf(stderr, "  %-14s %8.1f ms  %d\n", qPrintable(a.what), a.maxMs, a.count);
+    if (!failure.isEmpty())
+        std::fprintf(stderr, "driftless-b12: the engine stopped: %s\n", qPrintable(failure));
+
+    std::printf("B12 max_stall_ms=%.1f p99_stall_ms=%.1f stalls_over_50ms=%.0f peak_rss_mb=%.1f tables=%zu "
+                "pipelines=%zu seconds=%d tick_ms=%d\n",
+                maxStall, p99, over50, rss, tableCount, pipelines.size(), seconds, tickMs);
+    return failure.isEmpty() ? 0 : 1;
+}
