@@ -34,6 +34,8 @@
 #include <string>
 #include <vector>
 
+#include <time.h>
+
 using driftless::ui::EngineBridge;
 using driftless::ui::EngineSnapshot;
 using driftless::ui::MainWindow;
@@ -53,8 +55,17 @@ double peakRssMb()
     return -1;
 }
 
+/// CPU time of the calling thread, ns.
+qint64 threadCpuNs()
+{
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return qint64(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
 struct Stall {
     double ms = 0;
+    double cpuMs = 0; ///< of it, the UI thread on a CPU (the rest: waiting to run, or blocked)
     double atS = 0;
     QString after; ///< the driver's last action before it
 };
@@ -123,6 +134,7 @@ int main(int argc, char **argv)
     std::vector<Stall> worst; // the 10 longest
     QString lastAction = QStringLiteral("open");
     qint64 lastTickNs = clock.nsecsElapsed();
+    qint64 lastCpuNs = threadCpuNs();
     QTimer probe;
     probe.setTimerType(Qt::PreciseTimer);
     probe.setInterval(tickMs);
@@ -130,9 +142,12 @@ int main(int argc, char **argv)
         const qint64 now = clock.nsecsElapsed();
         const double late = std::max(0.0, double(now - lastTickNs) / 1e6 - tickMs);
         lastTickNs = now;
+        const qint64 cpu = threadCpuNs();
+        const double cpuMs = double(cpu - lastCpuNs) / 1e6;
+        lastCpuNs = cpu;
         stalls.push_back(late);
         if (worst.size() < 10 || late > worst.back().ms) {
-            worst.push_back({late, double(now) / 1e9, lastAction});
+            worst.push_back({late, cpuMs, double(now) / 1e9, lastAction});
             std::sort(worst.begin(), worst.end(), [](const Stall &a, const Stall &b) { return a.ms > b.ms; });
             if (worst.size() > 10)
                 worst.pop_back();
@@ -168,11 +183,13 @@ int main(int argc, char **argv)
         const int tablesTab = pages->indexOf(tables);
         switch (step % 6) {
         case 0: // another page, then back to Tables next time round
-            timed(QStringLiteral("page switch"),
-                  [&] { pages->setCurrentIndex((pages->currentIndex() + 1 + step / 6) % pages->count()); });
+        {
+            const int next = (pages->currentIndex() + 1 + step / 6) % pages->count();
+            timed(QStringLiteral("page ") + pages->widget(next)->objectName(), [&] { pages->setCurrentIndex(next); });
+        }
             break;
         case 1:
-            timed(QStringLiteral("page switch"), [&] { pages->setCurrentIndex(tablesTab); });
+            timed(QStringLiteral("page ") + tables->objectName(), [&] { pages->setCurrentIndex(tablesTab); });
             break;
         case 2: {
             const int column = (step / 6) % tables->proxy()->columnCount();
@@ -236,10 +253,11 @@ int main(int argc, char **argv)
     std::fprintf(stderr, "driftless-b12: %zu ticks over %.1f s, %zu snapshots; longest stalls:\n", measured.size(),
                  double(clock.nsecsElapsed() - measureStartNs) / 1e9, snapshots);
     for (const Stall &s : worst)
-        std::fprintf(stderr, "  %8.1f ms at %6.1f s (after: %s)\n", s.ms, s.atS, qPrintable(s.after));
+        std::fprintf(stderr, "  %8.1f ms (UI thread on CPU %6.1f ms) at %6.1f s (after: %s)\n", s.ms, s.cpuMs, s.atS,
+                     qPrintable(s.after));
     std::fprintf(stderr, "driftless-b12: driver actions (longest, count):\n");
     for (const ActionTime &a : actionTimes)
-        std::fprintf(stderr, "  %-14s %8.1f ms  %d\n", qPrintable(a.what), a.maxMs, a.count);
+        std::fprintf(stderr, "  %-22s %8.1f ms  %d\n", qPrintable(a.what), a.maxMs, a.count);
     if (!failure.isEmpty())
         std::fprintf(stderr, "driftless-b12: the engine stopped: %s\n", qPrintable(failure));
 
