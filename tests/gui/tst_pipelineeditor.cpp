@@ -413,12 +413,14 @@ void TestPipelineEditor::mysqlSourceListsItsTablesAndRefusesCdcWithoutTheGrant()
     QVERIFY2(status.startsWith(QStringLiteral("5 tables in 1 database on shop")), qPrintable(status));
     QVERIFY2(!status.contains(QStringLiteral("CDC is refused")), qPrintable(status));
 
-    // MySQL targets are listed but cannot be chosen yet; the Postgres one is.
-    auto *targets = qobject_cast<QStandardItemModel *>(editor->targetBox()->model());
-    QStandardItem *other = targets->item(editor->targetBox()->findData(QStringLiteral("shop_ro")));
-    QVERIFY(!other->isEnabled());
-    QVERIFY(other->toolTip().contains(QStringLiteral("MySQL/MariaDB targets are not supported")));
+    // Any other endpoint is a target; a MySQL one takes a target database.
     QCOMPARE(editor->targetBox()->currentData().toString(), QStringLiteral("dw"));
+    const int other = editor->targetBox()->findData(QStringLiteral("shop_ro"));
+    QCOMPARE(editor->targetBox()->itemText(other), QStringLiteral("shop_ro (MySQL)"));
+    editor->targetBox()->setCurrentIndex(other);
+    QVERIFY(editor->targetSchemaEdit()->isEnabled());
+    QVERIFY(editor->targetSchemaEdit()->toolTip().contains(QStringLiteral("MySQL database")));
+    editor->targetBox()->setCurrentIndex(editor->targetBox()->findData(QStringLiteral("dw")));
 
     // database.table with the case kept; keys and candidates from information_schema.
     QTreeWidget *tree = editor->tablesTree();

@@ -251,8 +251,6 @@ void PipelineEditor::updateTargets()
     {
         const QSignalBlocker block(m_target);
         m_target->clear();
-        auto *items = qobject_cast<QStandardItemModel *>(m_target->model());
-        int first = -1;
         for (const auto &[name, e] : m_workspace.endpoints) {
             if (qs(name) == source)
                 continue;
@@ -260,18 +258,8 @@ void PipelineEditor::updateTargets()
                                  : e.kind == core::EndpointKind::Mysql ? tr("MySQL")
                                                                        : tr("Postgres");
             m_target->addItem(tr("%1 (%2)").arg(qs(name), kind), qs(name));
-            // The engine writes to Postgres and SQLite only (connect.cpp says so at start).
-            if (e.kind == core::EndpointKind::Mysql && items) {
-                QStandardItem *item = items->item(m_target->count() - 1);
-                item->setEnabled(false);
-                item->setToolTip(tr("MySQL/MariaDB targets are not supported by this version yet"));
-            } else if (first < 0) {
-                first = m_target->count() - 1;
-            }
         }
-        const int wanted = m_target->findData(chosen);
-        const bool usable = wanted >= 0 && (!items || items->item(wanted)->isEnabled());
-        m_target->setCurrentIndex(usable ? wanted : first);
+        m_target->setCurrentIndex(std::max(0, m_target->findData(chosen)));
     }
     updateState();
 }
@@ -676,7 +664,7 @@ core::PipelineSpec PipelineEditor::pipeline() const
     const core::Endpoint *target = m_workspace.endpoint(p.target);
     const QString schema = m_targetSchema->text().trimmed();
     p.targetSchema.reset();
-    if (target && target->kind == core::EndpointKind::Postgres && !schema.isEmpty())
+    if (target && target->kind != core::EndpointKind::Sqlite && !schema.isEmpty())
         p.targetSchema = schema.toStdString();
     p.tables.clear();
     for (const auto &ref : m_order)
@@ -697,7 +685,7 @@ QString PipelineEditor::problem() const
     if (m_source->currentIndex() < 0)
         return tr("The workspace has no Postgres or MySQL endpoint to read from: add one first.");
     if (m_target->currentIndex() < 0)
-        return tr("Add a target endpoint (Postgres or SQLite) first.");
+        return tr("Add a target endpoint first.");
     if (m_order.empty())
         return tr("Include at least one table (tick it in the list).");
     const QString lookback = m_lookback->text().trimmed();
@@ -728,11 +716,14 @@ QString PipelineEditor::problem() const
 void PipelineEditor::updateState()
 {
     const core::Endpoint *target = m_workspace.endpoint(m_target->currentData().toString().toStdString());
-    const bool schemas = target && target->kind == core::EndpointKind::Postgres;
+    const bool schemas = target && target->kind != core::EndpointKind::Sqlite;
     m_targetSchema->setEnabled(schemas);
     m_targetSchemaLabel->setEnabled(schemas);
-    m_targetSchema->setToolTip(schemas ? tr("Where the tables land on the target; empty: the source table's schema")
-                                       : tr("SQLite targets have no schemas"));
+    m_targetSchema->setToolTip(!schemas ? tr("SQLite targets have no schemas")
+                               : target->kind == core::EndpointKind::Mysql
+                                   ? tr("The MySQL database the tables land in; empty: the source table's schema "
+                                        "(or database)")
+                                   : tr("Where the tables land on the target; empty: the source table's schema"));
     const QString nameText = m_name->text().trimmed();
     const bool badName = !nameText.isEmpty() && !core::isValidPipelineName(nameText.toStdString());
     m_nameRule->setStyleSheet(badName ? QStringLiteral("color: #b3261e;") : QStringLiteral("color: palette(mid);"));

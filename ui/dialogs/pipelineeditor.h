@@ -25,8 +25,8 @@ class QTreeWidgetItem;
 namespace driftless::ui {
 
 /// Adds or edits one pipeline: its name, source (a Postgres or MySQL/MariaDB endpoint), target
-/// (any other Postgres or SQLite endpoint; MySQL ones are listed, disabled, with why), target
-/// schema (Postgres targets), and the tables it keeps in sync.
+/// (any other endpoint), target schema (Postgres targets; the database for MySQL ones), and the
+/// tables it keeps in sync.
 ///
 /// The source's tables are discovered (Postgres: core::discoverTables, with core::probePostgres
 /// for what CDC needs; MySQL: core::discoverMysqlTables in the DSN's database, or in every
