@@ -23,6 +23,7 @@
 #include <cmath>
 #include <filesystem>
 #include <set>
+#include <tuple>
 
 namespace driftless::ui {
 
@@ -63,7 +64,7 @@ QString seriesName(const core::TableReport &t, bool onePipeline)
 
 LagChart::LagChart(QWidget *parent)
     : QWidget(parent), m_mailbox(Mailbox<LagChart>::create(this)), m_window(new QComboBox(this)),
-      m_note(new QLabel(this)), m_empty(new QLabel(this)), m_chart(new QChart), m_view(new QChartView(m_chart, this)),
+      m_note(new QLabel(this)), m_empty(new QLabel(this)), m_capped(new QLabel(this)), m_chart(new QChart), m_view(new QChartView(m_chart, this)),
       m_x(new QDateTimeAxis(m_chart)), m_y(new QValueAxis(m_chart))
 {
     setObjectName(QStringLiteral("lagChartWidget"));
@@ -82,6 +83,9 @@ LagChart::LagChart(QWidget *parent)
     m_empty->setWordWrap(true);
     m_empty->setText(tr("No lag samples in this window yet: lag is sampled every 5 s while a sync runs."));
     m_empty->setVisible(false);
+    m_capped->setObjectName(QStringLiteral("lagCapped"));
+    m_capped->setWordWrap(true);
+    m_capped->setVisible(false);
 
     // Follow the system palette: a dark desktop gets the dark chart theme.
     const bool dark = palette().color(QPalette::Window).lightness() < 128;
@@ -106,6 +110,7 @@ LagChart::LagChart(QWidget *parent)
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(top);
+    layout->addWidget(m_capped);
     layout->addWidget(m_empty);
     layout->addWidget(m_view, 1);
 
@@ -215,29 +220,79 @@ void LagChart::setSnapshot(const EngineSnapshot &full)
         shown = &one;
     }
     const EngineSnapshot &snapshot = *shown;
-    std::set<Key> tables;
+    std::set<Key> all;
     for (const auto &t : snapshot.tables)
-        tables.insert({t.pipeline, t.table});
-    std::set<Key> charted;
-    for (const auto &[key, line] : m_lines)
-        charted.insert(key);
+        all.insert({t.pipeline, t.table});
     bool slaChanged = false;
     for (const auto &t : snapshot.tables)
         if (auto it = m_lines.find({t.pipeline, t.table}); it != m_lines.end() && it->second.slaSeconds != t.slaSeconds)
             slaChanged = true;
-    if (snapshot.statePath != m_path || tables != charted || slaChanged) {
-        m_path = snapshot.statePath;
-        m_pending.reset();
-        rebuildSeries(snapshot.tables);
-        reload();
-        return;
+    const bool changed = snapshot.statePath != m_path || all != m_all || slaChanged;
+    const bool reselect = all.size() > static_cast<std::size_t>(kMaxTables) &&
+                          snapshot.takenAtMs - m_chosenAtMs >= kReselectMs;
+    if (changed || reselect) {
+        const std::vector<core::TableReport> chosen = choose(snapshot.tables);
+        std::set<Key> chosenKeys;
+        for (const auto &t : chosen)
+            chosenKeys.insert({t.pipeline, t.table});
+        std::set<Key> charted;
+        for (const auto &[key, line] : m_lines)
+            charted.insert(key);
+        m_chosenAtMs = snapshot.takenAtMs;
+        if (changed || chosenKeys != charted) {
+            m_path = snapshot.statePath;
+            m_all = std::move(all);
+            m_pending.reset();
+            rebuildSeries(chosen, snapshot.tables.size());
+            reload();
+            return;
+        }
     }
     // Applied by the live timer, so at most one update per interval however often they come.
     m_pending = snapshot;
 }
 
-void LagChart::rebuildSeries(const std::vector<core::TableReport> &tables)
+std::vector<core::TableReport> LagChart::choose(const std::vector<core::TableReport> &tables)
 {
+    if (tables.size() <= static_cast<std::size_t>(kMaxTables))
+        return tables;
+    // How far behind its SLA a table is; tables without a lag yet come last.
+    auto behind = [](const core::TableReport &t) {
+        if (!t.lagSeconds)
+            return -1.0;
+        return t.slaSeconds > 0 ? *t.lagSeconds / t.slaSeconds : *t.lagSeconds;
+    };
+    std::vector<const core::TableReport *> order;
+    order.reserve(tables.size());
+    for (const auto &t : tables)
+        order.push_back(&t);
+    std::partial_sort(order.begin(), order.begin() + kMaxTables, order.end(),
+                      [&](const core::TableReport *a, const core::TableReport *b) {
+                          const double x = behind(*a), y = behind(*b);
+                          if (x != y)
+                              return x > y;
+                          return std::tie(a->pipeline, a->table) < std::tie(b->pipeline, b->table);
+                      });
+    order.resize(kMaxTables);
+    std::sort(order.begin(), order.end(), [](const core::TableReport *a, const core::TableReport *b) {
+        return std::tie(a->pipeline, a->table) < std::tie(b->pipeline, b->table);
+    });
+    std::vector<core::TableReport> out;
+    out.reserve(order.size());
+    for (const auto *t : order)
+        out.push_back(*t);
+    return out;
+}
+
+void LagChart::rebuildSeries(const std::vector<core::TableReport> &tables, std::size_t total)
+{
+    m_capped->setVisible(total > tables.size());
+    if (total > tables.size())
+        m_capped->setText(tr("Charting the %1 tables furthest behind their freshness SLA, of %2 (chosen again "
+                             "every %3 s). A table's detail (double-click it on the Tables page) charts it alone.")
+                              .arg(tables.size())
+                              .arg(total)
+                              .arg(kReselectMs / 1000));
     m_chart->removeAllSeries();
     m_lines.clear();
     std::set<std::string> pipelines;

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,6 +35,11 @@ namespace driftless::ui {
 /// the worst lag per bucket, so a spike never disappears. Between reads the newest snapshot's
 /// lags are appended, at most every kLiveIntervalMs, and points that leave the window are
 /// dropped. The UI thread never reads the file.
+///
+/// With more than kMaxTables tables, only the kMaxTables furthest behind their SLA are charted
+/// (a line per table is unreadable beyond that, and Qt Charts spends seconds of the UI thread on
+/// thousands of series and legend entries); the choice is made again at most every
+/// kReselectMs, and a line above the chart says so.
 class LagChart final : public QWidget {
     Q_OBJECT
 public:
@@ -43,6 +49,10 @@ public:
     static constexpr int kLiveIntervalMs = 500;
     /// Points per table a read keeps at most (one per pixel column is plenty).
     static constexpr int kMaxPoints = 720;
+    /// Tables charted at most (the ones furthest behind their SLA).
+    static constexpr int kMaxTables = 20;
+    /// How often the charted tables are chosen again when there are more than kMaxTables.
+    static constexpr std::int64_t kReselectMs = 30'000;
 
     QChart *chart() const { return m_chart; }
     QChartView *chartView() const { return m_view; }
@@ -85,7 +95,9 @@ private:
     };
     using History = std::map<Key, std::vector<QPointF>>;
 
-    void rebuildSeries(const std::vector<core::TableReport> &tables);
+    /// The tables to chart: all of them, or the kMaxTables furthest behind their SLA.
+    static std::vector<core::TableReport> choose(const std::vector<core::TableReport> &tables);
+    void rebuildSeries(const std::vector<core::TableReport> &tables, std::size_t total);
     void startRead();
     void onReadDone(std::uint64_t generation, History history, std::int64_t nowMs);
     void applyLive();
@@ -100,11 +112,15 @@ private:
     QComboBox *m_window;
     QLabel *m_note;
     QLabel *m_empty;
+    QLabel *m_capped;
     QChart *m_chart;
     QChartView *m_view;
     QDateTimeAxis *m_x;
     QValueAxis *m_y;
     std::map<Key, Line> m_lines;
+    /// Every table of the newest snapshot, charted or not.
+    std::set<Key> m_all;
+    std::int64_t m_chosenAtMs = 0;
     QString m_path;
     std::uint64_t m_generation = 0;
     bool m_loaded = false;
