@@ -323,7 +323,7 @@ MysqlConnection::MysqlConnection(const std::string &dsn, const std::string &endp
         }
     } catch (const sql::SQLException &e) {
         const int code = e.getErrorCode();
-        std::string msg = who + " (" + m_dsn.display() + "): " + e.what();
+        std::string msg = (m_endpoint.empty() ? who : who + " (" + m_dsn.display() + ")") + ": " + e.what();
         std::string hint;
         ErrorKind kind = ErrorKind::Permanent;
         if (code == 1045)

@@ -94,9 +94,15 @@ std::vector<std::string> MysqlProbe::advice() const
     for (const auto &b : binlog)
         out.push_back(b.setting + " is " + b.found + ": change data capture needs it changed: " + b.fix +
                       " (full refresh and cursor sync work as it is)");
-    if (!canReplicate)
+    if (!canReplicate) {
+        // CURRENT_USER() is user@host; GRANT takes 'user'@'host'.
+        const auto at = user.rfind('@');
+        const std::string grantee = at == std::string::npos
+                                        ? mysqlLiteral(user)
+                                        : mysqlLiteral(user.substr(0, at)) + "@" + mysqlLiteral(user.substr(at + 1));
         out.push_back("user " + user + " may not read the binlog: change data capture needs GRANT REPLICATION SLAVE" +
-                      std::string(mariadb ? ", BINLOG MONITOR" : ", REPLICATION CLIENT") + " ON *.* TO " + user);
+                      std::string(mariadb ? ", BINLOG MONITOR" : ", REPLICATION CLIENT") + " ON *.* TO " + grantee);
+    }
     return out;
 }
 
