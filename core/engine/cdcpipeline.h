@@ -63,7 +63,7 @@ public:
         /// stream started is applied, then return.
         bool once = false;
         /// The tables a DBA paused; null: none.
-        std::shared_ptr<const PauseSet> pauses;
+        std::shared_ptr<const PauseSet> pauses = nullptr;
     };
     /// Runs until stopped (or caught up, with `once`). Throws Error.
     void run(std::stop_token stop, Options options);

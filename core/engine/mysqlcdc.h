@@ -53,7 +53,7 @@ public:
         bool once = false;
         /// Whether a DBA paused a table (asked about once per event between transactions);
         /// empty: none is.
-        std::function<bool(const TableRef &)> paused;
+        std::function<bool(const TableRef &)> paused = nullptr;
     };
     /// Runs until stopped (or caught up, with `once`), or returns early when a paused table was
     /// resumed (run it again: the stream then starts from that table's position). Throws Error.

@@ -34,7 +34,7 @@ public:
         int onceAttempts = 3;
         /// The tables paused now, e.g. `[&store] { return readPauses(store); }`; called from the
         /// scheduler's ticker. Unset: nothing is ever paused. A call that throws keeps the last set.
-        std::function<std::set<PauseSet::Key>()> pausedTables;
+        std::function<std::set<PauseSet::Key>()> pausedTables = nullptr;
     };
     Scheduler(std::vector<TableJob> jobs, EngineObserver &observer, Options options);
 
