@@ -80,7 +80,7 @@ bench_b12() {
   local seconds=${B12_SECONDS:-60} tick=${B12_TICK_MS:-5} np=${B12_PIPELINES:-10} nt=${B12_TABLES:-100}
   local driver=${B12_DRIVER:-}
   if [[ -z $driver ]]; then
-    cmake --build "$BUILD" --target help 2>/dev/null | grep -qw 'driftless-b12' \
+    cmake --build "$BUILD" --target help 2>/dev/null | grep -w 'driftless-b12' >/dev/null \
       || die "B12 needs a build tree with the UI (driftless-b12): --build build/dev, or B12_DRIVER=..."
     log "building driftless-b12 in $BUILD"
     cmake --build "$BUILD" --target driftless-b12 >"$BUILD/driftless-b12-build.log" 2>&1 \
