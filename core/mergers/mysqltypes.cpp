@@ -100,6 +100,16 @@ void checkPlainDate(std::string_view v, std::string_view column)
         refuse(column, v, "is outside MySQL's date range 0001-01-01..9999-12-31");
 }
 
+/// The fractional-second digits of `timestamp(3) ...` / `time(0) ...`: 6 (Postgres' default and
+/// MySQL's most) when the type names none.
+std::string fspOf(const std::string &typeSql)
+{
+    const auto open = typeSql.find('(');
+    if (open == std::string::npos || open + 1 >= typeSql.size() || typeSql[open + 1] < '0' || typeSql[open + 1] > '6')
+        return "6";
+    return std::string(1, typeSql[open + 1]);
+}
+
 } // namespace
 
 MysqlColumnType mysqlColumnFor(const ColumnInfo &c, bool key)
@@ -132,10 +142,11 @@ MysqlColumnType mysqlColumnFor(const ColumnInfo &c, bool key)
         return {MysqlStorage::Blob, key ? "VARBINARY(3072)" : "LONGBLOB"};
     if (t == "date")
         return {MysqlStorage::Date, "DATE"};
+    // The same fractional digits as the source declares (a MySQL DATETIME(3) stays DATETIME(3)).
     if (t == "timestamp")
-        return {MysqlStorage::DateTime, "DATETIME(6)"};
+        return {MysqlStorage::DateTime, "DATETIME(" + fspOf(c.typeSql) + ")"};
     if (t == "timestamptz")
-        return {MysqlStorage::DateTimeUtc, "DATETIME(6)"};
+        return {MysqlStorage::DateTimeUtc, "DATETIME(" + fspOf(c.typeSql) + ")"};
     if (t == "time")
         return {MysqlStorage::Text, "TIME(6)"};
     if (t == "uuid")

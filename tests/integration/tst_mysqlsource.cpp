@@ -637,3 +637,28 @@ TEST(MysqlCdc, aTransactionBiggerThanABatchIsAppliedWholeInPieces)
         withRows += a.result.rowsInBatch > 0 ? 1 : 0;
     EXPECT_EQ(withRows, 1) << "one target transaction, one checkpoint, for the one source transaction";
 }
+
+TEST(MysqlSource, fullRefreshAndCursorIntoAMariaDbTarget)
+{
+    MyTestDb src("mysrc");
+    MyTestDb dst("mydstmy");
+    src.exec("CREATE TABLE acct (id int PRIMARY KEY, owner varchar(20) NOT NULL, balance decimal(12,2) NOT NULL, "
+             "opened datetime(3), seen timestamp(6) NULL, pic blob, KEY (opened))");
+    src.exec("INSERT INTO acct SELECT seq, CONCAT('ö', seq), seq * -1.25, '2024-01-01' + INTERVAL seq MINUTE, "
+             "'2024-06-01 12:00:00.123456' + INTERVAL seq SECOND, IF(seq % 3, x'00ff10', NULL) FROM seq_1_to_700");
+    RecordingObserver obs;
+    TableSpec full = spec(src.name(), "acct", Strategy::FullRefresh);
+    TableSync(makeJob("p", full, myEndpoint("src", src.name()), myEndpoint("dst", dst.name())), obs).runOnce({});
+    const std::string q = "SELECT id, owner, balance, opened, seen, HEX(pic) FROM acct ORDER BY id";
+    EXPECT_EQ(myRows(dst, q), myRows(src, q));
+
+    MyTestDb dst2("mydstmy2");
+    TableSpec cur = spec(src.name(), "acct", Strategy::Cursor);
+    cur.cursor = "opened";
+    cur.pageSize = 128;
+    auto job = makeJob("p2", cur, myEndpoint("src", src.name()), myEndpoint("dst", dst2.name()));
+    TableSync(job, obs).runOnce({});
+    src.exec("UPDATE acct SET owner = 'moved', opened = NOW(3) WHERE id % 50 = 0");
+    TableSync(job, obs).runOnce({});
+    EXPECT_EQ(myRows(dst2, q), myRows(src, q));
+}
