@@ -190,3 +190,77 @@ bench_b9() {
   result "B9 applied_rows_per_s=$(rate "$ROWS" "$t_apply") peak_rss_mb=$(maximum "${rss[@]}")" \
     "case=applied_into_pg rows=$ROWS runs=$RUNS goal=100000_rows_per_s"
 }
+
+# B4: backfill into MariaDB. pg->mysql: bench.t from the seed Postgres database; mysql->mysql:
+# bench3.t (B3's MariaDB table) into another database on the same server.
+#
+#   driftless full refresh     `driftless-cli run --once` on a full_refresh table (LOAD DATA LOCAL
+#                              chunks into a shadow, then RENAME TABLE)
+#   baseline (pg->mysql)       psql COPY (SELECT ...) TO STDOUT | LOAD DATA LOCAL INFILE '/dev/stdin'
+#   baseline (mysql->mysql)    mariadb-dump --single-transaction bench3 t | mariadb b4_dump
+bench_b4() {
+  log "B4: backfill into MariaDB, $ROWS rows, $RUNS rounds"
+  export MYSQL_PWD=$MY_PASSWORD
+  # mysql->mysql needs B3's source table; pg->mysql the seed database.
+  if [[ $(my -N -e "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'bench3' AND TABLE_NAME = 't'") != 1 ]]; then
+    my -e "DROP DATABASE IF EXISTS bench3; CREATE DATABASE bench3"
+    my bench3 -e "$MY_BENCH_DDL"
+    my bench3 -e "$(my_rows_sql 1 "$ROWS")"
+  fi
+  cat >"$WORK/b4_pg.yaml" <<YAML
+endpoints:
+  src: { kind: postgres, dsn: "$(pg_dsn seed)" }
+  dst: { kind: mysql, dsn: "$(my_dsn b4_pg)" }
+pipelines:
+  - name: bench
+    source: src
+    target: dst
+    tables:
+      - { table: bench.t, strategy: full_refresh }
+YAML
+  cat >"$WORK/b4_my.yaml" <<YAML
+endpoints:
+  src: { kind: mysql, dsn: "$(my_dsn bench3)" }
+  dst: { kind: mysql, dsn: "$(my_dsn b4_my)" }
+pipelines:
+  - name: bench
+    source: src
+    target: dst
+    tables:
+      - { table: t, strategy: full_refresh }
+YAML
+  my -e "CREATE DATABASE IF NOT EXISTS b4_pg; CREATE DATABASE IF NOT EXISTS b4_my" # apply checks them
+  cli_apply "$WORK/b4_pg.state" "$WORK/b4_pg.yaml"
+  cli_apply "$WORK/b4_my.state" "$WORK/b4_my.yaml"
+  local pg_e=() pg_b=() my_e=() my_b=() rss_pg=() rss_my=() r got
+  for ((r = 0; r < RUNS; r++)); do
+    my -e "DROP DATABASE IF EXISTS b4_pg; CREATE DATABASE b4_pg"
+    cli_run_once "$WORK/b4_pg.state"
+    got=$(my -N -e "SELECT COUNT(*) FROM b4_pg.t"); [[ $got == "$ROWS" ]] || die "B4 pg->mysql: $got rows"
+    pg_e+=("$CLI_SECS"); rss_pg+=("$CLI_RSS_MB")
+    my -e "DROP DATABASE IF EXISTS b4_pgbase; CREATE DATABASE b4_pgbase"
+    my b4_pgbase -e "CREATE TABLE t (id bigint PRIMARY KEY, n int NOT NULL, amount decimal(12,2) NOT NULL,
+        label longtext NOT NULL, updated_at datetime(6) NOT NULL, flag tinyint(1) NOT NULL) ENGINE=InnoDB"
+    timed bash -c "PGPASSWORD='$PG_PASSWORD' '$PG_BIN/psql' -X -q -h '$PG_HOST' -p '$PG_PORT' -U '$PG_USER' -d seed \
+        -c \"COPY (SELECT id, n, amount, label, to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US'), flag::int FROM bench.t) TO STDOUT\" |
+      MYSQL_PWD='$MY_PASSWORD' mariadb --no-defaults --local-infile=1 -h '$MY_HOST' -P '$MY_PORT' -u '$MY_USER' b4_pgbase \
+        -e \"LOAD DATA LOCAL INFILE '/dev/stdin' INTO TABLE t\""
+    pg_b+=("$CMD_SECS")
+    my -e "DROP DATABASE IF EXISTS b4_my; CREATE DATABASE b4_my"
+    cli_run_once "$WORK/b4_my.state"
+    got=$(my -N -e "SELECT COUNT(*) FROM b4_my.t"); [[ $got == "$ROWS" ]] || die "B4 mysql->mysql: $got rows"
+    my_e+=("$CLI_SECS"); rss_my+=("$CLI_RSS_MB")
+    my -e "DROP DATABASE IF EXISTS b4_dump; CREATE DATABASE b4_dump"
+    timed bash -c "MYSQL_PWD='$MY_PASSWORD' mariadb-dump --no-defaults --single-transaction -h '$MY_HOST' -P '$MY_PORT' -u '$MY_USER' bench3 t |
+      MYSQL_PWD='$MY_PASSWORD' mariadb --no-defaults -h '$MY_HOST' -P '$MY_PORT' -u '$MY_USER' b4_dump"
+    my_b+=("$CMD_SECS")
+    log "B4 round $((r + 1)): pg->mysql $CLI_SECS s vs psql|LOAD DATA ${pg_b[-1]} s; mysql->mysql ${my_e[-1]} s vs dump ${my_b[-1]} s"
+  done
+  local e b
+  e=$(rate "$ROWS" "$(median "${pg_e[@]}")"); b=$(rate "$ROWS" "$(median "${pg_b[@]}")")
+  result "B4 rows_per_s=$e baseline_rows_per_s=$b ratio=$(ratio "$e" "$b") peak_rss_mb=$(maximum "${rss_pg[@]}")" \
+    "case=pg_to_mysql_full_refresh baseline=psql_copy_to_load_data_local rows=$ROWS runs=$RUNS goal=0.9"
+  e=$(rate "$ROWS" "$(median "${my_e[@]}")"); b=$(rate "$ROWS" "$(median "${my_b[@]}")")
+  result "B4 rows_per_s=$e baseline_rows_per_s=$b ratio=$(ratio "$e" "$b") peak_rss_mb=$(maximum "${rss_my[@]}")" \
+    "case=mysql_to_mysql_full_refresh baseline=mariadb_dump rows=$ROWS runs=$RUNS goal=1.5"
+}

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Runs the Driftless benchmarks B1, B3, B5, B6, B7, B8, B9, B10 and B11 against their baselines, side by side on
+# Runs the Driftless benchmarks B1, B3, B4, B5, B6, B7, B8, B9, B10 and B11 against their baselines, side by side on
 # throwaway servers, and prints one line per figure (format: reference/benchmarks.md):
 #
 #   B1 rows_per_s=... baseline_rows_per_s=... ratio=... peak_rss_mb=... case=... rows=... ...
 #
-# usage: tests/bench/run_all.sh [--rows N] [--runs K] [--build DIR] [--only B1,B3,B5,B6,B7,B8,B9,B10,B11,B12]
+# usage: tests/bench/run_all.sh [--rows N] [--runs K] [--build DIR] [--only B1,B3,B4,B5,B6,B7,B8,B9,B10,B11,B12]
 #                               [--servers ENVFILE]
 #   --rows N          rows in bench.t (default 1000000); B8 scales its workloads with it; B11
 #                     re-backfills a table of that many rows
@@ -24,7 +24,7 @@ repo=$(cd "$here/../.." && pwd)
 ROWS=1000000
 RUNS=5
 BUILD=
-ONLY=B1,B3,B5,B6,B7,B8,B9,B10,B11
+ONLY=B1,B3,B4,B5,B6,B7,B8,B9,B10,B11
 SERVERS_ENV=
 RUNS_GIVEN=
 
@@ -44,7 +44,7 @@ done
 [[ $RUNS =~ ^[0-9]+$ && $RUNS -ge 1 ]] || { echo "run_all.sh: --runs must be a number >= 1" >&2; exit 2; }
 ONLY=${ONLY^^}
 for b in ${ONLY//,/ }; do
-  [[ $b =~ ^B(1|3|5|6|7|8|9|10|11|12)$ ]] || { echo "run_all.sh: unknown benchmark '$b' (B1, B3, B5, B6, B7, B8, B9, B10, B11, B12)" >&2; exit 2; }
+  [[ $b =~ ^B(1|3|4|5|6|7|8|9|10|11|12)$ ]] || { echo "run_all.sh: unknown benchmark '$b' (B1, B3, B4, B5, B6, B7, B8, B9, B10, B11, B12)" >&2; exit 2; }
 done
 selected() { [[ ,$ONLY, == *,$1,* ]]; }
 
@@ -153,7 +153,7 @@ export PGPASSWORD=$PG_PASSWORD
 pg_value postgres "SELECT 1" >/dev/null || die "cannot reach Postgres at $PG_HOST:$PG_PORT"
 
 : >"$WORK/results.txt"
-if selected B1 || selected B5 || selected B6 || selected B7 || selected B10; then
+if selected B1 || selected B4 || selected B5 || selected B6 || selected B7 || selected B10; then
   log "generating bench.t with $ROWS rows (database seed)"
   fresh_db seed
   generate_table seed "$ROWS"
@@ -162,6 +162,7 @@ fi
 t_start=$EPOCHREALTIME
 selected B1 && bench_b1
 selected B3 && bench_b3
+selected B4 && bench_b4
 selected B5 && bench_b5
 selected B6 && bench_b6
 selected B7 && bench_b7
