@@ -254,7 +254,7 @@ YAML
     timed bash -c "MYSQL_PWD='$MY_PASSWORD' mariadb-dump --no-defaults --single-transaction -h '$MY_HOST' -P '$MY_PORT' -u '$MY_USER' bench3 t |
       MYSQL_PWD='$MY_PASSWORD' mariadb --no-defaults -h '$MY_HOST' -P '$MY_PORT' -u '$MY_USER' b4_dump"
     my_b+=("$CMD_SECS")
-    log "B4 round $((r + 1)): pg->mysql $CLI_SECS s vs psql|LOAD DATA ${pg_b[-1]} s; mysql->mysql ${my_e[-1]} s vs dump ${my_b[-1]} s"
+    log "B4 round $((r + 1)): pg->mysql ${pg_e[-1]} s vs psql|LOAD DATA ${pg_b[-1]} s; mysql->mysql ${my_e[-1]} s vs dump ${my_b[-1]} s"
   done
   local e b
   e=$(rate "$ROWS" "$(median "${pg_e[@]}")"); b=$(rate "$ROWS" "$(median "${pg_b[@]}")")
