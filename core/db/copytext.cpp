@@ -22,6 +22,22 @@ void split(std::string_view row, std::vector<std::string_view> &fields)
     }
 }
 
+void appendHex(std::string_view bytes, std::string &out)
+{
+    static constexpr char kDigits[] = "0123456789abcdef";
+    out.reserve(out.size() + bytes.size() * 2);
+    for (unsigned char ch : bytes) {
+        out += kDigits[ch >> 4];
+        out += kDigits[ch & 15];
+    }
+}
+
+void appendBytea(std::string_view bytes, std::string &out)
+{
+    out += "\\\\x";
+    appendHex(bytes, out);
+}
+
 int hexValue(char c)
 {
     if (c >= '0' && c <= '9')

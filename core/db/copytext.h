@@ -26,6 +26,12 @@ inline bool isPlain(std::string_view raw) { return raw.find('\\') == std::string
 /// The value of a hex digit, or -1.
 int hexValue(char c);
 
+/// Appends the bytes as lower-case hex digits (two per byte).
+void appendHex(std::string_view bytes, std::string &out);
+
+/// Appends `bytes` as a bytea field in COPY text: `\\x` then the hex digits.
+void appendBytea(std::string_view bytes, std::string &out);
+
 /// Appends `value` escaped for COPY text input.
 void escape(std::string_view value, std::string &out);
 

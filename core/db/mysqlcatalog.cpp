@@ -241,13 +241,8 @@ std::string paramText(const MysqlColumn &c, const MysqlRowView &row, unsigned in
     std::string v = row.text(index);
     if (c.form != ValueForm::Bytes)
         return v;
-    static const char *hex = "0123456789abcdef";
     std::string out;
-    out.reserve(v.size() * 2);
-    for (unsigned char ch : v) {
-        out += hex[ch >> 4];
-        out += hex[ch & 15];
-    }
+    copytext::appendHex(v, out);
     return out;
 }
 
@@ -303,15 +298,9 @@ void appendValue(const MysqlTable &t, size_t column, const MysqlRowView &row, un
         line.append(buf, r.ptr);
         return;
     }
-    case ValueForm::Bytes: {
-        static const char *hex = "0123456789abcdef";
-        line += "\\\\x";
-        for (unsigned char ch : v) {
-            line += hex[ch >> 4];
-            line += hex[ch & 15];
-        }
+    case ValueForm::Bytes:
+        copytext::appendBytea(v, line);
         return;
-    }
     case ValueForm::Date:
     case ValueForm::Datetime:
         if (zeroDate(v))

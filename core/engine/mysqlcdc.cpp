@@ -486,16 +486,10 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                 break;
             case binlog::Value::Kind::Text:
             case binlog::Value::Kind::Invalid:
-                if (t.source.schema.columns[i].baseType == "bytea") {
-                    static const char *hex = "0123456789abcdef";
-                    line += "\\\\x";
-                    for (unsigned char ch : v.text) {
-                        line += hex[ch >> 4];
-                        line += hex[ch & 15];
-                    }
-                } else {
+                if (t.source.schema.columns[i].baseType == "bytea")
+                    copytext::appendBytea(v.text, line);
+                else
                     copytext::escape(v.text, line);
-                }
                 break;
             }
         }
@@ -544,12 +538,12 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
         if (batch.empty())
             return;
         stage();
+        json pos = {{"phase", "stream"}, {"file", batch.end.file}, {"pos", batch.end.offset}};
+        if (!batch.gtid.empty())
+            pos["gtid"] = batch.gtid;
         try {
             // Every streaming table's checkpoint moves to the batch's end, changed or not: a
             // restart never re-reads what was applied (or skipped as not ours).
-            json pos = {{"phase", "stream"}, {"file", batch.end.file}, {"pos", batch.end.offset}};
-            if (!batch.gtid.empty())
-                pos["gtid"] = batch.gtid;
             for (auto &t : m_tables) {
                 if (t->paused || t->phase() != "stream" || versionOf(t->streamPosition()) >= versionOf(batch.end))
                     continue;
@@ -565,9 +559,6 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             throw;
         }
         crashPoint("batch.after_commit");
-        json pos = {{"phase", "stream"}, {"file", batch.end.file}, {"pos", batch.end.offset}};
-        if (!batch.gtid.empty())
-            pos["gtid"] = batch.gtid;
         const std::int64_t fresh = batch.commitSeconds * 1000;
         for (auto &t : m_tables) {
             if (t->paused || t->phase() != "stream" || versionOf(t->streamPosition()) >= versionOf(batch.end))
