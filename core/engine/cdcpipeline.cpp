@@ -5,6 +5,7 @@
 #include "core/db/pgreplication.h"
 #include "core/engine/boundedqueue.h"
 #include "core/engine/pipelined.h"
+#include "core/engine/slotcreation.h"
 #include "core/engine/connect.h"
 #include "core/engine/log.h"
 #include "core/engine/testhooks.h"
@@ -312,6 +313,7 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
 
 void CdcPipeline::run(std::stop_token stop, Options options)
 {
+    m_stop = stop;
     if (m_jobs.empty())
         return;
     m_pauses = options.pauses;
@@ -414,7 +416,7 @@ void CdcPipeline::run(std::stop_token stop, Options options)
         }
         // First start: the slot's exported snapshot is the initial load's, so the stream takes
         // over exactly where the copy ends.
-        auto created = repl.createSlot(m_slot, false, true);
+        auto created = createSlotWatched(repl, m_slot, false, first.source, stop, slotWaitReporter(tablePointers()));
         m_slotConfirmed = created.consistentPoint;
         m_observer.event("info", m_tables.front()->key, "slot_created",
                          "created replication slot " + m_slot + " at " + pgcatalog::formatLsn(created.consistentPoint));
@@ -462,7 +464,7 @@ void CdcPipeline::run(std::stop_token stop, Options options)
             PgReplicationConnection tmp(first.source.dsn, "driftless " + m_pipeline + " snapshot");
             std::string name = "driftless_tmp_" + std::to_string(::getpid()) + "_" +
                                std::to_string(StateStore::nowMs() % 1000000);
-            auto created = tmp.createSlot(name, true, true);
+            auto created = createSlotWatched(tmp, name, true, first.source, stop, slotWaitReporter(needLoad));
             load(needLoad, created.snapshotName, created.consistentPoint, stop);
         }
     }
@@ -974,9 +976,10 @@ void CdcPipeline::startRebackfill(Table &t, const json &progress)
     rb->table = &t;
     {
         PgReplicationConnection tmp(src.dsn, "driftless " + m_pipeline + " snapshot");
-        auto slot = tmp.createSlot("driftless_tmp_" + std::to_string(::getpid()) + "_" +
-                                       std::to_string(StateStore::nowMs() % 1000000),
-                                   true, true);
+        auto slot = createSlotWatched(tmp,
+                                      "driftless_tmp_" + std::to_string(::getpid()) + "_" +
+                                          std::to_string(StateStore::nowMs() % 1000000),
+                                      true, src, m_stop, slotWaitReporter({&t}));
         rb->loader = std::make_unique<PgConnection>(connectPostgres(src, "driftless " + m_pipeline + " rebackfill"));
         rb->loader->begin("ISOLATION LEVEL REPEATABLE READ READ ONLY");
         rb->loader->exec("SET TRANSACTION SNAPSHOT " + pgLiteral(slot.snapshotName));
@@ -1022,6 +1025,25 @@ void CdcPipeline::startRebackfill(Table &t, const json &progress)
     m_observer.tableState(t.key, "backfilling", "re-backfill while streaming",
                           Progress{rb->copied, t.schema.estimatedRows});
     m_rebackfill = std::move(rb);
+}
+
+std::vector<CdcPipeline::Table *> CdcPipeline::tablePointers() const
+{
+    std::vector<Table *> out;
+    for (const auto &t : m_tables)
+        out.push_back(t.get());
+    return out;
+}
+
+std::function<void(const SlotWaitReport &)> CdcPipeline::slotWaitReporter(std::vector<Table *> tables)
+{
+    return [this, tables = std::move(tables)](const SlotWaitReport &report) {
+        for (Table *t : tables) {
+            m_observer.tableState(t->key, "running", report.message, std::nullopt);
+            if (report.first)
+                m_observer.event("warn", t->key, "slot_wait", report.message);
+        }
+    };
 }
 
 nlohmann::json CdcPipeline::rebackfillPosition(const Rebackfill &rb)

@@ -6,6 +6,7 @@
 #include "core/mergers/merger.h"
 
 #include <atomic>
+#include <functional>
 #include <memory>
 
 #include <nlohmann/json_fwd.hpp>
@@ -14,6 +15,8 @@
 #include <vector>
 
 namespace driftless::core {
+
+struct SlotWaitReport;
 
 class PgConnection;
 class PgReplicationConnection;
@@ -93,6 +96,9 @@ private:
     void cancelRebackfill(Table &t);
     void rebackfillStep();
     static nlohmann::json rebackfillPosition(const Rebackfill &rb);
+    std::vector<Table *> tablePointers() const;
+    /// Shows `tables` what a slot creation waits for (their state message; an event the first time).
+    std::function<void(const SlotWaitReport &)> slotWaitReporter(std::vector<Table *> tables);
 
     std::vector<TableJob> m_jobs;
     std::optional<std::string> m_publication;
@@ -109,6 +115,8 @@ private:
     /// The slot's confirmed_flush_lsn when the run started (where a stream of only paused tables
     /// starts).
     std::int64_t m_slotConfirmed = 0;
+    /// The running run()'s stop token.
+    std::stop_token m_stop;
 };
 
 } // namespace driftless::core

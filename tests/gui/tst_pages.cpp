@@ -114,6 +114,16 @@ bool tableIs(const ui::TablesModel *model, const std::string &pipeline, const ch
     return row >= 0 && model->index(row, ui::TablesModel::State).data().toString() == QLatin1String(state);
 }
 
+/// "state: message" of a table's row, for failure messages.
+QString tableSays(const ui::TablesModel *model, const std::string &pipeline, const char *table)
+{
+    const int row = model->rowOf(QString::fromStdString(pipeline), QString::fromLatin1(table));
+    if (row < 0)
+        return QStringLiteral("(no row)");
+    return model->index(row, ui::TablesModel::State).data().toString() + QStringLiteral(": ") +
+           model->index(row, ui::TablesModel::Message).data().toString();
+}
+
 const core::Alert *alertOf(const MainWindow &w, const std::string &kind, const std::string &about)
 {
     for (const auto &a : w.alertCenter()->alerts())
@@ -171,9 +181,9 @@ void TestPages::slotsPageListsEverySlotWithItsOwnerAndDropsTheOrphan()
 
     // The engine creates the pipeline's slot and streams from it; F5 reads the slots again.
     w.engine()->start();
-    QTRY_VERIFY_WITH_TIMEOUT(tableIs(w.tablesModel(), pipeline, "public.orders", "ok") ||
-                                 tableIs(w.tablesModel(), pipeline, "public.orders", "running"),
-                             60000);
+    QTRY_VERIFY2_WITH_TIMEOUT(tableIs(w.tablesModel(), pipeline, "public.orders", "ok") ||
+                                  tableIs(w.tablesModel(), pipeline, "public.orders", "running"),
+                              qPrintable(tableSays(w.tablesModel(), pipeline, "public.orders")), 120000);
     QTRY_VERIFY_WITH_TIMEOUT(
         (QTest::keyClick(&w, Qt::Key_F5), QTest::qWait(300), slotActive(model, ours)), 30000);
     QCOMPARE(ownerOf(model, "src", ours), QString::fromStdString(pipeline));

@@ -574,3 +574,52 @@ TEST_F(Cdc, aTableIsReBackfilledWhileTheStreamGoesOn)
     EXPECT_EQ(hash(dst, "SELECT id, v FROM other"), hash(src, "SELECT id, v FROM other"));
     EXPECT_EQ(m->pendingRequest(), "") << "the request was taken";
 }
+
+TEST_F(Cdc, slotCreationNamesTheTransactionItWaitsForAndAStopCancelsIt)
+{
+    src.exec(kItems);
+    src.exec("INSERT INTO items SELECT g, 'item ' || g, g, g FROM generate_series(1, 100) g");
+    // A session left idle in transaction after a write: the slot cannot be created before it ends.
+    auto holder = src.connect();
+    holder.begin();
+    holder.exec("INSERT INTO items VALUES (101, 'held', 1, 1)");
+    const std::string pid = holder.exec("SELECT pg_backend_pid()").text(0, 0);
+
+    std::stop_source stop;
+    std::atomic<bool> ended{false};
+    std::string error;
+    std::thread runner([&] {
+        try {
+            CdcPipeline p({job("public.items")}, std::nullopt, obs);
+            p.run(stop.get_token(), {true});
+        } catch (const std::exception &e) {
+            error = e.what();
+        }
+        ended = true;
+    });
+    const std::string fix = "pg_terminate_backend(" + pid + ")";
+    for (int i = 0; i < 600 && !obs.sawState(fix) && !ended; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_FALSE(ended.load()) << error;
+    // The table says who holds it up, and the log says it once.
+    EXPECT_TRUE(obs.sawState("creating replication slot driftless_" + pipeline + ": waiting for 1 transaction"));
+    EXPECT_TRUE(obs.sawState("pid " + pid));
+    EXPECT_TRUE(obs.sawState("idle in transaction"));
+    EXPECT_TRUE(obs.sawState(fix));
+    EXPECT_TRUE(obs.sawEvent("warn slot_wait"));
+
+    // Stopping does not wait for the transaction: the creation is cancelled, and no slot is left.
+    stop.request_stop();
+    for (int i = 0; i < 400 && !ended; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_TRUE(ended.load());
+    runner.join();
+    EXPECT_EQ(src.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'driftless_" + pipeline + "'"),
+              "0");
+
+    // Once the transaction commits, the slot is created and its row is loaded with the rest.
+    holder.commit();
+    once({job("public.items")});
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM items"), "101");
+    EXPECT_EQ(hash(dst, kItemCols), hash(src, kItemCols));
+}
