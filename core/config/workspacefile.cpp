@@ -369,8 +369,6 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
         const std::string rf = field + ".reconcile";
         if (!r.IsMap())
             fail(c, r, rf, "expected a map, e.g. { every: 24h, alert_above: 0.1% }");
-        if (src.kind != EndpointKind::Postgres)
-            fail(c, r, rf, "reconciliation is for Postgres sources in this version; remove it");
         checkKeys(c, r, rf, {"every", "alert_above"});
         if (r["every"])
             p.reconcileEvery = duration(c, r["every"], rf + ".every", Millis(60'000));

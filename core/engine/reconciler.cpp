@@ -1,9 +1,12 @@
 #include "core/engine/reconciler.h"
 
 #include "core/db/copytext.h"
+#include "core/db/mysqlcatalog.h"
 #include "core/db/pgcatalog.h"
 #include "core/db/sqlitedb.h"
 #include "core/engine/connect.h"
+#include "core/engine/reconcilemysql.h"
+#include "core/engine/reconcileside.h"
 #include "core/engine/rowhash.h"
 #include "core/engine/statusreport.h"
 #include "core/engine/tablesync.h"
@@ -29,39 +32,13 @@ using rowhash::Checksum;
 
 namespace {
 
-/// A boundary key: the source's text of each key column (castable back to its type).
-using RawKey = std::vector<std::string>;
-
-/// Segments of one bisection level as a partition of the key space: interval i is
-/// [edges[i-1], edges[i]) (unbounded below for i = 0, above for i = edges.size()), so a key's
-/// interval is the number of edges at or below it (Postgres' width_bucket); labels[i] is the
-/// segment it belongs to, or -1 for keys not being compared at this level.
-struct Plan {
-    std::vector<RawKey> edges;
-    std::vector<int> labels{0};
-};
-
-/// A range of keys known to differ, with its rows on each side.
-struct Range {
-    std::optional<RawKey> lo, hi;
-    long long rows[2] = {0, 0};
-    long long size() const { return std::max(rows[0], rows[1]); }
-};
-
-/// Builds the CASE expression that maps a key to its segment by binary search over the edges.
-/// `lt(edge)` renders "key < edge" and registers the edge's parameters.
-std::string caseTree(const Plan &p, size_t lo, size_t hi, const std::function<std::string(size_t)> &lt)
-{
-    bool same = true;
-    for (size_t i = lo + 1; i <= hi && same; ++i)
-        same = p.labels[i] == p.labels[lo];
-    if (same)
-        return p.labels[lo] < 0 ? "NULL" : std::to_string(p.labels[lo]);
-    // Intervals lo..mid lie below edge `mid`.
-    const size_t mid = (lo + hi) / 2;
-    return "CASE WHEN " + lt(mid) + " THEN " + caseTree(p, lo, mid, lt) + " ELSE " + caseTree(p, mid + 1, hi, lt) +
-           " END";
-}
+using recon::Plan;
+using recon::Range;
+using recon::RawKey;
+using recon::RowData;
+using recon::Side;
+using recon::caseTree;
+using recon::MysqlSide;
 
 /// A Postgres array literal of texts: {"a","b\"c"}.
 std::string pgTextArray(const std::vector<std::string> &values)
@@ -110,31 +87,6 @@ Plan planFor(const std::vector<Range> &ranges)
     p.labels.push_back(-1);
     return p;
 }
-
-struct RowData {
-    CanonicalKey key;
-    std::vector<std::optional<std::string>> values;
-    std::int64_t hash = 0;
-    bool recent = false;
-};
-
-/// One side of a comparison: a table in one database, hashed in that database.
-class Side {
-public:
-    virtual ~Side() = default;
-    /// (count, hash sum) per segment that has rows.
-    virtual std::map<int, Checksum> checksums(const Plan &plan) = 0;
-    /// Every `step`-th key of each segment, in key order, as (segment, key).
-    virtual std::vector<std::pair<int, RawKey>> sample(const Plan &plan, long long step) = 0;
-    /// Every row of the segments as (canonical key, hash).
-    virtual void hashes(const Plan &plan, const std::function<void(CanonicalKey &&, std::int64_t)> &row) = 0;
-    /// The rows with these keys, by record text of the key.
-    virtual std::unordered_map<std::string, RowData> rows(const std::vector<CanonicalKey> &keys) = 0;
-    virtual std::string describe() const = 0;
-
-    int queries = 0;
-    long long fetched = 0;
-};
 
 class PgSide final : public Side {
 public:
@@ -496,28 +448,43 @@ private:
 };
 
 /// Whether both sides order the key the same way, so ranges can be compared segment by segment.
-bool orderable(const std::vector<ColumnInfo> &keys, bool sqliteTarget)
+/// Between two Postgres servers every built-in type does. SQLite and MySQL/MariaDB order numbers
+/// as numbers, bytes as bytes and ISO dates and UTC timestamps as their text; text orders by
+/// bytes in Postgres (COLLATE "C") and SQLite (BINARY), and a MySQL side further checks its
+/// collation (Side::keysOrderable: case-insensitive and PAD SPACE collations do not).
+bool orderable(const std::vector<ColumnInfo> &keys, EndpointKind source, EndpointKind target)
 {
+    const bool sqlite = source == EndpointKind::Sqlite || target == EndpointKind::Sqlite;
+    const bool mysql = source == EndpointKind::Mysql || target == EndpointKind::Mysql;
     for (const auto &k : keys) {
         if (k.isArray || !k.isBuiltinType())
             return false;
-        if (!sqliteTarget)
+        if (!sqlite && !mysql)
             continue;
         switch (rowhash::canonFor(k)) {
         case rowhash::Canon::Integer:
         case rowhash::Canon::Boolean:
         case rowhash::Canon::Bytes:
         case rowhash::Canon::TimestampTz:
+            break;
         case rowhash::Canon::Float:
+            // MySQL prints doubles in its own way: boundary keys would not read back exactly.
+            if (mysql)
+                return false;
             break;
         case rowhash::Canon::Text:
-            // Text orders by bytes on both sides (COLLATE "C" here, BINARY in SQLite); ISO dates
-            // and lower-case UUIDs order as their text does.
+            // ISO dates and lower-case UUIDs order as their text does; char(n) pads differently
+            // in MySQL.
             if (k.category != 'S' && k.baseType != "uuid" && k.baseType != "date" && k.baseType != "timestamp")
+                return false;
+            if (mysql && k.baseType == "bpchar")
                 return false;
             break;
         case rowhash::Canon::Numeric:
-            return false;
+            // SQLite holds numerics as text; MySQL DECIMAL orders as numbers.
+            if (sqlite)
+                return false;
+            break;
         }
     }
     return true;
@@ -668,12 +635,29 @@ struct TableContext {
     TableJob job;
     TableSchema schema;
     std::vector<ColumnInfo> keys;
-    std::unique_ptr<PgSide> source;
+    std::unique_ptr<Side> source;
     std::unique_ptr<Side> target;
-    bool sqliteTarget = false;
+    PgSide *pgSource = nullptr;    ///< the source, when it is Postgres
+    MysqlSide *mySource = nullptr; ///< the source, when it is MySQL/MariaDB
+    /// A MySQL source's own description (repair reads rows as its readers do).
+    std::optional<mysqlcatalog::MysqlTable> myTable;
+    /// Why the table cannot be compared exactly, when it cannot.
+    std::string skipped;
 };
 
 std::string targetSql(const TargetName &t) { return quoteIdent(t.schema) + "." + quoteIdent(t.name); }
+
+/// How recent a cursor table's differing row must be to count as in flight.
+std::chrono::milliseconds recentWindow(const TableJob &job, const ReconcileOptions &opt)
+{
+    std::chrono::milliseconds window{10 * 60 * 1000};
+    if (opt.recentWindow)
+        window = *opt.recentWindow;
+    else if (job.spec.lookback)
+        if (auto d = parseDuration(*job.spec.lookback))
+            window = *d;
+    return window;
+}
 
 /// The source expression telling whether a row's cursor is within the recent window.
 std::string recentExpr(const TableJob &job, const TableSchema &schema, const PgConnection &conn,
@@ -685,12 +669,7 @@ std::string recentExpr(const TableJob &job, const TableSchema &schema, const PgC
     const int idx = schema.columnIndex(cursor);
     if (idx < 0)
         return {};
-    std::chrono::milliseconds window{10 * 60 * 1000};
-    if (opt.recentWindow)
-        window = *opt.recentWindow;
-    else if (job.spec.lookback)
-        if (auto d = parseDuration(*job.spec.lookback))
-            window = *d;
+    const std::chrono::milliseconds window = recentWindow(job, opt);
     const auto &c = schema.columns[static_cast<size_t>(idx)];
     const std::string col = "s." + quoteIdent(c.name);
     const std::string interval = "interval '" + std::to_string(window.count()) + " milliseconds'";
@@ -707,49 +686,92 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
 {
     TableContext ctx;
     ctx.job = job;
-    if (job.source.kind != EndpointKind::Postgres)
-        throw Error(ErrorKind::Permanent,
-                    "endpoint '" + job.source.name + "': only Postgres sources can be reconciled by this version", {},
-                    "for a MariaDB/MySQL source, compare counts by hand, or re-snapshot the table to be sure");
-    PgConnection src = connectPostgres(job.source, "driftless reconcile");
-    ctx.schema = pgcatalog::describeTable(src, job.spec.table).withoutGenerated();
-    if (!ctx.schema.hasPrimaryKey())
-        throw Error(ErrorKind::Permanent,
-                    job.spec.table.display() + " has no primary key: rows cannot be matched between source and target",
-                    {}, "add a primary key to the source table");
-    for (int k : ctx.schema.primaryKey)
-        ctx.keys.push_back(ctx.schema.columns[static_cast<size_t>(k)]);
-    const std::string recent = recentExpr(job, ctx.schema, src, opt);
-    ctx.source = std::make_unique<PgSide>(std::move(src), job.spec.table.quoted(), ctx.schema, ctx.keys, recent);
+    // A MySQL side's canonical text: as Postgres prints the value when the other side is
+    // Postgres; as the MySQL readers deliver it when a MySQL source's rows are stored as that text
+    // (SQLite, or MySQL/MariaDB on both sides). See reconcilemysql.h.
+    const bool pgText = job.source.kind == EndpointKind::Postgres || job.target.kind == EndpointKind::Postgres;
+    if (job.source.kind == EndpointKind::Postgres) {
+        PgConnection src = connectPostgres(job.source, "driftless reconcile");
+        ctx.schema = pgcatalog::describeTable(src, job.spec.table).withoutGenerated();
+        if (!ctx.schema.hasPrimaryKey())
+            throw Error(ErrorKind::Permanent,
+                        job.spec.table.display() + " has no primary key: rows cannot be matched between source and target",
+                        {}, "add a primary key to the source table");
+        for (int k : ctx.schema.primaryKey)
+            ctx.keys.push_back(ctx.schema.columns[static_cast<size_t>(k)]);
+        const std::string recent = recentExpr(job, ctx.schema, src, opt);
+        auto side = std::make_unique<PgSide>(std::move(src), job.spec.table.quoted(), ctx.schema, ctx.keys, recent);
+        ctx.pgSource = side.get();
+        ctx.source = std::move(side);
+    } else if (job.source.kind == EndpointKind::Mysql) {
+        MysqlConnection src = connectMysql(job.source);
+        ctx.myTable = mysqlcatalog::describeTable(src, job.spec.table);
+        // The sync carries generated columns as plain ones (their values), so they compare too.
+        ctx.schema = ctx.myTable->schema;
+        if (!ctx.schema.hasPrimaryKey())
+            throw Error(ErrorKind::Permanent,
+                        job.spec.table.display() + " has no primary key: rows cannot be matched between source and target",
+                        {}, "add a primary key to the source table");
+        for (int k : ctx.schema.primaryKey)
+            ctx.keys.push_back(ctx.schema.columns[static_cast<size_t>(k)]);
+        std::optional<MysqlSide::Recent> recent;
+        if (job.spec.strategy == Strategy::Cursor) {
+            const int idx = ctx.schema.columnIndex(job.spec.cursor.value_or(TableSpec::kDefaultCursor));
+            if (idx >= 0)
+                recent = MysqlSide::Recent{static_cast<size_t>(idx), recentWindow(job, opt)};
+        }
+        auto side = std::make_unique<MysqlSide>(std::move(src), job.spec.table, ctx.schema, ctx.myTable->columns,
+                                                pgText, recent);
+        ctx.mySource = side.get();
+        ctx.source = std::move(side);
+    } else {
+        throw Error(ErrorKind::Permanent, "endpoint '" + job.source.name + "': SQLite is a target only", {},
+                    "use a Postgres or MySQL/MariaDB endpoint as the pipeline's source");
+    }
+    const auto missingTarget = [&] {
+        return Error(ErrorKind::Permanent, "target table " + job.targetName.display() + " does not exist yet", {},
+                     "run the pipeline once to create and load it");
+    };
     if (job.target.kind == EndpointKind::Postgres) {
         PgConnection tgt = connectPostgres(job.target, "driftless reconcile");
         auto exists = tgt.execParams("SELECT to_regclass($1) IS NOT NULL", {targetSql(job.targetName)});
         if (!exists.toBool(0, 0))
-            throw Error(ErrorKind::Permanent, "target table " + job.targetName.display() + " does not exist yet", {},
-                        "run the pipeline once to create and load it");
+            throw missingTarget();
         auto side = std::make_unique<PgSide>(std::move(tgt), targetSql(job.targetName), ctx.schema, ctx.keys);
         // Two Postgres servers that hash a probe alike hash every row alike: use their native
         // text hash, several times cheaper than MD5.
-        bool native = false;
-        try {
-            native = side->nativeHashProbe() == ctx.source->nativeHashProbe();
-        } catch (const Error &) {
-            native = false; // before Postgres 11
+        if (ctx.pgSource) {
+            bool native = false;
+            try {
+                native = side->nativeHashProbe() == ctx.pgSource->nativeHashProbe();
+            } catch (const Error &) {
+                native = false; // before Postgres 11
+            }
+            side->useNativeHash(native);
+            ctx.pgSource->useNativeHash(native);
         }
-        side->useNativeHash(native);
-        ctx.source->useNativeHash(native);
         ctx.target = std::move(side);
     } else if (job.target.kind == EndpointKind::Sqlite) {
-        ctx.sqliteTarget = true;
         {
             SqliteDb probe(job.target.path, SqliteDb::Mode::ReadOnly);
             if (!probe.tableExists(job.targetName.name))
-                throw Error(ErrorKind::Permanent, "target table " + job.targetName.display() + " does not exist yet",
-                            {}, "run the pipeline once to create and load it");
+                throw missingTarget();
         }
         ctx.target = std::make_unique<SqliteSide>(job.target.path, job.targetName.name, ctx.schema, ctx.keys);
     } else {
-        throw Error(ErrorKind::Permanent, "this version reconciles into Postgres and SQLite targets only");
+        MysqlConnection tgt = connectMysql(job.target);
+        const TableRef table{tgt.dsn().database, job.targetName.name};
+        if (!tgt.scalar("SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
+                        {table.schema, table.name}))
+            throw missingTarget();
+        auto physical = MysqlSide::targetColumns(tgt, table, ctx.schema);
+        for (const auto &m : physical)
+            if (m.dataType == "json" && job.source.kind == EndpointKind::Postgres)
+                ctx.skipped = "column " + m.name +
+                              " is a MySQL JSON column, which normalises the text Postgres sent (key order, "
+                              "spacing, numbers), so it cannot be compared exactly; leave the column out of the "
+                              "comparison with a view on both sides, or compare it by hand";
+        ctx.target = std::make_unique<MysqlSide>(std::move(tgt), table, ctx.schema, std::move(physical), pgText);
     }
     return ctx;
 }
@@ -760,9 +782,12 @@ std::int64_t appliedPosition(const std::optional<Checkpoint> &cp)
     if (!cp)
         return 0;
     auto pos = json::parse(cp->position, nullptr, false);
-    if (pos.is_object() && pos.value("phase", "") == "stream")
-        return pgcatalog::parseLsn(pos.value("lsn", "0/0")).value_or(0);
-    return 0;
+    if (!pos.is_object() || pos.value("phase", "") != "stream")
+        return 0;
+    // MySQL CDC: the binlog position the stream has applied up to, as a version.
+    if (pos.contains("file"))
+        return mysqlcatalog::binlogVersion(pos.value("file", ""), pos.value("pos", std::uint64_t(0)));
+    return pgcatalog::parseLsn(pos.value("lsn", "0/0")).value_or(0);
 }
 
 std::vector<ColumnDiff> columnDiffs(const TableSchema &schema, const RowData &s, const RowData &t)
@@ -802,8 +827,22 @@ void settleAndClassify(TableContext &ctx, std::unordered_map<std::string, Candid
         return;
     }
     if (cdc) {
-        auto &src = ctx.source->connection();
-        const std::int64_t sourceNow = pgcatalog::currentLsn(src);
+        // The source position now: Postgres' WAL position, or a MySQL source's binlog position
+        // as a version (the same numbers the MySQL CDC checkpoint records). A MySQL source whose
+        // binlog position cannot be read (no BINLOG MONITOR / REPLICATION CLIENT) gives its
+        // clock instead, which any binlog version exceeds: the wait then ends at once and rows
+        // still in flight count as drift (the note of reconcile docs).
+        const std::int64_t sourceNow = ctx.pgSource ? pgcatalog::currentLsn(ctx.pgSource->connection())
+                                                    : mysqlcatalog::currentVersion(ctx.mySource->connection());
+        const auto position = [&](std::int64_t v) {
+            if (ctx.pgSource)
+                return pgcatalog::formatLsn(v);
+            const auto u = static_cast<std::uint64_t>(v);
+            if (u < (std::uint64_t(1) << 52))
+                return std::string("none");
+            return "binlog file no. " + std::to_string((u - (std::uint64_t(1) << 52)) >> 32) + " offset " +
+                   std::to_string(u & 0xffffffffu);
+        };
         if (opt.onPhase)
             opt.onPhase(out.table, "settle");
         const auto deadline = std::chrono::steady_clock::now() + opt.settle;
@@ -816,8 +855,7 @@ void settleAndClassify(TableContext &ctx, std::unordered_map<std::string, Candid
             applied = appliedPosition(checkpoints->readCheckpoint());
         }
         if (applied < sourceNow)
-            out.note = "the target had applied the source up to " + pgcatalog::formatLsn(applied) + ", not " +
-                       pgcatalog::formatLsn(sourceNow) +
+            out.note = "the target had applied the source up to " + position(applied) + ", not " + position(sourceNow) +
                        " (is the sync running?): rows changed since then count as drift until it applies them";
     }
     if (opt.onPhase)
@@ -865,6 +903,9 @@ void settleAndClassify(TableContext &ctx, std::unordered_map<std::string, Candid
     }
 }
 
+/// Leaves a table's comparison early when it is skipped.
+struct Skip {};
+
 TableReconcile reconcileTable(const TableJob &job, const ReconcileOptions &opt)
 {
     TableReconcile out;
@@ -879,7 +920,12 @@ TableReconcile reconcileTable(const TableJob &job, const ReconcileOptions &opt)
             out.keyColumns.push_back(k.name);
             out.keyIsInteger.push_back(rowhash::canonFor(k) == rowhash::Canon::Integer);
         }
-        const bool bisect = orderable(ctx.keys, ctx.sqliteTarget);
+        if (!ctx.skipped.empty()) {
+            out.skipped = ctx.skipped;
+            throw Skip{};
+        }
+        const bool bisect = orderable(ctx.keys, job.source.kind, job.target.kind) && ctx.source->keysOrderable() &&
+                            ctx.target->keysOrderable();
         std::unordered_map<std::string, Candidate> cands;
         Comparer cmp(*ctx.source, *ctx.target, out, opt, bisect);
         if (cmp.run(cands))
@@ -890,6 +936,8 @@ TableReconcile reconcileTable(const TableJob &job, const ReconcileOptions &opt)
         out.targetQueries = ctx.target->queries;
         out.sourceRowsFetched = ctx.source->fetched;
         out.targetRowsFetched = ctx.target->fetched;
+    } catch (const Skip &) {
+        // Not compared: `skipped` says why.
     } catch (const Error &e) {
         out.error = e.what();
         if (!e.hint().empty())
@@ -987,6 +1035,8 @@ RepairOutcome repairKeys(const Workspace &ws, const std::string &pipeline, const
         return out;
     ReconcileOptions opt;
     TableContext ctx = openTable(job, opt);
+    if (!ctx.skipped.empty())
+        throw Error(ErrorKind::Permanent, out.table + " cannot be compared exactly: " + ctx.skipped);
     for (const auto &k : ctx.keys)
         if (rowhash::canonFor(k) == rowhash::Canon::Float)
             throw Error(ErrorKind::Permanent, out.table + " is keyed by a floating-point column: repair it with a "
@@ -1011,27 +1061,31 @@ RepairOutcome repairKeys(const Workspace &ws, const std::string &pipeline, const
     }
     const auto current = merger->guardVersions(keyRows);
 
-    // Then the source rows as they are now. Values are read as Postgres prints them, not in
-    // canonical form, so they go back in exactly.
-    std::string cols, on, unnest, names;
-    for (size_t i = 0; i < ctx.schema.columns.size(); ++i)
-    {
-        const auto &c = ctx.schema.columns[i];
-        const std::string q = "s." + quoteIdent(c.name);
-        cols += std::string(i ? ", " : "") +
-                (!c.isArray && c.baseType == "bpchar" ? "CASE WHEN " + q + " IS NULL THEN NULL ELSE concat(" + q + ") END"
-                                                       : q + "::text");
-    }
-    for (size_t i = 0; i < ctx.keys.size(); ++i) {
-        const auto &k = ctx.keys[i];
-        on += std::string(i ? " AND " : "") + "s." + quoteIdent(k.name) + " = _dl_k.c" + std::to_string(i) +
-              "::" + k.typeSql;
-        unnest += std::string(i ? ", " : "") + "$" + std::to_string(i + 1) + "::text[]";
-        names += std::string(i ? ", " : "") + "c" + std::to_string(i);
-    }
-    std::unordered_map<std::string, std::vector<std::optional<std::string>>> sourceRows;
-    {
-        auto &src = ctx.source->connection();
+    // Then the source rows as they are now, as COPY lines by the record text of their key.
+    std::unordered_map<std::string, std::string> sourceRows;
+    if (ctx.mySource) {
+        // As the MySQL readers read them: exactly what the sync itself applies.
+        sourceRows = ctx.mySource->copyLines(keys, *ctx.myTable);
+    } else {
+        // Values are read as Postgres prints them, not in canonical form, so they go back in
+        // exactly.
+        std::string cols, on, unnest, names;
+        for (size_t i = 0; i < ctx.schema.columns.size(); ++i) {
+            const auto &c = ctx.schema.columns[i];
+            const std::string q = "s." + quoteIdent(c.name);
+            cols += std::string(i ? ", " : "") +
+                    (!c.isArray && c.baseType == "bpchar" ? "CASE WHEN " + q + " IS NULL THEN NULL ELSE concat(" + q +
+                                                                ") END"
+                                                          : q + "::text");
+        }
+        for (size_t i = 0; i < ctx.keys.size(); ++i) {
+            const auto &k = ctx.keys[i];
+            on += std::string(i ? " AND " : "") + "s." + quoteIdent(k.name) + " = _dl_k.c" + std::to_string(i) +
+                  "::" + k.typeSql;
+            unnest += std::string(i ? ", " : "") + "$" + std::to_string(i + 1) + "::text[]";
+            names += std::string(i ? ", " : "") + "c" + std::to_string(i);
+        }
+        auto &src = ctx.pgSource->connection();
         Params params;
         for (size_t c = 0; c < ctx.keys.size(); ++c)
             params.emplace_back(keyColumnArray(keys, c, 0, keys.size()));
@@ -1048,7 +1102,7 @@ RepairOutcome repairKeys(const Workspace &ws, const std::string &pipeline, const
                 key.push_back(r.text(i, c));
             for (int c = 0; c < static_cast<int>(ctx.schema.columns.size()); ++c)
                 values.push_back(r.optText(i, nk + c));
-            sourceRows.emplace(rowhash::recordText(key), std::move(values));
+            sourceRows.emplace(rowhash::recordText(key), copyLine(values));
         }
     }
     RowSet versioned;
@@ -1057,7 +1111,7 @@ RepairOutcome repairKeys(const Workspace &ws, const std::string &pipeline, const
         const std::int64_t version = std::max(floor, current[n]);
         auto it = sourceRows.find(rowhash::recordText({k.begin(), k.end()}));
         if (it != sourceRows.end())
-            versioned.append(copyLine(it->second), ChangeOp::Update, version);
+            versioned.append(it->second, ChangeOp::Update, version);
         else
             versioned.append(keyRows.line(n), ChangeOp::Delete, version);
     }

@@ -209,8 +209,9 @@ std::string pgCanonical(const ColumnInfo &c, const std::string &quotedColumn)
 std::string pgCanonicalText(const ColumnInfo &c, const std::string &quotedColumn)
 {
     const std::string e = pgCanonical(c, quotedColumn);
-    // A cast of char(n) to text drops its padding; its output (and so ROW()'s text) keeps it.
-    if (!c.isArray && c.baseType == "bpchar")
+    // A cast of char(n) to text drops its padding, and a boolean's cast says true/false; their
+    // output (and so ROW()'s text) keeps the padding and says t/f.
+    if (!c.isArray && (c.baseType == "bpchar" || c.baseType == "bool"))
         return "CASE WHEN " + e + " IS NULL THEN NULL ELSE concat(" + e + ") END";
     return e + "::text";
 }
