@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <functional>
 #include <set>
 
@@ -416,4 +418,67 @@ TEST(ReconcileMysql, caseInsensitiveTextKeyIsComparedRowByRowWithoutFalseDrift)
     EXPECT_TRUE(outcomes[0].error.empty()) << outcomes[0].error;
     EXPECT_EQ(outcomes[0].stillDifferent, 0);
     expectNoDrift(reconcileOne(ws, opt));
+}
+
+TEST(ReconcileMysql, cliReconcilesAMariaDbCursorPipelineWithRecentRowsInFlightAndRepairs)
+{
+    MyTestDb src("rmsrc");
+    PgTestDb dst("rmdst");
+    TempDir dir;
+    src.exec("CREATE TABLE events (id int NOT NULL PRIMARY KEY, kind varchar(20), "
+             "updated_at timestamp(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6))");
+    src.exec("CREATE TABLE digits (d int)");
+    src.exec("INSERT INTO digits VALUES (0), (1), (2), (3), (4), (5), (6), (7), (8), (9)");
+    src.exec("INSERT INTO events SELECT a.d + 10 * b.d + 100 * c.d + 1, 'k', NOW(6) - INTERVAL 1 HOUR "
+             "FROM digits a, digits b, digits c");
+    const auto &s = servers();
+    const std::string state = dir.file("workspace.db");
+    const std::string yaml =
+        "endpoints:\n"
+        "  shop: { kind: mysql, dsn: \"" + myDsn(src.name()) + "\" }\n"
+        "  dw:   { kind: postgres, dsn: \"postgresql://" + s.pgUser + "@127.0.0.1:" + std::to_string(s.pgPort) + "/" +
+        dst.name() + "\" }\n"
+        "pipelines:\n"
+        "  - name: shop_to_dw\n"
+        "    source: shop\n"
+        "    target: dw\n"
+        "    target_schema: public\n"
+        "    reconcile: { every: 24h }\n"
+        "    tables:\n"
+        "      - { table: " + src.name() + ".events, strategy: cursor, cursor: updated_at, lookback: 10m }\n";
+    writeFile(dir.file("ws.yaml"), yaml);
+    auto applied = runCli({"--state", state, "apply", dir.file("ws.yaml")});
+    ASSERT_EQ(applied.exitCode, 0) << applied.out << applied.err;
+    auto ran = runCli({"--state", state, "run", "--once"});
+    ASSERT_EQ(ran.exitCode, 0) << ran.out << ran.err;
+    auto clean = runCli({"--state", state, "reconcile", "shop_to_dw"});
+    EXPECT_EQ(clean.exitCode, 0) << clean.out << clean.err;
+    EXPECT_NE(clean.out.find("no drift in 1000 rows"), std::string::npos) << clean.out;
+
+    // What cursor sync cannot see (a hard delete, a write that leaves updated_at alone), a hand
+    // edit in the target, and a fresh change the next pass will carry (in flight, not drift).
+    src.exec("DELETE FROM events WHERE id = 5");
+    src.exec("UPDATE events SET kind = 'bulk', updated_at = updated_at WHERE id IN (8, 9)");
+    src.exec("UPDATE events SET kind = 'fresh', updated_at = NOW(6) WHERE id = 77");
+    dst.exec("UPDATE public.events SET kind = 'edited' WHERE id = 500");
+    auto r = runCli({"--state", state, "reconcile", "shop_to_dw", "--json"});
+    ASSERT_EQ(r.exitCode, 3) << r.out << r.err; // 3: drift found
+    auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["tables"].size(), 1u);
+    const auto &t = j["tables"][0];
+    EXPECT_EQ(t["source_rows"], 999);
+    EXPECT_EQ(t["target_rows"], 1000);
+    EXPECT_EQ(t["missing"], 0);
+    EXPECT_EQ(t["extra"], 1);
+    EXPECT_EQ(t["different"], 3);
+    EXPECT_EQ(t["in_flight"], 1);
+    EXPECT_EQ(t["keys"]["extra"], nlohmann::json::array({5}));
+    EXPECT_EQ(t["keys"]["different"], nlohmann::json::array({500, 8, 9})); // in record text order
+
+    auto fix = runCli({"--state", state, "repair", std::to_string(j["report_id"].get<long long>()), "--json"});
+    ASSERT_EQ(fix.exitCode, 0) << fix.out << fix.err;
+    auto again = runCli({"--state", state, "reconcile", "shop_to_dw", "--json"});
+    EXPECT_EQ(again.exitCode, 0) << again.out << again.err;
+    EXPECT_EQ(dst.scalar("SELECT kind FROM public.events WHERE id = 8"), "bulk");
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM public.events WHERE id = 5"), "0");
 }
