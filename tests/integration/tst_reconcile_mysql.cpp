@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <functional>
 #include <set>
 #include <thread>
@@ -372,6 +373,8 @@ TEST(ReconcileMysql, integerKeyBisectsAcrossMariaDbAndPostgres)
     EXPECT_GT(found.sourceQueries, 3) << "bisection levels were expected";
     EXPECT_LT(found.sourceRowsFetched + found.targetRowsFetched, 1500) << "rows fetched: far below the 20000 rows";
     EXPECT_TRUE(found.note.empty()) << found.note;
+    std::printf("20000 rows, 5 differences: %d + %d queries, %lld + %lld rows fetched\n", found.sourceQueries,
+                found.targetQueries, found.sourceRowsFetched, found.targetRowsFetched);
 
     ReconcileReport report;
     report.pipeline = "p";
