@@ -534,3 +534,37 @@ TEST(ReconcileMysql, binlogCdcTablesSettleOnTheAppliedBinlogPosition)
     EXPECT_TRUE(live.note.empty()) << live.note;
     runner.request_stop();
 }
+
+TEST(ReconcileMysql, postgresTextKeyBisectsIntoAMariaDbBinaryNoPadKey)
+{
+    PgTestDb src("rmsrc");
+    MyTestDb dst("rmdst");
+    // Keys that only a bytewise, no-pad order keeps apart and in Postgres' "C" order: case,
+    // accents, trailing spaces, 4-byte UTF-8.
+    src.exec("CREATE TABLE tk (k text PRIMARY KEY, v int);"
+             "INSERT INTO tk SELECT 'k' || g, g FROM generate_series(1, 3000) g;"
+             "INSERT INTO tk SELECT 'K' || g, g FROM generate_series(1, 300) g;"
+             "INSERT INTO tk VALUES ('k1 ', 1), ('k1  ', 2), ('é', 3), ('e', 4), ('😀', 5), ('', 6), ('a b', 7)");
+    TableSpec t;
+    t.table = {"public", "tk"};
+    t.strategy = Strategy::FullRefresh;
+    const auto ws = workspaceFor(pgEndpoint("src", src.name()), myEndpoint("dst", dst.name()), t);
+    runOnce(ws);
+    ReconcileOptions opt = quick();
+    opt.fetchRows = 40;
+    opt.maxSegments = 8;
+    opt.minSegmentRows = 4;
+    expectNoDrift(reconcileOne(ws, opt));
+
+    dst.exec("DELETE FROM tk WHERE k IN ('k1  ', 'K77')");
+    dst.exec("UPDATE tk SET v = -1 WHERE k = 'é'");
+    dst.exec("INSERT INTO tk (k, v, _driftless_version) VALUES ('k1   ', 0, 1)");
+    auto found = reconcileOne(ws, opt);
+    ASSERT_TRUE(found.error.empty()) << found.error;
+    EXPECT_EQ(keySet(found.missingKeys), (std::set<std::string>{"k1  ", "K77"})) << describe(found);
+    EXPECT_EQ(keySet(found.extraKeys), (std::set<std::string>{"k1   "})) << describe(found);
+    EXPECT_EQ(keySet(found.differentRows), (std::set<std::string>{"é"})) << describe(found);
+    EXPECT_TRUE(found.note.empty()) << found.note; // bisected, not row by row
+    EXPECT_GT(found.sourceQueries, 3);
+    EXPECT_LT(found.sourceRowsFetched + found.targetRowsFetched, 1000);
+}
