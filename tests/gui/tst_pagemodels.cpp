@@ -7,11 +7,15 @@
 #include "ui/models/alertsmodel.h"
 #include "ui/models/slotsmodel.h"
 #include "ui/slotmonitor.h"
+#include "ui/widgets/visiblerowfitter.h"
 
 #include <QAbstractItemModelTester>
+#include <QHeaderView>
 #include <QIcon>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
+#include <QStandardItemModel>
+#include <QTableView>
 #include <QTest>
 
 using namespace driftless;
@@ -101,6 +105,7 @@ private slots:
     void bytesReadLikePgSizePretty();
     void alertsModelPassesTesterThroughUpdates();
     void alertCenterOpensEachAlertOnceAndTracksInactiveSlots();
+    void rowFitterMeasuresOnlyTheRowsOnScreen();
 };
 
 void TestPageModels::slotsModelPassesTesterThroughUpdates()
@@ -302,6 +307,46 @@ void TestPageModels::alertCenterOpensEachAlertOnceAndTracksInactiveSlots()
     center.setSnapshot(snapshot);
     QVERIFY(center.alerts().empty());
     QVERIFY(center.inactiveSince().empty());
+}
+
+void TestPageModels::rowFitterMeasuresOnlyTheRowsOnScreen()
+{
+    // 1,000 rows of sentences that wrap: each row on screen as tall as its text, rows off screen
+    // not measured until they scroll into view.
+    QStandardItemModel model(1000, 2);
+    const QString sentence = QStringLiteral("replication slot driftless_p%1 retains 12 GB of WAL; drop it or promote "
+                                            "the pipeline again, since a slot nobody reads keeps WAL forever");
+    for (int r = 0; r < 1000; ++r) {
+        model.setItem(r, 0, new QStandardItem(QStringLiteral("warn")));
+        model.setItem(r, 1, new QStandardItem(r % 2 ? sentence.arg(r) : QStringLiteral("short %1").arg(r)));
+    }
+    QTableView view;
+    view.setModel(&model);
+    view.setWordWrap(true);
+    view.horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
+    view.resize(500, 300);
+    auto *fitter = new ui::VisibleRowFitter(&view);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    // Unmeasured rows keep the default height; measured ones are as tall as their text.
+    const int unmeasured = view.verticalHeader()->defaultSectionSize();
+    QTRY_VERIFY(view.rowHeight(1) > unmeasured); // fitted at the next event-loop turn
+    QVERIFY(view.rowHeight(0) < unmeasured);
+    QCOMPARE(view.rowHeight(999), unmeasured); // off screen: not measured
+    QCOMPARE(view.rowHeight(998), unmeasured);
+    const int measured = fitter->fitNow();
+    QVERIFY2(measured > 0 && measured < 40, qPrintable(QString::number(measured)));
+
+    // Scrolled to the end, the rows there are fitted too.
+    view.scrollToBottom();
+    QTRY_VERIFY(view.rowHeight(999) > unmeasured);
+    QTRY_VERIFY(view.rowHeight(998) < unmeasured);
+
+    // Narrower columns wrap into more lines: the rows on screen grow again.
+    const int top = view.rowAt(0) | 1; // a long row at the top of the viewport
+    const int before = view.rowHeight(top);
+    view.resize(260, 300);
+    QTRY_VERIFY(view.rowHeight(top) > before);
 }
 
 QTEST_MAIN(TestPageModels)

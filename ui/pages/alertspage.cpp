@@ -2,6 +2,7 @@
 
 #include "ui/models/alertsmodel.h"
 #include "ui/models/eventsmodel.h"
+#include "ui/widgets/visiblerowfitter.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -57,7 +58,8 @@ AlertsPage::AlertsPage(AlertsModel *alerts, EventsModel *events, QWidget *parent
     // Fitted to the rows on screen: measuring every alert's text on each change blocked the UI
     // thread with 1,000 tables (B12).
     header->setResizeContentsPrecision(0);
-    m_alertsView->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    // Rows as tall as their wrapped text, measured for the rows on screen only (B12).
+    new VisibleRowFitter(m_alertsView);
     m_allClear->setObjectName(QStringLiteral("allClear"));
     m_allClear->setWordWrap(true);
     m_allClear->setText(tr("No open alerts: every table is within its freshness SLA and every slot is healthy."));
