@@ -4,6 +4,7 @@
 #include "core/mergers/mysqltypes.h"
 #include "core/model/error.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 
