@@ -242,6 +242,20 @@ Form convertField(std::string_view raw, const MysqlColumnType &type, std::string
     case MysqlStorage::Float:
         if (v == "NaN" || v == "Infinity" || v == "-Infinity")
             refuse(column, v, "is not a finite number; MySQL FLOAT/DOUBLE hold no NaN or infinity");
+        if (type.declared == "FLOAT") {
+            // The shortest text that reads back as a float (what Postgres and the MySQL readers
+            // print) can lie just past FLT_MAX: -3.4028235e+38 is the lowest float, but MySQL reads
+            // it as a double out of FLOAT's range and refuses it. The float's exact value as a
+            // double is in range, and reads back as the same float.
+            float f = 0;
+            const auto parsed = std::from_chars(v.data(), v.data() + v.size(), f);
+            if (parsed.ec == std::errc() && parsed.ptr == v.data() + v.size()) {
+                char buf[32];
+                const auto printed = std::to_chars(buf, buf + sizeof buf, static_cast<double>(f));
+                scratch.assign(buf, printed.ptr);
+                out = scratch;
+            }
+        }
         return Form::Text;
     case MysqlStorage::Decimal:
         if (v == "NaN" || v == "Infinity" || v == "-Infinity")

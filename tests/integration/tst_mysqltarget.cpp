@@ -108,6 +108,40 @@ TEST(MysqlTarget, postgresFullRefreshHoldsEveryValueByTheDocumentedMapping)
               "0");
 }
 
+TEST(MysqlTarget, realExtremesLandAsTheSameFloat)
+{
+    // Postgres prints the lowest and highest real as ±3.4028235e+38, past FLT_MAX as a decimal:
+    // MySQL refuses that text for a FLOAT column, so the merger writes the float's exact value.
+    PgTestDb src("myt_real_src");
+    MyTestDb dst("myt_real_dst");
+    src.exec("CREATE TABLE r (id int PRIMARY KEY, x real, d double precision)");
+    src.exec("INSERT INTO r VALUES (1, '-3.4028235e+38', 1), (2, '3.4028235e+38', -1.7976931348623157e308), "
+             "(3, '1.4e-45', 5e-324), (4, '0.1', 0.1), (5, NULL, NULL)");
+    RecordingObserver obs;
+    for (Strategy s : {Strategy::FullRefresh, Strategy::Cursor}) {
+        SCOPED_TRACE(s == Strategy::Cursor ? "cursor" : "full refresh");
+        TableSpec t = spec("public", "r", s);
+        if (s == Strategy::Cursor) {
+            t.cursor = "id";
+            t.targetTable = "r_cursor";
+        }
+        TableSync sync(makeJob(s == Strategy::Cursor ? "p_cursor" : "p_full", t, pgEndpoint("src", src.name()),
+                               myEndpoint("dst", dst.name())),
+                       obs);
+        EXPECT_EQ(sync.runOnce({}).rowsWritten, 5);
+        const std::string table = s == Strategy::Cursor ? "r_cursor" : "r";
+        auto c = dst.connect();
+        auto rows = c.query("SELECT id, CAST(x AS DOUBLE), d FROM " + table + " ORDER BY id");
+        ASSERT_EQ(rows.size(), 5u);
+        EXPECT_EQ(rows.text(0, 1), "-3.4028234663852886e38");
+        EXPECT_EQ(rows.text(1, 1), "3.4028234663852886e38");
+        EXPECT_EQ(rows.text(1, 2), "-1.7976931348623157e308");
+        EXPECT_EQ(rows.text(2, 1), "1.401298464324817e-45");
+        EXPECT_EQ(rows.text(3, 1), "0.10000000149011612");
+        EXPECT_FALSE(rows.at(4, 1).has_value());
+    }
+}
+
 TEST(MysqlTarget, fullRefreshSwapIsAtomicForReaders)
 {
     PgTestDb src("myt_src");

@@ -188,7 +188,7 @@ INSERT INTO alltypes VALUES
 const char *kMoreRows = R"sql(
 INSERT INTO alltypes (id, f, db, vc, tx, c10, l1, dtm3, tm6, d, bl) VALUES
  (4, 1e-45, 5e-324, 'q"uo\\te(p),c', ' lead', 'x y', 'Ærø', '2024-01-02 03:04:05.100', '01:02:03.500000', 1.50, x'5c78'),
- (5, -1.5e38, 1.7976931348623157e308, 'tab\there', 'cr\rlf\n', ' ', 'naïve', NULL, NULL, -0.01, NULL),
+ (5, -3.4028234663852886e38, 1.7976931348623157e308, 'tab\there', 'cr\rlf\n', ' ', 'naïve', NULL, NULL, -0.01, NULL),
  (6, 16777217, 9007199254740993, '""', '\\\\', '()', '', '2024-01-02 03:04:05.000', '00:00:00.000001', 100.00, x'00'),
  (7, -0.0, -0.0, ',', 'NULL', 'null', 'a,b', NULL, '-00:00:00.100000', 0.10, x''),
  (8, 0.3, -123.456e-200, '😀😀', CONCAT('v', CHAR(11), 'f', CHAR(12)), '"', '\\', NULL, NULL, NULL, NULL),
