@@ -21,6 +21,9 @@
 #include <QTimer>
 #include <atomic>
 #include <thread>
+
+#include <sys/resource.h>
+#include <unistd.h>
 #include <filesystem>
 #include <mutex>
 #include <set>
@@ -59,6 +62,9 @@ private:
 };
 
 namespace {
+
+/// How much nicer than the UI thread the engine's threads run (Linux: per thread, inherited).
+constexpr int kEngineNice = 5;
 
 QString tr(const char *text) { return QCoreApplication::translate("driftless::ui::EngineBridge", text); }
 
@@ -171,6 +177,11 @@ void EngineBridge::start()
     m_runGeneration = generation;
     setState(State::Starting, {});
     m_engine = std::jthread([mailbox = m_mailbox, generation, path = m_path.toStdString()](std::stop_token stop) {
+        // The window must stay responsive while the engine works on the same cores: the engine's
+        // threads (this one and every thread it starts, which inherit it) run a little nicer than
+        // the UI thread. Only in the app; driftless-cli runs at the priority it is given (B12).
+        if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kEngineNice) != 0)
+            core::log(core::LogLevel::Debug, "could not lower the engine threads' priority");
         QString error;
         bool restartAfter = false;
         try {

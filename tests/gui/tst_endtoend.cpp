@@ -23,6 +23,8 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QDir>
+#include <QFile>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
@@ -33,8 +35,12 @@
 #include <QTest>
 #include <QTreeWidget>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
+
+#include <unistd.h>
 
 using namespace driftless;
 using driftless::test::saveShot;
@@ -149,6 +155,25 @@ QString says(const TablesModel *model, const char *table)
     return r ? QString::fromStdString(r->state + " / " + r->freshness + ": " + r->message) : QStringLiteral("(no row)");
 }
 
+/// The nice value of each of this process's threads, by thread id (Linux /proc).
+std::map<long, int> threadNiceness()
+{
+    std::map<long, int> out;
+    QDir tasks(QStringLiteral("/proc/self/task"));
+    for (const QString &tid : tasks.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        QFile stat(tasks.filePath(tid) + QStringLiteral("/stat"));
+        if (!stat.open(QIODevice::ReadOnly))
+            continue;
+        const QByteArray line = stat.readAll();
+        // Fields after the command name (which may hold spaces) are space-separated; nice is
+        // field 19, the 17th after the ')'.
+        const QList<QByteArray> fields = line.mid(line.lastIndexOf(')') + 2).split(' ');
+        if (fields.size() > 16)
+            out[tid.toLong()] = fields[16].toInt();
+    }
+    return out;
+}
+
 bool equal(test::PgTestDb &src, test::PgTestDb &dst, const char *select)
 {
     auto s = src.connect();
@@ -233,6 +258,10 @@ void TestEndToEnd::fromAnEmptyWorkspaceToAStreamingRepairedSync()
     for (const char *t : {"public.plans", "public.events", "public.orders"})
         QTRY_VERIFY2_WITH_TIMEOUT(fresh(model, t), qPrintable(QString::fromLatin1(t) + ": " + says(model, t)), 120000);
     QCOMPARE(reportOf(model, "public.orders")->strategy, std::string("cdc"));
+    // The engine's threads run nicer than the UI thread, which keeps the window responsive.
+    const auto nice = threadNiceness();
+    QCOMPARE(nice.at(static_cast<long>(::getpid())), 0);
+    QVERIFY(std::count_if(nice.begin(), nice.end(), [](const auto &t) { return t.second == 5; }) >= 2);
     QVERIFY(equal(src, dst, kPlans));
     QVERIFY(equal(src, dst, kEvents));
     QTRY_VERIFY_WITH_TIMEOUT(equal(src, dst, kOrders), 30000);
