@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <functional>
 
+#include <poll.h>
+
 namespace driftless::core {
 
 namespace {
@@ -365,6 +367,23 @@ bool PgConnection::inTransaction() const
 {
     auto ts = PQtransactionStatus(m_conn);
     return ts == PQTRANS_INTRANS || ts == PQTRANS_INERROR;
+}
+
+bool PgConnection::reusable() noexcept
+{
+    if (!m_conn || PQstatus(m_conn) != CONNECTION_OK || PQtransactionStatus(m_conn) != PQTRANS_IDLE ||
+        PQisBusy(m_conn))
+        return false;
+    // An idle session hears from the server only when something happened to it: a termination
+    // (FATAL, then the socket closes), a shutdown, or a notice. Anything to read, or a hang-up,
+    // and it is not handed out again.
+    pollfd p{};
+    p.fd = PQsocket(m_conn);
+    p.events = POLLIN;
+    if (p.fd < 0)
+        return false;
+    const int ready = ::poll(&p, 1, 0);
+    return ready == 0;
 }
 
 void PgConnection::cancel() noexcept

@@ -136,6 +136,10 @@ public:
     /// host:port/dbname, for messages. Never contains a password.
     std::string describe() const;
     bool isOk() const { return m_conn && PQstatus(m_conn) == CONNECTION_OK; }
+    /// Open, outside any transaction and with nothing pending, so another task may use it.
+    /// Looks at the socket without waiting: a session the server ended (a restart,
+    /// pg_terminate_backend, idle_session_timeout) or spoke to while idle is not reusable.
+    bool reusable() noexcept;
     PGconn *raw() const { return m_conn; }
 
 private:

@@ -1,8 +1,9 @@
 #include "core/engine/scheduler.h"
 
 #include "core/engine/cdcpipeline.h"
-#include "core/engine/mysqlcdc.h"
 #include "core/engine/log.h"
+#include "core/engine/mysqlcdc.h"
+#include "core/engine/pgpool.h"
 #include "core/model/error.h"
 
 #include <algorithm>
@@ -109,6 +110,8 @@ void runCdcGroup(std::vector<TableJob> jobs, EngineObserver &observer, bool once
 
 int Scheduler::run(std::stop_token stop)
 {
+    // Postgres connections kept between passes (closed when the run ends, after the workers).
+    PgPool pool(std::chrono::seconds(30), static_cast<std::size_t>(std::max(1, m_options.maxParallel)));
     std::mutex mutex;
     std::condition_variable_any cv;
     // CDC tables stream per pipeline on threads of their own; the rest run passes on the pool.
@@ -207,7 +210,7 @@ int Scheduler::run(std::stop_token stop)
             std::stop_callback stopPass(stop, [pass]() mutable { pass.request_stop(); });
             m_observer.runStarted(key);
             try {
-                TableSync sync(job, m_observer);
+                TableSync sync(job, m_observer, &pool);
                 auto outcome = sync.runOnce(pass.get_token());
                 rows = outcome.rowsWritten;
                 ok = true;
@@ -289,6 +292,7 @@ int Scheduler::run(std::stop_token stop)
         while (!stop.stop_requested() && !(m_options.once && allDone())) {
             lock.unlock();
             m_observer.tick();
+            pool.closeExpired(); // no session idles on a source longer than the pool's limit
             const bool pausesChanged = refreshPauses();
             lock.lock();
             if (pausesChanged) {

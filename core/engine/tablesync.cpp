@@ -4,6 +4,8 @@
 #include "core/engine/boundedqueue.h"
 #include "core/engine/pipelined.h"
 #include "core/engine/connect.h"
+#include "core/engine/pgpool.h"
+#include "core/mergers/pgmerger.h"
 #include "core/engine/testhooks.h"
 #include "core/model/error.h"
 #include "core/readers/pgcursorreader.h"
@@ -45,12 +47,12 @@ struct Source {
     TableSchema schema;
     std::optional<mysqlcatalog::MysqlTable> myTable;
 
-    explicit Source(const TableJob &job)
+    Source(const TableJob &job, PgPool *pool) : m_job(job), m_pool(pool)
     {
         const std::string app = "driftless " + job.pipeline;
         switch (job.source.kind) {
         case EndpointKind::Postgres:
-            pg.emplace(connectPostgres(job.source, app));
+            pg.emplace(pool ? pool->take(job.source, app) : connectPostgres(job.source, app));
             schema = pgcatalog::describeTable(*pg, job.spec.table);
             return;
         case EndpointKind::Mysql:
@@ -77,6 +79,14 @@ struct Source {
             return std::make_unique<PgCursorReader>(*pg, schema, spec);
         return std::make_unique<MysqlCursorReader>(*my, *myTable, spec);
     }
+    /// After a pass that ended well: the connection goes back to the pool. Not after a stop
+    /// request, whose cancel may still be on its way to the server.
+    void release(std::stop_token stop)
+    {
+        if (m_pool && pg && !stop.stop_requested())
+            m_pool->give(m_job.source, "driftless " + m_job.pipeline, std::move(*pg));
+    }
+
     /// Stops a running read when `stop` is requested.
     std::unique_ptr<std::stop_callback<std::function<void()>>> cancelOn(std::stop_token stop)
     {
@@ -87,11 +97,47 @@ struct Source {
             cancel = [c = &*my] { c->killQuery(); };
         return std::make_unique<std::stop_callback<std::function<void()>>>(stop, std::move(cancel));
     }
+
+private:
+    const TableJob &m_job;
+    PgPool *m_pool;
+};
+
+/// The target side of one pass: its merger, on a pooled connection for a Postgres target.
+struct Target {
+    std::shared_ptr<PgConnection> pg;
+    std::unique_ptr<Merger> merger;
+
+    Target(const TableJob &job, const MergeTarget &mt, PgPool *pool) : m_job(job), m_pool(pool)
+    {
+        if (pool && job.target.kind == EndpointKind::Postgres) {
+            pg = std::make_shared<PgConnection>(pool->take(job.target, "driftless " + job.pipeline));
+            merger = std::make_unique<PgMerger>(pg, mt);
+        } else {
+            merger = createMerger(job.target, mt);
+        }
+    }
+    Merger *operator->() { return merger.get(); }
+
+    /// As Source::release.
+    void release(std::stop_token stop)
+    {
+        merger.reset();
+        if (m_pool && pg && pg.use_count() == 1 && !stop.stop_requested())
+            m_pool->give(m_job.target, "driftless " + m_job.pipeline, std::move(*pg));
+    }
+
+private:
+    const TableJob &m_job;
+    PgPool *m_pool;
 };
 
 } // namespace
 
-TableSync::TableSync(TableJob job, EngineObserver &observer) : m_job(std::move(job)), m_observer(observer) {}
+TableSync::TableSync(TableJob job, EngineObserver &observer, PgPool *pool)
+    : m_job(std::move(job)), m_observer(observer), m_pool(pool)
+{
+}
 
 TableSync::Outcome TableSync::runOnce(std::stop_token stop)
 {
@@ -111,11 +157,11 @@ TableSync::Outcome TableSync::fullRefresh(std::stop_token stop)
 {
     const TableKey key = m_job.key();
     Outcome out;
-    Source source(m_job);
+    Source source(m_job, m_pool);
     auto cancelSrc = source.cancelOn(stop);
     const TableSchema &schema = source.schema;
     MergeTarget mt{m_job.pipeline, m_job.spec.table, m_job.targetName, Strategy::FullRefresh};
-    auto merger = createMerger(m_job.target, mt);
+    Target merger(m_job, mt, m_pool);
     merger->prepare(schema);
 
     m_observer.tableState(key, "running", "full refresh: copying", std::nullopt);
@@ -156,6 +202,10 @@ TableSync::Outcome TableSync::fullRefresh(std::stop_token stop)
     out.batches = 1;
     crashPoint("batch.after_commit");
     m_observer.batchApplied(key, {loaded, loaded, true}, cp, localStart);
+    readerPtr.reset();
+    cancelSrc.reset(); // from here on no cancel can reach a connection given back
+    source.release(stop);
+    merger.release(stop);
     return out;
 }
 
@@ -164,14 +214,14 @@ TableSync::Outcome TableSync::cursorPass(std::stop_token stop)
     const TableKey key = m_job.key();
     Outcome out;
     // No cancel-on-stop here: a stop ends the pass after the page in flight, which is small.
-    Source source(m_job);
+    Source source(m_job, m_pool);
     const TableSchema &schema = source.schema;
     // The reader checks the table can be read by cursor (key, cursor column) before the target
     // is touched.
     auto readerPtr = source.cursorReader(m_job.spec);
     CursorReader &reader = *readerPtr;
     MergeTarget mt{m_job.pipeline, m_job.spec.table, m_job.targetName, Strategy::Cursor};
-    auto merger = createMerger(m_job.target, mt);
+    Target merger(m_job, mt, m_pool);
     merger->prepare(schema);
 
     CursorState st;
@@ -271,6 +321,9 @@ TableSync::Outcome TableSync::cursorPass(std::stop_token stop)
                 m_observer.batchApplied(key, r, b->checkpoint, fresh);
             }
         });
+    readerPtr.reset();
+    source.release(stop);
+    merger.release(stop);
     return out;
 }
 

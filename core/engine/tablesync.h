@@ -7,6 +7,8 @@
 
 namespace driftless::core {
 
+class PgPool;
+
 /// Everything needed to sync one table, resolved from the workspace.
 struct TableJob {
     std::string pipeline;
@@ -36,7 +38,9 @@ std::vector<TableJob> jobsFor(const Workspace &ws, const std::string &onlyPipeli
 /// throws Cancelled). Failure: throws Error; nothing of an unfinished batch is visible.
 class TableSync {
 public:
-    TableSync(TableJob job, EngineObserver &observer);
+    /// With `pool`, Postgres connections are taken from it and given back after a pass that ended
+    /// well (the scheduler keeps one pool per run).
+    TableSync(TableJob job, EngineObserver &observer, PgPool *pool = nullptr);
 
     struct Outcome {
         long long rowsRead = 0;
@@ -51,6 +55,7 @@ private:
 
     TableJob m_job;
     EngineObserver &m_observer;
+    PgPool *m_pool = nullptr;
 };
 
 } // namespace driftless::core

@@ -2,12 +2,14 @@
 // and the source's clock. Each test names the way `updated_at` lies that it guards against.
 
 #include "core/db/sqlitedb.h"
+#include "core/engine/pgpool.h"
 #include "core/readers/pgcursorreader.h"
 #include "tests/support/recordingobserver.h"
 #include "tests/support/testsupport.h"
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <thread>
 
 using namespace driftless::core;
@@ -248,4 +250,86 @@ TEST(CursorSync, rowsReReadInTheLookbackAreNotRewritten)
     f.src.exec("UPDATE events SET kind = 'edited', updated_at = now() WHERE id = 17");
     EXPECT_EQ(sync.runOnce({}).rowsWritten, 1);
     EXPECT_EQ(f.dst.scalar("SELECT kind FROM events WHERE id = 17"), "edited");
+}
+
+TEST(CursorSync, passesReuseTheirConnectionsAndNeverOneTheServerEnded)
+{
+    // A pool per scheduler run: one source and one target session serve every pass, instead of
+    // two logins (and two backend processes) per pass; a session the server ended is not reused.
+    Fixture f;
+    f.src.exec("INSERT INTO events SELECT g, 'k' || g, now() - interval '1 hour' + g * interval '1 second' FROM "
+               "generate_series(1, 1000) g");
+    const std::string pipeline = uniqueName("pool");
+    const std::string app = "driftless " + pipeline;
+    TableSpec spec = cursorSpec(100);
+    const TableJob job = makeJob(pipeline, spec, pgEndpoint("src", f.src.name()), pgEndpoint("dst", f.dst.name()));
+    PgConnection admin(pgDsn("postgres"));
+    auto sessions = [&] {
+        std::set<std::string> pids;
+        auto r = admin.execParams("SELECT pid FROM pg_stat_activity WHERE application_name = $1", {app});
+        for (int i = 0; i < r.rows(); ++i)
+            pids.insert(r.text(i, 0));
+        return pids;
+    };
+    PgPool pool;
+    std::set<std::string> seen;
+    for (int pass = 0; pass < 5; ++pass) {
+        f.src.exec("UPDATE events SET kind = 'pass " + std::to_string(pass) + "', updated_at = now() WHERE id % 10 = " +
+                   std::to_string(pass));
+        TableSync(job, f.obs, &pool).runOnce({});
+        EXPECT_EQ(f.dstHash(), f.srcHash()) << "pass " << pass;
+        const auto now = sessions();
+        EXPECT_EQ(now.size(), 2u) << "one idle source and one idle target session between passes";
+        seen.insert(now.begin(), now.end());
+    }
+    EXPECT_EQ(seen.size(), 2u) << "the same two sessions served every pass";
+    EXPECT_EQ(pool.reused(), 8);
+    EXPECT_EQ(pool.idleCount(), 2u);
+
+    // The server ends both idle sessions (a restart, pg_terminate_backend, idle_session_timeout):
+    // the next pass notices without an error and logs in again.
+    admin.execParams("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", {app});
+    for (int i = 0; i < 100 && !sessions().empty(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(sessions().empty());
+    f.src.exec("UPDATE events SET kind = 'after', updated_at = now() WHERE id <= 10");
+    EXPECT_NO_THROW(TableSync(job, f.obs, &pool).runOnce({}));
+    EXPECT_EQ(f.dstHash(), f.srcHash());
+    EXPECT_EQ(pool.reused(), 8) << "neither ended session was handed out again";
+    const auto after = sessions();
+    EXPECT_EQ(after.size(), 2u);
+    for (const auto &pid : after)
+        EXPECT_EQ(seen.count(pid), 0u);
+
+    // A full refresh of the same table through the same pool.
+    TableSpec full;
+    full.table = {"public", "events"};
+    full.targetTable = "events_copy";
+    const TableJob copy = makeJob(pipeline, full, pgEndpoint("src", f.src.name()), pgEndpoint("dst", f.dst.name()));
+    EXPECT_EQ(TableSync(copy, f.obs, &pool).runOnce({}).rowsWritten, 1000);
+    EXPECT_EQ(pool.reused(), 10);
+    EXPECT_EQ(f.dst.scalar("SELECT count(*) FROM events_copy"), "1000");
+}
+
+TEST(CursorSync, idleConnectionsArePooledOnlyForALimitedTime)
+{
+    Fixture f;
+    f.src.exec("INSERT INTO events SELECT g, 'k' || g, now() FROM generate_series(1, 10) g");
+    const std::string pipeline = uniqueName("pool");
+    const TableJob job =
+        makeJob(pipeline, cursorSpec(), pgEndpoint("src", f.src.name()), pgEndpoint("dst", f.dst.name()));
+    PgPool pool(std::chrono::milliseconds(200), 4);
+    TableSync(job, f.obs, &pool).runOnce({});
+    EXPECT_EQ(pool.idleCount(), 2u);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    pool.closeExpired();
+    EXPECT_EQ(pool.idleCount(), 0u);
+    PgConnection admin(pgDsn("postgres"));
+    const std::string app = "driftless " + pipeline;
+    std::string left = "?";
+    for (int i = 0; i < 100 && left != "0"; ++i) {
+        left = admin.execParams("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", {app}).text(0, 0);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_EQ(left, "0") << "expired sessions are closed on the server too";
 }
