@@ -3,7 +3,7 @@
 #include "core/engine/cdcpipeline.h"
 #include "core/engine/log.h"
 #include "core/engine/mysqlcdc.h"
-#include "core/engine/pgpool.h"
+#include "core/engine/connectionpool.h"
 #include "core/model/error.h"
 
 #include <algorithm>
@@ -111,7 +111,7 @@ void runCdcGroup(std::vector<TableJob> jobs, EngineObserver &observer, bool once
 int Scheduler::run(std::stop_token stop)
 {
     // Postgres connections kept between passes (closed when the run ends, after the workers).
-    PgPool pool(std::chrono::seconds(30), static_cast<std::size_t>(std::max(1, m_options.maxParallel)));
+    ConnectionPool pool(std::chrono::seconds(30), static_cast<std::size_t>(std::max(1, m_options.maxParallel)));
     std::mutex mutex;
     std::condition_variable_any cv;
     // CDC tables stream per pipeline on threads of their own; the rest run passes on the pool.

@@ -4,8 +4,9 @@
 #include "core/engine/boundedqueue.h"
 #include "core/engine/pipelined.h"
 #include "core/engine/connect.h"
-#include "core/engine/pgpool.h"
+#include "core/engine/connectionpool.h"
 #include "core/mergers/pgmerger.h"
+#include "core/mergers/sqlitemerger.h"
 #include "core/engine/testhooks.h"
 #include "core/model/error.h"
 #include "core/readers/pgcursorreader.h"
@@ -47,7 +48,7 @@ struct Source {
     TableSchema schema;
     std::optional<mysqlcatalog::MysqlTable> myTable;
 
-    Source(const TableJob &job, PgPool *pool) : m_job(job), m_pool(pool)
+    Source(const TableJob &job, ConnectionPool *pool) : m_job(job), m_pool(pool)
     {
         const std::string app = "driftless " + job.pipeline;
         switch (job.source.kind) {
@@ -100,19 +101,23 @@ struct Source {
 
 private:
     const TableJob &m_job;
-    PgPool *m_pool;
+    ConnectionPool *m_pool;
 };
 
 /// The target side of one pass: its merger, on a pooled connection for a Postgres target.
 struct Target {
     std::shared_ptr<PgConnection> pg;
+    std::shared_ptr<SqliteDb> lite;
     std::unique_ptr<Merger> merger;
 
-    Target(const TableJob &job, const MergeTarget &mt, PgPool *pool) : m_job(job), m_pool(pool)
+    Target(const TableJob &job, const MergeTarget &mt, ConnectionPool *pool) : m_job(job), m_pool(pool)
     {
         if (pool && job.target.kind == EndpointKind::Postgres) {
             pg = std::make_shared<PgConnection>(pool->take(job.target, "driftless " + job.pipeline));
             merger = std::make_unique<PgMerger>(pg, mt);
+        } else if (pool && job.target.kind == EndpointKind::Sqlite) {
+            lite = pool->takeSqlite(job.target.path);
+            merger = std::make_unique<SqliteMerger>(lite, mt);
         } else {
             merger = createMerger(job.target, mt);
         }
@@ -125,16 +130,18 @@ struct Target {
         merger.reset();
         if (m_pool && pg && pg.use_count() == 1 && !stop.stop_requested())
             m_pool->give(m_job.target, "driftless " + m_job.pipeline, std::move(*pg));
+        if (m_pool && lite)
+            m_pool->giveSqlite(m_job.target.path, std::move(lite));
     }
 
 private:
     const TableJob &m_job;
-    PgPool *m_pool;
+    ConnectionPool *m_pool;
 };
 
 } // namespace
 
-TableSync::TableSync(TableJob job, EngineObserver &observer, PgPool *pool)
+TableSync::TableSync(TableJob job, EngineObserver &observer, ConnectionPool *pool)
     : m_job(std::move(job)), m_observer(observer), m_pool(pool)
 {
 }

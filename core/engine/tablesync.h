@@ -7,7 +7,7 @@
 
 namespace driftless::core {
 
-class PgPool;
+class ConnectionPool;
 
 /// Everything needed to sync one table, resolved from the workspace.
 struct TableJob {
@@ -40,7 +40,7 @@ class TableSync {
 public:
     /// With `pool`, Postgres connections are taken from it and given back after a pass that ended
     /// well (the scheduler keeps one pool per run).
-    TableSync(TableJob job, EngineObserver &observer, PgPool *pool = nullptr);
+    TableSync(TableJob job, EngineObserver &observer, ConnectionPool *pool = nullptr);
 
     struct Outcome {
         long long rowsRead = 0;
@@ -55,7 +55,7 @@ private:
 
     TableJob m_job;
     EngineObserver &m_observer;
-    PgPool *m_pool = nullptr;
+    ConnectionPool *m_pool = nullptr;
 };
 
 } // namespace driftless::core

@@ -38,8 +38,7 @@ ON CONFLICT (pipeline, source_table) DO UPDATE SET
     updated_at = excluded.updated_at)sql";
 } // namespace
 
-namespace {
-std::shared_ptr<SqliteDb> openTarget(const std::string &path)
+std::shared_ptr<SqliteDb> openSqliteTarget(const std::string &path)
 {
     auto db = std::make_shared<SqliteDb>(path);
     // WAL: readers of the replica keep reading while a batch is written.
@@ -49,9 +48,8 @@ std::shared_ptr<SqliteDb> openTarget(const std::string &path)
     db->exec("PRAGMA cache_size = -16384");
     return db;
 }
-} // namespace
 
-SqliteMerger::SqliteMerger(const std::string &path, MergeTarget target) : SqliteMerger(openTarget(path), std::move(target))
+SqliteMerger::SqliteMerger(const std::string &path, MergeTarget target) : SqliteMerger(openSqliteTarget(path), std::move(target))
 {
 }
 
@@ -60,7 +58,7 @@ SqliteMerger::SqliteMerger(std::shared_ptr<SqliteDb> db, MergeTarget target)
 {
 }
 
-SqliteTargetSession::SqliteTargetSession(const std::string &path) : m_db(openTarget(path)) {}
+SqliteTargetSession::SqliteTargetSession(const std::string &path) : m_db(openSqliteTarget(path)) {}
 
 void SqliteTargetSession::rollback() noexcept
 {

@@ -8,6 +8,9 @@
 
 namespace driftless::core {
 
+/// Opens a SQLite target file as mergers use it (WAL, synchronous NORMAL, a batch-sized cache).
+std::shared_ptr<SqliteDb> openSqliteTarget(const std::string &path);
+
 /// Merger into a SQLite file.
 ///
 /// The batch arrives folded (one row per key) and SQLite applies a whole batch as one local

@@ -2,7 +2,7 @@
 // and the source's clock. Each test names the way `updated_at` lies that it guards against.
 
 #include "core/db/sqlitedb.h"
-#include "core/engine/pgpool.h"
+#include "core/engine/connectionpool.h"
 #include "core/readers/pgcursorreader.h"
 #include "tests/support/recordingobserver.h"
 #include "tests/support/testsupport.h"
@@ -271,7 +271,7 @@ TEST(CursorSync, passesReuseTheirConnectionsAndNeverOneTheServerEnded)
             pids.insert(r.text(i, 0));
         return pids;
     };
-    PgPool pool;
+    ConnectionPool pool;
     std::set<std::string> seen;
     for (int pass = 0; pass < 5; ++pass) {
         f.src.exec("UPDATE events SET kind = 'pass " + std::to_string(pass) + "', updated_at = now() WHERE id % 10 = " +
@@ -318,7 +318,7 @@ TEST(CursorSync, idleConnectionsArePooledOnlyForALimitedTime)
     const std::string pipeline = uniqueName("pool");
     const TableJob job =
         makeJob(pipeline, cursorSpec(), pgEndpoint("src", f.src.name()), pgEndpoint("dst", f.dst.name()));
-    PgPool pool(std::chrono::milliseconds(200), 4);
+    ConnectionPool pool(std::chrono::milliseconds(200), 4);
     TableSync(job, f.obs, &pool).runOnce({});
     EXPECT_EQ(pool.idleCount(), 2u);
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -332,4 +332,24 @@ TEST(CursorSync, idleConnectionsArePooledOnlyForALimitedTime)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     EXPECT_EQ(left, "0") << "expired sessions are closed on the server too";
+}
+
+TEST(CursorSync, passesIntoSqliteReuseTheOpenFile)
+{
+    // An open SQLite handle has parsed the file's schema; passes through a pool share it.
+    Fixture f;
+    TempDir dir;
+    f.src.exec("INSERT INTO events SELECT g, 'k' || g, now() - interval '2 hours' FROM generate_series(1, 3000) g");
+    const TableJob job =
+        makeJob(uniqueName("lite"), cursorSpec(700), pgEndpoint("src", f.src.name()), sqliteEndpoint("l", dir.file("r.db")));
+    ConnectionPool pool;
+    TableSync(job, f.obs, &pool).runOnce({});
+    EXPECT_EQ(pool.idleCount(), 2u); // the source session and the SQLite handle
+    f.src.exec("UPDATE events SET kind = 'upd', updated_at = now() WHERE id <= 10; INSERT INTO events VALUES (9000, 'n', now())");
+    TableSync(job, f.obs, &pool).runOnce({});
+    EXPECT_EQ(pool.reused(), 2);
+    // Another process reading the file sees every change: nothing is held open in a transaction.
+    SqliteDb db(dir.file("r.db"));
+    EXPECT_EQ(db.scalarInt("SELECT count(*) FROM events"), 3001);
+    EXPECT_EQ(db.scalarInt("SELECT count(*) FROM events WHERE kind = 'upd'"), 10);
 }
