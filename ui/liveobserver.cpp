@@ -11,38 +11,50 @@ LiveObserver::LiveObserver(std::vector<core::StateStore::Event> initial, std::si
 
 void LiveObserver::follow(const core::StateObserver &source)
 {
+    std::lock_guard lock(m_mutex);
     m_source = &source;
-    copyFromSource();
+    m_stale = true;
+    refreshLocked();
+    m_changes.fetch_add(1, std::memory_order_relaxed);
 }
 
 void LiveObserver::unfollow()
 {
-    copyFromSource();
+    std::lock_guard lock(m_mutex);
+    m_stale = true;
+    refreshLocked();
     m_source = nullptr;
 }
 
-void LiveObserver::copyFromSource()
+void LiveObserver::refreshLocked() const
 {
-    if (!m_source)
+    // Lock order is always ours, then the StateObserver's: it never calls us while it holds its
+    // own lock.
+    if (!m_stale || !m_source)
         return;
-    // Copy under our own lock so two workers reporting at once cannot store their copies out of
-    // order. Lock order is always ours, then the StateObserver's: it never calls us while it
-    // holds its own lock.
-    std::lock_guard lock(m_mutex);
     m_tables = m_source->snapshot();
+    m_stale = false;
+}
+
+void LiveObserver::markChanged()
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_stale = true;
+    }
     m_changes.fetch_add(1, std::memory_order_relaxed);
 }
 
 void LiveObserver::tableState(const core::TableKey &, const std::string &, const std::string &,
                               std::optional<core::Progress>)
 {
-    copyFromSource();
+    markChanged();
 }
 
 void LiveObserver::batchApplied(const core::TableKey &, const core::ApplyResult &, const core::Checkpoint &,
                                 std::optional<std::int64_t>)
 {
-    copyFromSource();
+    markChanged();
 }
 
 void LiveObserver::event(const std::string &level, const core::TableKey &key, const std::string &kind,
@@ -70,6 +82,7 @@ void LiveObserver::addEvent(core::StateStore::Event e)
 std::vector<core::StateStore::TableStatus> LiveObserver::tables() const
 {
     std::lock_guard lock(m_mutex);
+    refreshLocked();
     return m_tables;
 }
 

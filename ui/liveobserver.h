@@ -25,8 +25,10 @@ public:
     /// `initial`: the events already stored, newest first.
     explicit LiveObserver(std::vector<core::StateStore::Event> initial = {}, std::size_t capacity = 200);
 
-    /// Starts copying `source`'s statuses after each callback. `source` must outlive the
-    /// following until unfollow().
+    /// Follows `source`'s statuses: callbacks only mark them changed, and tables() copies them
+    /// when asked (once per snapshot, not once per callback: with 1,000 tables every callback
+    /// copying all of them was a large share of the engine's CPU, B12). `source` must outlive
+    /// the following until unfollow().
     void follow(const core::StateObserver &source);
     /// Takes a last copy and forgets the source.
     void unfollow();
@@ -48,11 +50,14 @@ public:
     std::uint64_t changes() const { return m_changes.load(std::memory_order_relaxed); }
 
 private:
-    void copyFromSource();
+    void markChanged();
+    /// Copies the source's statuses when they changed; m_mutex held.
+    void refreshLocked() const;
 
     mutable std::mutex m_mutex;
     const core::StateObserver *m_source = nullptr;
-    std::vector<core::StateStore::TableStatus> m_tables;
+    mutable std::vector<core::StateStore::TableStatus> m_tables;
+    mutable bool m_stale = false;
     std::deque<core::StateStore::Event> m_events;
     std::size_t m_capacity;
     std::atomic<std::uint64_t> m_changes{0};
