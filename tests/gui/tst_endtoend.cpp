@@ -11,6 +11,7 @@
 #include "ui/enginebridge.h"
 #include "ui/mainwindow.h"
 #include "ui/models/endpointsmodel.h"
+#include "ui/models/eventsmodel.h"
 #include "ui/models/pipelinesmodel.h"
 #include "ui/models/tablesmodel.h"
 #include "ui/pages/tablespage.h"
@@ -174,6 +175,16 @@ std::map<long, int> threadNiceness()
     return out;
 }
 
+bool hasEvent(const ui::EventsModel *events, const std::string &kind, const std::string &text)
+{
+    for (int row = 0; row < events->rowCount(); ++row) {
+        const auto &e = events->event(row);
+        if (e.kind == kind && e.message.find(text) != std::string::npos)
+            return true;
+    }
+    return false;
+}
+
 bool equal(test::PgTestDb &src, test::PgTestDb &dst, const char *select)
 {
     auto s = src.connect();
@@ -290,6 +301,9 @@ void TestEndToEnd::fromAnEmptyWorkspaceToAStreamingRepairedSync()
     QTRY_VERIFY2_WITH_TIMEOUT(fresh(model, "public.orders") && equal(src, dst, kOrders),
                               qPrintable(says(model, "public.orders")), 120000);
     QCOMPARE(dst.scalar("SELECT count(*) FROM public.orders WHERE name IN ('ghost', 'drifted')"), std::string("0"));
+    // The copy ran to its end (the bar's 100%), and the log says so.
+    QTRY_VERIFY(hasEvent(w.eventsModel(), "rebackfill", "re-backfill done"));
+    QVERIFY(!TablesModel::isRebackfill(*reportOf(model, "public.orders")));
     for (const char *t : {"public.plans", "public.events", "public.orders"})
         QVERIFY2(fresh(model, t), qPrintable(QString::fromLatin1(t) + ": " + says(model, t)));
     saveShot(&w, QStringLiteral("e2e-tables"));
