@@ -690,15 +690,19 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
     // Postgres; as the MySQL readers deliver it when a MySQL source's rows are stored as that text
     // (SQLite, or MySQL/MariaDB on both sides). See reconcilemysql.h.
     const bool pgText = job.source.kind == EndpointKind::Postgres || job.target.kind == EndpointKind::Postgres;
-    if (job.source.kind == EndpointKind::Postgres) {
-        PgConnection src = connectPostgres(job.source, "driftless reconcile");
-        ctx.schema = pgcatalog::describeTable(src, job.spec.table).withoutGenerated();
+    // Rows are matched by the source's primary key.
+    auto takeKeys = [&] {
         if (!ctx.schema.hasPrimaryKey())
             throw Error(ErrorKind::Permanent,
                         job.spec.table.display() + " has no primary key: rows cannot be matched between source and target",
                         {}, "add a primary key to the source table");
         for (int k : ctx.schema.primaryKey)
             ctx.keys.push_back(ctx.schema.columns[static_cast<size_t>(k)]);
+    };
+    if (job.source.kind == EndpointKind::Postgres) {
+        PgConnection src = connectPostgres(job.source, "driftless reconcile");
+        ctx.schema = pgcatalog::describeTable(src, job.spec.table).withoutGenerated();
+        takeKeys();
         const std::string recent = recentExpr(job, ctx.schema, src, opt);
         auto side = std::make_unique<PgSide>(std::move(src), job.spec.table.quoted(), ctx.schema, ctx.keys, recent);
         ctx.pgSource = side.get();
@@ -708,12 +712,7 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
         ctx.myTable = mysqlcatalog::describeTable(src, job.spec.table);
         // The sync carries generated columns as plain ones (their values), so they compare too.
         ctx.schema = ctx.myTable->schema;
-        if (!ctx.schema.hasPrimaryKey())
-            throw Error(ErrorKind::Permanent,
-                        job.spec.table.display() + " has no primary key: rows cannot be matched between source and target",
-                        {}, "add a primary key to the source table");
-        for (int k : ctx.schema.primaryKey)
-            ctx.keys.push_back(ctx.schema.columns[static_cast<size_t>(k)]);
+        takeKeys();
         std::optional<MysqlSide::Recent> recent;
         if (job.spec.strategy == Strategy::Cursor) {
             const int idx = ctx.schema.columnIndex(job.spec.cursor.value_or(TableSpec::kDefaultCursor));
