@@ -34,6 +34,7 @@
 
 using namespace driftless;
 using driftless::test::artifactsDir;
+using driftless::test::hasEvent;
 using driftless::test::saveShot;
 using driftless::ui::EngineBridge;
 using driftless::ui::MainWindow;
@@ -129,16 +130,6 @@ void clickButton(QMessageBox *box, const QString &name)
     auto *b = box->findChild<QPushButton *>(name);
     QVERIFY2(b, qPrintable(name));
     b->click();
-}
-
-bool hasEvent(const ui::EventsModel *events, const std::string &kind, const std::string &text)
-{
-    for (int row = 0; row < events->rowCount(); ++row) {
-        const auto &e = events->event(row);
-        if (e.kind == kind && e.message.find(text) != std::string::npos)
-            return true;
-    }
-    return false;
 }
 
 } // namespace

@@ -44,6 +44,8 @@
 #include <unistd.h>
 
 using namespace driftless;
+using driftless::test::hasEvent;
+using driftless::test::fillPostgres;
 using driftless::test::saveShot;
 using driftless::ui::EndpointDialog;
 using driftless::ui::MainWindow;
@@ -89,18 +91,6 @@ struct OwnerRole {
         }
     }
 };
-
-void fillPostgres(EndpointDialog &d, const QString &name, const std::string &db, const std::string &user)
-{
-    const auto &s = test::servers();
-    d.nameEdit()->setText(name);
-    d.kindBox()->setCurrentIndex(0);
-    d.fieldsMode()->setChecked(true);
-    d.hostEdit()->setText(QString::fromStdString(s.pgHost));
-    d.portBox()->setValue(s.pgPort);
-    d.databaseEdit()->setText(QString::fromStdString(db));
-    d.userEdit()->setText(QString::fromStdString(user));
-}
 
 /// Adds an endpoint through the Workspace page's dialog, after Test Connection passes.
 bool addEndpoint(ui::WorkspacePage *page, const QString &name, const std::string &db, const OwnerRole &role)
@@ -173,16 +163,6 @@ std::map<long, int> threadNiceness()
             out[tid.toLong()] = fields[16].toInt();
     }
     return out;
-}
-
-bool hasEvent(const ui::EventsModel *events, const std::string &kind, const std::string &text)
-{
-    for (int row = 0; row < events->rowCount(); ++row) {
-        const auto &e = events->event(row);
-        if (e.kind == kind && e.message.find(text) != std::string::npos)
-            return true;
-    }
-    return false;
 }
 
 bool equal(test::PgTestDb &src, test::PgTestDb &dst, const char *select)
@@ -267,7 +247,7 @@ void TestEndToEnd::fromAnEmptyWorkspaceToAStreamingRepairedSync()
     QVERIFY(w.startAction()->isEnabled());
     w.startAction()->trigger();
     for (const char *t : {"public.plans", "public.events", "public.orders"})
-        QTRY_VERIFY2_WITH_TIMEOUT(fresh(model, t), qPrintable(QString::fromLatin1(t) + ": " + says(model, t)), 120000);
+        QTRY_VERIFY2_WITH_TIMEOUT(fresh(model, t), qPrintable(QString::fromLatin1(t) + ": " + says(model, t)), 60000);
     QCOMPARE(reportOf(model, "public.orders")->strategy, std::string("cdc"));
     // The engine's threads run nicer than the UI thread, which keeps the window responsive.
     const auto nice = threadNiceness();
@@ -299,7 +279,7 @@ void TestEndToEnd::fromAnEmptyWorkspaceToAStreamingRepairedSync()
                                  equal(src, dst, kOrders),
                              60000);
     QTRY_VERIFY2_WITH_TIMEOUT(fresh(model, "public.orders") && equal(src, dst, kOrders),
-                              qPrintable(says(model, "public.orders")), 120000);
+                              qPrintable(says(model, "public.orders")), 60000);
     QCOMPARE(dst.scalar("SELECT count(*) FROM public.orders WHERE name IN ('ghost', 'drifted')"), std::string("0"));
     // The copy ran to its end (the bar's 100%), and the log says so.
     QTRY_VERIFY(hasEvent(w.eventsModel(), "rebackfill", "re-backfill done"));

@@ -186,7 +186,7 @@ void TestPages::slotsPageListsEverySlotWithItsOwnerAndDropsTheOrphan()
     QTRY_VERIFY2_WITH_TIMEOUT(tableIs(w.tablesModel(), pipeline, "public.orders", "streaming") ||
                                   tableIs(w.tablesModel(), pipeline, "public.orders", "ok") ||
                                   tableIs(w.tablesModel(), pipeline, "public.orders", "running"),
-                              qPrintable(tableSays(w.tablesModel(), pipeline, "public.orders")), 120000);
+                              qPrintable(tableSays(w.tablesModel(), pipeline, "public.orders")), 60000);
     QTRY_VERIFY_WITH_TIMEOUT(
         (QTest::keyClick(&w, Qt::Key_F5), QTest::qWait(300), slotActive(model, ours)), 30000);
     QCOMPARE(ownerOf(model, "src", ours), QString::fromStdString(pipeline));

@@ -37,6 +37,7 @@
 #include <memory>
 
 using namespace driftless;
+using driftless::test::hasEvent;
 using driftless::test::saveShot;
 using driftless::ui::MainWindow;
 using driftless::ui::ReconcileModel;
@@ -111,16 +112,6 @@ void clickButton(QMessageBox *box, const QString &name)
     auto *b = box->findChild<QPushButton *>(name);
     QVERIFY2(b, qPrintable(name));
     b->click();
-}
-
-bool hasEvent(const ui::EventsModel *events, const std::string &kind, const std::string &text)
-{
-    for (int row = 0; row < events->rowCount(); ++row) {
-        const auto &e = events->event(row);
-        if (e.kind == kind && e.message.find(text) != std::string::npos)
-            return true;
-    }
-    return false;
 }
 
 } // namespace

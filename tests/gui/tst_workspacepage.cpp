@@ -48,6 +48,7 @@
 #include <memory>
 
 using namespace driftless;
+using driftless::test::fillPostgres;
 using driftless::test::saveShot;
 using driftless::ui::EndpointDialog;
 using driftless::ui::EndpointsModel;
@@ -145,18 +146,6 @@ void fillMysql(EndpointDialog &d, const QString &name, const std::string &db, co
     d.fieldsMode()->setChecked(true);
     d.hostEdit()->setText(QString::fromStdString(s.myHost));
     d.portBox()->setValue(s.myPort);
-    d.databaseEdit()->setText(QString::fromStdString(db));
-    d.userEdit()->setText(QString::fromStdString(user));
-}
-
-void fillPostgres(EndpointDialog &d, const QString &name, const std::string &db, const std::string &user)
-{
-    const auto &s = test::servers();
-    d.nameEdit()->setText(name);
-    d.kindBox()->setCurrentIndex(0);
-    d.fieldsMode()->setChecked(true);
-    d.hostEdit()->setText(QString::fromStdString(s.pgHost));
-    d.portBox()->setValue(s.pgPort);
     d.databaseEdit()->setText(QString::fromStdString(db));
     d.userEdit()->setText(QString::fromStdString(user));
 }

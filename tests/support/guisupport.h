@@ -2,7 +2,16 @@
 
 // Helpers shared by the Qt Test GUI tests.
 
+#include "ui/dialogs/endpointdialog.h"
+#include "ui/models/eventsmodel.h"
+#include "tests/support/testsupport.h"
+
+#include <QCheckBox>
+#include <QComboBox>
 #include <QCoreApplication>
+#include <QLineEdit>
+#include <QRadioButton>
+#include <QSpinBox>
 #include <QDir>
 #include <QStandardPaths>
 #include <QString>
@@ -35,6 +44,30 @@ inline void useTestSettings()
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName(QStringLiteral("Driftless"));
     QCoreApplication::setApplicationName(QStringLiteral("Driftless"));
+}
+
+/// Whether the event log holds an event of `kind` whose message contains `text`.
+inline bool hasEvent(const ui::EventsModel *events, const std::string &kind, const std::string &text)
+{
+    for (int row = 0; row < events->rowCount(); ++row) {
+        const auto &e = events->event(row);
+        if (e.kind == kind && e.message.find(text) != std::string::npos)
+            return true;
+    }
+    return false;
+}
+
+/// Fills the endpoint dialog's fields for the test Postgres server (no password).
+inline void fillPostgres(ui::EndpointDialog &d, const QString &name, const std::string &db, const std::string &user)
+{
+    const auto &s = servers();
+    d.nameEdit()->setText(name);
+    d.kindBox()->setCurrentIndex(0);
+    d.fieldsMode()->setChecked(true);
+    d.hostEdit()->setText(QString::fromStdString(s.pgHost));
+    d.portBox()->setValue(s.pgPort);
+    d.databaseEdit()->setText(QString::fromStdString(db));
+    d.userEdit()->setText(QString::fromStdString(user));
 }
 
 } // namespace driftless::test
