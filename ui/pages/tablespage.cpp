@@ -142,15 +142,23 @@ TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *pare
     layout->addWidget(m_view, 1);
     layout->addWidget(m_details);
 
+    m_fitTimer = new QTimer(this);
+    m_fitTimer->setSingleShot(true);
+    m_fitTimer->setInterval(0);
+    connect(m_fitTimer, &QTimer::timeout, this, [this] {
+        const bool growOnly = m_fitGrowOnly;
+        m_fitGrowOnly = true;
+        fitColumns(growOnly);
+    });
     connect(m_model, &QAbstractItemModel::modelReset, this, [this] {
         updateSummary();
         updateButtons();
-        fitColumns(false);
+        fitColumnsSoon(false);
     });
     connect(m_model, &QAbstractItemModel::rowsInserted, this, [this] {
         updateSummary();
         updateButtons();
-        fitColumns(false);
+        fitColumnsSoon(false);
     });
     connect(m_model, &QAbstractItemModel::rowsRemoved, this, [this] {
         updateSummary();
@@ -160,7 +168,7 @@ TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *pare
         updateSummary();
         updateDetails();
         updateButtons();
-        fitColumns(true);
+        fitColumnsSoon(true);
     });
     connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &TablesPage::updateDetails);
     connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this, &TablesPage::updateButtons);
@@ -569,6 +577,25 @@ void TablesPage::showOutcome(std::uint64_t, BackfillRunner::Action action, const
     else
         text = QStringLiteral("%1/%2: %3");
     emit statusMessage(text.arg(pipeline, table, message));
+}
+
+void TablesPage::fitColumnsSoon(bool growOnly)
+{
+    m_fitGrowOnly = m_fitGrowOnly && growOnly;
+    if (!isVisible()) {
+        m_fitOnShow = true;
+        return;
+    }
+    m_fitTimer->start();
+}
+
+void TablesPage::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    if (m_fitOnShow) {
+        m_fitOnShow = false;
+        m_fitTimer->start();
+    }
 }
 
 void TablesPage::fitColumns(bool growOnly)

@@ -7,6 +7,7 @@
 
 #include <QMessageBox>
 #include <QPointer>
+#include <QTimer>
 #include <QWidget>
 
 #include <cstdint>
@@ -88,11 +89,18 @@ signals:
     /// An outcome for the status bar: a request taken, refused, or failed.
     void statusMessage(const QString &message);
 
+protected:
+    void showEvent(QShowEvent *event) override;
+
 private:
     void updateSummary();
     void updateDetails();
     void updateButtons();
     void fitColumns(bool growOnly);
+    /// fitColumns once the current burst of model signals is over, and only while the page is
+    /// shown (hidden, it fits when shown): measuring columns on every snapshot of 1,000 tables
+    /// was ~9% of the UI thread's time (B12).
+    void fitColumnsSoon(bool growOnly);
     void showContextMenu(const QPoint &pos);
     void showOutcome(std::uint64_t job, BackfillRunner::Action action, const QString &pipeline, const QString &table,
                      bool ok, const QString &message);
@@ -117,6 +125,9 @@ private:
     QLabel *m_promoteResult;
     BackfillProgress *m_progress;
     QPointer<QMessageBox> m_confirmation;
+    QTimer *m_fitTimer;
+    bool m_fitGrowOnly = true;
+    bool m_fitOnShow = false;
 };
 
 } // namespace driftless::ui
