@@ -1,9 +1,9 @@
 #include "core/engine/scheduler.h"
 
 #include "core/engine/cdcpipeline.h"
+#include "core/engine/connectionpool.h"
 #include "core/engine/log.h"
 #include "core/engine/mysqlcdc.h"
-#include "core/engine/connectionpool.h"
 #include "core/model/error.h"
 
 #include <algorithm>

@@ -79,18 +79,14 @@ PgReplicationConnection::Slot createSlotWatched(PgReplicationConnection &repl, c
                                                 const std::function<void(const SlotWaitReport &)> &report,
                                                 std::chrono::milliseconds every)
 {
-    std::mutex mutex;
-    std::condition_variable_any wake;
     std::jthread watcher([&](std::stop_token done) {
+        // Only for the timed wait, which ends early when the creation is over (~jthread).
+        std::mutex mutex;
+        std::condition_variable_any wake;
+        std::unique_lock lock(mutex);
         std::optional<PgConnection> conn;
         bool first = true;
-        std::unique_lock lock(mutex);
-        for (;;) {
-            // Returns early only when the creation is over (stop requested by ~jthread).
-            wake.wait_for(lock, done, every, [] { return false; });
-            if (done.stop_requested())
-                return;
-            lock.unlock();
+        while (!wake.wait_for(lock, done, every, [&] { return done.stop_requested(); })) {
             try {
                 if (!conn)
                     conn.emplace(connectPostgres(source, "driftless slot creation watch"));
@@ -106,7 +102,6 @@ PgReplicationConnection::Slot createSlotWatched(PgReplicationConnection &repl, c
                 log(LogLevel::Warn, "cannot read what slot creation waits for: " + std::string(e.what()));
                 conn.reset();
             }
-            lock.lock();
         }
     });
     // A stop request cancels CREATE_REPLICATION_SLOT (the server drops the half-made slot).

@@ -5,9 +5,9 @@
 #include "core/engine/pipelined.h"
 #include "core/engine/connect.h"
 #include "core/engine/connectionpool.h"
+#include "core/engine/testhooks.h"
 #include "core/mergers/pgmerger.h"
 #include "core/mergers/sqlitemerger.h"
-#include "core/engine/testhooks.h"
 #include "core/model/error.h"
 #include "core/readers/pgcursorreader.h"
 #include "core/readers/pgfullrefreshreader.h"
@@ -48,9 +48,9 @@ struct Source {
     TableSchema schema;
     std::optional<mysqlcatalog::MysqlTable> myTable;
 
-    Source(const TableJob &job, ConnectionPool *pool) : m_job(job), m_pool(pool)
+    Source(const TableJob &job, ConnectionPool *pool) : m_job(job), m_pool(pool), m_app("driftless " + job.pipeline)
     {
-        const std::string app = "driftless " + job.pipeline;
+        const std::string &app = m_app;
         switch (job.source.kind) {
         case EndpointKind::Postgres:
             pg.emplace(pool ? pool->take(job.source, app) : connectPostgres(job.source, app));
@@ -85,7 +85,7 @@ struct Source {
     void release(std::stop_token stop)
     {
         if (m_pool && pg && !stop.stop_requested())
-            m_pool->give(m_job.source, "driftless " + m_job.pipeline, std::move(*pg));
+            m_pool->give(m_job.source, m_app, std::move(*pg));
     }
 
     /// Stops a running read when `stop` is requested.
@@ -102,6 +102,7 @@ struct Source {
 private:
     const TableJob &m_job;
     ConnectionPool *m_pool;
+    std::string m_app;
 };
 
 /// The target side of one pass: its merger, on a pooled connection for a Postgres target.
@@ -110,10 +111,11 @@ struct Target {
     std::shared_ptr<SqliteDb> lite;
     std::unique_ptr<Merger> merger;
 
-    Target(const TableJob &job, const MergeTarget &mt, ConnectionPool *pool) : m_job(job), m_pool(pool)
+    Target(const TableJob &job, const MergeTarget &mt, ConnectionPool *pool)
+        : m_job(job), m_pool(pool), m_app("driftless " + job.pipeline)
     {
         if (pool && job.target.kind == EndpointKind::Postgres) {
-            pg = std::make_shared<PgConnection>(pool->take(job.target, "driftless " + job.pipeline));
+            pg = std::make_shared<PgConnection>(pool->take(job.target, m_app));
             merger = std::make_unique<PgMerger>(pg, mt);
         } else if (pool && job.target.kind == EndpointKind::Sqlite) {
             lite = pool->takeSqlite(job.target.path);
@@ -129,7 +131,7 @@ struct Target {
     {
         merger.reset();
         if (m_pool && pg && pg.use_count() == 1 && !stop.stop_requested())
-            m_pool->give(m_job.target, "driftless " + m_job.pipeline, std::move(*pg));
+            m_pool->give(m_job.target, m_app, std::move(*pg));
         if (m_pool && lite)
             m_pool->giveSqlite(m_job.target.path, std::move(lite));
     }
@@ -137,6 +139,7 @@ struct Target {
 private:
     const TableJob &m_job;
     ConnectionPool *m_pool;
+    std::string m_app;
 };
 
 } // namespace
