@@ -11,10 +11,13 @@ LIBS=(qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev qt6-httpserver-
       libmariadb-dev libmysqlcppconn-dev)
 SERVERS=(postgresql-15 postgresql-client-15 mariadb-server mariadb-client sqlite3)
 TEST=(libgtest-dev time procps util-linux xvfb xauth python3 python3-prometheus-client appstream)
+# tst_keychain: a private session bus with gnome-keyring-daemon as the Secret Service, libsecret
+# (which QtKeychain loads at run time) and secret-tool to look at the keyring from outside.
+KEYCHAIN=(dbus-daemon gnome-keyring libsecret-1-0 libsecret-tools)
 # The binlog decoder's fuzz test (tests/fuzz/run.sh): clang and its libFuzzer runtime.
 FUZZ=(clang-14 libclang-rt-14-dev)
 
-want=("${BUILD[@]}" "${LIBS[@]}" "${SERVERS[@]}" "${TEST[@]}" "${FUZZ[@]}")
+want=("${BUILD[@]}" "${LIBS[@]}" "${SERVERS[@]}" "${TEST[@]}" "${KEYCHAIN[@]}" "${FUZZ[@]}")
 if [[ "${1:-}" == "--print" ]]; then printf '%s\n' "${want[@]}"; exit 0; fi
 
 missing=()
