@@ -73,6 +73,10 @@ private:
     void setState(State state, const QString &message);
     void publish(EngineSnapshot snapshot);
     void publishLive(bool force);
+    void onLiveBuilt(EngineSnapshot snapshot, const std::shared_ptr<Run> &run);
+    /// A snapshot of a running engine's memory; any thread.
+    static EngineSnapshot liveSnapshot(const Run &run, std::uint64_t generation, const QString &path,
+                                       std::int64_t nowMs);
     void startRead();
     void onReadDone(EngineSnapshot snapshot);
     void onEngineStarted(std::uint64_t generation, std::shared_ptr<Run> run);
@@ -89,6 +93,7 @@ private:
     std::shared_ptr<Run> m_run;
     std::uint64_t m_publishedChanges = 0;
     std::int64_t m_lastPublishMs = 0;
+    bool m_liveBuildInFlight = false;
     EngineSnapshot m_snapshot;
     QTimer m_publishTimer;
     QTimer m_idleTimer;

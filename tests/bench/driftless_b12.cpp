@@ -26,15 +26,20 @@
 #include <QSortFilterProxyModel>
 #include <QTabWidget>
 #include <QTableView>
+#include <QThread>
 #include <QTimer>
 
 #include <algorithm>
+#include <map>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
 #include <time.h>
+#include <unistd.h>
 
 using driftless::ui::EngineBridge;
 using driftless::ui::EngineSnapshot;
@@ -63,18 +68,74 @@ qint64 threadCpuNs()
     return qint64(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+/// Time the calling thread spent runnable but waiting for a CPU, ns (schedstat's second field),
+/// or -1 where the kernel does not keep schedstats. Read with pread on a descriptor opened once:
+/// the probe runs every few milliseconds and must not cost the thread it measures.
+qint64 threadRunQueueNs()
+{
+    static const int fd = ::open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char buf[128];
+    const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    char *end = nullptr;
+    std::strtoull(buf, &end, 10); // time on a CPU
+    const unsigned long long waiting = std::strtoull(end, nullptr, 10);
+    return qint64(waiting);
+}
+
 struct Stall {
     double ms = 0;
-    double cpuMs = 0; ///< of it, the UI thread on a CPU (the rest: waiting to run, or blocked)
+    double cpuMs = 0;   ///< of it, the UI thread on a CPU
+    double queueMs = 0; ///< of it, runnable but waiting for a CPU (the rest: blocked or asleep)
     double atS = 0;
     QString after; ///< the driver's last action before it
+};
+
+/// Times every event the UI thread delivers, by receiver class and event type: the longest
+/// single deliveries say what the UI thread spends its bursts on. Nested deliveries (a paint
+/// inside a timer's handler) are counted in both.
+class TimingApplication final : public QApplication {
+public:
+    using QApplication::QApplication;
+
+    struct Cost {
+        double maxMs = 0;
+        double totalMs = 0;
+        int count = 0;
+    };
+    std::map<std::pair<QString, int>, Cost> costs;
+    bool timing = false;
+
+    bool notify(QObject *receiver, QEvent *event) override
+    {
+        if (!timing || QThread::currentThread() != thread())
+            return QApplication::notify(receiver, event);
+        QElapsedTimer t;
+        t.start();
+        const int type = event->type();
+        const char *cls = receiver->metaObject()->className();
+        const bool result = QApplication::notify(receiver, event);
+        const double ms = double(t.nsecsElapsed()) / 1e6;
+        if (ms >= 0.5) {
+            Cost &c = costs[{QString::fromLatin1(cls), type}];
+            c.maxMs = std::max(c.maxMs, ms);
+            c.totalMs += ms;
+            ++c.count;
+        }
+        return result;
+    }
 };
 
 } // namespace
 
 int main(int argc, char **argv)
 {
-    QApplication app(argc, argv);
+    TimingApplication app(argc, argv);
+    app.timing = qEnvironmentVariableIsSet("B12_EVENT_COSTS");
     QApplication::setApplicationName(QStringLiteral("Driftless B12"));
     QApplication::setOrganizationName(QStringLiteral("Driftless"));
     driftless::ui::initResources();
@@ -135,6 +196,7 @@ int main(int argc, char **argv)
     QString lastAction = QStringLiteral("open");
     qint64 lastTickNs = clock.nsecsElapsed();
     qint64 lastCpuNs = threadCpuNs();
+    qint64 lastQueueNs = threadRunQueueNs();
     QTimer probe;
     probe.setTimerType(Qt::PreciseTimer);
     probe.setInterval(tickMs);
@@ -145,9 +207,12 @@ int main(int argc, char **argv)
         const qint64 cpu = threadCpuNs();
         const double cpuMs = double(cpu - lastCpuNs) / 1e6;
         lastCpuNs = cpu;
+        const qint64 queue = threadRunQueueNs();
+        const double queueMs = queue >= 0 && lastQueueNs >= 0 ? double(queue - lastQueueNs) / 1e6 : -1;
+        lastQueueNs = queue;
         stalls.push_back(late);
         if (worst.size() < 10 || late > worst.back().ms) {
-            worst.push_back({late, cpuMs, double(now) / 1e9, lastAction});
+            worst.push_back({late, cpuMs, queueMs, double(now) / 1e9, lastAction});
             std::sort(worst.begin(), worst.end(), [](const Stall &a, const Stall &b) { return a.ms > b.ms; });
             if (worst.size() > 10)
                 worst.pop_back();
@@ -253,11 +318,19 @@ int main(int argc, char **argv)
     std::fprintf(stderr, "driftless-b12: %zu ticks over %.1f s, %zu snapshots; longest stalls:\n", measured.size(),
                  double(clock.nsecsElapsed() - measureStartNs) / 1e9, snapshots);
     for (const Stall &s : worst)
-        std::fprintf(stderr, "  %8.1f ms (UI thread on CPU %6.1f ms) at %6.1f s (after: %s)\n", s.ms, s.cpuMs, s.atS,
-                     qPrintable(s.after));
+        std::fprintf(stderr, "  %8.1f ms (UI thread on CPU %6.1f ms, waiting for a CPU %6.1f ms) at %6.1f s (after: %s)\n",
+                     s.ms, s.cpuMs, s.queueMs, s.atS, qPrintable(s.after));
     std::fprintf(stderr, "driftless-b12: driver actions (longest, count):\n");
     for (const ActionTime &a : actionTimes)
         std::fprintf(stderr, "  %-22s %8.1f ms  %d\n", qPrintable(a.what), a.maxMs, a.count);
+    if (app.timing) {
+        std::vector<std::pair<std::pair<QString, int>, TimingApplication::Cost>> costs(app.costs.begin(), app.costs.end());
+        std::sort(costs.begin(), costs.end(), [](const auto &a, const auto &b) { return a.second.maxMs > b.second.maxMs; });
+        std::fprintf(stderr, "driftless-b12: longest event deliveries (receiver, event type: max, total ms, count of >= 0.5 ms):\n");
+        for (std::size_t i = 0; i < std::min<std::size_t>(25, costs.size()); ++i)
+            std::fprintf(stderr, "  %-34s %4d %8.1f %9.1f %6d\n", qPrintable(costs[i].first.first), costs[i].first.second,
+                         costs[i].second.maxMs, costs[i].second.totalMs, costs[i].second.count);
+    }
     if (!failure.isEmpty())
         std::fprintf(stderr, "driftless-b12: the engine stopped: %s\n", qPrintable(failure));
 

@@ -252,7 +252,7 @@ void TestEndToEnd::fromAnEmptyWorkspaceToAStreamingRepairedSync()
     // The engine's threads run nicer than the UI thread, which keeps the window responsive.
     const auto nice = threadNiceness();
     QCOMPARE(nice.at(static_cast<long>(::getpid())), 0);
-    QVERIFY(std::count_if(nice.begin(), nice.end(), [](const auto &t) { return t.second == 5; }) >= 2);
+    QVERIFY(std::count_if(nice.begin(), nice.end(), [](const auto &t) { return t.second == 10; }) >= 2);
     QVERIFY(equal(src, dst, kPlans));
     QVERIFY(equal(src, dst, kEvents));
     QTRY_VERIFY_WITH_TIMEOUT(equal(src, dst, kOrders), 30000);

@@ -141,6 +141,7 @@ private slots:
     void slotsPageListsEverySlotWithItsOwnerAndDropsTheOrphan();
     void alertsPageShowsTheOrphanedSlotAndTheFailingTable();
     void lagPageDrawsStoredSamplesWithTheSla();
+    void hiddenLagPageDrawsNothingAndCatchesUpWhenShown();
 };
 
 void TestPages::initTestCase()
@@ -373,6 +374,44 @@ void TestPages::lagPageDrawsStoredSamplesWithTheSla()
     QCOMPARE(page->segmentCount(p, QStringLiteral("public.orders")), 2);
     saveShot(&w, QStringLiteral("page-lag-24h"));
 
+    w.close();
+    window.reset();
+}
+
+void TestPages::hiddenLagPageDrawsNothingAndCatchesUpWhenShown()
+{
+    // Qt Charts re-renders its scene on every change, shown or not: a hidden Lag page must not
+    // be fed the live snapshots (B12), and must still be right the moment it is shown.
+    test::PgTestDb src("gui_laghide_src");
+    test::PgTestDb dst("gui_laghide_dst");
+    src.exec(kSourceSchema);
+    const std::string pipeline = test::uniqueName("laghide");
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    const auto now = core::StateStore::nowMs();
+    {
+        core::StateStore store(statePath);
+        store.applyWorkspace(workspaceFor(pipeline, src, dst));
+        for (std::int64_t t = now - 10 * 60'000; t <= now; t += 60'000)
+            store.addLagSample({pipeline, "public.orders", t, 5, 0});
+    }
+    auto window = std::make_unique<MainWindow>();
+    MainWindow &w = *window;
+    w.resize(1180, 620);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto *page = w.lagPage();
+    QVERIFY(w.pages()->currentWidget() != page);
+    w.openWorkspace(QString::fromStdString(statePath));
+    const QString p = QString::fromStdString(pipeline);
+    QTRY_VERIFY_WITH_TIMEOUT(w.tablesModel()->rowOf(p, QStringLiteral("public.orders")) >= 0, 20000);
+    QTest::qWait(200);
+    QVERIFY2(!page->lagSeries(p, QStringLiteral("public.orders")), "a hidden chart builds no lines");
+
+    w.pages()->setCurrentWidget(page);
+    QTRY_VERIFY_WITH_TIMEOUT(page->historyLoaded() && page->lagSeries(p, QStringLiteral("public.orders")), 20000);
+    QCOMPARE(page->lagSeries(p, QStringLiteral("public.orders"))->count(), 11); // ten minutes, both ends
+    QCOMPARE(page->slaSeries(p, QStringLiteral("public.orders"))->at(0).y(), 120.0);
     w.close();
     window.reset();
 }

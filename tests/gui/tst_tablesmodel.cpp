@@ -8,6 +8,8 @@
 #include "ui/widgets/freshnessbadge.h"
 
 #include <QAbstractItemModelTester>
+#include <QDateTime>
+#include <QLocale>
 #include <QIcon>
 #include <QImage>
 #include <QPainter>
@@ -86,6 +88,7 @@ class TestTablesModel : public QObject {
 private slots:
     void snapshotsAddRemoveAndChangeRowsInPlace();
     void unchangedSnapshotEmitsNothing();
+    void changesSpanOnlyTheChangedColumns();
     void freshnessShowsWordAndIcon_data();
     void freshnessShowsWordAndIcon();
     void errorsNeedAttentionAndShowTheirMessage();
@@ -148,6 +151,55 @@ void TestTablesModel::unchangedSnapshotEmitsNothing()
     model.setSnapshot(snapshotOf({a, table("b")}));
     QCOMPARE(spy.changed.count() + spy.inserted.count() + spy.removed.count() + spy.reset.count(), 0);
     QCOMPARE(model.report(0).checkpoint, a.checkpoint); // kept current all the same
+}
+
+void TestTablesModel::changesSpanOnlyTheChangedColumns()
+{
+    TablesModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setSnapshot(snapshotOf({table("a"), table("b"), table("c"), table("d")}));
+    Signals spy(&model);
+
+    // Every second lag moves on a whole second, for every table: only the Lag column repaints.
+    auto a = table("a", "ok", 4.0), b = table("b", "ok", 4.0), c = table("c", "ok", 4.0), d = table("d", "ok", 4.0);
+    model.setSnapshot(snapshotOf({a, b, c, d}));
+    QCOMPARE(spy.changed.count(), 1);
+    QCOMPARE(spy.changed.at(0).at(0).toModelIndex(), model.index(0, TablesModel::Lag));
+    QCOMPARE(spy.changed.at(0).at(1).toModelIndex(), model.index(3, TablesModel::Lag));
+    QCOMPARE(cell(model, 2, TablesModel::Lag), QStringLiteral("4 s"));
+
+    // A pass on b and c: rows and last sync of those two rows, and their cells' new text.
+    b.rowsApplied = 250;
+    b.lastSyncAtMs = *b.lastSyncAtMs + 5000;
+    c.lastSyncAtMs = *c.lastSyncAtMs + 7000;
+    model.setSnapshot(snapshotOf({a, b, c, d}));
+    QCOMPARE(spy.changed.count(), 2);
+    QCOMPARE(spy.changed.at(1).at(0).toModelIndex(), model.index(1, TablesModel::Rows));
+    QCOMPARE(spy.changed.at(1).at(1).toModelIndex(), model.index(2, TablesModel::LastSync));
+    QCOMPARE(cell(model, 1, TablesModel::Rows), QLocale().toString(250));
+    QCOMPARE(cell(model, 2, TablesModel::LastSync),
+             QDateTime::fromMSecsSinceEpoch(*c.lastSyncAtMs).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
+    QCOMPARE(cell(model, 0, TablesModel::LastSync),
+             QDateTime::fromMSecsSinceEpoch(*a.lastSyncAtMs).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
+
+    // A message (the State column's tooltip too) and a new target (the Table column's tooltip).
+    d.message = "connection refused";
+    d.target = "dw2:public.d";
+    model.setSnapshot(snapshotOf({a, b, c, d}));
+    QCOMPARE(spy.changed.count(), 3);
+    QCOMPARE(spy.changed.at(2).at(0).toModelIndex(), model.index(3, TablesModel::Table));
+    QCOMPARE(spy.changed.at(2).at(1).toModelIndex(), model.index(3, TablesModel::Message));
+    QCOMPARE(cell(model, 3, TablesModel::Message), QStringLiteral("connection refused"));
+    QCOMPARE(cell(model, 3, TablesModel::Table, Qt::ToolTipRole), QStringLiteral("Target: dw2:public.d"));
+
+    // Sorting and filtering read the same text.
+    QSortFilterProxyModel proxy;
+    proxy.setSourceModel(&model);
+    proxy.setFilterKeyColumn(-1);
+    proxy.setFilterFixedString(QStringLiteral("refused"));
+    QCOMPARE(proxy.rowCount(), 1);
+    QCOMPARE(proxy.index(0, TablesModel::Table).data().toString(), QStringLiteral("public.d"));
+    QCOMPARE(spy.inserted.count() + spy.removed.count() + spy.reset.count() + spy.layout.count(), 0);
 }
 
 void TestTablesModel::freshnessShowsWordAndIcon_data()

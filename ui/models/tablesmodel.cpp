@@ -6,9 +6,10 @@
 #include <QLocale>
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <map>
-#include <set>
+#include <string_view>
 
 namespace driftless::ui
 {
@@ -16,26 +17,48 @@ namespace driftless::ui
 namespace
 {
 
-using Key = std::pair<std::string, std::string>;
-Key keyOf(const core::TableReport &r)
+using KeyView = std::pair<std::string_view, std::string_view>;
+KeyView keyOf(const core::TableReport &r)
 {
     return {r.pipeline, r.table};
 }
 
-/// Everything a row shows. The checkpoint and version are left out: they move with every batch
-/// and are not on screen, so they must not cost a repaint.
-bool sameOnScreen(const core::TableReport &a, const core::TableReport &b)
+/// The columns whose cells show something else from `a` to `b` (text, icon, tooltip, a role),
+/// one bit per column; 0 when the row looks the same. The checkpoint and version move with every
+/// batch and are not on screen, so they cost no repaint unless they start or end a re-backfill.
+unsigned changedColumns(const core::TableReport &a, const core::TableReport &b)
 {
-    return a.target == b.target && a.strategy == b.strategy && a.fellBackFromCdc == b.fellBackFromCdc &&
-           a.state == b.state && a.message == b.message &&
-           a.rowsApplied == b.rowsApplied && a.lastSyncAtMs == b.lastSyncAtMs && a.freshness == b.freshness &&
-           a.slaSeconds == b.slaSeconds && a.progress == b.progress &&
-           a.backfill.has_value() == b.backfill.has_value() &&
-           (!a.backfill || (a.backfill->rows == b.backfill->rows && a.backfill->total == b.backfill->total &&
-                            formatBackfill(*a.backfill) == formatBackfill(*b.backfill))) &&
-           TablesModel::isRebackfill(a) == TablesModel::isRebackfill(b) &&
-           // Lag shows whole seconds; a sub-second change is not a change on screen.
-           formatLag(a.lagSeconds) == formatLag(b.lagSeconds);
+    unsigned bits = 0;
+    const auto mark = [&bits](int column) { bits |= 1u << column; };
+    if (a.target != b.target)
+        mark(TablesModel::Table);
+    if (a.strategy != b.strategy || a.fellBackFromCdc != b.fellBackFromCdc)
+        mark(TablesModel::Strategy);
+    if (a.state != b.state || a.progress != b.progress || a.backfill.has_value() != b.backfill.has_value())
+        mark(TablesModel::State);
+    if (a.freshness != b.freshness)
+        mark(TablesModel::Freshness);
+    if (a.slaSeconds != b.slaSeconds) { // in the tooltips of both
+        mark(TablesModel::Freshness);
+        mark(TablesModel::Lag);
+    }
+    // Lag shows whole seconds; a sub-second change is not a change on screen.
+    if (a.lagSeconds != b.lagSeconds && formatLag(a.lagSeconds) != formatLag(b.lagSeconds))
+        mark(TablesModel::Lag);
+    if (a.rowsApplied != b.rowsApplied)
+        mark(TablesModel::Rows);
+    if (a.lastSyncAtMs != b.lastSyncAtMs)
+        mark(TablesModel::LastSync);
+    if (a.backfill.has_value() != b.backfill.has_value() ||
+        (a.backfill && (a.backfill->rows != b.backfill->rows || a.backfill->total != b.backfill->total ||
+                        formatBackfill(*a.backfill) != formatBackfill(*b.backfill))) ||
+        TablesModel::isRebackfill(a) != TablesModel::isRebackfill(b))
+        mark(TablesModel::Progress);
+    if (a.message != b.message) {
+        mark(TablesModel::State); // its tooltip
+        mark(TablesModel::Message);
+    }
+    return bits;
 }
 
 int freshnessRank(const std::string &f)
@@ -139,11 +162,12 @@ QVariant TablesModel::data(const QModelIndex &index, int role) const
 {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
         return {};
-    const auto &r = m_rows[static_cast<std::size_t>(index.row())];
+    const Row &row = m_rows[static_cast<std::size_t>(index.row())];
+    const auto &r = row.report;
     const int column = index.column();
     switch (role) {
     case Qt::DisplayRole:
-        return display(r, column);
+        return row.text[static_cast<std::size_t>(column)];
     case Qt::DecorationRole:
         if (column == Freshness)
             return freshnessIcon(QString::fromStdString(r.freshness));
@@ -163,7 +187,7 @@ QVariant TablesModel::data(const QModelIndex &index, int role) const
             return QVariant(Qt::AlignRight | Qt::AlignVCenter);
         return {};
     case SortRole:
-        return sortKey(r, column);
+        return sortKey(row, column);
     case FreshnessRole:
         return QString::fromStdString(r.freshness);
     case StateRole:
@@ -188,7 +212,7 @@ QVariant TablesModel::data(const QModelIndex &index, int role) const
     return {};
 }
 
-QVariant TablesModel::display(const core::TableReport &r, int column) const
+QString TablesModel::display(const core::TableReport &r, int column)
 {
     switch (column) {
     case Pipeline:
@@ -217,8 +241,9 @@ QVariant TablesModel::display(const core::TableReport &r, int column) const
     return {};
 }
 
-QVariant TablesModel::sortKey(const core::TableReport &r, int column) const
+QVariant TablesModel::sortKey(const Row &row, int column) const
 {
+    const auto &r = row.report;
     switch (column) {
     case Freshness:
         return freshnessRank(r.freshness);
@@ -233,7 +258,7 @@ QVariant TablesModel::sortKey(const core::TableReport &r, int column) const
         // Running backfills first when sorted descending, the furthest along first.
         return r.backfill ? r.backfill->percent.value_or(0.0) : -1.0;
     }
-    return display(r, column);
+    return row.text[static_cast<std::size_t>(column)];
 }
 
 QString TablesModel::toolTip(const core::TableReport &r, int column) const
@@ -278,63 +303,91 @@ void TablesModel::setSnapshot(const EngineSnapshot &snapshot)
 
 void TablesModel::setTables(const std::vector<core::TableReport> &tables)
 {
-    std::map<Key, std::size_t> incoming;
-    for (std::size_t i = 0; i < tables.size(); ++i)
-        incoming.emplace(keyOf(tables[i]), i);
+    // The common case: the same tables in the same order as last time, compared in place
+    // without building any index (twice a second, with a thousand tables).
+    bool sameKeys = tables.size() == m_rows.size();
+    for (std::size_t i = 0; sameKeys && i < tables.size(); ++i)
+        sameKeys = tables[i].pipeline == m_rows[i].report.pipeline && tables[i].table == m_rows[i].report.table;
 
-    // 1. Rows that are gone, removed from the bottom up in contiguous runs.
-    for (int row = static_cast<int>(m_rows.size()) - 1; row >= 0;) {
-        if (incoming.count(keyOf(m_rows[static_cast<std::size_t>(row)]))) {
-            --row;
-            continue;
+    std::map<KeyView, std::size_t> incoming;
+    if (!sameKeys) {
+        for (std::size_t i = 0; i < tables.size(); ++i)
+            incoming.emplace(keyOf(tables[i]), i);
+
+        // 1. Rows that are gone, removed from the bottom up in contiguous runs.
+        const auto gone = [&](int row) { return !incoming.count(keyOf(m_rows[static_cast<std::size_t>(row)].report)); };
+        for (int row = static_cast<int>(m_rows.size()) - 1; row >= 0;) {
+            if (!gone(row)) {
+                --row;
+                continue;
+            }
+            int first = row;
+            while (first > 0 && gone(first - 1))
+                --first;
+            beginRemoveRows({}, first, row);
+            m_rows.erase(m_rows.begin() + first, m_rows.begin() + row + 1);
+            endRemoveRows();
+            row = first - 1;
         }
-        int first = row;
-        while (first > 0 && !incoming.count(keyOf(m_rows[static_cast<std::size_t>(first - 1)])))
-            --first;
-        beginRemoveRows({}, first, row);
-        m_rows.erase(m_rows.begin() + first, m_rows.begin() + row + 1);
-        endRemoveRows();
-        row = first - 1;
     }
 
-    // 2. Rows still there, updated in place; one dataChanged spans them all.
-    std::set<Key> present;
-    int firstChanged = -1, lastChanged = -1;
+    // 2. Rows still there, updated in place. One dataChanged spans the changed cells: the rows
+    // from the first to the last changed one, the columns likewise. A view repaints only that
+    // rectangle, and a proxy sorted by a column outside it need not sort again; lag alone
+    // changing every second repaints the Lag column, not the table.
+    int firstRow = -1, lastRow = -1;
+    unsigned columns = 0;
+    std::vector<char> present(tables.size(), 0);
     for (std::size_t row = 0; row < m_rows.size(); ++row) {
-        const auto key = keyOf(m_rows[row]);
-        present.insert(key);
-        const auto &next = tables[incoming.at(key)];
-        if (sameOnScreen(m_rows[row], next)) {
-            m_rows[row] = next; // keeps checkpoint/version current without a repaint
+        Row &mine = m_rows[row];
+        const std::size_t at = sameKeys ? row : incoming.at(keyOf(mine.report));
+        present[at] = 1;
+        const auto &next = tables[at];
+        const unsigned changed = changedColumns(mine.report, next);
+        mine.report = next; // keeps checkpoint/version current, with or without a repaint
+        if (!changed)
             continue;
-        }
-        m_rows[row] = next;
-        if (firstChanged < 0)
-            firstChanged = static_cast<int>(row);
-        lastChanged = static_cast<int>(row);
+        for (int c = 0; c < ColumnCount; ++c)
+            if (changed & (1u << c))
+                mine.text[static_cast<std::size_t>(c)] = display(mine.report, c);
+        columns |= changed;
+        if (firstRow < 0)
+            firstRow = static_cast<int>(row);
+        lastRow = static_cast<int>(row);
     }
-    if (firstChanged >= 0)
-        emit dataChanged(index(firstChanged, 0), index(lastChanged, ColumnCount - 1));
+    if (firstRow >= 0) {
+        const int firstColumn = std::countr_zero(columns);
+        const int lastColumn = 31 - std::countl_zero(columns);
+        emit dataChanged(index(firstRow, firstColumn), index(lastRow, lastColumn));
+    }
 
     // 3. New rows, appended in snapshot order.
-    std::vector<const core::TableReport *> added;
-    for (const auto &t : tables)
-        if (present.insert(keyOf(t)).second)
-            added.push_back(&t);
-    if (!added.empty()) {
+    std::size_t added = 0;
+    for (std::size_t i = 0; i < tables.size(); ++i)
+        added += present[i] ? 0 : 1;
+    if (added > 0) {
         const int first = static_cast<int>(m_rows.size());
-        beginInsertRows({}, first, first + static_cast<int>(added.size()) - 1);
-        for (const auto *t : added)
-            m_rows.push_back(*t);
+        beginInsertRows({}, first, first + static_cast<int>(added) - 1);
+        for (std::size_t i = 0; i < tables.size(); ++i)
+            if (!present[i])
+                m_rows.push_back(rowFor(tables[i]));
         endInsertRows();
     }
 }
 
+TablesModel::Row TablesModel::rowFor(const core::TableReport &report)
+{
+    Row row{report, {}};
+    for (int c = 0; c < ColumnCount; ++c)
+        row.text[static_cast<std::size_t>(c)] = display(report, c);
+    return row;
+}
+
 int TablesModel::rowOf(const QString &pipeline, const QString &table) const
 {
-    const Key key{pipeline.toStdString(), table.toStdString()};
+    const std::string p = pipeline.toStdString(), t = table.toStdString();
     for (std::size_t i = 0; i < m_rows.size(); ++i)
-        if (keyOf(m_rows[i]) == key)
+        if (m_rows[i].report.pipeline == p && m_rows[i].report.table == t)
             return static_cast<int>(i);
     return -1;
 }

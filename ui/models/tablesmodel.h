@@ -6,6 +6,7 @@
 
 #include <QAbstractTableModel>
 
+#include <array>
 #include <vector>
 
 namespace driftless::ui
@@ -14,8 +15,10 @@ namespace driftless::ui
 /// One row per synced table, over the tables of an EngineSnapshot.
 ///
 /// setSnapshot() updates in place with the fewest signals it can: rows that went away are
-/// removed in contiguous runs, new rows are appended in one insert, and changed rows are
-/// reported in one dataChanged. Views keep their selection and scroll position that way, which
+/// removed in contiguous runs, new rows are appended in one insert, and changed cells are
+/// reported in one dataChanged spanning only the rows and columns that changed. Each row keeps
+/// its cells' text, made when they change: views, sorting and filtering read it, instead of
+/// formatting numbers and times again on every call. Views keep their selection and scroll position that way, which
 /// a reset twice a second would throw away. The order is the order rows first appeared; views
 /// sort through a proxy, by SortRole.
 class TablesModel final : public QAbstractTableModel
@@ -65,7 +68,7 @@ public:
     void setSnapshot(const EngineSnapshot &snapshot);
     void setTables(const std::vector<core::TableReport> &tables);
 
-    const core::TableReport &report(int row) const { return m_rows.at(static_cast<std::size_t>(row)); }
+    const core::TableReport &report(int row) const { return m_rows.at(static_cast<std::size_t>(row)).report; }
     /// The row of `pipeline`/`table` (as the engine displays it), or -1.
     int rowOf(const QString &pipeline, const QString &table) const;
 
@@ -74,11 +77,17 @@ public:
     static bool isRebackfill(const core::TableReport &r);
 
 private:
-    QVariant display(const core::TableReport &r, int column) const;
-    QVariant sortKey(const core::TableReport &r, int column) const;
+    struct Row {
+        core::TableReport report;
+        std::array<QString, ColumnCount> text; ///< each column's DisplayRole
+    };
+
+    static QString display(const core::TableReport &r, int column);
+    static Row rowFor(const core::TableReport &report);
+    QVariant sortKey(const Row &row, int column) const;
     QString toolTip(const core::TableReport &r, int column) const;
 
-    std::vector<core::TableReport> m_rows;
+    std::vector<Row> m_rows;
 };
 
 } // namespace driftless::ui

@@ -147,8 +147,11 @@ TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *pare
     m_fitTimer->setInterval(0);
     connect(m_fitTimer, &QTimer::timeout, this, [this] {
         const bool growOnly = m_fitGrowOnly;
+        const int first = m_fitFirst, last = m_fitLast;
         m_fitGrowOnly = true;
-        fitColumns(growOnly);
+        m_fitFirst = 1;
+        m_fitLast = 0;
+        fitColumns(growOnly, first, last);
     });
     connect(m_model, &QAbstractItemModel::modelReset, this, [this] {
         updateSummary();
@@ -164,11 +167,11 @@ TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *pare
         updateSummary();
         updateButtons();
     });
-    connect(m_model, &QAbstractItemModel::dataChanged, this, [this] {
+    connect(m_model, &QAbstractItemModel::dataChanged, this, [this](const QModelIndex &from, const QModelIndex &to) {
         updateSummary();
         updateDetails();
         updateButtons();
-        fitColumnsSoon(true);
+        fitColumnsSoon(true, from.column(), to.column());
     });
     connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &TablesPage::updateDetails);
     connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this, &TablesPage::updateButtons);
@@ -579,9 +582,18 @@ void TablesPage::showOutcome(std::uint64_t, BackfillRunner::Action action, const
     emit statusMessage(text.arg(pipeline, table, message));
 }
 
-void TablesPage::fitColumnsSoon(bool growOnly)
+void TablesPage::fitColumnsSoon(bool growOnly, int first, int last)
 {
+    if (last < 0)
+        last = TablesModel::Message - 1;
     m_fitGrowOnly = m_fitGrowOnly && growOnly;
+    if (m_fitFirst > m_fitLast) {
+        m_fitFirst = first;
+        m_fitLast = last;
+    } else {
+        m_fitFirst = std::min(m_fitFirst, first);
+        m_fitLast = std::max(m_fitLast, last);
+    }
     if (!isVisible()) {
         m_fitOnShow = true;
         return;
@@ -598,13 +610,15 @@ void TablesPage::showEvent(QShowEvent *event)
     }
 }
 
-void TablesPage::fitColumns(bool growOnly)
+void TablesPage::fitColumns(bool growOnly, int first, int last)
 {
     // Fitted to the contents when rows come or go; on updates columns only grow (a timestamp
     // replacing "never"), so nothing jumps back and forth twice a second. The message column
     // takes what is left. Only the rows on screen are measured (resizeContentsPrecision 0).
     const QAbstractItemView *view = m_view;
-    for (int c = 0; c < TablesModel::Message; ++c) {
+    if (last < 0)
+        last = TablesModel::Message - 1;
+    for (int c = std::max(0, first); c <= std::min(last, TablesModel::Message - 1); ++c) {
         const int wanted = std::max(view->sizeHintForColumn(c), m_view->horizontalHeader()->sectionSizeHint(c)) + 12;
         if (!growOnly || wanted > m_view->columnWidth(c))
             m_view->setColumnWidth(c, wanted);

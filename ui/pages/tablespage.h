@@ -96,11 +96,13 @@ private:
     void updateSummary();
     void updateDetails();
     void updateButtons();
-    void fitColumns(bool growOnly);
+    /// Fits columns first..last (all but the message column by default).
+    void fitColumns(bool growOnly, int first = 0, int last = -1);
     /// fitColumns once the current burst of model signals is over, and only while the page is
     /// shown (hidden, it fits when shown): measuring columns on every snapshot of 1,000 tables
     /// was ~9% of the UI thread's time (B12).
-    void fitColumnsSoon(bool growOnly);
+    /// Updates fit only the columns that changed (first..last; -1: all).
+    void fitColumnsSoon(bool growOnly, int first = 0, int last = -1);
     void showContextMenu(const QPoint &pos);
     void showOutcome(std::uint64_t job, BackfillRunner::Action action, const QString &pipeline, const QString &table,
                      bool ok, const QString &message);
@@ -128,6 +130,8 @@ private:
     QTimer *m_fitTimer;
     bool m_fitGrowOnly = true;
     bool m_fitOnShow = false;
+    /// The columns the next fit measures; first > last: none yet.
+    int m_fitFirst = 1, m_fitLast = 0;
 };
 
 } // namespace driftless::ui

@@ -206,6 +206,29 @@ void LagChart::setNote(const QString &note) { m_note->setText(note); }
 
 void LagChart::setSnapshot(const EngineSnapshot &full)
 {
+    // Hidden (another page is current, a detail not open yet), the chart only keeps the newest
+    // snapshot: Qt Charts re-renders its scene on every change, shown or not, and with live
+    // snapshots twice a second that was the UI thread's largest cost while a DBA looked at other
+    // pages (B12). Shown again, it reads the history again (off the UI thread) and goes on live.
+    if (!isVisible()) {
+        m_deferred = full;
+        return;
+    }
+    applySnapshot(full, false);
+}
+
+void LagChart::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    if (!m_deferred)
+        return;
+    const EngineSnapshot snapshot = std::move(*m_deferred);
+    m_deferred.reset();
+    applySnapshot(snapshot, true);
+}
+
+void LagChart::applySnapshot(const EngineSnapshot &full, bool catchUp)
+{
     // Charted tables only: with setOnly(), the one table.
     const EngineSnapshot *shown = &full;
     EngineSnapshot one;
@@ -247,6 +270,11 @@ void LagChart::setSnapshot(const EngineSnapshot &full)
             reload();
             return;
         }
+    }
+    if (catchUp) {
+        // What happened while hidden is in the lag samples: read them rather than draw a jump.
+        reload();
+        return;
     }
     // Applied by the live timer, so at most one update per interval however often they come.
     m_pending = snapshot;
@@ -391,7 +419,7 @@ void LagChart::onReadDone(std::uint64_t generation, History history, std::int64_
 
 void LagChart::applyLive()
 {
-    if (!m_pending || !m_loaded)
+    if (!m_pending || !m_loaded || !isVisible())
         return;
     const EngineSnapshot snapshot = std::move(*m_pending);
     m_pending.reset();

@@ -34,7 +34,8 @@ namespace driftless::ui {
 /// workspace, its tables or the window (15 min, 1 h, 24 h) change; long windows are thinned to
 /// the worst lag per bucket, so a spike never disappears. Between reads the newest snapshot's
 /// lags are appended, at most every kLiveIntervalMs, and points that leave the window are
-/// dropped. The UI thread never reads the file.
+/// dropped. The UI thread never reads the file. While hidden, the chart keeps only the newest
+/// snapshot and draws nothing; shown again, it reads the history again.
 ///
 /// With more than kMaxTables tables, only the kMaxTables furthest behind their SLA are charted
 /// (a line per table is unreadable beyond that, and Qt Charts spends seconds of the UI thread on
@@ -96,6 +97,9 @@ private:
     using History = std::map<Key, std::vector<QPointF>>;
 
     /// The tables to chart: all of them, or the kMaxTables furthest behind their SLA.
+    void showEvent(QShowEvent *event) override;
+    /// setSnapshot() while shown; `catchUp`: the chart was hidden, so its history is read again.
+    void applySnapshot(const EngineSnapshot &snapshot, bool catchUp);
     static std::vector<core::TableReport> choose(const std::vector<core::TableReport> &tables);
     void rebuildSeries(const std::vector<core::TableReport> &tables, std::size_t total);
     void startRead();
@@ -125,6 +129,8 @@ private:
     std::uint64_t m_generation = 0;
     bool m_loaded = false;
     std::optional<EngineSnapshot> m_pending;
+    /// The newest snapshot that came while the chart was hidden.
+    std::optional<EngineSnapshot> m_deferred;
     QTimer m_live;
 };
 
