@@ -1,4 +1,5 @@
 #include "ui/enginebridge.h"
+#include "ui/enginepriority.h"
 
 #include "ui/liveobserver.h"
 #include "ui/mailbox.h"
@@ -22,7 +23,6 @@
 #include <atomic>
 #include <thread>
 
-#include <sys/resource.h>
 #include <unistd.h>
 #include <filesystem>
 #include <mutex>
@@ -63,13 +63,6 @@ private:
 
 namespace {
 
-/// How much nicer than the UI thread the engine's threads run (Linux: per thread, inherited).
-/// Nice weighs threads against others of the same scheduling group (the app's autogroup or
-/// cgroup on a Linux desktop), so it decides between the window and its own engine: at +10 an
-/// engine thread weighs about a tenth of the UI thread while both want a core, and the engine
-/// still has every cycle the window leaves. B12: +5 left the window waiting behind the engine's
-/// threads for up to 40 ms.
-constexpr int kEngineNice = 10;
 
 QString tr(const char *text) { return QCoreApplication::translate("driftless::ui::EngineBridge", text); }
 
@@ -183,10 +176,10 @@ void EngineBridge::start()
     setState(State::Starting, {});
     m_engine = std::jthread([mailbox = m_mailbox, generation, path = m_path.toStdString()](std::stop_token stop) {
         // The window must stay responsive while the engine works on the same cores: the engine's
-        // threads (this one and every thread it starts, which inherit it) run nicer than the UI
-        // thread. Only in the app; driftless-cli runs at the priority it is given (B12).
-        if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kEngineNice) != 0)
-            core::log(core::LogLevel::Debug, "could not lower the engine threads' priority");
+        // threads (this one and every thread it starts, which inherit it) give way to the UI
+        // thread (enginepriority.h). Only in the app; driftless-cli runs at the priority it is
+        // given (B12).
+        core::log(core::LogLevel::Debug, applyEnginePriority(chooseEnginePriority()));
         QString error;
         bool restartAfter = false;
         try {

@@ -95,9 +95,10 @@ struct Stall {
     QString after; ///< the driver's last action before it
 };
 
-/// Times every event the UI thread delivers, by receiver class and event type: the longest
-/// single deliveries say what the UI thread spends its bursts on. Nested deliveries (a paint
-/// inside a timer's handler) are counted in both.
+/// Times every event the UI thread delivers, by receiver class and event type, in the UI
+/// thread's CPU time (waiting for a core is the stall's other part, reported with each stall):
+/// the longest single deliveries say what the UI thread spends its bursts on. Nested deliveries
+/// (a paint inside a timer's handler) are counted in both.
 class TimingApplication final : public QApplication {
 public:
     using QApplication::QApplication;
@@ -114,12 +115,11 @@ public:
     {
         if (!timing || QThread::currentThread() != thread())
             return QApplication::notify(receiver, event);
-        QElapsedTimer t;
-        t.start();
+        const qint64 start = threadCpuNs();
         const int type = event->type();
         const char *cls = receiver->metaObject()->className();
         const bool result = QApplication::notify(receiver, event);
-        const double ms = double(t.nsecsElapsed()) / 1e6;
+        const double ms = double(threadCpuNs() - start) / 1e6;
         if (ms >= 0.5) {
             Cost &c = costs[{QString::fromLatin1(cls), type}];
             c.maxMs = std::max(c.maxMs, ms);
@@ -326,7 +326,7 @@ int main(int argc, char **argv)
     if (app.timing) {
         std::vector<std::pair<std::pair<QString, int>, TimingApplication::Cost>> costs(app.costs.begin(), app.costs.end());
         std::sort(costs.begin(), costs.end(), [](const auto &a, const auto &b) { return a.second.maxMs > b.second.maxMs; });
-        std::fprintf(stderr, "driftless-b12: longest event deliveries (receiver, event type: max, total ms, count of >= 0.5 ms):\n");
+        std::fprintf(stderr, "driftless-b12: longest event deliveries in UI-thread CPU (receiver, event type: max, total ms, count of >= 0.5 ms):\n");
         for (std::size_t i = 0; i < std::min<std::size_t>(25, costs.size()); ++i)
             std::fprintf(stderr, "  %-34s %4d %8.1f %9.1f %6d\n", qPrintable(costs[i].first.first), costs[i].first.second,
                          costs[i].second.maxMs, costs[i].second.totalMs, costs[i].second.count);

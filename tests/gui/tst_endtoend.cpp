@@ -9,6 +9,7 @@
 #include "ui/dialogs/endpointdialog.h"
 #include "ui/dialogs/pipelineeditor.h"
 #include "ui/enginebridge.h"
+#include "ui/enginepriority.h"
 #include "ui/mainwindow.h"
 #include "ui/models/endpointsmodel.h"
 #include "ui/models/eventsmodel.h"
@@ -41,6 +42,7 @@
 #include <map>
 #include <memory>
 
+#include <sched.h>
 #include <unistd.h>
 
 using namespace driftless;
@@ -146,10 +148,14 @@ QString says(const TablesModel *model, const char *table)
     return r ? QString::fromStdString(r->state + " / " + r->freshness + ": " + r->message) : QStringLiteral("(no row)");
 }
 
-/// The nice value of each of this process's threads, by thread id (Linux /proc).
-std::map<long, int> threadNiceness()
+/// Each of this process's threads' scheduling, by thread id (Linux /proc).
+struct ThreadSched {
+    int nice = 0;
+    int policy = 0; ///< SCHED_OTHER 0, SCHED_IDLE 5
+};
+std::map<long, ThreadSched> threadScheduling()
 {
-    std::map<long, int> out;
+    std::map<long, ThreadSched> out;
     QDir tasks(QStringLiteral("/proc/self/task"));
     for (const QString &tid : tasks.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
         QFile stat(tasks.filePath(tid) + QStringLiteral("/stat"));
@@ -157,10 +163,10 @@ std::map<long, int> threadNiceness()
             continue;
         const QByteArray line = stat.readAll();
         // Fields after the command name (which may hold spaces) are space-separated; nice is
-        // field 19, the 17th after the ')'.
+        // field 19 and policy field 41, the 17th and 39th after the ')'.
         const QList<QByteArray> fields = line.mid(line.lastIndexOf(')') + 2).split(' ');
-        if (fields.size() > 16)
-            out[tid.toLong()] = fields[16].toInt();
+        if (fields.size() > 38)
+            out[tid.toLong()] = {fields[16].toInt(), fields[38].toInt()};
     }
     return out;
 }
@@ -249,10 +255,18 @@ void TestEndToEnd::fromAnEmptyWorkspaceToAStreamingRepairedSync()
     for (const char *t : {"public.plans", "public.events", "public.orders"})
         QTRY_VERIFY2_WITH_TIMEOUT(fresh(model, t), qPrintable(QString::fromLatin1(t) + ": " + says(model, t)), 60000);
     QCOMPARE(reportOf(model, "public.orders")->strategy, std::string("cdc"));
-    // The engine's threads run nicer than the UI thread, which keeps the window responsive.
-    const auto nice = threadNiceness();
-    QCOMPARE(nice.at(static_cast<long>(::getpid())), 0);
-    QVERIFY(std::count_if(nice.begin(), nice.end(), [](const auto &t) { return t.second == 10; }) >= 2);
+    // The engine's threads give way to the UI thread, which keeps the window responsive: at
+    // SCHED_IDLE where the app has a scheduling group of its own (this machine's autogroup),
+    // else at nice +10.
+    const auto sched = threadScheduling();
+    QCOMPARE(sched.at(static_cast<long>(::getpid())).nice, 0);
+    QCOMPARE(sched.at(static_cast<long>(::getpid())).policy, SCHED_OTHER);
+    const bool idle = ui::chooseEnginePriority() == ui::EnginePriority::Idle;
+    const auto yielding = std::count_if(sched.begin(), sched.end(), [&](const auto &t) {
+        return idle ? t.second.policy == SCHED_IDLE : t.second.nice == ui::kEngineNice;
+    });
+    QVERIFY2(yielding >= 2, qPrintable(QStringLiteral("%1 engine threads at %2").arg(yielding).arg(
+                                           QString::fromLatin1(ui::toString(ui::chooseEnginePriority())))));
     QVERIFY(equal(src, dst, kPlans));
     QVERIFY(equal(src, dst, kEvents));
     QTRY_VERIFY_WITH_TIMEOUT(equal(src, dst, kOrders), 30000);

@@ -7,6 +7,8 @@
 #include "ui/models/alertsmodel.h"
 #include "ui/models/slotsmodel.h"
 #include "ui/slotmonitor.h"
+#include "ui/widgets/cachedtextdelegate.h"
+#include "ui/widgets/lagchart.h"
 #include "ui/widgets/visiblerowfitter.h"
 
 #include <QAbstractItemModelTester>
@@ -16,6 +18,10 @@
 #include <QSortFilterProxyModel>
 #include <QStandardItemModel>
 #include <QTableView>
+#include <QChart>
+#include <QImage>
+#include <QLineSeries>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace driftless;
@@ -106,6 +112,8 @@ private slots:
     void alertsModelPassesTesterThroughUpdates();
     void alertCenterOpensEachAlertOnceAndTracksInactiveSlots();
     void rowFitterMeasuresOnlyTheRowsOnScreen();
+    void cachedTextDelegatePaintsAsTheStyleDoes();
+    void lagChartChartsTheFurthestBehindAndReusesItsLines();
 };
 
 void TestPageModels::slotsModelPassesTesterThroughUpdates()
@@ -347,6 +355,152 @@ void TestPageModels::rowFitterMeasuresOnlyTheRowsOnScreen()
     const int before = view.rowHeight(top);
     view.resize(260, 300);
     QTRY_VERIFY(view.rowHeight(top) > before);
+}
+
+void TestPageModels::cachedTextDelegatePaintsAsTheStyleDoes()
+{
+    // The same cells drawn by the style (QStyledItemDelegate) and from the cache: the same pixels,
+    // selected or not, left or right aligned, elided or whole, with an icon.
+    QStandardItemModel model(4, 3);
+    const QStringList texts = {QStringLiteral("s3.t042"), QStringLiteral("cursor (fell back from CDC)"),
+                               QStringLiteral("12 s"), QStringLiteral("public.orders"),
+                               QStringLiteral("a message far too long for its column, elided at the end"),
+                               QStringLiteral("1,234,567"), QStringLiteral("never"), QStringLiteral(""),
+                               QStringLiteral("2026-11-30 04:12:09"), QStringLiteral("ok"),
+                               QStringLiteral("Ünïcödé ✓ 表"), QStringLiteral("-3.4028235e+38")};
+    for (int i = 0; i < texts.size(); ++i) {
+        auto *item = new QStandardItem(texts.at(i));
+        if (i % 3 == 2)
+            item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        if (i == 9)
+            item->setIcon(QIcon(QStringLiteral(":/icons/ok.svg")));
+        model.setItem(i / 3, i % 3, item);
+    }
+    auto render = [&](QStyledItemDelegate *delegate) {
+        QTableView view;
+        view.setItemDelegate(delegate);
+        view.setWordWrap(false); // as the Tables page; wrapped text is left to the style
+        view.setModel(&model);
+        view.setColumnWidth(0, 150);
+        view.setColumnWidth(1, 140);
+        view.setColumnWidth(2, 120);
+        view.resize(500, 200);
+        view.selectRow(1);
+        view.show();
+        if (!QTest::qWaitForWindowExposed(&view))
+            return QImage();
+        QCoreApplication::processEvents();
+        QImage image = view.viewport()->grab().toImage();
+        view.setItemDelegate(nullptr);
+        return image;
+    };
+    QStyledItemDelegate style;
+    driftless::ui::CachedTextDelegate cached;
+    const QImage expected = render(&style);
+    const QImage drawn = render(&cached);
+    QVERIFY(!expected.isNull());
+    QVERIFY2(cached.cachedTexts() >= 10, "the texts were drawn from the cache");
+    int inked = 0; // not the empty viewport's colour: cells, text, the selection
+    const QRgb empty = expected.pixel(expected.width() - 1, expected.height() - 1);
+    for (int y = 0; y < expected.height(); ++y)
+        for (int x = 0; x < expected.width(); ++x)
+            inked += expected.pixel(x, y) != empty ? 1 : 0;
+    QVERIFY2(inked > 2000, qPrintable(QString::number(inked)));
+    QCOMPARE(drawn.size(), expected.size());
+    // Left-aligned text on the plain background lands on the same pixels. Right-aligned text
+    // may land a fraction of a pixel apart, and text on the selection blends its edges a shade
+    // differently (QTextLayout and QStaticText take different paths): there the ink must span
+    // the same columns and rows within a pixel.
+    QTableView probe;
+    probe.setModel(&model);
+    probe.setColumnWidth(0, 150);
+    probe.setColumnWidth(1, 140);
+    probe.setColumnWidth(2, 120);
+    probe.resize(500, 200);
+    probe.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&probe));
+    for (int row = 0; row < model.rowCount(); ++row)
+        for (int column = 0; column < model.columnCount(); ++column) {
+            const QRect cellRect = probe.visualRect(model.index(row, column)).adjusted(1, 1, -2, -2);
+            const QString where = QStringLiteral("cell %1,%2 (%3)").arg(row).arg(column).arg(model.index(row, column).data().toString());
+            int differing = 0;
+            QRect inkA, inkB; // where each differs from the cell's own fill
+            const QRgb fill = expected.pixel(cellRect.left(), cellRect.top());
+            for (int y = cellRect.top(); y <= cellRect.bottom(); ++y)
+                for (int x = cellRect.left(); x <= cellRect.right(); ++x) {
+                    const QRgb a = expected.pixel(x, y), b = drawn.pixel(x, y);
+                    differing += a != b ? 1 : 0;
+                    if (a != fill)
+                        inkA |= QRect(x, y, 1, 1);
+                    if (b != fill)
+                        inkB |= QRect(x, y, 1, 1);
+                }
+            const bool exact = column != 2 && row != 1;
+            if (exact) {
+                QVERIFY2(differing == 0, qPrintable(QStringLiteral("%1: %2 pixels differ").arg(where).arg(differing)));
+            } else {
+                const auto near = [](int a, int b) { return std::abs(a - b) <= 1; };
+                QVERIFY2(near(inkA.left(), inkB.left()) && near(inkA.right(), inkB.right()) &&
+                             near(inkA.top(), inkB.top()) && near(inkA.bottom(), inkB.bottom()),
+                         qPrintable(QStringLiteral("%1: style's ink (%2,%3)-(%4,%5), cached (%6,%7)-(%8,%9)")
+                                        .arg(where)
+                                        .arg(inkA.left()).arg(inkA.top()).arg(inkA.right()).arg(inkA.bottom())
+                                        .arg(inkB.left()).arg(inkB.top()).arg(inkB.right()).arg(inkB.bottom())));
+            }
+        }
+}
+
+void TestPageModels::lagChartChartsTheFurthestBehindAndReusesItsLines()
+{
+    // Of 30 tables the chart draws the 20 furthest behind their SLA. When others fall behind,
+    // the choice is made again (every kReselectMs): the same 40 series (lag and SLA per table)
+    // are renamed and refilled, not rebuilt, and live points land in the right table's line.
+    QTemporaryDir dir;
+    driftless::ui::LagChart chart;
+    chart.resize(900, 500);
+    chart.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&chart));
+    const auto name = [](int i) { return QStringLiteral("public.t%1").arg(i, 2, 10, QLatin1Char('0')); };
+    driftless::ui::EngineSnapshot s;
+    s.statePath = dir.filePath(QStringLiteral("no-history.db")); // no file: no history, only live points
+    s.takenAtMs = driftless::core::StateStore::nowMs();
+    s.live = true;
+    for (int i = 0; i < 30; ++i) {
+        driftless::core::TableReport t;
+        t.pipeline = "p";
+        t.table = name(i).toStdString();
+        t.slaSeconds = 60;
+        t.lagSeconds = i; // t29 is furthest behind
+        s.tables.push_back(t);
+    }
+    chart.setSnapshot(s);
+    QTRY_VERIFY(chart.historyLoaded());
+    const QString p = QStringLiteral("p");
+    for (int i = 0; i < 30; ++i)
+        QVERIFY2(bool(chart.lagSeries(p, name(i))) == (i >= 10), qPrintable(name(i)));
+    const auto before = chart.chart()->series();
+    QCOMPARE(before.size(), 40);
+
+    // Half a minute on, the other end is behind: t00..t19 are charted now.
+    s.takenAtMs += driftless::ui::LagChart::kReselectMs + 1000;
+    for (int i = 0; i < 30; ++i)
+        s.tables[static_cast<std::size_t>(i)].lagSeconds = 100 - i;
+    chart.setSnapshot(s);
+    QTRY_VERIFY(chart.historyLoaded());
+    for (int i = 0; i < 30; ++i)
+        QVERIFY2(bool(chart.lagSeries(p, name(i))) == (i < 20), qPrintable(name(i)));
+    const auto after = chart.chart()->series();
+    QCOMPARE(QSet<QAbstractSeries *>(after.begin(), after.end()), QSet<QAbstractSeries *>(before.begin(), before.end()));
+    QCOMPARE(chart.lagSeries(p, name(3))->name(), name(3));
+    QVERIFY(chart.lagPoints(p, name(3)).isEmpty()); // emptied: no points of the table it drew before
+
+    // The next snapshot's lags are appended to each table's own line.
+    s.takenAtMs += 1000;
+    chart.setSnapshot(s);
+    QTRY_COMPARE(chart.lagPoints(p, name(3)).size(), 1);
+    QCOMPARE(chart.lagPoints(p, name(3)).front().y(), 97.0);
+    QCOMPARE(chart.lagPoints(p, name(19)).front().y(), 81.0);
+    QCOMPARE(chart.slaSeries(p, name(3))->at(0).y(), 60.0);
 }
 
 QTEST_MAIN(TestPageModels)

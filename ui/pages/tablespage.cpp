@@ -6,6 +6,7 @@
 #include "ui/models/tablesmodel.h"
 #include "ui/statusicons.h"
 #include "ui/widgets/backfillprogress.h"
+#include "ui/widgets/cachedtextdelegate.h"
 #include "ui/widgets/freshnessbadge.h"
 #include "ui/widgets/tableselection.h"
 
@@ -62,6 +63,9 @@ TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *pare
 
     m_view->setObjectName(QStringLiteral("tablesView"));
     m_view->setModel(m_proxy);
+    // One line per table, elided: a message too long for its column is in the detail line below.
+    m_view->setWordWrap(false);
+    m_view->setItemDelegate(new CachedTextDelegate(m_view));
     m_view->setItemDelegateForColumn(TablesModel::Freshness, new FreshnessBadge(m_view));
     m_view->setItemDelegateForColumn(TablesModel::Progress, m_progress);
     m_view->setContextMenuPolicy(Qt::CustomContextMenu);

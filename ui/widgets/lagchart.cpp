@@ -321,11 +321,39 @@ void LagChart::rebuildSeries(const std::vector<core::TableReport> &tables, std::
                               .arg(tables.size())
                               .arg(total)
                               .arg(kReselectMs / 1000));
-    m_chart->removeAllSeries();
-    m_lines.clear();
     std::set<std::string> pipelines;
     for (const auto &t : tables)
         pipelines.insert(t.pipeline);
+    if (!tables.empty() && tables.size() == m_lines.size()) {
+        // As many lines as before (the furthest-behind tables chosen again): the series are
+        // renamed and emptied rather than replaced. Replacing them makes Qt Charts tear down and
+        // build again every line's items and legend entry, the largest part of showing the Lag
+        // page again (B12). Each line keeps its colour.
+        std::vector<Line> old;
+        for (auto &[key, line] : m_lines)
+            old.push_back(std::move(line));
+        m_lines.clear();
+        for (std::size_t i = 0; i < tables.size(); ++i) {
+            const auto &t = tables[i];
+            Line line = std::move(old[i]);
+            while (line.segments.size() > 1) {
+                m_chart->removeSeries(line.segments.back());
+                delete line.segments.back();
+                line.segments.pop_back();
+            }
+            line.slaSeconds = t.slaSeconds;
+            line.name = seriesName(t, pipelines.size() == 1);
+            line.segments.front()->clear();
+            line.segments.front()->setName(line.name);
+            line.sla->clear();
+            line.sla->setName(tr("%1 SLA (%2)").arg(line.name, formatDuration(t.slaSeconds)));
+            m_lines.emplace(Key{t.pipeline, t.table}, std::move(line));
+        }
+        m_loaded = false;
+        return;
+    }
+    m_chart->removeAllSeries();
+    m_lines.clear();
     for (const auto &t : tables) {
         Line line;
         line.slaSeconds = t.slaSeconds;

@@ -1,0 +1,107 @@
+#include "ui/enginepriority.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+namespace driftless::ui {
+
+namespace {
+
+std::string readFile(const char *path)
+{
+    std::ifstream in(path);
+    std::ostringstream out;
+    out << in.rdbuf();
+    return out.str();
+}
+
+/// The process's cgroup v2 path ("0::/path"), or empty on a v1-only system.
+std::string cgroupV2Path()
+{
+    std::istringstream lines(readFile("/proc/self/cgroup"));
+    std::string line;
+    while (std::getline(lines, line))
+        if (line.rfind("0::", 0) == 0)
+            return line.substr(3);
+    return {};
+}
+
+/// True when the cpu controller governs the cgroup at `path` (it has a cpu.weight file).
+bool cpuControlled(const std::string &path)
+{
+    std::error_code ec;
+    return !path.empty() && path != "/" && std::filesystem::exists("/sys/fs/cgroup" + path + "/cpu.weight", ec);
+}
+
+} // namespace
+
+bool hasOwnSchedulingGroup()
+{
+    const std::string path = cgroupV2Path();
+    const std::string name = path.substr(path.find_last_of('/') + 1);
+    const bool appScope = name.rfind("app-", 0) == 0 && name.size() > 6 &&
+                          name.compare(name.size() - 6, 6, ".scope") == 0;
+    if (cpuControlled(path))
+        return appScope; // the cgroup is the group: the app's own only in an app scope
+    // No cpu cgroup: the kernel's autogroup, one group per session, when enabled.
+    return readFile("/proc/sys/kernel/sched_autogroup_enabled").rfind('1', 0) == 0;
+}
+
+EnginePriority chooseEnginePriority()
+{
+    if (const char *v = std::getenv("DRIFTLESS_ENGINE_PRIORITY")) {
+        if (std::strcmp(v, "idle") == 0)
+            return EnginePriority::Idle;
+        if (std::strcmp(v, "nice") == 0)
+            return EnginePriority::Nice;
+        if (std::strcmp(v, "normal") == 0)
+            return EnginePriority::Normal;
+    }
+    return hasOwnSchedulingGroup() ? EnginePriority::Idle : EnginePriority::Nice;
+}
+
+std::string applyEnginePriority(EnginePriority priority)
+{
+    switch (priority) {
+    case EnginePriority::Idle: {
+        sched_param param{};
+        if (::sched_setscheduler(0, SCHED_IDLE, &param) == 0)
+            return "engine threads at SCHED_IDLE (the app has a scheduling group of its own)";
+        const std::string why = std::strerror(errno);
+        // Falls back to nice rather than running at the window's priority.
+        if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kEngineNice) == 0)
+            return "engine threads at nice +" + std::to_string(kEngineNice) + " (SCHED_IDLE refused: " + why + ")";
+        return "engine threads at the window's priority (SCHED_IDLE and nice refused: " + why + ")";
+    }
+    case EnginePriority::Nice:
+        if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kEngineNice) == 0)
+            return "engine threads at nice +" + std::to_string(kEngineNice);
+        return std::string("engine threads at the window's priority (nice refused: ") + std::strerror(errno) + ")";
+    case EnginePriority::Normal:
+        return "engine threads at the window's priority (DRIFTLESS_ENGINE_PRIORITY=normal)";
+    }
+    return {};
+}
+
+const char *toString(EnginePriority priority)
+{
+    switch (priority) {
+    case EnginePriority::Idle:
+        return "idle";
+    case EnginePriority::Nice:
+        return "nice";
+    case EnginePriority::Normal:
+        return "normal";
+    }
+    return "?";
+}
+
+} // namespace driftless::ui
