@@ -94,8 +94,9 @@ bool streamingOk(const TablesModel *model, const char *table)
            !TablesModel::isRebackfill(*r);
 }
 
-/// The bar the delegate paints for `table` on the page, as the view shows it.
-std::optional<QStyleOptionProgressBar> barOf(ui::TablesPage *page, const char *table)
+/// The bar the delegate paints for `table` on the page, as the view shows it, while a copy
+/// runs (`finished`: once it has finished, full and saying done).
+std::optional<QStyleOptionProgressBar> barOf(ui::TablesPage *page, const char *table, bool finished = false)
 {
     const int row = page->proxy()
                         ->mapFromSource(page->proxy()->sourceModel()->index(
@@ -106,6 +107,8 @@ std::optional<QStyleOptionProgressBar> barOf(ui::TablesPage *page, const char *t
     if (row < 0)
         return std::nullopt;
     const QModelIndex idx = page->proxy()->index(row, TablesModel::Progress);
+    if (idx.data(TablesModel::BackfillDoneRole).toBool() != finished)
+        return std::nullopt;
     return page->progressDelegate()->barFor(idx, page->view()->visualRect(idx));
 }
 
@@ -237,6 +240,12 @@ void TestBackfill::backfillRepairsDriftWithARisingProgressBar()
     // Done: streaming again with the badge ok, and the target equal to the source.
     QTRY_VERIFY_WITH_TIMEOUT(streamingOk(model, "public.orders"), 120000);
     QVERIFY(!barOf(page, "public.orders"));
+    // The bar stays a while, full: the copy reached 100%.
+    QTRY_VERIFY_WITH_TIMEOUT(barOf(page, "public.orders", true), 30000);
+    QCOMPARE(barOf(page, "public.orders", true)->progress, 100);
+    QVERIFY2(barOf(page, "public.orders", true)->text.contains(QStringLiteral("done")),
+             qPrintable(barOf(page, "public.orders", true)->text));
+    saveShot(&w, QStringLiteral("mainwindow-backfill-done"));
     QTRY_VERIFY(hasEvent(w.eventsModel(), "rebackfill", "re-backfill done"));
     {
         auto s = src.connect();

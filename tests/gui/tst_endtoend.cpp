@@ -20,6 +20,7 @@
 #include "core/db/pgconnection.h"
 #include "core/model/workspace.h"
 #include "core/state/statestore.h"
+#include "ui/widgets/backfillprogress.h"
 #include "tests/support/guisupport.h"
 #include "tests/support/testsupport.h"
 
@@ -295,8 +296,15 @@ void TestEndToEnd::fromAnEmptyWorkspaceToAStreamingRepairedSync()
     QTRY_VERIFY2_WITH_TIMEOUT(fresh(model, "public.orders") && equal(src, dst, kOrders),
                               qPrintable(says(model, "public.orders")), 60000);
     QCOMPARE(dst.scalar("SELECT count(*) FROM public.orders WHERE name IN ('ghost', 'drifted')"), std::string("0"));
-    // The copy ran to its end (the bar's 100%), and the log says so.
+    // The copy ran to its end: the log says so, and the row's bar is full and says done.
     QTRY_VERIFY(hasEvent(w.eventsModel(), "rebackfill", "re-backfill done"));
+    const QModelIndex progress =
+        model->index(model->rowOf(QString::fromStdString(kPipeline), QStringLiteral("public.orders")), TablesModel::Progress);
+    QTRY_VERIFY(progress.data(TablesModel::BackfillDoneRole).toBool());
+    const auto bar = tables->progressDelegate()->barFor(progress);
+    QVERIFY(bar);
+    QCOMPARE(bar->progress, 100);
+    QVERIFY2(bar->text.contains(QStringLiteral("done")), qPrintable(bar->text));
     QVERIFY(!TablesModel::isRebackfill(*reportOf(model, "public.orders")));
     for (const char *t : {"public.plans", "public.events", "public.orders"})
         QVERIFY2(fresh(model, t), qPrintable(QString::fromLatin1(t) + ": " + says(model, t)));

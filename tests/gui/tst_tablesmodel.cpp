@@ -100,6 +100,7 @@ private slots:
     void backfillShowsAsProgress();
     void backfillProgressChangesOnlyTheRow();
     void rebackfillIsToldFromInitialLoad();
+    void finishedBackfillShowsAFullBarForAMinute();
 };
 
 void TestTablesModel::snapshotsAddRemoveAndChangeRowsInPlace()
@@ -471,6 +472,72 @@ void TestTablesModel::rebackfillIsToldFromInitialLoad()
     QVERIFY(TablesModel::isRebackfill(r));
     r.strategy = "cursor";
     QVERIFY(!TablesModel::isRebackfill(r));
+}
+
+void TestTablesModel::finishedBackfillShowsAFullBarForAMinute()
+{
+    TablesModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    BackfillProgress delegate;
+    auto r = table("orders");
+    r.strategy = "cdc";
+    r.state = "backfilling";
+    r.message = "re-backfill while streaming";
+    r.backfill = TableReport::Backfill{500, 1000, 50.0, 12.0};
+    EngineSnapshot s = snapshotOf({table("plans"), r});
+    s.takenAtMs = 1'700'000'100'000;
+    model.setSnapshot(s);
+    const QModelIndex idx = model.index(1, TablesModel::Progress);
+    QCOMPARE(delegate.barFor(idx)->progress, 50);
+
+    // The copy ends: the engine says so in its log, and the bar stays, full, saying done.
+    Signals spy(&model);
+    r.state = "streaming";
+    r.message.clear();
+    r.backfill.reset();
+    auto done = makeEvent(7, "info", "re-backfill done: 1000 rows merged, 3 rows the source no longer has removed");
+    done.kind = "rebackfill";
+    done.table = "public.orders";
+    done.tsMs = s.takenAtMs + 400;
+    s = snapshotOf({table("plans"), r}, {done});
+    s.takenAtMs = 1'700'000'101'000;
+    model.setSnapshot(s);
+    QCOMPARE(spy.changed.count(), 1);
+    QVERIFY(spy.changed.at(0).at(1).toModelIndex().column() >= TablesModel::Progress);
+    QCOMPARE(delegate.barFor(idx)->progress, 100);
+    QCOMPARE(idx.data().toString(), QStringLiteral("100% \u00b7 done \u00b7 %1 rows").arg(QLocale().toString(1000)));
+    QVERIFY(idx.data(Qt::ToolTipRole).toString().contains(QStringLiteral("3 rows the source no longer has removed")));
+    QVERIFY(!TablesModel::isRebackfill(model.report(1)));
+    QVERIFY(!delegate.barFor(model.index(0, TablesModel::Progress))); // the other table had none
+
+    // A minute later it is history: the event log keeps it, the row no longer does.
+    s.takenAtMs = done.tsMs + TablesModel::kDoneShownMs + 1;
+    model.setSnapshot(s);
+    QVERIFY(!delegate.barFor(idx));
+    QCOMPARE(idx.data().toString(), QString());
+
+    // A cancelled copy is not a finished one.
+    auto cancelled = done;
+    cancelled.message = "re-backfill cancelled after 500 rows";
+    cancelled.tsMs = s.takenAtMs;
+    s.events = {cancelled};
+    model.setSnapshot(s);
+    QVERIFY(!delegate.barFor(idx));
+
+    // An initial load's end shows the same way; a copy running again replaces it.
+    auto loaded = done;
+    loaded.kind = "load_done";
+    loaded.message = "initial load done: 20 rows; streaming from 0/1A2B3C";
+    loaded.tsMs = s.takenAtMs;
+    s.events = {loaded, cancelled};
+    model.setSnapshot(s);
+    QCOMPARE(delegate.barFor(idx)->progress, 100);
+    QCOMPARE(idx.data(TablesModel::BackfillRowsRole).toLongLong(), 20);
+    r.state = "backfilling";
+    r.backfill = TableReport::Backfill{10, 1000, 1.0, std::nullopt};
+    s.tables = {table("plans"), r};
+    model.setSnapshot(s);
+    QCOMPARE(delegate.barFor(idx)->progress, 1);
 }
 
 QTEST_MAIN(TestTablesModel)

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <string_view>
@@ -139,6 +140,7 @@ QHash<int, QByteArray> TablesModel::roleNames() const
     names.insert(BackfillEtaRole, "backfillEta");
     names.insert(RebackfillRole, "rebackfill");
     names.insert(FellBackRole, "fellBack");
+    names.insert(BackfillDoneRole, "backfillDone");
     return names;
 }
 
@@ -179,6 +181,8 @@ QVariant TablesModel::data(const QModelIndex &index, int role) const
         }
         return {};
     case Qt::ToolTipRole: {
+        if (column == Progress && row.done && !r.backfill)
+            return tr("%1 (%2)").arg(row.done->message, formatTimestamp(row.done->atMs));
         QString tip = toolTip(r, column);
         return tip.isEmpty() ? QVariant() : QVariant(tip);
     }
@@ -197,10 +201,16 @@ QVariant TablesModel::data(const QModelIndex &index, int role) const
     case StrategyRole:
         return QString::fromStdString(r.strategy);
     case BackfillRowsRole:
+        if (row.done && !r.backfill)
+            return static_cast<qlonglong>(row.done->rows);
         return r.backfill ? QVariant(static_cast<qlonglong>(r.backfill->rows)) : QVariant();
     case BackfillTotalRole:
+        if (row.done && !r.backfill)
+            return static_cast<qlonglong>(row.done->rows);
         return r.backfill && r.backfill->total ? QVariant(static_cast<qlonglong>(*r.backfill->total)) : QVariant();
     case BackfillPercentRole:
+        if (row.done && !r.backfill)
+            return 100.0;
         return r.backfill && r.backfill->percent ? QVariant(*r.backfill->percent) : QVariant();
     case BackfillEtaRole:
         return r.backfill && r.backfill->etaSeconds ? QVariant(*r.backfill->etaSeconds) : QVariant();
@@ -208,12 +218,15 @@ QVariant TablesModel::data(const QModelIndex &index, int role) const
         return isRebackfill(r);
     case FellBackRole:
         return r.fellBackFromCdc;
+    case BackfillDoneRole:
+        return row.done.has_value() && !r.backfill;
     }
     return {};
 }
 
-QString TablesModel::display(const core::TableReport &r, int column)
+QString TablesModel::display(const Row &row, int column)
 {
+    const core::TableReport &r = row.report;
     switch (column) {
     case Pipeline:
         return QString::fromStdString(r.pipeline);
@@ -234,6 +247,8 @@ QString TablesModel::display(const core::TableReport &r, int column)
     case LastSync:
         return r.lastSyncAtMs ? formatTimestamp(*r.lastSyncAtMs) : tr("never");
     case Progress:
+        if (!r.backfill && row.done)
+            return tr("100% \u00b7 done \u00b7 %1 rows").arg(QLocale().toString(static_cast<qlonglong>(row.done->rows)));
         return r.backfill ? formatBackfill(*r.backfill) : QString();
     case Message:
         return QString::fromStdString(r.message);
@@ -255,8 +270,11 @@ QVariant TablesModel::sortKey(const Row &row, int column) const
     case LastSync:
         return static_cast<qlonglong>(r.lastSyncAtMs.value_or(0));
     case Progress:
-        // Running backfills first when sorted descending, the furthest along first.
-        return r.backfill ? r.backfill->percent.value_or(0.0) : -1.0;
+        // Running backfills first when sorted descending, the furthest along first, then the
+        // ones just finished.
+        if (!r.backfill)
+            return row.done ? -0.5 : -1.0;
+        return r.backfill->percent.value_or(0.0);
     }
     return row.text[static_cast<std::size_t>(column)];
 }
@@ -296,13 +314,49 @@ QString TablesModel::toolTip(const core::TableReport &r, int column) const
     return {};
 }
 
-void TablesModel::setSnapshot(const EngineSnapshot &snapshot)
+TablesModel::DoneByTable TablesModel::finishedBackfills(const EngineSnapshot &snapshot)
 {
-    setTables(snapshot.tables);
+    // Per table, the newest event about a copy: shown as done only when it says so ("initial
+    // load done: N rows; ...", "re-backfill done: N rows merged, ..."), not when a later one says
+    // the next copy was cancelled or failed.
+    std::map<std::pair<std::string, std::string>, const core::StateStore::Event *> newest;
+    for (const auto &e : snapshot.events) {
+        if (e.kind != "load_done" && e.kind != "rebackfill")
+            continue;
+        auto [it, inserted] = newest.try_emplace({e.pipeline, e.table}, &e);
+        if (!inserted && (it->second->tsMs < e.tsMs || (it->second->tsMs == e.tsMs && it->second->id < e.id)))
+            it->second = &e;
+    }
+    DoneByTable done;
+    for (const auto &[key, e] : newest) {
+        if (e->tsMs < snapshot.takenAtMs - kDoneShownMs)
+            continue;
+        const bool finished = (e->kind == "load_done" && e->message.rfind("initial load done: ", 0) == 0) ||
+                              (e->kind == "rebackfill" && e->message.rfind("re-backfill done: ", 0) == 0);
+        if (!finished)
+            continue;
+        Done d;
+        d.rows = std::strtoll(e->message.c_str() + e->message.find(": ") + 2, nullptr, 10);
+        d.atMs = e->tsMs;
+        d.message = QString::fromStdString(e->message);
+        done.emplace(key, std::move(d));
+    }
+    return done;
 }
 
-void TablesModel::setTables(const std::vector<core::TableReport> &tables)
+void TablesModel::setSnapshot(const EngineSnapshot &snapshot)
 {
+    setTables(snapshot.tables, finishedBackfills(snapshot));
+}
+
+void TablesModel::setTables(const std::vector<core::TableReport> &tables, const DoneByTable &done)
+{
+    const auto doneOf = [&done](const core::TableReport &t) -> std::optional<Done> {
+        if (t.backfill) // a copy runs again
+            return std::nullopt;
+        auto it = done.find({t.pipeline, t.table});
+        return it == done.end() ? std::nullopt : std::optional<Done>(it->second);
+    };
     // The common case: the same tables in the same order as last time, compared in place
     // without building any index (twice a second, with a thousand tables).
     bool sameKeys = tables.size() == m_rows.size();
@@ -343,13 +397,17 @@ void TablesModel::setTables(const std::vector<core::TableReport> &tables)
         const std::size_t at = sameKeys ? row : incoming.at(keyOf(mine.report));
         present[at] = 1;
         const auto &next = tables[at];
-        const unsigned changed = changedColumns(mine.report, next);
+        std::optional<Done> nextDone = doneOf(next);
+        unsigned changed = changedColumns(mine.report, next);
+        if (nextDone != mine.done)
+            changed |= 1u << Progress;
         mine.report = next; // keeps checkpoint/version current, with or without a repaint
+        mine.done = std::move(nextDone);
         if (!changed)
             continue;
         for (int c = 0; c < ColumnCount; ++c)
             if (changed & (1u << c))
-                mine.text[static_cast<std::size_t>(c)] = display(mine.report, c);
+                mine.text[static_cast<std::size_t>(c)] = display(mine, c);
         columns |= changed;
         if (firstRow < 0)
             firstRow = static_cast<int>(row);
@@ -370,16 +428,16 @@ void TablesModel::setTables(const std::vector<core::TableReport> &tables)
         beginInsertRows({}, first, first + static_cast<int>(added) - 1);
         for (std::size_t i = 0; i < tables.size(); ++i)
             if (!present[i])
-                m_rows.push_back(rowFor(tables[i]));
+                m_rows.push_back(rowFor(tables[i], doneOf(tables[i])));
         endInsertRows();
     }
 }
 
-TablesModel::Row TablesModel::rowFor(const core::TableReport &report)
+TablesModel::Row TablesModel::rowFor(const core::TableReport &report, std::optional<Done> done)
 {
-    Row row{report, {}};
+    Row row{report, std::move(done), {}};
     for (int c = 0; c < ColumnCount; ++c)
-        row.text[static_cast<std::size_t>(c)] = display(report, c);
+        row.text[static_cast<std::size_t>(c)] = display(row, c);
     return row;
 }
 

@@ -7,6 +7,9 @@
 #include <QAbstractTableModel>
 
 #include <array>
+#include <map>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace driftless::ui
@@ -54,6 +57,9 @@ public:
         /// True when the slot guard moved the table from CDC to cursor sync ("Promote to CDC"
         /// returns it).
         FellBackRole,
+        /// True while the Progress column shows a backfill that finished (a full bar saying
+        /// done) rather than one that runs; see Done.
+        BackfillDoneRole,
     };
     Q_ENUM(Role)
 
@@ -65,8 +71,22 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
     QHash<int, QByteArray> roleNames() const override;
 
+    /// A backfill that finished lately, from the engine's "initial load done" or "re-backfill
+    /// done" event: its row shows a full bar ("100% · done · N rows") for kDoneShownMs after it,
+    /// so the end of a copy is seen, not only the bar's disappearance.
+    struct Done {
+        std::int64_t rows = 0;
+        std::int64_t atMs = 0;
+        QString message;
+        bool operator==(const Done &) const = default;
+    };
+    using DoneByTable = std::map<std::pair<std::string, std::string>, Done>; ///< by pipeline, table
+    static constexpr std::int64_t kDoneShownMs = 60'000;
+    /// The finished backfills among `snapshot`'s events within kDoneShownMs of its time.
+    static DoneByTable finishedBackfills(const EngineSnapshot &snapshot);
+
     void setSnapshot(const EngineSnapshot &snapshot);
-    void setTables(const std::vector<core::TableReport> &tables);
+    void setTables(const std::vector<core::TableReport> &tables, const DoneByTable &done = {});
 
     const core::TableReport &report(int row) const { return m_rows.at(static_cast<std::size_t>(row)).report; }
     /// The row of `pipeline`/`table` (as the engine displays it), or -1.
@@ -79,11 +99,12 @@ public:
 private:
     struct Row {
         core::TableReport report;
+        std::optional<Done> done; ///< while no backfill runs
         std::array<QString, ColumnCount> text; ///< each column's DisplayRole
     };
 
-    static QString display(const core::TableReport &r, int column);
-    static Row rowFor(const core::TableReport &report);
+    static QString display(const Row &row, int column);
+    static Row rowFor(const core::TableReport &report, std::optional<Done> done);
     QVariant sortKey(const Row &row, int column) const;
     QString toolTip(const core::TableReport &r, int column) const;
 
