@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -51,8 +52,25 @@ bool hasOwnSchedulingGroup()
                           name.compare(name.size() - 6, 6, ".scope") == 0;
     if (cpuControlled(path))
         return appScope; // the cgroup is the group: the app's own only in an app scope
-    // No cpu cgroup: the kernel's autogroup, one group per session, when enabled.
-    return readFile("/proc/sys/kernel/sched_autogroup_enabled").rfind('1', 0) == 0;
+    // No cpu cgroup: the kernel's autogroup, one group per session, when enabled and the
+    // session is this process's own.
+    return readFile("/proc/sys/kernel/sched_autogroup_enabled").rfind('1', 0) == 0 && ::getsid(0) == ::getpid();
+}
+
+std::string claimOwnSchedulingGroup(bool always)
+{
+    if (::getsid(0) == ::getpid())
+        return "the app leads its own session";
+    if (!always) {
+        const int tty = ::open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+        if (tty >= 0) {
+            ::close(tty);
+            return "the app stays in its terminal's session";
+        }
+    }
+    if (::setsid() < 0)
+        return std::string("the app could not start a session of its own: ") + std::strerror(errno);
+    return "the app started a session of its own";
 }
 
 EnginePriority chooseEnginePriority()

@@ -29,9 +29,17 @@ enum class EnginePriority {
 EnginePriority chooseEnginePriority();
 
 /// True when the kernel groups this process apart from unrelated busy ones: a per-app cgroup
-/// scope (app-*.scope, as desktops launch applications) with the cpu controller, or the
-/// kernel's session autogroup while no cpu cgroup overrides it.
+/// scope (app-*.scope, as desktops launch applications) with the cpu controller, or, while no
+/// cpu cgroup overrides it, the kernel's session autogroup of a session this process leads.
+/// (A desktop session's autogroup holds every application launched in it, so sharing one is
+/// not having one's own.)
 bool hasOwnSchedulingGroup();
+
+/// Gives the app a session, and so an autogroup, of its own (setsid) when it has no controlling
+/// terminal and does not lead its session already, as when a desktop launches it. Launched from
+/// a terminal it stays in the terminal's session, so Ctrl+C still reaches it, unless `always`.
+/// Call before any thread starts. Returns what was done, for the log.
+std::string claimOwnSchedulingGroup(bool always = false);
 
 /// Applies `priority` to the calling thread; threads it starts inherit it. Returns what was done
 /// (for the log), or why it could not be.

@@ -1,8 +1,10 @@
 // driftless: the desktop face of the engine. Parses arguments and opens the main window.
 
+#include "ui/enginepriority.h"
 #include "ui/mainwindow.h"
 #include "ui/resources.h"
 
+#include "core/engine/log.h"
 #include "core/state/statestore.h"
 
 #include <QApplication>
@@ -50,7 +52,11 @@ void installSignalHandlers()
 
 int main(int argc, char **argv)
 {
+    // Before any thread starts: a session, and so a scheduling group, of its own lets the engine
+    // yield to the window without yielding to every other application (ui/enginepriority.h).
+    const std::string session = driftless::ui::claimOwnSchedulingGroup();
     QApplication app(argc, argv);
+    driftless::core::log(driftless::core::LogLevel::Debug, session);
     QApplication::setApplicationName(QStringLiteral("Driftless"));
     QApplication::setOrganizationName(QStringLiteral("Driftless"));
     QApplication::setApplicationVersion(QStringLiteral(DRIFTLESS_VERSION));

@@ -13,6 +13,7 @@
 // tables, the engine would not start); meeting the goal is the script's call.
 
 #include "ui/enginebridge.h"
+#include "ui/enginepriority.h"
 #include "ui/mainwindow.h"
 #include "ui/models/tablesmodel.h"
 #include "ui/pages/tablespage.h"
@@ -134,6 +135,9 @@ public:
 
 int main(int argc, char **argv)
 {
+    // As the app does when a desktop launches it: a session, so a scheduling group, of its own
+    // (here even when run from a terminal, so figures do not depend on how it was started).
+    const std::string session = driftless::ui::claimOwnSchedulingGroup(true);
     TimingApplication app(argc, argv);
     app.timing = qEnvironmentVariableIsSet("B12_EVENT_COSTS");
     QApplication::setApplicationName(QStringLiteral("Driftless B12"));
@@ -315,6 +319,8 @@ int main(int argc, char **argv)
     const double p99 = measured[std::min(measured.size() - 1, measured.size() * 99 / 100)];
     const double over50 = double(std::count_if(measured.begin(), measured.end(), [](double v) { return v > 50; }));
 
+    std::fprintf(stderr, "driftless-b12: %s; engine threads: %s\n", session.c_str(),
+                 driftless::ui::toString(driftless::ui::chooseEnginePriority()));
     std::fprintf(stderr, "driftless-b12: %zu ticks over %.1f s, %zu snapshots; longest stalls:\n", measured.size(),
                  double(clock.nsecsElapsed() - measureStartNs) / 1e9, snapshots);
     for (const Stall &s : worst)

@@ -184,7 +184,14 @@ bool equal(test::PgTestDb &src, test::PgTestDb &dst, const char *select)
 class TestEndToEnd : public QObject {
     Q_OBJECT
 private slots:
-    void initTestCase() { test::useTestSettings(); }
+    void initTestCase()
+    {
+        test::useTestSettings();
+        // As the app's main() does when a desktop launches it (it fails, and the engine runs at
+        // nice +10, where this process leads its process group).
+        const std::string session = ui::claimOwnSchedulingGroup(true);
+        qInfo("%s; engine threads: %s", session.c_str(), ui::toString(ui::chooseEnginePriority()));
+    }
     void fromAnEmptyWorkspaceToAStreamingRepairedSync();
 };
 
@@ -257,8 +264,9 @@ void TestEndToEnd::fromAnEmptyWorkspaceToAStreamingRepairedSync()
         QTRY_VERIFY2_WITH_TIMEOUT(fresh(model, t), qPrintable(QString::fromLatin1(t) + ": " + says(model, t)), 60000);
     QCOMPARE(reportOf(model, "public.orders")->strategy, std::string("cdc"));
     // The engine's threads give way to the UI thread, which keeps the window responsive: at
-    // SCHED_IDLE where the app has a scheduling group of its own (this machine's autogroup),
-    // else at nice +10.
+    // SCHED_IDLE where the app has a scheduling group of its own (initTestCase started a
+    // session, as the app does when a desktop launches it; with the kernel's autogroup that is
+    // a group), else at nice +10.
     const auto sched = threadScheduling();
     QCOMPARE(sched.at(static_cast<long>(::getpid())).nice, 0);
     QCOMPARE(sched.at(static_cast<long>(::getpid())).policy, SCHED_OTHER);

@@ -222,9 +222,15 @@ void LagChart::showEvent(QShowEvent *event)
     QWidget::showEvent(event);
     if (!m_deferred)
         return;
-    const EngineSnapshot snapshot = std::move(*m_deferred);
-    m_deferred.reset();
-    applySnapshot(snapshot, true);
+    // After the first paint, not inside it: the page shows at once, and the catch-up (choosing
+    // the tables, reading the history) is a turn of the event loop of its own.
+    QTimer::singleShot(0, this, [this] {
+        if (!m_deferred || !isVisible())
+            return;
+        const EngineSnapshot snapshot = std::move(*m_deferred);
+        m_deferred.reset();
+        applySnapshot(snapshot, true);
+    });
 }
 
 void LagChart::applySnapshot(const EngineSnapshot &full, bool catchUp)
