@@ -63,7 +63,6 @@ private:
 
 namespace {
 
-
 QString tr(const char *text) { return QCoreApplication::translate("driftless::ui::EngineBridge", text); }
 
 QString describe(const std::exception &e)

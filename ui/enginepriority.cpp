@@ -75,14 +75,10 @@ std::string claimOwnSchedulingGroup(bool always)
 
 EnginePriority chooseEnginePriority()
 {
-    if (const char *v = std::getenv("DRIFTLESS_ENGINE_PRIORITY")) {
-        if (std::strcmp(v, "idle") == 0)
-            return EnginePriority::Idle;
-        if (std::strcmp(v, "nice") == 0)
-            return EnginePriority::Nice;
-        if (std::strcmp(v, "normal") == 0)
-            return EnginePriority::Normal;
-    }
+    if (const char *v = std::getenv("DRIFTLESS_ENGINE_PRIORITY"))
+        for (EnginePriority p : {EnginePriority::Idle, EnginePriority::Nice, EnginePriority::Normal})
+            if (std::strcmp(v, toString(p)) == 0)
+                return p;
     return hasOwnSchedulingGroup() ? EnginePriority::Idle : EnginePriority::Nice;
 }
 

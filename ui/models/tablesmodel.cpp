@@ -181,7 +181,7 @@ QVariant TablesModel::data(const QModelIndex &index, int role) const
         }
         return {};
     case Qt::ToolTipRole: {
-        if (column == Progress && row.done && !r.backfill)
+        if (column == Progress && row.done)
             return tr("%1 (%2)").arg(row.done->message, formatTimestamp(row.done->atMs));
         QString tip = toolTip(r, column);
         return tip.isEmpty() ? QVariant() : QVariant(tip);
@@ -201,15 +201,15 @@ QVariant TablesModel::data(const QModelIndex &index, int role) const
     case StrategyRole:
         return QString::fromStdString(r.strategy);
     case BackfillRowsRole:
-        if (row.done && !r.backfill)
+        if (row.done)
             return static_cast<qlonglong>(row.done->rows);
         return r.backfill ? QVariant(static_cast<qlonglong>(r.backfill->rows)) : QVariant();
     case BackfillTotalRole:
-        if (row.done && !r.backfill)
+        if (row.done)
             return static_cast<qlonglong>(row.done->rows);
         return r.backfill && r.backfill->total ? QVariant(static_cast<qlonglong>(*r.backfill->total)) : QVariant();
     case BackfillPercentRole:
-        if (row.done && !r.backfill)
+        if (row.done)
             return 100.0;
         return r.backfill && r.backfill->percent ? QVariant(*r.backfill->percent) : QVariant();
     case BackfillEtaRole:
@@ -219,7 +219,7 @@ QVariant TablesModel::data(const QModelIndex &index, int role) const
     case FellBackRole:
         return r.fellBackFromCdc;
     case BackfillDoneRole:
-        return row.done.has_value() && !r.backfill;
+        return row.done.has_value();
     }
     return {};
 }
@@ -247,7 +247,7 @@ QString TablesModel::display(const Row &row, int column)
     case LastSync:
         return r.lastSyncAtMs ? formatTimestamp(*r.lastSyncAtMs) : tr("never");
     case Progress:
-        if (!r.backfill && row.done)
+        if (row.done)
             return tr("100% \u00b7 done \u00b7 %1 rows").arg(QLocale().toString(static_cast<qlonglong>(row.done->rows)));
         return r.backfill ? formatBackfill(*r.backfill) : QString();
     case Message:

@@ -19,11 +19,11 @@ namespace driftless::ui
 ///
 /// setSnapshot() updates in place with the fewest signals it can: rows that went away are
 /// removed in contiguous runs, new rows are appended in one insert, and changed cells are
-/// reported in one dataChanged spanning only the rows and columns that changed. Each row keeps
-/// its cells' text, made when they change: views, sorting and filtering read it, instead of
-/// formatting numbers and times again on every call. Views keep their selection and scroll position that way, which
-/// a reset twice a second would throw away. The order is the order rows first appeared; views
-/// sort through a proxy, by SortRole.
+/// reported in one dataChanged spanning only the rows and columns that changed. Views keep
+/// their selection and scroll position that way, which a reset twice a second would throw
+/// away. Each row keeps its cells' text, made when they change: views, sorting and filtering
+/// read it instead of formatting numbers and times again on every call. The order is the order
+/// rows first appeared; views sort through a proxy, by SortRole.
 class TablesModel final : public QAbstractTableModel
 {
     Q_OBJECT
@@ -99,7 +99,7 @@ public:
 private:
     struct Row {
         core::TableReport report;
-        std::optional<Done> done; ///< while no backfill runs
+        std::optional<Done> done; ///< only while no backfill runs (setTables() sees to it)
         std::array<QString, ColumnCount> text; ///< each column's DisplayRole
     };
 

@@ -179,6 +179,21 @@ QLineSeries *LagChart::addSegment(Line &line)
     return series;
 }
 
+void LagChart::emptyLine(Line &line)
+{
+    while (line.segments.size() > 1) {
+        m_chart->removeSeries(line.segments.back());
+        delete line.segments.back();
+        line.segments.pop_back();
+    }
+    line.segments.front()->clear();
+}
+
+QString LagChart::slaName(const Line &line)
+{
+    return tr("%1 SLA (%2)").arg(line.name, formatDuration(line.slaSeconds));
+}
+
 void LagChart::appendPoint(Line &line, const QPointF &point)
 {
     QLineSeries *last = line.segments.back();
@@ -342,17 +357,12 @@ void LagChart::rebuildSeries(const std::vector<core::TableReport> &tables, std::
         for (std::size_t i = 0; i < tables.size(); ++i) {
             const auto &t = tables[i];
             Line line = std::move(old[i]);
-            while (line.segments.size() > 1) {
-                m_chart->removeSeries(line.segments.back());
-                delete line.segments.back();
-                line.segments.pop_back();
-            }
+            emptyLine(line);
             line.slaSeconds = t.slaSeconds;
             line.name = seriesName(t, pipelines.size() == 1);
-            line.segments.front()->clear();
             line.segments.front()->setName(line.name);
             line.sla->clear();
-            line.sla->setName(tr("%1 SLA (%2)").arg(line.name, formatDuration(t.slaSeconds)));
+            line.sla->setName(slaName(line));
             m_lines.emplace(Key{t.pipeline, t.table}, std::move(line));
         }
         m_loaded = false;
@@ -367,7 +377,7 @@ void LagChart::rebuildSeries(const std::vector<core::TableReport> &tables, std::
         addSegment(line);
 
         line.sla = new QLineSeries(m_chart);
-        line.sla->setName(tr("%1 SLA (%2)").arg(line.name, formatDuration(t.slaSeconds)));
+        line.sla->setName(slaName(line));
         m_chart->addSeries(line.sla);
         line.sla->attachAxis(m_x);
         line.sla->attachAxis(m_y);
@@ -426,12 +436,7 @@ void LagChart::onReadDone(std::uint64_t generation, History history, std::int64_
     if (generation != m_generation)
         return;
     for (auto &[key, line] : m_lines) {
-        while (line.segments.size() > 1) {
-            m_chart->removeSeries(line.segments.back());
-            delete line.segments.back();
-            line.segments.pop_back();
-        }
-        line.segments.front()->clear();
+        emptyLine(line);
         auto it = history.find(key);
         if (it == history.end())
             continue;

@@ -107,6 +107,9 @@ private:
     void applyLive();
     void updateAxes(std::int64_t nowMs);
     QLineSeries *addSegment(Line &line);
+    /// Drops a line's later segments and empties the first (which keeps the legend entry).
+    void emptyLine(Line &line);
+    static QString slaName(const Line &line);
     void appendPoint(Line &line, const QPointF &point);
     /// Samples further apart than this are not joined by a line.
     std::int64_t gapMs() const;
