@@ -8,6 +8,7 @@
 #include "ui/widgets/freshnessbadge.h"
 
 #include <QAbstractItemModelTester>
+#include <QApplication>
 #include <QDateTime>
 #include <QLocale>
 #include <QIcon>
@@ -96,6 +97,7 @@ private slots:
     void newEventsAreInsertedAtTheTop();
     void eventsLevelHasIcon();
     void badgeFitsIconAndWord();
+    void barsAndBadgesAreDrawnOnceAndNeverStale();
     void backfillShowsAsProgress_data();
     void backfillShowsAsProgress();
     void backfillProgressChangesOnlyTheRow();
@@ -538,6 +540,126 @@ void TestTablesModel::finishedBackfillShowsAFullBarForAMinute()
     s.tables = {table("plans"), r};
     model.setSnapshot(s);
     QCOMPARE(delegate.barFor(idx)->progress, 1);
+}
+
+namespace {
+
+/// The largest difference of any colour channel between two images of one size.
+int maxChannelDifference(const QImage &a, const QImage &b)
+{
+    int worst = 0;
+    for (int y = 0; y < a.height(); ++y)
+        for (int x = 0; x < a.width(); ++x) {
+            const QRgb p = a.pixel(x, y), q = b.pixel(x, y);
+            worst = std::max({worst, std::abs(qRed(p) - qRed(q)), std::abs(qGreen(p) - qGreen(q)),
+                              std::abs(qBlue(p) - qBlue(q))});
+        }
+    return worst;
+}
+
+QStyleOptionViewItem cellOption(const QPalette &palette)
+{
+    QStyleOptionViewItem option;
+    option.rect = QRect(0, 0, 260, 28);
+    option.font = QApplication::font();
+    option.fontMetrics = QFontMetrics(option.font);
+    option.palette = palette;
+    option.state = QStyle::State_Enabled | QStyle::State_Active;
+    return option;
+}
+
+QImage paintCell(const QStyledItemDelegate &delegate, const QModelIndex &idx, const QPalette &palette)
+{
+    QImage image(260, 28, QImage::Format_ARGB32_Premultiplied);
+    image.fill(Qt::white);
+    QPainter painter(&image);
+    painter.setFont(QApplication::font());
+    delegate.paint(&painter, cellOption(palette), idx);
+    return image;
+}
+
+/// The style's own bar for the cell, drawn straight onto the image (what the memo must copy).
+QImage styleBar(const BackfillProgress &delegate, const QModelIndex &idx, const QPalette &palette)
+{
+    QImage image(260, 28, QImage::Format_ARGB32_Premultiplied);
+    image.fill(Qt::white);
+    QPainter painter(&image);
+    painter.setFont(QApplication::font());
+    QStyleOptionViewItem cell = cellOption(palette);
+    QApplication::style()->drawControl(QStyle::CE_ItemViewItem, &cell, &painter, nullptr);
+    auto bar = delegate.barFor(idx, cell.rect.adjusted(BackfillProgress::kMargin, BackfillProgress::kMargin,
+                                                       -BackfillProgress::kMargin, -BackfillProgress::kMargin));
+    bar->fontMetrics = cell.fontMetrics;
+    bar->palette = palette;
+    bar->palette.setCurrentColorGroup(QPalette::Active);
+    QApplication::style()->drawControl(QStyle::CE_ProgressBar, &*bar, &painter, nullptr);
+    return image;
+}
+
+} // namespace
+
+void TestTablesModel::barsAndBadgesAreDrawnOnceAndNeverStale()
+{
+    // Bars and badges are drawn into a pixmap once per look and copied on later paints (the
+    // Tables page repaints every visible cell on each scroll, sort and filter). The copy must
+    // look as the style's own drawing does, and a new value, word or palette must draw anew.
+    TablesModel model;
+    auto loading = table("orders");
+    loading.state = "backfilling";
+    loading.backfill = TableReport::Backfill{400, 1000, 40.0, 12.0};
+    model.setSnapshot(snapshotOf({loading, table("plans", "breach", 500.0)}));
+    const QModelIndex barCell = model.index(0, TablesModel::Progress);
+    const QModelIndex badgeCell = model.index(1, TablesModel::Freshness);
+    const QPalette light = QApplication::palette();
+    QPalette dark = light;
+    dark.setColor(QPalette::Window, QColor(0x2b, 0x2b, 0x2b));
+    dark.setColor(QPalette::Base, QColor(0x1e, 0x1e, 0x1e));
+    dark.setColor(QPalette::Text, QColor(0xee, 0xee, 0xee));
+    dark.setColor(QPalette::Highlight, QColor(0x2a, 0x82, 0xda));
+
+    BackfillProgress bar;
+    const QImage first = paintCell(bar, barCell, light);
+    QCOMPARE(bar.memoSize(), 1);
+    const QImage again = paintCell(bar, barCell, light);
+    QCOMPARE(bar.memoSize(), 1); // the same look: copied, not drawn again
+    QCOMPARE(again, first);
+    // Within a shade: blending through a transparent pixmap rounds once more.
+    QVERIFY2(maxChannelDifference(first, styleBar(bar, barCell, light)) <= 2, "the copy is the style's bar");
+
+    // The copy moves on with the value and the words, never showing the previous bar.
+    loading.backfill = TableReport::Backfill{410, 1000, 41.0, 11.0};
+    model.setSnapshot(snapshotOf({loading, table("plans", "breach", 500.0)}));
+    const QImage moved = paintCell(bar, barCell, light);
+    QCOMPARE(bar.memoSize(), 2);
+    QVERIFY(moved != first);
+    QVERIFY(maxChannelDifference(moved, styleBar(bar, barCell, light)) <= 2);
+    loading.backfill = TableReport::Backfill{415, 1000, 41.5, 10.0}; // same 41%, other words
+    model.setSnapshot(snapshotOf({loading, table("plans", "breach", 500.0)}));
+    const QImage reworded = paintCell(bar, barCell, light);
+    QVERIFY(reworded != moved);
+    QVERIFY(maxChannelDifference(reworded, styleBar(bar, barCell, light)) <= 2);
+    const QImage darkBar = paintCell(bar, barCell, dark);
+    QVERIFY(maxChannelDifference(darkBar, styleBar(bar, barCell, dark)) <= 2);
+
+    FreshnessBadge badge;
+    const QImage breach = paintCell(badge, badgeCell, light);
+    QCOMPARE(paintCell(badge, badgeCell, light), breach);
+    model.setSnapshot(snapshotOf({loading, table("plans", "ok", 1.0)}));
+    const QImage ok = paintCell(badge, badgeCell, light);
+    QVERIFY(ok != breach);
+    // Each word in its own tint: the breach pill's fill is gone from the ok badge.
+    const QRgb breachFill = FreshnessBadge::tintFor(QStringLiteral("breach")).fill.rgb();
+    const QRgb okFill = FreshnessBadge::tintFor(QStringLiteral("ok")).fill.rgb();
+    auto count = [](const QImage &image, QRgb colour) {
+        int n = 0;
+        for (int y = 0; y < image.height(); ++y)
+            for (int x = 0; x < image.width(); ++x)
+                n += (image.pixel(x, y) & 0xffffff) == (colour & 0xffffff);
+        return n;
+    };
+    QVERIFY(count(breach, breachFill) > 100);
+    QCOMPARE(count(ok, breachFill), 0);
+    QVERIFY(count(ok, okFill) > 100);
 }
 
 QTEST_MAIN(TestTablesModel)

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "ui/widgets/pixmapmemo.h"
+
 #include <QStyleOptionProgressBar>
 #include <QStyledItemDelegate>
 
@@ -9,7 +11,8 @@ namespace driftless::ui
 /// Paints a running backfill (an initial load or a re-backfill) as a progress bar with its line
 /// of text: `42% · 420,000 of 1,000,000 rows · ~1m 20s left`. With no estimate of the total the
 /// bar is a busy indicator and the text says how many rows were copied. Cells with no backfill
-/// are painted as plain, empty cells.
+/// are painted as plain, empty cells. Each look of a bar (value, text, size, colours) is drawn
+/// once and copied after (PixmapMemo).
 ///
 /// Reads TablesModel's BackfillRowsRole and BackfillPercentRole, and the text from DisplayRole.
 class BackfillProgress final : public QStyledItemDelegate
@@ -27,6 +30,12 @@ public:
 
     static constexpr int kMargin = 3;
     static constexpr int kMinWidth = 220;
+
+    /// Bars held drawn (for tests).
+    qsizetype memoSize() const { return m_memo.size(); }
+
+private:
+    mutable PixmapMemo m_memo;
 };
 
 } // namespace driftless::ui

@@ -26,6 +26,30 @@ const QStaticText &CachedTextDelegate::laidOut(const QString &text, int width, Q
     return *m_cache.insert(std::move(key), std::move(laid));
 }
 
+QRect CachedTextDelegate::textRectFor(const QStyleOptionViewItem &opt, const QStyle *style) const
+{
+    if (style != m_rectStyle || !(opt.font == m_rectFont)) {
+        m_rects.clear();
+        m_rectStyle = style;
+        m_rectFont = opt.font;
+    }
+    const RectKey key{opt.rect.size(), static_cast<int>(opt.features), opt.decorationSize,
+                      static_cast<int>(opt.decorationPosition), static_cast<int>(opt.direction),
+                      static_cast<int>(opt.checkState)};
+    auto it = m_rects.constFind(key);
+    if (it == m_rects.constEnd()) {
+        if (m_rects.size() >= kMaxEntries)
+            m_rects.clear();
+        QStyleOptionViewItem atOrigin(opt);
+        atOrigin.rect.moveTopLeft(QPoint(0, 0));
+        QRect r = style->subElementRect(QStyle::SE_ItemViewItemText, &atOrigin, opt.widget);
+        const int margin = style->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, opt.widget) + 1;
+        r.adjust(margin, 0, -margin, 0);
+        it = m_rects.insert(key, r);
+    }
+    return it->translated(opt.rect.topLeft());
+}
+
 void CachedTextDelegate::paint(QPainter *painter, const QStyleOptionViewItem &option, const QModelIndex &index) const
 {
     QStyleOptionViewItem opt(option);
@@ -39,13 +63,15 @@ void CachedTextDelegate::paint(QPainter *painter, const QStyleOptionViewItem &op
     QStyle *style = widget ? widget->style() : QApplication::style();
 
     // Where the style would put the text: its rectangle less the focus frame's margin, as
-    // QCommonStyle lays it out.
-    QRect textRect = style->subElementRect(QStyle::SE_ItemViewItemText, &opt, widget);
-    const int margin = style->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, widget) + 1;
-    textRect.adjust(margin, 0, -margin, 0);
-
+    // QCommonStyle lays it out. Asked without the text: a single line's rectangle is what
+    // the check box and icon leave of the cell, and with the text the style would shape it
+    // (the costliest part of painting a cell) only to measure a size it does not use here.
+    // The rectangle depends only on the cell's size and what else it shows, so it is asked once
+    // per such shape.
     const QString text = opt.text;
     opt.text.clear();
+    QRect textRect = textRectFor(opt, style);
+
     style->drawControl(QStyle::CE_ItemViewItem, &opt, painter, widget);
     if (textRect.width() <= 0)
         return;

@@ -39,6 +39,32 @@ private:
     };
     const QStaticText &laidOut(const QString &text, int width, Qt::TextElideMode mode, const QFont &font) const;
 
+    /// Where the style puts a single line of text in a cell of opt's shape (its size, check
+    /// box, icon and direction), less the focus frame's margin; opt carries no text.
+    QRect textRectFor(const QStyleOptionViewItem &opt, const QStyle *style) const;
+    struct RectKey {
+        QSize size;
+        int features = 0;
+        QSize decorationSize;
+        int decorationPosition = 0;
+        int direction = 0;
+        int checkState = 0;
+        friend bool operator==(const RectKey &a, const RectKey &b)
+        {
+            return a.size == b.size && a.features == b.features && a.decorationSize == b.decorationSize &&
+                   a.decorationPosition == b.decorationPosition && a.direction == b.direction &&
+                   a.checkState == b.checkState;
+        }
+        friend size_t qHash(const RectKey &k, size_t seed = 0)
+        {
+            return qHashMulti(seed, k.size.width(), k.size.height(), k.features, k.decorationSize.width(),
+                              k.decorationSize.height(), k.decorationPosition, k.direction, k.checkState);
+        }
+    };
+    mutable QHash<RectKey, QRect> m_rects;
+    mutable const QStyle *m_rectStyle = nullptr;
+    mutable QFont m_rectFont;
+
     mutable QHash<Key, QStaticText> m_cache;
     mutable QFont m_font;
 };

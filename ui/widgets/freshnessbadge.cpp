@@ -50,28 +50,37 @@ void FreshnessBadge::paint(QPainter *painter, const QStyleOptionViewItem &option
     const Tint tint = tintFor(text);
     const QFontMetrics fm(opt.font);
     const int pillHeight = std::min(opt.rect.height() - 2, std::max(fm.height(), kIconSize) + 4);
-    const int pillWidth = std::min(opt.rect.width() - 2 * kMargin,
-                                   kPadding + kIconSize + kPadding / 2 + fm.horizontalAdvance(text) + kPadding);
+    if (!(opt.font == m_font)) {
+        m_font = opt.font;
+        m_fontKey = m_font.key();
+        m_advances.clear();
+    }
+    auto advance = m_advances.constFind(text);
+    if (advance == m_advances.constEnd())
+        advance = m_advances.insert(text, fm.horizontalAdvance(text));
+    const int pillWidth = std::min(opt.rect.width() - 2 * kMargin, kPadding + kIconSize + kPadding / 2 + *advance + kPadding);
     const QRect pill(opt.rect.left() + kMargin, opt.rect.top() + (opt.rect.height() - pillHeight) / 2, pillWidth,
                      pillHeight);
 
-    painter->save();
-    painter->setRenderHint(QPainter::Antialiasing);
-    QPainterPath path;
-    path.addRoundedRect(QRectF(pill).adjusted(0.5, 0.5, -0.5, -0.5), pillHeight / 2.0, pillHeight / 2.0);
-    painter->fillPath(path, tint.fill);
-    painter->setPen(QPen(tint.border, 1));
-    painter->drawPath(path);
-
-    const QRect iconRect(pill.left() + kPadding, pill.top() + (pill.height() - kIconSize) / 2, kIconSize, kIconSize);
-    if (!icon.isNull())
-        icon.paint(painter, iconRect);
-    const QRect textRect(iconRect.right() + 1 + kPadding / 2, pill.top(), pill.right() - iconRect.right() - kPadding / 2,
-                         pill.height());
-    painter->setPen(tint.text);
-    painter->setFont(opt.font);
-    painter->drawText(textRect, Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(text, Qt::ElideRight, textRect.width()));
-    painter->restore();
+    // Drawn once per look (word, icon, size, font) and copied after: the antialiased pill was
+    // a large part of repainting the Tables page (B12).
+    const QString key = QStringLiteral("%1|%2|%3").arg(text, m_fontKey).arg(icon.cacheKey());
+    m_memo.paint(painter, pill, key, [&](QPainter *p, const QRect &r) {
+        p->setRenderHint(QPainter::Antialiasing);
+        QPainterPath path;
+        path.addRoundedRect(QRectF(r).adjusted(0.5, 0.5, -0.5, -0.5), r.height() / 2.0, r.height() / 2.0);
+        p->fillPath(path, tint.fill);
+        p->setPen(QPen(tint.border, 1));
+        p->drawPath(path);
+        const QRect iconRect(r.left() + kPadding, r.top() + (r.height() - kIconSize) / 2, kIconSize, kIconSize);
+        if (!icon.isNull())
+            icon.paint(p, iconRect);
+        const QRect textRect(iconRect.right() + 1 + kPadding / 2, r.top(), r.right() - iconRect.right() - kPadding / 2,
+                             r.height());
+        p->setPen(tint.text);
+        p->setFont(opt.font);
+        p->drawText(textRect, Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(text, Qt::ElideRight, textRect.width()));
+    });
 }
 
 } // namespace driftless::ui

@@ -1,6 +1,10 @@
 #pragma once
 
+#include "ui/widgets/pixmapmemo.h"
+
 #include <QColor>
+#include <QFont>
+#include <QHash>
 #include <QStyledItemDelegate>
 
 namespace driftless::ui {
@@ -10,7 +14,7 @@ namespace driftless::ui {
 /// so the badge reads the same to colour-blind DBAs and on a monochrome screenshot.
 ///
 /// Reads the item's DisplayRole (the word) and DecorationRole (the icon); works on any model
-/// that provides both.
+/// that provides both. Each look of a badge is drawn once and copied after (PixmapMemo).
 class FreshnessBadge final : public QStyledItemDelegate {
     Q_OBJECT
 public:
@@ -30,6 +34,13 @@ public:
     static constexpr int kIconSize = 14;
     static constexpr int kPadding = 6;
     static constexpr int kMargin = 4;
+
+private:
+    mutable PixmapMemo m_memo;
+    /// The words' widths in m_font (a badge says one of four words).
+    mutable QHash<QString, int> m_advances;
+    mutable QFont m_font;
+    mutable QString m_fontKey;
 };
 
 } // namespace driftless::ui
