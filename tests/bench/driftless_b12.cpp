@@ -34,6 +34,7 @@
 #include <map>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <set>
 #include <string>
 #include <vector>
@@ -94,6 +95,7 @@ struct Stall {
     double queueMs = 0; ///< of it, runnable but waiting for a CPU (the rest: blocked or asleep)
     double atS = 0;
     QString after; ///< the driver's last action before it
+    QStringList deliveries; ///< with B12_EVENT_COSTS, the costliest event deliveries within it
 };
 
 /// Times every event the UI thread delivers, by receiver class and event type, in the UI
@@ -112,20 +114,56 @@ public:
     std::map<std::pair<QString, int>, Cost> costs;
     bool timing = false;
 
+    /// Deliveries of >= 2 ms, newest last, for the stalls they fall in (wall clock, ns since
+    /// `clock` started); nested ones carry their depth.
+    struct Delivery {
+        qint64 endNs = 0;
+        double cpuMs = 0;
+        int depth = 0;
+        QString what;
+    };
+    std::deque<Delivery> recent;
+    const QElapsedTimer *clock = nullptr;
+    int depth = 0;
+
+    /// The costliest deliveries that ended within (fromNs, toNs], as text.
+    QStringList deliveriesIn(qint64 fromNs, qint64 toNs) const
+    {
+        std::vector<const Delivery *> in;
+        for (const Delivery &d : recent)
+            if (d.endNs > fromNs && d.endNs <= toNs)
+                in.push_back(&d);
+        std::sort(in.begin(), in.end(), [](const Delivery *a, const Delivery *b) { return a->cpuMs > b->cpuMs; });
+        QStringList out;
+        for (std::size_t i = 0; i < std::min<std::size_t>(6, in.size()); ++i)
+            out << QStringLiteral("%1 ms %2%3").arg(in[i]->cpuMs, 0, 'f', 1).arg(QString(in[i]->depth * 2, u' '), in[i]->what);
+        return out;
+    }
+
     bool notify(QObject *receiver, QEvent *event) override
     {
         if (!timing || QThread::currentThread() != thread())
             return QApplication::notify(receiver, event);
         const qint64 start = threadCpuNs();
         const int type = event->type();
+        // Named before delivery: a receiver may delete itself while handling the event.
         const char *cls = receiver->metaObject()->className();
+        const QString name = receiver->objectName();
+        ++depth;
         const bool result = QApplication::notify(receiver, event);
+        --depth;
         const double ms = double(threadCpuNs() - start) / 1e6;
         if (ms >= 0.5) {
             Cost &c = costs[{QString::fromLatin1(cls), type}];
             c.maxMs = std::max(c.maxMs, ms);
             c.totalMs += ms;
             ++c.count;
+        }
+        if (ms >= 2 && clock) {
+            recent.push_back({clock->nsecsElapsed(), ms, depth,
+                              QStringLiteral("%1 (%2) event %3").arg(QString::fromLatin1(cls), name).arg(type)});
+            while (recent.size() > 4096)
+                recent.pop_front();
         }
         return result;
     }
@@ -194,6 +232,7 @@ int main(int argc, char **argv)
     // --- the probe ---------------------------------------------------------------------------
     QElapsedTimer clock;
     clock.start();
+    app.clock = &clock;
     std::vector<double> stalls;
     stalls.reserve(static_cast<std::size_t>(seconds) * 1000 / tickMs + 16);
     std::vector<Stall> worst; // the 10 longest
@@ -216,7 +255,8 @@ int main(int argc, char **argv)
         lastQueueNs = queue;
         stalls.push_back(late);
         if (worst.size() < 10 || late > worst.back().ms) {
-            worst.push_back({late, cpuMs, queueMs, double(now) / 1e9, lastAction});
+            worst.push_back({late, cpuMs, queueMs, double(now) / 1e9, lastAction,
+                             app.deliveriesIn(now - qint64((late + tickMs) * 1e6), now)});
             std::sort(worst.begin(), worst.end(), [](const Stall &a, const Stall &b) { return a.ms > b.ms; });
             if (worst.size() > 10)
                 worst.pop_back();
@@ -323,9 +363,12 @@ int main(int argc, char **argv)
                  driftless::ui::toString(driftless::ui::chooseEnginePriority()));
     std::fprintf(stderr, "driftless-b12: %zu ticks over %.1f s, %zu snapshots; longest stalls:\n", measured.size(),
                  double(clock.nsecsElapsed() - measureStartNs) / 1e9, snapshots);
-    for (const Stall &s : worst)
+    for (const Stall &s : worst) {
         std::fprintf(stderr, "  %8.1f ms (UI thread on CPU %6.1f ms, waiting for a CPU %6.1f ms) at %6.1f s (after: %s)\n",
                      s.ms, s.cpuMs, s.queueMs, s.atS, qPrintable(s.after));
+        for (const QString &d : s.deliveries)
+            std::fprintf(stderr, "             %s\n", qPrintable(d));
+    }
     std::fprintf(stderr, "driftless-b12: driver actions (longest, count):\n");
     for (const ActionTime &a : actionTimes)
         std::fprintf(stderr, "  %-22s %8.1f ms  %d\n", qPrintable(a.what), a.maxMs, a.count);
