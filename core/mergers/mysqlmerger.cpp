@@ -194,13 +194,27 @@ std::string MysqlMerger::columnDdl(size_t i, bool forStaging) const
 
 void MysqlMerger::ensureTable()
 {
-    m_conn->exec(kCheckpoints);
-    auto have = m_conn->query("SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND "
-                              "TABLE_NAME = ?",
-                              {m_target.target.name});
-    auto has = [&](const std::string &n) {
-        return std::any_of(have.rows.begin(), have.rows.end(), [&](const auto &r) { return r[0] && *r[0] == n; });
-    };
+    // What exists, in one query; CREATE ... IF NOT EXISTS runs only for what is missing. (Every
+    // pass prepares, and on MySQL even a no-op CREATE TABLE commits and takes a metadata lock.)
+    const std::string tomb = bookkeepingName("_driftless_tomb_", m_target.target.name);
+    const std::string seen = bookkeepingName("_driftless_seen_", m_target.target.name);
+    auto found = m_conn->query("SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "
+                               "DATABASE() AND TABLE_NAME IN (?, '_driftless_checkpoints', ?, ?)",
+                               {m_target.target.name, tomb, seen});
+    std::vector<std::string> have; // the target's columns
+    bool checkpoints = false, tombExists = false, seenExists = false;
+    for (const auto &r : found.rows) {
+        if (!r[0] || !r[1])
+            continue;
+        if (*r[0] == m_target.target.name)
+            have.push_back(*r[1]);
+        checkpoints |= *r[0] == "_driftless_checkpoints" && *r[1] == "request";
+        tombExists |= *r[0] == tomb;
+        seenExists |= *r[0] == seen;
+    }
+    if (!checkpoints)
+        m_conn->exec(kCheckpoints);
+    auto has = [&](const std::string &n) { return std::find(have.begin(), have.end(), n) != have.end(); };
     std::string pk;
     for (int k : m_source.primaryKey)
         pk += (pk.empty() ? "" : ", ") + mysqlIdent(m_source.columns[static_cast<size_t>(k)].name);
@@ -221,7 +235,7 @@ void MysqlMerger::ensureTable()
             if (!has(m_source.columns[i].name))
                 m_conn->exec("ALTER TABLE " + m_table + " ADD COLUMN " + columnDdl(i, true));
     }
-    if (m_source.hasPrimaryKey()) {
+    if (m_source.hasPrimaryKey() && !(tombExists && seenExists)) {
         std::string keys;
         for (int k : m_source.primaryKey)
             keys += columnDdl(static_cast<size_t>(k), false) + ", ";

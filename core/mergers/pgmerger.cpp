@@ -127,29 +127,85 @@ void PgMerger::ensureTypes()
         if (!c.isEnum)
             continue;
         std::string type = quoteIdent(m_target.target.schema) + "." + quoteIdent(c.baseType);
-        auto exists = m_conn->execParams("SELECT 1 FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace "
-                                        "WHERE n.nspname = $1 AND t.typname = $2",
-                                        {m_target.target.schema, c.baseType});
-        if (exists.rows() == 0) {
-            std::string labels;
+        // The type and its labels in one query; DDL only for what is missing (ADD VALUE locks
+        // the type, and this runs on every pass).
+        auto labels = m_conn->execParams("SELECT e.enumlabel FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace "
+                                         "LEFT JOIN pg_enum e ON e.enumtypid = t.oid "
+                                         "WHERE n.nspname = $1 AND t.typname = $2",
+                                         {m_target.target.schema, c.baseType});
+        if (labels.rows() == 0) {
+            std::string list;
             for (const auto &l : c.enumLabels)
-                labels += (labels.empty() ? "" : ", ") + pgLiteral(l);
-            racyDdl(*m_conn, "CREATE TYPE " + type + " AS ENUM (" + labels + ")");
+                list += (list.empty() ? "" : ", ") + pgLiteral(l);
+            racyDdl(*m_conn, "CREATE TYPE " + type + " AS ENUM (" + list + ")");
         } else {
+            std::set<std::string> have;
+            for (int r = 0; r < labels.rows(); ++r)
+                if (!labels.isNull(r, 0))
+                    have.insert(labels.text(r, 0));
             for (const auto &l : c.enumLabels)
-                m_conn->exec("ALTER TYPE " + type + " ADD VALUE IF NOT EXISTS " + pgLiteral(l));
+                if (!have.count(l))
+                    m_conn->exec("ALTER TYPE " + type + " ADD VALUE IF NOT EXISTS " + pgLiteral(l));
         }
     }
 }
 
-void PgMerger::ensureTable()
+PgMerger::Layout PgMerger::readLayout()
 {
-    auto existing = m_conn->execParams(
-        "SELECT a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+    // One round trip for everything prepare() would otherwise create or alter "if not exists":
+    // the target's columns, the staging table's columns and NOT NULLs, and whether the
+    // bookkeeping tables are there.
+    auto r = m_conn->execParams(
+        "SELECT 0, a.attname, a.attnotnull FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
         "JOIN pg_namespace n ON n.oid = c.relnamespace "
-        "WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped",
-        {m_target.target.schema, m_target.target.name});
-    if (existing.rows() == 0) {
+        "WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped "
+        "UNION ALL "
+        "SELECT 1, a.attname, a.attnotnull FROM pg_attribute a "
+        "WHERE a.attrelid = to_regclass($3) AND a.attnum > 0 AND NOT a.attisdropped "
+        "UNION ALL "
+        "SELECT 2, 'checkpoints', EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = "
+        "to_regclass('_driftless.checkpoints') AND attname = 'request' AND NOT attisdropped) "
+        "UNION ALL SELECT 2, 'tombstones', to_regclass($4) IS NOT NULL "
+        "UNION ALL SELECT 2, 'seen', to_regclass($5) IS NOT NULL",
+        {m_target.target.schema, m_target.target.name, stagingTable(), tombstoneTable(), seenTable()});
+    Layout layout;
+    for (int i = 0; i < r.rows(); ++i) {
+        const int part = r.toInt(i, 0);
+        const std::string name = r.text(i, 1);
+        const bool flag = r.toBool(i, 2);
+        if (part == 0)
+            layout.target.push_back(name);
+        else if (part == 1)
+            layout.staging.emplace(name, flag);
+        else if (name == "checkpoints")
+            layout.bookkeeping = flag;
+        else if (name == "tombstones")
+            layout.tombstones = flag;
+        else if (name == "seen")
+            layout.seen = flag;
+    }
+    return layout;
+}
+
+bool PgMerger::stagingReady(const Layout &layout) const
+{
+    if (layout.staging.empty())
+        return false;
+    for (const char *own : {"_driftless_version", "_driftless_op", "_driftless_unchanged"})
+        if (!layout.staging.count(own))
+            return false;
+    for (const auto &c : m_source.columns)
+        if (!layout.staging.count(c.name))
+            return false;
+    for (const auto &[name, notNull] : layout.staging)
+        if (notNull && name.rfind("_driftless_", 0) != 0)
+            return false; // a delete stages only its key
+    return !m_source.hasPrimaryKey() || (layout.tombstones && layout.seen);
+}
+
+void PgMerger::ensureTable(const std::vector<std::string> &have)
+{
+    if (have.empty()) {
         std::string ddl = "CREATE TABLE IF NOT EXISTS " + m_targetSql + " (";
         for (const auto &c : m_source.columns)
             ddl += quoteIdent(c.name) + " " + columnTypeSql(c) + (c.notNull ? " NOT NULL" : "") + ", ";
@@ -164,9 +220,6 @@ void PgMerger::ensureTable()
         racyDdl(*m_conn, ddl);
         return;
     }
-    std::vector<std::string> have;
-    for (int r = 0; r < existing.rows(); ++r)
-        have.push_back(existing.text(r, 0));
     auto has = [&](const std::string &n) { return std::find(have.begin(), have.end(), n) != have.end(); };
     if (!has("_driftless_version"))
         throw SchemaError("target table " + m_target.target.display() + " exists but is not managed by Driftless "
@@ -340,13 +393,19 @@ double PgMerger::targetRowEstimate()
 void PgMerger::prepare(const TableSchema &source)
 {
     m_source = source;
-    ensureBookkeeping(*m_conn);
-    racyDdl(*m_conn, "CREATE SCHEMA IF NOT EXISTS " + quoteIdent(m_target.target.schema));
+    // Every pass prepares: what exists already is read in one query, and DDL runs only for what
+    // is missing, so a steady pass takes no lock beyond its own writes and logs no DDL.
+    const Layout layout = readLayout();
+    if (!layout.bookkeeping)
+        ensureBookkeeping(*m_conn);
+    if (layout.target.empty()) // its enum types and the table go there
+        racyDdl(*m_conn, "CREATE SCHEMA IF NOT EXISTS " + quoteIdent(m_target.target.schema));
     ensureTypes();
-    ensureTable();
+    ensureTable(layout.target);
     // A full refresh replaces the table wholesale: no staging, no tombstones.
     if (m_target.strategy != Strategy::FullRefresh) {
-        ensureStaging();
+        if (layout.target.empty() || !stagingReady(layout))
+            ensureStaging();
         m_tombstonesMaybe = m_conn->exec("SELECT EXISTS (SELECT 1 FROM " + tombstoneTable() + ")").toBool(0, 0);
     }
     buildSql();
@@ -610,9 +669,12 @@ long long PgMerger::deleteOlderInTransaction(std::int64_t version)
 void PgMerger::addMissingColumns(const TableSchema &source)
 {
     m_source = source;
+    const Layout layout = readLayout();
+    if (layout.target.empty())
+        racyDdl(*m_conn, "CREATE SCHEMA IF NOT EXISTS " + quoteIdent(m_target.target.schema));
     ensureTypes();
-    ensureTable();
-    if (m_target.strategy != Strategy::FullRefresh)
+    ensureTable(layout.target);
+    if (m_target.strategy != Strategy::FullRefresh && (layout.target.empty() || !stagingReady(layout)))
         ensureStaging();
     buildSql();
 }

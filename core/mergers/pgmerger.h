@@ -4,6 +4,7 @@
 #include "core/mergers/merger.h"
 
 #include <chrono>
+#include <map>
 #include <memory>
 
 namespace driftless::core {
@@ -57,8 +58,22 @@ public:
     static void ensureBookkeeping(PgConnection &conn);
 
 private:
+    /// What prepare() finds on the target before creating anything.
+    struct Layout {
+        bool bookkeeping = false;        ///< _driftless.checkpoints with its newest column
+        std::vector<std::string> target; ///< the target table's columns; empty: no such table
+        std::map<std::string, bool> staging; ///< staging column -> NOT NULL; empty: none
+        bool tombstones = false;
+        bool seen = false;
+    };
+    Layout readLayout();
+    /// The staging table (and tombstones and seen keys, for a keyed table) holds every column
+    /// a batch stages, none of them NOT NULL but Driftless's own.
+    bool stagingReady(const Layout &layout) const;
     void ensureTypes();
-    void ensureTable();
+    /// Creates the target table (its schema exists) when `have` (its columns) is empty; else checks Driftless
+    /// manages it and adds the columns the source gained.
+    void ensureTable(const std::vector<std::string> &have);
     void ensureStaging();
     void buildSql();
     /// One batch and its checkpoint in one transaction: copied straight in, or merged.

@@ -252,6 +252,43 @@ TEST(CursorSync, rowsReReadInTheLookbackAreNotRewritten)
     EXPECT_EQ(f.dst.scalar("SELECT kind FROM events WHERE id = 17"), "edited");
 }
 
+TEST(CursorSync, steadyPassesRunNoDdlOnTheTargetAndRecreateWhatADbaDropped)
+{
+    // Every pass prepares the target. Once the tables exist that must cost no DDL: an ALTER
+    // TABLE ... IF NOT EXISTS still takes an ACCESS EXCLUSIVE lock (on the shared checkpoint
+    // table it queued every other pass behind it) and fills a log_statement=ddl log.
+    Fixture f;
+    f.src.exec("INSERT INTO events SELECT g, 'k', now() - interval '1 hour' FROM generate_series(1, 50) g");
+    auto sync = f.sync(cursorSpec());
+    sync.runOnce({});
+    sync.runOnce({});
+    f.dst.exec(R"sql(
+CREATE TABLE public.ddl_log (tag text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
+CREATE FUNCTION public.log_ddl() RETURNS event_trigger LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO public.ddl_log (tag) VALUES (tg_tag); END $$;
+CREATE EVENT TRIGGER log_ddl ON ddl_command_start EXECUTE FUNCTION public.log_ddl();
+)sql");
+    f.src.exec("UPDATE events SET kind = 'edited', updated_at = now() WHERE id <= 5");
+    for (int i = 0; i < 3; ++i)
+        sync.runOnce({});
+    EXPECT_EQ(f.dstHash(), f.srcHash());
+    EXPECT_EQ(f.dst.scalar("SELECT count(*) FROM public.ddl_log"), "0")
+        << f.dst.scalar("SELECT string_agg(tag, ', ') FROM public.ddl_log");
+
+    // A DBA drops the staging table, then the target: the next passes create them again.
+    auto dst = f.dst.connect();
+    dst.exec("DROP TABLE " + f.dst.scalar("SELECT '_driftless.' || quote_ident(relname) FROM pg_class WHERE "
+                                          "relname LIKE 'stg\\_%' AND relnamespace = '_driftless'::regnamespace"));
+    f.src.exec("UPDATE events SET kind = 'again', updated_at = now() WHERE id = 7");
+    sync.runOnce({});
+    EXPECT_EQ(f.dstHash(), f.srcHash());
+    EXPECT_NE(f.dst.scalar("SELECT count(*) FROM public.ddl_log WHERE tag = 'CREATE TABLE'"), "0");
+    dst.exec("DROP TABLE public.events");
+    dst.exec("DELETE FROM _driftless.checkpoints");
+    sync.runOnce({});
+    EXPECT_EQ(f.dstHash(), f.srcHash()) << "the target was created and loaded again";
+}
+
 TEST(CursorSync, passesReuseTheirConnectionsAndNeverOneTheServerEnded)
 {
     // A pool per scheduler run: one source and one target session serve every pass, instead of
