@@ -453,8 +453,9 @@ void TestPageModels::cachedTextDelegatePaintsAsTheStyleDoes()
 void TestPageModels::lagChartChartsTheFurthestBehindAndReusesItsLines()
 {
     // Of 30 tables the chart draws the 20 furthest behind their SLA. When others fall behind,
-    // the choice is made again (every kReselectMs): the same 40 series (lag and SLA per table)
-    // are renamed and refilled, not rebuilt, and live points land in the right table's line.
+    // the choice is made again (every kReselectMs): the same 21 series (a lag line per table,
+    // one SLA line for the SLA they share) are renamed and refilled, not rebuilt, and live points
+    // land in the right table's line.
     QTemporaryDir dir;
     driftless::ui::LagChart chart;
     chart.resize(900, 500);
@@ -479,7 +480,15 @@ void TestPageModels::lagChartChartsTheFurthestBehindAndReusesItsLines()
     for (int i = 0; i < 30; ++i)
         QVERIFY2(bool(chart.lagSeries(p, name(i))) == (i >= 10), qPrintable(name(i)));
     const auto before = chart.chart()->series();
-    QCOMPARE(before.size(), 40);
+    QCOMPARE(before.size(), 21);
+    // Twenty tables share one SLA: one dashed grey line says so, not twenty lines on top of
+    // each other.
+    QLineSeries *shared = chart.slaSeries(p, name(10));
+    QVERIFY(shared);
+    QCOMPARE(chart.slaSeries(p, name(29)), shared);
+    QCOMPARE(shared->pen().style(), Qt::DashLine);
+    QCOMPARE(shared->pen().color(), QColor(0x80, 0x80, 0x80));
+    QVERIFY2(shared->name().contains(QStringLiteral("20 tables")), qPrintable(shared->name()));
 
     // Half a minute on, the other end is behind: t00..t19 are charted now.
     s.takenAtMs += driftless::ui::LagChart::kReselectMs + 1000;

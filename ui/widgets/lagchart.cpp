@@ -361,37 +361,72 @@ void LagChart::rebuildSeries(const std::vector<core::TableReport> &tables, std::
             line.slaSeconds = t.slaSeconds;
             line.name = seriesName(t, pipelines.size() == 1);
             line.segments.front()->setName(line.name);
-            line.sla->clear();
-            line.sla->setName(slaName(line));
             m_lines.emplace(Key{t.pipeline, t.table}, std::move(line));
         }
+        rebuildSlaLines();
         m_loaded = false;
         return;
     }
     m_chart->removeAllSeries();
     m_lines.clear();
+    m_slaLines.clear(); // removeAllSeries() deleted them
     for (const auto &t : tables) {
         Line line;
         line.slaSeconds = t.slaSeconds;
         line.name = seriesName(t, pipelines.size() == 1);
         addSegment(line);
-
-        line.sla = new QLineSeries(m_chart);
-        line.sla->setName(slaName(line));
-        m_chart->addSeries(line.sla);
-        line.sla->attachAxis(m_x);
-        line.sla->attachAxis(m_y);
-        QPen dashed(line.segments.front()->color());
-        dashed.setStyle(Qt::DashLine);
-        dashed.setWidthF(1.5);
-        line.sla->setPen(dashed);
-        // The note above the chart explains dashed lines once; a legend entry per SLA would
-        // double the legend.
-        for (QLegendMarker *marker : m_chart->legend()->markers(line.sla))
-            marker->setVisible(false);
         m_lines.emplace(Key{t.pipeline, t.table}, line);
     }
+    rebuildSlaLines();
     m_loaded = false;
+}
+
+void LagChart::rebuildSlaLines()
+{
+    // One dashed line per SLA value, not per table: tables sharing an SLA would draw the same
+    // line on top of each other, and every series costs Qt Charts items and layout (the first
+    // show of the Lag page, B12). A line of one table takes that table's colour; a line shared
+    // by several is grey and its name says how many.
+    std::map<double, std::vector<Line *>> byValue;
+    for (auto &[key, line] : m_lines)
+        byValue[line.slaSeconds].push_back(&line);
+    std::map<double, QColor> colours;
+    for (const auto &[value, lines] : byValue)
+        colours[value] = lines.size() == 1 ? lines.front()->segments.front()->color() : QColor(0x80, 0x80, 0x80);
+    bool same = byValue.size() == m_slaLines.size();
+    for (auto it = m_slaLines.begin(); same && it != m_slaLines.end(); ++it)
+        same = colours.count(it->first) && it->second->pen().color() == colours[it->first];
+    if (!same) {
+        for (auto &[value, series] : m_slaLines) {
+            m_chart->removeSeries(series);
+            delete series;
+        }
+        m_slaLines.clear();
+        for (const auto &[value, lines] : byValue) {
+            auto *series = new QLineSeries(m_chart);
+            m_chart->addSeries(series);
+            series->attachAxis(m_x);
+            series->attachAxis(m_y);
+            QPen dashed(colours[value]);
+            dashed.setStyle(Qt::DashLine);
+            dashed.setWidthF(1.5);
+            series->setPen(dashed);
+            // The note above the chart explains dashed lines once; a legend entry per SLA
+            // would double the legend.
+            for (QLegendMarker *marker : m_chart->legend()->markers(series))
+                marker->setVisible(false);
+            m_slaLines.emplace(value, series);
+        }
+    }
+    for (const auto &[value, lines] : byValue) {
+        QLineSeries *series = m_slaLines.at(value);
+        series->clear();
+        series->setName(lines.size() == 1 ? slaName(*lines.front())
+                                          : tr("SLA %1 (%n tables)", nullptr, static_cast<int>(lines.size()))
+                                                .arg(formatDuration(value)));
+        for (Line *line : lines)
+            line->sla = series;
+    }
 }
 
 void LagChart::reload()
@@ -506,9 +541,9 @@ void LagChart::updateAxes(std::int64_t nowMs)
             ++i;
         }
         top = std::max(top, line.slaSeconds);
-        line.sla->replace(
-            {QPointF(from, line.slaSeconds), QPointF(static_cast<qreal>(nowMs), line.slaSeconds)});
     }
+    for (auto &[value, series] : m_slaLines)
+        series->replace({QPointF(from, value), QPointF(static_cast<qreal>(nowMs), value)});
     m_x->setFormat(window > 6 * 60 * kMinute ? QStringLiteral("ddd HH:mm") : QStringLiteral("HH:mm"));
     m_x->setTickCount(window > 6 * 60 * kMinute ? 7 : 6);
     m_x->setRange(QDateTime::fromMSecsSinceEpoch(nowMs - window), QDateTime::fromMSecsSinceEpoch(nowMs));

@@ -26,8 +26,9 @@ class QValueAxis;
 
 namespace driftless::ui {
 
-/// Apply lag per table over time (Qt Charts), with each table's freshness SLA as a dashed line
-/// in the table's colour, and a window chooser (15 min, 1 h, 24 h). The Lag page charts every
+/// Apply lag per table over time (Qt Charts), with the freshness SLAs as dashed lines (one per
+/// SLA value: in the table's colour when one table has it, grey when several share it), and a
+/// window chooser (15 min, 1 h, 24 h). The Lag page charts every
 /// table with it; a table's detail charts that table alone (setOnly()).
 ///
 /// History comes from the lag samples in the workspace file, read on a pool thread whenever the
@@ -90,6 +91,7 @@ private:
     struct Line {
         /// Never empty; the first one carries the legend entry and is never removed.
         std::vector<QLineSeries *> segments;
+        /// The dashed line of its SLA, shared with the tables of the same SLA.
         QLineSeries *sla = nullptr;
         double slaSeconds = 0;
         QString name;
@@ -102,6 +104,8 @@ private:
     void applySnapshot(const EngineSnapshot &snapshot, bool catchUp);
     static std::vector<core::TableReport> choose(const std::vector<core::TableReport> &tables);
     void rebuildSeries(const std::vector<core::TableReport> &tables, std::size_t total);
+    /// One dashed SLA line per SLA value among the charted tables.
+    void rebuildSlaLines();
     void startRead();
     void onReadDone(std::uint64_t generation, History history, std::int64_t nowMs);
     void applyLive();
@@ -125,6 +129,8 @@ private:
     QDateTimeAxis *m_x;
     QValueAxis *m_y;
     std::map<Key, Line> m_lines;
+    /// SLA seconds -> its dashed line.
+    std::map<double, QLineSeries *> m_slaLines;
     /// Every table of the newest snapshot, charted or not.
     std::set<Key> m_all;
     std::int64_t m_chosenAtMs = 0;

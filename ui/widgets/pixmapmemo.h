@@ -1,8 +1,8 @@
 #pragma once
 
 #include <QCache>
-#include <QPalette>
 #include <QPainter>
+#include <QPalette>
 #include <QPixmap>
 #include <QRect>
 #include <QString>
