@@ -226,14 +226,18 @@ void PgCursorReader::beginPass(CursorState &st)
     st.inPass = true;
     st.passAfter.clear();
     st.passRows = 0;
-    auto now = m_conn.exec("SELECT (" + nowExpr() + ")::text");
-    st.passNow = now.optText(0, 0);
     st.passFrom.reset();
-    if (st.cursor) {
-        std::string q = m_temporal ? "SELECT ($1::" + m_cursorType + " - $2::interval)::" + m_cursorType + "::text"
-                                   : "SELECT ($1::" + m_cursorType + " - $2::" + m_cursorType + ")::text";
-        st.passFrom = m_conn.execParams(q, {*st.cursor, m_lookback}).text(0, 0);
+    if (!st.cursor) {
+        st.passNow = m_conn.exec("SELECT (" + nowExpr() + ")::text").optText(0, 0);
+        return;
     }
+    // The source's clock and where the lookback starts, in one round trip.
+    std::string q = "SELECT (" + nowExpr() + ")::text, " +
+                    (m_temporal ? "($1::" + m_cursorType + " - $2::interval)::" + m_cursorType + "::text"
+                                : "($1::" + m_cursorType + " - $2::" + m_cursorType + ")::text");
+    auto r = m_conn.execParams(q, {*st.cursor, m_lookback});
+    st.passNow = r.optText(0, 0);
+    st.passFrom = r.text(0, 1);
 }
 
 bool PgCursorReader::passPage(CursorState &st, Batch &out)
