@@ -9,6 +9,7 @@
 #include "ui/slotmonitor.h"
 #include "ui/widgets/cachedtextdelegate.h"
 #include "ui/widgets/lagchart.h"
+#include "ui/widgets/legendstrip.h"
 #include "ui/widgets/visiblerowfitter.h"
 
 #include <QAbstractItemModelTester>
@@ -489,6 +490,26 @@ void TestPageModels::lagChartChartsTheFurthestBehindAndReusesItsLines()
     QCOMPARE(shared->pen().style(), Qt::DashLine);
     QCOMPARE(shared->pen().color(), QColor(0x80, 0x80, 0x80));
     QVERIFY2(shared->name().contains(QStringLiteral("20 tables")), qPrintable(shared->name()));
+    // The legend names every charted table in full, each in a colour of its own, and the
+    // shared SLA as one dashed entry, wrapped onto rows rather than cut short.
+    const auto legend = [&] { return chart.legend()->entries(); };
+    QCOMPARE(legend().size(), std::size_t(21));
+    QSet<QRgb> colours;
+    for (std::size_t i = 0; i < 20; ++i) {
+        QCOMPARE(legend()[i].name, name(static_cast<int>(i) + 10));
+        QVERIFY(!legend()[i].dashed);
+        QCOMPARE(legend()[i].colour, chart.lagSeries(p, name(static_cast<int>(i) + 10))->color());
+        colours.insert(legend()[i].colour.rgb());
+    }
+    QCOMPARE(colours.size(), 20);
+    QVERIFY(legend()[20].dashed);
+    QCOMPARE(legend()[20].name, shared->name());
+    const auto rects = chart.legend()->entryRects(chart.legend()->width());
+    QVERIFY2(rects.back().top() > rects.front().top(), "twenty names take more than one row at 900 px");
+    for (std::size_t i = 0; i < rects.size(); ++i)
+        QVERIFY(rects[i].width() >= driftless::ui::LegendStrip::kSwatch + driftless::ui::LegendStrip::kGap +
+                                         chart.legend()->fontMetrics().horizontalAdvance(legend()[i].name));
+    QVERIFY(chart.legend()->height() >= chart.legend()->heightForWidth(chart.legend()->width()));
 
     // Half a minute on, the other end is behind: t00..t19 are charted now.
     s.takenAtMs += driftless::ui::LagChart::kReselectMs + 1000;
@@ -502,6 +523,9 @@ void TestPageModels::lagChartChartsTheFurthestBehindAndReusesItsLines()
     QCOMPARE(QSet<QAbstractSeries *>(after.begin(), after.end()), QSet<QAbstractSeries *>(before.begin(), before.end()));
     QCOMPARE(chart.lagSeries(p, name(3))->name(), name(3));
     QVERIFY(chart.lagPoints(p, name(3)).isEmpty()); // emptied: no points of the table it drew before
+    QCOMPARE(legend().size(), std::size_t(21));
+    QCOMPARE(legend()[3].name, name(3)); // the legend follows the new choice
+    QCOMPARE(legend()[3].colour, chart.lagSeries(p, name(3))->color());
 
     // The next snapshot's lags are appended to each table's own line.
     s.takenAtMs += 1000;

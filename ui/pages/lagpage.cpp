@@ -10,7 +10,7 @@ LagPage::LagPage(QWidget *parent) : QWidget(parent), m_chart(new LagChart(this))
 {
     setObjectName(QStringLiteral("lagPage"));
     m_chart->setNote(tr("Apply lag per table: how far the target is behind the source. "
-                        "Dashed lines: each table's freshness SLA."));
+                        "Dashed lines: the freshness SLAs (grey when several tables share one)."));
     connect(m_chart, &LagChart::historyReady, this, &LagPage::historyReady);
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(m_chart);

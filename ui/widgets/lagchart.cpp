@@ -1,6 +1,7 @@
 #include "ui/widgets/lagchart.h"
 
 #include "ui/displayformat.h"
+#include "ui/widgets/legendstrip.h"
 
 #include "core/model/error.h"
 #include "core/state/statestore.h"
@@ -12,7 +13,7 @@
 #include <QDateTimeAxis>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QLegendMarker>
+#include <QLegend>
 #include <QLineSeries>
 #include <QPalette>
 #include <QThreadPool>
@@ -65,6 +66,7 @@ QString seriesName(const core::TableReport &t, bool onePipeline)
 LagChart::LagChart(QWidget *parent)
     : QWidget(parent), m_mailbox(Mailbox<LagChart>::create(this)), m_window(new QComboBox(this)),
       m_note(new QLabel(this)), m_empty(new QLabel(this)), m_capped(new QLabel(this)), m_chart(new QChart), m_view(new QChartView(m_chart, this)),
+      m_legend(new LegendStrip(this)),
       m_x(new QDateTimeAxis(m_chart)), m_y(new QValueAxis(m_chart))
 {
     setObjectName(QStringLiteral("lagChartWidget"));
@@ -77,7 +79,7 @@ LagChart::LagChart(QWidget *parent)
 
     m_note->setObjectName(QStringLiteral("lagNote"));
     m_note->setText(tr("Apply lag per table: how far the target is behind the source. "
-                       "Dashed lines: each table's freshness SLA."));
+                       "Dashed lines: the freshness SLAs (grey when several tables share one)."));
     m_note->setWordWrap(true);
     m_empty->setObjectName(QStringLiteral("lagEmpty"));
     m_empty->setWordWrap(true);
@@ -92,7 +94,10 @@ LagChart::LagChart(QWidget *parent)
     m_chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
     m_chart->setBackgroundRoundness(0);
     m_chart->setMargins(QMargins(4, 4, 4, 4));
-    m_chart->legend()->setAlignment(Qt::AlignBottom);
+    // The legend is a widget of its own under the chart (LegendStrip): Qt Charts' legend keeps
+    // one row and cut twenty names to a few letters.
+    m_chart->legend()->hide();
+    m_legend->setObjectName(QStringLiteral("lagLegend"));
     m_chart->setAnimationOptions(QChart::NoAnimation);
     m_x->setTitleText(tr("Time"));
     m_y->setTitleText(tr("Lag (seconds)"));
@@ -113,6 +118,7 @@ LagChart::LagChart(QWidget *parent)
     layout->addWidget(m_capped);
     layout->addWidget(m_empty);
     layout->addWidget(m_view, 1);
+    layout->addWidget(m_legend);
 
     m_live.setInterval(kLiveIntervalMs);
     connect(&m_live, &QTimer::timeout, this, &LagChart::applyLive);
@@ -172,8 +178,6 @@ QLineSeries *LagChart::addSegment(Line &line)
         series->setPen(pen);
     } else {
         series->setPen(line.segments.front()->pen());
-        for (QLegendMarker *marker : m_chart->legend()->markers(series))
-            marker->setVisible(false);
     }
     line.segments.push_back(series);
     return series;
@@ -370,11 +374,15 @@ void LagChart::rebuildSeries(const std::vector<core::TableReport> &tables, std::
     m_chart->removeAllSeries();
     m_lines.clear();
     m_slaLines.clear(); // removeAllSeries() deleted them
+    std::size_t index = 0;
     for (const auto &t : tables) {
         Line line;
         line.slaSeconds = t.slaSeconds;
         line.name = seriesName(t, pipelines.size() == 1);
         addSegment(line);
+        QPen pen = line.segments.front()->pen();
+        pen.setColor(lineColour(index++));
+        line.segments.front()->setPen(pen);
         m_lines.emplace(Key{t.pipeline, t.table}, line);
     }
     rebuildSlaLines();
@@ -411,10 +419,6 @@ void LagChart::rebuildSlaLines()
             dashed.setStyle(Qt::DashLine);
             dashed.setWidthF(1.5);
             series->setPen(dashed);
-            // The note above the chart explains dashed lines once; a legend entry per SLA
-            // would double the legend.
-            for (QLegendMarker *marker : m_chart->legend()->markers(series))
-                marker->setVisible(false);
             m_slaLines.emplace(value, series);
         }
     }
@@ -427,6 +431,32 @@ void LagChart::rebuildSlaLines()
         for (Line *line : lines)
             line->sla = series;
     }
+    updateLegend();
+}
+
+void LagChart::updateLegend()
+{
+    std::vector<LegendStrip::Entry> entries;
+    entries.reserve(m_lines.size() + m_slaLines.size());
+    for (const auto &[key, line] : m_lines)
+        entries.push_back({line.name, line.segments.front()->color(), false});
+    for (const auto &[value, series] : m_slaLines)
+        entries.push_back({series->name(), series->pen().color(), true});
+    m_legend->setEntries(std::move(entries));
+}
+
+QColor LagChart::lineColour(std::size_t i) const
+{
+    // Twenty colours told apart at a glance (the chart theme has five, so twenty lines repeated
+    // each four times); grey is left to SLA lines shared by several tables.
+    static constexpr QRgb kColours[] = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd, 0x8c564b, 0xe377c2,
+                                        0xbcbd22, 0x17becf, 0x393b79, 0x637939, 0x8c6d31, 0x843c39, 0x7b4173,
+                                        0x3182bd, 0xe6550d, 0x31a354, 0x756bb1, 0xd6616b, 0xce6dbd};
+    QColor c = QColor::fromRgb(kColours[i % std::size(kColours)]);
+    // On a dark background the darkest ones are lifted so they stay visible.
+    if (palette().color(QPalette::Window).lightness() < 128 && c.lightness() < 110)
+        c = c.lighter(160);
+    return c;
 }
 
 void LagChart::reload()

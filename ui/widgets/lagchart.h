@@ -3,6 +3,7 @@
 #include "ui/enginesnapshot.h"
 #include "ui/mailbox.h"
 
+#include <QColor>
 #include <QPointF>
 #include <QTimer>
 #include <QWidget>
@@ -25,6 +26,8 @@ class QLineSeries;
 class QValueAxis;
 
 namespace driftless::ui {
+
+class LegendStrip;
 
 /// Apply lag per table over time (Qt Charts), with the freshness SLAs as dashed lines (one per
 /// SLA value: in the table's colour when one table has it, grey when several share it), and a
@@ -58,6 +61,8 @@ public:
 
     QChart *chart() const { return m_chart; }
     QChartView *chartView() const { return m_view; }
+    /// The names and colours of the charted lines, under the chart.
+    LegendStrip *legend() const { return m_legend; }
     QComboBox *windowCombo() const { return m_window; }
     std::int64_t windowMs() const;
     void setWindowMs(std::int64_t ms);
@@ -106,6 +111,9 @@ private:
     void rebuildSeries(const std::vector<core::TableReport> &tables, std::size_t total);
     /// One dashed SLA line per SLA value among the charted tables.
     void rebuildSlaLines();
+    void updateLegend();
+    /// The colour of the i-th charted table's line.
+    QColor lineColour(std::size_t i) const;
     void startRead();
     void onReadDone(std::uint64_t generation, History history, std::int64_t nowMs);
     void applyLive();
@@ -126,6 +134,7 @@ private:
     QLabel *m_capped;
     QChart *m_chart;
     QChartView *m_view;
+    LegendStrip *m_legend;
     QDateTimeAxis *m_x;
     QValueAxis *m_y;
     std::map<Key, Line> m_lines;
