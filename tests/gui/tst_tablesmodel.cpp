@@ -568,32 +568,35 @@ QStyleOptionViewItem cellOption(const QPalette &palette)
     return option;
 }
 
-QImage paintCell(const QStyledItemDelegate &delegate, const QModelIndex &idx, const QPalette &palette)
+/// A cell's picture on white: `draw` paints it with the cell's option.
+template <typename Draw>
+QImage renderCell(const QPalette &palette, Draw &&draw)
 {
     QImage image(260, 28, QImage::Format_ARGB32_Premultiplied);
     image.fill(Qt::white);
     QPainter painter(&image);
     painter.setFont(QApplication::font());
-    delegate.paint(&painter, cellOption(palette), idx);
+    draw(painter, cellOption(palette));
     return image;
+}
+
+QImage paintCell(const QStyledItemDelegate &delegate, const QModelIndex &idx, const QPalette &palette)
+{
+    return renderCell(palette, [&](QPainter &p, const QStyleOptionViewItem &cell) { delegate.paint(&p, cell, idx); });
 }
 
 /// The style's own bar for the cell, drawn straight onto the image (what the memo must copy).
 QImage styleBar(const BackfillProgress &delegate, const QModelIndex &idx, const QPalette &palette)
 {
-    QImage image(260, 28, QImage::Format_ARGB32_Premultiplied);
-    image.fill(Qt::white);
-    QPainter painter(&image);
-    painter.setFont(QApplication::font());
-    QStyleOptionViewItem cell = cellOption(palette);
-    QApplication::style()->drawControl(QStyle::CE_ItemViewItem, &cell, &painter, nullptr);
-    auto bar = delegate.barFor(idx, cell.rect.adjusted(BackfillProgress::kMargin, BackfillProgress::kMargin,
-                                                       -BackfillProgress::kMargin, -BackfillProgress::kMargin));
-    bar->fontMetrics = cell.fontMetrics;
-    bar->palette = palette;
-    bar->palette.setCurrentColorGroup(QPalette::Active);
-    QApplication::style()->drawControl(QStyle::CE_ProgressBar, &*bar, &painter, nullptr);
-    return image;
+    return renderCell(palette, [&](QPainter &p, QStyleOptionViewItem cell) {
+        QApplication::style()->drawControl(QStyle::CE_ItemViewItem, &cell, &p, nullptr);
+        auto bar = delegate.barFor(idx, cell.rect.adjusted(BackfillProgress::kMargin, BackfillProgress::kMargin,
+                                                           -BackfillProgress::kMargin, -BackfillProgress::kMargin));
+        bar->fontMetrics = cell.fontMetrics;
+        bar->palette = palette;
+        bar->palette.setCurrentColorGroup(QPalette::Active);
+        QApplication::style()->drawControl(QStyle::CE_ProgressBar, &*bar, &p, nullptr);
+    });
 }
 
 } // namespace
