@@ -510,6 +510,7 @@ void TestPageModels::lagChartChartsTheFurthestBehindAndReusesItsLines()
         QVERIFY(rects[i].width() >= driftless::ui::LegendStrip::kSwatch + driftless::ui::LegendStrip::kGap +
                                          chart.legend()->fontMetrics().horizontalAdvance(legend()[i].name));
     QVERIFY(chart.legend()->height() >= chart.legend()->heightForWidth(chart.legend()->width()));
+    QVERIFY(chart.legend()->accessibleDescription().startsWith(name(10) + QStringLiteral(", ") + name(11)));
 
     // Half a minute on, the other end is behind: t00..t19 are charted now.
     s.takenAtMs += driftless::ui::LagChart::kReselectMs + 1000;

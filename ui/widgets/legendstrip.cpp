@@ -4,6 +4,7 @@
 #include <QFontMetrics>
 #include <QPaintEvent>
 #include <QPainter>
+#include <QStringList>
 
 #include <algorithm>
 
@@ -12,6 +13,7 @@ namespace driftless::ui {
 LegendStrip::LegendStrip(QWidget *parent) : QWidget(parent)
 {
     setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Minimum);
+    setAccessibleName(tr("Legend"));
 }
 
 void LegendStrip::setEntries(std::vector<Entry> entries)
@@ -19,6 +21,11 @@ void LegendStrip::setEntries(std::vector<Entry> entries)
     if (entries == m_entries)
         return;
     m_entries = std::move(entries);
+    // Painted, so screen readers get the names from here.
+    QStringList names;
+    for (const Entry &e : m_entries)
+        names << e.name;
+    setAccessibleDescription(names.join(QStringLiteral(", ")));
     measure();
     updateGeometry();
     update();
