@@ -202,10 +202,44 @@ void SqliteMerger::prepare(const TableSchema &source)
     m_storage.clear();
     for (const auto &c : source.columns)
         m_storage.push_back(sqliteStorageFor(c));
-    SqliteTransaction tx(*m_db);
-    ensureTable();
-    tx.commit();
+    // Every pass prepares: once the tables are there, one read says so, and the pass takes no
+    // write lock on the file (BEGIN IMMEDIATE) and runs no DDL.
+    if (!tablesReady()) {
+        SqliteTransaction tx(*m_db);
+        ensureTable();
+        tx.commit();
+    }
     buildStatements();
+}
+
+bool SqliteMerger::tablesReady()
+{
+    auto st = m_db->prepare("SELECT 't', name FROM pragma_table_info(?1) "
+                            "UNION ALL SELECT 'c', name FROM pragma_table_info('_driftless_checkpoints') "
+                            "WHERE name = 'request' "
+                            "UNION ALL SELECT 'b', name FROM sqlite_master WHERE type = 'table' AND name IN (?2, ?3)");
+    st.bindText(1, m_target.target.name)
+        .bindText(2, "_driftless_tomb_" + m_target.target.name)
+        .bindText(3, "_driftless_seen_" + m_target.target.name);
+    std::vector<std::string> have;
+    bool checkpoints = false;
+    int bookkeeping = 0;
+    while (st.step()) {
+        const std::string part = st.text(0);
+        if (part == "t")
+            have.push_back(st.text(1));
+        else if (part == "c")
+            checkpoints = true;
+        else
+            ++bookkeeping;
+    }
+    auto has = [&](const std::string &n) { return std::find(have.begin(), have.end(), n) != have.end(); };
+    if (!checkpoints || !has("_driftless_version")) // missing, or not Driftless's: ensureTable() says
+        return false;
+    for (const auto &c : m_source.columns)
+        if (!has(c.name))
+            return false;
+    return !m_source.hasPrimaryKey() || bookkeeping == 2;
 }
 
 std::optional<Checkpoint> SqliteMerger::readCheckpoint()

@@ -53,6 +53,9 @@ public:
     SqliteDb &db() { return *m_db; }
 
 private:
+    /// The target (with every source column), the checkpoint, tombstone and seen-key tables
+    /// all exist, so prepare() needs no DDL.
+    bool tablesReady();
     void ensureTable();
     void buildStatements();
     long long insertRow(SqliteStmt &st, std::string_view line, std::int64_t version);

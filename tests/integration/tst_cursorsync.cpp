@@ -371,6 +371,37 @@ TEST(CursorSync, idleConnectionsArePooledOnlyForALimitedTime)
     EXPECT_EQ(left, "0") << "expired sessions are closed on the server too";
 }
 
+TEST(CursorSync, steadyPassesIntoSqliteChangeNoSchemaAndRecreateWhatWasDropped)
+{
+    // Once the tables exist a pass only reads the file's schema to prepare (no write lock, no
+    // DDL); a bookkeeping table or column someone dropped is created again by the next pass.
+    Fixture f;
+    TempDir dir;
+    f.src.exec("INSERT INTO events SELECT g, 'k' || g, now() - interval '2 hours' FROM generate_series(1, 300) g");
+    TableSync sync(makeJob("p", cursorSpec(700), pgEndpoint("src", f.src.name()), sqliteEndpoint("l", dir.file("r.db"))),
+                   f.obs);
+    sync.runOnce({});
+    SqliteDb other(dir.file("r.db"));
+    const long long schema = other.scalarInt("PRAGMA schema_version");
+    for (int i = 0; i < 3; ++i) {
+        f.src.exec("UPDATE events SET kind = 'pass" + std::to_string(i) + "', updated_at = now() WHERE id = 5");
+        sync.runOnce({});
+    }
+    EXPECT_EQ(other.scalarInt("SELECT count(*) FROM events WHERE kind = 'pass2'"), 1);
+    EXPECT_EQ(other.scalarInt("PRAGMA schema_version"), schema) << "a steady pass changed the schema";
+
+    other.exec("DROP TABLE \"_driftless_seen_events\"");
+    f.src.exec("UPDATE events SET kind = 'upd', updated_at = now() WHERE id <= 10");
+    sync.runOnce({});
+    EXPECT_EQ(other.scalarInt("SELECT count(*) FROM events WHERE kind = 'upd'"), 10);
+    EXPECT_EQ(other.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = '_driftless_seen_events'"), 1);
+
+    // The source gains a column: the next pass adds it to the target before writing.
+    f.src.exec("ALTER TABLE events ADD COLUMN note text; UPDATE events SET note = 'n', updated_at = now() WHERE id = 3");
+    sync.runOnce({});
+    EXPECT_EQ(other.scalarInt("SELECT count(*) FROM events WHERE note = 'n'"), 1);
+}
+
 TEST(CursorSync, passesIntoSqliteReuseTheOpenFile)
 {
     // An open SQLite handle has parsed the file's schema; passes through a pool share it.
