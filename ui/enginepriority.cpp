@@ -84,6 +84,8 @@ EnginePriority chooseEnginePriority()
 
 std::string applyEnginePriority(EnginePriority priority)
 {
+    const auto nice = [] { return ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kEngineNice) == 0; };
+    const std::string atNice = "engine threads at nice +" + std::to_string(kEngineNice);
     switch (priority) {
     case EnginePriority::Idle: {
         sched_param param{};
@@ -91,13 +93,13 @@ std::string applyEnginePriority(EnginePriority priority)
             return "engine threads at SCHED_IDLE (the app has a scheduling group of its own)";
         const std::string why = std::strerror(errno);
         // Falls back to nice rather than running at the window's priority.
-        if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kEngineNice) == 0)
-            return "engine threads at nice +" + std::to_string(kEngineNice) + " (SCHED_IDLE refused: " + why + ")";
+        if (nice())
+            return atNice + " (SCHED_IDLE refused: " + why + ")";
         return "engine threads at the window's priority (SCHED_IDLE and nice refused: " + why + ")";
     }
     case EnginePriority::Nice:
-        if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kEngineNice) == 0)
-            return "engine threads at nice +" + std::to_string(kEngineNice);
+        if (nice())
+            return atNice;
         return std::string("engine threads at the window's priority (nice refused: ") + std::strerror(errno) + ")";
     case EnginePriority::Normal:
         return "engine threads at the window's priority (DRIFTLESS_ENGINE_PRIORITY=normal)";

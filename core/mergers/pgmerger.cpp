@@ -390,6 +390,17 @@ double PgMerger::targetRowEstimate()
     return m_rowEstimate;
 }
 
+void PgMerger::ensureTargetTables(const Layout &layout)
+{
+    if (layout.target.empty()) // its enum types and the table go there
+        racyDdl(*m_conn, "CREATE SCHEMA IF NOT EXISTS " + quoteIdent(m_target.target.schema));
+    ensureTypes();
+    ensureTable(layout.target);
+    // A full refresh replaces the table wholesale: no staging, no tombstones.
+    if (m_target.strategy != Strategy::FullRefresh && (layout.target.empty() || !stagingReady(layout)))
+        ensureStaging();
+}
+
 void PgMerger::prepare(const TableSchema &source)
 {
     m_source = source;
@@ -398,16 +409,9 @@ void PgMerger::prepare(const TableSchema &source)
     const Layout layout = readLayout();
     if (!layout.bookkeeping)
         ensureBookkeeping(*m_conn);
-    if (layout.target.empty()) // its enum types and the table go there
-        racyDdl(*m_conn, "CREATE SCHEMA IF NOT EXISTS " + quoteIdent(m_target.target.schema));
-    ensureTypes();
-    ensureTable(layout.target);
-    // A full refresh replaces the table wholesale: no staging, no tombstones.
-    if (m_target.strategy != Strategy::FullRefresh) {
-        if (layout.target.empty() || !stagingReady(layout))
-            ensureStaging();
+    ensureTargetTables(layout);
+    if (m_target.strategy != Strategy::FullRefresh)
         m_tombstonesMaybe = m_conn->exec("SELECT EXISTS (SELECT 1 FROM " + tombstoneTable() + ")").toBool(0, 0);
-    }
     buildSql();
 }
 
@@ -669,13 +673,7 @@ long long PgMerger::deleteOlderInTransaction(std::int64_t version)
 void PgMerger::addMissingColumns(const TableSchema &source)
 {
     m_source = source;
-    const Layout layout = readLayout();
-    if (layout.target.empty())
-        racyDdl(*m_conn, "CREATE SCHEMA IF NOT EXISTS " + quoteIdent(m_target.target.schema));
-    ensureTypes();
-    ensureTable(layout.target);
-    if (m_target.strategy != Strategy::FullRefresh && (layout.target.empty() || !stagingReady(layout)))
-        ensureStaging();
+    ensureTargetTables(readLayout());
     buildSql();
 }
 

@@ -75,6 +75,9 @@ private:
     /// manages it and adds the columns the source gained.
     void ensureTable(const std::vector<std::string> &have);
     void ensureStaging();
+    /// The target's schema, enum types, table and (unless a full refresh) staging, as far as
+    /// `layout` says they are missing.
+    void ensureTargetTables(const Layout &layout);
     void buildSql();
     /// One batch and its checkpoint in one transaction: copied straight in, or merged.
     ApplyResult commitBatch(const Batch &batch, bool direct);

@@ -45,6 +45,11 @@ struct Fixture {
     {
         return TableSync(makeJob("p", spec, pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name())), obs);
     }
+    /// The same table into a SQLite file.
+    TableJob liteJob(const std::string &pipeline, const TableSpec &spec, const std::string &file)
+    {
+        return makeJob(pipeline, spec, pgEndpoint("src", src.name()), sqliteEndpoint("l", file));
+    }
     std::string srcHash()
     {
         auto c = src.connect();
@@ -202,8 +207,7 @@ TEST(CursorSync, intoSqlite)
     Fixture f;
     TempDir dir;
     f.src.exec("INSERT INTO events SELECT g, 'k' || g, now() - interval '2 hours' FROM generate_series(1, 3000) g");
-    TableSync sync(makeJob("p", cursorSpec(700), pgEndpoint("src", f.src.name()), sqliteEndpoint("l", dir.file("r.db"))),
-                   f.obs);
+    TableSync sync(f.liteJob("p", cursorSpec(700), dir.file("r.db")), f.obs);
     sync.runOnce({});
     f.src.exec("UPDATE events SET kind = 'upd', updated_at = now() WHERE id <= 10; INSERT INTO events VALUES (9000, 'n', now())");
     sync.runOnce({});
@@ -378,8 +382,7 @@ TEST(CursorSync, steadyPassesIntoSqliteChangeNoSchemaAndRecreateWhatWasDropped)
     Fixture f;
     TempDir dir;
     f.src.exec("INSERT INTO events SELECT g, 'k' || g, now() - interval '2 hours' FROM generate_series(1, 300) g");
-    TableSync sync(makeJob("p", cursorSpec(700), pgEndpoint("src", f.src.name()), sqliteEndpoint("l", dir.file("r.db"))),
-                   f.obs);
+    TableSync sync(f.liteJob("p", cursorSpec(700), dir.file("r.db")), f.obs);
     sync.runOnce({});
     SqliteDb other(dir.file("r.db"));
     const long long schema = other.scalarInt("PRAGMA schema_version");
@@ -408,8 +411,7 @@ TEST(CursorSync, passesIntoSqliteReuseTheOpenFile)
     Fixture f;
     TempDir dir;
     f.src.exec("INSERT INTO events SELECT g, 'k' || g, now() - interval '2 hours' FROM generate_series(1, 3000) g");
-    const TableJob job =
-        makeJob(uniqueName("lite"), cursorSpec(700), pgEndpoint("src", f.src.name()), sqliteEndpoint("l", dir.file("r.db")));
+    const TableJob job = f.liteJob(uniqueName("lite"), cursorSpec(700), dir.file("r.db"));
     ConnectionPool pool;
     TableSync(job, f.obs, &pool).runOnce({});
     EXPECT_EQ(pool.idleCount(), 2u); // the source session and the SQLite handle
