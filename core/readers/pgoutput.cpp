@@ -63,7 +63,15 @@ public:
         return v;
     }
     std::string_view rest() { return bytes(m_data.size() - m_pos); }
-    bool atEnd() const { return m_pos == m_data.size(); }
+    /// A message longer than its fields means we misread its layout: never skip the rest.
+    void expectEnd(char type) const
+    {
+        if (m_pos != m_data.size())
+            throw Error(ErrorKind::Permanent,
+                        std::string("replication message '") + type + "' has " + std::to_string(m_data.size() - m_pos) +
+                            " bytes after its last field",
+                        {}, "this is a protocol error; report it with the server version");
+    }
 
 private:
     std::string_view m_data;
@@ -98,14 +106,9 @@ Tuple tuple(Reader &r)
     return t;
 }
 
-} // namespace
-
-Decoded decode(std::string_view msg)
+Decoded body(char type, Reader &r)
 {
-    if (msg.empty())
-        throw Error(ErrorKind::Permanent, "empty pgoutput message");
-    Reader r(msg.substr(1));
-    switch (msg[0]) {
+    switch (type) {
     case 'B': {
         Begin b;
         b.finalLsn = r.i64();
@@ -135,7 +138,13 @@ Decoded decode(std::string_view msg)
             rel.schema = "pg_catalog";
         rel.name = r.str();
         rel.replicaIdentity = static_cast<char>(r.u8());
+        if (rel.replicaIdentity != 'd' && rel.replicaIdentity != 'n' && rel.replicaIdentity != 'f' &&
+            rel.replicaIdentity != 'i')
+            throw Error(ErrorKind::Permanent,
+                        std::string("unknown replica identity '") + rel.replicaIdentity + "' in pgoutput relation");
         int n = r.i16();
+        if (n < 0)
+            throw Error(ErrorKind::Permanent, "negative column count in pgoutput relation");
         for (int i = 0; i < n; ++i) {
             RelationColumn c;
             c.key = (r.u8() & 1) != 0;
@@ -173,6 +182,9 @@ Decoded decode(std::string_view msg)
         if (k != 'N')
             throw Error(ErrorKind::Permanent, "pgoutput update without a new tuple");
         up.newTuple = tuple(r);
+        if (up.oldKind && up.oldTuple.size() != up.newTuple.size())
+            throw Error(ErrorKind::Permanent, "pgoutput update's old tuple has " + std::to_string(up.oldTuple.size()) +
+                                                  " columns, its new tuple " + std::to_string(up.newTuple.size()));
         return up;
     }
     case 'D': {
@@ -200,13 +212,27 @@ Decoded decode(std::string_view msg)
         m.lsn = r.i64();
         m.prefix = r.str();
         std::int32_t len = r.i32();
-        m.content = r.bytes(static_cast<size_t>(std::max(0, len)));
+        if (len < 0)
+            throw Error(ErrorKind::Permanent, "negative content length in pgoutput logical message");
+        m.content = r.bytes(static_cast<size_t>(len));
         return m;
     }
     default:
-        throw Error(ErrorKind::Permanent, std::string("unknown pgoutput message type '") + msg[0] + "'", {},
+        throw Error(ErrorKind::Permanent, std::string("unknown pgoutput message type '") + type + "'", {},
                     "the server sent a message protocol 1 does not define; report it with the server version");
     }
+}
+
+} // namespace
+
+Decoded decode(std::string_view msg)
+{
+    if (msg.empty())
+        throw Error(ErrorKind::Permanent, "empty pgoutput message");
+    Reader r(msg.substr(1));
+    Decoded d = body(msg[0], r);
+    r.expectEnd(msg[0]);
+    return d;
 }
 
 Frame decodeFrame(std::string_view data)
@@ -227,6 +253,7 @@ Frame decodeFrame(std::string_view data)
         k.walEnd = r.i64();
         k.sendTime = r.i64();
         k.replyRequested = r.u8() != 0;
+        r.expectEnd('k');
         return k;
     }
     throw Error(ErrorKind::Permanent, std::string("unknown replication frame '") + data[0] + "'");

@@ -218,6 +218,18 @@ std::string keepalive(std::int64_t walEnd, std::int64_t sendTime, bool replyRequ
     return f;
 }
 
+/// A captured message with `bytes` written over it from offset `at`.
+std::string patched(std::string_view hex, size_t at, std::string_view bytes)
+{
+    std::string m = unhex(hex);
+    m.replace(at, bytes.size(), bytes);
+    return m;
+}
+
+// Offsets into kInsertNoIdent: 'I', relation (1-4), 'N' (5), column count (6-7), kind (8),
+// length (9-12), "nothing" (13-19).
+constexpr size_t kCountAt = 6, kKindAt = 8, kLengthAt = 9;
+
 /// 2024-01-02 03:04:05 UTC in the Postgres epoch (2000-01-01), microseconds.
 constexpr std::int64_t kOriginCommitTime = 757479845LL * 1000000;
 
@@ -565,4 +577,86 @@ TEST(Pgoutput, everyTruncationOfAFrameIsAnErrorOfTheFrameOrOfItsMessage)
                 << whole[0] << " cut at " << cut;
         }
     }
+}
+
+TEST(Pgoutput, trailingBytesAfterAnyMessageOrKeepaliveAreAnError)
+{
+    // A message longer than its fields means the decoder and server disagree on the layout:
+    // taking the front and skipping the rest would apply a misread change.
+    for (auto hex : kCaptured) {
+        for (auto extra : {"\0"sv, "N"sv, "tail"sv}) {
+            const std::string m = unhex(hex) + std::string(extra);
+            EXPECT_THROW(decode(m), Error) << hex << " + " << extra.size() << " bytes";
+        }
+    }
+    EXPECT_THROW(decodeFrame(keepalive(1, 2, true) + '\0'), Error);
+}
+
+TEST(Pgoutput, tupleDeclaringMoreColumnsThanItCarriesIsAnError)
+{
+    EXPECT_THROW(decode(patched(kInsertNoIdent, kCountAt, "\0\x02"sv)), Error);
+    EXPECT_THROW(decode(patched(kInsertNoIdent, kCountAt, "\x7f\xff")), Error);
+}
+
+TEST(Pgoutput, tupleDeclaringFewerColumnsThanItCarriesIsAnError)
+{
+    EXPECT_THROW(decode(patched(kInsertNoIdent, kCountAt, "\0\0"sv)), Error);
+    // Old key one column short: its last column is then read where 'N' belongs.
+    EXPECT_THROW(decode(patched(kUpdateOldKey, 6, "\0\x07"sv)), Error);
+}
+
+TEST(Pgoutput, negativeColumnCountsAreAnError)
+{
+    EXPECT_THROW(decode(patched(kInsertNoIdent, kCountAt, "\xff\xff")), Error);
+    // A Relation with -1 columns, ending right after the count.
+    std::string rel = unhex(kRelationNoIdent).substr(0, 22);
+    rel[20] = rel[21] = '\xff';
+    EXPECT_THROW(decode(rel), Error);
+}
+
+TEST(Pgoutput, updateWhoseOldAndNewTuplesDisagreeOnTheColumnCountIsAnError)
+{
+    // Both tuples describe the same relation, so the server always sends the same count: the
+    // full-identity update of shop.full_row with its old row cut to one column.
+    std::string m = unhex(kUpdateOldRow);
+    const std::string oldRow = unhex("000274000000013174000000036f6e65");
+    const std::string oneColumn = unhex("0001740000000131");
+    m.replace(m.find(oldRow), oldRow.size(), oneColumn);
+    EXPECT_THROW(decode(m), Error);
+}
+
+TEST(Pgoutput, unknownAndBinaryTupleKindsAreAnError)
+{
+    for (char kind : {'x', 'N', '\0', 'U'})
+        EXPECT_THROW(decode(patched(kInsertNoIdent, kKindAt, std::string(1, kind))), Error) << int(kind);
+    // 'b' is sent only when binary was requested, which the reader never does.
+    EXPECT_THROW(decode(patched(kInsertNoIdent, kKindAt, "b")), Error);
+}
+
+TEST(Pgoutput, negativeOrOversizedValueLengthsAreAnError)
+{
+    // -1, INT32_MIN, INT32_MAX, and one byte more than "nothing" has.
+    for (auto len : {"\xff\xff\xff\xff"sv, "\x80\0\0\0"sv, "\x7f\xff\xff\xff"sv, "\0\0\0\x08"sv})
+        EXPECT_THROW(decode(patched(kInsertNoIdent, kLengthAt, len)), Error);
+    // Message content: offsets flags (1), LSN (2-9), "drift\0" (10-15), length (16-19), 4 bytes.
+    EXPECT_THROW(decode(patched(kMessageNonTransactional, 16, "\0\0\0\x05"sv)), Error);
+    // -1 with nothing after it once meant an empty content.
+    EXPECT_THROW(decode(unhex(kMessageNonTransactional).substr(0, 16) + "\xff\xff\xff\xff"), Error);
+}
+
+TEST(Pgoutput, changeMessagesWithoutTheirTupleMarkerAreAnError)
+{
+    EXPECT_THROW(decode(patched(kInsertNoIdent, 5, "K")), Error);
+    EXPECT_THROW(decode(patched(kDeleteOldKey, 5, "N")), Error);
+    EXPECT_THROW(decode(patched(kUpdateNoOld, 5, "X")), Error);
+    // An old key followed by a second old tuple instead of the new one.
+    EXPECT_THROW(decode(patched(kUpdateIndexKey, 21, "O")), Error);
+}
+
+TEST(Pgoutput, unknownReplicaIdentityIsAnError)
+{
+    // Offsets into kRelationNoIdent: "shop\0" (5-9), "no_ident\0" (10-18), identity (19).
+    ASSERT_EQ(unhex(kRelationNoIdent)[19], 'n');
+    for (char identity : {'x', 'D', '\0'})
+        EXPECT_THROW(decode(patched(kRelationNoIdent, 19, std::string(1, identity))), Error) << int(identity);
 }
