@@ -44,12 +44,14 @@ WHERE a.attrelid = $1::oid AND a.attnum > 0 AND NOT a.attisdropped
 ORDER BY a.attnum
 )sql";
 
+// The key is the first indnkeyatts columns of indkey: the rest are INCLUDE columns, stored in
+// the index but no part of the key (PRIMARY KEY (id) INCLUDE (a) is unique on id alone).
 constexpr const char *kPrimaryKey = R"sql(
 SELECT a.attname
 FROM pg_index i
 CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
 JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
-WHERE i.indrelid = $1::oid AND i.indisprimary
+WHERE i.indrelid = $1::oid AND i.indisprimary AND k.ord <= i.indnkeyatts
 ORDER BY k.ord
 )sql";
 

@@ -23,7 +23,7 @@ SELECT n.nspname, c.relname, c.reltuples::float8, pg_total_relation_size(c.oid),
        (SELECT string_agg(a.attname, chr(31) ORDER BY k.ord)
           FROM pg_index i CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
           JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
-         WHERE i.indrelid = c.oid AND i.indisprimary),
+         WHERE i.indrelid = c.oid AND i.indisprimary AND k.ord <= i.indnkeyatts),
        (SELECT string_agg(a.attname, chr(31) ORDER BY
                  a.attnotnull DESC,
                  EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indkey[0] = a.attnum) DESC,

@@ -6,6 +6,7 @@
 #include "core/db/sqlitedb.h"
 #include "core/engine/cdcpipeline.h"
 #include "core/engine/connect.h"
+#include "core/engine/tablediscovery.h"
 #include "core/model/error.h"
 #include "tests/support/recordingobserver.h"
 #include "tests/support/testsupport.h"
@@ -166,6 +167,30 @@ TEST_F(Cdc, primaryKeyUpdatesMoveTheRow)
     src.exec("UPDATE items SET id = id + 1000 WHERE id <= 3");
     once({job("public.items")});
     EXPECT_EQ(dst.scalar("SELECT string_agg(id::text, ',' ORDER BY id) FROM items"), "4,5,6,7,8,9,10,1001,1002,1003");
+}
+
+TEST_F(Cdc, aPrimaryKeyWithIncludeColumnsKeysOnItsKeyColumnsOnly)
+{
+    // PRIMARY KEY (id) INCLUDE (a, b): the key is the first indnkeyatts columns of the index. Read
+    // as all of indkey, the target's key became (id, a, b) and every update of a inserted a
+    // second row (200 source rows, 230 target rows after 30 updates).
+    src.exec("CREATE TABLE inc (id int, a int, b text, c text, PRIMARY KEY (id) INCLUDE (a, b))");
+    src.exec("INSERT INTO inc SELECT g, g, 'b' || g, 'c' || g FROM generate_series(1, 200) g");
+    auto conn = src.connect();
+    EXPECT_EQ(pgcatalog::describeTable(conn, {"public", "inc"}).primaryKey, std::vector<int>{0});
+    for (const auto &t : discoverTables(conn)) {
+        if (t.table.name == "inc") {
+            EXPECT_EQ(t.primaryKey, std::vector<std::string>{"id"});
+        }
+    }
+    once({job("public.inc")});
+    src.exec("UPDATE inc SET a = a + 1000 WHERE id <= 30");
+    src.exec("UPDATE inc SET b = 'moved' WHERE id BETWEEN 31 AND 40; DELETE FROM inc WHERE id > 190");
+    once({job("public.inc")});
+    const char *cols = "SELECT id, a, b, c FROM inc";
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM inc"), "190");
+    EXPECT_EQ(hash(dst, cols), hash(src, cols));
+    EXPECT_EQ(dst.scalar("SELECT indnkeyatts FROM pg_index WHERE indrelid = 'inc'::regclass AND indisprimary"), "1");
 }
 
 TEST_F(Cdc, truncateIsAppliedOrIgnoredAsConfigured)
