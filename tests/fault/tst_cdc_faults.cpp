@@ -200,10 +200,15 @@ TEST_F(CdcFaults, aKilledInitialLoadResumesAtItsNextChunkUnderWrites)
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM docs"), "2500");
     for (int i = 0; i < 200; ++i)
         w.step();
+    // The writer goes on while the load resumes, but bounded: 300 steps at no more than 50 a
+    // second. Unthrottled, it raced the engine (each row's body is large) and the rerun's drain
+    // to the source position never caught up on a loaded 2-core machine.
     std::atomic<bool> stop{false};
     std::thread writer([&] {
-        while (!stop)
+        for (int i = 0; i < 300 && !stop; ++i) {
             w.step();
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
     });
     auto rerun = runCli({"--state", state, "run", "--once"});
     stop = true;
