@@ -688,10 +688,12 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                             // Idle and everything applied: the target is fresh as of now.
                             std::int64_t fresh = localMsFromSourceMicros(b->serverTimeUs, b->clockOffsetUs);
                             // Record the idle position in the target before the slot hears of it,
-                            // every few seconds (at once when draining): the slot never gets ahead
-                            // of the checkpoint, which is how a slot moved behind our back shows.
+                            // every few seconds (at once when draining or when the server asks):
+                            // the slot never gets ahead of the checkpoint, which is how a slot
+                            // moved behind our back shows.
                             auto now = std::chrono::steady_clock::now();
-                            if (*b->idleWalEnd > m_acked.load() && (options.once || now - lastIdleSave >= kIdleSave)) {
+                            if (*b->idleWalEnd > m_acked.load() &&
+                                (options.once || b->idleUrgent || now - lastIdleSave >= kIdleSave)) {
                                 lastIdleSave = now;
                                 saveIdlePosition(*b->idleWalEnd);
                                 m_acked = std::max(m_acked.load(), *b->idleWalEnd);

@@ -40,6 +40,9 @@ struct CdcBatch {
     /// Set on a heartbeat batch (no changes): the stream is idle and everything received was
     /// applied, up to this WAL position; the source clock at that moment (Unix µs).
     std::optional<std::int64_t> idleWalEnd;
+    /// The server asked for a reply at that position (a walsender that is shutting down waits
+    /// until the flush position reaches it): record it at once instead of every few seconds.
+    bool idleUrgent = false;
     std::int64_t serverTimeUs = 0;
     /// Source clock minus workstation clock, estimated from the stream (µs).
     std::int64_t clockOffsetUs = 0;

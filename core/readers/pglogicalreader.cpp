@@ -281,17 +281,28 @@ void PgLogicalReader::handle(const std::string &frame)
     if (!m_haveOffset || offset < m_clockOffsetUs)
         m_clockOffsetUs = offset;
     m_haveOffset = true;
+    // A keepalive comes when the walsender has nothing more to send: hand over the complete
+    // transactions received so far now. Waiting for a quiet moment on the socket starved them
+    // when keepalives come back to back, as they do from a walsender that is shutting down: it
+    // pings again on every reply until the flush position reaches what it sent, so the batch was
+    // never handed over, the position never reached, and the source's shutdown never finished.
+    if (!m_inTxn && !m_batch.empty() && !flush(true))
+        throw Cancelled();
     // Idle: no transaction open or half handed over, nothing waiting to be handed over, and
     // everything handed over committed in the target.
     const bool idle = !m_inTxn && !m_piecesOut && m_batch.empty() && m_lastEmittedEnd <= (*m_acked)();
     // Nothing received is in flight: the keepalive's position is safe to acknowledge once the
     // target has recorded it, which keeps an idle slot (or one whose tables see no writes) from
-    // holding WAL. Hand it over about once a second (at once when draining to a position).
+    // holding WAL. Hand it over about once a second; at once when draining to a position, and
+    // when the server asks for a reply at a new position (a shutting-down walsender waits for it).
     const bool drainedTo = m_opt.stopAtLsn && k.walEnd >= m_opt.stopAtLsn && k.walEnd > m_lastIdleEnd;
-    if (idle && (drainedTo || std::chrono::steady_clock::now() - m_lastHeartbeat >= std::chrono::seconds(1))) {
+    const bool asked = k.replyRequested && k.walEnd > m_lastIdleEnd;
+    if (idle &&
+        (drainedTo || asked || std::chrono::steady_clock::now() - m_lastHeartbeat >= std::chrono::seconds(1))) {
         m_lastIdleEnd = k.walEnd;
         m_lastHeartbeat = std::chrono::steady_clock::now();
         m_batch.idleWalEnd = k.walEnd;
+        m_batch.idleUrgent = drainedTo || asked;
         if (!flush(true))
             throw Cancelled();
     }
