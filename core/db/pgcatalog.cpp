@@ -34,7 +34,9 @@ SELECT a.attname,
        CASE WHEN bt.typtype = 'e'
             THEN (SELECT array_to_json(array_agg(e.enumlabel ORDER BY e.enumsortorder))::text
                   FROM pg_enum e WHERE e.enumtypid = bt.oid) END AS enum_labels,
-       a.attgenerated <> '' AS generated
+       a.attgenerated <> '' AS generated,
+       (SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
+        WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum AND a.attgenerated = 's') AS generation_expr
 FROM pg_attribute a
 JOIN pg_type t ON t.oid = a.atttypid
 JOIN pg_type et ON et.oid = CASE WHEN t.typcategory = 'A' AND t.typelem <> 0 THEN t.typelem ELSE t.oid END
@@ -88,6 +90,8 @@ std::optional<TableSchema> findTable(PgConnection &conn, const TableRef &table)
         c.isEnum = cols.toBool(r, 6);
         c.typeSchema = cols.text(r, 7);
         c.generated = cols.toBool(r, 9);
+        if (!cols.isNull(r, 10))
+            c.generationExpr = cols.text(r, 10);
         if (c.isEnum) {
             c.enumLabels = nlohmann::json::parse(cols.text(r, 8)).get<std::vector<std::string>>();
         }

@@ -112,6 +112,10 @@ public:
     virtual std::vector<std::int64_t> guardVersions(const RowSet &rows) = 0;
     /// The target table's own columns (bookkeeping columns left out): name and declared type.
     virtual std::vector<std::pair<std::string, std::string>> targetColumns() = 0;
+    /// The columns the target computes itself (a Postgres target's generated columns), as of
+    /// prepare(): rows still carry a field for them, which is never written. Every other target
+    /// stores the values it is sent, generated at the source or not.
+    virtual std::vector<std::string> generatedColumns() const { return {}; }
 };
 
 /// Why a target table cannot take the source's rows as they are now (a column the source no

@@ -86,6 +86,52 @@ std::string bookName(const std::string &prefix, const TargetName &t)
 
 constexpr size_t kFlushBytes = 1 << 20;
 
+/// Runs DDL that gives a column its generation expression. False when the target cannot take
+/// the expression (a function, type or operator only the source has: SQLSTATE class 42, or a
+/// feature it lacks), which leaves an open transaction usable; other errors are thrown.
+bool tryGenerationDdl(PgConnection &conn, const std::string &sql)
+{
+    const bool txn = conn.inTransaction();
+    if (txn)
+        conn.exec("SAVEPOINT driftless_generated");
+    try {
+        if (txn)
+            conn.exec(sql);
+        else
+            racyDdl(conn, sql);
+        if (txn)
+            conn.exec("RELEASE SAVEPOINT driftless_generated");
+        return true;
+    } catch (const SqlError &e) {
+        if (txn)
+            conn.exec("ROLLBACK TO SAVEPOINT driftless_generated");
+        const bool expression = e.code().rfind("42", 0) == 0 && e.code() != "42P06" && e.code() != "42P07" &&
+                                e.code() != "42710";
+        if (!expression && e.code() != "0A000")
+            throw;
+        return false;
+    }
+}
+
+/// Appends the COPY text fields of `line` but those `skip` marks (fields past its end are kept).
+void appendWithout(std::string_view line, const std::vector<bool> &skip, std::string &out)
+{
+    size_t field = 0, start = 0;
+    bool first = true;
+    for (size_t i = 0; i <= line.size(); ++i) {
+        if (i < line.size() && line[i] != '\t')
+            continue;
+        if (field >= skip.size() || !skip[field]) {
+            if (!first)
+                out += '\t';
+            out.append(line.substr(start, i - start));
+            first = false;
+        }
+        ++field;
+        start = i + 1;
+    }
+}
+
 } // namespace
 
 PgMerger::PgMerger(PgConnection conn, MergeTarget target)
@@ -153,10 +199,10 @@ void PgMerger::ensureTypes()
 PgMerger::Layout PgMerger::readLayout()
 {
     // One round trip for everything prepare() would otherwise create or alter "if not exists":
-    // the target's columns, the staging table's columns and NOT NULLs, and whether the
-    // bookkeeping tables are there.
+    // the target's columns (and which it generates), the staging table's columns and NOT NULLs,
+    // and whether the bookkeeping tables are there.
     auto r = m_conn->execParams(
-        "SELECT 0, a.attname, a.attnotnull FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+        "SELECT 0, a.attname, a.attgenerated <> '' FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
         "JOIN pg_namespace n ON n.oid = c.relnamespace "
         "WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped "
         "UNION ALL "
@@ -173,9 +219,11 @@ PgMerger::Layout PgMerger::readLayout()
         const int part = r.toInt(i, 0);
         const std::string name = r.text(i, 1);
         const bool flag = r.toBool(i, 2);
-        if (part == 0)
+        if (part == 0) {
             layout.target.push_back(name);
-        else if (part == 1)
+            if (flag)
+                layout.generated.insert(name);
+        } else if (part == 1)
             layout.staging.emplace(name, flag);
         else if (name == "checkpoints")
             layout.bookkeeping = flag;
@@ -203,35 +251,93 @@ bool PgMerger::stagingReady(const Layout &layout) const
     return !m_source.hasPrimaryKey() || (layout.tombstones && layout.seen);
 }
 
-void PgMerger::ensureTable(const std::vector<std::string> &have)
+bool PgMerger::generatedHere(const ColumnInfo &c) const
 {
+    // A key column is never left to the target: the merge matches rows on the values it sends.
+    if (c.generationExpr.empty())
+        return false;
+    for (int k : m_source.primaryKey)
+        if (m_source.columns[static_cast<size_t>(k)].name == c.name)
+            return false;
+    return true;
+}
+
+std::string PgMerger::columnDdl(const ColumnInfo &c, bool generated)
+{
+    return quoteIdent(c.name) + " " + columnTypeSql(c) +
+           (generated ? " GENERATED ALWAYS AS (" + c.generationExpr + ") STORED" : "");
+}
+
+void PgMerger::ensureTable(const Layout &layout)
+{
+    const auto &have = layout.target;
+    m_generated = layout.generated;
+    bool altered = false;
     if (have.empty()) {
-        std::string ddl = "CREATE TABLE IF NOT EXISTS " + m_targetSql + " (";
+        // The source's generated columns are generated here too: the target computes them, as
+        // Postgres's own logical replication has a subscriber do. Should an expression not work
+        // here, the column is a plain one holding the source's values.
+        auto create = [&](bool generated) {
+            std::string ddl = "CREATE TABLE IF NOT EXISTS " + m_targetSql + " (";
+            for (const auto &c : m_source.columns)
+                ddl += columnDdl(c, generated && generatedHere(c)) + (c.notNull ? " NOT NULL" : "") + ", ";
+            ddl += "_driftless_version bigint NOT NULL DEFAULT 0";
+            if (m_source.hasPrimaryKey()) {
+                ddl += ", PRIMARY KEY (";
+                for (size_t i = 0; i < m_source.primaryKey.size(); ++i)
+                    ddl += (i ? ", " : "") +
+                           quoteIdent(m_source.columns[static_cast<size_t>(m_source.primaryKey[i])].name);
+                ddl += ")";
+            }
+            return ddl + ")";
+        };
+        bool anyGenerated = false;
         for (const auto &c : m_source.columns)
-            ddl += quoteIdent(c.name) + " " + columnTypeSql(c) + (c.notNull ? " NOT NULL" : "") + ", ";
-        ddl += "_driftless_version bigint NOT NULL DEFAULT 0";
-        if (m_source.hasPrimaryKey()) {
-            ddl += ", PRIMARY KEY (";
-            for (size_t i = 0; i < m_source.primaryKey.size(); ++i)
-                ddl += (i ? ", " : "") + quoteIdent(m_source.columns[static_cast<size_t>(m_source.primaryKey[i])].name);
-            ddl += ")";
+            anyGenerated = anyGenerated || generatedHere(c);
+        if (!anyGenerated || !tryGenerationDdl(*m_conn, create(true)))
+            racyDdl(*m_conn, create(false));
+        altered = anyGenerated;
+    } else {
+        auto has = [&](const std::string &n) { return std::find(have.begin(), have.end(), n) != have.end(); };
+        if (!has("_driftless_version"))
+            throw SchemaError("target table " + m_target.target.display() + " exists but is not managed by Driftless "
+                                                                             "(it has no _driftless_version column)",
+                              "drop or rename it, or set target_table to another name");
+        for (const auto &c : m_source.columns) {
+            if (has(c.name)) {
+                // The source stopped generating it (DROP EXPRESSION): from now on it holds what the
+                // source writes, so the target must stop computing it. A plain column an older
+                // version made for a generated one stays plain and keeps receiving the values.
+                if (m_generated.count(c.name) && !c.generated) {
+                    m_conn->exec("ALTER TABLE " + m_targetSql + " ALTER COLUMN " + quoteIdent(c.name) +
+                                 " DROP EXPRESSION");
+                    m_generated.erase(c.name);
+                }
+                continue;
+            }
+            // The source gained a column: add it (nullable, so existing rows stay valid; a generated
+            // one computes its value for them).
+            const std::string add = "ALTER TABLE " + m_targetSql + " ADD COLUMN IF NOT EXISTS ";
+            if (generatedHere(c) && tryGenerationDdl(*m_conn, add + columnDdl(c, true))) {
+                altered = true;
+                continue;
+            }
+            m_conn->exec(add + columnDdl(c, false));
         }
-        ddl += ")";
-        racyDdl(*m_conn, ddl);
-        return;
     }
-    auto has = [&](const std::string &n) { return std::find(have.begin(), have.end(), n) != have.end(); };
-    if (!has("_driftless_version"))
-        throw SchemaError("target table " + m_target.target.display() + " exists but is not managed by Driftless "
-                                                                         "(it has no _driftless_version column)",
-                          "drop or rename it, or set target_table to another name");
-    for (const auto &c : m_source.columns) {
-        if (has(c.name))
-            continue;
-        // The source gained a column: add it (nullable, so existing rows stay valid).
-        m_conn->exec("ALTER TABLE " + m_targetSql + " ADD COLUMN IF NOT EXISTS " + quoteIdent(c.name) + " " +
-                    columnTypeSql(c));
+    if (altered) {
+        m_generated.clear();
+        auto r = m_conn->execParams("SELECT attname FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND "
+                                    "NOT attisdropped AND attgenerated <> ''",
+                                    {m_targetSql});
+        for (int i = 0; i < r.rows(); ++i)
+            m_generated.insert(r.text(i, 0));
     }
+}
+
+std::vector<std::string> PgMerger::generatedColumns() const
+{
+    return {m_generated.begin(), m_generated.end()};
 }
 
 void PgMerger::ensureStaging()
@@ -270,9 +376,19 @@ void PgMerger::ensureStaging()
 
 void PgMerger::buildSql()
 {
+    // Columns the target generates are never written: rows keep their fields, which streamRows
+    // leaves out.
     m_columnList.clear();
-    for (const auto &c : m_source.columns)
+    m_skipFields.assign(m_source.columns.size(), false);
+    m_anySkipped = false;
+    for (size_t i = 0; i < m_source.columns.size(); ++i) {
+        const auto &c = m_source.columns[i];
+        if (m_generated.count(c.name)) {
+            m_skipFields[i] = m_anySkipped = true;
+            continue;
+        }
         m_columnList += (m_columnList.empty() ? "" : ", ") + quoteIdent(c.name);
+    }
     m_copyStaging = "COPY " + stagingTable() + " (" + m_columnList +
                     ", _driftless_version, _driftless_op, _driftless_unchanged) FROM STDIN";
     m_copyTarget = "COPY " + m_targetSql + " (" + m_columnList + ", _driftless_version) FROM STDIN";
@@ -288,6 +404,8 @@ void PgMerger::buildSql()
     }
     const bool cdc = m_target.strategy == Strategy::Cdc;
     for (size_t i = 0; i < m_source.columns.size(); ++i) {
+        if (m_skipFields[i])
+            continue;
         auto q = quoteIdent(m_source.columns[i].name);
         if (cdc) {
             // A column the source did not send (unchanged TOAST) keeps the target's value:
@@ -314,7 +432,10 @@ void PgMerger::buildSql()
         return c.isBuiltinType() && !c.isArray && exact.count(c.baseType) > 0;
     };
     std::string tcols, scols;
-    for (const auto &c : m_source.columns) {
+    for (size_t i = 0; i < m_source.columns.size(); ++i) {
+        if (m_skipFields[i])
+            continue; // a function of the columns compared
+        const auto &c = m_source.columns[i];
         auto q = quoteIdent(c.name);
         // A nondeterministic collation could call 'a' and 'A' equal: compare strings bytewise.
         const bool string = c.baseType == "text" || c.baseType == "varchar";
@@ -395,7 +516,7 @@ void PgMerger::ensureTargetTables(const Layout &layout)
     if (layout.target.empty()) // its enum types and the table go there
         racyDdl(*m_conn, "CREATE SCHEMA IF NOT EXISTS " + quoteIdent(m_target.target.schema));
     ensureTypes();
-    ensureTable(layout.target);
+    ensureTable(layout);
     // A full refresh replaces the table wholesale: no staging, no tombstones.
     if (m_target.strategy != Strategy::FullRefresh && (layout.target.empty() || !stagingReady(layout)))
         ensureStaging();
@@ -450,7 +571,10 @@ void PgMerger::streamRows(const RowSet &rows, bool staging)
     char num[32];
     for (size_t i = 0; i < rows.size(); ++i) {
         const auto &row = rows.row(i);
-        buf.append(rows.line(i));
+        if (m_anySkipped)
+            appendWithout(rows.line(i), m_skipFields, buf);
+        else
+            buf.append(rows.line(i));
         buf += '\t';
         int n = std::snprintf(num, sizeof num, "%lld", static_cast<long long>(row.version));
         buf.append(num, static_cast<size_t>(n));
@@ -759,7 +883,33 @@ ORDER BY ci.oid)sql",
         m_conn->exec("CREATE TABLE " + shadow + " (LIKE " + m_targetSql + " INCLUDING ALL" +
                      (buildAfter ? " EXCLUDING INDEXES)" : ")"));
         m_conn->beginCopyIn("COPY " + shadow + " (" + m_columnList + ", _driftless_version) FROM STDIN");
-        rows([&](std::string_view chunk) { m_conn->putCopyData(chunk); });
+        // LIKE ... INCLUDING ALL kept the generated columns generated: their fields are dropped
+        // from each row (a row may span two chunks).
+        std::string partial, out;
+        rows([&](std::string_view chunk) {
+            if (!m_anySkipped) {
+                m_conn->putCopyData(chunk);
+                return;
+            }
+            out.clear();
+            for (size_t pos = 0; pos < chunk.size();) {
+                const size_t nl = chunk.find('\n', pos);
+                if (nl == std::string_view::npos) {
+                    partial.append(chunk.substr(pos));
+                    break;
+                }
+                if (partial.empty()) {
+                    appendWithout(chunk.substr(pos, nl - pos), m_skipFields, out);
+                } else {
+                    partial.append(chunk.substr(pos, nl - pos));
+                    appendWithout(partial, m_skipFields, out);
+                    partial.clear();
+                }
+                out += '\n';
+                pos = nl + 1;
+            }
+            m_conn->putCopyData(out);
+        });
         loaded = m_conn->endCopy();
         // Renames to apply after the swap: shadow index -> the old table's name for it.
         std::vector<std::pair<std::string, std::string>> renames, constraintRenames;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <set>
 
 namespace driftless::core {
 
@@ -45,6 +46,7 @@ public:
     long long seenCount() override;
     long long deleteOlderInTransaction(std::int64_t version) override;
     std::vector<std::pair<std::string, std::string>> targetColumns() override;
+    std::vector<std::string> generatedColumns() const override;
     std::vector<size_t> partialRowsWithoutTarget(const RowSet &rows) override;
     std::vector<std::int64_t> guardVersions(const RowSet &rows) override;
     std::string pendingRequest() override;
@@ -62,6 +64,7 @@ private:
     struct Layout {
         bool bookkeeping = false;        ///< _driftless.checkpoints with its newest column
         std::vector<std::string> target; ///< the target table's columns; empty: no such table
+        std::set<std::string> generated; ///< those of them the target generates
         std::map<std::string, bool> staging; ///< staging column -> NOT NULL; empty: none
         bool tombstones = false;
         bool seen = false;
@@ -71,9 +74,13 @@ private:
     /// a batch stages, none of them NOT NULL but Driftless's own.
     bool stagingReady(const Layout &layout) const;
     void ensureTypes();
-    /// Creates the target table (its schema exists) when `have` (its columns) is empty; else checks Driftless
-    /// manages it and adds the columns the source gained.
-    void ensureTable(const std::vector<std::string> &have);
+    /// Creates the target table (its schema exists) when the layout has none; else checks Driftless
+    /// manages it and adds the columns the source gained. Sets m_generated.
+    void ensureTable(const Layout &layout);
+    /// True when the target creates `c` as a generated column: a Postgres source's generated
+    /// column that is no key column.
+    bool generatedHere(const ColumnInfo &c) const;
+    std::string columnDdl(const ColumnInfo &c, bool generated);
     void ensureStaging();
     /// The target's schema, enum types, table and (unless a full refresh) staging, as far as
     /// `layout` says they are missing.
@@ -88,7 +95,10 @@ private:
     MergeTarget m_target;
     TableSchema m_source;
     std::string m_targetSql;  ///< "schema"."table"
-    std::string m_columnList; ///< "c1", "c2", ...
+    std::string m_columnList; ///< "c1", "c2", ... (the columns the target does not generate)
+    std::set<std::string> m_generated; ///< target columns the target generates
+    std::vector<bool> m_skipFields;    ///< per source column: generated here, its field not sent
+    bool m_anySkipped = false;
     std::string m_copyStaging;
     std::string m_copyTarget;
     std::string m_mergeSql;

@@ -22,8 +22,13 @@ struct ColumnInfo {
     bool isArray = false;
     bool notNull = false;
     bool isEnum = false;
-    /// A stored generated column: pgoutput (PG15) does not send it.
+    /// A generated column (Postgres STORED, MySQL/MariaDB STORED or VIRTUAL). pgoutput (PG15)
+    /// does not send its values; the binlog does with a FULL row image.
     bool generated = false;
+    /// A Postgres source's generation expression (`pg_get_expr` of pg_attrdef), from which a
+    /// Postgres target creates the same generated column; empty otherwise (a MySQL expression is
+    /// no Postgres SQL, so such a column is a plain one holding the values).
+    std::string generationExpr;
     /// Schema of the base type: `pg_catalog` for built-in types.
     std::string typeSchema;
     /// Set when the type is an enum defined on the source: its labels in sort order, so the

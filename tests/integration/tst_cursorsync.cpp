@@ -423,3 +423,29 @@ TEST(CursorSync, passesIntoSqliteReuseTheOpenFile)
     EXPECT_EQ(db.scalarInt("SELECT count(*) FROM events"), 3001);
     EXPECT_EQ(db.scalarInt("SELECT count(*) FROM events WHERE kind = 'upd'"), 10);
 }
+
+TEST(CursorSync, aGeneratedColumnStaysGeneratedInAPostgresTargetAndFollowsItsColumns)
+{
+    Fixture f;
+    f.src.exec("ALTER TABLE events ADD COLUMN qty int, "
+               "ADD COLUMN twice int GENERATED ALWAYS AS (qty * 2) STORED");
+    f.src.exec("INSERT INTO events (id, kind, qty, updated_at) SELECT g, 'k', g, now() - interval '1 hour' "
+               "FROM generate_series(1, 3000) g");
+    TempDir dir;
+    auto sync = f.sync(cursorSpec(700));
+    TableSync lite(f.liteJob("l", cursorSpec(700), dir.file("r.db")), f.obs);
+    const std::string values = "SELECT count(*) || ' ' || sum(twice) || ' ' || sum(id * twice) FROM events";
+    for (int pass = 0; pass < 2; ++pass) {
+        sync.runOnce({});
+        lite.runOnce({});
+        EXPECT_EQ(f.dst.scalar(values), f.src.scalar(values)) << "pass " << pass;
+        SqliteDb db(dir.file("r.db"), SqliteDb::Mode::ReadOnly);
+        auto st = db.prepare(values);
+        ASSERT_TRUE(st.step());
+        EXPECT_EQ(st.text(0), f.src.scalar(values)) << "pass " << pass;
+        f.src.exec("UPDATE events SET qty = -qty, updated_at = now() WHERE id % 10 = 0");
+    }
+    EXPECT_EQ(f.dst.scalar("SELECT attgenerated FROM pg_attribute WHERE attrelid = 'events'::regclass AND "
+                           "attname = 'twice'"),
+              "s");
+}

@@ -207,3 +207,49 @@ TEST(FullRefresh, aStopRollsBackAndKeepsTheOldTable)
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM public.accounts"), "1000");
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM pg_tables WHERE tablename LIKE '\\_driftless\\_new%'"), "0");
 }
+
+namespace {
+const char *kPriced = "CREATE TABLE priced (id int PRIMARY KEY, price numeric(10,2) NOT NULL, qty int, "
+                      "total numeric GENERATED ALWAYS AS (price * qty) STORED)";
+const char *kPricedValues = "SELECT count(*) || ' ' || string_agg(id || '=' || coalesce(total::text, 'null'), ',' "
+                            "ORDER BY id) FROM ";
+} // namespace
+
+TEST(FullRefresh, aGeneratedColumnIsGeneratedInANewPostgresTargetAndStaysPlainInAnOldOne)
+{
+    // The target computes a generated column itself, so the refresh never copies into it; a
+    // target an older version made holds it as a plain column, and keeps getting the values.
+    PgTestDb src("fr_src"), dst("fr_dst");
+    src.exec(kPriced);
+    src.exec("INSERT INTO priced (id, price, qty) SELECT g, g * 0.5, nullif(g % 5, 2) FROM generate_series(1, 2000) g");
+    dst.exec("CREATE SCHEMA old; CREATE TABLE old.priced (id int PRIMARY KEY, price numeric(10,2) NOT NULL, qty int, "
+             "total numeric, _driftless_version bigint NOT NULL DEFAULT 0)");
+    RecordingObserver obs;
+    TableSync fresh(makeJob("p", fullRefresh("public.priced"), pgEndpoint("src", src.name()),
+                            pgEndpoint("dst", dst.name()), "model"),
+                    obs);
+    TableSync old(makeJob("q", fullRefresh("public.priced"), pgEndpoint("src", src.name()),
+                          pgEndpoint("dst", dst.name()), "old"),
+                  obs);
+    const std::string generated =
+        "SELECT attgenerated FROM pg_attribute WHERE attrelid = '%.priced'::regclass AND attname = 'total'";
+    auto generatedIn = [&](const std::string &schema) {
+        std::string q = generated;
+        q.replace(q.find('%'), 1, schema);
+        return dst.scalar(q);
+    };
+    for (int pass = 0; pass < 2; ++pass) {
+        fresh.runOnce({});
+        old.runOnce({});
+        EXPECT_EQ(dst.scalar(std::string(kPricedValues) + "model.priced"), src.scalar(std::string(kPricedValues) + "priced"));
+        EXPECT_EQ(dst.scalar(std::string(kPricedValues) + "old.priced"), src.scalar(std::string(kPricedValues) + "priced"));
+        EXPECT_EQ(generatedIn("model"), "s") << "pass " << pass;
+        EXPECT_EQ(generatedIn("old"), "") << "pass " << pass;
+        src.exec("UPDATE priced SET qty = coalesce(qty, 0) + 1 WHERE id % 3 = 0; DELETE FROM priced WHERE id > 1900");
+    }
+    // A view on the table makes the refresh replace rows in place (INSERT ... SELECT): same outcome.
+    dst.exec("CREATE VIEW model.v AS SELECT id, total FROM model.priced");
+    fresh.runOnce({});
+    EXPECT_EQ(dst.scalar(std::string(kPricedValues) + "model.priced"), src.scalar(std::string(kPricedValues) + "priced"));
+    EXPECT_EQ(generatedIn("model"), "s");
+}
