@@ -7,6 +7,7 @@
 #include "core/engine/pipelined.h"
 #include "core/engine/slotcreation.h"
 #include "core/engine/connect.h"
+#include "core/engine/generatedvalues.h"
 #include "core/engine/log.h"
 #include "core/engine/testhooks.h"
 #include "core/model/error.h"
@@ -48,8 +49,9 @@ struct CdcPipeline::Rebackfill {
 struct CdcPipeline::Table {
     TableJob job;
     TableKey key;
-    TableSchema schema; ///< without generated columns: what the stream carries
-    std::vector<std::string> columns;
+    TableSchema schema;               ///< every column, generated ones too
+    std::vector<std::string> columns; ///< the columns the stream carries (no generated ones)
+    StreamLayout layout;              ///< where the schema's columns are in the stream's rows
     std::unique_ptr<Merger> merger;
     json position;      ///< stored checkpoint position, null when none
     bool paused = false;
@@ -163,10 +165,11 @@ void CdcPipeline::preflight(PgConnection &src)
             throw SchemaError("table " + ref.display() +
                                   " has REPLICA IDENTITY NOTHING: its updates and deletes cannot be replicated",
                               "ALTER TABLE " + ref.display() + " REPLICA IDENTITY DEFAULT");
-        t->schema = full.withoutGenerated();
+        t->schema = full;
         t->columns.clear();
         for (const auto &c : t->schema.columns)
-            t->columns.push_back(c.name);
+            if (!c.generated)
+                t->columns.push_back(c.name);
     }
 }
 
@@ -337,7 +340,9 @@ void CdcPipeline::run(std::stop_token stop, Options options)
     m_session = createTargetSession(first.target, "driftless " + m_pipeline);
     for (auto &t : m_tables) {
         t->merger = m_session->merger({m_pipeline, t->job.spec.table, t->job.targetName, Strategy::Cdc});
+        const auto lacking = generatedColumnsLacking(*t);
         t->merger->prepare(t->schema);
+        t->layout = streamLayout(t->schema, t->columns, t->merger->generatedColumns());
         // A change made while the engine was stopped shows only in the catalog: check it here.
         std::string drift =
             schemaDrift(t->schema, t->merger->targetColumns(), first.target.kind == EndpointKind::Postgres);
@@ -358,6 +363,7 @@ void CdcPipeline::run(std::stop_token stop, Options options)
             t->rebackfill = t->position["rebackfill"];
             t->position.erase("rebackfill");
         }
+        fillAddedGeneratedColumns(*t, lacking);
         // Paused by a DBA, or marked paused in the target: the stream skipped its changes. One
         // resumed while nothing ran is resumed by the stream (a re-backfill); one resumed half
         // loaded starts its load over, since the rows copied before missed the changes since.
@@ -482,18 +488,20 @@ bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &column
     if (added) {
         // New columns at the end: add them to the target (types from the source's catalog now)
         // and keep going.
-        TableSchema now = pgcatalog::describeTable(src, t.job.spec.table).withoutGenerated();
+        TableSchema now = pgcatalog::describeTable(src, t.job.spec.table);
         TableSchema next = now;
         next.columns.clear();
         for (const auto &name : columns) {
-            int i = now.columnIndex(name);
-            if (i < 0) {
+            if (now.columnIndex(name) < 0) {
                 added = false;
                 why = "column " + displayIdent(name) + " appeared in the stream but is gone from the source again";
                 break;
             }
-            next.columns.push_back(now.columns[static_cast<size_t>(i)]);
         }
+        // The stream's columns, and the generated ones it never carries.
+        for (const auto &c : now.columns)
+            if (std::find(columns.begin(), columns.end(), c.name) != columns.end() || c.generated)
+                next.columns.push_back(c);
         if (added) {
             next.primaryKey.clear();
             for (int k : now.primaryKey)
@@ -506,6 +514,7 @@ bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &column
                                                                   "; added to the target and applied");
             t.schema = next;
             t.columns = columns;
+            t.layout = streamLayout(t.schema, t.columns, t.merger->generatedColumns());
             return true;
         }
     }
@@ -584,6 +593,55 @@ void CdcPipeline::completePartialRows(Table &t, RowSet &rows, PgConnection &src)
                      std::to_string(missing.size() - static_cast<size_t>(gone)) +
                          " rows with unsent large values read from the source" +
                          (gone ? " (" + std::to_string(gone) + " already deleted there)" : std::string()));
+}
+
+void CdcPipeline::fillGeneratedValues(Table &t, RowSet &rows, PgConnection &src)
+{
+    // pgoutput sends no generated columns: a Postgres target computes them itself, any other
+    // target gets the source's values, read by key (docs/cdc.md).
+    if (t.layout.identity)
+        return;
+    toSchemaLayout(t.layout, rows);
+    fetchByKey(src, t.schema, t.layout.fetch, rows);
+}
+
+std::vector<std::string> CdcPipeline::generatedColumnsLacking(Table &t)
+{
+    std::vector<std::string> out;
+    if (std::none_of(t.schema.columns.begin(), t.schema.columns.end(), [](const ColumnInfo &c) { return c.generated; }))
+        return out;
+    const auto have = t.merger->targetColumns();
+    if (have.empty())
+        return out; // no table yet: the initial load fills every column
+    for (const auto &c : t.schema.columns)
+        if (c.generated && std::none_of(have.begin(), have.end(), [&](const auto &h) { return h.first == c.name; }))
+            out.push_back(c.name);
+    return out;
+}
+
+void CdcPipeline::fillAddedGeneratedColumns(Table &t, const std::vector<std::string> &added)
+{
+    // A target an older version made left the generated columns out; prepare() added them. The
+    // target's own generated columns computed their values; plain ones are NULL in every row
+    // there, until a copy of the table fills them.
+    const auto computed = t.merger->generatedColumns();
+    std::string names;
+    for (const auto &n : added)
+        if (std::find(computed.begin(), computed.end(), n) == computed.end())
+            names += (names.empty() ? "" : ", ") + displayIdent(n);
+    if (names.empty() || !t.position.is_object())
+        return;
+    if (t.phase() == "stream") {
+        if (t.rebackfill.is_null())
+            t.merger->setRequest("rebackfill");
+        m_observer.event("info", t.key, "schema_change",
+                         "generated column(s) " + names + " added to the target; a re-backfill fills them in");
+        return;
+    }
+    t.merger->clearCheckpoint();
+    t.position = nullptr;
+    m_observer.event("info", t.key, "schema_change",
+                     "generated column(s) " + names + " added to the target; the initial load starts again");
 }
 
 void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationConnection &repl, PgConnection &src)
@@ -723,6 +781,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                             m_observer.event("info", t.key, "truncate",
                                              "TRUNCATE replicated: " + std::to_string(n) + " rows removed");
                         }
+                        fillGeneratedValues(t, ch.rows, src);
                         completePartialRows(t, ch.rows, src);
                         ApplyResult r = t.merger->mergeInTransaction(ch.rows);
                         res.rowsInBatch += ch.changes;

@@ -80,6 +80,13 @@ private:
     void stream(std::stop_token stop, Options options, PgReplicationConnection &repl, PgConnection &src);
     bool adaptToLayout(Table &t, const std::vector<std::string> &columns, PgConnection &src);
     void completePartialRows(Table &t, RowSet &rows, PgConnection &src);
+    /// Puts the stream's rows into the table's layout, with the values of the generated columns
+    /// the stream lacks and the target does not compute read from the source.
+    void fillGeneratedValues(Table &t, RowSet &rows, PgConnection &src);
+    /// The source's generated columns an existing target table lacks (an older version's).
+    std::vector<std::string> generatedColumnsLacking(Table &t);
+    /// After prepare() added `added`: has what it could not compute filled by a copy.
+    void fillAddedGeneratedColumns(Table &t, const std::vector<std::string> &added);
     std::string positionOf(const Table &t) const;
     void pollRequests();
     bool wantPaused(const Table &t) const;

@@ -111,7 +111,7 @@ BackfillTarget openBackfillTarget(const Workspace &ws, const std::string &pipeli
                                       {p->slotName()});
         if (slot.rows() == 1 && !slot.isNull(0, 0))
             t.out.runningPid = static_cast<int>(slot.toInt(0, 0));
-        auto schema = pgcatalog::describeTable(source, ref).withoutGenerated();
+        auto schema = pgcatalog::describeTable(source, ref);
         t.merger = createMerger(j.target, {pipeline, ref, j.targetName, Strategy::Cdc});
         t.merger->prepare(schema);
         if (auto cp = t.merger->readCheckpoint()) {

@@ -8,6 +8,7 @@
 #include "core/engine/connect.h"
 #include "core/engine/tablediscovery.h"
 #include "core/model/error.h"
+#include "tests/support/mysqltestdb.h"
 #include "tests/support/recordingobserver.h"
 #include "tests/support/testsupport.h"
 
@@ -244,6 +245,97 @@ TEST_F(Cdc, aTableWithoutAPrimaryKeyIsRefusedWithTheFix)
     }
     EXPECT_EQ(src.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'driftless_" + pipeline + "'"),
               "0") << "nothing is created for a refused pipeline";
+}
+
+TEST_F(Cdc, aReplicaIdentityWithoutTheKeyIsRefusedAndOneWithItStreamsDeletes)
+{
+    // The old row of an update or delete carries the replica identity. Under NOTHING it carries
+    // nothing; under USING INDEX on (email) it carries the email alone, so a delete named no
+    // target row and the row stayed. Both are refused, at apply and when the pipeline starts.
+    src.exec("CREATE TABLE ri (id int PRIMARY KEY, email text NOT NULL UNIQUE, note text); "
+             "CREATE UNIQUE INDEX ri_id_email ON ri (id, email); "
+             "INSERT INTO ri SELECT g, 'u' || g || '@x', 'n' FROM generate_series(1, 50) g");
+    for (const char *identity : {"NOTHING", "USING INDEX ri_email_key"}) {
+        SCOPED_TRACE(identity);
+        src.exec(std::string("ALTER TABLE ri REPLICA IDENTITY ") + identity);
+        try {
+            once({job("public.ri")});
+            FAIL() << "expected a refusal";
+        } catch (const SchemaError &e) {
+            EXPECT_NE(std::string(e.what()).find("REPLICA IDENTITY"), std::string::npos) << e.what();
+            EXPECT_NE(e.hint().find("REPLICA IDENTITY DEFAULT"), std::string::npos) << e.hint();
+        }
+        TempDir dir;
+        writeFile(dir.file("ws.yaml"), "endpoints:\n  s: { kind: postgres, dsn: \"" + src.dsn() +
+                                           "\" }\n  d: { kind: postgres, dsn: \"" + dst.dsn() +
+                                           "\" }\npipelines:\n  - name: " + pipeline +
+                                           "\n    source: s\n    target: d\n    tables:\n"
+                                           "      - { table: public.ri, strategy: cdc }\n");
+        auto r = runCli({"--state", dir.file("ws.db"), "apply", dir.file("ws.yaml")});
+        EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+        EXPECT_NE((r.out + r.err).find("REPLICA IDENTITY"), std::string::npos) << r.out << r.err;
+    }
+    // An identity index that holds the key: deletes and key changes match their rows.
+    src.exec("ALTER TABLE ri REPLICA IDENTITY USING INDEX ri_id_email");
+    once({job("public.ri")});
+    src.exec("DELETE FROM ri WHERE id <= 5; UPDATE ri SET id = id + 100 WHERE id BETWEEN 6 AND 8; "
+             "UPDATE ri SET note = 'changed' WHERE id = 9");
+    once({job("public.ri")});
+    const char *cols = "SELECT id, email, note FROM ri";
+    EXPECT_EQ(hash(dst, cols), hash(src, cols));
+}
+
+TEST_F(Cdc, aPartitionedTableStreamsThroughItsRootAndAPublicationOfItsPartitionsIsRefused)
+{
+    // Rows move between partitions by an UPDATE of the partition key: through the root that is
+    // a delete and an insert of one table. A DBA's publication without publish_via_partition_root
+    // sends the partitions' changes under their own names, which would never reach the root's
+    // target: refused with the fix, at apply and when the pipeline starts.
+    src.exec("CREATE TABLE parts (id int, region text, v int, PRIMARY KEY (id, region)) PARTITION BY LIST (region); "
+             "CREATE TABLE parts_eu PARTITION OF parts FOR VALUES IN ('eu'); "
+             "CREATE TABLE parts_us PARTITION OF parts FOR VALUES IN ('us'); "
+             "INSERT INTO parts SELECT g, CASE WHEN g % 2 = 0 THEN 'eu' ELSE 'us' END, g FROM generate_series(1, 100) g");
+    const char *cols = "SELECT id, region, v FROM parts";
+    once({job("public.parts")});
+    src.exec("UPDATE parts SET region = 'us' WHERE id <= 10 AND region = 'eu'; UPDATE parts SET v = -v WHERE id > 90; "
+             "DELETE FROM parts WHERE id BETWEEN 50 AND 59");
+    once({job("public.parts")});
+    EXPECT_EQ(hash(dst, cols, "id, region"), hash(src, cols, "id, region"));
+
+    src.exec("CREATE PUBLICATION leaves FOR TABLE parts");
+    pipeline = uniqueName("dbapub");
+    try {
+        CdcPipeline p({job("public.parts")}, std::string("leaves"), obs);
+        p.run({}, {true});
+        FAIL() << "expected a refusal";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("as its partitions"), std::string::npos) << e.what();
+        EXPECT_NE(e.hint().find("publish_via_partition_root = true"), std::string::npos) << e.hint();
+    }
+    TempDir dir;
+    writeFile(dir.file("ws.yaml"), "endpoints:\n  s: { kind: postgres, dsn: \"" + src.dsn() +
+                                       "\" }\n  d: { kind: postgres, dsn: \"" + dst.dsn() +
+                                       "\" }\npipelines:\n  - name: " + pipeline +
+                                       "\n    source: s\n    target: d\n    publication: leaves\n    tables:\n"
+                                       "      - { table: public.parts, strategy: cdc }\n");
+    auto r = runCli({"--state", dir.file("ws.db"), "apply", dir.file("ws.yaml")});
+    EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+    EXPECT_NE((r.out + r.err).find("publish_via_partition_root"), std::string::npos) << r.out << r.err;
+
+    src.exec("ALTER PUBLICATION leaves SET (publish_via_partition_root = true)");
+    r = runCli({"--state", dir.file("ws.db"), "apply", dir.file("ws.yaml")});
+    EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+    dst.exec("DROP TABLE parts");
+    {
+        CdcPipeline p({job("public.parts")}, std::string("leaves"), obs);
+        p.run({}, {true});
+    }
+    src.exec("UPDATE parts SET region = 'eu' WHERE id <= 5");
+    {
+        CdcPipeline p({job("public.parts")}, std::string("leaves"), obs);
+        p.run({}, {true});
+    }
+    EXPECT_EQ(hash(dst, cols, "id, region"), hash(src, cols, "id, region"));
 }
 
 TEST_F(Cdc, aSlotDroppedBehindOurBackStopsThePipelineLoudly)
@@ -647,4 +739,153 @@ TEST_F(Cdc, slotCreationNamesTheTransactionItWaitsForAndAStopCancelsIt)
     once({job("public.items")});
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM items"), "101");
     EXPECT_EQ(hash(dst, kItemCols), hash(src, kItemCols));
+}
+
+namespace {
+
+// Stored generated columns of two types: `total` depends on two columns, `label` on the key and
+// on qty; `note` is in no expression.
+const char *kGen = "CREATE TABLE gen (id int PRIMARY KEY, price numeric(10,2) NOT NULL, qty int, note text, "
+                   "total numeric GENERATED ALWAYS AS (price * qty) STORED, "
+                   "label text GENERATED ALWAYS AS ('#' || id || '/' || coalesce(qty, -1)) STORED)";
+const char *kGenRows = "INSERT INTO gen (id, price, qty, note) SELECT g, g * 1.25, nullif(g % 7, 3), 'n' || g "
+                       "FROM generate_series(1, 1500) g";
+// Writes to the columns the generated ones depend on (and to one they do not), a key change
+// (label depends on the key), an insert updated in its own transaction, and deletes.
+const char *kGenChanges = "UPDATE gen SET qty = coalesce(qty, 0) + 10 WHERE id <= 100;"
+                          "UPDATE gen SET price = price * 2 WHERE id BETWEEN 101 AND 150;"
+                          "UPDATE gen SET note = 'only the note' WHERE id BETWEEN 151 AND 160;"
+                          "UPDATE gen SET id = 6000 WHERE id = 1;"
+                          "BEGIN; INSERT INTO gen (id, price, qty) VALUES (5000, 9.99, 3);"
+                          "UPDATE gen SET qty = 4 WHERE id = 5000; COMMIT;"
+                          "DELETE FROM gen WHERE id > 1400 AND id < 5000";
+// The generated values as each side's own SQL prints them.
+const char *kGenPg = "SELECT count(*) || ' ' || string_agg(id || '=' || coalesce(total::text, 'null') || '|' || label, ',' "
+                     "ORDER BY id) FROM gen";
+const char *kGenLite = "SELECT count(*) || ' ' || group_concat(id || '=' || coalesce(total, 'null') || '|' || label, ',') "
+                       "FROM (SELECT * FROM gen ORDER BY id)";
+const char *kGenMy = "SELECT CONCAT(COUNT(*), ' ', GROUP_CONCAT(CONCAT(id, '=', COALESCE(total, 'null'), '|', label) "
+                     "ORDER BY id SEPARATOR ',')) FROM gen";
+
+std::string sqliteScalar(const std::string &path, const std::string &sql)
+{
+    SqliteDb db(path, SqliteDb::Mode::ReadOnly);
+    auto st = db.prepare(sql);
+    return st.step() ? st.text(0) : "<no row>";
+}
+
+} // namespace
+
+TEST_F(Cdc, storedGeneratedColumnsReachEveryTarget)
+{
+    // pgoutput (Postgres 15) does not send generated columns. A Postgres target computes them
+    // with a generated column of its own; SQLite and MariaDB get their values, read from the
+    // source by key for every insert and update.
+    TempDir dir;
+    MyTestDb my("cdcgen");
+    src.exec(kGen);
+    src.exec(kGenRows);
+    TableSpec other;
+    other.table = {"public", "gen"};
+    other.strategy = Strategy::Cdc;
+    other.pageSize = 700;
+    std::vector<TableJob> toPg{job("public.gen")};
+    std::vector<TableJob> toLite{
+        makeJob(pipeline + "_lite", other, pgEndpoint("s", src.name()), sqliteEndpoint("l", dir.file("r.db")))};
+    std::vector<TableJob> toMy{makeJob(pipeline + "_my", other, pgEndpoint("s", src.name()), myEndpoint("m", my.name()))};
+    auto all = [&] {
+        once(toPg);
+        once(toLite);
+        once(toMy);
+    };
+    all();
+    EXPECT_EQ(dst.scalar(kGenPg), src.scalar(kGenPg));
+    EXPECT_EQ(sqliteScalar(dir.file("r.db"), kGenLite), src.scalar(kGenPg));
+    EXPECT_EQ(my.scalar(kGenMy), src.scalar(kGenPg));
+
+    src.exec(kGenChanges);
+    all();
+    EXPECT_EQ(dst.scalar("SELECT string_agg(attname || ':' || attgenerated::text, ',' ORDER BY attnum) FROM pg_attribute "
+                         "WHERE attrelid = 'gen'::regclass AND attname IN ('total', 'label')"),
+              "total:s,label:s");
+    EXPECT_EQ(dst.scalar(kGenPg), src.scalar(kGenPg));
+    EXPECT_EQ(sqliteScalar(dir.file("r.db"), kGenLite), src.scalar(kGenPg));
+    EXPECT_EQ(my.scalar(kGenMy), src.scalar(kGenPg));
+    EXPECT_EQ(dst.scalar("SELECT label FROM gen WHERE id = 6000"), "#6000/11");
+    EXPECT_EQ(hash(dst, "SELECT id, price, qty, note FROM gen"), hash(src, "SELECT id, price, qty, note FROM gen"));
+
+    // A re-backfill into Postgres copies without writing the generated columns, and compares
+    // rows without them: an equal table is left alone.
+    auto m = createMerger(toPg.front().target, {pipeline, {"public", "gen"}, toPg.front().targetName, Strategy::Cdc});
+    m->setRequest("rebackfill");
+    obs.events.clear();
+    const std::string tuples = dst.scalar("SELECT string_agg(xmin::text, ',' ORDER BY id) FROM gen");
+    streamUntil(toPg, [&] { return obs.sawEvent("re-backfill done"); });
+    EXPECT_TRUE(obs.sawEvent("re-backfill done: 1401 rows merged, 0 rows the source no longer has removed"));
+    EXPECT_EQ(dst.scalar("SELECT string_agg(xmin::text, ',' ORDER BY id) FROM gen"), tuples);
+    EXPECT_EQ(dst.scalar(kGenPg), src.scalar(kGenPg));
+}
+
+TEST_F(Cdc, aPlainColumnAnOlderVersionMadeInAPostgresTargetKeepsGettingTheValues)
+{
+    // A target created before generated columns were generated there (by full refresh or cursor
+    // sync) holds them as plain columns: it stays so, and CDC writes the source's values into it.
+    src.exec(kGen);
+    src.exec(kGenRows);
+    dst.exec("CREATE TABLE gen (id int PRIMARY KEY, price numeric(10,2) NOT NULL, qty int, note text, total numeric, "
+             "label text, _driftless_version bigint NOT NULL DEFAULT 0)");
+    once({job("public.gen")});
+    EXPECT_EQ(dst.scalar(kGenPg), src.scalar(kGenPg));
+    src.exec(kGenChanges);
+    once({job("public.gen")});
+    EXPECT_EQ(dst.scalar(kGenPg), src.scalar(kGenPg));
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM pg_attribute WHERE attrelid = 'gen'::regclass AND attgenerated <> ''"),
+              "0");
+}
+
+TEST_F(Cdc, aCdcTargetThatLacksTheGeneratedColumnsGetsThemFilledOnItsNextStart)
+{
+    // What an older version left: CDC targets without the generated columns. The next start adds
+    // them: a Postgres target computes them at once, SQLite's are filled by a re-backfill.
+    TempDir dir;
+    src.exec(kGen);
+    src.exec(kGenRows);
+    TableSpec lite;
+    lite.table = {"public", "gen"};
+    lite.strategy = Strategy::Cdc;
+    std::vector<TableJob> toPg{job("public.gen")};
+    std::vector<TableJob> toLite{
+        makeJob(pipeline + "_lite", lite, pgEndpoint("s", src.name()), sqliteEndpoint("l", dir.file("r.db")))};
+    once(toPg);
+    once(toLite);
+    dst.exec("ALTER TABLE gen DROP COLUMN total, DROP COLUMN label");
+    {
+        SqliteDb db(dir.file("r.db"));
+        db.exec("ALTER TABLE gen DROP COLUMN total; ALTER TABLE gen DROP COLUMN label");
+    }
+    src.exec("UPDATE gen SET qty = 1 WHERE id = 2");
+    once(toPg);
+    EXPECT_EQ(dst.scalar(kGenPg), src.scalar(kGenPg));
+    obs.events.clear();
+    streamUntil(toLite, [&] { return obs.sawEvent("re-backfill done"); });
+    EXPECT_TRUE(obs.sawEvent("re-backfill done"));
+    EXPECT_EQ(sqliteScalar(dir.file("r.db"), kGenLite), src.scalar(kGenPg));
+}
+
+TEST_F(Cdc, aGenerationExpressionThePostgresTargetCannotRunBecomesAPlainColumnWithTheValues)
+{
+    // The expression calls a function only the source has: the target column is a plain one,
+    // and the stream reads its values from the source like any target that stores them.
+    src.exec("CREATE FUNCTION twice(int) RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT $1 * 2'");
+    src.exec("CREATE TABLE calc (id int PRIMARY KEY, qty int, doubled int GENERATED ALWAYS AS (twice(qty)) STORED)");
+    src.exec("INSERT INTO calc (id, qty) SELECT g, g FROM generate_series(1, 300) g");
+    const std::string values = "SELECT count(*) || ' ' || sum(doubled) || ' ' || sum(id * doubled) FROM calc";
+    once({job("public.calc")});
+    EXPECT_EQ(dst.scalar(values), src.scalar(values));
+    src.exec("UPDATE calc SET qty = -qty WHERE id % 3 = 0; INSERT INTO calc (id, qty) VALUES (1000, 7)");
+    once({job("public.calc")});
+    EXPECT_EQ(dst.scalar(values), src.scalar(values));
+    EXPECT_EQ(dst.scalar("SELECT attgenerated::text FROM pg_attribute WHERE attrelid = 'calc'::regclass AND "
+                         "attname = 'doubled'"),
+              "");
 }
