@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <future>
 #include <map>
 #include <memory>
@@ -647,6 +648,56 @@ struct TableContext {
 
 std::string targetSql(const TargetName &t) { return quoteIdent(t.schema) + "." + quoteIdent(t.name); }
 
+/// The target table's column names; empty when it has none (openTable then says so).
+std::vector<std::string> targetColumnNames(const TableJob &job)
+{
+    std::vector<std::string> out;
+    if (job.target.kind == EndpointKind::Postgres) {
+        PgConnection tgt = connectPostgres(job.target, "driftless reconcile");
+        auto r = tgt.execParams("SELECT attname FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND "
+                                "NOT attisdropped",
+                                {targetSql(job.targetName)});
+        for (int i = 0; i < r.rows(); ++i)
+            out.push_back(r.text(i, 0));
+    } else if (job.target.kind == EndpointKind::Sqlite) {
+        if (!std::filesystem::exists(job.target.path))
+            return out;
+        SqliteDb db(job.target.path, SqliteDb::Mode::ReadOnly);
+        auto st = db.prepare("SELECT name FROM pragma_table_info(?1)");
+        st.bindText(1, job.targetName.name);
+        while (st.step())
+            out.push_back(st.text(0));
+    } else {
+        MysqlConnection tgt = connectMysql(job.target);
+        auto r = tgt.query("SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND "
+                           "TABLE_NAME = ?",
+                           {job.targetName.name});
+        for (size_t i = 0; i < r.size(); ++i)
+            out.push_back(r.text(i, 0));
+    }
+    return out;
+}
+
+/// Leaves out the generated columns a target lacks: a CDC target an older version made had
+/// none, and they are compared once the sync has added them.
+void keepSyncedGenerated(TableSchema &schema, const TableJob &job)
+{
+    if (std::none_of(schema.columns.begin(), schema.columns.end(), [](const ColumnInfo &c) { return c.generated; }))
+        return;
+    const auto have = targetColumnNames(job);
+    if (have.empty())
+        return;
+    std::vector<std::string> keyNames;
+    for (int k : schema.primaryKey)
+        keyNames.push_back(schema.columns[static_cast<size_t>(k)].name);
+    std::erase_if(schema.columns, [&](const ColumnInfo &c) {
+        return c.generated && std::find(have.begin(), have.end(), c.name) == have.end();
+    });
+    schema.primaryKey.clear();
+    for (const auto &n : keyNames)
+        schema.primaryKey.push_back(schema.columnIndex(n));
+}
+
 /// How recent a cursor table's differing row must be to count as in flight.
 std::chrono::milliseconds recentWindow(const TableJob &job, const ReconcileOptions &opt)
 {
@@ -701,7 +752,10 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
     };
     if (job.source.kind == EndpointKind::Postgres) {
         PgConnection src = connectPostgres(job.source, "driftless reconcile");
-        ctx.schema = pgcatalog::describeTable(src, job.spec.table).withoutGenerated();
+        // Generated columns compare too: every target holds their values (a Postgres target
+        // computes them, the others store what the sync read).
+        ctx.schema = pgcatalog::describeTable(src, job.spec.table);
+        keepSyncedGenerated(ctx.schema, job);
         takeKeys();
         const std::string recent = recentExpr(job, ctx.schema, src, opt);
         auto side = std::make_unique<PgSide>(std::move(src), job.spec.table.quoted(), ctx.schema, ctx.keys, recent);

@@ -53,8 +53,6 @@ struct TableSchema {
     char replicaIdentity = 'd';
 
     bool hasPrimaryKey() const { return !primaryKey.empty(); }
-    /// The same table without generated columns (what a CDC stream carries).
-    TableSchema withoutGenerated() const;
     int columnIndex(const std::string &name) const;
     bool operator==(const TableSchema &) const = default;
 };
