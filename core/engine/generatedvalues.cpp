@@ -1,8 +1,10 @@
 #include "core/engine/generatedvalues.h"
 
 #include "core/db/copytext.h"
+#include "core/db/mysqlconnection.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 namespace driftless::core {
@@ -23,6 +25,18 @@ void appendArrayElement(std::string_view value, std::string &out)
         out += c;
     }
     out += '"';
+}
+
+/// The raw key fields of a COPY line, as one string (to match rows by key).
+std::string rawKey(std::string_view line, const std::vector<int> &keys, std::vector<std::string_view> &fields)
+{
+    copytext::split(line, fields);
+    std::string k;
+    for (int i : keys) {
+        k.append(fields.at(static_cast<size_t>(i)));
+        k += '\x1f';
+    }
+    return k;
 }
 
 } // namespace
@@ -157,6 +171,92 @@ long long fetchByKey(PgConnection &src, const TableSchema &schema, const std::ve
     }
     rows = std::move(out);
     return dropped;
+}
+
+std::pair<long long, long long> completeGeneratedFromMysql(MysqlConnection &src, const mysqlcatalog::MysqlTable &table,
+                                                           RowSet &rows)
+{
+    const TableSchema &schema = table.schema;
+    std::vector<size_t> wanted;
+    for (size_t r = 0; r < rows.size(); ++r) {
+        const std::string_view mask = rows.unchangedMask(r);
+        if (mask.empty() || rows.row(r).op == ChangeOp::Delete)
+            continue;
+        for (size_t i = 0; i < schema.columns.size() && i < mask.size(); ++i)
+            if (mask[i] == '1' && schema.columns[i].generated) {
+                wanted.push_back(r);
+                break;
+            }
+    }
+    if (wanted.empty())
+        return {0, 0};
+    const auto &pk = schema.primaryKey;
+    std::string select = "SELECT ", lhs, tuple;
+    for (size_t i = 0; i < table.columns.size(); ++i)
+        select += (i ? ", " : "") + mysqlcatalog::selectExpr(table.columns[i]);
+    select += " FROM " + mysqlIdent(schema.table.schema) + "." + mysqlIdent(schema.table.name) + " WHERE ";
+    for (size_t i = 0; i < pk.size(); ++i) {
+        const auto &c = table.columns[static_cast<size_t>(pk[i])];
+        lhs += (i ? ", " : "") + mysqlIdent(c.name);
+        tuple += (i ? ", " : "") + mysqlcatalog::paramExpr(c, "?");
+    }
+    if (pk.size() > 1) {
+        lhs = "(" + lhs + ")";
+        tuple = "(" + tuple + ")";
+    }
+
+    std::map<std::string, std::string> current; // raw key -> the source's row as COPY text
+    std::vector<std::string_view> fields;
+    std::string value, line;
+    for (size_t from = 0; from < wanted.size(); from += kKeysPerQuery) {
+        const size_t to = std::min(wanted.size(), from + kKeysPerQuery);
+        std::string in;
+        std::vector<std::optional<std::string>> params;
+        for (size_t w = from; w < to; ++w) {
+            in += (w > from ? ", " : "") + tuple;
+            copytext::split(rows.line(wanted[w]), fields);
+            for (int k : pk) {
+                const auto &c = table.columns[static_cast<size_t>(k)];
+                value.clear();
+                copytext::unescape(fields.at(static_cast<size_t>(k)), value);
+                // Back from the text of docs/type-mapping.md to what paramExpr() reads.
+                if (c.form == mysqlcatalog::ValueForm::Bytes && value.rfind("\\x", 0) == 0)
+                    value.erase(0, 2);
+                else if (c.form == mysqlcatalog::ValueForm::Timestamp && value.size() > 3 &&
+                         value.compare(value.size() - 3, 3, "+00") == 0)
+                    value.resize(value.size() - 3); // the session's time zone is UTC
+                params.emplace_back(value);
+            }
+        }
+        src.queryRows(select + lhs + " IN (" + in + ")", params, [&](const MysqlRowView &row) {
+            line.clear();
+            for (size_t i = 0; i < table.columns.size(); ++i) {
+                if (i)
+                    line += '\t';
+                mysqlcatalog::appendValue(table, i, row, static_cast<unsigned>(i), line);
+            }
+            current[rawKey(line, pk, fields)] = line;
+        });
+    }
+    RowSet out;
+    out.reserve(rows.size(), rows.bytes());
+    long long dropped = 0;
+    size_t next = 0;
+    for (size_t r = 0; r < rows.size(); ++r) {
+        const auto &row = rows.row(r);
+        if (next < wanted.size() && wanted[next] == r) {
+            ++next;
+            auto it = current.find(rawKey(rows.line(r), pk, fields));
+            if (it == current.end())
+                ++dropped;
+            else
+                out.append(it->second, row.op, row.version);
+            continue;
+        }
+        out.append(rows.line(r), row.op, row.version, rows.unchangedMask(r));
+    }
+    rows = std::move(out);
+    return {static_cast<long long>(wanted.size()) - dropped, dropped};
 }
 
 } // namespace driftless::core

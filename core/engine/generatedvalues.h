@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/db/mysqlcatalog.h"
 #include "core/db/pgconnection.h"
 #include "core/model/batch.h"
 #include "core/model/tableschema.h"
@@ -37,5 +38,13 @@ void toSchemaLayout(const StreamLayout &layout, RowSet &rows);
 /// the target converges to the source. A row the source no longer has is dropped (its delete
 /// follows in the stream). Returns how many were dropped. Throws Error from the source.
 long long fetchByKey(PgConnection &src, const TableSchema &schema, const std::vector<int> &columns, RowSet &rows);
+
+/// MySQL/MariaDB: inserts and updates of `rows` whose binlog image lacked a generated column (a
+/// session with binlog_row_image MINIMAL logs STORED columns but leaves VIRTUAL ones out, inserts
+/// included) are replaced by the source's current row, read by primary key, so neither a stale
+/// value is kept nor a row left unapplied. A row the source no longer has is dropped (its delete
+/// follows in the binlog). Returns {rows read, rows dropped}.
+std::pair<long long, long long> completeGeneratedFromMysql(MysqlConnection &src, const mysqlcatalog::MysqlTable &table,
+                                                           RowSet &rows);
 
 } // namespace driftless::core

@@ -5,6 +5,7 @@
 #include "core/db/mysqlconnection.h"
 #include "core/db/mysqlreplication.h"
 #include "core/engine/connect.h"
+#include "core/engine/generatedvalues.h"
 #include "core/engine/mysqlpreflight.h"
 #include "core/engine/testhooks.h"
 #include "core/model/error.h"
@@ -13,9 +14,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -455,8 +458,10 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
 
     Stream batch;
     std::string line, mask;
+    // `keyFrom`: the before image of an update, whose key stands in for one the after image lacks
+    // (a MINIMAL image logs only the changed columns there).
     auto appendImage = [&](Table &t, const std::vector<int> &layout, const binlog::Image &img, ChangeOp op,
-                           std::int64_t version, RowSet &out) {
+                           std::int64_t version, RowSet &out, const binlog::Image *keyFrom = nullptr) {
         line.clear();
         mask.assign(layout.size(), '0');
         bool anyAbsent = false;
@@ -474,7 +479,12 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                 }
                 continue;
             }
-            const binlog::Value &v = img[static_cast<size_t>(e)];
+            const binlog::Value *vp = &img[static_cast<size_t>(e)];
+            if (vp->kind == binlog::Value::Kind::Absent && keyFrom && static_cast<size_t>(e) < keyFrom->size() &&
+                std::find(t.source.schema.primaryKey.begin(), t.source.schema.primaryKey.end(),
+                          static_cast<int>(i)) != t.source.schema.primaryKey.end())
+                vp = &(*keyFrom)[static_cast<size_t>(e)];
+            const binlog::Value &v = *vp;
             switch (v.kind) {
             case binlog::Value::Kind::Absent:
                 line += copytext::kNull;
@@ -494,6 +504,24 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             }
         }
         out.append(line, op, version, anyAbsent && op != ChangeOp::Delete ? std::string_view(mask) : std::string_view());
+    };
+
+    // Images without a generated column's value (a MINIMAL one leaves VIRTUAL columns out) are
+    // completed from the source, on a connection opened when first needed.
+    std::optional<MysqlConnection> lookup;
+    std::set<Table *> toldRefetch; // said once per table and run: a MINIMAL writer does it always
+    auto completeGenerated = [&](Table &t, RowSet &rows) {
+        if (!rows.hasUnchanged() || std::none_of(t.source.columns.begin(), t.source.columns.end(),
+                                                 [](const auto &c) { return c.generated; }))
+            return;
+        if (!lookup)
+            lookup.emplace(connectMysql(t.job.source));
+        auto [read, gone] = completeGeneratedFromMysql(*lookup, t.source, rows);
+        if (read + gone > 0 && toldRefetch.insert(&t).second)
+            m_observer.event("info", t.key, "refetched",
+                             std::to_string(read) + " rows whose binlog image lacked a generated column (binlog_row_image "
+                                                    "MINIMAL) read from the source; said once per run" +
+                                 (gone ? " (" + std::to_string(gone) + " already deleted there)" : std::string()));
     };
 
     // A target transaction stays open while a source transaction too big for one batch is staged
@@ -519,6 +547,8 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                                                                      " rows removed");
                 }
                 if (!p.rows.empty()) {
+                    // Before folding, so no later image inherits an earlier one's stale value.
+                    completeGenerated(*t, p.rows);
                     p.rows.foldByKey(t->source.schema.primaryKey);
                     auto r = m.mergeInTransaction(p.rows);
                     res.rowsInBatch += p.changes;
@@ -632,7 +662,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                             // A changed primary key is a delete of the old key and an insert.
                             RowSet probe;
                             appendImage(t, *layout, change.before, ChangeOp::Delete, txnVersion, probe);
-                            appendImage(t, *layout, change.after, ChangeOp::Update, txnVersion, probe);
+                            appendImage(t, *layout, change.after, ChangeOp::Update, txnVersion, probe, &change.before);
                             if (keyOf(probe.line(0), t.source.schema.primaryKey) !=
                                 keyOf(probe.line(1), t.source.schema.primaryKey))
                                 p.rows.append(probe.line(0), ChangeOp::Delete, txnVersion);
