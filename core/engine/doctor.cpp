@@ -376,11 +376,17 @@ std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipel
                     out.push_back({"error", "config", p.name, subject,
                                    "REPLICA IDENTITY NOTHING: updates and deletes cannot be replicated",
                                    "ALTER TABLE " + t.table.display() + " REPLICA IDENTITY DEFAULT"});
+                // Logical decoding sends no generated columns; the target still gets them.
                 for (const auto &c : schema->columns)
                     if (c.generated)
                         out.push_back({"ok", "config", p.name, subject,
                                        "generated column " + displayIdent(c.name) +
-                                           " is not replicated by logical decoding; it is left out of the target",
+                                           " is not sent by logical decoding; " +
+                                           (tgt.kind == EndpointKind::Postgres
+                                                ? "the target generates it with the same expression (a target "
+                                                  "table made by an older version keeps a plain column, whose "
+                                                  "values are read from the source by key for each change)"
+                                                : "its value is read from the source by key for each change"),
                                        ""});
             }
             bool anyError = false;
