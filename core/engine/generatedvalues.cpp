@@ -141,6 +141,8 @@ long long fetchByKey(PgConnection &src, const TableSchema &schema, const std::ve
         auto res = src.execParams(sql, params);
         for (int i = 0; i < res.rows(); ++i) {
             const size_t r = wanted[from + static_cast<size_t>(res.toInt(i, 0)) - 1];
+            if (found[r])
+                continue; // a key matched twice (an inheritance child has it too): keep one row
             copytext::split(rows.line(r), fields);
             std::string &line = lines[r];
             for (size_t c = 0; c < fields.size(); ++c) {
