@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
@@ -152,6 +153,41 @@ WHERE n.nspname = $1 AND c.relname = $2 AND a.attname = $3 AND i.indisvalid
 LIMIT 1)sql",
                              {table.schema, table.name, column});
     return r.rows() > 0;
+}
+
+std::optional<IdentityProblem> replicaIdentityProblem(PgConnection &conn, const TableSchema &schema)
+{
+    const std::string table = schema.table.display();
+    if (schema.replicaIdentity == 'n')
+        return IdentityProblem{"REPLICA IDENTITY NOTHING: its updates and deletes carry no old row, so they cannot be "
+                               "matched to target rows",
+                               "ALTER TABLE " + table + " REPLICA IDENTITY DEFAULT"};
+    if (schema.replicaIdentity != 'i' || !schema.hasPrimaryKey())
+        return std::nullopt;
+    auto r = conn.execParams(R"sql(
+SELECT i.indexrelid::regclass::text, a.attname
+FROM pg_index i
+JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+WHERE n.nspname = $1 AND c.relname = $2 AND i.indisreplident AND k.ord <= i.indnkeyatts)sql",
+                             {schema.table.schema, schema.table.name});
+    std::string index;
+    std::vector<std::string> cols;
+    for (int i = 0; i < r.rows(); ++i) {
+        index = r.text(i, 0);
+        cols.push_back(r.text(i, 1));
+    }
+    for (int k : schema.primaryKey) {
+        const std::string &name = schema.columns[static_cast<size_t>(k)].name;
+        if (std::find(cols.begin(), cols.end(), name) == cols.end())
+            return IdentityProblem{"REPLICA IDENTITY USING INDEX " + (index.empty() ? std::string("(dropped)") : index) +
+                                       " leaves out primary-key column " + displayIdent(name) +
+                                       ": a delete or a key change could not be matched to its target row",
+                                   "ALTER TABLE " + table + " REPLICA IDENTITY DEFAULT (or FULL), or USING INDEX "
+                                                            "on a unique index holding the primary key"};
+    }
+    return std::nullopt;
 }
 
 } // namespace driftless::core::pgcatalog

@@ -30,4 +30,14 @@ std::optional<std::int64_t> parseLsn(const std::string &text);
 /// True when some index on the table has `column` as its first key column.
 bool hasLeadingIndex(PgConnection &conn, const TableRef &table, const std::string &column);
 
+/// Why change data capture cannot match the updates and deletes of `schema`'s table by its
+/// primary key, with the fix; nullopt when it can. The old row in the stream carries the
+/// replica identity: nothing under REPLICA IDENTITY NOTHING, only the index's columns under
+/// USING INDEX, so that index must hold every primary-key column.
+struct IdentityProblem {
+    std::string message;
+    std::string fix;
+};
+std::optional<IdentityProblem> replicaIdentityProblem(PgConnection &conn, const TableSchema &schema);
+
 } // namespace driftless::core::pgcatalog

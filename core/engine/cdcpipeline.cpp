@@ -161,10 +161,8 @@ void CdcPipeline::preflight(PgConnection &src)
             throw SchemaError("table " + ref.display() + " has no primary key; change data capture merges by key",
                               "ALTER TABLE " + ref.display() +
                                   " ADD PRIMARY KEY (...), or use strategy full_refresh for it");
-        if (full.replicaIdentity == 'n')
-            throw SchemaError("table " + ref.display() +
-                                  " has REPLICA IDENTITY NOTHING: its updates and deletes cannot be replicated",
-                              "ALTER TABLE " + ref.display() + " REPLICA IDENTITY DEFAULT");
+        if (auto problem = pgcatalog::replicaIdentityProblem(src, full))
+            throw SchemaError("table " + ref.display() + " has " + problem->message, problem->fix);
         t->schema = full;
         t->columns.clear();
         for (const auto &c : t->schema.columns)
@@ -191,15 +189,29 @@ void CdcPipeline::ensurePublication(PgConnection &src)
             throw Error(ErrorKind::Permanent, "publication " + pub + " does not exist on the source", {},
                         "CREATE PUBLICATION " + pub + " FOR TABLE ..., or remove 'publication:' to let Driftless "
                         "create driftless_" + m_pipeline);
-        if (!missing.empty())
+        if (!missing.empty()) {
+            // Without publish_via_partition_root a partitioned table is published as its
+            // partitions, whose changes would reach us under their own names and be skipped.
+            auto viaLeaves = src.execParams(
+                "SELECT NOT p.pubviaroot AND c.relkind = 'p' FROM pg_publication p, pg_class c "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE p.pubname = $1 AND n.nspname = $2 AND c.relname = $3",
+                {pub, missing.front().schema, missing.front().name});
+            if (viaLeaves.rows() && viaLeaves.toBool(0, 0))
+                throw Error(ErrorKind::Permanent,
+                            "publication " + pub + " publishes partitioned table " + missing.front().display() +
+                                " as its partitions (publish_via_partition_root is off), so its changes would not "
+                                "reach it",
+                            {}, "ALTER PUBLICATION " + pub + " SET (publish_via_partition_root = true)");
             throw Error(ErrorKind::Permanent,
                         "publication " + pub + " does not include " + missing.front().display(), {},
                         "ALTER PUBLICATION " + pub + " ADD TABLE " + missing.front().display());
+        }
         return;
     }
+    // ONLY for plain tables: without it a publication takes in their inheritance children too.
     std::string list;
     for (auto &t : m_tables)
-        list += (list.empty() ? "" : ", ") + t->job.spec.table.quoted();
+        list += (list.empty() ? "" : ", ") + t->schema.fromSql();
     if (!exists) {
         src.exec("CREATE PUBLICATION " + quoteIdent(pub) + " FOR TABLE " + list +
                  " WITH (publish_via_partition_root = true)");

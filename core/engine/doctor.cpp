@@ -372,10 +372,35 @@ std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipel
                                    ""});
             }
             if (t.strategy == Strategy::Cdc) {
-                if (schema->replicaIdentity == 'n')
-                    out.push_back({"error", "config", p.name, subject,
-                                   "REPLICA IDENTITY NOTHING: updates and deletes cannot be replicated",
-                                   "ALTER TABLE " + t.table.display() + " REPLICA IDENTITY DEFAULT"});
+                if (auto problem = pgcatalog::replicaIdentityProblem(c, *schema))
+                    out.push_back({"error", "config", p.name, subject, problem->message, problem->fix});
+                if (p.publication) {
+                    // The DBA's own publication: Driftless reads it and never changes it.
+                    auto pub = c.execParams(
+                        "SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1), "
+                        "EXISTS (SELECT 1 FROM pg_publication_tables WHERE pubname = $1 AND schemaname = $2 AND "
+                        "tablename = $3), "
+                        "EXISTS (SELECT 1 FROM pg_publication p, pg_class c JOIN pg_namespace n ON n.oid = "
+                        "c.relnamespace WHERE p.pubname = $1 AND NOT p.pubviaroot AND c.relkind = 'p' AND "
+                        "n.nspname = $2 AND c.relname = $3)",
+                        {*p.publication, t.table.schema, t.table.name});
+                    if (!pub.toBool(0, 0))
+                        out.push_back({"error", "config", p.name, subject,
+                                       "publication " + *p.publication + " does not exist on the source",
+                                       "CREATE PUBLICATION " + *p.publication + " FOR TABLE " + t.table.display() +
+                                           ", or remove 'publication:' to let Driftless create its own"});
+                    else if (pub.toBool(0, 2))
+                        out.push_back({"error", "config", p.name, subject,
+                                       "publication " + *p.publication +
+                                           " publishes this partitioned table as its partitions "
+                                           "(publish_via_partition_root is off): its changes would not reach it",
+                                       "ALTER PUBLICATION " + *p.publication +
+                                           " SET (publish_via_partition_root = true)"});
+                    else if (!pub.toBool(0, 1))
+                        out.push_back({"error", "config", p.name, subject,
+                                       "publication " + *p.publication + " does not include this table",
+                                       "ALTER PUBLICATION " + *p.publication + " ADD TABLE " + t.table.display()});
+                }
                 // Logical decoding sends no generated columns; the target still gets them.
                 for (const auto &c : schema->columns)
                     if (c.generated)

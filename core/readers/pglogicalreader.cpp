@@ -128,6 +128,15 @@ void PgLogicalReader::addChange(RelationState &rel, ChangeOp op, const pgoutput:
                 m_line += copytext::kNull;
                 continue;
             }
+            if (v->kind != 't')
+                // The old row names the row by its replica identity; without our key in it the
+                // delete would match nothing and the row would stay in the target.
+                throw Error(ErrorKind::Permanent,
+                            "a delete from " + rel.table.display() + " does not carry primary-key column " +
+                                displayIdent(rel.columns[i]) + " (the table's replica identity leaves it out)",
+                            {},
+                            "ALTER TABLE " + rel.table.display() +
+                                " REPLICA IDENTITY DEFAULT (or FULL), then re-snapshot it: driftless-cli resnapshot");
         }
         switch (v->kind) {
         case 't':
