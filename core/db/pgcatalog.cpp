@@ -79,6 +79,7 @@ std::optional<TableSchema> findTable(PgConnection &conn, const TableRef &table)
     s.table = table;
     s.estimatedRows = rel.toInt(0, 2);
     s.replicaIdentity = rel.value(0, 3).empty() ? 'd' : rel.value(0, 3)[0];
+    s.relkind = rel.value(0, 1).empty() ? 0 : rel.value(0, 1)[0];
     auto cols = conn.execParams(kColumns, {oid});
     for (int r = 0; r < cols.rows(); ++r) {
         ColumnInfo c;

@@ -112,7 +112,7 @@ long long readChunk(PgConnection &conn, const TableSchema &schema, const std::ve
         where = " WHERE (" + keys + ") > (" + keyParams + ")";
     }
     out.clear();
-    conn.copyOut("COPY (SELECT " + cols + " FROM " + schema.table.quoted() + where + " ORDER BY " + keys + " LIMIT " +
+    conn.copyOut("COPY (SELECT " + cols + " FROM " + schema.fromSql() + where + " ORDER BY " + keys + " LIMIT " +
                      std::to_string(limit) + ") TO STDOUT",
                  [&](std::string_view row) { out.append(row, ChangeOp::Insert, version); });
     return static_cast<long long>(out.size());
@@ -563,7 +563,7 @@ void CdcPipeline::completePartialRows(Table &t, RowSet &rows, PgConnection &src)
         const auto &k = t.schema.columns[static_cast<size_t>(t.schema.primaryKey[i])];
         where += (i ? " AND " : "") + quoteIdent(k.name) + " = $" + std::to_string(i + 1) + "::" + k.typeSql;
     }
-    const std::string sql = "SELECT " + cols + " FROM " + t.job.spec.table.quoted() + " WHERE " + where;
+    const std::string sql = "SELECT " + cols + " FROM " + t.schema.fromSql() + " WHERE " + where;
     std::vector<bool> replace(rows.size(), false);
     std::vector<std::string> lines(rows.size());
     std::vector<std::string_view> fields;

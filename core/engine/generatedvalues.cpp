@@ -113,7 +113,7 @@ long long fetchByKey(PgConnection &src, const TableSchema &schema, const std::ve
         on += (i ? " AND s." : "s.") + quoteIdent(k.name) + " = k." + n + "::" + k.typeSql;
     }
     const std::string sql = select + " FROM unnest(" + arrays + ") WITH ORDINALITY AS k(" + names + "ord) JOIN " +
-                            schema.table.quoted() + " s ON " + on;
+                            schema.fromSql() + " s ON " + on;
 
     std::vector<int> fetched(schema.columns.size(), -1); // schema column -> result column
     for (size_t p = 0; p < columns.size(); ++p)

@@ -758,7 +758,7 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
         keepSyncedGenerated(ctx.schema, job);
         takeKeys();
         const std::string recent = recentExpr(job, ctx.schema, src, opt);
-        auto side = std::make_unique<PgSide>(std::move(src), job.spec.table.quoted(), ctx.schema, ctx.keys, recent);
+        auto side = std::make_unique<PgSide>(std::move(src), ctx.schema.fromSql(), ctx.schema, ctx.keys, recent);
         ctx.pgSource = side.get();
         ctx.source = std::move(side);
     } else if (job.source.kind == EndpointKind::Mysql) {
@@ -1145,7 +1145,7 @@ RepairOutcome repairKeys(const Workspace &ws, const std::string &pipeline, const
         std::string keyCanon;
         for (const auto &k : ctx.keys)
             keyCanon += rowhash::pgCanonicalText(k, "s." + quoteIdent(k.name)) + ", ";
-        auto r = src.execParams("SELECT " + keyCanon + cols + " FROM " + job.spec.table.quoted() + " s JOIN unnest(" +
+        auto r = src.execParams("SELECT " + keyCanon + cols + " FROM " + ctx.schema.fromSql() + " s JOIN unnest(" +
                                     unnest + ") AS _dl_k(" + names + ") ON " + on,
                                 params);
         const int nk = static_cast<int>(ctx.keys.size());

@@ -51,8 +51,15 @@ struct TableSchema {
 
     /// Source REPLICA IDENTITY: d default (primary key), f full, i index, n nothing.
     char replicaIdentity = 'd';
+    /// Postgres pg_class.relkind ('r' table, 'p' partitioned table, ...); 0 for other engines.
+    char relkind = 0;
 
     bool hasPrimaryKey() const { return !primaryKey.empty(); }
+    /// The table as a Postgres FROM item for reading its rows: `ONLY` for a plain table, whose
+    /// inheritance children are tables of their own (a publication, COPY and the merge key all
+    /// see the parent's own rows alone), the name as it is for a partitioned table, whose rows
+    /// are its partitions'.
+    std::string fromSql() const { return (relkind == 'r' ? "ONLY " : "") + table.quoted(); }
     int columnIndex(const std::string &name) const;
     bool operator==(const TableSchema &) const = default;
 };

@@ -110,7 +110,7 @@ PgCursorReader::PgCursorReader(PgConnection &conn, TableSchema schema, TableSpec
         keys += (i ? ", " : "") + quoteIdent(k.name);
         keyParams += (i ? ", " : "") + setting(i) + "::" + k.typeSql;
     }
-    const std::string from = " FROM " + m_schema.table.quoted();
+    const std::string from = " FROM " + m_schema.fromSql();
     const std::string limit = " LIMIT " + std::to_string(m_spec.effectivePageSize());
     const std::string cur = quoteIdent(cursorName);
     m_keyOrder = keys;
@@ -196,7 +196,7 @@ void PgCursorReader::beginLoad(CursorState &st)
     st.phase = CursorState::Phase::Load;
     std::string q = m_temporal ? "SELECT (" + nowExpr() + ")::text"
                                : "SELECT max(" + quoteIdent(m_spec.cursorColumn()) + ")::text FROM " +
-                                     m_schema.table.quoted();
+                                     m_schema.fromSql();
     auto r = m_conn.exec(q);
     st.loadStartedAt = r.isNull(0, 0) ? "" : r.text(0, 0);
 }

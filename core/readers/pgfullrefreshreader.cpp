@@ -27,7 +27,7 @@ long long PgFullRefreshReader::read(const std::function<void(std::string_view ch
     for (const auto &c : m_schema.columns)
         cols += quoteIdent(c.name) + ", ";
     std::string sql = "COPY (SELECT " + cols + std::to_string(m_snapshot.version) + "::bigint FROM " +
-                      m_schema.table.quoted() + ") TO STDOUT";
+                      m_schema.fromSql() + ") TO STDOUT";
     constexpr size_t kChunk = 1 << 20;
     std::string buf;
     buf.reserve(kChunk + 65536);

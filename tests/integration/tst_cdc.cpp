@@ -7,6 +7,7 @@
 #include "core/engine/cdcpipeline.h"
 #include "core/engine/connect.h"
 #include "core/engine/tablediscovery.h"
+#include "core/engine/tablesync.h"
 #include "core/model/error.h"
 #include "tests/support/mysqltestdb.h"
 #include "tests/support/recordingobserver.h"
@@ -336,6 +337,39 @@ TEST_F(Cdc, aPartitionedTableStreamsThroughItsRootAndAPublicationOfItsPartitions
         p.run({}, {true});
     }
     EXPECT_EQ(hash(dst, cols, "id, region"), hash(src, cols, "id, region"));
+}
+
+TEST_F(Cdc, anInheritanceParentSyncsItsOwnRowsOnlyByEveryStrategy)
+{
+    // A child table of an inheritance tree is a table of its own: a publication of the parent
+    // (FOR TABLE ONLY) streams the parent's own rows alone, so the load, the re-reads and the
+    // other strategies must read the parent ONLY too, or the child's rows land in the parent's
+    // target and never change again.
+    src.exec("CREATE TABLE animals (id int PRIMARY KEY, name text, updated_at timestamptz NOT NULL DEFAULT now()); "
+             "CREATE TABLE dogs (id int PRIMARY KEY, breed text) INHERITS (animals); "
+             "INSERT INTO animals (id, name) SELECT g, 'a' || g FROM generate_series(1, 10) g; "
+             "INSERT INTO dogs (id, name, breed) SELECT g, 'd' || g, 'b' FROM generate_series(101, 105) g");
+    const char *own = "SELECT id, name FROM ONLY animals";
+    once({job("public.animals")});
+    src.exec("UPDATE animals SET name = 'renamed' WHERE id IN (1, 101); INSERT INTO dogs (id, name) VALUES (106, 'd'); "
+             "DELETE FROM animals WHERE id IN (2, 102)");
+    once({job("public.animals")});
+    EXPECT_EQ(hash(dst, "SELECT id, name FROM animals"), hash(src, own));
+    EXPECT_EQ(src.scalar("SELECT count(*) FROM pg_publication_tables WHERE pubname = 'driftless_" + pipeline + "'"),
+              "1")
+        << "the publication holds the parent alone";
+    for (Strategy strategy : {Strategy::FullRefresh, Strategy::Cursor}) {
+        SCOPED_TRACE(toString(strategy));
+        TableSpec spec;
+        spec.table = {"public", "animals"};
+        spec.strategy = strategy;
+        const std::string schema = "by_" + std::string(toString(strategy));
+        TableSync sync(makeJob(uniqueName("inh"), spec, pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name()),
+                               schema),
+                       obs);
+        sync.runOnce({});
+        EXPECT_EQ(hash(dst, "SELECT id, name FROM " + schema + ".animals"), hash(src, own));
+    }
 }
 
 TEST_F(Cdc, aSlotDroppedBehindOurBackStopsThePipelineLoudly)
