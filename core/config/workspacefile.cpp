@@ -6,6 +6,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -469,6 +471,10 @@ Workspace WorkspaceFile::parse(const std::string &yaml, const std::string &displ
             for (size_t j = 0; j < p.tables.size(); ++j) {
                 auto tn = resolveTargetName(p, p.tables[j], kind);
                 auto key = std::make_pair(p.target, tn);
+                // SQLite matches table names without regard to ASCII case: "Orders" is "orders".
+                if (kind == EndpointKind::Sqlite)
+                    std::transform(key.second.name.begin(), key.second.name.end(), key.second.name.begin(),
+                                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
                 std::string who = p.name + "/" + p.tables[j].table.display();
                 auto [it, inserted] = targets.emplace(key, who);
                 if (!inserted)

@@ -172,6 +172,10 @@ TEST(WorkspaceFile, sqliteNameClashIsAnError)
     // Renaming one of them resolves it.
     yaml = replace(yaml, "table: archive.orders, strategy: full_refresh", "table: archive.orders, strategy: full_refresh, target_table: archive_orders");
     EXPECT_NO_THROW(parse(yaml));
+    // SQLite table names ignore ASCII case: "Orders" and "orders" are one table there.
+    yaml = replace(yaml, "target_table: archive_orders", "target_table: ORDERS");
+    e = parseError(yaml);
+    EXPECT_NE(std::string(e.what()).find("already written by to_lite/public.orders"), std::string::npos) << e.what();
 }
 
 TEST(WorkspaceFile, duplicateTableInOnePipelineIsAnError)
