@@ -30,7 +30,12 @@ SELECT n.nspname, c.relname, c.reltuples::float8, pg_total_relation_size(c.oid),
                  (a.attname ~* '(updat|modif|chang)') DESC, a.attnum)
           FROM pg_attribute a
          WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-           AND a.atttypid IN ('timestamptz'::regtype, 'timestamp'::regtype, 'date'::regtype))
+           AND a.atttypid IN ('timestamptz'::regtype, 'timestamp'::regtype, 'date'::regtype)),
+       c.relreplident,
+       (SELECT string_agg(a.attname, chr(31) ORDER BY k.ord)
+          FROM pg_index i CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+          JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
+         WHERE i.indrelid = c.oid AND i.indisreplident AND k.ord <= i.indnkeyatts)
   FROM pg_class c
   JOIN pg_namespace n ON n.oid = c.relnamespace
   LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
@@ -205,6 +210,22 @@ std::vector<DiscoveredTable> discoverTables(PgConnection &conn)
         t.readable = r.toBool(i, 7);
         t.primaryKey = splitNames(r.optText(i, 8));
         t.cursorCandidates = splitNames(r.optText(i, 9));
+        // As pgcatalog::replicaIdentityProblem: the old row of an update or delete must carry
+        // the key, or CDC cannot match it to its target row.
+        const std::string identity = r.text(i, 10);
+        const auto identityColumns = splitNames(r.optText(i, 11));
+        if (identity == "n") {
+            t.cdcRefused = "REPLICA IDENTITY NOTHING: updates and deletes carry no old row; ALTER TABLE " +
+                           t.table.display() + " REPLICA IDENTITY DEFAULT";
+        } else if (identity == "i") {
+            for (const auto &k : t.primaryKey)
+                if (std::find(identityColumns.begin(), identityColumns.end(), k) == identityColumns.end()) {
+                    t.cdcRefused = "its REPLICA IDENTITY index leaves out primary-key column " + displayIdent(k) +
+                                   ", so deletes cannot be matched; ALTER TABLE " + t.table.display() +
+                                   " REPLICA IDENTITY DEFAULT";
+                    break;
+                }
+        }
         out.push_back(std::move(t));
     }
     return out;
@@ -243,6 +264,8 @@ Recommendation recommendStrategy(const DiscoveredTable &t, const SourceAbilities
     }
     if (t.cursorCandidates.empty() && !rec.refused.count(Strategy::Cursor))
         rec.refused[Strategy::Cursor] = "no timestamp or date column for a cursor to follow";
+    if (t.cdcRefused && !rec.refused.count(Strategy::Cdc))
+        rec.refused[Strategy::Cdc] = *t.cdcRefused;
     if (source.cdcRefused && !rec.refused.count(Strategy::Cdc))
         rec.refused[Strategy::Cdc] = *source.cdcRefused;
     else if (!source.logicalWal && !rec.refused.count(Strategy::Cdc))

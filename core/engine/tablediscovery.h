@@ -35,6 +35,9 @@ struct DiscoveredTable {
     /// three counts above are 0 because nothing is known, not because nothing was written.
     bool writesKnown = true;
     bool readable = true; ///< SELECT on the table and USAGE on its schema
+    /// Why this table cannot be streamed (a replica identity without its key), with the fix;
+    /// nullopt when nothing of the table's own refuses CDC.
+    std::optional<std::string> cdcRefused;
 };
 
 /// What the source can do for CDC (from core::probePostgres or the same catalog facts).

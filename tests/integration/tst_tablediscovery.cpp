@@ -132,6 +132,35 @@ TEST(TableDiscovery, readsSizeKeyCursorCandidatesAndWritesAndRecommends)
     EXPECT_EQ(rec.refused.at(core::Strategy::Cdc), "the source's user may not replicate");
 }
 
+TEST(TableDiscovery, aReplicaIdentityWithoutTheKeyRefusesCdcWithTheFix)
+{
+    // The pipeline editor disables what apply would refuse: CDC of a table whose replica
+    // identity leaves the key out of the old row (NOTHING, or an index without the key).
+    PgTestDb db("discovery_ri");
+    db.exec("CREATE TABLE nothing (id int PRIMARY KEY, v text); ALTER TABLE nothing REPLICA IDENTITY NOTHING;"
+            "CREATE TABLE by_email (id int PRIMARY KEY, email text NOT NULL UNIQUE);"
+            "ALTER TABLE by_email REPLICA IDENTITY USING INDEX by_email_email_key;"
+            "CREATE TABLE by_key (id int PRIMARY KEY, email text NOT NULL);"
+            "CREATE UNIQUE INDEX by_key_ix ON by_key (email, id); ALTER TABLE by_key REPLICA IDENTITY USING INDEX by_key_ix;"
+            "CREATE TABLE included (id int, a int, PRIMARY KEY (id) INCLUDE (a))");
+    auto conn = db.connect();
+    auto tables = core::discoverTables(conn);
+    const core::SourceAbilities cdcReady;
+    auto rec = core::recommendStrategy(*find(tables, "public", "nothing"), cdcReady);
+    ASSERT_TRUE(rec.refused.count(core::Strategy::Cdc));
+    EXPECT_NE(rec.refused.at(core::Strategy::Cdc).find("REPLICA IDENTITY NOTHING"), std::string::npos);
+    EXPECT_NE(rec.refused.at(core::Strategy::Cdc).find("REPLICA IDENTITY DEFAULT"), std::string::npos);
+    rec = core::recommendStrategy(*find(tables, "public", "by_email"), cdcReady);
+    ASSERT_TRUE(rec.refused.count(core::Strategy::Cdc));
+    EXPECT_NE(rec.refused.at(core::Strategy::Cdc).find("leaves out primary-key column id"), std::string::npos)
+        << rec.refused.at(core::Strategy::Cdc);
+    EXPECT_FALSE(core::recommendStrategy(*find(tables, "public", "by_key"), cdcReady).refused.count(core::Strategy::Cdc));
+    const auto *included = find(tables, "public", "included");
+    ASSERT_TRUE(included);
+    EXPECT_EQ(included->primaryKey, std::vector<std::string>{"id"});
+    EXPECT_FALSE(core::recommendStrategy(*included, cdcReady).refused.count(core::Strategy::Cdc));
+}
+
 namespace {
 
 const char *kMysqlSchema[] = {
