@@ -324,16 +324,32 @@ public:
     {
         rowhash::registerSqliteFunctions(m_db.raw());
         m_spec = rowhash::canonSpec(m_columns);
+        std::string cols;
         for (const auto &c : m_columns)
-            m_cols += ", " + quoteIdent(c.name);
+            cols += ", " + quoteIdent(c.name);
+        // A SQLite function takes at most 127 arguments: a wider row is hashed in parts.
+        constexpr size_t kPart = 100;
+        if (m_columns.size() < kPart) {
+            m_rowHash = "driftless_rowhash('" + m_spec + "'" + cols + ")";
+        } else {
+            m_rowHash = "driftless_rowhash_parts(";
+            for (size_t from = 0; from < m_columns.size(); from += kPart) {
+                const size_t to = std::min(m_columns.size(), from + kPart);
+                m_rowHash += (from ? ", " : "") + ("driftless_record_part('" + m_spec.substr(from, to - from) + "'");
+                for (size_t i = from; i < to; ++i)
+                    m_rowHash += ", " + quoteIdent(m_columns[i].name);
+                m_rowHash += ")";
+            }
+            m_rowHash += ")";
+        }
     }
 
     std::map<int, Checksum> checksums(const Plan &plan) override
     {
         std::vector<std::pair<std::string, SqliteStorage>> binds;
         const std::string tree = treeSql(plan, binds);
-        auto st = prepare("SELECT _dl_b, count(*), driftless_hashsum(driftless_rowhash('" + m_spec + "'" + m_cols +
-                              ")) FROM (SELECT " + tree + " AS _dl_b, * FROM " + m_table +
+        auto st = prepare("SELECT _dl_b, count(*), driftless_hashsum(" + m_rowHash +
+                              ") FROM (SELECT " + tree + " AS _dl_b, * FROM " + m_table +
                               ") WHERE _dl_b IS NOT NULL GROUP BY 1",
                           binds);
         std::map<int, Checksum> out;
@@ -355,7 +371,7 @@ public:
         for (const auto &k : m_keys)
             sel += "driftless_canon('" + std::string(1, static_cast<char>(rowhash::canonFor(k))) + "', " +
                    quoteIdent(k.name) + "), ";
-        auto st = prepare("SELECT " + sel + "driftless_rowhash('" + m_spec + "'" + m_cols + ") FROM (SELECT " + tree +
+        auto st = prepare("SELECT " + sel + m_rowHash + " FROM (SELECT " + tree +
                               " AS _dl_b, * FROM " + m_table + ") WHERE _dl_b IS NOT NULL",
                           binds);
         const int n = static_cast<int>(m_keys.size());
@@ -384,7 +400,7 @@ public:
             sel += "driftless_canon('" + std::string(1, static_cast<char>(rowhash::canonFor(c))) + "', " +
                    quoteIdent(c.name) + "), ";
         ++queries;
-        auto st = m_db.prepare("SELECT " + sel + "driftless_rowhash('" + m_spec + "'" + m_cols + ") FROM " + m_table +
+        auto st = m_db.prepare("SELECT " + sel + m_rowHash + " FROM " + m_table +
                                " WHERE " + where);
         std::unordered_map<std::string, RowData> out;
         const int nk = static_cast<int>(m_keys.size());
@@ -445,7 +461,7 @@ private:
     std::vector<ColumnInfo> m_keys;
     std::string m_path;
     std::string m_spec;
-    std::string m_cols;
+    std::string m_rowHash; ///< the SQL hashing one row, as the source's row hash
 };
 
 /// Whether both sides order the key the same way, so ranges can be compared segment by segment.

@@ -132,6 +132,33 @@ void sqlRowHash(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_int64(ctx, md5Prefix60(record));
 }
 
+/// driftless_record_part(spec, v...): the fields of a record without its parentheses, for
+/// rows wider than a SQLite function takes arguments (127); driftless_rowhash_parts(part...)
+/// joins them and hashes the record exactly as driftless_rowhash hashes it in one call.
+void sqlRecordPart(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    std::string record;
+    buildRecord(ctx, argc, argv, record);
+    if (record.size() < 2)
+        return; // buildRecord reported the error
+    sqlite3_result_text(ctx, record.data() + 1, static_cast<int>(record.size() - 2), SQLITE_TRANSIENT);
+}
+
+void sqlRowHashParts(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    thread_local std::string record;
+    record.assign(1, '(');
+    for (int i = 0; i < argc; ++i) {
+        if (i)
+            record += ',';
+        const auto *p = reinterpret_cast<const char *>(sqlite3_value_text(argv[i]));
+        if (p)
+            record.append(p, static_cast<size_t>(sqlite3_value_bytes(argv[i])));
+    }
+    record += ')';
+    sqlite3_result_int64(ctx, md5Prefix60(record));
+}
+
 void sqlRecord(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     std::string record;
@@ -372,6 +399,12 @@ void registerSqliteFunctions(sqlite3 *db)
         rc = sqlite3_create_function_v2(db, "driftless_record", -1, flags, nullptr, sqlRecord, nullptr, nullptr, nullptr);
     if (rc == SQLITE_OK)
         rc = sqlite3_create_function_v2(db, "driftless_canon", 2, flags, nullptr, sqlCanon, nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_function_v2(db, "driftless_record_part", -1, flags, nullptr, sqlRecordPart, nullptr, nullptr,
+                                        nullptr);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_function_v2(db, "driftless_rowhash_parts", -1, flags, nullptr, sqlRowHashParts, nullptr,
+                                        nullptr, nullptr);
     if (rc == SQLITE_OK)
         rc = sqlite3_create_function_v2(db, "driftless_hashsum", 1, flags, nullptr, nullptr, sqlHashSumStep,
                                         sqlHashSumFinal, nullptr);

@@ -6,10 +6,22 @@
 #include <sqlite3.h>
 
 #include <charconv>
+#include <string>
+#include <vector>
 
 namespace driftless::core {
 
 namespace {
+
+/// `terms[from, to)` joined by OR as a balanced tree: SQLite refuses an expression nested more
+/// than 1,000 deep, which a left-to-right chain over a 1,000-column table is.
+std::string balancedOr(const std::vector<std::string> &terms, size_t from, size_t to)
+{
+    if (to - from == 1)
+        return terms[from];
+    const size_t mid = from + (to - from) / 2;
+    return "(" + balancedOr(terms, from, mid) + " OR " + balancedOr(terms, mid, to) + ")";
+}
 constexpr const char *kCheckpoints = R"sql(
 CREATE TABLE IF NOT EXISTS _driftless_checkpoints (
     pipeline TEXT NOT NULL,
@@ -155,12 +167,13 @@ void SqliteMerger::buildStatements()
         keyCols += (keyCols.empty() ? "" : ", ") + q;
         keyParams += (keyParams.empty() ? "" : ", ") + p;
     }
-    std::string changed;
+    std::vector<std::string> differences;
     for (size_t i = 0; i < n; ++i) {
         auto q = quoteIdent(m_source.columns[i].name);
         set += q + " = excluded." + q + ", ";
-        changed += (changed.empty() ? "" : " OR ") + (m_table + "." + q + " IS NOT excluded." + q);
+        differences.push_back(m_table + "." + q + " IS NOT excluded." + q);
     }
+    std::string changed = balancedOr(differences, 0, differences.size());
     // Cursor passes re-read their lookback window: unchanged rows are not rewritten (see PgMerger).
     // So are re-backfilled rows equal to the target's.
     const std::string differs = " AND (" + changed + ")";

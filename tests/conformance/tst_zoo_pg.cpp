@@ -427,7 +427,7 @@ void everyFeature(Strat strategy, Target target)
     std::map<std::string, std::string> drift;
     {
         auto rec = z.cli(z.reconcileArgs({}));
-        EXPECT_EQ(rec.exitCode, 0) << rec.out.substr(0, 4000) << rec.err;
+        EXPECT_EQ(rec.exitCode, 0) << rec.err << "\n" << rec.out.substr(0, 4000);
         try {
             for (const auto &t : nlohmann::json::parse(rec.out)["tables"]) {
                 long long m = t.value("missing", 0LL), x = t.value("extra", 0LL), d = t.value("different", 0LL);

@@ -1,6 +1,7 @@
 // The canonical text and hashes the reconciler computes outside Postgres must match what Postgres
 // computes in SQL (the integration tests compare both on real servers; these pin the rules).
 
+#include "core/db/sqlitedb.h"
 #include "core/engine/rowhash.h"
 
 #include <gtest/gtest.h>
@@ -71,4 +72,22 @@ TEST(RowHash, checksumsSumExactlyPastSixtyFourBits)
     EXPECT_EQ(Checksum::fromDecimal(32, "36893488147419103200"), c);
     EXPECT_NE(Checksum::fromDecimal(31, "36893488147419103200"), c);
     EXPECT_EQ(Checksum{}.sumDecimal(), "0");
+}
+
+TEST(RowHash, aRowHashedInPartsHashesAsTheWholeRow)
+{
+    // A SQLite function takes at most 127 arguments, so the reconciler hashes wider rows in
+    // parts; a part may start or end with a NULL or an empty string, and the hash must not move.
+    driftless::core::SqliteDb db(":memory:");
+    driftless::core::rowhash::registerSqliteFunctions(db.raw());
+    const auto whole = db.scalarInt("SELECT driftless_rowhash('TTTTT', 'a', NULL, '', 'x,y', NULL)");
+    EXPECT_EQ(db.scalarInt("SELECT driftless_rowhash_parts(driftless_record_part('TT', 'a', NULL), "
+                           "driftless_record_part('TT', '', 'x,y'), driftless_record_part('T', NULL))"),
+              whole);
+    EXPECT_EQ(db.scalarInt("SELECT driftless_rowhash_parts(driftless_record_part('T', 'a'), "
+                           "driftless_record_part('TTTT', NULL, '', 'x,y', NULL))"),
+              whole);
+    EXPECT_NE(db.scalarInt("SELECT driftless_rowhash_parts(driftless_record_part('TT', 'a', NULL), "
+                           "driftless_record_part('TTT', 'x,y', '', NULL))"),
+              whole);
 }
