@@ -762,7 +762,13 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                             // the slot never gets ahead of the checkpoint, which is how a slot
                             // moved behind our back shows.
                             auto now = std::chrono::steady_clock::now();
-                            if (*b->idleWalEnd > m_acked.load() &&
+                            // Only when every table streams: one still loading (or re-loading)
+                            // keeps no stream position the idle one could be recorded in, and
+                            // the slot must not pass the changes it has yet to read.
+                            bool allStream = true;
+                            for (auto &t : m_tables)
+                                allStream = allStream && (t->paused || t->phase() == "stream");
+                            if (allStream && *b->idleWalEnd > m_acked.load() &&
                                 (options.once || b->idleUrgent || now - lastIdleSave >= kIdleSave)) {
                                 lastIdleSave = now;
                                 saveIdlePosition(*b->idleWalEnd);
