@@ -1,5 +1,6 @@
 #include "core/engine/pauses.h"
 
+#include "core/engine/tableargs.h"
 #include "core/model/error.h"
 #include "core/state/statestore.h"
 
@@ -78,12 +79,7 @@ std::vector<PauseChange> setTablesPaused(StateStore &store, const Workspace &ws,
         throw ConfigError("no pipeline named '" + pipeline + "'");
     std::vector<const TableSpec *> chosen;
     for (const auto &name : tables) {
-        TableRef ref;
-        try {
-            ref = TableRef::parse(name);
-        } catch (const std::invalid_argument &e) {
-            throw ConfigError("'" + name + "': " + e.what());
-        }
+        const TableRef ref = resolveTableArgument(ws, *p, name);
         const TableSpec *found = nullptr;
         for (const auto &t : p->tables)
             if (t.table == ref)

@@ -9,6 +9,7 @@
 #include "core/engine/reconcileside.h"
 #include "core/engine/rowhash.h"
 #include "core/engine/statusreport.h"
+#include "core/engine/tableargs.h"
 #include "core/engine/tablesync.h"
 #include "core/state/statestore.h"
 #include "core/mergers/sqlitetypes.h"
@@ -1030,12 +1031,7 @@ std::vector<TableJob> selectJobs(const Workspace &ws, const std::string &pipelin
         return jobs;
     std::vector<TableJob> out;
     for (const auto &name : tables) {
-        TableRef ref;
-        try {
-            ref = TableRef::parse(name);
-        } catch (const std::invalid_argument &e) {
-            throw ConfigError("'" + name + "': " + e.what());
-        }
+        const TableRef ref = resolveTableArgument(ws, *ws.pipeline(pipeline), name);
         auto it = std::find_if(jobs.begin(), jobs.end(), [&](const TableJob &j) { return j.spec.table == ref; });
         if (it == jobs.end())
             throw ConfigError("pipeline '" + pipeline + "' has no table " + ref.display());
@@ -1217,12 +1213,11 @@ std::vector<RepairOutcome> repairReport(const Workspace &ws, const ReconcileRepo
     bool matched = !table;
     for (const auto &t : report.tables) {
         if (table) {
-            TableRef want;
-            try {
-                want = TableRef::parse(*table);
-            } catch (const std::invalid_argument &e) {
-                throw ConfigError("'" + *table + "': " + e.what());
-            }
+            const PipelineSpec *p = ws.pipeline(report.pipeline);
+            if (!p)
+                throw ConfigError("report " + std::to_string(report.id) + " is of pipeline '" + report.pipeline +
+                                  "', which the workspace no longer has");
+            const TableRef want = resolveTableArgument(ws, *p, *table);
             if (want.display() != t.table)
                 continue;
             matched = true;

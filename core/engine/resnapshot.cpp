@@ -2,6 +2,7 @@
 
 #include "core/db/pgcatalog.h"
 #include "core/engine/connect.h"
+#include "core/engine/tableargs.h"
 #include "core/engine/tablesync.h"
 #include "core/model/error.h"
 
@@ -25,12 +26,7 @@ std::vector<std::string> resnapshot(const Workspace &ws, const std::string &pipe
         throw ConfigError("pipeline '" + pipeline + "' has no CDC tables to re-snapshot");
     std::vector<TableJob> chosen;
     for (const auto &name : tables) {
-        TableRef ref;
-        try {
-            ref = TableRef::parse(name);
-        } catch (const std::invalid_argument &e) {
-            throw ConfigError("'" + name + "': " + e.what());
-        }
+        const TableRef ref = resolveTableArgument(ws, *ws.pipeline(pipeline), name);
         bool found = false;
         for (auto &j : cdc)
             if (j.spec.table == ref) {
@@ -88,12 +84,7 @@ BackfillTarget openBackfillTarget(const Workspace &ws, const std::string &pipeli
     const PipelineSpec *p = ws.pipeline(pipeline);
     if (!p)
         throw ConfigError("no pipeline named '" + pipeline + "'");
-    TableRef ref;
-    try {
-        ref = TableRef::parse(table);
-    } catch (const std::invalid_argument &e) {
-        throw ConfigError("'" + table + "': " + e.what());
-    }
+    const TableRef ref = resolveTableArgument(ws, *p, table);
     for (auto &j : jobsFor(ws, pipeline)) {
         if (j.spec.table != ref)
             continue;

@@ -2,6 +2,7 @@
 
 #include "core/db/pgcatalog.h"
 #include "core/engine/connect.h"
+#include "core/engine/tableargs.h"
 #include "core/engine/tablesync.h"
 #include "core/model/duration.h"
 #include "core/model/error.h"
@@ -163,13 +164,8 @@ std::vector<std::string> promoteToCdc(StateStore &store, const std::string &pipe
     if (!p)
         throw ConfigError("no pipeline named '" + pipeline + "'");
     std::vector<TableRef> wanted;
-    for (const auto &name : tables) {
-        try {
-            wanted.push_back(TableRef::parse(name));
-        } catch (const std::invalid_argument &e) {
-            throw ConfigError("'" + name + "': " + e.what());
-        }
-    }
+    for (const auto &name : tables)
+        wanted.push_back(resolveTableArgument(ws, *p, name));
     std::vector<std::string> lines;
     for (auto &t : p->tables) {
         const bool named = std::find(wanted.begin(), wanted.end(), t.table) != wanted.end();
