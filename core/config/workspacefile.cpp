@@ -32,42 +32,6 @@ bool endpointChar(char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
 }
 
-/// A MySQL table name as written: `db.table` or `table`, each part optionally in backticks or
-/// double quotes; no case folding (MySQL table names are case-sensitive on Linux).
-std::optional<TableRef> parseMysqlTable(const std::string &text, const std::string &defaultSchema)
-{
-    std::vector<std::string> parts(1);
-    char quote = 0;
-    for (size_t i = 0; i < text.size(); ++i) {
-        char ch = text[i];
-        if (quote) {
-            if (ch == quote) {
-                if (i + 1 < text.size() && text[i + 1] == quote) {
-                    parts.back() += ch;
-                    ++i;
-                } else {
-                    quote = 0;
-                }
-            } else {
-                parts.back() += ch;
-            }
-        } else if (ch == '`' || ch == '"') {
-            quote = ch;
-        } else if (ch == '.') {
-            parts.emplace_back();
-        } else {
-            parts.back() += ch;
-        }
-    }
-    if (quote || parts.size() > 2)
-        return std::nullopt;
-    for (const auto &part : parts)
-        if (part.empty())
-            return std::nullopt;
-    if (parts.size() == 1)
-        return TableRef{defaultSchema, parts[0]};
-    return TableRef{parts[0], parts[1]};
-}
 } // namespace
 
 bool isValidPipelineName(const std::string &name)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <compare>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -23,6 +24,11 @@ struct TableRef {
 
     auto operator<=>(const TableRef &) const = default;
 };
+
+/// A MySQL/MariaDB table name as written: `db.table` or `table`, each part bare, in backticks or
+/// in double quotes (a doubled quote is one), case kept (MySQL names are case-sensitive on
+/// Linux). A bare name gets `defaultSchema`. nullopt when malformed.
+std::optional<TableRef> parseMysqlTable(std::string_view text, const std::string &defaultSchema);
 
 /// Quotes an identifier for SQL (Postgres, SQLite and MySQL in ANSI_QUOTES mode): wraps it in
 /// double quotes and doubles embedded quotes. Throws std::invalid_argument on NUL bytes or an
