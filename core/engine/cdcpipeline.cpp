@@ -59,6 +59,8 @@ struct CdcPipeline::Table {
     bool userPaused = false;
     /// Resumed, waiting for another table's re-backfill to end before its own starts.
     bool resumeWaiting = false;
+    /// Why an error stopped it (`paused` too, until a re-copy), or empty.
+    std::string stopped;
     long long loaded = 0;
     std::int64_t version = 0; ///< version of the stored checkpoint
     json rebackfill;          ///< progress of a re-backfill in flight, or null
@@ -255,7 +257,7 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
                               std::string("initial load") + (merge ? " (merging into existing rows)" : ""),
                               Progress{t->loaded, t->schema.estimatedRows});
         RowSet rows;
-        bool pausedNow = false;
+        bool pausedNow = false, stoppedNow = false;
         for (;;) {
             if (stop.stop_requested())
                 throw Cancelled();
@@ -283,6 +285,13 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
                     r.rowsWritten = t->merger->loadInTransaction(rows);
                 t->merger->writeCheckpointInTransaction(cp, r.rowsWritten);
                 m_session->commit();
+            } catch (const Error &e) {
+                m_session->rollback();
+                if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
+                    throw;
+                stopTable(*t, e); // P4: the other tables load on
+                stoppedNow = true;
+                break;
             } catch (...) {
                 m_session->rollback();
                 throw;
@@ -295,6 +304,8 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
             if (n < chunk)
                 break;
         }
+        if (stoppedNow)
+            continue;
         if (pausedNow) {
             pauseTable(*t); // its chunks so far stay; Resume loads it again from a new snapshot
             continue;
@@ -380,7 +391,20 @@ void CdcPipeline::run(std::stop_token stop, Options options)
         // resumed while nothing ran is resumed by the stream (a re-backfill); one resumed half
         // loaded starts its load over, since the rows copied before missed the changes since.
         const bool marked = t->position.is_object() && t->position.value("paused", false);
-        if (!t->paused && (wantPaused(*t) || marked)) {
+        if (t->position.is_object() && t->position.contains("stopped")) {
+            // Stopped by an error in an earlier run: it stays stopped (and red) until a DBA asks
+            // for the copy that ends the stop; one asked for while nothing ran starts now, the
+            // way a Resume does.
+            t->stopped = t->position.value("stopped", "stopped by an error");
+            t->paused = true;
+            if (t->phase() == "stream" && t->merger->pendingRequest() == "rebackfill") {
+                t->stopped.clear();
+                t->position.erase("stopped");
+                t->userPaused = true;
+            } else {
+                m_observer.tableState(t->key, "error", t->stopped, std::nullopt);
+            }
+        } else if (!t->paused && (wantPaused(*t) || marked)) {
             if (!wantPaused(*t) && t->phase() != "stream") {
                 t->merger->clearCheckpoint();
                 t->position = nullptr;
@@ -680,9 +704,15 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
     // holds no WAL for them (Resume re-copies them).
     if (start == std::numeric_limits<std::int64_t>::max() && anyUserPaused)
         start = m_slotConfirmed;
-    if (start == std::numeric_limits<std::int64_t>::max())
+    if (start == std::numeric_limits<std::int64_t>::max()) {
+        for (auto &t : m_tables)
+            if (!t->stopped.empty())
+                throw Error(ErrorKind::Permanent,
+                            "every table of pipeline " + m_pipeline + " is stopped or paused; " +
+                                t->job.spec.table.display() + " was " + t->stopped);
         throw Error(ErrorKind::Permanent, "every table of pipeline " + m_pipeline + " is paused", {},
                     "adapt the target tables, then re-snapshot them: driftless-cli resnapshot " + m_pipeline);
+    }
     PgLogicalReader::Options ro;
     ro.slot = m_slot;
     ro.publication = m_publication.value_or(m_slot);
@@ -743,8 +773,15 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                             lastBeat = now;
                             beatFailed = !writeHeartbeat(src, beatFailed);
                         }
-                        if (m_rebackfill && !stop.stop_requested())
-                            rebackfillStep();
+                        if (m_rebackfill && !stop.stop_requested()) {
+                            try {
+                                rebackfillStep();
+                            } catch (const Error &e) {
+                                if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
+                                    throw;
+                                stopTable(*m_rebackfill->table, e); // its chunk's transaction rolled back
+                            }
+                        }
                     }
                     auto b = queue.popFor(m_rebackfill && !open ? std::chrono::milliseconds(0)
                                                                : std::chrono::milliseconds(200));
@@ -790,21 +827,34 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                         if (it == byRef.end() || it->second->paused)
                             continue;
                         Table &t = *it->second;
-                        if (ch.columns != t.columns && !adaptToLayout(t, ch.columns, src))
-                            continue;
-                        auto &res = results[&t];
-                        if (ch.truncate) {
-                            long long n = t.merger->truncateInTransaction();
-                            res.rowsWritten += n;
-                            m_observer.event("info", t.key, "truncate",
-                                             "TRUNCATE replicated: " + std::to_string(n) + " rows removed");
+                        try {
+                            if (ch.columns != t.columns && !adaptToLayout(t, ch.columns, src))
+                                continue;
+                            auto &res = results[&t];
+                            if (ch.truncate) {
+                                long long n = t.merger->truncateInTransaction();
+                                res.rowsWritten += n;
+                                m_observer.event("info", t.key, "truncate",
+                                                 "TRUNCATE replicated: " + std::to_string(n) + " rows removed");
+                            }
+                            fillGeneratedValues(t, ch.rows, src);
+                            completePartialRows(t, ch.rows, src);
+                            ApplyResult r = t.merger->mergeInTransaction(ch.rows);
+                            res.rowsInBatch += ch.changes;
+                            res.rowsWritten += r.rowsWritten;
+                            res.partialRowsMissing += r.partialRowsMissing;
+                        } catch (const Error &e) {
+                            if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
+                                throw;
+                            // P4: only this table stops. The batch's transaction is gone with
+                            // the error; the stream starts again from the last position the slot
+                            // was told, and applies the others' changes again without this table.
+                            m_session->rollback();
+                            open = false;
+                            stopTable(t, e);
+                            throw CdcRestart{t.key.table.display() +
+                                             " was stopped by an error; the stream starts again without it"};
                         }
-                        fillGeneratedValues(t, ch.rows, src);
-                        completePartialRows(t, ch.rows, src);
-                        ApplyResult r = t.merger->mergeInTransaction(ch.rows);
-                        res.rowsInBatch += ch.changes;
-                        res.rowsWritten += r.rowsWritten;
-                        res.partialRowsMissing += r.partialRowsMissing;
                     }
                     if (!b->final)
                         continue;
@@ -903,6 +953,20 @@ void CdcPipeline::pollRequests()
 {
     applyPauses();
     for (auto &t : m_tables) {
+        if (!t->stopped.empty() && t->phase() == "stream") {
+            // A stopped table ends its stop with a copy: `backfill` asks for it like for any other.
+            std::string req = t->merger->pendingRequest();
+            if (req == "cancel_rebackfill")
+                t->merger->setRequest("");
+            if (req != "rebackfill")
+                continue;
+            t->stopped.clear();
+            t->position.erase("stopped");
+            t->userPaused = true;
+            if (!wantPaused(*t))
+                resumeTable(*t); // also takes the request
+            continue;
+        }
         if (t->paused || t->phase() != "stream")
             continue;
         std::string req = t->merger->pendingRequest();
@@ -929,6 +993,40 @@ void CdcPipeline::pollRequests()
             startRebackfill(*t, t->rebackfill);
 }
 
+std::vector<StoppedTable> CdcPipeline::stoppedTables() const
+{
+    std::vector<StoppedTable> out;
+    for (const auto &t : m_tables)
+        if (!t->stopped.empty())
+            out.push_back({t->job.spec.table, t->stopped});
+    return out;
+}
+
+void CdcPipeline::stopTable(Table &t, const Error &e)
+{
+    if (m_rebackfill && m_rebackfill->table == &t)
+        m_rebackfill.reset(); // waits for a chunk being read, ends the snapshot's transaction
+    const bool hadCopy = !t.rebackfill.is_null();
+    t.rebackfill = nullptr;
+    t.paused = true;
+    t.userPaused = t.resumeWaiting = false;
+    const std::string name = t.job.spec.table.display();
+    t.stopped = stopMessage(
+        e, "the pipeline's other tables stream on, this one's changes are not applied. Fix the cause, then " +
+               (t.phase() == "stream"
+                    ? "copy the table again while the others stream: driftless-cli backfill " + m_pipeline + " " + name
+                    : "load it again: driftless-cli resnapshot " + m_pipeline + " " + name +
+                          " (with the sync stopped), and run"));
+    if (t.position.is_object()) {
+        // The mark tells a restart the stream skipped its changes from here on.
+        t.position["stopped"] = t.stopped;
+        recordSkipped(t, hadCopy);
+    }
+    log(LogLevel::Warn, m_pipeline + " " + name + ": " + t.stopped);
+    m_observer.tableState(t.key, "error", t.stopped, std::nullopt);
+    m_observer.event("error", t.key, "sync_failed", t.stopped);
+}
+
 bool CdcPipeline::wantPaused(const Table &t) const { return m_pauses && m_pauses->contains(m_pipeline, t.job.spec.table); }
 
 void CdcPipeline::applyPauses()
@@ -946,6 +1044,21 @@ void CdcPipeline::applyPauses()
     }
 }
 
+void CdcPipeline::recordSkipped(Table &t, bool droppedCopy)
+{
+    t.position["paused"] = true;
+    m_session->begin();
+    try {
+        if (droppedCopy)
+            t.merger->clearSeenInTransaction();
+        t.merger->writeCheckpointInTransaction({positionOf(t), t.version}, 0);
+        m_session->commit();
+    } catch (...) {
+        m_session->rollback();
+        throw;
+    }
+}
+
 void CdcPipeline::pauseTable(Table &t)
 {
     if (m_rebackfill && m_rebackfill->table == &t)
@@ -959,17 +1072,7 @@ void CdcPipeline::pauseTable(Table &t)
     // checkpoint behind the slot is no sign of a slot moved behind our back.
     const bool mark = t.position.is_object() && (!t.position.value("paused", false) || hadCopy);
     if (mark) {
-        t.position["paused"] = true;
-        m_session->begin();
-        try {
-            if (hadCopy)
-                t.merger->clearSeenInTransaction();
-            t.merger->writeCheckpointInTransaction({positionOf(t), t.version}, 0);
-            m_session->commit();
-        } catch (...) {
-            m_session->rollback();
-            throw;
-        }
+        recordSkipped(t, hadCopy);
         const std::string since =
             t.phase() == "stream" ? "after " + pgcatalog::formatLsn(t.streamLsn()) : "of its initial load";
         m_observer.event("info", t.key, "paused",

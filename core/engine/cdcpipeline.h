@@ -2,6 +2,7 @@
 
 #include "core/engine/observer.h"
 #include "core/engine/pauses.h"
+#include "core/engine/cdcoutcome.h"
 #include "core/engine/tablesync.h"
 #include "core/mergers/merger.h"
 
@@ -20,13 +21,6 @@ struct SlotWaitReport;
 
 class PgConnection;
 class PgReplicationConnection;
-
-/// Thrown by CdcPipeline::run() when the pipeline must start over to take a change (a resumed
-/// table that still needs its initial load, which is done before streaming): run it again at
-/// once; it is not a failure.
-struct CdcRestart {
-    std::string reason;
-};
 
 /// Change data capture for the CDC tables of one pipeline from a Postgres source: one
 /// publication and one replication slot (`driftless_<pipeline>`), an initial load from the
@@ -70,6 +64,8 @@ public:
     };
     /// Runs until stopped (or caught up, with `once`). Throws Error.
     void run(std::stop_token stop, Options options);
+    /// The tables an error stopped (P4), this run or before it, while the others streamed on.
+    std::vector<StoppedTable> stoppedTables() const;
 
 private:
     struct Table;
@@ -92,8 +88,14 @@ private:
     bool wantPaused(const Table &t) const;
     /// Applies pauses and resumes asked for since the last call (between target transactions).
     void applyPauses();
+    /// Records in the target that the stream skips `t`'s changes from here on (`paused` in its
+    /// position), with the keys seen by the re-backfill it dropped, if `droppedCopy`, forgotten.
+    void recordSkipped(Table &t, bool droppedCopy);
     void pauseTable(Table &t);
     void resumeTable(Table &t);
+    /// `e`, met applying `t`'s changes, is the table's alone: stops it (recorded in its
+    /// checkpoint, outside any open transaction) and shows it red; the others go on.
+    void stopTable(Table &t, const Error &e);
     /// Idle with everything applied: records `walEnd` as every streaming table's position, so
     /// it can be acknowledged.
     void saveIdlePosition(std::int64_t walEnd);

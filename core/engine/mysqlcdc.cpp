@@ -6,6 +6,7 @@
 #include "core/db/mysqlreplication.h"
 #include "core/engine/connect.h"
 #include "core/engine/generatedvalues.h"
+#include "core/engine/log.h"
 #include "core/engine/mysqlpreflight.h"
 #include "core/engine/testhooks.h"
 #include "core/model/error.h"
@@ -35,6 +36,8 @@ struct MysqlCdcPipeline::Table {
     std::int64_t version = 0;
     long long loaded = 0;
     bool paused = false;
+    /// Why an error stopped it (`paused` too, until a re-snapshot), or empty.
+    std::string stopped;
     /// The column names of the last TABLE_MAP seen, and where each schema column is in it.
     std::vector<std::string> mapNames;
     std::vector<int> layout;
@@ -317,15 +320,71 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
                 t->position = nullptr;
         }
         t->paused = options.paused && options.paused(t->job.spec.table);
-        if (t->paused)
+        if (t->position.is_object() && t->position.contains("stopped")) {
+            // Stopped by an error in an earlier run: stays stopped until a re-snapshot, which
+            // removes the checkpoint and with it the mark.
+            t->paused = true;
+            t->stopped = t->position.value("stopped", "stopped by an error");
+            m_observer.tableState(t->key, "error", t->stopped, std::nullopt);
+        } else if (t->paused) {
             m_observer.tableState(t->key, "paused", kPausedMessage, std::nullopt);
+        }
     }
     for (auto &t : m_tables) {
         if (t->paused || t->phase() == "stream")
             continue;
-        load(*t, stop);
+        try {
+            load(*t, stop);
+        } catch (const Error &e) {
+            if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
+                throw;
+            if (auto cp = t->merger->readCheckpoint()) // the chunks it merged before the error
+                t->position = json::parse(cp->position, nullptr, false);
+            if (t->position.is_discarded())
+                t->position = nullptr;
+            stopTable(*t, e, *t->merger, *session, false);
+        }
     }
     stream(stop, options);
+}
+
+std::vector<StoppedTable> MysqlCdcPipeline::stoppedTables() const
+{
+    std::vector<StoppedTable> out;
+    for (const auto &t : m_tables)
+        if (!t->stopped.empty())
+            out.push_back({t->job.spec.table, t->stopped});
+    return out;
+}
+
+void MysqlCdcPipeline::stopTable(Table &t, const Error &e, Merger &merger, TargetSession &session, bool inTransaction)
+{
+    t.paused = true;
+    const std::string name = t.job.spec.table.display();
+    t.stopped = stopMessage(e, "the pipeline's other tables stream on, this one's changes are not applied. Fix the "
+                               "cause, then load it again: driftless-cli resnapshot " +
+                                   m_pipeline + " " + name + " (a running sync takes it within seconds)");
+    if (t.position.is_object()) {
+        // Its position stays where the error was; the mark keeps a restart from failing there
+        // again, and the stream from starting there for it.
+        json marked = t.position;
+        marked["stopped"] = t.stopped;
+        if (!inTransaction)
+            session.begin();
+        try {
+            merger.writeCheckpointInTransaction({marked.dump(), t.version}, 0);
+            if (!inTransaction)
+                session.commit();
+        } catch (...) {
+            if (!inTransaction)
+                session.rollback();
+            throw;
+        }
+        t.position = std::move(marked);
+    }
+    log(LogLevel::Warn, m_pipeline + " " + name + ": " + t.stopped);
+    m_observer.tableState(t.key, "error", t.stopped, std::nullopt);
+    m_observer.event("error", t.key, "sync_failed", t.stopped);
 }
 
 void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
@@ -547,16 +606,30 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                                                                      " rows removed");
                 }
                 if (!p.rows.empty()) {
-                    // Before folding, so no later image inherits an earlier one's stale value.
-                    completeGenerated(*t, p.rows);
-                    p.rows.foldByKey(t->source.schema.primaryKey);
-                    auto r = m.mergeInTransaction(p.rows);
-                    res.rowsInBatch += p.changes;
-                    res.rowsWritten += r.rowsWritten;
-                    res.partialRowsMissing += r.partialRowsMissing;
+                    try {
+                        // Before folding, so no later image inherits an earlier one's stale value.
+                        completeGenerated(*t, p.rows);
+                        p.rows.foldByKey(t->source.schema.primaryKey);
+                        auto r = m.mergeInTransaction(p.rows);
+                        res.rowsInBatch += p.changes;
+                        res.rowsWritten += r.rowsWritten;
+                        res.partialRowsMissing += r.partialRowsMissing;
+                    } catch (const Error &e) {
+                        if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
+                            throw;
+                        // P4: only this table stops. Its error took the transaction with it;
+                        // the stream starts again from the positions recorded, without it.
+                        session->rollback();
+                        open = false;
+                        stopTable(*t, e, m, *session, false);
+                        throw CdcRestart{t->job.spec.table.display() +
+                                         " was stopped by an error; the stream starts again without it"};
+                    }
                 }
                 p = Stream::Pending{};
             }
+        } catch (const CdcRestart &) {
+            throw;
         } catch (...) {
             session->rollback();
             open = false;
@@ -613,9 +686,24 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     auto lastIdleSave = std::chrono::steady_clock::now();
     auto lastFresh = std::chrono::steady_clock::now() - std::chrono::seconds(1);
     auto lastPauseCheck = std::chrono::steady_clock::now();
+    auto lastStopCheck = std::chrono::steady_clock::now();
     binlog::Position lastSaved = *start;
     auto applies = [&](Table &t) {
         return !t.paused && t.phase() == "stream" && txnVersion >= versionOf(t.streamPosition());
+    };
+    // A value the target cannot hold (a zero date) stops only its table; what the table has
+    // staged of this transaction goes with it (it is loaded again anyway).
+    auto valid = [&](Table &t, const binlog::Rows &r) {
+        try {
+            r.throwIfInvalid();
+            return true;
+        } catch (const Error &e) {
+            if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
+                throw;
+            batch.tables.erase(&t);
+            stopTable(t, e, *mergers[&t], *session, open);
+            return false;
+        }
     };
 
     while (!stop.stop_requested()) {
@@ -643,9 +731,8 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                 batch.started = std::chrono::steady_clock::now();
         }
         if (rows && !rows->skipped) {
-            rows->throwIfInvalid();
             auto it = byRef.find(TableRef{rows->table->schema, rows->table->table});
-            if (it != byRef.end() && applies(*it->second)) {
+            if (it != byRef.end() && applies(*it->second) && valid(*it->second, *rows)) {
                 Table &t = *it->second;
                 const std::vector<int> *layout = layoutFor(t, *rows->table);
                 if (layout) {
@@ -753,6 +840,16 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
         if (stopAt && !inTxn && !decoder.position().file.empty() && versionOf(decoder.position()) >= versionOf(*stopAt)) {
             flush();
             break;
+        }
+        if (!inTxn && std::chrono::steady_clock::now() - lastStopCheck >= std::chrono::seconds(2)) {
+            lastStopCheck = std::chrono::steady_clock::now();
+            // A stopped table a DBA re-snapshotted has no checkpoint any more: start again to load it.
+            for (auto &t : m_tables) {
+                if (t->stopped.empty() || !t->position.is_object() || mergers[t.get()]->readCheckpoint())
+                    continue;
+                flush();
+                throw CdcRestart{t->job.spec.table.display() + " was re-snapshotted: the pipeline starts again to load it"};
+            }
         }
         if (options.paused && !inTxn && std::chrono::steady_clock::now() - lastPauseCheck >= std::chrono::milliseconds(250)) {
             lastPauseCheck = std::chrono::steady_clock::now();

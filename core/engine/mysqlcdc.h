@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/engine/observer.h"
+#include "core/engine/cdcoutcome.h"
 #include "core/engine/tablesync.h"
 
 #include <cstdint>
@@ -58,6 +59,8 @@ public:
     /// Runs until stopped (or caught up, with `once`), or returns early when a paused table was
     /// resumed (run it again: the stream then starts from that table's position). Throws Error.
     void run(std::stop_token stop, Options options);
+    /// The tables an error stopped (P4), this run or before it, while the others streamed on.
+    std::vector<StoppedTable> stoppedTables() const;
 
     /// The server_id the pipeline's binlog reader registers with: derived from the pipeline's
     /// name, in a range real servers rarely use (0x44000000 + 24 bits).
@@ -69,6 +72,10 @@ private:
     void prepareTables();
     void load(Table &t, std::stop_token stop);
     void stream(std::stop_token stop, Options options);
+    /// `e`, met loading or applying `t`, is the table's alone: stops it and records the stop in
+    /// its checkpoint through `merger` (in the transaction `session` has open when `inTransaction`,
+    /// else in one of its own); the others go on.
+    void stopTable(Table &t, const Error &e, Merger &merger, TargetSession &session, bool inTransaction);
 
     std::vector<TableJob> m_jobs;
     EngineObserver &m_observer;

@@ -51,21 +51,38 @@ void runCdcGroup(std::vector<TableJob> jobs, EngineObserver &observer, bool once
         std::string message;
         bool transient = false;
         try {
+            std::vector<StoppedTable> stopped;
             if (jobs.front().source.kind == EndpointKind::Mysql) {
                 MysqlCdcPipeline pipeline(jobs, observer);
                 const std::string name = jobs.front().pipeline;
                 pipeline.run(stop, {once, [pauses, name](const TableRef &t) {
                                         return pauses && pauses->contains(name, t);
                                     }});
+                stopped = pipeline.stoppedTables();
             } else {
                 CdcPipeline pipeline(jobs, jobs.front().publication, observer);
                 pipeline.run(stop, {once, pauses});
+                stopped = pipeline.stoppedTables();
             }
-            for (const auto &j : jobs)
-                observer.runFinished(j.key(), stop.stop_requested() ? "cancelled" : "ok", 0, {});
+            // The tables an error stopped stay red (P4); the others' run went well.
+            auto stoppedFor = [&](const TableJob &j) -> const StoppedTable * {
+                for (const auto &s : stopped)
+                    if (s.table == j.spec.table)
+                        return &s;
+                return nullptr;
+            };
+            for (const auto &j : jobs) {
+                if (const auto *s = stoppedFor(j))
+                    observer.runFinished(j.key(), "error", 0, s->message);
+                else
+                    observer.runFinished(j.key(), stop.stop_requested() ? "cancelled" : "ok", 0, {});
+            }
             if (once || stop.stop_requested()) {
                 for (const auto &j : jobs)
-                    observer.tableState(j.key(), stop.stop_requested() ? "idle" : "ok", "", std::nullopt);
+                    if (!stoppedFor(j)) // a stopped one said so and stays red
+                        observer.tableState(j.key(), stop.stop_requested() ? "idle" : "ok", "", std::nullopt);
+                if (once)
+                    errors += static_cast<int>(stopped.size());
                 break;
             }
             continue;

@@ -764,7 +764,8 @@ TEST(ZooMysql, everyFeatureByCdcIntoSqlite) { everyFeature(Strat::Cdc, Target::S
 
 // A zero date written under a permissive sql_mode stops the table with an error naming the
 // table, the column and the key (docs/type-mapping.md): `run --once` exits 1. Kept apart from the
-// shared pipelines, where it would stop the whole CDC pipeline.
+// shared pipelines, whose oracle expects every table synced (a CDC pipeline streams its other
+// tables on: tst_mysqlsource aZeroDateStopsItsTableAloneUntilARunningSyncTakesItsReSnapshot).
 TEST(ZooMysql, aZeroDateStopsTheTableNamingTableColumnAndKey)
 {
     for (Strat s : {Strat::FullRefresh, Strat::Cursor, Strat::Cdc}) {

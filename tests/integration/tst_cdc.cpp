@@ -6,6 +6,7 @@
 #include "core/db/sqlitedb.h"
 #include "core/engine/cdcpipeline.h"
 #include "core/engine/connect.h"
+#include "core/engine/scheduler.h"
 #include "core/engine/tablediscovery.h"
 #include "core/engine/tablesync.h"
 #include "core/model/error.h"
@@ -231,6 +232,63 @@ TEST_F(Cdc, anAddedColumnIsAddedToTheTargetAndOtherChangesPauseTheTable)
         paused = paused || (s.rfind("paused: ", 0) == 0 && s.find("qty") != std::string::npos &&
                             s.find("resnapshot") != std::string::npos);
     EXPECT_TRUE(paused) << "the table must be paused with the reason and the fix";
+}
+
+// P4: an error that is one table's (here a CHECK constraint a DBA added to the target) stops
+// that table alone. Before, it failed the whole pipeline: no table streamed until it was fixed.
+TEST_F(Cdc, aTableItsTargetRefusesStopsAloneWhileTheOthersStreamOn)
+{
+    src.exec(kItems);
+    src.exec("CREATE TABLE other (id int PRIMARY KEY, v int)");
+    src.exec("INSERT INTO items SELECT g, 'i', g, 1 FROM generate_series(1, 10) g");
+    src.exec("INSERT INTO other SELECT g, g FROM generate_series(1, 10) g");
+    std::vector<TableJob> jobs{job("public.items"), job("public.other")};
+    // As `run --once` runs them: the number of tables that ended red.
+    auto runOnce = [&] {
+        Scheduler::Options o;
+        o.once = true;
+        return Scheduler(jobs, obs, o).run({});
+    };
+    ASSERT_EQ(runOnce(), 0);
+    const std::string others = "SELECT id, v FROM other";
+
+    dst.exec("ALTER TABLE items ADD CONSTRAINT qty_small CHECK (qty < 1000)");
+    // One transaction writes both tables: the other table's part of it must still land.
+    src.exec("BEGIN; INSERT INTO other VALUES (11, 11); UPDATE items SET qty = 5000 WHERE id = 3; "
+             "INSERT INTO other VALUES (12, 12); COMMIT");
+    src.exec("INSERT INTO other VALUES (13, 13)");
+    EXPECT_EQ(runOnce(), 1) << "the stopped table is reported";
+    EXPECT_EQ(hash(dst, others), hash(src, others)) << "the other table streams on";
+    EXPECT_EQ(dst.scalar("SELECT qty FROM items WHERE id = 3"), "3");
+    const std::string red = obs.lastStateOf("public.items");
+    EXPECT_EQ(red.rfind("error: stopped: ", 0), 0u) << red;
+    EXPECT_NE(red.find("qty_small"), std::string::npos) << "the reason: " << red;
+    EXPECT_NE(red.find("driftless-cli backfill " + pipeline + " public.items"), std::string::npos)
+        << "what to do: " << red;
+    EXPECT_EQ(obs.lastStateOf("public.other"), "ok");
+
+    // A restart keeps it stopped (no new failure), the others go on, and the stopped table holds
+    // no WAL: the slot moves past its changes.
+    src.exec("INSERT INTO other VALUES (14, 14); UPDATE items SET name = 'later' WHERE id = 4");
+    const std::string lsn = src.scalar("SELECT pg_current_wal_lsn()");
+    obs.events.clear();
+    EXPECT_EQ(runOnce(), 1);
+    EXPECT_EQ(hash(dst, others), hash(src, others));
+    EXPECT_EQ(dst.scalar("SELECT name FROM items WHERE id = 4"), "i") << "a stopped table takes no changes";
+    EXPECT_EQ(obs.lastStateOf("public.items"), red) << "it says why, as before";
+    EXPECT_FALSE(obs.sawEvent("was stopped by an error")) << "nothing failed again";
+    EXPECT_EQ(src.scalar("SELECT confirmed_flush_lsn >= '" + lsn + "'::pg_lsn FROM pg_replication_slots WHERE "
+                         "slot_name = 'driftless_" + pipeline + "'"),
+              "t");
+
+    // Fixed on the source; the copy asked for ends the stop, while the stream goes on.
+    src.exec("UPDATE items SET qty = 999 WHERE id = 3");
+    rebackfill(jobs);
+    src.exec("UPDATE items SET name = 'streamed again' WHERE id = 5");
+    EXPECT_EQ(runOnce(), 0);
+    EXPECT_EQ(hash(dst, kItemCols), hash(src, kItemCols));
+    EXPECT_EQ(obs.lastStateOf("public.items"), "ok");
+    EXPECT_EQ(position().find("stopped"), std::string::npos) << position();
 }
 
 TEST_F(Cdc, aTableWithoutAPrimaryKeyIsRefusedWithTheFix)

@@ -5,9 +5,11 @@
 
 #include "core/db/mysqlcatalog.h"
 #include "core/db/sqlitedb.h"
+#include "core/engine/connect.h"
 #include "core/engine/doctor.h"
 #include "core/engine/mysqlcdc.h"
 #include "core/engine/mysqlpreflight.h"
+#include "core/engine/scheduler.h"
 #include "core/model/error.h"
 #include "core/readers/pgcursorreader.h"
 #include "tests/support/mysqltestdb.h"
@@ -492,6 +494,76 @@ TEST(MysqlCdc, loadsThenAppliesInsertsUpdatesDeletesAndKeyChangesInCommitOrder)
     for (const auto &a : f.obs.applied)
         written += a.result.rowsWritten;
     EXPECT_EQ(written, 0);
+}
+
+// P4: a value the target cannot hold (a zero date written under a permissive sql_mode) stops
+// its table alone. Before, it failed the whole pipeline, and every restart failed on it again.
+TEST(MysqlCdc, aZeroDateStopsItsTableAloneUntilARunningSyncTakesItsReSnapshot)
+{
+    Cdc f;
+    f.src.exec("CREATE TABLE zerod (id int PRIMARY KEY, born date, v int)");
+    f.src.exec("CREATE TABLE other (id int PRIMARY KEY, v int)");
+    f.src.exec("INSERT INTO zerod VALUES (1, '2020-01-01', 1), (2, '2020-01-02', 2)");
+    f.src.exec("INSERT INTO other VALUES (1, 1)");
+    f.add("zerod");
+    f.add("other");
+    const std::string zerod = f.jobs[0].spec.table.display();
+    auto runOnce = [&] {
+        Scheduler::Options o;
+        o.once = true;
+        return Scheduler(f.jobs, f.obs, o).run({});
+    };
+    ASSERT_EQ(runOnce(), 0);
+    const std::string others = "SELECT id, v FROM other ORDER BY id";
+    auto c = f.src.connect();
+    c.exec("SET SESSION sql_mode = ''");
+    c.exec("START TRANSACTION");
+    c.exec("INSERT INTO other VALUES (11, 11)");
+    c.exec("INSERT INTO zerod VALUES (7, '0000-00-00', 3)");
+    c.exec("INSERT INTO other VALUES (12, 12)");
+    c.exec("COMMIT");
+    c.exec("INSERT INTO other VALUES (13, 13)");
+    EXPECT_EQ(runOnce(), 1) << "the stopped table is reported";
+    EXPECT_EQ(pgRows(f.dst, "SELECT id, v FROM public.other ORDER BY id"), myRows(f.src, others))
+        << "the other table streams on, its part of the same transaction included";
+    EXPECT_EQ(f.dst.scalar("SELECT count(*) FROM public.zerod"), "2") << "what was synced stays";
+    const std::string red = f.obs.lastStateOf(zerod);
+    EXPECT_EQ(red.rfind("error: stopped: ", 0), 0u) << red;
+    EXPECT_NE(red.find("id=7"), std::string::npos) << "the key: " << red;
+    EXPECT_NE(red.find("0000-00-00"), std::string::npos) << "the value: " << red;
+    EXPECT_NE(red.find("driftless-cli resnapshot mp " + zerod), std::string::npos) << "what to do: " << red;
+
+    // A restart keeps it stopped with its reason, instead of failing on the same event again.
+    c.exec("INSERT INTO other VALUES (14, 14)");
+    c.exec("INSERT INTO zerod VALUES (8, '2020-01-08', 8)");
+    EXPECT_EQ(runOnce(), 1);
+    EXPECT_EQ(pgRows(f.dst, "SELECT id, v FROM public.other ORDER BY id"), myRows(f.src, others));
+    EXPECT_EQ(f.dst.scalar("SELECT count(*) FROM public.zerod"), "2") << "a stopped table takes no changes";
+    EXPECT_EQ(f.obs.lastStateOf(zerod), red);
+
+    // Fixed on the source and re-snapshotted (the checkpoint removed, as `resnapshot` does): the
+    // running sync sees it within seconds, loads the table again and streams on.
+    c.exec("UPDATE zerod SET born = NULL WHERE id = 7");
+    std::stop_source stop;
+    std::thread runner([&] { Scheduler(f.jobs, f.obs, {}).run(stop.get_token()); });
+    auto streaming = [&] { return f.obs.lastStateOf(zerod) == "streaming"; };
+    const std::string other = f.jobs[1].spec.table.display();
+    for (int i = 0; i < 1200 && f.obs.lastStateOf(other) != "streaming"; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(f.obs.lastStateOf(other), "streaming") << "the sync did not start";
+    createMerger(f.jobs[0].target, {"mp", f.jobs[0].spec.table, f.jobs[0].targetName, Strategy::Cdc})->clearCheckpoint();
+    const std::string rows = "SELECT id, born, v FROM zerod ORDER BY id";
+    for (int i = 0; i < 1200 && !(streaming() && pgRows(f.dst, "SELECT id, born, v FROM public.zerod ORDER BY id") ==
+                                                     myRows(f.src, rows));
+         ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    c.exec("INSERT INTO zerod VALUES (9, '2020-01-09', 9)");
+    for (int i = 0; i < 1200 && f.dst.scalar("SELECT count(*) FROM public.zerod WHERE id = 9") != "1"; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    stop.request_stop();
+    runner.join();
+    EXPECT_EQ(pgRows(f.dst, "SELECT id, born, v FROM public.zerod ORDER BY id"), myRows(f.src, rows));
+    EXPECT_EQ(f.obs.lastStateOf(zerod), "idle") << "streamed again, then stopped by us";
 }
 
 TEST(MysqlCdc, everyColumnTypeArrivesThroughTheBinlogAsTheMappingSays)

@@ -3,7 +3,9 @@
 #include "core/engine/observer.h"
 
 #include <functional>
+#include <map>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace driftless::test {
@@ -19,11 +21,12 @@ public:
         std::string table;
     };
 
-    void tableState(const core::TableKey &, const std::string &state, const std::string &message,
+    void tableState(const core::TableKey &key, const std::string &state, const std::string &message,
                     std::optional<core::Progress>) override
     {
         std::lock_guard lock(m_mutex);
         states.push_back(state + (message.empty() ? "" : ": " + message));
+        lastStates[key.table.display()] = states.back();
     }
     void batchApplied(const core::TableKey &key, const core::ApplyResult &result, const core::Checkpoint &cp,
                       std::optional<std::int64_t> fresh) override
@@ -59,6 +62,13 @@ public:
                 return true;
         return false;
     }
+    /// The last state (and message) told for `table` (TableRef::display()), or empty.
+    std::string lastStateOf(const std::string &table)
+    {
+        std::lock_guard lock(m_mutex);
+        auto it = lastStates.find(table);
+        return it == lastStates.end() ? std::string() : it->second;
+    }
     size_t eventIndex(const std::string &needle)
     {
         std::lock_guard lock(m_mutex);
@@ -78,6 +88,7 @@ public:
     }
 
     std::vector<std::string> states;
+    std::map<std::string, std::string> lastStates;
     std::vector<Applied> applied;
     std::vector<std::string> events;
     std::function<void(size_t)> onBatch;

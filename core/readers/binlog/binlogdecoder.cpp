@@ -138,7 +138,7 @@ void Rows::throwIfInvalid() const
                                       table->qualifiedName() + " holds '" + (*image)[i].text + "' in" +
                                       detail::describeColumn(*table, i) +
                                       ", a zero or invalid date that Postgres cannot store",
-                                  "fix the rows on the source (or exclude the column with a view) and resume");
+                                  "fix the rows on the source (or exclude the column with a view)");
             }
 }
 
