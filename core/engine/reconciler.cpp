@@ -869,9 +869,16 @@ std::vector<ColumnDiff> columnDiffs(const TableSchema &schema, const RowData &s,
     return out;
 }
 
+/// What one reconcile run learnt about its pipeline's sync while waiting for it.
+struct SettleMemo {
+    /// A wait ran out without the sync applying anything: it is not running (or not applying),
+    /// so the pipeline's next tables do not wait for it again.
+    bool stalled = false;
+};
+
 /// Rechecks the candidates after letting the sync catch up, and fills the report's counts.
 void settleAndClassify(TableContext &ctx, std::unordered_map<std::string, Candidate> &cands, TableReconcile &out,
-                       const ReconcileOptions &opt)
+                       const ReconcileOptions &opt, SettleMemo &memo)
 {
     const bool cdc = ctx.job.spec.strategy == Strategy::Cdc;
     constexpr size_t kRecheckLimit = 200'000;
@@ -919,12 +926,24 @@ void settleAndClassify(TableContext &ctx, std::unordered_map<std::string, Candid
         // One connection to the target's checkpoint for the whole wait.
         const auto &job = ctx.job;
         auto checkpoints = createMerger(job.target, {job.pipeline, job.spec.table, job.targetName, job.spec.strategy});
-        std::int64_t applied = appliedPosition(checkpoints->readCheckpoint());
-        while (applied < sourceNow && std::chrono::steady_clock::now() < deadline && !opt.stop.stop_requested()) {
+        const auto stored = checkpoints->readCheckpoint();
+        const auto marks = stored ? json::parse(stored->position, nullptr, false) : json();
+        const bool halted = marks.is_object() && (marks.contains("stopped") || marks.value("paused", false));
+        std::int64_t applied = appliedPosition(stored);
+        const std::int64_t before = applied;
+        // A table stopped or paused takes no changes, and a sync found not applying will not
+        // start to for the next table either: no wait then.
+        while (!halted && !memo.stalled && applied < sourceNow && std::chrono::steady_clock::now() < deadline &&
+               !opt.stop.stop_requested()) {
             std::this_thread::sleep_for(std::chrono::milliseconds(250));
             applied = appliedPosition(checkpoints->readCheckpoint());
         }
-        if (applied < sourceNow)
+        if (!halted && applied < sourceNow && applied == before)
+            memo.stalled = true;
+        if (halted)
+            out.note = std::string("the table is ") + (marks.contains("stopped") ? "stopped by an error" : "paused") +
+                       ": rows changed at the source since then count as drift until it is copied again";
+        else if (applied < sourceNow)
             out.note = "the target had applied the source up to " + position(applied) + ", not " + position(sourceNow) +
                        " (is the sync running?): rows changed since then count as drift until it applies them";
     }
@@ -976,7 +995,7 @@ void settleAndClassify(TableContext &ctx, std::unordered_map<std::string, Candid
 /// Leaves a table's comparison early when it is skipped.
 struct Skip {};
 
-TableReconcile reconcileTable(const TableJob &job, const ReconcileOptions &opt)
+TableReconcile reconcileTable(const TableJob &job, const ReconcileOptions &opt, SettleMemo &memo)
 {
     TableReconcile out;
     out.pipeline = job.pipeline;
@@ -999,7 +1018,7 @@ TableReconcile reconcileTable(const TableJob &job, const ReconcileOptions &opt)
         std::unordered_map<std::string, Candidate> cands;
         Comparer cmp(*ctx.source, *ctx.target, out, opt, bisect);
         if (cmp.run(cands))
-            settleAndClassify(ctx, cands, out, opt);
+            settleAndClassify(ctx, cands, out, opt, memo);
         if (!bisect && out.note.empty())
             out.note = "the key's type orders differently on the two sides, so differing tables are compared row by row";
         out.sourceQueries = ctx.source->queries;
@@ -1056,10 +1075,11 @@ ReconcileReport reconcile(const Workspace &ws, const std::string &pipeline, cons
     ReconcileReport report;
     report.pipeline = pipeline;
     report.startedAtMs = StateStore::nowMs();
+    SettleMemo memo;
     for (const auto &job : selectJobs(ws, pipeline, tables)) {
         if (options.stop.stop_requested())
             break;
-        report.tables.push_back(reconcileTable(job, options));
+        report.tables.push_back(reconcileTable(job, options, memo));
     }
     report.finishedAtMs = StateStore::nowMs();
     return report;

@@ -379,6 +379,44 @@ TEST(Reconcile, rowsTheSyncHasNotAppliedAreInFlightNotDrift)
     EXPECT_EQ(f.hash(f.src), f.hash(f.dst));
 }
 
+// A sync that is not applying is waited for once per reconciliation, not once per table: with a
+// stopped engine, reconciling a pipeline of many CDC tables took the settle time for each (20
+// tables: over ten minutes, to say what the first wait already showed).
+TEST(Reconcile, aSyncThatIsNotApplyingIsWaitedForOncePerRun)
+{
+    PgTestDb src{"rec_cdc_src"};
+    PgTestDb dst{"rec_cdc_dst"};
+    RecordingObserver obs;
+    const std::string pipeline = uniqueName("rec");
+    src.exec("CREATE TABLE a (id int PRIMARY KEY, v int); CREATE TABLE b (id int PRIMARY KEY, v int); "
+             "CREATE TABLE c (id int PRIMARY KEY, v int)");
+    src.exec("INSERT INTO a VALUES (1, 1); INSERT INTO b VALUES (1, 1); INSERT INTO c VALUES (1, 1)");
+    Workspace ws = workspaceFor(pipeline, pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name()),
+                                {spec("public.a", Strategy::Cdc), spec("public.b", Strategy::Cdc),
+                                 spec("public.c", Strategy::Cdc)});
+    CdcPipeline(jobsFor(ws, pipeline), std::nullopt, obs).run({}, {true});
+    // The engine is stopped; each table has a change it has not applied.
+    src.exec("UPDATE a SET v = 2; UPDATE b SET v = 2; UPDATE c SET v = 2");
+    ReconcileOptions opt = bisecting();
+    opt.settle = std::chrono::seconds(10);
+    std::vector<std::string> settled;
+    opt.onPhase = [&](const std::string &table, std::string_view phase) {
+        if (phase == "settle")
+            settled.push_back(table);
+    };
+    auto r = reconcile(ws, pipeline, {}, opt);
+    ASSERT_EQ(r.tables.size(), 3u);
+    EXPECT_EQ(settled.size(), 3u);
+    EXPECT_GE(r.tables[0].elapsedMs, 10'000) << "the first table waits the settle time";
+    for (size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(r.tables[i].different, 1) << r.tables[i].table;
+        EXPECT_NE(r.tables[i].note.find("is the sync running"), std::string::npos) << r.tables[i].note;
+    }
+    // The others do not wait again (each would take the whole 10 s if it did).
+    EXPECT_LT(r.tables[1].elapsedMs, 10'000);
+    EXPECT_LT(r.tables[2].elapsedMs, 10'000);
+}
+
 TEST(Reconcile, repairGoesThroughTheGuardAndLeavesALiveStreamAlone)
 {
     CdcFixture f;
