@@ -36,6 +36,8 @@ struct MysqlCdcPipeline::Table {
     std::int64_t version = 0;
     long long loaded = 0;
     bool paused = false;
+    /// Paused by a DBA (`paused` alone: by a schema change or an error, which Resume does not lift).
+    bool userPaused = false;
     /// Why an error stopped it (`paused` too, until a re-snapshot), or empty.
     std::string stopped;
     /// The column names of the last TABLE_MAP seen, and where each schema column is in it.
@@ -319,7 +321,7 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
             if (t->position.is_discarded())
                 t->position = nullptr;
         }
-        t->paused = options.paused && options.paused(t->job.spec.table);
+        t->paused = t->userPaused = options.paused && options.paused(t->job.spec.table);
         if (t->position.is_object() && t->position.contains("stopped")) {
             // Stopped by an error in an earlier run: stays stopped until a re-snapshot, which
             // removes the checkpoint and with it the mark.
@@ -400,9 +402,14 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
         if (!start || versionOf(p) < versionOf(*start))
             start = p;
     }
-    if (!start)
+    if (!start) {
+        for (auto &t : m_tables)
+            if (!t->stopped.empty())
+                throw Error(ErrorKind::Permanent, "every table of pipeline " + m_pipeline + " is stopped or paused; " +
+                                                      t->job.spec.table.display() + " was " + t->stopped);
         throw Error(ErrorKind::Permanent, "every table of pipeline " + m_pipeline + " is paused", {},
                     "resume a table: driftless-cli resume " + m_pipeline + " TABLE");
+    }
 
     const MysqlDsn dsn = MysqlDsn::parse(src.dsn);
     MysqlReplicationOptions ro;
@@ -859,9 +866,9 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                 const bool want = options.paused(t->job.spec.table);
                 if (want && !t->paused && !inTxn) {
                     flush();
-                    t->paused = true;
+                    t->paused = t->userPaused = true;
                     m_observer.tableState(t->key, "paused", kPausedMessage, std::nullopt);
-                } else if (!want && t->paused && !inTxn && t->phase() == "stream") {
+                } else if (!want && t->userPaused && t->stopped.empty() && !inTxn && t->phase() == "stream") {
                     flush();
                     // Returning restarts the pipeline (the scheduler runs it again at once).
                     m_observer.event("info", t->key, "resumed",

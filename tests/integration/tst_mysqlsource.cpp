@@ -551,6 +551,12 @@ TEST(MysqlCdc, aZeroDateStopsItsTableAloneUntilARunningSyncTakesItsReSnapshot)
     for (int i = 0; i < 1200 && f.obs.lastStateOf(other) != "streaming"; ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     EXPECT_EQ(f.obs.lastStateOf(other), "streaming") << "the sync did not start";
+    // Streaming with the table stopped: the pipeline keeps running (it once mistook the stop for
+    // a Resume and restarted every 250 ms).
+    f.obs.clearEvents();
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    EXPECT_FALSE(f.obs.sawEvent("resumed")) << "a stopped table is not resumed by itself";
+    EXPECT_EQ(f.obs.lastStateOf(zerod), red);
     createMerger(f.jobs[0].target, {"mp", f.jobs[0].spec.table, f.jobs[0].targetName, Strategy::Cdc})->clearCheckpoint();
     const std::string rows = "SELECT id, born, v FROM zerod ORDER BY id";
     for (int i = 0; i < 1200 && !(streaming() && pgRows(f.dst, "SELECT id, born, v FROM public.zerod ORDER BY id") ==

@@ -62,6 +62,12 @@ public:
                 return true;
         return false;
     }
+    /// Forgets the events so far, while the engine may be reporting more.
+    void clearEvents()
+    {
+        std::lock_guard lock(m_mutex);
+        events.clear();
+    }
     /// The last state (and message) told for `table` (TableRef::display()), or empty.
     std::string lastStateOf(const std::string &table)
     {
