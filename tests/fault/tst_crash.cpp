@@ -85,13 +85,13 @@ TEST_F(CrashFixture, killedAtRandomTimesUnderWritesEndsEqual)
     const unsigned seed = std::random_device{}();
     std::printf("seed %u\n", seed);
     std::mt19937 rng(seed);
-    std::atomic<bool> stop{false};
     std::atomic<long long> writes{0};
-    std::thread writer([&] {
+    // Joined on every way out of the test: a throw must not leave it running (std::terminate).
+    std::jthread writer([&](std::stop_token st) {
         auto c = src.connect();
         std::mt19937 wr(seed + 1);
         long long next = 100000;
-        while (!stop) {
+        while (!st.stop_requested()) {
             int kind = static_cast<int>(wr() % 3);
             if (kind == 0)
                 c.exec("INSERT INTO events VALUES (" + std::to_string(next++) + ", 'ins', now())");
@@ -110,7 +110,7 @@ TEST_F(CrashFixture, killedAtRandomTimesUnderWritesEndsEqual)
         if (waitPid(pid, 30) == -SIGKILL)
             ++kills;
     }
-    stop = true;
+    writer.request_stop();
     writer.join();
     EXPECT_GE(kills, 5) << readFile(dir.file("run.log"));
     EXPECT_GT(writes.load(), 100);

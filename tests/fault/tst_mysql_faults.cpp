@@ -146,14 +146,15 @@ TEST_F(MysqlFaults, theOracleHoldsThroughRepeatedKillNine)
     Writer seedWriter(src, seed);
     seedWriter.seedRows(3000);
 
-    std::atomic<bool> stop{false};
     std::atomic<long long> steps{0};
-    std::thread writer([&] {
+    // Bounded by rate (at most 200 steps a second), and joined on every way out of the test.
+    std::jthread writer([&](std::stop_token st) {
         Writer w(src, seed);
         w.continueAfter(3000);
-        while (!stop) {
+        while (!st.stop_requested()) {
             w.step();
             steps = w.steps();
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
     });
     std::mt19937 rng(seed);
@@ -179,7 +180,7 @@ TEST_F(MysqlFaults, theOracleHoldsThroughRepeatedKillNine)
         }
         last = std::move(now);
     }
-    stop = true;
+    writer.request_stop();
     writer.join();
     EXPECT_GE(kills, 5);
     EXPECT_GT(steps.load(), 50);
