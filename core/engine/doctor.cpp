@@ -184,6 +184,41 @@ void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<F
 
 } // namespace
 
+/// A Postgres target table whose primary key is not the source's: versions before the fix of
+/// PRIMARY KEY ... INCLUDE made the target's key of every indexed column. Merged by the source's
+/// key, such a table keeps old rows beside new ones or refuses updates as duplicates.
+void checkTargetKey(Probe &tp, const PipelineSpec &p, const TableSpec &t, const TableSchema &schema,
+                    std::vector<Finding> &out)
+{
+    if (!tp.conn)
+        return;
+    const TargetName target = resolveTargetName(p, t, EndpointKind::Postgres);
+    auto r = tp.conn->execParams(
+        "SELECT array_to_string(array_agg(a.attname::text ORDER BY k.ord), ', ') FROM pg_index i "
+        "CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord) "
+        "JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum "
+        "WHERE i.indrelid = to_regclass($1) AND i.indisprimary AND k.ord <= i.indnkeyatts",
+        {quoteIdent(target.schema) + "." + quoteIdent(target.name)});
+    if (r.rows() == 0 || r.isNull(0, 0))
+        return; // no target table yet (or one without a key, which prepare() refuses)
+    std::string want;
+    for (int k : schema.primaryKey)
+        want += (want.empty() ? "" : ", ") + schema.columns[static_cast<size_t>(k)].name;
+    const std::string have = r.text(0, 0);
+    if (have == want)
+        return;
+    const std::string fix =
+        t.strategy == Strategy::Cdc
+            ? "drop the target table (DROP TABLE " + target.display() + ";), then load it again: driftless-cli "
+                  "resnapshot " + p.name + " " + t.table.display()
+            : "drop the target table (DROP TABLE " + target.display() + ";): the next pass copies it again";
+    out.push_back({"error", "config", p.name, "table " + t.table.display(),
+                   "the target table " + target.display() + " keys by (" + have + "), the source by (" + want +
+                       "): merged by the source's key it would keep stale rows or refuse updates (made by an older "
+                       "version that took INCLUDE columns for key columns, or changed by hand)",
+                   fix});
+}
+
 std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipeline)
 {
     std::vector<Finding> out;
@@ -337,6 +372,8 @@ std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipel
                     out.push_back({"ok", "config", p.name, subject,
                                    "no primary key (fine for full refresh; the target gets none either)", ""});
             }
+            if (needsKey && schema->hasPrimaryKey() && tgt.kind == EndpointKind::Postgres)
+                checkTargetKey(probeOnce(tgt, p.name), p, t, *schema, out);
             if (t.strategy == Strategy::Cursor) {
                 const std::string col = t.cursorColumn();
                 int idx = schema->columnIndex(col);

@@ -6,6 +6,7 @@
 #include "core/db/sqlitedb.h"
 #include "core/engine/cdcpipeline.h"
 #include "core/engine/connect.h"
+#include "core/engine/doctor.h"
 #include "core/engine/scheduler.h"
 #include "core/engine/tablediscovery.h"
 #include "core/engine/tablesync.h"
@@ -194,6 +195,45 @@ TEST_F(Cdc, aPrimaryKeyWithIncludeColumnsKeysOnItsKeyColumnsOnly)
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM inc"), "190");
     EXPECT_EQ(hash(dst, cols), hash(src, cols));
     EXPECT_EQ(dst.scalar("SELECT indnkeyatts FROM pg_index WHERE indrelid = 'inc'::regclass AND indisprimary"), "1");
+}
+
+// A target table an older version made with the wrong key (id, a, b) for PRIMARY KEY (id) INCLUDE
+// (a, b) keeps the duplicates it made: the doctor (and so `apply`) names it and the way out.
+TEST_F(Cdc, theDoctorNamesATargetTableKeyedByMoreThanTheSourcesKey)
+{
+    src.exec("CREATE TABLE inc (id int, a int, b text, PRIMARY KEY (id) INCLUDE (a, b))");
+    src.exec("CREATE TABLE fine (id int PRIMARY KEY, a int)");
+    dst.exec("CREATE TABLE inc (id int, a int, b text, _driftless_version bigint NOT NULL, PRIMARY KEY (id, a, b))");
+    Workspace ws;
+    ws.endpoints["src"] = pgEndpoint("src", src.name());
+    ws.endpoints["dst"] = pgEndpoint("dst", dst.name());
+    PipelineSpec p;
+    p.name = pipeline;
+    p.source = "src";
+    p.target = "dst";
+    for (const char *t : {"public.inc", "public.fine"}) {
+        TableSpec spec;
+        spec.table = TableRef::parse(t);
+        spec.strategy = Strategy::Cdc;
+        p.tables.push_back(spec);
+    }
+    ws.pipelines.push_back(p);
+    std::vector<Finding> keyFindings;
+    for (const auto &f : runDoctor(ws))
+        if (f.message.find("keys by") != std::string::npos)
+            keyFindings.push_back(f);
+    ASSERT_EQ(keyFindings.size(), 1u) << "only the table with the wrong key";
+    const auto &f = keyFindings.front();
+    EXPECT_EQ(f.level, "error");
+    EXPECT_EQ(f.subject, "table public.inc");
+    EXPECT_NE(f.message.find("keys by (id, a, b), the source by (id)"), std::string::npos) << f.message;
+    EXPECT_NE(f.fix.find("DROP TABLE public.inc"), std::string::npos) << f.fix;
+    EXPECT_NE(f.fix.find("driftless-cli resnapshot " + pipeline + " public.inc"), std::string::npos) << f.fix;
+    // Made by this version, the target keys like the source: nothing to say.
+    dst.exec("DROP TABLE inc");
+    once({job("public.inc"), job("public.fine")});
+    for (const auto &g : runDoctor(ws))
+        EXPECT_EQ(g.message.find("keys by"), std::string::npos) << g.message;
 }
 
 TEST_F(Cdc, truncateIsAppliedOrIgnoredAsConfigured)
