@@ -862,10 +862,16 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                         for (auto &t : m_tables) {
                             if (t->paused)
                                 continue;
-                            if (t->phase() == "stream")
+                            // Positions and versions only move forward. A table loaded again
+                            // after a crash streams from its first chunk's snapshot but holds
+                            // the version of its last one: written with this transaction's
+                            // (older) commit LSN, the guarded upsert kept the old position while
+                            // the slot heard of the new one, and the next start found the slot
+                            // past the checkpoint.
+                            if (t->phase() == "stream" && b->endLsn > t->streamLsn())
                                 t->position["lsn"] = pgcatalog::formatLsn(b->endLsn);
                             t->version = std::max(t->version, b->commitLsn);
-                            t->merger->writeCheckpointInTransaction({positionOf(*t), b->commitLsn},
+                            t->merger->writeCheckpointInTransaction({positionOf(*t), t->version},
                                                                     results[t.get()].rowsWritten);
                         }
                     }
@@ -873,6 +879,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                     m_session->commit();
                     open = false;
                     crashPoint("batch.after_commit");
+                    crashPoint("stream.after_commit");
                     // P1: the source hears of this position only now that it is durable here.
                     if (b->endLsn)
                         m_acked = std::max(m_acked.load(), b->endLsn);

@@ -7,6 +7,7 @@
 #include "tests/support/testsupport.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <csignal>
@@ -273,6 +274,48 @@ TEST_F(CdcFaults, theOracleHoldsThroughRepeatedKillNine)
     auto d = dst.connect();
     EXPECT_EQ(hashOf(d), hashOf(s)) << "seed " << seed << "\n" << diff();
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM docs WHERE body IS NULL"), src.scalar("SELECT count(*) FROM docs WHERE body IS NULL"));
+}
+
+TEST_F(CdcFaults, aStreamAfterAResumedLoadRecordsEachPositionBeforeTheSlotHearsOfIt)
+{
+    // The regression of a kill-nine run: a load killed mid-way is resumed in a newer snapshot,
+    // so the table streams from its first chunk's snapshot while holding the last one's version.
+    // The transactions in between were applied, but their checkpoint writes (with their older
+    // commit LSNs) were dropped by the version guard while the slot was told of them; the next
+    // start found the slot past the checkpoint and refused to go on.
+    src.exec(kDocs);
+    Writer w(src, 11);
+    w.seedRows(5000);
+    applyWorkspace(pgDsn(src.name()), pgDsn(dst.name()), 500);
+    auto crashed = runCli({"--state", state, "run", "--once"}, {{"DRIFTLESS_CRASH_AT", "batch.after_commit:3"}});
+    ASSERT_EQ(crashed.exitCode, -SIGKILL) << crashed.out << crashed.err;
+    auto position = [&] {
+        auto d = dst.connect();
+        return nlohmann::json::parse(d.exec("SELECT position FROM _driftless.checkpoints").text(0, 0));
+    };
+    const std::string streamFrom = position().at("stream_from").get<std::string>();
+    for (int i = 0; i < 100; ++i) // committed between the two snapshots: streamed after the load
+        w.step();
+    auto rerun = runCli({"--state", state, "run", "--once"}, {{"DRIFTLESS_CRASH_AT", "stream.after_commit:1"}});
+    ASSERT_EQ(rerun.exitCode, -SIGKILL) << rerun.out << rerun.err;
+    auto cp = position();
+    ASSERT_EQ(cp.value("phase", ""), "stream") << cp.dump();
+    auto lsnAbove = [&](const std::string &a, const std::string &b) {
+        return src.scalar("SELECT '" + a + "'::pg_lsn > '" + b + "'::pg_lsn") == "t";
+    };
+    EXPECT_TRUE(lsnAbove(cp.value("lsn", "0/0"), streamFrom))
+        << "the first streamed batch's end is recorded, not the load's start " << streamFrom << ": " << cp.dump();
+    // And a start now (the slot may have heard of anything committed) goes on, to equal tables.
+    auto again = runCli({"--state", state, "run", "--once"});
+    ASSERT_EQ(again.exitCode, 0) << again.out << again.err;
+    const std::string confirmed =
+        src.scalar("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = 'driftless_" +
+                   pipeline + "'");
+    EXPECT_FALSE(lsnAbove(confirmed, position().value("lsn", "0/0")))
+        << "the slot is never ahead of the checkpoint: " << confirmed << " vs " << position().dump();
+    auto s = src.connect();
+    auto d = dst.connect();
+    EXPECT_EQ(hashOf(d), hashOf(s)) << diff();
 }
 
 TEST_F(CdcFaults, aKilledInitialLoadResumesAtItsNextChunkUnderWrites)
