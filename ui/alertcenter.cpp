@@ -27,7 +27,7 @@ void AlertCenter::reset(const QString &statePath)
     m_workspace.reset();
     m_tables.clear();
     m_sources.clear();
-    m_inactiveSince.clear();
+    m_activity.clear();
     m_tracker = {};
 }
 
@@ -50,22 +50,7 @@ void AlertCenter::setSlotSample(const SlotSample &sample)
     if (sample.takenAtMs == 0) // cleared for another workspace; nothing read yet
         return;
     m_sources = sample.sources;
-    for (const auto &source : m_sources)
-        for (const auto &s : source.replicationSlots) {
-            const std::string key = s.source + "/" + s.slot;
-            if (s.active)
-                m_inactiveSince.erase(key);
-            else
-                m_inactiveSince.try_emplace(key, sample.takenAtMs);
-        }
-    // Slots that went away are not inactive any more.
-    std::erase_if(m_inactiveSince, [this](const auto &entry) {
-        for (const auto &source : m_sources)
-            for (const auto &s : source.replicationSlots)
-                if (s.source + "/" + s.slot == entry.first)
-                    return false;
-        return true;
-    });
+    m_activity.observe(m_sources, sample.takenAtMs);
     if (!m_workspace)
         m_workspace = sample.workspace;
     update(sample.takenAtMs);
@@ -77,7 +62,7 @@ void AlertCenter::update(std::int64_t nowMs)
         nowMs = core::StateStore::nowMs();
     std::vector<core::Alert> now;
     if (m_workspace)
-        now = core::computeAlerts(*m_workspace, m_tables, m_sources, m_inactiveSince, nowMs);
+        now = core::computeAlerts(*m_workspace, m_tables, m_sources, m_activity.inactiveSince(), nowMs);
     const auto change = m_tracker.update(std::move(now), nowMs);
     auto open = m_tracker.open();
     std::stable_sort(open.begin(), open.end(), [](const core::Alert &a, const core::Alert &b) {

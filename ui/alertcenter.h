@@ -18,8 +18,8 @@ namespace driftless::ui {
 /// The open alerts of the workspace on screen: core::computeAlerts() over the newest engine
 /// snapshot (tables) and slot sample (slots), tracked so that each alert opens once.
 ///
-/// It keeps since when each slot has been seen inactive (Postgres 15 does not record it), from
-/// one slot sample to the next. Everything here is computation on values already read: no
+/// It keeps since when each slot has been seen inactive (core::SlotActivity, as serve does),
+/// from one slot sample to the next. Everything here is computation on values already read: no
 /// database is touched, so it runs on the UI thread whenever a snapshot or sample lands.
 ///
 /// Opening another workspace forgets everything; the alerts it already has open then arrive in
@@ -31,7 +31,7 @@ public:
 
     /// Open alerts, errors first, then by when they opened.
     const std::vector<core::Alert> &alerts() const { return m_alerts; }
-    const std::map<std::string, std::int64_t> &inactiveSince() const { return m_inactiveSince; }
+    const std::map<std::string, std::int64_t> &inactiveSince() const { return m_activity.inactiveSince(); }
 
 public slots:
     void setSnapshot(const driftless::ui::EngineSnapshot &snapshot);
@@ -50,7 +50,7 @@ private:
     std::shared_ptr<const core::Workspace> m_workspace;
     std::vector<core::TableReport> m_tables;
     std::vector<core::SourceSlots> m_sources;
-    std::map<std::string, std::int64_t> m_inactiveSince;
+    core::SlotActivity m_activity;
     core::AlertTracker m_tracker;
     std::vector<core::Alert> m_alerts;
 };

@@ -4,14 +4,10 @@
 #include "ui/liveobserver.h"
 #include "ui/mailbox.h"
 
-#include "core/engine/scheduler.h"
+#include "core/engine/enginerun.h"
 #include "core/engine/log.h"
-#include "core/engine/pauses.h"
-#include "core/engine/reconciler.h"
-#include "core/engine/slotguard.h"
 #include "core/engine/stateobserver.h"
 #include "core/engine/statusreport.h"
-#include "core/engine/tablesync.h"
 #include "core/model/error.h"
 #include "core/state/statestore.h"
 
@@ -27,6 +23,7 @@
 #include <filesystem>
 #include <mutex>
 #include <set>
+#include <vector>
 #include <utility>
 
 namespace driftless::ui {
@@ -122,6 +119,52 @@ void noteEngineEvent(StateStore &store, LiveObserver &live, const std::string &k
 
 } // namespace
 
+/// What the app hears of a run: each start (again after the workspace changed) gets a Run the
+/// UI shows, following the engine's mirror until that start ends.
+class EngineBridge::Face final : public core::EngineRunListener {
+public:
+    Face(std::shared_ptr<Mailbox<EngineBridge>> mailbox, std::uint64_t generation)
+        : m_mailbox(std::move(mailbox)), m_generation(generation)
+    {
+    }
+    core::EngineObserver *started(const Start &s) override
+    {
+        m_store = &s.store;
+        m_run = std::make_shared<Run>(s.workspace, s.store.events(EngineBridge::kEventLimit));
+        m_run->setPaused(s.store.pausedTables());
+        m_run->live.follow(s.mirror);
+        noteEngineEvent(s.store, m_run->live, s.restarts ? "engine_restarted" : "engine_started",
+                        (s.restarts ? "the workspace changed: engine started again for "
+                                    : "engine started for ") +
+                            countOf(s.jobs.size(), "table"));
+        m_mailbox->post([generation = m_generation, run = m_run](EngineBridge &b) { b.onEngineStarted(generation, run); });
+        return &m_run->live;
+    }
+    void pausesRead(const std::vector<StateStore::PausedTable> &paused) override
+    {
+        if (m_run)
+            m_run->setPaused(paused);
+    }
+    void finished(int errors, bool restarting) override
+    {
+        if (!m_run)
+            return;
+        if (!restarting)
+            noteEngineEvent(*m_store, m_run->live, "engine_stopped",
+                            errors ? "engine stopped; " + countOf(static_cast<std::size_t>(errors), "table") +
+                                         " in error"
+                                   : std::string("engine stopped"));
+        // The UI may hold the run longer than the mirror lives.
+        m_run->live.unfollow();
+    }
+
+private:
+    std::shared_ptr<Mailbox<EngineBridge>> m_mailbox;
+    std::uint64_t m_generation;
+    StateStore *m_store = nullptr;
+    std::shared_ptr<Run> m_run;
+};
+
 EngineBridge::EngineBridge(QObject *parent) : QObject(parent), m_mailbox(Mailbox<EngineBridge>::create(this))
 {
     m_publishTimer.setInterval(kPublishIntervalMs);
@@ -180,79 +223,21 @@ void EngineBridge::start()
         // given (B12).
         core::log(core::LogLevel::Debug, applyEnginePriority(chooseEnginePriority()));
         QString error;
-        bool restartAfter = false;
         try {
             std::error_code ec;
             if (!std::filesystem::exists(path, ec))
                 throw core::ConfigError("there is no workspace at " + path + "; store one with 'driftless-cli --state " +
                                         path + " apply FILE'");
             StateStore store(path);
-            auto workspace = store.loadWorkspace();
-            if (workspace.pipelines.empty())
-                throw core::ConfigError("the workspace has no pipelines; store one with 'driftless-cli apply FILE'",
-                                        path);
-            auto jobs = core::jobsFor(workspace);
-            auto run = std::make_shared<Run>(workspace, store.events(kEventLimit));
-            run->setPaused(store.pausedTables());
-            core::StateObserver observer(store, jobs);
-            run->live.follow(observer);
-            // The UI may hold `run` longer than `observer` lives, however this scope is left.
-            struct Unfollow {
-                LiveObserver &live;
-                ~Unfollow() { live.unfollow(); }
-            } unfollow{run->live};
-            observer.setNext(&run->live);
-            noteEngineEvent(store, run->live, "engine_started", "engine started for " + countOf(jobs.size(), "table"));
-            mailbox->post([generation, run](EngineBridge &b) { b.onEngineStarted(generation, run); });
-
-            // The engine stops when asked, or to start again with a workspace the slot guard
-            // changed (a fallback to cursor sync).
-            std::stop_source engineStop;
-            std::stop_callback onStop(stop, [&] { engineStop.request_stop(); });
-            std::atomic<bool> restart{false};
-            std::jthread guard([&](std::stop_token st) {
-                while (!st.stop_requested()) {
-                    try {
-                        if (!core::enforceSlotGuards(store).empty()) {
-                            restart = true;
-                            engineStop.request_stop();
-                            return;
-                        }
-                    } catch (const std::exception &e) {
-                        core::log(core::LogLevel::Warn, std::string("slot guard check failed: ") + e.what());
-                    }
-                    for (int i = 0; i < 50 && !st.stop_requested(); ++i)
-                        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-                }
-            });
-            // Scheduled reconciliations, and those a fallback owes.
-            core::ReconcileScheduler reconciles(store, workspace);
-            reconciles.start();
-            core::Scheduler::Options options;
-            options.pausedTables = [&store, run] {
-                auto paused = store.pausedTables();
-                std::set<core::PauseSet::Key> keys;
-                for (const auto &p : paused)
-                    keys.insert({p.pipeline, p.table});
-                run->setPaused(std::move(paused));
-                return keys;
-            };
-            const int errors = core::Scheduler(jobs, observer, options).run(engineStop.get_token());
-            guard.request_stop();
-            guard.join();
-            restartAfter = restart && !stop.stop_requested();
-            noteEngineEvent(store, run->live, "engine_stopped",
-                            errors ? "engine stopped; " + countOf(static_cast<std::size_t>(errors), "table") +
-                                         " in error"
-                                   : std::string("engine stopped"));
+            core::EngineRun::loadRunnable(store, {});
+            Face face(mailbox, generation);
+            core::EngineRun(store, {}).run(stop, &face);
         } catch (const std::exception &e) {
             error = describe(e);
         } catch (...) {
             error = tr("internal error: unknown exception");
         }
         mailbox->post([generation, error](EngineBridge &b) { b.onEngineFinished(generation, error); });
-        if (restartAfter) // after the finished state is in: start again with the changed workspace
-            mailbox->post([](EngineBridge &b) { b.start(); });
     });
 }
 

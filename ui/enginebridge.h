@@ -69,6 +69,8 @@ signals:
 
 private:
     struct Run;
+    /// What the bridge hears of the core engine's run (core::EngineRunListener).
+    class Face;
 
     void setState(State state, const QString &message);
     void publish(EngineSnapshot snapshot);

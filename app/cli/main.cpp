@@ -5,6 +5,7 @@
 
 #include "core/config/workspacefile.h"
 #include "core/engine/doctor.h"
+#include "core/engine/enginerun.h"
 #include "core/engine/log.h"
 #include "core/engine/pauses.h"
 #include "core/engine/reconciler.h"
@@ -234,9 +235,6 @@ int cmdApply(Args &a)
 }
 
 std::stop_source g_stop;
-/// A signal (not the engine itself) asked to stop.
-std::atomic<bool> g_signalled{false};
-char **g_argv = nullptr;
 
 /// Waits for SIGINT/SIGTERM on its own thread while it lives: the first stops the engine between
 /// batches, a second one exits at once.
@@ -262,7 +260,6 @@ public:
                 if (++count == 1) {
                     std::fprintf(stderr,
                                  "\ndriftless-cli: stopping after the batches in flight (again to quit now)\n");
-                    g_signalled = true;
                     g_stop.request_stop();
                 } else {
                     std::_Exit(130);
@@ -282,97 +279,38 @@ private:
     std::jthread m_thread;
 };
 
-/// Acts on the slot guards (falling back where one says so); returns true when it did.
-bool checkSlotGuards(StateStore &store)
-{
-    try {
-        auto acted = enforceSlotGuards(store);
-        for (const auto &b : acted)
-            log(LogLevel::Warn, "slot guard: pipeline " + b.pipeline + ": " + b.reason + "; slot " + b.slot +
-                                    " dropped, CDC tables switched to cursor sync (driftless-cli promote " +
-                                    b.pipeline + " goes back)");
-        return !acted.empty();
-    } catch (const Error &e) {
-        log(LogLevel::Warn, "slot guard check failed: " + e.describe());
-        return false;
+/// What `run` shows while the engine runs: the live view, made anew for each (re)start.
+class RunFace final : public EngineRunListener {
+public:
+    EngineObserver *started(const Start &s) override
+    {
+        m_view = std::make_unique<driftless::cli::LiveView>(s.workspace, s.mirror, isatty(STDOUT_FILENO) != 0);
+        return m_view.get();
     }
-}
+    void finished(int, bool) override { m_view.reset(); }
+
+private:
+    std::unique_ptr<driftless::cli::LiveView> m_view;
+};
 
 int cmdRun(Args &a)
 {
-    std::string pipeline = a.option("--pipeline");
-    bool once = a.flag("--once");
-    Millis guardEvery(5000);
+    EngineRunOptions o;
+    o.pipeline = a.option("--pipeline");
+    o.once = a.flag("--once");
     if (auto g = a.option("--guard-every"); !g.empty()) {
         auto d = parseDuration(g);
         if (!d || *d < Millis(200))
             throw UsageError("--guard-every takes a duration of at least 200ms, e.g. 5s");
-        guardEvery = *d;
+        o.checkEvery = *d;
     }
     a.noMore();
     StateStore store(a.state);
-    {
-        Workspace ws = store.loadWorkspace();
-        if (ws.pipelines.empty())
-            throw ConfigError("the workspace has no pipelines; run 'driftless-cli apply FILE' first", store.path());
-        if (!pipeline.empty() && !ws.pipeline(pipeline))
-            throw ConfigError("no pipeline named '" + pipeline + "'", store.path());
-    }
+    EngineRun::loadRunnable(store, o.pipeline);
     SignalWatch signals;
-    // A slot past its guard is given up before anything reads it.
-    checkSlotGuards(store);
-    ReconcileScheduler reconciles(store, store.loadWorkspace(), pipeline);
-    if (!once)
-        reconciles.start();
-    int errors = 0;
-    for (;;) {
-        Workspace ws = store.loadWorkspace();
-        auto jobs = jobsFor(ws, pipeline);
-        StateObserver observer(store, jobs);
-        driftless::cli::LiveView view(ws, observer, isatty(STDOUT_FILENO) != 0);
-        observer.setNext(&view);
-        Scheduler::Options opts;
-        opts.once = once;
-        opts.pausedTables = [&store] { return readPauses(store); };
-        Scheduler scheduler(jobs, observer, opts);
-        // The engine stops on Ctrl+C, or to restart with a workspace the slot guard (or promote,
-        // or apply) changed.
-        std::stop_source engineStop;
-        std::stop_callback onSignal(g_stop.get_token(), [&] { engineStop.request_stop(); });
-        std::atomic<bool> restart{false};
-        std::jthread watcher;
-        if (!once)
-            watcher = std::jthread([&](std::stop_token st) {
-                while (!st.stop_requested()) {
-                    for (auto waited = Millis(0); waited < guardEvery && !st.stop_requested(); waited += Millis(100))
-                        std::this_thread::sleep_for(Millis(100));
-                    if (st.stop_requested())
-                        break;
-                    bool changed = checkSlotGuards(store);
-                    try {
-                        changed = changed || store.loadWorkspace() != ws;
-                    } catch (const Error &) {
-                    }
-                    if (changed) {
-                        restart = true;
-                        engineStop.request_stop();
-                        break;
-                    }
-                }
-            });
-        errors = scheduler.run(engineStop.get_token());
-        if (watcher.joinable()) {
-            watcher.request_stop();
-            watcher.join();
-        }
-        if (restart && !g_stop.stop_requested()) {
-            log(LogLevel::Info, "the workspace changed: restarting the sync with it");
-            continue;
-        }
-        break;
-    }
-    if (once)
-        reconciles.runPending(g_stop.get_token()); // what a fallback owes, after this pass
+    EngineRun engine(store, o);
+    RunFace face;
+    const int errors = engine.run(g_stop.get_token(), &face);
     return errors > 0 ? kSyncFailed : kOk;
 }
 
@@ -696,16 +634,7 @@ int cmdServe(Args &a)
     }
     StateStore store(a.state);
     SignalWatch signals;
-    checkSlotGuards(store);
     int errors = driftless::cli::serve(store, o, g_stop);
-    if (errors == driftless::cli::kServeRestart && !g_signalled) {
-        // The slot guard fell back: start again, same arguments, with the new workspace.
-        log(LogLevel::Info, "the workspace changed: serve starts again with it");
-        std::fflush(stdout);
-        ::execv("/proc/self/exe", g_argv);
-        throw Error(ErrorKind::Permanent, std::string("cannot restart serve: ") + std::strerror(errno), {},
-                    "start driftless-cli serve again");
-    }
     return errors > 0 ? kSyncFailed : kOk;
 }
 
@@ -870,7 +799,6 @@ int cmdExport(Args &a)
 
 int main(int argc, char **argv)
 {
-    g_argv = argv;
     try {
         Args a = parseArgs(argc, argv);
         if (a.command.empty() || a.command == "help") {

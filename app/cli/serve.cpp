@@ -1,20 +1,14 @@
-// driftless-cli serve: the engine of `run`, plus a loopback HTTP endpoint with the sync status
-// (JSON) and metrics (Prometheus text), and a monitor that reads the sources' slots and keeps
-// the alerts.
+// driftless-cli serve: the engine of `run` (core::EngineRun, with its monitor reading the
+// sources' slots and keeping the alerts), plus a loopback HTTP endpoint with the sync status
+// (JSON) and metrics (Prometheus text).
 
 #include "app/cli/serve.h"
 
 #include "app/cli/liveview.h"
 
-#include "core/engine/alerts.h"
-#include "core/engine/reconciler.h"
+#include "core/engine/enginerun.h"
 #include "core/engine/log.h"
 #include "core/engine/metrics.h"
-#include "core/engine/pauses.h"
-#include "core/engine/scheduler.h"
-#include "core/engine/slotguard.h"
-#include "core/engine/slots.h"
-#include "core/engine/stateobserver.h"
 #include "core/engine/statusreport.h"
 #include "core/model/error.h"
 
@@ -28,6 +22,8 @@
 #include <nlohmann/json.hpp>
 
 #include <condition_variable>
+#include <functional>
+#include <memory>
 #include <cstdio>
 #include <mutex>
 #include <stdexcept>
@@ -70,143 +66,34 @@ std::pair<std::string, int> parseListen(const std::string &text, bool allowRemot
 
 namespace {
 
-/// The paused tables, for status; none when the file cannot be read just now.
-std::vector<StateStore::PausedTable> pausedNow(StateStore &store)
-{
-    try {
-        return store.pausedTables();
-    } catch (const Error &e) {
-        log(LogLevel::Warn, "paused tables not read: " + e.describe());
-        return {};
-    }
-}
-
-/// Reads the sources' slots on its own thread and keeps the alerts; the HTTP handlers only
-/// read its last sample.
-class Monitor {
+/// What serve shows while the engine runs: log lines (no terminal status line), and the first
+/// start, which the endpoint waits for.
+class ServeFace final : public EngineRunListener {
 public:
-    Monitor(StateStore &store, Workspace ws, StateObserver &observer, Millis every, std::stop_source stop)
-        : m_store(store), m_ws(std::move(ws)), m_observer(observer), m_every(every), m_stop(std::move(stop))
+    EngineObserver *started(const Start &s) override
     {
-    }
-    /// The slot guard fell back: the workspace changed, and serve must start again with it.
-    bool restartWanted() const { return m_restart; }
-    ~Monitor() { stop(); }
-
-    void start()
-    {
-        m_thread = std::jthread([this](std::stop_token st) { loop(st); });
-    }
-    void stop()
-    {
-        if (m_thread.joinable()) {
-            m_thread.request_stop();
-            m_wake.notify_all();
-            m_thread.join();
+        m_view = std::make_unique<LiveView>(s.workspace, s.mirror, false);
+        {
+            std::lock_guard lock(m_mutex);
+            m_started = true;
         }
+        m_changed.notify_all();
+        return m_view.get();
     }
-    struct Sample {
-        std::vector<SourceSlots> sources;
-        std::vector<Alert> alerts;
-        std::int64_t atMs = 0;
-        std::vector<StateStore::ReconcileSummary> reconciles;
-    };
-    Sample sample() const
+    void finished(int, bool) override { m_view.reset(); }
+    /// Until the engine started, or `failed()` says it will not.
+    void waitStarted(const std::function<bool()> &failed)
     {
-        std::lock_guard lock(m_mutex);
-        return m_sample;
+        std::unique_lock lock(m_mutex);
+        while (!m_started && !failed())
+            m_changed.wait_for(lock, std::chrono::milliseconds(50));
     }
 
 private:
-    void loop(std::stop_token st)
-    {
-        while (!st.stop_requested()) {
-            try {
-                once();
-            } catch (const std::exception &e) {
-                log(LogLevel::Warn, std::string("slot monitor: ") + e.what());
-            }
-            std::unique_lock lock(m_waitMutex);
-            m_wake.wait_for(lock, m_every, [&] { return st.stop_requested(); });
-        }
-    }
-    void once()
-    {
-        auto sources = listSlots(m_ws);
-        const auto now = StateStore::nowMs();
-        // Slot guards with action: fallback protect the source first; the sync then restarts
-        // with the workspace the fallback wrote.
-        for (const auto &b : slotGuardBreaches(m_ws, sources)) {
-            try {
-                fallBack(m_store, b);
-                log(LogLevel::Warn, "slot guard: pipeline " + b.pipeline + ": " + b.reason + "; slot " + b.slot +
-                                        " dropped, CDC tables switched to cursor sync; restarting with them");
-                m_restart = true;
-                m_stop.request_stop();
-            } catch (const Error &e) {
-                log(LogLevel::Warn, "slot guard fallback failed: " + e.describe());
-            }
-        }
-        for (const auto &ss : sources)
-            for (const auto &s : ss.replicationSlots) {
-                const std::string key = s.source + "/" + s.slot;
-                if (s.active)
-                    m_inactiveSince.erase(key);
-                else
-                    m_inactiveSince.try_emplace(key, now);
-            }
-        std::vector<StateStore::SlotSample> samples;
-        for (const auto &ss : sources)
-            for (const auto &s : ss.replicationSlots)
-                samples.push_back({s.source, s.slot, now, s.retainedBytes, s.unconfirmedBytes, s.safeWalSize});
-        try {
-            m_store.addSlotSamples(samples);
-            if (now - m_lastPruneMs >= 600'000) {
-                m_lastPruneMs = now;
-                m_store.pruneSlotSamples(now, StateObserver::kSampleKeepMs);
-            }
-        } catch (const Error &e) {
-            log(LogLevel::Warn, "slot samples not recorded: " + e.describe());
-        }
-        std::vector<StateStore::ReconcileSummary> reconciles;
-        try {
-            reconciles = m_store.latestReconciles();
-        } catch (const Error &e) {
-            log(LogLevel::Warn, "reconciliation results not read: " + e.describe());
-        }
-        auto tables = buildStatus(m_ws, m_observer.snapshot(), now, reconciles, pausedNow(m_store));
-        auto change = m_tracker.update(computeAlerts(m_ws, tables, sources, m_inactiveSince, now), now);
-        for (const auto &a : change.opened)
-            record(a.level, a, "alert", a.message + ". " + a.action);
-        for (const auto &a : change.cleared)
-            record("info", a, "alert_cleared", "cleared: " + a.message);
-        std::lock_guard lock(m_mutex);
-        m_sample = {std::move(sources), m_tracker.open(), now, std::move(reconciles)};
-    }
-    void record(const std::string &level, const Alert &a, const std::string &kind, const std::string &message)
-    {
-        try {
-            m_store.addEvent(level, a.pipeline, a.table, kind, message);
-        } catch (const Error &e) {
-            log(LogLevel::Warn, "alert not recorded: " + e.describe());
-        }
-        log(level == "info" ? LogLevel::Info : LogLevel::Warn, message);
-    }
-
-    StateStore &m_store;
-    Workspace m_ws;
-    StateObserver &m_observer;
-    Millis m_every;
-    AlertTracker m_tracker;
-    std::map<std::string, std::int64_t> m_inactiveSince;
-    std::int64_t m_lastPruneMs = 0;
-    mutable std::mutex m_mutex;
-    Sample m_sample;
-    std::mutex m_waitMutex;
-    std::condition_variable m_wake;
-    std::stop_source m_stop;
-    std::atomic<bool> m_restart{false};
-    std::jthread m_thread;
+    std::unique_ptr<LiveView> m_view;
+    std::mutex m_mutex;
+    std::condition_variable m_changed;
+    bool m_started = false;
 };
 
 QHttpServerResponse jsonResponse(const nlohmann::json &j)
@@ -219,46 +106,65 @@ QHttpServerResponse jsonResponse(const nlohmann::json &j)
 int serve(StateStore &store, const ServeOptions &options, std::stop_source stop)
 {
     auto [host, port] = parseListen(options.listen, options.allowRemote);
-    Workspace ws = store.loadWorkspace();
-    if (ws.pipelines.empty())
-        throw ConfigError("the workspace has no pipelines; run 'driftless-cli apply FILE' first", store.path());
-    if (!options.pipeline.empty() && !ws.pipeline(options.pipeline))
-        throw ConfigError("no pipeline named '" + options.pipeline + "'", store.path());
-    if (!options.pipeline.empty())
-        std::erase_if(ws.pipelines, [&](const PipelineSpec &p) { return p.name != options.pipeline; });
-    auto jobs = jobsFor(ws);
-    StateObserver observer(store, jobs);
-    LiveView view(ws, observer, false);
-    observer.setNext(&view);
+    EngineRun::loadRunnable(store, options.pipeline);
+    EngineRunOptions ro;
+    ro.pipeline = options.pipeline;
+    ro.checkEvery = options.monitorEvery;
+    ro.monitor = true;
+    EngineRun engine(store, ro);
+    ServeFace face;
 
     int argc = 1;
     char name[] = "driftless-cli";
     char *argv[] = {name, nullptr};
     QCoreApplication app(argc, argv);
-    Monitor monitor(store, ws, observer, options.monitorEvery, stop);
+
+    int errors = 0;
+    std::exception_ptr failure;
+    std::atomic<bool> ended{false};
+    std::thread runner([&] {
+        try {
+            errors = engine.run(stop.get_token(), &face);
+        } catch (...) {
+            failure = std::current_exception();
+        }
+        ended = true;
+        stop.request_stop();
+    });
+    struct Join {
+        std::thread &t;
+        std::stop_source &stop;
+        ~Join()
+        {
+            stop.request_stop();
+            if (t.joinable())
+                t.join();
+        }
+    } join{runner, stop};
+    // The endpoint answers once the engine holds the workspace (slot guards acted on first).
+    face.waitStarted([&] { return ended.load(); });
+    if (ended && failure)
+        std::rethrow_exception(failure);
 
     QHttpServer server;
     server.route("/sync/status", QHttpServerRequest::Method::Get, [&] {
         const auto now = StateStore::nowMs();
-        auto sample = monitor.sample();
-        auto tables = buildStatus(ws, observer.snapshot(), now, sample.reconciles, pausedNow(store));
-        nlohmann::json slotInfo = slotsJsonValue(sample.sources);
+        auto status = engine.status(now);
+        nlohmann::json slotInfo = slotsJsonValue(status.monitor.sources);
         nlohmann::json root = {
             {"generated_at", formatIso8601(now)},
-            {"tables", tablesJsonValue(tables)},
+            {"tables", tablesJsonValue(status.tables)},
             {"slots", slotInfo["slots"]},
             {"slot_errors", slotInfo["errors"]},
-            {"slots_sampled_at", sample.atMs ? nlohmann::json(formatIso8601(sample.atMs)) : nlohmann::json(nullptr)},
-            {"alerts", alertsJsonValue(sample.alerts)},
+            {"slots_sampled_at",
+             status.monitor.atMs ? nlohmann::json(formatIso8601(status.monitor.atMs)) : nlohmann::json(nullptr)},
+            {"alerts", alertsJsonValue(status.monitor.alerts)},
         };
         return jsonResponse(root);
     });
     server.route("/metrics", QHttpServerRequest::Method::Get, [&] {
-        const auto now = StateStore::nowMs();
-        auto sample = monitor.sample();
-        auto text = prometheusText(buildStatus(ws, observer.snapshot(), now, sample.reconciles, pausedNow(store)),
-                                   sample.sources,
-                                   sample.alerts);
+        auto status = engine.status(StateStore::nowMs());
+        auto text = prometheusText(status.tables, status.monitor.sources, status.monitor.alerts);
         return QHttpServerResponse("text/plain; version=0.0.4; charset=utf-8", QByteArray::fromStdString(text));
     });
     const quint16 bound = server.listen(QHostAddress(QString::fromStdString(host)), static_cast<quint16>(port));
@@ -270,22 +176,6 @@ int serve(StateStore &store, const ServeOptions &options, std::stop_source stop)
     std::printf("serving http://%s/sync/status and http://%s/metrics (Ctrl+C stops)\n", where.c_str(), where.c_str());
     std::fflush(stdout);
 
-    monitor.start();
-    ReconcileScheduler reconciles(store, ws, options.pipeline);
-    reconciles.start();
-    int errors = 0;
-    std::exception_ptr failure;
-    std::thread engine([&] {
-        try {
-            Scheduler::Options opts;
-            opts.pausedTables = [&store] { return readPauses(store); };
-            Scheduler scheduler(jobs, observer, opts);
-            errors = scheduler.run(stop.get_token());
-        } catch (...) {
-            failure = std::current_exception();
-        }
-        stop.request_stop();
-    });
     QTimer poll;
     QObject::connect(&poll, &QTimer::timeout, &app, [&] {
         if (stop.stop_requested())
@@ -294,11 +184,10 @@ int serve(StateStore &store, const ServeOptions &options, std::stop_source stop)
     poll.start(100);
     app.exec();
     stop.request_stop();
-    engine.join();
-    monitor.stop();
-    if (failure && !monitor.restartWanted())
+    runner.join();
+    if (failure)
         std::rethrow_exception(failure);
-    return monitor.restartWanted() ? kServeRestart : errors;
+    return errors;
 }
 
 } // namespace driftless::cli

@@ -21,11 +21,9 @@ struct ServeOptions {
 /// also for an address other than loopback unless `allowRemote`.
 std::pair<std::string, int> parseListen(const std::string &text, bool allowRemote);
 
-/// Runs the pipelines as `run` does and serves GET /sync/status (JSON) and GET /metrics
-/// (Prometheus text) until `stop`. Returns the number of tables in error at the end, or throws.
-/// What serve returns when the slot guard changed the workspace and it must start again.
-constexpr int kServeRestart = -100;
-
+/// Runs the pipelines as `run` does (starting again in place when the workspace changes) and
+/// serves GET /sync/status (JSON) and GET /metrics (Prometheus text) until `stop`. Returns the
+/// number of tables in error at the end, or throws.
 int serve(core::StateStore &store, const ServeOptions &options, std::stop_source stop);
 
 } // namespace driftless::cli

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <set>
 
 namespace driftless::core {
 
@@ -192,6 +193,29 @@ nlohmann::json alertsJsonValue(const std::vector<Alert> &alerts)
                        {"action", a.action},
                        {"since", formatIso8601(a.sinceMs)}});
     return arr;
+}
+
+void SlotActivity::observe(const std::vector<SourceSlots> &sources, std::int64_t nowMs)
+{
+    std::set<std::string> seen, unread;
+    for (const auto &ss : sources) {
+        if (!ss.error.empty())
+            unread.insert(ss.source);
+        for (const auto &s : ss.replicationSlots) {
+            const std::string key = s.source + "/" + s.slot;
+            seen.insert(key);
+            if (s.active)
+                m_inactiveSince.erase(key);
+            else
+                m_inactiveSince.try_emplace(key, nowMs);
+        }
+    }
+    std::erase_if(m_inactiveSince, [&](const auto &entry) {
+        if (seen.count(entry.first))
+            return false;
+        const std::string source = entry.first.substr(0, entry.first.find('/'));
+        return unread.count(source) == 0;
+    });
 }
 
 } // namespace driftless::core

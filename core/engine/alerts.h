@@ -27,10 +27,23 @@ struct Alert {
 /// Open alerts from the tables' status and the sources' slots.
 ///
 /// `inactiveSinceMs` says since when each slot (`source/slot`) has been seen inactive (the
-/// caller keeps it; Postgres 15 does not record it).
+/// caller keeps it, e.g. in a SlotActivity; Postgres 15 does not record it).
 std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableReport> &tables,
                                  const std::vector<SourceSlots> &sources,
                                  const std::map<std::string, std::int64_t> &inactiveSinceMs, std::int64_t nowMs);
+
+/// Since when each replication slot (`source/slot`) has been seen inactive, kept from one
+/// reading of the slots to the next (Postgres 15 does not record it). A slot that went away is
+/// forgotten; the slots of a source that could not be read this time are kept as they were.
+class SlotActivity {
+public:
+    void observe(const std::vector<SourceSlots> &sources, std::int64_t nowMs);
+    const std::map<std::string, std::int64_t> &inactiveSince() const { return m_inactiveSince; }
+    void clear() { m_inactiveSince.clear(); }
+
+private:
+    std::map<std::string, std::int64_t> m_inactiveSince;
+};
 
 /// Remembers which alerts are open, so each is recorded once when it opens and once when it
 /// clears, and keeps when it was first seen.

@@ -72,7 +72,9 @@ core::Workspace fellBackWorkspace(const test::PgTestDb &src, const test::PgTestD
 {
     core::Workspace ws;
     ws.endpoints["app"] = test::pgEndpoint("app", src.name());
-    ws.endpoints["app"].slotGuard = guardOf(4LL << 20, core::SlotGuard::Action::Fallback);
+    // Far above what the shared test server's other tests write while a new slot waits for its
+    // first confirmed position: the guard must not fall back again after the promotion.
+    ws.endpoints["app"].slotGuard = guardOf(10LL << 30, core::SlotGuard::Action::Fallback);
     ws.endpoints["dw"] = test::pgEndpoint("dw", dst.name());
     core::PipelineSpec p;
     p.name = pipeline;

@@ -1,0 +1,280 @@
+#include "core/engine/enginerun.h"
+
+#include "core/engine/log.h"
+#include "core/engine/pauses.h"
+#include "core/engine/reconciler.h"
+#include "core/engine/scheduler.h"
+#include "core/engine/slotguard.h"
+#include "core/engine/stateobserver.h"
+#include "core/model/error.h"
+
+#include <algorithm>
+#include <atomic>
+#include <optional>
+#include <set>
+#include <thread>
+
+namespace driftless::core {
+
+namespace {
+
+/// `ws` with only `pipeline` (all of it when empty).
+Workspace only(Workspace ws, const std::string &pipeline)
+{
+    if (!pipeline.empty())
+        std::erase_if(ws.pipelines, [&](const PipelineSpec &p) { return p.name != pipeline; });
+    return ws;
+}
+
+} // namespace
+
+struct EngineRun::Monitor {
+    AlertTracker tracker;
+    SlotActivity activity;
+    std::int64_t lastPruneMs = 0;
+};
+
+EngineRun::EngineRun(StateStore &store, EngineRunOptions options)
+    : m_store(store), m_options(std::move(options)), m_monitor(std::make_unique<Monitor>())
+{
+}
+
+EngineRun::~EngineRun() = default;
+
+Workspace EngineRun::loadRunnable(StateStore &store, const std::string &pipeline)
+{
+    Workspace ws = store.loadWorkspace();
+    if (ws.pipelines.empty())
+        throw ConfigError("the workspace has no pipelines; run 'driftless-cli apply FILE' first", store.path());
+    if (!pipeline.empty() && !ws.pipeline(pipeline))
+        throw ConfigError("no pipeline named '" + pipeline + "'", store.path());
+    return ws;
+}
+
+bool EngineRun::enforceGuards()
+{
+    try {
+        auto acted = enforceSlotGuards(m_store);
+        for (const auto &b : acted)
+            log(LogLevel::Warn, "slot guard: pipeline " + b.pipeline + ": " + b.reason + "; slot " + b.slot +
+                                    " dropped, CDC tables switched to cursor sync (driftless-cli promote " +
+                                    b.pipeline + " goes back)");
+        return !acted.empty();
+    } catch (const Error &e) {
+        log(LogLevel::Warn, "slot guard check failed: " + e.describe());
+        return false;
+    }
+}
+
+void EngineRun::pausesNow(EngineRunListener *listener)
+{
+    auto paused = m_store.pausedTables();
+    if (listener)
+        listener->pausesRead(paused);
+    std::lock_guard lock(m_mutex);
+    m_paused = std::move(paused);
+}
+
+EngineRun::Status EngineRun::status(std::int64_t nowMs) const
+{
+    std::lock_guard lock(m_mutex);
+    Status s;
+    s.workspace = m_workspace;
+    s.monitor = m_sample;
+    if (m_workspace)
+        s.tables = buildStatus(*m_workspace, m_mirror ? m_mirror->snapshot() : m_lastTables, nowMs,
+                               m_sample.reconciles, m_paused);
+    return s;
+}
+
+MonitorSample EngineRun::monitorSample() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_sample;
+}
+
+bool EngineRun::monitorOnce(const Workspace &ws)
+{
+    auto sources = listSlots(ws);
+    const auto now = StateStore::nowMs();
+    // Slot guards with action: fallback protect the source first; the run then starts again
+    // with the workspace the fallback wrote.
+    bool fellBack = false;
+    for (const auto &b : slotGuardBreaches(ws, sources)) {
+        try {
+            fallBack(m_store, b);
+            log(LogLevel::Warn, "slot guard: pipeline " + b.pipeline + ": " + b.reason + "; slot " + b.slot +
+                                    " dropped, CDC tables switched to cursor sync; restarting with them");
+            fellBack = true;
+        } catch (const Error &e) {
+            log(LogLevel::Warn, "slot guard fallback failed: " + e.describe());
+        }
+    }
+    Monitor &m = *m_monitor;
+    m.activity.observe(sources, now);
+    std::vector<StateStore::SlotSample> samples;
+    for (const auto &ss : sources)
+        for (const auto &s : ss.replicationSlots)
+            samples.push_back({s.source, s.slot, now, s.retainedBytes, s.unconfirmedBytes, s.safeWalSize});
+    try {
+        m_store.addSlotSamples(samples);
+        if (now - m.lastPruneMs >= 600'000) {
+            m.lastPruneMs = now;
+            m_store.pruneSlotSamples(now, StateObserver::kSampleKeepMs);
+        }
+    } catch (const Error &e) {
+        log(LogLevel::Warn, "slot samples not recorded: " + e.describe());
+    }
+    std::vector<StateStore::ReconcileSummary> reconciles;
+    try {
+        reconciles = m_store.latestReconciles();
+    } catch (const Error &e) {
+        log(LogLevel::Warn, "reconciliation results not read: " + e.describe());
+    }
+    std::vector<TableReport> tables;
+    {
+        std::lock_guard lock(m_mutex);
+        tables = buildStatus(ws, m_mirror ? m_mirror->snapshot() : m_lastTables, now, reconciles, m_paused);
+    }
+    auto change = m.tracker.update(computeAlerts(ws, tables, sources, m.activity.inactiveSince(), now), now);
+    auto record = [&](const std::string &level, const Alert &a, const std::string &kind, const std::string &message) {
+        try {
+            m_store.addEvent(level, a.pipeline, a.table, kind, message);
+        } catch (const Error &e) {
+            log(LogLevel::Warn, "alert not recorded: " + e.describe());
+        }
+        log(level == "info" ? LogLevel::Info : LogLevel::Warn, message);
+    };
+    for (const auto &a : change.opened)
+        record(a.level, a, "alert", a.message + ". " + a.action);
+    for (const auto &a : change.cleared)
+        record("info", a, "alert_cleared", "cleared: " + a.message);
+    std::lock_guard lock(m_mutex);
+    m_sample = {std::move(sources), m.tracker.open(), now, std::move(reconciles)};
+    return fellBack;
+}
+
+int EngineRun::run(std::stop_token stop, EngineRunListener *listener)
+{
+    loadRunnable(m_store, m_options.pipeline);
+    // A slot past its guard is given up before anything reads it.
+    enforceGuards();
+    int errors = 0;
+    std::shared_ptr<const Workspace> last;
+    for (int restarts = 0;; ++restarts) {
+        const Workspace stored = loadRunnable(m_store, m_options.pipeline);
+        auto ws = std::make_shared<const Workspace>(only(stored, m_options.pipeline));
+        last = ws;
+        const auto jobs = jobsFor(*ws);
+        StateObserver mirror(m_store, jobs);
+        try {
+            pausesNow(nullptr);
+        } catch (const Error &e) {
+            log(LogLevel::Warn, "paused tables not read: " + e.describe());
+        }
+        {
+            std::lock_guard lock(m_mutex);
+            m_workspace = ws;
+            m_mirror = &mirror;
+        }
+        // The mirror is let go of however this run ends.
+        struct Unpublish {
+            EngineRun &self;
+            const StateObserver &mirror;
+            ~Unpublish()
+            {
+                auto tables = mirror.snapshot();
+                std::lock_guard lock(self.m_mutex);
+                self.m_lastTables = std::move(tables);
+                self.m_mirror = nullptr;
+            }
+        } unpublish{*this, mirror};
+        EngineObserver *next = listener ? listener->started({*ws, jobs, mirror, m_store, restarts}) : nullptr;
+        mirror.setNext(next);
+
+        // The engine stops when asked, or to start again with a workspace that changed.
+        std::stop_source engineStop;
+        std::stop_callback onStop(stop, [&] { engineStop.request_stop(); });
+        std::atomic<bool> restart{false};
+        std::unique_ptr<ReconcileScheduler> reconciles;
+        std::jthread watcher;
+        try {
+            if (!m_options.once) {
+                reconciles = std::make_unique<ReconcileScheduler>(m_store, *ws, m_options.pipeline);
+                reconciles->start();
+                watcher = std::jthread([&](std::stop_token st) {
+                    bool first = true;
+                    while (!st.stop_requested()) {
+                        // The monitor reads at once (serve shows the slots from the start); the
+                        // guards were checked just before this run.
+                        if (!first || !m_options.monitor)
+                            for (auto waited = Millis(0); waited < m_options.checkEvery && !st.stop_requested();
+                                 waited += Millis(100))
+                                std::this_thread::sleep_for(Millis(100));
+                        first = false;
+                        if (st.stop_requested())
+                            break;
+                        // The guards are those stored now: a DBA who lowers one while the
+                        // apply side is stuck (so this run cannot stop yet) is obeyed at once.
+                        std::optional<Workspace> now;
+                        try {
+                            now = m_store.loadWorkspace();
+                        } catch (const Error &) {
+                        }
+                        bool changed = false;
+                        try {
+                            changed = m_options.monitor ? monitorOnce(now ? only(*now, m_options.pipeline) : *ws)
+                                                        : enforceGuards();
+                        } catch (const std::exception &e) {
+                            log(LogLevel::Warn, std::string("slot monitor: ") + e.what());
+                        }
+                        changed = changed || (now && *now != stored);
+                        if (changed) {
+                            restart = true;
+                            engineStop.request_stop();
+                            break;
+                        }
+                    }
+                });
+            }
+            Scheduler::Options so;
+            so.once = m_options.once;
+            so.pausedTables = [this, listener] {
+                pausesNow(listener);
+                std::set<PauseSet::Key> keys;
+                std::lock_guard lock(m_mutex);
+                for (const auto &p : m_paused)
+                    keys.insert({p.pipeline, p.table});
+                return keys;
+            };
+            errors = Scheduler(jobs, mirror, so).run(engineStop.get_token());
+        } catch (...) {
+            if (watcher.joinable()) {
+                watcher.request_stop();
+                watcher.join();
+            }
+            reconciles.reset();
+            if (listener)
+                listener->finished(0, false);
+            throw;
+        }
+        if (watcher.joinable()) {
+            watcher.request_stop();
+            watcher.join();
+        }
+        reconciles.reset();
+        const bool again = restart && !stop.stop_requested();
+        if (listener)
+            listener->finished(errors, again);
+        if (!again)
+            break;
+        // Shown as a warning: a DBA reading serve's log wants to see why the sync started again.
+        log(LogLevel::Warn, "the stored workspace changed (a slot guard fallback, promote or apply): the sync "
+                            "starts again with it");
+    }
+    if (m_options.once)
+        ReconcileScheduler(m_store, *last, m_options.pipeline).runPending(stop); // what a fallback owes
+    return errors;
+}
+
+} // namespace driftless::core

@@ -1,0 +1,221 @@
+// core::EngineRun, the run lifecycle every face (driftless-cli run, serve, the app) shares: it
+// refuses a workspace it cannot run, starts again in place when the stored workspace changes,
+// and keeps every table's status readable from other threads while it runs and after.
+
+#include "core/engine/enginerun.h"
+#include "core/engine/stateobserver.h"
+#include "core/model/error.h"
+#include "core/state/statestore.h"
+#include "tests/support/testsupport.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+using namespace driftless;
+using namespace driftless::test;
+
+namespace {
+
+/// Records what the engine run tells its face.
+class Recorder final : public core::EngineRunListener {
+public:
+    core::EngineObserver *started(const Start &s) override
+    {
+        std::lock_guard lock(m_mutex);
+        std::size_t tables = 0;
+        for (const auto &p : s.workspace.pipelines)
+            tables += p.tables.size();
+        m_starts.push_back({s.restarts, tables, s.jobs.size()});
+        return nullptr;
+    }
+    void finished(int errors, bool restarting) override
+    {
+        std::lock_guard lock(m_mutex);
+        m_finishes.emplace_back(errors, restarting);
+    }
+    struct StartSeen {
+        int restarts;
+        std::size_t workspaceTables, jobs;
+    };
+    std::vector<StartSeen> starts() const
+    {
+        std::lock_guard lock(m_mutex);
+        return m_starts;
+    }
+    std::vector<std::pair<int, bool>> finishes() const
+    {
+        std::lock_guard lock(m_mutex);
+        return m_finishes;
+    }
+
+private:
+    mutable std::mutex m_mutex;
+    std::vector<StartSeen> m_starts;
+    std::vector<std::pair<int, bool>> m_finishes;
+};
+
+bool waitFor(const std::function<bool()> &done, std::chrono::seconds limit = std::chrono::seconds(60))
+{
+    const auto until = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > until)
+            return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return true;
+}
+
+struct EngineRunTest : ::testing::Test {
+    PgTestDb src{"engrun_src"};
+    PgTestDb dst{"engrun_dst"};
+    TempDir dir;
+    std::string statePath = dir.file("workspace.db");
+    std::string pipeline = uniqueName("engrun");
+
+    void SetUp() override
+    {
+        src.exec("CREATE TABLE first (id bigint PRIMARY KEY, v text); "
+                 "INSERT INTO first SELECT g, 'v' || g FROM generate_series(1, 50) g; "
+                 "CREATE TABLE second (id bigint PRIMARY KEY, v text); "
+                 "INSERT INTO second SELECT g, 'w' || g FROM generate_series(1, 70) g");
+    }
+    core::Workspace workspace(const std::vector<std::string> &tables)
+    {
+        core::Workspace ws;
+        ws.endpoints["app"] = pgEndpoint("app", src.name());
+        ws.endpoints["dw"] = pgEndpoint("dw", dst.name());
+        core::PipelineSpec p;
+        p.name = pipeline;
+        p.source = "app";
+        p.target = "dw";
+        for (const auto &t : tables) {
+            core::TableSpec spec;
+            spec.table = {"public", t};
+            spec.strategy = core::Strategy::FullRefresh;
+            p.tables.push_back(spec);
+        }
+        ws.pipelines = {p};
+        return ws;
+    }
+    static std::string stateOf(const core::EngineRun::Status &s, const std::string &table)
+    {
+        for (const auto &t : s.tables)
+            if (t.table == "public." + table)
+                return t.state;
+        return {};
+    }
+};
+
+TEST_F(EngineRunTest, aWorkspaceItCannotRunIsRefusedBeforeAnythingRuns)
+{
+    core::StateStore store(statePath);
+    core::EngineRun empty(store, {});
+    EXPECT_THROW(empty.run({}), core::ConfigError);
+    store.applyWorkspace(workspace({"first"}));
+    core::EngineRunOptions o;
+    o.pipeline = "no_such_pipeline";
+    try {
+        core::EngineRun(store, o).run({});
+        FAIL() << "an unknown pipeline was run";
+    } catch (const core::ConfigError &e) {
+        EXPECT_NE(std::string(e.what()).find("no pipeline named 'no_such_pipeline'"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM pg_tables WHERE tablename = 'first'"), "0");
+}
+
+TEST_F(EngineRunTest, oncePassesEveryTableAndKeepsTheirStatusAfterwards)
+{
+    core::StateStore store(statePath);
+    store.applyWorkspace(workspace({"first", "second"}));
+    core::EngineRunOptions o;
+    o.once = true;
+    core::EngineRun engine(store, o);
+    Recorder face;
+    EXPECT_EQ(engine.run({}, &face), 0);
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM first"), "50");
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM second"), "70");
+    const auto status = engine.status(core::StateStore::nowMs());
+    ASSERT_TRUE(status.workspace);
+    EXPECT_EQ(stateOf(status, "first"), "ok");
+    EXPECT_EQ(stateOf(status, "second"), "ok");
+    ASSERT_EQ(face.starts().size(), 1u);
+    ASSERT_EQ(face.finishes().size(), 1u);
+    EXPECT_EQ(face.finishes()[0], std::make_pair(0, false));
+}
+
+TEST_F(EngineRunTest, aChangedWorkspaceRestartsTheRunInPlace)
+{
+    core::StateStore store(statePath);
+    store.applyWorkspace(workspace({"first"}));
+    core::EngineRunOptions o;
+    o.checkEvery = core::Millis(200);
+    core::EngineRun engine(store, o);
+    Recorder face;
+    std::stop_source stop;
+    std::atomic<int> result{-1};
+    std::jthread runner([&] { result = engine.run(stop.get_token(), &face); });
+    struct StopAtEnd {
+        std::stop_source &stop;
+        ~StopAtEnd() { stop.request_stop(); }
+    } stopAtEnd{stop};
+
+    ASSERT_TRUE(waitFor([&] { return stateOf(engine.status(core::StateStore::nowMs()), "first") == "ok"; }));
+    EXPECT_EQ(stateOf(engine.status(core::StateStore::nowMs()), "second"), "");
+
+    // Another process (apply, promote, a slot guard fallback) changes the stored workspace.
+    core::StateStore(statePath).applyWorkspace(workspace({"first", "second"}));
+    ASSERT_TRUE(waitFor([&] { return stateOf(engine.status(core::StateStore::nowMs()), "second") == "ok"; }));
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM second"), "70");
+    auto starts = face.starts();
+    ASSERT_EQ(starts.size(), 2u);
+    EXPECT_EQ(starts[0].restarts, 0);
+    EXPECT_EQ(starts[0].jobs, 1u);
+    EXPECT_EQ(starts[1].restarts, 1);
+    EXPECT_EQ(starts[1].jobs, 2u);
+    ASSERT_GE(face.finishes().size(), 1u);
+    EXPECT_TRUE(face.finishes()[0].second) << "the first run ended to start again";
+
+    stop.request_stop();
+    runner.join();
+    EXPECT_EQ(result.load(), 0);
+    ASSERT_EQ(face.finishes().size(), 2u);
+    EXPECT_FALSE(face.finishes()[1].second) << "a stop is not a restart";
+    // What the last run knew stays readable after it.
+    EXPECT_EQ(stateOf(engine.status(core::StateStore::nowMs()), "second"), "ok");
+}
+
+TEST(SlotActivity, remembersSinceWhenASlotIsInactiveAndForgetsOneThatWentAway)
+{
+    auto slot = [](const std::string &source, const std::string &name, bool active) {
+        core::SlotReport r;
+        r.source = source;
+        r.slot = name;
+        r.active = active;
+        return r;
+    };
+    core::SlotActivity a;
+    core::SourceSlots app{"app", "", "0/0", std::nullopt, {slot("app", "s1", false), slot("app", "s2", true)}};
+    core::SourceSlots other{"other", "", "0/0", std::nullopt, {slot("other", "s3", false)}};
+    a.observe({app, other}, 1000);
+    EXPECT_EQ(a.inactiveSince(), (std::map<std::string, std::int64_t>{{"app/s1", 1000}, {"other/s3", 1000}}));
+    // Still inactive later: since the first sighting.
+    a.observe({app, other}, 2000);
+    EXPECT_EQ(a.inactiveSince().at("app/s1"), 1000);
+    // s1 dropped; the other source unreachable this time: its slot is kept as it was.
+    app.replicationSlots = {slot("app", "s2", false)};
+    other.error = "connection refused";
+    other.replicationSlots.clear();
+    a.observe({app, other}, 3000);
+    EXPECT_EQ(a.inactiveSince(), (std::map<std::string, std::int64_t>{{"app/s2", 3000}, {"other/s3", 1000}}));
+    // Active again: no longer inactive.
+    app.replicationSlots = {slot("app", "s2", true)};
+    a.observe({app, other}, 4000);
+    EXPECT_EQ(a.inactiveSince(), (std::map<std::string, std::int64_t>{{"other/s3", 1000}}));
+}
+
+} // namespace
