@@ -329,6 +329,9 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
         }
         t->position = pos;
         t->version = version;
+        // The mirror holds the stream position before the table shows as streaming: a view never
+        // shows "streaming" beside the last load chunk's key.
+        m_observer.batchApplied(t->key, {}, cp, std::nullopt);
         m_observer.event("info", t->key, "load_done",
                          "initial load done: " + std::to_string(t->loaded) + " rows; streaming from " +
                              pgcatalog::formatLsn(streamFrom));
@@ -907,6 +910,32 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
     try {
         repl.sendStatus(m_acked.load(), m_acked.load(), false);
     } catch (const Error &) {
+    }
+    if (options.once)
+        finishRebackfills(stop);
+}
+
+void CdcPipeline::finishRebackfills(std::stop_token stop)
+{
+    // One pass (`run --once`) is not done while a table is still being copied again: the copy
+    // (and any waiting its turn) runs to its end here. The stream's changes up to the drain
+    // position are applied; later ones reach the table in the next pass, ordered against the
+    // copy by the guarded merge as while streaming.
+    for (;;) {
+        if (stop.stop_requested())
+            return;
+        if (!m_rebackfill) {
+            pollRequests();
+            if (!m_rebackfill)
+                return;
+        }
+        try {
+            rebackfillStep();
+        } catch (const Error &e) {
+            if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
+                throw;
+            stopTable(*m_rebackfill->table, e); // its chunk's transaction rolled back
+        }
     }
 }
 

@@ -103,6 +103,8 @@ private:
     bool writeHeartbeat(PgConnection &src, bool failedBefore);
     void startRebackfill(Table &t, const nlohmann::json &progress);
     void cancelRebackfill(Table &t);
+    /// With `once`, after the drain: runs the re-backfills under way or waiting to their end.
+    void finishRebackfills(std::stop_token stop);
     void rebackfillStep();
     static nlohmann::json rebackfillPosition(const Rebackfill &rb);
     std::vector<Table *> tablePointers() const;

@@ -274,6 +274,8 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
     }
     t.position = pos;
     t.version = cp.version;
+    // The mirror holds the stream position before the table shows as streaming.
+    m_observer.batchApplied(t.key, {}, cp, std::nullopt);
     m_observer.event("info", t.key, "load_done",
                      "initial load done: " + std::to_string(t.loaded) + " rows; streaming from " + streamFrom->file +
                          ":" + std::to_string(streamFrom->offset));

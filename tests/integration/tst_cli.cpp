@@ -406,6 +406,24 @@ TEST_F(CliBackfill, aTableThatIsNotCdcIsRefusedWithWhatToDoInstead)
     EXPECT_NE(unknown.err.find("has no table public.nope"), std::string::npos) << unknown.err;
 }
 
+TEST_F(CliBackfill, anInterruptedBackfillIsFinishedByTheNextRunOnce)
+{
+    // The copy is killed after its third chunk; the next `run --once` resumes it and returns only
+    // when it is done (it used to return after the stream's drain with the copy part-way, exit 0).
+    auto killed = runCli({"--state", state, "backfill", pipeline, "public.big"},
+                         {{"DRIFTLESS_CRASH_AT", "rebackfill.after_chunk:3"}});
+    ASSERT_NE(killed.exitCode, 0) << killed.out << killed.err;
+    src.exec("UPDATE big SET n = n + 1 WHERE id % 10 = 0"); // streamed by the same pass
+    auto run = runCli({"--state", state, "run", "--once", "--pipeline", pipeline});
+    EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
+    auto pos = nlohmann::json::parse(dst.scalar("SELECT position FROM _driftless.checkpoints WHERE source_table = "
+                                                "'public.big'"));
+    EXPECT_FALSE(pos.contains("rebackfill")) << pos.dump();
+    EXPECT_EQ(hashOf(dst, "model"), hashOf(src, "public")) << "drift repaired, the extra row removed";
+    driftless::core::SqliteDb db(state, driftless::core::SqliteDb::Mode::ReadOnly);
+    EXPECT_EQ(db.scalarInt("SELECT count(*) FROM events WHERE message LIKE 're-backfill done: %'"), 1);
+}
+
 TEST_F(CliBackfill, anInterruptedBackfillCanBeCancelledAndStartedAgain)
 {
     // The copy is killed after its third chunk; cancelling it with no sync running leaves a

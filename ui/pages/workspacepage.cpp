@@ -512,7 +512,7 @@ void WorkspacePage::onSaved(std::uint64_t job, const QString &statePath, const Q
         showWorkspace(*outcome.workspace);
         message = tr("%1: %2.").arg(what, outcome.message);
         if (m_engine->state() != EngineBridge::State::Stopped)
-            message += tr(" The running sync keeps the settings it started with until it is restarted.");
+            message += tr(" The running sync starts again with it within a few seconds.");
         m_engine->refresh();
     } else {
         message = tr("%1 failed: %2").arg(what, outcome.message);
