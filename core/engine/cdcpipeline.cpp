@@ -776,15 +776,8 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                             lastBeat = now;
                             beatFailed = !writeHeartbeat(src, beatFailed);
                         }
-                        if (m_rebackfill && !stop.stop_requested()) {
-                            try {
-                                rebackfillStep();
-                            } catch (const Error &e) {
-                                if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
-                                    throw;
-                                stopTable(*m_rebackfill->table, e); // its chunk's transaction rolled back
-                            }
-                        }
+                        if (m_rebackfill && !stop.stop_requested())
+                            rebackfillStepOrStop();
                     }
                     auto b = queue.popFor(m_rebackfill && !open ? std::chrono::milliseconds(0)
                                                                : std::chrono::milliseconds(200));
@@ -929,13 +922,18 @@ void CdcPipeline::finishRebackfills(std::stop_token stop)
             if (!m_rebackfill)
                 return;
         }
-        try {
-            rebackfillStep();
-        } catch (const Error &e) {
-            if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
-                throw;
-            stopTable(*m_rebackfill->table, e); // its chunk's transaction rolled back
-        }
+        rebackfillStepOrStop();
+    }
+}
+
+void CdcPipeline::rebackfillStepOrStop()
+{
+    try {
+        rebackfillStep();
+    } catch (const Error &e) {
+        if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
+            throw;
+        stopTable(*m_rebackfill->table, e); // its chunk's transaction rolled back
     }
 }
 

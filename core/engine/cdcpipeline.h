@@ -106,6 +106,8 @@ private:
     /// With `once`, after the drain: runs the re-backfills under way or waiting to their end.
     void finishRebackfills(std::stop_token stop);
     void rebackfillStep();
+    /// rebackfillStep(); an error of the table's own (P4) stops only that table.
+    void rebackfillStepOrStop();
     static nlohmann::json rebackfillPosition(const Rebackfill &rb);
     std::vector<Table *> tablePointers() const;
     /// Shows `tables` what a slot creation waits for (their state message; an event the first time).
