@@ -131,7 +131,6 @@ public:
     {
         m_store = &s.store;
         m_run = std::make_shared<Run>(s.workspace, s.store.events(EngineBridge::kEventLimit));
-        m_run->setPaused(s.store.pausedTables());
         m_run->live.follow(s.mirror);
         noteEngineEvent(s.store, m_run->live, s.restarts ? "engine_restarted" : "engine_started",
                         (s.restarts ? "the workspace changed: engine started again for "

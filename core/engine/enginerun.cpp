@@ -191,6 +191,14 @@ int EngineRun::run(std::stop_token stop, EngineRunListener *listener)
         } unpublish{*this, mirror};
         EngineObserver *next = listener ? listener->started({*ws, jobs, mirror, m_store, restarts}) : nullptr;
         mirror.setNext(next);
+        if (listener) { // the pauses read above, so the face need not read them again
+            std::vector<StateStore::PausedTable> paused;
+            {
+                std::lock_guard lock(m_mutex);
+                paused = m_paused;
+            }
+            listener->pausesRead(paused);
+        }
 
         // The engine stops when asked, or to start again with a workspace that changed.
         std::stop_source engineStop;

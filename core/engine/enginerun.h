@@ -57,7 +57,7 @@ public:
     /// The engine starts with `start.workspace` (again, after a change). What it returns is
     /// chained after the mirror, and must live until finished().
     virtual EngineObserver *started(const Start &) { return nullptr; }
-    /// The paused tables, as the engine read them (about once a second).
+    /// The paused tables, as the engine read them: right after started(), then about once a second.
     virtual void pausesRead(const std::vector<StateStore::PausedTable> &) {}
     /// That run ended: `restarting` when it starts again at once with a changed workspace (a slot
     /// guard fallback, promote, apply), `errors` the tables it left in error. Also called when the
