@@ -1,5 +1,6 @@
 #include "ui/alertcenter.h"
 
+#include "core/base/clock.h"
 #include "core/state/statestore.h"
 
 #include <algorithm>
@@ -59,7 +60,7 @@ void AlertCenter::setSlotSample(const SlotSample &sample)
 void AlertCenter::update(std::int64_t nowMs)
 {
     if (nowMs == 0)
-        nowMs = core::StateStore::nowMs();
+        nowMs = core::wallClockMs();
     std::vector<core::Alert> now;
     if (m_workspace)
         now = core::computeAlerts(*m_workspace, m_tables, m_sources, m_activity.inactiveSince(), nowMs);

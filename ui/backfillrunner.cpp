@@ -1,4 +1,5 @@
 #include "ui/backfillrunner.h"
+#include "ui/displayformat.h"
 
 #include "ui/enginebridge.h"
 
@@ -20,18 +21,6 @@ struct BackfillRunner::Outcome {
     QString message;
     std::optional<int> runningPid;
 };
-
-namespace
-{
-
-QString describe(const std::exception &e)
-{
-    if (const auto *error = dynamic_cast<const core::Error *>(&e))
-        return QString::fromStdString(error->describe());
-    return QString::fromStdString(std::string("internal error: ") + e.what());
-}
-
-} // namespace
 
 BackfillRunner::BackfillRunner(EngineBridge *engine, QObject *parent)
     : QObject(parent), m_engine(engine), m_mailbox(Mailbox<BackfillRunner>::create(this))

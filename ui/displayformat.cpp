@@ -1,5 +1,7 @@
 #include "ui/displayformat.h"
 
+#include "core/model/error.h"
+
 #include <QDateTime>
 #include <QLocale>
 
@@ -8,6 +10,9 @@
 
 namespace driftless::ui
 {
+
+QString describe(const std::exception &e) { return QString::fromStdString(core::describe(e)); }
+
 
 QString formatLag(std::optional<double> seconds)
 {

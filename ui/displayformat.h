@@ -11,6 +11,8 @@
 namespace driftless::ui
 {
 
+/// Any exception as one line for a message or a tooltip (core::describe).
+QString describe(const std::exception &e);
 /// `4 s`, `12 min`, `3 h 05 min`, `2 d`; an em dash when the table never synced.
 QString formatLag(std::optional<double> seconds);
 /// A duration without rounding to the largest unit only: `2 min`, `1 h`, `90 s`.

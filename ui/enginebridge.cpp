@@ -1,11 +1,13 @@
 #include "ui/enginebridge.h"
+#include "ui/displayformat.h"
 #include "ui/enginepriority.h"
 
 #include "ui/liveobserver.h"
 #include "ui/mailbox.h"
 
+#include "core/base/clock.h"
+#include "core/base/log.h"
 #include "core/engine/enginerun.h"
-#include "core/engine/log.h"
 #include "core/engine/stateobserver.h"
 #include "core/engine/statusreport.h"
 #include "core/model/error.h"
@@ -62,20 +64,13 @@ namespace {
 
 QString tr(const char *text) { return QCoreApplication::translate("driftless::ui::EngineBridge", text); }
 
-QString describe(const std::exception &e)
-{
-    if (const auto *error = dynamic_cast<const core::Error *>(&e))
-        return QString::fromStdString(error->describe());
-    return QString::fromStdString(std::string("internal error: ") + e.what());
-}
-
 /// Runs on a pool thread: the file may be busy (another process writing) for seconds.
 EngineSnapshot readStored(const std::string &path, std::uint64_t generation)
 {
     EngineSnapshot s;
     s.generation = generation;
     s.statePath = QString::fromStdString(path);
-    s.takenAtMs = StateStore::nowMs();
+    s.takenAtMs = core::wallClockMs();
     std::error_code ec;
     // Opening would create an empty workspace; a typo in --state should not leave files behind.
     if (!std::filesystem::exists(path, ec)) {
@@ -110,7 +105,7 @@ void noteEngineEvent(StateStore &store, LiveObserver &live, const std::string &k
     } catch (const core::Error &) {
     }
     StateStore::Event e;
-    e.tsMs = StateStore::nowMs();
+    e.tsMs = core::wallClockMs();
     e.level = "info";
     e.kind = kind;
     e.message = message;
@@ -202,7 +197,7 @@ void EngineBridge::open(const QString &statePath)
     EngineSnapshot empty;
     empty.generation = m_generation;
     empty.statePath = m_path;
-    empty.takenAtMs = StateStore::nowMs();
+    empty.takenAtMs = core::wallClockMs();
     publish(std::move(empty));
     startRead();
 }
@@ -293,7 +288,7 @@ void EngineBridge::publishLive(bool force)
     if (!m_run || m_runGeneration != m_generation)
         return;
     const auto changes = m_run->live.changes();
-    const auto now = StateStore::nowMs();
+    const auto now = core::wallClockMs();
     // Lag grows while nothing happens, so publish once a second even without changes.
     if (!force && changes == m_publishedChanges && now - m_lastPublishMs < 1000)
         return;

@@ -34,6 +34,15 @@ struct EngineSnapshot {
     QString error;
 };
 
+/// The same workspace: the same object, or two equal ones (both null counts as the same).
+inline bool sameWorkspace(const std::shared_ptr<const core::Workspace> &a,
+                          const std::shared_ptr<const core::Workspace> &b)
+{
+    if (!a || !b)
+        return a == b;
+    return a == b || *a == *b;
+}
+
 } // namespace driftless::ui
 
 Q_DECLARE_METATYPE(driftless::ui::EngineSnapshot)

@@ -1,5 +1,7 @@
 #include "ui/liveobserver.h"
 
+#include "core/base/clock.h"
+
 namespace driftless::ui {
 
 LiveObserver::LiveObserver(std::vector<core::StateStore::Event> initial, std::size_t capacity)
@@ -61,7 +63,7 @@ void LiveObserver::event(const std::string &level, const core::TableKey &key, co
                          const std::string &message)
 {
     core::StateStore::Event e;
-    e.tsMs = core::StateStore::nowMs();
+    e.tsMs = core::wallClockMs();
     e.level = level;
     e.pipeline = key.pipeline;
     e.table = key.table.display();

@@ -1,4 +1,5 @@
 #include "ui/promoterunner.h"
+#include "ui/displayformat.h"
 
 #include "core/engine/slotguard.h"
 #include "core/model/error.h"
@@ -18,18 +19,6 @@ struct PromoteRunner::Outcome {
     bool ok = false;
     QStringList lines;
 };
-
-namespace
-{
-
-QString describe(const std::exception &e)
-{
-    if (const auto *error = dynamic_cast<const core::Error *>(&e))
-        return QString::fromStdString(error->describe());
-    return QString::fromStdString(std::string("internal error: ") + e.what());
-}
-
-} // namespace
 
 PromoteRunner::PromoteRunner(EngineBridge *engine, QObject *parent)
     : QObject(parent), m_engine(engine), m_mailbox(Mailbox<PromoteRunner>::create(this))

@@ -1,4 +1,5 @@
 #include "ui/reconcilerunner.h"
+#include "ui/displayformat.h"
 
 #include "core/model/error.h"
 
@@ -28,20 +29,6 @@ struct ReconcileRunner::Request {
 
 namespace
 {
-
-QString describe(const std::exception &e)
-{
-    if (const auto *error = dynamic_cast<const core::Error *>(&e))
-        return QString::fromStdString(error->describe());
-    return QString::fromStdString(std::string("internal error: ") + e.what());
-}
-
-bool sameWorkspace(const std::shared_ptr<const core::Workspace> &a, const std::shared_ptr<const core::Workspace> &b)
-{
-    if (!a || !b)
-        return a == b;
-    return a == b || *a == *b;
-}
 
 /// Opens the state file, which must exist: opening a missing one would create an empty
 /// workspace, and a mistyped path should leave nothing behind.

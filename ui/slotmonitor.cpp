@@ -1,9 +1,8 @@
 #include "ui/slotmonitor.h"
+#include "ui/displayformat.h"
 
-#include "core/db/pgconnection.h"
-#include "core/engine/connect.h"
-#include "core/model/error.h"
-#include "core/state/statestore.h"
+#include "core/base/clock.h"
+#include "core/engine/slots.h"
 
 #include <QThreadPool>
 
@@ -11,24 +10,6 @@
 #include <utility>
 
 namespace driftless::ui {
-
-namespace {
-
-QString describe(const std::exception &e)
-{
-    if (const auto *error = dynamic_cast<const core::Error *>(&e))
-        return QString::fromStdString(error->describe());
-    return QString::fromStdString(std::string("internal error: ") + e.what());
-}
-
-bool sameWorkspace(const std::shared_ptr<const core::Workspace> &a, const std::shared_ptr<const core::Workspace> &b)
-{
-    if (!a || !b)
-        return a == b;
-    return a == b || *a == *b;
-}
-
-} // namespace
 
 SlotMonitor::SlotMonitor(QObject *parent) : QObject(parent), m_mailbox(Mailbox<SlotMonitor>::create(this))
 {
@@ -41,8 +22,7 @@ SlotMonitor::~SlotMonitor() { m_mailbox->close(); }
 
 QString SlotMonitor::dropSql(const QString &slot)
 {
-    return QStringLiteral("SELECT pg_drop_replication_slot(%1);")
-        .arg(QString::fromStdString(core::pgLiteral(slot.toStdString())));
+    return QString::fromStdString(core::dropSlotSql(slot.toStdString()));
 }
 
 void SlotMonitor::setSnapshot(const EngineSnapshot &snapshot)
@@ -97,7 +77,7 @@ void SlotMonitor::startRead()
                 failed.error = describe(e).toStdString();
                 s.sources.push_back(std::move(failed));
             }
-            s.takenAtMs = core::StateStore::nowMs();
+            s.takenAtMs = core::wallClockMs();
             mailbox->post([s = std::move(s)](SlotMonitor &m) mutable { m.onReadDone(std::move(s)); });
         });
 }
@@ -125,11 +105,10 @@ void SlotMonitor::dropSlot(const QString &source, const QString &slot)
         return;
     }
     QThreadPool::globalInstance()->start([mailbox = m_mailbox, generation = m_generation, endpoint = *endpoint,
-                                          source, slot, sql = dropSql(slot).toStdString()] {
+                                          source, slot] {
         QString error;
         try {
-            core::PgConnection c = core::connectPostgres(endpoint, "driftless drop slot");
-            c.exec(sql);
+            core::dropSlot(endpoint, slot.toStdString());
         } catch (const std::exception &e) {
             error = describe(e);
         }

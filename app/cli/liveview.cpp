@@ -1,5 +1,6 @@
 #include "app/cli/liveview.h"
 
+#include "core/base/clock.h"
 #include "core/engine/statusreport.h"
 
 #include <cstdio>
@@ -24,7 +25,7 @@ void LiveView::printLine(const std::string &line)
     std::lock_guard lock(m_mutex);
     if (m_terminal && m_lineShown)
         std::fputs("\r\033[K", stdout);
-    std::fprintf(stdout, "%s %s\n", formatIso8601(StateStore::nowMs()).c_str(), line.c_str());
+    std::fprintf(stdout, "%s %s\n", formatIso8601(wallClockMs()).c_str(), line.c_str());
     if (m_terminal) {
         std::fputs(statusLine().c_str(), stdout);
         m_lineShown = true;
@@ -34,7 +35,7 @@ void LiveView::printLine(const std::string &line)
 
 std::string LiveView::statusLine() const
 {
-    auto reports = buildStatus(m_ws, m_state.snapshot(), StateStore::nowMs());
+    auto reports = buildStatus(m_ws, m_state.snapshot(), wallClockMs());
     std::string line;
     long long rows = 0;
     for (const auto &r : reports) {
@@ -80,7 +81,7 @@ void LiveView::batchApplied(const TableKey &key, const ApplyResult &result, cons
             return;
         if (key.strategy == Strategy::Cdc) {
             // A stream has no passes: one summary line per table every 10 seconds at most.
-            const auto now = StateStore::nowMs();
+            const auto now = wallClockMs();
             if (t.sinceMs == 0)
                 t.sinceMs = now;
             if (now - t.sinceMs < 10'000 || t.read == 0)

@@ -3,10 +3,11 @@
 #include "app/cli/liveview.h"
 #include "app/cli/serve.h"
 
+#include "core/base/clock.h"
+#include "core/base/log.h"
 #include "core/config/workspacefile.h"
 #include "core/engine/doctor.h"
 #include "core/engine/enginerun.h"
-#include "core/engine/log.h"
 #include "core/engine/pauses.h"
 #include "core/engine/reconciler.h"
 #include "core/engine/resnapshot.h"
@@ -369,14 +370,14 @@ int cmdStatus(Args &a)
     a.noMore();
     if (!std::filesystem::exists(a.state)) {
         if (asJson) {
-            std::printf("%s\n", statusJson({}, StateStore::nowMs()).c_str());
+            std::printf("%s\n", statusJson({}, wallClockMs()).c_str());
             return kOk;
         }
         std::printf("no workspace at %s; run 'driftless-cli apply FILE' first\n", a.state.c_str());
         return kOk;
     }
     StateStore store(a.state);
-    auto now = StateStore::nowMs();
+    auto now = wallClockMs();
     auto reports = buildStatus(store.loadWorkspace(), store.tableStatuses(), now, store.latestReconciles(),
                                store.pausedTables());
     if (asJson) {

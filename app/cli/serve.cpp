@@ -6,8 +6,9 @@
 
 #include "app/cli/liveview.h"
 
+#include "core/base/clock.h"
+#include "core/base/log.h"
 #include "core/engine/enginerun.h"
-#include "core/engine/log.h"
 #include "core/engine/metrics.h"
 #include "core/engine/statusreport.h"
 #include "core/model/error.h"
@@ -148,7 +149,7 @@ int serve(StateStore &store, const ServeOptions &options, std::stop_source stop)
 
     QHttpServer server;
     server.route("/sync/status", QHttpServerRequest::Method::Get, [&] {
-        const auto now = StateStore::nowMs();
+        const auto now = wallClockMs();
         auto status = engine.status(now);
         nlohmann::json slotInfo = slotsJsonValue(status.monitor.sources);
         nlohmann::json root = {
@@ -163,7 +164,7 @@ int serve(StateStore &store, const ServeOptions &options, std::stop_source stop)
         return jsonResponse(root);
     });
     server.route("/metrics", QHttpServerRequest::Method::Get, [&] {
-        auto status = engine.status(StateStore::nowMs());
+        auto status = engine.status(wallClockMs());
         auto text = prometheusText(status.tables, status.monitor.sources, status.monitor.alerts);
         return QHttpServerResponse("text/plain; version=0.0.4; charset=utf-8", QByteArray::fromStdString(text));
     });

@@ -4,7 +4,7 @@
 #include "ui/mainwindow.h"
 #include "ui/resources.h"
 
-#include "core/engine/log.h"
+#include "core/base/log.h"
 #include "core/state/statestore.h"
 
 #include <QApplication>

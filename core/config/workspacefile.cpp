@@ -1,7 +1,6 @@
 #include "core/config/workspacefile.h"
 
-#include "core/db/pgconnection.h"
-#include "core/db/mysqlconnection.h"
+#include "core/model/dsn.h"
 #include "core/model/error.h"
 
 #include <yaml-cpp/yaml.h>

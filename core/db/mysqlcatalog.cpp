@@ -1,6 +1,6 @@
 #include "core/db/mysqlcatalog.h"
 
-#include "core/db/copytext.h"
+#include "core/base/copytext.h"
 #include "core/model/error.h"
 
 #include <charconv>
@@ -316,23 +316,12 @@ void appendValue(const MysqlTable &t, size_t column, const MysqlRowView &row, un
     }
 }
 
-std::int64_t binlogVersion(const std::string &file, std::uint64_t position)
-{
-    auto dot = file.rfind('.');
-    std::uint64_t seq = 0;
-    if (dot != std::string::npos) {
-        const char *b = file.data() + dot + 1;
-        std::from_chars(b, file.data() + file.size(), seq);
-    }
-    return static_cast<std::int64_t>((std::uint64_t(1) << 52) + (seq << 32) + position);
-}
-
 std::int64_t currentVersion(MysqlConnection &conn)
 {
     try {
         auto r = conn.query("SHOW MASTER STATUS");
         if (!r.empty() && r.at(0, 0) && r.at(0, 1))
-            return binlogVersion(*r.at(0, 0), std::strtoull(r.at(0, 1)->c_str(), nullptr, 10));
+            return binlog::positionVersion({*r.at(0, 0), std::strtoull(r.at(0, 1)->c_str(), nullptr, 10)});
     } catch (const Error &) {
         // No BINLOG MONITOR / REPLICATION CLIENT privilege: fall back to the clock.
     }
@@ -340,7 +329,7 @@ std::int64_t currentVersion(MysqlConnection &conn)
     return us ? std::atoll(us->c_str()) : 0;
 }
 
-std::optional<std::pair<std::string, std::uint64_t>> snapshotPosition(MysqlConnection &conn)
+std::optional<binlog::Position> snapshotPosition(MysqlConnection &conn)
 {
     try {
         auto r = conn.query("SHOW STATUS LIKE 'binlog_snapshot_%'");
@@ -352,7 +341,7 @@ std::optional<std::pair<std::string, std::uint64_t>> snapshotPosition(MysqlConne
                 pos = row[1].value_or("");
         }
         if (!file.empty() && !pos.empty())
-            return std::make_pair(file, std::strtoull(pos.c_str(), nullptr, 10));
+            return binlog::Position{file, std::strtoull(pos.c_str(), nullptr, 10)};
     } catch (const Error &) {
     }
     return std::nullopt;

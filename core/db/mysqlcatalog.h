@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/db/mysqlconnection.h"
+#include "core/model/cdcposition.h"
 #include "core/model/tableschema.h"
 
 #include <cstdint>
@@ -61,9 +62,6 @@ std::string selectExpr(const MysqlColumn &c);
 /// the column and the row's key.
 void appendValue(const MysqlTable &t, size_t column, const MysqlRowView &row, unsigned index, std::string &line);
 
-/// The version of a binlog position: 2^52 + file sequence × 2^32 + offset.
-std::int64_t binlogVersion(const std::string &file, std::uint64_t position);
-
 /// The source's current version: its binlog position when the binary log is on and readable,
 /// else its clock in microseconds since the epoch (see docs/type-mapping.md).
 std::int64_t currentVersion(MysqlConnection &conn);
@@ -71,7 +69,7 @@ std::int64_t currentVersion(MysqlConnection &conn);
 /// Inside a transaction started WITH CONSISTENT SNAPSHOT: the binlog file and offset the
 /// snapshot corresponds to exactly (MariaDB's binlog_snapshot_file/position), or nullopt when the
 /// server does not report it (MySQL, or no binary log).
-std::optional<std::pair<std::string, std::uint64_t>> snapshotPosition(MysqlConnection &conn);
+std::optional<binlog::Position> snapshotPosition(MysqlConnection &conn);
 
 /// `(k1 > v1) OR (k1 = v1 AND k2 > v2) ...` over the columns `cols` of `t`, the values read from
 /// the user variables @p<first>, @p<first+1>, ... with paramExpr(): a keyset "after this key"

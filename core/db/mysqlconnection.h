@@ -1,5 +1,8 @@
 #pragma once
 
+#include "core/model/dsn.h"
+#include "core/model/tableref.h"
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -15,35 +18,11 @@ class ResultSet;
 
 namespace driftless::core {
 
-/// A MySQL/MariaDB endpoint's `mysql://user[:password]@host[:port]/database?options` DSN.
-/// Options: `ssl-mode` (disabled, preferred, required, verify_ca, verify_identity), `ssl-ca`,
-/// `ssl-cert`, `ssl-key`, `socket`, `connect-timeout` (seconds). The default ssl-mode is
-/// `preferred` for loopback hosts and `verify_identity` for every other host.
-struct MysqlDsn {
-    std::string host = "127.0.0.1";
-    int port = 3306;
-    std::string user;
-    std::optional<std::string> password; ///< only when the DSN itself carries one (discouraged)
-    std::string database;
-    std::string socket;
-    std::string sslMode;
-    std::string sslCa, sslCert, sslKey;
-    int connectTimeout = 10;
-
-    /// Throws Error naming what is wrong and how to write it.
-    static MysqlDsn parse(const std::string &dsn);
-    bool isLoopback() const;
-    /// user@host:port/database, never the password.
-    std::string display() const;
-};
-
 /// Where the password for a MySQL DSN comes from, in order: the password in the DSN, the
-/// process's password provider (the desktop app's keychain, see pgpassword.h), MYSQL_PWD, then
+/// process's password provider (the desktop app's keychain, see core/base/passwordprovider.h), MYSQL_PWD, then
 /// the [client], [client-server] and [client-mariadb] groups of ~/.my.cnf (or $MYSQL_HOME/my.cnf).
 std::optional<std::string> mysqlPasswordFor(const std::string &dsn, const MysqlDsn &parsed);
 
-/// Quotes an identifier with backticks (embedded backticks doubled).
-std::string mysqlIdent(std::string_view name);
 /// A string literal with every special byte escaped, for the few places a value cannot be a
 /// parameter (SHOW ... LIKE). Values in queries are parameters everywhere else.
 std::string mysqlLiteral(std::string_view value);

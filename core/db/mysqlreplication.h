@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/readers/binlog/binlogdecoder.h"
+#include "core/model/cdcposition.h"
 
 #include <atomic>
 #include <chrono>

@@ -1,6 +1,6 @@
 #include "core/db/pgconnection.h"
 
-#include "core/db/pgpassword.h"
+#include "core/base/passwordprovider.h"
 #include "core/model/error.h"
 
 #include <cstdlib>
@@ -51,24 +51,6 @@ long long PgResult::affected() const
     return (s && *s) ? std::strtoll(s, nullptr, 10) : 0;
 }
 
-std::vector<std::pair<std::string, std::string>> parsePgDsn(const std::string &dsn)
-{
-    char *err = nullptr;
-    PQconninfoOption *opts = PQconninfoParse(dsn.c_str(), &err);
-    if (!opts) {
-        std::string msg = err ? oneLine(err) : "out of memory";
-        if (err)
-            PQfreemem(err);
-        throw ConfigError("not a libpq connection string: " + msg);
-    }
-    std::vector<std::pair<std::string, std::string>> out;
-    for (auto *o = opts; o->keyword; ++o)
-        if (o->val && *o->val)
-            out.emplace_back(o->keyword, o->val);
-    PQconninfoFree(opts);
-    return out;
-}
-
 std::string pgLiteral(std::string_view v)
 {
     std::string out = "'";
@@ -104,7 +86,7 @@ PgConnection::PgConnection(const std::string &dsn, const PgConnectOptions &optio
         keys.pop_back();
         vals.pop_back();
     }
-    // A keychain password is handed over here, at connect time only (core/db/pgpassword.h).
+    // A keychain password is handed over here, at connect time only (core/base/passwordprovider.h).
     const auto password = hasPassword ? std::nullopt : pgPasswordFor(dsn);
     if (password) {
         keys.push_back("password");

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "core/model/dsn.h"
+
 #include <functional>
 #include <memory>
 #include <optional>
@@ -155,10 +157,6 @@ private:
     PGcancel *m_cancel = nullptr;
     std::string m_serverTimeZone;
 };
-
-/// Libpq conninfo fields of a DSN (key=value or URI), for validation and display.
-/// Throws ConfigError with libpq's reason when the DSN does not parse.
-std::vector<std::pair<std::string, std::string>> parsePgDsn(const std::string &dsn);
 
 /// Escapes a string literal for the simple-query protocol (only used on replication connections,
 /// which cannot take parameters). Standard-conforming strings are always on in our sessions.

@@ -1,15 +1,16 @@
 #include "core/engine/cdcpipeline.h"
 
-#include "core/db/copytext.h"
+#include "core/base/clock.h"
+#include "core/base/copytext.h"
+#include "core/base/log.h"
+#include "core/base/testhooks.h"
 #include "core/db/pgcatalog.h"
 #include "core/db/pgreplication.h"
 #include "core/engine/boundedqueue.h"
-#include "core/engine/pipelined.h"
-#include "core/engine/slotcreation.h"
 #include "core/engine/connect.h"
 #include "core/engine/generatedvalues.h"
-#include "core/engine/log.h"
-#include "core/engine/testhooks.h"
+#include "core/engine/pipelined.h"
+#include "core/engine/slotcreation.h"
 #include "core/model/error.h"
 #include "core/readers/pglogicalreader.h"
 #include "core/state/statestore.h"
@@ -508,7 +509,7 @@ void CdcPipeline::run(std::stop_token stop, Options options)
             // temporary slot, whose consistent point versions the rows exactly.
             PgReplicationConnection tmp(first.source.dsn, "driftless " + m_pipeline + " snapshot");
             std::string name = "driftless_tmp_" + std::to_string(::getpid()) + "_" +
-                               std::to_string(StateStore::nowMs() % 1000000);
+                               std::to_string(wallClockMs() % 1000000);
             auto created = createSlotWatched(tmp, name, true, first.source, stop, slotWaitReporter(needLoad));
             load(needLoad, created.snapshotName, created.consistentPoint, stop);
         }
@@ -1194,7 +1195,7 @@ void CdcPipeline::startRebackfill(Table &t, const json &progress)
         PgReplicationConnection tmp(src.dsn, "driftless " + m_pipeline + " snapshot");
         auto slot = createSlotWatched(tmp,
                                       "driftless_tmp_" + std::to_string(::getpid()) + "_" +
-                                          std::to_string(StateStore::nowMs() % 1000000),
+                                          std::to_string(wallClockMs() % 1000000),
                                       true, src, m_stop, slotWaitReporter({&t}));
         rb->loader = std::make_unique<PgConnection>(connectPostgres(src, "driftless " + m_pipeline + " rebackfill"));
         rb->loader->begin("ISOLATION LEVEL REPEATABLE READ READ ONLY");

@@ -43,7 +43,7 @@ struct PgProbe {
 /// Connects to `dsn` and reads the server's version, wal_level, the role's rights and its SELECT
 /// privileges on the database's tables. `password`, when given, is handed to libpq for this
 /// connection only (the DSN itself must hold none); otherwise the process's password provider
-/// (core/db/pgpassword.h) and libpq's own sources apply, as for the engine.
+/// (core/base/passwordprovider.h) and libpq's own sources apply, as for the engine.
 ///
 /// Blocking (up to `timeoutSeconds` to connect): call it off the UI thread. Never throws for a
 /// server's refusal or a failing query: those land in error/code/hint.

@@ -1,6 +1,7 @@
 #include "core/engine/enginerun.h"
 
-#include "core/engine/log.h"
+#include "core/base/clock.h"
+#include "core/base/log.h"
 #include "core/engine/pauses.h"
 #include "core/engine/reconciler.h"
 #include "core/engine/scheduler.h"
@@ -96,7 +97,7 @@ MonitorSample EngineRun::monitorSample() const
 bool EngineRun::monitorOnce(const Workspace &ws)
 {
     auto sources = listSlots(ws);
-    const auto now = StateStore::nowMs();
+    const auto now = wallClockMs();
     // Slot guards with action: fallback protect the source first; the run then starts again
     // with the workspace the fallback wrote.
     bool fellBack = false;

@@ -1,6 +1,6 @@
 #include "core/engine/generatedvalues.h"
 
-#include "core/db/copytext.h"
+#include "core/base/copytext.h"
 #include "core/db/mysqlconnection.h"
 
 #include <algorithm>

@@ -1,14 +1,15 @@
 #include "core/engine/mysqlcdc.h"
 
-#include "core/db/copytext.h"
+#include "core/base/clock.h"
+#include "core/base/copytext.h"
+#include "core/base/log.h"
+#include "core/base/testhooks.h"
 #include "core/db/mysqlcatalog.h"
 #include "core/db/mysqlconnection.h"
 #include "core/db/mysqlreplication.h"
 #include "core/engine/connect.h"
 #include "core/engine/generatedvalues.h"
-#include "core/engine/log.h"
 #include "core/engine/mysqlpreflight.h"
-#include "core/engine/testhooks.h"
 #include "core/model/error.h"
 #include "core/readers/binlog/binlogdecoder.h"
 #include "core/state/statestore.h"
@@ -194,7 +195,7 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
                                 "': the server does not report the binlog position of a consistent snapshot "
                                 "(MariaDB does; MySQL 8 is not supported for change data capture yet)",
                             {}, "use cursor sync for this source");
-            at = {exact->first, exact->second};
+            at = *exact;
             const std::int64_t version = versionOf(at);
             std::string line;
             loader.stream(select + (after.empty() ? "" : " WHERE " + mysqlcatalog::keysetAfter(t.source, schema.primaryKey, 1)) +
@@ -829,7 +830,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                 lastFresh = now;
                 for (auto &t : m_tables)
                     if (!t->paused && t->phase() == "stream")
-                        m_observer.batchApplied(t->key, {}, {t->position.dump(), t->version}, StateStore::nowMs());
+                        m_observer.batchApplied(t->key, {}, {t->position.dump(), t->version}, wallClockMs());
             }
             // Keep positions near the binlog's end while our tables see no writes, so a restart
             // does not start in a file the server has purged since.
@@ -839,7 +840,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                 batch.end = here;
                 batch.version = versionOf(here);
                 batch.transactions = 1;
-                batch.commitSeconds = StateStore::nowMs() / 1000;
+                batch.commitSeconds = wallClockMs() / 1000;
                 flush();
                 lastSaved = here;
             }

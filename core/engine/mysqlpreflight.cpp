@@ -95,15 +95,17 @@ std::vector<std::string> MysqlProbe::advice() const
         out.push_back(b.setting + " is " + b.found + ": change data capture needs it changed: " + b.fix +
                       " (full refresh and cursor sync work as it is)");
     if (!canReplicate) {
-        // CURRENT_USER() is user@host; GRANT takes 'user'@'host'.
-        const auto at = user.rfind('@');
-        const std::string grantee = at == std::string::npos
-                                        ? mysqlLiteral(user)
-                                        : mysqlLiteral(user.substr(0, at)) + "@" + mysqlLiteral(user.substr(at + 1));
         out.push_back("user " + user + " may not read the binlog: change data capture needs GRANT REPLICATION SLAVE" +
-                      std::string(mariadb ? ", BINLOG MONITOR" : ", REPLICATION CLIENT") + " ON *.* TO " + grantee);
+                      std::string(mariadb ? ", BINLOG MONITOR" : ", REPLICATION CLIENT") + " ON *.* TO " + grantee());
     }
     return out;
+}
+
+std::string MysqlProbe::grantee() const
+{
+    const auto at = user.rfind('@');
+    return at == std::string::npos ? mysqlLiteral(user)
+                                   : mysqlLiteral(user.substr(0, at)) + "@" + mysqlLiteral(user.substr(at + 1));
 }
 
 MysqlProbe probeMysql(const std::string &dsn, const std::optional<std::string> &password)

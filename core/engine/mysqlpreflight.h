@@ -39,6 +39,8 @@ struct MysqlProbe {
     std::string hint;
     bool transient = false;
 
+    /// `user` as a GRANT names it: 'name'@'host' (CURRENT_USER() reads name@host).
+    std::string grantee() const;
     /// One sentence per obstacle with its fix; empty when nothing stands in the way.
     std::vector<std::string> advice() const;
 };

@@ -1,6 +1,7 @@
 #include "core/engine/reconciler.h"
 
-#include "core/db/copytext.h"
+#include "core/base/clock.h"
+#include "core/base/copytext.h"
 #include "core/db/mysqlcatalog.h"
 #include "core/db/pgcatalog.h"
 #include "core/db/sqlitedb.h"
@@ -11,10 +12,10 @@
 #include "core/engine/statusreport.h"
 #include "core/engine/tableargs.h"
 #include "core/engine/tablesync.h"
-#include "core/state/statestore.h"
 #include "core/mergers/sqlitetypes.h"
 #include "core/model/duration.h"
 #include "core/model/error.h"
+#include "core/state/statestore.h"
 
 #include <nlohmann/json.hpp>
 
@@ -856,7 +857,7 @@ std::int64_t appliedPosition(const std::optional<Checkpoint> &cp)
         return 0;
     // MySQL CDC: the binlog position the stream has applied up to, as a version.
     if (pos.contains("file"))
-        return mysqlcatalog::binlogVersion(pos.value("file", ""), pos.value("pos", std::uint64_t(0)));
+        return binlog::positionVersion({pos.value("file", ""), pos.value("pos", std::uint64_t(0))});
     return pgcatalog::parseLsn(pos.value("lsn", "0/0")).value_or(0);
 }
 
@@ -1074,14 +1075,14 @@ ReconcileReport reconcile(const Workspace &ws, const std::string &pipeline, cons
 {
     ReconcileReport report;
     report.pipeline = pipeline;
-    report.startedAtMs = StateStore::nowMs();
+    report.startedAtMs = wallClockMs();
     SettleMemo memo;
     for (const auto &job : selectJobs(ws, pipeline, tables)) {
         if (options.stop.stop_requested())
             break;
         report.tables.push_back(reconcileTable(job, options, memo));
     }
-    report.finishedAtMs = StateStore::nowMs();
+    report.finishedAtMs = wallClockMs();
     return report;
 }
 

@@ -1,5 +1,6 @@
 // Reconciliation reports: their JSON form, and storing them (with their events) in the state file.
 
+#include "core/base/clock.h"
 #include "core/engine/reconciler.h"
 
 #include "core/engine/statusreport.h"
@@ -251,7 +252,7 @@ void recordRepair(StateStore &store, const ReconcileReport &report, const std::v
             if (!repairs.is_array())
                 repairs = json::array();
             auto r = repairJsonValue(outcomes);
-            r["at"] = formatIso8601(StateStore::nowMs());
+            r["at"] = formatIso8601(wallClockMs());
             repairs.push_back(r);
             store.updateReconcileReport(report.id, j.dump());
         }

@@ -1,5 +1,6 @@
 // Scheduled reconciliations, and those a slot guard fallback owes.
 
+#include "core/base/clock.h"
 #include "core/engine/reconciler.h"
 
 #include "core/state/statestore.h"
@@ -27,7 +28,7 @@ void ReconcileScheduler::start()
     m_thread = std::jthread([this](std::stop_token stop) {
         while (!stop.stop_requested()) {
             try {
-                runDue(StateStore::nowMs(), stop);
+                runDue(wallClockMs(), stop);
             } catch (const std::exception &e) {
                 try {
                     m_store.addEvent("error", "", "", "reconcile", std::string("scheduled reconciliation failed: ") +

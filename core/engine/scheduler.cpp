@@ -1,8 +1,8 @@
 #include "core/engine/scheduler.h"
 
+#include "core/base/log.h"
 #include "core/engine/cdcpipeline.h"
 #include "core/engine/connectionpool.h"
-#include "core/engine/log.h"
 #include "core/engine/mysqlcdc.h"
 #include "core/model/error.h"
 

@@ -1,7 +1,7 @@
 #include "core/engine/slotcreation.h"
 
+#include "core/base/log.h"
 #include "core/engine/connect.h"
-#include "core/engine/log.h"
 
 #include <condition_variable>
 #include <mutex>

@@ -1,5 +1,6 @@
 #include "core/engine/slotguard.h"
 
+#include "core/base/clock.h"
 #include "core/db/pgcatalog.h"
 #include "core/engine/connect.h"
 #include "core/engine/tableargs.h"
@@ -104,7 +105,7 @@ std::vector<std::string> fallBack(StateStore &store, const GuardBreach &b)
 
     // 2-4. The tables.
     PgConnection c = connectPostgres(src, "driftless slot guard");
-    const auto now = StateStore::nowMs();
+    const auto now = wallClockMs();
     for (auto &t : p->tables) {
         if (t.strategy != Strategy::Cdc)
             continue;

@@ -127,4 +127,14 @@ nlohmann::json slotsJsonValue(const std::vector<SourceSlots> &sources)
 
 std::string slotsJson(const std::vector<SourceSlots> &sources) { return slotsJsonValue(sources).dump(2); }
 
+std::string dropSlotSql(const std::string &slot) { return "SELECT pg_drop_replication_slot(" + pgLiteral(slot) + ");"; }
+
+void dropSlot(const Endpoint &source, const std::string &slot)
+{
+    if (source.kind != EndpointKind::Postgres)
+        throw ConfigError("endpoint '" + source.name + "' is not a Postgres endpoint: only Postgres has replication slots");
+    PgConnection c = connectPostgres(source, "driftless drop slot");
+    c.exec(dropSlotSql(slot));
+}
+
 } // namespace driftless::core

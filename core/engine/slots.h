@@ -54,6 +54,14 @@ bool isOrphanedSlot(const Workspace &ws, const std::string &source, const std::s
 /// source that cannot be reached is reported with its error, not thrown.
 std::vector<SourceSlots> listSlots(const Workspace &ws);
 
+/// The statement that drops `slot`, as a DBA would type it (`SELECT pg_drop_replication_slot('x');`):
+/// what a confirmation shows and dropSlot() runs.
+std::string dropSlotSql(const std::string &slot);
+
+/// Drops `slot` on the Postgres endpoint `source`. Blocking; call it off the UI thread. Throws
+/// Error (SQLSTATE 55006 when a walsender still reads the slot, 42704 when it is gone).
+void dropSlot(const Endpoint &source, const std::string &slot);
+
 /// `{"slots": [{source, slot, owner, orphaned, active, wal_status, retained_bytes, safe_wal_size,
 /// confirmed_flush_lsn, ...}], "errors": [{source, error}]}`.
 nlohmann::json slotsJsonValue(const std::vector<SourceSlots> &sources);

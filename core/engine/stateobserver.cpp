@@ -1,7 +1,8 @@
 #include "core/engine/stateobserver.h"
 
+#include "core/base/clock.h"
+#include "core/base/log.h"
 #include "core/engine/freshness.h"
-#include "core/engine/log.h"
 #include "core/model/error.h"
 
 namespace driftless::core {
@@ -50,7 +51,7 @@ void StateObserver::tableState(const TableKey &key, const std::string &state, co
         s.strategy = key.strategy;
         s.state = state;
         s.message = message;
-        s.updatedAtMs = StateStore::nowMs();
+        s.updatedAtMs = wallClockMs();
         if (progress) {
             s.progress = progress->fraction();
             s.backfillRows = progress->rows;
@@ -95,10 +96,10 @@ void StateObserver::batchApplied(const TableKey &key, const ApplyResult &result,
         s.rowsApplied += result.rowsWritten;
         s.checkpoint = checkpoint.position;
         s.version = checkpoint.version;
-        s.lastSyncAtMs = StateStore::nowMs();
+        s.lastSyncAtMs = wallClockMs();
         if (freshAsOfMs)
             s.freshAsOfMs = std::max(s.freshAsOfMs.value_or(0), *freshAsOfMs);
-        s.updatedAtMs = StateStore::nowMs();
+        s.updatedAtMs = wallClockMs();
         copy = s;
     }
     persist(copy);
@@ -155,7 +156,7 @@ void StateObserver::runFinished(const TableKey &key, const std::string &status, 
 
 void StateObserver::tick()
 {
-    const auto now = StateStore::nowMs();
+    const auto now = wallClockMs();
     std::vector<StateStore::LagSample> samples;
     bool sample = false, prune = false;
     {

@@ -1,6 +1,8 @@
 #include "core/engine/tablediscovery.h"
 
 #include "core/db/mysqlconnection.h"
+#include "core/db/pgconnection.h"
+#include "core/engine/endpointprobe.h"
 #include "core/engine/mysqlpreflight.h"
 #include "core/model/error.h"
 
@@ -323,6 +325,38 @@ Recommendation recommendStrategy(const DiscoveredTable &t, const SourceAbilities
                      rec.refused[Strategy::Cdc] + ") can work: full refresh";
     }
     return rec;
+}
+
+SourceDiscovery discoverSource(const Endpoint &source)
+{
+    SourceDiscovery d;
+    auto refused = [&](const std::string &error, const std::string &hint) {
+        d.error = error + (hint.empty() ? std::string() : "; " + hint);
+    };
+    try {
+        if (source.kind == EndpointKind::Mysql) {
+            const auto probe = probeMysql(source.dsn);
+            if (!probe.connected)
+                return refused(probe.error, probe.hint), d;
+            d.abilities = mysqlAbilities(probe);
+            MysqlConnection conn(source.dsn, source.name);
+            d.tables = discoverMysqlTables(conn, conn.dsn().database);
+        } else if (source.kind == EndpointKind::Postgres) {
+            const auto probe = probePostgres(source.dsn);
+            if (!probe.connected)
+                return refused(probe.error, probe.hint), d;
+            d.abilities = {probe.logicalWal(), probe.canReplicate(), std::nullopt};
+            PgConnection conn(source.dsn);
+            d.tables = discoverTables(conn);
+        } else {
+            d.error = "endpoint '" + source.name + "' is a SQLite file, which Driftless writes to but does not read from";
+            return d;
+        }
+        d.ok = true;
+    } catch (const std::exception &e) {
+        d.error = describe(e);
+    }
+    return d;
 }
 
 } // namespace driftless::core

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "core/db/pgconnection.h"
 #include "core/model/strategy.h"
 #include "core/model/tableref.h"
+#include "core/model/workspace.h"
 
 #include <cstdint>
 #include <map>
@@ -13,6 +13,7 @@
 namespace driftless::core {
 
 class MysqlConnection;
+class PgConnection;
 struct MysqlProbe;
 
 /// One table of a source, as the pipeline editor shows it: size, key, the columns a cursor could
@@ -74,6 +75,20 @@ std::vector<DiscoveredTable> discoverTables(PgConnection &conn);
 /// the server has it on and the user may read it, else writesKnown is false. Blocking; call it
 /// off the UI thread. Throws SqlError.
 std::vector<DiscoveredTable> discoverMysqlTables(MysqlConnection &conn, const std::string &database);
+
+/// What the pipeline editor reads of a source endpoint.
+struct SourceDiscovery {
+    bool ok = false;
+    /// Why the source could not be read, with what to do; empty when ok.
+    std::string error;
+    SourceAbilities abilities;
+    std::vector<DiscoveredTable> tables;
+};
+
+/// Probes a Postgres or MySQL/MariaDB endpoint (the doctor's probe: reachable, logical WAL or
+/// the binlog settings, replication rights) and reads its tables. Blocking; call it off the UI
+/// thread. Never throws: a refusal lands in `error`.
+SourceDiscovery discoverSource(const Endpoint &source);
 
 /// Picks a strategy for `t`:
 /// - no primary key: cursor and CDC are refused (both merge by key); full refresh;

@@ -1,17 +1,18 @@
 #include "core/engine/tablesync.h"
 
+#include "core/base/clock.h"
+#include "core/base/testhooks.h"
 #include "core/db/pgcatalog.h"
 #include "core/engine/boundedqueue.h"
-#include "core/engine/pipelined.h"
 #include "core/engine/connect.h"
 #include "core/engine/connectionpool.h"
-#include "core/engine/testhooks.h"
+#include "core/engine/pipelined.h"
 #include "core/mergers/pgmerger.h"
 #include "core/mergers/sqlitemerger.h"
 #include "core/model/error.h"
+#include "core/readers/mysqlreaders.h"
 #include "core/readers/pgcursorreader.h"
 #include "core/readers/pgfullrefreshreader.h"
-#include "core/readers/mysqlreaders.h"
 #include "core/state/statestore.h"
 
 #include <nlohmann/json.hpp>
@@ -175,7 +176,7 @@ TableSync::Outcome TableSync::fullRefresh(std::stop_token stop)
     merger->prepare(schema);
 
     m_observer.tableState(key, "running", "full refresh: copying", std::nullopt);
-    const std::int64_t localStart = StateStore::nowMs();
+    const std::int64_t localStart = wallClockMs();
     auto readerPtr = source.fullRefreshReader();
     FullRefreshReader &reader = *readerPtr;
     auto snap = reader.begin();
@@ -259,7 +260,7 @@ TableSync::Outcome TableSync::cursorPass(std::stop_token stop)
                     throw Cancelled();
             };
             if (st.phase == CursorState::Phase::Load) {
-                const std::int64_t loadLocalStart = StateStore::nowMs();
+                const std::int64_t loadLocalStart = wallClockMs();
                 if (st.loadAfter.empty() && st.loadStartedAt.empty())
                     reader.beginLoad(st);
                 for (;;) {
@@ -285,7 +286,7 @@ TableSync::Outcome TableSync::cursorPass(std::stop_token stop)
                 (void)loadLocalStart;
                 send(std::move(fin));
             }
-            const std::int64_t passLocalStart = StateStore::nowMs();
+            const std::int64_t passLocalStart = wallClockMs();
             if (!st.inPass)
                 reader.beginPass(st);
             for (;;) {

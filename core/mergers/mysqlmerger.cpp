@@ -1,6 +1,6 @@
 #include "core/mergers/mysqlmerger.h"
 
-#include "core/db/copytext.h"
+#include "core/base/copytext.h"
 #include "core/model/error.h"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 #include "core/mergers/pgmerger.h"
 
-#include "core/db/copytext.h"
-#include "core/engine/testhooks.h"
+#include "core/base/copytext.h"
+#include "core/base/testhooks.h"
 #include "core/model/error.h"
 
 #include <chrono>

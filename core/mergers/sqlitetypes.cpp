@@ -1,6 +1,6 @@
 #include "core/mergers/sqlitetypes.h"
 
-#include "core/db/copytext.h"
+#include "core/base/copytext.h"
 #include "core/db/sqlitedb.h"
 #include "core/model/error.h"
 

@@ -1,6 +1,6 @@
 #include "core/model/batch.h"
 
-#include "core/db/copytext.h"
+#include "core/base/copytext.h"
 
 #include <stdexcept>
 #include <string>

@@ -15,6 +15,13 @@ std::string Error::describe() const
     return s;
 }
 
+std::string describe(const std::exception &e)
+{
+    if (const auto *error = dynamic_cast<const Error *>(&e))
+        return error->describe();
+    return std::string("internal error: ") + e.what();
+}
+
 namespace {
 std::string locate(const std::string &message, const std::string &file, int line, const std::string &field)
 {

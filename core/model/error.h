@@ -33,6 +33,10 @@ private:
     std::string m_hint;
 };
 
+/// Any exception as one line for the DBA: an Error's describe(), else "internal error: " and
+/// what() (a bug of ours, not a fault of the databases).
+std::string describe(const std::exception &e);
+
 /// A workspace file or command-line argument is wrong. Carries the file, line and field.
 class ConfigError : public Error {
 public:

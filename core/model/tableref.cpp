@@ -164,4 +164,16 @@ std::optional<TableRef> parseMysqlTable(std::string_view text, const std::string
     return TableRef{parts[0], parts[1]};
 }
 
+std::string mysqlIdent(std::string_view name)
+{
+    std::string out = "`";
+    for (char c : name) {
+        if (c == '`')
+            out += '`';
+        out += c;
+    }
+    out += '`';
+    return out;
+}
+
 } // namespace driftless::core

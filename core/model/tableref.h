@@ -38,4 +38,7 @@ std::string quoteIdent(std::string_view ident);
 /// Quotes only when the identifier is not a plain lower-case name (for display).
 std::string displayIdent(std::string_view ident);
 
+/// Quotes an identifier with backticks (embedded backticks doubled), for MySQL/MariaDB.
+std::string mysqlIdent(std::string_view name);
+
 } // namespace driftless::core

@@ -60,7 +60,7 @@ FullRefreshReader::Snapshot MysqlFullRefreshReader::begin()
     m_snapshot = {};
     // MariaDB reports the binlog position the snapshot corresponds to exactly.
     if (auto p = snapshotPosition(m_conn))
-        m_snapshot.version = binlogVersion(p->first, p->second);
+        m_snapshot.version = binlog::positionVersion(*p);
     else
         m_snapshot.version = currentVersion(m_conn);
     m_snapshot.sourceNow = sourceNowUtc(m_conn) + "+00";
@@ -174,7 +174,7 @@ long long MysqlCursorReader::readPage(const std::string &sql, const std::vector<
         // The snapshot's own binlog position (MariaDB), else one read after the snapshot was
         // taken: at or past every commit it sees.
         const auto exact = snapshotPosition(m_conn);
-        const std::int64_t version = exact ? binlogVersion(exact->first, exact->second) : currentVersion(m_conn);
+        const std::int64_t version = exact ? binlog::positionVersion(*exact) : currentVersion(m_conn);
         std::string line;
         const auto &cols = withCursor ? m_cursorKeyCols : m_keyCols;
         m_conn.stream(sql, [&](const MysqlRowView &row) {

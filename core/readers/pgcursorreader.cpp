@@ -1,6 +1,6 @@
 #include "core/readers/pgcursorreader.h"
 
-#include "core/db/copytext.h"
+#include "core/base/copytext.h"
 #include "core/db/pgcatalog.h"
 #include "core/model/duration.h"
 #include "core/model/error.h"

@@ -1,7 +1,7 @@
 #include "core/readers/pglogicalreader.h"
 
-#include "core/db/copytext.h"
-#include "core/engine/log.h"
+#include "core/base/copytext.h"
+#include "core/base/log.h"
 #include "core/model/error.h"
 #include "core/readers/pgoutput.h"
 

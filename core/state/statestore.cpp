@@ -1,5 +1,7 @@
 #include "core/state/statestore.h"
 
+#include "core/base/clock.h"
+
 #include "core/model/error.h"
 #include "core/state/migrations.h"
 
@@ -88,11 +90,7 @@ void readTableSpecJson(TableSpec &t, const std::string &text)
 
 } // namespace
 
-std::int64_t StateStore::nowMs()
-{
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
+std::int64_t StateStore::nowMs() { return wallClockMs(); }
 
 std::string StateStore::defaultPath()
 {

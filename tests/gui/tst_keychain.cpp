@@ -18,9 +18,9 @@
 #include "ui/pages/workspacepage.h"
 #include "ui/secrets/secretstore.h"
 
+#include "core/base/log.h"
 #include "core/db/pgconnection.h"
 #include "core/db/sqlitedb.h"
-#include "core/engine/log.h"
 #include "core/model/workspace.h"
 #include "core/state/statestore.h"
 #include "tests/support/guisupport.h"

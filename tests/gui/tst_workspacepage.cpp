@@ -17,9 +17,9 @@
 #include "ui/pages/workspacepage.h"
 #include "ui/secrets/secretstore.h"
 
+#include "core/base/passwordprovider.h"
 #include "core/config/workspacefile.h"
 #include "core/db/mysqlconnection.h"
-#include "core/db/pgpassword.h"
 #include "core/engine/endpointprobe.h"
 #include "core/engine/mysqlpreflight.h"
 #include "core/model/workspace.h"

@@ -2,7 +2,7 @@
 // that may neither replicate nor read every table, a wrong password and a closed port; the
 // connect-time password provider; the loader's refusal of DSNs holding passwords; SQLite files.
 
-#include "core/db/pgpassword.h"
+#include "core/base/passwordprovider.h"
 #include "core/db/sqlitedb.h"
 #include "core/engine/endpointprobe.h"
 #include "tests/support/testsupport.h"

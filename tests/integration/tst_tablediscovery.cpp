@@ -289,3 +289,49 @@ TEST(TableDiscovery, readsMysqlTablesFromInformationSchemaAndRecommends)
     shortRetention.binlog = {{"expire_logs_days", "24 hours", "keep binlogs at least 3 days"}};
     EXPECT_FALSE(core::mysqlAbilities(shortRetention).cdcRefused);
 }
+
+TEST(TableDiscovery, discoverSourceReadsEitherKindOfEndpointAndSaysWhyNotWhenItCannot)
+{
+    PgTestDb pg("discovery_src");
+    pg.exec("CREATE TABLE plans (id int PRIMARY KEY, updated_at timestamptz)");
+    MyTestDb my("discovery_src");
+    my.exec("CREATE TABLE plans (id INT PRIMARY KEY, updated_at DATETIME)");
+
+    core::Endpoint e;
+    e.name = "src";
+    e.kind = core::EndpointKind::Postgres;
+    e.dsn = pg.dsn();
+    auto d = core::discoverSource(e);
+    ASSERT_TRUE(d.ok) << d.error;
+    EXPECT_TRUE(d.error.empty());
+    EXPECT_TRUE(d.abilities.logicalWal); // the test server runs wal_level=logical
+    EXPECT_TRUE(find(d.tables, "public", "plans"));
+
+    e.kind = core::EndpointKind::Mysql;
+    e.dsn = my.dsn();
+    d = core::discoverSource(e);
+    ASSERT_TRUE(d.ok) << d.error;
+    EXPECT_FALSE(d.abilities.cdcRefused) << *d.abilities.cdcRefused;
+    EXPECT_TRUE(find(d.tables, my.name(), "plans"));
+
+    // Nothing listens on port 1: not ok, with the probe's reason and what to check.
+    e.kind = core::EndpointKind::Postgres;
+    e.dsn = "host=127.0.0.1 port=1 dbname=x user=x connect_timeout=3";
+    d = core::discoverSource(e);
+    EXPECT_FALSE(d.ok);
+    EXPECT_TRUE(d.tables.empty());
+    EXPECT_NE(d.error.find("Connection refused"), std::string::npos) << d.error;
+    EXPECT_NE(d.error.find("host and port"), std::string::npos) << d.error;
+
+    e.kind = core::EndpointKind::Mysql;
+    e.dsn = "postgres://not-a-mysql-uri";
+    d = core::discoverSource(e);
+    EXPECT_FALSE(d.ok);
+    EXPECT_NE(d.error.find("mysql://"), std::string::npos) << d.error;
+
+    e.kind = core::EndpointKind::Sqlite;
+    e.dsn.clear();
+    d = core::discoverSource(e);
+    EXPECT_FALSE(d.ok);
+    EXPECT_NE(d.error.find("does not read from"), std::string::npos) << d.error;
+}

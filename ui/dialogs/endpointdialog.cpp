@@ -2,10 +2,9 @@
 
 #include "ui/dialogs/slotguardbox.h"
 
-#include "core/db/mysqlconnection.h"
-#include "core/db/pgconnection.h"
 #include "core/engine/endpointprobe.h"
 #include "core/engine/mysqlpreflight.h"
+#include "core/model/dsn.h"
 #include "core/model/error.h"
 
 #include <QComboBox>
@@ -721,11 +720,7 @@ QStringList EndpointDialog::mysqlLines(const Probe &p) const
         for (const auto &b : my.binlog)
             lines << indent + tr("<b>%1</b> is %2: %3").arg(esc(b.setting), esc(b.found), esc(b.fix));
     }
-    // CURRENT_USER() is name@host; a GRANT wants 'name'@'host'.
-    const auto at = my.user.rfind('@');
-    const QString user = esc(at == std::string::npos ? core::mysqlLiteral(my.user)
-                                                     : core::mysqlLiteral(my.user.substr(0, at)) + "@" +
-                                                           core::mysqlLiteral(my.user.substr(at + 1)));
+    const QString user = esc(my.grantee());
     const QString position = my.mariadb ? QStringLiteral("BINLOG MONITOR") : QStringLiteral("REPLICATION CLIENT");
     if (my.canReplicate && my.canReadPosition)
         lines << good + tr("may read the binlog (REPLICATION SLAVE) and its position (%1)").arg(position);

@@ -1,10 +1,9 @@
 #include "ui/dialogs/pipelineeditor.h"
+#include "ui/displayformat.h"
 
 #include "core/config/workspacefile.h"
-#include "core/db/mysqlconnection.h"
-#include "core/db/pgconnection.h"
 #include "core/engine/endpointprobe.h"
-#include "core/engine/mysqlpreflight.h"
+#include "core/engine/tablediscovery.h"
 #include "core/model/duration.h"
 #include "core/model/error.h"
 
@@ -86,13 +85,6 @@ QString count(std::size_t n, const QString &one, const QString &many)
 bool isCount(const QString &text)
 {
     return !text.isEmpty() && std::all_of(text.begin(), text.end(), [](QChar c) { return c.isDigit(); });
-}
-
-QString describe(const std::exception &e)
-{
-    if (const auto *error = dynamic_cast<const core::Error *>(&e))
-        return qs(error->describe());
-    return qs(std::string("internal error: ") + e.what());
 }
 
 } // namespace
@@ -295,45 +287,9 @@ void PipelineEditor::discover()
     m_refresh->setEnabled(false);
     m_status->setText(tr("Reading the tables of %1\u2026").arg(qs(source)));
     rebuildTree();
-    if (m_mysql) {
-        QThreadPool::globalInstance()->start([mailbox = m_mailbox, job, dsn = e->dsn, name = e->name] {
-            Discovery d;
-            try {
-                const auto probe = core::probeMysql(dsn);
-                if (!probe.connected) {
-                    d.error = qs(probe.error);
-                    if (!probe.hint.empty())
-                        d.error += QStringLiteral("; ") + qs(probe.hint);
-                } else {
-                    d.abilities = core::mysqlAbilities(probe);
-                    core::MysqlConnection conn(dsn, name);
-                    d.tables = core::discoverMysqlTables(conn, conn.dsn().database);
-                    d.ok = true;
-                }
-            } catch (const std::exception &ex) {
-                d.error = describe(ex);
-            }
-            mailbox->post([job, d](PipelineEditor &self) { self.showDiscovery(job, d); });
-        });
-        return;
-    }
-    QThreadPool::globalInstance()->start([mailbox = m_mailbox, job, dsn = e->dsn] {
-        Discovery d;
-        try {
-            const auto probe = core::probePostgres(dsn);
-            if (!probe.connected) {
-                d.error = qs(probe.error);
-                if (!probe.hint.empty())
-                    d.error += QStringLiteral(" ") + qs(probe.hint);
-            } else {
-                d.abilities = {probe.logicalWal(), probe.canReplicate(), std::nullopt};
-                core::PgConnection conn(dsn);
-                d.tables = core::discoverTables(conn);
-                d.ok = true;
-            }
-        } catch (const std::exception &ex) {
-            d.error = describe(ex);
-        }
+    QThreadPool::globalInstance()->start([mailbox = m_mailbox, job, endpoint = *e] {
+        auto found = core::discoverSource(endpoint);
+        Discovery d{found.ok, qs(found.error), std::move(found.tables), found.abilities};
         mailbox->post([job, d](PipelineEditor &self) { self.showDiscovery(job, d); });
     });
 }

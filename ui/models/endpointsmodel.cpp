@@ -1,6 +1,6 @@
 #include "ui/models/endpointsmodel.h"
 
-#include "core/db/pgconnection.h"
+#include "core/model/dsn.h"
 #include "core/model/duration.h"
 #include "core/model/error.h"
 

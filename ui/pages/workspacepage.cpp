@@ -1,4 +1,5 @@
 #include "ui/pages/workspacepage.h"
+#include "ui/displayformat.h"
 
 #include "ui/dialogs/endpointdialog.h"
 #include "ui/enginebridge.h"
@@ -66,13 +67,6 @@ QLabel *heading(const QString &text, QWidget *parent)
     font.setBold(true);
     label->setFont(font);
     return label;
-}
-
-QString describe(const std::exception &e)
-{
-    if (const auto *error = dynamic_cast<const core::Error *>(&e))
-        return QString::fromStdString(error->describe());
-    return QString::fromStdString(std::string("internal error: ") + e.what());
 }
 
 QString changeLines(const core::StateStore::ApplySummary &summary)

@@ -1,6 +1,6 @@
 #include "ui/secrets/secretstore.h"
 
-#include "core/db/pgpassword.h"
+#include "core/base/passwordprovider.h"
 
 #include <qt6keychain/keychain.h>
 

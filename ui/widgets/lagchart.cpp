@@ -3,6 +3,7 @@
 #include "ui/displayformat.h"
 #include "ui/widgets/legendstrip.h"
 
+#include "core/base/clock.h"
 #include "core/model/error.h"
 #include "core/state/statestore.h"
 
@@ -123,7 +124,7 @@ LagChart::LagChart(QWidget *parent)
     m_live.setInterval(kLiveIntervalMs);
     connect(&m_live, &QTimer::timeout, this, &LagChart::applyLive);
     m_live.start();
-    updateAxes(core::StateStore::nowMs());
+    updateAxes(core::wallClockMs());
 }
 
 LagChart::~LagChart() { m_mailbox->close(); }
@@ -475,7 +476,7 @@ void LagChart::startRead()
     const std::int64_t window = windowMs();
     QThreadPool::globalInstance()->start([mailbox = m_mailbox, generation = m_generation,
                                           path = m_path.toStdString(), keys = std::move(keys), window] {
-        const std::int64_t now = core::StateStore::nowMs();
+        const std::int64_t now = core::wallClockMs();
         History history;
         std::error_code ec;
         // Opening a missing file would create it; the Tables page already says it is missing.

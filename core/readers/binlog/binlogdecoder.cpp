@@ -69,20 +69,6 @@ std::uint32_t crc32(std::string_view bytes, std::uint32_t crc)
     return ~crc;
 }
 
-std::int64_t positionVersion(const Position &p)
-{
-    const std::size_t dot = p.file.find_last_of('.');
-    std::int64_t sequence = 0;
-    const std::string digits = dot == std::string::npos ? std::string() : p.file.substr(dot + 1);
-    if (digits.empty() || digits.size() > 7 ||
-        !std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
-        throw Error(ErrorKind::Permanent, "binlog file name '" + p.file + "' has no numeric suffix");
-    sequence = std::stoll(digits);
-    if (p.offset > 0xFFFFFFFFull)
-        throw Error(ErrorKind::Permanent, "binlog offset " + std::to_string(p.offset) + " does not fit 32 bits");
-    return (std::int64_t(1) << 52) + sequence * (std::int64_t(1) << 32) + static_cast<std::int64_t>(p.offset);
-}
-
 std::string MariaGtid::text() const
 {
     return std::to_string(domain) + "-" + std::to_string(serverId) + "-" + std::to_string(sequence);

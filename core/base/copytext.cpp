@@ -1,4 +1,4 @@
-#include "core/db/copytext.h"
+#include "core/base/copytext.h"
 
 #include <cstring>
 

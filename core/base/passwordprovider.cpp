@@ -1,4 +1,4 @@
-#include "core/db/pgpassword.h"
+#include "core/base/passwordprovider.h"
 
 #include <memory>
 #include <mutex>

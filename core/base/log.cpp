@@ -1,4 +1,4 @@
-#include "core/engine/log.h"
+#include "core/base/log.h"
 
 #include <cstdio>
 #include <mutex>

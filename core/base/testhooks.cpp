@@ -1,4 +1,4 @@
-#include "core/engine/testhooks.h"
+#include "core/base/testhooks.h"
 
 #include <atomic>
 #include <csignal>
