@@ -1,7 +1,6 @@
 #include "ui/alertcenter.h"
 
 #include "core/base/clock.h"
-#include "core/state/statestore.h"
 
 #include <algorithm>
 #include <tuple>

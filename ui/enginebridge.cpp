@@ -11,7 +11,6 @@
 #include "core/engine/stateobserver.h"
 #include "core/engine/statusreport.h"
 #include "core/model/error.h"
-#include "core/state/statestore.h"
 
 #include <QCoreApplication>
 #include <QMetaObject>
@@ -30,12 +29,10 @@
 
 namespace driftless::ui {
 
-using core::StateStore;
-
 /// What a running engine shares with the UI: the workspace it runs and the in-memory mirror.
 /// It holds no database handle, so whichever thread lets go of it last may destroy it.
 struct EngineBridge::Run {
-    Run(core::Workspace ws, std::vector<StateStore::Event> events)
+    Run(core::Workspace ws, std::vector<core::EventRecord> events)
         : workspace(std::make_shared<const core::Workspace>(std::move(ws))),
           live(std::move(events), EngineBridge::kEventLimit)
     {
@@ -44,12 +41,12 @@ struct EngineBridge::Run {
     LiveObserver live;
 
     /// The paused tables as the engine last read them (about once a second).
-    std::vector<StateStore::PausedTable> paused() const
+    std::vector<core::PausedTable> paused() const
     {
         std::lock_guard lock(pausedMutex);
         return pausedTables;
     }
-    void setPaused(std::vector<StateStore::PausedTable> tables)
+    void setPaused(std::vector<core::PausedTable> tables)
     {
         std::lock_guard lock(pausedMutex);
         pausedTables = std::move(tables);
@@ -57,7 +54,7 @@ struct EngineBridge::Run {
 
 private:
     mutable std::mutex pausedMutex;
-    std::vector<StateStore::PausedTable> pausedTables;
+    std::vector<core::PausedTable> pausedTables;
 };
 
 namespace {
@@ -79,12 +76,10 @@ EngineSnapshot readStored(const std::string &path, std::uint64_t generation)
         return s;
     }
     try {
-        StateStore store(path);
-        auto workspace = std::make_shared<const core::Workspace>(store.loadWorkspace());
-        s.tables = core::buildStatus(*workspace, store.tableStatuses(), s.takenAtMs, store.latestReconciles(),
-                                     store.pausedTables());
-        s.workspace = std::move(workspace);
-        s.events = store.events(EngineBridge::kEventLimit);
+        auto stored = core::WorkspaceState(path).snapshot(s.takenAtMs, EngineBridge::kEventLimit);
+        s.workspace = std::make_shared<const core::Workspace>(std::move(stored.workspace));
+        s.tables = std::move(stored.tables);
+        s.events = std::move(stored.events);
     } catch (const std::exception &e) {
         s.error = describe(e);
     }
@@ -98,13 +93,14 @@ std::string countOf(std::size_t n, const std::string &noun)
 
 /// Engine lifecycle notes go to the file (so the CLI and a later session see them) and to the
 /// live log at once. A failing mirror never stops the engine, as in StateObserver.
-void noteEngineEvent(StateStore &store, LiveObserver &live, const std::string &kind, const std::string &message)
+void noteEngineEvent(core::WorkspaceState &state, LiveObserver &live, const std::string &kind,
+                     const std::string &message)
 {
     try {
-        store.addEvent("info", {}, {}, kind, message);
+        state.note(kind, message);
     } catch (const core::Error &) {
     }
-    StateStore::Event e;
+    core::EventRecord e;
     e.tsMs = core::wallClockMs();
     e.level = "info";
     e.kind = kind;
@@ -124,17 +120,17 @@ public:
     }
     core::EngineObserver *started(const Start &s) override
     {
-        m_store = &s.store;
-        m_run = std::make_shared<Run>(s.workspace, s.store.events(EngineBridge::kEventLimit));
+        m_state = &s.state;
+        m_run = std::make_shared<Run>(s.workspace, s.state.events(EngineBridge::kEventLimit));
         m_run->live.follow(s.mirror);
-        noteEngineEvent(s.store, m_run->live, s.restarts ? "engine_restarted" : "engine_started",
+        noteEngineEvent(s.state, m_run->live, s.restarts ? "engine_restarted" : "engine_started",
                         (s.restarts ? "the workspace changed: engine started again for "
                                     : "engine started for ") +
                             countOf(s.jobs.size(), "table"));
         m_mailbox->post([generation = m_generation, run = m_run](EngineBridge &b) { b.onEngineStarted(generation, run); });
         return &m_run->live;
     }
-    void pausesRead(const std::vector<StateStore::PausedTable> &paused) override
+    void pausesRead(const std::vector<core::PausedTable> &paused) override
     {
         if (m_run)
             m_run->setPaused(paused);
@@ -144,7 +140,7 @@ public:
         if (!m_run)
             return;
         if (!restarting)
-            noteEngineEvent(*m_store, m_run->live, "engine_stopped",
+            noteEngineEvent(*m_state, m_run->live, "engine_stopped",
                             errors ? "engine stopped; " + countOf(static_cast<std::size_t>(errors), "table") +
                                          " in error"
                                    : std::string("engine stopped"));
@@ -155,7 +151,7 @@ public:
 private:
     std::shared_ptr<Mailbox<EngineBridge>> m_mailbox;
     std::uint64_t m_generation;
-    StateStore *m_store = nullptr;
+    core::WorkspaceState *m_state = nullptr;
     std::shared_ptr<Run> m_run;
 };
 
@@ -218,14 +214,10 @@ void EngineBridge::start()
         core::log(core::LogLevel::Debug, applyEnginePriority(chooseEnginePriority()));
         QString error;
         try {
-            std::error_code ec;
-            if (!std::filesystem::exists(path, ec))
-                throw core::ConfigError("there is no workspace at " + path + "; store one with 'driftless-cli --state " +
-                                        path + " apply FILE'");
-            StateStore store(path);
-            core::EngineRun::loadRunnable(store, {});
+            core::WorkspaceState state(path);
+            core::EngineRun::loadRunnable(state, {});
             Face face(mailbox, generation);
-            core::EngineRun(store, {}).run(stop, &face);
+            core::EngineRun(state, {}).run(stop, &face);
         } catch (const std::exception &e) {
             error = describe(e);
         } catch (...) {

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "core/engine/statusreport.h"
-#include "core/state/statestore.h"
+#include "core/model/staterecords.h"
 
 #include <QMetaType>
 #include <QString>
@@ -29,7 +29,7 @@ struct EngineSnapshot {
     std::shared_ptr<const core::Workspace> workspace;
     std::vector<core::TableReport> tables;
     /// Newest first.
-    std::vector<core::StateStore::Event> events;
+    std::vector<core::EventRecord> events;
     /// Why the workspace could not be read, in words a DBA can act on; empty when it was read.
     QString error;
 };

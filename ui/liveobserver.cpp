@@ -4,7 +4,7 @@
 
 namespace driftless::ui {
 
-LiveObserver::LiveObserver(std::vector<core::StateStore::Event> initial, std::size_t capacity)
+LiveObserver::LiveObserver(std::vector<core::EventRecord> initial, std::size_t capacity)
     : m_events(initial.begin(), initial.end()), m_capacity(capacity)
 {
     while (m_events.size() > m_capacity)
@@ -62,7 +62,7 @@ void LiveObserver::batchApplied(const core::TableKey &, const core::ApplyResult 
 void LiveObserver::event(const std::string &level, const core::TableKey &key, const std::string &kind,
                          const std::string &message)
 {
-    core::StateStore::Event e;
+    core::EventRecord e;
     e.tsMs = core::wallClockMs();
     e.level = level;
     e.pipeline = key.pipeline;
@@ -72,7 +72,7 @@ void LiveObserver::event(const std::string &level, const core::TableKey &key, co
     addEvent(std::move(e));
 }
 
-void LiveObserver::addEvent(core::StateStore::Event e)
+void LiveObserver::addEvent(core::EventRecord e)
 {
     std::lock_guard lock(m_mutex);
     m_events.push_front(std::move(e));
@@ -81,14 +81,14 @@ void LiveObserver::addEvent(core::StateStore::Event e)
     m_changes.fetch_add(1, std::memory_order_relaxed);
 }
 
-std::vector<core::StateStore::TableStatus> LiveObserver::tables() const
+std::vector<core::TableStatus> LiveObserver::tables() const
 {
     std::lock_guard lock(m_mutex);
     refreshLocked();
     return m_tables;
 }
 
-std::vector<core::StateStore::Event> LiveObserver::events() const
+std::vector<core::EventRecord> LiveObserver::events() const
 {
     std::lock_guard lock(m_mutex);
     return {m_events.begin(), m_events.end()};

@@ -2,7 +2,7 @@
 
 #include "core/engine/observer.h"
 #include "core/engine/stateobserver.h"
-#include "core/state/statestore.h"
+#include "core/model/staterecords.h"
 
 #include <atomic>
 #include <cstdint>
@@ -23,7 +23,7 @@ namespace driftless::ui {
 class LiveObserver final : public core::EngineObserver {
 public:
     /// `initial`: the events already stored, newest first.
-    explicit LiveObserver(std::vector<core::StateStore::Event> initial = {}, std::size_t capacity = 200);
+    explicit LiveObserver(std::vector<core::EventRecord> initial = {}, std::size_t capacity = 200);
 
     /// Follows `source`'s statuses: callbacks only mark them changed, and tables() copies them
     /// when asked (once per snapshot, not once per callback: with 1,000 tables every callback
@@ -41,11 +41,11 @@ public:
                const std::string &message) override;
 
     /// Records an event that concerns no single table (the engine starting or stopping).
-    void addEvent(core::StateStore::Event e);
+    void addEvent(core::EventRecord e);
 
-    std::vector<core::StateStore::TableStatus> tables() const;
+    std::vector<core::TableStatus> tables() const;
     /// Newest first.
-    std::vector<core::StateStore::Event> events() const;
+    std::vector<core::EventRecord> events() const;
     /// Grows with every change, so a poller can skip rebuilding when nothing happened.
     std::uint64_t changes() const { return m_changes.load(std::memory_order_relaxed); }
 
@@ -56,9 +56,9 @@ private:
 
     mutable std::mutex m_mutex;
     const core::StateObserver *m_source = nullptr;
-    mutable std::vector<core::StateStore::TableStatus> m_tables;
+    mutable std::vector<core::TableStatus> m_tables;
     mutable bool m_stale = false;
-    std::deque<core::StateStore::Event> m_events;
+    std::deque<core::EventRecord> m_events;
     std::size_t m_capacity;
     std::atomic<std::uint64_t> m_changes{0};
 };

@@ -1,10 +1,11 @@
 #include "ui/pauserunner.h"
+#include "ui/displayformat.h"
 
 #include "ui/enginebridge.h"
 
 #include "core/engine/pauses.h"
 #include "core/model/error.h"
-#include "core/state/statestore.h"
+#include "core/engine/workspacestate.h"
 
 #include <QThreadPool>
 
@@ -39,16 +40,13 @@ std::uint64_t PauseRunner::setPaused(const QString &pipeline, const QString &tab
         bool ok = false;
         QString message;
         try {
-            core::StateStore store(path.toStdString());
-            const auto changes =
-                core::setTablesPaused(store, *workspace, pipeline.toStdString(), {table.toStdString()}, pause);
+            const auto changes = core::WorkspaceState(path.toStdString())
+                                     .setPaused(*workspace, pipeline.toStdString(), {table.toStdString()}, pause);
             ok = true;
             for (const auto &c : changes)
                 message += (message.isEmpty() ? QString() : QStringLiteral(" ")) + QString::fromStdString(c.message);
-        } catch (const core::Error &e) {
-            message = QString::fromStdString(e.describe());
         } catch (const std::exception &e) {
-            message = QString::fromStdString(std::string("internal error: ") + e.what());
+            message = describe(e);
         }
         mailbox->post([job, path, pipeline, table, pause, ok, message](PauseRunner &r) {
             r.m_busy.erase({pipeline, table});

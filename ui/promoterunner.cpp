@@ -3,7 +3,7 @@
 
 #include "core/engine/slotguard.h"
 #include "core/model/error.h"
-#include "core/state/statestore.h"
+#include "core/engine/workspacestate.h"
 
 #include <QThreadPool>
 
@@ -65,11 +65,11 @@ void PromoteRunner::launch(const Job &job)
     QThreadPool::globalInstance()->start([mailbox = m_mailbox, job] {
         Outcome o;
         try {
-            core::StateStore store(job.statePath.toStdString());
+            core::WorkspaceState state(job.statePath.toStdString());
             std::vector<std::string> names;
             for (const QString &t : job.tables)
                 names.push_back(t.toStdString());
-            for (const auto &line : core::promoteToCdc(store, job.pipeline.toStdString(), names))
+            for (const auto &line : state.promoteToCdc(job.pipeline.toStdString(), names))
                 o.lines << QString::fromStdString(line);
             o.ok = true;
         } catch (const std::exception &e) {

@@ -30,15 +30,15 @@ struct ReconcileRunner::Request {
 namespace
 {
 
-/// Opens the state file, which must exist: opening a missing one would create an empty
-/// workspace, and a mistyped path should leave nothing behind.
-std::unique_ptr<core::StateStore> openStore(const QString &path)
+/// Opens the workspace, which must exist (WorkspaceState never creates one), saying so in the
+/// page's words when it does not.
+std::unique_ptr<core::WorkspaceState> openStore(const QString &path)
 {
     std::error_code ec;
     if (!std::filesystem::exists(path.toStdString(), ec))
         throw core::Error(core::ErrorKind::Permanent,
                           ReconcileRunner::tr("there is no workspace file at %1").arg(path).toStdString());
-    return std::make_unique<core::StateStore>(path.toStdString());
+    return std::make_unique<core::WorkspaceState>(path.toStdString());
 }
 
 std::vector<std::string> toStd(const QStringList &list)
@@ -100,7 +100,7 @@ void ReconcileRunner::startSummaryRead()
     m_reading = true;
     m_readAgain = false;
     QThreadPool::globalInstance()->start([mailbox = m_mailbox, generation = m_generation, path = m_path] {
-        std::vector<core::StateStore::ReconcileSummary> rows;
+        std::vector<core::ReconcileSummary> rows;
         QString error;
         try {
             rows = openStore(path)->reconcileSummaries(kSummaryLimit);
@@ -113,7 +113,7 @@ void ReconcileRunner::startSummaryRead()
     });
 }
 
-void ReconcileRunner::onSummariesRead(std::uint64_t generation, std::vector<core::StateStore::ReconcileSummary> rows,
+void ReconcileRunner::onSummariesRead(std::uint64_t generation, std::vector<core::ReconcileSummary> rows,
                                       const QString &error)
 {
     m_reading = false;
@@ -132,7 +132,7 @@ void ReconcileRunner::loadReport(std::int64_t id)
         QString error;
         try {
             const auto store = openStore(path);
-            if (auto r = core::loadReport(*store, id))
+            if (auto r = store->loadReport(id))
                 report = std::make_shared<const core::ReconcileReport>(std::move(*r));
             else
                 error = tr("report %1 is not in the workspace file").arg(id);
@@ -211,7 +211,7 @@ std::uint64_t ReconcileRunner::startJob(Request request)
             });
         };
         /// Compares and stores; returns the report's id (0 when cancelled, with `error` set).
-        auto compareAndStore = [&](core::StateStore &store, const std::string &pipeline,
+        auto compareAndStore = [&](core::WorkspaceState &store, const std::string &pipeline,
                                    const std::vector<std::string> &tables, QString &error) -> std::int64_t {
             core::ReconcileOptions options;
             options.stop = stop;
@@ -221,7 +221,7 @@ std::uint64_t ReconcileRunner::startJob(Request request)
                 error = tr("cancelled; nothing was stored");
                 return 0;
             }
-            core::storeReport(store, report);
+            store.storeReport(report);
             return report.id;
         };
 
@@ -253,7 +253,7 @@ std::uint64_t ReconcileRunner::startJob(Request request)
         QString error;
         try {
             const auto store = openStore(path);
-            const auto report = core::loadReport(*store, request.reportId);
+            const auto report = store->loadReport(request.reportId);
             if (!report)
                 throw core::Error(core::ErrorKind::Permanent,
                                   tr("report %1 is not in the workspace file").arg(request.reportId).toStdString());
@@ -274,7 +274,7 @@ std::uint64_t ReconcileRunner::startJob(Request request)
             } else {
                 result.outcomes = core::repairReport(*workspace, *report, table);
             }
-            core::recordRepair(*store, *report, result.outcomes);
+            store->recordRepair(*report, result.outcomes);
             // Where the table stands now, as a report of its own: what the list shows next.
             done = 0;
             try {

@@ -4,7 +4,7 @@
 #include "ui/mailbox.h"
 
 #include "core/engine/reconciler.h"
-#include "core/state/statestore.h"
+#include "core/engine/workspacestate.h"
 
 #include <QObject>
 #include <QString>
@@ -21,7 +21,7 @@ namespace driftless::ui
 /// Reconciliation for the desktop app: reads stored reports, compares a pipeline's tables
 /// (core::reconcile + core::storeReport) and repairs differing keys (core::repairKeys or
 /// core::repairReport, then core::recordRepair), always on a pool thread. Each worker opens
-/// its own StateStore and its own database connections, which live and die on that thread.
+/// its own WorkspaceState and its own database connections, which live and die on that thread.
 ///
 /// - setSnapshot() follows EngineBridge: the workspace (endpoints, pipelines) and the state
 ///   file come from its snapshots; another file starts a new generation, and every result of
@@ -80,7 +80,7 @@ public slots:
 signals:
     /// The state file or its workspace changed (pipelines to pick from).
     void workspaceChanged();
-    void summariesReady(const std::vector<core::StateStore::ReconcileSummary> &rows, const QString &error);
+    void summariesReady(const std::vector<core::ReconcileSummary> &rows, const QString &error);
     /// `report` is null when it could not be read; `error` says why.
     void reportReady(std::int64_t id, std::shared_ptr<const core::ReconcileReport> report, const QString &error);
     /// A job started (`repair` false: a comparison); `table` is empty for all of a pipeline.
@@ -100,7 +100,7 @@ private:
     std::uint64_t startJob(Request request);
     void startSummaryRead();
     void finishJob(std::uint64_t job);
-    void onSummariesRead(std::uint64_t generation, std::vector<core::StateStore::ReconcileSummary> rows,
+    void onSummariesRead(std::uint64_t generation, std::vector<core::ReconcileSummary> rows,
                          const QString &error);
 
     std::shared_ptr<Mailbox<ReconcileRunner>> m_mailbox;

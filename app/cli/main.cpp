@@ -306,10 +306,10 @@ int cmdRun(Args &a)
         o.checkEvery = *d;
     }
     a.noMore();
-    StateStore store(a.state);
-    EngineRun::loadRunnable(store, o.pipeline);
+    auto state = WorkspaceState::create(a.state);
+    EngineRun::loadRunnable(state, o.pipeline);
     SignalWatch signals;
-    EngineRun engine(store, o);
+    EngineRun engine(state, o);
     RunFace face;
     const int errors = engine.run(g_stop.get_token(), &face);
     return errors > 0 ? kSyncFailed : kOk;
@@ -633,9 +633,9 @@ int cmdServe(Args &a)
     } catch (const std::invalid_argument &e) {
         throw UsageError(std::string("--listen ") + e.what());
     }
-    StateStore store(a.state);
+    auto state = WorkspaceState::create(a.state);
     SignalWatch signals;
-    int errors = driftless::cli::serve(store, o, g_stop);
+    int errors = driftless::cli::serve(state, o, g_stop);
     return errors > 0 ? kSyncFailed : kOk;
 }
 

@@ -104,15 +104,15 @@ QHttpServerResponse jsonResponse(const nlohmann::json &j)
 
 } // namespace
 
-int serve(StateStore &store, const ServeOptions &options, std::stop_source stop)
+int serve(WorkspaceState &state, const ServeOptions &options, std::stop_source stop)
 {
     auto [host, port] = parseListen(options.listen, options.allowRemote);
-    EngineRun::loadRunnable(store, options.pipeline);
+    EngineRun::loadRunnable(state, options.pipeline);
     EngineRunOptions ro;
     ro.pipeline = options.pipeline;
     ro.checkEvery = options.monitorEvery;
     ro.monitor = true;
-    EngineRun engine(store, ro);
+    EngineRun engine(state, ro);
     ServeFace face;
 
     int argc = 1;

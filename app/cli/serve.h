@@ -1,7 +1,7 @@
 #pragma once
 
 #include "core/model/duration.h"
-#include "core/state/statestore.h"
+#include "core/engine/workspacestate.h"
 
 #include <stop_token>
 #include <string>
@@ -24,6 +24,6 @@ std::pair<std::string, int> parseListen(const std::string &text, bool allowRemot
 /// Runs the pipelines as `run` does (starting again in place when the workspace changes) and
 /// serves GET /sync/status (JSON) and GET /metrics (Prometheus text) until `stop`. Returns the
 /// number of tables in error at the end, or throws.
-int serve(core::StateStore &store, const ServeOptions &options, std::stop_source stop);
+int serve(core::WorkspaceState &state, const ServeOptions &options, std::stop_source stop);
 
 } // namespace driftless::cli

@@ -35,20 +35,20 @@ struct EngineRun::Monitor {
     std::int64_t lastPruneMs = 0;
 };
 
-EngineRun::EngineRun(StateStore &store, EngineRunOptions options)
-    : m_store(store), m_options(std::move(options)), m_monitor(std::make_unique<Monitor>())
+EngineRun::EngineRun(WorkspaceState &state, EngineRunOptions options)
+    : m_state(state), m_store(state.store()), m_options(std::move(options)), m_monitor(std::make_unique<Monitor>())
 {
 }
 
 EngineRun::~EngineRun() = default;
 
-Workspace EngineRun::loadRunnable(StateStore &store, const std::string &pipeline)
+Workspace EngineRun::loadRunnable(WorkspaceState &state, const std::string &pipeline)
 {
-    Workspace ws = store.loadWorkspace();
+    Workspace ws = state.workspace();
     if (ws.pipelines.empty())
-        throw ConfigError("the workspace has no pipelines; run 'driftless-cli apply FILE' first", store.path());
+        throw ConfigError("the workspace has no pipelines; run 'driftless-cli apply FILE' first", state.path());
     if (!pipeline.empty() && !ws.pipeline(pipeline))
-        throw ConfigError("no pipeline named '" + pipeline + "'", store.path());
+        throw ConfigError("no pipeline named '" + pipeline + "'", state.path());
     return ws;
 }
 
@@ -157,13 +157,13 @@ bool EngineRun::monitorOnce(const Workspace &ws)
 
 int EngineRun::run(std::stop_token stop, EngineRunListener *listener)
 {
-    loadRunnable(m_store, m_options.pipeline);
+    loadRunnable(m_state, m_options.pipeline);
     // A slot past its guard is given up before anything reads it.
     enforceGuards();
     int errors = 0;
     std::shared_ptr<const Workspace> last;
     for (int restarts = 0;; ++restarts) {
-        const Workspace stored = loadRunnable(m_store, m_options.pipeline);
+        const Workspace stored = loadRunnable(m_state, m_options.pipeline);
         auto ws = std::make_shared<const Workspace>(only(stored, m_options.pipeline));
         last = ws;
         const auto jobs = jobsFor(*ws);
@@ -190,7 +190,7 @@ int EngineRun::run(std::stop_token stop, EngineRunListener *listener)
                 self.m_mirror = nullptr;
             }
         } unpublish{*this, mirror};
-        EngineObserver *next = listener ? listener->started({*ws, jobs, mirror, m_store, restarts}) : nullptr;
+        EngineObserver *next = listener ? listener->started({*ws, jobs, mirror, m_state, restarts}) : nullptr;
         mirror.setNext(next);
         if (listener) { // the pauses read above, so the face need not read them again
             std::vector<StateStore::PausedTable> paused;

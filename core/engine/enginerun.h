@@ -7,6 +7,7 @@
 #include "core/engine/tablesync.h"
 #include "core/model/duration.h"
 #include "core/model/workspace.h"
+#include "core/engine/workspacestate.h"
 #include "core/state/statestore.h"
 
 #include <cstdint>
@@ -51,7 +52,7 @@ public:
         const Workspace &workspace; ///< as run (only EngineRunOptions::pipeline, when set)
         const std::vector<TableJob> &jobs;
         const StateObserver &mirror; ///< every table's status, mirrored into the state file
-        StateStore &store;
+        WorkspaceState &state; ///< the face may read it and note events in it
         int restarts = 0; ///< 0 the first time; then how many times the workspace changed
     };
     /// The engine starts with `start.workspace` (again, after a change). What it returns is
@@ -79,7 +80,7 @@ public:
 /// from any thread while it runs (and after).
 class EngineRun {
 public:
-    EngineRun(StateStore &store, EngineRunOptions options);
+    EngineRun(WorkspaceState &state, EngineRunOptions options);
     ~EngineRun();
     EngineRun(const EngineRun &) = delete;
     EngineRun &operator=(const EngineRun &) = delete;
@@ -99,7 +100,7 @@ public:
     MonitorSample monitorSample() const;
 
     /// The stored workspace, checked as run() checks it. Throws ConfigError.
-    static Workspace loadRunnable(StateStore &store, const std::string &pipeline);
+    static Workspace loadRunnable(WorkspaceState &state, const std::string &pipeline);
 
 private:
     struct Monitor;
@@ -110,6 +111,7 @@ private:
     /// Reads the paused tables into m_paused (and tells the listener). Throws Error.
     void pausesNow(EngineRunListener *listener);
 
+    WorkspaceState &m_state;
     StateStore &m_store;
     EngineRunOptions m_options;
     std::unique_ptr<Monitor> m_monitor;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/db/sqlitedb.h"
+#include "core/model/staterecords.h"
 #include "core/model/strategy.h"
 #include "core/model/tableref.h"
 #include "core/model/workspace.h"
@@ -35,32 +36,13 @@ public:
 
     // Workspace ---------------------------------------------------------------------------
     Workspace loadWorkspace();
-    struct ApplySummary {
-        bool changed = false;
-        std::vector<std::string> lines; ///< human-readable: "+ pipeline app_to_dw", "~ table ...".
-    };
+    using ApplySummary = core::ApplySummary;
     /// Makes the stored workspace equal to `ws`, in one transaction. Writes nothing when they are
     /// already equal, so applying the same file twice changes nothing the second time.
     ApplySummary applyWorkspace(const Workspace &ws);
 
     // Status mirror -------------------------------------------------------------------------
-    struct TableStatus {
-        std::string pipeline;
-        TableRef table;
-        Strategy strategy = Strategy::FullRefresh;
-        std::string state = "idle"; ///< idle, running, backfilling, ok, error, paused
-        std::string message;
-        std::string checkpoint; ///< strategy-specific JSON, as stored in the target
-        std::int64_t version = 0;
-        std::int64_t rowsApplied = 0;
-        std::optional<std::int64_t> lastSyncAtMs;  ///< last successful commit, workstation clock
-        std::optional<std::int64_t> freshAsOfMs;   ///< target holds the source as of this time
-        std::optional<double> progress;            ///< 0..1 while a backfill runs
-        std::optional<std::int64_t> backfillRows;  ///< while a backfill runs: rows copied so far
-        std::optional<std::int64_t> backfillTotal; ///< ... the estimate of its rows
-        std::optional<double> backfillEtaSeconds;  ///< ... its expected remaining time, as of updatedAtMs
-        std::int64_t updatedAtMs = 0;
-    };
+    using TableStatus = core::TableStatus;
     void upsertTableStatus(const TableStatus &s);
     /// Updates state and message only, keeping the rest.
     void setTableState(const std::string &pipeline, const TableRef &table, Strategy strategy, const std::string &state,
@@ -69,13 +51,7 @@ public:
     std::vector<TableStatus> tableStatuses();
 
     // Pauses --------------------------------------------------------------------------------
-    /// A table a DBA paused: the engine leaves it alone (keeping its state and checkpoint) until
-    /// it is resumed, across restarts.
-    struct PausedTable {
-        std::string pipeline;
-        TableRef table;
-        std::int64_t pausedAtMs = 0;
-    };
+    using PausedTable = core::PausedTable;
     /// Pauses or resumes one table; returns false when it already was as asked.
     bool setPaused(const std::string &pipeline, const TableRef &table, bool paused);
     std::vector<PausedTable> pausedTables();
@@ -84,56 +60,25 @@ public:
     std::int64_t startRun(const std::string &pipeline, const TableRef &table, Strategy strategy);
     void finishRun(std::int64_t runId, const std::string &status, std::int64_t rows, const std::string &error);
 
-    struct Event {
-        std::int64_t id = 0;
-        std::int64_t tsMs = 0;
-        std::string level; ///< info, warn, error
-        std::string pipeline;
-        std::string table;
-        std::string kind;
-        std::string message;
-    };
+    using Event = core::EventRecord;
     void addEvent(const std::string &level, const std::string &pipeline, const std::string &table,
                   const std::string &kind, const std::string &message);
     /// Newest first; `pipeline` and `table` (as TableRef::display() writes it) empty for all.
     std::vector<Event> events(int limit = 100, const std::string &pipeline = {}, const std::string &table = {});
 
-    struct LagSample {
-        std::string pipeline;
-        std::string table;
-        std::int64_t tsMs = 0;
-        double lagSeconds = 0;
-        double rowsPerSecond = 0;
-    };
+    using LagSample = core::LagSample;
     void addLagSample(const LagSample &s);
     std::vector<LagSample> lagSamples(const std::string &pipeline, const std::string &table, std::int64_t sinceMs);
     /// Drops samples older than `keepMs` and thins those older than an hour to one a minute.
     void pruneLagSamples(std::int64_t nowMs, std::int64_t keepMs);
 
-    /// What a replication slot held at one moment (sampled by the slot monitor).
-    struct SlotSample {
-        std::string source;
-        std::string slot;
-        std::int64_t tsMs = 0;
-        std::optional<std::int64_t> retainedBytes;
-        std::optional<std::int64_t> unconfirmedBytes;
-        std::optional<std::int64_t> safeWalSize;
-    };
+    using SlotSample = core::SlotSample;
     void addSlotSamples(const std::vector<SlotSample> &samples);
     std::vector<SlotSample> slotSamples(const std::string &source, const std::string &slot, std::int64_t sinceMs);
     /// As pruneLagSamples, keeping the highest retained WAL of each minute.
     void pruneSlotSamples(std::int64_t nowMs, std::int64_t keepMs);
 
-    /// One table of a reconciliation report, for lists, badges and alerts.
-    struct ReconcileSummary {
-        std::int64_t reportId = 0;
-        std::string pipeline;
-        std::string table;
-        std::int64_t finishedMs = 0;
-        std::int64_t sourceRows = 0, targetRows = 0, missing = 0, extra = 0, different = 0, inFlight = 0;
-        double driftRatio = 0;
-        std::string error;
-    };
+    using ReconcileSummary = core::ReconcileSummary;
     /// Stores a report (its JSON as reportJsonValue makes it) and its per-table summaries; returns
     /// the report's id.
     std::int64_t addReconcileReport(const std::string &pipeline, std::int64_t startedMs, std::int64_t finishedMs,
@@ -146,15 +91,7 @@ public:
     std::vector<ReconcileSummary> reconcileSummaries(int limit = 200, const std::string &pipeline = {});
     /// The newest summary of each table.
     std::vector<ReconcileSummary> latestReconciles();
-    /// A reconciliation owed to a table (after a slot guard fallback): run after the table's
-    /// next successful pass since `sinceMs`, repairing what it finds when `repair`.
-    struct PendingReconcile {
-        std::string pipeline;
-        std::string table;
-        std::string reason;
-        std::int64_t sinceMs = 0;
-        bool repair = false;
-    };
+    using PendingReconcile = core::PendingReconcile;
     void addPendingReconcile(const PendingReconcile &p);
     std::vector<PendingReconcile> pendingReconciles();
     void clearPendingReconcile(const std::string &pipeline, const std::string &table);

@@ -113,14 +113,15 @@ struct EngineRunTest : ::testing::Test {
 
 TEST_F(EngineRunTest, aWorkspaceItCannotRunIsRefusedBeforeAnythingRuns)
 {
-    core::StateStore store(statePath);
-    core::EngineRun empty(store, {});
+    auto state = core::WorkspaceState::create(statePath);
+    auto &store = state.store();
+    core::EngineRun empty(state, {});
     EXPECT_THROW(empty.run({}), core::ConfigError);
     store.applyWorkspace(workspace({"first"}));
     core::EngineRunOptions o;
     o.pipeline = "no_such_pipeline";
     try {
-        core::EngineRun(store, o).run({});
+        core::EngineRun(state, o).run({});
         FAIL() << "an unknown pipeline was run";
     } catch (const core::ConfigError &e) {
         EXPECT_NE(std::string(e.what()).find("no pipeline named 'no_such_pipeline'"), std::string::npos) << e.what();
@@ -130,11 +131,12 @@ TEST_F(EngineRunTest, aWorkspaceItCannotRunIsRefusedBeforeAnythingRuns)
 
 TEST_F(EngineRunTest, oncePassesEveryTableAndKeepsTheirStatusAfterwards)
 {
-    core::StateStore store(statePath);
+    auto state = core::WorkspaceState::create(statePath);
+    auto &store = state.store();
     store.applyWorkspace(workspace({"first", "second"}));
     core::EngineRunOptions o;
     o.once = true;
-    core::EngineRun engine(store, o);
+    core::EngineRun engine(state, o);
     Recorder face;
     EXPECT_EQ(engine.run({}, &face), 0);
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM first"), "50");
@@ -150,11 +152,12 @@ TEST_F(EngineRunTest, oncePassesEveryTableAndKeepsTheirStatusAfterwards)
 
 TEST_F(EngineRunTest, aChangedWorkspaceRestartsTheRunInPlace)
 {
-    core::StateStore store(statePath);
+    auto state = core::WorkspaceState::create(statePath);
+    auto &store = state.store();
     store.applyWorkspace(workspace({"first"}));
     core::EngineRunOptions o;
     o.checkEvery = core::Millis(200);
-    core::EngineRun engine(store, o);
+    core::EngineRun engine(state, o);
     Recorder face;
     std::stop_source stop;
     std::atomic<int> result{-1};

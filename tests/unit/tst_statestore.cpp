@@ -1,4 +1,5 @@
 #include "core/config/workspacefile.h"
+#include "core/engine/workspacestate.h"
 #include "core/model/error.h"
 #include "core/state/migrations.h"
 #include "core/state/statestore.h"
@@ -221,4 +222,48 @@ TEST(StateStore, eventsAreKeptNewestFirst)
     ASSERT_EQ(ev.size(), 2u);
     EXPECT_EQ(ev[0].message, "second");
     EXPECT_EQ(ev[1].kind, "a");
+}
+
+TEST(WorkspaceState, refusesAMissingWorkspaceWithoutCreatingItAndReadsWhatIsStored)
+{
+    TempDir dir;
+    const std::string path = dir.file("typo.db");
+    try {
+        WorkspaceState state(path);
+        FAIL() << "a missing workspace was opened";
+    } catch (const ConfigError &e) {
+        EXPECT_NE(std::string(e.what()).find("there is no workspace at " + path), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("apply FILE"), std::string::npos) << e.what();
+    }
+    struct stat st{};
+    EXPECT_NE(::stat(path.c_str(), &st), 0) << "the refused path was created";
+
+    auto created = WorkspaceState::create(path);
+    EXPECT_TRUE(created.apply(sample()).changed);
+    EXPECT_FALSE(created.apply(sample()).changed);
+    created.note("engine_started", "engine started for 2 tables");
+
+    // A second door on the same file sees what the first stored.
+    WorkspaceState state(path);
+    EXPECT_EQ(state.path(), path);
+    const auto snap = state.snapshot(1'000'000, 10);
+    EXPECT_EQ(snap.workspace, sample());
+    ASSERT_EQ(snap.tables.size(), 2u);
+    EXPECT_EQ(snap.tables[0].table, "public.plans");
+    EXPECT_EQ(snap.tables[0].state, "idle");
+    EXPECT_EQ(snap.tables[1].strategy, "cursor");
+    ASSERT_FALSE(snap.events.empty());
+    EXPECT_EQ(snap.events.front().kind, "engine_started");
+    EXPECT_EQ(snap.events.front().level, "info");
+
+    const auto changes = state.setPaused(snap.workspace, "p1", {"public.events"}, true);
+    ASSERT_EQ(changes.size(), 1u);
+    EXPECT_TRUE(changes[0].changed);
+    const auto after = state.snapshot(1'000'000, 10);
+    EXPECT_FALSE(after.tables[0].paused);
+    EXPECT_TRUE(after.tables[1].paused);
+    EXPECT_EQ(after.tables[1].state, "paused");
+    EXPECT_THROW(state.setPaused(snap.workspace, "p1", {"public.nope"}, true), ConfigError);
+    EXPECT_TRUE(state.reconcileSummaries(10).empty());
+    EXPECT_FALSE(state.loadReport(1));
 }

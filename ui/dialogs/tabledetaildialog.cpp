@@ -9,7 +9,7 @@
 #include "ui/widgets/lagchart.h"
 
 #include "core/model/error.h"
-#include "core/state/statestore.h"
+#include "core/engine/workspacestate.h"
 
 #include <nlohmann/json.hpp>
 
@@ -285,12 +285,12 @@ void TableDetailDialog::readEvents()
     QThreadPool::globalInstance()->start([mailbox = m_mailbox, generation = m_eventsGeneration,
                                           path = m_path.toStdString(), pipeline = m_pipeline.toStdString(),
                                           table = m_table.toStdString()] {
-        std::vector<core::StateStore::Event> events;
+        std::vector<core::EventRecord> events;
         bool ok = false;
         std::error_code ec;
         if (std::filesystem::exists(path, ec)) {
             try {
-                events = core::StateStore(path).events(kEventLimit, pipeline, table);
+                events = core::WorkspaceState(path).events(kEventLimit, pipeline, table);
                 ok = true;
             } catch (const core::Error &) {
                 // Busy: the next snapshot asks again.

@@ -9,7 +9,7 @@ namespace driftless::ui {
 
 namespace {
 
-bool sameEvent(const core::StateStore::Event &a, const core::StateStore::Event &b)
+bool sameEvent(const core::EventRecord &a, const core::EventRecord &b)
 {
     return a.id == b.id && a.tsMs == b.tsMs && a.level == b.level && a.pipeline == b.pipeline &&
            a.table == b.table && a.kind == b.kind && a.message == b.message;
@@ -17,7 +17,7 @@ bool sameEvent(const core::StateStore::Event &a, const core::StateStore::Event &
 
 /// How many events at the top of `next` are new, when `next` is `current` with events added at
 /// the top and possibly cut at the bottom; -1 when it is not.
-int newAtTop(const std::vector<core::StateStore::Event> &current, const std::vector<core::StateStore::Event> &next)
+int newAtTop(const std::vector<core::EventRecord> &current, const std::vector<core::EventRecord> &next)
 {
     if (current.empty())
         return static_cast<int>(next.size());
@@ -109,7 +109,7 @@ QVariant EventsModel::data(const QModelIndex &index, int role) const
 
 void EventsModel::setSnapshot(const EngineSnapshot &snapshot) { setEvents(snapshot.events); }
 
-void EventsModel::setEvents(const std::vector<core::StateStore::Event> &events)
+void EventsModel::setEvents(const std::vector<core::EventRecord> &events)
 {
     const int added = newAtTop(m_events, events);
     if (added < 0) {

@@ -2,7 +2,7 @@
 
 #include "ui/enginesnapshot.h"
 
-#include "core/state/statestore.h"
+#include "core/model/staterecords.h"
 
 #include <QAbstractTableModel>
 
@@ -37,12 +37,12 @@ public:
 
     void setSnapshot(const EngineSnapshot &snapshot);
     /// `events`: newest first.
-    void setEvents(const std::vector<core::StateStore::Event> &events);
+    void setEvents(const std::vector<core::EventRecord> &events);
 
-    const core::StateStore::Event &event(int row) const { return m_events.at(static_cast<std::size_t>(row)); }
+    const core::EventRecord &event(int row) const { return m_events.at(static_cast<std::size_t>(row)); }
 
 private:
-    std::vector<core::StateStore::Event> m_events;
+    std::vector<core::EventRecord> m_events;
 };
 
 } // namespace driftless::ui

@@ -11,7 +11,7 @@ namespace driftless::ui
 namespace
 {
 
-using Summary = core::StateStore::ReconcileSummary;
+using Summary = core::ReconcileSummary;
 
 bool sameRow(const Summary &a, const Summary &b)
 {

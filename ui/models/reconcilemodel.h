@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/state/statestore.h"
+#include "core/model/staterecords.h"
 
 #include <QAbstractTableModel>
 
@@ -11,7 +11,7 @@ namespace driftless::ui
 {
 
 /// One row per table of a stored reconciliation report, newest report first, as
-/// StateStore::reconcileSummaries() lists them: counts on each side, the three kinds of drift,
+/// WorkspaceState::reconcileSummaries() lists them: counts on each side, the three kinds of drift,
 /// rows in flight and the drift ratio.
 ///
 /// setSummaries() updates in place (one dataChanged) while the same rows are listed in the same
@@ -56,9 +56,9 @@ public:
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
-    void setSummaries(const std::vector<core::StateStore::ReconcileSummary> &rows);
+    void setSummaries(const std::vector<core::ReconcileSummary> &rows);
 
-    const core::StateStore::ReconcileSummary &summaryAt(int row) const
+    const core::ReconcileSummary &summaryAt(int row) const
     {
         return m_rows.at(static_cast<std::size_t>(row));
     }
@@ -66,16 +66,16 @@ public:
     int rowOf(std::int64_t reportId, const QString &table) const;
 
     /// drift, none or error.
-    static QString statusKind(const core::StateStore::ReconcileSummary &s);
+    static QString statusKind(const core::ReconcileSummary &s);
     /// `0.50%`; `<0.01%` for drift too small to show; `0%` for none.
     static QString formatRatio(double ratio);
 
 private:
-    QVariant display(const core::StateStore::ReconcileSummary &s, int column) const;
-    QVariant sortKey(const core::StateStore::ReconcileSummary &s, int column) const;
-    QString toolTip(const core::StateStore::ReconcileSummary &s, int column) const;
+    QVariant display(const core::ReconcileSummary &s, int column) const;
+    QVariant sortKey(const core::ReconcileSummary &s, int column) const;
+    QString toolTip(const core::ReconcileSummary &s, int column) const;
 
-    std::vector<core::StateStore::ReconcileSummary> m_rows;
+    std::vector<core::ReconcileSummary> m_rows;
 };
 
 } // namespace driftless::ui

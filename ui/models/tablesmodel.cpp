@@ -319,7 +319,7 @@ TablesModel::DoneByTable TablesModel::finishedBackfills(const EngineSnapshot &sn
     // Per table, the newest event about a copy: shown as done only when it says so ("initial
     // load done: N rows; ...", "re-backfill done: N rows merged, ..."), not when a later one says
     // the next copy was cancelled or failed.
-    std::map<std::pair<std::string, std::string>, const core::StateStore::Event *> newest;
+    std::map<std::pair<std::string, std::string>, const core::EventRecord *> newest;
     for (const auto &e : snapshot.events) {
         if (e.kind != "load_done" && e.kind != "rebackfill")
             continue;

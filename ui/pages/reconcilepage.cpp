@@ -277,7 +277,7 @@ void ReconcilePage::selectTable(std::int64_t reportId, const QString &table)
     selectSourceRow(m_view, m_proxy, m_model->rowOf(reportId, table));
 }
 
-void ReconcilePage::showSummaries(const std::vector<core::StateStore::ReconcileSummary> &rows, const QString &error)
+void ReconcilePage::showSummaries(const std::vector<core::ReconcileSummary> &rows, const QString &error)
 {
     m_notice->setText(error.isEmpty() ? QString() : tr("Cannot read the reports: %1").arg(error));
     m_notice->setVisible(!error.isEmpty());

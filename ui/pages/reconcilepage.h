@@ -98,7 +98,7 @@ protected:
 
 private:
     enum class RepairScope { Row, Selected, Table };
-    void showSummaries(const std::vector<core::StateStore::ReconcileSummary> &rows, const QString &error);
+    void showSummaries(const std::vector<core::ReconcileSummary> &rows, const QString &error);
     void showReport(std::int64_t id, std::shared_ptr<const core::ReconcileReport> report, const QString &error);
     void selectionChanged();
     void showSelectedTable();

@@ -11,7 +11,7 @@
 
 #include "core/config/workspacefile.h"
 #include "core/model/error.h"
-#include "core/state/statestore.h"
+#include "core/engine/workspacestate.h"
 
 #include <QDir>
 #include <QFile>
@@ -69,7 +69,7 @@ QLabel *heading(const QString &text, QWidget *parent)
     return label;
 }
 
-QString changeLines(const core::StateStore::ApplySummary &summary)
+QString changeLines(const core::ApplySummary &summary)
 {
     if (!summary.changed)
         return WorkspacePage::tr("nothing changed");
@@ -463,7 +463,7 @@ void WorkspacePage::save(core::Workspace workspace, const QString &what)
     }
     run(what, [path = m_engine->statePath().toStdString(), workspace = std::move(workspace)] {
         Outcome o;
-        auto summary = core::StateStore(path).applyWorkspace(workspace);
+        auto summary = core::WorkspaceState::create(path).apply(workspace);
         o.ok = true;
         o.message = changeLines(summary);
         o.workspace = workspace;
@@ -534,7 +534,7 @@ void WorkspacePage::importFile(const QString &path)
         [yamlPath = path.toStdString(), statePath = m_engine->statePath().toStdString()] {
             Outcome o;
             auto workspace = core::WorkspaceFile::load(yamlPath);
-            auto summary = core::StateStore(statePath).applyWorkspace(workspace);
+            auto summary = core::WorkspaceState::create(statePath).apply(workspace);
             o.ok = true;
             o.message = changeLines(summary);
             o.workspace = std::move(workspace);

@@ -37,7 +37,7 @@ class SecretStore;
 /// stored workspace as one; export then import gives back an equal workspace.
 ///
 /// Every change is validated here (the YAML loader's rules) and written on a pool thread with
-/// core::StateStore::applyWorkspace(); the page never waits. A running sync starts again with
+/// core::WorkspaceState::apply(); the page never waits. A running sync starts again with
 /// the stored workspace within a few seconds (core::EngineRun). Passwords go to the SecretStore only, never to the file or the YAML.
 class WorkspacePage final : public QWidget {
     Q_OBJECT

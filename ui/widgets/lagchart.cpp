@@ -5,7 +5,7 @@
 
 #include "core/base/clock.h"
 #include "core/model/error.h"
-#include "core/state/statestore.h"
+#include "core/engine/workspacestate.h"
 
 #include <QChart>
 #include <QChartView>
@@ -34,7 +34,7 @@ namespace {
 constexpr std::int64_t kMinute = 60'000;
 
 /// Keeps the worst lag of each of `buckets` equal slices of the window, in time order.
-std::vector<QPointF> thin(const std::vector<core::StateStore::LagSample> &samples, std::int64_t fromMs,
+std::vector<QPointF> thin(const std::vector<core::LagSample> &samples, std::int64_t fromMs,
                           std::int64_t toMs, int buckets)
 {
     std::vector<QPointF> out;
@@ -482,7 +482,7 @@ void LagChart::startRead()
         // Opening a missing file would create it; the Tables page already says it is missing.
         if (!path.empty() && !keys.empty() && std::filesystem::exists(path, ec)) {
             try {
-                core::StateStore store(path);
+                core::WorkspaceState store(path);
                 for (const auto &key : keys)
                     history[key] = thin(store.lagSamples(key.first, key.second, now - window), now - window, now,
                                         kMaxPoints);

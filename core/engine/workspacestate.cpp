@@ -1,0 +1,95 @@
+#include "core/engine/workspacestate.h"
+
+#include "core/engine/slotguard.h"
+#include "core/model/error.h"
+#include "core/state/statestore.h"
+
+#include <filesystem>
+
+namespace driftless::core {
+
+namespace {
+
+std::unique_ptr<StateStore> openExisting(const std::string &path)
+{
+    std::error_code ec;
+    if (path.empty() || !std::filesystem::exists(path, ec))
+        throw ConfigError("there is no workspace at " + path + "; store one with 'driftless-cli --state " + path +
+                          " apply FILE'");
+    return std::make_unique<StateStore>(path);
+}
+
+} // namespace
+
+WorkspaceState::WorkspaceState(const std::string &path) : m_store(openExisting(path)) {}
+WorkspaceState::WorkspaceState(std::unique_ptr<StateStore> store) : m_store(std::move(store)) {}
+WorkspaceState WorkspaceState::create(const std::string &path) { return WorkspaceState(std::make_unique<StateStore>(path)); }
+WorkspaceState::~WorkspaceState() = default;
+WorkspaceState::WorkspaceState(WorkspaceState &&) noexcept = default;
+WorkspaceState &WorkspaceState::operator=(WorkspaceState &&) noexcept = default;
+
+const std::string &WorkspaceState::path() const { return m_store->path(); }
+StateStore &WorkspaceState::store() { return *m_store; }
+
+WorkspaceState::Snapshot WorkspaceState::snapshot(std::int64_t nowMs, int eventLimit)
+{
+    Snapshot s;
+    s.workspace = m_store->loadWorkspace();
+    s.tables = buildStatus(s.workspace, m_store->tableStatuses(), nowMs, m_store->latestReconciles(),
+                           m_store->pausedTables());
+    s.events = m_store->events(eventLimit);
+    return s;
+}
+
+Workspace WorkspaceState::workspace() { return m_store->loadWorkspace(); }
+
+std::vector<EventRecord> WorkspaceState::events(int limit, const std::string &pipeline, const std::string &table)
+{
+    return m_store->events(limit, pipeline, table);
+}
+
+std::vector<LagSample> WorkspaceState::lagSamples(const std::string &pipeline, const std::string &table,
+                                                  std::int64_t sinceMs)
+{
+    return m_store->lagSamples(pipeline, table, sinceMs);
+}
+
+std::vector<SlotSample> WorkspaceState::slotSamples(const std::string &source, const std::string &slot,
+                                                    std::int64_t sinceMs)
+{
+    return m_store->slotSamples(source, slot, sinceMs);
+}
+
+std::vector<ReconcileSummary> WorkspaceState::reconcileSummaries(int limit, const std::string &pipeline)
+{
+    return m_store->reconcileSummaries(limit, pipeline);
+}
+
+void WorkspaceState::storeReport(ReconcileReport &report) { core::storeReport(*m_store, report); }
+
+std::optional<ReconcileReport> WorkspaceState::loadReport(std::int64_t id) { return core::loadReport(*m_store, id); }
+
+void WorkspaceState::recordRepair(const ReconcileReport &report, const std::vector<RepairOutcome> &outcomes)
+{
+    core::recordRepair(*m_store, report, outcomes);
+}
+
+ApplySummary WorkspaceState::apply(const Workspace &ws) { return m_store->applyWorkspace(ws); }
+
+std::vector<PauseChange> WorkspaceState::setPaused(const Workspace &ws, const std::string &pipeline,
+                                                   const std::vector<std::string> &tables, bool pause)
+{
+    return setTablesPaused(*m_store, ws, pipeline, tables, pause);
+}
+
+std::vector<std::string> WorkspaceState::promoteToCdc(const std::string &pipeline, const std::vector<std::string> &tables)
+{
+    return core::promoteToCdc(*m_store, pipeline, tables);
+}
+
+void WorkspaceState::note(const std::string &kind, const std::string &message)
+{
+    m_store->addEvent("info", {}, {}, kind, message);
+}
+
+} // namespace driftless::core
