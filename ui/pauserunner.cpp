@@ -4,8 +4,8 @@
 #include "ui/enginebridge.h"
 
 #include "core/engine/pauses.h"
-#include "core/model/error.h"
 #include "core/engine/workspacestate.h"
+#include "core/model/error.h"
 
 #include <QThreadPool>
 

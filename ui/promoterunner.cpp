@@ -2,8 +2,8 @@
 #include "ui/displayformat.h"
 
 #include "core/engine/slotguard.h"
-#include "core/model/error.h"
 #include "core/engine/workspacestate.h"
+#include "core/model/error.h"
 
 #include <QThreadPool>
 

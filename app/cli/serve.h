@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/model/duration.h"
 #include "core/engine/workspacestate.h"
+#include "core/model/duration.h"
 
 #include <stop_token>
 #include <string>

@@ -5,9 +5,9 @@
 #include "core/engine/slots.h"
 #include "core/engine/statusreport.h"
 #include "core/engine/tablesync.h"
+#include "core/engine/workspacestate.h"
 #include "core/model/duration.h"
 #include "core/model/workspace.h"
-#include "core/engine/workspacestate.h"
 #include "core/state/statestore.h"
 
 #include <cstdint>

@@ -8,8 +8,8 @@
 #include "ui/statusicons.h"
 #include "ui/widgets/lagchart.h"
 
-#include "core/model/error.h"
 #include "core/engine/workspacestate.h"
+#include "core/model/error.h"
 
 #include <nlohmann/json.hpp>
 

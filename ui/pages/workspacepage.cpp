@@ -10,8 +10,8 @@
 #include "ui/widgets/tableselection.h"
 
 #include "core/config/workspacefile.h"
-#include "core/model/error.h"
 #include "core/engine/workspacestate.h"
+#include "core/model/error.h"
 
 #include <QDir>
 #include <QFile>

@@ -4,8 +4,8 @@
 #include "ui/widgets/legendstrip.h"
 
 #include "core/base/clock.h"
-#include "core/model/error.h"
 #include "core/engine/workspacestate.h"
+#include "core/model/error.h"
 
 #include <QChart>
 #include <QChartView>
