@@ -155,8 +155,18 @@ MysqlConnection::MysqlConnection(const std::string &dsn, const std::string &endp
             opts["sslVerify"] = true;
     }
     try {
-        sql::mysql::MySQL_Driver *driver = sql::mysql::get_mysql_driver_instance();
-        m_conn.reset(driver->connect(opts));
+        {
+            // Connector/C++ initialises the client library on a first connect and its driver
+            // instance lazily, neither thread-safe: tables' passes connecting at once crashed
+            // (SIGSEGV here, seen once in the MariaDB zoo). Connects are rare; serialize them.
+            static std::mutex connectMutex;
+            std::lock_guard lock(connectMutex);
+            sql::mysql::MySQL_Driver *driver = sql::mysql::get_mysql_driver_instance();
+            m_conn.reset(driver->connect(opts));
+        }
+        if (!m_conn)
+            throw Error(ErrorKind::Transient, who + ": the MySQL driver returned no connection", {},
+                        "check that the server is reachable, then try again");
         m_conn->setAutoCommit(true);
         std::unique_ptr<sql::Statement> st(m_conn->createStatement());
         st->execute("SET NAMES utf8mb4, time_zone = '+00:00', "
