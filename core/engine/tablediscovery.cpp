@@ -332,25 +332,26 @@ SourceDiscovery discoverSource(const Endpoint &source)
     SourceDiscovery d;
     auto refused = [&](const std::string &error, const std::string &hint) {
         d.error = error + (hint.empty() ? std::string() : "; " + hint);
+        return d;
     };
     try {
         if (source.kind == EndpointKind::Mysql) {
             const auto probe = probeMysql(source.dsn);
             if (!probe.connected)
-                return refused(probe.error, probe.hint), d;
+                return refused(probe.error, probe.hint);
             d.abilities = mysqlAbilities(probe);
             MysqlConnection conn(source.dsn, source.name);
             d.tables = discoverMysqlTables(conn, conn.dsn().database);
         } else if (source.kind == EndpointKind::Postgres) {
             const auto probe = probePostgres(source.dsn);
             if (!probe.connected)
-                return refused(probe.error, probe.hint), d;
+                return refused(probe.error, probe.hint);
             d.abilities = {probe.logicalWal(), probe.canReplicate(), std::nullopt};
             PgConnection conn(source.dsn);
             d.tables = discoverTables(conn);
         } else {
-            d.error = "endpoint '" + source.name + "' is a SQLite file, which Driftless writes to but does not read from";
-            return d;
+            return refused("endpoint '" + source.name + "' is a SQLite file, which Driftless writes to but does not read from",
+                           {});
         }
         d.ok = true;
     } catch (const std::exception &e) {

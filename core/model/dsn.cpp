@@ -1,5 +1,6 @@
 #include "core/model/dsn.h"
 
+#include "core/base/copytext.h"
 #include "core/model/error.h"
 
 #include <libpq-fe.h>
@@ -17,13 +18,8 @@ std::string percentDecode(std::string_view s, const std::string &what)
     std::string out;
     for (size_t i = 0; i < s.size(); ++i) {
         if (s[i] == '%') {
-            auto hex = [&](char c) -> int {
-                if (c >= '0' && c <= '9')
-                    return c - '0';
-                c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-                return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-            };
-            int hi = i + 1 < s.size() ? hex(s[i + 1]) : -1, lo = i + 2 < s.size() ? hex(s[i + 2]) : -1;
+            int hi = i + 1 < s.size() ? copytext::hexValue(s[i + 1]) : -1;
+            int lo = i + 2 < s.size() ? copytext::hexValue(s[i + 2]) : -1;
             if (hi < 0 || lo < 0)
                 throw ConfigError("the MySQL DSN's " + what + " has a '%' that is not followed by two hex digits");
             out += static_cast<char>(hi * 16 + lo);

@@ -29,13 +29,6 @@
 namespace driftless::ui {
 
 /// What a discovery found: a plain value posted back to the UI thread.
-struct PipelineEditor::Discovery {
-    bool ok = false;
-    QString error;
-    std::vector<core::DiscoveredTable> tables;
-    core::SourceAbilities abilities;
-};
-
 namespace {
 
 constexpr core::Strategy kStrategies[] = {core::Strategy::FullRefresh, core::Strategy::Cursor, core::Strategy::Cdc};
@@ -288,13 +281,11 @@ void PipelineEditor::discover()
     m_status->setText(tr("Reading the tables of %1\u2026").arg(qs(source)));
     rebuildTree();
     QThreadPool::globalInstance()->start([mailbox = m_mailbox, job, endpoint = *e] {
-        auto found = core::discoverSource(endpoint);
-        Discovery d{found.ok, qs(found.error), std::move(found.tables), found.abilities};
-        mailbox->post([job, d](PipelineEditor &self) { self.showDiscovery(job, d); });
+        mailbox->post([job, d = core::discoverSource(endpoint)](PipelineEditor &self) { self.showDiscovery(job, d); });
     });
 }
 
-void PipelineEditor::showDiscovery(std::uint64_t job, const Discovery &d)
+void PipelineEditor::showDiscovery(std::uint64_t job, const core::SourceDiscovery &d)
 {
     if (job != m_job)
         return;
@@ -303,7 +294,7 @@ void PipelineEditor::showDiscovery(std::uint64_t job, const Discovery &d)
     const QString source = m_source->currentData().toString();
     if (!d.ok) {
         m_status->setStyleSheet(QStringLiteral("color: #b3261e;"));
-        m_status->setText(tr("Could not read the tables of %1: %2").arg(source, d.error));
+        m_status->setText(tr("Could not read the tables of %1: %2").arg(source, qs(d.error)));
         emit discoveryFinished(false);
         return;
     }

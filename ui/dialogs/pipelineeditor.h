@@ -91,7 +91,6 @@ signals:
     void discoveryFinished(bool ok);
 
 private:
-    struct Discovery;
     /// One table of the tree: what discovery found (if it did) and its settings.
     struct Row {
         std::optional<core::DiscoveredTable> found;
@@ -102,7 +101,7 @@ private:
         QComboBox *strategy = nullptr;
     };
 
-    void showDiscovery(std::uint64_t job, const Discovery &d);
+    void showDiscovery(std::uint64_t job, const core::SourceDiscovery &d);
     void rebuildTree();
     void addRow(const core::TableRef &ref);
     Row *rowOf(const QTreeWidgetItem *item);
