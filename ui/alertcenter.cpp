@@ -66,7 +66,8 @@ void AlertCenter::update(std::int64_t nowMs)
     const auto change = m_tracker.update(std::move(now), nowMs);
     auto open = m_tracker.open();
     std::stable_sort(open.begin(), open.end(), [](const core::Alert &a, const core::Alert &b) {
-        return std::tuple(a.level != "error", a.sinceMs, a.id) < std::tuple(b.level != "error", b.sinceMs, b.id);
+        return std::tuple(a.level != core::Level::Error, a.sinceMs, a.id) <
+               std::tuple(b.level != core::Level::Error, b.sinceMs, b.id);
     });
     if (!sameAlerts(open, m_alerts)) {
         m_alerts = std::move(open);

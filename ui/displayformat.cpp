@@ -91,9 +91,9 @@ QString formatBackfill(const core::TableReport::Backfill &b)
     return text;
 }
 
-QString strategyLabel(const std::string &strategy)
+QString strategyLabel(core::Strategy strategy)
 {
-    return QString::fromStdString(strategy).replace(QLatin1Char('_'), QLatin1Char(' '));
+    return spelled(strategy).replace(QLatin1Char('_'), QLatin1Char(' '));
 }
 
 } // namespace driftless::ui

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace driftless::ui
 {
@@ -28,6 +29,13 @@ QString formatEta(double seconds);
 /// of the total, `420,000 rows copied`. Numbers in the user's locale.
 QString formatBackfill(const core::TableReport::Backfill &b);
 /// `full_refresh` -> `full refresh`.
-QString strategyLabel(const std::string &strategy);
+QString strategyLabel(core::Strategy strategy);
+/// The engine's word for a table state, a freshness, a level or a strategy, as `/sync/status`
+/// spells it (`backfilling`, `breach`, `warn`, `full_refresh`).
+template <typename Word> QString spelled(Word w)
+{
+    const std::string_view s = core::toString(w);
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
+}
 
 } // namespace driftless::ui

@@ -102,7 +102,7 @@ void noteEngineEvent(core::WorkspaceState &state, LiveObserver &live, const std:
     }
     core::EventRecord e;
     e.tsMs = core::wallClockMs();
-    e.level = "info";
+    e.level = core::Level::Info;
     e.kind = kind;
     e.message = message;
     live.addEvent(std::move(e));

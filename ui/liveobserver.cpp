@@ -47,7 +47,7 @@ void LiveObserver::markChanged()
     m_changes.fetch_add(1, std::memory_order_relaxed);
 }
 
-void LiveObserver::tableState(const core::TableKey &, const std::string &, const std::string &,
+void LiveObserver::tableState(const core::TableKey &, core::TableState, const std::string &,
                               std::optional<core::Progress>)
 {
     markChanged();
@@ -59,7 +59,7 @@ void LiveObserver::batchApplied(const core::TableKey &, const core::ApplyResult 
     markChanged();
 }
 
-void LiveObserver::event(const std::string &level, const core::TableKey &key, const std::string &kind,
+void LiveObserver::event(core::Level level, const core::TableKey &key, const std::string &kind,
                          const std::string &message)
 {
     core::EventRecord e;

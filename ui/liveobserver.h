@@ -33,11 +33,11 @@ public:
     /// Takes a last copy and forgets the source.
     void unfollow();
 
-    void tableState(const core::TableKey &key, const std::string &state, const std::string &message,
+    void tableState(const core::TableKey &key, core::TableState state, const std::string &message,
                     std::optional<core::Progress> progress) override;
     void batchApplied(const core::TableKey &key, const core::ApplyResult &result, const core::Checkpoint &checkpoint,
                       std::optional<std::int64_t> freshAsOfMs) override;
-    void event(const std::string &level, const core::TableKey &key, const std::string &kind,
+    void event(core::Level level, const core::TableKey &key, const std::string &kind,
                const std::string &message) override;
 
     /// Records an event that concerns no single table (the engine starting or stopping).

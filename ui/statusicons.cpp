@@ -1,5 +1,6 @@
 #include "ui/statusicons.h"
 
+#include "ui/displayformat.h"
 #include "ui/resources.h"
 
 #include <QHash>
@@ -27,15 +28,23 @@ QIcon freshnessIcon(const QString &freshness)
     return namedIcon(QStringLiteral("unknown"));
 }
 
-QIcon stateIcon(const QString &state)
+QIcon freshnessIcon(core::Freshness freshness)
 {
-    if (state == QLatin1String("error"))
+    return freshnessIcon(spelled(freshness));
+}
+
+QIcon stateIcon(core::TableState state)
+{
+    switch (state) {
+    case core::TableState::Error:
         return namedIcon(QStringLiteral("error"));
-    if (state == QLatin1String("retrying"))
+    case core::TableState::Retrying:
         return namedIcon(QStringLiteral("warn"));
-    if (state == QLatin1String("paused"))
+    case core::TableState::Paused:
         return namedIcon(QStringLiteral("pause"));
-    return {};
+    default:
+        return {};
+    }
 }
 
 QIcon levelIcon(const QString &level)
@@ -45,6 +54,11 @@ QIcon levelIcon(const QString &level)
     if (level == QLatin1String("warn") || level == QLatin1String("warning"))
         return namedIcon(QStringLiteral("warn"));
     return namedIcon(QStringLiteral("info"));
+}
+
+QIcon levelIcon(core::Level level)
+{
+    return levelIcon(spelled(level));
 }
 
 } // namespace driftless::ui

@@ -28,9 +28,9 @@ void TrayNotifier::notify(const std::vector<core::Alert> &opened)
         return;
     // Errors first: with several at once, the worst is the one the message names.
     const auto worst = std::min_element(opened.begin(), opened.end(), [](const core::Alert &a, const core::Alert &b) {
-        return (a.level == "error") > (b.level == "error");
+        return (a.level == core::Level::Error) > (b.level == core::Level::Error);
     });
-    const bool error = worst->level == "error";
+    const bool error = worst->level == core::Level::Error;
     m_lastTitle = opened.size() == 1 ? (error ? tr("Driftless: error") : tr("Driftless: warning"))
                                      : tr("Driftless: %1 new alerts").arg(opened.size());
     m_lastMessage = QString::fromStdString(worst->message + ".\n" + worst->action);

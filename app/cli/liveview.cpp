@@ -40,12 +40,13 @@ std::string LiveView::statusLine() const
     long long rows = 0;
     for (const auto &r : reports) {
         rows += r.rowsApplied;
-        std::string part = r.table + " " + r.state;
-        if (r.state == "backfilling" && r.backfill)
+        std::string part = r.table + " " + std::string(toString(r.state));
+        if (r.state == TableState::Backfilling && r.backfill)
             part += " " + (r.backfill->percent ? std::to_string(static_cast<int>(*r.backfill->percent)) + "%"
                                                : std::to_string(r.backfill->rows) + " rows");
         else if (r.lagSeconds)
-            part += " " + std::to_string(static_cast<long long>(*r.lagSeconds)) + "s " + r.freshness;
+            part +=
+                " " + std::to_string(static_cast<long long>(*r.lagSeconds)) + "s " + std::string(toString(r.freshness));
         line += (line.empty() ? "" : " | ") + part;
     }
     line = "[" + std::to_string(rows) + " rows] " + line + "  (Ctrl+C stops)";
@@ -54,11 +55,11 @@ std::string LiveView::statusLine() const
     return line;
 }
 
-void LiveView::tableState(const TableKey &key, const std::string &state, const std::string &message,
+void LiveView::tableState(const TableKey &key, TableState state, const std::string &message,
                           std::optional<core::Progress>)
 {
-    if (state == "error" || state == "retrying")
-        printLine(key.display() + ": " + state + ": " + message);
+    if (state == TableState::Error || state == TableState::Retrying)
+        printLine(key.display() + ": " + std::string(toString(state)) + ": " + message);
 }
 
 void LiveView::batchApplied(const TableKey &key, const ApplyResult &result, const Checkpoint &,
@@ -104,11 +105,11 @@ void LiveView::batchApplied(const TableKey &key, const ApplyResult &result, cons
                   std::to_string(totals.written) + " (" + std::to_string(totals.batches) + " batches)");
 }
 
-void LiveView::event(const std::string &level, const TableKey &key, const std::string &kind, const std::string &message)
+void LiveView::event(Level level, const TableKey &key, const std::string &kind, const std::string &message)
 {
     if (kind == "sync_failed")
         return; // already printed as a state change
-    printLine(level + ": " + key.display() + ": " + message);
+    printLine(std::string(toString(level)) + ": " + key.display() + ": " + message);
 }
 
 void LiveView::tick()

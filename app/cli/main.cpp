@@ -393,17 +393,19 @@ int cmdStatus(Args &a)
                 pad("STRATEGY", 13).c_str(), pad("STATE", 12).c_str(), pad("FRESHNESS", 10).c_str(),
                 pad("LAG", 7).c_str(), pad("ROWS", 11).c_str(), "LAST SYNC");
     for (auto &r : reports) {
-        std::string state = r.state;
-        if (state == "backfilling" && r.backfill && r.backfill->percent)
+        std::string state(toString(r.state));
+        if (r.state == TableState::Backfilling && r.backfill && r.backfill->percent)
             state += " " + std::to_string(static_cast<int>(*r.backfill->percent)) + "%";
         std::printf("%s%s%s%s%s%s%s%s\n", pad(r.pipeline, wp + 1).c_str(), pad(r.table, wt + 1).c_str(),
-                    pad(r.strategy, 13).c_str(), pad(state, 12).c_str(), pad(r.freshness, 10).c_str(),
-                    pad(formatLag(r.lagSeconds), 7).c_str(), pad(std::to_string(r.rowsApplied), 11).c_str(),
+                    pad(std::string(toString(r.strategy)), 13).c_str(), pad(state, 12).c_str(),
+                    pad(std::string(toString(r.freshness)), 10).c_str(), pad(formatLag(r.lagSeconds), 7).c_str(),
+                    pad(std::to_string(r.rowsApplied), 11).c_str(),
                     r.lastSyncAtMs ? formatIso8601(*r.lastSyncAtMs).c_str() : "never");
-        if (!r.message.empty() && (r.state == "error" || r.state == "retrying" || r.state == "paused"))
+        if (!r.message.empty() &&
+            (r.state == TableState::Error || r.state == TableState::Retrying || r.state == TableState::Paused))
             std::printf("    %s%s\n", r.message.c_str(),
                         r.pausedAtMs ? (" (since " + formatIso8601(*r.pausedAtMs) + ")").c_str() : "");
-        if (r.state == "backfilling" && r.backfill)
+        if (r.state == TableState::Backfilling && r.backfill)
             std::printf("    %s: %s\n", r.message.empty() ? "backfill" : r.message.c_str(),
                         describeBackfill(*r.backfill).c_str());
     }
@@ -466,15 +468,16 @@ public:
         : m_key(std::move(key)), m_next(next), m_stop(std::move(stop))
     {
     }
-    void tableState(const TableKey &key, const std::string &state, const std::string &message,
+    void tableState(const TableKey &key, TableState state, const std::string &message,
                     std::optional<Progress> progress) override
     {
         m_next.tableState(key, state, message, progress);
         if (key.pipeline != m_key.pipeline || key.table != m_key.table)
             return;
-        if (state == "backfilling") {
+        if (state == TableState::Backfilling) {
             m_seen = true;
-        } else if ((state == "streaming" && m_seen) || state == "error" || state == "paused") {
+        } else if ((state == TableState::Streaming && m_seen) || state == TableState::Error ||
+                   state == TableState::Paused) {
             m_outcome = state;
             m_message = message;
             m_stop.request_stop();
@@ -485,8 +488,7 @@ public:
     {
         m_next.batchApplied(key, result, checkpoint, freshAsOfMs);
     }
-    void event(const std::string &level, const TableKey &key, const std::string &kind,
-               const std::string &message) override
+    void event(Level level, const TableKey &key, const std::string &kind, const std::string &message) override
     {
         m_next.event(level, key, kind, message);
     }
@@ -497,7 +499,7 @@ public:
     }
     void tick() override { m_next.tick(); }
 
-    std::string outcome() const { return m_outcome; }
+    std::optional<TableState> outcome() const { return m_outcome; }
     std::string message() const { return m_message; }
 
 private:
@@ -505,7 +507,7 @@ private:
     EngineObserver &m_next;
     std::stop_source m_stop;
     std::atomic<bool> m_seen{false};
-    std::string m_outcome; ///< written once, before the stop is requested; read after run() returned
+    std::optional<TableState> m_outcome; ///< written once, before the stop is requested; read after run() returned
     std::string m_message;
 };
 
@@ -559,17 +561,17 @@ int cmdBackfill(Args &a)
         Scheduler scheduler(jobs, observer, opts);
         scheduler.run(g_stop.get_token());
     }
-    if (watcher.outcome() == "streaming") {
+    if (watcher.outcome() == TableState::Streaming) {
         std::printf("%s is backfilled and streaming\n", req.key.table.display().c_str());
         return kOk;
     }
-    if (watcher.outcome().empty()) {
+    if (!watcher.outcome()) {
         std::printf("stopped before the backfill finished; it resumes with the next 'driftless-cli run' or "
                     "'driftless-cli backfill %s %s'\n",
                     pipeline.c_str(), table.c_str());
         return kSyncFailed;
     }
-    printError(req.key.display() + " is " + watcher.outcome() + ": " + watcher.message());
+    printError(req.key.display() + " is " + std::string(toString(*watcher.outcome())) + ": " + watcher.message());
     return kSyncFailed;
 }
 

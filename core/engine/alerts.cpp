@@ -24,10 +24,10 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
 {
     std::vector<Alert> out;
     for (const auto &t : tables) {
-        if (t.state == "error") {
+        if (t.state == TableState::Error) {
             Alert a;
             a.kind = "table_error";
-            a.level = "error";
+            a.level = Level::Error;
             a.pipeline = t.pipeline;
             a.table = t.table;
             a.message = t.pipeline + "/" + t.table + " stopped: " + t.message;
@@ -38,7 +38,7 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
         if (t.driftAlert && t.reconcile) {
             Alert a;
             a.kind = "drift";
-            a.level = "warn";
+            a.level = Level::Warn;
             a.pipeline = t.pipeline;
             a.table = t.table;
             char pct[32];
@@ -52,18 +52,19 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
             out.push_back(std::move(a));
         }
         // A paused table falls behind on purpose: its state says so, an alert would be noise.
-        if (t.state != "error" && !t.paused && t.freshness == "breach" && t.lagSeconds) {
+        if (t.state != TableState::Error && !t.paused && t.freshness == Freshness::Breach && t.lagSeconds) {
             Alert a;
             a.kind = "lag_breach";
-            a.level = "warn";
+            a.level = Level::Warn;
             a.pipeline = t.pipeline;
             a.table = t.table;
             a.message = t.pipeline + "/" + t.table + " is " + seconds(*t.lagSeconds) + " behind the source, past its "
                         "freshness SLA of " + seconds(t.slaSeconds);
-            a.action = t.state == "idle" || t.state == "ok"
-                           ? "no sync is running for it: start one (driftless-cli run, or the app)"
-                           : "check the target and the table's recent events (driftless-cli status); a slow target or a "
-                             "large backlog catches up by itself";
+            a.action =
+                t.state == TableState::Idle || t.state == TableState::Ok
+                    ? "no sync is running for it: start one (driftless-cli run, or the app)"
+                    : "check the target and the table's recent events (driftless-cli status); a slow target or a "
+                      "large backlog catches up by itself";
             out.push_back(std::move(a));
         }
     }
@@ -71,7 +72,7 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
         if (!ss.error.empty()) {
             Alert a;
             a.kind = "source_unreachable";
-            a.level = "warn";
+            a.level = Level::Warn;
             a.source = ss.source;
             a.message = "cannot read the replication slots of " + ss.source + ": " + ss.error;
             a.action = "check the server and the endpoint's connection settings";
@@ -81,7 +82,7 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
         const Endpoint *ep = ws.endpoint(ss.source);
         const SlotGuard *guard = ep && ep->slotGuard ? &*ep->slotGuard : nullptr;
         for (const auto &s : ss.replicationSlots) {
-            auto base = [&](const char *kind, const char *level) {
+            auto base = [&](const char *kind, Level level) {
                 Alert a;
                 a.kind = kind;
                 a.level = level;
@@ -92,14 +93,14 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
             };
             const bool ours = !s.owner.empty();
             if (s.walStatus == "lost") {
-                Alert a = base("slot_lost", "error");
+                Alert a = base("slot_lost", Level::Error);
                 a.message = "replication slot " + s.slot + " on " + s.source +
                             " was invalidated (wal_status lost): the WAL it needed is gone";
                 a.action = ours ? "re-snapshot the pipeline: driftless-cli resnapshot " + s.owner
                                 : "drop it (SELECT pg_drop_replication_slot('" + s.slot + "')) and re-sync its consumer";
                 out.push_back(std::move(a));
             } else if (s.walStatus == "unreserved") {
-                Alert a = base("slot_unreserved", "error");
+                Alert a = base("slot_unreserved", Level::Error);
                 a.message = "replication slot " + s.slot + " on " + s.source +
                             " holds more WAL than max_slot_wal_keep_size allows: the next checkpoint invalidates it";
                 a.action = ours ? "make sure the sync of pipeline " + s.owner + " is running and catching up"
@@ -109,7 +110,7 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
             if (guard && guard->maxRetained > 0 && s.retainedBytes && *s.retainedBytes >= guard->effectiveWarn() &&
                 s.walStatus != "lost") {
                 const bool past = *s.retainedBytes >= guard->maxRetained;
-                Alert a = base("slot_retained", past ? "error" : "warn");
+                Alert a = base("slot_retained", past ? Level::Error : Level::Warn);
                 a.message = "replication slot " + s.slot + " on " + s.source + " holds " +
                             humanBytes(*s.retainedBytes) + " of WAL (" + (past ? "limit " : "warning level ") +
                             humanBytes(past ? guard->maxRetained : guard->effectiveWarn()) + ")";
@@ -123,7 +124,7 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
                 auto it = inactiveSinceMs.find(s.source + "/" + s.slot);
                 const Millis limit = guard ? guard->effectiveInactiveAlert() : Millis(600'000);
                 if (it != inactiveSinceMs.end() && nowMs - it->second >= limit.count() && ours) {
-                    Alert a = base("slot_inactive", "warn");
+                    Alert a = base("slot_inactive", Level::Warn);
                     a.message = "replication slot " + s.slot + " on " + s.source + " has not been read for " +
                                 formatDuration(Millis((nowMs - it->second) / 1000 * 1000)) + "; it keeps WAL meanwhile";
                     a.action = "start the sync of pipeline " + s.owner + " (driftless-cli run, serve, or the app)";
@@ -131,7 +132,7 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
                 }
             }
             if (s.orphaned) {
-                Alert a = base("slot_orphaned", "warn");
+                Alert a = base("slot_orphaned", Level::Warn);
                 a.message = "replication slot " + s.slot + " on " + s.source +
                             " looks like Driftless's but no pipeline of this workspace reads it" +
                             (s.retainedBytes ? "; it holds " + humanBytes(*s.retainedBytes) + " of WAL" : "");
@@ -184,7 +185,7 @@ nlohmann::json alertsJsonValue(const std::vector<Alert> &alerts)
     for (const auto &a : alerts)
         arr.push_back({{"id", a.id},
                        {"kind", a.kind},
-                       {"level", a.level},
+                       {"level", toString(a.level)},
                        {"pipeline", orNull(a.pipeline)},
                        {"table", orNull(a.table)},
                        {"source", orNull(a.source)},

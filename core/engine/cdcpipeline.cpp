@@ -218,12 +218,11 @@ void CdcPipeline::ensurePublication(PgConnection &src)
     if (!exists) {
         src.exec("CREATE PUBLICATION " + quoteIdent(pub) + " FOR TABLE " + list +
                  " WITH (publish_via_partition_root = true)");
-        m_observer.event("info", m_tables.front()->key, "publication_created", "created publication " + pub);
+        m_observer.event(Level::Info, m_tables.front()->key, "publication_created", "created publication " + pub);
     } else if (!missing.empty() || published.size() != m_tables.size()) {
         src.exec("ALTER PUBLICATION " + quoteIdent(pub) + " SET TABLE " + list);
-        m_observer.event("info", m_tables.front()->key, "publication_changed", "publication " + pub + " now has " +
-                                                                                    std::to_string(m_tables.size()) +
-                                                                                    " tables");
+        m_observer.event(Level::Info, m_tables.front()->key, "publication_changed",
+                         "publication " + pub + " now has " + std::to_string(m_tables.size()) + " tables");
     }
 }
 
@@ -254,7 +253,7 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
             merge = !t->merger->targetEmpty();
         }
         const long long chunk = t->job.spec.effectivePageSize();
-        m_observer.tableState(t->key, "backfilling",
+        m_observer.tableState(t->key, TableState::Backfilling,
                               std::string("initial load") + (merge ? " (merging into existing rows)" : ""),
                               Progress{t->loaded, t->schema.estimatedRows});
         RowSet rows;
@@ -301,7 +300,8 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
             t->position = pos;
             t->loaded += n;
             m_observer.batchApplied(t->key, r, cp, std::nullopt);
-            m_observer.tableState(t->key, "backfilling", "initial load", Progress{t->loaded, t->schema.estimatedRows});
+            m_observer.tableState(t->key, TableState::Backfilling, "initial load",
+                                  Progress{t->loaded, t->schema.estimatedRows});
             if (n < chunk)
                 break;
         }
@@ -319,7 +319,7 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
             if (merge) {
                 long long gone = t->merger->deleteOlderInTransaction(version);
                 if (gone)
-                    m_observer.event("info", t->key, "resnapshot",
+                    m_observer.event(Level::Info, t->key, "resnapshot",
                                      std::to_string(gone) + " rows the source no longer has were removed");
             }
             t->merger->writeCheckpointInTransaction(cp, 0);
@@ -333,10 +333,10 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
         // The mirror holds the stream position before the table shows as streaming: a view never
         // shows "streaming" beside the last load chunk's key.
         m_observer.batchApplied(t->key, {}, cp, std::nullopt);
-        m_observer.event("info", t->key, "load_done",
+        m_observer.event(Level::Info, t->key, "load_done",
                          "initial load done: " + std::to_string(t->loaded) + " rows; streaming from " +
                              pgcatalog::formatLsn(streamFrom));
-        m_observer.tableState(t->key, "streaming", "", std::nullopt);
+        m_observer.tableState(t->key, TableState::Streaming, "", std::nullopt);
     }
     loader.commit();
 }
@@ -377,8 +377,8 @@ void CdcPipeline::run(std::stop_token stop, Options options)
             t->paused = true;
             std::string fix = "adapt the target table, then re-snapshot it: driftless-cli resnapshot " + m_pipeline +
                               " " + t->job.spec.table.display();
-            m_observer.tableState(t->key, "paused", drift + "; the table is paused; " + fix, std::nullopt);
-            m_observer.event("error", t->key, "schema_change", drift + "; the table is paused; " + fix);
+            m_observer.tableState(t->key, TableState::Paused, drift + "; the table is paused; " + fix, std::nullopt);
+            m_observer.event(Level::Error, t->key, "schema_change", drift + "; the table is paused; " + fix);
         }
         if (auto cp = t->merger->readCheckpoint()) {
             t->position = json::parse(cp->position, nullptr, false);
@@ -406,13 +406,13 @@ void CdcPipeline::run(std::stop_token stop, Options options)
                 t->position.erase("stopped");
                 t->userPaused = true;
             } else {
-                m_observer.tableState(t->key, "error", t->stopped, std::nullopt);
+                m_observer.tableState(t->key, TableState::Error, t->stopped, std::nullopt);
             }
         } else if (!t->paused && (wantPaused(*t) || marked)) {
             if (!wantPaused(*t) && t->phase() != "stream") {
                 t->merger->clearCheckpoint();
                 t->position = nullptr;
-                m_observer.event("info", t->key, "resumed",
+                m_observer.event(Level::Info, t->key, "resumed",
                                  "resumed during its initial load: it is loaded again from a new snapshot");
             } else {
                 t->paused = t->userPaused = true;
@@ -453,7 +453,8 @@ void CdcPipeline::run(std::stop_token stop, Options options)
                 if (t->streamLsn())
                     since = pgcatalog::formatLsn(t->streamLsn());
             for (auto &t : m_tables)
-                m_observer.tableState(t->key, "error", "replication slot " + m_slot + " is gone", std::nullopt);
+                m_observer.tableState(t->key, TableState::Error, "replication slot " + m_slot + " is gone",
+                                      std::nullopt);
             throw Error(ErrorKind::Permanent,
                         "replication slot " + m_slot + " no longer exists on the source (dropped, or the server was "
                         "replaced); changes after " + (since.empty() ? std::string("the last checkpoint") : since) +
@@ -464,7 +465,7 @@ void CdcPipeline::run(std::stop_token stop, Options options)
         // over exactly where the copy ends.
         auto created = createSlotWatched(repl, m_slot, false, first.source, stop, slotWaitReporter(tablePointers()));
         m_slotConfirmed = created.consistentPoint;
-        m_observer.event("info", m_tables.front()->key, "slot_created",
+        m_observer.event(Level::Info, m_tables.front()->key, "slot_created",
                          "created replication slot " + m_slot + " at " + pgcatalog::formatLsn(created.consistentPoint));
         for (auto &t : m_tables)
             t->position = nullptr;
@@ -493,7 +494,7 @@ void CdcPipeline::run(std::stop_token stop, Options options)
                 continue;
             const std::string gap = pgcatalog::formatLsn(t->streamLsn()) + " and " + pgcatalog::formatLsn(confirmed);
             for (auto &u : m_tables)
-                m_observer.tableState(u->key, "error",
+                m_observer.tableState(u->key, TableState::Error,
                                       "replication slot " + m_slot + " was moved past our checkpoint (" + gap + ")",
                                       std::nullopt);
             throw Error(ErrorKind::Permanent,
@@ -550,8 +551,8 @@ bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &column
             std::string names;
             for (size_t i = old.size(); i < columns.size(); ++i)
                 names += (names.empty() ? "" : ", ") + displayIdent(columns[i]);
-            m_observer.event("info", t.key, "schema_change", "source added column(s) " + names +
-                                                                  "; added to the target and applied");
+            m_observer.event(Level::Info, t.key, "schema_change",
+                             "source added column(s) " + names + "; added to the target and applied");
             t.schema = next;
             t.columns = columns;
             t.layout = streamLayout(t.schema, t.columns, t.merger->generatedColumns());
@@ -570,8 +571,8 @@ bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &column
     std::string msg = why + "; the table is paused (its changes are not applied)";
     std::string fix = "adapt the target table, then re-snapshot it: driftless-cli resnapshot " + m_pipeline + " " +
                       t.job.spec.table.display();
-    m_observer.tableState(t.key, "paused", msg + "; " + fix, std::nullopt);
-    m_observer.event("error", t.key, "schema_change", msg + "; " + fix);
+    m_observer.tableState(t.key, TableState::Paused, msg + "; " + fix, std::nullopt);
+    m_observer.event(Level::Error, t.key, "schema_change", msg + "; " + fix);
     return false;
 }
 
@@ -629,7 +630,7 @@ void CdcPipeline::completePartialRows(Table &t, RowSet &rows, PgConnection &src)
             out.append(lines[r], rows.row(r).op, rows.row(r).version);
     }
     rows = std::move(out);
-    m_observer.event("info", t.key, "refetched",
+    m_observer.event(Level::Info, t.key, "refetched",
                      std::to_string(missing.size() - static_cast<size_t>(gone)) +
                          " rows with unsent large values read from the source" +
                          (gone ? " (" + std::to_string(gone) + " already deleted there)" : std::string()));
@@ -674,13 +675,13 @@ void CdcPipeline::fillAddedGeneratedColumns(Table &t, const std::vector<std::str
     if (t.phase() == "stream") {
         if (t.rebackfill.is_null())
             t.merger->setRequest("rebackfill");
-        m_observer.event("info", t.key, "schema_change",
+        m_observer.event(Level::Info, t.key, "schema_change",
                          "generated column(s) " + names + " added to the target; a re-backfill fills them in");
         return;
     }
     t.merger->clearCheckpoint();
     t.position = nullptr;
-    m_observer.event("info", t.key, "schema_change",
+    m_observer.event(Level::Info, t.key, "schema_change",
                      "generated column(s) " + names + " added to the target; the initial load starts again");
 }
 
@@ -731,8 +732,8 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
     PgLogicalReader reader(repl, infos, ro);
     for (auto &t : m_tables)
         if (!t->paused)
-            m_observer.tableState(t->key, "streaming", "", std::nullopt);
-    m_observer.event("info", m_tables.front()->key, "stream_started",
+            m_observer.tableState(t->key, TableState::Streaming, "", std::nullopt);
+    m_observer.event(Level::Info, m_tables.front()->key, "stream_started",
                      "streaming from slot " + m_slot + " at " + pgcatalog::formatLsn(start));
 
     pollRequests(); // a cancel left while nothing ran applies before an interrupted copy resumes
@@ -831,7 +832,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                             if (ch.truncate) {
                                 long long n = t.merger->truncateInTransaction();
                                 res.rowsWritten += n;
-                                m_observer.event("info", t.key, "truncate",
+                                m_observer.event(Level::Info, t.key, "truncate",
                                                  "TRUNCATE replicated: " + std::to_string(n) + " rows removed");
                             }
                             fillGeneratedValues(t, ch.rows, src);
@@ -884,7 +885,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                     for (auto &[t, r] : results) {
                         m_observer.batchApplied(t->key, r, {positionOf(*t), t->version}, fresh);
                         if (r.partialRowsMissing)
-                            m_observer.event("warn", t->key, "partial_rows",
+                            m_observer.event(Level::Warn, t->key, "partial_rows",
                                              std::to_string(r.partialRowsMissing) +
                                                  " updated rows with unchanged large values are missing in the "
                                                  "target and were not applied; reconcile the table");
@@ -963,11 +964,11 @@ bool CdcPipeline::writeHeartbeat(PgConnection &src, bool failedBefore)
     try {
         src.execParams("SELECT pg_logical_emit_message(true, 'driftless_heartbeat', $1)", {m_pipeline});
         if (failedBefore)
-            m_observer.event("info", m_tables.front()->key, "heartbeat", "heartbeats are written again");
+            m_observer.event(Level::Info, m_tables.front()->key, "heartbeat", "heartbeats are written again");
         return true;
     } catch (const Error &e) {
         if (!failedBefore)
-            m_observer.event("warn", m_tables.front()->key, "heartbeat",
+            m_observer.event(Level::Warn, m_tables.front()->key, "heartbeat",
                              "cannot write a heartbeat into the source (" + e.describe() +
                                  "); the slot still advances from keepalives while the stream is idle");
         return false;
@@ -1014,7 +1015,7 @@ void CdcPipeline::pollRequests()
         }
         if (req != "rebackfill") {
             t->merger->setRequest("");
-            m_observer.event("warn", t->key, "request", "unknown request '" + req + "' ignored");
+            m_observer.event(Level::Warn, t->key, "request", "unknown request '" + req + "' ignored");
             continue;
         }
         if (m_rebackfill)
@@ -1058,8 +1059,8 @@ void CdcPipeline::stopTable(Table &t, const Error &e)
         recordSkipped(t, hadCopy);
     }
     log(LogLevel::Warn, m_pipeline + " " + name + ": " + t.stopped);
-    m_observer.tableState(t.key, "error", t.stopped, std::nullopt);
-    m_observer.event("error", t.key, "sync_failed", t.stopped);
+    m_observer.tableState(t.key, TableState::Error, t.stopped, std::nullopt);
+    m_observer.event(Level::Error, t.key, "sync_failed", t.stopped);
 }
 
 bool CdcPipeline::wantPaused(const Table &t) const { return m_pauses && m_pauses->contains(m_pipeline, t.job.spec.table); }
@@ -1110,12 +1111,12 @@ void CdcPipeline::pauseTable(Table &t)
         recordSkipped(t, hadCopy);
         const std::string since =
             t.phase() == "stream" ? "after " + pgcatalog::formatLsn(t.streamLsn()) : "of its initial load";
-        m_observer.event("info", t.key, "paused",
-                         "paused: changes " + since + " are not applied until it is resumed" +
-                             (hadCopy ? "; the re-backfill under way was dropped (Resume copies the table again)"
-                                      : std::string()));
+        m_observer.event(
+            Level::Info, t.key, "paused",
+            "paused: changes " + since + " are not applied until it is resumed" +
+                (hadCopy ? "; the re-backfill under way was dropped (Resume copies the table again)" : std::string()));
     }
-    m_observer.tableState(t.key, "paused", pausedMessage(Strategy::Cdc), std::nullopt);
+    m_observer.tableState(t.key, TableState::Paused, pausedMessage(Strategy::Cdc), std::nullopt);
 }
 
 void CdcPipeline::resumeTable(Table &t)
@@ -1127,7 +1128,7 @@ void CdcPipeline::resumeTable(Table &t)
         // One copy at a time: it stays paused until the one under way ends, then copies.
         if (!t.resumeWaiting) {
             t.resumeWaiting = true;
-            m_observer.tableState(t.key, "paused",
+            m_observer.tableState(t.key, TableState::Paused,
                                   "resumed; waits for the re-backfill of " + m_rebackfill->table->key.table.display() +
                                       " to end, then is re-copied",
                                   std::nullopt);
@@ -1152,7 +1153,7 @@ void CdcPipeline::resumeTable(Table &t)
         m_session->rollback();
         throw;
     }
-    m_observer.event("info", t.key, "resumed",
+    m_observer.event(Level::Info, t.key, "resumed",
                      "resumed: re-copied through the guarded merge while the stream goes on; the changes made while "
                      "it was paused arrive with the copy");
 }
@@ -1161,7 +1162,7 @@ void CdcPipeline::cancelRebackfill(Table &t)
 {
     const bool running = m_rebackfill && m_rebackfill->table == &t;
     if (!running && t.rebackfill.is_null()) {
-        m_observer.event("info", t.key, "rebackfill", "no re-backfill of " + t.key.table.display() + " to cancel");
+        m_observer.event(Level::Info, t.key, "rebackfill", "no re-backfill of " + t.key.table.display() + " to cancel");
         return;
     }
     long long copied = running ? m_rebackfill->copied : t.rebackfill.value("rows", 0LL);
@@ -1177,11 +1178,11 @@ void CdcPipeline::cancelRebackfill(Table &t)
         m_session->rollback();
         throw;
     }
-    m_observer.event("info", t.key, "rebackfill",
+    m_observer.event(Level::Info, t.key, "rebackfill",
                      "re-backfill cancelled after " + std::to_string(copied) +
                          " rows: the rows merged so far stay (each is the source's row as of the snapshot or newer); "
                          "rows the source no longer has were not looked for");
-    m_observer.tableState(t.key, "streaming", "", std::nullopt);
+    m_observer.tableState(t.key, TableState::Streaming, "", std::nullopt);
 }
 
 void CdcPipeline::startRebackfill(Table &t, const json &progress)
@@ -1214,7 +1215,7 @@ void CdcPipeline::startRebackfill(Table &t, const json &progress)
         if (t.merger->seenCount() < rb->copied) {
             // The keys of the chunks merged so far are gone (the target server crashed): without
             // them the end of the copy cannot tell removed rows from merged ones. Start over.
-            m_observer.event("warn", t.key, "rebackfill",
+            m_observer.event(Level::Warn, t.key, "rebackfill",
                              "the keys merged before the target server restarted were lost; the re-backfill starts "
                              "over");
             rb->copied = 0;
@@ -1235,11 +1236,11 @@ void CdcPipeline::startRebackfill(Table &t, const json &progress)
         }
     }
     t.rebackfill = rebackfillPosition(*rb);
-    m_observer.event("info", t.key, "rebackfill",
+    m_observer.event(Level::Info, t.key, "rebackfill",
                      std::string(progress.is_object() ? "resuming" : "starting") +
-                         " a re-backfill while the stream goes on (snapshot at " +
-                         pgcatalog::formatLsn(rb->version) + ")");
-    m_observer.tableState(t.key, "backfilling", "re-backfill while streaming",
+                         " a re-backfill while the stream goes on (snapshot at " + pgcatalog::formatLsn(rb->version) +
+                         ")");
+    m_observer.tableState(t.key, TableState::Backfilling, kRebackfillMessage,
                           Progress{rb->copied, t.schema.estimatedRows});
     m_rebackfill = std::move(rb);
 }
@@ -1256,9 +1257,9 @@ std::function<void(const SlotWaitReport &)> CdcPipeline::slotWaitReporter(std::v
 {
     return [this, tables = std::move(tables)](const SlotWaitReport &report) {
         for (Table *t : tables) {
-            m_observer.tableState(t->key, "running", report.message, std::nullopt);
+            m_observer.tableState(t->key, TableState::Running, report.message, std::nullopt);
             if (report.first)
-                m_observer.event("warn", t->key, "slot_wait", report.message);
+                m_observer.event(Level::Warn, t->key, "slot_wait", report.message);
         }
     };
 }
@@ -1314,15 +1315,15 @@ void CdcPipeline::rebackfillStep()
         crashPoint("rebackfill.after_chunk");
     m_observer.batchApplied(t.key, r, {positionOf(t), t.version}, std::nullopt);
     if (n > 0) {
-        m_observer.tableState(t.key, "backfilling", "re-backfill while streaming",
+        m_observer.tableState(t.key, TableState::Backfilling, kRebackfillMessage,
                               Progress{rb.copied, t.schema.estimatedRows});
         return;
     }
     rb.loader->commit();
-    m_observer.event("info", t.key, "rebackfill",
+    m_observer.event(Level::Info, t.key, "rebackfill",
                      "re-backfill done: " + std::to_string(rb.copied) + " rows merged, " + std::to_string(gone) +
                          " rows the source no longer has removed");
-    m_observer.tableState(t.key, "streaming", "", std::nullopt);
+    m_observer.tableState(t.key, TableState::Streaming, "", std::nullopt);
     m_rebackfill.reset();
 }
 

@@ -138,18 +138,18 @@ bool EngineRun::monitorOnce(const Workspace &ws)
         tables = buildStatus(ws, m_mirror ? m_mirror->snapshot() : m_lastTables, now, reconciles, m_paused);
     }
     auto change = m.tracker.update(computeAlerts(ws, tables, sources, m.activity.inactiveSince(), now), now);
-    auto record = [&](const std::string &level, const Alert &a, const std::string &kind, const std::string &message) {
+    auto record = [&](Level level, const Alert &a, const std::string &kind, const std::string &message) {
         try {
             m_store.addEvent(level, a.pipeline, a.table, kind, message);
         } catch (const Error &e) {
             log(LogLevel::Warn, "alert not recorded: " + e.describe());
         }
-        log(level == "info" ? LogLevel::Info : LogLevel::Warn, message);
+        log(level == Level::Info ? LogLevel::Info : LogLevel::Warn, message);
     };
     for (const auto &a : change.opened)
         record(a.level, a, "alert", a.message + ". " + a.action);
     for (const auto &a : change.cleared)
-        record("info", a, "alert_cleared", "cleared: " + a.message);
+        record(Level::Info, a, "alert_cleared", "cleared: " + a.message);
     std::lock_guard lock(m_mutex);
     m_sample = {std::move(sources), m.tracker.open(), now, std::move(reconciles)};
     return fellBack;

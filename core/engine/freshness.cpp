@@ -4,21 +4,6 @@
 
 namespace driftless::core {
 
-std::string_view toString(Freshness f)
-{
-    switch (f) {
-    case Freshness::Ok:
-        return "ok";
-    case Freshness::Warn:
-        return "warn";
-    case Freshness::Breach:
-        return "breach";
-    case Freshness::Unknown:
-        return "unknown";
-    }
-    return "unknown";
-}
-
 std::optional<double> lagSeconds(std::optional<std::int64_t> freshAsOfMs, std::int64_t nowMs)
 {
     if (!freshAsOfMs || *freshAsOfMs <= 0)

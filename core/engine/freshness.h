@@ -1,16 +1,13 @@
 #pragma once
 
 #include "core/model/duration.h"
+#include "core/model/vocabulary.h"
 
 #include <cstdint>
 #include <optional>
 #include <string_view>
 
 namespace driftless::core {
-
-/// ok: lag within half the SLA; warn: past half; breach: past the SLA; unknown: never synced.
-enum class Freshness { Ok, Warn, Breach, Unknown };
-std::string_view toString(Freshness f);
 
 /// Apply lag in seconds: how far behind the source the target is, from the time the target is
 /// known fresh as of. nullopt when the table never completed a sync.

@@ -74,18 +74,23 @@ std::string prometheusText(const std::vector<TableReport> &tables, const std::ve
         Family f(out, "driftless_table_freshness", "gauge",
                  "1 for the table's freshness: ok, warn (past half the SLA), breach, unknown.");
         for (const auto &t : tables)
-            f.sample({{"pipeline", t.pipeline}, {"table", t.table}, {"freshness", t.freshness}}, 1);
+            f.sample({{"pipeline", t.pipeline}, {"table", t.table}, {"freshness", std::string(toString(t.freshness))}},
+                     1);
     }
     {
         Family f(out, "driftless_table_state", "gauge",
                  "1 for the table's state: idle, running, backfilling, streaming, ok, retrying, error, paused.");
         for (const auto &t : tables)
-            f.sample({{"pipeline", t.pipeline}, {"table", t.table}, {"strategy", t.strategy}, {"state", t.state}}, 1);
+            f.sample({{"pipeline", t.pipeline},
+                      {"table", t.table},
+                      {"strategy", std::string(toString(t.strategy))},
+                      {"state", std::string(toString(t.state))}},
+                     1);
     }
     {
         Family f(out, "driftless_rows_applied_total", "counter", "Rows written into the target table.");
         for (const auto &t : tables)
-            f.sample({{"pipeline", t.pipeline}, {"table", t.table}, {"strategy", t.strategy}},
+            f.sample({{"pipeline", t.pipeline}, {"table", t.table}, {"strategy", std::string(toString(t.strategy))}},
                      static_cast<double>(t.rowsApplied));
     }
     {
@@ -135,7 +140,7 @@ std::string prometheusText(const std::vector<TableReport> &tables, const std::ve
         Family f(out, "driftless_alerts_open", "gauge", "Open alerts by kind and level.");
         std::map<std::pair<std::string, std::string>, int> n;
         for (const auto &a : alerts)
-            ++n[{a.kind, a.level}];
+            ++n[{a.kind, std::string(toString(a.level))}];
         for (const auto &[k, v] : n)
             f.sample({{"kind", k.first}, {"level", k.second}}, v);
     }

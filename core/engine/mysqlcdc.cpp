@@ -168,7 +168,7 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
     auto session = createTargetSession(t.job.target, "driftless " + m_pipeline + " load");
     auto merger = session->merger({m_pipeline, schema.table, t.job.targetName, Strategy::Cdc});
     merger->prepare(schema);
-    m_observer.tableState(t.key, "backfilling",
+    m_observer.tableState(t.key, TableState::Backfilling,
                           std::string("initial load") + (merge ? " (merging into existing rows)" : ""),
                           Progress{t.loaded, schema.estimatedRows});
     for (;;) {
@@ -249,7 +249,8 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
             t.position = pos;
             t.loaded += n;
             m_observer.batchApplied(t.key, r, cp, std::nullopt);
-            m_observer.tableState(t.key, "backfilling", "initial load", Progress{t.loaded, schema.estimatedRows});
+            m_observer.tableState(t.key, TableState::Backfilling, "initial load",
+                                  Progress{t.loaded, schema.estimatedRows});
         }
         if (n < chunk)
             break;
@@ -264,7 +265,7 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
         if (merge) {
             const long long removed = merger->deleteOlderInTransaction(cp.version);
             if (removed)
-                m_observer.event("info", t.key, "resnapshot",
+                m_observer.event(Level::Info, t.key, "resnapshot",
                                  std::to_string(removed) + " rows the source no longer has were removed");
         }
         merger->writeCheckpointInTransaction(cp, 0);
@@ -277,7 +278,7 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
     t.version = cp.version;
     // The mirror holds the stream position before the table shows as streaming.
     m_observer.batchApplied(t.key, {}, cp, std::nullopt);
-    m_observer.event("info", t.key, "load_done",
+    m_observer.event(Level::Info, t.key, "load_done",
                      "initial load done: " + std::to_string(t.loaded) + " rows; streaming from " + streamFrom->file +
                          ":" + std::to_string(streamFrom->offset));
 }
@@ -330,9 +331,9 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
             // removes the checkpoint and with it the mark.
             t->paused = true;
             t->stopped = t->position.value("stopped", "stopped by an error");
-            m_observer.tableState(t->key, "error", t->stopped, std::nullopt);
+            m_observer.tableState(t->key, TableState::Error, t->stopped, std::nullopt);
         } else if (t->paused) {
-            m_observer.tableState(t->key, "paused", kPausedMessage, std::nullopt);
+            m_observer.tableState(t->key, TableState::Paused, kPausedMessage, std::nullopt);
         }
     }
     for (auto &t : m_tables) {
@@ -388,8 +389,8 @@ void MysqlCdcPipeline::stopTable(Table &t, const Error &e, Merger &merger, Targe
         t.position = std::move(marked);
     }
     log(LogLevel::Warn, m_pipeline + " " + name + ": " + t.stopped);
-    m_observer.tableState(t.key, "error", t.stopped, std::nullopt);
-    m_observer.event("error", t.key, "sync_failed", t.stopped);
+    m_observer.tableState(t.key, TableState::Error, t.stopped, std::nullopt);
+    m_observer.event(Level::Error, t.key, "sync_failed", t.stopped);
 }
 
 void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
@@ -460,9 +461,9 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
         mergers[t.get()] = session->merger({m_pipeline, t->job.spec.table, t->job.targetName, Strategy::Cdc});
         mergers[t.get()]->prepare(t->source.schema);
         if (!t->paused)
-            m_observer.tableState(t->key, "streaming", "", std::nullopt);
+            m_observer.tableState(t->key, TableState::Streaming, "", std::nullopt);
     }
-    m_observer.event("info", m_tables.front()->key, "stream_started",
+    m_observer.event(Level::Info, m_tables.front()->key, "stream_started",
                      "streaming the binlog from " + start->file + ":" + std::to_string(start->offset) +
                          " as server_id " + std::to_string(ro.serverId));
 
@@ -506,8 +507,8 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                                         " that the source table no longer has (dropped or renamed); the table is "
                                         "paused; adapt the target, then re-snapshot: driftless-cli resnapshot " +
                                         m_pipeline + " " + t.job.spec.table.display();
-                m_observer.tableState(t.key, "paused", msg, std::nullopt);
-                m_observer.event("error", t.key, "schema_change", msg);
+                m_observer.tableState(t.key, TableState::Paused, msg, std::nullopt);
+                m_observer.event(Level::Error, t.key, "schema_change", msg);
                 return nullptr;
             }
             // Pending rows were flushed at the ALTER (they have the old layout).
@@ -516,7 +517,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             for (const auto &col : fresh.schema.columns)
                 if (t.source.schema.columnIndex(col.name) < 0)
                     added += (added.empty() ? "" : ", ") + col.name;
-            m_observer.event("info", t.key, "schema_change", "column(s) added on the source: " + added);
+            m_observer.event(Level::Info, t.key, "schema_change", "column(s) added on the source: " + added);
             t.source = std::move(fresh);
             map = again.first;
         }
@@ -587,9 +588,10 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             lookup.emplace(connectMysql(t.job.source));
         auto [read, gone] = completeGeneratedFromMysql(*lookup, t.source, rows);
         if (read + gone > 0 && toldRefetch.insert(&t).second)
-            m_observer.event("info", t.key, "refetched",
-                             std::to_string(read) + " rows whose binlog image lacked a generated column (binlog_row_image "
-                                                    "MINIMAL) read from the source; said once per run" +
+            m_observer.event(Level::Info, t.key, "refetched",
+                             std::to_string(read) +
+                                 " rows whose binlog image lacked a generated column (binlog_row_image "
+                                 "MINIMAL) read from the source; said once per run" +
                                  (gone ? " (" + std::to_string(gone) + " already deleted there)" : std::string()));
     };
 
@@ -612,8 +614,8 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                 if (p.truncate) {
                     long long n = m.truncateInTransaction();
                     res.rowsWritten += n;
-                    m_observer.event("info", t->key, "truncate", "TRUNCATE replicated: " + std::to_string(n) +
-                                                                     " rows removed");
+                    m_observer.event(Level::Info, t->key, "truncate",
+                                     "TRUNCATE replicated: " + std::to_string(n) + " rows removed");
                 }
                 if (!p.rows.empty()) {
                     try {
@@ -682,7 +684,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             m_observer.batchApplied(t->key, it == results.end() ? ApplyResult{} : it->second,
                                     {pos.dump(), batch.version}, fresh);
             if (it != results.end() && it->second.partialRowsMissing)
-                m_observer.event("warn", t->key, "partial_rows",
+                m_observer.event(Level::Warn, t->key, "partial_rows",
                                  std::to_string(it->second.partialRowsMissing) +
                                      " updated rows with values the binlog did not carry are missing in the target; "
                                      "reconcile the table");
@@ -793,8 +795,8 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                                                 "`; the table is paused; re-snapshot it once the source has it again: "
                                                 "driftless-cli resnapshot " +
                                                 m_pipeline + " " + t.job.spec.table.display();
-                        m_observer.tableState(t.key, "paused", msg, std::nullopt);
-                        m_observer.event("error", t.key, "schema_change", msg);
+                        m_observer.tableState(t.key, TableState::Paused, msg, std::nullopt);
+                        m_observer.event(Level::Error, t.key, "schema_change", msg);
                     }
                     else if (ddl->verb == "ALTER") {
                         // The next TABLE_MAP shows the new layout (an added column is added to
@@ -870,11 +872,11 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                 if (want && !t->paused && !inTxn) {
                     flush();
                     t->paused = t->userPaused = true;
-                    m_observer.tableState(t->key, "paused", kPausedMessage, std::nullopt);
+                    m_observer.tableState(t->key, TableState::Paused, kPausedMessage, std::nullopt);
                 } else if (!want && t->userPaused && t->stopped.empty() && !inTxn && t->phase() == "stream") {
                     flush();
                     // Returning restarts the pipeline (the scheduler runs it again at once).
-                    m_observer.event("info", t->key, "resumed",
+                    m_observer.event(Level::Info, t->key, "resumed",
                                      "resumed: reading its binlog changes from " + t->streamPosition().file + ":" +
                                          std::to_string(t->streamPosition().offset));
                     return;

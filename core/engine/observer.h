@@ -4,6 +4,7 @@
 #include "core/model/batch.h"
 #include "core/model/strategy.h"
 #include "core/model/tableref.h"
+#include "core/model/vocabulary.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -18,6 +19,11 @@ struct TableKey {
     Strategy strategy = Strategy::FullRefresh;
     std::string display() const { return pipeline + "/" + table.display(); }
 };
+
+/// The message of a CDC table's `backfilling` state while it copies its rows again under a running
+/// stream (a re-backfill), as opposed to its initial load; buildStatus tells the two apart by it
+/// and by the re-backfill's progress in the checkpoint (TableReport::rebackfill).
+inline constexpr const char *kRebackfillMessage = "re-backfill while streaming";
 
 /// How far a backfill (an initial load, or a re-backfill while streaming) has got.
 struct Progress {
@@ -35,16 +41,14 @@ struct Progress {
 class EngineObserver {
 public:
     virtual ~EngineObserver() = default;
-    /// state: running, backfilling, streaming, ok, error, retrying, paused, idle. `progress` is
-    /// set during a backfill.
-    virtual void tableState(const TableKey &key, const std::string &state, const std::string &message,
+    /// `progress` is set during a backfill.
+    virtual void tableState(const TableKey &key, TableState state, const std::string &message,
                             std::optional<Progress> progress) = 0;
     /// A batch and its checkpoint committed in the target. `freshAsOfMs` is set when the batch
     /// completed a pass (the target now holds the source as of that workstation time).
     virtual void batchApplied(const TableKey &key, const ApplyResult &result, const Checkpoint &checkpoint,
                               std::optional<std::int64_t> freshAsOfMs) = 0;
-    virtual void event(const std::string &level, const TableKey &key, const std::string &kind,
-                       const std::string &message) = 0;
+    virtual void event(Level level, const TableKey &key, const std::string &kind, const std::string &message) = 0;
     /// A pass of one table starts / ends (status: ok, error, cancelled).
     virtual void runStarted(const TableKey &) {}
     virtual void runFinished(const TableKey &, const std::string & /*status*/, long long /*rows*/,

@@ -104,9 +104,9 @@ std::vector<PauseChange> setTablesPaused(StateStore &store, const Workspace &ws,
         }
         c.message = pause ? pausedNow(c.key) : resumedMessage(c.key);
         // The status shows it at once, also when no engine runs; a running one confirms it.
-        store.setTableState(pipeline, t->table, t->strategy, pause ? "paused" : "idle",
+        store.setTableState(pipeline, t->table, t->strategy, pause ? TableState::Paused : TableState::Idle,
                             pause ? pausedMessage(t->strategy) : "resumed; waiting for the sync");
-        store.addEvent("info", pipeline, t->table.display(), pause ? "paused" : "resumed", c.message);
+        store.addEvent(Level::Info, pipeline, t->table.display(), pause ? "paused" : "resumed", c.message);
         out.push_back(std::move(c));
     }
     return out;

@@ -201,15 +201,15 @@ void storeReport(StateStore &store, ReconcileReport &report)
     store.updateReconcileReport(report.id, reportJsonValue(report).dump());
     for (const auto &t : report.tables) {
         if (!t.error.empty()) {
-            store.addEvent("error", report.pipeline, t.table, "reconcile", "reconciliation failed: " + t.error);
+            store.addEvent(Level::Error, report.pipeline, t.table, "reconcile", "reconciliation failed: " + t.error);
         } else if (t.drift() > 0) {
-            store.addEvent("warn", report.pipeline, t.table, "reconcile",
+            store.addEvent(Level::Warn, report.pipeline, t.table, "reconcile",
                            "drift: " + std::to_string(t.missing) + " missing, " + std::to_string(t.extra) + " extra, " +
                                std::to_string(t.different) + " different of " + std::to_string(t.sourceRows) +
                                " rows (" + percent(t.driftRatio) + "); resolve with: driftless-cli repair " +
                                std::to_string(report.id) + " --table " + t.table);
         } else {
-            store.addEvent("info", report.pipeline, t.table, "reconcile",
+            store.addEvent(Level::Info, report.pipeline, t.table, "reconcile",
                            "no drift in " + std::to_string(t.sourceRows) + " rows" +
                                (t.inFlight ? " (" + std::to_string(t.inFlight) + " in flight)" : "") + ", report " +
                                std::to_string(report.id));
@@ -234,10 +234,10 @@ void recordRepair(StateStore &store, const ReconcileReport &report, const std::v
 {
     for (const auto &o : outcomes) {
         if (!o.error.empty())
-            store.addEvent("error", o.pipeline, o.table, "repair",
+            store.addEvent(Level::Error, o.pipeline, o.table, "repair",
                            "repair of report " + std::to_string(report.id) + " failed: " + o.error);
         else
-            store.addEvent(o.stillDifferent ? "warn" : "info", o.pipeline, o.table, "repair",
+            store.addEvent(o.stillDifferent ? Level::Warn : Level::Info, o.pipeline, o.table, "repair",
                            "repaired from report " + std::to_string(report.id) + ": " + std::to_string(o.written) +
                                " rows written, " + std::to_string(o.deleted) + " deleted, " +
                                std::to_string(o.verified) + " of " + std::to_string(o.keys) + " keys now equal" +

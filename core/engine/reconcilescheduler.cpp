@@ -31,8 +31,8 @@ void ReconcileScheduler::start()
                 runDue(wallClockMs(), stop);
             } catch (const std::exception &e) {
                 try {
-                    m_store.addEvent("error", "", "", "reconcile", std::string("scheduled reconciliation failed: ") +
-                                                                       e.what());
+                    m_store.addEvent(Level::Error, "", "", "reconcile",
+                                     std::string("scheduled reconciliation failed: ") + e.what());
                 } catch (...) {
                 }
             }
@@ -60,7 +60,7 @@ int ReconcileScheduler::runPending(std::stop_token stop)
         bool passed = false;
         for (const auto &s : statuses)
             passed = passed || (s.pipeline == pending.pipeline && s.table.display() == pending.table &&
-                                s.lastSyncAtMs && *s.lastSyncAtMs > pending.sinceMs && s.state != "error");
+                                s.lastSyncAtMs && *s.lastSyncAtMs > pending.sinceMs && s.state != TableState::Error);
         if (!passed)
             continue;
         ReconcileOptions opt;
@@ -104,7 +104,8 @@ int ReconcileScheduler::runDue(std::int64_t now, std::stop_token stop)
             for (const auto &s : statuses)
                 if (s.pipeline == p.name && s.table == t.table)
                     ok = s.strategy == t.strategy && s.lastSyncAtMs &&
-                         (s.state == "ok" || s.state == "running" || s.state == "streaming");
+                         (s.state == TableState::Ok || s.state == TableState::Running ||
+                          s.state == TableState::Streaming);
             ready = ready && ok;
         }
         if (!ready)

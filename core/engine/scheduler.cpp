@@ -80,7 +80,8 @@ void runCdcGroup(std::vector<TableJob> jobs, EngineObserver &observer, bool once
             if (once || stop.stop_requested()) {
                 for (const auto &j : jobs)
                     if (!stoppedFor(j)) // a stopped one said so and stays red
-                        observer.tableState(j.key(), stop.stop_requested() ? "idle" : "ok", "", std::nullopt);
+                        observer.tableState(j.key(), stop.stop_requested() ? TableState::Idle : TableState::Ok, "",
+                                            std::nullopt);
                 if (once)
                     errors += static_cast<int>(stopped.size());
                 break;
@@ -92,7 +93,7 @@ void runCdcGroup(std::vector<TableJob> jobs, EngineObserver &observer, bool once
             // Not a failure: a resumed table needs its load, which needs the pipeline's start.
             for (const auto &j : jobs)
                 observer.runFinished(j.key(), "ok", 0, {});
-            observer.event("info", jobs.front().key(), "restart", r.reason);
+            observer.event(Level::Info, jobs.front().key(), "restart", r.reason);
             continue;
         } catch (const Error &e) {
             if (stop.stop_requested())
@@ -108,10 +109,10 @@ void runCdcGroup(std::vector<TableJob> jobs, EngineObserver &observer, bool once
         log(LogLevel::Warn, jobs.front().pipeline + " (cdc): " + message);
         for (const auto &j : jobs) {
             observer.runFinished(j.key(), "error", 0, message);
-            observer.tableState(j.key(), transient ? "retrying" : "error", message, std::nullopt);
+            observer.tableState(j.key(), transient ? TableState::Retrying : TableState::Error, message, std::nullopt);
         }
         if (failures == 1 || !transient)
-            observer.event(transient ? "warn" : "error", jobs.front().key(), "sync_failed", message);
+            observer.event(transient ? Level::Warn : Level::Error, jobs.front().key(), "sync_failed", message);
         if (once && (!transient || failures >= 3)) {
             errors += static_cast<int>(jobs.size());
             break;
@@ -189,7 +190,7 @@ int Scheduler::run(std::stop_token stop)
                 const bool paused = pauses->contains(j.pipeline, j.spec.table);
                 if (paused && !s.paused) {
                     s.paused = true;
-                    m_observer.tableState(j.key(), "paused", pausedMessage(j.spec.strategy), std::nullopt);
+                    m_observer.tableState(j.key(), TableState::Paused, pausedMessage(j.spec.strategy), std::nullopt);
                     if (m_options.once)
                         s.done = true;
                 } else if (!paused && s.paused) {
@@ -248,19 +249,19 @@ int Scheduler::run(std::stop_token stop)
             if (!ok && pass.stop_requested() && !stop.stop_requested()) {
                 // Paused mid-pass: what it committed stays, and so does its checkpoint.
                 m_observer.runFinished(key, "cancelled", rows, {});
-                m_observer.tableState(key, "paused", pausedMessage(job.spec.strategy), std::nullopt);
+                m_observer.tableState(key, TableState::Paused, pausedMessage(job.spec.strategy), std::nullopt);
                 st.paused = true;
                 if (m_options.once)
                     st.done = true;
             } else if (cancelled) {
                 m_observer.runFinished(key, "cancelled", rows, {});
-                m_observer.tableState(key, st.inError ? "error" : "idle", "stopped", std::nullopt);
+                m_observer.tableState(key, st.inError ? TableState::Error : TableState::Idle, "stopped", std::nullopt);
                 st.done = true;
             } else if (ok) {
                 m_observer.runFinished(key, "ok", rows, {});
-                m_observer.tableState(key, "ok", "", std::nullopt);
+                m_observer.tableState(key, TableState::Ok, "", std::nullopt);
                 if (st.inError)
-                    m_observer.event("info", key, "recovered", "syncing again");
+                    m_observer.event(Level::Info, key, "recovered", "syncing again");
                 st.failures = 0;
                 st.inError = false;
                 st.due = now + job.spec.effectiveEvery();
@@ -274,21 +275,21 @@ int Scheduler::run(std::stop_token stop)
                     auto backoff = std::chrono::seconds(std::min(60, 1 << std::min(st.failures - 1, 6)));
                     st.due = now + backoff;
                     bool giveUp = m_options.once && st.failures >= m_options.onceAttempts;
-                    m_observer.tableState(key, giveUp ? "error" : "retrying",
+                    m_observer.tableState(key, giveUp ? TableState::Error : TableState::Retrying,
                                           giveUp ? message
                                                  : message + " (retry " + std::to_string(st.failures) + " in " +
                                                        std::to_string(backoff.count()) + "s)",
                                           std::nullopt);
                     if (st.failures == 1 || giveUp)
-                        m_observer.event("warn", key, "sync_failed", message);
+                        m_observer.event(Level::Warn, key, "sync_failed", message);
                     if (giveUp) {
                         st.inError = true;
                         st.done = true;
                     }
                 } else {
-                    m_observer.tableState(key, "error", message, std::nullopt);
+                    m_observer.tableState(key, TableState::Error, message, std::nullopt);
                     if (!st.inError)
-                        m_observer.event("error", key, "sync_failed", message);
+                        m_observer.event(Level::Error, key, "sync_failed", message);
                     st.inError = true;
                     st.due = now + std::chrono::minutes(5);
                     if (m_options.once)

@@ -71,7 +71,7 @@ std::vector<std::string> fallBack(StateStore &store, const GuardBreach &b)
     if (!p)
         throw ConfigError("no pipeline named '" + b.pipeline + "'");
     const Endpoint &src = *ws.endpoint(p->source);
-    auto note = [&](const std::string &level, const std::string &table, const std::string &msg) {
+    auto note = [&](Level level, const std::string &table, const std::string &msg) {
         store.addEvent(level, b.pipeline, table, "slot_guard", msg);
         lines.push_back(msg);
     };
@@ -99,8 +99,9 @@ std::vector<std::string> fallBack(StateStore &store, const GuardBreach &b)
         if (!dropped)
             throw Error(ErrorKind::Transient, "slot guard: slot " + b.slot + " on " + b.source +
                                                   " stayed in use after its reader was ended; not dropped yet");
-        note("warn", "", "slot guard on " + b.source + ": " + b.reason + "; dropped replication slot " + b.slot +
-                             " so the source keeps its disk, and fell back to cursor sync");
+        note(Level::Warn, "",
+             "slot guard on " + b.source + ": " + b.reason + "; dropped replication slot " + b.slot +
+                 " so the source keeps its disk, and fell back to cursor sync");
     }
 
     // 2-4. The tables.
@@ -114,14 +115,17 @@ std::vector<std::string> fallBack(StateStore &store, const GuardBreach &b)
         try {
             cursor = fallbackCursorFor(t, pgcatalog::describeTable(c, t.table));
         } catch (const Error &e) {
-            note("error", name, name + " could not be read to choose a cursor column: " + e.what());
+            note(Level::Error, name, name + " could not be read to choose a cursor column: " + e.what());
             continue;
         }
         if (cursor.empty()) {
-            note("error", name,
-                 name + " has no cursor column to fall back to: it stays stopped until promoted back to CDC "
-                        "(driftless-cli promote " + b.pipeline + " " + name + "); add fallback_cursor: to the table "
-                        "to let it fall back next time");
+            note(Level::Error, name,
+                 name +
+                     " has no cursor column to fall back to: it stays stopped until promoted back to CDC "
+                     "(driftless-cli promote " +
+                     b.pipeline + " " + name +
+                     "); add fallback_cursor: to the table "
+                     "to let it fall back next time");
             continue;
         }
         for (const auto &job : jobsFor(ws, b.pipeline))
@@ -131,10 +135,12 @@ std::vector<std::string> fallBack(StateStore &store, const GuardBreach &b)
         t.cursor = cursor;
         t.fallbackFrom = Strategy::Cdc;
         store.addPendingReconcile({b.pipeline, name, "slot guard fallback", now, true});
-        note("warn", name,
-             name + " switched from CDC to cursor sync by " + cursor + "; a full reconciliation follows its first "
-                    "pass and repairs what cursor sync cannot see (rows deleted meanwhile). Back to CDC: driftless-cli "
-                    "promote " + b.pipeline);
+        note(Level::Warn, name,
+             name + " switched from CDC to cursor sync by " + cursor +
+                 "; a full reconciliation follows its first "
+                 "pass and repairs what cursor sync cannot see (rows deleted meanwhile). Back to CDC: driftless-cli "
+                 "promote " +
+                 b.pipeline);
     }
     store.applyWorkspace(ws);
     return lines;
@@ -190,7 +196,7 @@ std::vector<std::string> promoteToCdc(StateStore &store, const std::string &pipe
         store.clearPendingReconcile(pipeline, name);
         const std::string msg = name + " promoted back to CDC: the next run creates a slot, copies the table "
                                        "through the guarded merge and streams";
-        store.addEvent("info", pipeline, name, "slot_guard", msg);
+        store.addEvent(Level::Info, pipeline, name, "slot_guard", msg);
         lines.push_back(msg);
     }
     if (lines.empty())
@@ -211,7 +217,7 @@ std::vector<std::string> promoteToCdc(StateStore &store, const std::string &pipe
             const std::string name = job.spec.table.display();
             const std::string msg = name + " lost its slot with the fallback: it is copied again from the new "
                                            "slot's snapshot through the guarded merge";
-            store.addEvent("info", pipeline, name, "slot_guard", msg);
+            store.addEvent(Level::Info, pipeline, name, "slot_guard", msg);
             lines.push_back(msg);
         }
     }

@@ -39,7 +39,7 @@ void StateObserver::persist(const StateStore::TableStatus &s)
     }
 }
 
-void StateObserver::tableState(const TableKey &key, const std::string &state, const std::string &message,
+void StateObserver::tableState(const TableKey &key, TableState state, const std::string &message,
                                std::optional<Progress> progress)
 {
     StateStore::TableStatus copy;
@@ -107,8 +107,7 @@ void StateObserver::batchApplied(const TableKey &key, const ApplyResult &result,
         m_next->batchApplied(key, result, checkpoint, freshAsOfMs);
 }
 
-void StateObserver::event(const std::string &level, const TableKey &key, const std::string &kind,
-                          const std::string &message)
+void StateObserver::event(Level level, const TableKey &key, const std::string &kind, const std::string &message)
 {
     try {
         m_store.addEvent(level, key.pipeline, key.table.display(), kind, message);
@@ -128,7 +127,7 @@ void StateObserver::runStarted(const TableKey &key)
     } catch (const Error &e) {
         log(LogLevel::Warn, "run not recorded: " + e.describe());
     }
-    tableState(key, "running", "", std::nullopt);
+    tableState(key, TableState::Running, "", std::nullopt);
     if (m_next)
         m_next->runStarted(key);
 }

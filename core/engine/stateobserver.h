@@ -20,12 +20,11 @@ class StateObserver : public EngineObserver {
 public:
     StateObserver(StateStore &store, const std::vector<TableJob> &jobs);
 
-    void tableState(const TableKey &key, const std::string &state, const std::string &message,
+    void tableState(const TableKey &key, TableState state, const std::string &message,
                     std::optional<Progress> progress) override;
     void batchApplied(const TableKey &key, const ApplyResult &result, const Checkpoint &checkpoint,
                       std::optional<std::int64_t> freshAsOfMs) override;
-    void event(const std::string &level, const TableKey &key, const std::string &kind,
-               const std::string &message) override;
+    void event(Level level, const TableKey &key, const std::string &kind, const std::string &message) override;
     void runStarted(const TableKey &key) override;
     void runFinished(const TableKey &key, const std::string &status, long long rows,
                      const std::string &error) override;

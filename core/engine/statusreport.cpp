@@ -1,6 +1,7 @@
 #include "core/engine/statusreport.h"
 
 #include "core/engine/freshness.h"
+#include "core/engine/observer.h"
 #include "core/engine/pauses.h"
 
 #include <nlohmann/json.hpp>
@@ -13,6 +14,24 @@
 #include <map>
 
 namespace driftless::core {
+namespace
+{
+
+/// A CDC table copying its rows again under its stream: while chunks are copied the state says
+/// so; while one waits to resume (after a restart, or a pause) its position holds its progress.
+bool isRebackfill(Strategy strategy, TableState state, const std::string &message, const std::string &checkpoint)
+{
+    if (strategy != Strategy::Cdc)
+        return false;
+    if (state == TableState::Backfilling && message.starts_with(kRebackfillMessage))
+        return true;
+    if (checkpoint.empty())
+        return false;
+    auto pos = nlohmann::json::parse(checkpoint, nullptr, false);
+    return pos.is_object() && pos.contains("rebackfill");
+}
+
+} // namespace
 
 std::string formatIso8601(std::int64_t ms)
 {
@@ -49,9 +68,8 @@ std::vector<TableReport> buildStatus(const Workspace &ws, const std::vector<Stat
             r.pipeline = p.name;
             r.table = t.table.display();
             r.target = p.target + ":" + (tgt ? resolveTargetName(p, t, tgt->kind).display() : "?");
-            r.strategy = std::string(toString(t.strategy));
+            r.strategy = t.strategy;
             r.fellBackFromCdc = t.fallbackFrom == Strategy::Cdc;
-            r.state = "idle";
             r.slaSeconds = static_cast<double>(t.effectiveSla().count()) / 1000.0;
             std::optional<std::int64_t> fresh;
             if (auto it = byKey.find({p.name, t.table}); it != byKey.end()) {
@@ -85,22 +103,23 @@ std::vector<TableReport> buildStatus(const Workspace &ws, const std::vector<Stat
                 r.pausedAtMs = it->second;
                 // The engine's own words when it took the pause (or is about to resume it), ours
                 // when it has not yet.
-                if (r.state != "paused") {
-                    r.state = "paused";
+                if (r.state != TableState::Paused) {
+                    r.state = TableState::Paused;
                     r.message = pausedMessage(t.strategy);
                 }
             }
             r.lagSeconds = lagSeconds(fresh, nowMs);
-            r.freshness = std::string(toString(freshnessOf(r.lagSeconds, t.effectiveSla())));
+            r.freshness = freshnessOf(r.lagSeconds, t.effectiveSla());
             if (auto it = lastReconcile.find({p.name, r.table}); it != lastReconcile.end()) {
                 const auto &rc = *it->second;
                 r.reconcile = rc;
                 r.driftAlertAbove = p.driftAlertAbove();
                 r.driftAlert = rc.error.empty() && rc.missing + rc.extra + rc.different > 0 &&
                                rc.driftRatio > r.driftAlertAbove;
-                if (r.driftAlert && (r.freshness == "ok" || r.freshness == "unknown"))
-                    r.freshness = "warn"; // maybe fresh, but not equal: a DBA should look
+                if (r.driftAlert && (r.freshness == Freshness::Ok || r.freshness == Freshness::Unknown))
+                    r.freshness = Freshness::Warn; // maybe fresh, but not equal: a DBA should look
             }
+            r.rebackfill = isRebackfill(r.strategy, r.state, r.message, r.checkpoint);
             out.push_back(std::move(r));
         }
     }
@@ -146,15 +165,15 @@ nlohmann::json tablesJsonValue(const std::vector<TableReport> &tables)
             {"pipeline", t.pipeline},
             {"table", t.table},
             {"target", t.target},
-            {"strategy", t.strategy},
-            {"state", t.state},
+            {"strategy", toString(t.strategy)},
+            {"state", toString(t.state)},
             {"message", t.message},
             {"rows_applied", t.rowsApplied},
             {"last_sync_at", t.lastSyncAtMs ? json(formatIso8601(*t.lastSyncAtMs)) : json(nullptr)},
             {"checkpoint", cp},
             {"version", t.version},
             {"lag_seconds", t.lagSeconds ? json(*t.lagSeconds) : json(nullptr)},
-            {"freshness", t.freshness},
+            {"freshness", toString(t.freshness)},
             {"freshness_sla_seconds", t.slaSeconds},
             {"progress", t.progress ? json(*t.progress) : json(nullptr)},
         };
@@ -162,6 +181,7 @@ nlohmann::json tablesJsonValue(const std::vector<TableReport> &tables)
         j["last_synced_lsn"] = cp.is_object() && cp.contains("lsn") ? cp["lsn"] : json(nullptr);
         j["cursor"] = cp.is_object() && cp.contains("cursor") ? cp["cursor"] : json(nullptr);
         j["fallback_from"] = t.fellBackFromCdc ? json("cdc") : json(nullptr);
+        j["rebackfill"] = t.rebackfill;
         j["paused"] = t.paused;
         j["paused_at"] = t.pausedAtMs ? json(formatIso8601(*t.pausedAtMs)) : json(nullptr);
         j["reconcile"] = nullptr;

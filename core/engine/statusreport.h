@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/engine/freshness.h"
 #include "core/state/statestore.h"
 
 #include <nlohmann/json_fwd.hpp>
@@ -16,15 +17,15 @@ struct TableReport {
     std::string pipeline;
     std::string table;
     std::string target;
-    std::string strategy;
-    std::string state;
+    Strategy strategy = Strategy::FullRefresh;
+    TableState state = TableState::Idle;
     std::string message;
     std::int64_t rowsApplied = 0;
     std::optional<std::int64_t> lastSyncAtMs;
     std::string checkpoint; ///< JSON position, as stored
     std::int64_t version = 0;
     std::optional<double> lagSeconds;
-    std::string freshness;
+    Freshness freshness = Freshness::Unknown;
     double slaSeconds = 0;
     std::optional<double> progress;
     /// While a backfill runs (an initial load or a re-backfill while streaming).
@@ -35,6 +36,9 @@ struct TableReport {
         std::optional<double> etaSeconds; ///< unknown until a rate has been measured
     };
     std::optional<Backfill> backfill;
+    /// A CDC table copying its rows again while its stream goes on (state `backfilling`), as
+    /// opposed to its initial load: the stream keeps applying changes meanwhile.
+    bool rebackfill = false;
     /// The newest reconciliation of the table, when one ran.
     std::optional<StateStore::ReconcileSummary> reconcile;
     /// The newest reconciliation found drift above the pipeline's `alert_above` (the badge

@@ -175,7 +175,7 @@ TableSync::Outcome TableSync::fullRefresh(std::stop_token stop)
     Target merger(m_job, mt, m_pool);
     merger->prepare(schema);
 
-    m_observer.tableState(key, "running", "full refresh: copying", std::nullopt);
+    m_observer.tableState(key, TableState::Running, "full refresh: copying", std::nullopt);
     const std::int64_t localStart = wallClockMs();
     auto readerPtr = source.fullRefreshReader();
     FullRefreshReader &reader = *readerPtr;
@@ -244,7 +244,7 @@ TableSync::Outcome TableSync::cursorPass(std::stop_token stop)
         // Rows but no checkpoint (the target was filled by hand, or its checkpoint removed):
         // a direct load could collide, so re-read everything through the guarded merge.
         st.phase = CursorState::Phase::Incremental;
-        m_observer.event("warn", key, "no_checkpoint",
+        m_observer.event(Level::Warn, key, "no_checkpoint",
                          "target " + merger->describeTarget() +
                              " has rows but no checkpoint: reading the whole table through the merge");
     }
@@ -317,7 +317,7 @@ TableSync::Outcome TableSync::cursorPass(std::stop_token stop)
             long long loadedRows = 0;
             while (auto b = queue.pop()) {
                 if (b->directLoad)
-                    m_observer.tableState(key, "backfilling", "initial load",
+                    m_observer.tableState(key, TableState::Backfilling, "initial load",
                                           Progress{loadedRows, schema.estimatedRows});
                 ApplyResult r = merger->apply(*b);
                 crashPoint("batch.after_commit");

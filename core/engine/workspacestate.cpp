@@ -89,7 +89,7 @@ std::vector<std::string> WorkspaceState::promoteToCdc(const std::string &pipelin
 
 void WorkspaceState::note(const std::string &kind, const std::string &message)
 {
-    m_store->addEvent("info", {}, {}, kind, message);
+    m_store->addEvent(Level::Info, {}, {}, kind, message);
 }
 
 } // namespace driftless::core

@@ -2,6 +2,7 @@
 
 #include "core/model/strategy.h"
 #include "core/model/tableref.h"
+#include "core/model/vocabulary.h"
 
 #include <cstdint>
 #include <optional>
@@ -22,7 +23,7 @@ struct TableStatus {
     std::string pipeline;
     TableRef table;
     Strategy strategy = Strategy::FullRefresh;
-    std::string state = "idle"; ///< idle, running, backfilling, ok, error, paused
+    TableState state = TableState::Idle;
     std::string message;
     std::string checkpoint; ///< strategy-specific JSON, as stored in the target
     std::int64_t version = 0;
@@ -47,7 +48,7 @@ struct PausedTable {
 struct EventRecord {
     std::int64_t id = 0;
     std::int64_t tsMs = 0;
-    std::string level; ///< info, warn, error
+    Level level = Level::Info;
     std::string pipeline;
     std::string table;
     std::string kind;

@@ -321,7 +321,7 @@ StateStore::TableStatus readStatus(SqliteStmt &st)
     s.pipeline = st.text(0);
     s.table = {st.text(1), st.text(2)};
     s.strategy = strategyFromString(st.text(3)).value_or(Strategy::FullRefresh);
-    s.state = st.text(4);
+    s.state = tableStateFrom(st.text(4)).value_or(TableState::Idle);
     s.message = st.text(5);
     s.checkpoint = st.text(6);
     s.version = st.int64(7);
@@ -349,7 +349,10 @@ void StateStore::upsertTableStatus(const TableStatus &s)
     auto st = m_db.prepare(std::string("INSERT OR REPLACE INTO table_status (") + kStatusCols +
                            ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
     st.bindText(1, s.pipeline).bindText(2, s.table.schema).bindText(3, s.table.name);
-    st.bindText(4, toString(s.strategy)).bindText(5, s.state).bindText(6, s.message).bindText(7, s.checkpoint);
+    st.bindText(4, toString(s.strategy))
+        .bindText(5, toString(s.state))
+        .bindText(6, s.message)
+        .bindText(7, s.checkpoint);
     st.bind(8, s.version).bind(9, s.rowsApplied);
     s.lastSyncAtMs ? st.bind(10, *s.lastSyncAtMs) : st.bindNull(10);
     s.freshAsOfMs ? st.bind(11, *s.freshAsOfMs) : st.bindNull(11);
@@ -361,8 +364,8 @@ void StateStore::upsertTableStatus(const TableStatus &s)
     st.run();
 }
 
-void StateStore::setTableState(const std::string &pipeline, const TableRef &table, Strategy strategy,
-                               const std::string &state, const std::string &message, std::optional<double> progress)
+void StateStore::setTableState(const std::string &pipeline, const TableRef &table, Strategy strategy, TableState state,
+                               const std::string &message, std::optional<double> progress)
 {
     std::lock_guard lock(m_mutex);
     auto st = m_db.prepare(
@@ -373,7 +376,7 @@ void StateStore::setTableState(const std::string &pipeline, const TableRef &tabl
         "backfill_rows = NULL, backfill_total = NULL, backfill_eta_seconds = NULL, "
         "updated_at_ms = excluded.updated_at_ms");
     st.bindText(1, pipeline).bindText(2, table.schema).bindText(3, table.name).bindText(4, toString(strategy));
-    st.bindText(5, state).bindText(6, message);
+    st.bindText(5, toString(state)).bindText(6, message);
     progress ? st.bind(7, *progress) : st.bindNull(7);
     st.bind(8, nowMs());
     st.run();
@@ -419,13 +422,13 @@ void StateStore::finishRun(std::int64_t runId, const std::string &status, std::i
     st.run();
 }
 
-void StateStore::addEvent(const std::string &level, const std::string &pipeline, const std::string &table,
-                          const std::string &kind, const std::string &message)
+void StateStore::addEvent(Level level, const std::string &pipeline, const std::string &table, const std::string &kind,
+                          const std::string &message)
 {
     std::lock_guard lock(m_mutex);
     auto st = m_db.prepare("INSERT INTO events (ts_ms, level, pipeline, table_name, kind, message) "
                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-    st.bind(1, nowMs()).bindText(2, level).bindText(3, pipeline).bindText(4, table).bindText(5, kind);
+    st.bind(1, nowMs()).bindText(2, toString(level)).bindText(3, pipeline).bindText(4, table).bindText(5, kind);
     st.bindText(6, message);
     st.run();
 }
@@ -439,7 +442,8 @@ std::vector<StateStore::Event> StateStore::events(int limit, const std::string &
                            "LIMIT ?2");
     st.bindText(1, pipeline).bind(2, static_cast<std::int64_t>(limit)).bindText(3, table);
     while (st.step())
-        out.push_back({st.int64(0), st.int64(1), st.text(2), st.text(3), st.text(4), st.text(5), st.text(6)});
+        out.push_back({st.int64(0), st.int64(1), levelFrom(st.text(2)).value_or(Level::Info), st.text(3), st.text(4),
+                       st.text(5), st.text(6)});
     return out;
 }
 

@@ -45,7 +45,7 @@ public:
     using TableStatus = core::TableStatus;
     void upsertTableStatus(const TableStatus &s);
     /// Updates state and message only, keeping the rest.
-    void setTableState(const std::string &pipeline, const TableRef &table, Strategy strategy, const std::string &state,
+    void setTableState(const std::string &pipeline, const TableRef &table, Strategy strategy, TableState state,
                        const std::string &message, std::optional<double> progress = std::nullopt);
     std::optional<TableStatus> tableStatus(const std::string &pipeline, const TableRef &table);
     std::vector<TableStatus> tableStatuses();
@@ -61,8 +61,8 @@ public:
     void finishRun(std::int64_t runId, const std::string &status, std::int64_t rows, const std::string &error);
 
     using Event = core::EventRecord;
-    void addEvent(const std::string &level, const std::string &pipeline, const std::string &table,
-                  const std::string &kind, const std::string &message);
+    void addEvent(Level level, const std::string &pipeline, const std::string &table, const std::string &kind,
+                  const std::string &message);
     /// Newest first; `pipeline` and `table` (as TableRef::display() writes it) empty for all.
     std::vector<Event> events(int limit = 100, const std::string &pipeline = {}, const std::string &table = {});
 

@@ -44,8 +44,11 @@ int main(int argc, char **argv)
     driftless::ui::EngineSnapshot snapshot;
     const std::int64_t now = 1'700'000'000'000;
     snapshot.takenAtMs = now;
-    const char *strategies[] = {"full_refresh", "cursor", "cdc"};
-    const char *freshness[] = {"ok", "ok", "warn", "breach", "unknown"};
+    const driftless::core::Strategy strategies[] = {driftless::core::Strategy::FullRefresh,
+                                                    driftless::core::Strategy::Cursor, driftless::core::Strategy::Cdc};
+    using driftless::core::Freshness;
+    const Freshness freshness[] = {Freshness::Ok, Freshness::Ok, Freshness::Warn, Freshness::Breach,
+                                   Freshness::Unknown};
     for (int i = 0; i < 1000; ++i) {
         TableReport r;
         r.pipeline = "p" + std::to_string(i / 100);
@@ -54,7 +57,7 @@ int main(int argc, char **argv)
         r.table = name;
         r.target = "dst:" + r.table;
         r.strategy = strategies[i % 3];
-        r.state = i % 7 == 0 ? "backfilling" : "ok";
+        r.state = i % 7 == 0 ? driftless::core::TableState::Backfilling : driftless::core::TableState::Ok;
         r.freshness = freshness[i % 5];
         r.lagSeconds = 0.5 + i % 37;
         r.slaSeconds = 60;
@@ -68,7 +71,7 @@ int main(int argc, char **argv)
         driftless::core::StateStore::Event e;
         e.id = i + 1;
         e.tsMs = now - 1000;
-        e.level = "info";
+        e.level = driftless::core::Level::Info;
         e.pipeline = snapshot.tables[std::size_t(i)].pipeline;
         e.table = snapshot.tables[std::size_t(i)].table;
         e.kind = "load_done";

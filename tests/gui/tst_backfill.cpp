@@ -90,8 +90,8 @@ const core::TableReport *reportOf(const TablesModel *model, const char *table)
 bool streamingOk(const TablesModel *model, const char *table)
 {
     const auto *r = reportOf(model, table);
-    return r && (r->state == "streaming" || r->state == "ok") && !r->backfill && r->freshness == "ok" &&
-           !TablesModel::isRebackfill(*r);
+    return r && (r->state == core::TableState::Streaming || r->state == core::TableState::Ok) && !r->backfill &&
+           r->freshness == core::Freshness::Ok && !TablesModel::isRebackfill(*r);
 }
 
 /// The bar the delegate paints for `table` on the page, as the view shows it, while a copy

@@ -139,14 +139,16 @@ const core::TableReport *reportOf(const TablesModel *model, const char *table)
 bool fresh(const TablesModel *model, const char *table)
 {
     const auto *r = reportOf(model, table);
-    return r && (r->state == "ok" || r->state == "streaming") && !r->backfill && r->freshness == "ok" &&
-           !TablesModel::isRebackfill(*r);
+    return r && (r->state == core::TableState::Ok || r->state == core::TableState::Streaming) && !r->backfill &&
+           r->freshness == core::Freshness::Ok && !TablesModel::isRebackfill(*r);
 }
 
 QString says(const TablesModel *model, const char *table)
 {
     const auto *r = reportOf(model, table);
-    return r ? QString::fromStdString(r->state + " / " + r->freshness + ": " + r->message) : QStringLiteral("(no row)");
+    return r ? QString::fromStdString(std::string(toString(r->state)) + " / " + std::string(toString(r->freshness)) +
+                                      ": " + r->message)
+             : QStringLiteral("(no row)");
 }
 
 /// Each of this process's threads' scheduling, by thread id (Linux /proc).
@@ -262,7 +264,7 @@ void TestEndToEnd::fromAnEmptyWorkspaceToAStreamingRepairedSync()
     w.startAction()->trigger();
     for (const char *t : {"public.plans", "public.events", "public.orders"})
         QTRY_VERIFY2_WITH_TIMEOUT(fresh(model, t), qPrintable(QString::fromLatin1(t) + ": " + says(model, t)), 60000);
-    QCOMPARE(reportOf(model, "public.orders")->strategy, std::string("cdc"));
+    QCOMPARE(std::string(toString(reportOf(model, "public.orders")->strategy)), std::string("cdc"));
     // The engine's threads give way to the UI thread, which keeps the window responsive: at
     // SCHED_IDLE where the app has a scheduling group of its own (initTestCase started a
     // session, as the app does when a desktop launches it; with the kernel's autogroup that is

@@ -514,8 +514,9 @@ void TestKeychain::dialogSavesToTheKeychainAndARestartedAppSyncsWithIt()
         const auto report = [&] { return model->report(model->rowOf(pipelineName, QStringLiteral("public.plans"))); };
         QVERIFY(w.startAction()->isEnabled());
         w.startAction()->trigger();
-        QTRY_VERIFY2_WITH_TIMEOUT(report().state == "ok" && report().freshness == "ok",
-                                  qPrintable(QString::fromStdString(report().state + ": " + report().message)), 30000);
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            report().state == core::TableState::Ok && report().freshness == core::Freshness::Ok,
+            qPrintable(QString::fromStdString(std::string(toString(report().state)) + ": " + report().message)), 30000);
         QCOMPARE(core::SqliteDb(replica, core::SqliteDb::Mode::ReadOnly).scalarInt("SELECT count(*) FROM plans"),
                  std::int64_t(20));
         QTRY_VERIFY(test::hasEvent(w.eventsModel(), "sync_failed", ""));

@@ -301,7 +301,8 @@ void TestMainWindow::missingSourceTableIsAnAlertThatSaysWhy()
     QTRY_VERIFY(w.eventsModel()->rowCount() >= 2);
     bool failed = false;
     for (int r = 0; r < w.eventsModel()->rowCount(); ++r)
-        failed |= w.eventsModel()->event(r).level == "error" && w.eventsModel()->event(r).table == "public.invoices";
+        failed |= w.eventsModel()->event(r).level == core::Level::Error &&
+                  w.eventsModel()->event(r).table == "public.invoices";
     QVERIFY(failed);
 
     w.tablesPage()->view()->selectRow(2);

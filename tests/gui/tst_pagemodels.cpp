@@ -75,7 +75,7 @@ core::Alert alert(const std::string &kind, const std::string &level, const std::
     core::Alert a;
     a.id = kind + ":app/" + slotName;
     a.kind = kind;
-    a.level = level;
+    a.level = *core::levelFrom(level);
     a.source = "app";
     a.slot = slotName;
     a.message = "replication slot " + slotName + " needs a look";

@@ -267,7 +267,7 @@ void TestPages::alertsPageShowsTheOrphanedSlotAndTheFailingTable()
     // The orphan is an alert as soon as the slots are read, without opening the Slots page.
     QTRY_VERIFY_WITH_TIMEOUT(alertOf(w, "slot_orphaned", orphan), 20000);
     const core::Alert orphanAlert = *alertOf(w, "slot_orphaned", orphan);
-    QCOMPARE(orphanAlert.level, std::string("warn"));
+    QCOMPARE(std::string(toString(orphanAlert.level)), std::string("warn"));
     QVERIFY(orphanAlert.action.find("pg_drop_replication_slot('" + orphan + "')") != std::string::npos);
     QVERIFY(opened.count() >= 1);
     // The tray is told only where one exists (not on the offscreen platform); what it would say
@@ -291,7 +291,7 @@ void TestPages::alertsPageShowsTheOrphanedSlotAndTheFailingTable()
     w.engine()->start();
     QTRY_VERIFY_WITH_TIMEOUT(alertOf(w, "table_error", "public.invoices"), 60000);
     QTRY_VERIFY_WITH_TIMEOUT(tableIs(w.tablesModel(), pipeline, "public.customers", "ok"), 60000);
-    QCOMPARE(w.alertCenter()->alerts().front().level, std::string("error"));
+    QCOMPARE(std::string(toString(w.alertCenter()->alerts().front().level)), std::string("error"));
     QTRY_VERIFY(w.eventsModel()->rowCount() >= 2);
     QVERIFY(w.pages()->tabText(w.pages()->indexOf(w.alertsPage())).contains(QStringLiteral("(")));
     QTest::qWait(300);

@@ -191,9 +191,9 @@ INSERT INTO items SELECT g, 'item ' || g, now() - interval '1 day' FROM generate
             observer.runStarted(job.key());
             const auto outcome = core::TableSync(job, observer).runOnce({});
             observer.runFinished(job.key(), "ok", outcome.rowsWritten, {});
-            observer.tableState(job.key(), "ok", "", std::nullopt);
+            observer.tableState(job.key(), core::TableState::Ok, "", std::nullopt);
         }
-        store.addEvent("warn", pipeline, "public.items", "slot_guard",
+        store.addEvent(core::Level::Warn, pipeline, "public.items", "slot_guard",
                        "public.items switched from CDC to cursor sync by updated_at");
     }
     QVERIFY(cursorCheckpoint(ws, pipeline).has_value());
@@ -289,7 +289,7 @@ INSERT INTO items SELECT g, 'item ' || g, now() - interval '1 day' FROM generate
     QTRY_COMPARE(model.rowCount(), 1);
     engine.start();
     QTRY_COMPARE(engine.state(), EngineBridge::State::Running);
-    QTRY_VERIFY_WITH_TIMEOUT(model.report(0).state == "ok", 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(model.report(0).state == core::TableState::Ok, 30000);
 
     QSignalSpy finished(page.promoteRunner(), &ui::PromoteRunner::finished);
     QVERIFY(page.promoteRunner()->promote(QString::fromStdString(pipeline), {QStringLiteral("public.items")}) != 0);

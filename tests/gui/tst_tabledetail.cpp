@@ -124,7 +124,7 @@ void TestTableDetail::detailOpensOnDoubleClickAndPauseResumeRoundTrips()
     const QString p = QString::fromStdString(pipeline);
     const QString orders = QStringLiteral("public.orders");
     const int row = model.rowOf(p, orders);
-    QTRY_VERIFY_WITH_TIMEOUT(model.report(row).state == "streaming", 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(model.report(row).state == core::TableState::Streaming, 60000);
     QTRY_VERIFY_WITH_TIMEOUT(hashOf(src, kOrders) == hashOf(dst, kOrders), 30000);
 
     // Double-click the orders row: its detail opens.
@@ -196,7 +196,7 @@ void TestTableDetail::detailOpensOnDoubleClickAndPauseResumeRoundTrips()
     QVERIFY(paused.wait(10000));
     QVERIFY2(paused.first().at(4).toBool(), qPrintable(paused.first().at(5).toString()));
     QCOMPARE(core::StateStore(statePath).pausedTables().size(), 1u);
-    QTRY_VERIFY_WITH_TIMEOUT(model.report(row).paused && model.report(row).state == "paused", 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(model.report(row).paused && model.report(row).state == core::TableState::Paused, 10000);
     QTRY_VERIFY_WITH_TIMEOUT(dst.scalar("SELECT position FROM _driftless.checkpoints WHERE source_table = "
                                         "'public.orders'")
                                      .find("\"paused\":true") != std::string::npos,
@@ -247,7 +247,8 @@ void TestTableDetail::detailOpensOnDoubleClickAndPauseResumeRoundTrips()
 
     // Every change made during the pause arrives; the table streams again.
     QTRY_VERIFY_WITH_TIMEOUT(hashOf(src, kOrders) == hashOf(dst, kOrders), 60000);
-    QTRY_VERIFY_WITH_TIMEOUT(model.report(row).state == "streaming" && !model.report(row).paused, 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(model.report(row).state == core::TableState::Streaming && !model.report(row).paused,
+                             30000);
     QTRY_VERIFY(detail->pauseButton()->isEnabled());
     QTRY_VERIFY_WITH_TIMEOUT(detail->eventsModel()->rowCount() > 0 &&
                                  detail->eventsModel()->event(0).message.find("re-backfill done") != std::string::npos,

@@ -19,8 +19,14 @@
 #include <QStyleOptionViewItem>
 #include <QTest>
 
+using driftless::core::Freshness;
+using driftless::core::freshnessFrom;
+using driftless::core::Level;
+using driftless::core::levelFrom;
 using driftless::core::StateStore;
+using driftless::core::Strategy;
 using driftless::core::TableReport;
+using driftless::core::TableState;
 using driftless::ui::BackfillProgress;
 using driftless::ui::EngineSnapshot;
 using driftless::ui::EventsModel;
@@ -35,9 +41,9 @@ TableReport table(const std::string &name, const std::string &freshness = "ok", 
     r.pipeline = "app_to_dw";
     r.table = "public." + name;
     r.target = "dw:public." + name;
-    r.strategy = "cursor";
-    r.state = "ok";
-    r.freshness = freshness;
+    r.strategy = Strategy::Cursor;
+    r.state = TableState::Ok;
+    r.freshness = *freshnessFrom(freshness);
     r.lagSeconds = lag;
     r.slaSeconds = 120;
     r.rowsApplied = 100;
@@ -58,7 +64,7 @@ StateStore::Event makeEvent(std::int64_t id, const std::string &level, const std
     StateStore::Event e;
     e.id = id;
     e.tsMs = 1'700'000'000'000 + id * 1000;
-    e.level = level;
+    e.level = *levelFrom(level);
     e.pipeline = "app_to_dw";
     e.table = "public.orders";
     e.kind = "sync_failed";
@@ -118,7 +124,7 @@ void TestTablesModel::snapshotsAddRemoveAndChangeRowsInPlace()
     Signals spy(&model);
     // b and c go, d changes state, e and f arrive.
     auto d = table("d");
-    d.state = "running";
+    d.state = TableState::Running;
     model.setSnapshot(snapshotOf({table("a"), d, table("e"), table("f")}));
 
     QCOMPARE(model.rowCount(), 4);
@@ -239,7 +245,7 @@ void TestTablesModel::errorsNeedAttentionAndShowTheirMessage()
 {
     TablesModel model;
     auto r = table("orders", "unknown", std::nullopt);
-    r.state = "error";
+    r.state = TableState::Error;
     r.message = "permission denied for table orders; GRANT SELECT ON public.orders TO driftless";
     r.lastSyncAtMs.reset();
     model.setSnapshot(snapshotOf({r}));
@@ -381,9 +387,10 @@ void TestTablesModel::backfillShowsAsProgress()
     TablesModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     auto r = table("orders");
-    r.strategy = "cdc";
-    r.state = "backfilling";
+    r.strategy = Strategy::Cdc;
+    r.state = TableState::Backfilling;
     r.message = "re-backfill while streaming";
+    r.rebackfill = true;
     TableReport::Backfill b;
     b.rows = rows;
     if (total > 0) {
@@ -436,8 +443,8 @@ void TestTablesModel::backfillProgressChangesOnlyTheRow()
     TablesModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     auto r = table("orders");
-    r.strategy = "cdc";
-    r.state = "backfilling";
+    r.strategy = Strategy::Cdc;
+    r.state = TableState::Backfilling;
     r.backfill = TableReport::Backfill{100, 1000, 10.0, std::nullopt};
     model.setSnapshot(snapshotOf({table("plans"), r}));
     Signals spy(&model);
@@ -448,7 +455,7 @@ void TestTablesModel::backfillProgressChangesOnlyTheRow()
     QCOMPARE(spy.changed.count(), 1);
     QCOMPARE(spy.changed.at(0).at(0).toModelIndex().row(), 1);
     // The backfill ends: the bar goes.
-    r.state = "streaming";
+    r.state = TableState::Streaming;
     r.backfill.reset();
     model.setSnapshot(snapshotOf({table("plans"), r}));
     QCOMPARE(spy.changed.count(), 2);
@@ -458,22 +465,28 @@ void TestTablesModel::backfillProgressChangesOnlyTheRow()
 
 void TestTablesModel::rebackfillIsToldFromInitialLoad()
 {
+    // Core tells the two apart (Vocabulary.aRebackfillIsToldFromAnInitialLoadByTheEngineNotByTheFace);
+    // the model shows what core says, whatever the message's words.
+    TablesModel model;
     auto r = table("orders");
-    r.strategy = "cdc";
-    r.state = "backfilling";
+    r.strategy = Strategy::Cdc;
+    r.state = TableState::Backfilling;
     r.message = "initial load";
     r.backfill = TableReport::Backfill{100, 1000, 10.0, std::nullopt};
-    QVERIFY(!TablesModel::isRebackfill(r));
-    r.message = "re-backfill while streaming";
-    QVERIFY(TablesModel::isRebackfill(r));
-    // Interrupted (the engine stopped): the position still carries the copy to resume.
-    r.state = "idle";
-    r.message = "stopped";
-    r.backfill.reset();
-    r.checkpoint = R"({"phase":"stream","lsn":"0/1","rebackfill":{"rows":100}})";
-    QVERIFY(TablesModel::isRebackfill(r));
-    r.strategy = "cursor";
-    QVERIFY(!TablesModel::isRebackfill(r));
+    auto load = r;
+    load.table = "public.load";
+    r.rebackfill = true;
+    model.setSnapshot(snapshotOf({load, r}));
+    QVERIFY(!model.index(0, TablesModel::Progress).data(TablesModel::RebackfillRole).toBool());
+    QVERIFY(model.index(1, TablesModel::Progress).data(TablesModel::RebackfillRole).toBool());
+    QVERIFY(model.index(1, TablesModel::Progress)
+                .data(Qt::ToolTipRole)
+                .toString()
+                .startsWith(QStringLiteral("Re-backfill while the stream goes on")));
+    QVERIFY(model.index(0, TablesModel::Progress)
+                .data(Qt::ToolTipRole)
+                .toString()
+                .startsWith(QStringLiteral("Initial load")));
 }
 
 void TestTablesModel::finishedBackfillShowsAFullBarForAMinute()
@@ -482,9 +495,10 @@ void TestTablesModel::finishedBackfillShowsAFullBarForAMinute()
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     BackfillProgress delegate;
     auto r = table("orders");
-    r.strategy = "cdc";
-    r.state = "backfilling";
+    r.strategy = Strategy::Cdc;
+    r.state = TableState::Backfilling;
     r.message = "re-backfill while streaming";
+    r.rebackfill = true;
     r.backfill = TableReport::Backfill{500, 1000, 50.0, 12.0};
     EngineSnapshot s = snapshotOf({table("plans"), r});
     s.takenAtMs = 1'700'000'100'000;
@@ -494,9 +508,10 @@ void TestTablesModel::finishedBackfillShowsAFullBarForAMinute()
 
     // The copy ends: the engine says so in its log, and the bar stays, full, saying done.
     Signals spy(&model);
-    r.state = "streaming";
+    r.state = TableState::Streaming;
     r.message.clear();
     r.backfill.reset();
+    r.rebackfill = false;
     auto done = makeEvent(7, "info", "re-backfill done: 1000 rows merged, 3 rows the source no longer has removed");
     done.kind = "rebackfill";
     done.table = "public.orders";
@@ -535,7 +550,7 @@ void TestTablesModel::finishedBackfillShowsAFullBarForAMinute()
     model.setSnapshot(s);
     QCOMPARE(delegate.barFor(idx)->progress, 100);
     QCOMPARE(idx.data(TablesModel::BackfillRowsRole).toLongLong(), 20);
-    r.state = "backfilling";
+    r.state = TableState::Backfilling;
     r.backfill = TableReport::Backfill{10, 1000, 1.0, std::nullopt};
     s.tables = {table("plans"), r};
     model.setSnapshot(s);
@@ -608,7 +623,7 @@ void TestTablesModel::barsAndBadgesAreDrawnOnceAndNeverStale()
     // look as the style's own drawing does, and a new value, word or palette must draw anew.
     TablesModel model;
     auto loading = table("orders");
-    loading.state = "backfilling";
+    loading.state = TableState::Backfilling;
     loading.backfill = TableReport::Backfill{400, 1000, 40.0, 12.0};
     model.setSnapshot(snapshotOf({loading, table("plans", "breach", 500.0)}));
     const QModelIndex barCell = model.index(0, TablesModel::Progress);

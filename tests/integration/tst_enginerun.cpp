@@ -106,7 +106,7 @@ struct EngineRunTest : ::testing::Test {
     {
         for (const auto &t : s.tables)
             if (t.table == "public." + table)
-                return t.state;
+                return std::string(toString(t.state));
         return {};
     }
 };

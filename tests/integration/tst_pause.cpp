@@ -140,7 +140,7 @@ struct Pause : ::testing::Test {
     {
         StateStore store(statePath);
         auto s = store.tableStatus(pipeline, TableRef::parse(table));
-        return s ? s->state : "";
+        return s ? std::string(toString(s->state)) : std::string();
     }
     void changeItems(int round)
     {

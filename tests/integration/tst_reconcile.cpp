@@ -566,7 +566,7 @@ TEST(Reconcile, scheduledRunsStoreReportsAndDriftAboveTheThresholdRaisesAnAlertA
     EXPECT_EQ(sched.runDue(now + 2 * 3'660'000), 1);
     auto over = buildStatus(ws, {}, now, store.latestReconciles());
     EXPECT_TRUE(over[0].driftAlert);
-    EXPECT_EQ(over[0].freshness, "warn");
+    EXPECT_EQ(over[0].freshness, Freshness::Warn);
     auto alerts = computeAlerts(ws, over, {}, {}, now);
     ASSERT_EQ(alerts.size(), 1u);
     EXPECT_EQ(alerts[0].kind, "drift");

@@ -21,11 +21,11 @@ public:
         std::string table;
     };
 
-    void tableState(const core::TableKey &key, const std::string &state, const std::string &message,
+    void tableState(const core::TableKey &key, core::TableState state, const std::string &message,
                     std::optional<core::Progress>) override
     {
         std::lock_guard lock(m_mutex);
-        states.push_back(state + (message.empty() ? "" : ": " + message));
+        states.push_back(std::string(toString(state)) + (message.empty() ? "" : ": " + message));
         lastStates[key.table.display()] = states.back();
     }
     void batchApplied(const core::TableKey &key, const core::ApplyResult &result, const core::Checkpoint &cp,
@@ -38,11 +38,10 @@ public:
         if (onBatch)
             onBatch(applied.size());
     }
-    void event(const std::string &level, const core::TableKey &, const std::string &kind,
-               const std::string &message) override
+    void event(core::Level level, const core::TableKey &, const std::string &kind, const std::string &message) override
     {
         std::lock_guard lock(m_mutex);
-        events.push_back(level + " " + kind + ": " + message);
+        events.push_back(std::string(toString(level)) + " " + kind + ": " + message);
     }
 
     /// Thread-safe lookups while the engine runs on another thread.

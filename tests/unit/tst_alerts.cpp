@@ -61,7 +61,7 @@ TEST(Alerts, eachSlotConditionRaisesItsAlertWithWhatToDo)
     auto alerts = computeAlerts(ws, {}, {ss}, {}, 10'000);
     const Alert *retained = byKind(alerts, "slot_retained");
     ASSERT_TRUE(retained);
-    EXPECT_EQ(retained->level, "warn");
+    EXPECT_EQ(retained->level, Level::Warn);
     EXPECT_EQ(retained->pipeline, "p1");
     EXPECT_NE(retained->message.find("warning level"), std::string::npos) << retained->message;
     const Alert *lost = byKind(alerts, "slot_lost");
@@ -75,7 +75,7 @@ TEST(Alerts, eachSlotConditionRaisesItsAlertWithWhatToDo)
     ss.replicationSlots[0].retainedBytes = 1500;
     alerts = computeAlerts(ws, {}, {ss}, {}, 10'000);
     ASSERT_TRUE(byKind(alerts, "slot_retained"));
-    EXPECT_EQ(byKind(alerts, "slot_retained")->level, "error");
+    EXPECT_EQ(byKind(alerts, "slot_retained")->level, Level::Error);
     EXPECT_NE(byKind(alerts, "slot_retained")->message.find("limit"), std::string::npos);
 
     ss.replicationSlots[0].walStatus = "unreserved";
@@ -102,13 +102,13 @@ TEST(Alerts, lagPastTheSlaAndErrorsAreAlerts)
     TableReport late;
     late.pipeline = "p1";
     late.table = "public.orders";
-    late.state = "streaming";
-    late.freshness = "breach";
+    late.state = TableState::Streaming;
+    late.freshness = Freshness::Breach;
     late.lagSeconds = 95;
     late.slaSeconds = 60;
     TableReport broken = late;
     broken.table = "public.events";
-    broken.state = "error";
+    broken.state = TableState::Error;
     broken.message = "permission denied for table events";
     auto alerts = computeAlerts(ws, {late, broken}, {}, {}, 1000);
     ASSERT_TRUE(byKind(alerts, "lag_breach"));
@@ -140,9 +140,9 @@ TEST(Metrics, labelValuesAreEscapedAndEveryFamilyHasHelpAndType)
     TableReport t;
     t.pipeline = "p1";
     t.table = "\"Sales\".\"Order Lines\"";
-    t.strategy = "cdc";
-    t.state = "streaming";
-    t.freshness = "ok";
+    t.strategy = Strategy::Cdc;
+    t.state = TableState::Streaming;
+    t.freshness = Freshness::Ok;
     t.lagSeconds = 1.5;
     t.rowsApplied = 42;
     auto text = prometheusText({t}, {}, {});

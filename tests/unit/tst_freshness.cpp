@@ -1,7 +1,12 @@
+#include "core/config/workspacefile.h"
 #include "core/engine/freshness.h"
+#include "core/engine/observer.h"
+#include "core/engine/statusreport.h"
+#include "core/model/vocabulary.h"
 #include "core/model/workspace.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 using namespace driftless::core;
 
@@ -33,4 +38,119 @@ TEST(Freshness, defaultSlaIsSixtySecondsForCdcAndTwiceTheScheduleOtherwise)
     EXPECT_EQ(cursor.effectiveSla(), Millis(60'000));
     cursor.freshnessSla = Millis(5000);
     EXPECT_EQ(cursor.effectiveSla(), Millis(5000));
+}
+
+TEST(Vocabulary, everyWordIsSpelledAsTheStatusEndpointSpellsItAndReadsBack)
+{
+    // The spellings are part of /sync/status, status --json and the state file.
+    const std::pair<TableState, const char *> states[] = {{TableState::Idle, "idle"},
+                                                          {TableState::Running, "running"},
+                                                          {TableState::Backfilling, "backfilling"},
+                                                          {TableState::Streaming, "streaming"},
+                                                          {TableState::Ok, "ok"},
+                                                          {TableState::Error, "error"},
+                                                          {TableState::Retrying, "retrying"},
+                                                          {TableState::Paused, "paused"}};
+    for (const auto &[s, word] : states) {
+        EXPECT_EQ(toString(s), word);
+        EXPECT_EQ(tableStateFrom(word), s) << word;
+    }
+    const std::pair<Freshness, const char *> freshness[] = {{Freshness::Ok, "ok"},
+                                                            {Freshness::Warn, "warn"},
+                                                            {Freshness::Breach, "breach"},
+                                                            {Freshness::Unknown, "unknown"}};
+    for (const auto &[f, word] : freshness) {
+        EXPECT_EQ(toString(f), word);
+        EXPECT_EQ(freshnessFrom(word), f) << word;
+    }
+    const std::pair<Level, const char *> levels[] = {
+        {Level::Info, "info"}, {Level::Warn, "warn"}, {Level::Error, "error"}};
+    for (const auto &[l, word] : levels) {
+        EXPECT_EQ(toString(l), word);
+        EXPECT_EQ(levelFrom(word), l) << word;
+    }
+    EXPECT_FALSE(tableStateFrom("Streaming"));
+    EXPECT_FALSE(freshnessFrom(""));
+    EXPECT_FALSE(levelFrom("warning"));
+    EXPECT_TRUE(isFailing(TableState::Retrying));
+    EXPECT_FALSE(isFailing(TableState::Paused));
+}
+
+namespace
+{
+
+Workspace cdcWorkspace()
+{
+    return WorkspaceFile::parse(R"(endpoints:
+  app: { kind: postgres, dsn: "host=db1 dbname=app user=sync" }
+  dw: { kind: postgres, dsn: "host=db2 dbname=dw user=sync" }
+pipelines:
+  - name: p1
+    source: app
+    target: dw
+    tables:
+      - { table: public.orders, strategy: cdc }
+      - { table: public.events, strategy: cursor }
+)",
+                                "t.yaml", "/");
+}
+
+TableStatus status(const std::string &table, Strategy strategy, TableState state, const std::string &message,
+                   const std::string &checkpoint = {})
+{
+    TableStatus s;
+    s.pipeline = "p1";
+    s.table = TableRef::parse(table);
+    s.strategy = strategy;
+    s.state = state;
+    s.message = message;
+    s.checkpoint = checkpoint;
+    return s;
+}
+
+const TableReport &reportOf(const std::vector<TableReport> &reports, const std::string &table)
+{
+    for (const auto &r : reports)
+        if (r.table == table)
+            return r;
+    throw std::runtime_error("no report for " + table);
+}
+
+} // namespace
+
+TEST(Vocabulary, aRebackfillIsToldFromAnInitialLoadByTheEngineNotByTheFace)
+{
+    const auto ws = cdcWorkspace();
+    auto flag = [&](TableStatus orders, TableStatus events = status("public.events", Strategy::Cursor,
+                                                                    TableState::Backfilling, kRebackfillMessage)) {
+        const auto reports = buildStatus(ws, {orders, events}, 1'700'000'000'000);
+        EXPECT_FALSE(reportOf(reports, "public.events").rebackfill) << "only a CDC table re-backfills";
+        return reportOf(reports, "public.orders").rebackfill;
+    };
+    EXPECT_FALSE(flag(status("public.orders", Strategy::Cdc, TableState::Backfilling, "initial load")));
+    EXPECT_FALSE(flag(
+        status("public.orders", Strategy::Cdc, TableState::Backfilling, "initial load (merging into existing rows)")));
+    EXPECT_TRUE(flag(status("public.orders", Strategy::Cdc, TableState::Backfilling, kRebackfillMessage)));
+    EXPECT_FALSE(flag(status("public.orders", Strategy::Cdc, TableState::Streaming, "")));
+    // Interrupted (the engine stopped): the position still carries the copy to resume.
+    EXPECT_TRUE(flag(status("public.orders", Strategy::Cdc, TableState::Idle, "stopped",
+                            R"({"phase":"stream","lsn":"0/1","rebackfill":{"rows":100}})")));
+    EXPECT_FALSE(flag(status("public.orders", Strategy::Cdc, TableState::Idle, "stopped",
+                             R"({"phase":"stream","lsn":"0/1","note":"rebackfill"})")));
+    // A position written under another strategy says nothing about this one.
+    EXPECT_FALSE(
+        flag(status("public.orders", Strategy::Cursor, TableState::Idle, "stopped", R"({"rebackfill":{"rows":100}})")));
+
+    // The faces read the flag and the words as the endpoint spells them.
+    auto reports = buildStatus(
+        ws, {status("public.orders", Strategy::Cdc, TableState::Backfilling, kRebackfillMessage)}, 1'700'000'000'000);
+    auto json = nlohmann::json::parse(statusJson(reports, 1'700'000'000'000));
+    const auto &orders = json["tables"][0];
+    EXPECT_EQ(orders["table"], "public.orders");
+    EXPECT_EQ(orders["state"], "backfilling");
+    EXPECT_EQ(orders["strategy"], "cdc");
+    EXPECT_EQ(orders["freshness"], "unknown");
+    EXPECT_EQ(orders["rebackfill"], true);
+    EXPECT_EQ(json["tables"][1]["state"], "idle");
+    EXPECT_EQ(json["tables"][1]["rebackfill"], false);
 }

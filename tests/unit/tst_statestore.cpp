@@ -88,7 +88,7 @@ TEST(StateStore, aFileFromTheFirstVersionIsMigratedKeepingItsStatus)
     StateStore store(path);
     auto s = store.tableStatus("p1", {"public", "orders"});
     ASSERT_TRUE(s);
-    EXPECT_EQ(s->state, "streaming");
+    EXPECT_EQ(s->state, TableState::Streaming);
     EXPECT_EQ(s->rowsApplied, 42);
     EXPECT_FALSE(s->backfillRows);
     s->backfillRows = 10;
@@ -149,16 +149,16 @@ TEST(StateStore, statusMirrorKeepsCheckpointsAndStates)
     s.pipeline = "p1";
     s.table = {"public", "events"};
     s.strategy = Strategy::Cursor;
-    s.state = "ok";
+    s.state = TableState::Ok;
     s.checkpoint = R"({"cursor":"2026-01-01 00:00:00+00"})";
     s.version = 1234;
     s.rowsApplied = 42;
     s.freshAsOfMs = 1000;
     store.upsertTableStatus(s);
-    store.setTableState("p1", {"public", "events"}, Strategy::Cursor, "error", "boom");
+    store.setTableState("p1", {"public", "events"}, Strategy::Cursor, TableState::Error, "boom");
     auto got = store.tableStatus("p1", {"public", "events"});
     ASSERT_TRUE(got);
-    EXPECT_EQ(got->state, "error");
+    EXPECT_EQ(got->state, TableState::Error);
     EXPECT_EQ(got->message, "boom");
     EXPECT_EQ(got->checkpoint, s.checkpoint) << "a state change keeps the checkpoint";
     EXPECT_EQ(got->rowsApplied, 42);
@@ -216,8 +216,8 @@ TEST(StateStore, eventsAreKeptNewestFirst)
 {
     TempDir dir;
     StateStore store(dir.file("ws.db"));
-    store.addEvent("info", "p", "t", "a", "first");
-    store.addEvent("error", "p", "t", "b", "second");
+    store.addEvent(Level::Info, "p", "t", "a", "first");
+    store.addEvent(Level::Error, "p", "t", "b", "second");
     auto ev = store.events(10);
     ASSERT_EQ(ev.size(), 2u);
     EXPECT_EQ(ev[0].message, "second");
@@ -250,11 +250,11 @@ TEST(WorkspaceState, refusesAMissingWorkspaceWithoutCreatingItAndReadsWhatIsStor
     EXPECT_EQ(snap.workspace, sample());
     ASSERT_EQ(snap.tables.size(), 2u);
     EXPECT_EQ(snap.tables[0].table, "public.plans");
-    EXPECT_EQ(snap.tables[0].state, "idle");
-    EXPECT_EQ(snap.tables[1].strategy, "cursor");
+    EXPECT_EQ(snap.tables[0].state, TableState::Idle);
+    EXPECT_EQ(snap.tables[1].strategy, Strategy::Cursor);
     ASSERT_FALSE(snap.events.empty());
     EXPECT_EQ(snap.events.front().kind, "engine_started");
-    EXPECT_EQ(snap.events.front().level, "info");
+    EXPECT_EQ(snap.events.front().level, Level::Info);
 
     const auto changes = state.setPaused(snap.workspace, "p1", {"public.events"}, true);
     ASSERT_EQ(changes.size(), 1u);
@@ -262,7 +262,7 @@ TEST(WorkspaceState, refusesAMissingWorkspaceWithoutCreatingItAndReadsWhatIsStor
     const auto after = state.snapshot(1'000'000, 10);
     EXPECT_FALSE(after.tables[0].paused);
     EXPECT_TRUE(after.tables[1].paused);
-    EXPECT_EQ(after.tables[1].state, "paused");
+    EXPECT_EQ(after.tables[1].state, TableState::Paused);
     EXPECT_THROW(state.setPaused(snap.workspace, "p1", {"public.nope"}, true), ConfigError);
     EXPECT_TRUE(state.reconcileSummaries(10).empty());
     EXPECT_FALSE(state.loadReport(1));

@@ -18,7 +18,7 @@ QMessageBox *makePauseConfirmation(QWidget *parent, const core::TableReport &r, 
 {
     const QString table = QString::fromStdString(r.table).toHtmlEscaped();
     const QString pipeline = QString::fromStdString(r.pipeline).toHtmlEscaped();
-    const bool cdc = r.strategy == "cdc";
+    const bool cdc = r.strategy == core::Strategy::Cdc;
     QString what;
     if (pause && cdc)
         what = tr("<p>Its changes stop being applied; the pipeline's other tables keep streaming and the replication "
@@ -35,7 +35,7 @@ QMessageBox *makePauseConfirmation(QWidget *parent, const core::TableReport &r, 
                   "It is read from a fresh snapshot of the source without locks while the stream goes on, rows the "
                   "source no longer has are removed, and every change made while it was paused arrives that "
                   "way.</p>");
-    else if (r.strategy == "cursor")
+    else if (r.strategy == core::Strategy::Cursor)
         what = tr("<p>Its next pass runs at once and catches up from its cursor (minus the lookback).</p>");
     else
         what = tr("<p>Its next pass runs at once and reloads it whole.</p>");

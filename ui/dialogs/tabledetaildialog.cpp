@@ -235,20 +235,21 @@ void TableDetailDialog::showReport()
     if (r.fellBackFromCdc)
         strategy += tr(" (fell back from CDC)");
     fact(QStringLiteral("strategy"))->setText(strategy);
-    const QString state = QString::fromStdString(r.state);
+    const QString state = spelled(r.state);
     QString stateText = state;
     if (r.backfill)
         stateText += QStringLiteral(" \u2014 ") + formatBackfill(*r.backfill);
     fact(QStringLiteral("state"))->setText(stateText);
-    QIcon icon = stateIcon(state);
+    QIcon icon = stateIcon(r.state);
     if (icon.isNull())
-        icon = namedIcon(state == QLatin1String("ok") || state == QLatin1String("streaming") ? QStringLiteral("ok")
-                                                                                             : QStringLiteral("info"));
+        icon = namedIcon(r.state == core::TableState::Ok || r.state == core::TableState::Streaming
+                             ? QStringLiteral("ok")
+                             : QStringLiteral("info"));
     m_stateIcon->setPixmap(icon.pixmap(kIconSize, kIconSize));
-    const QString freshness = QString::fromStdString(r.freshness);
+    const QString freshness = spelled(r.freshness);
     fact(QStringLiteral("freshness"))
         ->setText(tr("%1 (SLA %2)").arg(freshness, formatDuration(r.slaSeconds)));
-    m_freshnessIcon->setPixmap(freshnessIcon(freshness).pixmap(kIconSize, kIconSize));
+    m_freshnessIcon->setPixmap(freshnessIcon(r.freshness).pixmap(kIconSize, kIconSize));
     fact(QStringLiteral("lag"))->setText(formatLag(r.lagSeconds));
     fact(QStringLiteral("rows"))->setText(locale.toString(static_cast<qlonglong>(r.rowsApplied)));
     fact(QStringLiteral("lastSync"))->setText(r.lastSyncAtMs ? formatTimestamp(*r.lastSyncAtMs) : tr("never"));
@@ -257,7 +258,7 @@ void TableDetailDialog::showReport()
     checkpoint->setToolTip(QString::fromStdString(r.checkpoint));
     fact(QStringLiteral("target"))->setText(QString::fromStdString(r.target));
     QString cursor = tr("\u2014 (only cursor tables have one)");
-    if (r.strategy == "cursor" && m_workspace)
+    if (r.strategy == core::Strategy::Cursor && m_workspace)
         if (const auto *p = m_workspace->pipeline(r.pipeline))
             for (const auto &t : p->tables)
                 if (t.table.display() == r.table)

@@ -55,7 +55,7 @@ QVariant AlertsModel::data(const QModelIndex &index, int role) const
     case Qt::DisplayRole:
         switch (index.column()) {
         case Level:
-            return a.level == "error" ? tr("error") : tr("warning");
+            return a.level == core::Level::Error ? tr("error") : tr("warning");
         case Subject:
             return subject(a);
         case Message:
@@ -68,7 +68,7 @@ QVariant AlertsModel::data(const QModelIndex &index, int role) const
         return {};
     case Qt::DecorationRole:
         if (index.column() == Level)
-            return levelIcon(QString::fromStdString(a.level));
+            return levelIcon(spelled(a.level));
         return {};
     case Qt::ToolTipRole:
         switch (index.column()) {
@@ -85,10 +85,10 @@ QVariant AlertsModel::data(const QModelIndex &index, int role) const
         if (index.column() == Since)
             return static_cast<qlonglong>(a.sinceMs);
         if (index.column() == Level)
-            return a.level == "error" ? 0 : 1;
+            return a.level == core::Level::Error ? 0 : 1;
         return data(index, Qt::DisplayRole);
     case LevelRole:
-        return QString::fromStdString(a.level);
+        return spelled(a.level);
     case KindRole:
         return QString::fromStdString(a.kind);
     }

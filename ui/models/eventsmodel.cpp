@@ -76,7 +76,7 @@ QVariant EventsModel::data(const QModelIndex &index, int role) const
         case Time:
             return formatTimestamp(e.tsMs);
         case Level:
-            return QString::fromStdString(e.level);
+            return spelled(e.level);
         case Pipeline:
             return QString::fromStdString(e.pipeline);
         case Table:
@@ -89,7 +89,7 @@ QVariant EventsModel::data(const QModelIndex &index, int role) const
         return {};
     case Qt::DecorationRole:
         if (index.column() == Level)
-            return levelIcon(QString::fromStdString(e.level));
+            return levelIcon(spelled(e.level));
         return {};
     case Qt::ToolTipRole:
         if (index.column() == Message && !e.message.empty())
@@ -102,7 +102,7 @@ QVariant EventsModel::data(const QModelIndex &index, int role) const
             return static_cast<qlonglong>(e.tsMs);
         return data(index, Qt::DisplayRole);
     case LevelRole:
-        return QString::fromStdString(e.level);
+        return spelled(e.level);
     }
     return {};
 }

@@ -62,23 +62,27 @@ unsigned changedColumns(const core::TableReport &a, const core::TableReport &b)
     return bits;
 }
 
-int freshnessRank(const std::string &f)
+int freshnessRank(core::Freshness f)
 {
-    if (f == "ok")
+    switch (f) {
+    case core::Freshness::Ok:
         return 0;
-    if (f == "warn")
+    case core::Freshness::Warn:
         return 1;
-    if (f == "breach")
+    case core::Freshness::Breach:
         return 2;
+    case core::Freshness::Unknown:
+        break;
+    }
     return 3;
 }
 
 QString stateText(const core::TableReport &r)
 {
-    QString s = QString::fromStdString(r.state);
+    QString s = spelled(r.state);
     // A backfill's progress is in its own column, as a bar; the same number twice, rounded two
     // ways, would only disagree.
-    if (r.progress && !r.backfill && (r.state == "backfilling" || r.state == "running"))
+    if (r.progress && !r.backfill && (r.state == core::TableState::Backfilling || r.state == core::TableState::Running))
         s += QStringLiteral(" %1%").arg(static_cast<int>(*r.progress * 100));
     return s;
 }
@@ -146,18 +150,13 @@ QHash<int, QByteArray> TablesModel::roleNames() const
 
 bool TablesModel::isRebackfill(const core::TableReport &r)
 {
-    if (r.strategy != "cdc")
-        return false;
-    // Core marks it two ways: the state's message while chunks are copied, and the position
-    // (the checkpoint's "rebackfill" key) while one waits to resume after a restart.
-    if (r.state == "backfilling" && r.message.find("re-backfill") != std::string::npos)
-        return true;
-    return r.checkpoint.find("\"rebackfill\"") != std::string::npos;
+    return r.rebackfill;
 }
 
 bool TablesModel::needsAttention(const core::TableReport &r)
 {
-    return r.state == "error" || r.state == "retrying" || r.freshness == "warn" || r.freshness == "breach";
+    return r.state == core::TableState::Error || r.state == core::TableState::Retrying ||
+           r.freshness == core::Freshness::Warn || r.freshness == core::Freshness::Breach;
 }
 
 QVariant TablesModel::data(const QModelIndex &index, int role) const
@@ -172,11 +171,11 @@ QVariant TablesModel::data(const QModelIndex &index, int role) const
         return row.text[static_cast<std::size_t>(column)];
     case Qt::DecorationRole:
         if (column == Freshness)
-            return freshnessIcon(QString::fromStdString(r.freshness));
+            return freshnessIcon(r.freshness);
         if (column == Strategy && r.fellBackFromCdc)
             return namedIcon(QStringLiteral("warn"));
         if (column == State) {
-            QIcon icon = stateIcon(QString::fromStdString(r.state));
+            QIcon icon = stateIcon(r.state);
             return icon.isNull() ? QVariant() : QVariant(icon);
         }
         return {};
@@ -193,13 +192,13 @@ QVariant TablesModel::data(const QModelIndex &index, int role) const
     case SortRole:
         return sortKey(row, column);
     case FreshnessRole:
-        return QString::fromStdString(r.freshness);
+        return spelled(r.freshness);
     case StateRole:
-        return QString::fromStdString(r.state);
+        return spelled(r.state);
     case AttentionRole:
         return needsAttention(r);
     case StrategyRole:
-        return QString::fromStdString(r.strategy);
+        return spelled(r.strategy);
     case BackfillRowsRole:
         if (row.done)
             return static_cast<qlonglong>(row.done->rows);
@@ -239,7 +238,7 @@ QString TablesModel::display(const Row &row, int column)
     case State:
         return stateText(r);
     case Freshness:
-        return QString::fromStdString(r.freshness);
+        return spelled(r.freshness);
     case Lag:
         return formatLag(r.lagSeconds);
     case Rows:
@@ -305,7 +304,7 @@ QString TablesModel::toolTip(const core::TableReport &r, int column) const
             return tr("The slot guard dropped this pipeline's replication slot before it could harm the source "
                       "and moved the table to cursor sync, which misses hard deletes until a reconciliation "
                       "repairs them. \"Promote to CDC\" returns it to CDC.");
-        if (r.strategy == "cursor")
+        if (r.strategy == core::Strategy::Cursor)
             return tr("Cursor sync misses hard deletes and writes that do not touch the cursor column");
         return {};
     case LastSync:

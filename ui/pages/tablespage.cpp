@@ -207,15 +207,15 @@ void TablesPage::updateSummary()
     int ok = 0, warn = 0, breach = 0, unknown = 0, errors = 0, paused = 0;
     for (int row = 0; row < total; ++row) {
         const auto &r = m_model->report(row);
-        if (r.state == "error")
+        if (r.state == core::TableState::Error)
             ++errors;
         if (r.paused)
             ++paused;
-        if (r.freshness == "ok")
+        if (r.freshness == core::Freshness::Ok)
             ++ok;
-        else if (r.freshness == "warn")
+        else if (r.freshness == core::Freshness::Warn)
             ++warn;
-        else if (r.freshness == "breach")
+        else if (r.freshness == core::Freshness::Breach)
             ++breach;
         else
             ++unknown;
@@ -279,23 +279,23 @@ void TablesPage::updateButtons()
     const bool rebackfill = TablesModel::isRebackfill(r);
 
     QString why;
-    if (r.strategy == "full_refresh")
+    if (r.strategy == core::Strategy::FullRefresh)
         why = tr("%1 uses full refresh: it is reloaded whole on every pass, so there is nothing to backfill. "
                  "Backfill is for CDC tables.")
                   .arg(name);
-    else if (r.strategy == "cursor" && r.fellBackFromCdc)
+    else if (r.strategy == core::Strategy::Cursor && r.fellBackFromCdc)
         why = tr("%1 fell back from CDC to cursor sync. Promote it to CDC to stream it again.").arg(name);
-    else if (r.strategy == "cursor")
+    else if (r.strategy == core::Strategy::Cursor)
         why = tr("%1 uses cursor sync: it re-reads from its cursor (minus the lookback) on every pass. "
                  "Backfill is for CDC tables.")
                   .arg(name);
-    else if (r.strategy != "cdc")
+    else if (r.strategy != core::Strategy::Cdc)
         why = tr("Backfill is for CDC tables.");
     else if (busy)
         why = tr("Talking to the databases\u2026");
     else if (rebackfill)
         why = tr("A backfill of %1 is under way; its progress is in the Backfill column.").arg(name);
-    else if (r.state == "backfilling")
+    else if (r.state == core::TableState::Backfilling)
         why = tr("%1 is in its initial load, which is its backfill.").arg(name);
     m_backfill->setEnabled(why.isEmpty());
     m_backfill->setToolTip(why.isEmpty() ? tr("Copy %1 again from a fresh snapshot while it keeps streaming").arg(name)
@@ -305,7 +305,7 @@ void TablesPage::updateButtons()
     if (rebackfill)
         m_cancel->setToolTip(busy ? tr("Talking to the databases\u2026")
                                   : tr("Stop the backfill of %1; the rows merged so far stay").arg(name));
-    else if (r.strategy == "cdc" && r.state == "backfilling")
+    else if (r.strategy == core::Strategy::Cdc && r.state == core::TableState::Backfilling)
         m_cancel->setToolTip(tr("An initial load is not cancelled: stop the sync to pause it; it resumes at its next "
                                 "chunk"));
     else
@@ -321,7 +321,7 @@ void TablesPage::updateButtons()
         m_pause->setToolTip(r.paused ? tr("%1 is paused").arg(name)
                                      : tr("Stop syncing %1 until resumed; its state and checkpoint stay").arg(name));
         m_resume->setToolTip(!r.paused ? tr("%1 is not paused").arg(name)
-                             : r.strategy == "cdc"
+                             : r.strategy == core::Strategy::Cdc
                                  ? tr("Sync %1 again: re-copied through the guarded merge while it streams").arg(name)
                                  : tr("Sync %1 again: its next pass runs at once").arg(name));
     }
