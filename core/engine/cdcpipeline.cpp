@@ -27,6 +27,11 @@
 #include <unistd.h>
 
 namespace driftless::core {
+namespace
+{
+/// How long a start waits for a replication slot another process holds.
+constexpr int kSlotBusyWaitSeconds = 60;
+} // namespace
 
 using json = nlohmann::json;
 
@@ -435,9 +440,42 @@ void CdcPipeline::run(std::stop_token stop, Options options)
                         {}, "point the endpoint back at the original server, or re-snapshot the pipeline");
     }
 
-    auto slot = src.execParams("SELECT plugin, wal_status, database = current_database(), confirmed_flush_lsn "
-                               "FROM pg_replication_slots WHERE slot_name = $1",
-                               {m_slot});
+    auto readSlot = [&] {
+        return src.execParams("SELECT plugin, wal_status, database = current_database(), confirmed_flush_lsn, "
+                              "active_pid FROM pg_replication_slots WHERE slot_name = $1",
+                              {m_slot});
+    };
+    auto slot = readSlot();
+    // A slot another process holds is not ours to judge yet. After a crash it is the old run's
+    // walsender, which has not noticed its client died: one killed while it created the slot
+    // holds a slot that is only ephemeral (listed, yet dropped when that walsender ends), and
+    // taking it for the pipeline's slot loses it under the stream. Or another engine runs this
+    // pipeline. Wait for it to be let go, then read it again.
+    if (slot.rows() && !slot.isNull(0, 4)) {
+        const std::string holder = slot.text(0, 4);
+        m_observer.event(Level::Warn, m_tables.front()->key, "slot_busy",
+                         "waiting for replication slot " + m_slot + ": process " + holder +
+                             " still holds it (the connection of a run that ended, or another engine)");
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kSlotBusyWaitSeconds);
+        while (slot.rows() && !slot.isNull(0, 4)) {
+            if (stop.stop_requested())
+                return;
+            if (std::chrono::steady_clock::now() > deadline)
+                throw Error(ErrorKind::Transient,
+                            "replication slot " + m_slot + " is still in use by process " + slot.text(0, 4) +
+                                " after " + std::to_string(kSlotBusyWaitSeconds) + " s",
+                            {},
+                            "if another Driftless runs pipeline " + m_pipeline +
+                                ", stop it; otherwise end that process: SELECT pg_terminate_backend(" +
+                                slot.text(0, 4) + ")");
+            std::this_thread::sleep_for(std::chrono::milliseconds(250));
+            slot = readSlot();
+        }
+        m_observer.event(Level::Info, m_tables.front()->key, "slot_busy",
+                         slot.rows() ? "replication slot " + m_slot + " is free again"
+                                     : "replication slot " + m_slot + " went away with the process that held it " +
+                                           "(it was never finished); it is created again");
+    }
     std::vector<Table *> needLoad;
     bool anyStreamed = false;
     for (auto &t : m_tables) {

@@ -318,6 +318,69 @@ TEST_F(CdcFaults, aStreamAfterAResumedLoadRecordsEachPositionBeforeTheSlotHearsO
     EXPECT_EQ(hashOf(d), hashOf(s)) << diff();
 }
 
+TEST_F(CdcFaults, aSlotAKilledRunLeftHalfCreatedIsNotTakenForThePipelinesSlot)
+{
+    // The regression of a kill-nine run: killed while it created the pipeline's slot (which waits
+    // for the source's open transactions), a run leaves a walsender that keeps the slot, only
+    // ephemeral, listed until it finishes and drops it. The next run took it for the pipeline's
+    // slot, loaded the tables, and found it gone under the stream: a permanent "slot is gone".
+    src.exec(kDocs);
+    Writer w(src, 7);
+    w.seedRows(1000);
+    applyWorkspace(pgDsn(src.name()), pgDsn(dst.name()), 500);
+    const std::string slot = "driftless_" + pipeline;
+
+    // An open transaction with an xid holds the slot's creation at its snapshot building.
+    auto blocker = src.connect();
+    blocker.exec("BEGIN");
+    blocker.exec("INSERT INTO docs VALUES (900001, 'open', 1, 'x')");
+    // The creating client (psql here, the engine in the field) is killed while it waits.
+    const std::string conninfo = pgDsn(src.name()) + " replication=database";
+    pid_t creator = ::fork();
+    ASSERT_GE(creator, 0);
+    if (creator == 0) {
+        ::execlp("psql", "psql", "-qAt", conninfo.c_str(), "-c",
+                 ("CREATE_REPLICATION_SLOT " + slot + " LOGICAL pgoutput").c_str(), static_cast<char *>(nullptr));
+        ::_exit(127);
+    }
+    auto slotListed = [&] {
+        return src.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "'") == "1";
+    };
+    for (int i = 0; i < 300 && !slotListed(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ASSERT_TRUE(slotListed()) << "psql did not start creating " << slot;
+    ::kill(creator, SIGKILL);
+    ASSERT_EQ(waitPid(creator, 30), -SIGKILL);
+    ASSERT_TRUE(slotListed()) << "the walsender should still hold the half-created slot";
+
+    const std::string log = dir.file("busy.log");
+    int pid = spawnCli({"--state", state, "run", "--once"}, {}, log);
+    bool waited = false;
+    for (int i = 0; i < 600 && !waited; ++i) {
+        waited = readFile(log).find("waiting for replication slot " + slot) != std::string::npos;
+        if (!waited)
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_TRUE(waited) << "the run should say it waits for the slot a process holds:\n" << readFile(log);
+    // The transaction ends: the old walsender finishes, finds its client gone, and either drops
+    // the slot (when it noticed before the slot was made persistent) or lets it go.
+    blocker.exec("COMMIT");
+    ASSERT_EQ(waitPid(pid, 180), 0) << readFile(log);
+    EXPECT_TRUE(slotListed()) << "the run has the pipeline's slot";
+    EXPECT_EQ(
+        src.scalar("SELECT temporary::text || active::text FROM pg_replication_slots WHERE slot_name = '" + slot + "'"),
+        "falsefalse");
+
+    // And it is the pipeline's slot: what is written now streams.
+    src.exec("UPDATE docs SET body = 'after' WHERE id <= 10");
+    auto again = runCli({"--state", state, "run", "--once"});
+    ASSERT_EQ(again.exitCode, 0) << again.out << again.err;
+    auto s = src.connect();
+    auto d = dst.connect();
+    EXPECT_EQ(hashOf(d), hashOf(s)) << diff();
+    EXPECT_EQ(d.exec("SELECT count(*) FROM docs WHERE body = 'after'").text(0, 0), "10");
+}
+
 TEST_F(CdcFaults, aKilledInitialLoadResumesAtItsNextChunkUnderWrites)
 {
     src.exec(kDocs);
