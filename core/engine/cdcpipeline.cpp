@@ -27,8 +27,7 @@
 #include <unistd.h>
 
 namespace driftless::core {
-namespace
-{
+namespace {
 /// How long a start waits for a replication slot another process holds.
 constexpr int kSlotBusyWaitSeconds = 60;
 } // namespace
