@@ -16,6 +16,7 @@
 #include "core/engine/slots.h"
 #include "core/engine/stateobserver.h"
 #include "core/engine/statusreport.h"
+#include "core/engine/workspacestate.h"
 #include "core/model/error.h"
 #include "core/state/statestore.h"
 
@@ -223,15 +224,15 @@ int cmdApply(Args &a)
             return code;
         }
     }
-    StateStore store(a.state);
-    auto summary = store.applyWorkspace(ws);
+    auto state = WorkspaceState::create(a.state);
+    auto summary = state.apply(ws);
     if (!summary.changed) {
-        std::printf("workspace unchanged (%s)\n", store.path().c_str());
+        std::printf("workspace unchanged (%s)\n", state.path().c_str());
         return kOk;
     }
     for (const auto &l : summary.lines)
         std::printf("%s\n", l.c_str());
-    std::printf("applied %s to %s\n", file.c_str(), store.path().c_str());
+    std::printf("applied %s to %s\n", file.c_str(), state.path().c_str());
     return kOk;
 }
 
@@ -322,13 +323,14 @@ int cmdPromote(Args &a)
         throw UsageError("promote needs a pipeline name");
     const std::string pipeline = a.rest.front();
     std::vector<std::string> tables(a.rest.begin() + 1, a.rest.end());
-    StateStore store(a.state);
-    for (const auto &line : promoteToCdc(store, pipeline, tables))
+    WorkspaceState state(a.state);
+    for (const auto &line : state.promoteToCdc(pipeline, tables))
         std::printf("%s\n", line.c_str());
     if (noRun)
         return kOk;
     // Load and catch up now, so the command ends with the tables streaming.
-    Workspace ws = store.loadWorkspace();
+    Workspace ws = state.workspace();
+    StateStore &store = state.store();
     std::vector<TableJob> cdc;
     for (auto &j : jobsFor(ws, pipeline))
         if (j.spec.strategy == Strategy::Cdc)
@@ -376,10 +378,9 @@ int cmdStatus(Args &a)
         std::printf("no workspace at %s; run 'driftless-cli apply FILE' first\n", a.state.c_str());
         return kOk;
     }
-    StateStore store(a.state);
+    WorkspaceState state(a.state);
     auto now = wallClockMs();
-    auto reports = buildStatus(store.loadWorkspace(), store.tableStatuses(), now, store.latestReconciles(),
-                               store.pausedTables());
+    auto reports = state.snapshot(now, 0).tables;
     if (asJson) {
         std::printf("%s\n", statusJson(reports, now).c_str());
         return kOk;
@@ -416,11 +417,11 @@ int cmdDoctor(Args &a)
 {
     std::string pipeline = a.option("--pipeline");
     a.noMore();
-    StateStore store(a.state);
-    Workspace ws = store.loadWorkspace();
+    WorkspaceState state(a.state);
+    Workspace ws = state.workspace();
     if (ws.pipelines.empty())
-        throw ConfigError("the workspace has no pipelines; run 'driftless-cli apply FILE' first", store.path());
-    std::printf("driftless doctor: %s\n", store.path().c_str());
+        throw ConfigError("the workspace has no pipelines; run 'driftless-cli apply FILE' first", state.path());
+    std::printf("driftless doctor: %s\n", state.path().c_str());
     int code = reportFindings(runDoctor(ws, pipeline), false);
     std::printf(code == kOk ? "all checks passed\n" : "some checks failed\n");
     return code;
@@ -433,8 +434,8 @@ int cmdPause(Args &a, bool pause)
     const std::string pipeline = a.rest.front();
     std::vector<std::string> tables(a.rest.begin() + 1, a.rest.end());
     a.rest.clear();
-    StateStore store(a.state);
-    const auto changes = setTablesPaused(store, store.loadWorkspace(), pipeline, tables, pause);
+    WorkspaceState state(a.state);
+    const auto changes = state.setPaused(state.workspace(), pipeline, tables, pause);
     bool any = false;
     for (const auto &c : changes) {
         std::printf("%s\n", c.message.c_str());
@@ -453,8 +454,7 @@ int cmdResnapshot(Args &a)
     std::string pipeline = a.rest.front();
     std::vector<std::string> tables(a.rest.begin() + 1, a.rest.end());
     a.rest.clear();
-    StateStore store(a.state);
-    for (const auto &line : resnapshot(store.loadWorkspace(), pipeline, tables))
+    for (const auto &line : resnapshot(WorkspaceState(a.state).workspace(), pipeline, tables))
         std::printf("%s\n", line.c_str());
     std::printf("run 'driftless-cli run' to load and stream again\n");
     return kOk;
@@ -519,8 +519,7 @@ int cmdBackfill(Args &a)
             throw UsageError("backfill --cancel needs a PIPELINE and a TABLE");
         std::string pipeline = a.rest[0], table = a.rest[1];
         a.rest.clear();
-        StateStore store(a.state);
-        auto req = cancelRebackfill(store.loadWorkspace(), pipeline, table);
+        auto req = cancelRebackfill(WorkspaceState(a.state).workspace(), pipeline, table);
         std::printf("%s\n", req.message.c_str());
         if (req.what == RebackfillRequest::What::Requested && req.runningPid)
             std::printf("the running sync (walsender pid %d) stops it within a second\n", *req.runningPid);
@@ -532,8 +531,9 @@ int cmdBackfill(Args &a)
         throw UsageError(a.command + " needs a PIPELINE and a TABLE");
     std::string pipeline = a.rest[0], table = a.rest[1];
     a.rest.clear();
-    StateStore store(a.state);
-    Workspace ws = store.loadWorkspace();
+    WorkspaceState state(a.state);
+    Workspace ws = state.workspace();
+    StateStore &store = state.store();
     auto req = requestRebackfill(ws, pipeline, table);
     std::printf("%s\n", req.message.c_str());
     if (req.runningPid) {
@@ -579,8 +579,7 @@ int cmdSlots(Args &a)
 {
     bool asJson = a.flag("--json");
     a.noMore();
-    StateStore store(a.state);
-    Workspace ws = store.loadWorkspace();
+    Workspace ws = WorkspaceState(a.state).workspace();
     auto sources = listSlots(ws);
     if (asJson) {
         std::printf("%s\n", slotsJson(sources).c_str());
@@ -686,8 +685,8 @@ int cmdReconcile(Args &a)
         throw UsageError("reconcile needs a pipeline name");
     const std::string pipeline = a.rest.front();
     std::vector<std::string> tables(a.rest.begin() + 1, a.rest.end());
-    StateStore store(a.state);
-    Workspace ws = store.loadWorkspace();
+    WorkspaceState state(a.state);
+    Workspace ws = state.workspace();
     SignalWatch signals;
     opt.stop = g_stop.get_token();
     if (!asJson)
@@ -697,7 +696,7 @@ int cmdReconcile(Args &a)
                                      "changes in flight\n", table.c_str());
         };
     auto report = reconcile(ws, pipeline, tables, opt);
-    storeReport(store, report);
+    state.storeReport(report);
     bool failed = false;
     for (const auto &t : report.tables)
         failed = failed || !t.error.empty();
@@ -759,14 +758,14 @@ int cmdRepair(Args &a)
     } catch (...) {
         throw UsageError("'" + a.rest.front() + "' is not a report id");
     }
-    StateStore store(a.state);
-    auto report = loadReport(store, id);
+    WorkspaceState state(a.state);
+    auto report = state.loadReport(id);
     if (!report)
         throw ConfigError("no reconciliation report " + std::to_string(id) +
                           " in this workspace (driftless-cli reconcile PIPELINE makes one)");
-    Workspace ws = store.loadWorkspace();
+    Workspace ws = state.workspace();
     auto outcomes = repairReport(ws, *report, table);
-    recordRepair(store, *report, outcomes);
+    state.recordRepair(*report, outcomes);
     bool failed = false;
     for (const auto &o : outcomes)
         failed = failed || !o.error.empty();
@@ -793,8 +792,7 @@ int cmdRepair(Args &a)
 int cmdExport(Args &a)
 {
     a.noMore();
-    StateStore store(a.state);
-    std::fputs(WorkspaceFile::toYaml(store.loadWorkspace()).c_str(), stdout);
+    std::fputs(WorkspaceFile::toYaml(WorkspaceState(a.state).workspace()).c_str(), stdout);
     return kOk;
 }
 

@@ -134,6 +134,30 @@ TEST_F(CliFixture, aRefusedFirstApplyCreatesNoStateFile)
     EXPECT_FALSE(std::filesystem::exists(state));
 }
 
+TEST_F(CliFixture, aCommandOnAMissingWorkspaceSaysHowToMakeOneAndCreatesNoFile)
+{
+    // A mistyped --state must not leave an empty workspace behind that the next command trusts.
+    const std::vector<std::vector<std::string>> commands = {{"doctor"},
+                                                            {"export"},
+                                                            {"slots", "--json"},
+                                                            {"pause", "app_to_dw", "public.orders"},
+                                                            {"resume", "app_to_dw"},
+                                                            {"promote", "app_to_dw", "--no-run"},
+                                                            {"resnapshot", "app_to_dw"},
+                                                            {"reconcile", "app_to_dw"},
+                                                            {"repair", "1"},
+                                                            {"backfill", "app_to_dw", "public.orders"}};
+    for (const auto &c : commands) {
+        std::vector<std::string> args = {"--state", state};
+        args.insert(args.end(), c.begin(), c.end());
+        auto r = runCli(args);
+        EXPECT_EQ(r.exitCode, 2) << c.front() << ": " << r.out << r.err;
+        EXPECT_NE(r.err.find("there is no workspace at " + state), std::string::npos) << c.front() << ": " << r.err;
+        EXPECT_NE(r.err.find("apply FILE"), std::string::npos) << c.front() << ": " << r.err;
+        EXPECT_FALSE(std::filesystem::exists(state)) << c.front() << " created " << state;
+    }
+}
+
 TEST_F(CliFixture, runOnceSyncsAndStatusReportsEveryTable)
 {
     ASSERT_EQ(apply(good()).exitCode, 0);
