@@ -6,6 +6,7 @@
 #include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/config/workspacefile.h"
+#include "core/engine/debeziumexport.h"
 #include "core/engine/doctor.h"
 #include "core/engine/enginerun.h"
 #include "core/engine/pauses.h"
@@ -94,6 +95,10 @@ commands:
                                   switch tables the slot guard moved to cursor sync back to CDC:
                                   a new slot, a copy through the guarded merge, then streaming
   export                          print the stored workspace as YAML
+  export-debezium PIPELINE [--bootstrap-servers HOST:PORT]
+                                  print the Debezium source connector that captures the same
+                                  tables (Kafka Connect's REST form, for POST /connectors); what it
+                                  cannot express goes to stderr
   version                         print the version
 
 exit codes: 0 success, 1 a sync (or a server check) failed, 2 usage or configuration error,
@@ -796,6 +801,24 @@ int cmdExport(Args &a)
     return kOk;
 }
 
+int cmdExportDebezium(Args &a)
+{
+    DebeziumOptions options;
+    options.bootstrapServers = a.option("--bootstrap-servers");
+    if (a.rest.size() != 1)
+        throw UsageError("export-debezium needs exactly one PIPELINE");
+    const std::string pipeline = a.rest.front();
+    a.rest.clear();
+    auto out = exportDebezium(WorkspaceState(a.state).workspace(), pipeline, options);
+    std::printf("%s\n", out.connector.dump(2).c_str());
+    if (!out.notExpressed.empty()) {
+        std::fprintf(stderr, "not expressed by the connector (%zu):\n", out.notExpressed.size());
+        for (const auto &line : out.notExpressed)
+            std::fprintf(stderr, "  - %s\n", line.c_str());
+    }
+    return kOk;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -820,6 +843,8 @@ int main(int argc, char **argv)
             return cmdDoctor(a);
         if (a.command == "export")
             return cmdExport(a);
+        if (a.command == "export-debezium")
+            return cmdExportDebezium(a);
         if (a.command == "resnapshot")
             return cmdResnapshot(a);
         if (a.command == "slots")

@@ -158,6 +158,24 @@ TEST_F(CliFixture, aCommandOnAMissingWorkspaceSaysHowToMakeOneAndCreatesNoFile)
     }
 }
 
+TEST_F(CliFixture, exportDebeziumPrintsAConnectorKafkaConnectTakesAndSaysWhatItCannotExpress)
+{
+    ASSERT_EQ(apply(good()).exitCode, 0);
+    auto r = runCli({"--state", state, "export-debezium", "app_to_dw"});
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    // stdout is the REST form as it is, for curl --data @- .../connectors.
+    auto c = nlohmann::json::parse(r.out);
+    EXPECT_EQ(c["name"], "driftless-app_to_dw");
+    EXPECT_EQ(c["config"]["connector.class"], "io.debezium.connector.postgresql.PostgresConnector");
+    EXPECT_EQ(c["config"]["plugin.name"], "pgoutput");
+    EXPECT_EQ(c["config"]["database.dbname"], src.name());
+    EXPECT_EQ(c["config"]["table.include.list"], "public\\.plans,public\\.events");
+    EXPECT_NE(r.err.find("public.plans: synced by full_refresh"), std::string::npos) << r.err;
+    auto bad = runCli({"--state", state, "export-debezium", "nope"});
+    EXPECT_EQ(bad.exitCode, 2);
+    EXPECT_NE(bad.err.find("no pipeline named 'nope'"), std::string::npos) << bad.err;
+}
+
 TEST_F(CliFixture, runOnceSyncsAndStatusReportsEveryTable)
 {
     ASSERT_EQ(apply(good()).exitCode, 0);
