@@ -7,10 +7,8 @@
 #include <algorithm>
 #include <cctype>
 
-namespace driftless::core
-{
-namespace
-{
+namespace driftless::core {
+namespace {
 
 /// Debezium matches `table.include.list` entries as regular expressions against
 /// `schema.table`: the names are escaped so that a dot or a `$` means itself.
@@ -91,7 +89,7 @@ DebeziumExport exportDebezium(const Workspace &ws, const std::string &pipeline, 
         config["database.user"] = field(fields, "user", "");
         config["database.dbname"] = field(fields, "dbname", field(fields, "user", ""));
         config["plugin.name"] = "pgoutput";
-        config["slot.name"] = "debezium_" + topicSafe(p->name);
+        config["slot.name"] = "debezium_" + p->name; // slot-safe, as the engine's driftless_<name>
         config["publication.name"] = p->publicationName();
         // The pipeline's publication when the engine made it; Debezium makes one of the listed
         // tables when it is missing.

@@ -7,8 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace driftless::core
-{
+namespace driftless::core {
 
 /// A pipeline as the Debezium source connector that would capture the same tables, for a DBA
 /// who moves it to an existing Kafka Connect cluster.

@@ -25,7 +25,8 @@ bool isRebackfill(Strategy strategy, TableState state, const std::string &messag
         return false;
     if (state == TableState::Backfilling && message.starts_with(kRebackfillMessage))
         return true;
-    if (checkpoint.empty())
+    // Most positions carry no copy: a parse only for those that may.
+    if (checkpoint.find("\"rebackfill\"") == std::string::npos)
         return false;
     auto pos = nlohmann::json::parse(checkpoint, nullptr, false);
     return pos.is_object() && pos.contains("rebackfill");

@@ -4,10 +4,8 @@
 #include <ostream>
 #include <utility>
 
-namespace driftless::core
-{
-namespace
-{
+namespace driftless::core {
+namespace {
 
 template <typename E, std::size_t N>
 std::string_view spell(const std::array<std::pair<E, std::string_view>, N> &words, E e)

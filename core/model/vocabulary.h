@@ -4,8 +4,7 @@
 #include <optional>
 #include <string_view>
 
-namespace driftless::core
-{
+namespace driftless::core {
 
 /// The engine's words for what it is doing and how well, typed. Strings exist only at the edges
 /// (the state file, JSON, the CLI, the UI), spelled by toString and read back by the *From parsers;
