@@ -10,7 +10,8 @@ LIBS=(qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev qt6-httpserver-
       libpq-dev libsqlite3-dev libssl-dev libyaml-cpp-dev nlohmann-json3-dev
       libmariadb-dev libmysqlcppconn-dev)
 SERVERS=(postgresql-15 postgresql-client-15 mariadb-server mariadb-client sqlite3)
-TEST=(libgtest-dev time procps util-linux xvfb xauth python3 python3-prometheus-client appstream)
+# curl and openssl: tst_agent's independent HTTPS client and certificate tools.
+TEST=(libgtest-dev time procps util-linux xvfb xauth python3 python3-prometheus-client appstream curl openssl)
 # tst_keychain: a private session bus with gnome-keyring-daemon as the Secret Service, libsecret
 # (which QtKeychain loads at run time) and secret-tool to look at the keyring from outside.
 KEYCHAIN=(dbus-daemon gnome-keyring libsecret-1-0 libsecret-tools)

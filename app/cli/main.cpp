@@ -3,6 +3,8 @@
 #include "app/cli/liveview.h"
 #include "app/cli/serve.h"
 
+#include "core/agent/agentauth.h"
+
 #include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/config/workspacefile.h"
@@ -69,9 +71,19 @@ commands:
   slots [--json]                  every replication slot on the Postgres sources: owner, active,
                                   wal_status, retained WAL, safe_wal_size, confirmed_flush_lsn
   serve [--listen HOST:PORT] [--pipeline NAME] [--allow-remote] [--monitor-every DURATION]
+        [--tls | --cert FILE --key FILE]
                                   run like 'run' and serve GET /sync/status (JSON) and GET
                                   /metrics (Prometheus) on 127.0.0.1:8765; slots are read and
-                                  alerts raised every 5s
+                                  alerts raised every 5s. The agent API under /api/v1/ (for the
+                                  app's File > Connect to Agent) takes the token of agent-token;
+                                  --tls serves HTTPS with a self-signed certificate made beside
+                                  the workspace file, --cert/--key with yours. Over plain HTTP
+                                  the API answers this machine only
+  agent-token [--rotate] [--fingerprint]
+                                  print the agent API's bearer token (made, mode 0600, beside
+                                  the workspace file when there is none); --rotate makes a new
+                                  one (the old stops working at once); --fingerprint prints the
+                                  SHA-256 fingerprint of serve --tls's certificate instead
   reconcile PIPELINE [TABLE...] [--json] [--max-keys N] [--settle DURATION]
                                   compare source and target: row counts, checksums over key
                                   ranges computed in each database, then only the differing rows
@@ -620,9 +632,33 @@ int cmdSlots(Args &a)
     return code;
 }
 
+int cmdAgentToken(Args &a)
+{
+    const bool rotate = a.flag("--rotate");
+    const bool fingerprint = a.flag("--fingerprint");
+    a.noMore();
+    if (rotate && fingerprint)
+        throw UsageError("agent-token takes --rotate or --fingerprint, not both");
+    WorkspaceState state(a.state); // refuses a workspace that is not there
+    const AgentFiles files = AgentFiles::beside(state.path());
+    if (fingerprint) {
+        std::printf("%s\n", ensureAgentCertificate(files).fingerprint.c_str());
+        return kOk;
+    }
+    std::printf("%s\n", (rotate ? rotateAgentToken(files.token) : ensureAgentToken(files.token)).c_str());
+    if (rotate)
+        std::fprintf(stderr, "a new token is in %s; the old one is refused from now on\n", files.token.c_str());
+    return kOk;
+}
+
 int cmdServe(Args &a)
 {
     driftless::cli::ServeOptions o;
+    o.tls = a.flag("--tls");
+    o.certificate = a.option("--cert");
+    o.key = a.option("--key");
+    if (o.certificate.empty() != o.key.empty())
+        throw UsageError("--cert and --key go together (or --tls alone for a self-signed certificate)");
     if (auto l = a.option("--listen"); !l.empty())
         o.listen = l;
     o.allowRemote = a.flag("--allow-remote");
@@ -851,6 +887,8 @@ int main(int argc, char **argv)
             return cmdSlots(a);
         if (a.command == "serve")
             return cmdServe(a);
+        if (a.command == "agent-token")
+            return cmdAgentToken(a);
         if (a.command == "reconcile")
             return cmdReconcile(a);
         if (a.command == "promote")

@@ -1,24 +1,31 @@
 // driftless-cli serve: the engine of `run` (core::EngineRun, with its monitor reading the
-// sources' slots and keeping the alerts), plus a loopback HTTP endpoint with the sync status
-// (JSON) and metrics (Prometheus text).
+// sources' slots and keeping the alerts), plus an HTTP or HTTPS endpoint with the sync status
+// (JSON), metrics (Prometheus text) and the agent's control API (core::AgentApi).
 
 #include "app/cli/serve.h"
 
 #include "app/cli/liveview.h"
 
+#include "core/agent/agentapi.h"
+#include "core/agent/agentauth.h"
 #include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/engine/enginerun.h"
-#include "core/engine/metrics.h"
-#include "core/engine/statusreport.h"
 #include "core/model/error.h"
 
-#include <atomic>
+#include <QAbstractHttpServer>
 #include <QCoreApplication>
 #include <QHostAddress>
-#include <QHttpServer>
-#include <QHttpServerResponse>
+#include <QHttpServerRequest>
+#include <QHttpServerResponder>
+#include <QSslCertificate>
+#include <QSslConfiguration>
+#include <QSslKey>
 #include <QTimer>
+#include <QUrlQuery>
+
+#include <atomic>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -97,10 +104,123 @@ private:
     bool m_started = false;
 };
 
-QHttpServerResponse jsonResponse(const nlohmann::json &j)
-{
-    return QHttpServerResponse("application/json", QByteArray::fromStdString(j.dump(2) + "\n"));
-}
+/// The engine serve runs, as the agent API drives it: run() loops, running the engine while it
+/// is wanted (engine/stop ends the current run; engine/start begins another) until `stop`.
+class ServeEngine final : public AgentEngine {
+public:
+    ServeEngine(EngineRun &engine, ServeFace &face) : m_engine(engine), m_face(face) {}
+
+    EngineRun::Status status(std::int64_t nowMs) const override { return m_engine.status(nowMs); }
+    bool running() const override { return m_wanted.load(); }
+    void setRunning(bool run) override
+    {
+        std::lock_guard lock(m_mutex);
+        m_wanted = run;
+        if (!run)
+            m_current.request_stop();
+        m_changed.notify_all();
+    }
+
+    /// The runner thread's loop; returns the errors of the last run. Throws what a run throws.
+    int run(std::stop_token stop)
+    {
+        int errors = 0;
+        std::stop_callback wake(stop, [this] {
+            std::lock_guard lock(m_mutex);
+            m_current.request_stop();
+            m_changed.notify_all();
+        });
+        while (!stop.stop_requested()) {
+            std::stop_source current;
+            {
+                std::unique_lock lock(m_mutex);
+                m_changed.wait(lock, [&] { return m_wanted.load() || stop.stop_requested(); });
+                if (stop.stop_requested())
+                    break;
+                m_current = current;
+            }
+            errors = m_engine.run(current.get_token(), &m_face);
+        }
+        return errors;
+    }
+
+private:
+    EngineRun &m_engine;
+    ServeFace &m_face;
+    std::atomic<bool> m_wanted{true};
+    std::mutex m_mutex;
+    std::condition_variable m_changed;
+    std::stop_source m_current;
+};
+
+/// serve's HTTP(S) endpoint: every request goes to the one router (core::AgentApi).
+class AgentHttpServer final : public QAbstractHttpServer {
+public:
+    AgentHttpServer(AgentApi &api, bool plainRemote) : m_api(api), m_plainRemote(plainRemote) {}
+
+protected:
+    bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override
+    {
+        ApiRequest r;
+        r.method = methodName(request.method());
+        r.path = request.url().path().toStdString();
+        for (const auto &[k, v] : request.query().queryItems(QUrl::FullyDecoded))
+            r.query[k.toStdString()] = v.toStdString();
+        r.authorization = request.value("Authorization").toStdString();
+        r.body = request.body().toStdString();
+        const QHostAddress peer = request.remoteAddress();
+        r.peer = peer.toString().toStdString();
+        ApiResponse out;
+        if (m_plainRemote && r.path.starts_with(AgentApi::kPrefix) && !peer.isLoopback()) {
+            // Nobody off this machine sends a token over plain HTTP, where anyone on the path reads it.
+            out.status = 403;
+            out.body = "{\"error\": \"the control API is served over HTTPS only to other machines: start serve with "
+                       "--tls\"}\n";
+        } else {
+            out = m_api.handle(r);
+        }
+        auto responder = makeResponder(request, socket);
+        responder.writeStatusLine(static_cast<QHttpServerResponder::StatusCode>(out.status));
+        const QByteArray body = QByteArray::fromStdString(out.body);
+        responder.writeHeader("Content-Type", QByteArray::fromStdString(out.contentType));
+        responder.writeHeader("Content-Length", QByteArray::number(body.size()));
+        responder.writeHeader("Cache-Control", "no-store");
+        for (const auto &[k, v] : out.headers)
+            responder.writeHeader(QByteArray::fromStdString(k), QByteArray::fromStdString(v));
+        if (r.method != "HEAD")
+            responder.writeBody(body);
+        else
+            responder.writeBody(QByteArray());
+        return true;
+    }
+    void missingHandler(const QHttpServerRequest &, QTcpSocket *) override {}
+
+private:
+    static std::string methodName(QHttpServerRequest::Method m)
+    {
+        using M = QHttpServerRequest::Method;
+        switch (m) {
+        case M::Get:
+            return "GET";
+        case M::Put:
+            return "PUT";
+        case M::Delete:
+            return "DELETE";
+        case M::Post:
+            return "POST";
+        case M::Head:
+            return "HEAD";
+        case M::Options:
+            return "OPTIONS";
+        case M::Patch:
+            return "PATCH";
+        default:
+            return "OTHER";
+        }
+    }
+    AgentApi &m_api;
+    bool m_plainRemote;
+};
 
 } // namespace
 
@@ -120,12 +240,26 @@ int serve(WorkspaceState &state, const ServeOptions &options, std::stop_source s
     char *argv[] = {name, nullptr};
     QCoreApplication app(argc, argv);
 
+    // What proves the agent, before anything runs: a file that cannot be made stops serve here.
+    const AgentFiles files = AgentFiles::beside(state.path());
+    ensureAgentToken(files.token);
+    std::optional<AgentCertificate> certificate;
+    if (!options.certificate.empty() || !options.key.empty()) {
+        if (options.certificate.empty() || options.key.empty())
+            throw Error(ErrorKind::Permanent, "--cert and --key go together", {},
+                        "give both, or --tls alone for the agent's own self-signed certificate");
+        certificate = loadAgentCertificate(options.certificate, options.key);
+    } else if (options.tls) {
+        certificate = ensureAgentCertificate(files);
+    }
+
+    ServeEngine driven(engine, face);
     int errors = 0;
     std::exception_ptr failure;
     std::atomic<bool> ended{false};
     std::thread runner([&] {
         try {
-            errors = engine.run(stop.get_token(), &face);
+            errors = driven.run(stop.get_token());
         } catch (...) {
             failure = std::current_exception();
         }
@@ -147,34 +281,36 @@ int serve(WorkspaceState &state, const ServeOptions &options, std::stop_source s
     if (ended && failure)
         std::rethrow_exception(failure);
 
-    QHttpServer server;
-    server.route("/sync/status", QHttpServerRequest::Method::Get, [&] {
-        const auto now = wallClockMs();
-        auto status = engine.status(now);
-        nlohmann::json slotInfo = slotsJsonValue(status.monitor.sources);
-        nlohmann::json root = {
-            {"generated_at", formatIso8601(now)},
-            {"tables", tablesJsonValue(status.tables)},
-            {"slots", slotInfo["slots"]},
-            {"slot_errors", slotInfo["errors"]},
-            {"slots_sampled_at",
-             status.monitor.atMs ? nlohmann::json(formatIso8601(status.monitor.atMs)) : nlohmann::json(nullptr)},
-            {"alerts", alertsJsonValue(status.monitor.alerts)},
-        };
-        return jsonResponse(root);
-    });
-    server.route("/metrics", QHttpServerRequest::Method::Get, [&] {
-        auto status = engine.status(wallClockMs());
-        auto text = prometheusText(status.tables, status.monitor.sources, status.monitor.alerts);
-        return QHttpServerResponse("text/plain; version=0.0.4; charset=utf-8", QByteArray::fromStdString(text));
-    });
+    AgentApi api(state, driven, files.token);
+    AgentHttpServer server(api, !certificate && !QHostAddress(QString::fromStdString(host)).isLoopback());
+    if (certificate) {
+        QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
+        tls.setLocalCertificate(QSslCertificate(QByteArray::fromStdString(certificate->certificatePem)));
+        const QByteArray keyPem = QByteArray::fromStdString(certificate->keyPem);
+        QSslKey key(keyPem, QSsl::Ec);
+        if (key.isNull())
+            key = QSslKey(keyPem, QSsl::Rsa);
+        tls.setPrivateKey(key);
+        tls.setProtocol(QSsl::TlsV1_2OrLater);
+        if (tls.localCertificate().isNull() || tls.privateKey().isNull())
+            throw Error(ErrorKind::Permanent, "the TLS layer cannot use the agent's certificate", {},
+                        "give --cert and --key a PEM certificate and its EC or RSA key");
+        server.sslSetup(tls);
+    }
     const quint16 bound = server.listen(QHostAddress(QString::fromStdString(host)), static_cast<quint16>(port));
     if (bound == 0)
         throw Error(ErrorKind::Permanent, "cannot listen on " + options.listen, {},
                     "another program uses that port: pick another with --listen HOST:PORT");
     const std::string where = (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
                               std::to_string(bound);
-    std::printf("serving http://%s/sync/status and http://%s/metrics (Ctrl+C stops)\n", where.c_str(), where.c_str());
+    const std::string scheme = certificate ? "https" : "http";
+    std::printf("serving %s://%s/sync/status and %s://%s/metrics (Ctrl+C stops)\n", scheme.c_str(), where.c_str(),
+                scheme.c_str(), where.c_str());
+    std::printf("agent API at %s://%s/api/v1/ with the token in %s ('driftless-cli agent-token' prints it)\n",
+                scheme.c_str(), where.c_str(), files.token.c_str());
+    if (certificate)
+        std::printf("certificate SHA-256 fingerprint %s%s\n", certificate->fingerprint.c_str(),
+                    certificate->created ? (" (made now, in " + files.certificate + ")").c_str() : "");
     std::fflush(stdout);
 
     QTimer poll;

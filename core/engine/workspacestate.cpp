@@ -92,4 +92,10 @@ void WorkspaceState::note(const std::string &kind, const std::string &message)
     m_store->addEvent(Level::Info, {}, {}, kind, message);
 }
 
+void WorkspaceState::note(Level level, const std::string &pipeline, const std::string &table, const std::string &kind,
+                          const std::string &message)
+{
+    m_store->addEvent(level, pipeline, table, kind, message);
+}
+
 } // namespace driftless::core

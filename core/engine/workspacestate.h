@@ -71,6 +71,9 @@ public:
     std::vector<std::string> promoteToCdc(const std::string &pipeline, const std::vector<std::string> &tables);
     /// An engine lifecycle note (engine_started, engine_stopped, ...) in the event log, at info.
     void note(const std::string &kind, const std::string &message);
+    /// An event at `level` about a table (`pipeline` and `table` empty: about the workspace).
+    void note(Level level, const std::string &pipeline, const std::string &table, const std::string &kind,
+              const std::string &message);
 
     /// For the engine and the reconciler, which write the file as they run.
     StateStore &store();

@@ -1,0 +1,552 @@
+#include "core/agent/agentapi.h"
+
+#include "core/base/clock.h"
+#include "core/base/log.h"
+#include "core/config/workspacefile.h"
+#include "core/engine/alerts.h"
+#include "core/engine/doctor.h"
+#include "core/engine/metrics.h"
+#include "core/engine/reconciler.h"
+#include "core/engine/resnapshot.h"
+#include "core/engine/slots.h"
+#include "core/engine/statusreport.h"
+#include "core/model/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <optional>
+
+namespace driftless::core {
+
+using json = nlohmann::json;
+
+struct AgentApi::Job {
+    std::int64_t id = 0;
+    std::string kind;
+    std::string origin;
+    std::int64_t startedAtMs = 0;
+    std::int64_t endedAtMs = 0;
+    std::string state = "running"; ///< running, done, failed
+    std::string error;
+    json result;
+};
+
+namespace {
+
+/// A request the client must change: 400 with what to do.
+struct BadRequest {
+    int status;
+    std::string message;
+};
+
+ApiResponse jsonResponse(int status, const json &j)
+{
+    ApiResponse r;
+    r.status = status;
+    r.body = j.dump(2) + "\n";
+    return r;
+}
+
+ApiResponse errorResponse(int status, const std::string &message, const std::string &hint = {})
+{
+    json j = {{"error", message}};
+    if (!hint.empty())
+        j["hint"] = hint;
+    return jsonResponse(status, j);
+}
+
+json parseBody(const ApiRequest &r)
+{
+    if (r.body.empty())
+        return json::object();
+    try {
+        json j = json::parse(r.body);
+        if (!j.is_object())
+            throw BadRequest{400, "the request body must be a JSON object"};
+        return j;
+    } catch (const json::parse_error &e) {
+        throw BadRequest{400, std::string("the request body is not JSON: ") + e.what()};
+    }
+}
+
+std::string stringField(const json &body, const char *name, bool required = true)
+{
+    auto it = body.find(name);
+    if (it == body.end() || it->is_null()) {
+        if (required)
+            throw BadRequest{400, std::string("the request body needs \"") + name + "\""};
+        return {};
+    }
+    if (!it->is_string() || it->get<std::string>().empty())
+        throw BadRequest{400, std::string("\"") + name + "\" must be a non-empty string"};
+    return it->get<std::string>();
+}
+
+std::vector<std::string> tablesField(const json &body)
+{
+    std::vector<std::string> out;
+    auto it = body.find("tables");
+    if (it == body.end() || it->is_null())
+        return out;
+    if (!it->is_array())
+        throw BadRequest{400, "\"tables\" must be an array of table names (none: every table of the pipeline)"};
+    for (const auto &t : *it) {
+        if (!t.is_string() || t.get<std::string>().empty())
+            throw BadRequest{400, "\"tables\" must hold table names, e.g. \"public.orders\""};
+        out.push_back(t.get<std::string>());
+    }
+    return out;
+}
+
+std::int64_t intQuery(const ApiRequest &r, const std::string &name, std::int64_t fallback, std::int64_t min,
+                      std::int64_t max)
+{
+    auto it = r.query.find(name);
+    if (it == r.query.end() || it->second.empty())
+        return fallback;
+    try {
+        size_t used = 0;
+        const long long v = std::stoll(it->second, &used);
+        if (used != it->second.size() || v < min || v > max)
+            throw std::out_of_range("");
+        return v;
+    } catch (const std::exception &) {
+        throw BadRequest{400, "query parameter " + name + " takes a whole number from " + std::to_string(min) + " to " +
+                                  std::to_string(max)};
+    }
+}
+
+std::string textQuery(const ApiRequest &r, const std::string &name)
+{
+    auto it = r.query.find(name);
+    return it == r.query.end() ? std::string() : it->second;
+}
+
+json optionalJson(const std::optional<std::int64_t> &v)
+{
+    return v ? json(*v) : json(nullptr);
+}
+
+json eventsJson(const std::vector<EventRecord> &events)
+{
+    json arr = json::array();
+    for (const auto &e : events)
+        arr.push_back({{"id", e.id},
+                       {"at", formatIso8601(e.tsMs)},
+                       {"at_ms", e.tsMs},
+                       {"level", toString(e.level)},
+                       {"pipeline", e.pipeline},
+                       {"table", e.table},
+                       {"kind", e.kind},
+                       {"message", e.message}});
+    return arr;
+}
+
+/// Paths the API has, with the methods each takes (for 405 and its Allow header).
+const std::map<std::string, std::string> &knownPaths()
+{
+    static const std::map<std::string, std::string> paths = {
+        {"tables", "GET"},       {"status", "GET"},  {"workspace", "GET, PUT"}, {"events", "GET"},
+        {"lag", "GET"},          {"slots", "GET"},   {"slot-history", "GET"},   {"reconciles", "GET"},
+        {"pause", "POST"},       {"resume", "POST"}, {"backfill", "POST"},      {"promote", "POST"},
+        {"reconcile", "POST"},   {"repair", "POST"}, {"engine", "GET"},         {"engine/start", "POST"},
+        {"engine/stop", "POST"},
+    };
+    return paths;
+}
+
+} // namespace
+
+AgentApi::AgentApi(WorkspaceState &state, AgentEngine &engine, std::string tokenPath)
+    : m_state(state), m_engine(engine), m_tokenPath(std::move(tokenPath))
+{
+}
+
+AgentApi::~AgentApi()
+{
+    std::vector<std::jthread> threads;
+    {
+        std::lock_guard lock(m_jobsMutex);
+        threads.swap(m_threads);
+    }
+    for (auto &t : threads)
+        t.request_stop();
+    // jthread joins as `threads` goes.
+}
+
+void AgentApi::control(const std::string &origin, const std::string &pipeline, const std::string &table,
+                       const std::string &what)
+{
+    const std::string message = what + " (agent API, from " + origin + ")";
+    log(LogLevel::Info, message);
+    try {
+        m_state.note(Level::Info, pipeline, table, "agent_control", message);
+    } catch (const Error &e) {
+        log(LogLevel::Warn, "agent control event not recorded: " + e.describe());
+    }
+}
+
+ApiResponse AgentApi::authenticate(const ApiRequest &request)
+{
+    const std::string &who = request.peer.empty() ? std::string("an unknown address") : request.peer;
+    if (int wait = m_limiter.lockedFor(request.peer); wait > 0) {
+        auto r = errorResponse(429, "too many failed logins from this address; try again later");
+        r.headers.emplace_back("Retry-After", std::to_string(wait));
+        return r;
+    }
+    std::string token;
+    try {
+        token = readAgentToken(m_tokenPath);
+    } catch (const Error &e) {
+        log(LogLevel::Error, "agent API: " + e.describe());
+        return errorResponse(503, "the agent cannot read its token; see the agent's log");
+    }
+    static const std::string scheme = "Bearer ";
+    const std::string &h = request.authorization;
+    const bool bearer = h.size() > scheme.size() && h.compare(0, scheme.size(), scheme) == 0;
+    if (bearer && agentTokenMatches(token, h.substr(scheme.size()))) {
+        m_limiter.succeeded(request.peer);
+        return {0, {}, {}, {}};
+    }
+    const bool locked = m_limiter.failed(request.peer);
+    const std::string why = h.empty() ? "no token" : (bearer ? "a wrong token" : "no bearer token");
+    std::string message =
+        "refused an agent API request from " + who + " (" + request.method + " " + request.path + "): " + why;
+    if (locked)
+        message += "; that address is locked out for a minute after repeated failures";
+    log(LogLevel::Warn, message);
+    try {
+        m_state.note(Level::Warn, {}, {}, "agent_unauthorized", message);
+    } catch (const Error &e) {
+        log(LogLevel::Warn, "agent refusal not recorded: " + e.describe());
+    }
+    auto r = errorResponse(401, "unauthorized",
+                           "send Authorization: Bearer TOKEN ('driftless-cli agent-token' on the agent prints it)");
+    r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"driftless\"");
+    return r;
+}
+
+ApiResponse AgentApi::handle(const ApiRequest &request)
+{
+    try {
+        if (request.path == "/sync/status" || request.path == "/metrics") {
+            if (request.method != "GET" && request.method != "HEAD") {
+                auto r = errorResponse(405, "only GET is served on " + request.path);
+                r.headers.emplace_back("Allow", "GET");
+                return r;
+            }
+            const auto now = wallClockMs();
+            auto status = m_engine.status(now);
+            if (request.path == "/metrics") {
+                ApiResponse r;
+                r.contentType = "text/plain; version=0.0.4; charset=utf-8";
+                r.body = prometheusText(status.tables, status.monitor.sources, status.monitor.alerts);
+                return r;
+            }
+            json slotInfo = slotsJsonValue(status.monitor.sources);
+            return jsonResponse(200,
+                                {
+                                    {"generated_at", formatIso8601(now)},
+                                    {"tables", tablesJsonValue(status.tables)},
+                                    {"slots", slotInfo["slots"]},
+                                    {"slot_errors", slotInfo["errors"]},
+                                    {"slots_sampled_at",
+                                     status.monitor.atMs ? json(formatIso8601(status.monitor.atMs)) : json(nullptr)},
+                                    {"alerts", alertsJsonValue(status.monitor.alerts)},
+                                });
+        }
+        if (!request.path.starts_with(kPrefix))
+            return errorResponse(404, "no such path; the control API is under /api/v1/");
+        if (auto refused = authenticate(request); refused.status != 0)
+            return refused;
+        const std::string origin = request.peer.empty() ? "an unknown address" : request.peer;
+        return route(request, origin);
+    } catch (const BadRequest &b) {
+        return errorResponse(b.status, b.message);
+    } catch (const ConfigError &e) {
+        return errorResponse(422, e.what(), e.hint());
+    } catch (const Error &e) {
+        return errorResponse(500, e.what(), e.hint());
+    } catch (const std::exception &e) {
+        log(LogLevel::Error, std::string("agent API: ") + e.what());
+        return errorResponse(500, e.what());
+    }
+}
+
+ApiResponse AgentApi::route(const ApiRequest &request, const std::string &origin)
+{
+    const std::string path = request.path.substr(std::string(kPrefix).size());
+    const std::string &method = request.method;
+    const bool get = method == "GET" || method == "HEAD";
+    const auto now = wallClockMs();
+
+    // Reading.
+    if (path == "tables" && get)
+        return jsonResponse(200, json::parse(statusJson(m_engine.status(now).tables, now)));
+    if (path == "status" && get) {
+        auto status = m_engine.status(now);
+        json slotInfo = slotsJsonValue(status.monitor.sources);
+        return jsonResponse(
+            200, {{"generated_at", formatIso8601(now)},
+                  {"engine", {{"running", m_engine.running()}}},
+                  {"tables", tablesJsonValue(status.tables)},
+                  {"slots", slotInfo["slots"]},
+                  {"slot_errors", slotInfo["errors"]},
+                  {"slots_sampled_at", status.monitor.atMs ? json(formatIso8601(status.monitor.atMs)) : json(nullptr)},
+                  {"alerts", alertsJsonValue(status.monitor.alerts)}});
+    }
+    if (path == "engine" && get)
+        return jsonResponse(200, {{"running", m_engine.running()}});
+    if (path == "workspace" && get)
+        return jsonResponse(200, {{"yaml", WorkspaceFile::toYaml(m_state.workspace())}});
+    if (path == "events" && get) {
+        const int limit = static_cast<int>(intQuery(request, "limit", 200, 1, 10000));
+        return jsonResponse(
+            200, eventsJson(m_state.events(limit, textQuery(request, "pipeline"), textQuery(request, "table"))));
+    }
+    if (path == "lag" && get) {
+        const std::string pipeline = textQuery(request, "pipeline"), table = textQuery(request, "table");
+        if (pipeline.empty() || table.empty())
+            throw BadRequest{400, "lag needs ?pipeline=NAME&table=SCHEMA.TABLE"};
+        const auto since = intQuery(request, "since_ms", now - 3'600'000, 0, now + 1);
+        json arr = json::array();
+        for (const auto &s : m_state.lagSamples(pipeline, table, since))
+            arr.push_back({{"at_ms", s.tsMs}, {"lag_seconds", s.lagSeconds}, {"rows_per_second", s.rowsPerSecond}});
+        return jsonResponse(200, arr);
+    }
+    if (path == "slots" && get) {
+        auto status = m_engine.status(now);
+        json j = slotsJsonValue(status.monitor.sources);
+        j["sampled_at_ms"] = status.monitor.atMs ? json(status.monitor.atMs) : json(nullptr);
+        return jsonResponse(200, j);
+    }
+    if (path == "slot-history" && get) {
+        const std::string source = textQuery(request, "source"), slot = textQuery(request, "slot");
+        if (source.empty() || slot.empty())
+            throw BadRequest{400, "slot-history needs ?source=ENDPOINT&slot=NAME"};
+        const auto since = intQuery(request, "since_ms", now - 3'600'000, 0, now + 1);
+        json arr = json::array();
+        for (const auto &s : m_state.slotSamples(source, slot, since))
+            arr.push_back({{"at_ms", s.tsMs},
+                           {"retained_bytes", optionalJson(s.retainedBytes)},
+                           {"unconfirmed_bytes", optionalJson(s.unconfirmedBytes)},
+                           {"safe_wal_size", optionalJson(s.safeWalSize)}});
+        return jsonResponse(200, arr);
+    }
+    if (path == "reconciles" && get) {
+        const int limit = static_cast<int>(intQuery(request, "limit", 50, 1, 1000));
+        json arr = json::array();
+        for (const auto &s : m_state.reconcileSummaries(limit, textQuery(request, "pipeline")))
+            arr.push_back({{"report", s.reportId},
+                           {"pipeline", s.pipeline},
+                           {"table", s.table},
+                           {"finished_at_ms", s.finishedMs},
+                           {"source_rows", s.sourceRows},
+                           {"target_rows", s.targetRows},
+                           {"missing", s.missing},
+                           {"extra", s.extra},
+                           {"different", s.different},
+                           {"in_flight", s.inFlight},
+                           {"drift_ratio", s.driftRatio},
+                           {"error", s.error.empty() ? json(nullptr) : json(s.error)}});
+        return jsonResponse(200, arr);
+    }
+    if (path.starts_with("reconciles/") && get) {
+        const std::string idText = path.substr(std::string("reconciles/").size());
+        ApiRequest fake;
+        fake.query["id"] = idText;
+        const auto id = intQuery(fake, "id", -1, 1, INT64_MAX);
+        auto report = m_state.loadReport(id);
+        if (!report)
+            return errorResponse(404, "no reconciliation report " + idText);
+        return jsonResponse(200, reportJsonValue(*report));
+    }
+    if (path.starts_with("jobs/") && get) {
+        ApiRequest fake;
+        fake.query["id"] = path.substr(5);
+        return jobJson(intQuery(fake, "id", -1, 1, INT64_MAX));
+    }
+
+    // Acting.
+    if ((path == "pause" || path == "resume") && method == "POST") {
+        const json body = parseBody(request);
+        const std::string pipeline = stringField(body, "pipeline");
+        const auto tables = tablesField(body);
+        const bool pause = path == "pause";
+        const auto changes = m_state.setPaused(m_state.workspace(), pipeline, tables, pause);
+        json arr = json::array();
+        for (const auto &c : changes) {
+            arr.push_back({{"table", c.key.table.display()}, {"changed", c.changed}, {"message", c.message}});
+            if (c.changed)
+                control(origin, pipeline, c.key.table.display(),
+                        std::string(pause ? "paused " : "resumed ") + pipeline + "/" + c.key.table.display());
+        }
+        return jsonResponse(200, {{"changes", arr}});
+    }
+    if (path == "backfill" && method == "POST") {
+        const json body = parseBody(request);
+        const std::string pipeline = stringField(body, "pipeline"), table = stringField(body, "table");
+        const bool cancel = body.value("cancel", false);
+        const Workspace ws = m_state.workspace();
+        auto req = cancel ? cancelRebackfill(ws, pipeline, table) : requestRebackfill(ws, pipeline, table);
+        control(origin, pipeline, req.key.table.display(),
+                std::string(cancel ? "cancel the re-backfill of " : "re-backfill ") + pipeline + "/" +
+                    req.key.table.display() + ": " + req.message);
+        json j = {{"table", req.key.table.display()}, {"message", req.message}};
+        j["what"] = req.what == RebackfillRequest::What::Requested  ? "requested"
+                    : req.what == RebackfillRequest::What::InFlight ? "in_flight"
+                                                                    : "other";
+        j["streaming_pid"] = req.runningPid ? json(*req.runningPid) : json(nullptr);
+        return jsonResponse(200, j);
+    }
+    if (path == "promote" && method == "POST") {
+        const json body = parseBody(request);
+        const std::string pipeline = stringField(body, "pipeline");
+        const auto lines = m_state.promoteToCdc(pipeline, tablesField(body));
+        for (const auto &l : lines)
+            control(origin, pipeline, {}, "promote: " + l);
+        return jsonResponse(200, {{"lines", lines}});
+    }
+    if (path == "workspace" && method == "PUT") {
+        if (request.body.empty())
+            throw BadRequest{400, "PUT /api/v1/workspace takes the workspace YAML as its body"};
+        const auto dir = std::filesystem::path(m_state.path()).parent_path().string();
+        const Workspace ws = WorkspaceFile::parse(request.body, "the workspace sent to the agent", dir);
+        if (textQuery(request, "check") != "false") {
+            json problems = json::array();
+            for (const auto &f : runDoctor(ws))
+                if (f.level == "error")
+                    problems.push_back({{"category", f.category},
+                                        {"pipeline", f.pipeline},
+                                        {"subject", f.subject},
+                                        {"message", f.message},
+                                        {"fix", f.fix}});
+            if (!problems.empty())
+                return jsonResponse(422, {{"error", "nothing applied: the agent's checks against the servers failed "
+                                                    "(fix them, or PUT with ?check=false)"},
+                                          {"problems", problems}});
+        }
+        const auto summary = m_state.apply(ws);
+        if (summary.changed)
+            control(origin, {}, {}, "applied a workspace (" + std::to_string(summary.lines.size()) + " changes)");
+        return jsonResponse(200, {{"changed", summary.changed}, {"lines", summary.lines}});
+    }
+    if ((path == "engine/start" || path == "engine/stop") && method == "POST") {
+        const bool run = path == "engine/start";
+        if (m_engine.running() != run) {
+            m_engine.setRunning(run);
+            control(origin, {}, {}, run ? "started the engine" : "stopped the engine");
+        }
+        return jsonResponse(200, {{"running", run}});
+    }
+    if (path == "reconcile" && method == "POST") {
+        const json body = parseBody(request);
+        const std::string pipeline = stringField(body, "pipeline");
+        const auto tables = tablesField(body);
+        ReconcileOptions opt;
+        if (body.contains("max_keys")) {
+            if (!body["max_keys"].is_number_integer() || body["max_keys"].get<int>() < 0)
+                throw BadRequest{400, "\"max_keys\" takes a count, e.g. 100"};
+            opt.maxKeys = body["max_keys"].get<int>();
+        }
+        const Workspace ws = m_state.workspace();
+        if (!ws.pipeline(pipeline))
+            throw ConfigError("no pipeline named '" + pipeline + "'");
+        control(origin, pipeline, {}, "reconcile " + pipeline);
+        return startJob("reconcile", origin, [this, ws, pipeline, tables, opt](std::stop_token stop) mutable {
+            opt.stop = stop;
+            auto report = reconcile(ws, pipeline, tables, opt);
+            m_state.storeReport(report);
+            return reportJsonValue(report);
+        });
+    }
+    if (path == "repair" && method == "POST") {
+        const json body = parseBody(request);
+        if (!body.contains("report") || !body["report"].is_number_integer())
+            throw BadRequest{400, "the request body needs \"report\": the id of a reconciliation report"};
+        const auto id = body["report"].get<std::int64_t>();
+        std::optional<std::string> table;
+        if (auto t = stringField(body, "table", false); !t.empty())
+            table = t;
+        auto report = m_state.loadReport(id);
+        if (!report)
+            return errorResponse(404, "no reconciliation report " + std::to_string(id));
+        control(origin, report->pipeline, table.value_or(""), "repair report " + std::to_string(id));
+        return startJob("repair", origin, [this, report = *report, table](std::stop_token) {
+            const Workspace ws = m_state.workspace();
+            auto outcomes = repairReport(ws, report, table);
+            m_state.recordRepair(report, outcomes);
+            return repairJsonValue(outcomes);
+        });
+    }
+
+    const auto &paths = knownPaths();
+    auto known = paths.find(path);
+    if (known != paths.end() || path.starts_with("reconciles/") || path.starts_with("jobs/")) {
+        auto r = errorResponse(405, method + " is not served on " + request.path);
+        r.headers.emplace_back("Allow", known != paths.end() ? known->second : "GET");
+        return r;
+    }
+    return errorResponse(404, "no such path in the agent API: " + request.path);
+}
+
+ApiResponse AgentApi::startJob(const std::string &kind, const std::string &origin,
+                               std::function<json(std::stop_token)> work)
+{
+    std::lock_guard lock(m_jobsMutex);
+    int running = 0;
+    for (const auto &[id, j] : m_jobs)
+        running += j->state == "running" ? 1 : 0;
+    if (running >= kMaxRunningJobs)
+        return errorResponse(429, "the agent already runs " + std::to_string(running) +
+                                      " reconciliations or repairs; try again when one ended");
+    auto job = std::make_shared<Job>();
+    job->id = m_nextJob++;
+    job->kind = kind;
+    job->origin = origin;
+    job->startedAtMs = wallClockMs();
+    m_jobs[job->id] = job;
+    // Finished jobs are kept for a while for their results; the oldest go first.
+    while (m_jobs.size() > 100 && m_jobs.begin()->second->state != "running")
+        m_jobs.erase(m_jobs.begin());
+    m_threads.emplace_back([this, job, work = std::move(work)](std::stop_token stop) {
+        json result;
+        std::string error;
+        try {
+            result = work(stop);
+        } catch (const Error &e) {
+            error = e.describe();
+        } catch (const std::exception &e) {
+            error = e.what();
+        }
+        std::lock_guard lock(m_jobsMutex);
+        job->endedAtMs = wallClockMs();
+        job->state = error.empty() ? "done" : "failed";
+        job->error = error;
+        job->result = std::move(result);
+    });
+    return jsonResponse(202, {{"job", job->id},
+                              {"kind", kind},
+                              {"state", "running"},
+                              {"poll", std::string(kPrefix) + "jobs/" + std::to_string(job->id)}});
+}
+
+ApiResponse AgentApi::jobJson(std::int64_t id)
+{
+    std::lock_guard lock(m_jobsMutex);
+    auto it = m_jobs.find(id);
+    if (it == m_jobs.end())
+        return errorResponse(404, "no job " + std::to_string(id) + " (the agent keeps the last 100)");
+    const Job &j = *it->second;
+    return jsonResponse(200, {{"job", j.id},
+                              {"kind", j.kind},
+                              {"state", j.state},
+                              {"origin", j.origin},
+                              {"started_at_ms", j.startedAtMs},
+                              {"ended_at_ms", j.endedAtMs ? json(j.endedAtMs) : json(nullptr)},
+                              {"error", j.error.empty() ? json(nullptr) : json(j.error)},
+                              {"result", j.result}});
+}
+
+} // namespace driftless::core
