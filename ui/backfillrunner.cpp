@@ -1,6 +1,7 @@
 #include "ui/backfillrunner.h"
 #include "ui/displayformat.h"
 
+#include "ui/agentlink.h"
 #include "ui/enginebridge.h"
 
 #include "core/engine/resnapshot.h"
@@ -55,6 +56,23 @@ std::uint64_t BackfillRunner::run(Action action, const QString &pipeline, const 
     const std::uint64_t job = ++m_lastJob;
     m_busy.insert({pipeline, table});
     emit started(job, action, pipeline, table);
+    if (AgentLink *agent = m_engine->agent()) {
+        // The agent's engine takes the request; the agent talks to the databases.
+        const nlohmann::json body = {
+            {"pipeline", pipeline.toStdString()}, {"table", table.toStdString()}, {"cancel", action == Action::Cancel}};
+        agent->request(
+            "POST", QStringLiteral("/api/v1/backfill"), QByteArray::fromStdString(body.dump()), this,
+            [this, job, action, statePath = m_engine->statePath(), pipeline, table](const AgentLink::Reply &r) {
+                Outcome o;
+                o.ok = r.ok();
+                o.message = r.ok() ? QString::fromStdString(r.body.value("message", std::string())) : r.error;
+                if (r.ok() && r.body.value("what", std::string()) == "in_flight")
+                    o.what = core::RebackfillRequest::What::InFlight;
+                m_engine->refresh();
+                onDone(job, action, statePath, pipeline, table, o);
+            });
+        return job;
+    }
     QThreadPool::globalInstance()->start(
         [mailbox = m_mailbox, job, action, workspace, statePath = m_engine->statePath(), pipeline, table] {
             Outcome o;
@@ -82,7 +100,11 @@ void BackfillRunner::onDone(std::uint64_t job, Action action, const QString &sta
     if (statePath != m_engine->statePath())
         return;
     QString message = outcome.message;
-    if (outcome.ok && outcome.runningPid) {
+    if (outcome.ok && m_engine->agent()) {
+        message += m_engine->state() == EngineBridge::State::Running
+                       ? tr("; the agent's sync takes it within a second")
+                       : tr("; the agent's sync takes it when its engine runs again");
+    } else if (outcome.ok && outcome.runningPid) {
         message += tr("; the running sync takes it within a second");
     } else if (outcome.ok && action == Action::Request && outcome.what != core::RebackfillRequest::What::InFlight) {
         // Nothing streams the pipeline: the request (or the unfinished initial load) would wait

@@ -1,12 +1,15 @@
 #include "ui/enginebridge.h"
+#include "ui/agentlink.h"
 #include "ui/displayformat.h"
 #include "ui/enginepriority.h"
 
 #include "ui/liveobserver.h"
 #include "ui/mailbox.h"
 
+#include "core/agent/agentapi.h"
 #include "core/base/clock.h"
 #include "core/base/log.h"
+#include "core/config/workspacefile.h"
 #include "core/engine/enginerun.h"
 #include "core/engine/stateobserver.h"
 #include "core/engine/statusreport.h"
@@ -161,10 +164,12 @@ EngineBridge::EngineBridge(QObject *parent) : QObject(parent), m_mailbox(Mailbox
     connect(&m_publishTimer, &QTimer::timeout, this, [this] { publishLive(false); });
     m_idleTimer.setInterval(kIdleRereadMs);
     connect(&m_idleTimer, &QTimer::timeout, this, [this] {
-        if (m_state == State::Stopped && m_readsInFlight == 0)
+        if (m_state == State::Stopped && m_readsInFlight == 0 && !m_agent)
             startRead();
     });
     m_idleTimer.start();
+    m_agentTimer.setInterval(kAgentPollMs);
+    connect(&m_agentTimer, &QTimer::timeout, this, &EngineBridge::pollAgent);
 }
 
 EngineBridge::~EngineBridge()
@@ -179,11 +184,16 @@ EngineBridge::~EngineBridge()
         m_reaper.join();
 }
 
-bool EngineBridge::canStart() const { return m_state == State::Stopped && !m_path.isEmpty(); }
+bool EngineBridge::canStart() const
+{
+    return m_state == State::Stopped && !m_path.isEmpty() && (!m_agent || m_agentReachable);
+}
 
 void EngineBridge::open(const QString &statePath)
 {
-    if (m_state == State::Starting || m_state == State::Running)
+    if (m_agent)
+        detachAgent();
+    else if (m_state == State::Starting || m_state == State::Running)
         stop();
     m_path = statePath;
     ++m_generation;
@@ -202,6 +212,10 @@ void EngineBridge::start()
 {
     if (!canStart())
         return;
+    if (m_agent) {
+        sendAgentEngine(true);
+        return;
+    }
     retireEngineThread();
     const std::uint64_t generation = ++m_generation;
     m_runGeneration = generation;
@@ -231,6 +245,10 @@ void EngineBridge::stop()
 {
     if (m_state != State::Starting && m_state != State::Running)
         return;
+    if (m_agent) {
+        sendAgentEngine(false);
+        return;
+    }
     m_engine.request_stop();
     setState(State::Stopping, {});
     retireEngineThread();
@@ -238,7 +256,9 @@ void EngineBridge::stop()
 
 void EngineBridge::refresh()
 {
-    if (m_run)
+    if (m_agent)
+        pollAgent();
+    else if (m_run)
         publishLive(true);
     else if (m_state == State::Stopped)
         startRead();
@@ -371,6 +391,112 @@ void EngineBridge::retireEngineThread()
         if (previous.joinable())
             previous.join();
     });
+}
+
+void EngineBridge::attach(const AgentEndpoint &endpoint)
+{
+    if (m_agent)
+        detachAgent();
+    else if (m_state == State::Starting || m_state == State::Running)
+        stop(); // the local engine lets go of the file; its last snapshots are dropped below
+    m_agent = new AgentLink(endpoint, this);
+    m_path = endpoint.url;
+    ++m_generation;
+    m_agentReachable = false;
+    m_agentYaml.clear();
+    emit statePathChanged(m_path);
+    EngineSnapshot empty;
+    empty.generation = m_generation;
+    empty.statePath = m_path;
+    empty.takenAtMs = core::wallClockMs();
+    publish(std::move(empty));
+    setState(State::Stopped, tr("connecting to the agent\u2026"));
+    pollAgent();
+    m_agentTimer.start();
+}
+
+void EngineBridge::detachAgent()
+{
+    m_agentTimer.stop();
+    m_agent->deleteLater(); // its replies in flight are dropped with it
+    m_agent = nullptr;
+    m_agentPollInFlight = false;
+    m_agentReachable = false;
+    m_agentYaml.clear();
+    setState(State::Stopped, {});
+}
+
+void EngineBridge::pollAgent()
+{
+    // One snapshot request at a time: a slow agent is not asked again before it answered.
+    if (!m_agent || m_agentPollInFlight)
+        return;
+    m_agentPollInFlight = true;
+    const std::uint64_t generation = m_generation;
+    m_agent->request("GET", QStringLiteral("/api/v1/snapshot?events=%1").arg(kEventLimit), {}, m_agent,
+                     [this, generation](const AgentLink::Reply &r) {
+                         m_agentPollInFlight = false;
+                         if (generation != m_generation || !m_agent)
+                             return;
+                         EngineSnapshot s;
+                         s.generation = m_generation;
+                         s.statePath = m_path;
+                         s.takenAtMs = core::wallClockMs();
+                         if (!r.ok()) {
+                             // What was last seen stays on screen, marked as not current: how fresh
+                             // the copies are now is not known while the agent does not answer.
+                             s.workspace = m_snapshot.workspace;
+                             s.tables = m_snapshot.tables;
+                             for (auto &t : s.tables) {
+                                 t.freshness = core::Freshness::Unknown;
+                                 t.lagSeconds.reset();
+                             }
+                             s.events = m_snapshot.events;
+                             s.error = r.error;
+                             m_agentReachable = false;
+                             if (r.certificateRefused || r.status == 401)
+                                 m_agentTimer.stop(); // asking again cannot help, and a token is not guessed at
+                             publish(std::move(s));
+                             setState(State::Stopped, r.error);
+                             return;
+                         }
+                         try {
+                             const auto &b = r.body;
+                             const std::string yaml = b.value("workspace_yaml", std::string());
+                             if (yaml == m_agentYaml && m_snapshot.workspace) {
+                                 s.workspace = m_snapshot.workspace; // models keep their rows
+                             } else {
+                                 s.workspace = std::make_shared<const core::Workspace>(
+                                     core::WorkspaceFile::parse(yaml, "the agent's workspace", {}));
+                                 m_agentYaml = yaml;
+                             }
+                             s.tables = core::tablesFromJson(b.value("tables", nlohmann::json::array()));
+                             s.events = core::eventsFromJson(b.value("events", nlohmann::json::array()));
+                             s.takenAtMs = b.value("generated_at_ms", s.takenAtMs);
+                             s.live = b.contains("engine") && b["engine"].value("running", false);
+                         } catch (const std::exception &e) {
+                             s.error = tr("the agent's snapshot could not be read: %1").arg(describe(e));
+                         }
+                         m_agentReachable = true;
+                         const bool running = s.live;
+                         publish(std::move(s));
+                         setState(running ? State::Running : State::Stopped,
+                                  running ? QString() : tr("stopped on the agent"));
+                     });
+}
+
+void EngineBridge::sendAgentEngine(bool run)
+{
+    setState(run ? State::Starting : State::Stopping, {});
+    const std::uint64_t generation = m_generation;
+    m_agent->request("POST", run ? QStringLiteral("/api/v1/engine/start") : QStringLiteral("/api/v1/engine/stop"), {},
+                     m_agent, [this, generation](const AgentLink::Reply &r) {
+                         if (generation != m_generation)
+                             return;
+                         if (!r.ok())
+                             setState(State::Stopped, r.error);
+                         pollAgent();
+                     });
 }
 
 } // namespace driftless::ui

@@ -13,6 +13,9 @@
 
 namespace driftless::ui {
 
+class AgentLink;
+struct AgentEndpoint;
+
 /// Runs the core engine for one workspace file and hands the UI immutable EngineSnapshot values.
 ///
 /// - open() reads the stored status on a pool thread and publishes it; while no engine runs the
@@ -41,7 +44,10 @@ public:
     explicit EngineBridge(QObject *parent = nullptr);
     ~EngineBridge() override;
 
+    /// The workspace file shown, or the agent's URL while attached to one.
     QString statePath() const { return m_path; }
+    /// The agent this bridge shows and drives (attach()), or null for a workspace file.
+    AgentLink *agent() const { return m_agent; }
     State state() const { return m_state; }
     /// Why the last run ended or could not start; empty after a clean stop.
     QString message() const { return m_message; }
@@ -53,6 +59,8 @@ public:
     static constexpr int kPublishIntervalMs = 500;
     static constexpr int kIdleRereadMs = 5000;
     static constexpr int kEventLimit = 200;
+    /// How often an attached agent is asked for its snapshot (again after it was unreachable).
+    static constexpr int kAgentPollMs = 1000;
 
 public slots:
     /// Shows another workspace file; stops a running engine first.
@@ -61,6 +69,12 @@ public slots:
     void stop();
     /// Publishes a fresh snapshot now: from memory while the engine runs, else read from the file.
     void refresh();
+    /// Shows, and drives, the engine of an agent (driftless-cli serve) instead of a file: its
+    /// snapshots every kAgentPollMs; start() and stop() start and stop the agent's engine. A
+    /// local engine is stopped first. An agent that stops answering is shown as unreachable and
+    /// asked again until it answers; a refused token or certificate ends the polling (the
+    /// message says what to do). open() goes back to a file.
+    void attach(const driftless::ui::AgentEndpoint &endpoint);
 
 signals:
     void snapshotReady(const driftless::ui::EngineSnapshot &snapshot);
@@ -84,6 +98,9 @@ private:
     void onEngineStarted(std::uint64_t generation, std::shared_ptr<Run> run);
     void onEngineFinished(std::uint64_t generation, const QString &error);
     void retireEngineThread();
+    void detachAgent();
+    void pollAgent();
+    void sendAgentEngine(bool run);
 
     std::shared_ptr<Mailbox<EngineBridge>> m_mailbox;
     QString m_path;
@@ -99,6 +116,11 @@ private:
     EngineSnapshot m_snapshot;
     QTimer m_publishTimer;
     QTimer m_idleTimer;
+    AgentLink *m_agent = nullptr;
+    QTimer m_agentTimer;
+    bool m_agentPollInFlight = false;
+    bool m_agentReachable = false;
+    std::string m_agentYaml;
     std::jthread m_engine;
     std::jthread m_reaper;
 };

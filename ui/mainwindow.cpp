@@ -2,6 +2,7 @@
 
 #include "ui/alertcenter.h"
 #include "ui/backfillrunner.h"
+#include "ui/dialogs/connectagentdialog.h"
 #include "ui/models/alertsmodel.h"
 #include "ui/models/eventsmodel.h"
 #include "ui/models/slotsmodel.h"
@@ -40,6 +41,12 @@ namespace
 {
 const char *const kGeometryKey = "mainWindow/geometry";
 const char *const kStateKey = "mainWindow/state";
+const char *const kRecentAgentsKey = "agents/recent";
+constexpr int kRecentAgentLimit = 8;
+QString tokenKey(const QString &url)
+{
+    return QStringLiteral("agent:") + url;
+}
 /// Long enough to read a backfill's outcome, which can be a sentence.
 constexpr int kStatusMessageMs = 20'000;
 } // namespace
@@ -88,9 +95,19 @@ MainWindow::MainWindow(QWidget *parent)
     // model update can never re-enter the bridge.
     connect(m_engine, &EngineBridge::snapshotReady, this, &MainWindow::showSnapshot, Qt::QueuedConnection);
     connect(m_engine, &EngineBridge::stateChanged, this, &MainWindow::showEngineState);
-    connect(m_engine, &EngineBridge::statePathChanged, this, [this](const QString &path) {
-        m_pathLabel->setText(tr("Workspace: %1").arg(QDir::toNativeSeparators(path)));
-        setWindowTitle(tr("%1 \u2014 Driftless").arg(QFileInfo(path).fileName()));
+    connect(m_engine, &EngineBridge::statePathChanged, this, &MainWindow::showWhere);
+    connect(m_secrets, &SecretStore::passwordRead, this, [this](const QString &key, bool found, const QString &) {
+        if (!m_awaitingToken || key != tokenKey(m_awaitingToken->url))
+            return;
+        AgentEndpoint e = *m_awaitingToken;
+        m_awaitingToken.reset();
+        const auto token = m_secrets->sessionPassword(key);
+        if (found && token && !token->isEmpty()) {
+            e.token = *token;
+            connectToAgent(e);
+        } else {
+            chooseAgent(e); // the keychain lost it: ask again, the rest filled in
+        }
     });
     connect(m_slotMonitor, &SlotMonitor::sampleReady, m_slotsModel, &SlotsModel::setSample);
     connect(m_slotMonitor, &SlotMonitor::sampleReady, m_alertCenter, &AlertCenter::setSlotSample);
@@ -126,6 +143,11 @@ void MainWindow::createActions()
     m_open->setShortcut(QKeySequence::Open);
     m_open->setStatusTip(tr("Open a workspace file (.db)"));
     connect(m_open, &QAction::triggered, this, &MainWindow::chooseWorkspace);
+
+    m_connectAgent = new QAction(tr("&Connect to Agent\u2026"), this);
+    m_connectAgent->setObjectName(QStringLiteral("connectAgent"));
+    m_connectAgent->setStatusTip(tr("Show and drive the syncs a headless driftless-cli serve runs on a server"));
+    connect(m_connectAgent, &QAction::triggered, this, [this] { chooseAgent({}); });
 
     m_quit = new QAction(tr("&Quit"), this);
     m_quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
@@ -180,6 +202,10 @@ void MainWindow::createMenus()
 {
     QMenu *file = menuBar()->addMenu(tr("&File"));
     file->addAction(m_open);
+    file->addAction(m_connectAgent);
+    m_recentAgents = file->addMenu(tr("Recent &Agents"));
+    m_recentAgents->setObjectName(QStringLiteral("recentAgents"));
+    updateRecentAgents();
     file->addSeparator();
     file->addAction(m_quit);
 
@@ -212,6 +238,78 @@ void MainWindow::createMenus()
 void MainWindow::openWorkspace(const QString &statePath)
 {
     m_engine->open(statePath);
+}
+
+void MainWindow::connectToAgent(const AgentEndpoint &endpoint)
+{
+    rememberAgent(endpoint);
+    m_engine->attach(endpoint);
+}
+
+void MainWindow::chooseAgent(const AgentEndpoint &initial)
+{
+    ConnectAgentDialog dialog(initial, this);
+    if (dialog.exec() == QDialog::Accepted)
+        connectToAgent(dialog.endpoint());
+}
+
+void MainWindow::reconnectRecent(const AgentEndpoint &recent)
+{
+    m_awaitingToken = recent;
+    m_secrets->read(tokenKey(recent.url));
+}
+
+QList<AgentEndpoint> MainWindow::recentAgents() const
+{
+    QList<AgentEndpoint> out;
+    for (const QString &entry : QSettings().value(QLatin1String(kRecentAgentsKey)).toStringList()) {
+        const auto parts = entry.split(QLatin1Char('\t'));
+        AgentEndpoint e;
+        e.url = parts.value(0);
+        e.fingerprint = parts.value(1);
+        if (!e.url.isEmpty())
+            out << e;
+    }
+    return out;
+}
+
+void MainWindow::rememberAgent(const AgentEndpoint &endpoint)
+{
+    QStringList entries{endpoint.url + QLatin1Char('\t') + endpoint.fingerprint};
+    for (const auto &e : recentAgents())
+        if (e.url != endpoint.url && entries.size() < kRecentAgentLimit)
+            entries << e.url + QLatin1Char('\t') + e.fingerprint;
+    QSettings().setValue(QLatin1String(kRecentAgentsKey), entries);
+    if (!endpoint.token.isEmpty())
+        m_secrets->store(tokenKey(endpoint.url), endpoint.token);
+    updateRecentAgents();
+}
+
+void MainWindow::updateRecentAgents()
+{
+    m_recentAgents->clear();
+    const auto agents = recentAgents();
+    for (const auto &e : agents) {
+        QAction *a = m_recentAgents->addAction(e.url);
+        a->setToolTip(e.fingerprint.isEmpty() ? e.url : tr("%1, certificate %2").arg(e.url, e.fingerprint));
+        connect(a, &QAction::triggered, this, [this, e] { reconnectRecent(e); });
+    }
+    m_recentAgents->setEnabled(!agents.isEmpty());
+}
+
+void MainWindow::showWhere()
+{
+    const QString path = m_engine->statePath();
+    if (AgentLink *agent = m_engine->agent()) {
+        const auto &e = agent->endpoint();
+        m_pathLabel->setText(e.fingerprint.isEmpty()
+                                 ? tr("Agent: %1").arg(e.url)
+                                 : tr("Agent: %1 (certificate %2\u2026)").arg(e.url, e.fingerprint.left(11)));
+        setWindowTitle(tr("%1 \u2014 Driftless agent").arg(e.label()));
+        return;
+    }
+    m_pathLabel->setText(tr("Workspace: %1").arg(QDir::toNativeSeparators(path)));
+    setWindowTitle(tr("%1 \u2014 Driftless").arg(QFileInfo(path).fileName()));
 }
 
 void MainWindow::chooseWorkspace()
@@ -254,6 +352,9 @@ void MainWindow::showEngineState(EngineBridge::State state, const QString &messa
         text = tr("Engine stopping after the batches in flight\u2026");
         break;
     }
+    // Which engine the window shows: this machine's, or an agent's.
+    if (AgentLink *agent = m_engine->agent())
+        text = tr("Agent %1: %2").arg(agent->endpoint().label(), text);
     m_engineLabel->setToolTip(text);
     m_engineLabel->setText(m_engineLabel->fontMetrics().elidedText(text, Qt::ElideRight, 480));
     updateActions();

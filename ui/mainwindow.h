@@ -1,11 +1,15 @@
 #pragma once
 
+#include "ui/agentlink.h"
 #include "ui/enginebridge.h"
+
+#include <optional>
 
 #include <QMainWindow>
 
 class QAction;
 class QLabel;
+class QMenu;
 class QTabWidget;
 
 namespace driftless::ui
@@ -43,6 +47,12 @@ public:
 
     /// Shows the workspace in `statePath` (a .db file); stops a running engine first.
     void openWorkspace(const QString &statePath);
+    /// Shows and drives the engine of an agent (driftless-cli serve) instead: the same pages,
+    /// from its snapshots and through its commands. The token goes to the keychain, the address
+    /// and the pinned fingerprint to the recent agents.
+    void connectToAgent(const driftless::ui::AgentEndpoint &endpoint);
+    /// The recent agents, newest first, as `url` and `fingerprint` (the token is in the keychain).
+    QList<AgentEndpoint> recentAgents() const;
 
     EngineBridge *engine() const { return m_engine; }
     TablesModel *tablesModel() const { return m_tablesModel; }
@@ -66,6 +76,8 @@ public:
     QAction *startAction() const { return m_start; }
     QAction *stopAction() const { return m_stop; }
     QAction *refreshAction() const { return m_refresh; }
+    QAction *connectAgentAction() const { return m_connectAgent; }
+    QMenu *recentAgentsMenu() const { return m_recentAgents; }
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -74,6 +86,11 @@ private:
     void createActions();
     void createMenus();
     void chooseWorkspace();
+    void chooseAgent(const AgentEndpoint &initial);
+    void reconnectRecent(const AgentEndpoint &recent);
+    void rememberAgent(const AgentEndpoint &endpoint);
+    void updateRecentAgents();
+    void showWhere();
     void showSnapshot(const EngineSnapshot &snapshot);
     void showEngineState(EngineBridge::State state, const QString &message);
     void updateActions();
@@ -104,6 +121,10 @@ private:
     ReconcilePage *m_reconcilePage = nullptr;
 
     QAction *m_open = nullptr;
+    QAction *m_connectAgent = nullptr;
+    QMenu *m_recentAgents = nullptr;
+    /// A recent agent whose token the keychain is being asked for.
+    std::optional<AgentEndpoint> m_awaitingToken;
     QAction *m_quit = nullptr;
     QAction *m_start = nullptr;
     QAction *m_stop = nullptr;

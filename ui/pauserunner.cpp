@@ -1,6 +1,7 @@
 #include "ui/pauserunner.h"
 #include "ui/displayformat.h"
 
+#include "ui/agentlink.h"
 #include "ui/enginebridge.h"
 
 #include "core/engine/pauses.h"
@@ -36,6 +37,24 @@ std::uint64_t PauseRunner::setPaused(const QString &pipeline, const QString &tab
     const std::uint64_t job = ++m_lastJob;
     m_busy.insert({pipeline, table});
     emit started(job, pipeline, table, pause);
+    if (AgentLink *agent = m_engine->agent()) {
+        const nlohmann::json body = {{"pipeline", pipeline.toStdString()}, {"tables", {table.toStdString()}}};
+        agent->request("POST", pause ? QStringLiteral("/api/v1/pause") : QStringLiteral("/api/v1/resume"),
+                       QByteArray::fromStdString(body.dump()), this,
+                       [this, job, path, pipeline, table, pause](const AgentLink::Reply &r) {
+                           m_busy.erase({pipeline, table});
+                           if (path != m_engine->statePath())
+                               return;
+                           QString message = r.error;
+                           if (r.ok())
+                               for (const auto &c : r.body.value("changes", nlohmann::json::array()))
+                                   message += (message.isEmpty() ? QString() : QStringLiteral(" ")) +
+                                              QString::fromStdString(c.value("message", std::string()));
+                           m_engine->refresh();
+                           emit finished(job, pipeline, table, pause, r.ok(), message);
+                       });
+        return job;
+    }
     QThreadPool::globalInstance()->start([mailbox = m_mailbox, job, path, workspace, pipeline, table, pause] {
         bool ok = false;
         QString message;

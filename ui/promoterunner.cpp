@@ -5,6 +5,8 @@
 #include "core/engine/workspacestate.h"
 #include "core/model/error.h"
 
+#include "ui/agentlink.h"
+
 #include <QThreadPool>
 
 #include <exception>
@@ -37,6 +39,27 @@ std::uint64_t PromoteRunner::promote(const QString &pipeline, const QStringList 
         return 0;
     Job job{++m_lastJob, m_engine->statePath(), pipeline, tables, false};
     emit started(job.id, pipeline, tables);
+    if (AgentLink *agent = m_engine->agent()) {
+        // The agent's engine starts again with the promoted tables by itself.
+        nlohmann::json names = nlohmann::json::array();
+        for (const QString &t : tables)
+            names.push_back(t.toStdString());
+        const nlohmann::json body = {{"pipeline", pipeline.toStdString()}, {"tables", names}};
+        m_running = true;
+        agent->request("POST", QStringLiteral("/api/v1/promote"), QByteArray::fromStdString(body.dump()), this,
+                       [this, job](const AgentLink::Reply &r) {
+                           Outcome o;
+                           o.ok = r.ok();
+                           if (r.ok())
+                               for (const auto &l : r.body.value("lines", nlohmann::json::array()))
+                                   o.lines << QString::fromStdString(l.get<std::string>());
+                           else
+                               o.lines << r.error;
+                           m_engine->refresh();
+                           onDone(job, o);
+                       });
+        return job.id;
+    }
     const auto state = m_engine->state();
     if (state == EngineBridge::State::Stopped) {
         launch(job);
@@ -86,7 +109,13 @@ void PromoteRunner::onDone(const Job &job, const Outcome &outcome)
     if (job.statePath != m_engine->statePath())
         return;
     QStringList lines = outcome.lines;
-    if (job.restart && m_engine->canStart()) {
+    if (m_engine->agent()) {
+        if (outcome.ok)
+            lines << (m_engine->state() == EngineBridge::State::Running
+                          ? tr("The agent's sync starts again with the stored workspace: it creates the slot and "
+                               "loads the table now.")
+                          : tr("Start the agent's sync to create the slot and load the table."));
+    } else if (job.restart && m_engine->canStart()) {
         // Whether or not the promotion took, the sync that was running runs again.
         m_engine->start();
         if (outcome.ok)

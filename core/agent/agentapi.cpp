@@ -128,6 +128,8 @@ json optionalJson(const std::optional<std::int64_t> &v)
     return v ? json(*v) : json(nullptr);
 }
 
+} // namespace
+
 json eventsJson(const std::vector<EventRecord> &events)
 {
     json arr = json::array();
@@ -142,6 +144,29 @@ json eventsJson(const std::vector<EventRecord> &events)
                        {"message", e.message}});
     return arr;
 }
+
+std::vector<EventRecord> eventsFromJson(const json &events)
+{
+    std::vector<EventRecord> out;
+    if (!events.is_array())
+        return out;
+    for (const auto &e : events) {
+        if (!e.is_object())
+            continue;
+        EventRecord r;
+        r.id = e.value("id", std::int64_t{0});
+        r.tsMs = e.value("at_ms", std::int64_t{0});
+        r.level = levelFrom(e.value("level", std::string("info"))).value_or(Level::Info);
+        r.pipeline = e.value("pipeline", std::string());
+        r.table = e.value("table", std::string());
+        r.kind = e.value("kind", std::string());
+        r.message = e.value("message", std::string());
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+namespace {
 
 /// Paths the API has, with the methods each takes (for 405 and its Allow header).
 const std::map<std::string, std::string> &knownPaths()
@@ -295,6 +320,16 @@ ApiResponse AgentApi::route(const ApiRequest &request, const std::string &origin
                   {"slot_errors", slotInfo["errors"]},
                   {"slots_sampled_at", status.monitor.atMs ? json(formatIso8601(status.monitor.atMs)) : json(nullptr)},
                   {"alerts", alertsJsonValue(status.monitor.alerts)}});
+    }
+    if (path == "snapshot" && get) {
+        const int limit = static_cast<int>(intQuery(request, "events", 200, 0, 10000));
+        auto status = m_engine.status(now);
+        return jsonResponse(200, {{"generated_at_ms", now},
+                                  {"engine", {{"running", m_engine.running()}}},
+                                  {"workspace_yaml", WorkspaceFile::toYaml(m_state.workspace())},
+                                  {"tables", tablesJsonValue(status.tables)},
+                                  {"events", limit ? eventsJson(m_state.events(limit)) : json::array()},
+                                  {"alerts", alertsJsonValue(status.monitor.alerts)}});
     }
     if (path == "engine" && get)
         return jsonResponse(200, {{"running", m_engine.running()}});

@@ -36,6 +36,11 @@ struct ApiResponse {
     std::vector<std::pair<std::string, std::string>> headers;
 };
 
+/// Events as the API sends them (`id`, `at`, `at_ms`, `level`, `pipeline`, `table`, `kind`,
+/// `message`), and read back by a client.
+nlohmann::json eventsJson(const std::vector<EventRecord> &events);
+std::vector<EventRecord> eventsFromJson(const nlohmann::json &events);
+
 /// The engine an agent runs, as its API drives it (serve implements it over core::EngineRun).
 class AgentEngine {
 public:
@@ -52,7 +57,8 @@ public:
 ///  - `GET /sync/status` and `GET /metrics`, unauthenticated (monitoring scrapes them);
 ///  - the control API under `/api/v1/`, each request with `Authorization: Bearer TOKEN`
 ///    (the token in AgentFiles::token, read again at each request so a rotation takes at once).
-///    Read: tables (the items of `status --json`), status, workspace, events, lag, slots,
+///    Read: tables (the items of `status --json`), status, snapshot (what the app shows at
+///    once: workspace, tables, events, engine), workspace, events, lag, slots,
 ///    slot-history, reconciles, reconciles/ID, jobs/ID. Act: pause, resume, backfill, promote,
 ///    reconcile, repair (the last two as jobs), engine/start, engine/stop, PUT workspace (apply).
 ///

@@ -3,10 +3,12 @@
 #include "core/engine/freshness.h"
 #include "core/engine/observer.h"
 #include "core/engine/pauses.h"
+#include "core/model/error.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include <cstdio>
@@ -14,8 +16,7 @@
 #include <map>
 
 namespace driftless::core {
-namespace
-{
+namespace {
 
 /// A CDC table copying its rows again under its stream: while chunks are copied the state says
 /// so; while one waits to resume (after a restart, or a pause) its position holds its progress.
@@ -197,6 +198,7 @@ nlohmann::json tablesJsonValue(const std::vector<TableReport> &tables)
                               {"in_flight", t.reconcile->inFlight},
                               {"drift_ratio", t.reconcile->driftRatio},
                               {"alert", t.driftAlert},
+                              {"alert_above", t.driftAlertAbove},
                               {"error", t.reconcile->error.empty() ? json(nullptr) : json(t.reconcile->error)}};
         j["backfill"] = nullptr;
         if (t.backfill)
@@ -208,6 +210,106 @@ nlohmann::json tablesJsonValue(const std::vector<TableReport> &tables)
         arr.push_back(std::move(j));
     }
     return arr;
+}
+
+std::optional<std::int64_t> parseIso8601(const std::string &text)
+{
+    int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0, used = 0;
+    if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &used) != 6)
+        return std::nullopt;
+    std::tm tm{};
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = sec;
+    std::int64_t ms = static_cast<std::int64_t>(timegm(&tm)) * 1000;
+    size_t i = static_cast<size_t>(used);
+    if (i < text.size() && text[i] == '.') {
+        int scale = 100;
+        for (++i; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i, scale /= 10)
+            ms += (text[i] - '0') * scale;
+    }
+    if (i >= text.size() || text[i] != 'Z' || i + 1 != text.size())
+        return std::nullopt;
+    return ms;
+}
+
+std::vector<TableReport> tablesFromJson(const nlohmann::json &tables)
+{
+    using json = nlohmann::json;
+    if (!tables.is_array())
+        throw Error(ErrorKind::Permanent, "the agent's tables are not a JSON array");
+    auto text = [](const json &j, const char *k) {
+        auto it = j.find(k);
+        return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    auto number = [](const json &j, const char *k) -> std::optional<double> {
+        auto it = j.find(k);
+        return it != j.end() && it->is_number() ? std::optional<double>(it->get<double>()) : std::nullopt;
+    };
+    auto integer = [](const json &j, const char *k) -> std::optional<std::int64_t> {
+        auto it = j.find(k);
+        return it != j.end() && it->is_number() ? std::optional<std::int64_t>(it->get<std::int64_t>()) : std::nullopt;
+    };
+    auto flag = [](const json &j, const char *k) {
+        auto it = j.find(k);
+        return it != j.end() && it->is_boolean() && it->get<bool>();
+    };
+    std::vector<TableReport> out;
+    for (const auto &j : tables) {
+        if (!j.is_object())
+            continue;
+        TableReport t;
+        t.pipeline = text(j, "pipeline");
+        t.table = text(j, "table");
+        t.target = text(j, "target");
+        t.strategy = strategyFromString(text(j, "strategy")).value_or(Strategy::FullRefresh);
+        t.state = tableStateFrom(text(j, "state")).value_or(TableState::Idle);
+        t.message = text(j, "message");
+        t.rowsApplied = integer(j, "rows_applied").value_or(0);
+        t.lastSyncAtMs = parseIso8601(text(j, "last_sync_at"));
+        if (auto cp = j.find("checkpoint"); cp != j.end() && !cp->is_null())
+            t.checkpoint = cp->is_string() ? cp->get<std::string>() : cp->dump();
+        t.version = integer(j, "version").value_or(0);
+        t.lagSeconds = number(j, "lag_seconds");
+        t.freshness = freshnessFrom(text(j, "freshness")).value_or(Freshness::Unknown);
+        t.slaSeconds = number(j, "freshness_sla_seconds").value_or(0);
+        t.progress = number(j, "progress");
+        t.fellBackFromCdc = text(j, "fallback_from") == "cdc";
+        t.rebackfill = flag(j, "rebackfill");
+        t.paused = flag(j, "paused");
+        t.pausedAtMs = parseIso8601(text(j, "paused_at"));
+        if (auto rc = j.find("reconcile"); rc != j.end() && rc->is_object()) {
+            StateStore::ReconcileSummary s;
+            s.reportId = integer(*rc, "report_id").value_or(0);
+            s.pipeline = t.pipeline;
+            s.table = t.table;
+            s.finishedMs = parseIso8601(text(*rc, "at")).value_or(0);
+            s.sourceRows = integer(*rc, "source_rows").value_or(0);
+            s.targetRows = integer(*rc, "target_rows").value_or(0);
+            s.missing = integer(*rc, "missing").value_or(0);
+            s.extra = integer(*rc, "extra").value_or(0);
+            s.different = integer(*rc, "different").value_or(0);
+            s.inFlight = integer(*rc, "in_flight").value_or(0);
+            s.driftRatio = number(*rc, "drift_ratio").value_or(0);
+            s.error = text(*rc, "error");
+            t.reconcile = s;
+            t.driftAlert = flag(*rc, "alert");
+            t.driftAlertAbove = number(*rc, "alert_above").value_or(0);
+        }
+        if (auto bf = j.find("backfill"); bf != j.end() && bf->is_object()) {
+            TableReport::Backfill b;
+            b.rows = integer(*bf, "rows").value_or(0);
+            b.total = integer(*bf, "total");
+            b.percent = number(*bf, "percent");
+            b.etaSeconds = number(*bf, "eta_seconds");
+            t.backfill = b;
+        }
+        out.push_back(std::move(t));
+    }
+    return out;
 }
 
 std::string statusJson(const std::vector<TableReport> &tables, std::int64_t nowMs)

@@ -159,8 +159,11 @@ WorkspacePage::WorkspacePage(EngineBridge *engine, SecretStore *secrets, QWidget
             &WorkspacePage::updateButtons);
     connect(m_secrets, &SecretStore::stored, this, [this](const QString &endpoint, bool, const QString &message) {
         updatePasswordState(endpoint);
+        // The window keeps agents' tokens in the same store, as agent:URL.
         if (!message.isEmpty())
-            emit statusMessage(tr("Password of %1: %2").arg(endpoint, message));
+            emit statusMessage(endpoint.startsWith(QLatin1String("agent:"))
+                                   ? tr("Token of agent %1: %2").arg(endpoint.mid(6), message)
+                                   : tr("Password of %1: %2").arg(endpoint, message));
     });
     connect(m_secrets, &SecretStore::passwordRead, this,
             [this](const QString &endpoint) { updatePasswordState(endpoint); });
