@@ -300,6 +300,9 @@ void MainWindow::updateRecentAgents()
 void MainWindow::showWhere()
 {
     const QString path = m_engine->statePath();
+    // The pages that read more than snapshots read it where the engine is.
+    m_slotMonitor->setAgent(m_engine->agent());
+    m_lagPage->setAgent(m_engine->agent());
     if (AgentLink *agent = m_engine->agent()) {
         const auto &e = agent->endpoint();
         m_pathLabel->setText(e.fingerprint.isEmpty()

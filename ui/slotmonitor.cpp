@@ -1,4 +1,5 @@
 #include "ui/slotmonitor.h"
+#include "ui/agentlink.h"
 #include "ui/displayformat.h"
 
 #include "core/base/clock.h"
@@ -44,6 +45,11 @@ void SlotMonitor::setSnapshot(const EngineSnapshot &snapshot)
     refresh();
 }
 
+void SlotMonitor::setAgent(AgentLink *agent)
+{
+    m_agent = agent;
+}
+
 void SlotMonitor::refresh()
 {
     if (!m_workspace)
@@ -62,6 +68,30 @@ void SlotMonitor::startRead()
     // Reading again resets the background clock, so a page refreshing every 15 s is not
     // followed by a redundant background read.
     m_background.start();
+    if (m_agent) {
+        // The agent reads the slots near the databases (and records them); this machine may not
+        // reach them at all.
+        m_agent->request(
+            "GET", QStringLiteral("/api/v1/slots"), {}, this,
+            [this, generation = m_generation, path = m_path, workspace = m_workspace](const AgentLink::Reply &r) {
+                SlotSample s;
+                s.generation = generation;
+                s.statePath = path;
+                s.workspace = workspace;
+                if (r.ok()) {
+                    s.sources = core::sourcesFromJson(r.body);
+                } else {
+                    core::SourceSlots failed;
+                    failed.source = "agent";
+                    failed.error = r.error.toStdString();
+                    s.sources.push_back(std::move(failed));
+                }
+                const auto at = r.ok() ? r.body.value("sampled_at_ms", nlohmann::json()) : nullptr;
+                s.takenAtMs = at.is_number() ? at.get<std::int64_t>() : core::wallClockMs();
+                onReadDone(std::move(s));
+            });
+        return;
+    }
     QThreadPool::globalInstance()->start(
         [mailbox = m_mailbox, generation = m_generation, path = m_path, workspace = m_workspace] {
             SlotSample s;
@@ -97,6 +127,14 @@ void SlotMonitor::dropSlot(const QString &source, const QString &slot)
 {
     if (!m_workspace) {
         emit dropFinished(source, slot, tr("no workspace is open"));
+        return;
+    }
+    if (m_agent) {
+        const nlohmann::json body = {{"source", source.toStdString()}, {"slot", slot.toStdString()}};
+        m_agent->request("POST", QStringLiteral("/api/v1/drop-slot"), QByteArray::fromStdString(body.dump()), this,
+                         [this, generation = m_generation, source, slot](const AgentLink::Reply &r) {
+                             onDropDone(generation, source, slot, r.error);
+                         });
         return;
     }
     const core::Endpoint *endpoint = m_workspace->endpoint(source.toStdString());

@@ -5,6 +5,7 @@
 #include "ui/slotsample.h"
 
 #include <QObject>
+#include <QPointer>
 #include <QString>
 #include <QTimer>
 
@@ -12,6 +13,8 @@
 #include <memory>
 
 namespace driftless::ui {
+
+class AgentLink;
 
 /// Reads the replication slots of the open workspace's Postgres sources, and drops one on
 /// request, always on a pool thread (each read opens its own connection per source, which
@@ -42,6 +45,10 @@ public:
     /// confirmation shows is exactly what dropSlot() runs.
     static QString dropSql(const QString &slot);
 
+    /// Reads the slots from an agent (its monitor's latest reading, GET /api/v1/slots) and drops
+    /// them through it, instead of from this machine; null: from here again.
+    void setAgent(AgentLink *agent);
+
 public slots:
     void setSnapshot(const driftless::ui::EngineSnapshot &snapshot);
     void refresh();
@@ -67,6 +74,7 @@ private:
     bool m_again = false;
     SlotSample m_sample;
     QTimer m_background;
+    QPointer<AgentLink> m_agent;
 };
 
 } // namespace driftless::ui

@@ -467,6 +467,17 @@ ApiResponse AgentApi::route(const ApiRequest &request, const std::string &origin
             control(origin, {}, {}, "applied a workspace (" + std::to_string(summary.lines.size()) + " changes)");
         return jsonResponse(200, {{"changed", summary.changed}, {"lines", summary.lines}});
     }
+    if (path == "drop-slot" && method == "POST") {
+        const json body = parseBody(request);
+        const std::string source = stringField(body, "source"), slot = stringField(body, "slot");
+        const Workspace ws = m_state.workspace();
+        auto it = ws.endpoints.find(source);
+        if (it == ws.endpoints.end())
+            throw ConfigError("no endpoint named '" + source + "'");
+        dropSlot(it->second, slot);
+        control(origin, {}, {}, "dropped replication slot " + slot + " on " + source);
+        return jsonResponse(200, {{"dropped", slot}, {"source", source}});
+    }
     if ((path == "engine/start" || path == "engine/stop") && method == "POST") {
         const bool run = path == "engine/start";
         if (m_engine.running() != run) {

@@ -100,7 +100,12 @@ nlohmann::json slotsJsonValue(const std::vector<SourceSlots> &sources)
     auto opt = [](const std::optional<std::int64_t> &v) { return v ? json(*v) : json(nullptr); };
     json arr = json::array();
     json errors = json::array();
+    json perSource = json::array();
     for (const auto &ss : sources) {
+        perSource.push_back({{"source", ss.source},
+                             {"current_lsn", ss.currentLsn.empty() ? json(nullptr) : json(ss.currentLsn)},
+                             {"max_slot_wal_keep_size", opt(ss.maxSlotWalKeepSize)},
+                             {"error", ss.error.empty() ? json(nullptr) : json(ss.error)}});
         if (!ss.error.empty())
             errors.push_back({{"source", ss.source}, {"error", ss.error}});
         for (const auto &s : ss.replicationSlots)
@@ -122,7 +127,61 @@ nlohmann::json slotsJsonValue(const std::vector<SourceSlots> &sources)
                             s.confirmedFlushLsn.empty() ? json(nullptr) : json(s.confirmedFlushLsn)},
                            {"unconfirmed_bytes", opt(s.unconfirmedBytes)}});
     }
-    return json{{"slots", arr}, {"errors", errors}};
+    return json{{"slots", arr}, {"errors", errors}, {"sources", perSource}};
+}
+
+std::vector<SourceSlots> sourcesFromJson(const nlohmann::json &j)
+{
+    using json = nlohmann::json;
+    auto text = [](const json &o, const char *k) {
+        auto it = o.find(k);
+        return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    auto integer = [](const json &o, const char *k) -> std::optional<std::int64_t> {
+        auto it = o.find(k);
+        return it != o.end() && it->is_number() ? std::optional<std::int64_t>(it->get<std::int64_t>()) : std::nullopt;
+    };
+    std::vector<SourceSlots> out;
+    auto sourceNamed = [&](const std::string &name) -> SourceSlots & {
+        for (auto &s : out)
+            if (s.source == name)
+                return s;
+        out.push_back({});
+        out.back().source = name;
+        return out.back();
+    };
+    if (!j.is_object())
+        return out;
+    for (const auto &s : j.value("sources", json::array())) {
+        SourceSlots &ss = sourceNamed(text(s, "source"));
+        ss.currentLsn = text(s, "current_lsn");
+        ss.maxSlotWalKeepSize = integer(s, "max_slot_wal_keep_size");
+        ss.error = text(s, "error");
+    }
+    for (const auto &e : j.value("errors", json::array()))
+        sourceNamed(text(e, "source")).error = text(e, "error");
+    for (const auto &s : j.value("slots", json::array())) {
+        SlotReport r;
+        r.source = text(s, "source");
+        r.slot = text(s, "slot");
+        r.slotType = text(s, "slot_type");
+        r.plugin = text(s, "plugin");
+        r.database = text(s, "database");
+        r.owner = text(s, "owner");
+        r.orphaned = s.value("orphaned", false);
+        r.temporary = s.value("temporary", false);
+        r.active = s.value("active", false);
+        if (auto pid = integer(s, "active_pid"))
+            r.activePid = static_cast<int>(*pid);
+        r.walStatus = text(s, "wal_status");
+        r.retainedBytes = integer(s, "retained_bytes");
+        r.safeWalSize = integer(s, "safe_wal_size");
+        r.restartLsn = text(s, "restart_lsn");
+        r.confirmedFlushLsn = text(s, "confirmed_flush_lsn");
+        r.unconfirmedBytes = integer(s, "unconfirmed_bytes");
+        sourceNamed(r.source).replicationSlots.push_back(std::move(r));
+    }
+    return out;
 }
 
 std::string slotsJson(const std::vector<SourceSlots> &sources) { return slotsJsonValue(sources).dump(2); }

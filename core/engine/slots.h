@@ -63,8 +63,12 @@ std::string dropSlotSql(const std::string &slot);
 void dropSlot(const Endpoint &source, const std::string &slot);
 
 /// `{"slots": [{source, slot, owner, orphaned, active, wal_status, retained_bytes, safe_wal_size,
-/// confirmed_flush_lsn, ...}], "errors": [{source, error}]}`.
+/// confirmed_flush_lsn, ...}], "errors": [{source, error}], "sources": [{source, current_lsn,
+/// max_slot_wal_keep_size, error}]}`.
 nlohmann::json slotsJsonValue(const std::vector<SourceSlots> &sources);
 std::string slotsJson(const std::vector<SourceSlots> &sources);
+/// What slotsJsonValue() wrote, read back (a client of the agent API): one SourceSlots per
+/// source of `sources` (or, from an older agent, per source named in `slots` and `errors`).
+std::vector<SourceSlots> sourcesFromJson(const nlohmann::json &j);
 
 } // namespace driftless::core

@@ -11,8 +11,12 @@
 #include "ui/mainwindow.h"
 #include "ui/models/eventsmodel.h"
 #include "ui/models/tablesmodel.h"
+#include "ui/pages/lagpage.h"
+#include "ui/pages/slotspage.h"
 #include "ui/pages/tablespage.h"
+#include "ui/slotmonitor.h"
 
+#include "core/base/clock.h"
 #include "core/db/sqlitedb.h"
 #include "tests/support/guisupport.h"
 #include "tests/support/testsupport.h"
@@ -25,9 +29,11 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QTest>
 #include <QTimer>
 
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <memory>
@@ -217,6 +223,40 @@ void TestAgentAttach::theWindowShowsAndDrivesAnAgent()
     QCOMPARE(w.recentAgents().value(0).fingerprint, agent.endpoint().fingerprint);
     QCOMPARE(w.recentAgents().size(), 1); // the refused attempt was the same address
     saveShot(&w, QStringLiteral("mainwindow-agent"));
+
+    // The Slots page: the agent's reading of the source's slots, not this machine's.
+    w.slotMonitor()->refresh();
+    const std::string slot = "driftless_" + pipeline;
+    auto agentHasSlot = [&] {
+        for (const auto &src : w.slotMonitor()->sample().sources)
+            for (const auto &r : src.replicationSlots)
+                if (r.slot == slot && r.owner == pipeline && r.active)
+                    return true;
+        return false;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT((w.slotMonitor()->refresh(), agentHasSlot()), 60000);
+    // The Lag page: history the agent recorded (here: a sample put in its file 20 minutes ago,
+    // before the window ever saw the table), read through the agent.
+    const std::int64_t old = core::wallClockMs() - 20 * 60 * 1000;
+    {
+        core::SqliteDb db(agent.state, core::SqliteDb::Mode::ReadWrite);
+        db.exec("INSERT INTO lag_samples (pipeline, table_name, ts_ms, lag_seconds, rows_per_second) VALUES ('" +
+                pipeline + "', 'public.orders', " + std::to_string(old) + ", 42.5, 10)");
+    }
+    w.pages()->setCurrentWidget(w.lagPage()); // a hidden chart waits until it is shown
+    w.lagPage()->reload();
+    auto hasOldPoint = [&] {
+        for (const QPointF &p :
+             w.lagPage()->lagPoints(QString::fromStdString(pipeline), QStringLiteral("public.orders")))
+            if (std::abs(p.x() - static_cast<double>(old)) < 1000 && std::abs(p.y() - 42.5) < 0.01)
+                return true;
+        return false;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(w.lagPage()->historyLoaded() && hasOldPoint(), 30000);
+    saveShot(&w, QStringLiteral("mainwindow-agent-lag"));
+    w.pages()->setCurrentWidget(w.slotsPage());
+    saveShot(&w, QStringLiteral("mainwindow-agent-slots"));
+    w.pages()->setCurrentWidget(w.tablesPage());
 
     // Pause through the Tables page: the agent pauses it.
     auto *page = w.tablesPage();

@@ -1,4 +1,7 @@
 #include "ui/dialogs/tabledetaildialog.h"
+#include "ui/agentlink.h"
+
+#include "core/agent/agentapi.h"
 
 #include "ui/dialogs/pauseconfirmation.h"
 #include "ui/displayformat.h"
@@ -26,6 +29,7 @@
 #include <QSplitter>
 #include <QTableView>
 #include <QThreadPool>
+#include <QUrl>
 #include <QVBoxLayout>
 
 #include <filesystem>
@@ -73,6 +77,7 @@ TableDetailDialog::TableDetailDialog(EngineBridge *engine, PauseRunner *pauser, 
       m_resume(new QPushButton(tr("Resume\u2026"), this))
 {
     setObjectName(QStringLiteral("tableDetail"));
+    m_chart->setAgent(engine->agent()); // its history is where the engine is
     setWindowTitle(tr("%1 \u2014 %2").arg(table, pipeline));
     setAttribute(Qt::WA_DeleteOnClose);
 
@@ -283,6 +288,26 @@ void TableDetailDialog::readEvents()
         return;
     m_eventsInFlight = true;
     m_sinceEventsRead.start();
+    if (AgentLink *agent = m_engine->agent()) {
+        auto encoded = [](const QString &v) { return QString::fromLatin1(QUrl::toPercentEncoding(v)); };
+        agent->request("GET",
+                       QStringLiteral("/api/v1/events?limit=%1&pipeline=%2&table=%3")
+                           .arg(kEventLimit)
+                           .arg(encoded(m_pipeline), encoded(m_table)),
+                       {}, this, [this, generation = m_eventsGeneration](const AgentLink::Reply &r) {
+                           if (generation != m_eventsGeneration)
+                               return;
+                           m_eventsInFlight = false;
+                           if (!r.ok())
+                               return; // unreachable: the window says so; the next snapshot asks again
+                           m_events->setEvents(core::eventsFromJson(r.body));
+                           if (!m_eventsLoaded)
+                               m_eventsView->resizeColumnsToContents();
+                           m_eventsLoaded = true;
+                           emit eventsReady();
+                       });
+        return;
+    }
     QThreadPool::globalInstance()->start([mailbox = m_mailbox, generation = m_eventsGeneration,
                                           path = m_path.toStdString(), pipeline = m_pipeline.toStdString(),
                                           table = m_table.toStdString()] {

@@ -24,6 +24,10 @@ void LagPage::setWindowMs(std::int64_t ms) { m_chart->setWindowMs(ms); }
 bool LagPage::historyLoaded() const { return m_chart->historyLoaded(); }
 void LagPage::setSnapshot(const EngineSnapshot &snapshot) { m_chart->setSnapshot(snapshot); }
 void LagPage::reload() { m_chart->reload(); }
+void LagPage::setAgent(AgentLink *agent)
+{
+    m_chart->setAgent(agent);
+}
 
 QLineSeries *LagPage::lagSeries(const QString &pipeline, const QString &table) const
 {

@@ -15,6 +15,8 @@ class QLineSeries;
 
 namespace driftless::ui {
 
+class AgentLink;
+
 class LagChart;
 
 /// Apply lag of every table over time, with each table's freshness SLA: a LagChart (the same
@@ -37,6 +39,8 @@ public:
     int segmentCount(const QString &pipeline, const QString &table) const;
     QLineSeries *slaSeries(const QString &pipeline, const QString &table) const;
     bool historyLoaded() const;
+    /// See LagChart::setAgent().
+    void setAgent(AgentLink *agent);
 
 public slots:
     void setSnapshot(const driftless::ui::EngineSnapshot &snapshot);

@@ -1,4 +1,5 @@
 #include "ui/widgets/lagchart.h"
+#include "ui/agentlink.h"
 
 #include "ui/displayformat.h"
 #include "ui/widgets/legendstrip.h"
@@ -18,8 +19,9 @@
 #include <QLineSeries>
 #include <QPalette>
 #include <QThreadPool>
-#include <QValueAxis>
+#include <QUrl>
 #include <QVBoxLayout>
+#include <QValueAxis>
 
 #include <algorithm>
 #include <cmath>
@@ -460,6 +462,11 @@ QColor LagChart::lineColour(std::size_t i) const
     return c;
 }
 
+void LagChart::setAgent(AgentLink *agent)
+{
+    m_agent = agent;
+}
+
 void LagChart::reload()
 {
     ++m_generation;
@@ -474,6 +481,44 @@ void LagChart::startRead()
     for (const auto &[key, line] : m_lines)
         keys.push_back(key);
     const std::int64_t window = windowMs();
+    if (m_agent) {
+        // One request per table, answered in any order; the chart fills when the last is in.
+        const std::int64_t now = core::wallClockMs();
+        if (keys.empty()) {
+            onReadDone(m_generation, {}, now);
+            return;
+        }
+        auto history = std::make_shared<History>();
+        auto left = std::make_shared<std::size_t>(keys.size());
+        for (const auto &key : keys) {
+            auto encoded = [](const std::string &v) {
+                return QString::fromLatin1(QUrl::toPercentEncoding(QString::fromStdString(v)));
+            };
+            const QString path = QStringLiteral("/api/v1/lag?pipeline=%1&table=%2&since_ms=%3")
+                                     .arg(encoded(key.first), encoded(key.second))
+                                     .arg(now - window);
+            m_agent->request(
+                "GET", path, {}, this,
+                [this, generation = m_generation, key, history, left, now, window](const AgentLink::Reply &r) {
+                    if (r.ok() && r.body.is_array()) {
+                        std::vector<core::LagSample> samples;
+                        for (const auto &x : r.body) {
+                            core::LagSample ls;
+                            ls.pipeline = key.first;
+                            ls.table = key.second;
+                            ls.tsMs = x.value("at_ms", std::int64_t{0});
+                            ls.lagSeconds = x.value("lag_seconds", 0.0);
+                            ls.rowsPerSecond = x.value("rows_per_second", 0.0);
+                            samples.push_back(ls);
+                        }
+                        (*history)[key] = thin(samples, now - window, now, kMaxPoints);
+                    }
+                    if (--*left == 0)
+                        onReadDone(generation, std::move(*history), now);
+                });
+        }
+        return;
+    }
     QThreadPool::globalInstance()->start([mailbox = m_mailbox, generation = m_generation,
                                           path = m_path.toStdString(), keys = std::move(keys), window] {
         const std::int64_t now = core::wallClockMs();

@@ -5,6 +5,7 @@
 
 #include <QColor>
 #include <QPointF>
+#include <QPointer>
 #include <QTimer>
 #include <QWidget>
 
@@ -26,6 +27,8 @@ class QLineSeries;
 class QValueAxis;
 
 namespace driftless::ui {
+
+class AgentLink;
 
 class LegendStrip;
 
@@ -82,6 +85,10 @@ public:
     /// The sentence above the chart.
     void setNote(const QString &note);
 
+    /// Reads the history from an agent (GET /api/v1/lag) instead of the workspace file; null:
+    /// from the file again.
+    void setAgent(AgentLink *agent);
+
 public slots:
     void setSnapshot(const driftless::ui::EngineSnapshot &snapshot);
     /// Reads the history again (F5).
@@ -127,6 +134,7 @@ private:
     std::int64_t gapMs() const;
 
     std::shared_ptr<Mailbox<LagChart>> m_mailbox;
+    QPointer<AgentLink> m_agent;
     std::optional<Key> m_only;
     QComboBox *m_window;
     QLabel *m_note;
