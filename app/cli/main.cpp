@@ -21,7 +21,6 @@
 #include "core/engine/statusreport.h"
 #include "core/engine/workspacestate.h"
 #include "core/model/error.h"
-#include "core/state/statestore.h"
 
 #include <nlohmann/json.hpp>
 
@@ -190,7 +189,7 @@ Args parseArgs(int argc, char **argv)
         a.rest.emplace_back(argv[i]);
     if (a.state.empty()) {
         const char *env = std::getenv("DRIFTLESS_STATE");
-        a.state = env && *env ? env : StateStore::defaultPath();
+        a.state = env && *env ? env : WorkspaceState::defaultPath();
     }
     return a;
 }
@@ -345,22 +344,16 @@ int cmdPromote(Args &a)
         std::printf("%s\n", line.c_str());
     if (noRun)
         return kOk;
-    // Load and catch up now, so the command ends with the tables streaming.
-    Workspace ws = state.workspace();
-    StateStore &store = state.store();
-    std::vector<TableJob> cdc;
-    for (auto &j : jobsFor(ws, pipeline))
-        if (j.spec.strategy == Strategy::Cdc)
-            cdc.push_back(j);
-    StateObserver observer(store, cdc);
-    driftless::cli::LiveView view(ws, observer, isatty(STDOUT_FILENO) != 0);
-    observer.setNext(&view);
+    // Load and catch up now, so the command ends with the tables streaming: one pass of the
+    // pipeline's CDC tables, by the engine `run` runs.
+    EngineRunOptions o;
+    o.pipeline = pipeline;
+    o.once = true;
+    o.onlyStrategy = Strategy::Cdc;
     SignalWatch signals;
-    Scheduler::Options opts;
-    opts.once = true;
-    opts.pausedTables = [&store] { return readPauses(store); };
-    Scheduler scheduler(cdc, observer, opts);
-    const int errors = scheduler.run(g_stop.get_token());
+    EngineRun engine(state, o);
+    RunFace face;
+    const int errors = engine.run(g_stop.get_token(), &face);
     if (errors > 0) {
         printError("promoted, but the first CDC pass failed (see driftless-cli status); the next run retries it");
         return kSyncFailed;
@@ -478,17 +471,17 @@ int cmdResnapshot(Args &a)
 }
 
 /// Follows one table of a sync that `backfill` runs itself: stops the engine once the table went
-/// through a backfill and is streaming again, or went red.
+/// through a backfill and is streaming again, or went red. Lives across the engine's restarts
+/// (a changed workspace); each start hands it the live view to pass everything on to.
 class BackfillWatcher : public EngineObserver {
 public:
-    BackfillWatcher(TableKey key, EngineObserver &next, std::stop_source stop)
-        : m_key(std::move(key)), m_next(next), m_stop(std::move(stop))
-    {
-    }
+    BackfillWatcher(TableKey key, std::stop_source stop) : m_key(std::move(key)), m_stop(std::move(stop)) {}
+    void setNext(EngineObserver *next) { m_next = next; }
     void tableState(const TableKey &key, TableState state, const std::string &message,
                     std::optional<Progress> progress) override
     {
-        m_next.tableState(key, state, message, progress);
+        if (m_next)
+            m_next->tableState(key, state, message, progress);
         if (key.pipeline != m_key.pipeline || key.table != m_key.table)
             return;
         if (state == TableState::Backfilling) {
@@ -503,29 +496,62 @@ public:
     void batchApplied(const TableKey &key, const ApplyResult &result, const Checkpoint &checkpoint,
                       std::optional<std::int64_t> freshAsOfMs) override
     {
-        m_next.batchApplied(key, result, checkpoint, freshAsOfMs);
+        if (m_next)
+            m_next->batchApplied(key, result, checkpoint, freshAsOfMs);
     }
     void event(Level level, const TableKey &key, const std::string &kind, const std::string &message) override
     {
-        m_next.event(level, key, kind, message);
+        if (m_next)
+            m_next->event(level, key, kind, message);
     }
-    void runStarted(const TableKey &key) override { m_next.runStarted(key); }
+    void runStarted(const TableKey &key) override
+    {
+        if (m_next)
+            m_next->runStarted(key);
+    }
     void runFinished(const TableKey &key, const std::string &status, long long rows, const std::string &error) override
     {
-        m_next.runFinished(key, status, rows, error);
+        if (m_next)
+            m_next->runFinished(key, status, rows, error);
     }
-    void tick() override { m_next.tick(); }
+    void tick() override
+    {
+        if (m_next)
+            m_next->tick();
+    }
 
     std::optional<TableState> outcome() const { return m_outcome; }
     std::string message() const { return m_message; }
 
 private:
     TableKey m_key;
-    EngineObserver &m_next;
+    EngineObserver *m_next = nullptr;
     std::stop_source m_stop;
     std::atomic<bool> m_seen{false};
     std::optional<TableState> m_outcome; ///< written once, before the stop is requested; read after run() returned
     std::string m_message;
+};
+
+/// What `backfill` shows while its engine runs: the live view, with the watcher in front of it.
+class BackfillFace final : public EngineRunListener
+{
+public:
+    explicit BackfillFace(BackfillWatcher &watcher) : m_watcher(watcher) {}
+    EngineObserver *started(const Start &s) override
+    {
+        m_view = std::make_unique<driftless::cli::LiveView>(s.workspace, s.mirror, isatty(STDOUT_FILENO) != 0);
+        m_watcher.setNext(m_view.get());
+        return &m_watcher;
+    }
+    void finished(int, bool) override
+    {
+        m_watcher.setNext(nullptr);
+        m_view.reset();
+    }
+
+private:
+    BackfillWatcher &m_watcher;
+    std::unique_ptr<driftless::cli::LiveView> m_view;
 };
 
 int cmdBackfill(Args &a)
@@ -550,7 +576,6 @@ int cmdBackfill(Args &a)
     a.rest.clear();
     WorkspaceState state(a.state);
     Workspace ws = state.workspace();
-    StateStore &store = state.store();
     auto req = requestRebackfill(ws, pipeline, table);
     std::printf("%s\n", req.message.c_str());
     if (req.runningPid) {
@@ -563,20 +588,15 @@ int cmdBackfill(Args &a)
     std::printf("no sync is running for pipeline %s: running it until %s is backfilled (Ctrl+C stops; the "
                 "backfill resumes where it stopped)\n",
                 pipeline.c_str(), req.key.table.display().c_str());
-    std::vector<TableJob> jobs;
-    for (auto &j : jobsFor(ws, pipeline))
-        if (j.spec.strategy == Strategy::Cdc)
-            jobs.push_back(j);
-    StateObserver observer(store, jobs);
-    driftless::cli::LiveView view(ws, observer, isatty(STDOUT_FILENO) != 0);
-    BackfillWatcher watcher(req.key, view, g_stop);
-    observer.setNext(&watcher);
+    BackfillWatcher watcher(req.key, g_stop);
     {
         SignalWatch signals;
-        Scheduler::Options opts;
-        opts.pausedTables = [&store] { return readPauses(store); };
-        Scheduler scheduler(jobs, observer, opts);
-        scheduler.run(g_stop.get_token());
+        EngineRunOptions o;
+        o.pipeline = pipeline;
+        o.onlyStrategy = Strategy::Cdc;
+        EngineRun engine(state, o);
+        BackfillFace face(watcher);
+        engine.run(g_stop.get_token(), &face);
     }
     if (watcher.outcome() == TableState::Streaming) {
         std::printf("%s is backfilled and streaming\n", req.key.table.display().c_str());

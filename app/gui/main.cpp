@@ -5,7 +5,7 @@
 #include "ui/resources.h"
 
 #include "core/base/log.h"
-#include "core/state/statestore.h"
+#include "core/engine/workspacestate.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -73,7 +73,7 @@ int main(int argc, char **argv)
     const QCommandLineOption stateOption(
         QStringLiteral("state"),
         QStringLiteral("The workspace file (default: $DRIFTLESS_STATE, else %1).")
-            .arg(QString::fromStdString(driftless::core::StateStore::defaultPath())),
+            .arg(QString::fromStdString(driftless::core::WorkspaceState::defaultPath())),
         QStringLiteral("FILE"));
     const QCommandLineOption runOption(QStringLiteral("run"), QStringLiteral("Start syncing at launch."));
     parser.addOption(stateOption);
@@ -85,7 +85,7 @@ int main(int argc, char **argv)
     if (statePath.isEmpty())
         statePath = qEnvironmentVariable("DRIFTLESS_STATE");
     if (statePath.isEmpty())
-        statePath = QString::fromStdString(driftless::core::StateStore::defaultPath());
+        statePath = QString::fromStdString(driftless::core::WorkspaceState::defaultPath());
 
     installSignalHandlers();
     QSocketNotifier signalNotifier(g_signalPipe[0], QSocketNotifier::Read);

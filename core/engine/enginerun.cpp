@@ -166,7 +166,9 @@ int EngineRun::run(std::stop_token stop, EngineRunListener *listener)
         const Workspace stored = loadRunnable(m_state, m_options.pipeline);
         auto ws = std::make_shared<const Workspace>(only(stored, m_options.pipeline));
         last = ws;
-        const auto jobs = jobsFor(*ws);
+        auto jobs = jobsFor(*ws);
+        if (m_options.onlyStrategy)
+            std::erase_if(jobs, [&](const TableJob &j) { return j.spec.strategy != *m_options.onlyStrategy; });
         StateObserver mirror(m_store, jobs);
         try {
             pausesNow(nullptr);

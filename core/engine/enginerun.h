@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -33,6 +34,9 @@ struct EngineRunOptions {
     /// Read every source's slots (recorded as slot samples), keep the alerts (recorded as events
     /// when they open and clear), and keep the latest reconciliation results: what serve shows.
     bool monitor = false;
+    /// Only the tables of this strategy (promote and backfill run a pipeline's CDC tables);
+    /// unset: every table.
+    std::optional<Strategy> onlyStrategy;
 };
 
 /// What the monitor read last (EngineRunOptions::monitor).

@@ -87,6 +87,11 @@ std::vector<std::string> WorkspaceState::promoteToCdc(const std::string &pipelin
     return core::promoteToCdc(*m_store, pipeline, tables);
 }
 
+std::string WorkspaceState::defaultPath()
+{
+    return StateStore::defaultPath();
+}
+
 void WorkspaceState::note(const std::string &kind, const std::string &message)
 {
     m_store->addEvent(Level::Info, {}, {}, kind, message);

@@ -37,6 +37,8 @@ public:
     WorkspaceState &operator=(WorkspaceState &&) noexcept;
 
     const std::string &path() const;
+    /// Where a workspace lives when none is named: $XDG_DATA_HOME/driftless/workspace.db.
+    static std::string defaultPath();
 
     /// Everything a status view shows at one moment: the workspace, each table's report (as
     /// `status --json` builds it) and the newest events.
