@@ -311,17 +311,25 @@ private:
     std::unique_ptr<driftless::cli::LiveView> m_view;
 };
 
+/// An engine check interval option (at least 200ms); nullopt when not given.
+std::optional<Millis> intervalOption(Args &a, const std::string &name)
+{
+    const std::string text = a.option(name);
+    if (text.empty())
+        return std::nullopt;
+    auto d = parseDuration(text);
+    if (!d || *d < Millis(200))
+        throw UsageError(name + " takes a duration of at least 200ms, e.g. 5s");
+    return d;
+}
+
 int cmdRun(Args &a)
 {
     EngineRunOptions o;
     o.pipeline = a.option("--pipeline");
     o.once = a.flag("--once");
-    if (auto g = a.option("--guard-every"); !g.empty()) {
-        auto d = parseDuration(g);
-        if (!d || *d < Millis(200))
-            throw UsageError("--guard-every takes a duration of at least 200ms, e.g. 5s");
+    if (auto d = intervalOption(a, "--guard-every"))
         o.checkEvery = *d;
-    }
     a.noMore();
     auto state = WorkspaceState::create(a.state);
     EngineRun::loadRunnable(state, o.pipeline);
@@ -683,12 +691,8 @@ int cmdServe(Args &a)
         o.listen = l;
     o.allowRemote = a.flag("--allow-remote");
     o.pipeline = a.option("--pipeline");
-    if (auto m = a.option("--monitor-every"); !m.empty()) {
-        auto d = parseDuration(m);
-        if (!d || *d < Millis(200))
-            throw UsageError("--monitor-every takes a duration of at least 200ms, e.g. 5s");
+    if (auto d = intervalOption(a, "--monitor-every"))
         o.monitorEvery = *d;
-    }
     a.noMore();
     try {
         driftless::cli::parseListen(o.listen, o.allowRemote);

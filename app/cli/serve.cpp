@@ -18,6 +18,7 @@
 #include <QHostAddress>
 #include <QHttpServerRequest>
 #include <QHttpServerResponder>
+#include <QMetaEnum>
 #include <QSslCertificate>
 #include <QSslConfiguration>
 #include <QSslKey>
@@ -196,27 +197,11 @@ protected:
     void missingHandler(const QHttpServerRequest &, QTcpSocket *) override {}
 
 private:
+    /// GET, POST, ...: the enum's own name, upper case.
     static std::string methodName(QHttpServerRequest::Method m)
     {
-        using M = QHttpServerRequest::Method;
-        switch (m) {
-        case M::Get:
-            return "GET";
-        case M::Put:
-            return "PUT";
-        case M::Delete:
-            return "DELETE";
-        case M::Post:
-            return "POST";
-        case M::Head:
-            return "HEAD";
-        case M::Options:
-            return "OPTIONS";
-        case M::Patch:
-            return "PATCH";
-        default:
-            return "OTHER";
-        }
+        const char *key = QMetaEnum::fromType<QHttpServerRequest::Method>().valueToKey(static_cast<int>(m));
+        return key ? QByteArray(key).toUpper().toStdString() : std::string("OTHER");
     }
     AgentApi &m_api;
     bool m_plainRemote;

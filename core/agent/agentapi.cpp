@@ -123,6 +123,19 @@ std::string textQuery(const ApiRequest &r, const std::string &name)
     return it == r.query.end() ? std::string() : it->second;
 }
 
+/// Two query parameters a path needs both of; BadRequest with `usage` otherwise.
+std::pair<std::string, std::string> twoQueries(const ApiRequest &r, const std::string &a, const std::string &b,
+                                               const char *usage)
+{
+    std::pair<std::string, std::string> out{textQuery(r, a), textQuery(r, b)};
+    if (out.first.empty() || out.second.empty())
+        throw BadRequest{400, usage};
+    return out;
+}
+
+/// How far back lag and slot history go when no since_ms is given.
+constexpr std::int64_t kDefaultHistoryMs = 3'600'000;
+
 json optionalJson(const std::optional<std::int64_t> &v)
 {
     return v ? json(*v) : json(nullptr);
@@ -341,10 +354,9 @@ ApiResponse AgentApi::route(const ApiRequest &request, const std::string &origin
             200, eventsJson(m_state.events(limit, textQuery(request, "pipeline"), textQuery(request, "table"))));
     }
     if (path == "lag" && get) {
-        const std::string pipeline = textQuery(request, "pipeline"), table = textQuery(request, "table");
-        if (pipeline.empty() || table.empty())
-            throw BadRequest{400, "lag needs ?pipeline=NAME&table=SCHEMA.TABLE"};
-        const auto since = intQuery(request, "since_ms", now - 3'600'000, 0, now + 1);
+        const auto [pipeline, table] =
+            twoQueries(request, "pipeline", "table", "lag needs ?pipeline=NAME&table=SCHEMA.TABLE");
+        const auto since = intQuery(request, "since_ms", now - kDefaultHistoryMs, 0, now + 1);
         json arr = json::array();
         for (const auto &s : m_state.lagSamples(pipeline, table, since))
             arr.push_back({{"at_ms", s.tsMs}, {"lag_seconds", s.lagSeconds}, {"rows_per_second", s.rowsPerSecond}});
@@ -357,10 +369,9 @@ ApiResponse AgentApi::route(const ApiRequest &request, const std::string &origin
         return jsonResponse(200, j);
     }
     if (path == "slot-history" && get) {
-        const std::string source = textQuery(request, "source"), slot = textQuery(request, "slot");
-        if (source.empty() || slot.empty())
-            throw BadRequest{400, "slot-history needs ?source=ENDPOINT&slot=NAME"};
-        const auto since = intQuery(request, "since_ms", now - 3'600'000, 0, now + 1);
+        const auto [source, slot] =
+            twoQueries(request, "source", "slot", "slot-history needs ?source=ENDPOINT&slot=NAME");
+        const auto since = intQuery(request, "since_ms", now - kDefaultHistoryMs, 0, now + 1);
         json arr = json::array();
         for (const auto &s : m_state.slotSamples(source, slot, since))
             arr.push_back({{"at_ms", s.tsMs},
