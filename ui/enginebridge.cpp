@@ -191,21 +191,27 @@ bool EngineBridge::canStart() const
 
 void EngineBridge::open(const QString &statePath)
 {
+    showInstead(statePath, nullptr);
+    startRead();
+}
+
+void EngineBridge::showInstead(const QString &path, AgentLink *agent)
+{
     if (m_agent)
         detachAgent();
     else if (m_state == State::Starting || m_state == State::Running)
-        stop();
-    m_path = statePath;
+        stop(); // the local engine lets go of the file; its last snapshots are dropped below
+    m_agent = agent;
+    m_path = path;
     ++m_generation;
     emit statePathChanged(m_path);
-    // Clear at once: the previous workspace's tables must not sit under the new path's name
-    // while the file is read.
+    // Clear at once: the previous workspace's tables must not sit under the new name while the
+    // new one is read.
     EngineSnapshot empty;
     empty.generation = m_generation;
     empty.statePath = m_path;
     empty.takenAtMs = core::wallClockMs();
     publish(std::move(empty));
-    startRead();
 }
 
 void EngineBridge::start()
@@ -395,21 +401,7 @@ void EngineBridge::retireEngineThread()
 
 void EngineBridge::attach(const AgentEndpoint &endpoint)
 {
-    if (m_agent)
-        detachAgent();
-    else if (m_state == State::Starting || m_state == State::Running)
-        stop(); // the local engine lets go of the file; its last snapshots are dropped below
-    m_agent = new AgentLink(endpoint, this);
-    m_path = endpoint.url;
-    ++m_generation;
-    m_agentReachable = false;
-    m_agentYaml.clear();
-    emit statePathChanged(m_path);
-    EngineSnapshot empty;
-    empty.generation = m_generation;
-    empty.statePath = m_path;
-    empty.takenAtMs = core::wallClockMs();
-    publish(std::move(empty));
+    showInstead(endpoint.url, new AgentLink(endpoint, this));
     setState(State::Stopped, tr("connecting to the agent\u2026"));
     pollAgent();
     m_agentTimer.start();

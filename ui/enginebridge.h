@@ -98,6 +98,9 @@ private:
     void onEngineStarted(std::uint64_t generation, std::shared_ptr<Run> run);
     void onEngineFinished(std::uint64_t generation, const QString &error);
     void retireEngineThread();
+    /// Shows `path` (a file, or an agent's URL with `agent`) from now on: stops a local engine or
+    /// lets go of an agent first, and publishes an empty snapshot of the new one.
+    void showInstead(const QString &path, AgentLink *agent);
     void detachAgent();
     void pollAgent();
     void sendAgentEngine(bool run);

@@ -99,22 +99,28 @@ std::vector<std::string> tablesField(const json &body)
     return out;
 }
 
+/// `text` as a whole number from `min` to `max`; BadRequest naming `name` otherwise.
+std::int64_t wholeNumber(const std::string &text, const std::string &name, std::int64_t min, std::int64_t max)
+{
+    try {
+        size_t used = 0;
+        const long long v = std::stoll(text, &used);
+        if (used != text.size() || v < min || v > max)
+            throw std::out_of_range("");
+        return v;
+    } catch (const std::exception &) {
+        throw BadRequest{400,
+                         name + " takes a whole number from " + std::to_string(min) + " to " + std::to_string(max)};
+    }
+}
+
 std::int64_t intQuery(const ApiRequest &r, const std::string &name, std::int64_t fallback, std::int64_t min,
                       std::int64_t max)
 {
     auto it = r.query.find(name);
     if (it == r.query.end() || it->second.empty())
         return fallback;
-    try {
-        size_t used = 0;
-        const long long v = std::stoll(it->second, &used);
-        if (used != it->second.size() || v < min || v > max)
-            throw std::out_of_range("");
-        return v;
-    } catch (const std::exception &) {
-        throw BadRequest{400, "query parameter " + name + " takes a whole number from " + std::to_string(min) + " to " +
-                                  std::to_string(max)};
-    }
+    return wholeNumber(it->second, "query parameter " + name, min, max);
 }
 
 std::string textQuery(const ApiRequest &r, const std::string &name)
@@ -321,7 +327,9 @@ ApiResponse AgentApi::route(const ApiRequest &request, const std::string &origin
 
     // Reading.
     if (path == "tables" && get)
-        return jsonResponse(200, json::parse(statusJson(m_engine.status(now).tables, now)));
+        // The document of status --json (core::statusJson), built as a value rather than printed and parsed.
+        return jsonResponse(
+            200, {{"generated_at", formatIso8601(now)}, {"tables", tablesJsonValue(m_engine.status(now).tables)}});
     if (path == "status" && get) {
         auto status = m_engine.status(now);
         json slotInfo = slotsJsonValue(status.monitor.sources);
@@ -400,18 +408,14 @@ ApiResponse AgentApi::route(const ApiRequest &request, const std::string &origin
     }
     if (path.starts_with("reconciles/") && get) {
         const std::string idText = path.substr(std::string("reconciles/").size());
-        ApiRequest fake;
-        fake.query["id"] = idText;
-        const auto id = intQuery(fake, "id", -1, 1, INT64_MAX);
+        const auto id = wholeNumber(idText, "a report id", 1, INT64_MAX);
         auto report = m_state.loadReport(id);
         if (!report)
             return errorResponse(404, "no reconciliation report " + idText);
         return jsonResponse(200, reportJsonValue(*report));
     }
     if (path.starts_with("jobs/") && get) {
-        ApiRequest fake;
-        fake.query["id"] = path.substr(5);
-        return jobJson(intQuery(fake, "id", -1, 1, INT64_MAX));
+        return jobJson(wholeNumber(path.substr(5), "a job id", 1, INT64_MAX));
     }
 
     // Acting.
