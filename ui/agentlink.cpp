@@ -55,7 +55,7 @@ QString AgentLink::fingerprintOf(const QByteArray &digest)
     return QString::fromLatin1(digest.toHex(':').toUpper());
 }
 
-AgentLink::AgentLink(AgentEndpoint endpoint, QObject *parent) : QObject(parent), m_endpoint(std::move(endpoint))
+AgentLink::AgentLink(AgentEndpoint endpoint, QObject *parent) : EngineDoor(parent), m_endpoint(std::move(endpoint))
 {
     // Each request goes out at once; a second Connect to Agent gets a fresh link, not a cache.
     m_net.setRedirectPolicy(QNetworkRequest::ManualRedirectPolicy);
@@ -100,6 +100,10 @@ void AgentLink::send(const QByteArray &verb, const QString &path, const QByteArr
                  .arg(m_endpoint.label()));
         return;
     }
+    if (withToken && !m_refusal.isEmpty()) {
+        fail(m_refusal); // the token or the certificate was refused: not sent again
+        return;
+    }
     if (withToken && https && m_endpoint.fingerprint.isEmpty()) {
         fail(tr("no certificate is pinned for this agent yet: connect again and confirm its fingerprint"));
         return;
@@ -137,24 +141,12 @@ void AgentLink::send(const QByteArray &verb, const QString &path, const QByteArr
             reply->abort();
         }
     });
-    connect(reply, &QNetworkReply::finished, this, [this, reply, handshake, guard, done] {
+    connect(reply, &QNetworkReply::finished, this, [this, reply, handshake, guard, done, withToken] {
         reply->deleteLater();
-        Reply r;
+        const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+        Reply r = replyFrom(status, reply->isOpen() ? reply->readAll() : QByteArray());
         r.presented = handshake->presented;
         r.certificateRefused = handshake->refused;
-        r.status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-        const QByteArray data = reply->isOpen() ? reply->readAll() : QByteArray();
-        r.body = nlohmann::json::parse(data.toStdString(), nullptr, false);
-        if (r.body.is_discarded())
-            r.body = nullptr;
-        const auto said = [&r]() -> QString {
-            if (!r.body.is_object() || !r.body.contains("error") || !r.body["error"].is_string())
-                return {};
-            QString s = QString::fromStdString(r.body["error"].get<std::string>());
-            if (r.body.contains("hint") && r.body["hint"].is_string())
-                s += QStringLiteral(": ") + QString::fromStdString(r.body["hint"].get<std::string>());
-            return s;
-        };
         if (r.certificateRefused) {
             r.error = tr("refused the agent at %1: it presents a certificate with SHA-256 fingerprint %2, not the "
                          "pinned %3. Another server may answer at this address. If the agent was given a new "
@@ -166,10 +158,11 @@ void AgentLink::send(const QByteArray &verb, const QString &path, const QByteArr
         } else if (r.status == 401) {
             r.error = tr("the agent refused the token (401): copy it again from 'driftless-cli agent-token' on the "
                          "agent");
-        } else if (r.status < 200 || r.status >= 300) {
-            const QString s = said();
-            r.error = s.isEmpty() ? tr("the agent answered %1").arg(r.status) : s;
+        } else if (!r.ok() && !r.body.is_object()) {
+            r.error = tr("the agent answered %1").arg(r.status);
         }
+        if (withToken && (r.certificateRefused || r.status == 401))
+            m_refusal = r.error;
         if (guard)
             done(r);
     });

@@ -1,6 +1,6 @@
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include "ui/enginedoor.h"
 
 #include <QByteArray>
 #include <QNetworkAccessManager>
@@ -24,38 +24,28 @@ struct AgentEndpoint {
     QString label() const;
 };
 
-/// One agent's control API over Qt Network (docs/agent-api.md), for EngineBridge and the runners.
+/// The door to an agent: its control API over Qt Network (docs/agent-api.md).
 ///
 /// The certificate is pinned: a handshake goes on only when the agent presents the certificate
 /// whose SHA-256 is `fingerprint`, whether or not a CA vouches for it; anything else is refused
 /// before the token is sent. With no fingerprint yet, only probe() may be sent (without the
 /// token), so the DBA can compare what the agent presents with what `serve` printed.
 ///
+/// A token refused (401) or a certificate not the pinned one ends the link: later requests get
+/// the same error at once, without sending the token again.
+///
 /// Thread affinity: a UI-thread object; replies arrive on the UI thread, each once, and never for
 /// a `context` that is gone.
-class AgentLink final : public QObject {
+class AgentLink final : public EngineDoor
+{
     Q_OBJECT
 public:
     explicit AgentLink(AgentEndpoint endpoint, QObject *parent = nullptr);
 
     const AgentEndpoint &endpoint() const { return m_endpoint; }
 
-    struct Reply {
-        int status = 0; ///< the HTTP status; 0 when no answer came
-        nlohmann::json body;
-        /// Empty on a 2xx answer; otherwise what went wrong, in words a DBA can act on.
-        QString error;
-        /// The agent presented a certificate other than the pinned one.
-        bool certificateRefused = false;
-        /// The fingerprint of the certificate the agent presented (https), as AB:CD:...
-        QString presented;
-        bool ok() const { return error.isEmpty(); }
-    };
-    using Done = std::function<void(const Reply &)>;
-
-    /// `verb` GET, POST or PUT to `path` (e.g. /api/v1/snapshot); a JSON `body` (YAML for PUT
-    /// workspace). `done` is called once on the UI thread unless `context` is gone by then.
-    void request(const QByteArray &verb, const QString &path, const QByteArray &body, QObject *context, Done done);
+    void request(const QByteArray &verb, const QString &path, const QByteArray &body, QObject *context,
+                 Done done) override;
     /// GET /sync/status without the token, trusting any certificate: what a first connect shows
     /// the DBA to confirm (Reply::presented), before anything secret is sent.
     void probe(QObject *context, Done done);
@@ -70,6 +60,9 @@ private:
 
     AgentEndpoint m_endpoint;
     QNetworkAccessManager m_net;
+    /// Why the agent refused the token or presented another certificate; once set, nothing
+    /// more is sent with the token (a new Connect to Agent makes a new link).
+    QString m_refusal;
 };
 
 } // namespace driftless::ui

@@ -1,15 +1,9 @@
 #include "ui/backfillrunner.h"
-#include "ui/displayformat.h"
-
-#include "ui/agentlink.h"
 #include "ui/enginebridge.h"
+#include "ui/enginedoor.h"
 
 #include "core/engine/resnapshot.h"
-#include "core/model/error.h"
 
-#include <QThreadPool>
-
-#include <exception>
 #include <optional>
 
 namespace driftless::ui
@@ -23,14 +17,10 @@ struct BackfillRunner::Outcome {
     std::optional<int> runningPid;
 };
 
-BackfillRunner::BackfillRunner(EngineBridge *engine, QObject *parent)
-    : QObject(parent), m_engine(engine), m_mailbox(Mailbox<BackfillRunner>::create(this))
+BackfillRunner::BackfillRunner(EngineBridge *engine, QObject *parent) : QObject(parent), m_engine(engine)
 {
-}
-
-BackfillRunner::~BackfillRunner()
-{
-    m_mailbox->close();
+    // The door of the engine shown before goes with its replies: nothing of it is on its way.
+    connect(m_engine, &EngineBridge::statePathChanged, this, [this] { m_busy.clear(); });
 }
 
 bool BackfillRunner::busy(const QString &pipeline, const QString &table) const
@@ -51,43 +41,26 @@ std::uint64_t BackfillRunner::cancel(const QString &pipeline, const QString &tab
 std::uint64_t BackfillRunner::run(Action action, const QString &pipeline, const QString &table)
 {
     const auto workspace = m_engine->snapshot().workspace;
-    if (!workspace || busy(pipeline, table))
+    if (!workspace || !m_engine->door() || busy(pipeline, table))
         return 0;
     const std::uint64_t job = ++m_lastJob;
     m_busy.insert({pipeline, table});
     emit started(job, action, pipeline, table);
-    if (AgentLink *agent = m_engine->agent()) {
-        // The agent's engine takes the request; the agent talks to the databases.
-        const nlohmann::json body = {
-            {"pipeline", pipeline.toStdString()}, {"table", table.toStdString()}, {"cancel", action == Action::Cancel}};
-        agent->request(
-            "POST", QStringLiteral("/api/v1/backfill"), QByteArray::fromStdString(body.dump()), this,
-            [this, job, action, statePath = m_engine->statePath(), pipeline, table](const AgentLink::Reply &r) {
-                Outcome o;
-                o.ok = r.ok();
-                o.message = r.ok() ? QString::fromStdString(r.body.value("message", std::string())) : r.error;
-                if (r.ok() && r.body.value("what", std::string()) == "in_flight")
-                    o.what = core::RebackfillRequest::What::InFlight;
-                m_engine->refresh();
-                onDone(job, action, statePath, pipeline, table, o);
-            });
-        return job;
-    }
-    QThreadPool::globalInstance()->start(
-        [mailbox = m_mailbox, job, action, workspace, statePath = m_engine->statePath(), pipeline, table] {
+    // The engine's door takes the request; the engine (the app's or an agent's) talks to the databases.
+    const nlohmann::json body = {
+        {"pipeline", pipeline.toStdString()}, {"table", table.toStdString()}, {"cancel", action == Action::Cancel}};
+    m_engine->door()->post(
+        QStringLiteral("/api/v1/backfill"), body, this,
+        [this, job, action, statePath = m_engine->statePath(), pipeline, table](const EngineDoor::Reply &r) {
             Outcome o;
-            try {
-                const auto r = action == Action::Request
-                                   ? core::requestRebackfill(*workspace, pipeline.toStdString(), table.toStdString())
-                                   : core::cancelRebackfill(*workspace, pipeline.toStdString(), table.toStdString());
-                o.ok = true;
-                o.what = r.what;
-                o.message = QString::fromStdString(r.message);
-                o.runningPid = r.runningPid;
-            } catch (const std::exception &e) {
-                o.message = describe(e);
-            }
-            mailbox->post([=](BackfillRunner &self) { self.onDone(job, action, statePath, pipeline, table, o); });
+            o.ok = r.ok();
+            o.message = r.ok() ? QString::fromStdString(r.body.value("message", std::string())) : r.error;
+            if (r.ok() && r.body.value("what", std::string()) == "in_flight")
+                o.what = core::RebackfillRequest::What::InFlight;
+            if (r.ok() && r.body.contains("streaming_pid") && r.body["streaming_pid"].is_number_integer())
+                o.runningPid = r.body["streaming_pid"].get<int>();
+            m_engine->refresh();
+            onDone(job, action, statePath, pipeline, table, o);
         });
     return job;
 }

@@ -1,7 +1,5 @@
 #pragma once
 
-#include "ui/mailbox.h"
-
 #include <QObject>
 #include <QString>
 
@@ -14,14 +12,15 @@ namespace driftless::ui
 
 class EngineBridge;
 
-/// Asks for, or cancels, a re-backfill of one CDC table: core::requestRebackfill() and
-/// core::cancelRebackfill() on a pool thread (both talk to the pipeline's target and source).
+/// Asks for, or cancels, a re-backfill of one CDC table through the engine's door (POST
+/// /api/v1/backfill: core::requestRebackfill() or core::cancelRebackfill() where the engine
+/// runs, which talk to the pipeline's target and source).
 ///
 /// A request for a pipeline nothing streams starts the app's engine (EngineBridge::start()), so
 /// the request is taken; when another process (driftless-cli run) streams it, that one picks it
 /// up and the engine is left alone, since two engines cannot read one slot.
 ///
-/// Thread affinity: a UI-thread object; workers only post to it. Every job has an id; a result
+/// Thread affinity: a UI-thread object. Every job has an id; a result
 /// for a workspace no longer shown is dropped. Failures arrive as finished()'s message, never
 /// as exceptions.
 class BackfillRunner final : public QObject
@@ -32,7 +31,6 @@ public:
     Q_ENUM(Action)
 
     explicit BackfillRunner(EngineBridge *engine, QObject *parent = nullptr);
-    ~BackfillRunner() override;
 
     EngineBridge *engine() const { return m_engine; }
     /// True while a request or cancellation for this table is on its way.
@@ -58,7 +56,6 @@ private:
                 const QString &table, const Outcome &outcome);
 
     EngineBridge *m_engine;
-    std::shared_ptr<Mailbox<BackfillRunner>> m_mailbox;
     std::uint64_t m_lastJob = 0;
     std::set<std::pair<QString, QString>> m_busy;
 };

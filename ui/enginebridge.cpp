@@ -2,6 +2,7 @@
 #include "ui/agentlink.h"
 #include "ui/displayformat.h"
 #include "ui/enginepriority.h"
+#include "ui/localdoor.h"
 
 #include "ui/liveobserver.h"
 #include "ui/mailbox.h"
@@ -203,6 +204,19 @@ void EngineBridge::showInstead(const QString &path, AgentLink *agent)
         stop(); // the local engine lets go of the file; its last snapshots are dropped below
     m_agent = agent;
     m_path = path;
+    if (m_localDoor)
+        m_localDoor->deleteLater(); // its replies in flight are dropped with it
+    m_localDoor = nullptr;
+    if (!agent && !path.isEmpty())
+        m_localDoor = new LocalDoor(
+            path,
+            [this](bool run) {
+                if (run)
+                    start();
+                else
+                    stop();
+            },
+            this);
     ++m_generation;
     emit statePathChanged(m_path);
     // Clear at once: the previous workspace's tables must not sit under the new name while the
@@ -270,8 +284,19 @@ void EngineBridge::refresh()
         startRead();
 }
 
+EngineDoor *EngineBridge::door() const
+{
+    // An agent is asked for nothing else until it has accepted the token once: a wrong token is
+    // refused once, not by every page at the same moment.
+    if (m_agent)
+        return m_agentAccepted ? m_agent : nullptr;
+    return m_localDoor;
+}
+
 void EngineBridge::setState(State state, const QString &message)
 {
+    if (m_localDoor)
+        m_localDoor->setEngineRunning(state == State::Running);
     if (state == m_state && message == m_message)
         return;
     m_state = state;
@@ -414,6 +439,7 @@ void EngineBridge::detachAgent()
     m_agent = nullptr;
     m_agentPollInFlight = false;
     m_agentReachable = false;
+    m_agentAccepted = false;
     m_agentYaml.clear();
     setState(State::Stopped, {});
 }
@@ -470,6 +496,7 @@ void EngineBridge::pollAgent()
                              s.error = tr("the agent's snapshot could not be read: %1").arg(describe(e));
                          }
                          m_agentReachable = true;
+                         m_agentAccepted = true;
                          const bool running = s.live;
                          publish(std::move(s));
                          setState(running ? State::Running : State::Stopped,

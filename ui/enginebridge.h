@@ -14,6 +14,8 @@
 namespace driftless::ui {
 
 class AgentLink;
+class EngineDoor;
+class LocalDoor;
 struct AgentEndpoint;
 
 /// Runs the core engine for one workspace file and hands the UI immutable EngineSnapshot values.
@@ -48,6 +50,10 @@ public:
     QString statePath() const { return m_path; }
     /// The agent this bridge shows and drives (attach()), or null for a workspace file.
     AgentLink *agent() const { return m_agent; }
+    /// The door to the engine shown (ui/enginedoor.h): the agent's, or the app's own over the
+    /// workspace file; null while nothing is shown, and while an agent has not yet answered with
+    /// the token. Runners and pages send everything through it.
+    EngineDoor *door() const;
     State state() const { return m_state; }
     /// Why the last run ended or could not start; empty after a clean stop.
     QString message() const { return m_message; }
@@ -120,9 +126,12 @@ private:
     QTimer m_publishTimer;
     QTimer m_idleTimer;
     AgentLink *m_agent = nullptr;
+    LocalDoor *m_localDoor = nullptr;
     QTimer m_agentTimer;
     bool m_agentPollInFlight = false;
     bool m_agentReachable = false;
+    /// The agent answered a snapshot once: the door is open to the pages.
+    bool m_agentAccepted = false;
     std::string m_agentYaml;
     std::jthread m_engine;
     std::jthread m_reaper;

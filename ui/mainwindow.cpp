@@ -54,11 +54,10 @@ constexpr int kStatusMessageMs = 20'000;
 MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent), m_engine(new EngineBridge(this)), m_tablesModel(new TablesModel(this)),
       m_eventsModel(new EventsModel(this)), m_slotsModel(new SlotsModel(this)), m_alertsModel(new AlertsModel(this)),
-      m_slotMonitor(new SlotMonitor(this)), m_backfill(new BackfillRunner(m_engine, this)),
+      m_slotMonitor(new SlotMonitor(m_engine, this)), m_backfill(new BackfillRunner(m_engine, this)),
       m_alertCenter(new AlertCenter(this)), m_tray(new TrayNotifier(this)), m_secrets(new SecretStore(this)),
-      m_pages(new QTabWidget(this)),
-      m_tablesPage(new TablesPage(m_tablesModel, m_backfill, m_pages)), m_lagPage(new LagPage(m_pages)),
-      m_slotsPage(new SlotsPage(m_slotsModel, m_slotMonitor, m_pages)),
+      m_pages(new QTabWidget(this)), m_tablesPage(new TablesPage(m_tablesModel, m_backfill, m_pages)),
+      m_lagPage(new LagPage(m_pages)), m_slotsPage(new SlotsPage(m_slotsModel, m_slotMonitor, m_pages)),
       m_alertsPage(new AlertsPage(m_alertsModel, m_eventsModel, m_pages)),
       m_workspacePage(new WorkspacePage(m_engine, m_secrets, m_pages)), m_pathLabel(new QLabel(this)),
       m_engineLabel(new QLabel(this))
@@ -71,12 +70,13 @@ MainWindow::MainWindow(QWidget *parent)
     m_pages->setObjectName(QStringLiteral("pages"));
     m_pages->setDocumentMode(true);
     m_pages->addTab(m_tablesPage, tr("Tables"));
+    m_lagPage->setEngine(m_engine); // its history is where the engine is
     m_pages->addTab(m_lagPage, tr("Lag"));
     m_pages->addTab(m_slotsPage, tr("Slots"));
     m_pages->addTab(m_alertsPage, tr("Alerts && Log"));
     m_pages->addTab(m_workspacePage, tr("Workspace"));
     // Right after Alerts & Log, where drift is noticed.
-    m_reconcileRunner = new ReconcileRunner(this);
+    m_reconcileRunner = new ReconcileRunner(m_engine, this);
     m_reconcilePage = new ReconcilePage(m_reconcileRunner, m_pages);
     m_pages->insertTab(m_pages->indexOf(m_alertsPage) + 1, m_reconcilePage, tr("Reconciliation"));
     setCentralWidget(m_pages);
@@ -300,9 +300,6 @@ void MainWindow::updateRecentAgents()
 void MainWindow::showWhere()
 {
     const QString path = m_engine->statePath();
-    // The pages that read more than snapshots read it where the engine is.
-    m_slotMonitor->setAgent(m_engine->agent());
-    m_lagPage->setAgent(m_engine->agent());
     if (AgentLink *agent = m_engine->agent()) {
         const auto &e = agent->endpoint();
         m_pathLabel->setText(e.fingerprint.isEmpty()

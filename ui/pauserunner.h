@@ -1,7 +1,5 @@
 #pragma once
 
-#include "ui/mailbox.h"
-
 #include <QObject>
 #include <QString>
 #include <QStringList>
@@ -16,19 +14,18 @@ namespace driftless::ui
 
 class EngineBridge;
 
-/// Pauses or resumes tables: core::setTablesPaused() on a pool thread (it writes the workspace
-/// file, which another process may hold busy for seconds; it talks to no database server). A
-/// running engine, the app's or a driftless-cli's on the same file, takes the change within a
-/// second; the bridge is asked to refresh so the page shows it at once.
+/// Pauses or resumes tables through the engine's door (POST /api/v1/pause or resume): the app's
+/// own engine writes the workspace file, an agent its own. A running engine, the app's or a
+/// driftless-cli's on the same file, takes the change within a second; the bridge is asked to
+/// refresh so the page shows it at once.
 ///
-/// Thread affinity: a UI-thread object; workers only post to it. Every job has an id; a result
-/// for a workspace no longer shown is dropped. Failures arrive as finished()'s lines.
+/// Thread affinity: a UI-thread object. Every job has an id; a result for a workspace no longer
+/// shown is dropped. Failures arrive as finished()'s lines.
 class PauseRunner final : public QObject
 {
     Q_OBJECT
 public:
     explicit PauseRunner(EngineBridge *engine, QObject *parent = nullptr);
-    ~PauseRunner() override;
 
     EngineBridge *engine() const { return m_engine; }
     /// True while a pause or resume of this table is on its way.
@@ -46,7 +43,6 @@ signals:
 
 private:
     EngineBridge *m_engine;
-    std::shared_ptr<Mailbox<PauseRunner>> m_mailbox;
     std::uint64_t m_lastJob = 0;
     std::set<std::pair<QString, QString>> m_busy;
 };

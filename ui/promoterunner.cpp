@@ -1,17 +1,7 @@
 #include "ui/promoterunner.h"
-#include "ui/displayformat.h"
+#include "ui/enginedoor.h"
 
-#include "core/engine/slotguard.h"
-#include "core/engine/workspacestate.h"
-#include "core/model/error.h"
-
-#include "ui/agentlink.h"
-
-#include <QThreadPool>
-
-#include <exception>
 #include <string>
-#include <vector>
 
 namespace driftless::ui
 {
@@ -22,15 +12,14 @@ struct PromoteRunner::Outcome {
     QStringList lines;
 };
 
-PromoteRunner::PromoteRunner(EngineBridge *engine, QObject *parent)
-    : QObject(parent), m_engine(engine), m_mailbox(Mailbox<PromoteRunner>::create(this))
+PromoteRunner::PromoteRunner(EngineBridge *engine, QObject *parent) : QObject(parent), m_engine(engine)
 {
     connect(m_engine, &EngineBridge::stateChanged, this, &PromoteRunner::onEngineState);
-}
-
-PromoteRunner::~PromoteRunner()
-{
-    m_mailbox->close();
+    // The door of the engine shown before goes with its replies: nothing of it is on its way.
+    connect(m_engine, &EngineBridge::statePathChanged, this, [this] {
+        m_running = false;
+        m_pending.reset();
+    });
 }
 
 std::uint64_t PromoteRunner::promote(const QString &pipeline, const QStringList &tables)
@@ -39,29 +28,9 @@ std::uint64_t PromoteRunner::promote(const QString &pipeline, const QStringList 
         return 0;
     Job job{++m_lastJob, m_engine->statePath(), pipeline, tables, false};
     emit started(job.id, pipeline, tables);
-    if (AgentLink *agent = m_engine->agent()) {
-        // The agent's engine starts again with the promoted tables by itself.
-        nlohmann::json names = nlohmann::json::array();
-        for (const QString &t : tables)
-            names.push_back(t.toStdString());
-        const nlohmann::json body = {{"pipeline", pipeline.toStdString()}, {"tables", names}};
-        m_running = true;
-        agent->request("POST", QStringLiteral("/api/v1/promote"), QByteArray::fromStdString(body.dump()), this,
-                       [this, job](const AgentLink::Reply &r) {
-                           Outcome o;
-                           o.ok = r.ok();
-                           if (r.ok())
-                               for (const auto &l : r.body.value("lines", nlohmann::json::array()))
-                                   o.lines << QString::fromStdString(l.get<std::string>());
-                           else
-                               o.lines << r.error;
-                           m_engine->refresh();
-                           onDone(job, o);
-                       });
-        return job.id;
-    }
     const auto state = m_engine->state();
-    if (state == EngineBridge::State::Stopped) {
+    if (m_engine->agent() || state == EngineBridge::State::Stopped) {
+        // An agent's engine starts again with the promoted tables by itself.
         launch(job);
         return job.id;
     }
@@ -84,22 +53,24 @@ void PromoteRunner::onEngineState(EngineBridge::State state)
 
 void PromoteRunner::launch(const Job &job)
 {
+    EngineDoor *door = m_engine->door();
+    if (!door || job.statePath != m_engine->statePath())
+        return;
     m_running = true;
-    QThreadPool::globalInstance()->start([mailbox = m_mailbox, job] {
-        Outcome o;
-        try {
-            core::WorkspaceState state(job.statePath.toStdString());
-            std::vector<std::string> names;
-            for (const QString &t : job.tables)
-                names.push_back(t.toStdString());
-            for (const auto &line : state.promoteToCdc(job.pipeline.toStdString(), names))
-                o.lines << QString::fromStdString(line);
-            o.ok = true;
-        } catch (const std::exception &e) {
-            o.lines << describe(e);
-        }
-        mailbox->post([job, o](PromoteRunner &self) { self.onDone(job, o); });
-    });
+    nlohmann::json names = nlohmann::json::array();
+    for (const QString &t : job.tables)
+        names.push_back(t.toStdString());
+    door->post(QStringLiteral("/api/v1/promote"), {{"pipeline", job.pipeline.toStdString()}, {"tables", names}}, this,
+               [this, job](const EngineDoor::Reply &r) {
+                   Outcome o;
+                   o.ok = r.ok();
+                   if (r.ok())
+                       for (const auto &l : r.body.value("lines", nlohmann::json::array()))
+                           o.lines << QString::fromStdString(l.get<std::string>());
+                   else
+                       o.lines << r.error;
+                   onDone(job, o);
+               });
 }
 
 void PromoteRunner::onDone(const Job &job, const Outcome &outcome)
@@ -110,6 +81,7 @@ void PromoteRunner::onDone(const Job &job, const Outcome &outcome)
         return;
     QStringList lines = outcome.lines;
     if (m_engine->agent()) {
+        m_engine->refresh();
         if (outcome.ok)
             lines << (m_engine->state() == EngineBridge::State::Running
                           ? tr("The agent's sync starts again with the stored workspace: it creates the slot and "

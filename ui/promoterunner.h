@@ -1,7 +1,6 @@
 #pragma once
 
 #include "ui/enginebridge.h"
-#include "ui/mailbox.h"
 
 #include <QObject>
 #include <QString>
@@ -13,8 +12,9 @@
 namespace driftless::ui
 {
 
-/// Returns tables the slot guard moved to cursor sync back to CDC: core::promoteToCdc() on a pool
-/// thread (it rewrites the stored workspace and clears the tables' checkpoints in the target).
+/// Returns tables the slot guard moved to cursor sync back to CDC through the engine's door (POST
+/// /api/v1/promote: core::promoteToCdc() where the engine runs, which rewrites the stored
+/// workspace and clears the tables' checkpoints in the target).
 ///
 /// A running engine holds the workspace it started with and would keep syncing the table by its
 /// cursor, so it is stopped first (between batches, never waited for on the UI thread), the
@@ -22,7 +22,9 @@ namespace driftless::ui
 /// workspace; its first CDC pass creates the slot and loads the table. A stopped engine only
 /// reads the file again (EngineBridge::refresh(), as after the Workspace page saves).
 ///
-/// Thread affinity: a UI-thread object; workers only post to it. One promotion at a time; a
+/// An agent's engine restarts by itself when its stored workspace changes.
+///
+/// Thread affinity: a UI-thread object. One promotion at a time; a
 /// result for a workspace no longer shown is dropped. Failures arrive as finished()'s lines,
 /// never as exceptions.
 class PromoteRunner final : public QObject
@@ -30,7 +32,6 @@ class PromoteRunner final : public QObject
     Q_OBJECT
 public:
     explicit PromoteRunner(EngineBridge *engine, QObject *parent = nullptr);
-    ~PromoteRunner() override;
 
     EngineBridge *engine() const { return m_engine; }
     /// True from promote() until finished().
@@ -61,7 +62,6 @@ private:
     void onDone(const Job &job, const Outcome &outcome);
 
     EngineBridge *m_engine;
-    std::shared_ptr<Mailbox<PromoteRunner>> m_mailbox;
     std::uint64_t m_lastJob = 0;
     /// Waiting for the engine to stop.
     std::optional<Job> m_pending;

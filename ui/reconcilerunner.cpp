@@ -1,22 +1,18 @@
 #include "ui/reconcilerunner.h"
-#include "ui/displayformat.h"
 
-#include "core/model/error.h"
+#include "ui/enginebridge.h"
+#include "ui/enginedoor.h"
 
-#include <QThreadPool>
+#include <QTimer>
+#include <QUrl>
 
-#include <exception>
-#include <filesystem>
-#include <functional>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <utility>
 
 namespace driftless::ui
 {
 
-/// One reconcile or repair, as the worker needs it: plain values only.
+/// One reconcile or repair, as the page asked for it.
 struct ReconcileRunner::Request {
     enum class Kind { Reconcile, RepairKeys, RepairTable };
     Kind kind = Kind::Reconcile;
@@ -27,40 +23,10 @@ struct ReconcileRunner::Request {
     std::vector<core::CanonicalKey> keys;
 };
 
-namespace
-{
+ReconcileRunner::ReconcileRunner(EngineBridge *engine, QObject *parent) : QObject(parent), m_engine(engine) {}
 
-/// Opens the workspace, which must exist (WorkspaceState never creates one), saying so in the
-/// page's words when it does not.
-std::unique_ptr<core::WorkspaceState> openStore(const QString &path)
-{
-    std::error_code ec;
-    if (!std::filesystem::exists(path.toStdString(), ec))
-        throw core::Error(core::ErrorKind::Permanent,
-                          ReconcileRunner::tr("there is no workspace file at %1").arg(path).toStdString());
-    return std::make_unique<core::WorkspaceState>(path.toStdString());
-}
-
-std::vector<std::string> toStd(const QStringList &list)
-{
-    std::vector<std::string> out;
-    for (const auto &s : list)
-        out.push_back(s.toStdString());
-    return out;
-}
-
-} // namespace
-
-ReconcileRunner::ReconcileRunner(QObject *parent) : QObject(parent), m_mailbox(Mailbox<ReconcileRunner>::create(this))
-{
-}
-
-ReconcileRunner::~ReconcileRunner()
-{
-    m_mailbox->close();
-    // A comparison still running stops after its table; nobody waits for it.
-    m_stop.request_stop();
-}
+// A comparison still running goes on in the engine, which stops it when it lets go of the file.
+ReconcileRunner::~ReconcileRunner() = default;
 
 void ReconcileRunner::setSnapshot(const EngineSnapshot &snapshot)
 {
@@ -69,6 +35,10 @@ void ReconcileRunner::setSnapshot(const EngineSnapshot &snapshot)
         m_path = snapshot.statePath;
         m_workspace.reset();
         ++m_generation;
+        // The previous engine's door goes with its replies: nothing of it is in flight.
+        m_job = 0;
+        m_reading = false;
+        m_readAgain = false;
         changed = true;
     }
     // An unreadable file keeps the last workspace: its pipelines still exist.
@@ -84,7 +54,7 @@ void ReconcileRunner::setSnapshot(const EngineSnapshot &snapshot)
 
 void ReconcileRunner::reloadSummaries()
 {
-    if (m_path.isEmpty()) {
+    if (m_path.isEmpty() || !m_engine->door()) {
         emit summariesReady({}, QString());
         return;
     }
@@ -99,51 +69,42 @@ void ReconcileRunner::startSummaryRead()
 {
     m_reading = true;
     m_readAgain = false;
-    QThreadPool::globalInstance()->start([mailbox = m_mailbox, generation = m_generation, path = m_path] {
-        std::vector<core::ReconcileSummary> rows;
-        QString error;
-        try {
-            rows = openStore(path)->reconcileSummaries(kSummaryLimit);
-        } catch (const std::exception &e) {
-            error = describe(e);
-        }
-        mailbox->post([generation, rows = std::move(rows), error](ReconcileRunner &r) mutable {
-            r.onSummariesRead(generation, std::move(rows), error);
+    m_engine->door()->request(
+        "GET", QStringLiteral("/api/v1/reconciles?limit=%1").arg(kSummaryLimit), {}, this,
+        [this, generation = m_generation](const EngineDoor::Reply &r) {
+            onSummariesRead(generation,
+                            r.ok() ? core::summariesFromJson(r.body) : std::vector<core::ReconcileSummary>{}, r.error);
         });
-    });
 }
 
 void ReconcileRunner::onSummariesRead(std::uint64_t generation, std::vector<core::ReconcileSummary> rows,
                                       const QString &error)
 {
+    if (generation != m_generation)
+        return; // the read of another engine's reports; this one's has its own
     m_reading = false;
-    if (generation == m_generation)
-        emit summariesReady(rows, error);
-    if (m_readAgain || generation != m_generation)
+    emit summariesReady(rows, error);
+    if (m_readAgain)
         reloadSummaries();
 }
 
 void ReconcileRunner::loadReport(std::int64_t id)
 {
-    if (m_path.isEmpty())
+    if (m_path.isEmpty() || !m_engine->door())
         return;
-    QThreadPool::globalInstance()->start([mailbox = m_mailbox, generation = m_generation, path = m_path, id] {
-        std::shared_ptr<const core::ReconcileReport> report;
-        QString error;
-        try {
-            const auto store = openStore(path);
-            if (auto r = store->loadReport(id))
-                report = std::make_shared<const core::ReconcileReport>(std::move(*r));
-            else
-                error = tr("report %1 is not in the workspace file").arg(id);
-        } catch (const std::exception &e) {
-            error = describe(e);
-        }
-        mailbox->post([generation, id, report, error](ReconcileRunner &r) {
-            if (generation == r.m_generation)
-                emit r.reportReady(id, report, error);
-        });
-    });
+    m_engine->door()->request("GET", QStringLiteral("/api/v1/reconciles/%1").arg(id), {}, this,
+                              [this, generation = m_generation, id](const EngineDoor::Reply &r) {
+                                  if (generation != m_generation)
+                                      return;
+                                  std::shared_ptr<const core::ReconcileReport> report;
+                                  QString error = r.error;
+                                  if (r.ok())
+                                      report =
+                                          std::make_shared<const core::ReconcileReport>(core::reportFromJson(r.body));
+                                  else if (r.status == 404)
+                                      error = tr("report %1 is not in the workspace").arg(id);
+                                  emit reportReady(id, report, error);
+                              });
 }
 
 std::uint64_t ReconcileRunner::reconcile(const QString &pipeline, const QStringList &tables)
@@ -179,128 +140,141 @@ std::uint64_t ReconcileRunner::repairTable(std::int64_t reportId, const QString 
 
 void ReconcileRunner::cancel()
 {
-    if (busy())
-        m_stop.request_stop();
+    if (!busy() || m_cancelled)
+        return;
+    m_cancelled = true;
+    // Asked when the job's id is known (pollJob), if it is not yet.
+    if (m_apiJob)
+        m_engine->door()->post(QStringLiteral("/api/v1/jobs/%1/cancel").arg(m_apiJob), nlohmann::json::object(), this,
+                               [](const EngineDoor::Reply &) {});
 }
 
 std::uint64_t ReconcileRunner::startJob(Request request)
 {
-    if (!m_workspace || m_path.isEmpty() || busy())
+    EngineDoor *door = m_engine->door();
+    if (!m_workspace || m_path.isEmpty() || !door || busy())
         return 0;
     const std::uint64_t job = ++m_lastJob;
     m_job = job;
-    m_stop = std::stop_source();
+    m_apiJob = 0;
+    m_phasesSeen = 0;
+    m_cancelled = false;
     const bool repair = request.kind != Request::Kind::Reconcile;
     emit jobStarted(job, repair,
                     repair ? request.table : (request.tables.size() == 1 ? request.tables.front() : QString()));
 
-    QThreadPool::globalInstance()->start([mailbox = m_mailbox, generation = m_generation, path = m_path,
-                                          workspace = m_workspace, stop = m_stop.get_token(), job,
-                                          request = std::move(request)] {
-        // Phases of the comparison, posted as they come; `done` counts finished tables.
-        int done = 0;
-        int total = 0;
-        auto onPhase = [&](const std::string &table, std::string_view phase) {
-            if (phase == "done")
-                ++done;
-            mailbox->post([generation, job, table = QString::fromStdString(table),
-                           phase = QString::fromUtf8(phase.data(), static_cast<int>(phase.size())), done,
-                           total](ReconcileRunner &r) {
-                if (generation == r.m_generation)
-                    emit r.progress(job, table, phase, done, total);
-            });
-        };
-        /// Compares and stores; returns the report's id (0 when cancelled, with `error` set).
-        auto compareAndStore = [&](core::WorkspaceState &store, const std::string &pipeline,
-                                   const std::vector<std::string> &tables, QString &error) -> std::int64_t {
-            core::ReconcileOptions options;
-            options.stop = stop;
-            options.onPhase = onPhase;
-            auto report = core::reconcile(*workspace, pipeline, tables, options);
-            if (stop.stop_requested()) {
-                error = tr("cancelled; nothing was stored");
-                return 0;
-            }
-            store.storeReport(report);
-            return report.id;
-        };
-
-        if (request.kind == Request::Kind::Reconcile) {
-            std::int64_t reportId = 0;
-            QString error;
-            try {
-                const std::string pipeline = request.pipeline.toStdString();
-                const core::PipelineSpec *spec = workspace->pipeline(pipeline);
-                total = request.tables.isEmpty() ? (spec ? static_cast<int>(spec->tables.size()) : 0)
-                                                 : static_cast<int>(request.tables.size());
-                // Opened first: no comparison runs for a file that cannot take its report.
-                const auto store = openStore(path);
-                reportId = compareAndStore(*store, pipeline, toStd(request.tables), error);
-            } catch (const std::exception &e) {
-                error = describe(e);
-            }
-            mailbox->post([generation, job, reportId, error](ReconcileRunner &r) {
-                r.finishJob(job);
-                if (generation == r.m_generation) {
-                    emit r.reconcileFinished(job, reportId, error);
-                    r.reloadSummaries();
-                }
-            });
+    nlohmann::json body;
+    QString path;
+    if (!repair) {
+        path = QStringLiteral("/api/v1/reconcile");
+        nlohmann::json tables = nlohmann::json::array();
+        for (const QString &t : request.tables)
+            tables.push_back(t.toStdString());
+        body = {{"pipeline", request.pipeline.toStdString()}, {"tables", tables}};
+    } else {
+        path = QStringLiteral("/api/v1/repair");
+        body = {{"report", request.reportId}, {"table", request.table.toStdString()}};
+        if (request.kind == Request::Kind::RepairKeys) {
+            nlohmann::json keys = nlohmann::json::array();
+            for (const auto &k : request.keys)
+                keys.push_back(core::keyJson(k, {}));
+            body["keys"] = keys;
+        }
+    }
+    door->post(path, body, this, [this, job, generation = m_generation, request](const EngineDoor::Reply &r) {
+        if (generation != m_generation || job != m_job)
+            return;
+        if (!r.ok() || !r.body.contains("job")) {
+            const QString error = r.ok() ? tr("the engine did not start the job") : r.error;
+            finishJob(job);
+            if (request.kind == Request::Kind::Reconcile)
+                emit reconcileFinished(job, 0, error);
+            else
+                emit repairFinished(job, request.reportId, request.table, {}, error);
             return;
         }
-
-        RepairResult result;
-        QString error;
-        try {
-            const auto store = openStore(path);
-            const auto report = store->loadReport(request.reportId);
-            if (!report)
-                throw core::Error(core::ErrorKind::Permanent,
-                                  tr("report %1 is not in the workspace file").arg(request.reportId).toStdString());
-            const std::string table = request.table.toStdString();
-            total = 1;
-            onPhase(table, "repair");
-            if (request.kind == Request::Kind::RepairKeys) {
-                core::RepairOutcome outcome;
-                try {
-                    outcome = core::repairKeys(*workspace, report->pipeline, table, request.keys);
-                } catch (const core::Error &e) {
-                    outcome.pipeline = report->pipeline;
-                    outcome.table = table;
-                    outcome.keys = static_cast<long long>(request.keys.size());
-                    outcome.error = e.describe();
-                }
-                result.outcomes.push_back(std::move(outcome));
-            } else {
-                result.outcomes = core::repairReport(*workspace, *report, table);
-            }
-            store->recordRepair(*report, result.outcomes);
-            // Where the table stands now, as a report of its own: what the list shows next.
-            done = 0;
-            try {
-                result.checkReportId = compareAndStore(*store, report->pipeline, {table}, result.checkError);
-            } catch (const std::exception &e) {
-                result.checkError = describe(e);
-            }
-        } catch (const std::exception &e) {
-            error = describe(e);
+        m_apiJob = r.body["job"].get<std::int64_t>();
+        if (m_cancelled) {
+            m_cancelled = false; // cancel() asks now that the id is known
+            cancel();
         }
-        mailbox->post(
-            [generation, job, reportId = request.reportId, table = request.table, result, error](ReconcileRunner &r) {
-                r.finishJob(job);
-                if (generation == r.m_generation) {
-                    emit r.repairFinished(job, reportId, table, result, error);
-                    r.reloadSummaries();
-                }
-            });
+        pollJob(job, generation, request, m_apiJob);
     });
     return job;
 }
 
+void ReconcileRunner::pollJob(std::uint64_t job, std::uint64_t generation, const Request &request, std::int64_t apiJob)
+{
+    EngineDoor *door = m_engine->door();
+    if (generation != m_generation || job != m_job || !door)
+        return;
+    door->request("GET", QStringLiteral("/api/v1/jobs/%1?phases_from=%2").arg(apiJob).arg(m_phasesSeen), {}, this,
+                  [this, job, generation, request, apiJob](const EngineDoor::Reply &r) {
+                      if (generation != m_generation || job != m_job)
+                          return;
+                      const auto again = [this, job, generation, request, apiJob] {
+                          QTimer::singleShot(kPollMs, this, [this, job, generation, request, apiJob] {
+                              pollJob(job, generation, request, apiJob);
+                          });
+                      };
+                      if (!r.ok()) {
+                          // An agent out of reach for a moment: its job goes on; ask again.
+                          if (r.status == 0 && !r.certificateRefused) {
+                              again();
+                              return;
+                          }
+                          finishJob(job);
+                          if (request.kind == Request::Kind::Reconcile)
+                              emit reconcileFinished(job, 0, r.error);
+                          else
+                              emit repairFinished(job, request.reportId, request.table, {}, r.error);
+                          return;
+                      }
+                      // Every step since the last poll, in order: none is missed between two polls.
+                      const nlohmann::json phases = r.body.value("phases", nlohmann::json::array());
+                      for (const auto &p : phases) {
+                          if (!p.is_object())
+                              continue;
+                          ++m_phasesSeen;
+                          emit progress(job, QString::fromStdString(p.value("table", std::string())),
+                                        QString::fromStdString(p.value("phase", std::string())), p.value("done", 0),
+                                        p.value("total", 0));
+                      }
+                      const std::string state = r.body.value("state", std::string());
+                      if (state == "running") {
+                          again();
+                          return;
+                      }
+                      const nlohmann::json &result = r.body.value("result", nlohmann::json());
+                      const QString error = r.body.contains("error") && r.body["error"].is_string()
+                                                ? QString::fromStdString(r.body["error"].get<std::string>())
+                                                : QString();
+                      finishJob(job);
+                      if (request.kind == Request::Kind::Reconcile) {
+                          const std::int64_t reportId =
+                              state == "done" && result.is_object() ? result.value("report_id", std::int64_t{0}) : 0;
+                          emit reconcileFinished(job, reportId, error);
+                      } else {
+                          RepairResult out;
+                          if (result.is_object()) {
+                              out.outcomes = core::repairFromJson(result);
+                              if (result.contains("check_report") && result["check_report"].is_number_integer())
+                                  out.checkReportId = result["check_report"].get<std::int64_t>();
+                              if (result.contains("check_error") && result["check_error"].is_string())
+                                  out.checkError = QString::fromStdString(result["check_error"].get<std::string>());
+                          }
+                          emit repairFinished(job, request.reportId, request.table, out, error);
+                      }
+                      reloadSummaries();
+                  });
+}
+
 void ReconcileRunner::finishJob(std::uint64_t job)
 {
-    if (m_job == job)
+    if (m_job == job) {
         m_job = 0;
+        m_apiJob = 0;
+    }
 }
 
 } // namespace driftless::ui

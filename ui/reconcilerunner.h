@@ -1,10 +1,9 @@
 #pragma once
 
 #include "ui/enginesnapshot.h"
-#include "ui/mailbox.h"
 
 #include "core/engine/reconciler.h"
-#include "core/engine/workspacestate.h"
+#include "core/model/staterecords.h"
 
 #include <QObject>
 #include <QString>
@@ -12,32 +11,34 @@
 
 #include <cstdint>
 #include <memory>
-#include <stop_token>
 #include <vector>
 
 namespace driftless::ui
 {
 
-/// Reconciliation for the desktop app: reads stored reports, compares a pipeline's tables
-/// (core::reconcile + core::storeReport) and repairs differing keys (core::repairKeys or
-/// core::repairReport, then core::recordRepair), always on a pool thread. Each worker opens
-/// its own WorkspaceState and its own database connections, which live and die on that thread.
+class EngineBridge;
+
+/// Reconciliation for the desktop app, through the engine's door (EngineBridge::door(): the
+/// app's own engine or an agent's): reads stored reports, starts comparisons and repairs as the
+/// API's jobs (POST /api/v1/reconcile and /api/v1/repair) and follows them (GET
+/// /api/v1/jobs/ID), so the page works the same on a workspace file and on an agent.
 ///
-/// - setSnapshot() follows EngineBridge: the workspace (endpoints, pipelines) and the state
-///   file come from its snapshots; another file starts a new generation, and every result of
-///   the previous one is dropped.
+/// - setSnapshot() follows EngineBridge: the workspace (endpoints, pipelines) and which engine
+///   come from its snapshots; another engine starts a new generation, and every result of the
+///   previous one is dropped.
 /// - One reconcile or repair at a time (busy()); a repair compares the repaired table again
-///   afterwards and stores that as a new report, so the list shows where the table stands.
+///   afterwards and stores that as a new report (the API does), so the list shows where the
+///   table stands.
 /// - Reads of the list and of one report may run beside it; a list read asked for while one
 ///   runs runs once more when it ends.
 ///
-/// Thread affinity: a UI-thread object; workers only post to it and never wait for it.
-/// Failures arrive as the error strings of the signals, never as exceptions.
+/// Thread affinity: a UI-thread object. Failures arrive as the error strings of the signals,
+/// never as exceptions.
 class ReconcileRunner final : public QObject
 {
     Q_OBJECT
 public:
-    explicit ReconcileRunner(QObject *parent = nullptr);
+    explicit ReconcileRunner(EngineBridge *engine, QObject *parent = nullptr);
     ~ReconcileRunner() override;
 
     /// Rows of the list at most (one per table of a report, newest first).
@@ -49,7 +50,9 @@ public:
     bool busy() const { return m_job != 0; }
     std::uint64_t currentJob() const { return m_job; }
     /// True when cancel() was asked of the running or last job.
-    bool lastJobCancelled() const { return m_stop.stop_requested(); }
+    bool lastJobCancelled() const { return m_cancelled; }
+    /// How often a running job is asked where it is.
+    static constexpr int kPollMs = 250;
 
     struct RepairResult {
         std::vector<core::RepairOutcome> outcomes;
@@ -99,17 +102,22 @@ private:
     struct Request;
     std::uint64_t startJob(Request request);
     void startSummaryRead();
+    void pollJob(std::uint64_t job, std::uint64_t generation, const Request &request, std::int64_t apiJob);
     void finishJob(std::uint64_t job);
     void onSummariesRead(std::uint64_t generation, std::vector<core::ReconcileSummary> rows,
                          const QString &error);
 
-    std::shared_ptr<Mailbox<ReconcileRunner>> m_mailbox;
+    EngineBridge *m_engine;
     QString m_path;
     std::shared_ptr<const core::Workspace> m_workspace;
     std::uint64_t m_generation = 0;
     std::uint64_t m_lastJob = 0;
     std::uint64_t m_job = 0;
-    std::stop_source m_stop;
+    /// The running job's id in the API (0 until it answered).
+    std::int64_t m_apiJob = 0;
+    /// Steps of the running job already emitted as progress().
+    std::size_t m_phasesSeen = 0;
+    bool m_cancelled = false;
     bool m_reading = false;
     bool m_readAgain = false;
 };

@@ -1,25 +1,20 @@
 #include "ui/slotmonitor.h"
-#include "ui/agentlink.h"
-#include "ui/displayformat.h"
+#include "ui/enginebridge.h"
+#include "ui/enginedoor.h"
 
 #include "core/base/clock.h"
 #include "core/engine/slots.h"
 
-#include <QThreadPool>
-
-#include <exception>
 #include <utility>
 
 namespace driftless::ui {
 
-SlotMonitor::SlotMonitor(QObject *parent) : QObject(parent), m_mailbox(Mailbox<SlotMonitor>::create(this))
+SlotMonitor::SlotMonitor(EngineBridge *engine, QObject *parent) : QObject(parent), m_engine(engine)
 {
     m_background.setInterval(kBackgroundIntervalMs);
     connect(&m_background, &QTimer::timeout, this, &SlotMonitor::refresh);
     m_background.start();
 }
-
-SlotMonitor::~SlotMonitor() { m_mailbox->close(); }
 
 QString SlotMonitor::dropSql(const QString &slot)
 {
@@ -33,6 +28,9 @@ void SlotMonitor::setSnapshot(const EngineSnapshot &snapshot)
         m_path = snapshot.statePath;
         m_workspace.reset();
         ++m_generation;
+        // The previous engine's door goes with its replies: nothing of it is in flight.
+        m_inFlight = false;
+        m_again = false;
         m_sample = SlotSample{};
         m_sample.generation = m_generation;
         m_sample.statePath = m_path;
@@ -43,11 +41,6 @@ void SlotMonitor::setSnapshot(const EngineSnapshot &snapshot)
         return;
     m_workspace = snapshot.workspace;
     refresh();
-}
-
-void SlotMonitor::setAgent(AgentLink *agent)
-{
-    m_agent = agent;
 }
 
 void SlotMonitor::refresh()
@@ -68,47 +61,31 @@ void SlotMonitor::startRead()
     // Reading again resets the background clock, so a page refreshing every 15 s is not
     // followed by a redundant background read.
     m_background.start();
-    if (m_agent) {
-        // The agent reads the slots near the databases (and records them); this machine may not
-        // reach them at all.
-        m_agent->request(
-            "GET", QStringLiteral("/api/v1/slots"), {}, this,
-            [this, generation = m_generation, path = m_path, workspace = m_workspace](const AgentLink::Reply &r) {
-                SlotSample s;
-                s.generation = generation;
-                s.statePath = path;
-                s.workspace = workspace;
-                if (r.ok()) {
-                    s.sources = core::sourcesFromJson(r.body);
-                } else {
-                    core::SourceSlots failed;
-                    failed.source = "agent";
-                    failed.error = r.error.toStdString();
-                    s.sources.push_back(std::move(failed));
-                }
-                const auto at = r.ok() ? r.body.value("sampled_at_ms", nlohmann::json()) : nullptr;
-                s.takenAtMs = at.is_number() ? at.get<std::int64_t>() : core::wallClockMs();
-                onReadDone(std::move(s));
-            });
+    EngineDoor *door = m_engine->door();
+    if (!door) {
+        m_inFlight = false;
         return;
     }
-    QThreadPool::globalInstance()->start(
-        [mailbox = m_mailbox, generation = m_generation, path = m_path, workspace = m_workspace] {
+    // Where the engine runs reads the slots near the databases: an agent's machine may reach
+    // them when this one does not.
+    door->request(
+        "GET", QStringLiteral("/api/v1/slots?fresh=true"), {}, this,
+        [this, generation = m_generation, path = m_path, workspace = m_workspace](const EngineDoor::Reply &r) {
             SlotSample s;
             s.generation = generation;
             s.statePath = path;
             s.workspace = workspace;
-            try {
-                s.sources = core::listSlots(*workspace);
-            } catch (const std::exception &e) {
-                // listSlots reports unreachable sources itself; this is anything else.
+            if (r.ok()) {
+                s.sources = core::sourcesFromJson(r.body);
+            } else {
                 core::SourceSlots failed;
-                failed.source = "?";
-                failed.error = describe(e).toStdString();
+                failed.source = m_engine->agent() ? "agent" : "?";
+                failed.error = r.error.toStdString();
                 s.sources.push_back(std::move(failed));
             }
-            s.takenAtMs = core::wallClockMs();
-            mailbox->post([s = std::move(s)](SlotMonitor &m) mutable { m.onReadDone(std::move(s)); });
+            const auto at = r.ok() ? r.body.value("sampled_at_ms", nlohmann::json()) : nullptr;
+            s.takenAtMs = at.is_number() ? at.get<std::int64_t>() : core::wallClockMs();
+            onReadDone(std::move(s));
         });
 }
 
@@ -129,31 +106,17 @@ void SlotMonitor::dropSlot(const QString &source, const QString &slot)
         emit dropFinished(source, slot, tr("no workspace is open"));
         return;
     }
-    if (m_agent) {
-        const nlohmann::json body = {{"source", source.toStdString()}, {"slot", slot.toStdString()}};
-        m_agent->request("POST", QStringLiteral("/api/v1/drop-slot"), QByteArray::fromStdString(body.dump()), this,
-                         [this, generation = m_generation, source, slot](const AgentLink::Reply &r) {
-                             onDropDone(generation, source, slot, r.error);
-                         });
-        return;
-    }
     const core::Endpoint *endpoint = m_workspace->endpoint(source.toStdString());
-    if (!endpoint || endpoint->kind != core::EndpointKind::Postgres) {
+    if (!m_engine->agent() && (!endpoint || endpoint->kind != core::EndpointKind::Postgres)) {
         emit dropFinished(source, slot, tr("%1 is not a Postgres endpoint of this workspace").arg(source));
         return;
     }
-    QThreadPool::globalInstance()->start([mailbox = m_mailbox, generation = m_generation, endpoint = *endpoint,
-                                          source, slot] {
-        QString error;
-        try {
-            core::dropSlot(endpoint, slot.toStdString());
-        } catch (const std::exception &e) {
-            error = describe(e);
-        }
-        mailbox->post([generation, source, slot, error](SlotMonitor &m) {
-            m.onDropDone(generation, source, slot, error);
-        });
-    });
+    if (EngineDoor *door = m_engine->door())
+        door->post(QStringLiteral("/api/v1/drop-slot"),
+                   {{"source", source.toStdString()}, {"slot", slot.toStdString()}}, this,
+                   [this, generation = m_generation, source, slot](const EngineDoor::Reply &r) {
+                       onDropDone(generation, source, slot, r.error);
+                   });
 }
 
 void SlotMonitor::onDropDone(std::uint64_t generation, const QString &source, const QString &slot,

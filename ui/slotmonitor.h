@@ -1,11 +1,9 @@
 #pragma once
 
 #include "ui/enginesnapshot.h"
-#include "ui/mailbox.h"
 #include "ui/slotsample.h"
 
 #include <QObject>
-#include <QPointer>
 #include <QString>
 #include <QTimer>
 
@@ -14,11 +12,11 @@
 
 namespace driftless::ui {
 
-class AgentLink;
+class EngineBridge;
 
-/// Reads the replication slots of the open workspace's Postgres sources, and drops one on
-/// request, always on a pool thread (each read opens its own connection per source, which
-/// lives and dies on that thread).
+/// Reads the replication slots of the shown workspace's Postgres sources, and drops one on
+/// request, through the engine's door (GET /api/v1/slots?fresh=true, POST /api/v1/drop-slot):
+/// where the engine runs, the app's or an agent's, connects to the sources.
 ///
 /// - setSnapshot() follows EngineBridge: the workspace (endpoints) comes from its snapshots, so
 ///   the monitor never opens the workspace file itself. A new workspace is read at once.
@@ -27,14 +25,13 @@ class AgentLink;
 ///   open even while the Slots page is not shown.
 /// - One read at a time: a refresh asked for while one runs runs once more when it ends.
 ///
-/// Thread affinity: a UI-thread object; workers only post to it and never wait for it. Results
+/// Thread affinity: a UI-thread object. Results
 /// of a previous workspace (generation) are dropped. Failures arrive as SourceSlots::error or
 /// dropFinished()'s message, never as exceptions.
 class SlotMonitor final : public QObject {
     Q_OBJECT
 public:
-    explicit SlotMonitor(QObject *parent = nullptr);
-    ~SlotMonitor() override;
+    explicit SlotMonitor(EngineBridge *engine, QObject *parent = nullptr);
 
     static constexpr int kBackgroundIntervalMs = 60'000;
 
@@ -44,10 +41,6 @@ public:
     /// `SELECT pg_drop_replication_slot('name');`, quoted the way the server reads it. What the
     /// confirmation shows is exactly what dropSlot() runs.
     static QString dropSql(const QString &slot);
-
-    /// Reads the slots from an agent (its monitor's latest reading, GET /api/v1/slots) and drops
-    /// them through it, instead of from this machine; null: from here again.
-    void setAgent(AgentLink *agent);
 
 public slots:
     void setSnapshot(const driftless::ui::EngineSnapshot &snapshot);
@@ -66,7 +59,7 @@ private:
     void onReadDone(SlotSample sample);
     void onDropDone(std::uint64_t generation, const QString &source, const QString &slot, const QString &error);
 
-    std::shared_ptr<Mailbox<SlotMonitor>> m_mailbox;
+    EngineBridge *m_engine;
     QString m_path;
     std::shared_ptr<const core::Workspace> m_workspace;
     std::uint64_t m_generation = 0;
@@ -74,7 +67,6 @@ private:
     bool m_again = false;
     SlotSample m_sample;
     QTimer m_background;
-    QPointer<AgentLink> m_agent;
 };
 
 } // namespace driftless::ui

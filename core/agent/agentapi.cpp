@@ -16,6 +16,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <string_view>
 
 namespace driftless::core {
 
@@ -27,12 +28,29 @@ struct AgentApi::Job {
     std::string origin;
     std::int64_t startedAtMs = 0;
     std::int64_t endedAtMs = 0;
-    std::string state = "running"; ///< running, done, failed
+    std::string state = "running"; ///< running, done, failed, cancelled
     std::string error;
     json result;
+    /// Where a running job is: {table, phase, done, total} (reconciles and repairs), and every
+    /// such step so far (the first kMaxPhases), so a client polling now and then misses none.
+    json progress;
+    json phases = json::array();
+    static constexpr std::size_t kMaxPhases = 10'000;
+    std::stop_source stop;
 };
 
 namespace {
+
+/// A reconciler phase hook that reports {table, phase, done, total}; `done` counts finished tables.
+std::function<void(const std::string &, std::string_view)> phaseReporter(const std::function<void(json)> &progress,
+                                                                         int &done, int total)
+{
+    return [&progress, &done, total](const std::string &table, std::string_view phase) {
+        if (phase == "done")
+            ++done;
+        progress({{"table", table}, {"phase", std::string(phase)}, {"done", done}, {"total", total}});
+    };
+}
 
 /// A request the client must change: 400 with what to do.
 struct BadRequest {
@@ -209,20 +227,24 @@ AgentApi::AgentApi(WorkspaceState &state, AgentEngine &engine, std::string token
 
 AgentApi::~AgentApi()
 {
-    std::vector<std::jthread> threads;
+    std::map<std::int64_t, std::jthread> threads;
     {
         std::lock_guard lock(m_jobsMutex);
         threads.swap(m_threads);
     }
-    for (auto &t : threads)
+    for (auto &[id, t] : threads)
         t.request_stop();
     // jthread joins as `threads` goes.
 }
 
-void AgentApi::control(const std::string &origin, const std::string &pipeline, const std::string &table,
+void AgentApi::control(const Origin &origin, const std::string &pipeline, const std::string &table,
                        const std::string &what)
 {
-    const std::string message = what + " (agent API, from " + origin + ")";
+    // The in-process face is the DBA at this machine, as with the CLI: the action's own events
+    // say what happened.
+    if (origin.phrase.empty())
+        return;
+    const std::string message = what + " (" + origin.phrase + ")";
     log(LogLevel::Info, message);
     try {
         m_state.note(Level::Info, pipeline, table, "agent_control", message);
@@ -271,9 +293,40 @@ ApiResponse AgentApi::authenticate(const ApiRequest &request)
     return r;
 }
 
-ApiResponse AgentApi::handle(const ApiRequest &request)
+namespace
+{
+
+/// Runs `f`, turning what it throws into the answer a client gets.
+template <typename F> ApiResponse answer(F &&f)
 {
     try {
+        return f();
+    } catch (const BadRequest &b) {
+        return errorResponse(b.status, b.message);
+    } catch (const ConfigError &e) {
+        return errorResponse(422, e.what(), e.hint());
+    } catch (const Error &e) {
+        return errorResponse(500, e.what(), e.hint());
+    } catch (const std::exception &e) {
+        log(LogLevel::Error, std::string("agent API: ") + e.what());
+        return errorResponse(500, e.what());
+    }
+}
+
+} // namespace
+
+ApiResponse AgentApi::handleLocal(const ApiRequest &request, const std::string &who)
+{
+    return answer([&] {
+        if (!request.path.starts_with(kPrefix))
+            return errorResponse(404, "no such path; the control API is under /api/v1/");
+        return route(request, {who, {}});
+    });
+}
+
+ApiResponse AgentApi::handle(const ApiRequest &request)
+{
+    return answer([&] {
         if (request.path == "/sync/status" || request.path == "/metrics") {
             if (request.method != "GET" && request.method != "HEAD") {
                 auto r = errorResponse(405, "only GET is served on " + request.path);
@@ -304,21 +357,12 @@ ApiResponse AgentApi::handle(const ApiRequest &request)
             return errorResponse(404, "no such path; the control API is under /api/v1/");
         if (auto refused = authenticate(request); refused.status != 0)
             return refused;
-        const std::string origin = request.peer.empty() ? "an unknown address" : request.peer;
-        return route(request, origin);
-    } catch (const BadRequest &b) {
-        return errorResponse(b.status, b.message);
-    } catch (const ConfigError &e) {
-        return errorResponse(422, e.what(), e.hint());
-    } catch (const Error &e) {
-        return errorResponse(500, e.what(), e.hint());
-    } catch (const std::exception &e) {
-        log(LogLevel::Error, std::string("agent API: ") + e.what());
-        return errorResponse(500, e.what());
-    }
+        const std::string who = request.peer.empty() ? "an unknown address" : request.peer;
+        return route(request, {who, "agent API, from " + who});
+    });
 }
 
-ApiResponse AgentApi::route(const ApiRequest &request, const std::string &origin)
+ApiResponse AgentApi::route(const ApiRequest &request, const Origin &origin)
 {
     const std::string path = request.path.substr(std::string(kPrefix).size());
     const std::string &method = request.method;
@@ -371,6 +415,12 @@ ApiResponse AgentApi::route(const ApiRequest &request, const std::string &origin
         return jsonResponse(200, arr);
     }
     if (path == "slots" && get) {
+        if (textQuery(request, "fresh") == "true") {
+            // Read now, from where the agent runs (F5 on a Slots page): one query per source.
+            json j = slotsJsonValue(listSlots(m_state.workspace()));
+            j["sampled_at_ms"] = now;
+            return jsonResponse(200, j);
+        }
         auto status = m_engine.status(now);
         json j = slotsJsonValue(status.monitor.sources);
         j["sampled_at_ms"] = status.monitor.atMs ? json(status.monitor.atMs) : json(nullptr);
@@ -390,21 +440,7 @@ ApiResponse AgentApi::route(const ApiRequest &request, const std::string &origin
     }
     if (path == "reconciles" && get) {
         const int limit = static_cast<int>(intQuery(request, "limit", 50, 1, 1000));
-        json arr = json::array();
-        for (const auto &s : m_state.reconcileSummaries(limit, textQuery(request, "pipeline")))
-            arr.push_back({{"report", s.reportId},
-                           {"pipeline", s.pipeline},
-                           {"table", s.table},
-                           {"finished_at_ms", s.finishedMs},
-                           {"source_rows", s.sourceRows},
-                           {"target_rows", s.targetRows},
-                           {"missing", s.missing},
-                           {"extra", s.extra},
-                           {"different", s.different},
-                           {"in_flight", s.inFlight},
-                           {"drift_ratio", s.driftRatio},
-                           {"error", s.error.empty() ? json(nullptr) : json(s.error)}});
-        return jsonResponse(200, arr);
+        return jsonResponse(200, summariesJsonValue(m_state.reconcileSummaries(limit, textQuery(request, "pipeline"))));
     }
     if (path.starts_with("reconciles/") && get) {
         const std::string idText = path.substr(std::string("reconciles/").size());
@@ -414,9 +450,11 @@ ApiResponse AgentApi::route(const ApiRequest &request, const std::string &origin
             return errorResponse(404, "no reconciliation report " + idText);
         return jsonResponse(200, reportJsonValue(*report));
     }
-    if (path.starts_with("jobs/") && get) {
-        return jobJson(wholeNumber(path.substr(5), "a job id", 1, INT64_MAX));
-    }
+    if (path.starts_with("jobs/") && get)
+        return jobJson(wholeNumber(path.substr(5), "a job id", 1, INT64_MAX),
+                       static_cast<std::size_t>(intQuery(request, "phases_from", 0, 0, INT64_MAX)));
+    if (path.starts_with("jobs/") && path.ends_with("/cancel") && method == "POST")
+        return cancelJob(wholeNumber(path.substr(5, path.size() - 5 - 7), "a job id", 1, INT64_MAX), origin);
 
     // Acting.
     if ((path == "pause" || path == "resume") && method == "POST") {
@@ -515,12 +553,19 @@ ApiResponse AgentApi::route(const ApiRequest &request, const std::string &origin
         if (!ws.pipeline(pipeline))
             throw ConfigError("no pipeline named '" + pipeline + "'");
         control(origin, pipeline, {}, "reconcile " + pipeline);
-        return startJob("reconcile", origin, [this, ws, pipeline, tables, opt](std::stop_token stop) mutable {
-            opt.stop = stop;
-            auto report = reconcile(ws, pipeline, tables, opt);
-            m_state.storeReport(report);
-            return reportJsonValue(report);
-        });
+        const int total = static_cast<int>(tables.empty() ? ws.pipeline(pipeline)->tables.size() : tables.size());
+        return startJob(
+            "reconcile", origin,
+            [this, ws, pipeline, tables, opt, total](std::stop_token stop, const Progress &progress) mutable {
+                opt.stop = stop;
+                int done = 0;
+                opt.onPhase = phaseReporter(progress, done, total);
+                auto report = reconcile(ws, pipeline, tables, opt);
+                if (stop.stop_requested())
+                    throw Cancelled();
+                m_state.storeReport(report);
+                return reportJsonValue(report);
+            });
     }
     if (path == "repair" && method == "POST") {
         const json body = parseBody(request);
@@ -530,16 +575,60 @@ ApiResponse AgentApi::route(const ApiRequest &request, const std::string &origin
         std::optional<std::string> table;
         if (auto t = stringField(body, "table", false); !t.empty())
             table = t;
+        std::vector<CanonicalKey> keys;
+        if (auto k = body.find("keys"); k != body.end() && !k->is_null()) {
+            if (!table || !k->is_array() || k->empty())
+                throw BadRequest{400, "\"keys\" takes a non-empty array of keys as the report writes them, "
+                                      "with \"table\" naming their table"};
+            for (const auto &key : *k)
+                keys.push_back(keyFromJson(key));
+        }
         auto report = m_state.loadReport(id);
         if (!report)
             return errorResponse(404, "no reconciliation report " + std::to_string(id));
-        control(origin, report->pipeline, table.value_or(""), "repair report " + std::to_string(id));
-        return startJob("repair", origin, [this, report = *report, table](std::stop_token) {
-            const Workspace ws = m_state.workspace();
-            auto outcomes = repairReport(ws, report, table);
-            m_state.recordRepair(report, outcomes);
-            return repairJsonValue(outcomes);
-        });
+        control(origin, report->pipeline, table.value_or(""),
+                "repair report " + std::to_string(id) +
+                    (keys.empty() ? std::string() : " (" + std::to_string(keys.size()) + " keys)"));
+        return startJob("repair", origin,
+                        [this, report = *report, table, keys](std::stop_token, const Progress &progress) {
+                            const Workspace ws = m_state.workspace();
+                            progress({{"table", table.value_or("")}, {"phase", "repair"}, {"done", 0}, {"total", 1}});
+                            std::vector<RepairOutcome> outcomes;
+                            if (!keys.empty()) {
+                                RepairOutcome o;
+                                try {
+                                    o = repairKeys(ws, report.pipeline, *table, keys);
+                                } catch (const Error &e) {
+                                    o.pipeline = report.pipeline;
+                                    o.table = *table;
+                                    o.keys = static_cast<long long>(keys.size());
+                                    o.error = e.describe();
+                                }
+                                outcomes.push_back(std::move(o));
+                            } else {
+                                outcomes = repairReport(ws, report, table);
+                            }
+                            m_state.recordRepair(report, outcomes);
+                            json result = repairJsonValue(outcomes);
+                            // Where the repaired tables stand now, as a report of their own: what
+                            // a list of reports shows next.
+                            result["check_report"] = nullptr;
+                            result["check_error"] = nullptr;
+                            try {
+                                std::vector<std::string> repaired;
+                                for (const auto &o : outcomes)
+                                    repaired.push_back(o.table);
+                                ReconcileOptions opt;
+                                int done = 0;
+                                opt.onPhase = phaseReporter(progress, done, static_cast<int>(repaired.size()));
+                                auto check = reconcile(ws, report.pipeline, repaired, opt);
+                                m_state.storeReport(check);
+                                result["check_report"] = check.id;
+                            } catch (const Error &e) {
+                                result["check_error"] = e.describe();
+                            }
+                            return result;
+                        });
     }
 
     const auto &paths = knownPaths();
@@ -552,10 +641,10 @@ ApiResponse AgentApi::route(const ApiRequest &request, const std::string &origin
     return errorResponse(404, "no such path in the agent API: " + request.path);
 }
 
-ApiResponse AgentApi::startJob(const std::string &kind, const std::string &origin,
-                               std::function<json(std::stop_token)> work)
+ApiResponse AgentApi::startJob(const std::string &kind, const Origin &origin, Work work)
 {
     std::lock_guard lock(m_jobsMutex);
+    reapThreads();
     int running = 0;
     for (const auto &[id, j] : m_jobs)
         running += j->state == "running" ? 1 : 0;
@@ -565,17 +654,26 @@ ApiResponse AgentApi::startJob(const std::string &kind, const std::string &origi
     auto job = std::make_shared<Job>();
     job->id = m_nextJob++;
     job->kind = kind;
-    job->origin = origin;
+    job->origin = origin.who;
     job->startedAtMs = wallClockMs();
     m_jobs[job->id] = job;
     // Finished jobs are kept for a while for their results; the oldest go first.
     while (m_jobs.size() > 100 && m_jobs.begin()->second->state != "running")
         m_jobs.erase(m_jobs.begin());
-    m_threads.emplace_back([this, job, work = std::move(work)](std::stop_token stop) {
+    std::jthread thread([this, job, work = std::move(work)](std::stop_token stop) {
         json result;
         std::string error;
+        bool cancelled = false;
+        const Progress progress = [this, job](json p) {
+            std::lock_guard lock(m_jobsMutex);
+            if (job->phases.size() < Job::kMaxPhases)
+                job->phases.push_back(p);
+            job->progress = std::move(p);
+        };
         try {
-            result = work(stop);
+            result = work(stop, progress);
+        } catch (const Cancelled &) {
+            cancelled = true;
         } catch (const Error &e) {
             error = e.describe();
         } catch (const std::exception &e) {
@@ -583,23 +681,59 @@ ApiResponse AgentApi::startJob(const std::string &kind, const std::string &origi
         }
         std::lock_guard lock(m_jobsMutex);
         job->endedAtMs = wallClockMs();
-        job->state = error.empty() ? "done" : "failed";
-        job->error = error;
+        job->state = cancelled ? "cancelled" : error.empty() ? "done" : "failed";
+        job->error = cancelled ? "cancelled; nothing was stored" : error;
         job->result = std::move(result);
     });
+    job->stop = thread.get_stop_source();
+    m_threads.emplace(job->id, std::move(thread));
     return jsonResponse(202, {{"job", job->id},
                               {"kind", kind},
                               {"state", "running"},
                               {"poll", std::string(kPrefix) + "jobs/" + std::to_string(job->id)}});
 }
 
-ApiResponse AgentApi::jobJson(std::int64_t id)
+void AgentApi::reapThreads()
+{
+    for (auto it = m_threads.begin(); it != m_threads.end();) {
+        auto job = m_jobs.find(it->first);
+        // A job whose state is set has released the lock and left its work: joining waits only
+        // for its last lines, which need nothing of ours.
+        if (job == m_jobs.end() || job->second->state != "running") {
+            it->second.join();
+            it = m_threads.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+ApiResponse AgentApi::cancelJob(std::int64_t id, const Origin &origin)
+{
+    std::lock_guard lock(m_jobsMutex);
+    auto it = m_jobs.find(id);
+    if (it == m_jobs.end())
+        return errorResponse(404, "no job " + std::to_string(id) + " (the agent keeps the last 100)");
+    Job &j = *it->second;
+    if (j.state == "running" && j.kind == "reconcile") {
+        j.stop.request_stop();
+        log(LogLevel::Info,
+            "cancel job " + std::to_string(id) + " (" + (origin.phrase.empty() ? origin.who : origin.phrase) + ")");
+    }
+    // A repair is one transaction: it runs to its end.
+    return jsonResponse(202, {{"job", j.id}, {"state", j.state}, {"cancelling", j.stop.stop_requested()}});
+}
+
+ApiResponse AgentApi::jobJson(std::int64_t id, std::size_t phasesFrom)
 {
     std::lock_guard lock(m_jobsMutex);
     auto it = m_jobs.find(id);
     if (it == m_jobs.end())
         return errorResponse(404, "no job " + std::to_string(id) + " (the agent keeps the last 100)");
     const Job &j = *it->second;
+    json phases = json::array();
+    for (std::size_t i = phasesFrom; i < j.phases.size(); ++i)
+        phases.push_back(j.phases[i]);
     return jsonResponse(200, {{"job", j.id},
                               {"kind", j.kind},
                               {"state", j.state},
@@ -607,6 +741,9 @@ ApiResponse AgentApi::jobJson(std::int64_t id)
                               {"started_at_ms", j.startedAtMs},
                               {"ended_at_ms", j.endedAtMs ? json(j.endedAtMs) : json(nullptr)},
                               {"error", j.error.empty() ? json(nullptr) : json(j.error)},
+                              {"progress", j.progress},
+                              {"phases_from", phasesFrom},
+                              {"phases", phases},
                               {"result", j.result}});
 }
 

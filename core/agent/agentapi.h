@@ -77,19 +77,35 @@ public:
     AgentApi &operator=(const AgentApi &) = delete;
 
     ApiResponse handle(const ApiRequest &request);
+    /// The control API for a face in the same process (the desktop app on its own workspace
+    /// file): no token, since nothing crosses a network; `who` names the face in events and jobs
+    /// ("desktop app"), and its actions make no agent_control event (like the CLI's). Only
+    /// paths under kPrefix.
+    ApiResponse handleLocal(const ApiRequest &request, const std::string &who);
 
     static constexpr const char *kPrefix = "/api/v1/";
     static constexpr int kMaxRunningJobs = 4;
 
 private:
     struct Job;
+    /// Who asked: `who` as jobs show it (an address, or the in-process face's name), `phrase`
+    /// as events say it ("agent API, from 10.0.0.7"); empty for the in-process face, whose
+    /// actions are the DBA's at this machine, like the CLI's, and make no agent_control event.
+    struct Origin {
+        std::string who;
+        std::string phrase;
+    };
+    /// What a job's work may say of where it is, as the job's `progress`.
+    using Progress = std::function<void(nlohmann::json)>;
+    using Work = std::function<nlohmann::json(std::stop_token, const Progress &)>;
     ApiResponse authenticate(const ApiRequest &request);
-    ApiResponse route(const ApiRequest &request, const std::string &origin);
-    ApiResponse startJob(const std::string &kind, const std::string &origin,
-                         std::function<nlohmann::json(std::stop_token)> work);
-    ApiResponse jobJson(std::int64_t id);
-    void control(const std::string &origin, const std::string &pipeline, const std::string &table,
-                 const std::string &what);
+    ApiResponse route(const ApiRequest &request, const Origin &origin);
+    ApiResponse startJob(const std::string &kind, const Origin &origin, Work work);
+    ApiResponse jobJson(std::int64_t id, std::size_t phasesFrom);
+    ApiResponse cancelJob(std::int64_t id, const Origin &origin);
+    /// Joins the threads of jobs that ended; the caller holds m_jobsMutex.
+    void reapThreads();
+    void control(const Origin &origin, const std::string &pipeline, const std::string &table, const std::string &what);
 
     WorkspaceState &m_state;
     AgentEngine &m_engine;
@@ -99,7 +115,8 @@ private:
     std::mutex m_jobsMutex;
     std::int64_t m_nextJob = 1;
     std::map<std::int64_t, std::shared_ptr<Job>> m_jobs;
-    std::vector<std::jthread> m_threads;
+    /// One thread per job still running or not yet joined, by job id.
+    std::map<std::int64_t, std::jthread> m_threads;
 };
 
 } // namespace driftless::core

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/model/staterecords.h"
 #include "core/model/workspace.h"
 
 #include <nlohmann/json_fwd.hpp>
@@ -133,6 +134,11 @@ std::vector<RepairOutcome> repairReport(const Workspace &ws, const ReconcileRepo
 nlohmann::json reportJsonValue(const ReconcileReport &report);
 ReconcileReport reportFromJson(const nlohmann::json &j);
 nlohmann::json repairJsonValue(const std::vector<RepairOutcome> &outcomes);
+std::vector<RepairOutcome> repairFromJson(const nlohmann::json &j);
+/// `[{report, pipeline, table, finished_at_ms, source_rows, target_rows, missing, extra,
+/// different, in_flight, drift_ratio, error}]`, as the agent API lists reports; and back.
+nlohmann::json summariesJsonValue(const std::vector<ReconcileSummary> &summaries);
+std::vector<ReconcileSummary> summariesFromJson(const nlohmann::json &j);
 /// One key as JSON: a scalar for a one-column key (a number for integer columns), else an array.
 nlohmann::json keyJson(const CanonicalKey &key, const std::vector<bool> &isInteger);
 CanonicalKey keyFromJson(const nlohmann::json &j);

@@ -170,6 +170,75 @@ json repairJsonValue(const std::vector<RepairOutcome> &outcomes)
     return {{"tables", arr}};
 }
 
+std::vector<RepairOutcome> repairFromJson(const json &j)
+{
+    std::vector<RepairOutcome> out;
+    if (!j.is_object() || !j.contains("tables") || !j["tables"].is_array())
+        return out;
+    for (const auto &t : j["tables"]) {
+        if (!t.is_object())
+            continue;
+        RepairOutcome o;
+        o.pipeline = t.value("pipeline", std::string());
+        o.table = t.value("table", std::string());
+        o.keys = t.value("keys", 0LL);
+        o.written = t.value("written", 0LL);
+        o.deleted = t.value("deleted", 0LL);
+        o.verified = t.value("verified", 0LL);
+        o.stillDifferent = t.value("still_different", 0LL);
+        if (t.contains("error") && t["error"].is_string())
+            o.error = t["error"].get<std::string>();
+        out.push_back(std::move(o));
+    }
+    return out;
+}
+
+json summariesJsonValue(const std::vector<ReconcileSummary> &summaries)
+{
+    json arr = json::array();
+    for (const auto &s : summaries)
+        arr.push_back({{"report", s.reportId},
+                       {"pipeline", s.pipeline},
+                       {"table", s.table},
+                       {"finished_at_ms", s.finishedMs},
+                       {"source_rows", s.sourceRows},
+                       {"target_rows", s.targetRows},
+                       {"missing", s.missing},
+                       {"extra", s.extra},
+                       {"different", s.different},
+                       {"in_flight", s.inFlight},
+                       {"drift_ratio", s.driftRatio},
+                       {"error", s.error.empty() ? json(nullptr) : json(s.error)}});
+    return arr;
+}
+
+std::vector<ReconcileSummary> summariesFromJson(const json &j)
+{
+    std::vector<ReconcileSummary> out;
+    if (!j.is_array())
+        return out;
+    for (const auto &e : j) {
+        if (!e.is_object())
+            continue;
+        ReconcileSummary s;
+        s.reportId = e.value("report", std::int64_t{0});
+        s.pipeline = e.value("pipeline", std::string());
+        s.table = e.value("table", std::string());
+        s.finishedMs = e.value("finished_at_ms", std::int64_t{0});
+        s.sourceRows = e.value("source_rows", std::int64_t{0});
+        s.targetRows = e.value("target_rows", std::int64_t{0});
+        s.missing = e.value("missing", std::int64_t{0});
+        s.extra = e.value("extra", std::int64_t{0});
+        s.different = e.value("different", std::int64_t{0});
+        s.inFlight = e.value("in_flight", std::int64_t{0});
+        s.driftRatio = e.value("drift_ratio", 0.0);
+        if (e.contains("error") && e["error"].is_string())
+            s.error = e["error"].get<std::string>();
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
 namespace {
 std::string percent(double ratio)
 {

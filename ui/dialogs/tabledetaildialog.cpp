@@ -1,5 +1,5 @@
 #include "ui/dialogs/tabledetaildialog.h"
-#include "ui/agentlink.h"
+#include "ui/enginedoor.h"
 
 #include "core/agent/agentapi.h"
 
@@ -10,9 +10,6 @@
 #include "ui/pauserunner.h"
 #include "ui/statusicons.h"
 #include "ui/widgets/lagchart.h"
-
-#include "core/engine/workspacestate.h"
-#include "core/model/error.h"
 
 #include <nlohmann/json.hpp>
 
@@ -28,11 +25,8 @@
 #include <QPushButton>
 #include <QSplitter>
 #include <QTableView>
-#include <QThreadPool>
 #include <QUrl>
 #include <QVBoxLayout>
-
-#include <filesystem>
 
 namespace driftless::ui
 {
@@ -71,13 +65,12 @@ QString describeCheckpoint(const core::TableReport &r)
 TableDetailDialog::TableDetailDialog(EngineBridge *engine, PauseRunner *pauser, const QString &pipeline,
                                      const QString &table, QWidget *parent)
     : QDialog(parent), m_engine(engine), m_pauser(pauser), m_pipeline(pipeline), m_table(table),
-      m_mailbox(Mailbox<TableDetailDialog>::create(this)), m_title(new QLabel(this)), m_stateIcon(new QLabel(this)),
-      m_freshnessIcon(new QLabel(this)), m_chart(new LagChart(this)), m_events(new EventsModel(this)),
-      m_eventsView(new QTableView(this)), m_pause(new QPushButton(tr("Pause\u2026"), this)),
-      m_resume(new QPushButton(tr("Resume\u2026"), this))
+      m_title(new QLabel(this)), m_stateIcon(new QLabel(this)), m_freshnessIcon(new QLabel(this)),
+      m_chart(new LagChart(this)), m_events(new EventsModel(this)), m_eventsView(new QTableView(this)),
+      m_pause(new QPushButton(tr("Pause\u2026"), this)), m_resume(new QPushButton(tr("Resume\u2026"), this))
 {
     setObjectName(QStringLiteral("tableDetail"));
-    m_chart->setAgent(engine->agent()); // its history is where the engine is
+    m_chart->setEngine(engine); // its history is where the engine is
     setWindowTitle(tr("%1 \u2014 %2").arg(table, pipeline));
     setAttribute(Qt::WA_DeleteOnClose);
 
@@ -186,7 +179,7 @@ TableDetailDialog::TableDetailDialog(EngineBridge *engine, PauseRunner *pauser, 
     setSnapshot(m_engine->snapshot());
 }
 
-TableDetailDialog::~TableDetailDialog() { m_mailbox->close(); }
+TableDetailDialog::~TableDetailDialog() = default;
 
 QLabel *TableDetailDialog::addFact(QFormLayout *form, const QString &name, const QString &label)
 {
@@ -284,57 +277,29 @@ void TableDetailDialog::showReport()
 
 void TableDetailDialog::readEvents()
 {
-    if (m_path.isEmpty())
+    EngineDoor *door = m_engine->door();
+    // The window shows another engine now: this table's events are not there.
+    if (m_path.isEmpty() || m_path != m_engine->statePath() || !door)
         return;
     m_eventsInFlight = true;
     m_sinceEventsRead.start();
-    if (AgentLink *agent = m_engine->agent()) {
-        auto encoded = [](const QString &v) { return QString::fromLatin1(QUrl::toPercentEncoding(v)); };
-        agent->request("GET",
-                       QStringLiteral("/api/v1/events?limit=%1&pipeline=%2&table=%3")
-                           .arg(kEventLimit)
-                           .arg(encoded(m_pipeline), encoded(m_table)),
-                       {}, this, [this, generation = m_eventsGeneration](const AgentLink::Reply &r) {
-                           if (generation != m_eventsGeneration)
-                               return;
-                           m_eventsInFlight = false;
-                           if (!r.ok())
-                               return; // unreachable: the window says so; the next snapshot asks again
-                           m_events->setEvents(core::eventsFromJson(r.body));
-                           if (!m_eventsLoaded)
-                               m_eventsView->resizeColumnsToContents();
-                           m_eventsLoaded = true;
-                           emit eventsReady();
-                       });
-        return;
-    }
-    QThreadPool::globalInstance()->start([mailbox = m_mailbox, generation = m_eventsGeneration,
-                                          path = m_path.toStdString(), pipeline = m_pipeline.toStdString(),
-                                          table = m_table.toStdString()] {
-        std::vector<core::EventRecord> events;
-        bool ok = false;
-        std::error_code ec;
-        if (std::filesystem::exists(path, ec)) {
-            try {
-                events = core::WorkspaceState(path).events(kEventLimit, pipeline, table);
-                ok = true;
-            } catch (const core::Error &) {
-                // Busy: the next snapshot asks again.
-            }
-        }
-        mailbox->post([generation, ok, events = std::move(events)](TableDetailDialog &d) {
-            if (generation != d.m_eventsGeneration)
-                return;
-            d.m_eventsInFlight = false;
-            if (!ok)
-                return;
-            d.m_events->setEvents(events);
-            if (!d.m_eventsLoaded)
-                d.m_eventsView->resizeColumnsToContents();
-            d.m_eventsLoaded = true;
-            emit d.eventsReady();
-        });
-    });
+    auto encoded = [](const QString &v) { return QString::fromLatin1(QUrl::toPercentEncoding(v)); };
+    door->request("GET",
+                  QStringLiteral("/api/v1/events?limit=%1&pipeline=%2&table=%3")
+                      .arg(kEventLimit)
+                      .arg(encoded(m_pipeline), encoded(m_table)),
+                  {}, this, [this, generation = m_eventsGeneration](const EngineDoor::Reply &r) {
+                      if (generation != m_eventsGeneration)
+                          return;
+                      m_eventsInFlight = false;
+                      if (!r.ok())
+                          return; // busy or unreachable: the next snapshot asks again
+                      m_events->setEvents(core::eventsFromJson(r.body));
+                      if (!m_eventsLoaded)
+                          m_eventsView->resizeColumnsToContents();
+                      m_eventsLoaded = true;
+                      emit eventsReady();
+                  });
 }
 
 void TableDetailDialog::requestPause()

@@ -1,7 +1,6 @@
 #pragma once
 
 #include "ui/enginesnapshot.h"
-#include "ui/mailbox.h"
 
 #include <QDialog>
 #include <QElapsedTimer>
@@ -80,7 +79,6 @@ private:
     PauseRunner *m_pauser;
     QString m_pipeline;
     QString m_table;
-    std::shared_ptr<Mailbox<TableDetailDialog>> m_mailbox;
     std::optional<core::TableReport> m_report;
     std::shared_ptr<const core::Workspace> m_workspace;
     QLabel *m_title;

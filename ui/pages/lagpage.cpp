@@ -24,9 +24,9 @@ void LagPage::setWindowMs(std::int64_t ms) { m_chart->setWindowMs(ms); }
 bool LagPage::historyLoaded() const { return m_chart->historyLoaded(); }
 void LagPage::setSnapshot(const EngineSnapshot &snapshot) { m_chart->setSnapshot(snapshot); }
 void LagPage::reload() { m_chart->reload(); }
-void LagPage::setAgent(AgentLink *agent)
+void LagPage::setEngine(EngineBridge *engine)
 {
-    m_chart->setAgent(agent);
+    m_chart->setEngine(engine);
 }
 
 QLineSeries *LagPage::lagSeries(const QString &pipeline, const QString &table) const

@@ -15,7 +15,7 @@ class QLineSeries;
 
 namespace driftless::ui {
 
-class AgentLink;
+class EngineBridge;
 
 class LagChart;
 
@@ -39,8 +39,8 @@ public:
     int segmentCount(const QString &pipeline, const QString &table) const;
     QLineSeries *slaSeries(const QString &pipeline, const QString &table) const;
     bool historyLoaded() const;
-    /// See LagChart::setAgent().
-    void setAgent(AgentLink *agent);
+    /// See LagChart::setEngine().
+    void setEngine(EngineBridge *engine);
 
 public slots:
     void setSnapshot(const driftless::ui::EngineSnapshot &snapshot);

@@ -1,12 +1,11 @@
 #include "ui/widgets/lagchart.h"
-#include "ui/agentlink.h"
+#include "ui/enginebridge.h"
+#include "ui/enginedoor.h"
 
 #include "ui/displayformat.h"
 #include "ui/widgets/legendstrip.h"
 
 #include "core/base/clock.h"
-#include "core/engine/workspacestate.h"
-#include "core/model/error.h"
 
 #include <QChart>
 #include <QChartView>
@@ -18,14 +17,12 @@
 #include <QLegend>
 #include <QLineSeries>
 #include <QPalette>
-#include <QThreadPool>
 #include <QUrl>
 #include <QVBoxLayout>
 #include <QValueAxis>
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <set>
 #include <tuple>
 
@@ -67,10 +64,9 @@ QString seriesName(const core::TableReport &t, bool onePipeline)
 } // namespace
 
 LagChart::LagChart(QWidget *parent)
-    : QWidget(parent), m_mailbox(Mailbox<LagChart>::create(this)), m_window(new QComboBox(this)),
-      m_note(new QLabel(this)), m_empty(new QLabel(this)), m_capped(new QLabel(this)), m_chart(new QChart), m_view(new QChartView(m_chart, this)),
-      m_legend(new LegendStrip(this)),
-      m_x(new QDateTimeAxis(m_chart)), m_y(new QValueAxis(m_chart))
+    : QWidget(parent), m_window(new QComboBox(this)), m_note(new QLabel(this)), m_empty(new QLabel(this)),
+      m_capped(new QLabel(this)), m_chart(new QChart), m_view(new QChartView(m_chart, this)),
+      m_legend(new LegendStrip(this)), m_x(new QDateTimeAxis(m_chart)), m_y(new QValueAxis(m_chart))
 {
     setObjectName(QStringLiteral("lagChartWidget"));
     m_window->setObjectName(QStringLiteral("lagWindow"));
@@ -129,7 +125,7 @@ LagChart::LagChart(QWidget *parent)
     updateAxes(core::wallClockMs());
 }
 
-LagChart::~LagChart() { m_mailbox->close(); }
+LagChart::~LagChart() = default;
 
 std::int64_t LagChart::windowMs() const { return m_window->currentData().toLongLong(); }
 
@@ -462,9 +458,9 @@ QColor LagChart::lineColour(std::size_t i) const
     return c;
 }
 
-void LagChart::setAgent(AgentLink *agent)
+void LagChart::setEngine(EngineBridge *engine)
 {
-    m_agent = agent;
+    m_engine = engine;
 }
 
 void LagChart::reload()
@@ -481,65 +477,44 @@ void LagChart::startRead()
     for (const auto &[key, line] : m_lines)
         keys.push_back(key);
     const std::int64_t window = windowMs();
-    if (m_agent) {
-        // One request per table, answered in any order; the chart fills when the last is in.
-        const std::int64_t now = core::wallClockMs();
-        if (keys.empty()) {
-            onReadDone(m_generation, {}, now);
-            return;
-        }
-        auto history = std::make_shared<History>();
-        auto left = std::make_shared<std::size_t>(keys.size());
-        for (const auto &key : keys) {
-            auto encoded = [](const std::string &v) {
-                return QString::fromLatin1(QUrl::toPercentEncoding(QString::fromStdString(v)));
-            };
-            const QString path = QStringLiteral("/api/v1/lag?pipeline=%1&table=%2&since_ms=%3")
-                                     .arg(encoded(key.first), encoded(key.second))
-                                     .arg(now - window);
-            m_agent->request(
-                "GET", path, {}, this,
-                [this, generation = m_generation, key, history, left, now, window](const AgentLink::Reply &r) {
-                    if (r.ok() && r.body.is_array()) {
-                        std::vector<core::LagSample> samples;
-                        for (const auto &x : r.body) {
-                            core::LagSample ls;
-                            ls.pipeline = key.first;
-                            ls.table = key.second;
-                            ls.tsMs = x.value("at_ms", std::int64_t{0});
-                            ls.lagSeconds = x.value("lag_seconds", 0.0);
-                            ls.rowsPerSecond = x.value("rows_per_second", 0.0);
-                            samples.push_back(ls);
-                        }
-                        (*history)[key] = thin(samples, now - window, now, kMaxPoints);
-                    }
-                    if (--*left == 0)
-                        onReadDone(generation, std::move(*history), now);
-                });
-        }
+    // One request per table, answered in any order; the chart fills when the last is in.
+    const std::int64_t now = core::wallClockMs();
+    EngineDoor *door = m_engine ? m_engine->door() : nullptr;
+    if (keys.empty() || !door) {
+        // No engine to ask: the chart starts empty and fills from live snapshots.
+        onReadDone(m_generation, {}, now);
         return;
     }
-    QThreadPool::globalInstance()->start([mailbox = m_mailbox, generation = m_generation,
-                                          path = m_path.toStdString(), keys = std::move(keys), window] {
-        const std::int64_t now = core::wallClockMs();
-        History history;
-        std::error_code ec;
-        // Opening a missing file would create it; the Tables page already says it is missing.
-        if (!path.empty() && !keys.empty() && std::filesystem::exists(path, ec)) {
-            try {
-                core::WorkspaceState store(path);
-                for (const auto &key : keys)
-                    history[key] = thin(store.lagSamples(key.first, key.second, now - window), now - window, now,
-                                        kMaxPoints);
-            } catch (const core::Error &) {
-                // A busy or broken file: the chart starts empty and fills from live snapshots;
-                // the Tables page reports the file's trouble.
-            }
-        }
-        mailbox->post([generation, history = std::move(history), now](LagChart &page) mutable {
-            page.onReadDone(generation, std::move(history), now);
-        });
-    });
+    auto history = std::make_shared<History>();
+    auto left = std::make_shared<std::size_t>(keys.size());
+    for (const auto &key : keys) {
+        auto encoded = [](const std::string &v) {
+            return QString::fromLatin1(QUrl::toPercentEncoding(QString::fromStdString(v)));
+        };
+        const QString path = QStringLiteral("/api/v1/lag?pipeline=%1&table=%2&since_ms=%3")
+                                 .arg(encoded(key.first), encoded(key.second))
+                                 .arg(now - window);
+        door->request("GET", path, {}, this,
+                      [this, generation = m_generation, key, history, left, now, window](const EngineDoor::Reply &r) {
+                          // A busy or broken file, or an agent out of reach: that table's line starts
+                          // empty and fills from live snapshots; the Tables page says why.
+                          if (r.ok() && r.body.is_array()) {
+                              std::vector<core::LagSample> samples;
+                              for (const auto &x : r.body) {
+                                  core::LagSample ls;
+                                  ls.pipeline = key.first;
+                                  ls.table = key.second;
+                                  ls.tsMs = x.value("at_ms", std::int64_t{0});
+                                  ls.lagSeconds = x.value("lag_seconds", 0.0);
+                                  ls.rowsPerSecond = x.value("rows_per_second", 0.0);
+                                  samples.push_back(ls);
+                              }
+                              (*history)[key] = thin(samples, now - window, now, kMaxPoints);
+                          }
+                          if (--*left == 0)
+                              onReadDone(generation, std::move(*history), now);
+                      });
+    }
 }
 
 void LagChart::onReadDone(std::uint64_t generation, History history, std::int64_t nowMs)

@@ -1,7 +1,6 @@
 #pragma once
 
 #include "ui/enginesnapshot.h"
-#include "ui/mailbox.h"
 
 #include <QColor>
 #include <QPointF>
@@ -28,7 +27,7 @@ class QValueAxis;
 
 namespace driftless::ui {
 
-class AgentLink;
+class EngineBridge;
 
 class LegendStrip;
 
@@ -85,9 +84,10 @@ public:
     /// The sentence above the chart.
     void setNote(const QString &note);
 
-    /// Reads the history from an agent (GET /api/v1/lag) instead of the workspace file; null:
-    /// from the file again.
-    void setAgent(AgentLink *agent);
+    /// Where the history comes from: GET /api/v1/lag through the door of the engine `engine`
+    /// shows at the time (the app's own or an agent's); null: none, the chart fills from live
+    /// snapshots only.
+    void setEngine(EngineBridge *engine);
 
 public slots:
     void setSnapshot(const driftless::ui::EngineSnapshot &snapshot);
@@ -133,8 +133,7 @@ private:
     /// Samples further apart than this are not joined by a line.
     std::int64_t gapMs() const;
 
-    std::shared_ptr<Mailbox<LagChart>> m_mailbox;
-    QPointer<AgentLink> m_agent;
+    QPointer<EngineBridge> m_engine;
     std::optional<Key> m_only;
     QComboBox *m_window;
     QLabel *m_note;
