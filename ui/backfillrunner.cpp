@@ -73,7 +73,7 @@ void BackfillRunner::onDone(std::uint64_t job, Action action, const QString &sta
     if (statePath != m_engine->statePath())
         return;
     QString message = outcome.message;
-    if (outcome.ok && m_engine->agent()) {
+    if (outcome.ok && m_engine->remote()) {
         message += m_engine->state() == EngineBridge::State::Running
                        ? tr("; the agent's sync takes it within a second")
                        : tr("; the agent's sync takes it when its engine runs again");

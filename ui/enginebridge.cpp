@@ -196,18 +196,18 @@ void EngineBridge::open(const QString &statePath)
     startRead();
 }
 
-void EngineBridge::showInstead(const QString &path, AgentLink *agent)
+void EngineBridge::showInstead(const QString &path, EngineDoor *remote)
 {
     if (m_agent)
         detachAgent();
     else if (m_state == State::Starting || m_state == State::Running)
         stop(); // the local engine lets go of the file; its last snapshots are dropped below
-    m_agent = agent;
+    m_agent = remote;
     m_path = path;
     if (m_localDoor)
         m_localDoor->deleteLater(); // its replies in flight are dropped with it
     m_localDoor = nullptr;
-    if (!agent && !path.isEmpty())
+    if (!remote && !path.isEmpty())
         m_localDoor = new LocalDoor(
             path,
             [this](bool run) {
@@ -426,7 +426,18 @@ void EngineBridge::retireEngineThread()
 
 void EngineBridge::attach(const AgentEndpoint &endpoint)
 {
-    showInstead(endpoint.url, new AgentLink(endpoint, this));
+    attachDoor(new AgentLink(endpoint, this), endpoint.url);
+}
+
+AgentLink *EngineBridge::agent() const
+{
+    return qobject_cast<AgentLink *>(m_agent);
+}
+
+void EngineBridge::attachDoor(EngineDoor *door, const QString &label)
+{
+    door->setParent(this);
+    showInstead(label, door);
     setState(State::Stopped, tr("connecting to the agent\u2026"));
     pollAgent();
     m_agentTimer.start();
@@ -452,7 +463,7 @@ void EngineBridge::pollAgent()
     m_agentPollInFlight = true;
     const std::uint64_t generation = m_generation;
     m_agent->request("GET", QStringLiteral("/api/v1/snapshot?events=%1").arg(kEventLimit), {}, m_agent,
-                     [this, generation](const AgentLink::Reply &r) {
+                     [this, generation](const EngineDoor::Reply &r) {
                          m_agentPollInFlight = false;
                          if (generation != m_generation || !m_agent)
                              return;
@@ -509,7 +520,7 @@ void EngineBridge::sendAgentEngine(bool run)
     setState(run ? State::Starting : State::Stopping, {});
     const std::uint64_t generation = m_generation;
     m_agent->request("POST", run ? QStringLiteral("/api/v1/engine/start") : QStringLiteral("/api/v1/engine/stop"), {},
-                     m_agent, [this, generation](const AgentLink::Reply &r) {
+                     m_agent, [this, generation](const EngineDoor::Reply &r) {
                          if (generation != m_generation)
                              return;
                          if (!r.ok())

@@ -49,7 +49,10 @@ public:
     /// The workspace file shown, or the agent's URL while attached to one.
     QString statePath() const { return m_path; }
     /// The agent this bridge shows and drives (attach()), or null for a workspace file.
-    AgentLink *agent() const { return m_agent; }
+    AgentLink *agent() const;
+    /// True while the bridge shows an engine across a door of its own (an agent, attachDoor()),
+    /// not the app's own engine on a file.
+    bool remote() const { return m_agent != nullptr; }
     /// The door to the engine shown (ui/enginedoor.h): the agent's, or the app's own over the
     /// workspace file; null while nothing is shown, and while an agent has not yet answered with
     /// the token. Runners and pages send everything through it.
@@ -81,6 +84,11 @@ public slots:
     /// asked again until it answers; a refused token or certificate ends the polling (the
     /// message says what to do). open() goes back to a file.
     void attach(const driftless::ui::AgentEndpoint &endpoint);
+    /// Shows, and drives, the engine behind `door` as attach() does an agent's (the bridge
+    /// takes it): its snapshots (GET /api/v1/snapshot), its engine/start and engine/stop. `label`
+    /// is what statePath() says. attach() is this over an AgentLink; a test stands a recorded
+    /// engine here, so every page runs on recorded answers without a server.
+    void attachDoor(driftless::ui::EngineDoor *door, const QString &label);
 
 signals:
     void snapshotReady(const driftless::ui::EngineSnapshot &snapshot);
@@ -106,7 +114,7 @@ private:
     void retireEngineThread();
     /// Shows `path` (a file, or an agent's URL with `agent`) from now on: stops a local engine or
     /// lets go of an agent first, and publishes an empty snapshot of the new one.
-    void showInstead(const QString &path, AgentLink *agent);
+    void showInstead(const QString &path, EngineDoor *remote);
     void detachAgent();
     void pollAgent();
     void sendAgentEngine(bool run);
@@ -125,7 +133,8 @@ private:
     EngineSnapshot m_snapshot;
     QTimer m_publishTimer;
     QTimer m_idleTimer;
-    AgentLink *m_agent = nullptr;
+    /// The engine shown across a door of its own (an agent's AgentLink), or null.
+    EngineDoor *m_agent = nullptr;
     LocalDoor *m_localDoor = nullptr;
     QTimer m_agentTimer;
     bool m_agentPollInFlight = false;

@@ -29,7 +29,7 @@ std::uint64_t PromoteRunner::promote(const QString &pipeline, const QStringList 
     Job job{++m_lastJob, m_engine->statePath(), pipeline, tables, false};
     emit started(job.id, pipeline, tables);
     const auto state = m_engine->state();
-    if (m_engine->agent() || state == EngineBridge::State::Stopped) {
+    if (m_engine->remote() || state == EngineBridge::State::Stopped) {
         // An agent's engine starts again with the promoted tables by itself.
         launch(job);
         return job.id;
@@ -80,7 +80,7 @@ void PromoteRunner::onDone(const Job &job, const Outcome &outcome)
     if (job.statePath != m_engine->statePath())
         return;
     QStringList lines = outcome.lines;
-    if (m_engine->agent()) {
+    if (m_engine->remote()) {
         m_engine->refresh();
         if (outcome.ok)
             lines << (m_engine->state() == EngineBridge::State::Running

@@ -79,7 +79,7 @@ void SlotMonitor::startRead()
                 s.sources = core::sourcesFromJson(r.body);
             } else {
                 core::SourceSlots failed;
-                failed.source = m_engine->agent() ? "agent" : "?";
+                failed.source = m_engine->remote() ? "agent" : "?";
                 failed.error = r.error.toStdString();
                 s.sources.push_back(std::move(failed));
             }
@@ -107,7 +107,7 @@ void SlotMonitor::dropSlot(const QString &source, const QString &slot)
         return;
     }
     const core::Endpoint *endpoint = m_workspace->endpoint(source.toStdString());
-    if (!m_engine->agent() && (!endpoint || endpoint->kind != core::EndpointKind::Postgres)) {
+    if (!m_engine->remote() && (!endpoint || endpoint->kind != core::EndpointKind::Postgres)) {
         emit dropFinished(source, slot, tr("%1 is not a Postgres endpoint of this workspace").arg(source));
         return;
     }

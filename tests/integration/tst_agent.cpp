@@ -195,6 +195,37 @@ struct Agent : ::testing::Test {
         return db.scalarInt("SELECT count(*) FROM events WHERE kind = '" + kind + "' AND message LIKE '" + like + "'");
     }
 
+    /// Polls a job until it ends (or about 120 s pass), collecting every phase it reports, each
+    /// asked for from where the last poll left off.
+    json waitJob(const std::string &tok, const std::string &poll, std::vector<json> *phases = nullptr)
+    {
+        json job;
+        std::size_t seen = 0;
+        for (int i = 0; i < 1200; ++i) {
+            auto r = curl("GET", poll + "?phases_from=" + std::to_string(seen), tok);
+            EXPECT_EQ(r.status, 200) << r.body;
+            if (r.status != 200)
+                return job;
+            job = r.parsed();
+            EXPECT_EQ(job["phases_from"], seen);
+            for (const auto &p : job["phases"]) {
+                ++seen;
+                if (phases)
+                    phases->push_back(p);
+            }
+            if (job["state"] != "running")
+                return job;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        ADD_FAILURE() << "the job never ended: " << job.dump(2);
+        return job;
+    }
+    std::string started(const Curl &c)
+    {
+        EXPECT_EQ(c.status, 202) << c.body;
+        return c.status == 202 ? c.parsed()["poll"].get<std::string>() : std::string();
+    }
+
 private:
     int m_starts = 0;
 };
@@ -492,4 +523,99 @@ TEST_F(Agent, overPlainHttpTheApiAnswersThisMachineOnly)
     EXPECT_EQ(refused.body.find("orders"), std::string::npos);
     EXPECT_EQ(curl("GET", "/sync/status", {}, {}, {}, addr, remote).status, 200);
     EXPECT_EQ(curl("GET", "/api/v1/tables", tok, {}, {}, {}, "http://127.0.0.1:" + std::to_string(port)).status, 200);
+}
+
+TEST_F(Agent, reconcileJobsReportEveryPhaseCancelAndRepairsCompareAgain)
+{
+    startAgent();
+    const std::string tok = token();
+    waitOrders(tok, [](const json &o) { return o["state"] == "streaming"; });
+
+    // Drift the target behind the engine's back: a row gone, a row changed.
+    dst.exec("DELETE FROM orders WHERE id = 7; UPDATE orders SET total = -1 WHERE id = 8");
+
+    // A comparison waiting for the stopped engine to apply the source's newest change (settle)
+    // is cancelled: it stores nothing.
+    ASSERT_EQ(curl("POST", "/api/v1/engine/stop", tok).status, 200);
+    src.exec("INSERT INTO orders VALUES (301, 301)");
+    const auto reportsBefore = curl("GET", "/api/v1/reconciles?pipeline=" + pipeline, tok).parsed().size();
+    const std::string slow = started(curl("POST", "/api/v1/reconcile", tok, json({{"pipeline", pipeline}}).dump()));
+    ASSERT_FALSE(slow.empty());
+    bool settling = false;
+    for (int i = 0; i < 1200 && !settling; ++i) {
+        const json j = curl("GET", slow, tok).parsed();
+        settling = j["progress"].is_object() && j["progress"]["phase"] == "settle";
+        if (!settling)
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_TRUE(settling) << curl("GET", slow, tok).body;
+    auto cancel = curl("POST", slow + "/cancel", tok);
+    ASSERT_EQ(cancel.status, 202) << cancel.body;
+    EXPECT_EQ(cancel.parsed()["cancelling"], true);
+    const json cancelled = waitJob(tok, slow);
+    EXPECT_EQ(cancelled["state"], "cancelled") << cancelled.dump(2);
+    EXPECT_EQ(cancelled["error"], "cancelled; nothing was stored");
+    EXPECT_EQ(curl("GET", "/api/v1/reconciles?pipeline=" + pipeline, tok).parsed().size(), reportsBefore);
+    ASSERT_EQ(curl("POST", "/api/v1/engine/start", tok).status, 200);
+    waitOrders(tok, [](const json &o) { return o["state"] == "streaming"; });
+    bool caughtUp = false;
+    for (int i = 0; i < 900 && !caughtUp; ++i) {
+        caughtUp = dst.scalar("SELECT count(*) FROM orders WHERE id = 301") == "1";
+        if (!caughtUp)
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_TRUE(caughtUp) << readFile(log);
+
+    // A comparison polled now and then still hears of every phase, once, in order.
+    std::vector<json> phases;
+    const json done = waitJob(tok,
+                              started(curl("POST", "/api/v1/reconcile", tok,
+                                           json({{"pipeline", pipeline}, {"tables", {"public.orders"}}}).dump())),
+                              &phases);
+    ASSERT_EQ(done["state"], "done") << done.dump(2);
+    ASSERT_FALSE(phases.empty());
+    EXPECT_EQ(phases.front()["phase"], "checksum") << json(phases).dump();
+    EXPECT_EQ(phases.back()["phase"], "done") << json(phases).dump();
+    EXPECT_EQ(phases.back()["done"], 1);
+    EXPECT_EQ(phases.back()["total"], 1);
+    int dones = 0;
+    for (const auto &p : phases)
+        dones += p["phase"] == "done" ? 1 : 0;
+    EXPECT_EQ(dones, 1) << json(phases).dump();
+    const auto reportId = done["result"]["report_id"].get<long long>();
+    const json report = curl("GET", "/api/v1/reconciles/" + std::to_string(reportId), tok).parsed();
+    ASSERT_EQ(report["tables"].size(), 1u) << report.dump(2);
+    EXPECT_EQ(report["tables"][0]["missing"], 1) << report.dump(2);
+    EXPECT_EQ(report["tables"][0]["different"], 1) << report.dump(2);
+    EXPECT_EQ(report["tables"][0]["keys"]["missing"], json::array({7})) << report.dump(2);
+
+    // Repairing one key of it: that row is the source's again, the other still differs, and the
+    // comparison made after the repair (a report of its own) says so.
+    const json repaired =
+        waitJob(tok, started(curl("POST", "/api/v1/repair", tok,
+                                  json({{"report", reportId}, {"table", "public.orders"}, {"keys", {7}}}).dump())));
+    ASSERT_EQ(repaired["state"], "done") << repaired.dump(2);
+    ASSERT_EQ(repaired["result"]["tables"].size(), 1u) << repaired.dump(2);
+    EXPECT_EQ(repaired["result"]["tables"][0]["keys"], 1);
+    EXPECT_EQ(repaired["result"]["tables"][0]["written"], 1);
+    EXPECT_EQ(dst.scalar("SELECT total FROM orders WHERE id = 7"), src.scalar("SELECT total FROM orders WHERE id = 7"));
+    EXPECT_EQ(dst.scalar("SELECT total FROM orders WHERE id = 8"), "-1.00");
+    ASSERT_TRUE(repaired["result"]["check_report"].is_number_integer()) << repaired.dump(2);
+    const json check =
+        curl("GET", "/api/v1/reconciles/" + std::to_string(repaired["result"]["check_report"].get<long long>()), tok)
+            .parsed();
+    EXPECT_EQ(check["tables"][0]["missing"], 0) << check.dump(2);
+    EXPECT_EQ(check["tables"][0]["different"], 1) << check.dump(2);
+
+    // Keys without their table, or a cancel of no job: refused with what to send.
+    EXPECT_EQ(curl("POST", "/api/v1/repair", tok, json({{"report", reportId}, {"keys", {7}}}).dump()).status, 400);
+    EXPECT_EQ(curl("POST", "/api/v1/jobs/999999/cancel", tok).status, 404);
+
+    // Slots read now, where the agent runs.
+    const json slots = curl("GET", "/api/v1/slots?fresh=true", tok).parsed();
+    bool ours = false;
+    for (const auto &s : slots["slots"])
+        ours = ours || s.value("slot", std::string()) == "driftless_" + pipeline;
+    EXPECT_TRUE(ours) << slots.dump(2);
+    stopAgent();
 }

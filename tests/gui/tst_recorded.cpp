@@ -1,0 +1,146 @@
+// Every page of the window on a recording of a real agent, with no server at all: the tables,
+// their freshness and lag history, the slots, the reconciliation list and a report's keys, the
+// events, and an action sent through the door, as the app shows an agent's engine.
+
+#include "tests/support/guisupport.h"
+#include "tests/support/recordeddoor.h"
+
+#include "ui/backfillrunner.h"
+#include "ui/enginebridge.h"
+#include "ui/mainwindow.h"
+#include "ui/models/eventsmodel.h"
+#include "ui/models/reconcilemodel.h"
+#include "ui/models/rowdiffmodel.h"
+#include "ui/models/slotsmodel.h"
+#include "ui/models/tablesmodel.h"
+#include "ui/pages/alertspage.h"
+#include "ui/pages/lagpage.h"
+#include "ui/pages/reconcilepage.h"
+#include "ui/pages/slotspage.h"
+
+#include <QAbstractItemModelTester>
+#include <QLineSeries>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTest>
+
+using namespace driftless;
+using namespace driftless::ui;
+
+namespace {
+
+const core::TableReport *reportOf(const TablesModel *model, const std::string &table)
+{
+    for (int row = 0; row < model->rowCount(); ++row)
+        if (model->report(row).table == table)
+            return &model->report(row);
+    return nullptr;
+}
+
+int rowOf(const ReconcileModel *model, const std::string &table)
+{
+    for (int row = 0; row < model->rowCount(); ++row)
+        if (model->summaryAt(row).table == table)
+            return row;
+    return -1;
+}
+
+} // namespace
+
+class TestRecorded : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() { test::useTestSettings(); }
+    void everyPageShowsTheRecordedAgent();
+};
+
+void TestRecorded::everyPageShowsTheRecordedAgent()
+{
+    MainWindow w;
+    w.resize(1280, 640);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QAbstractItemModelTester tablesTester(w.tablesModel(), QAbstractItemModelTester::FailureReportingMode::Fatal);
+    auto *door = new test::RecordedDoor(QStringLiteral(DRIFTLESS_RECORDING));
+    QPointer<test::RecordedDoor> guard(door);
+    w.engine()->attachDoor(door, QStringLiteral("recorded agent"));
+
+    // The tables, as the agent reported them: the drift a reconciliation found marks orders.
+    auto *tables = w.tablesModel();
+    QTRY_COMPARE(tables->rowCount(), 3);
+    QCOMPARE(w.engine()->state(), EngineBridge::State::Running);
+    const auto *orders = reportOf(tables, "public.orders");
+    QVERIFY(orders);
+    QCOMPARE(std::string(core::toString(orders->state)), std::string("streaming"));
+    QCOMPARE(std::string(core::toString(orders->freshness)), std::string("warn"));
+    QVERIFY(orders->reconcile && orders->reconcile->missing == 1);
+    QCOMPARE(std::string(core::toString(reportOf(tables, "public.customers")->strategy)), std::string("cursor"));
+    QCOMPARE(std::string(core::toString(reportOf(tables, "public.plans")->freshness)), std::string("ok"));
+    test::saveShot(&w, QStringLiteral("recorded-tables"));
+
+    // The lag history, read through the door and moved to now: a line per table.
+    w.pages()->setCurrentWidget(w.lagPage());
+    QTRY_VERIFY(w.lagPage()->historyLoaded());
+    QTRY_VERIFY(w.lagPage()->lagSeries(QStringLiteral("shop"), QStringLiteral("public.orders")) &&
+                w.lagPage()->lagSeries(QStringLiteral("shop"), QStringLiteral("public.orders"))->count() >= 3);
+    QCOMPARE(door->count("GET /api/v1/lag?pipeline=shop&table=public.orders") >= 1, true);
+    test::saveShot(&w, QStringLiteral("recorded-lag"));
+
+    // The slots, as the agent read them near the source.
+    w.pages()->setCurrentWidget(w.slotsPage());
+    QTRY_COMPARE(w.slotsModel()->rowCount(), 1);
+    QCOMPARE(w.slotsModel()->index(0, SlotsModel::Slot).data().toString(), QStringLiteral("driftless_shop"));
+    QCOMPARE(w.slotsModel()->index(0, SlotsModel::Owner).data().toString(), QStringLiteral("shop"));
+    test::saveShot(&w, QStringLiteral("recorded-slots"));
+
+    // The reconciliation list, and the drifting table's report with its missing key.
+    auto *page = w.reconcilePage();
+    w.pages()->setCurrentWidget(page);
+    QTRY_COMPARE(page->model()->rowCount(), 3);
+    const int row = rowOf(page->model(), "public.orders");
+    QVERIFY(row >= 0);
+    QCOMPARE(page->model()->summaryAt(row).missing, std::int64_t{1});
+    page->selectTable(page->model()->summaryAt(row).reportId, QStringLiteral("public.orders"));
+    QTRY_COMPARE(page->diffModel()->keyCount(), 1);
+    const QModelIndex key = page->diffModel()->indexOfKey({"42"});
+    QVERIFY(key.isValid());
+    QCOMPARE(page->diffModel()->index(key.row(), RowDiffModel::Class).data().toString(),
+             QStringLiteral("missing in target"));
+    QVERIFY(page->repairTableButton()->isEnabled());
+    test::saveShot(&w, QStringLiteral("recorded-reconcile"));
+
+    // The events, newest first.
+    w.pages()->setCurrentWidget(w.alertsPage());
+    QTRY_VERIFY(w.eventsModel()->rowCount() > 0);
+    test::saveShot(&w, QStringLiteral("recorded-alerts"));
+
+    // An action goes through the door, and its answer reaches the page's runner.
+    door->answer("POST /api/v1/backfill", 200,
+                 {{"table", "public.orders"},
+                  {"message", "re-backfill of public.orders requested"},
+                  {"what", "requested"},
+                  {"streaming_pid", nullptr}});
+    QSignalSpy finished(w.backfillRunner(), &BackfillRunner::finished);
+    QVERIFY(w.backfillRunner()->request(QStringLiteral("shop"), QStringLiteral("public.orders")) != 0);
+    QTRY_COMPARE(finished.count(), 1);
+    QVERIFY(finished.first().at(4).toBool());
+    QVERIFY2(finished.first().at(5).toString().contains(QStringLiteral("requested; the agent's sync takes it")),
+             qPrintable(finished.first().at(5).toString()));
+    QCOMPARE(door->count("POST /api/v1/backfill"), 1);
+    nlohmann::json sent;
+    for (const auto &c : door->calls())
+        if (c.verb == "POST")
+            sent = c.body;
+    QVERIFY(sent.is_object());
+    QCOMPARE(QString::fromStdString(sent.value("table", std::string())), QStringLiteral("public.orders"));
+    QCOMPARE(sent.value("cancel", true), false);
+
+    // Nothing that was not recorded was asked for, but for what the test added.
+    for (const auto &c : door->calls())
+        QVERIFY2(c.verb == "GET" || c.path == "/api/v1/backfill", (c.verb + " " + c.path).c_str());
+    QVERIFY(guard); // the bridge keeps the door until it shows another engine
+}
+
+QTEST_MAIN(TestRecorded)
+#include "tst_recorded.moc"
