@@ -51,11 +51,14 @@ struct LocalDoor::Core {
     std::optional<core::WorkspaceState> state;
     std::unique_ptr<core::AgentApi> api;
 
-    core::AgentApi &open()
+    /// `create`: make the file when there is none (storing a workspace, as `apply` does).
+    core::AgentApi &open(bool create)
     {
         std::lock_guard lock(mutex);
         if (!api) {
             std::error_code ec;
+            if (create && !std::filesystem::exists(path, ec))
+                core::WorkspaceState::create(path);
             if (!std::filesystem::exists(path, ec))
                 throw core::Error(core::ErrorKind::Permanent, "there is no workspace file at " + path, {},
                                   "store one with 'driftless-cli --state " + path + " apply FILE'");
@@ -107,7 +110,8 @@ void LocalDoor::request(const QByteArray &verb, const QString &path, const QByte
                                           guard = QPointer<QObject>(context), done = std::move(done)] {
         core::ApiResponse response;
         try {
-            response = core->open().handleLocal(req, kWho);
+            const bool store = req.method == "PUT" && req.path == "/api/v1/workspace";
+            response = core->open(store).handleLocal(req, kWho);
         } catch (const core::Error &e) {
             nlohmann::json j = {{"error", e.what()}};
             if (!e.hint().empty())

@@ -16,7 +16,8 @@ namespace driftless::ui {
 /// network; events name the desktop app as the origin of each action.
 ///
 /// - The file is opened on the first request, never created (a missing file answers 422 with
-///   what to do); the API's jobs (reconcile, repair) run on its own threads.
+///   what to do) but by storing a workspace (PUT /api/v1/workspace), as `apply` creates one;
+///   the API's jobs (reconcile, repair) run on its own threads.
 /// - `engine/start` and `engine/stop` go to `setRunning` on the UI thread; setRunning(bool)
 ///   tells the door what the app's engine does, for `engine` and `snapshot`.
 /// - Destroying the door drops the replies in flight; its jobs are stopped and joined on a pool

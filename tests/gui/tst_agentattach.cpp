@@ -10,10 +10,14 @@
 #include "ui/enginebridge.h"
 #include "ui/mainwindow.h"
 #include "ui/models/eventsmodel.h"
+#include "ui/models/reconcilemodel.h"
 #include "ui/models/tablesmodel.h"
 #include "ui/pages/lagpage.h"
+#include "ui/pages/reconcilepage.h"
 #include "ui/pages/slotspage.h"
 #include "ui/pages/tablespage.h"
+#include "ui/pages/workspacepage.h"
+#include "ui/reconcilerunner.h"
 #include "ui/slotmonitor.h"
 
 #include "core/base/clock.h"
@@ -28,6 +32,7 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTest>
@@ -305,6 +310,50 @@ void TestAgentAttach::theWindowShowsAndDrivesAnAgent()
     QTRY_VERIFY_WITH_TIMEOUT(hasEvent(w.eventsModel(), "rebackfill", "re-backfill done"), 60000);
     QTRY_VERIFY_WITH_TIMEOUT(reportOf(model, pipeline, "public.orders")->state == core::TableState::Streaming, 60000);
     QVERIFY(agent.events("agent_control", "re-backfill " + pipeline + "/public.orders:%") >= 1);
+
+    // Reconcile Now on the agent (the Reconciliation page's runner): the agent compares and stores
+    // the report, the page lists it, and the agent's own file has it.
+    auto *runner = w.reconcileRunner();
+    QSignalSpy reconciled(runner, &ui::ReconcileRunner::reconcileFinished);
+    QTRY_VERIFY(!runner->busy() && runner->workspace());
+    QVERIFY(runner->reconcile(QString::fromStdString(pipeline), {QStringLiteral("public.orders")}) != 0);
+    QTRY_VERIFY_WITH_TIMEOUT(reconciled.count() == 1, 120000);
+    QVERIFY2(reconciled.first().at(2).toString().isEmpty(), qPrintable(reconciled.first().at(2).toString()));
+    const long long reportId = reconciled.first().at(1).toLongLong();
+    QVERIFY(reportId > 0);
+    auto *reports = w.reconcilePage()->model();
+    const auto listed = [reports, reportId] {
+        for (int row = 0; row < reports->rowCount(); ++row)
+            if (reports->summaryAt(row).reportId == reportId && reports->summaryAt(row).table == "public.orders")
+                return reports->summaryAt(row).missing + reports->summaryAt(row).extra +
+                           reports->summaryAt(row).different ==
+                       0;
+        return false;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(listed(), 30000);
+    {
+        auto st = test::runCli({"--state", agent.state, "status", "--json"});
+        QVERIFY2(st.out.find("\"report_id\": " + std::to_string(reportId)) != std::string::npos, st.out.c_str());
+    }
+    w.pages()->setCurrentWidget(w.reconcilePage());
+    saveShot(&w, QStringLiteral("mainwindow-agent-reconcile"));
+    w.pages()->setCurrentWidget(w.tablesPage());
+
+    // The Workspace page stores an edit on the agent, after the agent's checks against its servers.
+    {
+        std::string yaml = test::readFile(dir.file("ws.yaml"));
+        yaml.replace(yaml.find("every: 30s"), 10, "every: 45s");
+        test::writeFile(dir.file("ws2.yaml"), yaml);
+    }
+    QSignalSpy stored(w.workspacePage(), &ui::WorkspacePage::saved);
+    w.workspacePage()->importFile(QString::fromStdString(dir.file("ws2.yaml")));
+    QTRY_VERIFY_WITH_TIMEOUT(stored.count() == 1, 120000);
+    QVERIFY2(stored.first().at(0).toBool(), qPrintable(stored.first().at(1).toString()));
+    {
+        auto ex = test::runCli({"--state", agent.state, "export"});
+        QVERIFY2(ex.out.find("every: 45s") != std::string::npos, ex.out.c_str());
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(reportOf(model, pipeline, "public.orders")->state == core::TableState::Streaming, 120000);
 
     // SIGTERM: the window says the agent is unreachable and keeps what it last saw.
     agent.stop();

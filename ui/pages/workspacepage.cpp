@@ -12,6 +12,7 @@
 #include "core/config/workspacefile.h"
 #include "core/engine/workspacestate.h"
 #include "core/model/error.h"
+#include "ui/enginedoor.h"
 
 #include <QDir>
 #include <QFile>
@@ -25,7 +26,6 @@
 #include <QSaveFile>
 #include <QSortFilterProxyModel>
 #include <QTableView>
-#include <QThreadPool>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -82,13 +82,14 @@ QString changeLines(const core::ApplySummary &summary)
 } // namespace
 
 WorkspacePage::WorkspacePage(EngineBridge *engine, SecretStore *secrets, QWidget *parent)
-    : QWidget(parent), m_engine(engine), m_secrets(secrets), m_mailbox(Mailbox<WorkspacePage>::create(this)),
-      m_endpoints(new EndpointsModel(this)), m_pipelines(new PipelinesModel(this)),
-      m_endpointsProxy(new QSortFilterProxyModel(this)), m_endpointsView(makeView(this, "endpointsView")),
-      m_pipelinesView(makeView(this, "pipelinesView")), m_summary(new QLabel(this)), m_result(new QLabel(this)),
-      m_add(new QPushButton(tr("&Add Endpoint\u2026"), this)), m_edit(new QPushButton(tr("&Edit\u2026"), this)),
-      m_remove(new QPushButton(tr("&Remove\u2026"), this)), m_password(new QPushButton(tr("&Password\u2026"), this)),
-      m_import(new QPushButton(tr("&Import YAML\u2026"), this)), m_export(new QPushButton(tr("E&xport YAML\u2026"), this)),
+    : QWidget(parent), m_engine(engine), m_secrets(secrets), m_endpoints(new EndpointsModel(this)),
+      m_pipelines(new PipelinesModel(this)), m_endpointsProxy(new QSortFilterProxyModel(this)),
+      m_endpointsView(makeView(this, "endpointsView")), m_pipelinesView(makeView(this, "pipelinesView")),
+      m_summary(new QLabel(this)), m_result(new QLabel(this)), m_add(new QPushButton(tr("&Add Endpoint\u2026"), this)),
+      m_edit(new QPushButton(tr("&Edit\u2026"), this)), m_remove(new QPushButton(tr("&Remove\u2026"), this)),
+      m_password(new QPushButton(tr("&Password\u2026"), this)),
+      m_import(new QPushButton(tr("&Import YAML\u2026"), this)),
+      m_export(new QPushButton(tr("E&xport YAML\u2026"), this)),
       m_addPipeline(new QPushButton(tr("Add Pipe&line\u2026"), this)),
       m_editPipeline(new QPushButton(tr("Edi&t Pipeline\u2026"), this))
 {
@@ -172,7 +173,7 @@ WorkspacePage::WorkspacePage(EngineBridge *engine, SecretStore *secrets, QWidget
     updateButtons();
 }
 
-WorkspacePage::~WorkspacePage() { m_mailbox->close(); }
+WorkspacePage::~WorkspacePage() = default;
 
 void WorkspacePage::setSnapshot(const EngineSnapshot &snapshot)
 {
@@ -464,33 +465,47 @@ void WorkspacePage::save(core::Workspace workspace, const QString &what)
         emit saved(false, m_result->text());
         return;
     }
-    run(what, [path = m_engine->statePath().toStdString(), workspace = std::move(workspace)] {
-        Outcome o;
-        auto summary = core::WorkspaceState::create(path).apply(workspace);
-        o.ok = true;
-        o.message = changeLines(summary);
-        o.workspace = workspace;
-        return o;
-    });
+    store(what, std::move(workspace));
 }
 
-void WorkspacePage::run(const QString &what, std::function<Outcome()> work)
+void WorkspacePage::store(const QString &what, core::Workspace workspace)
 {
+    EngineDoor *door = m_engine->door();
+    if (!door) {
+        showResult(false, tr("%1 failed: no workspace is open").arg(what));
+        emit saved(false, m_result->text());
+        return;
+    }
     const std::uint64_t job = ++m_job;
     m_saving = true;
     updateButtons();
     showResult(true, tr("%1\u2026").arg(what));
-    QThreadPool::globalInstance()->start(
-        [mailbox = m_mailbox, job, statePath = m_engine->statePath(), what, work = std::move(work)] {
-            Outcome o;
-            try {
-                o = work();
-            } catch (const std::exception &e) {
-                o.ok = false;
-                o.message = describe(e);
-            }
-            mailbox->post([=](WorkspacePage &self) { self.onSaved(job, statePath, what, o); });
-        });
+    // An agent checks the workspace against its servers first (what it cannot reach, it
+    // refuses); the app's own engine stores it as the DBA wrote it, as before.
+    const QString path =
+        m_engine->remote() ? QStringLiteral("/api/v1/workspace") : QStringLiteral("/api/v1/workspace?check=false");
+    const std::string yaml = core::WorkspaceFile::toYaml(workspace);
+    door->request("PUT", path, QByteArray::fromStdString(yaml), this,
+                  [this, job, statePath = m_engine->statePath(), what,
+                   workspace = std::move(workspace)](const EngineDoor::Reply &r) {
+                      Outcome o;
+                      o.ok = r.ok();
+                      if (r.ok()) {
+                          core::ApplySummary summary;
+                          summary.changed = r.body.value("changed", false);
+                          for (const auto &l : r.body.value("lines", nlohmann::json::array()))
+                              summary.lines.push_back(l.get<std::string>());
+                          o.message = changeLines(summary);
+                          o.workspace = workspace;
+                      } else {
+                          QStringList problems{r.error};
+                          for (const auto &p : r.body.is_object() ? r.body.value("problems", nlohmann::json::array())
+                                                                  : nlohmann::json::array())
+                              problems << QString::fromStdString(p.value("message", std::string()));
+                          o.message = problems.join(QStringLiteral("; "));
+                      }
+                      onSaved(job, statePath, what, o);
+                  });
 }
 
 void WorkspacePage::onSaved(std::uint64_t job, const QString &statePath, const QString &what, const Outcome &outcome)
@@ -533,16 +548,23 @@ void WorkspacePage::importFile(const QString &path)
 {
     if (m_engine->statePath().isEmpty() || m_saving)
         return;
-    run(tr("Imported %1").arg(QFileInfo(path).fileName()),
-        [yamlPath = path.toStdString(), statePath = m_engine->statePath().toStdString()] {
-            Outcome o;
-            auto workspace = core::WorkspaceFile::load(yamlPath);
-            auto summary = core::WorkspaceState::create(statePath).apply(workspace);
-            o.ok = true;
-            o.message = changeLines(summary);
-            o.workspace = std::move(workspace);
-            return o;
-        });
+    const QString what = tr("Imported %1").arg(QFileInfo(path).fileName());
+    core::Workspace workspace;
+    try {
+        // A small text file on this machine; the engine, wherever it runs, stores what it says.
+        workspace = core::WorkspaceFile::load(path.toStdString());
+    } catch (const std::exception &e) {
+        // Said from the event loop, as every import's outcome is.
+        QMetaObject::invokeMethod(
+            this,
+            [this, message = tr("%1 failed: %2").arg(what, describe(e))] {
+                showResult(false, message);
+                emit saved(false, message);
+            },
+            Qt::QueuedConnection);
+        return;
+    }
+    store(what, std::move(workspace));
 }
 
 void WorkspacePage::exportYaml()

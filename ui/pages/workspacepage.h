@@ -3,7 +3,6 @@
 #include "ui/dialogs/endpointdialog.h"
 #include "ui/dialogs/pipelineeditor.h"
 #include "ui/enginesnapshot.h"
-#include "ui/mailbox.h"
 
 #include "core/model/workspace.h"
 
@@ -101,7 +100,8 @@ private:
     struct Outcome;
     void showWorkspace(const core::Workspace &workspace);
     void save(core::Workspace workspace, const QString &what);
-    void run(const QString &what, std::function<Outcome()> work);
+    /// Stores `workspace` through the engine's door (PUT /api/v1/workspace).
+    void store(const QString &what, core::Workspace workspace);
     void onSaved(std::uint64_t job, const QString &statePath, const QString &what, const Outcome &outcome);
     void finishDialog(const core::Endpoint &before, bool isNew);
     void openPipelineEditor(std::optional<core::PipelineSpec> existing);
@@ -114,7 +114,6 @@ private:
 
     EngineBridge *m_engine;
     SecretStore *m_secrets;
-    std::shared_ptr<Mailbox<WorkspacePage>> m_mailbox;
     core::Workspace m_workspace;
     bool m_hasWorkspace = false;
     QString m_error;
