@@ -111,7 +111,13 @@ void LocalDoor::request(const QByteArray &verb, const QString &path, const QByte
         core::ApiResponse response;
         try {
             const bool store = req.method == "PUT" && req.path == "/api/v1/workspace";
-            response = core->open(store).handleLocal(req, kWho);
+            std::error_code ec;
+            // Test connection and discovery before there is a workspace (a new user's first
+            // endpoint): they need none.
+            if (core::AgentApi::isStateless(req.path) && !std::filesystem::exists(core->path, ec))
+                response = core::AgentApi::handleStateless(req);
+            else
+                response = core->open(store).handleLocal(req, kWho);
         } catch (const core::Error &e) {
             nlohmann::json j = {{"error", e.what()}};
             if (!e.hint().empty())

@@ -17,7 +17,8 @@ namespace driftless::ui {
 ///
 /// - The file is opened on the first request, never created (a missing file answers 422 with
 ///   what to do) but by storing a workspace (PUT /api/v1/workspace), as `apply` creates one;
-///   the API's jobs (reconcile, repair) run on its own threads.
+///   the API's jobs (reconcile, repair) run on its own threads. Probe and discover need no
+///   file: an empty `statePath` makes a door for them alone.
 /// - `engine/start` and `engine/stop` go to `setRunning` on the UI thread; setRunning(bool)
 ///   tells the door what the app's engine does, for `engine` and `snapshot`.
 /// - Destroying the door drops the replies in flight; its jobs are stopped and joined on a pool

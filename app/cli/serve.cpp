@@ -19,9 +19,12 @@
 #include <QHttpServerRequest>
 #include <QHttpServerResponder>
 #include <QMetaEnum>
+#include <QPointer>
 #include <QSslCertificate>
 #include <QSslConfiguration>
 #include <QSslKey>
+#include <QTcpSocket>
+#include <QThreadPool>
 #include <QTimer>
 #include <QUrlQuery>
 
@@ -154,10 +157,20 @@ private:
     std::stop_source m_current;
 };
 
-/// serve's HTTP(S) endpoint: every request goes to the one router (core::AgentApi).
+/// serve's HTTP(S) endpoint: every request goes to the one router (core::AgentApi), answered
+/// on a pool thread so a slow call (a probe waiting for a server, a workspace checked by the
+/// doctor) never holds up /metrics or the next client; the reply is written on the socket's
+/// own thread, or dropped when the client went away.
 class AgentHttpServer final : public QAbstractHttpServer {
 public:
-    AgentHttpServer(AgentApi &api, bool plainRemote) : m_api(api), m_plainRemote(plainRemote) {}
+    AgentHttpServer(AgentApi &api, bool plainRemote) : m_api(api), m_plainRemote(plainRemote)
+    {
+        m_pool.setMaxThreadCount(kWorkers);
+    }
+    ~AgentHttpServer() override { m_pool.waitForDone(); }
+
+    /// Requests answered at once; more wait for one of these.
+    static constexpr int kWorkers = 4;
 
 protected:
     bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override
@@ -171,16 +184,37 @@ protected:
         r.body = request.body().toStdString();
         const QHostAddress peer = request.remoteAddress();
         r.peer = peer.toString().toStdString();
-        ApiResponse out;
+        auto responder = std::make_shared<QHttpServerResponder>(makeResponder(request, socket));
         if (m_plainRemote && r.path.starts_with(AgentApi::kPrefix) && !peer.isLoopback()) {
             // Nobody off this machine sends a token over plain HTTP, where anyone on the path reads it.
+            ApiResponse out;
             out.status = 403;
             out.body = "{\"error\": \"the control API is served over HTTPS only to other machines: start serve with "
                        "--tls\"}\n";
-        } else {
-            out = m_api.handle(r);
+            respond(*responder, out, r.method == "HEAD");
+            return true;
         }
-        auto responder = makeResponder(request, socket);
+        m_pool.start([this, r = std::move(r), responder = std::move(responder),
+                      socket = QPointer<QTcpSocket>(socket)]() mutable {
+            ApiResponse out = m_api.handle(r);
+            const bool head = r.method == "HEAD";
+            // Everything of the socket stays on the server's thread: the reply, the check that
+            // the client is still there, and the responder's end.
+            QMetaObject::invokeMethod(
+                this,
+                [responder = std::move(responder), socket = std::move(socket), out = std::move(out), head] {
+                    if (socket)
+                        respond(*responder, out, head);
+                },
+                Qt::QueuedConnection);
+        });
+        return true;
+    }
+    void missingHandler(const QHttpServerRequest &, QTcpSocket *) override {}
+
+private:
+    static void respond(QHttpServerResponder &responder, const ApiResponse &out, bool head)
+    {
         responder.writeStatusLine(static_cast<QHttpServerResponder::StatusCode>(out.status));
         const QByteArray body = QByteArray::fromStdString(out.body);
         responder.writeHeader("Content-Type", QByteArray::fromStdString(out.contentType));
@@ -188,15 +222,8 @@ protected:
         responder.writeHeader("Cache-Control", "no-store");
         for (const auto &[k, v] : out.headers)
             responder.writeHeader(QByteArray::fromStdString(k), QByteArray::fromStdString(v));
-        if (r.method != "HEAD")
-            responder.writeBody(body);
-        else
-            responder.writeBody(QByteArray());
-        return true;
+        responder.writeBody(head ? QByteArray() : body);
     }
-    void missingHandler(const QHttpServerRequest &, QTcpSocket *) override {}
-
-private:
     /// GET, POST, ...: the enum's own name, upper case.
     static std::string methodName(QHttpServerRequest::Method m)
     {
@@ -205,6 +232,7 @@ private:
     }
     AgentApi &m_api;
     bool m_plainRemote;
+    QThreadPool m_pool;
 };
 
 } // namespace

@@ -5,6 +5,7 @@
 #include "core/config/workspacefile.h"
 #include "core/engine/alerts.h"
 #include "core/engine/doctor.h"
+#include "core/engine/endpointcalls.h"
 #include "core/engine/metrics.h"
 #include "core/engine/reconciler.h"
 #include "core/engine/resnapshot.h"
@@ -213,9 +214,48 @@ const std::map<std::string, std::string> &knownPaths()
         {"lag", "GET"},          {"slots", "GET"},   {"slot-history", "GET"},   {"reconciles", "GET"},
         {"pause", "POST"},       {"resume", "POST"}, {"backfill", "POST"},      {"promote", "POST"},
         {"reconcile", "POST"},   {"repair", "POST"}, {"engine", "GET"},         {"engine/start", "POST"},
-        {"engine/stop", "POST"},
+        {"engine/stop", "POST"}, {"probe", "POST"},  {"discover", "POST"},
     };
     return paths;
+}
+
+/// The endpoint a probe or discover request names: an object (kind, dsn or path: one the DBA is
+/// still editing) or, when `ws` is given, the name of one of its endpoints.
+Endpoint requestEndpoint(const json &body, const Workspace *ws)
+{
+    auto it = body.find("endpoint");
+    if (it == body.end())
+        throw BadRequest{400, "the request body needs \"endpoint\": {\"kind\", \"dsn\" or \"path\"}" +
+                                  std::string(ws ? " or the name of an endpoint of the workspace" : "")};
+    if (it->is_string()) {
+        const Endpoint *e = ws ? ws->endpoint(it->get<std::string>()) : nullptr;
+        if (!e)
+            throw ConfigError("no endpoint named '" + it->get<std::string>() + "' in the workspace");
+        return *e;
+    }
+    return endpointFromJson(*it);
+}
+
+/// probe and discover: they read an endpoint where the engine runs and need nothing of its state
+/// but, for an endpoint named, the workspace. nullopt for any other path.
+std::optional<ApiResponse> endpointCall(const std::string &path, const ApiRequest &request, const Workspace *ws)
+{
+    if (path == "probe" && request.method == "POST") {
+        const json body = parseBody(request);
+        const Endpoint e = requestEndpoint(body, ws);
+        std::optional<std::string> password;
+        if (auto p = body.find("password"); p != body.end() && !p->is_null()) {
+            if (!p->is_string())
+                throw BadRequest{400, "\"password\" takes a string (for this probe only; it is never stored)"};
+            password = p->get<std::string>();
+        }
+        return jsonResponse(200, probeJsonValue(probeEndpoint(e, password)));
+    }
+    if (path == "discover" && request.method == "POST") {
+        const json body = parseBody(request);
+        return jsonResponse(200, discoveryJsonValue(discoverSource(requestEndpoint(body, ws))));
+    }
+    return std::nullopt;
 }
 
 } // namespace
@@ -293,8 +333,7 @@ ApiResponse AgentApi::authenticate(const ApiRequest &request)
     return r;
 }
 
-namespace
-{
+namespace {
 
 /// Runs `f`, turning what it throws into the answer a client gets.
 template <typename F> ApiResponse answer(F &&f)
@@ -321,6 +360,21 @@ ApiResponse AgentApi::handleLocal(const ApiRequest &request, const std::string &
         if (!request.path.starts_with(kPrefix))
             return errorResponse(404, "no such path; the control API is under /api/v1/");
         return route(request, {who, {}});
+    });
+}
+
+bool AgentApi::isStateless(const std::string &path)
+{
+    return path == std::string(kPrefix) + "probe" || path == std::string(kPrefix) + "discover";
+}
+
+ApiResponse AgentApi::handleStateless(const ApiRequest &request)
+{
+    return answer([&] {
+        if (isStateless(request.path))
+            if (auto r = endpointCall(request.path.substr(std::string(kPrefix).size()), request, nullptr))
+                return *r;
+        return errorResponse(404, "only probe and discover are answered without a workspace: " + request.path);
     });
 }
 
@@ -368,6 +422,12 @@ ApiResponse AgentApi::route(const ApiRequest &request, const Origin &origin)
     const std::string &method = request.method;
     const bool get = method == "GET" || method == "HEAD";
     const auto now = wallClockMs();
+
+    if (path == "probe" || path == "discover") {
+        const Workspace ws = m_state.workspace();
+        if (auto r = endpointCall(path, request, &ws))
+            return *r;
+    }
 
     // Reading.
     if (path == "tables" && get)

@@ -61,6 +61,8 @@ public:
 ///    once: workspace, tables, events, engine), workspace, events, lag, slots,
 ///    slot-history, reconciles, reconciles/ID, jobs/ID. Act: pause, resume, backfill, promote,
 ///    reconcile, repair (the last two as jobs), engine/start, engine/stop, PUT workspace (apply).
+///    Endpoints: probe (Test connection) and discover (the pipeline editor's tables), read from
+///    where the agent runs.
 ///
 /// A request without a valid token gets 401 and nothing else (not even whether the path
 /// exists); each refusal is an `agent_unauthorized` event naming the client's address, and five
@@ -82,6 +84,11 @@ public:
     /// ("desktop app"), and its actions make no agent_control event (like the CLI's). Only
     /// paths under kPrefix.
     ApiResponse handleLocal(const ApiRequest &request, const std::string &who);
+    /// The calls that read an endpoint and need no workspace (POST probe and discover with the
+    /// endpoint given whole), for a face that has no workspace file yet: the app before its
+    /// first apply. Any other path answers 404.
+    static ApiResponse handleStateless(const ApiRequest &request);
+    static bool isStateless(const std::string &path);
 
     static constexpr const char *kPrefix = "/api/v1/";
     static constexpr int kMaxRunningJobs = 4;

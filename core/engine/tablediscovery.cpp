@@ -4,6 +4,7 @@
 #include "core/db/pgconnection.h"
 #include "core/engine/endpointprobe.h"
 #include "core/engine/mysqlpreflight.h"
+#include "core/model/duration.h"
 #include "core/model/error.h"
 
 #include <algorithm>
@@ -64,6 +65,13 @@ std::vector<std::string> splitNames(const std::optional<std::string> &list)
 std::string rows(double n)
 {
     return std::to_string(static_cast<long long>(std::llround(n)));
+}
+
+/// How big a small table is, in what is known: its row estimate, or only its size on disk when
+/// it was never analyzed (an estimate of 0 rows would say something untrue).
+std::string smallSize(const DiscoveredTable &t)
+{
+    return t.analyzed ? "about " + rows(t.estimatedRows) + " rows" : humanBytes(t.totalBytes) + ", never analyzed";
 }
 
 // MySQL: information_schema in three reads (tables, index columns, temporal columns) rather than
@@ -290,10 +298,11 @@ Recommendation recommendStrategy(const DiscoveredTable &t, const SourceAbilities
         rec.reason = "no primary key: only a full refresh can copy it exactly";
     } else if (small && !t.writesKnown) {
         rec.strategy = Strategy::FullRefresh;
-        rec.reason = "small (about " + rows(t.estimatedRows) + " rows): a full copy costs little and is always exact";
+        rec.reason = "small (" + smallSize(t) + "): a full copy costs little and is always exact";
     } else if (small && quiet) {
         rec.strategy = Strategy::FullRefresh;
-        rec.reason = "small (about " + rows(t.estimatedRows) + " rows) and rarely written: a full copy costs "
+        rec.reason = "small (" + smallSize(t) +
+                     ") and rarely written: a full copy costs "
                      "little and is always exact";
     } else if (busyWithDeletes && cdcOk) {
         rec.strategy = Strategy::Cdc;

@@ -6,6 +6,8 @@
 #include "tests/support/recordeddoor.h"
 
 #include "ui/backfillrunner.h"
+#include "ui/dialogs/endpointdialog.h"
+#include "ui/dialogs/pipelineeditor.h"
 #include "ui/enginebridge.h"
 #include "ui/mainwindow.h"
 #include "ui/models/eventsmodel.h"
@@ -17,13 +19,16 @@
 #include "ui/pages/lagpage.h"
 #include "ui/pages/reconcilepage.h"
 #include "ui/pages/slotspage.h"
+#include "ui/pages/workspacepage.h"
 
 #include <QAbstractItemModelTester>
+#include <QLabel>
 #include <QLineSeries>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTest>
+#include <QTreeWidgetItem>
 
 using namespace driftless;
 using namespace driftless::ui;
@@ -53,6 +58,7 @@ class TestRecorded : public QObject {
 private slots:
     void initTestCase() { test::useTestSettings(); }
     void everyPageShowsTheRecordedAgent();
+    void theWorkspaceDialogsAskTheEngineShown();
 };
 
 void TestRecorded::everyPageShowsTheRecordedAgent()
@@ -144,3 +150,69 @@ void TestRecorded::everyPageShowsTheRecordedAgent()
 
 QTEST_MAIN(TestRecorded)
 #include "tst_recorded.moc"
+
+// Test connection and the pipeline editor's discovery go through the door of the engine the
+// window shows (here a recorded agent, with no server anywhere): they show what the agent's
+// engine found, and say so plainly when it cannot be asked.
+void TestRecorded::theWorkspaceDialogsAskTheEngineShown()
+{
+    MainWindow w;
+    w.resize(1280, 640);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto *door = new test::RecordedDoor(QStringLiteral(DRIFTLESS_RECORDING));
+    w.engine()->attachDoor(door, QStringLiteral("recorded agent"));
+    QTRY_COMPARE(w.tablesModel()->rowCount(), 3);
+    WorkspacePage *page = w.workspacePage();
+    QTRY_VERIFY(page->workspace().endpoint("app"));
+
+    // Discovery: the recorded agent's three tables, each with the strategy the editor recommends.
+    QTest::mouseClick(page->addPipelineButton(), Qt::LeftButton);
+    QTRY_VERIFY(page->pipelineEditor() && page->pipelineEditor()->isVisible());
+    PipelineEditor *editor = page->pipelineEditor();
+    QTRY_VERIFY_WITH_TIMEOUT(!editor->discovering() && editor->tableItem(QStringLiteral("public.orders")), 10000);
+    QVERIFY2(editor->discoveryLabel()->text().startsWith(QStringLiteral("3 tables")),
+             qPrintable(editor->discoveryLabel()->text()));
+    QCOMPARE(editor->tableItem(QStringLiteral("public.orders"))->text(PipelineEditor::PrimaryKey),
+             QStringLiteral("id"));
+    QCOMPARE(editor->tableItem(QStringLiteral("public.plans"))->text(PipelineEditor::PrimaryKey),
+             QStringLiteral("code"));
+    QCOMPARE(editor->tableItem(QStringLiteral("public.customers"))->text(PipelineEditor::Candidates),
+             QStringLiteral("updated_at"));
+    const test::RecordedDoor::Call *asked = nullptr;
+    for (const auto &c : door->calls())
+        if (c.verb == "POST" && c.path == "/api/v1/discover")
+            asked = &c;
+    QVERIFY(asked);
+    // The endpoint goes whole, as the window holds it: the agent needs nothing stored to read it.
+    QCOMPARE(asked->body["endpoint"]["kind"].get<std::string>(), std::string("postgres"));
+    QVERIFY(asked->body["endpoint"]["dsn"].get<std::string>().find("dbname=shop_app") != std::string::npos);
+    test::saveShot(editor, QStringLiteral("recorded-pipeline-editor"));
+    editor->reject();
+    QTRY_VERIFY(!page->pipelineEditor());
+
+    // Test connection on the agent's endpoint: the agent's server, version and rights.
+    page->selectEndpoint(QStringLiteral("app"));
+    QTest::mouseClick(page->editButton(), Qt::LeftButton);
+    QTRY_VERIFY(page->endpointDialog() && page->endpointDialog()->isVisible());
+    EndpointDialog *dialog = page->endpointDialog();
+    QSignalSpy finished(dialog, &EndpointDialog::testFinished);
+    QTest::mouseClick(dialog->testButton(), Qt::LeftButton);
+    QTRY_COMPARE(finished.count(), 1);
+    QCOMPARE(finished.at(0).at(0).toBool(), true);
+    const QString result = dialog->resultLabel()->text();
+    QVERIFY2(result.contains(QStringLiteral("PostgreSQL 15")) && result.contains(QStringLiteral("logical")),
+             qPrintable(result));
+    QVERIFY2(result.contains(QStringLiteral("SELECT on 3 of 3 tables")), qPrintable(result));
+    test::saveShot(dialog, QStringLiteral("recorded-test-connection"));
+
+    // An engine that cannot be asked: the dialog says so, and the test failed.
+    door->answer("POST /api/v1/probe", 503, {{"error", "the agent cannot read its token; see the agent's log"}});
+    QTest::mouseClick(dialog->testButton(), Qt::LeftButton);
+    QTRY_COMPARE(finished.count(), 2);
+    QCOMPARE(finished.at(1).at(0).toBool(), false);
+    QVERIFY2(dialog->resultLabel()->text().contains(QStringLiteral("could not test it")) &&
+                 dialog->resultLabel()->text().contains(QStringLiteral("cannot read its token")),
+             qPrintable(dialog->resultLabel()->text()));
+    dialog->reject();
+}

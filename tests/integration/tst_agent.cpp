@@ -7,18 +7,25 @@
 
 #include "core/db/pgconnection.h"
 #include "core/db/sqlitedb.h"
+#include "core/engine/endpointcalls.h"
 #include "tests/support/testsupport.h"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include <arpa/inet.h>
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <netinet/in.h>
+#include <poll.h>
 #include <regex>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <thread>
+#include <unistd.h>
 
 using namespace driftless::test;
 using json = nlohmann::json;
@@ -128,7 +135,18 @@ struct Agent : ::testing::Test {
               const std::string &body = {}, const std::string &cacert = {}, const std::string &from = {},
               const std::string &url = {})
     {
-        const std::string out = dir.file("curl.out"), bodyFile = dir.file("curl.body");
+        return curlAs("curl", method, path, bearer, body, cacert, from, url);
+    }
+    /// curl() with files of its own (`tag`), for requests sent at the same time.
+    Curl curlOn(const std::string &tag, const std::string &method, const std::string &path, const std::string &bearer,
+                const std::string &body = {})
+    {
+        return curlAs(tag, method, path, bearer, body, {}, {}, {});
+    }
+    Curl curlAs(const std::string &tag, const std::string &method, const std::string &path, const std::string &bearer,
+                const std::string &body, const std::string &cacert, const std::string &from, const std::string &url)
+    {
+        const std::string out = dir.file(tag + ".out"), bodyFile = dir.file(tag + ".body");
         std::string cmd = "curl -sS --max-time 60 -o " + shellQuote(out) + " -w '%{http_code}' -X " + method +
                           " --cacert " + shellQuote(cacert.empty() ? state + ".agent.crt" : cacert);
         if (!from.empty())
@@ -140,7 +158,7 @@ struct Agent : ::testing::Test {
             cmd += " -H 'Content-Type: application/json' --data-binary @" + shellQuote(bodyFile);
         }
         cmd += " " + shellQuote((url.empty() ? "https://127.0.0.1:" + std::to_string(port) : url) + path) + " 2>" +
-               shellQuote(dir.file("curl.err"));
+               shellQuote(dir.file(tag + ".err"));
         std::remove(out.c_str());
         Curl c;
         FILE *p = ::popen(cmd.c_str(), "r");
@@ -617,5 +635,136 @@ TEST_F(Agent, reconcileJobsReportEveryPhaseCancelAndRepairsCompareAgain)
     for (const auto &s : slots["slots"])
         ours = ours || s.value("slot", std::string()) == "driftless_" + pipeline;
     EXPECT_TRUE(ours) << slots.dump(2);
+    stopAgent();
+}
+
+// Test connection and the pipeline editor's discovery run where the agent runs, over its API:
+// what they find is what the engine there finds, a DSN with a password is refused as apply
+// refuses it, and a probe left waiting for a server that never answers holds up nothing else.
+TEST_F(Agent, probeAndDiscoverReadEndpointsWhereTheAgentRunsAndASlowOneHoldsNothingUp)
+{
+    startAgent();
+    const std::string tok = token();
+    const auto &s = servers();
+
+    // An endpoint of the workspace, by name.
+    auto r = curl("POST", "/api/v1/probe", tok, R"({"endpoint": "app"})");
+    ASSERT_EQ(r.status, 200) << r.body;
+    json p = r.parsed();
+    EXPECT_EQ(p["kind"], "postgres");
+    EXPECT_TRUE(p["ok"].get<bool>()) << p.dump(2);
+    EXPECT_TRUE(p["postgres"]["connected"].get<bool>());
+    EXPECT_EQ(p["postgres"]["wal_level"], "logical");
+    EXPECT_EQ(p["postgres"]["tables"], 2) << p.dump(2);
+    // One being edited, whole: a database that does not exist is the server's refusal, with its code.
+    r = curl("POST", "/api/v1/probe", tok,
+             json{{"endpoint", {{"kind", "postgres"}, {"dsn", host + " dbname=no_such_db_here"}}}}.dump());
+    ASSERT_EQ(r.status, 200) << r.body;
+    p = r.parsed();
+    EXPECT_FALSE(p["ok"].get<bool>());
+    EXPECT_FALSE(p["postgres"]["connected"].get<bool>());
+    EXPECT_EQ(p["postgres"]["code"], "3D000") << p.dump(2);
+    EXPECT_FALSE(p["postgres"]["hint"].get<std::string>().empty());
+    // MariaDB with the password given for this probe only.
+    r = curl(
+        "POST", "/api/v1/probe", tok,
+        json{{"endpoint",
+              {{"kind", "mysql"}, {"dsn", "mysql://" + s.myUser + "@" + s.myHost + ":" + std::to_string(s.myPort)}}},
+             {"password", s.myPassword}}
+            .dump());
+    ASSERT_EQ(r.status, 200) << r.body;
+    p = r.parsed();
+    EXPECT_TRUE(p["mysql"]["connected"].get<bool>()) << p.dump(2);
+    EXPECT_TRUE(p["mysql"]["mariadb"].get<bool>());
+    EXPECT_TRUE(p["mysql"]["binlog"].is_array());
+    // A SQLite file the first sync would create.
+    r = curl("POST", "/api/v1/probe", tok,
+             json{{"endpoint", {{"kind", "sqlite"}, {"path", dir.file("later.db")}}}}.dump());
+    ASSERT_EQ(r.status, 200) << r.body;
+    p = r.parsed();
+    EXPECT_TRUE(p["sqlite"]["ok"].get<bool>()) << p.dump(2);
+    EXPECT_FALSE(p["sqlite"]["exists"].get<bool>());
+    EXPECT_FALSE(std::filesystem::exists(dir.file("later.db")));
+    // Refused as the workspace loader refuses it, and nothing is tried.
+    r = curl("POST", "/api/v1/probe", tok,
+             json{{"endpoint", {{"kind", "postgres"}, {"dsn", host + " dbname=x password=hunter2x"}}}}.dump());
+    EXPECT_EQ(r.status, 422) << r.body;
+    EXPECT_NE(r.body.find("password"), std::string::npos) << r.body;
+    EXPECT_EQ(r.body.find("hunter2x"), std::string::npos) << r.body;
+    r = curl("POST", "/api/v1/probe", tok, R"({"endpoint": "nowhere"})");
+    EXPECT_EQ(r.status, 422) << r.body;
+    r = curl("POST", "/api/v1/probe", tok, R"({"endpoint": {"kind": "oracle", "dsn": "x"}})");
+    EXPECT_EQ(r.status, 422) << r.body;
+    r = curl("POST", "/api/v1/probe", tok, R"({})");
+    EXPECT_EQ(r.status, 400) << r.body;
+    r = curl("POST", "/api/v1/probe", "", R"({"endpoint": "app"})");
+    EXPECT_EQ(r.status, 401) << r.body;
+    EXPECT_EQ(r.body.find("postgres"), std::string::npos) << r.body;
+
+    // Discovery: what the engine finds in process, table for table.
+    r = curl("POST", "/api/v1/discover", tok, R"({"endpoint": "app"})");
+    ASSERT_EQ(r.status, 200) << r.body;
+    const auto served = driftless::core::discoveryFromJson(r.parsed());
+    driftless::core::Endpoint app;
+    app.name = "app";
+    app.dsn = host + " dbname=" + src.name();
+    const auto direct = driftless::core::discoverSource(app);
+    ASSERT_TRUE(served.ok) << served.error;
+    ASSERT_TRUE(direct.ok) << direct.error;
+    EXPECT_TRUE(served.abilities.logicalWal);
+    EXPECT_TRUE(served.abilities.canReplicate);
+    ASSERT_EQ(served.tables.size(), direct.tables.size());
+    for (std::size_t i = 0; i < direct.tables.size(); ++i) {
+        EXPECT_EQ(served.tables[i].table, direct.tables[i].table);
+        EXPECT_EQ(served.tables[i].primaryKey, direct.tables[i].primaryKey);
+        EXPECT_EQ(served.tables[i].cursorCandidates, direct.tables[i].cursorCandidates);
+        EXPECT_EQ(served.tables[i].readable, direct.tables[i].readable);
+        EXPECT_EQ(served.tables[i].cdcRefused, direct.tables[i].cdcRefused);
+    }
+    ASSERT_EQ(served.tables.size(), 2u);
+    EXPECT_EQ(served.tables[1].table.name, "orders");
+    EXPECT_EQ(served.tables[1].primaryKey, std::vector<std::string>{"id"});
+    r = curl("POST", "/api/v1/discover", tok,
+             json{{"endpoint", {{"kind", "sqlite"}, {"path", dir.file("later.db")}}}}.dump());
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_FALSE(r.parsed()["ok"].get<bool>());
+    EXPECT_NE(r.parsed()["error"].get<std::string>().find("does not read from"), std::string::npos) << r.body;
+
+    // A "server" that takes the connection and never answers: the probe waits for libpq's
+    // timeout (10 s) while the agent goes on answering.
+    const int silent = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(silent, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(silent, reinterpret_cast<sockaddr *>(&addr), sizeof addr), 0);
+    ASSERT_EQ(::listen(silent, 8), 0);
+    socklen_t len = sizeof addr;
+    ASSERT_EQ(::getsockname(silent, reinterpret_cast<sockaddr *>(&addr), &len), 0);
+    const std::string silentDsn = "host=127.0.0.1 port=" + std::to_string(ntohs(addr.sin_port)) + " dbname=x";
+    std::atomic<bool> probing{true};
+    Curl slow;
+    std::thread prober([&] {
+        slow = curlOn("slow", "POST", "/api/v1/probe", tok,
+                      json{{"endpoint", {{"kind", "postgres"}, {"dsn", silentDsn}}}}.dump());
+        probing = false;
+    });
+    // The probe is in the agent (its connection has reached the silent server) ...
+    bool waiting = false;
+    for (int i = 0; i < 600 && !waiting; ++i) {
+        pollfd pfd{silent, POLLIN, 0};
+        waiting = ::poll(&pfd, 1, 50) > 0;
+    }
+    EXPECT_TRUE(waiting) << "the probe never reached the silent server";
+    // ... and the agent answers others meanwhile.
+    auto metrics = curlOn("metrics", "GET", "/metrics", {});
+    EXPECT_EQ(metrics.status, 200);
+    auto tables = curlOn("tables", "GET", "/api/v1/tables", tok);
+    EXPECT_EQ(tables.status, 200);
+    EXPECT_TRUE(probing.load()) << "the probe ended before the others were answered: " << slow.body;
+    prober.join();
+    ::close(silent);
+    ASSERT_EQ(slow.status, 200) << slow.body;
+    EXPECT_FALSE(json::parse(slow.body)["postgres"]["connected"].get<bool>()) << slow.body;
     stopAgent();
 }

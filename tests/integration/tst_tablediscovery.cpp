@@ -335,3 +335,19 @@ TEST(TableDiscovery, discoverSourceReadsEitherKindOfEndpointAndSaysWhyNotWhenItC
     EXPECT_FALSE(d.ok);
     EXPECT_NE(d.error.find("does not read from"), std::string::npos) << d.error;
 }
+
+// A table never analyzed has no row estimate: the reason says what is known (its size), not
+// "about 0 rows".
+TEST(TableDiscovery, aTableNeverAnalyzedIsSmallByItsSizeNotByAnEstimateOfNothing)
+{
+    core::DiscoveredTable t;
+    t.table = {"public", "plans"};
+    t.primaryKey = {"code"};
+    t.totalBytes = 32768;
+    t.analyzed = false;
+    t.inserts = 3;
+    const auto rec = core::recommendStrategy(t, core::SourceAbilities{});
+    EXPECT_EQ(rec.strategy, core::Strategy::FullRefresh);
+    EXPECT_NE(rec.reason.find("small (32 kB, never analyzed)"), std::string::npos) << rec.reason;
+    EXPECT_EQ(rec.reason.find("about 0 rows"), std::string::npos) << rec.reason;
+}

@@ -1,9 +1,10 @@
 #include "ui/dialogs/endpointdialog.h"
 
 #include "ui/dialogs/slotguardbox.h"
+#include "ui/enginedoor.h"
+#include "ui/localdoor.h"
 
-#include "core/engine/endpointprobe.h"
-#include "core/engine/mysqlpreflight.h"
+#include "core/engine/endpointcalls.h"
 #include "core/model/dsn.h"
 #include "core/model/error.h"
 
@@ -20,7 +21,6 @@
 #include <QRadioButton>
 #include <QSpinBox>
 #include <QStandardItemModel>
-#include <QThreadPool>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -46,25 +46,26 @@ struct EndpointDialog::Probe {
     core::PgProbe pg;
     core::MysqlProbe my;
     core::SqliteProbe lite;
+    /// Why the engine gave no probe (an agent unreachable, an answer not understood).
+    std::string failure;
     std::string database; ///< MySQL: the DSN's database, whose tables were counted
     std::string sslMode;  ///< MySQL: the DSN's ssl-mode, its default filled in
     bool loopback = false;
 };
 
 EndpointDialog::EndpointDialog(std::optional<core::Endpoint> existing, QStringList takenNames,
-                               std::optional<QString> knownPassword, SecretStore::Backend backend, QWidget *parent)
+                               std::optional<QString> knownPassword, SecretStore::Backend backend, QWidget *parent,
+                               EngineDoor *door)
     : QDialog(parent), m_existing(std::move(existing)), m_taken(std::move(takenNames)),
-      m_knownPassword(std::move(knownPassword)), m_backend(backend), m_mailbox(Mailbox<EndpointDialog>::create(this)),
-      m_name(new QLineEdit(this)), m_kind(new QComboBox(this)), m_pgPage(new QWidget(this)), m_litePage(new QWidget(this)),
+      m_knownPassword(std::move(knownPassword)), m_backend(backend), m_door(door), m_name(new QLineEdit(this)),
+      m_kind(new QComboBox(this)), m_pgPage(new QWidget(this)), m_litePage(new QWidget(this)),
       m_fieldsMode(new QRadioButton(tr("Connection &fields"), this)),
       m_dsnMode(new QRadioButton(tr("Connection &string (DSN)"), this)), m_fieldsPage(new QWidget(this)),
-      m_dsnPage(new QWidget(this)),
-      m_host(new QLineEdit(this)), m_port(new QSpinBox(this)), m_database(new QLineEdit(this)),
-      m_user(new QLineEdit(this)), m_tls(new QComboBox(this)), m_caFile(new QLineEdit(this)),
-      m_caBrowse(new QPushButton(tr("B&rowse\u2026"), this)), m_dsn(new QLineEdit(this)),
+      m_dsnPage(new QWidget(this)), m_host(new QLineEdit(this)), m_port(new QSpinBox(this)),
+      m_database(new QLineEdit(this)), m_user(new QLineEdit(this)), m_tls(new QComboBox(this)),
+      m_caFile(new QLineEdit(this)), m_caBrowse(new QPushButton(tr("B&rowse\u2026"), this)), m_dsn(new QLineEdit(this)),
       m_password(new QLineEdit(this)), m_passwordNote(new QLabel(this)), m_guard(new SlotGuardBox(this)),
-      m_path(new QLineEdit(this)),
-      m_browse(new QPushButton(tr("&Browse\u2026"), this)), m_problem(new QLabel(this)),
+      m_path(new QLineEdit(this)), m_browse(new QPushButton(tr("&Browse\u2026"), this)), m_problem(new QLabel(this)),
       m_test(new QPushButton(tr("&Test Connection"), this)), m_result(new QLabel(this)),
       m_buttons(new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this))
 {
@@ -135,7 +136,7 @@ EndpointDialog::EndpointDialog(std::optional<core::Endpoint> existing, QStringLi
     fitHeight(true);
 }
 
-EndpointDialog::~EndpointDialog() { m_mailbox->close(); }
+EndpointDialog::~EndpointDialog() = default;
 
 void EndpointDialog::buildPostgresPage(QWidget *page)
 {
@@ -613,22 +614,38 @@ void EndpointDialog::testConnection()
     const QString where = e.kind == core::EndpointKind::Sqlite ? QString::fromStdString(e.path)
                                                                : QString::fromStdString(e.dsn);
     m_result->setText(tr("Connecting to %1\u2026").arg(where.toHtmlEscaped()));
-    QThreadPool::globalInstance()->start([mailbox = m_mailbox, job, e, password] {
+    nlohmann::json body = {{"endpoint", core::endpointJsonValue(e)}};
+    if (password)
+        body["password"] = *password;
+    EngineDoor *door = m_door;
+    if (!door) {
+        if (!m_ownDoor)
+            m_ownDoor = new LocalDoor(QString(), {}, this);
+        door = m_ownDoor;
+    }
+    door->post(QStringLiteral("/api/v1/probe"), body, this, [this, job, e](const EngineDoor::Reply &reply) {
         Probe p;
         p.kind = e.kind;
-        if (e.kind == core::EndpointKind::Sqlite)
-            p.lite = core::probeSqlite(e.path);
-        else if (e.kind == core::EndpointKind::Mysql)
-            p.my = core::probeMysql(e.dsn, password);
-        if (p.my.connected) {
-            const auto dsn = core::MysqlDsn::parse(e.dsn);
-            p.database = dsn.database;
-            p.sslMode = dsn.sslMode;
-            p.loopback = dsn.isLoopback();
+        try {
+            if (!reply.ok())
+                p.failure = reply.error.toStdString();
+            else if (const auto found = core::probeFromJson(reply.body); found.kind != e.kind)
+                p.failure = "the engine probed another kind of endpoint";
+            else {
+                p.pg = found.postgres;
+                p.my = found.mysql;
+                p.lite = found.sqlite;
+            }
+            if (p.my.connected) {
+                const auto dsn = core::MysqlDsn::parse(e.dsn);
+                p.database = dsn.database;
+                p.sslMode = dsn.sslMode;
+                p.loopback = dsn.isLoopback();
+            }
+        } catch (const core::Error &x) {
+            p.failure = x.what();
         }
-        else
-            p.pg = core::probePostgres(e.dsn, password);
-        mailbox->post([job, p](EndpointDialog &self) { self.showProbe(job, p); });
+        showProbe(job, p);
     });
 }
 
@@ -642,7 +659,9 @@ void EndpointDialog::showProbe(std::uint64_t job, const Probe &p)
     const QString warn = QStringLiteral("<span style='color:#9a6700'>\u26a0</span> ");
     QStringList lines;
     bool ok = false;
-    if (p.kind == core::EndpointKind::Mysql) {
+    if (!p.failure.empty()) {
+        lines << bad + tr("<b>The engine could not test it:</b> %1").arg(esc(p.failure));
+    } else if (p.kind == core::EndpointKind::Mysql) {
         ok = p.my.connected;
         lines = mysqlLines(p);
     } else if (p.kind == core::EndpointKind::Sqlite) {

@@ -1,11 +1,11 @@
 #pragma once
 
-#include "ui/mailbox.h"
 #include "ui/secrets/secretstore.h"
 
 #include "core/model/workspace.h"
 
 #include <QDialog>
+#include <QPointer>
 #include <QStringList>
 
 #include <cstdint>
@@ -25,6 +25,8 @@ class QSpinBox;
 
 namespace driftless::ui {
 
+class EngineDoor;
+
 class SlotGuardBox;
 
 /// Adds or edits one endpoint: a Postgres server (host, port, database, user, TLS mode, or a raw
@@ -33,17 +35,18 @@ class SlotGuardBox;
 ///
 /// The password is typed here but never becomes part of the DSN: password() hands it to the
 /// caller for the SecretStore, and a DSN holding one is refused in the workspace loader's words.
-/// "Test connection" probes the server (core::probePostgres / probeMysql / probeSqlite) on a
-/// pool thread; the UI never waits for it, and a result for anything but the latest test (of
-/// the kind shown) is dropped.
+/// "Test connection" asks the engine's door to probe the server (POST /api/v1/probe): where the
+/// engine runs, so a window on an agent tests what the agent can reach. The UI never waits for
+/// it, and a result for anything but the latest test (of the kind shown) is dropped.
 class EndpointDialog final : public QDialog {
     Q_OBJECT
 public:
     /// `existing` is the endpoint being edited (nullopt: a new one); `takenNames` the names of the
     /// workspace's other endpoints; `knownPassword` the session's password for it, used by Test
-    /// connection when the field is left empty.
-    EndpointDialog(std::optional<core::Endpoint> existing, QStringList takenNames,
-                   std::optional<QString> knownPassword, SecretStore::Backend backend, QWidget *parent = nullptr);
+    /// connection when the field is left empty; `door` the engine that probes (null: this
+    /// machine, with no workspace needed).
+    EndpointDialog(std::optional<core::Endpoint> existing, QStringList takenNames, std::optional<QString> knownPassword,
+                   SecretStore::Backend backend, QWidget *parent = nullptr, EngineDoor *door = nullptr);
     ~EndpointDialog() override;
 
     /// The endpoint as the fields describe it, slot guard included (Postgres only).
@@ -115,7 +118,8 @@ private:
     std::optional<QString> m_knownPassword;
     SecretStore::Backend m_backend;
     std::map<QString, QString> m_originalFields; ///< the edited DSN's fields, to keep its exact text
-    std::shared_ptr<Mailbox<EndpointDialog>> m_mailbox;
+    QPointer<EngineDoor> m_door;
+    EngineDoor *m_ownDoor = nullptr; ///< made when there is no door to ask, or it went away
     std::uint64_t m_job = 0;
 
     QLineEdit *m_name;

@@ -1,9 +1,11 @@
 #include "ui/dialogs/pipelineeditor.h"
 #include "ui/displayformat.h"
+#include "ui/enginedoor.h"
+#include "ui/localdoor.h"
 
 #include "core/config/workspacefile.h"
+#include "core/engine/endpointcalls.h"
 #include "core/engine/endpointprobe.h"
-#include "core/engine/tablediscovery.h"
 #include "core/model/duration.h"
 #include "core/model/error.h"
 
@@ -18,7 +20,6 @@
 #include <QLocale>
 #include <QPushButton>
 #include <QStandardItemModel>
-#include <QThreadPool>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
@@ -82,10 +83,11 @@ bool isCount(const QString &text)
 
 } // namespace
 
-PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::PipelineSpec> existing, QWidget *parent)
-    : QDialog(parent), m_workspace(std::move(workspace)), m_existing(std::move(existing)),
-      m_mailbox(Mailbox<PipelineEditor>::create(this)), m_name(new QLineEdit(this)), m_nameRule(new QLabel(this)),
-      m_source(new QComboBox(this)), m_target(new QComboBox(this)), m_targetSchemaLabel(new QLabel(tr("Target &schema:"), this)),
+PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::PipelineSpec> existing, QWidget *parent,
+                               EngineDoor *door)
+    : QDialog(parent), m_workspace(std::move(workspace)), m_existing(std::move(existing)), m_door(door),
+      m_name(new QLineEdit(this)), m_nameRule(new QLabel(this)), m_source(new QComboBox(this)),
+      m_target(new QComboBox(this)), m_targetSchemaLabel(new QLabel(tr("Target &schema:"), this)),
       m_targetSchema(new QLineEdit(this)), m_tree(new QTreeWidget(this)), m_status(new QLabel(this)),
       m_refresh(new QPushButton(tr("&Rediscover"), this)), m_details(new QGroupBox(tr("Selected table"), this)),
       m_selected(new QLabel(m_details)), m_selectedReason(new QLabel(m_details)), m_cursor(new QComboBox(m_details)),
@@ -225,7 +227,7 @@ PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::Pi
     discover();
 }
 
-PipelineEditor::~PipelineEditor() { m_mailbox->close(); }
+PipelineEditor::~PipelineEditor() = default;
 
 QPushButton *PipelineEditor::okButton() const { return m_buttons->button(QDialogButtonBox::Ok); }
 
@@ -280,9 +282,26 @@ void PipelineEditor::discover()
     m_refresh->setEnabled(false);
     m_status->setText(tr("Reading the tables of %1\u2026").arg(qs(source)));
     rebuildTree();
-    QThreadPool::globalInstance()->start([mailbox = m_mailbox, job, endpoint = *e] {
-        mailbox->post([job, d = core::discoverSource(endpoint)](PipelineEditor &self) { self.showDiscovery(job, d); });
-    });
+    // The endpoint goes whole: the edited workspace may hold one the engine has not stored yet.
+    EngineDoor *door = m_door;
+    if (!door) {
+        if (!m_ownDoor)
+            m_ownDoor = new LocalDoor(QString(), {}, this);
+        door = m_ownDoor;
+    }
+    door->post(QStringLiteral("/api/v1/discover"), {{"endpoint", core::endpointJsonValue(*e)}}, this,
+               [this, job](const EngineDoor::Reply &reply) {
+                   core::SourceDiscovery d;
+                   try {
+                       if (reply.ok())
+                           d = core::discoveryFromJson(reply.body);
+                       else
+                           d.error = reply.error.toStdString();
+                   } catch (const core::Error &x) {
+                       d.error = x.what();
+                   }
+                   showDiscovery(job, d);
+               });
 }
 
 void PipelineEditor::showDiscovery(std::uint64_t job, const core::SourceDiscovery &d)

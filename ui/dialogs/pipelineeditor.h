@@ -1,11 +1,10 @@
 #pragma once
 
-#include "ui/mailbox.h"
-
 #include "core/engine/tablediscovery.h"
 #include "core/model/workspace.h"
 
 #include <QDialog>
+#include <QPointer>
 
 #include <cstdint>
 #include <map>
@@ -24,14 +23,18 @@ class QTreeWidgetItem;
 
 namespace driftless::ui {
 
+class EngineDoor;
+
 /// Adds or edits one pipeline: its name, source (a Postgres or MySQL/MariaDB endpoint), target
 /// (any other endpoint), target schema (Postgres targets; the database for MySQL ones), and the
 /// tables it keeps in sync.
 ///
-/// The source's tables are discovered (Postgres: core::discoverTables, with core::probePostgres
-/// for what CDC needs; MySQL: core::discoverMysqlTables in the DSN's database, or in every
-/// database when it names none, with core::probeMysql for the binlog and grants CDC needs) on a
-/// pool thread whenever the source changes; a result for any source but the latest is dropped.
+/// The source's tables are discovered by the engine's door (POST /api/v1/discover: where the
+/// engine runs, so an agent reads its own sources; Postgres: core::discoverTables, with
+/// core::probePostgres for what CDC needs; MySQL: core::discoverMysqlTables in the DSN's
+/// database, or in every database when it names none, with core::probeMysql for the binlog and
+/// grants CDC needs) whenever the source changes; a result for any source but the latest is
+/// dropped.
 /// Each table gets core::recommendStrategy()'s strategy and reason; strategies it refuses are
 /// disabled in the table's combo box, with the reason as tooltip. Editing keeps the pipeline's tables with
 /// their settings, including tables discovery did not find.
@@ -44,8 +47,10 @@ public:
     enum Column { Table, Strategy, Reason, Rows, Size, PrimaryKey, Candidates, ColumnCount };
 
     /// `workspace` gives the endpoints and the other pipelines' names; `existing` is the pipeline
-    /// being edited (nullopt: a new one).
-    PipelineEditor(core::Workspace workspace, std::optional<core::PipelineSpec> existing, QWidget *parent = nullptr);
+    /// being edited (nullopt: a new one); `door` the engine that reads the source (null: this
+    /// machine, with no workspace needed).
+    PipelineEditor(core::Workspace workspace, std::optional<core::PipelineSpec> existing, QWidget *parent = nullptr,
+                   EngineDoor *door = nullptr);
     ~PipelineEditor() override;
 
     /// The pipeline as the fields describe it; tables in the order they were first included.
@@ -120,7 +125,8 @@ private:
 
     core::Workspace m_workspace;
     std::optional<core::PipelineSpec> m_existing;
-    std::shared_ptr<Mailbox<PipelineEditor>> m_mailbox;
+    QPointer<EngineDoor> m_door;
+    EngineDoor *m_ownDoor = nullptr; ///< made when there is no door to ask
     std::uint64_t m_job = 0;
     bool m_discovering = false;
     bool m_loading = false; ///< filling fields from a row: their signals are not edits

@@ -305,7 +305,8 @@ void WorkspacePage::addEndpoint()
     QStringList taken;
     for (const auto &[name, e] : m_workspace.endpoints)
         taken << QString::fromStdString(name);
-    m_dialog = new EndpointDialog(std::nullopt, taken, std::nullopt, m_secrets->backend(), this);
+    m_dialog = new EndpointDialog(std::nullopt, taken, std::nullopt, m_secrets->backend(), this,
+                                  m_engine ? m_engine->door() : nullptr);
     m_dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(m_dialog, &QDialog::accepted, this, [this] { finishDialog({}, true); });
     // Deleted on close: the buttons come back once it is gone.
@@ -324,7 +325,8 @@ void WorkspacePage::editEndpoint()
     for (const auto &[other, _] : m_workspace.endpoints)
         if (other != e->name)
             taken << QString::fromStdString(other);
-    m_dialog = new EndpointDialog(*e, taken, m_secrets->sessionPassword(name), m_secrets->backend(), this);
+    m_dialog = new EndpointDialog(*e, taken, m_secrets->sessionPassword(name), m_secrets->backend(), this,
+                                  m_engine ? m_engine->door() : nullptr);
     m_dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(m_dialog, &QDialog::accepted, this, [this, before = *e] { finishDialog(before, false); });
     // Deleted on close: the buttons come back once it is gone.
@@ -378,7 +380,7 @@ void WorkspacePage::editPipeline()
 
 void WorkspacePage::openPipelineEditor(std::optional<core::PipelineSpec> existing)
 {
-    m_pipelineEditor = new PipelineEditor(m_workspace, existing, this);
+    m_pipelineEditor = new PipelineEditor(m_workspace, existing, this, m_engine ? m_engine->door() : nullptr);
     m_pipelineEditor->setAttribute(Qt::WA_DeleteOnClose);
     connect(m_pipelineEditor, &QDialog::accepted, this, [this, existing] { finishPipelineEditor(existing); });
     // Deleted on close: the buttons come back once it is gone.

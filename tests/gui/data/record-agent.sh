@@ -101,8 +101,14 @@ for p in paths:
         body = json.load(r)
         status = r.status
     answers["GET " + p] = {"status": status, "body": body}
+# What the Workspace page's dialogs ask: Test connection and the pipeline editor's discovery.
+for p in ("/api/v1/probe", "/api/v1/discover"):
+    req = urllib.request.Request(base + p, data=json.dumps({"endpoint": "app"}).encode(), method="POST",
+                                 headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+    with urllib.request.urlopen(req) as r:
+        answers["POST " + p] = {"status": r.status, "body": json.load(r)}
 text = json.dumps({"recorded_at_ms": int(time.time() * 1000), "answers": answers}, indent=1, sort_keys=True)
-for old, new in ((password, "PASSWORD"), (src, "shop_app"), (dst, "shop_warehouse"), ("port=" + port, "port=5432")):
+for old, new in ((password, "PASSWORD"), (src, "shop_app"), (dst, "shop_warehouse"), ("port=" + port, "port=5432"), (":" + port + "/", ":5432/")):
     text = text.replace(old, new)
 open(out, "w").write(text + "\n")
 PY
