@@ -5,8 +5,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 
 namespace driftless::core::pgcatalog {
 
@@ -125,23 +123,6 @@ std::int64_t currentLsn(PgConnection &conn)
     auto r = conn.exec("SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() "
                        "ELSE pg_current_wal_insert_lsn() END - '0/0'::pg_lsn)::bigint");
     return r.toInt(0, 0);
-}
-
-std::string formatLsn(std::int64_t lsn)
-{
-    char buf[40];
-    auto u = static_cast<std::uint64_t>(lsn);
-    std::snprintf(buf, sizeof buf, "%" PRIX64 "/%" PRIX64, u >> 32, u & 0xffffffffu);
-    return buf;
-}
-
-std::optional<std::int64_t> parseLsn(const std::string &text)
-{
-    unsigned long long hi = 0, lo = 0;
-    char extra = 0;
-    if (std::sscanf(text.c_str(), "%llX/%llX%c", &hi, &lo, &extra) != 2)
-        return std::nullopt;
-    return static_cast<std::int64_t>((hi << 32) | lo);
 }
 
 bool hasLeadingIndex(PgConnection &conn, const TableRef &table, const std::string &column)

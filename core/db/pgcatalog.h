@@ -22,11 +22,6 @@ std::optional<TableSchema> findTable(PgConnection &conn, const TableRef &table);
 /// pg_last_wal_replay_lsn() on a standby. Monotonic, so usable as a row version.
 std::int64_t currentLsn(PgConnection &conn);
 
-/// Formats an LSN number as Postgres prints it (`16/B374D848`).
-std::string formatLsn(std::int64_t lsn);
-/// Parses `X/Y`; nullopt when malformed.
-std::optional<std::int64_t> parseLsn(const std::string &text);
-
 /// True when some index on the table has `column` as its first key column.
 bool hasLeadingIndex(PgConnection &conn, const TableRef &table, const std::string &column);
 

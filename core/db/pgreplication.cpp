@@ -1,6 +1,7 @@
 #include "core/db/pgreplication.h"
 
 #include "core/db/pgcatalog.h"
+#include "core/model/cdcposition.h"
 #include "core/model/error.h"
 
 #include <cerrno>
@@ -57,7 +58,7 @@ PgReplicationConnection::SystemId PgReplicationConnection::identifySystem()
     SystemId s;
     s.systemId = r.text(0, 0);
     s.timeline = static_cast<int>(r.toInt(0, 1));
-    s.xlogPos = pgcatalog::parseLsn(r.text(0, 2)).value_or(0);
+    s.xlogPos = parseLsn(r.text(0, 2)).value_or(0);
     s.dbName = r.text(0, 3);
     return s;
 }
@@ -71,7 +72,7 @@ PgReplicationConnection::Slot PgReplicationConnection::createSlot(const std::str
                          " LOGICAL pgoutput (SNAPSHOT '" + (exportSnapshot ? "export" : "nothing") + "')");
     Slot s;
     s.name = r.text(0, 0);
-    s.consistentPoint = pgcatalog::parseLsn(r.text(0, 1)).value_or(0);
+    s.consistentPoint = parseLsn(r.text(0, 1)).value_or(0);
     if (!r.isNull(0, 2))
         s.snapshotName = r.text(0, 2);
     return s;
@@ -89,7 +90,7 @@ void PgReplicationConnection::startReplication(const std::string &slot, std::int
 {
     if (!isValidSlotName(slot) || !isValidSlotName(publication))
         throw ConfigError("invalid slot or publication name");
-    std::string q = "START_REPLICATION SLOT " + slot + " LOGICAL " + pgcatalog::formatLsn(startLsn) +
+    std::string q = "START_REPLICATION SLOT " + slot + " LOGICAL " + formatLsn(startLsn) +
                     " (\"proto_version\" '1', \"publication_names\" " + pgLiteral(quoteIdent(publication)) +
                     ", \"messages\" 'true')";
     PGresult *res = PQexec(m_conn.raw(), q.c_str());

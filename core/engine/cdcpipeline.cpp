@@ -15,12 +15,9 @@
 #include "core/readers/pglogicalreader.h"
 #include "core/state/statestore.h"
 
-#include <nlohmann/json.hpp>
-
-#include <future>
-
 #include <algorithm>
 #include <atomic>
+#include <future>
 #include <limits>
 #include <set>
 #include <thread>
@@ -31,8 +28,6 @@ namespace {
 /// How long a start waits for a replication slot another process holds.
 constexpr int kSlotBusyWaitSeconds = 60;
 } // namespace
-
-using json = nlohmann::json;
 
 struct CdcPipeline::Rebackfill {
     Table *table = nullptr;
@@ -58,7 +53,7 @@ struct CdcPipeline::Table {
     std::vector<std::string> columns; ///< the columns the stream carries (no generated ones)
     StreamLayout layout;              ///< where the schema's columns are in the stream's rows
     std::unique_ptr<Merger> merger;
-    json position;      ///< stored checkpoint position, null when none
+    std::optional<PgCdcPosition> position; ///< stored checkpoint position, none when none
     bool paused = false;
     /// Paused by a DBA (`paused` alone: by a schema change, until a re-snapshot).
     bool userPaused = false;
@@ -68,13 +63,11 @@ struct CdcPipeline::Table {
     std::string stopped;
     long long loaded = 0;
     std::int64_t version = 0; ///< version of the stored checkpoint
-    json rebackfill;          ///< progress of a re-backfill in flight, or null
+    std::optional<PgRebackfillProgress> rebackfill; ///< progress of a re-backfill in flight
 
-    std::string phase() const { return position.is_object() ? position.value("phase", "") : ""; }
-    std::int64_t streamLsn() const
-    {
-        return phase() == "stream" ? pgcatalog::parseLsn(position.value("lsn", "0/0")).value_or(0) : 0;
-    }
+    bool streaming() const { return position && position->streaming(); }
+    bool loading() const { return position && !position->streaming(); }
+    std::int64_t streamLsn() const { return streaming() ? position->lsn : 0; }
 };
 
 namespace {
@@ -245,13 +238,13 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
         // chunk. Rows copied in an earlier run (before a crash) are as of that older snapshot,
         // and the changes since then reach them only through the stream.
         std::int64_t streamFrom = version;
-        if (t->phase() == "load") {
-            after = t->position.value("after", std::vector<std::string>{});
-            merge = t->position.value("mode", "copy") == "merge";
-            auto first = pgcatalog::parseLsn(t->position.value("stream_from", t->position.value("snapshot_lsn", "")));
+        if (t->loading()) {
+            after = t->position->load.after;
+            merge = t->position->load.merge;
+            auto first = t->position->streamFrom ? t->position->streamFrom : t->position->snapshotLsn;
             if (first && !after.empty())
                 streamFrom = std::min(streamFrom, *first);
-            t->loaded = t->position.value("rows", 0LL);
+            t->loaded = t->position->load.rows;
         } else {
             // No checkpoint but rows (a re-snapshot): merge, then drop what the source lacks.
             merge = !t->merger->targetEmpty();
@@ -271,15 +264,14 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
             if (n == 0)
                 break;
             after = lastKey(t->schema, rows);
-            json pos = {{"phase", "load"},
-                        {"after", after},
-                        {"snapshot_lsn", pgcatalog::formatLsn(version)},
-                        {"stream_from", pgcatalog::formatLsn(streamFrom)},
-                        {"slot", m_slot},
-                        {"system_id", m_systemId},
-                        {"mode", merge ? "merge" : "copy"},
-                        {"rows", t->loaded + n}};
-            Checkpoint cp{pos.dump(), version};
+            PgCdcPosition pos;
+            pos.phase = CdcPhase::Load;
+            pos.load = {after, merge, t->loaded + n};
+            pos.snapshotLsn = version;
+            pos.streamFrom = streamFrom;
+            pos.slot = m_slot;
+            pos.systemId = m_systemId;
+            Checkpoint cp{pos.toJson(), version};
             ApplyResult r{n, 0, !merge};
             m_session->begin();
             try {
@@ -315,9 +307,11 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
             pauseTable(*t); // its chunks so far stay; Resume loads it again from a new snapshot
             continue;
         }
-        json pos = {{"phase", "stream"}, {"lsn", pgcatalog::formatLsn(streamFrom)}, {"slot", m_slot},
-                    {"system_id", m_systemId}};
-        Checkpoint cp{pos.dump(), version};
+        PgCdcPosition pos;
+        pos.lsn = streamFrom;
+        pos.slot = m_slot;
+        pos.systemId = m_systemId;
+        Checkpoint cp{pos.toJson(), version};
         m_session->begin();
         try {
             if (merge) {
@@ -339,7 +333,7 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
         m_observer.batchApplied(t->key, {}, cp, std::nullopt);
         m_observer.event(Level::Info, t->key, "load_done",
                          "initial load done: " + std::to_string(t->loaded) + " rows; streaming from " +
-                             pgcatalog::formatLsn(streamFrom));
+                             formatLsn(streamFrom));
         m_observer.tableState(t->key, TableState::Streaming, "", std::nullopt);
     }
     loader.commit();
@@ -385,37 +379,35 @@ void CdcPipeline::run(std::stop_token stop, Options options)
             m_observer.event(Level::Error, t->key, "schema_change", drift + "; the table is paused; " + fix);
         }
         if (auto cp = t->merger->readCheckpoint()) {
-            t->position = json::parse(cp->position, nullptr, false);
+            t->position = PgCdcPosition::fromJson(cp->position);
             t->version = cp->version;
         }
-        if (t->position.is_discarded())
-            t->position = nullptr;
-        if (t->position.is_object() && t->position.contains("rebackfill")) {
-            t->rebackfill = t->position["rebackfill"];
-            t->position.erase("rebackfill");
+        if (t->position && t->position->rebackfill) {
+            t->rebackfill = std::move(t->position->rebackfill);
+            t->position->rebackfill.reset();
         }
         fillAddedGeneratedColumns(*t, lacking);
         // Paused by a DBA, or marked paused in the target: the stream skipped its changes. One
         // resumed while nothing ran is resumed by the stream (a re-backfill); one resumed half
         // loaded starts its load over, since the rows copied before missed the changes since.
-        const bool marked = t->position.is_object() && t->position.value("paused", false);
-        if (t->position.is_object() && t->position.contains("stopped")) {
+        const bool marked = t->position && t->position->paused;
+        if (t->position && t->position->stopped) {
             // Stopped by an error in an earlier run: it stays stopped (and red) until a DBA asks
             // for the copy that ends the stop; one asked for while nothing ran starts now, the
             // way a Resume does.
-            t->stopped = t->position.value("stopped", "stopped by an error");
+            t->stopped = *t->position->stopped;
             t->paused = true;
-            if (t->phase() == "stream" && t->merger->pendingRequest() == "rebackfill") {
+            if (t->streaming() && t->merger->pendingRequest() == "rebackfill") {
                 t->stopped.clear();
-                t->position.erase("stopped");
+                t->position->stopped.reset();
                 t->userPaused = true;
             } else {
                 m_observer.tableState(t->key, TableState::Error, t->stopped, std::nullopt);
             }
         } else if (!t->paused && (wantPaused(*t) || marked)) {
-            if (!wantPaused(*t) && t->phase() != "stream") {
+            if (!wantPaused(*t) && !t->streaming()) {
                 t->merger->clearCheckpoint();
-                t->position = nullptr;
+                t->position.reset();
                 m_observer.event(Level::Info, t->key, "resumed",
                                  "resumed during its initial load: it is loaded again from a new snapshot");
             } else {
@@ -429,9 +421,9 @@ void CdcPipeline::run(std::stop_token stop, Options options)
     auto sys = repl.identifySystem();
     m_systemId = sys.systemId;
     for (auto &t : m_tables) {
-        if (!t->position.is_object())
+        if (!t->position)
             continue;
-        auto stored = t->position.value("system_id", "");
+        const std::string &stored = t->position->systemId;
         if (!stored.empty() && stored != m_systemId)
             throw Error(ErrorKind::Permanent,
                         "the source is a different Postgres cluster (system id " + m_systemId + ", expected " + stored +
@@ -478,9 +470,9 @@ void CdcPipeline::run(std::stop_token stop, Options options)
     std::vector<Table *> needLoad;
     bool anyStreamed = false;
     for (auto &t : m_tables) {
-        if (t->phase() != "stream" && !t->paused)
+        if (!t->streaming() && !t->paused)
             needLoad.push_back(t.get());
-        if (!t->position.is_null())
+        if (t->position)
             anyStreamed = true;
     }
     if (slot.rows() == 0) {
@@ -488,7 +480,7 @@ void CdcPipeline::run(std::stop_token stop, Options options)
             std::string since;
             for (auto &t : m_tables)
                 if (t->streamLsn())
-                    since = pgcatalog::formatLsn(t->streamLsn());
+                    since = formatLsn(t->streamLsn());
             for (auto &t : m_tables)
                 m_observer.tableState(t->key, TableState::Error, "replication slot " + m_slot + " is gone",
                                       std::nullopt);
@@ -503,9 +495,9 @@ void CdcPipeline::run(std::stop_token stop, Options options)
         auto created = createSlotWatched(repl, m_slot, false, first.source, stop, slotWaitReporter(tablePointers()));
         m_slotConfirmed = created.consistentPoint;
         m_observer.event(Level::Info, m_tables.front()->key, "slot_created",
-                         "created replication slot " + m_slot + " at " + pgcatalog::formatLsn(created.consistentPoint));
+                         "created replication slot " + m_slot + " at " + formatLsn(created.consistentPoint));
         for (auto &t : m_tables)
-            t->position = nullptr;
+            t->position.reset();
         std::vector<Table *> all;
         for (auto &t : m_tables)
             if (!t->paused)
@@ -524,20 +516,20 @@ void CdcPipeline::run(std::stop_token stop, Options options)
         // The slot is only ever acknowledged at positions the target recorded first, so a slot
         // ahead of a table's checkpoint was dropped and recreated, or advanced, by someone else:
         // the changes in between will never be sent (faults F4).
-        const auto confirmed = pgcatalog::parseLsn(slot.text(0, 3)).value_or(0);
+        const auto confirmed = parseLsn(slot.text(0, 3)).value_or(0);
         m_slotConfirmed = confirmed;
         for (auto &t : m_tables) {
-            if (t->paused || t->phase() != "stream" || t->streamLsn() >= confirmed)
+            if (t->paused || !t->streaming() || t->streamLsn() >= confirmed)
                 continue;
-            const std::string gap = pgcatalog::formatLsn(t->streamLsn()) + " and " + pgcatalog::formatLsn(confirmed);
+            const std::string gap = formatLsn(t->streamLsn()) + " and " + formatLsn(confirmed);
             for (auto &u : m_tables)
                 m_observer.tableState(u->key, TableState::Error,
                                       "replication slot " + m_slot + " was moved past our checkpoint (" + gap + ")",
                                       std::nullopt);
             throw Error(ErrorKind::Permanent,
-                        "replication slot " + m_slot + " starts at " + pgcatalog::formatLsn(confirmed) + " but " +
+                        "replication slot " + m_slot + " starts at " + formatLsn(confirmed) + " but " +
                             t->job.spec.table.display() + " was synced only up to " +
-                            pgcatalog::formatLsn(t->streamLsn()) +
+                            formatLsn(t->streamLsn()) +
                             ": the slot was recreated or advanced behind Driftless's back, and the changes between " +
                             gap + " cannot be read any more",
                         {}, "re-snapshot the pipeline: driftless-cli resnapshot " + m_pipeline);
@@ -707,17 +699,17 @@ void CdcPipeline::fillAddedGeneratedColumns(Table &t, const std::vector<std::str
     for (const auto &n : added)
         if (std::find(computed.begin(), computed.end(), n) == computed.end())
             names += (names.empty() ? "" : ", ") + displayIdent(n);
-    if (names.empty() || !t.position.is_object())
+    if (names.empty() || !t.position)
         return;
-    if (t.phase() == "stream") {
-        if (t.rebackfill.is_null())
+    if (t.streaming()) {
+        if (!t.rebackfill)
             t.merger->setRequest("rebackfill");
         m_observer.event(Level::Info, t.key, "schema_change",
                          "generated column(s) " + names + " added to the target; a re-backfill fills them in");
         return;
     }
     t.merger->clearCheckpoint();
-    t.position = nullptr;
+    t.position.reset();
     m_observer.event(Level::Info, t.key, "schema_change",
                      "generated column(s) " + names + " added to the target; the initial load starts again");
 }
@@ -771,11 +763,11 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
         if (!t->paused)
             m_observer.tableState(t->key, TableState::Streaming, "", std::nullopt);
     m_observer.event(Level::Info, m_tables.front()->key, "stream_started",
-                     "streaming from slot " + m_slot + " at " + pgcatalog::formatLsn(start));
+                     "streaming from slot " + m_slot + " at " + formatLsn(start));
 
     pollRequests(); // a cancel left while nothing ran applies before an interrupted copy resumes
     for (auto &t : m_tables)
-        if (!t->paused && !t->rebackfill.is_null() && !m_rebackfill)
+        if (!t->paused && t->rebackfill && !m_rebackfill)
             startRebackfill(*t, t->rebackfill);
     // Two batches in hand are enough to overlap decoding with applying (the apply side is the
     // slower one); each more would cost up to a batch of memory (50,000 rows or 64 MiB).
@@ -839,7 +831,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                             // the slot must not pass the changes it has yet to read.
                             bool allStream = true;
                             for (auto &t : m_tables)
-                                allStream = allStream && (t->paused || t->phase() == "stream");
+                                allStream = allStream && (t->paused || t->streaming());
                             if (allStream && *b->idleWalEnd > m_acked.load() &&
                                 (options.once || b->idleUrgent || now - lastIdleSave >= kIdleSave)) {
                                 lastIdleSave = now;
@@ -903,8 +895,8 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                             // (older) commit LSN, the guarded upsert kept the old position while
                             // the slot heard of the new one, and the next start found the slot
                             // past the checkpoint.
-                            if (t->phase() == "stream" && b->endLsn > t->streamLsn())
-                                t->position["lsn"] = pgcatalog::formatLsn(b->endLsn);
+                            if (t->streaming() && b->endLsn > t->streamLsn())
+                                t->position->lsn = b->endLsn;
                             t->version = std::max(t->version, b->commitLsn);
                             t->merger->writeCheckpointInTransaction({positionOf(*t), t->version},
                                                                     results[t.get()].rowsWritten);
@@ -981,9 +973,9 @@ void CdcPipeline::saveIdlePosition(std::int64_t walEnd)
     m_session->begin();
     try {
         for (auto &t : m_tables) {
-            if (t->paused || t->phase() != "stream" || t->streamLsn() >= walEnd)
+            if (t->paused || !t->streaming() || t->streamLsn() >= walEnd)
                 continue;
-            t->position["lsn"] = pgcatalog::formatLsn(walEnd);
+            t->position->lsn = walEnd;
             t->merger->writeCheckpointInTransaction({positionOf(*t), t->version}, 0);
         }
         m_session->commit();
@@ -1014,19 +1006,18 @@ bool CdcPipeline::writeHeartbeat(PgConnection &src, bool failedBefore)
 
 std::string CdcPipeline::positionOf(const Table &t) const
 {
-    json pos = t.position;
-    if (!t.rebackfill.is_null())
-        pos["rebackfill"] = t.rebackfill;
-    else
-        pos.erase("rebackfill");
-    return pos.dump();
+    if (!t.position)
+        return "null"; // no position: nothing a restart could resume from
+    PgCdcPosition pos = *t.position;
+    pos.rebackfill = t.rebackfill;
+    return pos.toJson();
 }
 
 void CdcPipeline::pollRequests()
 {
     applyPauses();
     for (auto &t : m_tables) {
-        if (!t->stopped.empty() && t->phase() == "stream") {
+        if (!t->stopped.empty() && t->streaming()) {
             // A stopped table ends its stop with a copy: `backfill` asks for it like for any other.
             std::string req = t->merger->pendingRequest();
             if (req == "cancel_rebackfill")
@@ -1034,13 +1025,13 @@ void CdcPipeline::pollRequests()
             if (req != "rebackfill")
                 continue;
             t->stopped.clear();
-            t->position.erase("stopped");
+            t->position->stopped.reset();
             t->userPaused = true;
             if (!wantPaused(*t))
                 resumeTable(*t); // also takes the request
             continue;
         }
-        if (t->paused || t->phase() != "stream")
+        if (t->paused || !t->streaming())
             continue;
         std::string req = t->merger->pendingRequest();
         if (req.empty())
@@ -1058,11 +1049,11 @@ void CdcPipeline::pollRequests()
         if (m_rebackfill)
             continue; // one at a time; this one waits its turn
         t->merger->setRequest("");
-        startRebackfill(*t, nullptr);
+        startRebackfill(*t, std::nullopt);
     }
     // Copies interrupted by a restart resume one after the other.
     for (auto &t : m_tables)
-        if (!m_rebackfill && !t->paused && !t->rebackfill.is_null())
+        if (!m_rebackfill && !t->paused && t->rebackfill)
             startRebackfill(*t, t->rebackfill);
 }
 
@@ -1079,20 +1070,20 @@ void CdcPipeline::stopTable(Table &t, const Error &e)
 {
     if (m_rebackfill && m_rebackfill->table == &t)
         m_rebackfill.reset(); // waits for a chunk being read, ends the snapshot's transaction
-    const bool hadCopy = !t.rebackfill.is_null();
-    t.rebackfill = nullptr;
+    const bool hadCopy = t.rebackfill.has_value();
+    t.rebackfill.reset();
     t.paused = true;
     t.userPaused = t.resumeWaiting = false;
     const std::string name = t.job.spec.table.display();
     t.stopped = stopMessage(
         e, "the pipeline's other tables stream on, this one's changes are not applied. Fix the cause, then " +
-               (t.phase() == "stream"
+               (t.streaming()
                     ? "copy the table again while the others stream: driftless-cli backfill " + m_pipeline + " " + name
                     : "load it again: driftless-cli resnapshot " + m_pipeline + " " + name +
                           " (with the sync stopped), and run"));
-    if (t.position.is_object()) {
+    if (t.position) {
         // The mark tells a restart the stream skipped its changes from here on.
-        t.position["stopped"] = t.stopped;
+        t.position->stopped = t.stopped;
         recordSkipped(t, hadCopy);
     }
     log(LogLevel::Warn, m_pipeline + " " + name + ": " + t.stopped);
@@ -1119,7 +1110,7 @@ void CdcPipeline::applyPauses()
 
 void CdcPipeline::recordSkipped(Table &t, bool droppedCopy)
 {
-    t.position["paused"] = true;
+    t.position->paused = true;
     m_session->begin();
     try {
         if (droppedCopy)
@@ -1136,18 +1127,18 @@ void CdcPipeline::pauseTable(Table &t)
 {
     if (m_rebackfill && m_rebackfill->table == &t)
         m_rebackfill.reset(); // waits for a chunk being read, ends the snapshot's transaction
-    const bool hadCopy = !t.rebackfill.is_null();
-    t.rebackfill = nullptr;
+    const bool hadCopy = t.rebackfill.has_value();
+    t.rebackfill.reset();
     t.paused = t.userPaused = true;
     t.resumeWaiting = false;
     // The mark in the target says the stream skipped its changes from here on: a restart, even
     // with the pause lifted meanwhile, then knows the table must be copied again, and that its
     // checkpoint behind the slot is no sign of a slot moved behind our back.
-    const bool mark = t.position.is_object() && (!t.position.value("paused", false) || hadCopy);
+    const bool mark = t.position && (!t.position->paused || hadCopy);
     if (mark) {
         recordSkipped(t, hadCopy);
         const std::string since =
-            t.phase() == "stream" ? "after " + pgcatalog::formatLsn(t.streamLsn()) : "of its initial load";
+            t.streaming() ? "after " + formatLsn(t.streamLsn()) : "of its initial load";
         m_observer.event(
             Level::Info, t.key, "paused",
             "paused: changes " + since + " are not applied until it is resumed" +
@@ -1158,7 +1149,7 @@ void CdcPipeline::pauseTable(Table &t)
 
 void CdcPipeline::resumeTable(Table &t)
 {
-    if (t.phase() != "stream")
+    if (!t.streaming())
         throw CdcRestart{t.key.table.display() +
                          " was resumed before its initial load finished: the pipeline starts again to load it"};
     if (m_rebackfill) {
@@ -1178,10 +1169,10 @@ void CdcPipeline::resumeTable(Table &t)
     // batch lands in between. Changes made while it was paused are in the snapshot; later ones
     // come through the stream from here on; the guarded merge orders the two.
     t.paused = t.userPaused = t.resumeWaiting = false;
-    t.position.erase("paused");
+    t.position->paused = false;
     if (m_acked.load() > t.streamLsn())
-        t.position["lsn"] = pgcatalog::formatLsn(m_acked.load());
-    startRebackfill(t, nullptr);
+        t.position->lsn = m_acked.load();
+    startRebackfill(t, std::nullopt);
     m_session->begin();
     try {
         t.merger->writeCheckpointInTransaction({positionOf(t), t.version}, 0);
@@ -1198,14 +1189,14 @@ void CdcPipeline::resumeTable(Table &t)
 void CdcPipeline::cancelRebackfill(Table &t)
 {
     const bool running = m_rebackfill && m_rebackfill->table == &t;
-    if (!running && t.rebackfill.is_null()) {
+    if (!running && !t.rebackfill) {
         m_observer.event(Level::Info, t.key, "rebackfill", "no re-backfill of " + t.key.table.display() + " to cancel");
         return;
     }
-    long long copied = running ? m_rebackfill->copied : t.rebackfill.value("rows", 0LL);
+    long long copied = running ? m_rebackfill->copied : t.rebackfill->rows;
     if (running)
         m_rebackfill.reset(); // waits for a chunk being read, ends the snapshot's transaction
-    t.rebackfill = nullptr;
+    t.rebackfill.reset();
     m_session->begin();
     try {
         t.merger->clearSeenInTransaction();
@@ -1222,7 +1213,7 @@ void CdcPipeline::cancelRebackfill(Table &t)
     m_observer.tableState(t.key, TableState::Streaming, "", std::nullopt);
 }
 
-void CdcPipeline::startRebackfill(Table &t, const json &progress)
+void CdcPipeline::startRebackfill(Table &t, const std::optional<PgRebackfillProgress> &progress)
 {
     // The rows are read in the snapshot of a temporary slot: its consistent point versions them
     // exactly, so the guarded merge orders them against the stream without locks (docs/cdc.md).
@@ -1241,14 +1232,14 @@ void CdcPipeline::startRebackfill(Table &t, const json &progress)
         rb->version = slot.consistentPoint;
     }
     rb->deleteBelow = rb->version;
-    if (progress.is_object()) {
-        rb->after = progress.value("after", std::vector<std::string>{});
-        if (auto below = pgcatalog::parseLsn(progress.value("delete_below", "")))
-            rb->deleteBelow = std::min(rb->deleteBelow, *below);
+    if (progress) {
+        rb->after = progress->after;
+        if (progress->deleteBelow > 0)
+            rb->deleteBelow = std::min(rb->deleteBelow, progress->deleteBelow);
     }
-    bool fresh = !progress.is_object();
+    bool fresh = !progress;
     if (!fresh) {
-        rb->copied = progress.value("rows", 0LL);
+        rb->copied = progress->rows;
         if (t.merger->seenCount() < rb->copied) {
             // The keys of the chunks merged so far are gone (the target server crashed): without
             // them the end of the copy cannot tell removed rows from merged ones. Start over.
@@ -1274,8 +1265,8 @@ void CdcPipeline::startRebackfill(Table &t, const json &progress)
     }
     t.rebackfill = rebackfillPosition(*rb);
     m_observer.event(Level::Info, t.key, "rebackfill",
-                     std::string(progress.is_object() ? "resuming" : "starting") +
-                         " a re-backfill while the stream goes on (snapshot at " + pgcatalog::formatLsn(rb->version) +
+                     std::string(progress ? "resuming" : "starting") +
+                         " a re-backfill while the stream goes on (snapshot at " + formatLsn(rb->version) +
                          ")");
     m_observer.tableState(t.key, TableState::Backfilling, kRebackfillMessage,
                           Progress{rb->copied, t.schema.estimatedRows});
@@ -1301,9 +1292,9 @@ std::function<void(const SlotWaitReport &)> CdcPipeline::slotWaitReporter(std::v
     };
 }
 
-nlohmann::json CdcPipeline::rebackfillPosition(const Rebackfill &rb)
+PgRebackfillProgress CdcPipeline::rebackfillPosition(const Rebackfill &rb)
 {
-    return {{"after", rb.after}, {"delete_below", pgcatalog::formatLsn(rb.deleteBelow)}, {"rows", rb.copied}};
+    return {rb.after, rb.deleteBelow, rb.copied};
 }
 
 void CdcPipeline::rebackfillStep()
@@ -1332,13 +1323,15 @@ void CdcPipeline::rebackfillStep()
         if (n > 0) {
             r = t.merger->mergeSnapshotChunkInTransaction(rows);
             rb.after = lastKey(t.schema, rows);
-            t.rebackfill["after"] = rb.after;
-            t.rebackfill["rows"] = rb.copied + n;
+            if (!t.rebackfill)
+                t.rebackfill = rebackfillPosition(rb);
+            t.rebackfill->after = rb.after;
+            t.rebackfill->rows = rb.copied + n;
         } else {
             // Every key the snapshot has was seen; the rows with other keys that are older than
             // the snapshot are the ones the source no longer has.
             gone = t.merger->deleteUnseenInTransaction(rb.deleteBelow);
-            t.rebackfill = nullptr;
+            t.rebackfill.reset();
         }
         t.merger->writeCheckpointInTransaction({positionOf(t), t.version}, r.rowsWritten + gone);
         m_session->commit();

@@ -1,17 +1,16 @@
 #pragma once
 
+#include "core/engine/cdcoutcome.h"
 #include "core/engine/observer.h"
 #include "core/engine/pauses.h"
-#include "core/engine/cdcoutcome.h"
 #include "core/engine/tablesync.h"
 #include "core/mergers/merger.h"
+#include "core/model/cdcposition.h"
 
 #include <atomic>
 #include <functional>
 #include <memory>
-
-#include <nlohmann/json_fwd.hpp>
-
+#include <optional>
 #include <stop_token>
 #include <vector>
 
@@ -101,14 +100,14 @@ private:
     void saveIdlePosition(std::int64_t walEnd);
     /// Writes one heartbeat; returns false (reporting it once) when it cannot.
     bool writeHeartbeat(PgConnection &src, bool failedBefore);
-    void startRebackfill(Table &t, const nlohmann::json &progress);
+    void startRebackfill(Table &t, const std::optional<PgRebackfillProgress> &progress);
     void cancelRebackfill(Table &t);
     /// With `once`, after the drain: runs the re-backfills under way or waiting to their end.
     void finishRebackfills(std::stop_token stop);
     void rebackfillStep();
     /// rebackfillStep(); an error of the table's own (P4) stops only that table.
     void rebackfillStepOrStop();
-    static nlohmann::json rebackfillPosition(const Rebackfill &rb);
+    static PgRebackfillProgress rebackfillPosition(const Rebackfill &rb);
     std::vector<Table *> tablePointers() const;
     /// Shows `tables` what a slot creation waits for (their state message; an event the first time).
     std::function<void(const SlotWaitReport &)> slotWaitReporter(std::vector<Table *> tables);

@@ -1,5 +1,6 @@
 #include "core/engine/endpointcalls.h"
 
+#include "core/base/jsonfields.h"
 #include "core/model/error.h"
 
 #include <nlohmann/json.hpp>
@@ -12,36 +13,10 @@ using json = nlohmann::json;
 
 namespace {
 
-/// The readers' field access: a missing key or one of another type is the default, so a newer
-/// writer's document still reads.
-std::string text(const json &j, const char *k)
-{
-    auto it = j.find(k);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-bool flag(const json &j, const char *k)
-{
-    auto it = j.find(k);
-    return it != j.end() && it->is_boolean() && it->get<bool>();
-}
-
-template <typename T> T number(const json &j, const char *k)
-{
-    auto it = j.find(k);
-    return it != j.end() && it->is_number() ? it->get<T>() : T{};
-}
-
-std::vector<std::string> texts(const json &j, const char *k)
-{
-    std::vector<std::string> out;
-    auto it = j.find(k);
-    if (it != j.end() && it->is_array())
-        for (const auto &v : *it)
-            if (v.is_string())
-                out.push_back(v.get<std::string>());
-    return out;
-}
+using jsonfields::flag;
+using jsonfields::number;
+using jsonfields::text;
+using jsonfields::texts;
 
 std::optional<std::string> optionalText(const json &j, const char *k)
 {
@@ -196,14 +171,14 @@ EndpointProbe probeFromJson(const json &in)
         o.connected = flag(pg, "connected");
         o.server = text(pg, "server");
         o.serverVersion = text(pg, "server_version");
-        o.serverVersionNum = number<int>(pg, "server_version_num");
+        o.serverVersionNum = number<int>(pg, "server_version_num").value_or(0);
         o.walLevel = text(pg, "wal_level");
         o.user = text(pg, "user");
         o.superuser = flag(pg, "superuser");
         o.replicationRole = flag(pg, "replication_role");
         o.canCreate = flag(pg, "can_create");
-        o.tables = number<int>(pg, "tables");
-        o.selectableTables = number<int>(pg, "selectable_tables");
+        o.tables = number<int>(pg, "tables").value_or(0);
+        o.selectableTables = number<int>(pg, "selectable_tables").value_or(0);
         o.notSelectable = texts(pg, "not_selectable");
         o.error = text(pg, "error");
         o.code = text(pg, "code");
@@ -225,7 +200,7 @@ EndpointProbe probeFromJson(const json &in)
         o.retention = text(my, "retention");
         o.canReplicate = flag(my, "can_replicate");
         o.canReadPosition = flag(my, "can_read_position");
-        o.tables = number<int>(my, "tables");
+        o.tables = number<int>(my, "tables").value_or(0);
         o.error = text(my, "error");
         o.code = text(my, "code");
         o.hint = text(my, "hint");
@@ -236,7 +211,7 @@ EndpointProbe probeFromJson(const json &in)
         o.ok = flag(s, "ok");
         o.exists = flag(s, "exists");
         o.sqliteVersion = text(s, "sqlite_version");
-        o.tables = number<int>(s, "tables");
+        o.tables = number<int>(s, "tables").value_or(0);
         o.error = text(s, "error");
         o.hint = text(s, "hint");
     }
@@ -285,14 +260,14 @@ SourceDiscovery discoveryFromJson(const json &in)
                 continue;
             DiscoveredTable o;
             o.table = {text(t, "schema"), text(t, "name")};
-            o.estimatedRows = number<double>(t, "estimated_rows");
+            o.estimatedRows = number<double>(t, "estimated_rows").value_or(0);
             o.analyzed = flag(t, "analyzed");
-            o.totalBytes = number<std::int64_t>(t, "total_bytes");
+            o.totalBytes = number<std::int64_t>(t, "total_bytes").value_or(0);
             o.primaryKey = texts(t, "primary_key");
             o.cursorCandidates = texts(t, "cursor_candidates");
-            o.inserts = number<std::int64_t>(t, "inserts");
-            o.updates = number<std::int64_t>(t, "updates");
-            o.deletes = number<std::int64_t>(t, "deletes");
+            o.inserts = number<std::int64_t>(t, "inserts").value_or(0);
+            o.updates = number<std::int64_t>(t, "updates").value_or(0);
+            o.deletes = number<std::int64_t>(t, "deletes").value_or(0);
             o.writesKnown = flag(t, "writes_known");
             o.readable = flag(t, "readable");
             o.cdcRefused = optionalText(t, "cdc_refused");

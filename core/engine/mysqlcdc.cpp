@@ -10,11 +10,10 @@
 #include "core/engine/connect.h"
 #include "core/engine/generatedvalues.h"
 #include "core/engine/mysqlpreflight.h"
+#include "core/model/cdcposition.h"
 #include "core/model/error.h"
 #include "core/readers/binlog/binlogdecoder.h"
 #include "core/state/statestore.h"
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -26,14 +25,12 @@
 
 namespace driftless::core {
 
-using json = nlohmann::json;
-
 struct MysqlCdcPipeline::Table {
     TableJob job;
     TableKey key;
     mysqlcatalog::MysqlTable source;
     std::unique_ptr<Merger> merger;
-    json position; ///< stored checkpoint position, null when none
+    std::optional<BinlogCdcPosition> position; ///< stored checkpoint position, none when none
     std::int64_t version = 0;
     long long loaded = 0;
     bool paused = false;
@@ -45,11 +42,9 @@ struct MysqlCdcPipeline::Table {
     std::vector<std::string> mapNames;
     std::vector<int> layout;
 
-    std::string phase() const { return position.is_object() ? position.value("phase", "") : ""; }
-    binlog::Position streamPosition() const
-    {
-        return {position.value("file", ""), position.value("pos", std::uint64_t(0))};
-    }
+    bool streaming() const { return position && position->streaming(); }
+    bool loading() const { return position && !position->streaming(); }
+    binlog::Position streamPosition() const { return streaming() ? position->at : binlog::Position{}; }
 };
 
 namespace {
@@ -147,13 +142,11 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
     std::vector<std::string> after;
     std::optional<binlog::Position> streamFrom;
     bool merge = false;
-    if (t.phase() == "load") {
-        after = t.position.value("after", std::vector<std::string>{});
-        if (t.position.contains("stream_from"))
-            streamFrom = binlog::Position{t.position["stream_from"].value("file", ""),
-                                          t.position["stream_from"].value("pos", std::uint64_t(0))};
-        merge = t.position.value("mode", "copy") == "merge";
-        t.loaded = t.position.value("rows", 0LL);
+    if (t.loading()) {
+        after = t.position->load.after;
+        streamFrom = t.position->streamFrom;
+        merge = t.position->load.merge;
+        t.loaded = t.position->load.rows;
     } else {
         merge = !t.merger->targetEmpty();
     }
@@ -226,12 +219,11 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
         const long long n = static_cast<long long>(rows.size());
         if (n > 0) {
             after = last;
-            json pos = {{"phase", "load"},
-                        {"after", after},
-                        {"stream_from", {{"file", streamFrom->file}, {"pos", streamFrom->offset}}},
-                        {"mode", merge ? "merge" : "copy"},
-                        {"rows", t.loaded + n}};
-            Checkpoint cp{pos.dump(), versionOf(at)};
+            BinlogCdcPosition pos;
+            pos.phase = CdcPhase::Load;
+            pos.load = {after, merge, t.loaded + n};
+            pos.streamFrom = streamFrom;
+            Checkpoint cp{pos.toJson(), versionOf(at)};
             ApplyResult r{n, 0, !merge};
             session->begin();
             try {
@@ -256,8 +248,9 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
             break;
     }
     // Streaming starts where the first chunk's snapshot stood.
-    json pos = {{"phase", "stream"}, {"file", streamFrom->file}, {"pos", streamFrom->offset}};
-    Checkpoint cp{pos.dump(), versionOf(*streamFrom)};
+    BinlogCdcPosition pos;
+    pos.at = *streamFrom;
+    Checkpoint cp{pos.toJson(), versionOf(*streamFrom)};
     session->begin();
     try {
         // A load merged into existing rows (a re-snapshot): every row the source has now carries
@@ -320,24 +313,22 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
         t->merger = session->merger({m_pipeline, t->job.spec.table, t->job.targetName, Strategy::Cdc});
         t->merger->prepare(t->source.schema);
         if (auto cp = t->merger->readCheckpoint()) {
-            t->position = json::parse(cp->position, nullptr, false);
+            t->position = BinlogCdcPosition::fromJson(cp->position);
             t->version = cp->version;
-            if (t->position.is_discarded())
-                t->position = nullptr;
         }
         t->paused = t->userPaused = options.paused && options.paused(t->job.spec.table);
-        if (t->position.is_object() && t->position.contains("stopped")) {
+        if (t->position && t->position->stopped) {
             // Stopped by an error in an earlier run: stays stopped until a re-snapshot, which
             // removes the checkpoint and with it the mark.
             t->paused = true;
-            t->stopped = t->position.value("stopped", "stopped by an error");
+            t->stopped = *t->position->stopped;
             m_observer.tableState(t->key, TableState::Error, t->stopped, std::nullopt);
         } else if (t->paused) {
             m_observer.tableState(t->key, TableState::Paused, kPausedMessage, std::nullopt);
         }
     }
     for (auto &t : m_tables) {
-        if (t->paused || t->phase() == "stream")
+        if (t->paused || t->streaming())
             continue;
         try {
             load(*t, stop);
@@ -345,9 +336,7 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
             if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
                 throw;
             if (auto cp = t->merger->readCheckpoint()) // the chunks it merged before the error
-                t->position = json::parse(cp->position, nullptr, false);
-            if (t->position.is_discarded())
-                t->position = nullptr;
+                t->position = BinlogCdcPosition::fromJson(cp->position);
             stopTable(*t, e, *t->merger, *session, false);
         }
     }
@@ -370,15 +359,15 @@ void MysqlCdcPipeline::stopTable(Table &t, const Error &e, Merger &merger, Targe
     t.stopped = stopMessage(e, "the pipeline's other tables stream on, this one's changes are not applied. Fix the "
                                "cause, then load it again: driftless-cli resnapshot " +
                                    m_pipeline + " " + name + " (a running sync takes it within seconds)");
-    if (t.position.is_object()) {
+    if (t.position) {
         // Its position stays where the error was; the mark keeps a restart from failing there
         // again, and the stream from starting there for it.
-        json marked = t.position;
-        marked["stopped"] = t.stopped;
+        BinlogCdcPosition marked = *t.position;
+        marked.stopped = t.stopped;
         if (!inTransaction)
             session.begin();
         try {
-            merger.writeCheckpointInTransaction({marked.dump(), t.version}, 0);
+            merger.writeCheckpointInTransaction({marked.toJson(), t.version}, 0);
             if (!inTransaction)
                 session.commit();
         } catch (...) {
@@ -400,7 +389,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     std::optional<binlog::Position> start;
     for (auto &t : m_tables) {
         byRef[t->job.spec.table] = t.get();
-        if (t->paused || t->phase() != "stream")
+        if (t->paused || !t->streaming())
             continue;
         auto p = t->streamPosition();
         if (!start || versionOf(p) < versionOf(*start))
@@ -653,16 +642,17 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
         if (batch.empty())
             return;
         stage();
-        json pos = {{"phase", "stream"}, {"file", batch.end.file}, {"pos", batch.end.offset}};
-        if (!batch.gtid.empty())
-            pos["gtid"] = batch.gtid;
+        BinlogCdcPosition pos;
+        pos.at = batch.end;
+        pos.gtid = batch.gtid;
+        const std::string posJson = pos.toJson();
         try {
             // Every streaming table's checkpoint moves to the batch's end, changed or not: a
             // restart never re-reads what was applied (or skipped as not ours).
             for (auto &t : m_tables) {
-                if (t->paused || t->phase() != "stream" || versionOf(t->streamPosition()) >= versionOf(batch.end))
+                if (t->paused || !t->streaming() || versionOf(t->streamPosition()) >= versionOf(batch.end))
                     continue;
-                mergers[t.get()]->writeCheckpointInTransaction({pos.dump(), batch.version},
+                mergers[t.get()]->writeCheckpointInTransaction({posJson, batch.version},
                                                                results.count(t.get()) ? results[t.get()].rowsWritten : 0);
             }
             crashPoint("merge.before_commit");
@@ -676,13 +666,13 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
         crashPoint("batch.after_commit");
         const std::int64_t fresh = batch.commitSeconds * 1000;
         for (auto &t : m_tables) {
-            if (t->paused || t->phase() != "stream" || versionOf(t->streamPosition()) >= versionOf(batch.end))
+            if (t->paused || !t->streaming() || versionOf(t->streamPosition()) >= versionOf(batch.end))
                 continue;
             t->position = pos;
             t->version = batch.version;
             auto it = results.find(t.get());
             m_observer.batchApplied(t->key, it == results.end() ? ApplyResult{} : it->second,
-                                    {pos.dump(), batch.version}, fresh);
+                                    {posJson, batch.version}, fresh);
             if (it != results.end() && it->second.partialRowsMissing)
                 m_observer.event(Level::Warn, t->key, "partial_rows",
                                  std::to_string(it->second.partialRowsMissing) +
@@ -701,7 +691,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     auto lastStopCheck = std::chrono::steady_clock::now();
     binlog::Position lastSaved = *start;
     auto applies = [&](Table &t) {
-        return !t.paused && t.phase() == "stream" && txnVersion >= versionOf(t.streamPosition());
+        return !t.paused && t.streaming() && txnVersion >= versionOf(t.streamPosition());
     };
     // A value the target cannot hold (a zero date) stops only its table; what the table has
     // staged of this transaction goes with it (it is loaded again anyway).
@@ -831,8 +821,8 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             if (now - lastFresh >= std::chrono::seconds(1)) {
                 lastFresh = now;
                 for (auto &t : m_tables)
-                    if (!t->paused && t->phase() == "stream")
-                        m_observer.batchApplied(t->key, {}, {t->position.dump(), t->version}, wallClockMs());
+                    if (!t->paused && t->streaming())
+                        m_observer.batchApplied(t->key, {}, {t->position->toJson(), t->version}, wallClockMs());
             }
             // Keep positions near the binlog's end while our tables see no writes, so a restart
             // does not start in a file the server has purged since.
@@ -857,7 +847,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             lastStopCheck = std::chrono::steady_clock::now();
             // A stopped table a DBA re-snapshotted has no checkpoint any more: start again to load it.
             for (auto &t : m_tables) {
-                if (t->stopped.empty() || !t->position.is_object() || mergers[t.get()]->readCheckpoint())
+                if (t->stopped.empty() || !t->position || mergers[t.get()]->readCheckpoint())
                     continue;
                 flush();
                 throw CdcRestart{t->job.spec.table.display() + " was re-snapshotted: the pipeline starts again to load it"};
@@ -873,7 +863,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                     flush();
                     t->paused = t->userPaused = true;
                     m_observer.tableState(t->key, TableState::Paused, kPausedMessage, std::nullopt);
-                } else if (!want && t->userPaused && t->stopped.empty() && !inTxn && t->phase() == "stream") {
+                } else if (!want && t->userPaused && t->stopped.empty() && !inTxn && t->streaming()) {
                     flush();
                     // Returning restarts the pipeline (the scheduler runs it again at once).
                     m_observer.event(Level::Info, t->key, "resumed",

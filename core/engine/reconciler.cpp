@@ -13,6 +13,7 @@
 #include "core/engine/tableargs.h"
 #include "core/engine/tablesync.h"
 #include "core/mergers/sqlitetypes.h"
+#include "core/model/cdcposition.h"
 #include "core/model/duration.h"
 #include "core/model/error.h"
 #include "core/state/statestore.h"
@@ -852,13 +853,8 @@ std::int64_t appliedPosition(const std::optional<Checkpoint> &cp)
 {
     if (!cp)
         return 0;
-    auto pos = json::parse(cp->position, nullptr, false);
-    if (!pos.is_object() || pos.value("phase", "") != "stream")
-        return 0;
-    // MySQL CDC: the binlog position the stream has applied up to, as a version.
-    if (pos.contains("file"))
-        return binlog::positionVersion({pos.value("file", ""), pos.value("pos", std::uint64_t(0))});
-    return pgcatalog::parseLsn(pos.value("lsn", "0/0")).value_or(0);
+    const auto pos = parseCdcPosition(cp->position);
+    return pos ? appliedVersion(*pos) : 0;
 }
 
 std::vector<ColumnDiff> columnDiffs(const TableSchema &schema, const RowData &s, const RowData &t)
@@ -914,7 +910,7 @@ void settleAndClassify(TableContext &ctx, std::unordered_map<std::string, Candid
                                                     : mysqlcatalog::currentVersion(ctx.mySource->connection());
         const auto position = [&](std::int64_t v) {
             if (ctx.pgSource)
-                return pgcatalog::formatLsn(v);
+                return formatLsn(v);
             const auto u = static_cast<std::uint64_t>(v);
             if (u < (std::uint64_t(1) << 52))
                 return std::string("none");
@@ -928,8 +924,9 @@ void settleAndClassify(TableContext &ctx, std::unordered_map<std::string, Candid
         const auto &job = ctx.job;
         auto checkpoints = createMerger(job.target, {job.pipeline, job.spec.table, job.targetName, job.spec.strategy});
         const auto stored = checkpoints->readCheckpoint();
-        const auto marks = stored ? json::parse(stored->position, nullptr, false) : json();
-        const bool halted = marks.is_object() && (marks.contains("stopped") || marks.value("paused", false));
+        const auto marks = stored ? parseCdcPosition(stored->position) : std::nullopt;
+        const bool stoppedMark = marks && stoppedBy(*marks);
+        const bool halted = stoppedMark || (marks && markedPaused(*marks));
         std::int64_t applied = appliedPosition(stored);
         const std::int64_t before = applied;
         // A table stopped or paused takes no changes, and a sync found not applying will not
@@ -942,7 +939,7 @@ void settleAndClassify(TableContext &ctx, std::unordered_map<std::string, Candid
         if (!halted && applied < sourceNow && applied == before)
             memo.stalled = true;
         if (halted)
-            out.note = std::string("the table is ") + (marks.contains("stopped") ? "stopped by an error" : "paused") +
+            out.note = std::string("the table is ") + (stoppedMark ? "stopped by an error" : "paused") +
                        ": rows changed at the source since then count as drift until it is copied again";
         else if (applied < sourceNow)
             out.note = "the target had applied the source up to " + position(applied) + ", not " + position(sourceNow) +

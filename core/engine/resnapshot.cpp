@@ -4,9 +4,8 @@
 #include "core/engine/connect.h"
 #include "core/engine/tableargs.h"
 #include "core/engine/tablesync.h"
+#include "core/model/cdcposition.h"
 #include "core/model/error.h"
-
-#include <nlohmann/json.hpp>
 
 #include <optional>
 
@@ -75,7 +74,7 @@ namespace {
 struct BackfillTarget {
     RebackfillRequest out;
     std::unique_ptr<Merger> merger;
-    nlohmann::json position; ///< null when the table has no checkpoint
+    std::optional<PgCdcPosition> position; ///< none when the table has no checkpoint
 };
 
 BackfillTarget openBackfillTarget(const Workspace &ws, const std::string &pipeline, const std::string &table,
@@ -105,11 +104,8 @@ BackfillTarget openBackfillTarget(const Workspace &ws, const std::string &pipeli
         auto schema = pgcatalog::describeTable(source, ref);
         t.merger = createMerger(j.target, {pipeline, ref, j.targetName, Strategy::Cdc});
         t.merger->prepare(schema);
-        if (auto cp = t.merger->readCheckpoint()) {
-            t.position = nlohmann::json::parse(cp->position, nullptr, false);
-            if (!t.position.is_object())
-                t.position = nullptr;
-        }
+        if (auto cp = t.merger->readCheckpoint())
+            t.position = PgCdcPosition::fromJson(cp->position);
         return t;
     }
     throw ConfigError("pipeline '" + pipeline + "' has no table " + ref.display());
@@ -126,16 +122,15 @@ RebackfillRequest requestRebackfill(const Workspace &ws, const std::string &pipe
     RebackfillRequest &out = t.out;
     const std::string name = out.key.table.display();
     const auto &pos = t.position;
-    const std::string phase = pos.is_object() ? pos.value("phase", "") : "";
-    if (phase != "stream") {
+    if (!pos || !pos->streaming()) {
         out.what = RebackfillRequest::What::InitialLoad;
         out.message = name + " has not finished its initial load" +
-                      (phase == "load" ? " (it resumes at its next chunk)" : "") +
+                      (pos ? " (it resumes at its next chunk)" : "") +
                       ", which is its backfill: the next sync continues it";
-    } else if (pos.contains("rebackfill")) {
+    } else if (pos->rebackfill) {
         out.what = RebackfillRequest::What::InFlight;
         out.message = "a re-backfill of " + name + " is already under way (" +
-                      std::to_string(pos["rebackfill"].value("rows", 0LL)) + " rows copied): the sync carries on with it";
+                      std::to_string(pos->rebackfill->rows) + " rows copied): the sync carries on with it";
     } else {
         t.merger->setRequest("rebackfill");
         out.what = RebackfillRequest::What::Requested;
@@ -150,12 +145,12 @@ RebackfillRequest cancelRebackfill(const Workspace &ws, const std::string &pipel
     RebackfillRequest &out = t.out;
     const std::string name = out.key.table.display();
     const auto &pos = t.position;
-    const std::string pending = pos.is_object() ? t.merger->pendingRequest() : "";
-    if (pos.is_object() && pos.contains("rebackfill")) {
+    const std::string pending = pos ? t.merger->pendingRequest() : "";
+    if (pos && pos->rebackfill) {
         t.merger->setRequest("cancel_rebackfill");
         out.what = RebackfillRequest::What::Requested;
-        out.message = "cancelling the re-backfill of " + name + " (" +
-                      std::to_string(pos["rebackfill"].value("rows", 0LL)) + " rows copied)";
+        out.message = "cancelling the re-backfill of " + name + " (" + std::to_string(pos->rebackfill->rows) +
+                      " rows copied)";
     } else if (pending == "rebackfill") {
         t.merger->setRequest("");
         out.what = RebackfillRequest::What::Requested;

@@ -1,8 +1,10 @@
 #include "core/engine/statusreport.h"
 
+#include "core/base/jsonfields.h"
 #include "core/engine/freshness.h"
 #include "core/engine/observer.h"
 #include "core/engine/pauses.h"
+#include "core/model/cdcposition.h"
 #include "core/model/error.h"
 
 #include <nlohmann/json.hpp>
@@ -10,13 +12,25 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-
 #include <cstdio>
 #include <ctime>
 #include <map>
 
 namespace driftless::core {
 namespace {
+
+/// The CDC position a table's checkpoint holds: none for other strategies, and none for a damaged
+/// one (the engine refuses that one with the fix; a status shows what it can).
+std::optional<CdcPosition> cdcPositionOf(Strategy strategy, const std::string &checkpoint)
+{
+    if (strategy != Strategy::Cdc || checkpoint.empty())
+        return std::nullopt;
+    try {
+        return parseCdcPosition(checkpoint);
+    } catch (const Error &) {
+        return std::nullopt;
+    }
+}
 
 /// A CDC table copying its rows again under its stream: while chunks are copied the state says
 /// so; while one waits to resume (after a restart, or a pause) its position holds its progress.
@@ -29,8 +43,9 @@ bool isRebackfill(Strategy strategy, TableState state, const std::string &messag
     // Most positions carry no copy: a parse only for those that may.
     if (checkpoint.find("\"rebackfill\"") == std::string::npos)
         return false;
-    auto pos = nlohmann::json::parse(checkpoint, nullptr, false);
-    return pos.is_object() && pos.contains("rebackfill");
+    const auto pos = cdcPositionOf(strategy, checkpoint);
+    const auto *pg = pos ? std::get_if<PgCdcPosition>(&*pos) : nullptr;
+    return pg && pg->rebackfill;
 }
 
 } // namespace
@@ -179,8 +194,13 @@ nlohmann::json tablesJsonValue(const std::vector<TableReport> &tables)
             {"freshness_sla_seconds", t.slaSeconds},
             {"progress", t.progress ? json(*t.progress) : json(nullptr)},
         };
-        // The position a DBA reads first: the LSN for CDC, the cursor value for cursor tables.
-        j["last_synced_lsn"] = cp.is_object() && cp.contains("lsn") ? cp["lsn"] : json(nullptr);
+        // The position a DBA reads first: the LSN (or the binlog file and offset) for CDC, the
+        // cursor value for cursor tables.
+        const auto cdc = cdcPositionOf(t.strategy, t.checkpoint);
+        const std::string streamPos = cdc ? describeStreamPosition(*cdc) : std::string();
+        const bool binlogPos = cdc && std::holds_alternative<BinlogCdcPosition>(*cdc);
+        j["last_synced_lsn"] = !streamPos.empty() && !binlogPos ? json(streamPos) : json(nullptr);
+        j["last_synced_binlog"] = !streamPos.empty() && binlogPos ? json(streamPos) : json(nullptr);
         j["cursor"] = cp.is_object() && cp.contains("cursor") ? cp["cursor"] : json(nullptr);
         j["fallback_from"] = t.fellBackFromCdc ? json("cdc") : json(nullptr);
         j["rebackfill"] = t.rebackfill;
@@ -238,25 +258,12 @@ std::optional<std::int64_t> parseIso8601(const std::string &text)
 
 std::vector<TableReport> tablesFromJson(const nlohmann::json &tables)
 {
-    using json = nlohmann::json;
     if (!tables.is_array())
         throw Error(ErrorKind::Permanent, "the agent's tables are not a JSON array");
-    auto text = [](const json &j, const char *k) {
-        auto it = j.find(k);
-        return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-    };
-    auto number = [](const json &j, const char *k) -> std::optional<double> {
-        auto it = j.find(k);
-        return it != j.end() && it->is_number() ? std::optional<double>(it->get<double>()) : std::nullopt;
-    };
-    auto integer = [](const json &j, const char *k) -> std::optional<std::int64_t> {
-        auto it = j.find(k);
-        return it != j.end() && it->is_number() ? std::optional<std::int64_t>(it->get<std::int64_t>()) : std::nullopt;
-    };
-    auto flag = [](const json &j, const char *k) {
-        auto it = j.find(k);
-        return it != j.end() && it->is_boolean() && it->get<bool>();
-    };
+    using jsonfields::flag;
+    using jsonfields::integer;
+    using jsonfields::number;
+    using jsonfields::text;
     std::vector<TableReport> out;
     for (const auto &j : tables) {
         if (!j.is_object())

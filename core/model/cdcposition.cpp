@@ -2,7 +2,11 @@
 
 #include "core/model/error.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
 
 namespace driftless::core::binlog {
 
@@ -20,3 +24,237 @@ std::int64_t positionVersion(const Position &p)
 }
 
 } // namespace driftless::core::binlog
+
+namespace driftless::core {
+
+using json = nlohmann::json;
+
+std::string formatLsn(std::int64_t lsn)
+{
+    char buf[40];
+    auto u = static_cast<std::uint64_t>(lsn);
+    std::snprintf(buf, sizeof buf, "%" PRIX64 "/%" PRIX64, u >> 32, u & 0xffffffffu);
+    return buf;
+}
+
+std::optional<std::int64_t> parseLsn(std::string_view text)
+{
+    const std::string s(text);
+    unsigned long long hi = 0, lo = 0;
+    char extra = 0;
+    if (std::sscanf(s.c_str(), "%llX/%llX%c", &hi, &lo, &extra) != 2)
+        return std::nullopt;
+    return static_cast<std::int64_t>((hi << 32) | lo);
+}
+
+namespace {
+
+constexpr const char *kUnreadable = "the stored CDC position of a table does not parse";
+
+/// The object a stored position holds, or null (not JSON, or not an object: no position).
+json parseObject(std::string_view text)
+{
+    json j = json::parse(text, nullptr, false);
+    return j.is_object() ? j : json();
+}
+
+std::optional<CdcPhase> phaseFrom(const json &j)
+{
+    const std::string p = j.value("phase", "");
+    if (p == "stream")
+        return CdcPhase::Stream;
+    if (p == "load")
+        return CdcPhase::Load;
+    return std::nullopt;
+}
+
+void readCommon(const json &j, CdcLoad &load, std::optional<std::string> &stopped)
+{
+    load.after = j.value("after", std::vector<std::string>{});
+    load.merge = j.value("mode", "copy") == "merge";
+    load.rows = j.value("rows", 0LL);
+    if (j.contains("stopped"))
+        stopped = j["stopped"].is_string() ? j["stopped"].get<std::string>() : std::string("stopped by an error");
+}
+
+void writeLoad(json &j, const CdcLoad &load)
+{
+    j["after"] = load.after;
+    j["mode"] = load.merge ? "merge" : "copy";
+    j["rows"] = load.rows;
+}
+
+std::optional<std::int64_t> lsnFrom(const json &j, const char *key)
+{
+    return j.contains(key) && j[key].is_string() ? parseLsn(j[key].get<std::string>()) : std::nullopt;
+}
+
+binlog::Position binlogPositionFrom(const json &j)
+{
+    return {j.value("file", ""), j.value("pos", std::uint64_t(0))};
+}
+
+/// Runs `read` on the stored object; a key of the wrong type is a damaged position, which is
+/// refused with the way out rather than read as something else.
+template <typename T, typename Read>
+std::optional<T> readPosition(std::string_view text, Read read)
+{
+    const json j = parseObject(text);
+    if (j.is_null())
+        return std::nullopt;
+    const auto phase = phaseFrom(j);
+    if (!phase)
+        return std::nullopt;
+    try {
+        T out;
+        out.phase = *phase;
+        read(j, out);
+        return out;
+    } catch (const json::exception &e) {
+        throw Error(ErrorKind::Permanent, std::string(kUnreadable) + ": " + e.what(), {},
+                    "re-snapshot the table: driftless-cli resnapshot PIPELINE TABLE");
+    }
+}
+
+} // namespace
+
+std::string PgCdcPosition::toJson() const
+{
+    json j;
+    if (phase == CdcPhase::Stream) {
+        j["phase"] = "stream";
+        j["lsn"] = formatLsn(lsn);
+    } else {
+        j["phase"] = "load";
+        writeLoad(j, load);
+        if (snapshotLsn)
+            j["snapshot_lsn"] = formatLsn(*snapshotLsn);
+        if (streamFrom)
+            j["stream_from"] = formatLsn(*streamFrom);
+    }
+    if (!slot.empty())
+        j["slot"] = slot;
+    if (!systemId.empty())
+        j["system_id"] = systemId;
+    if (rebackfill)
+        j["rebackfill"] = {{"after", rebackfill->after},
+                           {"delete_below", formatLsn(rebackfill->deleteBelow)},
+                           {"rows", rebackfill->rows}};
+    if (stopped)
+        j["stopped"] = *stopped;
+    if (paused)
+        j["paused"] = true;
+    return j.dump();
+}
+
+std::optional<PgCdcPosition> PgCdcPosition::fromJson(std::string_view text)
+{
+    return readPosition<PgCdcPosition>(text, [](const json &j, PgCdcPosition &p) {
+        p.lsn = p.streaming() ? lsnFrom(j, "lsn").value_or(0) : 0;
+        if (!p.streaming()) {
+            p.snapshotLsn = lsnFrom(j, "snapshot_lsn");
+            p.streamFrom = lsnFrom(j, "stream_from");
+        }
+        readCommon(j, p.load, p.stopped);
+        if (p.streaming())
+            p.load = {};
+        p.slot = j.value("slot", "");
+        p.systemId = j.value("system_id", "");
+        if (j.contains("rebackfill") && j["rebackfill"].is_object()) {
+            const json &r = j["rebackfill"];
+            PgRebackfillProgress rb;
+            rb.after = r.value("after", std::vector<std::string>{});
+            rb.deleteBelow = lsnFrom(r, "delete_below").value_or(0);
+            rb.rows = r.value("rows", 0LL);
+            p.rebackfill = std::move(rb);
+        }
+        p.paused = j.value("paused", false);
+    });
+}
+
+std::string BinlogCdcPosition::toJson() const
+{
+    json j;
+    if (phase == CdcPhase::Stream) {
+        j["phase"] = "stream";
+        j["file"] = at.file;
+        j["pos"] = at.offset;
+        if (!gtid.empty())
+            j["gtid"] = gtid;
+    } else {
+        j["phase"] = "load";
+        writeLoad(j, load);
+        if (streamFrom)
+            j["stream_from"] = {{"file", streamFrom->file}, {"pos", streamFrom->offset}};
+    }
+    if (stopped)
+        j["stopped"] = *stopped;
+    return j.dump();
+}
+
+std::optional<BinlogCdcPosition> BinlogCdcPosition::fromJson(std::string_view text)
+{
+    return readPosition<BinlogCdcPosition>(text, [](const json &j, BinlogCdcPosition &p) {
+        if (p.streaming()) {
+            p.at = binlogPositionFrom(j);
+            p.gtid = j.value("gtid", "");
+        } else if (j.contains("stream_from") && j["stream_from"].is_object()) {
+            p.streamFrom = binlogPositionFrom(j["stream_from"]);
+        }
+        readCommon(j, p.load, p.stopped);
+        if (p.streaming())
+            p.load = {};
+    });
+}
+
+std::optional<CdcPosition> parseCdcPosition(std::string_view text)
+{
+    const json j = parseObject(text);
+    if (j.is_null())
+        return std::nullopt;
+    const bool binlog = j.contains("file") || (j.contains("stream_from") && j["stream_from"].is_object());
+    if (binlog) {
+        if (auto p = BinlogCdcPosition::fromJson(text))
+            return CdcPosition(std::move(*p));
+        return std::nullopt;
+    }
+    if (auto p = PgCdcPosition::fromJson(text))
+        return CdcPosition(std::move(*p));
+    return std::nullopt;
+}
+
+CdcPhase phaseOf(const CdcPosition &position)
+{
+    return std::visit([](const auto &p) { return p.phase; }, position);
+}
+
+std::int64_t appliedVersion(const CdcPosition &position)
+{
+    if (const auto *pg = std::get_if<PgCdcPosition>(&position))
+        return pg->streaming() ? pg->lsn : 0;
+    const auto &b = std::get<BinlogCdcPosition>(position);
+    return b.streaming() ? binlog::positionVersion(b.at) : 0;
+}
+
+std::optional<std::string> stoppedBy(const CdcPosition &position)
+{
+    return std::visit([](const auto &p) { return p.stopped; }, position);
+}
+
+bool markedPaused(const CdcPosition &position)
+{
+    const auto *pg = std::get_if<PgCdcPosition>(&position);
+    return pg && pg->paused;
+}
+
+std::string describeStreamPosition(const CdcPosition &position)
+{
+    if (phaseOf(position) != CdcPhase::Stream)
+        return {};
+    if (const auto *pg = std::get_if<PgCdcPosition>(&position))
+        return formatLsn(pg->lsn);
+    const auto &b = std::get<BinlogCdcPosition>(position);
+    return b.at.file + ":" + std::to_string(b.at.offset);
+}
+
+} // namespace driftless::core

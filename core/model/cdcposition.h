@@ -1,7 +1,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
 
 namespace driftless::core::binlog {
 
@@ -18,3 +22,89 @@ struct Position {
 std::int64_t positionVersion(const Position &position);
 
 } // namespace driftless::core::binlog
+
+namespace driftless::core {
+
+/// A Postgres WAL position as Postgres prints it ("16/B374D848").
+std::string formatLsn(std::int64_t lsn);
+/// The LSN `text` spells, or nullopt when it is not one.
+std::optional<std::int64_t> parseLsn(std::string_view text);
+
+/// Where a CDC table is: copying its initial load from a snapshot, or following the stream.
+enum class CdcPhase { Load, Stream };
+
+/// A CDC table's place, typed. Each is stored as the JSON position of the table's checkpoint in
+/// the target, written in the transaction of every batch and read at start; the JSON keys (named
+/// beside each field) are the stored format, read by earlier and later versions alike, so they
+/// never change. `fromJson` is lenient as the stored format has always been read: a missing key
+/// takes its default; text that is not a JSON object of that source's kind gives nullopt (the
+/// table then has no position and loads again).
+
+/// The initial load of a CDC table, in primary-key chunks (both sources).
+struct CdcLoad {
+    std::vector<std::string> after; ///< "after": the key of the last row copied (text values)
+    bool merge = false;             ///< "mode": "merge" into existing rows (a re-snapshot), else "copy"
+    long long rows = 0;             ///< "rows": rows copied so far, counting earlier runs
+    bool operator==(const CdcLoad &) const = default;
+};
+
+/// How far a re-backfill under the stream got (Postgres): "rebackfill" inside the position.
+struct PgRebackfillProgress {
+    std::vector<std::string> after; ///< "after": the key of the last row merged
+    std::int64_t deleteBelow = 0;   ///< "delete_below": rows older than this LSN's version and unseen go
+    long long rows = 0;             ///< "rows": rows merged so far
+    bool operator==(const PgRebackfillProgress &) const = default;
+};
+
+/// A Postgres (pgoutput) CDC table's place.
+struct PgCdcPosition {
+    CdcPhase phase = CdcPhase::Stream;
+    std::int64_t lsn = 0;                         ///< "lsn" (stream): every change up to here is applied
+    CdcLoad load;                                 ///< (load)
+    std::optional<std::int64_t> snapshotLsn;      ///< "snapshot_lsn" (load): the snapshot being copied
+    std::optional<std::int64_t> streamFrom;       ///< "stream_from" (load): the first chunk's snapshot
+    std::string slot;                             ///< "slot": the replication slot it belongs to
+    std::string systemId;                         ///< "system_id": the source cluster's identifier
+    std::optional<PgRebackfillProgress> rebackfill; ///< "rebackfill": a copy under the stream, in flight
+    std::optional<std::string> stopped;           ///< "stopped": an error stopped the table (why)
+    bool paused = false;                          ///< "paused": the stream skips its changes from here
+
+    bool streaming() const { return phase == CdcPhase::Stream; }
+    std::string toJson() const;
+    static std::optional<PgCdcPosition> fromJson(std::string_view json);
+    bool operator==(const PgCdcPosition &) const = default;
+};
+
+/// A MariaDB/MySQL (binlog) CDC table's place.
+struct BinlogCdcPosition {
+    CdcPhase phase = CdcPhase::Stream;
+    binlog::Position at;                       ///< "file", "pos" (stream): every change before it is applied
+    std::string gtid;                          ///< "gtid" (stream): the last applied transaction's, when known
+    CdcLoad load;                              ///< (load)
+    std::optional<binlog::Position> streamFrom; ///< "stream_from" (load): the first chunk's snapshot
+    std::optional<std::string> stopped;        ///< "stopped": an error stopped the table (why)
+
+    bool streaming() const { return phase == CdcPhase::Stream; }
+    std::string toJson() const;
+    static std::optional<BinlogCdcPosition> fromJson(std::string_view json);
+    bool operator==(const BinlogCdcPosition &) const = default;
+};
+
+/// Either source's CDC position, for readers that do not know the source's kind (status, the
+/// reconciler, a table's details): told apart by the binlog's file name.
+using CdcPosition = std::variant<PgCdcPosition, BinlogCdcPosition>;
+std::optional<CdcPosition> parseCdcPosition(std::string_view json);
+
+CdcPhase phaseOf(const CdcPosition &position);
+/// The source version every change up to the position has (streaming; 0 while loading): the LSN,
+/// or the binlog position's version (binlog::positionVersion). Throws Error on a binlog file name
+/// that cannot be versioned.
+std::int64_t appliedVersion(const CdcPosition &position);
+/// Why an error stopped the table, when the position carries that mark.
+std::optional<std::string> stoppedBy(const CdcPosition &position);
+/// True when the stream skips the table's changes from this position on (a DBA paused it).
+bool markedPaused(const CdcPosition &position);
+/// The position as a DBA reads it: "0/16B3748" or "mysql-bin.000003:1234"; empty while loading.
+std::string describeStreamPosition(const CdcPosition &position);
+
+} // namespace driftless::core

@@ -2,6 +2,8 @@
 #include "ui/enginedoor.h"
 
 #include "core/agent/agentapi.h"
+#include "core/model/cdcposition.h"
+#include "core/model/error.h"
 
 #include "ui/dialogs/pauseconfirmation.h"
 #include "ui/displayformat.h"
@@ -36,25 +38,46 @@ namespace
 
 constexpr int kIconSize = 16;
 
-/// The position a DBA reads first: the LSN for CDC, the cursor value for cursor tables.
+/// The position a DBA reads first: the LSN or binlog position for CDC, the cursor value for
+/// cursor tables.
 QString describeCheckpoint(const core::TableReport &r)
 {
+    const auto tr = [](const char *text) {
+        return QCoreApplication::translate("driftless::ui::TableDetailDialog", text);
+    };
     if (r.checkpoint.empty())
-        return QCoreApplication::translate("driftless::ui::TableDetailDialog", "none yet (never synced)");
+        return tr("none yet (never synced)");
+    std::optional<core::CdcPosition> cdc;
+    if (r.strategy == core::Strategy::Cdc) {
+        try {
+            cdc = core::parseCdcPosition(r.checkpoint);
+        } catch (const core::Error &) {
+            // a damaged position: shown as stored below
+        }
+    }
+    QStringList parts;
+    if (cdc) {
+        const std::string at = core::describeStreamPosition(*cdc);
+        const bool binlog = std::holds_alternative<core::BinlogCdcPosition>(*cdc);
+        if (!at.empty())
+            parts << (binlog ? QStringLiteral("binlog %1") : QStringLiteral("LSN %1")).arg(QString::fromStdString(at));
+        const auto &after = std::visit([](const auto &p) -> const std::vector<std::string> & { return p.load.after; }, *cdc);
+        if (!after.empty())
+            parts << QStringLiteral("after key %1").arg(QString::fromStdString(nlohmann::json(after).dump()));
+        parts << (core::phaseOf(*cdc) == core::CdcPhase::Stream ? QStringLiteral("(stream)") : QStringLiteral("(load)"));
+        if (core::markedPaused(*cdc))
+            parts << tr("marked paused");
+        if (core::stoppedBy(*cdc))
+            parts << tr("marked stopped by an error");
+        return parts.join(QLatin1Char(' '));
+    }
     const auto cp = nlohmann::json::parse(r.checkpoint, nullptr, false);
     if (!cp.is_object())
         return QString::fromStdString(r.checkpoint);
-    QStringList parts;
-    if (cp.contains("lsn") && cp["lsn"].is_string())
-        parts << QStringLiteral("LSN %1").arg(QString::fromStdString(cp["lsn"].get<std::string>()));
     if (cp.contains("cursor") && cp["cursor"].is_string())
         parts << QStringLiteral("cursor %1").arg(QString::fromStdString(cp["cursor"].get<std::string>()));
-    if (cp.contains("after") && cp["after"].is_array() && !cp["after"].empty())
-        parts << QStringLiteral("after key %1").arg(QString::fromStdString(cp["after"].dump()));
     if (cp.contains("phase") && cp["phase"].is_string())
         parts << QStringLiteral("(%1)").arg(QString::fromStdString(cp["phase"].get<std::string>()));
-    if (cp.value("paused", false))
-        parts << QCoreApplication::translate("driftless::ui::TableDetailDialog", "marked paused");
     if (parts.isEmpty())
         parts << QStringLiteral("version %1").arg(r.version);
     return parts.join(QLatin1Char(' '));
