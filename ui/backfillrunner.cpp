@@ -1,4 +1,5 @@
 #include "ui/backfillrunner.h"
+#include "ui/doorjobs.h"
 #include "ui/enginebridge.h"
 #include "ui/enginedoor.h"
 
@@ -17,15 +18,14 @@ struct BackfillRunner::Outcome {
     std::optional<int> runningPid;
 };
 
-BackfillRunner::BackfillRunner(EngineBridge *engine, QObject *parent) : QObject(parent), m_engine(engine)
+BackfillRunner::BackfillRunner(EngineBridge *engine, QObject *parent)
+    : QObject(parent), m_engine(engine), m_jobs(new DoorJobs(engine, this))
 {
-    // The door of the engine shown before goes with its replies: nothing of it is on its way.
-    connect(m_engine, &EngineBridge::statePathChanged, this, [this] { m_busy.clear(); });
 }
 
 bool BackfillRunner::busy(const QString &pipeline, const QString &table) const
 {
-    return m_busy.count({pipeline, table}) > 0;
+    return m_jobs->busy({pipeline, table});
 }
 
 std::uint64_t BackfillRunner::request(const QString &pipeline, const QString &table)
@@ -40,18 +40,13 @@ std::uint64_t BackfillRunner::cancel(const QString &pipeline, const QString &tab
 
 std::uint64_t BackfillRunner::run(Action action, const QString &pipeline, const QString &table)
 {
-    const auto workspace = m_engine->snapshot().workspace;
-    if (!workspace || !m_engine->door() || busy(pipeline, table))
-        return 0;
-    const std::uint64_t job = ++m_lastJob;
-    m_busy.insert({pipeline, table});
-    emit started(job, action, pipeline, table);
     // The engine's door takes the request; the engine (the app's or an agent's) talks to the databases.
     const nlohmann::json body = {
         {"pipeline", pipeline.toStdString()}, {"table", table.toStdString()}, {"cancel", action == Action::Cancel}};
-    m_engine->door()->post(
-        QStringLiteral("/api/v1/backfill"), body, this,
-        [this, job, action, statePath = m_engine->statePath(), pipeline, table](const EngineDoor::Reply &r) {
+    return m_jobs->post(
+        {pipeline, table}, QStringLiteral("/api/v1/backfill"), body,
+        [&](std::uint64_t job) { emit started(job, action, pipeline, table); },
+        [this, action, pipeline, table](std::uint64_t job, const EngineDoor::Reply &r) {
             Outcome o;
             o.ok = r.ok();
             o.message = r.ok() ? QString::fromStdString(r.body.value("message", std::string())) : r.error;
@@ -60,18 +55,13 @@ std::uint64_t BackfillRunner::run(Action action, const QString &pipeline, const 
             if (r.ok() && r.body.contains("streaming_pid") && r.body["streaming_pid"].is_number_integer())
                 o.runningPid = r.body["streaming_pid"].get<int>();
             m_engine->refresh();
-            onDone(job, action, statePath, pipeline, table, o);
+            onDone(job, action, pipeline, table, o);
         });
-    return job;
 }
 
-void BackfillRunner::onDone(std::uint64_t job, Action action, const QString &statePath, const QString &pipeline,
-                            const QString &table, const Outcome &outcome)
+void BackfillRunner::onDone(std::uint64_t job, Action action, const QString &pipeline, const QString &table,
+                            const Outcome &outcome)
 {
-    m_busy.erase({pipeline, table});
-    // Another workspace is shown now: what happened to this one's table means nothing here.
-    if (statePath != m_engine->statePath())
-        return;
     QString message = outcome.message;
     if (outcome.ok && m_engine->remote()) {
         message += m_engine->state() == EngineBridge::State::Running

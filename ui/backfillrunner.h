@@ -4,12 +4,11 @@
 #include <QString>
 
 #include <cstdint>
-#include <set>
-#include <utility>
 
 namespace driftless::ui
 {
 
+class DoorJobs;
 class EngineBridge;
 
 /// Asks for, or cancels, a re-backfill of one CDC table through the engine's door (POST
@@ -52,12 +51,11 @@ signals:
 private:
     struct Outcome;
     std::uint64_t run(Action action, const QString &pipeline, const QString &table);
-    void onDone(std::uint64_t job, Action action, const QString &statePath, const QString &pipeline,
-                const QString &table, const Outcome &outcome);
+    void onDone(std::uint64_t job, Action action, const QString &pipeline, const QString &table,
+                const Outcome &outcome);
 
     EngineBridge *m_engine;
-    std::uint64_t m_lastJob = 0;
-    std::set<std::pair<QString, QString>> m_busy;
+    DoorJobs *m_jobs;
 };
 
 } // namespace driftless::ui

@@ -69,6 +69,15 @@ struct LocalDoor::Core {
     }
 };
 
+EngineDoor *LocalDoor::orOwn(EngineDoor *door, EngineDoor *&own, QObject *owner)
+{
+    if (door)
+        return door;
+    if (!own)
+        own = new LocalDoor(QString(), {}, owner);
+    return own;
+}
+
 LocalDoor::LocalDoor(const QString &statePath, std::function<void(bool)> setRunning, QObject *parent)
     : EngineDoor(parent), m_core(std::make_shared<Core>()), m_mailbox(Mailbox<LocalDoor>::create(this)),
       m_setRunning(std::move(setRunning))

@@ -34,6 +34,11 @@ public:
     /// What the app's engine does now (EngineBridge says so as its state changes).
     void setEngineRunning(bool running);
 
+    /// `door`, or when there is none a LocalDoor without a workspace (made once, into `own`, a
+    /// child of `owner`): what a dialog asks when it was handed no engine, e.g. for the first
+    /// endpoint, before any workspace file exists.
+    static EngineDoor *orOwn(EngineDoor *door, EngineDoor *&own, QObject *owner);
+
     static constexpr const char *kWho = "desktop app";
 
 private:

@@ -5,13 +5,11 @@
 #include <QStringList>
 
 #include <cstdint>
-#include <memory>
-#include <set>
-#include <utility>
 
 namespace driftless::ui
 {
 
+class DoorJobs;
 class EngineBridge;
 
 /// Pauses or resumes tables through the engine's door (POST /api/v1/pause or resume): the app's
@@ -43,8 +41,7 @@ signals:
 
 private:
     EngineBridge *m_engine;
-    std::uint64_t m_lastJob = 0;
-    std::set<std::pair<QString, QString>> m_busy;
+    DoorJobs *m_jobs;
 };
 
 } // namespace driftless::ui

@@ -617,13 +617,7 @@ void EndpointDialog::testConnection()
     nlohmann::json body = {{"endpoint", core::endpointJsonValue(e)}};
     if (password)
         body["password"] = *password;
-    EngineDoor *door = m_door;
-    if (!door) {
-        if (!m_ownDoor)
-            m_ownDoor = new LocalDoor(QString(), {}, this);
-        door = m_ownDoor;
-    }
-    door->post(QStringLiteral("/api/v1/probe"), body, this, [this, job, e](const EngineDoor::Reply &reply) {
+    LocalDoor::orOwn(m_door, m_ownDoor, this)->post(QStringLiteral("/api/v1/probe"), body, this, [this, job, e](const EngineDoor::Reply &reply) {
         Probe p;
         p.kind = e.kind;
         try {

@@ -283,13 +283,7 @@ void PipelineEditor::discover()
     m_status->setText(tr("Reading the tables of %1\u2026").arg(qs(source)));
     rebuildTree();
     // The endpoint goes whole: the edited workspace may hold one the engine has not stored yet.
-    EngineDoor *door = m_door;
-    if (!door) {
-        if (!m_ownDoor)
-            m_ownDoor = new LocalDoor(QString(), {}, this);
-        door = m_ownDoor;
-    }
-    door->post(QStringLiteral("/api/v1/discover"), {{"endpoint", core::endpointJsonValue(*e)}}, this,
+    LocalDoor::orOwn(m_door, m_ownDoor, this)->post(QStringLiteral("/api/v1/discover"), {{"endpoint", core::endpointJsonValue(*e)}}, this,
                [this, job](const EngineDoor::Reply &reply) {
                    core::SourceDiscovery d;
                    try {
