@@ -21,7 +21,8 @@ for a in "$@"; do
 done
 
 bash "$ROOT/packaging/install-deps.sh"
-(cd "$ROOT" && cmake --preset dev >/dev/null && cmake --build --preset dev)
+# Only what the demo runs: the app and the CLI, not the test suite.
+(cd "$ROOT" && cmake --preset dev >/dev/null && cmake --build --preset dev --target driftless-cli driftless)
 BIN="$ROOT/build/dev/app"
 
 [[ $reset == 1 ]] && bash "$ROOT/resources/demo/sandbox.sh" reset "$SANDBOX"
