@@ -1,5 +1,6 @@
 // driftless-cli: the headless face of the engine. Parses arguments and wires core together.
 
+#include "app/cli/help.h"
 #include "app/cli/liveview.h"
 #include "app/cli/serve.h"
 
@@ -46,75 +47,6 @@ constexpr int kSyncFailed = 1;
 constexpr int kUsage = 2;
 constexpr int kDrift = 3;
 
-constexpr const char *kUsageText = R"(usage: driftless-cli [--state FILE] COMMAND [ARGS]
-
-Keeps tables in two databases in sync. The workspace (endpoints, pipelines, tables) lives in
-FILE, by default $XDG_DATA_HOME/driftless/workspace.db.
-
-commands:
-  apply FILE [--no-check]         validate a workspace YAML file and store it; checks the live
-                                  servers unless --no-check
-  run [--pipeline NAME] [--once] [--guard-every DURATION]
-                                  run the pipelines until stopped (Ctrl+C, SIGTERM); --once does
-                                  one pass of every table and exits. Slot guards with
-                                  action: fallback are checked at start and every 5s
-  status [--json]                 one row per table: state, freshness, lag, rows, checkpoint
-  doctor [--pipeline NAME]        preflight checks against the servers
-  resnapshot PIPELINE [TABLE...]  load CDC tables again from a new snapshot (after a lost slot or
-                                  a schema change); the whole pipeline when no table is named
-  backfill [--cancel] PIPELINE TABLE
-                                  copy a CDC table again while its pipeline keeps streaming: a
-                                  running sync picks it up; with none running, runs the
-                                  pipeline's CDC tables until the table is backfilled
-                                  (alias: rebackfill); --cancel stops one, keeping what it merged
-  slots [--json]                  every replication slot on the Postgres sources: owner, active,
-                                  wal_status, retained WAL, safe_wal_size, confirmed_flush_lsn
-  serve [--listen HOST:PORT] [--pipeline NAME] [--allow-remote] [--monitor-every DURATION]
-        [--tls | --cert FILE --key FILE]
-                                  run like 'run' and serve GET /sync/status (JSON) and GET
-                                  /metrics (Prometheus) on 127.0.0.1:8765; slots are read and
-                                  alerts raised every 5s. The agent API under /api/v1/ (for the
-                                  app's File > Connect to Agent) takes the token of agent-token;
-                                  --tls serves HTTPS with a self-signed certificate made beside
-                                  the workspace file, --cert/--key with yours. Over plain HTTP
-                                  the API answers this machine only
-  agent-token [--rotate] [--fingerprint]
-                                  print the agent API's bearer token (made, mode 0600, beside
-                                  the workspace file when there is none); --rotate makes a new
-                                  one (the old stops working at once); --fingerprint prints the
-                                  SHA-256 fingerprint of serve --tls's certificate instead
-  reconcile PIPELINE [TABLE...] [--json] [--max-keys N] [--settle DURATION]
-                                  compare source and target: row counts, checksums over key
-                                  ranges computed in each database, then only the differing rows
-                                  (missing, extra, different, with the columns); rows the sync
-                                  has not applied yet count as in flight, not drift. Stores the
-                                  report; exit 3 when drift was found
-  repair REPORT_ID [--table TABLE] [--json]
-                                  re-read a report's differing rows from the source and apply
-                                  them through the guarded merge (never over a newer row), then
-                                  check them again
-  pause PIPELINE [TABLE...]       pause tables (every table of the pipeline when none is named),
-                                  across restarts: cursor and full refresh tables are skipped;
-                                  a CDC table's changes are not applied while the pipeline's
-                                  other tables stream. State and checkpoints stay. A running
-                                  sync takes it within a second
-  resume PIPELINE [TABLE...]      resume paused tables: cursor and full refresh tables run a pass
-                                  at once; a CDC table is re-copied through the guarded merge
-                                  while the stream goes on (only rows that differ are written),
-                                  so every change made during the pause arrives
-  promote PIPELINE [TABLE...] [--no-run]
-                                  switch tables the slot guard moved to cursor sync back to CDC:
-                                  a new slot, a copy through the guarded merge, then streaming
-  export                          print the stored workspace as YAML
-  export-debezium PIPELINE [--bootstrap-servers HOST:PORT]
-                                  print the Debezium source connector that captures the same
-                                  tables (Kafka Connect's REST form, for POST /connectors); what it
-                                  cannot express goes to stderr
-  version                         print the version
-
-exit codes: 0 success, 1 a sync (or a server check) failed, 2 usage or configuration error,
-            3 reconcile found drift
-)";
 
 struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -879,20 +811,90 @@ int cmdExportDebezium(Args &a)
     return kOk;
 }
 
+int cmdHelp(Args &a)
+{
+    if (a.flag("--man")) {
+        a.noMore();
+        std::fputs(driftless::cli::manPage(DRIFTLESS_VERSION).c_str(), stdout);
+        return kOk;
+    }
+    if (a.rest.empty()) {
+        std::fputs(driftless::cli::overviewText().c_str(), stdout);
+        return kOk;
+    }
+    const auto *help = driftless::cli::findCommandHelp(a.rest.front());
+    if (!help)
+        throw UsageError("no command '" + a.rest.front() + "' to tell of");
+    a.rest.erase(a.rest.begin());
+    a.noMore();
+    std::fputs(driftless::cli::commandHelpText(*help).c_str(), stdout);
+    return kOk;
+}
+
+int cmdCompletion(Args &a)
+{
+    if (a.rest.size() != 1)
+        throw UsageError("completion needs a shell: bash or zsh");
+    const std::string script = driftless::cli::completionScript(a.rest.front());
+    if (script.empty())
+        throw UsageError("no completion for '" + a.rest.front() + "': bash or zsh");
+    std::fputs(script.c_str(), stdout);
+    return kOk;
+}
+
+/// What the completion scripts ask while a DBA types: names from the workspace, one a line.
+/// Quiet: no workspace, or anything wrong, completes nothing.
+int cmdComplete(Args &a)
+{
+    const std::string what = a.rest.empty() ? std::string() : a.rest.front();
+    if (what == "commands") {
+        for (const auto &c : driftless::cli::commandHelps())
+            std::printf("%.*s\n", static_cast<int>(c.name.size()), c.name.data());
+        return kOk;
+    }
+    try {
+        if (!std::filesystem::exists(a.state))
+            return kOk;
+        const Workspace ws = WorkspaceState(a.state).workspace();
+        if (what == "pipelines") {
+            for (const auto &p : ws.pipelines)
+                std::printf("%s\n", p.name.c_str());
+        } else if (what == "tables" && a.rest.size() == 2) {
+            if (const PipelineSpec *p = ws.pipeline(a.rest[1]))
+                for (const auto &t : p->tables)
+                    std::printf("%s\n", t.table.display().c_str());
+        }
+    } catch (const std::exception &) {
+        // nothing to complete
+    }
+    return kOk;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
     try {
         Args a = parseArgs(argc, argv);
-        if (a.command.empty() || a.command == "help") {
-            std::fputs(kUsageText, a.command.empty() ? stderr : stdout);
-            return a.command.empty() ? kUsage : kOk;
+        if (a.command.empty()) {
+            std::fputs(driftless::cli::overviewText().c_str(), stderr);
+            return kUsage;
         }
-        if (a.command == "version") {
-            std::printf("driftless-cli 0.1.0\n");
+        if (const auto *help = driftless::cli::findCommandHelp(a.command); help && (a.flag("--help") || a.flag("-h"))) {
+            std::fputs(driftless::cli::commandHelpText(*help).c_str(), stdout);
             return kOk;
         }
+        if (a.command == "help")
+            return cmdHelp(a);
+        if (a.command == "version") {
+            a.noMore();
+            std::printf("driftless-cli %s\n", DRIFTLESS_VERSION);
+            return kOk;
+        }
+        if (a.command == "completion")
+            return cmdCompletion(a);
+        if (a.command == "__complete")
+            return cmdComplete(a);
         if (a.command == "apply")
             return cmdApply(a);
         if (a.command == "run")

@@ -1,0 +1,510 @@
+#include "app/cli/help.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace driftless::cli {
+
+namespace {
+
+constexpr std::size_t kWidth = 100;
+
+constexpr std::string_view kExitCodes =
+    "0 success, 1 a sync (or a server check) failed, 2 usage or configuration error, 3 reconcile found drift";
+
+constexpr std::string_view kWorkspace =
+    "The workspace (endpoints, pipelines, tables and their state) lives in FILE: --state FILE, else "
+    "$DRIFTLESS_STATE, else $XDG_DATA_HOME/driftless/workspace.db (~/.local/share/driftless/workspace.db).";
+
+const std::vector<CommandHelp> kCommands = {
+    {"apply", "FILE [--no-check]", "validate a workspace YAML file and store it",
+     "Reads FILE (endpoints, pipelines, tables; see the README), checks it, and stores it in the workspace. "
+     "A mistake is refused with the file, line and field, and nothing is stored. Unless --no-check, the live "
+     "servers are checked too (the doctor's checks): a table that cannot be synced correctly is refused here, "
+     "with the statement that fixes it.\n\n"
+     "Applying the same file twice changes nothing the second time. A running sync (run, serve, the app) "
+     "starts again in place with what was stored.",
+     {{"--no-check", "store without connecting to the servers"}},
+     {},
+     "file"},
+    {"run", "[--pipeline NAME] [--once] [--guard-every DURATION]", "run the pipelines until stopped",
+     "Syncs every table of the workspace (or of one pipeline) by its strategy until SIGINT or SIGTERM, "
+     "stopping between batches; a second signal stops at once. A changed workspace (apply, a slot guard "
+     "fallback, promote) is followed in place.",
+     {{"--pipeline NAME", "only this pipeline"},
+      {"--once", "one pass of every table (CDC: up to the source's current position), then exit"},
+      {"--guard-every DURATION", "how often slot guards with action: fallback are checked (default 5s)"}},
+     {},
+     ""},
+    {"status", "[--json]", "one row per table: state, freshness, lag, rows, checkpoint",
+     "Shows each table's strategy, state, freshness badge (ok within half the SLA, warn, breach, unknown "
+     "before the first sync), lag, rows applied and position, and a backfill's progress. Reads the "
+     "workspace only: it works while a sync runs elsewhere.",
+     {{"--json", "the same as JSON: pipeline, table, strategy, state, rows_applied, last_sync_at, checkpoint, "
+                 "last_synced_lsn, last_synced_binlog or cursor, lag_seconds, freshness, backfill, paused, "
+                 "reconcile"}},
+     {},
+     ""},
+    {"doctor", "[--pipeline NAME]", "preflight checks against the servers",
+     "Connects to every endpoint and checks what the pipelines need: wal_level, replication privileges, "
+     "keys, publications, binlog settings, target tables. Each finding says what is wrong and the exact "
+     "statement that fixes it.",
+     {{"--pipeline NAME", "only this pipeline's endpoints and tables"}},
+     {},
+     ""},
+    {"resnapshot", "PIPELINE [TABLE...]", "load CDC tables again from a new snapshot",
+     "For a lost slot or a schema change: removes the tables' checkpoints (and, for the whole pipeline, "
+     "its replication slot) so the next run loads them again from a new snapshot, merging into the rows "
+     "already there. Run it with the sync stopped.",
+     {},
+     {},
+     "pipeline tables"},
+    {"backfill", "[--cancel] PIPELINE TABLE", "copy a CDC table again while its pipeline keeps streaming",
+     "A running sync picks the request up within a second; with none running, this runs the pipeline's CDC "
+     "tables until the table is backfilled, then exits. Rows are merged through the version guard, so a "
+     "change the stream applied meanwhile is never overwritten.",
+     {{"--cancel", "stop a backfill under way, keeping what it merged"}},
+     {"rebackfill"},
+     "pipeline tables"},
+    {"pause", "PIPELINE [TABLE...]", "stop syncing tables, kept across restarts",
+     "Pauses the named tables (every table of the pipeline when none is named). Cursor and full refresh "
+     "tables are skipped; a paused CDC table's changes are not applied while the rest of its pipeline "
+     "streams. State and checkpoints stay. A running sync takes it within a second.",
+     {},
+     {},
+     "pipeline tables"},
+    {"resume", "PIPELINE [TABLE...]", "sync paused tables again",
+     "Cursor and full refresh tables run a pass at once; a CDC table is copied again through the guarded "
+     "merge while the stream goes on (only rows that differ are written), so every change made during the "
+     "pause arrives.",
+     {},
+     {},
+     "pipeline tables"},
+    {"slots", "[--json]", "every replication slot on the Postgres sources",
+     "Lists each slot with its owner pipeline (or orphaned, or not Driftless's), whether it is active, "
+     "wal_status, the WAL it retains, safe_wal_size and confirmed_flush_lsn.",
+     {{"--json", "the same as JSON (the slots of /sync/status)"}},
+     {},
+     ""},
+    {"serve",
+     "[--listen HOST:PORT] [--pipeline NAME] [--allow-remote] [--monitor-every DURATION] [--tls | --cert FILE "
+     "--key FILE]",
+     "run like 'run', and serve /sync/status, /metrics and the agent API",
+     "Runs the pipelines like run and answers GET /sync/status (JSON) and GET /metrics (Prometheus) on "
+     "127.0.0.1:8765. Slots are read and alerts raised every 5s. The agent API under /api/v1/ (the app's "
+     "File > Connect to Agent) needs the token of agent-token; over plain HTTP it answers this machine only.",
+     {{"--listen HOST:PORT", "the address to listen on (default 127.0.0.1:8765)"},
+      {"--allow-remote", "needed for any address other than the loopback"},
+      {"--pipeline NAME", "only this pipeline"},
+      {"--monitor-every DURATION", "how often slots are read and alerts raised (default 5s)"},
+      {"--tls", "serve HTTPS with a self-signed certificate made beside the workspace file"},
+      {"--cert FILE --key FILE", "serve HTTPS with this certificate and key"}},
+     {},
+     ""},
+    {"agent-token", "[--rotate] [--fingerprint]", "print the agent API's bearer token",
+     "Prints the token (made, mode 0600, beside the workspace file when there is none) that the agent API "
+     "of serve asks for.",
+     {{"--rotate", "make a new token; the old one stops working at once"},
+      {"--fingerprint", "print the SHA-256 fingerprint of serve --tls's certificate instead"}},
+     {},
+     ""},
+    {"reconcile", "PIPELINE [TABLE...] [--json] [--max-keys N] [--settle DURATION]",
+     "compare source and target, and store the report",
+     "Compares row counts and checksums over key ranges computed inside each database, then fetches only "
+     "the differing rows: missing, extra or different (with the columns). Rows the sync has not applied yet "
+     "count as in flight, not drift. The report is stored and its id printed; exit code 3 when drift was "
+     "found.",
+     {{"--json", "the report as JSON (report_id, and per table the counts, drift_ratio and keys)"},
+      {"--max-keys N", "keys listed per kind (default 100)"},
+      {"--settle DURATION", "how long CDC tables may take to apply what the source had (default 30s)"}},
+     {},
+     "pipeline tables"},
+    {"repair", "REPORT_ID [--table TABLE] [--json]", "apply a report's differing rows from the source",
+     "Re-reads the report's differing rows from the source and applies them through the guarded merge "
+     "(deletes for rows the source no longer has), never over a newer row, then checks them again.",
+     {{"--table TABLE", "only this table of the report"}, {"--json", "the outcome as JSON"}},
+     {},
+     ""},
+    {"promote", "PIPELINE [TABLE...] [--no-run]", "back to CDC after a slot guard fallback",
+     "Switches tables the slot guard moved to cursor sync back to change data capture: a new slot, a copy "
+     "through the guarded merge, then streaming.",
+     {{"--no-run", "only store the change; the next run does the copy"}},
+     {},
+     "pipeline tables"},
+    {"export", "", "print the stored workspace as YAML",
+     "Prints what apply stored, in the same YAML form; apply takes it back unchanged.",
+     {},
+     {},
+     ""},
+    {"export-debezium", "PIPELINE [--bootstrap-servers HOST:PORT]",
+     "print the Debezium connector that captures the same tables",
+     "Prints the Debezium source connector (Kafka Connect's REST form, for POST /connectors) for the "
+     "pipeline's tables, with a slot and server id of its own so both can run during a hand-over. What it "
+     "cannot express goes to stderr, each with what to do.",
+     {{"--bootstrap-servers HOST:PORT", "Kafka, for the MySQL connector's schema history"}},
+     {},
+     "pipeline"},
+    {"completion", "bash|zsh", "print the shell completion script",
+     "Completes commands, options, pipeline and table names (read from the workspace). For bash: "
+     "source <(driftless-cli completion bash), or put it in ~/.local/share/bash-completion/completions/"
+     "driftless-cli. For zsh: driftless-cli completion zsh > \"${fpath[1]}/_driftless-cli\".",
+     {},
+     {},
+     "shell"},
+    {"help", "[COMMAND]", "this overview, or one command's help",
+     "Without a command, the overview; with one, what it does and its options (the same as COMMAND "
+     "--help).",
+     {{"--man", "print the man page driftless-cli(1) instead"}},
+     {},
+     "command"},
+    {"version", "", "print the version", "The same version as the app's About box and --version.", {}, {}, ""},
+};
+
+/// `text` wrapped to kWidth columns, every line after the first indented by `indent`, the first
+/// by `first` (blank lines kept: they separate paragraphs).
+std::string wrap(std::string_view text, std::size_t first, std::size_t indent)
+{
+    std::string out;
+    std::size_t column = first;
+    bool lineStart = true;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        if (text[i] == '\n') {
+            out += '\n';
+            if (i + 1 < text.size() && text[i + 1] == '\n') {
+                out += '\n';
+                ++i;
+            }
+            out.append(indent, ' ');
+            column = indent;
+            lineStart = true;
+            ++i;
+            continue;
+        }
+        if (text[i] == ' ') {
+            ++i;
+            continue;
+        }
+        std::size_t end = text.find_first_of(" \n", i);
+        if (end == std::string_view::npos)
+            end = text.size();
+        const std::string_view word = text.substr(i, end - i);
+        if (!lineStart && column + 1 + word.size() > kWidth) {
+            out += '\n';
+            out.append(indent, ' ');
+            column = indent;
+            lineStart = true;
+        }
+        if (!lineStart) {
+            out += ' ';
+            ++column;
+        }
+        out += word;
+        column += word.size();
+        lineStart = false;
+        i = end;
+    }
+    return out;
+}
+
+std::string usageLine(const CommandHelp &c)
+{
+    std::string s = "driftless-cli [--state FILE] " + std::string(c.name);
+    if (!c.synopsis.empty())
+        s += " " + std::string(c.synopsis);
+    return s;
+}
+
+/// Text as groff shows it literally: backslashes, dashes, and a dot or quote opening a line.
+std::string roff(std::string_view text)
+{
+    std::string out;
+    bool lineStart = true;
+    for (char ch : text) {
+        if (lineStart && (ch == '.' || ch == '\''))
+            out += "\\&";
+        if (ch == '\\')
+            out += "\\e";
+        else if (ch == '-')
+            out += "\\-";
+        else
+            out += ch;
+        lineStart = ch == '\n';
+    }
+    return out;
+}
+
+/// Paragraphs of `details` as groff paragraphs.
+std::string roffParagraphs(std::string_view details)
+{
+    std::string out;
+    std::size_t start = 0;
+    while (start <= details.size()) {
+        std::size_t end = details.find("\n\n", start);
+        const std::string_view para = details.substr(start, end == std::string_view::npos ? std::string_view::npos
+                                                                                          : end - start);
+        out += ".PP\n" + roff(para) + "\n";
+        if (end == std::string_view::npos)
+            break;
+        start = end + 2;
+    }
+    return out;
+}
+
+/// The flags of a command's options, without their arguments ("--cert FILE --key FILE" gives two).
+std::vector<std::string> flagsOf(const CommandHelp &c)
+{
+    std::vector<std::string> out;
+    for (const auto &o : c.options) {
+        std::istringstream words{std::string(o.flag)};
+        for (std::string w; words >> w;)
+            if (w.rfind("--", 0) == 0)
+                out.push_back(w);
+    }
+    out.push_back("--help");
+    return out;
+}
+
+std::string join(const std::vector<std::string> &items)
+{
+    std::string out;
+    for (const auto &i : items)
+        out += (out.empty() ? "" : " ") + i;
+    return out;
+}
+
+/// `case` arms of the shell scripts: the options of each command.
+std::string optionCases(std::string_view indent)
+{
+    std::string out;
+    for (const auto &c : kCommands) {
+        std::string names(c.name);
+        for (auto a : c.aliases)
+            names += "|" + std::string(a);
+        out += std::string(indent) + names + ") opts=\"" + join(flagsOf(c)) + "\" ;;\n";
+    }
+    return out;
+}
+
+/// `case` arms: what the positional arguments of each command complete to.
+std::string argumentCases(std::string_view indent)
+{
+    std::string out;
+    for (const auto &c : kCommands) {
+        if (c.completes.empty())
+            continue;
+        std::string names(c.name);
+        for (auto a : c.aliases)
+            names += "|" + std::string(a);
+        out += std::string(indent) + names + ") what=\"" + std::string(c.completes) + "\" ;;\n";
+    }
+    return out;
+}
+
+std::string commandNames()
+{
+    std::vector<std::string> names;
+    for (const auto &c : kCommands)
+        names.emplace_back(c.name);
+    return join(names);
+}
+
+} // namespace
+
+const std::vector<CommandHelp> &commandHelps() { return kCommands; }
+
+const CommandHelp *findCommandHelp(std::string_view name)
+{
+    for (const auto &c : kCommands)
+        if (c.name == name || std::find(c.aliases.begin(), c.aliases.end(), name) != c.aliases.end())
+            return &c;
+    return nullptr;
+}
+
+std::string overviewText()
+{
+    std::string s = "usage: driftless-cli [--state FILE] COMMAND [ARGS]\n\n"
+                    "Keeps tables in two databases in sync. " +
+                    wrap(kWorkspace, 40, 0) + "\n\ncommands:\n";
+    for (const auto &c : kCommands) {
+        std::string head = "  " + std::string(c.name);
+        if (!c.synopsis.empty())
+            head += " " + std::string(c.synopsis);
+        if (head.size() > 32) {
+            s += "  " + wrap(std::string_view(head).substr(2), 2, 8) + "\n" + std::string(34, ' ') +
+                 wrap(c.summary, 34, 34) + "\n";
+        } else {
+            head.resize(34, ' ');
+            s += head + wrap(c.summary, 34, 34) + "\n";
+        }
+    }
+    s += "\n'driftless-cli help COMMAND' (or COMMAND --help) tells more of each.\n\nexit codes: " +
+         wrap(kExitCodes, 12, 12) + "\n";
+    return s;
+}
+
+std::string commandHelpText(const CommandHelp &c)
+{
+    std::string s = "usage: " + wrap(usageLine(c), 7, 8) + "\n\n" + wrap(c.details, 0, 0) + "\n";
+    if (!c.aliases.empty()) {
+        s += "\nalso spelled:";
+        for (auto a : c.aliases)
+            s += " " + std::string(a);
+        s += "\n";
+    }
+    if (!c.options.empty()) {
+        s += "\noptions:\n";
+        for (const auto &o : c.options) {
+            std::string flag = "  " + std::string(o.flag);
+            if (flag.size() > 28) {
+                s += flag + "\n" + std::string(30, ' ') + wrap(o.text, 30, 30) + "\n";
+            } else {
+                flag.resize(30, ' ');
+                s += flag + wrap(o.text, 30, 30) + "\n";
+            }
+        }
+    }
+    s += "\n" + wrap(kWorkspace, 0, 0) + "\n\nexit codes: " + wrap(kExitCodes, 12, 12) + "\n";
+    return s;
+}
+
+std::string manPage(std::string_view version)
+{
+    std::string s = ".TH DRIFTLESS\\-CLI 1 \"\" \"Driftless " + roff(version) + "\" \"User Commands\"\n";
+    s += ".SH NAME\ndriftless\\-cli \\- keep tables in two databases in sync, headless\n";
+    s += ".SH SYNOPSIS\n.B driftless\\-cli\n[\\fB\\-\\-state\\fR \\fIFILE\\fR] \\fICOMMAND\\fR [\\fIARGS\\fR]\n";
+    s += ".SH DESCRIPTION\n" + roffParagraphs(
+                                   "Driftless keeps tables in two databases in sync (Postgres and MariaDB/MySQL "
+                                   "sources; Postgres, MariaDB/MySQL and SQLite targets) by full refresh, cursor "
+                                   "sync or change data capture, and shows that the copies are fresh and "
+                                   "correct. driftless-cli runs the same engine as the desktop app, driftless(1).\n\n" +
+                                   std::string(kWorkspace));
+    s += ".SH COMMANDS\n";
+    for (const auto &c : kCommands) {
+        s += ".SS \"" + roff(c.name) + (c.synopsis.empty() ? "" : " " + roff(c.synopsis)) + "\"\n";
+        s += roffParagraphs(c.details);
+        if (!c.aliases.empty()) {
+            s += ".PP\nAlso spelled:";
+            for (auto a : c.aliases)
+                s += " \\fB" + roff(a) + "\\fR";
+            s += ".\n";
+        }
+        for (const auto &o : c.options)
+            s += ".TP\n.B " + roff(o.flag) + "\n" + roff(o.text) + "\n";
+    }
+    s += ".SH ENVIRONMENT\n.TP\n.B DRIFTLESS_STATE\nThe workspace file, when \\-\\-state is not given.\n"
+         ".TP\n.B PGPASSFILE, PGSERVICEFILE, PG*\nAs libpq reads them: passwords never go in the workspace.\n";
+    s += ".SH EXIT STATUS\n" + roffParagraphs(kExitCodes);
+    s += ".SH SEE ALSO\n.BR driftless (1)\n";
+    return s;
+}
+
+std::string completionScript(std::string_view shell)
+{
+    if (shell == "bash") {
+        return "# bash completion for driftless-cli (driftless-cli completion bash)\n"
+               "_driftless_cli() {\n"
+               "    local cur=${COMP_WORDS[COMP_CWORD]} i=1 state=() cmd= pos=0 opts= what=\n"
+               "    while (( i < COMP_CWORD )); do\n"
+               "        case ${COMP_WORDS[i]} in\n"
+               "            --state) state=(--state \"${COMP_WORDS[i+1]}\"); (( i += 2 )); continue ;;\n"
+               "            --state=*) state=(\"${COMP_WORDS[i]}\") ;;\n"
+               "            -*) ;;\n"
+               "            *) if [[ -z $cmd ]]; then cmd=${COMP_WORDS[i]}; else (( pos++ )); fi ;;\n"
+               "        esac\n"
+               "        (( i++ ))\n"
+               "    done\n"
+               "    if [[ -z $cmd ]]; then\n"
+               "        if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--state --help --version' -- \"$cur\"));\n"
+               "        elif [[ ${COMP_WORDS[COMP_CWORD-1]} == --state ]]; then COMPREPLY=($(compgen -f -- \"$cur\"));\n"
+               "        else COMPREPLY=($(compgen -W '" +
+               commandNames() +
+               "' -- \"$cur\")); fi\n"
+               "        return\n"
+               "    fi\n"
+               "    case $cmd in\n" +
+               optionCases("        ") +
+               "    esac\n"
+               "    case $cmd in\n" +
+               argumentCases("        ") +
+               "    esac\n"
+               "    if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\")); return; fi\n"
+               "    local words=\n"
+               "    case $what in\n"
+               "        pipeline) (( pos == 0 )) && words=$(driftless-cli \"${state[@]}\" __complete pipelines 2>/dev/null) ;;\n"
+               "        'pipeline tables')\n"
+               "            if (( pos == 0 )); then words=$(driftless-cli \"${state[@]}\" __complete pipelines 2>/dev/null)\n"
+               "            else\n"
+               "                local p= j=1 seen=\n"
+               "                for (( j = 1; j < COMP_CWORD; j++ )); do\n"
+               "                    case ${COMP_WORDS[j]} in --state) (( j++ )) ;; -*) ;;\n"
+               "                        *) if [[ -z $seen ]]; then seen=1; elif [[ -z $p ]]; then p=${COMP_WORDS[j]}; fi ;;\n"
+               "                    esac\n"
+               "                done\n"
+               "                words=$(driftless-cli \"${state[@]}\" __complete tables \"$p\" 2>/dev/null)\n"
+               "            fi ;;\n"
+               "        file) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
+               "        shell) words='bash zsh' ;;\n"
+               "        command) words='" +
+               commandNames() +
+               "' ;;\n"
+               "    esac\n"
+               "    COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
+               "}\n"
+               "complete -F _driftless_cli driftless-cli\n";
+    }
+    if (shell == "zsh") {
+        std::string describe;
+        for (const auto &c : kCommands) {
+            std::string summary(c.summary);
+            std::replace(summary.begin(), summary.end(), '\'', ' ');
+            std::string escaped;
+            for (char ch : summary)
+                escaped += ch == ':' ? std::string("\\:") : std::string(1, ch);
+            describe += "        '" + std::string(c.name) + ":" + escaped + "'\n";
+        }
+        return "#compdef driftless-cli\n"
+               "# zsh completion for driftless-cli (driftless-cli completion zsh > \"${fpath[1]}/_driftless-cli\")\n"
+               "_driftless_cli() {\n"
+               "    local -a state_args commands\n"
+               "    local i=2 cmd= pos=0 opts= what= p=\n"
+               "    while (( i < CURRENT )); do\n"
+               "        case ${words[i]} in\n"
+               "            --state) state_args=(--state ${words[i+1]}); (( i += 2 )); continue ;;\n"
+               "            -*) ;;\n"
+               "            *) if [[ -z $cmd ]]; then cmd=${words[i]}; else (( pos++ )); [[ -z $p ]] && p=${words[i]}; fi ;;\n"
+               "        esac\n"
+               "        (( i++ ))\n"
+               "    done\n"
+               "    if [[ -z $cmd ]]; then\n"
+               "        commands=(\n" +
+               describe +
+               "        )\n"
+               "        _describe command commands\n"
+               "        return\n"
+               "    fi\n"
+               "    case $cmd in\n" +
+               optionCases("        ") +
+               "    esac\n"
+               "    case $cmd in\n" +
+               argumentCases("        ") +
+               "    esac\n"
+               "    if [[ ${words[CURRENT]} == -* ]]; then compadd -- ${=opts}; return; fi\n"
+               "    case $what in\n"
+               "        pipeline) (( pos == 0 )) && compadd -- ${(f)\"$(driftless-cli $state_args __complete pipelines 2>/dev/null)\"} ;;\n"
+               "        'pipeline tables')\n"
+               "            if (( pos == 0 )); then compadd -- ${(f)\"$(driftless-cli $state_args __complete pipelines 2>/dev/null)\"}\n"
+               "            else compadd -- ${(f)\"$(driftless-cli $state_args __complete tables $p 2>/dev/null)\"}; fi ;;\n"
+               "        file) _files ;;\n"
+               "        shell) compadd bash zsh ;;\n"
+               "        command) compadd " +
+               commandNames() +
+               " ;;\n"
+               "    esac\n"
+               "}\n"
+               "_driftless_cli \"$@\"\n";
+    }
+    return {};
+}
+
+} // namespace driftless::cli

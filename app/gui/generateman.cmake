@@ -1,0 +1,6 @@
+# Writes the app's man page from its own option descriptions:
+#   cmake -DCLI=path/to/driftless -DOUT=folder -P generateman.cmake
+execute_process(COMMAND "${CLI}" --man OUTPUT_FILE "${OUT}/driftless.1" RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "driftless --man failed (${rc})")
+endif()
