@@ -10,6 +10,8 @@
 #include "core/engine/mysqlcdc.h"
 #include "core/engine/mysqlpreflight.h"
 #include "core/engine/scheduler.h"
+#include "core/engine/statusreport.h"
+#include "core/model/cdcposition.h"
 #include "core/model/error.h"
 #include "core/readers/pgcursorreader.h"
 #include "tests/support/mysqltestdb.h"
@@ -17,6 +19,7 @@
 #include "tests/support/testsupport.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <thread>
 
@@ -488,12 +491,33 @@ TEST(MysqlCdc, loadsThenAppliesInsertsUpdatesDeletesAndKeyChangesInCommitOrder)
     EXPECT_EQ(f.dst.scalar("SELECT count(*) FROM public.acct WHERE id = 3000"), "0");
 
     // A restart resumes after what was applied: nothing is written again.
+    auto serverEnd = [&c] {
+        auto r = c.query("SHOW MASTER STATUS");
+        return binlog::Position{*r.at(0, 0), std::stoull(*r.at(0, 1))};
+    };
+    const auto endBefore = serverEnd();
     f.obs.applied.clear();
     f.once();
+    const auto endAfter = serverEnd();
     long long written = 0;
     for (const auto &a : f.obs.applied)
         written += a.result.rowsWritten;
     EXPECT_EQ(written, 0);
+
+    // The stored position is the binlog's, typed, between the server's own end before the run
+    // and after it (other tests write to the same server meanwhile); status shows it to a DBA.
+    const std::string position = f.dst.scalar("SELECT position FROM _driftless.checkpoints WHERE pipeline = 'mp'");
+    const auto stored = BinlogCdcPosition::fromJson(position);
+    ASSERT_TRUE(stored) << position;
+    EXPECT_TRUE(stored->streaming());
+    EXPECT_GE(binlog::positionVersion(stored->at), binlog::positionVersion(endBefore));
+    EXPECT_LE(binlog::positionVersion(stored->at), binlog::positionVersion(endAfter));
+    TableReport report;
+    report.strategy = Strategy::Cdc;
+    report.checkpoint = position;
+    const auto status = tablesJsonValue({report}).at(0);
+    EXPECT_EQ(status["last_synced_binlog"], stored->at.file + ":" + std::to_string(stored->at.offset));
+    EXPECT_TRUE(status["last_synced_lsn"].is_null());
 }
 
 // P4: a value the target cannot hold (a zero date written under a permissive sql_mode) stops
