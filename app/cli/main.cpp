@@ -16,6 +16,7 @@
 #include "core/engine/resnapshot.h"
 #include "core/engine/scheduler.h"
 #include "core/engine/slotguard.h"
+#include "core/engine/slotprojection.h"
 #include "core/engine/slots.h"
 #include "core/engine/stateobserver.h"
 #include "core/engine/statusreport.h"
@@ -68,16 +69,19 @@ commands:
                                   pipeline's CDC tables until the table is backfilled
                                   (alias: rebackfill); --cancel stops one, keeping what it merged
   slots [--json]                  every replication slot on the Postgres sources: owner, active,
-                                  wal_status, retained WAL, safe_wal_size, confirmed_flush_lsn
+                                  wal_status, retained WAL, safe_wal_size, confirmed_flush_lsn,
+                                  and, from the samples a running serve stored, the time until
+                                  the slot guard's limit at the recent growth rate
   serve [--listen HOST:PORT] [--pipeline NAME] [--allow-remote] [--monitor-every DURATION]
-        [--tls | --cert FILE --key FILE]
+        [--sample-every DURATION] [--tls | --cert FILE --key FILE]
                                   run like 'run' and serve GET /sync/status (JSON) and GET
                                   /metrics (Prometheus) on 127.0.0.1:8765; slots are read and
-                                  alerts raised every 5s. The agent API under /api/v1/ (for the
-                                  app's File > Connect to Agent) takes the token of agent-token;
-                                  --tls serves HTTPS with a self-signed certificate made beside
-                                  the workspace file, --cert/--key with yours. Over plain HTTP
-                                  the API answers this machine only
+                                  alerts raised every 5s, slot samples (the history behind
+                                  seconds_to_limit) stored every 15s. The agent API under
+                                  /api/v1/ (for the app's File > Connect to Agent) takes the
+                                  token of agent-token; --tls serves HTTPS with a self-signed
+                                  certificate made beside the workspace file, --cert/--key with
+                                  yours. Over plain HTTP the API answers this machine only
   agent-token [--rotate] [--fingerprint]
                                   print the agent API's bearer token (made, mode 0600, beside
                                   the workspace file when there is none); --rotate makes a new
@@ -624,8 +628,8 @@ int cmdSlots(Args &a)
 {
     bool asJson = a.flag("--json");
     a.noMore();
-    Workspace ws = WorkspaceState(a.state).workspace();
-    auto sources = listSlots(ws);
+    // No history of its own: the samples a running engine stored, plus this reading.
+    auto sources = WorkspaceState(a.state).slotsNow();
     if (asJson) {
         std::printf("%s\n", slotsJson(sources).c_str());
         return kOk;
@@ -655,6 +659,12 @@ int cmdSlots(Args &a)
                         s.retainedBytes ? humanBytes(*s.retainedBytes).c_str() : "-",
                         s.safeWalSize ? humanBytes(*s.safeWalSize).c_str() : "unlimited",
                         s.confirmedFlushLsn.empty() ? "-" : s.confirmedFlushLsn.c_str(), owner.c_str());
+            if (s.secondsToLimit) {
+                const std::string left = *s.secondsToLimit > 0
+                                             ? "at this rate: limit in " + humanTimeLeft(*s.secondsToLimit)
+                                             : "at its limit now";
+                std::printf("    %s\n", left.c_str());
+            }
         }
     }
     return code;
@@ -693,6 +703,8 @@ int cmdServe(Args &a)
     o.pipeline = a.option("--pipeline");
     if (auto d = intervalOption(a, "--monitor-every"))
         o.monitorEvery = *d;
+    if (auto d = intervalOption(a, "--sample-every"))
+        o.slotSampleEvery = *d;
     a.noMore();
     try {
         driftless::cli::parseListen(o.listen, o.allowRemote);
