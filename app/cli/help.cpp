@@ -82,13 +82,15 @@ const std::vector<CommandHelp> kCommands = {
      "pipeline tables"},
     {"slots", "[--json]", "every replication slot on the Postgres sources",
      "Lists each slot with its owner pipeline (or orphaned, or not Driftless's), whether it is active, "
-     "wal_status, the WAL it retains, safe_wal_size and confirmed_flush_lsn.",
-     {{"--json", "the same as JSON (the slots of /sync/status)"}},
+     "wal_status, the WAL it retains, safe_wal_size and confirmed_flush_lsn; and, from the samples a "
+     "running serve stored, the time until the slot guard's limit at the recent growth rate (\"at this "
+     "rate: limit in 3 h 10 min\").",
+     {{"--json", "the same as JSON (the slots of /sync/status, with seconds_to_limit)"}},
      {},
      ""},
     {"serve",
-     "[--listen HOST:PORT] [--pipeline NAME] [--allow-remote] [--monitor-every DURATION] [--tls | --cert FILE "
-     "--key FILE]",
+     "[--listen HOST:PORT] [--pipeline NAME] [--allow-remote] [--monitor-every DURATION] [--sample-every "
+     "DURATION] [--tls | --cert FILE --key FILE]",
      "run like 'run', and serve /sync/status, /metrics and the agent API",
      "Runs the pipelines like run and answers GET /sync/status (JSON) and GET /metrics (Prometheus) on "
      "127.0.0.1:8765. Slots are read and alerts raised every 5s. The agent API under /api/v1/ (the app's "
@@ -97,6 +99,8 @@ const std::vector<CommandHelp> kCommands = {
       {"--allow-remote", "needed for any address other than the loopback"},
       {"--pipeline NAME", "only this pipeline"},
       {"--monitor-every DURATION", "how often slots are read and alerts raised (default 5s)"},
+      {"--sample-every DURATION",
+       "how often each slot is stored as a sample, the history behind seconds_to_limit (default 15s)"},
       {"--tls", "serve HTTPS with a self-signed certificate made beside the workspace file"},
       {"--cert FILE --key FILE", "serve HTTPS with this certificate and key"}},
      {},

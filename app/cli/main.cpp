@@ -17,6 +17,7 @@
 #include "core/engine/resnapshot.h"
 #include "core/engine/scheduler.h"
 #include "core/engine/slotguard.h"
+#include "core/engine/slotprojection.h"
 #include "core/engine/slots.h"
 #include "core/engine/stateobserver.h"
 #include "core/engine/statusreport.h"
@@ -556,8 +557,8 @@ int cmdSlots(Args &a)
 {
     bool asJson = a.flag("--json");
     a.noMore();
-    Workspace ws = WorkspaceState(a.state).workspace();
-    auto sources = listSlots(ws);
+    // No history of its own: the samples a running engine stored, plus this reading.
+    auto sources = WorkspaceState(a.state).slotsNow();
     if (asJson) {
         std::printf("%s\n", slotsJson(sources).c_str());
         return kOk;
@@ -587,6 +588,12 @@ int cmdSlots(Args &a)
                         s.retainedBytes ? humanBytes(*s.retainedBytes).c_str() : "-",
                         s.safeWalSize ? humanBytes(*s.safeWalSize).c_str() : "unlimited",
                         s.confirmedFlushLsn.empty() ? "-" : s.confirmedFlushLsn.c_str(), owner.c_str());
+            if (s.secondsToLimit) {
+                const std::string left = *s.secondsToLimit > 0
+                                             ? "at this rate: limit in " + humanTimeLeft(*s.secondsToLimit)
+                                             : "at its limit now";
+                std::printf("    %s\n", left.c_str());
+            }
         }
     }
     return code;
@@ -625,6 +632,8 @@ int cmdServe(Args &a)
     o.pipeline = a.option("--pipeline");
     if (auto d = intervalOption(a, "--monitor-every"))
         o.monitorEvery = *d;
+    if (auto d = intervalOption(a, "--sample-every"))
+        o.slotSampleEvery = *d;
     a.noMore();
     try {
         driftless::cli::parseListen(o.listen, o.allowRemote);

@@ -244,6 +244,7 @@ int serve(WorkspaceState &state, const ServeOptions &options, std::stop_source s
     EngineRunOptions ro;
     ro.pipeline = options.pipeline;
     ro.checkEvery = options.monitorEvery;
+    ro.slotSampleEvery = options.slotSampleEvery;
     ro.monitor = true;
     EngineRun engine(state, ro);
     ServeFace face;

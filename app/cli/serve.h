@@ -15,6 +15,8 @@ struct ServeOptions {
     std::string pipeline; ///< only this pipeline; empty: all
     /// How often slots are read and alerts computed.
     core::Millis monitorEvery{5000};
+    /// How often the slots read are stored as slot samples (at most once a monitor round).
+    core::Millis slotSampleEvery{15000};
     /// HTTPS: with the certificate and key given, else with the agent's self-signed one
     /// (made beside the workspace file on first use; core::AgentFiles).
     bool tls = false;

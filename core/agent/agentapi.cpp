@@ -477,7 +477,7 @@ ApiResponse AgentApi::route(const ApiRequest &request, const Origin &origin)
     if (path == "slots" && get) {
         if (textQuery(request, "fresh") == "true") {
             // Read now, from where the agent runs (F5 on a Slots page): one query per source.
-            json j = slotsJsonValue(listSlots(m_state.workspace()));
+            json j = slotsJsonValue(m_state.slotsNow());
             j["sampled_at_ms"] = now;
             return jsonResponse(200, j);
         }

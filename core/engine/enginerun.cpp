@@ -6,6 +6,7 @@
 #include "core/engine/reconciler.h"
 #include "core/engine/scheduler.h"
 #include "core/engine/slotguard.h"
+#include "core/engine/slotprojection.h"
 #include "core/engine/stateobserver.h"
 #include "core/model/error.h"
 
@@ -32,6 +33,9 @@ Workspace only(Workspace ws, const std::string &pipeline)
 struct EngineRun::Monitor {
     AlertTracker tracker;
     SlotActivity activity;
+    /// When each slot (`source/slot`) was last stored as a sample; a slot seen for the first
+    /// time is stored at once, so its history starts when it appears.
+    std::map<std::string, std::int64_t> lastSampleMs;
     std::int64_t lastPruneMs = 0;
 };
 
@@ -114,9 +118,26 @@ bool EngineRun::monitorOnce(const Workspace &ws)
     Monitor &m = *m_monitor;
     m.activity.observe(sources, now);
     std::vector<StateStore::SlotSample> samples;
-    for (const auto &ss : sources)
-        for (const auto &s : ss.replicationSlots)
+    std::map<std::string, std::int64_t> sampled;
+    for (const auto &ss : sources) {
+        if (!ss.error.empty()) { // unread this time: keep when its slots were last stored
+            for (auto it = m.lastSampleMs.lower_bound(ss.source + "/");
+                 it != m.lastSampleMs.end() && it->first.starts_with(ss.source + "/"); ++it)
+                sampled.insert(*it);
+            continue;
+        }
+        for (const auto &s : ss.replicationSlots) {
+            const std::string key = s.source + "/" + s.slot;
+            auto last = m.lastSampleMs.find(key);
+            if (last != m.lastSampleMs.end() && now - last->second < m_options.slotSampleEvery.count()) {
+                sampled.insert(*last);
+                continue;
+            }
+            sampled[key] = now;
             samples.push_back({s.source, s.slot, now, s.retainedBytes, s.unconfirmedBytes, s.safeWalSize});
+        }
+    }
+    m.lastSampleMs = std::move(sampled); // slots that went away are forgotten
     try {
         m_store.addSlotSamples(samples);
         if (now - m.lastPruneMs >= 600'000) {
@@ -125,6 +146,11 @@ bool EngineRun::monitorOnce(const Workspace &ws)
         }
     } catch (const Error &e) {
         log(LogLevel::Warn, "slot samples not recorded: " + e.describe());
+    }
+    try {
+        projectSlots(m_store, ws, sources, now);
+    } catch (const Error &e) {
+        log(LogLevel::Warn, "slot samples not read for the time to the limit: " + e.describe());
     }
     std::vector<StateStore::ReconcileSummary> reconciles;
     try {

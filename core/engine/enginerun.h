@@ -34,6 +34,10 @@ struct EngineRunOptions {
     /// Read every source's slots (recorded as slot samples), keep the alerts (recorded as events
     /// when they open and clear), and keep the latest reconciliation results: what serve shows.
     bool monitor = false;
+    /// With `monitor`: each slot is stored as a sample at most this often (the rounds in between
+    /// read it and keep the alerts but store nothing; a slot seen for the first time is stored at
+    /// once), thinned and pruned like lag samples.
+    Millis slotSampleEvery{15000};
     /// Only the tables of this strategy (promote and backfill run a pipeline's CDC tables);
     /// unset: every table.
     std::optional<Strategy> onlyStrategy;
@@ -76,8 +80,9 @@ public:
 ///  - runs the tables (Scheduler) with the state file's mirror (StateObserver) and the pauses
 ///    stored there, and the scheduled reconciliations (ReconcileScheduler);
 ///  - every `checkEvery`: acts on the slot guards as stored then (also while the run is stuck on
-///    a stalled target), samples slots and keeps alerts (`monitor`), and starts again, in place,
-///    when the stored workspace changed (a fallback, promote, apply);
+///    a stalled target), reads the slots, projects each one's time to its limit and keeps alerts
+///    (`monitor`; slot samples stored every `slotSampleEvery`), and starts again, in place, when
+///    the stored workspace changed (a fallback, promote, apply);
 ///  - with `once`: one pass, then the reconciliations a fallback owes.
 ///
 /// Thread affinity: run() blocks the calling thread; status() and monitorSample() may be called

@@ -127,6 +127,10 @@ std::string prometheusText(const std::vector<TableReport> &tables, const std::ve
     slotFamily("driftless_slot_safe_wal_bytes",
                "WAL that may still be written before the slot is invalidated (bytes); absent without a limit.",
                [&](const SlotReport &s) { return opt(s.safeWalSize); });
+    slotFamily("driftless_slot_seconds_to_limit",
+               "Seconds until the slot reaches its slot guard's limit or the server's, at its recent growth rate; "
+               "absent when nothing grows towards a limit or none applies.",
+               [](const SlotReport &s) { return s.secondsToLimit; });
     slotFamily("driftless_slot_active", "1 when a consumer is reading the slot.",
                [](const SlotReport &s) { return std::optional<double>(s.active ? 1 : 0); });
     {

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <set>
 
 namespace driftless::core {
@@ -125,7 +126,9 @@ nlohmann::json slotsJsonValue(const std::vector<SourceSlots> &sources)
                            {"restart_lsn", s.restartLsn.empty() ? json(nullptr) : json(s.restartLsn)},
                            {"confirmed_flush_lsn",
                             s.confirmedFlushLsn.empty() ? json(nullptr) : json(s.confirmedFlushLsn)},
-                           {"unconfirmed_bytes", opt(s.unconfirmedBytes)}});
+                           {"unconfirmed_bytes", opt(s.unconfirmedBytes)},
+                           {"seconds_to_limit",
+                            s.secondsToLimit ? json(std::llround(*s.secondsToLimit)) : json(nullptr)}});
     }
     return json{{"slots", arr}, {"errors", errors}, {"sources", perSource}};
 }
@@ -179,6 +182,8 @@ std::vector<SourceSlots> sourcesFromJson(const nlohmann::json &j)
         r.restartLsn = text(s, "restart_lsn");
         r.confirmedFlushLsn = text(s, "confirmed_flush_lsn");
         r.unconfirmedBytes = integer(s, "unconfirmed_bytes");
+        if (auto it = s.find("seconds_to_limit"); it != s.end() && it->is_number())
+            r.secondsToLimit = it->get<double>();
         sourceNamed(r.source).replicationSlots.push_back(std::move(r));
     }
     return out;

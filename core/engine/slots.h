@@ -33,6 +33,10 @@ struct SlotReport {
     std::string confirmedFlushLsn;
     /// Current WAL position minus confirmed_flush_lsn: what the consumer has not yet confirmed.
     std::optional<std::int64_t> unconfirmedBytes;
+    /// Seconds until the slot reaches its guard's `max_retained` or (with a server limit)
+    /// safe_wal_size reaches the guard's `min_safe_wal` or 0, at its recent growth rate
+    /// (slotprojection.h); unset when nothing grows towards a limit or none applies.
+    std::optional<double> secondsToLimit;
 };
 
 struct SourceSlots {
@@ -63,8 +67,8 @@ std::string dropSlotSql(const std::string &slot);
 void dropSlot(const Endpoint &source, const std::string &slot);
 
 /// `{"slots": [{source, slot, owner, orphaned, active, wal_status, retained_bytes, safe_wal_size,
-/// confirmed_flush_lsn, ...}], "errors": [{source, error}], "sources": [{source, current_lsn,
-/// max_slot_wal_keep_size, error}]}`.
+/// confirmed_flush_lsn, seconds_to_limit, ...}], "errors": [{source, error}], "sources": [{source,
+/// current_lsn, max_slot_wal_keep_size, error}]}`. `seconds_to_limit` is whole seconds, or null.
 nlohmann::json slotsJsonValue(const std::vector<SourceSlots> &sources);
 std::string slotsJson(const std::vector<SourceSlots> &sources);
 /// What slotsJsonValue() wrote, read back (a client of the agent API): one SourceSlots per

@@ -1,6 +1,8 @@
 #include "core/engine/workspacestate.h"
 
+#include "core/base/clock.h"
 #include "core/engine/slotguard.h"
+#include "core/engine/slotprojection.h"
 #include "core/model/error.h"
 #include "core/state/statestore.h"
 
@@ -58,6 +60,18 @@ std::vector<SlotSample> WorkspaceState::slotSamples(const std::string &source, c
                                                     std::int64_t sinceMs)
 {
     return m_store->slotSamples(source, slot, sinceMs);
+}
+
+std::vector<SourceSlots> WorkspaceState::slotsNow()
+{
+    const Workspace ws = workspace();
+    auto sources = listSlots(ws);
+    try {
+        projectSlots(*m_store, ws, sources, wallClockMs());
+    } catch (const Error &) {
+        // The slots as read now are still worth showing; only the projection is missing.
+    }
+    return sources;
 }
 
 std::vector<ReconcileSummary> WorkspaceState::reconcileSummaries(int limit, const std::string &pipeline)

@@ -2,6 +2,7 @@
 
 #include "core/engine/pauses.h"
 #include "core/engine/reconciler.h"
+#include "core/engine/slots.h"
 #include "core/engine/statusreport.h"
 #include "core/model/staterecords.h"
 #include "core/model/workspace.h"
@@ -54,6 +55,11 @@ public:
     std::vector<EventRecord> events(int limit, const std::string &pipeline = {}, const std::string &table = {});
     std::vector<LagSample> lagSamples(const std::string &pipeline, const std::string &table, std::int64_t sinceMs);
     std::vector<SlotSample> slotSamples(const std::string &source, const std::string &slot, std::int64_t sinceMs);
+    /// Every replication slot of the workspace's Postgres sources, read now (listSlots: blocking,
+    /// a source that cannot be read carries its error), each with its time to the limit projected
+    /// from the samples a running engine stored plus this reading (projectSlots). Stored samples
+    /// that cannot be read leave the projection unset.
+    std::vector<SourceSlots> slotsNow();
 
     /// Newest first; `pipeline` empty for all.
     std::vector<ReconcileSummary> reconcileSummaries(int limit, const std::string &pipeline = {});
