@@ -37,6 +37,7 @@ struct EngineRun::Monitor {
     /// time is stored at once, so its history starts when it appears.
     std::map<std::string, std::int64_t> lastSampleMs;
     std::int64_t lastPruneMs = 0;
+    std::int64_t lastRoundMs = 0; ///< the last sampling round without `monitor`
 };
 
 EngineRun::EngineRun(WorkspaceState &state, EngineRunOptions options)
@@ -56,15 +57,42 @@ Workspace EngineRun::loadRunnable(WorkspaceState &state, const std::string &pipe
     return ws;
 }
 
-bool EngineRun::enforceGuards()
+bool EngineRun::fallBackWhereBreached(const Workspace &ws, const std::vector<SourceSlots> &sources)
 {
-    try {
-        auto acted = enforceSlotGuards(m_store);
-        for (const auto &b : acted)
+    bool fellBack = false;
+    for (const auto &b : slotGuardBreaches(ws, sources)) {
+        try {
+            fallBack(m_store, b);
             log(LogLevel::Warn, "slot guard: pipeline " + b.pipeline + ": " + b.reason + "; slot " + b.slot +
-                                    " dropped, CDC tables switched to cursor sync (driftless-cli promote " +
-                                    b.pipeline + " goes back)");
-        return !acted.empty();
+                                    " dropped, CDC tables switched to cursor sync; restarting with them "
+                                    "(driftless-cli promote " + b.pipeline + " goes back)");
+            fellBack = true;
+        } catch (const Error &e) {
+            log(LogLevel::Warn, "slot guard fallback failed: " + e.describe());
+        }
+    }
+    return fellBack;
+}
+
+bool EngineRun::guardAndSample(const Workspace &ws)
+{
+    const auto now = wallClockMs();
+    bool guarded = false, cdc = false;
+    for (const auto &[name, e] : ws.endpoints)
+        guarded = guarded || (e.slotGuard && e.slotGuard->action == SlotGuard::Action::Fallback);
+    for (const auto &p : ws.pipelines)
+        for (const auto &t : p.tables)
+            cdc = cdc || t.strategy == Strategy::Cdc;
+    const bool sampleDue = cdc && now - m_monitor->lastRoundMs >= m_options.slotSampleEvery.count();
+    if (!guarded && !sampleDue)
+        return false;
+    try {
+        const auto sources = listSlots(ws);
+        if (sampleDue) {
+            m_monitor->lastRoundMs = now;
+            recordSlotSamples(sources, now);
+        }
+        return guarded && fallBackWhereBreached(ws, sources);
     } catch (const Error &e) {
         log(LogLevel::Warn, "slot guard check failed: " + e.describe());
         return false;
@@ -98,25 +126,9 @@ MonitorSample EngineRun::monitorSample() const
     return m_sample;
 }
 
-bool EngineRun::monitorOnce(const Workspace &ws)
+void EngineRun::recordSlotSamples(const std::vector<SourceSlots> &sources, std::int64_t now)
 {
-    auto sources = listSlots(ws);
-    const auto now = wallClockMs();
-    // Slot guards with action: fallback protect the source first; the run then starts again
-    // with the workspace the fallback wrote.
-    bool fellBack = false;
-    for (const auto &b : slotGuardBreaches(ws, sources)) {
-        try {
-            fallBack(m_store, b);
-            log(LogLevel::Warn, "slot guard: pipeline " + b.pipeline + ": " + b.reason + "; slot " + b.slot +
-                                    " dropped, CDC tables switched to cursor sync; restarting with them");
-            fellBack = true;
-        } catch (const Error &e) {
-            log(LogLevel::Warn, "slot guard fallback failed: " + e.describe());
-        }
-    }
     Monitor &m = *m_monitor;
-    m.activity.observe(sources, now);
     std::vector<StateStore::SlotSample> samples;
     std::map<std::string, std::int64_t> sampled;
     for (const auto &ss : sources) {
@@ -147,6 +159,18 @@ bool EngineRun::monitorOnce(const Workspace &ws)
     } catch (const Error &e) {
         log(LogLevel::Warn, "slot samples not recorded: " + e.describe());
     }
+}
+
+bool EngineRun::monitorOnce(const Workspace &ws)
+{
+    auto sources = listSlots(ws);
+    const auto now = wallClockMs();
+    // Slot guards with action: fallback protect the source first; the run then starts again
+    // with the workspace the fallback wrote.
+    const bool fellBack = fallBackWhereBreached(ws, sources);
+    Monitor &m = *m_monitor;
+    m.activity.observe(sources, now);
+    recordSlotSamples(sources, now);
     try {
         projectSlots(m_store, ws, sources, now);
     } catch (const Error &e) {
@@ -183,9 +207,8 @@ bool EngineRun::monitorOnce(const Workspace &ws)
 
 int EngineRun::run(std::stop_token stop, EngineRunListener *listener)
 {
-    loadRunnable(m_state, m_options.pipeline);
-    // A slot past its guard is given up before anything reads it.
-    enforceGuards();
+    // A slot past its guard is given up before anything reads it (and the slots are sampled).
+    guardAndSample(loadRunnable(m_state, m_options.pipeline));
     int errors = 0;
     std::shared_ptr<const Workspace> last;
     for (int restarts = 0;; ++restarts) {
@@ -261,7 +284,7 @@ int EngineRun::run(std::stop_token stop, EngineRunListener *listener)
                         bool changed = false;
                         try {
                             changed = m_options.monitor ? monitorOnce(now ? only(*now, m_options.pipeline) : *ws)
-                                                        : enforceGuards();
+                                                        : guardAndSample(now ? *now : *ws);
                         } catch (const std::exception &e) {
                             log(LogLevel::Warn, std::string("slot monitor: ") + e.what());
                         }

@@ -29,14 +29,15 @@ struct EngineRunOptions {
     /// One pass of every table, then the reconciliations a slot guard fallback owes, then return.
     bool once = false;
     /// How often (not in `once`) the slot guards and the stored workspace are checked, and, with
-    /// `monitor`, the slots sampled and the alerts kept.
+    /// `monitor`, the slots read and the alerts kept.
     Millis checkEvery{5000};
-    /// Read every source's slots (recorded as slot samples), keep the alerts (recorded as events
-    /// when they open and clear), and keep the latest reconciliation results: what serve shows.
+    /// Read every source's slots at every check, keep the alerts (recorded as events when they
+    /// open and clear), and keep the latest reconciliation results: what serve shows.
     bool monitor = false;
-    /// With `monitor`: each slot is stored as a sample at most this often (the rounds in between
-    /// read it and keep the alerts but store nothing; a slot seen for the first time is stored at
-    /// once), thinned and pruned like lag samples.
+    /// Each replication slot of the Postgres sources is stored as a sample (the slot history
+    /// behind seconds_to_limit and the charts) at most this often, with or without `monitor`, by
+    /// every face (run, serve, the app); a slot seen for the first time at once. Thinned and
+    /// pruned like lag samples.
     Millis slotSampleEvery{15000};
     /// Only the tables of this strategy (promote and backfill run a pipeline's CDC tables);
     /// unset: every table.
@@ -113,10 +114,16 @@ public:
 
 private:
     struct Monitor;
-    /// Acts on the slot guards of the stored workspace; true when one fell back. Logs, never throws.
-    bool enforceGuards();
+    /// Without `monitor`: acts on the slot guards of `ws` (the stored workspace, every pipeline),
+    /// and samples its slots when they are due; true when a guard fell back. Reads the slots only
+    /// when a guard or a sample needs them. Logs, never throws.
+    bool guardAndSample(const Workspace &ws);
     /// One monitor round over `ws`; true when a slot guard fell back.
     bool monitorOnce(const Workspace &ws);
+    /// Acts on the fallback guards `sources` breach; true when one fell back. Logs, never throws.
+    bool fallBackWhereBreached(const Workspace &ws, const std::vector<SourceSlots> &sources);
+    /// Stores the slots of `sources` whose sample is due (slotSampleEvery); logs, never throws.
+    void recordSlotSamples(const std::vector<SourceSlots> &sources, std::int64_t nowMs);
     /// Reads the paused tables into m_paused (and tells the listener). Throws Error.
     void pausesNow(EngineRunListener *listener);
 

@@ -1,5 +1,6 @@
 #include "core/engine/slots.h"
 
+#include "core/base/jsonfields.h"
 #include "core/engine/connect.h"
 #include "core/model/error.h"
 
@@ -136,14 +137,9 @@ nlohmann::json slotsJsonValue(const std::vector<SourceSlots> &sources)
 std::vector<SourceSlots> sourcesFromJson(const nlohmann::json &j)
 {
     using json = nlohmann::json;
-    auto text = [](const json &o, const char *k) {
-        auto it = o.find(k);
-        return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
-    };
-    auto integer = [](const json &o, const char *k) -> std::optional<std::int64_t> {
-        auto it = o.find(k);
-        return it != o.end() && it->is_number() ? std::optional<std::int64_t>(it->get<std::int64_t>()) : std::nullopt;
-    };
+    using jsonfields::integer;
+    using jsonfields::number;
+    using jsonfields::text;
     std::vector<SourceSlots> out;
     auto sourceNamed = [&](const std::string &name) -> SourceSlots & {
         for (auto &s : out)
@@ -182,8 +178,7 @@ std::vector<SourceSlots> sourcesFromJson(const nlohmann::json &j)
         r.restartLsn = text(s, "restart_lsn");
         r.confirmedFlushLsn = text(s, "confirmed_flush_lsn");
         r.unconfirmedBytes = integer(s, "unconfirmed_bytes");
-        if (auto it = s.find("seconds_to_limit"); it != s.end() && it->is_number())
-            r.secondsToLimit = it->get<double>();
+        r.secondsToLimit = number(s, "seconds_to_limit");
         sourceNamed(r.source).replicationSlots.push_back(std::move(r));
     }
     return out;

@@ -192,6 +192,45 @@ TEST_F(EngineRunTest, aChangedWorkspaceRestartsTheRunInPlace)
     EXPECT_EQ(stateOf(engine.status(core::StateStore::nowMs()), "second"), "ok");
 }
 
+TEST_F(EngineRunTest, everyFaceSamplesItsSlotsWithoutTheMonitor)
+{
+    // run and the app (no monitor, no alerts) keep the slot history too, at their own pace.
+    auto ws = workspace({"first"});
+    ws.pipelines[0].tables[0].strategy = core::Strategy::Cdc;
+    auto state = core::WorkspaceState::create(statePath);
+    state.store().applyWorkspace(ws);
+    core::EngineRunOptions o;
+    o.checkEvery = core::Millis(200);
+    o.slotSampleEvery = core::Millis(1000);
+    ASSERT_FALSE(o.monitor);
+    core::EngineRun engine(state, o);
+    std::stop_source stop;
+    std::jthread runner([&] { engine.run(stop.get_token(), nullptr); });
+    struct StopAtEnd {
+        std::stop_source &stop;
+        ~StopAtEnd() { stop.request_stop(); }
+    } stopAtEnd{stop};
+
+    const std::string slot = "driftless_" + pipeline;
+    core::StateStore reader(statePath);
+    std::vector<core::SlotSample> samples;
+    const auto started = core::StateStore::nowMs();
+    ASSERT_TRUE(waitFor(
+        [&] {
+            samples = reader.slotSamples("app", slot, 0);
+            return samples.size() >= 3;
+        },
+        std::chrono::seconds(120)))
+        << "samples of " << slot << ": " << samples.size();
+    const auto elapsed = core::StateStore::nowMs() - started;
+    EXPECT_LE(static_cast<std::int64_t>(samples.size()), elapsed / 1000 + 2) << "sampled faster than slotSampleEvery";
+    for (std::size_t i = 1; i < samples.size(); ++i)
+        EXPECT_GE(samples[i].tsMs - samples[i - 1].tsMs, 900) << "two samples closer than slotSampleEvery";
+    EXPECT_TRUE(samples.back().retainedBytes.has_value()) << "a sample holds the WAL the slot retains";
+    stop.request_stop();
+    runner.join();
+}
+
 TEST(SlotActivity, remembersSinceWhenASlotIsInactiveAndForgetsOneThatWentAway)
 {
     auto slot = [](const std::string &source, const std::string &name, bool active) {
