@@ -10,3 +10,8 @@ foreach(spec "driftless-cli.1|help;--man" "driftless-cli.bash|completion;bash" "
     message(FATAL_ERROR "driftless-cli ${args} failed (${rc})")
   endif()
 endforeach()
+# Installed compressed, as Debian policy wants manual pages.
+execute_process(COMMAND gzip -9nf -k "${OUT}/driftless-cli.1" RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "gzip of driftless-cli.1 failed (${rc})")
+endif()
