@@ -1,5 +1,6 @@
 #include "core/engine/endpointcalls.h"
 
+#include "core/engine/endpointtls.h"
 #include "core/model/error.h"
 
 #include <nlohmann/json.hpp>
@@ -145,6 +146,11 @@ json probeJsonValue(const EndpointProbe &p)
                          {"tables", pg.tables},
                          {"selectable_tables", pg.selectableTables},
                          {"not_selectable", pg.notSelectable},
+                         {"tls", tlsJsonValue(pg.tls)},
+                         {"loopback", pg.loopback},
+                         {"tls_chosen_by", pg.tlsChosenBy},
+                         {"tls_warning", pg.tlsWarning},
+                         {"tls_fix", pg.tlsFix},
                          {"error", pg.error},
                          {"code", pg.code},
                          {"hint", pg.hint},
@@ -167,6 +173,11 @@ json probeJsonValue(const EndpointProbe &p)
                       {"can_replicate", my.canReplicate},
                       {"can_read_position", my.canReadPosition},
                       {"tables", my.tables},
+                      {"tls", tlsJsonValue(my.tls)},
+                      {"loopback", my.loopback},
+                      {"tls_chosen_by", my.tlsChosenBy},
+                      {"tls_warning", my.tlsWarning},
+                      {"tls_fix", my.tlsFix},
                       {"error", my.error},
                       {"code", my.code},
                       {"hint", my.hint},
@@ -205,6 +216,11 @@ EndpointProbe probeFromJson(const json &in)
         o.tables = number<int>(pg, "tables");
         o.selectableTables = number<int>(pg, "selectable_tables");
         o.notSelectable = texts(pg, "not_selectable");
+        o.tls = tlsFromJson(member(pg, "tls"));
+        o.loopback = flag(pg, "loopback");
+        o.tlsChosenBy = text(pg, "tls_chosen_by");
+        o.tlsWarning = text(pg, "tls_warning");
+        o.tlsFix = text(pg, "tls_fix");
         o.error = text(pg, "error");
         o.code = text(pg, "code");
         o.hint = text(pg, "hint");
@@ -226,6 +242,11 @@ EndpointProbe probeFromJson(const json &in)
         o.canReplicate = flag(my, "can_replicate");
         o.canReadPosition = flag(my, "can_read_position");
         o.tables = number<int>(my, "tables");
+        o.tls = tlsFromJson(member(my, "tls"));
+        o.loopback = flag(my, "loopback");
+        o.tlsChosenBy = text(my, "tls_chosen_by");
+        o.tlsWarning = text(my, "tls_warning");
+        o.tlsFix = text(my, "tls_fix");
         o.error = text(my, "error");
         o.code = text(my, "code");
         o.hint = text(my, "hint");
