@@ -36,7 +36,7 @@ bool isWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || 
 bool replaceConninfoValue(std::string &dsn, const std::string &key, const std::string &value)
 {
     for (size_t at = dsn.find(key); at != std::string::npos; at = dsn.find(key, at + 1)) {
-        if ((at > 0 && isWordChar(dsn[at - 1])))
+        if (at > 0 && isWordChar(dsn[at - 1]))
             continue;
         size_t i = at + key.size();
         while (i < dsn.size() && dsn[i] == ' ')
