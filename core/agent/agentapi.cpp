@@ -6,6 +6,7 @@
 #include "core/engine/alerts.h"
 #include "core/engine/doctor.h"
 #include "core/engine/endpointcalls.h"
+#include "core/engine/endpointtls.h"
 #include "core/engine/metrics.h"
 #include "core/engine/reconciler.h"
 #include "core/engine/resnapshot.h"
@@ -405,6 +406,8 @@ ApiResponse AgentApi::handle(const ApiRequest &request)
                                     {"slots_sampled_at",
                                      status.monitor.atMs ? json(formatIso8601(status.monitor.atMs)) : json(nullptr)},
                                     {"alerts", alertsJsonValue(status.monitor.alerts)},
+                                    {"endpoints", status.workspace ? endpointsTlsJsonValue(*status.workspace)
+                                                                   : json::array()},
                                 });
         }
         if (!request.path.starts_with(kPrefix))
@@ -444,7 +447,8 @@ ApiResponse AgentApi::route(const ApiRequest &request, const Origin &origin)
                   {"slots", slotInfo["slots"]},
                   {"slot_errors", slotInfo["errors"]},
                   {"slots_sampled_at", status.monitor.atMs ? json(formatIso8601(status.monitor.atMs)) : json(nullptr)},
-                  {"alerts", alertsJsonValue(status.monitor.alerts)}});
+                  {"alerts", alertsJsonValue(status.monitor.alerts)},
+                  {"endpoints", status.workspace ? endpointsTlsJsonValue(*status.workspace) : json::array()}});
     }
     if (path == "snapshot" && get) {
         const int limit = static_cast<int>(intQuery(request, "events", 200, 0, 10000));

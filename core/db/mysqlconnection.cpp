@@ -177,6 +177,21 @@ MysqlConnection::MysqlConnection(const std::string &dsn, const std::string &endp
             m_version = rs->getString(1).asStdString();
             m_connectionId = rs->getUInt64(2);
         }
+        // What the session got, not what was asked: an empty cipher is a plain connection.
+        m_tls.mode = m_dsn.sslMode;
+        std::unique_ptr<sql::ResultSet> ssl(
+            st->executeQuery("SHOW SESSION STATUS WHERE Variable_name IN ('Ssl_cipher', 'Ssl_version')"));
+        while (ssl->next()) {
+            const std::string name = ssl->getString(1).asStdString();
+            (name == "Ssl_cipher" ? m_tls.cipher : m_tls.protocol) = ssl->getString(2).asStdString();
+        }
+        m_tls.encrypted = !m_tls.cipher.empty();
+        if (!m_tls.encrypted)
+            m_tls.protocol.clear();
+        // In these modes the driver refuses a certificate that does not verify, so an encrypted
+        // session in them is a verified one.
+        m_tls.verified = m_tls.encrypted && (m_dsn.sslMode == "verify_ca" || m_dsn.sslMode == "verify_identity");
+        m_tls.hostVerified = m_tls.encrypted && m_dsn.sslMode == "verify_identity";
     } catch (const sql::SQLException &e) {
         const int code = e.getErrorCode();
         std::string msg = (m_endpoint.empty() ? who : who + " (" + m_dsn.display() + ")") + ": " + e.what();

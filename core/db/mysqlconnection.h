@@ -2,6 +2,7 @@
 
 #include "core/model/dsn.h"
 #include "core/model/tableref.h"
+#include "core/model/tlsstate.h"
 
 #include <cstdint>
 #include <functional>
@@ -96,6 +97,8 @@ public:
     const std::string &serverVersion() const { return m_version; }
     bool isMariaDb() const;
     std::uint64_t connectionId() const { return m_connectionId; }
+    /// The session's TLS as the server reports it (Ssl_cipher, Ssl_version) and the ssl-mode in force.
+    const TlsState &tls() const { return m_tls; }
 
 private:
     [[noreturn]] void rethrow(const std::exception &e, const std::string &what) const;
@@ -106,6 +109,7 @@ private:
     std::unique_ptr<sql::Connection> m_conn;
     std::string m_version;
     std::uint64_t m_connectionId = 0;
+    TlsState m_tls;
 };
 
 } // namespace driftless::core

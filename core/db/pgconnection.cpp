@@ -96,6 +96,11 @@ PgConnection::PgConnection(const std::string &dsn, const PgConnectOptions &optio
         keys.push_back("replication");
         vals.push_back("database");
     }
+    m_tlsChoice = resolvePgTls(dsn);
+    if (m_tlsChoice.verifyByDefault()) {
+        keys.push_back("sslmode");
+        vals.push_back("verify-full");
+    }
     keys.push_back(nullptr);
     vals.push_back(nullptr);
     m_conn = PQconnectdbParams(keys.data(), vals.data(), 1);
@@ -106,6 +111,8 @@ PgConnection::PgConnection(const std::string &dsn, const PgConnectOptions &optio
         bool needsPw = PQconnectionNeedsPassword(m_conn);
         bool usedPw = PQconnectionUsedPassword(m_conn);
         close();
+        if (auto tls = explainPgTlsFailure(msg, m_tlsChoice))
+            throw ConnectionError(ErrorKind::Permanent, tls->message, "08001", tls->hint);
         if (needsPw)
             throw ConnectionError(ErrorKind::Permanent, msg, "28P01",
                                   "no password was found: put it in ~/.pgpass, PGPASSWORD, the service file or "
@@ -143,7 +150,8 @@ PgConnection::PgConnection(const std::string &dsn, const PgConnectOptions &optio
 PgConnection::~PgConnection() { close(); }
 
 PgConnection::PgConnection(PgConnection &&o) noexcept
-    : m_conn(o.m_conn), m_cancel(o.m_cancel), m_serverTimeZone(std::move(o.m_serverTimeZone))
+    : m_conn(o.m_conn), m_cancel(o.m_cancel), m_serverTimeZone(std::move(o.m_serverTimeZone)),
+      m_tlsChoice(std::move(o.m_tlsChoice))
 {
     o.m_conn = nullptr;
     o.m_cancel = nullptr;
@@ -156,6 +164,7 @@ PgConnection &PgConnection::operator=(PgConnection &&o) noexcept
         m_conn = o.m_conn;
         m_cancel = o.m_cancel;
         m_serverTimeZone = std::move(o.m_serverTimeZone);
+        m_tlsChoice = std::move(o.m_tlsChoice);
         o.m_conn = nullptr;
         o.m_cancel = nullptr;
     }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/db/pgtls.h"
 #include "core/model/dsn.h"
 
 #include <functional>
@@ -69,9 +70,14 @@ using Params = std::vector<std::optional<std::string>>;
 /// IntervalStyle postgres, TimeZone UTC, extra_float_digits 3, bytea_output hex, UTF8. That makes
 /// COPY text pg→pg byte-exact and lets pg→SQLite conversion work on one form per type.
 ///
+/// TLS: when neither the DSN, PGSSLMODE nor the service file chose an sslmode and the host is off
+/// this machine, the connection uses sslmode=verify-full (core/db/pgtls.h); tls() says what the
+/// open session actually has.
+///
 /// Failure: connect throws ConnectionError (transient when the server is unreachable, permanent
-/// for authentication failures and missing databases); statements throw SqlError carrying the
-/// SQLSTATE, transient or permanent by its class.
+/// for authentication failures, missing databases and TLS that does not verify, each TLS cause
+/// with its own message and fix); statements throw SqlError carrying the SQLSTATE, transient or
+/// permanent by its class.
 class PgConnection {
 public:
     explicit PgConnection(const std::string &dsn, const PgConnectOptions &options = {});
@@ -143,6 +149,10 @@ public:
     /// pg_terminate_backend, idle_session_timeout) or spoke to while idle is not reusable.
     bool reusable() noexcept;
     PGconn *raw() const { return m_conn; }
+    /// Encrypted or not, certificate and host name verified or not, as libpq reports it.
+    TlsState tls() const { return pgTlsState(m_conn); }
+    /// How the sslmode was chosen (the DSN, PGSSLMODE, the service file or the default).
+    const PgTlsChoice &tlsChoice() const { return m_tlsChoice; }
 
 private:
     void startCopy(std::string_view sql, ExecStatusType expected);
@@ -156,6 +166,7 @@ private:
     PGconn *m_conn = nullptr;
     PGcancel *m_cancel = nullptr;
     std::string m_serverTimeZone;
+    PgTlsChoice m_tlsChoice;
 };
 
 /// Escapes a string literal for the simple-query protocol (only used on replication connections,

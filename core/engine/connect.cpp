@@ -1,5 +1,6 @@
 #include "core/engine/connect.h"
 
+#include "core/engine/endpointtls.h"
 #include "core/mergers/mysqlmerger.h"
 #include "core/mergers/pgmerger.h"
 #include "core/mergers/sqlitemerger.h"
@@ -9,22 +10,34 @@
 
 namespace driftless::core {
 
-PgConnection connectPostgres(const Endpoint &e, const std::string &applicationName)
+namespace {
+
+MysqlConnection noted(const Endpoint &e, MysqlConnection conn, bool warnTls = true)
+{
+    recordEndpointTls(e, endpointTlsOf(conn), warnTls);
+    return conn;
+}
+
+} // namespace
+
+PgConnection connectPostgres(const Endpoint &e, const std::string &applicationName, bool warnTls)
 {
     PgConnectOptions opts;
     opts.applicationName = applicationName;
     try {
-        return PgConnection(e.dsn, opts);
+        PgConnection conn(e.dsn, opts);
+        recordEndpointTls(e, endpointTlsOf(conn), warnTls);
+        return conn;
     } catch (const ConnectionError &err) {
         throw ConnectionError(err.kind(), "endpoint '" + e.name + "': " + err.what(), err.code(), err.hint());
     }
 }
 
-MysqlConnection connectMysql(const Endpoint &e)
+MysqlConnection connectMysql(const Endpoint &e, bool warnTls)
 {
     if (e.kind != EndpointKind::Mysql)
         throw Error(ErrorKind::Permanent, "endpoint '" + e.name + "' is not a MySQL/MariaDB endpoint");
-    return MysqlConnection(e.dsn, e.name);
+    return noted(e, MysqlConnection(e.dsn, e.name), warnTls);
 }
 
 std::unique_ptr<Merger> createMerger(const Endpoint &target, const MergeTarget &mt)
@@ -42,7 +55,7 @@ std::unique_ptr<Merger> createMerger(const Endpoint &target, const MergeTarget &
     }
     case EndpointKind::Mysql:
         // LOCAL INFILE for the bulk load (the merger falls back to INSERTs where it is refused).
-        return std::make_unique<MysqlMerger>(MysqlConnection(target.dsn, target.name, true), mt);
+        return std::make_unique<MysqlMerger>(noted(target, MysqlConnection(target.dsn, target.name, true)), mt);
     }
     throw Error(ErrorKind::Permanent, "unknown endpoint kind");
 }
@@ -55,7 +68,7 @@ std::unique_ptr<TargetSession> createTargetSession(const Endpoint &target, const
     case EndpointKind::Sqlite:
         return std::make_unique<SqliteTargetSession>(target.path);
     case EndpointKind::Mysql:
-        return std::make_unique<MysqlTargetSession>(MysqlConnection(target.dsn, target.name, true));
+        return std::make_unique<MysqlTargetSession>(noted(target, MysqlConnection(target.dsn, target.name, true)));
     }
     throw Error(ErrorKind::Permanent, "unknown endpoint kind");
 }

@@ -9,11 +9,13 @@
 
 namespace driftless::core {
 
-/// Opens a Postgres connection to an endpoint; errors name the endpoint.
-PgConnection connectPostgres(const Endpoint &e, const std::string &applicationName = "driftless");
+/// Opens a Postgres connection to an endpoint; errors name the endpoint. Its TLS is noted for
+/// the status endpoint (recordEndpointTls); `warnTls` logs a connection that is not encrypted or
+/// not verified off this machine (doctor, which reports it as a finding, says false).
+PgConnection connectPostgres(const Endpoint &e, const std::string &applicationName = "driftless", bool warnTls = true);
 
-/// Opens a MySQL/MariaDB connection to an endpoint; errors name the endpoint.
-MysqlConnection connectMysql(const Endpoint &e);
+/// Opens a MySQL/MariaDB connection to an endpoint; errors name the endpoint. TLS as above.
+MysqlConnection connectMysql(const Endpoint &e, bool warnTls = true);
 
 /// Creates the merger for a table's target endpoint. Throws Error for kinds this build cannot
 /// write to.

@@ -1,5 +1,6 @@
 #include "core/engine/debeziumexport.h"
 
+#include "core/db/pgtls.h"
 #include "core/engine/mysqlcdc.h"
 #include "core/model/dsn.h"
 #include "core/model/error.h"
@@ -95,9 +96,16 @@ DebeziumExport exportDebezium(const Workspace &ws, const std::string &pipeline, 
         // tables when it is missing.
         config["publication.autocreate.mode"] = "filtered";
         config["skipped.operations"] = anyTruncateApplied ? "none" : "t";
-        const std::string sslmode = field(fields, "sslmode", "");
+        // The engine's own default off this machine (core/db/pgtls.h): the connector should not
+        // trust the network more than the engine did. Judged by the DSN alone, since the
+        // connector runs elsewhere with an environment of its own.
+        std::string sslmode = field(fields, "sslmode", "");
+        if (sslmode.empty() && !isLoopbackHost(config["database.hostname"].get<std::string>()))
+            sslmode = "verify-full";
         if (!sslmode.empty())
             config["database.sslmode"] = sslmode;
+        if (const std::string ca = field(fields, "sslrootcert", ""); !ca.empty())
+            config["database.sslrootcert"] = ca;
         if (p->heartbeat) {
             config["heartbeat.interval.ms"] = std::to_string(p->heartbeat->count());
             config["heartbeat.action.query"] = "SELECT pg_logical_emit_message(true, 'debezium', 'heartbeat')";

@@ -4,6 +4,7 @@
 #include "core/db/sqlitedb.h"
 #include "core/db/mysqlcatalog.h"
 #include "core/engine/connect.h"
+#include "core/engine/endpointtls.h"
 #include "core/engine/mysqlpreflight.h"
 #include "core/engine/slots.h"
 #include "core/model/error.h"
@@ -25,16 +26,29 @@ struct Probe {
     std::set<std::string> orphansReported; ///< once per source, not once per pipeline
 };
 
+/// How the endpoint's connection is protected: a warning with the DSN change when it is not
+/// encrypted or not verified off this machine (a mode the DSN, PGSSLMODE or the service file
+/// chose), else what it has.
+void tlsFinding(const Endpoint &e, const EndpointTls &t, std::vector<Finding> &out, const std::string &pipeline)
+{
+    if (auto w = tlsWarning(e, t))
+        out.push_back({"warn", "config", pipeline, "endpoint " + e.name, w->message, w->fix});
+    else
+        out.push_back({"ok", "connection", pipeline, "endpoint " + e.name,
+                       "TLS: " + t.tls.describe() + (t.loopback ? ", on this machine" : ""), ""});
+}
+
 Probe probe(const Endpoint &e, std::vector<Finding> &out, const std::string &pipeline)
 {
     Probe p;
     try {
-        p.conn = std::make_unique<PgConnection>(connectPostgres(e, "driftless doctor"));
+        p.conn = std::make_unique<PgConnection>(connectPostgres(e, "driftless doctor", false));
         auto r = p.conn->exec("SELECT current_setting('server_version'), current_setting('wal_level'), current_user");
         out.push_back({"ok", "connection", pipeline, "endpoint " + e.name,
                        "reachable: PostgreSQL " + r.text(0, 0) + " at " + p.conn->describe() + " as " + r.text(0, 2) +
                            ", wal_level=" + r.text(0, 1),
                        ""});
+        tlsFinding(e, endpointTlsOf(*p.conn), out, pipeline);
     } catch (const Error &err) {
         p.error = err.what();
         p.fix = err.hint();
@@ -54,7 +68,7 @@ void doctorMysqlTarget(const PipelineSpec &p, const Endpoint &tgt, std::vector<F
         return;
     const std::string subject = "endpoint " + tgt.name;
     try {
-        auto conn = connectMysql(tgt);
+        auto conn = connectMysql(tgt, false);
         if (conn.dsn().database.empty()) {
             out.push_back({"error", "config", p.name, subject, "the DSN names no database for the target tables",
                            "add the database to the DSN: mysql://user@host:3306/<database>"});
@@ -62,6 +76,7 @@ void doctorMysqlTarget(const PipelineSpec &p, const Endpoint &tgt, std::vector<F
         }
         out.push_back({"ok", "connection", p.name, subject,
                        "reachable: " + conn.serverVersion() + " at " + conn.dsn().display(), ""});
+        tlsFinding(tgt, endpointTlsOf(conn), out, p.name);
         // GRANTEE is 'user'@'host'; CURRENT_USER() is user@host.
         const std::string grantee = "CONCAT('''', REPLACE(CURRENT_USER(), '@', '''@'''), '''')";
         auto r = conn.query("SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = " + grantee +
@@ -94,10 +109,11 @@ void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<F
 {
     std::optional<MysqlConnection> conn;
     try {
-        conn.emplace(connectMysql(src));
+        conn.emplace(connectMysql(src, false));
         if (probed.insert(src.name).second) {
             out.push_back({"ok", "connection", p.name, "endpoint " + src.name,
                            "reachable: " + conn->serverVersion() + " at " + conn->dsn().display(), ""});
+            tlsFinding(src, endpointTlsOf(*conn), out, p.name);
             std::string retention;
             auto problems = binlogProblems(*conn, &retention);
             if (problems.empty())

@@ -1,6 +1,7 @@
 #include "core/engine/endpointcalls.h"
 
 #include "core/base/jsonfields.h"
+#include "core/engine/endpointtls.h"
 #include "core/model/error.h"
 
 #include <nlohmann/json.hpp>
@@ -120,6 +121,11 @@ json probeJsonValue(const EndpointProbe &p)
                          {"tables", pg.tables},
                          {"selectable_tables", pg.selectableTables},
                          {"not_selectable", pg.notSelectable},
+                         {"tls", tlsJsonValue(pg.tls)},
+                         {"loopback", pg.loopback},
+                         {"tls_chosen_by", pg.tlsChosenBy},
+                         {"tls_warning", pg.tlsWarning},
+                         {"tls_fix", pg.tlsFix},
                          {"error", pg.error},
                          {"code", pg.code},
                          {"hint", pg.hint},
@@ -142,6 +148,11 @@ json probeJsonValue(const EndpointProbe &p)
                       {"can_replicate", my.canReplicate},
                       {"can_read_position", my.canReadPosition},
                       {"tables", my.tables},
+                      {"tls", tlsJsonValue(my.tls)},
+                      {"loopback", my.loopback},
+                      {"tls_chosen_by", my.tlsChosenBy},
+                      {"tls_warning", my.tlsWarning},
+                      {"tls_fix", my.tlsFix},
                       {"error", my.error},
                       {"code", my.code},
                       {"hint", my.hint},
@@ -180,6 +191,11 @@ EndpointProbe probeFromJson(const json &in)
         o.tables = number<int>(pg, "tables").value_or(0);
         o.selectableTables = number<int>(pg, "selectable_tables").value_or(0);
         o.notSelectable = texts(pg, "not_selectable");
+        o.tls = tlsFromJson(member(pg, "tls"));
+        o.loopback = flag(pg, "loopback");
+        o.tlsChosenBy = text(pg, "tls_chosen_by");
+        o.tlsWarning = text(pg, "tls_warning");
+        o.tlsFix = text(pg, "tls_fix");
         o.error = text(pg, "error");
         o.code = text(pg, "code");
         o.hint = text(pg, "hint");
@@ -201,6 +217,11 @@ EndpointProbe probeFromJson(const json &in)
         o.canReplicate = flag(my, "can_replicate");
         o.canReadPosition = flag(my, "can_read_position");
         o.tables = number<int>(my, "tables").value_or(0);
+        o.tls = tlsFromJson(member(my, "tls"));
+        o.loopback = flag(my, "loopback");
+        o.tlsChosenBy = text(my, "tls_chosen_by");
+        o.tlsWarning = text(my, "tls_warning");
+        o.tlsFix = text(my, "tls_fix");
         o.error = text(my, "error");
         o.code = text(my, "code");
         o.hint = text(my, "hint");

@@ -3,6 +3,7 @@
 #include "core/config/workspacefile.h"
 #include "core/db/pgconnection.h"
 #include "core/db/sqlitedb.h"
+#include "core/engine/endpointtls.h"
 #include "core/model/error.h"
 #include "core/model/tableref.h"
 
@@ -59,6 +60,8 @@ std::vector<std::string> PgProbe::advice() const
     std::vector<std::string> out;
     if (!connected)
         return out;
+    if (!tlsWarning.empty())
+        out.push_back(tlsWarning + "; " + tlsFix);
     if (!logicalWal())
         out.push_back("wal_level is " + walLevel +
                       ": change data capture needs logical (ALTER SYSTEM SET wal_level = logical, then restart "
@@ -92,6 +95,16 @@ PgProbe probePostgres(const std::string &dsn, const std::optional<std::string> &
         PgConnection conn(password ? withPassword(dsn, *password) : dsn, options);
         p.connected = true;
         p.server = conn.describe();
+        const auto tls = endpointTlsOf(conn);
+        p.tls = tls.tls;
+        p.loopback = tls.loopback;
+        p.tlsChosenBy = tls.chosenBy;
+        Endpoint e;
+        e.dsn = dsn;
+        if (auto w = tlsWarning(e, tls)) {
+            p.tlsWarning = w->message;
+            p.tlsFix = w->fix;
+        }
         auto r = conn.exec(kRoleSql);
         if (r.rows() == 1) {
             p.serverVersion = r.text(0, 0);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/model/tlsstate.h"
 #include "core/model/workspace.h"
 
 #include <optional>
@@ -26,6 +27,11 @@ struct PgProbe {
     int tables = 0;               ///< ordinary and partitioned tables outside the system schemas
     int selectableTables = 0;     ///< ... of which the user may SELECT
     std::vector<std::string> notSelectable; ///< the first few it may not, as schema.name
+    TlsState tls;            ///< what the connection got, as libpq reports it
+    bool loopback = false;   ///< the server is on this machine (no network to protect)
+    std::string tlsChosenBy; ///< dsn, PGSSLMODE, PGREQUIRESSL, service or default (core/db/pgtls.h)
+    /// Off this machine and not verified: what is wrong and the DSN change that fixes it.
+    std::string tlsWarning, tlsFix;
 
     // When not connected.
     std::string error; ///< libpq's message, one line
@@ -35,8 +41,9 @@ struct PgProbe {
 
     bool canReplicate() const { return superuser || replicationRole; }
     bool logicalWal() const { return walLevel == "logical"; }
-    /// What stands in the way, one sentence each with the fix: CDC without logical WAL or a
-    /// replicating role, tables it may not read. Empty when nothing does.
+    /// What stands in the way, one sentence each with the fix: a connection off this machine that
+    /// is not encrypted or not verified, CDC without logical WAL or a replicating role, tables it
+    /// may not read. Empty when nothing does.
     std::vector<std::string> advice() const;
 };
 

@@ -1,6 +1,7 @@
 #include "core/engine/mysqlpreflight.h"
 
 #include "core/db/mysqlconnection.h"
+#include "core/engine/endpointtls.h"
 #include "core/model/error.h"
 
 #include <algorithm>
@@ -91,6 +92,8 @@ std::vector<std::string> MysqlProbe::advice() const
     std::vector<std::string> out;
     if (!connected)
         return out;
+    if (!tlsWarning.empty())
+        out.push_back(tlsWarning + "; " + tlsFix);
     for (const auto &b : binlog)
         out.push_back(b.setting + " is " + b.found + ": change data capture needs it changed: " + b.fix +
                       " (full refresh and cursor sync work as it is)");
@@ -115,6 +118,17 @@ MysqlProbe probeMysql(const std::string &dsn, const std::optional<std::string> &
         MysqlConnection conn(password ? withPassword(dsn, *password) : dsn);
         p.connected = true;
         p.server = conn.dsn().display();
+        const auto tls = endpointTlsOf(conn);
+        p.tls = tls.tls;
+        p.loopback = tls.loopback;
+        p.tlsChosenBy = tls.chosenBy;
+        Endpoint e;
+        e.kind = EndpointKind::Mysql;
+        e.dsn = dsn;
+        if (auto w = tlsWarning(e, tls)) {
+            p.tlsWarning = w->message;
+            p.tlsFix = w->fix;
+        }
         p.version = conn.serverVersion();
         p.mariadb = conn.isMariaDb();
         p.user = conn.scalar("SELECT CURRENT_USER()").value_or("");

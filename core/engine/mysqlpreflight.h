@@ -1,5 +1,7 @@
 #pragma once
 
+#include "core/model/tlsstate.h"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +34,11 @@ struct MysqlProbe {
     bool canReplicate = false;   ///< REPLICATION SLAVE (or ALL) on *.*
     bool canReadPosition = false; ///< BINLOG MONITOR / REPLICATION CLIENT (or ALL): SHOW MASTER STATUS
     int tables = 0;               ///< base tables in the DSN's database (0 without one)
+    TlsState tls;                 ///< what the session got (Ssl_cipher, Ssl_version) and the ssl-mode
+    bool loopback = false;        ///< the server is on this machine
+    std::string tlsChosenBy;      ///< dsn or default
+    /// Off this machine and not verified: what is wrong and the DSN change that fixes it.
+    std::string tlsWarning, tlsFix;
 
     // When not connected.
     std::string error;

@@ -64,6 +64,7 @@ const std::set<std::string> kDocumented = {"connector.class",
                                            "database.password",
                                            "database.dbname",
                                            "database.sslmode",
+                                           "database.sslrootcert",
                                            "topic.prefix",
                                            "plugin.name",
                                            "slot.name",
@@ -112,6 +113,20 @@ TEST(DebeziumExport, aPostgresPipelineBecomesThePostgresConnectorOnAPgoutputSlot
     EXPECT_TRUE(mentions(out.notExpressed, "database.password: never exported"));
     EXPECT_TRUE(mentions(out.notExpressed, "reconcile every 86400 s"));
     EXPECT_EQ(out.connector.dump().find("password\":"), std::string::npos) << "no secret leaves the workspace";
+}
+
+TEST(DebeziumExport, theConnectorVerifiesTlsOffTheLocalMachineAsTheEngineDoes)
+{
+    auto ws = workspace();
+    ws.endpoints["app"].dsn = "host=db1.example.org dbname=app user=sync sslrootcert=/etc/ssl/db-ca.pem";
+    auto out = exportDebezium(ws, "app_to_dw");
+    expectDocumented(out.connector);
+    EXPECT_EQ(out.connector["config"]["database.sslmode"], "verify-full") << "the DSN chose nothing";
+    EXPECT_EQ(out.connector["config"]["database.sslrootcert"], "/etc/ssl/db-ca.pem");
+    ws.endpoints["app"].dsn = "host=db1.example.org dbname=app user=sync sslmode=require";
+    EXPECT_EQ(exportDebezium(ws, "app_to_dw").connector["config"]["database.sslmode"], "require");
+    ws.endpoints["app"].dsn = "host=127.0.0.1 dbname=app user=sync";
+    EXPECT_FALSE(exportDebezium(ws, "app_to_dw").connector["config"].contains("database.sslmode"));
 }
 
 TEST(DebeziumExport, aMariaDbPipelineBecomesTheMySqlConnectorWithAnotherServerIdThanTheEngines)

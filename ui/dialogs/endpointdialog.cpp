@@ -49,8 +49,6 @@ struct EndpointDialog::Probe {
     /// Why the engine gave no probe (an agent unreachable, an answer not understood).
     std::string failure;
     std::string database; ///< MySQL: the DSN's database, whose tables were counted
-    std::string sslMode;  ///< MySQL: the DSN's ssl-mode, its default filled in
-    bool loopback = false;
 };
 
 EndpointDialog::EndpointDialog(std::optional<core::Endpoint> existing, QStringList takenNames,
@@ -318,7 +316,7 @@ void EndpointDialog::kindChanged()
                                tr("always TLS, certificate signed by the CA file below"),
                                tr("always TLS, certificate signed by the CA file whose name matches the host")};
         } else {
-            m_tls->addItem(tr("libpq default (prefer)"), QString());
+            m_tls->addItem(tr("Driftless default (prefer on this machine, else verify-full)"), QString());
             tips = QStringList{tr("never use TLS"), tr("TLS only if the server insists"), tr("TLS when the server offers it"),
                                tr("always TLS, without checking the certificate"),
                                tr("always TLS, certificate signed by a trusted CA (sslrootcert)"),
@@ -630,12 +628,8 @@ void EndpointDialog::testConnection()
                 p.my = found.mysql;
                 p.lite = found.sqlite;
             }
-            if (p.my.connected) {
-                const auto dsn = core::MysqlDsn::parse(e.dsn);
-                p.database = dsn.database;
-                p.sslMode = dsn.sslMode;
-                p.loopback = dsn.isLoopback();
-            }
+            if (p.my.connected)
+                p.database = core::MysqlDsn::parse(e.dsn).database;
         } catch (const core::Error &x) {
             p.failure = x.what();
         }
@@ -680,6 +674,7 @@ void EndpointDialog::showProbe(std::uint64_t job, const Probe &p)
         } else {
             lines << good + tr("<b>PostgreSQL %1</b> at %2 as <b>%3</b>")
                                 .arg(esc(pg.serverVersion), esc(pg.server), esc(pg.user));
+            lines << tlsLine(pg.tls, pg.loopback, pg.tlsWarning, pg.tlsFix);
             lines << (pg.logicalWal() ? good : warn) + tr("wal_level <b>%1</b>").arg(esc(pg.walLevel));
             const QString how = pg.superuser ? tr("superuser") : tr("REPLICATION");
             lines << (pg.canReplicate() ? good + tr("may replicate (%1)").arg(how)
@@ -689,12 +684,39 @@ void EndpointDialog::showProbe(std::uint64_t job, const Probe &p)
             if (!pg.error.empty())
                 lines << bad + esc(pg.error);
             for (const auto &advice : pg.advice())
-                lines << warn + esc(advice);
+                if (pg.tlsWarning.empty() || advice.rfind(pg.tlsWarning, 0) != 0) // shown above
+                    lines << warn + esc(advice);
         }
     }
     m_result->setText(lines.join(QStringLiteral("<br>")));
     fitHeight(false);
     emit testFinished(ok);
+}
+
+QString EndpointDialog::tlsLine(const core::TlsState &tls, bool loopback, const std::string &warning,
+                                const std::string &fix)
+{
+    // What the connection got, as the client library reports it; never colour alone.
+    const QString good = QStringLiteral("<span style='color:#1b7a2f'>\u2714</span> ");
+    const QString warn = QStringLiteral("<span style='color:#9a6700'>\u26a0</span> ");
+    const QString mode = esc(tls.mode);
+    QString what;
+    if (!tls.encrypted)
+        what = tr("<b>not encrypted</b> (%1)").arg(mode);
+    else if (tls.hostVerified)
+        what = tr("<b>encrypted</b> (%1), the server's certificate and host name <b>verified</b> (%2)")
+                   .arg(esc(tls.protocol), mode);
+    else if (tls.verified)
+        what = tr("<b>encrypted</b> (%1), the server's certificate verified but <b>not its host name</b> (%2)")
+                   .arg(esc(tls.protocol), mode);
+    else
+        what = tr("<b>encrypted</b> (%1), the server's certificate <b>not verified</b> (%2)").arg(esc(tls.protocol), mode);
+    if (!warning.empty())
+        return warn + what + QStringLiteral("<br>&nbsp;&nbsp;&nbsp;&nbsp;") +
+               tr("What to do: %1").arg(esc(fix));
+    if (loopback && !tls.hostVerified)
+        return good + what + tr(": fine on this machine");
+    return good + what;
 }
 
 QStringList EndpointDialog::mysqlLines(const Probe &p) const
@@ -714,15 +736,7 @@ QStringList EndpointDialog::mysqlLines(const Probe &p) const
     }
     lines << good + tr("<b>%1 %2</b> at %3 as <b>%4</b>")
                         .arg(my.mariadb ? tr("MariaDB") : tr("MySQL"), esc(my.version), esc(my.server), esc(my.user));
-    const QString mode = esc(p.sslMode);
-    if (p.sslMode == "verify_ca" || p.sslMode == "verify_identity")
-        lines << good + tr("TLS with the server's certificate verified (ssl-mode=%1)").arg(mode);
-    else if (p.loopback)
-        lines << good + tr("server certificate not verified (ssl-mode=%1): fine on this machine").arg(mode);
-    else
-        lines << warn + tr("server certificate <b>not verified</b> (ssl-mode=%1): choose verify_identity and the "
-                           "server's CA file")
-                            .arg(mode);
+    lines << tlsLine(my.tls, my.loopback, my.tlsWarning, my.tlsFix);
     if (my.binlog.empty()) {
         lines << good + tr("binlog <b>ready for change data capture</b>: ROW format, FULL row image and metadata, "
                            "kept %1")

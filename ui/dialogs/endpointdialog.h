@@ -2,6 +2,7 @@
 
 #include "ui/secrets/secretstore.h"
 
+#include "core/model/tlsstate.h"
 #include "core/model/workspace.h"
 
 #include <QDialog>
@@ -77,7 +78,8 @@ public:
     QPushButton *okButton() const;
     SlotGuardBox *slotGuardBox() const { return m_guard; }
 
-    /// libpq's sslmode values, in order of strength ("" first: libpq's default, prefer).
+    /// libpq's sslmode values, in order of strength ("" first: Driftless's default, prefer on
+    /// this machine and verify-full off it).
     static const QStringList &tlsModes();
     /// MySQL's ssl-mode values as MysqlDsn takes them, in order of strength.
     static const QStringList &mysqlTlsModes();
@@ -111,6 +113,10 @@ private:
     QString intro() const;
     void showProbe(std::uint64_t job, const Probe &probe);
     QStringList mysqlLines(const Probe &probe) const;
+    /// The connection's TLS in words: encrypted or not, verified or not; off this machine and
+    /// weaker than verify-full, with the DSN change that fixes it.
+    static QString tlsLine(const core::TlsState &tls, bool loopback, const std::string &warning,
+                           const std::string &fix);
     void showPasswordNote();
 
     std::optional<core::Endpoint> m_existing;
