@@ -23,6 +23,8 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
+#include <QValueAxis>
+#include <QChart>
 
 using namespace driftless;
 using namespace driftless::ui;
@@ -167,6 +169,12 @@ void TestSlotHistory::theChartDrawsTheStoredSamplesWithTheGuardLines()
     QVERIFY2(span >= 180'000 && span < 200'000, qPrintable(QString::number(span)));
     QVERIFY(chart->shownFromMs() <= at.front() + moved);
     QCOMPARE(chart->projectionLabel()->text(), QStringLiteral("At this rate: limit in 3 h 10 min"));
+    auto *y = qobject_cast<QValueAxis *>(chart->chart()->axes(Qt::Vertical).value(0));
+    QVERIFY(y);
+    QCOMPARE(y->titleText(), QStringLiteral("WAL (MB)"));
+    QCOMPARE(y->max(), 8.0); // 6.5 MB with headroom, in whole MB ticks
+    // Qt Charts lays its scene out on the event loop: let it, before the screenshot.
+    QTest::qWait(200);
     test::saveShot(&w, QStringLiteral("slots-history"));
 
     // A fixed window: the same samples, in the last 15 minutes.
