@@ -72,6 +72,7 @@ MainWindow::MainWindow(QWidget *parent)
     m_pages->addTab(m_tablesPage, tr("Tables"));
     m_lagPage->setEngine(m_engine); // its history is where the engine is
     m_pages->addTab(m_lagPage, tr("Lag"));
+    m_slotsPage->setEngine(m_engine);
     m_pages->addTab(m_slotsPage, tr("Slots"));
     m_pages->addTab(m_alertsPage, tr("Alerts && Log"));
     m_pages->addTab(m_workspacePage, tr("Workspace"));

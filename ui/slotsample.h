@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace driftless::ui {
@@ -26,6 +27,21 @@ struct SlotSample {
     /// Per source; a source that could not be read carries its error and no slots.
     std::vector<core::SourceSlots> sources;
 };
+
+/// Whether any limit applies to `slot`: its source's slot guard `max_retained`, or the server's
+/// (the slot has a `safe_wal_size`). Without one, a null `seconds_to_limit` means "no limit",
+/// not "not growing".
+inline bool slotLimitApplies(const core::SlotReport &slot, const std::optional<core::SlotGuard> &guard)
+{
+    return (guard && guard->maxRetained > 0) || slot.safeWalSize.has_value();
+}
+
+/// The slot guard of the endpoint `source` in `workspace`, if it has one.
+inline std::optional<core::SlotGuard> slotGuardOf(const core::Workspace *workspace, const std::string &source)
+{
+    const core::Endpoint *e = workspace ? workspace->endpoint(source) : nullptr;
+    return e ? e->slotGuard : std::nullopt;
+}
 
 } // namespace driftless::ui
 

@@ -3,6 +3,9 @@
 #include "ui/displayformat.h"
 #include "ui/statusicons.h"
 
+#include "core/engine/slotprojection.h"
+
+#include <cmath>
 #include <limits>
 
 namespace driftless::ui {
@@ -16,7 +19,8 @@ bool sameOnScreen(const core::SlotReport &a, const core::SlotReport &b)
     return sameSlot(a, b) && a.owner == b.owner && a.orphaned == b.orphaned && a.temporary == b.temporary &&
            a.active == b.active && a.activePid == b.activePid && a.walStatus == b.walStatus &&
            a.retainedBytes == b.retainedBytes && a.safeWalSize == b.safeWalSize &&
-           a.confirmedFlushLsn == b.confirmedFlushLsn && a.slotType == b.slotType && a.database == b.database;
+           a.confirmedFlushLsn == b.confirmedFlushLsn && a.slotType == b.slotType && a.database == b.database &&
+           a.secondsToLimit == b.secondsToLimit;
 }
 
 bool startsWith(const std::string &s, const char *prefix) { return s.rfind(prefix, 0) == 0; }
@@ -57,6 +61,9 @@ QVariant SlotsModel::headerData(int section, Qt::Orientation orientation, int ro
             return tr("WAL the slot holds on the source: pg_current_wal_lsn() minus restart_lsn");
         case SafeWalSize:
             return tr("WAL that may still be written before the slot is invalidated (max_slot_wal_keep_size)");
+        case TimeToLimit:
+            return tr("At the slot's growth over the last 15 minutes, when its slot guard's max_retained or the "
+                      "server's max_slot_wal_keep_size is reached");
         case ConfirmedFlushLsn:
             return tr("The last position its consumer confirmed");
         }
@@ -79,6 +86,8 @@ QVariant SlotsModel::headerData(int section, Qt::Orientation orientation, int ro
         return tr("Retained WAL");
     case SafeWalSize:
         return tr("Safe WAL size");
+    case TimeToLimit:
+        return tr("Time to limit");
     case ConfirmedFlushLsn:
         return tr("Confirmed flush LSN");
     }
@@ -112,6 +121,11 @@ QString SlotsModel::ownerText(const core::SlotReport &s)
 QVariant SlotsModel::display(const core::SlotReport &s, int column) const
 {
     switch (column) {
+    case TimeToLimit:
+        if (s.secondsToLimit)
+            return *s.secondsToLimit <= 0 ? tr("at its limit now")
+                                          : QString::fromStdString(core::humanTimeLeft(*s.secondsToLimit));
+        return limited(static_cast<std::size_t>(&s - m_rows.data())) ? tr("not growing") : tr("no limit");
     case Source:
         return QString::fromStdString(s.source);
     case Slot:
@@ -146,6 +160,9 @@ QVariant SlotsModel::sortKey(const core::SlotReport &s, int column) const
         return static_cast<qlonglong>(s.safeWalSize.value_or(std::numeric_limits<qint64>::max()));
     case Active:
         return s.active ? 1 : 0;
+    case TimeToLimit:
+        // Soonest first; nothing heading for a limit sorts as the safest.
+        return s.secondsToLimit.value_or(std::numeric_limits<double>::max());
     }
     return display(s, column);
 }
@@ -181,6 +198,13 @@ QString SlotsModel::toolTip(const core::SlotReport &s, int column) const
         if (!s.safeWalSize)
             return tr("max_slot_wal_keep_size is -1: the slot may hold WAL until the disk fills");
         return tr("%L1 bytes").arg(*s.safeWalSize);
+    case TimeToLimit:
+        if (s.secondsToLimit)
+            return tr("At its growth over the last 15 minutes (%1 s)").arg(std::llround(*s.secondsToLimit));
+        return limited(static_cast<std::size_t>(&s - m_rows.data()))
+                   ? tr("Retained WAL is steady or falling, or too few samples for a rate yet")
+                   : tr("No slot_guard max_retained on %1 and no max_slot_wal_keep_size on the server")
+                         .arg(QString::fromStdString(s.source));
     case ConfirmedFlushLsn:
         return s.restartLsn.empty() ? QString() : tr("restart_lsn %1").arg(QString::fromStdString(s.restartLsn));
     }
@@ -207,7 +231,7 @@ QVariant SlotsModel::data(const QModelIndex &index, int role) const
     case Qt::ToolTipRole:
         return toolTip(s, index.column());
     case Qt::TextAlignmentRole:
-        if (index.column() == Retained || index.column() == SafeWalSize)
+        if (index.column() == Retained || index.column() == SafeWalSize || index.column() == TimeToLimit)
             return QVariant(Qt::AlignRight | Qt::AlignVCenter);
         return {};
     case SortRole:
@@ -223,13 +247,28 @@ QVariant SlotsModel::data(const QModelIndex &index, int role) const
 void SlotsModel::setSample(const SlotSample &sample)
 {
     std::vector<core::SlotReport> rows;
+    std::vector<bool> limitedRows;
     for (const auto &source : sample.sources)
-        rows.insert(rows.end(), source.replicationSlots.begin(), source.replicationSlots.end());
-    setSlots(rows);
+        for (const auto &s : source.replicationSlots) {
+            rows.push_back(s);
+            limitedRows.push_back(slotLimitApplies(s, slotGuardOf(sample.workspace.get(), s.source)));
+        }
+    setSlots(rows, limitedRows);
 }
 
-void SlotsModel::setSlots(const std::vector<core::SlotReport> &rows)
+bool SlotsModel::limited(std::size_t row) const
 {
+    return row < m_limited.size() ? m_limited[row] : m_rows[row].safeWalSize.has_value();
+}
+
+void SlotsModel::setSlots(const std::vector<core::SlotReport> &rows, const std::vector<bool> &limitedRows)
+{
+    if (limitedRows != m_limited && rows.size() == m_rows.size() && !rows.empty()) {
+        // A guard set or lifted changes what Time to limit says, not which slots there are.
+        m_limited = limitedRows;
+        emit dataChanged(index(0, TimeToLimit), index(static_cast<int>(rows.size()) - 1, TimeToLimit));
+    }
+    m_limited = limitedRows;
     bool sameRows = rows.size() == m_rows.size();
     for (std::size_t i = 0; sameRows && i < rows.size(); ++i)
         sameRows = sameSlot(rows[i], m_rows[i]);

@@ -9,7 +9,9 @@
 namespace driftless::ui {
 
 /// One row per replication slot over a SlotSample: every slot of every Postgres source of the
-/// workspace, Driftless's and others'.
+/// workspace, Driftless's and others'. Time to limit says where each slot is heading at its recent
+/// rate (`seconds_to_limit`), "not growing" or "no limit" (with its source's slot guard, from the
+/// sample's workspace).
 ///
 /// setSample() updates in place (one dataChanged) while the same slots are listed in the same
 /// order, which is the usual case every 15 s, so the selection stays put; a slot appearing or
@@ -17,7 +19,18 @@ namespace driftless::ui {
 class SlotsModel final : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Source, Slot, Owner, Active, WalStatus, Retained, SafeWalSize, ConfirmedFlushLsn, ColumnCount };
+    enum Column {
+        Source,
+        Slot,
+        Owner,
+        Active,
+        WalStatus,
+        Retained,
+        SafeWalSize,
+        TimeToLimit,
+        ConfirmedFlushLsn,
+        ColumnCount
+    };
     Q_ENUM(Column)
 
     enum Role {
@@ -38,7 +51,9 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
     void setSample(const SlotSample &sample);
-    void setSlots(const std::vector<core::SlotReport> &rows);
+    /// `limited[i]`: a limit applies to rows[i] (slotLimitApplies()); missing: only where the
+    /// server has one (a safe_wal_size).
+    void setSlots(const std::vector<core::SlotReport> &rows, const std::vector<bool> &limited = {});
 
     const core::SlotReport &slotAt(int row) const { return m_rows.at(static_cast<std::size_t>(row)); }
     /// The row of `source`/`slot`, or -1.
@@ -53,7 +68,10 @@ private:
     QVariant sortKey(const core::SlotReport &s, int column) const;
     QString toolTip(const core::SlotReport &s, int column) const;
 
+    bool limited(std::size_t row) const;
+
     std::vector<core::SlotReport> m_rows;
+    std::vector<bool> m_limited;
 };
 
 } // namespace driftless::ui

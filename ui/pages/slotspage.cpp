@@ -4,6 +4,7 @@
 #include "ui/models/slotsmodel.h"
 #include "ui/slotmonitor.h"
 #include "ui/statusicons.h"
+#include "ui/widgets/slothistorychart.h"
 #include "ui/widgets/tableselection.h"
 
 #include <QHBoxLayout>
@@ -13,6 +14,7 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
+#include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -23,7 +25,7 @@ namespace driftless::ui {
 
 SlotsPage::SlotsPage(SlotsModel *model, SlotMonitor *monitor, QWidget *parent)
     : QWidget(parent), m_model(model), m_monitor(monitor), m_proxy(new QSortFilterProxyModel(this)),
-      m_view(new QTableView(this)), m_summary(new QLabel(this)), m_notice(new QLabel(this)),
+      m_view(new QTableView(this)), m_chart(new SlotHistoryChart(this)), m_summary(new QLabel(this)), m_notice(new QLabel(this)),
       m_result(new QLabel(this)), m_drop(new QPushButton(tr("Drop slot\u2026"), this))
 {
     setObjectName(QStringLiteral("slotsPage"));
@@ -63,7 +65,14 @@ SlotsPage::SlotsPage(SlotsModel *model, SlotMonitor *monitor, QWidget *parent)
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(top);
     layout->addWidget(m_notice);
-    layout->addWidget(m_view, 1);
+    auto *split = new QSplitter(Qt::Vertical, this);
+    split->setObjectName(QStringLiteral("slotsSplitter"));
+    split->setChildrenCollapsible(false);
+    split->addWidget(m_view);
+    split->addWidget(m_chart);
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 3);
+    layout->addWidget(split, 1);
     layout->addWidget(m_result);
 
     m_timer.setInterval(kRefreshMs);
@@ -71,6 +80,7 @@ SlotsPage::SlotsPage(SlotsModel *model, SlotMonitor *monitor, QWidget *parent)
     connect(m_monitor, &SlotMonitor::sampleReady, this, &SlotsPage::showSample);
     connect(m_monitor, &SlotMonitor::dropFinished, this, &SlotsPage::showDropResult);
     connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this, &SlotsPage::updateButtons);
+    connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this, &SlotsPage::updateChart);
     connect(m_model, &QAbstractItemModel::modelReset, this, [this] {
         updateButtons();
         fitColumns();
@@ -110,6 +120,9 @@ void SlotsPage::showSample(const SlotSample &sample)
             inactive += s.active ? 0 : 1;
         }
     }
+    // After the model took the same reading (it is connected after this page): the chart then
+    // charts the selected slot as just read, and reads its history again.
+    QMetaObject::invokeMethod(this, &SlotsPage::updateChart, Qt::QueuedConnection);
     m_notice->setText(errors.join(QLatin1Char('\n')));
     m_notice->setVisible(!errors.isEmpty());
     if (!sample.workspace) {
@@ -132,6 +145,19 @@ void SlotsPage::showSample(const SlotSample &sample)
         m_summary->setText(text);
     }
     updateButtons();
+}
+
+void SlotsPage::setEngine(EngineBridge *engine) { m_chart->setEngine(engine); }
+
+void SlotsPage::updateChart()
+{
+    const int row = selectedRow();
+    if (row < 0) {
+        m_chart->clearSlot();
+        return;
+    }
+    const auto &s = m_model->slotAt(row);
+    m_chart->setSlot(s, slotGuardOf(m_monitor->sample().workspace.get(), s.source));
 }
 
 int SlotsPage::selectedRow() const { return selectedSourceRow(m_view, m_proxy); }

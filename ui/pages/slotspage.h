@@ -12,6 +12,8 @@ class QTableView;
 
 namespace driftless::ui {
 
+class EngineBridge;
+class SlotHistoryChart;
 class SlotMonitor;
 class SlotsModel;
 struct SlotSample;
@@ -23,6 +25,9 @@ struct SlotSample;
 /// "Drop slot…" drops the selected inactive slot after a confirmation that shows the exact SQL;
 /// the statement runs on a worker (SlotMonitor::dropSlot()). Active slots cannot be dropped:
 /// the button is disabled and its tooltip says why.
+///
+/// Under the grid (a splitter), the selected slot over time with where it is heading
+/// (SlotHistoryChart), read through the engine's door again with each reading of the slots.
 class SlotsPage final : public QWidget {
     Q_OBJECT
 public:
@@ -33,6 +38,9 @@ public:
     QTableView *view() const { return m_view; }
     QSortFilterProxyModel *proxy() const { return m_proxy; }
     QPushButton *dropButton() const { return m_drop; }
+    SlotHistoryChart *historyChart() const { return m_chart; }
+    /// Where the slot history comes from: the door of the engine `engine` shows.
+    void setEngine(EngineBridge *engine);
     /// The drop confirmation while it is open, else null.
     QMessageBox *confirmation() const { return m_confirmation; }
     /// The model row of the selected slot, or -1.
@@ -52,11 +60,14 @@ private:
     void showDropResult(const QString &source, const QString &slot, const QString &error);
     void updateButtons();
     void fitColumns();
+    /// Shows the selected slot (or none) in the history chart, reading its history again.
+    void updateChart();
 
     SlotsModel *m_model;
     SlotMonitor *m_monitor;
     QSortFilterProxyModel *m_proxy;
     QTableView *m_view;
+    SlotHistoryChart *m_chart;
     QLabel *m_summary;
     QLabel *m_notice;
     QLabel *m_result;

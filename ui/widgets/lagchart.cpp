@@ -3,6 +3,7 @@
 #include "ui/enginedoor.h"
 
 #include "ui/displayformat.h"
+#include "ui/widgets/chartstyle.h"
 #include "ui/widgets/legendstrip.h"
 
 #include "core/base/clock.h"
@@ -88,16 +89,8 @@ LagChart::LagChart(QWidget *parent)
     m_capped->setWordWrap(true);
     m_capped->setVisible(false);
 
-    // Follow the system palette: a dark desktop gets the dark chart theme.
-    const bool dark = palette().color(QPalette::Window).lightness() < 128;
-    m_chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
-    m_chart->setBackgroundRoundness(0);
-    m_chart->setMargins(QMargins(4, 4, 4, 4));
-    // The legend is a widget of its own under the chart (LegendStrip): Qt Charts' legend keeps
-    // one row and cut twenty names to a few letters.
-    m_chart->legend()->hide();
+    styleChart(m_chart, palette());
     m_legend->setObjectName(QStringLiteral("lagLegend"));
-    m_chart->setAnimationOptions(QChart::NoAnimation);
     m_x->setTitleText(tr("Time"));
     m_y->setTitleText(tr("Lag (seconds)"));
     m_y->setLabelFormat(QStringLiteral("%.0f"));
@@ -595,21 +588,10 @@ void LagChart::updateAxes(std::int64_t nowMs)
     }
     for (auto &[value, series] : m_slaLines)
         series->replace({QPointF(from, value), QPointF(static_cast<qreal>(nowMs), value)});
-    m_x->setFormat(window > 6 * 60 * kMinute ? QStringLiteral("ddd HH:mm") : QStringLiteral("HH:mm"));
-    m_x->setTickCount(window > 6 * 60 * kMinute ? 7 : 6);
-    m_x->setRange(QDateTime::fromMSecsSinceEpoch(nowMs - window), QDateTime::fromMSecsSinceEpoch(nowMs));
-    // Headroom above the highest line, rounded to a readable step.
-    const double span = top <= 0 ? 60 : top * 1.15;
-    double step = 86400;
-    for (double candidate : {1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 21600, 43200})
-        if (span / candidate <= 8) {
-            step = candidate;
-            break;
-        }
-    while (span / step > 8)
-        step *= 2;
-    m_y->setRange(0, std::ceil(span / step) * step);
-    m_y->setTickCount(static_cast<int>(std::ceil(span / step)) + 1);
+    setTimeRange(m_x, nowMs - window, nowMs);
+    setRoundedRange(m_y, top,
+                    {1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 21600, 43200, 86400},
+                    60);
     m_empty->setVisible(m_loaded && !anyPoint && !m_lines.empty());
 }
 

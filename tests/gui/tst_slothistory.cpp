@@ -1,0 +1,243 @@
+// The Slots page's history chart on a recording of a real agent with slot samples of known
+// values added: the retained WAL and safe_wal_size lines hold those samples, the slot guard's
+// warn_retained and max_retained are dashed lines at their values, the window fits the three
+// minutes there are, and the projection line and the Time to limit column read as the engine's
+// seconds_to_limit says (and, when it is null, as the guard tells apart).
+
+#include "tests/support/guisupport.h"
+#include "tests/support/recordeddoor.h"
+
+#include "ui/enginebridge.h"
+#include "ui/mainwindow.h"
+#include "ui/models/slotsmodel.h"
+#include "ui/pages/slotspage.h"
+#include "ui/widgets/legendstrip.h"
+#include "ui/widgets/slothistorychart.h"
+
+#include <QAbstractItemModelTester>
+#include <QDateTimeAxis>
+#include <QFile>
+#include <QLabel>
+#include <QLineSeries>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTest>
+#include <QValueAxis>
+#include <QChart>
+
+using namespace driftless;
+using namespace driftless::ui;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::int64_t kMB = 1024 * 1024;
+
+std::int64_t recordedAtMs()
+{
+    QFile f(QStringLiteral(DRIFTLESS_RECORDING));
+    if (!f.open(QIODevice::ReadOnly))
+        return 0;
+    return json::parse(f.readAll().toStdString()).at("recorded_at_ms").get<std::int64_t>();
+}
+
+/// The recording's workspace with a slot guard on its source `app`.
+std::string guardedWorkspace(const std::string &guard)
+{
+    return "endpoints:\n"
+           "  app: {kind: postgres, dsn: \"host=127.0.0.1 port=5432 user=driftless dbname=shop_app\"" +
+           guard +
+           "}\n"
+           "  warehouse: {kind: postgres, dsn: \"host=127.0.0.1 port=5432 user=driftless dbname=shop_warehouse\"}\n"
+           "pipelines:\n"
+           "  - name: shop\n"
+           "    source: app\n"
+           "    target: warehouse\n"
+           "    tables:\n"
+           "      - {table: \"public.orders\", strategy: cdc, freshness_sla: 1m}\n";
+}
+
+json slotsAnswer(std::int64_t atMs, const json &secondsToLimit, const json &safeWalSize)
+{
+    return {{"errors", json::array()},
+            {"sampled_at_ms", atMs},
+            {"slots",
+             {{{"active", true},
+               {"active_pid", 20814},
+               {"confirmed_flush_lsn", "0/7297988"},
+               {"database", "shop_app"},
+               {"orphaned", false},
+               {"owner", "shop"},
+               {"plugin", "pgoutput"},
+               {"restart_lsn", "0/726F990"},
+               {"retained_bytes", 25 * kMB / 10},
+               {"safe_wal_size", safeWalSize},
+               {"seconds_to_limit", secondsToLimit},
+               {"slot", "driftless_shop"},
+               {"slot_type", "logical"},
+               {"source", "app"},
+               {"temporary", false},
+               {"unconfirmed_bytes", 42608},
+               {"wal_status", "reserved"}}}},
+            {"sources", {{{"current_lsn", "0/72A1FF8"}, {"error", nullptr}, {"max_slot_wal_keep_size", nullptr},
+                          {"source", "app"}}}}};
+}
+
+} // namespace
+
+class TestSlotHistory : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() { test::useTestSettings(); }
+    void theChartDrawsTheStoredSamplesWithTheGuardLines();
+    void theProjectionReadsAsTheEngineSays_data();
+    void theProjectionReadsAsTheEngineSays();
+};
+
+void TestSlotHistory::theChartDrawsTheStoredSamplesWithTheGuardLines()
+{
+    const std::int64_t recorded = recordedAtMs();
+    QVERIFY(recorded > 0);
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QAbstractItemModelTester tester(w.slotsModel(), QAbstractItemModelTester::FailureReportingMode::Fatal);
+    auto *door = new test::RecordedDoor(QStringLiteral(DRIFTLESS_RECORDING));
+
+    // The source guards its slots at 4 MB, warning from 2 MB; the server limits them too.
+    QFile f(QStringLiteral(DRIFTLESS_RECORDING));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    json snapshot = json::parse(f.readAll().toStdString()).at("answers").at("GET /api/v1/snapshot?events=200").at("body");
+    snapshot["workspace_yaml"] = guardedWorkspace(", slot_guard: {max_retained: 4MB, warn_retained: 2MB, action: alert}");
+    door->answer("GET /api/v1/snapshot?events=200", 200, snapshot);
+    door->answer("GET /api/v1/slots?fresh=true", 200, slotsAnswer(recorded, 11'400, 5 * kMB));
+    // Thirteen samples 15 s apart over the last three minutes: retained WAL grows by 0.125 MB a
+    // sample from 1 MB, safe_wal_size falls as much from 6.5 MB.
+    json history = json::array();
+    std::vector<std::int64_t> at;
+    for (int i = 0; i < 13; ++i) {
+        at.push_back(recorded - 180'000 + i * 15'000);
+        history.push_back({{"at_ms", at.back()},
+                           {"retained_bytes", kMB + i * kMB / 8},
+                           {"unconfirmed_bytes", 1000},
+                           {"safe_wal_size", 13 * kMB / 2 - i * kMB / 8}});
+    }
+    door->answer("GET /api/v1/slot-history?source=app&slot=driftless_shop", 200, history);
+    w.engine()->attachDoor(door, QStringLiteral("recorded agent"));
+
+    w.pages()->setCurrentWidget(w.slotsPage());
+    QTRY_VERIFY2(w.engine()->snapshot().workspace, qPrintable(w.engine()->snapshot().error));
+    QTRY_COMPARE(w.slotsModel()->rowCount(), 1);
+    auto *chart = w.slotsPage()->historyChart();
+    QCOMPARE(chart->windowMs(), SlotHistoryChart::kFit);
+    QSignalSpy ready(chart, &SlotHistoryChart::historyReady);
+    // The guard comes with the workspace of the engine's snapshot.
+    QTRY_COMPARE(w.slotsModel()->index(0, SlotsModel::TimeToLimit).data().toString(), QStringLiteral("3 h 10 min"));
+    w.slotsPage()->selectSlot(QStringLiteral("app"), QStringLiteral("driftless_shop"));
+    QTRY_VERIFY(chart->historyLoaded() && chart->retainedSeries()->count() == 13);
+    QVERIFY(door->count("GET /api/v1/slot-history?source=app&slot=driftless_shop") >= 1);
+
+    // The samples, moved to now as the door moves the recording, in MB.
+    const std::int64_t shift = chart->shownToMs() - core::wallClockMs();
+    QVERIFY(std::abs(shift) < 60'000);
+    QCOMPARE(chart->unitBytes(), double(kMB));
+    const auto retained = chart->retainedSeries()->points();
+    const auto safe = chart->safeWalSeries()->points();
+    QCOMPARE(safe.size(), 13);
+    const std::int64_t moved = static_cast<std::int64_t>(retained.front().x()) - at.front();
+    QVERIFY(moved >= 0);
+    for (int i = 0; i < 13; ++i) {
+        QCOMPARE(static_cast<std::int64_t>(retained[i].x()), at[static_cast<std::size_t>(i)] + moved);
+        QCOMPARE(retained[i].y(), 1.0 + i / 8.0);
+        QCOMPARE(safe[i].y(), 6.5 - i / 8.0);
+    }
+    // The guard's lines, dashed, across the window, at 2 MB and 4 MB.
+    for (auto [line, value] : {std::pair{chart->warnLine(), 2.0}, std::pair{chart->maxLine(), 4.0}}) {
+        QCOMPARE(line->count(), 2);
+        QCOMPARE(line->at(0).y(), value);
+        QCOMPARE(line->at(1).y(), value);
+        QCOMPARE(line->pen().style(), Qt::DashLine);
+        QCOMPARE(static_cast<std::int64_t>(line->at(0).x()), chart->shownFromMs());
+    }
+    QCOMPARE(chart->warnLine()->name(), QStringLiteral("warn_retained 2.0 MB"));
+    QCOMPARE(chart->maxLine()->name(), QStringLiteral("max_retained 4.0 MB"));
+    QCOMPARE(chart->legend()->entries().size(), std::size_t{4});
+    // The window fits the three minutes of history, not the last hour.
+    const std::int64_t span = chart->shownToMs() - chart->shownFromMs();
+    QVERIFY2(span >= 180'000 && span < 200'000, qPrintable(QString::number(span)));
+    QVERIFY(chart->shownFromMs() <= at.front() + moved);
+    QCOMPARE(chart->projectionLabel()->text(), QStringLiteral("At this rate: limit in 3 h 10 min"));
+    auto *y = qobject_cast<QValueAxis *>(chart->chart()->axes(Qt::Vertical).value(0));
+    QVERIFY(y);
+    QCOMPARE(y->titleText(), QStringLiteral("WAL (MB)"));
+    QCOMPARE(y->max(), 8.0); // 6.5 MB with headroom, in whole MB ticks
+    // Qt Charts lays its scene out on the event loop: let it, before the screenshot.
+    QTest::qWait(200);
+    test::saveShot(&w, QStringLiteral("slots-history"));
+
+    // A fixed window: the same samples, in the last 15 minutes.
+    chart->setWindowMs(15 * 60'000);
+    QTRY_VERIFY(chart->historyLoaded() && chart->shownToMs() - chart->shownFromMs() == 15 * 60'000);
+    QCOMPARE(chart->retainedSeries()->count(), 13);
+
+    // Nothing selected: nothing charted, and a reply still on its way is dropped.
+    chart->setWindowMs(SlotHistoryChart::kFit);
+    w.slotsPage()->view()->clearSelection();
+    QTRY_COMPARE(chart->retainedSeries()->count(), 0);
+    QVERIFY(!chart->historyLoaded());
+    QTest::qWait(50);
+    QCOMPARE(chart->retainedSeries()->count(), 0);
+    Q_UNUSED(ready);
+}
+
+void TestSlotHistory::theProjectionReadsAsTheEngineSays_data()
+{
+    QTest::addColumn<QVariant>("seconds");
+    QTest::addColumn<bool>("guarded");
+    QTest::addColumn<bool>("serverLimit");
+    QTest::addColumn<QString>("line");
+    QTest::addColumn<QString>("column");
+    QTest::newRow("heading for the limit") << QVariant(11'400.0) << true << false
+                                           << QStringLiteral("At this rate: limit in 3 h 10 min")
+                                           << QStringLiteral("3 h 10 min");
+    QTest::newRow("at the limit") << QVariant(0.0) << true << false << QStringLiteral("At its limit now")
+                                  << QStringLiteral("at its limit now");
+    QTest::newRow("null with a guard") << QVariant() << true << false << QStringLiteral("Not growing")
+                                       << QStringLiteral("not growing");
+    QTest::newRow("null with the server's limit") << QVariant() << false << true << QStringLiteral("Not growing")
+                                                  << QStringLiteral("not growing");
+    QTest::newRow("null without a limit") << QVariant() << false << false << QStringLiteral("No limit set")
+                                          << QStringLiteral("no limit");
+}
+
+void TestSlotHistory::theProjectionReadsAsTheEngineSays()
+{
+    QFETCH(QVariant, seconds);
+    QFETCH(bool, guarded);
+    QFETCH(bool, serverLimit);
+    QFETCH(QString, line);
+    QFETCH(QString, column);
+    core::SlotReport slot;
+    slot.source = "app";
+    slot.slot = "driftless_shop";
+    slot.retainedBytes = 1024;
+    if (seconds.isValid())
+        slot.secondsToLimit = seconds.toDouble();
+    if (serverLimit)
+        slot.safeWalSize = 5 * kMB;
+    std::optional<core::SlotGuard> guard;
+    if (guarded)
+        guard = core::SlotGuard{4 * kMB, core::SlotGuard::Action::Alert, 2 * kMB, {}, {}};
+    const QString text = SlotHistoryChart::projectionText(slot, guard);
+    QVERIFY2(text.startsWith(line), qPrintable(text));
+
+    SlotsModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.setSlots({slot}, {slotLimitApplies(slot, guard)});
+    QCOMPARE(model.index(0, SlotsModel::TimeToLimit).data().toString(), column);
+}
+
+QTEST_MAIN(TestSlotHistory)
+#include "tst_slothistory.moc"
