@@ -4,6 +4,17 @@
 
 namespace driftless::core::copytext {
 
+std::string fieldsKey(std::string_view row, const std::vector<int> &indexes, std::vector<std::string_view> &fields)
+{
+    split(row, fields);
+    std::string k;
+    for (int i : indexes) {
+        k.append(fields.at(static_cast<size_t>(i)));
+        k += '\x1f';
+    }
+    return k;
+}
+
 void split(std::string_view row, std::vector<std::string_view> &fields)
 {
     fields.clear();

@@ -15,6 +15,10 @@ inline constexpr std::string_view kNull = "\\N";
 /// Raw TAB bytes never occur inside a field: COPY writes them as \t.
 void split(std::string_view row, std::vector<std::string_view> &fields);
 
+/// The raw fields at `indexes` (a key's columns) of one row, as one string that two rows share
+/// exactly when those fields are equal: for matching rows by key. `fields` is scratch space.
+std::string fieldsKey(std::string_view row, const std::vector<int> &indexes, std::vector<std::string_view> &fields);
+
 /// True when the raw field is the NULL marker.
 inline bool isNull(std::string_view raw) { return raw == kNull; }
 

@@ -47,12 +47,7 @@ public:
     {
         std::unique_lock lock(m_mutex);
         m_notEmpty.wait_for(lock, timeout, [&] { return m_closed || !m_items.empty(); });
-        if (m_items.empty())
-            return std::nullopt;
-        T v = std::move(m_items.front());
-        m_items.pop_front();
-        m_notFull.notify_one();
-        return v;
+        return takeFront();
     }
 
     bool closed() const
@@ -65,12 +60,7 @@ public:
     {
         std::unique_lock lock(m_mutex);
         m_notEmpty.wait(lock, [&] { return m_closed || !m_items.empty(); });
-        if (m_items.empty())
-            return std::nullopt;
-        T v = std::move(m_items.front());
-        m_items.pop_front();
-        m_notFull.notify_one();
-        return v;
+        return takeFront();
     }
 
     /// Ends the stream. With `discard`, drops queued items too (consumer gave up).
@@ -85,6 +75,18 @@ public:
     }
 
 private:
+    /// The front item, taken (and a waiting producer woken); nullopt when there is none. Called
+    /// with m_mutex held.
+    std::optional<T> takeFront()
+    {
+        if (m_items.empty())
+            return std::nullopt;
+        T v = std::move(m_items.front());
+        m_items.pop_front();
+        m_notFull.notify_one();
+        return v;
+    }
+
     size_t m_capacity;
     mutable std::mutex m_mutex;
     std::condition_variable m_notEmpty, m_notFull;

@@ -312,8 +312,7 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
         pos.slot = m_slot;
         pos.systemId = m_systemId;
         Checkpoint cp{pos.toJson(), version};
-        m_session->begin();
-        try {
+        m_session->inTransaction([&] {
             if (merge) {
                 long long gone = t->merger->deleteOlderInTransaction(version);
                 if (gone)
@@ -321,11 +320,7 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
                                      std::to_string(gone) + " rows the source no longer has were removed");
             }
             t->merger->writeCheckpointInTransaction(cp, 0);
-            m_session->commit();
-        } catch (...) {
-            m_session->rollback();
-            throw;
-        }
+        });
         t->position = pos;
         t->version = version;
         // The mirror holds the stream position before the table shows as streaming: a view never
@@ -970,19 +965,14 @@ void CdcPipeline::rebackfillStepOrStop()
 
 void CdcPipeline::saveIdlePosition(std::int64_t walEnd)
 {
-    m_session->begin();
-    try {
+    m_session->inTransaction([&] {
         for (auto &t : m_tables) {
             if (t->paused || !t->streaming() || t->streamLsn() >= walEnd)
                 continue;
             t->position->lsn = walEnd;
             t->merger->writeCheckpointInTransaction({positionOf(*t), t->version}, 0);
         }
-        m_session->commit();
-    } catch (...) {
-        m_session->rollback();
-        throw;
-    }
+    });
 }
 
 bool CdcPipeline::writeHeartbeat(PgConnection &src, bool failedBefore)
@@ -1111,16 +1101,16 @@ void CdcPipeline::applyPauses()
 void CdcPipeline::recordSkipped(Table &t, bool droppedCopy)
 {
     t.position->paused = true;
-    m_session->begin();
-    try {
-        if (droppedCopy)
+    writeCheckpoint(t, droppedCopy);
+}
+
+void CdcPipeline::writeCheckpoint(Table &t, bool clearSeen)
+{
+    m_session->inTransaction([&] {
+        if (clearSeen)
             t.merger->clearSeenInTransaction();
         t.merger->writeCheckpointInTransaction({positionOf(t), t.version}, 0);
-        m_session->commit();
-    } catch (...) {
-        m_session->rollback();
-        throw;
-    }
+    });
 }
 
 void CdcPipeline::pauseTable(Table &t)
@@ -1173,14 +1163,7 @@ void CdcPipeline::resumeTable(Table &t)
     if (m_acked.load() > t.streamLsn())
         t.position->lsn = m_acked.load();
     startRebackfill(t, std::nullopt);
-    m_session->begin();
-    try {
-        t.merger->writeCheckpointInTransaction({positionOf(t), t.version}, 0);
-        m_session->commit();
-    } catch (...) {
-        m_session->rollback();
-        throw;
-    }
+    writeCheckpoint(t, false);
     m_observer.event(Level::Info, t.key, "resumed",
                      "resumed: re-copied through the guarded merge while the stream goes on; the changes made while "
                      "it was paused arrive with the copy");
@@ -1197,15 +1180,7 @@ void CdcPipeline::cancelRebackfill(Table &t)
     if (running)
         m_rebackfill.reset(); // waits for a chunk being read, ends the snapshot's transaction
     t.rebackfill.reset();
-    m_session->begin();
-    try {
-        t.merger->clearSeenInTransaction();
-        t.merger->writeCheckpointInTransaction({positionOf(t), t.version}, 0);
-        m_session->commit();
-    } catch (...) {
-        m_session->rollback();
-        throw;
-    }
+    writeCheckpoint(t, true);
     m_observer.event(Level::Info, t.key, "rebackfill",
                      "re-backfill cancelled after " + std::to_string(copied) +
                          " rows: the rows merged so far stay (each is the source's row as of the snapshot or newer); "
@@ -1254,14 +1229,7 @@ void CdcPipeline::startRebackfill(Table &t, const std::optional<PgRebackfillProg
     }
     if (fresh) {
         // A fresh copy: keys seen by an abandoned one say nothing about this snapshot.
-        m_session->begin();
-        try {
-            t.merger->clearSeenInTransaction();
-            m_session->commit();
-        } catch (...) {
-            m_session->rollback();
-            throw;
-        }
+        m_session->inTransaction([&] { t.merger->clearSeenInTransaction(); });
     }
     t.rebackfill = rebackfillPosition(*rb);
     m_observer.event(Level::Info, t.key, "rebackfill",

@@ -83,6 +83,9 @@ private:
     /// After prepare() added `added`: has what it could not compute filled by a copy.
     void fillAddedGeneratedColumns(Table &t, const std::vector<std::string> &added);
     std::string positionOf(const Table &t) const;
+    /// Stores `t`'s position (with its re-backfill's progress) in a transaction of its own,
+    /// forgetting the keys a re-backfill saw first when `clearSeen`.
+    void writeCheckpoint(Table &t, bool clearSeen);
     void pollRequests();
     bool wantPaused(const Table &t) const;
     /// Applies pauses and resumes asked for since the last call (between target transactions).

@@ -27,18 +27,6 @@ void appendArrayElement(std::string_view value, std::string &out)
     out += '"';
 }
 
-/// The raw key fields of a COPY line, as one string (to match rows by key).
-std::string rawKey(std::string_view line, const std::vector<int> &keys, std::vector<std::string_view> &fields)
-{
-    copytext::split(line, fields);
-    std::string k;
-    for (int i : keys) {
-        k.append(fields.at(static_cast<size_t>(i)));
-        k += '\x1f';
-    }
-    return k;
-}
-
 } // namespace
 
 StreamLayout streamLayout(const TableSchema &schema, const std::vector<std::string> &streamColumns,
@@ -237,7 +225,7 @@ std::pair<long long, long long> completeGeneratedFromMysql(MysqlConnection &src,
                     line += '\t';
                 mysqlcatalog::appendValue(table, i, row, static_cast<unsigned>(i), line);
             }
-            current[rawKey(line, pk, fields)] = line;
+            current[copytext::fieldsKey(line, pk, fields)] = line;
         });
     }
     RowSet out;
@@ -248,7 +236,7 @@ std::pair<long long, long long> completeGeneratedFromMysql(MysqlConnection &src,
         const auto &row = rows.row(r);
         if (next < wanted.size() && wanted[next] == r) {
             ++next;
-            auto it = current.find(rawKey(rows.line(r), pk, fields));
+            auto it = current.find(copytext::fieldsKey(rows.line(r), pk, fields));
             if (it == current.end())
                 ++dropped;
             else

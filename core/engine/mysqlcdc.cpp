@@ -61,13 +61,7 @@ std::int64_t versionOf(const binlog::Position &p) { return binlog::positionVersi
 std::string keyOf(std::string_view line, const std::vector<int> &keys)
 {
     std::vector<std::string_view> fields;
-    copytext::split(line, fields);
-    std::string k;
-    for (int i : keys) {
-        k.append(fields.at(static_cast<size_t>(i)));
-        k += '\x1f';
-    }
-    return k;
+    return copytext::fieldsKey(line, keys, fields);
 }
 
 /// The table a DDL statement names, when it is one that changes or removes a table.
@@ -225,18 +219,13 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
             pos.streamFrom = streamFrom;
             Checkpoint cp{pos.toJson(), versionOf(at)};
             ApplyResult r{n, 0, !merge};
-            session->begin();
-            try {
+            session->inTransaction([&] {
                 if (merge)
                     r = merger->mergeInTransaction(rows);
                 else
                     r.rowsWritten = merger->loadInTransaction(rows);
                 merger->writeCheckpointInTransaction(cp, r.rowsWritten);
-                session->commit();
-            } catch (...) {
-                session->rollback();
-                throw;
-            }
+            });
             crashPoint("batch.after_commit");
             t.position = pos;
             t.loaded += n;
@@ -251,8 +240,7 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
     BinlogCdcPosition pos;
     pos.at = *streamFrom;
     Checkpoint cp{pos.toJson(), versionOf(*streamFrom)};
-    session->begin();
-    try {
+    session->inTransaction([&] {
         // A load merged into existing rows (a re-snapshot): every row the source has now carries
         // a version from this load's snapshots; older ones are rows the source no longer has.
         if (merge) {
@@ -262,11 +250,7 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
                                  std::to_string(removed) + " rows the source no longer has were removed");
         }
         merger->writeCheckpointInTransaction(cp, 0);
-        session->commit();
-    } catch (...) {
-        session->rollback();
-        throw;
-    }
+    });
     t.position = pos;
     t.version = cp.version;
     // The mirror holds the stream position before the table shows as streaming.

@@ -132,6 +132,19 @@ public:
     virtual void begin() = 0;
     virtual void commit() = 0;
     virtual void rollback() noexcept = 0;
+    /// Runs `body` in one transaction: committed when it returns, rolled back when it (or the
+    /// commit) throws, the exception passed on.
+    template <typename Body> void inTransaction(Body &&body)
+    {
+        begin();
+        try {
+            body();
+            commit();
+        } catch (...) {
+            rollback();
+            throw;
+        }
+    }
     /// A merger for one table that works on this session's connection.
     virtual std::unique_ptr<Merger> merger(const MergeTarget &target) = 0;
     virtual std::string describe() const = 0;
