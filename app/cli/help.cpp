@@ -277,32 +277,26 @@ std::string join(const std::vector<std::string> &items)
     return out;
 }
 
-/// `case` arms of the shell scripts: the options of each command.
-std::string optionCases(std::string_view indent)
+/// The `case` label of a command in the shell scripts: its name and its aliases.
+std::string caseLabel(const CommandHelp &c)
 {
-    std::string out;
-    for (const auto &c : kCommands) {
-        std::string names(c.name);
-        for (auto a : c.aliases)
-            names += "|" + std::string(a);
-        out += std::string(indent) + names + ") opts=\"" + join(flagsOf(c)) + "\" ;;\n";
-    }
-    return out;
+    std::string label(c.name);
+    for (auto a : c.aliases)
+        label += "|" + std::string(a);
+    return label;
 }
 
-/// `case` arms: what the positional arguments of each command complete to.
-std::string argumentCases(std::string_view indent)
+/// The two `case $cmd` blocks both shell scripts share: each command's options into `opts`, and
+/// what its positional arguments complete to into `what`.
+std::string commandCases()
 {
-    std::string out;
+    std::string opts = "    case $cmd in\n", what = "    case $cmd in\n";
     for (const auto &c : kCommands) {
-        if (c.completes.empty())
-            continue;
-        std::string names(c.name);
-        for (auto a : c.aliases)
-            names += "|" + std::string(a);
-        out += std::string(indent) + names + ") what=\"" + std::string(c.completes) + "\" ;;\n";
+        opts += "        " + caseLabel(c) + ") opts=\"" + join(flagsOf(c)) + "\" ;;\n";
+        if (!c.completes.empty())
+            what += "        " + caseLabel(c) + ") what=\"" + std::string(c.completes) + "\" ;;\n";
     }
-    return out;
+    return opts + "    esac\n" + what + "    esac\n";
 }
 
 std::string commandNames()
@@ -408,13 +402,13 @@ std::string completionScript(std::string_view shell)
     if (shell == "bash") {
         return "# bash completion for driftless-cli (driftless-cli completion bash)\n"
                "_driftless_cli() {\n"
-               "    local cur=${COMP_WORDS[COMP_CWORD]} i=1 state=() cmd= pos=0 opts= what=\n"
+               "    local cur=${COMP_WORDS[COMP_CWORD]} i=1 state=() cmd= pos=0 opts= what= p=\n"
                "    while (( i < COMP_CWORD )); do\n"
                "        case ${COMP_WORDS[i]} in\n"
                "            --state) state=(--state \"${COMP_WORDS[i+1]}\"); (( i += 2 )); continue ;;\n"
                "            --state=*) state=(\"${COMP_WORDS[i]}\") ;;\n"
                "            -*) ;;\n"
-               "            *) if [[ -z $cmd ]]; then cmd=${COMP_WORDS[i]}; else (( pos++ )); fi ;;\n"
+               "            *) if [[ -z $cmd ]]; then cmd=${COMP_WORDS[i]}; else (( pos++ )); [[ -z $p ]] && p=${COMP_WORDS[i]}; fi ;;\n"
                "        esac\n"
                "        (( i++ ))\n"
                "    done\n"
@@ -425,28 +419,15 @@ std::string completionScript(std::string_view shell)
                commandNames() +
                "' -- \"$cur\")); fi\n"
                "        return\n"
-               "    fi\n"
-               "    case $cmd in\n" +
-               optionCases("        ") +
-               "    esac\n"
-               "    case $cmd in\n" +
-               argumentCases("        ") +
-               "    esac\n"
+               "    fi\n" +
+               commandCases() +
                "    if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\")); return; fi\n"
                "    local words=\n"
                "    case $what in\n"
                "        pipeline) (( pos == 0 )) && words=$(driftless-cli \"${state[@]}\" __complete pipelines 2>/dev/null) ;;\n"
                "        'pipeline tables')\n"
                "            if (( pos == 0 )); then words=$(driftless-cli \"${state[@]}\" __complete pipelines 2>/dev/null)\n"
-               "            else\n"
-               "                local p= j=1 seen=\n"
-               "                for (( j = 1; j < COMP_CWORD; j++ )); do\n"
-               "                    case ${COMP_WORDS[j]} in --state) (( j++ )) ;; -*) ;;\n"
-               "                        *) if [[ -z $seen ]]; then seen=1; elif [[ -z $p ]]; then p=${COMP_WORDS[j]}; fi ;;\n"
-               "                    esac\n"
-               "                done\n"
-               "                words=$(driftless-cli \"${state[@]}\" __complete tables \"$p\" 2>/dev/null)\n"
-               "            fi ;;\n"
+               "            else words=$(driftless-cli \"${state[@]}\" __complete tables \"$p\" 2>/dev/null); fi ;;\n"
                "        file) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
                "        shell) words='bash zsh' ;;\n"
                "        command) words='" +
@@ -486,13 +467,8 @@ std::string completionScript(std::string_view shell)
                "        )\n"
                "        _describe command commands\n"
                "        return\n"
-               "    fi\n"
-               "    case $cmd in\n" +
-               optionCases("        ") +
-               "    esac\n"
-               "    case $cmd in\n" +
-               argumentCases("        ") +
-               "    esac\n"
+               "    fi\n" +
+               commandCases() +
                "    if [[ ${words[CURRENT]} == -* ]]; then compadd -- ${=opts}; return; fi\n"
                "    case $what in\n"
                "        pipeline) (( pos == 0 )) && compadd -- ${(f)\"$(driftless-cli $state_args __complete pipelines 2>/dev/null)\"} ;;\n"

@@ -14,36 +14,14 @@ PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 cmd=${1:?usage: servers.sh start|stop ENVFILE}
 envfile=${2:?usage: servers.sh start|stop ENVFILE}
 
-as_pg() { if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-
-port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-free_port() {
-  local p
-  for _ in $(seq 1 200); do
-    p=$(( 20000 + RANDOM % 30000 ))
-    port_busy "$p" || { echo "$p"; return 0; }
-  done
-  echo "no free port found" >&2; return 1
-}
+# shellcheck source=serverlib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/serverlib.sh"
 
 stop_servers() {
   [[ -f "$envfile" ]] || return 0
   # shellcheck disable=SC1090
   source "$envfile"
-  if [[ -n "${DRIFTLESS_TEST_ROOT:-}" && -d "$DRIFTLESS_TEST_ROOT" ]]; then
-    if [[ -f "$DRIFTLESS_TEST_ROOT/pg/data/postmaster.pid" ]]; then
-      as_pg "$PGBIN/pg_ctl" -D "$DRIFTLESS_TEST_ROOT/pg/data" -m immediate -w -t 30 stop >/dev/null 2>&1 || true
-    fi
-    if [[ -f "$DRIFTLESS_TEST_ROOT/my/mariadbd.pid" ]]; then
-      local pid; pid=$(cat "$DRIFTLESS_TEST_ROOT/my/mariadbd.pid" 2>/dev/null || true)
-      if [[ -n "$pid" ]]; then
-        kill "$pid" 2>/dev/null || true
-        for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -9 "$pid" 2>/dev/null || true
-      fi
-    fi
-    rm -rf "$DRIFTLESS_TEST_ROOT"
-  fi
+  stop_root "${DRIFTLESS_TEST_ROOT:-}"
   rm -f "$envfile"
 }
 
