@@ -45,11 +45,15 @@ const std::vector<CommandHelp> kCommands = {
                  "reconcile"}},
      {},
      ""},
-    {"doctor", "[--pipeline NAME]", "preflight checks against the servers",
+    {"doctor", "[--pipeline NAME] [--endpoint NAME] [--json]", "preflight checks against the servers",
      "Connects to every endpoint and checks what the pipelines need: wal_level, replication privileges, "
      "keys, publications, binlog settings, target tables. Each finding says what is wrong and the exact "
-     "statement that fixes it.",
-     {{"--pipeline NAME", "only this pipeline's endpoints and tables"}},
+     "statement that fixes it. Exits 2 when the workspace or a server's settings must change, 1 when a "
+     "server could not be reached. The app's Doctor runs the same checks.",
+     {{"--pipeline NAME", "only this pipeline's endpoints and tables"},
+      {"--endpoint NAME", "only this endpoint: its connection and settings, and the tables and slots read from it"},
+      {"--json", "the findings as JSON: level, category, pipeline, subject, message, fix and sql (the exact "
+                 "statements, names filled in)"}},
      {},
      ""},
     {"resnapshot", "PIPELINE [TABLE...]", "load CDC tables again from a new snapshot",

@@ -141,15 +141,21 @@ int reportFindings(const std::vector<Finding> &findings, bool quietOk)
             continue;
         }
         std::string line = where + ": " + f.message + (f.fix.empty() ? "" : "; " + f.fix);
+        // The exact statements, when the fix's words only sketch them (names filled in).
+        const bool sqlToo = !quietOk && !f.sql.empty() && f.fix.find(f.sql) == std::string::npos;
         if (f.level == "warn") {
             std::fprintf(quietOk ? stderr : stdout, "%s%s\n", quietOk ? "driftless-cli: warning: " : "  warn   ",
                          line.c_str());
+            if (sqlToo)
+                std::printf("         run: %s\n", f.sql.c_str());
             continue;
         }
         if (quietOk)
             printError(line);
         else
             std::printf("  ERROR  %s\n", line.c_str());
+        if (sqlToo)
+            std::printf("         run: %s\n", f.sql.c_str());
         // A configuration problem outranks an unreachable server: fixing the file comes first.
         code = f.category == "config" ? kUsage : (code == kUsage ? kUsage : kSyncFailed);
     }
@@ -364,16 +370,34 @@ int cmdStatus(Args &a)
     return kOk;
 }
 
+/// The exit code of a doctor run: 2 when the workspace must change, 1 when a server could not
+/// be reached, 0 otherwise (as the text report decides it).
+int doctorCode(const std::vector<Finding> &findings)
+{
+    int code = kOk;
+    for (const auto &f : findings)
+        if (f.level == "error")
+            code = f.category == "config" ? kUsage : (code == kUsage ? kUsage : kSyncFailed);
+    return code;
+}
+
 int cmdDoctor(Args &a)
 {
-    std::string pipeline = a.option("--pipeline");
+    DoctorScope scope{a.option("--pipeline"), a.option("--endpoint")};
+    const bool asJson = a.flag("--json");
     a.noMore();
     WorkspaceState state(a.state);
     Workspace ws = state.workspace();
-    if (ws.pipelines.empty())
-        throw ConfigError("the workspace has no pipelines; run 'driftless-cli apply FILE' first", state.path());
+    if (ws.pipelines.empty() && ws.endpoints.empty())
+        throw ConfigError("the workspace has no endpoints or pipelines; run 'driftless-cli apply FILE' first",
+                          state.path());
+    const auto findings = runDoctor(ws, scope);
+    if (asJson) {
+        std::printf("%s\n", doctorJsonValue(findings).dump(2).c_str());
+        return doctorCode(findings);
+    }
     std::printf("driftless doctor: %s\n", state.path().c_str());
-    int code = reportFindings(runDoctor(ws, pipeline), false);
+    int code = reportFindings(findings, false);
     std::printf(code == kOk ? "all checks passed\n" : "some checks failed\n");
     return code;
 }

@@ -216,6 +216,7 @@ const std::map<std::string, std::string> &knownPaths()
         {"pause", "POST"},       {"resume", "POST"}, {"backfill", "POST"},      {"promote", "POST"},
         {"reconcile", "POST"},   {"repair", "POST"}, {"engine", "GET"},         {"engine/start", "POST"},
         {"engine/stop", "POST"}, {"probe", "POST"},  {"discover", "POST"},
+        {"doctor", "POST"},
     };
     return paths;
 }
@@ -430,6 +431,15 @@ ApiResponse AgentApi::route(const ApiRequest &request, const Origin &origin)
         const Workspace ws = m_state.workspace();
         if (auto r = endpointCall(path, request, &ws))
             return *r;
+    }
+
+    if (path == "doctor" && method == "POST") {
+        // The checks of `driftless-cli doctor`, run where the engine runs (it connects to each server).
+        const json body = parseBody(request);
+        const DoctorScope scope{stringField(body, "pipeline", false), stringField(body, "endpoint", false)};
+        json doc = doctorJsonValue(runDoctor(m_state.workspace(), scope));
+        doc["checked_at"] = formatIso8601(wallClockMs());
+        return jsonResponse(200, doc);
     }
 
     // Reading.

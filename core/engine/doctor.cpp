@@ -1,5 +1,6 @@
 #include "core/engine/doctor.h"
 
+#include "core/base/jsonfields.h"
 #include "core/db/pgcatalog.h"
 #include "core/db/sqlitedb.h"
 #include "core/db/mysqlcatalog.h"
@@ -19,10 +20,42 @@ namespace driftless::core {
 
 namespace {
 
+/// The SET statement a binlog fix starts with or names ("SET GLOBAL binlog_format = 'ROW'; and
+/// in the server's config"), through its semicolon; empty when it names none.
+std::string setStatementIn(const std::string &fix)
+{
+    auto at = fix.find("SET GLOBAL ");
+    if (at == std::string::npos)
+        at = fix.find("SET PERSIST ");
+    const auto end = at == std::string::npos ? at : fix.find(';', at);
+    return end == std::string::npos ? std::string() : fix.substr(at, end - at + 1);
+}
+
+/// A Postgres string literal.
+std::string pgLiteral(const std::string &text)
+{
+    std::string out = "'";
+    for (char c : text)
+        out += c == '\'' ? std::string("''") : std::string(1, c);
+    return out + "'";
+}
+
+/// 'user'@'host' of a MySQL/MariaDB session, as GRANT takes it.
+std::string mysqlAccount(MysqlConnection &conn)
+{
+    const std::string who = conn.scalar("SELECT CURRENT_USER()").value_or("");
+    const auto at = who.rfind('@');
+    if (at == std::string::npos)
+        return mysqlLiteral(who);
+    return mysqlLiteral(who.substr(0, at)) + "@" + mysqlLiteral(who.substr(at + 1));
+}
+
 struct Probe {
     std::unique_ptr<PgConnection> conn;
     std::string error;
     std::string fix;
+    std::string user;     ///< current_user, for the GRANTs a fix names
+    std::string database; ///< current_database()
     std::set<std::string> orphansReported; ///< once per source, not once per pipeline
 };
 
@@ -43,7 +76,10 @@ Probe probe(const Endpoint &e, std::vector<Finding> &out, const std::string &pip
     Probe p;
     try {
         p.conn = std::make_unique<PgConnection>(connectPostgres(e, "driftless doctor", false));
-        auto r = p.conn->exec("SELECT current_setting('server_version'), current_setting('wal_level'), current_user");
+        auto r = p.conn->exec("SELECT current_setting('server_version'), current_setting('wal_level'), current_user, "
+                              "current_database()");
+        p.user = r.text(0, 2);
+        p.database = r.text(0, 3);
         out.push_back({"ok", "connection", pipeline, "endpoint " + e.name,
                        "reachable: PostgreSQL " + r.text(0, 0) + " at " + p.conn->describe() + " as " + r.text(0, 2) +
                            ", wal_level=" + r.text(0, 1),
@@ -94,11 +130,68 @@ void doctorMysqlTarget(const PipelineSpec &p, const Endpoint &tgt, std::vector<F
                            "the user may lack " + missing + " on database " + conn.dsn().database +
                                " (target tables, _driftless_ bookkeeping and staging need them)",
                            "GRANT CREATE, CREATE TEMPORARY TABLES, SELECT, INSERT, UPDATE, DELETE, DROP, ALTER ON " +
-                               mysqlIdent(conn.dsn().database) + ".* TO the endpoint's user"});
+                               mysqlIdent(conn.dsn().database) + ".* TO the endpoint's user",
+                           "GRANT CREATE, CREATE TEMPORARY TABLES, SELECT, INSERT, UPDATE, DELETE, DROP, ALTER ON " +
+                               mysqlIdent(conn.dsn().database) + ".* TO " + mysqlAccount(conn) + ";"});
         else
             out.push_back({"ok", "config", p.name, subject, "may create tables in database " + conn.dsn().database, ""});
     } catch (const Error &err) {
         out.push_back({"error", "connection", p.name, subject, err.what(), err.hint()});
+    }
+}
+
+/// A MySQL/MariaDB source endpoint: whom it reached, how the connection is protected, and what its
+/// binlog settings allow.
+void mysqlSourceEndpoint(MysqlConnection &conn, const Endpoint &src, std::vector<Finding> &out,
+                         const std::string &pipeline)
+{
+    out.push_back({"ok", "connection", pipeline, "endpoint " + src.name,
+                   "reachable: " + conn.serverVersion() + " at " + conn.dsn().display(), ""});
+    tlsFinding(src, endpointTlsOf(conn), out, pipeline);
+    std::string retention;
+    auto problems = binlogProblems(conn, &retention);
+    if (problems.empty())
+        out.push_back({"ok", "config", pipeline, "endpoint " + src.name,
+                       "binlog ready for change data capture (ROW, FULL image and metadata; kept " + retention + ")",
+                       ""});
+    for (const auto &b : problems)
+        out.push_back({"ok", "config", pipeline, "endpoint " + src.name,
+                       b.setting + " is " + b.found +
+                           " (fine for full refresh and cursor sync; change data capture will need: " + b.fix + ")",
+                       "", setStatementIn(b.fix)});
+}
+
+/// A SQLite target: its folder exists and may be written.
+void sqliteTarget(const Endpoint &tgt, std::vector<Finding> &out, const std::string &pipeline)
+{
+    auto dir = std::filesystem::path(tgt.path).parent_path();
+    if (dir.empty())
+        dir = ".";
+    if (!std::filesystem::is_directory(dir))
+        out.push_back({"error", "config", pipeline, "endpoint " + tgt.name,
+                       "folder " + dir.string() + " does not exist", "create it or fix the endpoint's path"});
+    else if (::access(dir.c_str(), W_OK) != 0)
+        out.push_back({"error", "config", pipeline, "endpoint " + tgt.name, "folder " + dir.string() + " is not writable",
+                       "fix its permissions"});
+    else
+        out.push_back({"ok", "config", pipeline, "endpoint " + tgt.name, "SQLite file " + tgt.path, ""});
+}
+
+/// An endpoint no pipeline uses yet: reached and logged in to, how the connection is protected,
+/// and for a MySQL/MariaDB server what its binlog allows.
+void checkEndpointAlone(const Endpoint &e, std::vector<Finding> &out)
+{
+    if (e.kind == EndpointKind::Postgres) {
+        probe(e, out, "");
+    } else if (e.kind == EndpointKind::Sqlite) {
+        sqliteTarget(e, out, "");
+    } else {
+        try {
+            auto conn = connectMysql(e, false);
+            mysqlSourceEndpoint(conn, e, out, "");
+        } catch (const Error &err) {
+            out.push_back({"error", "connection", "", "endpoint " + e.name, err.what(), err.hint()});
+        }
     }
 }
 
@@ -110,24 +203,8 @@ void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<F
     std::optional<MysqlConnection> conn;
     try {
         conn.emplace(connectMysql(src, false));
-        if (probed.insert(src.name).second) {
-            out.push_back({"ok", "connection", p.name, "endpoint " + src.name,
-                           "reachable: " + conn->serverVersion() + " at " + conn->dsn().display(), ""});
-            tlsFinding(src, endpointTlsOf(*conn), out, p.name);
-            std::string retention;
-            auto problems = binlogProblems(*conn, &retention);
-            if (problems.empty())
-                out.push_back({"ok", "config", p.name, "endpoint " + src.name,
-                               "binlog ready for change data capture (ROW, FULL image and metadata; kept " +
-                                   retention + ")",
-                               ""});
-            for (const auto &b : problems)
-                out.push_back({"ok", "config", p.name, "endpoint " + src.name,
-                               b.setting + " is " + b.found +
-                                   " (fine for full refresh and cursor sync; change data capture will need: " + b.fix +
-                                   ")",
-                               ""});
-        }
+        if (probed.insert(src.name).second)
+            mysqlSourceEndpoint(*conn, src, out, p.name);
     } catch (const Error &err) {
         out.push_back({"error", "connection", p.name, "endpoint " + src.name, err.what(), err.hint()});
         return;
@@ -175,7 +252,9 @@ void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<F
                         out.push_back({"warn", "config", p.name, subject,
                                        "cursor column " + col + " is not indexed: every pass scans the table",
                                        "ALTER TABLE " + mysqlIdent(t.table.name) + " ADD INDEX (" + mysqlIdent(col) +
-                                           ")"});
+                                           ")",
+                                       "ALTER TABLE " + mysqlIdent(t.table.schema) + "." + mysqlIdent(t.table.name) +
+                                           " ADD INDEX (" + mysqlIdent(col) + ");"});
                     if (!schema.columns[static_cast<size_t>(idx)].notNull)
                         out.push_back({"warn", "config", p.name, subject,
                                        "cursor column " + col +
@@ -232,10 +311,15 @@ void checkTargetKey(Probe &tp, const PipelineSpec &p, const TableSpec &t, const 
                    "the target table " + target.display() + " keys by (" + have + "), the source by (" + want +
                        "): merged by the source's key it would keep stale rows or refuse updates (made by an older "
                        "version that took INCLUDE columns for key columns, or changed by hand)",
-                   fix});
+                   fix, "DROP TABLE " + quoteIdent(target.schema) + "." + quoteIdent(target.name) + ";"});
 }
 
 std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipeline)
+{
+    return runDoctor(ws, DoctorScope{onlyPipeline, {}});
+}
+
+std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
 {
     std::vector<Finding> out;
     std::map<std::string, Probe> probes;
@@ -247,12 +331,7 @@ std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipel
         return it->second;
     };
 
-    if (!onlyPipeline.empty() && !ws.pipeline(onlyPipeline))
-        out.push_back({"error", "config", onlyPipeline, "pipeline " + onlyPipeline, "no such pipeline", ""});
-
-    for (const auto &p : ws.pipelines) {
-        if (!onlyPipeline.empty() && p.name != onlyPipeline)
-            continue;
+    auto checkPipeline = [&](const PipelineSpec &p) {
         const Endpoint &src = *ws.endpoint(p.source);
         const Endpoint &tgt = *ws.endpoint(p.target);
 
@@ -265,20 +344,12 @@ std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipel
                     out.push_back({"warn", "config", p.name, "endpoint " + tgt.name,
                                    "the user may not create schemas in the target database",
                                    "GRANT CREATE ON DATABASE ... TO the endpoint's user, or create schema "
-                                   "_driftless and the target schemas for it"});
+                                   "_driftless and the target schemas for it",
+                                   "GRANT CREATE ON DATABASE " + quoteIdent(tp.database) + " TO " +
+                                       quoteIdent(tp.user) + ";"});
             }
         } else if (tgt.kind == EndpointKind::Sqlite) {
-            auto dir = std::filesystem::path(tgt.path).parent_path();
-            if (dir.empty())
-                dir = ".";
-            if (!std::filesystem::is_directory(dir))
-                out.push_back({"error", "config", p.name, "endpoint " + tgt.name,
-                               "folder " + dir.string() + " does not exist", "create it or fix the endpoint's path"});
-            else if (::access(dir.c_str(), W_OK) != 0)
-                out.push_back({"error", "config", p.name, "endpoint " + tgt.name,
-                               "folder " + dir.string() + " is not writable", "fix its permissions"});
-            else
-                out.push_back({"ok", "config", p.name, "endpoint " + tgt.name, "SQLite file " + tgt.path, ""});
+            sqliteTarget(tgt, out, p.name);
         } else {
             doctorMysqlTarget(p, tgt, out, mysqlProbed);
         }
@@ -286,11 +357,11 @@ std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipel
         // Source and its tables.
         if (src.kind == EndpointKind::Mysql) {
             doctorMysqlSource(p, src, out, mysqlProbed);
-            continue;
+            return;
         }
         Probe &sp = probeOnce(src, p.name);
         if (!sp.conn)
-            continue;
+            return;
         PgConnection &c = *sp.conn;
         bool hasCdc = false;
         for (const auto &t : p.tables)
@@ -310,7 +381,8 @@ std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipel
                                "max_slot_wal_keep_size is unset: a replication slot that is not read keeps WAL "
                                "until the source's disk fills",
                                "ALTER SYSTEM SET max_slot_wal_keep_size = '10GB'; SELECT pg_reload_conf();  -- size "
-                               "it to leave room on the WAL disk; a slot past it is invalidated instead"});
+                               "it to leave room on the WAL disk; a slot past it is invalidated instead",
+                               "ALTER SYSTEM SET max_slot_wal_keep_size = '10GB';\nSELECT pg_reload_conf();"});
             // An idle source database on a busy cluster: WAL comes from the other databases, and
             // a slot of this one only moves when this database changes or a heartbeat is written.
             if (!p.heartbeat) {
@@ -336,16 +408,18 @@ std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipel
                 if (isOrphanedSlot(ws, p.source, name, ours.toBool(i, 1)) && sp.orphansReported.insert(name).second)
                     out.push_back({"warn", "config", p.name, "slot " + name,
                                    "no pipeline of this workspace reads this slot; it keeps WAL on the source",
-                                   "if no other workspace uses it: SELECT pg_drop_replication_slot('" + name + "');"});
+                                   "if no other workspace uses it: SELECT pg_drop_replication_slot('" + name + "');",
+                                   "SELECT pg_drop_replication_slot(" + pgLiteral(name) + ");"});
             }
             if (r.text(0, 0) != "logical")
                 out.push_back({"error", "config", p.name, "endpoint " + src.name,
                                "wal_level is '" + r.text(0, 0) + "'; change data capture needs 'logical'",
-                               "ALTER SYSTEM SET wal_level = logical; then restart the server"});
+                               "ALTER SYSTEM SET wal_level = logical; then restart the server",
+                               "ALTER SYSTEM SET wal_level = logical;"});
             if (!r.toBool(0, 1))
                 out.push_back({"error", "config", p.name, "endpoint " + src.name,
-                               "the user may not open replication connections",
-                               "ALTER ROLE <user> REPLICATION"});
+                               "the user may not open replication connections", "ALTER ROLE <user> REPLICATION",
+                               "ALTER ROLE " + quoteIdent(sp.user) + " REPLICATION;"});
             auto slot = c.execParams("SELECT wal_status, active FROM pg_replication_slots WHERE slot_name = $1",
                                      {p.slotName()});
             if (slot.rows() == 0 && r.toInt(0, 2) < 1)
@@ -375,7 +449,8 @@ std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipel
             auto priv = c.execParams("SELECT has_table_privilege($1, 'SELECT')", {t.table.quoted()});
             if (!priv.toBool(0, 0))
                 out.push_back({"error", "config", p.name, subject, "no SELECT privilege",
-                               "GRANT SELECT ON " + t.table.display() + " TO the endpoint's user"});
+                               "GRANT SELECT ON " + t.table.display() + " TO the endpoint's user",
+                               "GRANT SELECT ON " + t.table.quoted() + " TO " + quoteIdent(sp.user) + ";"});
             const bool needsKey = t.strategy != Strategy::FullRefresh;
             if (!schema->hasPrimaryKey()) {
                 if (needsKey)
@@ -412,7 +487,8 @@ std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipel
                 if (!pgcatalog::hasLeadingIndex(c, t.table, col))
                     out.push_back({"warn", "config", p.name, subject,
                                    "cursor column " + displayIdent(col) + " is not indexed: every pass scans the table",
-                                   "CREATE INDEX ON " + t.table.display() + " (" + displayIdent(col) + ")"});
+                                   "CREATE INDEX ON " + t.table.display() + " (" + displayIdent(col) + ")",
+                                   "CREATE INDEX ON " + t.table.quoted() + " (" + quoteIdent(col) + ");"});
                 if (!cc.notNull)
                     out.push_back({"warn", "config", p.name, subject,
                                    "cursor column " + displayIdent(col) +
@@ -426,7 +502,8 @@ std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipel
             }
             if (t.strategy == Strategy::Cdc) {
                 if (auto problem = pgcatalog::replicaIdentityProblem(c, *schema))
-                    out.push_back({"error", "config", p.name, subject, problem->message, problem->fix});
+                    out.push_back({"error", "config", p.name, subject, problem->message, problem->fix,
+                                   "ALTER TABLE " + t.table.quoted() + " REPLICA IDENTITY DEFAULT;"});
                 if (p.publication) {
                     // The DBA's own publication: Driftless reads it and never changes it.
                     auto pub = c.execParams(
@@ -441,18 +518,24 @@ std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipel
                         out.push_back({"error", "config", p.name, subject,
                                        "publication " + *p.publication + " does not exist on the source",
                                        "CREATE PUBLICATION " + *p.publication + " FOR TABLE " + t.table.display() +
-                                           ", or remove 'publication:' to let Driftless create its own"});
+                                           ", or remove 'publication:' to let Driftless create its own",
+                                       "CREATE PUBLICATION " + quoteIdent(*p.publication) + " FOR TABLE " +
+                                           t.table.quoted() + ";"});
                     else if (pub.toBool(0, 2))
                         out.push_back({"error", "config", p.name, subject,
                                        "publication " + *p.publication +
                                            " publishes this partitioned table as its partitions "
                                            "(publish_via_partition_root is off): its changes would not reach it",
                                        "ALTER PUBLICATION " + *p.publication +
-                                           " SET (publish_via_partition_root = true)"});
+                                           " SET (publish_via_partition_root = true)",
+                                       "ALTER PUBLICATION " + quoteIdent(*p.publication) +
+                                           " SET (publish_via_partition_root = true);"});
                     else if (!pub.toBool(0, 1))
                         out.push_back({"error", "config", p.name, subject,
                                        "publication " + *p.publication + " does not include this table",
-                                       "ALTER PUBLICATION " + *p.publication + " ADD TABLE " + t.table.display()});
+                                       "ALTER PUBLICATION " + *p.publication + " ADD TABLE " + t.table.display(),
+                                       "ALTER PUBLICATION " + quoteIdent(*p.publication) + " ADD TABLE " +
+                                           t.table.quoted() + ";"});
                 }
                 // Logical decoding sends no generated columns; the target still gets them.
                 for (const auto &c : schema->columns)
@@ -477,7 +560,74 @@ std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipel
                                    std::to_string(schema->columns.size()) + " columns",
                                ""});
         }
+    };
+
+    const Endpoint *only = scope.endpoint.empty() ? nullptr : ws.endpoint(scope.endpoint);
+    if (!scope.endpoint.empty() && !only) {
+        out.push_back({"error", "config", scope.pipeline, "endpoint " + scope.endpoint, "no such endpoint",
+                       "check the name against the workspace (driftless-cli status, or the Workspace page)"});
+        return out;
     }
+    if (!scope.pipeline.empty() && !ws.pipeline(scope.pipeline))
+        out.push_back({"error", "config", scope.pipeline, "pipeline " + scope.pipeline, "no such pipeline",
+                       "check the name against the workspace (driftless-cli status, or the Workspace page)"});
+
+    bool anyPipeline = false;
+    for (const auto &p : ws.pipelines) {
+        if (!scope.pipeline.empty() && p.name != scope.pipeline)
+            continue;
+        if (only && p.source != only->name && p.target != only->name)
+            continue;
+        anyPipeline = true;
+        checkPipeline(p);
+    }
+    if (!only)
+        return out;
+    if (!anyPipeline) {
+        // An endpoint no pipeline uses yet: its connection, and what it offers as a source.
+        checkEndpointAlone(*only, out);
+        return out;
+    }
+    // The endpoint's own findings, and those of the tables and slots read from it.
+    std::vector<Finding> mine;
+    for (auto &f : out) {
+        const PipelineSpec *p = ws.pipeline(f.pipeline);
+        const bool readFromIt = p && p->source == only->name &&
+                                (f.subject.starts_with("table ") || f.subject.starts_with("slot "));
+        if (f.subject == "endpoint " + only->name || readFromIt || f.subject.starts_with("pipeline "))
+            mine.push_back(std::move(f));
+    }
+    return mine;
+}
+
+nlohmann::json doctorJsonValue(const std::vector<Finding> &findings)
+{
+    nlohmann::json arr = nlohmann::json::array();
+    int errors = 0, warnings = 0;
+    for (const auto &f : findings) {
+        errors += f.level == "error";
+        warnings += f.level == "warn";
+        arr.push_back({{"level", f.level},
+                       {"category", f.category},
+                       {"pipeline", f.pipeline},
+                       {"subject", f.subject},
+                       {"message", f.message},
+                       {"fix", f.fix},
+                       {"sql", f.sql}});
+    }
+    return {{"findings", std::move(arr)}, {"errors", errors}, {"warnings", warnings}};
+}
+
+std::vector<Finding> findingsFromJson(const nlohmann::json &doc)
+{
+    std::vector<Finding> out;
+    auto it = doc.find("findings");
+    if (it == doc.end() || !it->is_array())
+        return out;
+    for (const auto &f : *it)
+        out.push_back({jsonfields::text(f, "level"), jsonfields::text(f, "category"), jsonfields::text(f, "pipeline"),
+                       jsonfields::text(f, "subject"), jsonfields::text(f, "message"), jsonfields::text(f, "fix"),
+                       jsonfields::text(f, "sql")});
     return out;
 }
 

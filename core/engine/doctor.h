@@ -2,7 +2,10 @@
 
 #include "core/model/workspace.h"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace driftless::core {
@@ -11,12 +14,30 @@ namespace driftless::core {
 /// an error is: `connection` (the server could not be reached or logged in to: environment) or
 /// `config` (the workspace asks for something the databases cannot give: fix the file).
 struct Finding {
+    Finding() = default;
+    Finding(std::string level, std::string category, std::string pipeline, std::string subject, std::string message,
+            std::string fix, std::string sql = {})
+        : level(std::move(level)), category(std::move(category)), pipeline(std::move(pipeline)),
+          subject(std::move(subject)), message(std::move(message)), fix(std::move(fix)), sql(std::move(sql))
+    {
+    }
+
     std::string level;
     std::string category;
     std::string pipeline;
     std::string subject; ///< endpoint or table
     std::string message;
     std::string fix;     ///< what to do, for warn and error
+    /// The exact statements that fix it, runnable as they stand (names filled in), where the fix
+    /// is SQL; empty where it is not (a DSN, a restart, a column only the DBA can choose).
+    std::string sql;
+};
+
+/// What to check: everything, one pipeline, or one endpoint (its connection, its settings, and
+/// the tables and slots the pipelines read from it). Both set: that endpoint within that pipeline.
+struct DoctorScope {
+    std::string pipeline;
+    std::string endpoint;
 };
 
 /// Preflight checks against the live servers: endpoints reachable and logged in to, tables
@@ -24,5 +45,12 @@ struct Finding {
 /// have a usable type, are indexed (warn if not) and not nullable (warn if so), target
 /// writable. Never changes anything.
 std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipeline = {});
+std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope);
+
+/// The document of `driftless-cli doctor --json` and POST /api/v1/doctor: {"findings": [{level,
+/// category, pipeline, subject, message, fix, sql}], "errors": N, "warnings": N}.
+nlohmann::json doctorJsonValue(const std::vector<Finding> &findings);
+/// The findings of that document (lenient: a missing key reads empty).
+std::vector<Finding> findingsFromJson(const nlohmann::json &doc);
 
 } // namespace driftless::core

@@ -305,6 +305,69 @@ TEST_F(CliFixture, doctorWarnsAboutAnUnindexedCursorColumn)
     EXPECT_NE(r.out.find("CREATE INDEX ON public.events (touched)"), std::string::npos) << r.out;
 }
 
+namespace {
+
+/// The findings of `doctor --json` about `subject` at `level`.
+std::vector<nlohmann::json> findingsOf(const nlohmann::json &doc, const std::string &level, const std::string &subject)
+{
+    std::vector<nlohmann::json> out;
+    for (const auto &f : doc.at("findings"))
+        if (f.at("level") == level && f.at("subject") == subject)
+            out.push_back(f);
+    return out;
+}
+
+} // namespace
+
+TEST_F(CliFixture, doctorJsonGivesTheExactSqlThatFixesAFindingAndChecksOneEndpoint)
+{
+    src.exec("ALTER TABLE events ADD COLUMN touched timestamptz NOT NULL DEFAULT now()");
+    ASSERT_EQ(apply(yaml("      - { table: public.events, strategy: cursor, cursor: touched }\n")).exitCode, 0);
+
+    auto r = runCli({"--state", state, "doctor", "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    const auto doc = nlohmann::json::parse(r.out);
+    auto warns = findingsOf(doc, "warn", "table public.events");
+    ASSERT_EQ(warns.size(), 1u) << doc.dump(2);
+    EXPECT_EQ(warns[0]["pipeline"], "app_to_dw");
+    EXPECT_NE(warns[0]["message"].get<std::string>().find("is not indexed"), std::string::npos);
+    EXPECT_EQ(warns[0]["sql"], "CREATE INDEX ON \"public\".\"events\" (\"touched\");");
+    int counted = 0;
+    for (const auto &f : doc["findings"])
+        counted += f["level"] == "warn";
+    EXPECT_EQ(doc["warnings"], counted);
+    EXPECT_EQ(doc["errors"], 0);
+
+    // The DBA runs the statement as given; the next check has nothing to say about it.
+    src.exec(warns[0]["sql"].get<std::string>());
+    auto again = nlohmann::json::parse(runCli({"--state", state, "doctor", "--json"}).out);
+    EXPECT_TRUE(findingsOf(again, "warn", "table public.events").empty()) << again.dump(2);
+    EXPECT_EQ(findingsOf(again, "ok", "table public.events").size(), 1u) << again.dump(2);
+
+    // One endpoint: the target's own findings only; the source's include the tables read from it.
+    auto dw = nlohmann::json::parse(runCli({"--state", state, "doctor", "--json", "--endpoint", "dw"}).out);
+    ASSERT_FALSE(dw["findings"].empty());
+    for (const auto &f : dw["findings"])
+        EXPECT_EQ(f["subject"], "endpoint dw") << f.dump();
+    auto app = nlohmann::json::parse(runCli({"--state", state, "doctor", "--json", "--endpoint", "app"}).out);
+    std::set<std::string> subjects;
+    for (const auto &f : app["findings"])
+        subjects.insert(f["subject"]);
+    EXPECT_EQ(subjects, (std::set<std::string>{"endpoint app", "table public.events"})) << app.dump(2);
+    // An endpoint no pipeline uses is still checked.
+    auto lite = nlohmann::json::parse(runCli({"--state", state, "doctor", "--json", "--endpoint", "lite"}).out);
+    ASSERT_EQ(lite["findings"].size(), 1u) << lite.dump(2);
+    EXPECT_EQ(lite["findings"][0]["level"], "ok");
+    EXPECT_NE(lite["findings"][0]["message"].get<std::string>().find("SQLite file"), std::string::npos);
+
+    auto unknown = runCli({"--state", state, "doctor", "--json", "--endpoint", "nosuch"});
+    EXPECT_EQ(unknown.exitCode, 2);
+    auto u = nlohmann::json::parse(unknown.out);
+    ASSERT_EQ(u["findings"].size(), 1u);
+    EXPECT_EQ(u["findings"][0]["message"], "no such endpoint");
+    EXPECT_EQ(u["errors"], 1);
+}
+
 TEST_F(CliFixture, usageErrorsExitTwo)
 {
     EXPECT_EQ(runCli({"frobnicate"}).exitCode, 2);
