@@ -75,8 +75,10 @@ EngineSnapshot readStored(const std::string &path, std::uint64_t generation)
     std::error_code ec;
     // Opening would create an empty workspace; a typo in --state should not leave files behind.
     if (!std::filesystem::exists(path, ec)) {
-        s.error = tr("There is no workspace at %1 yet. Store one with: driftless-cli --state %1 apply FILE")
+        s.error = tr("There is no workspace at %1 yet: on the Workspace page, Import YAML\u2026 stores one "
+                     "from a file, or Add Endpoint\u2026 starts one")
                       .arg(s.statePath);
+        s.noWorkspaceYet = true;
         return s;
     }
     try {

@@ -32,6 +32,9 @@ struct EngineSnapshot {
     std::vector<core::EventRecord> events;
     /// Why the workspace could not be read, in words a DBA can act on; empty when it was read.
     QString error;
+    /// There is no workspace file at statePath yet: the first endpoint added or YAML imported
+    /// makes it.
+    bool noWorkspaceYet = false;
 };
 
 /// The same workspace: the same object, or two equal ones (both null counts as the same).

@@ -8,6 +8,7 @@
 // and the grants, or the error and its hint; the password goes to the SecretStore and reaches
 // the connector at connect time, never the workspace. Screenshots go to $DRIFTLESS_ARTIFACTS.
 
+#include "ui/dialogs/doctordialog.h"
 #include "ui/dialogs/endpointdialog.h"
 #include "ui/dialogs/slotguardbox.h"
 #include "ui/enginebridge.h"
@@ -29,6 +30,11 @@
 #include "tests/support/testsupport.h"
 
 #include <QAbstractItemModelTester>
+#include <QCheckBox>
+#include <QClipboard>
+#include <QGuiApplication>
+#include <QPlainTextEdit>
+#include <QTreeWidget>
 #include <QComboBox>
 #include <QDirIterator>
 #include <QInputDialog>
@@ -43,6 +49,8 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
+
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <memory>
@@ -174,6 +182,8 @@ private slots:
     void pageListsTheWorkspaceAndExportImportRoundTrips();
     void addedEndpointsPasswordStaysInMemoryAndReachesLibpq();
     void removeIsRefusedWhileAPipelineUsesTheEndpoint();
+    void doctorShowsWhatTheCliDoctorFindsWithTheSqlAndChecksAgain();
+    void aNewUsersFirstEndpointMakesTheWorkspaceFile();
 };
 
 void TestWorkspacePage::initTestCase()
@@ -663,6 +673,183 @@ void TestWorkspacePage::removeIsRefusedWhileAPipelineUsesTheEndpoint()
     QVERIFY(saved.first().at(0).toBool());
     QCOMPARE(page->endpointsModel()->rowCount(), 2);
     QVERIFY(!core::StateStore(statePath).loadWorkspace().endpoint("lite"));
+}
+
+
+
+namespace {
+
+/// The findings of `driftless-cli doctor --json` with `args` on the workspace at `statePath`.
+std::vector<core::Finding> cliDoctor(const std::string &statePath, std::vector<std::string> args)
+{
+    args.insert(args.begin(), {"--state", statePath, "doctor", "--json"});
+    const auto r = test::runCli(args);
+    return core::findingsFromJson(nlohmann::json::parse(r.out));
+}
+
+/// Finding by finding, every field; the messages name the first difference.
+void compareFindings(const std::vector<core::Finding> &app, const std::vector<core::Finding> &cli)
+{
+    QCOMPARE(app.size(), cli.size());
+    for (std::size_t i = 0; i < app.size(); ++i) {
+        const auto row = [](const core::Finding &f) {
+            return QString::fromStdString(f.level + " | " + f.category + " | " + f.pipeline + " | " + f.subject +
+                                          " | " + f.message + " | " + f.fix + " | " + f.sql);
+        };
+        QCOMPARE(row(app[i]), row(cli[i]));
+    }
+}
+
+} // namespace
+
+void TestWorkspacePage::doctorShowsWhatTheCliDoctorFindsWithTheSqlAndChecksAgain()
+{
+    test::PgTestDb src("gui_doc_src");
+    test::PgTestDb dst("gui_doc_dst");
+    // events' cursor has no index: a warning whose fix is one statement. ANALYZE keeps the row
+    // estimates the findings quote the same for the app's run and the CLI's.
+    src.exec("CREATE TABLE plans (id int PRIMARY KEY, name text);"
+             "CREATE TABLE events (id bigint PRIMARY KEY, updated_at timestamptz NOT NULL DEFAULT now());"
+             "CREATE TABLE orders (id int PRIMARY KEY, total numeric);"
+             "INSERT INTO events SELECT g, now() FROM generate_series(1, 200) g; ANALYZE");
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    core::Workspace ws = workspaceFor(src, dst, dir.file("replica.db"));
+    // With a heartbeat the doctor does not list the busiest other databases (which other tests
+    // running beside this one would change between two runs).
+    ws.pipelines[0].heartbeat = core::Millis(60000);
+    core::StateStore(statePath).applyWorkspace(ws);
+
+    MainWindow w;
+    w.resize(1180, 620);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto *page = w.workspacePage();
+    w.pages()->setCurrentWidget(page);
+    w.openWorkspace(QString::fromStdString(statePath));
+    QTRY_COMPARE(page->pipelinesModel()->rowCount(), 2);
+    QVERIFY(!page->doctorPipelineButton()->isEnabled()); // nothing selected yet
+    page->selectPipeline(QStringLiteral("app_to_dw"));
+    QTRY_VERIFY(page->doctorPipelineButton()->isEnabled());
+
+    QTest::mouseClick(page->doctorPipelineButton(), Qt::LeftButton);
+    QPointer<ui::DoctorDialog> doctor = page->doctorDialog();
+    QVERIFY(doctor);
+    QCOMPARE(doctor->windowTitle(), QStringLiteral("Doctor: pipeline app_to_dw"));
+    QSignalSpy checked(doctor.data(), &ui::DoctorDialog::checked);
+    QVERIFY(checked.wait(60000));
+    QVERIFY2(checked.first().first().toBool(), qPrintable(doctor->summaryLabel()->text()));
+
+    // The same findings as the CLI's doctor, field by field.
+    compareFindings(doctor->findings(), cliDoctor(statePath, {"--pipeline", "app_to_dw"}));
+    const core::Finding *unindexed = nullptr;
+    int problems = 0;
+    QString listed;
+    for (const auto &f : doctor->findings()) {
+        problems += f.level != "ok";
+        if (f.level != "ok")
+            listed += QString::fromStdString(f.level + " " + f.subject + ": " + f.message + "\n");
+        if (f.level == "warn" && f.subject == "table public.events")
+            unindexed = &f;
+    }
+    QVERIFY(unindexed);
+    QCOMPARE(unindexed->sql, std::string("CREATE INDEX ON \"public\".\"events\" (\"updated_at\");"));
+    // The shared test server may leave max_slot_wal_keep_size unset: a second warning, on the source.
+    const bool unbounded = src.scalar("SHOW max_slot_wal_keep_size") == "-1";
+    const int warnings = unbounded ? 2 : 1;
+    QVERIFY2(problems == warnings, qPrintable(listed));
+    QVERIFY2(doctor->summaryLabel()->text().contains(warnings == 1 ? QStringLiteral("0 errors and 1 warning") : QStringLiteral("0 errors and 2 warnings")),
+             qPrintable(doctor->summaryLabel()->text()));
+
+    // Worst first: the warnings lead, the first selected; picking the unindexed cursor's shows
+    // its SQL below with Copy SQL.
+    auto *view = doctor->findingsView();
+    QCOMPARE(view->topLevelItemCount(), static_cast<int>(doctor->findings().size()));
+    for (int row = 0; row < warnings; ++row)
+        QCOMPARE(view->topLevelItem(row)->text(0), QStringLiteral("Warning"));
+    QCOMPARE(view->topLevelItem(warnings)->text(0), QStringLiteral("OK"));
+    QCOMPARE(view->currentItem(), view->topLevelItem(0));
+    QTreeWidgetItem *eventsRow = nullptr;
+    for (int row = 0; row < warnings; ++row)
+        if (view->topLevelItem(row)->text(2) == QStringLiteral("table public.events"))
+            eventsRow = view->topLevelItem(row);
+    QVERIFY(eventsRow);
+    view->setCurrentItem(eventsRow);
+    QCOMPARE(doctor->sqlView()->toPlainText(), QString::fromStdString(unindexed->sql));
+    QVERIFY(doctor->copySqlButton()->isEnabled());
+    doctor->resize(1100, 520);
+    saveShot(doctor, QStringLiteral("doctor"));
+    QTest::mouseClick(doctor->copySqlButton(), Qt::LeftButton);
+    QCOMPARE(QGuiApplication::clipboard()->text(), QString::fromStdString(unindexed->sql));
+    // A passed check has no SQL to copy; hiding the passed checks leaves the warnings alone.
+    view->setCurrentItem(view->topLevelItem(warnings));
+    QVERIFY(!doctor->copySqlButton()->isEnabled());
+    doctor->showPassedBox()->setChecked(false);
+    QCOMPARE(view->topLevelItemCount(), warnings);
+
+    // The DBA runs the statement; Check Again finds nothing left.
+    src.exec(unindexed->sql);
+    checked.clear();
+    QTest::mouseClick(doctor->checkAgainButton(), Qt::LeftButton);
+    QVERIFY(!doctor->checkAgainButton()->isEnabled());
+    QVERIFY(checked.wait(60000));
+    QVERIFY(checked.first().first().toBool());
+    for (const auto &f : doctor->findings())
+        QVERIFY2(f.level == "ok" || (unbounded && f.subject == "endpoint src"),
+                 qPrintable(QString::fromStdString(f.subject + ": " + f.message)));
+    QCOMPARE(view->topLevelItemCount(), warnings - 1);
+    if (!unbounded)
+        QVERIFY2(doctor->summaryLabel()->text().startsWith(QStringLiteral("All ")),
+                 qPrintable(doctor->summaryLabel()->text()));
+
+    // Per endpoint: the target's own checks, as `doctor --endpoint dw` gives them.
+    page->selectEndpoint(QStringLiteral("dw"));
+    QTRY_VERIFY(page->doctorEndpointButton()->isEnabled());
+    QTest::mouseClick(page->doctorEndpointButton(), Qt::LeftButton);
+    QTRY_VERIFY(!doctor); // one doctor window at a time
+    auto *forEndpoint = page->doctorDialog();
+    QVERIFY(forEndpoint);
+    QCOMPARE(forEndpoint->windowTitle(), QStringLiteral("Doctor: endpoint dw"));
+    QSignalSpy endpointChecked(forEndpoint, &ui::DoctorDialog::checked);
+    QVERIFY(endpointChecked.wait(60000));
+    const auto endpointFindings = forEndpoint->findings();
+    QVERIFY(!endpointFindings.empty());
+    for (const auto &f : endpointFindings)
+        QCOMPARE(f.subject, std::string("endpoint dw"));
+    compareFindings(endpointFindings, cliDoctor(statePath, {"--endpoint", "dw"}));
+    forEndpoint->close();
+}
+
+void TestWorkspacePage::aNewUsersFirstEndpointMakesTheWorkspaceFile()
+{
+    test::PgTestDb db("gui_first");
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    MainWindow w;
+    w.resize(1180, 620);
+    w.show();
+    auto *page = w.workspacePage();
+    w.pages()->setCurrentWidget(page);
+    w.openWorkspace(QString::fromStdString(statePath));
+    // The app's own way in, not a command line: Import YAML… or Add Endpoint….
+    QTRY_VERIFY2(page->summaryText().contains(QStringLiteral("Import YAML")), qPrintable(page->summaryText()));
+    QVERIFY(page->summaryText().contains(QStringLiteral("Add Endpoint")));
+    QVERIFY(!page->summaryText().contains(QStringLiteral("driftless-cli")));
+    QTRY_VERIFY(page->addButton()->isEnabled());
+    QVERIFY(!page->addPipelineButton()->isEnabled());
+    QVERIFY(!std::filesystem::exists(statePath));
+
+    QTest::mouseClick(page->addButton(), Qt::LeftButton);
+    QTRY_VERIFY(page->endpointDialog() && page->endpointDialog()->isVisible());
+    fillPostgres(*page->endpointDialog(), QStringLiteral("app"), db.name(), test::servers().pgUser);
+    QSignalSpy saved(page, &ui::WorkspacePage::saved);
+    QTest::mouseClick(page->endpointDialog()->okButton(), Qt::LeftButton);
+    QVERIFY(saved.wait(15000));
+    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
+    QVERIFY(std::filesystem::exists(statePath));
+    QVERIFY(core::StateStore(statePath).loadWorkspace().endpoint("app"));
+    QTRY_COMPARE(page->endpointsModel()->rowCount(), 1);
+    QTRY_VERIFY(page->addPipelineButton()->isEnabled());
 }
 
 QTEST_MAIN(TestWorkspacePage)

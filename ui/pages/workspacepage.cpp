@@ -91,7 +91,9 @@ WorkspacePage::WorkspacePage(EngineBridge *engine, SecretStore *secrets, QWidget
       m_import(new QPushButton(tr("&Import YAML\u2026"), this)),
       m_export(new QPushButton(tr("E&xport YAML\u2026"), this)),
       m_addPipeline(new QPushButton(tr("Add Pipe&line\u2026"), this)),
-      m_editPipeline(new QPushButton(tr("Edi&t Pipeline\u2026"), this))
+      m_editPipeline(new QPushButton(tr("Edi&t Pipeline\u2026"), this)),
+      m_doctorEndpoint(new QPushButton(tr("&Doctor\u2026"), this)),
+      m_doctorPipeline(new QPushButton(tr("Doct&or\u2026"), this))
 {
     setObjectName(QStringLiteral("workspacePage"));
     m_endpointsProxy->setSourceModel(m_endpoints);
@@ -120,6 +122,12 @@ WorkspacePage::WorkspacePage(EngineBridge *engine, SecretStore *secrets, QWidget
     m_addPipeline->setToolTip(tr("Pick a source's tables and how each is kept in sync"));
     m_editPipeline->setObjectName(QStringLiteral("editPipeline"));
     m_editPipeline->setToolTip(tr("Change the selected pipeline's route and tables"));
+    m_doctorEndpoint->setObjectName(QStringLiteral("doctorEndpoint"));
+    m_doctorEndpoint->setToolTip(tr("Check the selected endpoint against its server: connection, TLS, settings, and "
+                                    "the tables read from it (as driftless-cli doctor --endpoint)"));
+    m_doctorPipeline->setObjectName(QStringLiteral("doctorPipeline"));
+    m_doctorPipeline->setToolTip(tr("Check what the selected pipeline needs of its servers: keys, cursors, "
+                                    "privileges, slots, publications (as driftless-cli doctor --pipeline)"));
 
     auto *top = new QHBoxLayout;
     top->addWidget(m_summary, 1);
@@ -128,7 +136,7 @@ WorkspacePage::WorkspacePage(EngineBridge *engine, SecretStore *secrets, QWidget
     auto *endpointButtons = new QHBoxLayout;
     endpointButtons->addWidget(heading(tr("Endpoints"), this));
     endpointButtons->addStretch(1);
-    for (QPushButton *b : {m_add, m_edit, m_password, m_remove})
+    for (QPushButton *b : {m_add, m_edit, m_password, m_doctorEndpoint, m_remove})
         endpointButtons->addWidget(b);
 
     auto *layout = new QVBoxLayout(this);
@@ -140,6 +148,7 @@ WorkspacePage::WorkspacePage(EngineBridge *engine, SecretStore *secrets, QWidget
     pipelineButtons->addStretch(1);
     pipelineButtons->addWidget(m_addPipeline);
     pipelineButtons->addWidget(m_editPipeline);
+    pipelineButtons->addWidget(m_doctorPipeline);
     layout->addLayout(pipelineButtons);
     layout->addWidget(m_pipelinesView, 2);
     layout->addWidget(m_result);
@@ -154,6 +163,8 @@ WorkspacePage::WorkspacePage(EngineBridge *engine, SecretStore *secrets, QWidget
     connect(m_addPipeline, &QPushButton::clicked, this, &WorkspacePage::addPipeline);
     connect(m_editPipeline, &QPushButton::clicked, this, &WorkspacePage::editPipeline);
     connect(m_pipelinesView, &QTableView::doubleClicked, this, &WorkspacePage::editPipeline);
+    connect(m_doctorEndpoint, &QPushButton::clicked, this, &WorkspacePage::doctorEndpoint);
+    connect(m_doctorPipeline, &QPushButton::clicked, this, &WorkspacePage::doctorPipeline);
     connect(m_pipelinesView->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &WorkspacePage::updateButtons);
     connect(m_endpointsView->selectionModel(), &QItemSelectionModel::selectionChanged, this,
@@ -178,6 +189,7 @@ WorkspacePage::~WorkspacePage() = default;
 void WorkspacePage::setSnapshot(const EngineSnapshot &snapshot)
 {
     m_error = snapshot.error;
+    m_noWorkspaceYet = snapshot.noWorkspaceYet;
     if (!snapshot.workspace) {
         if (snapshot.statePath != m_engine->statePath() || m_hasWorkspace) {
             m_hasWorkspace = false;
@@ -274,11 +286,16 @@ void WorkspacePage::updateSummary()
 
 void WorkspacePage::updateButtons()
 {
-    const bool ready = m_hasWorkspace && !m_saving && !m_dialog && !m_prompt && !m_confirmation && !m_pipelineEditor;
+    const bool idle = !m_saving && !m_dialog && !m_prompt && !m_confirmation && !m_pipelineEditor;
+    const bool ready = m_hasWorkspace && idle;
     m_addPipeline->setEnabled(ready);
     m_editPipeline->setEnabled(ready && !selectedPipeline().isEmpty());
+    // The doctor only reads: it may run beside an open dialog or a save.
+    m_doctorPipeline->setEnabled(m_hasWorkspace && !selectedPipeline().isEmpty());
+    m_doctorEndpoint->setEnabled(m_hasWorkspace && !selectedEndpoint().isEmpty());
     const QString name = selectedEndpoint();
-    m_add->setEnabled(ready);
+    // A new user's first endpoint makes the workspace file.
+    m_add->setEnabled(idle && (m_hasWorkspace || m_noWorkspaceYet));
     m_import->setEnabled(!m_engine->statePath().isEmpty() && !m_saving);
     m_export->setEnabled(m_hasWorkspace);
     m_edit->setEnabled(ready && !name.isEmpty());
@@ -300,7 +317,7 @@ void WorkspacePage::updateButtons()
 
 void WorkspacePage::addEndpoint()
 {
-    if (!m_hasWorkspace || m_dialog)
+    if ((!m_hasWorkspace && !m_noWorkspaceYet) || m_dialog)
         return;
     QStringList taken;
     for (const auto &[name, e] : m_workspace.endpoints)
@@ -611,6 +628,28 @@ void WorkspacePage::fitColumns()
                                                       view->horizontalHeader()->sectionSizeHint(c)) +
                                                  16));
     }
+}
+
+void WorkspacePage::doctorEndpoint()
+{
+    if (const QString name = selectedEndpoint(); !name.isEmpty())
+        openDoctor({{}, name.toStdString()});
+}
+
+void WorkspacePage::doctorPipeline()
+{
+    if (const QString name = selectedPipeline(); !name.isEmpty())
+        openDoctor({name.toStdString(), {}});
+}
+
+void WorkspacePage::openDoctor(core::DoctorScope scope)
+{
+    // One doctor window at a time: a new question replaces the last one's.
+    if (m_doctor)
+        m_doctor->close();
+    m_doctor = new DoctorDialog(m_engine ? m_engine->door() : nullptr, std::move(scope), this);
+    m_doctor->show();
+    m_doctor->check();
 }
 
 } // namespace driftless::ui

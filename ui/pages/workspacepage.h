@@ -1,5 +1,6 @@
 #pragma once
 
+#include "ui/dialogs/doctordialog.h"
 #include "ui/dialogs/endpointdialog.h"
 #include "ui/dialogs/pipelineeditor.h"
 #include "ui/enginesnapshot.h"
@@ -31,6 +32,7 @@ class SecretStore;
 ///
 /// Add/Edit open the EndpointDialog; Remove asks first and refuses an endpoint a pipeline uses.
 /// Add Pipeline…/Edit Pipeline… (or a double-click on a pipeline) open the PipelineEditor.
+/// Doctor… beside each list runs the doctor's checks for the selected endpoint or pipeline.
 /// "Password…" asks for the selected endpoint's password (once per session without a keychain).
 /// Import YAML… applies a workspace file (README format) declaratively, Export YAML… writes the
 /// stored workspace as one; export then import gives back an equal workspace.
@@ -60,6 +62,10 @@ public:
     QPushButton *exportButton() const { return m_export; }
     QPushButton *addPipelineButton() const { return m_addPipeline; }
     QPushButton *editPipelineButton() const { return m_editPipeline; }
+    QPushButton *doctorEndpointButton() const { return m_doctorEndpoint; }
+    QPushButton *doctorPipelineButton() const { return m_doctorPipeline; }
+    /// The doctor's window while open, else null.
+    DoctorDialog *doctorDialog() const { return m_doctor; }
     QLabel *resultLabel() const { return m_result; }
     QString summaryText() const;
     /// The endpoint dialog, password prompt or removal confirmation while open, else null.
@@ -86,6 +92,9 @@ public slots:
     void editPipeline();
     void importYaml();
     void exportYaml();
+    /// Opens the doctor for the selected endpoint or pipeline and runs its checks.
+    void doctorEndpoint();
+    void doctorPipeline();
     /// Applies the workspace YAML at `path` (off the UI thread); saved() when done.
     void importFile(const QString &path);
     /// Writes the shown workspace as YAML to `path`; false (and the result line says why) on failure.
@@ -111,11 +120,14 @@ private:
     void updateSummary();
     void showResult(bool ok, const QString &message);
     void fitColumns();
+    void openDoctor(core::DoctorScope scope);
 
     EngineBridge *m_engine;
     SecretStore *m_secrets;
     core::Workspace m_workspace;
     bool m_hasWorkspace = false;
+    /// No workspace file yet: Add Endpoint… and Import YAML… make one.
+    bool m_noWorkspaceYet = false;
     QString m_error;
     std::uint64_t m_job = 0;
     bool m_saving = false;
@@ -135,6 +147,9 @@ private:
     QPushButton *m_export;
     QPushButton *m_addPipeline;
     QPushButton *m_editPipeline;
+    QPushButton *m_doctorEndpoint;
+    QPushButton *m_doctorPipeline;
+    QPointer<DoctorDialog> m_doctor;
     QPointer<EndpointDialog> m_dialog;
     QPointer<PipelineEditor> m_pipelineEditor;
     QPointer<QInputDialog> m_prompt;
