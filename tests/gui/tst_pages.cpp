@@ -14,6 +14,7 @@
 #include "ui/models/tablesmodel.h"
 #include "ui/pages/alertspage.h"
 #include "ui/pages/lagpage.h"
+#include "ui/widgets/lagchart.h"
 #include "ui/pages/slotspage.h"
 #include "ui/slotmonitor.h"
 #include "ui/traynotifier.h"
@@ -334,11 +335,38 @@ void TestPages::lagPageDrawsStoredSamplesWithTheSla()
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     auto *page = w.lagPage();
     w.pages()->setCurrentWidget(page);
-    QCOMPARE(page->windowMs(), 3'600'000LL);
+    // Fit to the data there is, by default.
+    QCOMPARE(page->windowMs(), ui::LagChart::kFit);
     w.openWorkspace(QString::fromStdString(statePath));
 
     const QString p = QString::fromStdString(pipeline);
     QTRY_VERIFY_WITH_TIMEOUT(page->historyLoaded() && page->lagSeries(p, QStringLiteral("public.orders")), 20000);
+    auto *chart = page->findChild<ui::LagChart *>();
+    QVERIFY(chart);
+    // From the oldest sample, five hours back, to now; the hours without samples left blank.
+    const auto [fitFrom, fitTo] = chart->timeRange();
+    QVERIFY2(fitFrom <= now - 5 * 3'600'000 && fitFrom >= now - 5 * 3'600'000 - 10 * 60'000,
+             qPrintable(QString::number((now - fitFrom) / 60'000.0)));
+    QVERIFY(fitTo >= now);
+    QCOMPARE(page->lagPoints(p, QStringLiteral("public.orders")).size(), 152);
+    QCOMPARE(page->segmentCount(p, QStringLiteral("public.orders")), 2);
+    // customers is a full refresh, its lag a sawtooth up to 240 s: beside the CDC table it
+    // would flatten orders' seconds, so the CDC tables are charted and the others offered.
+    QVERIFY(chart->strategyCombo()->isVisible());
+    QCOMPARE(chart->shown(), ui::LagChart::Shown::Cdc);
+    QVERIFY(!page->lagSeries(p, QStringLiteral("public.customers")));
+    saveShot(&w, QStringLiteral("page-lag-fit"));
+    QSignalSpy shownAgain(page, &ui::LagPage::historyReady);
+    chart->setShown(ui::LagChart::Shown::Passes);
+    QTRY_VERIFY(shownAgain.count() >= 1 && page->historyLoaded());
+    QVERIFY(page->lagSeries(p, QStringLiteral("public.customers")));
+    QVERIFY(!page->lagSeries(p, QStringLiteral("public.orders")));
+    chart->setShown(ui::LagChart::Shown::All);
+    QTRY_VERIFY(shownAgain.count() >= 2 && page->historyLoaded());
+
+    // The last hour.
+    page->setWindowMs(3'600'000);
+    QTRY_VERIFY(shownAgain.count() >= 3 && page->historyLoaded());
     QLineSeries *orders = page->lagSeries(p, QStringLiteral("public.orders"));
     QLineSeries *customers = page->lagSeries(p, QStringLiteral("public.customers"));
     QVERIFY(orders && customers);
@@ -411,6 +439,9 @@ void TestPages::hiddenLagPageDrawsNothingAndCatchesUpWhenShown()
     w.pages()->setCurrentWidget(page);
     QTRY_VERIFY_WITH_TIMEOUT(page->historyLoaded() && page->lagSeries(p, QStringLiteral("public.orders")), 20000);
     QCOMPARE(page->lagSeries(p, QStringLiteral("public.orders"))->count(), 11); // ten minutes, both ends
+    // Fitted: the ten minutes there are fill the width, not the last pixels of an hour.
+    const auto [from, to] = page->findChild<ui::LagChart *>()->timeRange();
+    QVERIFY2(to - from >= 10 * 60'000 && to - from <= 11 * 60'000, qPrintable(QString::number(to - from)));
     QCOMPARE(page->slaSeries(p, QStringLiteral("public.orders"))->at(0).y(), 120.0);
     w.close();
     window.reset();

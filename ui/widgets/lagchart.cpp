@@ -18,6 +18,7 @@
 #include <QLegend>
 #include <QLineSeries>
 #include <QPalette>
+#include <QSignalBlocker>
 #include <QUrl>
 #include <QVBoxLayout>
 #include <QValueAxis>
@@ -65,17 +66,32 @@ QString seriesName(const core::TableReport &t, bool onePipeline)
 } // namespace
 
 LagChart::LagChart(QWidget *parent)
-    : QWidget(parent), m_window(new QComboBox(this)), m_note(new QLabel(this)), m_empty(new QLabel(this)),
+    : QWidget(parent), m_window(new QComboBox(this)), m_strategy(new QComboBox(this)), m_note(new QLabel(this)), m_empty(new QLabel(this)),
       m_capped(new QLabel(this)), m_chart(new QChart), m_view(new QChartView(m_chart, this)),
       m_legend(new LegendStrip(this)), m_x(new QDateTimeAxis(m_chart)), m_y(new QValueAxis(m_chart))
 {
     setObjectName(QStringLiteral("lagChartWidget"));
     m_window->setObjectName(QStringLiteral("lagWindow"));
+    m_window->addItem(tr("Fit to the data"), static_cast<qlonglong>(kFit));
     m_window->addItem(tr("Last 15 minutes"), static_cast<qlonglong>(15 * kMinute));
     m_window->addItem(tr("Last hour"), static_cast<qlonglong>(60 * kMinute));
     m_window->addItem(tr("Last 24 hours"), static_cast<qlonglong>(24 * 60 * kMinute));
-    m_window->setCurrentIndex(1);
+    m_window->setToolTip(tr("Fit to the data: from the first lag sample (at most a day back) until now"));
+    m_window->setCurrentIndex(0);
     connect(m_window, &QComboBox::currentIndexChanged, this, &LagChart::reload);
+    m_strategy->setObjectName(QStringLiteral("lagStrategy"));
+    m_strategy->addItem(tr("CDC tables"), static_cast<int>(Shown::Cdc));
+    m_strategy->addItem(tr("Cursor and full refresh tables"), static_cast<int>(Shown::Passes));
+    m_strategy->addItem(tr("All tables"), static_cast<int>(Shown::All));
+    m_strategy->setToolTip(tr("A cursor or full refresh table's lag grows until its next pass (a sawtooth by "
+                              "design); charted apart, CDC lags of seconds stay readable"));
+    m_strategy->setVisible(false);
+    connect(m_strategy, &QComboBox::activated, this, [this] { m_strategyChosen = true; });
+    connect(m_strategy, &QComboBox::currentIndexChanged, this, [this] {
+        m_path.clear(); // the next snapshot rebuilds the lines
+        if (m_last && isVisible())
+            applySnapshot(*m_last, false);
+    });
 
     m_note->setObjectName(QStringLiteral("lagNote"));
     m_note->setText(tr("Apply lag per table: how far the target is behind the source. "
@@ -103,6 +119,7 @@ LagChart::LagChart(QWidget *parent)
 
     auto *top = new QHBoxLayout;
     top->addWidget(m_note, 1);
+    top->addWidget(m_strategy);
     top->addWidget(m_window);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -121,6 +138,39 @@ LagChart::LagChart(QWidget *parent)
 LagChart::~LagChart() = default;
 
 std::int64_t LagChart::windowMs() const { return m_window->currentData().toLongLong(); }
+
+LagChart::Shown LagChart::shown() const { return static_cast<Shown>(m_strategy->currentData().toInt()); }
+
+void LagChart::setShown(Shown shown)
+{
+    m_strategyChosen = true;
+    m_strategy->setCurrentIndex(m_strategy->findData(static_cast<int>(shown)));
+}
+
+std::int64_t LagChart::reachMs() const { return windowMs() == kFit ? kFitReachMs : windowMs(); }
+
+std::vector<core::TableReport> LagChart::shownTables(const std::vector<core::TableReport> &tables)
+{
+    bool cdc = false, passes = false;
+    for (const auto &t : tables)
+        (t.strategy == core::Strategy::Cdc ? cdc : passes) = true;
+    const bool both = cdc && passes && !m_only;
+    m_strategy->setVisible(both);
+    if (!both)
+        return tables;
+    if (!m_strategyChosen && shown() != Shown::Cdc) {
+        const QSignalBlocker quiet(m_strategy); // the caller is applying this snapshot already
+        m_strategy->setCurrentIndex(m_strategy->findData(static_cast<int>(Shown::Cdc)));
+        m_path.clear();
+    }
+    if (shown() == Shown::All)
+        return tables;
+    std::vector<core::TableReport> out;
+    for (const auto &t : tables)
+        if ((t.strategy == core::Strategy::Cdc) == (shown() == Shown::Cdc))
+            out.push_back(t);
+    return out;
+}
 
 void LagChart::setWindowMs(std::int64_t ms)
 {
@@ -154,7 +204,7 @@ int LagChart::segmentCount(const QString &pipeline, const QString &table) const
 std::int64_t LagChart::gapMs() const
 {
     // Samples come every 5 s while a sync runs; a day is thinned to kMaxPoints buckets.
-    return std::max<std::int64_t>(5 * kMinute, 3 * windowMs() / kMaxPoints);
+    return std::max<std::int64_t>(5 * kMinute, 3 * reachMs() / kMaxPoints);
 }
 
 QLineSeries *LagChart::addSegment(Line &line)
@@ -246,20 +296,19 @@ void LagChart::showEvent(QShowEvent *event)
 
 void LagChart::applySnapshot(const EngineSnapshot &full, bool catchUp)
 {
-    // Charted tables only: with setOnly(), the one table.
-    const EngineSnapshot *shown = &full;
-    EngineSnapshot one;
+    m_last = full;
+    // Charted tables only: with setOnly(), the one table; else those of the strategies shown.
+    EngineSnapshot snapshot;
+    snapshot.generation = full.generation;
+    snapshot.statePath = full.statePath;
+    snapshot.takenAtMs = full.takenAtMs;
+    snapshot.live = full.live;
     if (m_only) {
-        one.generation = full.generation;
-        one.statePath = full.statePath;
-        one.takenAtMs = full.takenAtMs;
-        one.live = full.live;
         for (const auto &t : full.tables)
             if (t.pipeline == m_only->first && t.table == m_only->second)
-                one.tables.push_back(t);
-        shown = &one;
+                snapshot.tables.push_back(t);
     }
-    const EngineSnapshot &snapshot = *shown;
+    snapshot.tables = shownTables(m_only ? snapshot.tables : full.tables);
     std::set<Key> all;
     for (const auto &t : snapshot.tables)
         all.insert({t.pipeline, t.table});
@@ -469,7 +518,7 @@ void LagChart::startRead()
     std::vector<Key> keys;
     for (const auto &[key, line] : m_lines)
         keys.push_back(key);
-    const std::int64_t window = windowMs();
+    const std::int64_t window = reachMs();
     // One request per table, answered in any order; the chart fills when the last is in.
     const std::int64_t now = core::wallClockMs();
     EngineDoor *door = m_engine ? m_engine->door() : nullptr;
@@ -502,7 +551,10 @@ void LagChart::startRead()
                                   ls.rowsPerSecond = x.value("rows_per_second", 0.0);
                                   samples.push_back(ls);
                               }
-                              (*history)[key] = thin(samples, now - window, now, kMaxPoints);
+                              // Thinned over the span there is: a sync three minutes old keeps
+                              // every sample of its three minutes.
+                              const std::int64_t first = samples.empty() ? now : samples.front().tsMs;
+                              (*history)[key] = thin(samples, std::max(now - window, first), now, kMaxPoints);
                           }
                           if (--*left == 0)
                               onReadDone(generation, std::move(*history), now);
@@ -556,8 +608,7 @@ void LagChart::applyLive()
 
 void LagChart::updateAxes(std::int64_t nowMs)
 {
-    const std::int64_t window = windowMs();
-    const auto from = static_cast<qreal>(nowMs - window);
+    const auto from = static_cast<qreal>(nowMs - reachMs());
     double top = 0;
     bool anyPoint = false;
     for (auto &[key, line] : m_lines) {
@@ -586,9 +637,25 @@ void LagChart::updateAxes(std::int64_t nowMs)
         }
         top = std::max(top, line.slaSeconds);
     }
+    // The time range: the chosen window, or from the first point there is (kMinFitMs at least,
+    // with a little room before it so it is not drawn on the axis).
+    std::int64_t shownFrom = nowMs - reachMs();
+    if (windowMs() == kFit) {
+        std::int64_t first = nowMs;
+        for (const auto &[key, line] : m_lines)
+            for (const QLineSeries *segment : line.segments)
+                if (segment->count() > 0) {
+                    first = std::min(first, static_cast<std::int64_t>(segment->at(0).x()));
+                    break; // segments are in time order
+                }
+        const std::int64_t span = std::max(kMinFitMs, nowMs - first);
+        shownFrom = nowMs - span - span / 50;
+    }
+    m_fromMs = shownFrom;
+    m_toMs = nowMs;
     for (auto &[value, series] : m_slaLines)
-        series->replace({QPointF(from, value), QPointF(static_cast<qreal>(nowMs), value)});
-    setTimeRange(m_x, nowMs - window, nowMs);
+        series->replace({QPointF(static_cast<qreal>(shownFrom), value), QPointF(static_cast<qreal>(nowMs), value)});
+    setTimeRange(m_x, shownFrom, nowMs);
     setRoundedRange(m_y, top,
                     {1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 21600, 43200, 86400},
                     60);

@@ -33,11 +33,17 @@ class LegendStrip;
 
 /// Apply lag per table over time (Qt Charts), with the freshness SLAs as dashed lines (one per
 /// SLA value: in the table's colour when one table has it, grey when several share it), and a
-/// window chooser (15 min, 1 h, 24 h). The Lag page charts every
+/// window chooser: fit to the data there is (the default: a sync that started three minutes ago
+/// shows three minutes, at most a day back), 15 min, 1 h, 24 h. The Lag page charts every
 /// table with it; a table's detail charts that table alone (setOnly()).
 ///
+/// Strategies: a full refresh or cursor table's lag is a sawtooth by design (it grows until the
+/// next pass), often minutes high, and drawn beside CDC tables it flattens their seconds into the
+/// axis. So when both kinds are there, the chart shows the CDC tables and a chooser offers the
+/// others, or all (strategyCombo()).
+///
 /// History comes from the lag samples in the workspace file, read on a pool thread whenever the
-/// workspace, its tables or the window (15 min, 1 h, 24 h) change; long windows are thinned to
+/// workspace, its tables or the window change; long windows are thinned to
 /// the worst lag per bucket, so a spike never disappears. Between reads the newest snapshot's
 /// lags are appended, at most every kLiveIntervalMs, and points that leave the window are
 /// dropped. The UI thread never reads the file. While hidden, the chart keeps only the newest
@@ -60,14 +66,29 @@ public:
     static constexpr int kMaxTables = 20;
     /// How often the charted tables are chosen again when there are more than kMaxTables.
     static constexpr std::int64_t kReselectMs = 30'000;
+    /// windowMs() of "Fit to the data".
+    static constexpr std::int64_t kFit = 0;
+    /// How far back "Fit to the data" reads.
+    static constexpr std::int64_t kFitReachMs = 24LL * 3600 * 1000;
+    /// The narrowest span it draws (a first sample is not a dot on the axis).
+    static constexpr std::int64_t kMinFitMs = 60'000;
+    /// Which tables are charted, by strategy (strategyCombo()'s data).
+    enum class Shown { Cdc, Passes, All };
 
     QChart *chart() const { return m_chart; }
     QChartView *chartView() const { return m_view; }
     /// The names and colours of the charted lines, under the chart.
     LegendStrip *legend() const { return m_legend; }
     QComboBox *windowCombo() const { return m_window; }
+    /// The chosen window in ms, or kFit.
     std::int64_t windowMs() const;
     void setWindowMs(std::int64_t ms);
+    /// The time range drawn now (ms since the epoch).
+    std::pair<std::int64_t, std::int64_t> timeRange() const { return {m_fromMs, m_toMs}; }
+    /// CDC tables, cursor and full refresh tables, or all; shown only when both kinds are there.
+    QComboBox *strategyCombo() const { return m_strategy; }
+    Shown shown() const;
+    void setShown(Shown shown);
     /// The first line of one table (the one in the legend), or null when it is not charted.
     /// A table's lag is drawn as several lines when samples have gaps (the engine was not
     /// running): a line across a gap would suggest samples that do not exist.
@@ -132,10 +153,21 @@ private:
     void appendPoint(Line &line, const QPointF &point);
     /// Samples further apart than this are not joined by a line.
     std::int64_t gapMs() const;
+    /// How far back the history is read: the window, or kFitReachMs.
+    std::int64_t reachMs() const;
+    /// The snapshot's tables the strategy chooser lets through (all of them with setOnly()).
+    std::vector<core::TableReport> shownTables(const std::vector<core::TableReport> &tables);
 
     QPointer<EngineBridge> m_engine;
     std::optional<Key> m_only;
     QComboBox *m_window;
+    QComboBox *m_strategy;
+    /// The DBA picked a strategy: the chart stops choosing for them.
+    bool m_strategyChosen = false;
+    /// The newest snapshot applied, for a change of the strategy chooser.
+    std::optional<EngineSnapshot> m_last;
+    std::int64_t m_fromMs = 0;
+    std::int64_t m_toMs = 0;
     QLabel *m_note;
     QLabel *m_empty;
     QLabel *m_capped;
