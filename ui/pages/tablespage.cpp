@@ -200,8 +200,9 @@ void TablesPage::updateSummary()
 {
     const int total = m_model->rowCount();
     if (total == 0) {
-        m_summary->setText(tr("No tables yet. A workspace lists them; store one with "
-                              "<tt>driftless-cli apply FILE</tt> and open it here."));
+        m_summary->setText(tr("No tables yet. On the <b>Workspace</b> page: <b>Add Endpoint\u2026</b> for the source "
+                              "and the target, then <b>Add Pipeline\u2026</b> to pick tables; or <b>Import "
+                              "YAML\u2026</b> a workspace file."));
         return;
     }
     int ok = 0, warn = 0, breach = 0, unknown = 0, errors = 0, paused = 0;
@@ -624,7 +625,10 @@ void TablesPage::fitColumns(bool growOnly, int first, int last)
         last = TablesModel::Message - 1;
     for (int c = std::max(0, first); c <= std::min(last, TablesModel::Message - 1); ++c) {
         const int wanted = std::max(view->sizeHintForColumn(c), m_view->horizontalHeader()->sectionSizeHint(c)) + 12;
-        if (!growOnly || wanted > m_view->columnWidth(c))
+        // The Backfill column holds a bar only while a backfill runs (its width reserved for the
+        // time left, so it does not move while it does): once none does, it shrinks back to its
+        // header rather than push the page into a horizontal scroll.
+        if (!growOnly || wanted > m_view->columnWidth(c) || c == TablesModel::Progress)
             m_view->setColumnWidth(c, wanted);
     }
 }
