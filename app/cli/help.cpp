@@ -70,6 +70,17 @@ const std::vector<CommandHelp> kCommands = {
      {{"--cancel", "stop a backfill under way, keeping what it merged"}},
      {"rebackfill"},
      "pipeline tables"},
+    {"decommission", "[--yes] [--keep-slot] PIPELINE", "remove a pipeline and what it holds on its source",
+     "Removes the pipeline from the workspace and drops what keeps WAL for it on a Postgres source: its "
+     "replication slot and the publication Driftless made (a publication named in the workspace is yours and "
+     "stays). Its checkpoints are forgotten, so a pipeline of the same name added later starts with a fresh "
+     "load; the target tables and their rows stay. Prints the exact statements first and asks (or needs "
+     "--yes when not at a terminal). A sync running on the workspace lets go of the slot once the pipeline "
+     "is removed; a slot still read after 30 s stays, and the command says what to run later.",
+     {{"--yes", "do it without asking"},
+      {"--keep-slot", "leave the slot and publication on the source (a source that is gone for good)"}},
+     {},
+     "pipelines"},
     {"pause", "PIPELINE [TABLE...]", "stop syncing tables, kept across restarts",
      "Pauses the named tables (every table of the pipeline when none is named). Cursor and full refresh "
      "tables are skipped; a paused CDC table's changes are not applied while the rest of its pipeline "

@@ -10,6 +10,7 @@
 #include "core/base/log.h"
 #include "core/config/workspacefile.h"
 #include "core/engine/debeziumexport.h"
+#include "core/engine/decommission.h"
 #include "core/engine/doctor.h"
 #include "core/engine/enginerun.h"
 #include "core/engine/pauses.h"
@@ -419,6 +420,52 @@ int cmdPause(Args &a, bool pause)
     if (any)
         std::printf("a running sync (run, serve, the app) takes it within a second; otherwise the next one starts "
                     "with it\n");
+    return kOk;
+}
+
+int cmdDecommission(Args &a)
+{
+    const bool yes = a.flag("--yes");
+    const bool keepSlot = a.flag("--keep-slot");
+    if (a.rest.size() != 1)
+        throw UsageError("decommission needs exactly one PIPELINE");
+    const std::string pipeline = a.rest.front();
+    a.rest.clear();
+    a.noMore();
+    WorkspaceState state(a.state);
+    const DecommissionPlan plan = planDecommission(state.workspace(), pipeline);
+    std::printf("decommission pipeline %s (source %s):\n", plan.pipeline.c_str(), plan.source.c_str());
+    if (!plan.sourceError.empty())
+        std::printf("  the source could not be reached: %s\n", plan.sourceError.c_str());
+    if (!plan.statements.empty()) {
+        std::printf(keepSlot ? "  left on %s (--keep-slot); to drop them yourself:\n" : "  run on %s:\n",
+                    plan.source.c_str());
+        for (const auto &sql : plan.statements)
+            std::printf("    %s\n", sql.c_str());
+    }
+    if (plan.slotActivePid && !keepSlot)
+        std::printf("  the slot is being read right now (walsender pid %d): a sync of this workspace lets go of it "
+                    "once the pipeline is removed (waited for up to 30 s)\n",
+                    *plan.slotActivePid);
+    for (const auto &note : plan.notes)
+        std::printf("  %s\n", note.c_str());
+    std::printf("  remove it from the workspace, with its checkpoints\n");
+    if (!yes) {
+        if (!::isatty(STDIN_FILENO)) {
+            printError("nothing changed: add --yes to decommission " + pipeline);
+            return kUsage;
+        }
+        std::printf("Decommission %s? [y/N] ", pipeline.c_str());
+        std::fflush(stdout);
+        std::string answer;
+        std::getline(std::cin, answer);
+        if (answer != "y" && answer != "Y" && answer != "yes") {
+            std::printf("nothing changed\n");
+            return kOk;
+        }
+    }
+    for (const auto &line : decommission(state, pipeline, keepSlot))
+        std::printf("%s\n", line.c_str());
     return kOk;
 }
 
@@ -942,6 +989,8 @@ int main(int argc, char **argv)
             return cmdExportDebezium(a);
         if (a.command == "resnapshot")
             return cmdResnapshot(a);
+        if (a.command == "decommission")
+            return cmdDecommission(a);
         if (a.command == "slots")
             return cmdSlots(a);
         if (a.command == "serve")

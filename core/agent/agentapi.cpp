@@ -1,9 +1,11 @@
 #include "core/agent/agentapi.h"
 
 #include "core/base/clock.h"
+#include "core/base/jsonfields.h"
 #include "core/base/log.h"
 #include "core/config/workspacefile.h"
 #include "core/engine/alerts.h"
+#include "core/engine/decommission.h"
 #include "core/engine/doctor.h"
 #include "core/engine/endpointcalls.h"
 #include "core/engine/endpointtls.h"
@@ -216,7 +218,7 @@ const std::map<std::string, std::string> &knownPaths()
         {"pause", "POST"},       {"resume", "POST"}, {"backfill", "POST"},      {"promote", "POST"},
         {"reconcile", "POST"},   {"repair", "POST"}, {"engine", "GET"},         {"engine/start", "POST"},
         {"engine/stop", "POST"}, {"probe", "POST"},  {"discover", "POST"},
-        {"doctor", "POST"},
+        {"doctor", "POST"},      {"decommission", "POST"},
     };
     return paths;
 }
@@ -593,6 +595,15 @@ ApiResponse AgentApi::route(const ApiRequest &request, const Origin &origin)
         if (summary.changed)
             control(origin, {}, {}, "applied a workspace (" + std::to_string(summary.lines.size()) + " changes)");
         return jsonResponse(200, {{"changed", summary.changed}, {"lines", summary.lines}});
+    }
+    if (path == "decommission" && method == "POST") {
+        const json body = parseBody(request);
+        const std::string pipeline = stringField(body, "pipeline");
+        if (jsonfields::flag(body, "dry_run"))
+            return jsonResponse(200, decommissionJsonValue(planDecommission(m_state.workspace(), pipeline)));
+        const auto lines = decommission(m_state, pipeline, jsonfields::flag(body, "keep_slot"));
+        control(origin, pipeline, {}, "decommissioned pipeline " + pipeline);
+        return jsonResponse(200, {{"pipeline", pipeline}, {"lines", lines}});
     }
     if (path == "drop-slot" && method == "POST") {
         const json body = parseBody(request);

@@ -31,15 +31,6 @@ std::string setStatementIn(const std::string &fix)
     return end == std::string::npos ? std::string() : fix.substr(at, end - at + 1);
 }
 
-/// A Postgres string literal.
-std::string pgLiteral(const std::string &text)
-{
-    std::string out = "'";
-    for (char c : text)
-        out += c == '\'' ? std::string("''") : std::string(1, c);
-    return out + "'";
-}
-
 /// 'user'@'host' of a MySQL/MariaDB session, as GRANT takes it.
 std::string mysqlAccount(MysqlConnection &conn)
 {
@@ -409,7 +400,7 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
                     out.push_back({"warn", "config", p.name, "slot " + name,
                                    "no pipeline of this workspace reads this slot; it keeps WAL on the source",
                                    "if no other workspace uses it: SELECT pg_drop_replication_slot('" + name + "');",
-                                   "SELECT pg_drop_replication_slot(" + pgLiteral(name) + ");"});
+                                   dropSlotSql(name)});
             }
             if (r.text(0, 0) != "logical")
                 out.push_back({"error", "config", p.name, "endpoint " + src.name,

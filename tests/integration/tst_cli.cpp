@@ -368,6 +368,73 @@ TEST_F(CliFixture, doctorJsonGivesTheExactSqlThatFixesAFindingAndChecksOneEndpoi
     EXPECT_EQ(u["errors"], 1);
 }
 
+TEST_F(CliFixture, decommissionDropsTheSlotAndPublicationOnceTheRunningSyncLetsGo)
+{
+    src.exec("CREATE TABLE orders (id int PRIMARY KEY, total int);"
+             "INSERT INTO orders SELECT g, g FROM generate_series(1, 100) g");
+    const std::string pipeline = uniqueName("decom");
+    std::string text = yaml("      - { table: public.orders, strategy: cdc }\n");
+    text.replace(text.find("name: app_to_dw"), 15, "name: " + pipeline);
+    // A second pipeline keeps the sync running once the first is gone.
+    text += "  - name: keep\n"
+            "    source: app\n"
+            "    target: dw\n"
+            "    target_schema: kept\n"
+            "    tables:\n"
+            "      - { table: public.plans, strategy: full_refresh, every: 30s }\n";
+    ASSERT_EQ(apply(text).exitCode, 0);
+    const std::string slot = "driftless_" + pipeline;
+    const std::string slotCount = "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "'";
+    const std::string pubCount = "SELECT count(*) FROM pg_publication WHERE pubname = '" + slot + "'";
+
+    const std::string log = dir.file("run.log");
+    const int runner = spawnCli({"--state", state, "run"}, {}, log);
+    bool streaming = false;
+    for (int i = 0; i < 1200 && !streaming; ++i) {
+        streaming = src.scalar(slotCount + " AND active") == "1" &&
+                    dst.scalar("SELECT count(*) FROM model.orders") == "100";
+        if (!streaming)
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_TRUE(streaming) << readFile(log);
+    ASSERT_EQ(src.scalar(pubCount), "1");
+
+    // Not at a terminal and without --yes: the exact statements, and nothing changed.
+    auto asked = runCli({"--state", state, "decommission", pipeline});
+    EXPECT_EQ(asked.exitCode, 2) << asked.out << asked.err;
+    EXPECT_NE(asked.out.find("SELECT pg_drop_replication_slot('" + slot + "');"), std::string::npos) << asked.out;
+    EXPECT_NE(asked.out.find("DROP PUBLICATION \"" + slot + "\";"), std::string::npos) << asked.out;
+    EXPECT_NE(asked.out.find("being read right now"), std::string::npos) << asked.out;
+    EXPECT_NE(asked.err.find("nothing changed: add --yes"), std::string::npos) << asked.err;
+    EXPECT_EQ(src.scalar(slotCount), "1");
+    EXPECT_NE(runCli({"--state", state, "status"}).out.find(pipeline), std::string::npos);
+
+    // With --yes, while the sync streams it: the pipeline leaves the workspace, the sync lets go
+    // of the slot, and both are dropped; the other pipeline and the target rows stay.
+    auto done = runCli({"--state", state, "decommission", "--yes", pipeline}, {}, 120);
+    ASSERT_EQ(done.exitCode, 0) << done.out << done.err;
+    EXPECT_NE(done.out.find("- pipeline " + pipeline), std::string::npos) << done.out;
+    EXPECT_NE(done.out.find("ran on app: SELECT pg_drop_replication_slot('" + slot + "');"), std::string::npos)
+        << done.out;
+    EXPECT_NE(done.out.find("ran on app: DROP PUBLICATION"), std::string::npos) << done.out;
+    EXPECT_EQ(src.scalar(slotCount), "0");
+    EXPECT_EQ(src.scalar(pubCount), "0");
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM model.orders"), "100");
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM _driftless.checkpoints WHERE pipeline = '" + pipeline + "'"), "0");
+    auto status = nlohmann::json::parse(runCli({"--state", state, "status", "--json"}).out);
+    std::set<std::string> pipelines;
+    for (const auto &t : status["tables"])
+        pipelines.insert(t["pipeline"]);
+    EXPECT_EQ(pipelines, std::set<std::string>{"keep"});
+    EXPECT_EQ(::kill(runner, 0), 0) << "the sync goes on with the other pipeline: " << readFile(log);
+    ::kill(runner, SIGTERM);
+    EXPECT_EQ(waitPid(runner, 60), 0) << readFile(log);
+
+    auto unknown = runCli({"--state", state, "decommission", "--yes", pipeline});
+    EXPECT_EQ(unknown.exitCode, 2);
+    EXPECT_NE(unknown.err.find("no pipeline named '" + pipeline + "'"), std::string::npos) << unknown.err;
+}
+
 TEST_F(CliFixture, usageErrorsExitTwo)
 {
     EXPECT_EQ(runCli({"frobnicate"}).exitCode, 2);
