@@ -184,6 +184,7 @@ private slots:
     void removeIsRefusedWhileAPipelineUsesTheEndpoint();
     void doctorShowsWhatTheCliDoctorFindsWithTheSqlAndChecksAgain();
     void aNewUsersFirstEndpointMakesTheWorkspaceFile();
+    void removePipelineShowsTheSqlAndDropsTheSlotAndPublication();
 };
 
 void TestWorkspacePage::initTestCase()
@@ -850,6 +851,72 @@ void TestWorkspacePage::aNewUsersFirstEndpointMakesTheWorkspaceFile()
     QVERIFY(core::StateStore(statePath).loadWorkspace().endpoint("app"));
     QTRY_COMPARE(page->endpointsModel()->rowCount(), 1);
     QTRY_VERIFY(page->addPipelineButton()->isEnabled());
+}
+
+void TestWorkspacePage::removePipelineShowsTheSqlAndDropsTheSlotAndPublication()
+{
+    test::PgTestDb src("gui_rm_src");
+    test::PgTestDb dst("gui_rm_dst");
+    src.exec("CREATE TABLE plans (id int PRIMARY KEY); CREATE TABLE events (id int PRIMARY KEY, updated_at timestamptz);"
+             "CREATE TABLE orders (id int PRIMARY KEY)");
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    core::Workspace ws = workspaceFor(src, dst, dir.file("replica.db"));
+    const std::string pipeline = test::uniqueName("gui_rm");
+    ws.pipelines[0].name = pipeline;
+    core::StateStore(statePath).applyWorkspace(ws);
+    // What a sync of it made on the source: its slot and its publication.
+    const std::string slot = "driftless_" + pipeline;
+    src.exec("SELECT pg_create_logical_replication_slot('" + slot + "', 'pgoutput'); CREATE PUBLICATION " + slot +
+             " FOR TABLE orders");
+    struct DropSlot { // the test database cannot be dropped while a slot is in it
+        test::PgTestDb &db;
+        std::string slot;
+        ~DropSlot() { db.exec("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '" + slot + "'"); }
+    } dropSlot{src, slot};
+    const std::string slotCount = "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "'";
+    const std::string pubCount = "SELECT count(*) FROM pg_publication WHERE pubname = '" + slot + "'";
+
+    MainWindow w;
+    w.resize(1180, 620);
+    w.show();
+    auto *page = w.workspacePage();
+    w.pages()->setCurrentWidget(page);
+    w.openWorkspace(QString::fromStdString(statePath));
+    QTRY_COMPARE(page->pipelinesModel()->rowCount(), 2);
+    page->selectPipeline(QString::fromStdString(pipeline));
+    QTRY_VERIFY(page->removePipelineButton()->isEnabled());
+    QTest::mouseClick(page->removePipelineButton(), Qt::LeftButton);
+
+    // The exact statements, before anything is done.
+    QTRY_VERIFY_WITH_TIMEOUT(page->confirmation() && page->confirmation()->isVisible(), 30000);
+    QMessageBox *box = page->confirmation();
+    QCOMPARE(box->objectName(), QStringLiteral("removePipelineConfirmation"));
+    const QString info = box->informativeText();
+    QVERIFY2(info.contains(QStringLiteral("SELECT pg_drop_replication_slot(&#x27;%1&#x27;);").arg(QString::fromStdString(slot))) ||
+                 info.contains(QStringLiteral("SELECT pg_drop_replication_slot('%1');").arg(QString::fromStdString(slot))),
+             qPrintable(info));
+    QVERIFY2(info.contains(QStringLiteral("DROP PUBLICATION &quot;%1&quot;;").arg(QString::fromStdString(slot))),
+             qPrintable(info));
+    QVERIFY(info.contains(QStringLiteral("target tables on dw stay")));
+    QVERIFY(box->checkBox() && box->checkBox()->isChecked());
+    saveShot(box, QStringLiteral("remove-pipeline"));
+    QCOMPARE(src.scalar(slotCount), std::string("1"));
+
+    QSignalSpy saved(page, &ui::WorkspacePage::saved);
+    auto *confirm = box->findChild<QPushButton *>(QStringLiteral("confirmRemovePipeline"));
+    QVERIFY(confirm);
+    QTest::mouseClick(confirm, Qt::LeftButton);
+    QVERIFY(saved.wait(60000));
+    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
+    QVERIFY2(saved.first().at(1).toString().contains(QStringLiteral("ran on src: DROP PUBLICATION")),
+             qPrintable(saved.first().at(1).toString()));
+    QCOMPARE(src.scalar(slotCount), std::string("0"));
+    QCOMPARE(src.scalar(pubCount), std::string("0"));
+    const auto stored = core::StateStore(statePath).loadWorkspace();
+    QVERIFY(!stored.pipeline(pipeline));
+    QVERIFY(stored.pipeline("app_to_lite"));
+    QTRY_COMPARE(page->pipelinesModel()->rowCount(), 1);
 }
 
 QTEST_MAIN(TestWorkspacePage)

@@ -10,10 +10,12 @@
 #include "ui/widgets/tableselection.h"
 
 #include "core/config/workspacefile.h"
+#include "core/engine/slots.h"
 #include "core/engine/workspacestate.h"
 #include "core/model/error.h"
 #include "ui/enginedoor.h"
 
+#include <QCheckBox>
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
@@ -93,7 +95,8 @@ WorkspacePage::WorkspacePage(EngineBridge *engine, SecretStore *secrets, QWidget
       m_addPipeline(new QPushButton(tr("Add Pipe&line\u2026"), this)),
       m_editPipeline(new QPushButton(tr("Edi&t Pipeline\u2026"), this)),
       m_doctorEndpoint(new QPushButton(tr("&Doctor\u2026"), this)),
-      m_doctorPipeline(new QPushButton(tr("Doct&or\u2026"), this))
+      m_doctorPipeline(new QPushButton(tr("Doct&or\u2026"), this)),
+      m_removePipeline(new QPushButton(tr("Remo&ve Pipeline\u2026"), this))
 {
     setObjectName(QStringLiteral("workspacePage"));
     m_endpointsProxy->setSourceModel(m_endpoints);
@@ -125,6 +128,9 @@ WorkspacePage::WorkspacePage(EngineBridge *engine, SecretStore *secrets, QWidget
     m_doctorEndpoint->setObjectName(QStringLiteral("doctorEndpoint"));
     m_doctorEndpoint->setToolTip(tr("Check the selected endpoint against its server: connection, TLS, settings, and "
                                     "the tables read from it (as driftless-cli doctor --endpoint)"));
+    m_removePipeline->setObjectName(QStringLiteral("removePipeline"));
+    m_removePipeline->setToolTip(tr("Remove the selected pipeline, and drop its replication slot and publication on "
+                                    "the source so nothing is left holding WAL (the SQL is shown first)"));
     m_doctorPipeline->setObjectName(QStringLiteral("doctorPipeline"));
     m_doctorPipeline->setToolTip(tr("Check what the selected pipeline needs of its servers: keys, cursors, "
                                     "privileges, slots, publications (as driftless-cli doctor --pipeline)"));
@@ -149,6 +155,7 @@ WorkspacePage::WorkspacePage(EngineBridge *engine, SecretStore *secrets, QWidget
     pipelineButtons->addWidget(m_addPipeline);
     pipelineButtons->addWidget(m_editPipeline);
     pipelineButtons->addWidget(m_doctorPipeline);
+    pipelineButtons->addWidget(m_removePipeline);
     layout->addLayout(pipelineButtons);
     layout->addWidget(m_pipelinesView, 2);
     layout->addWidget(m_result);
@@ -165,6 +172,7 @@ WorkspacePage::WorkspacePage(EngineBridge *engine, SecretStore *secrets, QWidget
     connect(m_pipelinesView, &QTableView::doubleClicked, this, &WorkspacePage::editPipeline);
     connect(m_doctorEndpoint, &QPushButton::clicked, this, &WorkspacePage::doctorEndpoint);
     connect(m_doctorPipeline, &QPushButton::clicked, this, &WorkspacePage::doctorPipeline);
+    connect(m_removePipeline, &QPushButton::clicked, this, &WorkspacePage::removePipeline);
     connect(m_pipelinesView->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &WorkspacePage::updateButtons);
     connect(m_endpointsView->selectionModel(), &QItemSelectionModel::selectionChanged, this,
@@ -286,10 +294,11 @@ void WorkspacePage::updateSummary()
 
 void WorkspacePage::updateButtons()
 {
-    const bool idle = !m_saving && !m_dialog && !m_prompt && !m_confirmation && !m_pipelineEditor;
+    const bool idle = !m_saving && !m_planning && !m_dialog && !m_prompt && !m_confirmation && !m_pipelineEditor;
     const bool ready = m_hasWorkspace && idle;
     m_addPipeline->setEnabled(ready);
     m_editPipeline->setEnabled(ready && !selectedPipeline().isEmpty());
+    m_removePipeline->setEnabled(ready && !selectedPipeline().isEmpty());
     // The doctor only reads: it may run beside an open dialog or a save.
     m_doctorPipeline->setEnabled(m_hasWorkspace && !selectedPipeline().isEmpty());
     m_doctorEndpoint->setEnabled(m_hasWorkspace && !selectedEndpoint().isEmpty());
@@ -650,6 +659,109 @@ void WorkspacePage::openDoctor(core::DoctorScope scope)
     m_doctor = new DoctorDialog(m_engine ? m_engine->door() : nullptr, std::move(scope), this);
     m_doctor->show();
     m_doctor->check();
+}
+
+void WorkspacePage::removePipeline()
+{
+    const QString name = selectedPipeline();
+    EngineDoor *door = m_engine ? m_engine->door() : nullptr;
+    if (!m_removePipeline->isEnabled() || name.isEmpty() || !door)
+        return;
+    m_planning = true;
+    updateButtons();
+    showResult(true, tr("Looking at what pipeline %1 holds on its source\u2026").arg(name));
+    door->post(QStringLiteral("/api/v1/decommission"), {{"pipeline", name.toStdString()}, {"dry_run", true}}, this,
+               [this, name](const EngineDoor::Reply &r) {
+                   m_planning = false;
+                   if (!r.ok()) {
+                       showResult(false, tr("Remove pipeline %1: %2").arg(name, r.error));
+                       updateButtons();
+                       return;
+                   }
+                   m_result->setVisible(false);
+                   confirmRemovePipeline(core::decommissionPlanFromJson(r.body));
+               });
+}
+
+void WorkspacePage::confirmRemovePipeline(const core::DecommissionPlan &plan)
+{
+    const QString name = QString::fromStdString(plan.pipeline);
+    const QString source = QString::fromStdString(plan.source).toHtmlEscaped();
+    auto *box = new QMessageBox(QMessageBox::Warning, tr("Remove Pipeline"),
+                                tr("Remove pipeline <b>%1</b>?").arg(name.toHtmlEscaped()), QMessageBox::NoButton,
+                                this);
+    box->setObjectName(QStringLiteral("removePipelineConfirmation"));
+    box->setTextFormat(Qt::RichText);
+    QString info;
+    QCheckBox *drop = nullptr;
+    if (!plan.sourceError.empty()) {
+        const std::string slotSql = core::dropSlotSql("driftless_" + plan.pipeline);
+        info += tr("<p>Source %1 could not be reached (%2), so what the pipeline holds there cannot be dropped now. "
+                   "Removing it leaves that in place: once the source is back, drop its slot if it still exists:"
+                   "</p><pre>%3</pre>")
+                    .arg(source, QString::fromStdString(plan.sourceError).toHtmlEscaped(),
+                         QString::fromStdString(slotSql).toHtmlEscaped());
+    } else if (!plan.statements.empty()) {
+        QStringList sql;
+        for (const auto &st : plan.statements)
+            sql << QString::fromStdString(st).toHtmlEscaped();
+        info += tr("<p>It holds on %1, keeping WAL there until they are dropped:</p><pre>%2</pre>")
+                    .arg(source, sql.join(QStringLiteral("\n")));
+        if (plan.slotActivePid)
+            info += tr("<p>The sync is reading its slot now: it lets go once the pipeline is removed, then the "
+                       "statements run.</p>");
+        drop = new QCheckBox(tr("Run these on %1").arg(QString::fromStdString(plan.source)), box);
+        drop->setObjectName(QStringLiteral("dropOnSource"));
+        drop->setChecked(true);
+        box->setCheckBox(drop);
+    }
+    QStringList notes;
+    for (const auto &n : plan.notes)
+        notes << QString::fromStdString(n).toHtmlEscaped();
+    notes << tr("its checkpoints are forgotten: a pipeline of this name added later starts with a fresh load");
+    QString noted = notes.join(QStringLiteral("; "));
+    noted[0] = noted[0].toUpper();
+    info += QStringLiteral("<p>") + noted + QStringLiteral(".</p>");
+    box->setInformativeText(info);
+    QPushButton *remove = box->addButton(tr("Remove Pipeline"), QMessageBox::DestructiveRole);
+    remove->setObjectName(QStringLiteral("confirmRemovePipeline"));
+    box->addButton(QMessageBox::Cancel);
+    box->setDefaultButton(QMessageBox::Cancel);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    const bool unreachable = !plan.sourceError.empty();
+    connect(box, &QMessageBox::finished, this, [this, box, remove, drop, name, unreachable] {
+        if (box->clickedButton() != remove)
+            return;
+        EngineDoor *door = m_engine ? m_engine->door() : nullptr;
+        if (!door)
+            return;
+        const bool keep = unreachable || (drop && !drop->isChecked());
+        const std::uint64_t job = ++m_job;
+        m_saving = true;
+        updateButtons();
+        const QString what = tr("Removed pipeline %1").arg(name);
+        showResult(true, tr("Removing pipeline %1\u2026").arg(name));
+        core::Workspace after = m_workspace;
+        std::erase_if(after.pipelines, [&](const core::PipelineSpec &p) { return p.name == name.toStdString(); });
+        door->post(QStringLiteral("/api/v1/decommission"), {{"pipeline", name.toStdString()}, {"keep_slot", keep}},
+                   this,
+                   [this, job, statePath = m_engine->statePath(), what, after](const EngineDoor::Reply &r) {
+                       Outcome o;
+                       o.ok = r.ok();
+                       QStringList lines;
+                       for (const auto &l : r.ok() ? r.body.value("lines", nlohmann::json::array())
+                                                   : nlohmann::json::array())
+                           lines << QString::fromStdString(l.get<std::string>());
+                       o.message = r.ok() ? lines.join(QStringLiteral("; ")) : r.error;
+                       if (r.ok())
+                           o.workspace = after;
+                       onSaved(job, statePath, what, o);
+                   });
+    });
+    connect(box, &QObject::destroyed, this, &WorkspacePage::updateButtons, Qt::QueuedConnection);
+    m_confirmation = box;
+    box->open();
+    updateButtons();
 }
 
 } // namespace driftless::ui

@@ -5,6 +5,7 @@
 #include "ui/dialogs/pipelineeditor.h"
 #include "ui/enginesnapshot.h"
 
+#include "core/engine/decommission.h"
 #include "core/model/workspace.h"
 
 #include <QInputDialog>
@@ -64,6 +65,7 @@ public:
     QPushButton *editPipelineButton() const { return m_editPipeline; }
     QPushButton *doctorEndpointButton() const { return m_doctorEndpoint; }
     QPushButton *doctorPipelineButton() const { return m_doctorPipeline; }
+    QPushButton *removePipelineButton() const { return m_removePipeline; }
     /// The doctor's window while open, else null.
     DoctorDialog *doctorDialog() const { return m_doctor; }
     QLabel *resultLabel() const { return m_result; }
@@ -92,6 +94,10 @@ public slots:
     void editPipeline();
     void importYaml();
     void exportYaml();
+    /// Asks the engine what the selected pipeline holds on its source (its slot, Driftless's
+    /// publication), shows the exact statements in a confirmation (removePipelineConfirmation,
+    /// its accept button confirmRemovePipeline, a check box to leave them), then decommissions it.
+    void removePipeline();
     /// Opens the doctor for the selected endpoint or pipeline and runs its checks.
     void doctorEndpoint();
     void doctorPipeline();
@@ -121,6 +127,7 @@ private:
     void showResult(bool ok, const QString &message);
     void fitColumns();
     void openDoctor(core::DoctorScope scope);
+    void confirmRemovePipeline(const core::DecommissionPlan &plan);
 
     EngineBridge *m_engine;
     SecretStore *m_secrets;
@@ -149,6 +156,9 @@ private:
     QPushButton *m_editPipeline;
     QPushButton *m_doctorEndpoint;
     QPushButton *m_doctorPipeline;
+    QPushButton *m_removePipeline;
+    /// A decommission plan is being asked for.
+    bool m_planning = false;
     QPointer<DoctorDialog> m_doctor;
     QPointer<EndpointDialog> m_dialog;
     QPointer<PipelineEditor> m_pipelineEditor;
