@@ -161,9 +161,9 @@ void EngineRun::recordSlotSamples(const std::vector<SourceSlots> &sources, std::
     }
 }
 
-bool EngineRun::monitorOnce(const Workspace &ws)
+bool EngineRun::monitorOnce(const Workspace &ws, const Workspace *whole)
 {
-    auto sources = listSlots(ws);
+    auto sources = listSlots(ws, whole);
     const auto now = wallClockMs();
     // Slot guards with action: fallback protect the source first; the run then starts again
     // with the workspace the fallback wrote.
@@ -283,7 +283,7 @@ int EngineRun::run(std::stop_token stop, EngineRunListener *listener)
                         }
                         bool changed = false;
                         try {
-                            changed = m_options.monitor ? monitorOnce(now ? only(*now, m_options.pipeline) : *ws)
+                            changed = m_options.monitor ? (now ? monitorOnce(only(*now, m_options.pipeline), &*now) : monitorOnce(*ws))
                                                         : guardAndSample(now ? *now : *ws);
                         } catch (const std::exception &e) {
                             log(LogLevel::Warn, std::string("slot monitor: ") + e.what());

@@ -119,7 +119,9 @@ private:
     /// when a guard or a sample needs them. Logs, never throws.
     bool guardAndSample(const Workspace &ws);
     /// One monitor round over `ws`; true when a slot guard fell back.
-    bool monitorOnce(const Workspace &ws);
+    /// `whole`: the stored workspace with every pipeline, whose slots on `ws`'s sources are
+    /// theirs (not orphans) when `ws` is one pipeline of it.
+    bool monitorOnce(const Workspace &ws, const Workspace *whole = nullptr);
     /// Acts on the fallback guards `sources` breach; true when one fell back. Logs, never throws.
     bool fallBackWhereBreached(const Workspace &ws, const std::vector<SourceSlots> &sources);
     /// Stores the slots of `sources` whose sample is due (slotSampleEvery); logs, never throws.

@@ -46,8 +46,9 @@ bool isOrphanedSlot(const Workspace &ws, const std::string &source, const std::s
            slotOwner(ws, source, slot).empty();
 }
 
-std::vector<SourceSlots> listSlots(const Workspace &ws)
+std::vector<SourceSlots> listSlots(const Workspace &ws, const Workspace *owners)
 {
+    const Workspace &whole = owners ? *owners : ws;
     std::set<std::string> sources;
     for (const auto &p : ws.pipelines)
         if (auto *e = ws.endpoint(p.source); e && e->kind == EndpointKind::Postgres)
@@ -83,8 +84,8 @@ std::vector<SourceSlots> listSlots(const Workspace &ws)
                 s.unconfirmedBytes = optInt(r, i, 12);
                 const bool here = r.toBool(i, 13); // slots of other databases belong to others
                 if (here) {
-                    s.owner = slotOwner(ws, name, s.slot);
-                    s.orphaned = isOrphanedSlot(ws, name, s.slot, s.temporary);
+                    s.owner = slotOwner(whole, name, s.slot);
+                    s.orphaned = isOrphanedSlot(whole, name, s.slot, s.temporary);
                 }
                 ss.replicationSlots.push_back(std::move(s));
             }

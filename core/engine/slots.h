@@ -55,8 +55,11 @@ std::string slotOwner(const Workspace &ws, const std::string &source, const std:
 bool isOrphanedSlot(const Workspace &ws, const std::string &source, const std::string &slot, bool temporary);
 
 /// Reads every replication slot of every Postgres endpoint that is a pipeline's source. A
-/// source that cannot be reached is reported with its error, not thrown.
-std::vector<SourceSlots> listSlots(const Workspace &ws);
+/// source that cannot be reached is reported with its error, not thrown. Owners (and so
+/// orphans) are judged against `owners` when given: a run of one pipeline (`run --pipeline`,
+/// `serve --pipeline`) reads its own sources, and the other pipelines' slots there are still
+/// theirs, not orphans.
+std::vector<SourceSlots> listSlots(const Workspace &ws, const Workspace *owners = nullptr);
 
 /// The statement that drops `slot`, as a DBA would type it (`SELECT pg_drop_replication_slot('x');`):
 /// what a confirmation shows and dropSlot() runs.

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 using namespace driftless;
@@ -227,6 +228,52 @@ TEST_F(EngineRunTest, everyFaceSamplesItsSlotsWithoutTheMonitor)
     for (std::size_t i = 1; i < samples.size(); ++i)
         EXPECT_GE(samples[i].tsMs - samples[i - 1].tsMs, 900) << "two samples closer than slotSampleEvery";
     EXPECT_TRUE(samples.back().retainedBytes.has_value()) << "a sample holds the WAL the slot retains";
+    stop.request_stop();
+    runner.join();
+}
+
+TEST_F(EngineRunTest, aRunOfOnePipelineKnowsTheOtherPipelinesSlotsAreNotOrphans)
+{
+    // serve --pipeline A monitors A's source; B's slot there is B's, not an orphan to drop.
+    auto ws = workspace({"first"});
+    ws.pipelines[0].tables[0].strategy = core::Strategy::Cdc;
+    core::PipelineSpec other = ws.pipelines[0];
+    other.name = uniqueName("engrun_b");
+    other.tables[0].table = {"public", "second"};
+    ws.pipelines.push_back(other);
+    const std::string otherSlot = "driftless_" + other.name;
+    src.exec("SELECT pg_create_logical_replication_slot('" + otherSlot + "', 'pgoutput')");
+    auto state = core::WorkspaceState::create(statePath);
+    state.store().applyWorkspace(ws);
+    core::EngineRunOptions o;
+    o.pipeline = pipeline;
+    o.monitor = true;
+    o.checkEvery = core::Millis(200);
+    core::EngineRun engine(state, o);
+    std::stop_source stop;
+    std::jthread runner([&] { engine.run(stop.get_token(), nullptr); });
+    struct StopAtEnd {
+        std::stop_source &stop;
+        ~StopAtEnd() { stop.request_stop(); }
+    } stopAtEnd{stop};
+
+    std::optional<core::SlotReport> seen;
+    core::MonitorSample sample;
+    ASSERT_TRUE(waitFor(
+        [&] {
+            sample = engine.monitorSample();
+            for (const auto &source : sample.sources)
+                for (const auto &s : source.replicationSlots)
+                    if (s.slot == otherSlot)
+                        seen = s;
+            return seen.has_value();
+        },
+        std::chrono::seconds(120)))
+        << "the monitor never listed " << otherSlot;
+    EXPECT_EQ(seen->owner, other.name);
+    EXPECT_FALSE(seen->orphaned);
+    for (const auto &a : sample.alerts)
+        EXPECT_NE(a.kind, "slot_orphaned") << a.message;
     stop.request_stop();
     runner.join();
 }
