@@ -1,6 +1,7 @@
 // driftless-cli: the headless face of the engine. Parses arguments and wires core together.
 
 #include "app/cli/help.h"
+#include "app/cli/keychain.h"
 #include "app/cli/liveview.h"
 #include "app/cli/serve.h"
 
@@ -35,6 +36,7 @@
 #include <iostream>
 #include <pthread.h>
 #include <stop_token>
+#include <set>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -173,6 +175,7 @@ int cmdApply(Args &a)
     // Validate everything before the state file is even opened: a refused file leaves it as it was.
     Workspace ws = WorkspaceFile::load(file);
     if (!noCheck) {
+        driftless::cli::useKeychainPasswords(ws);
         int code = reportFindings(runDoctor(ws), true);
         if (code != kOk) {
             printError("nothing applied; fix the problems above (or apply with --no-check to store the workspace "
@@ -950,6 +953,22 @@ int cmdComplete(Args &a)
     return kOk;
 }
 
+/// The passwords the app saved in the keychain, for the commands that connect to the servers.
+void useSavedPasswords(const Args &a)
+{
+    static const std::set<std::string> connecting = {"run",        "serve",  "doctor",    "slots",
+                                                     "reconcile",  "repair", "backfill",  "rebackfill",
+                                                     "resnapshot", "promote", "decommission", "export-debezium"};
+    std::error_code ec;
+    if (!connecting.count(a.command) || !std::filesystem::exists(a.state, ec))
+        return;
+    try {
+        driftless::cli::useKeychainPasswords(WorkspaceState(a.state).workspace());
+    } catch (const Error &) {
+        // the command itself says what is wrong with the workspace
+    }
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -973,6 +992,7 @@ int main(int argc, char **argv)
         }
         if (a.command == "completion")
             return cmdCompletion(a);
+        useSavedPasswords(a);
         if (a.command == "__complete")
             return cmdComplete(a);
         if (a.command == "apply")

@@ -5,8 +5,9 @@
 // password back; secret-tool, a separate libsecret client, sees the item appear and disappear.
 // Then the app as a user drives it: the endpoint dialog's save lands in the keychain, a restarted
 // window reads it from there and its engine syncs from Postgres as a role that only that password
-// admits, and the password is in no file the app wrote: not the workspace file, not QSettings,
-// not the log. tst_workspacepage covers the desktop without a keychain.
+// admits, driftless-cli run reads the same item and syncs with it too, and the password is in no
+// file the app wrote: not the workspace file, not QSettings, not the log. tst_workspacepage
+// covers the desktop without a keychain.
 
 #include "ui/dialogs/endpointdialog.h"
 #include "ui/enginebridge.h"
@@ -527,9 +528,32 @@ void TestKeychain::dialogSavesToTheKeychainAndARestartedAppSyncsWithIt()
         QTRY_COMPARE_WITH_TIMEOUT(w.engine()->state(), ui::EngineBridge::State::Stopped, 30000);
         w.close();
     }
+    // 3. driftless-cli reads the same keychain: on the session bus the app used, `run` syncs as the
+    // role only that password admits; without the bus it is refused (PGPASSWORD holds another's).
+    {
+        core::Workspace withCli = core::StateStore(statePath).loadWorkspace();
+        const std::string cliReplica = dir.file("cli-replica.db");
+        withCli.endpoints["lite_cli"] = test::sqliteEndpoint("lite_cli", cliReplica);
+        core::PipelineSpec cliPipeline = pipeline;
+        cliPipeline.name = test::uniqueName("kc_cli");
+        cliPipeline.target = "lite_cli";
+        cliPipeline.tables = {plans};
+        withCli.pipelines.push_back(cliPipeline);
+        core::StateStore(statePath).applyWorkspace(withCli);
+        const std::vector<std::string> args = {"--state", statePath, "run", "--once", "--pipeline", cliPipeline.name};
+        const auto without = test::runCli(args, {{"-DBUS_SESSION_BUS_ADDRESS", ""}});
+        QVERIFY(without.exitCode != 0);
+        QVERIFY2((without.out + without.err).find("password authentication failed") != std::string::npos,
+                 (without.out + without.err).c_str());
+        const auto with = test::runCli(args);
+        QVERIFY2(with.exitCode == 0, (with.out + with.err).c_str());
+        QCOMPARE(core::SqliteDb(cliReplica, core::SqliteDb::Mode::ReadOnly).scalarInt("SELECT count(*) FROM plans"),
+                 std::int64_t(20));
+        QVERIFY((with.out + with.err).find(role.password) == std::string::npos);
+    }
     log.reset();
 
-    // 3. The password is in none of the files the app wrote: the workspace file and its WAL (with
+    // 4. The password is in none of the files the app wrote: the workspace file and its WAL (with
     // the event log), the SQLite target, QSettings, and the log.
     const QString settings = QSettings().fileName();
     QVERIFY2(QFile::exists(settings), qPrintable(settings));

@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 
@@ -433,6 +434,51 @@ TEST_F(CliFixture, decommissionDropsTheSlotAndPublicationOnceTheRunningSyncLetsG
     auto unknown = runCli({"--state", state, "decommission", "--yes", pipeline});
     EXPECT_EQ(unknown.exitCode, 2);
     EXPECT_NE(unknown.err.find("no pipeline named '" + pipeline + "'"), std::string::npos) << unknown.err;
+}
+
+TEST_F(CliFixture, passwordsComeFromPgpassAndFromTheServiceFile)
+{
+    // Without PGPASSWORD, libpq finds the password in ~/.pgpass (here PGPASSFILE); endpoints may
+    // name only a service of pg_service.conf (here PGSERVICEFILE).
+    const auto &s = servers();
+    const std::string port = std::to_string(s.pgPort);
+    const std::string pgpass = dir.file("pgpass");
+    writeFile(pgpass, s.pgHost + ":" + port + ":*:" + s.pgUser + ":" + s.pgPassword + "\n");
+    ::chmod(pgpass.c_str(), 0600);
+    const std::map<std::string, std::string> viaPgpass = {{"-PGPASSWORD", ""}, {"PGPASSFILE", pgpass}};
+    auto applied = apply(good(), viaPgpass);
+    ASSERT_EQ(applied.exitCode, 0) << applied.out << applied.err;
+    auto run = runCli({"--state", state, "run", "--once"}, viaPgpass);
+    EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM model.plans"), "5");
+
+    // A wrong password there is refused: the file is what libpq used.
+    const std::string wrong = dir.file("pgpass-wrong");
+    writeFile(wrong, s.pgHost + ":" + port + ":*:" + s.pgUser + ":not-the-password\n");
+    ::chmod(wrong.c_str(), 0600);
+    auto refused = runCli({"--state", state, "doctor"}, {{"-PGPASSWORD", ""}, {"PGPASSFILE", wrong}});
+    EXPECT_EQ(refused.exitCode, 1) << refused.out << refused.err;
+    EXPECT_NE(refused.out.find("password authentication failed"), std::string::npos) << refused.out;
+
+    // The source named by its service alone.
+    const std::string services = dir.file("pg_service.conf");
+    writeFile(services, "[app_source]\nhost=" + s.pgHost + "\nport=" + port + "\ndbname=" + src.name() +
+                            "\nuser=" + s.pgUser + "\n");
+    auto viaService = viaPgpass;
+    viaService["PGSERVICEFILE"] = services;
+    const std::string text = yaml("      - { table: public.events, strategy: cursor, cursor: updated_at }\n",
+                                  "service=app_source");
+    auto appliedService = apply(text, viaService);
+    ASSERT_EQ(appliedService.exitCode, 0) << appliedService.out << appliedService.err;
+    auto runService = runCli({"--state", state, "run", "--once"}, viaService);
+    EXPECT_EQ(runService.exitCode, 0) << runService.out << runService.err;
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM model.events"), "1000");
+    // Without the service file the name means nothing to libpq, and the run says which file.
+    const std::string missing = dir.file("none.conf");
+    auto lost = runCli({"--state", state, "run", "--once"},
+                       {{"-PGPASSWORD", ""}, {"PGPASSFILE", pgpass}, {"PGSERVICEFILE", missing}});
+    EXPECT_NE(lost.exitCode, 0);
+    EXPECT_NE(lost.err.find("service file \"" + missing + "\" not found"), std::string::npos) << lost.err;
 }
 
 TEST_F(CliFixture, usageErrorsExitTwo)
