@@ -246,13 +246,13 @@ void DashboardGrid::paintTable(QPainter &p, const Item &item) const
     p.drawText(QRect(inner.left(), inner.top() + line, inner.width(), line), Qt::AlignVCenter | Qt::AlignLeft,
                fm.elidedText(facts, Qt::ElideRight, inner.width()));
 
-    // The sparkline: lag over the last snapshots, scaled to the larger of its peak and the SLA,
-    // the SLA as a dotted line when within.
+    // The sparkline: lag over the last snapshots, scaled to its own peak so a small table's
+    // movement shows (the tint tells the level), the SLA as a dotted line when within.
     const QRectF spark(inner.left(), inner.top() + 2 * line + 2, inner.width(), inner.bottom() - inner.top() - 2 * line - 2);
     if (spark.height() < 4 || t.lag.size() < 2)
         return;
     const float peak = *std::max_element(t.lag.begin(), t.lag.end());
-    const double top = std::max<double>({peak, r.slaSeconds, 1.0});
+    const double top = std::max(double(peak) * 1.15, 1.0);
     const auto yOf = [&](double v) { return spark.bottom() - spark.height() * std::clamp(v / top, 0.0, 1.0); };
     if (r.slaSeconds > 0 && r.slaSeconds <= top) {
         p.setPen(QPen(tint.border, 1, Qt::DotLine));

@@ -32,7 +32,7 @@ public:
 
     static constexpr int kTableWidth = 208;
     static constexpr int kTableHeight = 62;
-    static constexpr int kPipelineWidth = 270;
+    static constexpr int kPipelineWidth = 256;
     static constexpr int kPipelineHeight = 104;
     static constexpr int kGap = 6;
     static constexpr int kHeaderHeight = 28;
