@@ -144,7 +144,8 @@ void DashboardGrid::resizeEvent(QResizeEvent *event)
 void DashboardGrid::paintEvent(QPaintEvent *event)
 {
     QPainter p(this);
-    const QRect exposed = event->rect();
+    // In a scroll area most of the grid is out of sight: paint only what is on screen.
+    const QRect exposed = event->rect() & visibleRegion().boundingRect();
     p.fillRect(exposed, palette().base());
     p.setRenderHint(QPainter::Antialiasing);
     for (const Item &item : m_items) {
@@ -167,22 +168,31 @@ void DashboardGrid::paintEvent(QPaintEvent *event)
 void DashboardGrid::paintPipeline(QPainter &p, const Item &item) const
 {
     const auto &pl = *item.pipeline;
-    const FreshnessBadge::Tint tint = FreshnessBadge::tintFor(spelled(pl.worst));
-    drawTile(p, item.rect, tint, pl.name == m_selected);
-    const QRect inner = item.rect.adjusted(kPad, kPad - 1, -kPad, -kPad);
+    const QString level = spelled(pl.worst);
+    const FreshnessBadge::Tint tint = FreshnessBadge::tintFor(level);
     const QFontMetrics fm(font());
     const int line = fm.height() + 1;
-    freshnessIcon(pl.worst).paint(&p, QRect(inner.left(), inner.top() + (line - 16) / 2, 16, 16));
-    QFont bold = font();
-    bold.setBold(true);
-    p.setFont(bold);
-    p.setPen(tint.text);
+    const bool chosen = pl.name == m_selected;
     const QString count = pl.tables == 1 ? tr("1 table") : tr("%1 tables").arg(pl.tables);
-    const int countWidth = fm.horizontalAdvance(count) + 4;
-    const QRect title(inner.left() + 20, inner.top(), inner.width() - 20 - countWidth, line);
-    p.drawText(title, Qt::AlignVCenter | Qt::AlignLeft, QFontMetrics(bold).elidedText(pl.name, Qt::ElideRight, title.width()));
-    p.setFont(font());
-    p.drawText(QRect(inner.right() - countWidth, inner.top(), countWidth, line), Qt::AlignVCenter | Qt::AlignRight, count);
+    const QString key = QStringLiteral("p|%1|%2|%3|%4").arg(pl.name, level, count).arg(chosen);
+    m_memo.paint(&p, item.rect, key, [&](QPainter *q, const QRect &rect) {
+        drawTile(*q, rect, tint, chosen);
+        const QRect inner = rect.adjusted(kPad, kPad - 1, -kPad, -kPad);
+        freshnessIcon(pl.worst).paint(q, QRect(inner.left(), inner.top() + (line - 16) / 2, 16, 16));
+        QFont bold = font();
+        bold.setBold(true);
+        q->setFont(bold);
+        q->setPen(tint.text);
+        const int countWidth = fm.horizontalAdvance(count) + 4;
+        const QRect title(inner.left() + 20, inner.top(), inner.width() - 20 - countWidth, line);
+        q->drawText(title, Qt::AlignVCenter | Qt::AlignLeft,
+                    QFontMetrics(bold).elidedText(pl.name, Qt::ElideRight, title.width()));
+        q->setFont(font());
+        q->drawText(QRect(inner.right() - countWidth, inner.top(), countWidth, line), Qt::AlignVCenter | Qt::AlignRight,
+                    count);
+    });
+    const QRect inner = item.rect.adjusted(kPad, kPad - 1, -kPad, -kPad);
+    p.setPen(tint.text);
 
     QString states = countsText(pl.byFreshness);
     if (pl.failing)
@@ -225,23 +235,29 @@ void DashboardGrid::paintTable(QPainter &p, const Item &item) const
 {
     const auto &t = *item.table;
     const auto &r = t.report;
-    const FreshnessBadge::Tint tint = FreshnessBadge::tintFor(spelled(r.freshness));
-    drawTile(p, item.rect, tint, false);
+    const QString level = spelled(r.freshness);
+    const FreshnessBadge::Tint tint = FreshnessBadge::tintFor(level);
     const QRect inner = item.rect.adjusted(kPad, kPad - 2, -kPad, -kPad + 1);
     const QFontMetrics fm(font());
     const int line = fm.height();
-    freshnessIcon(r.freshness).paint(&p, QRect(inner.left(), inner.top() + (line - kIcon) / 2, kIcon, kIcon));
-    int right = inner.right();
-    const QIcon state = stateIcon(r.state);
-    if (!state.isNull()) {
-        state.paint(&p, QRect(right - kIcon + 1, inner.top() + (line - kIcon) / 2, kIcon, kIcon));
-        right -= kIcon + 3;
-    }
-    p.setPen(tint.text);
     // Grouped by pipeline, the header names it; otherwise the tile does.
     const QString name = item.group && item.group->title == t.pipeline ? t.table : t.pipeline + QLatin1Char('/') + t.table;
-    const QRect nameRect(inner.left() + kIcon + 4, inner.top(), right - inner.left() - kIcon - 4, line);
-    p.drawText(nameRect, Qt::AlignVCenter | Qt::AlignLeft, fm.elidedText(name, Qt::ElideMiddle, nameRect.width()));
+    const QIcon state = stateIcon(r.state);
+    const QString key = QStringLiteral("t|%1|%2|%3").arg(name, level).arg(int(state.isNull() ? -1 : int(r.state)));
+    m_memo.paint(&p, item.rect, key, [&](QPainter *q, const QRect &rect) {
+        drawTile(*q, rect, tint, false);
+        const QRect in = rect.adjusted(kPad, kPad - 2, -kPad, -kPad + 1);
+        freshnessIcon(r.freshness).paint(q, QRect(in.left(), in.top() + (line - kIcon) / 2, kIcon, kIcon));
+        int right = in.right();
+        if (!state.isNull()) {
+            state.paint(q, QRect(right - kIcon + 1, in.top() + (line - kIcon) / 2, kIcon, kIcon));
+            right -= kIcon + 3;
+        }
+        q->setPen(tint.text);
+        const QRect nameRect(in.left() + kIcon + 4, in.top(), right - in.left() - kIcon - 4, line);
+        q->drawText(nameRect, Qt::AlignVCenter | Qt::AlignLeft, fm.elidedText(name, Qt::ElideMiddle, nameRect.width()));
+    });
+    p.setPen(tint.text);
     const QString facts = tr("lag %1 \u00b7 %2").arg(formatLag(r.lagSeconds), rate(t.rowsPerSecond));
     p.drawText(QRect(inner.left(), inner.top() + line, inner.width(), line), Qt::AlignVCenter | Qt::AlignLeft,
                fm.elidedText(facts, Qt::ElideRight, inner.width()));
@@ -255,7 +271,7 @@ void DashboardGrid::paintTable(QPainter &p, const Item &item) const
     const double top = std::max(double(peak) * 1.15, 1.0);
     const auto yOf = [&](double v) { return spark.bottom() - spark.height() * std::clamp(v / top, 0.0, 1.0); };
     if (r.slaSeconds > 0 && r.slaSeconds <= top) {
-        p.setPen(QPen(tint.border, 1, Qt::DotLine));
+        p.setPen(QPen(tint.border, 0, Qt::DotLine));
         p.drawLine(QPointF(spark.left(), yOf(r.slaSeconds)), QPointF(spark.right(), yOf(r.slaSeconds)));
     }
     const double step = spark.width() / double(DashboardTiles::kHistory - 1);
@@ -264,8 +280,12 @@ void DashboardGrid::paintTable(QPainter &p, const Item &item) const
     line2.reserve(static_cast<qsizetype>(t.lag.size()));
     for (std::size_t i = 0; i < t.lag.size(); ++i)
         line2 << QPointF(x0 + step * double(i), yOf(t.lag[i]));
-    p.setPen(QPen(tint.border, 1.5));
+    // Aliased and one pixel wide: the raster engine's fast path; antialiased, 70 sparklines on
+    // screen were most of a repaint.
+    p.setRenderHint(QPainter::Antialiasing, false);
+    p.setPen(QPen(tint.border, 0));
     p.drawPolyline(line2);
+    p.setRenderHint(QPainter::Antialiasing, true);
 }
 
 const DashboardGrid::Item *DashboardGrid::itemAt(const QPoint &pos) const

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "ui/models/dashboardtiles.h"
+#include "ui/widgets/pixmapmemo.h"
 
 #include <QRect>
 #include <QString>
@@ -76,6 +77,10 @@ private:
     std::vector<DashboardTiles::Group> m_groups;
     QString m_selected;
     std::vector<Item> m_items;
+    /// Each tile's unchanging part (its tinted shape, icons and name), drawn once: antialiased
+    /// shapes and text cost more to draw than to copy, and a snapshot repaints every tile on
+    /// screen (B12).
+    mutable PixmapMemo m_memo;
     int m_laidOutWidth = -1;
     int m_shown = 0;
 };
