@@ -2,8 +2,9 @@
 // its tables by freshness, rows/s, its slot's time to limit and its last reconciliation's drift;
 // a tile per table in groups, the worst first; the filter box, grouping, a click on a pipeline
 // tile showing only its tables, a click on a table tile opening the same detail a double-click
-// on the Tables page opens; an empty workspace saying how to start in the app; and 1,000 tables
-// updated and painted within the UI thread's stall budget (B12: 50 ms).
+// on the Tables page opens; the tiles in the freshness badges' colours; an empty workspace
+// saying how to start in the app; and 1,000 tables updated and painted within the UI thread's
+// stall budget (B12: 50 ms).
 
 #include "tests/support/guisupport.h"
 
@@ -13,9 +14,11 @@
 #include "ui/pages/dashboardpage.h"
 #include "ui/pages/tablespage.h"
 #include "ui/widgets/dashboardgrid.h"
+#include "ui/widgets/freshnessbadge.h"
 
 #include <QComboBox>
 #include <QElapsedTimer>
+#include <QImage>
 #include <QLabel>
 #include <QLineEdit>
 #include <QScrollArea>
@@ -248,6 +251,19 @@ void TestDashboard::tilesShowEachPipelineAndTheWorstTablesFirst()
     QVERIFY(page->summaryLabel()->text().startsWith(QStringLiteral("7 tables")));
     QTest::qWait(50);
     test::saveShot(&w, QStringLiteral("dashboard"));
+    // Each tile in its freshness badge's colours, the pipeline's its worst table's.
+    const QImage shot = grid->grab().toImage();
+    const auto fillOf = [&](const QRect &r) { return shot.pixelColor(r.left() + 3, r.center().y()); };
+    QCOMPARE(fillOf(grid->tableRect(QStringLiteral("orders"), QStringLiteral("public.orders"))),
+             FreshnessBadge::tintFor(QStringLiteral("breach")).fill);
+    QCOMPARE(fillOf(grid->tableRect(QStringLiteral("warehouse"), QStringLiteral("dw.facts"))),
+             FreshnessBadge::tintFor(QStringLiteral("warn")).fill);
+    QCOMPARE(fillOf(grid->tableRect(QStringLiteral("crm"), QStringLiteral("sales.customers"))),
+             FreshnessBadge::tintFor(QStringLiteral("ok")).fill);
+    QCOMPARE(fillOf(grid->tableRect(QStringLiteral("warehouse"), QStringLiteral("dw.dims"))),
+             FreshnessBadge::tintFor(QStringLiteral("unknown")).fill);
+    QCOMPARE(fillOf(grid->pipelineRect(QStringLiteral("orders"))), FreshnessBadge::tintFor(QStringLiteral("breach")).fill);
+    QCOMPARE(fillOf(grid->pipelineRect(QStringLiteral("warehouse"))), FreshnessBadge::tintFor(QStringLiteral("warn")).fill);
 
     // By name.
     page->orderCombo()->setCurrentIndex(1);
