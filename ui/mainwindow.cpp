@@ -8,6 +8,7 @@
 #include "ui/models/slotsmodel.h"
 #include "ui/models/tablesmodel.h"
 #include "ui/pages/alertspage.h"
+#include "ui/pages/dashboardpage.h"
 #include "ui/pages/lagpage.h"
 #include "ui/pages/reconcilepage.h"
 #include "ui/pages/slotspage.h"
@@ -80,6 +81,10 @@ MainWindow::MainWindow(QWidget *parent)
     m_reconcileRunner = new ReconcileRunner(m_engine, this);
     m_reconcilePage = new ReconcilePage(m_reconcileRunner, m_pages);
     m_pages->insertTab(m_pages->indexOf(m_alertsPage) + 1, m_reconcilePage, tr("Reconciliation"));
+    // The first page, and the one shown at start: every pipeline and table at a glance.
+    m_dashboardPage = new DashboardPage(m_pages);
+    m_pages->insertTab(0, m_dashboardPage, tr("Dashboard"));
+    m_pages->setCurrentWidget(m_dashboardPage);
     setCentralWidget(m_pages);
     // The engine's connections get the keychain's passwords at connect time, never in a DSN.
     m_secrets->installAsPasswordProvider();
@@ -112,6 +117,11 @@ MainWindow::MainWindow(QWidget *parent)
     });
     connect(m_slotMonitor, &SlotMonitor::sampleReady, m_slotsModel, &SlotsModel::setSample);
     connect(m_slotMonitor, &SlotMonitor::sampleReady, m_alertCenter, &AlertCenter::setSlotSample);
+    connect(m_slotMonitor, &SlotMonitor::sampleReady, m_dashboardPage, &DashboardPage::setSlotSample);
+    // A tile opens the table's detail as a double-click on the Tables page does.
+    connect(m_dashboardPage, &DashboardPage::tableActivated, this, [this](const QString &pipeline, const QString &table) {
+        m_tablesPage->openDetail(m_tablesModel->rowOf(pipeline, table));
+    });
     connect(m_alertCenter, &AlertCenter::alertsChanged, m_alertsModel, &AlertsModel::setAlerts);
     connect(m_alertCenter, &AlertCenter::alertsOpened, m_tray, &TrayNotifier::notify);
     connect(m_tray, &TrayNotifier::activated, this, [this] {
@@ -176,7 +186,8 @@ void MainWindow::createActions()
         m_tablesPage->focusFilter();
     });
 
-    m_showPages = {pageAction(tr("&Tables"), Qt::Key_1, m_tablesPage), pageAction(tr("&Lag"), Qt::Key_2, m_lagPage),
+    m_showPages = {pageAction(tr("&Dashboard"), Qt::Key_0, m_dashboardPage),
+                   pageAction(tr("&Tables"), Qt::Key_1, m_tablesPage), pageAction(tr("&Lag"), Qt::Key_2, m_lagPage),
                    pageAction(tr("S&lots"), Qt::Key_3, m_slotsPage),
                    pageAction(tr("&Alerts && Log"), Qt::Key_4, m_alertsPage),
                    pageAction(tr("&Workspace"), Qt::Key_5, m_workspacePage)};
@@ -326,6 +337,7 @@ void MainWindow::chooseWorkspace()
 void MainWindow::showSnapshot(const EngineSnapshot &snapshot)
 {
     m_tablesModel->setSnapshot(snapshot);
+    m_dashboardPage->setSnapshot(snapshot);
     m_eventsModel->setSnapshot(snapshot);
     m_slotMonitor->setSnapshot(snapshot);
     m_alertCenter->setSnapshot(snapshot);

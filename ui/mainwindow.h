@@ -18,6 +18,7 @@ namespace driftless::ui
 class AlertCenter;
 class AlertsModel;
 class AlertsPage;
+class DashboardPage;
 class BackfillRunner;
 class EventsModel;
 class LagPage;
@@ -63,6 +64,7 @@ public:
     BackfillRunner *backfillRunner() const { return m_backfill; }
     AlertCenter *alertCenter() const { return m_alertCenter; }
     TrayNotifier *trayNotifier() const { return m_tray; }
+    DashboardPage *dashboardPage() const { return m_dashboardPage; }
     TablesPage *tablesPage() const { return m_tablesPage; }
     LagPage *lagPage() const { return m_lagPage; }
     SlotsPage *slotsPage() const { return m_slotsPage; }
@@ -119,6 +121,7 @@ private:
     QLabel *m_engineLabel;
     ReconcileRunner *m_reconcileRunner = nullptr;
     ReconcilePage *m_reconcilePage = nullptr;
+    DashboardPage *m_dashboardPage = nullptr;
 
     QAction *m_open = nullptr;
     QAction *m_connectAgent = nullptr;

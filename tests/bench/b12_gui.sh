@@ -4,8 +4,11 @@
 #
 #   driftless-b12   the real MainWindow with the real engine (EngineBridge) on a workspace file,
 #                   started as a click on Start would; once a second it switches pages, sorts or
-#                   filters the Tables page. A 5 ms PreciseTimer on the UI thread measures every
-#                   event-loop stall (a tick's lateness); the peak RSS is the process's VmHWM.
+#                   filters the Tables page, or regroups, filters, reorders or scrolls the
+#                   Dashboard (shown four seconds in ten). A 5 ms PreciseTimer on the UI thread
+#                   measures every event-loop stall (a tick's lateness; dashboard_max_stall_ms
+#                   of the ticks while the Dashboard was shown); the peak RSS is the process's
+#                   VmHWM.
 #
 # The workspace: database b12_src with schemas s0..s9 of 100 small tables each (t000..t099, 20
 # rows), one pipeline per schema (p0..p9): p0-p4 into Postgres database b12_dst, p5-p9 into one
@@ -113,7 +116,8 @@ bench_b12() {
   [[ $rc == 0 && $out == B12* ]] || die "B12: driftless-b12 failed (exit $rc)"
 
   local max rss
-  max=$(sed -n 's/.*max_stall_ms=\([0-9.]*\).*/\1/p' <<<"$out")
+  # The line's first max_stall_ms (all ticks; dashboard_max_stall_ms is a part of them).
+  max=$(sed -n 's/^B12 max_stall_ms=\([0-9.]*\).*/\1/p' <<<"$out")
   rss=$(sed -n 's/.*peak_rss_mb=\([0-9.]*\).*/\1/p' <<<"$out")
   result "$out goal=50ms,300MB goal_met=$(both "$(below "$max" 50.001)" "$(below "$rss" 300)")"
   drop_slots b12_src

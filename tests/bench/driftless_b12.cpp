@@ -2,12 +2,16 @@
 //
 // Opens the real MainWindow on a workspace file (built by b12_gui.sh with driftless-cli apply),
 // starts the real engine through EngineBridge, and for --seconds switches pages, sorts and
-// filters the Tables page once a second, as a DBA clicking around would. A PreciseTimer ticks
+// filters the Tables page once a second, as a DBA clicking around would, and shows the Dashboard
+// (the first page) for four of every ten seconds: regrouped, filtered, reordered, scrolled, while
+// snapshots of all tables keep updating its tiles. A PreciseTimer ticks
 // every --tick-ms on the UI thread; the lateness of each tick (time since the previous tick
 // minus the interval) is an event-loop stall. Prints one line:
 //
 //   B12 max_stall_ms=... p99_stall_ms=... peak_rss_mb=... tables=... pipelines=... ...
+//       dashboard_max_stall_ms=... dashboard_p99_stall_ms=... dashboard_seconds=...
 //
+// (the dashboard_ figures: the ticks while the Dashboard was the page shown)
 // plus, on stderr, the longest stalls with what the driver was doing just before them, and the
 // time each driver action took on the UI thread. Exit status 0 unless the run failed (no
 // tables, the engine would not start); meeting the goal is the script's call.
@@ -16,10 +20,14 @@
 #include "ui/enginepriority.h"
 #include "ui/mainwindow.h"
 #include "ui/models/tablesmodel.h"
+#include "ui/pages/dashboardpage.h"
 #include "ui/pages/tablespage.h"
 #include "ui/resources.h"
 
 #include <QApplication>
+#include <QComboBox>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QCommandLineParser>
 #include <QElapsedTimer>
 #include <QFile>
@@ -210,6 +218,7 @@ int main(int argc, char **argv)
 
     EngineBridge *engine = window.engine();
     driftless::ui::TablesPage *tables = window.tablesPage();
+    driftless::ui::DashboardPage *dashboard = window.dashboardPage();
     QTabWidget *pages = window.pages();
 
     std::size_t tableCount = 0;
@@ -234,6 +243,8 @@ int main(int argc, char **argv)
     clock.start();
     app.clock = &clock;
     std::vector<double> stalls;
+    std::vector<double> dashboardStalls; // ticks while the Dashboard was shown
+    bool measuring = false;
     stalls.reserve(static_cast<std::size_t>(seconds) * 1000 / tickMs + 16);
     std::vector<Stall> worst; // the 10 longest
     QString lastAction = QStringLiteral("open");
@@ -254,6 +265,8 @@ int main(int argc, char **argv)
         const double queueMs = queue >= 0 && lastQueueNs >= 0 ? double(queue - lastQueueNs) / 1e6 : -1;
         lastQueueNs = queue;
         stalls.push_back(late);
+        if (measuring && pages->currentWidget() == dashboard)
+            dashboardStalls.push_back(late);
         if (worst.size() < 10 || late > worst.back().ms) {
             worst.push_back({late, cpuMs, queueMs, double(now) / 1e9, lastAction,
                              app.deliveriesIn(now - qint64((late + tickMs) * 1e6), now)});
@@ -285,15 +298,20 @@ int main(int argc, char **argv)
     };
     const QStringList filters = {QStringLiteral("s3."), QStringLiteral("t042"), QStringLiteral("cursor"),
                                  QStringLiteral("")};
+    const QStringList dashboardFilters = {QStringLiteral("p3"), QStringLiteral("t04"), QStringLiteral("cdc"),
+                                          QStringLiteral("s7.t0")};
+    // Of each cycle of ten actions: 0-5 the Tables page and the others, 6-9 the Dashboard.
+    constexpr int kCycle = 10;
     int step = 0;
     QTimer driver;
     driver.setInterval(actionMs);
     QObject::connect(&driver, &QTimer::timeout, &app, [&] {
         const int tablesTab = pages->indexOf(tables);
-        switch (step % 6) {
+        const int round = step / kCycle;
+        switch (step % kCycle) {
         case 0: // another page, then back to Tables next time round
         {
-            const int next = (pages->currentIndex() + 1 + step / 6) % pages->count();
+            const int next = (pages->currentIndex() + 1 + round) % pages->count();
             timed(QStringLiteral("page ") + pages->widget(next)->objectName(), [&] { pages->setCurrentIndex(next); });
         }
             break;
@@ -301,23 +319,47 @@ int main(int argc, char **argv)
             timed(QStringLiteral("page ") + tables->objectName(), [&] { pages->setCurrentIndex(tablesTab); });
             break;
         case 2: {
-            const int column = (step / 6) % tables->proxy()->columnCount();
-            const auto order = (step / 6) % 2 ? Qt::DescendingOrder : Qt::AscendingOrder;
+            const int column = round % tables->proxy()->columnCount();
+            const auto order = round % 2 ? Qt::DescendingOrder : Qt::AscendingOrder;
             timed(QStringLiteral("sort"), [&] { tables->view()->sortByColumn(column, order); });
             break;
         }
         case 3:
         case 4:
             timed(QStringLiteral("filter"),
-                  [&] { tables->filterEdit()->setText(filters.at((step / 6 * 2 + step % 6) % filters.size())); });
+                  [&] { tables->filterEdit()->setText(filters.at((round * 2 + step % kCycle) % filters.size())); });
             break;
-        default:
+        case 5:
             timed(QStringLiteral("filter clear"), [&] { tables->filterEdit()->clear(); });
             timed(QStringLiteral("scroll"), [&] {
-                if (step / 6 % 2)
+                if (round % 2)
                     tables->view()->scrollToTop();
                 else
                     tables->view()->scrollToBottom();
+            });
+            break;
+        case 6:
+            timed(QStringLiteral("page ") + dashboard->objectName(), [&] { pages->setCurrentWidget(dashboard); });
+            break;
+        case 7:
+            timed(QStringLiteral("dashboard group"), [&] {
+                QComboBox *group = dashboard->groupCombo();
+                group->setCurrentIndex((group->currentIndex() + 1) % group->count());
+            });
+            break;
+        case 8:
+            timed(QStringLiteral("dashboard filter"),
+                  [&] { dashboard->filterEdit()->setText(dashboardFilters.at(round % dashboardFilters.size())); });
+            break;
+        default:
+            timed(QStringLiteral("dashboard filter clear"), [&] { dashboard->filterEdit()->clear(); });
+            timed(QStringLiteral("dashboard order"), [&] {
+                QComboBox *order = dashboard->orderCombo();
+                order->setCurrentIndex((order->currentIndex() + 1) % order->count());
+            });
+            timed(QStringLiteral("dashboard scroll"), [&] {
+                QScrollBar *bar = dashboard->scrollArea()->verticalScrollBar();
+                bar->setValue(round % 2 ? bar->minimum() : bar->maximum());
             });
             break;
         }
@@ -337,6 +379,7 @@ int main(int argc, char **argv)
         window.openWorkspace(parser.value(stateOpt));
         measureStartNs = clock.nsecsElapsed();
         measureFrom = stalls.size();
+        measuring = true;
         driver.start();
     });
     QTimer::singleShot(seconds * 1000, &app, [&] {
@@ -358,6 +401,16 @@ int main(int argc, char **argv)
     const double maxStall = measured.back();
     const double p99 = measured[std::min(measured.size() - 1, measured.size() * 99 / 100)];
     const double over50 = double(std::count_if(measured.begin(), measured.end(), [](double v) { return v > 50; }));
+    std::sort(dashboardStalls.begin(), dashboardStalls.end());
+    const double dashboardMax = dashboardStalls.empty() ? -1 : dashboardStalls.back();
+    const double dashboardP99 =
+        dashboardStalls.empty()
+            ? -1
+            : dashboardStalls[std::min(dashboardStalls.size() - 1, dashboardStalls.size() * 99 / 100)];
+    // Each tick is tickMs plus its lateness.
+    double dashboardSeconds = 0;
+    for (double late : dashboardStalls)
+        dashboardSeconds += (late + tickMs) / 1000.0;
 
     std::fprintf(stderr, "driftless-b12: %s; engine threads: %s\n", session.c_str(),
                  driftless::ui::toString(driftless::ui::chooseEnginePriority()));
@@ -384,7 +437,9 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "driftless-b12: the engine stopped: %s\n", qPrintable(failure));
 
     std::printf("B12 max_stall_ms=%.1f p99_stall_ms=%.1f stalls_over_50ms=%.0f peak_rss_mb=%.1f tables=%zu "
-                "pipelines=%zu seconds=%d tick_ms=%d\n",
-                maxStall, p99, over50, rss, tableCount, pipelines.size(), seconds, tickMs);
+                "pipelines=%zu seconds=%d tick_ms=%d dashboard_max_stall_ms=%.1f dashboard_p99_stall_ms=%.1f "
+                "dashboard_seconds=%.1f\n",
+                maxStall, p99, over50, rss, tableCount, pipelines.size(), seconds, tickMs, dashboardMax, dashboardP99,
+                dashboardSeconds);
     return failure.isEmpty() ? 0 : 1;
 }

@@ -199,6 +199,7 @@ void TestAgentAttach::theWindowShowsAndDrivesAnAgent()
     MainWindow &w = *window;
     w.resize(1280, 560);
     w.show();
+    w.pages()->setCurrentWidget(w.tablesPage()); // the Dashboard is the first page
     QVERIFY(QTest::qWaitForWindowExposed(&w));
 
     // A wrong token: refused, said so, and the agent records it.
@@ -427,6 +428,7 @@ void TestAgentAttach::aFirstConnectShowsTheFingerprintToConfirmAndPinsIt()
     auto window = std::make_unique<MainWindow>();
     MainWindow &w = *window;
     w.show();
+    w.pages()->setCurrentWidget(w.tablesPage()); // the Dashboard is the first page
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     bool filled = false, asked = false;
     QString question;

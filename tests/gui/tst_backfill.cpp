@@ -167,6 +167,7 @@ void TestBackfill::backfillRepairsDriftWithARisingProgressBar()
                                          QAbstractItemModelTester::FailureReportingMode::Fatal);
     w.resize(1280, 520);
     w.show();
+    w.pages()->setCurrentWidget(w.tablesPage()); // the Dashboard is the first page
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     w.openWorkspace(QString::fromStdString(statePath));
     auto *model = w.tablesModel();
@@ -275,6 +276,7 @@ void TestBackfill::cancelStopsTheBackfillAndLogsIt()
     QAbstractItemModelTester tester(w.tablesModel(), QAbstractItemModelTester::FailureReportingMode::Fatal);
     w.resize(1280, 520);
     w.show();
+    w.pages()->setCurrentWidget(w.tablesPage()); // the Dashboard is the first page
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     w.openWorkspace(QString::fromStdString(statePath));
     auto *model = w.tablesModel();

@@ -120,6 +120,7 @@ void TestMainWindow::missingWorkspaceFileIsExplainedNotCreated()
     const QString path = QString::fromStdString(dir.file("typo.db"));
     MainWindow w;
     w.show();
+    w.pages()->setCurrentWidget(w.tablesPage()); // the Dashboard is the first page
     w.openWorkspace(path);
     auto *notice = w.tablesPage()->findChild<QLabel *>(QStringLiteral("tablesNotice"));
     QVERIFY(notice);
@@ -151,6 +152,7 @@ void TestMainWindow::syncsBothTablesAndStopsWithoutBlocking()
         MainWindow w;
         w.resize(1180, 620);
         w.show();
+        w.pages()->setCurrentWidget(w.tablesPage()); // the Dashboard is the first page
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         w.openWorkspace(QString::fromStdString(statePath));
 
@@ -265,6 +267,7 @@ void TestMainWindow::missingSourceTableIsAnAlertThatSaysWhy()
     MainWindow &w = *window;
     w.resize(1180, 620);
     w.show();
+    w.pages()->setCurrentWidget(w.tablesPage()); // the Dashboard is the first page
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     w.openWorkspace(QString::fromStdString(statePath));
     QTRY_COMPARE(w.tablesModel()->rowCount(), 3);

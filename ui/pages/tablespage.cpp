@@ -553,8 +553,10 @@ TableDetailDialog *TablesPage::openDetail(int row)
         return nullptr;
     const auto &r = m_model->report(row);
     const QString pipeline = QString::fromStdString(r.pipeline), table = QString::fromStdString(r.table);
-    if (m_detail && (m_detail->pipeline() != pipeline || m_detail->table() != table))
-        m_detail->close(); // one detail at a time: it deletes itself
+    if (m_detail && (m_detail->pipeline() != pipeline || m_detail->table() != table)) {
+        m_detail->close(); // one detail at a time: it deletes itself, later
+        m_detail = nullptr;
+    }
     if (!m_detail)
         m_detail = new TableDetailDialog(m_runner->engine(), m_pauser, pipeline, table, this);
     m_detail->show();

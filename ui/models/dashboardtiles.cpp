@@ -1,0 +1,240 @@
+#include "ui/models/dashboardtiles.h"
+
+#include "ui/displayformat.h"
+
+#include <algorithm>
+#include <map>
+
+namespace driftless::ui
+{
+
+int DashboardTiles::freshnessRank(core::Freshness f)
+{
+    switch (f) {
+    case core::Freshness::Ok:
+        return 0;
+    case core::Freshness::Unknown:
+        return 1;
+    case core::Freshness::Warn:
+        return 2;
+    case core::Freshness::Breach:
+        return 3;
+    }
+    return 1;
+}
+
+int DashboardTiles::freshnessIndex(core::Freshness f)
+{
+    switch (f) {
+    case core::Freshness::Ok:
+        return 0;
+    case core::Freshness::Warn:
+        return 1;
+    case core::Freshness::Breach:
+        return 2;
+    case core::Freshness::Unknown:
+        return 3;
+    }
+    return 3;
+}
+
+int DashboardTiles::severity(const core::TableReport &r)
+{
+    return freshnessRank(r.freshness) + (core::isFailing(r.state) ? 4 : 0);
+}
+
+namespace
+{
+core::Freshness worse(core::Freshness a, core::Freshness b)
+{
+    return DashboardTiles::freshnessRank(b) > DashboardTiles::freshnessRank(a) ? b : a;
+}
+
+QString schemaOf(const std::string &table)
+{
+    const auto dot = table.find('.');
+    return dot == std::string::npos ? QString() : QString::fromStdString(table.substr(0, dot));
+}
+} // namespace
+
+void DashboardTiles::setSnapshot(const EngineSnapshot &snapshot)
+{
+    if (snapshot.generation != m_generation) {
+        m_generation = snapshot.generation;
+        m_rings.clear();
+        m_lastTakenMs = -1;
+    }
+    // A snapshot read again at the same moment (a refresh) adds no point to the rings.
+    const bool newMoment = snapshot.takenAtMs != m_lastTakenMs;
+    m_lastTakenMs = snapshot.takenAtMs;
+
+    std::map<Key, Table> tables;
+    for (const auto &r : snapshot.tables) {
+        Key key{r.pipeline, r.table};
+        Ring &ring = m_rings[key];
+        if (newMoment) {
+            if (r.lagSeconds) {
+                ring.lag[static_cast<std::size_t>(ring.lagHead)] = static_cast<float>(*r.lagSeconds);
+                ring.lagHead = (ring.lagHead + 1) % kHistory;
+                ring.lagCount = std::min(ring.lagCount + 1, kHistory);
+            }
+            ring.rows[static_cast<std::size_t>(ring.rowsHead)] = {snapshot.takenAtMs, r.rowsApplied};
+            ring.rowsHead = (ring.rowsHead + 1) % kRateSamples;
+            ring.rowsCount = std::min(ring.rowsCount + 1, kRateSamples);
+        }
+        Table t;
+        t.report = r;
+        t.pipeline = QString::fromStdString(r.pipeline);
+        t.table = QString::fromStdString(r.table);
+        t.schema = schemaOf(r.table);
+        t.lag.reserve(static_cast<std::size_t>(ring.lagCount));
+        for (int i = 0; i < ring.lagCount; ++i)
+            t.lag.push_back(ring.lag[static_cast<std::size_t>((ring.lagHead - ring.lagCount + i + kHistory) % kHistory)]);
+        if (ring.rowsCount >= 2) {
+            const auto &newest = ring.rows[static_cast<std::size_t>((ring.rowsHead - 1 + kRateSamples) % kRateSamples)];
+            const auto &oldest =
+                ring.rows[static_cast<std::size_t>((ring.rowsHead - ring.rowsCount + kRateSamples) % kRateSamples)];
+            const double seconds = double(newest.first - oldest.first) / 1000.0;
+            // A full refresh starts its count again: a fall is no negative rate.
+            if (seconds > 0 && newest.second >= oldest.second)
+                t.rowsPerSecond = double(newest.second - oldest.second) / seconds;
+        }
+        t.severity = severity(r);
+        t.lagRatio = r.lagSeconds && r.slaSeconds > 0 ? *r.lagSeconds / r.slaSeconds : 0;
+        tables.emplace(std::move(key), std::move(t));
+    }
+    // Tables that left the workspace take their rings with them.
+    for (auto it = m_rings.begin(); it != m_rings.end();)
+        it = tables.count(it->first) ? std::next(it) : m_rings.erase(it);
+    m_tables = std::move(tables);
+    updatePipelines();
+}
+
+void DashboardTiles::setSlotSample(const SlotSample &sample)
+{
+    m_slots = sample;
+    updateSlots();
+}
+
+void DashboardTiles::updatePipelines()
+{
+    std::map<std::string, Pipeline> pipelines;
+    // Per pipeline, its newest reconciliation's report id and time.
+    std::map<std::string, std::pair<std::int64_t, std::int64_t>> newest;
+    for (const auto &[key, t] : m_tables) {
+        const auto &r = t.report;
+        Pipeline &p = pipelines[r.pipeline];
+        if (p.tables == 0) {
+            p.name = t.pipeline;
+            p.worst = r.freshness;
+        }
+        ++p.tables;
+        p.worst = worse(p.worst, r.freshness);
+        ++p.byFreshness[static_cast<std::size_t>(freshnessIndex(r.freshness))];
+        if (core::isFailing(r.state))
+            ++p.failing;
+        if (r.paused)
+            ++p.paused;
+        p.rowsPerSecond += t.rowsPerSecond;
+        p.severity = std::max(p.severity, t.severity);
+        if (r.reconcile && r.reconcile->error.empty()) {
+            auto &n = newest[r.pipeline];
+            if (r.reconcile->finishedMs > n.second)
+                n = {r.reconcile->reportId, r.reconcile->finishedMs};
+        }
+    }
+    for (const auto &[key, t] : m_tables) {
+        const auto &rec = t.report.reconcile;
+        const auto it = newest.find(key.first);
+        if (!rec || it == newest.end() || rec->reportId != it->second.first || !rec->error.empty())
+            continue;
+        Pipeline &p = pipelines[key.first];
+        p.reconciledAtMs = rec->finishedMs;
+        p.driftRows += rec->missing + rec->extra + rec->different;
+        p.reconciledRows += rec->sourceRows;
+    }
+    m_pipelines = std::move(pipelines);
+    updateSlots();
+}
+
+void DashboardTiles::updateSlots()
+{
+    for (auto &[name, p] : m_pipelines) {
+        p.hasSlot = false;
+        p.slotSecondsToLimit.reset();
+    }
+    for (const auto &source : m_slots.sources) {
+        for (const auto &slot : source.replicationSlots) {
+            const auto it = m_pipelines.find(slot.owner);
+            if (slot.owner.empty() || it == m_pipelines.end())
+                continue;
+            Pipeline &p = it->second;
+            p.hasSlot = true;
+            if (slot.secondsToLimit && (!p.slotSecondsToLimit || *slot.secondsToLimit < *p.slotSecondsToLimit))
+                p.slotSecondsToLimit = slot.secondsToLimit;
+        }
+    }
+}
+
+std::vector<const DashboardTiles::Pipeline *> DashboardTiles::pipelines() const
+{
+    std::vector<const Pipeline *> out;
+    out.reserve(m_pipelines.size());
+    for (const auto &[name, p] : m_pipelines)
+        out.push_back(&p);
+    if (m_order == Order::Worst)
+        std::stable_sort(out.begin(), out.end(),
+                         [](const Pipeline *a, const Pipeline *b) { return a->severity > b->severity; });
+    return out;
+}
+
+std::vector<DashboardTiles::Group> DashboardTiles::groups() const
+{
+    std::map<QString, Group> byTitle;
+    for (const auto &[key, t] : m_tables) {
+        if (!m_pipelineFilter.isEmpty() && t.pipeline != m_pipelineFilter)
+            continue;
+        if (!m_filter.isEmpty() && !t.table.contains(m_filter, Qt::CaseInsensitive) &&
+            !t.pipeline.contains(m_filter, Qt::CaseInsensitive) &&
+            !spelled(t.report.strategy).contains(m_filter, Qt::CaseInsensitive))
+            continue;
+        QString title;
+        switch (m_grouping) {
+        case Grouping::Pipeline:
+            title = t.pipeline;
+            break;
+        case Grouping::Strategy:
+            title = strategyLabel(t.report.strategy);
+            break;
+        case Grouping::Schema:
+            title = t.schema.isEmpty() ? QStringLiteral("(no schema)") : t.schema;
+            break;
+        }
+        Group &g = byTitle[title];
+        if (g.tables.empty()) {
+            g.title = title;
+            g.worst = t.report.freshness;
+        }
+        g.worst = worse(g.worst, t.report.freshness);
+        ++g.byFreshness[static_cast<std::size_t>(freshnessIndex(t.report.freshness))];
+        g.severity = std::max(g.severity, t.severity);
+        g.tables.push_back(&t);
+    }
+    std::vector<Group> out;
+    out.reserve(byTitle.size());
+    for (auto &[title, g] : byTitle)
+        out.push_back(std::move(g));
+    if (m_order == Order::Worst) {
+        std::stable_sort(out.begin(), out.end(), [](const Group &a, const Group &b) { return a.severity > b.severity; });
+        for (Group &g : out)
+            std::stable_sort(g.tables.begin(), g.tables.end(), [](const Table *a, const Table *b) {
+                if (a->severity != b->severity)
+                    return a->severity > b->severity;
+                return a->lagRatio > b->lagRatio;
+            });
+    }
+    // By name: the map's order already (pipeline, then table).
+    return out;
+}
+
+} // namespace driftless::ui

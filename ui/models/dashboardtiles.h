@@ -1,0 +1,135 @@
+#pragma once
+
+#include "ui/enginesnapshot.h"
+#include "ui/slotsample.h"
+
+#include "core/engine/statusreport.h"
+
+#include <QString>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace driftless::ui
+{
+
+/// What the dashboard shows, built from snapshots and slot samples: a summary per pipeline and
+/// one tile per table, in groups (by pipeline, strategy or schema), the worst first or by name,
+/// filtered.
+///
+/// Keeps per table a small ring of its recent lag values and rows applied, updated from each
+/// snapshot (the sparkline and rows/s), so nothing is queried per tile: at 1,000 tables a
+/// snapshot costs one pass over them. A plain object of the UI thread; the page owns it.
+class DashboardTiles final
+{
+public:
+    enum class Grouping { Pipeline, Strategy, Schema };
+    enum class Order { Worst, Name };
+
+    /// Lag values kept per table for its sparkline (one per snapshot).
+    static constexpr int kHistory = 40;
+    /// Rows applied are compared across this many snapshots for rows/s.
+    static constexpr int kRateSamples = 8;
+
+    struct Table {
+        core::TableReport report;
+        QString pipeline, table, schema;
+        /// Oldest first; at most kHistory. A table that never synced has none.
+        std::vector<float> lag;
+        /// Rows applied per second over the last kRateSamples snapshots; 0 until two were seen.
+        double rowsPerSecond = 0;
+        /// Higher is worse: freshness first, a failing state next (see severity()).
+        int severity = 0;
+        /// lag / SLA, for ordering tables of the same severity.
+        double lagRatio = 0;
+    };
+
+    struct Pipeline {
+        QString name;
+        core::Freshness worst = core::Freshness::Unknown;
+        int tables = 0;
+        /// Tables by freshness: ok, warn, breach, unknown.
+        std::array<int, 4> byFreshness{};
+        int failing = 0; ///< error or retrying
+        int paused = 0;
+        double rowsPerSecond = 0;
+        /// The soonest time to limit of the slots it reads (seconds; <= 0: at its limit now);
+        /// unset when none of them grows towards a limit. hasSlot: it reads one at all.
+        std::optional<double> slotSecondsToLimit;
+        bool hasSlot = false;
+        /// Its newest reconciliation: when, rows found missing, extra or different, of how many.
+        std::optional<std::int64_t> reconciledAtMs;
+        std::int64_t driftRows = 0;
+        std::int64_t reconciledRows = 0;
+        int severity = 0;
+    };
+
+    struct Group {
+        QString title;
+        core::Freshness worst = core::Freshness::Unknown;
+        std::array<int, 4> byFreshness{};
+        int severity = 0;
+        std::vector<const Table *> tables;
+    };
+
+    /// Updates every table's ring and rows/s, and the pipelines, from `snapshot`. A snapshot of
+    /// another workspace (another generation) starts over.
+    void setSnapshot(const EngineSnapshot &snapshot);
+    /// The slots' time to limit, for the pipelines that read them.
+    void setSlotSample(const SlotSample &sample);
+
+    void setGrouping(Grouping g) { m_grouping = g; }
+    Grouping grouping() const { return m_grouping; }
+    void setOrder(Order o) { m_order = o; }
+    Order order() const { return m_order; }
+    /// Tables whose pipeline, name or strategy contains `text` (any case); empty: all.
+    void setFilter(const QString &text) { m_filter = text.trimmed(); }
+    QString filter() const { return m_filter; }
+    /// Only this pipeline's tables (a click on its tile); empty: all.
+    void setPipelineFilter(const QString &pipeline) { m_pipelineFilter = pipeline; }
+    QString pipelineFilter() const { return m_pipelineFilter; }
+
+    /// Every pipeline, in the current order.
+    std::vector<const Pipeline *> pipelines() const;
+    /// The tables that pass the filters, grouped and ordered. Pointers stay valid until the
+    /// next setSnapshot().
+    std::vector<Group> groups() const;
+    int tableCount() const { return static_cast<int>(m_tables.size()); }
+
+    /// ok 0, unknown 1, warn 2, breach 3; a failing state adds 4, so an error sorts above a
+    /// breach of a table that syncs.
+    static int severity(const core::TableReport &r);
+    static int freshnessRank(core::Freshness f);
+    /// Index into byFreshness.
+    static int freshnessIndex(core::Freshness f);
+
+private:
+    struct Ring {
+        std::array<float, kHistory> lag{};
+        int lagCount = 0, lagHead = 0;
+        std::array<std::pair<std::int64_t, std::int64_t>, kRateSamples> rows{}; ///< taken at, rows applied
+        int rowsCount = 0, rowsHead = 0;
+    };
+    using Key = std::pair<std::string, std::string>;
+
+    void updatePipelines();
+    void updateSlots();
+
+    std::uint64_t m_generation = 0;
+    std::int64_t m_lastTakenMs = -1;
+    std::map<Key, Ring> m_rings;
+    std::map<Key, Table> m_tables;
+    std::map<std::string, Pipeline> m_pipelines;
+    SlotSample m_slots;
+    Grouping m_grouping = Grouping::Pipeline;
+    Order m_order = Order::Worst;
+    QString m_filter;
+    QString m_pipelineFilter;
+};
+
+} // namespace driftless::ui

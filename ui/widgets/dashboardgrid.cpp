@@ -1,0 +1,373 @@
+#include "ui/widgets/dashboardgrid.h"
+
+#include "ui/displayformat.h"
+#include "ui/statusicons.h"
+#include "ui/widgets/freshnessbadge.h"
+
+#include "core/engine/slotprojection.h"
+
+#include <QHelpEvent>
+#include <QLocale>
+#include <QMouseEvent>
+#include <QPaintEvent>
+#include <QPainter>
+#include <QPainterPath>
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
+
+namespace driftless::ui
+{
+
+namespace
+{
+constexpr int kMargin = 8;
+constexpr int kPad = 7;
+constexpr int kIcon = 14;
+
+QString rate(double rowsPerSecond)
+{
+    const QLocale locale;
+    if (rowsPerSecond <= 0)
+        return DashboardGrid::tr("0 rows/s");
+    return DashboardGrid::tr("%1 rows/s")
+        .arg(rowsPerSecond < 10 ? locale.toString(rowsPerSecond, 'f', 1) : locale.toString(std::llround(rowsPerSecond)));
+}
+
+QString countsText(const std::array<int, 4> &by)
+{
+    static const char *const words[] = {"ok", "warn", "breach", "unknown"};
+    QStringList parts;
+    for (std::size_t i = 0; i < by.size(); ++i)
+        if (by[i] || i == 0)
+            parts << QStringLiteral("%1 %2").arg(by[i]).arg(QLatin1String(words[i]));
+    return parts.join(QStringLiteral(" \u00b7 "));
+}
+
+QString slotText(const DashboardTiles::Pipeline &p)
+{
+    if (!p.hasSlot)
+        return DashboardGrid::tr("Slot: none");
+    if (!p.slotSecondsToLimit)
+        return DashboardGrid::tr("Slot: not growing to a limit");
+    if (*p.slotSecondsToLimit <= 0)
+        return DashboardGrid::tr("Slot: at its limit now");
+    return DashboardGrid::tr("Slot: limit in %1").arg(QString::fromStdString(core::humanTimeLeft(*p.slotSecondsToLimit)));
+}
+
+QString reconcileText(const DashboardTiles::Pipeline &p)
+{
+    if (!p.reconciledAtMs)
+        return DashboardGrid::tr("Never reconciled");
+    if (p.driftRows == 0)
+        return DashboardGrid::tr("Last reconcile: no drift");
+    const double ratio = p.reconciledRows > 0 ? 100.0 * double(p.driftRows) / double(p.reconciledRows) : 0;
+    return DashboardGrid::tr("Last reconcile: %1 rows drift (%2%)")
+        .arg(QLocale().toString(p.driftRows))
+        .arg(QLocale().toString(ratio, 'f', ratio < 1 ? 2 : 1));
+}
+
+void drawTile(QPainter &p, const QRect &rect, const FreshnessBadge::Tint &tint, bool chosen)
+{
+    QPainterPath path;
+    const QRectF r = QRectF(rect).adjusted(0.5, 0.5, -0.5, -0.5);
+    path.addRoundedRect(r, 6, 6);
+    p.fillPath(path, tint.fill);
+    p.setPen(QPen(tint.border, chosen ? 3 : 1));
+    p.drawPath(path);
+}
+} // namespace
+
+DashboardGrid::DashboardGrid(QWidget *parent) : QWidget(parent)
+{
+    setObjectName(QStringLiteral("dashboardGrid"));
+    setAttribute(Qt::WA_OpaquePaintEvent);
+    setMouseTracking(false);
+}
+
+void DashboardGrid::setContent(std::vector<const DashboardTiles::Pipeline *> pipelines,
+                               std::vector<DashboardTiles::Group> groups, const QString &selected)
+{
+    m_pipelines = std::move(pipelines);
+    m_groups = std::move(groups);
+    m_selected = selected;
+    m_shown = 0;
+    for (const auto &g : m_groups)
+        m_shown += static_cast<int>(g.tables.size());
+    relayout();
+    update();
+}
+
+void DashboardGrid::relayout()
+{
+    m_items.clear();
+    const int width = std::max(this->width(), kPipelineWidth + 2 * kMargin);
+    m_laidOutWidth = this->width();
+    int x = kMargin, y = kMargin;
+    const auto place = [&](Item item, int w, int h) {
+        if (x > kMargin && x + w > width - kMargin) {
+            x = kMargin;
+            y += h + kGap;
+        }
+        item.rect = QRect(x, y, w, h);
+        m_items.push_back(item);
+        x += w + kGap;
+    };
+    for (const auto *pl : m_pipelines)
+        place({Item::PipelineTile, {}, pl, nullptr, nullptr}, kPipelineWidth, kPipelineHeight);
+    if (!m_pipelines.empty())
+        y += kPipelineHeight + kGap;
+    for (const auto &g : m_groups) {
+        y += kGap;
+        m_items.push_back({Item::Header, QRect(kMargin, y, width - 2 * kMargin, kHeaderHeight), nullptr, &g, nullptr});
+        y += kHeaderHeight;
+        x = kMargin;
+        for (const auto *t : g.tables)
+            place({Item::TableTile, {}, nullptr, &g, t}, kTableWidth, kTableHeight);
+        if (!g.tables.empty())
+            y += kTableHeight + kGap;
+        x = kMargin;
+    }
+    const int height = y + kMargin;
+    if (minimumHeight() != height)
+        setMinimumHeight(height);
+}
+
+void DashboardGrid::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    if (width() != m_laidOutWidth)
+        relayout();
+}
+
+void DashboardGrid::paintEvent(QPaintEvent *event)
+{
+    QPainter p(this);
+    // In a scroll area most of the grid is out of sight: paint only what is on screen.
+    const QRect exposed = event->rect() & visibleRegion().boundingRect();
+    p.fillRect(exposed, palette().base());
+    p.setRenderHint(QPainter::Antialiasing);
+    for (const Item &item : m_items) {
+        if (!item.rect.intersects(exposed))
+            continue;
+        switch (item.kind) {
+        case Item::PipelineTile:
+            paintPipeline(p, item);
+            break;
+        case Item::Header:
+            paintHeader(p, item);
+            break;
+        case Item::TableTile:
+            paintTable(p, item);
+            break;
+        }
+    }
+}
+
+void DashboardGrid::paintPipeline(QPainter &p, const Item &item) const
+{
+    const auto &pl = *item.pipeline;
+    const QString level = spelled(pl.worst);
+    const FreshnessBadge::Tint tint = FreshnessBadge::tintFor(level);
+    const QFontMetrics fm(font());
+    const int line = fm.height() + 1;
+    const bool chosen = pl.name == m_selected;
+    const QString count = pl.tables == 1 ? tr("1 table") : tr("%1 tables").arg(pl.tables);
+    const QString key = QStringLiteral("p|%1|%2|%3|%4").arg(pl.name, level, count).arg(chosen);
+    m_memo.paint(&p, item.rect, key, [&](QPainter *q, const QRect &rect) {
+        drawTile(*q, rect, tint, chosen);
+        const QRect inner = rect.adjusted(kPad, kPad - 1, -kPad, -kPad);
+        freshnessIcon(pl.worst).paint(q, QRect(inner.left(), inner.top() + (line - 16) / 2, 16, 16));
+        QFont bold = font();
+        bold.setBold(true);
+        q->setFont(bold);
+        q->setPen(tint.text);
+        const int countWidth = fm.horizontalAdvance(count) + 4;
+        const QRect title(inner.left() + 20, inner.top(), inner.width() - 20 - countWidth, line);
+        q->drawText(title, Qt::AlignVCenter | Qt::AlignLeft,
+                    QFontMetrics(bold).elidedText(pl.name, Qt::ElideRight, title.width()));
+        q->setFont(font());
+        q->drawText(QRect(inner.right() - countWidth, inner.top(), countWidth, line), Qt::AlignVCenter | Qt::AlignRight,
+                    count);
+    });
+    const QRect inner = item.rect.adjusted(kPad, kPad - 1, -kPad, -kPad);
+    p.setPen(tint.text);
+
+    QString states = countsText(pl.byFreshness);
+    if (pl.failing)
+        states += tr(" \u00b7 %1 failing").arg(pl.failing);
+    if (pl.paused)
+        states += tr(" \u00b7 %1 paused").arg(pl.paused);
+    const QStringList lines = {states, rate(pl.rowsPerSecond), slotText(pl), reconcileText(pl)};
+    int y = inner.top() + line + 2;
+    for (const QString &text : lines) {
+        p.drawText(QRect(inner.left(), y, inner.width(), line), Qt::AlignVCenter | Qt::AlignLeft,
+                   fm.elidedText(text, Qt::ElideRight, inner.width()));
+        y += line;
+    }
+}
+
+void DashboardGrid::paintHeader(QPainter &p, const Item &item) const
+{
+    const auto &g = *item.group;
+    const QRect r = item.rect;
+    freshnessIcon(g.worst).paint(&p, QRect(r.left(), r.top() + (r.height() - 16) / 2, 16, 16));
+    QFont bold = font();
+    bold.setBold(true);
+    const QFontMetrics bfm(bold);
+    p.setPen(palette().color(QPalette::Text));
+    p.setFont(bold);
+    const QString title = g.title;
+    const int titleWidth = std::min(bfm.horizontalAdvance(title), r.width() / 2);
+    p.drawText(QRect(r.left() + 22, r.top(), titleWidth, r.height()), Qt::AlignVCenter | Qt::AlignLeft,
+               bfm.elidedText(title, Qt::ElideRight, titleWidth));
+    p.setFont(font());
+    const int n = static_cast<int>(g.tables.size());
+    const QString counts = (n == 1 ? tr("1 table: ") : tr("%1 tables: ").arg(n)) + countsText(g.byFreshness);
+    p.setPen(palette().color(QPalette::PlaceholderText));
+    p.drawText(QRect(r.left() + 22 + titleWidth + 12, r.top(), r.width(), r.height()), Qt::AlignVCenter | Qt::AlignLeft,
+               counts);
+    p.drawLine(QPointF(r.left(), r.bottom() + 0.5), QPointF(r.right(), r.bottom() + 0.5));
+}
+
+void DashboardGrid::paintTable(QPainter &p, const Item &item) const
+{
+    const auto &t = *item.table;
+    const auto &r = t.report;
+    const QString level = spelled(r.freshness);
+    const FreshnessBadge::Tint tint = FreshnessBadge::tintFor(level);
+    const QRect inner = item.rect.adjusted(kPad, kPad - 2, -kPad, -kPad + 1);
+    const QFontMetrics fm(font());
+    const int line = fm.height();
+    // Grouped by pipeline, the header names it; otherwise the tile does.
+    const QString name = item.group && item.group->title == t.pipeline ? t.table : t.pipeline + QLatin1Char('/') + t.table;
+    const QIcon state = stateIcon(r.state);
+    const QString key = QStringLiteral("t|%1|%2|%3").arg(name, level).arg(int(state.isNull() ? -1 : int(r.state)));
+    m_memo.paint(&p, item.rect, key, [&](QPainter *q, const QRect &rect) {
+        drawTile(*q, rect, tint, false);
+        const QRect in = rect.adjusted(kPad, kPad - 2, -kPad, -kPad + 1);
+        freshnessIcon(r.freshness).paint(q, QRect(in.left(), in.top() + (line - kIcon) / 2, kIcon, kIcon));
+        int right = in.right();
+        if (!state.isNull()) {
+            state.paint(q, QRect(right - kIcon + 1, in.top() + (line - kIcon) / 2, kIcon, kIcon));
+            right -= kIcon + 3;
+        }
+        q->setPen(tint.text);
+        const QRect nameRect(in.left() + kIcon + 4, in.top(), right - in.left() - kIcon - 4, line);
+        q->drawText(nameRect, Qt::AlignVCenter | Qt::AlignLeft, fm.elidedText(name, Qt::ElideMiddle, nameRect.width()));
+    });
+    p.setPen(tint.text);
+    const QString facts = tr("lag %1 \u00b7 %2").arg(formatLag(r.lagSeconds), rate(t.rowsPerSecond));
+    p.drawText(QRect(inner.left(), inner.top() + line, inner.width(), line), Qt::AlignVCenter | Qt::AlignLeft,
+               fm.elidedText(facts, Qt::ElideRight, inner.width()));
+
+    // The sparkline: lag over the last snapshots, scaled to its own peak so a small table's
+    // movement shows (the tint tells the level), the SLA as a dotted line when within.
+    const QRectF spark(inner.left(), inner.top() + 2 * line + 2, inner.width(), inner.bottom() - inner.top() - 2 * line - 2);
+    if (spark.height() < 4 || t.lag.size() < 2)
+        return;
+    const float peak = *std::max_element(t.lag.begin(), t.lag.end());
+    const double top = std::max(double(peak) * 1.15, 1.0);
+    const auto yOf = [&](double v) { return spark.bottom() - spark.height() * std::clamp(v / top, 0.0, 1.0); };
+    if (r.slaSeconds > 0 && r.slaSeconds <= top) {
+        p.setPen(QPen(tint.border, 0, Qt::DotLine));
+        p.drawLine(QPointF(spark.left(), yOf(r.slaSeconds)), QPointF(spark.right(), yOf(r.slaSeconds)));
+    }
+    const double step = spark.width() / double(DashboardTiles::kHistory - 1);
+    const double x0 = spark.right() - step * double(t.lag.size() - 1);
+    QPolygonF line2;
+    line2.reserve(static_cast<qsizetype>(t.lag.size()));
+    for (std::size_t i = 0; i < t.lag.size(); ++i)
+        line2 << QPointF(x0 + step * double(i), yOf(t.lag[i]));
+    // Aliased and one pixel wide: the raster engine's fast path; antialiased, 70 sparklines on
+    // screen were most of a repaint.
+    p.setRenderHint(QPainter::Antialiasing, false);
+    p.setPen(QPen(tint.border, 0));
+    p.drawPolyline(line2);
+    p.setRenderHint(QPainter::Antialiasing, true);
+}
+
+const DashboardGrid::Item *DashboardGrid::itemAt(const QPoint &pos) const
+{
+    for (const Item &item : m_items)
+        if (item.kind != Item::Header && item.rect.contains(pos))
+            return &item;
+    return nullptr;
+}
+
+void DashboardGrid::mouseReleaseEvent(QMouseEvent *event)
+{
+    if (event->button() != Qt::LeftButton)
+        return QWidget::mouseReleaseEvent(event);
+    const Item *item = itemAt(event->position().toPoint());
+    if (!item)
+        return;
+    if (item->kind == Item::TableTile)
+        emit tableClicked(item->table->pipeline, item->table->table);
+    else if (item->kind == Item::PipelineTile)
+        emit pipelineClicked(item->pipeline->name);
+}
+
+QString DashboardGrid::toolTipFor(const Item &item) const
+{
+    if (item.kind == Item::PipelineTile)
+        return m_selected == item.pipeline->name ? tr("Click to show every pipeline's tables again")
+                                                 : tr("Click to show only %1's tables").arg(item.pipeline->name);
+    const auto &r = item.table->report;
+    QString text = tr("%1 / %2\n%3, %4, freshness %5, lag %6 (SLA %7)")
+                       .arg(item.table->pipeline, item.table->table, strategyLabel(r.strategy), spelled(r.state),
+                            spelled(r.freshness), formatLag(r.lagSeconds), formatDuration(r.slaSeconds));
+    if (!r.message.empty())
+        text += QLatin1Char('\n') + QString::fromStdString(r.message);
+    return text + tr("\nClick for its detail");
+}
+
+bool DashboardGrid::event(QEvent *event)
+{
+    if (event->type() == QEvent::ToolTip) {
+        auto *help = static_cast<QHelpEvent *>(event);
+        if (const Item *item = itemAt(help->pos()))
+            QToolTip::showText(help->globalPos(), toolTipFor(*item), this, item->rect);
+        else
+            QToolTip::hideText();
+        return true;
+    }
+    return QWidget::event(event);
+}
+
+QRect DashboardGrid::tableRect(const QString &pipeline, const QString &table) const
+{
+    for (const Item &item : m_items)
+        if (item.kind == Item::TableTile && item.table->pipeline == pipeline && item.table->table == table)
+            return item.rect;
+    return {};
+}
+
+QRect DashboardGrid::pipelineRect(const QString &pipeline) const
+{
+    for (const Item &item : m_items)
+        if (item.kind == Item::PipelineTile && item.pipeline->name == pipeline)
+            return item.rect;
+    return {};
+}
+
+QStringList DashboardGrid::shownTables() const
+{
+    QStringList out;
+    for (const Item &item : m_items)
+        if (item.kind == Item::TableTile)
+            out << item.table->pipeline + QLatin1Char('/') + item.table->table;
+    return out;
+}
+
+QStringList DashboardGrid::groupTitles() const
+{
+    QStringList out;
+    for (const Item &item : m_items)
+        if (item.kind == Item::Header)
+            out << item.group->title;
+    return out;
+}
+
+} // namespace driftless::ui

@@ -1,0 +1,88 @@
+#pragma once
+
+#include "ui/models/dashboardtiles.h"
+#include "ui/widgets/pixmapmemo.h"
+
+#include <QRect>
+#include <QString>
+#include <QWidget>
+
+#include <vector>
+
+namespace driftless::ui
+{
+
+/// The dashboard's tiles, painted in one widget (1,000 child widgets would cost more to lay out
+/// and paint than the UI thread's budget allows): a row of pipeline tiles, then one section per
+/// group of table tiles. Each tile is tinted as the freshness badge of its worst table is
+/// (FreshnessBadge::tintFor) and carries the badge's icon, so the shape tells the level too.
+///
+/// Lives in a QScrollArea: its height follows its width (setMinimumHeight), and a paint draws
+/// only the tiles in the exposed rectangle. A click on a table tile emits tableClicked, on a
+/// pipeline tile pipelineClicked. UI thread only.
+class DashboardGrid final : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit DashboardGrid(QWidget *parent = nullptr);
+
+    /// Shows `pipelines` and `groups` (pointers into a DashboardTiles, valid until the next
+    /// call); `selected` is the pipeline whose tables alone are shown, drawn as chosen.
+    void setContent(std::vector<const DashboardTiles::Pipeline *> pipelines, std::vector<DashboardTiles::Group> groups,
+                    const QString &selected);
+
+    static constexpr int kTableWidth = 208;
+    static constexpr int kTableHeight = 62;
+    static constexpr int kPipelineWidth = 256;
+    static constexpr int kPipelineHeight = 104;
+    static constexpr int kGap = 6;
+    static constexpr int kHeaderHeight = 28;
+
+    /// Where a tile is (widget coordinates); empty when it is not shown. For tests.
+    QRect tableRect(const QString &pipeline, const QString &table) const;
+    QRect pipelineRect(const QString &pipeline) const;
+    /// The table tiles in the order they are laid out: `pipeline/table`.
+    QStringList shownTables() const;
+    int shownCount() const { return m_shown; }
+    /// The group headers in order, as painted.
+    QStringList groupTitles() const;
+
+signals:
+    void tableClicked(const QString &pipeline, const QString &table);
+    void pipelineClicked(const QString &pipeline);
+
+protected:
+    void paintEvent(QPaintEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+    void mouseReleaseEvent(QMouseEvent *event) override;
+    bool event(QEvent *event) override;
+
+private:
+    struct Item {
+        enum Kind { PipelineTile, Header, TableTile } kind;
+        QRect rect;
+        const DashboardTiles::Pipeline *pipeline = nullptr;
+        const DashboardTiles::Group *group = nullptr;
+        const DashboardTiles::Table *table = nullptr;
+    };
+
+    void relayout();
+    const Item *itemAt(const QPoint &pos) const;
+    void paintPipeline(QPainter &p, const Item &item) const;
+    void paintHeader(QPainter &p, const Item &item) const;
+    void paintTable(QPainter &p, const Item &item) const;
+    QString toolTipFor(const Item &item) const;
+
+    std::vector<const DashboardTiles::Pipeline *> m_pipelines;
+    std::vector<DashboardTiles::Group> m_groups;
+    QString m_selected;
+    std::vector<Item> m_items;
+    /// Each tile's unchanging part (its tinted shape, icons and name), drawn once: antialiased
+    /// shapes and text cost more to draw than to copy, and a snapshot repaints every tile on
+    /// screen (B12).
+    mutable PixmapMemo m_memo;
+    int m_laidOutWidth = -1;
+    int m_shown = 0;
+};
+
+} // namespace driftless::ui
