@@ -17,6 +17,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <thread>
@@ -43,7 +44,7 @@ struct BinlogExpiry : ::testing::Test {
     static void SetUpTestSuite()
     {
         myDsn(""); // exports MYSQL_PWD: the server below gets the same password
-        envFile = uniqueName("/tmp/driftless-binlogexpiry") + ".env";
+        envFile = (std::filesystem::temp_directory_path() / uniqueName("driftless-binlogexpiry")).string() + ".env";
         const std::string cmd = "bash " + script() + " start " + envFile + " '" + servers().myPassword + "' " +
                                 std::to_string(kRetentionSeconds) + " >" + envFile + ".log 2>&1";
         if (std::system(cmd.c_str()) != 0)
