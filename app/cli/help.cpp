@@ -95,12 +95,16 @@ const std::vector<CommandHelp> kCommands = {
      {},
      {},
      "pipeline tables"},
-    {"slots", "[--json]", "every replication slot on the Postgres sources",
+    {"slots", "[--json]", "every replication slot on the Postgres sources, and each binlog pipeline's retention",
      "Lists each slot with its owner pipeline (or orphaned, or not Driftless's), whether it is active, "
      "wal_status, the WAL it retains, safe_wal_size and confirmed_flush_lsn; and, from the samples a "
      "running serve stored, the time until the slot guard's limit at the recent growth rate (\"at this "
-     "rate: limit in 3 h 10 min\").",
-     {{"--json", "the same as JSON (the slots of /sync/status, with seconds_to_limit)"}},
+     "rate: limit in 3 h 10 min\"). For each MariaDB/MySQL CDC pipeline, the binlog file its checkpoint "
+     "needs, the server's oldest, the bytes behind and the time until the server may purge the needed file "
+     "(\"binlog: needs mysql-bin.000012, oldest mysql-bin.000010, 3.2 MB behind, expires in 2 h 10 min\"); "
+     "then the alerts this reading raises, with what to do.",
+     {{"--json", "the same as JSON (the slots and binlogs of /sync/status, with seconds_to_limit and "
+                 "seconds_to_expiry, plus the alerts)"}},
      {},
      ""},
     {"serve",

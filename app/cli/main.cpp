@@ -10,6 +10,7 @@
 #include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/config/workspacefile.h"
+#include "core/engine/alerts.h"
 #include "core/engine/debeziumexport.h"
 #include "core/engine/decommission.h"
 #include "core/engine/doctor.h"
@@ -627,22 +628,57 @@ int cmdBackfill(Args &a)
     return kSyncFailed;
 }
 
+/// "binlog: needs mysql-bin.000012, oldest mysql-bin.000010, 3.2 MB behind, expires in 2 h 10 min".
+std::string binlogLine(const BinlogRetention &b)
+{
+    if (!b.error.empty() && !b.bytesBehind && !b.neededPurged)
+        return "binlog: cannot be read: " + b.error;
+    if (b.neededFile.empty())
+        return "binlog: no position stored yet (oldest " + b.oldestFile + ")";
+    std::string line = "binlog: needs " + b.neededFile + ", oldest " + b.oldestFile;
+    if (b.neededPurged)
+        return line + ", PURGED: the pipeline needs a re-snapshot (driftless-cli resnapshot " + b.pipeline + ")";
+    if (b.bytesBehind)
+        line += ", " + humanBytes(*b.bytesBehind) + " behind";
+    if (!b.retentionSeconds || *b.retentionSeconds == 0)
+        line += ", never expires (no binlog_expire_logs_seconds)";
+    else if (!b.secondsToExpiry)
+        line += ", expiry not known" + (b.error.empty() ? std::string() : " (" + b.error + ")");
+    else if (*b.secondsToExpiry <= 0)
+        line += ", expired: purged at the server's next binlog rotation";
+    else
+        line += std::string(", expires in ") + (b.expiresAtMs ? "" : "at least ") + humanTimeLeft(*b.secondsToExpiry);
+    return line;
+}
+
 int cmdSlots(Args &a)
 {
     bool asJson = a.flag("--json");
     a.noMore();
     // No history of its own: the samples a running engine stored, plus this reading.
-    auto sources = WorkspaceState(a.state).slotsNow();
+    WorkspaceState state(a.state);
+    auto sources = state.slotsNow();
+    // The alerts a reading can tell (no history: not the inactivity of a slot).
+    const std::int64_t now = wallClockMs();
+    const auto alerts = computeAlerts(state.workspace(), {}, sources, {}, now);
     if (asJson) {
-        std::printf("%s\n", slotsJson(sources).c_str());
+        auto j = slotsJsonValue(sources);
+        j["alerts"] = alertsJsonValue(alerts);
+        std::printf("%s\n", j.dump(2).c_str());
         return kOk;
     }
     if (sources.empty()) {
-        std::printf("no Postgres sources in the workspace\n");
+        std::printf("no Postgres sources or MariaDB/MySQL CDC pipelines in the workspace\n");
         return kOk;
     }
     int code = kOk;
     for (const auto &ss : sources) {
+        if (ss.binlog) {
+            for (const auto &b : ss.binlogs)
+                std::printf("%s  pipeline %s\n  %s\n", b.source.c_str(), b.pipeline.c_str(),
+                            binlogLine(b).c_str());
+            continue;
+        }
         if (!ss.error.empty()) {
             printError(ss.source + ": " + ss.error);
             code = kSyncFailed;
@@ -670,6 +706,9 @@ int cmdSlots(Args &a)
             }
         }
     }
+    for (const auto &al : alerts)
+        std::printf("%s: %s. %s\n", al.level == Level::Error ? "ERROR" : "warning", al.message.c_str(),
+                    al.action.c_str());
     return code;
 }
 

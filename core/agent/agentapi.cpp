@@ -406,6 +406,7 @@ ApiResponse AgentApi::handle(const ApiRequest &request)
                                     {"tables", tablesJsonValue(status.tables)},
                                     {"slots", slotInfo["slots"]},
                                     {"slot_errors", slotInfo["errors"]},
+                                    {"binlogs", slotInfo["binlogs"]},
                                     {"slots_sampled_at",
                                      status.monitor.atMs ? json(formatIso8601(status.monitor.atMs)) : json(nullptr)},
                                     {"alerts", alertsJsonValue(status.monitor.alerts)},
@@ -458,6 +459,7 @@ ApiResponse AgentApi::route(const ApiRequest &request, const Origin &origin)
                   {"tables", tablesJsonValue(status.tables)},
                   {"slots", slotInfo["slots"]},
                   {"slot_errors", slotInfo["errors"]},
+                  {"binlogs", slotInfo["binlogs"]},
                   {"slots_sampled_at", status.monitor.atMs ? json(formatIso8601(status.monitor.atMs)) : json(nullptr)},
                   {"alerts", alertsJsonValue(status.monitor.alerts)},
                   {"endpoints", status.workspace ? endpointsTlsJsonValue(*status.workspace) : json::array()}});

@@ -1,5 +1,7 @@
 #include "core/engine/alerts.h"
 
+#include "core/engine/binlogretention.h"
+#include "core/engine/slotprojection.h"
 #include "core/model/duration.h"
 
 #include <nlohmann/json.hpp>
@@ -79,6 +81,41 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
             out.push_back(std::move(a));
             continue;
         }
+        for (const auto &b : ss.binlogs) {
+            Alert a;
+            a.source = b.source;
+            a.pipeline = b.pipeline;
+            if (!b.error.empty() && !b.bytesBehind && !b.neededPurged) {
+                a.kind = "source_unreachable";
+                a.level = Level::Warn;
+                a.message = "cannot read the binlogs of " + b.source + " for pipeline " + b.pipeline + ": " + b.error;
+                a.action = "check the server and the endpoint's connection settings (SHOW BINARY LOGS needs the "
+                           "BINLOG MONITOR or REPLICATION CLIENT privilege)";
+            } else if (b.neededPurged) {
+                a.kind = "binlog_purged";
+                a.level = Level::Error;
+                a.message = "pipeline " + b.pipeline + " needs binlog " + b.neededFile + " on " + b.source +
+                            ", which the server has purged (its oldest is " + b.oldestFile + ")";
+                a.action = "re-snapshot the pipeline: driftless-cli resnapshot " + b.pipeline +
+                           "; and keep binlogs longer than the pipeline may be stopped (binlog_expire_logs_seconds)";
+            } else if (b.secondsToExpiry && b.retentionSeconds && *b.retentionSeconds > 0 &&
+                       *b.secondsToExpiry < binlogExpiryWarnSeconds(*b.retentionSeconds)) {
+                const bool due = *b.secondsToExpiry <= 0;
+                a.kind = "binlog_expiry";
+                a.level = due ? Level::Error : Level::Warn;
+                a.message = "pipeline " + b.pipeline + " needs binlog " + b.neededFile + " on " + b.source + ", which " +
+                            (due ? std::string("the server purges at its next binlog rotation")
+                                 : "the server may purge in " + humanTimeLeft(*b.secondsToExpiry)) +
+                            " (binlog_expire_logs_seconds " + std::to_string(*b.retentionSeconds) + ")";
+                a.action = "start the sync of pipeline " + b.pipeline +
+                           " so it reads past that file (driftless-cli run, serve, or the app), or keep binlogs "
+                           "longer: " + binlogRetentionFix(b, nowMs);
+            } else {
+                continue;
+            }
+            a.id = a.kind + ":" + a.source + "/" + binlogSampleKey(a.pipeline);
+            out.push_back(std::move(a));
+        }
         const Endpoint *ep = ws.endpoint(ss.source);
         const SlotGuard *guard = ep && ep->slotGuard ? &*ep->slotGuard : nullptr;
         for (const auto &s : ss.replicationSlots) {
@@ -142,7 +179,8 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
         }
     }
     for (auto &a : out) {
-        a.id = a.kind + ":" + (a.slot.empty() ? a.pipeline + "/" + a.table : a.source + "/" + a.slot);
+        if (a.id.empty())
+            a.id = a.kind + ":" + (a.slot.empty() ? a.pipeline + "/" + a.table : a.source + "/" + a.slot);
         a.sinceMs = nowMs;
     }
     return out;

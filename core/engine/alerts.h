@@ -16,7 +16,8 @@ namespace driftless::core {
 struct Alert {
     std::string id;    ///< stable while the condition lasts: kind + what it is about
     std::string kind;  ///< lag_breach, table_error, slot_lost, slot_unreserved, slot_retained,
-                       ///< slot_inactive, slot_orphaned, source_unreachable
+                       ///< slot_inactive, slot_orphaned, source_unreachable, binlog_expiry,
+                       ///< binlog_purged
     Level level = Level::Warn; ///< warn or error
     std::string pipeline, table, source, slot;
     std::string message;
@@ -24,7 +25,7 @@ struct Alert {
     std::int64_t sinceMs = 0;
 };
 
-/// Open alerts from the tables' status and the sources' slots.
+/// Open alerts from the tables' status and the sources' slots and binlogs.
 ///
 /// `inactiveSinceMs` says since when each slot (`source/slot`) has been seen inactive (the
 /// caller keeps it, e.g. in a SlotActivity; Postgres 15 does not record it).

@@ -2,6 +2,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/log.h"
+#include "core/engine/binlogretention.h"
 #include "core/engine/pauses.h"
 #include "core/engine/reconciler.h"
 #include "core/engine/scheduler.h"
@@ -87,8 +88,9 @@ bool EngineRun::guardAndSample(const Workspace &ws)
     if (!guarded && !sampleDue)
         return false;
     try {
-        const auto sources = listSlots(ws);
+        auto sources = listSlots(ws);
         if (sampleDue) {
+            addBinlogs(sources, ws, m_store.tableStatuses(), now);
             m_monitor->lastRoundMs = now;
             recordSlotSamples(sources, now);
         }
@@ -148,6 +150,19 @@ void EngineRun::recordSlotSamples(const std::vector<SourceSlots> &sources, std::
             sampled[key] = now;
             samples.push_back({s.source, s.slot, now, s.retainedBytes, s.unconfirmedBytes, s.safeWalSize});
         }
+        // A binlog pipeline's bytes behind are charted like a slot's retained WAL.
+        for (const auto &b : ss.binlogs) {
+            if (!b.bytesBehind)
+                continue;
+            const std::string key = b.source + "/" + binlogSampleKey(b.pipeline);
+            auto last = m.lastSampleMs.find(key);
+            if (last != m.lastSampleMs.end() && now - last->second < m_options.slotSampleEvery.count()) {
+                sampled.insert(*last);
+                continue;
+            }
+            sampled[key] = now;
+            samples.push_back({b.source, binlogSampleKey(b.pipeline), now, b.bytesBehind, std::nullopt, std::nullopt});
+        }
     }
     m.lastSampleMs = std::move(sampled); // slots that went away are forgotten
     try {
@@ -165,6 +180,11 @@ bool EngineRun::monitorOnce(const Workspace &ws, const Workspace *whole)
 {
     auto sources = listSlots(ws, whole);
     const auto now = wallClockMs();
+    try {
+        addBinlogs(sources, ws, m_store.tableStatuses(), now);
+    } catch (const Error &e) {
+        log(LogLevel::Warn, "binlog retention not read: " + e.describe());
+    }
     // Slot guards with action: fallback protect the source first; the run then starts again
     // with the workspace the fallback wrote.
     const bool fellBack = fallBackWhereBreached(ws, sources);

@@ -106,10 +106,31 @@ std::string prometheusText(const std::vector<TableReport> &tables, const std::ve
                 f.sample({{"pipeline", t.pipeline}, {"table", t.table}}, static_cast<double>(*t.backfill->total));
     }
     {
-        Family f(out, "driftless_source_up", "gauge", "1 when the source's replication slots could be read.");
-        for (const auto &ss : sources)
-            f.sample({{"source", ss.source}}, ss.error.empty() ? 1 : 0);
+        Family f(out, "driftless_source_up", "gauge",
+                 "1 when the source's replication slots (or binary logs) could be read.");
+        for (const auto &ss : sources) {
+            bool up = ss.error.empty();
+            for (const auto &b : ss.binlogs)
+                up = up && (b.error.empty() || b.bytesBehind || b.neededPurged);
+            f.sample({{"source", ss.source}}, up ? 1 : 0);
+        }
     }
+    auto binlogFamily = [&](const std::string &name, const char *help, auto value) {
+        Family f(out, name, "gauge", help);
+        for (const auto &ss : sources)
+            for (const auto &b : ss.binlogs)
+                if (auto v = value(b))
+                    f.sample({{"source", b.source}, {"pipeline", b.pipeline}}, *v);
+    };
+    binlogFamily("driftless_binlog_bytes_behind",
+                 "Binlog from the pipeline's stored position to the end of the source's newest file (bytes).",
+                 [](const BinlogRetention &b) {
+                     return b.bytesBehind ? std::optional<double>(static_cast<double>(*b.bytesBehind)) : std::nullopt;
+                 });
+    binlogFamily("driftless_binlog_seconds_to_expiry",
+                 "Seconds until the source may purge the binlog file the pipeline needs; absent when nothing "
+                 "expires or it is not known.",
+                 [](const BinlogRetention &b) { return b.secondsToExpiry; });
     auto slotFamily = [&](const std::string &name, const char *help, auto value) {
         Family f(out, name, "gauge", help);
         for (const auto &ss : sources)

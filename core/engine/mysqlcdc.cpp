@@ -118,6 +118,22 @@ MysqlCdcPipeline::MysqlCdcPipeline(std::vector<TableJob> jobs, EngineObserver &o
 
 MysqlCdcPipeline::~MysqlCdcPipeline() = default;
 
+MysqlReplicationOptions binlogReaderOptions(const Endpoint &source, std::uint32_t serverId)
+{
+    const MysqlDsn dsn = MysqlDsn::parse(source.dsn);
+    MysqlReplicationOptions ro;
+    ro.host = dsn.host;
+    ro.port = static_cast<unsigned>(dsn.port);
+    ro.user = dsn.user;
+    ro.password = mysqlPasswordFor(source.dsn, dsn).value_or("");
+    ro.unixSocket = dsn.socket;
+    ro.tls = dsn.sslMode != "disabled" && dsn.sslMode != "preferred";
+    ro.tlsCa = dsn.sslCa;
+    ro.serverId = serverId;
+    ro.heartbeat = std::chrono::milliseconds(250);
+    return ro;
+}
+
 std::uint32_t MysqlCdcPipeline::serverIdFor(const std::string &pipeline)
 {
     std::uint32_t h = 2166136261u;
@@ -388,17 +404,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                     "resume a table: driftless-cli resume " + m_pipeline + " TABLE");
     }
 
-    const MysqlDsn dsn = MysqlDsn::parse(src.dsn);
-    MysqlReplicationOptions ro;
-    ro.host = dsn.host;
-    ro.port = static_cast<unsigned>(dsn.port);
-    ro.user = dsn.user;
-    ro.password = mysqlPasswordFor(src.dsn, dsn).value_or("");
-    ro.unixSocket = dsn.socket;
-    ro.tls = dsn.sslMode != "disabled" && dsn.sslMode != "preferred";
-    ro.tlsCa = dsn.sslCa;
-    ro.serverId = serverIdFor(m_pipeline);
-    ro.heartbeat = std::chrono::milliseconds(250);
+    MysqlReplicationOptions ro = binlogReaderOptions(src, serverIdFor(m_pipeline));
     MysqlReplicationConnection repl(ro);
     ro.password.clear();
     binlog::Decoder decoder;

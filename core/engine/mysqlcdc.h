@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/db/mysqlreplication.h"
 #include "core/engine/observer.h"
 #include "core/engine/cdcoutcome.h"
 #include "core/engine/tablesync.h"
@@ -42,6 +43,10 @@ namespace driftless::core {
 /// for the others. On Resume run() returns; run again, it reads from the paused table's
 /// position (the binlog must still hold it, else the purge is reported and a re-snapshot
 /// offered), skipping for the other tables what they already have.
+/// How a binlog reader reaches the MariaDB/MySQL endpoint `source` (host, credentials, TLS as its
+/// DSN says) registering as `serverId`. Carries the password: clear it once connected.
+MysqlReplicationOptions binlogReaderOptions(const Endpoint &source, std::uint32_t serverId);
+
 class MysqlCdcPipeline {
 public:
     /// `jobs` are the pipeline's CDC tables (same source and target).

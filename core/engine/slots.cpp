@@ -2,6 +2,7 @@
 
 #include "core/base/jsonfields.h"
 #include "core/engine/connect.h"
+#include "core/engine/statusreport.h"
 #include "core/model/error.h"
 
 #include <nlohmann/json.hpp>
@@ -97,14 +98,36 @@ std::vector<SourceSlots> listSlots(const Workspace &ws, const Workspace *owners)
     return out;
 }
 
+std::string binlogSampleKey(const std::string &pipeline) { return "binlog:" + pipeline; }
+
 nlohmann::json slotsJsonValue(const std::vector<SourceSlots> &sources)
 {
     using json = nlohmann::json;
     auto opt = [](const std::optional<std::int64_t> &v) { return v ? json(*v) : json(nullptr); };
+    auto orNull = [](const std::string &s) { return s.empty() ? json(nullptr) : json(s); };
+    auto when = [](const std::optional<std::int64_t> &ms) { return ms ? json(formatIso8601(*ms)) : json(nullptr); };
     json arr = json::array();
     json errors = json::array();
     json perSource = json::array();
+    json binlogs = json::array();
     for (const auto &ss : sources) {
+        for (const auto &b : ss.binlogs)
+            binlogs.push_back({{"source", b.source},
+                               {"pipeline", b.pipeline},
+                               {"needed_file", orNull(b.neededFile)},
+                               {"needed_pos", b.neededFile.empty() ? json(nullptr) : json(b.neededOffset)},
+                               {"oldest_file", orNull(b.oldestFile)},
+                               {"newest_file", orNull(b.newestFile)},
+                               {"bytes_behind", opt(b.bytesBehind)},
+                               {"retention_seconds", opt(b.retentionSeconds)},
+                               {"needed_closed_at", when(b.neededClosedMs)},
+                               {"expires_at", when(b.expiresAtMs)},
+                               {"seconds_to_expiry",
+                                b.secondsToExpiry ? json(std::llround(*b.secondsToExpiry)) : json(nullptr)},
+                               {"needed_purged", b.neededPurged},
+                               {"error", orNull(b.error)}});
+        if (ss.binlog)
+            continue;
         perSource.push_back({{"source", ss.source},
                              {"current_lsn", ss.currentLsn.empty() ? json(nullptr) : json(ss.currentLsn)},
                              {"max_slot_wal_keep_size", opt(ss.maxSlotWalKeepSize)},
@@ -132,7 +155,7 @@ nlohmann::json slotsJsonValue(const std::vector<SourceSlots> &sources)
                            {"seconds_to_limit",
                             s.secondsToLimit ? json(std::llround(*s.secondsToLimit)) : json(nullptr)}});
     }
-    return json{{"slots", arr}, {"errors", errors}, {"sources", perSource}};
+    return json{{"slots", arr}, {"errors", errors}, {"sources", perSource}, {"binlogs", binlogs}};
 }
 
 std::vector<SourceSlots> sourcesFromJson(const nlohmann::json &j)
@@ -181,6 +204,25 @@ std::vector<SourceSlots> sourcesFromJson(const nlohmann::json &j)
         r.unconfirmedBytes = integer(s, "unconfirmed_bytes");
         r.secondsToLimit = number(s, "seconds_to_limit");
         sourceNamed(r.source).replicationSlots.push_back(std::move(r));
+    }
+    for (const auto &b : j.value("binlogs", json::array())) {
+        BinlogRetention r;
+        r.source = text(b, "source");
+        r.pipeline = text(b, "pipeline");
+        r.neededFile = text(b, "needed_file");
+        r.neededOffset = static_cast<std::uint64_t>(integer(b, "needed_pos").value_or(0));
+        r.oldestFile = text(b, "oldest_file");
+        r.newestFile = text(b, "newest_file");
+        r.bytesBehind = integer(b, "bytes_behind");
+        r.retentionSeconds = integer(b, "retention_seconds");
+        r.neededClosedMs = parseIso8601(text(b, "needed_closed_at"));
+        r.expiresAtMs = parseIso8601(text(b, "expires_at"));
+        r.secondsToExpiry = number(b, "seconds_to_expiry");
+        r.neededPurged = b.value("needed_purged", false);
+        r.error = text(b, "error");
+        SourceSlots &ss = sourceNamed(r.source);
+        ss.binlog = true;
+        ss.binlogs.push_back(std::move(r));
     }
     return out;
 }

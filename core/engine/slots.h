@@ -39,6 +39,45 @@ struct SlotReport {
     std::optional<double> secondsToLimit;
 };
 
+/// How close a MariaDB/MySQL CDC pipeline is to losing its place: the binlog file its stored
+/// checkpoint needs, what the server still has, and when the server may purge that file.
+///
+/// The server purges a closed binlog file once its last write (the file's mtime, i.e. when the
+/// next file was started) is older than the retention, at a rotation (FLUSH BINARY LOGS, a full
+/// file) and at startup (MariaDB 10.11 purge_logs_before_date; MySQL 8 likewise). So the needed
+/// file's expiry horizon is the start of the file after it plus the retention; the file still in
+/// use expires no earlier than `retention` from now. SQL does not expose file times: the start
+/// of the next file is the timestamp of that file's Format_description event, read with our own
+/// binlog client (and kept, as it never changes).
+struct BinlogRetention {
+    std::string source;   ///< the workspace endpoint
+    std::string pipeline; ///< the workspace pipeline whose checkpoints these are
+    /// The position the pipeline resumes from: the earliest stored checkpoint of its CDC tables
+    /// (paused ones count, as a resume reads from there; tables an error stopped do not). Empty
+    /// while no table has one yet.
+    std::string neededFile;
+    std::uint64_t neededOffset = 0;
+    std::string oldestFile; ///< SHOW BINARY LOGS, first and last
+    std::string newestFile;
+    /// Binlog bytes from the needed position to the end of the newest file.
+    std::optional<std::int64_t> bytesBehind;
+    /// binlog_expire_logs_seconds, or expire_logs_days × 86400; 0: nothing expires by age.
+    std::optional<std::int64_t> retentionSeconds;
+    /// When the needed file was closed (the next one started), ms; unset while it is in use.
+    std::optional<std::int64_t> neededClosedMs;
+    /// When the server may purge the needed file (neededClosedMs + retention), ms.
+    std::optional<std::int64_t> expiresAtMs;
+    /// Seconds until then, 0 once passed (purged at the next rotation) or purged; unset when
+    /// nothing expires or it is not known.
+    std::optional<double> secondsToExpiry;
+    bool neededPurged = false; ///< the server no longer has the needed file
+    std::string error;         ///< the source could not be read (the numbers are then unset)
+};
+
+/// The slot-sample series (StateStore::slotSamples) a binlog pipeline's bytes behind are stored
+/// under, beside its source's slots: "binlog:PIPELINE" (a Postgres slot name has no ':').
+std::string binlogSampleKey(const std::string &pipeline);
+
 struct SourceSlots {
     std::string source;
     std::string error; ///< the source could not be read (the slots list is then empty)
@@ -46,6 +85,9 @@ struct SourceSlots {
     /// max_slot_wal_keep_size in bytes; unset when -1 (no limit).
     std::optional<std::int64_t> maxSlotWalKeepSize;
     std::vector<SlotReport> replicationSlots;
+    /// A MariaDB/MySQL source: only `binlogs` applies (errors are per pipeline, in them).
+    bool binlog = false;
+    std::vector<BinlogRetention> binlogs{};
 };
 
 /// The workspace pipeline on `source` that reads `slot`, or empty.
@@ -71,7 +113,10 @@ void dropSlot(const Endpoint &source, const std::string &slot);
 
 /// `{"slots": [{source, slot, owner, orphaned, active, wal_status, retained_bytes, safe_wal_size,
 /// confirmed_flush_lsn, seconds_to_limit, ...}], "errors": [{source, error}], "sources": [{source,
-/// current_lsn, max_slot_wal_keep_size, error}]}`. `seconds_to_limit` is whole seconds, or null.
+/// current_lsn, max_slot_wal_keep_size, error}], "binlogs": [{source, pipeline, needed_file,
+/// needed_pos, oldest_file, newest_file, bytes_behind, retention_seconds, needed_closed_at,
+/// expires_at, seconds_to_expiry, needed_purged, error}]}`. `seconds_to_limit` and
+/// `seconds_to_expiry` are whole seconds, or null. Postgres sources only in `sources`.
 nlohmann::json slotsJsonValue(const std::vector<SourceSlots> &sources);
 std::string slotsJson(const std::vector<SourceSlots> &sources);
 /// What slotsJsonValue() wrote, read back (a client of the agent API): one SourceSlots per

@@ -1,6 +1,7 @@
 #include "core/engine/workspacestate.h"
 
 #include "core/base/clock.h"
+#include "core/engine/binlogretention.h"
 #include "core/engine/slotguard.h"
 #include "core/engine/slotprojection.h"
 #include "core/model/error.h"
@@ -66,11 +67,13 @@ std::vector<SourceSlots> WorkspaceState::slotsNow()
 {
     const Workspace ws = workspace();
     auto sources = listSlots(ws);
+    const std::int64_t now = wallClockMs();
     try {
-        projectSlots(*m_store, ws, sources, wallClockMs());
+        projectSlots(*m_store, ws, sources, now);
     } catch (const Error &) {
         // The slots as read now are still worth showing; only the projection is missing.
     }
+    addBinlogs(sources, ws, m_store->tableStatuses(), now);
     return sources;
 }
 

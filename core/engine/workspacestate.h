@@ -58,7 +58,8 @@ public:
     /// Every replication slot of the workspace's Postgres sources, read now (listSlots: blocking,
     /// a source that cannot be read carries its error), each with its time to the limit projected
     /// from the samples a running engine stored plus this reading (projectSlots). Stored samples
-    /// that cannot be read leave the projection unset.
+    /// that cannot be read leave the projection unset. Then one SourceSlots per MariaDB/MySQL
+    /// source of CDC pipelines, with each pipeline's binlog retention (addBinlogs).
     std::vector<SourceSlots> slotsNow();
 
     /// Newest first; `pipeline` empty for all.

@@ -2,7 +2,9 @@
 // values added: the retained WAL and safe_wal_size lines hold those samples, the slot guard's
 // warn_retained and max_retained are dashed lines at their values, the window fits the three
 // minutes there are, and the projection line and the Time to limit column read as the engine's
-// seconds_to_limit says (and, when it is null, as the guard tells apart).
+// seconds_to_limit says (and, when it is null, as the guard tells apart). A binlog pipeline of a
+// MariaDB source is a row of its own (kind binlog: needed and oldest file, bytes behind, time to
+// expiry) and charts its bytes behind.
 
 #include "tests/support/guisupport.h"
 #include "tests/support/recordeddoor.h"
@@ -19,6 +21,7 @@
 #include <QFile>
 #include <QLabel>
 #include <QLineSeries>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableView>
@@ -93,6 +96,7 @@ private slots:
     void theChartDrawsTheStoredSamplesWithTheGuardLines();
     void theProjectionReadsAsTheEngineSays_data();
     void theProjectionReadsAsTheEngineSays();
+    void aBinlogPipelineIsListedAndChartedLikeASlot();
 };
 
 void TestSlotHistory::theChartDrawsTheStoredSamplesWithTheGuardLines()
@@ -237,6 +241,79 @@ void TestSlotHistory::theProjectionReadsAsTheEngineSays()
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
     model.setSlots({slot}, {slotLimitApplies(slot, guard)});
     QCOMPARE(model.index(0, SlotsModel::TimeToLimit).data().toString(), column);
+}
+
+void TestSlotHistory::aBinlogPipelineIsListedAndChartedLikeASlot()
+{
+    const std::int64_t recorded = recordedAtMs();
+    QVERIFY(recorded > 0);
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QAbstractItemModelTester tester(w.slotsModel(), QAbstractItemModelTester::FailureReportingMode::Fatal);
+    auto *door = new test::RecordedDoor(QStringLiteral(DRIFTLESS_RECORDING));
+    // The agent's answer with the Postgres slot and a MariaDB pipeline 3.2 MB behind, whose needed
+    // file the server may purge in 2 h 10 min.
+    json withBinlog = slotsAnswer(recorded, 11'400, nullptr);
+    withBinlog["binlogs"] = json::array({{{"source", "shop_db"},
+                                     {"pipeline", "orders_mysql"},
+                                     {"needed_file", "mysql-bin.000012"},
+                                     {"needed_pos", 1234},
+                                     {"oldest_file", "mysql-bin.000010"},
+                                     {"newest_file", "mysql-bin.000014"},
+                                     {"bytes_behind", 32 * kMB / 10},
+                                     {"retention_seconds", 86'400},
+                                     {"needed_closed_at", nullptr},
+                                     {"expires_at", nullptr},
+                                     {"seconds_to_expiry", 7'800},
+                                     {"needed_purged", false},
+                                     {"error", nullptr}}});
+    door->answer("GET /api/v1/slots?fresh=true", 200, withBinlog);
+    // Thirteen samples 15 s apart: 0.25 MB more behind each, from 0.25 MB.
+    json history = json::array();
+    for (int i = 0; i < 13; ++i)
+        history.push_back({{"at_ms", recorded - 180'000 + i * 15'000},
+                           {"retained_bytes", kMB / 4 + i * kMB / 4},
+                           {"unconfirmed_bytes", nullptr},
+                           {"safe_wal_size", nullptr}});
+    door->answer("GET /api/v1/slot-history?source=shop_db&slot=binlog:orders_mysql", 200, history);
+    w.engine()->attachDoor(door, QStringLiteral("recorded agent"));
+
+    w.pages()->setCurrentWidget(w.slotsPage());
+    QTRY_VERIFY2(w.engine()->snapshot().workspace, qPrintable(w.engine()->snapshot().error));
+    QTRY_COMPARE(w.slotsModel()->rowCount(), 2);
+    const int row = w.slotsModel()->rowOf(QStringLiteral("shop_db"), QStringLiteral("binlog:orders_mysql"));
+    QVERIFY(row >= 0);
+    auto cell = [&](int column) { return w.slotsModel()->index(row, column).data().toString(); };
+    QCOMPARE(w.slotsModel()->index(row, 0).data(SlotsModel::OwnerKindRole).toString(), QStringLiteral("binlog"));
+    QCOMPARE(cell(SlotsModel::Slot), QStringLiteral("binlog: needs mysql-bin.000012"));
+    QCOMPARE(cell(SlotsModel::Owner), QStringLiteral("orders_mysql"));
+    QCOMPARE(cell(SlotsModel::WalStatus), QStringLiteral("oldest mysql-bin.000010"));
+    QCOMPARE(cell(SlotsModel::Retained), QStringLiteral("3.2 MB"));
+    QCOMPARE(cell(SlotsModel::SafeWalSize), QStringLiteral("kept 1 d"));
+    QCOMPARE(cell(SlotsModel::TimeToLimit), QStringLiteral("expires in 2 h 10 min"));
+    QCOMPARE(cell(SlotsModel::ConfirmedFlushLsn), QStringLiteral("mysql-bin.000012:1234"));
+    QVERIFY2(w.slotsPage()->findChild<QLabel *>(QStringLiteral("slotsSummary"))->text().contains(
+                 QStringLiteral("1 binlog pipeline")),
+             qPrintable(w.slotsPage()->findChild<QLabel *>(QStringLiteral("slotsSummary"))->text()));
+
+    auto *chart = w.slotsPage()->historyChart();
+    w.slotsPage()->selectSlot(QStringLiteral("shop_db"), QStringLiteral("binlog:orders_mysql"));
+    QVERIFY(!w.slotsPage()->dropButton()->isEnabled()); // a binlog holds nothing to drop
+    // The history of binlog:orders_mysql: the ':' is sent encoded, and the encoding kept whole.
+    QTRY_VERIFY(chart->historyLoaded() && chart->retainedSeries()->count() == 13);
+    QVERIFY(door->count("GET /api/v1/slot-history?source=shop_db&slot=binlog:orders_mysql") >= 1);
+    const auto behind = chart->retainedSeries()->points();
+    for (int i = 0; i < 13; ++i)
+        QCOMPARE(behind[i].y(), 0.25 + i / 4.0);
+    QCOMPARE(chart->retainedSeries()->name(), QStringLiteral("Binlog behind"));
+    QCOMPARE(chart->projectionLabel()->text(), QStringLiteral("The binlog file it needs expires in 2 h 10 min"));
+    auto *y = qobject_cast<QValueAxis *>(chart->chart()->axes(Qt::Vertical).value(0));
+    QVERIFY(y);
+    QCOMPARE(y->titleText(), QStringLiteral("Binlog (MB)"));
+    QTest::qWait(200);
+    test::saveShot(&w, QStringLiteral("slots-binlog"));
 }
 
 QTEST_MAIN(TestSlotHistory)

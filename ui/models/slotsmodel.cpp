@@ -20,7 +20,7 @@ bool sameOnScreen(const core::SlotReport &a, const core::SlotReport &b)
            a.active == b.active && a.activePid == b.activePid && a.walStatus == b.walStatus &&
            a.retainedBytes == b.retainedBytes && a.safeWalSize == b.safeWalSize &&
            a.confirmedFlushLsn == b.confirmedFlushLsn && a.slotType == b.slotType && a.database == b.database &&
-           a.secondsToLimit == b.secondsToLimit;
+           a.secondsToLimit == b.secondsToLimit && a.restartLsn == b.restartLsn;
 }
 
 bool startsWith(const std::string &s, const char *prefix) { return s.rfind(prefix, 0) == 0; }
@@ -96,6 +96,8 @@ QVariant SlotsModel::headerData(int section, Qt::Orientation orientation, int ro
 
 QString SlotsModel::ownerKind(const core::SlotReport &s)
 {
+    if (isBinlog(s))
+        return QStringLiteral("binlog");
     if (!s.owner.empty())
         return QStringLiteral("pipeline");
     if (s.orphaned)
@@ -118,8 +120,98 @@ QString SlotsModel::ownerText(const core::SlotReport &s)
     return tr("not Driftless's");
 }
 
+core::SlotReport SlotsModel::binlogRow(const core::BinlogRetention &b)
+{
+    core::SlotReport s;
+    s.source = b.source;
+    s.slot = core::binlogSampleKey(b.pipeline);
+    s.slotType = "binlog";
+    s.owner = b.pipeline;
+    s.walStatus = b.neededPurged ? "purged" : "";
+    s.retainedBytes = b.bytesBehind;
+    s.secondsToLimit = b.secondsToExpiry;
+    s.confirmedFlushLsn = b.neededFile.empty() ? std::string() : b.neededFile + ":" + std::to_string(b.neededOffset);
+    s.restartLsn = b.oldestFile;
+    return s;
+}
+
+QVariant SlotsModel::binlogDisplay(const core::SlotReport &s, int column) const
+{
+    auto it = m_binlogs.find(s.source + "/" + s.slot);
+    const core::BinlogRetention *b = it == m_binlogs.end() ? nullptr : &it->second;
+    switch (column) {
+    case Source:
+        return QString::fromStdString(s.source);
+    case Slot:
+        return b && !b->neededFile.empty() ? tr("binlog: needs %1").arg(QString::fromStdString(b->neededFile))
+                                           : tr("binlog");
+    case Owner:
+        return QString::fromStdString(s.owner);
+    case Active:
+        return dash();
+    case WalStatus:
+        if (s.walStatus == "purged")
+            return tr("purged");
+        if (b && !b->error.empty() && !b->bytesBehind)
+            return tr("unreadable");
+        return s.restartLsn.empty() ? dash() : tr("oldest %1").arg(QString::fromStdString(s.restartLsn));
+    case Retained:
+        return s.retainedBytes ? formatBytes(*s.retainedBytes) : dash();
+    case SafeWalSize:
+        if (!b || !b->retentionSeconds)
+            return dash();
+        return *b->retentionSeconds == 0
+                   ? tr("kept forever")
+                   : tr("kept %1").arg(QString::fromStdString(core::humanTimeLeft(double(*b->retentionSeconds))));
+    case TimeToLimit:
+        if (s.walStatus == "purged")
+            return tr("purged: re-snapshot");
+        if (!s.secondsToLimit)
+            return b && b->retentionSeconds && *b->retentionSeconds == 0 ? tr("never expires") : tr("unknown");
+        return *s.secondsToLimit <= 0
+                   ? tr("expired")
+                   : tr("expires in %1").arg(QString::fromStdString(core::humanTimeLeft(*s.secondsToLimit)));
+    case ConfirmedFlushLsn:
+        return s.confirmedFlushLsn.empty() ? dash() : QString::fromStdString(s.confirmedFlushLsn);
+    }
+    return {};
+}
+
+QString SlotsModel::binlogToolTip(const core::SlotReport &s, int column) const
+{
+    auto it = m_binlogs.find(s.source + "/" + s.slot);
+    const core::BinlogRetention *b = it == m_binlogs.end() ? nullptr : &it->second;
+    if (b && !b->error.empty())
+        return QString::fromStdString(b->error);
+    switch (column) {
+    case Slot:
+        return tr("The binlog file pipeline %1's checkpoint resumes from; a binlog reader holds nothing on the "
+                  "server, which purges by age alone")
+            .arg(QString::fromStdString(s.owner));
+    case WalStatus:
+        return s.walStatus == "purged"
+                   ? tr("The server no longer has the file: the pipeline needs a re-snapshot (driftless-cli "
+                        "resnapshot %1)")
+                         .arg(QString::fromStdString(s.owner))
+                   : tr("The oldest binlog file the server still has");
+    case Retained:
+        return s.retainedBytes ? tr("%L1 bytes of binlog from the needed position to the end").arg(*s.retainedBytes)
+                               : QString();
+    case SafeWalSize:
+        return tr("binlog_expire_logs_seconds (or expire_logs_days)");
+    case TimeToLimit:
+        return b && b->expiresAtMs
+                   ? tr("The server may purge it from %1 on (at its next binlog rotation)")
+                         .arg(formatTimestamp(*b->expiresAtMs))
+                   : tr("The file is still written to, or nothing expires: it lasts at least the retention");
+    }
+    return {};
+}
+
 QVariant SlotsModel::display(const core::SlotReport &s, int column) const
 {
+    if (isBinlog(s))
+        return binlogDisplay(s, column);
     switch (column) {
     case TimeToLimit:
         if (s.secondsToLimit)
@@ -169,6 +261,8 @@ QVariant SlotsModel::sortKey(const core::SlotReport &s, int column) const
 
 QString SlotsModel::toolTip(const core::SlotReport &s, int column) const
 {
+    if (isBinlog(s))
+        return binlogToolTip(s, column);
     switch (column) {
     case Owner:
         if (!s.owner.empty())
@@ -221,6 +315,11 @@ QVariant SlotsModel::data(const QModelIndex &index, int role) const
         return display(s, index.column());
     case Qt::DecorationRole:
         // Icons carry the shape, the text the word: status is never told by colour alone.
+        if (isBinlog(s)) {
+            if (index.column() == WalStatus && s.walStatus == "purged")
+                return levelIcon(QStringLiteral("error"));
+            return {};
+        }
         if (index.column() == Active)
             return s.active ? freshnessIcon(QStringLiteral("ok")) : freshnessIcon(QStringLiteral("unknown"));
         if (index.column() == WalStatus)
@@ -252,6 +351,13 @@ void SlotsModel::setSample(const SlotSample &sample)
         for (const auto &s : source.replicationSlots) {
             rows.push_back(s);
             limitedRows.push_back(slotLimitApplies(s, slotGuardOf(sample.workspace.get(), s.source)));
+        }
+    m_binlogs.clear();
+    for (const auto &source : sample.sources)
+        for (const auto &b : source.binlogs) {
+            rows.push_back(binlogRow(b));
+            limitedRows.push_back(b.retentionSeconds.value_or(0) > 0);
+            m_binlogs[rows.back().source + "/" + rows.back().slot] = b;
         }
     setSlots(rows, limitedRows);
 }

@@ -108,8 +108,18 @@ void SlotsPage::showSample(const SlotSample &sample)
 {
     QStringList errors;
     std::set<std::string> sources;
-    int count = 0, orphaned = 0, inactive = 0;
+    int count = 0, orphaned = 0, inactive = 0, binlogs = 0, purged = 0;
     for (const auto &source : sample.sources) {
+        for (const auto &b : source.binlogs) {
+            ++binlogs;
+            purged += b.neededPurged ? 1 : 0;
+            if (!b.error.empty())
+                errors << tr("Binlog of pipeline %1 on %2: %3")
+                              .arg(QString::fromStdString(b.pipeline), QString::fromStdString(b.source),
+                                   QString::fromStdString(b.error));
+        }
+        if (source.binlog)
+            continue;
         sources.insert(source.source);
         if (!source.error.empty())
             errors << tr("Cannot read the slots of %1: %2")
@@ -130,15 +140,26 @@ void SlotsPage::showSample(const SlotSample &sample)
                                                       : tr("Reading the workspace\u2026"));
     } else if (sample.takenAtMs == 0) {
         m_summary->setText(tr("Reading the replication slots\u2026"));
-    } else if (sources.empty()) {
-        m_summary->setText(tr("No pipeline of this workspace reads from Postgres, so there are no slots to watch."));
+    } else if (sources.empty() && binlogs == 0) {
+        m_summary->setText(tr("No pipeline of this workspace reads from Postgres or a MariaDB/MySQL binlog, so there "
+                              "are no slots to watch."));
     } else {
-        QString text = (count == 1 ? tr("1 slot") : tr("%1 slots").arg(count)) +
-                       (sources.size() == 1 ? tr(" on 1 source") : tr(" on %1 sources").arg(sources.size()));
-        if (inactive)
-            text += tr(", %1 inactive").arg(inactive);
-        if (orphaned)
-            text += tr(", %1 orphaned").arg(orphaned);
+        QString text;
+        if (!sources.empty()) {
+            text = (count == 1 ? tr("1 slot") : tr("%1 slots").arg(count)) +
+                   (sources.size() == 1 ? tr(" on 1 source") : tr(" on %1 sources").arg(sources.size()));
+            if (inactive)
+                text += tr(", %1 inactive").arg(inactive);
+            if (orphaned)
+                text += tr(", %1 orphaned").arg(orphaned);
+        }
+        if (binlogs) {
+            if (!text.isEmpty())
+                text += tr("; ");
+            text += binlogs == 1 ? tr("1 binlog pipeline") : tr("%1 binlog pipelines").arg(binlogs);
+            if (purged)
+                text += tr(", %1 purged").arg(purged);
+        }
         text += tr("; read at %1, every %2 s while shown (F5 reads now)")
                     .arg(formatTimestamp(sample.takenAtMs).mid(11))
                     .arg(kRefreshMs / 1000);
@@ -182,6 +203,12 @@ void SlotsPage::updateButtons()
     }
     const auto &s = m_model->slotAt(row);
     const QString name = QString::fromStdString(s.slot);
+    if (SlotsModel::isBinlog(s)) {
+        m_drop->setEnabled(false);
+        m_drop->setToolTip(tr("A binlog pipeline holds no slot on its source: the server keeps binlogs by age "
+                              "(binlog_expire_logs_seconds)"));
+        return;
+    }
     if (s.active) {
         m_drop->setEnabled(false);
         m_drop->setToolTip(
@@ -202,7 +229,7 @@ void SlotsPage::requestDrop()
     if (row < 0 || m_dropping || m_confirmation)
         return;
     const auto s = m_model->slotAt(row);
-    if (s.active)
+    if (s.active || SlotsModel::isBinlog(s))
         return;
     const QString source = QString::fromStdString(s.source);
     const QString slot = QString::fromStdString(s.slot);

@@ -143,6 +143,17 @@ void SlotHistoryChart::setWindowMs(std::int64_t ms)
 
 QString SlotHistoryChart::projectionText(const core::SlotReport &slot, const std::optional<core::SlotGuard> &guard)
 {
+    if (slot.slotType == "binlog") {
+        if (slot.walStatus == "purged")
+            return tr("The binlog file the pipeline needs is purged: re-snapshot it (driftless-cli resnapshot %1)")
+                .arg(QString::fromStdString(slot.owner));
+        if (!slot.secondsToLimit)
+            return tr("No expiry known for the binlog file it needs");
+        if (*slot.secondsToLimit <= 0)
+            return tr("The binlog file it needs has expired: the server purges it at its next rotation");
+        return tr("The binlog file it needs expires in %1")
+            .arg(QString::fromStdString(core::humanTimeLeft(*slot.secondsToLimit)));
+    }
     if (slot.secondsToLimit) {
         if (*slot.secondsToLimit <= 0)
             return tr("At its limit now: the slot guard acts on its next check");
@@ -160,7 +171,10 @@ void SlotHistoryChart::setSlot(const core::SlotReport &slot, const std::optional
     const bool same = m_slot && m_slot->source == slot.source && m_slot->slot == slot.slot;
     m_slot = slot;
     m_guard = guard;
-    m_title->setText(tr("%1 on %2").arg(QString::fromStdString(slot.slot), QString::fromStdString(slot.source)));
+    m_title->setText(slot.slotType == "binlog"
+                         ? tr("Binlog of pipeline %1 on %2").arg(QString::fromStdString(slot.owner),
+                                                                  QString::fromStdString(slot.source))
+                         : tr("%1 on %2").arg(QString::fromStdString(slot.slot), QString::fromStdString(slot.source)));
     if (!same) {
         m_samples.clear();
         m_loaded = false;
@@ -212,8 +226,7 @@ void SlotHistoryChart::startRead()
         return;
     }
     const QString path = QStringLiteral("/api/v1/slot-history?source=%1&slot=%2&since_ms=%3")
-                             .arg(encoded(m_slot->source), encoded(m_slot->slot))
-                             .arg(now - window);
+                             .arg(encoded(m_slot->source), encoded(m_slot->slot), QString::number(now - window));
     door->request("GET", path, {}, this, [this, job = m_job, now](const EngineDoor::Reply &r) {
         // A reply for another slot or window: a newer read is on its way.
         if (job != m_job)
@@ -258,7 +271,7 @@ void SlotHistoryChart::updateProjection()
         return;
     QString text = projectionText(*m_slot, m_guard);
     // With too few samples the engine fits no rate: say so rather than "not growing".
-    if (!m_slot->secondsToLimit && slotLimitApplies(*m_slot, m_guard) && m_loaded) {
+    if (m_slot->slotType != "binlog" && !m_slot->secondsToLimit && slotLimitApplies(*m_slot, m_guard) && m_loaded) {
         const auto recent = static_cast<std::size_t>(std::count_if(
             m_samples.begin(), m_samples.end(), [this](const Sample &s) { return s.tsMs >= m_nowMs - core::kProjectionWindowMs; }));
         const bool span = recent >= 2 && m_samples.back().tsMs - m_samples[m_samples.size() - recent].tsMs >=
@@ -322,7 +335,9 @@ void SlotHistoryChart::redraw()
     m_retained->setPointsVisible(retained.size() <= 2);
     m_safeWal->setPointsVisible(safeWal.size() <= 2);
 
-    std::vector<LegendStrip::Entry> entries{{tr("Retained WAL"), kRetainedColour, false}};
+    const bool binlog = m_slot && m_slot->slotType == "binlog";
+    m_retained->setName(binlog ? tr("Binlog behind") : tr("Retained WAL"));
+    std::vector<LegendStrip::Entry> entries{{m_retained->name(), kRetainedColour, false}};
     if (!safeWal.isEmpty())
         entries.push_back({tr("safe_wal_size (max_slot_wal_keep_size left)"), kSafeWalColour, false});
     if (guarded) {
@@ -342,7 +357,7 @@ void SlotHistoryChart::redraw()
 
     setTimeRange(m_x, from, now);
     setRoundedRange(m_y, top / m_unit, decimalSteps(), 1);
-    m_y->setTitleText(tr("WAL (%1)").arg(unitName(m_unit)));
+    m_y->setTitleText((binlog ? tr("Binlog (%1)") : tr("WAL (%1)")).arg(unitName(m_unit)));
 
     const bool empty = m_loaded && retained.isEmpty();
     if (empty && m_empty->text().isEmpty())
