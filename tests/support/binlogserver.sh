@@ -23,35 +23,12 @@ stop_server() {
 }
 
 start_mariadb() {
-  local root=$1 pw=$2 expire=$3 port
-  mkdir -p "$root/my"
-  local user_opt=()
-  if [[ $(id -u) -eq 0 ]]; then chown mysql: "$root/my"; user_opt=(--user=mysql); fi
-  mariadb-install-db "${user_opt[@]}" --datadir="$root/my/data" --auth-root-authentication-method=normal \
-      --skip-test-db >"$root/my/install.log" 2>&1
-  for attempt in 1 2 3 4 5; do
-    port=$(free_port)
-    rm -f "$root/my/mariadbd.pid"
-    mariadbd --no-defaults "${user_opt[@]}" --datadir="$root/my/data" --port="$port" --bind-address=127.0.0.1 \
-        --socket="$root/my/mysqld.sock" --pid-file="$root/my/mariadbd.pid" --log-error="$root/my/server.log" \
-        --log-bin="$root/my/data/binlog" --binlog-format=ROW --binlog-row-image=FULL --binlog-row-metadata=FULL \
-        --server-id=1 --binlog-expire-logs-seconds="$expire" --innodb-flush-log-at-trx-commit=0 \
-        --innodb-buffer-pool-size=32M >/dev/null 2>&1 &
-    for _ in $(seq 1 300); do
-      if mariadb --no-defaults -uroot --socket="$root/my/mysqld.sock" -e 'SELECT 1' >/dev/null 2>&1; then
-        mariadb --no-defaults -uroot --socket="$root/my/mysqld.sock" <<SQL
-CREATE USER 'driftless'@'127.0.0.1' IDENTIFIED BY '$pw';
-GRANT ALL PRIVILEGES ON *.* TO 'driftless'@'127.0.0.1';
-SQL
-        echo "$port"; return 0
-      fi
-      kill -0 $! 2>/dev/null || break
-      sleep 0.1
-    done
-    echo "mariadbd did not start on port $port (attempt $attempt); see $root/my/server.log" >&2
-    kill $! 2>/dev/null || true
-  done
-  return 1
+  local root=$1 pw=$2 expire=$3
+  start_mariadb_in "$root" "CREATE USER 'driftless'@'127.0.0.1' IDENTIFIED BY '$pw';
+GRANT ALL PRIVILEGES ON *.* TO 'driftless'@'127.0.0.1';" \
+    --log-bin="$root/my/data/binlog" --binlog-format=ROW --binlog-row-image=FULL --binlog-row-metadata=FULL \
+    --server-id=1 --binlog-expire-logs-seconds="$expire" --innodb-flush-log-at-trx-commit=0 \
+    --innodb-buffer-pool-size=32M
 }
 
 case "$cmd" in

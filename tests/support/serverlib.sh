@@ -1,5 +1,6 @@
-# Shared by servers.sh and tlsservers.sh (sourced, not run): running Postgres as `postgres` when
-# root, free loopback ports, and stopping the servers of one throwaway folder.
+# Shared by servers.sh, tlsservers.sh and binlogserver.sh (sourced, not run): running Postgres as
+# `postgres` when root, free loopback ports, starting a MariaDB, and stopping the servers of one
+# throwaway folder.
 # Needs PGBIN set by the caller.
 
 as_pg() { if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
@@ -30,4 +31,36 @@ stop_root() {
     fi
   fi
   rm -rf "$root"
+}
+
+# Starts a MariaDB with its data in ROOT/my (made, and owned by `mysql` when root, with whatever
+# the caller put there) on a free loopback port, with the mariadbd OPTIONS given, then runs SQL
+# as root over its socket; prints the port. Five ports are tried before giving up.
+#   start_mariadb_in ROOT SQL [OPTION...]
+start_mariadb_in() {
+  local root=$1 sql=$2 port attempt
+  shift 2
+  mkdir -p "$root/my"
+  local user_opt=()
+  if [[ $(id -u) -eq 0 ]]; then chown -R mysql: "$root/my"; user_opt=(--user=mysql); fi
+  mariadb-install-db "${user_opt[@]}" --datadir="$root/my/data" --auth-root-authentication-method=normal \
+      --skip-test-db >"$root/my/install.log" 2>&1
+  for attempt in 1 2 3 4 5; do
+    port=$(free_port)
+    rm -f "$root/my/mariadbd.pid"
+    mariadbd --no-defaults "${user_opt[@]}" --datadir="$root/my/data" --port="$port" --bind-address=127.0.0.1 \
+        --socket="$root/my/mysqld.sock" --pid-file="$root/my/mariadbd.pid" --log-error="$root/my/server.log" \
+        "$@" >/dev/null 2>&1 &
+    for _ in $(seq 1 300); do
+      if mariadb --no-defaults -uroot --socket="$root/my/mysqld.sock" -e 'SELECT 1' >/dev/null 2>&1; then
+        mariadb --no-defaults -uroot --socket="$root/my/mysqld.sock" <<<"$sql"
+        echo "$port"; return 0
+      fi
+      kill -0 $! 2>/dev/null || break
+      sleep 0.1
+    done
+    echo "mariadbd did not start on port $port (attempt $attempt); see $root/my/server.log" >&2
+    kill $! 2>/dev/null || true
+  done
+  return 1
 }

@@ -58,37 +58,14 @@ CONF
 }
 
 start_mariadb() {
-  local root=$1 pw=$2 port
-  mkdir -p "$root/my"
-  local user_opt=()
-  if [[ $(id -u) -eq 0 ]]; then chown mysql: "$root/my"; user_opt=(--user=mysql); fi
-  mariadb-install-db "${user_opt[@]}" --datadir="$root/my/data" --auth-root-authentication-method=normal \
-      --skip-test-db >"$root/my/install.log" 2>&1
-  for attempt in 1 2 3 4 5; do
-    port=$(free_port)
-    rm -f "$root/my/mariadbd.pid"
-    mariadbd --no-defaults "${user_opt[@]}" --datadir="$root/my/data" --port="$port" --bind-address=127.0.0.1 \
-        --socket="$root/my/mysqld.sock" --pid-file="$root/my/mariadbd.pid" --log-error="$root/my/server.log" \
-        --log-bin="$root/my/data/binlog" --binlog-format=ROW --binlog-row-image=FULL --binlog-row-metadata=FULL \
-        --server-id=1 --innodb-flush-log-at-trx-commit=0 --innodb-buffer-pool-size=256M \
-        --max-connections=300 --local-infile=1 >/dev/null 2>&1 &
-    for _ in $(seq 1 300); do
-      if mariadb --no-defaults -uroot --socket="$root/my/mysqld.sock" -e 'SELECT 1' >/dev/null 2>&1; then
-        mariadb --no-defaults -uroot --socket="$root/my/mysqld.sock" <<SQL
-CREATE USER 'driftless'@'127.0.0.1' IDENTIFIED BY '$pw';
+  local root=$1 pw=$2
+  start_mariadb_in "$root" "CREATE USER 'driftless'@'127.0.0.1' IDENTIFIED BY '$pw';
 CREATE USER 'driftless'@'localhost' IDENTIFIED BY '$pw';
 GRANT ALL PRIVILEGES ON *.* TO 'driftless'@'127.0.0.1' WITH GRANT OPTION;
-GRANT ALL PRIVILEGES ON *.* TO 'driftless'@'localhost' WITH GRANT OPTION;
-SQL
-        echo "$port"; return 0
-      fi
-      kill -0 $! 2>/dev/null || break
-      sleep 0.1
-    done
-    echo "mariadbd did not start on port $port (attempt $attempt); see $root/my/server.log" >&2
-    kill $! 2>/dev/null || true
-  done
-  return 1
+GRANT ALL PRIVILEGES ON *.* TO 'driftless'@'localhost' WITH GRANT OPTION;" \
+    --log-bin="$root/my/data/binlog" --binlog-format=ROW --binlog-row-image=FULL --binlog-row-metadata=FULL \
+    --server-id=1 --innodb-flush-log-at-trx-commit=0 --innodb-buffer-pool-size=256M \
+    --max-connections=300 --local-infile=1
 }
 
 case "$cmd" in

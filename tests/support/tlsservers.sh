@@ -76,37 +76,14 @@ CONF
 }
 
 start_mariadb() {
-  local root=$1 pw=$2 port
+  local root=$1 pw=$2
   mkdir -p "$root/my"
   cp "$root/certs/server.crt" "$root/certs/server.key" "$root/certs/ca.crt" "$root/my/"
   chmod 600 "$root/my/server.key"
-  local user_opt=()
-  if [[ $(id -u) -eq 0 ]]; then chown -R mysql: "$root/my"; user_opt=(--user=mysql); fi
-  mariadb-install-db "${user_opt[@]}" --datadir="$root/my/data" --auth-root-authentication-method=normal \
-      --skip-test-db >"$root/my/install.log" 2>&1
-  for attempt in 1 2 3 4 5; do
-    port=$(free_port)
-    rm -f "$root/my/mariadbd.pid"
-    mariadbd --no-defaults "${user_opt[@]}" --datadir="$root/my/data" --port="$port" --bind-address=127.0.0.1 \
-        --socket="$root/my/mysqld.sock" --pid-file="$root/my/mariadbd.pid" --log-error="$root/my/server.log" \
-        --innodb-buffer-pool-size=32M --skip-log-bin \
-        --ssl-ca="$root/my/ca.crt" --ssl-cert="$root/my/server.crt" --ssl-key="$root/my/server.key" \
-        >/dev/null 2>&1 &
-    for _ in $(seq 1 300); do
-      if mariadb --no-defaults -uroot --socket="$root/my/mysqld.sock" -e 'SELECT 1' >/dev/null 2>&1; then
-        mariadb --no-defaults -uroot --socket="$root/my/mysqld.sock" <<SQL
-CREATE USER 'driftless'@'127.0.0.1' IDENTIFIED BY '$pw';
-GRANT ALL PRIVILEGES ON *.* TO 'driftless'@'127.0.0.1';
-SQL
-        echo "$port"; return 0
-      fi
-      kill -0 $! 2>/dev/null || break
-      sleep 0.1
-    done
-    echo "mariadbd did not start on port $port (attempt $attempt); see $root/my/server.log" >&2
-    kill $! 2>/dev/null || true
-  done
-  return 1
+  start_mariadb_in "$root" "CREATE USER 'driftless'@'127.0.0.1' IDENTIFIED BY '$pw';
+GRANT ALL PRIVILEGES ON *.* TO 'driftless'@'127.0.0.1';" \
+    --innodb-buffer-pool-size=32M --skip-log-bin \
+    --ssl-ca="$root/my/ca.crt" --ssl-cert="$root/my/server.crt" --ssl-key="$root/my/server.key"
 }
 
 case "$cmd" in
