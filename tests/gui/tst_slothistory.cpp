@@ -186,6 +186,22 @@ void TestSlotHistory::theChartDrawsTheStoredSamplesWithTheGuardLines()
     QTRY_VERIFY(chart->historyLoaded() && chart->shownToMs() - chart->shownFromMs() == 15 * 60'000);
     QCOMPARE(chart->retainedSeries()->count(), 13);
 
+    // The engine stopped for twelve minutes: two lines, none drawn across the gap.
+    json gapped = json::array();
+    for (std::int64_t start : {recorded - 900'000, recorded - 90'000})
+        for (int i = 0; i < 6; ++i)
+            gapped.push_back({{"at_ms", start + i * 15'000},
+                              {"retained_bytes", kMB},
+                              {"unconfirmed_bytes", 1000},
+                              {"safe_wal_size", 6 * kMB}});
+    door->answer("GET /api/v1/slot-history?source=app&slot=driftless_shop", 200, gapped);
+    chart->setWindowMs(SlotHistoryChart::kFit);
+    QTRY_VERIFY(chart->historyLoaded() && chart->retainedSegments() == 2);
+    QCOMPARE(chart->retainedSeries()->count(), 6);
+    door->answer("GET /api/v1/slot-history?source=app&slot=driftless_shop", 200, history);
+    chart->reload();
+    QTRY_VERIFY(chart->historyLoaded() && chart->retainedSegments() == 1 && chart->retainedSeries()->count() == 13);
+
     // Nothing selected: nothing charted, and a reply still on its way is dropped.
     chart->setWindowMs(SlotHistoryChart::kFit);
     w.slotsPage()->view()->clearSelection();

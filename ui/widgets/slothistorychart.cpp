@@ -329,11 +329,19 @@ void SlotHistoryChart::redraw()
         if (s->safeWal)
             safeWal.append(QPointF(x, static_cast<double>(*s->safeWal) / m_unit));
     }
-    m_retained->replace(retained);
-    m_safeWal->replace(safeWal);
-    // A lone sample has no line to be seen by: mark its points.
-    m_retained->setPointsVisible(retained.size() <= 2);
-    m_safeWal->setPointsVisible(safeWal.size() <= 2);
+    // Samples further apart than a few sampling intervals (or thinned slices) are not joined:
+    // the engine was not running then, and a line across would show samples that do not exist.
+    std::vector<double> steps;
+    for (std::size_t i = 1; i < kept.size(); ++i)
+        steps.push_back(static_cast<double>(kept[i]->tsMs - kept[i - 1]->tsMs));
+    double usual = 15'000;
+    if (!steps.empty()) {
+        std::nth_element(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(steps.size() / 2), steps.end());
+        usual = steps[steps.size() / 2];
+    }
+    const double gapMs = std::max({60'000.0, 3 * usual, 3 * width});
+    drawSplit(m_retained, m_retainedMore, retained, gapMs);
+    drawSplit(m_safeWal, m_safeWalMore, safeWal, gapMs);
 
     const bool binlog = m_slot && m_slot->slotType == "binlog";
     m_retained->setName(binlog ? tr("Binlog behind") : tr("Retained WAL"));
@@ -366,6 +374,37 @@ void SlotHistoryChart::redraw()
     m_empty->setVisible(empty);
     if (!empty)
         m_empty->clear();
+}
+
+void SlotHistoryChart::drawSplit(QLineSeries *first, std::vector<QLineSeries *> &more, const QList<QPointF> &points,
+                                 double gapMs)
+{
+    std::vector<QList<QPointF>> parts(1);
+    for (const QPointF &p : points) {
+        if (!parts.back().isEmpty() && p.x() - parts.back().back().x() > gapMs)
+            parts.emplace_back();
+        parts.back().append(p);
+    }
+    while (more.size() + 1 > parts.size()) {
+        m_chart->removeSeries(more.back());
+        delete more.back();
+        more.pop_back();
+    }
+    while (more.size() + 1 < parts.size()) {
+        auto *series = new QLineSeries(m_chart);
+        series->setPen(first->pen());
+        m_chart->addSeries(series);
+        series->attachAxis(m_x);
+        series->attachAxis(m_y);
+        more.push_back(series);
+    }
+    first->replace(parts.front());
+    // A lone sample has no line to be seen by: mark its points.
+    first->setPointsVisible(parts.front().size() <= 2);
+    for (std::size_t i = 1; i < parts.size(); ++i) {
+        more[i - 1]->replace(parts[i]);
+        more[i - 1]->setPointsVisible(parts[i].size() <= 2);
+    }
 }
 
 } // namespace driftless::ui

@@ -74,6 +74,9 @@ public:
     QLabel *projectionLabel() const { return m_projection; }
     QLineSeries *retainedSeries() const { return m_retained; }
     QLineSeries *safeWalSeries() const { return m_safeWal; }
+    /// How many lines the retained WAL is drawn with: one more per gap in the samples (the
+    /// engine was not running), which no line crosses.
+    int retainedSegments() const { return 1 + static_cast<int>(m_retainedMore.size()); }
     /// The dashed guard lines; empty (no points) without a guard.
     QLineSeries *warnLine() const { return m_warn; }
     QLineSeries *maxLine() const { return m_max; }
@@ -96,6 +99,10 @@ protected:
     void showEvent(QShowEvent *event) override;
 
 private:
+    /// Draws `points` with `first` and as many more lines of its pen as gaps longer than `gapMs`
+    /// split them into.
+    void drawSplit(QLineSeries *first, std::vector<QLineSeries *> &more, const QList<QPointF> &points,
+                   double gapMs);
     struct Sample {
         std::int64_t tsMs = 0;
         std::optional<std::int64_t> retained;
@@ -120,6 +127,9 @@ private:
     QValueAxis *m_y;
     QLineSeries *m_retained;
     QLineSeries *m_safeWal;
+    /// The lines after the first, one per gap.
+    std::vector<QLineSeries *> m_retainedMore;
+    std::vector<QLineSeries *> m_safeWalMore;
     QLineSeries *m_warn;
     QLineSeries *m_max;
     std::vector<Sample> m_samples;
