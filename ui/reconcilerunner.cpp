@@ -138,6 +138,32 @@ std::uint64_t ReconcileRunner::repairTable(std::int64_t reportId, const QString 
     return startJob(std::move(request));
 }
 
+std::uint64_t ReconcileRunner::planRepair(std::int64_t reportId, const QString &table,
+                                          const std::vector<core::CanonicalKey> &keys)
+{
+    EngineDoor *door = m_engine->door();
+    if (!m_workspace || m_path.isEmpty() || !door)
+        return 0;
+    const std::uint64_t request = ++m_lastPlan;
+    nlohmann::json body = {{"report", reportId}, {"table", table.toStdString()}, {"dry_run", true}};
+    if (!keys.empty()) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto &k : keys)
+            list.push_back(core::keyJson(k, {}));
+        body["keys"] = list;
+    }
+    door->post(QStringLiteral("/api/v1/repair"), body, this,
+               [this, request, generation = m_generation](const EngineDoor::Reply &r) {
+                   if (generation != m_generation)
+                       return;
+                   std::shared_ptr<const core::RepairPlan> plan;
+                   if (r.ok())
+                       plan = std::make_shared<const core::RepairPlan>(core::repairPlanFromJson(r.body));
+                   emit planReady(request, plan, r.error);
+               });
+    return request;
+}
+
 void ReconcileRunner::cancel()
 {
     if (!busy() || m_cancelled)

@@ -76,6 +76,11 @@ public slots:
     /// Repairs every differing row of one table of a stored report (found again when the
     /// report did not keep every key).
     std::uint64_t repairTable(std::int64_t reportId, const QString &table);
+    /// Asks what a repair would run (POST /api/v1/repair with "dry_run": true): the whole table
+    /// when `keys` is empty (as repairTable()), else those keys (as repairKeys()). Writes nothing;
+    /// planReady() brings the plan for the request id returned (0: no engine to ask). May run
+    /// beside a job.
+    std::uint64_t planRepair(std::int64_t reportId, const QString &table, const std::vector<core::CanonicalKey> &keys);
     /// Asks a running comparison to stop after the table it is on; a repair runs to its end
     /// (it is one transaction).
     void cancel();
@@ -94,6 +99,8 @@ signals:
     /// A comparison ended: `reportId` is the stored report (0 when none was stored, `error`
     /// says why; a cancelled comparison stores nothing).
     void reconcileFinished(std::uint64_t job, std::int64_t reportId, const QString &error);
+    /// The plan planRepair() asked for; `plan` is null when it could not be made, `error` says why.
+    void planReady(std::uint64_t request, std::shared_ptr<const core::RepairPlan> plan, const QString &error);
     /// A repair ended; `error` is set when it could not run at all.
     void repairFinished(std::uint64_t job, std::int64_t reportId, const QString &table,
                         const driftless::ui::ReconcileRunner::RepairResult &result, const QString &error);
@@ -112,6 +119,7 @@ private:
     std::shared_ptr<const core::Workspace> m_workspace;
     std::uint64_t m_generation = 0;
     std::uint64_t m_lastJob = 0;
+    std::uint64_t m_lastPlan = 0;
     std::uint64_t m_job = 0;
     /// The running job's id in the API (0 until it answered).
     std::int64_t m_apiJob = 0;

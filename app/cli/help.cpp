@@ -142,10 +142,31 @@ const std::vector<CommandHelp> kCommands = {
       {"--settle DURATION", "how long CDC tables may take to apply what the source had (default 30s)"}},
      {},
      "pipeline tables"},
-    {"repair", "REPORT_ID [--table TABLE] [--json]", "apply a report's differing rows from the source",
-     "Re-reads the report's differing rows from the source and applies them through the guarded merge "
-     "(deletes for rows the source no longer has), never over a newer row, then checks them again.",
-     {{"--table TABLE", "only this table of the report"}, {"--json", "the outcome as JSON"}},
+    {"reports", "[--pipeline P] [--json]", "list the stored reconciliation reports",
+     "One row per stored report, newest first: its id, when it finished, its pipeline, how many tables it "
+     "compared, the missing, extra and different rows it found in all, and whether a repair was run from it.",
+     {{"--pipeline P", "only the reports of pipeline P"},
+      {"--json", "as JSON (report_id, pipeline, finished_at, tables, missing, extra, different, repaired)"}},
+     {},
+     ""},
+    {"report", "ID [--json|--csv|--html]", "show one stored reconciliation report",
+     "Prints report ID (driftless-cli reports lists them): per table the counts and the differing rows. "
+     "--csv writes one row per differing row (pipeline, table, key, kind, columns, source, target; RFC 4180), "
+     "--html a standalone page to share; both are what the app's Export buttons write.",
+     {{"--json", "the report as JSON, as reconcile --json prints it"},
+      {"--csv", "the differing rows as CSV"},
+      {"--html", "the report as a standalone HTML page"}},
+     {},
+     ""},
+    {"repair", "REPORT_ID [--table TABLE] [--json] [--dry-run]", "apply a report's differing rows from the source",
+     "Plans the repair first: missing rows are inserted and different rows updated from the source, extra "
+     "rows deleted, through the guarded merge, never over a newer row. Then runs exactly that plan, table by "
+     "table in one transaction each, and checks the rows again. A row the source no longer agrees with is "
+     "left alone and counted as skipped. --dry-run prints the plan (the statements and their row counts) and "
+     "changes nothing.",
+     {{"--table TABLE", "only this table of the report"},
+      {"--json", "the outcome (with --dry-run: the plan) as JSON"},
+      {"--dry-run", "print the statements the repair would run, with their row counts, and change nothing"}},
      {},
      ""},
     {"promote", "PIPELINE [TABLE...] [--no-run]", "back to CDC after a slot guard fallback",

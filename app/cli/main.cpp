@@ -17,6 +17,7 @@
 #include "core/engine/enginerun.h"
 #include "core/engine/pauses.h"
 #include "core/engine/reconciler.h"
+#include "core/engine/reportexport.h"
 #include "core/engine/resnapshot.h"
 #include "core/engine/scheduler.h"
 #include "core/engine/slotguard.h"
@@ -781,6 +782,38 @@ void printKeys(const char *label, const std::vector<CanonicalKey> &keys, long lo
     std::printf("      %s: %s\n", label, line.c_str());
 }
 
+void printReportTables(const ReconcileReport &report)
+{
+    for (const auto &t : report.tables) {
+        if (!t.error.empty()) {
+            std::printf("  %s: FAILED: %s\n", t.table.c_str(), t.error.c_str());
+            continue;
+        }
+        const std::string inFlight = t.inFlight ? ", " + std::to_string(t.inFlight) + " in flight" : "";
+        if (t.drift() == 0) {
+            std::printf("  %s: no drift in %lld rows%s [%lld ms]\n", t.table.c_str(), t.sourceRows, inFlight.c_str(),
+                        t.elapsedMs);
+        } else {
+            std::printf("  %s: DRIFT %lld missing, %lld extra, %lld different of %lld rows (%.4g%%)%s [%lld ms]\n",
+                        t.table.c_str(), t.missing, t.extra, t.different, t.sourceRows, t.driftRatio * 100.0,
+                        inFlight.c_str(), t.elapsedMs);
+            printKeys("missing in target", t.missingKeys, t.missing);
+            printKeys("extra in target", t.extraKeys, t.extra);
+            for (size_t i = 0; i < t.differentRows.size() && i < 10; ++i) {
+                std::string cols;
+                for (const auto &c : t.differentRows[i].columns)
+                    cols += (cols.empty() ? "" : ", ") + c.column + ": " + (c.source ? *c.source : "NULL") +
+                            " -> " + (c.target ? *c.target : "NULL");
+                std::printf("      different %s: %s\n", keyText(t.differentRows[i].key).c_str(), cols.c_str());
+            }
+            if (t.different > 10)
+                std::printf("      ... (%lld different in all)\n", t.different);
+        }
+        if (!t.note.empty())
+            std::printf("      note: %s\n", t.note.c_str());
+    }
+}
+
 int cmdReconcile(Args &a)
 {
     const bool asJson = a.flag("--json");
@@ -824,34 +857,7 @@ int cmdReconcile(Args &a)
     } else {
         std::printf("report %lld: pipeline %s, %zu table%s\n", static_cast<long long>(report.id), pipeline.c_str(),
                     report.tables.size(), report.tables.size() == 1 ? "" : "s");
-        for (const auto &t : report.tables) {
-            if (!t.error.empty()) {
-                std::printf("  %s: FAILED: %s\n", t.table.c_str(), t.error.c_str());
-                continue;
-            }
-            const std::string inFlight = t.inFlight ? ", " + std::to_string(t.inFlight) + " in flight" : "";
-            if (t.drift() == 0) {
-                std::printf("  %s: no drift in %lld rows%s [%lld ms]\n", t.table.c_str(), t.sourceRows, inFlight.c_str(),
-                            t.elapsedMs);
-            } else {
-                std::printf("  %s: DRIFT %lld missing, %lld extra, %lld different of %lld rows (%.4g%%)%s [%lld ms]\n",
-                            t.table.c_str(), t.missing, t.extra, t.different, t.sourceRows, t.driftRatio * 100.0,
-                            inFlight.c_str(), t.elapsedMs);
-                printKeys("missing in target", t.missingKeys, t.missing);
-                printKeys("extra in target", t.extraKeys, t.extra);
-                for (size_t i = 0; i < t.differentRows.size() && i < 10; ++i) {
-                    std::string cols;
-                    for (const auto &c : t.differentRows[i].columns)
-                        cols += (cols.empty() ? "" : ", ") + c.column + ": " + (c.source ? *c.source : "NULL") +
-                                " -> " + (c.target ? *c.target : "NULL");
-                    std::printf("      different %s: %s\n", keyText(t.differentRows[i].key).c_str(), cols.c_str());
-                }
-                if (t.different > 10)
-                    std::printf("      ... (%lld different in all)\n", t.different);
-            }
-            if (!t.note.empty())
-                std::printf("      note: %s\n", t.note.c_str());
-        }
+        printReportTables(report);
         if (report.drift() > 0)
             std::printf("resolve with: driftless-cli repair %lld\n", static_cast<long long>(report.id));
     }
@@ -860,31 +866,109 @@ int cmdReconcile(Args &a)
     return report.drift() > 0 ? kDrift : kOk;
 }
 
-int cmdRepair(Args &a)
+long long reportIdArgument(Args &a, const char *command)
 {
-    const bool asJson = a.flag("--json");
-    std::optional<std::string> table;
-    if (auto t = a.option("--table"); !t.empty())
-        table = t;
     if (a.rest.size() != 1)
-        throw UsageError("repair needs one report id (driftless-cli reconcile prints it)");
-    long long id = 0;
+        throw UsageError(std::string(command) + " needs one report id (driftless-cli reports lists them)");
     try {
         size_t used = 0;
-        id = std::stoll(a.rest.front(), &used);
-        if (used != a.rest.front().size())
+        long long id = std::stoll(a.rest.front(), &used);
+        if (used != a.rest.front().size() || id <= 0)
             throw std::invalid_argument("");
+        return id;
     } catch (...) {
-        throw UsageError("'" + a.rest.front() + "' is not a report id");
+        throw UsageError("'" + a.rest.front() + "' is not a report id (driftless-cli reports lists them)");
     }
-    WorkspaceState state(a.state);
+}
+
+ReconcileReport storedReport(WorkspaceState &state, long long id)
+{
     auto report = state.loadReport(id);
     if (!report)
         throw ConfigError("no reconciliation report " + std::to_string(id) +
-                          " in this workspace (driftless-cli reconcile PIPELINE makes one)");
+                          " in this workspace (driftless-cli reports lists them; driftless-cli reconcile PIPELINE "
+                          "makes one)");
+    return *report;
+}
+
+int cmdReports(Args &a)
+{
+    const bool asJson = a.flag("--json");
+    const std::string pipeline = a.option("--pipeline");
+    a.noMore();
+    WorkspaceState state(a.state);
+    if (!pipeline.empty() && !state.workspace().pipeline(pipeline))
+        throw ConfigError("no pipeline named '" + pipeline + "' (driftless-cli status lists them)");
+    const auto reports = state.listReports(1000, pipeline);
+    if (asJson) {
+        std::printf("%s\n", reportListingJsonValue(reports).dump(2).c_str());
+        return kOk;
+    }
+    if (reports.empty()) {
+        std::printf("no reconciliation reports%s (driftless-cli reconcile PIPELINE makes one)\n",
+                    pipeline.empty() ? "" : (" of pipeline " + pipeline).c_str());
+        return kOk;
+    }
+    std::printf("%-6s  %-20s  %-16s  %6s  %9s  %9s  %9s  %s\n", "ID", "WHEN", "PIPELINE", "TABLES", "MISSING", "EXTRA",
+                "DIFFERENT", "REPAIRED");
+    for (const auto &r : reports)
+        std::printf("%-6lld  %-20s  %-16s  %6d  %9lld  %9lld  %9lld  %s%s\n", static_cast<long long>(r.id),
+                    formatIso8601(r.finishedMs).c_str(), r.pipeline.c_str(), r.tables, r.missing, r.extra,
+                    r.different, r.repaired ? "yes" : "no",
+                    r.failedTables ? ("  (" + std::to_string(r.failedTables) + " failed)").c_str() : "");
+    return kOk;
+}
+
+int cmdReport(Args &a)
+{
+    const bool asJson = a.flag("--json");
+    const bool asCsv = a.flag("--csv");
+    const bool asHtml = a.flag("--html");
+    if (int(asJson) + int(asCsv) + int(asHtml) > 1)
+        throw UsageError("report takes one of --json, --csv and --html");
+    const long long id = reportIdArgument(a, "report");
+    WorkspaceState state(a.state);
+    const auto report = storedReport(state, id);
+    if (asJson) {
+        std::printf("%s\n", reportJsonValue(report).dump(2).c_str());
+    } else if (asCsv) {
+        std::fputs(reportCsv(report).c_str(), stdout);
+    } else if (asHtml) {
+        std::fputs(reportHtml(report).c_str(), stdout);
+    } else {
+        std::printf("report %lld: pipeline %s, finished %s, %zu table%s\n", id, report.pipeline.c_str(),
+                    formatIso8601(report.finishedAtMs).c_str(), report.tables.size(),
+                    report.tables.size() == 1 ? "" : "s");
+        printReportTables(report);
+    }
+    return kOk;
+}
+
+int cmdRepair(Args &a)
+{
+    const bool asJson = a.flag("--json");
+    const bool dryRun = a.flag("--dry-run");
+    std::optional<std::string> table;
+    if (auto t = a.option("--table"); !t.empty())
+        table = t;
+    const long long id = reportIdArgument(a, "repair");
+    WorkspaceState state(a.state);
+    const auto report = storedReport(state, id);
     Workspace ws = state.workspace();
-    auto outcomes = repairReport(ws, *report, table);
-    state.recordRepair(*report, outcomes);
+    const auto plan = planRepair(ws, report, table);
+    if (dryRun) {
+        // The plan, and nothing written: the real repair runs exactly these statements.
+        if (asJson)
+            std::printf("%s\n", repairPlanJsonValue(plan).dump(2).c_str());
+        else
+            std::fputs(repairPlanText(plan).c_str(), stdout);
+        bool failed = false;
+        for (const auto &t : plan.tables)
+            failed = failed || !t.error.empty();
+        return failed ? kSyncFailed : kOk;
+    }
+    auto outcomes = executeRepair(ws, plan);
+    state.recordRepair(report, outcomes);
     bool failed = false;
     for (const auto &o : outcomes)
         failed = failed || !o.error.empty();
@@ -897,12 +981,16 @@ int cmdRepair(Args &a)
             if (!o.error.empty())
                 std::printf("  %s: FAILED: %s\n", o.table.c_str(), o.error.c_str());
             else
-                std::printf("  %s: %lld keys: %lld rows written, %lld deleted; %lld now equal%s\n", o.table.c_str(),
+                std::printf("  %s: %lld keys: %lld rows written, %lld deleted; %lld now equal%s%s\n", o.table.c_str(),
                             o.keys, o.written, o.deleted, o.verified,
                             o.stillDifferent ? (", " + std::to_string(o.stillDifferent) +
                                                 " still differ (newer changes the sync has yet to apply)")
                                                    .c_str()
-                                             : "");
+                                             : "",
+                            o.skipped ? (", " + std::to_string(o.skipped) +
+                                         " left to the sync (the source changed them since the plan)")
+                                            .c_str()
+                                      : "");
         }
     }
     return failed ? kSyncFailed : kOk;
@@ -1064,6 +1152,10 @@ int main(int argc, char **argv)
             return cmdPause(a, a.command == "pause");
         if (a.command == "repair")
             return cmdRepair(a);
+        if (a.command == "reports")
+            return cmdReports(a);
+        if (a.command == "report")
+            return cmdReport(a);
         if (a.command == "backfill" || a.command == "rebackfill")
             return cmdBackfill(a);
         throw UsageError("unknown command '" + a.command + "'");

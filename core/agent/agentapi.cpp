@@ -11,6 +11,7 @@
 #include "core/engine/endpointtls.h"
 #include "core/engine/metrics.h"
 #include "core/engine/reconciler.h"
+#include "core/engine/reportexport.h"
 #include "core/engine/resnapshot.h"
 #include "core/engine/slots.h"
 #include "core/engine/statusreport.h"
@@ -526,7 +527,15 @@ ApiResponse AgentApi::route(const ApiRequest &request, const Origin &origin)
         auto report = m_state.loadReport(id);
         if (!report)
             return errorResponse(404, "no reconciliation report " + idText);
-        return jsonResponse(200, reportJsonValue(*report));
+        const std::string format = textQuery(request, "format");
+        if (format.empty() || format == "json")
+            return jsonResponse(200, reportJsonValue(*report));
+        if (format != "csv" && format != "html")
+            throw BadRequest{400, "format takes json, csv or html"};
+        ApiResponse r;
+        r.contentType = format == "csv" ? "text/csv; charset=utf-8" : "text/html; charset=utf-8";
+        r.body = format == "csv" ? reportCsv(*report) : reportHtml(*report);
+        return r;
     }
     if (path.starts_with("jobs/") && get)
         return jobJson(wholeNumber(path.substr(5), "a job id", 1, INT64_MAX),
@@ -670,9 +679,28 @@ ApiResponse AgentApi::route(const ApiRequest &request, const Origin &origin)
             for (const auto &key : *k)
                 keys.push_back(keyFromJson(key));
         }
+        bool dryRun = false;
+        if (auto d = body.find("dry_run"); d != body.end() && !d->is_null()) {
+            if (!d->is_boolean())
+                throw BadRequest{400, "\"dry_run\" takes true or false"};
+            dryRun = d->get<bool>();
+        }
         auto report = m_state.loadReport(id);
         if (!report)
             return errorResponse(404, "no reconciliation report " + std::to_string(id));
+        if (dryRun) {
+            // The plan, at once and without writing: what the same request without dry_run runs.
+            const Workspace ws = m_state.workspace();
+            RepairPlan plan;
+            if (!keys.empty()) {
+                plan.reportId = report->id;
+                plan.pipeline = report->pipeline;
+                plan.tables.push_back(planKeys(ws, report->pipeline, *table, keys));
+            } else {
+                plan = planRepair(ws, *report, table);
+            }
+            return jsonResponse(200, repairPlanJsonValue(plan));
+        }
         control(origin, report->pipeline, table.value_or(""),
                 "repair report " + std::to_string(id) +
                     (keys.empty() ? std::string() : " (" + std::to_string(keys.size()) + " keys)"));

@@ -1105,17 +1105,77 @@ std::string copyLine(const std::vector<std::optional<std::string>> &values)
 
 } // namespace
 
-RepairOutcome repairKeys(const Workspace &ws, const std::string &pipeline, const std::string &table,
-                         const std::vector<CanonicalKey> &keys)
+namespace {
+
+/// An identifier quoted as the target quotes it.
+std::string quoteFor(EndpointKind kind, const std::string &name)
+{
+    if (kind != EndpointKind::Mysql)
+        return quoteIdent(name);
+    std::string q = "`";
+    for (char c : name)
+        q += c == '`' ? std::string("``") : std::string(1, c);
+    return q + "`";
+}
+
+/// The statements a repair of `plan`'s keys runs through the target's merger (a staging load,
+/// then the guarded merge, which upserts the rows it stages and deletes the keys it stages as
+/// deletes), with the rows each takes.
+std::vector<RepairStatement> repairStatements(const TableJob &job, const std::vector<std::string> &keyColumns,
+                                              long long upserts, long long deletes)
+{
+    const EndpointKind kind = job.target.kind;
+    const std::string target =
+        (job.targetName.schema.empty() ? "" : quoteFor(kind, job.targetName.schema) + ".") +
+        quoteFor(kind, job.targetName.name);
+    std::string key;
+    for (size_t i = 0; i < keyColumns.size(); ++i)
+        key += (i ? ", " : "") + quoteFor(kind, keyColumns[i]);
+    std::vector<RepairStatement> out;
+    if (upserts + deletes == 0)
+        return out;
+    out.push_back({"stage",
+                   kind == EndpointKind::Postgres ? "COPY the rows into the staging table of " + target + " FROM STDIN"
+                                                  : "INSERT the rows into the staging table of " + target,
+                   upserts + deletes});
+    if (upserts)
+        out.push_back({"upsert",
+                       "INSERT INTO " + target + " SELECT ... FROM staging " +
+                           (kind == EndpointKind::Mysql ? "ON DUPLICATE KEY UPDATE ..."
+                                                        : "ON CONFLICT (" + key + ") DO UPDATE SET ...") +
+                           " WHERE the staged version is not older",
+                       upserts});
+    if (deletes)
+        out.push_back({"delete",
+                       "DELETE FROM " + target + " WHERE (" + key +
+                           ") IN (staged deletes) AND the staged version is not older; tombstones kept",
+                       deletes});
+    return out;
+}
+
+TableJob jobFor(const Workspace &ws, const std::string &pipeline, const std::string &table)
+{
+    return selectJobs(ws, pipeline, {table}).front();
+}
+
+/// Runs one table's plan: reads the planned rows from the source, stages them (and the planned
+/// deletes) at versions that win over the rows they correct, merges, and compares the keys again.
+RepairOutcome executeTable(const Workspace &ws, const TableRepairPlan &plan)
 {
     RepairOutcome out;
-    out.pipeline = pipeline;
-    out.keys = static_cast<long long>(keys.size());
-    const auto jobs = selectJobs(ws, pipeline, {table});
-    const TableJob &job = jobs.front();
-    out.table = job.spec.table.display();
-    if (keys.empty())
+    out.pipeline = plan.pipeline;
+    out.table = plan.table;
+    out.keys = static_cast<long long>(plan.upsertKeys.size() + plan.deleteKeys.size());
+    if (!plan.error.empty()) {
+        out.error = plan.error;
         return out;
+    }
+    if (out.keys == 0)
+        return out;
+    const TableJob job = jobFor(ws, plan.pipeline, plan.table);
+    std::vector<CanonicalKey> keys = plan.upsertKeys;
+    keys.insert(keys.end(), plan.deleteKeys.begin(), plan.deleteKeys.end());
+    const size_t upserts = plan.upsertKeys.size();
     ReconcileOptions opt;
     TableContext ctx = openTable(job, opt);
     if (!ctx.skipped.empty())
@@ -1188,28 +1248,34 @@ RepairOutcome repairKeys(const Workspace &ws, const std::string &pipeline, const
             sourceRows.emplace(rowhash::recordText(key), copyLine(values));
         }
     }
+    // Exactly the plan: a planned write stages the source row, a planned delete the key; a key
+    // the source no longer agrees with (its row gone, or back) is left for the sync.
     RowSet versioned;
+    long long stagedUpserts = 0, stagedDeletes = 0;
     for (size_t n = 0; n < keys.size(); ++n) {
         const auto &k = keys[n];
         const std::int64_t version = std::max(floor, current[n]);
         auto it = sourceRows.find(rowhash::recordText({k.begin(), k.end()}));
-        if (it != sourceRows.end())
+        if (n < upserts && it != sourceRows.end()) {
             versioned.append(it->second, ChangeOp::Update, version);
-        else
+            ++stagedUpserts;
+        } else if (n >= upserts && it == sourceRows.end()) {
             versioned.append(keyRows.line(n), ChangeOp::Delete, version);
+            ++stagedDeletes;
+        } else {
+            ++out.skipped;
+        }
     }
-    session->begin();
-    try {
-        auto res = merger->mergeInTransaction(versioned);
-        session->commit();
-        long long deletes = 0;
-        for (size_t i = 0; i < versioned.size(); ++i)
-            deletes += versioned.row(i).op == ChangeOp::Delete ? 1 : 0;
-        out.deleted = std::min(deletes, res.rowsWritten);
-        out.written = res.rowsWritten - out.deleted;
-    } catch (...) {
-        session->rollback();
-        throw;
+    std::vector<std::string> keyColumns;
+    for (const auto &k : ctx.keys)
+        keyColumns.push_back(k.name);
+    out.statements = repairStatements(job, keyColumns, stagedUpserts, stagedDeletes);
+    if (!versioned.empty()) {
+        session->inTransaction([&] {
+            auto res = merger->mergeInTransaction(versioned);
+            out.deleted = std::min(stagedDeletes, res.rowsWritten);
+            out.written = res.rowsWritten - out.deleted;
+        });
     }
     // Verify.
     auto [rs, rt] = both([&] { return ctx.source->rows(keys); }, [&] { return ctx.target->rows(keys); });
@@ -1224,10 +1290,76 @@ RepairOutcome repairKeys(const Workspace &ws, const std::string &pipeline, const
     return out;
 }
 
-std::vector<RepairOutcome> repairReport(const Workspace &ws, const ReconcileReport &report,
-                                        const std::optional<std::string> &table)
+/// A table's plan from its differing keys by class.
+TableRepairPlan tablePlan(const Workspace &ws, const std::string &pipeline, const TableReconcile &t)
 {
-    std::vector<RepairOutcome> outcomes;
+    TableRepairPlan plan;
+    plan.pipeline = pipeline;
+    plan.table = t.table;
+    plan.target = t.target;
+    plan.keyIsInteger = t.keyIsInteger;
+    plan.upsertKeys = t.missingKeys;
+    for (const auto &d : t.differentRows)
+        plan.upsertKeys.push_back(d.key);
+    plan.deleteKeys = t.extraKeys;
+    plan.inserts = static_cast<long long>(t.missingKeys.size());
+    plan.updates = static_cast<long long>(t.differentRows.size());
+    const TableJob job = jobFor(ws, pipeline, t.table);
+    plan.target = job.targetName.display();
+    plan.statements = repairStatements(job, t.keyColumns, static_cast<long long>(plan.upsertKeys.size()),
+                                       static_cast<long long>(plan.deleteKeys.size()));
+    return plan;
+}
+
+} // namespace
+
+TableRepairPlan planKeys(const Workspace &ws, const std::string &pipeline, const std::string &table,
+                         const std::vector<CanonicalKey> &keys)
+{
+    // Keys without a class: the source decides (a row it has is written, one it lacks deleted).
+    const TableJob job = jobFor(ws, pipeline, table);
+    TableRepairPlan plan;
+    plan.pipeline = pipeline;
+    plan.table = job.spec.table.display();
+    plan.target = job.targetName.display();
+    if (keys.empty())
+        return plan;
+    ReconcileOptions opt;
+    TableContext ctx = openTable(job, opt);
+    if (!ctx.skipped.empty())
+        throw Error(ErrorKind::Permanent, plan.table + " cannot be compared exactly: " + ctx.skipped);
+    std::vector<std::string> keyColumns;
+    for (const auto &k : ctx.keys) {
+        keyColumns.push_back(k.name);
+        plan.keyIsInteger.push_back(rowhash::canonFor(k) == rowhash::Canon::Integer);
+    }
+    const auto source = ctx.source->rows(keys);
+    const auto target = ctx.target->rows(keys);
+    for (const auto &k : keys) {
+        const std::string rec = rowhash::recordText({k.begin(), k.end()});
+        if (source.count(rec)) {
+            plan.upsertKeys.push_back(k);
+            (target.count(rec) ? plan.updates : plan.inserts) += 1;
+        } else {
+            plan.deleteKeys.push_back(k);
+        }
+    }
+    plan.statements = repairStatements(job, keyColumns, static_cast<long long>(plan.upsertKeys.size()),
+                                       static_cast<long long>(plan.deleteKeys.size()));
+    return plan;
+}
+
+RepairOutcome repairKeys(const Workspace &ws, const std::string &pipeline, const std::string &table,
+                         const std::vector<CanonicalKey> &keys)
+{
+    return executeTable(ws, planKeys(ws, pipeline, table, keys));
+}
+
+RepairPlan planRepair(const Workspace &ws, const ReconcileReport &report, const std::optional<std::string> &table)
+{
+    RepairPlan plan;
+    plan.reportId = report.id;
+    plan.pipeline = report.pipeline;
     bool matched = !table;
     for (const auto &t : report.tables) {
         if (table) {
@@ -1242,19 +1374,12 @@ std::vector<RepairOutcome> repairReport(const Workspace &ws, const ReconcileRepo
         }
         if (t.drift() == 0)
             continue;
-        RepairOutcome o;
-        o.pipeline = report.pipeline;
-        o.table = t.table;
         try {
-            std::vector<CanonicalKey> keys;
             const bool complete = static_cast<long long>(t.missingKeys.size()) == t.missing &&
                                   static_cast<long long>(t.extraKeys.size()) == t.extra &&
                                   static_cast<long long>(t.differentRows.size()) == t.different;
             if (complete) {
-                keys = t.missingKeys;
-                keys.insert(keys.end(), t.extraKeys.begin(), t.extraKeys.end());
-                for (const auto &d : t.differentRows)
-                    keys.push_back(d.key);
+                plan.tables.push_back(tablePlan(ws, report.pipeline, t));
             } else {
                 // The report kept only the first keys: find them all again.
                 ReconcileOptions opt;
@@ -1264,20 +1389,43 @@ std::vector<RepairOutcome> repairReport(const Workspace &ws, const ReconcileRepo
                 const auto &nt = again.tables.front();
                 if (!nt.error.empty())
                     throw Error(ErrorKind::Permanent, nt.error);
-                keys = nt.missingKeys;
-                keys.insert(keys.end(), nt.extraKeys.begin(), nt.extraKeys.end());
-                for (const auto &d : nt.differentRows)
-                    keys.push_back(d.key);
+                plan.tables.push_back(tablePlan(ws, report.pipeline, nt));
             }
-            o = repairKeys(ws, report.pipeline, t.table, keys);
+        } catch (const Error &e) {
+            TableRepairPlan failed;
+            failed.pipeline = report.pipeline;
+            failed.table = t.table;
+            failed.target = t.target;
+            failed.error = e.what();
+            plan.tables.push_back(std::move(failed));
+        }
+    }
+    if (!matched)
+        throw ConfigError("report " + std::to_string(report.id) + " has no table " + *table);
+    return plan;
+}
+
+std::vector<RepairOutcome> executeRepair(const Workspace &ws, const RepairPlan &plan)
+{
+    std::vector<RepairOutcome> outcomes;
+    for (const auto &t : plan.tables) {
+        RepairOutcome o;
+        o.pipeline = t.pipeline;
+        o.table = t.table;
+        try {
+            o = executeTable(ws, t);
         } catch (const Error &e) {
             o.error = e.what();
         }
         outcomes.push_back(std::move(o));
     }
-    if (!matched)
-        throw ConfigError("report " + std::to_string(report.id) + " has no table " + *table);
     return outcomes;
+}
+
+std::vector<RepairOutcome> repairReport(const Workspace &ws, const ReconcileReport &report,
+                                        const std::optional<std::string> &table)
+{
+    return executeRepair(ws, planRepair(ws, report, table));
 }
 
 } // namespace driftless::core

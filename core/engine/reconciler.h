@@ -101,6 +101,14 @@ struct ReconcileOptions {
 ReconcileReport reconcile(const Workspace &ws, const std::string &pipeline, const std::vector<std::string> &tables,
                           const ReconcileOptions &options = {});
 
+/// One statement a repair runs against the target, and the rows it takes.
+struct RepairStatement {
+    std::string kind; ///< `stage`, `upsert` or `delete`
+    std::string sql;  ///< its shape, identifiers quoted as the target quotes them
+    long long rows = 0;
+    bool operator==(const RepairStatement &) const = default;
+};
+
 /// What repairing one table did.
 struct RepairOutcome {
     std::string pipeline;
@@ -112,8 +120,49 @@ struct RepairOutcome {
     /// Keys still different afterwards: a newer change the sync has not applied yet keeps its
     /// place (the guard), and shows here until it lands.
     long long stillDifferent = 0;
+    /// Planned keys left alone because the source no longer agrees with the plan (a planned
+    /// write whose source row is gone, a planned delete whose row came back).
+    long long skipped = 0;
+    /// The statements run, with the rows each took: equal to the plan's unless keys were skipped.
+    std::vector<RepairStatement> statements;
     std::string error;
 };
+
+/// What repairing one table will do, decided before anything is written: the keys to write
+/// from the source and to delete from the target, and the statements that does.
+struct TableRepairPlan {
+    std::string pipeline;
+    std::string table;  ///< source table, display form
+    std::string target; ///< target table, display form
+    std::vector<bool> keyIsInteger;
+    std::vector<CanonicalKey> upsertKeys; ///< the rows to insert, then those to update
+    std::vector<CanonicalKey> deleteKeys;
+    long long inserts = 0; ///< of upsertKeys: keys the target lacks
+    long long updates = 0; ///< of upsertKeys: keys whose target row differs
+    std::vector<RepairStatement> statements;
+    /// Why the table cannot be repaired (nothing of it runs); empty otherwise.
+    std::string error;
+};
+
+/// A repair planned from a report: previewed (`repair --dry-run`), then run by executeRepair().
+struct RepairPlan {
+    std::int64_t reportId = 0;
+    std::string pipeline;
+    std::vector<TableRepairPlan> tables;
+};
+
+/// Plans the repair of every table of a report that has drift (or of `table`): missing rows are
+/// inserted and different rows updated from the source, extra rows deleted. A table whose
+/// differing keys were not all kept in the report is compared again first (uncapped), so the
+/// plan covers every differing row. Writes nothing. Throws ConfigError for an unknown table.
+RepairPlan planRepair(const Workspace &ws, const ReconcileReport &report, const std::optional<std::string> &table = {});
+/// Plans the repair of `keys` of one table, as repairKeys() runs it: a key whose row the source
+/// has is written, one it lacks deleted. Reads the source; writes nothing.
+TableRepairPlan planKeys(const Workspace &ws, const std::string &pipeline, const std::string &table,
+                         const std::vector<CanonicalKey> &keys);
+/// Runs a plan, table by table (each one transaction): exactly the planned statements, over the
+/// planned keys, through the guarded merge; a key the source no longer agrees with is skipped.
+std::vector<RepairOutcome> executeRepair(const Workspace &ws, const RepairPlan &plan);
 
 /// Re-reads `keys` from the source and applies them to the target through the guarded merge
 /// (deletes for keys the source no longer has), never overwriting a newer row: each row carries
@@ -122,8 +171,7 @@ struct RepairOutcome {
 RepairOutcome repairKeys(const Workspace &ws, const std::string &pipeline, const std::string &table,
                          const std::vector<CanonicalKey> &keys);
 
-/// Repairs every table of a report that has drift. A table whose differing keys were not all kept
-/// in the report is compared again first (uncapped), so every differing row is repaired.
+/// Repairs every table of a report that has drift: executeRepair(planRepair(...)).
 std::vector<RepairOutcome> repairReport(const Workspace &ws, const ReconcileReport &report,
                                         const std::optional<std::string> &table = {});
 
@@ -135,6 +183,12 @@ nlohmann::json reportJsonValue(const ReconcileReport &report);
 ReconcileReport reportFromJson(const nlohmann::json &j);
 nlohmann::json repairJsonValue(const std::vector<RepairOutcome> &outcomes);
 std::vector<RepairOutcome> repairFromJson(const nlohmann::json &j);
+/// `{"report_id", "pipeline", "tables": [{table, target, inserts, updates, deletes, keys:
+/// {upsert, delete}, statements: [{kind, sql, rows}], error}]}`; and back.
+nlohmann::json repairPlanJsonValue(const RepairPlan &plan);
+RepairPlan repairPlanFromJson(const nlohmann::json &j);
+/// The plan as a DBA reads it before saying yes: per table, the statements and their rows.
+std::string repairPlanText(const RepairPlan &plan);
 /// `[{report, pipeline, table, finished_at_ms, source_rows, target_rows, missing, extra,
 /// different, in_flight, drift_ratio, error}]`, as the agent API lists reports; and back.
 nlohmann::json summariesJsonValue(const std::vector<ReconcileSummary> &summaries);
@@ -156,6 +210,23 @@ void storeReport(StateStore &store, ReconcileReport &report);
 std::optional<ReconcileReport> loadReport(StateStore &store, std::int64_t id);
 /// Records what a repair did as events, and in the report's JSON under `repairs`.
 void recordRepair(StateStore &store, const ReconcileReport &report, const std::vector<RepairOutcome> &outcomes);
+
+/// One stored report in a list of them: its totals over its tables.
+struct ReportListing {
+    std::int64_t id = 0;
+    std::string pipeline;
+    std::int64_t finishedMs = 0;
+    int tables = 0;
+    long long missing = 0, extra = 0, different = 0;
+    int failedTables = 0;
+    /// A repair was run from it (recordRepair).
+    bool repaired = false;
+};
+/// The stored reports, newest first, at most `limit`; `pipeline` empty for all.
+std::vector<ReportListing> listReports(StateStore &store, int limit, const std::string &pipeline = {});
+/// `[{report_id, pipeline, finished_at, finished_at_ms, tables, missing, extra, different,
+/// failed_tables, repaired}]`.
+nlohmann::json reportListingJsonValue(const std::vector<ReportListing> &reports);
 
 } // namespace driftless::core
 

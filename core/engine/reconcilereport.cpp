@@ -155,6 +155,99 @@ ReconcileReport reportFromJson(const json &j)
     return r;
 }
 
+namespace {
+
+json statementsJson(const std::vector<RepairStatement> &statements)
+{
+    json arr = json::array();
+    for (const auto &st : statements)
+        arr.push_back({{"kind", st.kind}, {"sql", st.sql}, {"rows", st.rows}});
+    return arr;
+}
+
+std::vector<RepairStatement> statementsFromJson(const json &j)
+{
+    std::vector<RepairStatement> out;
+    if (!j.is_array())
+        return out;
+    for (const auto &e : j)
+        if (e.is_object())
+            out.push_back({e.value("kind", std::string()), e.value("sql", std::string()), e.value("rows", 0LL)});
+    return out;
+}
+
+} // namespace
+
+json repairPlanJsonValue(const RepairPlan &plan)
+{
+    json tables = json::array();
+    for (const auto &t : plan.tables) {
+        json upsert = json::array(), del = json::array();
+        for (const auto &k : t.upsertKeys)
+            upsert.push_back(keyJson(k, t.keyIsInteger));
+        for (const auto &k : t.deleteKeys)
+            del.push_back(keyJson(k, t.keyIsInteger));
+        tables.push_back({{"table", t.table},
+                          {"target", t.target},
+                          {"key_is_integer", t.keyIsInteger},
+                          {"inserts", t.inserts},
+                          {"updates", t.updates},
+                          {"deletes", static_cast<long long>(t.deleteKeys.size())},
+                          {"keys", {{"upsert", upsert}, {"delete", del}}},
+                          {"statements", statementsJson(t.statements)},
+                          {"error", t.error.empty() ? json(nullptr) : json(t.error)}});
+    }
+    return {{"report_id", plan.reportId}, {"pipeline", plan.pipeline}, {"tables", tables}};
+}
+
+RepairPlan repairPlanFromJson(const json &j)
+{
+    RepairPlan plan;
+    if (!j.is_object())
+        return plan;
+    plan.reportId = j.value("report_id", std::int64_t{0});
+    plan.pipeline = j.value("pipeline", std::string());
+    for (const auto &t : j.value("tables", json::array())) {
+        if (!t.is_object())
+            continue;
+        TableRepairPlan x;
+        x.pipeline = plan.pipeline;
+        x.table = t.value("table", std::string());
+        x.target = t.value("target", std::string());
+        x.keyIsInteger = t.value("key_is_integer", std::vector<bool>{});
+        x.inserts = t.value("inserts", 0LL);
+        x.updates = t.value("updates", 0LL);
+        const auto keys = t.value("keys", json::object());
+        for (const auto &k : keys.value("upsert", json::array()))
+            x.upsertKeys.push_back(keyFromJson(k));
+        for (const auto &k : keys.value("delete", json::array()))
+            x.deleteKeys.push_back(keyFromJson(k));
+        x.statements = statementsFromJson(t.value("statements", json::array()));
+        if (t.contains("error") && t["error"].is_string())
+            x.error = t["error"].get<std::string>();
+        plan.tables.push_back(std::move(x));
+    }
+    return plan;
+}
+
+std::string repairPlanText(const RepairPlan &plan)
+{
+    std::string out = "repair plan for report " + std::to_string(plan.reportId) + " (pipeline " + plan.pipeline + ")\n";
+    if (plan.tables.empty())
+        out += "  nothing to repair: the report has no drift\n";
+    for (const auto &t : plan.tables) {
+        if (!t.error.empty()) {
+            out += "  " + t.table + ": cannot be repaired: " + t.error + "\n";
+            continue;
+        }
+        out += "  " + t.table + " -> " + t.target + ": " + std::to_string(t.inserts) + " to insert, " +
+               std::to_string(t.updates) + " to update, " + std::to_string(t.deleteKeys.size()) + " to delete\n";
+        for (const auto &st : t.statements)
+            out += "    " + std::to_string(st.rows) + (st.rows == 1 ? " row:  " : " rows: ") + st.sql + "\n";
+    }
+    return out;
+}
+
 json repairJsonValue(const std::vector<RepairOutcome> &outcomes)
 {
     json arr = json::array();
@@ -166,6 +259,8 @@ json repairJsonValue(const std::vector<RepairOutcome> &outcomes)
                        {"deleted", o.deleted},
                        {"verified", o.verified},
                        {"still_different", o.stillDifferent},
+                       {"skipped", o.skipped},
+                       {"statements", statementsJson(o.statements)},
                        {"error", o.error.empty() ? json(nullptr) : json(o.error)}});
     return {{"tables", arr}};
 }
@@ -186,6 +281,8 @@ std::vector<RepairOutcome> repairFromJson(const json &j)
         o.deleted = t.value("deleted", 0LL);
         o.verified = t.value("verified", 0LL);
         o.stillDifferent = t.value("still_different", 0LL);
+        o.skipped = t.value("skipped", 0LL);
+        o.statements = statementsFromJson(t.value("statements", json::array()));
         if (t.contains("error") && t["error"].is_string())
             o.error = t["error"].get<std::string>();
         out.push_back(std::move(o));
@@ -312,7 +409,10 @@ void recordRepair(StateStore &store, const ReconcileReport &report, const std::v
                                std::to_string(o.verified) + " of " + std::to_string(o.keys) + " keys now equal" +
                                (o.stillDifferent ? "; " + std::to_string(o.stillDifferent) +
                                                        " still differ (newer changes the sync has yet to apply)"
-                                                 : ""));
+                                                 : "") +
+                               (o.skipped ? "; " + std::to_string(o.skipped) +
+                                                " left to the sync (the source changed them since the plan)"
+                                          : ""));
     }
     if (auto text = store.reconcileReport(report.id)) {
         auto j = json::parse(*text, nullptr, false);
@@ -326,6 +426,53 @@ void recordRepair(StateStore &store, const ReconcileReport &report, const std::v
             store.updateReconcileReport(report.id, j.dump());
         }
     }
+}
+
+std::vector<ReportListing> listReports(StateStore &store, int limit, const std::string &pipeline)
+{
+    // The summaries hold one row per table; a report has at most as many tables as its
+    // pipeline, so reading a generous multiple and grouping gives the newest `limit` reports.
+    std::vector<ReportListing> out;
+    for (const auto &s : store.reconcileSummaries(limit * 64, pipeline)) {
+        if (out.empty() || out.back().id != s.reportId) {
+            if (static_cast<int>(out.size()) == limit)
+                break;
+            ReportListing r;
+            r.id = s.reportId;
+            r.pipeline = s.pipeline;
+            r.finishedMs = s.finishedMs;
+            out.push_back(std::move(r));
+        }
+        auto &r = out.back();
+        ++r.tables;
+        r.missing += s.missing;
+        r.extra += s.extra;
+        r.different += s.different;
+        r.failedTables += s.error.empty() ? 0 : 1;
+    }
+    for (auto &r : out)
+        if (auto text = store.reconcileReport(r.id)) {
+            auto j = json::parse(*text, nullptr, false);
+            r.repaired = j.is_object() && j.contains("repairs") && j["repairs"].is_array() && !j["repairs"].empty();
+        }
+    return out;
+}
+
+json reportListingJsonValue(const std::vector<ReportListing> &reports)
+{
+    json arr = json::array();
+    for (const auto &r : reports)
+        arr.push_back({{"report_id", r.id},
+                       {"pipeline", r.pipeline},
+                       {"finished_at", formatIso8601(r.finishedMs)},
+                       {"finished_at_ms", r.finishedMs},
+                       {"tables", r.tables},
+                       {"missing", r.missing},
+                       {"extra", r.extra},
+                       {"different", r.different},
+                       {"failed_tables", r.failedTables},
+                       {"repaired", r.repaired}});
+    return arr;
 }
 
 } // namespace driftless::core

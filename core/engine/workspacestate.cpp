@@ -86,6 +86,11 @@ void WorkspaceState::storeReport(ReconcileReport &report) { core::storeReport(*m
 
 std::optional<ReconcileReport> WorkspaceState::loadReport(std::int64_t id) { return core::loadReport(*m_store, id); }
 
+std::vector<ReportListing> WorkspaceState::listReports(int limit, const std::string &pipeline)
+{
+    return core::listReports(*m_store, limit, pipeline);
+}
+
 void WorkspaceState::recordRepair(const ReconcileReport &report, const std::vector<RepairOutcome> &outcomes)
 {
     core::recordRepair(*m_store, report, outcomes);

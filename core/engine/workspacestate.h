@@ -68,6 +68,8 @@ public:
     void storeReport(ReconcileReport &report);
     /// A stored report, or nullopt.
     std::optional<ReconcileReport> loadReport(std::int64_t id);
+    /// The stored reports, newest first (core::listReports).
+    std::vector<ReportListing> listReports(int limit, const std::string &pipeline = {});
     /// Records what a repair did (core::recordRepair).
     void recordRepair(const ReconcileReport &report, const std::vector<RepairOutcome> &outcomes);
 

@@ -15,6 +15,7 @@
 #include "ui/widgets/reconciledialog.h"
 
 #include "core/engine/reconciler.h"
+#include "core/engine/reportexport.h"
 #include "core/model/workspace.h"
 #include "core/state/statestore.h"
 #include "tests/support/guisupport.h"
@@ -35,6 +36,7 @@
 
 #include <chrono>
 #include <memory>
+#include <set>
 
 using namespace driftless;
 using driftless::test::hasEvent;
@@ -318,7 +320,7 @@ void TestReconcilePage::reconcileNowFindsDriftAndRepairsFixIt()
     QVERIFY(page->detailsLabel()->text().contains(QStringLiteral("public.items \u2192 dw (public.items)")));
 
     // Repair Selected: three keys of all three classes, after a confirmation that says what
-    // will happen.
+    // will happen: the plan's statements with their rows.
     auto *selection = page->diffView()->selectionModel();
     selection->clearSelection();
     for (const QModelIndex &key : {seven, diff->indexOfKey({"5000"})})
@@ -329,15 +331,54 @@ void TestReconcilePage::reconcileNowFindsDriftAndRepairsFixIt()
     QVERIFY(page->repairRowButton()->isEnabled());
     QVERIFY(page->repairRowButton()->toolTip().contains(QStringLiteral("Repair key 10")));
     saveShot(&w, QStringLiteral("reconciliation"));
+    // Export CSV… and Export HTML…: the shown report, as `driftless-cli report ID --csv|--html`
+    // writes it (the path set here stands in for the file dialog).
+    QTRY_VERIFY(page->shownReport() && page->shownReport()->id == firstReport);
+    QVERIFY(page->exportCsvButton()->isEnabled());
+    const QString csvPath = QString::fromStdString(dir.file("report.csv"));
+    page->setExportPath(csvPath);
+    QTest::mouseClick(page->exportCsvButton(), Qt::LeftButton);
+    const std::string csv = test::readFile(csvPath.toStdString());
+    QCOMPARE(csv, core::reportCsv(*page->shownReport()));
+    QVERIFY2(csv.rfind("pipeline,table,key,kind,columns,source,target\r\n", 0) == 0, csv.c_str());
+    QVERIFY2(csv.find("app_to_dw,public.items,7,missing,,,\r\n") != std::string::npos, csv.c_str());
+    QVERIFY2(csv.find("app_to_dw,public.items,5000,extra,,,\r\n") != std::string::npos, csv.c_str());
+    QVERIFY2(csv.find("\"edited by hand\"") != std::string::npos, csv.c_str());
+    QVERIFY(page->resultLabel()->text().contains(QStringLiteral("exported to ") + csvPath));
+    const QString htmlPath = QString::fromStdString(dir.file("report.html"));
+    page->setExportPath(htmlPath);
+    QTest::mouseClick(page->exportHtmlButton(), Qt::LeftButton);
+    const std::string html = test::readFile(htmlPath.toStdString());
+    QCOMPARE(html, core::reportHtml(*page->shownReport()));
+    QVERIFY(html.rfind("<!DOCTYPE html>", 0) == 0);
+    QVERIFY(html.find("<td>edited by hand</td>") == std::string::npos); // values are in <code>
+    QVERIFY(html.find("<code>edited by hand</code>") != std::string::npos);
+    // A folder that does not exist: said, nothing written.
+    const QString nowhere = QString::fromStdString(dir.file("no/such/dir/report.csv"));
+    page->setExportPath(nowhere);
+    QTest::mouseClick(page->exportCsvButton(), Qt::LeftButton);
+    QVERIFY2(page->resultLabel()->text().contains(QStringLiteral("Could not write ") + nowhere),
+             qPrintable(page->resultLabel()->text()));
+    QVERIFY(!QFileInfo::exists(nowhere));
+
     QTest::mouseClick(page->repairSelectedButton(), Qt::LeftButton);
     QTRY_VERIFY(page->confirmation() && page->confirmation()->isVisible());
     const QString informative = page->confirmation()->informativeText();
     saveShot(page->confirmation(), QStringLiteral("dialog-repair-rows"));
+    saveShot(page->confirmation(), QStringLiteral("reconciliation-repair-preview"));
     for (const char *says : {"Re-read 3 rows from the source and apply them to dw (public.items) through the guarded "
                              "merge; rows deleted from the source are deleted from the target; a newer change the "
                              "sync has yet to apply is never overwritten.",
-                             "Keys: 7; 5000; 10"})
+                             "Keys: 7; 5000; 10", "(1 to insert, 1 to update, 1 to delete)",
+                             "3 rows: <code>COPY the rows into the staging table of "
+                             "&quot;public&quot;.&quot;items&quot; FROM STDIN",
+                             "2 rows: <code>INSERT INTO &quot;public&quot;.&quot;items&quot;",
+                             "1 row: <code>DELETE FROM &quot;public&quot;.&quot;items&quot;"})
         QVERIFY2(informative.contains(QLatin1String(says)), qPrintable(says + (": " + informative)));
+    // Nothing was written while the plan was made and shown.
+    QCOMPARE(dst.scalar("SELECT name FROM public.items WHERE id = 10"), std::string("edited by hand"));
+    QCOMPARE(dst.scalar("SELECT count(*) FROM public.items WHERE id IN (7, 5000)"), std::string("1"));
+    QVERIFY(page->confirmation()->detailedText().contains(QStringLiteral("2 rows: INSERT INTO")));
     clickButton(page->confirmation(), QStringLiteral("confirmRepair"));
     QTRY_VERIFY(!page->confirmation());
     QTRY_VERIFY_WITH_TIMEOUT(!w.reconcileRunner()->busy() && page->resultLabel()->isVisible(), 60000);
@@ -374,6 +415,13 @@ void TestReconcilePage::reconcileNowFindsDriftAndRepairsFixIt()
                              60000);
     QVERIFY2(page->resultLabel()->text().contains(QStringLiteral("3 rows written, 0 deleted, 3 of 3 keys")),
              qPrintable(page->resultLabel()->text()));
+    // Every report stays listed, newest first: the first comparison and the two after repairs.
+    std::set<std::int64_t> reports;
+    for (int r = 0; r < model->rowCount(); ++r)
+        reports.insert(model->summaryAt(r).reportId);
+    QCOMPARE(reports.size(), std::size_t(3));
+    QVERIFY(model->summaryAt(0).reportId > model->summaryAt(model->rowCount() - 1).reportId);
+    QVERIFY(reports.count(firstReport));
     {
         auto s = src.connect();
         auto d = dst.connect();
@@ -387,6 +435,7 @@ void TestReconcilePage::reconcileNowFindsDriftAndRepairsFixIt()
     QVERIFY2(page->repairTableButton()->toolTip().contains(QStringLiteral("no drift")),
              qPrintable(page->repairTableButton()->toolTip()));
     saveShot(&w, QStringLiteral("reconciliation-repaired"));
+    saveShot(&w, QStringLiteral("reconciliation-reports"));
 
     w.close();
     window.reset();

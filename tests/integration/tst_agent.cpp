@@ -607,6 +607,33 @@ TEST_F(Agent, reconcileJobsReportEveryPhaseCancelAndRepairsCompareAgain)
     EXPECT_EQ(report["tables"][0]["different"], 1) << report.dump(2);
     EXPECT_EQ(report["tables"][0]["keys"]["missing"], json::array({7})) << report.dump(2);
 
+    // The same report as CSV and HTML, as `report ID --csv|--html` writes it.
+    const auto csv = curl("GET", "/api/v1/reconciles/" + std::to_string(reportId) + "?format=csv", tok);
+    ASSERT_EQ(csv.status, 200) << csv.body;
+    EXPECT_EQ(csv.body.rfind("pipeline,table,key,kind,columns,source,target\r\n", 0), 0u) << csv.body;
+    EXPECT_NE(csv.body.find(pipeline + ",public.orders,7,missing,,,\r\n"), std::string::npos) << csv.body;
+    const auto html = curl("GET", "/api/v1/reconciles/" + std::to_string(reportId) + "?format=html", tok);
+    ASSERT_EQ(html.status, 200);
+    EXPECT_EQ(html.body.rfind("<!DOCTYPE html>", 0), 0u);
+    EXPECT_EQ(curl("GET", "/api/v1/reconciles/" + std::to_string(reportId) + "?format=xml", tok).status, 400);
+
+    // The plan first (dry_run): what the repair of key 7 will run, and nothing written.
+    const auto dry = curl("POST", "/api/v1/repair", tok,
+                          json({{"report", reportId}, {"table", "public.orders"}, {"keys", {7}}, {"dry_run", true}})
+                              .dump());
+    ASSERT_EQ(dry.status, 200) << dry.body;
+    const json plan = dry.parsed();
+    ASSERT_EQ(plan["tables"].size(), 1u) << plan.dump(2);
+    EXPECT_EQ(plan["tables"][0]["inserts"], 1) << plan.dump(2);
+    EXPECT_EQ(plan["tables"][0]["statements"].size(), 2u) << plan.dump(2); // stage, upsert
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM orders WHERE id = 7"), "0");
+    const json whole =
+        curl("POST", "/api/v1/repair", tok, json({{"report", reportId}, {"dry_run", true}}).dump()).parsed();
+    ASSERT_EQ(whole["tables"].size(), 1u) << whole.dump(2);
+    EXPECT_EQ(whole["tables"][0]["inserts"], 1) << whole.dump(2);
+    EXPECT_EQ(whole["tables"][0]["updates"], 1) << whole.dump(2);
+    EXPECT_EQ(curl("POST", "/api/v1/repair", tok, json({{"report", reportId}, {"dry_run", "yes"}}).dump()).status, 400);
+
     // Repairing one key of it: that row is the source's again, the other still differs, and the
     // comparison made after the repair (a report of its own) says so.
     const json repaired =
@@ -614,6 +641,7 @@ TEST_F(Agent, reconcileJobsReportEveryPhaseCancelAndRepairsCompareAgain)
                                   json({{"report", reportId}, {"table", "public.orders"}, {"keys", {7}}}).dump())));
     ASSERT_EQ(repaired["state"], "done") << repaired.dump(2);
     ASSERT_EQ(repaired["result"]["tables"].size(), 1u) << repaired.dump(2);
+    EXPECT_EQ(repaired["result"]["tables"][0]["statements"], plan["tables"][0]["statements"]) << repaired.dump(2);
     EXPECT_EQ(repaired["result"]["tables"][0]["keys"], 1);
     EXPECT_EQ(repaired["result"]["tables"][0]["written"], 1);
     EXPECT_EQ(dst.scalar("SELECT total FROM orders WHERE id = 7"), src.scalar("SELECT total FROM orders WHERE id = 7"));

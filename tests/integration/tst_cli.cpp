@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <csignal>
 #include <functional>
 #include <map>
@@ -268,6 +270,290 @@ TEST_F(CliFixture, reconcileReportsDriftAsJsonAndRepairResolvesIt)
     // The story is in the events.
     auto st = runCli({"--state", state, "status"});
     EXPECT_EQ(st.exitCode, 0);
+}
+
+namespace {
+
+/// RFC 4180 records: fields split on commas, quoted fields may hold commas, CRLF and doubled
+/// quotes; every record ends in CRLF. Fails the test on anything else.
+std::vector<std::vector<std::string>> parseCsv(const std::string &text)
+{
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> row;
+    std::string field;
+    size_t i = 0;
+    while (i < text.size()) {
+        if (text[i] == '"') {
+            ++i;
+            for (;;) {
+                if (i >= text.size()) {
+                    ADD_FAILURE() << "unterminated quoted field";
+                    return rows;
+                }
+                if (text[i] == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+                    field += '"';
+                    i += 2;
+                } else if (text[i] == '"') {
+                    ++i;
+                    break;
+                } else {
+                    field += text[i++];
+                }
+            }
+        }
+        while (i < text.size() && text[i] != ',' && text[i] != '\r' && text[i] != '\n') {
+            if (text[i] == '"')
+                ADD_FAILURE() << "a quote inside an unquoted field at " << i;
+            field += text[i++];
+        }
+        if (i < text.size() && text[i] == ',') {
+            row.push_back(std::move(field));
+            field.clear();
+            ++i;
+            continue;
+        }
+        EXPECT_TRUE(i + 1 < text.size() && text[i] == '\r' && text[i + 1] == '\n') << "records end in CRLF, at " << i;
+        row.push_back(std::move(field));
+        field.clear();
+        rows.push_back(std::move(row));
+        row.clear();
+        i += 2;
+    }
+    return rows;
+}
+
+/// Every element opened is closed, in order (void elements aside), and no raw `<` or `&` is left
+/// in text: what a well-formed page needs.
+void expectWellFormedHtml(const std::string &html)
+{
+    static const std::set<std::string> voids = {"meta", "br", "hr", "img", "link", "input"};
+    std::vector<std::string> open;
+    size_t i = 0;
+    while (i < html.size()) {
+        if (html[i] == '&') {
+            const size_t semi = html.find(';', i);
+            ASSERT_NE(semi, std::string::npos) << "a bare & at " << i;
+            const std::string entity = html.substr(i, semi - i + 1);
+            EXPECT_TRUE(entity == "&amp;" || entity == "&lt;" || entity == "&gt;" || entity == "&quot;" ||
+                        entity == "&#39;")
+                << "unknown entity " << entity;
+            i = semi + 1;
+            continue;
+        }
+        if (html[i] != '<') {
+            ++i;
+            continue;
+        }
+        const size_t end = html.find('>', i);
+        ASSERT_NE(end, std::string::npos) << "an unclosed tag at " << i;
+        std::string tag = html.substr(i + 1, end - i - 1);
+        i = end + 1;
+        if (tag.rfind("!DOCTYPE", 0) == 0)
+            continue;
+        const bool closing = !tag.empty() && tag[0] == '/';
+        std::string name = tag.substr(closing ? 1 : 0, tag.find_first_of(" >", closing ? 1 : 0) - (closing ? 1 : 0));
+        ASSERT_FALSE(name.empty()) << "a raw < in the text";
+        ASSERT_TRUE(std::all_of(name.begin(), name.end(),
+                                [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }))
+            << "a raw < in the text: <" << tag << ">";
+        if (voids.count(name))
+            continue;
+        if (closing) {
+            ASSERT_FALSE(open.empty()) << "</" << name << "> closes nothing";
+            ASSERT_EQ(open.back(), name) << "</" << name << "> closes <" << open.back() << ">";
+            open.pop_back();
+        } else {
+            open.push_back(name);
+            if (name == "style") { // CSS is not markup
+                const size_t close = html.find("</style>", i);
+                ASSERT_NE(close, std::string::npos);
+                i = close;
+            }
+        }
+    }
+    EXPECT_TRUE(open.empty()) << "<" << (open.empty() ? "" : open.back()) << "> never closed";
+}
+
+std::string keyCell(const nlohmann::json &key) { return key.is_string() ? key.get<std::string>() : key.dump(); }
+
+} // namespace
+
+TEST_F(CliFixture, reportsListsEveryReportAndItsCsvAndHtmlExportsHoldTheSameRows)
+{
+    ASSERT_EQ(apply(good()).exitCode, 0);
+    ASSERT_EQ(runCli({"--state", state, "run", "--once"}).exitCode, 0);
+    auto none = runCli({"--state", state, "reports"});
+    EXPECT_EQ(none.exitCode, 0) << none.err;
+    EXPECT_NE(none.out.find("no reconciliation reports"), std::string::npos) << none.out;
+    ASSERT_EQ(runCli({"--state", state, "reconcile", "app_to_dw"}).exitCode, 0);
+
+    // Every kind of drift, and values that CSV and HTML must quote or escape.
+    src.exec("DELETE FROM events WHERE id = 5; UPDATE events SET kind = 'bulk, \"quoted\"' WHERE id IN (8, 9)");
+    dst.exec("DELETE FROM model.events WHERE id = 20");
+    dst.exec("UPDATE model.plans SET name = 'a <b> & \"c\"', price = NULL WHERE id = 2");
+    auto r = runCli({"--state", state, "reconcile", "app_to_dw", "--json"});
+    ASSERT_EQ(r.exitCode, 3) << r.out << r.err;
+    const auto reconciled = nlohmann::json::parse(r.out);
+    const long long id = reconciled["report_id"].get<long long>();
+    const std::string idText = std::to_string(id);
+
+    // The list: both reports, newest first, with their totals.
+    auto list = runCli({"--state", state, "reports", "--json"});
+    ASSERT_EQ(list.exitCode, 0) << list.err;
+    auto lj = nlohmann::json::parse(list.out);
+    ASSERT_EQ(lj.size(), 2u) << lj.dump();
+    EXPECT_EQ(lj[0]["report_id"], id);
+    EXPECT_LT(lj[1]["report_id"].get<long long>(), id);
+    EXPECT_EQ(lj[0]["pipeline"], "app_to_dw");
+    EXPECT_EQ(lj[0]["tables"], 2);
+    EXPECT_EQ(lj[0]["missing"], 1);
+    EXPECT_EQ(lj[0]["extra"], 1);
+    EXPECT_EQ(lj[0]["different"], 3);
+    EXPECT_EQ(lj[0]["repaired"], false);
+    EXPECT_EQ(lj[1]["missing"].get<long long>() + lj[1]["extra"].get<long long>() +
+                  lj[1]["different"].get<long long>(),
+              0);
+    auto table = runCli({"--state", state, "reports", "--pipeline", "app_to_dw"});
+    ASSERT_EQ(table.exitCode, 0) << table.err;
+    EXPECT_NE(table.out.find("REPAIRED"), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("\n" + idText + " "), std::string::npos) << table.out;
+    auto wrongPipeline = runCli({"--state", state, "reports", "--pipeline", "nope"});
+    EXPECT_EQ(wrongPipeline.exitCode, 2);
+    EXPECT_NE(wrongPipeline.err.find("no pipeline named 'nope'"), std::string::npos) << wrongPipeline.err;
+
+    // One report: JSON as reconcile printed it; a readable text by default.
+    auto rj = runCli({"--state", state, "report", idText, "--json"});
+    ASSERT_EQ(rj.exitCode, 0) << rj.err;
+    const auto report = nlohmann::json::parse(rj.out);
+    EXPECT_EQ(report["tables"], reconciled["tables"]);
+    auto text = runCli({"--state", state, "report", idText});
+    ASSERT_EQ(text.exitCode, 0) << text.err;
+    EXPECT_NE(text.out.find("public.events: DRIFT 1 missing, 1 extra, 2 different"), std::string::npos) << text.out;
+    for (const auto &bad : std::vector<std::vector<std::string>>{
+             {"report", "999999"}, {"report", "x1"}, {"report", idText, "--csv", "--html"}, {"report"}}) {
+        std::vector<std::string> args = {"--state", state};
+        args.insert(args.end(), bad.begin(), bad.end());
+        auto b = runCli(args);
+        EXPECT_EQ(b.exitCode, 2) << b.out;
+        EXPECT_FALSE(b.err.empty());
+    }
+
+    // CSV, read back: one row per differing row, equal to the JSON report's, row for row.
+    auto csv = runCli({"--state", state, "report", idText, "--csv"});
+    ASSERT_EQ(csv.exitCode, 0) << csv.err;
+    const auto rows = parseCsv(csv.out);
+    ASSERT_FALSE(rows.empty());
+    EXPECT_EQ(rows[0], (std::vector<std::string>{"pipeline", "table", "key", "kind", "columns", "source", "target"}));
+    std::vector<std::vector<std::string>> expected;
+    for (const auto &t : report["tables"]) {
+        for (const char *kind : {"missing", "extra"})
+            for (const auto &k : t["keys"][kind])
+                expected.push_back({"app_to_dw", t["table"].get<std::string>(), keyCell(k), kind, "", "", ""});
+        for (const auto &d : t["differences"]) {
+            std::string cols;
+            nlohmann::json s = nlohmann::json::object(), g = nlohmann::json::object();
+            for (const auto &c : d["columns"]) {
+                cols += (cols.empty() ? "" : ", ") + c["column"].get<std::string>();
+                s[c["column"].get<std::string>()] = c["source"];
+                g[c["column"].get<std::string>()] = c["target"];
+            }
+            expected.push_back({"app_to_dw", t["table"].get<std::string>(), keyCell(d["key"]), "different", cols,
+                                s.dump(), g.dump()});
+        }
+    }
+    EXPECT_EQ(std::vector<std::vector<std::string>>(rows.begin() + 1, rows.end()), expected);
+    EXPECT_EQ(rows.size(), 1u + 5u);
+    bool sawPlan = false;
+    for (const auto &row : rows)
+        if (row.size() == 7 && row[1] == "public.plans") {
+            sawPlan = true;
+            EXPECT_EQ(row[3], "different");
+            EXPECT_EQ(row[4], "name, price");
+            const auto target = nlohmann::json::parse(row[6]);
+            EXPECT_EQ(target["name"], "a <b> & \"c\"");
+            EXPECT_TRUE(target["price"].is_null());
+        }
+    EXPECT_TRUE(sawPlan);
+
+    // HTML: well-formed, every value escaped.
+    auto html = runCli({"--state", state, "report", idText, "--html"});
+    ASSERT_EQ(html.exitCode, 0) << html.err;
+    expectWellFormedHtml(html.out);
+    EXPECT_EQ(html.out.find("a <b>"), std::string::npos);
+    EXPECT_NE(html.out.find("a &lt;b&gt; &amp; &quot;c&quot;"), std::string::npos);
+    EXPECT_NE(html.out.find("bulk, &quot;quoted&quot;"), std::string::npos);
+    EXPECT_NE(html.out.find("<h2>public.events</h2>"), std::string::npos);
+}
+
+TEST_F(CliFixture, repairDryRunChangesNothingAndPrintsWhatTheRepairThenDoes)
+{
+    ASSERT_EQ(apply(good()).exitCode, 0);
+    ASSERT_EQ(runCli({"--state", state, "run", "--once"}).exitCode, 0);
+    src.exec("DELETE FROM events WHERE id = 5; UPDATE events SET kind = 'bulk' WHERE id IN (8, 9)");
+    dst.exec("DELETE FROM model.events WHERE id IN (20, 21)");
+    dst.exec("UPDATE model.plans SET name = 'edited' WHERE id = 2");
+    auto r = runCli({"--state", state, "reconcile", "app_to_dw", "--json"});
+    ASSERT_EQ(r.exitCode, 3) << r.out << r.err;
+    const std::string id = std::to_string(nlohmann::json::parse(r.out)["report_id"].get<long long>());
+
+    auto d = dst.connect();
+    const std::string eventsSql = "SELECT * FROM model.events", plansSql = "SELECT * FROM model.plans";
+    const auto eventsBefore = pgHash(d, eventsSql, "id"), plansBefore = pgHash(d, plansSql, "id");
+    auto dry = runCli({"--state", state, "repair", id, "--dry-run", "--json"});
+    ASSERT_EQ(dry.exitCode, 0) << dry.out << dry.err;
+    auto text = runCli({"--state", state, "repair", id, "--dry-run"});
+    ASSERT_EQ(text.exitCode, 0) << text.err;
+    // Nothing changed on the target, and nothing was recorded as a repair.
+    EXPECT_EQ(pgHash(d, eventsSql, "id"), eventsBefore);
+    EXPECT_EQ(pgHash(d, plansSql, "id"), plansBefore);
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM model.events"), "998");
+    EXPECT_EQ(nlohmann::json::parse(runCli({"--state", state, "reports", "--json"}).out)[0]["repaired"], false);
+
+    const auto plan = nlohmann::json::parse(dry.out);
+    ASSERT_EQ(plan["tables"].size(), 2u) << plan.dump(2);
+    std::map<std::string, nlohmann::json> byTable;
+    for (const auto &t : plan["tables"])
+        byTable[t["table"]] = t;
+    const auto &ev = byTable["public.events"];
+    EXPECT_EQ(ev["target"], "model.events");
+    EXPECT_EQ(ev["inserts"], 2);
+    EXPECT_EQ(ev["updates"], 2);
+    EXPECT_EQ(ev["deletes"], 1);
+    EXPECT_EQ(ev["keys"]["delete"], nlohmann::json::array({5}));
+    std::vector<std::pair<std::string, long long>> evStatements;
+    for (const auto &st : ev["statements"])
+        evStatements.emplace_back(st["kind"].get<std::string>(), st["rows"].get<long long>());
+    EXPECT_EQ(evStatements,
+              (std::vector<std::pair<std::string, long long>>{{"stage", 5}, {"upsert", 4}, {"delete", 1}}));
+    EXPECT_NE(ev["statements"][1]["sql"].get<std::string>().find("INSERT INTO \"model\".\"events\""), std::string::npos)
+        << ev["statements"][1]["sql"];
+    EXPECT_NE(ev["statements"][2]["sql"].get<std::string>().find("DELETE FROM \"model\".\"events\""), std::string::npos)
+        << ev["statements"][2]["sql"];
+    EXPECT_EQ(byTable["public.plans"]["updates"], 1);
+    EXPECT_EQ(byTable["public.plans"]["statements"].size(), 2u);
+    // The text says the same, a line per statement.
+    EXPECT_NE(text.out.find("public.events -> model.events: 2 to insert, 2 to update, 1 to delete"), std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find("4 rows: INSERT INTO \"model\".\"events\""), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("1 row:  DELETE FROM \"model\".\"events\""), std::string::npos) << text.out;
+
+    // The repair then runs exactly those statements, with those rows.
+    auto fix = runCli({"--state", state, "repair", id, "--json"});
+    ASSERT_EQ(fix.exitCode, 0) << fix.out << fix.err;
+    const auto done = nlohmann::json::parse(fix.out);
+    ASSERT_EQ(done["tables"].size(), 2u);
+    for (const auto &o : done["tables"]) {
+        EXPECT_TRUE(o["error"].is_null()) << o.dump();
+        const auto &planned = byTable[o["table"]];
+        EXPECT_EQ(o["statements"], planned["statements"]) << o["table"];
+        EXPECT_EQ(o["skipped"], 0);
+        EXPECT_EQ(o["written"], planned["inserts"].get<long long>() + planned["updates"].get<long long>());
+        EXPECT_EQ(o["deleted"], planned["deletes"]);
+        EXPECT_EQ(o["still_different"], 0);
+    }
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM model.events"), "999");
+    EXPECT_NE(pgHash(d, eventsSql, "id"), eventsBefore);
+    EXPECT_EQ(nlohmann::json::parse(runCli({"--state", state, "reports", "--json"}).out)[0]["repaired"], true);
 }
 
 TEST_F(CliFixture, aFailingTableMakesRunExitOneAndOthersStillSync)

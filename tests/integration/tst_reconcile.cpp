@@ -179,6 +179,77 @@ TEST(Reconcile, findsInjectedDriftExactlyAndRepairsItPostgres)
               pgHash(d, "SELECT id, name, qty, price, updated_at FROM items", "id"));
 }
 
+TEST(Reconcile, aRepairRunsExactlyItsPlanAndSkipsAKeyTheSourceChangedSince)
+{
+    PgTestDb src("rec_plan_src"), dst("rec_plan_dst");
+    src.exec(kItems);
+    const auto ws = workspaceFor("p", pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name()),
+                                 {spec("public.items", Strategy::Cursor)});
+    runOnce(ws, "p");
+    injectDrift(src, [&](const std::string &sql) { dst.exec(sql); });
+    auto report = reconcile(ws, "p", {}, bisecting());
+    expectInjectedDrift(report.tables[0]);
+
+    // The plan: missing rows inserted, different ones updated, extra ones deleted; nothing written.
+    auto d = dst.connect();
+    const auto before = pgHash(d, "SELECT * FROM items", "id");
+    const auto plan = planRepair(ws, report);
+    EXPECT_EQ(pgHash(d, "SELECT * FROM items", "id"), before);
+    ASSERT_EQ(plan.tables.size(), 1u);
+    const auto &t = plan.tables[0];
+    ASSERT_TRUE(t.error.empty()) << t.error;
+    EXPECT_EQ(t.target, "public.items");
+    EXPECT_EQ(t.inserts, 3);
+    EXPECT_EQ(t.updates, 8);
+    EXPECT_EQ(keySet(t.deleteKeys), (std::set<std::string>{"42", "43", "5000", "5001"}));
+    ASSERT_EQ(t.statements.size(), 3u);
+    EXPECT_EQ(t.statements[0].kind, "stage");
+    EXPECT_EQ(t.statements[0].rows, 15);
+    EXPECT_EQ(t.statements[1].kind, "upsert");
+    EXPECT_EQ(t.statements[1].rows, 11);
+    EXPECT_EQ(t.statements[2].kind, "delete");
+    EXPECT_EQ(t.statements[2].rows, 4);
+    // The plan survives JSON (the agent API and the app's preview carry it that way).
+    const auto back = repairPlanFromJson(repairPlanJsonValue(plan));
+    ASSERT_EQ(back.tables.size(), 1u);
+    EXPECT_EQ(back.tables[0].statements, t.statements);
+    EXPECT_EQ(back.tables[0].upsertKeys, t.upsertKeys);
+    EXPECT_EQ(back.tables[0].deleteKeys, t.deleteKeys);
+    EXPECT_NE(repairPlanText(plan).find("11 rows: INSERT INTO \"public\".\"items\""), std::string::npos)
+        << repairPlanText(plan);
+
+    // Between the preview and the repair the source deletes a row the plan would write: the repair
+    // leaves it (the sync's to apply), and runs the rest of the plan exactly.
+    src.exec("DELETE FROM items WHERE id = 1500");
+    auto outcomes = executeRepair(ws, plan);
+    ASSERT_EQ(outcomes.size(), 1u);
+    const auto &o = outcomes[0];
+    ASSERT_TRUE(o.error.empty()) << o.error;
+    EXPECT_EQ(o.skipped, 1);
+    ASSERT_EQ(o.statements.size(), 3u);
+    EXPECT_EQ(o.statements[0].rows, 14);
+    EXPECT_EQ(o.statements[1].rows, 10);
+    EXPECT_EQ(o.statements[2], t.statements[2]);
+    EXPECT_EQ(o.written, 10);
+    EXPECT_EQ(o.deleted, 4);
+    EXPECT_EQ(o.verified, 15); // 1500 is gone from both sides now
+    auto after = reconcile(ws, "p", {}, bisecting());
+    EXPECT_EQ(after.tables[0].drift(), 0);
+
+    // Nothing changed since the plan: the repair runs it to the row.
+    dst.exec("UPDATE items SET qty = -1 WHERE id IN (1, 2); DELETE FROM items WHERE id = 3");
+    auto second = reconcile(ws, "p", {}, bisecting());
+    const auto plan2 = planRepair(ws, second);
+    auto done = executeRepair(ws, plan2);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].statements, plan2.tables[0].statements);
+    EXPECT_EQ(done[0].skipped, 0);
+    EXPECT_EQ(done[0].written, plan2.tables[0].inserts + plan2.tables[0].updates);
+    EXPECT_EQ(plan2.tables[0].inserts, 1);
+    EXPECT_EQ(plan2.tables[0].updates, 2);
+    EXPECT_EQ(reconcile(ws, "p", {}, bisecting()).tables[0].drift(), 0);
+}
+
 TEST(Reconcile, findsInjectedDriftExactlyAndRepairsItSqlite)
 {
     PgTestDb src("rec_src");

@@ -6,6 +6,9 @@
 #include "ui/widgets/reconciledialog.h"
 #include "ui/widgets/tableselection.h"
 
+#include "core/engine/reportexport.h"
+
+#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -14,6 +17,7 @@
 #include <QMenu>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSaveFile>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
@@ -77,7 +81,9 @@ ReconcilePage::ReconcilePage(ReconcileRunner *runner, QWidget *parent)
       m_note(new QLabel(this)), m_diffView(new QTreeView(this)),
       m_repairRow(new QPushButton(tr("Repair Row\u2026"), this)),
       m_repairSelected(new QPushButton(tr("Repair Selected\u2026"), this)),
-      m_repairTable(new QPushButton(tr("Repair Table\u2026"), this)), m_resultIcon(new QLabel(this)),
+      m_repairTable(new QPushButton(tr("Repair Table\u2026"), this)),
+      m_exportCsv(new QPushButton(tr("Export CSV\u2026"), this)),
+      m_exportHtml(new QPushButton(tr("Export HTML\u2026"), this)), m_resultIcon(new QLabel(this)),
       m_result(new QLabel(this))
 {
     setObjectName(QStringLiteral("reconcilePage"));
@@ -95,6 +101,10 @@ ReconcilePage::ReconcilePage(ReconcileRunner *runner, QWidget *parent)
     m_reconcile->setIcon(namedIcon(QStringLiteral("refresh")));
     m_reconcile->setToolTip(tr("Compare a pipeline's tables between source and target, and keep the report"));
     connect(m_reconcile, &QPushButton::clicked, this, &ReconcilePage::requestReconcile);
+    m_exportCsv->setObjectName(QStringLiteral("exportCsv"));
+    m_exportHtml->setObjectName(QStringLiteral("exportHtml"));
+    connect(m_exportCsv, &QPushButton::clicked, this, [this] { requestExport(false); });
+    connect(m_exportHtml, &QPushButton::clicked, this, [this] { requestExport(true); });
     m_cancel->setObjectName(QStringLiteral("cancelReconcile"));
     m_cancel->setIcon(namedIcon(QStringLiteral("stop")));
     m_cancel->setToolTip(tr("Stop after the table being compared; nothing is stored"));
@@ -170,6 +180,8 @@ ReconcilePage::ReconcilePage(ReconcileRunner *runner, QWidget *parent)
     top->addWidget(m_progressLabel);
     top->addWidget(m_progress);
     top->addWidget(m_cancel);
+    top->addWidget(m_exportCsv);
+    top->addWidget(m_exportHtml);
     top->addWidget(m_reconcile);
 
     auto *details = new QWidget(m_splitter);
@@ -209,6 +221,7 @@ ReconcilePage::ReconcilePage(ReconcileRunner *runner, QWidget *parent)
             m_loaded = false;
             m_readFailed = false;
             m_pendingSelection.reset();
+            m_planRequest = 0; // its answer, if any, is dropped with the old engine's
             m_model->setSummaries({});
             m_report.reset();
             m_shown.reset();
@@ -223,6 +236,7 @@ ReconcilePage::ReconcilePage(ReconcileRunner *runner, QWidget *parent)
     connect(m_runner, &ReconcileRunner::progress, this, &ReconcilePage::onProgress);
     connect(m_runner, &ReconcileRunner::reconcileFinished, this, &ReconcilePage::onReconcileFinished);
     connect(m_runner, &ReconcileRunner::repairFinished, this, &ReconcilePage::onRepairFinished);
+    connect(m_runner, &ReconcileRunner::planReady, this, &ReconcilePage::onPlanReady);
     connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this, &ReconcilePage::selectionChanged);
     connect(m_diffView->selectionModel(), &QItemSelectionModel::selectionChanged, this, &ReconcilePage::updateButtons);
     connect(m_diffView->selectionModel(), &QItemSelectionModel::currentChanged, this, &ReconcilePage::updateButtons);
@@ -503,6 +517,14 @@ void ReconcilePage::updateButtons()
     m_repairSelected->setToolTip(!canRepair     ? why
                                  : selected > 0 ? tr("Repair the %1 selected keys").arg(selected)
                                                 : tr("Select rows below (Shift or Ctrl for several)"));
+    const QString exportWhy = m_report ? QString() : tr("Select a report above");
+    for (QPushButton *b : {m_exportCsv, m_exportHtml}) {
+        b->setEnabled(exportWhy.isEmpty());
+        b->setToolTip(exportWhy.isEmpty() ? tr("Save report %1 as %2").arg(m_report->id).arg(
+                                                b == m_exportCsv ? tr("CSV (one row per differing row)")
+                                                                 : tr("a standalone HTML page"))
+                                          : exportWhy);
+    }
     m_repairTable->setEnabled(canRepair);
     m_repairTable->setToolTip(
         canRepair
@@ -569,8 +591,46 @@ void ReconcilePage::requestRepairTable()
 void ReconcilePage::confirmRepair(RepairScope scope, std::vector<core::CanonicalKey> keys)
 {
     const core::TableReconcile *t = shownTable();
+    if (!t || !m_runner->workspace() || m_confirmation || m_planRequest || m_runner->busy())
+        return;
+    // Ask first what the repair will run, and show that before anything is written.
+    m_planRequest = m_runner->planRepair(m_report->id, QString::fromStdString(t->table), keys);
+    if (!m_planRequest)
+        return;
+    m_planScope = scope;
+    m_planKeys = std::move(keys);
+    showResult(QStringLiteral("info"), tr("Planning the repair of %1\u2026").arg(QString::fromStdString(t->table)));
+}
+
+void ReconcilePage::onPlanReady(std::uint64_t request, std::shared_ptr<const core::RepairPlan> plan,
+                                const QString &error)
+{
+    if (request != m_planRequest)
+        return;
+    m_planRequest = 0;
+    m_result->setVisible(false);
+    m_resultIcon->setVisible(false);
+    if (!plan) {
+        showResult(QStringLiteral("error"), tr("Could not plan the repair: %1").arg(error));
+        return;
+    }
+    for (const auto &t : plan->tables)
+        if (!t.error.empty()) {
+            showResult(QStringLiteral("error"), tr("%1 cannot be repaired: %2")
+                                                    .arg(QString::fromStdString(t.table),
+                                                         QString::fromStdString(t.error)));
+            return;
+        }
+    openConfirmation(m_planScope, std::move(m_planKeys), *plan);
+}
+
+void ReconcilePage::openConfirmation(RepairScope scope, std::vector<core::CanonicalKey> keys,
+                                     const core::RepairPlan &plan)
+{
+    const core::TableReconcile *t = shownTable();
     const auto workspace = m_runner->workspace();
-    if (!t || !workspace || m_confirmation || m_runner->busy())
+    // Another report selected while the plan was made: that plan is not for what is shown.
+    if (!t || !workspace || m_confirmation || m_runner->busy() || plan.reportId != m_report->id)
         return;
     const core::PipelineSpec *pipeline = workspace->pipeline(m_report->pipeline);
     if (!pipeline)
@@ -592,8 +652,18 @@ void ReconcilePage::confirmRepair(RepairScope scope, std::vector<core::Canonical
         html += tr("<p>The report kept %1 of the %2 differing keys, so %3 is compared again first to find them "
                    "all.</p>")
                     .arg(count(m_diffModel->keyCount()), count(n), table.toHtmlEscaped());
-    html += tr("<p>The rows are read from %1 as they are now. Afterwards %2 is compared again, and the new report "
-               "shows what is left.</p>")
+    // The plan, statement by statement: what the repair then runs, to the row.
+    for (const auto &p : plan.tables) {
+        html += tr("<p><b>The repair will run</b> (%1 to insert, %2 to update, %3 to delete):</p><p>")
+                    .arg(count(p.inserts), count(p.updates), count(static_cast<long long>(p.deleteKeys.size())));
+        for (const auto &st : p.statements)
+            html += tr("%1: <code>%2</code><br>")
+                        .arg(st.rows == 1 ? tr("1 row") : tr("%1 rows").arg(count(st.rows)),
+                             QString::fromStdString(st.sql).toHtmlEscaped());
+        html += QStringLiteral("</p>");
+    }
+    html += tr("<p>The rows are read from %1 as they are now (a row changed since is left to the sync). Afterwards "
+               "%2 is compared again, and the new report shows what is left.</p>")
                 .arg(source.toHtmlEscaped(), table.toHtmlEscaped());
 
     const QString title = scope == RepairScope::Table ? tr("Repair Table") : tr("Repair Rows");
@@ -603,6 +673,7 @@ void ReconcilePage::confirmRepair(RepairScope scope, std::vector<core::Canonical
         QMessageBox::NoButton, this);
     box->setObjectName(QStringLiteral("repairConfirmation"));
     box->setInformativeText(html);
+    box->setDetailedText(QString::fromStdString(core::repairPlanText(plan)));
     QPushButton *confirm = box->addButton(tr("Repair"), QMessageBox::AcceptRole);
     confirm->setObjectName(QStringLiteral("confirmRepair"));
     box->addButton(QMessageBox::Cancel);
@@ -718,6 +789,40 @@ void ReconcilePage::onRepairFinished(std::uint64_t job, std::int64_t reportId, c
     emit statusMessage(lines.join(QLatin1Char(' ')));
     if (result.checkReportId)
         m_pendingSelection = std::pair<std::int64_t, QString>{result.checkReportId, table};
+}
+
+void ReconcilePage::requestExport(bool html)
+{
+    if (!m_report)
+        return;
+    QString path = m_exportPath;
+    if (path.isEmpty()) {
+        const QString name = QStringLiteral("reconcile-%1-%2.%3")
+                                 .arg(QString::fromStdString(m_report->pipeline))
+                                 .arg(m_report->id)
+                                 .arg(html ? QStringLiteral("html") : QStringLiteral("csv"));
+        path = QFileDialog::getSaveFileName(this, html ? tr("Export Report as HTML") : tr("Export Report as CSV"),
+                                            name, html ? tr("HTML pages (*.html)") : tr("CSV files (*.csv)"));
+        if (path.isEmpty())
+            return;
+    }
+    exportReport(path, html);
+}
+
+bool ReconcilePage::exportReport(const QString &path, bool html)
+{
+    if (!m_report)
+        return false;
+    const std::string text = html ? core::reportHtml(*m_report) : core::reportCsv(*m_report);
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly) || file.write(text.data(), static_cast<qint64>(text.size())) < 0 ||
+        !file.commit()) {
+        showResult(QStringLiteral("error"), tr("Could not write %1: %2").arg(path, file.errorString()));
+        return false;
+    }
+    showResult(QStringLiteral("ok"), tr("Report %1 exported to %2").arg(m_report->id).arg(path));
+    emit statusMessage(tr("Report %1 exported to %2").arg(m_report->id).arg(path));
+    return true;
 }
 
 void ReconcilePage::showResult(const QString &level, const QString &text)

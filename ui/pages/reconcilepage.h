@@ -38,9 +38,13 @@ class RowDiffModel;
 ///   workspace changes, when the page is shown, every kRefreshMs while it is, and after each job.
 /// - "Reconcile now…" asks for a pipeline (and a table) and compares them on a worker, with the
 ///   reconciler's phases as progress and a Cancel button; the new report is selected when done.
-/// - "Repair row", "Repair selected" and "Repair table" say exactly what will happen, then run
-///   the repair through the guarded merge on a worker, record it in the report, compare the table
-///   again and show the outcome (written, deleted, verified, still different).
+/// - "Repair row", "Repair selected" and "Repair table" first ask the engine for the repair's plan
+///   and show it (the statements and their row counts, as `repair --dry-run` prints them), then,
+///   after OK, run exactly that repair through the guarded merge on a worker, record it in the
+///   report, compare the table again and show the outcome (written, deleted, verified, still
+///   different).
+/// - "Export CSV…" and "Export HTML…" write the shown report as `driftless-cli report ID --csv`
+///   and `--html` do.
 ///
 /// Nothing here reads a database or the file on the UI thread.
 class ReconcilePage final : public QWidget
@@ -61,6 +65,13 @@ public:
     QPushButton *repairRowButton() const { return m_repairRow; }
     QPushButton *repairSelectedButton() const { return m_repairSelected; }
     QPushButton *repairTableButton() const { return m_repairTable; }
+    QPushButton *exportCsvButton() const { return m_exportCsv; }
+    QPushButton *exportHtmlButton() const { return m_exportHtml; }
+    /// Where Export CSV… and Export HTML… write without asking (tests); empty: a file dialog asks.
+    void setExportPath(const QString &path) { m_exportPath = path; }
+    /// Writes the shown report to `path` as CSV or HTML (core::reportCsv, core::reportHtml, as
+    /// `driftless-cli report ID --csv|--html` does); false, with the reason shown, when it cannot.
+    bool exportReport(const QString &path, bool html);
     QProgressBar *progressBar() const { return m_progress; }
     QLabel *progressLabel() const { return m_progressLabel; }
     QLabel *resultLabel() const { return m_result; }
@@ -105,7 +116,11 @@ private:
     void updateButtons();
     void updateSummary();
     void fitColumns();
+    /// Asks the engine for the repair's plan; the confirmation opens with it (openConfirmation).
     void confirmRepair(RepairScope scope, std::vector<core::CanonicalKey> keys);
+    void onPlanReady(std::uint64_t request, std::shared_ptr<const core::RepairPlan> plan, const QString &error);
+    void openConfirmation(RepairScope scope, std::vector<core::CanonicalKey> keys, const core::RepairPlan &plan);
+    void requestExport(bool html);
     void onJobStarted(std::uint64_t job, bool repair, const QString &table);
     void onProgress(std::uint64_t job, const QString &table, const QString &phase, int done, int total);
     void onReconcileFinished(std::uint64_t job, std::int64_t reportId, const QString &error);
@@ -134,6 +149,9 @@ private:
     QPushButton *m_repairRow;
     QPushButton *m_repairSelected;
     QPushButton *m_repairTable;
+    QPushButton *m_exportCsv;
+    QPushButton *m_exportHtml;
+    QString m_exportPath;
     QLabel *m_resultIcon;
     QLabel *m_result;
     QPointer<QMessageBox> m_confirmation;
@@ -148,6 +166,10 @@ private:
     /// Selected once the list holds it: a report id and a table (empty: its first drifting table).
     std::optional<std::pair<std::int64_t, QString>> m_pendingSelection;
     std::uint64_t m_job = 0;
+    /// The plan asked for before a confirmation (0: none), and what it is for.
+    std::uint64_t m_planRequest = 0;
+    RepairScope m_planScope = RepairScope::Table;
+    std::vector<core::CanonicalKey> m_planKeys;
     bool m_jobIsRepair = false;
     QString m_path;
     bool m_loaded = false;
