@@ -15,12 +15,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/serverlib.sh"
 # The test's MYSQL_PWD is the driftless user's: the root logins below have none.
 unset MYSQL_PWD
 
-stop_server() {
-  [[ -f "$envfile" ]] || return 0
-  source "$envfile"
-  stop_root "${BINLOG_ROOT:-}"
-  rm -f "$envfile"
-}
+stop_server() { stop_envfile "$envfile" BINLOG_ROOT; }
 
 start_mariadb() {
   local root=$1 pw=$2 expire=$3

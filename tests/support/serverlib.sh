@@ -15,6 +15,18 @@ free_port() {
   echo "no free port found" >&2; return 1
 }
 
+# Stops the servers whose folder ENVFILE names in its variable VAR (as a start wrote it), and
+# removes ENVFILE; nothing to do without one.
+#   stop_envfile ENVFILE VAR
+stop_envfile() {
+  local envfile=$1 var=$2
+  [[ -f "$envfile" ]] || return 0
+  # shellcheck disable=SC1090
+  source "$envfile"
+  stop_root "${!var:-}"
+  rm -f "$envfile"
+}
+
 # Stops the Postgres (ROOT/pg/data) and MariaDB (ROOT/my) a start left in ROOT, then removes it.
 stop_root() {
   local root=$1

@@ -17,13 +17,7 @@ envfile=${2:?usage: servers.sh start|stop ENVFILE}
 # shellcheck source=serverlib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/serverlib.sh"
 
-stop_servers() {
-  [[ -f "$envfile" ]] || return 0
-  # shellcheck disable=SC1090
-  source "$envfile"
-  stop_root "${DRIFTLESS_TEST_ROOT:-}"
-  rm -f "$envfile"
-}
+stop_servers() { stop_envfile "$envfile" DRIFTLESS_TEST_ROOT; }
 
 start_pg() {
   local root=$1 pw=$2 port

@@ -18,13 +18,7 @@ envfile=${2:?usage: tlsservers.sh start|stop ENVFILE}
 # shellcheck source=serverlib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/serverlib.sh"
 
-stop_servers() {
-  [[ -f "$envfile" ]] || return 0
-  # shellcheck disable=SC1090
-  source "$envfile"
-  stop_root "${TLS_ROOT:-}"
-  rm -f "$envfile"
-}
+stop_servers() { stop_envfile "$envfile" TLS_ROOT; }
 
 make_certs() {
   local dir=$1

@@ -89,8 +89,10 @@ LagChart::LagChart(QWidget *parent)
     connect(m_strategy, &QComboBox::activated, this, [this] { m_strategyChosen = true; });
     connect(m_strategy, &QComboBox::currentIndexChanged, this, [this] {
         m_path.clear(); // the next snapshot rebuilds the lines
-        if (m_last && isVisible())
-            applySnapshot(*m_last, false);
+        if (m_last && isVisible()) {
+            const EngineSnapshot last = *m_last; // applySnapshot() replaces m_last
+            applySnapshot(last, false);
+        }
     });
 
     m_note->setObjectName(QStringLiteral("lagNote"));
@@ -149,7 +151,7 @@ void LagChart::setShown(Shown shown)
 
 std::int64_t LagChart::reachMs() const { return windowMs() == kFit ? kFitReachMs : windowMs(); }
 
-std::vector<core::TableReport> LagChart::shownTables(const std::vector<core::TableReport> &tables)
+std::optional<bool> LagChart::cdcShown(const std::vector<core::TableReport> &tables)
 {
     bool cdc = false, passes = false;
     for (const auto &t : tables)
@@ -157,19 +159,15 @@ std::vector<core::TableReport> LagChart::shownTables(const std::vector<core::Tab
     const bool both = cdc && passes && !m_only;
     m_strategy->setVisible(both);
     if (!both)
-        return tables;
+        return std::nullopt;
     if (!m_strategyChosen && shown() != Shown::Cdc) {
         const QSignalBlocker quiet(m_strategy); // the caller is applying this snapshot already
         m_strategy->setCurrentIndex(m_strategy->findData(static_cast<int>(Shown::Cdc)));
         m_path.clear();
     }
     if (shown() == Shown::All)
-        return tables;
-    std::vector<core::TableReport> out;
-    for (const auto &t : tables)
-        if ((t.strategy == core::Strategy::Cdc) == (shown() == Shown::Cdc))
-            out.push_back(t);
-    return out;
+        return std::nullopt;
+    return shown() == Shown::Cdc;
 }
 
 void LagChart::setWindowMs(std::int64_t ms)
@@ -296,19 +294,30 @@ void LagChart::showEvent(QShowEvent *event)
 
 void LagChart::applySnapshot(const EngineSnapshot &full, bool catchUp)
 {
-    m_last = full;
     // Charted tables only: with setOnly(), the one table; else those of the strategies shown.
-    EngineSnapshot snapshot;
-    snapshot.generation = full.generation;
-    snapshot.statePath = full.statePath;
-    snapshot.takenAtMs = full.takenAtMs;
-    snapshot.live = full.live;
-    if (m_only) {
+    // Copied only when some are left out.
+    const EngineSnapshot *shown = &full;
+    EngineSnapshot filtered;
+    const auto keep = [&](const auto &pass) {
+        filtered.generation = full.generation;
+        filtered.statePath = full.statePath;
+        filtered.takenAtMs = full.takenAtMs;
+        filtered.live = full.live;
         for (const auto &t : full.tables)
-            if (t.pipeline == m_only->first && t.table == m_only->second)
-                snapshot.tables.push_back(t);
-    }
-    snapshot.tables = shownTables(m_only ? snapshot.tables : full.tables);
+            if (pass(t))
+                filtered.tables.push_back(t);
+        shown = &filtered;
+    };
+    if (m_only)
+        keep([this](const core::TableReport &t) { return t.pipeline == m_only->first && t.table == m_only->second; });
+    else if (const auto cdc = cdcShown(full.tables))
+        keep([cdc](const core::TableReport &t) { return (t.strategy == core::Strategy::Cdc) == *cdc; });
+    // Kept for a change of the strategy chooser, which is only offered with both kinds there.
+    if (m_strategy->isHidden())
+        m_last.reset();
+    else
+        m_last = full;
+    const EngineSnapshot &snapshot = *shown;
     std::set<Key> all;
     for (const auto &t : snapshot.tables)
         all.insert({t.pipeline, t.table});

@@ -155,8 +155,10 @@ private:
     std::int64_t gapMs() const;
     /// How far back the history is read: the window, or kFitReachMs.
     std::int64_t reachMs() const;
-    /// The snapshot's tables the strategy chooser lets through (all of them with setOnly()).
-    std::vector<core::TableReport> shownTables(const std::vector<core::TableReport> &tables);
+    /// Whether the strategy chooser lets through the CDC tables (true) or the others (false);
+    /// nullopt when it lets all through (one kind only, "All tables", or setOnly()). Shows or
+    /// hides the chooser.
+    std::optional<bool> cdcShown(const std::vector<core::TableReport> &tables);
 
     QPointer<EngineBridge> m_engine;
     std::optional<Key> m_only;
@@ -164,7 +166,7 @@ private:
     QComboBox *m_strategy;
     /// The DBA picked a strategy: the chart stops choosing for them.
     bool m_strategyChosen = false;
-    /// The newest snapshot applied, for a change of the strategy chooser.
+    /// The newest snapshot applied while the strategy chooser is offered, for a change of it.
     std::optional<EngineSnapshot> m_last;
     std::int64_t m_fromMs = 0;
     std::int64_t m_toMs = 0;
