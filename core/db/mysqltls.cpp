@@ -29,7 +29,7 @@ std::optional<MysqlTlsFailure> explainMysqlTlsFailure(const std::string &msg, co
                 "\", the host the dsn connects by (" + msg + ")",
             "connect by a name the certificate holds (openssl s_client -starttls mysql -connect " + where +
                 " | openssl x509 -noout -ext subjectAltName lists them), or add \"" + d.host +
-                "\" to the certificate's subjectAltName; ssl-mode=verify_ca checks only that a trusted CA signed it"};
+                "\" to the certificate's subjectAltName"};
     }
     if (containsAny(msg, {"certificate has expired", "certificate is not yet valid"})) {
         return MysqlTlsFailure{"the server's TLS certificate is outside its validity period (" + msg + ")",
