@@ -435,6 +435,11 @@ TEST_F(Tls, mariadbUnknownCaAndWrongHostNameFailWithTheirOwnMessageAndFix)
     EXPECT_TRUE(has(none.what(), "the dsn gives no ssl-ca")) << none.what();
     EXPECT_TRUE(has(none.hint(), "ssl-ca=FILE")) << none.hint();
 
+    // A CA file that is not there: which file, not a CA problem.
+    const auto missing = refused(user + "127.0.0.1:" + port + "/?ssl-mode=verify_identity&ssl-ca=/nonexistent/ca.pem");
+    EXPECT_TRUE(has(missing.what(), "cannot be read (ssl-ca /nonexistent/ca.pem)")) << missing.what();
+    EXPECT_TRUE(has(missing.hint(), "check the path in ssl-ca")) << missing.hint();
+
     // Test Connection shows the same words.
     auto probed = core::probeMysql("mysql://" + t.myUser + "@127.1:" + port + "/?ssl-mode=verify_identity&ssl-ca=" + t.ca,
                                    t.myPassword);
