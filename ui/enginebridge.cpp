@@ -11,6 +11,7 @@
 #include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/config/workspacefile.h"
+#include "core/engine/endpointtls.h"
 #include "core/engine/enginerun.h"
 #include "core/engine/stateobserver.h"
 #include "core/engine/statusreport.h"
@@ -86,6 +87,8 @@ EngineSnapshot readStored(const std::string &path, std::uint64_t generation)
         s.workspace = std::make_shared<const core::Workspace>(std::move(stored.workspace));
         s.tables = std::move(stored.tables);
         s.events = std::move(stored.events);
+        // The ledger is this process's: what the app's engine (or doctor) last connected with.
+        s.endpointsTls = core::endpointsTlsStatus(*s.workspace);
     } catch (const std::exception &e) {
         s.error = describe(e);
     }
@@ -324,6 +327,7 @@ EngineSnapshot EngineBridge::liveSnapshot(const Run &run, std::uint64_t generati
     s.tables = core::buildStatus(*run.workspace, run.live.tables(), nowMs, {}, run.paused());
     s.workspace = run.workspace;
     s.events = run.live.events();
+    s.endpointsTls = core::endpointsTlsStatus(*run.workspace);
     return s;
 }
 
@@ -483,6 +487,7 @@ void EngineBridge::pollAgent()
                                  t.lagSeconds.reset();
                              }
                              s.events = m_snapshot.events;
+                             s.endpointsTls = m_snapshot.endpointsTls;
                              s.error = r.error;
                              m_agentReachable = false;
                              if (r.certificateRefused || r.status == 401)
@@ -503,6 +508,8 @@ void EngineBridge::pollAgent()
                              }
                              s.tables = core::tablesFromJson(b.value("tables", nlohmann::json::array()));
                              s.events = core::eventsFromJson(b.value("events", nlohmann::json::array()));
+                             s.endpointsTls =
+                                 core::endpointsTlsFromJson(b.value("endpoints", nlohmann::json::array()));
                              s.takenAtMs = b.value("generated_at_ms", s.takenAtMs);
                              s.live = b.contains("engine") && b["engine"].value("running", false);
                          } catch (const std::exception &e) {

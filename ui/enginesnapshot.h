@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/engine/endpointtls.h"
 #include "core/engine/statusreport.h"
 #include "core/model/staterecords.h"
 
@@ -30,6 +31,9 @@ struct EngineSnapshot {
     std::vector<core::TableReport> tables;
     /// Newest first.
     std::vector<core::EventRecord> events;
+    /// How each database endpoint's connections are protected, from the engine's ledger (what
+    /// `/sync/status` says under `endpoints`): the app's own engine's, or the agent's.
+    std::vector<core::EndpointTlsStatus> endpointsTls;
     /// Why the workspace could not be read, in words a DBA can act on; empty when it was read.
     QString error;
     /// There is no workspace file at statePath yet: the first endpoint added or YAML imported

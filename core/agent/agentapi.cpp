@@ -473,7 +473,9 @@ ApiResponse AgentApi::route(const ApiRequest &request, const Origin &origin)
                                   {"workspace_yaml", WorkspaceFile::toYaml(m_state.workspace())},
                                   {"tables", tablesJsonValue(status.tables)},
                                   {"events", limit ? eventsJson(m_state.events(limit)) : json::array()},
-                                  {"alerts", alertsJsonValue(status.monitor.alerts)}});
+                                  {"alerts", alertsJsonValue(status.monitor.alerts)},
+                                  {"endpoints", status.workspace ? endpointsTlsJsonValue(*status.workspace)
+                                                                 : json::array()}});
     }
     if (path == "engine" && get)
         return jsonResponse(200, {{"running", m_engine.running()}});

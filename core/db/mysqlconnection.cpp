@@ -1,6 +1,7 @@
 #include "core/db/mysqlconnection.h"
 
 #include "core/base/passwordprovider.h"
+#include "core/db/mysqltls.h"
 #include "core/model/dsn.h"
 #include "core/model/error.h"
 
@@ -204,9 +205,16 @@ MysqlConnection::MysqlConnection(const std::string &dsn, const std::string &endp
         else if (code == 2002 || code == 2003 || code == 2013 || code == 2006 || code == 1040) {
             kind = ErrorKind::Transient;
             hint = "check that the server runs and listens on " + m_dsn.host + ":" + std::to_string(m_dsn.port);
-        } else if (code == 2026)
-            hint = "TLS failed: give ssl-ca=... for the server's CA, or ssl-mode=required to encrypt without "
-                   "verifying (not recommended off the local machine)";
+        } else if (code == 2026) {
+            // Connector/C says only "TLS/SSL error: ..."; each case in its own words.
+            if (auto tls = explainMysqlTlsFailure(e.what(), m_dsn)) {
+                msg = (m_endpoint.empty() ? who : who + " (" + m_dsn.display() + ")") + ": " + tls->message;
+                hint = tls->hint;
+            } else {
+                hint = "TLS failed: give ssl-ca=... for the server's CA, or ssl-mode=required to encrypt without "
+                       "verifying (not recommended off the local machine)";
+            }
+        }
         throw ConnectionError(kind, msg, std::to_string(code), hint);
     }
 }

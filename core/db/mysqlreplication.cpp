@@ -1,4 +1,5 @@
 #include "core/db/mysqlreplication.h"
+#include "core/db/mysqltls.h"
 
 #include "core/model/error.h"
 
@@ -90,10 +91,22 @@ MysqlReplicationConnection::MysqlReplicationConnection(const MysqlReplicationOpt
         mysql_close(m_mysql);
         m_mysql = nullptr;
         const bool permanent = code == kAccessDenied || code == 1044 || code == 1698 || code == 2026;
+        std::optional<MysqlTlsFailure> tls;
+        if (code == 2026) {
+            // As the SQL connection says it (the same Connector/C texts).
+            MysqlDsn d;
+            d.host = options.host;
+            d.port = static_cast<int>(options.port);
+            d.sslCa = options.tlsCa;
+            d.sslMode = options.tlsCa.empty() ? "required" : "verify_identity";
+            tls = explainMysqlTlsFailure(message, d);
+        }
         throw ConnectionError(permanent ? ErrorKind::Permanent : ErrorKind::Transient,
-                              "cannot open the binlog connection to " + endpoint(options) + ": " + message,
+                              "cannot open the binlog connection to " + endpoint(options) + ": " +
+                                  (tls ? tls->message : message),
                               std::to_string(code),
                               code == kAccessDenied ? "check the user and password of the source endpoint"
+                              : tls                 ? tls->hint
                               : code == 2026        ? "check the source's TLS certificate and the CA file"
                                                     : "check that the source server is running and reachable");
     }

@@ -238,37 +238,85 @@ TlsState tlsFromJson(const json &j)
     return t;
 }
 
-json endpointsTlsJsonValue(const Workspace &ws)
+std::vector<EndpointTlsStatus> endpointsTlsStatus(const Workspace &ws)
 {
-    json out = json::array();
+    std::vector<EndpointTlsStatus> out;
     for (const auto &[name, e] : ws.endpoints) {
         if (e.kind == EndpointKind::Sqlite)
             continue;
-        const auto seen = observedEndpointTls(e);
-        bool loopback = false;
-        if (seen)
-            loopback = seen->loopback;
+        EndpointTlsStatus s;
+        s.name = name;
+        s.kind = e.kind;
+        s.tls = observedEndpointTls(e);
+        if (s.tls)
+            s.loopback = s.tls->loopback;
         else if (e.kind == EndpointKind::Postgres)
-            loopback = resolvePgTls(e.dsn).loopback;
+            s.loopback = resolvePgTls(e.dsn).loopback;
         else
             try {
-                loopback = MysqlDsn::parse(e.dsn).isLoopback();
+                s.loopback = MysqlDsn::parse(e.dsn).isLoopback();
             } catch (const Error &) {
             }
+        if (s.tls)
+            s.warning = tlsWarning(e, *s.tls);
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+json endpointsTlsJsonValue(const Workspace &ws) { return endpointsTlsJsonValue(endpointsTlsStatus(ws)); }
+
+json endpointsTlsJsonValue(const std::vector<EndpointTlsStatus> &endpoints)
+{
+    json out = json::array();
+    for (const auto &s : endpoints) {
         json tls = nullptr;
         json warning = nullptr;
-        if (seen) {
-            tls = tlsJsonValue(seen->tls);
-            tls["chosen_by"] = seen->chosenBy;
-            tls["checked_at"] = formatIso8601(seen->atMs);
-            if (auto w = tlsWarning(e, *seen))
-                warning = {{"message", w->message}, {"fix", w->fix}};
+        if (s.tls) {
+            tls = tlsJsonValue(s.tls->tls);
+            tls["chosen_by"] = s.tls->chosenBy;
+            tls["checked_at"] = formatIso8601(s.tls->atMs);
         }
-        out.push_back({{"name", name},
-                       {"kind", std::string(toString(e.kind))},
-                       {"loopback", loopback},
+        if (s.warning)
+            warning = {{"message", s.warning->message}, {"fix", s.warning->fix}};
+        out.push_back({{"name", s.name},
+                       {"kind", std::string(toString(s.kind))},
+                       {"loopback", s.loopback},
                        {"tls", tls},
                        {"tls_warning", warning}});
+    }
+    return out;
+}
+
+std::vector<EndpointTlsStatus> endpointsTlsFromJson(const json &j)
+{
+    std::vector<EndpointTlsStatus> out;
+    if (!j.is_array())
+        return out;
+    for (const auto &e : j) {
+        if (!e.is_object() || !e.contains("name") || !e["name"].is_string())
+            continue;
+        EndpointTlsStatus s;
+        s.name = e["name"].get<std::string>();
+        const std::string kind = e.value("kind", std::string());
+        if (kind == toString(EndpointKind::Mysql))
+            s.kind = EndpointKind::Mysql;
+        else if (kind != toString(EndpointKind::Postgres))
+            continue;
+        s.loopback = e.value("loopback", false);
+        if (e.contains("tls") && e["tls"].is_object()) {
+            const auto &t = e["tls"];
+            EndpointTls tls;
+            tls.tls = tlsFromJson(t);
+            tls.loopback = s.loopback;
+            tls.chosenBy = t.value("chosen_by", std::string());
+            tls.atMs = parseIso8601(t.value("checked_at", std::string())).value_or(0);
+            s.tls = tls;
+        }
+        if (e.contains("tls_warning") && e["tls_warning"].is_object())
+            s.warning = TlsWarning{e["tls_warning"].value("message", std::string()),
+                                   e["tls_warning"].value("fix", std::string())};
+        out.push_back(std::move(s));
     }
     return out;
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace driftless::core {
 
@@ -54,9 +55,26 @@ std::optional<EndpointTls> observedEndpointTls(const Endpoint &e);
 /// `{"encrypted", "verified", "host_verified", "mode", "protocol", "cipher"}`.
 nlohmann::json tlsJsonValue(const TlsState &t);
 TlsState tlsFromJson(const nlohmann::json &j);
+/// One database endpoint of a workspace as the ledger (recordEndpointTls) knows it.
+struct EndpointTlsStatus {
+    std::string name;
+    EndpointKind kind = EndpointKind::Postgres;
+    /// On this machine: from the newest connection, else from the DSN.
+    bool loopback = false;
+    /// What the newest connection with the current DSN had; nullopt before one was opened.
+    std::optional<EndpointTls> tls;
+    /// tlsWarning() of that connection.
+    std::optional<TlsWarning> warning;
+};
+/// Per database endpoint of `ws` (SQLite files have no connection to protect), by name.
+std::vector<EndpointTlsStatus> endpointsTlsStatus(const Workspace &ws);
+
 /// `/sync/status`'s `endpoints`: per database endpoint of `ws`, `name`, `kind`, `loopback` and
 /// `tls` (tlsJsonValue plus `chosen_by` and `checked_at`; null before the engine connected) and
 /// `tls_warning` (null, or `{message, fix}`).
 nlohmann::json endpointsTlsJsonValue(const Workspace &ws);
+nlohmann::json endpointsTlsJsonValue(const std::vector<EndpointTlsStatus> &endpoints);
+/// What endpointsTlsJsonValue() wrote (an agent's answer); entries it cannot read are left out.
+std::vector<EndpointTlsStatus> endpointsTlsFromJson(const nlohmann::json &j);
 
 } // namespace driftless::core

@@ -8,7 +8,8 @@
 //    own message and fix;
 //  - Test Connection (the probe and its JSON), doctor and /sync/status say what the connection
 //    has: encrypted or not, verified or not, and the DSN change when it is weaker off the machine;
-//  - MariaDB: the probe's encrypted and verified facts by ssl-mode, and a refused unknown CA.
+//  - MariaDB: the probe's encrypted and verified facts by ssl-mode; an unknown CA, a wrong host
+//    name and no CA file each refused in their own words with their fix.
 
 #include "core/db/mysqlconnection.h"
 #include "core/db/pgconnection.h"
@@ -388,4 +389,61 @@ TEST_F(Tls, mariadbProbeSaysEncryptedAndVerifiedByTheSslModeInForce)
     auto unknown = core::probeMysql(base + "?ssl-mode=verify_identity&ssl-ca=" + t.otherCa, t.myPassword);
     EXPECT_FALSE(unknown.connected);
     EXPECT_FALSE(unknown.hint.empty()) << unknown.error;
+}
+
+TEST_F(Tls, mariadbUnknownCaAndWrongHostNameFailWithTheirOwnMessageAndFix)
+{
+    const auto &t = tlsServers();
+    const std::string port = std::to_string(t.myPort);
+    // The server's certificate names db.driftless.test, localhost and 127.0.0.1. "127.1" reaches
+    // the same address but is none of those names (Connector/C checks it as a name).
+    auto refused = [&](const std::string &dsn) {
+        try {
+            core::MysqlConnection c(dsn);
+        } catch (const core::ConnectionError &e) {
+            return e;
+        }
+        ADD_FAILURE() << "connected: " << dsn;
+        return core::ConnectionError(core::ErrorKind::Permanent, "");
+    };
+    // The password in the DSN (these connections are not a workspace's), so no MYSQL_PWD changes.
+    const std::string user = "mysql://" + t.myUser + ":" + t.myPassword + "@";
+
+    // The right CA and name connect (what the two failures below differ from).
+    core::MysqlConnection good(user + "127.0.0.1:" + port + "/?ssl-mode=verify_identity&ssl-ca=" + t.ca);
+    EXPECT_TRUE(good.tls().hostVerified);
+
+    const auto unknown = refused(user + "127.0.0.1:" + port + "/?ssl-mode=verify_identity&ssl-ca=" + t.otherCa);
+    EXPECT_EQ(unknown.code(), "2026");
+    EXPECT_TRUE(has(unknown.what(), "not signed by a CA this machine trusts: " + t.otherCa + " (ssl-ca) does not "
+                                    "hold its CA"))
+        << unknown.what();
+    EXPECT_TRUE(has(unknown.hint(), "set ssl-ca=FILE in the dsn to the CA certificate")) << unknown.hint();
+    EXPECT_FALSE(has(unknown.what(), "does not name")) << unknown.what();
+
+    const auto wrongName = refused(user + "127.1:" + port + "/?ssl-mode=verify_identity&ssl-ca=" + t.ca);
+    EXPECT_EQ(wrongName.code(), "2026");
+    EXPECT_TRUE(has(wrongName.what(), "signed by a trusted CA but does not name \"127.1\", the host the dsn "
+                                      "connects by"))
+        << wrongName.what();
+    EXPECT_TRUE(has(wrongName.hint(), "connect by a name the certificate holds")) << wrongName.hint();
+    EXPECT_TRUE(has(wrongName.hint(), "subjectAltName")) << wrongName.hint();
+    EXPECT_FALSE(has(wrongName.what(), "CA this machine trusts")) << wrongName.what();
+
+    // No ssl-ca at all, where the mode verifies: said as such.
+    const auto none = refused(user + "127.0.0.1:" + port + "/?ssl-mode=verify_identity");
+    EXPECT_TRUE(has(none.what(), "the dsn gives no ssl-ca")) << none.what();
+    EXPECT_TRUE(has(none.hint(), "ssl-ca=FILE")) << none.hint();
+
+    // A CA file that is not there: which file, not a CA problem.
+    const auto missing = refused(user + "127.0.0.1:" + port + "/?ssl-mode=verify_identity&ssl-ca=/nonexistent/ca.pem");
+    EXPECT_TRUE(has(missing.what(), "cannot be read (ssl-ca /nonexistent/ca.pem)")) << missing.what();
+    EXPECT_TRUE(has(missing.hint(), "check the path in ssl-ca")) << missing.hint();
+
+    // Test Connection shows the same words.
+    auto probed = core::probeMysql("mysql://" + t.myUser + "@127.1:" + port + "/?ssl-mode=verify_identity&ssl-ca=" + t.ca,
+                                   t.myPassword);
+    EXPECT_FALSE(probed.connected);
+    EXPECT_TRUE(has(probed.error, "does not name \"127.1\"")) << probed.error;
+    EXPECT_TRUE(has(probed.hint, "subjectAltName")) << probed.hint;
 }

@@ -33,8 +33,9 @@ namespace {
 enum KindIndex { PostgresKind, SqliteKind, MysqlKind };
 constexpr int kDefaultPort = 5432;
 constexpr int kMysqlPort = 3306;
-const std::set<QString> kFieldKeys{QStringLiteral("host"), QStringLiteral("port"), QStringLiteral("dbname"),
-                                   QStringLiteral("user"), QStringLiteral("sslmode")};
+const std::set<QString> kFieldKeys{QStringLiteral("host"),    QStringLiteral("port"),
+                                   QStringLiteral("dbname"),  QStringLiteral("user"),
+                                   QStringLiteral("sslmode"), QStringLiteral("sslrootcert")};
 
 QString esc(const std::string &s) { return QString::fromStdString(s).toHtmlEscaped(); }
 
@@ -155,11 +156,9 @@ void EndpointDialog::buildPostgresPage(QWidget *page)
     m_user->setPlaceholderText(tr("empty: your login name"));
     m_tls->setObjectName(QStringLiteral("tlsMode"));
     m_caFile->setObjectName(QStringLiteral("caFile"));
-    m_caFile->setPlaceholderText(tr("the CA certificate (PEM) the server's certificate is checked against"));
     m_caBrowse->setObjectName(QStringLiteral("caBrowse"));
 
     auto *form = new QFormLayout(m_fieldsPage);
-    m_fieldsForm = form;
     form->setContentsMargins(0, 0, 0, 0);
     auto *hostRow = new QHBoxLayout;
     hostRow->addWidget(m_host, 1);
@@ -180,7 +179,6 @@ void EndpointDialog::buildPostgresPage(QWidget *page)
     auto *caLabel = new QLabel(tr("C&A file:"), page);
     caLabel->setBuddy(m_caFile);
     form->addRow(caLabel, caRow);
-    m_caRow = caRow;
 
     auto *dsnForm = new QFormLayout(m_dsnPage);
     dsnForm->setContentsMargins(0, 0, 0, 0);
@@ -276,8 +274,8 @@ QString EndpointDialog::composeMysqlDsn(const std::map<QString, QString> &fields
 QString EndpointDialog::composeDsn(const std::map<QString, QString> &fields)
 {
     // libpq's order of mention, for readability; every key of kFieldKeys.
-    static const QStringList order{QStringLiteral("host"), QStringLiteral("port"), QStringLiteral("dbname"),
-                                   QStringLiteral("user"), QStringLiteral("sslmode")};
+    static const QStringList order{QStringLiteral("host"), QStringLiteral("port"),    QStringLiteral("dbname"),
+                                   QStringLiteral("user"), QStringLiteral("sslmode"), QStringLiteral("sslrootcert")};
     QStringList parts;
     for (const QString &key : order) {
         const auto it = fields.find(key);
@@ -319,7 +317,7 @@ void EndpointDialog::kindChanged()
             m_tls->addItem(tr("Driftless default (prefer on this machine, else verify-full)"), QString());
             tips = QStringList{tr("never use TLS"), tr("TLS only if the server insists"), tr("TLS when the server offers it"),
                                tr("always TLS, without checking the certificate"),
-                               tr("always TLS, certificate signed by a trusted CA (sslrootcert)"),
+                               tr("always TLS, certificate signed by the CA file below (sslrootcert)"),
                                tr("always TLS, trusted certificate whose name matches the host")};
         }
         const QStringList &modes = mysql ? mysqlTlsModes() : tlsModes();
@@ -328,6 +326,12 @@ void EndpointDialog::kindChanged()
             m_tls->setItemData(i + 1, tips[i], Qt::ToolTipRole);
         }
     }
+    m_caFile->setPlaceholderText(mysql ? tr("ssl-ca: the CA certificate (PEM) that signed the server's")
+                                       : tr("sslrootcert: the CA certificate (PEM); empty: ~/.postgresql/root.crt"));
+    m_caFile->setToolTip(mysql ? tr("Written into the DSN as ssl-ca=FILE: verify_ca and verify_identity check the "
+                                    "server's certificate against it")
+                               : tr("Written into the DSN as sslrootcert=FILE: verify-ca and verify-full check the "
+                                    "server's certificate against it (without it libpq reads ~/.postgresql/root.crt)"));
     m_host->setPlaceholderText(mysql ? tr("e.g. db1.example.com; empty: 127.0.0.1")
                                      : tr("e.g. db1.example.com; empty: the local socket"));
     m_user->setPlaceholderText(mysql ? tr("the MySQL user, e.g. sync") : tr("empty: your login name"));
@@ -420,6 +424,7 @@ void EndpointDialog::load(const core::Endpoint &e)
     m_user->setText(value("user"));
     const int tls = m_tls->findData(value("sslmode"));
     m_tls->setCurrentIndex(tls < 0 ? 0 : tls);
+    m_caFile->setText(value("sslrootcert"));
 }
 
 std::map<QString, QString> EndpointDialog::fields() const
@@ -446,7 +451,11 @@ std::map<QString, QString> EndpointDialog::fields() const
         put("port", QString::number(m_port->value()));
     put("dbname", m_database->text());
     put("user", m_user->text());
-    put("sslmode", m_tls->currentData().toString());
+    const QString mode = m_tls->currentData().toString();
+    put("sslmode", mode);
+    // Without TLS there is no certificate to check.
+    if (mode != QLatin1String("disable"))
+        put("sslrootcert", m_caFile->text());
     return f;
 }
 
@@ -536,14 +545,14 @@ void EndpointDialog::updateState()
     const bool postgres = m_kind->currentIndex() == PostgresKind;
     const bool dsn = m_dsnMode->isChecked();
     const bool pagesChanged = m_litePage->isHidden() == sqlite || m_dsnPage->isHidden() == dsn ||
-                              m_guard->isHidden() == postgres || m_fieldsForm->isRowVisible(m_caRow) != isMysql();
+                              m_guard->isHidden() == postgres;
     m_pgPage->setVisible(!sqlite);
     m_litePage->setVisible(sqlite);
     m_fieldsPage->setVisible(!dsn);
     m_dsnPage->setVisible(dsn);
     m_guard->setVisible(postgres);
-    m_fieldsForm->setRowVisible(m_caRow, isMysql());
-    const bool tls = m_tls->currentData().toString() != QLatin1String("disabled");
+    const QString mode = m_tls->currentData().toString();
+    const bool tls = mode != QLatin1String("disabled") && mode != QLatin1String("disable");
     m_caFile->setEnabled(tls);
     m_caBrowse->setEnabled(tls);
     const QString why = problem();

@@ -30,9 +30,9 @@ class EngineDoor;
 
 class SlotGuardBox;
 
-/// Adds or edits one endpoint: a Postgres server (host, port, database, user, TLS mode, or a raw
-/// libpq DSN), a MySQL/MariaDB server (the same fields with MySQL's TLS modes and a CA file, or a
-/// raw mysql:// DSN) or a SQLite file.
+/// Adds or edits one endpoint: a Postgres server (host, port, database, user, TLS mode, CA file
+/// as sslrootcert, or a raw libpq DSN), a MySQL/MariaDB server (the same fields with MySQL's TLS
+/// modes and the CA file as ssl-ca, or a raw mysql:// DSN) or a SQLite file.
 ///
 /// The password is typed here but never becomes part of the DSN: password() hands it to the
 /// caller for the SecretStore, and a DSN holding one is refused in the workspace loader's words.
@@ -66,8 +66,10 @@ public:
     QLineEdit *databaseEdit() const { return m_database; }
     QLineEdit *userEdit() const { return m_user; }
     QComboBox *tlsBox() const { return m_tls; }
-    /// MySQL only: the CA certificate file (ssl-ca).
+    /// The CA certificate file the server's certificate is checked against: sslrootcert
+    /// (Postgres) or ssl-ca (MySQL) in the DSN.
     QLineEdit *caFileEdit() const { return m_caFile; }
+    QPushButton *caBrowseButton() const { return m_caBrowse; }
     QLineEdit *dsnEdit() const { return m_dsn; }
     QLineEdit *passwordEdit() const { return m_password; }
     QLineEdit *pathEdit() const { return m_path; }
@@ -83,7 +85,8 @@ public:
     static const QStringList &tlsModes();
     /// MySQL's ssl-mode values as MysqlDsn takes them, in order of strength.
     static const QStringList &mysqlTlsModes();
-    /// A key=value DSN from the fields; values quoted where libpq needs it.
+    /// A key=value DSN from the fields (keys host, port, dbname, user, sslmode, sslrootcert);
+    /// values quoted where libpq needs it.
     static QString composeDsn(const std::map<QString, QString> &fields);
     /// A mysql://user@host:port/database?ssl-mode=...&ssl-ca=... DSN from the fields (keys host,
     /// port, user, database, ssl-mode, ssl-ca), percent-encoded where MysqlDsn::parse decodes.
@@ -144,8 +147,6 @@ private:
     QComboBox *m_tls;
     QLineEdit *m_caFile;
     QPushButton *m_caBrowse;
-    QFormLayout *m_fieldsForm = nullptr;
-    QLayout *m_caRow = nullptr; ///< the CA file row of m_fieldsForm, MySQL only
     QLineEdit *m_dsn;
     QLabel *m_dsnHelp = nullptr;
     QLineEdit *m_password;

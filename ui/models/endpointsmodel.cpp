@@ -1,4 +1,6 @@
 #include "ui/models/endpointsmodel.h"
+#include "ui/displayformat.h"
+#include "ui/statusicons.h"
 
 #include "core/model/dsn.h"
 #include "core/model/duration.h"
@@ -70,6 +72,65 @@ QString EndpointsModel::slotGuardText(const core::Endpoint &e)
     return text;
 }
 
+QString EndpointsModel::tlsText(const core::Endpoint &e, const core::EndpointTlsStatus *tls)
+{
+    if (e.kind == core::EndpointKind::Sqlite)
+        return {};
+    if (tls && tls->loopback)
+        return tr("local (socket/loopback)");
+    if (!tls || !tls->tls)
+        return tr("unknown until connected");
+    const auto &t = tls->tls->tls;
+    if (t.hostVerified)
+        return tr("verified (%1)").arg(QString::fromStdString(t.mode));
+    if (!t.encrypted)
+        return tr("not encrypted");
+    // verify-ca, verify_ca: the CA is checked, the name is not.
+    if (t.verified)
+        return tr("encrypted, host name not verified");
+    return tr("encrypted, not verified");
+}
+
+QString EndpointsModel::tlsToolTip(const core::Endpoint &e, const core::EndpointTlsStatus *tls)
+{
+    if (e.kind == core::EndpointKind::Sqlite)
+        return tr("A file on this machine: no connection to protect");
+    const QString name = QString::fromStdString(e.name);
+    if (!tls || !tls->tls) {
+        if (tls && tls->loopback)
+            return tr("%1 is on this machine (a Unix socket or a loopback address): nothing crosses a network. "
+                      "Driftless has not connected to it with this DSN yet.")
+                .arg(name);
+        return tr("Driftless has not connected to %1 with this DSN since it started: the sync, or Doctor…, "
+                  "connects and then this says whether the connection is encrypted and the server verified.")
+            .arg(name);
+    }
+    const auto &seen = *tls->tls;
+    const QString connection = tr("The newest connection (%1): %2, its mode chosen by %3.")
+                                   .arg(formatTimestamp(seen.atMs), QString::fromStdString(seen.tls.describe()),
+                                        QString::fromStdString(seen.chosenBy));
+    if (tls->warning)
+        return tr("%1.\n\nTo fix: %2.\n\n%3")
+            .arg(QString::fromStdString(tls->warning->message), QString::fromStdString(tls->warning->fix),
+                 connection);
+    if (tls->loopback)
+        return tr("%1 is on this machine (a Unix socket or a loopback address): nothing crosses a network.\n\n%2")
+            .arg(name, connection);
+    return connection;
+}
+
+QColor EndpointsModel::warningColour()
+{
+    // The amber of the endpoint dialog's warning sign, dark enough to read as text.
+    return QColor(0x9a, 0x67, 0x00);
+}
+
+const core::EndpointTlsStatus *EndpointsModel::tlsOf(const core::Endpoint &e) const
+{
+    const auto it = m_tls.find(QString::fromStdString(e.name));
+    return it == m_tls.end() ? nullptr : &it->second;
+}
+
 QVariant EndpointsModel::data(const QModelIndex &index, int role) const
 {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
@@ -86,6 +147,8 @@ QVariant EndpointsModel::data(const QModelIndex &index, int role) const
                                                           : tr("MySQL");
         case Location:
             return location(e);
+        case Tls:
+            return tlsText(e, tlsOf(e));
         case User:
             return user(e);
         case Password: {
@@ -101,7 +164,16 @@ QVariant EndpointsModel::data(const QModelIndex &index, int role) const
             return it != m_usedBy.end() ? it->second.join(QStringLiteral(", ")) : tr("no pipeline");
         }
         }
+    } else if (index.column() == Tls && role == Qt::ForegroundRole) {
+        if (tlsWeak(tlsOf(e)))
+            return warningColour();
+    } else if (index.column() == Tls && role == Qt::DecorationRole) {
+        // The triangle says it without the colour.
+        if (tlsWeak(tlsOf(e)))
+            return freshnessIcon(QStringLiteral("warn"));
     } else if (role == Qt::ToolTipRole) {
+        if (index.column() == Tls)
+            return tlsToolTip(e, tlsOf(e));
         if (index.column() == Location)
             return QString::fromStdString(e.kind == core::EndpointKind::Sqlite ? e.path : e.dsn);
         if (index.column() == Password && e.kind != core::EndpointKind::Sqlite)
@@ -122,6 +194,8 @@ QVariant EndpointsModel::headerData(int section, Qt::Orientation orientation, in
         return tr("Kind");
     case Location:
         return tr("Host / file");
+    case Tls:
+        return tr("TLS");
     case User:
         return tr("User");
     case Password:
@@ -155,6 +229,28 @@ void EndpointsModel::setPasswordState(const QString &endpoint, const QString &st
     const int row = rowOf(endpoint);
     if (row >= 0)
         emit dataChanged(index(row, Password), index(row, Password), {Qt::DisplayRole});
+}
+
+bool EndpointsModel::setTls(const std::vector<core::EndpointTlsStatus> &endpoints)
+{
+    std::map<QString, core::EndpointTlsStatus> next;
+    for (const auto &s : endpoints)
+        next.emplace(QString::fromStdString(s.name), s);
+    std::vector<int> changed;
+    for (std::size_t row = 0; row < m_rows.size(); ++row) {
+        const auto &e = m_rows[row];
+        const auto it = next.find(QString::fromStdString(e.name));
+        const core::EndpointTlsStatus *after = it == next.end() ? nullptr : &it->second;
+        const core::EndpointTlsStatus *before = tlsOf(e);
+        if (tlsText(e, before) != tlsText(e, after) || tlsToolTip(e, before) != tlsToolTip(e, after) ||
+            tlsWeak(before) != tlsWeak(after))
+            changed.push_back(static_cast<int>(row));
+    }
+    m_tls = std::move(next);
+    for (int row : changed)
+        emit dataChanged(index(row, Tls), index(row, Tls),
+                         {Qt::DisplayRole, Qt::ToolTipRole, Qt::ForegroundRole, Qt::DecorationRole});
+    return !changed.empty();
 }
 
 int EndpointsModel::rowOf(const QString &name) const

@@ -203,16 +203,21 @@ void WorkspacePage::setSnapshot(const EngineSnapshot &snapshot)
             m_hasWorkspace = false;
             showWorkspace({});
         }
+        m_endpoints->setTls({});
         updateSummary();
         updateButtons();
         return;
     }
-    // Snapshots come every few seconds; only a different workspace resets the views.
+    // Snapshots come every few seconds; only a different workspace resets the views. The TLS
+    // column follows every snapshot: a connection the engine just opened changes it.
     if (m_hasWorkspace && *snapshot.workspace == m_workspace) {
+        if (m_endpoints->setTls(snapshot.endpointsTls))
+            fitColumns();
         updateSummary();
         return;
     }
     m_hasWorkspace = true;
+    m_endpoints->setTls(snapshot.endpointsTls);
     showWorkspace(*snapshot.workspace);
 }
 

@@ -28,7 +28,8 @@ class EngineBridge;
 class PipelinesModel;
 class SecretStore;
 
-/// The workspace itself: its endpoints (kind, where, user, password source, slot guard, users)
+/// The workspace itself: its endpoints (kind, where, how their connections are protected as the
+/// engine last saw them, user, password source, slot guard, users)
 /// and pipelines (source → target, tables, strategies), as stored in the workspace file.
 ///
 /// Add/Edit open the EndpointDialog; Remove asks first and refuses an endpoint a pipeline uses.
