@@ -1,5 +1,7 @@
 #include "core/base/copytext.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 namespace driftless::core::copytext {
@@ -113,22 +115,41 @@ void unescape(std::string_view raw, std::string &out)
 void escape(std::string_view v, std::string &out)
 {
     out.reserve(out.size() + v.size());
+    // Large values (TOAST) are mostly bytes that need no escape: skip 8 of them at a time while
+    // none is a backslash or below 0x0E (the controls \b \t \n \v \f \r and some that need none).
+    constexpr std::uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    constexpr std::uint64_t backslashes = ones * static_cast<unsigned char>('\\');
     size_t start = 0;
-    for (size_t i = 0; i < v.size(); ++i) {
-        const char *rep = nullptr;
-        switch (v[i]) {
-        case '\\': rep = "\\\\"; break;
-        case '\n': rep = "\\n"; break;
-        case '\r': rep = "\\r"; break;
-        case '\t': rep = "\\t"; break;
-        case '\b': rep = "\\b"; break;
-        case '\f': rep = "\\f"; break;
-        case '\v': rep = "\\v"; break;
-        default: continue;
+    size_t i = 0;
+    while (i < v.size()) {
+        if (v.size() - i >= 8) {
+            std::uint64_t w;
+            std::memcpy(&w, v.data() + i, 8);
+            const std::uint64_t x = w ^ backslashes;
+            const bool anyBackslash = ((x - ones) & ~x & highs) != 0;
+            const bool anyLow = ((w - ones * 0x0E) & ~w & highs) != 0;
+            if (!anyBackslash && !anyLow) {
+                i += 8;
+                continue;
+            }
         }
-        out.append(v.substr(start, i - start));
-        out.append(rep);
-        start = i + 1;
+        const size_t end = std::min(v.size(), i + 8);
+        for (; i < end; ++i) {
+            const char *rep = nullptr;
+            switch (v[i]) {
+            case '\\': rep = "\\\\"; break;
+            case '\n': rep = "\\n"; break;
+            case '\r': rep = "\\r"; break;
+            case '\t': rep = "\\t"; break;
+            case '\b': rep = "\\b"; break;
+            case '\f': rep = "\\f"; break;
+            case '\v': rep = "\\v"; break;
+            default: continue;
+            }
+            out.append(v.substr(start, i - start));
+            out.append(rep);
+            start = i + 1;
+        }
     }
     out.append(v.substr(start));
 }

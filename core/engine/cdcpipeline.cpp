@@ -609,48 +609,73 @@ void CdcPipeline::completePartialRows(Table &t, RowSet &rows, PgConnection &src)
     // have, typically a primary-key update of such a row: read the row from the source now. Its
     // values are at least as new as the change; any later change still arrives in the stream and
     // applies over it, so the target converges to the source without ever writing a NULL.
-    std::string cols, where;
+    // One query per 1000 such rows (not one per row): the keys travel as one text[] parameter
+    // per key column, cast to the column's type on the source.
+    const auto &pk = t.schema.primaryKey;
+    std::string sql = "SELECT k.ord", arrays, names, on;
     for (const auto &c : t.schema.columns)
-        cols += (cols.empty() ? "" : ", ") + quoteIdent(c.name);
-    for (size_t i = 0; i < t.schema.primaryKey.size(); ++i) {
-        const auto &k = t.schema.columns[static_cast<size_t>(t.schema.primaryKey[i])];
-        where += (i ? " AND " : "") + quoteIdent(k.name) + " = $" + std::to_string(i + 1) + "::" + k.typeSql;
+        sql += ", s." + quoteIdent(c.name);
+    for (size_t i = 0; i < pk.size(); ++i) {
+        const auto &k = t.schema.columns[static_cast<size_t>(pk[i])];
+        const std::string n = "k" + std::to_string(i + 1);
+        arrays += (i ? ", $" : "$") + std::to_string(i + 1) + "::text[]";
+        names += n + ", ";
+        on += (i ? " AND s." : "s.") + quoteIdent(k.name) + " = k." + n + "::" + k.typeSql;
     }
-    const std::string sql = "SELECT " + cols + " FROM " + t.schema.fromSql() + " WHERE " + where;
-    std::vector<bool> replace(rows.size(), false);
+    sql += " FROM unnest(" + arrays + ") WITH ORDINALITY AS k(" + names + "ord) JOIN " + t.schema.fromSql() +
+           " s ON " + on;
+    constexpr size_t kKeysPerQuery = 1000;
+    std::vector<bool> replace(rows.size(), false), found(rows.size(), false);
     std::vector<std::string> lines(rows.size());
     std::vector<std::string_view> fields;
-    long long gone = 0;
-    for (size_t r : missing) {
-        copytext::split(rows.line(r), fields);
+    std::string value;
+    for (size_t from = 0; from < missing.size(); from += kKeysPerQuery) {
+        const size_t to = std::min(missing.size(), from + kKeysPerQuery);
+        std::vector<std::string> keyArrays(pk.size(), "{");
+        for (size_t m = from; m < to; ++m) {
+            copytext::split(rows.line(missing[m]), fields);
+            for (size_t i = 0; i < pk.size(); ++i) {
+                value.clear();
+                copytext::unescape(fields.at(static_cast<size_t>(pk[i])), value);
+                keyArrays[i] += m > from ? ",\"" : "\"";
+                for (char ch : value) {
+                    if (ch == '"' || ch == '\\')
+                        keyArrays[i] += '\\';
+                    keyArrays[i] += ch;
+                }
+                keyArrays[i] += '"';
+            }
+            replace[missing[m]] = true;
+        }
         Params params;
-        for (int k : t.schema.primaryKey) {
-            std::string v;
-            copytext::unescape(fields.at(static_cast<size_t>(k)), v);
-            params.emplace_back(std::move(v));
-        }
+        for (auto &a : keyArrays)
+            params.emplace_back(a + "}");
         auto res = src.execParams(sql, params);
-        replace[r] = true;
-        if (res.rows() == 0) {
-            ++gone; // deleted at the source since: its delete follows in the stream
-            continue;
-        }
-        std::string &line = lines[r];
-        for (int c = 0; c < res.columns(); ++c) {
-            if (c)
-                line += '\t';
-            if (res.isNull(0, c))
-                line += copytext::kNull;
-            else
-                copytext::escape(res.value(0, c), line);
+        for (int i = 0; i < res.rows(); ++i) {
+            const size_t r = missing[from + static_cast<size_t>(res.toInt(i, 0)) - 1];
+            if (found[r])
+                continue; // a key matched twice (an inheritance child has it too): keep one row
+            found[r] = true;
+            std::string &line = lines[r];
+            for (int c = 1; c < res.columns(); ++c) {
+                if (c > 1)
+                    line += '\t';
+                if (res.isNull(i, c))
+                    line += copytext::kNull;
+                else
+                    copytext::escape(res.value(i, c), line);
+            }
         }
     }
+    long long gone = 0;
+    for (size_t r : missing)
+        gone += found[r] ? 0 : 1; // deleted at the source since: its delete follows in the stream
     RowSet out;
     out.reserve(rows.size(), rows.bytes());
     for (size_t r = 0; r < rows.size(); ++r) {
         if (!replace[r])
             out.append(rows.line(r), rows.row(r).op, rows.row(r).version, rows.unchangedMask(r));
-        else if (!lines[r].empty())
+        else if (found[r])
             out.append(lines[r], rows.row(r).op, rows.row(r).version);
     }
     rows = std::move(out);

@@ -4,6 +4,7 @@
 #include "core/base/testhooks.h"
 #include "core/model/error.h"
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <set>
@@ -44,6 +45,22 @@ ON CONFLICT (pipeline, source_table) DO UPDATE SET
     batches = c.batches + 1,
     updated_at = now()
 )sql";
+
+/// Keys per lookup of partialRowsWithoutTarget: one round trip for a batch of a busy table, few
+/// enough for the planner to probe the key index per key.
+constexpr size_t kKeysPerLookup = 1000;
+
+/// `value` as an element of a Postgres array literal (`{"a","b\"c"}`).
+void appendArrayElement(std::string_view value, std::string &out)
+{
+    out += '"';
+    for (char c : value) {
+        if (c == '"' || c == '\\')
+            out += '\\';
+        out += c;
+    }
+    out += '"';
+}
 
 /// Runs DDL that may race with another session doing the same IF NOT EXISTS (which can still
 /// fail with a unique violation on the catalog); retries a few times.
@@ -674,26 +691,50 @@ std::vector<size_t> PgMerger::partialRowsWithoutTarget(const RowSet &rows)
     std::vector<size_t> out;
     if (!rows.hasUnchanged() || !m_source.hasPrimaryKey())
         return out;
-    std::string where, sel;
-    for (size_t i = 0; i < m_source.primaryKey.size(); ++i) {
-        const auto &k = m_source.columns[static_cast<size_t>(m_source.primaryKey[i])];
-        where += (i ? " AND " : "") + quoteIdent(k.name) + " = $" + std::to_string(i + 1) + "::" + columnTypeSql(k);
+    std::vector<size_t> partial;
+    for (size_t r = 0; r < rows.size(); ++r)
+        if (!rows.unchangedMask(r).empty() && rows.row(r).op != ChangeOp::Delete)
+            partial.push_back(r);
+    if (partial.empty())
+        return out;
+    // One query per kKeysPerLookup keys, not one per row: the keys travel as one text[]
+    // parameter per key column, cast to the column's type here, and the anti-join probes the
+    // target's key index per key (a batch of updates that leave large values unchanged used to
+    // cost a round trip per row).
+    const auto &pk = m_source.primaryKey;
+    std::string arrays, names, on;
+    for (size_t i = 0; i < pk.size(); ++i) {
+        const auto &k = m_source.columns[static_cast<size_t>(pk[i])];
+        const std::string n = "k" + std::to_string(i + 1);
+        arrays += (i ? ", $" : "$") + std::to_string(i + 1) + "::text[]";
+        names += n + ", ";
+        on += (i ? " AND t." : "t.") + quoteIdent(k.name) + " = k." + n + "::" + columnTypeSql(k);
     }
-    const std::string sql = "SELECT 1 FROM " + m_targetSql + " WHERE " + where;
+    const std::string sql = "SELECT k.ord FROM unnest(" + arrays + ") WITH ORDINALITY AS k(" + names +
+                            "ord) WHERE NOT EXISTS (SELECT 1 FROM " + m_targetSql + " t WHERE " + on + ")";
     std::vector<std::string_view> fields;
-    for (size_t r = 0; r < rows.size(); ++r) {
-        if (rows.unchangedMask(r).empty() || rows.row(r).op == ChangeOp::Delete)
-            continue;
-        copytext::split(rows.line(r), fields);
-        Params params;
-        for (int k : m_source.primaryKey) {
-            std::string v;
-            copytext::unescape(fields.at(static_cast<size_t>(k)), v);
-            params.emplace_back(std::move(v));
+    std::string value;
+    for (size_t from = 0; from < partial.size(); from += kKeysPerLookup) {
+        const size_t to = std::min(partial.size(), from + kKeysPerLookup);
+        std::vector<std::string> keyArrays(pk.size(), "{");
+        for (size_t p = from; p < to; ++p) {
+            copytext::split(rows.line(partial[p]), fields);
+            for (size_t i = 0; i < pk.size(); ++i) {
+                value.clear();
+                copytext::unescape(fields.at(static_cast<size_t>(pk[i])), value);
+                if (p > from)
+                    keyArrays[i] += ',';
+                appendArrayElement(value, keyArrays[i]);
+            }
         }
-        if (m_conn->execParams(sql, params).rows() == 0)
-            out.push_back(r);
+        Params params;
+        for (auto &a : keyArrays)
+            params.emplace_back(a + "}");
+        auto res = m_conn->execParams(sql, params);
+        for (int i = 0; i < res.rows(); ++i)
+            out.push_back(partial[from + static_cast<size_t>(res.toInt(i, 0)) - 1]);
     }
+    std::sort(out.begin(), out.end());
     return out;
 }
 

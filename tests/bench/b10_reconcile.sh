@@ -45,15 +45,16 @@ b10_driftless() { # EXPECTED_DIFFS
 
 bench_b10() {
   log "B10: reconciliation of $ROWS rows, equal and 0.1% different, $RUNS rounds"
-  local have_cmp=yes
-  command -v pg_comparator >/dev/null || have_cmp=no
+  need B10 postgresql-comparator pg_comparator || return 0
   clone_db seed b10_src
   clone_db seed b10_dst
-  if [[ $have_cmp == yes ]]; then
-    pg b10_src -c "CREATE EXTENSION IF NOT EXISTS pgcmp" >/dev/null 2>&1 || have_cmp=no
-    pg b10_dst -c "CREATE EXTENSION IF NOT EXISTS pgcmp" >/dev/null 2>&1 || have_cmp=no
-  fi
-  [[ $have_cmp == yes ]] || log "B10: pg_comparator or its pgcmp extension is missing (apt-get install postgresql-comparator): no baseline"
+  local db
+  for db in b10_src b10_dst; do
+    if ! pg "$db" -c "CREATE EXTENSION IF NOT EXISTS pgcmp" >"$WORK/b10_ext.log" 2>&1; then
+      refuse B10 "pg_comparator's pgcmp extension cannot be created in the Postgres of the benchmark ($(head -n 1 "$WORK/b10_ext.log")); install the one for Postgres 15 (package postgresql-comparator)"
+      return 0
+    fi
+  done
   write_workspace "$WORK/b10.yaml" b10_src "{ kind: postgres, dsn: \"$(pg_dsn b10_dst)\" }" \
     "{ table: bench.t, strategy: full_refresh }"
   cli_apply "$WORK/b10.state" "$WORK/b10.yaml"
@@ -70,14 +71,12 @@ bench_b10() {
       t0=$EPOCHREALTIME; b10_driftless "$expected"; t1=$EPOCHREALTIME
       eng+=("$(elapsed "$t0" "$t1")")
       timed b10_floor; floor+=("$CMD_SECS")
-      if [[ $have_cmp == yes ]]; then
-        t0=$EPOCHREALTIME; b10_comparator "$expected"; t1=$EPOCHREALTIME
-        base+=("$(elapsed "$t0" "$t1")")
-      fi
+      t0=$EPOCHREALTIME; b10_comparator "$expected"; t1=$EPOCHREALTIME
+      base+=("$(elapsed "$t0" "$t1")")
     done
     local e f b
     e=$(median "${eng[@]}"); f=$(median "${floor[@]}")
-    b=$([[ $have_cmp == yes ]] && median "${base[@]}" || echo 0)
+    b=$(median "${base[@]}")
     [[ $case == equal ]] && equal_secs=$e
     local extra=""
     [[ $case == diff ]] && extra=" diff_vs_equal=$(ratio "$e" "$equal_secs") diff_vs_equal_goal_met=$(below "$(ratio "$e" "$equal_secs")" 1.5001)"

@@ -249,8 +249,8 @@ b11_rebackfill() {
 bench_b11() {
   local runs=${B11_RUNS:-$RUNS}
   log "B11: re-backfill of $ROWS rows while CDC streams under $B11_TPS TPS vs the COPY pipe without load, $runs rounds"
-  [[ -x $PG_BIN/pgbench ]] || die "B11 needs $PG_BIN/pgbench (package postgresql-15)"
-  command -v sqlite3 >/dev/null || die "B11 needs sqlite3 (it reads the engine's events)"
+  need B11 postgresql-15 "$PG_BIN/pgbench" || return 0
+  need B11 sqlite3 sqlite3 || return 0 # it reads the engine's events
   b11_setup
 
   "$CLI" --state "$WORK/b11.state" run --pipeline b11 >"$WORK/b11_run.log" 2>&1 &

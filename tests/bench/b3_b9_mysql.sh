@@ -5,7 +5,7 @@
 #   driftless full refresh     `driftless-cli run --once` on a full_refresh table
 #   driftless initial load     the same on a cursor table (key-ordered pages copied straight in)
 #   baseline                   mariadb --quick -N -e "SELECT ..." | psql -c "COPY ... FROM STDIN"
-#   pgloader                   pgloader mysql://... postgresql://... (when installed)
+#   pgloader                   pgloader mysql://... postgresql://... (Debian pgloader; B3 refuses without it)
 #
 # B9: MariaDB binlog CDC. ROWS rows are inserted on the source in 1000-row transactions while
 # nothing reads; then
@@ -72,6 +72,8 @@ b3_pgloader() {
 
 bench_b3() {
   log "B3: backfill mysql->pg, $ROWS rows, $RUNS rounds"
+  need B3 mariadb-client-core mariadb || return 0
+  need B3 pgloader pgloader || return 0
   export MYSQL_PWD=$MY_PASSWORD
   my -e "DROP DATABASE IF EXISTS bench3; CREATE DATABASE bench3"
   my bench3 -e "$MY_BENCH_DDL"
@@ -83,8 +85,7 @@ bench_b3() {
   my_write_workspace "$WORK/b3_cur.yaml" bench3 b3_cur "{ table: bench3.t, strategy: cursor, cursor: updated_at }"
   cli_apply "$WORK/b3_fr.state" "$WORK/b3_fr.yaml"
   cli_apply "$WORK/b3_cur.state" "$WORK/b3_cur.yaml"
-  local have_pgloader=
-  command -v pgloader >/dev/null && have_pgloader=1
+  local have_pgloader=1
 
   local fr=() cur=() base=() pgl=() rss_fr=() rss_cur=() r k c
   local cases=(fr cur base pgl)
@@ -143,6 +144,8 @@ bench_b3() {
 
 bench_b9() {
   log "B9: MariaDB binlog CDC, $ROWS rows in 1000-row transactions, $RUNS rounds"
+  need B9 mariadb-client-core mariadb || return 0
+  need B9 mariadb-client mariadb-binlog || return 0
   export MYSQL_PWD=$MY_PASSWORD
   my -e "DROP DATABASE IF EXISTS bench9; CREATE DATABASE bench9"
   my bench9 -e "$MY_BENCH_DDL"
@@ -200,6 +203,8 @@ bench_b9() {
 #   baseline (mysql->mysql)    mariadb-dump --single-transaction bench3 t | mariadb b4_dump
 bench_b4() {
   log "B4: backfill into MariaDB, $ROWS rows, $RUNS rounds"
+  need B4 mariadb-client-core mariadb || return 0
+  need B4 mariadb-client mariadb-dump || return 0
   export MYSQL_PWD=$MY_PASSWORD
   # mysql->mysql needs B3's source table; pg->mysql the seed database.
   if [[ $(my -N -e "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'bench3' AND TABLE_NAME = 't'") != 1 ]]; then

@@ -33,9 +33,12 @@ SQL
 }
 
 bench_b5() {
-  command -v sqlite3 >/dev/null || die "B5 needs the sqlite3 shell (apt-get install sqlite3)"
+  need B5 sqlite3 sqlite3 || return 0
   local v; v=$(sqlite3 -version | cut -d' ' -f1)
-  [[ $(printf '%s\n3.32.0\n' "$v" | sort -V | head -n 1) == 3.32.0 ]] || die "B5 needs sqlite3 >= 3.32 for .import --csv (have $v)"
+  if [[ $(printf '%s\n3.32.0\n' "$v" | sort -V | head -n 1) != 3.32.0 ]]; then
+    refuse B5 "sqlite3 $v is too old for .import --csv (needs >= 3.32; package sqlite3)"
+    return 0
+  fi
   log "B5: backfill pg->SQLite, $ROWS rows, $RUNS rounds"
   write_workspace "$WORK/b5_fr.yaml" seed "{ kind: sqlite, path: \"$WORK/b5_fr.sqlite\" }" \
     "{ table: bench.t, strategy: full_refresh }"

@@ -323,8 +323,8 @@ SQL
 bench_b8() {
   local runs=${B8_RUNS:-$RUNS}
   log "B8: CDC ingest (1 x $ROWS, $((ROWS / 1000)) x 1000, $((ROWS / 10)) x 1 rows) vs pg_recvlogical, $runs rounds; lag"
-  [[ -x $PG_BIN/pg_recvlogical ]] || die "B8 needs $PG_BIN/pg_recvlogical (package postgresql-15)"
-  [[ -x $PG_BIN/pgbench ]] || die "B8 needs $PG_BIN/pgbench (package postgresql-15)"
+  need B8 postgresql-client-15 "$PG_BIN/pg_recvlogical" || return 0
+  need B8 postgresql-15 "$PG_BIN/pgbench" || return 0
   b8_ingest "$runs"
   b8_lag
 }

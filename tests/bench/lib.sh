@@ -7,6 +7,59 @@
 die() { echo "bench: error: $*" >&2; exit 1; }
 log() { echo "[bench $(date +%H:%M:%S)] $*" >&2; }
 
+# --- baselines ------------------------------------------------------------------------------
+
+# A benchmark without its baseline must not print a ratio: it refuses instead, saying what is
+# missing, and run_all.sh exits non-zero at the end. With --install (BENCH_INSTALL=1) a missing
+# package is installed first with apt-get, as packaging/install-deps.sh does (sudo when not root).
+REFUSED=()
+
+# Prints `ID refused: REASON` as the benchmark's result line and remembers it: ID REASON...
+refuse() {
+  local id=$1; shift
+  result "$id refused: $*"
+  REFUSED+=("$id")
+}
+
+# True when COMMAND (a name on PATH or an absolute path) can be run.
+have_cmd() { if [[ $1 == /* ]]; then [[ -x $1 ]]; else command -v "$1" >/dev/null; fi; }
+
+# Installs Debian packages (only with --install): PACKAGE...
+install_packages() {
+  local sudo=()
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { log "cannot install $* (not root and no sudo)"; return 1; }
+    sudo=(sudo)
+  fi
+  log "installing $* (apt-get)"
+  # Keep Debian from starting packaged services: the benchmarks run their own servers.
+  local policy_added=0 rc=0
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee /usr/sbin/policy-rc.d >/dev/null
+    "${sudo[@]}" chmod 755 /usr/sbin/policy-rc.d
+    policy_added=1
+  fi
+  if ! DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends "$@" >&2; then
+    "${sudo[@]}" apt-get update -q >&2 || true
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends "$@" >&2 || rc=$?
+  fi
+  [[ $policy_added == 0 ]] || "${sudo[@]}" rm -f /usr/sbin/policy-rc.d
+  return "$rc"
+}
+
+# Checks that a baseline or tool is there (installing it with --install), else refuses the
+# benchmark and returns 1: ID PACKAGE COMMAND
+#   need B10 postgresql-comparator pg_comparator || return 0
+need() {
+  local id=$1 pkg=$2 cmd=$3
+  have_cmd "$cmd" && return 0
+  if [[ ${BENCH_INSTALL:-} == 1 ]]; then
+    install_packages "$pkg" && have_cmd "$cmd" && return 0
+  fi
+  refuse "$id" "$(basename "$cmd") (package $pkg) is not installed; run: apt-get install $pkg (or run_all.sh --install)"
+  return 1
+}
+
 # --- numbers --------------------------------------------------------------------------------
 
 # Seconds between two $EPOCHREALTIME stamps.

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Runs the Driftless benchmarks B1, B3, B4, B5, B6, B7, B8, B9, B10 and B11 against their baselines, side by side on
+# Runs the Driftless benchmarks B1, B3, B4, B5, B6, B7, B8, B9, B10, B11, B13 and B15 against their baselines, side by side on
 # throwaway servers, and prints one line per figure (format: reference/benchmarks.md):
 #
 #   B1 rows_per_s=... baseline_rows_per_s=... ratio=... peak_rss_mb=... case=... rows=... ...
 #
-# usage: tests/bench/run_all.sh [--rows N] [--runs K] [--build DIR] [--only B1,B3,B4,B5,B6,B7,B8,B9,B10,B11,B12]
-#                               [--servers ENVFILE]
+# usage: tests/bench/run_all.sh [--rows N] [--runs K] [--build DIR] [--only B1,B3,...,B13,B15]
+#                               [--servers ENVFILE] [--install]
 #   --rows N          rows in bench.t (default 1000000); B8 scales its workloads with it; B11
 #                     re-backfills a table of that many rows
 #   --runs K          rounds per benchmark; figures are medians (default 5; B8 3 unless given)
@@ -14,7 +14,11 @@
 #                     only when named, from a build tree with the UI
 #   --servers FILE    use servers already started with tests/support/servers.sh (their env
 #                     file) instead of starting and stopping our own
+#   --install         install missing baselines (apt-get, as root or with sudo); without it a
+#                     benchmark whose baseline is missing prints `Bn refused: ...` instead of
+#                     figures
 #
+# Exits non-zero when a benchmark failed or refused.
 # Result lines go to stdout; progress goes to stderr. See tests/bench/README.md.
 set -euo pipefail
 
@@ -24,18 +28,21 @@ repo=$(cd "$here/../.." && pwd)
 ROWS=1000000
 RUNS=5
 BUILD=
-ONLY=B1,B3,B4,B5,B6,B7,B8,B9,B10,B11
+ONLY=B1,B3,B4,B5,B6,B7,B8,B9,B10,B11,B13,B15
+BENCH_INSTALL=
 SERVERS_ENV=
 RUNS_GIVEN=
+ROWS_GIVEN=
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while (($#)); do
   case $1 in
-    --rows) ROWS=${2:?--rows needs a number}; shift 2 ;;
+    --rows) ROWS=${2:?--rows needs a number}; ROWS_GIVEN=1; shift 2 ;;
     --runs) RUNS=${2:?--runs needs a number}; RUNS_GIVEN=1; shift 2 ;;
     --build) BUILD=${2:?--build needs a folder}; shift 2 ;;
     --only) ONLY=${2:?--only needs a list}; shift 2 ;;
     --servers) SERVERS_ENV=${2:?--servers needs an env file}; shift 2 ;;
+    --install) BENCH_INSTALL=1; shift ;;
     -h|--help) usage ;;
     *) echo "run_all.sh: unknown argument '$1'" >&2; usage ;;
   esac
@@ -44,7 +51,7 @@ done
 [[ $RUNS =~ ^[0-9]+$ && $RUNS -ge 1 ]] || { echo "run_all.sh: --runs must be a number >= 1" >&2; exit 2; }
 ONLY=${ONLY^^}
 for b in ${ONLY//,/ }; do
-  [[ $b =~ ^B(1|3|4|5|6|7|8|9|10|11|12)$ ]] || { echo "run_all.sh: unknown benchmark '$b' (B1, B3, B4, B5, B6, B7, B8, B9, B10, B11, B12)" >&2; exit 2; }
+  [[ $b =~ ^B(1|3|4|5|6|7|8|9|10|11|12|13|15)$ ]] || { echo "run_all.sh: unknown benchmark '$b' (B1, B3, B4, B5, B6, B7, B8, B9, B10, B11, B12, B13, B15)" >&2; exit 2; }
 done
 selected() { [[ ,$ONLY, == *,$1,* ]]; }
 
@@ -68,12 +75,17 @@ source "$here/b10_reconcile.sh"
 source "$here/b11_rebackfill.sh"
 # shellcheck source=b12_gui.sh
 source "$here/b12_gui.sh"
+# shellcheck source=b13_large.sh
+source "$here/b13_large.sh"
+# shellcheck source=b15_tablesize.sh
+source "$here/b15_tablesize.sh"
 # B8 drains two 1M-row workloads twice per round: 3 rounds keep it near 5 minutes on 2 cores.
 [[ -n $RUNS_GIVEN ]] || B8_RUNS=${B8_RUNS:-3}
 
 # --- tools and binaries -------------------------------------------------------------------------
 
-[[ -x /usr/bin/time ]] || die "/usr/bin/time is missing (apt-get install time); it measures peak RSS"
+[[ -x /usr/bin/time || -z $BENCH_INSTALL ]] || install_packages time || true
+[[ -x /usr/bin/time ]] || die "/usr/bin/time is missing (apt-get install time, or --install); it measures peak RSS"
 command -v cmake >/dev/null || die "cmake is missing"
 if [[ -z $BUILD ]]; then
   for d in "$repo/build/bench" "$repo/build/dev"; do
@@ -171,6 +183,12 @@ selected B9 && bench_b9
 selected B10 && bench_b10
 selected B11 && bench_b11
 selected B12 && bench_b12
+selected B13 && bench_b13
+selected B15 && bench_b15
 
 log "done in $(printf '%.0f' "$(elapsed "$t_start" "$EPOCHREALTIME")") s; results:"
 sed 's/^/  /' "$WORK/results.txt" >&2
+if ((${#REFUSED[@]})); then
+  log "refused (a baseline is missing, no figures): ${REFUSED[*]}"
+  exit 1
+fi

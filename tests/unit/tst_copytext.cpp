@@ -19,6 +19,32 @@ TEST(CopyText, escapeThenUnescapeIsIdentityForEveryByte)
     EXPECT_EQ(back, all);
 }
 
+TEST(CopyText, escapeFindsEveryEscapedByteAtEveryOffsetOfLongValues)
+{
+    // escape skips 8 plain bytes at a time: each byte that needs an escape, at each position of
+    // such a word and next to bytes just above and below the ones it looks for, is still escaped.
+    const std::string special = std::string("\\\n\r\t\b\f\v", 7);
+    for (char c : special) {
+        for (size_t at = 0; at < 40; ++at) {
+            std::string v(40, 'x');
+            v[(at + 1) % 40] = '\x0e';
+            v[(at + 2) % 40] = '\x07';
+            v[(at + 3) % 40] = '[';
+            v[(at + 4) % 40] = '\xdc';
+            v[at] = c;
+            std::string esc, back;
+            copytext::escape(v, esc);
+            EXPECT_EQ(esc.size(), v.size() + 1) << "byte " << int(c) << " at " << at;
+            copytext::unescape(esc, back);
+            EXPECT_EQ(back, v) << "byte " << int(c) << " at " << at;
+        }
+    }
+    std::string plain(100000, 'a');
+    std::string esc;
+    copytext::escape(plain, esc);
+    EXPECT_EQ(esc, plain);
+}
+
 TEST(CopyText, unescapeUnderstandsOctalAndHexForms)
 {
     std::string out;
