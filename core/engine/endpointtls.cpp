@@ -5,6 +5,7 @@
 #include "core/db/mysqlconnection.h"
 #include "core/db/pgconnection.h"
 #include "core/db/pgtls.h"
+#include "core/engine/sshtunnel.h"
 #include "core/engine/statusreport.h"
 #include "core/model/dsn.h"
 #include "core/model/error.h"
@@ -261,14 +262,20 @@ json endpointsTlsJsonValue(const Workspace &ws)
             tls = tlsJsonValue(seen->tls);
             tls["chosen_by"] = seen->chosenBy;
             tls["checked_at"] = formatIso8601(seen->atMs);
-            if (auto w = tlsWarning(e, *seen))
+            if (e.ssh)
+                tls["note"] = "ssh tunnel via " + e.ssh->display() + "; not TLS to the server";
+            else if (auto w = tlsWarning(e, *seen))
                 warning = {{"message", w->message}, {"fix", w->fix}};
         }
+        // Through a tunnel the last hop is a Unix socket, but the server is not on this machine.
+        if (e.ssh)
+            loopback = false;
         out.push_back({{"name", name},
                        {"kind", std::string(toString(e.kind))},
                        {"loopback", loopback},
                        {"tls", tls},
-                       {"tls_warning", warning}});
+                       {"tls_warning", warning},
+                       {"tunnel", tunnelJsonValue(e)}});
     }
     return out;
 }

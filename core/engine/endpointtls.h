@@ -56,7 +56,8 @@ nlohmann::json tlsJsonValue(const TlsState &t);
 TlsState tlsFromJson(const nlohmann::json &j);
 /// `/sync/status`'s `endpoints`: per database endpoint of `ws`, `name`, `kind`, `loopback` and
 /// `tls` (tlsJsonValue plus `chosen_by` and `checked_at`; null before the engine connected) and
-/// `tls_warning` (null, or `{message, fix}`).
+/// `tls_warning` (null, or `{message, fix}`), and `tunnel` (null without `ssh:`, else
+/// `{state, reason, via, since}`: core/engine/sshtunnel.h).
 nlohmann::json endpointsTlsJsonValue(const Workspace &ws);
 
 } // namespace driftless::core
