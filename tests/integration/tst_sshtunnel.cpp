@@ -27,6 +27,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <regex>
 #include <thread>
 
 using namespace driftless;
@@ -240,7 +241,8 @@ TEST_F(SshTunnel, aRotatedHostKeyIsRefusedWithBothFingerprints)
     EXPECT_TRUE(has(r.err, "trusted " + before + " (ED25519)")) << r.err;
     EXPECT_TRUE(has(r.err, "offered now " + after + " (ED25519)")) << r.err;
     EXPECT_TRUE(has(r.err, "trust-host src --replace")) << r.err;
-    EXPECT_FALSE(std::filesystem::exists(dir.file("out.db")) && has(sqliteDump(dir.file("out.db")), "one"));
+    auto landed = [&] { return output("sqlite3 '" + dir.file("out.db") + "' 'SELECT note FROM items' 2>/dev/null"); };
+    EXPECT_EQ(landed(), "");
 
     // trust-host shows both and refuses without --replace, even with --yes.
     r = cli({"trust-host", "src", "--yes"});
@@ -254,7 +256,7 @@ TEST_F(SshTunnel, aRotatedHostKeyIsRefusedWithBothFingerprints)
     ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
     r = cli({"run", "--once"});
     EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
-    EXPECT_TRUE(has(sqliteDump(dir.file("out.db")), "one"));
+    EXPECT_EQ(landed(), "one\n");
 }
 
 TEST_F(SshTunnel, killingSshdMidStreamRecoversWithNothingLost)
@@ -271,10 +273,41 @@ TEST_F(SshTunnel, killingSshdMidStreamRecoversWithNothingLost)
           "  - name: " + pipeline + "\n    source: src\n    target: dst\n"
           "    tables:\n      - { table: public.items, strategy: cdc }\n");
     trust("src");
-    const std::string runLog = dir.file("run.log");
-    std::map<std::string, std::string> runEnv = env;
-    const int pid = spawnCli({"--state", state, "run", "--guard-every", "1s"}, runEnv, runLog);
+    // serve runs the engine and answers /sync/status, where the tunnel's state and alerts show.
+    const std::string runLog = dir.file("serve.log");
+    const int pid =
+        spawnCli({"--state", state, "serve", "--listen", "127.0.0.1:0", "--monitor-every", "300ms"}, env, runLog);
     spawned.push_back(pid);
+    int port = 0;
+    const std::regex served("serving http://127\\.0\\.0\\.1:([0-9]+)/sync/status");
+    ASSERT_TRUE(waitFor(
+        [&] {
+            std::smatch m;
+            const std::string out = readFile(runLog);
+            if (std::regex_search(out, m, served))
+                port = std::stoi(m[1]);
+            return port > 0;
+        },
+        60))
+        << readFile(runLog);
+    auto status = [&] {
+        const auto r = httpRequest(port, "GET", "/sync/status");
+        return r.status == 200 ? nlohmann::json::parse(r.body, nullptr, false) : nlohmann::json();
+    };
+    auto tunnelOf = [&](const nlohmann::json &doc) -> nlohmann::json {
+        if (doc.is_object() && doc.contains("endpoints"))
+            for (const auto &e : doc["endpoints"])
+                if (e.value("name", "") == "src" && e["tunnel"].is_object())
+                    return e["tunnel"];
+        return nlohmann::json::object();
+    };
+    auto alertOpen = [&](const nlohmann::json &doc) {
+        if (doc.is_object() && doc.contains("alerts"))
+            for (const auto &a : doc["alerts"])
+                if (a.value("kind", "") == "tunnel_down" && has(a.value("message", ""), "tunnel down"))
+                    return true;
+        return false;
+    };
     auto count = [&] {
         try {
             return std::stoi(dst.scalar("SELECT count(*) FROM public.items"));
@@ -283,6 +316,7 @@ TEST_F(SshTunnel, killingSshdMidStreamRecoversWithNothingLost)
         }
     };
     ASSERT_TRUE(waitFor([&] { return count() == 100; }, 180)) << readFile(runLog);
+    EXPECT_TRUE(waitFor([&] { return tunnelOf(status()).value("state", "") == "up"; }, 60)) << status().dump();
 
     // A bounded writer: 300 rows at most 50 a second; sshd dies after the first 100.
     std::atomic<int> written{0};
@@ -301,9 +335,11 @@ TEST_F(SshTunnel, killingSshdMidStreamRecoversWithNothingLost)
     ASSERT_TRUE(sshd("stop"));
     writer.join();
 
-    // The alert says so, and nothing written after the outage arrives while it lasts.
-    EXPECT_TRUE(waitFor([&] { return has(readFile(runLog), "tunnel down: the SSH tunnel of endpoint src"); }, 120))
-        << readFile(runLog);
+    // Status and the alert say so, and nothing written after the outage arrives while it lasts.
+    EXPECT_TRUE(waitFor([&] { return tunnelOf(status()).value("state", "") == "down"; }, 120)) << status().dump();
+    EXPECT_TRUE(waitFor([&] { return alertOpen(status()); }, 60)) << status().dump();
+    EXPECT_TRUE(waitFor([&] { return has(tunnelOf(status()).value("reason", ""), "refused the connection"); }, 60))
+        << status().dump();
     EXPECT_LT(count(), 400) << "rows arrived without sshd: the engine does not use the tunnel";
     EXPECT_NE(pgTableHash(dst, "public.items"), pgTableHash(src, "public.items"));
 
@@ -311,7 +347,8 @@ TEST_F(SshTunnel, killingSshdMidStreamRecoversWithNothingLost)
     EXPECT_TRUE(waitFor([&] { return pgTableHash(dst, "public.items") == pgTableHash(src, "public.items"); }, 300))
         << "target " << pgTableHash(dst, "public.items") << " source " << pgTableHash(src, "public.items") << "\n"
         << readFile(runLog);
-    EXPECT_TRUE(waitFor([&] { return has(readFile(runLog), "cleared: tunnel down"); }, 60)) << readFile(runLog);
+    EXPECT_TRUE(waitFor([&] { return tunnelOf(status()).value("state", "") == "up" && !alertOpen(status()); }, 60))
+        << status().dump();
 
     ::kill(pid, SIGTERM);
     EXPECT_EQ(waitPid(pid, 120), 0) << readFile(runLog);
