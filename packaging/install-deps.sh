@@ -10,6 +10,8 @@ LIBS=(qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev qt6-httpserver-
       libpq-dev libsqlite3-dev libssl-dev libyaml-cpp-dev nlohmann-json3-dev
       libmariadb-dev libmysqlcppconn-dev)
 SERVERS=(postgresql-15 postgresql-client-15 mariadb-server mariadb-client sqlite3)
+# SSH tunnels: the engine runs the system ssh client; tst_sshtunnel starts an sshd of its own.
+SSH=(openssh-client openssh-server)
 # curl and openssl: tst_agent's independent HTTPS client and certificate tools. groff-base and
 # zsh: tst_clihelp renders the man pages and checks the completion scripts. lintian, man-db and
 # dpkg-dev: package_deb lints, installs and reads the .deb.
@@ -21,7 +23,7 @@ KEYCHAIN=(dbus-daemon gnome-keyring libsecret-1-0 libsecret-tools)
 # The binlog decoder's fuzz test (tests/fuzz/run.sh): clang and its libFuzzer runtime.
 FUZZ=(clang-14 libclang-rt-14-dev)
 
-want=("${BUILD[@]}" "${LIBS[@]}" "${SERVERS[@]}" "${TEST[@]}" "${KEYCHAIN[@]}" "${FUZZ[@]}")
+want=("${BUILD[@]}" "${LIBS[@]}" "${SERVERS[@]}" "${SSH[@]}" "${TEST[@]}" "${KEYCHAIN[@]}" "${FUZZ[@]}")
 if [[ "${1:-}" == "--print" ]]; then printf '%s\n' "${want[@]}"; exit 0; fi
 
 missing=()

@@ -4,6 +4,7 @@
 #include "app/cli/keychain.h"
 #include "app/cli/liveview.h"
 #include "app/cli/serve.h"
+#include "app/cli/trusthost.h"
 
 #include "core/agent/agentauth.h"
 
@@ -23,6 +24,7 @@
 #include "core/engine/slotguard.h"
 #include "core/engine/slotprojection.h"
 #include "core/engine/slots.h"
+#include "core/engine/sshtunnel.h"
 #include "core/engine/stateobserver.h"
 #include "core/engine/statusreport.h"
 #include "core/engine/workspacestate.h"
@@ -1080,6 +1082,27 @@ int cmdComplete(Args &a)
     return kOk;
 }
 
+int cmdTrustHost(Args &a)
+{
+    driftless::cli::TrustHostOptions o;
+    o.yes = a.flag("--yes");
+    o.replace = a.flag("--replace");
+    const std::string file = a.option("--file");
+    if (a.rest.size() != 1)
+        throw UsageError("trust-host needs exactly one ENDPOINT");
+    const std::string name = a.rest.front();
+    a.rest.clear();
+    // Before apply (whose checks connect through the tunnel), the endpoint comes from the file.
+    const Workspace ws = file.empty() ? WorkspaceState(a.state).workspace() : WorkspaceFile::load(file);
+    const Endpoint *e = ws.endpoint(name);
+    if (!e)
+        throw UsageError("no endpoint '" + name + "' in " + (file.empty() ? "the workspace" : file) +
+                         (file.empty() ? "; for a workspace not applied yet, add --file FILE" : ""));
+    if (!e->ssh)
+        throw UsageError("endpoint '" + name + "' has no ssh: tunnel; there is no host key to trust");
+    return driftless::cli::trustHost(*e, o);
+}
+
 /// The passwords the app saved in the keychain, for the commands that connect to the servers.
 void useSavedPasswords(const Args &a)
 {
@@ -1119,6 +1142,7 @@ int main(int argc, char **argv)
         }
         if (a.command == "completion")
             return cmdCompletion(a);
+        setSshKnownHostsFile(a.state + ".known_hosts");
         useSavedPasswords(a);
         if (a.command == "__complete")
             return cmdComplete(a);
@@ -1156,6 +1180,8 @@ int main(int argc, char **argv)
             return cmdReports(a);
         if (a.command == "report")
             return cmdReport(a);
+        if (a.command == "trust-host")
+            return cmdTrustHost(a);
         if (a.command == "backfill" || a.command == "rebackfill")
             return cmdBackfill(a);
         throw UsageError("unknown command '" + a.command + "'");

@@ -5,6 +5,7 @@
 #include "ui/resources.h"
 
 #include "core/base/log.h"
+#include "core/engine/sshtunnel.h"
 #include "core/engine/workspacestate.h"
 
 #include <QApplication>
@@ -137,6 +138,7 @@ int main(int argc, char **argv)
         statePath = qEnvironmentVariable("DRIFTLESS_STATE");
     if (statePath.isEmpty())
         statePath = QString::fromStdString(driftless::core::WorkspaceState::defaultPath());
+    driftless::core::setSshKnownHostsFile(statePath.toStdString() + ".known_hosts");
 
     installSignalHandlers();
     QSocketNotifier signalNotifier(g_signalPipe[0], QSocketNotifier::Read);

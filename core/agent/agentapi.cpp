@@ -14,11 +14,13 @@
 #include "core/engine/reportexport.h"
 #include "core/engine/resnapshot.h"
 #include "core/engine/slots.h"
+#include "core/engine/sshtunnel.h"
 #include "core/engine/statusreport.h"
 #include "core/model/error.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <string_view>
@@ -219,7 +221,7 @@ const std::map<std::string, std::string> &knownPaths()
         {"pause", "POST"},       {"resume", "POST"}, {"backfill", "POST"},      {"promote", "POST"},
         {"reconcile", "POST"},   {"repair", "POST"}, {"engine", "GET"},         {"engine/start", "POST"},
         {"engine/stop", "POST"}, {"probe", "POST"},  {"discover", "POST"},
-        {"doctor", "POST"},      {"decommission", "POST"},
+        {"doctor", "POST"},      {"decommission", "POST"}, {"trust-host", "POST"},
     };
     return paths;
 }
@@ -259,6 +261,30 @@ std::optional<ApiResponse> endpointCall(const std::string &path, const ApiReques
     if (path == "discover" && request.method == "POST") {
         const json body = parseBody(request);
         return jsonResponse(200, discoveryJsonValue(discoverSource(requestEndpoint(body, ws))));
+    }
+    if (path == "trust-host" && request.method == "POST") {
+        // Trusts the one key the DBA confirmed, and only if the server still offers it.
+        const json body = parseBody(request);
+        const Endpoint e = requestEndpoint(body, ws);
+        if (!e.ssh)
+            throw BadRequest{400, "endpoint '" + e.name + "' has no ssh tunnel: there is no host key to trust"};
+        const std::string fingerprint = stringField(body, "fingerprint");
+        const bool replace = body.value("replace", false);
+        const auto offered = scanHostKeys(*e.ssh);
+        const auto key = std::find_if(offered.begin(), offered.end(),
+                                      [&](const SshHostKey &k) { return k.fingerprint == fingerprint; });
+        if (key == offered.end())
+            throw BadRequest{409, "the SSH server " + e.ssh->host + " does not offer " + fingerprint +
+                                      " now; test the connection again and compare the fingerprint it shows"};
+        const auto trusted = trustedHostKeys(*e.ssh);
+        const bool changed = !trusted.empty() &&
+                             std::none_of(trusted.begin(), trusted.end(),
+                                          [&](const SshHostKey &k) { return k.blob == key->blob; });
+        if (changed && !replace)
+            throw BadRequest{409, "the SSH host key of " + e.ssh->host + " CHANGED: another key is trusted; "
+                                  "send \"replace\": true only after its administrator confirmed the new one"};
+        trustHostKeys(*e.ssh, {*key}, changed);
+        return jsonResponse(200, json{{"trusted", key->label()}, {"known_hosts", sshKnownHostsFile()}});
     }
     return std::nullopt;
 }
@@ -370,7 +396,8 @@ ApiResponse AgentApi::handleLocal(const ApiRequest &request, const std::string &
 
 bool AgentApi::isStateless(const std::string &path)
 {
-    return path == std::string(kPrefix) + "probe" || path == std::string(kPrefix) + "discover";
+    return path == std::string(kPrefix) + "probe" || path == std::string(kPrefix) + "discover" ||
+           path == std::string(kPrefix) + "trust-host";
 }
 
 ApiResponse AgentApi::handleStateless(const ApiRequest &request)
@@ -431,7 +458,7 @@ ApiResponse AgentApi::route(const ApiRequest &request, const Origin &origin)
     const bool get = method == "GET" || method == "HEAD";
     const auto now = wallClockMs();
 
-    if (path == "probe" || path == "discover") {
+    if (path == "probe" || path == "discover" || path == "trust-host") {
         const Workspace ws = m_state.workspace();
         if (auto r = endpointCall(path, request, &ws))
             return *r;

@@ -1,5 +1,6 @@
 #include "core/base/passwordprovider.h"
 
+#include <map>
 #include <memory>
 #include <mutex>
 
@@ -10,6 +11,7 @@ namespace {
 std::mutex g_mutex;
 // Shared so a connect in progress keeps the provider it started with while another is set.
 std::shared_ptr<const PgPasswordProvider> g_provider;
+std::map<std::string, std::string> g_aliases;
 
 } // namespace
 
@@ -23,13 +25,22 @@ void setPgPasswordProvider(PgPasswordProvider provider)
 std::optional<std::string> pgPasswordFor(const std::string &dsn)
 {
     std::shared_ptr<const PgPasswordProvider> provider;
+    std::string alias;
     {
         std::lock_guard lock(g_mutex);
         provider = g_provider;
+        if (auto it = g_aliases.find(dsn); it != g_aliases.end())
+            alias = it->second;
     }
     if (!provider)
         return std::nullopt;
-    return (*provider)(dsn);
+    return (*provider)(alias.empty() ? dsn : alias);
+}
+
+void aliasPgPasswordDsn(const std::string &rewritten, const std::string &dsn)
+{
+    std::lock_guard lock(g_mutex);
+    g_aliases[rewritten] = dsn;
 }
 
 } // namespace driftless::core

@@ -22,4 +22,8 @@ void setPgPasswordProvider(PgPasswordProvider provider);
 /// What the installed provider says for `dsn`; nullopt without a provider. Thread-safe.
 std::optional<std::string> pgPasswordFor(const std::string &dsn);
 
+/// Makes pgPasswordFor(`rewritten`) ask the provider for `dsn`: a DSN the engine rewrote (to go
+/// through an SSH tunnel) keeps the password of the DSN as written. Thread-safe.
+void aliasPgPasswordDsn(const std::string &rewritten, const std::string &dsn);
+
 } // namespace driftless::core

@@ -104,6 +104,54 @@ void checkDsnHasNoPassword(const Ctx &c, const YAML::Node &n, const std::string 
     }
 }
 
+SshTunnelSpec parseSsh(const Ctx &c, const YAML::Node &n, const std::string &field, EndpointKind kind)
+{
+    if (kind == EndpointKind::Sqlite)
+        fail(c, n, field, "SQLite endpoints are files on this machine and take no SSH tunnel; remove it");
+    if (!n.IsMap())
+        fail(c, n, field, "expected a map such as { host: bastion.example.com, user: driftless }");
+    checkKeys(c, n, field, {"host", "port", "user", "identity_file", "jump"});
+    SshTunnelSpec t;
+    if (!n["host"])
+        fail(c, n, field + ".host", "missing; the SSH server to tunnel through");
+    t.host = scalar(c, n["host"], field + ".host");
+    if (t.host.front() == '-' || t.host.find_first_of(" \t@") != std::string::npos)
+        fail(c, n["host"], field + ".host", "'" + t.host + "' is not a host name; put the login in 'user'");
+    if (n["port"]) {
+        const auto text = scalar(c, n["port"], field + ".port");
+        int port = 0;
+        try {
+            size_t used = 0;
+            port = std::stoi(text, &used);
+            if (used != text.size())
+                port = 0;
+        } catch (...) {
+            port = 0;
+        }
+        if (port < 1 || port > 65535)
+            fail(c, n["port"], field + ".port", "'" + text + "' is not a port; expected a number from 1 to 65535");
+        t.port = port;
+    }
+    if (!n["user"])
+        fail(c, n, field + ".user", "missing; the login on the SSH server");
+    t.user = scalar(c, n["user"], field + ".user");
+    if (t.user.front() == '-' || t.user.find_first_of(" \t@") != std::string::npos)
+        fail(c, n["user"], field + ".user", "'" + t.user + "' is not a login name");
+    if (n["identity_file"]) {
+        fs::path p = scalar(c, n["identity_file"], field + ".identity_file");
+        // `~/` stays as written (expanded when the tunnel starts); a relative path is the file's folder's.
+        if (p.is_relative() && p.string().rfind("~/", 0) != 0)
+            p = (fs::path(c.baseDir) / p).lexically_normal();
+        t.identityFile = p.string();
+    }
+    if (n["jump"]) {
+        t.jump = scalar(c, n["jump"], field + ".jump");
+        if (t.jump->front() == '-' || t.jump->find_first_of(" \t") != std::string::npos)
+            fail(c, n["jump"], field + ".jump", "'" + *t.jump + "' is not a jump host; write [user@]host[:port]");
+    }
+    return t;
+}
+
 Endpoint parseEndpoint(const Ctx &c, const std::string &name, const YAML::Node &n)
 {
     std::string field = "endpoints." + name;
@@ -111,7 +159,7 @@ Endpoint parseEndpoint(const Ctx &c, const std::string &name, const YAML::Node &
         fail(c, n, field, "endpoint names use letters, digits, '_', '.', '-' (at most 63)");
     if (!n.IsMap())
         fail(c, n, field, "expected a map such as { kind: postgres, dsn: \"...\" }");
-    checkKeys(c, n, field, {"kind", "dsn", "path", "slot_guard"});
+    checkKeys(c, n, field, {"kind", "dsn", "path", "slot_guard", "ssh"});
     Endpoint e;
     e.name = name;
     if (!n["kind"])
@@ -190,6 +238,8 @@ Endpoint parseEndpoint(const Ctx &c, const std::string &name, const YAML::Node &
             fail(c, g["warn_retained"], gf + ".warn_retained", "must not be above max_retained");
         e.slotGuard = sg;
     }
+    if (auto s = n["ssh"])
+        e.ssh = parseSsh(c, s, field + ".ssh", e.kind);
     return e;
 }
 
@@ -479,6 +529,18 @@ std::string WorkspaceFile::toYaml(const Workspace &ws)
             if (g.minSafeWal)
                 out << YAML::Key << "min_safe_wal" << YAML::Value << formatByteSize(*g.minSafeWal);
             emitDuration(out, "inactive_alert", g.inactiveAlert);
+            out << YAML::EndMap;
+        }
+        if (e.ssh) {
+            const auto &t = *e.ssh;
+            out << YAML::Key << "ssh" << YAML::Value << YAML::Flow << YAML::BeginMap;
+            out << YAML::Key << "host" << YAML::Value << YAML::DoubleQuoted << t.host;
+            out << YAML::Key << "port" << YAML::Value << t.port;
+            out << YAML::Key << "user" << YAML::Value << YAML::DoubleQuoted << t.user;
+            if (t.identityFile)
+                out << YAML::Key << "identity_file" << YAML::Value << YAML::DoubleQuoted << *t.identityFile;
+            if (t.jump)
+                out << YAML::Key << "jump" << YAML::Value << YAML::DoubleQuoted << *t.jump;
             out << YAML::EndMap;
         }
         out << YAML::EndMap;

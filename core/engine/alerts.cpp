@@ -2,6 +2,7 @@
 
 #include "core/engine/binlogretention.h"
 #include "core/engine/slotprojection.h"
+#include "core/engine/sshtunnel.h"
 #include "core/model/duration.h"
 
 #include <nlohmann/json.hpp>
@@ -177,6 +178,24 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
                 out.push_back(std::move(a));
             }
         }
+    }
+    // Tunnels live in the process that connects through them: the running engine's.
+    for (const auto &[name, e] : ws.endpoints) {
+        if (!e.ssh)
+            continue;
+        const auto state = tunnelState(name);
+        if (!state || state->up)
+            continue;
+        Alert a;
+        a.kind = "tunnel_down";
+        a.level = Level::Error;
+        a.source = name;
+        a.id = a.kind + ":" + name;
+        a.message = "tunnel down: the SSH tunnel of endpoint " + name + " via " + state->via + " is down (" +
+                    state->reason + ")";
+        a.action = "fix what the reason names; the engine restarts the tunnel by itself (after 1 s, 2 s, 4 s ... "
+                   "at most 30 s) and CDC resumes from its checkpoint";
+        out.push_back(std::move(a));
     }
     for (auto &a : out) {
         if (a.id.empty())

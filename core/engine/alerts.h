@@ -17,7 +17,7 @@ struct Alert {
     std::string id;    ///< stable while the condition lasts: kind + what it is about
     std::string kind;  ///< lag_breach, table_error, slot_lost, slot_unreserved, slot_retained,
                        ///< slot_inactive, slot_orphaned, source_unreachable, binlog_expiry,
-                       ///< binlog_purged
+                       ///< binlog_purged, tunnel_down
     Level level = Level::Warn; ///< warn or error
     std::string pipeline, table, source, slot;
     std::string message;

@@ -11,6 +11,7 @@
 #include "core/engine/generatedvalues.h"
 #include "core/engine/pipelined.h"
 #include "core/engine/slotcreation.h"
+#include "core/engine/sshtunnel.h"
 #include "core/model/error.h"
 #include "core/readers/pglogicalreader.h"
 #include "core/state/statestore.h"
@@ -412,7 +413,7 @@ void CdcPipeline::run(std::stop_token stop, Options options)
     }
     ensurePublication(src);
 
-    PgReplicationConnection repl(first.source.dsn, "driftless " + m_pipeline);
+    PgReplicationConnection repl(reachableDsn(first.source), "driftless " + m_pipeline);
     auto sys = repl.identifySystem();
     m_systemId = sys.systemId;
     for (auto &t : m_tables) {
@@ -532,7 +533,7 @@ void CdcPipeline::run(std::stop_token stop, Options options)
         if (!needLoad.empty()) {
             // Tables added since, or a load a crash interrupted: copy them in the snapshot of a
             // temporary slot, whose consistent point versions the rows exactly.
-            PgReplicationConnection tmp(first.source.dsn, "driftless " + m_pipeline + " snapshot");
+            PgReplicationConnection tmp(reachableDsn(first.source), "driftless " + m_pipeline + " snapshot");
             std::string name = "driftless_tmp_" + std::to_string(::getpid()) + "_" +
                                std::to_string(wallClockMs() % 1000000);
             auto created = createSlotWatched(tmp, name, true, first.source, stop, slotWaitReporter(needLoad));
@@ -1221,7 +1222,7 @@ void CdcPipeline::startRebackfill(Table &t, const std::optional<PgRebackfillProg
     auto rb = std::make_unique<Rebackfill>();
     rb->table = &t;
     {
-        PgReplicationConnection tmp(src.dsn, "driftless " + m_pipeline + " snapshot");
+        PgReplicationConnection tmp(reachableDsn(src), "driftless " + m_pipeline + " snapshot");
         auto slot = createSlotWatched(tmp,
                                       "driftless_tmp_" + std::to_string(::getpid()) + "_" +
                                           std::to_string(wallClockMs() % 1000000),

@@ -1,6 +1,7 @@
 #include "core/engine/connect.h"
 
 #include "core/engine/endpointtls.h"
+#include "core/engine/sshtunnel.h"
 #include "core/mergers/mysqlmerger.h"
 #include "core/mergers/pgmerger.h"
 #include "core/mergers/sqlitemerger.h"
@@ -24,8 +25,9 @@ PgConnection connectPostgres(const Endpoint &e, const std::string &applicationNa
 {
     PgConnectOptions opts;
     opts.applicationName = applicationName;
+    const std::string dsn = reachableDsn(e); // its errors name the endpoint already
     try {
-        PgConnection conn(e.dsn, opts);
+        PgConnection conn(dsn, opts);
         recordEndpointTls(e, endpointTlsOf(conn), warnTls);
         return conn;
     } catch (const ConnectionError &err) {
@@ -37,7 +39,7 @@ MysqlConnection connectMysql(const Endpoint &e, bool warnTls)
 {
     if (e.kind != EndpointKind::Mysql)
         throw Error(ErrorKind::Permanent, "endpoint '" + e.name + "' is not a MySQL/MariaDB endpoint");
-    return noted(e, MysqlConnection(e.dsn, e.name), warnTls);
+    return noted(e, MysqlConnection(reachableDsn(e), e.name), warnTls);
 }
 
 std::unique_ptr<Merger> createMerger(const Endpoint &target, const MergeTarget &mt)
@@ -55,7 +57,7 @@ std::unique_ptr<Merger> createMerger(const Endpoint &target, const MergeTarget &
     }
     case EndpointKind::Mysql:
         // LOCAL INFILE for the bulk load (the merger falls back to INSERTs where it is refused).
-        return std::make_unique<MysqlMerger>(noted(target, MysqlConnection(target.dsn, target.name, true)), mt);
+        return std::make_unique<MysqlMerger>(noted(target, MysqlConnection(reachableDsn(target), target.name, true)), mt);
     }
     throw Error(ErrorKind::Permanent, "unknown endpoint kind");
 }
@@ -68,7 +70,7 @@ std::unique_ptr<TargetSession> createTargetSession(const Endpoint &target, const
     case EndpointKind::Sqlite:
         return std::make_unique<SqliteTargetSession>(target.path);
     case EndpointKind::Mysql:
-        return std::make_unique<MysqlTargetSession>(noted(target, MysqlConnection(target.dsn, target.name, true)));
+        return std::make_unique<MysqlTargetSession>(noted(target, MysqlConnection(reachableDsn(target), target.name, true)));
     }
     throw Error(ErrorKind::Permanent, "unknown endpoint kind");
 }

@@ -5,6 +5,7 @@
 #include "core/db/mysqlconnection.h"
 #include "core/db/pgconnection.h"
 #include "core/db/pgtls.h"
+#include "core/engine/sshtunnel.h"
 #include "core/engine/statusreport.h"
 #include "core/model/dsn.h"
 #include "core/model/error.h"
@@ -257,8 +258,15 @@ std::vector<EndpointTlsStatus> endpointsTlsStatus(const Workspace &ws)
                 s.loopback = MysqlDsn::parse(e.dsn).isLoopback();
             } catch (const Error &) {
             }
-        if (s.tls)
+        if (e.ssh) {
+            // Through a tunnel the last hop is a Unix socket, but the server is not on this
+            // machine; the tunnel, not TLS, protects the way there.
+            s.loopback = false;
+            s.tunnelNote = "ssh tunnel via " + e.ssh->display() + "; not TLS to the server";
+        } else if (s.tls) {
             s.warning = tlsWarning(e, *s.tls);
+        }
+        s.tunnel = tunnelJsonValue(e);
         out.push_back(std::move(s));
     }
     return out;
@@ -276,6 +284,8 @@ json endpointsTlsJsonValue(const std::vector<EndpointTlsStatus> &endpoints)
             tls = tlsJsonValue(s.tls->tls);
             tls["chosen_by"] = s.tls->chosenBy;
             tls["checked_at"] = formatIso8601(s.tls->atMs);
+            if (!s.tunnelNote.empty())
+                tls["note"] = s.tunnelNote;
         }
         if (s.warning)
             warning = {{"message", s.warning->message}, {"fix", s.warning->fix}};
@@ -283,7 +293,8 @@ json endpointsTlsJsonValue(const std::vector<EndpointTlsStatus> &endpoints)
                        {"kind", std::string(toString(s.kind))},
                        {"loopback", s.loopback},
                        {"tls", tls},
-                       {"tls_warning", warning}});
+                       {"tls_warning", warning},
+                       {"tunnel", s.tunnel}});
     }
     return out;
 }
@@ -313,6 +324,10 @@ std::vector<EndpointTlsStatus> endpointsTlsFromJson(const json &j)
             tls.atMs = parseIso8601(t.value("checked_at", std::string())).value_or(0);
             s.tls = tls;
         }
+        if (e.contains("tls") && e["tls"].is_object())
+            s.tunnelNote = e["tls"].value("note", std::string());
+        if (e.contains("tunnel"))
+            s.tunnel = e["tunnel"];
         if (e.contains("tls_warning") && e["tls_warning"].is_object())
             s.warning = TlsWarning{e["tls_warning"].value("message", std::string()),
                                    e["tls_warning"].value("fix", std::string())};

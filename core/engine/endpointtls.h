@@ -3,7 +3,7 @@
 #include "core/model/tlsstate.h"
 #include "core/model/workspace.h"
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -63,15 +63,20 @@ struct EndpointTlsStatus {
     bool loopback = false;
     /// What the newest connection with the current DSN had; nullopt before one was opened.
     std::optional<EndpointTls> tls;
-    /// tlsWarning() of that connection.
+    /// tlsWarning() of that connection (none through an SSH tunnel).
     std::optional<TlsWarning> warning;
+    /// Through an SSH tunnel: what protects the way to the server; empty otherwise.
+    std::string tunnelNote;
+    /// tunnelJsonValue(): null without a tunnel.
+    nlohmann::json tunnel;
 };
 /// Per database endpoint of `ws` (SQLite files have no connection to protect), by name.
 std::vector<EndpointTlsStatus> endpointsTlsStatus(const Workspace &ws);
 
 /// `/sync/status`'s `endpoints`: per database endpoint of `ws`, `name`, `kind`, `loopback` and
 /// `tls` (tlsJsonValue plus `chosen_by` and `checked_at`; null before the engine connected) and
-/// `tls_warning` (null, or `{message, fix}`).
+/// `tls_warning` (null, or `{message, fix}`), and `tunnel` (null without `ssh:`, else
+/// `{state, reason, via, since}`: core/engine/sshtunnel.h).
 nlohmann::json endpointsTlsJsonValue(const Workspace &ws);
 nlohmann::json endpointsTlsJsonValue(const std::vector<EndpointTlsStatus> &endpoints);
 /// What endpointsTlsJsonValue() wrote (an agent's answer); entries it cannot read are left out.

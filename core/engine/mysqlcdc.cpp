@@ -10,6 +10,7 @@
 #include "core/engine/connect.h"
 #include "core/engine/generatedvalues.h"
 #include "core/engine/mysqlpreflight.h"
+#include "core/engine/sshtunnel.h"
 #include "core/model/cdcposition.h"
 #include "core/model/error.h"
 #include "core/readers/binlog/binlogdecoder.h"
@@ -128,6 +129,10 @@ MysqlReplicationOptions binlogReaderOptions(const Endpoint &source, std::uint32_
     ro.password = mysqlPasswordFor(source.dsn, dsn).value_or("");
     ro.unixSocket = dsn.socket;
     ro.tls = dsn.sslMode != "disabled" && dsn.sslMode != "preferred";
+    if (const auto route = routeTo(source); route.tunneled()) {
+        ro.unixSocket = route.socketPath; // no TLS on the tunnel's socket: SSH protects the way
+        ro.tls = false;
+    }
     ro.tlsCa = dsn.sslCa;
     ro.serverId = serverId;
     ro.heartbeat = std::chrono::milliseconds(250);

@@ -4,6 +4,7 @@
 #include "core/db/pgconnection.h"
 #include "core/engine/endpointprobe.h"
 #include "core/engine/mysqlpreflight.h"
+#include "core/engine/sshtunnel.h"
 #include "core/model/duration.h"
 #include "core/model/error.h"
 
@@ -345,18 +346,20 @@ SourceDiscovery discoverSource(const Endpoint &source)
     };
     try {
         if (source.kind == EndpointKind::Mysql) {
-            const auto probe = probeMysql(source.dsn);
+            const std::string dsn = reachableDsn(source);
+            const auto probe = probeMysql(dsn);
             if (!probe.connected)
                 return refused(probe.error, probe.hint);
             d.abilities = mysqlAbilities(probe);
-            MysqlConnection conn(source.dsn, source.name);
+            MysqlConnection conn(dsn, source.name);
             d.tables = discoverMysqlTables(conn, conn.dsn().database);
         } else if (source.kind == EndpointKind::Postgres) {
-            const auto probe = probePostgres(source.dsn);
+            const std::string dsn = reachableDsn(source);
+            const auto probe = probePostgres(dsn);
             if (!probe.connected)
                 return refused(probe.error, probe.hint);
             d.abilities = {probe.logicalWal(), probe.canReplicate(), std::nullopt};
-            PgConnection conn(source.dsn);
+            PgConnection conn(dsn);
             d.tables = discoverTables(conn);
         } else {
             return refused("endpoint '" + source.name + "' is a SQLite file, which Driftless writes to but does not read from",

@@ -4,6 +4,11 @@ namespace driftless::core {
 
 std::string_view toString(SlotGuard::Action a) { return a == SlotGuard::Action::Fallback ? "fallback" : "alert"; }
 
+std::string SshTunnelSpec::display() const
+{
+    return user + "@" + host + ":" + std::to_string(port) + (jump ? " via " + *jump : "");
+}
+
 std::string_view toString(EndpointKind k)
 {
     switch (k) {

@@ -35,6 +35,24 @@ struct SlotGuard {
 };
 std::string_view toString(SlotGuard::Action a);
 
+/// An SSH tunnel to an endpoint's server (`ssh:` on the endpoint): the engine runs the system
+/// OpenSSH client to `user@host:port` (through `jump`, as ProxyJump, when set) and connects
+/// through a Unix socket it forwards to the DSN's host and port, as seen from the SSH host.
+struct SshTunnelSpec {
+    std::string host;
+    int port = 22;
+    std::string user;
+    /// A private key file; `~/` is expanded when the tunnel starts. Unset: the agent, ~/.ssh/config
+    /// and ssh's default keys.
+    std::optional<std::string> identityFile;
+    /// `[user@]host[:port]` of a bastion to hop through (ssh -J).
+    std::optional<std::string> jump;
+
+    /// `user@host:port`, and ` via JUMP` when there is one.
+    std::string display() const;
+    bool operator==(const SshTunnelSpec &) const = default;
+};
+
 /// A database the workspace talks to. Never holds a secret: passwords come from libpq's
 /// pgpass/service file/PG* variables, ~/.my.cnf, or the OS keychain.
 struct Endpoint {
@@ -46,6 +64,8 @@ struct Endpoint {
     std::string path;
     /// Postgres sources: the slot guard policy, when set.
     std::optional<SlotGuard> slotGuard;
+    /// Postgres and MySQL: reach the server through this SSH tunnel, when set.
+    std::optional<SshTunnelSpec> ssh;
 
     bool operator==(const Endpoint &) const = default;
 };

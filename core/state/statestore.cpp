@@ -163,6 +163,18 @@ Workspace StateStore::loadWorkspace()
                     sg.inactiveAlert = Millis(g["inactive_alert_ms"].get<std::int64_t>());
                 e.slotGuard = sg;
             }
+            if (opts.is_object() && opts.contains("ssh") && opts["ssh"].is_object()) {
+                const auto &j = opts["ssh"];
+                SshTunnelSpec t;
+                t.host = j.value("host", "");
+                t.port = j.value("port", 22);
+                t.user = j.value("user", "");
+                if (j.contains("identity_file"))
+                    t.identityFile = j["identity_file"].get<std::string>();
+                if (j.contains("jump"))
+                    t.jump = j["jump"].get<std::string>();
+                e.ssh = t;
+            }
             ws.endpoints[e.name] = e;
         }
     }
@@ -270,6 +282,14 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
                 if (g.inactiveAlert)
                     j["inactive_alert_ms"] = g.inactiveAlert->count();
                 opts["slot_guard"] = std::move(j);
+            }
+            if (e.ssh) {
+                json j = {{"host", e.ssh->host}, {"port", e.ssh->port}, {"user", e.ssh->user}};
+                if (e.ssh->identityFile)
+                    j["identity_file"] = *e.ssh->identityFile;
+                if (e.ssh->jump)
+                    j["jump"] = *e.ssh->jump;
+                opts["ssh"] = std::move(j);
             }
             st.bindText(5, opts.dump());
             st.run();

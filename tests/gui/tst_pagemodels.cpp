@@ -87,8 +87,8 @@ core::Alert alert(const std::string &kind, const std::string &level, const std::
 std::shared_ptr<const core::Workspace> workspaceWithPipeline(const std::string &pipeline)
 {
     auto ws = std::make_shared<core::Workspace>();
-    ws->endpoints["app"] = core::Endpoint{"app", core::EndpointKind::Postgres, "dbname=app", "", std::nullopt};
-    ws->endpoints["dw"] = core::Endpoint{"dw", core::EndpointKind::Postgres, "dbname=dw", "", std::nullopt};
+    ws->endpoints["app"] = core::Endpoint{"app", core::EndpointKind::Postgres, "dbname=app", "", std::nullopt, std::nullopt};
+    ws->endpoints["dw"] = core::Endpoint{"dw", core::EndpointKind::Postgres, "dbname=dw", "", std::nullopt, std::nullopt};
     core::PipelineSpec p;
     p.name = pipeline;
     p.source = "app";

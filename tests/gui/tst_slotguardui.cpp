@@ -9,6 +9,7 @@
 #include "ui/backfillrunner.h"
 #include "ui/dialogs/endpointdialog.h"
 #include "ui/dialogs/slotguardbox.h"
+#include "ui/dialogs/sshtunnelbox.h"
 #include "ui/enginebridge.h"
 #include "ui/models/eventsmodel.h"
 #include "ui/models/tablesmodel.h"
@@ -16,6 +17,7 @@
 #include "ui/promoterunner.h"
 #include "ui/widgets/bytesizeedit.h"
 
+#include "core/config/workspacefile.h"
 #include "core/engine/connect.h"
 #include "core/engine/stateobserver.h"
 #include "core/engine/tablesync.h"
@@ -26,6 +28,7 @@
 
 #include <QComboBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -108,6 +111,7 @@ private slots:
     void endpointDialogRoundTripsSlotGuard_data();
     void endpointDialogRoundTripsSlotGuard();
     void warnAboveMaxIsRefused();
+    void endpointDialogRoundTripsSshTunnel();
     void fellBackTableIsPromotedToCdc();
     void runningSyncIsRestartedOnCdc();
 };
@@ -167,6 +171,51 @@ void TestSlotGuardUi::warnAboveMaxIsRefused()
     // Unchecked: no guard at all.
     box->setChecked(false);
     QVERIFY(!d.endpoint().slotGuard);
+}
+
+// The SSH tunnel group: what it loads is what it gives back, through the YAML too; a tunnel
+// without its SSH host is refused in the loader's words; unchecked, the endpoint has none.
+void TestSlotGuardUi::endpointDialogRoundTripsSshTunnel()
+{
+    auto existing = pgSource(std::nullopt);
+    existing.ssh = core::SshTunnelSpec{"bastion.example.com", 2222, "tunnel", "~/.ssh/id_driftless",
+                                       "me@edge.example.com:2200"};
+    EndpointDialog d(existing, {}, std::nullopt, ui::SecretStore::Backend::SessionOnly);
+    auto *box = d.sshTunnelBox();
+    QVERIFY(box->isChecked());
+    QCOMPARE(box->hostEdit()->text(), QStringLiteral("bastion.example.com"));
+    QCOMPARE(box->portBox()->value(), 2222);
+    QCOMPARE(box->identityEdit()->text(), QStringLiteral("~/.ssh/id_driftless"));
+    QVERIFY2(d.problem().isEmpty(), qPrintable(d.problem()));
+    QVERIFY(d.endpoint() == existing);
+    core::Workspace ws;
+    ws.endpoints["app"] = d.endpoint();
+    QVERIFY(core::WorkspaceFile::parse(core::WorkspaceFile::toYaml(ws), "t.yaml", "/").endpoints.at("app") == existing);
+
+    d.resize(620, d.height());
+    d.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&d));
+    saveShot(&d, QStringLiteral("endpoint-ssh"));
+
+    box->hostEdit()->clear();
+    QVERIFY(!d.okButton()->isEnabled());
+    QVERIFY2(d.problem().contains(QStringLiteral("must not be empty")), qPrintable(d.problem()));
+    box->hostEdit()->setText(QStringLiteral("gw"));
+    box->jumpEdit()->clear();
+    QVERIFY(d.okButton()->isEnabled());
+    QVERIFY(!d.endpoint().ssh->jump);
+    box->setChecked(false);
+    QVERIFY(!d.endpoint().ssh);
+
+    // A MySQL endpoint keeps its tunnel too.
+    core::Endpoint my;
+    my.name = "shop";
+    my.kind = core::EndpointKind::Mysql;
+    my.dsn = "mysql://sync@db-shop.internal:3306/shop";
+    my.ssh = core::SshTunnelSpec{"gw.internal", 22, "ops", std::nullopt, std::nullopt};
+    EndpointDialog m(my, {}, std::nullopt, ui::SecretStore::Backend::SessionOnly);
+    QVERIFY(m.sshTunnelBox()->isChecked());
+    QVERIFY(m.endpoint() == my);
 }
 
 void TestSlotGuardUi::fellBackTableIsPromotedToCdc()

@@ -12,11 +12,11 @@ namespace {
 Workspace workspace(SlotGuard::Action action)
 {
     Workspace ws;
-    Endpoint app{"app", EndpointKind::Postgres, "dbname=app", "", SlotGuard{}};
+    Endpoint app{"app", EndpointKind::Postgres, "dbname=app", "", SlotGuard{}, std::nullopt};
     app.slotGuard->maxRetained = 1000;
     app.slotGuard->action = action;
     ws.endpoints["app"] = app;
-    ws.endpoints["dw"] = Endpoint{"dw", EndpointKind::Postgres, "dbname=dw", "", std::nullopt};
+    ws.endpoints["dw"] = Endpoint{"dw", EndpointKind::Postgres, "dbname=dw", "", std::nullopt, std::nullopt};
     PipelineSpec p;
     p.name = "p1";
     p.source = "app";

@@ -160,11 +160,11 @@ TEST(SlotProjection, theServerLimitCountsWithoutAGuardAndTheEarliestLimitWins)
 TEST(SlotProjection, theGuardSetsTheLimits)
 {
     Workspace ws;
-    Endpoint app{"app", EndpointKind::Postgres, "dbname=app", "", SlotGuard{}};
+    Endpoint app{"app", EndpointKind::Postgres, "dbname=app", "", SlotGuard{}, std::nullopt};
     app.slotGuard->maxRetained = 5 * kMB;
     app.slotGuard->minSafeWal = kMB;
     ws.endpoints["app"] = app;
-    ws.endpoints["plain"] = Endpoint{"plain", EndpointKind::Postgres, "dbname=plain", "", std::nullopt};
+    ws.endpoints["plain"] = Endpoint{"plain", EndpointKind::Postgres, "dbname=plain", "", std::nullopt, std::nullopt};
     auto l = slotLimitsFor(ws, "app");
     EXPECT_EQ(l.maxRetained, 5 * kMB);
     EXPECT_EQ(l.minSafeWal, kMB);

@@ -20,7 +20,8 @@ Workspace sample()
 {
     return WorkspaceFile::parse(R"(endpoints:
   app: { kind: postgres, dsn: "host=db1 dbname=app user=sync",
-         slot_guard: { max_retained: 10GB, action: alert, min_safe_wal: 1GB, inactive_alert: 5m } }
+         slot_guard: { max_retained: 10GB, action: alert, min_safe_wal: 1GB, inactive_alert: 5m },
+         ssh: { host: bastion, port: 2222, user: tunnel, identity_file: "~/.ssh/id_db", jump: edge } }
   lite: { kind: sqlite, path: "/data/replica.db" }
 pipelines:
   - name: p1

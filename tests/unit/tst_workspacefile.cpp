@@ -151,6 +151,70 @@ TEST(WorkspaceFile, eachMistakeHasItsOwnMessage)
     }
 }
 
+TEST(WorkspaceFile, sshTunnelsAreReadCheckedAndWrittenBack)
+{
+    std::string yaml = replace(kReadmeForm, "user=sync\" }",
+                               "user=sync\", ssh: { host: bastion.example.com, user: tunnel } }");
+    yaml = replace(yaml, "/dw\" }",
+                   "/dw\", ssh: { host: db-gw, port: 2222, user: ops, identity_file: keys/dw_ed25519, "
+                   "jump: \"jumper@edge.example.com:2200\" } }");
+    yaml += R"(  - name: from_maria
+    source: maria
+    target: lite
+    tables:
+      - { table: shop.orders, strategy: full_refresh }
+)";
+    yaml = replace(yaml, "  lite:", "  maria: { kind: mysql, dsn: \"mysql://sync@10.0.0.7:3306/shop\", ssh: { host: gw, "
+                                     "user: me, identity_file: \"~/.ssh/id_gw\" } }\n  lite:");
+    Workspace ws = parse(yaml);
+    const auto &app = ws.endpoints.at("app");
+    ASSERT_TRUE(app.ssh);
+    EXPECT_EQ(app.ssh->host, "bastion.example.com");
+    EXPECT_EQ(app.ssh->port, 22) << "the default port";
+    EXPECT_EQ(app.ssh->user, "tunnel");
+    EXPECT_FALSE(app.ssh->identityFile);
+    EXPECT_FALSE(app.ssh->jump);
+    const auto &dw = ws.endpoints.at("dw");
+    ASSERT_TRUE(dw.ssh);
+    EXPECT_EQ(dw.ssh->port, 2222);
+    EXPECT_EQ(dw.ssh->identityFile, "/home/dba/sync/keys/dw_ed25519") << "relative to the file's folder";
+    EXPECT_EQ(dw.ssh->jump, "jumper@edge.example.com:2200");
+    EXPECT_EQ(dw.ssh->display(), "ops@db-gw:2222 via jumper@edge.example.com:2200");
+    const auto &maria = ws.endpoints.at("maria");
+    ASSERT_TRUE(maria.ssh);
+    EXPECT_EQ(maria.ssh->identityFile, "~/.ssh/id_gw") << "~ is expanded when the tunnel starts, not in the file";
+    EXPECT_FALSE(ws.endpoints.at("lite").ssh);
+    const std::string out = WorkspaceFile::toYaml(ws);
+    EXPECT_NE(out.find("ssh: {host: \"db-gw\", port: 2222"), std::string::npos) << out;
+    EXPECT_EQ(WorkspaceFile::parse(out, "export.yaml", "/elsewhere"), ws);
+}
+
+TEST(WorkspaceFile, sshTunnelMistakesNameTheField)
+{
+    struct Case {
+        std::string to, field, needle;
+    } cases[] = {
+        {"user=sync\", ssh: { user: tunnel } }", "endpoints.app.ssh.host", "missing"},
+        {"user=sync\", ssh: { host: gw } }", "endpoints.app.ssh.user", "missing"},
+        {"user=sync\", ssh: { host: gw, user: t, port: 70000 } }", "endpoints.app.ssh.port", "not a port"},
+        {"user=sync\", ssh: { host: gw, user: t, port: twenty } }", "endpoints.app.ssh.port", "not a port"},
+        {"user=sync\", ssh: { host: t@gw, user: t } }", "endpoints.app.ssh.host", "put the login in 'user'"},
+        {"user=sync\", ssh: { host: gw, user: t, proxy: x } }", "endpoints.app.ssh.proxy", "unknown key"},
+        {"user=sync\", ssh: { host: gw, user: t, jump: -oProxyCommand=x } }", "endpoints.app.ssh.jump",
+         "not a jump host"},
+        {"user=sync\", ssh: bastion }", "endpoints.app.ssh", "expected a map"},
+    };
+    for (const auto &c : cases) {
+        auto e = parseError(replace(kReadmeForm, "user=sync\" }", c.to));
+        EXPECT_EQ(e.field(), c.field) << c.to << " -> " << e.what();
+        EXPECT_NE(std::string(e.what()).find(c.needle), std::string::npos) << e.what();
+        EXPECT_GT(e.line(), 0) << e.what();
+    }
+    auto e = parseError(replace(kReadmeForm, "path: \"replica.db\" }", "path: \"replica.db\", ssh: { host: gw, user: t } }"));
+    EXPECT_EQ(e.field(), "endpoints.lite.ssh");
+    EXPECT_NE(std::string(e.what()).find("SQLite endpoints are files on this machine"), std::string::npos) << e.what();
+}
+
 TEST(WorkspaceFile, passwordsNeverReachTheWorkspace)
 {
     auto e = parseError(replace(kReadmeForm, "user=sync\" }", "user=sync password=hunter2\" }"));

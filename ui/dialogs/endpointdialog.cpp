@@ -1,6 +1,7 @@
 #include "ui/dialogs/endpointdialog.h"
 
 #include "ui/dialogs/slotguardbox.h"
+#include "ui/dialogs/sshtunnelbox.h"
 #include "ui/enginedoor.h"
 #include "ui/localdoor.h"
 
@@ -17,8 +18,10 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QPushButton>
 #include <QRadioButton>
+#include <QRegularExpression>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
@@ -124,6 +127,7 @@ EndpointDialog::EndpointDialog(std::optional<core::Endpoint> existing, QStringLi
     connect(m_browse, &QPushButton::clicked, this, &EndpointDialog::browse);
     connect(m_caBrowse, &QPushButton::clicked, this, &EndpointDialog::browseCa);
     connect(m_guard, &SlotGuardBox::guardChanged, this, &EndpointDialog::updateState);
+    connect(m_ssh, &SshTunnelBox::tunnelChanged, this, &EndpointDialog::updateState);
 
     m_fieldsMode->setChecked(true);
     kindChanged();
@@ -206,6 +210,8 @@ void EndpointDialog::buildPostgresPage(QWidget *page)
     layout->addWidget(m_fieldsPage);
     layout->addWidget(m_dsnPage);
     layout->addLayout(secret);
+    m_ssh = new SshTunnelBox(page);
+    layout->addWidget(m_ssh);
     layout->addWidget(m_guard);
 }
 
@@ -369,6 +375,7 @@ void EndpointDialog::load(const core::Endpoint &e)
         m_path->setText(QString::fromStdString(e.path));
         return;
     }
+    m_ssh->setTunnel(e.ssh);
     if (e.kind == core::EndpointKind::Mysql) {
         m_kind->setCurrentIndex(MysqlKind);
         m_dsn->setText(QString::fromStdString(e.dsn));
@@ -469,6 +476,7 @@ core::Endpoint EndpointDialog::endpoint() const
         e.path = path.isEmpty() ? std::string() : QDir::cleanPath(QFileInfo(path).absoluteFilePath()).toStdString();
         return e;
     }
+    e.ssh = m_ssh->tunnel();
     if (isMysql()) {
         e.kind = core::EndpointKind::Mysql;
         if (m_dsnMode->isChecked()) {
@@ -643,7 +651,49 @@ void EndpointDialog::testConnection()
             p.failure = x.what();
         }
         showProbe(job, p);
+        const bool mysql = e.kind == core::EndpointKind::Mysql;
+        if (job == m_job && (mysql ? p.my.code : p.pg.code) == "ssh-host-key-unknown")
+            offerTrust(e, mysql ? p.my.error : p.pg.error);
     });
+}
+
+void EndpointDialog::offerTrust(const core::Endpoint &e, const std::string &refusal)
+{
+    static const QRegularExpression keyText(QStringLiteral("SHA256:[A-Za-z0-9+/]+ \\([A-Z0-9]+\\)"));
+    const auto match = keyText.match(QString::fromStdString(refusal));
+    if (!match.hasMatch() || !e.ssh)
+        return;
+    const QString key = match.captured(0);
+    const QString fingerprint = key.section(QLatin1Char(' '), 0, 0);
+    const QString server = QStringLiteral("%1:%2").arg(QString::fromStdString(e.ssh->host)).arg(e.ssh->port);
+    auto *box = new QMessageBox(QMessageBox::Question, tr("Trust the SSH Host?"),
+                                tr("The SSH server %1 is not trusted yet. It offers this host key:\n\n%2\n\n"
+                                   "Compare the fingerprint with the one its administrator gives you "
+                                   "(ssh-keygen -lf on the server's host key). Trust it only if they match.")
+                                    .arg(server, key),
+                                QMessageBox::Yes | QMessageBox::No, this);
+    box->setObjectName(QStringLiteral("trustHostPrompt"));
+    box->button(QMessageBox::Yes)->setText(tr("&Trust This Key"));
+    box->setDefaultButton(QMessageBox::No);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    // Asked after the test, not during it: the trust is a job of its own.
+    connect(box, &QMessageBox::finished, this, [this, e, fingerprint](int answer) {
+        if (answer != QMessageBox::Yes)
+            return;
+        const nlohmann::json body = {{"endpoint", core::endpointJsonValue(e)},
+                                     {"fingerprint", fingerprint.toStdString()}};
+        LocalDoor::orOwn(m_door, m_ownDoor, this)
+            ->post(QStringLiteral("/api/v1/trust-host"), body, this, [this](const EngineDoor::Reply &reply) {
+                if (!reply.ok()) {
+                    m_result->setText(QStringLiteral("<span style='color:#b3261e'>\u2716</span> ") +
+                                      tr("<b>Not trusted:</b> %1").arg(reply.error.toHtmlEscaped()));
+                    fitHeight(false);
+                    return;
+                }
+                testConnection();
+            });
+    });
+    box->open();
 }
 
 void EndpointDialog::showProbe(std::uint64_t job, const Probe &p)

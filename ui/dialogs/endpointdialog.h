@@ -29,6 +29,7 @@ namespace driftless::ui {
 class EngineDoor;
 
 class SlotGuardBox;
+class SshTunnelBox;
 
 /// Adds or edits one endpoint: a Postgres server (host, port, database, user, TLS mode, CA file
 /// as sslrootcert, or a raw libpq DSN), a MySQL/MariaDB server (the same fields with MySQL's TLS
@@ -79,6 +80,7 @@ public:
     QLabel *problemLabel() const { return m_problem; }
     QPushButton *okButton() const;
     SlotGuardBox *slotGuardBox() const { return m_guard; }
+    SshTunnelBox *sshTunnelBox() const { return m_ssh; }
 
     /// libpq's sslmode values, in order of strength ("" first: Driftless's default, prefer on
     /// this machine and verify-full off it).
@@ -121,6 +123,10 @@ private:
     static QString tlsLine(const core::TlsState &tls, bool loopback, const std::string &warning,
                            const std::string &fix);
     void showPasswordNote();
+    /// Test Connection found the SSH host key not trusted yet: shows the fingerprint the refusal
+    /// named and, when the DBA confirms it, asks the engine to trust that key (POST
+    /// /api/v1/trust-host), then tests again. A changed key is only shown, never offered.
+    void offerTrust(const core::Endpoint &e, const std::string &refusal);
 
     std::optional<core::Endpoint> m_existing;
     QStringList m_taken;
@@ -152,6 +158,7 @@ private:
     QLineEdit *m_password;
     QLabel *m_passwordNote;
     SlotGuardBox *m_guard;
+    SshTunnelBox *m_ssh = nullptr;
     QLineEdit *m_path;
     QPushButton *m_browse;
     QLabel *m_problem;

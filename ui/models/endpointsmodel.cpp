@@ -76,6 +76,12 @@ QString EndpointsModel::tlsText(const core::Endpoint &e, const core::EndpointTls
 {
     if (e.kind == core::EndpointKind::Sqlite)
         return {};
+    if (e.ssh) {
+        const auto &t = tls ? tls->tunnel : nlohmann::json();
+        if (t.is_object() && t.value("state", std::string()) == "down")
+            return tr("SSH tunnel down");
+        return tr("SSH tunnel (not TLS to the server)");
+    }
     if (tls && tls->loopback)
         return tr("local (socket/loopback)");
     if (!tls || !tls->tls)
@@ -96,6 +102,16 @@ QString EndpointsModel::tlsToolTip(const core::Endpoint &e, const core::Endpoint
     if (e.kind == core::EndpointKind::Sqlite)
         return tr("A file on this machine: no connection to protect");
     const QString name = QString::fromStdString(e.name);
+    if (e.ssh) {
+        QString text = tr("%1 is reached through an SSH tunnel via %2: the tunnel encrypts the way to the SSH "
+                          "server and its host key is checked; from there to the database, nothing is encrypted "
+                          "unless that network is trusted.")
+                           .arg(name, QString::fromStdString(e.ssh->display()));
+        const auto &t = tls ? tls->tunnel : nlohmann::json();
+        if (t.is_object() && t.value("state", std::string()) == "down")
+            text += tr("\n\nThe tunnel is down: %1").arg(QString::fromStdString(t.value("reason", std::string())));
+        return text;
+    }
     if (!tls || !tls->tls) {
         if (tls && tls->loopback)
             return tr("%1 is on this machine (a Unix socket or a loopback address): nothing crosses a network. "

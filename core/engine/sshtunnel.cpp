@@ -1,0 +1,691 @@
+#include "core/engine/sshtunnel.h"
+
+#include "core/base/clock.h"
+#include "core/base/log.h"
+#include "core/base/passwordprovider.h"
+#include "core/base/process.h"
+#include "core/model/dsn.h"
+#include "core/model/error.h"
+#include "core/state/statestore.h"
+
+#include <nlohmann/json.hpp>
+#include <openssl/evp.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+namespace driftless::core {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr auto kStartLimit = std::chrono::seconds(20);
+constexpr int kMaxBackoffSeconds = 30;
+
+std::mutex g_knownHostsMutex;
+std::string g_knownHosts;
+
+/// The server as the SSH host reaches it: host (or a socket path on that host) and port.
+struct RemoteTarget {
+    std::string host;
+    int port = 0;
+    std::string socket; ///< a Unix socket on the SSH host, instead of host:port
+};
+
+RemoteTarget remoteTarget(const Endpoint &e)
+{
+    RemoteTarget t;
+    if (e.kind == EndpointKind::Mysql) {
+        const auto d = MysqlDsn::parse(e.dsn);
+        t.host = d.host;
+        t.port = d.port;
+        t.socket = d.socket;
+        return t;
+    }
+    std::string host, hostaddr, port;
+    for (const auto &[k, v] : parsePgDsn(e.dsn)) {
+        if (k == "host")
+            host = v;
+        else if (k == "hostaddr")
+            hostaddr = v;
+        else if (k == "port")
+            port = v;
+    }
+    if (host.empty())
+        if (const char *env = std::getenv("PGHOST"))
+            host = env;
+    if (port.empty())
+        if (const char *env = std::getenv("PGPORT"))
+            port = env;
+    // A list of hosts: the tunnel goes to the first.
+    auto first = [](std::string s) { return s.substr(0, s.find(',')); };
+    host = first(hostaddr.empty() ? host : hostaddr);
+    port = first(port);
+    t.port = port.empty() ? 5432 : std::atoi(port.c_str());
+    if (t.port <= 0)
+        t.port = 5432;
+    if (host.empty())
+        host = "localhost";
+    if (host.front() == '/')
+        t.socket = host + "/.s.PGSQL." + std::to_string(t.port);
+    else
+        t.host = host;
+    return t;
+}
+
+std::string runtimeDir()
+{
+    const char *xdg = std::getenv("XDG_RUNTIME_DIR");
+    fs::path dir = xdg && *xdg ? fs::path(xdg) / "driftless" : fs::path("/tmp") / ("driftless-" + std::to_string(getuid()));
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+        throw ConnectionError(ErrorKind::Permanent, "cannot create the tunnel folder " + dir.string() + ": " +
+                                                        std::strerror(errno));
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+        throw ConnectionError(ErrorKind::Permanent,
+                              "the tunnel folder " + dir.string() + " is not a folder of this user",
+                              {}, "remove it, or set XDG_RUNTIME_DIR to a private folder");
+    ::chmod(dir.c_str(), 0700);
+    return dir.string();
+}
+
+std::string expandHome(const std::string &path)
+{
+    if (path.rfind("~/", 0) != 0)
+        return path;
+    const char *home = std::getenv("HOME");
+    return home ? std::string(home) + path.substr(1) : path;
+}
+
+std::string quoted(const std::string &s) { return "\"" + s + "\""; }
+
+std::string lastLines(const std::string &text, size_t n)
+{
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        while (!line.empty() && (line.back() == '\r' || line.back() == ' '))
+            line.pop_back();
+        if (!line.empty() && line.find("@@@@") == std::string::npos)
+            lines.push_back(line);
+    }
+    std::string out;
+    for (size_t i = lines.size() > n ? lines.size() - n : 0; i < lines.size(); ++i)
+        out += (out.empty() ? "" : " ") + lines[i];
+    return out;
+}
+
+bool contains(const std::string &s, const char *needle) { return s.find(needle) != std::string::npos; }
+
+std::string keysText(const std::vector<SshHostKey> &keys)
+{
+    std::string out;
+    for (const auto &k : keys)
+        out += (out.empty() ? "" : ", ") + k.label();
+    return out.empty() ? "none" : out;
+}
+
+/// The ssh client's complaint as an error a DBA can act on.
+ConnectionError sshFailure(const Endpoint &e, const std::string &err)
+{
+    const SshTunnelSpec &t = *e.ssh;
+    const std::string server = t.host + ":" + std::to_string(t.port);
+    const std::string who = "endpoint '" + e.name + "': ";
+    const std::string trustCmd = "driftless-cli trust-host " + e.name;
+    if (contains(err, "REMOTE HOST IDENTIFICATION HAS CHANGED")) {
+        std::vector<SshHostKey> offered, stored;
+        try {
+            offered = scanHostKeys(t);
+        } catch (const Error &) {
+        }
+        try {
+            stored = trustedHostKeys(t);
+        } catch (const Error &) {
+        }
+        return ConnectionError(ErrorKind::Permanent,
+                               who + "the SSH host key of " + server + " has CHANGED: trusted " + keysText(stored) +
+                                   ", offered now " + keysText(offered) +
+                                   "; Driftless refuses it (someone may be intercepting the connection)",
+                               "ssh-host-key-changed",
+                               "ask the SSH server's administrator whether its key was replaced; only then run `" +
+                                   trustCmd + " --replace` and compare the fingerprint");
+    }
+    if (contains(err, "Host key verification failed") || contains(err, "host key is known")) {
+        std::string fingerprint;
+        try {
+            fingerprint = keysText(scanHostKeys(t));
+        } catch (const Error &) {
+            fingerprint = "(the server did not show its keys to ssh-keyscan)";
+        }
+        return ConnectionError(ErrorKind::Permanent,
+                               who + "the SSH host key of " + server + " is not trusted yet (it offers " +
+                                   fingerprint + ")",
+                               "ssh-host-key-unknown",
+                               "run `" + trustCmd + "`, check the fingerprint " + fingerprint +
+                                   " with the SSH server's administrator and confirm");
+    }
+    if (contains(err, "Permission denied"))
+        return ConnectionError(ErrorKind::Permanent,
+                               who + "the SSH server " + server + " refused the login of " + t.user + ": " +
+                                   lastLines(err, 1),
+                               "ssh-auth",
+                               "check the user, the identity_file (or the keys in the ssh agent) and that the "
+                               "public key is in the user's authorized_keys on the SSH server");
+    if (contains(err, "Connection refused"))
+        return ConnectionError(ErrorKind::Transient,
+                               who + "the SSH server " + server + " refused the connection (is sshd running?)",
+                               "ssh-refused", "start sshd there or fix ssh.host and ssh.port");
+    if (contains(err, "Could not resolve hostname"))
+        return ConnectionError(ErrorKind::Transient, who + "cannot resolve the SSH host: " + lastLines(err, 1),
+                               "ssh-resolve", "fix ssh.host (or ssh.jump)");
+    if (contains(err, "forwarding failed") || contains(err, "open failed"))
+        return ConnectionError(ErrorKind::Permanent,
+                               who + "the SSH server " + server + " would not forward to the database: " +
+                                   lastLines(err, 2),
+                               "ssh-forward",
+                               "allow forwarding for this user on the SSH server (AllowTcpForwarding, "
+                               "AllowStreamLocalForwarding)");
+    const std::string said = lastLines(err, 2);
+    return ConnectionError(ErrorKind::Transient,
+                           who + "the SSH tunnel via " + t.display() + " failed" + (said.empty() ? "" : ": " + said),
+                           "ssh", "check that the SSH server is reachable from here");
+}
+
+class Tunnel {
+public:
+    std::mutex startMutex; // held while starting: one ssh at a time per endpoint
+    std::mutex mutex;      // guards the fields below
+    std::string key;       // what the running ssh was started for
+    int pid = -1;
+    std::string dir, socketPath, logPath;
+    bool up = false;
+    bool started = false;
+    std::string reason;
+    std::string via;
+    std::int64_t sinceMs = 0;
+    int failures = 0;
+    std::chrono::steady_clock::time_point nextAttempt{};
+
+    ~Tunnel()
+    {
+        if (pid > 0)
+            stopChild(pid, 500);
+        if (!dir.empty()) {
+            std::error_code ec;
+            fs::remove_all(dir, ec);
+        }
+    }
+
+    /// Under `mutex`: notes that the ssh process ended, with what it said.
+    void noteDeath()
+    {
+        if (pid > 0 && !childRunning(pid)) {
+            pid = -1;
+            if (up) {
+                up = false;
+                std::ifstream in(logPath);
+                std::stringstream ss;
+                ss << in.rdbuf();
+                const std::string said = lastLines(ss.str(), 1);
+                reason = "ssh exited" + (said.empty() ? std::string() : ": " + said);
+                sinceMs = wallClockMs();
+            }
+        }
+    }
+};
+
+std::mutex g_tunnelsMutex;
+std::map<std::string, std::shared_ptr<Tunnel>> g_tunnels;
+
+/// Stops the tunnels at exit, so no ssh outlives the engine.
+struct Reaper {
+    ~Reaper() { stopAllTunnels(); }
+} g_reaper;
+
+std::shared_ptr<Tunnel> tunnelFor(const std::string &name, bool create)
+{
+    std::lock_guard lock(g_tunnelsMutex);
+    auto it = g_tunnels.find(name);
+    if (it != g_tunnels.end())
+        return it->second;
+    if (!create)
+        return nullptr;
+    auto t = std::make_shared<Tunnel>();
+    g_tunnels[name] = t;
+    return t;
+}
+
+std::string tunnelKey(const Endpoint &e)
+{
+    const auto &t = *e.ssh;
+    const auto r = remoteTarget(e);
+    return t.display() + "|" + t.identityFile.value_or("") + "|" + r.host + ":" + std::to_string(r.port) + r.socket +
+           "|" + sshKnownHostsFile();
+}
+
+/// The folder of one endpoint's socket: named for the endpoint and this process, so two
+/// processes (a running sync and a `doctor`) never unlink each other's socket.
+std::string socketFolder(const Endpoint &e)
+{
+    const std::string base = runtimeDir();
+    std::string name = e.name + "." + std::to_string(getpid());
+    // sun_path holds 108 bytes: keep room for the socket's own name.
+    if (base.size() + name.size() + 20 > 100)
+        name = "e" + std::to_string(std::hash<std::string>{}(e.name) % 1000000) + "." + std::to_string(getpid());
+    const fs::path dir = fs::path(base) / name;
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    if (::mkdir(dir.c_str(), 0700) != 0)
+        throw ConnectionError(ErrorKind::Permanent, "cannot create the tunnel folder " + dir.string() + ": " +
+                                                        std::strerror(errno));
+    return dir.string();
+}
+
+std::vector<std::string> sshArgv(const Endpoint &e, const std::string &socketPath)
+{
+    const auto &t = *e.ssh;
+    const auto r = remoteTarget(e);
+    std::string target = r.socket;
+    if (target.empty())
+        target = (r.host.find(':') != std::string::npos ? "[" + r.host + "]" : r.host) + ":" + std::to_string(r.port);
+    std::string knownHosts = quoted(sshKnownHostsFile());
+    if (const char *home = std::getenv("HOME"))
+        knownHosts += " " + quoted(std::string(home) + "/.ssh/known_hosts");
+    std::vector<std::string> argv = {"ssh", "-N",
+                                     "-o", "BatchMode=yes",
+                                     "-o", "ExitOnForwardFailure=yes",
+                                     "-o", "StrictHostKeyChecking=yes",
+                                     "-o", "UserKnownHostsFile=" + knownHosts,
+                                     "-o", "ServerAliveInterval=15",
+                                     "-o", "ServerAliveCountMax=3",
+                                     "-o", "ConnectTimeout=15",
+                                     "-o", "StreamLocalBindUnlink=yes",
+                                     "-o", "StreamLocalBindMask=0177",
+                                     "-L", socketPath + ":" + target};
+    if (t.identityFile) {
+        argv.push_back("-i");
+        argv.push_back(expandHome(*t.identityFile));
+    }
+    if (t.jump) {
+        argv.push_back("-J");
+        argv.push_back(*t.jump);
+    }
+    for (const std::string &a : {std::string("-p"), std::to_string(t.port), std::string("-l"), t.user,
+                                 std::string("--"), t.host})
+        argv.push_back(a);
+    return argv;
+}
+
+std::string readAll(const std::string &path)
+{
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+/// Starts ssh for `e` and waits until its socket exists; under the tunnel's startMutex.
+void start(const Endpoint &e, Tunnel &tun)
+{
+    std::string dir, socketPath, logPath;
+    {
+        std::lock_guard lock(tun.mutex);
+        if (tun.pid > 0)
+            stopChild(tun.pid, 1000);
+        tun.pid = -1;
+        if (!tun.dir.empty()) {
+            std::error_code ec;
+            fs::remove_all(tun.dir, ec);
+        }
+        tun.dir.clear();
+    }
+    dir = socketFolder(e);
+    socketPath = dir + (e.kind == EndpointKind::Mysql ? std::string("/mysql.sock")
+                                                       : "/.s.PGSQL." + std::to_string(remoteTarget(e).port));
+    logPath = dir + "/ssh.log";
+    const auto argv = sshArgv(e, socketPath);
+    int pid = -1;
+    try {
+        pid = spawnBackground(argv, logPath);
+    } catch (const std::runtime_error &err) {
+        throw ConnectionError(ErrorKind::Permanent, "endpoint '" + e.name + "': " + err.what(), "ssh",
+                              "install the OpenSSH client (openssh-client)");
+    }
+    {
+        std::lock_guard lock(tun.mutex);
+        tun.pid = pid;
+        tun.dir = dir;
+        tun.socketPath = socketPath;
+        tun.logPath = logPath;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + kStartLimit;
+    while (std::chrono::steady_clock::now() < deadline) {
+        struct stat st {};
+        if (::stat(socketPath.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && childRunning(pid))
+            return;
+        if (!childRunning(pid)) {
+            std::lock_guard lock(tun.mutex);
+            tun.pid = -1;
+            throw sshFailure(e, readAll(logPath));
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    stopChild(pid, 500);
+    std::lock_guard lock(tun.mutex);
+    tun.pid = -1;
+    throw ConnectionError(ErrorKind::Transient,
+                          "endpoint '" + e.name + "': the SSH tunnel via " + e.ssh->display() +
+                              " did not come up within 20 s" +
+                              (readAll(logPath).empty() ? std::string() : ": " + lastLines(readAll(logPath), 2)),
+                          "ssh-timeout", "check that the SSH server answers from here");
+}
+
+std::string percentEncodePath(const std::string &s)
+{
+    static const char *hex = "0123456789ABCDEF";
+    std::string out;
+    for (unsigned char c : s) {
+        if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~')
+            out += static_cast<char>(c);
+        else {
+            out += '%';
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    return out;
+}
+
+std::string conninfoValue(const std::string &v)
+{
+    std::string out = "'";
+    for (char c : v) {
+        if (c == '\'' || c == '\\')
+            out += '\\';
+        out += c;
+    }
+    return out + "'";
+}
+
+std::string typeLabel(const std::string &type)
+{
+    if (type == "ssh-ed25519")
+        return "ED25519";
+    if (type.rfind("ecdsa-", 0) == 0)
+        return "ECDSA";
+    if (type == "ssh-rsa")
+        return "RSA";
+    if (type == "ssh-dss")
+        return "DSA";
+    return type;
+}
+
+/// SHA256:<base64 without padding> of a key's blob, as ssh prints it.
+std::string fingerprintOf(const std::string &blob64)
+{
+    std::string raw(blob64.size(), '\0');
+    const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char *>(raw.data()),
+                                  reinterpret_cast<const unsigned char *>(blob64.data()), static_cast<int>(blob64.size()));
+    if (n < 0)
+        return {};
+    size_t len = static_cast<size_t>(n);
+    // EVP_DecodeBlock counts the padding as zero bytes.
+    for (auto it = blob64.rbegin(); it != blob64.rend() && *it == '='; ++it)
+        --len;
+    raw.resize(len);
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdLen = 0;
+    EVP_Digest(raw.data(), raw.size(), md, &mdLen, EVP_sha256(), nullptr);
+    std::string b64(4 * ((mdLen + 2) / 3) + 1, '\0');
+    const int m = EVP_EncodeBlock(reinterpret_cast<unsigned char *>(b64.data()), md, static_cast<int>(mdLen));
+    b64.resize(static_cast<size_t>(m));
+    while (!b64.empty() && b64.back() == '=')
+        b64.pop_back();
+    return "SHA256:" + b64;
+}
+
+/// Key lines (`NAME TYPE BLOB ...`) of known_hosts text, comments and markers skipped.
+std::vector<SshHostKey> parseKeyLines(const std::string &text)
+{
+    std::vector<SshHostKey> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty() || line[0] == '#' || line[0] == '@')
+            continue;
+        std::istringstream fields(line);
+        std::string name, type, blob;
+        if (!(fields >> name >> type >> blob))
+            continue;
+        SshHostKey k{type, blob, fingerprintOf(blob)};
+        if (k.fingerprint.empty())
+            continue;
+        if (std::none_of(out.begin(), out.end(), [&](const SshHostKey &o) { return o.blob == k.blob; }))
+            out.push_back(k);
+    }
+    return out;
+}
+
+} // namespace
+
+std::string SshHostKey::label() const { return fingerprint + " (" + typeLabel(type) + ")"; }
+
+EndpointRoute routeTo(const Endpoint &e)
+{
+    if (!e.ssh || e.kind == EndpointKind::Sqlite)
+        return {};
+    auto tun = tunnelFor(e.name, true);
+    std::lock_guard startLock(tun->startMutex);
+    const std::string key = tunnelKey(e);
+    {
+        std::lock_guard lock(tun->mutex);
+        tun->noteDeath();
+        if (tun->up && tun->pid > 0 && tun->key == key)
+            return {tun->socketPath, tun->dir, "ssh tunnel via " + e.ssh->display()};
+        if (tun->key == key && tun->failures > 0 && std::chrono::steady_clock::now() < tun->nextAttempt) {
+            const auto left = std::chrono::duration_cast<std::chrono::seconds>(tun->nextAttempt -
+                                                                               std::chrono::steady_clock::now());
+            throw ConnectionError(ErrorKind::Transient,
+                                  "endpoint '" + e.name + "': the SSH tunnel is down (" + tun->reason +
+                                      "); next attempt in " + std::to_string(left.count() + 1) + " s",
+                                  "ssh-down", "");
+        }
+        if (tun->key != key)
+            tun->failures = 0;
+        tun->key = key;
+        tun->via = e.ssh->display();
+        tun->started = true;
+    }
+    try {
+        start(e, *tun);
+    } catch (const ConnectionError &err) {
+        std::lock_guard lock(tun->mutex);
+        const bool changed = tun->up || tun->reason != err.what();
+        tun->up = false;
+        tun->reason = err.what();
+        if (changed)
+            tun->sinceMs = wallClockMs();
+        const int wait = std::min(kMaxBackoffSeconds, 1 << std::min(tun->failures, 5));
+        ++tun->failures;
+        tun->nextAttempt = std::chrono::steady_clock::now() + std::chrono::seconds(wait);
+        if (changed)
+            log(LogLevel::Warn, std::string("ssh tunnel down: ") + err.what());
+        throw;
+    }
+    std::lock_guard lock(tun->mutex);
+    tun->up = true;
+    tun->reason.clear();
+    tun->failures = 0;
+    tun->sinceMs = wallClockMs();
+    log(LogLevel::Info, "endpoint '" + e.name + "': ssh tunnel up via " + e.ssh->display());
+    return {tun->socketPath, tun->dir, "ssh tunnel via " + e.ssh->display()};
+}
+
+std::string reachableDsn(const Endpoint &e)
+{
+    if (!e.ssh)
+        return e.dsn;
+    const auto route = routeTo(e);
+    return e.kind == EndpointKind::Mysql ? mysqlDsnThrough(e, route) : pgDsnThrough(e, route);
+}
+
+std::string pgDsnThrough(const Endpoint &e, const EndpointRoute &route)
+{
+    if (!route.tunneled())
+        return e.dsn;
+    std::string out = "host=" + conninfoValue(route.socketDir);
+    // libpq finds the socket as <host>/.s.PGSQL.<port>: the port names it.
+    out += " port=" + std::to_string(remoteTarget(e).port);
+    for (const auto &[k, v] : parsePgDsn(e.dsn)) {
+        if (k == "host" || k == "hostaddr" || k == "port" || k.rfind("ssl", 0) == 0 || k == "requiressl" ||
+            k == "gssencmode" || k == "target_session_attrs" || k == "load_balance_hosts")
+            continue;
+        out += " " + k + "=" + conninfoValue(v);
+    }
+    aliasPgPasswordDsn(out, e.dsn);
+    return out;
+}
+
+std::string mysqlDsnThrough(const Endpoint &e, const EndpointRoute &route)
+{
+    if (!route.tunneled())
+        return e.dsn;
+    // Later options win: the socket, and no TLS on it (the tunnel is the protection).
+    std::string out = e.dsn + (e.dsn.find('?') == std::string::npos ? "?" : "&") +
+                      "socket=" + percentEncodePath(route.socketPath) + "&ssl-mode=disabled";
+    aliasPgPasswordDsn(out, e.dsn);
+    return out;
+}
+
+std::optional<TunnelState> tunnelState(const std::string &endpoint)
+{
+    auto tun = tunnelFor(endpoint, false);
+    if (!tun)
+        return std::nullopt;
+    std::lock_guard lock(tun->mutex);
+    if (!tun->started)
+        return std::nullopt;
+    tun->noteDeath();
+    return TunnelState{tun->up, tun->reason, tun->via, tun->sinceMs};
+}
+
+json tunnelJsonValue(const Endpoint &e)
+{
+    if (!e.ssh)
+        return nullptr;
+    json j = {{"via", e.ssh->display()}};
+    const auto s = tunnelState(e.name);
+    if (!s) {
+        j["state"] = "not started";
+        j["reason"] = nullptr;
+        j["since"] = nullptr;
+        return j;
+    }
+    j["state"] = s->up ? "up" : "down";
+    j["reason"] = s->up ? json(nullptr) : json(s->reason);
+    j["since"] = s->sinceMs;
+    return j;
+}
+
+void stopAllTunnels()
+{
+    std::map<std::string, std::shared_ptr<Tunnel>> all;
+    {
+        std::lock_guard lock(g_tunnelsMutex);
+        all.swap(g_tunnels);
+    }
+    all.clear(); // each Tunnel stops its ssh
+}
+
+void setSshKnownHostsFile(const std::string &path)
+{
+    std::lock_guard lock(g_knownHostsMutex);
+    g_knownHosts = path;
+}
+
+std::string sshKnownHostsFile()
+{
+    std::lock_guard lock(g_knownHostsMutex);
+    if (g_knownHosts.empty()) {
+        const char *env = std::getenv("DRIFTLESS_STATE");
+        g_knownHosts = (env && *env ? std::string(env) : StateStore::defaultPath()) + ".known_hosts";
+    }
+    return g_knownHosts;
+}
+
+std::string knownHostsName(const SshTunnelSpec &t)
+{
+    return t.port == 22 ? t.host : "[" + t.host + "]:" + std::to_string(t.port);
+}
+
+std::vector<SshHostKey> scanHostKeys(const SshTunnelSpec &t)
+{
+    const auto r = runProcess({"ssh-keyscan", "-T", "10", "-p", std::to_string(t.port), "--", t.host}, 30);
+    auto keys = parseKeyLines(r.out);
+    if (keys.empty())
+        throw ConnectionError(ErrorKind::Transient,
+                              "the SSH server " + t.host + ":" + std::to_string(t.port) + " showed no host key" +
+                                  (lastLines(r.err, 1).empty() ? "" : ": " + lastLines(r.err, 1)),
+                              "ssh-keyscan", "check that sshd runs there and answers from this machine");
+    return keys;
+}
+
+std::vector<SshHostKey> trustedHostKeys(const SshTunnelSpec &t)
+{
+    std::vector<std::string> files = {sshKnownHostsFile()};
+    if (const char *home = std::getenv("HOME"))
+        files.push_back(std::string(home) + "/.ssh/known_hosts");
+    std::vector<SshHostKey> out;
+    for (const auto &f : files) {
+        if (!fs::exists(f))
+            continue;
+        // ssh-keygen -F also finds hashed entries.
+        const auto r = runProcess({"ssh-keygen", "-F", knownHostsName(t), "-f", f}, 15);
+        for (auto &k : parseKeyLines(r.out))
+            if (std::none_of(out.begin(), out.end(), [&](const SshHostKey &o) { return o.blob == k.blob; }))
+                out.push_back(k);
+    }
+    return out;
+}
+
+void trustHostKeys(const SshTunnelSpec &t, const std::vector<SshHostKey> &keys, bool replace)
+{
+    const std::string file = sshKnownHostsFile();
+    const fs::path parent = fs::path(file).parent_path();
+    std::error_code ec;
+    if (!parent.empty())
+        fs::create_directories(parent, ec);
+    if (replace && fs::exists(file)) {
+        const auto r = runProcess({"ssh-keygen", "-R", knownHostsName(t), "-f", file}, 15);
+        if (r.exitCode != 0)
+            throw Error(ErrorKind::Permanent, "cannot remove the old keys of " + knownHostsName(t) + " from " + file +
+                                                  ": " + lastLines(r.err, 1));
+        fs::remove(file + ".old", ec);
+    }
+    std::ofstream out(file, std::ios::app);
+    if (!out)
+        throw Error(ErrorKind::Permanent, "cannot write " + file + ": " + std::strerror(errno));
+    for (const auto &k : keys)
+        out << knownHostsName(t) << ' ' << k.type << ' ' << k.blob << '\n';
+    out.close();
+    ::chmod(file.c_str(), 0600);
+    if (!out)
+        throw Error(ErrorKind::Permanent, "cannot write " + file);
+}
+
+} // namespace driftless::core

@@ -1,0 +1,390 @@
+// SSH tunnels per endpoint, against an OpenSSH server of the test's own (tests/support/sshserver.sh:
+// sshd on a free loopback port with its own ed25519 host key and a client key it accepts):
+//  - an unknown host is refused with the trust-host command and the fingerprint; trust-host asks
+//    (and off a terminal without --yes changes nothing); once trusted, a table syncs through the
+//    tunnel, and sshd's log shows the forwarding channel;
+//  - a rotated host key is refused with both fingerprints, by the sync and by trust-host;
+//  - CDC through the tunnel while a bounded writer writes: sshd is killed (the engine cannot sync,
+//    the alert says "tunnel down"), started again, and the target catches up with nothing lost;
+//  - a MariaDB endpoint through a tunnel.
+// The shared Postgres and MariaDB listen on loopback TCP, which the tunnel forwards to: the sshd
+// log and the outage in the CDC case show the engine's connections really take the tunnel.
+
+#include "core/db/mysqlconnection.h"
+#include "core/db/pgconnection.h"
+#include "tests/support/mysqltestdb.h"
+#include "tests/support/testsupport.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <regex>
+#include <thread>
+
+using namespace driftless;
+using namespace driftless::test;
+
+namespace {
+
+std::string script() { return std::string(DRIFTLESS_SOURCE_DIR) + "/tests/support/sshserver.sh"; }
+
+bool has(const std::string &text, const std::string &needle) { return text.find(needle) != std::string::npos; }
+
+/// What a shell command prints on stdout.
+std::string output(const std::string &cmd)
+{
+    std::string out;
+    if (FILE *p = ::popen(cmd.c_str(), "r")) {
+        char buf[512];
+        while (std::fgets(buf, sizeof buf, p))
+            out += buf;
+        ::pclose(p);
+    }
+    return out;
+}
+
+/// `SHA256:...` of a public key file, as ssh-keygen prints it.
+std::string fingerprintOf(const std::string &pubFile)
+{
+    const std::string line = output("ssh-keygen -lf '" + pubFile + "'");
+    const auto start = line.find("SHA256:");
+    if (start == std::string::npos)
+        return "(no fingerprint for " + pubFile + ")";
+    return line.substr(start, line.find(' ', start) - start);
+}
+
+bool waitFor(const std::function<bool()> &done, int seconds)
+{
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (done())
+            return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+    return done();
+}
+
+struct SshTunnel : ::testing::Test {
+    static inline std::string sshDir;
+    static inline std::map<std::string, std::string> sshEnv;
+
+    static bool sshd(const std::string &command)
+    {
+        const std::string cmd = "bash " + script() + " " + command + " " + sshDir + " >>" + sshDir + ".log 2>&1";
+        return std::system(cmd.c_str()) == 0;
+    }
+
+    static void SetUpTestSuite()
+    {
+        servers(); // exports PGPASSWORD
+        myDsn(""); // exports MYSQL_PWD
+        sshDir = (std::filesystem::temp_directory_path() / uniqueName("driftless-sshd")).string();
+        if (!sshd("start"))
+            return;
+        std::ifstream in(sshDir + "/env");
+        for (std::string line; std::getline(in, line);)
+            if (auto eq = line.find('='); eq != std::string::npos)
+                sshEnv[line.substr(0, eq)] = line.substr(eq + 1);
+    }
+    static void TearDownTestSuite()
+    {
+        sshd("remove");
+        std::remove((sshDir + ".log").c_str());
+    }
+
+    TempDir dir;
+    std::string state = dir.file("workspace.db");
+    /// The CLI's environment: a HOME of its own, so no ~/.ssh/known_hosts of the machine counts.
+    std::map<std::string, std::string> env{{"HOME", dir.path().string()}};
+    std::vector<int> spawned;
+
+    void SetUp() override
+    {
+        ASSERT_FALSE(sshEnv["SSH_PORT"].empty()) << "sshserver.sh did not start: " << readFile(sshDir + ".log");
+    }
+    void TearDown() override
+    {
+        for (int pid : spawned) {
+            ::kill(pid, SIGKILL);
+            waitPid(pid, 30);
+        }
+        if (!std::filesystem::exists(sshDir + "/sshd.pid"))
+            sshd("start"); // a test that stopped it must not leave the next without one
+    }
+
+    std::string sshYaml() const
+    {
+        return "{ host: 127.0.0.1, port: " + sshEnv.at("SSH_PORT") + ", user: " + sshEnv.at("SSH_USER") +
+               ", identity_file: \"" + sshEnv.at("SSH_KEY") + "\" }";
+    }
+    CliResult cli(const std::vector<std::string> &args, int timeout = 300)
+    {
+        std::vector<std::string> full{"--state", state};
+        full.insert(full.end(), args.begin(), args.end());
+        return runCli(full, env, timeout);
+    }
+    void apply(const std::string &yaml)
+    {
+        writeFile(dir.file("ws.yaml"), yaml);
+        auto r = cli({"apply", "--no-check", dir.file("ws.yaml")});
+        ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    }
+    void trust(const std::string &endpoint)
+    {
+        auto r = cli({"trust-host", endpoint, "--yes"});
+        ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    }
+    std::string sshdLog() const { return readFile(sshEnv.at("SSH_LOG")); }
+};
+
+std::string pgTableHash(const PgTestDb &db, const std::string &table)
+{
+    return db.scalar("SELECT count(*) || ' ' || coalesce(md5(string_agg(id || ':' || note, ',' ORDER BY id)), '') FROM " +
+                     table);
+}
+
+/// Count, sum of keys and of note lengths: the same text from MariaDB and Postgres for equal rows.
+std::string pgTableSums(const PgTestDb &db, const std::string &table)
+{
+    return db.scalar("SELECT count(*) || ' ' || sum(id) || ' ' || sum(char_length(note)) FROM " + table);
+}
+
+} // namespace
+
+TEST_F(SshTunnel, anUnknownHostIsRefusedUntilTrustedThenATableSyncsThroughTheTunnel)
+{
+    PgTestDb src("ssh_src");
+    PgTestDb dst("ssh_dst");
+    src.exec("CREATE TABLE items (id int PRIMARY KEY, note text NOT NULL);"
+             "INSERT INTO items SELECT g, 'item ' || g FROM generate_series(1, 500) g");
+    const std::string yaml = "endpoints:\n"
+                             "  src: { kind: postgres, dsn: \"" + src.dsn() + "\", ssh: " + sshYaml() + " }\n"
+                             "  dst: { kind: postgres, dsn: \"" + dst.dsn() + "\" }\n"
+                             "pipelines:\n"
+                             "  - name: " + uniqueName("sshfr") + "\n    source: src\n    target: dst\n"
+                             "    tables:\n      - { table: public.items, strategy: full_refresh }\n";
+    const std::string fingerprint = fingerprintOf(sshEnv.at("SSH_HOST_KEY"));
+
+    // apply's checks connect through the tunnel: refused, with what to run.
+    writeFile(dir.file("ws.yaml"), yaml);
+    auto r = cli({"apply", dir.file("ws.yaml")});
+    EXPECT_NE(r.exitCode, 0) << r.out << r.err;
+    EXPECT_TRUE(has(r.out + r.err, "is not trusted yet")) << r.out << r.err;
+    EXPECT_TRUE(has(r.out + r.err, "driftless-cli trust-host src")) << r.out << r.err;
+    apply(yaml);
+
+    r = cli({"run", "--once"});
+    EXPECT_NE(r.exitCode, 0) << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "the SSH host key of 127.0.0.1:" + sshEnv.at("SSH_PORT") + " is not trusted yet")) << r.err;
+    EXPECT_TRUE(has(r.err, "driftless-cli trust-host src")) << r.err;
+    EXPECT_TRUE(has(r.err, fingerprint)) << "the fingerprint to check: " << fingerprint << "\n" << r.err;
+    EXPECT_EQ(src.scalar("SELECT count(*) FROM items"), "500");
+
+    // Off a terminal without --yes: the fingerprint is shown, nothing is trusted.
+    r = cli({"trust-host", "src"});
+    EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+    EXPECT_TRUE(has(r.out, fingerprint + " (ED25519)")) << r.out;
+    EXPECT_TRUE(has(r.err, "trust-host src --yes")) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(state + ".known_hosts"));
+
+    r = cli({"trust-host", "src", "--yes"});
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_TRUE(has(r.out, fingerprint)) << r.out;
+    EXPECT_TRUE(has(readFile(state + ".known_hosts"), "[127.0.0.1]:" + sshEnv.at("SSH_PORT") + " ssh-ed25519 "));
+    r = cli({"trust-host", "src", "--yes"});
+    EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_TRUE(has(r.out, "already trusted")) << r.out;
+
+    const auto channelsBefore = sshdLog().size();
+    r = cli({"run", "--once"});
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_EQ(pgTableHash(dst, "public.items"), pgTableHash(src, "public.items"));
+    const std::string log = sshdLog().substr(channelsBefore);
+    EXPECT_TRUE(has(log, "direct-tcpip")) << "no forwarding channel in sshd's log:\n" << log;
+    EXPECT_TRUE(has(log, "port " + std::to_string(servers().pgPort))) << log;
+
+    // Test Connection (the probe) goes through the tunnel too; status names it.
+    r = cli({"doctor", "--endpoint", "src"});
+    EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+}
+
+TEST_F(SshTunnel, aRotatedHostKeyIsRefusedWithBothFingerprints)
+{
+    PgTestDb src("ssh_rot");
+    src.exec("CREATE TABLE items (id int PRIMARY KEY, note text NOT NULL); INSERT INTO items VALUES (1, 'one')");
+    apply("endpoints:\n"
+          "  src: { kind: postgres, dsn: \"" + src.dsn() + "\", ssh: " + sshYaml() + " }\n"
+          "  lite: { kind: sqlite, path: \"" + dir.file("out.db") + "\" }\n"
+          "pipelines:\n"
+          "  - name: " + uniqueName("sshrot") + "\n    source: src\n    target: lite\n"
+          "    tables:\n      - { table: public.items, strategy: full_refresh }\n");
+    trust("src");
+    const std::string before = fingerprintOf(sshEnv.at("SSH_HOST_KEY"));
+    ASSERT_TRUE(sshd("stop"));
+    ASSERT_TRUE(sshd("rotate"));
+    ASSERT_TRUE(sshd("start"));
+    const std::string after = fingerprintOf(sshEnv.at("SSH_HOST_KEY"));
+    ASSERT_NE(before, after);
+
+    auto r = cli({"run", "--once"});
+    EXPECT_NE(r.exitCode, 0) << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "has CHANGED")) << r.err;
+    EXPECT_TRUE(has(r.err, "trusted " + before + " (ED25519)")) << r.err;
+    EXPECT_TRUE(has(r.err, "offered now " + after + " (ED25519)")) << r.err;
+    EXPECT_TRUE(has(r.err, "trust-host src --replace")) << r.err;
+    auto landed = [&] { return output("sqlite3 '" + dir.file("out.db") + "' 'SELECT note FROM items' 2>/dev/null"); };
+    EXPECT_EQ(landed(), "");
+
+    // trust-host shows both and refuses without --replace, even with --yes.
+    r = cli({"trust-host", "src", "--yes"});
+    EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+    EXPECT_TRUE(has(r.out, before) && has(r.out, after)) << r.out;
+    EXPECT_TRUE(has(r.out, "CHANGED")) << r.out;
+    EXPECT_FALSE(has(readFile(state + ".known_hosts"), output("cut -d' ' -f2 '" + sshEnv.at("SSH_HOST_KEY") + "'")
+                                                           .substr(0, 40)));
+
+    r = cli({"trust-host", "src", "--yes", "--replace"});
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    r = cli({"run", "--once"});
+    EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_EQ(landed(), "one\n");
+}
+
+TEST_F(SshTunnel, killingSshdMidStreamRecoversWithNothingLost)
+{
+    PgTestDb src("ssh_cdc");
+    PgTestDb dst("ssh_cdcd");
+    src.exec("CREATE TABLE items (id int PRIMARY KEY, note text NOT NULL);"
+             "INSERT INTO items SELECT g, 'first ' || g FROM generate_series(1, 100) g");
+    const std::string pipeline = uniqueName("sshcdc");
+    apply("endpoints:\n"
+          "  src: { kind: postgres, dsn: \"" + src.dsn() + "\", ssh: " + sshYaml() + " }\n"
+          "  dst: { kind: postgres, dsn: \"" + dst.dsn() + "\" }\n"
+          "pipelines:\n"
+          "  - name: " + pipeline + "\n    source: src\n    target: dst\n"
+          "    tables:\n      - { table: public.items, strategy: cdc }\n");
+    trust("src");
+    // serve runs the engine and answers /sync/status, where the tunnel's state and alerts show.
+    const std::string runLog = dir.file("serve.log");
+    const int pid =
+        spawnCli({"--state", state, "serve", "--listen", "127.0.0.1:0", "--monitor-every", "300ms"}, env, runLog);
+    spawned.push_back(pid);
+    int port = 0;
+    const std::regex served("serving http://127\\.0\\.0\\.1:([0-9]+)/sync/status");
+    ASSERT_TRUE(waitFor(
+        [&] {
+            std::smatch m;
+            const std::string out = readFile(runLog);
+            if (std::regex_search(out, m, served))
+                port = std::stoi(m[1]);
+            return port > 0;
+        },
+        60))
+        << readFile(runLog);
+    auto status = [&] {
+        const auto r = httpRequest(port, "GET", "/sync/status");
+        return r.status == 200 ? nlohmann::json::parse(r.body, nullptr, false) : nlohmann::json();
+    };
+    auto tunnelOf = [&](const nlohmann::json &doc) -> nlohmann::json {
+        if (doc.is_object() && doc.contains("endpoints"))
+            for (const auto &e : doc["endpoints"])
+                if (e.value("name", "") == "src" && e["tunnel"].is_object())
+                    return e["tunnel"];
+        return nlohmann::json::object();
+    };
+    auto alertOpen = [&](const nlohmann::json &doc) {
+        if (doc.is_object() && doc.contains("alerts"))
+            for (const auto &a : doc["alerts"])
+                if (a.value("kind", "") == "tunnel_down" && has(a.value("message", ""), "tunnel down"))
+                    return true;
+        return false;
+    };
+    auto count = [&] {
+        try {
+            return std::stoi(dst.scalar("SELECT count(*) FROM public.items"));
+        } catch (...) {
+            return -1;
+        }
+    };
+    ASSERT_TRUE(waitFor([&] { return count() == 100; }, 180)) << readFile(runLog);
+    EXPECT_TRUE(waitFor([&] { return tunnelOf(status()).value("state", "") == "up"; }, 60)) << status().dump();
+
+    // A bounded writer: 300 rows at most 50 a second; sshd dies after the first 100.
+    std::atomic<int> written{0};
+    std::thread writer([&] {
+        auto c = src.connect();
+        for (int i = 101; i <= 400; ++i) {
+            c.exec("INSERT INTO items VALUES (" + std::to_string(i) + ", 'second " + std::to_string(i) + "')");
+            if (i % 10 == 0)
+                c.exec("UPDATE items SET note = note || '+' WHERE id = " + std::to_string(i - 50));
+            ++written;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+    });
+    while (written < 100)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(sshd("stop"));
+    writer.join();
+
+    // Status and the alert say so, and nothing written after the outage arrives while it lasts.
+    EXPECT_TRUE(waitFor([&] { return tunnelOf(status()).value("state", "") == "down"; }, 120)) << status().dump();
+    EXPECT_TRUE(waitFor([&] { return alertOpen(status()); }, 60)) << status().dump();
+    EXPECT_TRUE(waitFor([&] { return has(tunnelOf(status()).value("reason", ""), "refused the connection"); }, 60))
+        << status().dump();
+    EXPECT_LT(count(), 400) << "rows arrived without sshd: the engine does not use the tunnel";
+    EXPECT_NE(pgTableHash(dst, "public.items"), pgTableHash(src, "public.items"));
+
+    ASSERT_TRUE(sshd("start"));
+    EXPECT_TRUE(waitFor([&] { return pgTableHash(dst, "public.items") == pgTableHash(src, "public.items"); }, 300))
+        << "target " << pgTableHash(dst, "public.items") << " source " << pgTableHash(src, "public.items") << "\n"
+        << readFile(runLog);
+    EXPECT_TRUE(waitFor([&] { return tunnelOf(status()).value("state", "") == "up" && !alertOpen(status()); }, 60))
+        << status().dump();
+
+    ::kill(pid, SIGTERM);
+    EXPECT_EQ(waitPid(pid, 120), 0) << readFile(runLog);
+    spawned.clear();
+    // The slot goes with the test database's pipeline.
+    try {
+        src.exec("SELECT pg_drop_replication_slot('driftless_" + pipeline + "')");
+    } catch (...) {
+    }
+}
+
+TEST_F(SshTunnel, aMariaDbEndpointSyncsThroughATunnel)
+{
+    MyTestDb src("ssh_my");
+    PgTestDb dst("ssh_myd");
+    src.exec("CREATE TABLE items (id int PRIMARY KEY, note varchar(100) NOT NULL)");
+    src.exec("INSERT INTO items SELECT seq, CONCAT('row ', seq) FROM seq_1_to_300");
+    apply("endpoints:\n"
+          "  shop: { kind: mysql, dsn: \"" + src.dsn() + "\", ssh: " + sshYaml() + " }\n"
+          "  dst: { kind: postgres, dsn: \"" + dst.dsn() + "\" }\n"
+          "pipelines:\n"
+          "  - name: " + uniqueName("sshmy") + "\n    source: shop\n    target: dst\n"
+          "    target_schema: public\n"
+          "    tables:\n      - { table: " + src.name() + ".items, strategy: full_refresh }\n");
+    auto r = cli({"run", "--once"});
+    EXPECT_NE(r.exitCode, 0) << "an untrusted host: " << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "is not trusted yet")) << r.err;
+    trust("shop");
+    const auto logBefore = sshdLog().size();
+    r = cli({"run", "--once"});
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    const std::string mine = src.scalar("SELECT CONCAT(COUNT(*), ' ', SUM(id), ' ', SUM(CHAR_LENGTH(note))) FROM items");
+    EXPECT_EQ(mine, "300 45150 1992");
+    EXPECT_EQ(pgTableSums(dst, "public.items"), mine);
+    EXPECT_EQ(dst.scalar("SELECT note FROM public.items WHERE id = 123"), "row 123");
+    const std::string log = sshdLog().substr(logBefore);
+    EXPECT_TRUE(has(log, "direct-tcpip")) << log;
+    EXPECT_TRUE(has(log, "port " + std::to_string(servers().myPort))) << log;
+}
