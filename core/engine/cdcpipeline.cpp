@@ -638,13 +638,9 @@ void CdcPipeline::completePartialRows(Table &t, RowSet &rows, PgConnection &src)
             for (size_t i = 0; i < pk.size(); ++i) {
                 value.clear();
                 copytext::unescape(fields.at(static_cast<size_t>(pk[i])), value);
-                keyArrays[i] += m > from ? ",\"" : "\"";
-                for (char ch : value) {
-                    if (ch == '"' || ch == '\\')
-                        keyArrays[i] += '\\';
-                    keyArrays[i] += ch;
-                }
-                keyArrays[i] += '"';
+                if (m > from)
+                    keyArrays[i] += ',';
+                appendPgArrayElement(value, keyArrays[i]);
             }
             replace[missing[m]] = true;
         }

@@ -50,18 +50,6 @@ ON CONFLICT (pipeline, source_table) DO UPDATE SET
 /// enough for the planner to probe the key index per key.
 constexpr size_t kKeysPerLookup = 1000;
 
-/// `value` as an element of a Postgres array literal (`{"a","b\"c"}`).
-void appendArrayElement(std::string_view value, std::string &out)
-{
-    out += '"';
-    for (char c : value) {
-        if (c == '"' || c == '\\')
-            out += '\\';
-        out += c;
-    }
-    out += '"';
-}
-
 /// Runs DDL that may race with another session doing the same IF NOT EXISTS (which can still
 /// fail with a unique violation on the catalog); retries a few times.
 void racyDdl(PgConnection &conn, const std::string &sql)
@@ -724,7 +712,7 @@ std::vector<size_t> PgMerger::partialRowsWithoutTarget(const RowSet &rows)
                 copytext::unescape(fields.at(static_cast<size_t>(pk[i])), value);
                 if (p > from)
                     keyArrays[i] += ',';
-                appendArrayElement(value, keyArrays[i]);
+                appendPgArrayElement(value, keyArrays[i]);
             }
         }
         Params params;

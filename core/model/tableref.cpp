@@ -107,6 +107,17 @@ std::string TableRef::display() const { return displayIdent(schema) + "." + disp
 
 std::string TableRef::quoted() const { return quoteIdent(schema) + "." + quoteIdent(name); }
 
+void appendPgArrayElement(std::string_view value, std::string &out)
+{
+    out += '"';
+    for (char c : value) {
+        if (c == '"' || c == '\\')
+            out += '\\';
+        out += c;
+    }
+    out += '"';
+}
+
 std::string quoteIdent(std::string_view ident)
 {
     if (ident.empty())

@@ -35,6 +35,10 @@ std::optional<TableRef> parseMysqlTable(std::string_view text, const std::string
 /// empty name.
 std::string quoteIdent(std::string_view ident);
 
+/// Appends `value` to `out` as one quoted element of a Postgres array literal (`"a\"b"`), for
+/// keys sent as one text[] parameter (`{"1","2"}`).
+void appendPgArrayElement(std::string_view value, std::string &out);
+
 /// Quotes only when the identifier is not a plain lower-case name (for display).
 std::string displayIdent(std::string_view ident);
 
