@@ -686,6 +686,14 @@ void trustHostKeys(const SshTunnelSpec &t, const std::vector<SshHostKey> &keys, 
     ::chmod(file.c_str(), 0600);
     if (!out)
         throw Error(ErrorKind::Permanent, "cannot write " + file);
+    // A key just trusted changes what the next attempt can do: it must not wait out the backoff
+    // the refused key started (the app tests the connection again at once).
+    std::lock_guard lock(g_tunnelsMutex);
+    for (auto &[name, tun] : g_tunnels) {
+        std::lock_guard tunLock(tun->mutex);
+        if (!tun->up)
+            tun->failures = 0;
+    }
 }
 
 } // namespace driftless::core

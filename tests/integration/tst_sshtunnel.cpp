@@ -10,8 +10,10 @@
 // The shared Postgres and MariaDB listen on loopback TCP, which the tunnel forwards to: the sshd
 // log and the outage in the CDC case show the engine's connections really take the tunnel.
 
+#include "core/agent/agentapi.h"
 #include "core/db/mysqlconnection.h"
 #include "core/db/pgconnection.h"
+#include "core/engine/sshtunnel.h"
 #include "tests/support/mysqltestdb.h"
 #include "tests/support/testsupport.h"
 
@@ -387,4 +389,103 @@ TEST_F(SshTunnel, aMariaDbEndpointSyncsThroughATunnel)
     const std::string log = sshdLog().substr(logBefore);
     EXPECT_TRUE(has(log, "direct-tcpip")) << log;
     EXPECT_TRUE(has(log, "port " + std::to_string(servers().myPort))) << log;
+}
+
+// The app's trust prompt: Test Connection (POST /api/v1/probe) shows the fingerprint of an
+// unknown host; POST /api/v1/trust-host trusts exactly the key the DBA confirmed, and only
+// while the server still offers it.
+TEST_F(SshTunnel, theApiTrustsOnlyTheFingerprintTheDbaConfirmed)
+{
+    PgTestDb src("ssh_api");
+    const std::string knownHosts = dir.file("api.known_hosts");
+    driftless::core::setSshKnownHostsFile(knownHosts);
+    const nlohmann::json endpoint = {
+        {"name", "src"},
+        {"kind", "postgres"},
+        {"dsn", src.dsn()},
+        {"ssh",
+         {{"host", "127.0.0.1"},
+          {"port", std::stoi(sshEnv.at("SSH_PORT"))},
+          {"user", sshEnv.at("SSH_USER")},
+          {"identity_file", sshEnv.at("SSH_KEY")}}}};
+    auto post = [](const std::string &path, const nlohmann::json &body) {
+        driftless::core::ApiRequest req;
+        req.method = "POST";
+        req.path = "/api/v1/" + path;
+        req.body = body.dump();
+        return driftless::core::AgentApi::handleStateless(req);
+    };
+    const std::string fingerprint = fingerprintOf(sshEnv.at("SSH_HOST_KEY"));
+
+    auto r = post("probe", {{"endpoint", endpoint}});
+    ASSERT_EQ(r.status, 200) << r.body;
+    auto j = nlohmann::json::parse(r.body);
+    EXPECT_FALSE(j["ok"].get<bool>()) << r.body;
+    EXPECT_TRUE(has(j["postgres"]["error"].get<std::string>(), "is not trusted yet")) << r.body;
+    EXPECT_TRUE(has(j["postgres"]["error"].get<std::string>() + j["postgres"]["hint"].get<std::string>(), fingerprint))
+        << "the fingerprint to confirm: " << fingerprint << "\n" << r.body;
+
+    // A fingerprint the server does not offer is refused and trusts nothing.
+    r = post("trust-host", {{"endpoint", endpoint}, {"fingerprint", "SHA256:notTheKeyTheServerOffers"}});
+    EXPECT_EQ(r.status, 409) << r.body;
+    EXPECT_FALSE(std::filesystem::exists(knownHosts) && has(readFile(knownHosts), "ssh-ed25519"));
+
+    r = post("trust-host", {{"endpoint", endpoint}, {"fingerprint", fingerprint}});
+    ASSERT_EQ(r.status, 200) << r.body;
+    j = nlohmann::json::parse(r.body);
+    EXPECT_TRUE(has(j["trusted"].get<std::string>(), fingerprint)) << r.body;
+    EXPECT_EQ(j["known_hosts"], knownHosts);
+    EXPECT_TRUE(has(readFile(knownHosts), "[127.0.0.1]:" + sshEnv.at("SSH_PORT") + " ssh-ed25519 "));
+
+    r = post("probe", {{"endpoint", endpoint}});
+    ASSERT_EQ(r.status, 200) << r.body;
+    j = nlohmann::json::parse(r.body);
+    EXPECT_TRUE(j["postgres"]["connected"].get<bool>()) << r.body;
+
+    driftless::core::stopAllTunnels();
+    driftless::core::setSshKnownHostsFile("");
+}
+
+// The database is reachable only through the SSH host: it listens on no TCP port, only on a Unix
+// socket on the SSH host's side. The tunnel forwards to that socket (direct-streamlocal), and a
+// table syncs from it.
+TEST_F(SshTunnel, aPostgresListeningOnlyOnTheSshHostsUnixSocketSyncsThroughTheTunnel)
+{
+    ASSERT_TRUE(sshd("pgsocket")) << readFile(sshDir + ".log");
+    std::map<std::string, std::string> pg;
+    {
+        std::ifstream in(sshDir + "/pgsocket.env");
+        for (std::string line; std::getline(in, line);)
+            if (auto eq = line.find('='); eq != std::string::npos)
+                pg[line.substr(0, eq)] = line.substr(eq + 1);
+    }
+    ASSERT_FALSE(pg["PGSOCK_PORT"].empty());
+    const std::string srcDsn = "host=" + pg["PGSOCK_DIR"] + " port=" + pg["PGSOCK_PORT"] + " dbname=postgres user=postgres";
+    // Nothing answers on TCP at that port.
+    EXPECT_ANY_THROW(driftless::core::PgConnection("host=127.0.0.1 port=" + pg["PGSOCK_PORT"] +
+                                                   " dbname=postgres user=postgres connect_timeout=5 sslmode=disable"));
+    driftless::core::PgConnection direct(srcDsn);
+    direct.exec("DROP TABLE IF EXISTS far_items; CREATE TABLE far_items (id int PRIMARY KEY, note text NOT NULL);"
+                "INSERT INTO far_items SELECT g, 'far ' || g FROM generate_series(1, 300) g");
+    const std::string expected(
+        direct.exec("SELECT count(*) || ' ' || md5(string_agg(id || ':' || note, ',' ORDER BY id)) FROM far_items")
+            .value(0, 0));
+
+    PgTestDb dst("ssh_far_dst");
+    const std::string yaml = "endpoints:\n"
+                             "  far: { kind: postgres, dsn: \"" + srcDsn + "\", ssh: " + sshYaml() + " }\n"
+                             "  dst: { kind: postgres, dsn: \"" + dst.dsn() + "\" }\n"
+                             "pipelines:\n"
+                             "  - name: " + uniqueName("sshfar") + "\n    source: far\n    target: dst\n"
+                             "    tables:\n      - { table: public.far_items, strategy: full_refresh }\n";
+    apply(yaml);
+    trust("far");
+    const auto logBefore = sshdLog().size();
+    auto r = cli({"run", "--once"});
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_EQ(dst.scalar("SELECT count(*) || ' ' || md5(string_agg(id || ':' || note, ',' ORDER BY id)) FROM "
+                         "public.far_items"),
+              expected);
+    const std::string log = sshdLog().substr(logBefore);
+    EXPECT_TRUE(has(log, "streamlocal")) << "no forwarding to the Unix socket in sshd's log:\n" << log;
 }

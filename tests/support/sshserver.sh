@@ -6,7 +6,10 @@
 #                             write DIR/env (SSH_PORT, SSH_USER, SSH_KEY, SSH_HOST_KEY, SSH_LOG)
 #   sshserver.sh stop DIR     stop sshd and the connections it serves (the tunnels break)
 #   sshserver.sh rotate DIR   replace the host key (start again to offer the new one)
-#   sshserver.sh remove DIR   stop it and remove DIR
+#   sshserver.sh pgsocket DIR start a Postgres of its own in DIR-pg that listens on no TCP port,
+#                             only on a Unix socket in DIR-pg/sock (which the SSH user can
+#                             reach), and write DIR/pgsocket.env (PGSOCK_DIR, PGSOCK_PORT)
+#   sshserver.sh remove DIR   stop them and remove DIR (and DIR-pg)
 #
 # A restart keeps the port and (unless rotated) the host key. LogLevel DEBUG1 logs each
 # forwarding channel (direct-tcpip), so a test can see its connections took the tunnel.
@@ -94,6 +97,24 @@ ENV
     ;;
   stop) stop_sshd ;;
   rotate) new_host_key ;;
-  remove) stop_sshd; rm -rf "$dir" ;;
-  *) echo "usage: sshserver.sh start|stop|rotate|remove DIR" >&2; exit 2 ;;
+  pgsocket)
+    # A database behind a bastion, reachable only from it: no TCP listener at all.
+    root="$dir-pg"
+    stop_root "$root"
+    mkdir -p "$root/pg/sock"
+    if [[ $(id -u) -eq 0 ]]; then chown -R postgres: "$root"; fi
+    chmod 755 "$root"
+    as_pg "$PGBIN/initdb" -D "$root/pg/data" -U postgres --auth=trust -E UTF8 >"$root/pg/initdb.log" 2>&1
+    # The port only names the socket (.s.PGSQL.PORT); nothing listens on it.
+    pgport=$(free_port)
+    as_pg "$PGBIN/pg_ctl" -D "$root/pg/data" -l "$root/pg/server.log" -w -t 60 \
+      -o "-c listen_addresses='' -c unix_socket_directories='$root/pg/sock' -p $pgport" start >/dev/null
+    cat > "$dir/pgsocket.env" <<ENV
+PGSOCK_DIR=$root/pg/sock
+PGSOCK_PORT=$pgport
+ENV
+    echo "Postgres on $root/pg/sock/.s.PGSQL.$pgport only"
+    ;;
+  remove) stop_sshd; stop_root "$dir-pg"; rm -rf "$dir" ;;
+  *) echo "usage: sshserver.sh start|stop|rotate|pgsocket|remove DIR" >&2; exit 2 ;;
 esac
