@@ -628,25 +628,13 @@ void CdcPipeline::completePartialRows(Table &t, RowSet &rows, PgConnection &src)
     constexpr size_t kKeysPerQuery = 1000;
     std::vector<bool> replace(rows.size(), false), found(rows.size(), false);
     std::vector<std::string> lines(rows.size());
-    std::vector<std::string_view> fields;
-    std::string value;
     for (size_t from = 0; from < missing.size(); from += kKeysPerQuery) {
         const size_t to = std::min(missing.size(), from + kKeysPerQuery);
-        std::vector<std::string> keyArrays(pk.size(), "{");
-        for (size_t m = from; m < to; ++m) {
-            copytext::split(rows.line(missing[m]), fields);
-            for (size_t i = 0; i < pk.size(); ++i) {
-                value.clear();
-                copytext::unescape(fields.at(static_cast<size_t>(pk[i])), value);
-                if (m > from)
-                    keyArrays[i] += ',';
-                appendPgArrayElement(value, keyArrays[i]);
-            }
+        for (size_t m = from; m < to; ++m)
             replace[missing[m]] = true;
-        }
         Params params;
-        for (auto &a : keyArrays)
-            params.emplace_back(a + "}");
+        for (auto &a : pgKeyArrays(rows, missing, from, to, pk))
+            params.emplace_back(std::move(a));
         auto res = src.execParams(sql, params);
         for (int i = 0; i < res.rows(); ++i) {
             const size_t r = missing[from + static_cast<size_t>(res.toInt(i, 0)) - 1];

@@ -4,6 +4,7 @@
 #include "core/db/pgconnection.h"
 #include "core/db/sqlitedb.h"
 #include "core/engine/endpointtls.h"
+#include "core/model/dsn.h"
 #include "core/model/error.h"
 #include "core/model/tableref.h"
 
@@ -33,24 +34,12 @@ constexpr const char *kTablesCte =
     "    AND n.nspname NOT IN ('information_schema', '_driftless') AND n.nspname NOT LIKE 'pg\\_%') ";
 constexpr int kUnreadableShown = 5;
 
-/// libpq's key='value' form, for adding a password without ever writing it into a DSN.
-std::string conninfoValue(const std::string &v)
-{
-    std::string out = "'";
-    for (char c : v) {
-        if (c == '\'' || c == '\\')
-            out += '\\';
-        out += c;
-    }
-    return out + "'";
-}
-
 std::string withPassword(const std::string &dsn, const std::string &password)
 {
     std::string conninfo;
     for (const auto &[k, v] : parsePgDsn(dsn))
-        conninfo += k + "=" + conninfoValue(v) + " ";
-    return conninfo + "password=" + conninfoValue(password);
+        conninfo += k + "=" + pgConninfoValue(v) + " ";
+    return conninfo + "password=" + pgConninfoValue(password);
 }
 
 } // namespace

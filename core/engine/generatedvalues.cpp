@@ -15,18 +15,6 @@ namespace {
 /// for the planner to probe the key index per key.
 constexpr size_t kKeysPerQuery = 1000;
 
-/// `value` as an element of a Postgres array literal (`{"a","b\"c"}`).
-void appendArrayElement(std::string_view value, std::string &out)
-{
-    out += '"';
-    for (char c : value) {
-        if (c == '"' || c == '\\')
-            out += '\\';
-        out += c;
-    }
-    out += '"';
-}
-
 } // namespace
 
 StreamLayout streamLayout(const TableSchema &schema, const std::vector<std::string> &streamColumns,
@@ -109,23 +97,11 @@ long long fetchByKey(PgConnection &src, const TableSchema &schema, const std::ve
     std::vector<std::string> lines(rows.size());
     std::vector<bool> found(rows.size(), false);
     std::vector<std::string_view> fields;
-    std::string value;
     for (size_t from = 0; from < wanted.size(); from += kKeysPerQuery) {
         const size_t to = std::min(wanted.size(), from + kKeysPerQuery);
-        std::vector<std::string> keyArrays(pk.size(), "{");
-        for (size_t w = from; w < to; ++w) {
-            copytext::split(rows.line(wanted[w]), fields);
-            for (size_t i = 0; i < pk.size(); ++i) {
-                value.clear();
-                copytext::unescape(fields.at(static_cast<size_t>(pk[i])), value);
-                if (w > from)
-                    keyArrays[i] += ',';
-                appendArrayElement(value, keyArrays[i]);
-            }
-        }
         Params params;
-        for (auto &a : keyArrays)
-            params.emplace_back(a + "}");
+        for (auto &a : pgKeyArrays(rows, wanted, from, to, pk))
+            params.emplace_back(std::move(a));
         auto res = src.execParams(sql, params);
         for (int i = 0; i < res.rows(); ++i) {
             const size_t r = wanted[from + static_cast<size_t>(res.toInt(i, 0)) - 1];

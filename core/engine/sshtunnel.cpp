@@ -412,17 +412,6 @@ std::string percentEncodePath(const std::string &s)
     return out;
 }
 
-std::string conninfoValue(const std::string &v)
-{
-    std::string out = "'";
-    for (char c : v) {
-        if (c == '\'' || c == '\\')
-            out += '\\';
-        out += c;
-    }
-    return out + "'";
-}
-
 std::string typeLabel(const std::string &type)
 {
     if (type == "ssh-ed25519")
@@ -548,14 +537,14 @@ std::string pgDsnThrough(const Endpoint &e, const EndpointRoute &route)
 {
     if (!route.tunneled())
         return e.dsn;
-    std::string out = "host=" + conninfoValue(route.socketDir);
+    std::string out = "host=" + pgConninfoValue(route.socketDir);
     // libpq finds the socket as <host>/.s.PGSQL.<port>: the port names it.
     out += " port=" + std::to_string(remoteTarget(e).port);
     for (const auto &[k, v] : parsePgDsn(e.dsn)) {
         if (k == "host" || k == "hostaddr" || k == "port" || k.rfind("ssl", 0) == 0 || k == "requiressl" ||
             k == "gssencmode" || k == "target_session_attrs" || k == "load_balance_hosts")
             continue;
-        out += " " + k + "=" + conninfoValue(v);
+        out += " " + k + "=" + pgConninfoValue(v);
     }
     aliasPgPasswordDsn(out, e.dsn);
     return out;

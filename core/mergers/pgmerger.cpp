@@ -700,24 +700,11 @@ std::vector<size_t> PgMerger::partialRowsWithoutTarget(const RowSet &rows)
     }
     const std::string sql = "SELECT k.ord FROM unnest(" + arrays + ") WITH ORDINALITY AS k(" + names +
                             "ord) WHERE NOT EXISTS (SELECT 1 FROM " + m_targetSql + " t WHERE " + on + ")";
-    std::vector<std::string_view> fields;
-    std::string value;
     for (size_t from = 0; from < partial.size(); from += kKeysPerLookup) {
         const size_t to = std::min(partial.size(), from + kKeysPerLookup);
-        std::vector<std::string> keyArrays(pk.size(), "{");
-        for (size_t p = from; p < to; ++p) {
-            copytext::split(rows.line(partial[p]), fields);
-            for (size_t i = 0; i < pk.size(); ++i) {
-                value.clear();
-                copytext::unescape(fields.at(static_cast<size_t>(pk[i])), value);
-                if (p > from)
-                    keyArrays[i] += ',';
-                appendPgArrayElement(value, keyArrays[i]);
-            }
-        }
         Params params;
-        for (auto &a : keyArrays)
-            params.emplace_back(a + "}");
+        for (auto &a : pgKeyArrays(rows, partial, from, to, pk))
+            params.emplace_back(std::move(a));
         auto res = m_conn->execParams(sql, params);
         for (int i = 0; i < res.rows(); ++i)
             out.push_back(partial[from + static_cast<size_t>(res.toInt(i, 0)) - 1]);

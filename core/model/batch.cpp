@@ -1,6 +1,7 @@
 #include "core/model/batch.h"
 
 #include "core/base/copytext.h"
+#include "core/model/tableref.h"
 
 #include <stdexcept>
 #include <string>
@@ -108,6 +109,27 @@ void RowSet::foldByKey(const std::vector<int> &keyColumns)
         }
     }
     *this = std::move(out);
+}
+
+std::vector<std::string> pgKeyArrays(const RowSet &rows, const std::vector<size_t> &picked, size_t from, size_t to,
+                                     const std::vector<int> &keyColumns)
+{
+    std::vector<std::string> arrays(keyColumns.size(), "{");
+    std::vector<std::string_view> fields;
+    std::string value;
+    for (size_t p = from; p < to; ++p) {
+        copytext::split(rows.line(picked[p]), fields);
+        for (size_t i = 0; i < keyColumns.size(); ++i) {
+            value.clear();
+            copytext::unescape(fields.at(static_cast<size_t>(keyColumns[i])), value);
+            if (p > from)
+                arrays[i] += ',';
+            appendPgArrayElement(value, arrays[i]);
+        }
+    }
+    for (auto &a : arrays)
+        a += '}';
+    return arrays;
 }
 
 } // namespace driftless::core

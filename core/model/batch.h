@@ -19,6 +19,14 @@ enum class ChangeOp : char { Insert = 'i', Update = 'u', Delete = 'd' };
 /// A row may carry an "unchanged" mask (one '0'/'1' per column): '1' marks a column whose value
 /// the source did not send because it did not change (pgoutput's unchanged TOAST 'u'); its field
 /// holds NULL and the merge keeps the target's value.
+class RowSet;
+
+/// The keys (columns `keyColumns`) of rows[picked[from]] .. rows[picked[to - 1]] as one Postgres
+/// text[] literal per key column (`{"1","2"}`): the parameters of an `unnest($1::text[], ...)
+/// WITH ORDINALITY` lookup of a batch of keys in one round trip.
+std::vector<std::string> pgKeyArrays(const RowSet &rows, const std::vector<size_t> &picked, size_t from, size_t to,
+                                     const std::vector<int> &keyColumns);
+
 class RowSet {
 public:
     struct Row {

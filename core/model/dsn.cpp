@@ -180,4 +180,15 @@ std::vector<std::pair<std::string, std::string>> parsePgDsn(const std::string &d
     return out;
 }
 
+std::string pgConninfoValue(const std::string &v)
+{
+    std::string out = "'";
+    for (char c : v) {
+        if (c == '\'' || c == '\\')
+            out += '\\';
+        out += c;
+    }
+    return out + "'";
+}
+
 } // namespace driftless::core

@@ -29,6 +29,9 @@ struct MysqlDsn {
     std::string display() const;
 };
 
+/// `v` as a libpq conninfo value: in single quotes, quotes and backslashes escaped.
+std::string pgConninfoValue(const std::string &v);
+
 /// Libpq conninfo fields of a DSN (key=value or URI), for validation and display.
 /// Throws ConfigError with libpq's reason when the DSN does not parse.
 std::vector<std::pair<std::string, std::string>> parsePgDsn(const std::string &dsn);

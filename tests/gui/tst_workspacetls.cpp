@@ -42,44 +42,12 @@
 
 using namespace driftless;
 using driftless::test::saveShot;
+using driftless::test::tlsServers;
 using driftless::ui::EndpointDialog;
 using driftless::ui::EndpointsModel;
 using driftless::ui::SecretStore;
 
 namespace {
-
-struct TlsServers {
-    std::string ca, otherCa, certName, myUser, myPassword;
-    int pgPort = 0, myPort = 0;
-};
-
-/// The servers tlsservers.sh started for this run (ctest's tls_servers fixture).
-const TlsServers &tlsServers()
-{
-    static const TlsServers s = [] {
-        const char *path = std::getenv("DRIFTLESS_TLS_ENV");
-        if (!path)
-            qFatal("DRIFTLESS_TLS_ENV is not set: run the test through ctest");
-        std::ifstream in(path);
-        std::map<std::string, std::string> kv;
-        std::string line;
-        while (std::getline(in, line))
-            if (auto eq = line.find('='); eq != std::string::npos)
-                kv[line.substr(0, eq)] = line.substr(eq + 1);
-        TlsServers t;
-        t.ca = kv["TLS_CA"];
-        t.otherCa = kv["TLS_OTHER_CA"];
-        t.certName = kv["TLS_CERT_NAME"];
-        t.pgPort = std::atoi(kv["TLS_PG_PORT"].c_str());
-        t.myPort = std::atoi(kv["TLS_MY_PORT"].c_str());
-        t.myUser = kv["TLS_MY_USER"];
-        t.myPassword = kv["TLS_MY_PASSWORD"];
-        if (t.pgPort == 0 || t.ca.empty())
-            qFatal("no TLS servers in %s", path);
-        return t;
-    }();
-    return s;
-}
 
 /// The TLS Postgres reached by `host` (the name the certificate is checked against) at
 /// 127.0.0.1: off this machine for Driftless, while the packets stay on loopback.

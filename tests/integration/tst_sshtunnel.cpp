@@ -92,10 +92,7 @@ struct SshTunnel : ::testing::Test {
         sshDir = (std::filesystem::temp_directory_path() / uniqueName("driftless-sshd")).string();
         if (!sshd("start"))
             return;
-        std::ifstream in(sshDir + "/env");
-        for (std::string line; std::getline(in, line);)
-            if (auto eq = line.find('='); eq != std::string::npos)
-                sshEnv[line.substr(0, eq)] = line.substr(eq + 1);
+        sshEnv = readEnvFile(sshDir + "/env");
     }
     static void TearDownTestSuite()
     {
@@ -452,13 +449,7 @@ TEST_F(SshTunnel, theApiTrustsOnlyTheFingerprintTheDbaConfirmed)
 TEST_F(SshTunnel, aPostgresListeningOnlyOnTheSshHostsUnixSocketSyncsThroughTheTunnel)
 {
     ASSERT_TRUE(sshd("pgsocket")) << readFile(sshDir + ".log");
-    std::map<std::string, std::string> pg;
-    {
-        std::ifstream in(sshDir + "/pgsocket.env");
-        for (std::string line; std::getline(in, line);)
-            if (auto eq = line.find('='); eq != std::string::npos)
-                pg[line.substr(0, eq)] = line.substr(eq + 1);
-    }
+    auto pg = readEnvFile(sshDir + "/pgsocket.env");
     ASSERT_FALSE(pg["PGSOCK_PORT"].empty());
     const std::string srcDsn = "host=" + pg["PGSOCK_DIR"] + " port=" + pg["PGSOCK_PORT"] + " dbname=postgres user=postgres";
     // Nothing answers on TCP at that port.

@@ -38,38 +38,6 @@ using json = nlohmann::json;
 
 namespace {
 
-struct TlsServers {
-    std::string ca, otherCa, certName, myUser, myPassword;
-    int pgPort = 0, myPort = 0;
-};
-
-const TlsServers &tlsServers()
-{
-    static const TlsServers s = [] {
-        const char *path = std::getenv("DRIFTLESS_TLS_ENV");
-        if (!path)
-            throw std::runtime_error("DRIFTLESS_TLS_ENV is not set: run the test through ctest");
-        std::ifstream in(path);
-        std::map<std::string, std::string> kv;
-        std::string line;
-        while (std::getline(in, line))
-            if (auto eq = line.find('='); eq != std::string::npos)
-                kv[line.substr(0, eq)] = line.substr(eq + 1);
-        TlsServers t;
-        t.ca = kv["TLS_CA"];
-        t.otherCa = kv["TLS_OTHER_CA"];
-        t.certName = kv["TLS_CERT_NAME"];
-        t.pgPort = std::atoi(kv["TLS_PG_PORT"].c_str());
-        t.myPort = std::atoi(kv["TLS_MY_PORT"].c_str());
-        t.myUser = kv["TLS_MY_USER"];
-        t.myPassword = kv["TLS_MY_PASSWORD"];
-        if (t.pgPort == 0 || t.ca.empty())
-            throw std::runtime_error(std::string("no TLS servers in ") + path);
-        return t;
-    }();
-    return s;
-}
-
 /// The TLS Postgres reached by `host` (the name the certificate is checked against) at
 /// 127.0.0.1; `extra` adds options (sslmode, sslrootcert).
 std::string tlsPgDsn(const std::string &host, const std::string &extra, const std::string &db = "postgres")

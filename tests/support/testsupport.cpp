@@ -23,7 +23,6 @@ extern char **environ;
 
 namespace driftless::test {
 
-namespace {
 std::map<std::string, std::string> readEnvFile(const std::string &path)
 {
     std::ifstream in(path);
@@ -39,7 +38,6 @@ std::map<std::string, std::string> readEnvFile(const std::string &path)
     }
     return kv;
 }
-} // namespace
 
 const Servers &servers()
 {
@@ -62,6 +60,28 @@ const Servers &servers()
         s.mySocket = kv["MY_SOCKET"];
         ::setenv("PGPASSWORD", s.pgPassword.c_str(), 1);
         return s;
+    }();
+    return s;
+}
+
+const TlsServers &tlsServers()
+{
+    static const TlsServers s = [] {
+        const char *path = std::getenv("DRIFTLESS_TLS_ENV");
+        if (!path)
+            throw std::runtime_error("DRIFTLESS_TLS_ENV is not set: run the test through ctest");
+        auto kv = readEnvFile(path);
+        TlsServers t;
+        t.ca = kv["TLS_CA"];
+        t.otherCa = kv["TLS_OTHER_CA"];
+        t.certName = kv["TLS_CERT_NAME"];
+        t.pgPort = std::atoi(kv["TLS_PG_PORT"].c_str());
+        t.myPort = std::atoi(kv["TLS_MY_PORT"].c_str());
+        t.myUser = kv["TLS_MY_USER"];
+        t.myPassword = kv["TLS_MY_PASSWORD"];
+        if (t.pgPort == 0 || t.ca.empty())
+            throw std::runtime_error(std::string("no TLS servers in ") + path);
+        return t;
     }();
     return s;
 }

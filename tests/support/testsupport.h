@@ -28,6 +28,18 @@ struct Servers {
 };
 const Servers &servers();
 
+/// KEY=value lines of an env file a server script wrote; throws when it cannot be read.
+std::map<std::string, std::string> readEnvFile(const std::string &path);
+
+/// The TLS test servers tlsservers.sh started (ctest's tls_servers fixture), read from the file
+/// named by DRIFTLESS_TLS_ENV: a test CA, another CA, the name in the certificates, and a
+/// Postgres and a MariaDB port.
+struct TlsServers {
+    std::string ca, otherCa, certName, myUser, myPassword;
+    int pgPort = 0, myPort = 0;
+};
+const TlsServers &tlsServers();
+
 /// A key=value DSN (no password) for a database on the test Postgres.
 std::string pgDsn(const std::string &db);
 
