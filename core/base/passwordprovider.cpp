@@ -43,4 +43,12 @@ void aliasPgPasswordDsn(const std::string &rewritten, const std::string &dsn)
     g_aliases[rewritten] = dsn;
 }
 
+std::optional<std::string> pgDsnAliasedFrom(const std::string &rewritten)
+{
+    std::lock_guard lock(g_mutex);
+    if (auto it = g_aliases.find(rewritten); it != g_aliases.end())
+        return it->second;
+    return std::nullopt;
+}
+
 } // namespace driftless::core

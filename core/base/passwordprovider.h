@@ -26,4 +26,7 @@ std::optional<std::string> pgPasswordFor(const std::string &dsn);
 /// through an SSH tunnel) keeps the password of the DSN as written. Thread-safe.
 void aliasPgPasswordDsn(const std::string &rewritten, const std::string &dsn);
 
+/// The DSN as written that `rewritten` was made from (aliasPgPasswordDsn), or nullopt. Thread-safe.
+std::optional<std::string> pgDsnAliasedFrom(const std::string &rewritten);
+
 } // namespace driftless::core

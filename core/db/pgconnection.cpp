@@ -1,6 +1,7 @@
 #include "core/db/pgconnection.h"
 
 #include "core/base/passwordprovider.h"
+#include "core/db/pgpass.h"
 #include "core/model/error.h"
 
 #include <cstdlib>
@@ -87,7 +88,15 @@ PgConnection::PgConnection(const std::string &dsn, const PgConnectOptions &optio
         vals.pop_back();
     }
     // A keychain password is handed over here, at connect time only (core/base/passwordprovider.h).
-    const auto password = hasPassword ? std::nullopt : pgPasswordFor(dsn);
+    auto password = hasPassword ? std::nullopt : pgPasswordFor(dsn);
+    // A DSN rewritten to go through an SSH tunnel names a socket folder, so libpq would look for
+    // a ~/.pgpass line for localhost: the line the DBA wrote is for the database's own host.
+    if (!hasPassword && !password) {
+        const char *env = std::getenv("PGPASSWORD");
+        if (!env || !*env)
+            if (auto written = pgDsnAliasedFrom(dsn))
+                password = pgpassPasswordFor(*written);
+    }
     if (password) {
         keys.push_back("password");
         vals.push_back(password->c_str());

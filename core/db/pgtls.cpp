@@ -1,5 +1,7 @@
 #include "core/db/pgtls.h"
 
+#include "core/db/pgpass.h"
+
 #include "core/model/dsn.h"
 #include "core/model/error.h"
 
@@ -10,16 +12,13 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <vector>
 
 namespace driftless::core {
 
 namespace {
-
-/// Not a gssencmode libpq knows: connectOptions2() refuses it after the options are resolved and
-/// before any host is looked up, which leaves a connection object holding every resolved option.
-constexpr const char *kResolveOnly = "driftless-resolve-only";
 
 std::vector<std::string> splitList(const std::string &s)
 {
@@ -104,19 +103,16 @@ PgTlsChoice resolvePgTls(const std::string &dsn)
     } catch (const ConfigError &) {
         return c; // the connection says what is wrong with it
     }
-    const char *keys[] = {"dbname", "gssencmode", nullptr};
-    const char *vals[] = {dsn.c_str(), kResolveOnly, nullptr};
-    std::unique_ptr<PGconn, decltype(&PQfinish)> probe(PQconnectStartParams(keys, vals, 1), &PQfinish);
-    if (!probe)
-        return c;
-    const bool resolved = PQstatus(probe.get()) == CONNECTION_BAD && contains(PQerrorMessage(probe.get()), kResolveOnly);
-    std::unique_ptr<PQconninfoOption, decltype(&PQconninfoFree)> opts(resolved ? PQconninfo(probe.get()) : nullptr,
-                                                                      &PQconninfoFree);
-    if (opts) {
-        c.host = option(opts.get(), "host");
-        c.hostaddr = option(opts.get(), "hostaddr");
-        c.mode = option(opts.get(), "sslmode");
-        c.sslrootcert = option(opts.get(), "sslrootcert");
+    const auto opts = resolvePgOptions(dsn);
+    if (!opts.empty()) {
+        auto get = [&](const char *k) {
+            auto it = opts.find(k);
+            return it == opts.end() ? std::string() : it->second;
+        };
+        c.host = get("host");
+        c.hostaddr = get("hostaddr");
+        c.mode = get("sslmode");
+        c.sslrootcert = get("sslrootcert");
     }
     if (c.service.empty())
         if (const char *s = std::getenv("PGSERVICE"))

@@ -21,6 +21,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -214,6 +216,41 @@ TEST_F(SshTunnel, anUnknownHostIsRefusedUntilTrustedThenATableSyncsThroughTheTun
     // Test Connection (the probe) goes through the tunnel too; status names it.
     r = cli({"doctor", "--endpoint", "src"});
     EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+}
+
+TEST_F(SshTunnel, aPgpassLineWrittenForTheDatabasesOwnHostAppliesThroughTheTunnel)
+{
+    // Through the tunnel libpq connects to a socket folder, for which it would only read a
+    // ~/.pgpass line for localhost; the DBA's line names the database's host and port.
+    PgTestDb src("ssh_pgpass");
+    src.exec("CREATE TABLE items (id int PRIMARY KEY, note text NOT NULL); INSERT INTO items VALUES (1, 'one')");
+    apply("endpoints:\n"
+          "  src: { kind: postgres, dsn: \"" + src.dsn() + "\", ssh: " + sshYaml() + " }\n"
+          "  lite: { kind: sqlite, path: \"" + dir.file("out.db") + "\" }\n"
+          "pipelines:\n"
+          "  - name: " + uniqueName("sshpass") + "\n    source: src\n    target: lite\n"
+          "    tables:\n      - { table: public.items, strategy: full_refresh }\n");
+    trust("src");
+    const auto &s = servers();
+    ASSERT_NE(s.pgHost, "localhost"); // else libpq's own lookup would match and prove nothing
+    const std::string pgpass = dir.file("pgpass");
+    writeFile(pgpass, "# comment\n"
+                      "otherhost:" + std::to_string(s.pgPort) + ":*:" + s.pgUser + ":wrong\n" +
+                      s.pgHost + ":" + std::to_string(s.pgPort) + ":*:" + s.pgUser + ":" + s.pgPassword + "\n");
+    ::chmod(pgpass.c_str(), 0600);
+    auto viaPgpass = env;
+    viaPgpass["-PGPASSWORD"] = "";
+    viaPgpass["PGPASSFILE"] = pgpass;
+    auto r = runCli({"--state", state, "run", "--once"}, viaPgpass, 300);
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_EQ(output("sqlite3 '" + dir.file("out.db") + "' 'SELECT note FROM items'"), "one\n");
+
+    // A file others may read is ignored, as libpq ignores it: the password is missing.
+    ::chmod(pgpass.c_str(), 0644);
+    src.exec("INSERT INTO items VALUES (2, 'two')");
+    r = runCli({"--state", state, "run", "--once"}, viaPgpass, 300);
+    EXPECT_NE(r.exitCode, 0) << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "password")) << r.err;
 }
 
 TEST_F(SshTunnel, aRotatedHostKeyIsRefusedWithBothFingerprints)

@@ -1,7 +1,9 @@
 // Which sslmode a Postgres connection gets before it connects: verify-full for a host off this
 // machine when nothing chose (the DSN, PGSSLMODE, PGREQUIRESSL, the service file), libpq's prefer
 // on it; and the warning with the exact DSN change for a weaker mode chosen off the machine.
+// Also the ~/.pgpass lookup Driftless makes for a connection it rewrote to go through a tunnel.
 
+#include "core/db/pgpass.h"
 #include "core/db/pgtls.h"
 #include "core/engine/endpointtls.h"
 
@@ -10,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace driftless::core;
@@ -197,4 +200,41 @@ TEST(PgTls, theWarningSaysTheExactDsnChange)
     EXPECT_NE(w->fix.find("mysql://sync@db1.internal:3306/shop?ssl-mode=verify_identity"), std::string::npos)
         << w->fix;
     EXPECT_NE(w->fix.find("ssl-ca=FILE"), std::string::npos) << w->fix;
+}
+
+TEST(PgPass, theFirstLineMatchingTheDsnsOwnHostPortDatabaseAndUserWins)
+{
+    CleanEnv env;
+    EnvVar port{"PGPORT", nullptr};
+    EnvVar user{"PGUSER", nullptr};
+    EnvVar database{"PGDATABASE", nullptr};
+    char tmpl[] = "/tmp/driftless-pgpass-XXXXXX";
+    const int fd = ::mkstemp(tmpl);
+    ASSERT_GE(fd, 0);
+    ::close(fd);
+    const std::string file = tmpl;
+    std::ofstream(file) << "# a comment line\n"
+                           "db.example.org:5433:app:sync:for-5433\n"
+                           "db.example.org:5432:other:sync:for-other\n"
+                           "db\\:odd:5432:*:sync:escaped\\:colon\n"
+                           "db.example.org:*:*:sync:pa\\\\ss\n"
+                           "*:*:*:*:anyone\n";
+    ::chmod(file.c_str(), 0600);
+    const std::string pf = " passfile=" + file;
+    EXPECT_EQ(pgpassPasswordFor("host=db.example.org port=5433 dbname=app user=sync" + pf), "for-5433");
+    EXPECT_EQ(pgpassPasswordFor("host=db.example.org dbname=other user=sync" + pf), "for-other");
+    EXPECT_EQ(pgpassPasswordFor("host=db.example.org dbname=app user=sync" + pf), "pa\\ss");
+    EXPECT_EQ(pgpassPasswordFor("host=db:odd dbname=app user=sync" + pf), "escaped:colon");
+    EXPECT_EQ(pgpassPasswordFor("host=elsewhere dbname=app user=sync" + pf), "anyone");
+    // The database defaults to the user, as libpq's does.
+    EXPECT_EQ(pgpassPasswordFor("host=db.example.org port=5432 user=sync" + pf), "pa\\ss");
+    {
+        EnvVar viaEnv{"PGPASSFILE", file.c_str()};
+        EXPECT_EQ(pgpassPasswordFor("host=db.example.org port=5433 dbname=app user=sync"), "for-5433");
+    }
+    // Readable by others: ignored, as libpq ignores it.
+    ::chmod(file.c_str(), 0644);
+    EXPECT_EQ(pgpassPasswordFor("host=db.example.org port=5433 dbname=app user=sync" + pf), std::nullopt);
+    std::filesystem::remove(file);
+    EXPECT_EQ(pgpassPasswordFor("host=db.example.org dbname=app user=sync" + pf), std::nullopt);
 }
