@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cctype>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -279,11 +280,71 @@ std::string tunnelKey(const Endpoint &e)
            "|" + sshKnownHostsFile();
 }
 
+std::string readAll(const std::string &path)
+{
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+/// A process that exists and is not a zombie waiting to be reaped.
+bool processAlive(pid_t pid)
+{
+    if (pid <= 0 || (::kill(pid, 0) != 0 && errno != EPERM))
+        return false;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    const auto close = line.rfind(')');
+    return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+}
+
+/// The NUL-separated command line of `pid`, or empty.
+std::string commandLine(pid_t pid)
+{
+    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+}
+
+/// Removes the socket folders of processes that are gone (killed with SIGKILL, or a crash) and
+/// stops the ssh each one left behind, so a killed engine leaves no tunnel open to the bastion.
+/// A folder is `<endpoint>.<pid>` and holds `ssh.pid`; its ssh is stopped only when that process
+/// is still the ssh that forwards into the folder (its command line names the folder), never
+/// another process that reused the number. Once per process.
+void sweepStaleFolders(const std::string &base)
+{
+    static std::once_flag once;
+    std::call_once(once, [&] {
+        std::error_code ec;
+        for (const auto &entry : fs::directory_iterator(base, ec)) {
+            const std::string name = entry.path().filename().string();
+            const auto dot = name.rfind('.');
+            if (dot == std::string::npos || dot + 1 >= name.size() ||
+                name.find_first_not_of("0123456789", dot + 1) != std::string::npos)
+                continue;
+            const pid_t owner = static_cast<pid_t>(std::atol(name.c_str() + dot + 1));
+            struct stat st {};
+            if (owner == getpid() || processAlive(owner) || ::lstat(entry.path().c_str(), &st) != 0 ||
+                !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+                continue;
+            const pid_t ssh = static_cast<pid_t>(std::atol(readAll(entry.path() / "ssh.pid").c_str()));
+            if (processAlive(ssh) && commandLine(ssh).find(entry.path().string() + "/") != std::string::npos) {
+                ::kill(ssh, SIGTERM);
+                log(LogLevel::Info, "stopped ssh (pid " + std::to_string(ssh) + ") left behind by a process that is gone, "
+                          "and removed its tunnel folder " + entry.path().string());
+            }
+            fs::remove_all(entry.path(), ec);
+        }
+    });
+}
+
 /// The folder of one endpoint's socket: named for the endpoint and this process, so two
 /// processes (a running sync and a `doctor`) never unlink each other's socket.
 std::string socketFolder(const Endpoint &e)
 {
     const std::string base = runtimeDir();
+    sweepStaleFolders(base);
     std::string name = e.name + "." + std::to_string(getpid());
     // sun_path holds 108 bytes: keep room for the socket's own name.
     if (base.size() + name.size() + 20 > 100)
@@ -332,14 +393,6 @@ std::vector<std::string> sshArgv(const Endpoint &e, const std::string &socketPat
     return argv;
 }
 
-std::string readAll(const std::string &path)
-{
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 /// Starts ssh for `e` and waits until its socket exists; under the tunnel's startMutex.
 void start(const Endpoint &e, Tunnel &tun)
 {
@@ -367,6 +420,8 @@ void start(const Endpoint &e, Tunnel &tun)
         throw ConnectionError(ErrorKind::Permanent, "endpoint '" + e.name + "': " + err.what(), "ssh",
                               "install the OpenSSH client (openssh-client)");
     }
+    // For the sweep of a later process, should this one be killed before it stops ssh.
+    std::ofstream(dir + "/ssh.pid") << pid << "\n";
     {
         std::lock_guard lock(tun.mutex);
         tun.pid = pid;

@@ -253,6 +253,60 @@ TEST_F(SshTunnel, aPgpassLineWrittenForTheDatabasesOwnHostAppliesThroughTheTunne
     EXPECT_TRUE(has(r.err, "password")) << r.err;
 }
 
+TEST_F(SshTunnel, anEngineKilledWithSigkillLeavesNoTunnelOpenAfterTheNextStart)
+{
+    PgTestDb src("ssh_kill");
+    src.exec("CREATE TABLE items (id int PRIMARY KEY, note text NOT NULL); INSERT INTO items VALUES (1, 'one')");
+    apply("endpoints:\n"
+          "  src: { kind: postgres, dsn: \"" + src.dsn() + "\", ssh: " + sshYaml() + " }\n"
+          "  lite: { kind: sqlite, path: \"" + dir.file("out.db") + "\" }\n"
+          "pipelines:\n"
+          "  - name: " + uniqueName("sshkill") + "\n    source: src\n    target: lite\n"
+          "    tables:\n      - { table: public.items, strategy: full_refresh, every: 1s }\n");
+    trust("src");
+    // A runtime folder of its own, so only this test's tunnels are in it.
+    const std::string runtime = dir.file("rt");
+    std::filesystem::create_directories(runtime);
+    ::chmod(runtime.c_str(), 0700);
+    auto withRuntime = env;
+    withRuntime["XDG_RUNTIME_DIR"] = runtime;
+    const std::string tunnels = runtime + "/driftless";
+
+    const int pid = spawnCli({"--state", state, "run"}, withRuntime, dir.file("run.log"));
+    spawned.push_back(pid);
+    const std::string folder = tunnels + "/src." + std::to_string(pid);
+    ASSERT_TRUE(waitFor(
+        [&] {
+            return output("sqlite3 '" + dir.file("out.db") + "' 'SELECT note FROM items' 2>/dev/null") == "one\n" &&
+                   std::filesystem::exists(folder + "/ssh.pid");
+        },
+        120))
+        << readFile(dir.file("run.log"));
+    const int ssh = std::stoi(readFile(folder + "/ssh.pid"));
+    ASSERT_GT(ssh, 0);
+    ::kill(pid, SIGKILL);
+    waitPid(pid, 30);
+    spawned.clear();
+    // ssh outlives the engine killed under it (nothing can stop it then), holding its socket.
+    ASSERT_EQ(::kill(ssh, 0), 0) << "ssh went with the engine; nothing left to sweep";
+    EXPECT_TRUE(std::filesystem::exists(folder));
+
+    // The next process that opens a tunnel stops that ssh and removes the folder.
+    auto r = runCli({"--state", state, "run", "--once"}, withRuntime, 300);
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_FALSE(std::filesystem::exists(folder));
+    EXPECT_TRUE(waitFor(
+        [&] {
+            const std::string st = readFile("/proc/" + std::to_string(ssh) + "/stat");
+            const auto close = st.rfind(')');
+            return st.empty() || (close != std::string::npos && close + 2 < st.size() && st[close + 2] == 'Z');
+        },
+        60))
+        << "ssh " << ssh << " is still running";
+    // Its own folder went when it stopped: nothing is left.
+    EXPECT_TRUE(std::filesystem::is_empty(tunnels)) << output("ls -la '" + tunnels + "'");
+}
+
 TEST_F(SshTunnel, aRotatedHostKeyIsRefusedWithBothFingerprints)
 {
     PgTestDb src("ssh_rot");
