@@ -188,6 +188,11 @@ void TestSlotGuardUi::endpointDialogRoundTripsSshTunnel()
     QCOMPARE(box->identityEdit()->text(), QStringLiteral("~/.ssh/id_driftless"));
     QVERIFY2(d.problem().isEmpty(), qPrintable(d.problem()));
     QVERIFY(d.endpoint() == existing);
+    // Through the tunnel the TLS options are not used: greyed, with why.
+    auto *tlsMode = d.findChild<QComboBox *>(QStringLiteral("tlsMode"));
+    QVERIFY(tlsMode);
+    QVERIFY(!tlsMode->isEnabled());
+    QVERIFY(tlsMode->toolTip().contains(QStringLiteral("SSH tunnel")));
     core::Workspace ws;
     ws.endpoints["app"] = d.endpoint();
     QVERIFY(core::WorkspaceFile::parse(core::WorkspaceFile::toYaml(ws), "t.yaml", "/").endpoints.at("app") == existing);
@@ -206,6 +211,7 @@ void TestSlotGuardUi::endpointDialogRoundTripsSshTunnel()
     QVERIFY(!d.endpoint().ssh->jump);
     box->setChecked(false);
     QVERIFY(!d.endpoint().ssh);
+    QVERIFY(tlsMode->isEnabled());
 
     // A MySQL endpoint keeps its tunnel too.
     core::Endpoint my;

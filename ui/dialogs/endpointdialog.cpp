@@ -561,8 +561,14 @@ void EndpointDialog::updateState()
     m_guard->setVisible(postgres);
     const QString mode = m_tls->currentData().toString();
     const bool tls = mode != QLatin1String("disabled") && mode != QLatin1String("disable");
-    m_caFile->setEnabled(tls);
-    m_caBrowse->setEnabled(tls);
+    // Through a tunnel the last hop is a Unix socket: the TLS options would not be used.
+    const bool tunneled = !sqlite && m_ssh->isChecked();
+    m_tls->setEnabled(!tunneled);
+    m_tls->setToolTip(tunneled ? tr("Not used through the SSH tunnel: its last hop is a Unix socket on this machine, "
+                                    "and SSH encrypts the way to the SSH host")
+                               : QString());
+    m_caFile->setEnabled(tls && !tunneled);
+    m_caBrowse->setEnabled(tls && !tunneled);
     const QString why = problem();
     m_problem->setText(why);
     m_problem->setVisible(!why.isEmpty());
