@@ -56,15 +56,17 @@ const std::vector<CommandHelp> kCommands = {
                  "statements, names filled in)"}},
      {},
      ""},
-    {"trust-host", "ENDPOINT [--yes] [--replace] [--file FILE]", "trust the host key of an endpoint's SSH server",
-     "Shows the host keys the SSH server of the endpoint's ssh: tunnel offers (ssh-keyscan), each with its "
+    {"trust-host", "ENDPOINT [--jump] [--yes] [--replace] [--file FILE]", "trust the host key of an endpoint's SSH server",
+     "Shows the host keys the SSH server of the endpoint's ssh: tunnel offers (ssh-keyscan; through the jump "
+     "host, the key ssh is offered there), each with its "
      "SHA256 fingerprint, and asks whether to trust them: compare the fingerprint with the server's "
      "administrator first. Trusted keys go to Driftless's own known_hosts, beside the workspace "
      "file (workspace.db.known_hosts for workspace.db); tunnels read it and ~/.ssh/known_hosts. Until then a tunnel to an unknown host is "
      "refused. A key that differs from the trusted one is printed beside it and refused unless --replace. "
-     "Off a terminal without --yes, it prints the keys, changes nothing and exits 2. A jump host is not "
-     "crossed yet: the command prints what to run on it instead.",
-     {{"--yes", "trust without asking"},
+     "Off a terminal without --yes, it prints the keys, changes nothing and exits 2. Through a jump host "
+     "(ssh.jump), the jump host's key is checked as strictly, against the same files: trust it first with --jump.",
+     {{"--jump", "the key of the endpoint's jump host (ssh.jump), not of the SSH server behind it"},
+      {"--yes", "trust without asking"},
       {"--replace", "the server's key was changed on purpose: drop the old one"},
       {"--file FILE", "read the endpoint from a workspace YAML file not applied yet"}},
      {},

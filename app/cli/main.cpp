@@ -1087,6 +1087,7 @@ int cmdTrustHost(Args &a)
     driftless::cli::TrustHostOptions o;
     o.yes = a.flag("--yes");
     o.replace = a.flag("--replace");
+    o.jump = a.flag("--jump");
     const std::string file = a.option("--file");
     if (a.rest.size() != 1)
         throw UsageError("trust-host needs exactly one ENDPOINT");

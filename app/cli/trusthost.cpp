@@ -38,23 +38,21 @@ bool anyShared(const std::vector<SshHostKey> &a, const std::vector<SshHostKey> &
 
 int trustHost(const Endpoint &e, const TrustHostOptions &options)
 {
-    const SshTunnelSpec &t = *e.ssh;
-    const std::string server = t.host + ":" + std::to_string(t.port);
-    if (t.jump) {
-        // ssh-keyscan cannot hop through a bastion: read the keys on it instead.
-        std::fprintf(stderr,
-                     "driftless-cli: trust-host cannot reach %s through the jump host %s yet; nothing changed.\n"
-                     "Read the keys on the jump host, compare the fingerprints with the SSH server's "
-                     "administrator, then add them:\n"
-                     "  ssh %s ssh-keyscan -p %d %s > keys && ssh-keygen -lf keys\n"
-                     "  cat keys >> %s\n",
-                     server.c_str(), t.jump->c_str(), t.jump->c_str(), t.port, t.host.c_str(),
-                     sshKnownHostsFile().c_str());
-        return kUsage;
+    std::optional<SshTunnelSpec> jumpHost;
+    if (options.jump) {
+        jumpHost = jumpHostOf(*e.ssh);
+        if (!jumpHost) {
+            std::fprintf(stderr, "driftless-cli: endpoint %s has no ssh.jump; nothing changed\n", e.name.c_str());
+            return kUsage;
+        }
     }
+    // The jump host is reached directly (it is the one host of the tunnel this machine talks to).
+    const SshTunnelSpec &t = jumpHost ? *jumpHost : *e.ssh;
+    const char *what = jumpHost ? "the jump host" : "the SSH server";
+    const std::string server = t.host + ":" + std::to_string(t.port);
     const auto offered = scanHostKeys(t);
     const auto trusted = trustedHostKeys(t);
-    std::printf("endpoint %s: the SSH server %s offers\n", e.name.c_str(), server.c_str());
+    std::printf("endpoint %s: %s %s offers\n", e.name.c_str(), what, server.c_str());
     for (const auto &k : offered)
         std::printf("  %s\n", k.label().c_str());
     const bool changed = !trusted.empty() && !anyShared(offered, trusted);
@@ -69,8 +67,8 @@ int trustHost(const Endpoint &e, const TrustHostOptions &options)
             std::fprintf(stderr,
                          "driftless-cli: refused: the key differs from the trusted one (someone may be intercepting "
                          "the connection). Nothing changed. If the server's administrator confirms the new "
-                         "fingerprint, run: driftless-cli trust-host %s --replace\n",
-                         e.name.c_str());
+                         "fingerprint, run: driftless-cli trust-host %s%s --replace\n",
+                         e.name.c_str(), options.jump ? " --jump" : "");
             return kSyncFailed;
         }
     }
@@ -78,8 +76,8 @@ int trustHost(const Endpoint &e, const TrustHostOptions &options)
         if (!::isatty(STDIN_FILENO)) {
             std::fprintf(stderr,
                          "driftless-cli: nothing changed: compare the fingerprint with the SSH server's administrator, "
-                         "then run: driftless-cli trust-host %s --yes%s\n",
-                         e.name.c_str(), changed ? " --replace" : "");
+                         "then run: driftless-cli trust-host %s%s --yes%s\n",
+                         e.name.c_str(), options.jump ? " --jump" : "", changed ? " --replace" : "");
             return kUsage;
         }
         std::printf("Is this the key of %s (checked with its administrator)? Trust it [y/N] ", server.c_str());

@@ -7,6 +7,7 @@ namespace driftless::cli {
 struct TrustHostOptions {
     bool yes = false;     ///< trust without asking
     bool replace = false; ///< the key changed: drop the old one
+    bool jump = false;    ///< the jump host's key, not the SSH server's
 };
 
 /// `driftless-cli trust-host ENDPOINT`: shows the host keys the endpoint's SSH server offers

@@ -142,6 +142,24 @@ std::string keysText(const std::vector<SshHostKey> &keys)
     return out.empty() ? "none" : out;
 }
 
+/// Whether ssh refused the jump host's key (unknown or changed), not the server's: its complaint
+/// names the jump host ("No ED25519 host key is known for [jump]:22", "Host key for jump has
+/// changed").
+bool jumpKeyRefused(const SshTunnelSpec &t, const std::string &err)
+{
+    if (!t.jump)
+        return false;
+    std::optional<SshTunnelSpec> j;
+    try {
+        j = jumpHostOf(t);
+    } catch (const ConfigError &) {
+        return false;
+    }
+    const std::string name = knownHostsName(*j);
+    return contains(err, ("host key is known for " + name + " ").c_str()) ||
+           contains(err, ("Host key for " + name + " has changed").c_str());
+}
+
 /// The ssh client's complaint as an error a DBA can act on.
 ConnectionError sshFailure(const Endpoint &e, const std::string &err)
 {
@@ -167,6 +185,13 @@ ConnectionError sshFailure(const Endpoint &e, const std::string &err)
                                "ask the SSH server's administrator whether its key was replaced; only then run `" +
                                    trustCmd + " --replace` and compare the fingerprint");
     }
+    if (jumpKeyRefused(t, err))
+        return ConnectionError(ErrorKind::Permanent,
+                               who + "the host key of the jump host " + *t.jump +
+                                   " is not trusted yet (or has changed)",
+                               "ssh-host-key-unknown",
+                               "run `" + trustCmd + " --jump`, check the fingerprint with the jump host's "
+                                   "administrator and confirm");
     if (contains(err, "Host key verification failed") || contains(err, "host key is known")) {
         std::string fingerprint;
         try {
@@ -358,6 +383,40 @@ std::string socketFolder(const Endpoint &e)
     return dir.string();
 }
 
+/// The user's known_hosts files, then Driftless's, quoted for an ssh option.
+std::string knownHostsOption()
+{
+    std::string knownHosts = quoted(sshKnownHostsFile());
+    if (const char *home = std::getenv("HOME"))
+        knownHosts += " " + quoted(std::string(home) + "/.ssh/known_hosts");
+    return knownHosts;
+}
+
+/// An ssh configuration for a tunnel through a jump host, passed with -F: ssh hands -F (and not
+/// its -o options) to the ssh it starts for the jump, so the jump host is checked as strictly as
+/// the server, against the same known_hosts files, and offered the same identity. The user's and
+/// the system's configuration are included after it (the first value ssh reads wins).
+std::string writeJumpConfig(const SshTunnelSpec &t, const std::string &dir)
+{
+    const std::string path = dir + "/ssh_config";
+    std::ofstream out(path);
+    out << "# Written by Driftless for one tunnel through a jump host.\n"
+           "Host *\n"
+           "  BatchMode yes\n"
+           "  StrictHostKeyChecking yes\n"
+           "  UserKnownHostsFile "
+        << knownHostsOption() << "\n";
+    if (t.identityFile)
+        out << "  IdentityFile " << quoted(expandHome(*t.identityFile)) << "\n";
+    out << "  Include ~/.ssh/config\n"
+           "  Include /etc/ssh/ssh_config\n";
+    out.close();
+    if (!out)
+        throw ConnectionError(ErrorKind::Permanent, "cannot write " + path + ": " + std::strerror(errno));
+    ::chmod(path.c_str(), 0600);
+    return path;
+}
+
 std::vector<std::string> sshArgv(const Endpoint &e, const std::string &socketPath)
 {
     const auto &t = *e.ssh;
@@ -365,9 +424,7 @@ std::vector<std::string> sshArgv(const Endpoint &e, const std::string &socketPat
     std::string target = r.socket;
     if (target.empty())
         target = (r.host.find(':') != std::string::npos ? "[" + r.host + "]" : r.host) + ":" + std::to_string(r.port);
-    std::string knownHosts = quoted(sshKnownHostsFile());
-    if (const char *home = std::getenv("HOME"))
-        knownHosts += " " + quoted(std::string(home) + "/.ssh/known_hosts");
+    const std::string knownHosts = knownHostsOption();
     std::vector<std::string> argv = {"ssh", "-N",
                                      "-o", "BatchMode=yes",
                                      "-o", "ExitOnForwardFailure=yes",
@@ -384,6 +441,8 @@ std::vector<std::string> sshArgv(const Endpoint &e, const std::string &socketPat
         argv.push_back(expandHome(*t.identityFile));
     }
     if (t.jump) {
+        const std::string config = writeJumpConfig(t, fs::path(socketPath).parent_path().string());
+        argv.insert(argv.begin() + 1, {"-F", config});
         argv.push_back("-J");
         argv.push_back(*t.jump);
     }
@@ -672,13 +731,100 @@ std::string sshKnownHostsFile()
     return g_knownHosts;
 }
 
+std::optional<SshTunnelSpec> jumpHostOf(const SshTunnelSpec &t)
+{
+    if (!t.jump)
+        return std::nullopt;
+    std::string rest = *t.jump;
+    if (rest.find(',') != std::string::npos || rest.rfind("ssh://", 0) == 0)
+        throw ConfigError("the jump '" + rest + "' is a list or an ssh:// address; trust each of its hosts with ssh "
+                          "itself (ssh-keyscan HOST >> ~/.ssh/known_hosts, after checking the fingerprints)");
+    SshTunnelSpec j;
+    j.user = t.user;
+    if (const auto at = rest.rfind('@'); at != std::string::npos) {
+        j.user = rest.substr(0, at);
+        rest = rest.substr(at + 1);
+    }
+    std::string port;
+    if (!rest.empty() && rest.front() == '[') {
+        const auto close = rest.find(']');
+        if (close == std::string::npos)
+            throw ConfigError("the jump '" + *t.jump + "' has no closing ]");
+        if (close + 1 < rest.size() && rest[close + 1] == ':')
+            port = rest.substr(close + 2);
+        rest = rest.substr(1, close - 1);
+    } else if (const auto colon = rest.find(':'); colon != std::string::npos && rest.find(':', colon + 1) == std::string::npos) {
+        port = rest.substr(colon + 1);
+        rest = rest.substr(0, colon);
+    }
+    j.host = rest;
+    j.port = 22;
+    if (!port.empty()) {
+        if (port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 || std::stoi(port) < 1 ||
+            std::stoi(port) > 65535)
+            throw ConfigError("the jump '" + *t.jump + "' has a bad port");
+        j.port = std::stoi(port);
+    }
+    if (j.host.empty())
+        throw ConfigError("the jump '" + *t.jump + "' names no host");
+    return j;
+}
+
 std::string knownHostsName(const SshTunnelSpec &t)
 {
     return t.port == 22 ? t.host : "[" + t.host + "]:" + std::to_string(t.port);
 }
 
+namespace {
+
+/// ssh-keyscan cannot hop through a bastion, so ssh itself connects through the jump host with
+/// a known_hosts file of its own, empty, and `StrictHostKeyChecking=accept-new`: it writes the
+/// key it was offered there, then offers no authentication (`PreferredAuthentications=none`), is
+/// refused and exits. Nothing is trusted by this: the key is only shown. The jump host's own key
+/// is checked by ssh's usual rules, as the tunnel checks it.
+std::vector<SshHostKey> scanHostKeysThroughJump(const SshTunnelSpec &t)
+{
+    char tmpl[] = "/tmp/driftless-keyscan-XXXXXX";
+    if (!::mkdtemp(tmpl))
+        throw Error(ErrorKind::Permanent, std::string("cannot create a temporary folder: ") + std::strerror(errno));
+    const std::string dir = tmpl;
+    const std::string file = dir + "/known_hosts";
+    struct RemoveDir {
+        std::string path;
+        ~RemoveDir()
+        {
+            std::error_code ec;
+            fs::remove_all(path, ec);
+        }
+    } cleanup{dir};
+    const auto r = runProcess({"ssh", "-F", writeJumpConfig(t, dir), "-N", "-o", "BatchMode=yes", "-o",
+                               "StrictHostKeyChecking=accept-new",
+                               "-o", "UserKnownHostsFile=" + quoted(file), "-o", "GlobalKnownHostsFile=/dev/null",
+                               "-o", "PreferredAuthentications=none", "-o", "ConnectTimeout=15", "-J", *t.jump, "-p",
+                               std::to_string(t.port), "-l", t.user, "--", t.host},
+                              40);
+    auto keys = parseKeyLines(readAll(file));
+    if (keys.empty()) {
+        const std::string err = lastLines(r.err, 2);
+        const bool jumpKey = jumpKeyRefused(t, r.err);
+        throw ConnectionError(ErrorKind::Transient,
+                              "the SSH server " + t.host + ":" + std::to_string(t.port) + " showed no host key through " +
+                                  "the jump host " + *t.jump + (err.empty() ? "" : ": " + err),
+                              "ssh-keyscan",
+                              jumpKey ? "the jump host's own key is not trusted: run `driftless-cli trust-host "
+                                        "ENDPOINT --jump` and compare its fingerprint"
+                                      : "check that the jump host answers and may forward to " + t.host + ":" +
+                                            std::to_string(t.port));
+    }
+    return keys;
+}
+
+} // namespace
+
 std::vector<SshHostKey> scanHostKeys(const SshTunnelSpec &t)
 {
+    if (t.jump)
+        return scanHostKeysThroughJump(t);
     const auto r = runProcess({"ssh-keyscan", "-T", "10", "-p", std::to_string(t.port), "--", t.host}, 30);
     auto keys = parseKeyLines(r.out);
     if (keys.empty())

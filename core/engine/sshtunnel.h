@@ -71,6 +71,9 @@ struct SshHostKey {
     std::string fingerprint; ///< SHA256:...
     std::string label() const; ///< `SHA256:... (ED25519)`
 };
+/// The jump host of `t` as a server of its own (host, port, user), for trusting its key; nullopt
+/// without one. Throws ConfigError for a jump list or an ssh:// URI (trust those with ssh itself).
+std::optional<SshTunnelSpec> jumpHostOf(const SshTunnelSpec &t);
 /// The known_hosts name of a tunnel's SSH server: `host`, or `[host]:port` off port 22.
 std::string knownHostsName(const SshTunnelSpec &t);
 /// The keys the SSH server offers now (ssh-keyscan). Throws ConnectionError when it does not answer.

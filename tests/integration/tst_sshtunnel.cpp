@@ -307,6 +307,70 @@ TEST_F(SshTunnel, anEngineKilledWithSigkillLeavesNoTunnelOpenAfterTheNextStart)
     EXPECT_TRUE(std::filesystem::is_empty(tunnels)) << output("ls -la '" + tunnels + "'");
 }
 
+TEST_F(SshTunnel, theJumpHostAndTheServerBehindItAreEachTrustedBeforeATableSyncs)
+{
+    // The sshd is both the jump host (as 127.0.0.1) and the server behind it (as localhost, a
+    // name of its own in known_hosts). ssh-keyscan cannot hop: trust-host asks ssh through the
+    // jump, and the jump host is checked as strictly as the server, against the same files.
+    PgTestDb src("ssh_jump");
+    src.exec("CREATE TABLE items (id int PRIMARY KEY, note text NOT NULL); INSERT INTO items VALUES (1, 'one')");
+    const std::string port = sshEnv.at("SSH_PORT");
+    const std::string user = sshEnv.at("SSH_USER");
+    apply("endpoints:\n"
+          "  src: { kind: postgres, dsn: \"" + src.dsn() + "\", ssh: { host: localhost, port: " + port + ", user: " +
+          user + ", identity_file: \"" + sshEnv.at("SSH_KEY") + "\", jump: \"" + user + "@127.0.0.1:" + port +
+          "\" } }\n"
+          "  lite: { kind: sqlite, path: \"" + dir.file("out.db") + "\" }\n"
+          "pipelines:\n"
+          "  - name: " + uniqueName("sshjump") + "\n    source: src\n    target: lite\n"
+          "    tables:\n      - { table: public.items, strategy: full_refresh }\n");
+    const std::string fingerprint = fingerprintOf(sshEnv.at("SSH_HOST_KEY"));
+    const std::string knownHosts = state + ".known_hosts";
+
+    // The jump host's key is not trusted: the tunnel and trust-host say so, and what to run.
+    auto r = cli({"run", "--once"});
+    EXPECT_NE(r.exitCode, 0) << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "the host key of the jump host " + user + "@127.0.0.1:" + port + " is not trusted yet"))
+        << r.err;
+    EXPECT_TRUE(has(r.err, "driftless-cli trust-host src --jump")) << r.err;
+    r = cli({"trust-host", "src", "--yes"});
+    EXPECT_NE(r.exitCode, 0) << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "through the jump host")) << r.err;
+    EXPECT_TRUE(has(r.err, "trust-host ENDPOINT --jump")) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(knownHosts));
+
+    r = cli({"trust-host", "src", "--jump"});
+    EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+    EXPECT_TRUE(has(r.out, "the jump host 127.0.0.1:" + port + " offers")) << r.out;
+    EXPECT_TRUE(has(r.err, "trust-host src --jump --yes")) << r.err;
+    r = cli({"trust-host", "src", "--jump", "--yes"});
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_TRUE(has(readFile(knownHosts), "[127.0.0.1]:" + port + " ssh-ed25519 ")) << readFile(knownHosts);
+    EXPECT_FALSE(has(readFile(knownHosts), "[localhost]")) << readFile(knownHosts);
+
+    // Now the server behind it: shown through the jump, not trusted until confirmed.
+    r = cli({"run", "--once"});
+    EXPECT_NE(r.exitCode, 0) << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "the SSH host key of localhost:" + port + " is not trusted yet")) << r.err;
+    EXPECT_TRUE(has(r.err, fingerprint)) << r.err;
+    r = cli({"trust-host", "src"});
+    EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+    EXPECT_TRUE(has(r.out, "the SSH server localhost:" + port + " offers")) << r.out;
+    EXPECT_TRUE(has(r.out, fingerprint + " (ED25519)")) << r.out;
+    EXPECT_FALSE(has(readFile(knownHosts), "[localhost]"));
+    r = cli({"trust-host", "src", "--yes"});
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_TRUE(has(readFile(knownHosts), "[localhost]:" + port + " ssh-ed25519 ")) << readFile(knownHosts);
+
+    const auto channelsBefore = sshdLog().size();
+    r = cli({"run", "--once"});
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_EQ(output("sqlite3 '" + dir.file("out.db") + "' 'SELECT note FROM items'"), "one\n");
+    // Two hops: a channel to the server (localhost) through the jump, and one to Postgres.
+    const std::string log = sshdLog().substr(channelsBefore);
+    EXPECT_TRUE(has(log, "localhost port " + port) || has(log, "to localhost port " + port)) << log;
+}
+
 TEST_F(SshTunnel, aRotatedHostKeyIsRefusedWithBothFingerprints)
 {
     PgTestDb src("ssh_rot");
