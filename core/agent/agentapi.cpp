@@ -270,20 +270,32 @@ std::optional<ApiResponse> endpointCall(const std::string &path, const ApiReques
             throw BadRequest{400, "endpoint '" + e.name + "' has no ssh tunnel: there is no host key to trust"};
         const std::string fingerprint = stringField(body, "fingerprint");
         const bool replace = body.value("replace", false);
-        const auto offered = scanHostKeys(*e.ssh);
+        // "jump": true trusts the endpoint's jump host (ssh.jump), not the server behind it.
+        std::optional<SshTunnelSpec> jump;
+        if (body.value("jump", false)) {
+            try {
+                jump = jumpHostOf(*e.ssh);
+            } catch (const ConfigError &x) {
+                throw BadRequest{400, x.what()};
+            }
+            if (!jump)
+                throw BadRequest{400, "endpoint '" + e.name + "' has no ssh.jump"};
+        }
+        const SshTunnelSpec &server = jump ? *jump : *e.ssh;
+        const auto offered = scanHostKeys(server);
         const auto key = std::find_if(offered.begin(), offered.end(),
                                       [&](const SshHostKey &k) { return k.fingerprint == fingerprint; });
         if (key == offered.end())
-            throw BadRequest{409, "the SSH server " + e.ssh->host + " does not offer " + fingerprint +
+            throw BadRequest{409, "the SSH server " + server.host + " does not offer " + fingerprint +
                                       " now; test the connection again and compare the fingerprint it shows"};
-        const auto trusted = trustedHostKeys(*e.ssh);
+        const auto trusted = trustedHostKeys(server);
         const bool changed = !trusted.empty() &&
                              std::none_of(trusted.begin(), trusted.end(),
                                           [&](const SshHostKey &k) { return k.blob == key->blob; });
         if (changed && !replace)
-            throw BadRequest{409, "the SSH host key of " + e.ssh->host + " CHANGED: another key is trusted; "
+            throw BadRequest{409, "the SSH host key of " + server.host + " CHANGED: another key is trusted; "
                                   "send \"replace\": true only after its administrator confirmed the new one"};
-        trustHostKeys(*e.ssh, {*key}, changed);
+        trustHostKeys(server, {*key}, changed);
         return jsonResponse(200, json{{"trusted", key->label()}, {"known_hosts", sshKnownHostsFile()}});
     }
     return std::nullopt;

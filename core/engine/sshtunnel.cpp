@@ -185,13 +185,36 @@ ConnectionError sshFailure(const Endpoint &e, const std::string &err)
                                "ask the SSH server's administrator whether its key was replaced; only then run `" +
                                    trustCmd + " --replace` and compare the fingerprint");
     }
-    if (jumpKeyRefused(t, err))
+    if (jumpKeyRefused(t, err)) {
+        // The jump host is reached directly: ssh-keyscan shows its keys.
+        const SshTunnelSpec j = *jumpHostOf(t);
+        std::vector<SshHostKey> offered, stored;
+        try {
+            offered = scanHostKeys(j);
+        } catch (const Error &) {
+        }
+        try {
+            stored = trustedHostKeys(j);
+        } catch (const Error &) {
+        }
+        const std::string jumpServer = j.host + ":" + std::to_string(j.port);
+        if (!stored.empty())
+            return ConnectionError(ErrorKind::Permanent,
+                                   who + "the SSH host key of the jump host " + jumpServer + " has CHANGED: trusted " +
+                                       keysText(stored) + ", offered now " + keysText(offered) +
+                                       "; Driftless refuses it (someone may be intercepting the connection)",
+                                   "ssh-host-key-changed",
+                                   "ask the jump host's administrator whether its key was replaced; only then run `" +
+                                       trustCmd + " --jump --replace` and compare the fingerprint");
         return ConnectionError(ErrorKind::Permanent,
-                               who + "the host key of the jump host " + *t.jump +
-                                   " is not trusted yet (or has changed)",
+                               who + "the SSH host key of the jump host " + jumpServer + " is not trusted yet (" +
+                                   (offered.empty() ? "it did not show its keys to ssh-keyscan"
+                                                    : "it offers " + keysText(offered)) +
+                                   ")",
                                "ssh-host-key-unknown",
                                "run `" + trustCmd + " --jump`, check the fingerprint with the jump host's "
                                    "administrator and confirm");
+    }
     if (contains(err, "Host key verification failed") || contains(err, "host key is known")) {
         std::string fingerprint;
         try {

@@ -330,7 +330,8 @@ TEST_F(SshTunnel, theJumpHostAndTheServerBehindItAreEachTrustedBeforeATableSyncs
     // The jump host's key is not trusted: the tunnel and trust-host say so, and what to run.
     auto r = cli({"run", "--once"});
     EXPECT_NE(r.exitCode, 0) << r.out << r.err;
-    EXPECT_TRUE(has(r.err, "the host key of the jump host " + user + "@127.0.0.1:" + port + " is not trusted yet"))
+    EXPECT_TRUE(has(r.err, "the SSH host key of the jump host 127.0.0.1:" + port + " is not trusted yet (it offers " +
+                               fingerprint + " (ED25519))"))
         << r.err;
     EXPECT_TRUE(has(r.err, "driftless-cli trust-host src --jump")) << r.err;
     r = cli({"trust-host", "src", "--yes"});
@@ -343,10 +344,49 @@ TEST_F(SshTunnel, theJumpHostAndTheServerBehindItAreEachTrustedBeforeATableSyncs
     EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
     EXPECT_TRUE(has(r.out, "the jump host 127.0.0.1:" + port + " offers")) << r.out;
     EXPECT_TRUE(has(r.err, "trust-host src --jump --yes")) << r.err;
-    r = cli({"trust-host", "src", "--jump", "--yes"});
-    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_FALSE(std::filesystem::exists(knownHosts));
+
+    // The app trusts the jump host through the API with "jump": true, only the key confirmed.
+    driftless::core::setSshKnownHostsFile(knownHosts);
+    const nlohmann::json endpoint = {{"name", "src"},
+                                     {"kind", "postgres"},
+                                     {"dsn", src.dsn()},
+                                     {"ssh",
+                                      {{"host", "localhost"},
+                                       {"port", std::stoi(port)},
+                                       {"user", user},
+                                       {"identity_file", sshEnv.at("SSH_KEY")},
+                                       {"jump", user + "@127.0.0.1:" + port}}}};
+    auto post = [](const nlohmann::json &body) {
+        driftless::core::ApiRequest req;
+        req.method = "POST";
+        req.path = "/api/v1/trust-host";
+        req.body = body.dump();
+        return driftless::core::AgentApi::handleStateless(req);
+    };
+    auto probe = [&] {
+        driftless::core::ApiRequest req;
+        req.method = "POST";
+        req.path = "/api/v1/probe";
+        req.body = nlohmann::json{{"endpoint", endpoint}}.dump();
+        return driftless::core::AgentApi::handleStateless(req).body;
+    };
+    const std::string refusal = probe();
+    EXPECT_TRUE(has(refusal, "the SSH host key of the jump host 127.0.0.1:" + port + " is not trusted yet (it offers " +
+                                 fingerprint + " (ED25519))"))
+        << refusal;
+    auto api = post({{"endpoint", endpoint}, {"fingerprint", "SHA256:notTheJumpHostsKey"}, {"jump", true}});
+    EXPECT_EQ(api.status, 409) << api.body;
+    EXPECT_FALSE(std::filesystem::exists(knownHosts));
+    api = post({{"endpoint", endpoint}, {"fingerprint", fingerprint}, {"jump", true}});
+    ASSERT_EQ(api.status, 200) << api.body;
     EXPECT_TRUE(has(readFile(knownHosts), "[127.0.0.1]:" + port + " ssh-ed25519 ")) << readFile(knownHosts);
     EXPECT_FALSE(has(readFile(knownHosts), "[localhost]")) << readFile(knownHosts);
+    driftless::core::stopAllTunnels();
+    driftless::core::setSshKnownHostsFile("");
+    r = cli({"trust-host", "src", "--jump", "--yes"});
+    EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_TRUE(has(r.out, "already trusted")) << r.out;
 
     // Now the server behind it: shown through the jump, not trusted until confirmed.
     r = cli({"run", "--once"});

@@ -6,6 +6,7 @@
 #include "ui/localdoor.h"
 
 #include "core/engine/endpointcalls.h"
+#include "core/engine/sshtunnel.h"
 #include "core/model/dsn.h"
 #include "core/model/error.h"
 
@@ -671,11 +672,24 @@ void EndpointDialog::offerTrust(const core::Endpoint &e, const std::string &refu
         return;
     const QString key = match.captured(0);
     const QString fingerprint = key.section(QLatin1Char(' '), 0, 0);
-    const QString server = QStringLiteral("%1:%2").arg(QString::fromStdString(e.ssh->host)).arg(e.ssh->port);
+    // Through a jump host, its own key is checked first: the refusal names it.
+    std::optional<core::SshTunnelSpec> jump;
+    if (QString::fromStdString(refusal).contains(QLatin1String("of the jump host"))) {
+        try {
+            jump = core::jumpHostOf(*e.ssh);
+        } catch (const core::Error &) {
+            return;
+        }
+    }
+    const core::SshTunnelSpec &host = jump ? *jump : *e.ssh;
+    const QString server = QStringLiteral("%1:%2").arg(QString::fromStdString(host.host)).arg(host.port);
     auto *box = new QMessageBox(QMessageBox::Question, tr("Trust the SSH Host?"),
-                                tr("The SSH server %1 is not trusted yet. It offers this host key:\n\n%2\n\n"
-                                   "Compare the fingerprint with the one its administrator gives you "
-                                   "(ssh-keygen -lf on the server's host key). Trust it only if they match.")
+                                (jump ? tr("The jump host %1 is not trusted yet. It offers this host key:\n\n%2\n\n"
+                                           "Compare the fingerprint with the one its administrator gives you "
+                                           "(ssh-keygen -lf on its host key). Trust it only if they match.")
+                                      : tr("The SSH server %1 is not trusted yet. It offers this host key:\n\n%2\n\n"
+                                           "Compare the fingerprint with the one its administrator gives you "
+                                           "(ssh-keygen -lf on the server's host key). Trust it only if they match."))
                                     .arg(server, key),
                                 QMessageBox::Yes | QMessageBox::No, this);
     box->setObjectName(QStringLiteral("trustHostPrompt"));
@@ -683,11 +697,12 @@ void EndpointDialog::offerTrust(const core::Endpoint &e, const std::string &refu
     box->setDefaultButton(QMessageBox::No);
     box->setAttribute(Qt::WA_DeleteOnClose);
     // Asked after the test, not during it: the trust is a job of its own.
-    connect(box, &QMessageBox::finished, this, [this, e, fingerprint](int answer) {
+    connect(box, &QMessageBox::finished, this, [this, e, fingerprint, isJump = jump.has_value()](int answer) {
         if (answer != QMessageBox::Yes)
             return;
         const nlohmann::json body = {{"endpoint", core::endpointJsonValue(e)},
-                                     {"fingerprint", fingerprint.toStdString()}};
+                                     {"fingerprint", fingerprint.toStdString()},
+                                     {"jump", isJump}};
         LocalDoor::orOwn(m_door, m_ownDoor, this)
             ->post(QStringLiteral("/api/v1/trust-host"), body, this, [this](const EngineDoor::Reply &reply) {
                 if (!reply.ok()) {
