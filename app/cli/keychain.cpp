@@ -88,6 +88,22 @@ std::vector<std::string> useKeychainPasswords(const core::Workspace &ws)
             found.push_back(e->name);
         }
     }
+    // The passphrase of an SSH tunnel's identity file, saved by the app as ssh-passphrase:<endpoint>.
+    auto passphrases = std::make_shared<std::map<std::string, std::string>>(); // by endpoint
+    for (const core::Endpoint *e : wanted) {
+        if (!e->ssh || !e->ssh->identityFile)
+            continue;
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0)
+            break;
+        if (auto passphrase = readItem(std::string(kSshPassphrasePrefix) + e->name, left))
+            (*passphrases)[e->name] = *passphrase;
+    }
+    if (!passphrases->empty())
+        core::setSshPassphraseProvider([passphrases](const std::string &endpoint) -> std::optional<std::string> {
+            auto it = passphrases->find(endpoint);
+            return it == passphrases->end() ? std::nullopt : std::optional<std::string>(it->second);
+        });
     if (!passwords->empty())
         core::setPgPasswordProvider([passwords](const std::string &dsn) -> std::optional<std::string> {
             auto it = passwords->find(dsn);

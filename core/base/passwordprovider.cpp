@@ -12,6 +12,7 @@ std::mutex g_mutex;
 // Shared so a connect in progress keeps the provider it started with while another is set.
 std::shared_ptr<const PgPasswordProvider> g_provider;
 std::map<std::string, std::string> g_aliases;
+std::shared_ptr<const SshPassphraseProvider> g_sshProvider;
 
 } // namespace
 
@@ -41,6 +42,23 @@ void aliasPgPasswordDsn(const std::string &rewritten, const std::string &dsn)
 {
     std::lock_guard lock(g_mutex);
     g_aliases[rewritten] = dsn;
+}
+
+void setSshPassphraseProvider(SshPassphraseProvider provider)
+{
+    auto next = provider ? std::make_shared<const SshPassphraseProvider>(std::move(provider)) : nullptr;
+    std::lock_guard lock(g_mutex);
+    g_sshProvider = std::move(next);
+}
+
+std::optional<std::string> sshPassphraseFor(const std::string &endpoint)
+{
+    std::shared_ptr<const SshPassphraseProvider> provider;
+    {
+        std::lock_guard lock(g_mutex);
+        provider = g_sshProvider;
+    }
+    return provider ? (*provider)(endpoint) : std::nullopt;
 }
 
 std::optional<std::string> pgDsnAliasedFrom(const std::string &rewritten)

@@ -26,6 +26,13 @@ std::optional<std::string> pgPasswordFor(const std::string &dsn);
 /// through an SSH tunnel) keeps the password of the DSN as written. Thread-safe.
 void aliasPgPasswordDsn(const std::string &rewritten, const std::string &dsn);
 
+/// Supplies the passphrase of an SSH tunnel's identity_file, by endpoint name, when its tunnel
+/// starts: the app answers from the keychain (or what the DBA typed this session), the CLI from
+/// the same keychain items. Thread-safe, answers from memory; nullopt leaves ssh to the agent.
+using SshPassphraseProvider = std::function<std::optional<std::string>(const std::string &endpoint)>;
+void setSshPassphraseProvider(SshPassphraseProvider provider);
+std::optional<std::string> sshPassphraseFor(const std::string &endpoint);
+
 /// The DSN as written that `rewritten` was made from (aliasPgPasswordDsn), or nullopt. Thread-safe.
 std::optional<std::string> pgDsnAliasedFrom(const std::string &rewritten);
 

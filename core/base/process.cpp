@@ -7,8 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 extern char **environ;
@@ -121,8 +123,19 @@ ProcessResult runProcess(const std::vector<std::string> &argv, int timeoutSecond
     return r;
 }
 
-int spawnBackground(const std::vector<std::string> &argv, const std::string &stderrFile)
+int spawnBackground(const std::vector<std::string> &argv, const std::string &stderrFile,
+                    const std::vector<std::string> &extraEnv)
 {
+    std::vector<char *> env;
+    for (char **v = environ; *v; ++v) {
+        const std::string_view entry(*v);
+        const auto name = entry.substr(0, entry.find('=') + 1);
+        if (std::none_of(extraEnv.begin(), extraEnv.end(), [&](const std::string &x) { return x.rfind(name, 0) == 0; }))
+            env.push_back(*v);
+    }
+    for (const auto &x : extraEnv)
+        env.push_back(const_cast<char *>(x.c_str()));
+    env.push_back(nullptr);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -135,7 +148,7 @@ int spawnBackground(const std::vector<std::string> &argv, const std::string &std
     posix_spawnattr_setpgroup(&attr, 0);
     pid_t pid = -1;
     auto args = cArgv(argv);
-    const int rc = posix_spawnp(&pid, args[0], &fa, &attr, args.data(), environ);
+    const int rc = posix_spawnp(&pid, args[0], &fa, &attr, args.data(), env.data());
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     if (rc != 0)

@@ -17,8 +17,11 @@ struct ProcessResult {
 ProcessResult runProcess(const std::vector<std::string> &argv, int timeoutSeconds = 30);
 
 /// Starts `argv` in the background (PATH lookup, no shell), stdin and stdout on /dev/null and
-/// stderr appended to `stderrFile`. Returns the pid; throws std::runtime_error when it cannot start.
-int spawnBackground(const std::vector<std::string> &argv, const std::string &stderrFile);
+/// stderr appended to `stderrFile`, with this process's environment plus `extraEnv` (`NAME=value`
+/// entries, replacing variables of the same name). Returns the pid; throws std::runtime_error
+/// when it cannot start.
+int spawnBackground(const std::vector<std::string> &argv, const std::string &stderrFile,
+                    const std::vector<std::string> &extraEnv = {});
 
 /// True while `pid` (a child of this process) runs; reaps it once it has ended.
 bool childRunning(int pid);

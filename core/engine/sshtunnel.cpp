@@ -229,6 +229,28 @@ ConnectionError sshFailure(const Endpoint &e, const std::string &err)
                                "run `" + trustCmd + "`, check the fingerprint " + fingerprint +
                                    " with the SSH server's administrator and confirm");
     }
+    if (contains(err, "Permission denied") && t.identityFile) {
+        // A key protected by a passphrase is skipped under BatchMode: say so, not "refused".
+        const std::string key = expandHome(*t.identityFile);
+        const auto probe = runProcess({"ssh-keygen", "-y", "-P", "", "-f", key}, 15);
+        if (probe.exitCode != 0 && contains(probe.err, "passphrase")) {
+            if (sshPassphraseFor(e.name))
+                return ConnectionError(ErrorKind::Permanent,
+                                       who + "the passphrase saved for the identity file " + key +
+                                           " does not open it, or the SSH server refused the key: " + lastLines(err, 1),
+                                       "ssh-auth",
+                                       "save the key's passphrase again in the endpoint's SSH settings (the app "
+                                       "keeps it in the keychain), and check that its public key is in the user's "
+                                       "authorized_keys on the SSH server");
+            return ConnectionError(ErrorKind::Permanent,
+                                   who + "the identity file " + key +
+                                       " is protected by a passphrase and none is known",
+                                   "ssh-passphrase",
+                                   "save its passphrase in the endpoint's SSH settings in the app (the keychain; "
+                                   "driftless-cli reads it there too), or add the key to ssh-agent (ssh-add " + key +
+                                       ")");
+        }
+    }
     if (contains(err, "Permission denied"))
         return ConnectionError(ErrorKind::Permanent,
                                who + "the SSH server " + server + " refused the login of " + t.user + ": " +
@@ -419,13 +441,15 @@ std::string knownHostsOption()
 /// its -o options) to the ssh it starts for the jump, so the jump host is checked as strictly as
 /// the server, against the same known_hosts files, and offered the same identity. The user's and
 /// the system's configuration are included after it (the first value ssh reads wins).
-std::string writeJumpConfig(const SshTunnelSpec &t, const std::string &dir)
+std::string writeJumpConfig(const SshTunnelSpec &t, const std::string &dir, bool askpass = false)
 {
     const std::string path = dir + "/ssh_config";
     std::ofstream out(path);
     out << "# Written by Driftless for one tunnel through a jump host.\n"
            "Host *\n"
-           "  BatchMode yes\n"
+        << (askpass ? "  BatchMode no\n  PasswordAuthentication no\n  KbdInteractiveAuthentication no\n"
+                    : "  BatchMode yes\n")
+        << 
            "  StrictHostKeyChecking yes\n"
            "  UserKnownHostsFile "
         << knownHostsOption() << "\n";
@@ -440,7 +464,10 @@ std::string writeJumpConfig(const SshTunnelSpec &t, const std::string &dir)
     return path;
 }
 
-std::vector<std::string> sshArgv(const Endpoint &e, const std::string &socketPath)
+/// `askpass`: the identity file's passphrase comes from the keychain through SSH_ASKPASS, which
+/// BatchMode=yes would never ask; no other prompt is allowed (no password or keyboard-interactive
+/// login; StrictHostKeyChecking=yes never asks about a key).
+std::vector<std::string> sshArgv(const Endpoint &e, const std::string &socketPath, bool askpass)
 {
     const auto &t = *e.ssh;
     const auto r = remoteTarget(e);
@@ -449,7 +476,7 @@ std::vector<std::string> sshArgv(const Endpoint &e, const std::string &socketPat
         target = (r.host.find(':') != std::string::npos ? "[" + r.host + "]" : r.host) + ":" + std::to_string(r.port);
     const std::string knownHosts = knownHostsOption();
     std::vector<std::string> argv = {"ssh", "-N",
-                                     "-o", "BatchMode=yes",
+                                     "-o", askpass ? "BatchMode=no" : "BatchMode=yes",
                                      "-o", "ExitOnForwardFailure=yes",
                                      "-o", "StrictHostKeyChecking=yes",
                                      "-o", "UserKnownHostsFile=" + knownHosts,
@@ -459,12 +486,15 @@ std::vector<std::string> sshArgv(const Endpoint &e, const std::string &socketPat
                                      "-o", "StreamLocalBindUnlink=yes",
                                      "-o", "StreamLocalBindMask=0177",
                                      "-L", socketPath + ":" + target};
+    if (askpass)
+        for (const char *o : {"PasswordAuthentication=no", "KbdInteractiveAuthentication=no", "NumberOfPasswordPrompts=1"})
+            argv.insert(argv.end(), {"-o", o});
     if (t.identityFile) {
         argv.push_back("-i");
         argv.push_back(expandHome(*t.identityFile));
     }
     if (t.jump) {
-        const std::string config = writeJumpConfig(t, fs::path(socketPath).parent_path().string());
+        const std::string config = writeJumpConfig(t, fs::path(socketPath).parent_path().string(), askpass);
         argv.insert(argv.begin() + 1, {"-F", config});
         argv.push_back("-J");
         argv.push_back(*t.jump);
@@ -494,10 +524,20 @@ void start(const Endpoint &e, Tunnel &tun)
     socketPath = dir + (e.kind == EndpointKind::Mysql ? std::string("/mysql.sock")
                                                        : "/.s.PGSQL." + std::to_string(remoteTarget(e).port));
     logPath = dir + "/ssh.log";
-    const auto argv = sshArgv(e, socketPath);
+    // A passphrase from the keychain reaches ssh through SSH_ASKPASS: a script in the 0700 folder
+    // that prints it from ssh's environment (never a file, never the command line).
+    const auto passphrase = e.ssh->identityFile ? sshPassphraseFor(e.name) : std::nullopt;
+    std::vector<std::string> env;
+    if (passphrase) {
+        const std::string askpass = dir + "/askpass";
+        std::ofstream(askpass) << "#!/bin/sh\nprintf '%s\\n' \"$DRIFTLESS_SSH_PASSPHRASE\"\n";
+        ::chmod(askpass.c_str(), 0700);
+        env = {"SSH_ASKPASS=" + askpass, "SSH_ASKPASS_REQUIRE=force", "DRIFTLESS_SSH_PASSPHRASE=" + *passphrase};
+    }
+    const auto argv = sshArgv(e, socketPath, passphrase.has_value());
     int pid = -1;
     try {
-        pid = spawnBackground(argv, logPath);
+        pid = spawnBackground(argv, logPath, env);
     } catch (const std::runtime_error &err) {
         throw ConnectionError(ErrorKind::Permanent, "endpoint '" + e.name + "': " + err.what(), "ssh",
                               "install the OpenSSH client (openssh-client)");

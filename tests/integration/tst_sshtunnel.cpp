@@ -6,11 +6,18 @@
 //  - a rotated host key is refused with both fingerprints, by the sync and by trust-host;
 //  - CDC through the tunnel while a bounded writer writes: sshd is killed (the engine cannot sync,
 //    the alert says "tunnel down"), started again, and the target catches up with nothing lost;
-//  - a MariaDB endpoint through a tunnel.
+//  - a MariaDB endpoint through a tunnel;
+//  - a ~/.pgpass line for the database's own host applies through the tunnel;
+//  - an engine killed with SIGKILL leaves an ssh behind, which the next start stops;
+//  - through a jump host: the jump host's key, then the server's behind it, each refused until
+//    trusted (trust-host --jump, the API's "jump": true), then a table syncs over both hops;
+//  - an identity file protected by a passphrase: refused with what to do, opened only by the
+//    right passphrase from the provider (the keychain's), which no command line shows.
 // The shared Postgres and MariaDB listen on loopback TCP, which the tunnel forwards to: the sshd
 // log and the outage in the CDC case show the engine's connections really take the tunnel.
 
 #include "core/agent/agentapi.h"
+#include "core/base/passwordprovider.h"
 #include "core/db/mysqlconnection.h"
 #include "core/db/pgconnection.h"
 #include "core/engine/sshtunnel.h"
@@ -635,6 +642,80 @@ TEST_F(SshTunnel, theApiTrustsOnlyTheFingerprintTheDbaConfirmed)
     EXPECT_TRUE(j["postgres"]["connected"].get<bool>()) << r.body;
 
     driftless::core::stopAllTunnels();
+    driftless::core::setSshKnownHostsFile("");
+}
+
+TEST_F(SshTunnel, anIdentityFileProtectedByAPassphraseOpensWithTheSavedPassphraseOnly)
+{
+    PgTestDb src("ssh_phrase");
+    ::unsetenv("SSH_AUTH_SOCK"); // no agent may open the key instead
+    const std::string passphrase = "correct horse 42";
+    const std::string key = dir.file("id_locked");
+    ASSERT_EQ(std::system(("ssh-keygen -q -t ed25519 -N '" + passphrase + "' -C locked -f '" + key + "'").c_str()), 0);
+    {
+        std::ofstream keys(sshDir + "/authorized_keys", std::ios::app);
+        keys << readFile(key + ".pub");
+    }
+    const std::string knownHosts = dir.file("phrase.known_hosts");
+    driftless::core::setSshKnownHostsFile(knownHosts);
+    driftless::core::SshTunnelSpec spec{"127.0.0.1", std::stoi(sshEnv.at("SSH_PORT")), sshEnv.at("SSH_USER"), key,
+                                        std::nullopt};
+    driftless::core::trustHostKeys(spec, driftless::core::scanHostKeys(spec), false);
+    const nlohmann::json endpoint = {{"name", "locked"},
+                                     {"kind", "postgres"},
+                                     {"dsn", src.dsn()},
+                                     {"ssh",
+                                      {{"host", spec.host},
+                                       {"port", spec.port},
+                                       {"user", spec.user},
+                                       {"identity_file", key}}}};
+    auto probe = [&] {
+        driftless::core::ApiRequest req;
+        req.method = "POST";
+        req.path = "/api/v1/probe";
+        req.body = nlohmann::json{{"endpoint", endpoint}}.dump();
+        const auto j = nlohmann::json::parse(driftless::core::AgentApi::handleStateless(req).body);
+        return j["postgres"];
+    };
+    // Each refusal starts the tunnel's backoff: wait it out rather than race it.
+    auto probeUntil = [&](const std::function<bool(const nlohmann::json &)> &done) {
+        nlohmann::json last;
+        waitFor(
+            [&] {
+                last = probe();
+                return done(last);
+            },
+            60);
+        return last;
+    };
+    auto errorHas = [](const char *text) {
+        return [text](const nlohmann::json &p) { return has(p.value("error", ""), text); };
+    };
+
+    // No passphrase known: ssh skips the key; the refusal says why and what to do.
+    auto p = probeUntil(errorHas("is protected by a passphrase and none is known"));
+    EXPECT_TRUE(has(p.value("error", ""), "is protected by a passphrase and none is known")) << p.dump();
+    EXPECT_TRUE(has(p.value("hint", ""), "ssh-add " + key)) << p.dump();
+
+    driftless::core::setSshPassphraseProvider(
+        [](const std::string &endpoint) -> std::optional<std::string> {
+            return endpoint == "locked" ? std::optional<std::string>("not the passphrase") : std::nullopt;
+        });
+    p = probeUntil(errorHas("does not open it"));
+    EXPECT_TRUE(has(p.value("error", ""), "the passphrase saved for the identity file " + key + " does not open it"))
+        << p.dump();
+
+    driftless::core::setSshPassphraseProvider(
+        [&](const std::string &endpoint) -> std::optional<std::string> {
+            return endpoint == "locked" ? std::optional<std::string>(passphrase) : std::nullopt;
+        });
+    p = probeUntil([](const nlohmann::json &j) { return j.value("connected", false); });
+    EXPECT_TRUE(p.value("connected", false)) << p.dump();
+    // Never on a command line another user could read.
+    EXPECT_FALSE(has(output("ps -eo args"), passphrase));
+
+    driftless::core::stopAllTunnels();
+    driftless::core::setSshPassphraseProvider({});
     driftless::core::setSshKnownHostsFile("");
 }
 
