@@ -10,6 +10,7 @@
 
 #include "ui/dialogs/doctordialog.h"
 #include "ui/dialogs/endpointdialog.h"
+#include "ui/dialogs/sshtunnelbox.h"
 #include "ui/dialogs/slotguardbox.h"
 #include "ui/enginebridge.h"
 #include "ui/mainwindow.h"
@@ -181,6 +182,7 @@ private slots:
     void dialogChecksSqliteFiles();
     void pageListsTheWorkspaceAndExportImportRoundTrips();
     void addedEndpointsPasswordStaysInMemoryAndReachesLibpq();
+    void sshKeyPassphraseGoesToTheSecretStoreAndFollowsTheEndpoint();
     void removeIsRefusedWhileAPipelineUsesTheEndpoint();
     void doctorShowsWhatTheCliDoctorFindsWithTheSqlAndChecksAgain();
     void aNewUsersFirstEndpointMakesTheWorkspaceFile();
@@ -637,6 +639,53 @@ void TestWorkspacePage::addedEndpointsPasswordStaysInMemoryAndReachesLibpq()
     QVERIFY(test::readFile(yamlPath.toStdString()).find("dbname=" + db.name()) != std::string::npos);
     QVERIFY(!anyFileContains(dir.path().string(), QByteArray::fromStdString(role.password)));
     QVERIFY(!anyFileContains(dir.path().string(), second.toUtf8()));
+}
+
+void TestWorkspacePage::sshKeyPassphraseGoesToTheSecretStoreAndFollowsTheEndpoint()
+{
+    test::PgTestDb db("wsp_phrase");
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    core::StateStore(statePath).applyWorkspace({});
+    MainWindow w;
+    w.resize(1180, 620);
+    w.show();
+    auto *page = w.workspacePage();
+    w.pages()->setCurrentWidget(page);
+    w.openWorkspace(QString::fromStdString(statePath));
+    QTRY_VERIFY(page->addButton()->isEnabled());
+
+    QTest::mouseClick(page->addButton(), Qt::LeftButton);
+    QTRY_VERIFY(page->endpointDialog() && page->endpointDialog()->isVisible());
+    EndpointDialog &d = *page->endpointDialog();
+    fillPostgres(d, QStringLiteral("app"), db.name(), test::servers().pgUser);
+    auto *box = d.sshTunnelBox();
+    box->setChecked(true);
+    box->hostEdit()->setText(QStringLiteral("bastion.example.com"));
+    box->userEdit()->setText(QStringLiteral("tunnel"));
+    // Only a key file can have a passphrase.
+    QVERIFY(!box->passphraseEdit()->isEnabled());
+    box->identityEdit()->setText(QStringLiteral("~/.ssh/id_locked"));
+    QVERIFY(box->passphraseEdit()->isEnabled());
+    QCOMPARE(box->passphraseEdit()->echoMode(), QLineEdit::Password);
+    const QString passphrase = QStringLiteral("correct horse 42");
+    box->passphraseEdit()->setText(passphrase);
+    QCOMPARE(d.sshPassphrase(), passphrase);
+    saveShot(&d, QStringLiteral("endpoint-ssh-passphrase"));
+    QSignalSpy saved(page, &ui::WorkspacePage::saved);
+    QTest::mouseClick(d.okButton(), Qt::LeftButton);
+    QVERIFY(saved.wait(15000));
+    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
+
+    // Kept as the endpoint's ssh-passphrase item and handed to its tunnel by name.
+    auto *secrets = w.secretStore();
+    QTRY_COMPARE(secrets->sessionPassword(QStringLiteral("ssh-passphrase:app")), std::optional<QString>(passphrase));
+    QCOMPARE(core::sshPassphraseFor("app"), std::optional<std::string>(passphrase.toStdString()));
+    QVERIFY(!anyFileContains(dir.path().string(), passphrase.toUtf8()));
+    const QString yamlPath = QString::fromStdString(dir.file("exported.yaml"));
+    QVERIFY(page->exportFile(yamlPath));
+    QVERIFY(test::readFile(yamlPath.toStdString()).find("id_locked") != std::string::npos);
+    QVERIFY(!anyFileContains(dir.path().string(), passphrase.toUtf8()));
 }
 
 void TestWorkspacePage::removeIsRefusedWhileAPipelineUsesTheEndpoint()

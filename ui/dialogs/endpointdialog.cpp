@@ -504,6 +504,12 @@ core::Endpoint EndpointDialog::endpoint() const
 
 QString EndpointDialog::password() const { return m_password->text(); }
 
+QString EndpointDialog::sshPassphrase() const
+{
+    const auto e = endpoint();
+    return e.ssh && e.ssh->identityFile ? m_ssh->passphraseEdit()->text() : QString();
+}
+
 QPushButton *EndpointDialog::okButton() const { return m_buttons->button(QDialogButtonBox::Ok); }
 
 QString EndpointDialog::problem() const

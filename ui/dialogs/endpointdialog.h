@@ -55,6 +55,9 @@ public:
     core::Endpoint endpoint() const;
     /// What was typed in the password field; empty: leave the stored one alone.
     QString password() const;
+    /// What was typed as the SSH identity file's passphrase (empty: leave the stored one alone);
+    /// empty without a tunnel or an identity file.
+    QString sshPassphrase() const;
     /// Why OK is disabled, or empty.
     QString problem() const;
 

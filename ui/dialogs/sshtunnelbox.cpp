@@ -11,7 +11,7 @@ namespace driftless::ui {
 SshTunnelBox::SshTunnelBox(QWidget *parent)
     : QGroupBox(tr("SS&H tunnel (the server is reached through an SSH host)"), parent), m_host(new QLineEdit(this)),
       m_port(new QSpinBox(this)), m_user(new QLineEdit(this)), m_identity(new QLineEdit(this)),
-      m_jump(new QLineEdit(this))
+      m_jump(new QLineEdit(this)), m_passphrase(new QLineEdit(this))
 {
     setObjectName(QStringLiteral("sshTunnel"));
     setCheckable(true);
@@ -29,6 +29,12 @@ SshTunnelBox::SshTunnelBox(QWidget *parent)
     m_identity->setPlaceholderText(tr("optional, e.g. ~/.ssh/id_ed25519; empty: the agent and ssh's defaults"));
     m_jump->setObjectName(QStringLiteral("sshJump"));
     m_jump->setPlaceholderText(tr("optional: [user@]host[:port] to hop through"));
+    m_passphrase->setObjectName(QStringLiteral("sshPassphrase"));
+    m_passphrase->setEchoMode(QLineEdit::Password);
+    m_passphrase->setPlaceholderText(tr("only for a key protected by one; empty: unchanged, or ssh-agent"));
+    m_passphrase->setToolTip(tr("Saved in the system keychain beside the endpoint's password (never in the "
+                                "workspace), and given to ssh when the tunnel starts. driftless-cli reads it too."));
+    m_passphrase->setEnabled(false);
 
     auto *form = new QFormLayout(this);
     auto *hostRow = new QHBoxLayout;
@@ -42,7 +48,10 @@ SshTunnelBox::SshTunnelBox(QWidget *parent)
     form->addRow(hostLabel, hostRow);
     form->addRow(tr("SSH us&er:"), m_user);
     form->addRow(tr("&Identity file:"), m_identity);
+    form->addRow(tr("Key pass&phrase:"), m_passphrase);
     form->addRow(tr("&Jump host:"), m_jump);
+    connect(m_identity, &QLineEdit::textChanged, this,
+            [this](const QString &text) { m_passphrase->setEnabled(!text.trimmed().isEmpty()); });
 
     connect(this, &QGroupBox::toggled, this, &SshTunnelBox::tunnelChanged);
     for (QLineEdit *edit : {m_host, m_user, m_identity, m_jump})

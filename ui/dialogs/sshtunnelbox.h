@@ -28,6 +28,9 @@ public:
     QLineEdit *userEdit() const { return m_user; }
     QLineEdit *identityEdit() const { return m_identity; }
     QLineEdit *jumpEdit() const { return m_jump; }
+    /// The identity file's passphrase as typed (never part of the tunnel spec or the YAML: the
+    /// workspace page keeps it in the keychain); enabled only with an identity file.
+    QLineEdit *passphraseEdit() const { return m_passphrase; }
 
 signals:
     void tunnelChanged();
@@ -38,6 +41,7 @@ private:
     QLineEdit *m_user;
     QLineEdit *m_identity;
     QLineEdit *m_jump;
+    QLineEdit *m_passphrase;
 };
 
 } // namespace driftless::ui

@@ -180,9 +180,12 @@ WorkspacePage::WorkspacePage(EngineBridge *engine, SecretStore *secrets, QWidget
     connect(m_secrets, &SecretStore::stored, this, [this](const QString &endpoint, bool, const QString &message) {
         updatePasswordState(endpoint);
         // The window keeps agents' tokens in the same store, as agent:URL.
+        static const QString passphrase = SecretStore::sshPassphraseKey(QString());
         if (!message.isEmpty())
             emit statusMessage(endpoint.startsWith(QLatin1String("agent:"))
                                    ? tr("Token of agent %1: %2").arg(endpoint.mid(6), message)
+                               : endpoint.startsWith(passphrase)
+                                   ? tr("SSH key passphrase of %1: %2").arg(endpoint.mid(passphrase.size()), message)
                                    : tr("Password of %1: %2").arg(endpoint, message));
     });
     connect(m_secrets, &SecretStore::passwordRead, this,
@@ -393,6 +396,17 @@ void WorkspacePage::finishDialog(const core::Endpoint &before, bool isNew)
         m_secrets->store(name, *known);
     else if (!SecretStore::takesPassword(e) && known)
         m_secrets->remove(oldName);
+    // The identity file's passphrase likewise, under its own item; gone with the identity file.
+    const QString passphrase = m_dialog->sshPassphrase();
+    const QString oldKey = SecretStore::sshPassphraseKey(oldName), newKey = SecretStore::sshPassphraseKey(name);
+    const auto knownPassphrase = isNew ? std::nullopt : m_secrets->sessionPassword(oldKey);
+    const bool hasIdentity = e.ssh && e.ssh->identityFile;
+    if (knownPassphrase && (oldName != name || !hasIdentity))
+        m_secrets->remove(oldKey);
+    if (hasIdentity && !passphrase.isEmpty())
+        m_secrets->store(newKey, passphrase);
+    else if (hasIdentity && knownPassphrase && oldName != name)
+        m_secrets->store(newKey, *knownPassphrase);
     save(std::move(ws), isNew ? tr("Added endpoint %1").arg(name) : tr("Saved endpoint %1").arg(name));
 }
 

@@ -21,8 +21,10 @@ SecretStore::SecretStore(QObject *parent) : QObject(parent), m_memory(std::make_
 
 SecretStore::~SecretStore()
 {
-    if (m_provider)
+    if (m_provider) {
         core::setPgPasswordProvider({});
+        core::setSshPassphraseProvider({});
+    }
 }
 
 bool SecretStore::takesPassword(const core::Endpoint &e)
@@ -149,10 +151,16 @@ void SecretStore::setWorkspace(const core::Workspace &workspace)
             if (takesPassword(e))
                 m_memory->names[e.dsn] = QString::fromStdString(name);
     }
-    for (const auto &[name, e] : workspace.endpoints)
+    for (const auto &[name, e] : workspace.endpoints) {
         if (takesPassword(e) && !m_asked.count(QString::fromStdString(name)))
             read(QString::fromStdString(name));
+        const QString passphrase = sshPassphraseKey(QString::fromStdString(name));
+        if (takesPassword(e) && e.ssh && e.ssh->identityFile && !m_asked.count(passphrase))
+            read(passphrase);
+    }
 }
+
+QString SecretStore::sshPassphraseKey(const QString &endpoint) { return QStringLiteral("ssh-passphrase:") + endpoint; }
 
 void SecretStore::installAsPasswordProvider()
 {
@@ -166,6 +174,13 @@ void SecretStore::installAsPasswordProvider()
         if (password == memory->passwords.end())
             return std::nullopt;
         return password->second.toStdString();
+    });
+    core::setSshPassphraseProvider([memory = m_memory](const std::string &endpoint) -> std::optional<std::string> {
+        std::lock_guard lock(memory->mutex);
+        const auto it = memory->passwords.find(sshPassphraseKey(QString::fromStdString(endpoint)));
+        if (it == memory->passwords.end())
+            return std::nullopt;
+        return it->second.toStdString();
     });
 }
 

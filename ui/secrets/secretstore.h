@@ -54,8 +54,12 @@ public:
     /// Binds each server endpoint's DSN (Postgres and MySQL) to its name for the provider, and
     /// reads from the keychain the passwords of endpoints not read yet this session.
     void setWorkspace(const core::Workspace &workspace);
-    /// Makes this store the process's core::PgPasswordProvider until it is destroyed.
+    /// Makes this store the process's core::PgPasswordProvider, and its SshPassphraseProvider
+    /// (sshPassphraseKey()), until it is destroyed.
     void installAsPasswordProvider();
+    /// The item an SSH tunnel's identity-file passphrase is kept under, beside the endpoint's
+    /// password: `ssh-passphrase:<endpoint>` (driftless-cli reads the same item).
+    static QString sshPassphraseKey(const QString &endpoint);
 
 signals:
     /// `inKeychain` false: kept for this session only; `message` says why (no keychain, denied).
