@@ -342,6 +342,12 @@ void parseDirection(const Ctx &c, const YAML::Node &n, const std::string &field,
     if (src.kind == EndpointKind::Sqlite || tgt.kind == EndpointKind::Sqlite)
         fail(c, n["direction"], f,
              "direction: both needs two writable Postgres or MariaDB/MySQL endpoints; remove it for a SQLite target");
+    // MariaDB/MySQL sides (skip_replication and the binlog reader's filter) are not wired yet: a
+    // two-way pipeline without its loop prevention would send every change back and forth.
+    if (src.kind != EndpointKind::Postgres || tgt.kind != EndpointKind::Postgres)
+        fail(c, n["direction"], f,
+             "direction: both runs between two Postgres endpoints in this version (MariaDB/MySQL sides are not "
+             "supported yet); remove it, or sync one way");
     if (p.name.size() + std::string(PipelineSpec::kReverseSuffix).size() > 53)
         fail(c, n["name"], field + ".name",
              "'" + p.name + "': a two-way pipeline's name is at most " +

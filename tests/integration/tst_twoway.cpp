@@ -3,6 +3,7 @@
 // comes back (loop prevention); writers on both sides converge.
 
 #include "core/db/pgconnection.h"
+#include "core/engine/doctor.h"
 #include "core/engine/scheduler.h"
 #include "core/engine/tablesync.h"
 #include "core/engine/twoway.h"
@@ -220,4 +221,36 @@ TEST_F(PgTwoWay, writersOnBothSidesConvergeWithoutLoops)
     EXPECT_EQ(rev.applied - rev0.applied, 500);
     EXPECT_EQ(rev.droppedOwn - rev0.droppedOwn, 500);
     EXPECT_EQ(fwd.droppedOwn - fwd0.droppedOwn, 500);
+}
+
+// (d) doctor checks what each side of a two-way pipeline needs and prints the statements: here
+// the tables of both sides lack REPLICA IDENTITY FULL (conflict detection's before-images).
+TEST_F(PgTwoWay, doctorNamesWhatEachSideLacksWithTheStatements)
+{
+    a.exec(kItems);
+    b.exec(std::string(kItems) + ";" + "ALTER TABLE items ADD COLUMN _driftless_version bigint NOT NULL DEFAULT 0");
+    auto findingsFor = [&](const std::string &subject) {
+        std::vector<Finding> out;
+        for (const auto &f : runDoctor(workspace(), pipeline))
+            if (f.subject == subject)
+                out.push_back(f);
+        return out;
+    };
+    for (const std::string side : {"a", "b"}) {
+        auto found = findingsFor("table public.items on " + side);
+        ASSERT_EQ(found.size(), 1u) << side;
+        EXPECT_EQ(found[0].level, "warn");
+        EXPECT_NE(found[0].message.find("REPLICA IDENTITY is not FULL"), std::string::npos) << found[0].message;
+        EXPECT_EQ(found[0].sql, "ALTER TABLE \"public\".\"items\" REPLICA IDENTITY FULL;");
+        // The fixture's user is a superuser: origins are allowed, and doctor says what they do.
+        auto endpoint = findingsFor("endpoint " + side);
+        bool originOk = false;
+        for (const auto &f : endpoint)
+            originOk = originOk || (f.level == "ok" && f.message.find("replication origin") != std::string::npos);
+        EXPECT_TRUE(originOk) << side;
+    }
+    // The printed statement is the fix.
+    b.exec(findingsFor("table public.items on b")[0].sql);
+    EXPECT_TRUE(findingsFor("table public.items on b").empty());
+    EXPECT_EQ(findingsFor("table public.items on a").size(), 1u);
 }

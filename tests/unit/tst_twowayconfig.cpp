@@ -83,6 +83,12 @@ TEST(TwoWayConfig, refusalsNameTheFieldAndLine)
     EXPECT_EQ(e.field(), "pipelines[east_west].direction");
     EXPECT_NE(std::string(e.what()).find("Postgres or MariaDB/MySQL"), std::string::npos) << e.what();
 
+    e = parseError(replace(replace(kTwoWay, "lite: { kind: sqlite, path: \"replica.db\" }",
+                                   "shop: { kind: mysql, dsn: \"mysql://sync@127.0.0.1/shop\" }"),
+                           "target: west", "target: shop"));
+    EXPECT_EQ(e.field(), "pipelines[east_west].direction");
+    EXPECT_NE(std::string(e.what()).find("two Postgres endpoints"), std::string::npos) << e.what();
+
     // The reverse direction's name is taken by another pipeline.
     e = parseError(std::string(kTwoWay) + "  - { name: east_west_rev, source: west, target: east, tables: [ { table: "
                                           "public.x, strategy: cdc } ] }\n");
