@@ -94,6 +94,12 @@ void markOwnWrites(TargetSession &session, const std::string &origin)
                          {origin});
             c.execParams("SELECT pg_replication_origin_session_setup($1)", {origin});
         } catch (const Error &e) {
+            // The backend of a run that just ended (killed) may still hold the origin: wait.
+            if (e.code() == "55006")
+                throw Error(ErrorKind::Transient,
+                            "replication origin " + origin + " is still in use (the connection of a run that ended, "
+                            "or another engine running this pipeline): " + e.what(),
+                            e.code());
             if (e.code() != "42501")
                 throw;
             throw Error(ErrorKind::Permanent,
