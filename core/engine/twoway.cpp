@@ -132,6 +132,10 @@ bool ensureReverseSlot(const Endpoint &target, const std::string &reverseDirecti
 {
     const std::string name = "driftless_" + reverseDirection;
     PgConnection c = connectPostgres(target, "driftless " + reverseDirection);
+    // The tables Driftless created here log whole before-images, which conflict detection
+    // between the two sides compares with the other side's row (docs/two-way.md).
+    for (const auto &t : tables)
+        c.exec("ALTER TABLE " + t.quoted() + " REPLICA IDENTITY FULL");
     if (c.execParams("SELECT 1 FROM pg_publication WHERE pubname = $1", {name}).rows() == 0) {
         std::string list;
         for (const auto &t : tables)

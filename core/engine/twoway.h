@@ -73,7 +73,8 @@ void markOwnWrites(TargetSession &session, const std::string &origin);
 void addVersionColumns(PgConnection &conn, const std::vector<TableRef> &tables);
 
 /// Forward direction, Postgres target: creates the reverse direction's publication over `tables`
-/// and its slot on `target`, when missing, so the target's changes from here on are read back.
+/// and its slot on `target`, when missing, so the target's changes from here on are read back;
+/// sets `tables` (the forward direction's own) to REPLICA IDENTITY FULL.
 /// Returns true when it created the slot.
 bool ensureReverseSlot(const Endpoint &target, const std::string &reverseDirection, const std::vector<TableRef> &tables);
 
