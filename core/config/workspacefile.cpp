@@ -329,12 +329,44 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
     return t;
 }
 
+/// `direction: both` (two-way) or `one_way` (the default).
+void parseDirection(const Ctx &c, const YAML::Node &n, const std::string &field, PipelineSpec &p, const Endpoint &src,
+                    const Endpoint &tgt)
+{
+    const std::string f = field + ".direction";
+    const std::string d = scalar(c, n["direction"], f);
+    if (d == "one_way")
+        return;
+    if (d != "both")
+        fail(c, n["direction"], f, "'" + d + "': one of one_way (the default) or both");
+    if (src.kind == EndpointKind::Sqlite || tgt.kind == EndpointKind::Sqlite)
+        fail(c, n["direction"], f,
+             "direction: both needs two writable Postgres or MariaDB/MySQL endpoints; remove it for a SQLite target");
+    // MariaDB/MySQL sides (skip_replication and the binlog reader's filter) are not wired yet: a
+    // two-way pipeline without its loop prevention would send every change back and forth.
+    if (src.kind != EndpointKind::Postgres || tgt.kind != EndpointKind::Postgres)
+        fail(c, n["direction"], f,
+             "direction: both runs between two Postgres endpoints in this version (MariaDB/MySQL sides are not "
+             "supported yet); remove it, or sync one way");
+    if (p.name.size() + std::string(PipelineSpec::kReverseSuffix).size() > 53)
+        fail(c, n["name"], field + ".name",
+             "'" + p.name + "': a two-way pipeline's name is at most " +
+                 std::to_string(53 - std::string(PipelineSpec::kReverseSuffix).size()) +
+                 " characters (its reverse direction's slot adds " + PipelineSpec::kReverseSuffix + ")");
+    for (size_t i = 0; i < p.tables.size(); ++i)
+        if (p.tables[i].strategy != Strategy::Cdc)
+            fail(c, n["tables"][i]["strategy"], field + ".tables[" + p.tables[i].table.display() + "].strategy",
+                 "direction: both streams changes both ways, so every table's strategy must be cdc");
+    p.twoWay = true;
+}
+
 PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, const Workspace &ws)
 {
     std::string field = "pipelines[" + std::to_string(index) + "]";
     if (!n.IsMap())
         fail(c, n, field, "expected a map with name, source, target and tables");
-    checkKeys(c, n, field, {"name", "source", "target", "target_schema", "publication", "heartbeat", "reconcile", "tables"});
+    checkKeys(c, n, field, {"name", "source", "target", "target_schema", "publication", "heartbeat", "reconcile", "direction",
+                           "tables"});
     PipelineSpec p;
     if (!n["name"])
         fail(c, n, field + ".name", "missing");
@@ -419,6 +451,8 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
             fail(c, n["tables"][i], field + ".tables[" + t.table.display() + "]", "table listed twice");
         p.tables.push_back(std::move(t));
     }
+    if (n["direction"])
+        parseDirection(c, n, field, p, src, tgt);
     return p;
 }
 
@@ -476,6 +510,12 @@ Workspace WorkspaceFile::parse(const std::string &yaml, const std::string &displ
                 fail(c, ps[i]["name"], "pipelines[" + p.name + "].name", "a pipeline with this name already exists");
             ws.pipelines.push_back(std::move(p));
         }
+        // A two-way pipeline's reverse direction has slots, checkpoints and state of its own name.
+        for (size_t i = 0; i < ws.pipelines.size(); ++i)
+            if (ws.pipelines[i].twoWay && names.count(ws.pipelines[i].reverseName()))
+                fail(c, ps[i]["name"], "pipelines[" + ws.pipelines[i].name + "].name",
+                     "pipeline " + ws.pipelines[i].reverseName() + " exists, and it is the name of this two-way "
+                     "pipeline's reverse direction; rename one of them");
         // Clashes need the line of the second table, so check them here rather than in validate().
         std::map<std::pair<std::string, TargetName>, std::string> targets;
         for (size_t i = 0; i < ws.pipelines.size(); ++i) {
@@ -557,6 +597,8 @@ std::string WorkspaceFile::toYaml(const Workspace &ws)
         if (p.publication)
             out << YAML::Key << "publication" << YAML::Value << *p.publication;
         emitDuration(out, "heartbeat", p.heartbeat);
+        if (p.twoWay)
+            out << YAML::Key << "direction" << YAML::Value << "both";
         if (p.reconcileEvery || p.reconcileAlertAbove) {
             out << YAML::Key << "reconcile" << YAML::Value << YAML::Flow << YAML::BeginMap;
             emitDuration(out, "every", p.reconcileEvery);

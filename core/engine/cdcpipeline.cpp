@@ -12,6 +12,7 @@
 #include "core/engine/pipelined.h"
 #include "core/engine/slotcreation.h"
 #include "core/engine/sshtunnel.h"
+#include "core/engine/twoway.h"
 #include "core/model/error.h"
 #include "core/readers/pglogicalreader.h"
 #include "core/state/statestore.h"
@@ -53,6 +54,8 @@ struct CdcPipeline::Table {
     TableSchema schema;               ///< every column, generated ones too
     std::vector<std::string> columns; ///< the columns the stream carries (no generated ones)
     StreamLayout layout;              ///< where the schema's columns are in the stream's rows
+    /// Two-way: the stream's columns, with the other direction's version column, once seen.
+    std::vector<std::string> streamColumns;
     std::unique_ptr<Merger> merger;
     std::optional<PgCdcPosition> position; ///< stored checkpoint position, none when none
     bool paused = false;
@@ -165,6 +168,8 @@ void CdcPipeline::preflight(PgConnection &src)
         if (auto problem = pgcatalog::replicaIdentityProblem(src, full))
             throw SchemaError("table " + ref.display() + " has " + problem->message, problem->fix);
         t->schema = full;
+        if (t->job.twoWay)
+            dropOwnColumns(t->schema); // the other direction's version column stays on its side
         t->columns.clear();
         for (const auto &c : t->schema.columns)
             if (!c.generated)
@@ -356,9 +361,26 @@ void CdcPipeline::run(std::stop_token stop, Options options)
     }
 
     PgConnection src = connectPostgres(first.source, "driftless " + m_pipeline);
+    if (first.twoWay && first.twoWay->reverse) {
+        std::vector<TableRef> tables;
+        for (const auto &j : m_jobs)
+            tables.push_back(j.spec.table);
+        requireForwardTables(src, tables, first.twoWay->pipeline);
+    }
     preflight(src);
 
     m_session = createTargetSession(first.target, "driftless " + m_pipeline);
+    if (first.twoWay) {
+        // What this direction applies is never read back by the other one.
+        markOwnWrites(*m_session, first.twoWay->applyOrigin);
+        if (first.twoWay->reverse && first.target.kind == EndpointKind::Postgres) {
+            std::vector<TableRef> own;
+            for (const auto &j : m_jobs)
+                own.push_back({j.targetName.schema, j.targetName.name});
+            PgConnection tgt = connectPostgres(first.target, "driftless " + m_pipeline);
+            addVersionColumns(tgt, own);
+        }
+    }
     for (auto &t : m_tables) {
         t->merger = m_session->merger({m_pipeline, t->job.spec.table, t->job.targetName, Strategy::Cdc});
         const auto lacking = generatedColumnsLacking(*t);
@@ -486,6 +508,21 @@ void CdcPipeline::run(std::stop_token stop, Options options)
                         " cannot be read any more",
                         {}, "re-snapshot the pipeline: driftless-cli resnapshot " + m_pipeline);
         }
+        if (first.twoWay && first.twoWay->reverse)
+            throw Error(ErrorKind::Transient,
+                        "waiting for two-way pipeline " + first.twoWay->pipeline + " to create replication slot " +
+                            m_slot + " on " + first.source.name + " as its initial load begins");
+        if (first.twoWay && first.target.kind == EndpointKind::Postgres) {
+            // Two-way: the reverse direction reads the target from before the load on; the
+            // load's rows carry our origin and are not read back.
+            std::vector<TableRef> targets;
+            for (const auto &j : m_jobs)
+                targets.push_back({j.targetName.schema, j.targetName.name});
+            if (ensureReverseSlot(first.target, m_pipeline + PipelineSpec::kReverseSuffix, targets))
+                m_observer.event(Level::Info, m_tables.front()->key, "slot_created",
+                                 "created replication slot " + first.twoWay->reverseSlot + " on " + first.target.name +
+                                     " for the reverse direction");
+        }
         // First start: the slot's exported snapshot is the initial load's, so the stream takes
         // over exactly where the copy ends.
         auto created = createSlotWatched(repl, m_slot, false, first.source, stop, slotWaitReporter(tablePointers()));
@@ -530,7 +567,24 @@ void CdcPipeline::run(std::stop_token stop, Options options)
                             gap + " cannot be read any more",
                         {}, "re-snapshot the pipeline: driftless-cli resnapshot " + m_pipeline);
         }
-        if (!needLoad.empty()) {
+        if (!needLoad.empty() && first.twoWay && first.twoWay->reverse) {
+            // Two-way, reverse direction: the forward direction loads the tables; this one reads
+            // the target's changes from its slot's creation on, which came before that load.
+            for (Table *t : needLoad) {
+                PgCdcPosition pos;
+                pos.lsn = confirmed;
+                pos.slot = m_slot;
+                pos.systemId = m_systemId;
+                Checkpoint cp{pos.toJson(), confirmed};
+                m_session->inTransaction([&] { t->merger->writeCheckpointInTransaction(cp, 0); });
+                t->position = pos;
+                t->version = confirmed;
+                m_observer.batchApplied(t->key, {}, cp, std::nullopt);
+                m_observer.event(Level::Info, t->key, "stream_from",
+                                 "reverse direction of a two-way pipeline: no load; streaming from " +
+                                     formatLsn(confirmed));
+            }
+        } else if (!needLoad.empty()) {
             // Tables added since, or a load a crash interrupted: copy them in the snapshot of a
             // temporary slot, whose consistent point versions the rows exactly.
             PgReplicationConnection tmp(reachableDsn(first.source), "driftless " + m_pipeline + " snapshot");
@@ -548,6 +602,13 @@ void CdcPipeline::run(std::stop_token stop, Options options)
 
 bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &columns, PgConnection &src)
 {
+    if (t.job.twoWay && withoutOwnColumns(columns) == t.columns) {
+        // Two-way: the stream carries the version column of the other direction's merge, which
+        // is not data; the layout leaves it out.
+        t.layout = streamLayout(t.schema, columns, t.merger->generatedColumns());
+        t.streamColumns = columns;
+        return true;
+    }
     const auto &old = t.columns;
     bool added = columns.size() > old.size() && std::equal(old.begin(), old.end(), columns.begin());
     std::string why;
@@ -756,6 +817,10 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
     ro.slot = m_slot;
     ro.publication = m_publication.value_or(m_slot);
     ro.startLsn = start;
+    if (const auto &tw = m_jobs.front().twoWay) {
+        ro.skipOrigin = tw->skipOrigin;
+        ro.counters = tw->counters;
+    }
     if (options.once) {
         ro.stopAtLsn = pgcatalog::currentLsn(src);
         ro.statusInterval = std::chrono::milliseconds(300);
@@ -860,7 +925,8 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                             continue;
                         Table &t = *it->second;
                         try {
-                            if (ch.columns != t.columns && !adaptToLayout(t, ch.columns, src))
+                            if (ch.columns != t.columns && ch.columns != t.streamColumns &&
+                                !adaptToLayout(t, ch.columns, src))
                                 continue;
                             auto &res = results[&t];
                             if (ch.truncate) {
@@ -916,6 +982,9 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                     if (b->endLsn)
                         m_acked = std::max(m_acked.load(), b->endLsn);
                     std::int64_t fresh = localMsFromSourceMicros(b->commitTimeUs, b->clockOffsetUs);
+                    if (m_jobs.front().twoWay)
+                        for (auto &[t, r] : results)
+                            m_jobs.front().twoWay->counters->applied += r.rowsInBatch;
                     for (auto &[t, r] : results) {
                         m_observer.batchApplied(t->key, r, {positionOf(*t), t->version}, fresh);
                         if (r.partialRowsMissing)

@@ -8,6 +8,7 @@
 #include "core/engine/endpointtls.h"
 #include "core/engine/mysqlpreflight.h"
 #include "core/engine/slots.h"
+#include "core/engine/twowaydoctor.h"
 #include "core/model/error.h"
 
 #include <filesystem>
@@ -571,6 +572,8 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
             continue;
         anyPipeline = true;
         checkPipeline(p);
+        for (auto &f : twoWayFindings(ws, p))
+            out.push_back(std::move(f));
     }
     if (!only)
         return out;

@@ -1,5 +1,7 @@
 #include "core/engine/metrics.h"
 
+#include "core/engine/twoway.h"
+
 #include <cstdio>
 #include <map>
 
@@ -168,6 +170,22 @@ std::string prometheusText(const std::vector<TableReport> &tables, const std::ve
             ++n[{a.kind, std::string(toString(a.level))}];
         for (const auto &[k, v] : n)
             f.sample({{"kind", k.first}, {"level", k.second}}, v);
+    }
+    if (const auto loops = loopCountersSnapshot(); !loops.empty()) {
+        // Two-way pipelines, per direction (docs/two-way.md): applied / captured is the loop
+        // amplification, 1 when nothing comes back.
+        auto loopFamily = [&](const std::string &name, const char *help, auto value) {
+            Family f(out, name, "counter", help);
+            for (const auto &l : loops)
+                f.sample({{"pipeline", l.pipeline}, {"direction", l.direction}}, static_cast<double>(value(l)));
+        };
+        loopFamily("driftless_twoway_changes_captured_total", "Changes read from this direction's source.",
+                   [](const LoopCountersSample &l) { return l.captured; });
+        loopFamily("driftless_twoway_changes_applied_total", "Changes applied to this direction's target.",
+                   [](const LoopCountersSample &l) { return l.applied; });
+        loopFamily("driftless_twoway_changes_dropped_own_total",
+                   "Changes read from the source that Driftless had applied there itself, dropped (loop prevention).",
+                   [](const LoopCountersSample &l) { return l.droppedOwn; });
     }
     return out;
 }

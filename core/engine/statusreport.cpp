@@ -4,6 +4,7 @@
 #include "core/engine/freshness.h"
 #include "core/engine/observer.h"
 #include "core/engine/pauses.h"
+#include "core/engine/twoway.h"
 #include "core/model/cdcposition.h"
 #include "core/model/error.h"
 
@@ -324,6 +325,16 @@ std::string statusJson(const std::vector<TableReport> &tables, std::int64_t nowM
     using json = nlohmann::json;
     json arr = tablesJsonValue(tables);
     json root = {{"generated_at", formatIso8601(nowMs)}, {"tables", std::move(arr)}};
+    if (const auto loops = loopCountersSnapshot(); !loops.empty()) {
+        json dirs = json::array();
+        for (const auto &l : loops)
+            dirs.push_back({{"pipeline", l.pipeline},
+                            {"direction", l.direction},
+                            {"changes_captured", l.captured},
+                            {"changes_applied", l.applied},
+                            {"changes_dropped_own", l.droppedOwn}});
+        root["two_way"] = std::move(dirs);
+    }
     return root.dump(2);
 }
 

@@ -33,6 +33,11 @@ std::vector<TableJob> jobsFor(const Workspace &ws, const std::string &onlyPipeli
         const Endpoint *tgt = ws.endpoint(p.target);
         if (!src || !tgt)
             continue;
+        if (p.twoWay) {
+            for (auto &j : twoWayJobs(p, *src, *tgt))
+                jobs.push_back(std::move(j));
+            continue;
+        }
         for (const auto &t : p.tables)
             jobs.push_back({p.name, t, *src, *tgt, resolveTargetName(p, t, tgt->kind), p.publication,
                             p.heartbeat});

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/engine/observer.h"
+#include "core/engine/twoway.h"
 #include "core/model/workspace.h"
 
 #include <stop_token>
@@ -20,6 +21,8 @@ struct TableJob {
     std::optional<std::string> publication;
     /// The pipeline's `heartbeat:` (CDC), when set.
     std::optional<Millis> heartbeat;
+    /// Set for the tables of a two-way pipeline (`direction: both`): which direction this is.
+    std::optional<TwoWayRole> twoWay = std::nullopt;
 
     TableKey key() const { return {pipeline, spec.table, spec.strategy}; }
 };

@@ -110,6 +110,7 @@ public:
         return std::make_unique<MysqlMerger>(m_conn, target);
     }
     std::string describe() const override { return m_conn->dsn().display(); }
+    MysqlConnection &connection() { return *m_conn; }
 
 private:
     std::shared_ptr<MysqlConnection> m_conn;

@@ -120,12 +120,19 @@ struct PipelineSpec {
     /// while the pipeline runs, and the drift ratio past which a run raises an alert.
     std::optional<Millis> reconcileEvery;
     std::optional<double> reconcileAlertAbove;
+    /// `direction: both`: a two-way pipeline, CDC from source to target and from target back to
+    /// source over the same tables (docs/two-way.md). Absent or `one_way`: source to target only.
+    bool twoWay = false;
     std::vector<TableSpec> tables;
 
     /// Drift ratio above which a reconciliation raises an alert (default: any drift).
     double driftAlertAbove() const { return reconcileAlertAbove.value_or(0.0); }
 
     std::string slotName() const { return "driftless_" + name; }
+    /// A two-way pipeline's reverse direction (target to source) runs under this name: its own
+    /// slot, publication, replication origin, checkpoints and table states.
+    static constexpr const char *kReverseSuffix = "_rev";
+    std::string reverseName() const { return name + kReverseSuffix; }
     std::string publicationName() const { return publication.value_or(slotName()); }
 
     bool operator==(const PipelineSpec &) const = default;

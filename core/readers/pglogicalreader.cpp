@@ -167,6 +167,7 @@ void PgLogicalReader::onMessage(std::string_view payload, std::int64_t)
         if (m_batch.empty())
             m_batchStarted = std::chrono::steady_clock::now();
         m_inTxn = true;
+        m_ownTxn = false;
         m_txnCommitLsn = b->finalLsn;
         m_txnCommitTime = b->commitTime;
         return;
@@ -214,6 +215,10 @@ void PgLogicalReader::onMessage(std::string_view payload, std::int64_t)
         const auto &info = m_tables.at(it->second.table);
         if (m_txnCommitLsn < info.resumeLsn)
             return nullptr; // already applied before a restart
+        if (m_opt.counters)
+            ++(m_ownTxn ? m_opt.counters->droppedOwn : m_opt.counters->captured);
+        if (m_ownTxn)
+            return nullptr; // applied by Driftless: never read back (two-way loop prevention)
         return &it->second;
     };
     if (auto *ins = std::get_if<pgoutput::Insert>(&decoded)) {
@@ -265,7 +270,12 @@ void PgLogicalReader::onMessage(std::string_view payload, std::int64_t)
             tableIn(*rel).truncate = true;
         }
     }
-    // Origin, Type and Message need nothing here.
+    // Sent after Begin when the transaction was replayed under a replication origin.
+    if (auto *o = std::get_if<pgoutput::Origin>(&decoded)) {
+        if (m_inTxn && !m_opt.skipOrigin.empty() && o->name == m_opt.skipOrigin)
+            m_ownTxn = true;
+    }
+    // Type and Message need nothing here.
 }
 
 void PgLogicalReader::handle(const std::string &frame)

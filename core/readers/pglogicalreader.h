@@ -2,12 +2,14 @@
 
 #include "core/db/pgreplication.h"
 #include "core/model/cdcbatch.h"
+#include "core/model/loopcounters.h"
 #include "core/readers/pgoutput.h"
 
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <stop_token>
 
 namespace driftless::core {
@@ -49,6 +51,11 @@ public:
         std::chrono::milliseconds statusInterval{5'000};
         /// Stop once everything up to this LSN is applied (0: stream until stopped).
         std::int64_t stopAtLsn = 0;
+        /// Two-way pipelines: transactions whose Origin message names this replication origin
+        /// were applied by Driftless (the other direction) and are dropped, never read back.
+        std::string skipOrigin;
+        /// Two-way pipelines: changes captured and dropped as our own are counted here.
+        std::shared_ptr<LoopCounters> counters;
     };
 
     PgLogicalReader(PgReplicationConnection &conn, std::map<TableRef, CdcTableInfo> tables, Options options);
@@ -92,6 +99,9 @@ private:
     size_t m_batchBytes = 0;
     std::chrono::steady_clock::time_point m_batchStarted;
     bool m_inTxn = false;
+    /// The transaction under way carries our own origin (Options::skipOrigin): its changes are
+    /// dropped.
+    bool m_ownTxn = false;
     /// Pieces of a transaction went out (non-final batches) and its final batch has not.
     bool m_piecesOut = false;
     std::int64_t m_txnCommitLsn = 0;

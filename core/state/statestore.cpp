@@ -195,6 +195,7 @@ Workspace StateStore::loadWorkspace()
                 p.reconcileEvery = Millis(opts["reconcile_every_ms"].get<std::int64_t>());
             if (opts.contains("reconcile_alert_above"))
                 p.reconcileAlertAbove = opts["reconcile_alert_above"].get<double>();
+            p.twoWay = opts.value("direction", std::string()) == "both";
             ws.pipelines.push_back(std::move(p));
         }
     }
@@ -256,7 +257,8 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
         }
         if (o->source != p.source || o->target != p.target || o->targetSchema != p.targetSchema ||
             o->publication != p.publication || o->heartbeat != p.heartbeat ||
-            o->reconcileEvery != p.reconcileEvery || o->reconcileAlertAbove != p.reconcileAlertAbove)
+            o->reconcileEvery != p.reconcileEvery || o->reconcileAlertAbove != p.reconcileAlertAbove ||
+            o->twoWay != p.twoWay)
             sum.lines.push_back("~ pipeline " + p.name);
     }
     for (auto &p : old.pipelines)
@@ -311,6 +313,8 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
             opts["reconcile_every_ms"] = p.reconcileEvery->count();
         if (p.reconcileAlertAbove)
             opts["reconcile_alert_above"] = *p.reconcileAlertAbove;
+        if (p.twoWay)
+            opts["direction"] = "both";
         pst.bindText(1, p.name).bind(2, pos++).bindText(3, p.source).bindText(4, p.target).bind(5, p.targetSchema);
         pst.bindText(6, opts.dump());
         pst.run();

@@ -1,0 +1,186 @@
+#include "core/engine/twoway.h"
+
+#include "core/db/pgreplication.h"
+#include "core/engine/connect.h"
+#include "core/engine/sshtunnel.h"
+#include "core/engine/tablesync.h"
+#include "core/mergers/mysqlmerger.h"
+#include "core/mergers/pgmerger.h"
+#include "core/model/error.h"
+
+#include <map>
+#include <mutex>
+
+namespace driftless::core {
+
+namespace {
+
+std::mutex &countersMutex()
+{
+    static std::mutex m;
+    return m;
+}
+
+/// direction -> (pipeline, counters)
+std::map<std::string, std::pair<std::string, std::shared_ptr<LoopCounters>>> &countersByDirection()
+{
+    static std::map<std::string, std::pair<std::string, std::shared_ptr<LoopCounters>>> m;
+    return m;
+}
+
+std::shared_ptr<LoopCounters> countersFor(const std::string &direction, const std::string &pipeline)
+{
+    std::lock_guard lock(countersMutex());
+    auto &slot = countersByDirection()[direction];
+    if (!slot.second)
+        slot = {pipeline, std::make_shared<LoopCounters>()};
+    return slot.second;
+}
+
+} // namespace
+
+std::string applyOriginName(const std::string &direction) { return "driftless_" + direction; }
+
+std::vector<TableJob> twoWayJobs(const PipelineSpec &p, const Endpoint &source, const Endpoint &target)
+{
+    const std::string reverse = p.reverseName();
+    TwoWayRole fwd;
+    fwd.pipeline = p.name;
+    fwd.applyOrigin = applyOriginName(p.name);
+    fwd.skipOrigin = applyOriginName(reverse);
+    fwd.reverseSlot = "driftless_" + reverse;
+    fwd.counters = countersFor(p.name, p.name);
+    TwoWayRole rev;
+    rev.reverse = true;
+    rev.pipeline = p.name;
+    rev.applyOrigin = fwd.skipOrigin;
+    rev.skipOrigin = fwd.applyOrigin;
+    rev.counters = countersFor(reverse, p.name);
+
+    std::vector<TableJob> jobs;
+    std::vector<TableJob> back;
+    for (const auto &t : p.tables) {
+        TableJob j{p.name, t, source, target, resolveTargetName(p, t, target.kind), p.publication, p.heartbeat, fwd};
+        TableSpec r = t;
+        r.table = TableRef{j.targetName.schema, j.targetName.name};
+        r.targetTable.reset();
+        back.push_back({reverse, r, target, source, TargetName{t.table.schema, t.table.name}, std::nullopt,
+                        std::nullopt, rev});
+        jobs.push_back(std::move(j));
+    }
+    jobs.insert(jobs.end(), back.begin(), back.end());
+    return jobs;
+}
+
+std::shared_ptr<LoopCounters> loopCounters(const std::string &direction) { return countersFor(direction, direction); }
+
+std::vector<LoopCountersSample> loopCountersSnapshot()
+{
+    std::lock_guard lock(countersMutex());
+    std::vector<LoopCountersSample> out;
+    for (const auto &[direction, v] : countersByDirection())
+        out.push_back({direction, v.first, v.second->captured.load(), v.second->applied.load(),
+                       v.second->droppedOwn.load()});
+    return out;
+}
+
+void markOwnWrites(TargetSession &session, const std::string &origin)
+{
+    if (auto *pg = dynamic_cast<PgTargetSession *>(&session)) {
+        auto &c = pg->connection();
+        try {
+            c.execParams("SELECT pg_replication_origin_create($1) WHERE NOT EXISTS "
+                         "(SELECT 1 FROM pg_replication_origin WHERE roname = $1)",
+                         {origin});
+            c.execParams("SELECT pg_replication_origin_session_setup($1)", {origin});
+        } catch (const Error &e) {
+            // The backend of a run that just ended (killed) may still hold the origin: wait.
+            if (e.code() == "55006")
+                throw Error(ErrorKind::Transient,
+                            "replication origin " + origin + " is still in use (the connection of a run that ended, "
+                            "or another engine running this pipeline): " + e.what(),
+                            e.code());
+            if (e.code() != "42501")
+                throw;
+            throw Error(ErrorKind::Permanent,
+                        "the target user may not apply changes under a replication origin, which a two-way "
+                        "pipeline needs so that its own changes are not read back (" +
+                            e.describe() + ")",
+                        e.code(),
+                        "run as a superuser: GRANT EXECUTE ON FUNCTION pg_replication_origin_create(text), "
+                        "pg_replication_origin_session_setup(text) TO <the endpoint's user> "
+                        "(driftless-cli doctor prints the statements)");
+        }
+        return;
+    }
+    if (auto *my = dynamic_cast<MysqlTargetSession *>(&session)) {
+        // Every event this session writes carries LOG_EVENT_SKIP_REPLICATION_F (0x8000).
+        my->connection().exec("SET SESSION skip_replication = 1");
+        return;
+    }
+    throw Error(ErrorKind::Permanent, "two-way pipelines need a Postgres or MariaDB/MySQL target");
+}
+
+void addVersionColumns(PgConnection &conn, const std::vector<TableRef> &tables)
+{
+    for (const auto &t : tables)
+        conn.exec("ALTER TABLE " + t.quoted() +
+                  " ADD COLUMN IF NOT EXISTS _driftless_version bigint NOT NULL DEFAULT 0");
+}
+
+bool ensureReverseSlot(const Endpoint &target, const std::string &reverseDirection, const std::vector<TableRef> &tables)
+{
+    const std::string name = "driftless_" + reverseDirection;
+    PgConnection c = connectPostgres(target, "driftless " + reverseDirection);
+    // The tables Driftless created here log whole before-images, which conflict detection
+    // between the two sides compares with the other side's row (docs/two-way.md).
+    for (const auto &t : tables)
+        c.exec("ALTER TABLE " + t.quoted() + " REPLICA IDENTITY FULL");
+    if (c.execParams("SELECT 1 FROM pg_publication WHERE pubname = $1", {name}).rows() == 0) {
+        std::string list;
+        for (const auto &t : tables)
+            list += (list.empty() ? "" : ", ") + t.quoted();
+        c.exec("CREATE PUBLICATION " + quoteIdent(name) + " FOR TABLE " + list +
+               " WITH (publish_via_partition_root = true)");
+    }
+    if (c.execParams("SELECT 1 FROM pg_replication_slots WHERE slot_name = $1", {name}).rows() > 0)
+        return false;
+    PgReplicationConnection repl(reachableDsn(target), "driftless " + reverseDirection);
+    repl.createSlot(name, false, false);
+    return true;
+}
+
+void requireForwardTables(PgConnection &src, const std::vector<TableRef> &tables, const std::string &pipeline)
+{
+    for (const auto &t : tables)
+        if (src.execParams("SELECT to_regclass($1) IS NULL", {t.quoted()}).toBool(0, 0))
+            throw Error(ErrorKind::Transient,
+                        "waiting for two-way pipeline " + pipeline + " to create " + t.display() +
+                            " (its initial load creates the tables this direction reads)");
+}
+
+namespace {
+bool ownColumn(const std::string &name) { return name.rfind("_driftless_", 0) == 0; }
+} // namespace
+
+void dropOwnColumns(TableSchema &schema)
+{
+    std::vector<std::string> key;
+    for (int k : schema.primaryKey)
+        key.push_back(schema.columns[static_cast<size_t>(k)].name);
+    std::erase_if(schema.columns, [](const ColumnInfo &c) { return ownColumn(c.name); });
+    schema.primaryKey.clear();
+    for (const auto &k : key)
+        schema.primaryKey.push_back(schema.columnIndex(k));
+}
+
+std::vector<std::string> withoutOwnColumns(const std::vector<std::string> &columns)
+{
+    std::vector<std::string> out;
+    for (const auto &c : columns)
+        if (!ownColumn(c))
+            out.push_back(c);
+    return out;
+}
+
+} // namespace driftless::core

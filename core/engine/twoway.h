@@ -1,0 +1,90 @@
+#pragma once
+
+#include "core/model/loopcounters.h"
+#include "core/model/tableschema.h"
+#include "core/model/workspace.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace driftless::core {
+
+class TargetSession;
+class PgConnection;
+struct TableJob;
+
+/// The part a table job plays in a two-way pipeline (`direction: both`): the forward direction
+/// (source to target, named after the pipeline) loads the tables once and streams; the reverse
+/// direction (target to source, named PipelineSpec::reverseName()) never loads, and streams from
+/// the position its slot was created at, before the forward load began.
+///
+/// Loop prevention: each direction's merger marks what it applies with `applyOrigin` (a
+/// Postgres replication origin, or MariaDB's skip_replication flag), and each reader drops the
+/// transactions marked with `skipOrigin`, the other direction's mark.
+struct TwoWayRole {
+    bool reverse = false;
+    /// The two-way pipeline's name (both directions).
+    std::string pipeline;
+    std::string applyOrigin;
+    std::string skipOrigin;
+    /// Forward direction: the reverse direction's slot and publication on the target, created
+    /// before the initial load so that every later change of the target is read back.
+    std::string reverseSlot;
+    /// This direction's counters (shared by its tables).
+    std::shared_ptr<LoopCounters> counters;
+
+    bool operator==(const TwoWayRole &o) const
+    {
+        return reverse == o.reverse && pipeline == o.pipeline && applyOrigin == o.applyOrigin &&
+               skipOrigin == o.skipOrigin && reverseSlot == o.reverseSlot;
+    }
+};
+
+/// The replication origin (Postgres) a direction's merger applies under: `driftless_<direction>`.
+std::string applyOriginName(const std::string &direction);
+
+/// The jobs of a two-way pipeline: its tables source to target, then target to source.
+std::vector<TableJob> twoWayJobs(const PipelineSpec &p, const Endpoint &source, const Endpoint &target);
+
+/// The counters of one direction (a pipeline name, or a reverse direction's), kept for the life
+/// of the process. Thread-safe.
+std::shared_ptr<LoopCounters> loopCounters(const std::string &direction);
+
+struct LoopCountersSample {
+    std::string direction;
+    std::string pipeline;
+    long long captured = 0;
+    long long applied = 0;
+    long long droppedOwn = 0;
+};
+/// Every direction counted so far, by name. Thread-safe.
+std::vector<LoopCountersSample> loopCountersSnapshot();
+
+/// Marks everything `session` applies from now on as Driftless's own, so the other direction's
+/// reader drops it: on Postgres the session replays under replication origin `origin` (created
+/// when missing; needs superuser or EXECUTE on pg_replication_origin_create and
+/// pg_replication_origin_session_setup); on MariaDB/MySQL it sets skip_replication. Throws Error
+/// with the statements to run when the privilege is missing.
+void markOwnWrites(TargetSession &session, const std::string &origin);
+
+/// Reverse direction, Postgres target: gives each of the source tables the version column the
+/// guarded merge keeps per row (`_driftless_version`, 0 for existing rows; a catalog-only change).
+void addVersionColumns(PgConnection &conn, const std::vector<TableRef> &tables);
+
+/// Forward direction, Postgres target: creates the reverse direction's publication over `tables`
+/// and its slot on `target`, when missing, so the target's changes from here on are read back;
+/// sets `tables` (the forward direction's own) to REPLICA IDENTITY FULL.
+/// Returns true when it created the slot.
+bool ensureReverseSlot(const Endpoint &target, const std::string &reverseDirection, const std::vector<TableRef> &tables);
+
+/// Reverse direction: throws a transient Error until every one of `tables` exists on its source
+/// (the forward direction's target, whose tables its first start creates).
+void requireForwardTables(PgConnection &src, const std::vector<TableRef> &tables, const std::string &pipeline);
+
+/// Two-way: `schema` without the columns Driftless keeps in a table it merges into
+/// (`_driftless_version`): each direction's target has one, and it is not data to send back.
+void dropOwnColumns(TableSchema &schema);
+std::vector<std::string> withoutOwnColumns(const std::vector<std::string> &columns);
+
+} // namespace driftless::core

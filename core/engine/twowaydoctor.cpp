@@ -1,0 +1,105 @@
+#include "core/engine/twowaydoctor.h"
+
+#include "core/engine/connect.h"
+#include "core/model/error.h"
+
+namespace driftless::core {
+
+namespace {
+
+void postgresSide(const Endpoint &e, const std::vector<TableRef> &tables, const std::string &pipeline,
+                  std::vector<Finding> &out)
+{
+    PgConnection c = connectPostgres(e, "driftless doctor", false);
+    const std::string subject = "endpoint " + e.name;
+    auto r = c.exec("SELECT current_setting('wal_level'), r.rolsuper, r.rolreplication OR r.rolsuper, "
+                    "has_function_privilege('pg_catalog.pg_replication_origin_create(text)', 'EXECUTE'), "
+                    "has_function_privilege('pg_catalog.pg_replication_origin_session_setup(text)', 'EXECUTE'), "
+                    "current_user FROM pg_roles r WHERE r.rolname = current_user");
+    const std::string user = r.text(0, 5);
+    if (r.text(0, 0) != "logical")
+        out.push_back({"error", "config", pipeline, subject,
+                       "wal_level is '" + r.text(0, 0) + "'; both sides of a two-way pipeline are read by change "
+                       "data capture and need 'logical'",
+                       "ALTER SYSTEM SET wal_level = logical; then restart the server",
+                       "ALTER SYSTEM SET wal_level = logical;"});
+    if (!r.toBool(0, 2))
+        out.push_back({"error", "config", pipeline, subject,
+                       "the user may not open replication connections; a two-way pipeline reads this side too",
+                       "ALTER ROLE <user> REPLICATION", "ALTER ROLE " + quoteIdent(user) + " REPLICATION;"});
+    if (!r.toBool(0, 1) && !(r.toBool(0, 3) && r.toBool(0, 4)))
+        out.push_back({"error", "config", pipeline, subject,
+                       "the user may not apply changes under a replication origin, which keeps the other "
+                       "direction from reading them back (loop prevention)",
+                       "as a superuser, grant EXECUTE on the replication origin functions to the endpoint's user",
+                       "GRANT EXECUTE ON FUNCTION pg_catalog.pg_replication_origin_create(text), "
+                       "pg_catalog.pg_replication_origin_session_setup(text) TO " +
+                           quoteIdent(user) + ";"});
+    else
+        out.push_back({"ok", "config", pipeline, subject,
+                       "two-way: changes applied here carry replication origin driftless_" + pipeline +
+                           " or its reverse direction's, and are not read back",
+                       ""});
+    for (const auto &t : tables) {
+        auto ri = c.execParams("SELECT relreplident FROM pg_class WHERE oid = to_regclass($1)", {t.quoted()});
+        if (ri.rows() == 0)
+            continue; // not created yet (the target's tables come with the initial load)
+        if (ri.text(0, 0) != "f")
+            out.push_back({"warn", "config", pipeline, "table " + t.display() + " on " + e.name,
+                           "REPLICA IDENTITY is not FULL: updates carry no before-image, which conflict "
+                           "detection between the two sides needs",
+                           "ALTER TABLE " + t.display() + " REPLICA IDENTITY FULL",
+                           "ALTER TABLE " + t.quoted() + " REPLICA IDENTITY FULL;"});
+    }
+}
+
+void mysqlSide(const Endpoint &e, const std::string &pipeline, std::vector<Finding> &out)
+{
+    MysqlConnection c = connectMysql(e, false);
+    const std::string subject = "endpoint " + e.name;
+    auto check = [&](const std::string &var, const std::string &want, const std::string &why) {
+        auto v = c.scalar("SELECT @@GLOBAL." + var);
+        if (!v || *v != want)
+            out.push_back({"error", "config", pipeline, subject,
+                           var + " is '" + v.value_or("") + "'; " + why,
+                           "SET GLOBAL " + var + " = '" + want + "', and " + var + " = " + want +
+                               " in the server's config",
+                           "SET GLOBAL " + var + " = '" + want + "';"});
+    };
+    check("binlog_format", "ROW", "both sides of a two-way pipeline are read from the binlog, which needs ROW");
+    check("binlog_row_image", "FULL", "conflict detection between the two sides needs full before-images");
+}
+
+} // namespace
+
+std::vector<Finding> twoWayFindings(const Workspace &ws, const PipelineSpec &p)
+{
+    std::vector<Finding> out;
+    if (!p.twoWay)
+        return out;
+    const Endpoint *src = ws.endpoint(p.source);
+    const Endpoint *tgt = ws.endpoint(p.target);
+    if (!src || !tgt)
+        return out;
+    std::vector<TableRef> sourceTables, targetTables;
+    for (const auto &t : p.tables) {
+        sourceTables.push_back(t.table);
+        auto tn = resolveTargetName(p, t, tgt->kind);
+        targetTables.push_back({tn.schema, tn.name});
+    }
+    auto side = [&](const Endpoint &e, const std::vector<TableRef> &tables) {
+        try {
+            if (e.kind == EndpointKind::Postgres)
+                postgresSide(e, tables, p.name, out);
+            else if (e.kind == EndpointKind::Mysql)
+                mysqlSide(e, p.name, out);
+        } catch (const Error &) {
+            // Unreachable or not logged in to: the endpoint's own check says so.
+        }
+    };
+    side(*src, sourceTables);
+    side(*tgt, targetTables);
+    return out;
+}
+
+} // namespace driftless::core
