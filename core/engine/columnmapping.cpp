@@ -76,9 +76,9 @@ std::string readKey(const ColumnMask &mask, const TableSpec &spec)
     }
     if (!key || key->empty())
         throw Error(ErrorKind::Permanent, "no HMAC key in the OS keychain for table " + spec.table.display(), {},
-                    "store one with: secret-tool store --label='Driftless HMAC key' service Driftless-hmac account " +
-                        spec.table.display() + " (paste a random key such as the output of openssl rand -hex 32), "
-                        "or name a key file: key: file:PATH");
+                    "store a random key (e.g. the output of openssl rand -hex 32) in the keychain under service "
+                    "Driftless, key hmac:" + spec.table.display() + " (the desktop session's Secret Service), or "
+                    "name a key file instead: key: file:PATH");
     return *key;
 }
 

@@ -116,12 +116,13 @@ struct ColumnMapFixture : ::testing::Test {
                "  - name: " + pipelineNames[2] + "\n    source: app\n    target: my\n    tables:\n" + items;
     }
 
-    CliResult apply(const std::string &text)
+    std::string writeYaml(const std::string &text)
     {
         const std::string f = dir.file("ws.yaml");
         writeFile(f, text);
-        return runCli({"--state", state, "apply", f});
+        return f;
     }
+    CliResult apply(const std::string &text) { return runCli({"--state", state, "apply", writeYaml(text)}); }
 
     /// id|name|email_address|phone|notes|card|ssn per row, `~` for NULL, ordered by id.
     std::string pgRows(const std::string &table) const
@@ -306,7 +307,43 @@ TEST_F(ColumnMapFixture, applyRefusesAMappingThatDoesNotFitTheLiveSourceSchema)
                                 "{ hash: hmac-sha256, key: s3cret } } } }\n"));
     EXPECT_EQ(inlineKey.exitCode, 2);
     EXPECT_NE(inlineKey.err.find("expected keychain or file:PATH"), std::string::npos) << inlineKey.err;
+    // A hash key that cannot be read is refused at apply, saying how to store one.
+    auto noKeychain = runCli({"--state", state, "apply", writeYaml(yaml(
+                                  "      - { table: public.c_full, strategy: full_refresh, columns: { mask: { ssn: "
+                                  "{ hash: hmac-sha256, key: keychain } } } }\n"))},
+                             {{"DRIFTLESS_KEYCHAIN", "0"}});
+    EXPECT_EQ(noKeychain.exitCode, 2) << noKeychain.out << noKeychain.err;
+    EXPECT_NE(noKeychain.err.find("no HMAC key in the OS keychain for table public.c_full"), std::string::npos)
+        << noKeychain.err;
+    EXPECT_NE(noKeychain.err.find("key hmac:public.c_full"), std::string::npos) << noKeychain.err;
+    auto noFile = apply(yaml("      - { table: public.c_full, strategy: full_refresh, columns: { mask: { ssn: "
+                             "{ hash: hmac-sha256, key: \"file:missing.key\" } } } }\n"));
+    EXPECT_EQ(noFile.exitCode, 2) << noFile.out << noFile.err;
+    EXPECT_NE(noFile.err.find("missing.key of table public.c_full is missing, unreadable or empty"), std::string::npos)
+        << noFile.err;
+    EXPECT_NE(noFile.err.find("openssl rand -hex 32"), std::string::npos) << noFile.err;
     EXPECT_FALSE(std::filesystem::exists(state));
+}
+
+TEST_F(ColumnMapFixture, aKeyHashedByItsDeclaredTransformStillMergesUpdatesAndDeletes)
+{
+    const std::string items = "      - { table: public.c_cdc, strategy: cdc, columns: { include: [id, name], mask: "
+                              "{ id: { hash: hmac-sha256, key: \"file:hmac.key\" } } } }\n";
+    auto applied = apply(yaml(items));
+    ASSERT_EQ(applied.exitCode, 0) << applied.out << applied.err;
+    ASSERT_EQ(runCli({"--state", state, "run", "--once"}).exitCode, 0);
+    src.exec("UPDATE c_cdc SET name = 'changed' WHERE id = 5");
+    src.exec("DELETE FROM c_cdc WHERE id = 6");
+    auto second = runCli({"--state", state, "run", "--once"});
+    ASSERT_EQ(second.exitCode, 0) << second.out << second.err;
+    EXPECT_EQ(pgDst.scalar("SELECT count(*) FROM crm.c_cdc"), std::to_string(kRows - 1));
+    EXPECT_EQ(pgDst.scalar("SELECT name FROM crm.c_cdc WHERE id = '" + hmacHex("5") + "'"), "changed");
+    EXPECT_EQ(pgDst.scalar("SELECT count(*) FROM crm.c_cdc WHERE id = '" + hmacHex("6") + "'"), "0");
+    EXPECT_EQ(myDst.scalar("SELECT name FROM c_cdc WHERE id = '" + hmacHex("5") + "'"), "changed");
+    EXPECT_EQ(myDst.scalar("SELECT COUNT(*) FROM c_cdc"), std::to_string(kRows - 1));
+    EXPECT_EQ(pgDst.scalar("SELECT data_type FROM information_schema.columns WHERE table_schema = 'crm' AND "
+                           "table_name = 'c_cdc' AND column_name = 'id'"),
+              "text");
 }
 
 TEST_F(ColumnMapFixture, aMariadbSourceIsMappedTheSameWayByBinlogCdcAndFullRefresh)
