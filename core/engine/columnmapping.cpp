@@ -281,6 +281,44 @@ RowSet ColumnProjection::project(const RowSet &rows) const
     return out;
 }
 
+MappedSourceSql pgMappedSource(const TableSpec &spec, const TableSchema &source)
+{
+    MappedSourceSql out;
+    const ColumnProjection p(spec, source);
+    out.target = p.target();
+    std::string select;
+    for (size_t i = 0; i < p.target().columns.size(); ++i) {
+        const ColumnInfo &from = source.columns[static_cast<size_t>(p.sourceColumns()[i])];
+        const ColumnInfo &to = p.target().columns[i];
+        const std::string col = "m." + quoteIdent(from.name);
+        std::string expr = col;
+        for (const auto &[name, mask] : spec.columns->mask) {
+            if (name != from.name)
+                continue;
+            const std::string n = std::to_string(mask.count);
+            switch (mask.kind) {
+            case ColumnMask::Kind::Null:
+                expr = "NULL::" + from.typeSql;
+                break;
+            case ColumnMask::Kind::Truncate:
+                expr = "left(" + col + ", " + n + ")";
+                break;
+            case ColumnMask::Kind::KeepLast:
+                expr = "repeat('*', greatest(char_length(" + col + ") - " + n + ", 0)) || right(" + col + ", " + n + ")";
+                break;
+            case ColumnMask::Kind::Hash:
+                out.why = "column " + displayIdent(from.name) +
+                          " is masked by a keyed hash, which the source cannot compute without being sent the key; "
+                          "compare the other columns with a view, or re-backfill the table to correct it";
+                return out;
+            }
+        }
+        select += (i ? ", " : "") + expr + " AS " + quoteIdent(to.name);
+    }
+    out.from = "(SELECT " + select + " FROM " + source.fromSql() + " m)";
+    return out;
+}
+
 void checkColumnMapping(const TableSpec &spec, const TableSchema &source)
 {
     if (spec.columns && !spec.columns->empty())

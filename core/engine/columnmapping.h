@@ -63,6 +63,17 @@ private:
 using MaskKeyProvider = std::function<std::optional<std::string>(const std::string &table)>;
 void setMaskKeyProvider(MaskKeyProvider provider);
 
+/// What reconciliation compares for a mapped table with a Postgres source: `from`, a FROM item
+/// (a subquery over the source table) whose columns are the target's, named and typed as there,
+/// with the masks computed by the source in SQL; `target` its schema. `why` is set instead when
+/// a mask cannot be computed there (a keyed hash: the key never goes to the source).
+struct MappedSourceSql {
+    TableSchema target;
+    std::string from;
+    std::string why;
+};
+MappedSourceSql pgMappedSource(const TableSpec &spec, const TableSchema &source);
+
 /// Throws the ConfigError ColumnProjection would for `spec` against `source`; nothing for a
 /// table without a mapping.
 void checkColumnMapping(const TableSpec &spec, const TableSchema &source);
