@@ -8,15 +8,17 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <map>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <set>
 #include <sstream>
 
-namespace driftless::core {
+namespace driftless::core
+{
 
-namespace {
+namespace
+{
 
 std::mutex g_keyMutex;
 MaskKeyProvider g_keyProvider;
@@ -63,8 +65,9 @@ std::string readKey(const ColumnMask &mask, const TableSpec &spec)
         while (!key.empty() && (key.back() == '\n' || key.back() == '\r'))
             key.pop_back();
         if (key.empty())
-            throw Error(ErrorKind::Permanent, "the HMAC key file " + path + " of table " + spec.table.display() +
-                                                  " is missing, unreadable or empty",
+            throw Error(ErrorKind::Permanent,
+                        "the HMAC key file " + path + " of table " + spec.table.display() +
+                            " is missing, unreadable or empty",
                         {}, "write a random key into it, e.g. openssl rand -hex 32 > " + path + "; chmod 600 " + path);
         return key;
     }
@@ -77,12 +80,17 @@ std::string readKey(const ColumnMask &mask, const TableSpec &spec)
     if (!key || key->empty())
         throw Error(ErrorKind::Permanent, "no HMAC key in the OS keychain for table " + spec.table.display(), {},
                     "store a random key (e.g. the output of openssl rand -hex 32) in the keychain under service "
-                    "Driftless, key hmac:" + spec.table.display() + " (the desktop session's Secret Service), or "
-                    "name a key file instead: key: file:PATH");
+                    "Driftless, key hmac:" +
+                        spec.table.display() +
+                        " (the desktop session's Secret Service), or "
+                        "name a key file instead: key: file:PATH");
     return *key;
 }
 
-bool isStringType(const ColumnInfo &c) { return c.category == 'S' && !c.isArray; }
+bool isStringType(const ColumnInfo &c)
+{
+    return c.category == 'S' && !c.isArray;
+}
 
 } // namespace
 
@@ -115,7 +123,9 @@ ColumnProjection::ColumnProjection(const TableSpec &spec, const TableSchema &sou
             return std::find(m.include.begin(), m.include.end(), col) != m.include.end();
         return std::find(m.exclude.begin(), m.exclude.end(), col) == m.exclude.end();
     };
-    auto leftOutEntry = [&](const std::string &col) { return m.hasInclude ? std::string("include:") + m.include.front() : "exclude:" + col; };
+    auto leftOutEntry = [&](const std::string &col) {
+        return m.hasInclude ? std::string("include:") + m.include.front() : "exclude:" + col;
+    };
     for (int k : source.primaryKey) {
         const auto &col = source.columns[static_cast<size_t>(k)].name;
         if (!kept(col))
@@ -126,7 +136,8 @@ ColumnProjection::ColumnProjection(const TableSpec &spec, const TableSchema &sou
     const bool byCursor = spec.strategy == Strategy::Cursor;
     if (byCursor && source.columnIndex(spec.cursorColumn()) >= 0 && !kept(spec.cursorColumn()))
         refuse(m, leftOutEntry(spec.cursorColumn()),
-               "column " + displayIdent(spec.cursorColumn()) + " is the cursor of " + table + ": it cannot be left out");
+               "column " + displayIdent(spec.cursorColumn()) + " is the cursor of " + table +
+                   ": it cannot be left out");
 
     auto isKey = [&](const std::string &col) {
         const int i = source.columnIndex(col);
@@ -135,17 +146,21 @@ ColumnProjection::ColumnProjection(const TableSpec &spec, const TableSchema &sou
     for (const auto &[col, mask] : m.mask) {
         const std::string entry = "mask:" + col;
         if (!kept(col))
-            refuse(m, entry, "column " + displayIdent(col) + " is masked but left out of the target; remove one of the two");
+            refuse(m, entry,
+                   "column " + displayIdent(col) + " is masked but left out of the target; remove one of the two");
         if (byCursor && col == spec.cursorColumn())
-            refuse(m, entry, "column " + displayIdent(col) + " is the cursor of " + table +
-                                 ": a masked cursor cannot be compared; remove the mask");
+            refuse(m, entry,
+                   "column " + displayIdent(col) + " is the cursor of " + table +
+                       ": a masked cursor cannot be compared; remove the mask");
         if (isKey(col) && mask.kind != ColumnMask::Kind::Hash)
-            refuse(m, entry, "column " + displayIdent(col) + " is part of the primary key of " + table +
-                                 ": only a deterministic hash ({ hash: hmac-sha256, key: ... }) keeps keys apart");
+            refuse(m, entry,
+                   "column " + displayIdent(col) + " is part of the primary key of " + table +
+                       ": only a deterministic hash ({ hash: hmac-sha256, key: ... }) keeps keys apart");
         const auto &info = source.columns[static_cast<size_t>(source.columnIndex(col))];
         if ((mask.kind == ColumnMask::Kind::Truncate || mask.kind == ColumnMask::Kind::KeepLast) && !isStringType(info))
-            refuse(m, entry, "column " + displayIdent(col) + " is " + info.typeSql +
-                                 ": truncate and keep_last apply to text columns; use { null: true } or a hash");
+            refuse(m, entry,
+                   "column " + displayIdent(col) + " is " + info.typeSql +
+                       ": truncate and keep_last apply to text columns; use { null: true } or a hash");
     }
 
     std::map<std::string, std::string> renamed(m.rename.begin(), m.rename.end());
@@ -304,7 +319,8 @@ MappedSourceSql pgMappedSource(const TableSpec &spec, const TableSchema &source)
                 expr = "left(" + col + ", " + n + ")";
                 break;
             case ColumnMask::Kind::KeepLast:
-                expr = "repeat('*', greatest(char_length(" + col + ") - " + n + ", 0)) || right(" + col + ", " + n + ")";
+                expr =
+                    "repeat('*', greatest(char_length(" + col + ") - " + n + ", 0)) || right(" + col + ", " + n + ")";
                 break;
             case ColumnMask::Kind::Hash:
                 out.why = "column " + displayIdent(from.name) +
@@ -325,10 +341,12 @@ void checkColumnMapping(const TableSpec &spec, const TableSchema &source)
         ColumnProjection(spec, source);
 }
 
-namespace {
+namespace
+{
 
 /// A Merger behind a column mapping (see withColumnMapping()).
-class MappedMerger final : public Merger {
+class MappedMerger final : public Merger
+{
 public:
     MappedMerger(std::unique_ptr<Merger> inner, TableSpec spec) : m_inner(std::move(inner)), m_spec(std::move(spec)) {}
 
@@ -386,8 +404,14 @@ public:
             checkpoint);
     }
     std::string describeTarget() const override { return m_inner->describeTarget(); }
-    ApplyResult mergeInTransaction(const RowSet &rows) override { return m_inner->mergeInTransaction(proj().project(rows)); }
-    long long loadInTransaction(const RowSet &rows) override { return m_inner->loadInTransaction(proj().project(rows)); }
+    ApplyResult mergeInTransaction(const RowSet &rows) override
+    {
+        return m_inner->mergeInTransaction(proj().project(rows));
+    }
+    long long loadInTransaction(const RowSet &rows) override
+    {
+        return m_inner->loadInTransaction(proj().project(rows));
+    }
     long long truncateInTransaction() override { return m_inner->truncateInTransaction(); }
     void writeCheckpointInTransaction(const Checkpoint &cp, long long rows) override
     {
@@ -462,7 +486,8 @@ private:
     const ColumnProjection &proj() const
     {
         if (!m_proj)
-            throw Error(ErrorKind::Permanent, "table " + m_spec.table.display() + ": rows before the target was prepared");
+            throw Error(ErrorKind::Permanent,
+                        "table " + m_spec.table.display() + ": rows before the target was prepared");
         return *m_proj;
     }
 

@@ -13,7 +13,8 @@
 #include <string_view>
 #include <vector>
 
-namespace driftless::core {
+namespace driftless::core
+{
 
 /// A table's source columns projected onto its target through the table's `columns:` mapping:
 /// which columns go, under which names, with which masks applied to their values.
@@ -25,7 +26,8 @@ namespace driftless::core {
 /// saying how to store one.
 ///
 /// Immutable once built; project() may be called from any thread.
-class ColumnProjection {
+class ColumnProjection
+{
 public:
     ColumnProjection(const TableSpec &spec, const TableSchema &source);
 

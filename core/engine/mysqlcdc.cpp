@@ -175,7 +175,8 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
         order += (order.empty() ? "" : ", ") + mysqlIdent(t.source.columns[static_cast<size_t>(k)].name);
     const long long chunk = t.job.spec.effectivePageSize();
     auto session = createTargetSession(t.job.target, "driftless " + m_pipeline + " load");
-    auto merger = withColumnMapping(session->merger({m_pipeline, schema.table, t.job.targetName, Strategy::Cdc}), t.job.spec);
+    auto merger =
+        withColumnMapping(session->merger({m_pipeline, schema.table, t.job.targetName, Strategy::Cdc}), t.job.spec);
     merger->prepare(schema);
     m_observer.tableState(t.key, TableState::Backfilling,
                           std::string("initial load") + (merge ? " (merging into existing rows)" : ""),

@@ -2,9 +2,11 @@
 
 #include <nlohmann/json.hpp>
 
-namespace driftless::core {
+namespace driftless::core
+{
 
-namespace {
+namespace
+{
 const char *kindName(ColumnMask::Kind k)
 {
     switch (k) {

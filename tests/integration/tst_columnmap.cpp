@@ -22,7 +22,8 @@
 using namespace driftless::test;
 using namespace driftless;
 
-namespace {
+namespace
+{
 
 constexpr const char *kKey = "a-test-hmac-key-0123456789";
 constexpr int kRows = 20;
@@ -31,7 +32,8 @@ constexpr int kRows = 20;
 /// carries a marker that must never appear on the target side.
 std::string sourceTable(const std::string &name, bool mysql = false)
 {
-    const std::string ts = mysql ? "DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)" : "timestamptz NOT NULL DEFAULT now()";
+    const std::string ts =
+        mysql ? "DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)" : "timestamptz NOT NULL DEFAULT now()";
     return "CREATE TABLE " + name + " (id int PRIMARY KEY, name text, email text, internal_notes text, phone " +
            (mysql ? "varchar(40)" : "text") + ", notes text, card text, ssn text, updated_at " + ts + ")";
 }
@@ -108,13 +110,22 @@ struct ColumnMapFixture : ::testing::Test {
     std::string yaml(const std::string &items) const
     {
         return "endpoints:\n"
-               "  app:  { kind: postgres, dsn: \"" + src.dsn() + "\" }\n"
-               "  dw:   { kind: postgres, dsn: \"" + pgDst.dsn() + "\" }\n"
-               "  my:   { kind: mysql, dsn: \"" + myDst.dsn() + "\" }\n"
-               "  lite: { kind: sqlite, path: \"" + lite + "\" }\n"
+               "  app:  { kind: postgres, dsn: \"" +
+               src.dsn() +
+               "\" }\n"
+               "  dw:   { kind: postgres, dsn: \"" +
+               pgDst.dsn() +
+               "\" }\n"
+               "  my:   { kind: mysql, dsn: \"" +
+               myDst.dsn() +
+               "\" }\n"
+               "  lite: { kind: sqlite, path: \"" +
+               lite +
+               "\" }\n"
                "pipelines:\n"
-               "  - name: " + pipelineNames[0] + "\n    source: app\n    target: dw\n    target_schema: crm\n    tables:\n" +
-               items + "  - name: " + pipelineNames[1] + "\n    source: app\n    target: lite\n    tables:\n" + items +
+               "  - name: " +
+               pipelineNames[0] + "\n    source: app\n    target: dw\n    target_schema: crm\n    tables:\n" + items +
+               "  - name: " + pipelineNames[1] + "\n    source: app\n    target: lite\n    tables:\n" + items +
                "  - name: " + pipelineNames[2] + "\n    source: app\n    target: my\n    tables:\n" + items;
     }
 
@@ -131,52 +142,59 @@ struct ColumnMapFixture : ::testing::Test {
     {
         return pgDst.scalar("SELECT string_agg(concat_ws('|', id, coalesce(name, '~'), coalesce(email_address, '~'), "
                             "coalesce(phone, '~'), coalesce(notes, '~'), coalesce(card, '~'), coalesce(ssn, '~')), "
-                            "E'\\n' ORDER BY id) FROM crm." + table);
+                            "E'\\n' ORDER BY id) FROM crm." +
+                            table);
     }
     std::string liteRows(const std::string &table) const
     {
         core::SqliteDb db(lite);
-        core::SqliteStmt st(db, "SELECT group_concat(r, char(10)) FROM (SELECT id || '|' || ifnull(name, '~') || '|' || "
-                             "ifnull(email_address, '~') || '|' || ifnull(phone, '~') || '|' || ifnull(notes, '~') || "
-                             "'|' || ifnull(card, '~') || '|' || ifnull(ssn, '~') AS r FROM " + table + " ORDER BY id)");
+        core::SqliteStmt st(db,
+                            "SELECT group_concat(r, char(10)) FROM (SELECT id || '|' || ifnull(name, '~') || '|' || "
+                            "ifnull(email_address, '~') || '|' || ifnull(phone, '~') || '|' || ifnull(notes, '~') || "
+                            "'|' || ifnull(card, '~') || '|' || ifnull(ssn, '~') AS r FROM " +
+                                table + " ORDER BY id)");
         return st.step() ? st.text(0) : "";
     }
     std::string myRows(const std::string &table) const
     {
         auto c = myDst.connect();
         c.exec("SET SESSION group_concat_max_len = 1000000");
-        return c.scalar("SELECT GROUP_CONCAT(CONCAT_WS('|', id, IFNULL(name, '~'), IFNULL(email_address, '~'), "
-                        "IFNULL(phone, '~'), IFNULL(notes, '~'), IFNULL(card, '~'), IFNULL(ssn, '~')) ORDER BY id "
-                        "SEPARATOR '\\n') FROM " + table)
+        return c
+            .scalar("SELECT GROUP_CONCAT(CONCAT_WS('|', id, IFNULL(name, '~'), IFNULL(email_address, '~'), "
+                    "IFNULL(phone, '~'), IFNULL(notes, '~'), IFNULL(card, '~'), IFNULL(ssn, '~')) ORDER BY id "
+                    "SEPARATOR '\\n') FROM " +
+                    table)
             .value_or("");
     }
     std::string pgColumns(const std::string &table) const
     {
         return pgDst.scalar("SELECT string_agg(column_name, ',' ORDER BY column_name) FROM information_schema.columns "
-                            "WHERE table_schema = 'crm' AND table_name = '" + table + "' AND column_name NOT LIKE '\\_driftless%'");
+                            "WHERE table_schema = 'crm' AND table_name = '" +
+                            table + "' AND column_name NOT LIKE '\\_driftless%'");
     }
     std::string liteColumns(const std::string &table) const
     {
         core::SqliteDb db(lite);
         core::SqliteStmt st(db, "SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_table_info('" + table +
-                             "') WHERE name NOT LIKE '\\_driftless%' ESCAPE '\\' ORDER BY name)");
+                                    "') WHERE name NOT LIKE '\\_driftless%' ESCAPE '\\' ORDER BY name)");
         return st.step() ? st.text(0) : "";
     }
     std::string myColumns(const std::string &table) const
     {
         return myDst.scalar("SELECT GROUP_CONCAT(COLUMN_NAME ORDER BY COLUMN_NAME SEPARATOR ',') FROM "
-                            "information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '" + table + "' AND COLUMN_NAME NOT LIKE '\\_driftless%'");
+                            "information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '" +
+                            table + "' AND COLUMN_NAME NOT LIKE '\\_driftless%'");
     }
 };
 
 } // namespace
 
 /// Every target's copy of `table` against what the mapping must make of the source rows.
-#define EXPECT_ALL_TARGETS(table, expected)                                                                          \
-    do {                                                                                                             \
-        EXPECT_EQ(pgRows(table), expected) << "postgres " << table;                                                  \
-        EXPECT_EQ(liteRows(table), expected) << "sqlite " << table;                                                  \
-        EXPECT_EQ(myRows(table), expected) << "mariadb " << table;                                                   \
+#define EXPECT_ALL_TARGETS(table, expected)                                                                            \
+    do {                                                                                                               \
+        EXPECT_EQ(pgRows(table), expected) << "postgres " << table;                                                    \
+        EXPECT_EQ(liteRows(table), expected) << "sqlite " << table;                                                    \
+        EXPECT_EQ(myRows(table), expected) << "mariadb " << table;                                                     \
     } while (false)
 
 TEST_F(ColumnMapFixture, excludedRenamedAndMaskedColumnsLandTransformedInEveryTargetByEveryStrategy)
@@ -194,7 +212,8 @@ TEST_F(ColumnMapFixture, excludedRenamedAndMaskedColumnsLandTransformedInEveryTa
     auto expected = [&](const std::vector<int> &ids) {
         std::string out;
         for (int i : ids)
-            out += (out.empty() ? "" : "\n") + expectedRow(i, phone[static_cast<size_t>(i)], notes[static_cast<size_t>(i)]);
+            out += (out.empty() ? "" : "\n") +
+                   expectedRow(i, phone[static_cast<size_t>(i)], notes[static_cast<size_t>(i)]);
         return out;
     };
     std::vector<int> all;
@@ -210,7 +229,8 @@ TEST_F(ColumnMapFixture, excludedRenamedAndMaskedColumnsLandTransformedInEveryTa
 
     // Changes: an update of masked columns, an insert, and (where the strategy sees deletes) a delete.
     for (const auto &t : tables) {
-        src.exec("UPDATE " + t + " SET phone = 'PHONEPFX-777-1234567', notes = 'nougat', updated_at = now() + "
+        src.exec("UPDATE " + t +
+                 " SET phone = 'PHONEPFX-777-1234567', notes = 'nougat', updated_at = now() + "
                  "interval '1 second' WHERE id = 2");
         src.exec(insertRow(t, kRows + 1));
         if (t != "c_cur")
@@ -243,7 +263,8 @@ TEST_F(ColumnMapFixture, excludedRenamedAndMaskedColumnsLandTransformedInEveryTa
         }
         EXPECT_EQ(pgDst.scalar("SELECT count(*) FROM information_schema.tables WHERE table_schema NOT IN "
                                "('pg_catalog', 'information_schema') AND query_to_xml(format('SELECT * FROM %I.%I', "
-                               "table_schema, table_name), true, false, '')::text LIKE '%" + secret + "%'"),
+                               "table_schema, table_name), true, false, '')::text LIKE '%" +
+                               secret + "%'"),
                   "0")
             << secret << " in a Postgres target table";
     }
@@ -310,10 +331,11 @@ TEST_F(ColumnMapFixture, applyRefusesAMappingThatDoesNotFitTheLiveSourceSchema)
     EXPECT_EQ(inlineKey.exitCode, 2);
     EXPECT_NE(inlineKey.err.find("expected keychain or file:PATH"), std::string::npos) << inlineKey.err;
     // A hash key that cannot be read is refused at apply, saying how to store one.
-    auto noKeychain = runCli({"--state", state, "apply", writeYaml(yaml(
-                                  "      - { table: public.c_full, strategy: full_refresh, columns: { mask: { ssn: "
-                                  "{ hash: hmac-sha256, key: keychain } } } }\n"))},
-                             {{"DRIFTLESS_KEYCHAIN", "0"}});
+    auto noKeychain =
+        runCli({"--state", state, "apply",
+                writeYaml(yaml("      - { table: public.c_full, strategy: full_refresh, columns: { mask: { ssn: "
+                               "{ hash: hmac-sha256, key: keychain } } } }\n"))},
+               {{"DRIFTLESS_KEYCHAIN", "0"}});
     EXPECT_EQ(noKeychain.exitCode, 2) << noKeychain.out << noKeychain.err;
     EXPECT_NE(noKeychain.err.find("no HMAC key in the OS keychain for table public.c_full"), std::string::npos)
         << noKeychain.err;
@@ -360,13 +382,22 @@ TEST_F(ColumnMapFixture, aMariadbSourceIsMappedTheSameWayByBinlogCdcAndFullRefre
                               "      - { table: c_full, strategy: full_refresh, " + kMapping + " }\n";
     const std::string pipes[2] = {uniqueName("cmmypg"), uniqueName("cmmylite")};
     const std::string text = "endpoints:\n"
-                             "  shop: { kind: mysql, dsn: \"" + mySrc.dsn() + "\" }\n"
-                             "  dw:   { kind: postgres, dsn: \"" + pgDst.dsn() + "\" }\n"
-                             "  lite: { kind: sqlite, path: \"" + lite + "\" }\n"
+                             "  shop: { kind: mysql, dsn: \"" +
+                             mySrc.dsn() +
+                             "\" }\n"
+                             "  dw:   { kind: postgres, dsn: \"" +
+                             pgDst.dsn() +
+                             "\" }\n"
+                             "  lite: { kind: sqlite, path: \"" +
+                             lite +
+                             "\" }\n"
                              "pipelines:\n"
-                             "  - name: " + pipes[0] + "\n    source: shop\n    target: dw\n    target_schema: crm\n"
-                             "    tables:\n" + items +
-                             "  - name: " + pipes[1] + "\n    source: shop\n    target: lite\n    tables:\n" + items;
+                             "  - name: " +
+                             pipes[0] +
+                             "\n    source: shop\n    target: dw\n    target_schema: crm\n"
+                             "    tables:\n" +
+                             items + "  - name: " + pipes[1] + "\n    source: shop\n    target: lite\n    tables:\n" +
+                             items;
     auto applied = apply(text);
     ASSERT_EQ(applied.exitCode, 0) << applied.out << applied.err;
     auto first = runCli({"--state", state, "run", "--once"});
