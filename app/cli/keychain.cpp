@@ -2,6 +2,7 @@
 
 #include "core/base/log.h"
 #include "core/base/passwordprovider.h"
+#include "core/engine/columnmapping.h"
 
 #include <qt6keychain/keychain.h>
 
@@ -14,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 namespace driftless::cli {
 
@@ -65,7 +67,15 @@ std::vector<std::string> useKeychainPasswords(const core::Workspace &ws)
     for (const auto &[name, e] : ws.endpoints)
         if (e.kind != core::EndpointKind::Sqlite)
             wanted.push_back(&e);
-    if (wanted.empty())
+    // Tables whose hash mask takes its HMAC key from the keychain: item `hmac:<table>`.
+    std::set<std::string> hmacTables;
+    for (const auto &p : ws.pipelines)
+        for (const auto &t : p.tables)
+            if (t.columns)
+                for (const auto &[col, mask] : t.columns->mask)
+                    if (mask.kind == core::ColumnMask::Kind::Hash && mask.key == "keychain")
+                        hmacTables.insert(t.table.display());
+    if (wanted.empty() && hmacTables.empty())
         return found;
 
     // QtKeychain answers through an event loop: a short-lived application when the command has
@@ -103,6 +113,19 @@ std::vector<std::string> useKeychainPasswords(const core::Workspace &ws)
         core::setSshPassphraseProvider([passphrases](const std::string &endpoint) -> std::optional<std::string> {
             auto it = passphrases->find(endpoint);
             return it == passphrases->end() ? std::nullopt : std::optional<std::string>(it->second);
+        });
+    auto keys = std::make_shared<std::map<std::string, std::string>>(); // by table
+    for (const auto &table : hmacTables) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0)
+            break;
+        if (auto key = readItem(std::string(kHmacKeyPrefix) + table, left))
+            (*keys)[table] = *key;
+    }
+    if (!keys->empty())
+        core::setMaskKeyProvider([keys](const std::string &table) -> std::optional<std::string> {
+            auto it = keys->find(table);
+            return it == keys->end() ? std::nullopt : std::optional<std::string>(it->second);
         });
     if (!passwords->empty())
         core::setPgPasswordProvider([passwords](const std::string &dsn) -> std::optional<std::string> {

@@ -243,6 +243,125 @@ Endpoint parseEndpoint(const Ctx &c, const std::string &name, const YAML::Node &
     return e;
 }
 
+/// `columns: { exclude: [..] | include: [..], rename: { src: dst }, mask: { col: {...} } }`.
+ColumnMapping parseColumns(const Ctx &c, const YAML::Node &n, const std::string &field)
+{
+    if (!n.IsMap())
+        fail(c, n, field, "expected a map such as { exclude: [internal_notes], rename: { email: email_address } }");
+    checkKeys(c, n, field, {"exclude", "include", "rename", "mask"});
+    if (n["exclude"] && n["include"])
+        fail(c, n["include"], field + ".include",
+             "exclude and include together; list the columns to leave out (exclude) or the ones to keep (include)");
+    ColumnMapping m;
+    auto spotOf = [&](const YAML::Node &at, const std::string &f) { return MappingSpot{c.file, lineOf(at), f}; };
+    auto names = [&](const char *key, std::vector<std::string> &out) {
+        const YAML::Node list = n[key];
+        const std::string f = field + "." + key;
+        if (!list.IsSequence())
+            fail(c, list, f, "expected a list of column names such as [internal_notes]");
+        std::set<std::string> seen;
+        for (size_t i = 0; i < list.size(); ++i) {
+            auto name = scalar(c, list[i], f + "[" + std::to_string(i) + "]");
+            if (!seen.insert(name).second)
+                fail(c, list[i], f, "column " + name + " is listed twice");
+            out.push_back(name);
+            m.spots[std::string(key) + ":" + name] = spotOf(list[i], f + "[" + name + "]");
+        }
+    };
+    if (n["exclude"])
+        names("exclude", m.exclude);
+    if (n["include"]) {
+        names("include", m.include);
+        m.hasInclude = true;
+        if (m.include.empty())
+            fail(c, n["include"], field + ".include", "lists no column; a table needs at least its key");
+    }
+    if (const YAML::Node r = n["rename"]) {
+        if (!r.IsMap())
+            fail(c, r, field + ".rename", "expected a map of source column to target name, e.g. { email: email_address }");
+        for (auto it = r.begin(); it != r.end(); ++it) {
+            auto from = it->first.as<std::string>();
+            const std::string f = field + ".rename." + from;
+            auto to = scalar(c, it->second, f);
+            m.rename.emplace_back(from, to);
+            m.spots["rename:" + from] = spotOf(it->first, f);
+        }
+    }
+    if (const YAML::Node mk = n["mask"]) {
+        if (!mk.IsMap())
+            fail(c, mk, field + ".mask", "expected a map of column to mask, e.g. { phone: { keep_last: 4 } }");
+        for (auto it = mk.begin(); it != mk.end(); ++it) {
+            auto col = it->first.as<std::string>();
+            const std::string f = field + ".mask." + col;
+            const YAML::Node v = it->second;
+            const char *shapes = "one of { null: true }, { truncate: N }, { keep_last: N }, "
+                                 "{ hash: hmac-sha256, key: keychain | file:PATH }";
+            if (!v.IsMap() || v.size() == 0)
+                fail(c, v, f, std::string("expected ") + shapes);
+            checkKeys(c, v, f, {"null", "truncate", "keep_last", "hash", "key"});
+            ColumnMask mask;
+            // By key text: `null` as a key is YAML's null, which v["null"] does not find.
+            std::map<std::string, YAML::Node> e;
+            for (auto kv = v.begin(); kv != v.end(); ++kv)
+                e[kv->first.as<std::string>()] = kv->second;
+            auto has = [&](const char *key) { return e.count(key) > 0; };
+            auto count = [&](const char *key) {
+                const auto text = scalar(c, e[key], f + "." + key);
+                int k = 0;
+                try {
+                    size_t used = 0;
+                    k = std::stoi(text, &used);
+                    if (used != text.size())
+                        k = -1;
+                } catch (...) {
+                    k = -1;
+                }
+                if (k < 0 || k > 1'000'000)
+                    fail(c, e[key], f + "." + key, "'" + text + "': expected a whole number from 0 to 1000000");
+                return k;
+            };
+            const int kinds = (has("null") ? 1 : 0) + (has("truncate") ? 1 : 0) + (has("keep_last") ? 1 : 0) +
+                              (has("hash") ? 1 : 0);
+            if (kinds != 1)
+                fail(c, v, f, std::string("expected exactly one mask: ") + shapes);
+            if (has("null")) {
+                if (scalar(c, e["null"], f + ".null") != "true")
+                    fail(c, e["null"], f + ".null", "write { null: true } to send NULL, or remove the mask");
+                mask.kind = ColumnMask::Kind::Null;
+            } else if (has("truncate")) {
+                mask.kind = ColumnMask::Kind::Truncate;
+                mask.count = count("truncate");
+            } else if (has("keep_last")) {
+                mask.kind = ColumnMask::Kind::KeepLast;
+                mask.count = count("keep_last");
+            } else {
+                const auto algo = scalar(c, e["hash"], f + ".hash");
+                if (algo != "hmac-sha256")
+                    fail(c, e["hash"], f + ".hash", "'" + algo + "': the one hash is hmac-sha256");
+                mask.kind = ColumnMask::Kind::Hash;
+                if (!has("key"))
+                    fail(c, v, f + ".key",
+                         "missing; where the HMAC key is: keychain, or file:PATH (the key itself never goes in the file)");
+                mask.key = scalar(c, e["key"], f + ".key");
+                if (mask.key != "keychain" && (mask.key.rfind("file:", 0) != 0 || mask.key.size() == 5))
+                    fail(c, e["key"], f + ".key",
+                         "'" + mask.key + "': expected keychain or file:PATH (the key itself never goes in the file)");
+                if (mask.key.rfind("file:", 0) == 0) {
+                    fs::path p = mask.key.substr(5);
+                    if (p.is_relative() && p.string().rfind("~/", 0) != 0)
+                        p = (fs::path(c.baseDir) / p).lexically_normal();
+                    mask.key = "file:" + p.string();
+                }
+            }
+            if (mask.kind != ColumnMask::Kind::Hash && has("key"))
+                fail(c, e["key"], f + ".key", "only a hash mask takes a key");
+            m.mask.emplace_back(col, mask);
+            m.spots["mask:" + col] = spotOf(it->first, f);
+        }
+    }
+    return m;
+}
+
 TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &n, size_t index, const Endpoint &source)
 {
     std::string field = pfield + ".tables[" + std::to_string(index) + "]";
@@ -250,7 +369,7 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
         fail(c, n, field, "expected a map such as { table: public.plans, strategy: full_refresh }");
     checkKeys(c, n, field,
               {"table", "strategy", "cursor", "lookback", "page_size", "freshness_sla", "target_table", "every",
-               "truncate", "fallback_cursor", "fallback_from"});
+               "truncate", "fallback_cursor", "fallback_from", "columns"});
     TableSpec t;
     if (!n["table"])
         fail(c, n, field + ".table", "missing; the source table as schema.name");
@@ -326,6 +445,8 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
                  "driftless-cli promote to go back to cdc)");
         t.fallbackFrom = Strategy::Cdc;
     }
+    if (n["columns"])
+        t.columns = parseColumns(c, n["columns"], field + ".columns");
     return t;
 }
 
@@ -460,6 +581,51 @@ void emitDuration(YAML::Emitter &out, const char *key, const std::optional<Milli
 {
     if (d)
         out << YAML::Key << key << YAML::Value << formatDuration(*d);
+}
+
+void emitColumns(YAML::Emitter &out, const ColumnMapping &m)
+{
+    out << YAML::Key << "columns" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    auto names = [&](const char *key, const std::vector<std::string> &list) {
+        out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+        for (const auto &n : list)
+            out << YAML::DoubleQuoted << n;
+        out << YAML::EndSeq;
+    };
+    if (!m.exclude.empty())
+        names("exclude", m.exclude);
+    if (m.hasInclude)
+        names("include", m.include);
+    if (!m.rename.empty()) {
+        out << YAML::Key << "rename" << YAML::Value << YAML::Flow << YAML::BeginMap;
+        for (const auto &[from, to] : m.rename)
+            out << YAML::Key << YAML::DoubleQuoted << from << YAML::Value << YAML::DoubleQuoted << to;
+        out << YAML::EndMap;
+    }
+    if (!m.mask.empty()) {
+        out << YAML::Key << "mask" << YAML::Value << YAML::Flow << YAML::BeginMap;
+        for (const auto &[col, k] : m.mask) {
+            out << YAML::Key << YAML::DoubleQuoted << col << YAML::Value << YAML::Flow << YAML::BeginMap;
+            switch (k.kind) {
+            case ColumnMask::Kind::Null:
+                out << YAML::Key << "null" << YAML::Value << true;
+                break;
+            case ColumnMask::Kind::Truncate:
+                out << YAML::Key << "truncate" << YAML::Value << k.count;
+                break;
+            case ColumnMask::Kind::KeepLast:
+                out << YAML::Key << "keep_last" << YAML::Value << k.count;
+                break;
+            case ColumnMask::Kind::Hash:
+                out << YAML::Key << "hash" << YAML::Value << "hmac-sha256" << YAML::Key << "key" << YAML::Value
+                    << YAML::DoubleQuoted << k.key;
+                break;
+            }
+            out << YAML::EndMap;
+        }
+        out << YAML::EndMap;
+    }
+    out << YAML::EndMap;
 }
 
 } // namespace
@@ -632,6 +798,8 @@ std::string WorkspaceFile::toYaml(const Workspace &ws)
                 out << YAML::Key << "fallback_cursor" << YAML::Value << YAML::DoubleQuoted << *t.fallbackCursor;
             if (t.fallbackFrom)
                 out << YAML::Key << "fallback_from" << YAML::Value << std::string(toString(*t.fallbackFrom));
+            if (t.columns)
+                emitColumns(out, *t.columns);
             out << YAML::EndMap;
         }
         out << YAML::EndSeq;

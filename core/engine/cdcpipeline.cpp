@@ -7,6 +7,7 @@
 #include "core/db/pgcatalog.h"
 #include "core/db/pgreplication.h"
 #include "core/engine/boundedqueue.h"
+#include "core/engine/columnmapping.h"
 #include "core/engine/connect.h"
 #include "core/engine/generatedvalues.h"
 #include "core/engine/pipelined.h"
@@ -382,7 +383,8 @@ void CdcPipeline::run(std::stop_token stop, Options options)
         }
     }
     for (auto &t : m_tables) {
-        t->merger = m_session->merger({m_pipeline, t->job.spec.table, t->job.targetName, Strategy::Cdc});
+        t->merger = withColumnMapping(
+            m_session->merger({m_pipeline, t->job.spec.table, t->job.targetName, Strategy::Cdc}), t->job.spec);
         const auto lacking = generatedColumnsLacking(*t);
         t->merger->prepare(t->schema);
         t->layout = streamLayout(t->schema, t->columns, t->merger->generatedColumns());

@@ -69,6 +69,11 @@ DebeziumExport exportDebezium(const Workspace &ws, const std::string &pipeline, 
         if (t.freshnessSla)
             out.notExpressed.push_back(t.table.display() +
                                        ": the freshness SLA: watch the connector's MilliSecondsBehindSource metric");
+        if (t.columns && !t.columns->empty())
+            out.notExpressed.push_back(t.table.display() +
+                                       ": the columns: mapping (exclude/include, rename, masks): express it with the "
+                                       "connector's column.exclude.list, column.mask.* and column.truncate.* "
+                                       "options and the sink's field renames");
     }
     config["table.include.list"] = tables;
     config["topic.prefix"] = topicSafe(p->name);

@@ -4,6 +4,7 @@
 #include "core/db/pgcatalog.h"
 #include "core/db/sqlitedb.h"
 #include "core/db/mysqlcatalog.h"
+#include "core/engine/columnmapping.h"
 #include "core/engine/connect.h"
 #include "core/engine/endpointtls.h"
 #include "core/engine/mysqlpreflight.h"
@@ -187,6 +188,20 @@ void checkEndpointAlone(const Endpoint &e, std::vector<Finding> &out)
     }
 }
 
+/// The table's `columns:` mapping against the live source schema (file, line and field in the
+/// message); nothing for a table without one.
+void checkMapping(const PipelineSpec &p, const TableSpec &t, const TableSchema &schema, std::vector<Finding> &out)
+{
+    try {
+        checkColumnMapping(t, schema);
+    } catch (const ConfigError &e) {
+        out.push_back({"error", "config", p.name, "table " + t.table.display(), e.what(),
+                       "fix the table's columns: mapping to name the source's columns as they are now"});
+    } catch (const Error &e) {
+        out.push_back({"error", "config", p.name, "table " + t.table.display(), e.what(), e.hint()});
+    }
+}
+
 /// A MySQL/MariaDB source: reachable, its tables readable with the key and cursor their
 /// strategy needs, and the binlog settings change data capture will need.
 void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<Finding> &out,
@@ -212,6 +227,7 @@ void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<F
             continue;
         }
         const TableSchema &schema = table->schema;
+        checkMapping(p, t, schema, out);
         bool anyError = false;
         if (!schema.hasPrimaryKey() && t.strategy != Strategy::FullRefresh) {
             anyError = true;
@@ -438,6 +454,7 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
                 out.push_back({"error", "config", p.name, subject, e.what(), e.hint()});
                 continue;
             }
+            checkMapping(p, t, *schema, out);
             auto priv = c.execParams("SELECT has_table_privilege($1, 'SELECT')", {t.table.quoted()});
             if (!priv.toBool(0, 0))
                 out.push_back({"error", "config", p.name, subject, "no SELECT privilege",

@@ -7,6 +7,7 @@
 #include "core/db/mysqlcatalog.h"
 #include "core/db/mysqlconnection.h"
 #include "core/db/mysqlreplication.h"
+#include "core/engine/columnmapping.h"
 #include "core/engine/connect.h"
 #include "core/engine/generatedvalues.h"
 #include "core/engine/mysqlpreflight.h"
@@ -174,7 +175,8 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
         order += (order.empty() ? "" : ", ") + mysqlIdent(t.source.columns[static_cast<size_t>(k)].name);
     const long long chunk = t.job.spec.effectivePageSize();
     auto session = createTargetSession(t.job.target, "driftless " + m_pipeline + " load");
-    auto merger = session->merger({m_pipeline, schema.table, t.job.targetName, Strategy::Cdc});
+    auto merger =
+        withColumnMapping(session->merger({m_pipeline, schema.table, t.job.targetName, Strategy::Cdc}), t.job.spec);
     merger->prepare(schema);
     m_observer.tableState(t.key, TableState::Backfilling,
                           std::string("initial load") + (merge ? " (merging into existing rows)" : ""),
@@ -315,7 +317,8 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
     prepareTables();
     auto session = createTargetSession(m_jobs.front().target, "driftless " + m_pipeline);
     for (auto &t : m_tables) {
-        t->merger = session->merger({m_pipeline, t->job.spec.table, t->job.targetName, Strategy::Cdc});
+        t->merger = withColumnMapping(session->merger({m_pipeline, t->job.spec.table, t->job.targetName, Strategy::Cdc}),
+                                      t->job.spec);
         t->merger->prepare(t->source.schema);
         if (auto cp = t->merger->readCheckpoint()) {
             t->position = BinlogCdcPosition::fromJson(cp->position);
@@ -442,7 +445,8 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     auto session = createTargetSession(m_jobs.front().target, "driftless " + m_pipeline);
     std::map<Table *, std::unique_ptr<Merger>> mergers;
     for (auto &t : m_tables) {
-        mergers[t.get()] = session->merger({m_pipeline, t->job.spec.table, t->job.targetName, Strategy::Cdc});
+        mergers[t.get()] = withColumnMapping(
+            session->merger({m_pipeline, t->job.spec.table, t->job.targetName, Strategy::Cdc}), t->job.spec);
         mergers[t.get()]->prepare(t->source.schema);
         if (!t->paused)
             m_observer.tableState(t->key, TableState::Streaming, "", std::nullopt);

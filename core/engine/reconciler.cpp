@@ -5,6 +5,7 @@
 #include "core/db/mysqlcatalog.h"
 #include "core/db/pgcatalog.h"
 #include "core/db/sqlitedb.h"
+#include "core/engine/columnmapping.h"
 #include "core/engine/connect.h"
 #include "core/engine/reconcilemysql.h"
 #include "core/engine/reconcileside.h"
@@ -663,6 +664,9 @@ struct TableContext {
     std::optional<mysqlcatalog::MysqlTable> myTable;
     /// Why the table cannot be compared exactly, when it cannot.
     std::string skipped;
+    /// A Postgres source's FROM item: the table, or for a mapped table a subquery giving the
+    /// target's columns (renamed, masked), so both sides compare what the target should hold.
+    std::string sourceFrom;
 };
 
 std::string targetSql(const TargetName &t) { return quoteIdent(t.schema) + "." + quoteIdent(t.name); }
@@ -774,14 +778,41 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
         // Generated columns compare too: every target holds their values (a Postgres target
         // computes them, the others store what the sync read).
         ctx.schema = pgcatalog::describeTable(src, job.spec.table);
-        keepSyncedGenerated(ctx.schema, job);
+        ctx.sourceFrom = ctx.schema.fromSql();
+        TableJob recentJob = job;
+        if (job.spec.columns && !job.spec.columns->empty()) {
+            // The transformed projection against the target: the mapped names and values.
+            const TableSchema source = ctx.schema;
+            auto mapped = pgMappedSource(job.spec, source);
+            if (!mapped.why.empty()) {
+                ctx.skipped = mapped.why;
+                return ctx;
+            }
+            ctx.schema = mapped.target;
+            ctx.sourceFrom = mapped.from;
+            if (job.spec.strategy == Strategy::Cursor) {
+                // The cursor under its target name (never masked, maybe renamed).
+                const ColumnProjection p(job.spec, source);
+                const auto &from = p.sourceColumns();
+                const auto at = std::find(from.begin(), from.end(), source.columnIndex(job.spec.cursorColumn()));
+                if (at != from.end())
+                    recentJob.spec.cursor = p.target().columns[static_cast<size_t>(at - from.begin())].name;
+            }
+        } else {
+            keepSyncedGenerated(ctx.schema, job);
+        }
         takeKeys();
-        const std::string recent = recentExpr(job, ctx.schema, src, opt);
-        auto side = std::make_unique<PgSide>(std::move(src), ctx.schema.fromSql(), ctx.schema, ctx.keys, recent);
+        const std::string recent = recentExpr(recentJob, ctx.schema, src, opt);
+        auto side = std::make_unique<PgSide>(std::move(src), ctx.sourceFrom, ctx.schema, ctx.keys, recent);
         ctx.pgSource = side.get();
         ctx.source = std::move(side);
     } else if (job.source.kind == EndpointKind::Mysql) {
         MysqlConnection src = connectMysql(job.source);
+        if (job.spec.columns && !job.spec.columns->empty()) {
+            ctx.skipped = "a column mapping on a MySQL/MariaDB source is not reconciled yet; re-backfill the table to "
+                          "correct it";
+            return ctx;
+        }
         ctx.myTable = mysqlcatalog::describeTable(src, job.spec.table);
         // The sync carries generated columns as plain ones (their values), so they compare too.
         ctx.schema = ctx.myTable->schema;
@@ -1235,7 +1266,7 @@ RepairOutcome executeTable(const Workspace &ws, const TableRepairPlan &plan)
         std::string keyCanon;
         for (const auto &k : ctx.keys)
             keyCanon += rowhash::pgCanonicalText(k, "s." + quoteIdent(k.name)) + ", ";
-        auto r = src.execParams("SELECT " + keyCanon + cols + " FROM " + ctx.schema.fromSql() + " s JOIN unnest(" +
+        auto r = src.execParams("SELECT " + keyCanon + cols + " FROM " + ctx.sourceFrom + " s JOIN unnest(" +
                                     unnest + ") AS _dl_k(" + names + ") ON " + on,
                                 params);
         const int nk = static_cast<int>(ctx.keys.size());

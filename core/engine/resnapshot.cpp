@@ -1,6 +1,7 @@
 #include "core/engine/resnapshot.h"
 
 #include "core/db/pgcatalog.h"
+#include "core/engine/columnmapping.h"
 #include "core/engine/connect.h"
 #include "core/engine/tableargs.h"
 #include "core/engine/tablesync.h"
@@ -102,7 +103,7 @@ BackfillTarget openBackfillTarget(const Workspace &ws, const std::string &pipeli
         if (slot.rows() == 1 && !slot.isNull(0, 0))
             t.out.runningPid = static_cast<int>(slot.toInt(0, 0));
         auto schema = pgcatalog::describeTable(source, ref);
-        t.merger = createMerger(j.target, {pipeline, ref, j.targetName, Strategy::Cdc});
+        t.merger = withColumnMapping(createMerger(j.target, {pipeline, ref, j.targetName, Strategy::Cdc}), j.spec);
         t.merger->prepare(schema);
         if (auto cp = t.merger->readCheckpoint())
             t.position = PgCdcPosition::fromJson(cp->position);

@@ -4,6 +4,7 @@
 #include "core/base/testhooks.h"
 #include "core/db/pgcatalog.h"
 #include "core/engine/boundedqueue.h"
+#include "core/engine/columnmapping.h"
 #include "core/engine/connect.h"
 #include "core/engine/connectionpool.h"
 #include "core/engine/pipelined.h"
@@ -129,6 +130,7 @@ struct Target {
         } else {
             merger = createMerger(job.target, mt);
         }
+        merger = withColumnMapping(std::move(merger), job.spec);
     }
     Merger *operator->() { return merger.get(); }
 

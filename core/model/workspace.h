@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/model/columnmapping.h"
 #include "core/model/duration.h"
 #include "core/model/strategy.h"
 #include "core/model/tableref.h"
@@ -89,6 +90,8 @@ struct TableSpec {
     /// Set by the slot guard when it switched this table from CDC to cursor sync (YAML
     /// `fallback_from: cdc`); `driftless-cli promote` switches it back.
     std::optional<Strategy> fallbackFrom;
+    /// `columns:`: which columns reach the target, renamed and masked how (see columnmapping.h).
+    std::optional<ColumnMapping> columns;
 
     static constexpr long long kDefaultPageSize = 50'000;
     static constexpr const char *kDefaultCursor = "updated_at";

@@ -1,6 +1,7 @@
 #include "core/state/statestore.h"
 
 #include "core/base/clock.h"
+#include "core/model/columnmapping.h"
 
 #include "core/model/error.h"
 #include "core/state/migrations.h"
@@ -62,6 +63,8 @@ std::string tableSpecJson(const TableSpec &t)
         j["fallback_cursor"] = *t.fallbackCursor;
     if (t.fallbackFrom)
         j["fallback_from"] = std::string(toString(*t.fallbackFrom));
+    if (t.columns)
+        j["columns"] = columnMappingJson(*t.columns);
     return j.dump();
 }
 
@@ -86,6 +89,8 @@ void readTableSpecJson(TableSpec &t, const std::string &text)
         t.fallbackCursor = j["fallback_cursor"].get<std::string>();
     if (j.contains("fallback_from"))
         t.fallbackFrom = Strategy::Cdc;
+    if (j.contains("columns"))
+        t.columns = columnMappingFromJson(j["columns"]);
 }
 
 } // namespace

@@ -278,3 +278,55 @@ pipelines:
     Workspace cdc = parse(replace(yaml, "strategy: cursor, cursor: updated_at", "strategy: cdc"));
     EXPECT_EQ(cdc.pipelines.at(0).tables.at(0).strategy, Strategy::Cdc) << "binlog CDC";
 }
+
+TEST(WorkspaceFile, columnMappingIsReadWithItsSpotsAndWrittenBack)
+{
+    const std::string yaml = replace(kReadmeForm, "{ table: public.plans,  strategy: full_refresh }",
+                                     "{ table: public.plans, strategy: full_refresh, target_table: crm_plans, columns: "
+                                     "{ exclude: [internal_notes], rename: { email: email_address }, mask: { ssn: "
+                                     "{ hash: hmac-sha256, key: keychain }, phone: { keep_last: 4 }, notes: "
+                                     "{ truncate: 200 }, card: { null: true }, pin: { hash: hmac-sha256, key: "
+                                     "\"file:keys/hmac.key\" } } } }");
+    Workspace ws = parse(yaml);
+    const auto &t = ws.pipelines[0].tables[0];
+    ASSERT_TRUE(t.columns);
+    EXPECT_EQ(t.targetTable, "crm_plans");
+    EXPECT_EQ(t.columns->exclude, std::vector<std::string>{"internal_notes"});
+    EXPECT_FALSE(t.columns->hasInclude);
+    ASSERT_EQ(t.columns->rename.size(), 1u);
+    EXPECT_EQ(t.columns->rename[0].second, "email_address");
+    ASSERT_EQ(t.columns->mask.size(), 5u);
+    EXPECT_EQ(t.columns->mask[0].second.kind, ColumnMask::Kind::Hash);
+    EXPECT_EQ(t.columns->mask[0].second.key, "keychain");
+    EXPECT_EQ(t.columns->mask[1].second.kind, ColumnMask::Kind::KeepLast);
+    EXPECT_EQ(t.columns->mask[1].second.count, 4);
+    EXPECT_EQ(t.columns->mask[2].second.count, 200);
+    EXPECT_EQ(t.columns->mask[3].second.kind, ColumnMask::Kind::Null);
+    EXPECT_EQ(t.columns->mask[4].second.key, "file:/home/dba/sync/keys/hmac.key") << "relative to the file's folder";
+    const auto spot = t.columns->spot("exclude:internal_notes");
+    EXPECT_EQ(spot.file, "ws.yaml");
+    EXPECT_EQ(spot.line, 11);
+    EXPECT_EQ(spot.field, "pipelines[app_to_dw].tables[public.plans].columns.exclude[internal_notes]");
+    Workspace again = WorkspaceFile::parse(WorkspaceFile::toYaml(ws), "export.yaml", "/elsewhere");
+    EXPECT_EQ(again, ws);
+    ASSERT_TRUE(again.pipelines[0].tables[0].columns);
+    EXPECT_EQ(again.pipelines[0].tables[0].columns->mask, t.columns->mask);
+
+    auto bad = [&](const std::string &columns) {
+        return parseError(replace(kReadmeForm, "{ table: public.plans,  strategy: full_refresh }",
+                                  "{ table: public.plans, strategy: full_refresh, columns: " + columns + " }"));
+    };
+    auto both = bad("{ exclude: [a], include: [b] }");
+    EXPECT_EQ(both.field(), "pipelines[app_to_dw].tables[public.plans].columns.include");
+    EXPECT_EQ(both.line(), 11);
+    EXPECT_NE(std::string(both.what()).find("exclude and include together"), std::string::npos);
+    EXPECT_EQ(bad("{ drop: [a] }").field(), "pipelines[app_to_dw].tables[public.plans].columns.drop");
+    EXPECT_EQ(bad("{ exclude: a }").field(), "pipelines[app_to_dw].tables[public.plans].columns.exclude");
+    EXPECT_EQ(bad("{ mask: { a: { truncate: -1 } } }").field(), "pipelines[app_to_dw].tables[public.plans].columns.mask.a.truncate");
+    EXPECT_EQ(bad("{ mask: { a: { null: true, truncate: 3 } } }").field(), "pipelines[app_to_dw].tables[public.plans].columns.mask.a");
+    auto inlineKey = bad("{ mask: { a: { hash: hmac-sha256, key: s3cret } } }");
+    EXPECT_EQ(inlineKey.field(), "pipelines[app_to_dw].tables[public.plans].columns.mask.a.key");
+    EXPECT_NE(std::string(inlineKey.what()).find("never goes in the file"), std::string::npos);
+    EXPECT_EQ(bad("{ mask: { a: { hash: md5, key: keychain } } }").field(),
+              "pipelines[app_to_dw].tables[public.plans].columns.mask.a.hash");
+}
