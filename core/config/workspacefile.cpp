@@ -250,7 +250,7 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
         fail(c, n, field, "expected a map such as { table: public.plans, strategy: full_refresh }");
     checkKeys(c, n, field,
               {"table", "strategy", "cursor", "lookback", "page_size", "freshness_sla", "target_table", "every",
-               "truncate", "fallback_cursor", "fallback_from"});
+               "truncate", "fallback_cursor", "fallback_from", "where", "deletes"});
     TableSpec t;
     if (!n["table"])
         fail(c, n, field + ".table", "missing; the source table as schema.name");
@@ -325,6 +325,19 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
                  "written by the slot guard on a table it switched from cdc to cursor; remove it (or run "
                  "driftless-cli promote to go back to cdc)");
         t.fallbackFrom = Strategy::Cdc;
+    }
+    if (n["where"]) {
+        auto w = scalar(c, n["where"], field + ".where");
+        if (w.find(';') != std::string::npos)
+            fail(c, n["where"], field + ".where",
+                 "a row filter is one SQL condition and must not contain ';'; write e.g. \"tenant_id = 42\"");
+        t.where = w;
+    }
+    if (n["deletes"]) {
+        auto v = scalar(c, n["deletes"], field + ".deletes");
+        if (v != "hard" && v != "soft" && v != "ignore")
+            fail(c, n["deletes"], field + ".deletes", "'" + v + "': expected hard, soft or ignore");
+        t.deletes = v;
     }
     return t;
 }
@@ -590,6 +603,10 @@ std::string WorkspaceFile::toYaml(const Workspace &ws)
                 out << YAML::Key << "fallback_cursor" << YAML::Value << YAML::DoubleQuoted << *t.fallbackCursor;
             if (t.fallbackFrom)
                 out << YAML::Key << "fallback_from" << YAML::Value << std::string(toString(*t.fallbackFrom));
+            if (t.where)
+                out << YAML::Key << "where" << YAML::Value << YAML::DoubleQuoted << *t.where;
+            if (t.deletes)
+                out << YAML::Key << "deletes" << YAML::Value << *t.deletes;
             out << YAML::EndMap;
         }
         out << YAML::EndSeq;

@@ -72,7 +72,7 @@ struct Source {
     std::unique_ptr<FullRefreshReader> fullRefreshReader()
     {
         if (pg)
-            return std::make_unique<PgFullRefreshReader>(*pg, schema);
+            return std::make_unique<PgFullRefreshReader>(*pg, schema, m_job.spec.where.value_or(""));
         return std::make_unique<MysqlFullRefreshReader>(*my, *myTable);
     }
     std::unique_ptr<CursorReader> cursorReader(const TableSpec &spec)

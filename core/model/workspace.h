@@ -89,6 +89,11 @@ struct TableSpec {
     /// Set by the slot guard when it switched this table from CDC to cursor sync (YAML
     /// `fallback_from: cdc`); `driftless-cli promote` switches it back.
     std::optional<Strategy> fallbackFrom;
+    /// `where:`: a row filter in the source's SQL; only rows it holds true for reach the target
+    /// (core/engine/rowfilter.h).
+    std::optional<std::string> where;
+    /// `deletes:`: what a source delete does on the target: `hard` (default), `soft` or `ignore`.
+    std::optional<std::string> deletes;
 
     static constexpr long long kDefaultPageSize = 50'000;
     static constexpr const char *kDefaultCursor = "updated_at";
