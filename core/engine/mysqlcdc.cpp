@@ -10,6 +10,7 @@
 #include "core/engine/connect.h"
 #include "core/engine/generatedvalues.h"
 #include "core/engine/mysqlpreflight.h"
+#include "core/engine/rowfilter.h"
 #include "core/engine/sshtunnel.h"
 #include "core/model/cdcposition.h"
 #include "core/model/error.h"
@@ -206,7 +207,12 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
             at = *exact;
             const std::int64_t version = versionOf(at);
             std::string line;
-            loader.stream(select + (after.empty() ? "" : " WHERE " + mysqlcatalog::keysetAfter(t.source, schema.primaryKey, 1)) +
+            const std::string filter = t.job.spec.where ? "(" + *t.job.spec.where + ")" : std::string();
+            std::string where = after.empty() ? std::string()
+                                              : "(" + mysqlcatalog::keysetAfter(t.source, schema.primaryKey, 1) + ")";
+            if (!filter.empty())
+                where += (where.empty() ? "" : " AND ") + filter;
+            loader.stream(select + (where.empty() ? "" : " WHERE " + where) +
                               " ORDER BY " + order + " LIMIT " + std::to_string(chunk),
                           [&](const MysqlRowView &row) {
                               line.clear();
@@ -606,6 +612,11 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                         // Before folding, so no later image inherits an earlier one's stale value.
                         completeGenerated(*t, p.rows);
                         p.rows.foldByKey(t->source.schema.primaryKey);
+                        if (t->job.spec.where) {
+                            if (!lookup)
+                                lookup.emplace(connectMysql(t->job.source));
+                            applyRowFilter(*lookup, t->source, *t->job.spec.where, p.rows);
+                        }
                         auto r = m.mergeInTransaction(p.rows);
                         res.rowsInBatch += p.changes;
                         res.rowsWritten += r.rowsWritten;

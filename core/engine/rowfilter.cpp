@@ -1,6 +1,7 @@
 #include "core/engine/rowfilter.h"
 
 #include "core/base/copytext.h"
+#include "core/db/mysqlcatalog.h"
 #include "core/db/mysqlconnection.h"
 #include "core/db/pgcatalog.h"
 #include "core/db/pgconnection.h"
@@ -196,6 +197,126 @@ long long applyRowFilter(PgConnection &src, const TableSchema &schema, const std
     }
     rows = std::move(out);
     return moved;
+}
+
+namespace {
+
+/// Rewrites the rows not in `keep` as deletes of their keys.
+long long toDeletes(const std::vector<int> &primaryKey, const std::vector<bool> &keep, RowSet &rows)
+{
+    long long moved = 0;
+    RowSet out;
+    out.reserve(rows.size(), rows.bytes());
+    std::vector<std::string_view> fields;
+    std::string line;
+    for (size_t r = 0; r < rows.size(); ++r) {
+        if (keep[r]) {
+            out.append(rows.line(r), rows.row(r).op, rows.row(r).version, rows.unchangedMask(r));
+            continue;
+        }
+        ++moved;
+        copytext::split(rows.line(r), fields);
+        line.clear();
+        for (size_t c = 0; c < fields.size(); ++c) {
+            if (c)
+                line += '\t';
+            bool isKey = false;
+            for (int k : primaryKey)
+                isKey = isKey || static_cast<size_t>(k) == c;
+            line += isKey ? fields[c] : copytext::kNull;
+        }
+        out.append(line, ChangeOp::Delete, rows.row(r).version);
+    }
+    rows = std::move(out);
+    return moved;
+}
+
+/// A parameter as the column's own kind of value, so the filter compares numbers as numbers
+/// and times as times.
+std::string mysqlTyped(const mysqlcatalog::MysqlColumn &c)
+{
+    const std::string &t = c.dataType;
+    if (t == "tinyint" || t == "smallint" || t == "mediumint" || t == "int" || t == "bigint" || t == "year")
+        return c.isUnsigned ? "CAST(? AS UNSIGNED)" : "CAST(? AS SIGNED)";
+    if (t == "decimal")
+        return "CAST(? AS DECIMAL(" + std::to_string(std::max(c.precision, 1)) + "," + std::to_string(c.scale) + "))";
+    if (t == "float" || t == "double")
+        return "CAST(? AS DOUBLE)";
+    if (t == "datetime" || t == "timestamp")
+        return "CAST(? AS DATETIME(" + std::to_string(c.fsp) + "))";
+    if (t == "date")
+        return "CAST(? AS DATE)";
+    if (t == "time")
+        return "CAST(? AS TIME(" + std::to_string(c.fsp) + "))";
+    return "?";
+}
+
+} // namespace
+
+long long applyRowFilter(MysqlConnection &src, const mysqlcatalog::MysqlTable &table, const std::string &filter,
+                         RowSet &rows)
+{
+    const auto &schema = table.schema;
+    std::vector<size_t> candidates, partial;
+    for (size_t r = 0; r < rows.size(); ++r)
+        if (rows.row(r).op != ChangeOp::Delete)
+            (rows.unchangedMask(r).empty() ? candidates : partial).push_back(r);
+    if (candidates.empty() && partial.empty())
+        return 0;
+    std::vector<bool> keep(rows.size(), true);
+    for (size_t r : candidates)
+        keep[r] = false;
+    for (size_t r : partial)
+        keep[r] = false;
+    const size_t n = table.columns.size();
+    std::vector<std::string_view> fields;
+    std::string value;
+    auto fieldValue = [&](size_t c) -> std::optional<std::string> {
+        if (c >= fields.size() || copytext::isNull(fields[c]))
+            return std::nullopt;
+        value.clear();
+        copytext::unescape(fields[c], value);
+        return value;
+    };
+    // MariaDB allows 65535 placeholders a statement.
+    const size_t perQuery = std::max<size_t>(1, std::min<size_t>(1000, 60000 / (n + 1)));
+    for (size_t from = 0; from < candidates.size(); from += perQuery) {
+        const size_t to = std::min(candidates.size(), from + perQuery);
+        std::string rowsSql;
+        std::vector<std::optional<std::string>> params;
+        for (size_t p = from; p < to; ++p) {
+            rowsSql += p == from ? "SELECT CAST(? AS UNSIGNED) AS `_driftless_ord`" : " UNION ALL SELECT ?";
+            params.emplace_back(std::to_string(p - from));
+            copytext::split(rows.line(candidates[p]), fields);
+            for (size_t c = 0; c < n; ++c) {
+                rowsSql += ", " + mysqlTyped(table.columns[c]);
+                if (p == from)
+                    rowsSql += " AS " + mysqlIdent(table.columns[c].name);
+                params.push_back(fieldValue(c));
+            }
+        }
+        auto res = src.query("SELECT t.`_driftless_ord` FROM (" + rowsSql + ") AS t WHERE (" + filter + ")", params);
+        for (size_t i = 0; i < res.size(); ++i)
+            keep[candidates[from + std::stoul(res.text(i, 0))]] = true;
+    }
+    if (!partial.empty()) {
+        // An image without every column: the filter is read on the source's current row.
+        for (size_t r : partial) {
+            copytext::split(rows.line(r), fields);
+            std::string cond;
+            std::vector<std::optional<std::string>> params;
+            for (size_t i = 0; i < schema.primaryKey.size(); ++i) {
+                const auto k = static_cast<size_t>(schema.primaryKey[i]);
+                cond += (i ? " AND " : "") + mysqlIdent(table.columns[k].name) + " = " + mysqlTyped(table.columns[k]);
+                params.push_back(fieldValue(k));
+            }
+            auto res = src.query("SELECT 1 FROM " + mysqlIdent(schema.table.schema) + "." +
+                                     mysqlIdent(schema.table.name) + " WHERE " + cond + " AND (" + filter + ")",
+                                 params);
+            keep[r] = !res.empty();
+        }
+    }
+    return toDeletes(schema.primaryKey, keep, rows);
 }
 
 } // namespace driftless::core

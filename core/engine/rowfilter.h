@@ -47,4 +47,14 @@ std::vector<RowFilterRefusal> checkRowFilters(const Workspace &ws);
 /// became deletes.
 long long applyRowFilter(PgConnection &src, const TableSchema &schema, const std::string &filter, RowSet &rows);
 
+namespace mysqlcatalog {
+struct MysqlTable;
+}
+/// The same on a MySQL/MariaDB source: the rows travel as one `SELECT ... UNION ALL SELECT ...`
+/// of typed parameters (CAST to the column's number or time type) under the columns' names.
+/// A row whose image lacks columns (binlog_row_image MINIMAL) is judged on the source's current
+/// row of its key.
+long long applyRowFilter(MysqlConnection &src, const mysqlcatalog::MysqlTable &table, const std::string &filter,
+                         RowSet &rows);
+
 } // namespace driftless::core

@@ -73,7 +73,7 @@ struct Source {
     {
         if (pg)
             return std::make_unique<PgFullRefreshReader>(*pg, schema, m_job.spec.where.value_or(""));
-        return std::make_unique<MysqlFullRefreshReader>(*my, *myTable);
+        return std::make_unique<MysqlFullRefreshReader>(*my, *myTable, m_job.spec.where.value_or(""));
     }
     std::unique_ptr<CursorReader> cursorReader(const TableSpec &spec)
     {

@@ -6,7 +6,9 @@
 #include "core/config/workspacefile.h"
 #include "core/db/sqlitedb.h"
 #include "core/engine/cdcpipeline.h"
+#include "core/engine/mysqlcdc.h"
 #include "core/model/error.h"
+#include "tests/support/mysqltestdb.h"
 #include "tests/support/recordingobserver.h"
 #include "tests/support/testsupport.h"
 
@@ -267,6 +269,101 @@ TEST_F(RowFilter, cdcDecidesEveryChangeByTheFilterOnTheSource)
     EXPECT_EQ(dst.scalar("SELECT length(notes) FROM items WHERE id = 9"), "100000");
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM items WHERE id = 18"), "0");
     EXPECT_EQ(pgTarget(), expected());
+}
+
+/// A MariaDB source: the filter in MariaDB's SQL, under binlog CDC into Postgres and cursor sync
+/// into a MariaDB target.
+struct MyRowFilter : ::testing::Test {
+    MyTestDb src{"rfmy_src"};
+    PgTestDb dst{"rfmy_dst"};
+    MyTestDb mydst{"rfmy_dst"};
+    RecordingObserver obs;
+
+    void SetUp() override
+    {
+        src.exec("CREATE TABLE items (id bigint PRIMARY KEY, name varchar(40) NOT NULL, tenant_id int NOT NULL, "
+                 "qty int, updated_at datetime(6) NOT NULL DEFAULT NOW(6), KEY (updated_at))");
+        src.exec("INSERT INTO items (id, name, tenant_id, qty) SELECT seq, CONCAT('item ', seq), "
+                 "IF(seq % 3 = 0, 42, 7), seq % 11 FROM seq_1_to_1500");
+    }
+    TableSpec spec(Strategy s)
+    {
+        TableSpec t;
+        t.table = {src.name(), "items"};
+        t.strategy = s;
+        t.pageSize = 400;
+        t.where = "tenant_id = 42 AND name <> 'skip'";
+        if (s == Strategy::Cursor) {
+            t.cursor = "updated_at";
+            t.lookback = "1s";
+        }
+        return t;
+    }
+    std::string expected()
+    {
+        return src.scalar("SELECT MD5(COALESCE(GROUP_CONCAT(CONCAT_WS('|', id, name, tenant_id, qty) ORDER BY id "
+                          "SEPARATOR ';'), '')) FROM items WHERE tenant_id = 42 AND name <> 'skip'");
+    }
+    std::string pgTarget()
+    {
+        return dst.scalar("SELECT md5(coalesce(string_agg(concat_ws('|', id, name, tenant_id, qty), ';' ORDER BY id), "
+                          "'')) FROM public.items");
+    }
+    std::string myTarget()
+    {
+        return mydst.scalar("SELECT MD5(COALESCE(GROUP_CONCAT(CONCAT_WS('|', id, name, tenant_id, qty) ORDER BY id "
+                            "SEPARATOR ';'), '')) FROM items");
+    }
+    void moveRows(bool withDelete)
+    {
+        src.exec("UPDATE items SET tenant_id = 7, updated_at = NOW(6) WHERE id IN (3, 6)");
+        src.exec("UPDATE items SET name = 'skip', updated_at = NOW(6) WHERE id = 9");
+        src.exec("UPDATE items SET qty = 500, updated_at = NOW(6) WHERE id = 12");
+        src.exec("INSERT INTO items (id, name, tenant_id, qty) VALUES (5001, 'outside', 8, 1), (5002, 'inside', 42, 2)");
+        if (withDelete)
+            src.exec("DELETE FROM items WHERE id = 15");
+    }
+    void moveBack()
+    {
+        src.exec("UPDATE items SET tenant_id = 42, name = 'back', qty = 77, updated_at = NOW(6) WHERE id IN (3, 9)");
+    }
+};
+
+TEST_F(MyRowFilter, binlogCdcDecidesEveryChangeByTheFilterOnTheSource)
+{
+    auto job = makeJob("rfmy", spec(Strategy::Cdc), myEndpoint("src", src.name()), pgEndpoint("dst", dst.name()),
+                       "public");
+    auto once = [&] {
+        MysqlCdcPipeline p({job}, obs);
+        p.run({}, {true, nullptr});
+    };
+    once();
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM public.items"), "500");
+    EXPECT_EQ(pgTarget(), expected());
+    moveRows(true);
+    once();
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM public.items WHERE id IN (3, 6, 9, 15, 5001)"), "0");
+    EXPECT_EQ(pgTarget(), expected());
+    moveBack();
+    once();
+    EXPECT_EQ(dst.scalar("SELECT name || ',' || qty FROM public.items WHERE id = 9"), "back,77");
+    EXPECT_EQ(pgTarget(), expected());
+}
+
+TEST_F(MyRowFilter, cursorIntoAMariaDbTargetFollowsRowsOutAndBackIn)
+{
+    auto job = makeJob("rfmyc", spec(Strategy::Cursor), myEndpoint("src", src.name()), myEndpoint("dst", mydst.name()));
+    TableSync(job, obs).runOnce({});
+    EXPECT_EQ(mydst.scalar("SELECT count(*) FROM items"), "500");
+    EXPECT_EQ(myTarget(), expected());
+    moveRows(false);
+    TableSync(job, obs).runOnce({});
+    EXPECT_EQ(mydst.scalar("SELECT count(*) FROM items WHERE id IN (3, 6, 9, 5001)"), "0");
+    EXPECT_EQ(myTarget(), expected());
+    moveBack();
+    TableSync(job, obs).runOnce({});
+    EXPECT_EQ(mydst.scalar("SELECT CONCAT(name, ',', qty) FROM items WHERE id = 3"), "back,77");
+    EXPECT_EQ(myTarget(), expected());
 }
 
 } // namespace
