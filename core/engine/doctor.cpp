@@ -7,6 +7,7 @@
 #include "core/engine/connect.h"
 #include "core/engine/endpointtls.h"
 #include "core/engine/mysqlpreflight.h"
+#include "core/engine/publicationcheck.h"
 #include "core/engine/slots.h"
 #include "core/model/error.h"
 
@@ -456,6 +457,7 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
             }
             if (needsKey && schema->hasPrimaryKey() && tgt.kind == EndpointKind::Postgres)
                 checkTargetKey(probeOnce(tgt, p.name), p, t, *schema, out);
+            checkPublicationCoverage(c, p.name, t.table, out);
             if (t.strategy == Strategy::Cursor) {
                 const std::string col = t.cursorColumn();
                 int idx = schema->columnIndex(col);

@@ -6,6 +6,7 @@
 #include "core/config/workspacefile.h"
 #include "core/db/sqlitedb.h"
 #include "core/engine/cdcpipeline.h"
+#include "core/engine/doctor.h"
 #include "core/engine/mysqlcdc.h"
 #include "core/model/error.h"
 #include "tests/support/mysqltestdb.h"
@@ -269,6 +270,58 @@ TEST_F(RowFilter, cdcDecidesEveryChangeByTheFilterOnTheSource)
     EXPECT_EQ(dst.scalar("SELECT length(notes) FROM items WHERE id = 9"), "100000");
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM items WHERE id = 18"), "0");
     EXPECT_EQ(pgTarget(), expected());
+}
+
+TEST_F(RowFilter, doctorWarnsAboutAPublicationThatBreaksUpdatesOnTheSource)
+{
+    Workspace ws;
+    ws.endpoints["src"] = pgEndpoint("src", src.name());
+    ws.endpoints["dst"] = pgEndpoint("dst", dst.name());
+    PipelineSpec p;
+    p.name = pipeline;
+    p.source = "src";
+    p.target = "dst";
+    p.tables.push_back(spec(Strategy::Cdc));
+    ws.pipelines.push_back(p);
+    auto warnings = [&] {
+        std::vector<Finding> pubs;
+        for (auto &f : runDoctor(ws))
+            if (f.level == "warn" && f.message.find("publication ") == 0)
+                pubs.push_back(f);
+        return pubs;
+    };
+    EXPECT_TRUE(warnings().empty());
+
+    // A DBA's publication with a column list that misses the key: the footgun is real...
+    src.exec("CREATE PUBLICATION dba_cols FOR TABLE items (name, tenant_id)");
+    try {
+        src.exec("UPDATE items SET qty = 1 WHERE id = 1");
+        ADD_FAILURE() << "Postgres accepted the update";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("replica identity"), std::string::npos) << e.what();
+    }
+    // ...and the doctor names it, says why, and gives the statements that make it safe.
+    auto w = warnings();
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_NE(w[0].message.find("dba_cols"), std::string::npos) << w[0].message;
+    EXPECT_NE(w[0].message.find("lacks the replica identity column(s) id"), std::string::npos) << w[0].message;
+    EXPECT_NE(w[0].sql.find("ALTER PUBLICATION \"dba_cols\" DROP TABLE \"public\".\"items\""), std::string::npos)
+        << w[0].sql;
+    src.exec(w[0].sql);
+    src.exec("UPDATE items SET qty = 1 WHERE id = 1");
+    EXPECT_TRUE(warnings().empty());
+
+    // A row filter on a column outside the replica identity.
+    src.exec("CREATE PUBLICATION dba_rows FOR TABLE items WHERE (tenant_id = 42)");
+    w = warnings();
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_NE(w[0].message.find("dba_rows"), std::string::npos) << w[0].message;
+    EXPECT_NE(w[0].message.find("outside the replica identity: tenant_id"), std::string::npos) << w[0].message;
+    // One on the key alone is safe; so is one that publishes no UPDATE or DELETE.
+    src.exec("DROP PUBLICATION dba_rows");
+    src.exec("CREATE PUBLICATION dba_key FOR TABLE items WHERE (id > 10)");
+    src.exec("CREATE PUBLICATION dba_inserts FOR TABLE items (name) WITH (publish = 'insert')");
+    EXPECT_TRUE(warnings().empty());
 }
 
 /// A MariaDB source: the filter in MariaDB's SQL, under binlog CDC into Postgres and cursor sync
