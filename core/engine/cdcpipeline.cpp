@@ -8,6 +8,7 @@
 #include "core/db/pgreplication.h"
 #include "core/engine/boundedqueue.h"
 #include "core/engine/connect.h"
+#include "core/engine/deletepolicy.h"
 #include "core/engine/generatedvalues.h"
 #include "core/engine/rowfilter.h"
 #include "core/engine/pipelined.h"
@@ -874,8 +875,13 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                             }
                             fillGeneratedValues(t, ch.rows, src);
                             completePartialRows(t, ch.rows, src);
+                            if (ignoresDeletes(t.job.spec))
+                                if (long long n = dropDeletes(ch.rows))
+                                    m_observer.event(Level::Info, t.key, "delete_ignored", ignoredDeletesMessage(n));
                             if (t.job.spec.where)
                                 applyRowFilter(src, t.schema, *t.job.spec.where, ch.rows);
+                            if (ignoresDeletes(t.job.spec))
+                                dropDeletes(ch.rows); // rows outside the filter: kept if the target has them
                             ApplyResult r = t.merger->mergeInTransaction(ch.rows);
                             res.rowsInBatch += ch.changes;
                             res.rowsWritten += r.rowsWritten;

@@ -8,6 +8,7 @@
 #include "core/db/mysqlconnection.h"
 #include "core/db/mysqlreplication.h"
 #include "core/engine/connect.h"
+#include "core/engine/deletepolicy.h"
 #include "core/engine/generatedvalues.h"
 #include "core/engine/mysqlpreflight.h"
 #include "core/engine/rowfilter.h"
@@ -612,10 +613,15 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                         // Before folding, so no later image inherits an earlier one's stale value.
                         completeGenerated(*t, p.rows);
                         p.rows.foldByKey(t->source.schema.primaryKey);
+                        if (ignoresDeletes(t->job.spec))
+                            if (long long n = dropDeletes(p.rows))
+                                m_observer.event(Level::Info, t->key, "delete_ignored", ignoredDeletesMessage(n));
                         if (t->job.spec.where) {
                             if (!lookup)
                                 lookup.emplace(connectMysql(t->job.source));
                             applyRowFilter(*lookup, t->source, *t->job.spec.where, p.rows);
+                            if (ignoresDeletes(t->job.spec))
+                                dropDeletes(p.rows); // rows outside the filter: kept if the target has them
                         }
                         auto r = m.mergeInTransaction(p.rows);
                         res.rowsInBatch += p.changes;

@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 using namespace driftless::core;
 using namespace driftless::test;
 
@@ -115,11 +117,11 @@ TEST_F(RowFilter, workspaceFileReadsWritesAndRefusesFilterKeys)
     auto ws = WorkspaceFile::parse(head + "      - table: public.items\n"
                                           "        strategy: cdc\n"
                                           "        where: \"tenant_id = 42 AND name <> 'x'\"\n"
-                                          "        deletes: soft\n",
+                                          "        deletes: ignore\n",
                                    "ws.yaml", "/");
     const auto &t = ws.pipelines.at(0).tables.at(0);
     EXPECT_EQ(t.where, std::optional<std::string>("tenant_id = 42 AND name <> 'x'"));
-    EXPECT_EQ(t.deletes, std::optional<std::string>("soft"));
+    EXPECT_EQ(t.deletes, std::optional<std::string>("ignore"));
     EXPECT_EQ(WorkspaceFile::parse(WorkspaceFile::toYaml(ws), "again.yaml", "/"), ws);
 
     struct Bad {
@@ -128,6 +130,7 @@ TEST_F(RowFilter, workspaceFileReadsWritesAndRefusesFilterKeys)
     for (const auto &b : std::vector<Bad>{
              {"        where: \"tenant_id = 42; DROP TABLE items\"\n", "where", "';'"},
              {"        deletes: purge\n", "deletes", "hard, soft or ignore"},
+             {"        deletes: soft\n", "deletes", "not available yet"},
              {"        where: \"\"\n", "where", "must not be empty"}}) {
         try {
             WorkspaceFile::parse(head + "      - table: public.items\n        strategy: cdc\n" + b.item, "ws.yaml", "/");
@@ -137,6 +140,13 @@ TEST_F(RowFilter, workspaceFileReadsWritesAndRefusesFilterKeys)
             EXPECT_EQ(e.field(), "pipelines[p].tables[public.items]." + b.field);
             EXPECT_NE(std::string(e.what()).find(b.needle), std::string::npos) << e.what();
         }
+    }
+    try {
+        WorkspaceFile::parse(head + "      - { table: public.items, strategy: full_refresh, deletes: ignore }\n",
+                             "ws.yaml", "/");
+        ADD_FAILURE() << "a full refresh accepted deletes: ignore";
+    } catch (const ConfigError &e) {
+        EXPECT_NE(std::string(e.what()).find("full refresh replaces the whole table"), std::string::npos) << e.what();
     }
 }
 
@@ -270,6 +280,49 @@ TEST_F(RowFilter, cdcDecidesEveryChangeByTheFilterOnTheSource)
     EXPECT_EQ(dst.scalar("SELECT length(notes) FROM items WHERE id = 9"), "100000");
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM items WHERE id = 18"), "0");
     EXPECT_EQ(pgTarget(), expected());
+}
+
+TEST_F(RowFilter, deletesIgnoreKeepsTheRowAndLogsTheDeleteUnderCdcAndCursor)
+{
+    const std::string lite = dir.file("r.db");
+    auto cdcSpec = spec(Strategy::Cdc);
+    cdcSpec.deletes = "ignore";
+    auto curSpec = spec(Strategy::Cursor);
+    curSpec.deletes = "ignore";
+    auto cdcJob = makeJob(pipeline, cdcSpec, pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name()));
+    auto curJob = makeJob(pipeline + "c", curSpec, pgEndpoint("src", src.name()), sqliteEndpoint("l", lite));
+    auto once = [&] {
+        CdcPipeline p({cdcJob}, std::nullopt, obs);
+        p.run({}, {true});
+        TableSync(curJob, obs).runOnce({});
+    };
+    once();
+    const std::string before = expected();
+    EXPECT_EQ(pgTarget(), before);
+    EXPECT_EQ(liteTarget(lite), before);
+    obs.events.clear();
+    src.exec("DELETE FROM items WHERE id IN (15, 18)");
+    src.exec("UPDATE items SET tenant_id = 7, updated_at = clock_timestamp() WHERE id = 21");
+    src.exec("UPDATE items SET qty = 600, updated_at = clock_timestamp() WHERE id = 24");
+    once();
+    // The deleted rows and the one that left the filter stay as they were; other changes apply.
+    EXPECT_EQ(dst.scalar("SELECT string_agg(id || ':' || tenant_id || ':' || qty, ',' ORDER BY id) FROM items "
+                         "WHERE id IN (15, 18, 21, 24)"),
+              "15:42:4,18:42:7,21:42:10,24:42:600");
+    {
+        SqliteDb db(lite);
+        EXPECT_EQ(db.scalarInt("SELECT count(*) FROM items WHERE id IN (21, 24)"), 2);
+        EXPECT_EQ(db.scalarInt("SELECT qty FROM items WHERE id = 24"), 600);
+    }
+    std::string all;
+    for (auto &e : obs.events)
+        all += e + "\n";
+    // The source's deletes are logged; a row leaving the filter is kept without a word.
+    EXPECT_TRUE(obs.sawEvent("delete_ignored: 2 deletes not applied (deletes: ignore)")) << all;
+    EXPECT_EQ(std::count_if(obs.events.begin(), obs.events.end(),
+                            [](const std::string &e) { return e.find("delete_ignored") != std::string::npos; }),
+              1)
+        << all;
 }
 
 TEST_F(RowFilter, doctorWarnsAboutAPublicationThatBreaksUpdatesOnTheSource)
