@@ -8,6 +8,7 @@
 #include "core/engine/connect.h"
 #include "core/engine/reconcilemysql.h"
 #include "core/engine/reconcileside.h"
+#include "core/engine/rowfilter.h"
 #include "core/engine/rowhash.h"
 #include "core/engine/statusreport.h"
 #include "core/engine/tableargs.h"
@@ -777,7 +778,8 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
         keepSyncedGenerated(ctx.schema, job);
         takeKeys();
         const std::string recent = recentExpr(job, ctx.schema, src, opt);
-        auto side = std::make_unique<PgSide>(std::move(src), ctx.schema.fromSql(), ctx.schema, ctx.keys, recent);
+        auto side = std::make_unique<PgSide>(std::move(src), rowFilterFromSql(ctx.schema, job.spec), ctx.schema,
+                                              ctx.keys, recent);
         ctx.pgSource = side.get();
         ctx.source = std::move(side);
     } else if (job.source.kind == EndpointKind::Mysql) {
@@ -1235,7 +1237,7 @@ RepairOutcome executeTable(const Workspace &ws, const TableRepairPlan &plan)
         std::string keyCanon;
         for (const auto &k : ctx.keys)
             keyCanon += rowhash::pgCanonicalText(k, "s." + quoteIdent(k.name)) + ", ";
-        auto r = src.execParams("SELECT " + keyCanon + cols + " FROM " + ctx.schema.fromSql() + " s JOIN unnest(" +
+        auto r = src.execParams("SELECT " + keyCanon + cols + " FROM " + rowFilterFromSql(ctx.schema, job.spec) + " s JOIN unnest(" +
                                     unnest + ") AS _dl_k(" + names + ") ON " + on,
                                 params);
         const int nk = static_cast<int>(ctx.keys.size());

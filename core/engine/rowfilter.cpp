@@ -20,6 +20,11 @@ std::string rowFilterWhere(const TableSpec &spec)
     return spec.where ? " WHERE (" + *spec.where + ")" : std::string();
 }
 
+std::string rowFilterFromSql(const TableSchema &schema, const TableSpec &spec)
+{
+    return spec.where ? "(SELECT * FROM " + schema.fromSql() + " WHERE (" + *spec.where + "))" : schema.fromSql();
+}
+
 std::string rowFilterProblem(PgConnection &src, const TableSchema &schema, const std::string &filter)
 {
     try {

@@ -24,6 +24,10 @@ std::string rowFilterAnd(const TableSpec &spec);
 /// ` WHERE (filter)`, or empty.
 std::string rowFilterWhere(const TableSpec &spec);
 
+/// The table as a FROM item (to be followed by an alias) holding only the rows of its filter:
+/// reconciliation and repair compare and copy what the sync would.
+std::string rowFilterFromSql(const TableSchema &schema, const TableSpec &spec);
+
 /// Runs `SELECT 1 FROM table WHERE (filter) LIMIT 0` on the source; returns the server's message
 /// when it refuses the filter (unknown column, syntax, type), else empty. Connection errors are
 /// thrown as Error.

@@ -8,6 +8,7 @@
 #include "core/engine/cdcpipeline.h"
 #include "core/engine/doctor.h"
 #include "core/engine/mysqlcdc.h"
+#include "core/engine/reconciler.h"
 #include "core/model/error.h"
 #include "tests/support/mysqltestdb.h"
 #include "tests/support/recordingobserver.h"
@@ -323,6 +324,33 @@ TEST_F(RowFilter, deletesIgnoreKeepsTheRowAndLogsTheDeleteUnderCdcAndCursor)
                             [](const std::string &e) { return e.find("delete_ignored") != std::string::npos; }),
               1)
         << all;
+}
+
+TEST_F(RowFilter, reconcileComparesTheFilteredSourceAndRepairWritesOnlyItsRows)
+{
+    Workspace ws;
+    ws.endpoints["src"] = pgEndpoint("src", src.name());
+    ws.endpoints["dst"] = pgEndpoint("dst", dst.name());
+    PipelineSpec p;
+    p.name = "p";
+    p.source = "src";
+    p.target = "dst";
+    p.tables.push_back(spec(Strategy::FullRefresh));
+    ws.pipelines.push_back(p);
+    TableSync(jobsFor(ws, "p").at(0), obs).runOnce({});
+    EXPECT_EQ(reconcile(ws, "p", {}).drift(), 0);
+
+    // Drift on the target: a row outside the filter, a changed row and a missing one.
+    dst.exec("INSERT INTO items (id, name, tenant_id, qty, updated_at, _driftless_version) "
+             "SELECT id, name, tenant_id, qty, updated_at, 1 FROM (VALUES (1::bigint, 'stray', 7, 1, now())) "
+             "AS v(id, name, tenant_id, qty, updated_at)");
+    dst.exec("UPDATE items SET qty = -5 WHERE id = 30");
+    dst.exec("DELETE FROM items WHERE id = 33");
+    auto report = reconcile(ws, "p", {});
+    EXPECT_EQ(report.drift(), 3);
+    repairReport(ws, report);
+    EXPECT_EQ(reconcile(ws, "p", {}).drift(), 0);
+    EXPECT_EQ(pgTarget(), expected());
 }
 
 TEST_F(RowFilter, doctorWarnsAboutAPublicationThatBreaksUpdatesOnTheSource)
