@@ -373,6 +373,15 @@ TEST_F(RowFilter, doctorWarnsAboutAPublicationThatBreaksUpdatesOnTheSource)
     };
     EXPECT_TRUE(warnings().empty());
 
+    // The doctor also asks the source about the filter.
+    ws.pipelines[0].tables[0].where = "tenant = 42";
+    bool refused = false;
+    for (auto &f : runDoctor(ws))
+        refused = refused || (f.level == "error" && f.message.find("refuses the row filter") != std::string::npos &&
+                              f.message.find("\"tenant\" does not exist") != std::string::npos);
+    EXPECT_TRUE(refused);
+    ws.pipelines[0].tables[0].where = "tenant_id = 42";
+
     // A DBA's publication with a column list that misses the key: the footgun is real...
     src.exec("CREATE PUBLICATION dba_cols FOR TABLE items (name, tenant_id)");
     try {
