@@ -796,6 +796,8 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
         }
         auto side = std::make_unique<MysqlSide>(std::move(src), job.spec.table, ctx.schema, ctx.myTable->columns,
                                                 pgText, recent);
+        if (job.spec.where)
+            side->setRowFilter(*job.spec.where);
         ctx.mySource = side.get();
         ctx.source = std::move(side);
     } else {

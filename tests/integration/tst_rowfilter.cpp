@@ -491,6 +491,26 @@ TEST_F(MyRowFilter, binlogCdcDecidesEveryChangeByTheFilterOnTheSource)
     once();
     EXPECT_EQ(dst.scalar("SELECT name || ',' || qty FROM public.items WHERE id = 9"), "back,77");
     EXPECT_EQ(pgTarget(), expected());
+
+    // Reconciliation compares the filtered source; repair removes a row outside the filter.
+    Workspace ws;
+    ws.endpoints["src"] = myEndpoint("src", src.name());
+    ws.endpoints["dst"] = pgEndpoint("dst", dst.name());
+    PipelineSpec p;
+    p.name = "rfmy";
+    p.source = "src";
+    p.target = "dst";
+    p.targetSchema = "public";
+    p.tables.push_back(job.spec);
+    ws.pipelines.push_back(p);
+    EXPECT_EQ(reconcile(ws, "rfmy", {}).drift(), 0);
+    dst.exec("INSERT INTO public.items (id, name, tenant_id, qty, updated_at, _driftless_version) "
+             "VALUES (1, 'stray', 7, 1, now(), 1)");
+    auto report = reconcile(ws, "rfmy", {});
+    EXPECT_EQ(report.drift(), 1);
+    repairReport(ws, report);
+    EXPECT_EQ(reconcile(ws, "rfmy", {}).drift(), 0);
+    EXPECT_EQ(pgTarget(), expected());
 }
 
 TEST_F(MyRowFilter, cursorIntoAMariaDbTargetFollowsRowsOutAndBackIn)
