@@ -11,6 +11,7 @@
 #include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/config/workspacefile.h"
+#include "core/config/yamllocation.h"
 #include "core/engine/alerts.h"
 #include "core/engine/debeziumexport.h"
 #include "core/engine/decommission.h"
@@ -20,6 +21,7 @@
 #include "core/engine/reconciler.h"
 #include "core/engine/reportexport.h"
 #include "core/engine/resnapshot.h"
+#include "core/engine/rowfilter.h"
 #include "core/engine/scheduler.h"
 #include "core/engine/slotguard.h"
 #include "core/engine/slotprojection.h"
@@ -180,6 +182,15 @@ int cmdApply(Args &a)
     Workspace ws = WorkspaceFile::load(file);
     if (!noCheck) {
         driftless::cli::useKeychainPasswords(ws);
+        // A row filter only the source can judge; refused like any other mistake in the file.
+        for (const auto &r : checkRowFilters(ws)) {
+            const auto &p = ws.pipelines[r.pipeline];
+            throw ConfigError("the source refuses this row filter: " + r.message + "; write a condition on the "
+                              "table's columns in the source's SQL, e.g. \"tenant_id = 42\"",
+                              file, tableKeyLine(file, r.pipeline, r.table, "where"),
+                              "pipelines[" + p.name + "].tables[" +
+                                  p.tables[r.table].table.display() + "].where");
+        }
         int code = reportFindings(runDoctor(ws), true);
         if (code != kOk) {
             printError("nothing applied; fix the problems above (or apply with --no-check to store the workspace "

@@ -369,7 +369,7 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
         fail(c, n, field, "expected a map such as { table: public.plans, strategy: full_refresh }");
     checkKeys(c, n, field,
               {"table", "strategy", "cursor", "lookback", "page_size", "freshness_sla", "target_table", "every",
-               "truncate", "fallback_cursor", "fallback_from", "columns"});
+               "truncate", "fallback_cursor", "fallback_from", "columns", "where", "deletes"});
     TableSpec t;
     if (!n["table"])
         fail(c, n, field + ".table", "missing; the source table as schema.name");
@@ -447,6 +447,26 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
     }
     if (n["columns"])
         t.columns = parseColumns(c, n["columns"], field + ".columns");
+    if (n["where"]) {
+        auto w = scalar(c, n["where"], field + ".where");
+        if (w.find(';') != std::string::npos)
+            fail(c, n["where"], field + ".where",
+                 "a row filter is one SQL condition and must not contain ';'; write e.g. \"tenant_id = 42\"");
+        t.where = w;
+    }
+    if (n["deletes"]) {
+        auto v = scalar(c, n["deletes"], field + ".deletes");
+        if (v != "hard" && v != "soft" && v != "ignore")
+            fail(c, n["deletes"], field + ".deletes", "'" + v + "': expected hard, soft or ignore");
+        if (v == "soft")
+            fail(c, n["deletes"], field + ".deletes",
+                 "soft deletes (a _driftless_deleted_at column) are not available yet; use hard or ignore");
+        if (v != "hard" && t.strategy == Strategy::FullRefresh)
+            fail(c, n["deletes"], field + ".deletes",
+                 "a full refresh replaces the whole table, so it cannot keep deleted rows; use strategy cursor or "
+                 "cdc, or deletes: hard");
+        t.deletes = v;
+    }
     return t;
 }
 
@@ -800,6 +820,10 @@ std::string WorkspaceFile::toYaml(const Workspace &ws)
                 out << YAML::Key << "fallback_from" << YAML::Value << std::string(toString(*t.fallbackFrom));
             if (t.columns)
                 emitColumns(out, *t.columns);
+            if (t.where)
+                out << YAML::Key << "where" << YAML::Value << YAML::DoubleQuoted << *t.where;
+            if (t.deletes)
+                out << YAML::Key << "deletes" << YAML::Value << *t.deletes;
             out << YAML::EndMap;
         }
         out << YAML::EndSeq;

@@ -9,7 +9,9 @@
 #include "core/engine/boundedqueue.h"
 #include "core/engine/columnmapping.h"
 #include "core/engine/connect.h"
+#include "core/engine/deletepolicy.h"
 #include "core/engine/generatedvalues.h"
+#include "core/engine/rowfilter.h"
 #include "core/engine/pipelined.h"
 #include "core/engine/slotcreation.h"
 #include "core/engine/sshtunnel.h"
@@ -92,8 +94,8 @@ std::int64_t localMsFromSourceMicros(std::int64_t sourceUnixMicros, std::int64_t
 }
 
 /// Reads one primary-key chunk inside the caller's (snapshot) transaction.
-long long readChunk(PgConnection &conn, const TableSchema &schema, const std::vector<std::string> &after,
-                    long long limit, std::int64_t version, RowSet &out)
+long long readChunk(PgConnection &conn, const TableSchema &schema, const TableSpec &spec,
+                    const std::vector<std::string> &after, long long limit, std::int64_t version, RowSet &out)
 {
     std::string cols, keys, keyParams;
     for (const auto &c : schema.columns)
@@ -114,7 +116,9 @@ long long readChunk(PgConnection &conn, const TableSchema &schema, const std::ve
             params.emplace_back(after[i]);
         }
         conn.execParams(q, params);
-        where = " WHERE (" + keys + ") > (" + keyParams + ")";
+        where = " WHERE (" + keys + ") > (" + keyParams + ")" + rowFilterAnd(spec);
+    } else {
+        where = rowFilterWhere(spec);
     }
     out.clear();
     conn.copyOut("COPY (SELECT " + cols + " FROM " + schema.fromSql() + where + " ORDER BY " + keys + " LIMIT " +
@@ -267,7 +271,7 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
                 throw Cancelled();
             if ((pausedNow = wantPaused(*t)))
                 break;
-            long long n = readChunk(loader, t->schema, after, chunk, version, rows);
+            long long n = readChunk(loader, t->schema, t->job.spec, after, chunk, version, rows);
             if (n == 0)
                 break;
             after = lastKey(t->schema, rows);
@@ -939,6 +943,13 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                             }
                             fillGeneratedValues(t, ch.rows, src);
                             completePartialRows(t, ch.rows, src);
+                            if (ignoresDeletes(t.job.spec))
+                                if (long long n = dropDeletes(ch.rows))
+                                    m_observer.event(Level::Info, t.key, "delete_ignored", ignoredDeletesMessage(n));
+                            if (t.job.spec.where)
+                                applyRowFilter(src, t.schema, *t.job.spec.where, ch.rows);
+                            if (ignoresDeletes(t.job.spec))
+                                dropDeletes(ch.rows); // rows outside the filter: kept if the target has them
                             ApplyResult r = t.merger->mergeInTransaction(ch.rows);
                             res.rowsInBatch += ch.changes;
                             res.rowsWritten += r.rowsWritten;
@@ -1355,13 +1366,13 @@ void CdcPipeline::rebackfillStep()
     if (rb.ahead.valid())
         rows = rb.ahead.get();
     else
-        readChunk(*rb.loader, t.schema, rb.after, page, rb.version, rows);
+        readChunk(*rb.loader, t.schema, t.job.spec, rb.after, page, rb.version, rows);
     const long long n = static_cast<long long>(rows.size());
     if (n > 0) {
         // Read the next chunk on the side while this one is merged.
         rb.ahead = std::async(std::launch::async, [&rb, &t, page, from = lastKey(t.schema, rows)] {
             RowSet next;
-            readChunk(*rb.loader, t.schema, from, page, rb.version, next);
+            readChunk(*rb.loader, t.schema, t.job.spec, from, page, rb.version, next);
             return next;
         });
     }

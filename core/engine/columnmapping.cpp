@@ -331,7 +331,9 @@ MappedSourceSql pgMappedSource(const TableSpec &spec, const TableSchema &source)
         }
         select += (i ? ", " : "") + expr + " AS " + quoteIdent(to.name);
     }
-    out.from = "(SELECT " + select + " FROM " + source.fromSql() + " m)";
+    // A row filter names the source's columns: it applies before the projection renames them.
+    out.from = "(SELECT " + select + " FROM " + source.fromSql() + " m" +
+               (spec.where ? " WHERE (" + *spec.where + ")" : std::string()) + ")";
     return out;
 }
 

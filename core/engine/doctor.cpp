@@ -8,6 +8,8 @@
 #include "core/engine/connect.h"
 #include "core/engine/endpointtls.h"
 #include "core/engine/mysqlpreflight.h"
+#include "core/engine/publicationcheck.h"
+#include "core/engine/rowfilter.h"
 #include "core/engine/slots.h"
 #include "core/engine/twowaydoctor.h"
 #include "core/model/error.h"
@@ -229,6 +231,14 @@ void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<F
         const TableSchema &schema = table->schema;
         checkMapping(p, t, schema, out);
         bool anyError = false;
+        if (t.where) {
+            auto problem = rowFilterProblem(*conn, t.table, *t.where);
+            if (!problem.empty()) {
+                anyError = true;
+                out.push_back({"error", "config", p.name, subject, "the source refuses the row filter: " + problem,
+                               "fix 'where:' (a condition on the table's columns, e.g. tenant_id = 42)"});
+            }
+        }
         if (!schema.hasPrimaryKey() && t.strategy != Strategy::FullRefresh) {
             anyError = true;
             out.push_back({"error", "config", p.name, subject,
@@ -474,6 +484,13 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
             }
             if (needsKey && schema->hasPrimaryKey() && tgt.kind == EndpointKind::Postgres)
                 checkTargetKey(probeOnce(tgt, p.name), p, t, *schema, out);
+            checkPublicationCoverage(c, p.name, t.table, out);
+            if (t.where) {
+                auto problem = rowFilterProblem(c, *schema, *t.where);
+                if (!problem.empty())
+                    out.push_back({"error", "config", p.name, subject, "the source refuses the row filter: " + problem,
+                                   "fix 'where:' (a condition on the table's columns, e.g. tenant_id = 42)"});
+            }
             if (t.strategy == Strategy::Cursor) {
                 const std::string col = t.cursorColumn();
                 int idx = schema->columnIndex(col);

@@ -9,8 +9,10 @@
 #include "core/db/mysqlreplication.h"
 #include "core/engine/columnmapping.h"
 #include "core/engine/connect.h"
+#include "core/engine/deletepolicy.h"
 #include "core/engine/generatedvalues.h"
 #include "core/engine/mysqlpreflight.h"
+#include "core/engine/rowfilter.h"
 #include "core/engine/sshtunnel.h"
 #include "core/model/cdcposition.h"
 #include "core/model/error.h"
@@ -208,7 +210,12 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
             at = *exact;
             const std::int64_t version = versionOf(at);
             std::string line;
-            loader.stream(select + (after.empty() ? "" : " WHERE " + mysqlcatalog::keysetAfter(t.source, schema.primaryKey, 1)) +
+            const std::string filter = t.job.spec.where ? "(" + *t.job.spec.where + ")" : std::string();
+            std::string where = after.empty() ? std::string()
+                                              : "(" + mysqlcatalog::keysetAfter(t.source, schema.primaryKey, 1) + ")";
+            if (!filter.empty())
+                where += (where.empty() ? "" : " AND ") + filter;
+            loader.stream(select + (where.empty() ? "" : " WHERE " + where) +
                               " ORDER BY " + order + " LIMIT " + std::to_string(chunk),
                           [&](const MysqlRowView &row) {
                               line.clear();
@@ -610,6 +617,16 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                         // Before folding, so no later image inherits an earlier one's stale value.
                         completeGenerated(*t, p.rows);
                         p.rows.foldByKey(t->source.schema.primaryKey);
+                        if (ignoresDeletes(t->job.spec))
+                            if (long long n = dropDeletes(p.rows))
+                                m_observer.event(Level::Info, t->key, "delete_ignored", ignoredDeletesMessage(n));
+                        if (t->job.spec.where) {
+                            if (!lookup)
+                                lookup.emplace(connectMysql(t->job.source));
+                            applyRowFilter(*lookup, t->source, *t->job.spec.where, p.rows);
+                            if (ignoresDeletes(t->job.spec))
+                                dropDeletes(p.rows); // rows outside the filter: kept if the target has them
+                        }
                         auto r = m.mergeInTransaction(p.rows);
                         res.rowsInBatch += p.changes;
                         res.rowsWritten += r.rowsWritten;

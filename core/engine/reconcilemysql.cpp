@@ -218,6 +218,12 @@ std::vector<mysqlcatalog::MysqlColumn> MysqlSide::targetColumns(MysqlConnection 
     return out;
 }
 
+void MysqlSide::setRowFilter(const std::string &filter)
+{
+    m_from = "(SELECT * FROM " + mysqlIdent(m_table.schema) + "." + mysqlIdent(m_table.name) + " WHERE (" + filter +
+             ")) AS _dl_f";
+}
+
 std::string MysqlSide::describe() const { return m_conn.dsn().display() + " " + m_from; }
 
 bool MysqlSide::keysOrderable() const

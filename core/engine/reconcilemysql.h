@@ -38,6 +38,9 @@ public:
     MysqlSide(MysqlConnection conn, TableRef table, const TableSchema &schema,
               std::vector<mysqlcatalog::MysqlColumn> physical, bool postgresText, std::optional<Recent> recent = {});
 
+    /// Reads only the rows a row filter (`where:`) holds for.
+    void setRowFilter(const std::string &filter);
+
     std::map<int, rowhash::Checksum> checksums(const Plan &plan) override;
     std::vector<std::pair<int, RawKey>> sample(const Plan &plan, long long step) override;
     void hashes(const Plan &plan, const std::function<void(CanonicalKey &&, std::int64_t)> &row) override;

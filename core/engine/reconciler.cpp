@@ -9,6 +9,7 @@
 #include "core/engine/connect.h"
 #include "core/engine/reconcilemysql.h"
 #include "core/engine/reconcileside.h"
+#include "core/engine/rowfilter.h"
 #include "core/engine/rowhash.h"
 #include "core/engine/statusreport.h"
 #include "core/engine/tableargs.h"
@@ -778,7 +779,7 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
         // Generated columns compare too: every target holds their values (a Postgres target
         // computes them, the others store what the sync read).
         ctx.schema = pgcatalog::describeTable(src, job.spec.table);
-        ctx.sourceFrom = ctx.schema.fromSql();
+        ctx.sourceFrom = rowFilterFromSql(ctx.schema, job.spec); // only the rows of its filter
         TableJob recentJob = job;
         if (job.spec.columns && !job.spec.columns->empty()) {
             // The transformed projection against the target: the mapped names and values.
@@ -825,6 +826,8 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
         }
         auto side = std::make_unique<MysqlSide>(std::move(src), job.spec.table, ctx.schema, ctx.myTable->columns,
                                                 pgText, recent);
+        if (job.spec.where)
+            side->setRowFilter(*job.spec.where);
         ctx.mySource = side.get();
         ctx.source = std::move(side);
     } else {

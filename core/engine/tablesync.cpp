@@ -7,6 +7,7 @@
 #include "core/engine/columnmapping.h"
 #include "core/engine/connect.h"
 #include "core/engine/connectionpool.h"
+#include "core/engine/deletepolicy.h"
 #include "core/engine/pipelined.h"
 #include "core/mergers/pgmerger.h"
 #include "core/mergers/sqlitemerger.h"
@@ -78,8 +79,8 @@ struct Source {
     std::unique_ptr<FullRefreshReader> fullRefreshReader()
     {
         if (pg)
-            return std::make_unique<PgFullRefreshReader>(*pg, schema);
-        return std::make_unique<MysqlFullRefreshReader>(*my, *myTable);
+            return std::make_unique<PgFullRefreshReader>(*pg, schema, m_job.spec.where.value_or(""));
+        return std::make_unique<MysqlFullRefreshReader>(*my, *myTable, m_job.spec.where.value_or(""));
     }
     std::unique_ptr<CursorReader> cursorReader(const TableSpec &spec)
     {
@@ -326,6 +327,10 @@ TableSync::Outcome TableSync::cursorPass(std::stop_token stop)
                 if (b->directLoad)
                     m_observer.tableState(key, TableState::Backfilling, "initial load",
                                           Progress{loadedRows, schema.estimatedRows});
+                // A cursor pass sees no source deletes; its deletes are rows outside the row filter
+                // (which the target may hold from before they left it): kept under `ignore`.
+                if (!b->directLoad && ignoresDeletes(m_job.spec))
+                    dropDeletes(b->rows);
                 ApplyResult r = merger->apply(*b);
                 crashPoint("batch.after_commit");
                 if (b->directLoad)

@@ -92,6 +92,11 @@ struct TableSpec {
     std::optional<Strategy> fallbackFrom;
     /// `columns:`: which columns reach the target, renamed and masked how (see columnmapping.h).
     std::optional<ColumnMapping> columns;
+    /// `where:`: a row filter in the source's SQL; only rows it holds true for reach the target
+    /// (core/engine/rowfilter.h).
+    std::optional<std::string> where;
+    /// `deletes:`: what a source delete does on the target: `hard` (default), `soft` or `ignore`.
+    std::optional<std::string> deletes;
 
     static constexpr long long kDefaultPageSize = 50'000;
     static constexpr const char *kDefaultCursor = "updated_at";

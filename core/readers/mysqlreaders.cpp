@@ -48,8 +48,8 @@ std::string trimDecimal(std::string v)
 
 } // namespace
 
-MysqlFullRefreshReader::MysqlFullRefreshReader(MysqlConnection &conn, MysqlTable table)
-    : m_conn(conn), m_table(std::move(table))
+MysqlFullRefreshReader::MysqlFullRefreshReader(MysqlConnection &conn, MysqlTable table, std::string filter)
+    : m_conn(conn), m_table(std::move(table)), m_filter(std::move(filter))
 {
 }
 
@@ -72,7 +72,8 @@ long long MysqlFullRefreshReader::read(const std::function<void(std::string_view
     const std::string version = std::to_string(m_snapshot.version);
     std::string chunk;
     chunk.reserve(kChunkBytes + 4096);
-    long long rows = m_conn.stream("SELECT " + selectList(m_table) + fromClause(m_table.schema.table),
+    long long rows = m_conn.stream("SELECT " + selectList(m_table) + fromClause(m_table.schema.table) +
+                                       (m_filter.empty() ? "" : " WHERE (" + m_filter + ")"),
                                    [&](const MysqlRowView &row) {
                                        appendRow(m_table, row, chunk);
                                        chunk += '\t';
@@ -124,6 +125,11 @@ MysqlCursorReader::MysqlCursorReader(MysqlConnection &conn, MysqlTable table, Ta
     }
     m_selectList = selectList(m_table);
     m_from = fromClause(s.table);
+    // A row filter: the initial load reads the rows it holds for; a pass reads every changed
+    // row with the filter's verdict as a last column, and a row outside it becomes a delete.
+    if (m_spec.where)
+        m_filter = "(" + *m_spec.where + ")";
+    m_passList = m_selectList + (m_filter.empty() ? "" : ", (" + m_filter + ") IS TRUE");
     m_keyCols = s.primaryKey;
     m_cursorKeyCols.push_back(m_cursorIndex);
     m_cursorKeyCols.insert(m_cursorKeyCols.end(), m_keyCols.begin(), m_keyCols.end());
@@ -180,7 +186,9 @@ long long MysqlCursorReader::readPage(const std::string &sql, const std::vector<
         m_conn.stream(sql, [&](const MysqlRowView &row) {
             line.clear();
             appendRow(m_table, row, line);
-            out.rows.append(line, ChangeOp::Update, version);
+            const bool outside = withCursor && !m_filter.empty() &&
+                              row.text(static_cast<unsigned>(m_table.columns.size())) != "1";
+            out.rows.append(line, outside ? ChangeOp::Delete : ChangeOp::Update, version);
             last.clear();
             for (int c : cols)
                 last.push_back(paramText(m_table.columns[static_cast<size_t>(c)], row, static_cast<unsigned>(c)));
@@ -213,10 +221,11 @@ bool MysqlCursorReader::loadChunk(CursorState &st, Batch &out)
 {
     std::vector<std::string> last;
     long long n = st.loadAfter.empty()
-                      ? readPage("SELECT " + m_selectList + m_from + " ORDER BY " + m_keyOrder + m_limit, {}, out, last,
-                                 false)
-                      : readPage("SELECT " + m_selectList + m_from + " WHERE " + after(m_keyCols, 1) + " ORDER BY " +
-                                     m_keyOrder + m_limit,
+                      ? readPage("SELECT " + m_selectList + m_from + (m_filter.empty() ? "" : " WHERE " + m_filter) +
+                                     " ORDER BY " + m_keyOrder + m_limit,
+                                 {}, out, last, false)
+                      : readPage("SELECT " + m_selectList + m_from + " WHERE (" + after(m_keyCols, 1) + ")" +
+                                     (m_filter.empty() ? "" : " AND " + m_filter) + " ORDER BY " + m_keyOrder + m_limit,
                                  st.loadAfter, out, last, false);
     out.directLoad = true;
     if (n == 0)
@@ -265,14 +274,14 @@ bool MysqlCursorReader::passPage(CursorState &st, Batch &out)
     std::vector<std::string> last;
     long long n;
     if (!st.passAfter.empty())
-        n = readPage("SELECT " + m_selectList + m_from + " WHERE " + after(m_cursorKeyCols, 1) + order + m_limit,
+        n = readPage("SELECT " + m_passList + m_from + " WHERE " + after(m_cursorKeyCols, 1) + order + m_limit,
                      st.passAfter, out, last, true);
     else if (st.passFrom)
-        n = readPage("SELECT " + m_selectList + m_from + " WHERE " + cur + " >= " + paramExpr(cc, "@p1") + order +
+        n = readPage("SELECT " + m_passList + m_from + " WHERE " + cur + " >= " + paramExpr(cc, "@p1") + order +
                          m_limit,
                      {*st.passFrom}, out, last, true);
     else
-        n = readPage("SELECT " + m_selectList + m_from + " WHERE " + cur + " IS NOT NULL" + order + m_limit, {}, out,
+        n = readPage("SELECT " + m_passList + m_from + " WHERE " + cur + " IS NOT NULL" + order + m_limit, {}, out,
                      last, true);
     out.directLoad = false;
     if (n == 0)

@@ -19,7 +19,8 @@ namespace driftless::core {
 /// Thread affinity: the thread that owns `conn`; a stop is `conn.killQuery()` from any thread.
 class MysqlFullRefreshReader : public FullRefreshReader {
 public:
-    MysqlFullRefreshReader(MysqlConnection &conn, mysqlcatalog::MysqlTable table);
+    /// `filter`: a row filter (`where:`) the rows must hold, or empty.
+    MysqlFullRefreshReader(MysqlConnection &conn, mysqlcatalog::MysqlTable table, std::string filter = {});
 
     Snapshot begin() override;
     long long read(const std::function<void(std::string_view chunk)> &sink) override;
@@ -28,6 +29,7 @@ public:
 private:
     MysqlConnection &m_conn;
     mysqlcatalog::MysqlTable m_table;
+    std::string m_filter;
     Snapshot m_snapshot;
 };
 
@@ -52,6 +54,8 @@ public:
     const TableSchema &schema() const override { return m_table.schema; }
 
 private:
+    std::string m_filter;   ///< the row filter in parentheses, or empty
+    std::string m_passList; ///< the select list of a pass: the filter's verdict last
     long long readPage(const std::string &sql, const std::vector<std::string> &values, Batch &out,
                        std::vector<std::string> &last, bool withCursor);
     /// `(k1 > @pN) OR (k1 = @pN AND k2 > @pN+1) ...` over `cols` starting at variable `first`.

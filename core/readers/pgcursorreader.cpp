@@ -114,20 +114,26 @@ PgCursorReader::PgCursorReader(PgConnection &conn, TableSchema schema, TableSpec
     const std::string limit = " LIMIT " + std::to_string(m_spec.effectivePageSize());
     const std::string cur = quoteIdent(cursorName);
     m_keyOrder = keys;
-    m_loadFirstSql = "COPY (SELECT " + m_selectList + from + " ORDER BY " + keys + limit + ") TO STDOUT";
-    m_loadNextSql = "COPY (SELECT " + m_selectList + from + " WHERE (" + keys + ") > (" + keyParams + ") ORDER BY " +
-                    keys + limit + ") TO STDOUT";
+    // A row filter (`where:`): the initial load reads only the rows it holds for; a pass reads
+    // every changed row with the filter's verdict as a last column, so a row updated out of the
+    // filter reaches the merge as a delete of its key.
+    const std::string filter = m_spec.where ? "(" + *m_spec.where + ")" : std::string();
+    const std::string passList = m_selectList + (filter.empty() ? "" : ", (" + filter + ") IS TRUE");
+    m_loadFirstSql = "COPY (SELECT " + m_selectList + from + (filter.empty() ? "" : " WHERE " + filter) +
+                     " ORDER BY " + keys + limit + ") TO STDOUT";
+    m_loadNextSql = "COPY (SELECT " + m_selectList + from + " WHERE (" + keys + ") > (" + keyParams + ")" +
+                    (filter.empty() ? "" : " AND " + filter) + " ORDER BY " + keys + limit + ") TO STDOUT";
     const std::string order = " ORDER BY " + cur + ", " + keys;
-    m_passAllSql = "COPY (SELECT " + m_selectList + from + " WHERE " + cur + " IS NOT NULL" + order + limit +
+    m_passAllSql = "COPY (SELECT " + passList + from + " WHERE " + cur + " IS NOT NULL" + order + limit +
                    ") TO STDOUT";
-    m_passFromSql = "COPY (SELECT " + m_selectList + from + " WHERE " + cur + " >= " + setting(0) + "::" +
+    m_passFromSql = "COPY (SELECT " + passList + from + " WHERE " + cur + " >= " + setting(0) + "::" +
                     m_cursorType + order + limit + ") TO STDOUT";
     std::string nextParams = setting(0) + "::" + m_cursorType;
     for (size_t i = 0; i < m_schema.primaryKey.size(); ++i) {
         const auto &k = m_schema.columns[static_cast<size_t>(m_schema.primaryKey[i])];
         nextParams += ", " + setting(i + 1) + "::" + k.typeSql;
     }
-    m_passNextSql = "COPY (SELECT " + m_selectList + from + " WHERE (" + cur + ", " + keys + ") > (" + nextParams +
+    m_passNextSql = "COPY (SELECT " + passList + from + " WHERE (" + cur + ", " + keys + ") > (" + nextParams +
                     ")" + order + limit + ") TO STDOUT";
 }
 
@@ -144,7 +150,8 @@ std::string PgCursorReader::nowExpr() const
     return "NULL";
 }
 
-long long PgCursorReader::readPage(const std::string &sql, const std::vector<std::string> &settings, Batch &out)
+long long PgCursorReader::readPage(const std::string &sql, const std::vector<std::string> &settings, Batch &out,
+                                  bool verdict)
 {
     out.rows.clear();
     m_conn.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY");
@@ -163,7 +170,18 @@ long long PgCursorReader::readPage(const std::string &sql, const std::vector<std
         }
         // Read after the snapshot is taken: the position is at or past every commit it sees.
         const std::int64_t version = pgcatalog::currentLsn(m_conn);
-        m_conn.copyOut(sql, [&](std::string_view row) { out.rows.append(row, ChangeOp::Update, version); });
+        if (!verdict) {
+            m_conn.copyOut(sql, [&](std::string_view row) { out.rows.append(row, ChangeOp::Update, version); });
+        } else {
+            // The last field is the row filter's verdict (t/f): a row outside it is a delete.
+            m_conn.copyOut(sql, [&](std::string_view row) {
+                if (!row.empty() && row.back() == '\n')
+                    row.remove_suffix(1);
+                const size_t tab = row.rfind('\t');
+                const bool in = row.substr(tab + 1) == "t";
+                out.rows.append(row.substr(0, tab), in ? ChangeOp::Update : ChangeOp::Delete, version);
+            });
+        }
         m_conn.commit();
         out.checkpoint.version = version;
     } catch (...) {
@@ -244,11 +262,11 @@ bool PgCursorReader::passPage(CursorState &st, Batch &out)
 {
     long long n;
     if (!st.passAfter.empty())
-        n = readPage(m_passNextSql, st.passAfter, out);
+        n = readPage(m_passNextSql, st.passAfter, out, m_spec.where.has_value());
     else if (st.passFrom)
-        n = readPage(m_passFromSql, {*st.passFrom}, out);
+        n = readPage(m_passFromSql, {*st.passFrom}, out, m_spec.where.has_value());
     else
-        n = readPage(m_passAllSql, {}, out);
+        n = readPage(m_passAllSql, {}, out, m_spec.where.has_value());
     out.directLoad = false;
     if (n == 0)
         return false;

@@ -60,7 +60,8 @@ public:
     const TableSchema &schema() const override { return m_schema; }
 
 private:
-    long long readPage(const std::string &sql, const std::vector<std::string> &settings, Batch &out);
+    long long readPage(const std::string &sql, const std::vector<std::string> &settings, Batch &out,
+                       bool verdict = false);
     std::vector<std::string> lastRowValues(const Batch &out, bool withCursor) const;
     std::string nowExpr() const;
 

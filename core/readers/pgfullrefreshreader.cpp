@@ -4,8 +4,8 @@
 
 namespace driftless::core {
 
-PgFullRefreshReader::PgFullRefreshReader(PgConnection &conn, TableSchema schema)
-    : m_conn(conn), m_schema(std::move(schema))
+PgFullRefreshReader::PgFullRefreshReader(PgConnection &conn, TableSchema schema, std::string filter)
+    : m_conn(conn), m_schema(std::move(schema)), m_filter(std::move(filter))
 {
 }
 
@@ -27,7 +27,7 @@ long long PgFullRefreshReader::read(const std::function<void(std::string_view ch
     for (const auto &c : m_schema.columns)
         cols += quoteIdent(c.name) + ", ";
     std::string sql = "COPY (SELECT " + cols + std::to_string(m_snapshot.version) + "::bigint FROM " +
-                      m_schema.fromSql() + ") TO STDOUT";
+                      m_schema.fromSql() + (m_filter.empty() ? "" : " WHERE (" + m_filter + ")") + ") TO STDOUT";
     constexpr size_t kChunk = 1 << 20;
     std::string buf;
     buf.reserve(kChunk + 65536);

@@ -18,7 +18,8 @@ namespace driftless::core {
 /// Thread affinity: the thread that owns `conn`.
 class PgFullRefreshReader : public FullRefreshReader {
 public:
-    PgFullRefreshReader(PgConnection &conn, TableSchema schema);
+    /// `filter`: a row filter (`where:`) the rows must hold, or empty.
+    PgFullRefreshReader(PgConnection &conn, TableSchema schema, std::string filter = {});
 
     /// Opens the snapshot transaction; the version is the WAL position of the snapshot.
     Snapshot begin() override;
@@ -28,6 +29,7 @@ public:
 private:
     PgConnection &m_conn;
     TableSchema m_schema;
+    std::string m_filter;
     Snapshot m_snapshot;
 };
 
