@@ -65,6 +65,10 @@ std::string tableSpecJson(const TableSpec &t)
         j["fallback_from"] = std::string(toString(*t.fallbackFrom));
     if (t.columns)
         j["columns"] = columnMappingJson(*t.columns);
+    if (t.where)
+        j["where"] = *t.where;
+    if (t.deletes)
+        j["deletes"] = *t.deletes;
     return j.dump();
 }
 
@@ -91,6 +95,10 @@ void readTableSpecJson(TableSpec &t, const std::string &text)
         t.fallbackFrom = Strategy::Cdc;
     if (j.contains("columns"))
         t.columns = columnMappingFromJson(j["columns"]);
+    if (j.contains("where"))
+        t.where = j["where"].get<std::string>();
+    if (j.contains("deletes"))
+        t.deletes = j["deletes"].get<std::string>();
 }
 
 } // namespace
