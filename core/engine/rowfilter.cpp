@@ -99,6 +99,40 @@ std::vector<RowFilterRefusal> checkRowFilters(const Workspace &ws)
     return out;
 }
 
+namespace {
+
+/// Rewrites the rows not in `keep` as deletes of their keys.
+long long toDeletes(const std::vector<int> &primaryKey, const std::vector<bool> &keep, RowSet &rows)
+{
+    long long moved = 0;
+    RowSet out;
+    out.reserve(rows.size(), rows.bytes());
+    std::vector<std::string_view> fields;
+    std::string line;
+    for (size_t r = 0; r < rows.size(); ++r) {
+        if (keep[r]) {
+            out.append(rows.line(r), rows.row(r).op, rows.row(r).version, rows.unchangedMask(r));
+            continue;
+        }
+        ++moved;
+        copytext::split(rows.line(r), fields);
+        line.clear();
+        for (size_t c = 0; c < fields.size(); ++c) {
+            if (c)
+                line += '\t';
+            bool isKey = false;
+            for (int k : primaryKey)
+                isKey = isKey || static_cast<size_t>(k) == c;
+            line += isKey ? fields[c] : copytext::kNull;
+        }
+        out.append(line, ChangeOp::Delete, rows.row(r).version);
+    }
+    rows = std::move(out);
+    return moved;
+}
+
+} // namespace
+
 long long applyRowFilter(PgConnection &src, const TableSchema &schema, const std::string &filter, RowSet &rows)
 {
     std::vector<size_t> candidates, partial;
@@ -177,64 +211,10 @@ long long applyRowFilter(PgConnection &src, const TableSchema &schema, const std
         for (int i = 0; i < res.rows(); ++i)
             keep[candidates[from + static_cast<size_t>(res.toInt(i, 0)) - 1]] = true;
     }
-    long long moved = 0;
-    RowSet out;
-    out.reserve(rows.size(), rows.bytes());
-    std::string line;
-    for (size_t r = 0; r < rows.size(); ++r) {
-        if (keep[r]) {
-            out.append(rows.line(r), rows.row(r).op, rows.row(r).version, rows.unchangedMask(r));
-            continue;
-        }
-        // Outside the filter: a delete of the key, the other columns NULL.
-        ++moved;
-        copytext::split(rows.line(r), fields);
-        line.clear();
-        for (size_t c = 0; c < fields.size(); ++c) {
-            if (c)
-                line += '\t';
-            bool isKey = false;
-            for (int k : schema.primaryKey)
-                isKey = isKey || static_cast<size_t>(k) == c;
-            line += isKey ? fields[c] : copytext::kNull;
-        }
-        out.append(line, ChangeOp::Delete, rows.row(r).version);
-    }
-    rows = std::move(out);
-    return moved;
+    return toDeletes(schema.primaryKey, keep, rows);
 }
 
 namespace {
-
-/// Rewrites the rows not in `keep` as deletes of their keys.
-long long toDeletes(const std::vector<int> &primaryKey, const std::vector<bool> &keep, RowSet &rows)
-{
-    long long moved = 0;
-    RowSet out;
-    out.reserve(rows.size(), rows.bytes());
-    std::vector<std::string_view> fields;
-    std::string line;
-    for (size_t r = 0; r < rows.size(); ++r) {
-        if (keep[r]) {
-            out.append(rows.line(r), rows.row(r).op, rows.row(r).version, rows.unchangedMask(r));
-            continue;
-        }
-        ++moved;
-        copytext::split(rows.line(r), fields);
-        line.clear();
-        for (size_t c = 0; c < fields.size(); ++c) {
-            if (c)
-                line += '\t';
-            bool isKey = false;
-            for (int k : primaryKey)
-                isKey = isKey || static_cast<size_t>(k) == c;
-            line += isKey ? fields[c] : copytext::kNull;
-        }
-        out.append(line, ChangeOp::Delete, rows.row(r).version);
-    }
-    rows = std::move(out);
-    return moved;
-}
 
 /// A parameter as the column's own kind of value, so the filter compares numbers as numbers
 /// and times as times.
