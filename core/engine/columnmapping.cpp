@@ -71,12 +71,7 @@ std::string readKey(const ColumnMask &mask, const TableSpec &spec)
                         {}, "write a random key into it, e.g. openssl rand -hex 32 > " + path + "; chmod 600 " + path);
         return key;
     }
-    std::optional<std::string> key;
-    {
-        std::lock_guard lock(g_keyMutex);
-        if (g_keyProvider)
-            key = g_keyProvider(spec.table.display());
-    }
+    const std::optional<std::string> key = maskKeyFor(spec.table.display());
     if (!key || key->empty())
         throw Error(ErrorKind::Permanent, "no HMAC key in the OS keychain for table " + spec.table.display(), {},
                     "store a random key (e.g. the output of openssl rand -hex 32) in the keychain under service "
@@ -98,6 +93,12 @@ void setMaskKeyProvider(MaskKeyProvider provider)
 {
     std::lock_guard lock(g_keyMutex);
     g_keyProvider = std::move(provider);
+}
+
+std::optional<std::string> maskKeyFor(const std::string &table)
+{
+    std::lock_guard lock(g_keyMutex);
+    return g_keyProvider ? g_keyProvider(table) : std::nullopt;
 }
 
 ColumnProjection::ColumnProjection(const TableSpec &spec, const TableSchema &source) : m_source(source)

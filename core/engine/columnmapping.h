@@ -64,6 +64,8 @@ private:
 /// key is an error saying how to store it. Thread-safe; answers from memory.
 using MaskKeyProvider = std::function<std::optional<std::string>(const std::string &table)>;
 void setMaskKeyProvider(MaskKeyProvider provider);
+/// What the installed provider answers for `table`; nullopt without one. Thread-safe.
+std::optional<std::string> maskKeyFor(const std::string &table);
 
 /// What reconciliation compares for a mapped table with a Postgres source: `from`, a FROM item
 /// (a subquery over the source table) whose columns are the target's, named and typed as there,

@@ -20,6 +20,7 @@
 #include "ui/secrets/secretstore.h"
 
 #include "core/base/passwordprovider.h"
+#include "core/engine/columnmapping.h"
 #include "core/config/workspacefile.h"
 #include "core/db/mysqlconnection.h"
 #include "core/engine/endpointprobe.h"
@@ -686,6 +687,12 @@ void TestWorkspacePage::sshKeyPassphraseGoesToTheSecretStoreAndFollowsTheEndpoin
     QVERIFY(page->exportFile(yamlPath));
     QVERIFY(test::readFile(yamlPath.toStdString()).find("id_locked") != std::string::npos);
     QVERIFY(!anyFileContains(dir.path().string(), passphrase.toUtf8()));
+
+    // A hash mask's `key: keychain` is answered from the same store (item hmac:<table>), so the
+    // app's engine can run the table as driftless-cli does.
+    QCOMPARE(core::maskKeyFor("public.customers"), std::nullopt);
+    secrets->store(SecretStore::maskKeyKey(QStringLiteral("public.customers")), QStringLiteral("0123abcd"));
+    QTRY_COMPARE(core::maskKeyFor("public.customers"), std::optional<std::string>("0123abcd"));
 }
 
 void TestWorkspacePage::removeIsRefusedWhileAPipelineUsesTheEndpoint()

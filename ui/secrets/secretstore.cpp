@@ -1,6 +1,7 @@
 #include "ui/secrets/secretstore.h"
 
 #include "core/base/passwordprovider.h"
+#include "core/engine/columnmapping.h"
 
 #include <qt6keychain/keychain.h>
 
@@ -24,6 +25,7 @@ SecretStore::~SecretStore()
     if (m_provider) {
         core::setPgPasswordProvider({});
         core::setSshPassphraseProvider({});
+        core::setMaskKeyProvider({});
     }
 }
 
@@ -158,7 +160,18 @@ void SecretStore::setWorkspace(const core::Workspace &workspace)
         if (takesPassword(e) && e.ssh && e.ssh->identityFile && !m_asked.count(passphrase))
             read(passphrase);
     }
+    // The HMAC keys of hash masks that name `key: keychain` (driftless-cli reads the same items).
+    for (const auto &p : workspace.pipelines)
+        for (const auto &t : p.tables)
+            if (t.columns)
+                for (const auto &[column, mask] : t.columns->mask) {
+                    const QString key = maskKeyKey(QString::fromStdString(t.table.display()));
+                    if (mask.kind == core::ColumnMask::Kind::Hash && mask.key == "keychain" && !m_asked.count(key))
+                        read(key);
+                }
 }
+
+QString SecretStore::maskKeyKey(const QString &table) { return QStringLiteral("hmac:") + table; }
 
 QString SecretStore::sshPassphraseKey(const QString &endpoint) { return QStringLiteral("ssh-passphrase:") + endpoint; }
 
@@ -174,6 +187,13 @@ void SecretStore::installAsPasswordProvider()
         if (password == memory->passwords.end())
             return std::nullopt;
         return password->second.toStdString();
+    });
+    core::setMaskKeyProvider([memory = m_memory](const std::string &table) -> std::optional<std::string> {
+        std::lock_guard lock(memory->mutex);
+        const auto it = memory->passwords.find(maskKeyKey(QString::fromStdString(table)));
+        if (it == memory->passwords.end())
+            return std::nullopt;
+        return it->second.toStdString();
     });
     core::setSshPassphraseProvider([memory = m_memory](const std::string &endpoint) -> std::optional<std::string> {
         std::lock_guard lock(memory->mutex);

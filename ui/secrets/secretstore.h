@@ -54,12 +54,15 @@ public:
     /// Binds each server endpoint's DSN (Postgres and MySQL) to its name for the provider, and
     /// reads from the keychain the passwords of endpoints not read yet this session.
     void setWorkspace(const core::Workspace &workspace);
-    /// Makes this store the process's core::PgPasswordProvider, and its SshPassphraseProvider
-    /// (sshPassphraseKey()), until it is destroyed.
+    /// Makes this store the process's core::PgPasswordProvider, its SshPassphraseProvider
+    /// (sshPassphraseKey()) and its MaskKeyProvider (maskKeyKey()), until it is destroyed.
     void installAsPasswordProvider();
     /// The item an SSH tunnel's identity-file passphrase is kept under, beside the endpoint's
     /// password: `ssh-passphrase:<endpoint>` (driftless-cli reads the same item).
     static QString sshPassphraseKey(const QString &endpoint);
+    /// The item a hash mask's HMAC key (`key: keychain`) is kept under: `hmac:<schema.table>`.
+    /// Read for the workspace's tables by setWorkspace(); answers core's MaskKeyProvider.
+    static QString maskKeyKey(const QString &table);
 
 signals:
     /// `inKeychain` false: kept for this session only; `message` says why (no keychain, denied).
