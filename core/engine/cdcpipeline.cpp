@@ -166,6 +166,7 @@ void CdcPipeline::preflight(PgConnection &src)
     for (auto &t : m_tables) {
         const auto &ref = t->job.spec.table;
         TableSchema full = pgcatalog::describeTable(src, ref);
+        requireRowFilter(src, full, t->job.spec);
         if (!full.hasPrimaryKey())
             throw SchemaError("table " + ref.display() + " has no primary key; change data capture merges by key",
                               "ALTER TABLE " + ref.display() +

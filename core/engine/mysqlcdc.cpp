@@ -309,6 +309,7 @@ void MysqlCdcPipeline::prepareTables()
         t->job = j;
         t->key = j.key();
         t->source = mysqlcatalog::describeTable(src, j.spec.table);
+        requireRowFilter(src, j.spec);
         if (!t->source.schema.hasPrimaryKey())
             throw SchemaError("table " + j.spec.table.display() +
                                   " has no primary key; change data capture merges by key and cannot run without one",

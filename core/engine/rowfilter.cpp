@@ -50,6 +50,34 @@ std::string rowFilterProblem(MysqlConnection &src, const TableRef &table, const 
     return {};
 }
 
+namespace {
+
+[[noreturn]] void refuseRowFilter(const TableSpec &spec, const std::string &problem)
+{
+    throw Error(ErrorKind::Permanent,
+                "table " + spec.table.display() + ": the source refuses its row filter (where: " + *spec.where +
+                    "): " + problem,
+                {}, "fix the table's where: in the workspace file and apply it again");
+}
+
+} // namespace
+
+void requireRowFilter(PgConnection &src, const TableSchema &schema, const TableSpec &spec)
+{
+    if (!spec.where)
+        return;
+    if (const auto problem = rowFilterProblem(src, schema, *spec.where); !problem.empty())
+        refuseRowFilter(spec, problem);
+}
+
+void requireRowFilter(MysqlConnection &src, const TableSpec &spec)
+{
+    if (!spec.where)
+        return;
+    if (const auto problem = rowFilterProblem(src, spec.table, *spec.where); !problem.empty())
+        refuseRowFilter(spec, problem);
+}
+
 std::vector<RowFilterRefusal> checkRowFilters(const Workspace &ws)
 {
     std::vector<RowFilterRefusal> out;

@@ -34,6 +34,12 @@ std::string rowFilterFromSql(const TableSchema &schema, const TableSpec &spec);
 std::string rowFilterProblem(PgConnection &src, const TableSchema &schema, const std::string &filter);
 std::string rowFilterProblem(MysqlConnection &src, const TableRef &table, const std::string &filter);
 
+/// At the start of a run: throws a permanent Error naming the table's `where:` when the source
+/// refuses its filter (a column dropped or renamed since apply), instead of a bare server error
+/// from the first read. Nothing for a table without a filter.
+void requireRowFilter(PgConnection &src, const TableSchema &schema, const TableSpec &spec);
+void requireRowFilter(MysqlConnection &src, const TableSpec &spec);
+
 /// A table whose filter the source refused: pipeline and table index in the workspace.
 struct RowFilterRefusal {
     size_t pipeline = 0;

@@ -9,6 +9,7 @@
 #include "core/engine/connectionpool.h"
 #include "core/engine/deletepolicy.h"
 #include "core/engine/pipelined.h"
+#include "core/engine/rowfilter.h"
 #include "core/mergers/pgmerger.h"
 #include "core/mergers/sqlitemerger.h"
 #include "core/model/error.h"
@@ -63,11 +64,13 @@ struct Source {
         case EndpointKind::Postgres:
             pg.emplace(pool ? pool->take(job.source, app) : connectPostgres(job.source, app));
             schema = pgcatalog::describeTable(*pg, job.spec.table);
+            requireRowFilter(*pg, schema, job.spec);
             return;
         case EndpointKind::Mysql:
             my.emplace(connectMysql(job.source));
             myTable = mysqlcatalog::describeTable(*my, job.spec.table);
             schema = myTable->schema;
+            requireRowFilter(*my, job.spec);
             return;
         case EndpointKind::Sqlite:
             break;

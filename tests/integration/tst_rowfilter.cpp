@@ -186,6 +186,24 @@ TEST_F(RowFilter, applyRefusesAFilterTheSourceRejects)
     writeFile(file, yaml("tenant_id = 42"));
     r = runCli({"--state", state, "apply", file});
     EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+
+    // Through the state file a run syncs only the filter's rows.
+    r = runCli({"--state", state, "run", "--once"});
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    const std::string wanted = src.scalar("SELECT count(*) FROM items WHERE tenant_id = 42");
+    ASSERT_NE(wanted, "0");
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM items"), wanted);
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM items WHERE tenant_id <> 42"), "0");
+
+    // The source changed under the filter after apply: the run says which key to fix, and the
+    // target keeps what it had.
+    src.exec("ALTER TABLE items RENAME COLUMN tenant_id TO tenant_no");
+    r = runCli({"--state", state, "run", "--once"});
+    EXPECT_NE(r.exitCode, 0) << r.out << r.err;
+    EXPECT_NE(r.err.find("refuses its row filter (where: tenant_id = 42)"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("fix the table's where:"), std::string::npos) << r.err;
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM items"), wanted);
+    src.exec("ALTER TABLE items RENAME COLUMN tenant_no TO tenant_id");
 }
 
 TEST_F(RowFilter, fullRefreshCopiesOnlyMatchingRowsIntoPostgresAndSqlite)
