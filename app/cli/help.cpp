@@ -164,6 +164,22 @@ const std::vector<CommandHelp> kCommands = {
       {"--json", "as JSON (report_id, pipeline, finished_at, tables, missing, extra, different, repaired)"}},
      {},
      ""},
+    {"conflicts", "[--pipeline P] [--json]", "list the open conflicts of two-way pipelines",
+     "One line per open conflict: a row both sides of a two-way pipeline changed that the table's conflicts: "
+     "policy leaves to a person (manual, or merge_columns whose edits overlap). Both rows stay as they are "
+     "until driftless-cli resolve decides. Reads the workspace only: it works while a sync runs elsewhere.",
+     {{"--pipeline P", "only the conflicts of pipeline P"},
+      {"--json", "as JSON: an object with an array conflicts of id, pipeline, table, key, columns, source, target, "
+                 "base, detected_at and status"}},
+     {},
+     ""},
+    {"resolve", "ID --take source|target", "resolve a queued conflict of a two-way pipeline",
+     "Writes the chosen side's version of conflict ID's row (driftless-cli conflicts lists them) over the other "
+     "side's, in one transaction under a replication origin both directions drop, so it is not read back; then "
+     "marks the conflict resolved. Taking a side that has no row deletes the row on the other side.",
+     {{"--take source|target", "the pipeline endpoint whose version both sides keep"}},
+     {},
+     ""},
     {"report", "ID [--json|--csv|--html]", "show one stored reconciliation report",
      "Prints report ID (driftless-cli reports lists them): per table the counts and the differing rows. "
      "--csv writes one row per differing row (pipeline, table, key, kind, columns, source, target; RFC 4180), "

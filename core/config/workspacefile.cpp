@@ -1,5 +1,6 @@
 #include "core/config/workspacefile.h"
 
+#include "core/model/conflictpolicy.h"
 #include "core/model/dsn.h"
 #include "core/model/error.h"
 
@@ -362,6 +363,69 @@ ColumnMapping parseColumns(const Ctx &c, const YAML::Node &n, const std::string 
     return m;
 }
 
+/// `conflicts:` (two-way): a policy name, `{ policy: merge_columns, on_overlap: X }` or
+/// `{ merge_columns: { on_overlap: X } }`; returns ConflictPolicy::text().
+std::string parseConflicts(const Ctx &c, const YAML::Node &n, const std::string &field)
+{
+    const std::string expected = "expected source_wins, target_wins, merge_columns (the default) or manual, or "
+                                 "{ policy: merge_columns, on_overlap: source_wins | target_wins | manual }";
+    auto notYet = [&](const YAML::Node &at) {
+        fail(c, at, field,
+             "newer_wins is not available yet (deciding by a timestamp column needs max_skew handling that is not "
+             "built); use source_wins, target_wins, merge_columns or manual");
+    };
+    ConflictPolicy p;
+    YAML::Node overlap;
+    if (n.IsScalar()) {
+        const std::string v = scalar(c, n, field);
+        if (v == "newer_wins")
+            notYet(n);
+        auto r = ConflictPolicy::ruleFrom(v);
+        if (!r)
+            fail(c, n, field, "'" + v + "': " + expected);
+        p.rule = *r;
+        return p.text();
+    }
+    if (!n.IsMap())
+        fail(c, n, field, expected);
+    if (n["newer_wins"])
+        notYet(n["newer_wins"]);
+    if (n["merge_columns"]) {
+        checkKeys(c, n, field, {"merge_columns"});
+        const YAML::Node m = n["merge_columns"];
+        if (!m.IsNull()) {
+            if (!m.IsMap())
+                fail(c, m, field + ".merge_columns", "expected { on_overlap: source_wins | target_wins | manual }");
+            checkKeys(c, m, field + ".merge_columns", {"on_overlap"});
+            overlap = m["on_overlap"];
+        }
+    } else {
+        checkKeys(c, n, field, {"policy", "on_overlap"});
+        if (!n["policy"])
+            fail(c, n, field + ".policy", "missing; " + expected);
+        const std::string v = scalar(c, n["policy"], field + ".policy");
+        if (v == "newer_wins")
+            notYet(n["policy"]);
+        auto r = ConflictPolicy::ruleFrom(v);
+        if (!r)
+            fail(c, n["policy"], field + ".policy", "'" + v + "': " + expected);
+        p.rule = *r;
+        overlap = n["on_overlap"];
+        if (overlap && p.rule != ConflictPolicy::Rule::MergeColumns)
+            fail(c, overlap, field + ".on_overlap", "on_overlap goes with policy merge_columns only");
+    }
+    if (overlap) {
+        const std::string v = scalar(c, overlap, field + ".on_overlap");
+        if (v == "newer_wins")
+            notYet(overlap);
+        auto r = ConflictPolicy::ruleFrom(v);
+        if (!r || *r == ConflictPolicy::Rule::MergeColumns)
+            fail(c, overlap, field + ".on_overlap", "'" + v + "': expected source_wins, target_wins or manual");
+        p.onOverlap = *r;
+    }
+    return p.text();
+}
+
 TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &n, size_t index, const Endpoint &source)
 {
     std::string field = pfield + ".tables[" + std::to_string(index) + "]";
@@ -369,7 +433,7 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
         fail(c, n, field, "expected a map such as { table: public.plans, strategy: full_refresh }");
     checkKeys(c, n, field,
               {"table", "strategy", "cursor", "lookback", "page_size", "freshness_sla", "target_table", "every",
-               "truncate", "fallback_cursor", "fallback_from", "columns", "where", "deletes"});
+               "truncate", "fallback_cursor", "fallback_from", "columns", "where", "deletes", "conflicts"});
     TableSpec t;
     if (!n["table"])
         fail(c, n, field + ".table", "missing; the source table as schema.name");
@@ -467,6 +531,8 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
                  "cdc, or deletes: hard");
         t.deletes = v;
     }
+    if (n["conflicts"])
+        t.conflicts = parseConflicts(c, n["conflicts"], field + ".conflicts");
     return t;
 }
 
@@ -507,7 +573,7 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
     if (!n.IsMap())
         fail(c, n, field, "expected a map with name, source, target and tables");
     checkKeys(c, n, field, {"name", "source", "target", "target_schema", "publication", "heartbeat", "reconcile", "direction",
-                           "tables"});
+                           "tables", "conflicts"});
     PipelineSpec p;
     if (!n["name"])
         fail(c, n, field + ".name", "missing");
@@ -594,6 +660,19 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
     }
     if (n["direction"])
         parseDirection(c, n, field, p, src, tgt);
+    if (n["conflicts"]) {
+        if (!p.twoWay)
+            fail(c, n["conflicts"], field + ".conflicts",
+                 "conflicts: applies to two-way pipelines only; add direction: both or remove it");
+        const std::string dflt = parseConflicts(c, n["conflicts"], field + ".conflicts");
+        for (auto &t : p.tables)
+            if (!t.conflicts)
+                t.conflicts = dflt;
+    }
+    for (size_t i = 0; i < p.tables.size(); ++i)
+        if (p.tables[i].conflicts && !p.twoWay && n["tables"][i]["conflicts"])
+            fail(c, n["tables"][i]["conflicts"], field + ".tables[" + p.tables[i].table.display() + "].conflicts",
+                 "conflicts: applies to two-way pipelines only; add direction: both to the pipeline or remove it");
     return p;
 }
 
@@ -824,6 +903,16 @@ std::string WorkspaceFile::toYaml(const Workspace &ws)
                 out << YAML::Key << "where" << YAML::Value << YAML::DoubleQuoted << *t.where;
             if (t.deletes)
                 out << YAML::Key << "deletes" << YAML::Value << *t.deletes;
+            if (t.conflicts)
+                if (auto cp = ConflictPolicy::parse(*t.conflicts)) {
+                    out << YAML::Key << "conflicts" << YAML::Value;
+                    if (cp->rule == ConflictPolicy::Rule::MergeColumns)
+                        out << YAML::Flow << YAML::BeginMap << YAML::Key << "policy" << YAML::Value << "merge_columns"
+                            << YAML::Key << "on_overlap" << YAML::Value << ConflictPolicy::name(cp->onOverlap)
+                            << YAML::EndMap;
+                    else
+                        out << ConflictPolicy::name(cp->rule);
+                }
             out << YAML::EndMap;
         }
         out << YAML::EndSeq;

@@ -8,6 +8,7 @@
 #include "core/db/pgreplication.h"
 #include "core/engine/boundedqueue.h"
 #include "core/engine/columnmapping.h"
+#include "core/engine/conflicts.h"
 #include "core/engine/connect.h"
 #include "core/engine/deletepolicy.h"
 #include "core/engine/generatedvalues.h"
@@ -16,6 +17,7 @@
 #include "core/engine/slotcreation.h"
 #include "core/engine/sshtunnel.h"
 #include "core/engine/twoway.h"
+#include "core/mergers/pgmerger.h"
 #include "core/model/error.h"
 #include "core/readers/pglogicalreader.h"
 #include "core/state/statestore.h"
@@ -826,7 +828,9 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
     ro.startLsn = start;
     if (const auto &tw = m_jobs.front().twoWay) {
         ro.skipOrigin = tw->skipOrigin;
+        ro.skipOriginAlso = resolveOriginName(tw->pipeline);
         ro.counters = tw->counters;
+        ro.keepBeforeImages = m_jobs.front().target.kind == EndpointKind::Postgres;
     }
     if (options.once) {
         ro.stopAtLsn = pgcatalog::currentLsn(src);
@@ -951,6 +955,8 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                                 applyRowFilter(src, t.schema, *t.job.spec.where, ch.rows);
                             if (ignoresDeletes(t.job.spec))
                                 dropDeletes(ch.rows); // rows outside the filter: kept if the target has them
+                            if (t.job.twoWay && m_jobs.front().target.kind == EndpointKind::Postgres)
+                                resolveTwoWayConflicts(t, ch);
                             ApplyResult r = t.merger->mergeInTransaction(ch.rows);
                             res.rowsInBatch += ch.changes;
                             res.rowsWritten += r.rowsWritten;
@@ -1416,6 +1422,44 @@ void CdcPipeline::rebackfillStep()
                          " rows the source no longer has removed");
     m_observer.tableState(t.key, TableState::Streaming, "", std::nullopt);
     m_rebackfill.reset();
+}
+
+void CdcPipeline::resolveTwoWayConflicts(Table &t, CdcTableChanges &ch)
+{
+    auto *pg = dynamic_cast<PgTargetSession *>(m_session.get());
+    if (!pg)
+        return;
+    const TwoWayRole &tw = *t.job.twoWay;
+    ConflictScope scope;
+    scope.pipeline = tw.pipeline;
+    // Both directions name the conflict by the pipeline's source table.
+    scope.table = tw.reverse ? TableRef{t.job.targetName.schema, t.job.targetName.name}.display()
+                             : t.job.spec.table.display();
+    scope.targetSql = quoteIdent(t.job.targetName.schema) + "." + quoteIdent(t.job.targetName.name);
+    scope.columns = ch.columns;
+    for (int k : t.schema.primaryKey) {
+        const auto &col = t.schema.columns[static_cast<size_t>(k)];
+        scope.keyColumns.push_back(col.name);
+        scope.keyTypes.push_back(col.typeSql);
+    }
+    scope.incomingIsSource = !tw.reverse;
+    ConflictPolicy policy;
+    if (t.job.spec.conflicts)
+        if (auto p = ConflictPolicy::parse(*t.job.spec.conflicts))
+            policy = *p;
+    ConflictOutcome o = resolveConflicts(pg->connection(), scope, policy, ch.rows);
+    countConflicts(scope.pipeline, scope.table, "merged", o.merged);
+    countConflicts(scope.pipeline, scope.table, "source_won", o.sourceWon);
+    countConflicts(scope.pipeline, scope.table, "target_won", o.targetWon);
+    countConflicts(scope.pipeline, scope.table, "queued", o.queued);
+    for (const auto &rec : o.queue)
+        m_observer.conflict(rec);
+    if (const long long n = o.merged + o.sourceWon + o.targetWon + o.queued)
+        m_observer.event(Level::Info, t.key, "conflict",
+                         std::to_string(n) + " conflicting changes: " + std::to_string(o.merged) + " merged by column, " +
+                             std::to_string(o.sourceWon) + " won by the source, " + std::to_string(o.targetWon) +
+                             " by the target, " + std::to_string(o.queued) +
+                             " queued (driftless-cli conflicts lists them)");
 }
 
 } // namespace driftless::core

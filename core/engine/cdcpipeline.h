@@ -5,6 +5,7 @@
 #include "core/engine/pauses.h"
 #include "core/engine/tablesync.h"
 #include "core/mergers/merger.h"
+#include "core/model/cdcbatch.h"
 #include "core/model/cdcposition.h"
 
 #include <atomic>
@@ -75,6 +76,9 @@ private:
     void stream(std::stop_token stop, Options options, PgReplicationConnection &repl, PgConnection &src);
     bool adaptToLayout(Table &t, const std::vector<std::string> &columns, PgConnection &src);
     void completePartialRows(Table &t, RowSet &rows, PgConnection &src);
+    /// Two-way: compares the batch's before-images with the target's rows and applies the
+    /// table's conflict policy (core/engine/conflicts.h) before the merge.
+    void resolveTwoWayConflicts(Table &t, CdcTableChanges &ch);
     /// Puts the stream's rows into the table's layout, with the values of the generated columns
     /// the stream lacks and the target does not compute read from the source.
     void fillGeneratedValues(Table &t, RowSet &rows, PgConnection &src);

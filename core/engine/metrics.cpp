@@ -1,5 +1,6 @@
 #include "core/engine/metrics.h"
 
+#include "core/engine/conflicts.h"
 #include "core/engine/twoway.h"
 
 #include <cstdio>
@@ -186,6 +187,12 @@ std::string prometheusText(const std::vector<TableReport> &tables, const std::ve
         loopFamily("driftless_twoway_changes_dropped_own_total",
                    "Changes read from the source that Driftless had applied there itself, dropped (loop prevention).",
                    [](const LoopCountersSample &l) { return l.droppedOwn; });
+    }
+    if (const auto conflicts = conflictCountsSnapshot(); !conflicts.empty()) {
+        Family f(out, "driftless_twoway_conflicts_total", "counter",
+                 "Conflicts of two-way tables by outcome (merged, source_won, target_won, queued, resolved).");
+        for (const auto &c : conflicts)
+            f.sample({{"pipeline", c.pipeline}, {"table", c.table}, {"outcome", c.outcome}}, static_cast<double>(c.count));
     }
     return out;
 }

@@ -2,6 +2,7 @@
 
 #include "core/mergers/merger.h"
 #include "core/model/batch.h"
+#include "core/model/conflictpolicy.h"
 #include "core/model/strategy.h"
 #include "core/model/tableref.h"
 #include "core/model/vocabulary.h"
@@ -53,6 +54,8 @@ public:
     virtual void runStarted(const TableKey &) {}
     virtual void runFinished(const TableKey &, const std::string & /*status*/, long long /*rows*/,
                              const std::string & /*error*/) {}
+    /// A two-way direction parked a conflict for a person (the conflict queue).
+    virtual void conflict(const ConflictRecord &) {}
     /// Called about once a second by the scheduler, from its own thread.
     virtual void tick() {}
 };

@@ -118,6 +118,18 @@ void StateObserver::event(Level level, const TableKey &key, const std::string &k
         m_next->event(level, key, kind, message);
 }
 
+void StateObserver::conflict(const ConflictRecord &c)
+{
+    try {
+        m_store.addConflict(c);
+    } catch (const Error &e) {
+        // The rows stay as they were on both sides; the next change of the row queues it again.
+        log(LogLevel::Warn, "conflict on " + c.table + " " + c.key + " not queued: " + e.describe());
+    }
+    if (m_next)
+        m_next->conflict(c);
+}
+
 void StateObserver::runStarted(const TableKey &key)
 {
     try {

@@ -29,6 +29,7 @@ public:
     void runFinished(const TableKey &key, const std::string &status, long long rows,
                      const std::string &error) override;
     void tick() override;
+    void conflict(const ConflictRecord &c) override;
 
     /// Samples are kept this long (thinned to one a minute past an hour).
     static constexpr std::int64_t kSampleKeepMs = 7LL * 24 * 3600 * 1000;

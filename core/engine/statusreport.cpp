@@ -4,6 +4,7 @@
 #include "core/engine/freshness.h"
 #include "core/engine/observer.h"
 #include "core/engine/pauses.h"
+#include "core/engine/conflicts.h"
 #include "core/engine/twoway.h"
 #include "core/model/cdcposition.h"
 #include "core/model/error.h"
@@ -327,12 +328,23 @@ std::string statusJson(const std::vector<TableReport> &tables, std::int64_t nowM
     json root = {{"generated_at", formatIso8601(nowMs)}, {"tables", std::move(arr)}};
     if (const auto loops = loopCountersSnapshot(); !loops.empty()) {
         json dirs = json::array();
-        for (const auto &l : loops)
-            dirs.push_back({{"pipeline", l.pipeline},
-                            {"direction", l.direction},
-                            {"changes_captured", l.captured},
-                            {"changes_applied", l.applied},
-                            {"changes_dropped_own", l.droppedOwn}});
+        const auto conflicts = conflictCountsSnapshot();
+        for (const auto &l : loops) {
+            json entry = {{"pipeline", l.pipeline},
+                          {"direction", l.direction},
+                          {"changes_captured", l.captured},
+                          {"changes_applied", l.applied},
+                          {"changes_dropped_own", l.droppedOwn}};
+            // A pipeline's conflicts (both directions', per table and outcome) on its forward entry.
+            if (l.direction == l.pipeline) {
+                json byTable = json::array();
+                for (const auto &c : conflicts)
+                    if (c.pipeline == l.pipeline)
+                        byTable.push_back({{"table", c.table}, {"outcome", c.outcome}, {"count", c.count}});
+                entry["conflicts"] = std::move(byTable);
+            }
+            dirs.push_back(std::move(entry));
+        }
         root["two_way"] = std::move(dirs);
     }
     return root.dump(2);

@@ -123,9 +123,16 @@ void markOwnWrites(TargetSession &session, const std::string &origin)
 
 void addVersionColumns(PgConnection &conn, const std::vector<TableRef> &tables)
 {
-    for (const auto &t : tables)
+    for (const auto &t : tables) {
         conn.exec("ALTER TABLE " + t.quoted() +
                   " ADD COLUMN IF NOT EXISTS _driftless_version bigint NOT NULL DEFAULT 0");
+        // The forward direction reads these tables: their changes must carry whole before-images
+        // for conflict detection on the other side. Set only when not already, so a running
+        // stream sees no needless catalog change.
+        if (conn.execParams("SELECT relreplident <> 'f' FROM pg_class WHERE oid = $1::regclass", {t.quoted()})
+                .toBool(0, 0))
+            conn.exec("ALTER TABLE " + t.quoted() + " REPLICA IDENTITY FULL");
+    }
 }
 
 bool ensureReverseSlot(const Endpoint &target, const std::string &reverseDirection, const std::vector<TableRef> &tables)

@@ -69,7 +69,8 @@ std::vector<LoopCountersSample> loopCountersSnapshot();
 void markOwnWrites(TargetSession &session, const std::string &origin);
 
 /// Reverse direction, Postgres target: gives each of the source tables the version column the
-/// guarded merge keeps per row (`_driftless_version`, 0 for existing rows; a catalog-only change).
+/// guarded merge keeps per row (`_driftless_version`, 0 for existing rows; a catalog-only change),
+/// and sets them to REPLICA IDENTITY FULL (conflict detection needs their before-images).
 void addVersionColumns(PgConnection &conn, const std::vector<TableRef> &tables);
 
 /// Forward direction, Postgres target: creates the reverse direction's publication over `tables`

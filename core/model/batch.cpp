@@ -25,11 +25,18 @@ void RowSet::append(std::string_view line, ChangeOp op, std::int64_t version, st
     m_data.append(line);
 }
 
+void RowSet::setBefore(size_t i, std::string_view line)
+{
+    m_rows[i].before = static_cast<std::int32_t>(m_befores.size());
+    m_befores.emplace_back(line);
+}
+
 void RowSet::clear()
 {
     m_data.clear();
     m_rows.clear();
     m_masks.clear();
+    m_befores.clear();
 }
 
 void RowSet::reserve(size_t rows, size_t bytes)
@@ -106,6 +113,15 @@ void RowSet::foldByKey(const std::vector<int> &keyColumns)
             out.append(l, m_rows[i].op, m_rows[i].version, m);
         } else {
             out.append(line(i), m_rows[i].op, m_rows[i].version, unchangedMask(i));
+        }
+        {
+            size_t first = i;
+            while (previous[first] >= 0)
+                first = static_cast<size_t>(previous[first]);
+            if (m_rows[first].before == kNoBase)
+                out.setNoBase(out.size() - 1);
+            else if (m_rows[first].before >= 0)
+                out.setBefore(out.size() - 1, before(first));
         }
     }
     *this = std::move(out);

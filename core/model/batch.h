@@ -35,7 +35,12 @@ public:
         ChangeOp op;
         std::int64_t version;
         std::int32_t unchanged = -1; ///< index of the row's unchanged mask, or -1
+        /// Two-way tables: index of the row's before-image (the base a conflict check compares the
+        /// target's row with), kNoBase when the key had no row before (an insert), or -1 when
+        /// the change carries none.
+        std::int32_t before = -1;
     };
+    static constexpr std::int32_t kNoBase = -2;
 
     /// Appends a row; a trailing newline on `line` is dropped.
     void append(std::string_view line, ChangeOp op, std::int64_t version, std::string_view unchangedMask = {});
@@ -45,6 +50,16 @@ public:
         return m_rows[i].unchanged < 0 ? std::string_view() : std::string_view(m_masks[static_cast<size_t>(m_rows[i].unchanged)]);
     }
     bool hasUnchanged() const { return !m_masks.empty(); }
+    /// Records row i's before-image (COPY text, every column): the row as it was at the source
+    /// before this change. Only two-way tables keep them (REPLICA IDENTITY FULL).
+    void setBefore(size_t i, std::string_view line);
+    /// Marks row i as a change of a key that had no row before it (an insert).
+    void setNoBase(size_t i) { m_rows[i].before = kNoBase; }
+    std::int32_t beforeIndex(size_t i) const { return m_rows[i].before; }
+    std::string_view before(size_t i) const
+    {
+        return m_rows[i].before < 0 ? std::string_view() : std::string_view(m_befores[static_cast<size_t>(m_rows[i].before)]);
+    }
     size_t size() const { return m_rows.size(); }
     bool empty() const { return m_rows.empty(); }
     std::string_view line(size_t i) const { return {m_data.data() + m_rows[i].offset, m_rows[i].length}; }
@@ -58,12 +73,15 @@ public:
     /// per key, so the merge never has to pick among duplicates. A kept row with unchanged
     /// columns inherits their values from the key's earlier row in the batch (an insert and a
     /// later partial update become one full row); what no earlier row had stays unchanged.
+    /// The kept row takes the before-image of the key's FIRST row in the batch: the base both
+    /// sides started from, which conflict detection compares the target's row with.
     void foldByKey(const std::vector<int> &keyColumns);
 
 private:
     std::string m_data;
     std::vector<Row> m_rows;
     std::vector<std::string> m_masks;
+    std::vector<std::string> m_befores;
 };
 
 /// Where a table's sync stands, as stored in the target's `_driftless.checkpoints` (the

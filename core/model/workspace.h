@@ -97,6 +97,10 @@ struct TableSpec {
     std::optional<std::string> where;
     /// `deletes:`: what a source delete does on the target: `hard` (default), `soft` or `ignore`.
     std::optional<std::string> deletes;
+    /// `conflicts:` (two-way pipelines): the ConflictPolicy's stored form (ConflictPolicy::text);
+    /// unset: merge_columns with on_overlap manual. A pipeline's `conflicts:` is copied onto its
+    /// tables that name none.
+    std::optional<std::string> conflicts;
 
     static constexpr long long kDefaultPageSize = 50'000;
     static constexpr const char *kDefaultCursor = "updated_at";

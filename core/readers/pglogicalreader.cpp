@@ -101,8 +101,40 @@ std::string PgLogicalReader::keyOf(const RelationState &rel, const pgoutput::Tup
     return key;
 }
 
+void PgLogicalReader::keepBefore(const RelationState &rel, RowSet &rows, ChangeOp op, const pgoutput::Tuple &tuple,
+                                 const pgoutput::Tuple *before)
+{
+    const size_t row = rows.size() - 1;
+    if (op == ChangeOp::Insert) {
+        rows.setNoBase(row);
+        return;
+    }
+    if (!before)
+        throw Error(ErrorKind::Permanent,
+                    "a change to two-way table " + rel.table.display() +
+                        " carries no before-image, so a conflict with the other side cannot be detected",
+                    {},
+                    "ALTER TABLE " + rel.table.display() +
+                        " REPLICA IDENTITY FULL (driftless-cli doctor lists every table that lacks it), then "
+                        "re-snapshot it: driftless-cli resnapshot");
+    m_before.clear();
+    for (size_t i = 0; i < before->size(); ++i) {
+        if (i)
+            m_before += '\t';
+        const pgoutput::Value *v = &(*before)[i];
+        // An unchanged out-of-line value the old row leaves out: the new row's, or unknown.
+        if (v->kind == 'u' && i < tuple.size())
+            v = &tuple[i];
+        if (v->kind == 't')
+            copytext::escape(v->text, m_before);
+        else
+            m_before += copytext::kNull;
+    }
+    rows.setBefore(row, m_before);
+}
+
 void PgLogicalReader::addChange(RelationState &rel, ChangeOp op, const pgoutput::Tuple &tuple,
-                                const pgoutput::Tuple *old)
+                                const pgoutput::Tuple *old, const pgoutput::Tuple *before, bool noBase)
 {
     const size_t n = rel.columns.size();
     if (tuple.size() != n)
@@ -153,6 +185,8 @@ void PgLogicalReader::addChange(RelationState &rel, ChangeOp op, const pgoutput:
     }
     auto &t = tableIn(rel);
     t.rows.append(m_line, op, m_txnCommitLsn, anyUnchanged ? std::string_view(m_mask) : std::string_view());
+    if (m_opt.keepBeforeImages)
+        keepBefore(rel, t.rows, noBase ? ChangeOp::Insert : op, tuple, before);
     ++t.changes;
     ++m_batchRows;
     m_batchBytes += m_line.size();
@@ -240,14 +274,19 @@ void PgLogicalReader::onMessage(std::string_view payload, std::int64_t)
                 std::string oldKey = keyOf(*rel, *old, oldComplete);
                 if (oldComplete && newComplete && oldKey != newKey) {
                     // The key changed: the old key's row is gone, the new key's row arrives.
-                    addChange(*rel, ChangeOp::Delete, *old, nullptr);
+                    addChange(*rel, ChangeOp::Delete, *old, nullptr, old);
+                    // The new key had no row before this change.
+                    addChange(*rel, ChangeOp::Update, up->newTuple, up->oldKind == 'O' ? old : nullptr, nullptr,
+                              true);
+                    return;
                 }
             }
-            addChange(*rel, ChangeOp::Update, up->newTuple, up->oldKind == 'O' ? old : nullptr);
+            addChange(*rel, ChangeOp::Update, up->newTuple, up->oldKind == 'O' ? old : nullptr,
+                      up->oldKind == 'O' ? old : nullptr);
         }
     } else if (auto *del = std::get_if<pgoutput::Delete>(&decoded)) {
         if (auto *rel = relationFor(del->relation))
-            addChange(*rel, ChangeOp::Delete, del->oldTuple, nullptr);
+            addChange(*rel, ChangeOp::Delete, del->oldTuple, nullptr, del->oldKind == 'O' ? &del->oldTuple : nullptr);
     } else if (auto *tr = std::get_if<pgoutput::Truncate>(&decoded)) {
         std::vector<RelationState *> rels;
         for (auto oid : tr->relations)
@@ -272,7 +311,8 @@ void PgLogicalReader::onMessage(std::string_view payload, std::int64_t)
     }
     // Sent after Begin when the transaction was replayed under a replication origin.
     if (auto *o = std::get_if<pgoutput::Origin>(&decoded)) {
-        if (m_inTxn && !m_opt.skipOrigin.empty() && o->name == m_opt.skipOrigin)
+        if (m_inTxn && ((!m_opt.skipOrigin.empty() && o->name == m_opt.skipOrigin) ||
+                        (!m_opt.skipOriginAlso.empty() && o->name == m_opt.skipOriginAlso)))
             m_ownTxn = true;
     }
     // Type and Message need nothing here.

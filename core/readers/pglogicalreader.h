@@ -54,6 +54,12 @@ public:
         /// Two-way pipelines: transactions whose Origin message names this replication origin
         /// were applied by Driftless (the other direction) and are dropped, never read back.
         std::string skipOrigin;
+        /// Two-way pipelines: also dropped (the origin `driftless-cli resolve` writes under).
+        std::string skipOriginAlso;
+        /// Two-way pipelines: keep each UPDATE's and DELETE's before-image (the old row that
+        /// REPLICA IDENTITY FULL logs) with the change, for conflict detection; a change without
+        /// one stops the table with the ALTER to run.
+        bool keepBeforeImages = false;
         /// Two-way pipelines: changes captured and dropped as our own are counted here.
         std::shared_ptr<LoopCounters> counters;
     };
@@ -79,7 +85,10 @@ private:
 
     void handle(const std::string &frame);
     void onMessage(std::string_view payload, std::int64_t walStart);
-    void addChange(RelationState &rel, ChangeOp op, const pgoutput::Tuple &tuple, const pgoutput::Tuple *old);
+    void addChange(RelationState &rel, ChangeOp op, const pgoutput::Tuple &tuple, const pgoutput::Tuple *old,
+                   const pgoutput::Tuple *before = nullptr, bool noBase = false);
+    void keepBefore(const RelationState &rel, RowSet &rows, ChangeOp op, const pgoutput::Tuple &tuple,
+                    const pgoutput::Tuple *before);
     CdcTableChanges &tableIn(RelationState &rel);
     bool flush(bool final);
     void sendStatus(bool requestReply);
@@ -118,6 +127,7 @@ private:
     std::atomic<std::int64_t> m_received{0};
     bool m_done = false;
     std::string m_line;
+    std::string m_before;
     std::string m_mask;
 };
 

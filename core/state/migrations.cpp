@@ -146,7 +146,28 @@ CREATE TABLE paused_tables (
 );
 )sql";
 
-constexpr std::array<std::string_view, 4> kMigrations{kV1, kV2, kV3, kV4};
+// v5: the conflict queue of two-way pipelines (docs/two-way.md): a row both sides changed that
+// the table's policy leaves to a person. Versions and the base are JSON objects (column -> text),
+// or JSON null where the side has no row.
+constexpr std::string_view kV5 = R"sql(
+CREATE TABLE conflicts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    pipeline TEXT NOT NULL,
+    table_name TEXT NOT NULL,
+    row_key TEXT NOT NULL,
+    columns TEXT NOT NULL,
+    source_version TEXT NOT NULL,
+    target_version TEXT NOT NULL,
+    base TEXT NOT NULL,
+    detected_at_ms INTEGER NOT NULL,
+    status TEXT NOT NULL DEFAULT 'open',
+    resolved_at_ms INTEGER,
+    resolution TEXT
+);
+CREATE INDEX conflicts_open ON conflicts (pipeline, table_name, row_key, status);
+)sql";
+
+constexpr std::array<std::string_view, 5> kMigrations{kV1, kV2, kV3, kV4, kV5};
 } // namespace
 
 std::span<const std::string_view> stateMigrations() { return kMigrations; }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/db/sqlitedb.h"
+#include "core/model/conflictpolicy.h"
 #include "core/model/staterecords.h"
 #include "core/model/strategy.h"
 #include "core/model/tableref.h"
@@ -31,7 +32,7 @@ public:
 
     /// `$XDG_DATA_HOME/driftless/workspace.db`, or `~/.local/share/driftless/workspace.db`.
     static std::string defaultPath();
-    static constexpr int kSchemaVersion = 4; ///< the number of migrations (state/migrations.cpp)
+    static constexpr int kSchemaVersion = 5; ///< the number of migrations (state/migrations.cpp)
     const std::string &path() const { return m_path; }
 
     // Workspace ---------------------------------------------------------------------------
@@ -95,6 +96,22 @@ public:
     void addPendingReconcile(const PendingReconcile &p);
     std::vector<PendingReconcile> pendingReconciles();
     void clearPendingReconcile(const std::string &pipeline, const std::string &table);
+
+    // Conflict queue (two-way pipelines) --------------------------------------------------
+    struct Conflict {
+        std::int64_t id = 0;
+        ConflictRecord record;
+        std::int64_t detectedAtMs = 0;
+        std::string status; ///< open or resolved
+        std::string resolution; ///< source or target, once resolved
+    };
+    /// Queues a conflict, or refreshes the open one of the same row (both directions see the
+    /// same conflict, each from its side). Returns its id.
+    std::int64_t addConflict(const ConflictRecord &c);
+    /// Open conflicts (every one when `includeResolved`), oldest first; `pipeline` empty for all.
+    std::vector<Conflict> conflicts(const std::string &pipeline = {}, bool includeResolved = false);
+    std::optional<Conflict> conflict(std::int64_t id);
+    void markConflictResolved(std::int64_t id, const std::string &resolution);
 
     /// Milliseconds since the Unix epoch, workstation clock.
     static std::int64_t nowMs();

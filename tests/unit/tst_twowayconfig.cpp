@@ -125,3 +125,57 @@ TEST(TwoWayConfig, aTwoWayPipelineRunsAsTwoDirectionsThatNeverCollide)
         EXPECT_EQ(fwd.twoWay->reverseSlot, "driftless_east_west_rev");
     }
 }
+
+// `conflicts:` on a two-way table or pipeline: each form is read into one stored policy and
+// written back; the pipeline's is the default of its tables; each mistake names line and field.
+TEST(TwoWayConfig, conflictPoliciesAreReadDefaultedAndWrittenBack)
+{
+    std::string yaml = replace(kTwoWay, "    direction: both\n", "    direction: both\n    conflicts: source_wins\n");
+    yaml = replace(yaml, "{ table: public.orders, strategy: cdc }",
+                   "{ table: public.orders, strategy: cdc, conflicts: { policy: merge_columns, on_overlap: target_wins } }");
+    auto ws = parse(yaml);
+    const auto &t = ws.pipelines[0].tables;
+    EXPECT_EQ(t[0].conflicts, std::optional<std::string>("source_wins")) << "the pipeline's default";
+    EXPECT_EQ(t[1].conflicts, std::optional<std::string>("merge_columns/target_wins"));
+    const std::string back = WorkspaceFile::toYaml(ws);
+    EXPECT_EQ(parse(back), ws) << back;
+
+    for (const auto &[form, stored] : std::vector<std::pair<std::string, std::string>>{
+             {"manual", "manual"},
+             {"target_wins", "target_wins"},
+             {"merge_columns", "merge_columns/manual"},
+             {"{ merge_columns: { on_overlap: source_wins } }", "merge_columns/source_wins"},
+             {"{ policy: manual }", "manual"}}) {
+        auto w = parse(replace(kTwoWay, "{ table: public.orders, strategy: cdc }",
+                               "{ table: public.orders, strategy: cdc, conflicts: " + form + " }"));
+        EXPECT_EQ(w.pipelines[0].tables[1].conflicts, std::optional<std::string>(stored)) << form;
+        EXPECT_FALSE(w.pipelines[0].tables[0].conflicts.has_value());
+    }
+}
+
+TEST(TwoWayConfig, conflictPolicyMistakesAreRefusedWithTheirLine)
+{
+    auto refused = [](const std::string &form, const std::string &field, const std::string &says) {
+        const auto e = parseError(replace(kTwoWay, "{ table: public.orders, strategy: cdc }",
+                                          "{ table: public.orders, strategy: cdc, conflicts: " + form + " }"));
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("ws.yaml:12"), std::string::npos) << form << ": " << msg;
+        EXPECT_NE(msg.find(field), std::string::npos) << form << ": " << msg;
+        EXPECT_NE(msg.find(says), std::string::npos) << form << ": " << msg;
+    };
+    refused("last_write_wins", "tables[public.orders].conflicts", "expected source_wins, target_wins");
+    refused("newer_wins", "conflicts", "not available yet");
+    refused("{ newer_wins: { column: updated_at, max_skew: 5s } }", "conflicts", "not available yet");
+    refused("{ policy: source_wins, on_overlap: manual }", "conflicts.on_overlap", "merge_columns only");
+    refused("{ policy: merge_columns, on_overlap: merge_columns }", "conflicts.on_overlap",
+            "expected source_wins, target_wins or manual");
+    refused("{ policy: merge_columns, overlap: manual }", "conflicts.overlap", "unknown key");
+
+    // One-way pipelines have no conflicts to resolve.
+    std::string oneWay = replace(kTwoWay, "    direction: both\n", "");
+    oneWay = replace(oneWay, "{ table: public.orders, strategy: cdc }",
+                     "{ table: public.orders, strategy: cdc, conflicts: manual }");
+    const std::string msg = parseError(oneWay).what();
+    EXPECT_NE(msg.find("ws.yaml:11"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("two-way pipelines only"), std::string::npos) << msg;
+}

@@ -1,0 +1,296 @@
+#include "core/engine/conflicts.h"
+
+#include "core/base/copytext.h"
+#include "core/db/pgconnection.h"
+#include "core/engine/connect.h"
+#include "core/model/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <tuple>
+
+namespace driftless::core {
+
+namespace {
+
+using json = nlohmann::json;
+using Values = std::vector<std::optional<std::string>>;
+
+/// Keys per lookup: one round trip for a busy batch, few enough for the key index to be probed.
+constexpr size_t kKeysPerLookup = 1000;
+
+bool ownColumn(const std::string &name) { return name.rfind("_driftless_", 0) == 0; }
+
+Values parseLine(std::string_view line)
+{
+    std::vector<std::string_view> fields;
+    copytext::split(line, fields);
+    Values out;
+    out.reserve(fields.size());
+    for (auto f : fields) {
+        if (copytext::isNull(f)) {
+            out.emplace_back(std::nullopt);
+            continue;
+        }
+        std::string v;
+        copytext::unescape(f, v);
+        out.emplace_back(std::move(v));
+    }
+    return out;
+}
+
+json rowJson(const std::vector<std::string> &columns, const std::optional<Values> &v)
+{
+    if (!v)
+        return nullptr;
+    json o = json::object();
+    for (size_t c = 0; c < columns.size() && c < v->size(); ++c) {
+        if (ownColumn(columns[c]))
+            continue;
+        o[columns[c]] = (*v)[c] ? json((*(*v)[c])) : json(nullptr);
+    }
+    return o;
+}
+
+std::mutex &countsMutex()
+{
+    static std::mutex m;
+    return m;
+}
+std::map<std::tuple<std::string, std::string, std::string>, long long> &counts()
+{
+    static std::map<std::tuple<std::string, std::string, std::string>, long long> m;
+    return m;
+}
+
+} // namespace
+
+std::string resolveOriginName(const std::string &pipeline) { return "driftless_" + pipeline + "_resolve"; }
+
+void countConflicts(const std::string &pipeline, const std::string &table, const std::string &outcome, long long n)
+{
+    if (n <= 0)
+        return;
+    std::lock_guard lock(countsMutex());
+    counts()[{pipeline, table, outcome}] += n;
+}
+
+std::vector<ConflictCountSample> conflictCountsSnapshot()
+{
+    std::lock_guard lock(countsMutex());
+    std::vector<ConflictCountSample> out;
+    for (const auto &[k, n] : counts())
+        out.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), n});
+    return out;
+}
+
+ConflictOutcome resolveConflicts(PgConnection &target, const ConflictScope &scope, const ConflictPolicy &policy,
+                                 RowSet &rows)
+{
+    ConflictOutcome out;
+    const auto &cols = scope.columns;
+    std::vector<int> keyIdx;
+    for (const auto &k : scope.keyColumns) {
+        auto pos = std::find(cols.begin(), cols.end(), k);
+        if (pos == cols.end())
+            return out; // a layout without the key cannot be compared; the merge reports it
+        keyIdx.push_back(static_cast<int>(pos - cols.begin()));
+    }
+    std::vector<size_t> checked;
+    for (size_t r = 0; r < rows.size(); ++r)
+        if (rows.beforeIndex(r) != -1)
+            checked.push_back(r);
+    if (checked.empty())
+        return out;
+
+    // The target's rows of the batch's keys, every synced column as text.
+    std::vector<size_t> synced;
+    for (size_t c = 0; c < cols.size(); ++c)
+        if (!ownColumn(cols[c]))
+            synced.push_back(c);
+    std::string arrays, names, on, select;
+    for (size_t i = 0; i < keyIdx.size(); ++i) {
+        const std::string n = "k" + std::to_string(i + 1);
+        arrays += (i ? ", $" : "$") + std::to_string(i + 1) + "::text[]";
+        names += n + ", ";
+        on += (i ? " AND t." : "t.") + quoteIdent(scope.keyColumns[i]) + " = k." + n + "::" + scope.keyTypes[i];
+    }
+    for (size_t c : synced)
+        select += ", t." + quoteIdent(cols[c]) + "::text";
+    const std::string sql = "SELECT k.ord" + select + " FROM unnest(" + arrays + ") WITH ORDINALITY AS k(" + names +
+                            "ord) JOIN " + scope.targetSql + " t ON " + on;
+    std::map<size_t, Values> held;
+    for (size_t from = 0; from < checked.size(); from += kKeysPerLookup) {
+        const size_t to = std::min(checked.size(), from + kKeysPerLookup);
+        Params params;
+        for (auto &a : pgKeyArrays(rows, checked, from, to, keyIdx))
+            params.emplace_back(std::move(a));
+        auto res = target.execParams(sql, params);
+        for (int i = 0; i < res.rows(); ++i) {
+            Values v(cols.size());
+            for (size_t s = 0; s < synced.size(); ++s)
+                v[synced[s]] = res.optText(i, static_cast<int>(s) + 1);
+            held[checked[from + static_cast<size_t>(res.toInt(i, 0)) - 1]] = std::move(v);
+        }
+    }
+
+    std::vector<bool> drop(rows.size(), false);
+    std::map<size_t, std::string> newMask;
+    for (size_t r : checked) {
+        const auto &row = rows.row(r);
+        std::optional<Values> tgt;
+        if (auto it = held.find(r); it != held.end())
+            tgt = it->second;
+        std::optional<Values> base;
+        if (rows.beforeIndex(r) >= 0)
+            base = parseLine(rows.before(r));
+        std::optional<Values> after;
+        const std::string_view mask = rows.unchangedMask(r);
+        if (row.op != ChangeOp::Delete) {
+            after = parseLine(rows.line(r));
+            // A value the source did not send did not change: the base's.
+            for (size_t c = 0; c < mask.size() && c < after->size(); ++c)
+                if (mask[c] == '1' && base)
+                    (*after)[c] = (*base)[c];
+        }
+        auto same = [&](const std::optional<Values> &x, const std::optional<Values> &y) {
+            if (!x || !y)
+                return !x && !y;
+            for (size_t c : synced)
+                if (c < x->size() && c < y->size() && (*x)[c] != (*y)[c])
+                    return false;
+            return true;
+        };
+        if (same(tgt, base) || same(tgt, after))
+            continue; // the target is where the change started from, or the change already arrived
+        auto changed = [&](const std::optional<Values> &x) {
+            std::vector<size_t> out;
+            for (size_t c : synced)
+                if (!x || !base || (*x)[c] != (*base)[c])
+                    out.push_back(c);
+            return out;
+        };
+        const auto mine = changed(after);
+        const auto theirs = changed(tgt);
+        std::vector<size_t> overlap;
+        std::set_intersection(mine.begin(), mine.end(), theirs.begin(), theirs.end(), std::back_inserter(overlap));
+
+        ConflictPolicy::Rule rule = policy.rule;
+        if (rule == ConflictPolicy::Rule::MergeColumns) {
+            if (overlap.empty() && row.op == ChangeOp::Update && base && tgt) {
+                // Field-level merge: write only what this change changed; the target's own edit
+                // of the other columns stays, and comes back the other way the same.
+                std::string m(cols.size(), '0');
+                for (size_t c = 0; c < cols.size(); ++c) {
+                    const bool key = std::find(keyIdx.begin(), keyIdx.end(), static_cast<int>(c)) != keyIdx.end();
+                    const bool write = std::find(mine.begin(), mine.end(), c) != mine.end();
+                    if ((c < mask.size() && mask[c] == '1') || (!key && !write && !ownColumn(cols[c])))
+                        m[c] = '1';
+                }
+                newMask[r] = m;
+                ++out.merged;
+                continue;
+            }
+            rule = policy.onOverlap;
+        }
+        if (rule == ConflictPolicy::Rule::SourceWins) {
+            drop[r] = !scope.incomingIsSource;
+            ++out.sourceWon;
+        } else if (rule == ConflictPolicy::Rule::TargetWins) {
+            drop[r] = scope.incomingIsSource;
+            ++out.targetWon;
+        } else {
+            drop[r] = true;
+            ++out.queued;
+            ConflictRecord rec;
+            rec.pipeline = scope.pipeline;
+            rec.table = scope.table;
+            json key = json::object();
+            const Values keyFrom = parseLine(rows.line(r));
+            for (size_t i = 0; i < keyIdx.size(); ++i) {
+                const auto &v = keyFrom.at(static_cast<size_t>(keyIdx[i]));
+                key[scope.keyColumns[i]] = v ? json(*v) : json(nullptr);
+            }
+            rec.key = key.dump();
+            json names = json::array();
+            for (size_t c : overlap.empty() ? mine : overlap)
+                names.push_back(cols[c]);
+            rec.columns = names.dump();
+            const json incoming = rowJson(cols, after);
+            const json held = rowJson(cols, tgt);
+            rec.source = (scope.incomingIsSource ? incoming : held).dump();
+            rec.target = (scope.incomingIsSource ? held : incoming).dump();
+            rec.base = rowJson(cols, base).dump();
+            out.queue.push_back(std::move(rec));
+        }
+    }
+    if (newMask.empty() && std::none_of(drop.begin(), drop.end(), [](bool d) { return d; }))
+        return out;
+    RowSet kept;
+    kept.reserve(rows.size(), rows.bytes());
+    for (size_t r = 0; r < rows.size(); ++r) {
+        if (drop[r])
+            continue;
+        auto m = newMask.find(r);
+        kept.append(rows.line(r), rows.row(r).op, rows.row(r).version,
+                    m != newMask.end() ? std::string_view(m->second) : rows.unchangedMask(r));
+    }
+    rows = std::move(kept);
+    return out;
+}
+
+void writeResolution(const Endpoint &endpoint, const std::string &pipeline, const TargetName &table,
+                     const std::string &keyJson, const std::string &rowJson)
+{
+    const json key = json::parse(keyJson);
+    const json row = json::parse(rowJson);
+    PgConnection c = connectPostgres(endpoint, "driftless resolve");
+    const std::string origin = resolveOriginName(pipeline);
+    try {
+        c.execParams("SELECT pg_replication_origin_create($1) WHERE NOT EXISTS "
+                     "(SELECT 1 FROM pg_replication_origin WHERE roname = $1)",
+                     {origin});
+        c.execParams("SELECT pg_replication_origin_session_setup($1)", {origin});
+    } catch (const Error &e) {
+        if (e.code() != "42501")
+            throw;
+        throw Error(ErrorKind::Permanent,
+                    "the user of " + endpoint.name + " may not write under a replication origin, which keeps a "
+                    "resolution from being read back (" + e.describe() + ")",
+                    e.code(), "run driftless-cli doctor for the GRANT the two-way pipeline needs");
+    }
+    const std::string target = quoteIdent(table.schema) + "." + quoteIdent(table.name);
+    Params params;
+    std::string where;
+    for (auto it = key.begin(); it != key.end(); ++it) {
+        params.emplace_back(it.value().is_null() ? std::nullopt : std::optional<std::string>(it.value().get<std::string>()));
+        where += (where.empty() ? "" : " AND ") + quoteIdent(it.key()) + " = $" + std::to_string(params.size());
+    }
+    c.begin();
+    if (row.is_null()) {
+        c.execParams("DELETE FROM " + target + " WHERE " + where, params);
+    } else {
+        Params values;
+        std::string names, placeholders, set, keys;
+        for (auto it = row.begin(); it != row.end(); ++it) {
+            values.emplace_back(it.value().is_null() ? std::nullopt
+                                                     : std::optional<std::string>(it.value().get<std::string>()));
+            names += (names.empty() ? "" : ", ") + quoteIdent(it.key());
+            placeholders += (placeholders.empty() ? "$" : ", $") + std::to_string(values.size());
+            if (!key.contains(it.key()))
+                set += (set.empty() ? "" : ", ") + quoteIdent(it.key()) + " = EXCLUDED." + quoteIdent(it.key());
+        }
+        for (auto it = key.begin(); it != key.end(); ++it)
+            keys += (keys.empty() ? "" : ", ") + quoteIdent(it.key());
+        c.execParams("INSERT INTO " + target + " (" + names + ") VALUES (" + placeholders + ") ON CONFLICT (" + keys +
+                         ") DO " + (set.empty() ? std::string("NOTHING") : "UPDATE SET " + set),
+                     values);
+    }
+    c.commit();
+}
+
+} // namespace driftless::core

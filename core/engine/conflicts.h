@@ -1,0 +1,65 @@
+#pragma once
+
+#include "core/model/batch.h"
+#include "core/model/conflictpolicy.h"
+#include "core/model/tableref.h"
+#include "core/model/workspace.h"
+
+#include <string>
+#include <vector>
+
+namespace driftless::core {
+
+class PgConnection;
+
+/// What one two-way batch of one table did about conflicts.
+struct ConflictOutcome {
+    long long merged = 0;    ///< disjoint column edits: only the incoming change's columns written
+    long long sourceWon = 0; ///< decided for the pipeline's source side
+    long long targetWon = 0; ///< decided for the pipeline's target side
+    long long queued = 0;    ///< parked for a person; neither side written
+    std::vector<ConflictRecord> queue;
+};
+
+/// Where a two-way batch is applied: the target's table and the stream's layout.
+struct ConflictScope {
+    std::string pipeline; ///< the two-way pipeline's name
+    std::string table;    ///< the pipeline's source table, for the queue and the counters
+    std::string targetSql; ///< the quoted table the batch merges into
+    std::vector<std::string> columns; ///< the stream's columns (the rows' layout)
+    std::vector<std::string> keyColumns;
+    std::vector<std::string> keyTypes; ///< SQL types of the key columns
+    bool incomingIsSource = true;      ///< forward direction: the change comes from the source
+};
+
+/// Detects and resolves the conflicts of `rows` (folded, with before-images) against the rows
+/// the target holds now, inside the caller's open transaction on `target`: one query per 1,000
+/// keys. A change whose before-image equals the target's row (or whose after-image the target
+/// already holds) is no conflict and stays as it is. Otherwise `policy` decides: a losing or
+/// queued change is removed from `rows`; a field-level merge keeps only the incoming change's
+/// changed columns (the others marked unchanged, so the merge keeps the target's values).
+/// Values are compared as Postgres's text output on both sides, never by clocks.
+ConflictOutcome resolveConflicts(PgConnection &target, const ConflictScope &scope, const ConflictPolicy &policy,
+                                 RowSet &rows);
+
+/// The replication origin `driftless-cli resolve` writes under: both directions' readers drop
+/// it, so a resolution is never read back.
+std::string resolveOriginName(const std::string &pipeline);
+
+/// Counts conflicts by outcome (merged, source_won, target_won, queued, resolved). Thread-safe.
+void countConflicts(const std::string &pipeline, const std::string &table, const std::string &outcome, long long n);
+struct ConflictCountSample {
+    std::string pipeline;
+    std::string table;
+    std::string outcome;
+    long long count = 0;
+};
+std::vector<ConflictCountSample> conflictCountsSnapshot();
+
+/// `driftless-cli resolve`: writes `row` (JSON object of column -> text, or null for "no row")
+/// over the row of `key` in `table` on `endpoint`, in one transaction under resolveOriginName,
+/// so the other direction does not read it back. Throws Error (with what to do) on failure.
+void writeResolution(const Endpoint &endpoint, const std::string &pipeline, const TargetName &table,
+                     const std::string &keyJson, const std::string &rowJson);
+
+} // namespace driftless::core

@@ -1,0 +1,265 @@
+// Conflicts of two-way pipelines (`direction: both`, docs/two-way.md) against the real servers,
+// through the path a DBA takes: a YAML file, `driftless-cli apply`, `driftless-cli run`. Each
+// test stops the engine, changes the same row on both sides, and runs it again, so both changes
+// are in flight at once; then it compares the two sides with a SQL query on each.
+
+#include "core/db/pgconnection.h"
+#include "core/engine/conflicts.h"
+#include "core/engine/twoway.h"
+#include "core/model/error.h"
+#include "tests/support/testsupport.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <functional>
+#include <thread>
+
+using namespace driftless::core;
+using namespace driftless::test;
+
+namespace {
+
+const char *kPeople = "CREATE TABLE people (id int PRIMARY KEY, name text NOT NULL, email text, phone text); "
+                      "INSERT INTO people SELECT g, 'name ' || g, 'p' || g || '@old', '555-' || g "
+                      "FROM generate_series(1, 50) g";
+
+struct Conflicts : ::testing::Test {
+    PgTestDb a{"cf_a"};
+    PgTestDb b{"cf_b"};
+    std::string pipeline = uniqueName("cf");
+    TempDir dir;
+    std::string state = dir.file("workspace.db");
+    std::string runLog = dir.file("run.log");
+    int engine = -1;
+
+    void TearDown() override
+    {
+        stopRun();
+        try {
+            PgConnection admin(pgDsn("postgres"));
+            admin.execParams("SELECT pg_replication_origin_drop(roname) FROM pg_replication_origin WHERE roname IN "
+                             "($1, $2, $3)",
+                             {applyOriginName(pipeline), applyOriginName(pipeline + PipelineSpec::kReverseSuffix),
+                              resolveOriginName(pipeline)});
+        } catch (const Error &e) {
+            std::printf("origins not dropped: %s\n", e.describe().c_str());
+        }
+    }
+
+    std::string yaml(const std::string &tableConflicts)
+    {
+        return "endpoints:\n  a: { kind: postgres, dsn: \"" + a.dsn() + "\" }\n  b: { kind: postgres, dsn: \"" +
+               b.dsn() + "\" }\npipelines:\n  - name: " + pipeline +
+               "\n    source: a\n    target: b\n    direction: both\n    tables:\n"
+               "      - table: public.people\n        strategy: cdc\n" +
+               (tableConflicts.empty() ? "" : "        conflicts: " + tableConflicts + "\n");
+    }
+    CliResult apply(const std::string &tableConflicts)
+    {
+        writeFile(dir.file("ws.yaml"), yaml(tableConflicts));
+        return runCli({"--state", state, "apply", "--no-check", dir.file("ws.yaml")});
+    }
+    void startRun() { engine = spawnCli({"--state", state, "run"}, {}, runLog); }
+    void stopRun()
+    {
+        if (engine > 0) {
+            ::kill(engine, SIGTERM);
+            waitPid(engine, 120);
+            engine = -1;
+        }
+    }
+    static bool waitFor(const std::function<bool()> &done, int seconds)
+    {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+        while (std::chrono::steady_clock::now() < until) {
+            if (done())
+                return true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+        return done();
+    }
+    /// Both directions' slots have confirmed everything written on the server up to now: every
+    /// change made before this call has been applied (or decided) on the other side.
+    bool quiesced(int seconds)
+    {
+        const std::string lsn = a.scalar("SELECT pg_current_wal_lsn()");
+        return waitFor(
+            [&] {
+                return a.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name IN ('driftless_" + pipeline +
+                                "', 'driftless_" + pipeline + "_rev') AND confirmed_flush_lsn >= '" + lsn +
+                                "'::pg_lsn") == "2";
+            },
+            seconds);
+    }
+    /// Applies the file, runs until both directions stream, and stops the engine.
+    void loadedAndStopped(const std::string &tableConflicts)
+    {
+        a.exec(kPeople);
+        auto r = apply(tableConflicts);
+        ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+        startRun();
+        ASSERT_TRUE(waitFor(
+            [&] {
+                return b.scalar("SELECT to_regclass('public.people') IS NOT NULL") == "t" &&
+                       b.scalar("SELECT count(*) FROM people") == "50" &&
+                       a.scalar("SELECT to_regclass('_driftless.checkpoints') IS NOT NULL") == "t" &&
+                       a.scalar("SELECT count(*) FROM _driftless.checkpoints WHERE pipeline = '" + pipeline +
+                                "_rev'") == "1";
+            },
+            180))
+            << readFile(runLog);
+        ASSERT_TRUE(quiesced(120)) << readFile(runLog);
+        stopRun();
+    }
+    /// The synced columns of every row, hashed in SQL on the side's own server.
+    static std::string hash(PgTestDb &db)
+    {
+        return db.scalar("SELECT md5(string_agg(concat_ws('|', id, name, email, phone), ',' ORDER BY id)) FROM people");
+    }
+    static std::string row(PgTestDb &db, int id)
+    {
+        return db.scalar("SELECT concat_ws('|', name, email, phone) FROM people WHERE id = " + std::to_string(id));
+    }
+    nlohmann::json openConflicts()
+    {
+        auto r = runCli({"--state", state, "conflicts", "--json"});
+        EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+        return nlohmann::json::parse(r.out);
+    }
+};
+
+} // namespace
+
+// merge_columns (the default): A changes email, B changes phone of the same row while the engine
+// is stopped; both edits survive on both sides.
+TEST_F(Conflicts, disjointColumnEditsOfOneRowBothSurviveOnBothSides)
+{
+    loadedAndStopped("");
+    a.exec("UPDATE people SET email = 'seven@a' WHERE id = 7");
+    b.exec("UPDATE people SET phone = '555-0007-b' WHERE id = 7");
+    startRun();
+    ASSERT_TRUE(quiesced(120)) << readFile(runLog);
+    ASSERT_TRUE(waitFor([&] { return row(a, 7) == row(b, 7); }, 60)) << row(a, 7) << " / " << row(b, 7);
+    EXPECT_EQ(row(a, 7), "name 7|seven@a|555-0007-b");
+    EXPECT_EQ(hash(a), hash(b));
+    EXPECT_EQ(openConflicts()["conflicts"].size(), 0u);
+}
+
+// source_wins and target_wins: both sides edit the same column; afterwards both hold the
+// winner's value, whichever direction applied first.
+TEST_F(Conflicts, overlappingEditsEndWithTheWinnersValueOnBothSides)
+{
+    loadedAndStopped("{ policy: merge_columns, on_overlap: source_wins }");
+    a.exec("UPDATE people SET email = 'from-a' WHERE id = 3");
+    b.exec("UPDATE people SET email = 'from-b' WHERE id = 3");
+    startRun();
+    ASSERT_TRUE(quiesced(120)) << readFile(runLog);
+    ASSERT_TRUE(waitFor([&] { return row(a, 3) == row(b, 3); }, 60)) << row(a, 3) << " / " << row(b, 3);
+    EXPECT_EQ(a.scalar("SELECT email FROM people WHERE id = 3"), "from-a");
+    stopRun();
+
+    auto r = apply("target_wins");
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    a.exec("UPDATE people SET email = 'again-a', name = 'renamed on a' WHERE id = 4");
+    b.exec("UPDATE people SET email = 'again-b' WHERE id = 4");
+    startRun();
+    ASSERT_TRUE(quiesced(120)) << readFile(runLog);
+    ASSERT_TRUE(waitFor([&] { return row(a, 4) == row(b, 4); }, 60)) << row(a, 4) << " / " << row(b, 4);
+    // target_wins decides the whole row for the target: A's rename is gone too.
+    EXPECT_EQ(row(a, 4), "name 4|again-b|555-4");
+    EXPECT_EQ(hash(a), hash(b));
+}
+
+// manual: the overlapping edit waits in the queue with both versions and the base, neither side
+// overwritten; resolving it with the target's version converges both sides, and the resolution
+// is not read back.
+TEST_F(Conflicts, aManualConflictIsQueuedAndResolvedFromTheCli)
+{
+    loadedAndStopped("manual");
+    a.exec("UPDATE people SET phone = 'phone-a' WHERE id = 11");
+    b.exec("UPDATE people SET phone = 'phone-b' WHERE id = 11");
+    startRun();
+    ASSERT_TRUE(quiesced(120)) << readFile(runLog);
+    nlohmann::json list;
+    ASSERT_TRUE(waitFor(
+        [&] {
+            list = openConflicts();
+            return list["conflicts"].size() == 1;
+        },
+        60))
+        << list.dump(2);
+    const auto &c = list["conflicts"][0];
+    for (const char *field : {"id", "pipeline", "table", "key", "columns", "source", "target", "base", "detected_at"})
+        EXPECT_TRUE(c.contains(field)) << field << " in " << c.dump(2);
+    EXPECT_EQ(c["pipeline"], pipeline);
+    EXPECT_EQ(c["table"], "public.people");
+    EXPECT_EQ(c["key"], nlohmann::json({{"id", "11"}}));
+    EXPECT_EQ(c["columns"], nlohmann::json::array({"phone"}));
+    EXPECT_EQ(c["source"]["phone"], "phone-a");
+    EXPECT_EQ(c["target"]["phone"], "phone-b");
+    EXPECT_EQ(c["base"]["phone"], "555-11");
+    // Neither side was overwritten.
+    EXPECT_EQ(a.scalar("SELECT phone FROM people WHERE id = 11"), "phone-a");
+    EXPECT_EQ(b.scalar("SELECT phone FROM people WHERE id = 11"), "phone-b");
+    auto text = runCli({"--state", state, "conflicts"});
+    EXPECT_NE(text.out.find("public.people"), std::string::npos) << text.out;
+
+    const std::string bXmin = b.scalar("SELECT xmin::text FROM people WHERE id = 11");
+    auto r = runCli({"--state", state, "resolve", std::to_string(c["id"].get<long long>()), "--take", "target"});
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_EQ(a.scalar("SELECT phone FROM people WHERE id = 11"), "phone-b");
+    ASSERT_TRUE(quiesced(120)) << readFile(runLog);
+    EXPECT_EQ(b.scalar("SELECT xmin::text FROM people WHERE id = 11"), bXmin)
+        << "the resolution written on A was read back and applied to B again";
+    EXPECT_EQ(hash(a), hash(b));
+    EXPECT_EQ(openConflicts()["conflicts"].size(), 0u);
+    r = runCli({"--state", state, "resolve", std::to_string(c["id"].get<long long>()), "--take", "source"});
+    EXPECT_EQ(r.exitCode, 2) << "a resolved conflict is not resolved again: " << r.out << r.err;
+}
+
+// Loop: one update on A reaches B once and never comes back to A (A's row is not written again),
+// with conflict detection in the path.
+TEST_F(Conflicts, aSingleUpdateIsAppliedOnceAndNeverComesBack)
+{
+    loadedAndStopped("");
+    startRun();
+    a.exec("UPDATE people SET name = 'only on a' WHERE id = 20");
+    const std::string xmin = a.scalar("SELECT xmin::text FROM people WHERE id = 20");
+    ASSERT_TRUE(waitFor([&] { return b.scalar("SELECT name FROM people WHERE id = 20") == "only on a"; }, 60))
+        << readFile(runLog);
+    const std::string bXmin = b.scalar("SELECT xmin::text FROM people WHERE id = 20");
+    ASSERT_TRUE(quiesced(120)) << readFile(runLog);
+    EXPECT_EQ(a.scalar("SELECT xmin::text FROM people WHERE id = 20"), xmin) << "A's row was written again";
+    EXPECT_EQ(b.scalar("SELECT xmin::text FROM people WHERE id = 20"), bXmin) << "B's row was written twice";
+    EXPECT_EQ(hash(a), hash(b));
+    EXPECT_EQ(openConflicts()["conflicts"].size(), 0u);
+}
+
+// `conflicts:` through apply: a refused form names the file, line and field; an accepted one is
+// stored and comes back from the state (export) as it was written.
+TEST_F(Conflicts, conflictPoliciesAreCheckedByApplyAndKeptInTheState)
+{
+    auto r = apply("newer_wins");
+    EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("ws.yaml:13"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("tables[public.people].conflicts"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("not available yet"), std::string::npos) << r.err;
+
+    r = apply("{ policy: merge_columns, on_overlap: sideways }");
+    EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("conflicts.on_overlap"), std::string::npos) << r.err;
+
+    r = apply("{ policy: merge_columns, on_overlap: target_wins }");
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    auto exported = runCli({"--state", state, "export"});
+    ASSERT_EQ(exported.exitCode, 0) << exported.err;
+    EXPECT_NE(exported.out.find("conflicts: {policy: merge_columns, on_overlap: target_wins}"), std::string::npos)
+        << exported.out;
+    r = apply("source_wins");
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    exported = runCli({"--state", state, "export"});
+    EXPECT_NE(exported.out.find("conflicts: source_wins"), std::string::npos) << exported.out;
+}
