@@ -375,7 +375,7 @@ std::string parseConflicts(const Ctx &c, const YAML::Node &n, const std::string 
              "built); use source_wins, target_wins, merge_columns or manual");
     };
     ConflictPolicy p;
-    YAML::Node overlap;
+    std::optional<YAML::Node> overlap;
     if (n.IsScalar()) {
         const std::string v = scalar(c, n, field);
         if (v == "newer_wins")
@@ -397,7 +397,8 @@ std::string parseConflicts(const Ctx &c, const YAML::Node &n, const std::string 
             if (!m.IsMap())
                 fail(c, m, field + ".merge_columns", "expected { on_overlap: source_wins | target_wins | manual }");
             checkKeys(c, m, field + ".merge_columns", {"on_overlap"});
-            overlap = m["on_overlap"];
+            if (m["on_overlap"])
+                overlap = m["on_overlap"];
         }
     } else {
         checkKeys(c, n, field, {"policy", "on_overlap"});
@@ -410,17 +411,19 @@ std::string parseConflicts(const Ctx &c, const YAML::Node &n, const std::string 
         if (!r)
             fail(c, n["policy"], field + ".policy", "'" + v + "': " + expected);
         p.rule = *r;
-        overlap = n["on_overlap"];
-        if (overlap && p.rule != ConflictPolicy::Rule::MergeColumns)
-            fail(c, overlap, field + ".on_overlap", "on_overlap goes with policy merge_columns only");
+        if (n["on_overlap"]) {
+            overlap = n["on_overlap"];
+            if (p.rule != ConflictPolicy::Rule::MergeColumns)
+                fail(c, *overlap, field + ".on_overlap", "on_overlap goes with policy merge_columns only");
+        }
     }
     if (overlap) {
-        const std::string v = scalar(c, overlap, field + ".on_overlap");
+        const std::string v = scalar(c, *overlap, field + ".on_overlap");
         if (v == "newer_wins")
-            notYet(overlap);
+            notYet(*overlap);
         auto r = ConflictPolicy::ruleFrom(v);
         if (!r || *r == ConflictPolicy::Rule::MergeColumns)
-            fail(c, overlap, field + ".on_overlap", "'" + v + "': expected source_wins, target_wins or manual");
+            fail(c, *overlap, field + ".on_overlap", "'" + v + "': expected source_wins, target_wins or manual");
         p.onOverlap = *r;
     }
     return p.text();

@@ -946,6 +946,11 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                                 m_observer.event(Level::Info, t.key, "truncate",
                                                  "TRUNCATE replicated: " + std::to_string(n) + " rows removed");
                             }
+                            // While a table loads, its target lacks rows the stream changes: only a
+                            // streaming table's rows can be compared with their before-images. In the
+                            // stream's own layout (ch.columns), before anything reshapes the rows.
+                            if (t.job.twoWay && t.streaming() && m_jobs.front().target.kind == EndpointKind::Postgres)
+                                resolveTwoWayConflicts(t, ch);
                             fillGeneratedValues(t, ch.rows, src);
                             completePartialRows(t, ch.rows, src);
                             if (ignoresDeletes(t.job.spec))
@@ -955,8 +960,6 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                                 applyRowFilter(src, t.schema, *t.job.spec.where, ch.rows);
                             if (ignoresDeletes(t.job.spec))
                                 dropDeletes(ch.rows); // rows outside the filter: kept if the target has them
-                            if (t.job.twoWay && m_jobs.front().target.kind == EndpointKind::Postgres)
-                                resolveTwoWayConflicts(t, ch);
                             ApplyResult r = t.merger->mergeInTransaction(ch.rows);
                             res.rowsInBatch += ch.changes;
                             res.rowsWritten += r.rowsWritten;

@@ -596,65 +596,6 @@ void StateStore::pruneSlotSamples(std::int64_t now, std::int64_t keepMs)
     pruneSamples("slot_samples", "source, slot", "retained_bytes", now, keepMs);
 }
 
-std::int64_t StateStore::addConflict(const ConflictRecord &c)
-{
-    std::lock_guard lock(m_mutex);
-    auto find = m_db.prepare("SELECT id FROM conflicts WHERE pipeline = ?1 AND table_name = ?2 AND row_key = ?3 AND "
-                             "status = 'open'");
-    find.bindText(1, c.pipeline).bindText(2, c.table).bindText(3, c.key);
-    if (find.step()) {
-        const std::int64_t id = find.int64(0);
-        auto up = m_db.prepare("UPDATE conflicts SET columns = ?2, source_version = ?3, target_version = ?4, base = ?5 "
-                               "WHERE id = ?1");
-        up.bind(1, id).bindText(2, c.columns).bindText(3, c.source).bindText(4, c.target).bindText(5, c.base);
-        up.run();
-        return id;
-    }
-    auto st = m_db.prepare("INSERT INTO conflicts (pipeline, table_name, row_key, columns, source_version, "
-                           "target_version, base, detected_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id");
-    st.bindText(1, c.pipeline).bindText(2, c.table).bindText(3, c.key).bindText(4, c.columns).bindText(5, c.source);
-    st.bindText(6, c.target).bindText(7, c.base).bind(8, nowMs());
-    st.step();
-    return st.int64(0);
-}
-
-namespace {
-constexpr const char *kConflictColumns = "id, pipeline, table_name, row_key, columns, source_version, target_version, "
-                                         "base, detected_at_ms, status, coalesce(resolution, '')";
-} // namespace
-
-std::vector<StateStore::Conflict> StateStore::conflicts(const std::string &pipeline, bool includeResolved)
-{
-    std::lock_guard lock(m_mutex);
-    auto st = m_db.prepare(std::string("SELECT ") + kConflictColumns +
-                           " FROM conflicts WHERE (?1 = '' OR pipeline = ?1) AND (?2 OR status = 'open') ORDER BY id");
-    st.bindText(1, pipeline).bind(2, static_cast<std::int64_t>(includeResolved ? 1 : 0));
-    std::vector<Conflict> out;
-    while (st.step())
-        out.push_back({st.int64(0), {st.text(1), st.text(2), st.text(3), st.text(4), st.text(5), st.text(6), st.text(7)},
-                       st.int64(8), st.text(9), st.text(10)});
-    return out;
-}
-
-std::optional<StateStore::Conflict> StateStore::conflict(std::int64_t id)
-{
-    std::lock_guard lock(m_mutex);
-    auto st = m_db.prepare(std::string("SELECT ") + kConflictColumns + " FROM conflicts WHERE id = ?1");
-    st.bind(1, id);
-    if (!st.step())
-        return std::nullopt;
-    return Conflict{st.int64(0), {st.text(1), st.text(2), st.text(3), st.text(4), st.text(5), st.text(6), st.text(7)},
-                    st.int64(8), st.text(9), st.text(10)};
-}
-
-void StateStore::markConflictResolved(std::int64_t id, const std::string &resolution)
-{
-    std::lock_guard lock(m_mutex);
-    auto st = m_db.prepare("UPDATE conflicts SET status = 'resolved', resolved_at_ms = ?2, resolution = ?3 WHERE id = ?1");
-    st.bind(1, id).bind(2, nowMs()).bindText(3, resolution);
-    st.run();
-}
-
 } // namespace driftless::core
 
 namespace driftless::core {
@@ -749,65 +690,6 @@ std::vector<StateStore::ReconcileSummary> StateStore::latestReconciles()
     while (st.step())
         out.push_back(summaryFrom(st));
     return out;
-}
-
-std::int64_t StateStore::addConflict(const ConflictRecord &c)
-{
-    std::lock_guard lock(m_mutex);
-    auto find = m_db.prepare("SELECT id FROM conflicts WHERE pipeline = ?1 AND table_name = ?2 AND row_key = ?3 AND "
-                             "status = 'open'");
-    find.bindText(1, c.pipeline).bindText(2, c.table).bindText(3, c.key);
-    if (find.step()) {
-        const std::int64_t id = find.int64(0);
-        auto up = m_db.prepare("UPDATE conflicts SET columns = ?2, source_version = ?3, target_version = ?4, base = ?5 "
-                               "WHERE id = ?1");
-        up.bind(1, id).bindText(2, c.columns).bindText(3, c.source).bindText(4, c.target).bindText(5, c.base);
-        up.run();
-        return id;
-    }
-    auto st = m_db.prepare("INSERT INTO conflicts (pipeline, table_name, row_key, columns, source_version, "
-                           "target_version, base, detected_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id");
-    st.bindText(1, c.pipeline).bindText(2, c.table).bindText(3, c.key).bindText(4, c.columns).bindText(5, c.source);
-    st.bindText(6, c.target).bindText(7, c.base).bind(8, nowMs());
-    st.step();
-    return st.int64(0);
-}
-
-namespace {
-constexpr const char *kConflictColumns = "id, pipeline, table_name, row_key, columns, source_version, target_version, "
-                                         "base, detected_at_ms, status, coalesce(resolution, '')";
-} // namespace
-
-std::vector<StateStore::Conflict> StateStore::conflicts(const std::string &pipeline, bool includeResolved)
-{
-    std::lock_guard lock(m_mutex);
-    auto st = m_db.prepare(std::string("SELECT ") + kConflictColumns +
-                           " FROM conflicts WHERE (?1 = '' OR pipeline = ?1) AND (?2 OR status = 'open') ORDER BY id");
-    st.bindText(1, pipeline).bind(2, static_cast<std::int64_t>(includeResolved ? 1 : 0));
-    std::vector<Conflict> out;
-    while (st.step())
-        out.push_back({st.int64(0), {st.text(1), st.text(2), st.text(3), st.text(4), st.text(5), st.text(6), st.text(7)},
-                       st.int64(8), st.text(9), st.text(10)});
-    return out;
-}
-
-std::optional<StateStore::Conflict> StateStore::conflict(std::int64_t id)
-{
-    std::lock_guard lock(m_mutex);
-    auto st = m_db.prepare(std::string("SELECT ") + kConflictColumns + " FROM conflicts WHERE id = ?1");
-    st.bind(1, id);
-    if (!st.step())
-        return std::nullopt;
-    return Conflict{st.int64(0), {st.text(1), st.text(2), st.text(3), st.text(4), st.text(5), st.text(6), st.text(7)},
-                    st.int64(8), st.text(9), st.text(10)};
-}
-
-void StateStore::markConflictResolved(std::int64_t id, const std::string &resolution)
-{
-    std::lock_guard lock(m_mutex);
-    auto st = m_db.prepare("UPDATE conflicts SET status = 'resolved', resolved_at_ms = ?2, resolution = ?3 WHERE id = ?1");
-    st.bind(1, id).bind(2, nowMs()).bindText(3, resolution);
-    st.run();
 }
 
 } // namespace driftless::core
