@@ -244,7 +244,7 @@ TEST_F(Conflicts, conflictPoliciesAreCheckedByApplyAndKeptInTheState)
 {
     auto r = apply("newer_wins");
     EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
-    EXPECT_NE(r.err.find("ws.yaml:13"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("ws.yaml:12"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("tables[public.people].conflicts"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("not available yet"), std::string::npos) << r.err;
 

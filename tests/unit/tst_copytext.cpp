@@ -97,6 +97,30 @@ TEST(RowSet, foldFillsUnchangedColumnsFromTheKeysEarlierRow)
     EXPECT_EQ(rs.unchangedMask(1), "001") << "no earlier row: the merge keeps the target's value";
 }
 
+TEST(RowSet, foldKeepsTheFirstBeforeImageAndTheLastAfterImage)
+{
+    // Two-way conflict detection compares the target with the base both sides started from: the
+    // before-image of the key's FIRST change in the batch, not of its last.
+    RowSet rs;
+    rs.append("1\tb\tx", ChangeOp::Update, 10);
+    rs.setBefore(0, "1\ta\tx");
+    rs.append("2\tnew\ty", ChangeOp::Insert, 11);
+    rs.setNoBase(1);
+    rs.append("1\tc\tx", ChangeOp::Update, 12);
+    rs.setBefore(2, "1\tb\tx");
+    rs.append("2\tnewer\ty", ChangeOp::Update, 13);
+    rs.setBefore(3, "2\tnew\ty");
+    rs.append("3\tq\tz", ChangeOp::Update, 14);
+    rs.setBefore(4, "3\tp\tz");
+    rs.foldByKey({0});
+    ASSERT_EQ(rs.size(), 3u);
+    EXPECT_EQ(rs.line(0), "1\tc\tx");
+    EXPECT_EQ(rs.before(0), "1\ta\tx");
+    EXPECT_EQ(rs.line(1), "2\tnewer\ty");
+    EXPECT_EQ(rs.beforeIndex(1), RowSet::kNoBase) << "inserted in this batch: no row before it";
+    EXPECT_EQ(rs.before(2), "3\tp\tz");
+}
+
 TEST(RowSet, foldDoesNotInheritAcrossADelete)
 {
     RowSet rs;
