@@ -5,8 +5,11 @@
 
 #include "core/db/pgconnection.h"
 #include "core/engine/conflicts.h"
+#include "core/engine/scheduler.h"
+#include "core/engine/tablesync.h"
 #include "core/engine/twoway.h"
 #include "core/model/error.h"
+#include "tests/support/recordingobserver.h"
 #include "tests/support/testsupport.h"
 
 #include <gtest/gtest.h>
@@ -262,4 +265,82 @@ TEST_F(Conflicts, conflictPoliciesAreCheckedByApplyAndKeptInTheState)
     ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
     exported = runCli({"--state", state, "export"});
     EXPECT_NE(exported.out.find("conflicts: source_wins"), std::string::npos) << exported.out;
+}
+
+namespace {
+long long conflictCount(const std::string &pipeline, const std::string &outcome)
+{
+    long long n = 0;
+    for (const auto &c : conflictCountsSnapshot())
+        if (c.pipeline == pipeline && c.outcome == outcome)
+            n += c.count;
+    return n;
+}
+long long captured(const std::string &direction)
+{
+    for (const auto &s : loopCountersSnapshot())
+        if (s.direction == direction)
+            return s.captured;
+    return 0;
+}
+} // namespace
+
+// The counters behind /metrics: a field-level merge counts as merged (by each direction that
+// saw it), and an overlap under source_wins as source_won, while each side's edit is captured
+// once by its own direction only.
+TEST_F(Conflicts, outcomesAreCountedPerPipelineAndTable)
+{
+    a.exec(kPeople);
+    Workspace ws;
+    ws.endpoints["a"] = pgEndpoint("a", a.name());
+    ws.endpoints["b"] = pgEndpoint("b", b.name());
+    PipelineSpec p;
+    p.name = pipeline;
+    p.source = "a";
+    p.target = "b";
+    p.twoWay = true;
+    TableSpec t;
+    t.table = TableRef::parse("public.people");
+    t.strategy = Strategy::Cdc;
+    t.conflicts = "merge_columns/source_wins";
+    p.tables.push_back(t);
+    ws.pipelines.push_back(p);
+    RecordingObserver obs;
+    auto run = [&](std::stop_source &stop) {
+        return std::thread([&obs, &stop, jobs = jobsFor(ws)] { Scheduler(jobs, obs, {}).run(stop.get_token()); });
+    };
+    std::stop_source stop1;
+    std::thread engine = run(stop1);
+    const bool streaming = waitFor(
+        [&] {
+            return b.scalar("SELECT to_regclass('public.people') IS NOT NULL") == "t" &&
+                   b.scalar("SELECT count(*) FROM people") == "50" &&
+                   a.scalar("SELECT to_regclass('_driftless.checkpoints') IS NOT NULL") == "t" &&
+                   a.scalar("SELECT count(*) FROM _driftless.checkpoints WHERE pipeline = '" + pipeline + "_rev'") ==
+                       "1";
+        },
+        180);
+    const bool settled = streaming && quiesced(120);
+    stop1.request_stop();
+    engine.join();
+    ASSERT_TRUE(settled);
+
+    a.exec("UPDATE people SET email = 'merged-a' WHERE id = 30");
+    b.exec("UPDATE people SET phone = 'merged-b' WHERE id = 30");
+    a.exec("UPDATE people SET name = 'won-a' WHERE id = 31");
+    b.exec("UPDATE people SET name = 'lost-b' WHERE id = 31");
+    const long long fwd0 = captured(pipeline), rev0 = captured(pipeline + "_rev");
+    std::stop_source stop2;
+    engine = run(stop2);
+    const bool done = quiesced(120) && waitFor([&] { return hash(a) == hash(b); }, 60);
+    stop2.request_stop();
+    engine.join();
+    ASSERT_TRUE(done) << row(a, 30) << " / " << row(b, 30) << "; " << row(a, 31) << " / " << row(b, 31);
+    EXPECT_EQ(row(b, 30), "name 30|merged-a|merged-b");
+    EXPECT_EQ(row(b, 31), "won-a|p31@old|555-31");
+    EXPECT_EQ(conflictCount(pipeline, "merged"), 2) << "each direction merged its side's column";
+    EXPECT_EQ(conflictCount(pipeline, "source_won"), 2) << "each direction decided the overlap for the source";
+    EXPECT_EQ(conflictCount(pipeline, "queued"), 0);
+    EXPECT_EQ(captured(pipeline) - fwd0, 2) << "A's two edits, captured once";
+    EXPECT_EQ(captured(pipeline + "_rev") - rev0, 2) << "B's two edits, captured once";
 }
