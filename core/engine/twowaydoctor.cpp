@@ -47,7 +47,8 @@ void postgresSide(const Endpoint &e, const std::vector<TableRef> &tables, const 
         if (ri.text(0, 0) != "f")
             out.push_back({"warn", "config", pipeline, "table " + t.display() + " on " + e.name,
                            "REPLICA IDENTITY is not FULL: updates carry no before-image, which conflict "
-                           "detection between the two sides needs",
+                           "detection between the two sides needs (the engine sets it when the pipeline starts, "
+                           "as the table's owner; a change without one stops the table)",
                            "ALTER TABLE " + t.display() + " REPLICA IDENTITY FULL",
                            "ALTER TABLE " + t.quoted() + " REPLICA IDENTITY FULL;"});
     }

@@ -274,7 +274,7 @@ void PgLogicalReader::onMessage(std::string_view payload, std::int64_t)
                 std::string oldKey = keyOf(*rel, *old, oldComplete);
                 if (oldComplete && newComplete && oldKey != newKey) {
                     // The key changed: the old key's row is gone, the new key's row arrives.
-                    addChange(*rel, ChangeOp::Delete, *old, nullptr, old);
+                    addChange(*rel, ChangeOp::Delete, *old, nullptr, up->oldKind == 'O' ? old : nullptr);
                     // The new key had no row before this change.
                     addChange(*rel, ChangeOp::Update, up->newTuple, up->oldKind == 'O' ? old : nullptr, nullptr,
                               true);
