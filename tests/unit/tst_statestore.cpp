@@ -270,3 +270,27 @@ TEST(WorkspaceState, refusesAMissingWorkspaceWithoutCreatingItAndReadsWhatIsStor
     EXPECT_TRUE(state.reconcileSummaries(10).empty());
     EXPECT_FALSE(state.loadReport(1));
 }
+
+// The conflict queue: both directions of a two-way pipeline report the same conflict, which is
+// queued once; a resolved one is no longer open and a new conflict of the row opens a new entry.
+TEST(StateStore, aConflictIsQueuedOnceUntilResolved)
+{
+    TempDir dir;
+    StateStore store((dir.path() / "ws.db").string());
+    ConflictRecord c{"east_west", "public.customers", R"({"id":"7"})", R"(["email"])", R"({"email":"a"})",
+                     R"({"email":"b"})", R"({"email":"old"})"};
+    const auto id = store.addConflict(c);
+    c.target = R"({"email":"b2"})";
+    EXPECT_EQ(store.addConflict(c), id) << "the other direction's view of the same conflict";
+    auto open = store.conflicts();
+    ASSERT_EQ(open.size(), 1u);
+    EXPECT_EQ(open[0].record.target, R"({"email":"b2"})");
+    EXPECT_EQ(open[0].status, "open");
+    EXPECT_TRUE(store.conflicts("other").empty());
+
+    store.markConflictResolved(id, "target");
+    EXPECT_TRUE(store.conflicts().empty());
+    ASSERT_EQ(store.conflicts({}, true).size(), 1u);
+    EXPECT_EQ(store.conflict(id)->resolution, "target");
+    EXPECT_NE(store.addConflict(c), id) << "a new conflict of the row after the resolution";
+}
