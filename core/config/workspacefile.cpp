@@ -458,13 +458,10 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
         auto v = scalar(c, n["deletes"], field + ".deletes");
         if (v != "hard" && v != "soft" && v != "ignore")
             fail(c, n["deletes"], field + ".deletes", "'" + v + "': expected hard, soft or ignore");
-        if (v == "soft")
+        if (v == "ignore" && t.strategy == Strategy::FullRefresh)
             fail(c, n["deletes"], field + ".deletes",
-                 "soft deletes (a _driftless_deleted_at column) are not available yet; use hard or ignore");
-        if (v != "hard" && t.strategy == Strategy::FullRefresh)
-            fail(c, n["deletes"], field + ".deletes",
-                 "a full refresh replaces the whole table, so it cannot keep deleted rows; use strategy cursor or "
-                 "cdc, or deletes: hard");
+                 "a full refresh replaces the whole table, so it cannot keep deleted rows unmarked; use deletes: soft "
+                 "(they stay, marked in _driftless_deleted_at), strategy cursor or cdc, or deletes: hard");
         t.deletes = v;
     }
     return t;
