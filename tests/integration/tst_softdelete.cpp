@@ -406,6 +406,39 @@ TEST_F(SoftDelete, fullRefreshKeepsMissingRowsMarkedInEveryTarget)
     live();
 }
 
+TEST_F(SoftDelete, cursorMarksRowsLeavingTheFilterAndRevivesThemOnTheWayBack)
+{
+    const std::string lite = dir.file("c.db");
+    auto cursor = spec(Strategy::Cursor);
+    cursor.cursor = "updated_at";
+    cursor.lookback = "1s";
+    cursor.pageSize = 50;
+    std::vector<TableJob> jobs{
+        makeJob(pipeline, cursor, pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name())),
+        makeJob(pipeline, cursor, pgEndpoint("src", src.name()), sqliteEndpoint("l", lite))};
+    auto pass = [&] {
+        for (const auto &j : jobs)
+            TableSync(j, obs).runOnce({});
+    };
+    pass();
+    EXPECT_EQ(pgLive(), expected());
+    EXPECT_EQ(liteLive(lite), expected());
+    // A cursor pass sees no deletes of its own: only the row that leaves the filter is marked.
+    src.exec("UPDATE items SET tenant_id = 7, updated_at = clock_timestamp() WHERE id IN (3, 6)");
+    pass();
+    EXPECT_EQ(pgMarked(), "3,6");
+    EXPECT_EQ(liteMarked(lite), "3,6");
+    EXPECT_EQ(pgLive(), expected());
+    EXPECT_EQ(liteLive(lite), expected());
+    src.exec("UPDATE items SET tenant_id = 42, name = 'back', updated_at = clock_timestamp() WHERE id = 3");
+    pass();
+    EXPECT_EQ(pgMarked(), "6");
+    EXPECT_EQ(liteMarked(lite), "6");
+    EXPECT_EQ(dst.scalar("SELECT name FROM items WHERE id = 3"), "back");
+    EXPECT_EQ(pgLive(), expected());
+    EXPECT_EQ(liteLive(lite), expected());
+}
+
 /// A MariaDB source: binlog CDC into Postgres.
 TEST_F(SoftDelete, mariaDbSourceMarksDeletesAndRowsLeavingTheFilter)
 {
