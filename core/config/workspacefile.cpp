@@ -495,6 +495,12 @@ void parseDirection(const Ctx &c, const YAML::Node &n, const std::string &field,
         if (p.tables[i].strategy != Strategy::Cdc)
             fail(c, n["tables"][i]["strategy"], field + ".tables[" + p.tables[i].table.display() + "].strategy",
                  "direction: both streams changes both ways, so every table's strategy must be cdc");
+    // A marked row is still a row of the other direction's source table: it would travel back live.
+    for (size_t i = 0; i < p.tables.size(); ++i)
+        if (p.tables[i].deletes == std::optional<std::string>("soft"))
+            fail(c, n["tables"][i]["deletes"], field + ".tables[" + p.tables[i].table.display() + "].deletes",
+                 "direction: both reads each side's table back as a source, where a soft-deleted row would count "
+                 "as live; use deletes: hard on a two-way pipeline");
     p.twoWay = true;
 }
 

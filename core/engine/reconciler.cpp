@@ -439,10 +439,7 @@ public:
 
     std::string describe() const override { return m_path + " " + m_table; }
     /// Compares only the rows that hold `filter` (an SQLite condition on the table's columns).
-    void setRowFilter(const std::string &filter)
-    {
-        m_table = "(SELECT * FROM " + m_table + " WHERE " + filter + ")";
-    }
+    void setRowFilter(const std::string &filter) { m_table = "(SELECT * FROM " + m_table + " WHERE " + filter + ")"; }
 
 private:
     SqliteStmt prepare(const std::string &sql, const std::vector<std::pair<std::string, SqliteStorage>> &binds)

@@ -104,7 +104,8 @@ BackfillTarget openBackfillTarget(const Workspace &ws, const std::string &pipeli
         if (slot.rows() == 1 && !slot.isNull(0, 0))
             t.out.runningPid = static_cast<int>(slot.toInt(0, 0));
         auto schema = pgcatalog::describeTable(source, ref);
-        t.merger = withColumnMapping(createMerger(j.target, {pipeline, ref, j.targetName, Strategy::Cdc, softDeletes(j.spec)}), j.spec);
+        t.merger = withColumnMapping(
+            createMerger(j.target, {pipeline, ref, j.targetName, Strategy::Cdc, softDeletes(j.spec)}), j.spec);
         t.merger->prepare(schema);
         if (auto cp = t.merger->readCheckpoint())
             t.position = PgCdcPosition::fromJson(cp->position);

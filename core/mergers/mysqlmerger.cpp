@@ -578,8 +578,8 @@ long long MysqlMerger::deleteUnseenInTransaction(std::int64_t version)
                      std::to_string(version) + " WHERE " + seen + "." + firstKey + " IS NULL AND " + m_table + "." +
                      kDeletedAt + " IS NULL AND " + older);
     else
-        m_conn->exec("DELETE " + m_table + " FROM " + m_table + " LEFT JOIN " + seen + " ON " +
-                     keyJoin(m_table, seen) + " WHERE " + seen + "." + firstKey + " IS NULL AND " + older);
+        m_conn->exec("DELETE " + m_table + " FROM " + m_table + " LEFT JOIN " + seen + " ON " + keyJoin(m_table, seen) +
+                     " WHERE " + seen + "." + firstKey + " IS NULL AND " + older);
     const long long gone = rowCount();
     m_conn->exec("DELETE FROM " + seen);
     return gone;

@@ -498,8 +498,8 @@ void PgMerger::buildSql()
                                                : "";
         return "MERGE INTO " + m_targetSql + " AS t USING " + using_ + " AS s ON " + on +
                " WHEN MATCHED AND s._driftless_version >= t._driftless_version AND s._driftless_op = 'd'" + onDelete +
-               " WHEN MATCHED AND s._driftless_version >= t._driftless_version AND s._driftless_op <> 'd'" +
-               changed + " THEN UPDATE SET " + set + "_driftless_version = s._driftless_version" +
+               " WHEN MATCHED AND s._driftless_version >= t._driftless_version AND s._driftless_op <> 'd'" + changed +
+               " THEN UPDATE SET " + set + "_driftless_version = s._driftless_version" +
                " WHEN NOT MATCHED AND s._driftless_op <> 'd' AND s._driftless_unchanged IS NULL" + tombGuard +
                " THEN INSERT (" + ins + "_driftless_version) VALUES (" + vals + "s._driftless_version)";
     };
@@ -676,8 +676,9 @@ long long PgMerger::truncateInTransaction()
     // DELETE rather than TRUNCATE: it needs no ACCESS EXCLUSIVE lock, so readers of the target
     // keep reading the old rows until the transaction commits. Soft deletes mark every live row.
     if (m_target.softDeletes)
-        return m_conn->exec("UPDATE " + m_targetSql + " SET " + kDeletedAtColumn + " = now() WHERE " +
-                            kDeletedAtColumn + " IS NULL")
+        return m_conn
+            ->exec("UPDATE " + m_targetSql + " SET " + kDeletedAtColumn + " = now() WHERE " + kDeletedAtColumn +
+                   " IS NULL")
             .affected();
     return m_conn->exec("DELETE FROM " + m_targetSql).affected();
 }
@@ -820,8 +821,10 @@ long long PgMerger::deleteUnseenInTransaction(std::int64_t version)
     const std::string remove = m_target.softDeletes ? softDeleteSql() + " AND t._driftless_deleted_at IS NULL"
                                                     : "DELETE FROM " + m_targetSql + " t WHERE true";
     long long gone = m_conn
-                         ->execParams(remove + " AND t._driftless_version < $1::bigint AND "
-                                      "NOT EXISTS (SELECT 1 FROM " + seenTable() + " s WHERE " + on + ")",
+                         ->execParams(remove +
+                                          " AND t._driftless_version < $1::bigint AND "
+                                          "NOT EXISTS (SELECT 1 FROM " +
+                                          seenTable() + " s WHERE " + on + ")",
                                       {std::to_string(version)})
                          .affected();
     m_conn->exec("TRUNCATE " + seenTable());
@@ -842,7 +845,8 @@ long long PgMerger::deleteOlderInTransaction(std::int64_t version)
 
 std::string PgMerger::softDeleteSql() const
 {
-    return "UPDATE " + m_targetSql + " t SET " + kDeletedAtColumn + " = now(), _driftless_version = greatest("
+    return "UPDATE " + m_targetSql + " t SET " + kDeletedAtColumn +
+           " = now(), _driftless_version = greatest("
            "t._driftless_version, $1::bigint) WHERE true";
 }
 

@@ -214,7 +214,8 @@ void SqliteMerger::buildStatements()
                                  " AND \"_driftless_version\" <= " + v + " AND (" + deletedAt +
                                  " IS NULL OR \"_driftless_version\" < " + v + ")");
     else
-        m_delete = m_db->prepare("DELETE FROM " + m_table + " WHERE " + keyMatch + " AND \"_driftless_version\" <= " + v);
+        m_delete =
+            m_db->prepare("DELETE FROM " + m_table + " WHERE " + keyMatch + " AND \"_driftless_version\" <= " + v);
     m_tomb = m_db->prepare("INSERT INTO " + tombstoneTable() + " AS tb (" + keyCols + ", \"_driftless_version\") VALUES (" +
                            keyParams + ", " + v + ") ON CONFLICT (" + keyCols +
                            ") DO UPDATE SET \"_driftless_version\" = max(tb.\"_driftless_version\", "
@@ -506,7 +507,8 @@ long long SqliteMerger::deleteUnseenInTransaction(std::int64_t version)
         auto q = quoteIdent(m_source.columns[static_cast<size_t>(k)].name);
         on += (on.empty() ? "" : " AND ") + ("s." + q + " = " + m_table + "." + q);
     }
-    auto st = m_db->prepare(removeOlderSql() + " AND NOT EXISTS (SELECT 1 FROM " + seenTable() + " s WHERE " + on + ")");
+    auto st =
+        m_db->prepare(removeOlderSql() + " AND NOT EXISTS (SELECT 1 FROM " + seenTable() + " s WHERE " + on + ")");
     st.bind(1, version);
     st.run();
     const long long gone = m_db->changes();

@@ -140,6 +140,18 @@ TEST_F(SoftDelete, workspaceFileKeepsSoftOnEveryStrategy)
     for (const auto &t : ws.pipelines.at(0).tables)
         EXPECT_EQ(t.deletes, std::optional<std::string>("soft")) << t.table.display();
     EXPECT_EQ(WorkspaceFile::parse(WorkspaceFile::toYaml(ws), "again.yaml", "/"), ws);
+
+    // Two-way reads each target back as a source: a marked row would go back live.
+    try {
+        WorkspaceFile::parse(head.substr(0, head.find("    tables:")) + "    direction: both\n    tables:\n" +
+                                 "      - { table: public.a, strategy: cdc, deletes: soft }\n",
+                             "ws.yaml", "/");
+        ADD_FAILURE() << "a two-way pipeline accepted deletes: soft";
+    } catch (const ConfigError &e) {
+        EXPECT_EQ(e.field(), "pipelines[p].tables[public.a].deletes") << e.what();
+        EXPECT_NE(std::string(e.what()).find("use deletes: hard on a two-way pipeline"), std::string::npos)
+            << e.what();
+    }
 }
 
 TEST_F(SoftDelete, cdcThroughTheCliMarksDeletesRevivesKeysAndReconcilesClean)
