@@ -525,13 +525,10 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
         auto v = scalar(c, n["deletes"], field + ".deletes");
         if (v != "hard" && v != "soft" && v != "ignore")
             fail(c, n["deletes"], field + ".deletes", "'" + v + "': expected hard, soft or ignore");
-        if (v == "soft")
+        if (v == "ignore" && t.strategy == Strategy::FullRefresh)
             fail(c, n["deletes"], field + ".deletes",
-                 "soft deletes (a _driftless_deleted_at column) are not available yet; use hard or ignore");
-        if (v != "hard" && t.strategy == Strategy::FullRefresh)
-            fail(c, n["deletes"], field + ".deletes",
-                 "a full refresh replaces the whole table, so it cannot keep deleted rows; use strategy cursor or "
-                 "cdc, or deletes: hard");
+                 "a full refresh replaces the whole table, so it cannot keep deleted rows unmarked; use deletes: soft "
+                 "(they stay, marked in _driftless_deleted_at), strategy cursor or cdc, or deletes: hard");
         t.deletes = v;
     }
     if (n["conflicts"])
@@ -567,6 +564,12 @@ void parseDirection(const Ctx &c, const YAML::Node &n, const std::string &field,
         if (p.tables[i].strategy != Strategy::Cdc)
             fail(c, n["tables"][i]["strategy"], field + ".tables[" + p.tables[i].table.display() + "].strategy",
                  "direction: both streams changes both ways, so every table's strategy must be cdc");
+    // A marked row is still a row of the other direction's source table: it would travel back live.
+    for (size_t i = 0; i < p.tables.size(); ++i)
+        if (p.tables[i].deletes == std::optional<std::string>("soft"))
+            fail(c, n["tables"][i]["deletes"], field + ".tables[" + p.tables[i].table.display() + "].deletes",
+                 "direction: both reads each side's table back as a source, where a soft-deleted row would count "
+                 "as live; use deletes: hard on a two-way pipeline");
     p.twoWay = true;
 }
 

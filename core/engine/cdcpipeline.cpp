@@ -390,8 +390,9 @@ void CdcPipeline::run(std::stop_token stop, Options options)
         }
     }
     for (auto &t : m_tables) {
-        t->merger = withColumnMapping(
-            m_session->merger({m_pipeline, t->job.spec.table, t->job.targetName, Strategy::Cdc}), t->job.spec);
+        t->merger = withColumnMapping(m_session->merger({m_pipeline, t->job.spec.table, t->job.targetName,
+                                                         Strategy::Cdc, softDeletes(t->job.spec)}),
+                                      t->job.spec);
         const auto lacking = generatedColumnsLacking(*t);
         t->merger->prepare(t->schema);
         t->layout = streamLayout(t->schema, t->columns, t->merger->generatedColumns());

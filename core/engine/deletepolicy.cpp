@@ -4,6 +4,8 @@ namespace driftless::core {
 
 bool ignoresDeletes(const TableSpec &spec) { return spec.deletes == std::optional<std::string>("ignore"); }
 
+bool softDeletes(const TableSpec &spec) { return spec.deletes == std::optional<std::string>("soft"); }
+
 long long dropDeletes(RowSet &rows)
 {
     long long n = 0;

@@ -177,8 +177,9 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
         order += (order.empty() ? "" : ", ") + mysqlIdent(t.source.columns[static_cast<size_t>(k)].name);
     const long long chunk = t.job.spec.effectivePageSize();
     auto session = createTargetSession(t.job.target, "driftless " + m_pipeline + " load");
-    auto merger =
-        withColumnMapping(session->merger({m_pipeline, schema.table, t.job.targetName, Strategy::Cdc}), t.job.spec);
+    auto merger = withColumnMapping(
+        session->merger({m_pipeline, schema.table, t.job.targetName, Strategy::Cdc, softDeletes(t.job.spec)}),
+        t.job.spec);
     merger->prepare(schema);
     m_observer.tableState(t.key, TableState::Backfilling,
                           std::string("initial load") + (merge ? " (merging into existing rows)" : ""),
@@ -325,7 +326,8 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
     prepareTables();
     auto session = createTargetSession(m_jobs.front().target, "driftless " + m_pipeline);
     for (auto &t : m_tables) {
-        t->merger = withColumnMapping(session->merger({m_pipeline, t->job.spec.table, t->job.targetName, Strategy::Cdc}),
+        t->merger = withColumnMapping(session->merger({m_pipeline, t->job.spec.table, t->job.targetName, Strategy::Cdc,
+                                                       softDeletes(t->job.spec)}),
                                       t->job.spec);
         t->merger->prepare(t->source.schema);
         if (auto cp = t->merger->readCheckpoint()) {
@@ -453,8 +455,9 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     auto session = createTargetSession(m_jobs.front().target, "driftless " + m_pipeline);
     std::map<Table *, std::unique_ptr<Merger>> mergers;
     for (auto &t : m_tables) {
-        mergers[t.get()] = withColumnMapping(
-            session->merger({m_pipeline, t->job.spec.table, t->job.targetName, Strategy::Cdc}), t->job.spec);
+        mergers[t.get()] = withColumnMapping(session->merger({m_pipeline, t->job.spec.table, t->job.targetName,
+                                                              Strategy::Cdc, softDeletes(t->job.spec)}),
+                                             t->job.spec);
         mergers[t.get()]->prepare(t->source.schema);
         if (!t->paused)
             m_observer.tableState(t->key, TableState::Streaming, "", std::nullopt);

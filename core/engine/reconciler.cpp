@@ -7,6 +7,7 @@
 #include "core/db/sqlitedb.h"
 #include "core/engine/columnmapping.h"
 #include "core/engine/connect.h"
+#include "core/engine/deletepolicy.h"
 #include "core/engine/reconcilemysql.h"
 #include "core/engine/reconcileside.h"
 #include "core/engine/rowfilter.h"
@@ -14,6 +15,7 @@
 #include "core/engine/statusreport.h"
 #include "core/engine/tableargs.h"
 #include "core/engine/tablesync.h"
+#include "core/mergers/softdelete.h"
 #include "core/mergers/sqlitetypes.h"
 #include "core/model/cdcposition.h"
 #include "core/model/duration.h"
@@ -436,6 +438,8 @@ public:
     }
 
     std::string describe() const override { return m_path + " " + m_table; }
+    /// Compares only the rows that hold `filter` (an SQLite condition on the table's columns).
+    void setRowFilter(const std::string &filter) { m_table = "(SELECT * FROM " + m_table + " WHERE " + filter + ")"; }
 
 private:
     SqliteStmt prepare(const std::string &sql, const std::vector<std::pair<std::string, SqliteStorage>> &binds)
@@ -834,6 +838,14 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
         throw Error(ErrorKind::Permanent, "endpoint '" + job.source.name + "': SQLite is a target only", {},
                     "use a Postgres or MySQL/MariaDB endpoint as the pipeline's source");
     }
+    // `deletes: soft`: a marked row is one the source deleted, so it counts as absent. (A target
+    // the sync has not run on since soft deletes were turned on has no marks, and no column yet.)
+    std::optional<std::string> liveOnly;
+    if (softDeletes(job.spec)) {
+        const auto have = targetColumnNames(job);
+        if (std::find(have.begin(), have.end(), kDeletedAtColumn) != have.end())
+            liveOnly = std::string(kDeletedAtColumn) + " IS NULL"; // a plain name on every target
+    }
     const auto missingTarget = [&] {
         return Error(ErrorKind::Permanent, "target table " + job.targetName.display() + " does not exist yet", {},
                      "run the pipeline once to create and load it");
@@ -843,7 +855,9 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
         auto exists = tgt.execParams("SELECT to_regclass($1) IS NOT NULL", {targetSql(job.targetName)});
         if (!exists.toBool(0, 0))
             throw missingTarget();
-        auto side = std::make_unique<PgSide>(std::move(tgt), targetSql(job.targetName), ctx.schema, ctx.keys);
+        const std::string from = liveOnly ? "(SELECT * FROM " + targetSql(job.targetName) + " WHERE " + *liveOnly + ")"
+                                          : targetSql(job.targetName);
+        auto side = std::make_unique<PgSide>(std::move(tgt), from, ctx.schema, ctx.keys);
         // Two Postgres servers that hash a probe alike hash every row alike: use their native
         // text hash, several times cheaper than MD5.
         if (ctx.pgSource) {
@@ -863,7 +877,10 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
             if (!probe.tableExists(job.targetName.name))
                 throw missingTarget();
         }
-        ctx.target = std::make_unique<SqliteSide>(job.target.path, job.targetName.name, ctx.schema, ctx.keys);
+        auto side = std::make_unique<SqliteSide>(job.target.path, job.targetName.name, ctx.schema, ctx.keys);
+        if (liveOnly)
+            side->setRowFilter(*liveOnly);
+        ctx.target = std::move(side);
     } else {
         MysqlConnection tgt = connectMysql(job.target);
         const TableRef table{tgt.dsn().database, job.targetName.name};
@@ -877,7 +894,10 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
                               " is a MySQL JSON column, which normalises the text Postgres sent (key order, "
                               "spacing, numbers), so it cannot be compared exactly; leave the column out of the "
                               "comparison with a view on both sides, or compare it by hand";
-        ctx.target = std::make_unique<MysqlSide>(std::move(tgt), table, ctx.schema, std::move(physical), pgText);
+        auto side = std::make_unique<MysqlSide>(std::move(tgt), table, ctx.schema, std::move(physical), pgText);
+        if (liveOnly)
+            side->setRowFilter(*liveOnly);
+        ctx.target = std::move(side);
     }
     return ctx;
 }
@@ -1179,7 +1199,12 @@ std::vector<RepairStatement> repairStatements(const TableJob &job, const std::ve
                                                         : "ON CONFLICT (" + key + ") DO UPDATE SET ...") +
                            " WHERE the staged version is not older",
                        upserts});
-    if (deletes)
+    if (deletes && softDeletes(job.spec))
+        out.push_back({"delete",
+                       "UPDATE " + target + " SET " + kDeletedAtColumn + " = now WHERE (" + key +
+                           ") IN (staged deletes) AND the staged version is not older (deletes: soft); tombstones kept",
+                       deletes});
+    else if (deletes)
         out.push_back({"delete",
                        "DELETE FROM " + target + " WHERE (" + key +
                            ") IN (staged deletes) AND the staged version is not older; tombstones kept",
@@ -1225,7 +1250,7 @@ RepairOutcome executeTable(const Workspace &ws, const TableRepairPlan &plan)
     // A full refresh table has no staging of its own (it reloads whole); repairing it stages
     // like a cursor table does.
     const Strategy mergeAs = job.spec.strategy == Strategy::FullRefresh ? Strategy::Cursor : job.spec.strategy;
-    auto merger = session->merger({job.pipeline, job.spec.table, job.targetName, mergeAs});
+    auto merger = session->merger({job.pipeline, job.spec.table, job.targetName, mergeAs, softDeletes(job.spec)});
     merger->prepare(ctx.schema);
     const auto cp = merger->readCheckpoint();
     const std::int64_t floor = std::max(cp ? cp->version : 0, appliedPosition(cp));

@@ -3,6 +3,7 @@
 #include "core/db/pgcatalog.h"
 #include "core/engine/columnmapping.h"
 #include "core/engine/connect.h"
+#include "core/engine/deletepolicy.h"
 #include "core/engine/tableargs.h"
 #include "core/engine/tablesync.h"
 #include "core/model/cdcposition.h"
@@ -57,7 +58,7 @@ std::vector<std::string> resnapshot(const Workspace &ws, const std::string &pipe
 
     auto session = createTargetSession(cdc.front().target, "driftless resnapshot");
     for (const auto &j : chosen) {
-        auto merger = session->merger({pipeline, j.spec.table, j.targetName, Strategy::Cdc});
+        auto merger = session->merger({pipeline, j.spec.table, j.targetName, Strategy::Cdc, softDeletes(j.spec)});
         merger->clearCheckpoint();
         done.push_back("checkpoint of " + j.spec.table.display() + " removed: the next run loads it again");
     }
@@ -103,7 +104,8 @@ BackfillTarget openBackfillTarget(const Workspace &ws, const std::string &pipeli
         if (slot.rows() == 1 && !slot.isNull(0, 0))
             t.out.runningPid = static_cast<int>(slot.toInt(0, 0));
         auto schema = pgcatalog::describeTable(source, ref);
-        t.merger = withColumnMapping(createMerger(j.target, {pipeline, ref, j.targetName, Strategy::Cdc}), j.spec);
+        t.merger = withColumnMapping(
+            createMerger(j.target, {pipeline, ref, j.targetName, Strategy::Cdc, softDeletes(j.spec)}), j.spec);
         t.merger->prepare(schema);
         if (auto cp = t.merger->readCheckpoint())
             t.position = PgCdcPosition::fromJson(cp->position);

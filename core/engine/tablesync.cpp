@@ -182,7 +182,7 @@ TableSync::Outcome TableSync::fullRefresh(std::stop_token stop)
     Source source(m_job, m_pool);
     auto cancelSrc = source.cancelOn(stop);
     const TableSchema &schema = source.schema;
-    MergeTarget mt{m_job.pipeline, m_job.spec.table, m_job.targetName, Strategy::FullRefresh};
+    MergeTarget mt{m_job.pipeline, m_job.spec.table, m_job.targetName, Strategy::FullRefresh, softDeletes(m_job.spec)};
     Target merger(m_job, mt, m_pool);
     merger->prepare(schema);
 
@@ -242,7 +242,7 @@ TableSync::Outcome TableSync::cursorPass(std::stop_token stop)
     // is touched.
     auto readerPtr = source.cursorReader(m_job.spec);
     CursorReader &reader = *readerPtr;
-    MergeTarget mt{m_job.pipeline, m_job.spec.table, m_job.targetName, Strategy::Cursor};
+    MergeTarget mt{m_job.pipeline, m_job.spec.table, m_job.targetName, Strategy::Cursor, softDeletes(m_job.spec)};
     Target merger(m_job, mt, m_pool);
     merger->prepare(schema);
 

@@ -18,6 +18,9 @@ struct MergeTarget {
     TableRef source;
     TargetName target;
     Strategy strategy = Strategy::FullRefresh;
+    /// `deletes: soft`: a delete that wins the guard marks the row (`_driftless_deleted_at`, see
+    /// core/mergers/softdelete.h) instead of removing it; a later insert or update clears the mark.
+    bool softDeletes = false;
 };
 
 struct ApplyResult {

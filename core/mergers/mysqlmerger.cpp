@@ -1,6 +1,7 @@
 #include "core/mergers/mysqlmerger.h"
 
 #include "core/base/copytext.h"
+#include "core/mergers/softdelete.h"
 #include "core/model/error.h"
 
 #include <algorithm>
@@ -16,6 +17,9 @@ namespace driftless::core {
 namespace {
 
 constexpr const char *kVersion = "`_driftless_version`";
+constexpr const char *kDeletedAt = "`_driftless_deleted_at`";
+/// The time a soft delete is applied: DATETIME(6) holds no zone, so it is UTC.
+constexpr const char *kMysqlNow = "UTC_TIMESTAMP(6)";
 constexpr const char *kOp = "`_driftless_op`";
 constexpr const char *kMask = "`_driftless_mask`";
 /// A multi-row INSERT is sent once its text passes this size (well under max_allowed_packet).
@@ -223,6 +227,8 @@ void MysqlMerger::ensureTable()
         for (size_t i = 0; i < m_source.columns.size(); ++i)
             ddl += columnDdl(i, false) + ", ";
         ddl += std::string(kVersion) + " BIGINT NOT NULL DEFAULT 0";
+        if (m_target.softDeletes)
+            ddl += std::string(", ") + kDeletedAt + " DATETIME(6) NULL";
         if (!pk.empty())
             ddl += ", PRIMARY KEY (" + pk + ")";
         m_conn->exec(ddl + ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4");
@@ -231,6 +237,8 @@ void MysqlMerger::ensureTable()
             throw SchemaError("target table " + m_target.target.name + " in " + m_conn->dsn().display() +
                                   " exists but is not managed by Driftless (no _driftless_version column)",
                               "drop or rename it, or set target_table to another name");
+        if (m_target.softDeletes && !has(kDeletedAtColumn))
+            m_conn->exec("ALTER TABLE " + m_table + " ADD COLUMN " + kDeletedAt + " DATETIME(6) NULL");
         for (size_t i = 0; i < m_source.columns.size(); ++i)
             if (!has(m_source.columns[i].name))
                 m_conn->exec("ALTER TABLE " + m_table + " ADD COLUMN " + columnDdl(i, true));
@@ -275,6 +283,7 @@ void MysqlMerger::buildSql()
 
 void MysqlMerger::prepare(const TableSchema &source)
 {
+    requireKeyForSoftDeletes(m_target, source);
     m_source = source;
     m_types.clear();
     for (size_t i = 0; i < source.columns.size(); ++i) {
@@ -471,6 +480,13 @@ ApplyResult MysqlMerger::stageAndMerge(const RowSet &rows, bool onlyDiffering, b
         keep += t + "." + q + " = IF(SUBSTRING(" + s + "." + kMask + ", " + std::to_string(i + 1) + ", 1) = '1', " + t +
                 "." + q + ", " + s + "." + q + "), ";
     }
+    // Soft deletes: a change that wins the guard revives a marked row, even with the values it has.
+    const bool soft = m_target.softDeletes;
+    if (soft) {
+        same += " AND " + t + "." + kDeletedAt + " IS NULL";
+        set += t + "." + kDeletedAt + " = NULL, ";
+        keep += t + "." + kDeletedAt + " = NULL, ";
+    }
     const std::string differs = onlyDiffering ? " AND NOT (" + same + ")" : "";
 
     if (rows.hasUnchanged()) {
@@ -500,9 +516,18 @@ ApplyResult MysqlMerger::stageAndMerge(const RowSet &rows, bool onlyDiffering, b
                  " IS NULL AND (" + tb + "." + kVersion + " IS NULL OR " + tb + "." + kVersion + " <= " + s + "." +
                  kVersion + ")");
     res.rowsWritten += rowCount();
-    // Deletes: only rows no newer than the delete; every delete leaves a tombstone.
-    m_conn->exec("DELETE " + t + " FROM " + t + " JOIN " + s + " ON " + on + " WHERE " + s + "." + kOp + " = 'd' AND " +
-                 t + "." + kVersion + " <= " + s + "." + kVersion);
+    // Deletes: only rows no newer than the delete; every delete leaves a tombstone. A soft delete
+    // marks the row and takes its version; a replay finds it marked at that version and writes
+    // nothing, and the mark keeps the first delete's time.
+    if (soft)
+        m_conn->exec("UPDATE " + t + " JOIN " + s + " ON " + on + " SET " + t + "." + kDeletedAt + " = COALESCE(" + t +
+                     "." + kDeletedAt + ", " + kMysqlNow + "), " + t + "." + kVersion + " = " + s + "." + kVersion +
+                     " WHERE " + s + "." + kOp + " = 'd' AND " + t + "." + kVersion + " <= " + s + "." + kVersion +
+                     " AND (" + t + "." + kDeletedAt + " IS NULL OR " + t + "." + kVersion + " < " + s + "." +
+                     kVersion + ")");
+    else
+        m_conn->exec("DELETE " + t + " FROM " + t + " JOIN " + s + " ON " + on + " WHERE " + s + "." + kOp +
+                     " = 'd' AND " + t + "." + kVersion + " <= " + s + "." + kVersion);
     res.rowsWritten += rowCount();
     std::string keys;
     for (int k : m_source.primaryKey)
@@ -544,9 +569,17 @@ long long MysqlMerger::deleteUnseenInTransaction(std::int64_t version)
 {
     const std::string seen = seenTable();
     const std::string firstKey = mysqlIdent(m_source.columns[static_cast<size_t>(m_source.primaryKey[0])].name);
-    m_conn->exec("DELETE " + m_table + " FROM " + m_table + " LEFT JOIN " + seen + " ON " + keyJoin(m_table, seen) +
-                 " WHERE " + seen + "." + firstKey + " IS NULL AND " + m_table + "." + kVersion + " < " +
-                 std::to_string(version));
+    const std::string older = m_table + "." + kVersion + " < " + std::to_string(version);
+    // Soft deletes: such rows go on as deleted at the snapshot's version; those marked before
+    // keep their first time.
+    if (m_target.softDeletes)
+        m_conn->exec("UPDATE " + m_table + " LEFT JOIN " + seen + " ON " + keyJoin(m_table, seen) + " SET " + m_table +
+                     "." + kDeletedAt + " = " + kMysqlNow + ", " + m_table + "." + kVersion + " = " +
+                     std::to_string(version) + " WHERE " + seen + "." + firstKey + " IS NULL AND " + m_table + "." +
+                     kDeletedAt + " IS NULL AND " + older);
+    else
+        m_conn->exec("DELETE " + m_table + " FROM " + m_table + " LEFT JOIN " + seen + " ON " + keyJoin(m_table, seen) +
+                     " WHERE " + seen + "." + firstKey + " IS NULL AND " + older);
     const long long gone = rowCount();
     m_conn->exec("DELETE FROM " + seen);
     return gone;
@@ -567,14 +600,24 @@ long long MysqlMerger::seenCount()
 
 long long MysqlMerger::deleteOlderInTransaction(std::int64_t version)
 {
-    m_conn->exec("DELETE FROM " + m_table + " WHERE " + kVersion + " < " + std::to_string(version));
+    if (m_target.softDeletes)
+        m_conn->exec("UPDATE " + m_table + " SET " + kDeletedAt + " = " + kMysqlNow + ", " + kVersion + " = " +
+                     std::to_string(version) + " WHERE " + kDeletedAt + " IS NULL AND " + kVersion + " < " +
+                     std::to_string(version));
+    else
+        m_conn->exec("DELETE FROM " + m_table + " WHERE " + kVersion + " < " + std::to_string(version));
     return rowCount();
 }
 
 long long MysqlMerger::truncateInTransaction()
 {
-    // TRUNCATE would commit the open transaction: DELETE keeps it atomic.
-    m_conn->exec("DELETE FROM " + m_table);
+    // TRUNCATE would commit the open transaction: DELETE keeps it atomic. Soft deletes mark
+    // every live row.
+    if (m_target.softDeletes)
+        m_conn->exec("UPDATE " + m_table + " SET " + kDeletedAt + " = " + kMysqlNow + " WHERE " + kDeletedAt +
+                     " IS NULL");
+    else
+        m_conn->exec("DELETE FROM " + m_table);
     return rowCount();
 }
 
@@ -676,6 +719,13 @@ ApplyResult MysqlMerger::apply(const Batch &batch)
 long long MysqlMerger::replaceAll(const std::function<void(const std::function<void(std::string_view)> &)> &rows,
                                   const Checkpoint &checkpoint)
 {
+    if (m_target.softDeletes) {
+        Tx tx(*m_conn);
+        const long long kept = refreshKeepingDeleted(*this, rows, checkpoint.version);
+        writeCheckpointInTransaction(checkpoint, kept);
+        tx.commit();
+        return kept;
+    }
     const std::string shadow = mysqlIdent(bookkeepingName("_driftless_shadow_", m_target.target.name));
     const std::string old = mysqlIdent(bookkeepingName("_driftless_old_", m_target.target.name));
     m_conn->exec("DROP TABLE IF EXISTS " + shadow);

@@ -2,6 +2,7 @@
 
 #include "core/base/copytext.h"
 #include "core/base/testhooks.h"
+#include "core/mergers/softdelete.h"
 #include "core/model/error.h"
 
 #include <algorithm>
@@ -287,6 +288,8 @@ void PgMerger::ensureTable(const Layout &layout)
             for (const auto &c : m_source.columns)
                 ddl += columnDdl(c, generated && generatedHere(c)) + (c.notNull ? " NOT NULL" : "") + ", ";
             ddl += "_driftless_version bigint NOT NULL DEFAULT 0";
+            if (m_target.softDeletes)
+                ddl += ", " + std::string(kDeletedAtColumn) + " timestamptz";
             if (m_source.hasPrimaryKey()) {
                 ddl += ", PRIMARY KEY (";
                 for (size_t i = 0; i < m_source.primaryKey.size(); ++i)
@@ -308,6 +311,9 @@ void PgMerger::ensureTable(const Layout &layout)
             throw SchemaError("target table " + m_target.target.display() + " exists but is not managed by Driftless "
                                                                              "(it has no _driftless_version column)",
                               "drop or rename it, or set target_table to another name");
+        if (m_target.softDeletes && !has(kDeletedAtColumn))
+            m_conn->exec("ALTER TABLE " + m_targetSql + " ADD COLUMN IF NOT EXISTS " + kDeletedAtColumn +
+                         " timestamptz");
         for (const auto &c : m_source.columns) {
             if (has(c.name)) {
                 // The source stopped generating it (DROP EXPRESSION): from now on it holds what the
@@ -456,11 +462,25 @@ void PgMerger::buildSql()
     // with newer versions, so no older, never-applied batch can arrive after a skipped one.
     // CDC: a change of the same version (a replay, or a later piece of the same transaction)
     // is written only when it changes the row, so replays write nothing.
+    // A soft-deleted row is revived by any change that wins the guard, even one carrying the
+    // values it already has (a key deleted and inserted again as it was).
+    const bool soft = m_target.softDeletes;
+    const std::string rewrite = soft ? "(" + differs + " OR t._driftless_deleted_at IS NOT NULL)" : differs;
     std::string changed;
     if (m_target.strategy == Strategy::Cursor)
-        changed = " AND " + differs;
+        changed = " AND " + rewrite;
     else if (m_target.strategy == Strategy::Cdc)
-        changed = " AND (s._driftless_version > t._driftless_version OR " + differs + ")";
+        changed = " AND (s._driftless_version > t._driftless_version OR " + rewrite + ")";
+    if (soft)
+        set += std::string(kDeletedAtColumn) + " = NULL, ";
+    // `deletes: soft`: a delete that wins the guard marks the row and takes its version (so an
+    // older insert cannot revive it); a replayed delete, of the version the row has, finds it
+    // marked and writes nothing, and the mark keeps the time of the first delete.
+    const std::string onDelete =
+        soft ? " AND (t._driftless_deleted_at IS NULL OR s._driftless_version > t._driftless_version) THEN UPDATE SET "
+               "_driftless_deleted_at = coalesce(t._driftless_deleted_at, now()), _driftless_version = "
+               "s._driftless_version"
+             : " THEN DELETE";
     // The guard: a change applies only when it is not older than the row (updates AND deletes),
     // and an insert only when it is not older than the key's tombstone. Two changes share a
     // version only when they come from one source transaction (applied in order, in one target
@@ -477,9 +497,9 @@ void PgMerger::buildSql()
                                                  "s._driftless_tomb)"
                                                : "";
         return "MERGE INTO " + m_targetSql + " AS t USING " + using_ + " AS s ON " + on +
-               " WHEN MATCHED AND s._driftless_version >= t._driftless_version AND s._driftless_op = 'd' THEN DELETE"
-               " WHEN MATCHED AND s._driftless_version >= t._driftless_version AND s._driftless_op <> 'd'" +
-               changed + " THEN UPDATE SET " + set + "_driftless_version = s._driftless_version" +
+               " WHEN MATCHED AND s._driftless_version >= t._driftless_version AND s._driftless_op = 'd'" + onDelete +
+               " WHEN MATCHED AND s._driftless_version >= t._driftless_version AND s._driftless_op <> 'd'" + changed +
+               " THEN UPDATE SET " + set + "_driftless_version = s._driftless_version" +
                " WHEN NOT MATCHED AND s._driftless_op <> 'd' AND s._driftless_unchanged IS NULL" + tombGuard +
                " THEN INSERT (" + ins + "_driftless_version) VALUES (" + vals + "s._driftless_version)";
     };
@@ -487,8 +507,8 @@ void PgMerger::buildSql()
     m_mergeNoTombSql = mergeSql(false, changed);
     // A snapshot chunk (re-backfill) writes only rows that differ: its version is newer than
     // every row the stream applied before the snapshot, so `>` alone would rewrite them all.
-    m_snapshotMergeSql = mergeSql(true, " AND " + differs);
-    m_snapshotMergeNoTombSql = mergeSql(false, " AND " + differs);
+    m_snapshotMergeSql = mergeSql(true, " AND " + rewrite);
+    m_snapshotMergeNoTombSql = mergeSql(false, " AND " + rewrite);
     m_seenInsertSql = "INSERT INTO " + seenTable() + " (" + keys + ") SELECT " + keys + " FROM " + stagingTable();
     std::string tb = tombstoneTable();
     m_tombSql = "INSERT INTO " + tb + " AS tb (" + keys + ", _driftless_version) SELECT " + keys +
@@ -522,13 +542,15 @@ void PgMerger::ensureTargetTables(const Layout &layout)
         racyDdl(*m_conn, "CREATE SCHEMA IF NOT EXISTS " + quoteIdent(m_target.target.schema));
     ensureTypes();
     ensureTable(layout);
-    // A full refresh replaces the table wholesale: no staging, no tombstones.
-    if (m_target.strategy != Strategy::FullRefresh && (layout.target.empty() || !stagingReady(layout)))
+    // A full refresh replaces the table wholesale: no staging, no tombstones. One that keeps
+    // deleted rows merges instead, as a re-backfill does.
+    if (mergesRows() && (layout.target.empty() || !stagingReady(layout)))
         ensureStaging();
 }
 
 void PgMerger::prepare(const TableSchema &source)
 {
+    requireKeyForSoftDeletes(m_target, source);
     m_source = source;
     // Every pass prepares: what exists already is read in one query, and DDL runs only for what
     // is missing, so a steady pass takes no lock beyond its own writes and logs no DDL.
@@ -536,7 +558,7 @@ void PgMerger::prepare(const TableSchema &source)
     if (!layout.bookkeeping)
         ensureBookkeeping(*m_conn);
     ensureTargetTables(layout);
-    if (m_target.strategy != Strategy::FullRefresh)
+    if (mergesRows())
         m_tombstonesMaybe = m_conn->exec("SELECT EXISTS (SELECT 1 FROM " + tombstoneTable() + ")").toBool(0, 0);
     buildSql();
 }
@@ -652,7 +674,12 @@ ApplyResult PgMerger::mergeInTransaction(const RowSet &rows)
 long long PgMerger::truncateInTransaction()
 {
     // DELETE rather than TRUNCATE: it needs no ACCESS EXCLUSIVE lock, so readers of the target
-    // keep reading the old rows until the transaction commits.
+    // keep reading the old rows until the transaction commits. Soft deletes mark every live row.
+    if (m_target.softDeletes)
+        return m_conn
+            ->exec("UPDATE " + m_targetSql + " SET " + kDeletedAtColumn + " = now() WHERE " + kDeletedAtColumn +
+                   " IS NULL")
+            .affected();
     return m_conn->exec("DELETE FROM " + m_targetSql).affected();
 }
 
@@ -789,9 +816,15 @@ long long PgMerger::deleteUnseenInTransaction(std::int64_t version)
         auto q = quoteIdent(m_source.columns[static_cast<size_t>(k)].name);
         on += (on.empty() ? "" : " AND ") + ("s." + q + " = t." + q);
     }
+    // Soft deletes: the rows go on as deleted at the snapshot's version; those marked before
+    // keep their first time.
+    const std::string remove = m_target.softDeletes ? softDeleteSql() + " AND t._driftless_deleted_at IS NULL"
+                                                    : "DELETE FROM " + m_targetSql + " t WHERE true";
     long long gone = m_conn
-                         ->execParams("DELETE FROM " + m_targetSql + " t WHERE t._driftless_version < $1::bigint AND "
-                                      "NOT EXISTS (SELECT 1 FROM " + seenTable() + " s WHERE " + on + ")",
+                         ->execParams(remove +
+                                          " AND t._driftless_version < $1::bigint AND "
+                                          "NOT EXISTS (SELECT 1 FROM " +
+                                          seenTable() + " s WHERE " + on + ")",
                                       {std::to_string(version)})
                          .affected();
     m_conn->exec("TRUNCATE " + seenTable());
@@ -805,9 +838,16 @@ void PgMerger::clearSeenInTransaction()
 
 long long PgMerger::deleteOlderInTransaction(std::int64_t version)
 {
-    return m_conn->execParams("DELETE FROM " + m_targetSql + " WHERE _driftless_version < $1::bigint",
-                              {std::to_string(version)})
-        .affected();
+    const std::string remove = m_target.softDeletes ? softDeleteSql() + " AND t._driftless_deleted_at IS NULL"
+                                                    : "DELETE FROM " + m_targetSql + " t WHERE true";
+    return m_conn->execParams(remove + " AND t._driftless_version < $1::bigint", {std::to_string(version)}).affected();
+}
+
+std::string PgMerger::softDeleteSql() const
+{
+    return "UPDATE " + m_targetSql + " t SET " + kDeletedAtColumn +
+           " = now(), _driftless_version = greatest("
+           "t._driftless_version, $1::bigint) WHERE true";
 }
 
 void PgMerger::addMissingColumns(const TableSchema &source)
@@ -861,6 +901,19 @@ ApplyResult PgMerger::apply(const Batch &batch)
 long long PgMerger::replaceAll(const std::function<void(const std::function<void(std::string_view)> &)> &rows,
                                const Checkpoint &checkpoint)
 {
+    if (m_target.softDeletes) {
+        long long loaded = 0;
+        m_conn->begin();
+        try {
+            loaded = refreshKeepingDeleted(*this, rows, checkpoint.version);
+            writeCheckpointInTransaction(checkpoint, loaded);
+            m_conn->commit();
+        } catch (...) {
+            m_conn->rollback();
+            throw;
+        }
+        return loaded;
+    }
     const std::string schema = quoteIdent(m_target.target.schema);
     const std::string shadowName = bookName("_driftless_new_", m_target.target);
     const std::string shadow = schema + "." + quoteIdent(shadowName);

@@ -86,6 +86,10 @@ private:
     /// `layout` says they are missing.
     void ensureTargetTables(const Layout &layout);
     void buildSql();
+    /// Staging, tombstones and the guarded merge: every strategy but a full refresh that swaps.
+    bool mergesRows() const { return m_target.strategy != Strategy::FullRefresh || m_target.softDeletes; }
+    /// `UPDATE target t SET <deleted now, version at least $1> WHERE true`, for a condition to follow.
+    std::string softDeleteSql() const;
     /// One batch and its checkpoint in one transaction: copied straight in, or merged.
     ApplyResult commitBatch(const Batch &batch, bool direct);
     void streamRows(const RowSet &rows, bool staging);

@@ -1,6 +1,7 @@
 #include "core/mergers/sqlitemerger.h"
 
 #include "core/base/copytext.h"
+#include "core/mergers/softdelete.h"
 #include "core/model/error.h"
 
 #include <sqlite3.h>
@@ -22,6 +23,9 @@ std::string balancedOr(const std::vector<std::string> &terms, size_t from, size_
     const size_t mid = from + (to - from) / 2;
     return "(" + balancedOr(terms, from, mid) + " OR " + balancedOr(terms, mid, to) + ")";
 }
+/// The time a soft delete is applied, as ISO-8601 UTC text.
+constexpr const char *kSqliteNow = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
+
 constexpr const char *kCheckpoints = R"sql(
 CREATE TABLE IF NOT EXISTS _driftless_checkpoints (
     pipeline TEXT NOT NULL,
@@ -107,6 +111,8 @@ void SqliteMerger::ensureTable()
                    (c.notNull ? " NOT NULL" : "") + ", ";
         }
         ddl += "\"_driftless_version\" INTEGER NOT NULL DEFAULT 0";
+        if (m_target.softDeletes)
+            ddl += ", " + quoteIdent(kDeletedAtColumn) + " TEXT";
         if (m_source.hasPrimaryKey()) {
             ddl += ", PRIMARY KEY (";
             for (size_t i = 0; i < m_source.primaryKey.size(); ++i)
@@ -120,6 +126,8 @@ void SqliteMerger::ensureTable()
             throw SchemaError("target table " + m_target.target.display() + " in " + m_db->path() +
                                   " exists but is not managed by Driftless (no _driftless_version column)",
                               "drop or rename it, or set target_table to another name");
+        if (m_target.softDeletes && !has(kDeletedAtColumn))
+            m_db->exec("ALTER TABLE " + m_table + " ADD COLUMN " + quoteIdent(kDeletedAtColumn) + " TEXT");
         for (size_t i = 0; i < m_source.columns.size(); ++i)
             if (!has(m_source.columns[i].name))
                 m_db->exec("ALTER TABLE " + m_table + " ADD COLUMN " + quoteIdent(m_source.columns[i].name) + " " +
@@ -173,6 +181,13 @@ void SqliteMerger::buildStatements()
         set += q + " = excluded." + q + ", ";
         differences.push_back(m_table + "." + q + " IS NOT excluded." + q);
     }
+    // Soft deletes: a change that wins the guard revives a marked row, even with the values it has.
+    const bool soft = m_target.softDeletes;
+    const std::string deletedAt = quoteIdent(kDeletedAtColumn);
+    if (soft) {
+        differences.push_back(m_table + "." + deletedAt + " IS NOT NULL");
+        set += deletedAt + " = NULL, ";
+    }
     std::string changed = balancedOr(differences, 0, differences.size());
     // Cursor passes re-read their lookback window: unchanged rows are not rewritten (see PgMerger).
     // So are re-backfilled rows equal to the target's.
@@ -191,7 +206,16 @@ void SqliteMerger::buildStatements()
                              " AND \"_driftless_version\" > " + v + ") ON CONFLICT (" + keyCols + ") DO UPDATE SET " +
                              set + "\"_driftless_version\" = excluded.\"_driftless_version\" WHERE excluded."
                              "\"_driftless_version\" >= " + m_table + ".\"_driftless_version\"" + changed);
-    m_delete = m_db->prepare("DELETE FROM " + m_table + " WHERE " + keyMatch + " AND \"_driftless_version\" <= " + v);
+    // A soft delete marks the row (ISO-8601 UTC) and takes its version; a replay finds it marked
+    // at that version and writes nothing, and the mark keeps the first delete's time.
+    if (soft)
+        m_delete = m_db->prepare("UPDATE " + m_table + " SET " + deletedAt + " = coalesce(" + deletedAt + ", " +
+                                 kSqliteNow + "), \"_driftless_version\" = " + v + " WHERE " + keyMatch +
+                                 " AND \"_driftless_version\" <= " + v + " AND (" + deletedAt +
+                                 " IS NULL OR \"_driftless_version\" < " + v + ")");
+    else
+        m_delete =
+            m_db->prepare("DELETE FROM " + m_table + " WHERE " + keyMatch + " AND \"_driftless_version\" <= " + v);
     m_tomb = m_db->prepare("INSERT INTO " + tombstoneTable() + " AS tb (" + keyCols + ", \"_driftless_version\") VALUES (" +
                            keyParams + ", " + v + ") ON CONFLICT (" + keyCols +
                            ") DO UPDATE SET \"_driftless_version\" = max(tb.\"_driftless_version\", "
@@ -204,6 +228,8 @@ void SqliteMerger::buildStatements()
         keep += q + " = CASE WHEN substr(" + mask + ", " + std::to_string(i + 1) + ", 1) = '1' THEN " + q + " ELSE ?" +
                 std::to_string(i + 1) + " END, ";
     }
+    if (soft)
+        keep += deletedAt + " = NULL, ";
     m_partial = m_db->prepare("UPDATE " + m_table + " SET " + keep + "\"_driftless_version\" = " + v + " WHERE " +
                               keyMatch + " AND \"_driftless_version\" <= " + v);
     m_exists = m_db->prepare("SELECT 1 FROM " + m_table + " WHERE " + keyMatch);
@@ -211,6 +237,7 @@ void SqliteMerger::buildStatements()
 
 void SqliteMerger::prepare(const TableSchema &source)
 {
+    requireKeyForSoftDeletes(m_target, source);
     m_source = source;
     m_storage.clear();
     for (const auto &c : source.columns)
@@ -248,6 +275,8 @@ bool SqliteMerger::tablesReady()
     }
     auto has = [&](const std::string &n) { return std::find(have.begin(), have.end(), n) != have.end(); };
     if (!checkpoints || !has("_driftless_version")) // missing, or not Driftless's: ensureTable() says
+        return false;
+    if (m_target.softDeletes && !has(kDeletedAtColumn))
         return false;
     for (const auto &c : m_source.columns)
         if (!has(c.name))
@@ -371,8 +400,23 @@ ApplyResult SqliteMerger::mergeInTransaction(const RowSet &rows)
     return res;
 }
 
+std::string SqliteMerger::removeOlderSql() const
+{
+    // Soft deletes: such rows go on as deleted at `?1`; those marked before keep their first time.
+    if (m_target.softDeletes)
+        return "UPDATE " + m_table + " SET " + quoteIdent(kDeletedAtColumn) + " = " + kSqliteNow +
+               ", \"_driftless_version\" = ?1 WHERE " + quoteIdent(kDeletedAtColumn) +
+               " IS NULL AND \"_driftless_version\" < ?1";
+    return "DELETE FROM " + m_table + " WHERE \"_driftless_version\" < ?1";
+}
+
 long long SqliteMerger::truncateInTransaction()
 {
+    if (m_target.softDeletes) {
+        m_db->exec("UPDATE " + m_table + " SET " + quoteIdent(kDeletedAtColumn) + " = " + kSqliteNow + " WHERE " +
+                   quoteIdent(kDeletedAtColumn) + " IS NULL");
+        return m_db->changes();
+    }
     m_db->exec("DELETE FROM " + m_table);
     return m_db->changes();
 }
@@ -463,8 +507,8 @@ long long SqliteMerger::deleteUnseenInTransaction(std::int64_t version)
         auto q = quoteIdent(m_source.columns[static_cast<size_t>(k)].name);
         on += (on.empty() ? "" : " AND ") + ("s." + q + " = " + m_table + "." + q);
     }
-    auto st = m_db->prepare("DELETE FROM " + m_table + " WHERE \"_driftless_version\" < ?1 AND NOT EXISTS (SELECT 1 FROM " +
-                            seenTable() + " s WHERE " + on + ")");
+    auto st =
+        m_db->prepare(removeOlderSql() + " AND NOT EXISTS (SELECT 1 FROM " + seenTable() + " s WHERE " + on + ")");
     st.bind(1, version);
     st.run();
     const long long gone = m_db->changes();
@@ -478,7 +522,7 @@ long long SqliteMerger::seenCount() { return m_db->scalarInt("SELECT count(*) FR
 
 long long SqliteMerger::deleteOlderInTransaction(std::int64_t version)
 {
-    auto st = m_db->prepare("DELETE FROM " + m_table + " WHERE \"_driftless_version\" < ?1");
+    auto st = m_db->prepare(removeOlderSql());
     st.bind(1, version);
     st.run();
     return m_db->changes();
@@ -512,6 +556,12 @@ long long SqliteMerger::replaceAll(const std::function<void(const std::function<
     // One write transaction: readers (WAL mode) keep seeing the old rows until it commits, and
     // the table keeps its indexes and whatever else the DBA defined on it.
     SqliteTransaction tx(*m_db);
+    if (m_target.softDeletes) {
+        const long long kept = refreshKeepingDeleted(*this, rows, checkpoint.version);
+        writeCheckpointInTransaction(checkpoint, kept);
+        tx.commit();
+        return kept;
+    }
     m_db->exec("DELETE FROM " + m_table);
     long long loaded = 0;
     std::string carry;

@@ -58,6 +58,8 @@ private:
     bool tablesReady();
     void ensureTable();
     void buildStatements();
+    /// Removes (or, with soft deletes, marks deleted) the rows older than `?1`; a condition may follow.
+    std::string removeOlderSql() const;
     long long insertRow(SqliteStmt &st, std::string_view line, std::int64_t version);
     long long updatePartialRow(std::string_view line, std::string_view mask, std::int64_t version);
 

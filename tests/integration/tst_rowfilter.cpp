@@ -131,7 +131,6 @@ TEST_F(RowFilter, workspaceFileReadsWritesAndRefusesFilterKeys)
     for (const auto &b : std::vector<Bad>{
              {"        where: \"tenant_id = 42; DROP TABLE items\"\n", "where", "';'"},
              {"        deletes: purge\n", "deletes", "hard, soft or ignore"},
-             {"        deletes: soft\n", "deletes", "not available yet"},
              {"        where: \"\"\n", "where", "must not be empty"}}) {
         try {
             WorkspaceFile::parse(head + "      - table: public.items\n        strategy: cdc\n" + b.item, "ws.yaml", "/");

@@ -28,7 +28,7 @@ pipelines:
     source: app
     target: lite
     tables:
-      - { table: public.plans, strategy: full_refresh, every: 5m }
+      - { table: public.plans, strategy: full_refresh, every: 5m, deletes: soft }
       - { table: public.events, strategy: cursor, lookback: 15m, page_size: 1000,
           where: "tenant_id = 42", deletes: ignore,
           columns: { exclude: [notes], rename: { email: email_address }, mask: { phone: { keep_last: 4 } } } }
