@@ -364,8 +364,13 @@ ColumnMapping parseColumns(const Ctx &c, const YAML::Node &n, const std::string 
 
 /// `schema_changes: { add_column: backfill|propagate|ignore|pause }` on a pipeline or a table:
 /// the add_column policy, or nullopt when the map does not set it.
-std::optional<std::string> parseSchemaChanges(const Ctx &c, const YAML::Node &n, const std::string &field)
+std::optional<std::string> parseSchemaChanges(const Ctx &c, const YAML::Node &n, const std::string &field,
+                                              const Endpoint &source)
 {
+    if (source.kind != EndpointKind::Postgres)
+        fail(c, n, field,
+             "schema_changes policies are for Postgres sources in this version (a MariaDB/MySQL table that gains a "
+             "column has it added to the target, existing rows NULL); remove it");
     if (!n.IsMap())
         fail(c, n, field, "expected a map, e.g. { add_column: backfill }");
     for (auto it = n.begin(); it != n.end(); ++it) {
@@ -490,8 +495,13 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
                  "cdc, or deletes: hard");
         t.deletes = v;
     }
-    if (n["schema_changes"])
-        t.addColumn = parseSchemaChanges(c, n["schema_changes"], field + ".schema_changes");
+    if (n["schema_changes"]) {
+        if (t.strategy != Strategy::Cdc)
+            fail(c, n["schema_changes"], field + ".schema_changes",
+                 "schema_changes policies are for cdc tables in this version (a full refresh reloads every column; a "
+                 "cursor pass adds a new column and fills the rows it reads); remove it");
+        t.addColumn = parseSchemaChanges(c, n["schema_changes"], field + ".schema_changes", source);
+    }
     return t;
 }
 
@@ -609,7 +619,7 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
         }
     }
     if (n["schema_changes"])
-        p.addColumn = parseSchemaChanges(c, n["schema_changes"], field + ".schema_changes");
+        p.addColumn = parseSchemaChanges(c, n["schema_changes"], field + ".schema_changes", src);
     if (!n["tables"] || !n["tables"].IsSequence() || n["tables"].size() == 0)
         fail(c, n["tables"] ? n["tables"] : n, field + ".tables", "expected a list with at least one table");
     std::set<TableRef> seen;

@@ -93,15 +93,23 @@ struct SchemaChanges : ::testing::Test {
             out += st.text(0) + "\n";
         return out;
     }
+    /// Polls `cond` until it holds; a query failing meanwhile (the column not there yet) is a no.
     static bool waitFor(const std::function<bool()> &cond, int seconds = 120)
     {
+        auto holds = [&] {
+            try {
+                return cond();
+            } catch (const std::exception &) {
+                return false;
+            }
+        };
         const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
         while (std::chrono::steady_clock::now() < until) {
-            if (cond())
+            if (holds())
                 return true;
             std::this_thread::sleep_for(std::chrono::milliseconds(200));
         }
-        return cond();
+        return holds();
     }
 };
 
@@ -138,6 +146,16 @@ TEST_F(SchemaChanges, workspaceFileReadsWritesAndRefusesPolicies)
             EXPECT_EQ(e.field(), "pipelines[" + pipeline + "].tables[public.items]." + b.field) << e.what();
             EXPECT_NE(std::string(e.what()).find(b.needle), std::string::npos) << e.what();
         }
+    }
+    // Only CDC tables read a policy in this version: a cursor table's is refused, not ignored.
+    try {
+        WorkspaceFile::parse(head() + "      - table: public.items\n        strategy: cursor\n"
+                                      "        schema_changes: { add_column: ignore }\n",
+                             "ws.yaml", "/");
+        ADD_FAILURE() << "accepted a cursor table's policy";
+    } catch (const ConfigError &e) {
+        EXPECT_EQ(e.line(), 11) << e.what();
+        EXPECT_NE(std::string(e.what()).find("for cdc tables in this version"), std::string::npos) << e.what();
     }
     // The pipeline's key is refused the same way.
     try {
