@@ -295,6 +295,17 @@ TEST_F(SchemaChanges, propagateIgnoreAndPauseDoWhatTheySay)
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM information_schema.columns WHERE table_name = 'kept' AND "
                          "column_name = 'd'"),
               "0");
+    // And through a re-snapshot, which loads the table again without it.
+    r = runCli({"--state", state, "resnapshot", pipeline, "public.kept"});
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    src.exec("UPDATE kept SET b = -3 WHERE id = 21");
+    r = runCli({"--state", state, "run", "--once"});
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM information_schema.columns WHERE table_name = 'kept' AND "
+                         "column_name = 'd'"),
+              "0");
+    EXPECT_EQ(dst.scalar("SELECT md5(string_agg(ROW(id, a, b)::text, ',' ORDER BY id)) FROM kept"),
+              src.scalar("SELECT md5(string_agg(ROW(id, a, b)::text, ',' ORDER BY id)) FROM kept"));
 }
 
 // A backfill cut short by a kill -9 after a chunk resumes at its next chunk: the progress is in
