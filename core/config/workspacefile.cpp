@@ -429,6 +429,34 @@ std::string parseConflicts(const Ctx &c, const YAML::Node &n, const std::string 
     return p.text();
 }
 
+/// `schema_changes: { add_column: backfill|propagate|ignore|pause }` on a pipeline or a table:
+/// the add_column policy, or nullopt when the map does not set it.
+std::optional<std::string> parseSchemaChanges(const Ctx &c, const YAML::Node &n, const std::string &field,
+                                              const Endpoint &source)
+{
+    if (source.kind != EndpointKind::Postgres)
+        fail(c, n, field,
+             "schema_changes policies are for Postgres sources in this version (a MariaDB/MySQL table that gains a "
+             "column has it added to the target, existing rows NULL); remove it");
+    if (!n.IsMap())
+        fail(c, n, field, "expected a map, e.g. { add_column: backfill }");
+    for (auto it = n.begin(); it != n.end(); ++it) {
+        const auto key = it->first.as<std::string>();
+        if (key == "drop_column" || key == "type_change" || key == "rename_column")
+            fail(c, it->first, field + "." + key,
+                 key + " policies are not available yet; remove it (a dropped, retyped or renamed column pauses the "
+                       "table, which says what to do)");
+    }
+    checkKeys(c, n, field, {"add_column"});
+    if (!n["add_column"])
+        return std::nullopt;
+    const std::string f = field + ".add_column";
+    const std::string v = scalar(c, n["add_column"], f);
+    if (v != "backfill" && v != "propagate" && v != "ignore" && v != "pause")
+        fail(c, n["add_column"], f, "'" + v + "': expected backfill (the default), propagate, ignore or pause");
+    return v;
+}
+
 TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &n, size_t index, const Endpoint &source)
 {
     std::string field = pfield + ".tables[" + std::to_string(index) + "]";
@@ -436,7 +464,8 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
         fail(c, n, field, "expected a map such as { table: public.plans, strategy: full_refresh }");
     checkKeys(c, n, field,
               {"table", "strategy", "cursor", "lookback", "page_size", "freshness_sla", "target_table", "every",
-               "truncate", "fallback_cursor", "fallback_from", "columns", "where", "deletes", "conflicts"});
+               "truncate", "fallback_cursor", "fallback_from", "columns", "where", "deletes", "conflicts",
+               "schema_changes"});
     TableSpec t;
     if (!n["table"])
         fail(c, n, field + ".table", "missing; the source table as schema.name");
@@ -533,6 +562,13 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
     }
     if (n["conflicts"])
         t.conflicts = parseConflicts(c, n["conflicts"], field + ".conflicts");
+    if (n["schema_changes"]) {
+        if (t.strategy != Strategy::Cdc)
+            fail(c, n["schema_changes"], field + ".schema_changes",
+                 "schema_changes policies are for cdc tables in this version (a full refresh reloads every column; a "
+                 "cursor pass adds a new column and fills the rows it reads); remove it");
+        t.addColumn = parseSchemaChanges(c, n["schema_changes"], field + ".schema_changes", source);
+    }
     return t;
 }
 
@@ -579,7 +615,7 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
     if (!n.IsMap())
         fail(c, n, field, "expected a map with name, source, target and tables");
     checkKeys(c, n, field, {"name", "source", "target", "target_schema", "publication", "heartbeat", "reconcile", "direction",
-                           "tables", "conflicts"});
+                           "schema_changes", "tables", "conflicts"});
     PipelineSpec p;
     if (!n["name"])
         fail(c, n, field + ".name", "missing");
@@ -655,6 +691,8 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
             p.reconcileAlertAbove = d;
         }
     }
+    if (n["schema_changes"])
+        p.addColumn = parseSchemaChanges(c, n["schema_changes"], field + ".schema_changes", src);
     if (!n["tables"] || !n["tables"].IsSequence() || n["tables"].size() == 0)
         fail(c, n["tables"] ? n["tables"] : n, field + ".tables", "expected a list with at least one table");
     std::set<TableRef> seen;
@@ -880,6 +918,10 @@ std::string WorkspaceFile::toYaml(const Workspace &ws)
             }
             out << YAML::EndMap;
         }
+        if (p.addColumn) {
+            out << YAML::Key << "schema_changes" << YAML::Value << YAML::Flow << YAML::BeginMap;
+            out << YAML::Key << "add_column" << YAML::Value << *p.addColumn << YAML::EndMap;
+        }
         out << YAML::Key << "tables" << YAML::Value << YAML::BeginSeq;
         for (const auto &t : p.tables) {
             out << YAML::Flow << YAML::BeginMap;
@@ -919,6 +961,10 @@ std::string WorkspaceFile::toYaml(const Workspace &ws)
                     else
                         out << ConflictPolicy::name(cp->rule);
                 }
+            if (t.addColumn) {
+                out << YAML::Key << "schema_changes" << YAML::Value << YAML::Flow << YAML::BeginMap;
+                out << YAML::Key << "add_column" << YAML::Value << *t.addColumn << YAML::EndMap;
+            }
             out << YAML::EndMap;
         }
         out << YAML::EndSeq;

@@ -7,6 +7,7 @@
 #include "core/db/pgcatalog.h"
 #include "core/db/pgreplication.h"
 #include "core/engine/boundedqueue.h"
+#include "core/engine/columnbackfill.h"
 #include "core/engine/columnmapping.h"
 #include "core/engine/conflicts.h"
 #include "core/engine/connect.h"
@@ -73,6 +74,9 @@ struct CdcPipeline::Table {
     long long loaded = 0;
     std::int64_t version = 0; ///< version of the stored checkpoint
     std::optional<PgRebackfillProgress> rebackfill; ///< progress of a re-backfill in flight
+    std::optional<PgAddColumnProgress> addColumn;   ///< a backfill of added columns in flight
+    int fillChecks = 0; ///< its final comparison differed this many times
+    std::chrono::steady_clock::time_point nextFillCheck;
 
     bool streaming() const { return position && position->streaming(); }
     bool loading() const { return position && !position->streaming(); }
@@ -128,6 +132,18 @@ long long readChunk(PgConnection &conn, const TableSchema &schema, const TableSp
                  [&](std::string_view row) { out.append(row, ChangeOp::Insert, version); });
     return static_cast<long long>(out.size());
 }
+
+/// The commit LSN of the earliest change in `rows` (the stream's rows of one table), or `otherwise`.
+std::int64_t firstVersion(const RowSet &rows, std::int64_t otherwise)
+{
+    std::int64_t v = std::numeric_limits<std::int64_t>::max();
+    for (size_t r = 0; r < rows.size(); ++r)
+        v = std::min(v, rows.row(r).version);
+    return rows.size() ? v : otherwise;
+}
+
+/// How often a column backfill's final comparison looks again while the source is busy.
+constexpr int kFillChecks = 10;
 
 std::vector<std::string> lastKey(const TableSchema &schema, const RowSet &rows)
 {
@@ -351,6 +367,7 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
 void CdcPipeline::run(std::stop_token stop, Options options)
 {
     m_stop = stop;
+    m_once = options.once;
     if (m_jobs.empty())
         return;
     m_pauses = options.pauses;
@@ -394,6 +411,9 @@ void CdcPipeline::run(std::stop_token stop, Options options)
                                                          Strategy::Cdc, softDeletes(t->job.spec)}),
                                       t->job.spec);
         const auto lacking = generatedColumnsLacking(*t);
+        const TableSchema full = t->schema;
+        const auto fullColumns = t->columns;
+        const auto deferred = deferAddedColumns(*t);
         t->merger->prepare(t->schema);
         t->layout = streamLayout(t->schema, t->columns, t->merger->generatedColumns());
         // A change made while the engine was stopped shows only in the catalog: check it here.
@@ -413,6 +433,20 @@ void CdcPipeline::run(std::stop_token stop, Options options)
         if (t->position && t->position->rebackfill) {
             t->rebackfill = std::move(t->position->rebackfill);
             t->position->rebackfill.reset();
+        }
+        if (t->position && t->position->addColumn) {
+            t->addColumn = std::move(t->position->addColumn);
+            t->position->addColumn.reset();
+        }
+        const std::string addColumn = addColumnPolicy(t->job.spec, t->job.pipelineAddColumn);
+        if (!deferred.empty() && !t->streaming() && addColumn != "ignore") {
+            // Loading (or loading again): the copy reads every column, so the target needs them now.
+            t->schema = full;
+            t->columns = fullColumns;
+            t->merger->addMissingColumns(full);
+            t->layout = streamLayout(t->schema, t->columns, t->merger->generatedColumns());
+        } else if (!deferred.empty() && !t->paused && addColumn == "pause") {
+            adaptToLayout(*t, fullColumns, src, 0); // paused by it before: it stays paused
         }
         fillAddedGeneratedColumns(*t, lacking);
         // Paused by a DBA, or marked paused in the target: the stream skipped its changes. One
@@ -610,7 +644,8 @@ void CdcPipeline::run(std::stop_token stop, Options options)
     stream(stop, options, repl, src);
 }
 
-bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &columns, PgConnection &src)
+bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &columns, PgConnection &src,
+                                std::int64_t since)
 {
     if (t.job.twoWay && withoutOwnColumns(columns) == t.columns) {
         // Two-way: the stream carries the version column of the other direction's merge, which
@@ -639,19 +674,48 @@ bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &column
         for (const auto &c : now.columns)
             if (std::find(columns.begin(), columns.end(), c.name) != columns.end() || c.generated)
                 next.columns.push_back(c);
+        const std::vector<std::string> newColumns(columns.begin() + static_cast<std::ptrdiff_t>(old.size()),
+                                                  columns.end());
+        const std::string names = displayNames(newColumns);
+        const std::string policy = addColumnPolicy(t.job.spec, t.job.pipelineAddColumn);
+        if (added && policy == "ignore") {
+            // The target keeps its columns; the layout drops the new ones from the stream's rows.
+            t.streamColumns = columns;
+            t.layout = streamLayout(t.schema, columns, t.merger->generatedColumns());
+            m_observer.event(Level::Info, t.key, "schema_change",
+                             "source added column(s) " + names +
+                                 "; not added to the target (schema_changes: add_column: ignore), the other "
+                                 "columns sync on");
+            return true;
+        }
+        if (added && policy == "pause") {
+            added = false;
+            why = "source added column(s) " + names + " (schema_changes: add_column: pause)";
+        }
         if (added) {
             next.primaryKey.clear();
             for (int k : now.primaryKey)
                 next.primaryKey.push_back(next.columnIndex(now.columns[static_cast<size_t>(k)].name));
             t.merger->addMissingColumns(next);
-            std::string names;
-            for (size_t i = old.size(); i < columns.size(); ++i)
-                names += (names.empty() ? "" : ", ") + displayIdent(columns[i]);
-            m_observer.event(Level::Info, t.key, "schema_change",
-                             "source added column(s) " + names + "; added to the target and applied");
             t.schema = next;
             t.columns = columns;
             t.layout = streamLayout(t.schema, t.columns, t.merger->generatedColumns());
+            if (policy == "backfill" && t.merger->fillsColumns()) {
+                startAddColumn(t, newColumns, since);
+            } else if (policy == "backfill") {
+                m_observer.event(Level::Warn, t.key, "schema_change",
+                                 "source added column(s) " + names +
+                                     "; added to the target, but filling the existing rows is not available for " +
+                                     (t.job.spec.columns ? std::string("a table with a column mapping")
+                                                         : t.merger->describeTarget()) +
+                                     " yet: they keep NULL until the table is copied again (driftless-cli backfill " +
+                                     m_pipeline + " " + t.job.spec.table.display() + ")");
+            } else {
+                m_observer.event(Level::Info, t.key, "schema_change",
+                                 "source added column(s) " + names +
+                                     "; added to the target and applied (existing rows keep NULL: schema_changes: "
+                                     "add_column: propagate)");
+            }
             return true;
         }
     }
@@ -667,6 +731,11 @@ bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &column
     std::string msg = why + "; the table is paused (its changes are not applied)";
     std::string fix = "adapt the target table, then re-snapshot it: driftless-cli resnapshot " + m_pipeline + " " +
                       t.job.spec.table.display();
+    if (why.find("add_column: pause") != std::string::npos)
+        fix = "to take the column, set schema_changes: { add_column: backfill } on the table, apply, then "
+              "re-snapshot it: driftless-cli resnapshot " +
+              m_pipeline + " " + t.job.spec.table.display() +
+              "; to sync without it, set add_column: ignore, apply, and re-snapshot it the same way";
     m_observer.tableState(t.key, TableState::Paused, msg + "; " + fix, std::nullopt);
     m_observer.event(Level::Error, t.key, "schema_change", msg + "; " + fix);
     return false;
@@ -891,9 +960,11 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                         }
                         if (m_rebackfill && !stop.stop_requested())
                             rebackfillStepOrStop();
+                        else if (Table *f = columnFillDue(); f && !stop.stop_requested())
+                            addColumnStepOrStop(*f, src);
                     }
-                    auto b = queue.popFor(m_rebackfill && !open ? std::chrono::milliseconds(0)
-                                                               : std::chrono::milliseconds(200));
+                    auto b = queue.popFor((m_rebackfill || columnFillDue()) && !open ? std::chrono::milliseconds(0)
+                                                                                   : std::chrono::milliseconds(200));
                     if (!b) {
                         if (queue.closed())
                             break;
@@ -938,7 +1009,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                         Table &t = *it->second;
                         try {
                             if (ch.columns != t.columns && ch.columns != t.streamColumns &&
-                                !adaptToLayout(t, ch.columns, src))
+                                !adaptToLayout(t, ch.columns, src, firstVersion(ch.rows, b->commitLsn)))
                                 continue;
                             auto &res = results[&t];
                             if (ch.truncate) {
@@ -1033,8 +1104,14 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
         repl.sendStatus(m_acked.load(), m_acked.load(), false);
     } catch (const Error &) {
     }
-    if (options.once)
+    if (options.once) {
         finishRebackfills(stop);
+        while (Table *f = columnFillDue()) {
+            if (stop.stop_requested())
+                break;
+            addColumnStepOrStop(*f, src);
+        }
+    }
 }
 
 void CdcPipeline::finishRebackfills(std::stop_token stop)
@@ -1103,6 +1180,7 @@ std::string CdcPipeline::positionOf(const Table &t) const
         return "null"; // no position: nothing a restart could resume from
     PgCdcPosition pos = *t.position;
     pos.rebackfill = t.rebackfill;
+    pos.addColumn = t.addColumn;
     return pos.toJson();
 }
 
@@ -1464,6 +1542,76 @@ void CdcPipeline::resolveTwoWayConflicts(Table &t, CdcTableChanges &ch)
                              std::to_string(o.sourceWon) + " won by the source, " + std::to_string(o.targetWon) +
                              " by the target, " + std::to_string(o.queued) +
                              " queued (driftless-cli conflicts lists them)");
+}
+
+std::vector<std::string> CdcPipeline::deferAddedColumns(Table &t)
+{
+    if (t.job.spec.columns || t.job.twoWay)
+        return {};
+    return holdBackAddedColumns(t.schema, t.columns, t.merger->targetColumns());
+}
+
+void CdcPipeline::startAddColumn(Table &t, const std::vector<std::string> &columns, std::int64_t since)
+{
+    t.addColumn = widenedColumnFill(t.addColumn, columns, since, wallClockMs());
+    // Recorded with the batch that carried the column (its checkpoint holds the progress), so a
+    // restart resumes the backfill.
+    m_observer.event(Level::Info, t.key, "schema_change",
+                     "source added column(s) " + displayNames(columns) +
+                         "; added to the target, existing rows are being filled from the source while the stream "
+                         "goes on (rows changed since " +
+                         formatLsn(since) + " keep the stream's values)");
+}
+
+CdcPipeline::Table *CdcPipeline::columnFillDue() const
+{
+    for (const auto &t : m_tables)
+        if (t->addColumn && !t->paused && t->streaming() &&
+            (t->fillChecks == 0 || m_once || std::chrono::steady_clock::now() >= t->nextFillCheck))
+            return t.get();
+    return nullptr;
+}
+
+void CdcPipeline::addColumnStepOrStop(Table &t, PgConnection &src)
+{
+    try {
+        addColumnStep(t, src);
+    } catch (const Error &e) {
+        if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
+            throw;
+        stopTable(t, e); // its chunk's transaction rolled back; the progress stays for a resume
+    }
+}
+
+void CdcPipeline::addColumnStep(Table &t, PgConnection &src)
+{
+    ColumnFillContext cx{src, t.schema, t.job.spec, *t.merger, *m_session, m_pipeline};
+    const PgAddColumnProgress before = *t.addColumn;
+    const auto step = columnFillStep(cx, *t.addColumn, !m_once && t.fillChecks < kFillChecks, [&](long long rows) {
+        t.merger->writeCheckpointInTransaction({positionOf(t), t.version}, rows);
+    });
+    switch (step.outcome) {
+    case ColumnFillStep::Chunk:
+        crashPoint("addcolumn.after_chunk");
+        m_observer.tableState(t.key, TableState::Streaming, step.message, std::nullopt);
+        return;
+    case ColumnFillStep::LookAgain:
+        ++t.fillChecks;
+        t.nextFillCheck = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        return;
+    case ColumnFillStep::Done:
+        break;
+    }
+    t.addColumn.reset();
+    t.fillChecks = 0;
+    try {
+        writeCheckpoint(t, false);
+    } catch (...) {
+        t.addColumn = before;
+        throw;
+    }
+    m_observer.event(step.level, t.key, "schema_change", step.message);
+    m_observer.tableState(t.key, TableState::Streaming, "", std::nullopt);
 }
 
 } // namespace driftless::core

@@ -74,7 +74,22 @@ private:
     void ensurePublication(PgConnection &src);
     void load(std::vector<Table *> tables, const std::string &snapshot, std::int64_t version, std::stop_token stop);
     void stream(std::stop_token stop, Options options, PgReplicationConnection &repl, PgConnection &src);
-    bool adaptToLayout(Table &t, const std::vector<std::string> &columns, PgConnection &src);
+    /// The stream's rows for `t` came with other `columns`, the first of them in a transaction
+    /// that committed at `since`: applies the add_column policy, or pauses the table.
+    bool adaptToLayout(Table &t, const std::vector<std::string> &columns, PgConnection &src, std::int64_t since);
+    /// Before prepare(): leaves out of `t`'s schema the source columns an existing target lacks,
+    /// so they are met (and their policy applied) when the first change carrying them arrives,
+    /// the version of which the backfill needs. Returns them.
+    std::vector<std::string> deferAddedColumns(Table &t);
+    /// Starts (or widens) the backfill of `columns`, which the stream carried from `since` on.
+    void startAddColumn(Table &t, const std::vector<std::string> &columns, std::int64_t since);
+    /// A table with a column backfill to advance, or null.
+    Table *columnFillDue() const;
+    /// One chunk of `t`'s column backfill in its own target transaction (with its progress); the
+    /// last one checks the columns against the source and reports. An error of the table's own
+    /// (P4) stops only that table.
+    void addColumnStepOrStop(Table &t, PgConnection &src);
+    void addColumnStep(Table &t, PgConnection &src);
     void completePartialRows(Table &t, RowSet &rows, PgConnection &src);
     /// Two-way: compares the batch's before-images with the target's rows and applies the
     /// table's conflict policy (core/engine/conflicts.h) before the merge.
@@ -134,6 +149,8 @@ private:
     /// The slot's confirmed_flush_lsn when the run started (where a stream of only paused tables
     /// starts).
     std::int64_t m_slotConfirmed = 0;
+    /// `Options::once`: a pass that drains and returns.
+    bool m_once = false;
     /// The running run()'s stop token.
     std::stop_token m_stop;
 };

@@ -23,6 +23,8 @@ struct TableJob {
     std::optional<Millis> heartbeat;
     /// Set for the tables of a two-way pipeline (`direction: both`): which direction this is.
     std::optional<TwoWayRole> twoWay = std::nullopt;
+    /// The pipeline's `schema_changes: { add_column: ... }`, when set.
+    std::optional<std::string> pipelineAddColumn = std::nullopt;
 
     TableKey key() const { return {pipeline, spec.table, spec.strategy}; }
 };

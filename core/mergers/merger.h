@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/model/batch.h"
+#include "core/model/error.h"
 #include "core/model/tableschema.h"
 #include "core/model/workspace.h"
 
@@ -32,6 +33,14 @@ struct ApplyResult {
     /// Partial rows (with unchanged columns) whose key the target did not have: not applied,
     /// because the source did not send all their values. Reported, never silently dropped.
     long long partialRowsMissing = 0;
+};
+
+/// Values of some columns for some keys, as text (Postgres text format; nullopt for NULL): the
+/// key columns' values first, then the filled columns', one vector per row.
+struct ColumnFill {
+    std::vector<std::string> keyColumns;
+    std::vector<std::string> columns;
+    std::vector<std::vector<std::optional<std::string>>> rows;
 };
 
 /// Lands batches in one target table: staging + guarded merge + checkpoint, one transaction.
@@ -115,6 +124,26 @@ public:
     virtual std::vector<std::int64_t> guardVersions(const RowSet &rows) = 0;
     /// The target table's own columns (bookkeeping columns left out): name and declared type.
     virtual std::vector<std::pair<std::string, std::string>> targetColumns() = 0;
+    /// Fills `fill.columns` of existing rows from the source's values (add-column backfill): sets
+    /// only those columns, and only on rows whose version is older than `below` (rows written
+    /// since came with the values and are never overwritten); the row's version is kept. Returns
+    /// the rows changed. Targets that cannot fill say so with fillsColumns().
+    virtual long long fillColumnsInTransaction(const ColumnFill &fill, std::int64_t below)
+    {
+        (void)fill;
+        (void)below;
+        throw Error(ErrorKind::Permanent, "filling added columns is not available for " + describeTarget());
+    }
+    virtual bool fillsColumns() const { return false; }
+    /// The target's side of a column-scoped comparison: a row count and an md5 over (key,
+    /// columns) in key order, computed in SQL; empty when the target cannot compute it.
+    virtual std::string columnChecksum(const std::vector<std::string> &keyColumns,
+                                       const std::vector<std::string> &columns)
+    {
+        (void)keyColumns;
+        (void)columns;
+        return {};
+    }
     /// The columns the target computes itself (a Postgres target's generated columns), as of
     /// prepare(): rows still carry a field for them, which is never written. Every other target
     /// stores the values it is sent, generated at the source or not.

@@ -1099,4 +1099,87 @@ std::vector<std::int64_t> PgMerger::guardVersions(const RowSet &rows)
     return out;
 }
 
+namespace {
+/// A Postgres text[] literal of one field of every row: {"a",NULL,"b\\"c"}.
+std::string pgTextArray(const ColumnFill &fill, size_t field)
+{
+    std::string out = "{";
+    for (size_t r = 0; r < fill.rows.size(); ++r) {
+        if (r)
+            out += ',';
+        const auto &v = fill.rows[r][field];
+        if (!v) {
+            out += "NULL";
+            continue;
+        }
+        out += '"';
+        for (char ch : *v) {
+            if (ch == '"' || ch == '\\')
+                out += '\\';
+            out += ch;
+        }
+        out += '"';
+    }
+    return out + "}";
+}
+} // namespace
+
+long long PgMerger::fillColumnsInTransaction(const ColumnFill &fill, std::int64_t below)
+{
+    if (fill.rows.empty())
+        return 0;
+    // One UPDATE per chunk; the values travel as one text[] per column, cast to the target's
+    // types. Only the filled columns are set: the row keeps its version and its other values.
+    const auto types = targetColumns();
+    auto typeOf = [&](const std::string &name) {
+        for (const auto &[n, t] : types)
+            if (n == name)
+                return t;
+        throw SchemaError("target table " + m_target.target.display() + " has no column " + displayIdent(name),
+                          "re-snapshot the table");
+    };
+    std::string arrays, names, set, on, differs;
+    Params params;
+    size_t field = 0;
+    auto add = [&](const std::string &name) {
+        const std::string v = "v" + std::to_string(field + 1);
+        arrays += (field ? ", $" : "$") + std::to_string(field + 1) + "::text[]";
+        names += (field ? ", " : "") + v;
+        params.emplace_back(pgTextArray(fill, field));
+        ++field;
+        return "v." + v + "::" + typeOf(name);
+    };
+    for (const auto &k : fill.keyColumns)
+        on += (on.empty() ? "t." : " AND t.") + quoteIdent(k) + " = " + add(k);
+    for (const auto &c : fill.columns) {
+        const std::string val = add(c);
+        set += (set.empty() ? "" : ", ") + quoteIdent(c) + " = " + val;
+        differs += (differs.empty() ? "" : " OR ") + std::string("t.") + quoteIdent(c) + " IS DISTINCT FROM " + val;
+    }
+    params.emplace_back(std::to_string(below));
+    const std::string sql = "UPDATE " + m_targetSql + " AS t SET " + set + " FROM unnest(" + arrays + ") AS v(" +
+                            names + ") WHERE " + on + " AND t._driftless_version < $" + std::to_string(field + 1) +
+                            "::bigint AND (" + differs + ")";
+    return m_conn->execParams(sql, params).affected();
+}
+
+std::string PgMerger::columnChecksum(const std::vector<std::string> &keyColumns, const std::vector<std::string> &columns)
+{
+    return m_conn->exec(pgColumnChecksumSql(m_targetSql, keyColumns, columns, "")).text(0, 0);
+}
+
+std::string pgColumnChecksumSql(const std::string &fromSql, const std::vector<std::string> &keyColumns,
+                                const std::vector<std::string> &columns, const std::string &where)
+{
+    std::string row, order;
+    for (const auto &k : keyColumns) {
+        row += (row.empty() ? "" : ", ") + quoteIdent(k);
+        order += (order.empty() ? "" : ", ") + quoteIdent(k);
+    }
+    for (const auto &c : columns)
+        row += ", " + quoteIdent(c);
+    return "SELECT count(*)::text || ':' || coalesce(md5(string_agg(ROW(" + row + ")::text, ',' ORDER BY " + order +
+           ")), '') FROM " + fromSql + where;
+}
+
 } // namespace driftless::core

@@ -47,6 +47,10 @@ public:
     long long deleteOlderInTransaction(std::int64_t version) override;
     std::vector<std::pair<std::string, std::string>> targetColumns() override;
     std::vector<std::string> generatedColumns() const override;
+    long long fillColumnsInTransaction(const ColumnFill &fill, std::int64_t below) override;
+    bool fillsColumns() const override { return true; }
+    std::string columnChecksum(const std::vector<std::string> &keyColumns,
+                               const std::vector<std::string> &columns) override;
     std::vector<size_t> partialRowsWithoutTarget(const RowSet &rows) override;
     std::vector<std::int64_t> guardVersions(const RowSet &rows) override;
     std::string pendingRequest() override;
@@ -138,5 +142,11 @@ public:
 private:
     std::shared_ptr<PgConnection> m_conn;
 };
+
+/// The query of a column-scoped comparison over `fromSql` (with `where`, e.g. a row filter, or
+/// empty): one row, "count:md5" of (keys, columns) as row text in key order. The same query on
+/// two Postgres servers gives the same text when those columns hold the same values.
+std::string pgColumnChecksumSql(const std::string &fromSql, const std::vector<std::string> &keyColumns,
+                                const std::vector<std::string> &columns, const std::string &where);
 
 } // namespace driftless::core

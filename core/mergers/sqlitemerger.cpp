@@ -642,4 +642,48 @@ std::vector<std::int64_t> SqliteMerger::guardVersions(const RowSet &rows)
     return out;
 }
 
+long long SqliteMerger::fillColumnsInTransaction(const ColumnFill &fill, std::int64_t below)
+{
+    if (fill.rows.empty())
+        return 0;
+    // One prepared UPDATE, run per row inside the caller's transaction: only the filled columns,
+    // only on rows older than `below`, the version kept. Values are converted as the merge
+    // converts them (docs/type-mapping.md).
+    std::vector<SqliteStorage> storage;
+    std::string set, on, differs;
+    int param = 0;
+    auto field = [&](const std::string &name) {
+        const int i = m_source.columnIndex(name);
+        if (i < 0)
+            throw SchemaError("target table " + m_target.target.display() + " has no column " + displayIdent(name),
+                              "re-snapshot the table");
+        storage.push_back(sqliteStorageFor(m_source.columns[static_cast<size_t>(i)]));
+        return "?" + std::to_string(++param);
+    };
+    for (const auto &k : fill.keyColumns)
+        on += (on.empty() ? "" : " AND ") + quoteIdent(k) + " = " + field(k);
+    for (const auto &c : fill.columns) {
+        const std::string p = field(c);
+        set += (set.empty() ? "" : ", ") + quoteIdent(c) + " = " + p;
+        differs += (differs.empty() ? "" : " OR ") + quoteIdent(c) + " IS NOT " + p;
+    }
+    auto st = m_db->prepare("UPDATE " + m_table + " SET " + set + " WHERE " + on + " AND \"_driftless_version\" < ?" +
+                            std::to_string(param + 1) + " AND (" + differs + ")");
+    long long changed = 0;
+    for (const auto &row : fill.rows) {
+        st.reset();
+        st.clearBindings();
+        for (size_t i = 0; i < row.size(); ++i) {
+            if (row[i])
+                bindStoredValue(st, static_cast<int>(i) + 1, *row[i], storage[i]);
+            else
+                st.bindNull(static_cast<int>(i) + 1);
+        }
+        st.bind(param + 1, below);
+        st.run();
+        changed += m_db->changes();
+    }
+    return changed;
+}
+
 } // namespace driftless::core

@@ -47,6 +47,8 @@ public:
     std::vector<std::int64_t> guardVersions(const RowSet &rows) override;
     std::string pendingRequest() override;
     void setRequest(const std::string &request) override;
+    long long fillColumnsInTransaction(const ColumnFill &fill, std::int64_t below) override;
+    bool fillsColumns() const override { return true; }
 
     std::string tombstoneTable() const;
     std::string seenTable() const;

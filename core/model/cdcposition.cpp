@@ -140,6 +140,10 @@ std::string PgCdcPosition::toJson() const
         j["rebackfill"] = {{"after", rebackfill->after},
                            {"delete_below", formatLsn(rebackfill->deleteBelow)},
                            {"rows", rebackfill->rows}};
+    if (addColumn)
+        j["add_column"] = {{"columns", addColumn->columns},     {"version", formatLsn(addColumn->version)},
+                           {"after", addColumn->after},         {"rows", addColumn->rows},
+                           {"written", addColumn->written},     {"started_ms", addColumn->startedMs}};
     if (stopped)
         j["stopped"] = *stopped;
     if (paused)
@@ -167,6 +171,18 @@ std::optional<PgCdcPosition> PgCdcPosition::fromJson(std::string_view text)
             rb.deleteBelow = lsnFrom(r, "delete_below").value_or(0);
             rb.rows = r.value("rows", 0LL);
             p.rebackfill = std::move(rb);
+        }
+        if (j.contains("add_column") && j["add_column"].is_object()) {
+            const json &a = j["add_column"];
+            PgAddColumnProgress ac;
+            ac.columns = a.value("columns", std::vector<std::string>{});
+            ac.version = lsnFrom(a, "version").value_or(0);
+            ac.after = a.value("after", std::vector<std::string>{});
+            ac.rows = a.value("rows", 0LL);
+            ac.written = a.value("written", 0LL);
+            ac.startedMs = a.value("started_ms", 0LL);
+            if (!ac.columns.empty() && ac.version > 0)
+                p.addColumn = std::move(ac);
         }
         p.paused = j.value("paused", false);
     });

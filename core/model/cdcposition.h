@@ -56,6 +56,19 @@ struct PgRebackfillProgress {
     bool operator==(const PgRebackfillProgress &) const = default;
 };
 
+/// How far the backfill of columns the source gained got (Postgres, `schema_changes: add_column:
+/// backfill`): "add_column" inside the position. Chunks fill only target rows older than
+/// `version`, the commit LSN of the first change that carried the new columns.
+struct PgAddColumnProgress {
+    std::vector<std::string> columns; ///< "columns": the columns being filled
+    std::int64_t version = 0;         ///< "version": rows at or past it came with the columns' values
+    std::vector<std::string> after;   ///< "after": the key of the last row read
+    long long rows = 0;               ///< "rows": rows read so far
+    long long written = 0;            ///< "written": target rows the chunks changed
+    long long startedMs = 0;          ///< "started_ms": when it started (wall clock)
+    bool operator==(const PgAddColumnProgress &) const = default;
+};
+
 /// A Postgres (pgoutput) CDC table's place.
 struct PgCdcPosition {
     CdcPhase phase = CdcPhase::Stream;
@@ -66,6 +79,7 @@ struct PgCdcPosition {
     std::string slot;                             ///< "slot": the replication slot it belongs to
     std::string systemId;                         ///< "system_id": the source cluster's identifier
     std::optional<PgRebackfillProgress> rebackfill; ///< "rebackfill": a copy under the stream, in flight
+    std::optional<PgAddColumnProgress> addColumn;   ///< "add_column": a column backfill, in flight
     std::optional<std::string> stopped;           ///< "stopped": an error stopped the table (why)
     bool paused = false;                          ///< "paused": the stream skips its changes from here
 

@@ -101,6 +101,9 @@ struct TableSpec {
     /// unset: merge_columns with on_overlap manual. A pipeline's `conflicts:` is copied onto its
     /// tables that name none.
     std::optional<std::string> conflicts;
+    /// `schema_changes: { add_column: ... }` on the table: overrides the pipeline's policy for a
+    /// column the source gained (docs/schema-changes.md).
+    std::optional<std::string> addColumn;
 
     static constexpr long long kDefaultPageSize = 50'000;
     static constexpr const char *kDefaultCursor = "updated_at";
@@ -135,6 +138,9 @@ struct PipelineSpec {
     /// `direction: both`: a two-way pipeline, CDC from source to target and from target back to
     /// source over the same tables (docs/two-way.md). Absent or `one_way`: source to target only.
     bool twoWay = false;
+    /// `schema_changes: { add_column: ... }`: what a column the source gained does to the
+    /// pipeline's tables, unless a table says otherwise (default `backfill`).
+    std::optional<std::string> addColumn;
     std::vector<TableSpec> tables;
 
     /// Drift ratio above which a reconciliation raises an alert (default: any drift).

@@ -71,6 +71,8 @@ std::string tableSpecJson(const TableSpec &t)
         j["deletes"] = *t.deletes;
     if (t.conflicts)
         j["conflicts"] = *t.conflicts;
+    if (t.addColumn)
+        j["add_column"] = *t.addColumn;
     return j.dump();
 }
 
@@ -103,6 +105,8 @@ void readTableSpecJson(TableSpec &t, const std::string &text)
         t.deletes = j["deletes"].get<std::string>();
     if (j.contains("conflicts"))
         t.conflicts = j["conflicts"].get<std::string>();
+    if (j.contains("add_column"))
+        t.addColumn = j["add_column"].get<std::string>();
 }
 
 } // namespace
@@ -213,6 +217,8 @@ Workspace StateStore::loadWorkspace()
             if (opts.contains("reconcile_alert_above"))
                 p.reconcileAlertAbove = opts["reconcile_alert_above"].get<double>();
             p.twoWay = opts.value("direction", std::string()) == "both";
+            if (opts.contains("add_column"))
+                p.addColumn = opts["add_column"].get<std::string>();
             ws.pipelines.push_back(std::move(p));
         }
     }
@@ -275,7 +281,7 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
         if (o->source != p.source || o->target != p.target || o->targetSchema != p.targetSchema ||
             o->publication != p.publication || o->heartbeat != p.heartbeat ||
             o->reconcileEvery != p.reconcileEvery || o->reconcileAlertAbove != p.reconcileAlertAbove ||
-            o->twoWay != p.twoWay)
+            o->twoWay != p.twoWay || o->addColumn != p.addColumn)
             sum.lines.push_back("~ pipeline " + p.name);
     }
     for (auto &p : old.pipelines)
@@ -332,6 +338,8 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
             opts["reconcile_alert_above"] = *p.reconcileAlertAbove;
         if (p.twoWay)
             opts["direction"] = "both";
+        if (p.addColumn)
+            opts["add_column"] = *p.addColumn;
         pst.bindText(1, p.name).bind(2, pos++).bindText(3, p.source).bindText(4, p.target).bind(5, p.targetSchema);
         pst.bindText(6, opts.dump());
         pst.run();

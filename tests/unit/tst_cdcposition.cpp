@@ -78,6 +78,22 @@ TEST(CdcPosition, aPlainStreamPositionWritesNoMarks)
     EXPECT_EQ(PgCdcPosition::fromJson(p.toJson()), p);
 }
 
+TEST(CdcPosition, anAddColumnBackfillInFlightReadsAndWritesBack)
+{
+    PgCdcPosition p;
+    p.lsn = 0x3000;
+    p.slot = "driftless_p";
+    p.addColumn = PgAddColumnProgress{{"d", "Due Date"}, 0x2F00, {"5000"}, 5000, 4990, 1700000000000};
+    const json stored = json::parse(p.toJson());
+    EXPECT_EQ(stored["add_column"]["version"], "0/2F00");
+    EXPECT_EQ(stored["add_column"]["after"], json::array({"5000"}));
+    EXPECT_EQ(PgCdcPosition::fromJson(p.toJson()), p);
+    // One without columns or a version is no backfill (nothing to fill, or nothing to guard by).
+    EXPECT_FALSE(PgCdcPosition::fromJson(R"js({"lsn":"0/3000","add_column":{"columns":[],"version":"0/2F00"}})js")
+                     ->addColumn);
+    EXPECT_FALSE(PgCdcPosition::fromJson(R"js({"lsn":"0/3000","add_column":{"columns":["d"]}})js")->addColumn);
+}
+
 TEST(CdcPosition, binlogPositionsReadAndWriteBack)
 {
     auto s = BinlogCdcPosition::fromJson(kBinlogStream);
