@@ -102,9 +102,12 @@ std::optional<QString> ColumnMappingPanel::softDeletesRefusal()
     // Asked of the loader itself, so the choice opens up when core accepts soft deletes.
     static const std::optional<QString> refusal = [] () -> std::optional<QString> {
         core::Workspace ws;
-        for (const char *name : {"source", "target"})
-            ws.endpoints[name] = core::Endpoint{name, core::EndpointKind::Postgres,
-                                                std::string("dbname=") + name, {}, {}, {}};
+        for (const char *name : {"source", "target"}) {
+            core::Endpoint &e = ws.endpoints[name];
+            e.name = name;
+            e.kind = core::EndpointKind::Postgres;
+            e.dsn = std::string("dbname=") + name;
+        }
         core::PipelineSpec p;
         p.name = "probe";
         p.source = "source";
