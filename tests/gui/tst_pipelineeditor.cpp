@@ -790,12 +790,14 @@ void TestPipelineEditor::columnGridMapsTheTableAndRoundTripsTheYaml()
     QVERIFY(readText(again).contains(QStringLiteral("include:")));
 
     // An edit keeps the form it was written in: ticking a column adds it to include.
+    QTRY_VERIFY(page->addPipelineButton()->isEnabled()); // the save is done
     page->selectPipeline(QStringLiteral("crm"));
+    QTRY_VERIFY(page->editPipelineButton()->isEnabled());
     editor = openEditor(page, page->editPipelineButton());
     QVERIFY(editor);
     editor->selectTable(customers);
     editor->columnsPanel()->setColumnIncluded(QStringLiteral("internal_notes"), true);
-    const auto &edited = editor->pipeline().tables.at(0).columns;
+    const std::optional<core::ColumnMapping> edited = editor->pipeline().tables.at(0).columns;
     QVERIFY(edited && edited->hasInclude && edited->exclude.empty());
     QCOMPARE(edited->include.back(), std::string("internal_notes"));
     QCOMPARE(edited->include.size(), size_t(10));
