@@ -296,7 +296,7 @@ SELECT g, 'name ' || g, 'c' || g || '@example.com', '123-45-' || g, '555-01' || 
                            "      - table: public.customers\n"
                            "        strategy: cursor\n"
                            "        cursor: updated_at\n"
-                           "        every: 1s\n"
+                           "        every: 5s\n"
                            "        target_table: crm_customers\n"
                            "        columns:\n"
                            "          exclude: [internal_notes]\n"
@@ -358,6 +358,11 @@ SELECT g, 'name ' || g, 'c' || g || '@example.com', '123-45-' || g, '555-01' || 
         QVERIFY2(!label->text().contains(QStringLiteral("123-45-")), qPrintable(label->text()));
     }
     QTRY_VERIFY_WITH_TIMEOUT(detail->eventsLoaded(), 10000);
+    // For the picture: a few lag samples (one every 5 s while the sync runs).
+    ui::LagChart *chart = detail->lagChart();
+    QTRY_VERIFY_WITH_TIMEOUT(chart->historyLoaded() && chart->lagSeries(p, QStringLiteral("public.customers")) &&
+                                 chart->lagSeries(p, QStringLiteral("public.customers"))->count() >= 3,
+                             60000);
     QTest::qWait(300);
     saveShot(detail, QStringLiteral("table-detail-mapping"));
 

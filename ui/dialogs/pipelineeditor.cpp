@@ -215,6 +215,8 @@ PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::Pi
     split->setStretchFactor(0, 2);
     split->setStretchFactor(1, 3);
     split->setChildrenCollapsible(false);
+    // The column grid needs the height more than the table list, once a table is picked.
+    split->setSizes({200, 560});
 
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(form);
