@@ -756,6 +756,9 @@ void TestPipelineEditor::columnGridMapsTheTableAndRoundTripsTheYaml()
     QCOMPARE(core::StateStore(statePath).loadWorkspace(), hand);
     QTRY_COMPARE(page->pipelinesModel()->rowCount(), 1);
     QTRY_VERIFY(page->addPipelineButton()->isEnabled());
+    // A snapshot taken before the import may still arrive: edit what the page shows once it is
+    // the imported workspace.
+    QTRY_VERIFY_WITH_TIMEOUT(page->workspace() == hand, 15000);
     page->selectPipeline(QStringLiteral("crm"));
     editor = openEditor(page, page->editPipelineButton());
     QVERIFY(editor);
@@ -791,6 +794,7 @@ void TestPipelineEditor::columnGridMapsTheTableAndRoundTripsTheYaml()
 
     // An edit keeps the form it was written in: ticking a column adds it to include.
     QTRY_VERIFY(page->addPipelineButton()->isEnabled()); // the save is done
+    QTRY_VERIFY_WITH_TIMEOUT(page->workspace() == hand, 15000);
     page->selectPipeline(QStringLiteral("crm"));
     QTRY_VERIFY(page->editPipelineButton()->isEnabled());
     editor = openEditor(page, page->editPipelineButton());
