@@ -101,7 +101,8 @@ std::optional<std::string> maskKeyFor(const std::string &table)
     return g_keyProvider ? g_keyProvider(table) : std::nullopt;
 }
 
-ColumnProjection::ColumnProjection(const TableSpec &spec, const TableSchema &source) : m_source(source)
+ColumnProjection::ColumnProjection(const TableSpec &spec, const TableSchema &source, bool readKeys)
+    : m_source(source)
 {
     static const ColumnMapping kNone;
     const ColumnMapping &m = spec.columns ? *spec.columns : kNone;
@@ -195,7 +196,8 @@ ColumnProjection::ColumnProjection(const TableSpec &spec, const TableSchema &sou
                 continue;
             Mask mk{mask, {}};
             if (mask.kind == ColumnMask::Kind::Hash) {
-                mk.key = readKey(mask, spec);
+                if (readKeys)
+                    mk.key = readKey(mask, spec);
                 t.typeSql = "text";
                 t.baseType = "text";
                 t.category = 'S';
@@ -338,10 +340,10 @@ MappedSourceSql pgMappedSource(const TableSpec &spec, const TableSchema &source)
     return out;
 }
 
-void checkColumnMapping(const TableSpec &spec, const TableSchema &source)
+void checkColumnMapping(const TableSpec &spec, const TableSchema &source, bool readKeys)
 {
     if (spec.columns && !spec.columns->empty())
-        ColumnProjection(spec, source);
+        ColumnProjection(spec, source, readKeys);
 }
 
 namespace

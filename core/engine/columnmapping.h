@@ -29,7 +29,9 @@ namespace driftless::core
 class ColumnProjection
 {
 public:
-    ColumnProjection(const TableSpec &spec, const TableSchema &source);
+    /// `readKeys` false: the mapping is checked without reading hash masks' keys (the pipeline
+    /// editor's check, before a key is stored); such a projection must not project rows.
+    ColumnProjection(const TableSpec &spec, const TableSchema &source, bool readKeys = true);
 
     /// The target's schema: the kept columns under their target names, masked ones typed as
     /// what the mask leaves (text for a hash), none generated (the target stores what it is sent).
@@ -79,8 +81,9 @@ struct MappedSourceSql {
 MappedSourceSql pgMappedSource(const TableSpec &spec, const TableSchema &source);
 
 /// Throws the ConfigError ColumnProjection would for `spec` against `source`; nothing for a
-/// table without a mapping.
-void checkColumnMapping(const TableSpec &spec, const TableSchema &source);
+/// table without a mapping. `readKeys` false leaves out reading hash masks' keys (see
+/// ColumnProjection), so only the mapping itself is judged.
+void checkColumnMapping(const TableSpec &spec, const TableSchema &source, bool readKeys = true);
 
 /// `inner` seen through the table's column mapping: every schema and row handed to it is
 /// projected first (so excluded columns and unmasked values never reach staging or the target),

@@ -284,7 +284,13 @@ EndpointProbe probeFromJson(const json &in)
 json discoveryJsonValue(const SourceDiscovery &d)
 {
     json tables = json::array();
-    for (const auto &t : d.tables)
+    for (const auto &t : d.tables) {
+        json columns = json::array();
+        for (const auto &c : t.columns)
+            columns.push_back({{"name", c.name},
+                               {"type", c.type},
+                               {"category", std::string(1, c.category)},
+                               {"array", c.isArray}});
         tables.push_back({{"schema", t.table.schema},
                           {"name", t.table.name},
                           {"estimated_rows", t.estimatedRows},
@@ -297,7 +303,9 @@ json discoveryJsonValue(const SourceDiscovery &d)
                           {"deletes", t.deletes},
                           {"writes_known", t.writesKnown},
                           {"readable", t.readable},
-                          {"cdc_refused", optionalJson(t.cdcRefused)}});
+                          {"cdc_refused", optionalJson(t.cdcRefused)},
+                          {"columns", columns}});
+    }
     return {{"ok", d.ok},
             {"error", d.error},
             {"abilities",
@@ -334,6 +342,14 @@ SourceDiscovery discoveryFromJson(const json &in)
             o.writesKnown = flag(t, "writes_known");
             o.readable = flag(t, "readable");
             o.cdcRefused = optionalText(t, "cdc_refused");
+            if (auto cs = t.find("columns"); cs != t.end() && cs->is_array())
+                for (const auto &c : *cs) {
+                    if (!c.is_object())
+                        continue;
+                    const std::string category = text(c, "category");
+                    o.columns.push_back({text(c, "name"), text(c, "type"), category.empty() ? 'U' : category[0],
+                                         flag(c, "array")});
+                }
             d.tables.push_back(std::move(o));
         }
     return d;

@@ -1,5 +1,6 @@
 #include "core/engine/tablediscovery.h"
 
+#include "core/db/mysqlcatalog.h"
 #include "core/db/mysqlconnection.h"
 #include "core/db/pgconnection.h"
 #include "core/engine/endpointprobe.h"
@@ -18,8 +19,9 @@ namespace driftless::core {
 
 namespace {
 
-/// One row per user table: size, stats, key and candidate cursor columns (names joined by the
-/// unit separator, which identifiers do not use in practice).
+/// One row per user table: size, stats, key, candidate cursor columns and the columns (names
+/// joined by the unit separator, a column's name, type, category and array flag by the record
+/// separator: identifiers do not use either in practice).
 constexpr const char *kDiscoverSql = R"sql(
 SELECT n.nspname, c.relname, c.reltuples::float8, pg_total_relation_size(c.oid),
        coalesce(s.n_tup_ins, 0), coalesce(s.n_tup_upd, 0), coalesce(s.n_tup_del, 0),
@@ -39,7 +41,14 @@ SELECT n.nspname, c.relname, c.reltuples::float8, pg_total_relation_size(c.oid),
        (SELECT string_agg(a.attname, chr(31) ORDER BY k.ord)
           FROM pg_index i CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
           JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
-         WHERE i.indrelid = c.oid AND i.indisreplident AND k.ord <= i.indnkeyatts)
+         WHERE i.indrelid = c.oid AND i.indisreplident AND k.ord <= i.indnkeyatts),
+       (SELECT string_agg(a.attname || chr(30) || format_type(a.atttypid, a.atttypmod) || chr(30) ||
+                          bt.typcategory::text || chr(30) || (t.oid <> et.oid)::text, chr(31) ORDER BY a.attnum)
+          FROM pg_attribute a
+          JOIN pg_type t ON t.oid = a.atttypid
+          JOIN pg_type et ON et.oid = CASE WHEN t.typcategory = 'A' AND t.typelem <> 0 THEN t.typelem ELSE t.oid END
+          JOIN pg_type bt ON bt.oid = CASE WHEN et.typtype = 'd' THEN et.typbasetype ELSE et.oid END
+         WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped)
   FROM pg_class c
   JOIN pg_namespace n ON n.oid = c.relnamespace
   LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
@@ -83,6 +92,9 @@ constexpr const char *kMysqlTablesSql =
 constexpr const char *kMysqlIndexesSql =
     "SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME "
     "FROM information_schema.STATISTICS WHERE ";
+constexpr const char *kMysqlColumnsSql =
+    "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, NUMERIC_PRECISION, NUMERIC_SCALE, "
+    "DATETIME_PRECISION, CHARACTER_MAXIMUM_LENGTH FROM information_schema.COLUMNS WHERE ";
 constexpr const char *kMysqlTemporalSql =
     "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, IS_NULLABLE, ORDINAL_POSITION "
     "FROM information_schema.COLUMNS WHERE DATA_TYPE IN ('datetime', 'timestamp', 'date') AND ";
@@ -184,6 +196,34 @@ std::vector<DiscoveredTable> discoverMysqlTables(MysqlConnection &conn, const st
             out[at[ref]].cursorCandidates.push_back(c.name);
     }
 
+    // Every column with the category the engine gives its type (mysqlcatalog::pgColumnFor).
+    for (const auto &r : conn.query(kMysqlColumnsSql + filter("TABLE_SCHEMA") + " ORDER BY TABLE_SCHEMA, TABLE_NAME, "
+                                                                                 "ORDINAL_POSITION",
+                                    params)
+                             .rows) {
+        DiscoveredTable *t = table(r);
+        if (!t)
+            continue;
+        mysqlcatalog::MysqlColumn c;
+        c.name = r[2].value_or("");
+        c.dataType = r[3].value_or("");
+        std::transform(c.dataType.begin(), c.dataType.end(), c.dataType.begin(),
+                       [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+        c.columnType = r[4].value_or("");
+        c.isUnsigned = c.columnType.find("unsigned") != std::string::npos;
+        c.precision = static_cast<int>(toInt(r[5]));
+        c.scale = static_cast<int>(toInt(r[6]));
+        c.fsp = static_cast<int>(toInt(r[7]));
+        c.maxChars = toInt(r[8]);
+        DiscoveredColumn d{c.name, c.columnType, 'U', false};
+        try {
+            d.category = mysqlcatalog::pgColumnFor(c).category;
+        } catch (const Error &) {
+            // A type Driftless cannot carry: listed all the same; apply says what to do.
+        }
+        t->columns.push_back(std::move(d));
+    }
+
     // Write counters only where the server keeps them (performance_schema is off by default on
     // MariaDB, on in MySQL 8) and the user may read them; otherwise they stay unknown.
     if (conn.scalar("SELECT @@performance_schema").value_or("0") == "1") {
@@ -237,9 +277,40 @@ std::vector<DiscoveredTable> discoverTables(PgConnection &conn)
                     break;
                 }
         }
+        for (const auto &col : splitNames(r.optText(i, 12))) {
+            std::vector<std::string> f;
+            std::size_t start = 0;
+            for (;;) {
+                const auto sep = col.find('\x1e', start);
+                f.push_back(col.substr(start, sep - start));
+                if (sep == std::string::npos)
+                    break;
+                start = sep + 1;
+            }
+            if (f.size() == 4)
+                t.columns.push_back({f[0], f[1], f[2].empty() ? 'U' : f[2][0], f[3] == "true"});
+        }
         out.push_back(std::move(t));
     }
     return out;
+}
+
+TableSchema discoveredSchema(const DiscoveredTable &t)
+{
+    TableSchema s;
+    s.table = t.table;
+    for (const auto &c : t.columns) {
+        ColumnInfo info;
+        info.name = c.name;
+        info.typeSql = c.type;
+        info.category = c.category;
+        info.isArray = c.isArray;
+        s.columns.push_back(std::move(info));
+    }
+    for (const auto &k : t.primaryKey)
+        if (int i = s.columnIndex(k); i >= 0)
+            s.primaryKey.push_back(i);
+    return s;
 }
 
 SourceAbilities mysqlAbilities(const MysqlProbe &probe)

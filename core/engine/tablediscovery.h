@@ -2,6 +2,7 @@
 
 #include "core/model/strategy.h"
 #include "core/model/tableref.h"
+#include "core/model/tableschema.h"
 #include "core/model/workspace.h"
 
 #include <cstdint>
@@ -15,6 +16,19 @@ namespace driftless::core {
 class MysqlConnection;
 class PgConnection;
 struct MysqlProbe;
+
+/// One column of a discovered table, for the pipeline editor's column grid: enough to check a
+/// column mapping as core::checkColumnMapping() does at `apply`.
+struct DiscoveredColumn {
+    std::string name;
+    /// The type as the source prints it (Postgres format_type, MySQL COLUMN_TYPE).
+    std::string type;
+    /// The Postgres type category the engine gives it (S string, N numeric, D date/time, ...):
+    /// what decides whether truncate and keep_last masks apply.
+    char category = 'U';
+    bool isArray = false;
+    bool operator==(const DiscoveredColumn &) const = default;
+};
 
 /// One table of a source, as the pipeline editor shows it: size, key, the columns a cursor could
 /// follow, and how much it is written (Postgres: pg_stat_user_tables, cumulative since the last
@@ -39,7 +53,12 @@ struct DiscoveredTable {
     /// Why this table cannot be streamed (a replica identity without its key), with the fix;
     /// nullopt when nothing of the table's own refuses CDC.
     std::optional<std::string> cdcRefused;
+    /// Its columns in the source's order (empty from an agent that does not send them).
+    std::vector<DiscoveredColumn> columns;
 };
+
+/// The table as a TableSchema of its columns and primary key, for core::checkColumnMapping().
+TableSchema discoveredSchema(const DiscoveredTable &t);
 
 /// What the source can do for CDC (from core::probePostgres or the same catalog facts).
 struct SourceAbilities {

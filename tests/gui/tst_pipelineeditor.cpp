@@ -5,16 +5,23 @@
 // the pipeline's tables with their settings. With a MariaDB source it lists the database's tables
 // (database.table, case kept) with keys and cursor candidates from information_schema, refuses
 // CDC with the GRANT to run when the user may not read the binlog, and stores a pipeline the
-// loader takes. Screenshots go to $DRIFTLESS_ARTIFACTS.
+// loader takes. The Columns panel maps a table's columns (include, rename, mask), its filter,
+// deletes policy and target table; the saved pipeline, its YAML and `driftless-cli apply` agree,
+// a mapping imported from YAML comes back unchanged, and what core refuses (a masked key) is
+// refused with core's message. Screenshots go to $DRIFTLESS_ARTIFACTS.
 
 #include "ui/dialogs/pipelineeditor.h"
 #include "ui/mainwindow.h"
 #include "ui/models/endpointsmodel.h"
 #include "ui/models/pipelinesmodel.h"
 #include "ui/pages/workspacepage.h"
+#include "ui/widgets/columnmappingpanel.h"
 
 #include "core/config/workspacefile.h"
+#include "core/db/pgcatalog.h"
+#include "core/engine/columnmapping.h"
 #include "core/engine/tablediscovery.h"
+#include "core/model/error.h"
 #include "core/model/workspace.h"
 #include "core/state/statestore.h"
 #include "tests/support/guisupport.h"
@@ -30,14 +37,18 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
+#include <QTableWidget>
 #include <QTreeWidget>
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 using namespace driftless;
 using driftless::test::saveShot;
 using driftless::ui::MainWindow;
+using driftless::ui::ColumnMappingPanel;
 using driftless::ui::PipelineEditor;
 using namespace std::chrono_literals;
 
@@ -124,6 +135,7 @@ private slots:
     void initTestCase() { test::useTestSettings(); }
     void editorRecommendsStrategiesAndStoresThePipeline();
     void mysqlSourceListsItsTablesAndRefusesCdcWithoutTheGrant();
+    void columnGridMapsTheTableAndRoundTripsTheYaml();
 };
 
 void TestPipelineEditor::editorRecommendsStrategiesAndStoresThePipeline()
@@ -516,6 +528,283 @@ void TestPipelineEditor::mysqlSourceListsItsTablesAndRefusesCdcWithoutTheGrant()
              qPrintable(editor->tableItem(orders)->text(PipelineEditor::Reason)));
     editor->resize(1180, 600);
     saveShot(editor, QStringLiteral("pipeline-editor-mysql-nogrant"));
+    editor->reject();
+}
+
+
+namespace {
+
+const char *kCustomers = R"sql(
+CREATE TABLE customers (id int PRIMARY KEY, name text NOT NULL, email text, ssn text, phone varchar(20),
+                        notes text, internal_notes text, card text, tenant_id int NOT NULL,
+                        updated_at timestamptz NOT NULL DEFAULT now());
+INSERT INTO customers (id, name, email, ssn, phone, notes, internal_notes, card, tenant_id)
+SELECT g, 'name ' || g, 'c' || g || '@example.com', '123-45-' || g, '555-01' || g, 'notes ' || g, 'secret ' || g,
+       '4111' || g, 42 FROM generate_series(1, 50) g;
+)sql";
+
+QString readText(const QString &path)
+{
+    std::ifstream in(path.toStdString());
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return QString::fromStdString(ss.str());
+}
+
+} // namespace
+
+void TestPipelineEditor::columnGridMapsTheTableAndRoundTripsTheYaml()
+{
+    test::PgTestDb src("gui_pe_map_src");
+    test::PgTestDb dst("gui_pe_map_dst");
+    src.exec(kCustomers);
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    const std::string keyFile = dir.file("hmac.key");
+    {
+        std::ofstream key(keyFile);
+        key << "0123456789abcdef0123456789abcdef\n";
+    }
+    core::Workspace original;
+    original.endpoints["src"] = test::pgEndpoint("src", src.name());
+    original.endpoints["dw"] = test::pgEndpoint("dw", dst.name());
+    core::StateStore(statePath).applyWorkspace(original);
+
+    MainWindow w;
+    w.resize(1180, 620);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto *page = w.workspacePage();
+    w.pages()->setCurrentWidget(page);
+    w.openWorkspace(QString::fromStdString(statePath));
+    QTRY_COMPARE(page->endpointsModel()->rowCount(), 2);
+
+    PipelineEditor *editor = openEditor(page, page->addPipelineButton());
+    QVERIFY(editor);
+    editor->sourceBox()->setCurrentIndex(editor->sourceBox()->findData(QStringLiteral("src")));
+    QTRY_VERIFY_WITH_TIMEOUT(!editor->discovering() && editor->tableItem(QStringLiteral("public.customers")), 30000);
+    editor->targetBox()->setCurrentIndex(editor->targetBox()->findData(QStringLiteral("dw")));
+    editor->nameEdit()->setText(QStringLiteral("crm"));
+    const QString customers = QStringLiteral("public.customers");
+    editor->setIncluded(customers, true);
+    QComboBox *strategy = editor->strategyBox(customers);
+    strategy->setCurrentIndex(strategy->findData(static_cast<int>(core::Strategy::Cdc)));
+    editor->selectTable(customers);
+
+    // The grid lists the source's columns in order, with their types and the key marked.
+    ColumnMappingPanel *panel = editor->columnsPanel();
+    QTableWidget *grid = panel->grid();
+    QVERIFY(grid->isVisibleTo(editor));
+    const QStringList names{"id",    "name", "email", "ssn",       "phone",
+                            "notes", "internal_notes", "card", "tenant_id", "updated_at"};
+    QCOMPARE(grid->rowCount(), names.size());
+    for (int row = 0; row < names.size(); ++row) {
+        QCOMPARE(grid->item(row, ColumnMappingPanel::Name)->text(), names[row]);
+        QCOMPARE(grid->item(row, ColumnMappingPanel::Include)->checkState(), Qt::Checked);
+        QCOMPARE(grid->item(row, ColumnMappingPanel::TargetName)->text(), names[row]);
+        QCOMPARE(panel->maskBox(names[row])->currentData().toInt(), int(ColumnMappingPanel::NoMask));
+    }
+    QCOMPARE(grid->item(0, ColumnMappingPanel::Type)->text(), QStringLiteral("integer"));
+    QCOMPARE(grid->item(4, ColumnMappingPanel::Type)->text(), QStringLiteral("character varying(20)"));
+    QCOMPARE(grid->item(0, ColumnMappingPanel::Role)->text(), QStringLiteral("key"));
+    QCOMPARE(grid->item(1, ColumnMappingPanel::Role)->text(), QString());
+    QVERIFY(panel->targetTableEdit()->placeholderText().startsWith(QStringLiteral("public.customers")));
+
+    // deletes: soft is offered as core allows it: the loader is asked, not a list in the UI.
+    auto *deleteItems = qobject_cast<QStandardItemModel *>(panel->deletesBox()->model());
+    QStandardItem *soft = deleteItems->item(panel->deletesBox()->findData(QStringLiteral("soft")));
+    if (const auto refusal = ColumnMappingPanel::softDeletesRefusal()) {
+        QVERIFY(!soft->isEnabled());
+        QVERIFY2(soft->toolTip().contains(QStringLiteral("not available yet"), Qt::CaseInsensitive),
+                 qPrintable(soft->toolTip()));
+    } else {
+        QVERIFY(soft->isEnabled());
+    }
+
+    // Masking the key with anything but the hash is refused with core's own message.
+    panel->setMask(QStringLiteral("id"), ColumnMappingPanel::NullMask);
+    core::TableSpec refused;
+    refused.table = {"public", "customers"};
+    refused.strategy = core::Strategy::Cdc;
+    refused.columns = core::ColumnMapping{};
+    refused.columns->mask = {{"id", core::ColumnMask{core::ColumnMask::Kind::Null, 0, {}}}};
+    QString coreMessage;
+    {
+        auto conn = src.connect();
+        try {
+            core::checkColumnMapping(refused, core::pgcatalog::describeTable(conn, refused.table), false);
+        } catch (const core::ConfigError &e) {
+            coreMessage = QString::fromStdString(e.what());
+        }
+    }
+    QVERIFY2(coreMessage.contains(QStringLiteral("primary key")), qPrintable(coreMessage));
+    QCOMPARE(panel->problemLabel()->text(), coreMessage);
+    QVERIFY(panel->problemLabel()->isVisibleTo(editor));
+    QVERIFY(!editor->okButton()->isEnabled());
+    QCOMPARE(editor->problem(), QStringLiteral("public.customers: ") + coreMessage);
+    // Leaving the key out is refused the same way; putting both back clears it.
+    panel->setMask(QStringLiteral("id"), ColumnMappingPanel::NoMask);
+    panel->setColumnIncluded(QStringLiteral("id"), false);
+    QVERIFY2(panel->problemLabel()->text().contains(QStringLiteral("cannot be left out")),
+             qPrintable(panel->problemLabel()->text()));
+    QVERIFY(!editor->okButton()->isEnabled());
+    panel->setColumnIncluded(QStringLiteral("id"), true);
+    QVERIFY(panel->problemLabel()->text().isEmpty());
+    QVERIFY2(editor->okButton()->isEnabled(), qPrintable(editor->problem()));
+    // A mask setting that is no count never becomes a spec.
+    panel->setMask(QStringLiteral("notes"), ColumnMappingPanel::TruncateMask, QStringLiteral("lots"));
+    QVERIFY2(editor->problem().contains(QStringLiteral("not a count")), qPrintable(editor->problem()));
+    QVERIFY(!editor->okButton()->isEnabled());
+
+    // The mapping of the issue: leave one column out, rename one, four masks, a filter, deletes
+    // ignore and a target table of its own.
+    panel->setColumnIncluded(QStringLiteral("internal_notes"), false);
+    panel->setTargetName(QStringLiteral("email"), QStringLiteral("email_address"));
+    panel->setMask(QStringLiteral("ssn"), ColumnMappingPanel::HashMask,
+                   QStringLiteral("file:") + QString::fromStdString(keyFile));
+    panel->setMask(QStringLiteral("phone"), ColumnMappingPanel::KeepLastMask, QStringLiteral("4"));
+    panel->setMask(QStringLiteral("notes"), ColumnMappingPanel::TruncateMask, QStringLiteral("7"));
+    panel->setMask(QStringLiteral("card"), ColumnMappingPanel::NullMask);
+    panel->whereEdit()->setText(QStringLiteral("tenant_id = 42"));
+    panel->deletesBox()->setCurrentIndex(panel->deletesBox()->findData(QStringLiteral("ignore")));
+    panel->targetTableEdit()->setText(QStringLiteral("crm_customers"));
+    QVERIFY2(editor->okButton()->isEnabled(), qPrintable(editor->problem()));
+
+    core::TableSpec mapped;
+    mapped.table = {"public", "customers"};
+    mapped.strategy = core::Strategy::Cdc;
+    mapped.targetTable = "crm_customers";
+    core::ColumnMapping m;
+    m.exclude = {"internal_notes"};
+    m.rename = {{"email", "email_address"}};
+    m.mask = {{"ssn", {core::ColumnMask::Kind::Hash, 0, "file:" + keyFile}},
+              {"phone", {core::ColumnMask::Kind::KeepLast, 4, {}}},
+              {"notes", {core::ColumnMask::Kind::Truncate, 7, {}}},
+              {"card", {core::ColumnMask::Kind::Null, 0, {}}}};
+    mapped.columns = m;
+    mapped.where = "tenant_id = 42";
+    mapped.deletes = "ignore";
+    core::PipelineSpec expected;
+    expected.name = "crm";
+    expected.source = "src";
+    expected.target = "dw";
+    expected.tables = {mapped};
+    QCOMPARE(editor->pipeline(), expected);
+
+    // A keychain key: the note says where apply reads it; the key itself is never asked for.
+    panel->setMask(QStringLiteral("ssn"), ColumnMappingPanel::HashMask, QStringLiteral("keychain"));
+    QVERIFY(panel->noteLabel()->isVisibleTo(editor));
+    QVERIFY2(panel->noteLabel()->text().contains(QStringLiteral("hmac:public.customers")),
+             qPrintable(panel->noteLabel()->text()));
+    grid->scrollToTop();
+    editor->resize(1180, 900);
+    saveShot(editor, QStringLiteral("pipeline-editor-columns"));
+    panel->setMask(QStringLiteral("ssn"), ColumnMappingPanel::HashMask,
+                   QStringLiteral("file:") + QString::fromStdString(keyFile));
+    QCOMPARE(editor->pipeline(), expected);
+
+    // OK stores it through the page; the YAML export has the keys and loads back equal.
+    QSignalSpy saved(page, &ui::WorkspacePage::saved);
+    QTest::mouseClick(editor->okButton(), Qt::LeftButton);
+    QVERIFY(saved.wait(15000));
+    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
+    core::Workspace withPipeline = original;
+    withPipeline.pipelines = {expected};
+    QCOMPARE(core::StateStore(statePath).loadWorkspace(), withPipeline);
+    const QString yamlPath = QString::fromStdString(dir.file("exported.yaml"));
+    QVERIFY(page->exportFile(yamlPath));
+    const QString yaml = readText(yamlPath);
+    for (const char *key : {"target_table:", "crm_customers", "columns:", "exclude:", "internal_notes", "rename:",
+                            "email_address", "mask:", "keep_last: 4", "truncate: 7", "hash: hmac-sha256", "where:",
+                            "tenant_id = 42", "deletes: ignore"})
+        QVERIFY2(yaml.contains(QLatin1String(key)), key);
+    QVERIFY(!yaml.contains(QStringLiteral("0123456789abcdef"))); // the key's file is named, never read into it
+    QCOMPARE(core::WorkspaceFile::load(yamlPath.toStdString()), withPipeline);
+    // What the editor accepted, apply accepts (live schema, key file and all).
+    const auto applied = test::runCli({"--state", dir.file("cli.db"), "apply", yamlPath.toStdString()});
+    QVERIFY2(applied.exitCode == 0, (applied.out + applied.err).c_str());
+
+    // A mapping written by hand in YAML (include form) shows in the grid as written, and saving
+    // without an edit changes nothing.
+    const std::string handYaml = dir.file("hand.yaml");
+    std::ofstream(handYaml) << "endpoints:\n"
+                               "  src: { kind: postgres, dsn: \"" << original.endpoints["src"].dsn << "\" }\n"
+                               "  dw: { kind: postgres, dsn: \"" << original.endpoints["dw"].dsn << "\" }\n"
+                               "pipelines:\n"
+                               "  - name: crm\n"
+                               "    source: src\n"
+                               "    target: dw\n"
+                               "    tables:\n"
+                               "      - table: public.customers\n"
+                               "        strategy: cdc\n"
+                               "        target_table: crm_customers\n"
+                               "        columns:\n"
+                               "          include: [id, name, email, ssn, tenant_id, card, updated_at, notes, phone]\n"
+                               "          rename: { email: email_address }\n"
+                               "          mask:\n"
+                               "            ssn: { hash: hmac-sha256, key: \"file:" << keyFile << "\" }\n"
+                               "            phone: { keep_last: 4 }\n"
+                               "            card: { null: true }\n"
+                               "        where: \"tenant_id = 42\"\n"
+                               "        deletes: ignore\n";
+    const core::Workspace hand = core::WorkspaceFile::load(handYaml);
+    QVERIFY(hand.pipelines.at(0).tables.at(0).columns->hasInclude);
+    saved.clear();
+    page->importFile(QString::fromStdString(handYaml));
+    QVERIFY(saved.wait(15000));
+    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
+    QCOMPARE(core::StateStore(statePath).loadWorkspace(), hand);
+    QTRY_COMPARE(page->pipelinesModel()->rowCount(), 1);
+    QTRY_VERIFY(page->addPipelineButton()->isEnabled());
+    // A snapshot taken before the import may still arrive: edit what the page shows once it is
+    // the imported workspace.
+    QTRY_VERIFY_WITH_TIMEOUT(page->workspace() == hand, 15000);
+    page->selectPipeline(QStringLiteral("crm"));
+    editor = openEditor(page, page->editPipelineButton());
+    QVERIFY(editor);
+    QCOMPARE(editor->pipeline(), hand.pipelines.at(0));
+    editor->selectTable(customers);
+    panel = editor->columnsPanel();
+    grid = panel->grid();
+    QCOMPARE(grid->rowCount(), names.size());
+    QCOMPARE(grid->item(panel->rowOf(QStringLiteral("internal_notes")), ColumnMappingPanel::Include)->checkState(),
+             Qt::Unchecked);
+    QCOMPARE(grid->item(panel->rowOf(QStringLiteral("tenant_id")), ColumnMappingPanel::Include)->checkState(),
+             Qt::Checked);
+    QCOMPARE(grid->item(panel->rowOf(QStringLiteral("email")), ColumnMappingPanel::TargetName)->text(),
+             QStringLiteral("email_address"));
+    QCOMPARE(panel->maskBox(QStringLiteral("phone"))->currentData().toInt(), int(ColumnMappingPanel::KeepLastMask));
+    QCOMPARE(grid->item(panel->rowOf(QStringLiteral("phone")), ColumnMappingPanel::MaskSetting)->text(),
+             QStringLiteral("4"));
+    QCOMPARE(panel->maskBox(QStringLiteral("ssn"))->currentData().toInt(), int(ColumnMappingPanel::HashMask));
+    QCOMPARE(panel->whereEdit()->text(), QStringLiteral("tenant_id = 42"));
+    QCOMPARE(panel->deletesBox()->currentData().toString(), QStringLiteral("ignore"));
+    QCOMPARE(panel->targetTableEdit()->text(), QStringLiteral("crm_customers"));
+    QCOMPARE(editor->pipeline(), hand.pipelines.at(0)); // showing it edited nothing
+    QVERIFY2(editor->okButton()->isEnabled(), qPrintable(editor->problem()));
+    saved.clear();
+    QTest::mouseClick(editor->okButton(), Qt::LeftButton);
+    QVERIFY(saved.wait(15000));
+    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
+    QCOMPARE(core::StateStore(statePath).loadWorkspace(), hand);
+    const QString again = QString::fromStdString(dir.file("again.yaml"));
+    QVERIFY(page->exportFile(again));
+    QCOMPARE(core::WorkspaceFile::load(again.toStdString()), hand);
+    QVERIFY(readText(again).contains(QStringLiteral("include:")));
+
+    // An edit keeps the form it was written in: ticking a column adds it to include.
+    QTRY_VERIFY(page->addPipelineButton()->isEnabled()); // the save is done
+    QTRY_VERIFY_WITH_TIMEOUT(page->workspace() == hand, 15000);
+    page->selectPipeline(QStringLiteral("crm"));
+    QTRY_VERIFY(page->editPipelineButton()->isEnabled());
+    editor = openEditor(page, page->editPipelineButton());
+    QVERIFY(editor);
+    editor->selectTable(customers);
+    editor->columnsPanel()->setColumnIncluded(QStringLiteral("internal_notes"), true);
+    const std::optional<core::ColumnMapping> edited = editor->pipeline().tables.at(0).columns;
+    QVERIFY(edited && edited->hasInclude && edited->exclude.empty());
+    QCOMPARE(edited->include.back(), std::string("internal_notes"));
+    QCOMPARE(edited->include.size(), size_t(10));
     editor->reject();
 }
 

@@ -2,7 +2,9 @@
 // Tables page opens the table's detail with its facts, its own lag chart (only its series and
 // its SLA) and its events newest first; Pause… (confirmed) holds a CDC table while the other
 // table keeps streaming, Resume… (confirmed, saying it re-copies through the guarded merge)
-// brings it back with every change made meanwhile. Screenshots go to $DRIFTLESS_ARTIFACTS.
+// brings it back with every change made meanwhile. A table applied from YAML with a column
+// mapping, a row filter and deletes: ignore shows them in its detail (the masks' kinds, never a
+// key). Screenshots go to $DRIFTLESS_ARTIFACTS.
 
 #include "ui/backfillrunner.h"
 #include "ui/dialogs/tabledetaildialog.h"
@@ -28,6 +30,7 @@
 #include <QTest>
 
 #include <cmath>
+#include <fstream>
 
 using namespace driftless;
 using driftless::test::saveShot;
@@ -84,6 +87,7 @@ class TestTableDetail : public QObject {
 private slots:
     void initTestCase() { test::useTestSettings(); }
     void detailOpensOnDoubleClickAndPauseResumeRoundTrips();
+    void detailShowsTheTablesMapping();
 };
 
 void TestTableDetail::detailOpensOnDoubleClickAndPauseResumeRoundTrips()
@@ -255,6 +259,112 @@ void TestTableDetail::detailOpensOnDoubleClickAndPauseResumeRoundTrips()
                              10000);
     QTest::qWait(300);
     saveShot(detail, QStringLiteral("table-detail"));
+
+    detail->close();
+    engine.stop();
+    QTRY_COMPARE_WITH_TIMEOUT(engine.state(), EngineBridge::State::Stopped, 30000);
+}
+
+void TestTableDetail::detailShowsTheTablesMapping()
+{
+    test::PgTestDb src("detail_map_src");
+    test::PgTestDb dst("detail_map_dst");
+    src.exec(R"sql(
+CREATE TABLE customers (id int PRIMARY KEY, name text NOT NULL, email text, ssn text, phone text, notes text,
+                        internal_notes text, card text, tenant_id int NOT NULL,
+                        updated_at timestamptz NOT NULL DEFAULT clock_timestamp());
+INSERT INTO customers (id, name, email, ssn, phone, notes, internal_notes, card, tenant_id)
+SELECT g, 'name ' || g, 'c' || g || '@example.com', '123-45-' || g, '555-01' || g, 'long notes ' || g,
+       'secret ' || g, '4111' || g, CASE WHEN g % 5 = 0 THEN 7 ELSE 42 END FROM generate_series(1, 200) g;
+)sql");
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    const std::string keyFile = dir.file("hmac.key");
+    const std::string key = "fedcba9876543210fedcba9876543210";
+    std::ofstream(keyFile) << key << "\n";
+    const std::string pipeline = test::uniqueName("detail_map");
+    // The user's path: a YAML file and driftless-cli apply.
+    const std::string yaml = dir.file("workspace.yaml");
+    std::ofstream(yaml) << "endpoints:\n"
+                           "  app: { kind: postgres, dsn: \"" << test::pgEndpoint("app", src.name()).dsn << "\" }\n"
+                           "  dw: { kind: postgres, dsn: \"" << test::pgEndpoint("dw", dst.name()).dsn << "\" }\n"
+                           "pipelines:\n"
+                           "  - name: " << pipeline << "\n"
+                           "    source: app\n"
+                           "    target: dw\n"
+                           "    tables:\n"
+                           "      - table: public.customers\n"
+                           "        strategy: cursor\n"
+                           "        cursor: updated_at\n"
+                           "        every: 5s\n"
+                           "        target_table: crm_customers\n"
+                           "        columns:\n"
+                           "          exclude: [internal_notes]\n"
+                           "          rename: { email: email_address }\n"
+                           "          mask:\n"
+                           "            ssn: { hash: hmac-sha256, key: \"file:" << keyFile << "\" }\n"
+                           "            phone: { keep_last: 4 }\n"
+                           "            notes: { truncate: 7 }\n"
+                           "            card: { null: true }\n"
+                           "        where: \"tenant_id = 42\"\n"
+                           "        deletes: ignore\n";
+    const auto applied = test::runCli({"--state", statePath, "apply", yaml});
+    QVERIFY2(applied.exitCode == 0, (applied.out + applied.err).c_str());
+
+    EngineBridge engine;
+    TablesModel model;
+    QObject::connect(&engine, &EngineBridge::snapshotReady, &model, &TablesModel::setSnapshot);
+    ui::BackfillRunner runner(&engine);
+    ui::TablesPage page(&model, &runner);
+    page.resize(1180, 360);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    engine.open(QString::fromStdString(statePath));
+    QTRY_COMPARE(model.rowCount(), 1);
+    engine.start();
+    QTRY_COMPARE(engine.state(), EngineBridge::State::Running);
+    // The target holds the filtered rows with the mapping applied (compared in SQL on each side).
+    const char *sourceSide = "SELECT id, name, email, left(notes, 7), NULL::text FROM customers WHERE tenant_id = 42";
+    const char *targetSide = "SELECT id, name, email_address, notes, card FROM public.crm_customers";
+    auto synced = [&] {
+        try {
+            return hashOf(src, sourceSide) == hashOf(dst, targetSide);
+        } catch (const std::exception &) {
+            return false; // the target table is not there yet
+        }
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(synced(), 120000);
+
+    const QString p = QString::fromStdString(pipeline);
+    const int row = model.rowOf(p, QStringLiteral("public.customers"));
+    const QModelIndex cell = page.proxy()->mapFromSource(model.index(row, TablesModel::Table));
+    const QPoint at = page.view()->visualRect(cell).center();
+    QTest::mousePress(page.view()->viewport(), Qt::LeftButton, {}, at);
+    QTest::mouseDClick(page.view()->viewport(), Qt::LeftButton, {}, at);
+    QTRY_VERIFY(page.detail());
+    ui::TableDetailDialog *detail = page.detail();
+    QVERIFY(QTest::qWaitForWindowExposed(detail));
+    QVERIFY(detail->fact(QStringLiteral("target"))->text().endsWith(QStringLiteral("crm_customers")));
+    QCOMPARE(detail->fact(QStringLiteral("columns"))->text(),
+             QStringLiteral("left out: internal_notes\nrenamed: email \u2192 email_address\nmasked: ssn (hmac-sha256), "
+                            "phone (keep last 4), notes (truncate to 7), card (null)"));
+    QCOMPARE(detail->fact(QStringLiteral("filter"))->text(), QStringLiteral("where tenant_id = 42"));
+    QVERIFY2(detail->fact(QStringLiteral("deletes"))->text().startsWith(QStringLiteral("ignore")),
+             qPrintable(detail->fact(QStringLiteral("deletes"))->text()));
+    // The mask's kind only: neither the key nor where it is kept, nor a value it hides.
+    for (const QLabel *label : detail->findChildren<QLabel *>()) {
+        QVERIFY2(!label->text().contains(QString::fromStdString(key)), qPrintable(label->text()));
+        QVERIFY2(!label->text().contains(QStringLiteral("hmac.key")), qPrintable(label->text()));
+        QVERIFY2(!label->text().contains(QStringLiteral("123-45-")), qPrintable(label->text()));
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(detail->eventsLoaded(), 10000);
+    // For the picture: a few lag samples (one every 5 s while the sync runs).
+    ui::LagChart *chart = detail->lagChart();
+    QTRY_VERIFY_WITH_TIMEOUT(chart->historyLoaded() && chart->lagSeries(p, QStringLiteral("public.customers")) &&
+                                 chart->lagSeries(p, QStringLiteral("public.customers"))->count() >= 3,
+                             60000);
+    QTest::qWait(300);
+    saveShot(detail, QStringLiteral("table-detail-mapping"));
 
     detail->close();
     engine.stop();

@@ -2,8 +2,10 @@
 #include "ui/displayformat.h"
 #include "ui/enginedoor.h"
 #include "ui/localdoor.h"
+#include "ui/widgets/columnmappingpanel.h"
 
 #include "core/config/workspacefile.h"
+#include "core/engine/columnmapping.h"
 #include "core/engine/endpointcalls.h"
 #include "core/engine/endpointprobe.h"
 #include "core/model/duration.h"
@@ -19,6 +21,7 @@
 #include <QLineEdit>
 #include <QLocale>
 #include <QPushButton>
+#include <QSplitter>
 #include <QStandardItemModel>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -91,7 +94,9 @@ PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::Pi
       m_targetSchema(new QLineEdit(this)), m_tree(new QTreeWidget(this)), m_status(new QLabel(this)),
       m_refresh(new QPushButton(tr("&Rediscover"), this)), m_details(new QGroupBox(tr("Selected table"), this)),
       m_selected(new QLabel(m_details)), m_selectedReason(new QLabel(m_details)), m_cursor(new QComboBox(m_details)),
-      m_lookback(new QLineEdit(m_details)), m_sla(new QLineEdit(m_details)), m_problem(new QLabel(this)),
+      m_lookback(new QLineEdit(m_details)), m_sla(new QLineEdit(m_details)),
+      m_columnsBox(new QGroupBox(tr("Columns"), this)), m_columns(new ColumnMappingPanel(m_columnsBox)),
+      m_problem(new QLabel(this)),
       m_buttons(new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this))
 {
     setObjectName(QStringLiteral("pipelineEditor"));
@@ -196,11 +201,27 @@ PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::Pi
     cursorLabel->setBuddy(m_cursor);
     details->addRow(cursorLabel, fields);
 
+    m_columnsBox->setObjectName(QStringLiteral("columnsBox"));
+    auto *columnsLayout = new QVBoxLayout(m_columnsBox);
+    columnsLayout->addWidget(m_columns);
+    auto *lower = new QWidget(this);
+    auto *lowerLayout = new QVBoxLayout(lower);
+    lowerLayout->setContentsMargins(0, 0, 0, 0);
+    lowerLayout->addWidget(m_details);
+    lowerLayout->addWidget(m_columnsBox, 1);
+    auto *split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(m_tree);
+    split->addWidget(lower);
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 3);
+    split->setChildrenCollapsible(false);
+    // The column grid needs the height more than the table list, once a table is picked.
+    split->setSizes({200, 560});
+
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(form);
     layout->addLayout(statusRow);
-    layout->addWidget(m_tree, 1);
-    layout->addWidget(m_details);
+    layout->addWidget(split, 1);
     layout->addWidget(m_problem);
     layout->addWidget(m_buttons);
 
@@ -219,11 +240,12 @@ PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::Pi
     connect(m_cursor, &QComboBox::currentIndexChanged, this, &PipelineEditor::storeSelected);
     connect(m_lookback, &QLineEdit::textChanged, this, &PipelineEditor::storeSelected);
     connect(m_sla, &QLineEdit::textChanged, this, &PipelineEditor::storeSelected);
+    connect(m_columns, &ColumnMappingPanel::specChanged, this, &PipelineEditor::onColumnsEdited);
 
     updateTargets();
     if (m_existing)
         m_target->setCurrentIndex(std::max(0, m_target->findData(qs(m_existing->target))));
-    resize(1060, 680);
+    resize(1060, 860);
     discover();
 }
 
@@ -571,6 +593,9 @@ void PipelineEditor::loadSelected()
         m_sla->setPlaceholderText(QString());
         for (QWidget *w : std::initializer_list<QWidget *>{m_cursor, m_lookback, m_sla})
             w->setEnabled(false);
+        m_columnsBox->setTitle(tr("Columns"));
+        m_columns->clearTable(tr("Select a table to map its columns: which reach the target, under which names, "
+                                 "with which values masked."));
         m_loading = false;
         return;
     }
@@ -592,7 +617,46 @@ void PipelineEditor::loadSelected()
     m_sla->setText(r->spec.freshnessSla ? qs(core::formatDuration(*r->spec.freshnessSla)) : QString());
     m_sla->setPlaceholderText(tr("%1 (default)").arg(qs(core::formatDuration(r->spec.effectiveSla()))));
     m_sla->setEnabled(r->included);
+    m_columnsBox->setTitle(tr("Columns of %1").arg(displayOf(r->spec.table)));
+    m_columns->setTable(r->spec, r->found ? &*r->found : nullptr, r->included);
+    if (const core::Endpoint *target = m_workspace.endpoint(m_target->currentData().toString().toStdString())) {
+        core::TableSpec plain = r->spec;
+        plain.targetTable.reset();
+        m_columns->setTargetPlaceholder(
+            tr("%1 (default)").arg(qs(core::resolveTargetName(pipeline(), plain, target->kind).display())));
+    }
+    m_columns->setProblem(mappingProblem(*r));
     m_loading = false;
+}
+
+QString PipelineEditor::mappingProblem(const Row &r) const
+{
+    if (!r.found || r.found->columns.empty() || !r.spec.columns)
+        return {};
+    core::TableSpec spec = r.spec;
+    // Where an entry was written (file, line) no longer says much once it is edited here.
+    spec.columns->spots.clear();
+    try {
+        // Keys are read at apply: a table may be mapped here before its key is stored.
+        core::checkColumnMapping(spec, core::discoveredSchema(*r.found), false);
+    } catch (const core::Error &e) {
+        return qs(e.what());
+    }
+    return {};
+}
+
+void PipelineEditor::onColumnsEdited()
+{
+    Row *r = m_loading ? nullptr : selectedRow();
+    if (!r || !r->included)
+        return;
+    const core::TableSpec &edited = m_columns->spec();
+    r->spec.columns = edited.columns;
+    r->spec.where = edited.where;
+    r->spec.deletes = edited.deletes;
+    r->spec.targetTable = edited.targetTable;
+    m_columns->setProblem(mappingProblem(*r));
+    updateState();
 }
 
 void PipelineEditor::storeSelected()
@@ -600,8 +664,17 @@ void PipelineEditor::storeSelected()
     Row *r = m_loading ? nullptr : selectedRow();
     if (!r || !r->included)
         return;
-    if (r->spec.strategy == core::Strategy::Cursor && m_cursor->currentIndex() >= 0)
-        r->spec.cursor = m_cursor->currentData().toString().toStdString();
+    if (r->spec.strategy == core::Strategy::Cursor && m_cursor->currentIndex() >= 0) {
+        const std::string cursor = m_cursor->currentData().toString().toStdString();
+        if (r->spec.cursor != cursor) {
+            r->spec.cursor = cursor;
+            // The grid marks the cursor column, and core judges the mapping by it.
+            m_loading = true;
+            m_columns->setTable(r->spec, r->found ? &*r->found : nullptr, r->included);
+            m_columns->setProblem(mappingProblem(*r));
+            m_loading = false;
+        }
+    }
     const QString lookback = m_lookback->text().trimmed();
     if (lookback.isEmpty())
         r->spec.lookback.reset();
@@ -654,10 +727,15 @@ QString PipelineEditor::problem() const
     const QString sla = m_sla->text().trimmed();
     if (m_sla->isEnabled() && !sla.isEmpty() && !core::parseDuration(sla.toStdString()))
         return tr("Freshness SLA '%1' is not a duration (90s, 10m, 1h).").arg(sla);
+    if (!m_columns->problem().isEmpty())
+        return m_columns->problem();
     const core::PipelineSpec p = pipeline();
     for (const auto &t : p.tables)
         if (t.strategy == core::Strategy::Cursor && !t.cursor)
             return tr("%1: cursor sync needs a cursor column.").arg(displayOf(t.table));
+    for (const auto &t : p.tables)
+        if (const QString why = mappingProblem(m_rows.at(t.table)); !why.isEmpty())
+            return tr("%1: %2").arg(displayOf(t.table), why);
     core::Workspace ws = m_workspace;
     auto it = std::find_if(ws.pipelines.begin(), ws.pipelines.end(),
                            [&](const core::PipelineSpec &q) { return m_existing && q.name == m_existing->name; });
@@ -666,7 +744,9 @@ QString PipelineEditor::problem() const
     else
         ws.pipelines.push_back(p);
     try {
-        core::WorkspaceFile::validate(ws);
+        // The loader's own checks (deletes, where, mask shapes, references, clashes): the editor
+        // refuses what `apply` of the exported YAML would.
+        core::WorkspaceFile::parse(core::WorkspaceFile::toYaml(ws), {}, {});
     } catch (const std::exception &e) {
         return qs(e.what());
     }

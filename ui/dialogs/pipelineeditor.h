@@ -23,6 +23,7 @@ class QTreeWidgetItem;
 
 namespace driftless::ui {
 
+class ColumnMappingPanel;
 class EngineDoor;
 
 /// Adds or edits one pipeline: its name, source (a Postgres or MySQL/MariaDB endpoint), target
@@ -38,6 +39,11 @@ class EngineDoor;
 /// Each table gets core::recommendStrategy()'s strategy and reason; strategies it refuses are
 /// disabled in the table's combo box, with the reason as tooltip. Editing keeps the pipeline's tables with
 /// their settings, including tables discovery did not find.
+///
+/// The selected table's columns panel (ColumnMappingPanel) edits its `columns:`, `where:`,
+/// `deletes:` and `target_table:`; the editor refuses what `apply` would: the workspace loader's
+/// checks (WorkspaceFile::parse of the edited workspace) and core::checkColumnMapping against the
+/// discovered columns, with core's message shown under the grid and beside OK.
 ///
 /// The dialog never writes anything: pipeline() is the result, saved by the caller.
 class PipelineEditor final : public QDialog {
@@ -75,6 +81,7 @@ public:
     QComboBox *cursorBox() const { return m_cursor; }
     QLineEdit *lookbackEdit() const { return m_lookback; }
     QLineEdit *slaEdit() const { return m_sla; }
+    ColumnMappingPanel *columnsPanel() const { return m_columns; }
 
     /// The row of table `display` ("schema.name" as Postgres prints it; for MySQL sources
     /// "database.table" with the case kept, backticks only where needed), or null.
@@ -120,6 +127,10 @@ private:
     void updateTargets();
     void updateState();
     QString strategyReason(const Row &row) const;
+    /// core::checkColumnMapping's message for the row's mapping against its discovered columns,
+    /// or empty (fits, or nothing to check it against).
+    QString mappingProblem(const Row &row) const;
+    void onColumnsEdited();
     /// The table's name as the tree and the accessors know it (see tableItem()).
     QString displayOf(const core::TableRef &ref) const;
 
@@ -151,6 +162,8 @@ private:
     QComboBox *m_cursor;
     QLineEdit *m_lookback;
     QLineEdit *m_sla;
+    QGroupBox *m_columnsBox;
+    ColumnMappingPanel *m_columns;
     QLabel *m_problem;
     QDialogButtonBox *m_buttons;
 };

@@ -8,6 +8,7 @@
 #include "ui/dialogs/pauseconfirmation.h"
 #include "ui/displayformat.h"
 #include "ui/enginebridge.h"
+#include "ui/mappingtext.h"
 #include "ui/models/eventsmodel.h"
 #include "ui/pauserunner.h"
 #include "ui/statusicons.h"
@@ -144,8 +145,16 @@ TableDetailDialog::TableDetailDialog(EngineBridge *engine, PauseRunner *pauser, 
     columns->addLayout(left, 1);
     columns->addSpacing(24);
     columns->addLayout(right, 1);
+    // The table's mapping as configured: what reaches the target and what a delete does there.
+    auto *mapping = new QFormLayout;
+    mapping->setLabelAlignment(Qt::AlignRight);
+    mapping->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    addFact(mapping, QStringLiteral("columns"), tr("Columns:"))->setWordWrap(true);
+    addFact(mapping, QStringLiteral("filter"), tr("Row filter:"))->setWordWrap(true);
+    addFact(mapping, QStringLiteral("deletes"), tr("Deletes:"));
     auto *factsLayout = new QVBoxLayout(facts);
     factsLayout->addLayout(columns);
+    factsLayout->addLayout(mapping);
     factsLayout->addWidget(message);
 
     m_chart->setOnly(pipeline, table);
@@ -242,7 +251,7 @@ void TableDetailDialog::showReport()
     const QLocale locale;
     if (!m_report) {
         for (const char *name : {"strategy", "state", "freshness", "lag", "rows", "lastSync", "checkpoint", "target",
-                                 "cursor", "paused", "message"})
+                                 "cursor", "paused", "message", "columns", "filter", "deletes"})
             fact(QString::fromLatin1(name))->clear();
         fact(QStringLiteral("message"))->setText(tr("This table is not in the workspace shown."));
         m_stateIcon->clear();
@@ -287,6 +296,15 @@ void TableDetailDialog::showReport()
                                  .arg(QString::fromStdString(t.cursorColumn()),
                                       QString::fromStdString(t.lookback.value_or(core::TableSpec::kDefaultLookback)));
     fact(QStringLiteral("cursor"))->setText(cursor);
+    const core::TableSpec *spec = nullptr;
+    if (m_workspace)
+        if (const auto *p = m_workspace->pipeline(r.pipeline))
+            for (const auto &t : p->tables)
+                if (t.table.display() == r.table)
+                    spec = &t;
+    fact(QStringLiteral("columns"))->setText(spec ? mappingText(*spec) : QString());
+    fact(QStringLiteral("filter"))->setText(spec ? filterText(*spec) : QString());
+    fact(QStringLiteral("deletes"))->setText(spec ? deletesText(*spec) : QString());
     fact(QStringLiteral("paused"))
         ->setText(r.paused && r.pausedAtMs ? formatTimestamp(*r.pausedAtMs) : tr("not paused"));
     fact(QStringLiteral("message"))->setText(QString::fromStdString(r.message));

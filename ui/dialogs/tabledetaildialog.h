@@ -52,7 +52,8 @@ public:
     QPushButton *pauseButton() const { return m_pause; }
     QPushButton *resumeButton() const { return m_resume; }
     /// The value label of one fact, by its object name suffix: strategy, state, freshness, lag,
-    /// rows, lastSync, checkpoint, target, cursor, paused, message.
+    /// rows, lastSync, checkpoint, target, cursor, paused, message, and the table's mapping:
+    /// columns (left out, renamed, masked: the mask's kind, never its key), filter, deletes.
     QLabel *fact(const QString &name) const;
     /// True once the table's events were read at least once.
     bool eventsLoaded() const { return m_eventsLoaded; }
