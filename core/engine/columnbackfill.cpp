@@ -162,7 +162,10 @@ ColumnFillStep columnFillStep(ColumnFillContext &cx, PgAddColumnProgress &progre
     // source is busy the stream may still be applying changes the source already has, so a
     // difference is looked at again (a caller's choice) before it is reported.
     const std::string want = sourceColumnChecksum(cx.src, cx.schema, cx.spec, progress.columns);
-    const std::string have = cx.merger.columnChecksum(keyColumnNames(cx.schema), progress.columns);
+    // deletes: ignore keeps rows the source deleted, so the target's sum cannot match: not compared.
+    const bool keepsDeleted = cx.spec.deletes && *cx.spec.deletes == "ignore";
+    const std::string have =
+        keepsDeleted ? std::string() : cx.merger.columnChecksum(keyColumnNames(cx.schema), progress.columns);
     if (!have.empty() && want != have && mayLookAgain) {
         out.outcome = ColumnFillStep::LookAgain;
         return out;
@@ -175,7 +178,9 @@ ColumnFillStep columnFillStep(ColumnFillContext &cx, PgAddColumnProgress &progre
     const std::string table = cx.pipeline + " " + cx.spec.table.display();
     auto count = [](const std::string &sum) { return sum.substr(0, sum.find(':')); };
     if (have.empty()) {
-        out.message += "; this target cannot compare the column in SQL: reconcile the table to check it "
+        out.message += std::string(keepsDeleted ? "; not compared (deletes: ignore keeps rows the source deleted)"
+                                                : "; this target cannot compare the column in SQL") +
+                       ": reconcile the table to check it "
                        "(driftless-cli reconcile " +
                        table + ")";
     } else if (want == have) {

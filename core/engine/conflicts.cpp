@@ -3,6 +3,7 @@
 #include "core/base/copytext.h"
 #include "core/db/pgconnection.h"
 #include "core/engine/connect.h"
+#include "core/engine/twoway.h"
 #include "core/model/error.h"
 
 #include <nlohmann/json.hpp>
@@ -249,20 +250,7 @@ void writeResolution(const Endpoint &endpoint, const std::string &pipeline, cons
     const json key = json::parse(keyJson);
     const json row = json::parse(rowJson);
     PgConnection c = connectPostgres(endpoint, "driftless resolve");
-    const std::string origin = resolveOriginName(pipeline);
-    try {
-        c.execParams("SELECT pg_replication_origin_create($1) WHERE NOT EXISTS "
-                     "(SELECT 1 FROM pg_replication_origin WHERE roname = $1)",
-                     {origin});
-        c.execParams("SELECT pg_replication_origin_session_setup($1)", {origin});
-    } catch (const Error &e) {
-        if (e.code() != "42501")
-            throw;
-        throw Error(ErrorKind::Permanent,
-                    "the user of " + endpoint.name + " may not write under a replication origin, which keeps a "
-                    "resolution from being read back (" + e.describe() + ")",
-                    e.code(), "run driftless-cli doctor for the GRANT the two-way pipeline needs");
-    }
+    writeUnderOrigin(c, resolveOriginName(pipeline));
     const std::string target = quoteIdent(table.schema) + "." + quoteIdent(table.name);
     Params params;
     std::string where;

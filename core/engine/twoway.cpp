@@ -84,33 +84,37 @@ std::vector<LoopCountersSample> loopCountersSnapshot()
     return out;
 }
 
+void writeUnderOrigin(PgConnection &c, const std::string &origin)
+{
+    try {
+        c.execParams("SELECT pg_replication_origin_create($1) WHERE NOT EXISTS "
+                     "(SELECT 1 FROM pg_replication_origin WHERE roname = $1)",
+                     {origin});
+        c.execParams("SELECT pg_replication_origin_session_setup($1)", {origin});
+    } catch (const Error &e) {
+        // The backend of a run that just ended (killed) may still hold the origin: wait.
+        if (e.code() == "55006")
+            throw Error(ErrorKind::Transient,
+                        "replication origin " + origin + " is still in use (the connection of a run that ended, "
+                        "or another engine running this pipeline): " + e.what(),
+                        e.code());
+        if (e.code() != "42501")
+            throw;
+        throw Error(ErrorKind::Permanent,
+                    "the target user may not apply changes under a replication origin, which a two-way "
+                    "pipeline needs so that its own changes are not read back (" +
+                        e.describe() + ")",
+                    e.code(),
+                    "run as a superuser: GRANT EXECUTE ON FUNCTION pg_replication_origin_create(text), "
+                    "pg_replication_origin_session_setup(text) TO <the endpoint's user> "
+                    "(driftless-cli doctor prints the statements)");
+    }
+}
+
 void markOwnWrites(TargetSession &session, const std::string &origin)
 {
     if (auto *pg = dynamic_cast<PgTargetSession *>(&session)) {
-        auto &c = pg->connection();
-        try {
-            c.execParams("SELECT pg_replication_origin_create($1) WHERE NOT EXISTS "
-                         "(SELECT 1 FROM pg_replication_origin WHERE roname = $1)",
-                         {origin});
-            c.execParams("SELECT pg_replication_origin_session_setup($1)", {origin});
-        } catch (const Error &e) {
-            // The backend of a run that just ended (killed) may still hold the origin: wait.
-            if (e.code() == "55006")
-                throw Error(ErrorKind::Transient,
-                            "replication origin " + origin + " is still in use (the connection of a run that ended, "
-                            "or another engine running this pipeline): " + e.what(),
-                            e.code());
-            if (e.code() != "42501")
-                throw;
-            throw Error(ErrorKind::Permanent,
-                        "the target user may not apply changes under a replication origin, which a two-way "
-                        "pipeline needs so that its own changes are not read back (" +
-                            e.describe() + ")",
-                        e.code(),
-                        "run as a superuser: GRANT EXECUTE ON FUNCTION pg_replication_origin_create(text), "
-                        "pg_replication_origin_session_setup(text) TO <the endpoint's user> "
-                        "(driftless-cli doctor prints the statements)");
-        }
+        writeUnderOrigin(pg->connection(), origin);
         return;
     }
     if (auto *my = dynamic_cast<MysqlTargetSession *>(&session)) {

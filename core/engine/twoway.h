@@ -68,6 +68,11 @@ std::vector<LoopCountersSample> loopCountersSnapshot();
 /// with the statements to run when the privilege is missing.
 void markOwnWrites(TargetSession &session, const std::string &origin);
 
+/// Postgres: makes every later write of `c` carry replication origin `origin` (created when
+/// missing). Throws a transient Error while another connection holds it, a permanent one with
+/// the GRANT to run when the user may not use origins.
+void writeUnderOrigin(PgConnection &c, const std::string &origin);
+
 /// Reverse direction, Postgres target: gives each of the source tables the version column the
 /// guarded merge keeps per row (`_driftless_version`, 0 for existing rows; a catalog-only change),
 /// and sets them to REPLICA IDENTITY FULL (conflict detection needs their before-images).

@@ -1,6 +1,7 @@
 #include "core/mergers/mysqlmerger.h"
 
 #include "core/base/copytext.h"
+#include "core/mergers/refreshrows.h"
 #include "core/mergers/softdelete.h"
 #include "core/model/error.h"
 
@@ -732,7 +733,6 @@ long long MysqlMerger::replaceAll(const std::function<void(const std::function<v
     // LIKE keeps the indexes and options the DBA gave the table.
     m_conn->exec("CREATE TABLE " + shadow + " LIKE " + m_table);
     RowSet chunk;
-    std::string carry;
     long long loaded = 0;
     auto flush = [&] {
         if (chunk.empty())
@@ -740,37 +740,13 @@ long long MysqlMerger::replaceAll(const std::function<void(const std::function<v
         insertRows(chunk, shadow, false); // autocommit: the shadow is invisible until the swap
         chunk.clear();
     };
-    auto handleLine = [&](std::string_view line) {
-        // The row's version is the last field.
-        auto tab = line.rfind('\t');
-        std::int64_t version = 0;
-        std::from_chars(line.data() + tab + 1, line.data() + line.size(), version);
-        chunk.append(line.substr(0, tab), ChangeOp::Insert, version);
-        ++loaded;
-        if (chunk.size() >= kRefreshChunkRows)
-            flush();
-    };
     try {
-        rows([&](std::string_view data) {
-            size_t start = 0;
-            while (start < data.size()) {
-                auto nl = data.find('\n', start);
-                if (nl == std::string_view::npos) {
-                    carry.append(data.substr(start));
-                    return;
-                }
-                if (carry.empty()) {
-                    handleLine(data.substr(start, nl - start));
-                } else {
-                    carry.append(data.substr(start, nl - start));
-                    handleLine(carry);
-                    carry.clear();
-                }
-                start = nl + 1;
-            }
+        forEachRefreshRow(rows, [&](std::string_view line, std::int64_t version) {
+            chunk.append(line, ChangeOp::Insert, version);
+            ++loaded;
+            if (chunk.size() >= kRefreshChunkRows)
+                flush();
         });
-        if (!carry.empty())
-            handleLine(carry);
         flush();
     } catch (...) {
         try {

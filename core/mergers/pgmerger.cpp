@@ -1165,7 +1165,9 @@ long long PgMerger::fillColumnsInTransaction(const ColumnFill &fill, std::int64_
 
 std::string PgMerger::columnChecksum(const std::vector<std::string> &keyColumns, const std::vector<std::string> &columns)
 {
-    return m_conn->exec(pgColumnChecksumSql(m_targetSql, keyColumns, columns, "")).text(0, 0);
+    // Rows kept as deleted (deletes: soft) are not the source's rows: they are left out.
+    const std::string where = m_target.softDeletes ? std::string(" WHERE ") + kDeletedAtColumn + " IS NULL" : "";
+    return m_conn->exec(pgColumnChecksumSql(m_targetSql, keyColumns, columns, where)).text(0, 0);
 }
 
 std::string pgColumnChecksumSql(const std::string &fromSql, const std::vector<std::string> &keyColumns,

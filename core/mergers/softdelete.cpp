@@ -2,7 +2,6 @@
 
 #include "core/model/error.h"
 
-#include <charconv>
 #include <string>
 
 namespace driftless::core {
@@ -24,7 +23,6 @@ long long refreshKeepingDeleted(Merger &merger, const RefreshRows &rows, std::in
 {
     merger.clearSeenInTransaction();
     RowSet chunk;
-    std::string carry;
     long long loaded = 0;
     auto flush = [&] {
         if (chunk.empty())
@@ -32,36 +30,12 @@ long long refreshKeepingDeleted(Merger &merger, const RefreshRows &rows, std::in
         merger.mergeSnapshotChunkInTransaction(chunk);
         chunk.clear();
     };
-    auto handleLine = [&](std::string_view line) {
-        // The row's version is its last field.
-        const auto tab = line.rfind('\t');
-        std::int64_t v = 0;
-        std::from_chars(line.data() + tab + 1, line.data() + line.size(), v);
-        chunk.append(line.substr(0, tab), ChangeOp::Insert, v);
+    forEachRefreshRow(rows, [&](std::string_view line, std::int64_t v) {
+        chunk.append(line, ChangeOp::Insert, v);
         ++loaded;
         if (chunk.size() >= kChunkRows)
             flush();
-    };
-    rows([&](std::string_view data) {
-        size_t start = 0;
-        while (start < data.size()) {
-            const auto nl = data.find('\n', start);
-            if (nl == std::string_view::npos) {
-                carry.append(data.substr(start));
-                return;
-            }
-            if (carry.empty()) {
-                handleLine(data.substr(start, nl - start));
-            } else {
-                carry.append(data.substr(start, nl - start));
-                handleLine(carry);
-                carry.clear();
-            }
-            start = nl + 1;
-        }
     });
-    if (!carry.empty())
-        handleLine(carry);
     flush();
     merger.deleteUnseenInTransaction(version);
     return loaded;

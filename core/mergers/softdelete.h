@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/mergers/merger.h"
+#include "core/mergers/refreshrows.h"
 
 #include <cstdint>
 #include <functional>
@@ -16,9 +17,6 @@ inline constexpr const char *kDeletedAtColumn = "_driftless_deleted_at";
 /// Throws SchemaError when `target` keeps soft deletes but `source` has no primary key: a mark
 /// needs a key to find the row again.
 void requireKeyForSoftDeletes(const MergeTarget &target, const TableSchema &source);
-
-/// The rows of a full refresh as replaceAll() receives them.
-using RefreshRows = std::function<void(const std::function<void(std::string_view)> &sink)>;
 
 /// A full refresh of a soft-delete table, inside the caller's open transaction: every row of the
 /// snapshot is merged through the guard, writing only rows that differ or were marked deleted

@@ -97,39 +97,6 @@ QString settingOf(const core::ColumnMask &m)
 
 } // namespace
 
-std::optional<QString> ColumnMappingPanel::softDeletesRefusal()
-{
-    // Asked of the loader itself, so the choice opens up when core accepts soft deletes.
-    static const std::optional<QString> refusal = [] () -> std::optional<QString> {
-        core::Workspace ws;
-        for (const char *name : {"source", "target"}) {
-            core::Endpoint &e = ws.endpoints[name];
-            e.name = name;
-            e.kind = core::EndpointKind::Postgres;
-            e.dsn = std::string("dbname=") + name;
-        }
-        core::PipelineSpec p;
-        p.name = "probe";
-        p.source = "source";
-        p.target = "target";
-        core::TableSpec t;
-        t.table = {"public", "probe"};
-        t.strategy = core::Strategy::Cdc;
-        t.deletes = "soft";
-        p.tables = {t};
-        ws.pipelines = {p};
-        try {
-            core::WorkspaceFile::parse(core::WorkspaceFile::toYaml(ws), {}, {});
-        } catch (const core::ConfigError &e) {
-            if (e.field().ends_with(".deletes"))
-                return QString::fromStdString(e.what()).section(QStringLiteral(".deletes: "), 1);
-        } catch (const std::exception &) {
-        }
-        return std::nullopt;
-    }();
-    return refusal;
-}
-
 ColumnMappingPanel::ColumnMappingPanel(QWidget *parent)
     : QWidget(parent), m_empty(new QLabel(this)), m_grid(new QTableWidget(this)), m_where(new QLineEdit(this)),
       m_deletes(new QComboBox(this)), m_targetTable(new QLineEdit(this)), m_message(new QLabel(this)),
@@ -167,13 +134,9 @@ ColumnMappingPanel::ColumnMappingPanel(QWidget *parent)
     m_deletes->addItem(tr("hard: delete on the target"), QStringLiteral("hard"));
     m_deletes->addItem(tr("ignore: keep the row, log the delete"), QStringLiteral("ignore"));
     m_deletes->addItem(tr("soft: keep the row, set _driftless_deleted_at"), QStringLiteral("soft"));
-    if (auto refusal = softDeletesRefusal()) {
-        if (auto *items = qobject_cast<QStandardItemModel *>(m_deletes->model())) {
-            QStandardItem *soft = items->item(m_deletes->findData(QStringLiteral("soft")));
-            soft->setEnabled(false);
-            soft->setToolTip(tr("Not available yet: %1").arg(*refusal));
-        }
-    }
+    m_deletes->setItemData(m_deletes->findData(QStringLiteral("soft")), tr("Deleted rows stay on the target with the time of the delete; a full refresh then "
+                                 "merges instead of swapping. Not for two-way pipelines"),
+                           Qt::ToolTipRole);
     m_targetTable->setObjectName(QStringLiteral("targetTable"));
     m_targetTable->setToolTip(tr("The table's name on the target; empty: the source table's name"));
     m_message->setObjectName(QStringLiteral("columnsProblem"));

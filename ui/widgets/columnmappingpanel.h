@@ -67,10 +67,6 @@ public:
     void setTargetName(const QString &column, const QString &name);
     void setMask(const QString &column, MaskChoice choice, const QString &setting = {});
 
-    /// Why `deletes: soft` is refused by the workspace loader (its own message), or nullopt when
-    /// core accepts it.
-    static std::optional<QString> softDeletesRefusal();
-
 signals:
     /// The user changed the mapping, filter, deletes or target table: spec() has it.
     void specChanged();
