@@ -429,32 +429,50 @@ std::string parseConflicts(const Ctx &c, const YAML::Node &n, const std::string 
     return p.text();
 }
 
-/// `schema_changes: { add_column: backfill|propagate|ignore|pause }` on a pipeline or a table:
-/// the add_column policy, or nullopt when the map does not set it.
-std::optional<std::string> parseSchemaChanges(const Ctx &c, const YAML::Node &n, const std::string &field,
-                                              const Endpoint &source)
+/// The policies of one `schema_changes:` map; unset ones fall back to the pipeline's (a table's)
+/// or the defaults (a pipeline's).
+struct SchemaChangePolicies {
+    std::optional<std::string> addColumn;
+    std::optional<std::string> dropColumn;
+    std::optional<std::string> typeChange;
+};
+
+/// `schema_changes: { add_column: backfill|propagate|ignore|pause, drop_column: keep|drop|pause,
+/// type_change: widen|pause }` on a pipeline or a table.
+SchemaChangePolicies parseSchemaChanges(const Ctx &c, const YAML::Node &n, const std::string &field,
+                                        const Endpoint &source)
 {
     if (source.kind != EndpointKind::Postgres)
         fail(c, n, field,
              "schema_changes policies are for Postgres sources in this version (a MariaDB/MySQL table that gains a "
              "column has it added to the target, existing rows NULL); remove it");
     if (!n.IsMap())
-        fail(c, n, field, "expected a map, e.g. { add_column: backfill }");
+        fail(c, n, field, "expected a map, e.g. { add_column: backfill, drop_column: keep, type_change: widen }");
     for (auto it = n.begin(); it != n.end(); ++it) {
         const auto key = it->first.as<std::string>();
-        if (key == "drop_column" || key == "type_change" || key == "rename_column")
+        if (key == "rename_column")
             fail(c, it->first, field + "." + key,
-                 key + " policies are not available yet; remove it (a dropped, retyped or renamed column pauses the "
-                       "table, which says what to do)");
+                 "rename_column policies are not available yet; remove it (a renamed column pauses the table, which "
+                 "says what to do)");
     }
-    checkKeys(c, n, field, {"add_column"});
-    if (!n["add_column"])
-        return std::nullopt;
-    const std::string f = field + ".add_column";
-    const std::string v = scalar(c, n["add_column"], f);
-    if (v != "backfill" && v != "propagate" && v != "ignore" && v != "pause")
-        fail(c, n["add_column"], f, "'" + v + "': expected backfill (the default), propagate, ignore or pause");
-    return v;
+    checkKeys(c, n, field, {"add_column", "drop_column", "type_change"});
+    auto policy = [&](const char *key, std::initializer_list<const char *> accepted,
+                      const std::string &expected) -> std::optional<std::string> {
+        if (!n[key])
+            return std::nullopt;
+        const std::string f = field + "." + key;
+        const std::string v = scalar(c, n[key], f);
+        for (const char *a : accepted)
+            if (v == a)
+                return v;
+        fail(c, n[key], f, "'" + v + "': expected " + expected);
+    };
+    SchemaChangePolicies p;
+    p.addColumn = policy("add_column", {"backfill", "propagate", "ignore", "pause"},
+                         "backfill (the default), propagate, ignore or pause");
+    p.dropColumn = policy("drop_column", {"keep", "drop", "pause"}, "keep (the default), drop or pause");
+    p.typeChange = policy("type_change", {"widen", "pause"}, "widen (the default) or pause");
+    return p;
 }
 
 TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &n, size_t index, const Endpoint &source)
@@ -567,7 +585,10 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
             fail(c, n["schema_changes"], field + ".schema_changes",
                  "schema_changes policies are for cdc tables in this version (a full refresh reloads every column; a "
                  "cursor pass adds a new column and fills the rows it reads); remove it");
-        t.addColumn = parseSchemaChanges(c, n["schema_changes"], field + ".schema_changes", source);
+        const auto sc = parseSchemaChanges(c, n["schema_changes"], field + ".schema_changes", source);
+        t.addColumn = sc.addColumn;
+        t.dropColumn = sc.dropColumn;
+        t.typeChange = sc.typeChange;
     }
     return t;
 }
@@ -691,8 +712,12 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
             p.reconcileAlertAbove = d;
         }
     }
-    if (n["schema_changes"])
-        p.addColumn = parseSchemaChanges(c, n["schema_changes"], field + ".schema_changes", src);
+    if (n["schema_changes"]) {
+        const auto sc = parseSchemaChanges(c, n["schema_changes"], field + ".schema_changes", src);
+        p.addColumn = sc.addColumn;
+        p.dropColumn = sc.dropColumn;
+        p.typeChange = sc.typeChange;
+    }
     if (!n["tables"] || !n["tables"].IsSequence() || n["tables"].size() == 0)
         fail(c, n["tables"] ? n["tables"] : n, field + ".tables", "expected a list with at least one table");
     std::set<TableRef> seen;
@@ -724,6 +749,21 @@ void emitDuration(YAML::Emitter &out, const char *key, const std::optional<Milli
 {
     if (d)
         out << YAML::Key << key << YAML::Value << formatDuration(*d);
+}
+
+void emitSchemaChanges(YAML::Emitter &out, const std::optional<std::string> &addColumn,
+                       const std::optional<std::string> &dropColumn, const std::optional<std::string> &typeChange)
+{
+    if (!addColumn && !dropColumn && !typeChange)
+        return;
+    out << YAML::Key << "schema_changes" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    if (addColumn)
+        out << YAML::Key << "add_column" << YAML::Value << *addColumn;
+    if (dropColumn)
+        out << YAML::Key << "drop_column" << YAML::Value << *dropColumn;
+    if (typeChange)
+        out << YAML::Key << "type_change" << YAML::Value << *typeChange;
+    out << YAML::EndMap;
 }
 
 void emitColumns(YAML::Emitter &out, const ColumnMapping &m)
@@ -918,10 +958,7 @@ std::string WorkspaceFile::toYaml(const Workspace &ws)
             }
             out << YAML::EndMap;
         }
-        if (p.addColumn) {
-            out << YAML::Key << "schema_changes" << YAML::Value << YAML::Flow << YAML::BeginMap;
-            out << YAML::Key << "add_column" << YAML::Value << *p.addColumn << YAML::EndMap;
-        }
+        emitSchemaChanges(out, p.addColumn, p.dropColumn, p.typeChange);
         out << YAML::Key << "tables" << YAML::Value << YAML::BeginSeq;
         for (const auto &t : p.tables) {
             out << YAML::Flow << YAML::BeginMap;
@@ -961,10 +998,7 @@ std::string WorkspaceFile::toYaml(const Workspace &ws)
                     else
                         out << ConflictPolicy::name(cp->rule);
                 }
-            if (t.addColumn) {
-                out << YAML::Key << "schema_changes" << YAML::Value << YAML::Flow << YAML::BeginMap;
-                out << YAML::Key << "add_column" << YAML::Value << *t.addColumn << YAML::EndMap;
-            }
+            emitSchemaChanges(out, t.addColumn, t.dropColumn, t.typeChange);
             out << YAML::EndMap;
         }
         out << YAML::EndSeq;

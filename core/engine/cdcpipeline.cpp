@@ -370,7 +370,7 @@ void CdcPipeline::run(std::stop_token stop, Options options)
         t->layout = streamLayout(t->schema, t->columns, t->merger->generatedColumns());
         // A change made while the engine was stopped shows only in the catalog: check it here.
         std::string drift =
-            schemaDrift(t->schema, t->merger->targetColumns(), first.target.kind == EndpointKind::Postgres);
+            schemaDrift(t->schema, applyColumnPoliciesAtStart(*t), first.target.kind == EndpointKind::Postgres);
         if (!drift.empty()) {
             t->paused = true;
             std::string fix = "adapt the target table, then re-snapshot it: driftless-cli resnapshot " + m_pipeline +
@@ -745,8 +745,15 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                             continue;
                         Table &t = *it->second;
                         try {
+                            if (!t.dropped.empty() && ch.columns == t.columns && !t.streamColumns.empty()) {
+                                // Past the changes that still carried a dropped column.
+                                t.streamColumns.clear();
+                                t.layout = streamLayout(t.schema, t.columns, t.merger->generatedColumns());
+                            }
                             if (ch.columns != t.columns && ch.columns != t.streamColumns &&
                                 !adaptToLayout(t, ch.columns, src, firstVersion(ch.rows, b->commitLsn)))
+                                continue;
+                            if (!adaptToTypes(t, ch, src))
                                 continue;
                             auto &res = results[&t];
                             if (ch.truncate) {

@@ -77,6 +77,21 @@ private:
     /// The stream's rows for `t` came with other `columns`, the first of them in a transaction
     /// that committed at `since`: applies the add_column policy, or pauses the table.
     bool adaptToLayout(Table &t, const std::vector<std::string> &columns, PgConnection &src, std::int64_t since);
+    /// The source dropped `dropped` (the stream now carries `columns`): applies the
+    /// drop_column policy (keep, drop) or pauses the table.
+    bool dropColumns(Table &t, const std::vector<std::string> &dropped, const std::vector<std::string> &columns);
+    /// The stream's Relation for `t` shows columns retyped under the same name: applies the
+    /// type_change policy (widen) or pauses the table with the ALTER a DBA should run.
+    bool adaptToTypes(Table &t, const CdcTableChanges &ch, PgConnection &src);
+    /// At start, after prepare(): target columns the source dropped, and target columns narrower
+    /// than the source's, while the engine was stopped, get their policy before the drift check.
+    /// Returns the target's columns the drift check should compare (the kept ones left out).
+    std::vector<std::pair<std::string, std::string>> applyColumnPoliciesAtStart(Table &t);
+    /// Pauses `t` for a schema change: state, event, and what to do.
+    void pauseForSchema(Table &t, const std::string &why, const std::string &fix);
+    /// `ALTER TABLE <target> ALTER COLUMN <column> TYPE <type> ...` for the DBA to run, or how to
+    /// adapt a target that has no such statement.
+    std::string alterFor(const Table &t, const std::string &column, const std::string &type) const;
     /// Before prepare(): leaves out of `t`'s schema the source columns an existing target lacks,
     /// so they are met (and their policy applied) when the first change carrying them arrives,
     /// the version of which the backfill needs. Returns them.

@@ -34,6 +34,28 @@ bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &column
         t.streamColumns = columns;
         return true;
     }
+    if (!t.dropped.empty()) {
+        // Changes made before a drop, read after it (the engine was stopped across it): the
+        // stream still carries the dropped columns, which the rows leave out.
+        std::vector<std::string> rest;
+        for (const auto &c : columns)
+            if (!t.dropped.count(c))
+                rest.push_back(c);
+        if (rest == t.columns) {
+            t.streamColumns = columns;
+            t.layout = streamLayout(t.schema, columns, t.merger->generatedColumns());
+            return true;
+        }
+    }
+    if (!t.job.twoWay) {
+        // Columns the stream no longer carries, the others as they were: dropped on the source.
+        // Dropped and others added or moved at once (a rename looks so) pauses below.
+        std::vector<std::string> dropped, rest;
+        for (const auto &c : t.columns)
+            (std::find(columns.begin(), columns.end(), c) == columns.end() ? dropped : rest).push_back(c);
+        if (!dropped.empty() && rest == columns)
+            return dropColumns(t, dropped, columns);
+    }
     const auto &old = t.columns;
     bool added = columns.size() > old.size() && std::equal(old.begin(), old.end(), columns.begin());
     std::string why;

@@ -10,8 +10,10 @@
 
 #include <chrono>
 #include <future>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,11 @@ struct CdcPipeline::Table {
     StreamLayout layout;              ///< where the schema's columns are in the stream's rows
     /// Two-way: the stream's columns, with the other direction's version column, once seen.
     std::vector<std::string> streamColumns;
+    /// Columns the source dropped that the stream may still carry (changes made before the drop,
+    /// read after it): left out of the rows.
+    std::set<std::string> dropped;
+    /// Each column's type (OID, typmod) in the last Relation message: a retype shows as a change.
+    std::map<std::string, std::pair<std::uint32_t, std::int32_t>> relationTypes;
     std::unique_ptr<Merger> merger;
     std::optional<PgCdcPosition> position; ///< stored checkpoint position, none when none
     bool paused = false;

@@ -25,6 +25,9 @@ struct TableJob {
     std::optional<TwoWayRole> twoWay = std::nullopt;
     /// The pipeline's `schema_changes: { add_column: ... }`, when set.
     std::optional<std::string> pipelineAddColumn = std::nullopt;
+    /// The pipeline's `schema_changes: { drop_column: ..., type_change: ... }`, when set.
+    std::optional<std::string> pipelineDropColumn = std::nullopt;
+    std::optional<std::string> pipelineTypeChange = std::nullopt;
 
     TableKey key() const { return {pipeline, spec.table, spec.strategy}; }
 };

@@ -148,6 +148,28 @@ public:
     /// prepare(): rows still carry a field for them, which is never written. Every other target
     /// stores the values it is sent, generated at the source or not.
     virtual std::vector<std::string> generatedColumns() const { return {}; }
+    /// True when dropColumn() and widenColumn() work for this target.
+    virtual bool changesColumns() const { return false; }
+    /// The source dropped `column` (`source` is its schema without it): stop writing it, and
+    /// with `drop` remove it from the target too, else keep it (nullable, so new rows get NULL or
+    /// its default). Returns what the target did, for the event log ("kept on the target, no
+    /// longer written"). Inside the caller's transaction; throws Error when the target refuses.
+    virtual std::string dropColumn(const TableSchema &source, const std::string &column, bool drop)
+    {
+        (void)source;
+        (void)column;
+        (void)drop;
+        throw Error(ErrorKind::Permanent, "a dropped column is not handled for " + describeTarget() + " yet");
+    }
+    /// The source widened `column` (its new type is in `source`): widen it on the target too.
+    /// Returns where the change landed, for the event log ("on the target"). Inside the caller's
+    /// transaction; throws Error when the target refuses.
+    virtual std::string widenColumn(const TableSchema &source, const std::string &column)
+    {
+        (void)source;
+        (void)column;
+        throw Error(ErrorKind::Permanent, "a retyped column is not handled for " + describeTarget() + " yet");
+    }
 };
 
 /// Why a target table cannot take the source's rows as they are now (a column the source no

@@ -857,6 +857,47 @@ void PgMerger::addMissingColumns(const TableSchema &source)
     buildSql();
 }
 
+std::string PgMerger::dropColumn(const TableSchema &source, const std::string &column, bool drop)
+{
+    m_source = source;
+    const std::string col = quoteIdent(column);
+    if (drop) {
+        m_conn->exec("ALTER TABLE " + m_targetSql + " DROP COLUMN IF EXISTS " + col);
+        if (mergesRows())
+            m_conn->exec("ALTER TABLE IF EXISTS " + stagingTable() + " DROP COLUMN IF EXISTS " + col);
+    } else {
+        // Rows inserted from now on have no value for it: they get NULL, or the column's default.
+        // Checked first: this runs at every start, where DDL would take a lock for nothing.
+        auto nn = m_conn->execParams("SELECT attnotnull FROM pg_attribute WHERE attrelid = $1::regclass AND attname = $2 "
+                                     "AND NOT attisdropped",
+                                     {m_targetSql, column});
+        if (nn.rows() > 0 && nn.toBool(0, 0))
+            m_conn->exec("ALTER TABLE " + m_targetSql + " ALTER COLUMN " + col + " DROP NOT NULL");
+    }
+    m_generated.erase(column);
+    buildSql();
+    return drop ? "dropped on the target" : "kept on the target, no longer written";
+}
+
+std::string PgMerger::widenColumn(const TableSchema &source, const std::string &column)
+{
+    m_source = source;
+    const int i = source.columnIndex(column);
+    if (i < 0)
+        throw Error(ErrorKind::Permanent, "column " + displayIdent(column) + " is not in the source's schema");
+    const auto &c = source.columns[static_cast<size_t>(i)];
+    const std::string alter = " ALTER COLUMN " + quoteIdent(column) + " TYPE " + columnTypeSql(c);
+    m_conn->exec("ALTER TABLE " + m_targetSql + alter);
+    // Staging mirrors the target's types, and the key's bookkeeping tables hold key values.
+    if (mergesRows())
+        m_conn->exec("ALTER TABLE IF EXISTS " + stagingTable() + alter);
+    if (std::find(source.primaryKey.begin(), source.primaryKey.end(), i) != source.primaryKey.end())
+        for (const auto &book : {tombstoneTable(), seenTable()})
+            m_conn->exec("ALTER TABLE IF EXISTS " + book + alter);
+    buildSql();
+    return "on the target";
+}
+
 ApplyResult PgMerger::commitBatch(const Batch &batch, bool direct)
 {
     ApplyResult res;

@@ -40,6 +40,9 @@ public:
     long long truncateInTransaction() override;
     void writeCheckpointInTransaction(const Checkpoint &cp, long long rows) override;
     void addMissingColumns(const TableSchema &source) override;
+    bool changesColumns() const override { return true; }
+    std::string dropColumn(const TableSchema &source, const std::string &column, bool drop) override;
+    std::string widenColumn(const TableSchema &source, const std::string &column) override;
     ApplyResult mergeSnapshotChunkInTransaction(const RowSet &rows) override;
     long long deleteUnseenInTransaction(std::int64_t version) override;
     void clearSeenInTransaction() override;

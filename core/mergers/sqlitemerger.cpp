@@ -432,6 +432,51 @@ void SqliteMerger::addMissingColumns(const TableSchema &source)
     buildStatements();
 }
 
+std::string SqliteMerger::dropColumn(const TableSchema &source, const std::string &column, bool drop)
+{
+    std::string done = "kept on the target, no longer written";
+    bool dropped = false;
+    if (drop) {
+        try {
+            // SQLite 3.35 and later drop a column unless an index, a constraint or a view uses it;
+            // a failed statement leaves the caller's transaction as it was.
+            m_db->exec("ALTER TABLE " + m_table + " DROP COLUMN " + quoteIdent(column));
+            done = "dropped on the target";
+            dropped = true;
+        } catch (const Error &e) {
+            done = "kept on the target, no longer written (SQLite could not drop it: " + std::string(e.what()) + ")";
+        }
+    }
+    if (!dropped) {
+        auto st = m_db->prepare("SELECT \"notnull\" AND dflt_value IS NULL FROM pragma_table_info(?1) WHERE name = ?2");
+        st.bindText(1, m_target.target.name);
+        st.bindText(2, column);
+        if (st.step() && st.int64(0) != 0)
+            throw SchemaError("column " + displayIdent(column) + " of " + describeTarget() +
+                                  " is NOT NULL without a default, and SQLite cannot relax that: rows inserted without it "
+                                  "would fail",
+                              "set schema_changes: { drop_column: drop } on the table and apply, or drop the column "
+                              "on the target yourself");
+    }
+    m_source = source;
+    m_storage.clear();
+    for (const auto &c : source.columns)
+        m_storage.push_back(sqliteStorageFor(c));
+    buildStatements();
+    return done;
+}
+
+std::string SqliteMerger::widenColumn(const TableSchema &source, const std::string &column)
+{
+    (void)column;
+    m_source = source;
+    m_storage.clear();
+    for (const auto &c : source.columns)
+        m_storage.push_back(sqliteStorageFor(c));
+    buildStatements();
+    return "at the source; the SQLite target needs no change (its type affinity stores the wider values as they are)";
+}
+
 std::string SqliteMerger::pendingRequest()
 {
     auto st = m_db->prepare("SELECT coalesce(request, '') FROM _driftless_checkpoints WHERE pipeline = ?1 AND "

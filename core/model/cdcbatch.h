@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace driftless::core {
@@ -15,6 +16,9 @@ namespace driftless::core {
 struct CdcTableChanges {
     /// Column names the rows are encoded with (the Relation message's order).
     std::vector<std::string> columns;
+    /// Each column's type OID and typmod, as the Relation message gives them: a column retyped
+    /// under the same name shows only here.
+    std::vector<std::pair<std::uint32_t, std::int32_t>> types;
     /// Changes in commit order, folded by key at the end of the batch.
     RowSet rows;
     /// A replicated TRUNCATE happened before these rows (a TRUNCATE always starts a batch).

@@ -104,6 +104,12 @@ struct TableSpec {
     /// `schema_changes: { add_column: ... }` on the table: overrides the pipeline's policy for a
     /// column the source gained (docs/schema-changes.md).
     std::optional<std::string> addColumn;
+    /// `schema_changes: { drop_column: keep|drop|pause }` on the table: overrides the pipeline's
+    /// policy for a column the source dropped.
+    std::optional<std::string> dropColumn;
+    /// `schema_changes: { type_change: widen|pause }` on the table: overrides the pipeline's
+    /// policy for a column whose type changed at the source.
+    std::optional<std::string> typeChange;
 
     static constexpr long long kDefaultPageSize = 50'000;
     static constexpr const char *kDefaultCursor = "updated_at";
@@ -141,6 +147,12 @@ struct PipelineSpec {
     /// `schema_changes: { add_column: ... }`: what a column the source gained does to the
     /// pipeline's tables, unless a table says otherwise (default `backfill`).
     std::optional<std::string> addColumn;
+    /// `schema_changes: { drop_column: ... }`: what a column the source dropped does to the
+    /// pipeline's tables, unless a table says otherwise (default `keep`).
+    std::optional<std::string> dropColumn;
+    /// `schema_changes: { type_change: ... }`: what a column retyped at the source does to the
+    /// pipeline's tables, unless a table says otherwise (default `widen`).
+    std::optional<std::string> typeChange;
     std::vector<TableSpec> tables;
 
     /// Drift ratio above which a reconciliation raises an alert (default: any drift).

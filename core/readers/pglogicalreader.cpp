@@ -71,9 +71,9 @@ bool PgLogicalReader::flush(bool final)
 CdcTableChanges &PgLogicalReader::tableIn(RelationState &rel)
 {
     auto it = m_batch.tables.find(rel.table);
-    if (it != m_batch.tables.end() && it->second.columns != rel.columns) {
-        // The table's layout changed (a new Relation after DDL) inside the batch: rows of the
-        // two layouts cannot share a batch, so cut it here.
+    if (it != m_batch.tables.end() && (it->second.columns != rel.columns || it->second.types != rel.types)) {
+        // The table's layout changed (a new Relation after DDL, a column added, dropped or
+        // retyped) inside the batch: rows of the two layouts cannot share a batch, so cut it here.
         if (!flush(!m_inTxn))
             throw Cancelled();
         it = m_batch.tables.end();
@@ -83,6 +83,7 @@ CdcTableChanges &PgLogicalReader::tableIn(RelationState &rel)
             m_batchStarted = std::chrono::steady_clock::now();
         it = m_batch.tables.emplace(rel.table, CdcTableChanges{}).first;
         it->second.columns = rel.columns;
+        it->second.types = rel.types;
     }
     return it->second;
 }
@@ -221,8 +222,10 @@ void PgLogicalReader::onMessage(std::string_view payload, std::int64_t)
         RelationState st;
         st.table = {rel->schema, rel->name};
         st.replicaIdentity = rel->replicaIdentity;
-        for (const auto &c : rel->columns)
+        for (const auto &c : rel->columns) {
             st.columns.push_back(c.name);
+            st.types.emplace_back(c.typeOid, c.typmod);
+        }
         auto it = m_tables.find(st.table);
         if (it != m_tables.end()) {
             st.mapped = true;

@@ -73,6 +73,10 @@ std::string tableSpecJson(const TableSpec &t)
         j["conflicts"] = *t.conflicts;
     if (t.addColumn)
         j["add_column"] = *t.addColumn;
+    if (t.dropColumn)
+        j["drop_column"] = *t.dropColumn;
+    if (t.typeChange)
+        j["type_change"] = *t.typeChange;
     return j.dump();
 }
 
@@ -107,6 +111,10 @@ void readTableSpecJson(TableSpec &t, const std::string &text)
         t.conflicts = j["conflicts"].get<std::string>();
     if (j.contains("add_column"))
         t.addColumn = j["add_column"].get<std::string>();
+    if (j.contains("drop_column"))
+        t.dropColumn = j["drop_column"].get<std::string>();
+    if (j.contains("type_change"))
+        t.typeChange = j["type_change"].get<std::string>();
 }
 
 } // namespace
@@ -219,6 +227,10 @@ Workspace StateStore::loadWorkspace()
             p.twoWay = opts.value("direction", std::string()) == "both";
             if (opts.contains("add_column"))
                 p.addColumn = opts["add_column"].get<std::string>();
+            if (opts.contains("drop_column"))
+                p.dropColumn = opts["drop_column"].get<std::string>();
+            if (opts.contains("type_change"))
+                p.typeChange = opts["type_change"].get<std::string>();
             ws.pipelines.push_back(std::move(p));
         }
     }
@@ -281,7 +293,8 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
         if (o->source != p.source || o->target != p.target || o->targetSchema != p.targetSchema ||
             o->publication != p.publication || o->heartbeat != p.heartbeat ||
             o->reconcileEvery != p.reconcileEvery || o->reconcileAlertAbove != p.reconcileAlertAbove ||
-            o->twoWay != p.twoWay || o->addColumn != p.addColumn)
+            o->twoWay != p.twoWay || o->addColumn != p.addColumn ||
+            o->dropColumn != p.dropColumn || o->typeChange != p.typeChange)
             sum.lines.push_back("~ pipeline " + p.name);
     }
     for (auto &p : old.pipelines)
@@ -340,6 +353,10 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
             opts["direction"] = "both";
         if (p.addColumn)
             opts["add_column"] = *p.addColumn;
+        if (p.dropColumn)
+            opts["drop_column"] = *p.dropColumn;
+        if (p.typeChange)
+            opts["type_change"] = *p.typeChange;
         pst.bindText(1, p.name).bind(2, pos++).bindText(3, p.source).bindText(4, p.target).bind(5, p.targetSchema);
         pst.bindText(6, opts.dump());
         pst.run();

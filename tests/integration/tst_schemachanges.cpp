@@ -133,8 +133,7 @@ TEST_F(SchemaChanges, workspaceFileReadsWritesAndRefusesPolicies)
     for (const auto &b : std::vector<Bad>{
              {"        schema_changes: { add_column: fill }\n", "schema_changes.add_column",
               "backfill (the default), propagate, ignore or pause"},
-             {"        schema_changes: { drop_column: keep }\n", "schema_changes.drop_column", "not available yet"},
-             {"        schema_changes: { type_change: widen }\n", "schema_changes.type_change", "not available yet"},
+             {"        schema_changes: { rename_column: pause }\n", "schema_changes.rename_column", "not available yet"},
              {"        schema_changes: { add_colum: backfill }\n", "schema_changes.add_colum", "unknown key"},
              {"        schema_changes: backfill\n", "schema_changes", "expected a map"}}) {
         try {
@@ -159,13 +158,13 @@ TEST_F(SchemaChanges, workspaceFileReadsWritesAndRefusesPolicies)
     }
     // The pipeline's key is refused the same way.
     try {
-        WorkspaceFile::parse(head("    schema_changes: { drop_column: drop }\n") +
+        WorkspaceFile::parse(head("    schema_changes: { rename_column: pause }\n") +
                                  "      - { table: public.items, strategy: cdc }\n",
                              "ws.yaml", "/");
-        ADD_FAILURE() << "accepted drop_column";
+        ADD_FAILURE() << "accepted rename_column";
     } catch (const ConfigError &e) {
         EXPECT_EQ(e.line(), 8) << e.what();
-        EXPECT_EQ(e.field(), "pipelines[" + pipeline + "].schema_changes.drop_column") << e.what();
+        EXPECT_EQ(e.field(), "pipelines[" + pipeline + "].schema_changes.rename_column") << e.what();
     }
 
     // apply keeps both levels in the state file (a run reads them from there).

@@ -1,0 +1,214 @@
+// The CDC pipeline's side of source columns that are dropped or retyped under the stream
+// (`schema_changes: { drop_column: ..., type_change: ... }`, docs/schema-changes.md).
+
+#include "core/engine/cdcpipeline.h"
+#include "core/engine/cdcpipelinetable.h"
+
+#include "core/db/pgcatalog.h"
+#include "core/engine/columnbackfill.h"
+#include "core/engine/schemapolicy.h"
+#include "core/model/error.h"
+
+#include <algorithm>
+
+namespace driftless::core {
+namespace {
+
+/// `schema` without `columns`, its key positions moved to match.
+TableSchema without(const TableSchema &schema, const std::vector<std::string> &columns)
+{
+    TableSchema next = schema;
+    next.columns.clear();
+    for (const auto &c : schema.columns)
+        if (std::find(columns.begin(), columns.end(), c.name) == columns.end())
+            next.columns.push_back(c);
+    next.primaryKey.clear();
+    for (int k : schema.primaryKey)
+        if (int i = next.columnIndex(schema.columns[static_cast<size_t>(k)].name); i >= 0)
+            next.primaryKey.push_back(i);
+    return next;
+}
+
+} // namespace
+
+void CdcPipeline::pauseForSchema(Table &t, const std::string &why, const std::string &fix)
+{
+    t.paused = true;
+    const std::string msg = why + "; the table is paused (its changes are not applied); " + fix;
+    m_observer.tableState(t.key, TableState::Paused, msg, std::nullopt);
+    m_observer.event(Level::Error, t.key, "schema_change", msg);
+}
+
+std::string CdcPipeline::alterFor(const Table &t, const std::string &column, const std::string &type) const
+{
+    if (m_jobs.front().target.kind != EndpointKind::Postgres)
+        return "change the type of column " + displayIdent(column) + " on the target to match " + type;
+    const std::string col = quoteIdent(column);
+    return "run on the target: ALTER TABLE " + quoteIdent(t.job.targetName.schema) + "." +
+           quoteIdent(t.job.targetName.name) + " ALTER COLUMN " + col + " TYPE " + type + " USING " + col +
+           "::" + type;
+}
+
+bool CdcPipeline::dropColumns(Table &t, const std::vector<std::string> &dropped, const std::vector<std::string> &columns)
+{
+    const std::string names = displayNames(dropped);
+    const std::string policy = dropColumnPolicy(t.job.spec, t.job.pipelineDropColumn);
+    const std::string resnapshot = "driftless-cli resnapshot " + m_pipeline + " " + t.job.spec.table.display();
+    if (policy == "pause") {
+        pauseForSchema(t, "column(s) " + names + " dropped on the source (schema_changes: drop_column: pause)",
+                       "to keep the column on the target, set schema_changes: { drop_column: keep } on the table; to "
+                       "drop it there too, set drop_column: drop; apply, then re-snapshot the table: " +
+                           resnapshot);
+        return false;
+    }
+    if (!t.merger->changesColumns() || t.job.spec.columns || t.job.twoWay) {
+        pauseForSchema(t,
+                       "column(s) " + names + " dropped on the source; a dropped column is not handled for " +
+                           (t.job.spec.columns ? std::string("a table with a column mapping")
+                                               : t.job.twoWay ? std::string("a two-way pipeline")
+                                                              : t.merger->describeTarget()) +
+                           " yet",
+                       "adapt the target table, then re-snapshot it: " + resnapshot);
+        return false;
+    }
+    TableSchema next = without(t.schema, dropped);
+    for (const auto &name : dropped) {
+        const std::string done = t.merger->dropColumn(next, name, policy == "drop");
+        m_observer.event(Level::Info, t.key, "schema_change",
+                         "column " + displayIdent(name) + " dropped on the source; " + done +
+                             " (schema_changes: drop_column: " + policy + ")");
+        t.dropped.insert(name);
+        t.relationTypes.erase(name);
+    }
+    t.schema = std::move(next);
+    t.columns = columns;
+    t.streamColumns.clear();
+    t.layout = streamLayout(t.schema, t.columns, t.merger->generatedColumns());
+    return true;
+}
+
+bool CdcPipeline::adaptToTypes(Table &t, const CdcTableChanges &ch, PgConnection &src)
+{
+    if (ch.types.size() != ch.columns.size())
+        return true;
+    std::vector<std::string> changed;
+    for (size_t i = 0; i < ch.columns.size(); ++i) {
+        auto it = t.relationTypes.find(ch.columns[i]);
+        if (it != t.relationTypes.end() && it->second != ch.types[i])
+            changed.push_back(ch.columns[i]);
+        t.relationTypes[ch.columns[i]] = ch.types[i];
+    }
+    if (changed.empty())
+        return true;
+    // The Relation message names types by OID; the catalog says what they are now.
+    const TableSchema now = pgcatalog::describeTable(src, t.job.spec.table);
+    const std::string policy = typeChangePolicy(t.job.spec, t.job.pipelineTypeChange);
+    const std::string resnapshot = "driftless-cli resnapshot " + m_pipeline + " " + t.job.spec.table.display();
+    for (const auto &name : changed) {
+        const int i = t.schema.columnIndex(name);
+        const int n = now.columnIndex(name);
+        if (i < 0 || n < 0)
+            continue; // a column the target does not take (add_column: ignore), or gone again
+        const ColumnInfo &was = t.schema.columns[static_cast<size_t>(i)];
+        const ColumnInfo &is = now.columns[static_cast<size_t>(n)];
+        if (was.typeSql == is.typeSql)
+            continue;
+        const std::string what = "column " + displayIdent(name) + " changed type from " + was.typeSql + " to " +
+                                 is.typeSql + " on the source";
+        const std::string fix = alterFor(t, name, is.typeSql) + ", then re-snapshot the table: " + resnapshot;
+        if (policy == "pause") {
+            pauseForSchema(t, what + " (schema_changes: type_change: pause)", fix);
+            return false;
+        }
+        if (!was.isBuiltinType() || !is.isBuiltinType() || !widens(was.typeSql, is.typeSql)) {
+            pauseForSchema(t, what + ", which is not a widening the engine applies by itself", fix);
+            return false;
+        }
+        if (!t.merger->changesColumns() || t.job.spec.columns || t.job.twoWay) {
+            pauseForSchema(t,
+                           what + "; a retyped column is not handled for " +
+                               (t.job.spec.columns ? std::string("a table with a column mapping")
+                                                   : t.job.twoWay ? std::string("a two-way pipeline")
+                                                                  : t.merger->describeTarget()) +
+                               " yet",
+                           fix);
+            return false;
+        }
+        const std::string from = was.typeSql;
+        t.schema.columns[static_cast<size_t>(i)] = is;
+        const std::string done = t.merger->widenColumn(t.schema, name);
+        m_observer.event(Level::Info, t.key, "schema_change",
+                         "column " + displayIdent(name) + " widened from " + from + " to " + is.typeSql + " " + done);
+    }
+    return true;
+}
+
+std::vector<std::pair<std::string, std::string>> CdcPipeline::applyColumnPoliciesAtStart(Table &t)
+{
+    auto have = t.merger->targetColumns();
+    if (have.empty() || !t.merger->changesColumns() || t.job.spec.columns || t.job.twoWay)
+        return have;
+    const std::string dropPolicy = dropColumnPolicy(t.job.spec, t.job.pipelineDropColumn);
+    const std::string typePolicy = typeChangePolicy(t.job.spec, t.job.pipelineTypeChange);
+    const bool pgTarget = m_jobs.front().target.kind == EndpointKind::Postgres;
+    const std::string resnapshot = "driftless-cli resnapshot " + m_pipeline + " " + t.job.spec.table.display();
+    std::vector<std::string> gone;
+    std::vector<std::pair<std::string, std::string>> widened; // name, the target's type
+    for (const auto &[name, type] : have) {
+        const int i = t.schema.columnIndex(name);
+        if (i < 0) {
+            gone.push_back(name);
+            continue;
+        }
+        const auto &c = t.schema.columns[static_cast<size_t>(i)];
+        if (!pgTarget || !c.isBuiltinType() || c.isEnum || c.typeSql == type)
+            continue;
+        const std::string what = "column " + displayIdent(name) + " is " + type + " on the target but " + c.typeSql +
+                                 " on the source (retyped while the engine was stopped)";
+        const std::string fix = alterFor(t, name, c.typeSql) + ", then re-snapshot the table: " + resnapshot;
+        if (typePolicy == "pause") {
+            pauseForSchema(t, what + " (schema_changes: type_change: pause)", fix);
+            return {};
+        }
+        if (!widens(type, c.typeSql)) {
+            pauseForSchema(t, what + ", which is not a widening the engine applies by itself", fix);
+            return {};
+        }
+        widened.emplace_back(name, type);
+    }
+    if (!gone.empty() && dropPolicy == "pause") {
+        pauseForSchema(t,
+                       "column(s) " + displayNames(gone) +
+                           " dropped on the source while the engine was stopped (schema_changes: drop_column: pause)",
+                       "to keep the column on the target, set schema_changes: { drop_column: keep } on the table; to "
+                       "drop it there too, set drop_column: drop; apply, then re-snapshot the table: " +
+                           resnapshot);
+        return {};
+    }
+    if (gone.empty() && widened.empty())
+        return have;
+    // Dropped or retyped while the engine was stopped: the stream may still bring changes made
+    // before, which leave the kept column out and fit the widened one.
+    m_session->inTransaction([&] {
+        for (const auto &name : gone) {
+            const std::string done = t.merger->dropColumn(t.schema, name, dropPolicy == "drop");
+            if (dropPolicy == "drop")
+                m_observer.event(Level::Info, t.key, "schema_change",
+                                 "column " + displayIdent(name) + " dropped on the source; " + done +
+                                     " (schema_changes: drop_column: drop)");
+            t.dropped.insert(name);
+        }
+        for (const auto &[name, from] : widened) {
+            const std::string done = t.merger->widenColumn(t.schema, name);
+            m_observer.event(Level::Info, t.key, "schema_change",
+                             "column " + displayIdent(name) + " widened from " + from + " to " +
+                                 t.schema.columns[static_cast<size_t>(t.schema.columnIndex(name))].typeSql + " " +
+                                 done);
+        }
+    });
+    have = t.merger->targetColumns();
+    std::erase_if(have, [&](const auto &h) { return t.dropped.count(h.first) > 0; });
+    return have;
+}
+
+} // namespace driftless::core
