@@ -43,9 +43,10 @@ std::string CdcPipeline::alterFor(const Table &t, const std::string &column, con
 {
     if (m_jobs.front().target.kind != EndpointKind::Postgres)
         return "change the type of column " + displayIdent(column) + " on the target to match " + type;
-    const std::string col = quoteIdent(column);
-    return "run on the target: ALTER TABLE " + quoteIdent(t.job.targetName.schema) + "." +
-           quoteIdent(t.job.targetName.name) + " ALTER COLUMN " + col + " TYPE " + type + " USING " + col +
+    // Quoted only where needed, so the statement reads as a DBA would write it.
+    const std::string col = displayIdent(column);
+    return "run on the target: ALTER TABLE " + displayIdent(t.job.targetName.schema) + "." +
+           displayIdent(t.job.targetName.name) + " ALTER COLUMN " + col + " TYPE " + type + " USING " + col +
            "::" + type;
 }
 
@@ -73,7 +74,9 @@ bool CdcPipeline::dropColumns(Table &t, const std::vector<std::string> &dropped,
     }
     TableSchema next = without(t.schema, dropped);
     for (const auto &name : dropped) {
-        const std::string done = t.merger->dropColumn(next, name, policy == "drop");
+        std::string done = t.merger->dropColumn(next, name, policy == "drop");
+        if (done.empty())
+            done = "kept on the target, no longer written";
         m_observer.event(Level::Info, t.key, "schema_change",
                          "column " + displayIdent(name) + " dropped on the source; " + done +
                              " (schema_changes: drop_column: " + policy + ")");
@@ -91,11 +94,11 @@ bool CdcPipeline::adaptToTypes(Table &t, const CdcTableChanges &ch, PgConnection
 {
     if (ch.types.size() != ch.columns.size())
         return true;
-    std::vector<std::string> changed;
+    std::vector<std::pair<std::string, std::pair<std::uint32_t, std::int32_t>>> changed; // name, old type
     for (size_t i = 0; i < ch.columns.size(); ++i) {
         auto it = t.relationTypes.find(ch.columns[i]);
         if (it != t.relationTypes.end() && it->second != ch.types[i])
-            changed.push_back(ch.columns[i]);
+            changed.emplace_back(ch.columns[i], it->second);
         t.relationTypes[ch.columns[i]] = ch.types[i];
     }
     if (changed.empty())
@@ -104,23 +107,35 @@ bool CdcPipeline::adaptToTypes(Table &t, const CdcTableChanges &ch, PgConnection
     const TableSchema now = pgcatalog::describeTable(src, t.job.spec.table);
     const std::string policy = typeChangePolicy(t.job.spec, t.job.pipelineTypeChange);
     const std::string resnapshot = "driftless-cli resnapshot " + m_pipeline + " " + t.job.spec.table.display();
-    for (const auto &name : changed) {
+    const bool pgTarget = m_jobs.front().target.kind == EndpointKind::Postgres;
+    for (const auto &[name, oldType] : changed) {
         const int i = t.schema.columnIndex(name);
         const int n = now.columnIndex(name);
         if (i < 0 || n < 0)
             continue; // a column the target does not take (add_column: ignore), or gone again
         const ColumnInfo &was = t.schema.columns[static_cast<size_t>(i)];
         const ColumnInfo &is = now.columns[static_cast<size_t>(n)];
-        if (was.typeSql == is.typeSql)
-            continue;
-        const std::string what = "column " + displayIdent(name) + " changed type from " + was.typeSql + " to " +
+        std::string from = was.typeSql;
+        if (was.typeSql == is.typeSql) {
+            // Retyped while the engine was stopped: the schema read at start has the new type
+            // already. A Postgres target was compared (and widened) then; any other one is told
+            // now, with the type the stream had.
+            if (pgTarget)
+                continue;
+            from = src.execParams("SELECT format_type($1::oid, $2::int)",
+                                  {std::to_string(oldType.first), std::to_string(oldType.second)})
+                       .text(0, 0);
+            if (from == is.typeSql)
+                continue;
+        }
+        const std::string what = "column " + displayIdent(name) + " changed type from " + from + " to " +
                                  is.typeSql + " on the source";
         const std::string fix = alterFor(t, name, is.typeSql) + ", then re-snapshot the table: " + resnapshot;
         if (policy == "pause") {
             pauseForSchema(t, what + " (schema_changes: type_change: pause)", fix);
             return false;
         }
-        if (!was.isBuiltinType() || !is.isBuiltinType() || !widens(was.typeSql, is.typeSql)) {
+        if (!was.isBuiltinType() || !is.isBuiltinType() || !widens(from, is.typeSql)) {
             pauseForSchema(t, what + ", which is not a widening the engine applies by itself", fix);
             return false;
         }
@@ -134,7 +149,6 @@ bool CdcPipeline::adaptToTypes(Table &t, const CdcTableChanges &ch, PgConnection
                            fix);
             return false;
         }
-        const std::string from = was.typeSql;
         t.schema.columns[static_cast<size_t>(i)] = is;
         const std::string done = t.merger->widenColumn(t.schema, name);
         m_observer.event(Level::Info, t.key, "schema_change",
@@ -192,10 +206,12 @@ std::vector<std::pair<std::string, std::string>> CdcPipeline::applyColumnPolicie
     m_session->inTransaction([&] {
         for (const auto &name : gone) {
             const std::string done = t.merger->dropColumn(t.schema, name, dropPolicy == "drop");
-            if (dropPolicy == "drop")
+            // A kept column was reported when it was first kept (SQLite cannot tell: it says
+            // nothing here, the drop seen in the stream is reported).
+            if (!done.empty() && (dropPolicy == "drop" || pgTarget))
                 m_observer.event(Level::Info, t.key, "schema_change",
                                  "column " + displayIdent(name) + " dropped on the source; " + done +
-                                     " (schema_changes: drop_column: drop)");
+                                     " (schema_changes: drop_column: " + dropPolicy + ")");
             t.dropped.insert(name);
         }
         for (const auto &[name, from] : widened) {

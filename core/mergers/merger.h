@@ -153,7 +153,8 @@ public:
     /// The source dropped `column` (`source` is its schema without it): stop writing it, and
     /// with `drop` remove it from the target too, else keep it (nullable, so new rows get NULL or
     /// its default). Returns what the target did, for the event log ("kept on the target, no
-    /// longer written"). Inside the caller's transaction; throws Error when the target refuses.
+    /// longer written"), or empty when it was kept before (a restart). Inside the caller's
+    /// transaction; throws Error when the target refuses.
     virtual std::string dropColumn(const TableSchema &source, const std::string &column, bool drop)
     {
         (void)source;

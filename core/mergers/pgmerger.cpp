@@ -857,6 +857,10 @@ void PgMerger::addMissingColumns(const TableSchema &source)
     buildSql();
 }
 
+namespace {
+constexpr const char *kKeptComment = "dropped on the source; kept by Driftless, no longer written";
+} // namespace
+
 std::string PgMerger::dropColumn(const TableSchema &source, const std::string &column, bool drop)
 {
     m_source = source;
@@ -868,11 +872,19 @@ std::string PgMerger::dropColumn(const TableSchema &source, const std::string &c
     } else {
         // Rows inserted from now on have no value for it: they get NULL, or the column's default.
         // Checked first: this runs at every start, where DDL would take a lock for nothing.
-        auto nn = m_conn->execParams("SELECT attnotnull FROM pg_attribute WHERE attrelid = $1::regclass AND attname = $2 "
-                                     "AND NOT attisdropped",
-                                     {m_targetSql, column});
+        // The column's comment marks it as kept, so a restart neither alters it again nor
+        // reports the drop again.
+        auto nn = m_conn->execParams("SELECT a.attnotnull, col_description(a.attrelid, a.attnum) = $3 FROM pg_attribute a "
+                                     "WHERE a.attrelid = $1::regclass AND a.attname = $2 AND NOT a.attisdropped",
+                                     {m_targetSql, column, std::string(kKeptComment)});
         if (nn.rows() > 0 && nn.toBool(0, 0))
             m_conn->exec("ALTER TABLE " + m_targetSql + " ALTER COLUMN " + col + " DROP NOT NULL");
+        if (nn.rows() > 0 && !nn.isNull(0, 1) && nn.toBool(0, 1)) {
+            m_source = source;
+            buildSql();
+            return {};
+        }
+        m_conn->exec("COMMENT ON COLUMN " + m_targetSql + "." + col + " IS " + pgLiteral(kKeptComment));
     }
     m_generated.erase(column);
     buildSql();
