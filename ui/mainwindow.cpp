@@ -8,6 +8,7 @@
 #include "ui/models/slotsmodel.h"
 #include "ui/models/tablesmodel.h"
 #include "ui/pages/alertspage.h"
+#include "ui/pages/conflictspage.h"
 #include "ui/pages/dashboardpage.h"
 #include "ui/pages/lagpage.h"
 #include "ui/pages/reconcilepage.h"
@@ -81,6 +82,9 @@ MainWindow::MainWindow(QWidget *parent)
     m_reconcileRunner = new ReconcileRunner(m_engine, this);
     m_reconcilePage = new ReconcilePage(m_reconcileRunner, m_pages);
     m_pages->insertTab(m_pages->indexOf(m_alertsPage) + 1, m_reconcilePage, tr("Reconciliation"));
+    // Beside Reconciliation: the other place where rows that differ wait for a DBA.
+    m_conflictsPage = new ConflictsPage(m_engine, m_pages);
+    m_pages->insertTab(m_pages->indexOf(m_reconcilePage) + 1, m_conflictsPage, tr("Conflicts"));
     // The first page, and the one shown at start: every pipeline and table at a glance.
     m_dashboardPage = new DashboardPage(m_pages);
     m_pages->insertTab(0, m_dashboardPage, tr("Dashboard"));
@@ -137,6 +141,10 @@ MainWindow::MainWindow(QWidget *parent)
             [this](const QString &message) { statusBar()->showMessage(message, kStatusMessageMs); });
     connect(m_reconcilePage, &ReconcilePage::statusMessage, this,
             [this](const QString &message) { statusBar()->showMessage(message, kStatusMessageMs); });
+    connect(m_conflictsPage, &ConflictsPage::statusMessage, this,
+            [this](const QString &message) { statusBar()->showMessage(message, kStatusMessageMs); });
+    connect(m_conflictsPage, &ConflictsPage::openCountChanged, this, &MainWindow::updateConflictsTab);
+    connect(m_conflictsPage, &ConflictsPage::countsChanged, m_tablesModel, &TablesModel::setConflictCounts);
 
     QSettings settings;
     if (!restoreGeometry(settings.value(QLatin1String(kGeometryKey)).toByteArray()))
@@ -192,6 +200,7 @@ void MainWindow::createActions()
                    pageAction(tr("&Alerts && Log"), Qt::Key_4, m_alertsPage),
                    pageAction(tr("&Workspace"), Qt::Key_5, m_workspacePage)};
     m_showPages.append(pageAction(tr("&Reconciliation"), Qt::Key_6, m_reconcilePage));
+    m_showPages.append(pageAction(tr("&Conflicts"), Qt::Key_7, m_conflictsPage));
 }
 
 QAction *MainWindow::pageAction(const QString &text, int key, QWidget *page)
@@ -208,6 +217,7 @@ void MainWindow::refresh()
     m_slotMonitor->refresh();
     m_lagPage->reload();
     m_reconcilePage->reload();
+    m_conflictsPage->reload();
 }
 
 void MainWindow::createMenus()
@@ -343,6 +353,7 @@ void MainWindow::showSnapshot(const EngineSnapshot &snapshot)
     m_alertCenter->setSnapshot(snapshot);
     m_lagPage->setSnapshot(snapshot);
     m_reconcilePage->setSnapshot(snapshot);
+    m_conflictsPage->setSnapshot(snapshot);
     m_tablesPage->setNotice(snapshot.error);
     m_workspacePage->setSnapshot(snapshot);
     updateActions();
@@ -386,6 +397,15 @@ void MainWindow::updateAlertsTab(int count)
     const int tab = m_pages->indexOf(m_alertsPage);
     m_pages->setTabText(tab, count ? tr("Alerts && Log (%1)").arg(count) : tr("Alerts && Log"));
     m_pages->setTabIcon(tab, count ? namedIcon(QStringLiteral("warn")) : QIcon());
+}
+
+void MainWindow::updateConflictsTab(int count)
+{
+    const int tab = m_pages->indexOf(m_conflictsPage);
+    m_pages->setTabText(tab, count ? tr("Conflicts (%1)").arg(count) : tr("Conflicts"));
+    m_pages->setTabIcon(tab, count ? namedIcon(QStringLiteral("warn")) : QIcon());
+    m_pages->setTabToolTip(tab, count ? tr("%n open conflict(s) of two-way pipelines wait for a decision", "", count)
+                                      : QString());
 }
 
 void MainWindow::showAbout()

@@ -18,6 +18,7 @@ namespace driftless::ui
 class AlertCenter;
 class AlertsModel;
 class AlertsPage;
+class ConflictsPage;
 class DashboardPage;
 class BackfillRunner;
 class EventsModel;
@@ -73,6 +74,7 @@ public:
     SecretStore *secretStore() const { return m_secrets; }
     ReconcilePage *reconcilePage() const { return m_reconcilePage; }
     ReconcileRunner *reconcileRunner() const { return m_reconcileRunner; }
+    ConflictsPage *conflictsPage() const { return m_conflictsPage; }
     QTabWidget *pages() const { return m_pages; }
 
     QAction *startAction() const { return m_start; }
@@ -97,6 +99,7 @@ private:
     void showEngineState(EngineBridge::State state, const QString &message);
     void updateActions();
     void updateAlertsTab(int count);
+    void updateConflictsTab(int count);
     void refresh();
     QAction *pageAction(const QString &text, int key, QWidget *page);
     void showAbout();
@@ -122,6 +125,7 @@ private:
     ReconcileRunner *m_reconcileRunner = nullptr;
     ReconcilePage *m_reconcilePage = nullptr;
     DashboardPage *m_dashboardPage = nullptr;
+    ConflictsPage *m_conflictsPage = nullptr;
 
     QAction *m_open = nullptr;
     QAction *m_connectAgent = nullptr;

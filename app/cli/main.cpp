@@ -13,7 +13,7 @@
 #include "core/config/workspacefile.h"
 #include "core/config/yamllocation.h"
 #include "core/engine/alerts.h"
-#include "core/engine/conflicts.h"
+#include "core/engine/conflictqueue.h"
 #include "core/engine/debeziumexport.h"
 #include "core/engine/decommission.h"
 #include "core/engine/doctor.h"
@@ -958,31 +958,13 @@ int cmdReport(Args &a)
     return kOk;
 }
 
-nlohmann::json conflictJson(const StateStore::Conflict &c)
-{
-    using nlohmann::json;
-    auto parsed = [](const std::string &text) { return text.empty() ? json(nullptr) : json::parse(text); };
-    return {{"id", c.id},
-            {"pipeline", c.record.pipeline},
-            {"table", c.record.table},
-            {"key", parsed(c.record.key)},
-            {"columns", parsed(c.record.columns)},
-            {"source", parsed(c.record.source)},
-            {"target", parsed(c.record.target)},
-            {"base", parsed(c.record.base)},
-            {"detected_at", formatIso8601(c.detectedAtMs)},
-            {"status", c.status}};
-}
-
 int cmdConflicts(Args &a)
 {
     const bool asJson = a.flag("--json");
     const std::string pipeline = a.option("--pipeline");
     a.noMore();
     WorkspaceState state(a.state);
-    if (!pipeline.empty() && !state.workspace().pipeline(pipeline))
-        throw ConfigError("no pipeline named '" + pipeline + "' (driftless-cli status lists them)");
-    const auto open = state.store().conflicts(pipeline);
+    const auto open = openConflicts(state, pipeline);
     if (asJson) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto &c : open)
@@ -1021,38 +1003,8 @@ int cmdResolve(Args &a)
         throw UsageError("resolve needs --take source or --take target (the side whose version both sides keep)");
     a.noMore();
     WorkspaceState state(a.state);
-    const auto c = state.store().conflict(id);
-    if (!c)
-        throw ConfigError("no conflict " + std::to_string(id) + " in this workspace (driftless-cli conflicts lists them)");
-    if (c->status != "open")
-        throw ConfigError("conflict " + std::to_string(id) + " is already resolved (" + c->resolution +
-                          "); driftless-cli conflicts lists the open ones");
-    const Workspace &ws = state.workspace();
-    const auto *p = ws.pipeline(c->record.pipeline);
-    if (!p || !p->twoWay)
-        throw ConfigError("conflict " + std::to_string(id) + " belongs to pipeline " + c->record.pipeline +
-                          ", which is no longer a two-way pipeline of this workspace");
-    const TableSpec *spec = nullptr;
-    for (const auto &t : p->tables)
-        if (t.table.display() == c->record.table)
-            spec = &t;
-    if (!spec)
-        throw ConfigError("table " + c->record.table + " is no longer in pipeline " + p->name);
-    const Endpoint &source = ws.endpoints.at(p->source);
-    const Endpoint &target = ws.endpoints.at(p->target);
-    // The chosen version is written over the other side's row; the chosen side keeps its row.
-    if (take == "source")
-        writeResolution(target, p->name, resolveTargetName(*p, *spec, target.kind), c->record.key, c->record.source);
-    else
-        writeResolution(source, p->name, TargetName{spec->table.schema, spec->table.name}, c->record.key,
-                        c->record.target);
-    state.store().markConflictResolved(id, take);
-    countConflicts(p->name, c->record.table, "resolved", 1);
-    state.store().addEvent(Level::Info, p->name, c->record.table, "conflict_resolved",
-                           "conflict " + std::to_string(id) + " on key " + c->record.key + " resolved: took the " +
-                               take + "'s version");
-    std::printf("conflict %lld resolved: both sides hold the %s's version of %s %s\n", id, take.c_str(),
-                c->record.table.c_str(), c->record.key.c_str());
+    const auto resolution = resolveConflict(state, id, *conflictSideFrom(take));
+    std::printf("%s\n", resolution.message.c_str());
     return kOk;
 }
 

@@ -5,6 +5,7 @@
 #include "core/base/log.h"
 #include "core/config/workspacefile.h"
 #include "core/engine/alerts.h"
+#include "core/engine/conflictqueue.h"
 #include "core/engine/decommission.h"
 #include "core/engine/doctor.h"
 #include "core/engine/endpointcalls.h"
@@ -222,6 +223,7 @@ const std::map<std::string, std::string> &knownPaths()
         {"reconcile", "POST"},   {"repair", "POST"}, {"engine", "GET"},         {"engine/start", "POST"},
         {"engine/stop", "POST"}, {"probe", "POST"},  {"discover", "POST"},
         {"doctor", "POST"},      {"decommission", "POST"}, {"trust-host", "POST"},
+        {"conflicts", "GET"},
     };
     return paths;
 }
@@ -578,6 +580,13 @@ ApiResponse AgentApi::route(const ApiRequest &request, const Origin &origin)
         r.body = format == "csv" ? reportCsv(*report) : reportHtml(*report);
         return r;
     }
+    if (path == "conflicts" && get) {
+        // The items of `driftless-cli conflicts --json`: the open conflicts, oldest first.
+        json arr = json::array();
+        for (const auto &c : openConflicts(m_state, textQuery(request, "pipeline")))
+            arr.push_back(conflictJson(c));
+        return jsonResponse(200, {{"conflicts", arr}});
+    }
     if (path.starts_with("jobs/") && get)
         return jobJson(wholeNumber(path.substr(5), "a job id", 1, INT64_MAX),
                        static_cast<std::size_t>(intQuery(request, "phases_from", 0, 0, INT64_MAX)));
@@ -615,6 +624,25 @@ ApiResponse AgentApi::route(const ApiRequest &request, const Origin &origin)
                                                                     : "other";
         j["streaming_pid"] = req.runningPid ? json(*req.runningPid) : json(nullptr);
         return jsonResponse(200, j);
+    }
+    if (path.starts_with("conflicts/") && path.ends_with("/resolve") && method == "POST") {
+        const std::string idText = path.substr(10, path.size() - 10 - 8);
+        const auto id = wholeNumber(idText, "a conflict id", 1, INT64_MAX);
+        const json body = parseBody(request);
+        const auto take = conflictSideFrom(stringField(body, "take"));
+        if (!take)
+            throw BadRequest{400, "\"take\" takes \"source\" or \"target\": the side whose version both sides keep"};
+        try {
+            const auto r = resolveConflict(m_state, id, *take);
+            control(origin, r.conflict.record.pipeline, r.conflict.record.table, r.message);
+            json resolved = conflictJson(r.conflict);
+            resolved["status"] = "resolved";
+            return jsonResponse(200, {{"conflict", resolved}, {"take", toString(*take)}, {"message", r.message}});
+        } catch (const UnknownConflict &e) {
+            throw BadRequest{404, e.what()};
+        } catch (const ConflictAlreadyResolved &e) {
+            throw BadRequest{409, e.what()};
+        }
     }
     if (path == "promote" && method == "POST") {
         const json body = parseBody(request);
@@ -789,9 +817,12 @@ ApiResponse AgentApi::route(const ApiRequest &request, const Origin &origin)
 
     const auto &paths = knownPaths();
     auto known = paths.find(path);
-    if (known != paths.end() || path.starts_with("reconciles/") || path.starts_with("jobs/")) {
+    if (known != paths.end() || path.starts_with("reconciles/") || path.starts_with("jobs/") ||
+        path.starts_with("conflicts/")) {
         auto r = errorResponse(405, method + " is not served on " + request.path);
-        r.headers.emplace_back("Allow", known != paths.end() ? known->second : "GET");
+        r.headers.emplace_back("Allow", known != paths.end()            ? known->second
+                                        : path.starts_with("conflicts/") ? "POST"
+                                                                         : "GET");
         return r;
     }
     return errorResponse(404, "no such path in the agent API: " + request.path);

@@ -59,8 +59,9 @@ public:
 ///    (the token in AgentFiles::token, read again at each request so a rotation takes at once).
 ///    Read: tables (the items of `status --json`), status, snapshot (what the app shows at
 ///    once: workspace, tables, events, engine), workspace, events, lag, slots,
-///    slot-history, reconciles, reconciles/ID, jobs/ID. Act: pause, resume, backfill, promote,
-///    reconcile, repair (the last two as jobs), engine/start, engine/stop, PUT workspace (apply).
+///    slot-history, reconciles, reconciles/ID, jobs/ID, conflicts. Act: pause, resume, backfill,
+///    promote, reconcile, repair (the last two as jobs), conflicts/ID/resolve, engine/start,
+///    engine/stop, PUT workspace (apply).
 ///    Endpoints: probe (Test connection) and discover (the pipeline editor's tables), read from
 ///    where the agent runs.
 ///

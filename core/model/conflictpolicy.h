@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -74,6 +75,15 @@ struct ConflictRecord {
     std::string source;
     std::string target;
     std::string base;
+};
+
+/// A conflict as the workspace's queue keeps it (StateStore::Conflict).
+struct QueuedConflict {
+    std::int64_t id = 0;
+    ConflictRecord record;
+    std::int64_t detectedAtMs = 0;
+    std::string status;     ///< open or resolved
+    std::string resolution; ///< source or target, once resolved
 };
 
 } // namespace driftless::core

@@ -98,13 +98,7 @@ public:
     void clearPendingReconcile(const std::string &pipeline, const std::string &table);
 
     // Conflict queue (two-way pipelines) --------------------------------------------------
-    struct Conflict {
-        std::int64_t id = 0;
-        ConflictRecord record;
-        std::int64_t detectedAtMs = 0;
-        std::string status; ///< open or resolved
-        std::string resolution; ///< source or target, once resolved
-    };
+    using Conflict = core::QueuedConflict;
     /// Queues a conflict, or refreshes the open one of the same row (both directions see the
     /// same conflict, each from its side). Returns its id.
     std::int64_t addConflict(const ConflictRecord &c);

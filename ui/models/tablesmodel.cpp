@@ -174,6 +174,8 @@ QVariant TablesModel::data(const QModelIndex &index, int role) const
             return freshnessIcon(r.freshness);
         if (column == Strategy && r.fellBackFromCdc)
             return namedIcon(QStringLiteral("warn"));
+        if (column == Table && conflictCount(index.row()) > 0)
+            return namedIcon(QStringLiteral("warn"));
         if (column == State) {
             QIcon icon = stateIcon(r.state);
             return icon.isNull() ? QVariant() : QVariant(icon);
@@ -183,6 +185,9 @@ QVariant TablesModel::data(const QModelIndex &index, int role) const
         if (column == Progress && row.done)
             return tr("%1 (%2)").arg(row.done->message, formatTimestamp(row.done->atMs));
         QString tip = toolTip(r, column);
+        if (const int n = column == Table ? conflictCount(index.row()) : 0)
+            tip += (tip.isEmpty() ? QString() : QStringLiteral("\n")) +
+                   tr("%n open conflict(s) wait for a decision on the Conflicts page", "", n);
         return tip.isEmpty() ? QVariant() : QVariant(tip);
     }
     case Qt::TextAlignmentRole:
@@ -219,6 +224,8 @@ QVariant TablesModel::data(const QModelIndex &index, int role) const
         return r.fellBackFromCdc;
     case BackfillDoneRole:
         return row.done.has_value();
+    case ConflictsRole:
+        return conflictCount(index.row());
     }
     return {};
 }
@@ -447,6 +454,25 @@ int TablesModel::rowOf(const QString &pipeline, const QString &table) const
         if (m_rows[i].report.pipeline == p && m_rows[i].report.table == t)
             return static_cast<int>(i);
     return -1;
+}
+
+void TablesModel::setConflictCounts(const ConflictCounts &counts)
+{
+    if (counts == m_conflicts)
+        return;
+    m_conflicts = counts;
+    if (!m_rows.empty())
+        emit dataChanged(index(0, Table), index(rowCount() - 1, Table),
+                         {Qt::DecorationRole, Qt::ToolTipRole, ConflictsRole});
+}
+
+int TablesModel::conflictCount(int row) const
+{
+    if (row < 0 || row >= rowCount())
+        return 0;
+    const auto &r = m_rows[static_cast<std::size_t>(row)].report;
+    auto it = m_conflicts.find({r.pipeline, r.table});
+    return it == m_conflicts.end() ? 0 : it->second;
 }
 
 } // namespace driftless::ui

@@ -60,6 +60,9 @@ public:
         /// True while the Progress column shows a backfill that finished (a full bar saying
         /// done) rather than one that runs; see Done.
         BackfillDoneRole,
+        /// Open conflicts of a two-way table (int; setConflictCounts()): the Table column shows a
+        /// warning icon and says so in its tooltip while there are any.
+        ConflictsRole,
     };
     Q_ENUM(Role)
 
@@ -88,6 +91,11 @@ public:
     void setSnapshot(const EngineSnapshot &snapshot);
     void setTables(const std::vector<core::TableReport> &tables, const DoneByTable &done = {});
 
+    using ConflictCounts = std::map<std::pair<std::string, std::string>, int>; ///< by pipeline, table
+    /// The open conflicts per pipeline and table (the Conflicts page's list); rows not named have none.
+    void setConflictCounts(const ConflictCounts &counts);
+    int conflictCount(int row) const;
+
     const core::TableReport &report(int row) const { return m_rows.at(static_cast<std::size_t>(row)).report; }
     /// The row of `pipeline`/`table` (as the engine displays it), or -1.
     int rowOf(const QString &pipeline, const QString &table) const;
@@ -109,6 +117,7 @@ private:
     QString toolTip(const core::TableReport &r, int column) const;
 
     std::vector<Row> m_rows;
+    ConflictCounts m_conflicts;
 };
 
 } // namespace driftless::ui

@@ -1,0 +1,106 @@
+#pragma once
+
+#include "ui/enginesnapshot.h"
+#include "ui/models/conflictsmodel.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <QTimer>
+#include <QWidget>
+
+#include <cstdint>
+
+class QLabel;
+class QPushButton;
+class QTableView;
+
+namespace driftless::ui
+{
+
+class ConflictRowModel;
+class EngineBridge;
+
+/// Conflicts: the rows of two-way pipelines that the conflict policy left for a person (the
+/// `manual` policy, or `merge_columns` with `on_overlap: manual`), oldest first, and below the
+/// list the selected one side by side: each column's base, source and target value, the changed
+/// cells highlighted. "Take Source" and "Take Target" write that side's version over the other
+/// side's row (POST /api/v1/conflicts/ID/resolve, as `driftless-cli resolve` does), then the list
+/// is read again.
+///
+/// - Everything goes through the engine's door (EngineBridge::door()): the app's own engine on
+///   a workspace file, or an agent's; nothing here reads a database or the file on the UI thread.
+/// - The list is read when another workspace is shown, when the engine's events report new or
+///   resolved conflicts, every kRefreshMs, on reload() (F5) and after each resolution. Replies
+///   for a workspace no longer shown are dropped (a generation counter).
+/// - openCountChanged() carries the number of open conflicts (the navigation's badge), and
+///   countsChanged() the count per pipeline and table.
+class ConflictsPage final : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit ConflictsPage(EngineBridge *engine, QWidget *parent = nullptr);
+
+    static constexpr int kRefreshMs = 10'000;
+
+    ConflictsModel *model() const { return m_model; }
+    ConflictRowModel *rowModel() const { return m_rowModel; }
+    QTableView *view() const { return m_view; }
+    QTableView *rowView() const { return m_rowView; }
+    QPushButton *takeSourceButton() const { return m_takeSource; }
+    QPushButton *takeTargetButton() const { return m_takeTarget; }
+    QLabel *summaryLabel() const { return m_summary; }
+    QLabel *detailsLabel() const { return m_details; }
+    QLabel *resultLabel() const { return m_result; }
+    /// True while a resolution is on its way.
+    bool resolving() const { return m_resolving != 0; }
+    /// True once a list was read for the workspace shown.
+    bool loaded() const { return m_loaded; }
+
+    /// The model row of the selected conflict, or -1.
+    int selectedRow() const;
+    void selectRow(int row);
+
+public slots:
+    void setSnapshot(const driftless::ui::EngineSnapshot &snapshot);
+    /// Reads the list again.
+    void reload();
+    /// Resolves the selected conflict with `take` ("source" or "target").
+    void resolveSelected(const QString &take);
+
+signals:
+    void openCountChanged(int count);
+    void countsChanged(const driftless::ui::ConflictsModel::CountByTable &counts);
+    /// An outcome for the status bar.
+    void statusMessage(const QString &message);
+
+private:
+    void onRead(std::uint64_t generation, const nlohmann::json &body, const QString &error);
+    void showSelected();
+    void updateButtons();
+    void updateSummary();
+
+    EngineBridge *m_engine;
+    ConflictsModel *m_model;
+    ConflictRowModel *m_rowModel;
+    QLabel *m_summary;
+    QPushButton *m_refresh;
+    QTableView *m_view;
+    QLabel *m_details;
+    QTableView *m_rowView;
+    QPushButton *m_takeSource;
+    QPushButton *m_takeTarget;
+    QLabel *m_result;
+    QTimer m_timer;
+
+    QString m_path;
+    std::uint64_t m_generation = 0;
+    bool m_reading = false;
+    bool m_readAgain = false;
+    bool m_loaded = false;
+    QString m_readError;
+    /// The conflict whose resolution is on its way (0: none).
+    std::int64_t m_resolving = 0;
+    std::int64_t m_lastEventId = 0;
+};
+
+} // namespace driftless::ui
