@@ -283,15 +283,24 @@ TEST_F(Cdc, anAddedColumnIsAddedToTheTargetAndOtherChangesPauseTheTable)
     once(jobs);
     EXPECT_EQ(dst.scalar("SELECT color FROM items WHERE id = 1"), "red");
 
-    src.exec("ALTER TABLE items DROP COLUMN qty; UPDATE items SET name = 'after drop' WHERE id = 2; "
+    // A dropped column is kept on the target and no longer written (drop_column: keep, the
+    // default): the table streams on.
+    src.exec("ALTER TABLE items DROP COLUMN qty; UPDATE items SET name = 'after drop' WHERE id = 2");
+    once(jobs);
+    EXPECT_EQ(dst.scalar("SELECT name || ':' || qty FROM items WHERE id = 2"), "after drop:1")
+        << "the kept column holds its last value";
+
+    // A renamed column (on Postgres 15 pgoutput shows it as one column gone and another come)
+    // is not handled yet: the table pauses with the reason and the fix.
+    src.exec("ALTER TABLE items RENAME COLUMN name TO title; UPDATE items SET title = 'after rename' WHERE id = 3; "
              "INSERT INTO other VALUES (1, 'still flowing')");
     obs.states.clear();
     once(jobs);
-    EXPECT_EQ(dst.scalar("SELECT name FROM items WHERE id = 2"), "i") << "a paused table takes no changes";
+    EXPECT_EQ(dst.scalar("SELECT name FROM items WHERE id = 3"), "i") << "a paused table takes no changes";
     EXPECT_EQ(dst.scalar("SELECT v FROM other WHERE id = 1"), "still flowing") << "other tables keep streaming";
     bool paused = false;
     for (auto &s : obs.states)
-        paused = paused || (s.rfind("paused: ", 0) == 0 && s.find("qty") != std::string::npos &&
+        paused = paused || (s.rfind("paused: ", 0) == 0 && s.find("title") != std::string::npos &&
                             s.find("resnapshot") != std::string::npos);
     EXPECT_TRUE(paused) << "the table must be paused with the reason and the fix";
 }
