@@ -92,6 +92,8 @@ private:
     /// `ALTER TABLE <target> ALTER COLUMN <column> TYPE <type> ...` for the DBA to run, or how to
     /// adapt a target that has no such statement.
     std::string alterFor(const Table &t, const std::string &column, const std::string &type) const;
+    /// The command that re-snapshots `t`, for the fixes a pause names.
+    std::string resnapshotCommand(const Table &t) const;
     /// Before prepare(): leaves out of `t`'s schema the source columns an existing target lacks,
     /// so they are met (and their policy applied) when the first change carrying them arrives,
     /// the version of which the backfill needs. Returns them.

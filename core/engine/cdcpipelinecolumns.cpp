@@ -39,6 +39,11 @@ void CdcPipeline::pauseForSchema(Table &t, const std::string &why, const std::st
     m_observer.event(Level::Error, t.key, "schema_change", msg);
 }
 
+std::string CdcPipeline::resnapshotCommand(const Table &t) const
+{
+    return "driftless-cli resnapshot " + m_pipeline + " " + t.job.spec.table.display();
+}
+
 std::string CdcPipeline::alterFor(const Table &t, const std::string &column, const std::string &type) const
 {
     if (m_jobs.front().target.kind != EndpointKind::Postgres)
@@ -54,7 +59,7 @@ bool CdcPipeline::dropColumns(Table &t, const std::vector<std::string> &dropped,
 {
     const std::string names = displayNames(dropped);
     const std::string policy = dropColumnPolicy(t.job.spec, t.job.pipelineDropColumn);
-    const std::string resnapshot = "driftless-cli resnapshot " + m_pipeline + " " + t.job.spec.table.display();
+    const std::string resnapshot = resnapshotCommand(t);
     if (policy == "pause") {
         pauseForSchema(t, "column(s) " + names + " dropped on the source (schema_changes: drop_column: pause)",
                        "to keep the column on the target, set schema_changes: { drop_column: keep } on the table; to "
@@ -106,7 +111,7 @@ bool CdcPipeline::adaptToTypes(Table &t, const CdcTableChanges &ch, PgConnection
     // The Relation message names types by OID; the catalog says what they are now.
     const TableSchema now = pgcatalog::describeTable(src, t.job.spec.table);
     const std::string policy = typeChangePolicy(t.job.spec, t.job.pipelineTypeChange);
-    const std::string resnapshot = "driftless-cli resnapshot " + m_pipeline + " " + t.job.spec.table.display();
+    const std::string resnapshot = resnapshotCommand(t);
     const bool pgTarget = m_jobs.front().target.kind == EndpointKind::Postgres;
     for (const auto &[name, oldType] : changed) {
         const int i = t.schema.columnIndex(name);
@@ -165,7 +170,7 @@ std::vector<std::pair<std::string, std::string>> CdcPipeline::applyColumnPolicie
     const std::string dropPolicy = dropColumnPolicy(t.job.spec, t.job.pipelineDropColumn);
     const std::string typePolicy = typeChangePolicy(t.job.spec, t.job.pipelineTypeChange);
     const bool pgTarget = m_jobs.front().target.kind == EndpointKind::Postgres;
-    const std::string resnapshot = "driftless-cli resnapshot " + m_pipeline + " " + t.job.spec.table.display();
+    const std::string resnapshot = resnapshotCommand(t);
     std::vector<std::string> gone;
     std::vector<std::pair<std::string, std::string>> widened; // name, the target's type
     for (const auto &[name, type] : have) {

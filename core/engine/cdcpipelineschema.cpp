@@ -129,17 +129,12 @@ bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &column
             after += (after.empty() ? "" : ", ") + displayIdent(c);
         why = "the source's columns changed from (" + before + ") to (" + after + ")";
     }
-    t.paused = true;
-    std::string msg = why + "; the table is paused (its changes are not applied)";
-    std::string fix = "adapt the target table, then re-snapshot it: driftless-cli resnapshot " + m_pipeline + " " +
-                      t.job.spec.table.display();
+    std::string fix = "adapt the target table, then re-snapshot it: " + resnapshotCommand(t);
     if (why.find("add_column: pause") != std::string::npos)
         fix = "to take the column, set schema_changes: { add_column: backfill } on the table, apply, then "
-              "re-snapshot it: driftless-cli resnapshot " +
-              m_pipeline + " " + t.job.spec.table.display() +
-              "; to sync without it, set add_column: ignore, apply, and re-snapshot it the same way";
-    m_observer.tableState(t.key, TableState::Paused, msg + "; " + fix, std::nullopt);
-    m_observer.event(Level::Error, t.key, "schema_change", msg + "; " + fix);
+              "re-snapshot it: " +
+              resnapshotCommand(t) + "; to sync without it, set add_column: ignore, apply, and re-snapshot it the same way";
+    pauseForSchema(t, why, fix);
     return false;
 }
 
