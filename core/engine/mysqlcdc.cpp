@@ -160,11 +160,16 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
     std::vector<std::string> after;
     std::optional<binlog::Position> streamFrom;
     bool merge = false;
+    // Each chunk reads at a snapshot of its own, so the chunks' versions grow while the source
+    // writes elsewhere; the checkpoint's version only moves forward (a replayed batch must not
+    // move it back), so the stream checkpoint written at the end carries the newest of them.
+    std::int64_t newest = 0;
     if (t.loading()) {
         after = t.position->load.after;
         streamFrom = t.position->streamFrom;
         merge = t.position->load.merge;
         t.loaded = t.position->load.rows;
+        newest = t.version;
     } else {
         merge = !t.merger->targetEmpty();
     }
@@ -248,7 +253,8 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
             pos.phase = CdcPhase::Load;
             pos.load = {after, merge, t.loaded + n};
             pos.streamFrom = streamFrom;
-            Checkpoint cp{pos.toJson(), versionOf(at)};
+            newest = std::max(newest, versionOf(at));
+            Checkpoint cp{pos.toJson(), newest};
             ApplyResult r{n, 0, !merge};
             session->inTransaction([&] {
                 if (merge)
@@ -259,6 +265,7 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
             });
             crashPoint("batch.after_commit");
             t.position = pos;
+            t.version = newest;
             t.loaded += n;
             m_observer.batchApplied(t.key, r, cp, std::nullopt);
             m_observer.tableState(t.key, TableState::Backfilling, "initial load",
@@ -267,15 +274,16 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
         if (n < chunk)
             break;
     }
-    // Streaming starts where the first chunk's snapshot stood.
+    // Streaming starts where the first chunk's snapshot stood (what the later chunks saw is
+    // replayed under the version guard, which keeps the newer rows).
     BinlogCdcPosition pos;
     pos.at = *streamFrom;
-    Checkpoint cp{pos.toJson(), versionOf(*streamFrom)};
+    Checkpoint cp{pos.toJson(), std::max(newest, versionOf(*streamFrom))};
     session->inTransaction([&] {
         // A load merged into existing rows (a re-snapshot): every row the source has now carries
         // a version from this load's snapshots; older ones are rows the source no longer has.
         if (merge) {
-            const long long removed = merger->deleteOlderInTransaction(cp.version);
+            const long long removed = merger->deleteOlderInTransaction(versionOf(*streamFrom));
             if (removed)
                 m_observer.event(Level::Info, t.key, "resnapshot",
                                  std::to_string(removed) + " rows the source no longer has were removed");
@@ -353,8 +361,10 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
         } catch (const Error &e) {
             if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
                 throw;
-            if (auto cp = t->merger->readCheckpoint()) // the chunks it merged before the error
+            if (auto cp = t->merger->readCheckpoint()) { // the chunks it merged before the error
                 t->position = BinlogCdcPosition::fromJson(cp->position);
+                t->version = cp->version;
+            }
             stopTable(*t, e, *t->merger, *session, false);
         }
     }

@@ -520,6 +520,47 @@ TEST(MysqlCdc, loadsThenAppliesInsertsUpdatesDeletesAndKeyChangesInCommitOrder)
     EXPECT_TRUE(status["last_synced_lsn"].is_null());
 }
 
+// Each load chunk reads at a snapshot of its own. When the source writes elsewhere between
+// chunks, the later chunks' versions are newer than the position the stream starts from; the
+// stream checkpoint must still be stored (it was refused by the checkpoint's version guard, so
+// every restart loaded and streamed from the load's start again).
+TEST(MysqlCdc, aLoadWhoseChunksSawOtherWritesStoresItsStreamPosition)
+{
+    Cdc f;
+    f.src.exec("CREATE TABLE acct (id int PRIMARY KEY, v int NOT NULL)");
+    f.src.exec("CREATE TABLE noise (id int AUTO_INCREMENT PRIMARY KEY, at varchar(20))");
+    f.src.exec("INSERT INTO acct SELECT seq, seq FROM seq_1_to_250");
+    f.add("acct", 100);
+    auto noise = f.src.connect();
+    int writes = 0;
+    f.obs.onBatch = [&](size_t) {
+        if (writes < 2) { // bounded: one write after each of the first two chunks (none after the last)
+            ++writes;
+            noise.exec("INSERT INTO noise (at) VALUES ('between chunks')");
+        }
+    };
+    f.once();
+    f.obs.onBatch = nullptr;
+    ASSERT_EQ(writes, 2);
+    for (const auto &a : f.obs.applied) std::cerr << "DBG " << a.result.direct << " " << a.checkpoint.version << " " << a.checkpoint.position << "\n";
+    EXPECT_EQ(f.dst.scalar("SELECT count(*) FROM public.acct"), "250");
+    const std::string q = "SELECT position FROM _driftless.checkpoints WHERE pipeline = 'mp'";
+    const auto stored = BinlogCdcPosition::fromJson(f.dst.scalar(q));
+    ASSERT_TRUE(stored);
+    EXPECT_TRUE(stored->streaming()) << f.dst.scalar(q);
+
+    // A restart streams from there: no load chunk again, and a change made since arrives.
+    f.src.exec("UPDATE acct SET v = -1 WHERE id = 7");
+    f.obs.applied.clear();
+    f.once();
+    for (const auto &a : f.obs.applied)
+        EXPECT_FALSE(a.result.direct) << "a restart must not load again";
+    EXPECT_EQ(f.dst.scalar("SELECT v FROM public.acct WHERE id = 7"), "-1");
+    const auto after = BinlogCdcPosition::fromJson(f.dst.scalar(q));
+    ASSERT_TRUE(after);
+    EXPECT_TRUE(after->streaming());
+}
+
 // P4: a value the target cannot hold (a zero date written under a permissive sql_mode) stops
 // its table alone. Before, it failed the whole pipeline, and every restart failed on it again.
 TEST(MysqlCdc, aZeroDateStopsItsTableAloneUntilARunningSyncTakesItsReSnapshot)
