@@ -435,10 +435,11 @@ struct SchemaChangePolicies {
     std::optional<std::string> addColumn;
     std::optional<std::string> dropColumn;
     std::optional<std::string> typeChange;
+    std::optional<std::string> renameColumn;
 };
 
 /// `schema_changes: { add_column: backfill|propagate|ignore|pause, drop_column: keep|drop|pause,
-/// type_change: widen|pause }` on a pipeline or a table.
+/// type_change: widen|pause, rename_column: rename|pause }` on a pipeline or a table.
 SchemaChangePolicies parseSchemaChanges(const Ctx &c, const YAML::Node &n, const std::string &field,
                                         const Endpoint &source)
 {
@@ -448,14 +449,7 @@ SchemaChangePolicies parseSchemaChanges(const Ctx &c, const YAML::Node &n, const
              "column has it added to the target, existing rows NULL); remove it");
     if (!n.IsMap())
         fail(c, n, field, "expected a map, e.g. { add_column: backfill, drop_column: keep, type_change: widen }");
-    for (auto it = n.begin(); it != n.end(); ++it) {
-        const auto key = it->first.as<std::string>();
-        if (key == "rename_column")
-            fail(c, it->first, field + "." + key,
-                 "rename_column policies are not available yet; remove it (a renamed column pauses the table, which "
-                 "says what to do)");
-    }
-    checkKeys(c, n, field, {"add_column", "drop_column", "type_change"});
+    checkKeys(c, n, field, {"add_column", "drop_column", "type_change", "rename_column"});
     auto policy = [&](const char *key, std::initializer_list<const char *> accepted,
                       const std::string &expected) -> std::optional<std::string> {
         if (!n[key])
@@ -472,6 +466,7 @@ SchemaChangePolicies parseSchemaChanges(const Ctx &c, const YAML::Node &n, const
                          "backfill (the default), propagate, ignore or pause");
     p.dropColumn = policy("drop_column", {"keep", "drop", "pause"}, "keep (the default), drop or pause");
     p.typeChange = policy("type_change", {"widen", "pause"}, "widen (the default) or pause");
+    p.renameColumn = policy("rename_column", {"rename", "pause"}, "rename (the default) or pause");
     return p;
 }
 
@@ -589,6 +584,7 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
         t.addColumn = sc.addColumn;
         t.dropColumn = sc.dropColumn;
         t.typeChange = sc.typeChange;
+        t.renameColumn = sc.renameColumn;
     }
     return t;
 }
@@ -717,6 +713,7 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
         p.addColumn = sc.addColumn;
         p.dropColumn = sc.dropColumn;
         p.typeChange = sc.typeChange;
+        p.renameColumn = sc.renameColumn;
     }
     if (!n["tables"] || !n["tables"].IsSequence() || n["tables"].size() == 0)
         fail(c, n["tables"] ? n["tables"] : n, field + ".tables", "expected a list with at least one table");
@@ -752,9 +749,10 @@ void emitDuration(YAML::Emitter &out, const char *key, const std::optional<Milli
 }
 
 void emitSchemaChanges(YAML::Emitter &out, const std::optional<std::string> &addColumn,
-                       const std::optional<std::string> &dropColumn, const std::optional<std::string> &typeChange)
+                       const std::optional<std::string> &dropColumn, const std::optional<std::string> &typeChange,
+                       const std::optional<std::string> &renameColumn)
 {
-    if (!addColumn && !dropColumn && !typeChange)
+    if (!addColumn && !dropColumn && !typeChange && !renameColumn)
         return;
     out << YAML::Key << "schema_changes" << YAML::Value << YAML::Flow << YAML::BeginMap;
     if (addColumn)
@@ -763,6 +761,8 @@ void emitSchemaChanges(YAML::Emitter &out, const std::optional<std::string> &add
         out << YAML::Key << "drop_column" << YAML::Value << *dropColumn;
     if (typeChange)
         out << YAML::Key << "type_change" << YAML::Value << *typeChange;
+    if (renameColumn)
+        out << YAML::Key << "rename_column" << YAML::Value << *renameColumn;
     out << YAML::EndMap;
 }
 
@@ -958,7 +958,7 @@ std::string WorkspaceFile::toYaml(const Workspace &ws)
             }
             out << YAML::EndMap;
         }
-        emitSchemaChanges(out, p.addColumn, p.dropColumn, p.typeChange);
+        emitSchemaChanges(out, p.addColumn, p.dropColumn, p.typeChange, p.renameColumn);
         out << YAML::Key << "tables" << YAML::Value << YAML::BeginSeq;
         for (const auto &t : p.tables) {
             out << YAML::Flow << YAML::BeginMap;
@@ -998,7 +998,7 @@ std::string WorkspaceFile::toYaml(const Workspace &ws)
                     else
                         out << ConflictPolicy::name(cp->rule);
                 }
-            emitSchemaChanges(out, t.addColumn, t.dropColumn, t.typeChange);
+            emitSchemaChanges(out, t.addColumn, t.dropColumn, t.typeChange, t.renameColumn);
             out << YAML::EndMap;
         }
         out << YAML::EndSeq;

@@ -146,6 +146,12 @@ void CdcPipeline::preflight(PgConnection &src)
         t->schema = full;
         if (t->job.twoWay)
             dropOwnColumns(t->schema); // the other direction's version column stays on its side
+        t->attnums.clear();
+        auto an = src.execParams("SELECT attname, attnum FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 "
+                                 "AND NOT attisdropped",
+                                 {ref.quoted()});
+        for (int r = 0; r < an.rows(); ++r)
+            t->attnums[an.text(r, 0)] = static_cast<int>(an.toInt(r, 1));
         t->columns.clear();
         for (const auto &c : t->schema.columns)
             if (!c.generated)
@@ -368,19 +374,23 @@ void CdcPipeline::run(std::stop_token stop, Options options)
         const auto deferred = deferAddedColumns(*t);
         t->merger->prepare(t->schema);
         t->layout = streamLayout(t->schema, t->columns, t->merger->generatedColumns());
+        if (auto cp = t->merger->readCheckpoint()) {
+            t->position = PgCdcPosition::fromJson(cp->position);
+            t->version = cp->version;
+        }
         // A change made while the engine was stopped shows only in the catalog: check it here.
-        std::string drift =
-            schemaDrift(t->schema, applyColumnPoliciesAtStart(*t), first.target.kind == EndpointKind::Postgres);
+        // Not for a table stopped before (by an error or a schema change) that nobody asked to
+        // copy again: it waits for that copy as it is, and says why below.
+        const bool staysStopped = t->position && t->position->stopped && t->merger->pendingRequest() != "rebackfill";
+        std::string drift = staysStopped ? std::string()
+                                         : schemaDrift(t->schema, applyColumnPoliciesAtStart(*t),
+                                                       first.target.kind == EndpointKind::Postgres);
         if (!drift.empty()) {
             t->paused = true;
             std::string fix = "adapt the target table, then re-snapshot it: driftless-cli resnapshot " + m_pipeline +
                               " " + t->job.spec.table.display();
             m_observer.tableState(t->key, TableState::Paused, drift + "; the table is paused; " + fix, std::nullopt);
             m_observer.event(Level::Error, t->key, "schema_change", drift + "; the table is paused; " + fix);
-        }
-        if (auto cp = t->merger->readCheckpoint()) {
-            t->position = PgCdcPosition::fromJson(cp->position);
-            t->version = cp->version;
         }
         if (t->position && t->position->rebackfill) {
             t->rebackfill = std::move(t->position->rebackfill);
@@ -611,6 +621,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
         info.table = t->job.spec.table;
         for (int k : t->schema.primaryKey)
             info.keyColumns.push_back(t->schema.columns[static_cast<size_t>(k)].name);
+        info.columns = t->streamColumns.empty() ? t->columns : t->streamColumns;
         info.resumeLsn = lsn;
         info.applyTruncate = t->job.spec.truncate.value_or("apply") != "ignore";
         infos[info.table] = info;
@@ -750,11 +761,12 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                                 t.streamColumns.clear();
                                 t.layout = streamLayout(t.schema, t.columns, t.merger->generatedColumns());
                             }
-                            if (ch.columns != t.columns && ch.columns != t.streamColumns &&
-                                !adaptToLayout(t, ch.columns, src, firstVersion(ch.rows, b->commitLsn)))
+                            if ((ch.columns != t.columns && ch.columns != t.streamColumns &&
+                                 !adaptToLayout(t, ch.columns, src, firstVersion(ch.rows, b->commitLsn))) ||
+                                !adaptToTypes(t, ch, src)) {
+                                markSchemaPause(t);
                                 continue;
-                            if (!adaptToTypes(t, ch, src))
-                                continue;
+                            }
                             auto &res = results[&t];
                             if (ch.truncate) {
                                 long long n = t.merger->truncateInTransaction();

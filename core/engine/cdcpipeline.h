@@ -83,12 +83,24 @@ private:
     /// The stream's Relation for `t` shows columns retyped under the same name: applies the
     /// type_change policy (widen) or pauses the table with the ALTER a DBA should run.
     bool adaptToTypes(Table &t, const CdcTableChanges &ch, PgConnection &src);
+    /// The renames the stream's new `columns` show for `t`: (old, new) pairs, told apart from a
+    /// drop and an add by the column's attribute number on the source, which a rename keeps.
+    /// Empty when the change is not (only) renames.
+    std::vector<std::pair<std::string, std::string>> renamedColumns(const Table &t, const std::vector<std::string> &columns,
+                                                                    PgConnection &src) const;
+    /// Applies the rename_column policy (rename on the target) or pauses the table.
+    bool renameColumns(Table &t, const std::vector<std::pair<std::string, std::string>> &renames,
+                       const std::vector<std::string> &columns);
     /// At start, after prepare(): target columns the source dropped, and target columns narrower
     /// than the source's, while the engine was stopped, get their policy before the drift check.
     /// Returns the target's columns the drift check should compare (the kept ones left out).
     std::vector<std::pair<std::string, std::string>> applyColumnPoliciesAtStart(Table &t);
     /// Pauses `t` for a schema change: state, event, and what to do.
     void pauseForSchema(Table &t, const std::string &why, const std::string &fix);
+    /// In the stream's open transaction, after pauseForSchema: marks the table's checkpoint
+    /// stopped with the reason, so a restart keeps it stopped (until it is copied again) while
+    /// the slot moves on with the other tables.
+    void markSchemaPause(Table &t);
     /// `ALTER TABLE <target> ALTER COLUMN <column> TYPE <type> ...` for the DBA to run, or how to
     /// adapt a target that has no such statement.
     std::string alterFor(const Table &t, const std::string &column, const std::string &type) const;

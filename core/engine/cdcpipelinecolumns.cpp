@@ -35,8 +35,20 @@ void CdcPipeline::pauseForSchema(Table &t, const std::string &why, const std::st
 {
     t.paused = true;
     const std::string msg = why + "; the table is paused (its changes are not applied); " + fix;
+    t.schemaPause = msg;
     m_observer.tableState(t.key, TableState::Paused, msg, std::nullopt);
     m_observer.event(Level::Error, t.key, "schema_change", msg);
+}
+
+void CdcPipeline::markSchemaPause(Table &t)
+{
+    // The stream goes on past the change for the other tables, and the slot with it: the mark
+    // keeps a restart from taking this table's older checkpoint for a slot moved behind our back,
+    // and keeps the table stopped, with the reason, until it is copied again.
+    if (!t.position || t.schemaPause.empty())
+        return;
+    t.position->stopped = t.schemaPause;
+    t.merger->writeCheckpointInTransaction({positionOf(t), t.version}, 0);
 }
 
 std::string CdcPipeline::resnapshotCommand(const Table &t) const
@@ -159,6 +171,120 @@ bool CdcPipeline::adaptToTypes(Table &t, const CdcTableChanges &ch, PgConnection
         m_observer.event(Level::Info, t.key, "schema_change",
                          "column " + displayIdent(name) + " widened from " + from + " to " + is.typeSql + " " + done);
     }
+    return true;
+}
+
+std::vector<std::pair<std::string, std::string>>
+CdcPipeline::renamedColumns(const Table &t, const std::vector<std::string> &columns, PgConnection &src) const
+{
+    // The Relation message lists the columns in attribute order, so a rename keeps the column's
+    // place: same count, and where the names differ the old one is gone and the new one is new.
+    // A drop of the last column and an add look the same; the attribute number tells them
+    // apart (an added column gets a new one, a renamed column keeps its own).
+    std::vector<std::pair<std::string, std::string>> renames;
+    if (columns.size() != t.columns.size())
+        return {};
+    for (size_t i = 0; i < columns.size(); ++i) {
+        if (columns[i] == t.columns[i])
+            continue;
+        if (std::find(columns.begin(), columns.end(), t.columns[i]) != columns.end() ||
+            std::find(t.columns.begin(), t.columns.end(), columns[i]) != t.columns.end() ||
+            !t.attnums.count(t.columns[i]))
+            return {};
+        renames.emplace_back(t.columns[i], columns[i]);
+    }
+    if (renames.empty())
+        return {};
+    // Now: the old attribute must still be there (under any name, if renamed again since), and
+    // the new name, if the source still has it, must be that attribute.
+    auto now = src.execParams("SELECT attname, attnum FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 "
+                              "AND NOT attisdropped",
+                              {t.job.spec.table.quoted()});
+    std::map<int, std::string> byNumber;
+    std::map<std::string, int> byName;
+    for (int r = 0; r < now.rows(); ++r) {
+        byNumber[static_cast<int>(now.toInt(r, 1))] = now.text(r, 0);
+        byName[now.text(r, 0)] = static_cast<int>(now.toInt(r, 1));
+    }
+    for (const auto &[from, to] : renames) {
+        const int n = t.attnums.at(from);
+        if (!byNumber.count(n))
+            return {}; // dropped (perhaps after a rename): not told apart, the layout change decides
+        if (auto it = byName.find(to); it != byName.end() && it->second != n)
+            return {}; // the new name is another column: a drop and an add
+    }
+    return renames;
+}
+
+bool CdcPipeline::renameColumns(Table &t, const std::vector<std::pair<std::string, std::string>> &renames,
+                                const std::vector<std::string> &columns)
+{
+    std::string what;
+    for (const auto &[from, to] : renames)
+        what += (what.empty() ? "column " : ", column ") + displayIdent(from) + " renamed to " + displayIdent(to);
+    what += " on the source";
+    const std::string policy = renameColumnPolicy(t.job.spec, t.job.pipelineRenameColumn);
+    const std::string resnapshot = resnapshotCommand(t);
+    const auto &target = t.job.targetName; // a SQLite target has no schema
+    std::string alter;
+    for (const auto &[from, to] : renames)
+        alter += (alter.empty() ? "" : "; ") + std::string("ALTER TABLE ") +
+                 (target.schema.empty() ? "" : displayIdent(target.schema) + ".") + displayIdent(target.name) +
+                 " RENAME COLUMN " + displayIdent(from) + " TO " + displayIdent(to);
+    const std::string byHand = "rename it on the target (" + alter + "), then re-snapshot the table: " + resnapshot;
+    if (policy == "pause") {
+        pauseForSchema(t, what + " (schema_changes: rename_column: pause)",
+                       "to rename it on the target too, set schema_changes: { rename_column: rename } on the table, "
+                       "apply, then re-snapshot the table: " +
+                           resnapshot + "; or " + byHand);
+        return false;
+    }
+    std::string notHere;
+    if (t.job.spec.columns)
+        notHere = "a table with a column mapping (its columns: entry names the old column)";
+    else if (t.job.twoWay)
+        notHere = "a two-way pipeline";
+    else if (!t.merger->changesColumns())
+        notHere = t.merger->describeTarget();
+    if (notHere.empty() && t.job.spec.where)
+        for (const auto &[from, to] : renames)
+            if (t.job.spec.where->find(from) != std::string::npos)
+                notHere = "a table whose where: filter names the column (change the filter to the new name)";
+    if (notHere.empty() && t.addColumn)
+        notHere = "a table whose added columns are being filled";
+    if (notHere.empty()) {
+        // A target column already holding the new name (one kept after a drop) is not
+        // overwritten.
+        for (const auto &[name, type] : t.merger->targetColumns())
+            for (const auto &[from, to] : renames)
+                if (name == to)
+                    notHere = "a target that has a column " + displayIdent(to) + " already";
+    }
+    if (!notHere.empty()) {
+        pauseForSchema(t, what + "; a renamed column is not handled for " + notHere + " yet", byHand);
+        return false;
+    }
+    TableSchema next = t.schema;
+    for (const auto &[from, to] : renames) {
+        t.attnums[to] = t.attnums.at(from);
+        t.attnums.erase(from);
+        if (auto it = t.relationTypes.find(from); it != t.relationTypes.end()) {
+            t.relationTypes[to] = it->second;
+            t.relationTypes.erase(it);
+        }
+        const int i = next.columnIndex(from);
+        if (i < 0)
+            continue; // a column the target does not take (add_column: ignore)
+        next.columns[static_cast<size_t>(i)].name = to;
+        const std::string done = t.merger->renameColumn(next, from, to);
+        m_observer.event(Level::Info, t.key, "schema_change",
+                         "column " + displayIdent(from) + " renamed to " + displayIdent(to) + " on the source; " +
+                             done + " (schema_changes: rename_column: rename)");
+    }
+    t.schema = std::move(next);
+    t.columns = columns;
+    t.streamColumns.clear();
+    t.layout = streamLayout(t.schema, t.columns, t.merger->generatedColumns());
     return true;
 }
 

@@ -47,6 +47,8 @@ bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &column
             return true;
         }
     }
+    if (auto renames = renamedColumns(t, columns, src); !renames.empty())
+        return renameColumns(t, renames, columns);
     if (!t.job.twoWay) {
         // Columns the stream no longer carries, the others as they were: dropped on the source.
         // Dropped and others added or moved at once (a rename looks so) pauses below.

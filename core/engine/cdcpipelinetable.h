@@ -49,6 +49,9 @@ struct CdcPipeline::Table {
     std::set<std::string> dropped;
     /// Each column's type (OID, typmod) in the last Relation message: a retype shows as a change.
     std::map<std::string, std::pair<std::uint32_t, std::int32_t>> relationTypes;
+    /// Each source column's attribute number (pg_attribute.attnum), which a rename keeps and a
+    /// drop and an add do not: read at start, renamed with the column.
+    std::map<std::string, int> attnums;
     std::unique_ptr<Merger> merger;
     std::optional<PgCdcPosition> position; ///< stored checkpoint position, none when none
     bool paused = false;
@@ -58,6 +61,8 @@ struct CdcPipeline::Table {
     bool resumeWaiting = false;
     /// Why an error stopped it (`paused` too, until a re-copy), or empty.
     std::string stopped;
+    /// Why a schema change paused it (the last one), or empty.
+    std::string schemaPause;
     long long loaded = 0;
     std::int64_t version = 0; ///< version of the stored checkpoint
     std::optional<PgRebackfillProgress> rebackfill; ///< progress of a re-backfill in flight

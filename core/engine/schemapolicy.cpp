@@ -58,6 +58,13 @@ std::string typeChangePolicy(const TableSpec &spec, const std::optional<std::str
     return pipelineDefault.value_or("widen");
 }
 
+std::string renameColumnPolicy(const TableSpec &spec, const std::optional<std::string> &pipelineDefault)
+{
+    if (spec.renameColumn)
+        return *spec.renameColumn;
+    return pipelineDefault.value_or("rename");
+}
+
 bool widens(const std::string &from, const std::string &to)
 {
     const auto f = splitType(from);

@@ -17,6 +17,10 @@ std::string dropColumnPolicy(const TableSpec &spec, const std::optional<std::str
 /// the pipeline's, else `widen`.
 std::string typeChangePolicy(const TableSpec &spec, const std::optional<std::string> &pipelineDefault);
 
+/// The policy for a column the source renamed: the table's `schema_changes.rename_column`, else
+/// the pipeline's, else `rename`.
+std::string renameColumnPolicy(const TableSpec &spec, const std::optional<std::string> &pipelineDefault);
+
 /// True when a Postgres column of type `from` (format_type text) holds every value of `to` after
 /// the change, so `ALTER ... TYPE to` on the target loses nothing: smallint -> integer -> bigint,
 /// varchar(n) -> varchar(m > n), varchar or text, numeric(p,s) -> numeric(q > p, s) or numeric.

@@ -43,7 +43,7 @@ std::vector<TableJob> jobsFor(const Workspace &ws, const std::string &onlyPipeli
         }
         for (const auto &t : p.tables)
             jobs.push_back({p.name, t, *src, *tgt, resolveTargetName(p, t, tgt->kind), p.publication,
-                            p.heartbeat, std::nullopt, p.addColumn, p.dropColumn, p.typeChange});
+                            p.heartbeat, std::nullopt, p.addColumn, p.dropColumn, p.typeChange, p.renameColumn});
     }
     return jobs;
 }

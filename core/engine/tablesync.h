@@ -28,6 +28,8 @@ struct TableJob {
     /// The pipeline's `schema_changes: { drop_column: ..., type_change: ... }`, when set.
     std::optional<std::string> pipelineDropColumn = std::nullopt;
     std::optional<std::string> pipelineTypeChange = std::nullopt;
+    /// The pipeline's `schema_changes: { rename_column: ... }`, when set.
+    std::optional<std::string> pipelineRenameColumn = std::nullopt;
 
     TableKey key() const { return {pipeline, spec.table, spec.strategy}; }
 };

@@ -171,6 +171,16 @@ public:
         (void)column;
         throw Error(ErrorKind::Permanent, "a retyped column is not handled for " + describeTarget() + " yet");
     }
+    /// The source renamed `from` to `to` (`source` is its schema with the new name): rename it on
+    /// the target (and in the merger's own tables). Returns where the change landed, for the
+    /// event log. Inside the caller's transaction; throws Error when the target refuses.
+    virtual std::string renameColumn(const TableSchema &source, const std::string &from, const std::string &to)
+    {
+        (void)source;
+        (void)from;
+        (void)to;
+        throw Error(ErrorKind::Permanent, "a renamed column is not handled for " + describeTarget() + " yet");
+    }
 };
 
 /// Why a target table cannot take the source's rows as they are now (a column the source no

@@ -910,6 +910,34 @@ std::string PgMerger::widenColumn(const TableSchema &source, const std::string &
     return "on the target";
 }
 
+std::string PgMerger::renameColumn(const TableSchema &source, const std::string &from, const std::string &to)
+{
+    const std::string rename = " RENAME COLUMN " + quoteIdent(from) + " TO " + quoteIdent(to);
+    m_conn->exec("ALTER TABLE " + m_targetSql + rename);
+    // Staging mirrors the target's columns, and the key's bookkeeping tables hold key values;
+    // each is renamed where it has the column (it may not exist yet).
+    std::vector<std::string> books;
+    if (mergesRows())
+        books.push_back(stagingTable());
+    const int i = source.columnIndex(to);
+    if (i >= 0 && std::find(source.primaryKey.begin(), source.primaryKey.end(), i) != source.primaryKey.end()) {
+        books.push_back(tombstoneTable());
+        books.push_back(seenTable());
+    }
+    for (const auto &book : books) {
+        auto has = m_conn->execParams("SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = $2 AND "
+                                      "NOT attisdropped",
+                                      {book, from});
+        if (has.rows() > 0)
+            m_conn->exec("ALTER TABLE " + book + rename);
+    }
+    if (m_generated.erase(from))
+        m_generated.insert(to);
+    m_source = source;
+    buildSql();
+    return "renamed on the target";
+}
+
 ApplyResult PgMerger::commitBatch(const Batch &batch, bool direct)
 {
     ApplyResult res;

@@ -43,6 +43,7 @@ public:
     bool changesColumns() const override { return true; }
     std::string dropColumn(const TableSchema &source, const std::string &column, bool drop) override;
     std::string widenColumn(const TableSchema &source, const std::string &column) override;
+    std::string renameColumn(const TableSchema &source, const std::string &from, const std::string &to) override;
     ApplyResult mergeSnapshotChunkInTransaction(const RowSet &rows) override;
     long long deleteUnseenInTransaction(std::int64_t version) override;
     void clearSeenInTransaction() override;

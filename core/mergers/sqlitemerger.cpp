@@ -477,6 +477,31 @@ std::string SqliteMerger::widenColumn(const TableSchema &source, const std::stri
     return "at the source; the SQLite target needs no change (its type affinity stores the wider values as they are)";
 }
 
+std::string SqliteMerger::renameColumn(const TableSchema &source, const std::string &from, const std::string &to)
+{
+    // SQLite 3.25 and later rename a column in place, in the caller's transaction, and follow
+    // it in the table's indexes, triggers and views.
+    const std::string rename = " RENAME COLUMN " + quoteIdent(from) + " TO " + quoteIdent(to);
+    m_db->exec("ALTER TABLE " + m_table + rename);
+    // The key's bookkeeping tables hold key values under the key's names.
+    for (const auto &book : {"_driftless_tomb_" + m_target.target.name, "_driftless_seen_" + m_target.target.name}) {
+        bool has = false;
+        {
+            auto st = m_db->prepare("SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2");
+            st.bindText(1, book).bindText(2, from);
+            has = st.step();
+        } // finalized before the ALTER
+        if (has)
+            m_db->exec("ALTER TABLE " + quoteIdent(book) + rename);
+    }
+    m_source = source;
+    m_storage.clear();
+    for (const auto &c : source.columns)
+        m_storage.push_back(sqliteStorageFor(c));
+    buildStatements();
+    return "renamed on the target";
+}
+
 std::string SqliteMerger::pendingRequest()
 {
     auto st = m_db->prepare("SELECT coalesce(request, '') FROM _driftless_checkpoints WHERE pipeline = ?1 AND "

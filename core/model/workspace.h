@@ -110,6 +110,9 @@ struct TableSpec {
     /// `schema_changes: { type_change: widen|pause }` on the table: overrides the pipeline's
     /// policy for a column whose type changed at the source.
     std::optional<std::string> typeChange;
+    /// `schema_changes: { rename_column: rename|pause }` on the table: overrides the pipeline's
+    /// policy for a column renamed at the source.
+    std::optional<std::string> renameColumn;
 
     static constexpr long long kDefaultPageSize = 50'000;
     static constexpr const char *kDefaultCursor = "updated_at";
@@ -153,6 +156,9 @@ struct PipelineSpec {
     /// `schema_changes: { type_change: ... }`: what a column retyped at the source does to the
     /// pipeline's tables, unless a table says otherwise (default `widen`).
     std::optional<std::string> typeChange;
+    /// `schema_changes: { rename_column: ... }`: what a column renamed at the source does to the
+    /// pipeline's tables, unless a table says otherwise (default `rename`).
+    std::optional<std::string> renameColumn;
     std::vector<TableSpec> tables;
 
     /// Drift ratio above which a reconciliation raises an alert (default: any drift).

@@ -229,14 +229,37 @@ void PgLogicalReader::onMessage(std::string_view payload, std::int64_t)
         auto it = m_tables.find(st.table);
         if (it != m_tables.end()) {
             st.mapped = true;
-            for (const auto &k : it->second.keyColumns) {
-                auto pos = std::find(st.columns.begin(), st.columns.end(), k);
-                if (pos == st.columns.end())
-                    throw Error(ErrorKind::Permanent,
-                                "primary-key column " + displayIdent(k) + " of " + st.table.display() +
-                                    " is missing from the replication stream",
-                                {}, "the key was changed on the source: re-backfill the table");
-                st.keyIndexes.push_back(static_cast<int>(pos - st.columns.begin()));
+            auto prev = m_relations.find(rel->oid);
+            auto &keys = it->second.keyColumns;
+            for (size_t ki = 0; ki < keys.size(); ++ki) {
+                auto pos = std::find(st.columns.begin(), st.columns.end(), keys[ki]);
+                if (pos != st.columns.end()) {
+                    st.keyIndexes.push_back(static_cast<int>(pos - st.columns.begin()));
+                    continue;
+                }
+                // A renamed key column keeps its place among the columns: the name there now is
+                // one the columns before did not have (the previous Relation's, or the engine's
+                // when this is the first one). The engine tells a rename from a drop and an add by
+                // the attribute number, and pauses the table when it is none.
+                const bool hadRelation = prev != m_relations.end() && prev->second.mapped;
+                const auto &before = hadRelation ? prev->second.columns : it->second.columns;
+                int at = -1;
+                if (hadRelation && ki < prev->second.keyIndexes.size())
+                    at = prev->second.keyIndexes[ki];
+                else if (auto was = std::find(before.begin(), before.end(), keys[ki]); !hadRelation && was != before.end())
+                    at = static_cast<int>(was - before.begin());
+                if (at >= 0 && before.size() == st.columns.size()) {
+                    const auto &now = st.columns[static_cast<size_t>(at)];
+                    if (std::find(before.begin(), before.end(), now) == before.end()) {
+                        keys[ki] = now;
+                        st.keyIndexes.push_back(at);
+                        continue;
+                    }
+                }
+                throw Error(ErrorKind::Permanent,
+                            "primary-key column " + displayIdent(keys[ki]) + " of " + st.table.display() +
+                                " is missing from the replication stream",
+                            {}, "the key was changed on the source: re-backfill the table");
             }
         }
         m_relations[rel->oid] = std::move(st);

@@ -20,6 +20,9 @@ struct CdcTableInfo {
     /// Primary-key column names: the merge key (the Relation's key flags mark every column under
     /// REPLICA IDENTITY FULL, so they cannot say which columns the key is).
     std::vector<std::string> keyColumns;
+    /// The columns the engine expects in the stream, in order: where a renamed key column is
+    /// found when the first Relation message already has the new name.
+    std::vector<std::string> columns;
     /// Changes of transactions that committed before this LSN are already in the target.
     std::int64_t resumeLsn = 0;
     bool applyTruncate = true;

@@ -77,6 +77,8 @@ std::string tableSpecJson(const TableSpec &t)
         j["drop_column"] = *t.dropColumn;
     if (t.typeChange)
         j["type_change"] = *t.typeChange;
+    if (t.renameColumn)
+        j["rename_column"] = *t.renameColumn;
     return j.dump();
 }
 
@@ -115,6 +117,8 @@ void readTableSpecJson(TableSpec &t, const std::string &text)
         t.dropColumn = j["drop_column"].get<std::string>();
     if (j.contains("type_change"))
         t.typeChange = j["type_change"].get<std::string>();
+    if (j.contains("rename_column"))
+        t.renameColumn = j["rename_column"].get<std::string>();
 }
 
 } // namespace
@@ -231,6 +235,8 @@ Workspace StateStore::loadWorkspace()
                 p.dropColumn = opts["drop_column"].get<std::string>();
             if (opts.contains("type_change"))
                 p.typeChange = opts["type_change"].get<std::string>();
+            if (opts.contains("rename_column"))
+                p.renameColumn = opts["rename_column"].get<std::string>();
             ws.pipelines.push_back(std::move(p));
         }
     }
@@ -294,7 +300,7 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
             o->publication != p.publication || o->heartbeat != p.heartbeat ||
             o->reconcileEvery != p.reconcileEvery || o->reconcileAlertAbove != p.reconcileAlertAbove ||
             o->twoWay != p.twoWay || o->addColumn != p.addColumn ||
-            o->dropColumn != p.dropColumn || o->typeChange != p.typeChange)
+            o->dropColumn != p.dropColumn || o->typeChange != p.typeChange || o->renameColumn != p.renameColumn)
             sum.lines.push_back("~ pipeline " + p.name);
     }
     for (auto &p : old.pipelines)
@@ -357,6 +363,8 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
             opts["drop_column"] = *p.dropColumn;
         if (p.typeChange)
             opts["type_change"] = *p.typeChange;
+        if (p.renameColumn)
+            opts["rename_column"] = *p.renameColumn;
         pst.bindText(1, p.name).bind(2, pos++).bindText(3, p.source).bindText(4, p.target).bind(5, p.targetSchema);
         pst.bindText(6, opts.dump());
         pst.run();

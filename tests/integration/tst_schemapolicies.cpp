@@ -114,7 +114,7 @@ TEST_F(SchemaPolicies, workspaceFileReadsWritesStoresAndRefusesPolicies)
                                        "      - table: public.items\n"
                                        "        strategy: cdc\n"
                                        "        schema_changes: { add_column: ignore, drop_column: pause, type_change: "
-                                       "widen }\n"
+                                       "widen, rename_column: pause }\n"
                                        "      - { table: public.other, strategy: cdc }\n",
                                    "ws.yaml", "/");
     const auto &p = ws.pipelines.at(0);
@@ -124,7 +124,9 @@ TEST_F(SchemaPolicies, workspaceFileReadsWritesStoresAndRefusesPolicies)
     EXPECT_EQ(p.tables.at(0).addColumn, std::optional<std::string>("ignore"));
     EXPECT_EQ(p.tables.at(0).dropColumn, std::optional<std::string>("pause"));
     EXPECT_EQ(p.tables.at(0).typeChange, std::optional<std::string>("widen"));
+    EXPECT_EQ(p.tables.at(0).renameColumn, std::optional<std::string>("pause"));
     EXPECT_EQ(p.tables.at(1).dropColumn, std::nullopt);
+    EXPECT_EQ(p.tables.at(1).renameColumn, std::nullopt);
     EXPECT_EQ(WorkspaceFile::parse(WorkspaceFile::toYaml(ws), "again.yaml", "/"), ws);
 
     struct Bad {
@@ -136,7 +138,7 @@ TEST_F(SchemaPolicies, workspaceFileReadsWritesStoresAndRefusesPolicies)
              {"        schema_changes: { type_change: cast }\n", "schema_changes.type_change",
               "'cast': expected widen (the default) or pause"},
              {"        schema_changes: { rename_column: follow }\n", "schema_changes.rename_column",
-              "not available yet"}}) {
+              "'follow': expected rename (the default) or pause"}}) {
         try {
             WorkspaceFile::parse(head() + "      - table: public.items\n        strategy: cdc\n" + b.item, "ws.yaml",
                                  "/");
@@ -149,8 +151,9 @@ TEST_F(SchemaPolicies, workspaceFileReadsWritesStoresAndRefusesPolicies)
     }
 
     src.exec(seed("items", 5) + "CREATE TABLE other (id int PRIMARY KEY);");
-    apply(head("    schema_changes: { drop_column: drop, type_change: pause }\n") +
-          "      - { table: public.items, strategy: cdc, schema_changes: { drop_column: pause, type_change: widen } }\n"
+    apply(head("    schema_changes: { drop_column: drop, type_change: pause, rename_column: pause }\n") +
+          "      - { table: public.items, strategy: cdc, schema_changes: { drop_column: pause, type_change: widen, "
+          "rename_column: rename } }\n"
           "      - { table: public.other, strategy: cdc }\n");
     const auto stored = StateStore(state).loadWorkspace();
     ASSERT_EQ(stored.pipelines.size(), 1u);
@@ -159,6 +162,8 @@ TEST_F(SchemaPolicies, workspaceFileReadsWritesStoresAndRefusesPolicies)
     EXPECT_EQ(stored.pipelines[0].tables.at(0).dropColumn, std::optional<std::string>("pause"));
     EXPECT_EQ(stored.pipelines[0].tables.at(0).typeChange, std::optional<std::string>("widen"));
     EXPECT_EQ(stored.pipelines[0].tables.at(1).typeChange, std::nullopt);
+    EXPECT_EQ(stored.pipelines[0].renameColumn, std::optional<std::string>("pause"));
+    EXPECT_EQ(stored.pipelines[0].tables.at(0).renameColumn, std::optional<std::string>("rename"));
 }
 
 // While the stream runs: a dropped column is kept (the default) and no longer written, then
@@ -372,6 +377,150 @@ TEST_F(SchemaPolicies, aSqliteTargetDropsTheColumnAndTakesWidenedValues)
     EXPECT_NE(ev.find("column b widened from integer to bigint at the source; the SQLite target needs no change"),
               std::string::npos)
         << ev;
+}
+
+// Renames while the stream runs, told apart from a drop and an add by the attribute number:
+// `a` and the key `id` renamed on `items` are renamed on the target, which keeps every value
+// (a drop and an add would leave the renamed columns NULL); on `swap`, dropping its last column
+// and adding one in the same statement looks like a rename by position but is none: it pauses;
+// on `held`, rename_column: pause pauses with the statements to run. Writers bounded.
+TEST_F(SchemaPolicies, whileStreamingARenameIsAppliedAsARenameAndADropPlusAddIsNotTakenForOne)
+{
+    src.exec(seed("items", 1000) + seed("swap", 100) + seed("held", 100));
+    apply(head() + "      - { table: public.items, strategy: cdc }\n"
+                   "      - { table: public.swap, strategy: cdc }\n"
+                   "      - { table: public.held, strategy: cdc, schema_changes: { rename_column: pause } }\n");
+    const std::string log = dir.file("run.log");
+    const int runner = spawnCli({"--state", state, "run"}, {}, log);
+    ASSERT_TRUE(waitFor([&] {
+        return dst.scalar(common("items")) == src.scalar(common("items")) &&
+               dst.scalar(common("held")) == src.scalar(common("held"));
+    })) << readFile(log);
+    // A change before each DDL, so the stream has seen the old names.
+    src.exec("UPDATE items SET b = 100 WHERE id = 1; UPDATE swap SET b = 100 WHERE id = 1; "
+             "UPDATE held SET b = 100 WHERE id = 1");
+    ASSERT_TRUE(waitFor([&] { return dst.scalar("SELECT b FROM held WHERE id = 1") == "100"; })) << readFile(log);
+
+    auto c = src.connect();
+    c.exec("ALTER TABLE items RENAME COLUMN a TO title");
+    c.exec("ALTER TABLE items RENAME COLUMN id TO item_id");
+    for (int i = 0; i < 20; ++i) {
+        c.exec("INSERT INTO items (item_id, title, c, b) VALUES (" + std::to_string(2000 + i) + ", 'new', 'c', " +
+               std::to_string(i) + ")");
+        c.exec("UPDATE items SET title = 'renamed " + std::to_string(i) + "' WHERE item_id = " +
+               std::to_string(1 + i * 7));
+    }
+    c.exec("DELETE FROM items WHERE item_id BETWEEN 500 AND 509");
+    c.exec("ALTER TABLE swap DROP COLUMN v, ADD COLUMN w varchar(10)");
+    c.exec("UPDATE swap SET w = 'w', b = 5 WHERE id = 2");
+    c.exec("ALTER TABLE held RENAME COLUMN c TO note");
+    c.exec("UPDATE held SET b = 7 WHERE id = 2");
+    const std::string all = "SELECT count(*) || ':' || md5(string_agg(ROW(item_id, title, c, b, v)::text, ',' ORDER BY "
+                            "item_id)) FROM items";
+    ASSERT_TRUE(waitFor([&] {
+        const std::string ev = events();
+        return dst.scalar(all) == src.scalar(all) && ev.find("public.swap") != std::string::npos &&
+               ev.find("rename_column: pause") != std::string::npos;
+    })) << readFile(log) << events();
+    EXPECT_EQ(::kill(runner, 0), 0) << readFile(log); // it streamed on throughout
+    ::kill(runner, SIGTERM);
+    EXPECT_EQ(waitPid(runner, 60), 0) << readFile(log);
+
+    EXPECT_EQ(dst.scalar(all), src.scalar(all));
+    EXPECT_EQ(targetType("items", "a"), "");
+    EXPECT_EQ(targetType("items", "title"), "text");
+    EXPECT_EQ(targetType("items", "item_id"), "bigint");
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM items WHERE title IS NULL"), "0") << "no value lost to a drop and add";
+    const std::string ev = events();
+    EXPECT_NE(ev.find("info column a renamed to title on the source; renamed on the target (schema_changes: "
+                      "rename_column: rename)"),
+              std::string::npos)
+        << ev;
+    EXPECT_NE(ev.find("info column id renamed to item_id on the source; renamed on the target"), std::string::npos)
+        << ev;
+    // swap: not a rename (v's attribute is gone, w is a new one); paused, nothing applied after it.
+    EXPECT_EQ(ev.find("column v renamed"), std::string::npos) << ev;
+    EXPECT_NE(ev.find("error the source's columns changed from (id, a, c, b, v) to (id, a, c, b, w)"),
+              std::string::npos)
+        << ev;
+    EXPECT_EQ(dst.scalar("SELECT b FROM swap WHERE id = 2"), "2");
+    EXPECT_EQ(targetType("swap", "v"), "character varying(10)");
+    // held: paused with the statement to run and the policy to change.
+    EXPECT_NE(ev.find("error column c renamed to note on the source (schema_changes: rename_column: pause); the table "
+                      "is paused"),
+              std::string::npos)
+        << ev;
+    EXPECT_NE(ev.find("ALTER TABLE public.held RENAME COLUMN c TO note"), std::string::npos) << ev;
+    EXPECT_NE(ev.find("set schema_changes: { rename_column: rename } on the table"), std::string::npos) << ev;
+    EXPECT_EQ(dst.scalar("SELECT b FROM held WHERE id = 2"), "2");
+    EXPECT_EQ(targetType("held", "c"), "text");
+
+    // A restart: the target's names match the source's, nothing is renamed or dropped again;
+    // the two paused tables stay stopped with their reason (the slot moved on past them with
+    // items, which is no slot moved behind our back), and `run --once` says so in its exit code.
+    const std::string before = events();
+    src.exec("UPDATE items SET title = 'after restart' WHERE item_id = 3");
+    auto r = runCli({"--state", state, "run", "--once"});
+    EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+    EXPECT_EQ((r.out + r.err).find("moved past"), std::string::npos) << r.out << r.err;
+    EXPECT_NE((r.out + r.err).find("column c renamed to note on the source"), std::string::npos) << r.out << r.err;
+    EXPECT_EQ(dst.scalar(all), src.scalar(all));
+    EXPECT_EQ(events().find("renamed to", before.size()), std::string::npos) << "BEFORE\n" << before << "AFTER\n" << events();
+    EXPECT_EQ(events().find("dropped on the source", before.size()), std::string::npos) << events();
+}
+
+// A SQLite target renames in place (ALTER TABLE ... RENAME COLUMN), the key too, while the
+// stream runs (a rename made while the engine is stopped is a drop and an add:
+// docs/schema-changes.md).
+TEST_F(SchemaPolicies, aSqliteTargetRenamesTheColumnAndTheKey)
+{
+    src.exec(seed("items", 300));
+    const std::string lite = dir.file("dw.db");
+    apply("endpoints:\n"
+          "  app: { kind: postgres, dsn: " + srcDsn() + " }\n"
+          "  dw:  { kind: sqlite, path: \"" + lite + "\" }\n"
+          "pipelines:\n"
+          "  - name: " + pipeline + "\n"
+          "    source: app\n"
+          "    target: dw\n"
+          "    tables:\n"
+          "      - { table: public.items, strategy: cdc }\n");
+    const std::string log = dir.file("run.log");
+    const int runner = spawnCli({"--state", state, "run"}, {}, log);
+    auto liteScalar = [&](const std::string &sql) {
+        SqliteDb db(lite);
+        auto st = db.prepare(sql);
+        return st.step() ? st.text(0) : std::string();
+    };
+    // Loaded, and streaming with nothing to stream: the first Relation message the stream will
+    // show has the new names already (the key's place in the columns says which one it is).
+    ASSERT_TRUE(waitFor([&] {
+        return liteScalar("SELECT count(*) FROM items") == "300" &&
+               readFile(log).find("streaming from slot") != std::string::npos;
+    })) << readFile(log);
+    src.exec("ALTER TABLE items RENAME COLUMN a TO title");
+    src.exec("ALTER TABLE items RENAME COLUMN id TO item_id");
+    src.exec("UPDATE items SET title = 'after', b = 99 WHERE item_id = 7");
+    src.exec("DELETE FROM items WHERE item_id = 8");
+    src.exec("INSERT INTO items (item_id, title, c, b) VALUES (301, 'new', 'c', 1)");
+    ASSERT_TRUE(waitFor([&] { return liteScalar("SELECT count(*) FROM items WHERE item_id = 301") == "1"; }))
+        << readFile(log) << events();
+    ::kill(runner, SIGTERM);
+    EXPECT_EQ(waitPid(runner, 60), 0) << readFile(log);
+
+    SqliteDb db(lite);
+    auto cols = db.prepare("SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_table_info('items') WHERE name "
+                           "NOT LIKE '\\_driftless%' ESCAPE '\\' ORDER BY cid)");
+    ASSERT_TRUE(cols.step());
+    EXPECT_EQ(cols.text(0), "item_id,title,c,b,v");
+    auto st = db.prepare("SELECT count(*) || ':' || group_concat(r, ',') FROM (SELECT item_id || '|' || title || '|' || "
+                         "coalesce(b, -1) AS r FROM items ORDER BY item_id)");
+    ASSERT_TRUE(st.step());
+    EXPECT_EQ(st.text(0), src.scalar("SELECT count(*) || ':' || string_agg(item_id || '|' || title || '|' || "
+                                     "coalesce(b, -1), ',' ORDER BY item_id) FROM items"));
+    const std::string ev = events();
+    EXPECT_NE(ev.find("column a renamed to title on the source; renamed on the target"), std::string::npos) << ev;
+    EXPECT_NE(ev.find("column id renamed to item_id on the source; renamed on the target"), std::string::npos) << ev;
 }
 
 } // namespace
