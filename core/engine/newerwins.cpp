@@ -35,7 +35,8 @@ void requireCommitTimestamps(PgConnection &c, const std::string &endpoint)
         return;
     throw Error(ErrorKind::Permanent,
                 "conflicts: newer_wins with clock commit_time compares the commit times of both sides, but "
-                "endpoint " + endpoint + " does not keep them (track_commit_timestamp is off)",
+                "endpoint " +
+                    endpoint + " does not keep them (track_commit_timestamp is off)",
                 {},
                 "ALTER SYSTEM SET track_commit_timestamp = on; then restart the server (or use newer_wins: "
                 "{ column: <a timestamp column> })");

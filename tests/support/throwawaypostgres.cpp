@@ -68,8 +68,8 @@ ThrowawayPostgres::ThrowawayPostgres(std::chrono::seconds clockOffset)
         if (!fs::exists(kFaketimeLib))
             throw std::runtime_error(std::string("a skewed clock needs libfaketime (") + kFaketimeLib +
                                      "): apt-get install -y faketime");
-        faketime = std::string("env LD_PRELOAD=") + kFaketimeLib + " FAKETIME=" +
-                   (clockOffset.count() > 0 ? "+" : "") + std::to_string(clockOffset.count()) + "s ";
+        faketime = std::string("env LD_PRELOAD=") + kFaketimeLib + " FAKETIME=" + (clockOffset.count() > 0 ? "+" : "") +
+                   std::to_string(clockOffset.count()) + "s ";
     }
     std::string tmpl = (fs::temp_directory_path() / "driftless-pg-XXXXXX").string();
     if (!::mkdtemp(tmpl.data()))
@@ -82,8 +82,8 @@ ThrowawayPostgres::ThrowawayPostgres(std::chrono::seconds clockOffset)
     m_port = freePort();
     const std::string data = m_dir + "/data";
     const std::string log = m_dir + "/server.log";
-    if (std::system(asPg(pgBin() + "/initdb -D " + data + " -A trust -U postgres >" + m_dir + "/initdb.log 2>&1")
-                        .c_str()) != 0)
+    if (std::system(
+            asPg(pgBin() + "/initdb -D " + data + " -A trust -U postgres >" + m_dir + "/initdb.log 2>&1").c_str()) != 0)
         throw std::runtime_error("initdb failed: " + readAll(m_dir + "/initdb.log"));
     const std::string opts = "-p " + std::to_string(m_port) + " -k " + m_dir +
                              " -c listen_addresses=127.0.0.1 -c wal_level=logical -c track_commit_timestamp=on "
