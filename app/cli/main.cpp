@@ -22,6 +22,7 @@
 #include "core/engine/reconciler.h"
 #include "core/engine/reportexport.h"
 #include "core/engine/resnapshot.h"
+#include "core/engine/newerwins.h"
 #include "core/engine/rowfilter.h"
 #include "core/engine/scheduler.h"
 #include "core/engine/slotguard.h"
@@ -191,6 +192,12 @@ int cmdApply(Args &a)
                               file, tableKeyLine(file, r.pipeline, r.table, "where"),
                               "pipelines[" + p.name + "].tables[" +
                                   p.tables[r.table].table.display() + "].where");
+        }
+        for (const auto &r : checkNewerWinsColumns(ws)) {
+            const auto &p = ws.pipelines[r.pipeline];
+            throw ConfigError(r.message, file, tableKeyLine(file, r.pipeline, r.table, "conflicts"),
+                              "pipelines[" + p.name + "].tables[" + p.tables[r.table].table.display() +
+                                  "].conflicts");
         }
         int code = reportFindings(runDoctor(ws), true);
         if (code != kOk) {

@@ -363,24 +363,57 @@ ColumnMapping parseColumns(const Ctx &c, const YAML::Node &n, const std::string 
     return m;
 }
 
-/// `conflicts:` (two-way): a policy name, `{ policy: merge_columns, on_overlap: X }` or
-/// `{ merge_columns: { on_overlap: X } }`; returns ConflictPolicy::text().
+/// `{ column: NAME | clock: commit_time, max_skew: DURATION }`, the clock of newer_wins.
+NewerWins parseNewerWins(const Ctx &c, const YAML::Node &n, const std::string &field)
+{
+    const std::string expected = "expected { column: <a timestamp column> } or { clock: commit_time }, with an "
+                                 "optional max_skew (default 5s)";
+    if (!n.IsMap())
+        fail(c, n, field, "newer_wins needs a clock: " + expected);
+    checkKeys(c, n, field, {"column", "clock", "max_skew"});
+    NewerWins w;
+    if (n["column"] && n["clock"])
+        fail(c, n["clock"], field + ".clock", "give column or clock, not both");
+    if (n["column"]) {
+        w.column = scalar(c, n["column"], field + ".column");
+    } else if (n["clock"]) {
+        const std::string v = scalar(c, n["clock"], field + ".clock");
+        if (v != "commit_time")
+            fail(c, n["clock"], field + ".clock",
+                 "'" + v + "': expected commit_time (the transactions' commit times; needs "
+                           "track_commit_timestamp = on on both servers)");
+        w.clock = NewerWins::Clock::CommitTime;
+    } else {
+        fail(c, n, field, "newer_wins needs a clock: " + expected);
+    }
+    if (n["max_skew"])
+        w.maxSkewMs = duration(c, n["max_skew"], field + ".max_skew", Millis{0}).count();
+    return w;
+}
+
+/// `conflicts:` (two-way): a policy name, `{ newer_wins: { column: C | clock: commit_time,
+/// max_skew: D } }`, `{ policy: merge_columns, on_overlap: X }` or `{ merge_columns: {
+/// on_overlap: X } }`, where X is a policy name or `{ newer_wins: {...} }`; returns
+/// ConflictPolicy::text().
 std::string parseConflicts(const Ctx &c, const YAML::Node &n, const std::string &field)
 {
-    const std::string expected = "expected source_wins, target_wins, merge_columns (the default) or manual, or "
-                                 "{ policy: merge_columns, on_overlap: source_wins | target_wins | manual }";
-    auto notYet = [&](const YAML::Node &at) {
-        fail(c, at, field,
-             "newer_wins is not available yet (deciding by a timestamp column needs max_skew handling that is not "
-             "built); use source_wins, target_wins, merge_columns or manual");
+    const std::string expected = "expected source_wins, target_wins, merge_columns (the default), manual or "
+                                 "{ newer_wins: { column: updated_at } }, or "
+                                 "{ policy: merge_columns, on_overlap: source_wins | target_wins | manual | "
+                                 "{ newer_wins: {...} } }";
+    auto needsClock = [&](const YAML::Node &at, const std::string &f) {
+        fail(c, at, f,
+             "newer_wins needs a clock: write { newer_wins: { column: <a timestamp column> } } or "
+             "{ newer_wins: { clock: commit_time } } (optional max_skew, default 5s)");
     };
     ConflictPolicy p;
     std::optional<YAML::Node> overlap;
+    std::string overlapField;
     if (n.IsScalar()) {
         const std::string v = scalar(c, n, field);
-        if (v == "newer_wins")
-            notYet(n);
         auto r = ConflictPolicy::ruleFrom(v);
+        if (r == ConflictPolicy::Rule::NewerWins)
+            needsClock(n, field);
         if (!r)
             fail(c, n, field, "'" + v + "': " + expected);
         p.rule = *r;
@@ -388,42 +421,57 @@ std::string parseConflicts(const Ctx &c, const YAML::Node &n, const std::string 
     }
     if (!n.IsMap())
         fail(c, n, field, expected);
-    if (n["newer_wins"])
-        notYet(n["newer_wins"]);
+    if (n["newer_wins"]) {
+        checkKeys(c, n, field, {"newer_wins"});
+        p.rule = ConflictPolicy::Rule::NewerWins;
+        p.newer = parseNewerWins(c, n["newer_wins"], field + ".newer_wins");
+        return p.text();
+    }
     if (n["merge_columns"]) {
         checkKeys(c, n, field, {"merge_columns"});
         const YAML::Node m = n["merge_columns"];
         if (!m.IsNull()) {
             if (!m.IsMap())
-                fail(c, m, field + ".merge_columns", "expected { on_overlap: source_wins | target_wins | manual }");
+                fail(c, m, field + ".merge_columns",
+                     "expected { on_overlap: source_wins | target_wins | manual | { newer_wins: {...} } }");
             checkKeys(c, m, field + ".merge_columns", {"on_overlap"});
-            if (m["on_overlap"])
+            if (m["on_overlap"]) {
                 overlap = m["on_overlap"];
+                overlapField = field + ".merge_columns.on_overlap";
+            }
         }
     } else {
         checkKeys(c, n, field, {"policy", "on_overlap"});
         if (!n["policy"])
             fail(c, n, field + ".policy", "missing; " + expected);
         const std::string v = scalar(c, n["policy"], field + ".policy");
-        if (v == "newer_wins")
-            notYet(n["policy"]);
         auto r = ConflictPolicy::ruleFrom(v);
+        if (r == ConflictPolicy::Rule::NewerWins)
+            needsClock(n["policy"], field + ".policy");
         if (!r)
             fail(c, n["policy"], field + ".policy", "'" + v + "': " + expected);
         p.rule = *r;
         if (n["on_overlap"]) {
             overlap = n["on_overlap"];
+            overlapField = field + ".on_overlap";
             if (p.rule != ConflictPolicy::Rule::MergeColumns)
                 fail(c, *overlap, field + ".on_overlap", "on_overlap goes with policy merge_columns only");
         }
     }
     if (overlap) {
+        if (overlap->IsMap() && (*overlap)["newer_wins"]) {
+            checkKeys(c, *overlap, overlapField, {"newer_wins"});
+            p.onOverlap = ConflictPolicy::Rule::NewerWins;
+            p.newer = parseNewerWins(c, (*overlap)["newer_wins"], overlapField + ".newer_wins");
+            return p.text();
+        }
         const std::string v = scalar(c, *overlap, field + ".on_overlap");
-        if (v == "newer_wins")
-            notYet(*overlap);
         auto r = ConflictPolicy::ruleFrom(v);
+        if (r == ConflictPolicy::Rule::NewerWins)
+            needsClock(*overlap, overlapField);
         if (!r || *r == ConflictPolicy::Rule::MergeColumns)
-            fail(c, *overlap, field + ".on_overlap", "'" + v + "': expected source_wins, target_wins or manual");
+            fail(c, *overlap, field + ".on_overlap",
+                 "'" + v + "': expected source_wins, target_wins, manual or { newer_wins: {...} }");
         p.onOverlap = *r;
     }
     return p.text();
@@ -991,12 +1039,29 @@ std::string WorkspaceFile::toYaml(const Workspace &ws)
             if (t.conflicts)
                 if (auto cp = ConflictPolicy::parse(*t.conflicts)) {
                     out << YAML::Key << "conflicts" << YAML::Value;
-                    if (cp->rule == ConflictPolicy::Rule::MergeColumns)
+                    auto newer = [&] {
+                        out << YAML::Flow << YAML::BeginMap << YAML::Key << "newer_wins" << YAML::Value
+                            << YAML::BeginMap;
+                        if (cp->newer.clock == NewerWins::Clock::CommitTime)
+                            out << YAML::Key << "clock" << YAML::Value << "commit_time";
+                        else
+                            out << YAML::Key << "column" << YAML::Value << YAML::DoubleQuoted << cp->newer.column;
+                        out << YAML::Key << "max_skew" << YAML::Value << formatDuration(Millis{cp->newer.maxSkewMs})
+                            << YAML::EndMap << YAML::EndMap;
+                    };
+                    if (cp->rule == ConflictPolicy::Rule::MergeColumns) {
                         out << YAML::Flow << YAML::BeginMap << YAML::Key << "policy" << YAML::Value << "merge_columns"
-                            << YAML::Key << "on_overlap" << YAML::Value << ConflictPolicy::name(cp->onOverlap)
-                            << YAML::EndMap;
-                    else
+                            << YAML::Key << "on_overlap" << YAML::Value;
+                        if (cp->onOverlap == ConflictPolicy::Rule::NewerWins)
+                            newer();
+                        else
+                            out << ConflictPolicy::name(cp->onOverlap);
+                        out << YAML::EndMap;
+                    } else if (cp->rule == ConflictPolicy::Rule::NewerWins) {
+                        newer();
+                    } else {
                         out << ConflictPolicy::name(cp->rule);
+                    }
                 }
             emitSchemaChanges(out, t.addColumn, t.dropColumn, t.typeChange, t.renameColumn);
             out << YAML::EndMap;

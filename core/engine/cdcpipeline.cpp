@@ -14,6 +14,7 @@
 #include "core/engine/connect.h"
 #include "core/engine/deletepolicy.h"
 #include "core/engine/generatedvalues.h"
+#include "core/engine/newerwins.h"
 #include "core/engine/rowfilter.h"
 #include "core/engine/pipelined.h"
 #include "core/engine/slotcreation.h"
@@ -356,6 +357,11 @@ void CdcPipeline::run(std::stop_token stop, Options options)
     if (first.twoWay) {
         // What this direction applies is never read back by the other one.
         markOwnWrites(*m_session, first.twoWay->applyOrigin);
+        if (std::any_of(m_jobs.begin(), m_jobs.end(), [](const TableJob &j) { return usesCommitTimeClock(j.spec.conflicts); }))
+            if (auto *pg = dynamic_cast<PgTargetSession *>(m_session.get())) {
+                requireCommitTimestamps(src, first.source.name);
+                requireCommitTimestamps(pg->connection(), first.target.name);
+            }
         if (first.twoWay->reverse && first.target.kind == EndpointKind::Postgres) {
             std::vector<TableRef> own;
             for (const auto &j : m_jobs)

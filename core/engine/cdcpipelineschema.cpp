@@ -271,6 +271,10 @@ void CdcPipeline::resolveTwoWayConflicts(Table &t, CdcTableChanges &ch)
                              : t.job.spec.table.display();
     scope.targetSql = quoteIdent(t.job.targetName.schema) + "." + quoteIdent(t.job.targetName.name);
     scope.columns = ch.columns;
+    for (const auto &name : ch.columns) {
+        const int c = t.schema.columnIndex(name);
+        scope.columnTypes.push_back(c >= 0 ? t.schema.columns[static_cast<size_t>(c)].typeSql : std::string());
+    }
     for (int k : t.schema.primaryKey) {
         const auto &col = t.schema.columns[static_cast<size_t>(k)];
         scope.keyColumns.push_back(col.name);

@@ -57,6 +57,34 @@ json rowJson(const std::vector<std::string> &columns, const std::optional<Values
     return o;
 }
 
+std::string typeOf(const ConflictScope &scope, size_t c)
+{
+    return c < scope.columnTypes.size() && !scope.columnTypes[c].empty() ? scope.columnTypes[c]
+                                                                          : std::string("timestamptz");
+}
+
+/// Two values of a timestamp column as microseconds since the epoch, read by the target's server
+/// as the column's type (the text of either side's output; a NULL stays unknown).
+std::pair<std::optional<std::int64_t>, std::optional<std::int64_t>>
+timestampsUs(PgConnection &target, const std::string &type, const std::optional<std::string> &mine,
+             const std::optional<std::string> &theirs)
+{
+    if (!mine || !theirs)
+        return {};
+    // An infinite timestamp has no epoch (and would abort the batch's transaction): unknown.
+    auto us = [&](const std::string &p) {
+        const std::string v = p + "::" + type;
+        return "(CASE WHEN isfinite(" + v + ") THEN (extract(epoch FROM " + v + ") * 1000000)::bigint END)::text";
+    };
+    auto res = target.execParams("SELECT " + us("$1") + ", " + us("$2"), {mine, theirs});
+    auto read = [&](int c) -> std::optional<std::int64_t> {
+        if (auto t = res.optText(0, c))
+            return std::stoll(*t);
+        return std::nullopt;
+    };
+    return {read(0), read(1)};
+}
+
 std::mutex &countsMutex()
 {
     static std::mutex m;
@@ -122,9 +150,14 @@ ConflictOutcome resolveConflicts(PgConnection &target, const ConflictScope &scop
     }
     for (size_t c : synced)
         select += ", t." + quoteIdent(cols[c]) + "::text";
+    // The commit time of the transaction that wrote the target's row (NULL when unknown).
+    const bool commitClock = policy.usesCommitTime();
+    if (commitClock)
+        select += ", (extract(epoch FROM pg_xact_commit_timestamp(t.xmin)) * 1000000)::bigint::text";
     const std::string sql = "SELECT k.ord" + select + " FROM unnest(" + arrays + ") WITH ORDINALITY AS k(" + names +
                             "ord) JOIN " + scope.targetSql + " t ON " + on;
     std::map<size_t, Values> held;
+    std::map<size_t, std::int64_t> heldCommitUs;
     for (size_t from = 0; from < checked.size(); from += kKeysPerLookup) {
         const size_t to = std::min(checked.size(), from + kKeysPerLookup);
         Params params;
@@ -135,7 +168,11 @@ ConflictOutcome resolveConflicts(PgConnection &target, const ConflictScope &scop
             Values v(cols.size());
             for (size_t s = 0; s < synced.size(); ++s)
                 v[synced[s]] = res.optText(i, static_cast<int>(s) + 1);
-            held[checked[from + static_cast<size_t>(res.toInt(i, 0)) - 1]] = std::move(v);
+            const size_t r = checked[from + static_cast<size_t>(res.toInt(i, 0)) - 1];
+            if (commitClock)
+                if (auto us = res.optText(i, static_cast<int>(synced.size()) + 1))
+                    heldCommitUs[r] = std::stoll(*us);
+            held[r] = std::move(v);
         }
     }
 
@@ -198,6 +235,33 @@ ConflictOutcome resolveConflicts(PgConnection &target, const ConflictScope &scop
             }
             rule = policy.onOverlap;
         }
+        if (rule == ConflictPolicy::Rule::NewerWins) {
+            // Which side is later, or nothing (the queue) when the clocks cannot tell.
+            std::optional<bool> incomingNewer;
+            const NewerWins &nw = policy.newer;
+            std::optional<std::int64_t> mineUs, theirsUs;
+            if (row.op != ChangeOp::Delete && tgt) {
+                if (nw.clock == NewerWins::Clock::CommitTime) {
+                    if (rows.commitTime(r))
+                        mineUs = rows.commitTime(r);
+                    if (auto it = heldCommitUs.find(r); it != heldCommitUs.end())
+                        theirsUs = it->second;
+                } else if (auto pos = std::find(cols.begin(), cols.end(), nw.column); pos != cols.end()) {
+                    const auto c = static_cast<size_t>(pos - cols.begin());
+                    std::tie(mineUs, theirsUs) = timestampsUs(target, typeOf(scope, c), (*after)[c], (*tgt)[c]);
+                }
+            }
+            if (mineUs && theirsUs) {
+                const std::int64_t apart = *mineUs - *theirsUs;
+                if (apart > nw.maxSkewMs * 1000 || -apart > nw.maxSkewMs * 1000)
+                    incomingNewer = apart > 0;
+            }
+            if (!incomingNewer)
+                rule = ConflictPolicy::Rule::Manual;
+            else
+                rule = *incomingNewer == scope.incomingIsSource ? ConflictPolicy::Rule::SourceWins
+                                                                 : ConflictPolicy::Rule::TargetWins;
+        }
         if (rule == ConflictPolicy::Rule::SourceWins) {
             drop[r] = !scope.incomingIsSource;
             ++out.sourceWon;
@@ -239,6 +303,8 @@ ConflictOutcome resolveConflicts(PgConnection &target, const ConflictScope &scop
         auto m = newMask.find(r);
         kept.append(rows.line(r), rows.row(r).op, rows.row(r).version,
                     m != newMask.end() ? std::string_view(m->second) : rows.unchangedMask(r));
+        if (rows.commitTime(r))
+            kept.setCommitTime(kept.size() - 1, rows.commitTime(r));
     }
     rows = std::move(kept);
     return out;

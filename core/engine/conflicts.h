@@ -27,6 +27,8 @@ struct ConflictScope {
     std::string table;    ///< the pipeline's source table, for the queue and the counters
     std::string targetSql; ///< the quoted table the batch merges into
     std::vector<std::string> columns; ///< the stream's columns (the rows' layout)
+    /// SQL types of `columns` (newer_wins reads its timestamp column as this type); may be empty.
+    std::vector<std::string> columnTypes;
     std::vector<std::string> keyColumns;
     std::vector<std::string> keyTypes; ///< SQL types of the key columns
     bool incomingIsSource = true;      ///< forward direction: the change comes from the source
@@ -38,7 +40,10 @@ struct ConflictScope {
 /// already holds) is no conflict and stays as it is. Otherwise `policy` decides: a losing or
 /// queued change is removed from `rows`; a field-level merge keeps only the incoming change's
 /// changed columns (the others marked unchanged, so the merge keeps the target's values).
-/// Values are compared as Postgres's text output on both sides, never by clocks.
+/// Values are compared as Postgres's text output on both sides. Only `newer_wins` looks at
+/// times: the timestamp column of both versions, or the incoming change's commit time (the
+/// rows' commitTime) against pg_xact_commit_timestamp(xmin) of the target's row. Times that
+/// differ by max_skew or less, an unknown time, or a delete on either side queue the conflict.
 ConflictOutcome resolveConflicts(PgConnection &target, const ConflictScope &scope, const ConflictPolicy &policy,
                                  RowSet &rows);
 

@@ -1,6 +1,7 @@
 #include "core/engine/twowaydoctor.h"
 
 #include "core/engine/connect.h"
+#include "core/engine/newerwins.h"
 #include "core/model/error.h"
 
 namespace driftless::core {
@@ -8,7 +9,7 @@ namespace driftless::core {
 namespace {
 
 void postgresSide(const Endpoint &e, const std::vector<TableRef> &tables, const std::string &pipeline,
-                  std::vector<Finding> &out)
+                  bool commitClock, std::vector<Finding> &out)
 {
     PgConnection c = connectPostgres(e, "driftless doctor", false);
     const std::string subject = "endpoint " + e.name;
@@ -40,6 +41,17 @@ void postgresSide(const Endpoint &e, const std::vector<TableRef> &tables, const 
                        "two-way: changes applied here carry replication origin driftless_" + pipeline +
                            " or its reverse direction's, and are not read back",
                        ""});
+    if (commitClock) {
+        if (c.exec("SELECT current_setting('track_commit_timestamp')").text(0, 0) != "on")
+            out.push_back({"error", "config", pipeline, subject,
+                           "track_commit_timestamp is off; conflicts: newer_wins with clock commit_time compares "
+                           "the commit times of both sides, which the server keeps only with it on",
+                           "ALTER SYSTEM SET track_commit_timestamp = on; then restart the server",
+                           "ALTER SYSTEM SET track_commit_timestamp = on;"});
+        else
+            out.push_back({"ok", "config", pipeline, subject,
+                           "track_commit_timestamp is on (newer_wins compares commit times)", ""});
+    }
     for (const auto &t : tables) {
         auto ri = c.execParams("SELECT relreplident FROM pg_class WHERE oid = to_regclass($1)", {t.quoted()});
         if (ri.rows() == 0)
@@ -83,7 +95,9 @@ std::vector<Finding> twoWayFindings(const Workspace &ws, const PipelineSpec &p)
     if (!src || !tgt)
         return out;
     std::vector<TableRef> sourceTables, targetTables;
+    bool commitClock = false;
     for (const auto &t : p.tables) {
+        commitClock = commitClock || usesCommitTimeClock(t.conflicts);
         sourceTables.push_back(t.table);
         auto tn = resolveTargetName(p, t, tgt->kind);
         targetTables.push_back({tn.schema, tn.name});
@@ -91,7 +105,7 @@ std::vector<Finding> twoWayFindings(const Workspace &ws, const PipelineSpec &p)
     auto side = [&](const Endpoint &e, const std::vector<TableRef> &tables) {
         try {
             if (e.kind == EndpointKind::Postgres)
-                postgresSide(e, tables, p.name, out);
+                postgresSide(e, tables, p.name, commitClock, out);
             else if (e.kind == EndpointKind::Mysql)
                 mysqlSide(e, p.name, out);
         } catch (const Error &) {

@@ -31,8 +31,16 @@ void RowSet::setBefore(size_t i, std::string_view line)
     m_befores.emplace_back(line);
 }
 
+void RowSet::setCommitTime(size_t i, std::int64_t unixMicros)
+{
+    if (m_commitTimes.size() <= i)
+        m_commitTimes.resize(m_rows.size(), 0);
+    m_commitTimes[i] = unixMicros;
+}
+
 void RowSet::clear()
 {
+    m_commitTimes.clear();
     m_data.clear();
     m_rows.clear();
     m_masks.clear();
@@ -123,6 +131,8 @@ void RowSet::foldByKey(const std::vector<int> &keyColumns)
             else if (m_rows[first].before >= 0)
                 out.setBefore(out.size() - 1, before(first));
         }
+        if (commitTime(i))
+            out.setCommitTime(out.size() - 1, commitTime(i));
     }
     *this = std::move(out);
 }

@@ -60,6 +60,11 @@ public:
     {
         return m_rows[i].before < 0 ? std::string_view() : std::string_view(m_befores[static_cast<size_t>(m_rows[i].before)]);
     }
+    /// Two-way tables: the commit time of row i's transaction at its source (microseconds since
+    /// the Unix epoch, from pgoutput's Begin), which `newer_wins: { clock: commit_time }` compares.
+    void setCommitTime(size_t i, std::int64_t unixMicros);
+    /// 0 when unknown.
+    std::int64_t commitTime(size_t i) const { return i < m_commitTimes.size() ? m_commitTimes[i] : 0; }
     size_t size() const { return m_rows.size(); }
     bool empty() const { return m_rows.empty(); }
     std::string_view line(size_t i) const { return {m_data.data() + m_rows[i].offset, m_rows[i].length}; }
@@ -82,6 +87,7 @@ private:
     std::vector<Row> m_rows;
     std::vector<std::string> m_masks;
     std::vector<std::string> m_befores;
+    std::vector<std::int64_t> m_commitTimes; ///< by row; empty unless set
 };
 
 /// Where a table's sync stands, as stored in the target's `_driftless.checkpoints` (the

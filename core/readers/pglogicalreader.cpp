@@ -186,8 +186,10 @@ void PgLogicalReader::addChange(RelationState &rel, ChangeOp op, const pgoutput:
     }
     auto &t = tableIn(rel);
     t.rows.append(m_line, op, m_txnCommitLsn, anyUnchanged ? std::string_view(m_mask) : std::string_view());
-    if (m_opt.keepBeforeImages)
+    if (m_opt.keepBeforeImages) {
         keepBefore(rel, t.rows, noBase ? ChangeOp::Insert : op, tuple, before);
+        t.rows.setCommitTime(t.rows.size() - 1, m_txnCommitTime + kPgEpochUnixMicros);
+    }
     ++t.changes;
     ++m_batchRows;
     m_batchBytes += m_line.size();

@@ -249,7 +249,7 @@ TEST_F(Conflicts, conflictPoliciesAreCheckedByApplyAndKeptInTheState)
     EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
     EXPECT_NE(r.err.find("ws.yaml:12"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("tables[public.people].conflicts"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("not available yet"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("newer_wins needs a clock"), std::string::npos) << r.err;
 
     r = apply("{ policy: merge_columns, on_overlap: sideways }");
     EXPECT_EQ(r.exitCode, 2) << r.out << r.err;

@@ -3,6 +3,7 @@
 
 #include "core/config/workspacefile.h"
 #include "core/engine/tablesync.h"
+#include "core/model/conflictpolicy.h"
 #include "core/model/error.h"
 
 #include <gtest/gtest.h>
@@ -145,12 +146,27 @@ TEST(TwoWayConfig, conflictPoliciesAreReadDefaultedAndWrittenBack)
              {"target_wins", "target_wins"},
              {"merge_columns", "merge_columns/manual"},
              {"{ merge_columns: { on_overlap: source_wins } }", "merge_columns/source_wins"},
-             {"{ policy: manual }", "manual"}}) {
+             {"{ policy: manual }", "manual"},
+             {"{ newer_wins: { column: updated_at } }", "newer_wins;max_skew_ms=5000;column=updated_at"},
+             {"{ newer_wins: { clock: commit_time, max_skew: 30s } }", "newer_wins;max_skew_ms=30000;clock=commit_time"},
+             {"{ newer_wins: { column: \"odd;col/umn\", max_skew: 0s } }", "newer_wins;max_skew_ms=0;column=odd;col/umn"},
+             {"{ policy: merge_columns, on_overlap: { newer_wins: { column: changed, max_skew: 1500ms } } }",
+              "merge_columns/newer_wins;max_skew_ms=1500;column=changed"},
+             {"{ merge_columns: { on_overlap: { newer_wins: { clock: commit_time } } } }",
+              "merge_columns/newer_wins;max_skew_ms=5000;clock=commit_time"}}) {
         auto w = parse(replace(kTwoWay, "{ table: public.orders, strategy: cdc }",
                                "{ table: public.orders, strategy: cdc, conflicts: " + form + " }"));
         EXPECT_EQ(w.pipelines[0].tables[1].conflicts, std::optional<std::string>(stored)) << form;
         EXPECT_FALSE(w.pipelines[0].tables[0].conflicts.has_value());
+        // The stored form reads back as the same policy, and the written YAML as the same file.
+        auto policy = ConflictPolicy::parse(stored);
+        ASSERT_TRUE(policy.has_value()) << stored;
+        EXPECT_EQ(policy->text(), stored);
+        const std::string written = WorkspaceFile::toYaml(w);
+        EXPECT_EQ(parse(written), w) << written;
     }
+    EXPECT_FALSE(ConflictPolicy::parse("newer_wins").has_value()) << "newer_wins without a clock";
+    EXPECT_FALSE(ConflictPolicy::parse("manual;max_skew_ms=5;column=x").has_value());
 }
 
 TEST(TwoWayConfig, conflictPolicyMistakesAreRefusedWithTheirLine)
@@ -164,11 +180,16 @@ TEST(TwoWayConfig, conflictPolicyMistakesAreRefusedWithTheirLine)
         EXPECT_NE(msg.find(says), std::string::npos) << form << ": " << msg;
     };
     refused("last_write_wins", "tables[public.orders].conflicts", "expected source_wins, target_wins");
-    refused("newer_wins", "conflicts", "not available yet");
-    refused("{ newer_wins: { column: updated_at, max_skew: 5s } }", "conflicts", "not available yet");
+    refused("newer_wins", "conflicts", "newer_wins needs a clock");
+    refused("{ policy: merge_columns, on_overlap: newer_wins }", "conflicts.on_overlap", "newer_wins needs a clock");
+    refused("{ newer_wins: { max_skew: 5s } }", "conflicts.newer_wins", "newer_wins needs a clock");
+    refused("{ newer_wins: { clock: wall } }", "conflicts.newer_wins.clock", "expected commit_time");
+    refused("{ newer_wins: { column: a, clock: commit_time } }", "conflicts.newer_wins.clock", "not both");
+    refused("{ newer_wins: { column: a, max_skew: soon } }", "conflicts.newer_wins.max_skew", "not a duration");
+    refused("{ newer_wins: { column: a, skew: 5s } }", "conflicts.newer_wins.skew", "unknown key");
     refused("{ policy: source_wins, on_overlap: manual }", "conflicts.on_overlap", "merge_columns only");
     refused("{ policy: merge_columns, on_overlap: merge_columns }", "conflicts.on_overlap",
-            "expected source_wins, target_wins or manual");
+            "expected source_wins, target_wins, manual or { newer_wins");
     refused("{ policy: merge_columns, overlap: manual }", "conflicts.overlap", "unknown key");
 
     // One-way pipelines have no conflicts to resolve.

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+
+namespace driftless::test {
+
+/// A Postgres postmaster of its own (a fresh initdb cluster on a free loopback port, wal_level
+/// logical, track_commit_timestamp on), optionally with its clock `clockOffset` ahead of the
+/// machine's under libfaketime: two databases on the shared test server share one clock, and
+/// clock-skew tests need two. Stopped and removed in the destructor.
+///
+/// Needs the faketime package for a non-zero offset (the constructor throws, saying so, when its
+/// library is missing). Run as root, the cluster runs as user postgres. Throws std::runtime_error
+/// when the cluster does not start, with its log.
+class ThrowawayPostgres {
+public:
+    explicit ThrowawayPostgres(std::chrono::seconds clockOffset = std::chrono::seconds(0));
+    ~ThrowawayPostgres();
+    ThrowawayPostgres(const ThrowawayPostgres &) = delete;
+    ThrowawayPostgres &operator=(const ThrowawayPostgres &) = delete;
+
+    int port() const { return m_port; }
+    /// A key=value DSN for database `postgres` as superuser postgres (trust authentication).
+    std::string dsn() const;
+    void exec(const std::string &sql) const;
+    std::string scalar(const std::string &sql) const;
+
+private:
+    std::string m_dir;
+    int m_port = 0;
+};
+
+} // namespace driftless::test
