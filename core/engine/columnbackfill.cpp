@@ -160,12 +160,14 @@ ColumnFillStep columnFillStep(ColumnFillContext &cx, PgAddColumnProgress &progre
     // Every key read: compare (key, columns) on both sides, computed in SQL on each. While the
     // source is busy the stream may still be applying changes the source already has, so a
     // difference is looked at again (a caller's choice) before it is reported.
-    const std::string want = cx.source.checksum(progress.columns);
     // deletes: ignore keeps rows the source deleted, so the target's sum cannot match: not compared.
     const bool keepsDeleted = cx.spec.deletes && *cx.spec.deletes == "ignore";
-    const std::string have = keepsDeleted || want.empty()
-                                 ? std::string()
-                                 : cx.merger.columnChecksum(keyColumnNames(cx.schema), progress.columns);
+    std::string have =
+        keepsDeleted ? std::string() : cx.merger.columnChecksum(keyColumnNames(cx.schema), progress.columns);
+    const std::string want = have.empty() ? std::string() : cx.source.checksum(progress.columns);
+    const bool sourceCannot = !have.empty() && want.empty();
+    if (sourceCannot)
+        have.clear();
     if (!have.empty() && want != have && mayLookAgain) {
         out.outcome = ColumnFillStep::LookAgain;
         return out;
@@ -178,8 +180,8 @@ ColumnFillStep columnFillStep(ColumnFillContext &cx, PgAddColumnProgress &progre
     const std::string table = cx.pipeline + " " + cx.spec.table.display();
     auto count = [](const std::string &sum) { return sum.substr(0, sum.find(':')); };
     if (have.empty()) {
-        out.message += std::string(keepsDeleted  ? "; not compared (deletes: ignore keeps rows the source deleted)"
-                                   : want.empty() ? "; the column's type is not compared in SQL from this source"
+        out.message += std::string(keepsDeleted   ? "; not compared (deletes: ignore keeps rows the source deleted)"
+                                   : sourceCannot ? "; the column's type is not compared in SQL from this source"
                                                   : "; this target cannot compare the column in SQL") +
                        ": reconcile the table to check it "
                        "(driftless-cli reconcile " +

@@ -324,8 +324,11 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
             if (t->position)
                 t->addColumn = t->position->addColumn;
         }
+        const bool schemaPaused = t->paused; // by holdBackAddedColumns
         t->paused = t->userPaused = options.paused && options.paused(t->job.spec.table);
-        if (t->position && t->position->stopped) {
+        if (schemaPaused) {
+            t->paused = true;
+        } else if (t->position && t->position->stopped) {
             // Stopped by an error in an earlier run: stays stopped until a re-snapshot, which
             // removes the checkpoint and with it the mark.
             t->paused = true;
@@ -485,7 +488,6 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                 if (i < 0 && !t.ignored.count(m.columns[e].name))
                     extra = true;
                 else if (i >= 0)
-                else
                     map[static_cast<size_t>(i)] = static_cast<int>(e);
             }
             return std::make_pair(map, extra);

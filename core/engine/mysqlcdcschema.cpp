@@ -40,8 +40,27 @@ void MysqlCdcPipeline::holdBackAddedColumns(Table &t)
     std::vector<std::string> names;
     for (const auto &c : t.source.columns)
         names.push_back(c.name);
+    const auto target = t.merger->targetColumns();
+    std::vector<std::string> gone, come;
+    for (const auto &[name, type] : target)
+        if (t.source.schema.columnIndex(name) < 0)
+            gone.push_back(name);
+    for (const auto &c : t.source.columns)
+        if (!c.generated && !target.empty() &&
+            std::none_of(target.begin(), target.end(), [&](const auto &h) { return h.first == c.name; }))
+            come.push_back(c.name);
+    if (!gone.empty() && !come.empty()) {
+        // Changed while the engine was stopped: as in the stream, a possible rename is not guessed.
+        pauseForSchema(t,
+                       "column(s) " + displayNames(gone) + " are gone from the source and " + displayNames(come) +
+                           " appeared at once; MariaDB's binlog does not say whether that is a rename (renames have "
+                           "no signal there), so it is not guessed",
+                       "rename or add the column on the target to match the source, then re-snapshot the table: " +
+                           resnapshotCommand(t));
+        return;
+    }
     TableSchema schema = t.source.schema;
-    if (core::holdBackAddedColumns(schema, names, t.merger->targetColumns()).empty())
+    if (core::holdBackAddedColumns(schema, names, target).empty())
         return;
     std::vector<mysqlcatalog::MysqlColumn> kept;
     for (const auto &c : t.source.columns)
