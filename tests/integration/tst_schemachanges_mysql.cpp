@@ -141,7 +141,6 @@ TEST(MysqlSchemaChanges, anAddedColumnIsBackfilledIntoEveryTargetAndKeepsWhatThe
     EXPECT_EQ(sqliteText(f.dir.file("t.db"), "t"), myText(f.src, "t"));
     // The stream's values (d = 1000 + i) were kept: the backfill wrote only the other rows'.
     EXPECT_EQ(f.pg.scalar("SELECT count(*) FROM public.t WHERE d > 1000"), "20");
-    const std::string rowsBefore = std::to_string(kRows);
     const std::string filled = std::to_string(kRows - 20); // the rows older than the DDL's version
     auto withCommas = [](std::string n) {
         for (int i = static_cast<int>(n.size()) - 3; i > 0; i -= 3)
@@ -166,7 +165,6 @@ TEST(MysqlSchemaChanges, anAddedColumnIsBackfilledIntoEveryTargetAndKeepsWhatThe
                                 "target cannot compare the column in SQL"),
               1u)
         << dump(f.obs);
-    (void)rowsBefore;
     // A MariaDB target cannot fill yet: the column is added, the warning says existing rows keep
     // NULL, and what the stream wrote is there.
     EXPECT_EQ(countEvents(f.obs, "filling the existing rows is not available for"), 1u) << dump(f.obs);
