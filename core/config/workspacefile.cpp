@@ -491,10 +491,6 @@ struct SchemaChangePolicies {
 SchemaChangePolicies parseSchemaChanges(const Ctx &c, const YAML::Node &n, const std::string &field,
                                         const Endpoint &source)
 {
-    if (source.kind != EndpointKind::Postgres)
-        fail(c, n, field,
-             "schema_changes policies are for Postgres sources in this version (a MariaDB/MySQL table that gains a "
-             "column has it added to the target, existing rows NULL); remove it");
     if (!n.IsMap())
         fail(c, n, field, "expected a map, e.g. { add_column: backfill, drop_column: keep, type_change: widen }");
     checkKeys(c, n, field, {"add_column", "drop_column", "type_change", "rename_column"});
@@ -515,6 +511,19 @@ SchemaChangePolicies parseSchemaChanges(const Ctx &c, const YAML::Node &n, const
     p.dropColumn = policy("drop_column", {"keep", "drop", "pause"}, "keep (the default), drop or pause");
     p.typeChange = policy("type_change", {"widen", "pause"}, "widen (the default) or pause");
     p.renameColumn = policy("rename_column", {"rename", "pause"}, "rename (the default) or pause");
+    if (source.kind != EndpointKind::Postgres) {
+        for (const char *key : {"drop_column", "type_change"})
+            if (n[key])
+                fail(c, n[key], field + "." + key,
+                     std::string(key) +
+                         " policies are for Postgres sources in this version (a MariaDB/MySQL source takes "
+                         "add_column only; a column it drops or retypes is handled as docs/schema-changes.md says); "
+                         "remove it");
+        if (p.renameColumn == "rename")
+            fail(c, n["rename_column"], field + ".rename_column",
+                 "a MariaDB/MySQL binlog does not tell a renamed column from a dropped one and an added one, so a "
+                 "possible rename pauses the table; write rename_column: pause or remove it");
+    }
     return p;
 }
 

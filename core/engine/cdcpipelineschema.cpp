@@ -341,7 +341,8 @@ void CdcPipeline::addColumnStepOrStop(Table &t, PgConnection &src)
 
 void CdcPipeline::addColumnStep(Table &t, PgConnection &src)
 {
-    ColumnFillContext cx{src, t.schema, t.job.spec, *t.merger, *m_session, m_pipeline};
+    PgColumnFillSource source(src, t.schema, t.job.spec);
+    ColumnFillContext cx{source, t.schema, t.job.spec, *t.merger, *m_session, m_pipeline};
     const PgAddColumnProgress before = *t.addColumn;
     const auto step = columnFillStep(cx, *t.addColumn, !m_once && t.fillChecks < kFillChecks, [&](long long rows) {
         t.merger->writeCheckpointInTransaction({positionOf(t), t.version}, rows);

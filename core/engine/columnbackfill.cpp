@@ -138,8 +138,7 @@ ColumnFillStep columnFillStep(ColumnFillContext &cx, PgAddColumnProgress &progre
 {
     ColumnFillStep out;
     const std::string names = displayNames(progress.columns);
-    const ColumnFill chunk =
-        readColumnChunk(cx.src, cx.schema, cx.spec, progress.columns, progress.after, kColumnFillChunk);
+    const ColumnFill chunk = cx.source.readChunk(progress.columns, progress.after, kColumnFillChunk);
     if (!chunk.rows.empty()) {
         const PgAddColumnProgress before = progress;
         cx.session.begin();
@@ -161,11 +160,14 @@ ColumnFillStep columnFillStep(ColumnFillContext &cx, PgAddColumnProgress &progre
     // Every key read: compare (key, columns) on both sides, computed in SQL on each. While the
     // source is busy the stream may still be applying changes the source already has, so a
     // difference is looked at again (a caller's choice) before it is reported.
-    const std::string want = sourceColumnChecksum(cx.src, cx.schema, cx.spec, progress.columns);
     // deletes: ignore keeps rows the source deleted, so the target's sum cannot match: not compared.
     const bool keepsDeleted = cx.spec.deletes && *cx.spec.deletes == "ignore";
-    const std::string have =
+    std::string have =
         keepsDeleted ? std::string() : cx.merger.columnChecksum(keyColumnNames(cx.schema), progress.columns);
+    const std::string want = have.empty() ? std::string() : cx.source.checksum(progress.columns);
+    const bool sourceCannot = !have.empty() && want.empty();
+    if (sourceCannot)
+        have.clear();
     if (!have.empty() && want != have && mayLookAgain) {
         out.outcome = ColumnFillStep::LookAgain;
         return out;
@@ -178,8 +180,9 @@ ColumnFillStep columnFillStep(ColumnFillContext &cx, PgAddColumnProgress &progre
     const std::string table = cx.pipeline + " " + cx.spec.table.display();
     auto count = [](const std::string &sum) { return sum.substr(0, sum.find(':')); };
     if (have.empty()) {
-        out.message += std::string(keepsDeleted ? "; not compared (deletes: ignore keeps rows the source deleted)"
-                                                : "; this target cannot compare the column in SQL") +
+        out.message += std::string(keepsDeleted   ? "; not compared (deletes: ignore keeps rows the source deleted)"
+                                   : sourceCannot ? "; the column's type is not compared in SQL from this source"
+                                                  : "; this target cannot compare the column in SQL") +
                        ": reconcile the table to check it "
                        "(driftless-cli reconcile " +
                        table + ")";

@@ -59,9 +59,46 @@ PgAddColumnProgress widenedColumnFill(const std::optional<PgAddColumnProgress> &
                                       const std::vector<std::string> &columns, std::int64_t since,
                                       std::int64_t nowMs);
 
-/// What one backfill step works with: the apply thread's source connection and target session.
+/// Where a backfill reads the source's values: one per source kind, the chunk loop shared.
+/// Thread affinity: the apply thread's (it reads on that thread's source connection).
+class ColumnFillSource {
+public:
+    virtual ~ColumnFillSource() = default;
+    /// Up to `limit` rows of (key, `columns`) after key `after` (empty: from the start), in key
+    /// order, inside the table's row filter, as Postgres text. Throws Error.
+    virtual ColumnFill readChunk(const std::vector<std::string> &columns, const std::vector<std::string> &after,
+                                 long long limit) = 0;
+    /// The source's side of the column-scoped comparison ("count:md5" as the target's
+    /// Merger::columnChecksum computes it), or empty when these columns cannot be compared in SQL.
+    virtual std::string checksum(const std::vector<std::string> &columns) = 0;
+};
+
+/// A Postgres source (readColumnChunk, sourceColumnChecksum).
+class PgColumnFillSource final : public ColumnFillSource {
+public:
+    PgColumnFillSource(PgConnection &src, const TableSchema &schema, const TableSpec &spec)
+        : m_src(src), m_schema(schema), m_spec(spec)
+    {
+    }
+    ColumnFill readChunk(const std::vector<std::string> &columns, const std::vector<std::string> &after,
+                         long long limit) override
+    {
+        return readColumnChunk(m_src, m_schema, m_spec, columns, after, limit);
+    }
+    std::string checksum(const std::vector<std::string> &columns) override
+    {
+        return sourceColumnChecksum(m_src, m_schema, m_spec, columns);
+    }
+
+private:
+    PgConnection &m_src;
+    const TableSchema &m_schema;
+    const TableSpec &m_spec;
+};
+
+/// What one backfill step works with: the apply thread's source reader and target session.
 struct ColumnFillContext {
-    PgConnection &src;
+    ColumnFillSource &source;
     const TableSchema &schema;
     const TableSpec &spec;
     Merger &merger;

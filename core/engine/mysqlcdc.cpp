@@ -1,4 +1,5 @@
 #include "core/engine/mysqlcdc.h"
+#include "core/engine/mysqlcdctable.h"
 
 #include "core/base/clock.h"
 #include "core/base/copytext.h"
@@ -28,28 +29,6 @@
 #include <set>
 
 namespace driftless::core {
-
-struct MysqlCdcPipeline::Table {
-    TableJob job;
-    TableKey key;
-    mysqlcatalog::MysqlTable source;
-    std::unique_ptr<Merger> merger;
-    std::optional<BinlogCdcPosition> position; ///< stored checkpoint position, none when none
-    std::int64_t version = 0;
-    long long loaded = 0;
-    bool paused = false;
-    /// Paused by a DBA (`paused` alone: by a schema change or an error, which Resume does not lift).
-    bool userPaused = false;
-    /// Why an error stopped it (`paused` too, until a re-snapshot), or empty.
-    std::string stopped;
-    /// The column names of the last TABLE_MAP seen, and where each schema column is in it.
-    std::vector<std::string> mapNames;
-    std::vector<int> layout;
-
-    bool streaming() const { return position && position->streaming(); }
-    bool loading() const { return position && !position->streaming(); }
-    binlog::Position streamPosition() const { return streaming() ? position->at : binlog::Position{}; }
-};
 
 namespace {
 
@@ -337,13 +316,19 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
         t->merger = withColumnMapping(session->merger({m_pipeline, t->job.spec.table, t->job.targetName, Strategy::Cdc,
                                                        softDeletes(t->job.spec)}),
                                       t->job.spec);
+        holdBackAddedColumns(*t);
         t->merger->prepare(t->source.schema);
         if (auto cp = t->merger->readCheckpoint()) {
             t->position = BinlogCdcPosition::fromJson(cp->position);
             t->version = cp->version;
+            if (t->position)
+                t->addColumn = t->position->addColumn;
         }
+        const bool schemaPaused = t->paused; // by holdBackAddedColumns
         t->paused = t->userPaused = options.paused && options.paused(t->job.spec.table);
-        if (t->position && t->position->stopped) {
+        if (schemaPaused) {
+            t->paused = true;
+        } else if (t->position && t->position->stopped) {
             // Stopped by an error in an earlier run: stays stopped until a re-snapshot, which
             // removes the checkpoint and with it the mark.
             t->paused = true;
@@ -476,6 +461,13 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                      "streaming the binlog from " + start->file + ":" + std::to_string(start->offset) +
                          " as server_id " + std::to_string(ro.serverId));
 
+    // A target transaction stays open while a source transaction too big for one batch is staged
+    // in pieces; it commits with the transaction's end.
+    bool open = false;
+    std::map<Table *, ApplyResult> results;
+    binlog::Position txnStart; // where the current source transaction starts, and its version
+    std::int64_t txnVersion = 0;
+
     // Per table: for each schema column, its index in the current TABLE_MAP (-1: not there).
     std::vector<std::string> names;
     auto layoutFor = [&](Table &t, const binlog::TableMap &m) -> const std::vector<int> * {
@@ -493,9 +485,9 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             bool extra = false;
             for (size_t e = 0; e < m.columns.size(); ++e) {
                 int i = st.schema.columnIndex(m.columns[e].name);
-                if (i < 0)
+                if (i < 0 && !t.ignored.count(m.columns[e].name))
                     extra = true;
-                else
+                else if (i >= 0)
                     map[static_cast<size_t>(i)] = static_cast<int>(e);
             }
             return std::make_pair(map, extra);
@@ -521,14 +513,15 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                 return nullptr;
             }
             // Pending rows were flushed at the ALTER (they have the old layout).
-            mergers[&t]->prepare(fresh.schema);
-            std::string added;
-            for (const auto &col : fresh.schema.columns)
-                if (t.source.schema.columnIndex(col.name) < 0)
-                    added += (added.empty() ? "" : ", ") + col.name;
-            m_observer.event(Level::Info, t.key, "schema_change", "column(s) added on the source: " + added);
-            t.source = std::move(fresh);
-            map = again.first;
+            if (!adaptToAddedColumns(t, std::move(fresh), names, *mergers[&t], txnStart, txnVersion, [&] {
+                    if (!open) {
+                        session->begin();
+                        open = true;
+                        results.clear();
+                    }
+                }))
+                return nullptr;
+            map = indexIn(t.source).first;
         }
         t.mapNames = names;
         t.layout = std::move(map);
@@ -604,10 +597,6 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                                  (gone ? " (" + std::to_string(gone) + " already deleted there)" : std::string()));
     };
 
-    // A target transaction stays open while a source transaction too big for one batch is staged
-    // in pieces; it commits with the transaction's end.
-    bool open = false;
-    std::map<Table *, ApplyResult> results;
     auto stage = [&] {
         if (!open) {
             session->begin();
@@ -682,7 +671,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             for (auto &t : m_tables) {
                 if (t->paused || !t->streaming() || versionOf(t->streamPosition()) >= versionOf(batch.end))
                     continue;
-                mergers[t.get()]->writeCheckpointInTransaction({posJson, batch.version},
+                mergers[t.get()]->writeCheckpointInTransaction({positionWithProgress(*t, pos).toJson(), batch.version},
                                                                results.count(t.get()) ? results[t.get()].rowsWritten : 0);
             }
             crashPoint("merge.before_commit");
@@ -698,7 +687,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
         for (auto &t : m_tables) {
             if (t->paused || !t->streaming() || versionOf(t->streamPosition()) >= versionOf(batch.end))
                 continue;
-            t->position = pos;
+            t->position = positionWithProgress(*t, pos);
             t->version = batch.version;
             auto it = results.find(t.get());
             m_observer.batchApplied(t->key, it == results.end() ? ApplyResult{} : it->second,
@@ -713,8 +702,6 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     };
 
     bool inTxn = false;
-    binlog::Position txnStart;
-    std::int64_t txnVersion = 0;
     auto lastIdleSave = std::chrono::steady_clock::now();
     auto lastFresh = std::chrono::steady_clock::now() - std::chrono::seconds(1);
     auto lastPauseCheck = std::chrono::steady_clock::now();
@@ -883,6 +870,13 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                 throw CdcRestart{t->job.spec.table.display() + " was re-snapshotted: the pipeline starts again to load it"};
             }
         }
+        // Column backfills run between two batches: the stream waits at most one chunk.
+        if (!inTxn && !open && batch.empty() && batch.tables.empty())
+            if (Table *due = columnFillDue(false)) {
+                if (!lookup)
+                    lookup.emplace(connectMysql(src));
+                addColumnStep(*due, *lookup, *mergers[due], *session, false);
+            }
         if (options.paused && !inTxn && std::chrono::steady_clock::now() - lastPauseCheck >= std::chrono::milliseconds(250)) {
             lastPauseCheck = std::chrono::steady_clock::now();
             // A pause or resume asked for while streaming: a pause stops applying at once; a
@@ -906,6 +900,13 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     }
     if (!inTxn)
         flush();
+    // `run --once`: what it streamed is applied; the backfills it started finish too.
+    if (options.once && !stop.stop_requested() && !open)
+        while (Table *due = columnFillDue(true)) {
+            if (!lookup)
+                lookup.emplace(connectMysql(src));
+            addColumnStep(*due, *lookup, *mergers[due], *session, true);
+        }
     if (open)
         session->rollback(); // a transaction cut short by a stop: nothing of it lands
 }

@@ -3,6 +3,7 @@
 #include "core/db/mysqlreplication.h"
 #include "core/engine/observer.h"
 #include "core/engine/cdcoutcome.h"
+#include "core/db/mysqlcatalog.h"
 #include "core/engine/tablesync.h"
 
 #include <cstdint>
@@ -81,6 +82,29 @@ private:
     /// its checkpoint through `merger` (in the transaction `session` has open when `inTransaction`,
     /// else in one of its own); the others go on.
     void stopTable(Table &t, const Error &e, Merger &merger, TargetSession &session, bool inTransaction);
+
+    // Schema changes (mysqlcdcschema.cpp, docs/schema-changes.md).
+    /// Pauses `t` for a schema change: `why`, then what to do (`fix`), as state and event.
+    void pauseForSchema(Table &t, const std::string &why, const std::string &fix);
+    std::string resnapshotCommand(const Table &t) const;
+    /// Before a streaming table starts: source columns at the end that the target lacks are
+    /// taken out of its description, so the first binlog event carrying them applies their
+    /// `add_column` policy (and gives the backfill its version).
+    void holdBackAddedColumns(Table &t);
+    /// A TABLE_MAP of `t` has columns its description lacks; `fresh` is the source's description
+    /// now. Applies the `add_column` policy (or pauses a possible rename: a column gone and one
+    /// come at once). `at`/`since`: where the event's transaction starts, and its version.
+    /// `beginBatch` opens the batch's target transaction (the column is added in it where the
+    /// target's DDL is transactional). Returns false when the table was paused.
+    bool adaptToAddedColumns(Table &t, mysqlcatalog::MysqlTable fresh, const std::vector<std::string> &mapNames,
+                             Merger &merger, const binlog::Position &at, std::int64_t since,
+                             const std::function<void()> &beginBatch);
+    /// The table's checkpoint position as stored: its stream position and backfill progress.
+    static BinlogCdcPosition positionWithProgress(const Table &t, BinlogCdcPosition at);
+    /// The table whose column backfill has a step due, or none.
+    Table *columnFillDue(bool once) const;
+    /// One step of `t`'s column backfill between two batches (stops only `t` on its error).
+    void addColumnStep(Table &t, MysqlConnection &src, Merger &merger, TargetSession &session, bool once);
 
     std::vector<TableJob> m_jobs;
     EngineObserver &m_observer;

@@ -103,6 +103,87 @@ enum class Quote {
 
 } // namespace
 
+MysqlCanonical mysqlCanonical(const ColumnInfo &l, const MysqlColumn &m, bool pgText)
+{
+    const std::string q = mysqlIdent(m.name);
+    std::string v;
+    std::string hex; // Quote::Backslash: the hex digits after `\x`
+    Quote quote = Quote::Check;
+    switch (rowhash::canonFor(l)) {
+    case Canon::Integer:
+        v = m.dataType == "year" ? "CAST(" + q + " + 0 AS CHAR)" : "CAST(" + q + " AS CHAR)";
+        quote = Quote::Never;
+        break;
+    case Canon::Boolean:
+        v = "CASE WHEN " + q + " IS NULL THEN NULL WHEN " + q + " <> 0 THEN 't' ELSE 'f' END";
+        quote = Quote::Never;
+        break;
+    case Canon::Float:
+        hex = floatHex(m.form == ValueForm::Float ? "CAST(" + q + " AS DOUBLE)" : q);
+        quote = Quote::Backslash;
+        break;
+    case Canon::Bytes:
+        hex = "LOWER(HEX(" + q + "))";
+        quote = Quote::Backslash;
+        break;
+    case Canon::TimestampTz:
+        v = "CONCAT(" + timestampText(q, m, pgText) + ", '+00')";
+        quote = Quote::Always;
+        break;
+    case Canon::Numeric:
+        v = trimFraction(isTextType(m) ? q : "CAST(" + q + " AS CHAR)");
+        quote = Quote::Never;
+        break;
+    case Canon::Text:
+        if (m.dataType == "datetime" || m.dataType == "timestamp") {
+            v = timestampText(q, m, pgText);
+            quote = Quote::Always;
+        } else if (m.dataType == "date") {
+            v = "CAST(" + q + " AS CHAR)";
+            quote = Quote::Never;
+        } else if (m.dataType == "time") {
+            // MySQL TIME is a Postgres interval (MySQL source) or time (Postgres source):
+            // Postgres prints both without trailing fractional zeros.
+            v = pgText ? trimFraction("CAST(" + q + " AS CHAR)") : "CAST(" + q + " AS CHAR)";
+            quote = Quote::Never;
+        } else if (m.dataType == "bit") {
+            v = "LPAD(BIN(" + q + "), " + std::to_string(std::max(1, m.precision)) + ", '0')";
+            quote = Quote::Never;
+        } else if (pgText && !l.isArray && l.baseType == "bpchar" && m.dataType == "char" &&
+                   typeLength(l.typeSql) > 0) {
+            // Postgres keeps char(n)'s padding in its text; MySQL drops it when reading.
+            v = "RPAD(" + utf8(q) + ", " + std::to_string(typeLength(l.typeSql)) + ", ' ')";
+        } else {
+            v = utf8(q);
+        }
+        break;
+    }
+    MysqlCanonical c;
+    switch (quote) {
+    case Quote::Never:
+        c.value = v;
+        c.field = "COALESCE(" + v + ", '')";
+        break;
+    case Quote::Always:
+        c.value = v;
+        c.field = "COALESCE(CONCAT('\"', " + v + ", '\"'), '')";
+        break;
+    case Quote::Backslash:
+        c.value = "CONCAT('\\\\x', " + hex + ")";
+        c.field = "COALESCE(CONCAT('\"\\\\\\\\x', " + hex + ", '\"'), '')";
+        break;
+    case Quote::Check:
+        // Quoted when empty (CHAR_LENGTH: under PAD SPACE collations ' ' = '') or holding
+        // " \ ( ) , or white space; " and \ doubled inside, as ROW()::text does.
+        c.value = v;
+        c.field = "IF(" + v + " IS NULL, '', IF(CHAR_LENGTH(" + v + ") = 0 OR " + v +
+                  " REGEXP '[\"\\\\\\\\(), \\\\t\\\\n\\\\r\\\\x0b\\\\f]', CONCAT('\"', REPLACE(REPLACE(" + v +
+                  ", '\\\\', '\\\\\\\\'), '\"', '\"\"'), '\"'), " + v + "))";
+        break;
+    }
+    return c;
+}
+
 MysqlSide::MysqlSide(MysqlConnection conn, TableRef table, const TableSchema &schema,
                      std::vector<mysqlcatalog::MysqlColumn> physical, bool postgresText, std::optional<Recent> recent)
     : m_conn(std::move(conn)), m_table(std::move(table)), m_logical(schema.columns), m_physical(std::move(physical)),
@@ -117,84 +198,8 @@ MysqlSide::MysqlSide(MysqlConnection conn, TableRef table, const TableSchema &sc
 
     std::string record;
     for (size_t i = 0; i < m_logical.size(); ++i) {
-        const ColumnInfo &l = m_logical[i];
-        const MysqlColumn &m = m_physical[i];
-        const std::string q = mysqlIdent(m.name);
-        std::string v;
-        std::string hex; // Quote::Backslash: the hex digits after `\x`
-        Quote quote = Quote::Check;
-        switch (rowhash::canonFor(l)) {
-        case Canon::Integer:
-            v = m.dataType == "year" ? "CAST(" + q + " + 0 AS CHAR)" : "CAST(" + q + " AS CHAR)";
-            quote = Quote::Never;
-            break;
-        case Canon::Boolean:
-            v = "CASE WHEN " + q + " IS NULL THEN NULL WHEN " + q + " <> 0 THEN 't' ELSE 'f' END";
-            quote = Quote::Never;
-            break;
-        case Canon::Float:
-            hex = floatHex(m.form == ValueForm::Float ? "CAST(" + q + " AS DOUBLE)" : q);
-            quote = Quote::Backslash;
-            break;
-        case Canon::Bytes:
-            hex = "LOWER(HEX(" + q + "))";
-            quote = Quote::Backslash;
-            break;
-        case Canon::TimestampTz:
-            v = "CONCAT(" + timestampText(q, m, m_pgText) + ", '+00')";
-            quote = Quote::Always;
-            break;
-        case Canon::Numeric:
-            v = trimFraction(isTextType(m) ? q : "CAST(" + q + " AS CHAR)");
-            quote = Quote::Never;
-            break;
-        case Canon::Text:
-            if (m.dataType == "datetime" || m.dataType == "timestamp") {
-                v = timestampText(q, m, m_pgText);
-                quote = Quote::Always;
-            } else if (m.dataType == "date") {
-                v = "CAST(" + q + " AS CHAR)";
-                quote = Quote::Never;
-            } else if (m.dataType == "time") {
-                // MySQL TIME is a Postgres interval (MySQL source) or time (Postgres source):
-                // Postgres prints both without trailing fractional zeros.
-                v = m_pgText ? trimFraction("CAST(" + q + " AS CHAR)") : "CAST(" + q + " AS CHAR)";
-                quote = Quote::Never;
-            } else if (m.dataType == "bit") {
-                v = "LPAD(BIN(" + q + "), " + std::to_string(std::max(1, m.precision)) + ", '0')";
-                quote = Quote::Never;
-            } else if (m_pgText && !l.isArray && l.baseType == "bpchar" && m.dataType == "char" &&
-                       typeLength(l.typeSql) > 0) {
-                // Postgres keeps char(n)'s padding in its text; MySQL drops it when reading.
-                v = "RPAD(" + utf8(q) + ", " + std::to_string(typeLength(l.typeSql)) + ", ' ')";
-            } else {
-                v = utf8(q);
-            }
-            break;
-        }
-        Col c;
-        switch (quote) {
-        case Quote::Never:
-            c.value = v;
-            c.field = "COALESCE(" + v + ", '')";
-            break;
-        case Quote::Always:
-            c.value = v;
-            c.field = "COALESCE(CONCAT('\"', " + v + ", '\"'), '')";
-            break;
-        case Quote::Backslash:
-            c.value = "CONCAT('\\\\x', " + hex + ")";
-            c.field = "COALESCE(CONCAT('\"\\\\\\\\x', " + hex + ", '\"'), '')";
-            break;
-        case Quote::Check:
-            // Quoted when empty (CHAR_LENGTH: under PAD SPACE collations ' ' = '') or holding
-            // " \ ( ) , or white space; " and \ doubled inside, as ROW()::text does.
-            c.value = v;
-            c.field = "IF(" + v + " IS NULL, '', IF(CHAR_LENGTH(" + v + ") = 0 OR " + v +
-                      " REGEXP '[\"\\\\\\\\(), \\\\t\\\\n\\\\r\\\\x0b\\\\f]', CONCAT('\"', REPLACE(REPLACE(" + v +
-                      ", '\\\\', '\\\\\\\\'), '\"', '\"\"'), '\"'), " + v + "))";
-            break;
-        }
+        MysqlCanonical canon = mysqlCanonical(m_logical[i], m_physical[i], m_pgText);
+        Col c{std::move(canon.value), std::move(canon.field)};
         record += (i ? ", ',', " : "") + c.field;
         m_cols.push_back(std::move(c));
     }

@@ -89,6 +89,28 @@ std::optional<std::int64_t> lsnFrom(const json &j, const char *key)
     return j.contains(key) && j[key].is_string() ? parseLsn(j[key].get<std::string>()) : std::nullopt;
 }
 
+/// "add_column" with its version as the source kind stores it (`version`).
+json addColumnJson(const PgAddColumnProgress &a, json version)
+{
+    return {{"columns", a.columns}, {"version", std::move(version)}, {"after", a.after},
+            {"rows", a.rows},       {"written", a.written},          {"started_ms", a.startedMs}};
+}
+
+/// The progress stored as "add_column", whose version the caller read; none when incomplete.
+std::optional<PgAddColumnProgress> addColumnFrom(const json &a, std::int64_t version)
+{
+    PgAddColumnProgress ac;
+    ac.columns = a.value("columns", std::vector<std::string>{});
+    ac.version = version;
+    ac.after = a.value("after", std::vector<std::string>{});
+    ac.rows = a.value("rows", 0LL);
+    ac.written = a.value("written", 0LL);
+    ac.startedMs = a.value("started_ms", 0LL);
+    if (ac.columns.empty() || ac.version <= 0)
+        return std::nullopt;
+    return ac;
+}
+
 binlog::Position binlogPositionFrom(const json &j)
 {
     return {j.value("file", ""), j.value("pos", std::uint64_t(0))};
@@ -141,9 +163,7 @@ std::string PgCdcPosition::toJson() const
                            {"delete_below", formatLsn(rebackfill->deleteBelow)},
                            {"rows", rebackfill->rows}};
     if (addColumn)
-        j["add_column"] = {{"columns", addColumn->columns},     {"version", formatLsn(addColumn->version)},
-                           {"after", addColumn->after},         {"rows", addColumn->rows},
-                           {"written", addColumn->written},     {"started_ms", addColumn->startedMs}};
+        j["add_column"] = addColumnJson(*addColumn, formatLsn(addColumn->version));
     if (stopped)
         j["stopped"] = *stopped;
     if (paused)
@@ -172,18 +192,8 @@ std::optional<PgCdcPosition> PgCdcPosition::fromJson(std::string_view text)
             rb.rows = r.value("rows", 0LL);
             p.rebackfill = std::move(rb);
         }
-        if (j.contains("add_column") && j["add_column"].is_object()) {
-            const json &a = j["add_column"];
-            PgAddColumnProgress ac;
-            ac.columns = a.value("columns", std::vector<std::string>{});
-            ac.version = lsnFrom(a, "version").value_or(0);
-            ac.after = a.value("after", std::vector<std::string>{});
-            ac.rows = a.value("rows", 0LL);
-            ac.written = a.value("written", 0LL);
-            ac.startedMs = a.value("started_ms", 0LL);
-            if (!ac.columns.empty() && ac.version > 0)
-                p.addColumn = std::move(ac);
-        }
+        if (j.contains("add_column") && j["add_column"].is_object())
+            p.addColumn = addColumnFrom(j["add_column"], lsnFrom(j["add_column"], "version").value_or(0));
         p.paused = j.value("paused", false);
     });
 }
@@ -203,6 +213,8 @@ std::string BinlogCdcPosition::toJson() const
         if (streamFrom)
             j["stream_from"] = {{"file", streamFrom->file}, {"pos", streamFrom->offset}};
     }
+    if (addColumn) // the version as a number: a binlog position's is no LSN
+        j["add_column"] = addColumnJson(*addColumn, addColumn->version);
     if (stopped)
         j["stopped"] = *stopped;
     return j.dump();
@@ -220,6 +232,12 @@ std::optional<BinlogCdcPosition> BinlogCdcPosition::fromJson(std::string_view te
         readCommon(j, p.load, p.stopped);
         if (p.streaming())
             p.load = {};
+        if (j.contains("add_column") && j["add_column"].is_object()) {
+            const json &a = j["add_column"];
+            p.addColumn = addColumnFrom(a, a.contains("version") && a["version"].is_number_integer()
+                                                ? a["version"].get<std::int64_t>()
+                                                : 0);
+        }
     });
 }
 

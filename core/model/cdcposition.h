@@ -56,9 +56,10 @@ struct PgRebackfillProgress {
     bool operator==(const PgRebackfillProgress &) const = default;
 };
 
-/// How far the backfill of columns the source gained got (Postgres, `schema_changes: add_column:
-/// backfill`): "add_column" inside the position. Chunks fill only target rows older than
-/// `version`, the commit LSN of the first change that carried the new columns.
+/// How far the backfill of columns the source gained got (`schema_changes: add_column: backfill`):
+/// "add_column" inside the position. Chunks fill only target rows older than `version`, the
+/// version of the first change that carried the new columns (a commit LSN on Postgres, a binlog
+/// position's version on MariaDB/MySQL; the name is older than the MariaDB use).
 struct PgAddColumnProgress {
     std::vector<std::string> columns; ///< "columns": the columns being filled
     std::int64_t version = 0;         ///< "version": rows at or past it came with the columns' values
@@ -97,6 +98,9 @@ struct BinlogCdcPosition {
     CdcLoad load;                              ///< (load)
     std::optional<binlog::Position> streamFrom; ///< "stream_from" (load): the first chunk's snapshot
     std::optional<std::string> stopped;        ///< "stopped": an error stopped the table (why)
+    /// "add_column": a column backfill in flight (`version` a binlog position's version, stored
+    /// as a number).
+    std::optional<PgAddColumnProgress> addColumn;
 
     bool streaming() const { return phase == CdcPhase::Stream; }
     std::string toJson() const;
