@@ -14,9 +14,10 @@ SERVERS=(postgresql-15 postgresql-client-15 mariadb-server mariadb-client sqlite
 SSH=(openssh-client openssh-server)
 # curl and openssl: tst_agent's independent HTTPS client and certificate tools. groff-base and
 # zsh: tst_clihelp renders the man pages and checks the completion scripts. lintian, man-db and
-# dpkg-dev: package_deb lints, installs and reads the .deb.
+# dpkg-dev: package_deb lints, installs and reads the .deb. faketime: tst_newerwins runs a
+# Postgres whose clock is 30 s ahead (libfaketime).
 TEST=(libgtest-dev time procps util-linux xvfb xauth python3 python3-prometheus-client appstream curl openssl
-      groff-base zsh lintian man-db dpkg-dev)
+      groff-base zsh lintian man-db dpkg-dev faketime)
 # tst_keychain: a private session bus with gnome-keyring-daemon as the Secret Service, libsecret
 # (which QtKeychain loads at run time) and secret-tool to look at the keyring from outside.
 KEYCHAIN=(dbus-daemon gnome-keyring libsecret-1-0 libsecret-tools)
