@@ -17,7 +17,7 @@ SSH=(openssh-client openssh-server)
 # dpkg-dev: package_deb lints, installs and reads the .deb. faketime: tst_newerwins runs a
 # Postgres whose clock is 30 s ahead (libfaketime).
 TEST=(libgtest-dev time procps util-linux xvfb xauth python3 python3-prometheus-client appstream curl openssl
-      groff-base zsh lintian man-db dpkg-dev faketime)
+      groff-base zsh lintian man-db dpkg-dev faketime libfaketime)
 # tst_keychain: a private session bus with gnome-keyring-daemon as the Secret Service, libsecret
 # (which QtKeychain loads at run time) and secret-tool to look at the keyring from outside.
 KEYCHAIN=(dbus-daemon gnome-keyring libsecret-1-0 libsecret-tools)
