@@ -133,7 +133,8 @@ TEST_F(SchemaChanges, workspaceFileReadsWritesAndRefusesPolicies)
     for (const auto &b : std::vector<Bad>{
              {"        schema_changes: { add_column: fill }\n", "schema_changes.add_column",
               "backfill (the default), propagate, ignore or pause"},
-             {"        schema_changes: { rename_column: pause }\n", "schema_changes.rename_column", "not available yet"},
+             {"        schema_changes: { rename_column: follow }\n", "schema_changes.rename_column",
+              "rename (the default) or pause"},
              {"        schema_changes: { add_colum: backfill }\n", "schema_changes.add_colum", "unknown key"},
              {"        schema_changes: backfill\n", "schema_changes", "expected a map"}}) {
         try {
@@ -156,12 +157,12 @@ TEST_F(SchemaChanges, workspaceFileReadsWritesAndRefusesPolicies)
         EXPECT_EQ(e.line(), 11) << e.what();
         EXPECT_NE(std::string(e.what()).find("for cdc tables in this version"), std::string::npos) << e.what();
     }
-    // The pipeline's key is refused the same way.
+    // The pipeline's policies are checked the same way.
     try {
-        WorkspaceFile::parse(head("    schema_changes: { rename_column: pause }\n") +
+        WorkspaceFile::parse(head("    schema_changes: { rename_column: keep }\n") +
                                  "      - { table: public.items, strategy: cdc }\n",
                              "ws.yaml", "/");
-        ADD_FAILURE() << "accepted rename_column";
+        ADD_FAILURE() << "accepted rename_column: keep";
     } catch (const ConfigError &e) {
         EXPECT_EQ(e.line(), 8) << e.what();
         EXPECT_EQ(e.field(), "pipelines[" + pipeline + "].schema_changes.rename_column") << e.what();

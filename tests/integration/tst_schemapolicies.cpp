@@ -44,6 +44,23 @@ struct SchemaPolicies : ::testing::Test {
     std::string pipeline = uniqueName("sp");
     std::string state = dir.file("workspace.db");
     std::string file = dir.file("ws.yaml");
+    std::vector<int> runners;
+
+    /// `driftless-cli run` in the background, logging to `log`; stopped by TearDown if a failed
+    /// assertion left it running.
+    int spawnRun(const std::string &log)
+    {
+        runners.push_back(spawnCli({"--state", state, "run"}, {}, log));
+        return runners.back();
+    }
+    void TearDown() override
+    {
+        for (int pid : runners)
+            if (::kill(pid, 0) == 0) {
+                ::kill(pid, SIGKILL);
+                waitPid(pid, 30);
+            }
+    }
 
     std::string srcDsn() const
     {
@@ -175,7 +192,7 @@ TEST_F(SchemaPolicies, whileStreamingADroppedColumnIsKeptAndWidenedColumnsTakeWi
     src.exec(seed("items", kRows));
     apply(head() + "      - { table: public.items, strategy: cdc }\n");
     const std::string log = dir.file("run.log");
-    const int runner = spawnCli({"--state", state, "run"}, {}, log);
+    const int runner = spawnRun(log);
     ASSERT_TRUE(waitFor([&] { return dst.scalar(common("items")) == src.scalar(common("items")); }))
         << readFile(log);
 
@@ -295,7 +312,7 @@ TEST_F(SchemaPolicies, aRetypeThatIsNoWideningOrTypeChangePausePausesWithTheAlte
     apply(head() + "      - { table: public.items, strategy: cdc }\n"
                    "      - { table: public.strict, strategy: cdc, schema_changes: { type_change: pause } }\n");
     const std::string log = dir.file("run.log");
-    const int runner = spawnCli({"--state", state, "run"}, {}, log);
+    const int runner = spawnRun(log);
     ASSERT_TRUE(waitFor([&] {
         return dst.scalar(common("items")) == src.scalar(common("items")) &&
                dst.scalar(common("strict")) == src.scalar(common("strict"));
@@ -391,7 +408,7 @@ TEST_F(SchemaPolicies, whileStreamingARenameIsAppliedAsARenameAndADropPlusAddIsN
                    "      - { table: public.swap, strategy: cdc }\n"
                    "      - { table: public.held, strategy: cdc, schema_changes: { rename_column: pause } }\n");
     const std::string log = dir.file("run.log");
-    const int runner = spawnCli({"--state", state, "run"}, {}, log);
+    const int runner = spawnRun(log);
     ASSERT_TRUE(waitFor([&] {
         return dst.scalar(common("items")) == src.scalar(common("items")) &&
                dst.scalar(common("held")) == src.scalar(common("held"));
@@ -486,7 +503,7 @@ TEST_F(SchemaPolicies, aSqliteTargetRenamesTheColumnAndTheKey)
           "    tables:\n"
           "      - { table: public.items, strategy: cdc }\n");
     const std::string log = dir.file("run.log");
-    const int runner = spawnCli({"--state", state, "run"}, {}, log);
+    const int runner = spawnRun(log);
     auto liteScalar = [&](const std::string &sql) {
         SqliteDb db(lite);
         auto st = db.prepare(sql);
