@@ -148,11 +148,7 @@ void CdcPipeline::preflight(PgConnection &src)
         if (t->job.twoWay)
             dropOwnColumns(t->schema); // the other direction's version column stays on its side
         t->attnums.clear();
-        auto an = src.execParams("SELECT attname, attnum FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 "
-                                 "AND NOT attisdropped",
-                                 {ref.quoted()});
-        for (int r = 0; r < an.rows(); ++r)
-            t->attnums[an.text(r, 0)] = static_cast<int>(an.toInt(r, 1));
+        readAttnums(*t, src);
         t->columns.clear();
         for (const auto &c : t->schema.columns)
             if (!c.generated)

@@ -88,6 +88,8 @@ private:
     /// Empty when the change is not (only) renames.
     std::vector<std::pair<std::string, std::string>> renamedColumns(const Table &t, const std::vector<std::string> &columns,
                                                                     PgConnection &src) const;
+    /// Adds to `t.attnums` the source's columns it does not know yet.
+    void readAttnums(Table &t, PgConnection &src);
     /// Applies the rename_column policy (rename on the target) or pauses the table.
     bool renameColumns(Table &t, const std::vector<std::pair<std::string, std::string>> &renames,
                        const std::vector<std::string> &columns);

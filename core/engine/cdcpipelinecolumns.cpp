@@ -99,6 +99,7 @@ bool CdcPipeline::dropColumns(Table &t, const std::vector<std::string> &dropped,
                              " (schema_changes: drop_column: " + policy + ")");
         t.dropped.insert(name);
         t.relationTypes.erase(name);
+        t.attnums.erase(name);
     }
     t.schema = std::move(next);
     t.columns = columns;
@@ -172,6 +173,16 @@ bool CdcPipeline::adaptToTypes(Table &t, const CdcTableChanges &ch, PgConnection
                          "column " + displayIdent(name) + " widened from " + from + " to " + is.typeSql + " " + done);
     }
     return true;
+}
+
+void CdcPipeline::readAttnums(Table &t, PgConnection &src)
+{
+    // Only names not known yet: a known column keeps the number it had when it was seen.
+    auto an = src.execParams("SELECT attname, attnum FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 "
+                             "AND NOT attisdropped",
+                             {t.job.spec.table.quoted()});
+    for (int r = 0; r < an.rows(); ++r)
+        t.attnums.emplace(an.text(r, 0), static_cast<int>(an.toInt(r, 1)));
 }
 
 std::vector<std::pair<std::string, std::string>>

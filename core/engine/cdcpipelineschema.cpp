@@ -104,6 +104,7 @@ bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &column
             t.schema = next;
             t.columns = columns;
             t.layout = streamLayout(t.schema, t.columns, t.merger->generatedColumns());
+            readAttnums(t, src); // the added columns', so a later rename of one is told apart too
             if (policy == "backfill" && t.merger->fillsColumns()) {
                 startAddColumn(t, newColumns, since);
             } else if (policy == "backfill") {

@@ -403,10 +403,11 @@ TEST_F(SchemaPolicies, aSqliteTargetDropsTheColumnAndTakesWidenedValues)
 // on `held`, rename_column: pause pauses with the statements to run. Writers bounded.
 TEST_F(SchemaPolicies, whileStreamingARenameIsAppliedAsARenameAndADropPlusAddIsNotTakenForOne)
 {
-    src.exec(seed("items", 1000) + seed("swap", 100) + seed("held", 100));
+    src.exec(seed("items", 1000) + seed("swap", 100) + seed("held", 100) + seed("grown", 100));
     apply(head() + "      - { table: public.items, strategy: cdc }\n"
                    "      - { table: public.swap, strategy: cdc }\n"
-                   "      - { table: public.held, strategy: cdc, schema_changes: { rename_column: pause } }\n");
+                   "      - { table: public.held, strategy: cdc, schema_changes: { rename_column: pause } }\n"
+                   "      - { table: public.grown, strategy: cdc, schema_changes: { add_column: propagate } }\n");
     const std::string log = dir.file("run.log");
     const int runner = spawnRun(log);
     ASSERT_TRUE(waitFor([&] {
@@ -417,6 +418,13 @@ TEST_F(SchemaPolicies, whileStreamingARenameIsAppliedAsARenameAndADropPlusAddIsN
     src.exec("UPDATE items SET b = 100 WHERE id = 1; UPDATE swap SET b = 100 WHERE id = 1; "
              "UPDATE held SET b = 100 WHERE id = 1");
     ASSERT_TRUE(waitFor([&] { return dst.scalar("SELECT b FROM held WHERE id = 1") == "100"; })) << readFile(log);
+    // A column added while the engine runs, then renamed: its attribute number is learnt when
+    // it is added.
+    src.exec("ALTER TABLE grown ADD COLUMN z int");
+    src.exec("UPDATE grown SET z = 1 WHERE id = 1");
+    ASSERT_TRUE(waitFor([&] { return dst.scalar("SELECT z FROM grown WHERE id = 1") == "1"; })) << readFile(log);
+    src.exec("ALTER TABLE grown RENAME COLUMN z TO zz");
+    src.exec("UPDATE grown SET zz = 2 WHERE id = 2");
 
     auto c = src.connect();
     c.exec("ALTER TABLE items RENAME COLUMN a TO title");
@@ -437,7 +445,8 @@ TEST_F(SchemaPolicies, whileStreamingARenameIsAppliedAsARenameAndADropPlusAddIsN
     ASSERT_TRUE(waitFor([&] {
         const std::string ev = events();
         return dst.scalar(all) == src.scalar(all) && ev.find("public.swap") != std::string::npos &&
-               ev.find("rename_column: pause") != std::string::npos;
+               ev.find("rename_column: pause") != std::string::npos &&
+               dst.scalar("SELECT zz FROM grown WHERE id = 2") == "2";
     })) << readFile(log) << events();
     EXPECT_EQ(::kill(runner, 0), 0) << readFile(log); // it streamed on throughout
     ::kill(runner, SIGTERM);
@@ -471,6 +480,8 @@ TEST_F(SchemaPolicies, whileStreamingARenameIsAppliedAsARenameAndADropPlusAddIsN
     EXPECT_NE(ev.find("set schema_changes: { rename_column: rename } on the table"), std::string::npos) << ev;
     EXPECT_EQ(dst.scalar("SELECT b FROM held WHERE id = 2"), "2");
     EXPECT_EQ(targetType("held", "c"), "text");
+    EXPECT_EQ(dst.scalar("SELECT zz FROM grown WHERE id = 1"), "1");
+    EXPECT_NE(ev.find("info column z renamed to zz on the source; renamed on the target"), std::string::npos) << ev;
 
     // A restart: the target's names match the source's, nothing is renamed or dropped again;
     // the two paused tables stay stopped with their reason (the slot moved on past them with
