@@ -11,6 +11,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <functional>
+#include <thread>
+
 using namespace driftless::core;
 using namespace driftless::test;
 
@@ -452,4 +456,61 @@ TEST(MysqlSchemaChanges, aWideningIsAppliedInEveryTargetAndAnyOtherRetypePauses)
         << dump(f.obs);
     EXPECT_NE(f.pg.scalar("SELECT b FROM public.w WHERE id = 2"), "8");
     EXPECT_NE(f.my.scalar("SELECT b FROM w WHERE id = 2"), "8");
+}
+
+// While the pipeline streams into a MariaDB target: a DROP COLUMN is seen in the next table map
+// (kept on the target, new rows NULL there), then an INT -> BIGINT in the one after (widened,
+// and a value only BIGINT holds arrives). Writers bounded; waits on conditions.
+TEST(MysqlSchemaChanges, whileStreamingADropAndAWideningAreSeenInTheTableMaps)
+{
+    Fixture f(10);
+    f.src.exec("CREATE TABLE d (id int PRIMARY KEY, a varchar(20) NOT NULL, c varchar(20) NOT NULL, b int)");
+    f.src.exec("INSERT INTO d SELECT seq, CONCAT('row ', seq), CONCAT('c', seq), seq % 13 FROM seq_1_to_200");
+    auto my = f.toMy(cdcSpec(f.src.name(), "d"));
+    RecordingObserver obs;
+    std::jthread runner([&](std::stop_token st) {
+        MysqlCdcPipeline p(my, obs);
+        try {
+            p.run(st, {false, nullptr});
+        } catch (const Cancelled &) {
+        } catch (const std::exception &e) {
+            ADD_FAILURE() << e.what();
+        }
+    });
+    auto waitFor = [](const std::function<bool()> &cond) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+        while (std::chrono::steady_clock::now() < until) {
+            try {
+                if (cond())
+                    return true;
+            } catch (const std::exception &) {
+                // the target table is not there yet
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+        return false;
+    };
+    auto c = f.src.connect();
+    c.exec("UPDATE d SET b = 100 WHERE id = 1"); // the stream sees the old table map
+    ASSERT_TRUE(waitFor([&] { return f.my.scalar("SELECT b FROM d WHERE id = 1") == "100"; }));
+
+    c.exec("ALTER TABLE d DROP COLUMN c");
+    for (int i = 201; i <= 210; ++i)
+        c.exec("INSERT INTO d (id, a, b) VALUES (" + std::to_string(i) + ", 'after', 1)");
+    c.exec("UPDATE d SET b = -1 WHERE id <= 5");
+    EXPECT_TRUE(waitFor([&] { return myCommon(f.my, "d") == myCommon(f.src, "d"); }));
+    c.exec("ALTER TABLE d MODIFY b BIGINT");
+    c.exec("UPDATE d SET b = 5000000000 WHERE id = 7");
+    EXPECT_TRUE(waitFor([&] { return f.my.scalar("SELECT b FROM d WHERE id = 7") == "5000000000"; }));
+    runner.request_stop();
+    runner.join();
+
+    EXPECT_EQ(myCommon(f.my, "d"), myCommon(f.src, "d"));
+    EXPECT_EQ(f.my.scalar("SELECT COUNT(*) FROM d WHERE c IS NULL"), "10");
+    EXPECT_EQ(f.my.scalar("SELECT c FROM d WHERE id = 3"), "c3");
+    EXPECT_EQ(countEvents(obs, "column c dropped on the source; kept on the target, no longer written (schema_changes: "
+                               "drop_column: keep)"),
+              1u)
+        << dump(obs);
+    EXPECT_EQ(countEvents(obs, "column b widened from integer to bigint on the target"), 1u) << dump(obs);
 }
