@@ -512,13 +512,6 @@ SchemaChangePolicies parseSchemaChanges(const Ctx &c, const YAML::Node &n, const
     p.typeChange = policy("type_change", {"widen", "pause"}, "widen (the default) or pause");
     p.renameColumn = policy("rename_column", {"rename", "pause"}, "rename (the default) or pause");
     if (source.kind != EndpointKind::Postgres) {
-        for (const char *key : {"drop_column", "type_change"})
-            if (n[key])
-                fail(c, n[key], field + "." + key,
-                     std::string(key) +
-                         " policies are for Postgres sources in this version (a MariaDB/MySQL source takes "
-                         "add_column only; a column it drops or retypes is handled as docs/schema-changes.md says); "
-                         "remove it");
         if (p.renameColumn == "rename")
             fail(c, n["rename_column"], field + ".rename_column",
                  "a MariaDB/MySQL binlog does not tell a renamed column from a dropped one and an added one, so a "

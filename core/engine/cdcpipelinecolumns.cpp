@@ -350,7 +350,7 @@ std::vector<std::pair<std::string, std::string>> CdcPipeline::applyColumnPolicie
             const std::string done = t.merger->dropColumn(t.schema, name, dropPolicy == "drop");
             // A kept column was reported when it was first kept (SQLite cannot tell: it says
             // nothing here, the drop seen in the stream is reported).
-            if (!done.empty() && (dropPolicy == "drop" || pgTarget))
+            if (!done.empty() && (dropPolicy == "drop" || m_jobs.front().target.kind != EndpointKind::Sqlite))
                 m_observer.event(Level::Info, t.key, "schema_change",
                                  "column " + displayIdent(name) + " dropped on the source; " + done +
                                      " (schema_changes: drop_column: " + dropPolicy + ")");

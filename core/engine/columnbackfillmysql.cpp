@@ -104,7 +104,9 @@ std::string MysqlColumnFillSource::checksum(const std::vector<std::string> &colu
         const bool plainText = canon == rowhash::Canon::Text && !l.isArray &&
                                (m.dataType == "varchar" || m.dataType == "text" || m.dataType == "date" ||
                                 m.dataType == "mediumtext" || m.dataType == "longtext" || m.dataType == "tinytext");
-        if (!m_pgText || !(canon == rowhash::Canon::Integer || canon == rowhash::Canon::Boolean || plainText))
+        // These print the same in both canonical forms, so a MariaDB/MySQL target (which computes
+        // them as Postgres prints them) compares too.
+        if (!(canon == rowhash::Canon::Integer || canon == rowhash::Canon::Boolean || plainText))
             return {};
         cols.push_back(i);
     }

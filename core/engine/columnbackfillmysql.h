@@ -20,9 +20,9 @@ public:
     ColumnFill readChunk(const std::vector<std::string> &columns, const std::vector<std::string> &after,
                          long long limit) override;
     /// Empty unless every key is an integer and every filled column's canonical text is what
-    /// Postgres prints for it (integers, booleans, text, dates): the target's sum is ROW()::text
-    /// in key order, which other types (trimmed numerics, float bytes) or text keys (collation
-    /// order) would not match.
+    /// Postgres prints for it (integers, booleans, text, dates): the target's sum (Postgres, or
+    /// MariaDB/MySQL computing the same text) is ROW()::text in key order, which other types
+    /// (trimmed numerics, float bytes) or text keys (collation order) would not match.
     std::string checksum(const std::vector<std::string> &columns) override;
 
 private:

@@ -337,6 +337,8 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
         } else if (t->paused) {
             m_observer.tableState(t->key, TableState::Paused, kPausedMessage, std::nullopt);
         }
+        if (t->streaming())
+            applyColumnPoliciesAtStart(*t, *session);
     }
     for (auto &t : m_tables) {
         if (t->paused || t->streaming())
@@ -468,13 +470,28 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     binlog::Position txnStart; // where the current source transaction starts, and its version
     std::int64_t txnVersion = 0;
 
+    // Opens the batch's target transaction (a schema change alters the target in it).
+    auto beginBatch = [&] {
+        if (!open) {
+            session->begin();
+            open = true;
+            results.clear();
+        }
+    };
     // Per table: for each schema column, its index in the current TABLE_MAP (-1: not there).
     std::vector<std::string> names;
     auto layoutFor = [&](Table &t, const binlog::TableMap &m) -> const std::vector<int> * {
         names.clear();
         for (const auto &col : m.columns)
             names.push_back(col.name);
-        if (!t.layout.empty() && names == t.mapNames)
+        auto sameTypes = [](const std::vector<binlog::Column> &a, const std::vector<binlog::Column> &b) {
+            return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto &x, const auto &y) {
+                return x.name == y.name && x.type == y.type && x.isUnsigned == y.isUnsigned &&
+                       x.maxLength == y.maxLength && x.precision == y.precision && x.scale == y.scale &&
+                       x.collation == y.collation;
+            });
+        };
+        if (!t.layout.empty() && names == t.mapNames && sameTypes(t.mapColumns, m.columns))
             return &t.layout;
         if (!m.hasNames)
             throw Error(ErrorKind::Permanent,
@@ -485,7 +502,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             bool extra = false;
             for (size_t e = 0; e < m.columns.size(); ++e) {
                 int i = st.schema.columnIndex(m.columns[e].name);
-                if (i < 0 && !t.ignored.count(m.columns[e].name))
+                if (i < 0 && !t.ignored.count(m.columns[e].name) && !t.dropped.count(m.columns[e].name))
                     extra = true;
                 else if (i >= 0)
                     map[static_cast<size_t>(i)] = static_cast<int>(e);
@@ -513,17 +530,28 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                 return nullptr;
             }
             // Pending rows were flushed at the ALTER (they have the old layout).
-            if (!adaptToAddedColumns(t, std::move(fresh), names, *mergers[&t], txnStart, txnVersion, [&] {
-                    if (!open) {
-                        session->begin();
-                        open = true;
-                        results.clear();
-                    }
-                }))
+            if (!adaptToAddedColumns(t, std::move(fresh), names, *mergers[&t], txnStart, txnVersion, beginBatch))
                 return nullptr;
             map = indexIn(t.source).first;
+        } else {
+            // Columns the map lacks, or shows with another type than the last map did: dropped
+            // or retyped on the source (or, lacking, added after this event was written).
+            std::vector<std::string> gone, retyped;
+            for (size_t i = 0; i < map.size(); ++i)
+                if (map[i] < 0)
+                    gone.push_back(t.source.columns[i].name);
+            for (const auto &now : m.columns)
+                for (const auto &was : t.mapColumns)
+                    if (was.name == now.name && !sameTypes({was}, {now}))
+                        retyped.push_back(now.name);
+            if (!gone.empty() || !retyped.empty()) {
+                if (!adaptToChangedColumns(t, m.columns, gone, retyped, *mergers[&t], beginBatch))
+                    return nullptr;
+                map = indexIn(t.source).first;
+            }
         }
         t.mapNames = names;
+        t.mapColumns = m.columns;
         t.layout = std::move(map);
         return &t.layout;
     };

@@ -4,6 +4,7 @@
 #include "core/engine/observer.h"
 #include "core/engine/cdcoutcome.h"
 #include "core/db/mysqlcatalog.h"
+#include "core/readers/binlog/binlogdecoder.h"
 #include "core/engine/tablesync.h"
 
 #include <cstdint>
@@ -99,6 +100,22 @@ private:
     bool adaptToAddedColumns(Table &t, mysqlcatalog::MysqlTable fresh, const std::vector<std::string> &mapNames,
                              Merger &merger, const binlog::Position &at, std::int64_t since,
                              const std::function<void()> &beginBatch);
+    /// A TABLE_MAP of `t` (its columns `map`) lacks columns its description has (`gone`) or shows
+    /// columns with another type than the last one (`retyped`): describes the source again and
+    /// applies the `drop_column` and `type_change` policies (mysqlcdccolumns.cpp). `beginBatch`
+    /// opens the batch's target transaction, in which the target is altered. Returns false when
+    /// the table was paused.
+    bool adaptToChangedColumns(Table &t, const std::vector<binlog::Column> &map, const std::vector<std::string> &gone,
+                               const std::vector<std::string> &retyped, Merger &merger,
+                               const std::function<void()> &beginBatch);
+    /// At start: target columns the source no longer has (dropped while the engine was stopped)
+    /// get the `drop_column` policy; on a Postgres target, columns whose type differs from the
+    /// source's (retyped meanwhile) the `type_change` policy.
+    void applyColumnPoliciesAtStart(Table &t, TargetSession &session);
+    /// Why `merger` cannot drop or widen `t`'s columns (a column mapping, two-way), or empty.
+    std::string notHandledFor(const Table &t, const Merger &merger) const;
+    /// What to run on the target for a retype the engine does not apply by itself.
+    std::string alterFor(const Table &t, const std::string &column, const std::string &type) const;
     /// The table's checkpoint position as stored: its stream position and backfill progress.
     static BinlogCdcPosition positionWithProgress(const Table &t, BinlogCdcPosition at);
     /// The table whose column backfill has a step due, or none.

@@ -32,6 +32,11 @@ struct MysqlCdcPipeline::Table {
     /// The column names of the last TABLE_MAP seen, and where each schema column is in it.
     std::vector<std::string> mapNames;
     std::vector<int> layout;
+    /// The columns of that TABLE_MAP, with their types (a retype shows there).
+    std::vector<binlog::Column> mapColumns;
+    /// Columns the source dropped: events written before the drop still carry them, and their
+    /// rows leave them out.
+    std::set<std::string> dropped;
     /// Columns the source gained that the target does not take (`add_column: ignore`).
     std::set<std::string> ignored;
     /// A column backfill in flight (`add_column: backfill`), stored in the checkpoint position.

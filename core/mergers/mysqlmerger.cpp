@@ -66,21 +66,6 @@ constexpr const char *kStrictSession =
     "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,"
     "NO_ENGINE_SUBSTITUTION', time_zone = '+00:00'";
 
-/// A bookkeeping table name within MySQL's 64-character limit: long names keep a readable
-/// prefix and a hash of the whole name.
-std::string bookkeepingName(const std::string &prefix, const std::string &table)
-{
-    std::string name = prefix + table;
-    if (name.size() <= 64)
-        return name;
-    std::uint32_t h = 2166136261u;
-    for (unsigned char c : table)
-        h = (h ^ c) * 16777619u;
-    char hex[9];
-    std::snprintf(hex, sizeof hex, "%08x", h);
-    return prefix + table.substr(0, 64 - prefix.size() - 9) + "_" + hex;
-}
-
 /// Rolls back unless committed; the merger's statements run on one connection.
 class Tx {
 public:
@@ -139,6 +124,21 @@ private:
 };
 
 } // namespace
+
+/// A bookkeeping table name within MySQL's 64-character limit: long names keep a readable
+/// prefix and a hash of the whole name.
+std::string MysqlMerger::bookkeepingName(const std::string &prefix, const std::string &table)
+{
+    std::string name = prefix + table;
+    if (name.size() <= 64)
+        return name;
+    std::uint32_t h = 2166136261u;
+    for (unsigned char c : table)
+        h = (h ^ c) * 16777619u;
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", h);
+    return prefix + table.substr(0, 64 - prefix.size() - 9) + "_" + hex;
+}
 
 void MysqlMerger::configureSession(MysqlConnection &conn) { conn.exec(kStrictSession); }
 
@@ -296,7 +296,16 @@ void MysqlMerger::prepare(const TableSchema &source)
     buildSql();
 }
 
-void MysqlMerger::addMissingColumns(const TableSchema &source) { prepare(source); }
+void MysqlMerger::addMissingColumns(const TableSchema &source)
+{
+    // An ALTER TABLE ... ADD COLUMN commits the caller's open transaction: on MariaDB (which says
+    // whether one is open) a new one is started after it, so the rest of the batch commits with
+    // its checkpoint (what committed early is replayed under the guard after a crash).
+    const bool open = m_conn->isMariaDb() && m_conn->scalar("SELECT @@in_transaction") == "1";
+    prepare(source);
+    if (open && m_conn->scalar("SELECT @@in_transaction") != "1")
+        m_conn->exec("START TRANSACTION");
+}
 
 std::optional<Checkpoint> MysqlMerger::readCheckpoint()
 {

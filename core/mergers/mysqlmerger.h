@@ -54,6 +54,27 @@ public:
     std::string pendingRequest() override;
     void setRequest(const std::string &request) override;
 
+    // Column changes (docs/schema-changes.md), in mysqlmergercolumns.cpp. MySQL commits the open
+    // transaction before a DDL statement: the DDL ones start a new transaction after it, so the
+    // rest of the caller's batch and its checkpoint still commit together, and each checks the
+    // target first, so a restart after a crash between the DDL and that commit does not alter
+    // again.
+    long long fillColumnsInTransaction(const ColumnFill &fill, std::int64_t below) override;
+    bool fillsColumns() const override { return true; }
+    /// Computed in SQL as Postgres prints ROW(key, columns)::text, for integer keys and integer,
+    /// boolean, date and VARCHAR/LONGTEXT columns; empty for other types.
+    std::string columnChecksum(const std::vector<std::string> &keyColumns,
+                               const std::vector<std::string> &columns) override;
+    bool changesColumns() const override { return true; }
+    /// Keep: the column made nullable and marked kept by its COMMENT; drop: ALTER TABLE DROP COLUMN.
+    std::string dropColumn(const TableSchema &source, const std::string &column, bool drop) override;
+    /// ALTER TABLE MODIFY COLUMN to the mapped wider type (docs/type-mapping.md), the key's
+    /// bookkeeping tables too; nothing when the mapped type is the same (VARCHAR(n) -> TEXT both
+    /// LONGTEXT, for example).
+    std::string widenColumn(const TableSchema &source, const std::string &column) override;
+    /// ALTER TABLE RENAME COLUMN (MariaDB 10.5+, MySQL 8), the key's bookkeeping tables too.
+    std::string renameColumn(const TableSchema &source, const std::string &from, const std::string &to) override;
+
     /// Bookkeeping names (quoted), for tests and the doctor.
     std::string tombstoneTable() const;
     std::string stagingTable() const;
@@ -64,6 +85,16 @@ public:
     static void configureSession(MysqlConnection &conn);
 
 private:
+    /// A bookkeeping table name within MySQL's 64-character limit: long names keep a readable
+    /// prefix and a hash of the whole name.
+    static std::string bookkeepingName(const std::string &prefix, const std::string &table);
+    /// Takes `source` as the table's schema: types, column list and staging follow it.
+    void adopt(const TableSchema &source);
+    /// Runs a DDL statement inside the caller's transaction (see above).
+    void ddlInTransaction(const std::string &sql);
+    /// The target column's definition from information_schema, or nullopt when it has none.
+    std::optional<std::vector<std::optional<std::string>>> columnInfo(const std::string &table,
+                                                                      const std::string &column);
     void ensureTable();
     void ensureStaging();
     void buildSql();

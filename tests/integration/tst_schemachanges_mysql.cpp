@@ -11,6 +11,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <functional>
+#include <thread>
+
 using namespace driftless::core;
 using namespace driftless::test;
 
@@ -151,12 +155,13 @@ TEST(MysqlSchemaChanges, anAddedColumnIsBackfilledIntoEveryTargetAndKeepsWhatThe
     // rows the stream had not written since.
     EXPECT_EQ(countEvents(f.obs, "schema_change: column d added, " + withCommas(std::to_string(kRows + 1)) +
                                 " rows backfilled"),
-              2u)
+              3u)
         << dump(f.obs);
+    // Checked in SQL on Postgres and MariaDB targets; SQLite has no md5 in SQL.
     EXPECT_EQ(countEvents(f.obs, withCommas(filled) + " written; rows the stream changed since keep its values); "
                                 "checked: key and d match the source (" +
                                 withCommas(std::to_string(kRows + 1)) + " rows)"),
-              1u)
+              2u)
         << dump(f.obs);
     EXPECT_EQ(countEvents(f.obs, withCommas(filled) + " written; rows the stream changed since keep its values); the "
                                 "column's type"),
@@ -165,11 +170,11 @@ TEST(MysqlSchemaChanges, anAddedColumnIsBackfilledIntoEveryTargetAndKeepsWhatThe
                                 "target cannot compare the column in SQL"),
               1u)
         << dump(f.obs);
-    // A MariaDB target cannot fill yet: the column is added, the warning says existing rows keep
-    // NULL, and what the stream wrote is there.
-    EXPECT_EQ(countEvents(f.obs, "filling the existing rows is not available for"), 1u) << dump(f.obs);
+    // The MariaDB target is filled the same way: what the stream wrote kept, every other row 7.
+    EXPECT_EQ(countEvents(f.obs, "filling the existing rows is not available for"), 0u) << dump(f.obs);
+    EXPECT_EQ(myHash(f.my, "t"), want);
     EXPECT_EQ(f.my.scalar("SELECT COUNT(*) FROM t WHERE d > 1000"), "20");
-    EXPECT_EQ(f.my.scalar("SELECT COUNT(*) FROM t WHERE d IS NULL"), filled);
+    EXPECT_EQ(f.my.scalar("SELECT COUNT(*) FROM t WHERE d IS NULL"), "0");
 }
 
 TEST(MysqlSchemaChanges, propagateIgnoreAndPauseDoWhatTheySay)
@@ -241,4 +246,271 @@ TEST(MysqlSchemaChanges, aColumnGoneAndOneComeAtOnceIsTakenAsAPossibleRenameAndP
               1u)
         << dump(f.obs);
     EXPECT_EQ(f.pg.scalar("SELECT v FROM public.t WHERE id = 1"), "1");
+}
+
+namespace {
+
+/// count:md5 over "id|a|b" per row (`~` for NULL), in id order, on MariaDB ...
+std::string myCommon(MyTestDb &db, const std::string &table, const std::string &cols = "id, '|', a, '|', COALESCE(b, '~')")
+{
+    auto c = db.connect();
+    c.exec("SET SESSION group_concat_max_len = 4294967295");
+    return c.scalar("SELECT CONCAT(COUNT(*), ':', MD5(GROUP_CONCAT(CONCAT(" + cols + ") ORDER BY id SEPARATOR ',')))"
+                    " FROM " + table)
+        .value_or("NULL");
+}
+
+/// ... on Postgres ...
+std::string pgCommon(PgTestDb &db, const std::string &table,
+                     const std::string &cols = "id || '|' || a || '|' || coalesce(b::text, '~')")
+{
+    return db.scalar("SELECT count(*) || ':' || md5(string_agg(" + cols + ", ',' ORDER BY id)) FROM " + table);
+}
+
+/// ... and the text itself on SQLite, with MariaDB's text to compare it with.
+std::string liteCommon(const std::string &path, const std::string &table,
+                       const std::string &cols = "id || '|' || a || '|' || coalesce(b, '~')")
+{
+    SqliteDb db(path, SqliteDb::Mode::ReadOnly);
+    auto st = db.prepare("SELECT count(*) || ':' || group_concat(r, ',') FROM (SELECT " + cols + " AS r FROM " +
+                         table + " ORDER BY id)");
+    return st.step() ? st.text(0) : "<no row>";
+}
+
+std::string myColsText(MyTestDb &db, const std::string &table, const std::string &cols = "id, '|', a, '|', COALESCE(b, '~')")
+{
+    auto c = db.connect();
+    c.exec("SET SESSION group_concat_max_len = 4294967295");
+    return c.scalar("SELECT CONCAT(COUNT(*), ':', GROUP_CONCAT(CONCAT(" + cols + ") ORDER BY id SEPARATOR ',')) FROM " +
+                    table)
+        .value_or("NULL");
+}
+
+void onceMayPause(const std::vector<TableJob> &jobs, RecordingObserver &obs)
+{
+    try {
+        once(jobs, obs);
+    } catch (const Error &) {
+        // every table paused: the run says so
+    }
+}
+
+} // namespace
+
+// The engine stopped across the DROP COLUMN (each pass a run --once), with changes made before
+// it still in the binlog: kept on Postgres and MariaDB targets (nullable, marked, new rows NULL),
+// dropped on SQLite, or the table paused; the old changes apply to the other columns.
+TEST(MysqlSchemaChanges, aDroppedColumnIsKeptOrDroppedInEveryTargetOrPauses)
+{
+    Fixture f(10);
+    f.src.exec("CREATE TABLE d (id int PRIMARY KEY, a varchar(20) NOT NULL, c varchar(20) NOT NULL, b int)");
+    f.src.exec("INSERT INTO d SELECT seq, CONCAT('row ', seq), CONCAT('c', seq), seq % 13 FROM seq_1_to_300");
+    const TableSpec keep = cdcSpec(f.src.name(), "d");
+    TableSpec drop = keep;
+    drop.dropColumn = "drop";
+    auto pg = f.toPg(keep), lite = f.toLite(drop), my = f.toMy(keep);
+    once(pg, f.obs);
+    once(lite, f.obs);
+    once(my, f.obs);
+    ASSERT_EQ(f.my.scalar("SELECT IS_NULLABLE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND "
+                          "TABLE_NAME = 'd' AND COLUMN_NAME = 'c'"),
+              "NO");
+    f.obs.clearEvents();
+
+    f.src.exec("UPDATE d SET a = 'before drop', c = 'new c' WHERE id <= 10");
+    f.src.exec("ALTER TABLE d DROP COLUMN c");
+    f.src.exec("UPDATE d SET b = -1 WHERE id BETWEEN 5 AND 20");
+    f.src.exec("INSERT INTO d (id, a, b) SELECT seq, 'after', 1 FROM seq_301_to_330");
+    once(pg, f.obs);
+    once(lite, f.obs);
+    once(my, f.obs);
+
+    const std::string want = myCommon(f.src, "d");
+    EXPECT_EQ(pgCommon(f.pg, "public.d"), want);
+    EXPECT_EQ(myCommon(f.my, "d"), want);
+    EXPECT_EQ(liteCommon(f.dir.file("t.db"), "d"), myColsText(f.src, "d"));
+    // keep: old rows hold their value, new rows NULL; changes made before the drop, read after
+    // it, do not write the kept column (docs/schema-changes.md).
+    EXPECT_EQ(f.pg.scalar("SELECT count(*) FROM public.d WHERE c IS NULL"), "30");
+    EXPECT_EQ(f.pg.scalar("SELECT c FROM public.d WHERE id = 8"), "c8");
+    EXPECT_EQ(f.pg.scalar("SELECT col_description('public.d'::regclass, attnum) FROM pg_attribute WHERE attrelid = "
+                          "'public.d'::regclass AND attname = 'c'"),
+              "dropped on the source; kept by Driftless, no longer written");
+    EXPECT_EQ(f.my.scalar("SELECT COUNT(*) FROM d WHERE c IS NULL"), "30");
+    EXPECT_EQ(f.my.scalar("SELECT c FROM d WHERE id = 8"), "c8");
+    EXPECT_EQ(f.my.scalar("SELECT CONCAT(IS_NULLABLE, ' ', COLUMN_COMMENT) FROM information_schema.COLUMNS WHERE "
+                          "TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'd' AND COLUMN_NAME = 'c'"),
+              "YES dropped on the source; kept by Driftless, no longer written");
+    {
+        SqliteDb db(f.dir.file("t.db"), SqliteDb::Mode::ReadOnly);
+        auto st = db.prepare("SELECT count(*) FROM pragma_table_info('d') WHERE name = 'c'");
+        ASSERT_TRUE(st.step());
+        EXPECT_EQ(st.text(0), "0");
+    }
+    EXPECT_EQ(countEvents(f.obs, "column c dropped on the source; kept on the target, no longer written "
+                                "(schema_changes: drop_column: keep)"),
+              2u)
+        << dump(f.obs);
+    EXPECT_EQ(countEvents(f.obs, "column c dropped on the source; dropped on the target (schema_changes: drop_column: "
+                                "drop)"),
+              1u)
+        << dump(f.obs);
+
+    // The next pass: nothing dropped or kept again, the stream goes on.
+    f.obs.clearEvents();
+    f.src.exec("UPDATE d SET a = 'later' WHERE id = 40");
+    once(pg, f.obs);
+    once(lite, f.obs);
+    once(my, f.obs);
+    EXPECT_EQ(pgCommon(f.pg, "public.d"), myCommon(f.src, "d"));
+    EXPECT_EQ(myCommon(f.my, "d"), myCommon(f.src, "d"));
+    EXPECT_EQ(countEvents(f.obs, "dropped on the source"), 0u) << dump(f.obs);
+
+    // pause: nothing applied, and the message says what to do.
+    Fixture g(10);
+    g.src.exec("ALTER TABLE t ADD COLUMN c int");
+    TableSpec p = cdcSpec(g.src.name(), "t");
+    p.dropColumn = "pause";
+    auto paused = g.toPg(p);
+    once(paused, g.obs);
+    g.src.exec("ALTER TABLE t DROP COLUMN c");
+    g.src.exec("UPDATE t SET v = -1 WHERE id = 1");
+    onceMayPause(paused, g.obs);
+    EXPECT_EQ(countEvents(g.obs, "column(s) c dropped on the source while the engine was stopped (schema_changes: "
+                                "drop_column: pause); the table is paused"),
+              1u)
+        << dump(g.obs);
+    EXPECT_EQ(countEvents(g.obs, "set schema_changes: { drop_column: keep } on the table"), 1u) << dump(g.obs);
+    EXPECT_EQ(g.pg.scalar("SELECT v FROM public.t WHERE id = 1"), "1");
+}
+
+// INT -> BIGINT, VARCHAR(10) -> VARCHAR(50) and DECIMAL(6,2) -> DECIMAL(12,2), with a change made
+// before them still in the binlog: widened on Postgres (noticed at start) and MariaDB (noticed in
+// the binlog's table maps), nothing to do on SQLite; values only the wider types hold arrive. A
+// VARCHAR made INT is no widening: the table pauses with what to run.
+TEST(MysqlSchemaChanges, aWideningIsAppliedInEveryTargetAndAnyOtherRetypePauses)
+{
+    Fixture f(10);
+    f.src.exec("CREATE TABLE w (id int PRIMARY KEY, b int, v varchar(10), n decimal(6,2))");
+    f.src.exec("INSERT INTO w SELECT seq, seq, CONCAT('v', seq), seq + 0.25 FROM seq_1_to_100");
+    const TableSpec s = cdcSpec(f.src.name(), "w");
+    auto pg = f.toPg(s), lite = f.toLite(s), my = f.toMy(s);
+    once(pg, f.obs);
+    once(lite, f.obs);
+    once(my, f.obs);
+    f.obs.clearEvents();
+
+    f.src.exec("UPDATE w SET b = -5 WHERE id = 1"); // written with the old table map
+    f.src.exec("ALTER TABLE w MODIFY b BIGINT");
+    f.src.exec("ALTER TABLE w MODIFY v VARCHAR(50)");
+    f.src.exec("ALTER TABLE w MODIFY n DECIMAL(12,2)");
+    f.src.exec("UPDATE w SET b = 4000000000, v = REPEAT('x', 50), n = 1234567890.5 WHERE id = 3");
+    f.src.exec("INSERT INTO w VALUES (101, 5000000000, 'a value longer than ten', 9999999999.99)");
+    once(pg, f.obs);
+    once(lite, f.obs);
+    once(my, f.obs);
+
+    const std::string myCols = "id, '|', COALESCE(b, '~'), '|', COALESCE(v, '~'), '|', COALESCE(n, '~')";
+    const std::string want = myCommon(f.src, "w", myCols);
+    EXPECT_EQ(pgCommon(f.pg, "public.w", "id || '|' || coalesce(b::text, '~') || '|' || coalesce(v, '~') || '|' || "
+                                          "coalesce(n::text, '~')"),
+              want);
+    EXPECT_EQ(myCommon(f.my, "w", myCols), want);
+    EXPECT_EQ(liteCommon(f.dir.file("t.db"), "w", "id || '|' || coalesce(b, '~') || '|' || coalesce(v, '~')"),
+              myColsText(f.src, "w", "id, '|', COALESCE(b, '~'), '|', COALESCE(v, '~')"));
+    EXPECT_EQ(f.pg.scalar("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = "
+                          "'public.w'::regclass AND attname = 'n'"),
+              "numeric(12,2)");
+    EXPECT_EQ(f.my.scalar("SELECT GROUP_CONCAT(COLUMN_TYPE ORDER BY ORDINAL_POSITION) FROM information_schema.COLUMNS "
+                          "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'w' AND COLUMN_NAME IN ('b', 'v', 'n')"),
+              "bigint(20),varchar(50),decimal(12,2)");
+    EXPECT_EQ(countEvents(f.obs, "column b widened from integer to bigint on the target"), 2u) << dump(f.obs);
+    EXPECT_EQ(countEvents(f.obs, "column v widened from character varying(10) to character varying(50) on the target"),
+              2u)
+        << dump(f.obs);
+    EXPECT_EQ(countEvents(f.obs, "column n widened from numeric(6,2) to numeric(12,2) on the target"), 2u)
+        << dump(f.obs);
+    EXPECT_EQ(countEvents(f.obs, "column b widened from integer to bigint at the source; the SQLite target needs no "
+                                "change"),
+              1u)
+        << dump(f.obs);
+
+    // Not a widening: paused on both targets, nothing applied after it.
+    f.obs.clearEvents();
+    f.src.exec("UPDATE w SET b = 7, v = id"); // values an INT holds, written with the old table map
+    f.src.exec("ALTER TABLE w MODIFY v INT");
+    f.src.exec("UPDATE w SET b = 8, v = 5 WHERE id = 2");
+    onceMayPause(pg, f.obs);
+    onceMayPause(my, f.obs);
+    EXPECT_EQ(countEvents(f.obs, "column v is character varying(50) on the target but integer on the source (retyped "
+                                "while the engine was stopped), which is not a widening the engine applies by itself; "
+                                "the table is paused"),
+              1u)
+        << dump(f.obs);
+    EXPECT_EQ(countEvents(f.obs, "ALTER TABLE public.w ALTER COLUMN v TYPE integer USING v::integer"), 1u)
+        << dump(f.obs);
+    // The MariaDB target learns the old type from the binlog's table map, in its bytes.
+    EXPECT_EQ(countEvents(f.obs, "column v changed type from VARCHAR(200 bytes) to integer on the source, which is not "
+                                "a widening the engine applies by itself; the table is paused"),
+              1u)
+        << dump(f.obs);
+    EXPECT_NE(f.pg.scalar("SELECT b FROM public.w WHERE id = 2"), "8");
+    EXPECT_NE(f.my.scalar("SELECT b FROM w WHERE id = 2"), "8");
+}
+
+// While the pipeline streams into a MariaDB target: a DROP COLUMN is seen in the next table map
+// (kept on the target, new rows NULL there), then an INT -> BIGINT in the one after (widened,
+// and a value only BIGINT holds arrives). Writers bounded; waits on conditions.
+TEST(MysqlSchemaChanges, whileStreamingADropAndAWideningAreSeenInTheTableMaps)
+{
+    Fixture f(10);
+    f.src.exec("CREATE TABLE d (id int PRIMARY KEY, a varchar(20) NOT NULL, c varchar(20) NOT NULL, b int)");
+    f.src.exec("INSERT INTO d SELECT seq, CONCAT('row ', seq), CONCAT('c', seq), seq % 13 FROM seq_1_to_200");
+    auto my = f.toMy(cdcSpec(f.src.name(), "d"));
+    RecordingObserver obs;
+    std::jthread runner([&](std::stop_token st) {
+        MysqlCdcPipeline p(my, obs);
+        try {
+            p.run(st, {false, nullptr});
+        } catch (const Cancelled &) {
+        } catch (const std::exception &e) {
+            ADD_FAILURE() << e.what();
+        }
+    });
+    auto waitFor = [](const std::function<bool()> &cond) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+        while (std::chrono::steady_clock::now() < until) {
+            try {
+                if (cond())
+                    return true;
+            } catch (const std::exception &) {
+                // the target table is not there yet
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+        return false;
+    };
+    auto c = f.src.connect();
+    c.exec("UPDATE d SET b = 100 WHERE id = 1"); // the stream sees the old table map
+    ASSERT_TRUE(waitFor([&] { return f.my.scalar("SELECT b FROM d WHERE id = 1") == "100"; }));
+
+    c.exec("ALTER TABLE d DROP COLUMN c");
+    for (int i = 201; i <= 210; ++i)
+        c.exec("INSERT INTO d (id, a, b) VALUES (" + std::to_string(i) + ", 'after', 1)");
+    c.exec("UPDATE d SET b = -1 WHERE id <= 5");
+    EXPECT_TRUE(waitFor([&] { return myCommon(f.my, "d") == myCommon(f.src, "d"); }));
+    c.exec("ALTER TABLE d MODIFY b BIGINT");
+    c.exec("UPDATE d SET b = 5000000000 WHERE id = 7");
+    EXPECT_TRUE(waitFor([&] { return f.my.scalar("SELECT b FROM d WHERE id = 7") == "5000000000"; }));
+    runner.request_stop();
+    runner.join();
+
+    EXPECT_EQ(myCommon(f.my, "d"), myCommon(f.src, "d"));
+    EXPECT_EQ(f.my.scalar("SELECT COUNT(*) FROM d WHERE c IS NULL"), "10");
+    EXPECT_EQ(f.my.scalar("SELECT c FROM d WHERE id = 3"), "c3");
+    EXPECT_EQ(countEvents(obs, "column c dropped on the source; kept on the target, no longer written (schema_changes: "
+                               "drop_column: keep)"),
+              1u)
+        << dump(obs);
+    EXPECT_EQ(countEvents(obs, "column b widened from integer to bigint on the target"), 1u) << dump(obs);
 }
