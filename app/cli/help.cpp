@@ -173,11 +173,19 @@ const std::vector<CommandHelp> kCommands = {
                  "base, detected_at and status"}},
      {},
      ""},
-    {"resolve", "ID --take source|target", "resolve a queued conflict of a two-way pipeline",
-     "Writes the chosen side's version of conflict ID's row (driftless-cli conflicts lists them) over the other "
-     "side's, in one transaction under a replication origin both directions drop, so it is not read back; then "
-     "marks the conflict resolved. Taking a side that has no row deletes the row on the other side.",
-     {{"--take source|target", "the pipeline endpoint whose version both sides keep"}},
+    {"resolve", "ID --take source|target|merged [--column COL=source|target]...",
+     "resolve a queued conflict of a two-way pipeline",
+     "Writes the chosen version of conflict ID's row (driftless-cli conflicts lists them) over each side that "
+     "does not hold it, in one transaction per side under a replication origin both directions drop, so it is "
+     "not read back; then marks the conflict resolved and records how. Taking a side that has no row deletes "
+     "the row on the other side.\n\n"
+     "--take merged is the three-way merge from the base: a column only one side changed takes that side's "
+     "value, a column both changed to the same value takes it. A column both sides changed to different values "
+     "cannot be merged: resolve refuses, names those columns, and changes nothing; choose a side for each with "
+     "--column. --column COL=SIDE takes that side's value of COL; the other columns follow --take (merged "
+     "when --take is not given).",
+     {{"--take source|target|merged", "the pipeline endpoint whose version both sides keep, or the merged row"},
+      {"--column COL=source|target", "the side whose value of column COL both sides keep (repeat for more columns)"}},
      {},
      ""},
     {"report", "ID [--json|--csv|--html]", "show one stored reconciliation report",

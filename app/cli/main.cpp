@@ -42,6 +42,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <pthread.h>
 #include <stop_token>
 #include <set>
@@ -984,7 +985,7 @@ int cmdConflicts(Args &a)
         return kOk;
     }
     for (const auto &c : open)
-        std::printf("%lld  %s  %s  key %s  columns %s  detected %s  (driftless-cli resolve %lld --take source|target)\n",
+        std::printf("%lld  %s  %s  key %s  columns %s  detected %s  (driftless-cli resolve %lld --take source|target|merged)\n",
                     static_cast<long long>(c.id), c.record.pipeline.c_str(), c.record.table.c_str(),
                     c.record.key.c_str(), c.record.columns.c_str(), formatIso8601(c.detectedAtMs).c_str(),
                     static_cast<long long>(c.id));
@@ -994,6 +995,17 @@ int cmdConflicts(Args &a)
 int cmdResolve(Args &a)
 {
     const std::string take = a.option("--take");
+    // --column COL=SIDE, as often as there are columns to choose.
+    std::map<std::string, ConflictSide> columns;
+    for (std::string c = a.option("--column"); !c.empty(); c = a.option("--column")) {
+        const auto eq = c.find('=');
+        const auto side = eq == std::string::npos ? std::nullopt : conflictSideFrom(c.substr(eq + 1));
+        if (eq == 0 || !side)
+            throw UsageError("--column takes COLUMN=source or COLUMN=target, e.g. --column email=target (not '" + c +
+                             "')");
+        if (!columns.emplace(c.substr(0, eq), *side).second)
+            throw UsageError("--column " + c.substr(0, eq) + " is given twice; choose one side for it");
+    }
     if (a.rest.size() != 1)
         throw UsageError("resolve needs one conflict id (driftless-cli conflicts lists them)");
     long long id = 0;
@@ -1006,11 +1018,14 @@ int cmdResolve(Args &a)
         throw UsageError("'" + a.rest.front() + "' is not a conflict id (driftless-cli conflicts lists them)");
     }
     a.rest.clear();
-    if (take != "source" && take != "target")
-        throw UsageError("resolve needs --take source or --take target (the side whose version both sides keep)");
+    // Without --take, the --column choices complete the merged row.
+    const auto chosen = take.empty() && !columns.empty() ? std::optional(ConflictTake::Merged) : conflictTakeFrom(take);
+    if (!chosen)
+        throw UsageError("resolve needs --take source, --take target or --take merged (what both sides keep), or "
+                         "--column COLUMN=source|target for the columns the sides differ in");
     a.noMore();
     WorkspaceState state(a.state);
-    const auto resolution = resolveConflict(state, id, *conflictSideFrom(take));
+    const auto resolution = resolveConflict(state, id, ConflictChoice{*chosen, columns});
     std::printf("%s\n", resolution.message.c_str());
     return kOk;
 }

@@ -1,11 +1,12 @@
 #include "core/agent/agentapi.h"
 
+#include "core/agent/agenthttp.h"
+
 #include "core/base/clock.h"
 #include "core/base/jsonfields.h"
 #include "core/base/log.h"
 #include "core/config/workspacefile.h"
 #include "core/engine/alerts.h"
-#include "core/engine/conflictqueue.h"
 #include "core/engine/decommission.h"
 #include "core/engine/doctor.h"
 #include "core/engine/endpointcalls.h"
@@ -29,23 +30,7 @@
 namespace driftless::core {
 
 using json = nlohmann::json;
-
-struct AgentApi::Job {
-    std::int64_t id = 0;
-    std::string kind;
-    std::string origin;
-    std::int64_t startedAtMs = 0;
-    std::int64_t endedAtMs = 0;
-    std::string state = "running"; ///< running, done, failed, cancelled
-    std::string error;
-    json result;
-    /// Where a running job is: {table, phase, done, total} (reconciles and repairs), and every
-    /// such step so far (the first kMaxPhases), so a client polling now and then misses none.
-    json progress;
-    json phases = json::array();
-    static constexpr std::size_t kMaxPhases = 10'000;
-    std::stop_source stop;
-};
+using namespace agenthttp;
 
 namespace {
 
@@ -58,101 +43,6 @@ std::function<void(const std::string &, std::string_view)> phaseReporter(const s
             ++done;
         progress({{"table", table}, {"phase", std::string(phase)}, {"done", done}, {"total", total}});
     };
-}
-
-/// A request the client must change: 400 with what to do.
-struct BadRequest {
-    int status;
-    std::string message;
-};
-
-ApiResponse jsonResponse(int status, const json &j)
-{
-    ApiResponse r;
-    r.status = status;
-    r.body = j.dump(2) + "\n";
-    return r;
-}
-
-ApiResponse errorResponse(int status, const std::string &message, const std::string &hint = {})
-{
-    json j = {{"error", message}};
-    if (!hint.empty())
-        j["hint"] = hint;
-    return jsonResponse(status, j);
-}
-
-json parseBody(const ApiRequest &r)
-{
-    if (r.body.empty())
-        return json::object();
-    try {
-        json j = json::parse(r.body);
-        if (!j.is_object())
-            throw BadRequest{400, "the request body must be a JSON object"};
-        return j;
-    } catch (const json::parse_error &e) {
-        throw BadRequest{400, std::string("the request body is not JSON: ") + e.what()};
-    }
-}
-
-std::string stringField(const json &body, const char *name, bool required = true)
-{
-    auto it = body.find(name);
-    if (it == body.end() || it->is_null()) {
-        if (required)
-            throw BadRequest{400, std::string("the request body needs \"") + name + "\""};
-        return {};
-    }
-    if (!it->is_string() || it->get<std::string>().empty())
-        throw BadRequest{400, std::string("\"") + name + "\" must be a non-empty string"};
-    return it->get<std::string>();
-}
-
-std::vector<std::string> tablesField(const json &body)
-{
-    std::vector<std::string> out;
-    auto it = body.find("tables");
-    if (it == body.end() || it->is_null())
-        return out;
-    if (!it->is_array())
-        throw BadRequest{400, "\"tables\" must be an array of table names (none: every table of the pipeline)"};
-    for (const auto &t : *it) {
-        if (!t.is_string() || t.get<std::string>().empty())
-            throw BadRequest{400, "\"tables\" must hold table names, e.g. \"public.orders\""};
-        out.push_back(t.get<std::string>());
-    }
-    return out;
-}
-
-/// `text` as a whole number from `min` to `max`; BadRequest naming `name` otherwise.
-std::int64_t wholeNumber(const std::string &text, const std::string &name, std::int64_t min, std::int64_t max)
-{
-    try {
-        size_t used = 0;
-        const long long v = std::stoll(text, &used);
-        if (used != text.size() || v < min || v > max)
-            throw std::out_of_range("");
-        return v;
-    } catch (const std::exception &) {
-        throw BadRequest{400,
-                         name + " takes a whole number from " + std::to_string(min) + " to " + std::to_string(max)};
-    }
-}
-
-std::int64_t intQuery(const ApiRequest &r, const std::string &name, std::int64_t fallback, std::int64_t min,
-                      std::int64_t max)
-{
-    auto it = r.query.find(name);
-    if (it == r.query.end() || it->second.empty())
-        return fallback;
-    return wholeNumber(it->second, "query parameter " + name, min, max);
-}
-
-std::string textQuery(const ApiRequest &r, const std::string &name)
-{
-    auto it = r.query.find(name);
-    return it == r.query.end() ? std::string() : it->second;
 }
 
 /// Two query parameters a path needs both of; BadRequest with `usage` otherwise.
@@ -580,13 +470,9 @@ ApiResponse AgentApi::route(const ApiRequest &request, const Origin &origin)
         r.body = format == "csv" ? reportCsv(*report) : reportHtml(*report);
         return r;
     }
-    if (path == "conflicts" && get) {
-        // The items of `driftless-cli conflicts --json`: the open conflicts, oldest first.
-        json arr = json::array();
-        for (const auto &c : openConflicts(m_state, textQuery(request, "pipeline")))
-            arr.push_back(conflictJson(c));
-        return jsonResponse(200, {{"conflicts", arr}});
-    }
+    if (path == "conflicts" || path.starts_with("conflicts/"))
+        if (auto r = conflictRoute(path, request, origin))
+            return *r;
     if (path.starts_with("jobs/") && get)
         return jobJson(wholeNumber(path.substr(5), "a job id", 1, INT64_MAX),
                        static_cast<std::size_t>(intQuery(request, "phases_from", 0, 0, INT64_MAX)));
@@ -624,25 +510,6 @@ ApiResponse AgentApi::route(const ApiRequest &request, const Origin &origin)
                                                                     : "other";
         j["streaming_pid"] = req.runningPid ? json(*req.runningPid) : json(nullptr);
         return jsonResponse(200, j);
-    }
-    if (path.starts_with("conflicts/") && path.ends_with("/resolve") && method == "POST") {
-        const std::string idText = path.substr(10, path.size() - 10 - 8);
-        const auto id = wholeNumber(idText, "a conflict id", 1, INT64_MAX);
-        const json body = parseBody(request);
-        const auto take = conflictSideFrom(stringField(body, "take"));
-        if (!take)
-            throw BadRequest{400, "\"take\" takes \"source\" or \"target\": the side whose version both sides keep"};
-        try {
-            const auto r = resolveConflict(m_state, id, *take);
-            control(origin, r.conflict.record.pipeline, r.conflict.record.table, r.message);
-            json resolved = conflictJson(r.conflict);
-            resolved["status"] = "resolved";
-            return jsonResponse(200, {{"conflict", resolved}, {"take", toString(*take)}, {"message", r.message}});
-        } catch (const UnknownConflict &e) {
-            throw BadRequest{404, e.what()};
-        } catch (const ConflictAlreadyResolved &e) {
-            throw BadRequest{409, e.what()};
-        }
     }
     if (path == "promote" && method == "POST") {
         const json body = parseBody(request);
@@ -826,112 +693,6 @@ ApiResponse AgentApi::route(const ApiRequest &request, const Origin &origin)
         return r;
     }
     return errorResponse(404, "no such path in the agent API: " + request.path);
-}
-
-ApiResponse AgentApi::startJob(const std::string &kind, const Origin &origin, Work work)
-{
-    std::lock_guard lock(m_jobsMutex);
-    reapThreads();
-    int running = 0;
-    for (const auto &[id, j] : m_jobs)
-        running += j->state == "running" ? 1 : 0;
-    if (running >= kMaxRunningJobs)
-        return errorResponse(429, "the agent already runs " + std::to_string(running) +
-                                      " reconciliations or repairs; try again when one ended");
-    auto job = std::make_shared<Job>();
-    job->id = m_nextJob++;
-    job->kind = kind;
-    job->origin = origin.who;
-    job->startedAtMs = wallClockMs();
-    m_jobs[job->id] = job;
-    // Finished jobs are kept for a while for their results; the oldest go first.
-    while (m_jobs.size() > 100 && m_jobs.begin()->second->state != "running")
-        m_jobs.erase(m_jobs.begin());
-    std::jthread thread([this, job, work = std::move(work)](std::stop_token stop) {
-        json result;
-        std::string error;
-        bool cancelled = false;
-        const Progress progress = [this, job](json p) {
-            std::lock_guard lock(m_jobsMutex);
-            if (job->phases.size() < Job::kMaxPhases)
-                job->phases.push_back(p);
-            job->progress = std::move(p);
-        };
-        try {
-            result = work(stop, progress);
-        } catch (const Cancelled &) {
-            cancelled = true;
-        } catch (const Error &e) {
-            error = e.describe();
-        } catch (const std::exception &e) {
-            error = e.what();
-        }
-        std::lock_guard lock(m_jobsMutex);
-        job->endedAtMs = wallClockMs();
-        job->state = cancelled ? "cancelled" : error.empty() ? "done" : "failed";
-        job->error = cancelled ? "cancelled; nothing was stored" : error;
-        job->result = std::move(result);
-    });
-    job->stop = thread.get_stop_source();
-    m_threads.emplace(job->id, std::move(thread));
-    return jsonResponse(202, {{"job", job->id},
-                              {"kind", kind},
-                              {"state", "running"},
-                              {"poll", std::string(kPrefix) + "jobs/" + std::to_string(job->id)}});
-}
-
-void AgentApi::reapThreads()
-{
-    for (auto it = m_threads.begin(); it != m_threads.end();) {
-        auto job = m_jobs.find(it->first);
-        // A job whose state is set has released the lock and left its work: joining waits only
-        // for its last lines, which need nothing of ours.
-        if (job == m_jobs.end() || job->second->state != "running") {
-            it->second.join();
-            it = m_threads.erase(it);
-        } else {
-            ++it;
-        }
-    }
-}
-
-ApiResponse AgentApi::cancelJob(std::int64_t id, const Origin &origin)
-{
-    std::lock_guard lock(m_jobsMutex);
-    auto it = m_jobs.find(id);
-    if (it == m_jobs.end())
-        return errorResponse(404, "no job " + std::to_string(id) + " (the agent keeps the last 100)");
-    Job &j = *it->second;
-    if (j.state == "running" && j.kind == "reconcile") {
-        j.stop.request_stop();
-        log(LogLevel::Info,
-            "cancel job " + std::to_string(id) + " (" + (origin.phrase.empty() ? origin.who : origin.phrase) + ")");
-    }
-    // A repair is one transaction: it runs to its end.
-    return jsonResponse(202, {{"job", j.id}, {"state", j.state}, {"cancelling", j.stop.stop_requested()}});
-}
-
-ApiResponse AgentApi::jobJson(std::int64_t id, std::size_t phasesFrom)
-{
-    std::lock_guard lock(m_jobsMutex);
-    auto it = m_jobs.find(id);
-    if (it == m_jobs.end())
-        return errorResponse(404, "no job " + std::to_string(id) + " (the agent keeps the last 100)");
-    const Job &j = *it->second;
-    json phases = json::array();
-    for (std::size_t i = phasesFrom; i < j.phases.size(); ++i)
-        phases.push_back(j.phases[i]);
-    return jsonResponse(200, {{"job", j.id},
-                              {"kind", j.kind},
-                              {"state", j.state},
-                              {"origin", j.origin},
-                              {"started_at_ms", j.startedAtMs},
-                              {"ended_at_ms", j.endedAtMs ? json(j.endedAtMs) : json(nullptr)},
-                              {"error", j.error.empty() ? json(nullptr) : json(j.error)},
-                              {"progress", j.progress},
-                              {"phases_from", phasesFrom},
-                              {"phases", phases},
-                              {"result", j.result}});
 }
 
 } // namespace driftless::core

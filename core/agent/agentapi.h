@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -108,6 +109,9 @@ private:
     using Work = std::function<nlohmann::json(std::stop_token, const Progress &)>;
     ApiResponse authenticate(const ApiRequest &request);
     ApiResponse route(const ApiRequest &request, const Origin &origin);
+    /// GET conflicts and POST conflicts/ID/resolve (agentconflicts.cpp); nullopt for any other
+    /// path or method.
+    std::optional<ApiResponse> conflictRoute(const std::string &path, const ApiRequest &request, const Origin &origin);
     ApiResponse startJob(const std::string &kind, const Origin &origin, Work work);
     ApiResponse jobJson(std::int64_t id, std::size_t phasesFrom);
     ApiResponse cancelJob(std::int64_t id, const Origin &origin);

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace driftless::core {
 
 using json = nlohmann::json;
@@ -74,7 +76,149 @@ std::vector<QueuedConflict> openConflicts(WorkspaceState &state, const std::stri
     return state.store().conflicts(pipeline);
 }
 
+const char *toString(ConflictTake take)
+{
+    switch (take) {
+    case ConflictTake::Source:
+        return "source";
+    case ConflictTake::Target:
+        return "target";
+    case ConflictTake::Merged:
+        return "merged";
+    }
+    return "merged";
+}
+
+std::optional<ConflictTake> conflictTakeFrom(std::string_view text)
+{
+    for (ConflictTake t : {ConflictTake::Source, ConflictTake::Target, ConflictTake::Merged})
+        if (text == toString(t))
+            return t;
+    return std::nullopt;
+}
+
+namespace {
+
+/// A row of a stored version: JSON null (no row) or an object of column -> text or null.
+json storedRow(const std::string &text)
+{
+    return text.empty() ? json(nullptr) : json::parse(text, nullptr, false);
+}
+
+std::optional<std::string> valueOf(const json &row, const std::string &column)
+{
+    auto it = row.find(column);
+    if (it == row.end() || it->is_null())
+        return std::nullopt;
+    return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+std::string joined(const std::vector<std::string> &names)
+{
+    std::string out;
+    for (const auto &n : names)
+        out += (out.empty() ? "" : ", ") + n;
+    return out;
+}
+
+/// The row a choice makes, and for each column the sides disagree on, the side it came from.
+struct Chosen {
+    json row;
+    std::vector<std::pair<std::string, ConflictSide>> from;
+};
+
+Chosen choose(const QueuedConflict &c, const ConflictChoice &choice)
+{
+    const std::string id = std::to_string(c.id);
+    const json source = storedRow(c.record.source);
+    const json target = storedRow(c.record.target);
+    const json base = storedRow(c.record.base);
+    if (choice.columns.empty() && choice.take != ConflictTake::Merged)
+        return {choice.take == ConflictTake::Source ? source : target, {}};
+    if (!source.is_object() || !target.is_object()) {
+        if (!source.is_object() && !target.is_object())
+            return {json(nullptr), {}};
+        const std::string gone = source.is_object() ? "the target" : "the source";
+        if (!choice.columns.empty())
+            throw BadConflictChoice("conflict " + id + ": " + gone +
+                                    " has no row (it was deleted), so there are no columns to choose; take one "
+                                    "side whole (--take source or --take target)");
+        throw ConflictNotMergeable("conflict " + id + " cannot be merged: " + gone +
+                                       " has no row (it was deleted); take one side whole (--take source to keep "
+                                       "the source's, --take target to keep the target's)",
+                                   {});
+    }
+    std::vector<std::string> names;
+    for (const json *row : {&source, &target})
+        for (const auto &[name, value] : row->items())
+            if (std::find(names.begin(), names.end(), name) == names.end())
+                names.push_back(name);
+    for (const auto &[column, side] : choice.columns)
+        if (std::find(names.begin(), names.end(), column) == names.end())
+            throw BadConflictChoice("conflict " + id + " has no column '" + column + "'; its columns are " +
+                                    joined(names));
+    Chosen out;
+    out.row = json::object();
+    std::vector<std::string> unmergeable;
+    for (const auto &name : names) {
+        const auto s = valueOf(source, name);
+        const auto t = valueOf(target, name);
+        std::optional<ConflictSide> side;
+        if (auto it = choice.columns.find(name); it != choice.columns.end())
+            side = it->second;
+        else if (s == t)
+            side = ConflictSide::Source;
+        else if (choice.take != ConflictTake::Merged)
+            side = choice.take == ConflictTake::Source ? ConflictSide::Source : ConflictSide::Target;
+        else {
+            // Three-way: a side changed a column when its value differs from the base's (every
+            // column, when both sides inserted the row and there is no base).
+            const bool sourceChanged = !base.is_object() || s != valueOf(base, name);
+            const bool targetChanged = !base.is_object() || t != valueOf(base, name);
+            if (sourceChanged && targetChanged)
+                unmergeable.push_back(name);
+            else
+                side = sourceChanged ? ConflictSide::Source : ConflictSide::Target;
+        }
+        if (!side)
+            continue;
+        const auto &v = *side == ConflictSide::Source ? s : t;
+        out.row[name] = v ? json(*v) : json(nullptr);
+        if (s != t)
+            out.from.emplace_back(name, *side);
+    }
+    if (!unmergeable.empty())
+        throw ConflictNotMergeable("conflict " + id + " cannot be merged: both sides changed " + joined(unmergeable) +
+                                       " to different values; choose a side per column (--column " +
+                                       unmergeable.front() + "=source or =target, one for each) or take one side " +
+                                       "whole (--take source|target)",
+                                   unmergeable);
+    return out;
+}
+
+} // namespace
+
+std::string chosenRow(const QueuedConflict &c, const ConflictChoice &choice)
+{
+    return choose(c, choice).row.dump();
+}
+
+std::string resolutionText(const ConflictChoice &choice)
+{
+    std::string text = toString(choice.take);
+    std::string columns;
+    for (const auto &[column, side] : choice.columns)
+        columns += (columns.empty() ? "; " : ", ") + column + "=" + toString(side);
+    return text + columns;
+}
+
 ConflictResolution resolveConflict(WorkspaceState &state, std::int64_t id, ConflictSide take)
+{
+    return resolveConflict(state, id,
+                           ConflictChoice{take == ConflictSide::Source ? ConflictTake::Source : ConflictTake::Target, {}});
+}
+
+ConflictResolution resolveConflict(WorkspaceState &state, std::int64_t id, const ConflictChoice &choice)
 {
     const auto c = state.store().conflict(id);
     if (!c)
@@ -94,23 +238,36 @@ ConflictResolution resolveConflict(WorkspaceState &state, std::int64_t id, Confl
             spec = &t;
     if (!spec)
         throw ConfigError("table " + c->record.table + " is no longer in pipeline " + p->name);
+    // Decided (or refused) before anything is written.
+    const Chosen chosen = choose(*c, choice);
+    const std::string row = chosen.row.dump();
     const Endpoint &source = ws.endpoints.at(p->source);
     const Endpoint &target = ws.endpoints.at(p->target);
-    // The chosen version is written over the other side's row; the chosen side keeps its row.
-    if (take == ConflictSide::Source)
-        writeResolution(target, p->name, resolveTargetName(*p, *spec, target.kind), c->record.key, c->record.source);
-    else
-        writeResolution(source, p->name, TargetName{spec->table.schema, spec->table.name}, c->record.key,
-                        c->record.target);
-    const std::string side = toString(take);
-    state.store().markConflictResolved(id, side);
+    // The chosen row is written over each side that does not hold it; a side that does keeps its row.
+    const bool wholeSide = choice.columns.empty() && choice.take != ConflictTake::Merged;
+    if (wholeSide ? choice.take == ConflictTake::Source : chosen.row != storedRow(c->record.target))
+        writeResolution(target, p->name, resolveTargetName(*p, *spec, target.kind), c->record.key, row);
+    if (wholeSide ? choice.take == ConflictTake::Target : chosen.row != storedRow(c->record.source))
+        writeResolution(source, p->name, TargetName{spec->table.schema, spec->table.name}, c->record.key, row);
+    const std::string resolution = resolutionText(choice);
+    state.store().markConflictResolved(id, resolution);
     countConflicts(p->name, c->record.table, "resolved", 1);
+    std::string version = std::string(toString(choice.take)) + (choice.take == ConflictTake::Merged ? "" : "'s");
+    std::string detail;
+    if (!wholeSide)
+        for (const auto &[column, side] : chosen.from)
+            detail += (detail.empty() ? " (" : ", ") + column + " from the " + toString(side);
+    if (!detail.empty())
+        detail += ")";
     state.store().addEvent(Level::Info, p->name, c->record.table, "conflict_resolved",
                            "conflict " + std::to_string(id) + " on key " + c->record.key + " resolved: took the " +
-                               side + "'s version");
-    return {*c, take,
-            "conflict " + std::to_string(id) + " resolved: both sides hold the " + side + "'s version of " +
-                c->record.table + " " + c->record.key};
+                               (wholeSide ? version + " version" : resolution) + detail);
+    ConflictResolution r{*c, choice.take == ConflictTake::Target ? ConflictSide::Target : ConflictSide::Source,
+                         resolution, row, {}};
+    r.message = "conflict " + std::to_string(id) + " resolved: both sides hold the " +
+                (wholeSide ? version : choice.columns.empty() ? std::string("merged") : "chosen") + " version of " +
+                c->record.table + " " + c->record.key + detail;
+    return r;
 }
 
 } // namespace driftless::core

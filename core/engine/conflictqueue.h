@@ -6,6 +6,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,49 @@ enum class ConflictSide { Source, Target };
 const char *toString(ConflictSide side);
 /// `source` or `target`; nullopt otherwise.
 std::optional<ConflictSide> conflictSideFrom(std::string_view text);
+
+/// What `resolve --take` keeps: one side's whole row, or the three-way merge from the base (a
+/// column changed on one side only takes that side's value).
+enum class ConflictTake { Source, Target, Merged };
+const char *toString(ConflictTake take);
+/// `source`, `target` or `merged`; nullopt otherwise.
+std::optional<ConflictTake> conflictTakeFrom(std::string_view text);
+
+/// How a person resolves a conflict: `take` for every column, except the columns `columns`
+/// names, which take the side given (`--column COL=SIDE`, the API's `"columns"`).
+struct ConflictChoice {
+    ConflictTake take = ConflictTake::Merged;
+    std::map<std::string, ConflictSide> columns;
+};
+
+/// A choice that names a column the conflict's row does not have, or a per-column choice on a
+/// conflict where a side has no row (the agent API answers 400).
+class BadConflictChoice : public ConfigError {
+public:
+    using ConfigError::ConfigError;
+};
+
+/// `merged` cannot decide: both sides changed `columns()` to different values, or a side deleted
+/// the row (columns() empty). The message names them and says to choose (the API answers 422).
+class ConflictNotMergeable : public ConfigError {
+public:
+    ConflictNotMergeable(std::string message, std::vector<std::string> columns)
+        : ConfigError(std::move(message)), m_columns(std::move(columns))
+    {
+    }
+    const std::vector<std::string> &columns() const noexcept { return m_columns; }
+
+private:
+    std::vector<std::string> m_columns;
+};
+
+/// The row both sides keep after `choice`: a JSON object of column -> text value (or `null`: no
+/// row), from the conflict's stored versions and base. Pure; throws BadConflictChoice and
+/// ConflictNotMergeable.
+std::string chosenRow(const QueuedConflict &c, const ConflictChoice &choice);
+/// How the queue records a resolution: `source`, `target` or `merged`, then the per-column
+/// choices, e.g. `source; email=target`.
+std::string resolutionText(const ConflictChoice &choice);
 
 /// A conflict id the workspace's queue does not hold (the agent API answers 404).
 class UnknownConflict : public ConfigError {
@@ -48,7 +92,11 @@ std::vector<QueuedConflict> openConflicts(WorkspaceState &state, const std::stri
 /// What resolveConflict() did.
 struct ConflictResolution {
     QueuedConflict conflict; ///< as it was before, still open
+    /// The whole side taken; for a merged or per-column choice, the side its `take` names
+    /// (Source for merged).
     ConflictSide take = ConflictSide::Source;
+    std::string resolution; ///< resolutionText(), as the queue stores it
+    std::string row;        ///< the row both sides hold now (JSON, as chosenRow())
     /// `conflict ID resolved: both sides hold the target's version of TABLE KEY`.
     std::string message;
 };
@@ -62,5 +110,13 @@ struct ConflictResolution {
 /// ConfigError (the pipeline or table left the workspace) and the database's Error when the write
 /// fails (the conflict then stays open).
 ConflictResolution resolveConflict(WorkspaceState &state, std::int64_t id, ConflictSide take);
+
+/// `resolve ID --take merged` and `--column COL=SIDE`: builds chosenRow() and writes it, through
+/// the same writeResolution as above, over each side whose row differs from it (a whole side
+/// taken writes the other side only, as above; a merged row may write both). The two writes are
+/// two transactions on two servers: when the second fails the conflict stays open, and resolving
+/// it again writes the same row. Throws what the overload above throws, and BadConflictChoice and
+/// ConflictNotMergeable before anything is written.
+ConflictResolution resolveConflict(WorkspaceState &state, std::int64_t id, const ConflictChoice &choice);
 
 } // namespace driftless::core

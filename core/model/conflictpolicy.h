@@ -142,7 +142,8 @@ struct QueuedConflict {
     ConflictRecord record;
     std::int64_t detectedAtMs = 0;
     std::string status;     ///< open or resolved
-    std::string resolution; ///< source or target, once resolved
+    /// Once resolved: source, target or merged, then any per-column choices (`source; email=target`).
+    std::string resolution;
 };
 
 } // namespace driftless::core

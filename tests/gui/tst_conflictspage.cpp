@@ -1,10 +1,12 @@
 // The Conflicts page against real Postgres, as a DBA meets it: a two-way pipeline with
 // `conflicts: manual`, run by `driftless-cli run`; the same row changed on both sides while the
-// engine is stopped parks one conflict. The app, on the same workspace file, lists it through
-// its door, shows base, source and target side by side with the changed cells marked, and Take
-// Target writes the target's version over the source's row: an independent SQL query on each
-// database then finds the same row, and the list is empty. The models run under
-// QAbstractItemModelTester throughout. Screenshots go to $DRIFTLESS_ARTIFACTS.
+// engine is stopped parks a conflict. The app, on the same workspace file, lists them through
+// its door, shows base, source and target side by side with the changed cells marked and a Keep
+// choice per differing column. Every resolution asks first, and a cancelled one writes nothing;
+// Take Target writes the target's version over the source's row, and a per-column choice writes
+// the row as chosen to both sides: an independent SQL query on each database then finds the
+// same row, and the list is empty. The models run under QAbstractItemModelTester throughout.
+// Screenshots go to $DRIFTLESS_ARTIFACTS.
 
 #include "ui/enginebridge.h"
 #include "ui/enginedoor.h"
@@ -25,7 +27,9 @@
 #include <nlohmann/json.hpp>
 
 #include <QAbstractItemModelTester>
+#include <QComboBox>
 #include <QLabel>
+#include <QMessageBox>
 #include <QPushButton>
 #include <QTabWidget>
 #include <QTableView>
@@ -144,6 +148,27 @@ struct TwoWay {
     }
 };
 
+/// Clicks the confirmation's button named `name` (or Cancel, for an empty name) once it shows.
+void answer(ui::ConflictsPage *page, const QString &name)
+{
+    QTRY_VERIFY(page->confirmation() && page->confirmation()->isVisible());
+    QMessageBox *box = page->confirmation();
+    QAbstractButton *button = name.isEmpty() ? box->button(QMessageBox::Cancel)
+                                             : box->findChild<QAbstractButton *>(name);
+    QVERIFY(button);
+    button->click();
+    QTRY_VERIFY(!page->confirmation());
+}
+
+/// The list's row of the conflict on `id`'s row, or -1.
+int rowOfKey(const ConflictsModel *model, const std::string &id)
+{
+    for (int r = 0; r < model->rowCount(); ++r)
+        if (nlohmann::json::parse(model->conflictAt(r).record.key)["id"] == id)
+            return r;
+    return -1;
+}
+
 /// Replies of the door, kept for the test to look at.
 struct Replies {
     std::vector<ui::EngineDoor::Reply> got;
@@ -209,10 +234,33 @@ void TestConflictsPage::modelsShowAConflictSideBySide()
     const int name = grid.rowOf(QStringLiteral("name"));
     QVERIFY(!grid.index(name, ConflictRowModel::Source).data(ConflictRowModel::ChangedRole).toBool());
 
+    // Keep: the merge's side where only one side changed, nothing for the overlap until chosen.
+    QVERIFY(grid.choosable());
+    QCOMPARE(grid.index(email, ConflictRowModel::Choice).data(ConflictRowModel::ChoiceRole).toString(),
+             QStringLiteral("source"));
+    QCOMPARE(cell(&grid, email, ConflictRowModel::Choice), QStringLiteral("Source"));
+    QCOMPARE(grid.index(phone, ConflictRowModel::Choice).data(ConflictRowModel::ChoiceRole).toString(), QString());
+    QCOMPARE(cell(&grid, phone, ConflictRowModel::Choice), QStringLiteral("choose"));
+    QCOMPARE(cell(&grid, name, ConflictRowModel::Choice), QString()); // the sides agree
+    QVERIFY(!grid.index(name, ConflictRowModel::Choice).data(ConflictRowModel::DiffersRole).toBool());
+    QVERIFY(!grid.choiceComplete());
+    QVERIFY(!grid.setChoice(QStringLiteral("name"), QStringLiteral("target"))); // nothing to choose
+    QVERIFY(!grid.setChoice(QStringLiteral("phone"), QStringLiteral("sideways")));
+    QVERIFY(grid.setChoice(QStringLiteral("phone"), QStringLiteral("target")));
+    QVERIFY(grid.choiceComplete());
+    QCOMPARE(grid.choicesBeyondMerge(), (std::vector<std::pair<std::string, std::string>>{{"phone", "target"}}));
+    QVERIFY(grid.setChoice(QStringLiteral("email"), QStringLiteral("target")));
+    QCOMPARE(grid.choicesBeyondMerge().size(), std::size_t{2});
+    grid.resetChoices();
+    QVERIFY(!grid.choiceComplete());
+    QVERIFY(grid.choicesBeyondMerge().empty());
+
     // A side without the row (deleted there) reads "no row", not an empty value.
     auto deleted = sampleConflict();
     deleted.record.target = "null";
     grid.setConflict(deleted);
+    QVERIFY(!grid.choosable()); // a deleted row has no columns to choose
+    QVERIFY(!grid.choiceComplete());
     QCOMPARE(cell(&grid, grid.rowOf(QStringLiteral("name")), ConflictRowModel::Target), QStringLiteral("no row"));
     QVERIFY(grid.index(grid.rowOf(QStringLiteral("name")), ConflictRowModel::Target)
                 .data(ConflictRowModel::ChangedRole)
@@ -251,9 +299,11 @@ void TestConflictsPage::takeTargetResolvesAQueuedConflictOnBothDatabases()
     // `manual`, neither side is written and the row waits for a person.
     s.a.exec("UPDATE people SET phone = 'phone-a', email = 'eleven@a' WHERE id = 11");
     s.b.exec("UPDATE people SET phone = 'phone-b' WHERE id = 11");
+    s.a.exec("UPDATE people SET name = 'twelve on a' WHERE id = 12");
+    s.b.exec("UPDATE people SET name = 'twelve on b' WHERE id = 12");
     s.start();
     QVERIFY2(s.quiesced(120), test::readFile(s.runLog).c_str());
-    QVERIFY2(waitFor([&] { return s.cliConflicts()["conflicts"].size() == 1; }, 60), test::readFile(s.runLog).c_str());
+    QVERIFY2(waitFor([&] { return s.cliConflicts()["conflicts"].size() == 2; }, 60), test::readFile(s.runLog).c_str());
 
     auto window = std::make_unique<MainWindow>();
     MainWindow &w = *window;
@@ -272,22 +322,54 @@ void TestConflictsPage::takeTargetResolvesAQueuedConflictOnBothDatabases()
     w.openWorkspace(QString::fromStdString(s.state));
 
     // Listed through the app's door, with the count on the navigation and a mark on the table.
-    QTRY_COMPARE_WITH_TIMEOUT(page->model()->rowCount(), 1, 60000);
-    QCOMPARE(w.pages()->tabText(tab), QStringLiteral("Conflicts (1)"));
-    const auto listed = page->model()->conflictAt(0);
+    QTRY_COMPARE_WITH_TIMEOUT(page->model()->rowCount(), 2, 60000);
+    QCOMPARE(w.pages()->tabText(tab), QStringLiteral("Conflicts (2)"));
+    const int eleven = rowOfKey(page->model(), "11");
+    QVERIFY(eleven >= 0);
+    const auto listed = page->model()->conflictAt(eleven);
     QCOMPARE(QString::fromStdString(listed.record.pipeline), QString::fromStdString(s.pipeline));
-    QCOMPARE(cell(page->model(), 0, ConflictsModel::Table), QStringLiteral("public.people"));
-    QCOMPARE(cell(page->model(), 0, ConflictsModel::Key), QStringLiteral("id: 11"));
-    QCOMPARE(cell(page->model(), 0, ConflictsModel::Columns), QStringLiteral("phone"));
+    QCOMPARE(cell(page->model(), eleven, ConflictsModel::Table), QStringLiteral("public.people"));
+    QCOMPARE(cell(page->model(), eleven, ConflictsModel::Key), QStringLiteral("id: 11"));
+    QCOMPARE(cell(page->model(), eleven, ConflictsModel::Columns), QStringLiteral("phone"));
     QTRY_VERIFY_WITH_TIMEOUT(
         w.tablesModel()->rowOf(QString::fromStdString(s.pipeline), QStringLiteral("public.people")) >= 0, 30000);
     const int tableRow = w.tablesModel()->rowOf(QString::fromStdString(s.pipeline), QStringLiteral("public.people"));
-    QCOMPARE(w.tablesModel()->index(tableRow, ui::TablesModel::Table).data(ui::TablesModel::ConflictsRole).toInt(), 1);
+    QCOMPARE(w.tablesModel()->index(tableRow, ui::TablesModel::Table).data(ui::TablesModel::ConflictsRole).toInt(), 2);
     QVERIFY(w.tablesModel()->index(tableRow, ui::TablesModel::Table).data(Qt::DecorationRole).isValid());
 
-    // The selected conflict side by side: base, source and target, changes marked.
-    QTRY_COMPARE(page->selectedRow(), 0);
+    // Row 12: Take Target asks first, saying what is written where; cancelled, nothing is.
+    page->selectRow(rowOfKey(page->model(), "12"));
     auto *grid = page->rowModel();
+    QTRY_COMPARE(grid->rowCount(), 4);
+    QTRY_VERIFY(page->takeTargetButton()->isEnabled());
+    page->takeTargetButton()->click();
+    QTRY_VERIFY(page->confirmation() && page->confirmation()->isVisible());
+    QVERIFY2(page->confirmation()->text().contains(QStringLiteral("target's version")),
+             qPrintable(page->confirmation()->text()));
+    const QString twelveText = page->confirmation()->informativeText();
+    QVERIFY2(twelveText.contains(QStringLiteral("On the source (a)")) && twelveText.contains(QStringLiteral("name")) &&
+                 twelveText.contains(QStringLiteral("twelve on b")),
+             qPrintable(twelveText));
+    QVERIFY2(twelveText.contains(QStringLiteral("On the target (b)</b>: nothing is written")), qPrintable(twelveText));
+    QVERIFY(!page->takeSourceButton()->isEnabled()); // one question at a time
+    answer(page, {});
+    QVERIFY(!page->resolving());
+    QCOMPARE(QString::fromStdString(TwoWay::row(s.a, 12)), QStringLiteral("twelve on a|p12@old|555-12"));
+    QCOMPARE(QString::fromStdString(TwoWay::row(s.b, 12)), QStringLiteral("twelve on b|p12@old|555-12"));
+    QCOMPARE(s.cliConflicts()["conflicts"].size(), std::size_t{2});
+    QVERIFY(page->takeTargetButton()->isEnabled());
+    page->takeTargetButton()->click();
+    answer(page, QStringLiteral("confirmResolve"));
+    QTRY_VERIFY_WITH_TIMEOUT(!page->resolving(), 60000);
+    QVERIFY2(page->resultLabel()->text().contains(QStringLiteral("target's version")),
+             qPrintable(page->resultLabel()->text()));
+    QTRY_COMPARE_WITH_TIMEOUT(page->model()->rowCount(), 1, 30000);
+    QCOMPARE(QString::fromStdString(TwoWay::row(s.a, 12)), QStringLiteral("twelve on b|p12@old|555-12"));
+    QCOMPARE(QString::fromStdString(TwoWay::row(s.b, 12)), QStringLiteral("twelve on b|p12@old|555-12"));
+
+    // Row 11 side by side: base, source and target, changes marked, a Keep choice per column.
+    page->selectRow(rowOfKey(page->model(), "11"));
+    QTRY_COMPARE(page->selectedRow(), 0);
     QTRY_COMPARE(grid->rowCount(), 4);
     const int phone = grid->rowOf(QStringLiteral("phone"));
     QVERIFY(phone >= 0);
@@ -303,15 +385,38 @@ void TestConflictsPage::takeTargetResolvesAQueuedConflictOnBothDatabases()
     QVERIFY(!grid->index(email, ConflictRowModel::Target).data(ConflictRowModel::ChangedRole).toBool());
     QVERIFY(page->takeSourceButton()->isEnabled());
     QVERIFY(page->takeTargetButton()->isEnabled());
+    // The email only the source changed defaults to the source; the phone both changed waits for
+    // a choice, and until then the row cannot be applied. The sides agree on the name: no choice.
+    QComboBox *emailBox = page->choiceBox(QStringLiteral("email"));
+    QComboBox *phoneBox = page->choiceBox(QStringLiteral("phone"));
+    QVERIFY(emailBox && phoneBox);
+    QVERIFY(!page->choiceBox(QStringLiteral("name")));
+    QCOMPARE(emailBox->currentData().toString(), QStringLiteral("source"));
+    QCOMPARE(phoneBox->currentData().toString(), QString());
+    QVERIFY(!page->applyChoiceButton()->isEnabled());
+    phoneBox->setCurrentIndex(phoneBox->findData(QStringLiteral("target")));
+    QCOMPARE(grid->index(phone, ConflictRowModel::Choice).data(ConflictRowModel::ChoiceRole).toString(),
+             QStringLiteral("target"));
+    QTRY_VERIFY(page->applyChoiceButton()->isEnabled());
+    QCOMPARE(page->applyChoiceButton()->text(), QStringLiteral("Apply Choice"));
     saveShot(&w, QStringLiteral("conflicts"));
 
     // Neither side was written while it waited.
     QCOMPARE(QString::fromStdString(s.a.scalar("SELECT phone FROM people WHERE id = 11")), QStringLiteral("phone-a"));
     QCOMPARE(QString::fromStdString(s.b.scalar("SELECT phone FROM people WHERE id = 11")), QStringLiteral("phone-b"));
 
-    page->takeTargetButton()->click();
+    // The choice asks first: the source gets the target's phone, the target the source's email.
+    page->applyChoiceButton()->click();
+    QTRY_VERIFY(page->confirmation() && page->confirmation()->isVisible());
+    const QString elevenText = page->confirmation()->informativeText();
+    QVERIFY2(elevenText.contains(QStringLiteral("On the source (a)")) && elevenText.contains(QStringLiteral("phone-b")),
+             qPrintable(elevenText));
+    QVERIFY2(elevenText.contains(QStringLiteral("On the target (b)")) && elevenText.contains(QStringLiteral("eleven@a")),
+             qPrintable(elevenText));
+    saveShot(page->confirmation(), QStringLiteral("dialog-resolve-conflict"));
+    answer(page, QStringLiteral("confirmResolve"));
     QTRY_VERIFY_WITH_TIMEOUT(!page->resolving(), 60000);
-    QVERIFY2(page->resultLabel()->text().contains(QStringLiteral("target's version")),
+    QVERIFY2(page->resultLabel()->text().contains(QStringLiteral("chosen version")),
              qPrintable(page->resultLabel()->text()));
     QTRY_COMPARE_WITH_TIMEOUT(page->model()->rowCount(), 0, 30000);
     QCOMPARE(w.pages()->tabText(tab), QStringLiteral("Conflicts"));
@@ -319,11 +424,12 @@ void TestConflictsPage::takeTargetResolvesAQueuedConflictOnBothDatabases()
     QTRY_COMPARE(w.tablesModel()->index(tableRow, ui::TablesModel::Table).data(ui::TablesModel::ConflictsRole).toInt(),
                  0);
 
-    // Both databases, asked on their own, hold the target's version of the row.
-    QCOMPARE(QString::fromStdString(TwoWay::row(s.a, 11)), QStringLiteral("name 11|p11@old|phone-b"));
-    QCOMPARE(QString::fromStdString(TwoWay::row(s.b, 11)), QStringLiteral("name 11|p11@old|phone-b"));
+    // Both databases, asked on their own, hold the row as chosen: the source's email, the
+    // target's phone.
+    QCOMPARE(QString::fromStdString(TwoWay::row(s.a, 11)), QStringLiteral("name 11|eleven@a|phone-b"));
+    QCOMPARE(QString::fromStdString(TwoWay::row(s.b, 11)), QStringLiteral("name 11|eleven@a|phone-b"));
     QVERIFY2(s.quiesced(120), test::readFile(s.runLog).c_str());
-    QCOMPARE(QString::fromStdString(TwoWay::row(s.b, 11)), QStringLiteral("name 11|p11@old|phone-b"));
+    QCOMPARE(QString::fromStdString(TwoWay::row(s.b, 11)), QStringLiteral("name 11|eleven@a|phone-b"));
     QCOMPARE(QString::fromStdString(TwoWay::hash(s.a)), QString::fromStdString(TwoWay::hash(s.b)));
     QCOMPARE(s.cliConflicts()["conflicts"].size(), std::size_t{0});
 
@@ -342,7 +448,7 @@ void TestConflictsPage::takeTargetResolvesAQueuedConflictOnBothDatabases()
         QVERIFY(!r.error.isEmpty());
     }
     QCOMPARE(statuses, (std::multiset<int>{400, 404, 409}));
-    QCOMPARE(QString::fromStdString(TwoWay::row(s.a, 11)), QStringLiteral("name 11|p11@old|phone-b"));
+    QCOMPARE(QString::fromStdString(TwoWay::row(s.a, 11)), QStringLiteral("name 11|eleven@a|phone-b"));
 }
 
 QTEST_MAIN(TestConflictsPage)

@@ -3,11 +3,14 @@
 // test stops the engine, changes the same row on both sides, and runs it again, so both changes
 // are in flight at once; then it compares the two sides with a SQL query on each.
 
+#include "core/agent/agentapi.h"
 #include "core/db/pgconnection.h"
+#include "core/engine/conflictqueue.h"
 #include "core/engine/conflicts.h"
 #include "core/engine/scheduler.h"
 #include "core/engine/tablesync.h"
 #include "core/engine/twoway.h"
+#include "core/engine/workspacestate.h"
 #include "core/model/error.h"
 #include "tests/support/recordingobserver.h"
 #include "tests/support/testsupport.h"
@@ -18,7 +21,9 @@
 #include <chrono>
 #include <csignal>
 #include <functional>
+#include <map>
 #include <thread>
+#include <tuple>
 
 using namespace driftless::core;
 using namespace driftless::test;
@@ -131,6 +136,35 @@ struct Conflicts : ::testing::Test {
         auto r = runCli({"--state", state, "conflicts", "--json"});
         EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
         return nlohmann::json::parse(r.out);
+    }
+    /// Waits until `n` conflicts are open; their ids by the key's id.
+    std::map<std::string, long long> waitForConflicts(size_t n)
+    {
+        nlohmann::json list;
+        EXPECT_TRUE(waitFor(
+            [&] {
+                list = openConflicts();
+                return list["conflicts"].size() == n;
+            },
+            60))
+            << list.dump(2) << readFile(runLog);
+        std::map<std::string, long long> ids;
+        for (const auto &c : list["conflicts"])
+            ids[c["key"]["id"].get<std::string>()] = c["id"].get<long long>();
+        return ids;
+    }
+    CliResult resolve(long long id, std::vector<std::string> args)
+    {
+        std::vector<std::string> all = {"--state", state, "resolve", std::to_string(id)};
+        all.insert(all.end(), args.begin(), args.end());
+        return runCli(all);
+    }
+    /// How the queue recorded conflict `id`'s resolution.
+    std::string storedResolution(long long id)
+    {
+        WorkspaceState ws(state);
+        auto c = ws.store().conflict(id);
+        return c ? c->status + ": " + c->resolution : "no conflict";
     }
 };
 
@@ -343,4 +377,147 @@ TEST_F(Conflicts, outcomesAreCountedPerPipelineAndTable)
     EXPECT_EQ(conflictCount(pipeline, "queued"), 0);
     EXPECT_EQ(captured(pipeline) - fwd0, 2) << "A's two edits, captured once";
     EXPECT_EQ(captured(pipeline + "_rev") - rev0, 2) << "B's two edits, captured once";
+}
+
+// resolve --take merged: A changes email and B changes phone of row 7 under `manual` (queued,
+// neither written); the merge keeps A's email and B's phone on both sides. Row 8, whose name both
+// sides changed to different values, is refused with the column named and nothing written, then
+// resolved per column. Bad choices are refused with what to write instead.
+TEST_F(Conflicts, aMergedResolutionKeepsEachSidesColumnsAndAnOverlapIsChosenPerColumn)
+{
+    loadedAndStopped("manual");
+    a.exec("UPDATE people SET email = 'seven@a' WHERE id = 7");
+    b.exec("UPDATE people SET phone = '555-7-b' WHERE id = 7");
+    a.exec("UPDATE people SET name = 'eight on a', email = 'eight@a' WHERE id = 8");
+    b.exec("UPDATE people SET name = 'eight on b' WHERE id = 8");
+    startRun();
+    ASSERT_TRUE(quiesced(120)) << readFile(runLog);
+    auto ids = waitForConflicts(2);
+    ASSERT_EQ(ids.size(), 2u);
+    const long long seven = ids["7"], eight = ids["8"];
+    EXPECT_EQ(row(a, 7), "name 7|seven@a|555-7") << "manual writes neither side";
+    EXPECT_EQ(row(b, 7), "name 7|p7@old|555-7-b");
+
+    // Bad inputs: refused before anything is written.
+    auto r = resolve(seven, {"--take", "sideways"});
+    EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("--take merged"), std::string::npos) << r.err;
+    r = resolve(seven, {"--column", "email=middle"});
+    EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("COLUMN=source or COLUMN=target"), std::string::npos) << r.err;
+    r = resolve(seven, {"--column", "nosuch=target", "--take", "source"});
+    EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("no column 'nosuch'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("email"), std::string::npos) << "names the columns it has: " << r.err;
+    r = resolve(seven, {"--column", "email=target", "--column", "email=source"});
+    EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+    EXPECT_EQ(row(a, 7), "name 7|seven@a|555-7");
+    EXPECT_EQ(row(b, 7), "name 7|p7@old|555-7-b");
+
+    const std::string aXmin = a.scalar("SELECT xmin::text FROM people WHERE id = 7");
+    r = resolve(seven, {"--take", "merged"});
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("merged version"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("email from the source"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("phone from the target"), std::string::npos) << r.out;
+    EXPECT_EQ(row(a, 7), "name 7|seven@a|555-7-b");
+    EXPECT_EQ(row(b, 7), "name 7|seven@a|555-7-b");
+    EXPECT_NE(a.scalar("SELECT xmin::text FROM people WHERE id = 7"), aXmin) << "the merged row is written on A too";
+    EXPECT_EQ(storedResolution(seven), "resolved: merged");
+
+    r = resolve(eight, {"--take", "merged"});
+    EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("cannot be merged: both sides changed name to different values"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("--column name="), std::string::npos) << r.err;
+    EXPECT_EQ(row(a, 8), "eight on a|eight@a|555-8") << "a refused merge writes nothing";
+    EXPECT_EQ(row(b, 8), "eight on b|p8@old|555-8");
+    EXPECT_EQ(storedResolution(eight), "open: ");
+
+    r = resolve(eight, {"--column", "name=target", "--take", "source"});
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_EQ(row(a, 8), "eight on b|eight@a|555-8");
+    EXPECT_EQ(row(b, 8), "eight on b|eight@a|555-8");
+    EXPECT_EQ(storedResolution(eight), "resolved: source; name=target");
+
+    // Neither resolution is read back: once both directions caught up, the rows stay as written.
+    const std::string bXmin7 = b.scalar("SELECT xmin::text FROM people WHERE id = 7");
+    const std::string bXmin8 = b.scalar("SELECT xmin::text FROM people WHERE id = 8");
+    ASSERT_TRUE(quiesced(120)) << readFile(runLog);
+    EXPECT_EQ(b.scalar("SELECT xmin::text FROM people WHERE id = 7"), bXmin7);
+    EXPECT_EQ(b.scalar("SELECT xmin::text FROM people WHERE id = 8"), bXmin8);
+    EXPECT_EQ(hash(a), hash(b));
+    EXPECT_EQ(openConflicts()["conflicts"].size(), 0u);
+}
+
+namespace {
+/// An engine the API does not drive here: only the conflict routes are called.
+struct IdleEngine final : AgentEngine {
+    EngineRun::Status status(std::int64_t) const override { return {}; }
+    bool running() const override { return false; }
+    void setRunning(bool) override {}
+};
+} // namespace
+
+// POST /api/v1/conflicts/ID/resolve with "take": "merged" and "columns": the same choices as the
+// CLI, 422 naming the columns of an overlap, 400 for a bad choice.
+TEST_F(Conflicts, theAgentApiResolvesMergedAndPerColumnChoices)
+{
+    loadedAndStopped("manual");
+    a.exec("UPDATE people SET email = 'twelve@a' WHERE id = 12");
+    b.exec("UPDATE people SET phone = '555-12-b' WHERE id = 12");
+    a.exec("UPDATE people SET name = 'thirteen on a', phone = '555-13-a' WHERE id = 13");
+    b.exec("UPDATE people SET name = 'thirteen on b', email = 'thirteen@b' WHERE id = 13");
+    startRun();
+    ASSERT_TRUE(quiesced(120)) << readFile(runLog);
+    auto ids = waitForConflicts(2);
+    ASSERT_EQ(ids.size(), 2u);
+
+    WorkspaceState ws(state);
+    IdleEngine engine;
+    AgentApi api(ws, engine, dir.file("agent-token"));
+    auto post = [&](long long id, const nlohmann::json &body) {
+        ApiRequest req;
+        req.method = "POST";
+        req.path = "/api/v1/conflicts/" + std::to_string(id) + "/resolve";
+        req.body = body.dump();
+        auto r = api.handleLocal(req, "test");
+        return std::make_pair(r.status, nlohmann::json::parse(r.body));
+    };
+    auto [status, body] = post(ids["13"], {{"take", "merged"}});
+    EXPECT_EQ(status, 422) << body.dump(2);
+    EXPECT_EQ(body["columns"], nlohmann::json::array({"name"})) << body.dump(2);
+    EXPECT_NE(body["error"].get<std::string>().find("name"), std::string::npos) << body.dump(2);
+    std::tie(status, body) = post(ids["13"], {{"take", "source"}, {"columns", {{"nosuch", "target"}}}});
+    EXPECT_EQ(status, 400) << body.dump(2);
+    EXPECT_NE(body["error"].get<std::string>().find("no column 'nosuch'"), std::string::npos) << body.dump(2);
+    std::tie(status, body) = post(ids["13"], {{"take", "source"}, {"columns", {{"name", "middle"}}}});
+    EXPECT_EQ(status, 400) << body.dump(2);
+    std::tie(status, body) = post(ids["13"], {{"take", "sideways"}});
+    EXPECT_EQ(status, 400) << body.dump(2);
+    EXPECT_NE(body["error"].get<std::string>().find("merged"), std::string::npos) << body.dump(2);
+    EXPECT_EQ(row(a, 13), "thirteen on a|p13@old|555-13-a") << "nothing written by a refused choice";
+    EXPECT_EQ(row(b, 13), "thirteen on b|thirteen@b|555-13");
+
+    std::tie(status, body) = post(ids["12"], {{"take", "merged"}});
+    ASSERT_EQ(status, 200) << body.dump(2);
+    EXPECT_EQ(body["take"], "merged");
+    EXPECT_EQ(body["resolution"], "merged");
+    EXPECT_EQ(body["row"]["email"], "twelve@a");
+    EXPECT_EQ(body["row"]["phone"], "555-12-b");
+    EXPECT_EQ(row(a, 12), "name 12|twelve@a|555-12-b");
+    EXPECT_EQ(row(b, 12), "name 12|twelve@a|555-12-b");
+
+    // Only the overlap chosen: the rest is merged (A's phone, B's email).
+    std::tie(status, body) = post(ids["13"], {{"columns", {{"name", "target"}}}});
+    ASSERT_EQ(status, 200) << body.dump(2);
+    EXPECT_EQ(body["resolution"], "merged; name=target");
+    EXPECT_EQ(row(a, 13), "thirteen on b|thirteen@b|555-13-a");
+    EXPECT_EQ(row(b, 13), "thirteen on b|thirteen@b|555-13-a");
+    std::tie(status, body) = post(ids["13"], {{"take", "merged"}});
+    EXPECT_EQ(status, 409) << body.dump(2);
+
+    ASSERT_TRUE(quiesced(120)) << readFile(runLog);
+    EXPECT_EQ(hash(a), hash(b));
+    EXPECT_EQ(openConflicts()["conflicts"].size(), 0u);
 }

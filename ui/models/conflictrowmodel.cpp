@@ -68,6 +68,9 @@ QVariant ConflictRowModel::headerData(int section, Qt::Orientation orientation, 
             return tr("The source's version now; highlighted where it changed since the base");
         case Target:
             return tr("The target's version now; highlighted where it changed since the base");
+        case Choice:
+            return tr("The side whose value both sides keep, for each column they differ in; by default the side "
+                      "that changed it since the base");
         }
         return {};
     }
@@ -82,6 +85,8 @@ QVariant ConflictRowModel::headerData(int section, Qt::Orientation orientation, 
         return tr("Source");
     case Target:
         return tr("Target");
+    case Choice:
+        return tr("Keep");
     }
     return {};
 }
@@ -127,6 +132,21 @@ QVariant ConflictRowModel::data(const QModelIndex &index, int role) const
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
         return {};
     const Line &line = m_lines[static_cast<std::size_t>(index.row())];
+    if (role == ChoiceRole)
+        return line.choice;
+    if (role == DiffersRole)
+        return line.differs();
+    if (index.column() == Choice) {
+        if (role == Qt::DisplayRole)
+            return !line.differs() || !m_choosable ? QString()
+                   : line.choice.isEmpty()         ? tr("choose")
+                   : line.choice == QLatin1String("source") ? tr("Source")
+                                                            : tr("Target");
+        if (role == Qt::ToolTipRole && line.differs() && m_choosable)
+            return line.merged.isEmpty() ? tr("Both sides changed %1: choose the side to keep").arg(line.column)
+                                         : tr("Merged: only the %1 changed %2").arg(line.merged, line.column);
+        return {};
+    }
     if (index.column() != ColumnName)
         return valueData(line, index.column(), role);
     switch (role) {
@@ -187,6 +207,7 @@ void ConflictRowModel::setConflict(const core::QueuedConflict &conflict)
     };
     beginResetModel();
     m_lines.clear();
+    m_choosable = source.is_object() && target.is_object();
     for (std::size_t i = 0; i < names.size(); ++i) {
         Line line;
         line.column = QString::fromStdString(names[i]);
@@ -195,6 +216,15 @@ void ConflictRowModel::setConflict(const core::QueuedConflict &conflict)
         line.base = valueOf(base, names[i]);
         line.source = valueOf(source, names[i]);
         line.target = valueOf(target, names[i]);
+        // The three-way merge: the side that changed the column since the base (with no base,
+        // both sides inserted the row and changed everything).
+        if (line.differs()) {
+            const bool sourceChanged = !base.is_object() || line.source != line.base;
+            const bool targetChanged = !base.is_object() || line.target != line.base;
+            if (sourceChanged != targetChanged)
+                line.merged = sourceChanged ? QStringLiteral("source") : QStringLiteral("target");
+        }
+        line.choice = m_choosable ? line.merged : QString();
         m_lines.push_back(std::move(line));
     }
     endResetModel();
@@ -204,7 +234,56 @@ void ConflictRowModel::clear()
 {
     beginResetModel();
     m_lines.clear();
+    m_choosable = false;
     endResetModel();
+}
+
+QString ConflictRowModel::columnAt(int row) const
+{
+    return row >= 0 && row < rowCount() ? m_lines[static_cast<std::size_t>(row)].column : QString();
+}
+
+bool ConflictRowModel::setChoice(const QString &column, const QString &side)
+{
+    const int row = rowOf(column);
+    if (row < 0 || !m_choosable || !m_lines[static_cast<std::size_t>(row)].differs())
+        return false;
+    if (!side.isEmpty() && side != QLatin1String("source") && side != QLatin1String("target"))
+        return false;
+    Line &line = m_lines[static_cast<std::size_t>(row)];
+    if (line.choice == side)
+        return true;
+    line.choice = side;
+    emit dataChanged(index(row, Choice), index(row, Choice), {Qt::DisplayRole, ChoiceRole});
+    return true;
+}
+
+QString ConflictRowModel::mergeChoice(const QString &column) const
+{
+    const int row = rowOf(column);
+    return row < 0 ? QString() : m_lines[static_cast<std::size_t>(row)].merged;
+}
+
+bool ConflictRowModel::choiceComplete() const
+{
+    return m_choosable && std::all_of(m_lines.begin(), m_lines.end(),
+                                      [](const Line &l) { return !l.differs() || !l.choice.isEmpty(); });
+}
+
+std::vector<std::pair<std::string, std::string>> ConflictRowModel::choicesBeyondMerge() const
+{
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto &l : m_lines)
+        if (l.differs() && !l.choice.isEmpty() && l.choice != l.merged)
+            out.emplace_back(l.column.toStdString(), l.choice.toStdString());
+    return out;
+}
+
+void ConflictRowModel::resetChoices()
+{
+    for (std::size_t i = 0; i < m_lines.size(); ++i)
+        if (m_lines[i].choice != (m_choosable ? m_lines[i].merged : QString()))
+            setChoice(m_lines[i].column, m_lines[i].merged);
 }
 
 int ConflictRowModel::rowOf(const QString &column) const

@@ -5,14 +5,23 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <QPointer>
 #include <QTimer>
 #include <QWidget>
 
 #include <cstdint>
+#include <memory>
 
+class QComboBox;
 class QLabel;
+class QMessageBox;
 class QPushButton;
 class QTableView;
+
+namespace driftless::core
+{
+struct Workspace;
+}
 
 namespace driftless::ui
 {
@@ -23,9 +32,11 @@ class EngineBridge;
 /// Conflicts: the rows of two-way pipelines that the conflict policy left for a person (the
 /// `manual` policy, or `merge_columns` with `on_overlap: manual`), oldest first, and below the
 /// list the selected one side by side: each column's base, source and target value, the changed
-/// cells highlighted. "Take Source" and "Take Target" write that side's version over the other
-/// side's row (POST /api/v1/conflicts/ID/resolve, as `driftless-cli resolve` does), then the list
-/// is read again.
+/// cells highlighted, and for each column the sides differ in a choice of the side to keep (by
+/// default the three-way merge's). "Take Source" and "Take Target" write that side's version over
+/// the other side's row; "Apply Choice" writes the row as chosen per column to both sides (POST
+/// /api/v1/conflicts/ID/resolve, as `driftless-cli resolve` does), then the list is read again.
+/// Each asks first, in a dialog that says what will be written on which side.
 ///
 /// - Everything goes through the engine's door (EngineBridge::door()): the app's own engine on
 ///   a workspace file, or an agent's; nothing here reads a database or the file on the UI thread.
@@ -48,6 +59,11 @@ public:
     QTableView *rowView() const { return m_rowView; }
     QPushButton *takeSourceButton() const { return m_takeSource; }
     QPushButton *takeTargetButton() const { return m_takeTarget; }
+    QPushButton *applyChoiceButton() const { return m_applyChoice; }
+    /// The Keep combobox of `column` in the grid, or null (the sides agree on it).
+    QComboBox *choiceBox(const QString &column) const;
+    /// The confirmation while it is open, else null.
+    QMessageBox *confirmation() const { return m_confirmation; }
     QLabel *summaryLabel() const { return m_summary; }
     QLabel *detailsLabel() const { return m_details; }
     QLabel *resultLabel() const { return m_result; }
@@ -64,8 +80,10 @@ public slots:
     void setSnapshot(const driftless::ui::EngineSnapshot &snapshot);
     /// Reads the list again.
     void reload();
-    /// Resolves the selected conflict with `take` ("source" or "target").
+    /// Asks, then resolves the selected conflict with `take` ("source" or "target").
     void resolveSelected(const QString &take);
+    /// Asks, then resolves the selected conflict with the row as chosen per column.
+    void applyChoice();
 
 signals:
     void openCountChanged(int count);
@@ -76,6 +94,11 @@ signals:
 private:
     void onRead(std::uint64_t generation, const nlohmann::json &body, const QString &error);
     void showSelected();
+    /// One Keep combobox per column the sides differ in.
+    void makeChoiceBoxes();
+    /// Opens the confirmation for `body` (the resolve request), which says what is written where.
+    void confirm(const nlohmann::json &body, const QString &what);
+    void post(std::int64_t id, const nlohmann::json &body, const QString &what);
     void updateButtons();
     void updateSummary();
 
@@ -89,7 +112,10 @@ private:
     QTableView *m_rowView;
     QPushButton *m_takeSource;
     QPushButton *m_takeTarget;
+    QPushButton *m_applyChoice;
     QLabel *m_result;
+    QPointer<QMessageBox> m_confirmation;
+    std::shared_ptr<const core::Workspace> m_workspace;
     QTimer m_timer;
 
     QString m_path;
