@@ -83,63 +83,79 @@ std::vector<TableReport> buildStatus(const Workspace &ws, const std::vector<Stat
     for (const auto &p : ws.pipelines) {
         const Endpoint *tgt = ws.endpoint(p.target);
         for (const auto &t : p.tables) {
-            TableReport r;
-            r.pipeline = p.name;
-            r.table = t.table.display();
-            r.target = p.target + ":" + (tgt ? resolveTargetName(p, t, tgt->kind).display() : "?");
-            r.strategy = t.strategy;
-            r.fellBackFromCdc = t.fallbackFrom == Strategy::Cdc;
-            r.slaSeconds = static_cast<double>(t.effectiveSla().count()) / 1000.0;
-            std::optional<std::int64_t> fresh;
-            if (auto it = byKey.find({p.name, t.table}); it != byKey.end()) {
-                const auto &s = *it->second;
-                r.state = s.state;
-                r.message = s.message;
-                r.rowsApplied = s.rowsApplied;
-                r.lastSyncAtMs = s.lastSyncAtMs;
-                // A status written under another strategy says nothing about this one.
-                if (s.strategy == t.strategy) {
-                    r.checkpoint = s.checkpoint;
-                    r.version = s.version;
-                    fresh = s.freshAsOfMs;
+            const TargetName targetName = tgt ? resolveTargetName(p, t, tgt->kind) : TargetName{"", "?"};
+            // A two-way pipeline's table twice: source to target, then target to source (its reverse
+            // direction reads the target's table and is stored under the reverse name).
+            for (const bool reverse : {false, true}) {
+                if (reverse && !p.twoWay)
+                    break;
+                const std::string direction = reverse ? p.reverseName() : p.name;
+                const TableRef read = reverse ? TableRef{targetName.schema, targetName.name} : t.table;
+                TableReport r;
+                r.pipeline = direction;
+                r.table = read.display();
+                r.source = (reverse ? p.target : p.source) + ":" + read.display();
+                r.target = reverse ? p.source + ":" + t.table.display()
+                                   : p.target + ":" + (tgt ? targetName.display() : "?");
+                if (p.twoWay) {
+                    r.twoWay = p.name;
+                    r.reverse = reverse;
                 }
-                r.progress = s.progress;
-                if (s.backfillRows) {
-                    TableReport::Backfill b;
-                    b.rows = *s.backfillRows;
-                    if (s.backfillTotal && *s.backfillTotal > 0) {
-                        b.total = std::max(*s.backfillTotal, *s.backfillRows);
-                        b.percent = std::round(1000.0 * static_cast<double>(b.rows) / static_cast<double>(*b.total)) / 10.0;
+                r.strategy = t.strategy;
+                r.fellBackFromCdc = t.fallbackFrom == Strategy::Cdc;
+                r.slaSeconds = static_cast<double>(t.effectiveSla().count()) / 1000.0;
+                std::optional<std::int64_t> fresh;
+                if (auto it = byKey.find({direction, read}); it != byKey.end()) {
+                    const auto &s = *it->second;
+                    r.state = s.state;
+                    r.message = s.message;
+                    r.rowsApplied = s.rowsApplied;
+                    r.lastSyncAtMs = s.lastSyncAtMs;
+                    // A status written under another strategy says nothing about this one.
+                    if (s.strategy == t.strategy) {
+                        r.checkpoint = s.checkpoint;
+                        r.version = s.version;
+                        fresh = s.freshAsOfMs;
                     }
-                    if (s.backfillEtaSeconds)
-                        b.etaSeconds = std::max(0.0, *s.backfillEtaSeconds -
-                                                         static_cast<double>(nowMs - s.updatedAtMs) / 1000.0);
-                    r.backfill = b;
+                    r.progress = s.progress;
+                    if (s.backfillRows) {
+                        TableReport::Backfill b;
+                        b.rows = *s.backfillRows;
+                        if (s.backfillTotal && *s.backfillTotal > 0) {
+                            b.total = std::max(*s.backfillTotal, *s.backfillRows);
+                            b.percent =
+                                std::round(1000.0 * static_cast<double>(b.rows) / static_cast<double>(*b.total)) / 10.0;
+                        }
+                        if (s.backfillEtaSeconds)
+                            b.etaSeconds = std::max(0.0, *s.backfillEtaSeconds -
+                                                             static_cast<double>(nowMs - s.updatedAtMs) / 1000.0);
+                        r.backfill = b;
+                    }
                 }
-            }
-            if (auto it = pausedAt.find({p.name, t.table}); it != pausedAt.end()) {
-                r.paused = true;
-                r.pausedAtMs = it->second;
-                // The engine's own words when it took the pause (or is about to resume it), ours
-                // when it has not yet.
-                if (r.state != TableState::Paused) {
-                    r.state = TableState::Paused;
-                    r.message = pausedMessage(t.strategy);
+                if (auto it = pausedAt.find({p.name, t.table}); it != pausedAt.end()) {
+                    r.paused = true;
+                    r.pausedAtMs = it->second;
+                    // The engine's own words when it took the pause (or is about to resume it), ours
+                    // when it has not yet.
+                    if (r.state != TableState::Paused) {
+                        r.state = TableState::Paused;
+                        r.message = pausedMessage(t.strategy);
+                    }
                 }
+                r.lagSeconds = lagSeconds(fresh, nowMs);
+                r.freshness = freshnessOf(r.lagSeconds, t.effectiveSla());
+                if (auto it = lastReconcile.find({direction, r.table}); it != lastReconcile.end()) {
+                    const auto &rc = *it->second;
+                    r.reconcile = rc;
+                    r.driftAlertAbove = p.driftAlertAbove();
+                    r.driftAlert = rc.error.empty() && rc.missing + rc.extra + rc.different > 0 &&
+                                   rc.driftRatio > r.driftAlertAbove;
+                    if (r.driftAlert && (r.freshness == Freshness::Ok || r.freshness == Freshness::Unknown))
+                        r.freshness = Freshness::Warn; // maybe fresh, but not equal: a DBA should look
+                }
+                r.rebackfill = isRebackfill(r.strategy, r.state, r.message, r.checkpoint);
+                out.push_back(std::move(r));
             }
-            r.lagSeconds = lagSeconds(fresh, nowMs);
-            r.freshness = freshnessOf(r.lagSeconds, t.effectiveSla());
-            if (auto it = lastReconcile.find({p.name, r.table}); it != lastReconcile.end()) {
-                const auto &rc = *it->second;
-                r.reconcile = rc;
-                r.driftAlertAbove = p.driftAlertAbove();
-                r.driftAlert = rc.error.empty() && rc.missing + rc.extra + rc.different > 0 &&
-                               rc.driftRatio > r.driftAlertAbove;
-                if (r.driftAlert && (r.freshness == Freshness::Ok || r.freshness == Freshness::Unknown))
-                    r.freshness = Freshness::Warn; // maybe fresh, but not equal: a DBA should look
-            }
-            r.rebackfill = isRebackfill(r.strategy, r.state, r.message, r.checkpoint);
-            out.push_back(std::move(r));
         }
     }
     return out;
@@ -183,6 +199,7 @@ nlohmann::json tablesJsonValue(const std::vector<TableReport> &tables)
         json j = {
             {"pipeline", t.pipeline},
             {"table", t.table},
+            {"source", t.source},
             {"target", t.target},
             {"strategy", toString(t.strategy)},
             {"state", toString(t.state)},
@@ -204,6 +221,9 @@ nlohmann::json tablesJsonValue(const std::vector<TableReport> &tables)
         j["last_synced_lsn"] = !streamPos.empty() && !binlogPos ? json(streamPos) : json(nullptr);
         j["last_synced_binlog"] = !streamPos.empty() && binlogPos ? json(streamPos) : json(nullptr);
         j["cursor"] = cp.is_object() && cp.contains("cursor") ? cp["cursor"] : json(nullptr);
+        j["two_way"] = t.twoWay.empty()
+                           ? json(nullptr)
+                           : json{{"pipeline", t.twoWay}, {"direction", t.reverse ? "reverse" : "forward"}};
         j["fallback_from"] = t.fellBackFromCdc ? json("cdc") : json(nullptr);
         j["rebackfill"] = t.rebackfill;
         j["paused"] = t.paused;
@@ -273,7 +293,12 @@ std::vector<TableReport> tablesFromJson(const nlohmann::json &tables)
         TableReport t;
         t.pipeline = text(j, "pipeline");
         t.table = text(j, "table");
+        t.source = text(j, "source");
         t.target = text(j, "target");
+        if (auto tw = j.find("two_way"); tw != j.end() && tw->is_object()) {
+            t.twoWay = text(*tw, "pipeline");
+            t.reverse = text(*tw, "direction") == "reverse";
+        }
         t.strategy = strategyFromString(text(j, "strategy")).value_or(Strategy::FullRefresh);
         t.state = tableStateFrom(text(j, "state")).value_or(TableState::Idle);
         t.message = text(j, "message");

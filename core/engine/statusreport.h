@@ -17,6 +17,14 @@ struct TableReport {
     std::string pipeline;
     std::string table;
     std::string target;
+    /// A two-way pipeline's rows, one per direction of each table: `pipeline` is the direction's
+    /// name (the pipeline's for source to target, PipelineSpec::reverseName() for target to
+    /// source, as the state store and /metrics name them), `twoWay` the pipeline's, `reverse`
+    /// which direction, `source` the side read ("endpoint:table"). `twoWay` is empty for one-way
+    /// pipelines.
+    std::string twoWay;
+    bool reverse = false;
+    std::string source;
     Strategy strategy = Strategy::FullRefresh;
     TableState state = TableState::Idle;
     std::string message;

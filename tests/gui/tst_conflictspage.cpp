@@ -15,6 +15,7 @@
 #include "ui/models/conflictsmodel.h"
 #include "ui/models/tablesmodel.h"
 #include "ui/pages/conflictspage.h"
+#include "ui/pages/tablespage.h"
 
 #include "core/db/pgconnection.h"
 #include "core/engine/conflicts.h"
@@ -336,6 +337,49 @@ void TestConflictsPage::takeTargetResolvesAQueuedConflictOnBothDatabases()
     const int tableRow = w.tablesModel()->rowOf(QString::fromStdString(s.pipeline), QStringLiteral("public.people"));
     QCOMPARE(w.tablesModel()->index(tableRow, ui::TablesModel::Table).data(ui::TablesModel::ConflictsRole).toInt(), 2);
     QVERIFY(w.tablesModel()->index(tableRow, ui::TablesModel::Table).data(Qt::DecorationRole).isValid());
+
+    // Both directions of the table, each with its own row, state and position.
+    const QString reverse = QString::fromStdString(s.pipeline + "_rev");
+    QTRY_VERIFY_WITH_TIMEOUT(w.tablesModel()->rowOf(reverse, QStringLiteral("public.people")) >= 0, 30000);
+    const int reverseRow = w.tablesModel()->rowOf(reverse, QStringLiteral("public.people"));
+    QCOMPARE(cell(w.tablesModel(), tableRow, ui::TablesModel::Pipeline),
+             QString::fromStdString(s.pipeline) + QStringLiteral(": a \u2192 b"));
+    QCOMPARE(cell(w.tablesModel(), reverseRow, ui::TablesModel::Pipeline),
+             QString::fromStdString(s.pipeline) + QStringLiteral(": b \u2192 a"));
+    QVERIFY(w.tablesModel()->index(reverseRow, ui::TablesModel::Pipeline).data(Qt::ToolTipRole).toString().contains(
+        QStringLiteral("reverse direction")));
+    const auto &back = w.tablesModel()->report(reverseRow);
+    QVERIFY(back.reverse);
+    QCOMPARE(back.target, std::string("a:public.people"));
+    QVERIFY2(!back.checkpoint.empty(), "the reverse direction's stream position is shown");
+    QVERIFY(back.state != core::TableState::Error);
+    {
+        // The CLI's status says the same.
+        auto status = test::runCli({"--state", s.state, "status", "--json"});
+        QVERIFY2(status.exitCode == 0, status.err.c_str());
+        const auto j = nlohmann::json::parse(status.out);
+        int directions = 0;
+        for (const auto &t : j["tables"])
+            if (t["two_way"].is_object() && t["two_way"]["pipeline"] == s.pipeline) {
+                ++directions;
+                const bool rev = t["two_way"]["direction"] == "reverse";
+                QCOMPARE(QString::fromStdString(t["pipeline"].get<std::string>()),
+                         rev ? reverse : QString::fromStdString(s.pipeline));
+                QCOMPARE(QString::fromStdString(t["source"].get<std::string>()),
+                         rev ? QStringLiteral("b:public.people") : QStringLiteral("a:public.people"));
+                QVERIFY(!t["checkpoint"].is_null());
+            }
+        QCOMPARE(directions, 2);
+    }
+    w.pages()->setCurrentWidget(w.tablesPage());
+    w.tablesPage()->selectTable(reverse, QStringLiteral("public.people"));
+    QVERIFY(!w.tablesPage()->pauseButton()->isEnabled());
+    QVERIFY(w.tablesPage()->pauseButton()->toolTip().contains(QString::fromStdString(s.pipeline)));
+    QVERIFY(!w.tablesPage()->backfillButton()->isEnabled());
+    for (int c : {int(ui::TablesModel::Pipeline), int(ui::TablesModel::Table)})
+        w.tablesPage()->view()->resizeColumnToContents(c);
+    saveShot(&w, QStringLiteral("tables-two-way"));
+    w.pages()->setCurrentWidget(page);
 
     // Row 12: Take Target asks first, saying what is written where; cancelled, nothing is.
     page->selectRow(rowOfKey(page->model(), "12"));

@@ -136,6 +136,7 @@ private slots:
     void editorRecommendsStrategiesAndStoresThePipeline();
     void mysqlSourceListsItsTablesAndRefusesCdcWithoutTheGrant();
     void columnGridMapsTheTableAndRoundTripsTheYaml();
+    void bothWaysMakesEveryTableStreamAndRoundTrips();
 };
 
 void TestPipelineEditor::editorRecommendsStrategiesAndStoresThePipeline()
@@ -805,4 +806,101 @@ void TestPipelineEditor::columnGridMapsTheTableAndRoundTripsTheYaml()
 }
 
 QTEST_MAIN(TestPipelineEditor)
+
+void TestPipelineEditor::bothWaysMakesEveryTableStreamAndRoundTrips()
+{
+    test::PgTestDb a("gui_pe_tw_a");
+    test::PgTestDb b("gui_pe_tw_b");
+    a.exec("CREATE TABLE people (id int PRIMARY KEY, name text, phone text)");
+    a.exec("CREATE TABLE notes (id int PRIMARY KEY, body text)");
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    core::Workspace original;
+    original.endpoints["a"] = test::pgEndpoint("a", a.name());
+    original.endpoints["b"] = test::pgEndpoint("b", b.name());
+    core::Endpoint lite;
+    lite.name = "lite";
+    lite.kind = core::EndpointKind::Sqlite;
+    lite.path = dir.file("lite.db");
+    original.endpoints["lite"] = lite;
+    core::StateStore(statePath).applyWorkspace(original);
+
+    MainWindow w;
+    w.resize(1180, 620);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto *page = w.workspacePage();
+    w.pages()->setCurrentWidget(page);
+    w.openWorkspace(QString::fromStdString(statePath));
+    QTRY_COMPARE(page->endpointsModel()->rowCount(), 3);
+
+    PipelineEditor *editor = openEditor(page, page->addPipelineButton());
+    QVERIFY(editor);
+    editor->sourceBox()->setCurrentIndex(editor->sourceBox()->findData(QStringLiteral("a")));
+    QTRY_VERIFY_WITH_TIMEOUT(!editor->discovering() && editor->tableItem(QStringLiteral("public.people")), 30000);
+    editor->targetBox()->setCurrentIndex(editor->targetBox()->findData(QStringLiteral("b")));
+    editor->nameEdit()->setText(QStringLiteral("mirror"));
+    editor->setIncluded(QStringLiteral("public.people"), true);
+    QComboBox *people = editor->strategyBox(QStringLiteral("public.people"));
+    people->setCurrentIndex(people->findData(static_cast<int>(core::Strategy::FullRefresh)));
+    QCOMPARE(editor->directionBox()->currentData().toBool(), false);
+    QVERIFY(!editor->pipeline().twoWay);
+
+    // Both ways: the included table streams, and a table included afterwards does too.
+    editor->directionBox()->setCurrentIndex(editor->directionBox()->findData(true));
+    QVERIFY(chosen(people) == core::Strategy::Cdc);
+    editor->setIncluded(QStringLiteral("public.notes"), true);
+    QVERIFY(chosen(editor->strategyBox(QStringLiteral("public.notes"))) == core::Strategy::Cdc);
+    QVERIFY2(editor->problem().isEmpty(), qPrintable(editor->problem()));
+    QVERIFY(editor->okButton()->isEnabled());
+    core::PipelineSpec p = editor->pipeline();
+    QVERIFY(p.twoWay);
+    // Picking another strategy again is refused with the loader's own words.
+    people->setCurrentIndex(people->findData(static_cast<int>(core::Strategy::Cursor)));
+    QVERIFY2(editor->problem().contains(QStringLiteral("every table's strategy must be cdc")) ||
+                 editor->problem().contains(QStringLiteral("cursor column")),
+             qPrintable(editor->problem()));
+    QVERIFY(!editor->okButton()->isEnabled());
+    people->setCurrentIndex(people->findData(static_cast<int>(core::Strategy::Cdc)));
+    // A SQLite target cannot be written back from: refused, saying so.
+    editor->targetBox()->setCurrentIndex(editor->targetBox()->findData(QStringLiteral("lite")));
+    QVERIFY2(editor->problem().contains(QStringLiteral("SQLite")), qPrintable(editor->problem()));
+    QVERIFY(!editor->okButton()->isEnabled());
+    editor->targetBox()->setCurrentIndex(editor->targetBox()->findData(QStringLiteral("b")));
+    QVERIFY2(editor->problem().isEmpty(), qPrintable(editor->problem()));
+    editor->resize(1180, 700);
+    saveShot(editor, QStringLiteral("pipeline-editor-two-way"));
+
+    // OK stores it; the export says direction: both and loads back equal.
+    QSignalSpy saved(page, &ui::WorkspacePage::saved);
+    QTest::mouseClick(editor->okButton(), Qt::LeftButton);
+    QVERIFY(saved.wait(15000));
+    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
+    const core::Workspace stored = core::StateStore(statePath).loadWorkspace();
+    QCOMPARE(stored.pipelines.size(), std::size_t{1});
+    QVERIFY(stored.pipelines[0].twoWay);
+    QCOMPARE(stored.pipelines[0].tables.size(), std::size_t{2});
+    const QString yamlPath = QString::fromStdString(dir.file("exported.yaml"));
+    QVERIFY(page->exportFile(yamlPath));
+    QVERIFY(readText(yamlPath).contains(QStringLiteral("direction: both")));
+    QCOMPARE(core::WorkspaceFile::load(yamlPath.toStdString()), stored);
+
+    // Edited again, it opens as both ways; made one way, it stores a one-way pipeline.
+    QTRY_COMPARE(page->pipelinesModel()->rowCount(), 1);
+    QTRY_VERIFY_WITH_TIMEOUT(page->workspace() == stored, 15000);
+    QTRY_VERIFY(page->addPipelineButton()->isEnabled());
+    page->selectPipeline(QStringLiteral("mirror"));
+    QTRY_VERIFY(page->editPipelineButton()->isEnabled());
+    editor = openEditor(page, page->editPipelineButton());
+    QVERIFY(editor);
+    QCOMPARE(editor->directionBox()->currentData().toBool(), true);
+    editor->directionBox()->setCurrentIndex(editor->directionBox()->findData(false));
+    QVERIFY(!editor->pipeline().twoWay);
+    QVERIFY2(editor->problem().isEmpty(), qPrintable(editor->problem()));
+    saved.clear();
+    QTest::mouseClick(editor->okButton(), Qt::LeftButton);
+    QVERIFY(saved.wait(15000));
+    QVERIFY(!core::StateStore(statePath).loadWorkspace().pipelines.at(0).twoWay);
+}
+
 #include "tst_pipelineeditor.moc"

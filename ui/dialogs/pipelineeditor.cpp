@@ -154,10 +154,19 @@ PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::Pi
     auto *nameLabel = new QLabel(tr("&Name:"), this);
     nameLabel->setBuddy(m_name);
     form->addRow(nameLabel, nameColumn);
+    m_direction = new QComboBox(this);
+    m_direction->setObjectName(QStringLiteral("direction"));
+    m_direction->addItem(tr("One way"), false);
+    m_direction->addItem(tr("Both ways (two-way)"), true);
+    m_direction->setToolTip(tr("Both ways: changes made on either side reach the other, each direction streamed "
+                               "by CDC, with conflicts resolved by the tables' policies (docs/two-way.md)"));
+    m_direction->setCurrentIndex(m_existing && m_existing->twoWay ? 1 : 0);
+    m_arrow = new QLabel(this);
     auto *route = new QHBoxLayout;
     route->addWidget(m_source, 1);
-    route->addWidget(new QLabel(QStringLiteral("\u2192"), this));
+    route->addWidget(m_arrow);
     route->addWidget(m_target, 1);
+    route->addWidget(m_direction);
     route->addSpacing(12);
     route->addWidget(m_targetSchemaLabel);
     route->addWidget(m_targetSchema, 1);
@@ -230,6 +239,7 @@ PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::Pi
     connect(m_name, &QLineEdit::textChanged, this, &PipelineEditor::updateState);
     connect(m_targetSchema, &QLineEdit::textChanged, this, &PipelineEditor::updateState);
     connect(m_target, &QComboBox::currentIndexChanged, this, &PipelineEditor::updateState);
+    connect(m_direction, &QComboBox::currentIndexChanged, this, &PipelineEditor::applyDirection);
     connect(m_source, &QComboBox::currentIndexChanged, this, [this] {
         updateTargets();
         discover();
@@ -245,6 +255,7 @@ PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::Pi
     updateTargets();
     if (m_existing)
         m_target->setCurrentIndex(std::max(0, m_target->findData(qs(m_existing->target))));
+    applyDirection();
     resize(1060, 860);
     discover();
 }
@@ -553,8 +564,21 @@ void PipelineEditor::onItemChanged(QTreeWidgetItem *item, int column)
     else
         m_order.erase(std::remove(m_order.begin(), m_order.end(), ref), m_order.end());
     r->strategy->setEnabled(included);
+    if (included)
+        applyDirection();
     if (item == m_tree->currentItem())
         loadSelected();
+    updateState();
+}
+
+void PipelineEditor::applyDirection()
+{
+    const bool both = m_direction->currentData().toBool();
+    m_arrow->setText(both ? QStringLiteral("\u21c4") : QStringLiteral("\u2192"));
+    if (both)
+        for (const auto &ref : m_order)
+            if (QComboBox *box = m_rows.at(ref).strategy; box && box->currentData().toInt() != int(core::Strategy::Cdc))
+                box->setCurrentIndex(box->findData(static_cast<int>(core::Strategy::Cdc)));
     updateState();
 }
 
@@ -699,9 +723,13 @@ core::PipelineSpec PipelineEditor::pipeline() const
     p.targetSchema.reset();
     if (target && target->kind != core::EndpointKind::Sqlite && !schema.isEmpty())
         p.targetSchema = schema.toStdString();
+    p.twoWay = m_direction->currentData().toBool();
     p.tables.clear();
-    for (const auto &ref : m_order)
+    for (const auto &ref : m_order) {
         p.tables.push_back(m_rows.at(ref).spec);
+        if (!p.twoWay)
+            p.tables.back().conflicts.reset(); // a one-way pipeline has no conflicts to resolve
+    }
     return p;
 }
 

@@ -70,6 +70,8 @@ public:
     QLabel *nameRule() const { return m_nameRule; }
     QComboBox *sourceBox() const { return m_source; }
     QComboBox *targetBox() const { return m_target; }
+    /// One way (source to target) or both ways (`direction: both`, a two-way pipeline).
+    QComboBox *directionBox() const { return m_direction; }
     QLineEdit *targetSchemaEdit() const { return m_targetSchema; }
     QTreeWidget *tablesTree() const { return m_tree; }
     QLabel *discoveryLabel() const { return m_status; }
@@ -126,6 +128,8 @@ private:
     void storeSelected();
     void updateTargets();
     void updateState();
+    /// Both ways: every included table streams (a two-way pipeline is CDC only).
+    void applyDirection();
     QString strategyReason(const Row &row) const;
     /// core::checkColumnMapping's message for the row's mapping against its discovered columns,
     /// or empty (fits, or nothing to check it against).
@@ -151,6 +155,8 @@ private:
     QLabel *m_nameRule;
     QComboBox *m_source;
     QComboBox *m_target;
+    QComboBox *m_direction = nullptr;
+    QLabel *m_arrow = nullptr;
     QLabel *m_targetSchemaLabel;
     QLineEdit *m_targetSchema;
     QTreeWidget *m_tree;

@@ -87,6 +87,12 @@ QString stateText(const core::TableReport &r)
     return s;
 }
 
+/// The endpoint of an "endpoint:table" side.
+QString endpointOf(const std::string &side)
+{
+    return QString::fromStdString(side.substr(0, side.find(':')));
+}
+
 } // namespace
 
 TablesModel::TablesModel(QObject *parent) : QAbstractTableModel(parent) {}
@@ -235,6 +241,9 @@ QString TablesModel::display(const Row &row, int column)
     const core::TableReport &r = row.report;
     switch (column) {
     case Pipeline:
+        if (!r.twoWay.empty())
+            return tr("%1: %2 → %3")
+                .arg(QString::fromStdString(r.twoWay), endpointOf(r.source), endpointOf(r.target));
         return QString::fromStdString(r.pipeline);
     case Table:
         return QString::fromStdString(r.table);
@@ -288,6 +297,13 @@ QVariant TablesModel::sortKey(const Row &row, int column) const
 QString TablesModel::toolTip(const core::TableReport &r, int column) const
 {
     switch (column) {
+    case Pipeline:
+        if (r.twoWay.empty())
+            return {};
+        return tr("Two-way pipeline %1, its %2 direction: changes made on %3 are read there and applied to %4. "
+                  "Each direction streams on its own, with its own lag and state.")
+            .arg(QString::fromStdString(r.twoWay), r.reverse ? tr("reverse") : tr("forward"),
+                 QString::fromStdString(r.source), QString::fromStdString(r.target));
     case Table:
         return tr("Target: %1").arg(QString::fromStdString(r.target));
     case State:

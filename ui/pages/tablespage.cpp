@@ -276,6 +276,24 @@ void TablesPage::updateButtons()
     }
     const auto &r = m_model->report(row);
     const QString name = QString::fromStdString(r.table);
+    if (r.reverse) {
+        // A two-way pipeline's reverse direction is run by its forward row: one pause holds both
+        // directions, and only the forward direction ever loads the table.
+        const QString forward = QString::fromStdString(r.twoWay);
+        for (QPushButton *b : {m_pause, m_resume, m_backfill, m_cancel, m_promote})
+            b->setEnabled(false);
+        m_pause->setToolTip(tr("Pause the table on its forward row (pipeline %1): a pause holds both directions")
+                                .arg(forward));
+        m_resume->setToolTip(r.paused ? tr("Resume the table on its forward row (pipeline %1): both directions sync "
+                                           "again")
+                                            .arg(forward)
+                                      : tr("%1 is not paused").arg(name));
+        m_backfill->setToolTip(tr("The reverse direction of a two-way pipeline is never backfilled: the forward "
+                                  "direction loads the table once, and each direction streams from then on"));
+        m_cancel->setToolTip(tr("No backfill of %1 is under way").arg(name));
+        m_promote->setToolTip(tr("The reverse direction of a two-way pipeline always streams"));
+        return;
+    }
     const bool busy = m_runner->busy(QString::fromStdString(r.pipeline), name);
     const bool rebackfill = TablesModel::isRebackfill(r);
 
