@@ -487,7 +487,8 @@ TEST_F(TwoWaySoak, aConflictWhoseRowsChangedSinceItWasQueuedIsRefreshedNotUndone
     ASSERT_TRUE(waitFor(
         [&] {
             ids.clear();
-            for (const auto &c : openConflicts()["conflicts"])
+            const json list = openConflicts();
+            for (const auto &c : list["conflicts"])
                 ids[c["key"]["id"].get<std::string>()] = c["id"].get<long long>();
             return ids.size() == 2;
         },
@@ -511,7 +512,8 @@ TEST_F(TwoWaySoak, aConflictWhoseRowsChangedSinceItWasQueuedIsRefreshedNotUndone
     EXPECT_EQ(b.scalar("SELECT concat_ws('|', email, phone) FROM soak WHERE id = 5"), "five@b|five-later")
         << "nothing is written by a refused resolution";
     json refreshed;
-    for (const auto &c : openConflicts()["conflicts"])
+    const json list = openConflicts();
+    for (const auto &c : list["conflicts"])
         if (c["id"] == ids["5"])
             refreshed = c;
     ASSERT_TRUE(refreshed.is_object());
