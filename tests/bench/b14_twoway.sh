@@ -11,8 +11,8 @@
 # database (a DO loop every B14_POLL_MS, 50) records when it first saw each row the OTHER side
 # wrote; lag = seen - written_at (one server clock), per direction. Loop counters come from
 # /metrics, before and after (once both slots passed everything):
-#   loop_amplification = changes applied / changes captured, both directions (1.00 or a little
-#                        less: a batch folds repeated changes of one row into one)
+#   loop_amplification = changes applied / changes captured, both directions (the engine counts
+#                        as applied every change of a committed batch, folded ones included)
 #   captured_per_write = changes captured / rows the two pgbench runs changed (1.00 when no
 #                        change of Driftless's own came back and none was lost)
 # Both sides must then be equal (md5 of every row, in SQL on each side).
