@@ -61,6 +61,8 @@ std::optional<ApiResponse> AgentApi::conflictRoute(const std::string &path, cons
             throw BadRequest{404, e.what()};
         } catch (const ConflictAlreadyResolved &e) {
             throw BadRequest{409, e.what()};
+        } catch (const ConflictChanged &e) {
+            throw BadRequest{409, e.what()};
         } catch (const BadConflictChoice &e) {
             throw BadRequest{400, e.what()};
         } catch (const ConflictNotMergeable &e) {

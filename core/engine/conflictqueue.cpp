@@ -196,6 +196,83 @@ Chosen choose(const QueuedConflict &c, const ConflictChoice &choice)
     return out;
 }
 
+/// The columns of a conflict's row, from whichever of its stored versions has one.
+std::vector<std::string> columnsOf(const QueuedConflict &c)
+{
+    std::vector<std::string> names;
+    for (const std::string *text : {&c.record.source, &c.record.target, &c.record.base}) {
+        const json row = storedRow(*text);
+        if (row.is_object())
+            for (const auto &[name, value] : row.items())
+                if (std::find(names.begin(), names.end(), name) == names.end())
+                    names.push_back(name);
+    }
+    return names;
+}
+
+/// The columns a refreshed entry names: those both sides changed since the base, else those
+/// they differ in.
+std::string conflictColumns(const json &source, const json &target, const json &base,
+                            const std::vector<std::string> &names)
+{
+    json both = json::array(), differ = json::array();
+    for (const auto &name : names) {
+        const auto s = source.is_object() ? valueOf(source, name) : std::nullopt;
+        const auto t = target.is_object() ? valueOf(target, name) : std::nullopt;
+        if (s == t && source.is_object() == target.is_object())
+            continue;
+        differ.push_back(name);
+        const auto b = base.is_object() ? valueOf(base, name) : std::nullopt;
+        if (!source.is_object() || !target.is_object() || !base.is_object() || (s != b && t != b))
+            both.push_back(name);
+    }
+    return (both.empty() ? differ : both).dump();
+}
+
+/// Reads both sides' rows of `c` as they are now. Equal: marks `c` resolved (nothing to write)
+/// and returns what was done. Either differing from its stored version: refreshes the queue's
+/// entry and throws ConflictChanged. Otherwise nullopt: the stored versions are the rows.
+std::optional<ConflictResolution> againstCurrentRows(WorkspaceState &state, const QueuedConflict &c,
+                                                     const Endpoint &source, const TargetName &sourceTable,
+                                                     const Endpoint &target, const TargetName &targetTable,
+                                                     const ConflictChoice &choice)
+{
+    const auto names = columnsOf(c);
+    if (names.empty())
+        return std::nullopt;
+    const std::string nowSourceText = currentRow(source, sourceTable, c.record.key, names);
+    const std::string nowTargetText = currentRow(target, targetTable, c.record.key, names);
+    const json nowSource = storedRow(nowSourceText), nowTarget = storedRow(nowTargetText);
+    const std::string id = std::to_string(c.id);
+    if (nowSource == nowTarget) {
+        const std::string resolution = resolutionText(choice);
+        state.store().markConflictResolved(c.id, resolution);
+        countConflicts(c.record.pipeline, c.record.table, "resolved", 1);
+        state.store().addEvent(Level::Info, c.record.pipeline, c.record.table, "conflict_resolved",
+                               "conflict " + id + " on key " + c.record.key +
+                                   " resolved: both sides already held the same row; nothing written");
+        ConflictResolution r{c, choice.take == ConflictTake::Target ? ConflictSide::Target : ConflictSide::Source,
+                             resolution, nowSource.dump(), {}};
+        r.message = "conflict " + id + " resolved: both sides already hold the same version of " + c.record.table +
+                    " " + c.record.key + "; nothing written";
+        return r;
+    }
+    const bool sourceMoved = nowSource != storedRow(c.record.source);
+    const bool targetMoved = nowTarget != storedRow(c.record.target);
+    if (!sourceMoved && !targetMoved)
+        return std::nullopt;
+    ConflictRecord refreshed = c.record;
+    refreshed.source = nowSourceText;
+    refreshed.target = nowTargetText;
+    refreshed.columns = conflictColumns(nowSource, nowTarget, storedRow(c.record.base), names);
+    state.store().addConflict(refreshed);
+    const std::string moved = sourceMoved && targetMoved ? "both sides' rows" : sourceMoved ? "the source's row"
+                                                                                           : "the target's row";
+    throw ConflictChanged("conflict " + id + ": " + moved + " of " + c.record.table + " " + c.record.key +
+                          " changed since it was queued, so nothing was written; the queue now holds both rows as "
+                          "they are: review them (driftless-cli conflicts) and resolve it again");
+}
+
 } // namespace
 
 std::string chosenRow(const QueuedConflict &c, const ConflictChoice &choice)
@@ -238,17 +315,21 @@ ConflictResolution resolveConflict(WorkspaceState &state, std::int64_t id, const
             spec = &t;
     if (!spec)
         throw ConfigError("table " + c->record.table + " is no longer in pipeline " + p->name);
+    const Endpoint &source = ws.endpoints.at(p->source);
+    const Endpoint &target = ws.endpoints.at(p->target);
+    const TargetName sourceTable{spec->table.schema, spec->table.name};
+    const TargetName targetTable = resolveTargetName(*p, *spec, target.kind);
+    if (auto done = againstCurrentRows(state, *c, source, sourceTable, target, targetTable, choice))
+        return *done;
     // Decided (or refused) before anything is written.
     const Chosen chosen = choose(*c, choice);
     const std::string row = chosen.row.dump();
-    const Endpoint &source = ws.endpoints.at(p->source);
-    const Endpoint &target = ws.endpoints.at(p->target);
     // The chosen row is written over each side that does not hold it; a side that does keeps its row.
     const bool wholeSide = choice.columns.empty() && choice.take != ConflictTake::Merged;
     if (wholeSide ? choice.take == ConflictTake::Source : chosen.row != storedRow(c->record.target))
-        writeResolution(target, p->name, resolveTargetName(*p, *spec, target.kind), c->record.key, row);
+        writeResolution(target, p->name, targetTable, c->record.key, row);
     if (wholeSide ? choice.take == ConflictTake::Target : chosen.row != storedRow(c->record.source))
-        writeResolution(source, p->name, TargetName{spec->table.schema, spec->table.name}, c->record.key, row);
+        writeResolution(source, p->name, sourceTable, c->record.key, row);
     const std::string resolution = resolutionText(choice);
     state.store().markConflictResolved(id, resolution);
     countConflicts(p->name, c->record.table, "resolved", 1);

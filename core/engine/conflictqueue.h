@@ -77,6 +77,14 @@ public:
     using ConfigError::ConfigError;
 };
 
+/// A side's row changed since the conflict was queued (the engine merged a later change into it,
+/// or wrote it otherwise): nothing was written, and the queue's entry now holds both rows as they
+/// are, to be reviewed and resolved again (the agent API answers 409).
+class ConflictChanged : public ConfigError {
+public:
+    using ConfigError::ConfigError;
+};
+
 /// One conflict as `driftless-cli conflicts --json` and `GET /api/v1/conflicts` write it: id,
 /// pipeline, table, key, columns, source, target, base (the JSON the queue holds, parsed),
 /// detected_at (ISO 8601) and status.
@@ -106,9 +114,16 @@ struct ConflictResolution {
 /// under the resolve origin, never read back), marks the conflict resolved, counts it and
 /// records a `conflict_resolved` event.
 ///
-/// Blocking: connects to the endpoint written. Throws UnknownConflict, ConflictAlreadyResolved,
-/// ConfigError (the pipeline or table left the workspace) and the database's Error when the write
-/// fails (the conflict then stays open).
+/// The choice is made on the rows as both sides hold them now, read first: when either differs
+/// from the version the queue stored (a later change was merged into it), nothing is written,
+/// the entry is refreshed with the rows as they are, and ConflictChanged says to review them and
+/// resolve again; writing the stored version would undo that later change on one side only and
+/// leave the two sides different. When both sides already hold the same row, the conflict is
+/// marked resolved and nothing is written.
+///
+/// Blocking: connects to both endpoints. Throws UnknownConflict, ConflictAlreadyResolved,
+/// ConflictChanged, ConfigError (the pipeline or table left the workspace) and the database's
+/// Error when a read or the write fails (the conflict then stays open).
 ConflictResolution resolveConflict(WorkspaceState &state, std::int64_t id, ConflictSide take);
 
 /// `resolve ID --take merged` and `--column COL=SIDE`: builds chosenRow() and writes it, through

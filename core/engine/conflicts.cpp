@@ -347,4 +347,31 @@ void writeResolution(const Endpoint &endpoint, const std::string &pipeline, cons
     c.commit();
 }
 
+std::string currentRow(const Endpoint &endpoint, const TargetName &table, const std::string &keyJson,
+                       const std::vector<std::string> &columns)
+{
+    const json key = json::parse(keyJson);
+    PgConnection c = connectPostgres(endpoint, "driftless resolve");
+    Params params;
+    std::string where;
+    for (auto it = key.begin(); it != key.end(); ++it) {
+        params.emplace_back(it.value().is_null() ? std::nullopt : std::optional<std::string>(it.value().get<std::string>()));
+        where += (where.empty() ? "" : " AND ") + quoteIdent(it.key()) + " = $" + std::to_string(params.size());
+    }
+    std::string select;
+    for (const auto &name : columns)
+        select += (select.empty() ? "" : ", ") + quoteIdent(name) + "::text";
+    auto res = c.execParams("SELECT " + (select.empty() ? std::string("1") : select) + " FROM " +
+                                quoteIdent(table.schema) + "." + quoteIdent(table.name) + " WHERE " + where,
+                            params);
+    if (res.rows() == 0)
+        return "null";
+    json row = json::object();
+    for (size_t i = 0; i < columns.size(); ++i) {
+        const auto v = res.optText(0, static_cast<int>(i));
+        row[columns[i]] = v ? json(*v) : json(nullptr);
+    }
+    return row.dump();
+}
+
 } // namespace driftless::core

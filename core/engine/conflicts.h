@@ -67,4 +67,11 @@ std::vector<ConflictCountSample> conflictCountsSnapshot();
 void writeResolution(const Endpoint &endpoint, const std::string &pipeline, const TargetName &table,
                      const std::string &keyJson, const std::string &rowJson);
 
+/// `driftless-cli resolve`: the row of `key` in `table` on `endpoint` as it is now, `columns`
+/// as Postgres's text output (as resolveConflicts() compares them): a JSON object of column ->
+/// text or null, or `null` when the side has no such row. Blocking; throws Error when it cannot
+/// be read.
+std::string currentRow(const Endpoint &endpoint, const TargetName &table, const std::string &keyJson,
+                       const std::vector<std::string> &columns);
+
 } // namespace driftless::core
