@@ -2,6 +2,7 @@
 
 #include "core/base/copytext.h"
 #include "core/db/pgconnection.h"
+#include "core/engine/conflictsmysql.h"
 #include "core/engine/connect.h"
 #include "core/engine/twoway.h"
 #include "core/model/error.h"
@@ -63,27 +64,73 @@ std::string typeOf(const ConflictScope &scope, size_t c)
                                                                           : std::string("timestamptz");
 }
 
-/// Two values of a timestamp column as microseconds since the epoch, read by the target's server
-/// as the column's type (the text of either side's output; a NULL stays unknown).
-std::pair<std::optional<std::int64_t>, std::optional<std::int64_t>>
-timestampsUs(PgConnection &target, const std::string &type, const std::optional<std::string> &mine,
-             const std::optional<std::string> &theirs)
-{
-    if (!mine || !theirs)
-        return {};
-    // An infinite timestamp has no epoch (and would abort the batch's transaction): unknown.
-    auto us = [&](const std::string &p) {
-        const std::string v = p + "::" + type;
-        return "(CASE WHEN isfinite(" + v + ") THEN (extract(epoch FROM " + v + ") * 1000000)::bigint END)::text";
-    };
-    auto res = target.execParams("SELECT " + us("$1") + ", " + us("$2"), {mine, theirs});
-    auto read = [&](int c) -> std::optional<std::int64_t> {
-        if (auto t = res.optText(0, c))
-            return std::stoll(*t);
-        return std::nullopt;
-    };
-    return {read(0), read(1)};
-}
+/// Postgres: the rows by unnest() of the keys' text arrays, cast to the key columns' types.
+class PgConflictTarget final : public ConflictTarget {
+public:
+    explicit PgConflictTarget(PgConnection &c) : m_c(c) {}
+
+    std::map<size_t, Held> rowsFor(const ConflictScope &scope, const RowSet &rows, const std::vector<size_t> &picked,
+                                   const std::vector<int> &keyIdx, const std::vector<size_t> &synced,
+                                   bool commitTime) override
+    {
+        const auto &cols = scope.columns;
+        std::string arrays, names, on, select;
+        for (size_t i = 0; i < keyIdx.size(); ++i) {
+            const std::string n = "k" + std::to_string(i + 1);
+            arrays += (i ? ", $" : "$") + std::to_string(i + 1) + "::text[]";
+            names += n + ", ";
+            on += (i ? " AND t." : "t.") + quoteIdent(scope.keyColumns[i]) + " = k." + n + "::" + scope.keyTypes[i];
+        }
+        for (size_t c : synced)
+            select += ", t." + quoteIdent(cols[c]) + "::text";
+        // The commit time of the transaction that wrote the target's row (NULL when unknown).
+        if (commitTime)
+            select += ", (extract(epoch FROM pg_xact_commit_timestamp(t.xmin)) * 1000000)::bigint::text";
+        const std::string sql = "SELECT k.ord" + select + " FROM unnest(" + arrays + ") WITH ORDINALITY AS k(" + names +
+                                "ord) JOIN " + scope.targetSql + " t ON " + on;
+        Params params;
+        for (auto &a : pgKeyArrays(rows, picked, 0, picked.size(), keyIdx))
+            params.emplace_back(std::move(a));
+        auto res = m_c.execParams(sql, params);
+        std::map<size_t, Held> out;
+        for (int i = 0; i < res.rows(); ++i) {
+            Held h;
+            h.values.resize(cols.size());
+            for (size_t s = 0; s < synced.size(); ++s)
+                h.values[synced[s]] = res.optText(i, static_cast<int>(s) + 1);
+            if (commitTime)
+                if (auto us = res.optText(i, static_cast<int>(synced.size()) + 1))
+                    h.commitUs = std::stoll(*us);
+            out[picked[static_cast<size_t>(res.toInt(i, 0)) - 1]] = std::move(h);
+        }
+        return out;
+    }
+
+    /// Read by the target's server as the column's type (the text of either side's output; a
+    /// NULL stays unknown).
+    std::pair<std::optional<std::int64_t>, std::optional<std::int64_t>>
+    timestampsUs(const std::string &type, const std::optional<std::string> &mine,
+                 const std::optional<std::string> &theirs) override
+    {
+        if (!mine || !theirs)
+            return {};
+        // An infinite timestamp has no epoch (and would abort the batch's transaction): unknown.
+        auto us = [&](const std::string &p) {
+            const std::string v = p + "::" + type;
+            return "(CASE WHEN isfinite(" + v + ") THEN (extract(epoch FROM " + v + ") * 1000000)::bigint END)::text";
+        };
+        auto res = m_c.execParams("SELECT " + us("$1") + ", " + us("$2"), {mine, theirs});
+        auto read = [&](int c) -> std::optional<std::int64_t> {
+            if (auto t = res.optText(0, c))
+                return std::stoll(*t);
+            return std::nullopt;
+        };
+        return {read(0), read(1)};
+    }
+
+private:
+    PgConnection &m_c;
+};
 
 std::mutex &countsMutex()
 {
@@ -117,7 +164,7 @@ std::vector<ConflictCountSample> conflictCountsSnapshot()
     return out;
 }
 
-ConflictOutcome resolveConflicts(PgConnection &target, const ConflictScope &scope, const ConflictPolicy &policy,
+ConflictOutcome resolveConflicts(ConflictTarget &target, const ConflictScope &scope, const ConflictPolicy &policy,
                                  RowSet &rows)
 {
     ConflictOutcome out;
@@ -141,38 +188,17 @@ ConflictOutcome resolveConflicts(PgConnection &target, const ConflictScope &scop
     for (size_t c = 0; c < cols.size(); ++c)
         if (!ownColumn(cols[c]))
             synced.push_back(c);
-    std::string arrays, names, on, select;
-    for (size_t i = 0; i < keyIdx.size(); ++i) {
-        const std::string n = "k" + std::to_string(i + 1);
-        arrays += (i ? ", $" : "$") + std::to_string(i + 1) + "::text[]";
-        names += n + ", ";
-        on += (i ? " AND t." : "t.") + quoteIdent(scope.keyColumns[i]) + " = k." + n + "::" + scope.keyTypes[i];
-    }
-    for (size_t c : synced)
-        select += ", t." + quoteIdent(cols[c]) + "::text";
-    // The commit time of the transaction that wrote the target's row (NULL when unknown).
     const bool commitClock = policy.usesCommitTime();
-    if (commitClock)
-        select += ", (extract(epoch FROM pg_xact_commit_timestamp(t.xmin)) * 1000000)::bigint::text";
-    const std::string sql = "SELECT k.ord" + select + " FROM unnest(" + arrays + ") WITH ORDINALITY AS k(" + names +
-                            "ord) JOIN " + scope.targetSql + " t ON " + on;
     std::map<size_t, Values> held;
     std::map<size_t, std::int64_t> heldCommitUs;
     for (size_t from = 0; from < checked.size(); from += kKeysPerLookup) {
-        const size_t to = std::min(checked.size(), from + kKeysPerLookup);
-        Params params;
-        for (auto &a : pgKeyArrays(rows, checked, from, to, keyIdx))
-            params.emplace_back(std::move(a));
-        auto res = target.execParams(sql, params);
-        for (int i = 0; i < res.rows(); ++i) {
-            Values v(cols.size());
-            for (size_t s = 0; s < synced.size(); ++s)
-                v[synced[s]] = res.optText(i, static_cast<int>(s) + 1);
-            const size_t r = checked[from + static_cast<size_t>(res.toInt(i, 0)) - 1];
-            if (commitClock)
-                if (auto us = res.optText(i, static_cast<int>(synced.size()) + 1))
-                    heldCommitUs[r] = std::stoll(*us);
-            held[r] = std::move(v);
+        const std::vector<size_t> picked(checked.begin() + static_cast<std::ptrdiff_t>(from),
+                                         checked.begin() + static_cast<std::ptrdiff_t>(
+                                                               std::min(checked.size(), from + kKeysPerLookup)));
+        for (auto &[r, h] : target.rowsFor(scope, rows, picked, keyIdx, synced, commitClock)) {
+            if (h.commitUs)
+                heldCommitUs[r] = *h.commitUs;
+            held[r] = std::move(h.values);
         }
     }
 
@@ -248,7 +274,7 @@ ConflictOutcome resolveConflicts(PgConnection &target, const ConflictScope &scop
                         theirsUs = it->second;
                 } else if (auto pos = std::find(cols.begin(), cols.end(), nw.column); pos != cols.end()) {
                     const auto c = static_cast<size_t>(pos - cols.begin());
-                    std::tie(mineUs, theirsUs) = timestampsUs(target, typeOf(scope, c), (*after)[c], (*tgt)[c]);
+                    std::tie(mineUs, theirsUs) = target.timestampsUs(typeOf(scope, c), (*after)[c], (*tgt)[c]);
                 }
             }
             if (mineUs && theirsUs) {
@@ -310,9 +336,37 @@ ConflictOutcome resolveConflicts(PgConnection &target, const ConflictScope &scop
     return out;
 }
 
+void reportConflicts(EngineObserver &observer, const TableKey &key, const ConflictScope &scope,
+                     const ConflictOutcome &o)
+{
+    countConflicts(scope.pipeline, scope.table, "merged", o.merged);
+    countConflicts(scope.pipeline, scope.table, "source_won", o.sourceWon);
+    countConflicts(scope.pipeline, scope.table, "target_won", o.targetWon);
+    countConflicts(scope.pipeline, scope.table, "queued", o.queued);
+    for (const auto &rec : o.queue)
+        observer.conflict(rec);
+    if (const long long n = o.merged + o.sourceWon + o.targetWon + o.queued)
+        observer.event(Level::Info, key, "conflict",
+                       std::to_string(n) + " conflicting changes: " + std::to_string(o.merged) + " merged by column, " +
+                           std::to_string(o.sourceWon) + " won by the source, " + std::to_string(o.targetWon) +
+                           " by the target, " + std::to_string(o.queued) +
+                           " queued (driftless-cli conflicts lists them)");
+}
+
+ConflictOutcome resolveConflicts(PgConnection &target, const ConflictScope &scope, const ConflictPolicy &policy,
+                                 RowSet &rows)
+{
+    PgConflictTarget t(target);
+    return resolveConflicts(t, scope, policy, rows);
+}
+
 void writeResolution(const Endpoint &endpoint, const std::string &pipeline, const TargetName &table,
                      const std::string &keyJson, const std::string &rowJson)
 {
+    if (endpoint.kind == EndpointKind::Mysql) {
+        writeResolutionMysql(endpoint, table, keyJson, rowJson);
+        return;
+    }
     const json key = json::parse(keyJson);
     const json row = json::parse(rowJson);
     PgConnection c = connectPostgres(endpoint, "driftless resolve");

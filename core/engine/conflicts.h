@@ -1,10 +1,14 @@
 #pragma once
 
+#include "core/engine/observer.h"
 #include "core/model/batch.h"
 #include "core/model/conflictpolicy.h"
 #include "core/model/tableref.h"
 #include "core/model/workspace.h"
 
+#include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +38,37 @@ struct ConflictScope {
     bool incomingIsSource = true;      ///< forward direction: the change comes from the source
 };
 
+/// The side a two-way batch is applied to, as conflict detection sees it: the rows it holds now
+/// and its server's reading of timestamps. One per engine (Postgres here, MariaDB/MySQL in
+/// conflictsmysql.h), so both mergers' targets share one set of rules (resolveConflicts).
+///
+/// Thread affinity: the thread that owns the target's connection, inside its open transaction.
+class ConflictTarget {
+public:
+    using Values = std::vector<std::optional<std::string>>;
+    struct Held {
+        Values values; ///< in the scope's column layout; synced columns as text, others nullopt
+        std::optional<std::int64_t> commitUs; ///< when asked for and known
+    };
+    virtual ~ConflictTarget() = default;
+    /// The target's rows for the keys of `rows` at `picked` (at most 1,000 of them), by index
+    /// into `rows`; keys the target lacks are absent. Values must read as the stream's text for
+    /// the same value. `commitTime`: also the commit time of the transaction that wrote each.
+    virtual std::map<size_t, Held> rowsFor(const ConflictScope &scope, const RowSet &rows,
+                                           const std::vector<size_t> &picked, const std::vector<int> &keyIdx,
+                                           const std::vector<size_t> &synced, bool commitTime) = 0;
+    /// Two values of a timestamp column of SQL type `type` as microseconds since the epoch, read
+    /// by the target's server; each nullopt when it has none (NULL, infinite).
+    virtual std::pair<std::optional<std::int64_t>, std::optional<std::int64_t>>
+    timestampsUs(const std::string &type, const std::optional<std::string> &mine,
+                 const std::optional<std::string> &theirs) = 0;
+};
+
+/// Detects and resolves the conflicts of `rows` (folded, with before-images) against the rows
+/// `target` holds now, inside the caller's open transaction on it: one lookup per 1,000 keys.
+ConflictOutcome resolveConflicts(ConflictTarget &target, const ConflictScope &scope, const ConflictPolicy &policy,
+                                 RowSet &rows);
+
 /// Detects and resolves the conflicts of `rows` (folded, with before-images) against the rows
 /// the target holds now, inside the caller's open transaction on `target`: one query per 1,000
 /// keys. A change whose before-image equals the target's row (or whose after-image the target
@@ -46,6 +81,11 @@ struct ConflictScope {
 /// differ by max_skew or less, an unknown time, or a delete on either side queue the conflict.
 ConflictOutcome resolveConflicts(PgConnection &target, const ConflictScope &scope, const ConflictPolicy &policy,
                                  RowSet &rows);
+
+/// Counts `o` (countConflicts) and hands its queued conflicts to `observer`, with one event
+/// saying what the batch's conflicts came to.
+void reportConflicts(EngineObserver &observer, const TableKey &key, const ConflictScope &scope,
+                     const ConflictOutcome &o);
 
 /// The replication origin `driftless-cli resolve` writes under: both directions' readers drop
 /// it, so a resolution is never read back.

@@ -15,6 +15,7 @@
 #include "core/engine/mysqlpreflight.h"
 #include "core/engine/rowfilter.h"
 #include "core/engine/sshtunnel.h"
+#include "core/engine/twoway.h"
 #include "core/model/cdcposition.h"
 #include "core/model/error.h"
 #include "core/readers/binlog/binlogdecoder.h"
@@ -161,6 +162,8 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
         order += (order.empty() ? "" : ", ") + mysqlIdent(t.source.columns[static_cast<size_t>(k)].name);
     const long long chunk = t.job.spec.effectivePageSize();
     auto session = createTargetSession(t.job.target, "driftless " + m_pipeline + " load");
+    if (t.job.twoWay) // the loaded rows are not read back by the reverse direction
+        markOwnWrites(*session, t.job.twoWay->applyOrigin);
     auto merger = withColumnMapping(
         session->merger({m_pipeline, schema.table, t.job.targetName, Strategy::Cdc, softDeletes(t.job.spec)}),
         t.job.spec);
@@ -297,6 +300,8 @@ void MysqlCdcPipeline::prepareTables()
         t->job = j;
         t->key = j.key();
         t->source = mysqlcatalog::describeTable(src, j.spec.table);
+        if (j.twoWay)
+            dropOwnColumns(t->source, t->ignored);
         requireRowFilter(src, j.spec);
         if (!t->source.schema.hasPrimaryKey())
             throw SchemaError("table " + j.spec.table.display() +
@@ -310,8 +315,13 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
 {
     if (m_jobs.empty())
         return;
+    const auto &twoWay = m_jobs.front().twoWay;
+    if (twoWay && twoWay->reverse)
+        awaitForwardDirection();
     prepareTables();
     auto session = createTargetSession(m_jobs.front().target, "driftless " + m_pipeline);
+    if (twoWay)
+        markOwnWrites(*session, twoWay->applyOrigin);
     for (auto &t : m_tables) {
         t->merger = withColumnMapping(session->merger({m_pipeline, t->job.spec.table, t->job.targetName, Strategy::Cdc,
                                                        softDeletes(t->job.spec)}),
@@ -340,9 +350,17 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
         if (t->streaming())
             applyColumnPoliciesAtStart(*t, *session);
     }
+    if (twoWay && !twoWay->reverse)
+        recordReverseStart();
     for (auto &t : m_tables) {
         if (t->paused || t->streaming())
             continue;
+        if (twoWay && twoWay->reverse)
+            throw Error(ErrorKind::Permanent,
+                        "the reverse direction of two-way pipeline " + twoWay->pipeline + " has no position for " +
+                            t->job.spec.table.display() + " (it never loads: its forward direction records where it "
+                            "starts)",
+                        {}, "re-snapshot the pipeline: driftless-cli resnapshot " + twoWay->pipeline);
         try {
             load(*t, stop);
         } catch (const Error &e) {
@@ -450,6 +468,9 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     std::stop_callback onStop(stop, [&repl] { repl.stop(); });
 
     auto session = createTargetSession(m_jobs.front().target, "driftless " + m_pipeline);
+    const auto &twoWay = m_jobs.front().twoWay;
+    if (twoWay)
+        markOwnWrites(*session, twoWay->applyOrigin);
     std::map<Table *, std::unique_ptr<Merger>> mergers;
     for (auto &t : m_tables) {
         mergers[t.get()] = withColumnMapping(session->merger({m_pipeline, t->job.spec.table, t->job.targetName,
@@ -648,6 +669,9 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                         // Before folding, so no later image inherits an earlier one's stale value.
                         completeGenerated(*t, p.rows);
                         p.rows.foldByKey(t->source.schema.primaryKey);
+                        // Two-way: in the stream's own layout, before anything reshapes the rows.
+                        if (t->job.twoWay && t->streaming())
+                            resolveTwoWayConflicts(*t, *session, p.rows);
                         if (ignoresDeletes(t->job.spec))
                             if (long long n = dropDeletes(p.rows))
                                 m_observer.event(Level::Info, t->key, "delete_ignored", ignoredDeletesMessage(n));
@@ -711,6 +735,9 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             throw;
         }
         crashPoint("batch.after_commit");
+        if (twoWay)
+            for (const auto &[t, r] : results)
+                twoWay->counters->applied += r.rowsInBatch;
         const std::int64_t fresh = batch.commitSeconds * 1000;
         for (auto &t : m_tables) {
             if (t->paused || !t->streaming() || versionOf(t->streamPosition()) >= versionOf(batch.end))
@@ -770,6 +797,20 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
         const bool begins = std::holds_alternative<binlog::Gtid>(ev.body) ||
                             std::holds_alternative<binlog::MysqlGtid>(ev.body) || (query && query->isBegin()) ||
                             std::holds_alternative<binlog::TableMap>(ev.body) || rows;
+        if (twoWay && rows && !rows->skipped) {
+            auto it = byRef.find(TableRef{rows->table->schema, rows->table->table});
+            const auto n = static_cast<long long>(rows->rows.size());
+            if (it != byRef.end() && ev.header.skipReplication() && !it->second->paused && it->second->streaming())
+                twoWay->counters->droppedOwn += n;
+            else if (it != byRef.end() && !ev.header.skipReplication() && applies(*it->second))
+                twoWay->counters->captured += n; // its table map opened the transaction
+        }
+        // Two-way: what the other direction applied here carries skip_replication (every event
+        // of its session: GTID, rows, COMMIT); the server sends it anyway. Dropped whole, not even
+        // counted as a transaction, so the directions' own writes (checkpoints too) never bounce.
+        // The position moves on with the next transaction of ours, or the idle save.
+        if (twoWay && ev.header.skipReplication())
+            continue;
         if (!inTxn && (begins || (query && !query->isCommit()))) {
             inTxn = true;
             txnStart = before;
@@ -788,19 +829,35 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                         switch (rows->op) {
                         case binlog::RowOp::Insert:
                             appendImage(t, *layout, change.after, ChangeOp::Insert, txnVersion, p.rows);
+                            if (twoWay) // conflict detection: a key that had no row before
+                                p.rows.setNoBase(p.rows.size() - 1);
                             break;
                         case binlog::RowOp::Delete:
                             appendImage(t, *layout, change.before, ChangeOp::Delete, txnVersion, p.rows);
+                            if (twoWay) {
+                                const std::string before(p.rows.line(p.rows.size() - 1));
+                                p.rows.setBefore(p.rows.size() - 1, before);
+                            }
                             break;
                         case binlog::RowOp::Update: {
                             // A changed primary key is a delete of the old key and an insert.
                             RowSet probe;
                             appendImage(t, *layout, change.before, ChangeOp::Delete, txnVersion, probe);
                             appendImage(t, *layout, change.after, ChangeOp::Update, txnVersion, probe, &change.before);
-                            if (keyOf(probe.line(0), t.source.schema.primaryKey) !=
-                                keyOf(probe.line(1), t.source.schema.primaryKey))
+                            const bool rekeyed = keyOf(probe.line(0), t.source.schema.primaryKey) !=
+                                                 keyOf(probe.line(1), t.source.schema.primaryKey);
+                            if (rekeyed) {
                                 p.rows.append(probe.line(0), ChangeOp::Delete, txnVersion);
+                                if (twoWay)
+                                    p.rows.setBefore(p.rows.size() - 1, probe.line(0));
+                            }
                             p.rows.append(probe.line(1), ChangeOp::Update, txnVersion, probe.unchangedMask(1));
+                            // Two-way: the row as it was (FULL images), which conflict detection
+                            // compares with the target's; a new key had none.
+                            if (twoWay && rekeyed)
+                                p.rows.setNoBase(p.rows.size() - 1);
+                            else if (twoWay)
+                                p.rows.setBefore(p.rows.size() - 1, probe.line(0));
                             break;
                         }
                         }

@@ -123,6 +123,21 @@ private:
     /// One step of `t`'s column backfill between two batches (stops only `t` on its error).
     void addColumnStep(Table &t, MysqlConnection &src, Merger &merger, TargetSession &session, bool once);
 
+    // Two-way pipelines (mysqlcdctwoway.cpp, docs/two-way.md).
+    /// Reverse direction: throws a transient Error until the forward direction has created the
+    /// tables this direction reads and recorded where it starts reading them.
+    void awaitForwardDirection();
+    /// Forward direction, before any load: gives the source's tables the version column the
+    /// reverse direction's guarded merge keeps (`_driftless_version`), and records, for each
+    /// table without one, the reverse direction's start: the target's binlog end now, so every
+    /// later change of the target is read back and the load's own rows (marked) are not.
+    void recordReverseStart();
+    /// Detects and resolves the conflicts of `t`'s folded `rows` against the target's rows, by
+    /// the table's `conflicts:` policy (the rules of core/engine/conflicts.h, shared with
+    /// Postgres), inside the open transaction of `session`; counts them and hands queued ones to
+    /// the observer. Losing and queued changes leave `rows`.
+    void resolveTwoWayConflicts(Table &t, TargetSession &session, RowSet &rows);
+
     std::vector<TableJob> m_jobs;
     EngineObserver &m_observer;
     std::string m_pipeline;

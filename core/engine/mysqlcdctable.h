@@ -45,9 +45,16 @@ struct MysqlCdcPipeline::Table {
     int fillChecks = 0;
     std::chrono::steady_clock::time_point nextFillCheck;
 
+    /// Two-way: the target's table as conflict detection reads it (described once).
+    std::optional<mysqlcatalog::MysqlTable> conflictTarget;
+
     bool streaming() const { return position && position->streaming(); }
     bool loading() const { return position && !position->streaming(); }
     binlog::Position streamPosition() const { return streaming() ? position->at : binlog::Position{}; }
 };
+
+/// Two-way: `table` without the columns Driftless keeps in a table it merges into
+/// (`_driftless_version`), which join `ignored` (the binlog's images carry them; they stay out).
+void dropOwnColumns(mysqlcatalog::MysqlTable &table, std::set<std::string> &ignored);
 
 } // namespace driftless::core

@@ -6,6 +6,7 @@
 #include "core/engine/tablesync.h"
 #include "core/mergers/mysqlmerger.h"
 #include "core/mergers/pgmerger.h"
+#include "core/model/dsn.h"
 #include "core/model/error.h"
 
 #include <map>
@@ -62,7 +63,11 @@ std::vector<TableJob> twoWayJobs(const PipelineSpec &p, const Endpoint &source, 
     for (const auto &t : p.tables) {
         TableJob j{p.name, t, source, target, resolveTargetName(p, t, target.kind), p.publication, p.heartbeat, fwd};
         TableSpec r = t;
-        r.table = TableRef{j.targetName.schema, j.targetName.name};
+        // A MySQL target's tables live in the database its DSN names: that is their schema when
+        // the reverse direction reads them from the binlog.
+        r.table = TableRef{target.kind == EndpointKind::Mysql ? MysqlDsn::parse(target.dsn).database
+                                                              : j.targetName.schema,
+                           j.targetName.name};
         r.targetTable.reset();
         back.push_back({reverse, r, target, source, TargetName{t.table.schema, t.table.name}, std::nullopt,
                         std::nullopt, rev});

@@ -79,8 +79,31 @@ void mysqlSide(const Endpoint &e, const std::string &pipeline, std::vector<Findi
                                " in the server's config",
                            "SET GLOBAL " + var + " = '" + want + "';"});
     };
+    if (c.scalar("SELECT @@GLOBAL.log_bin") != std::optional<std::string>("1"))
+        out.push_back({"error", "config", pipeline, subject,
+                       "the binary log is off; both sides of a two-way pipeline are read from it",
+                       "start the server with log_bin (e.g. log_bin = mariadb-bin in [mariadb]), then restart", ""});
     check("binlog_format", "ROW", "both sides of a two-way pipeline are read from the binlog, which needs ROW");
     check("binlog_row_image", "FULL", "conflict detection between the two sides needs full before-images");
+    check("binlog_row_metadata", "FULL", "the binlog's table maps must carry column names");
+    // Loop prevention needs no privilege here: the merger's session sets skip_replication, and
+    // the other direction's reader drops the events it marks. A server that itself replicates
+    // from another and filters marked events would not apply Driftless's changes made there.
+    const auto skip = c.scalar("SELECT @@GLOBAL.replicate_events_marked_for_skip");
+    if (skip && *skip != "REPLICATE")
+        out.push_back({"warn", "config", pipeline, subject,
+                       "replicate_events_marked_for_skip is " + *skip +
+                           ": as a replica, this server does not apply events marked skip_replication, which is "
+                           "how Driftless marks what it applies (docs/two-way.md); its replicas must keep REPLICATE "
+                           "or they miss Driftless's changes",
+                       "SET GLOBAL replicate_events_marked_for_skip = 'REPLICATE' (with the replica's threads "
+                       "stopped) on this server and its replicas",
+                       "SET GLOBAL replicate_events_marked_for_skip = 'REPLICATE';"});
+    else
+        out.push_back({"ok", "config", pipeline, subject,
+                       "two-way: changes applied here carry skip_replication and are not read back; replicas of "
+                       "this server must keep replicate_events_marked_for_skip = REPLICATE to receive them",
+                       ""});
 }
 
 } // namespace

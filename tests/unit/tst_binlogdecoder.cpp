@@ -747,6 +747,24 @@ TEST(BinlogDecoder, beginAndCommitQueriesFrameNonTransactionalGroups)
     EXPECT_TRUE(query("CREATE TABLE x (a INT)").endsTransaction);
 }
 
+// Two-way loop prevention reads the header flag a skip_replication session's events carry; the
+// rows of such an event decode as any other's.
+TEST(BinlogDecoder, skipReplicationFlagIsExposedOnEveryEvent)
+{
+    Fixture f;
+    const Col id{coltype::Long, {}, false};
+    Event map = f.d.decode(f.s.event(event::TableMap, tableMapBody(7, {id}), 0x8000));
+    EXPECT_TRUE(map.header.skipReplication());
+    Event marked = f.d.decode(f.s.event(event::WriteRowsV1, rowsBody(7, 1, image({Bytes("\x2a\0\0\0", 4)})), 0x8000));
+    EXPECT_TRUE(marked.header.skipReplication());
+    ASSERT_EQ(std::get<Rows>(marked.body).rows.size(), 1u);
+    EXPECT_EQ(std::get<Rows>(marked.body).rows[0].after[0].text, "42");
+    // The statement ended (STMT_END_F): the next one maps its table again, unmarked.
+    EXPECT_FALSE(f.d.decode(f.s.event(event::TableMap, tableMapBody(7, {id}))).header.skipReplication());
+    Event plain = f.d.decode(f.s.event(event::WriteRowsV1, rowsBody(7, 1, image({Bytes("\x2a\0\0\0", 4)}))));
+    EXPECT_FALSE(plain.header.skipReplication());
+}
+
 TEST(BinlogDecoder, tableFilterSkipsRowsOfOtherTables)
 {
     Fixture f;

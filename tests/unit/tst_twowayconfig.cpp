@@ -88,7 +88,7 @@ TEST(TwoWayConfig, refusalsNameTheFieldAndLine)
                                    "shop: { kind: mysql, dsn: \"mysql://sync@127.0.0.1/shop\" }"),
                            "target: west", "target: shop"));
     EXPECT_EQ(e.field(), "pipelines[east_west].direction");
-    EXPECT_NE(std::string(e.what()).find("two Postgres endpoints"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Postgres<->MariaDB pair is not supported"), std::string::npos) << e.what();
 
     // The reverse direction's name is taken by another pipeline.
     e = parseError(std::string(kTwoWay) + "  - { name: east_west_rev, source: west, target: east, tables: [ { table: "
@@ -199,4 +199,39 @@ TEST(TwoWayConfig, conflictPolicyMistakesAreRefusedWithTheirLine)
     const std::string msg = parseError(oneWay).what();
     EXPECT_NE(msg.find("ws.yaml:11"), std::string::npos) << msg;
     EXPECT_NE(msg.find("two-way pipelines only"), std::string::npos) << msg;
+}
+
+// MariaDB<->MariaDB: accepted; the reverse direction reads the target database's table (a MySQL
+// target's tables live in the database its DSN names) and writes the source's.
+TEST(TwoWayConfig, twoMariaDbEndpointsMakeTwoDirections)
+{
+    const char *yaml = R"(endpoints:
+  left: { kind: mysql, dsn: "mysql://sync@127.0.0.1/shop_a" }
+  right: { kind: mysql, dsn: "mysql://sync@127.0.0.1/shop_b" }
+pipelines:
+  - name: left_right
+    source: left
+    target: right
+    direction: both
+    conflicts: manual
+    tables:
+      - { table: shop_a.items, strategy: cdc }
+)";
+    auto ws = parse(yaml);
+    ASSERT_TRUE(ws.pipelines[0].twoWay);
+    EXPECT_EQ(parse(WorkspaceFile::toYaml(ws)), ws);
+    auto jobs = jobsFor(ws);
+    ASSERT_EQ(jobs.size(), 2u);
+    EXPECT_EQ(jobs[0].spec.table.display(), "shop_a.items");
+    EXPECT_EQ(jobs[1].pipeline, "left_right_rev");
+    EXPECT_EQ(jobs[1].spec.table.display(), "shop_b.items") << "the reverse direction reads the target's database";
+    EXPECT_EQ(jobs[1].targetName.name, "items");
+    EXPECT_TRUE(jobs[1].twoWay && jobs[1].twoWay->reverse);
+
+    // MariaDB keeps no commit time per row.
+    std::string withClock = yaml;
+    withClock.replace(withClock.find("conflicts: manual"), 17, "conflicts: { newer_wins: { clock: commit_time } }");
+    const auto e = parseError(withClock);
+    EXPECT_NE(std::string(e.what()).find("needs Postgres sides"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ws.yaml:9"), std::string::npos) << e.what();
 }

@@ -45,6 +45,10 @@ struct Header {
     std::uint32_t logPos = 0;    ///< end position of this event in its file; 0 for artificial events
     std::uint16_t flags = 0;
     bool artificial() const { return (flags & 0x20) != 0; }
+    /// LOG_EVENT_SKIP_REPLICATION_F: written by a session with skip_replication = 1 (a two-way
+    /// pipeline's merger). The server sends such events to binlog readers all the same.
+    bool skipReplication() const { return (flags & kSkipReplicationFlag) != 0; }
+    static constexpr std::uint16_t kSkipReplicationFlag = 0x8000;
 };
 
 

@@ -1,0 +1,210 @@
+#include "core/engine/conflictsmysql.h"
+
+#include "core/base/copytext.h"
+#include "core/db/mysqlconnection.h"
+#include "core/engine/connect.h"
+#include "core/model/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace driftless::core {
+
+namespace {
+
+using json = nlohmann::json;
+
+/// One COPY-text line's fields, unescaped (NULL as nullopt).
+ConflictTarget::Values fieldsOf(std::string_view line)
+{
+    std::vector<std::string_view> raw;
+    copytext::split(line, raw);
+    ConflictTarget::Values out;
+    out.reserve(raw.size());
+    for (auto f : raw) {
+        if (copytext::isNull(f)) {
+            out.emplace_back(std::nullopt);
+            continue;
+        }
+        std::string v;
+        copytext::unescape(f, v);
+        out.emplace_back(std::move(v));
+    }
+    return out;
+}
+
+std::string keyText(const ConflictTarget::Values &v, const std::vector<size_t> &at)
+{
+    std::string k;
+    for (size_t i : at) {
+        k += v[i] ? "1" + *v[i] : std::string("0");
+        k += '\x1f';
+    }
+    return k;
+}
+
+std::string quotedTable(const TargetName &t)
+{
+    return (t.schema.empty() ? std::string() : mysqlIdent(t.schema) + ".") + mysqlIdent(t.name);
+}
+
+std::optional<std::string> textOf(const json &v)
+{
+    if (v.is_null())
+        return std::nullopt;
+    return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+} // namespace
+
+MysqlConflictTarget::MysqlConflictTarget(MysqlConnection &conn, const mysqlcatalog::MysqlTable &table)
+    : m_conn(conn), m_table(table)
+{
+}
+
+std::map<size_t, ConflictTarget::Held> MysqlConflictTarget::rowsFor(const ConflictScope &scope, const RowSet &rows,
+                                                                    const std::vector<size_t> &picked,
+                                                                    const std::vector<int> &keyIdx,
+                                                                    const std::vector<size_t> &synced, bool)
+{
+    // The result's columns: the keys, then the synced columns, each as the table's own column.
+    std::vector<size_t> want; // scope column index per result column
+    for (int k : keyIdx)
+        want.push_back(static_cast<size_t>(k));
+    want.insert(want.end(), synced.begin(), synced.end());
+    mysqlcatalog::MysqlTable shape;
+    std::string select;
+    for (size_t c : want) {
+        const std::string &name = scope.columns[c];
+        auto it = std::find_if(m_table.columns.begin(), m_table.columns.end(),
+                               [&](const auto &col) { return col.name == name; });
+        if (it == m_table.columns.end())
+            throw Error(ErrorKind::Permanent, "column " + name + " of " + scope.targetSql +
+                                                  " is missing on the side a two-way change is applied to",
+                        {}, "give both sides the same columns, then start the pipeline again");
+        shape.columns.push_back(*it);
+        shape.schema.columns.push_back(m_table.schema.columns[static_cast<size_t>(it - m_table.columns.begin())]);
+        select += (select.empty() ? "" : ", ") + mysqlcatalog::selectExpr(*it);
+    }
+    shape.schema.table = m_table.schema.table;
+    for (size_t i = 0; i < keyIdx.size(); ++i)
+        shape.schema.primaryKey.push_back(static_cast<int>(i));
+
+    // Which incoming row each key is.
+    std::vector<size_t> keyAt;
+    for (int k : keyIdx)
+        keyAt.push_back(static_cast<size_t>(k));
+    std::map<std::string, size_t> byKey;
+    std::vector<std::optional<std::string>> params;
+    std::string tuples;
+    for (size_t r : picked) {
+        const auto v = fieldsOf(rows.line(r));
+        byKey[keyText(v, keyAt)] = r;
+        tuples += tuples.empty() ? "(" : ", (";
+        for (size_t i = 0; i < keyAt.size(); ++i) {
+            tuples += i ? ", ?" : "?";
+            params.push_back(v.at(keyAt[i]));
+        }
+        tuples += ")";
+    }
+    std::string keys;
+    for (const auto &k : scope.keyColumns)
+        keys += (keys.empty() ? "" : ", ") + mysqlIdent(k);
+    const std::string sql = "SELECT " + select + " FROM " + scope.targetSql + " WHERE (" + keys + ") IN (" + tuples + ")";
+
+    std::map<size_t, Held> out;
+    std::string line;
+    std::vector<size_t> resultKeys(keyIdx.size());
+    for (size_t i = 0; i < resultKeys.size(); ++i)
+        resultKeys[i] = i;
+    m_conn.queryRows(sql, params, [&](const MysqlRowView &row) {
+        line.clear();
+        for (size_t c = 0; c < want.size(); ++c) {
+            if (c)
+                line += '\t';
+            mysqlcatalog::appendValue(shape, c, row, static_cast<unsigned>(c), line);
+        }
+        const auto v = fieldsOf(line);
+        auto it = byKey.find(keyText(v, resultKeys));
+        if (it == byKey.end())
+            return; // a key the stream spells otherwise: not compared (the merge applies it)
+        Held h;
+        h.values.resize(scope.columns.size());
+        for (size_t c = keyIdx.size(); c < want.size(); ++c)
+            h.values[want[c]] = v[c];
+        out[it->second] = std::move(h);
+    });
+    return out;
+}
+
+std::pair<std::optional<std::int64_t>, std::optional<std::int64_t>>
+MysqlConflictTarget::timestampsUs(const std::string &, const std::optional<std::string> &mine,
+                                  const std::optional<std::string> &theirs)
+{
+    if (!mine || !theirs)
+        return {};
+    // A TIMESTAMP's text carries "+00" (UTC); a DATETIME's is the wall time both sides hold.
+    auto bare = [](std::string v) {
+        if (v.size() > 3 && v.compare(v.size() - 3, 3, "+00") == 0)
+            v.resize(v.size() - 3);
+        return v;
+    };
+    auto r = m_conn.query("SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01', CAST(? AS DATETIME(6))), "
+                          "TIMESTAMPDIFF(MICROSECOND, '1970-01-01', CAST(? AS DATETIME(6)))",
+                          {bare(*mine), bare(*theirs)});
+    auto read = [&](size_t c) -> std::optional<std::int64_t> {
+        if (r.empty() || !r.at(0, c))
+            return std::nullopt;
+        return std::stoll(*r.at(0, c));
+    };
+    return {read(0), read(1)};
+}
+
+void writeResolutionMysql(const Endpoint &endpoint, const TargetName &table, const std::string &keyJson,
+                          const std::string &rowJson)
+{
+    const json key = json::parse(keyJson);
+    const json row = json::parse(rowJson);
+    MysqlConnection c = connectMysql(endpoint);
+    // Like the directions' mergers: the write carries skip_replication, which both readers drop.
+    c.exec("SET SESSION skip_replication = 1");
+    const std::string target = quotedTable(table);
+    std::vector<std::optional<std::string>> params;
+    std::string where;
+    for (auto it = key.begin(); it != key.end(); ++it) {
+        params.push_back(textOf(it.value()));
+        where += (where.empty() ? "" : " AND ") + mysqlIdent(it.key()) + " = ?";
+    }
+    c.exec("START TRANSACTION");
+    try {
+        if (row.is_null()) {
+            c.execParams("DELETE FROM " + target + " WHERE " + where, params);
+        } else {
+            std::vector<std::optional<std::string>> values;
+            std::string names, marks, set;
+            for (auto it = row.begin(); it != row.end(); ++it) {
+                values.push_back(textOf(it.value()));
+                names += (names.empty() ? "" : ", ") + mysqlIdent(it.key());
+                marks += marks.empty() ? "?" : ", ?";
+                if (!key.contains(it.key()))
+                    set += (set.empty() ? "" : ", ") + mysqlIdent(it.key()) + " = VALUES(" + mysqlIdent(it.key()) + ")";
+            }
+            // With only key columns there is nothing to update: the no-op keeps the row.
+            if (set.empty())
+                set = mysqlIdent(key.begin().key()) + " = " + mysqlIdent(key.begin().key());
+            c.execParams("INSERT INTO " + target + " (" + names + ") VALUES (" + marks + ") ON DUPLICATE KEY UPDATE " +
+                             set,
+                         values);
+        }
+        c.exec("COMMIT");
+    } catch (...) {
+        try {
+            c.exec("ROLLBACK");
+        } catch (const Error &) {
+        }
+        throw;
+    }
+}
+
+} // namespace driftless::core

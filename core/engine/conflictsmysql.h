@@ -1,0 +1,40 @@
+#pragma once
+
+#include "core/db/mysqlcatalog.h"
+#include "core/engine/conflicts.h"
+
+namespace driftless::core {
+
+class MysqlConnection;
+
+/// A MariaDB/MySQL table as conflict detection sees it (two-way pipelines between MariaDB
+/// endpoints): its rows read as the text the binlog decoder gives the same values
+/// (mysqlcatalog::appendValue), keys compared by the server.
+///
+/// Thread affinity: the thread that owns `conn`, inside its open transaction. `table` describes
+/// the table the batch merges into (its own types). Failure: Error from the server.
+class MysqlConflictTarget final : public ConflictTarget {
+public:
+    MysqlConflictTarget(MysqlConnection &conn, const mysqlcatalog::MysqlTable &table);
+
+    std::map<size_t, Held> rowsFor(const ConflictScope &scope, const RowSet &rows, const std::vector<size_t> &picked,
+                                   const std::vector<int> &keyIdx, const std::vector<size_t> &synced,
+                                   bool commitTime) override;
+    /// MariaDB keeps no commit time per row (`clock: commit_time` is refused for MariaDB sides);
+    /// a column's values (DATETIME/TIMESTAMP text, UTC) are read as microseconds by the server.
+    std::pair<std::optional<std::int64_t>, std::optional<std::int64_t>>
+    timestampsUs(const std::string &type, const std::optional<std::string> &mine,
+                 const std::optional<std::string> &theirs) override;
+
+private:
+    MysqlConnection &m_conn;
+    const mysqlcatalog::MysqlTable &m_table;
+};
+
+/// `driftless-cli resolve` on a MariaDB/MySQL side: writes `rowJson` (column -> text, or null for
+/// "no row") over the row of `keyJson` in `table` (its schema empty: the DSN's database), in one
+/// transaction from a session with skip_replication set, so neither direction reads it back.
+void writeResolutionMysql(const Endpoint &endpoint, const TargetName &table, const std::string &keyJson,
+                          const std::string &rowJson);
+
+} // namespace driftless::core
