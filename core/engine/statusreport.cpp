@@ -90,7 +90,7 @@ std::vector<TableReport> buildStatus(const Workspace &ws, const std::vector<Stat
                 if (reverse && !p.twoWay)
                     break;
                 const std::string direction = reverse ? p.reverseName() : p.name;
-                const TableRef read = reverse ? TableRef{targetName.schema, targetName.name} : t.table;
+                const TableRef read = reverse && tgt ? reverseTableOf(p, t, *tgt) : t.table;
                 TableReport r;
                 r.pipeline = direction;
                 r.table = read.display();

@@ -42,6 +42,14 @@ std::shared_ptr<LoopCounters> countersFor(const std::string &direction, const st
 
 std::string applyOriginName(const std::string &direction) { return "driftless_" + direction; }
 
+TableRef reverseTableOf(const PipelineSpec &p, const TableSpec &t, const Endpoint &target)
+{
+    const TargetName name = resolveTargetName(p, t, target.kind);
+    // A MySQL target's tables live in the database its DSN names: that is their schema when the
+    // reverse direction reads them from the binlog.
+    return TableRef{target.kind == EndpointKind::Mysql ? MysqlDsn::parse(target.dsn).database : name.schema, name.name};
+}
+
 std::vector<TableJob> twoWayJobs(const PipelineSpec &p, const Endpoint &source, const Endpoint &target)
 {
     const std::string reverse = p.reverseName();
@@ -63,11 +71,7 @@ std::vector<TableJob> twoWayJobs(const PipelineSpec &p, const Endpoint &source, 
     for (const auto &t : p.tables) {
         TableJob j{p.name, t, source, target, resolveTargetName(p, t, target.kind), p.publication, p.heartbeat, fwd};
         TableSpec r = t;
-        // A MySQL target's tables live in the database its DSN names: that is their schema when
-        // the reverse direction reads them from the binlog.
-        r.table = TableRef{target.kind == EndpointKind::Mysql ? MysqlDsn::parse(target.dsn).database
-                                                              : j.targetName.schema,
-                           j.targetName.name};
+        r.table = reverseTableOf(p, t, target);
         r.targetTable.reset();
         back.push_back({reverse, r, target, source, TargetName{t.table.schema, t.table.name}, std::nullopt,
                         std::nullopt, rev});

@@ -44,6 +44,10 @@ struct TwoWayRole {
 /// The replication origin (Postgres) a direction's merger applies under: `driftless_<direction>`.
 std::string applyOriginName(const std::string &direction);
 
+/// The table a two-way pipeline's reverse direction reads for `t`: the target's table, named as
+/// the target's log names it (a MySQL target: in the database its DSN names).
+TableRef reverseTableOf(const PipelineSpec &p, const TableSpec &t, const Endpoint &target);
+
 /// The jobs of a two-way pipeline: its tables source to target, then target to source.
 std::vector<TableJob> twoWayJobs(const PipelineSpec &p, const Endpoint &source, const Endpoint &target);
 
