@@ -404,6 +404,8 @@ void writeResolution(const Endpoint &endpoint, const std::string &pipeline, cons
 std::string currentRow(const Endpoint &endpoint, const TargetName &table, const std::string &keyJson,
                        const std::vector<std::string> &columns)
 {
+    if (endpoint.kind == EndpointKind::Mysql)
+        return currentRowMysql(endpoint, table, keyJson, columns);
     const json key = json::parse(keyJson);
     PgConnection c = connectPostgres(endpoint, "driftless resolve");
     Params params;

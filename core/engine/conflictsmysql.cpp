@@ -3,6 +3,7 @@
 #include "core/base/copytext.h"
 #include "core/db/mysqlconnection.h"
 #include "core/engine/connect.h"
+#include "core/model/dsn.h"
 #include "core/model/error.h"
 
 #include <nlohmann/json.hpp>
@@ -205,6 +206,51 @@ void writeResolutionMysql(const Endpoint &endpoint, const TargetName &table, con
         }
         throw;
     }
+}
+
+std::string currentRowMysql(const Endpoint &endpoint, const TargetName &table, const std::string &keyJson,
+                            const std::vector<std::string> &columns)
+{
+    const json key = json::parse(keyJson);
+    MysqlConnection c = connectMysql(endpoint);
+    // A table named without a database is in the one the endpoint's DSN names.
+    const std::string database = table.schema.empty() ? MysqlDsn::parse(endpoint.dsn).database : table.schema;
+    const mysqlcatalog::MysqlTable described = mysqlcatalog::describeTable(c, TableRef{database, table.name});
+    // The asked-for columns in the table's own shape, so each value is spelled as the stream's.
+    mysqlcatalog::MysqlTable shape;
+    shape.schema.table = described.schema.table;
+    std::string select;
+    for (const auto &name : columns) {
+        auto it = std::find_if(described.columns.begin(), described.columns.end(),
+                               [&](const auto &col) { return col.name == name; });
+        if (it == described.columns.end())
+            throw Error(ErrorKind::Permanent, "column " + name + " of " + quotedTable(table) + " is missing", {},
+                        "give both sides the same columns, then resolve again");
+        shape.columns.push_back(*it);
+        shape.schema.columns.push_back(described.schema.columns[static_cast<size_t>(it - described.columns.begin())]);
+        select += (select.empty() ? "" : ", ") + mysqlcatalog::selectExpr(*it);
+    }
+    std::vector<std::optional<std::string>> params;
+    std::string where;
+    for (auto it = key.begin(); it != key.end(); ++it) {
+        params.push_back(textOf(it.value()));
+        where += (where.empty() ? "" : " AND ") + mysqlIdent(it.key()) + " = ?";
+    }
+    bool found = false;
+    json row = json::object();
+    std::string line;
+    c.queryRows("SELECT " + (select.empty() ? std::string("1") : select) + " FROM " + quotedTable(table) + " WHERE " +
+                    where,
+                params, [&](const MysqlRowView &r) {
+                    found = true;
+                    for (size_t i = 0; i < columns.size(); ++i) {
+                        line.clear();
+                        mysqlcatalog::appendValue(shape, i, r, static_cast<unsigned>(i), line);
+                        const auto v = fieldsOf(line);
+                        row[columns[i]] = v.empty() || !v[0] ? json(nullptr) : json(*v[0]);
+                    }
+                });
+    return found ? row.dump() : std::string("null");
 }
 
 } // namespace driftless::core
