@@ -25,6 +25,8 @@ std::string CursorState::toJson() const
                          {"after", passAfter},
                          {"rows", passRows}};
     }
+    if (!columns.empty())
+        j["columns"] = json::parse(columns);
     return j.dump();
 }
 
@@ -54,6 +56,8 @@ CursorState CursorState::fromJson(const std::string &text)
                 st.passRows = p.value("rows", 0LL);
             }
         }
+        if (j.contains("columns") && j["columns"].is_object())
+            st.columns = j["columns"].dump();
     } catch (const json::exception &e) {
         throw Error(ErrorKind::Permanent, std::string("stored cursor position does not parse: ") + e.what(), {},
                     "reset the table's checkpoint to start it over");
