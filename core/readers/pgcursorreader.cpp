@@ -214,7 +214,9 @@ std::vector<std::string> PgCursorReader::lastRowValues(const Batch &out, bool wi
 
 void PgCursorReader::beginLoad(CursorState &st)
 {
+    std::string columns = std::move(st.columns); // the engine's memory of the columns stays
     st = CursorState{};
+    st.columns = std::move(columns);
     st.phase = CursorState::Phase::Load;
     std::string q = m_temporal ? "SELECT (" + nowExpr() + ")::text"
                                : "SELECT max(" + quoteIdent(m_spec.cursorColumn()) + ")::text FROM " +
@@ -236,7 +238,9 @@ bool PgCursorReader::loadChunk(CursorState &st, Batch &out)
 void PgCursorReader::finishLoad(CursorState &st)
 {
     std::string started = st.loadStartedAt;
+    std::string columns = std::move(st.columns); // the engine's memory of the columns stays
     st = CursorState{};
+    st.columns = std::move(columns);
     st.phase = CursorState::Phase::Incremental;
     if (!started.empty())
         st.cursor = started;
