@@ -626,10 +626,8 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
     if (n["conflicts"])
         t.conflicts = parseConflicts(c, n["conflicts"], field + ".conflicts");
     if (n["schema_changes"]) {
-        if (t.strategy != Strategy::Cdc)
-            fail(c, n["schema_changes"], field + ".schema_changes",
-                 "schema_changes policies are for cdc tables in this version (a full refresh reloads every column; a "
-                 "cursor pass adds a new column and fills the rows it reads); remove it");
+        // Every strategy: CDC tables as the change streams in, cursor and full-refresh tables at
+        // their next pass (docs/schema-changes.md).
         const auto sc = parseSchemaChanges(c, n["schema_changes"], field + ".schema_changes", source);
         t.addColumn = sc.addColumn;
         t.dropColumn = sc.dropColumn;

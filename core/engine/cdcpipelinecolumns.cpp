@@ -149,12 +149,10 @@ bool CdcPipeline::adaptToTypes(Table &t, const CdcTableChanges &ch, PgConnection
         const std::string what = "column " + displayIdent(name) + " changed type from " + from + " to " +
                                  is.typeSql + " on the source";
         const std::string fix = alterFor(t, name, is.typeSql) + ", then re-snapshot the table: " + resnapshot;
-        if (policy == "pause") {
-            pauseForSchema(t, what + " (schema_changes: type_change: pause)", fix);
-            return false;
-        }
-        if (!was.isBuiltinType() || !is.isBuiltinType() || !widens(from, is.typeSql)) {
-            pauseForSchema(t, what + ", which is not a widening the engine applies by itself", fix);
+        if (const std::string refusal =
+                retypeRefusal(policy, from, is.typeSql, was.isBuiltinType() && is.isBuiltinType());
+            !refusal.empty()) {
+            pauseForSchema(t, what + refusal, fix);
             return false;
         }
         if (!t.merger->changesColumns() || t.job.spec.columns || t.job.twoWay) {
@@ -308,26 +306,16 @@ std::vector<std::pair<std::string, std::string>> CdcPipeline::applyColumnPolicie
     const std::string typePolicy = typeChangePolicy(t.job.spec, t.job.pipelineTypeChange);
     const bool pgTarget = m_jobs.front().target.kind == EndpointKind::Postgres;
     const std::string resnapshot = resnapshotCommand(t);
-    std::vector<std::string> gone;
+    const ColumnDiff diff = diffColumns(t.schema, have, pgTarget);
+    const std::vector<std::string> &gone = diff.gone;
     std::vector<std::pair<std::string, std::string>> widened; // name, the target's type
-    for (const auto &[name, type] : have) {
-        const int i = t.schema.columnIndex(name);
-        if (i < 0) {
-            gone.push_back(name);
-            continue;
-        }
-        const auto &c = t.schema.columns[static_cast<size_t>(i)];
-        if (!pgTarget || !c.isBuiltinType() || c.isEnum || c.typeSql == type)
-            continue;
+    for (const auto &[name, type] : diff.retyped) {
+        const auto &c = t.schema.columns[static_cast<size_t>(t.schema.columnIndex(name))];
         const std::string what = "column " + displayIdent(name) + " is " + type + " on the target but " + c.typeSql +
                                  " on the source (retyped while the engine was stopped)";
         const std::string fix = alterFor(t, name, c.typeSql) + ", then re-snapshot the table: " + resnapshot;
-        if (typePolicy == "pause") {
-            pauseForSchema(t, what + " (schema_changes: type_change: pause)", fix);
-            return {};
-        }
-        if (!widens(type, c.typeSql)) {
-            pauseForSchema(t, what + ", which is not a widening the engine applies by itself", fix);
+        if (const std::string refusal = retypeRefusal(typePolicy, type, c.typeSql, true); !refusal.empty()) {
+            pauseForSchema(t, what + refusal, fix);
             return {};
         }
         widened.emplace_back(name, type);

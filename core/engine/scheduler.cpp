@@ -28,6 +28,8 @@ struct JobState {
     bool done = false;    ///< `once` mode: finished (successfully or out of attempts)
     int failures = 0;
     bool inError = false;
+    /// A schema change paused the table (its pass found it): the reason, logged once.
+    std::string schemaPause;
 };
 } // namespace
 
@@ -225,12 +227,14 @@ int Scheduler::run(std::stop_token stop)
             bool ok = false, transient = false, cancelled = false;
             std::string message;
             long long rows = 0;
+            std::string schemaPause;
             std::stop_callback stopPass(stop, [pass]() mutable { pass.request_stop(); });
             m_observer.runStarted(key);
             try {
                 TableSync sync(job, m_observer, &pool);
                 auto outcome = sync.runOnce(pass.get_token());
                 rows = outcome.rowsWritten;
+                schemaPause = outcome.paused;
                 ok = true;
             } catch (const Cancelled &) {
                 cancelled = true;
@@ -257,7 +261,20 @@ int Scheduler::run(std::stop_token stop)
                 m_observer.runFinished(key, "cancelled", rows, {});
                 m_observer.tableState(key, st.inError ? TableState::Error : TableState::Idle, "stopped", std::nullopt);
                 st.done = true;
+            } else if (ok && !schemaPause.empty()) {
+                // Paused by a schema_changes policy: red until a pass finds nothing to pause
+                // for (the DBA changed the policy or the target); it looks again every interval.
+                m_observer.runFinished(key, "paused", rows, schemaPause);
+                m_observer.tableState(key, TableState::Paused, schemaPause, std::nullopt);
+                if (schemaPause != st.schemaPause)
+                    m_observer.event(Level::Error, key, "schema_change", schemaPause);
+                st.schemaPause = schemaPause;
+                st.inError = true;
+                st.due = now + job.spec.effectiveEvery();
+                if (m_options.once)
+                    st.done = true;
             } else if (ok) {
+                st.schemaPause.clear();
                 m_observer.runFinished(key, "ok", rows, {});
                 m_observer.tableState(key, TableState::Ok, "", std::nullopt);
                 if (st.inError)

@@ -1,5 +1,6 @@
 #include "core/engine/schemapolicy.h"
 
+#include <algorithm>
 #include <charconv>
 #include <vector>
 
@@ -84,6 +85,38 @@ bool widens(const std::string &from, const std::string &to)
         return fm.size() == 2 && tm.size() == 2 && tm[1] == fm[1] && tm[0] > fm[0];
     }
     return false;
+}
+
+ColumnDiff diffColumns(const TableSchema &source, const std::vector<std::pair<std::string, std::string>> &target,
+                       bool compareTypes)
+{
+    ColumnDiff d;
+    auto has = [&](const std::string &n) {
+        return std::any_of(target.begin(), target.end(), [&](const auto &t) { return t.first == n; });
+    };
+    for (const auto &c : source.columns)
+        if (!c.generated && !has(c.name))
+            d.added.push_back(c.name);
+    for (const auto &[name, type] : target) {
+        const int i = source.columnIndex(name);
+        if (i < 0) {
+            d.gone.push_back(name);
+            continue;
+        }
+        const auto &c = source.columns[static_cast<size_t>(i)];
+        if (compareTypes && c.isBuiltinType() && !c.isEnum && c.typeSql != type)
+            d.retyped.emplace_back(name, type);
+    }
+    return d;
+}
+
+std::string retypeRefusal(const std::string &policy, const std::string &from, const std::string &to, bool builtin)
+{
+    if (policy == "pause")
+        return " (schema_changes: type_change: pause)";
+    if (!builtin || !widens(from, to))
+        return ", which is not a widening the engine applies by itself";
+    return {};
 }
 
 } // namespace driftless::core

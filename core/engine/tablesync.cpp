@@ -7,9 +7,12 @@
 #include "core/engine/columnmapping.h"
 #include "core/engine/connect.h"
 #include "core/engine/connectionpool.h"
+#include "core/engine/columnbackfillmysql.h"
 #include "core/engine/deletepolicy.h"
+#include "core/engine/passschema.h"
 #include "core/engine/pipelined.h"
 #include "core/engine/rowfilter.h"
+#include "core/mergers/mysqlmerger.h"
 #include "core/mergers/pgmerger.h"
 #include "core/mergers/sqlitemerger.h"
 #include "core/model/error.h"
@@ -20,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <thread>
@@ -77,6 +81,40 @@ struct Source {
         }
         throw Error(ErrorKind::Permanent, "endpoint '" + job.source.name + "': SQLite is a target only", {},
                     "use a Postgres or MySQL/MariaDB endpoint as the pipeline's source");
+    }
+
+    /// Leaves `columns` out of what the readers read (`add_column: ignore`).
+    void leaveOut(const std::vector<std::string> &columns)
+    {
+        if (columns.empty())
+            return;
+        auto kept = [&](const std::string &name) { return std::find(columns.begin(), columns.end(), name) == columns.end(); };
+        const TableSchema all = schema;
+        schema.columns.clear();
+        std::vector<mysqlcatalog::MysqlColumn> myColumns;
+        for (size_t i = 0; i < all.columns.size(); ++i) {
+            if (!kept(all.columns[i].name))
+                continue;
+            schema.columns.push_back(all.columns[i]);
+            if (myTable)
+                myColumns.push_back(myTable->columns[i]);
+        }
+        schema.primaryKey.clear();
+        for (int k : all.primaryKey)
+            schema.primaryKey.push_back(schema.columnIndex(all.columns[static_cast<size_t>(k)].name));
+        if (myTable) {
+            myTable->schema = schema;
+            myTable->columns = std::move(myColumns);
+        }
+    }
+    /// The source's current version, as its readers stamp rows.
+    std::int64_t version() { return pg ? pgcatalog::currentLsn(*pg) : mysqlcatalog::currentVersion(*my); }
+    /// Where an add-column backfill reads the source's values.
+    std::unique_ptr<ColumnFillSource> fillSource(EndpointKind target)
+    {
+        if (pg)
+            return std::make_unique<PgColumnFillSource>(*pg, schema, m_job.spec);
+        return std::make_unique<MysqlColumnFillSource>(*my, *myTable, m_job.spec, target == EndpointKind::Postgres);
     }
 
     std::unique_ptr<FullRefreshReader> fullRefreshReader()
@@ -138,6 +176,15 @@ struct Target {
     }
     Merger *operator->() { return merger.get(); }
 
+    /// Transactions on the merger's connection, for the work a pass does around its batches
+    /// (column changes, an add-column backfill).
+    TargetSession &session()
+    {
+        if (!m_session)
+            m_session = std::make_unique<ConnectionSession>(*this);
+        return *m_session;
+    }
+
     /// As Source::release.
     void release(std::stop_token stop)
     {
@@ -149,10 +196,88 @@ struct Target {
     }
 
 private:
+    /// Begin, commit and rollback on the connection of the merger this pass made.
+    class ConnectionSession final : public TargetSession {
+    public:
+        explicit ConnectionSession(Target &t) : m_t(t) {}
+        void begin() override
+        {
+            if (auto *p = dynamic_cast<PgMerger *>(m_t.merger.get()))
+                p->connection().begin();
+            else
+                exec(beginSql());
+        }
+        void commit() override
+        {
+            if (auto *p = dynamic_cast<PgMerger *>(m_t.merger.get()))
+                p->connection().commit();
+            else
+                exec("COMMIT");
+        }
+        void rollback() noexcept override
+        {
+            if (auto *p = dynamic_cast<PgMerger *>(m_t.merger.get())) {
+                p->connection().rollback();
+                return;
+            }
+            try {
+                exec("ROLLBACK");
+            } catch (...) {
+            }
+        }
+        std::unique_ptr<Merger> merger(const MergeTarget &) override
+        {
+            throw Error(ErrorKind::Permanent, "a pass's session makes no mergers");
+        }
+        std::string describe() const override { return m_t.merger->describeTarget(); }
+
+    private:
+        std::string beginSql() const
+        {
+            switch (m_t.m_job.target.kind) {
+            case EndpointKind::Sqlite:
+                return "BEGIN IMMEDIATE";
+            case EndpointKind::Mysql:
+                return "START TRANSACTION";
+            case EndpointKind::Postgres:
+                break;
+            }
+            return "BEGIN";
+        }
+        void exec(const std::string &sql)
+        {
+            if (auto *l = dynamic_cast<SqliteMerger *>(m_t.merger.get()))
+                l->db().exec(sql);
+            else if (auto *m = dynamic_cast<MysqlMerger *>(m_t.merger.get()))
+                m->connection().exec(sql);
+            else
+                throw Error(ErrorKind::Permanent, "no transaction for " + m_t.merger->describeTarget());
+        }
+        Target &m_t;
+    };
+
     const TableJob &m_job;
     ConnectionPool *m_pool;
     std::string m_app;
+    std::unique_ptr<TargetSession> m_session;
 };
+
+} // namespace
+
+namespace {
+
+/// The table's checkpoint before the pass prepares anything: none when the target has no
+/// table yet, or one Driftless did not make (prepare() says so).
+std::optional<Checkpoint> checkpointBeforePrepare(Merger &merger)
+{
+    if (merger.targetColumns().empty())
+        return std::nullopt;
+    try {
+        return merger.readCheckpoint();
+    } catch (const Error &) {
+        return std::nullopt;
+    }
+}
 
 } // namespace
 
@@ -181,17 +306,39 @@ TableSync::Outcome TableSync::fullRefresh(std::stop_token stop)
     Outcome out;
     Source source(m_job, m_pool);
     auto cancelSrc = source.cancelOn(stop);
-    const TableSchema &schema = source.schema;
     MergeTarget mt{m_job.pipeline, m_job.spec.table, m_job.targetName, Strategy::FullRefresh, softDeletes(m_job.spec)};
     Target merger(m_job, mt, m_pool);
-    merger->prepare(schema);
+    // The source's columns against the target's, under the table's schema_changes policies.
+    PassColumns memory;
+    if (auto before = checkpointBeforePrepare(*merger.merger)) {
+        try {
+            const auto j = nlohmann::json::parse(before->position);
+            if (j.is_object() && j.contains("columns"))
+                memory = PassColumns::fromJson(j["columns"].dump());
+        } catch (const nlohmann::json::exception &) {
+        }
+    }
+    PassSchemaContext pcx{m_job, m_observer, *merger.merger, merger.session(), source.pg ? &*source.pg : nullptr,
+                          [&] { return source.version(); }, {}};
+    const PassSchemaResult policies = applyPassSchemaPolicies(pcx, source.schema, memory, Strategy::FullRefresh);
+    if (!policies.paused.empty()) {
+        out.paused = policies.paused;
+        cancelSrc.reset();
+        source.release(stop);
+        merger.release(stop);
+        return out;
+    }
+    source.leaveOut(policies.leftOut);
 
     m_observer.tableState(key, TableState::Running, "full refresh: copying", std::nullopt);
     const std::int64_t localStart = wallClockMs();
     auto readerPtr = source.fullRefreshReader();
     FullRefreshReader &reader = *readerPtr;
     auto snap = reader.begin();
-    Checkpoint cp{nlohmann::json{{"snapshot_at", snap.sourceNow}}.dump(), snap.version};
+    nlohmann::json position{{"snapshot_at", snap.sourceNow}};
+    if (const std::string remembered = memory.toJson(); !remembered.empty())
+        position["columns"] = nlohmann::json::parse(remembered);
+    Checkpoint cp{position.dump(), snap.version};
 
     BoundedQueue<std::string> queue(4);
     long long loaded = 0;
@@ -241,12 +388,40 @@ TableSync::Outcome TableSync::cursorPass(std::stop_token stop)
     // The reader checks the table can be read by cursor (key, cursor column) before the target
     // is touched.
     auto readerPtr = source.cursorReader(m_job.spec);
-    CursorReader &reader = *readerPtr;
     MergeTarget mt{m_job.pipeline, m_job.spec.table, m_job.targetName, Strategy::Cursor, softDeletes(m_job.spec)};
     Target merger(m_job, mt, m_pool);
-    merger->prepare(schema);
 
+    // The source's columns against the target's, under the table's schema_changes policies; an
+    // add-column backfill runs to its end before the pass reads.
     CursorState st;
+    std::optional<Checkpoint> stored = checkpointBeforePrepare(*merger.merger);
+    if (stored)
+        st = CursorState::fromJson(stored->position);
+    PassColumns memory = PassColumns::fromJson(st.columns);
+    auto storeMemory = [&](const PassColumns &m, long long rows) {
+        CursorState withMemory = st;
+        withMemory.columns = m.toJson();
+        merger->writeCheckpointInTransaction({withMemory.toJson(), stored ? stored->version : 0}, rows);
+    };
+    PassSchemaContext pcx{m_job, m_observer, *merger.merger, merger.session(), source.pg ? &*source.pg : nullptr,
+                          [&] { return source.version(); }, storeMemory};
+    const PassSchemaResult policies = applyPassSchemaPolicies(pcx, source.schema, memory, Strategy::Cursor);
+    if (!policies.paused.empty()) {
+        out.paused = policies.paused;
+        source.release(stop);
+        merger.release(stop);
+        return out;
+    }
+    if (memory.fill) {
+        auto fill = source.fillSource(m_job.target.kind);
+        runPassColumnFill(pcx, *fill, source.schema, memory, [&] { return stop.stop_requested(); });
+    }
+    if (!policies.leftOut.empty()) {
+        source.leaveOut(policies.leftOut);
+        readerPtr = source.cursorReader(m_job.spec);
+    }
+    CursorReader &reader = *readerPtr;
+
     bool resumedPass = false;
     if (auto cp = merger->readCheckpoint()) {
         st = CursorState::fromJson(cp->position);
@@ -259,6 +434,7 @@ TableSync::Outcome TableSync::cursorPass(std::stop_token stop)
                          "target " + merger->describeTarget() +
                              " has rows but no checkpoint: reading the whole table through the merge");
     }
+    st.columns = memory.toJson(); // every checkpoint of the pass carries it
     const long long pageSize = m_job.spec.effectivePageSize();
 
     BoundedQueue<Batch> queue(2);

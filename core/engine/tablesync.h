@@ -56,6 +56,9 @@ public:
         long long rowsRead = 0;
         long long rowsWritten = 0;
         int batches = 0;
+        /// Set when a schema change paused the table (`schema_changes:` policies, docs/
+        /// schema-changes.md): what changed and what to do. Nothing was read or written.
+        std::string paused;
     };
     Outcome runOnce(std::stop_token stop);
 

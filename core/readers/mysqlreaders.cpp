@@ -207,7 +207,9 @@ long long MysqlCursorReader::readPage(const std::string &sql, const std::vector<
 
 void MysqlCursorReader::beginLoad(CursorState &st)
 {
+    std::string columns = std::move(st.columns); // the engine's memory of the columns stays
     st = CursorState{};
+    st.columns = std::move(columns);
     st.phase = CursorState::Phase::Load;
     if (m_temporal) {
         st.loadStartedAt = nowExpr();
@@ -237,7 +239,9 @@ bool MysqlCursorReader::loadChunk(CursorState &st, Batch &out)
 void MysqlCursorReader::finishLoad(CursorState &st)
 {
     std::string started = st.loadStartedAt;
+    std::string columns = std::move(st.columns); // the engine's memory of the columns stays
     st = CursorState{};
+    st.columns = std::move(columns);
     st.phase = CursorState::Phase::Incremental;
     if (!started.empty())
         st.cursor = started;

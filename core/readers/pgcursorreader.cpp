@@ -25,6 +25,8 @@ std::string CursorState::toJson() const
                          {"after", passAfter},
                          {"rows", passRows}};
     }
+    if (!columns.empty())
+        j["columns"] = json::parse(columns);
     return j.dump();
 }
 
@@ -54,6 +56,8 @@ CursorState CursorState::fromJson(const std::string &text)
                 st.passRows = p.value("rows", 0LL);
             }
         }
+        if (j.contains("columns") && j["columns"].is_object())
+            st.columns = j["columns"].dump();
     } catch (const json::exception &e) {
         throw Error(ErrorKind::Permanent, std::string("stored cursor position does not parse: ") + e.what(), {},
                     "reset the table's checkpoint to start it over");
@@ -210,7 +214,9 @@ std::vector<std::string> PgCursorReader::lastRowValues(const Batch &out, bool wi
 
 void PgCursorReader::beginLoad(CursorState &st)
 {
+    std::string columns = std::move(st.columns); // the engine's memory of the columns stays
     st = CursorState{};
+    st.columns = std::move(columns);
     st.phase = CursorState::Phase::Load;
     std::string q = m_temporal ? "SELECT (" + nowExpr() + ")::text"
                                : "SELECT max(" + quoteIdent(m_spec.cursorColumn()) + ")::text FROM " +
@@ -232,7 +238,9 @@ bool PgCursorReader::loadChunk(CursorState &st, Batch &out)
 void PgCursorReader::finishLoad(CursorState &st)
 {
     std::string started = st.loadStartedAt;
+    std::string columns = std::move(st.columns); // the engine's memory of the columns stays
     st = CursorState{};
+    st.columns = std::move(columns);
     st.phase = CursorState::Phase::Incremental;
     if (!started.empty())
         st.cursor = started;

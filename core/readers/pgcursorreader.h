@@ -30,6 +30,10 @@ struct CursorState {
     std::vector<std::string> passAfter;  ///< cursor value + key of the last row read in this pass
     long long passRows = 0;
 
+    /// What the engine remembers of the source's columns between passes (core/engine/
+    /// passschema.h), as JSON text, or empty: stored with the position, opaque to the readers.
+    std::string columns;
+
     std::string toJson() const;
     /// Throws Error on JSON that is not a cursor position.
     static CursorState fromJson(const std::string &json);

@@ -147,16 +147,12 @@ TEST_F(SchemaChanges, workspaceFileReadsWritesAndRefusesPolicies)
             EXPECT_NE(std::string(e.what()).find(b.needle), std::string::npos) << e.what();
         }
     }
-    // Only CDC tables read a policy in this version: a cursor table's is refused, not ignored.
-    try {
-        WorkspaceFile::parse(head() + "      - table: public.items\n        strategy: cursor\n"
-                                      "        schema_changes: { add_column: ignore }\n",
-                             "ws.yaml", "/");
-        ADD_FAILURE() << "accepted a cursor table's policy";
-    } catch (const ConfigError &e) {
-        EXPECT_EQ(e.line(), 11) << e.what();
-        EXPECT_NE(std::string(e.what()).find("for cdc tables in this version"), std::string::npos) << e.what();
-    }
+    // Cursor and full-refresh tables take the policies too (at their next pass): accepted.
+    const auto cursorWs = WorkspaceFile::parse(head() + "      - table: public.items\n        strategy: cursor\n"
+                                                        "        cursor: id\n"
+                                                        "        schema_changes: { add_column: ignore }\n",
+                                               "ws.yaml", "/");
+    EXPECT_EQ(cursorWs.pipelines.at(0).tables.at(0).addColumn, std::optional<std::string>("ignore"));
     // The pipeline's policies are checked the same way.
     try {
         WorkspaceFile::parse(head("    schema_changes: { rename_column: keep }\n") +
