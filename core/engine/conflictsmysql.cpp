@@ -57,6 +57,29 @@ std::optional<std::string> textOf(const json &v)
     return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
+/// The columns `names` of `table` in its own shape (so values are spelled as the stream spells
+/// them), and the SELECT list that reads them; a missing column is an error naming `where`.
+std::pair<mysqlcatalog::MysqlTable, std::string> shapeOf(const mysqlcatalog::MysqlTable &table,
+                                                         const std::vector<std::string> &names,
+                                                         const std::string &where)
+{
+    mysqlcatalog::MysqlTable shape;
+    shape.schema.table = table.schema.table;
+    std::string select;
+    for (const auto &name : names) {
+        auto it = std::find_if(table.columns.begin(), table.columns.end(),
+                               [&](const auto &col) { return col.name == name; });
+        if (it == table.columns.end())
+            throw Error(ErrorKind::Permanent, "column " + name + " of " + where +
+                                                  " is missing on the side a two-way change is applied to",
+                        {}, "give both sides the same columns, then start the pipeline again");
+        shape.columns.push_back(*it);
+        shape.schema.columns.push_back(table.schema.columns[static_cast<size_t>(it - table.columns.begin())]);
+        select += (select.empty() ? "" : ", ") + mysqlcatalog::selectExpr(*it);
+    }
+    return {std::move(shape), std::move(select)};
+}
+
 } // namespace
 
 MysqlConflictTarget::MysqlConflictTarget(MysqlConnection &conn, const mysqlcatalog::MysqlTable &table)
@@ -74,21 +97,10 @@ std::map<size_t, ConflictTarget::Held> MysqlConflictTarget::rowsFor(const Confli
     for (int k : keyIdx)
         want.push_back(static_cast<size_t>(k));
     want.insert(want.end(), synced.begin(), synced.end());
-    mysqlcatalog::MysqlTable shape;
-    std::string select;
-    for (size_t c : want) {
-        const std::string &name = scope.columns[c];
-        auto it = std::find_if(m_table.columns.begin(), m_table.columns.end(),
-                               [&](const auto &col) { return col.name == name; });
-        if (it == m_table.columns.end())
-            throw Error(ErrorKind::Permanent, "column " + name + " of " + scope.targetSql +
-                                                  " is missing on the side a two-way change is applied to",
-                        {}, "give both sides the same columns, then start the pipeline again");
-        shape.columns.push_back(*it);
-        shape.schema.columns.push_back(m_table.schema.columns[static_cast<size_t>(it - m_table.columns.begin())]);
-        select += (select.empty() ? "" : ", ") + mysqlcatalog::selectExpr(*it);
-    }
-    shape.schema.table = m_table.schema.table;
+    std::vector<std::string> names;
+    for (size_t c : want)
+        names.push_back(scope.columns[c]);
+    auto [shape, select] = shapeOf(m_table, names, scope.targetSql);
     for (size_t i = 0; i < keyIdx.size(); ++i)
         shape.schema.primaryKey.push_back(static_cast<int>(i));
 
@@ -217,19 +229,7 @@ std::string currentRowMysql(const Endpoint &endpoint, const TargetName &table, c
     const std::string database = table.schema.empty() ? MysqlDsn::parse(endpoint.dsn).database : table.schema;
     const mysqlcatalog::MysqlTable described = mysqlcatalog::describeTable(c, TableRef{database, table.name});
     // The asked-for columns in the table's own shape, so each value is spelled as the stream's.
-    mysqlcatalog::MysqlTable shape;
-    shape.schema.table = described.schema.table;
-    std::string select;
-    for (const auto &name : columns) {
-        auto it = std::find_if(described.columns.begin(), described.columns.end(),
-                               [&](const auto &col) { return col.name == name; });
-        if (it == described.columns.end())
-            throw Error(ErrorKind::Permanent, "column " + name + " of " + quotedTable(table) + " is missing", {},
-                        "give both sides the same columns, then resolve again");
-        shape.columns.push_back(*it);
-        shape.schema.columns.push_back(described.schema.columns[static_cast<size_t>(it - described.columns.begin())]);
-        select += (select.empty() ? "" : ", ") + mysqlcatalog::selectExpr(*it);
-    }
+    const auto [shape, select] = shapeOf(described, columns, quotedTable(table));
     std::vector<std::optional<std::string>> params;
     std::string where;
     for (auto it = key.begin(); it != key.end(); ++it) {
