@@ -114,11 +114,13 @@ struct PgTwoWay : ::testing::Test {
                        b.scalar("SELECT count(*) FROM items") == a.scalar("SELECT count(*) FROM items") &&
                        a.scalar("SELECT to_regclass('_driftless.checkpoints') IS NOT NULL") == "t" &&
                        a.scalar("SELECT count(*) FROM _driftless.checkpoints WHERE pipeline = '" + pipeline +
-                                "_rev'") == "1" &&
-                       positionsPassNow(1);
+                                "_rev'") == "1";
             },
             180))
             << "the load and both directions' start; states: " << obs.lastStates["public.items"];
+        // One fixed position, waited for generously: the server is shared with tests that write
+        // all the time, so a fresh "now" polled with a short window can stay out of reach.
+        ASSERT_TRUE(positionsPassNow(120)) << "both directions' slots must pass the load";
     }
     LoopCountersSample counters(const std::string &direction)
     {
