@@ -91,6 +91,14 @@ QString formatBackfill(const core::TableReport::Backfill &b)
     return text;
 }
 
+QString directionLabel(const core::TableReport &r)
+{
+    if (r.twoWay.empty())
+        return {};
+    const auto endpoint = [](const std::string &side) { return QString::fromStdString(side.substr(0, side.find(':'))); };
+    return QStringLiteral("%1 \u2192 %2").arg(endpoint(r.source), endpoint(r.target));
+}
+
 QString strategyLabel(core::Strategy strategy)
 {
     return spelled(strategy).replace(QLatin1Char('_'), QLatin1Char(' '));

@@ -30,6 +30,9 @@ QString formatEta(double seconds);
 QString formatBackfill(const core::TableReport::Backfill &b);
 /// `full_refresh` -> `full refresh`.
 QString strategyLabel(core::Strategy strategy);
+/// A two-way pipeline's direction as the endpoints it goes between, `east → west` (read from
+/// the report's "endpoint:table" source and target); empty for a one-way pipeline's table.
+QString directionLabel(const core::TableReport &r);
 /// The engine's word for a table state, a freshness, a level or a strategy, as `/sync/status`
 /// spells it (`backfilling`, `breach`, `warn`, `full_refresh`).
 template <typename Word> QString spelled(Word w)

@@ -155,6 +155,7 @@ private slots:
     void anEmptyWorkspaceSaysHowToStartInTheApp();
     void tilesShowEachPipelineAndTheWorstTablesFirst();
     void aThousandTablesAreShownWorstFirstFilteredAndGrouped();
+    void aTwoWayPipelineIsOneTileWithBothDirectionsUnderIt();
 };
 
 void TestDashboard::anEmptyWorkspaceSaysHowToStartInTheApp()
@@ -389,6 +390,97 @@ void TestDashboard::aThousandTablesAreShownWorstFirstFilteredAndGrouped()
     page->groupCombo()->setCurrentIndex(0);
     QTest::qWait(50);
     test::saveShot(&w, QStringLiteral("dashboard-1000"));
+}
+
+
+// A two-way pipeline's two directions (`east_west` and `east_west_rev`, as the engine names them)
+// are one pipeline on the dashboard: one tile counting its tables once, its slot found whichever
+// direction owns it, one group holding both directions' tiles, each saying which way it goes.
+void TestDashboard::aTwoWayPipelineIsOneTileWithBothDirectionsUnderIt()
+{
+    MainWindow w;
+    w.resize(1180, 620);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    DashboardPage *page = w.dashboardPage();
+    DashboardGrid *grid = page->grid();
+
+    using core::Freshness;
+    using core::Strategy;
+    const auto direction = [](const std::string &table, bool reverse, Freshness f, double lag) {
+        auto r = report(reverse ? "east_west_rev" : "east_west", table, Strategy::Cdc, f, lag, 100);
+        r.twoWay = "east_west";
+        r.reverse = reverse;
+        r.source = std::string(reverse ? "west:" : "east:") + table;
+        r.target = std::string(reverse ? "east:" : "west:") + table;
+        return r;
+    };
+    const std::int64_t t0 = 1'700'000'000'000;
+    feed(w, snapshotOf({direction("public.customers", false, Freshness::Ok, 1.0),
+                        direction("public.customers", true, Freshness::Breach, 95.0),
+                        direction("public.orders", false, Freshness::Ok, 2.0),
+                        direction("public.orders", true, Freshness::Ok, 1.0),
+                        report("crm", "sales.contacts", Strategy::Cursor, Freshness::Ok, 5.0, 10)},
+                       t0));
+    // The reverse direction's slot (on the west side) belongs to the pipeline's tile.
+    SlotSample sample;
+    sample.generation = 1;
+    sample.takenAtMs = t0;
+    core::SourceSlots west;
+    west.source = "west";
+    core::SlotReport slot;
+    slot.source = "west";
+    slot.slot = "driftless_east_west_rev";
+    slot.owner = "east_west_rev";
+    slot.secondsToLimit = 7'200;
+    west.replicationSlots.push_back(slot);
+    sample.sources.push_back(west);
+    page->setSlotSample(sample);
+
+    const auto pipelines = page->tiles().pipelines();
+    QCOMPARE(pipelines.size(), std::size_t{2});
+    QCOMPARE(pipelines[0]->name, QStringLiteral("east_west"));
+    QVERIFY(!pipelineNamed(page->tiles(), QStringLiteral("east_west_rev")));
+    const auto *ew = pipelines[0];
+    QVERIFY(ew->twoWay);
+    QCOMPARE(ew->tables, 4);
+    QVERIFY(ew->worst == Freshness::Breach);
+    QVERIFY(ew->hasSlot);
+    QCOMPARE(ew->slotSecondsToLimit, std::optional<double>(7'200));
+    QVERIFY(!pipelineNamed(page->tiles(), QStringLiteral("crm"))->twoWay);
+
+    // One group with both directions, the breaching reverse direction first; each tile says its way.
+    QCOMPARE(grid->groupTitles(), (QStringList{"east_west", "crm"}));
+    const QStringList shown = grid->shownTables();
+    QCOMPARE(shown.first(), QStringLiteral("east_west_rev/public.customers"));
+    QVERIFY(shown.contains(QStringLiteral("east_west/public.customers")));
+    QVERIFY(shown.contains(QStringLiteral("east_west_rev/public.orders")));
+    QCOMPARE(shown.size(), 5);
+    for (const auto &g : page->tiles().groups())
+        for (const auto *t : g.tables)
+            if (t->report.twoWay.empty())
+                QVERIFY(t->direction.isEmpty());
+            else
+                QCOMPARE(t->direction, t->report.reverse ? QStringLiteral("west \u2192 east") : QStringLiteral("east \u2192 west"));
+
+    // The filter finds a direction by its endpoints; a click on the pipeline's tile shows both directions.
+    page->filterEdit()->setText(QStringLiteral("west \u2192 east"));
+    QCOMPARE(grid->shownTables(), (QStringList{"east_west_rev/public.customers", "east_west_rev/public.orders"}));
+    page->filterEdit()->clear();
+    QTest::mouseClick(grid, Qt::LeftButton, {}, grid->pipelineRect(QStringLiteral("east_west")).center());
+    QCOMPARE(grid->shownCount(), 4);
+    QVERIFY(page->summaryLabel()->text().contains(QStringLiteral("only east_west")));
+    QTest::qWait(50);
+    test::saveShot(&w, QStringLiteral("dashboard-two-way"));
+    QTest::mouseClick(grid, Qt::LeftButton, {}, grid->pipelineRect(QStringLiteral("east_west")).center());
+    QCOMPARE(grid->shownCount(), 5);
+
+    // The reverse direction's tile opens that direction's detail.
+    QTest::mouseClick(grid, Qt::LeftButton, {},
+                      grid->tableRect(QStringLiteral("east_west_rev"), QStringLiteral("public.customers")).center());
+    QTRY_VERIFY(w.tablesPage()->detail() && w.tablesPage()->detail()->isVisible());
+    QCOMPARE(w.tablesPage()->detail()->pipeline(), QStringLiteral("east_west_rev"));
+    w.tablesPage()->detail()->close();
 }
 
 QTEST_MAIN(TestDashboard)

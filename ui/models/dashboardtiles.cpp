@@ -87,6 +87,8 @@ void DashboardTiles::setSnapshot(const EngineSnapshot &snapshot)
         t.pipeline = QString::fromStdString(r.pipeline);
         t.table = QString::fromStdString(r.table);
         t.schema = schemaOf(r.table);
+        t.dashboardPipeline = r.twoWay.empty() ? t.pipeline : QString::fromStdString(r.twoWay);
+        t.direction = directionLabel(r);
         t.lag.reserve(static_cast<std::size_t>(ring.lagCount));
         for (int i = 0; i < ring.lagCount; ++i)
             t.lag.push_back(ring.lag[static_cast<std::size_t>((ring.lagHead - ring.lagCount + i + kHistory) % kHistory)]);
@@ -119,13 +121,17 @@ void DashboardTiles::setSlotSample(const SlotSample &sample)
 void DashboardTiles::updatePipelines()
 {
     std::map<std::string, Pipeline> pipelines;
+    std::map<std::string, std::string> pipelineOf;
     // Per pipeline, its newest reconciliation's report id and time.
     std::map<std::string, std::pair<std::int64_t, std::int64_t>> newest;
     for (const auto &[key, t] : m_tables) {
         const auto &r = t.report;
-        Pipeline &p = pipelines[r.pipeline];
+        const std::string &shownUnder = r.twoWay.empty() ? r.pipeline : r.twoWay;
+        pipelineOf[r.pipeline] = shownUnder;
+        Pipeline &p = pipelines[shownUnder];
         if (p.tables == 0) {
-            p.name = t.pipeline;
+            p.name = t.dashboardPipeline;
+            p.twoWay = !r.twoWay.empty();
             p.worst = r.freshness;
         }
         ++p.tables;
@@ -138,22 +144,24 @@ void DashboardTiles::updatePipelines()
         p.rowsPerSecond += t.rowsPerSecond;
         p.severity = std::max(p.severity, t.severity);
         if (r.reconcile && r.reconcile->error.empty()) {
-            auto &n = newest[r.pipeline];
+            auto &n = newest[shownUnder];
             if (r.reconcile->finishedMs > n.second)
                 n = {r.reconcile->reportId, r.reconcile->finishedMs};
         }
     }
     for (const auto &[key, t] : m_tables) {
         const auto &rec = t.report.reconcile;
-        const auto it = newest.find(key.first);
+        const std::string &shownUnder = pipelineOf[key.first];
+        const auto it = newest.find(shownUnder);
         if (!rec || it == newest.end() || rec->reportId != it->second.first || !rec->error.empty())
             continue;
-        Pipeline &p = pipelines[key.first];
+        Pipeline &p = pipelines[shownUnder];
         p.reconciledAtMs = rec->finishedMs;
         p.driftRows += rec->missing + rec->extra + rec->different;
         p.reconciledRows += rec->sourceRows;
     }
     m_pipelines = std::move(pipelines);
+    m_pipelineOf = std::move(pipelineOf);
     updateSlots();
 }
 
@@ -165,7 +173,8 @@ void DashboardTiles::updateSlots()
     }
     for (const auto &source : m_slots.sources) {
         for (const auto &slot : source.replicationSlots) {
-            const auto it = m_pipelines.find(slot.owner);
+            const auto owner = m_pipelineOf.find(slot.owner);
+            const auto it = owner == m_pipelineOf.end() ? m_pipelines.end() : m_pipelines.find(owner->second);
             if (slot.owner.empty() || it == m_pipelines.end())
                 continue;
             Pipeline &p = it->second;
@@ -192,16 +201,16 @@ std::vector<DashboardTiles::Group> DashboardTiles::groups() const
 {
     std::map<QString, Group> byTitle;
     for (const auto &[key, t] : m_tables) {
-        if (!m_pipelineFilter.isEmpty() && t.pipeline != m_pipelineFilter)
+        if (!m_pipelineFilter.isEmpty() && t.dashboardPipeline != m_pipelineFilter)
             continue;
         if (!m_filter.isEmpty() && !t.table.contains(m_filter, Qt::CaseInsensitive) &&
-            !t.pipeline.contains(m_filter, Qt::CaseInsensitive) &&
+            !t.pipeline.contains(m_filter, Qt::CaseInsensitive) && !t.direction.contains(m_filter, Qt::CaseInsensitive) &&
             !spelled(t.report.strategy).contains(m_filter, Qt::CaseInsensitive))
             continue;
         QString title;
         switch (m_grouping) {
         case Grouping::Pipeline:
-            title = t.pipeline;
+            title = t.dashboardPipeline;
             break;
         case Grouping::Strategy:
             title = strategyLabel(t.report.strategy);

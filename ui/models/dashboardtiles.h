@@ -38,7 +38,12 @@ public:
 
     struct Table {
         core::TableReport report;
-        QString pipeline, table, schema;
+        /// `pipeline` is the direction's name, as the engine and the Tables page name it (a
+        /// two-way pipeline's reverse direction is `<name>_rev`); `dashboardPipeline` the
+        /// pipeline whose tile and group it is under: both directions of a two-way pipeline are
+        /// under the pipeline's name, each tile saying its `direction` (`east → west`; empty
+        /// for one-way).
+        QString pipeline, table, schema, dashboardPipeline, direction;
         /// Oldest first; at most kHistory. A table that never synced has none.
         std::vector<float> lag;
         /// Rows applied per second over the last kRateSamples snapshots; 0 until two were seen.
@@ -51,6 +56,8 @@ public:
 
     struct Pipeline {
         QString name;
+        /// Two-way: its tables are counted once per direction.
+        bool twoWay = false;
         core::Freshness worst = core::Freshness::Unknown;
         int tables = 0;
         /// Tables by freshness: ok, warn, breach, unknown.
@@ -125,6 +132,8 @@ private:
     std::map<Key, Ring> m_rings;
     std::map<Key, Table> m_tables;
     std::map<std::string, Pipeline> m_pipelines;
+    /// A direction's name (as slots name their owner) -> the pipeline it is shown under.
+    std::map<std::string, std::string> m_pipelineOf;
     SlotSample m_slots;
     Grouping m_grouping = Grouping::Pipeline;
     Order m_order = Order::Worst;

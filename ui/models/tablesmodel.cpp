@@ -87,12 +87,6 @@ QString stateText(const core::TableReport &r)
     return s;
 }
 
-/// The endpoint of an "endpoint:table" side.
-QString endpointOf(const std::string &side)
-{
-    return QString::fromStdString(side.substr(0, side.find(':')));
-}
-
 } // namespace
 
 TablesModel::TablesModel(QObject *parent) : QAbstractTableModel(parent) {}
@@ -242,8 +236,7 @@ QString TablesModel::display(const Row &row, int column)
     switch (column) {
     case Pipeline:
         if (!r.twoWay.empty())
-            return tr("%1: %2 → %3")
-                .arg(QString::fromStdString(r.twoWay), endpointOf(r.source), endpointOf(r.target));
+            return tr("%1: %2").arg(QString::fromStdString(r.twoWay), directionLabel(r));
         return QString::fromStdString(r.pipeline);
     case Table:
         return QString::fromStdString(r.table);

@@ -173,7 +173,10 @@ void DashboardGrid::paintPipeline(QPainter &p, const Item &item) const
     const QFontMetrics fm(font());
     const int line = fm.height() + 1;
     const bool chosen = pl.name == m_selected;
-    const QString count = pl.tables == 1 ? tr("1 table") : tr("%1 tables").arg(pl.tables);
+    // A two-way pipeline lists each table once per direction; its tile counts tables.
+    const int tables = pl.twoWay ? (pl.tables + 1) / 2 : pl.tables;
+    const QString count = pl.twoWay ? (tables == 1 ? tr("1 table, both ways") : tr("%1 tables, both ways").arg(tables))
+                                    : (tables == 1 ? tr("1 table") : tr("%1 tables").arg(tables));
     const QString key = QStringLiteral("p|%1|%2|%3|%4").arg(pl.name, level, count).arg(chosen);
     m_memo.paint(&p, item.rect, key, [&](QPainter *q, const QRect &rect) {
         drawTile(*q, rect, tint, chosen);
@@ -218,10 +221,11 @@ void DashboardGrid::paintHeader(QPainter &p, const Item &item) const
     const QFontMetrics bfm(bold);
     p.setPen(palette().color(QPalette::Text));
     p.setFont(bold);
-    const QString title = g.title;
-    const int titleWidth = std::min(bfm.horizontalAdvance(title), r.width() / 2);
-    p.drawText(QRect(r.left() + 22, r.top(), titleWidth, r.height()), Qt::AlignVCenter | Qt::AlignLeft,
-               bfm.elidedText(title, Qt::ElideRight, titleWidth));
+    // Elided to half the row at most, then measured: measured first, a bold title's rounded
+    // width could elide a name that fits ("east_we…").
+    const QString title = bfm.elidedText(g.title, Qt::ElideRight, r.width() / 2);
+    const int titleWidth = bfm.horizontalAdvance(title) + 2;
+    p.drawText(QRect(r.left() + 22, r.top(), titleWidth, r.height()), Qt::AlignVCenter | Qt::AlignLeft, title);
     p.setFont(font());
     const int n = static_cast<int>(g.tables.size());
     const QString counts = (n == 1 ? tr("1 table: ") : tr("%1 tables: ").arg(n)) + countsText(g.byFreshness);
@@ -241,7 +245,8 @@ void DashboardGrid::paintTable(QPainter &p, const Item &item) const
     const QFontMetrics fm(font());
     const int line = fm.height();
     // Grouped by pipeline, the header names it; otherwise the tile does.
-    const QString name = item.group && item.group->title == t.pipeline ? t.table : t.pipeline + QLatin1Char('/') + t.table;
+    const QString name = item.group && item.group->title == t.dashboardPipeline ? t.table
+                                                                         : t.dashboardPipeline + QLatin1Char('/') + t.table;
     const QIcon state = stateIcon(r.state);
     const QString key = QStringLiteral("t|%1|%2|%3").arg(name, level).arg(int(state.isNull() ? -1 : int(r.state)));
     m_memo.paint(&p, item.rect, key, [&](QPainter *q, const QRect &rect) {
@@ -258,7 +263,10 @@ void DashboardGrid::paintTable(QPainter &p, const Item &item) const
         q->drawText(nameRect, Qt::AlignVCenter | Qt::AlignLeft, fm.elidedText(name, Qt::ElideMiddle, nameRect.width()));
     });
     p.setPen(tint.text);
-    const QString facts = tr("lag %1 \u00b7 %2").arg(formatLag(r.lagSeconds), rate(t.rowsPerSecond));
+    // A two-way pipeline's table has a tile per direction; the facts line starts with its way.
+    QString facts = tr("lag %1 \u00b7 %2").arg(formatLag(r.lagSeconds), rate(t.rowsPerSecond));
+    if (!t.direction.isEmpty())
+        facts = t.direction + QStringLiteral(" \u00b7 ") + facts;
     p.drawText(QRect(inner.left(), inner.top() + line, inner.width(), line), Qt::AlignVCenter | Qt::AlignLeft,
                fm.elidedText(facts, Qt::ElideRight, inner.width()));
 
