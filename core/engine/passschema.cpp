@@ -4,6 +4,8 @@
 #include "core/db/pgconnection.h"
 #include "core/engine/schemapolicy.h"
 #include "core/engine/tablesync.h"
+#include "core/mergers/mysqltypes.h"
+#include "core/mergers/sqlitetypes.h"
 #include "core/model/error.h"
 
 #include <nlohmann/json.hpp>
@@ -46,6 +48,14 @@ std::map<std::string, int> sourceAttnums(PgConnection &src, const TableRef &tabl
     return out;
 }
 
+std::map<std::string, std::string> sourceTypes(const TableSchema &source)
+{
+    std::map<std::string, std::string> out;
+    for (const auto &c : source.columns)
+        out.emplace(c.name, c.typeSql);
+    return out;
+}
+
 std::string targetDisplay(const TableJob &job)
 {
     const auto &t = job.targetName; // a SQLite target has no schema
@@ -65,11 +75,13 @@ std::string nextPass(const TableJob &job)
 
 std::string PassColumns::toJson() const
 {
-    if (attnums.empty() && kept.empty() && ignored.empty() && !fill)
+    if (attnums.empty() && types.empty() && kept.empty() && ignored.empty() && !fill)
         return {};
     json j = json::object();
     if (!attnums.empty())
         j["attnums"] = attnums;
+    if (!types.empty())
+        j["types"] = types;
     if (!kept.empty())
         j["kept"] = kept;
     if (!ignored.empty())
@@ -89,6 +101,8 @@ PassColumns PassColumns::fromJson(const std::string &text)
         const json j = json::parse(text);
         if (j.contains("attnums"))
             m.attnums = j["attnums"].get<std::map<std::string, int>>();
+        if (j.contains("types"))
+            m.types = j["types"].get<std::map<std::string, std::string>>();
         if (j.contains("kept"))
             m.kept = j["kept"].get<std::vector<std::string>>();
         if (j.contains("ignored"))
@@ -127,10 +141,24 @@ PassSchemaResult applyPassSchemaPolicies(PassSchemaContext &cx, const TableSchem
         cx.merger.prepare(source);
         memory = PassColumns{};
         memory.attnums = attnumsNow;
+        memory.types = sourceTypes(source);
         return out;
     }
 
-    ColumnDiff diff = diffColumns(source, have, job.target.kind == EndpointKind::Postgres);
+    // A Postgres target's types are the source's spelling: compared as they are. Any other
+    // target's are its own, so a retype is what changed since the types the last pass saw.
+    const bool pgTarget = job.target.kind == EndpointKind::Postgres;
+    ColumnDiff diff = diffColumns(source, have, pgTarget);
+    if (!pgTarget)
+        for (const auto &[name, type] : have) {
+            const int i = source.columnIndex(name);
+            const auto was = memory.types.find(name);
+            if (i < 0 || was == memory.types.end())
+                continue;
+            const auto &c = source.columns[static_cast<size_t>(i)];
+            if (c.isBuiltinType() && !c.isEnum && c.typeSql != was->second)
+                diff.retyped.emplace_back(name, was->second);
+        }
     // A kept column is no news; one the source has again (or the target lost) is no longer kept.
     std::erase_if(memory.kept, [&](const std::string &c) {
         return source.columnIndex(c) >= 0 ||
@@ -162,6 +190,8 @@ PassSchemaResult applyPassSchemaPolicies(PassSchemaContext &cx, const TableSchem
     auto pause = [&](const std::string &why, const std::string &fix) {
         out.paused = why + "; the table is paused (nothing of it is read or written); " + fix;
         memory.attnums = memory.attnums.empty() ? attnumsNow : memory.attnums; // the old numbers still tell
+        if (memory.types.empty())
+            memory.types = sourceTypes(source); // and so do the old types
         return out;
     };
 
@@ -217,15 +247,52 @@ PassSchemaResult applyPassSchemaPolicies(PassSchemaContext &cx, const TableSchem
                              cx.merger.describeTarget() + " yet",
                          "drop it on the target yourself, then " + nextPass(job));
     }
+    std::vector<std::pair<std::string, std::string>> takenByDba; // retyped on the target already
     for (const auto &[name, type] : diff.retyped) {
-        const auto &c = source.columns[static_cast<size_t>(source.columnIndex(name))];
-        const std::string what = "column " + displayIdent(name) + " is " + type + " on the target but " + c.typeSql +
-                                 " on the source (retyped since the last pass)";
+        const int i = source.columnIndex(name);
+        const auto &c = source.columns[static_cast<size_t>(i)];
+        const bool inKey = std::find(source.primaryKey.begin(), source.primaryKey.end(), i) != source.primaryKey.end();
+        const std::string what =
+            pgTarget ? "column " + displayIdent(name) + " is " + type + " on the target but " + c.typeSql +
+                           " on the source (retyped since the last pass)"
+                     : "column " + displayIdent(name) + " changed type from " + type + " to " + c.typeSql +
+                           " on the source since the last pass";
         const std::string col = displayIdent(name);
-        const std::string fix = "run on the target: ALTER TABLE " + target + " ALTER COLUMN " + col + " TYPE " +
-                                c.typeSql + " USING " + col + "::" + c.typeSql + ", then " + nextPass(job);
-        if (const std::string refusal = retypeRefusal(typePolicy, type, c.typeSql, true); !refusal.empty())
+        std::string fix;
+        if (pgTarget)
+            fix = "run on the target: ALTER TABLE " + target + " ALTER COLUMN " + col + " TYPE " + c.typeSql +
+                  " USING " + col + "::" + c.typeSql;
+        else if (job.target.kind == EndpointKind::Mysql)
+            fix = "run on the target: ALTER TABLE " + mysqlIdent(job.targetName.name) + " MODIFY COLUMN " +
+                  mysqlIdent(name) + " " + mysqlColumnFor(c, inKey).declared;
+        else
+            fix = "change the type of column " + col + " on the target to " +
+                  std::string(sqliteDeclaredType(sqliteStorageFor(c))) +
+                  " (SQLite changes a type only by recreating the table: create it anew with that type and copy "
+                  "the rows across)";
+        fix += ", then " + nextPass(job);
+        if (strategy == Strategy::Cursor)
+            fix += "; rows the passes do not read again keep what the target's conversion made of them, so check "
+                   "them afterwards: driftless-cli reconcile " +
+                   job.pipeline + " " + job.spec.table.display();
+        if (const std::string refusal = retypeRefusal(typePolicy, type, c.typeSql, true); !refusal.empty()) {
+            // Told by the types the last pass saw: once the DBA has changed the target's column,
+            // the target holds the new type and the change is taken.
+            const auto held = std::find_if(have.begin(), have.end(), [&](const auto &h) { return h.first == name; });
+            if (!pgTarget && held != have.end() && cx.merger.holdsType(c, inKey, held->second)) {
+                takenByDba.emplace_back(name, type);
+                continue;
+            }
             return pause(what + refusal, fix);
+        }
+    }
+    for (const auto &taken : takenByDba) {
+        std::erase(diff.retyped, taken);
+        const auto &c = source.columns[static_cast<size_t>(source.columnIndex(taken.first))];
+        cx.observer.event(Level::Info, key, "schema_change",
+                          "column " + displayIdent(taken.first) + " changed type from " + taken.second + " to " +
+                              c.typeSql + " on the source; the target's column has the type for it now, so the "
+                              "passes write it again");
     }
     std::vector<std::string> newlyAdded; // not ignored before
     for (const auto &a : diff.added)
@@ -318,6 +385,7 @@ PassSchemaResult applyPassSchemaPolicies(PassSchemaContext &cx, const TableSchem
                                    "there keep NULL (schema_changes: add_column: propagate)");
     }
     memory.attnums = attnumsNow;
+    memory.types = sourceTypes(source);
     // A column no longer in the source's (renamed or dropped again) is not filled.
     if (memory.fill) {
         std::erase_if(memory.fill->columns, [&](const std::string &c) { return out.schema.columnIndex(c) < 0; });

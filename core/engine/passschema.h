@@ -27,6 +27,9 @@ struct PassColumns {
     /// "attnums": a Postgres source's attribute numbers at the last pass, which tell a renamed
     /// column (same number) from a dropped one and an added one.
     std::map<std::string, int> attnums;
+    /// "types": each source column's type at the last pass, which tells a retype on a target
+    /// whose own types are spelled otherwise (MariaDB/MySQL, SQLite) and cannot be compared.
+    std::map<std::string, std::string> types;
     /// "kept": dropped on the source and kept on the target (`drop_column: keep`).
     std::vector<std::string> kept;
     /// "ignored": added on the source and left out (`add_column: ignore`).

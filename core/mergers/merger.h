@@ -150,6 +150,14 @@ public:
     virtual std::vector<std::string> generatedColumns() const { return {}; }
     /// True when dropColumn() and widenColumn() work for this target.
     virtual bool changesColumns() const { return false; }
+    /// True when a target column of `targetType` (as targetColumns() spells it) is the type this
+    /// target gives source column `c` (`key`: part of the primary key): a Postgres target's
+    /// types are the source's; MariaDB/MySQL and SQLite map them to their own.
+    virtual bool holdsType(const ColumnInfo &c, bool key, const std::string &targetType) const
+    {
+        (void)key;
+        return c.typeSql == targetType;
+    }
     /// The source dropped `column` (`source` is its schema without it): stop writing it, and
     /// with `drop` remove it from the target too, else keep it (nullable, so new rows get NULL or
     /// its default). Returns what the target did, for the event log ("kept on the target, no

@@ -66,6 +66,7 @@ public:
     std::string columnChecksum(const std::vector<std::string> &keyColumns,
                                const std::vector<std::string> &columns) override;
     bool changesColumns() const override { return true; }
+    bool holdsType(const ColumnInfo &c, bool key, const std::string &targetType) const override;
     /// Keep: the column made nullable and marked kept by its COMMENT; drop: ALTER TABLE DROP COLUMN.
     std::string dropColumn(const TableSchema &source, const std::string &column, bool drop) override;
     /// ALTER TABLE MODIFY COLUMN to the mapped wider type (docs/type-mapping.md), the key's

@@ -240,6 +240,11 @@ std::string MysqlMerger::dropColumn(const TableSchema &source, const std::string
     return "kept on the target, no longer written";
 }
 
+bool MysqlMerger::holdsType(const ColumnInfo &c, bool key, const std::string &targetType) const
+{
+    return comparableType(targetType) == comparableType(mysqlColumnFor(c, key).declared);
+}
+
 std::string MysqlMerger::widenColumn(const TableSchema &source, const std::string &column)
 {
     adopt(source);

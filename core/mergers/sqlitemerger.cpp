@@ -6,6 +6,8 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <string>
 #include <vector>
@@ -464,6 +466,14 @@ std::string SqliteMerger::dropColumn(const TableSchema &source, const std::strin
         m_storage.push_back(sqliteStorageFor(c));
     buildStatements();
     return done;
+}
+
+bool SqliteMerger::holdsType(const ColumnInfo &c, bool key, const std::string &targetType) const
+{
+    (void)key;
+    const std::string_view declared = sqliteDeclaredType(sqliteStorageFor(c));
+    return std::equal(targetType.begin(), targetType.end(), declared.begin(), declared.end(),
+                      [](char a, char b) { return std::toupper(static_cast<unsigned char>(a)) == b; });
 }
 
 std::string SqliteMerger::widenColumn(const TableSchema &source, const std::string &column)

@@ -38,6 +38,7 @@ public:
     void writeCheckpointInTransaction(const Checkpoint &cp, long long rows) override;
     void addMissingColumns(const TableSchema &source) override;
     bool changesColumns() const override { return true; }
+    bool holdsType(const ColumnInfo &c, bool key, const std::string &targetType) const override;
     std::string dropColumn(const TableSchema &source, const std::string &column, bool drop) override;
     std::string widenColumn(const TableSchema &source, const std::string &column) override;
     std::string renameColumn(const TableSchema &source, const std::string &from, const std::string &to) override;

@@ -355,4 +355,77 @@ TEST_F(SchemaPasses, mariadbCursorSourceFillsAnAddedColumnAndPausesOnAPossibleRe
     EXPECT_EQ(tableState("items").first, "ok");
 }
 
+// A SQLite target: a cursor table's retype is told by the types the last pass saw (SQLite's
+// own are affinities). int -> bigint needs no change there and the wider value arrives;
+// text -> integer pauses with what SQLite needs (a new table); once the DBA has rebuilt it with
+// the new type, the next pass takes it and what changed meanwhile.
+TEST_F(SchemaPasses, sqliteTargetTellsARetypeByTheTypesTheLastPassSaw)
+{
+    src.exec(seed("items", 300));
+    const std::string replica = dir.file("replica.db");
+    const std::string yaml = "endpoints:\n"
+                             "  app: { kind: postgres, dsn: \"" + src.dsn() + "\" }\n"
+                             "  lite: { kind: sqlite, path: \"" + replica + "\" }\n"
+                             "pipelines:\n"
+                             "  - name: " + pipeline + "\n"
+                             "    source: app\n"
+                             "    target: lite\n"
+                             "    tables:\n" +
+                             cursorTable("items");
+    apply(yaml);
+    runOk();
+    const auto lite = [&](const std::string &sql) {
+        SqliteDb db(replica);
+        auto st = db.prepare(sql);
+        return st.step() ? st.text(0) : std::string("(no row)");
+    };
+    ASSERT_EQ(lite("SELECT count(*) FROM items"), "300");
+
+    src.exec("ALTER TABLE items ALTER COLUMN b TYPE bigint; UPDATE items SET b = 1099511627776, updated_at = now() "
+             "WHERE id = 3");
+    runOk();
+    EXPECT_EQ(lite("SELECT b || ':' || typeof(b) FROM items WHERE id = 3"), "1099511627776:integer");
+    EXPECT_NE(events().find("info column b widened from integer to bigint at the source; the SQLite target needs no "
+                            "change"),
+              std::string::npos)
+        << events();
+
+    src.exec("ALTER TABLE items ALTER COLUMN c TYPE integer USING length(c); UPDATE items SET a = 'while paused', "
+             "updated_at = now() WHERE id = 5");
+    auto r = run();
+    EXPECT_NE(r.exitCode, 0) << r.out;
+    const auto [st, message] = tableState("items");
+    EXPECT_EQ(st, "paused");
+    EXPECT_NE(message.find("column c changed type from text to integer on the source since the last pass, which is "
+                           "not a widening the engine applies by itself"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("change the type of column c on the target to INTEGER (SQLite changes a type only by "
+                           "recreating the table"),
+              std::string::npos)
+        << message;
+    EXPECT_EQ(lite("SELECT a FROM items WHERE id = 5"), "row 5") << "nothing read while paused";
+
+    // The DBA rebuilds the table with c INTEGER, as SQLite asks; the next pass goes on.
+    {
+        SqliteDb db(replica);
+        std::string create = lite("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'items'");
+        const std::string text = "\"c\" TEXT";
+        const auto at = create.find(text);
+        ASSERT_NE(at, std::string::npos) << create;
+        create.replace(at, text.size(), "\"c\" INTEGER");
+        db.exec("BEGIN; ALTER TABLE items RENAME TO items_old; " + create + "; INSERT INTO items SELECT * FROM "
+                "items_old; DROP TABLE items_old; UPDATE items SET c = length(c); COMMIT");
+    }
+    runOk();
+    EXPECT_EQ(tableState("items").first, "ok");
+    EXPECT_EQ(lite("SELECT a FROM items WHERE id = 5"), "while paused");
+    EXPECT_EQ(lite("SELECT count(*) || ':' || sum(c) || ':' || min(typeof(c)) FROM items"),
+              src.scalar("SELECT count(*) || ':' || sum(c) || ':integer' FROM items"));
+    EXPECT_NE(events().find("info column c changed type from text to integer on the source; the target's column has "
+                            "the type for it now"),
+              std::string::npos)
+        << events();
+}
+
 } // namespace

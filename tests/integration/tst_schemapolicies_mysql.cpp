@@ -295,4 +295,69 @@ TEST_F(MysqlTargetPolicies, whileStreamingARenamedColumnAndKeyAreRenamedOnTheTar
     EXPECT_EQ(events().find("renamed to", before.size()), std::string::npos) << events();
 }
 
+// A cursor table into MariaDB follows a retype at its next pass: the types it saw at the last
+// pass tell the change (the target's own types are spelled otherwise). int -> bigint is widened
+// on the target and the wider value arrives; text -> integer is no widening and pauses with the
+// MODIFY COLUMN to run; after the DBA runs it and applies widen, the next pass syncs again.
+TEST_F(MysqlTargetPolicies, aCursorTableFollowsARetypeAtItsNextPass)
+{
+    src.exec("CREATE TABLE items (id bigint PRIMARY KEY, a text NOT NULL, b int, c text, updated_at timestamptz NOT "
+             "NULL);\n"
+             "INSERT INTO items SELECT g, 'row ' || g, g % 13, (g % 7)::text, now() - interval '1 day' FROM "
+             "generate_series(1, 200) g;");
+    const std::string table =
+        "      - { table: public.items, strategy: cursor, cursor: updated_at, lookback: 0s }\n";
+    apply(head() + table);
+    runOnce();
+    ASSERT_EQ(myCommon(dst, "items"), pgCommon(src, "items"));
+    ASSERT_EQ(targetType("items", "b"), "int(11)");
+
+    src.exec("ALTER TABLE items ALTER COLUMN b TYPE bigint; UPDATE items SET b = 1099511627776, updated_at = now() "
+             "WHERE id = 3");
+    runOnce();
+    EXPECT_EQ(targetType("items", "b"), "bigint(20)");
+    EXPECT_EQ(dst.scalar("SELECT b FROM items WHERE id = 3"), "1099511627776");
+    EXPECT_EQ(myCommon(dst, "items"), pgCommon(src, "items"));
+    EXPECT_NE(events().find("info column b widened from integer to bigint on the target"), std::string::npos)
+        << events();
+
+    // Another pass without a change changes nothing more.
+    const std::string before = events();
+    runOnce();
+    EXPECT_EQ(events(), before);
+
+    // No widening: paused, with the statement for this target, and nothing read meanwhile.
+    src.exec("ALTER TABLE items ALTER COLUMN c TYPE integer USING c::integer; UPDATE items SET a = 'while paused', "
+             "updated_at = now() WHERE id = 5");
+    auto r = runCli({"--state", state, "run", "--once"});
+    EXPECT_NE(r.exitCode, 0) << r.out;
+    SqliteDb db(state);
+    auto st = db.prepare("SELECT state, message FROM table_status WHERE pipeline = ?1");
+    st.bindText(1, pipeline);
+    ASSERT_TRUE(st.step());
+    EXPECT_EQ(st.text(0), "paused");
+    const std::string message = st.text(1);
+    EXPECT_NE(message.find("column c changed type from text to integer on the source since the last pass, which is "
+                           "not a widening the engine applies by itself"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("ALTER TABLE `items` MODIFY COLUMN `c` INT"), std::string::npos) << message;
+    EXPECT_NE(message.find("driftless-cli reconcile " + pipeline + " public.items"), std::string::npos) << message;
+    EXPECT_EQ(dst.scalar("SELECT a FROM items WHERE id = 5"), "row 5");
+
+    // The DBA runs it: the next pass takes the type and the change made meanwhile (the rows the
+    // pass does not read again hold what MariaDB's conversion made of them, '3' -> 3 as on the
+    // source; the message says to reconcile them).
+    dst.exec("ALTER TABLE `items` MODIFY COLUMN `c` INT");
+    runOnce();
+    EXPECT_EQ(dst.scalar("SELECT a FROM items WHERE id = 5"), "while paused");
+    EXPECT_EQ(myCommon(dst, "items"), pgCommon(src, "items"));
+    EXPECT_EQ(dst.scalar("SELECT CONCAT(COUNT(c), ':', SUM(c)) FROM items"),
+              src.scalar("SELECT count(c) || ':' || sum(c) FROM items"));
+    EXPECT_NE(events().find("info column c changed type from text to integer on the source; the target's column has "
+                            "the type for it now"),
+              std::string::npos)
+        << events();
+}
+
 } // namespace
