@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Runs the Driftless benchmarks B1, B3, B4, B5, B6, B7, B8, B9, B10, B11, B13, B14 and B15 against their baselines, side by side on
+# Runs the Driftless benchmarks B1, B3, B4, B5, B6, B7, B8, B9, B10, B11, B13, B14, B15 and B16 against their baselines, side by side on
 # throwaway servers, and prints one line per figure (format: reference/benchmarks.md):
 #
 #   B1 rows_per_s=... baseline_rows_per_s=... ratio=... peak_rss_mb=... case=... rows=... ...
 #
-# usage: tests/bench/run_all.sh [--rows N] [--runs K] [--build DIR] [--only B1,B3,...,B14,B15]
+# usage: tests/bench/run_all.sh [--rows N] [--runs K] [--build DIR] [--only B1,B3,...,B15,B16]
 #                               [--servers ENVFILE] [--install]
 #   --rows N          rows in bench.t (default 1000000); B8 scales its workloads with it; B11
 #                     re-backfills a table of that many rows
@@ -28,7 +28,7 @@ repo=$(cd "$here/../.." && pwd)
 ROWS=1000000
 RUNS=5
 BUILD=
-ONLY=B1,B3,B4,B5,B6,B7,B8,B9,B10,B11,B13,B14,B15
+ONLY=B1,B3,B4,B5,B6,B7,B8,B9,B10,B11,B13,B14,B15,B16
 BENCH_INSTALL=
 SERVERS_ENV=
 RUNS_GIVEN=
@@ -51,7 +51,7 @@ done
 [[ $RUNS =~ ^[0-9]+$ && $RUNS -ge 1 ]] || { echo "run_all.sh: --runs must be a number >= 1" >&2; exit 2; }
 ONLY=${ONLY^^}
 for b in ${ONLY//,/ }; do
-  [[ $b =~ ^B(1|3|4|5|6|7|8|9|10|11|12|13|14|15)$ ]] || { echo "run_all.sh: unknown benchmark '$b' (B1, B3, B4, B5, B6, B7, B8, B9, B10, B11, B12, B13, B14, B15)" >&2; exit 2; }
+  [[ $b =~ ^B(1|3|4|5|6|7|8|9|10|11|12|13|14|15|16)$ ]] || { echo "run_all.sh: unknown benchmark '$b' (B1, B3, B4, B5, B6, B7, B8, B9, B10, B11, B12, B13, B14, B15, B16)" >&2; exit 2; }
 done
 selected() { [[ ,$ONLY, == *,$1,* ]]; }
 
@@ -81,6 +81,8 @@ source "$here/b13_large.sh"
 source "$here/b14_twoway.sh"
 # shellcheck source=b15_tablesize.sh
 source "$here/b15_tablesize.sh"
+# shellcheck source=b16_addcolumn.sh
+source "$here/b16_addcolumn.sh"
 # B8 drains two 1M-row workloads twice per round: 3 rounds keep it near 5 minutes on 2 cores.
 [[ -n $RUNS_GIVEN ]] || B8_RUNS=${B8_RUNS:-3}
 
@@ -188,6 +190,7 @@ selected B12 && bench_b12
 selected B13 && bench_b13
 selected B14 && bench_b14
 selected B15 && bench_b15
+selected B16 && bench_b16
 
 log "done in $(printf '%.0f' "$(elapsed "$t_start" "$EPOCHREALTIME")") s; results:"
 sed 's/^/  /' "$WORK/results.txt" >&2
