@@ -109,13 +109,7 @@ b11_mode_rank() {
 
 b11_setup() {
   drop_slots b11_src
-  if [[ $(pg_value postgres "SELECT count(*) FROM pg_database WHERE datname = 'seed'") == 1 &&
-        $(pg_value seed "SELECT count(*) FROM bench.t" 2>/dev/null) == "$ROWS" ]]; then
-    clone_db seed b11_src
-  else
-    fresh_db b11_src
-    generate_table b11_src "$ROWS"
-  fi
+  seeded_db b11_src
   pg b11_src -c "CREATE TABLE bench.lag (
         id bigserial PRIMARY KEY,
         n integer NOT NULL,

@@ -27,13 +27,7 @@ b16_state_value() { sqlite3 -cmd ".timeout 5000" "$WORK/b16.state" "$1"; }
 b16_round() {
   local target=$1 dst_yaml last_id msg
   drop_slots b16_src
-  if [[ $(pg_value postgres "SELECT count(*) FROM pg_database WHERE datname = 'seed'") == 1 &&
-        $(pg_value seed "SELECT count(*) FROM bench.t" 2>/dev/null) == "$ROWS" ]]; then
-    clone_db seed b16_src
-  else
-    fresh_db b16_src
-    generate_table b16_src "$ROWS"
-  fi
+  seeded_db b16_src
   if [[ $target == postgres ]]; then
     fresh_db b16_dst
     dst_yaml="{ kind: postgres, dsn: \"$(pg_dsn b16_dst)\" }"

@@ -135,6 +135,18 @@ generate_table() {
   pg "$db" -c "VACUUM (ANALYZE) bench.t"
 }
 
+# DB holding bench.t with ROWS rows: a file copy of database seed when it holds as many (B1
+# makes it), else generated: DB
+seeded_db() {
+  if [[ $(pg_value postgres "SELECT count(*) FROM pg_database WHERE datname = 'seed'") == 1 &&
+        $(pg_value seed "SELECT count(*) FROM bench.t" 2>/dev/null) == "$ROWS" ]]; then
+    clone_db seed "$1"
+  else
+    fresh_db "$1"
+    generate_table "$1" "$ROWS"
+  fi
+}
+
 # --- driftless-cli --------------------------------------------------------------------------
 
 # Writes a workspace file: NAME SOURCE_DB TARGET_ENDPOINT_YAML TABLE_YAML
