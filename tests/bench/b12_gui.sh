@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # B12: the desktop app with 1,000 tables and 10 live pipelines: the UI thread is never blocked
-# for more than 50 ms, and the process stays under 300 MB RSS.
+# for more than 50 ms, and the process stays under 300 MB RSS (500 MB past 1,000 tables: issue
+# 19 asks for 10,000, B12_PIPELINES=100 or B12_TABLES=1000).
 #
 #   driftless-b12   the real MainWindow with the real engine (EngineBridge) on a workspace file,
 #                   started as a click on Start would; once a second it switches pages, sorts or
@@ -20,40 +21,43 @@
 # B12_DRIVER=path/to/driftless-b12. Knobs: B12_SECONDS (60), B12_TICK_MS (5), B12_TABLES (100 per
 # pipeline), B12_PIPELINES (10). Sourced by run_all.sh.
 
-b12_setup_sql() { # PIPELINES TABLES
+# One schema's tables, in one transaction: a transaction locks every table it creates, and at
+# 10,000 tables one block for all ran out of the server's shared lock memory.
+b12_setup_sql() { # SCHEMA TABLES WIDTH
   cat <<SQL
 DO \$\$
 BEGIN
-  FOR s IN 0..$(($1 - 1)) LOOP
-    EXECUTE format('CREATE SCHEMA s%s', s);
-    FOR t IN 0..$(($2 - 1)) LOOP
-      EXECUTE format('CREATE TABLE s%s.t%s (id bigint PRIMARY KEY, v text NOT NULL,
-                        updated_at timestamptz NOT NULL DEFAULT now())', s, lpad(t::text, 3, '0'));
-      EXECUTE format('CREATE INDEX ON s%s.t%s (updated_at)', s, lpad(t::text, 3, '0'));
-      EXECUTE format('INSERT INTO s%s.t%s (id, v) SELECT g, md5(g::text) FROM generate_series(1, 20) g',
-                     s, lpad(t::text, 3, '0'));
-    END LOOP;
+  EXECUTE format('CREATE SCHEMA s%s', $1);
+  FOR t IN 0..$(($2 - 1)) LOOP
+    EXECUTE format('CREATE TABLE s%s.t%s (id bigint PRIMARY KEY, v text NOT NULL,
+                      updated_at timestamptz NOT NULL DEFAULT now())', $1, lpad(t::text, $3, '0'));
+    EXECUTE format('CREATE INDEX ON s%s.t%s (updated_at)', $1, lpad(t::text, $3, '0'));
+    EXECUTE format('INSERT INTO s%s.t%s (id, v) SELECT g, md5(g::text) FROM generate_series(1, 20) g',
+                   $1, lpad(t::text, $3, '0'));
   END LOOP;
 END \$\$;
 SQL
 }
 
+# Digits in a table's number: 3 (t000..t099) unless there are more than 1,000 a pipeline.
+b12_width() { local w=${#1}; ((w < 3)) && w=3; echo "$w"; }
+
 # Updates one row in each of 20 random tables.
-b12_writer_sql() { # PIPELINES TABLES
+b12_writer_sql() { # PIPELINES TABLES WIDTH
   cat <<SQL
 DO \$\$
 BEGIN
   FOR i IN 1..20 LOOP
     EXECUTE format('UPDATE s%s.t%s SET v = md5(random()::text), updated_at = now() WHERE id = %s',
-                   floor(random() * $1)::int, lpad(floor(random() * $2)::int::text, 3, '0'),
+                   floor(random() * $1)::int, lpad(floor(random() * $2)::int::text, $3, '0'),
                    1 + floor(random() * 20)::int);
   END LOOP;
 END \$\$;
 SQL
 }
 
-b12_workspace() { # FILE PIPELINES TABLES
-  local file=$1 np=$2 nt=$3 p t name
+b12_workspace() { # FILE PIPELINES TABLES WIDTH
+  local file=$1 np=$2 nt=$3 w=$4 p t name
   {
     echo "endpoints:"
     echo "  src: { kind: postgres, dsn: \"$(pg_dsn b12_src)\" }"
@@ -66,7 +70,7 @@ b12_workspace() { # FILE PIPELINES TABLES
       if ((p < 5)); then echo "    target: pg"; else echo "    target: lite$p"; fi
       echo "    tables:"
       for ((t = 0; t < nt; t++)); do
-        printf -v name 's%d.t%03d' "$p" "$t"
+        printf -v name 's%d.t%0*d' "$p" "$w" "$t"
         if ((p < 2 && t % 10 == 0)); then
           echo "      - { table: $name, strategy: cdc }"
         elif ((t % 2)); then
@@ -96,13 +100,15 @@ bench_b12() {
   drop_slots b12_src 2>/dev/null || true
   fresh_db b12_src
   fresh_db b12_dst
-  pg b12_src -c "$(b12_setup_sql "$np" "$nt")"
+  local w p
+  w=$(b12_width $((nt - 1)))
+  for ((p = 0; p < np; p++)); do pg b12_src -c "$(b12_setup_sql "$p" "$nt" "$w")"; done
   rm -f "$WORK"/b12_p*.sqlite*
-  b12_workspace "$WORK/b12.yaml" "$np" "$nt"
+  b12_workspace "$WORK/b12.yaml" "$np" "$nt" "$w"
   cli_apply "$WORK/b12.state" "$WORK/b12.yaml"
 
   local writer_sql
-  writer_sql=$(b12_writer_sql "$np" "$nt")
+  writer_sql=$(b12_writer_sql "$np" "$nt" "$w")
   (while sleep 0.5; do pg b12_src -c "$writer_sql" >/dev/null 2>&1 || true; done) &
   local writer=$!
   BENCH_PIDS+=("$writer")
@@ -115,11 +121,12 @@ bench_b12() {
   sed 's/^/  /' "$WORK/b12.log" | grep -v '^  QStandardPaths' >&2 || true
   [[ $rc == 0 && $out == B12* ]] || die "B12: driftless-b12 failed (exit $rc)"
 
-  local max rss
+  local max rss mb=300
   # The line's first max_stall_ms (all ticks; dashboard_max_stall_ms is a part of them).
   max=$(sed -n 's/^B12 max_stall_ms=\([0-9.]*\).*/\1/p' <<<"$out")
   rss=$(sed -n 's/.*peak_rss_mb=\([0-9.]*\).*/\1/p' <<<"$out")
-  result "$out goal=50ms,300MB goal_met=$(both "$(below "$max" 50.001)" "$(below "$rss" 300)")"
+  ((np * nt > 1000)) && mb=500 # issue 19's goal at 10,000 tables
+  result "$out goal=50ms,${mb}MB goal_met=$(both "$(below "$max" 50.001)" "$(below "$rss" "$mb")")"
   drop_slots b12_src
   local db
   for db in b12_src b12_dst; do pg postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"; done
