@@ -108,10 +108,11 @@ void MysqlConflictTarget::spellIncoming(const ConflictScope &scope, const std::v
         cols += ", " + mysqlIdent(name);
     }
     auto [shape, select] = shapeOf(m_table, names, scope.targetSql);
-    // Session-local and never logged (row format): the table's own column types, no rows.
+    // Session-local and never logged (row format): the table's own column types, no rows. (A
+    // column CREATE ... SELECT adds needs a default even when no row is selected.)
     const std::string tmp = "`_driftless_spell`";
     m_conn.exec("DROP TEMPORARY TABLE IF EXISTS " + tmp);
-    m_conn.exec("CREATE TEMPORARY TABLE " + tmp + " (`_dl_ord` INT NOT NULL) SELECT " + cols.substr(2) + " FROM " +
+    m_conn.exec("CREATE TEMPORARY TABLE " + tmp + " (`_dl_ord` INT NOT NULL DEFAULT 0) SELECT " + cols.substr(2) + " FROM " +
                 scope.targetSql + " LIMIT 0");
     std::string insert, raw, scratch;
     for (size_t r = 0; r < values.size(); ++r) {
