@@ -131,7 +131,9 @@ void MysqlConflictTarget::spellIncoming(const ConflictScope &scope, const std::v
     }
     m_conn.exec(insert + ")");
     std::string line;
-    m_conn.queryRows("SELECT `_dl_ord`, " + select + " FROM " + tmp + " ORDER BY `_dl_ord`", {},
+    // With a parameter, as rowsFor() reads: a prepared statement's result spells a DATETIME
+    // without a zero fraction, the text protocol's with `.000000`.
+    m_conn.queryRows("SELECT `_dl_ord`, " + select + " FROM " + tmp + " WHERE `_dl_ord` >= ? ORDER BY `_dl_ord`", {"0"},
                      [&](const MysqlRowView &row) {
                          line.clear();
                          for (size_t c = 0; c < names.size(); ++c) {

@@ -26,6 +26,7 @@
 #include <chrono>
 #include <csignal>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 using namespace driftless::core;
@@ -284,10 +285,30 @@ std::string orientation(const ::testing::TestParamInfo<bool> &info)
     return info.param ? "postgresSource" : "mariadbSource";
 }
 
+/// RecordingObserver that also keeps the queued conflicts, for failure messages.
+struct ConflictRecorder : RecordingObserver {
+    std::mutex m;
+    std::vector<std::string> queued;
+    void conflict(const ConflictRecord &rec) override
+    {
+        std::lock_guard lock(m);
+        queued.push_back(rec.table + " " + rec.key + " columns " + rec.columns + " source " + rec.source + " target " +
+                         rec.target + " base " + rec.base);
+    }
+    std::string dump()
+    {
+        std::lock_guard lock(m);
+        std::string out;
+        for (const auto &q : queued)
+            out += q + "\n";
+        return out;
+    }
+};
+
 /// The engine in this process (Scheduler over the pipeline's jobs).
 struct MixedTwoWay : ::testing::TestWithParam<bool> {
     MixedSides s;
-    RecordingObserver obs;
+    ConflictRecorder obs;
     std::stop_source stop;
     std::thread engine;
 
@@ -409,7 +430,15 @@ TEST_P(MixedTwoWay, writersOnBothSidesConvergeWithoutLoops)
     onPg.join();
     onMy.join();
 
-    ASSERT_TRUE(waitFor([&] { return s.sameDigests(); }, 180)) << s.digests();
+    ASSERT_TRUE(waitFor([&] { return s.sameDigests(); }, 180))
+        << s.digests() << "; MariaDB ids: " << s.my.scalar("SELECT GROUP_CONCAT(id ORDER BY id) FROM items WHERE id >= 1000")
+        << "; events: " << [&] {
+               std::string out;
+               for (const auto &e : obs.events)
+                   if (e.find("conflict") != std::string::npos || e.find("error") != std::string::npos)
+                       out += e + "\n";
+               return out + obs.dump();
+           }();
     EXPECT_EQ(s.pg.scalar("SELECT count(*) FROM items"), "320");
     EXPECT_EQ(s.pg.scalar("SELECT count(*) FROM items WHERE id >= 5000"), "60");
     EXPECT_EQ(s.my.scalar("SELECT COUNT(*) FROM items WHERE id BETWEEN 1000 AND 4999"), "60");
