@@ -650,12 +650,8 @@ void parseDirection(const Ctx &c, const YAML::Node &n, const std::string &field,
     if (src.kind == EndpointKind::Sqlite || tgt.kind == EndpointKind::Sqlite)
         fail(c, n["direction"], f,
              "direction: both needs two writable Postgres or MariaDB/MySQL endpoints; remove it for a SQLite target");
-    // PG<->PG and MariaDB<->MariaDB are built; a mixed pair (each side's loop prevention and
-    // conflict rules differ) is not wired yet, and without it every change would travel back.
-    if (src.kind != tgt.kind)
-        fail(c, n["direction"], f,
-             "direction: both runs between two Postgres or two MariaDB/MySQL endpoints in this version (a "
-             "Postgres<->MariaDB pair is not supported yet); remove it, or sync one way");
+    // A Postgres<->MariaDB pair: each direction marks what it writes as the side it writes does
+    // (a replication origin, skip_replication) and reads as the side it reads does.
     if (p.name.size() + std::string(PipelineSpec::kReverseSuffix).size() > 53)
         fail(c, n["name"], field + ".name",
              "'" + p.name + "': a two-way pipeline's name is at most " +
@@ -788,7 +784,7 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
             fail(c, n["tables"][i]["conflicts"], field + ".tables[" + p.tables[i].table.display() + "].conflicts",
                  "conflicts: applies to two-way pipelines only; add direction: both to the pipeline or remove it");
     // MariaDB keeps no commit time per row: newer_wins on MariaDB sides compares a column.
-    if (p.twoWay && src.kind == EndpointKind::Mysql)
+    if (p.twoWay && (src.kind == EndpointKind::Mysql || tgt.kind == EndpointKind::Mysql))
         for (size_t i = 0; i < p.tables.size(); ++i) {
             const auto policy = p.tables[i].conflicts ? ConflictPolicy::parse(*p.tables[i].conflicts) : std::nullopt;
             if (!policy || !policy->usesCommitTime())

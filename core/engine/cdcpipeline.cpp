@@ -520,6 +520,15 @@ void CdcPipeline::run(std::stop_token stop, Options options)
             throw Error(ErrorKind::Transient,
                         "waiting for two-way pipeline " + first.twoWay->pipeline + " to create replication slot " +
                             m_slot + " on " + first.source.name + " as its initial load begins");
+        if (first.twoWay && first.target.kind == EndpointKind::Mysql) {
+            // Two-way to MariaDB: the reverse direction reads the target's binlog from here on;
+            // the load's rows carry skip_replication and are not read back.
+            std::vector<ReverseTable> back;
+            for (const auto &t : m_tables)
+                back.push_back({reverseTableOf(t->job), t->job.spec, t->schema});
+            startReverseFromBinlog(first.source, first.target, m_pipeline + PipelineSpec::kReverseSuffix,
+                                   back, m_observer, m_tables.front()->key);
+        }
         if (first.twoWay && first.target.kind == EndpointKind::Postgres) {
             // Two-way: the reverse direction reads the target from before the load on; the
             // load's rows carry our origin and are not read back.
@@ -650,7 +659,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
         ro.skipOrigin = tw->skipOrigin;
         ro.skipOriginAlso = resolveOriginName(tw->pipeline);
         ro.counters = tw->counters;
-        ro.keepBeforeImages = m_jobs.front().target.kind == EndpointKind::Postgres;
+        ro.keepBeforeImages = true; // conflict detection on either kind of target
     }
     if (options.once) {
         ro.stopAtLsn = pgcatalog::currentLsn(src);
@@ -779,7 +788,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                             // While a table loads, its target lacks rows the stream changes: only a
                             // streaming table's rows can be compared with their before-images. In the
                             // stream's own layout (ch.columns), before anything reshapes the rows.
-                            if (t.job.twoWay && t.streaming() && m_jobs.front().target.kind == EndpointKind::Postgres)
+                            if (t.job.twoWay && t.streaming())
                                 resolveTwoWayConflicts(t, ch);
                             fillGeneratedValues(t, ch.rows, src);
                             completePartialRows(t, ch.rows, src);

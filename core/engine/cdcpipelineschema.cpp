@@ -11,8 +11,10 @@
 #include "core/engine/columnbackfill.h"
 #include "core/engine/columnmapping.h"
 #include "core/engine/conflicts.h"
+#include "core/engine/conflictsmysql.h"
 #include "core/engine/generatedvalues.h"
 #include "core/engine/twoway.h"
+#include "core/mergers/mysqlmerger.h"
 #include "core/mergers/pgmerger.h"
 #include "core/model/error.h"
 
@@ -262,7 +264,8 @@ void CdcPipeline::fillAddedGeneratedColumns(Table &t, const std::vector<std::str
 void CdcPipeline::resolveTwoWayConflicts(Table &t, CdcTableChanges &ch)
 {
     auto *pg = dynamic_cast<PgTargetSession *>(m_session.get());
-    if (!pg)
+    auto *my = dynamic_cast<MysqlTargetSession *>(m_session.get());
+    if (!pg && !my)
         return;
     const TwoWayRole &tw = *t.job.twoWay;
     ConflictScope scope;
@@ -270,7 +273,11 @@ void CdcPipeline::resolveTwoWayConflicts(Table &t, CdcTableChanges &ch)
     // Both directions name the conflict by the pipeline's source table.
     scope.table = tw.reverse ? TableRef{t.job.targetName.schema, t.job.targetName.name}.display()
                              : t.job.spec.table.display();
-    scope.targetSql = quoteIdent(t.job.targetName.schema) + "." + quoteIdent(t.job.targetName.name);
+    const TableRef target = reverseTableOf(t.job); // the table this direction writes
+    scope.targetSql = my ? mysqlIdent(target.schema) + "." + mysqlIdent(target.name)
+                         : quoteIdent(t.job.targetName.schema) + "." + quoteIdent(t.job.targetName.name);
+    if (my && !t.conflictTarget)
+        t.conflictTarget = mysqlcatalog::describeTable(my->connection(), target);
     scope.columns = ch.columns;
     for (const auto &name : ch.columns) {
         const int c = t.schema.columnIndex(name);
@@ -286,7 +293,15 @@ void CdcPipeline::resolveTwoWayConflicts(Table &t, CdcTableChanges &ch)
     if (t.job.spec.conflicts)
         if (auto p = ConflictPolicy::parse(*t.job.spec.conflicts))
             policy = *p;
-    ConflictOutcome o = resolveConflicts(pg->connection(), scope, policy, ch.rows);
+    // A MariaDB target compares the change's values converted as its merger converts them.
+    scope.crossEngine = my != nullptr;
+    ConflictOutcome o;
+    if (my) {
+        MysqlConflictTarget held(my->connection(), *t.conflictTarget, &t.schema);
+        o = resolveConflicts(held, scope, policy, ch.rows);
+    } else {
+        o = resolveConflicts(pg->connection(), scope, policy, ch.rows);
+    }
     countConflicts(scope.pipeline, scope.table, "merged", o.merged);
     countConflicts(scope.pipeline, scope.table, "source_won", o.sourceWon);
     countConflicts(scope.pipeline, scope.table, "target_won", o.targetWon);

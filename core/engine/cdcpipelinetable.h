@@ -2,6 +2,7 @@
 
 // The CDC pipeline's per-table state, shared by its .cpp files (not part of the engine's API).
 
+#include "core/db/mysqlcatalog.h"
 #include "core/db/pgconnection.h"
 #include "core/engine/cdcpipeline.h"
 #include "core/engine/generatedvalues.h"
@@ -67,6 +68,8 @@ struct CdcPipeline::Table {
     std::int64_t version = 0; ///< version of the stored checkpoint
     std::optional<PgRebackfillProgress> rebackfill; ///< progress of a re-backfill in flight
     std::optional<PgAddColumnProgress> addColumn;   ///< a backfill of added columns in flight
+    /// Two-way with a MariaDB/MySQL target: its table as conflict detection reads it (once).
+    std::optional<mysqlcatalog::MysqlTable> conflictTarget;
     int fillChecks = 0; ///< its final comparison differed this many times
     std::chrono::steady_clock::time_point nextFillCheck;
 

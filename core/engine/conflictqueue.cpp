@@ -235,13 +235,19 @@ std::string conflictColumns(const json &source, const json &target, const json &
 std::optional<ConflictResolution> againstCurrentRows(WorkspaceState &state, const QueuedConflict &c,
                                                      const Endpoint &source, const TargetName &sourceTable,
                                                      const Endpoint &target, const TargetName &targetTable,
-                                                     const ConflictChoice &choice)
+                                                     const ConflictChoice &choice, const Endpoint *postgres,
+                                                     const TableSchema *postgresColumns)
 {
     const auto names = columnsOf(c);
     if (names.empty())
         return std::nullopt;
-    const std::string nowSourceText = currentRow(source, sourceTable, c.record.key, names);
-    const std::string nowTargetText = currentRow(target, targetTable, c.record.key, names);
+    std::string nowSourceText = currentRow(source, sourceTable, c.record.key, names);
+    std::string nowTargetText = currentRow(target, targetTable, c.record.key, names);
+    if (postgres) { // a Postgres<->MariaDB pair: both rows as the Postgres side spells them
+        const auto spelled = spellAsPostgres(*postgres, *postgresColumns, {nowSourceText, nowTargetText});
+        nowSourceText = spelled[0];
+        nowTargetText = spelled[1];
+    }
     const json nowSource = storedRow(nowSourceText), nowTarget = storedRow(nowTargetText);
     const std::string id = std::to_string(c.id);
     if (nowSource == nowTarget) {
@@ -297,7 +303,7 @@ ConflictResolution resolveConflict(WorkspaceState &state, std::int64_t id, Confl
 
 ConflictResolution resolveConflict(WorkspaceState &state, std::int64_t id, const ConflictChoice &choice)
 {
-    const auto c = state.store().conflict(id);
+    auto c = state.store().conflict(id);
     if (!c)
         throw UnknownConflict("no conflict " + std::to_string(id) +
                               " in this workspace (driftless-cli conflicts lists them)");
@@ -319,7 +325,22 @@ ConflictResolution resolveConflict(WorkspaceState &state, std::int64_t id, const
     const Endpoint &target = ws.endpoints.at(p->target);
     const TargetName sourceTable{spec->table.schema, spec->table.name};
     const TargetName targetTable = resolveTargetName(*p, *spec, target.kind);
-    if (auto done = againstCurrentRows(state, *c, source, sourceTable, target, targetTable, choice))
+    // A Postgres<->MariaDB pair: the queue holds the versions as the side that detected the
+    // conflict spells them; every version is compared and chosen as the Postgres side spells it,
+    // and written to the MariaDB side converted as the one-way merger converts.
+    std::optional<TableSchema> pgColumns;
+    const Endpoint *postgres = nullptr;
+    if (source.kind != target.kind) {
+        const bool pgIsSource = source.kind == EndpointKind::Postgres;
+        postgres = pgIsSource ? &source : &target;
+        pgColumns = postgresColumnsOf(*postgres, pgIsSource ? sourceTable : targetTable);
+        auto spelled = spellAsPostgres(*postgres, *pgColumns, {c->record.source, c->record.target, c->record.base});
+        c->record.source = spelled[0];
+        c->record.target = spelled[1];
+        c->record.base = spelled[2];
+    }
+    const TableSchema *pgCols = pgColumns ? &*pgColumns : nullptr;
+    if (auto done = againstCurrentRows(state, *c, source, sourceTable, target, targetTable, choice, postgres, pgCols))
         return *done;
     // Decided (or refused) before anything is written.
     const Chosen chosen = choose(*c, choice);
@@ -327,9 +348,9 @@ ConflictResolution resolveConflict(WorkspaceState &state, std::int64_t id, const
     // The chosen row is written over each side that does not hold it; a side that does keeps its row.
     const bool wholeSide = choice.columns.empty() && choice.take != ConflictTake::Merged;
     if (wholeSide ? choice.take == ConflictTake::Source : chosen.row != storedRow(c->record.target))
-        writeResolution(target, p->name, targetTable, c->record.key, row);
+        writeResolution(target, p->name, targetTable, c->record.key, row, pgCols);
     if (wholeSide ? choice.take == ConflictTake::Target : chosen.row != storedRow(c->record.source))
-        writeResolution(source, p->name, sourceTable, c->record.key, row);
+        writeResolution(source, p->name, sourceTable, c->record.key, row, pgCols);
     const std::string resolution = resolutionText(choice);
     state.store().markConflictResolved(id, resolution);
     countConflicts(p->name, c->record.table, "resolved", 1);

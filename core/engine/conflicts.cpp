@@ -1,6 +1,7 @@
 #include "core/engine/conflicts.h"
 
 #include "core/base/copytext.h"
+#include "core/db/pgcatalog.h"
 #include "core/db/pgconnection.h"
 #include "core/engine/conflictsmysql.h"
 #include "core/engine/connect.h"
@@ -128,6 +129,40 @@ public:
         return {read(0), read(1)};
     }
 
+    /// Each incoming value read by this server as the column's type and printed back as rowsFor()
+    /// prints the column (`::type::text`): the input a COPY of that text into the table would
+    /// get, so a MariaDB `1` reads as the boolean `true`, a DATETIME as the timestamp in UTC
+    /// (the session's zone). One query for all of them.
+    void spellIncoming(const ConflictScope &scope, const std::vector<size_t> &synced,
+                       const std::vector<Values *> &values) override
+    {
+        if (synced.empty())
+            return;
+        json all = json::array();
+        for (const Values *v : values) {
+            json row = json::array();
+            for (size_t c : synced)
+                row.push_back(c < v->size() && (*v)[c] ? json(*(*v)[c]) : json(nullptr));
+            all.push_back(std::move(row));
+        }
+        std::string select;
+        for (size_t s = 0; s < synced.size(); ++s)
+            select += ", (e.r->>" + std::to_string(s) + ")::" +
+                      (synced[s] < scope.columnTypes.size() && !scope.columnTypes[synced[s]].empty()
+                           ? scope.columnTypes[synced[s]]
+                           : std::string("text")) +
+                      "::text";
+        auto res = m_c.execParams("SELECT e.ord" + select +
+                                      " FROM json_array_elements($1::json) WITH ORDINALITY AS e(r, ord) ORDER BY e.ord",
+                                  {all.dump()});
+        for (int i = 0; i < res.rows() && static_cast<size_t>(i) < values.size(); ++i) {
+            Values &v = *values[static_cast<size_t>(i)];
+            for (size_t s = 0; s < synced.size(); ++s)
+                if (synced[s] < v.size())
+                    v[synced[s]] = res.optText(i, static_cast<int>(s) + 1);
+        }
+    }
+
 private:
     PgConnection &m_c;
 };
@@ -202,6 +237,30 @@ ConflictOutcome resolveConflicts(ConflictTarget &target, const ConflictScope &sc
         }
     }
 
+    // Each change's base and after-image; a value the source did not send did not change (the
+    // base's).
+    std::map<size_t, std::pair<std::optional<Values>, std::optional<Values>>> images;
+    std::vector<Values *> incoming;
+    for (size_t r : checked) {
+        auto &[base, after] = images[r];
+        if (rows.beforeIndex(r) >= 0)
+            base = parseLine(rows.before(r));
+        const std::string_view mask = rows.unchangedMask(r);
+        if (rows.row(r).op != ChangeOp::Delete) {
+            after = parseLine(rows.line(r));
+            for (size_t c = 0; c < mask.size() && c < after->size(); ++c)
+                if (mask[c] == '1' && base)
+                    (*after)[c] = (*base)[c];
+        }
+        for (auto *v : {&base, &after})
+            if (*v)
+                incoming.push_back(&**v);
+    }
+    // Across engines the change spells its values as its own server does: compare them as the
+    // target spells the same values.
+    if (scope.crossEngine && !incoming.empty())
+        target.spellIncoming(scope, synced, incoming);
+
     std::vector<bool> drop(rows.size(), false);
     std::map<size_t, std::string> newMask;
     for (size_t r : checked) {
@@ -209,18 +268,9 @@ ConflictOutcome resolveConflicts(ConflictTarget &target, const ConflictScope &sc
         std::optional<Values> tgt;
         if (auto it = held.find(r); it != held.end())
             tgt = it->second;
-        std::optional<Values> base;
-        if (rows.beforeIndex(r) >= 0)
-            base = parseLine(rows.before(r));
-        std::optional<Values> after;
+        const std::optional<Values> &base = images[r].first;
+        const std::optional<Values> &after = images[r].second;
         const std::string_view mask = rows.unchangedMask(r);
-        if (row.op != ChangeOp::Delete) {
-            after = parseLine(rows.line(r));
-            // A value the source did not send did not change: the base's.
-            for (size_t c = 0; c < mask.size() && c < after->size(); ++c)
-                if (mask[c] == '1' && base)
-                    (*after)[c] = (*base)[c];
-        }
         auto same = [&](const std::optional<Values> &x, const std::optional<Values> &y) {
             if (!x || !y)
                 return !x && !y;
@@ -360,11 +410,50 @@ ConflictOutcome resolveConflicts(PgConnection &target, const ConflictScope &scop
     return resolveConflicts(t, scope, policy, rows);
 }
 
+TableSchema postgresColumnsOf(const Endpoint &endpoint, const TargetName &table)
+{
+    PgConnection c = connectPostgres(endpoint, "driftless resolve");
+    return pgcatalog::describeTable(c, TableRef{table.schema, table.name});
+}
+
+std::vector<std::string> spellAsPostgres(const Endpoint &endpoint, const TableSchema &columns,
+                                         const std::vector<std::string> &rows)
+{
+    PgConnection c = connectPostgres(endpoint, "driftless resolve");
+    std::vector<std::string> out;
+    for (const auto &text : rows) {
+        json row = text.empty() ? json(nullptr) : json::parse(text, nullptr, false);
+        if (!row.is_object()) {
+            out.push_back(text);
+            continue;
+        }
+        Params params;
+        std::string select;
+        std::vector<std::string> names;
+        for (auto it = row.begin(); it != row.end(); ++it) {
+            const int i = columns.columnIndex(it.key());
+            if (i < 0 || it.value().is_null())
+                continue;
+            params.emplace_back(it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
+            select += (select.empty() ? "" : ", ") + std::string("($") + std::to_string(params.size()) +
+                      "::" + columns.columns[static_cast<size_t>(i)].typeSql + ")::text";
+            names.push_back(it.key());
+        }
+        if (!names.empty()) {
+            auto res = c.execParams("SELECT " + select, params);
+            for (size_t n = 0; n < names.size(); ++n)
+                row[names[n]] = res.text(0, static_cast<int>(n));
+        }
+        out.push_back(row.dump());
+    }
+    return out;
+}
+
 void writeResolution(const Endpoint &endpoint, const std::string &pipeline, const TargetName &table,
-                     const std::string &keyJson, const std::string &rowJson)
+                     const std::string &keyJson, const std::string &rowJson, const TableSchema *postgresColumns)
 {
     if (endpoint.kind == EndpointKind::Mysql) {
-        writeResolutionMysql(endpoint, table, keyJson, rowJson);
+        writeResolutionMysql(endpoint, table, keyJson, rowJson, postgresColumns);
         return;
     }
     const json key = json::parse(keyJson);

@@ -4,6 +4,7 @@
 #include "core/model/batch.h"
 #include "core/model/conflictpolicy.h"
 #include "core/model/tableref.h"
+#include "core/model/tableschema.h"
 #include "core/model/workspace.h"
 
 #include <cstdint>
@@ -36,6 +37,9 @@ struct ConflictScope {
     std::vector<std::string> keyColumns;
     std::vector<std::string> keyTypes; ///< SQL types of the key columns
     bool incomingIsSource = true;      ///< forward direction: the change comes from the source
+    /// The change was read from the other engine (a Postgres<->MariaDB pair): its values are
+    /// spelled as that server spells them, and ConflictTarget::spellIncoming() respells them.
+    bool crossEngine = false;
 };
 
 /// The side a two-way batch is applied to, as conflict detection sees it: the rows it holds now
@@ -62,6 +66,13 @@ public:
     virtual std::pair<std::optional<std::int64_t>, std::optional<std::int64_t>>
     timestampsUs(const std::string &type, const std::optional<std::string> &mine,
                  const std::optional<std::string> &theirs) = 0;
+    /// Cross-engine pairs (scope.crossEngine): rewrites the `synced` columns of each of `values`
+    /// (rows of the incoming change in the scope's layout, as the other engine spells them) into
+    /// the text rowsFor() gives the same values here, converted as this side's one-way merger
+    /// converts them (so `t` and `1`, or a timestamp with and without its zone, read the same).
+    /// Throws Error when a value cannot be held by this side's column.
+    virtual void spellIncoming(const ConflictScope &scope, const std::vector<size_t> &synced,
+                               const std::vector<Values *> &values) = 0;
 };
 
 /// Detects and resolves the conflicts of `rows` (folded, with before-images) against the rows
@@ -104,8 +115,22 @@ std::vector<ConflictCountSample> conflictCountsSnapshot();
 /// `driftless-cli resolve`: writes `row` (JSON object of column -> text, or null for "no row")
 /// over the row of `key` in `table` on `endpoint`, in one transaction under resolveOriginName,
 /// so the other direction does not read it back. Throws Error (with what to do) on failure.
+/// `postgresColumns` (a Postgres<->MariaDB pair, writing the MariaDB side): the Postgres side's
+/// columns, whose text the values are converted from as the one-way merger converts them.
 void writeResolution(const Endpoint &endpoint, const std::string &pipeline, const TargetName &table,
-                     const std::string &keyJson, const std::string &rowJson);
+                     const std::string &keyJson, const std::string &rowJson,
+                     const TableSchema *postgresColumns = nullptr);
+
+/// A Postgres<->MariaDB pair: the Postgres side's table `table` on `endpoint` (its columns'
+/// types). Blocking; throws Error when it cannot be read.
+TableSchema postgresColumnsOf(const Endpoint &endpoint, const TargetName &table);
+
+/// A Postgres<->MariaDB pair: `rows` (each a JSON object of column -> text, or `null`) with every
+/// value read by the Postgres side as its column's type and printed back (`::type::text`), so the
+/// two servers' spellings of one value (`1` and `t`, a DATETIME and a timestamp, `1.5` and
+/// `1.50`) compare equal. Columns the table lacks are left as they are. Blocking.
+std::vector<std::string> spellAsPostgres(const Endpoint &endpoint, const TableSchema &columns,
+                                         const std::vector<std::string> &rows);
 
 /// `driftless-cli resolve`: the row of `key` in `table` on `endpoint` as it is now, `columns`
 /// as Postgres's text output (as resolveConflicts() compares them): a JSON object of column ->

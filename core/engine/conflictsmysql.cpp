@@ -3,6 +3,7 @@
 #include "core/base/copytext.h"
 #include "core/db/mysqlconnection.h"
 #include "core/engine/connect.h"
+#include "core/mergers/mysqltypes.h"
 #include "core/model/dsn.h"
 #include "core/model/error.h"
 
@@ -82,9 +83,71 @@ std::pair<mysqlcatalog::MysqlTable, std::string> shapeOf(const mysqlcatalog::Mys
 
 } // namespace
 
-MysqlConflictTarget::MysqlConflictTarget(MysqlConnection &conn, const mysqlcatalog::MysqlTable &table)
-    : m_conn(conn), m_table(table)
+MysqlConflictTarget::MysqlConflictTarget(MysqlConnection &conn, const mysqlcatalog::MysqlTable &table,
+                                         const TableSchema *incoming)
+    : m_conn(conn), m_table(table), m_incoming(incoming)
 {
+}
+
+void MysqlConflictTarget::spellIncoming(const ConflictScope &scope, const std::vector<size_t> &synced,
+                                        const std::vector<Values *> &values)
+{
+    if (!m_incoming || synced.empty() || values.empty())
+        return;
+    std::vector<std::string> names;
+    std::vector<MysqlColumnType> types;
+    std::string cols;
+    for (size_t c : synced) {
+        const std::string &name = scope.columns[c];
+        const int i = m_incoming->columnIndex(name);
+        if (i < 0)
+            throw Error(ErrorKind::Permanent, "column " + name + " of " + scope.table + " is not in the stream's schema",
+                        {}, "give both sides the same columns, then start the pipeline again");
+        names.push_back(name);
+        types.push_back(mysqlColumnFor(m_incoming->columns[static_cast<size_t>(i)], false));
+        cols += ", " + mysqlIdent(name);
+    }
+    auto [shape, select] = shapeOf(m_table, names, scope.targetSql);
+    // Session-local and never logged (row format): the table's own column types, no rows. (A
+    // column CREATE ... SELECT adds needs a default even when no row is selected.)
+    const std::string tmp = "`_driftless_spell`";
+    m_conn.exec("DROP TEMPORARY TABLE IF EXISTS " + tmp);
+    m_conn.exec("CREATE TEMPORARY TABLE " + tmp + " (`_dl_ord` INT NOT NULL DEFAULT 0) SELECT " + cols.substr(2) + " FROM " +
+                scope.targetSql + " LIMIT 0");
+    std::string insert, raw, scratch;
+    for (size_t r = 0; r < values.size(); ++r) {
+        insert += (insert.empty() ? "INSERT INTO " + tmp + " (`_dl_ord`" + cols + ") VALUES (" : "), (") +
+                  std::to_string(r);
+        for (size_t s = 0; s < synced.size(); ++s) {
+            const auto &v = synced[s] < values[r]->size() ? (*values[r])[synced[s]] : std::nullopt;
+            raw.clear();
+            if (v)
+                copytext::escape(*v, raw);
+            else
+                raw = copytext::kNull;
+            insert += ", ";
+            appendMysqlValue(insert, raw, types[s], names[s], scratch);
+        }
+    }
+    m_conn.exec(insert + ")");
+    std::string line;
+    // With a parameter, as rowsFor() reads: a prepared statement's result spells a DATETIME
+    // without a zero fraction, the text protocol's with `.000000`.
+    m_conn.queryRows("SELECT `_dl_ord`, " + select + " FROM " + tmp + " WHERE `_dl_ord` >= ? ORDER BY `_dl_ord`", {"0"},
+                     [&](const MysqlRowView &row) {
+                         line.clear();
+                         for (size_t c = 0; c < names.size(); ++c) {
+                             if (c)
+                                 line += '\t';
+                             mysqlcatalog::appendValue(shape, c, row, static_cast<unsigned>(c) + 1, line);
+                         }
+                         const auto v = fieldsOf(line);
+                         const auto ord = std::stoul(row.text(0));
+                         for (size_t s = 0; s < synced.size() && ord < values.size(); ++s)
+                             if (synced[s] < values[ord]->size())
+                                 (*values[ord])[synced[s]] = v[s];
+                     });
+    m_conn.exec("DROP TEMPORARY TABLE " + tmp);
 }
 
 std::map<size_t, ConflictTarget::Held> MysqlConflictTarget::rowsFor(const ConflictScope &scope, const RowSet &rows,
@@ -175,7 +238,7 @@ MysqlConflictTarget::timestampsUs(const std::string &, const std::optional<std::
 }
 
 void writeResolutionMysql(const Endpoint &endpoint, const TargetName &table, const std::string &keyJson,
-                          const std::string &rowJson)
+                          const std::string &rowJson, const TableSchema *postgresColumns)
 {
     const json key = json::parse(keyJson);
     const json row = json::parse(rowJson);
@@ -196,10 +259,25 @@ void writeResolutionMysql(const Endpoint &endpoint, const TargetName &table, con
         } else {
             std::vector<std::optional<std::string>> values;
             std::string names, marks, set;
+            std::string raw, scratch;
             for (auto it = row.begin(); it != row.end(); ++it) {
-                values.push_back(textOf(it.value()));
                 names += (names.empty() ? "" : ", ") + mysqlIdent(it.key());
-                marks += marks.empty() ? "?" : ", ?";
+                marks += marks.empty() ? "" : ", ";
+                const int pgAt = postgresColumns ? postgresColumns->columnIndex(it.key()) : -1;
+                if (pgAt >= 0) {
+                    // Postgres text (t, a timestamp with its zone): converted as the merger does.
+                    raw.clear();
+                    if (const auto v = textOf(it.value()))
+                        copytext::escape(*v, raw);
+                    else
+                        raw = copytext::kNull;
+                    appendMysqlValue(marks, raw,
+                                     mysqlColumnFor(postgresColumns->columns[static_cast<size_t>(pgAt)], false),
+                                     it.key(), scratch);
+                } else {
+                    values.push_back(textOf(it.value()));
+                    marks += "?";
+                }
                 if (!key.contains(it.key()))
                     set += (set.empty() ? "" : ", ") + mysqlIdent(it.key()) + " = VALUES(" + mysqlIdent(it.key()) + ")";
             }

@@ -15,7 +15,10 @@ class MysqlConnection;
 /// the table the batch merges into (its own types). Failure: Error from the server.
 class MysqlConflictTarget final : public ConflictTarget {
 public:
-    MysqlConflictTarget(MysqlConnection &conn, const mysqlcatalog::MysqlTable &table);
+    /// `incoming`: a Postgres<->MariaDB pair's stream schema (Postgres terms, the change's
+    /// source), which spellIncoming() converts from; null between MariaDB endpoints.
+    MysqlConflictTarget(MysqlConnection &conn, const mysqlcatalog::MysqlTable &table,
+                        const TableSchema *incoming = nullptr);
 
     std::map<size_t, Held> rowsFor(const ConflictScope &scope, const RowSet &rows, const std::vector<size_t> &picked,
                                    const std::vector<int> &keyIdx, const std::vector<size_t> &synced,
@@ -26,9 +29,16 @@ public:
     timestampsUs(const std::string &type, const std::optional<std::string> &mine,
                  const std::optional<std::string> &theirs) override;
 
+    /// A Postgres change's values written into a temporary copy of the table's columns as the
+    /// one-way Postgres -> MariaDB merger writes them (appendMysqlValue: `t` as 1, a timestamptz
+    /// in UTC), then read back as rowsFor() reads the table's own rows.
+    void spellIncoming(const ConflictScope &scope, const std::vector<size_t> &synced,
+                       const std::vector<Values *> &values) override;
+
 private:
     MysqlConnection &m_conn;
     const mysqlcatalog::MysqlTable &m_table;
+    const TableSchema *m_incoming = nullptr;
 };
 
 /// The row of `table` with key `keyJson` ({"column": "text"}) as a MariaDB/MySQL side holds it
@@ -40,7 +50,9 @@ std::string currentRowMysql(const Endpoint &endpoint, const TargetName &table, c
 /// `driftless-cli resolve` on a MariaDB/MySQL side: writes `rowJson` (column -> text, or null for
 /// "no row") over the row of `keyJson` in `table` (its schema empty: the DSN's database), in one
 /// transaction from a session with skip_replication set, so neither direction reads it back.
+/// `postgresColumns` (a Postgres<->MariaDB pair): the values are Postgres text of those columns,
+/// converted as the one-way Postgres -> MariaDB merger converts them (appendMysqlValue).
 void writeResolutionMysql(const Endpoint &endpoint, const TargetName &table, const std::string &keyJson,
-                          const std::string &rowJson);
+                          const std::string &rowJson, const TableSchema *postgresColumns = nullptr);
 
 } // namespace driftless::core

@@ -320,7 +320,9 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
         awaitForwardDirection();
     prepareTables();
     auto session = createTargetSession(m_jobs.front().target, "driftless " + m_pipeline);
-    if (twoWay)
+    // A Postgres target's origin is held by one session at a time: the load's, then the
+    // stream's; this one writes only checkpoints and schema there, which are not published.
+    if (twoWay && m_jobs.front().target.kind != EndpointKind::Postgres)
         markOwnWrites(*session, twoWay->applyOrigin);
     for (auto &t : m_tables) {
         t->merger = withColumnMapping(session->merger({m_pipeline, t->job.spec.table, t->job.targetName, Strategy::Cdc,

@@ -47,6 +47,8 @@ struct MysqlCdcPipeline::Table {
 
     /// Two-way: the target's table as conflict detection reads it (described once).
     std::optional<mysqlcatalog::MysqlTable> conflictTarget;
+    /// The same for a Postgres target (a Postgres<->MariaDB pair): its columns' own types.
+    std::optional<TableSchema> conflictTargetPg;
 
     bool streaming() const { return position && position->streaming(); }
     bool loading() const { return position && !position->streaming(); }

@@ -10,7 +10,9 @@
 #include "core/engine/connect.h"
 #include "core/engine/deletepolicy.h"
 #include "core/engine/twoway.h"
+#include "core/db/pgcatalog.h"
 #include "core/mergers/mysqlmerger.h"
+#include "core/mergers/pgmerger.h"
 #include "core/model/cdcposition.h"
 #include "core/model/dsn.h"
 #include "core/model/error.h"
@@ -26,13 +28,6 @@ bool tableExists(MysqlConnection &c, const std::string &schema, const std::strin
 {
     return c.scalar("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
                     {schema, name}) != std::optional<std::string>("0");
-}
-
-/// The reverse direction's source table of a forward job: the target's table, in the database
-/// the target's DSN names (twoWayJobs names it the same).
-TableRef reverseTableOf(const TableJob &forward)
-{
-    return {MysqlDsn::parse(forward.target.dsn).database, forward.targetName.name};
 }
 
 } // namespace
@@ -60,6 +55,13 @@ void MysqlCdcPipeline::awaitForwardDirection()
             throw Error(ErrorKind::Transient, "waiting for two-way pipeline " + first.twoWay->pipeline + " to create " +
                                                   j.spec.table.display() +
                                                   " (its initial load creates the tables this direction reads)");
+    if (first.target.kind == EndpointKind::Postgres) {
+        std::vector<TableRef> tables;
+        for (const auto &j : m_jobs)
+            tables.push_back(j.spec.table);
+        requireReverseStart(first.target, m_pipeline, tables, first.twoWay->pipeline);
+        return;
+    }
     MysqlConnection tgt = connectMysql(first.target, false);
     const std::string db = MysqlDsn::parse(first.target.dsn).database;
     const bool haveCheckpoints = tableExists(tgt, db, "_driftless_checkpoints");
@@ -87,6 +89,18 @@ void MysqlCdcPipeline::recordReverseStart()
             ddl.exec("ALTER TABLE " + mysqlIdent(t->job.spec.table.schema) + "." + mysqlIdent(t->job.spec.table.name) +
                  " ADD COLUMN IF NOT EXISTS `_driftless_version` BIGINT NOT NULL DEFAULT 0");
 
+    if (first.target.kind == EndpointKind::Postgres) {
+        // A Postgres target: the reverse direction reads it from a slot created now, before the
+        // load, whose rows carry this direction's origin and are not read back.
+        std::vector<TableRef> targets;
+        for (const auto &t : m_tables)
+            targets.push_back({t->job.targetName.schema, t->job.targetName.name});
+        if (ensureReverseSlot(first.target, reverse, targets))
+            m_observer.event(Level::Info, m_tables.front()->key, "slot_created",
+                             "created replication slot " + first.twoWay->reverseSlot + " on " + first.target.name +
+                                 " for the reverse direction");
+        return;
+    }
     std::optional<binlog::Position> end;
     auto session = createTargetSession(first.source, "driftless " + reverse);
     markOwnWrites(*session, first.twoWay->skipOrigin);
@@ -119,32 +133,43 @@ void MysqlCdcPipeline::recordReverseStart()
 void MysqlCdcPipeline::resolveTwoWayConflicts(Table &t, TargetSession &session, RowSet &rows)
 {
     auto *my = dynamic_cast<MysqlTargetSession *>(&session);
-    if (!my)
+    auto *pg = dynamic_cast<PgTargetSession *>(&session);
+    if (!my && !pg)
         return;
     const TwoWayRole &tw = *t.job.twoWay;
-    const TableRef target{MysqlDsn::parse(t.job.target.dsn).database, t.job.targetName.name};
-    if (!t.conflictTarget)
+    const TableRef target = pg ? TableRef{t.job.targetName.schema, t.job.targetName.name}
+                               : TableRef{MysqlDsn::parse(t.job.target.dsn).database, t.job.targetName.name};
+    if (my && !t.conflictTarget)
         t.conflictTarget = mysqlcatalog::describeTable(my->connection(), target);
+    if (pg && !t.conflictTargetPg)
+        t.conflictTargetPg = pgcatalog::describeTable(pg->connection(), target);
     ConflictScope scope;
     scope.pipeline = tw.pipeline;
     // Both directions name the conflict by the pipeline's source table.
     scope.table = tw.reverse ? TableRef{t.job.targetName.schema, t.job.targetName.name}.display()
                              : t.job.spec.table.display();
-    scope.targetSql = mysqlIdent(target.schema) + "." + mysqlIdent(target.name);
+    scope.targetSql = pg ? target.quoted() : mysqlIdent(target.schema) + "." + mysqlIdent(target.name);
     for (const auto &c : t.source.schema.columns) {
         scope.columns.push_back(c.name);
-        scope.columnTypes.push_back(c.typeSql);
+        // A Postgres target reads the change's values as its own columns' types.
+        const int at = pg ? t.conflictTargetPg->columnIndex(c.name) : -1;
+        scope.columnTypes.push_back(at >= 0 ? t.conflictTargetPg->columns[static_cast<size_t>(at)].typeSql : c.typeSql);
     }
     for (int k : t.source.schema.primaryKey) {
         const auto &col = t.source.schema.columns[static_cast<size_t>(k)];
         scope.keyColumns.push_back(col.name);
-        scope.keyTypes.push_back(col.typeSql);
+        scope.keyTypes.push_back(scope.columnTypes[static_cast<size_t>(k)]);
     }
     scope.incomingIsSource = !tw.reverse;
+    scope.crossEngine = pg != nullptr;
     ConflictPolicy policy;
     if (t.job.spec.conflicts)
         if (auto p = ConflictPolicy::parse(*t.job.spec.conflicts))
             policy = *p;
+    if (pg) {
+        reportConflicts(m_observer, t.key, scope, resolveConflicts(pg->connection(), scope, policy, rows));
+        return;
+    }
     MysqlConflictTarget held(my->connection(), *t.conflictTarget);
     reportConflicts(m_observer, t.key, scope, resolveConflicts(held, scope, policy, rows));
 }

@@ -50,6 +50,13 @@ TableRef reverseTableOf(const PipelineSpec &p, const TableSpec &t, const Endpoin
     return TableRef{target.kind == EndpointKind::Mysql ? MysqlDsn::parse(target.dsn).database : name.schema, name.name};
 }
 
+TableRef reverseTableOf(const TableJob &forward)
+{
+    if (forward.target.kind == EndpointKind::Mysql)
+        return {MysqlDsn::parse(forward.target.dsn).database, forward.targetName.name};
+    return {forward.targetName.schema, forward.targetName.name};
+}
+
 std::vector<TableJob> twoWayJobs(const PipelineSpec &p, const Endpoint &source, const Endpoint &target)
 {
     const std::string reverse = p.reverseName();

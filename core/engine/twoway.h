@@ -10,7 +10,9 @@
 
 namespace driftless::core {
 
+class EngineObserver;
 class TargetSession;
+struct TableKey;
 class PgConnection;
 struct TableJob;
 
@@ -47,6 +49,10 @@ std::string applyOriginName(const std::string &direction);
 /// The table a two-way pipeline's reverse direction reads for `t`: the target's table, named as
 /// the target's log names it (a MySQL target: in the database its DSN names).
 TableRef reverseTableOf(const PipelineSpec &p, const TableSpec &t, const Endpoint &target);
+
+/// The table the reverse direction of forward job `forward` reads: the target's table, in the
+/// database the target's DSN names when it is MariaDB/MySQL (twoWayJobs names it the same).
+TableRef reverseTableOf(const TableJob &forward);
 
 /// The jobs of a two-way pipeline: its tables source to target, then target to source.
 std::vector<TableJob> twoWayJobs(const PipelineSpec &p, const Endpoint &source, const Endpoint &target);
@@ -87,6 +93,27 @@ void addVersionColumns(PgConnection &conn, const std::vector<TableRef> &tables);
 /// sets `tables` (the forward direction's own) to REPLICA IDENTITY FULL.
 /// Returns true when it created the slot.
 bool ensureReverseSlot(const Endpoint &target, const std::string &reverseDirection, const std::vector<TableRef> &tables);
+
+/// One table of a Postgres -> MariaDB/MySQL pair, as the reverse direction will merge it.
+struct ReverseTable {
+    TableRef reverseSource; ///< the target's table the reverse direction reads (reverseTableOf)
+    TableSpec spec;         ///< the forward direction's table (the source's)
+    TableSchema schema;     ///< the source table's columns, without Driftless's own
+};
+
+/// Forward direction of a Postgres -> MariaDB/MySQL pair, before its initial load (the reverse
+/// direction never loads, and must read every later change of the target): gives the source's
+/// tables the version column and REPLICA IDENTITY FULL (addVersionColumns), and records the
+/// target's binlog end (SHOW MASTER STATUS) as the reverse direction's checkpoint in the source,
+/// for each table that has none yet. Throws Error (permanent when the target has no binlog).
+void startReverseFromBinlog(const Endpoint &source, const Endpoint &target, const std::string &reverseDirection,
+                            const std::vector<ReverseTable> &tables, EngineObserver &observer, const TableKey &key);
+
+/// Reverse direction of a MariaDB/MySQL -> Postgres pair: throws a transient Error until the
+/// forward direction has recorded where this one reads each of `tables` (`_driftless.checkpoints`
+/// of `target`, pipeline `reverseDirection`).
+void requireReverseStart(const Endpoint &target, const std::string &reverseDirection,
+                         const std::vector<TableRef> &tables, const std::string &pipeline);
 
 /// Reverse direction: throws a transient Error until every one of `tables` exists on its source
 /// (the forward direction's target, whose tables its first start creates).

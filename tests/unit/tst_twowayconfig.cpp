@@ -84,11 +84,15 @@ TEST(TwoWayConfig, refusalsNameTheFieldAndLine)
     EXPECT_EQ(e.field(), "pipelines[east_west].direction");
     EXPECT_NE(std::string(e.what()).find("Postgres or MariaDB/MySQL"), std::string::npos) << e.what();
 
-    e = parseError(replace(replace(kTwoWay, "lite: { kind: sqlite, path: \"replica.db\" }",
-                                   "shop: { kind: mysql, dsn: \"mysql://sync@127.0.0.1/shop\" }"),
-                           "target: west", "target: shop"));
-    EXPECT_EQ(e.field(), "pipelines[east_west].direction");
-    EXPECT_NE(std::string(e.what()).find("Postgres<->MariaDB pair is not supported"), std::string::npos) << e.what();
+    // A Postgres<->MariaDB pair runs both ways, but MariaDB keeps no commit time per row.
+    const std::string mixed = replace(replace(kTwoWay, "lite: { kind: sqlite, path: \"replica.db\" }",
+                                              "shop: { kind: mysql, dsn: \"mysql://sync@127.0.0.1/shop\" }"),
+                                      "target: west", "target: shop");
+    EXPECT_TRUE(parse(mixed).pipelines[0].twoWay);
+    e = parseError(replace(mixed, "    direction: both\n",
+                           "    direction: both\n    conflicts: { newer_wins: { clock: commit_time } }\n"));
+    EXPECT_EQ(e.field(), "pipelines[east_west].tables[public.customers].conflicts");
+    EXPECT_NE(std::string(e.what()).find("MariaDB keeps no commit time"), std::string::npos) << e.what();
 
     // The reverse direction's name is taken by another pipeline.
     e = parseError(std::string(kTwoWay) + "  - { name: east_west_rev, source: west, target: east, tables: [ { table: "
