@@ -649,6 +649,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
     if (const auto &tw = m_jobs.front().twoWay) {
         ro.skipOrigin = tw->skipOrigin;
         ro.skipOriginAlso = resolveOriginName(tw->pipeline);
+        ro.ownMessagePrefix = kOwnWriteMessagePrefix;
         ro.counters = tw->counters;
         ro.keepBeforeImages = m_jobs.front().target.kind == EndpointKind::Postgres;
     }
