@@ -160,7 +160,7 @@ PgConnection::~PgConnection() { close(); }
 
 PgConnection::PgConnection(PgConnection &&o) noexcept
     : m_conn(o.m_conn), m_cancel(o.m_cancel), m_serverTimeZone(std::move(o.m_serverTimeZone)),
-      m_tlsChoice(std::move(o.m_tlsChoice))
+      m_tlsChoice(std::move(o.m_tlsChoice)), m_prologue(std::move(o.m_prologue))
 {
     o.m_conn = nullptr;
     o.m_cancel = nullptr;
@@ -174,6 +174,7 @@ PgConnection &PgConnection::operator=(PgConnection &&o) noexcept
         m_cancel = o.m_cancel;
         m_serverTimeZone = std::move(o.m_serverTimeZone);
         m_tlsChoice = std::move(o.m_tlsChoice);
+        m_prologue = std::move(o.m_prologue);
         o.m_conn = nullptr;
         o.m_cancel = nullptr;
     }
@@ -337,6 +338,8 @@ void PgConnection::begin(std::string_view mode)
     if (!mode.empty())
         q += " " + std::string(mode);
     exec(q);
+    if (!m_prologue.empty() && mode.find("READ ONLY") == std::string_view::npos)
+        exec(m_prologue);
 }
 
 void PgConnection::commit() { exec("COMMIT"); }

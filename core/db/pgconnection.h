@@ -128,6 +128,10 @@ public:
     void abortCopy(const char *reason) noexcept;
 
     void begin(std::string_view mode = "");
+    /// A statement begin() runs right after every BEGIN (not in READ ONLY transactions), so that
+    /// it comes first in each transaction this connection writes: two-way pipelines mark their
+    /// own writes with it when the user may not use replication origins. Empty: none.
+    void setTransactionPrologue(std::string sql) { m_prologue = std::move(sql); }
     void commit();
     void rollback() noexcept;
     bool inTransaction() const;
@@ -167,6 +171,7 @@ private:
     PGcancel *m_cancel = nullptr;
     std::string m_serverTimeZone;
     PgTlsChoice m_tlsChoice;
+    std::string m_prologue;
 };
 
 /// Escapes a string literal for the simple-query protocol (only used on replication connections,

@@ -658,6 +658,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
     if (const auto &tw = m_jobs.front().twoWay) {
         ro.skipOrigin = tw->skipOrigin;
         ro.skipOriginAlso = resolveOriginName(tw->pipeline);
+        ro.ownMessagePrefix = kOwnWriteMessagePrefix;
         ro.counters = tw->counters;
         ro.keepBeforeImages = true; // conflict detection on either kind of target
     }
@@ -684,6 +685,9 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
     BoundedQueue<CdcBatch> queue(2);
     bool open = false;
     std::map<Table *, ApplyResult> results;
+    /// Two-way: changes of the batch that conflict handling set aside (queued, or lost to the
+    /// other side), which `applied` does not count.
+    std::map<Table *, long long> setAside;
     pipelined(
         queue, stop,
         [&](std::stop_token st) {
@@ -760,6 +764,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                         m_session->begin();
                         open = true;
                         results.clear();
+                        setAside.clear();
                     }
                     for (auto &[ref, ch] : b->tables) {
                         auto it = byRef.find(ref);
@@ -789,7 +794,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                             // streaming table's rows can be compared with their before-images. In the
                             // stream's own layout (ch.columns), before anything reshapes the rows.
                             if (t.job.twoWay && t.streaming())
-                                resolveTwoWayConflicts(t, ch);
+                                setAside[&t] += resolveTwoWayConflicts(t, ch);
                             fillGeneratedValues(t, ch.rows, src);
                             completePartialRows(t, ch.rows, src);
                             if (ignoresDeletes(t.job.spec))
@@ -846,7 +851,8 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                     std::int64_t fresh = localMsFromSourceMicros(b->commitTimeUs, b->clockOffsetUs);
                     if (m_jobs.front().twoWay)
                         for (auto &[t, r] : results)
-                            m_jobs.front().twoWay->counters->applied += r.rowsInBatch;
+                            m_jobs.front().twoWay->counters->applied +=
+                                std::max(0LL, r.rowsInBatch - setAside[t]);
                     for (auto &[t, r] : results) {
                         m_observer.batchApplied(t->key, r, {positionOf(*t), t->version}, fresh);
                         if (r.partialRowsMissing)
@@ -856,6 +862,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                                                  "target and were not applied; reconcile the table");
                     }
                     results.clear();
+                    setAside.clear();
                 }
             } catch (...) {
                 if (open)

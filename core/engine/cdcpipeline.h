@@ -124,7 +124,8 @@ private:
     void completePartialRows(Table &t, RowSet &rows, PgConnection &src);
     /// Two-way: compares the batch's before-images with the target's rows and applies the
     /// table's conflict policy (core/engine/conflicts.h) before the merge.
-    void resolveTwoWayConflicts(Table &t, CdcTableChanges &ch);
+    /// Returns the changes it set aside (queued, or lost to the other side): not written.
+    long long resolveTwoWayConflicts(Table &t, CdcTableChanges &ch);
     /// Puts the stream's rows into the table's layout, with the values of the generated columns
     /// the stream lacks and the target does not compute read from the source.
     void fillGeneratedValues(Table &t, RowSet &rows, PgConnection &src);

@@ -261,12 +261,12 @@ void CdcPipeline::fillAddedGeneratedColumns(Table &t, const std::vector<std::str
                      "generated column(s) " + names + " added to the target; the initial load starts again");
 }
 
-void CdcPipeline::resolveTwoWayConflicts(Table &t, CdcTableChanges &ch)
+long long CdcPipeline::resolveTwoWayConflicts(Table &t, CdcTableChanges &ch)
 {
     auto *pg = dynamic_cast<PgTargetSession *>(m_session.get());
     auto *my = dynamic_cast<MysqlTargetSession *>(m_session.get());
     if (!pg && !my)
-        return;
+        return 0;
     const TwoWayRole &tw = *t.job.twoWay;
     ConflictScope scope;
     scope.pipeline = tw.pipeline;
@@ -295,6 +295,7 @@ void CdcPipeline::resolveTwoWayConflicts(Table &t, CdcTableChanges &ch)
             policy = *p;
     // A MariaDB target compares the change's values converted as its merger converts them.
     scope.crossEngine = my != nullptr;
+    const size_t before = ch.rows.size();
     ConflictOutcome o;
     if (my) {
         MysqlConflictTarget held(my->connection(), *t.conflictTarget, &t.schema);
@@ -302,6 +303,8 @@ void CdcPipeline::resolveTwoWayConflicts(Table &t, CdcTableChanges &ch)
     } else {
         o = resolveConflicts(pg->connection(), scope, policy, ch.rows);
     }
+    // The changes it took out of the batch (a row folds a key's changes: counted as one).
+    const auto setAside = static_cast<long long>(before - ch.rows.size());
     countConflicts(scope.pipeline, scope.table, "merged", o.merged);
     countConflicts(scope.pipeline, scope.table, "source_won", o.sourceWon);
     countConflicts(scope.pipeline, scope.table, "target_won", o.targetWon);
@@ -314,6 +317,7 @@ void CdcPipeline::resolveTwoWayConflicts(Table &t, CdcTableChanges &ch)
                              std::to_string(o.sourceWon) + " won by the source, " + std::to_string(o.targetWon) +
                              " by the target, " + std::to_string(o.queued) +
                              " queued (driftless-cli conflicts lists them)");
+    return setAside;
 }
 
 std::vector<std::string> CdcPipeline::deferAddedColumns(Table &t)

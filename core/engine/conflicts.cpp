@@ -459,7 +459,7 @@ void writeResolution(const Endpoint &endpoint, const std::string &pipeline, cons
     const json key = json::parse(keyJson);
     const json row = json::parse(rowJson);
     PgConnection c = connectPostgres(endpoint, "driftless resolve");
-    writeUnderOrigin(c, resolveOriginName(pipeline));
+    markOwnWrites(c, resolveOriginName(pipeline));
     const std::string target = quoteIdent(table.schema) + "." + quoteIdent(table.name);
     Params params;
     std::string where;

@@ -490,6 +490,8 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     // in pieces; it commits with the transaction's end.
     bool open = false;
     std::map<Table *, ApplyResult> results;
+    /// Two-way: changes conflict handling set aside (queued, or lost), which `applied` skips.
+    std::map<Table *, long long> setAside;
     binlog::Position txnStart; // where the current source transaction starts, and its version
     std::int64_t txnVersion = 0;
 
@@ -499,6 +501,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             session->begin();
             open = true;
             results.clear();
+            setAside.clear();
         }
     };
     // Per table: for each schema column, its index in the current TABLE_MAP (-1: not there).
@@ -653,6 +656,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             session->begin();
             open = true;
             results.clear();
+            setAside.clear();
         }
         try {
             for (auto &[t, p] : batch.tables) {
@@ -672,8 +676,11 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                         completeGenerated(*t, p.rows);
                         p.rows.foldByKey(t->source.schema.primaryKey);
                         // Two-way: in the stream's own layout, before anything reshapes the rows.
-                        if (t->job.twoWay && t->streaming())
+                        if (t->job.twoWay && t->streaming()) {
+                            const size_t before = p.rows.size();
                             resolveTwoWayConflicts(*t, *session, p.rows);
+                            setAside[t] += static_cast<long long>(before - p.rows.size());
+                        }
                         if (ignoresDeletes(t->job.spec))
                             if (long long n = dropDeletes(p.rows))
                                 m_observer.event(Level::Info, t->key, "delete_ignored", ignoredDeletesMessage(n));
@@ -739,7 +746,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
         crashPoint("batch.after_commit");
         if (twoWay)
             for (const auto &[t, r] : results)
-                twoWay->counters->applied += r.rowsInBatch;
+                twoWay->counters->applied += std::max(0LL, r.rowsInBatch - setAside[t]);
         const std::int64_t fresh = batch.commitSeconds * 1000;
         for (auto &t : m_tables) {
             if (t->paused || !t->streaming() || versionOf(t->streamPosition()) >= versionOf(batch.end))

@@ -127,10 +127,34 @@ void writeUnderOrigin(PgConnection &c, const std::string &origin)
     }
 }
 
+OwnWriteMark ownWriteMarkFor(PgConnection &c)
+{
+    return c.exec("SELECT rolsuper OR (has_function_privilege('pg_catalog.pg_replication_origin_create(text)', "
+                  "'EXECUTE') AND has_function_privilege('pg_catalog.pg_replication_origin_session_setup(text)', "
+                  "'EXECUTE')) FROM pg_roles WHERE rolname = current_user")
+                   .toBool(0, 0)
+               ? OwnWriteMark::Origin
+               : OwnWriteMark::Message;
+}
+
+OwnWriteMark markOwnWrites(PgConnection &c, const std::string &origin)
+{
+    if (ownWriteMarkFor(c) == OwnWriteMark::Origin) {
+        writeUnderOrigin(c, origin);
+        return OwnWriteMark::Origin;
+    }
+    // A transactional message is decoded inside its transaction, before the transaction's
+    // changes when it is the first statement: the other direction's reader drops the whole
+    // transaction (docs/two-way.md, "Loop prevention").
+    c.setTransactionPrologue("SELECT pg_catalog.pg_logical_emit_message(true, " +
+                             pgLiteral(kOwnWriteMessagePrefix) + ", " + pgLiteral(origin) + ")");
+    return OwnWriteMark::Message;
+}
+
 void markOwnWrites(TargetSession &session, const std::string &origin)
 {
     if (auto *pg = dynamic_cast<PgTargetSession *>(&session)) {
-        writeUnderOrigin(pg->connection(), origin);
+        markOwnWrites(pg->connection(), origin);
         return;
     }
     if (auto *my = dynamic_cast<MysqlTargetSession *>(&session)) {

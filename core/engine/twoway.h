@@ -71,12 +71,31 @@ struct LoopCountersSample {
 /// Every direction counted so far, by name. Thread-safe.
 std::vector<LoopCountersSample> loopCountersSnapshot();
 
+/// The prefix of the logical message that marks a Postgres transaction as Driftless's own when
+/// the user may not use replication origins; its content is the origin name it stands for.
+inline constexpr const char *kOwnWriteMessagePrefix = "driftless";
+
+/// How a Postgres side marks what Driftless applies there.
+enum class OwnWriteMark {
+    /// Replication origin `driftless_<direction>` (superuser, or EXECUTE on the origin functions).
+    Origin,
+    /// A transactional `pg_logical_emit_message(true, 'driftless', <origin name>)` first in each
+    /// transaction (no privilege needed).
+    Message,
+};
+
+/// Origin when the connection's user may use replication origins (superuser, or EXECUTE on
+/// pg_replication_origin_create and pg_replication_origin_session_setup), else Message.
+OwnWriteMark ownWriteMarkFor(PgConnection &c);
+
 /// Marks everything `session` applies from now on as Driftless's own, so the other direction's
 /// reader drops it: on Postgres the session replays under replication origin `origin` (created
-/// when missing; needs superuser or EXECUTE on pg_replication_origin_create and
-/// pg_replication_origin_session_setup); on MariaDB/MySQL it sets skip_replication. Throws Error
-/// with the statements to run when the privilege is missing.
+/// when missing) when the user may use origins, and otherwise begins each transaction with a
+/// logical message naming `origin` (OwnWriteMark::Message); on MariaDB/MySQL it sets
+/// skip_replication.
 void markOwnWrites(TargetSession &session, const std::string &origin);
+/// The same on one Postgres connection (`driftless-cli resolve`). Returns the mark chosen.
+OwnWriteMark markOwnWrites(PgConnection &c, const std::string &origin);
 
 /// Postgres: makes every later write of `c` carry replication origin `origin` (created when
 /// missing). Throws a transient Error while another connection holds it, a permanent one with

@@ -29,13 +29,13 @@ void postgresSide(const Endpoint &e, const std::vector<TableRef> &tables, const 
                        "the user may not open replication connections; a two-way pipeline reads this side too",
                        "ALTER ROLE <user> REPLICATION", "ALTER ROLE " + quoteIdent(user) + " REPLICATION;"});
     if (!r.toBool(0, 1) && !(r.toBool(0, 3) && r.toBool(0, 4)))
-        out.push_back({"error", "config", pipeline, subject,
-                       "the user may not apply changes under a replication origin, which keeps the other "
-                       "direction from reading them back (loop prevention)",
-                       "as a superuser, grant EXECUTE on the replication origin functions to the endpoint's user",
-                       "GRANT EXECUTE ON FUNCTION pg_catalog.pg_replication_origin_create(text), "
-                       "pg_catalog.pg_replication_origin_session_setup(text) TO " +
-                           quoteIdent(user) + ";"});
+        // Loop prevention falls back to a logical message first in each applied transaction
+        // (markOwnWrites), which needs no privilege.
+        out.push_back({"ok", "config", pipeline, subject,
+                       "two-way: the user may not use replication origins, so each transaction applied here "
+                       "begins with a pg_logical_emit_message marker (prefix driftless) naming its direction, "
+                       "and the other direction drops it; nothing extra is needed",
+                       ""});
     else
         out.push_back({"ok", "config", pipeline, subject,
                        "two-way: changes applied here carry replication origin driftless_" + pipeline +

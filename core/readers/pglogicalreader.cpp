@@ -205,6 +205,7 @@ void PgLogicalReader::onMessage(std::string_view payload, std::int64_t)
             m_batchStarted = std::chrono::steady_clock::now();
         m_inTxn = true;
         m_ownTxn = false;
+        m_txnStarted = false;
         m_txnCommitLsn = b->finalLsn;
         m_txnCommitTime = b->commitTime;
         return;
@@ -268,6 +269,7 @@ void PgLogicalReader::onMessage(std::string_view payload, std::int64_t)
         return;
     }
     auto relationFor = [&](std::uint32_t oid) -> RelationState * {
+        m_txnStarted = true;
         auto it = m_relations.find(oid);
         if (it == m_relations.end())
             throw Error(ErrorKind::Transient, "a change arrived for relation " + std::to_string(oid) +
@@ -337,13 +339,26 @@ void PgLogicalReader::onMessage(std::string_view payload, std::int64_t)
             tableIn(*rel).truncate = true;
         }
     }
+    auto ours = [&](std::string_view name) {
+        return (!m_opt.skipOrigin.empty() && name == m_opt.skipOrigin) ||
+               (!m_opt.skipOriginAlso.empty() && name == m_opt.skipOriginAlso);
+    };
     // Sent after Begin when the transaction was replayed under a replication origin.
     if (auto *o = std::get_if<pgoutput::Origin>(&decoded)) {
-        if (m_inTxn && ((!m_opt.skipOrigin.empty() && o->name == m_opt.skipOrigin) ||
-                        (!m_opt.skipOriginAlso.empty() && o->name == m_opt.skipOriginAlso)))
+        if (m_inTxn && ours(o->name))
             m_ownTxn = true;
+        return;
     }
-    // Type and Message need nothing here.
+    // The mark of a side whose user may not use origins: our message first in the transaction.
+    if (auto *m = std::get_if<pgoutput::Message>(&decoded)) {
+        if (m_inTxn && m->transactional && !m_txnStarted && !m_opt.ownMessagePrefix.empty() &&
+            m->prefix == m_opt.ownMessagePrefix && ours(m->content))
+            m_ownTxn = true;
+        m_txnStarted = true;
+        return;
+    }
+    if (!std::holds_alternative<pgoutput::Type>(decoded))
+        m_txnStarted = true;
 }
 
 void PgLogicalReader::handle(const std::string &frame)

@@ -59,6 +59,10 @@ public:
         std::string skipOrigin;
         /// Two-way pipelines: also dropped (the origin `driftless-cli resolve` writes under).
         std::string skipOriginAlso;
+        /// Two-way pipelines whose side may not use replication origins: a transaction whose
+        /// first message, before any change, is a transactional logical message with this prefix
+        /// and skipOrigin or skipOriginAlso as its content is dropped the same way.
+        std::string ownMessagePrefix;
         /// Two-way pipelines: keep each UPDATE's and DELETE's before-image (the old row that
         /// REPLICA IDENTITY FULL logs) with the change, for conflict detection; a change without
         /// one stops the table with the ALTER to run.
@@ -115,6 +119,9 @@ private:
     /// The transaction under way carries our own origin (Options::skipOrigin): its changes are
     /// dropped.
     bool m_ownTxn = false;
+    /// The transaction under way sent a change or a logical message already: a marker after
+    /// that is not first in it and marks nothing.
+    bool m_txnStarted = false;
     /// Pieces of a transaction went out (non-final batches) and its final batch has not.
     bool m_piecesOut = false;
     std::int64_t m_txnCommitLsn = 0;

@@ -10,6 +10,7 @@
 // a mapping imported from YAML comes back unchanged, and what core refuses (a masked key) is
 // refused with core's message. Screenshots go to $DRIFTLESS_ARTIFACTS.
 
+#include "ui/dialogs/conflictpolicypicker.h"
 #include "ui/dialogs/pipelineeditor.h"
 #include "ui/mainwindow.h"
 #include "ui/models/endpointsmodel.h"
@@ -21,6 +22,7 @@
 #include "core/db/pgcatalog.h"
 #include "core/engine/columnmapping.h"
 #include "core/engine/tablediscovery.h"
+#include "core/model/conflictpolicy.h"
 #include "core/model/error.h"
 #include "core/model/workspace.h"
 #include "core/state/statestore.h"
@@ -137,6 +139,7 @@ private slots:
     void mysqlSourceListsItsTablesAndRefusesCdcWithoutTheGrant();
     void columnGridMapsTheTableAndRoundTripsTheYaml();
     void bothWaysMakesEveryTableStreamAndRoundTrips();
+    void bothWaysSetsEachTablesConflictPolicyAndRoundTripsTheYaml();
 };
 
 void TestPipelineEditor::editorRecommendsStrategiesAndStoresThePipeline()
@@ -901,6 +904,139 @@ void TestPipelineEditor::bothWaysMakesEveryTableStreamAndRoundTrips()
     QTest::mouseClick(editor->okButton(), Qt::LeftButton);
     QVERIFY(saved.wait(15000));
     QVERIFY(!core::StateStore(statePath).loadWorkspace().pipelines.at(0).twoWay);
+}
+
+namespace {
+const core::TableSpec &tableOf(const core::PipelineSpec &p, const std::string &name)
+{
+    for (const auto &t : p.tables)
+        if (t.table.display() == name)
+            return t;
+    throw std::runtime_error("no table " + name);
+}
+void pick(QComboBox *box, const QVariant &data)
+{
+    QVERIFY(box);
+    const int i = box->findData(data);
+    QVERIFY(i >= 0);
+    box->setCurrentIndex(i);
+}
+} // namespace
+
+void TestPipelineEditor::bothWaysSetsEachTablesConflictPolicyAndRoundTripsTheYaml()
+{
+    using Rule = core::ConflictPolicy::Rule;
+    test::PgTestDb a("gui_pe_cf_a");
+    test::PgTestDb b("gui_pe_cf_b");
+    a.exec("CREATE TABLE people (id int PRIMARY KEY, name text, updated_at timestamptz)");
+    a.exec("CREATE TABLE notes (id int PRIMARY KEY, body text)");
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    core::Workspace original;
+    original.endpoints["a"] = test::pgEndpoint("a", a.name());
+    original.endpoints["b"] = test::pgEndpoint("b", b.name());
+    core::StateStore(statePath).applyWorkspace(original);
+
+    MainWindow w;
+    w.resize(1180, 620);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto *page = w.workspacePage();
+    w.pages()->setCurrentWidget(page);
+    w.openWorkspace(QString::fromStdString(statePath));
+    QTRY_COMPARE(page->endpointsModel()->rowCount(), 2);
+
+    PipelineEditor *editor = openEditor(page, page->addPipelineButton());
+    QVERIFY(editor);
+    editor->sourceBox()->setCurrentIndex(editor->sourceBox()->findData(QStringLiteral("a")));
+    QTRY_VERIFY_WITH_TIMEOUT(!editor->discovering() && editor->tableItem(QStringLiteral("public.people")), 30000);
+    editor->targetBox()->setCurrentIndex(editor->targetBox()->findData(QStringLiteral("b")));
+    editor->nameEdit()->setText(QStringLiteral("mirror"));
+    editor->setIncluded(QStringLiteral("public.people"), true);
+    editor->setIncluded(QStringLiteral("public.notes"), true);
+    ui::ConflictPolicyPicker *picker = editor->conflictsPicker();
+    QVERIFY(picker);
+    auto *rule = picker->findChild<QComboBox *>(QStringLiteral("conflictPolicy"));
+    auto *overlap = picker->findChild<QComboBox *>(QStringLiteral("conflictOnOverlap"));
+    auto *clock = picker->findChild<QComboBox *>(QStringLiteral("conflictClock"));
+    auto *column = picker->findChild<QLineEdit *>(QStringLiteral("conflictColumn"));
+    auto *skew = picker->findChild<QLineEdit *>(QStringLiteral("conflictMaxSkew"));
+    QVERIFY(rule && overlap && clock && column && skew);
+    // One way: no conflicts to resolve, so no choice.
+    QVERIFY(picker->isHidden());
+
+    editor->directionBox()->setCurrentIndex(editor->directionBox()->findData(true));
+    QVERIFY(!picker->isHidden());
+    editor->tablesTree()->setCurrentItem(editor->tableItem(QStringLiteral("public.people")));
+    QVERIFY(picker->isEnabled());
+    QCOMPARE(rule->currentData().toInt(), static_cast<int>(Rule::MergeColumns)); // the default
+    QVERIFY(!tableOf(editor->pipeline(), "public.people").conflicts);
+
+    // newer_wins by a column: the column must be named; then max_skew.
+    pick(rule, static_cast<int>(Rule::NewerWins));
+    QVERIFY(overlap->isHidden());
+    QVERIFY(!clock->isHidden() && !column->isHidden());
+    QVERIFY2(editor->problem().contains(QStringLiteral("timestamp column")), qPrintable(editor->problem()));
+    QVERIFY(!editor->okButton()->isEnabled());
+    column->setText(QStringLiteral("updated_at"));
+    skew->setText(QStringLiteral("soon"));
+    QVERIFY2(editor->problem().contains(QStringLiteral("not a duration")), qPrintable(editor->problem()));
+    skew->setText(QStringLiteral("2s"));
+    QVERIFY2(editor->problem().isEmpty(), qPrintable(editor->problem()));
+    QCOMPARE(tableOf(editor->pipeline(), "public.people").conflicts,
+             std::optional<std::string>("newer_wins;max_skew_ms=2000;column=updated_at"));
+    pick(clock, QStringLiteral("commit_time"));
+    QVERIFY(column->isHidden());
+    QCOMPARE(tableOf(editor->pipeline(), "public.people").conflicts,
+             std::optional<std::string>("newer_wins;max_skew_ms=2000;clock=commit_time"));
+
+    // notes: merge_columns with on_overlap target_wins; people keeps its own.
+    editor->tablesTree()->setCurrentItem(editor->tableItem(QStringLiteral("public.notes")));
+    QCOMPARE(rule->currentData().toInt(), static_cast<int>(Rule::MergeColumns));
+    QVERIFY(!overlap->isHidden() && clock->isHidden());
+    pick(overlap, static_cast<int>(Rule::TargetWins));
+    QCOMPARE(tableOf(editor->pipeline(), "public.notes").conflicts, std::optional<std::string>("merge_columns/target_wins"));
+    editor->tablesTree()->setCurrentItem(editor->tableItem(QStringLiteral("public.people")));
+    QCOMPARE(rule->currentData().toInt(), static_cast<int>(Rule::NewerWins));
+    QCOMPARE(clock->currentData().toString(), QStringLiteral("commit_time"));
+    QCOMPARE(skew->text(), QStringLiteral("2s"));
+    QVERIFY2(editor->problem().isEmpty(), qPrintable(editor->problem()));
+    editor->resize(1180, 700);
+    saveShot(editor, QStringLiteral("pipeline-editor-conflicts"));
+
+    // OK stores both policies; the export writes them as conflicts: and loads back equal.
+    QSignalSpy saved(page, &ui::WorkspacePage::saved);
+    QTest::mouseClick(editor->okButton(), Qt::LeftButton);
+    QVERIFY(saved.wait(15000));
+    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
+    const core::Workspace stored = core::StateStore(statePath).loadWorkspace();
+    QCOMPARE(stored.pipelines.size(), std::size_t{1});
+    QCOMPARE(tableOf(stored.pipelines[0], "public.people").conflicts,
+             std::optional<std::string>("newer_wins;max_skew_ms=2000;clock=commit_time"));
+    QCOMPARE(tableOf(stored.pipelines[0], "public.notes").conflicts,
+             std::optional<std::string>("merge_columns/target_wins"));
+    const QString yamlPath = QString::fromStdString(dir.file("exported.yaml"));
+    QVERIFY(page->exportFile(yamlPath));
+    const QString yaml = readText(yamlPath);
+    QVERIFY2(yaml.contains(QStringLiteral("conflicts: {policy: merge_columns, on_overlap: target_wins}")), qPrintable(yaml));
+    QVERIFY2(yaml.contains(QStringLiteral("commit_time")), qPrintable(yaml));
+    QCOMPARE(core::WorkspaceFile::load(yamlPath.toStdString()), stored);
+
+    // Edited again, the table opens with its policy.
+    QTRY_VERIFY_WITH_TIMEOUT(page->workspace() == stored, 15000);
+    QTRY_VERIFY(page->addPipelineButton()->isEnabled());
+    page->selectPipeline(QStringLiteral("mirror"));
+    QTRY_VERIFY(page->editPipelineButton()->isEnabled());
+    editor = openEditor(page, page->editPipelineButton());
+    QVERIFY(editor);
+    QTRY_VERIFY_WITH_TIMEOUT(!editor->discovering() && editor->tableItem(QStringLiteral("public.notes")), 30000);
+    editor->tablesTree()->setCurrentItem(editor->tableItem(QStringLiteral("public.notes")));
+    rule = editor->conflictsPicker()->findChild<QComboBox *>(QStringLiteral("conflictPolicy"));
+    overlap = editor->conflictsPicker()->findChild<QComboBox *>(QStringLiteral("conflictOnOverlap"));
+    QCOMPARE(rule->currentData().toInt(), static_cast<int>(Rule::MergeColumns));
+    QCOMPARE(overlap->currentData().toInt(), static_cast<int>(Rule::TargetWins));
+    QCOMPARE(editor->pipeline(), stored.pipelines[0]);
+    editor->reject();
 }
 
 #include "tst_pipelineeditor.moc"

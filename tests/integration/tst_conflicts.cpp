@@ -317,6 +317,13 @@ long long captured(const std::string &direction)
             return s.captured;
     return 0;
 }
+long long applied(const std::string &direction)
+{
+    for (const auto &s : loopCountersSnapshot())
+        if (s.direction == direction)
+            return s.applied;
+    return 0;
+}
 } // namespace
 
 // The counters behind /metrics: a field-level merge counts as merged (by each direction that
@@ -364,6 +371,7 @@ TEST_F(Conflicts, outcomesAreCountedPerPipelineAndTable)
     a.exec("UPDATE people SET name = 'won-a' WHERE id = 31");
     b.exec("UPDATE people SET name = 'lost-b' WHERE id = 31");
     const long long fwd0 = captured(pipeline), rev0 = captured(pipeline + "_rev");
+    const long long fwdApplied0 = applied(pipeline), revApplied0 = applied(pipeline + "_rev");
     std::stop_source stop2;
     engine = run(stop2);
     const bool done = quiesced(120) && waitFor([&] { return hash(a) == hash(b); }, 60);
@@ -377,6 +385,30 @@ TEST_F(Conflicts, outcomesAreCountedPerPipelineAndTable)
     EXPECT_EQ(conflictCount(pipeline, "queued"), 0);
     EXPECT_EQ(captured(pipeline) - fwd0, 2) << "A's two edits, captured once";
     EXPECT_EQ(captured(pipeline + "_rev") - rev0, 2) << "B's two edits, captured once";
+    // `applied` counts what was written: A's merge and its win; B's merge, not its lost edit.
+    EXPECT_EQ(applied(pipeline) - fwdApplied0, 2);
+    EXPECT_EQ(applied(pipeline + "_rev") - revApplied0, 1) << "B's edit that lost to the source was not applied";
+
+    // manual: an overlap both directions see is queued by each and applied by neither, while
+    // each side's edit is still captured once.
+    ws.pipelines[0].tables[0].conflicts = "manual";
+    a.exec("UPDATE people SET email = 'manual-a' WHERE id = 32");
+    b.exec("UPDATE people SET email = 'manual-b' WHERE id = 32");
+    const long long fwd1 = captured(pipeline), rev1 = captured(pipeline + "_rev");
+    const long long fwdApplied1 = applied(pipeline), revApplied1 = applied(pipeline + "_rev");
+    const long long queued1 = conflictCount(pipeline, "queued");
+    std::stop_source stop3;
+    engine = run(stop3);
+    const bool queued = quiesced(120) && waitFor([&] { return conflictCount(pipeline, "queued") - queued1 == 2; }, 60);
+    stop3.request_stop();
+    engine.join();
+    ASSERT_TRUE(queued) << conflictCount(pipeline, "queued") - queued1;
+    EXPECT_EQ(a.scalar("SELECT email FROM people WHERE id = 32"), "manual-a");
+    EXPECT_EQ(b.scalar("SELECT email FROM people WHERE id = 32"), "manual-b");
+    EXPECT_EQ(captured(pipeline) - fwd1, 1);
+    EXPECT_EQ(captured(pipeline + "_rev") - rev1, 1);
+    EXPECT_EQ(applied(pipeline) - fwdApplied1, 0) << "a queued change is not applied";
+    EXPECT_EQ(applied(pipeline + "_rev") - revApplied1, 0) << "a queued change is not applied";
 }
 
 // resolve --take merged: A changes email and B changes phone of row 7 under `manual` (queued,

@@ -1,4 +1,6 @@
 #include "ui/dialogs/pipelineeditor.h"
+
+#include "ui/dialogs/conflictpolicypicker.h"
 #include "ui/displayformat.h"
 #include "ui/enginedoor.h"
 #include "ui/localdoor.h"
@@ -209,6 +211,10 @@ PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::Pi
     auto *cursorLabel = new QLabel(tr("&Cursor column:"), m_details);
     cursorLabel->setBuddy(m_cursor);
     details->addRow(cursorLabel, fields);
+    m_conflicts = new ConflictPolicyPicker(m_details);
+    m_conflictsLabel = new QLabel(tr("C&onflicts:"), m_details);
+    m_conflictsLabel->setBuddy(m_conflicts);
+    details->addRow(m_conflictsLabel, m_conflicts);
 
     m_columnsBox->setObjectName(QStringLiteral("columnsBox"));
     auto *columnsLayout = new QVBoxLayout(m_columnsBox);
@@ -250,6 +256,13 @@ PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::Pi
     connect(m_cursor, &QComboBox::currentIndexChanged, this, &PipelineEditor::storeSelected);
     connect(m_lookback, &QLineEdit::textChanged, this, &PipelineEditor::storeSelected);
     connect(m_sla, &QLineEdit::textChanged, this, &PipelineEditor::storeSelected);
+    connect(m_conflicts, &ConflictPolicyPicker::policyChanged, this, [this] {
+        Row *r = m_loading ? nullptr : selectedRow();
+        if (!r || !r->included)
+            return;
+        r->spec.conflicts = m_conflicts->policy();
+        updateState();
+    });
     connect(m_columns, &ColumnMappingPanel::specChanged, this, &PipelineEditor::onColumnsEdited);
 
     updateTargets();
@@ -575,6 +588,9 @@ void PipelineEditor::applyDirection()
 {
     const bool both = m_direction->currentData().toBool();
     m_arrow->setText(both ? QStringLiteral("\u21c4") : QStringLiteral("\u2192"));
+    // A table's conflicts: policy means something only when both sides are written.
+    m_conflicts->setVisible(both);
+    m_conflictsLabel->setVisible(both);
     if (both)
         for (const auto &ref : m_order)
             if (QComboBox *box = m_rows.at(ref).strategy; box && box->currentData().toInt() != int(core::Strategy::Cdc))
@@ -615,7 +631,8 @@ void PipelineEditor::loadSelected()
         m_lookback->clear();
         m_sla->clear();
         m_sla->setPlaceholderText(QString());
-        for (QWidget *w : std::initializer_list<QWidget *>{m_cursor, m_lookback, m_sla})
+        m_conflicts->setPolicy(std::nullopt);
+        for (QWidget *w : std::initializer_list<QWidget *>{m_cursor, m_lookback, m_sla, m_conflicts})
             w->setEnabled(false);
         m_columnsBox->setTitle(tr("Columns"));
         m_columns->clearTable(tr("Select a table to map its columns: which reach the target, under which names, "
@@ -641,6 +658,8 @@ void PipelineEditor::loadSelected()
     m_sla->setText(r->spec.freshnessSla ? qs(core::formatDuration(*r->spec.freshnessSla)) : QString());
     m_sla->setPlaceholderText(tr("%1 (default)").arg(qs(core::formatDuration(r->spec.effectiveSla()))));
     m_sla->setEnabled(r->included);
+    m_conflicts->setPolicy(r->spec.conflicts);
+    m_conflicts->setEnabled(r->included);
     m_columnsBox->setTitle(tr("Columns of %1").arg(displayOf(r->spec.table)));
     m_columns->setTable(r->spec, r->found ? &*r->found : nullptr, r->included);
     if (const core::Endpoint *target = m_workspace.endpoint(m_target->currentData().toString().toStdString())) {
@@ -757,6 +776,8 @@ QString PipelineEditor::problem() const
         return tr("Freshness SLA '%1' is not a duration (90s, 10m, 1h).").arg(sla);
     if (!m_columns->problem().isEmpty())
         return m_columns->problem();
+    if (m_direction->currentData().toBool() && m_conflicts->isEnabled() && !m_conflicts->problem().isEmpty())
+        return m_conflicts->problem();
     const core::PipelineSpec p = pipeline();
     for (const auto &t : p.tables)
         if (t.strategy == core::Strategy::Cursor && !t.cursor)

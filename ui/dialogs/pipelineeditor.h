@@ -24,6 +24,7 @@ class QTreeWidgetItem;
 namespace driftless::ui {
 
 class ColumnMappingPanel;
+class ConflictPolicyPicker;
 class EngineDoor;
 
 /// Adds or edits one pipeline: its name, source (a Postgres or MySQL/MariaDB endpoint), target
@@ -83,6 +84,8 @@ public:
     QComboBox *cursorBox() const { return m_cursor; }
     QLineEdit *lookbackEdit() const { return m_lookback; }
     QLineEdit *slaEdit() const { return m_sla; }
+    /// The selected table's `conflicts:` policy; shown when Both ways is chosen.
+    ConflictPolicyPicker *conflictsPicker() const { return m_conflicts; }
     ColumnMappingPanel *columnsPanel() const { return m_columns; }
 
     /// The row of table `display` ("schema.name" as Postgres prints it; for MySQL sources
@@ -170,6 +173,8 @@ private:
     QLineEdit *m_sla;
     QGroupBox *m_columnsBox;
     ColumnMappingPanel *m_columns;
+    ConflictPolicyPicker *m_conflicts = nullptr;
+    QLabel *m_conflictsLabel = nullptr;
     QLabel *m_problem;
     QDialogButtonBox *m_buttons;
 };
