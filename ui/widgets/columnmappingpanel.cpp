@@ -200,6 +200,16 @@ ColumnMappingPanel::ColumnMappingPanel(QWidget *parent)
     clearTable(tr("Select a table to map its columns."));
 }
 
+void ColumnMappingPanel::dropRows()
+{
+    // The view deletes a row's mask box later, from the event loop: hidden now, an old table's
+    // boxes are not drawn over the next table's cells meanwhile.
+    for (int row = 0; row < m_grid->rowCount(); ++row)
+        if (QWidget *box = m_grid->cellWidget(row, Mask))
+            box->hide();
+    m_grid->setRowCount(0);
+}
+
 void ColumnMappingPanel::clearTable(const QString &why)
 {
     m_loading = true;
@@ -207,7 +217,7 @@ void ColumnMappingPanel::clearTable(const QString &why)
     m_original.reset();
     m_originalDeletes.reset();
     m_problem.clear();
-    m_grid->setRowCount(0);
+    dropRows();
     m_grid->setVisible(false);
     m_empty->setText(why);
     m_empty->setVisible(true);
@@ -242,6 +252,7 @@ void ColumnMappingPanel::setTable(const core::TableSpec &spec, const core::Disco
         m_empty->setText(tr("The engine did not list the columns of %1 (an older agent?): its mapping is kept as "
                             "configured.")
                              .arg(qs(spec.table.display())));
+    dropRows();
     m_grid->setRowCount(listed ? static_cast<int>(found->columns.size()) : 0);
     const Qt::ItemFlags readOnly = Qt::ItemIsEnabled | Qt::ItemIsSelectable;
     for (int row = 0; listed && row < m_grid->rowCount(); ++row) {

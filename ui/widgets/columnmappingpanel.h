@@ -40,6 +40,8 @@ public:
     /// empty and only the filter, deletes and target table are shown). `editable` false: the
     /// table is not included, so nothing can be changed.
     void setTable(const core::TableSpec &spec, const core::DiscoveredTable *found, bool editable);
+    /// Empties the grid, its mask boxes hidden at once (the view deletes them later).
+    void dropRows();
     /// Nothing selected.
     void clearTable(const QString &why);
     /// The table's settings as edited.
