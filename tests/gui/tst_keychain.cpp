@@ -315,6 +315,7 @@ private slots:
     void cleanupTestCase();
     void storedPasswordIsReadBackByANewStore();
     void removeDeletesItFromTheSecretService();
+    void aStoreDestroyedWhileTheKeychainIsAskedDoesNotCrash();
     void dialogSavesToTheKeychainAndARestartedAppSyncsWithIt();
 
 private:
@@ -419,6 +420,34 @@ void TestKeychain::removeDeletesItFromTheSecretService()
     QCOMPARE(readAgain.first().at(2).toString(), QString());
     QCOMPARE(again.backend(), SecretStore::Backend::Keychain);
     QCOMPARE(again.sessionPassword(endpoint), std::optional<QString>());
+}
+
+void TestKeychain::aStoreDestroyedWhileTheKeychainIsAskedDoesNotCrash()
+{
+    // A window and its store closed while the Secret Service had not answered yet (CI met this
+    // as a crash between GUI tests): the keychain's answer must find a live job, and nothing.
+    const QString endpoint = QStringLiteral("closing");
+    const QString password = QStringLiteral("kc-") + QString::fromStdString(test::uniqueName("closing"));
+    for (int round = 0; round < 5; ++round) {
+        auto store = std::make_unique<SecretStore>();
+        store->read(endpoint);
+        store->store(endpoint, password);
+        store->remove(QStringLiteral("closing-other"));
+        store.reset(); // all three jobs still wait on D-Bus
+    }
+    // Every answer arrives (each job's call is one D-Bus round trip) and lands nowhere.
+    QTest::qWait(1500);
+
+    // The keychain took the write of a store that is gone, and a new store reads it.
+    QTRY_COMPARE_WITH_TIMEOUT(lookUp(endpoint).secret, std::optional<QString>(password), 15000);
+    SecretStore restarted;
+    QSignalSpy read(&restarted, &SecretStore::passwordRead);
+    restarted.read(endpoint);
+    QVERIFY(read.wait(15000));
+    QCOMPARE(restarted.sessionPassword(endpoint), std::optional<QString>(password));
+    QSignalSpy removed(&restarted, &SecretStore::removed);
+    restarted.remove(endpoint);
+    QVERIFY(removed.wait(15000));
 }
 
 void TestKeychain::dialogSavesToTheKeychainAndARestartedAppSyncsWithIt()

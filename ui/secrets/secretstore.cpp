@@ -16,6 +16,18 @@ QString noKeychainMessage(const QString &detail)
     return SecretStore::tr("no keychain on this desktop (%1): kept in memory until Driftless quits").arg(detail);
 }
 
+/// A job that outlives this store: the Secret Service backend calls back into the job when the
+/// keychain answers, so a job deleted with its parent while that call is pending is a use after
+/// free (the app closed, or a window and its store went, while the keychain was slow). The job has
+/// no parent and deletes itself once finished; connections made with the store as context go with
+/// the store.
+template <typename Job> Job *newJob()
+{
+    auto *job = new Job(QLatin1String(SecretStore::kService));
+    job->setAutoDelete(true);
+    return job;
+}
+
 } // namespace
 
 SecretStore::SecretStore(QObject *parent) : QObject(parent), m_memory(std::make_shared<Memory>()) {}
@@ -73,7 +85,7 @@ void SecretStore::store(const QString &endpoint, const QString &password)
             Qt::QueuedConnection);
         return;
     }
-    auto *job = new QKeychain::WritePasswordJob(QLatin1String(kService), this);
+    auto *job = newJob<QKeychain::WritePasswordJob>();
     job->setKey(endpoint);
     job->setTextData(password);
     connect(job, &QKeychain::Job::finished, this, [this, endpoint](QKeychain::Job *j) {
@@ -100,7 +112,7 @@ void SecretStore::read(const QString &endpoint)
         return;
     }
     m_asked.insert(endpoint);
-    auto *job = new QKeychain::ReadPasswordJob(QLatin1String(kService), this);
+    auto *job = newJob<QKeychain::ReadPasswordJob>();
     job->setKey(endpoint);
     connect(job, &QKeychain::Job::finished, this, [this, endpoint](QKeychain::Job *j) {
         const auto *r = static_cast<QKeychain::ReadPasswordJob *>(j);
@@ -134,7 +146,7 @@ void SecretStore::remove(const QString &endpoint)
         QMetaObject::invokeMethod(this, [this, endpoint] { emit removed(endpoint); }, Qt::QueuedConnection);
         return;
     }
-    auto *job = new QKeychain::DeletePasswordJob(QLatin1String(kService), this);
+    auto *job = newJob<QKeychain::DeletePasswordJob>();
     job->setKey(endpoint);
     connect(job, &QKeychain::Job::finished, this, [this, endpoint](QKeychain::Job *j) {
         if (noKeychain(j->error()))
