@@ -83,7 +83,7 @@ public:
             on += (i ? " AND t." : "t.") + quoteIdent(scope.keyColumns[i]) + " = k." + n + "::" + scope.keyTypes[i];
         }
         for (size_t c : synced)
-            select += ", t." + quoteIdent(cols[c]) + "::text";
+            select += ", " + pgOutputText("t." + quoteIdent(cols[c]));
         // The commit time of the transaction that wrote the target's row (NULL when unknown).
         if (commitTime)
             select += ", (extract(epoch FROM pg_xact_commit_timestamp(t.xmin)) * 1000000)::bigint::text";
@@ -130,9 +130,9 @@ public:
     }
 
     /// Each incoming value read by this server as the column's type and printed back as rowsFor()
-    /// prints the column (`::type::text`): the input a COPY of that text into the table would
-    /// get, so a MariaDB `1` reads as the boolean `true`, a DATETIME as the timestamp in UTC
-    /// (the session's zone). One query for all of them.
+    /// prints the column (the type's output, pgOutputText()): the input a COPY of that text into
+    /// the table would get, so a MariaDB `1` reads as the boolean `t`, a DATETIME as the timestamp
+    /// in UTC (the session's zone). One query for all of them.
     void spellIncoming(const ConflictScope &scope, const std::vector<size_t> &synced,
                        const std::vector<Values *> &values) override
     {
@@ -147,11 +147,10 @@ public:
         }
         std::string select;
         for (size_t s = 0; s < synced.size(); ++s)
-            select += ", (e.r->>" + std::to_string(s) + ")::" +
-                      (synced[s] < scope.columnTypes.size() && !scope.columnTypes[synced[s]].empty()
-                           ? scope.columnTypes[synced[s]]
-                           : std::string("text")) +
-                      "::text";
+            select += ", " + pgOutputText("(e.r->>" + std::to_string(s) + ")::" +
+                                          (synced[s] < scope.columnTypes.size() && !scope.columnTypes[synced[s]].empty()
+                                               ? scope.columnTypes[synced[s]]
+                                               : std::string("text")));
         auto res = m_c.execParams("SELECT e.ord" + select +
                                       " FROM json_array_elements($1::json) WITH ORDINALITY AS e(r, ord) ORDER BY e.ord",
                                   {all.dump()});
@@ -435,8 +434,9 @@ std::vector<std::string> spellAsPostgres(const Endpoint &endpoint, const TableSc
             if (i < 0 || it.value().is_null())
                 continue;
             params.emplace_back(it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
-            select += (select.empty() ? "" : ", ") + std::string("($") + std::to_string(params.size()) +
-                      "::" + columns.columns[static_cast<size_t>(i)].typeSql + ")::text";
+            select += (select.empty() ? "" : ", ") +
+                      pgOutputText("$" + std::to_string(params.size()) + "::" +
+                                   columns.columns[static_cast<size_t>(i)].typeSql);
             names.push_back(it.key());
         }
         if (!names.empty()) {
@@ -505,7 +505,7 @@ std::string currentRow(const Endpoint &endpoint, const TargetName &table, const 
     }
     std::string select;
     for (const auto &name : columns)
-        select += (select.empty() ? "" : ", ") + quoteIdent(name) + "::text";
+        select += (select.empty() ? "" : ", ") + pgOutputText(quoteIdent(name));
     auto res = c.execParams("SELECT " + (select.empty() ? std::string("1") : select) + " FROM " +
                                 quoteIdent(table.schema) + "." + quoteIdent(table.name) + " WHERE " + where,
                             params);

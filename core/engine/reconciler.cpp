@@ -1276,9 +1276,7 @@ RepairOutcome executeTable(const Workspace &ws, const TableRepairPlan &plan)
             const auto &c = ctx.schema.columns[i];
             const std::string q = "s." + quoteIdent(c.name);
             cols += std::string(i ? ", " : "") +
-                    (!c.isArray && c.baseType == "bpchar" ? "CASE WHEN " + q + " IS NULL THEN NULL ELSE concat(" + q +
-                                                                ") END"
-                                                          : q + "::text");
+                    (!c.isArray && c.baseType == "bpchar" ? pgOutputText(q) : q + "::text");
         }
         for (size_t i = 0; i < ctx.keys.size(); ++i) {
             const auto &k = ctx.keys[i];

@@ -239,7 +239,7 @@ std::string pgCanonicalText(const ColumnInfo &c, const std::string &quotedColumn
     // A cast of char(n) to text drops its padding, and a boolean's cast says true/false; their
     // output (and so ROW()'s text) keeps the padding and says t/f.
     if (!c.isArray && (c.baseType == "bpchar" || c.baseType == "bool"))
-        return "CASE WHEN " + e + " IS NULL THEN NULL ELSE concat(" + e + ") END";
+        return pgOutputText(e);
     return e + "::text";
 }
 

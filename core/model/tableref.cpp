@@ -118,6 +118,11 @@ void appendPgArrayElement(std::string_view value, std::string &out)
     out += '"';
 }
 
+std::string pgOutputText(const std::string &expr)
+{
+    return "CASE WHEN " + expr + " IS NULL THEN NULL ELSE concat(" + expr + ") END";
+}
+
 std::string quoteIdent(std::string_view ident)
 {
     if (ident.empty())

@@ -35,6 +35,12 @@ std::optional<TableRef> parseMysqlTable(std::string_view text, const std::string
 /// empty name.
 std::string quoteIdent(std::string_view ident);
 
+/// A Postgres expression printing `expr` as its type's output function does (what pgoutput and
+/// COPY send), NULL kept: `CASE WHEN e IS NULL THEN NULL ELSE concat(e) END`. A cast to text is
+/// not that for every type: `true::text` is `true` where the output is `t`, a char(n)'s cast drops
+/// its padding, an inet's cast always adds the netmask (`10.0.0.1/32`).
+std::string pgOutputText(const std::string &expr);
+
 /// Appends `value` to `out` as one quoted element of a Postgres array literal (`"a\"b"`), for
 /// keys sent as one text[] parameter (`{"1","2"}`).
 void appendPgArrayElement(std::string_view value, std::string &out);

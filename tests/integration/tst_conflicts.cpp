@@ -103,9 +103,9 @@ struct Conflicts : ::testing::Test {
             seconds);
     }
     /// Applies the file, runs until both directions stream, and stops the engine.
-    void loadedAndStopped(const std::string &tableConflicts)
+    void loadedAndStopped(const std::string &tableConflicts, const char *table = kPeople)
     {
-        a.exec(kPeople);
+        a.exec(table);
         auto r = apply(tableConflicts);
         ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
         startRun();
@@ -552,4 +552,63 @@ TEST_F(Conflicts, theAgentApiResolvesMergedAndPerColumnChoices)
     ASSERT_TRUE(quiesced(120)) << readFile(runLog);
     EXPECT_EQ(hash(a), hash(b));
     EXPECT_EQ(openConflicts()["conflicts"].size(), 0u);
+}
+
+// Values whose cast to text is not what the stream sends: a boolean's cast says `true` where
+// pgoutput says `t`, a char(n)'s cast drops its padding, an inet's cast adds `/32`. Under `manual`
+// every change whose before-image seemed to differ from the target's row would be queued (and
+// applied by neither side); none may be, and a real conflict on such a row resolves without
+// "changed since it was queued".
+TEST_F(Conflicts, valuesWhoseCastDiffersFromTheStreamAreNotConflicts)
+{
+    const char *kTyped = "CREATE TABLE people (id int PRIMARY KEY, name text NOT NULL, email text, phone text, "
+                         "active boolean, code char(6), addr inet, nets cidr[], flags boolean[]); "
+                         "INSERT INTO people SELECT g, 'name ' || g, 'p' || g || '@old', '555-' || g, g % 2 = 0, "
+                         "'c' || g, ('10.0.0.' || g)::inet, ARRAY[('10.' || g || '.0.0/16')::cidr], "
+                         "ARRAY[g % 3 = 0, NULL] FROM generate_series(1, 50) g";
+    loadedAndStopped("manual", kTyped);
+    auto typedHash = [](PgTestDb &db) {
+        return db.scalar("SELECT md5(string_agg(concat_ws('|', id, name, email, phone, active, code || '#', addr, nets, "
+                         "flags), ',' ORDER BY id)) FROM people");
+    };
+    ASSERT_EQ(typedHash(a), typedHash(b));
+    startRun();
+    // Each direction updates and deletes rows it did not write: the before-images carry t/f, the
+    // padded char and the bare address.
+    a.exec("UPDATE people SET name = 'renamed on a ' || id WHERE id <= 10");
+    a.exec("DELETE FROM people WHERE id = 30");
+    b.exec("UPDATE people SET email = 'from b ' || id WHERE id BETWEEN 21 AND 25");
+    b.exec("DELETE FROM people WHERE id = 35");
+    ASSERT_TRUE(waitFor(
+        [&] {
+            return b.scalar("SELECT count(*) FROM people WHERE name LIKE 'renamed on a %'") == "10" &&
+                   a.scalar("SELECT count(*) FROM people WHERE email LIKE 'from b %'") == "5";
+        },
+        120))
+        << openConflicts().dump(2) << readFile(runLog);
+    ASSERT_TRUE(quiesced(120)) << readFile(runLog);
+    EXPECT_EQ(openConflicts()["conflicts"].size(), 0u) << openConflicts().dump(2);
+    EXPECT_EQ(a.scalar("SELECT count(*) FROM people"), "48");
+    EXPECT_EQ(typedHash(a), typedHash(b));
+
+    // A real conflict on such a row: queued once, resolved from the CLI on the first try.
+    stopRun();
+    a.exec("UPDATE people SET phone = 'phone-a' WHERE id = 40");
+    b.exec("UPDATE people SET phone = 'phone-b' WHERE id = 40");
+    startRun();
+    ASSERT_TRUE(quiesced(120)) << readFile(runLog);
+    const auto ids = waitForConflicts(1);
+    ASSERT_EQ(ids.count("40"), 1u);
+    const auto c = openConflicts()["conflicts"][0];
+    EXPECT_EQ(c["columns"], nlohmann::json::array({"phone"}));
+    EXPECT_EQ(c["source"]["active"], "t");
+    EXPECT_EQ(c["target"]["active"], "t");
+    EXPECT_EQ(c["target"]["code"], "c40   ");
+    EXPECT_EQ(c["target"]["addr"], "10.0.0.40");
+    auto r = resolve(ids.at("40"), {"--take", "source"});
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_EQ(b.scalar("SELECT phone FROM people WHERE id = 40"), "phone-a");
+    ASSERT_TRUE(quiesced(120)) << readFile(runLog);
+    EXPECT_EQ(openConflicts()["conflicts"].size(), 0u);
+    EXPECT_EQ(typedHash(a), typedHash(b));
 }
