@@ -370,6 +370,7 @@ void CdcPipeline::run(std::stop_token stop, Options options)
         t->merger = withColumnMapping(m_session->merger({m_pipeline, t->job.spec.table, t->job.targetName,
                                                          Strategy::Cdc, softDeletes(t->job.spec)}),
                                       t->job.spec);
+        restoreStreamNames(*t);
         const auto lacking = generatedColumnsLacking(*t);
         const TableSchema full = t->schema;
         const auto fullColumns = t->columns;
@@ -955,6 +956,7 @@ std::string CdcPipeline::positionOf(const Table &t) const
     PgCdcPosition pos = *t.position;
     pos.rebackfill = t.rebackfill;
     pos.addColumn = t.addColumn;
+    pos.attnums = t.attnums;
     return pos.toJson();
 }
 

@@ -90,6 +90,11 @@ private:
                                                                     PgConnection &src) const;
     /// Adds to `t.attnums` the source's columns it does not know yet.
     void readAttnums(Table &t, PgConnection &src);
+    /// At start, before prepare(): columns the source renamed while the engine was stopped get
+    /// back the names the stream last gave them (the stored checkpoint's attribute numbers), so
+    /// the changes made before the rename apply as they are and the rename itself arrives with
+    /// the stream, as when the engine runs. Not for a table loading, filling or stopped.
+    void restoreStreamNames(Table &t);
     /// Applies the rename_column policy (rename on the target) or pauses the table.
     bool renameColumns(Table &t, const std::vector<std::pair<std::string, std::string>> &renames,
                        const std::vector<std::string> &columns);

@@ -183,6 +183,42 @@ void CdcPipeline::readAttnums(Table &t, PgConnection &src)
         t.attnums.emplace(an.text(r, 0), static_cast<int>(an.toInt(r, 1)));
 }
 
+void CdcPipeline::restoreStreamNames(Table &t)
+{
+    if (t.merger->targetColumns().empty())
+        return; // no target table yet: nothing was streamed
+    std::optional<PgCdcPosition> stored;
+    try {
+        if (auto cp = t.merger->readCheckpoint())
+            stored = PgCdcPosition::fromJson(cp->position);
+    } catch (const Error &) {
+        // A target table made by hand, without our bookkeeping yet: nothing was streamed into it.
+        // (Any other failure to read recurs, and is reported, where the checkpoint is read next.)
+        return;
+    }
+    if (!stored || !stored->streaming() || stored->rebackfill || stored->addColumn || stored->stopped)
+        return;
+    std::map<int, std::string> nowByNumber;
+    for (const auto &[name, n] : t.attnums)
+        nowByNumber[n] = name;
+    std::vector<std::pair<std::string, std::string>> back; // (name now, the stream's name)
+    for (const auto &[was, n] : stored->attnums) {
+        const auto it = nowByNumber.find(n);
+        // Gone (dropped: the stream tells), unchanged, or its old name taken by another column
+        // (renames that swap names, or a new column under the old name): left as the catalog has it.
+        if (it == nowByNumber.end() || it->second == was || t.attnums.count(was))
+            continue;
+        back.emplace_back(it->second, was);
+    }
+    for (const auto &[now, was] : back) {
+        if (const int i = t.schema.columnIndex(now); i >= 0)
+            t.schema.columns[static_cast<size_t>(i)].name = was;
+        std::replace(t.columns.begin(), t.columns.end(), now, was);
+        t.attnums[was] = t.attnums.at(now);
+        t.attnums.erase(now);
+    }
+}
+
 std::vector<std::pair<std::string, std::string>>
 CdcPipeline::renamedColumns(const Table &t, const std::vector<std::string> &columns, PgConnection &src) const
 {

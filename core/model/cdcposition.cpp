@@ -168,6 +168,8 @@ std::string PgCdcPosition::toJson() const
         j["stopped"] = *stopped;
     if (paused)
         j["paused"] = true;
+    if (!attnums.empty())
+        j["attnums"] = attnums;
     return j.dump();
 }
 
@@ -195,6 +197,10 @@ std::optional<PgCdcPosition> PgCdcPosition::fromJson(std::string_view text)
         if (j.contains("add_column") && j["add_column"].is_object())
             p.addColumn = addColumnFrom(j["add_column"], lsnFrom(j["add_column"], "version").value_or(0));
         p.paused = j.value("paused", false);
+        if (j.contains("attnums") && j["attnums"].is_object())
+            for (auto it = j["attnums"].begin(); it != j["attnums"].end(); ++it)
+                if (it.value().is_number_integer())
+                    p.attnums[it.key()] = it.value().get<int>();
     });
 }
 

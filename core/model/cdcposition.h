@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -83,6 +84,9 @@ struct PgCdcPosition {
     std::optional<PgAddColumnProgress> addColumn;   ///< "add_column": a column backfill, in flight
     std::optional<std::string> stopped;           ///< "stopped": an error stopped the table (why)
     bool paused = false;                          ///< "paused": the stream skips its changes from here
+    /// "attnums": each source column's attribute number under the name the stream last gave it,
+    /// so a rename made while the engine is stopped is told from a drop and an add at start.
+    std::map<std::string, int> attnums;
 
     bool streaming() const { return phase == CdcPhase::Stream; }
     std::string toJson() const;

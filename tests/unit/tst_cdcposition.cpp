@@ -52,6 +52,17 @@ TEST(CdcPosition, aStoredPostgresStreamPositionReadsWithEveryMark)
     EXPECT_EQ(json::parse(p->toJson()), json::parse(kPgStream)) << "written back with the same keys and values";
 }
 
+TEST(CdcPosition, theStreamsColumnNumbersReadAndWriteBack)
+{
+    // A position an older version wrote has none; one with them keeps each name's number.
+    auto p = PgCdcPosition::fromJson(R"js({"lsn":"0/16B3748","phase":"stream","attnums":{"a":2,"id":1}})js");
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->attnums, (std::map<std::string, int>{{"a", 2}, {"id", 1}}));
+    EXPECT_EQ(PgCdcPosition::fromJson(p->toJson()), p);
+    EXPECT_TRUE(PgCdcPosition::fromJson(kPgStream)->attnums.empty());
+    EXPECT_FALSE(json::parse(PgCdcPosition::fromJson(kPgStream)->toJson()).contains("attnums"));
+}
+
 TEST(CdcPosition, aStoredPostgresLoadPositionReadsItsChunkAndSnapshots)
 {
     auto p = PgCdcPosition::fromJson(kPgLoad);
