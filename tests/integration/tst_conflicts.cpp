@@ -14,6 +14,8 @@
 #include "core/model/error.h"
 #include "tests/support/recordingobserver.h"
 #include "tests/support/testsupport.h"
+#include "tests/support/twowayfixture.h"
+#include "tests/support/waiting.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -29,6 +31,9 @@ using namespace driftless::core;
 using namespace driftless::test;
 
 namespace {
+
+/// How often this file's conditions are asked again.
+constexpr std::chrono::milliseconds kPoll{200};
 
 const char *kPeople = "CREATE TABLE people (id int PRIMARY KEY, name text NOT NULL, email text, phone text); "
                       "INSERT INTO people SELECT g, 'name ' || g, 'p' || g || '@old', '555-' || g "
@@ -46,15 +51,7 @@ struct Conflicts : ::testing::Test {
     void TearDown() override
     {
         stopRun();
-        try {
-            PgConnection admin(pgDsn("postgres"));
-            admin.execParams("SELECT pg_replication_origin_drop(roname) FROM pg_replication_origin WHERE roname IN "
-                             "($1, $2, $3)",
-                             {applyOriginName(pipeline), applyOriginName(pipeline + PipelineSpec::kReverseSuffix),
-                              resolveOriginName(pipeline)});
-        } catch (const Error &e) {
-            std::printf("origins not dropped: %s\n", e.describe().c_str());
-        }
+        dropTwoWayOrigins(pipeline);
     }
 
     std::string yaml(const std::string &tableConflicts)
@@ -79,29 +76,9 @@ struct Conflicts : ::testing::Test {
             engine = -1;
         }
     }
-    static bool waitFor(const std::function<bool()> &done, int seconds)
-    {
-        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-        while (std::chrono::steady_clock::now() < until) {
-            if (done())
-                return true;
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        }
-        return done();
-    }
     /// Both directions' slots have confirmed everything written on the server up to now: every
     /// change made before this call has been applied (or decided) on the other side.
-    bool quiesced(int seconds)
-    {
-        const std::string lsn = a.scalar("SELECT pg_current_wal_lsn()");
-        return waitFor(
-            [&] {
-                return a.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name IN ('driftless_" + pipeline +
-                                "', 'driftless_" + pipeline + "_rev') AND confirmed_flush_lsn >= '" + lsn +
-                                "'::pg_lsn") == "2";
-            },
-            seconds);
-    }
+    bool quiesced(int seconds) { return pgSlotsPassNow(a, pipeline, seconds, kPoll); }
     /// Applies the file, runs until both directions stream, and stops the engine.
     void loadedAndStopped(const std::string &tableConflicts, const char *table = kPeople)
     {
@@ -109,15 +86,7 @@ struct Conflicts : ::testing::Test {
         auto r = apply(tableConflicts);
         ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
         startRun();
-        ASSERT_TRUE(waitFor(
-            [&] {
-                return b.scalar("SELECT to_regclass('public.people') IS NOT NULL") == "t" &&
-                       b.scalar("SELECT count(*) FROM people") == "50" &&
-                       a.scalar("SELECT to_regclass('_driftless.checkpoints') IS NOT NULL") == "t" &&
-                       a.scalar("SELECT count(*) FROM _driftless.checkpoints WHERE pipeline = '" + pipeline +
-                                "_rev'") == "1";
-            },
-            180))
+        ASSERT_TRUE(waitFor([&] { return pgLoadedAndStreaming(a, b, pipeline, "people", "50"); }, 180, kPoll))
             << readFile(runLog);
         ASSERT_TRUE(quiesced(120)) << readFile(runLog);
         stopRun();
@@ -146,7 +115,7 @@ struct Conflicts : ::testing::Test {
                 list = openConflicts();
                 return list["conflicts"].size() == n;
             },
-            60))
+            60, kPoll))
             << list.dump(2) << readFile(runLog);
         std::map<std::string, long long> ids;
         for (const auto &c : list["conflicts"])
@@ -179,7 +148,7 @@ TEST_F(Conflicts, disjointColumnEditsOfOneRowBothSurviveOnBothSides)
     b.exec("UPDATE people SET phone = '555-0007-b' WHERE id = 7");
     startRun();
     ASSERT_TRUE(quiesced(120)) << readFile(runLog);
-    ASSERT_TRUE(waitFor([&] { return row(a, 7) == row(b, 7); }, 60)) << row(a, 7) << " / " << row(b, 7);
+    ASSERT_TRUE(waitFor([&] { return row(a, 7) == row(b, 7); }, 60, kPoll)) << row(a, 7) << " / " << row(b, 7);
     EXPECT_EQ(row(a, 7), "name 7|seven@a|555-0007-b");
     EXPECT_EQ(hash(a), hash(b));
     EXPECT_EQ(openConflicts()["conflicts"].size(), 0u);
@@ -194,7 +163,7 @@ TEST_F(Conflicts, overlappingEditsEndWithTheWinnersValueOnBothSides)
     b.exec("UPDATE people SET email = 'from-b' WHERE id = 3");
     startRun();
     ASSERT_TRUE(quiesced(120)) << readFile(runLog);
-    ASSERT_TRUE(waitFor([&] { return row(a, 3) == row(b, 3); }, 60)) << row(a, 3) << " / " << row(b, 3);
+    ASSERT_TRUE(waitFor([&] { return row(a, 3) == row(b, 3); }, 60, kPoll)) << row(a, 3) << " / " << row(b, 3);
     EXPECT_EQ(a.scalar("SELECT email FROM people WHERE id = 3"), "from-a");
     stopRun();
 
@@ -204,7 +173,7 @@ TEST_F(Conflicts, overlappingEditsEndWithTheWinnersValueOnBothSides)
     b.exec("UPDATE people SET email = 'again-b' WHERE id = 4");
     startRun();
     ASSERT_TRUE(quiesced(120)) << readFile(runLog);
-    ASSERT_TRUE(waitFor([&] { return row(a, 4) == row(b, 4); }, 60)) << row(a, 4) << " / " << row(b, 4);
+    ASSERT_TRUE(waitFor([&] { return row(a, 4) == row(b, 4); }, 60, kPoll)) << row(a, 4) << " / " << row(b, 4);
     // target_wins decides the whole row for the target: A's rename is gone too.
     EXPECT_EQ(row(a, 4), "name 4|again-b|555-4");
     EXPECT_EQ(hash(a), hash(b));
@@ -226,7 +195,7 @@ TEST_F(Conflicts, aManualConflictIsQueuedAndResolvedFromTheCli)
             list = openConflicts();
             return list["conflicts"].size() == 1;
         },
-        60))
+        60, kPoll))
         << list.dump(2);
     const auto &c = list["conflicts"][0];
     for (const char *field : {"id", "pipeline", "table", "key", "columns", "source", "target", "base", "detected_at"})
@@ -265,7 +234,7 @@ TEST_F(Conflicts, aSingleUpdateIsAppliedOnceAndNeverComesBack)
     startRun();
     a.exec("UPDATE people SET name = 'only on a' WHERE id = 20");
     const std::string xmin = a.scalar("SELECT xmin::text FROM people WHERE id = 20");
-    ASSERT_TRUE(waitFor([&] { return b.scalar("SELECT name FROM people WHERE id = 20") == "only on a"; }, 60))
+    ASSERT_TRUE(waitFor([&] { return b.scalar("SELECT name FROM people WHERE id = 20") == "only on a"; }, 60, kPoll))
         << readFile(runLog);
     const std::string bXmin = b.scalar("SELECT xmin::text FROM people WHERE id = 20");
     ASSERT_TRUE(quiesced(120)) << readFile(runLog);
@@ -312,17 +281,11 @@ long long conflictCount(const std::string &pipeline, const std::string &outcome)
 }
 long long captured(const std::string &direction)
 {
-    for (const auto &s : loopCountersSnapshot())
-        if (s.direction == direction)
-            return s.captured;
-    return 0;
+    return loopCountersOf(direction, MissingCounters::Zero).captured;
 }
 long long applied(const std::string &direction)
 {
-    for (const auto &s : loopCountersSnapshot())
-        if (s.direction == direction)
-            return s.applied;
-    return 0;
+    return loopCountersOf(direction, MissingCounters::Zero).applied;
 }
 } // namespace
 
@@ -352,15 +315,7 @@ TEST_F(Conflicts, outcomesAreCountedPerPipelineAndTable)
     };
     std::stop_source stop1;
     std::thread engine = run(stop1);
-    const bool streaming = waitFor(
-        [&] {
-            return b.scalar("SELECT to_regclass('public.people') IS NOT NULL") == "t" &&
-                   b.scalar("SELECT count(*) FROM people") == "50" &&
-                   a.scalar("SELECT to_regclass('_driftless.checkpoints') IS NOT NULL") == "t" &&
-                   a.scalar("SELECT count(*) FROM _driftless.checkpoints WHERE pipeline = '" + pipeline + "_rev'") ==
-                       "1";
-        },
-        180);
+    const bool streaming = waitFor([&] { return pgLoadedAndStreaming(a, b, pipeline, "people", "50"); }, 180, kPoll);
     const bool settled = streaming && quiesced(120);
     stop1.request_stop();
     engine.join();
@@ -374,7 +329,7 @@ TEST_F(Conflicts, outcomesAreCountedPerPipelineAndTable)
     const long long fwdApplied0 = applied(pipeline), revApplied0 = applied(pipeline + "_rev");
     std::stop_source stop2;
     engine = run(stop2);
-    const bool done = quiesced(120) && waitFor([&] { return hash(a) == hash(b); }, 60);
+    const bool done = quiesced(120) && waitFor([&] { return hash(a) == hash(b); }, 60, kPoll);
     stop2.request_stop();
     engine.join();
     ASSERT_TRUE(done) << row(a, 30) << " / " << row(b, 30) << "; " << row(a, 31) << " / " << row(b, 31);
@@ -399,7 +354,8 @@ TEST_F(Conflicts, outcomesAreCountedPerPipelineAndTable)
     const long long queued1 = conflictCount(pipeline, "queued");
     std::stop_source stop3;
     engine = run(stop3);
-    const bool queued = quiesced(120) && waitFor([&] { return conflictCount(pipeline, "queued") - queued1 == 2; }, 60);
+    const bool queued =
+        quiesced(120) && waitFor([&] { return conflictCount(pipeline, "queued") - queued1 == 2; }, 60, kPoll);
     stop3.request_stop();
     engine.join();
     ASSERT_TRUE(queued) << conflictCount(pipeline, "queued") - queued1;

@@ -7,6 +7,7 @@
 #include "core/model/error.h"
 #include "core/state/statestore.h"
 #include "tests/support/testsupport.h"
+#include "tests/support/waiting.h"
 
 #include <gtest/gtest.h>
 
@@ -21,6 +22,9 @@ using namespace driftless;
 using namespace driftless::test;
 
 namespace {
+
+/// How often this file's conditions are asked again.
+constexpr std::chrono::milliseconds kPoll{50};
 
 /// Records what the engine run tells its face.
 class Recorder final : public core::EngineRunListener {
@@ -59,17 +63,6 @@ private:
     std::vector<StartSeen> m_starts;
     std::vector<std::pair<int, bool>> m_finishes;
 };
-
-bool waitFor(const std::function<bool()> &done, std::chrono::seconds limit = std::chrono::seconds(60))
-{
-    const auto until = std::chrono::steady_clock::now() + limit;
-    while (!done()) {
-        if (std::chrono::steady_clock::now() > until)
-            return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return true;
-}
 
 struct EngineRunTest : ::testing::Test {
     PgTestDb src{"engrun_src"};
@@ -168,12 +161,14 @@ TEST_F(EngineRunTest, aChangedWorkspaceRestartsTheRunInPlace)
         ~StopAtEnd() { stop.request_stop(); }
     } stopAtEnd{stop};
 
-    ASSERT_TRUE(waitFor([&] { return stateOf(engine.status(core::StateStore::nowMs()), "first") == "ok"; }));
+    ASSERT_TRUE(
+        waitFor([&] { return stateOf(engine.status(core::StateStore::nowMs()), "first") == "ok"; }, kWaitLimit, kPoll));
     EXPECT_EQ(stateOf(engine.status(core::StateStore::nowMs()), "second"), "");
 
     // Another process (apply, promote, a slot guard fallback) changes the stored workspace.
     core::StateStore(statePath).applyWorkspace(workspace({"first", "second"}));
-    ASSERT_TRUE(waitFor([&] { return stateOf(engine.status(core::StateStore::nowMs()), "second") == "ok"; }));
+    ASSERT_TRUE(waitFor([&] { return stateOf(engine.status(core::StateStore::nowMs()), "second") == "ok"; }, kWaitLimit,
+                        kPoll));
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM second"), "70");
     auto starts = face.starts();
     ASSERT_EQ(starts.size(), 2u);
@@ -221,7 +216,7 @@ TEST_F(EngineRunTest, everyFaceSamplesItsSlotsWithoutTheMonitor)
             samples = reader.slotSamples("app", slot, 0);
             return samples.size() >= 3;
         },
-        std::chrono::seconds(120)))
+        std::chrono::seconds(120), kPoll))
         << "samples of " << slot << ": " << samples.size();
     const auto elapsed = core::StateStore::nowMs() - started;
     EXPECT_LE(static_cast<std::int64_t>(samples.size()), elapsed / 1000 + 2) << "sampled faster than slotSampleEvery";
@@ -268,7 +263,7 @@ TEST_F(EngineRunTest, aRunOfOnePipelineKnowsTheOtherPipelinesSlotsAreNotOrphans)
                         seen = s;
             return seen.has_value();
         },
-        std::chrono::seconds(120)))
+        std::chrono::seconds(120), kPoll))
         << "the monitor never listed " << otherSlot;
     EXPECT_EQ(seen->owner, other.name);
     EXPECT_FALSE(seen->orphaned);

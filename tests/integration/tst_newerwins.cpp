@@ -11,6 +11,8 @@
 #include "core/model/workspace.h"
 #include "tests/support/testsupport.h"
 #include "tests/support/throwawaypostgres.h"
+#include "tests/support/twowayfixture.h"
+#include "tests/support/waiting.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -25,6 +27,9 @@ using namespace driftless::core;
 using namespace driftless::test;
 
 namespace {
+
+/// How often this file's conditions are asked again.
+constexpr std::chrono::milliseconds kPoll{200};
 
 const char *kPeople = "CREATE TABLE people (id int PRIMARY KEY, name text NOT NULL, email text, "
                       "updated_at timestamptz NOT NULL DEFAULT '2030-01-01 00:00:00+00'); "
@@ -81,16 +86,6 @@ struct NewerWinsTest : ::testing::Test {
             engine = -1;
         }
     }
-    static bool waitFor(const std::function<bool()> &done, int seconds)
-    {
-        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-        while (std::chrono::steady_clock::now() < until) {
-            if (done())
-                return true;
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        }
-        return done();
-    }
     /// Each direction's slot has confirmed everything its server wrote up to now: every change
     /// made before this call has been applied (or decided) on the other side.
     bool quiesced(int seconds)
@@ -105,7 +100,7 @@ struct NewerWinsTest : ::testing::Test {
             [&] {
                 return confirmed(a, "driftless_" + pipeline, la) && confirmed(b, "driftless_" + pipeline + "_rev", lb);
             },
-            seconds);
+            seconds, kPoll);
     }
     void loadedAndStopped(const std::string &conflicts)
     {
@@ -113,15 +108,7 @@ struct NewerWinsTest : ::testing::Test {
         auto r = apply(conflicts);
         ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
         startRun();
-        ASSERT_TRUE(waitFor(
-            [&] {
-                return b.scalar("SELECT to_regclass('public.people') IS NOT NULL") == "t" &&
-                       b.scalar("SELECT count(*) FROM people") == "20" &&
-                       a.scalar("SELECT to_regclass('_driftless.checkpoints') IS NOT NULL") == "t" &&
-                       a.scalar("SELECT count(*) FROM _driftless.checkpoints WHERE pipeline = '" + pipeline +
-                                "_rev'") == "1";
-            },
-            180))
+        ASSERT_TRUE(waitFor([&] { return pgLoadedAndStreaming(a, b, pipeline, "people", "20"); }, 180, kPoll))
             << readFile(runLog);
         ASSERT_TRUE(quiesced(120)) << readFile(runLog);
         stopRun();
@@ -171,15 +158,7 @@ struct NewerWinsByColumn : NewerWinsTest {
     void TearDown() override
     {
         stopRun();
-        try {
-            PgConnection admin(pgDsn("postgres"));
-            admin.execParams("SELECT pg_replication_origin_drop(roname) FROM pg_replication_origin WHERE roname IN "
-                             "($1, $2, $3)",
-                             {applyOriginName(pipeline), applyOriginName(pipeline + PipelineSpec::kReverseSuffix),
-                              resolveOriginName(pipeline)});
-        } catch (const Error &e) {
-            std::printf("origins not dropped: %s\n", e.describe().c_str());
-        }
+        dropTwoWayOrigins(pipeline);
     }
 };
 
@@ -200,7 +179,7 @@ TEST_F(NewerWinsByColumn, theLaterVersionWinsOnBothSidesAndCloseOnesAreQueued)
     b.exec("UPDATE people SET email = 'b7', updated_at = '2030-06-01 12:00:02+02' WHERE id = 7");
     startRun();
     ASSERT_TRUE(quiesced(120)) << readFile(runLog);
-    ASSERT_TRUE(waitFor([&] { return email(a, 3) == "b3" && email(b, 5) == "a5"; }, 60))
+    ASSERT_TRUE(waitFor([&] { return email(a, 3) == "b3" && email(b, 5) == "a5"; }, 60, kPoll))
         << email(a, 3) << " / " << email(b, 5) << "\n"
         << readFile(runLog);
     ASSERT_TRUE(quiesced(120)) << readFile(runLog);
@@ -210,7 +189,8 @@ TEST_F(NewerWinsByColumn, theLaterVersionWinsOnBothSidesAndCloseOnesAreQueued)
     // Row 7 (12:00:02+02 is 10:00:02 UTC): within max_skew, so neither side was overwritten.
     EXPECT_EQ(email(a, 7), "a7");
     EXPECT_EQ(email(b, 7), "b7");
-    ASSERT_TRUE(waitFor([&] { return queuedIds() == std::vector<std::string>{"7"}; }, 60)) << openConflicts().dump(2);
+    ASSERT_TRUE(waitFor([&] { return queuedIds() == std::vector<std::string>{"7"}; }, 60, kPoll))
+        << openConflicts().dump(2);
     const auto c = openConflicts()[0];
     EXPECT_EQ(c["source"]["email"], "a7");
     EXPECT_EQ(c["target"]["email"], "b7");
@@ -274,7 +254,7 @@ TEST(NewerWinsByCommitTime, withASkewedClockCloseCommitsAreQueuedAndTheLaterOneW
     t.b.exec("UPDATE people SET email = 'b3' WHERE id = 3");
     t.startRun();
     ASSERT_TRUE(t.quiesced(120)) << readFile(t.runLog);
-    ASSERT_TRUE(t.waitFor([&] { return t.queuedIds() == std::vector<std::string>{"3"}; }, 60))
+    ASSERT_TRUE(waitFor([&] { return t.queuedIds() == std::vector<std::string>{"3"}; }, 60, kPoll))
         << t.openConflicts().dump(2) << readFile(t.runLog);
     EXPECT_EQ(t.email(t.a, 3), "a3") << "a conflict within max_skew was decided by the clocks";
     EXPECT_EQ(t.email(t.b, 3), "b3") << "a conflict within max_skew was decided by the clocks";
@@ -289,13 +269,14 @@ TEST(NewerWinsByCommitTime, withASkewedClockCloseCommitsAreQueuedAndTheLaterOneW
     // max_skew (about 35 s of real time): A wins.
     t.b.exec("UPDATE people SET email = 'b6' WHERE id = 6");
     const double bCommit = t.commitTime(t.b, 6);
-    ASSERT_TRUE(t.waitFor(
-        [&] { return std::stod(t.a.scalar("SELECT extract(epoch FROM clock_timestamp())")) > bCommit + 6; }, 120));
+    ASSERT_TRUE(
+        waitFor([&] { return std::stod(t.a.scalar("SELECT extract(epoch FROM clock_timestamp())")) > bCommit + 6; },
+                120, kPoll));
     t.a.exec("UPDATE people SET email = 'a6' WHERE id = 6");
     EXPECT_GT(t.commitTime(t.a, 6), bCommit + 5);
     t.startRun();
     ASSERT_TRUE(t.quiesced(120)) << readFile(t.runLog);
-    ASSERT_TRUE(t.waitFor([&] { return t.email(t.a, 4) == "b4" && t.email(t.b, 6) == "a6"; }, 60))
+    ASSERT_TRUE(waitFor([&] { return t.email(t.a, 4) == "b4" && t.email(t.b, 6) == "a6"; }, 60, kPoll))
         << t.email(t.a, 4) << " / " << t.email(t.b, 6) << "\n"
         << readFile(t.runLog);
     ASSERT_TRUE(t.quiesced(120)) << readFile(t.runLog);
@@ -333,12 +314,5 @@ TEST(NewerWinsByCommitTime, theRunRefusesToStartWithoutTrackCommitTimestamp)
     auto doctor = runCli({"--state", t.state, "doctor"});
     EXPECT_NE((doctor.out + doctor.err).find("track_commit_timestamp is off"), std::string::npos)
         << doctor.out << doctor.err;
-    try {
-        PgConnection admin(pgDsn("postgres"));
-        admin.execParams(
-            "SELECT pg_replication_origin_drop(roname) FROM pg_replication_origin WHERE roname IN ($1, $2)",
-            {applyOriginName(t.pipeline), applyOriginName(t.pipeline + PipelineSpec::kReverseSuffix)});
-    } catch (const Error &e) {
-        std::printf("origins not dropped: %s\n", e.describe().c_str());
-    }
+    dropTwoWayOrigins(t.pipeline);
 }

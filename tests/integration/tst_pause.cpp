@@ -11,6 +11,7 @@
 #include "core/state/statestore.h"
 #include "tests/support/recordingobserver.h"
 #include "tests/support/testsupport.h"
+#include "tests/support/waiting.h"
 
 #include <gtest/gtest.h>
 
@@ -116,21 +117,6 @@ struct Pause : ::testing::Test {
         return pgHash(c, select, "id");
     }
     bool equal(const char *select) { return hash(src, select) == hash(dst, select); }
-    /// Waits up to `seconds` for `done`.
-    static bool waitFor(const std::function<bool()> &done, int seconds = 60)
-    {
-        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-        while (std::chrono::steady_clock::now() < until) {
-            try {
-                if (done())
-                    return true;
-            } catch (const std::exception &) {
-                // the target table may not exist yet
-            }
-            std::this_thread::sleep_for(100ms);
-        }
-        return done();
-    }
     std::string checkpoint(const std::string &table)
     {
         return dst.scalar("SELECT coalesce((SELECT position FROM _driftless.checkpoints WHERE pipeline = '" + pipeline +
@@ -159,11 +145,11 @@ TEST_F(Pause, aPausedCursorTableIsSkippedThenCatchesUpOnResume)
 {
     setUpWorkspace(Strategy::Cursor);
     start();
-    ASSERT_TRUE(waitFor([&] { return equal(kItemCols) && equal(kOtherCols); }));
+    ASSERT_TRUE(waitForIgnoringErrors([&] { return equal(kItemCols) && equal(kOtherCols); }));
 
     setPaused("public.items", true);
     // The engine took it (within a second; a pass it had started may end first).
-    ASSERT_TRUE(waitFor([&] { return obs.sawState("paused: skipped by the scheduler"); }, 10));
+    ASSERT_TRUE(waitForIgnoringErrors([&] { return obs.sawState("paused: skipped by the scheduler"); }, 10));
     EXPECT_EQ(stateOf("public.items"), "paused");
     const std::string before = hash(dst, kItemCols);
     const std::string cp = checkpoint("public.items");
@@ -174,28 +160,29 @@ TEST_F(Pause, aPausedCursorTableIsSkippedThenCatchesUpOnResume)
     src.exec("UPDATE items SET qty = -1, updated_at = clock_timestamp() WHERE id <= 100");
     src.exec("INSERT INTO others (id, note) VALUES (1001, 'while items is paused')");
     // The other table keeps syncing; the paused one is left alone, checkpoint and all.
-    ASSERT_TRUE(waitFor([&] { return equal(kOtherCols); }, 20));
+    ASSERT_TRUE(waitForIgnoringErrors([&] { return equal(kOtherCols); }, 20));
     std::this_thread::sleep_for(2s); // several of its 300 ms schedules
     EXPECT_EQ(hash(dst, kItemCols), before);
     EXPECT_EQ(checkpoint("public.items"), cp);
     EXPECT_EQ(stateOf("public.items"), "paused");
 
     setPaused("public.items", false);
-    ASSERT_TRUE(waitFor([&] { return equal(kItemCols); }, 30));
+    ASSERT_TRUE(waitForIgnoringErrors([&] { return equal(kItemCols); }, 30));
     EXPECT_NE(checkpoint("public.items"), cp);
-    EXPECT_TRUE(waitFor([&] { return stateOf("public.items") == "ok"; }, 10)) << stateOf("public.items");
+    EXPECT_TRUE(waitForIgnoringErrors([&] { return stateOf("public.items") == "ok"; }, 10)) << stateOf("public.items");
 }
 
 TEST_F(Pause, aPausedCdcTableGetsEveryChangeAfterResumeWhileOthersStream)
 {
     setUpWorkspace(Strategy::Cdc);
     start();
-    ASSERT_TRUE(waitFor([&] { return equal(kItemCols) && equal(kOtherCols); }));
+    ASSERT_TRUE(waitForIgnoringErrors([&] { return equal(kItemCols) && equal(kOtherCols); }));
 
     setPaused("public.items", true);
-    ASSERT_TRUE(waitFor([&] { return checkpoint("public.items").find("\"paused\":true") != std::string::npos; }, 10))
+    ASSERT_TRUE(waitForIgnoringErrors(
+        [&] { return checkpoint("public.items").find("\"paused\":true") != std::string::npos; }, 10))
         << checkpoint("public.items");
-    EXPECT_TRUE(waitFor([&] { return stateOf("public.items") == "paused"; }, 5));
+    EXPECT_TRUE(waitForIgnoringErrors([&] { return stateOf("public.items") == "paused"; }, 5));
     const std::string before = hash(dst, kItemCols);
     const auto pausedAt = nlohmann::json::parse(checkpoint("public.items"))["lsn"].get<std::string>();
 
@@ -207,10 +194,10 @@ TEST_F(Pause, aPausedCdcTableGetsEveryChangeAfterResumeWhileOthersStream)
     src.exec("INSERT INTO others (id, note) SELECT g, 'after truncate' FROM generate_series(1, 20) g");
     // The rest of the pipeline streams; the paused table's changes are not applied, and its
     // checkpoint stays where it was while the slot moves past it.
-    ASSERT_TRUE(waitFor([&] { return equal(kOtherCols); }, 30));
+    ASSERT_TRUE(waitForIgnoringErrors([&] { return equal(kOtherCols); }, 30));
     EXPECT_EQ(hash(dst, kItemCols), before);
     EXPECT_EQ(nlohmann::json::parse(checkpoint("public.items"))["lsn"].get<std::string>(), pausedAt);
-    EXPECT_TRUE(waitFor(
+    EXPECT_TRUE(waitForIgnoringErrors(
         [&] {
             return src.scalar("SELECT confirmed_flush_lsn > '" + pausedAt +
                               "'::pg_lsn FROM pg_replication_slots WHERE slot_name = 'driftless_" + pipeline + "'") ==
@@ -220,24 +207,26 @@ TEST_F(Pause, aPausedCdcTableGetsEveryChangeAfterResumeWhileOthersStream)
 
     // Resume, and keep writing while it is copied again.
     setPaused("public.items", false);
-    ASSERT_TRUE(waitFor([&] { return obs.sawEvent("rebackfill: starting a re-backfill"); }, 20));
+    ASSERT_TRUE(waitForIgnoringErrors([&] { return obs.sawEvent("rebackfill: starting a re-backfill"); }, 20));
     changeItems(6);
-    ASSERT_TRUE(waitFor([&] { return obs.sawEvent("re-backfill done"); }, 60));
+    ASSERT_TRUE(waitForIgnoringErrors([&] { return obs.sawEvent("re-backfill done"); }, 60));
     changeItems(7);
-    ASSERT_TRUE(waitFor([&] { return equal(kItemCols) && equal(kOtherCols); }, 30))
+    ASSERT_TRUE(waitForIgnoringErrors([&] { return equal(kItemCols) && equal(kOtherCols); }, 30))
         << "items: " << src.scalar("SELECT count(*) FROM items") << " rows at the source, "
         << dst.scalar("SELECT count(*) FROM items") << " in the target";
     EXPECT_EQ(checkpoint("public.items").find("paused"), std::string::npos) << checkpoint("public.items");
-    EXPECT_TRUE(waitFor([&] { return stateOf("public.items") == "streaming"; }, 10)) << stateOf("public.items");
+    EXPECT_TRUE(waitForIgnoringErrors([&] { return stateOf("public.items") == "streaming"; }, 10))
+        << stateOf("public.items");
 }
 
 TEST_F(Pause, aCdcPauseSurvivesARestartAndAResumeWhileStopped)
 {
     setUpWorkspace(Strategy::Cdc);
     start();
-    ASSERT_TRUE(waitFor([&] { return equal(kItemCols) && equal(kOtherCols); }));
+    ASSERT_TRUE(waitForIgnoringErrors([&] { return equal(kItemCols) && equal(kOtherCols); }));
     setPaused("public.items", true);
-    ASSERT_TRUE(waitFor([&] { return checkpoint("public.items").find("\"paused\":true") != std::string::npos; }, 10));
+    ASSERT_TRUE(waitForIgnoringErrors(
+        [&] { return checkpoint("public.items").find("\"paused\":true") != std::string::npos; }, 10));
     stop();
     const std::string before = hash(dst, kItemCols);
 
@@ -245,7 +234,7 @@ TEST_F(Pause, aCdcPauseSurvivesARestartAndAResumeWhileStopped)
     changeItems(1);
     src.exec("INSERT INTO others (id, note) VALUES (3001, 'after the restart')");
     start();
-    ASSERT_TRUE(waitFor([&] { return equal(kOtherCols); }, 30));
+    ASSERT_TRUE(waitForIgnoringErrors([&] { return equal(kOtherCols); }, 30));
     std::this_thread::sleep_for(1s);
     EXPECT_EQ(hash(dst, kItemCols), before);
     EXPECT_EQ(stateOf("public.items"), "paused");
@@ -258,10 +247,10 @@ TEST_F(Pause, aCdcPauseSurvivesARestartAndAResumeWhileStopped)
     changeItems(3);
     obs.events.clear();
     start();
-    ASSERT_TRUE(waitFor([&] { return obs.sawEvent("re-backfill done"); }, 60));
+    ASSERT_TRUE(waitForIgnoringErrors([&] { return obs.sawEvent("re-backfill done"); }, 60));
     EXPECT_FALSE(obs.sawEvent("moved past")) << "the slot check took the pause for a moved slot";
     changeItems(4);
-    ASSERT_TRUE(waitFor([&] { return equal(kItemCols) && equal(kOtherCols); }, 30));
+    ASSERT_TRUE(waitForIgnoringErrors([&] { return equal(kItemCols) && equal(kOtherCols); }, 30));
 }
 
 TEST_F(Pause, theCliPausesResumesAndShowsIt)

@@ -9,6 +9,7 @@
 #include "core/model/error.h"
 #include "core/state/statestore.h"
 #include "tests/support/testsupport.h"
+#include "tests/support/waiting.h"
 
 #include <gtest/gtest.h>
 
@@ -21,6 +22,9 @@ using namespace driftless::core;
 using namespace driftless::test;
 
 namespace {
+
+/// How often this file's conditions are asked again.
+constexpr std::chrono::milliseconds kPoll{200};
 
 /// The rows of `items` as (id, a, b, d) in key order, hashed: the same query on each side.
 const char *kWithD = "SELECT md5(coalesce(string_agg(ROW(id, a, b, d)::text, ',' ORDER BY id), '')) FROM items";
@@ -92,24 +96,6 @@ struct SchemaChanges : ::testing::Test {
         while (st.step())
             out += st.text(0) + "\n";
         return out;
-    }
-    /// Polls `cond` until it holds; a query failing meanwhile (the column not there yet) is a no.
-    static bool waitFor(const std::function<bool()> &cond, int seconds = 120)
-    {
-        auto holds = [&] {
-            try {
-                return cond();
-            } catch (const std::exception &) {
-                return false;
-            }
-        };
-        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-        while (std::chrono::steady_clock::now() < until) {
-            if (holds())
-                return true;
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        }
-        return holds();
     }
 };
 
@@ -191,11 +177,14 @@ TEST_F(SchemaChanges, backfillFillsExistingRowsWhileTheStreamGoesOn)
     apply(head() + "      - { table: public.items, strategy: cdc }\n");
     const std::string log = dir.file("run.log");
     const int runner = spawnCli({"--state", state, "run"}, {}, log);
-    ASSERT_TRUE(waitFor([&] {
-        return dst.scalar("SELECT count(*) FROM pg_tables WHERE tablename = 'items' AND schemaname = 'public'") ==
-                   "1" &&
-               dst.scalar("SELECT count(*) FROM items") == std::to_string(kRows);
-    })) << readFile(log);
+    ASSERT_TRUE(waitForIgnoringErrors(
+        [&] {
+            return dst.scalar("SELECT count(*) FROM pg_tables WHERE tablename = 'items' AND schemaname = 'public'") ==
+                       "1" &&
+                   dst.scalar("SELECT count(*) FROM items") == std::to_string(kRows);
+        },
+        120, kPoll))
+        << readFile(log);
     dst.exec(kAudit);
 
     // The DDL, then at once a bounded writer: d on every 97th row (20 transactions), and new rows.
@@ -208,9 +197,9 @@ TEST_F(SchemaChanges, backfillFillsExistingRowsWhileTheStreamGoesOn)
                std::to_string(1000 + i) + ")");
     }
     const std::string want = src.scalar(kWithD);
-    ASSERT_TRUE(waitFor([&] {
-        return dst.scalar(kWithD) == want && events().find("column d added") != std::string::npos;
-    })) << readFile(log) << events() << dst.scalar("SELECT count(*) FROM items WHERE d IS NULL");
+    ASSERT_TRUE(waitForIgnoringErrors(
+        [&] { return dst.scalar(kWithD) == want && events().find("column d added") != std::string::npos; }, 120, kPoll))
+        << readFile(log) << events() << dst.scalar("SELECT count(*) FROM items WHERE d IS NULL");
     // It streamed on throughout: the runner never stopped.
     EXPECT_EQ(::kill(runner, 0), 0) << readFile(log);
     ::kill(runner, SIGTERM);

@@ -8,6 +8,7 @@
 #include "tests/support/mysqltestdb.h"
 #include "tests/support/recordingobserver.h"
 #include "tests/support/testsupport.h"
+#include "tests/support/waiting.h"
 
 #include <gtest/gtest.h>
 
@@ -19,6 +20,9 @@ using namespace driftless::core;
 using namespace driftless::test;
 
 namespace {
+
+/// How often this file's conditions are asked again.
+constexpr std::chrono::milliseconds kPoll{200};
 
 constexpr int kRows = 12000; // more than two backfill chunks (5,000 rows each)
 
@@ -477,31 +481,20 @@ TEST(MysqlSchemaChanges, whileStreamingADropAndAWideningAreSeenInTheTableMaps)
             ADD_FAILURE() << e.what();
         }
     });
-    auto waitFor = [](const std::function<bool()> &cond) {
-        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-        while (std::chrono::steady_clock::now() < until) {
-            try {
-                if (cond())
-                    return true;
-            } catch (const std::exception &) {
-                // the target table is not there yet
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        }
-        return false;
-    };
     auto c = f.src.connect();
     c.exec("UPDATE d SET b = 100 WHERE id = 1"); // the stream sees the old table map
-    ASSERT_TRUE(waitFor([&] { return f.my.scalar("SELECT b FROM d WHERE id = 1") == "100"; }));
+    ASSERT_TRUE(
+        waitForIgnoringErrors([&] { return f.my.scalar("SELECT b FROM d WHERE id = 1") == "100"; }, 120, kPoll));
 
     c.exec("ALTER TABLE d DROP COLUMN c");
     for (int i = 201; i <= 210; ++i)
         c.exec("INSERT INTO d (id, a, b) VALUES (" + std::to_string(i) + ", 'after', 1)");
     c.exec("UPDATE d SET b = -1 WHERE id <= 5");
-    EXPECT_TRUE(waitFor([&] { return myCommon(f.my, "d") == myCommon(f.src, "d"); }));
+    EXPECT_TRUE(waitForIgnoringErrors([&] { return myCommon(f.my, "d") == myCommon(f.src, "d"); }, 120, kPoll));
     c.exec("ALTER TABLE d MODIFY b BIGINT");
     c.exec("UPDATE d SET b = 5000000000 WHERE id = 7");
-    EXPECT_TRUE(waitFor([&] { return f.my.scalar("SELECT b FROM d WHERE id = 7") == "5000000000"; }));
+    EXPECT_TRUE(
+        waitForIgnoringErrors([&] { return f.my.scalar("SELECT b FROM d WHERE id = 7") == "5000000000"; }, 120, kPoll));
     runner.request_stop();
     runner.join();
 

@@ -10,6 +10,7 @@
 #include "core/model/error.h"
 #include "core/state/statestore.h"
 #include "tests/support/testsupport.h"
+#include "tests/support/waiting.h"
 
 #include <gtest/gtest.h>
 
@@ -22,6 +23,9 @@ using namespace driftless::core;
 using namespace driftless::test;
 
 namespace {
+
+/// How often this file's conditions are asked again.
+constexpr std::chrono::milliseconds kPoll{200};
 
 /// The columns every side keeps, hashed in key order: the same query on each side.
 std::string common(const std::string &table)
@@ -106,23 +110,6 @@ struct SchemaPolicies : ::testing::Test {
         return dst.scalar("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'public." + table +
                           "'::regclass AND attname = '" + column + "' AND NOT attisdropped");
     }
-    static bool waitFor(const std::function<bool()> &cond, int seconds = 120)
-    {
-        auto holds = [&] {
-            try {
-                return cond();
-            } catch (const std::exception &) {
-                return false;
-            }
-        };
-        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-        while (std::chrono::steady_clock::now() < until) {
-            if (holds())
-                return true;
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        }
-        return holds();
-    }
 };
 
 TEST_F(SchemaPolicies, workspaceFileReadsWritesStoresAndRefusesPolicies)
@@ -193,7 +180,8 @@ TEST_F(SchemaPolicies, whileStreamingADroppedColumnIsKeptAndWidenedColumnsTakeWi
     apply(head() + "      - { table: public.items, strategy: cdc }\n");
     const std::string log = dir.file("run.log");
     const int runner = spawnRun(log);
-    ASSERT_TRUE(waitFor([&] { return dst.scalar(common("items")) == src.scalar(common("items")); }))
+    ASSERT_TRUE(
+        waitForIgnoringErrors([&] { return dst.scalar(common("items")) == src.scalar(common("items")); }, 120, kPoll))
         << readFile(log);
 
     auto c = src.connect();
@@ -203,11 +191,14 @@ TEST_F(SchemaPolicies, whileStreamingADroppedColumnIsKeptAndWidenedColumnsTakeWi
                std::to_string(i) + ", 'n')");
         c.exec("UPDATE items SET a = 'changed " + std::to_string(i) + "' WHERE id = " + std::to_string(1 + i * 7));
     }
-    ASSERT_TRUE(waitFor([&] {
-        return dst.scalar(common("items")) == src.scalar(common("items")) &&
-               events().find("column c dropped on the source; kept on the target, no longer written") !=
-                   std::string::npos;
-    })) << readFile(log) << events();
+    ASSERT_TRUE(waitForIgnoringErrors(
+        [&] {
+            return dst.scalar(common("items")) == src.scalar(common("items")) &&
+                   events().find("column c dropped on the source; kept on the target, no longer written") !=
+                       std::string::npos;
+        },
+        120, kPoll))
+        << readFile(log) << events();
     // The target keeps c: old rows hold their values, rows written after the drop hold NULL.
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM items WHERE c IS NULL"), "20");
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM items WHERE id > " + std::to_string(kRows) + " AND c IS NULL"), "20");
@@ -217,10 +208,13 @@ TEST_F(SchemaPolicies, whileStreamingADroppedColumnIsKeptAndWidenedColumnsTakeWi
     c.exec("ALTER TABLE items ALTER COLUMN v TYPE varchar(50)");
     c.exec("INSERT INTO items (id, a, b, v) VALUES (5000, 'big', 3000000000, 'a value longer than ten')");
     c.exec("UPDATE items SET b = 4000000000, v = repeat('x', 50) WHERE id = 3");
-    ASSERT_TRUE(waitFor([&] {
-        return dst.scalar("SELECT b FROM items WHERE id = 3") == "4000000000" &&
-               dst.scalar("SELECT v FROM items WHERE id = 5000") == "a value longer than ten";
-    })) << readFile(log) << events();
+    ASSERT_TRUE(waitForIgnoringErrors(
+        [&] {
+            return dst.scalar("SELECT b FROM items WHERE id = 3") == "4000000000" &&
+                   dst.scalar("SELECT v FROM items WHERE id = 5000") == "a value longer than ten";
+        },
+        120, kPoll))
+        << readFile(log) << events();
     EXPECT_EQ(::kill(runner, 0), 0) << readFile(log); // it streamed on throughout
     ::kill(runner, SIGTERM);
     EXPECT_EQ(waitPid(runner, 60), 0) << readFile(log);
@@ -313,24 +307,32 @@ TEST_F(SchemaPolicies, aRetypeThatIsNoWideningOrTypeChangePausePausesWithTheAlte
                    "      - { table: public.strict, strategy: cdc, schema_changes: { type_change: pause } }\n");
     const std::string log = dir.file("run.log");
     const int runner = spawnRun(log);
-    ASSERT_TRUE(waitFor([&] {
-        return dst.scalar(common("items")) == src.scalar(common("items")) &&
-               dst.scalar(common("strict")) == src.scalar(common("strict"));
-    })) << readFile(log);
+    ASSERT_TRUE(waitForIgnoringErrors(
+        [&] {
+            return dst.scalar(common("items")) == src.scalar(common("items")) &&
+                   dst.scalar(common("strict")) == src.scalar(common("strict"));
+        },
+        120, kPoll))
+        << readFile(log);
     // A change before each DDL, so the stream has seen the old types.
     src.exec("UPDATE items SET b = 100 WHERE id = 1; UPDATE strict SET b = 100 WHERE id = 1");
-    ASSERT_TRUE(waitFor([&] { return dst.scalar("SELECT b FROM strict WHERE id = 1") == "100"; })) << readFile(log);
+    ASSERT_TRUE(
+        waitForIgnoringErrors([&] { return dst.scalar("SELECT b FROM strict WHERE id = 1") == "100"; }, 120, kPoll))
+        << readFile(log);
     // The DDL in a transaction of its own (docs/schema-changes.md: a retype and a write in one
     // transaction may reach the engine with the old type).
     src.exec("ALTER TABLE items ALTER COLUMN code DROP DEFAULT, ALTER COLUMN code TYPE integer USING code::integer");
     src.exec("UPDATE items SET b = 101 WHERE id = 2");
     src.exec("ALTER TABLE strict ALTER COLUMN b TYPE bigint");
     src.exec("UPDATE strict SET b = 5000000000 WHERE id = 2");
-    ASSERT_TRUE(waitFor([&] {
-        const std::string ev = events();
-        return ev.find("column code changed type from text to integer") != std::string::npos &&
-               ev.find("column b changed type from integer to bigint") != std::string::npos;
-    })) << readFile(log) << events();
+    ASSERT_TRUE(waitForIgnoringErrors(
+        [&] {
+            const std::string ev = events();
+            return ev.find("column code changed type from text to integer") != std::string::npos &&
+                   ev.find("column b changed type from integer to bigint") != std::string::npos;
+        },
+        120, kPoll))
+        << readFile(log) << events();
     ::kill(runner, SIGTERM);
     EXPECT_EQ(waitPid(runner, 60), 0) << readFile(log);
 
@@ -410,19 +412,26 @@ TEST_F(SchemaPolicies, whileStreamingARenameIsAppliedAsARenameAndADropPlusAddIsN
                    "      - { table: public.grown, strategy: cdc, schema_changes: { add_column: propagate } }\n");
     const std::string log = dir.file("run.log");
     const int runner = spawnRun(log);
-    ASSERT_TRUE(waitFor([&] {
-        return dst.scalar(common("items")) == src.scalar(common("items")) &&
-               dst.scalar(common("held")) == src.scalar(common("held"));
-    })) << readFile(log);
+    ASSERT_TRUE(waitForIgnoringErrors(
+        [&] {
+            return dst.scalar(common("items")) == src.scalar(common("items")) &&
+                   dst.scalar(common("held")) == src.scalar(common("held"));
+        },
+        120, kPoll))
+        << readFile(log);
     // A change before each DDL, so the stream has seen the old names.
     src.exec("UPDATE items SET b = 100 WHERE id = 1; UPDATE swap SET b = 100 WHERE id = 1; "
              "UPDATE held SET b = 100 WHERE id = 1");
-    ASSERT_TRUE(waitFor([&] { return dst.scalar("SELECT b FROM held WHERE id = 1") == "100"; })) << readFile(log);
+    ASSERT_TRUE(
+        waitForIgnoringErrors([&] { return dst.scalar("SELECT b FROM held WHERE id = 1") == "100"; }, 120, kPoll))
+        << readFile(log);
     // A column added while the engine runs, then renamed: its attribute number is learnt when
     // it is added.
     src.exec("ALTER TABLE grown ADD COLUMN z int");
     src.exec("UPDATE grown SET z = 1 WHERE id = 1");
-    ASSERT_TRUE(waitFor([&] { return dst.scalar("SELECT z FROM grown WHERE id = 1") == "1"; })) << readFile(log);
+    ASSERT_TRUE(
+        waitForIgnoringErrors([&] { return dst.scalar("SELECT z FROM grown WHERE id = 1") == "1"; }, 120, kPoll))
+        << readFile(log);
     src.exec("ALTER TABLE grown RENAME COLUMN z TO zz");
     src.exec("UPDATE grown SET zz = 2 WHERE id = 2");
 
@@ -442,12 +451,15 @@ TEST_F(SchemaPolicies, whileStreamingARenameIsAppliedAsARenameAndADropPlusAddIsN
     c.exec("UPDATE held SET b = 7 WHERE id = 2");
     const std::string all = "SELECT count(*) || ':' || md5(string_agg(ROW(item_id, title, c, b, v)::text, ',' ORDER BY "
                             "item_id)) FROM items";
-    ASSERT_TRUE(waitFor([&] {
-        const std::string ev = events();
-        return dst.scalar(all) == src.scalar(all) && ev.find("public.swap") != std::string::npos &&
-               ev.find("rename_column: pause") != std::string::npos &&
-               dst.scalar("SELECT zz FROM grown WHERE id = 2") == "2";
-    })) << readFile(log) << events();
+    ASSERT_TRUE(waitForIgnoringErrors(
+        [&] {
+            const std::string ev = events();
+            return dst.scalar(all) == src.scalar(all) && ev.find("public.swap") != std::string::npos &&
+                   ev.find("rename_column: pause") != std::string::npos &&
+                   dst.scalar("SELECT zz FROM grown WHERE id = 2") == "2";
+        },
+        120, kPoll))
+        << readFile(log) << events();
     EXPECT_EQ(::kill(runner, 0), 0) << readFile(log); // it streamed on throughout
     ::kill(runner, SIGTERM);
     EXPECT_EQ(waitPid(runner, 60), 0) << readFile(log);
@@ -587,16 +599,20 @@ TEST_F(SchemaPolicies, aSqliteTargetRenamesTheColumnAndTheKey)
     };
     // Loaded, and streaming with nothing to stream: the first Relation message the stream will
     // show has the new names already (the key's place in the columns says which one it is).
-    ASSERT_TRUE(waitFor([&] {
-        return liteScalar("SELECT count(*) FROM items") == "300" &&
-               readFile(log).find("streaming from slot") != std::string::npos;
-    })) << readFile(log);
+    ASSERT_TRUE(waitForIgnoringErrors(
+        [&] {
+            return liteScalar("SELECT count(*) FROM items") == "300" &&
+                   readFile(log).find("streaming from slot") != std::string::npos;
+        },
+        120, kPoll))
+        << readFile(log);
     src.exec("ALTER TABLE items RENAME COLUMN a TO title");
     src.exec("ALTER TABLE items RENAME COLUMN id TO item_id");
     src.exec("UPDATE items SET title = 'after', b = 99 WHERE item_id = 7");
     src.exec("DELETE FROM items WHERE item_id = 8");
     src.exec("INSERT INTO items (item_id, title, c, b) VALUES (301, 'new', 'c', 1)");
-    ASSERT_TRUE(waitFor([&] { return liteScalar("SELECT count(*) FROM items WHERE item_id = 301") == "1"; }))
+    ASSERT_TRUE(waitForIgnoringErrors(
+        [&] { return liteScalar("SELECT count(*) FROM items WHERE item_id = 301") == "1"; }, 120, kPoll))
         << readFile(log) << events();
     ::kill(runner, SIGTERM);
     EXPECT_EQ(waitPid(runner, 60), 0) << readFile(log);

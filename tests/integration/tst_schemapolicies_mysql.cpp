@@ -8,6 +8,7 @@
 #include "core/db/sqlitedb.h"
 #include "tests/support/mysqltestdb.h"
 #include "tests/support/testsupport.h"
+#include "tests/support/waiting.h"
 
 #include <gtest/gtest.h>
 
@@ -20,6 +21,9 @@ using namespace driftless::core;
 using namespace driftless::test;
 
 namespace {
+
+/// How often this file's conditions are asked again.
+constexpr std::chrono::milliseconds kPoll{200};
 
 std::string seed(const std::string &table, long long rows)
 {
@@ -91,23 +95,6 @@ struct MysqlTargetPolicies : ::testing::Test {
     {
         return dst.scalar("SELECT COALESCE(MAX(COLUMN_TYPE), '') FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "
                           "DATABASE() AND TABLE_NAME = '" + table + "' AND COLUMN_NAME = '" + column + "'");
-    }
-    static bool waitFor(const std::function<bool()> &cond, int seconds = 120)
-    {
-        auto holds = [&] {
-            try {
-                return cond();
-            } catch (const std::exception &) {
-                return false;
-            }
-        };
-        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-        while (std::chrono::steady_clock::now() < until) {
-            if (holds())
-                return true;
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        }
-        return holds();
     }
 };
 
@@ -252,10 +239,13 @@ TEST_F(MysqlTargetPolicies, whileStreamingARenamedColumnAndKeyAreRenamedOnTheTar
     apply(head() + "      - { table: public.items, strategy: cdc }\n");
     const std::string log = dir.file("run.log");
     const int runner = spawnCli({"--state", state, "run"}, {}, log);
-    ASSERT_TRUE(waitFor([&] { return myCommon(dst, "items") == pgCommon(src, "items"); })) << readFile(log);
+    ASSERT_TRUE(waitForIgnoringErrors([&] { return myCommon(dst, "items") == pgCommon(src, "items"); }, 120, kPoll))
+        << readFile(log);
     // A change before the DDL, so the stream has seen the old names.
     src.exec("UPDATE items SET b = 100 WHERE id = 1");
-    ASSERT_TRUE(waitFor([&] { return dst.scalar("SELECT b FROM items WHERE id = 1") == "100"; })) << readFile(log);
+    ASSERT_TRUE(
+        waitForIgnoringErrors([&] { return dst.scalar("SELECT b FROM items WHERE id = 1") == "100"; }, 120, kPoll))
+        << readFile(log);
 
     auto c = src.connect();
     c.exec("ALTER TABLE items RENAME COLUMN a TO title");
@@ -267,9 +257,10 @@ TEST_F(MysqlTargetPolicies, whileStreamingARenamedColumnAndKeyAreRenamedOnTheTar
                std::to_string(1 + i * 7));
     }
     c.exec("DELETE FROM items WHERE item_id BETWEEN 500 AND 509");
-    ASSERT_TRUE(waitFor([&] {
-        return myCommon(dst, "items", "item_id", "title") == pgCommon(src, "items", "item_id", "title");
-    })) << readFile(log) << events();
+    ASSERT_TRUE(waitForIgnoringErrors(
+        [&] { return myCommon(dst, "items", "item_id", "title") == pgCommon(src, "items", "item_id", "title"); }, 120,
+        kPoll))
+        << readFile(log) << events();
     EXPECT_EQ(::kill(runner, 0), 0) << readFile(log); // it streamed on throughout
     ::kill(runner, SIGTERM);
     EXPECT_EQ(waitPid(runner, 60), 0) << readFile(log);

@@ -23,6 +23,7 @@
 #include "core/engine/sshtunnel.h"
 #include "tests/support/mysqltestdb.h"
 #include "tests/support/testsupport.h"
+#include "tests/support/waiting.h"
 
 #include <gtest/gtest.h>
 
@@ -45,6 +46,9 @@ using namespace driftless;
 using namespace driftless::test;
 
 namespace {
+
+/// How often this file's conditions are asked again.
+constexpr std::chrono::milliseconds kPoll{250};
 
 std::string script() { return std::string(DRIFTLESS_SOURCE_DIR) + "/tests/support/sshserver.sh"; }
 
@@ -71,17 +75,6 @@ std::string fingerprintOf(const std::string &pubFile)
     if (start == std::string::npos)
         return "(no fingerprint for " + pubFile + ")";
     return line.substr(start, line.find(' ', start) - start);
-}
-
-bool waitFor(const std::function<bool()> &done, int seconds)
-{
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    while (std::chrono::steady_clock::now() < deadline) {
-        if (done())
-            return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    }
-    return done();
 }
 
 struct SshTunnel : ::testing::Test {
@@ -287,7 +280,7 @@ TEST_F(SshTunnel, anEngineKilledWithSigkillLeavesNoTunnelOpenAfterTheNextStart)
             return output("sqlite3 '" + dir.file("out.db") + "' 'SELECT note FROM items' 2>/dev/null") == "one\n" &&
                    std::filesystem::exists(folder + "/ssh.pid");
         },
-        120))
+        120, kPoll))
         << readFile(dir.file("run.log"));
     const int ssh = std::stoi(readFile(folder + "/ssh.pid"));
     ASSERT_GT(ssh, 0);
@@ -308,7 +301,7 @@ TEST_F(SshTunnel, anEngineKilledWithSigkillLeavesNoTunnelOpenAfterTheNextStart)
             const auto close = st.rfind(')');
             return st.empty() || (close != std::string::npos && close + 2 < st.size() && st[close + 2] == 'Z');
         },
-        60))
+        60, kPoll))
         << "ssh " << ssh << " is still running";
     // Its own folder went when it stopped: nothing is left.
     EXPECT_TRUE(std::filesystem::is_empty(tunnels)) << output("ls -la '" + tunnels + "'");
@@ -489,7 +482,7 @@ TEST_F(SshTunnel, killingSshdMidStreamRecoversWithNothingLost)
                 port = std::stoi(m[1]);
             return port > 0;
         },
-        60))
+        60, kPoll))
         << readFile(runLog);
     auto status = [&] {
         const auto r = httpRequest(port, "GET", "/sync/status");
@@ -516,8 +509,8 @@ TEST_F(SshTunnel, killingSshdMidStreamRecoversWithNothingLost)
             return -1;
         }
     };
-    ASSERT_TRUE(waitFor([&] { return count() == 100; }, 180)) << readFile(runLog);
-    EXPECT_TRUE(waitFor([&] { return tunnelOf(status()).value("state", "") == "up"; }, 60)) << status().dump();
+    ASSERT_TRUE(waitFor([&] { return count() == 100; }, 180, kPoll)) << readFile(runLog);
+    EXPECT_TRUE(waitFor([&] { return tunnelOf(status()).value("state", "") == "up"; }, 60, kPoll)) << status().dump();
 
     // A bounded writer: 300 rows at most 50 a second; sshd dies after the first 100.
     std::atomic<int> written{0};
@@ -537,18 +530,22 @@ TEST_F(SshTunnel, killingSshdMidStreamRecoversWithNothingLost)
     writer.join();
 
     // Status and the alert say so, and nothing written after the outage arrives while it lasts.
-    EXPECT_TRUE(waitFor([&] { return tunnelOf(status()).value("state", "") == "down"; }, 120)) << status().dump();
-    EXPECT_TRUE(waitFor([&] { return alertOpen(status()); }, 60)) << status().dump();
-    EXPECT_TRUE(waitFor([&] { return has(tunnelOf(status()).value("reason", ""), "refused the connection"); }, 60))
+    EXPECT_TRUE(waitFor([&] { return tunnelOf(status()).value("state", "") == "down"; }, 120, kPoll))
+        << status().dump();
+    EXPECT_TRUE(waitFor([&] { return alertOpen(status()); }, 60, kPoll)) << status().dump();
+    EXPECT_TRUE(
+        waitFor([&] { return has(tunnelOf(status()).value("reason", ""), "refused the connection"); }, 60, kPoll))
         << status().dump();
     EXPECT_LT(count(), 400) << "rows arrived without sshd: the engine does not use the tunnel";
     EXPECT_NE(pgTableHash(dst, "public.items"), pgTableHash(src, "public.items"));
 
     ASSERT_TRUE(sshd("start"));
-    EXPECT_TRUE(waitFor([&] { return pgTableHash(dst, "public.items") == pgTableHash(src, "public.items"); }, 300))
+    EXPECT_TRUE(
+        waitFor([&] { return pgTableHash(dst, "public.items") == pgTableHash(src, "public.items"); }, 300, kPoll))
         << "target " << pgTableHash(dst, "public.items") << " source " << pgTableHash(src, "public.items") << "\n"
         << readFile(runLog);
-    EXPECT_TRUE(waitFor([&] { return tunnelOf(status()).value("state", "") == "up" && !alertOpen(status()); }, 60))
+    EXPECT_TRUE(
+        waitFor([&] { return tunnelOf(status()).value("state", "") == "up" && !alertOpen(status()); }, 60, kPoll))
         << status().dump();
 
     ::kill(pid, SIGTERM);
@@ -685,7 +682,7 @@ TEST_F(SshTunnel, anIdentityFileProtectedByAPassphraseOpensWithTheSavedPassphras
                 last = probe();
                 return done(last);
             },
-            60);
+            60, kPoll);
         return last;
     };
     auto errorHas = [](const char *text) {

@@ -10,6 +10,8 @@
 #include "core/model/error.h"
 #include "tests/support/recordingobserver.h"
 #include "tests/support/testsupport.h"
+#include "tests/support/twowayfixture.h"
+#include "tests/support/waiting.h"
 
 #include <gtest/gtest.h>
 
@@ -36,15 +38,7 @@ struct PgTwoWay : ::testing::Test {
     void TearDown() override
     {
         stopEngine();
-        // Replication origins belong to the cluster, not to a database.
-        try {
-            PgConnection admin(pgDsn("postgres"));
-            admin.execParams("SELECT pg_replication_origin_drop(roname) FROM pg_replication_origin WHERE roname IN "
-                             "($1, $2)",
-                             {applyOriginName(pipeline), applyOriginName(pipeline + PipelineSpec::kReverseSuffix)});
-        } catch (const Error &e) {
-            std::printf("origins not dropped: %s\n", e.describe().c_str());
-        }
+        dropTwoWayOrigins(pipeline);
     }
 
     Workspace workspace()
@@ -77,58 +71,21 @@ struct PgTwoWay : ::testing::Test {
             engine.join();
         }
     }
-    /// Waits (polling every 100 ms) until `done()` holds or `seconds` pass.
-    static bool waitFor(const std::function<bool()> &done, int seconds)
-    {
-        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-        while (std::chrono::steady_clock::now() < until) {
-            if (done())
-                return true;
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        }
-        return done();
-    }
     std::string hash(PgTestDb &db)
     {
         auto c = db.connect();
         return pgHash(c, "SELECT id, v, n FROM items", "id");
     }
     /// Both directions' slots have confirmed everything written on the server up to now.
-    bool positionsPassNow(int seconds)
-    {
-        const std::string lsn = a.scalar("SELECT pg_current_wal_lsn()");
-        return waitFor(
-            [&] {
-                return a.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name IN ('driftless_" + pipeline +
-                                "', 'driftless_" + pipeline + "_rev') AND confirmed_flush_lsn >= '" + lsn +
-                                "'::pg_lsn") == "2";
-            },
-            seconds);
-    }
+    bool positionsPassNow(int seconds) { return pgSlotsPassNow(a, pipeline, seconds); }
     /// The engine loaded B and both directions stream.
     void waitStreaming()
     {
-        ASSERT_TRUE(waitFor(
-            [&] {
-                return b.scalar("SELECT to_regclass('public.items') IS NOT NULL") == "t" &&
-                       b.scalar("SELECT count(*) FROM items") == a.scalar("SELECT count(*) FROM items") &&
-                       a.scalar("SELECT to_regclass('_driftless.checkpoints') IS NOT NULL") == "t" &&
-                       a.scalar("SELECT count(*) FROM _driftless.checkpoints WHERE pipeline = '" + pipeline +
-                                "_rev'") == "1";
-            },
-            180))
+        ASSERT_TRUE(waitFor([&] { return pgLoadedAndStreaming(a, b, pipeline, "items"); }, 180))
             << "the load and both directions' start; states: " << obs.lastStates["public.items"];
         // One fixed position, waited for generously: the server is shared with tests that write
         // all the time, so a fresh "now" polled with a short window can stay out of reach.
         ASSERT_TRUE(positionsPassNow(120)) << "both directions' slots must pass the load";
-    }
-    LoopCountersSample counters(const std::string &direction)
-    {
-        for (const auto &s : loopCountersSnapshot())
-            if (s.direction == direction)
-                return s;
-        ADD_FAILURE() << "no counters for " << direction;
-        return {};
     }
 };
 
@@ -142,16 +99,16 @@ TEST_F(PgTwoWay, anUpdateOnAIsAppliedOnceOnBAndNeverComesBack)
     a.exec("INSERT INTO items SELECT g, 'v' || g, g FROM generate_series(1, 100) g");
     startEngine();
     waitStreaming();
-    const auto fwd0 = counters(pipeline);
-    const auto rev0 = counters(pipeline + "_rev");
+    const auto fwd0 = loopCountersOf(pipeline);
+    const auto rev0 = loopCountersOf(pipeline + "_rev");
 
     a.exec("UPDATE items SET v = 'changed on a', n = n + 1000 WHERE id = 7");
     const std::string xmin = a.scalar("SELECT xmin::text FROM items WHERE id = 7");
     ASSERT_TRUE(waitFor([&] { return b.scalar("SELECT v FROM items WHERE id = 7") == "changed on a"; }, 60));
     ASSERT_TRUE(positionsPassNow(90)) << "both directions' slots must pass the change";
 
-    const auto fwd = counters(pipeline);
-    const auto rev = counters(pipeline + "_rev");
+    const auto fwd = loopCountersOf(pipeline);
+    const auto rev = loopCountersOf(pipeline + "_rev");
     EXPECT_EQ(fwd.captured - fwd0.captured, 1);
     EXPECT_EQ(fwd.applied - fwd0.applied, 1);
     EXPECT_EQ(fwd.droppedOwn - fwd0.droppedOwn, 0);
@@ -167,8 +124,8 @@ TEST_F(PgTwoWay, anUpdateOnAIsAppliedOnceOnBAndNeverComesBack)
     ASSERT_TRUE(waitFor([&] { return a.scalar("SELECT v FROM items WHERE id = 9") == "changed on b"; }, 60));
     const std::string bRowXmin = b.scalar("SELECT xmin::text FROM items WHERE id = 9");
     ASSERT_TRUE(positionsPassNow(90));
-    const auto fwd2 = counters(pipeline);
-    const auto rev2 = counters(pipeline + "_rev");
+    const auto fwd2 = loopCountersOf(pipeline);
+    const auto rev2 = loopCountersOf(pipeline + "_rev");
     EXPECT_EQ(rev2.captured - rev.captured, 1);
     EXPECT_EQ(rev2.applied - rev.applied, 1);
     EXPECT_EQ(fwd2.captured - fwd.captured, 0);
@@ -186,8 +143,8 @@ TEST_F(PgTwoWay, writersOnBothSidesConvergeWithoutLoops)
     a.exec("INSERT INTO items SELECT g, 'v' || g, g FROM generate_series(1, 200) g");
     startEngine();
     waitStreaming();
-    const auto fwd0 = counters(pipeline);
-    const auto rev0 = counters(pipeline + "_rev");
+    const auto fwd0 = loopCountersOf(pipeline);
+    const auto rev0 = loopCountersOf(pipeline + "_rev");
 
     // 500 changes a side, one transaction each, about 250 a second: inserts of the side's own
     // keys, updates of them, and deletes of some.
@@ -215,8 +172,8 @@ TEST_F(PgTwoWay, writersOnBothSidesConvergeWithoutLoops)
     EXPECT_EQ(a.scalar("SELECT count(*) FROM items WHERE id >= 5000"), "150");
     EXPECT_EQ(b.scalar("SELECT count(*) FROM items WHERE id BETWEEN 1000 AND 4999"), "150");
     ASSERT_TRUE(positionsPassNow(90));
-    const auto fwd = counters(pipeline);
-    const auto rev = counters(pipeline + "_rev");
+    const auto fwd = loopCountersOf(pipeline);
+    const auto rev = loopCountersOf(pipeline + "_rev");
     // Each side's 500 changes crossed once; what was applied came back once and was dropped.
     EXPECT_EQ(fwd.captured - fwd0.captured, 500);
     EXPECT_EQ(fwd.applied - fwd0.applied, 500);

@@ -13,6 +13,8 @@
 #include "core/model/error.h"
 #include "tests/support/recordingobserver.h"
 #include "tests/support/testsupport.h"
+#include "tests/support/twowayfixture.h"
+#include "tests/support/waiting.h"
 
 #include <gtest/gtest.h>
 
@@ -101,40 +103,12 @@ struct PgTwoWayMarker : ::testing::Test {
         ws.pipelines.push_back(p);
         return ws;
     }
-    static bool waitFor(const std::function<bool()> &done, int seconds)
-    {
-        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-        while (std::chrono::steady_clock::now() < until) {
-            if (done())
-                return true;
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        }
-        return done();
-    }
     std::string hash(PgTestDb &db)
     {
         auto c = db.connect();
         return pgHash(c, "SELECT id, v, n FROM items", "id");
     }
-    bool positionsPassNow(int seconds)
-    {
-        const std::string lsn = a.scalar("SELECT pg_current_wal_lsn()");
-        return waitFor(
-            [&] {
-                return a.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name IN ('driftless_" + pipeline +
-                                "', 'driftless_" + pipeline + "_rev') AND confirmed_flush_lsn >= '" + lsn +
-                                "'::pg_lsn") == "2";
-            },
-            seconds);
-    }
-    LoopCountersSample counters(const std::string &direction)
-    {
-        for (const auto &s : loopCountersSnapshot())
-            if (s.direction == direction)
-                return s;
-        ADD_FAILURE() << "no counters for " << direction;
-        return {};
-    }
+    bool positionsPassNow(int seconds) { return pgSlotsPassNow(a, pipeline, seconds); }
     /// A's table, owned by the role (the reverse direction adds its version column to it), with
     /// `rows` rows; both databases grant the role what a sync user gets.
     void setUpSides(int rows)
@@ -149,15 +123,7 @@ struct PgTwoWayMarker : ::testing::Test {
         auto jobs = jobsFor(workspace());
         ASSERT_EQ(jobs.size(), 2u);
         engine = std::thread([this, jobs] { Scheduler(jobs, obs, {}).run(stop.get_token()); });
-        ASSERT_TRUE(waitFor(
-            [&] {
-                return b.scalar("SELECT to_regclass('public.items') IS NOT NULL") == "t" &&
-                       b.scalar("SELECT count(*) FROM items") == a.scalar("SELECT count(*) FROM items") &&
-                       a.scalar("SELECT to_regclass('_driftless.checkpoints') IS NOT NULL") == "t" &&
-                       a.scalar("SELECT count(*) FROM _driftless.checkpoints WHERE pipeline = '" + pipeline +
-                                "_rev'") == "1";
-            },
-            180))
+        ASSERT_TRUE(waitFor([&] { return pgLoadedAndStreaming(a, b, pipeline, "items"); }, 180))
             << "the load and both directions' start; states: " << obs.lastStates["public.items"];
         ASSERT_TRUE(positionsPassNow(120)) << "both directions' slots must pass the load";
     }
@@ -183,16 +149,16 @@ TEST_F(PgTwoWayMarker, anUpdateOnAIsAppliedOnceOnBAndNeverComesBack)
 {
     setUpSides(100);
     startAndWaitStreaming();
-    const auto fwd0 = counters(pipeline);
-    const auto rev0 = counters(pipeline + "_rev");
+    const auto fwd0 = loopCountersOf(pipeline);
+    const auto rev0 = loopCountersOf(pipeline + "_rev");
 
     a.exec("UPDATE items SET v = 'changed on a', n = n + 1000 WHERE id = 7");
     const std::string xmin = a.scalar("SELECT xmin::text FROM items WHERE id = 7");
     ASSERT_TRUE(waitFor([&] { return b.scalar("SELECT v FROM items WHERE id = 7") == "changed on a"; }, 60));
     ASSERT_TRUE(positionsPassNow(90)) << "both directions' slots must pass the change";
 
-    const auto fwd = counters(pipeline);
-    const auto rev = counters(pipeline + "_rev");
+    const auto fwd = loopCountersOf(pipeline);
+    const auto rev = loopCountersOf(pipeline + "_rev");
     EXPECT_EQ(fwd.captured - fwd0.captured, 1);
     EXPECT_EQ(fwd.applied - fwd0.applied, 1);
     EXPECT_EQ(fwd.droppedOwn - fwd0.droppedOwn, 0);
@@ -206,8 +172,8 @@ TEST_F(PgTwoWayMarker, anUpdateOnAIsAppliedOnceOnBAndNeverComesBack)
     ASSERT_TRUE(waitFor([&] { return a.scalar("SELECT v FROM items WHERE id = 9") == "changed on b"; }, 60));
     const std::string bRowXmin = b.scalar("SELECT xmin::text FROM items WHERE id = 9");
     ASSERT_TRUE(positionsPassNow(90));
-    const auto fwd2 = counters(pipeline);
-    const auto rev2 = counters(pipeline + "_rev");
+    const auto fwd2 = loopCountersOf(pipeline);
+    const auto rev2 = loopCountersOf(pipeline + "_rev");
     EXPECT_EQ(rev2.captured - rev.captured, 1);
     EXPECT_EQ(rev2.applied - rev.applied, 1);
     EXPECT_EQ(fwd2.captured - fwd.captured, 0) << "A->B captured the change it had applied: a loop";
@@ -220,7 +186,7 @@ TEST_F(PgTwoWayMarker, anUpdateOnAIsAppliedOnceOnBAndNeverComesBack)
                     R"({"id": "11", "v": "resolved on b", "n": "11"})");
     EXPECT_EQ(b.scalar("SELECT v FROM items WHERE id = 11"), "resolved on b");
     ASSERT_TRUE(positionsPassNow(90));
-    const auto rev3 = counters(pipeline + "_rev");
+    const auto rev3 = loopCountersOf(pipeline + "_rev");
     EXPECT_EQ(rev3.captured - rev2.captured, 0) << "the resolution was read back";
     EXPECT_EQ(rev3.droppedOwn - rev2.droppedOwn, 1);
     EXPECT_EQ(a.scalar("SELECT v FROM items WHERE id = 11"), "v11");

@@ -19,6 +19,8 @@
 #include "tests/support/mysqltestdb.h"
 #include "tests/support/recordingobserver.h"
 #include "tests/support/testsupport.h"
+#include "tests/support/twowayfixture.h"
+#include "tests/support/waiting.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -41,18 +43,6 @@ const char *kPgItems = "CREATE TABLE items (id int PRIMARY KEY, v varchar(100) N
                        "NOT NULL, at timestamp NOT NULL, amount numeric(12,2) NOT NULL)";
 const char *kMyItems = "CREATE TABLE items (id int PRIMARY KEY, v varchar(100) NOT NULL, n int NOT NULL, flag boolean "
                        "NOT NULL, at datetime(6) NOT NULL, amount decimal(12,2) NOT NULL)";
-
-/// Waits (polling every 100 ms) until `done()` holds or `seconds` pass.
-bool waitFor(const std::function<bool()> &done, int seconds)
-{
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    while (std::chrono::steady_clock::now() < until) {
-        if (done())
-            return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return done();
-}
 
 /// Inserts `rows` rows (ids 1..rows) with fractional amounts, both flags and timestamps with and
 /// without fractions: SQL both engines take.
@@ -128,14 +118,10 @@ struct MixedSides {
         try {
             auto c = pg.connect();
             auto r = c.execParams("SELECT position FROM _driftless.checkpoints WHERE pipeline = $1", {myReads()});
-            if (r.rows() == 0)
-                return false;
-            for (int i = 0; i < r.rows(); ++i) {
-                auto p = BinlogCdcPosition::fromJson(r.text(i, 0));
-                if (!p || !p->streaming() || binlog::positionVersion(p->at) < v)
-                    return false;
-            }
-            return true;
+            std::vector<std::string> positions;
+            for (int i = 0; i < r.rows(); ++i)
+                positions.push_back(r.text(i, 0));
+            return binlogPositionsPass(positions, v);
         } catch (const Error &) {
             return false; // not created yet
         }
@@ -145,8 +131,7 @@ struct MixedSides {
     bool positionsPassNow(int seconds) const
     {
         const std::string lsn = pg.scalar("SELECT pg_current_wal_lsn()");
-        auto r = my.connect().query("SHOW MASTER STATUS");
-        const std::int64_t v = binlog::positionVersion({r.text(0, 0), std::stoull(r.text(0, 1))});
+        const std::int64_t v = myBinlogEnd(my);
         return waitFor(
             [&] {
                 return pg.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'driftless_" + pgReads() +
@@ -162,11 +147,9 @@ struct MixedSides {
             [&] {
                 try {
                     return pg.scalar("SELECT to_regclass('public.items') IS NOT NULL") == "t" &&
-                           my.scalar("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
-                                     "AND TABLE_NAME = 'items'") == "1" &&
+                           myTableExists(my, "items") &&
                            pg.scalar("SELECT count(*) FROM items") == my.scalar("SELECT COUNT(*) FROM items") &&
-                           my.scalar("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
-                                     "AND TABLE_NAME = '_driftless_checkpoints'") == "1" &&
+                           myTableExists(my, "_driftless_checkpoints") &&
                            my.scalar("SELECT COUNT(*) FROM _driftless_checkpoints WHERE pipeline = '" + pgReads() +
                                      "' AND position LIKE '%\"lsn\"%'") == "1" &&
                            binlogPassed(0);
@@ -257,28 +240,8 @@ struct MixedSides {
         return my.scalar("SELECT COUNT(*) FROM writes WHERE id = " + std::to_string(id));
     }
 
-    void dropOrigins() const
-    {
-        // Replication origins belong to the cluster, not to a database.
-        try {
-            PgConnection admin(pgDsn("postgres"));
-            admin.execParams("SELECT pg_replication_origin_drop(roname) FROM pg_replication_origin WHERE roname IN "
-                             "($1, $2, $3)",
-                             {applyOriginName(pipeline), applyOriginName(pipeline + PipelineSpec::kReverseSuffix),
-                              "driftless_" + pipeline + "_resolve"});
-        } catch (const Error &e) {
-            std::printf("origins not dropped: %s\n", e.describe().c_str());
-        }
-    }
+    void dropOrigins() const { dropTwoWayOrigins(pipeline); }
 };
-
-LoopCountersSample counters(const std::string &direction)
-{
-    for (const auto &s : loopCountersSnapshot())
-        if (s.direction == direction)
-            return s;
-    return {direction, {}, 0, 0, 0};
-}
 
 std::string orientation(const ::testing::TestParamInfo<bool> &info)
 {
@@ -352,8 +315,8 @@ TEST_P(MixedTwoWay, anUpdateOnEitherSideIsAppliedOnceAndNeverComesBack)
     startEngine();
     waitStreaming();
     s.addMyWriteLog();
-    const auto toMy0 = counters(s.pgReads());
-    const auto toPg0 = counters(s.myReads());
+    const auto toMy0 = loopCountersOf(s.pgReads(), MissingCounters::Zero);
+    const auto toPg0 = loopCountersOf(s.myReads(), MissingCounters::Zero);
 
     s.pg.exec("UPDATE items SET v = 'changed on pg', n = n + 1000, " + s.pgToggle("flag") +
               ", at = '2025-01-02 03:04:05.25', amount = 99.90 WHERE id = 7");
@@ -361,8 +324,8 @@ TEST_P(MixedTwoWay, anUpdateOnEitherSideIsAppliedOnceAndNeverComesBack)
         << obs.lastStateOf(s.sourceTable());
     const std::string xmin7 = s.xmin(7);
     ASSERT_TRUE(s.positionsPassNow(120)) << "both directions must read past the change and its application";
-    auto toMy = counters(s.pgReads());
-    auto toPg = counters(s.myReads());
+    auto toMy = loopCountersOf(s.pgReads(), MissingCounters::Zero);
+    auto toPg = loopCountersOf(s.myReads(), MissingCounters::Zero);
     EXPECT_EQ(toMy.captured - toMy0.captured, 1);
     EXPECT_EQ(toMy.applied - toMy0.applied, 1);
     EXPECT_EQ(toPg.captured - toPg0.captured, 0) << "the change came back from MariaDB: a loop";
@@ -381,8 +344,8 @@ TEST_P(MixedTwoWay, anUpdateOnEitherSideIsAppliedOnceAndNeverComesBack)
         << obs.lastStateOf(s.sourceTable());
     const std::string xmin9 = s.xmin(9);
     ASSERT_TRUE(s.positionsPassNow(120));
-    const auto toMy2 = counters(s.pgReads());
-    const auto toPg2 = counters(s.myReads());
+    const auto toMy2 = loopCountersOf(s.pgReads(), MissingCounters::Zero);
+    const auto toPg2 = loopCountersOf(s.myReads(), MissingCounters::Zero);
     EXPECT_EQ(toPg2.captured - toPg.captured, 1);
     EXPECT_EQ(toPg2.applied - toPg.applied, 1);
     EXPECT_EQ(toMy2.captured - toMy.captured, 0) << "the change came back from Postgres: a loop";
@@ -404,8 +367,8 @@ TEST_P(MixedTwoWay, writersOnBothSidesConvergeWithoutLoops)
     s.createSource(200);
     startEngine();
     waitStreaming();
-    const auto toMy0 = counters(s.pgReads());
-    const auto toPg0 = counters(s.myReads());
+    const auto toMy0 = loopCountersOf(s.pgReads(), MissingCounters::Zero);
+    const auto toPg0 = loopCountersOf(s.myReads(), MissingCounters::Zero);
 
     // 200 changes a side, one transaction each, at most about 100 a second.
     auto writer = [](const std::function<void(const std::string &)> &exec, int base, const std::string &toggle) {
@@ -443,8 +406,8 @@ TEST_P(MixedTwoWay, writersOnBothSidesConvergeWithoutLoops)
     EXPECT_EQ(s.pg.scalar("SELECT count(*) FROM items WHERE id >= 5000"), "60");
     EXPECT_EQ(s.my.scalar("SELECT COUNT(*) FROM items WHERE id BETWEEN 1000 AND 4999"), "60");
     ASSERT_TRUE(s.positionsPassNow(120));
-    const auto toMy = counters(s.pgReads());
-    const auto toPg = counters(s.myReads());
+    const auto toMy = loopCountersOf(s.pgReads(), MissingCounters::Zero);
+    const auto toPg = loopCountersOf(s.myReads(), MissingCounters::Zero);
     EXPECT_EQ(toMy.captured - toMy0.captured, 200);
     EXPECT_EQ(toMy.applied - toMy0.applied, 200);
     EXPECT_EQ(toPg.captured - toPg0.captured, 200);
@@ -589,9 +552,7 @@ struct MixedConflicts : ::testing::TestWithParam<bool> {
             [&] {
                 try {
                     return s.pg.scalar("SELECT to_regclass('public.people') IS NOT NULL") == "t" &&
-                           s.my.scalar("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = "
-                                       "DATABASE() AND TABLE_NAME = 'people'") == "1" &&
-                           s.pg.scalar("SELECT count(*) FROM people") == "50" &&
+                           myTableExists(s.my, "people") && s.pg.scalar("SELECT count(*) FROM people") == "50" &&
                            s.my.scalar("SELECT COUNT(*) FROM people") == "50" &&
                            s.my.scalar("SELECT COUNT(*) FROM _driftless_checkpoints WHERE pipeline = '" + s.pgReads() +
                                        "' AND position LIKE '%\"lsn\"%'") == "1" &&

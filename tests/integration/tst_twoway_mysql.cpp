@@ -15,6 +15,8 @@
 #include "tests/support/mysqltestdb.h"
 #include "tests/support/recordingobserver.h"
 #include "tests/support/testsupport.h"
+#include "tests/support/twowayfixture.h"
+#include "tests/support/waiting.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -83,17 +85,6 @@ struct MyTwoWay : ::testing::Test {
             engine.join();
         }
     }
-    /// Waits (polling every 100 ms) until `done()` holds or `seconds` pass.
-    static bool waitFor(const std::function<bool()> &done, int seconds)
-    {
-        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-        while (std::chrono::steady_clock::now() < until) {
-            if (done())
-                return true;
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        }
-        return done();
-    }
     /// The table's canonical hash, computed by the server: every row in key order.
     static std::string hash(MyTestDb &db)
     {
@@ -103,52 +94,21 @@ struct MyTwoWay : ::testing::Test {
                         "SEPARATOR '\\n')), '-')) FROM items")
             .value_or("no result");
     }
-    /// Every checkpoint of `direction` in `db` stands at or past binlog version `v`.
-    static bool passed(MyTestDb &db, const std::string &direction, std::int64_t v)
-    {
-        try {
-            auto rows = db.connect().query("SELECT position FROM _driftless_checkpoints WHERE pipeline = ?", {direction});
-            if (rows.empty())
-                return false;
-            for (size_t r = 0; r < rows.size(); ++r) {
-                auto p = BinlogCdcPosition::fromJson(rows.text(r, 0));
-                if (!p || !p->streaming() || binlog::positionVersion(p->at) < v)
-                    return false;
-            }
-            return true;
-        } catch (const Error &) {
-            return false; // not created yet
-        }
-    }
     /// Both directions have read the server's binlog up to its end now (each reads it all: the
     /// two sides are databases of one server).
-    bool positionsPassNow(int seconds)
-    {
-        auto r = a.connect().query("SHOW MASTER STATUS");
-        const std::int64_t v = binlog::positionVersion({r.text(0, 0), std::stoull(r.text(0, 1))});
-        return waitFor([&] { return passed(b, pipeline, v) && passed(a, pipeline + "_rev", v); }, seconds);
-    }
+    bool positionsPassNow(int seconds) { return myBinlogPassesNow(a, b, pipeline, seconds); }
     /// The engine loaded B and both directions stream.
     void waitStreaming()
     {
         ASSERT_TRUE(waitFor(
             [&] {
-                return b.scalar("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND "
-                                "TABLE_NAME = 'items'") == "1" &&
+                return myTableExists(b, "items") &&
                        b.scalar("SELECT COUNT(*) FROM items") == a.scalar("SELECT COUNT(*) FROM items") &&
-                       passed(b, pipeline, 0) && passed(a, pipeline + "_rev", 0);
+                       myDirectionPassed(b, pipeline, 0) && myDirectionPassed(a, pipeline + "_rev", 0);
             },
             180))
             << "the load and both directions' start; states: " << obs.lastStates[a.name() + ".items"];
         ASSERT_TRUE(positionsPassNow(90));
-    }
-    LoopCountersSample counters(const std::string &direction)
-    {
-        for (const auto &s : loopCountersSnapshot())
-            if (s.direction == direction)
-                return s;
-        ADD_FAILURE() << "no counters for " << direction;
-        return {};
     }
 };
 
@@ -176,16 +136,16 @@ TEST_F(MyTwoWay, anUpdateOnAIsAppliedOnceOnBAndNeverComesBack)
     startEngine();
     waitStreaming();
     addWriteLog(b);
-    const auto fwd0 = counters(pipeline);
-    const auto rev0 = counters(pipeline + "_rev");
+    const auto fwd0 = loopCountersOf(pipeline);
+    const auto rev0 = loopCountersOf(pipeline + "_rev");
     EXPECT_EQ(a.scalar("SELECT COUNT(*) FROM writes"), "0") << "the load wrote back into A";
 
     a.exec("UPDATE items SET v = 'changed on a', n = n + 1000 WHERE id = 7");
     ASSERT_TRUE(waitFor([&] { return b.scalar("SELECT v FROM items WHERE id = 7") == "changed on a"; }, 60));
     ASSERT_TRUE(positionsPassNow(90)) << "both directions must read past the change and its application";
 
-    const auto fwd = counters(pipeline);
-    const auto rev = counters(pipeline + "_rev");
+    const auto fwd = loopCountersOf(pipeline);
+    const auto rev = loopCountersOf(pipeline + "_rev");
     EXPECT_EQ(fwd.captured - fwd0.captured, 1);
     EXPECT_EQ(fwd.applied - fwd0.applied, 1);
     EXPECT_EQ(fwd.droppedOwn - fwd0.droppedOwn, 0);
@@ -200,8 +160,8 @@ TEST_F(MyTwoWay, anUpdateOnAIsAppliedOnceOnBAndNeverComesBack)
     b.exec("UPDATE items SET v = 'changed on b' WHERE id = 9");
     ASSERT_TRUE(waitFor([&] { return a.scalar("SELECT v FROM items WHERE id = 9") == "changed on b"; }, 60));
     ASSERT_TRUE(positionsPassNow(90));
-    const auto fwd2 = counters(pipeline);
-    const auto rev2 = counters(pipeline + "_rev");
+    const auto fwd2 = loopCountersOf(pipeline);
+    const auto rev2 = loopCountersOf(pipeline + "_rev");
     EXPECT_EQ(rev2.captured - rev.captured, 1);
     EXPECT_EQ(rev2.applied - rev.applied, 1);
     EXPECT_EQ(fwd2.captured - fwd.captured, 0);
@@ -220,8 +180,8 @@ TEST_F(MyTwoWay, writersOnBothSidesConvergeWithoutLoops)
     seed(a, 200);
     startEngine();
     waitStreaming();
-    const auto fwd0 = counters(pipeline);
-    const auto rev0 = counters(pipeline + "_rev");
+    const auto fwd0 = loopCountersOf(pipeline);
+    const auto rev0 = loopCountersOf(pipeline + "_rev");
 
     // 300 changes a side, one transaction each, at most about 200 a second.
     auto writer = [](MyTestDb &db, int base) {
@@ -247,8 +207,8 @@ TEST_F(MyTwoWay, writersOnBothSidesConvergeWithoutLoops)
     EXPECT_EQ(b.scalar("SELECT COUNT(*) FROM items WHERE id BETWEEN 1000 AND 4999"), "50");
     EXPECT_EQ(a.scalar("SELECT COUNT(*) FROM items"), "300");
     ASSERT_TRUE(positionsPassNow(90));
-    const auto fwd = counters(pipeline);
-    const auto rev = counters(pipeline + "_rev");
+    const auto fwd = loopCountersOf(pipeline);
+    const auto rev = loopCountersOf(pipeline + "_rev");
     // Each side's 300 changes crossed once; what was applied came back once and was dropped.
     EXPECT_EQ(fwd.captured - fwd0.captured, 300);
     EXPECT_EQ(fwd.applied - fwd0.applied, 300);
@@ -316,13 +276,7 @@ struct MyConflicts : ::testing::Test {
     }
     /// Both directions have read the server's binlog up to its end now: every change made before
     /// this call has been applied (or decided) on the other side.
-    bool quiesced(int seconds)
-    {
-        auto r = a.connect().query("SHOW MASTER STATUS");
-        const std::int64_t v = binlog::positionVersion({r.text(0, 0), std::stoull(r.text(0, 1))});
-        return MyTwoWay::waitFor(
-            [&] { return MyTwoWay::passed(b, pipeline, v) && MyTwoWay::passed(a, pipeline + "_rev", v); }, seconds);
-    }
+    bool quiesced(int seconds) { return myBinlogPassesNow(a, b, pipeline, seconds); }
     /// Applies the file, runs until both directions stream, and stops the engine.
     void loadedAndStopped(const std::string &tableConflicts)
     {
@@ -338,12 +292,10 @@ struct MyConflicts : ::testing::Test {
         auto r = apply(tableConflicts);
         ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
         startRun();
-        ASSERT_TRUE(MyTwoWay::waitFor(
+        ASSERT_TRUE(waitFor(
             [&] {
-                return b.scalar("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND "
-                                "TABLE_NAME = 'people'") == "1" &&
-                       b.scalar("SELECT COUNT(*) FROM people") == "50" && MyTwoWay::passed(b, pipeline, 0) &&
-                       MyTwoWay::passed(a, pipeline + "_rev", 0);
+                return myTableExists(b, "people") && b.scalar("SELECT COUNT(*) FROM people") == "50" &&
+                       myDirectionPassed(b, pipeline, 0) && myDirectionPassed(a, pipeline + "_rev", 0);
             },
             180))
             << readFile(runLog);
@@ -382,7 +334,7 @@ TEST_F(MyConflicts, disjointColumnEditsOfOneRowBothSurviveOnBothSides)
     b.exec("UPDATE people SET phone = '555-0007-b' WHERE id = 7");
     startRun();
     ASSERT_TRUE(quiesced(120)) << readFile(runLog);
-    ASSERT_TRUE(MyTwoWay::waitFor([&] { return row(a, 7) == row(b, 7); }, 60)) << row(a, 7) << " / " << row(b, 7);
+    ASSERT_TRUE(waitFor([&] { return row(a, 7) == row(b, 7); }, 60)) << row(a, 7) << " / " << row(b, 7);
     EXPECT_EQ(row(a, 7), "name 7|seven@a|555-0007-b");
     EXPECT_EQ(hash(a), hash(b));
     EXPECT_EQ(openConflicts()["conflicts"].size(), 0u);
@@ -396,7 +348,7 @@ TEST_F(MyConflicts, anOverlapUnderSourceWinsEndsWithTheSourcesValueOnBothSides)
     b.exec("UPDATE people SET email = 'from-b', name = 'renamed on b' WHERE id = 3");
     startRun();
     ASSERT_TRUE(quiesced(120)) << readFile(runLog);
-    ASSERT_TRUE(MyTwoWay::waitFor([&] { return row(a, 3) == row(b, 3); }, 60)) << row(a, 3) << " / " << row(b, 3);
+    ASSERT_TRUE(waitFor([&] { return row(a, 3) == row(b, 3); }, 60)) << row(a, 3) << " / " << row(b, 3);
     // The source wins the whole row: B's rename is gone too.
     EXPECT_EQ(row(a, 3), "name 3|from-a|555-3");
     EXPECT_EQ(hash(a), hash(b));
@@ -412,7 +364,7 @@ TEST_F(MyConflicts, aManualConflictIsQueuedAndResolvedFromTheCli)
     startRun();
     ASSERT_TRUE(quiesced(120)) << readFile(runLog);
     nlohmann::json list;
-    ASSERT_TRUE(MyTwoWay::waitFor(
+    ASSERT_TRUE(waitFor(
         [&] {
             list = openConflicts();
             return list["conflicts"].size() == 1;

@@ -14,6 +14,8 @@
 #include "core/model/error.h"
 #include "core/model/workspace.h"
 #include "tests/support/testsupport.h"
+#include "tests/support/twowayfixture.h"
+#include "tests/support/waiting.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -35,6 +37,9 @@ using namespace driftless::test;
 using json = nlohmann::json;
 
 namespace {
+
+/// How often this file's conditions are asked again.
+constexpr std::chrono::milliseconds kPoll{200};
 
 const char *kTable = "CREATE TABLE soak (id int PRIMARY KEY, name text, email text, phone text, qty int, "
                      "price numeric(10,2), active boolean)";
@@ -154,15 +159,7 @@ struct TwoWaySoak : ::testing::Test {
     void TearDown() override
     {
         stopEngine();
-        try {
-            PgConnection admin(pgDsn("postgres"));
-            admin.execParams("SELECT pg_replication_origin_drop(roname) FROM pg_replication_origin WHERE roname IN "
-                             "($1, $2, $3)",
-                             {applyOriginName(pipeline), applyOriginName(pipeline + PipelineSpec::kReverseSuffix),
-                              resolveOriginName(pipeline)});
-        } catch (const Error &e) {
-            std::printf("origins not dropped: %s\n", e.describe().c_str());
-        }
+        dropTwoWayOrigins(pipeline);
     }
 
     std::string reverse() const { return pipeline + PipelineSpec::kReverseSuffix; }
@@ -193,7 +190,7 @@ struct TwoWaySoak : ::testing::Test {
                     port = std::stoi(m[1]);
                 return port > 0;
             },
-            120))
+            120, kPoll))
             << readFile(log);
     }
     void stopEngine()
@@ -204,41 +201,12 @@ struct TwoWaySoak : ::testing::Test {
             engine = -1;
         }
     }
-    static bool waitFor(const std::function<bool()> &done, int seconds)
-    {
-        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-        while (std::chrono::steady_clock::now() < until) {
-            if (done())
-                return true;
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        }
-        return done();
-    }
     /// Both directions' slots confirmed everything written on the server up to this call.
-    bool quiesced(int seconds)
-    {
-        const std::string lsn = a.scalar("SELECT pg_current_wal_lsn()");
-        return waitFor(
-            [&] {
-                return a.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name IN ('driftless_" + pipeline +
-                                "', 'driftless_" + reverse() + "') AND confirmed_flush_lsn >= '" + lsn +
-                                "'::pg_lsn") == "2";
-            },
-            seconds);
-    }
+    bool quiesced(int seconds) { return pgSlotsPassNow(a, pipeline, seconds, kPoll); }
     /// The initial load reached B and both directions stream.
     void waitStreaming()
     {
-        ASSERT_TRUE(waitFor(
-            [&] {
-                return b.scalar("SELECT to_regclass('public.soak') IS NOT NULL") == "t" &&
-                       b.scalar("SELECT count(*) FROM soak") == a.scalar("SELECT count(*) FROM soak") &&
-                       a.scalar("SELECT to_regclass('_driftless.checkpoints') IS NOT NULL") == "t" &&
-                       a.scalar("SELECT count(*) FROM _driftless.checkpoints WHERE pipeline = '" + reverse() +
-                                "'") == "1";
-            },
-            180))
-            << readFile(log);
+        ASSERT_TRUE(waitFor([&] { return pgLoadedAndStreaming(a, b, pipeline, "soak"); }, 180, kPoll)) << readFile(log);
         ASSERT_TRUE(quiesced(120)) << readFile(log);
     }
     Metrics metrics()
@@ -344,7 +312,7 @@ TEST_F(TwoWaySoak, writersOnBothSidesWithAKilledEngineConvergeOnceTheQueueIsReso
     // SIGKILL a third of the way; both writers go on while the engine is down, so changes made
     // on both sides at once (conflicts) wait for the restart. It restarts once each writer has
     // made 80 more transactions.
-    const bool third = waitFor([&] { return onA.done >= txns / 3 || onA.failed; }, 600);
+    const bool third = waitFor([&] { return onA.done >= txns / 3 || onA.failed; }, 600, kPoll);
     ::kill(engine, SIGKILL);
     const int killed = waitPid(engine, 60);
     engine = -1;
@@ -354,7 +322,7 @@ TEST_F(TwoWaySoak, writersOnBothSidesWithAKilledEngineConvergeOnceTheQueueIsReso
             return (onA.done >= std::min(txns, aAtKill + 80) && onB.done >= std::min(txns, bAtKill + 80)) ||
                    onA.failed || onB.failed;
         },
-        600);
+        600, kPoll);
     std::printf("killed at a=%d b=%d transactions; restarted at a=%d b=%d\n", aAtKill, bAtKill, onA.done.load(),
                 onB.done.load());
     startEngine("serve2");
@@ -494,14 +462,14 @@ TEST_F(TwoWaySoak, aConflictWhoseRowsChangedSinceItWasQueuedIsRefreshedNotUndone
                 ids[c["key"]["id"].get<std::string>()] = c["id"].get<long long>();
             return ids.size() == 2;
         },
-        60))
+        60, kPoll))
         << readFile(log);
 
     // Later: A changes row 5's phone (merged into B by column: the email conflict stays), and B
     // changes row 6's email to A's value (the sides agree again).
     a.exec("UPDATE soak SET phone = 'five-later' WHERE id = 5");
     b.exec("UPDATE soak SET email = 'six@a' WHERE id = 6");
-    ASSERT_TRUE(waitFor([&] { return b.scalar("SELECT phone FROM soak WHERE id = 5") == "five-later"; }, 120))
+    ASSERT_TRUE(waitFor([&] { return b.scalar("SELECT phone FROM soak WHERE id = 5") == "five-later"; }, 120, kPoll))
         << readFile(log);
     ASSERT_TRUE(quiesced(120)) << readFile(log);
     ASSERT_TRUE(quiesced(120)) << readFile(log);

@@ -1,0 +1,88 @@
+#include "tests/support/twowayfixture.h"
+
+#include "core/db/mysqlconnection.h"
+#include "core/db/pgconnection.h"
+#include "core/engine/conflicts.h"
+#include "core/model/cdcposition.h"
+#include "core/model/error.h"
+#include "tests/support/testsupport.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+namespace driftless::test
+{
+
+void dropTwoWayOrigins(const std::string &pipeline)
+{
+    try {
+        core::PgConnection admin(pgDsn("postgres"));
+        admin.execParams("SELECT pg_replication_origin_drop(roname) FROM pg_replication_origin WHERE roname IN "
+                         "($1, $2, $3)",
+                         {core::applyOriginName(pipeline), core::applyOriginName(reverseOf(pipeline)),
+                          core::resolveOriginName(pipeline)});
+    } catch (const core::Error &e) {
+        std::printf("origins not dropped: %s\n", e.describe().c_str());
+    }
+}
+
+core::LoopCountersSample loopCountersOf(const std::string &direction, MissingCounters missing)
+{
+    for (const auto &s : core::loopCountersSnapshot())
+        if (s.direction == direction)
+            return s;
+    if (missing == MissingCounters::Fail) {
+        ADD_FAILURE() << "no counters for " << direction;
+        return {};
+    }
+    return {direction, {}, 0, 0, 0};
+}
+
+std::int64_t myBinlogEnd(const MyTestDb &server)
+{
+    auto r = server.connect().query("SHOW MASTER STATUS");
+    return core::binlog::positionVersion({r.text(0, 0), std::stoull(r.text(0, 1))});
+}
+
+bool binlogPositionsPass(const std::vector<std::string> &positions, std::int64_t v)
+{
+    if (positions.empty())
+        return false;
+    for (const auto &text : positions) {
+        auto p = core::BinlogCdcPosition::fromJson(text);
+        if (!p || !p->streaming() || core::binlog::positionVersion(p->at) < v)
+            return false;
+    }
+    return true;
+}
+
+bool myDirectionPassed(const MyTestDb &db, const std::string &direction, std::int64_t v)
+{
+    try {
+        auto rows = db.connect().query("SELECT position FROM _driftless_checkpoints WHERE pipeline = ?", {direction});
+        std::vector<std::string> positions;
+        for (size_t r = 0; r < rows.size(); ++r)
+            positions.push_back(rows.text(r, 0));
+        return binlogPositionsPass(positions, v);
+    } catch (const core::Error &) {
+        return false; // not created yet
+    }
+}
+
+bool myBinlogPassesNow(const MyTestDb &a, const MyTestDb &b, const std::string &pipeline, int seconds,
+                       std::chrono::milliseconds poll)
+{
+    const std::int64_t v = myBinlogEnd(a);
+    return waitFor([&] { return myDirectionPassed(b, pipeline, v) && myDirectionPassed(a, reverseOf(pipeline), v); },
+                   seconds, poll);
+}
+
+bool myTableExists(const MyTestDb &db, const std::string &table)
+{
+    return db.scalar("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND "
+                     "TABLE_NAME = '" +
+                     table + "'") == "1";
+}
+
+} // namespace driftless::test
