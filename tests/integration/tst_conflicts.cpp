@@ -540,7 +540,7 @@ TEST_F(Conflicts, valuesWhoseCastDiffersFromTheStreamAreNotConflicts)
             return b.scalar("SELECT count(*) FROM people WHERE name LIKE 'renamed on a %'") == "10" &&
                    a.scalar("SELECT count(*) FROM people WHERE email LIKE 'from b %'") == "5";
         },
-        120))
+        120, kPoll))
         << openConflicts().dump(2) << readFile(runLog);
     ASSERT_TRUE(quiesced(120)) << readFile(runLog);
     EXPECT_EQ(openConflicts()["conflicts"].size(), 0u) << openConflicts().dump(2);

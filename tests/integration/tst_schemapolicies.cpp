@@ -521,12 +521,17 @@ TEST_F(SchemaPolicies, renamesMadeWhileTheEngineIsStoppedAreRenamesAndLoseNothin
                    "      - { table: public.quiet, strategy: cdc }\n");
     const std::string log = dir.file("run.log");
     const int runner = spawnRun(log);
-    ASSERT_TRUE(waitFor([&] {
-        return dst.scalar(common("items")) == src.scalar(common("items")) &&
-               dst.scalar(common("quiet")) == src.scalar(common("quiet"));
-    })) << readFile(log);
+    ASSERT_TRUE(waitForIgnoringErrors(
+        [&] {
+            return dst.scalar(common("items")) == src.scalar(common("items")) &&
+                   dst.scalar(common("quiet")) == src.scalar(common("quiet"));
+        },
+        120, kPoll))
+        << readFile(log);
     src.exec("UPDATE items SET b = 100 WHERE id = 3"); // a change after the load: the stream's names
-    ASSERT_TRUE(waitFor([&] { return dst.scalar("SELECT b FROM items WHERE id = 3") == "100"; })) << readFile(log);
+    ASSERT_TRUE(waitForIgnoringErrors([&] { return dst.scalar("SELECT b FROM items WHERE id = 3") == "100"; }, 120,
+                                      kPoll))
+        << readFile(log);
     ::kill(runner, SIGTERM);
     ASSERT_EQ(waitPid(runner, 60), 0) << readFile(log);
 
