@@ -400,12 +400,16 @@ void TablesModel::setTables(const std::vector<core::TableReport> &tables, const 
         }
     }
 
-    // 2. Rows still there, updated in place. One dataChanged spans the changed cells: the rows
-    // from the first to the last changed one, the columns likewise. A view repaints only that
-    // rectangle, and a proxy sorted by a column outside it need not sort again; lag alone
-    // changing every second repaints the Lag column, not the table.
-    int firstRow = -1, lastRow = -1;
-    unsigned columns = 0;
+    // 2. Rows still there, updated in place. Each contiguous run of changed rows gets one
+    // dataChanged spanning the columns that changed in it: a view repaints only those cells, and
+    // a proxy re-filters only those rows and re-sorts them only when its sort column is among the
+    // columns (lag alone changing every second leaves a proxy sorted by table alone). Runs are
+    // sent once the rows are all updated, so a proxy re-sorting on the first reads current rows.
+    struct Run {
+        int first, last;
+        unsigned columns;
+    };
+    std::vector<Run> runs;
     std::vector<char> present(tables.size(), 0);
     for (std::size_t row = 0; row < m_rows.size(); ++row) {
         Row &mine = m_rows[row];
@@ -420,18 +424,37 @@ void TablesModel::setTables(const std::vector<core::TableReport> &tables, const 
         mine.done = std::move(nextDone);
         if (!changed)
             continue;
-        for (int c = 0; c < ColumnCount; ++c)
-            if (changed & (1u << c))
-                mine.text[static_cast<std::size_t>(c)] = display(mine, c);
-        columns |= changed;
-        if (firstRow < 0)
-            firstRow = static_cast<int>(row);
-        lastRow = static_cast<int>(row);
+        bool textChanged = false;
+        for (int c = 0; c < ColumnCount; ++c) {
+            if (!(changed & (1u << c)))
+                continue;
+            QString text = display(mine, c);
+            auto &cell = mine.text[static_cast<std::size_t>(c)];
+            if (text != cell) {
+                cell = std::move(text);
+                textChanged = true;
+            }
+        }
+        if (textChanged)
+            mine.foldedStale = true;
+        const int r = static_cast<int>(row);
+        if (!runs.empty() && runs.back().last == r - 1) {
+            runs.back().last = r;
+            runs.back().columns |= changed;
+        } else {
+            runs.push_back({r, r, changed});
+        }
     }
-    if (firstRow >= 0) {
-        const int firstColumn = std::countr_zero(columns);
-        const int lastColumn = 31 - std::countl_zero(columns);
-        emit dataChanged(index(firstRow, firstColumn), index(lastRow, lastColumn));
+    if (runs.size() > static_cast<std::size_t>(kMaxChangedRuns)) {
+        Run all{runs.front().first, runs.back().last, 0};
+        for (const Run &run : runs)
+            all.columns |= run.columns;
+        runs.assign(1, all);
+    }
+    for (const Run &run : runs) {
+        const int firstColumn = std::countr_zero(run.columns);
+        const int lastColumn = 31 - std::countl_zero(run.columns);
+        emit dataChanged(index(run.first, firstColumn), index(run.last, lastColumn));
     }
 
     // 3. New rows, appended in snapshot order.
@@ -450,10 +473,77 @@ void TablesModel::setTables(const std::vector<core::TableReport> &tables, const 
 
 TablesModel::Row TablesModel::rowFor(const core::TableReport &report, std::optional<Done> done)
 {
-    Row row{report, std::move(done), {}};
+    Row row{report, std::move(done), {}, {}, true};
     for (int c = 0; c < ColumnCount; ++c)
         row.text[static_cast<std::size_t>(c)] = display(row, c);
     return row;
+}
+
+void TablesModel::fold(const Row &row)
+{
+    qsizetype size = ColumnCount;
+    for (const QString &text : row.text)
+        size += text.size();
+    QString all;
+    all.reserve(size);
+    for (const QString &text : row.text) {
+        all += text;
+        all += kCellSeparator;
+    }
+    row.folded = std::move(all).toCaseFolded();
+    row.foldedStale = false;
+}
+
+bool TablesModel::rowShows(int row, const QString &folded) const
+{
+    if (row < 0 || row >= rowCount())
+        return false;
+    const Row &r = m_rows[static_cast<std::size_t>(row)];
+    if (folded.isEmpty())
+        return true;
+    if (!folded.contains(kCellSeparator)) {
+        if (r.foldedStale)
+            fold(r);
+        return r.folded.contains(folded, Qt::CaseSensitive);
+    }
+    // A separator in the filter: it must not match across two cells.
+    for (const QString &text : r.text)
+        if (text.toCaseFolded().contains(folded, Qt::CaseSensitive))
+            return true;
+    return false;
+}
+
+bool TablesModel::sortsBefore(int left, int right, int column, Qt::CaseSensitivity cs, bool localeAware) const
+{
+    const Row &a = m_rows.at(static_cast<std::size_t>(left));
+    const Row &b = m_rows.at(static_cast<std::size_t>(right));
+    const auto &x = a.report;
+    const auto &y = b.report;
+    // The same keys as sortKey(), compared as QSortFilterProxyModel::lessThan compares them.
+    switch (column) {
+    case Freshness:
+        return freshnessRank(x.freshness) < freshnessRank(y.freshness);
+    case Lag:
+        return x.lagSeconds.value_or(std::numeric_limits<double>::max()) <
+               y.lagSeconds.value_or(std::numeric_limits<double>::max());
+    case Rows:
+        return x.rowsApplied < y.rowsApplied;
+    case LastSync:
+        return x.lastSyncAtMs.value_or(0) < y.lastSyncAtMs.value_or(0);
+    case Progress: {
+        const auto key = [](const Row &row) {
+            if (!row.report.backfill)
+                return row.done ? -0.5 : -1.0;
+            return row.report.backfill->percent.value_or(0.0);
+        };
+        return key(a) < key(b);
+    }
+    }
+    if (column < 0 || column >= ColumnCount)
+        return false;
+    const QString &s = a.text[static_cast<std::size_t>(column)];
+    const QString &t = b.text[static_cast<std::size_t>(column)];
+    return localeAware ? s.localeAwareCompare(t) < 0 : s.compare(t, cs) < 0;
 }
 
 int TablesModel::rowOf(const QString &pipeline, const QString &table) const

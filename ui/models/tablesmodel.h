@@ -17,13 +17,15 @@ namespace driftless::ui
 
 /// One row per synced table, over the tables of an EngineSnapshot.
 ///
-/// setSnapshot() updates in place with the fewest signals it can: rows that went away are
-/// removed in contiguous runs, new rows are appended in one insert, and changed cells are
-/// reported in one dataChanged spanning only the rows and columns that changed. Views keep
-/// their selection and scroll position that way, which a reset twice a second would throw
-/// away. Each row keeps its cells' text, made when they change: views, sorting and filtering
-/// read it instead of formatting numbers and times again on every call. The order is the order
-/// rows first appeared; views sort through a proxy, by SortRole.
+/// setSnapshot() applies a snapshot as a diff, never as a reset: rows that went away are removed
+/// in contiguous runs, new rows are appended in one insert, and each contiguous run of changed
+/// rows gets one dataChanged spanning the columns that changed in it (so a proxy re-checks only
+/// those rows, and re-sorts only when its sort column is among them). Views keep their selection
+/// and scroll position that way. Each row keeps its cells' text, made when they change, and the
+/// case-folded text filtering looks in: views, sorting and filtering read them instead of
+/// formatting numbers and times again on every call. The order is the order rows first
+/// appeared; views sort through a proxy, by SortRole (TablesProxy compares rows directly, with
+/// the same order as SortRole's values, and filters on the kept text).
 class TablesModel final : public QAbstractTableModel
 {
     Q_OBJECT
@@ -100,6 +102,20 @@ public:
     /// The row of `pipeline`/`table` (as the engine displays it), or -1.
     int rowOf(const QString &pipeline, const QString &table) const;
 
+    /// Whether row `left` sorts before row `right` by `column`: the order of their SortRole
+    /// values as QSortFilterProxyModel compares them (numbers as numbers; text with `cs`, or
+    /// locale-aware), without making a QVariant per comparison.
+    bool sortsBefore(int left, int right, int column, Qt::CaseSensitivity cs = Qt::CaseSensitive,
+                     bool localeAware = false) const;
+    /// Whether any cell of `row` shows `folded` (case-folded, QString::toCaseFolded()): what a
+    /// case-insensitive fixed-string filter over every column finds, read from text kept per row.
+    bool rowShows(int row, const QString &folded) const;
+
+    /// More than this many runs of changed rows in one snapshot are reported as one dataChanged
+    /// spanning them all: each signal is a pass through the proxy and the views, and a
+    /// scattering of hundreds would cost more than one pass over the rows between them.
+    static constexpr int kMaxChangedRuns = 32;
+
     static bool needsAttention(const core::TableReport &r);
     /// See RebackfillRole.
     static bool isRebackfill(const core::TableReport &r);
@@ -109,7 +125,15 @@ private:
         core::TableReport report;
         std::optional<Done> done; ///< only while no backfill runs (setTables() sees to it)
         std::array<QString, ColumnCount> text; ///< each column's DisplayRole
+        /// Every cell's text, case-folded, one separator between cells (rowShows); made when a
+        /// filter first reads it after a change, so snapshots cost nothing more while none is set.
+        mutable QString folded;
+        mutable bool foldedStale = true;
     };
+
+    /// The separator between cells in Row::folded; a filter holding it is checked cell by cell.
+    static constexpr QChar kCellSeparator = QChar(u'\x1f');
+    static void fold(const Row &row);
 
     static QString display(const Row &row, int column);
     static Row rowFor(const core::TableReport &report, std::optional<Done> done);

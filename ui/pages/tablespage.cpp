@@ -4,6 +4,7 @@
 #include "ui/dialogs/tabledetaildialog.h"
 #include "ui/enginebridge.h"
 #include "ui/models/tablesmodel.h"
+#include "ui/models/tablesproxy.h"
 #include "ui/statusicons.h"
 #include "ui/widgets/backfillprogress.h"
 #include "ui/widgets/cachedtextdelegate.h"
@@ -31,7 +32,7 @@ namespace driftless::ui
 
 TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *parent)
     : QWidget(parent), m_model(model), m_runner(runner), m_promoter(new PromoteRunner(runner->engine(), this)),
-      m_proxy(new QSortFilterProxyModel(this)),
+      m_proxy(new TablesProxy(this)),
       m_view(new QTableView(this)), m_filter(new QLineEdit(this)), m_summary(new QLabel(this)),
       m_notice(new QLabel(this)), m_details(new QLabel(this)), m_backfill(new QPushButton(tr("Backfill\u2026"), this)),
       m_cancel(new QPushButton(tr("Cancel Backfill\u2026"), this)),
@@ -41,17 +42,16 @@ TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *pare
       m_progress(new BackfillProgress(this))
 {
     setObjectName(QStringLiteral("tablesPage"));
+    // Sorts by TablesModel::SortRole and filters every column, case-insensitively, as a plain
+    // QSortFilterProxyModel would, at a fraction of the cost with 10,000 tables (issue 19).
     m_proxy->setSourceModel(m_model);
-    m_proxy->setSortRole(TablesModel::SortRole);
-    m_proxy->setFilterKeyColumn(-1);
-    m_proxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
 
     m_filter->setObjectName(QStringLiteral("tablesFilter"));
     m_filter->setPlaceholderText(tr("Filter tables (Ctrl+F)"));
     m_filter->setClearButtonEnabled(true);
     // Wide enough for the placeholder: the shortcut in it is how DBAs learn Ctrl+F.
     m_filter->setMinimumWidth(m_filter->fontMetrics().horizontalAdvance(m_filter->placeholderText()) + 48);
-    connect(m_filter, &QLineEdit::textChanged, m_proxy, &QSortFilterProxyModel::setFilterFixedString);
+    connect(m_filter, &QLineEdit::textChanged, static_cast<TablesProxy *>(m_proxy), &TablesProxy::setFilterText);
 
     m_summary->setObjectName(QStringLiteral("tablesSummary"));
     // Wrapped, so the empty page's longer sentence never makes the window wider than the buttons.
