@@ -264,7 +264,7 @@ QString TablesModel::display(const Row &row, int column)
     return {};
 }
 
-QVariant TablesModel::sortKey(const Row &row, int column) const
+std::optional<double> TablesModel::numberKey(const Row &row, int column)
 {
     const auto &r = row.report;
     switch (column) {
@@ -274,9 +274,9 @@ QVariant TablesModel::sortKey(const Row &row, int column) const
         // Never synced sorts as the worst lag: it is the least known to be fresh.
         return r.lagSeconds.value_or(std::numeric_limits<double>::max());
     case Rows:
-        return static_cast<qlonglong>(r.rowsApplied);
+        return static_cast<double>(r.rowsApplied);
     case LastSync:
-        return static_cast<qlonglong>(r.lastSyncAtMs.value_or(0));
+        return static_cast<double>(r.lastSyncAtMs.value_or(0));
     case Progress:
         // Running backfills first when sorted descending, the furthest along first, then the
         // ones just finished.
@@ -284,6 +284,13 @@ QVariant TablesModel::sortKey(const Row &row, int column) const
             return row.done ? -0.5 : -1.0;
         return r.backfill->percent.value_or(0.0);
     }
+    return std::nullopt;
+}
+
+QVariant TablesModel::sortKey(const Row &row, int column) const
+{
+    if (const auto n = numberKey(row, column))
+        return *n;
     return row.text[static_cast<std::size_t>(column)];
 }
 
@@ -517,28 +524,9 @@ bool TablesModel::sortsBefore(int left, int right, int column, Qt::CaseSensitivi
 {
     const Row &a = m_rows.at(static_cast<std::size_t>(left));
     const Row &b = m_rows.at(static_cast<std::size_t>(right));
-    const auto &x = a.report;
-    const auto &y = b.report;
     // The same keys as sortKey(), compared as QSortFilterProxyModel::lessThan compares them.
-    switch (column) {
-    case Freshness:
-        return freshnessRank(x.freshness) < freshnessRank(y.freshness);
-    case Lag:
-        return x.lagSeconds.value_or(std::numeric_limits<double>::max()) <
-               y.lagSeconds.value_or(std::numeric_limits<double>::max());
-    case Rows:
-        return x.rowsApplied < y.rowsApplied;
-    case LastSync:
-        return x.lastSyncAtMs.value_or(0) < y.lastSyncAtMs.value_or(0);
-    case Progress: {
-        const auto key = [](const Row &row) {
-            if (!row.report.backfill)
-                return row.done ? -0.5 : -1.0;
-            return row.report.backfill->percent.value_or(0.0);
-        };
-        return key(a) < key(b);
-    }
-    }
+    if (const auto x = numberKey(a, column))
+        return *x < *numberKey(b, column);
     if (column < 0 || column >= ColumnCount)
         return false;
     const QString &s = a.text[static_cast<std::size_t>(column)];

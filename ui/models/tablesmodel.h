@@ -137,6 +137,8 @@ private:
 
     static QString display(const Row &row, int column);
     static Row rowFor(const core::TableReport &report, std::optional<Done> done);
+    /// The number `column` sorts by (SortRole), or nullopt for a column sorted by its text.
+    static std::optional<double> numberKey(const Row &row, int column);
     QVariant sortKey(const Row &row, int column) const;
     QString toolTip(const core::TableReport &r, int column) const;
 
