@@ -6,6 +6,7 @@
 
 #include "core/db/pgcatalog.h"
 #include "core/engine/columnbackfill.h"
+#include "core/engine/columnmapping.h"
 #include "core/engine/schemapolicy.h"
 #include "core/model/error.h"
 
@@ -79,13 +80,10 @@ bool CdcPipeline::dropColumns(Table &t, const std::vector<std::string> &dropped,
                            resnapshot);
         return false;
     }
-    if (!t.merger->changesColumns() || t.job.spec.columns || t.job.twoWay) {
+    if (!t.merger->changesColumns() || t.job.twoWay) {
         pauseForSchema(t,
                        "column(s) " + names + " dropped on the source; a dropped column is not handled for " +
-                           (t.job.spec.columns ? std::string("a table with a column mapping")
-                                               : t.job.twoWay ? std::string("a two-way pipeline")
-                                                              : t.merger->describeTarget()) +
-                           " yet",
+                           (t.job.twoWay ? std::string("a two-way pipeline") : t.merger->describeTarget()) + " yet",
                        "adapt the target table, then re-snapshot it: " + resnapshot);
         return false;
     }
@@ -101,6 +99,8 @@ bool CdcPipeline::dropColumns(Table &t, const std::vector<std::string> &dropped,
         t.relationTypes.erase(name);
         t.attnums.erase(name);
     }
+    // A mapping entry naming a dropped column is gone with it (the merger's projection too).
+    t.job.spec = withoutMappingOf(t.job.spec, dropped);
     t.schema = std::move(next);
     t.columns = columns;
     t.streamColumns.clear();
@@ -155,12 +155,10 @@ bool CdcPipeline::adaptToTypes(Table &t, const CdcTableChanges &ch, PgConnection
             pauseForSchema(t, what + refusal, fix);
             return false;
         }
-        if (!t.merger->changesColumns() || t.job.spec.columns || t.job.twoWay) {
+        if (!t.merger->changesColumns() || t.job.twoWay) {
             pauseForSchema(t,
                            what + "; a retyped column is not handled for " +
-                               (t.job.spec.columns ? std::string("a table with a column mapping")
-                                                   : t.job.twoWay ? std::string("a two-way pipeline")
-                                                                  : t.merger->describeTarget()) +
+                               (t.job.twoWay ? std::string("a two-way pipeline") : t.merger->describeTarget()) +
                                " yet",
                            fix);
             return false;
@@ -285,11 +283,12 @@ bool CdcPipeline::renameColumns(Table &t, const std::vector<std::pair<std::strin
         return false;
     }
     std::string notHere;
-    if (t.job.spec.columns)
-        notHere = "a table with a column mapping (its columns: entry names the old column)";
-    else if (t.job.twoWay)
+    for (const auto &[from, to] : renames)
+        if (mappingNames(t.job.spec, from) || mappingNames(t.job.spec, to))
+            notHere = "a table whose columns: mapping names the column (change the entry to the new name)";
+    if (notHere.empty() && t.job.twoWay)
         notHere = "a two-way pipeline";
-    else if (!t.merger->changesColumns())
+    else if (notHere.empty() && !t.merger->changesColumns())
         notHere = t.merger->describeTarget();
     if (notHere.empty() && t.job.spec.where)
         for (const auto &[from, to] : renames)

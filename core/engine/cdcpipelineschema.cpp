@@ -107,14 +107,23 @@ bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &column
             t.columns = columns;
             t.layout = streamLayout(t.schema, t.columns, t.merger->generatedColumns());
             readAttnums(t, src); // the added columns', so a later rename of one is told apart too
-            if (policy == "backfill" && t.merger->fillsColumns()) {
-                startAddColumn(t, newColumns, since);
+            // A column mapping may leave a new column out (an include list does not name it).
+            std::vector<std::string> written, leftOut;
+            for (const auto &c : newColumns)
+                (t.merger->writesColumn(c) ? written : leftOut).push_back(c);
+            if (!leftOut.empty())
+                m_observer.event(Level::Info, t.key, "schema_change",
+                                 "source added column(s) " + displayNames(leftOut) +
+                                     "; not added to the target: the table's columns: mapping leaves them out");
+            if (written.empty()) {
+                // nothing reaches the target
+            } else if (policy == "backfill" && t.merger->fillsColumns()) {
+                startAddColumn(t, written, since);
             } else if (policy == "backfill") {
                 m_observer.event(Level::Warn, t.key, "schema_change",
-                                 "source added column(s) " + names +
+                                 "source added column(s) " + displayNames(written) +
                                      "; added to the target, but filling the existing rows is not available for " +
-                                     (t.job.spec.columns ? std::string("a table with a column mapping")
-                                                         : t.merger->describeTarget()) +
+                                     t.merger->describeTarget() +
                                      " yet: they keep NULL until the table is copied again (driftless-cli backfill " +
                                      m_pipeline + " " + t.job.spec.table.display() + ")");
             } else {
@@ -322,9 +331,9 @@ long long CdcPipeline::resolveTwoWayConflicts(Table &t, CdcTableChanges &ch)
 
 std::vector<std::string> CdcPipeline::deferAddedColumns(Table &t)
 {
-    if (t.job.spec.columns || t.job.twoWay)
+    if (t.job.twoWay)
         return {};
-    return holdBackAddedColumns(t.schema, t.columns, t.merger->targetColumns());
+    return holdBackAddedColumns(t.schema, t.columns, t.merger->targetColumnsAsSource(t.schema));
 }
 
 void CdcPipeline::startAddColumn(Table &t, const std::vector<std::string> &columns, std::int64_t since)

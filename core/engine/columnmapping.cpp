@@ -227,6 +227,47 @@ std::string ColumnProjection::sourceName(const std::string &targetName) const
     return {};
 }
 
+const ColumnInfo *ColumnProjection::targetColumn(const std::string &sourceName) const
+{
+    const int from = m_source.columnIndex(sourceName);
+    for (size_t i = 0; i < m_from.size(); ++i)
+        if (m_from[i] == from)
+            return &m_target.columns[i];
+    return nullptr;
+}
+
+bool ColumnProjection::masks(const std::string &sourceName) const
+{
+    const int from = m_source.columnIndex(sourceName);
+    for (size_t i = 0; i < m_from.size(); ++i)
+        if (m_from[i] == from)
+            return m_masks[i] >= 0;
+    return false;
+}
+
+std::optional<std::string> ColumnProjection::projectValue(const std::string &sourceName,
+                                                          const std::optional<std::string> &value) const
+{
+    const int from = m_source.columnIndex(sourceName);
+    for (size_t i = 0; i < m_from.size(); ++i) {
+        if (m_from[i] != from)
+            continue;
+        if (m_masks[i] < 0)
+            return value;
+        std::string raw, masked, out;
+        if (value)
+            copytext::escape(*value, raw);
+        else
+            raw = copytext::kNull;
+        maskField(m_maskStore[static_cast<size_t>(m_masks[i])], raw, masked);
+        if (copytext::isNull(masked))
+            return std::nullopt;
+        copytext::unescape(masked, out);
+        return out;
+    }
+    throw Error(ErrorKind::Permanent, "column " + displayIdent(sourceName) + " does not reach the target");
+}
+
 void ColumnProjection::maskField(const Mask &m, std::string_view raw, std::string &out) const
 {
     if (copytext::isNull(raw) || m.spec.kind == ColumnMask::Kind::Null) {
@@ -340,6 +381,31 @@ MappedSourceSql pgMappedSource(const TableSpec &spec, const TableSchema &source)
     return out;
 }
 
+bool mappingNames(const TableSpec &spec, const std::string &column)
+{
+    if (!spec.columns)
+        return false;
+    const ColumnMapping &m = *spec.columns;
+    auto in = [&](const std::vector<std::string> &v) { return std::find(v.begin(), v.end(), column) != v.end(); };
+    return in(m.exclude) || in(m.include) ||
+           std::any_of(m.rename.begin(), m.rename.end(), [&](const auto &r) { return r.first == column; }) ||
+           std::any_of(m.mask.begin(), m.mask.end(), [&](const auto &k) { return k.first == column; });
+}
+
+TableSpec withoutMappingOf(const TableSpec &spec, const std::vector<std::string> &columns)
+{
+    TableSpec out = spec;
+    if (!out.columns)
+        return out;
+    ColumnMapping &m = *out.columns;
+    auto gone = [&](const std::string &c) { return std::find(columns.begin(), columns.end(), c) != columns.end(); };
+    std::erase_if(m.exclude, gone);
+    std::erase_if(m.include, gone);
+    std::erase_if(m.rename, [&](const auto &r) { return gone(r.first); });
+    std::erase_if(m.mask, [&](const auto &k) { return gone(k.first); });
+    return out;
+}
+
 void checkColumnMapping(const TableSpec &spec, const TableSchema &source, bool readKeys)
 {
     if (spec.columns && !spec.columns->empty())
@@ -348,6 +414,31 @@ void checkColumnMapping(const TableSpec &spec, const TableSchema &source, bool r
 
 namespace
 {
+
+/// A target's columns (as Merger::targetColumns() spells them) named and typed as at the source
+/// through `p`; the source columns `p` leaves out count as present. Nothing for no target table.
+std::vector<std::pair<std::string, std::string>> namedAsSource(const ColumnProjection &p,
+                                                               std::vector<std::pair<std::string, std::string>> cols)
+{
+    if (cols.empty())
+        return cols;
+    const TableSchema &src = p.source();
+    for (auto &[name, type] : cols) {
+        const std::string from = p.sourceName(name);
+        if (from.empty())
+            continue;
+        const auto &c = src.columns[static_cast<size_t>(src.columnIndex(from))];
+        const auto &t = p.target().columns[static_cast<size_t>(p.target().columnIndex(name))];
+        if (t.typeSql != c.typeSql && t.typeSql == type)
+            type = c.typeSql; // a hashed column: text by design
+        name = from;
+    }
+    for (size_t i = 0; i < src.columns.size(); ++i)
+        if (std::find(p.sourceColumns().begin(), p.sourceColumns().end(), static_cast<int>(i)) ==
+            p.sourceColumns().end())
+            cols.emplace_back(src.columns[i].name, src.columns[i].typeSql);
+    return cols;
+}
 
 /// A Merger behind a column mapping (see withColumnMapping()).
 class MappedMerger final : public Merger
@@ -458,24 +549,14 @@ public:
     std::vector<std::pair<std::string, std::string>> targetColumns() override
     {
         auto cols = m_inner->targetColumns();
-        if (!m_proj || cols.empty())
-            return cols;
-        const TableSchema &src = m_proj->source();
-        for (auto &[name, type] : cols) {
-            const std::string from = m_proj->sourceName(name);
-            if (from.empty())
-                continue;
-            const auto &c = src.columns[static_cast<size_t>(src.columnIndex(from))];
-            const auto &t = m_proj->target().columns[static_cast<size_t>(m_proj->target().columnIndex(name))];
-            if (t.typeSql != c.typeSql && t.typeSql == type)
-                type = c.typeSql; // a hashed column: text by design
-            name = from;
-        }
-        for (size_t i = 0; i < src.columns.size(); ++i)
-            if (std::find(m_proj->sourceColumns().begin(), m_proj->sourceColumns().end(), static_cast<int>(i)) ==
-                m_proj->sourceColumns().end())
-                cols.emplace_back(src.columns[i].name, src.columns[i].typeSql);
-        return cols;
+        return m_proj ? namedAsSource(*m_proj, std::move(cols)) : cols;
+    }
+    std::vector<std::pair<std::string, std::string>> targetColumnsAsSource(const TableSchema &source) override
+    {
+        if (m_proj)
+            return targetColumns();
+        // Before prepare(): named through the mapping as it applies to `source` (no keys read).
+        return namedAsSource(ColumnProjection(m_spec, source, false), m_inner->targetColumns());
     }
     std::vector<std::string> generatedColumns() const override
     {
@@ -487,6 +568,115 @@ public:
         return cols;
     }
 
+
+    // Schema changes (docs/schema-changes.md, "Tables with a columns: mapping"): named as at the
+    // source by the callers, translated here to the target's names; a column the mapping leaves
+    // out has nothing on the target to change.
+    bool fillsColumns() const override { return m_inner->fillsColumns(); }
+    bool changesColumns() const override { return m_inner->changesColumns(); }
+    bool writesColumn(const std::string &column) const override
+    {
+        return m_proj ? m_proj->targetColumn(column) != nullptr : true;
+    }
+    long long fillColumnsInTransaction(const ColumnFill &fill, std::int64_t below) override
+    {
+        const ColumnProjection &p = proj();
+        ColumnFill out;
+        std::vector<std::string> from; // per field of `out`, its source column
+        for (const auto &k : fill.keyColumns) {
+            out.keyColumns.push_back(targetName(k));
+            from.push_back(k);
+        }
+        std::vector<size_t> kept; // fields of `fill`'s rows that reach the target
+        for (size_t i = 0; i < fill.keyColumns.size(); ++i)
+            kept.push_back(i);
+        for (size_t i = 0; i < fill.columns.size(); ++i)
+            if (p.targetColumn(fill.columns[i])) {
+                out.columns.push_back(targetName(fill.columns[i]));
+                from.push_back(fill.columns[i]);
+                kept.push_back(fill.keyColumns.size() + i);
+            }
+        if (out.columns.empty())
+            return 0;
+        out.rows.reserve(fill.rows.size());
+        for (const auto &row : fill.rows) {
+            std::vector<std::optional<std::string>> r;
+            r.reserve(kept.size());
+            for (size_t f = 0; f < kept.size(); ++f)
+                r.push_back(p.projectValue(from[f], row[kept[f]]));
+            out.rows.push_back(std::move(r));
+        }
+        return m_inner->fillColumnsInTransaction(out, below);
+    }
+    /// Compared with the source's own values: only where the mapping sends them as they are.
+    std::string columnChecksum(const std::vector<std::string> &keyColumns,
+                               const std::vector<std::string> &columns) override
+    {
+        const ColumnProjection &p = proj();
+        std::vector<std::string> keys, cols;
+        for (const auto &k : keyColumns) {
+            if (!p.targetColumn(k) || p.masks(k))
+                return {};
+            keys.push_back(targetName(k));
+        }
+        for (const auto &c : columns) {
+            if (!p.targetColumn(c) || p.masks(c))
+                return {};
+            cols.push_back(targetName(c));
+        }
+        return m_inner->columnChecksum(keys, cols);
+    }
+    bool holdsType(const ColumnInfo &c, bool key, const std::string &targetType) const override
+    {
+        if (m_proj && m_proj->masks(c.name))
+            if (const ColumnInfo *t = m_proj->targetColumn(c.name); t && m_inner->holdsType(*t, key, targetType))
+                return true; // a hashed column: text by design
+        return m_inner->holdsType(c, key, targetType);
+    }
+    std::string dropColumn(const TableSchema &source, const std::string &column, bool drop) override
+    {
+        const ColumnInfo *was = proj().targetColumn(column);
+        const std::string name = was ? was->name : std::string();
+        // The mapping may name the column (the YAML is stale until a DBA edits it): the table
+        // goes on without those entries.
+        std::vector<std::string> gone; // `column` and any other dropped at the same time
+        for (const auto &c : proj().source().columns)
+            if (source.columnIndex(c.name) < 0)
+                gone.push_back(c.name);
+        m_spec = withoutMappingOf(m_spec, gone);
+        m_proj = std::make_unique<ColumnProjection>(m_spec, source);
+        if (name.empty())
+            return "not on the target (the table's columns: mapping leaves it out)";
+        std::string done = m_inner->dropColumn(m_proj->target(), name, drop);
+        if (name != column)
+            done = (done.empty() ? std::string("kept on the target, no longer written") : done) +
+                   " (its target column " + displayIdent(name) + ")";
+        return done;
+    }
+    std::string widenColumn(const TableSchema &source, const std::string &column) override
+    {
+        const ColumnProjection &p = proj();
+        const ColumnInfo *was = p.targetColumn(column);
+        const bool hashed = was && p.masks(column) && was->typeSql == "text" &&
+                            p.source().columns[static_cast<size_t>(p.source().columnIndex(column))].typeSql != "text";
+        m_proj = std::make_unique<ColumnProjection>(m_spec, source);
+        if (!was)
+            return "(not on the target: the table's columns: mapping leaves it out)";
+        if (hashed)
+            return "(the target holds its hash, as text: nothing to change there)";
+        return m_inner->widenColumn(m_proj->target(), was->name);
+    }
+    std::string renameColumn(const TableSchema &source, const std::string &from, const std::string &to) override
+    {
+        // Callers rename only columns the mapping does not name, so the target's name is the
+        // source's (or the column is left out by an include list).
+        const bool onTarget = proj().targetColumn(from) != nullptr;
+        m_proj = std::make_unique<ColumnProjection>(m_spec, source);
+        if (!onTarget)
+            return "not on the target (the table's columns: mapping leaves it out)";
+        return m_inner->renameColumn(m_proj->target(), from, to);
+    }
+
 private:
     const ColumnProjection &proj() const
     {
@@ -494,6 +684,14 @@ private:
             throw Error(ErrorKind::Permanent,
                         "table " + m_spec.table.display() + ": rows before the target was prepared");
         return *m_proj;
+    }
+    std::string targetName(const std::string &sourceName) const
+    {
+        const ColumnInfo *t = proj().targetColumn(sourceName);
+        if (!t)
+            throw Error(ErrorKind::Permanent, "table " + m_spec.table.display() + ": column " +
+                                                  displayIdent(sourceName) + " does not reach the target");
+        return t->name;
     }
 
     std::unique_ptr<Merger> m_inner;

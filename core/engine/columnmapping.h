@@ -41,6 +41,14 @@ public:
     const std::vector<int> &sourceColumns() const { return m_from; }
     /// The source column a target column name stands for, or empty.
     std::string sourceName(const std::string &targetName) const;
+    /// The target column source column `sourceName` lands on, or nullptr when the mapping
+    /// leaves it out.
+    const ColumnInfo *targetColumn(const std::string &sourceName) const;
+    /// True when source column `sourceName` reaches the target masked.
+    bool masks(const std::string &sourceName) const;
+    /// One value of source column `sourceName` (plain text, nullopt for NULL) as the target
+    /// gets it: masked when the mapping masks it. The column must reach the target.
+    std::optional<std::string> projectValue(const std::string &sourceName, const std::optional<std::string> &value) const;
 
     /// One COPY text row in the source's layout -> the target's. Fields past the source's columns
     /// (a full refresh's trailing version) are kept as they are.
@@ -79,6 +87,15 @@ struct MappedSourceSql {
     std::string why;
 };
 MappedSourceSql pgMappedSource(const TableSpec &spec, const TableSchema &source);
+
+/// True when the table's `columns:` mapping names source column `column` (in exclude, include,
+/// rename or mask).
+bool mappingNames(const TableSpec &spec, const std::string &column);
+
+/// `spec` with every entry of its `columns:` mapping that names one of `columns` left out: the
+/// mapping a running table goes on with once the source dropped those columns (the YAML is
+/// stale until a DBA edits it; `apply` then says which entry names a column that is gone).
+TableSpec withoutMappingOf(const TableSpec &spec, const std::vector<std::string> &columns);
 
 /// Throws the ConfigError ColumnProjection would for `spec` against `source`; nothing for a
 /// table without a mapping. `readKeys` false leaves out reading hash masks' keys (see

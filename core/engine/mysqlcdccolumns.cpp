@@ -8,6 +8,7 @@
 #include "core/engine/mysqlcdctable.h"
 
 #include "core/engine/columnbackfill.h"
+#include "core/engine/columnmapping.h"
 #include "core/engine/connect.h"
 #include "core/engine/schemapolicy.h"
 #include "core/model/error.h"
@@ -105,8 +106,6 @@ bool widenable(const std::string &type)
 
 std::string MysqlCdcPipeline::notHandledFor(const Table &t, const Merger &merger) const
 {
-    if (t.job.spec.columns)
-        return "a table with a column mapping";
     if (t.job.twoWay)
         return "a two-way pipeline";
     if (!merger.changesColumns())
@@ -228,6 +227,8 @@ bool MysqlCdcPipeline::adaptToChangedColumns(Table &t, const std::vector<binlog:
                              " (schema_changes: drop_column: " + policy + ")");
         t.dropped.insert(name);
     }
+    // A mapping entry naming a dropped column is gone with it (the merger's projection too).
+    t.job.spec = withoutMappingOf(t.job.spec, std::vector<std::string>(dropped.begin(), dropped.end()));
     for (const auto &r : widen) {
         const int i = schema.columnIndex(r.name);
         schema.columns[static_cast<size_t>(i)] = next.schema.columns[static_cast<size_t>(next.schema.columnIndex(r.name))];

@@ -35,12 +35,12 @@ std::string MysqlCdcPipeline::resnapshotCommand(const Table &t) const
 
 void MysqlCdcPipeline::holdBackAddedColumns(Table &t)
 {
-    if (t.job.spec.columns || t.job.twoWay)
+    if (t.job.twoWay)
         return;
     std::vector<std::string> names;
     for (const auto &c : t.source.columns)
         names.push_back(c.name);
-    const auto target = t.merger->targetColumns();
+    const auto target = t.merger->targetColumnsAsSource(t.source.schema);
     std::vector<std::string> gone, come;
     for (const auto &[name, type] : target)
         if (t.source.schema.columnIndex(name) < 0)
@@ -132,27 +132,37 @@ bool MysqlCdcPipeline::adaptToAddedColumns(Table &t, mysqlcatalog::MysqlTable fr
         beginBatch();
     merger.addMissingColumns(fresh.schema);
     t.source = std::move(fresh);
-    if (policy == "backfill" && merger.fillsColumns() && !t.job.spec.columns) {
+    // A column mapping may leave a new column out (an include list does not name it).
+    std::vector<std::string> written, leftOut;
+    for (const auto &c : added)
+        (merger.writesColumn(c) ? written : leftOut).push_back(c);
+    if (!leftOut.empty())
+        m_observer.event(Level::Info, t.key, "schema_change",
+                         "source added column(s) " + displayNames(leftOut) +
+                             "; not added to the target: the table's columns: mapping leaves them out");
+    if (written.empty())
+        return true;
+    const std::string writtenNames = displayNames(written);
+    if (policy == "backfill" && merger.fillsColumns()) {
         // Recorded with the batch that carried the column (its checkpoint holds the progress),
         // so a restart resumes the backfill.
-        t.addColumn = widenedColumnFill(t.addColumn, added, since, wallClockMs());
+        t.addColumn = widenedColumnFill(t.addColumn, written, since, wallClockMs());
         t.fillChecks = 0;
         m_observer.event(Level::Info, t.key, "schema_change",
-                         "source added column(s) " + names +
+                         "source added column(s) " + writtenNames +
                              "; added to the target, existing rows are being filled from the source while the stream "
                              "goes on (rows changed since " +
                              at.file + ":" + std::to_string(at.offset) + " keep the stream's values)");
     } else if (policy == "backfill") {
         m_observer.event(Level::Warn, t.key, "schema_change",
-                         "source added column(s) " + names +
+                         "source added column(s) " + writtenNames +
                              "; added to the target, but filling the existing rows is not available for " +
-                             (t.job.spec.columns ? std::string("a table with a column mapping")
-                                                 : merger.describeTarget()) +
+                             merger.describeTarget() +
                              " yet: they keep NULL until the table is copied again (driftless-cli backfill " +
                              m_pipeline + " " + t.job.spec.table.display() + ")");
     } else {
         m_observer.event(Level::Info, t.key, "schema_change",
-                         "source added column(s) " + names +
+                         "source added column(s) " + writtenNames +
                              "; added to the target and applied (existing rows keep NULL: schema_changes: "
                              "add_column: propagate)");
     }

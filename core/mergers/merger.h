@@ -124,6 +124,13 @@ public:
     virtual std::vector<std::int64_t> guardVersions(const RowSet &rows) = 0;
     /// The target table's own columns (bookkeeping columns left out): name and declared type.
     virtual std::vector<std::pair<std::string, std::string>> targetColumns() = 0;
+    /// targetColumns() named as at the source whose schema is `source`, also before prepare():
+    /// differs from it only behind a `columns:` mapping (withColumnMapping()).
+    virtual std::vector<std::pair<std::string, std::string>> targetColumnsAsSource(const TableSchema &source)
+    {
+        (void)source;
+        return targetColumns();
+    }
     /// Fills `fill.columns` of existing rows from the source's values (add-column backfill): sets
     /// only those columns, and only on rows whose version is older than `below` (rows written
     /// since came with the values and are never overwritten); the row's version is kept. Returns
@@ -135,6 +142,13 @@ public:
         throw Error(ErrorKind::Permanent, "filling added columns is not available for " + describeTarget());
     }
     virtual bool fillsColumns() const { return false; }
+    /// False when source column `column` does not reach the target (a `columns:` mapping leaves
+    /// it out), so nothing there is added, filled or changed for it.
+    virtual bool writesColumn(const std::string &column) const
+    {
+        (void)column;
+        return true;
+    }
     /// The target's side of a column-scoped comparison: a row count and an md5 over (key,
     /// columns) in key order, computed in SQL; empty when the target cannot compute it.
     virtual std::string columnChecksum(const std::vector<std::string> &keyColumns,
