@@ -341,7 +341,7 @@ std::vector<std::pair<std::string, std::string>> CdcPipeline::applyColumnPolicie
     const std::string typePolicy = typeChangePolicy(t.job.spec, t.job.pipelineTypeChange);
     const bool pgTarget = m_jobs.front().target.kind == EndpointKind::Postgres;
     const std::string resnapshot = resnapshotCommand(t);
-    const ColumnDiff diff = diffColumns(t.schema, have, pgTarget);
+    const ColumnLayoutDiff diff = diffColumns(t.schema, have, pgTarget);
     const std::vector<std::string> &gone = diff.gone;
     std::vector<std::pair<std::string, std::string>> widened; // name, the target's type
     for (const auto &[name, type] : diff.retyped) {

@@ -381,6 +381,20 @@ MappedSourceSql pgMappedSource(const TableSpec &spec, const TableSchema &source)
     return out;
 }
 
+std::optional<std::string> mappedName(const TableSpec &spec, const std::string &column)
+{
+    if (!spec.columns)
+        return column;
+    const ColumnMapping &m = *spec.columns;
+    auto in = [&](const std::vector<std::string> &v) { return std::find(v.begin(), v.end(), column) != v.end(); };
+    if ((m.hasInclude && !in(m.include)) || in(m.exclude))
+        return std::nullopt;
+    for (const auto &[from, to] : m.rename)
+        if (from == column)
+            return to;
+    return column;
+}
+
 bool mappingNames(const TableSpec &spec, const std::string &column)
 {
     if (!spec.columns)
@@ -635,14 +649,24 @@ public:
     }
     std::string dropColumn(const TableSchema &source, const std::string &column, bool drop) override
     {
-        const ColumnInfo *was = proj().targetColumn(column);
-        const std::string name = was ? was->name : std::string();
+        // Told by the mapping, not the projection: a pass prepares for the source as it is now,
+        // without the column.
+        const std::string name = mappedName(m_spec, column).value_or("");
         // The mapping may name the column (the YAML is stale until a DBA edits it): the table
         // goes on without those entries.
-        std::vector<std::string> gone; // `column` and any other dropped at the same time
-        for (const auto &c : proj().source().columns)
-            if (source.columnIndex(c.name) < 0)
-                gone.push_back(c.name);
+        std::vector<std::string> gone{column}; // and any other the source dropped at the same time
+        if (m_spec.columns) {
+            const ColumnMapping &m = *m_spec.columns;
+            std::vector<std::string> named = m.exclude;
+            named.insert(named.end(), m.include.begin(), m.include.end());
+            for (const auto &r : m.rename)
+                named.push_back(r.first);
+            for (const auto &k : m.mask)
+                named.push_back(k.first);
+            for (const auto &n : named)
+                if (source.columnIndex(n) < 0)
+                    gone.push_back(n);
+        }
         m_spec = withoutMappingOf(m_spec, gone);
         m_proj = std::make_unique<ColumnProjection>(m_spec, source);
         if (name.empty())
@@ -657,14 +681,15 @@ public:
     {
         const ColumnProjection &p = proj();
         const ColumnInfo *was = p.targetColumn(column);
+        const std::string name = was ? was->name : std::string();
         const bool hashed = was && p.masks(column) && was->typeSql == "text" &&
                             p.source().columns[static_cast<size_t>(p.source().columnIndex(column))].typeSql != "text";
-        m_proj = std::make_unique<ColumnProjection>(m_spec, source);
-        if (!was)
+        m_proj = std::make_unique<ColumnProjection>(m_spec, source); // `p` and `was` are gone from here on
+        if (name.empty())
             return "(not on the target: the table's columns: mapping leaves it out)";
         if (hashed)
             return "(the target holds its hash, as text: nothing to change there)";
-        return m_inner->widenColumn(m_proj->target(), was->name);
+        return m_inner->widenColumn(m_proj->target(), name);
     }
     std::string renameColumn(const TableSchema &source, const std::string &from, const std::string &to) override
     {

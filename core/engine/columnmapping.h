@@ -88,6 +88,11 @@ struct MappedSourceSql {
 };
 MappedSourceSql pgMappedSource(const TableSpec &spec, const TableSchema &source);
 
+/// The target column source column `column` lands on by the table's `columns:` mapping, read
+/// from the mapping alone (the column may be gone from the source): nullopt when the mapping
+/// leaves it out, `column` itself without a mapping.
+std::optional<std::string> mappedName(const TableSpec &spec, const std::string &column);
+
 /// True when the table's `columns:` mapping names source column `column` (in exclude, include,
 /// rename or mask).
 bool mappingNames(const TableSpec &spec, const std::string &column);

@@ -2,6 +2,7 @@
 
 #include "core/base/clock.h"
 #include "core/db/pgconnection.h"
+#include "core/engine/columnmapping.h"
 #include "core/engine/schemapolicy.h"
 #include "core/engine/tablesync.h"
 #include "core/mergers/mysqltypes.h"
@@ -134,10 +135,10 @@ PassSchemaResult applyPassSchemaPolicies(PassSchemaContext &cx, const TableSchem
     out.schema = source;
     const std::map<std::string, int> attnumsNow =
         cx.pgSource ? sourceAttnums(*cx.pgSource, job.spec.table) : std::map<std::string, int>{};
-    const auto have = job.spec.columns ? std::vector<std::pair<std::string, std::string>>{} : cx.merger.targetColumns();
+    // Named as at the source (through the table's columns: mapping, if it has one).
+    const auto have = cx.merger.targetColumnsAsSource(source);
     if (have.empty()) {
-        // No target table yet (the pass creates it with every column), or a column mapping,
-        // which these policies do not cover yet (docs/schema-changes.md).
+        // No target table yet: the pass creates it with every column.
         cx.merger.prepare(source);
         memory = PassColumns{};
         memory.attnums = attnumsNow;
@@ -148,7 +149,7 @@ PassSchemaResult applyPassSchemaPolicies(PassSchemaContext &cx, const TableSchem
     // A Postgres target's types are the source's spelling: compared as they are. Any other
     // target's are its own, so a retype is what changed since the types the last pass saw.
     const bool pgTarget = job.target.kind == EndpointKind::Postgres;
-    ColumnDiff diff = diffColumns(source, have, pgTarget);
+    ColumnLayoutDiff diff = diffColumns(source, have, pgTarget);
     if (!pgTarget)
         for (const auto &[name, type] : have) {
             const int i = source.columnIndex(name);
@@ -209,9 +210,12 @@ PassSchemaResult applyPassSchemaPolicies(PassSchemaContext &cx, const TableSchem
                          "or rename it there yourself (" +
                              alter + "); then " + nextPass(job));
         std::string notHere;
-        if (!cx.merger.changesColumns())
+        for (const auto &[from, to] : renames)
+            if (mappingNames(job.spec, from) || mappingNames(job.spec, to))
+                notHere = "a table whose columns: mapping names the column (change the entry to the new name)";
+        if (notHere.empty() && !cx.merger.changesColumns())
             notHere = cx.merger.describeTarget();
-        else if (job.spec.where)
+        else if (notHere.empty() && job.spec.where)
             for (const auto &[from, to] : renames)
                 if (job.spec.where->find(from) != std::string::npos)
                     notHere = "a table whose where: filter names the column (change the filter to the new name)";

@@ -87,10 +87,10 @@ bool widens(const std::string &from, const std::string &to)
     return false;
 }
 
-ColumnDiff diffColumns(const TableSchema &source, const std::vector<std::pair<std::string, std::string>> &target,
+ColumnLayoutDiff diffColumns(const TableSchema &source, const std::vector<std::pair<std::string, std::string>> &target,
                        bool compareTypes)
 {
-    ColumnDiff d;
+    ColumnLayoutDiff d;
     auto has = [&](const std::string &n) {
         return std::any_of(target.begin(), target.end(), [&](const auto &t) { return t.first == n; });
     };

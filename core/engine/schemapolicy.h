@@ -32,7 +32,7 @@ bool widens(const std::string &from, const std::string &to);
 
 /// How a target table's columns differ from the source's now: what CDC checks at start and a
 /// cursor or full-refresh table at the start of every pass (docs/schema-changes.md).
-struct ColumnDiff {
+struct ColumnLayoutDiff {
     /// Source columns the target lacks, in the source's order (generated ones left out: prepare()
     /// adds those as it always did).
     std::vector<std::string> added;
@@ -46,7 +46,7 @@ struct ColumnDiff {
 
 /// `target` as Merger::targetColumns() gives it. `compareTypes`: the target's type names are
 /// Postgres's (a Postgres target), so they compare with the source's.
-ColumnDiff diffColumns(const TableSchema &source, const std::vector<std::pair<std::string, std::string>> &target,
+ColumnLayoutDiff diffColumns(const TableSchema &source, const std::vector<std::pair<std::string, std::string>> &target,
                        bool compareTypes);
 
 /// Why the `type_change` policy `policy` does not let the engine apply a retype from `from` to

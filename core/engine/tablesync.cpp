@@ -159,6 +159,9 @@ struct Target {
     std::shared_ptr<PgConnection> pg;
     std::shared_ptr<SqliteDb> lite;
     std::unique_ptr<Merger> merger;
+    /// The merger of the target's own kind, behind any column mapping: its connection is the
+    /// one the session's transactions run on.
+    Merger *base = nullptr;
 
     Target(const TableJob &job, const MergeTarget &mt, ConnectionPool *pool)
         : m_job(job), m_pool(pool), m_app("driftless " + job.pipeline)
@@ -172,6 +175,7 @@ struct Target {
         } else {
             merger = createMerger(job.target, mt);
         }
+        base = merger.get();
         merger = withColumnMapping(std::move(merger), job.spec);
     }
     Merger *operator->() { return merger.get(); }
@@ -189,6 +193,7 @@ struct Target {
     void release(std::stop_token stop)
     {
         merger.reset();
+        base = nullptr;
         if (m_pool && pg && pg.use_count() == 1 && !stop.stop_requested())
             m_pool->give(m_job.target, m_app, std::move(*pg));
         if (m_pool && lite)
@@ -202,21 +207,21 @@ private:
         explicit ConnectionSession(Target &t) : m_t(t) {}
         void begin() override
         {
-            if (auto *p = dynamic_cast<PgMerger *>(m_t.merger.get()))
+            if (auto *p = dynamic_cast<PgMerger *>(m_t.base))
                 p->connection().begin();
             else
                 exec(beginSql());
         }
         void commit() override
         {
-            if (auto *p = dynamic_cast<PgMerger *>(m_t.merger.get()))
+            if (auto *p = dynamic_cast<PgMerger *>(m_t.base))
                 p->connection().commit();
             else
                 exec("COMMIT");
         }
         void rollback() noexcept override
         {
-            if (auto *p = dynamic_cast<PgMerger *>(m_t.merger.get())) {
+            if (auto *p = dynamic_cast<PgMerger *>(m_t.base)) {
                 p->connection().rollback();
                 return;
             }
@@ -246,9 +251,9 @@ private:
         }
         void exec(const std::string &sql)
         {
-            if (auto *l = dynamic_cast<SqliteMerger *>(m_t.merger.get()))
+            if (auto *l = dynamic_cast<SqliteMerger *>(m_t.base))
                 l->db().exec(sql);
-            else if (auto *m = dynamic_cast<MysqlMerger *>(m_t.merger.get()))
+            else if (auto *m = dynamic_cast<MysqlMerger *>(m_t.base))
                 m->connection().exec(sql);
             else
                 throw Error(ErrorKind::Permanent, "no transaction for " + m_t.merger->describeTarget());

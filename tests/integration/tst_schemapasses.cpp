@@ -315,6 +315,58 @@ TEST_F(SchemaPasses, fullRefreshIncludesKeepsDropsAndIgnoresColumns)
     EXPECT_EQ(dst.scalar(hashOf("ignored", "id, a, b, c")), src.scalar(hashOf("ignored", "id, a, b, c")));
 }
 
+// Tables with a columns: mapping (an excluded column, a renamed one): between passes a column is
+// added (and filled on the cursor table), one widened, one the mapping does not name renamed, then
+// dropped and kept. A drop of the column the mapping renames is refused with the YAML entry to
+// change, and nothing on the target is lost.
+TEST_F(SchemaPasses, mappedCursorAndFullRefreshTablesFollowThePoliciesThroughTheMapping)
+{
+    const std::string mapping = ", columns: { exclude: [c], rename: { a: label } }";
+    for (const char *t : {"mc", "mf"})
+        src.exec(std::string("CREATE TABLE ") + t +
+                 " (id bigint PRIMARY KEY, a text NOT NULL, b int, c text, v text, updated_at timestamptz NOT NULL);"
+                 "INSERT INTO " + t + " SELECT g, 'row ' || g, g % 13, 'SECRET' || g, 'v' || g, now() - interval "
+                 "'1 day' FROM generate_series(1, 3000) g;");
+    apply(head() + "      - { table: public.mc, strategy: cursor, cursor: updated_at, lookback: 0s" + mapping +
+          " }\n      - { table: public.mf, strategy: full_refresh" + mapping + " }\n");
+    runOk();
+    const std::string srcCols = "id, a, b, v2, d", dstCols = "id, label, b, v2, d";
+    for (const char *t : {"mc", "mf"})
+        src.exec(std::string("ALTER TABLE ") + t + " ADD COLUMN d int DEFAULT 7; ALTER TABLE " + t +
+                 " ALTER COLUMN b TYPE bigint; ALTER TABLE " + t + " RENAME COLUMN v TO v2; UPDATE " + t +
+                 " SET d = 99, b = 5000000000, updated_at = now() WHERE id = 5");
+    runOk();
+    for (const char *t : {"mc", "mf"}) {
+        EXPECT_EQ(dst.scalar(hashOf(t, dstCols)), src.scalar(hashOf(t, srcCols))) << t << "\n" << events();
+        EXPECT_EQ(targetType(t, "b"), "bigint") << t;
+        EXPECT_EQ(targetType(t, "v"), "") << t;
+        EXPECT_EQ(targetType(t, "c"), "") << t;
+    }
+    // The cursor table's rows were not read again: d came by the fill, which wrote d only.
+    const std::string ev = events();
+    EXPECT_NE(ev.find("checked: key and d match the source (3,000 rows)"), std::string::npos) << ev;
+    EXPECT_EQ(count(ev, "column b widened from integer to bigint"), 2u) << ev;
+    EXPECT_EQ(count(ev, "column v renamed to v2 on the source; renamed on the target"), 2u) << ev;
+
+    // A column the mapping does not name, dropped: kept as for any table.
+    for (const char *t : {"mc", "mf"})
+        src.exec(std::string("ALTER TABLE ") + t + " DROP COLUMN v2");
+    runOk();
+    EXPECT_EQ(dst.scalar("SELECT v2 FROM mc WHERE id = 7"), "v7");
+    EXPECT_EQ(count(events(), "column v2 dropped on the source; kept on the target, no longer written"), 2u)
+        << events();
+
+    // The renamed column dropped: the mapping names it, so the pass is refused with the entry.
+    src.exec("ALTER TABLE mc DROP COLUMN a");
+    auto r = run();
+    EXPECT_NE(r.exitCode, 0);
+    EXPECT_NE((r.out + r.err).find("tables[public.mc].columns.rename.a: table public.mc has no column a at the source"),
+              std::string::npos)
+        << r.out << r.err;
+    EXPECT_EQ(dst.scalar("SELECT label FROM mc WHERE id = 7"), "row 7");
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM mc"), "3000");
+}
+
 // A MariaDB cursor source: an added column is filled (that column only); a column gone while
 // another came is a possible rename (no attribute numbers), which pauses with what to run.
 TEST_F(SchemaPasses, mariadbCursorSourceFillsAnAddedColumnAndPausesOnAPossibleRename)
