@@ -81,6 +81,32 @@ std::pair<mysqlcatalog::MysqlTable, std::string> shapeOf(const mysqlcatalog::Mys
     return {std::move(shape), std::move(select)};
 }
 
+/// A stored value (the stream's spelling; nullopt for NULL) as a literal of column `name`, typed
+/// as `types` gives it in Postgres terms (else as `described`, the table itself), as the merge
+/// writes it: a BINARY value's hex becomes its bytes, a boolean's `t` a 1.
+void appendLiteral(std::string &sql, const TableSchema &types, const TableSchema &described, const std::string &name,
+                   const std::optional<std::string> &value, bool key, std::string &raw, std::string &scratch)
+{
+    raw.clear();
+    if (value)
+        copytext::escape(*value, raw);
+    else
+        raw = copytext::kNull;
+    const TableSchema *from = types.columnIndex(name) >= 0 ? &types : &described;
+    const int at = from->columnIndex(name);
+    if (at < 0)
+        throw Error(ErrorKind::Permanent, "column " + name + " is not in the table the resolution is written to", {},
+                    "give both sides the same columns, then resolve the conflict again");
+    appendMysqlValue(sql, raw, mysqlColumnFor(from->columns[static_cast<size_t>(at)], key), name, scratch);
+}
+
+mysqlcatalog::MysqlTable describedTarget(MysqlConnection &c, const Endpoint &endpoint, const TargetName &table)
+{
+    // A table named without a database is in the one the endpoint's DSN names.
+    const std::string database = table.schema.empty() ? MysqlDsn::parse(endpoint.dsn).database : table.schema;
+    return mysqlcatalog::describeTable(c, TableRef{database, table.name});
+}
+
 } // namespace
 
 MysqlConflictTarget::MysqlConflictTarget(MysqlConnection &conn, const mysqlcatalog::MysqlTable &table,
@@ -167,27 +193,42 @@ std::map<size_t, ConflictTarget::Held> MysqlConflictTarget::rowsFor(const Confli
     for (size_t i = 0; i < keyIdx.size(); ++i)
         shape.schema.primaryKey.push_back(static_cast<int>(i));
 
-    // Which incoming row each key is.
+    // Which incoming row each key is. The keys go in as literals of the key columns' own types
+    // (as the merge writes them): a BINARY key's text is the stream's hex, which a string
+    // parameter would compare as characters and never find.
     std::vector<size_t> keyAt;
-    for (int k : keyIdx)
-        keyAt.push_back(static_cast<size_t>(k));
+    std::vector<MysqlColumnType> keyTypes;
+    for (size_t i = 0; i < keyIdx.size(); ++i) {
+        keyAt.push_back(static_cast<size_t>(keyIdx[i]));
+        keyTypes.push_back(mysqlColumnFor(shape.schema.columns[i], true));
+    }
     std::map<std::string, size_t> byKey;
-    std::vector<std::optional<std::string>> params;
-    std::string tuples;
+    // Read through the prepared-statement protocol, as spellIncoming() reads: it spells a
+    // DATETIME as the stream does (no `.000000`). The literals leave it nothing to bind but this.
+    const std::vector<std::optional<std::string>> params{std::string("1")};
+    std::string tuples, raw, scratch;
     for (size_t r : picked) {
         const auto v = fieldsOf(rows.line(r));
         byKey[keyText(v, keyAt)] = r;
         tuples += tuples.empty() ? "(" : ", (";
         for (size_t i = 0; i < keyAt.size(); ++i) {
-            tuples += i ? ", ?" : "?";
-            params.push_back(v.at(keyAt[i]));
+            const auto &value = v.at(keyAt[i]);
+            raw.clear();
+            if (value)
+                copytext::escape(*value, raw);
+            else
+                raw = copytext::kNull;
+            if (i)
+                tuples += ", ";
+            appendMysqlValue(tuples, raw, keyTypes[i], names[i], scratch);
         }
         tuples += ")";
     }
     std::string keys;
     for (const auto &k : scope.keyColumns)
         keys += (keys.empty() ? "" : ", ") + mysqlIdent(k);
-    const std::string sql = "SELECT " + select + " FROM " + scope.targetSql + " WHERE (" + keys + ") IN (" + tuples + ")";
+    const std::string sql =
+        "SELECT " + select + " FROM " + scope.targetSql + " WHERE (" + keys + ") IN (" + tuples + ") AND 1 = ?";
 
     std::map<size_t, Held> out;
     std::string line;
@@ -246,47 +287,33 @@ void writeResolutionMysql(const Endpoint &endpoint, const TargetName &table, con
     // Like the directions' mergers: the write carries skip_replication, which both readers drop.
     c.exec("SET SESSION skip_replication = 1");
     const std::string target = quotedTable(table);
-    std::vector<std::optional<std::string>> params;
-    std::string where;
+    // Every value as a literal of its column's type: the stored values are the stream's
+    // spelling (Postgres text on a mixed pair: `postgresColumns` types them; else the table's own
+    // columns described in the same terms).
+    const TableSchema described = describedTarget(c, endpoint, table).schema;
+    const TableSchema &types = postgresColumns ? *postgresColumns : described;
+    std::string where, raw, scratch;
     for (auto it = key.begin(); it != key.end(); ++it) {
-        params.push_back(textOf(it.value()));
-        where += (where.empty() ? "" : " AND ") + mysqlIdent(it.key()) + " = ?";
+        where += (where.empty() ? "" : " AND ") + mysqlIdent(it.key()) + " = ";
+        appendLiteral(where, types, described, it.key(), textOf(it.value()), true, raw, scratch);
     }
     c.exec("START TRANSACTION");
     try {
         if (row.is_null()) {
-            c.execParams("DELETE FROM " + target + " WHERE " + where, params);
+            c.exec("DELETE FROM " + target + " WHERE " + where);
         } else {
-            std::vector<std::optional<std::string>> values;
             std::string names, marks, set;
-            std::string raw, scratch;
             for (auto it = row.begin(); it != row.end(); ++it) {
                 names += (names.empty() ? "" : ", ") + mysqlIdent(it.key());
                 marks += marks.empty() ? "" : ", ";
-                const int pgAt = postgresColumns ? postgresColumns->columnIndex(it.key()) : -1;
-                if (pgAt >= 0) {
-                    // Postgres text (t, a timestamp with its zone): converted as the merger does.
-                    raw.clear();
-                    if (const auto v = textOf(it.value()))
-                        copytext::escape(*v, raw);
-                    else
-                        raw = copytext::kNull;
-                    appendMysqlValue(marks, raw,
-                                     mysqlColumnFor(postgresColumns->columns[static_cast<size_t>(pgAt)], false),
-                                     it.key(), scratch);
-                } else {
-                    values.push_back(textOf(it.value()));
-                    marks += "?";
-                }
+                appendLiteral(marks, types, described, it.key(), textOf(it.value()), key.contains(it.key()), raw, scratch);
                 if (!key.contains(it.key()))
                     set += (set.empty() ? "" : ", ") + mysqlIdent(it.key()) + " = VALUES(" + mysqlIdent(it.key()) + ")";
             }
             // With only key columns there is nothing to update: the no-op keeps the row.
             if (set.empty())
                 set = mysqlIdent(key.begin().key()) + " = " + mysqlIdent(key.begin().key());
-            c.execParams("INSERT INTO " + target + " (" + names + ") VALUES (" + marks + ") ON DUPLICATE KEY UPDATE " +
-                             set,
-                         values);
+            c.exec("INSERT INTO " + target + " (" + names + ") VALUES (" + marks + ") ON DUPLICATE KEY UPDATE " + set);
         }
         c.exec("COMMIT");
     } catch (...) {
@@ -303,16 +330,15 @@ std::string currentRowMysql(const Endpoint &endpoint, const TargetName &table, c
 {
     const json key = json::parse(keyJson);
     MysqlConnection c = connectMysql(endpoint);
-    // A table named without a database is in the one the endpoint's DSN names.
-    const std::string database = table.schema.empty() ? MysqlDsn::parse(endpoint.dsn).database : table.schema;
-    const mysqlcatalog::MysqlTable described = mysqlcatalog::describeTable(c, TableRef{database, table.name});
+    const mysqlcatalog::MysqlTable described = describedTarget(c, endpoint, table);
     // The asked-for columns in the table's own shape, so each value is spelled as the stream's.
     const auto [shape, select] = shapeOf(described, columns, quotedTable(table));
-    std::vector<std::optional<std::string>> params;
-    std::string where;
+    // The prepared-statement protocol, as rowsFor() reads (a DATETIME spelled as the stream does).
+    const std::vector<std::optional<std::string>> params{std::string("1")};
+    std::string where = "1 = ?", raw, scratch;
     for (auto it = key.begin(); it != key.end(); ++it) {
-        params.push_back(textOf(it.value()));
-        where += (where.empty() ? "" : " AND ") + mysqlIdent(it.key()) + " = ?";
+        where += " AND " + mysqlIdent(it.key()) + " = ";
+        appendLiteral(where, described.schema, described.schema, it.key(), textOf(it.value()), true, raw, scratch);
     }
     bool found = false;
     json row = json::object();
