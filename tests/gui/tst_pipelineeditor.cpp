@@ -964,6 +964,7 @@ void TestPipelineEditor::bothWaysSetsEachTablesConflictPolicyAndRoundTripsTheYam
     QVERIFY(rule && overlap && clock && column && skew);
     // One way: no conflicts to resolve, so no choice.
     QVERIFY(picker->isHidden());
+    QVERIFY(editor->conflictsToAllButton()->isHidden());
 
     editor->directionBox()->setCurrentIndex(editor->directionBox()->findData(true));
     QVERIFY(!picker->isHidden());
@@ -1036,6 +1037,17 @@ void TestPipelineEditor::bothWaysSetsEachTablesConflictPolicyAndRoundTripsTheYam
     QCOMPARE(rule->currentData().toInt(), static_cast<int>(Rule::MergeColumns));
     QCOMPARE(overlap->currentData().toInt(), static_cast<int>(Rule::TargetWins));
     QCOMPARE(editor->pipeline(), stored.pipelines[0]);
+
+    // Apply to all tables: every included table takes the selected one's policy.
+    QVERIFY(!editor->conflictsToAllButton()->isHidden() && editor->conflictsToAllButton()->isEnabled());
+    QTest::mouseClick(editor->conflictsToAllButton(), Qt::LeftButton);
+    QCOMPARE(tableOf(editor->pipeline(), "public.people").conflicts,
+             std::optional<std::string>("merge_columns/target_wins"));
+    QCOMPARE(tableOf(editor->pipeline(), "public.notes").conflicts,
+             std::optional<std::string>("merge_columns/target_wins"));
+    editor->tablesTree()->setCurrentItem(editor->tableItem(QStringLiteral("public.people")));
+    QCOMPARE(rule->currentData().toInt(), static_cast<int>(Rule::MergeColumns));
+    QCOMPARE(overlap->currentData().toInt(), static_cast<int>(Rule::TargetWins));
     editor->reject();
 }
 

@@ -86,6 +86,8 @@ public:
     QLineEdit *slaEdit() const { return m_sla; }
     /// The selected table's `conflicts:` policy; shown when Both ways is chosen.
     ConflictPolicyPicker *conflictsPicker() const { return m_conflicts; }
+    /// Gives every included table the selected table's conflicts policy.
+    QPushButton *conflictsToAllButton() const { return m_conflictsToAll; }
     ColumnMappingPanel *columnsPanel() const { return m_columns; }
 
     /// The row of table `display` ("schema.name" as Postgres prints it; for MySQL sources
@@ -138,6 +140,7 @@ private:
     /// or empty (fits, or nothing to check it against).
     QString mappingProblem(const Row &row) const;
     void onColumnsEdited();
+    void applyConflictsToAll();
     /// The table's name as the tree and the accessors know it (see tableItem()).
     QString displayOf(const core::TableRef &ref) const;
 
@@ -175,6 +178,7 @@ private:
     ColumnMappingPanel *m_columns;
     ConflictPolicyPicker *m_conflicts = nullptr;
     QLabel *m_conflictsLabel = nullptr;
+    QPushButton *m_conflictsToAll = nullptr;
     QLabel *m_problem;
     QDialogButtonBox *m_buttons;
 };
