@@ -81,17 +81,24 @@ std::pair<mysqlcatalog::MysqlTable, std::string> shapeOf(const mysqlcatalog::Mys
     return {std::move(shape), std::move(select)};
 }
 
-/// A stored value (the stream's spelling; nullopt for NULL) as a literal of column `name`, typed
-/// as `types` gives it in Postgres terms (else as `described`, the table itself), as the merge
-/// writes it: a BINARY value's hex becomes its bytes, a boolean's `t` a 1.
-void appendLiteral(std::string &sql, const TableSchema &types, const TableSchema &described, const std::string &name,
-                   const std::optional<std::string> &value, bool key, std::string &raw, std::string &scratch)
+/// `value` as one raw COPY-text field in `raw` (escaped; `\N` for NULL), which appendMysqlValue takes.
+const std::string &rawOf(const std::optional<std::string> &value, std::string &raw)
 {
     raw.clear();
     if (value)
         copytext::escape(*value, raw);
     else
         raw = copytext::kNull;
+    return raw;
+}
+
+/// A stored value (the stream's spelling; nullopt for NULL) as a literal of column `name`, typed
+/// as `types` gives it in Postgres terms (else as `described`, the table itself), as the merge
+/// writes it: a BINARY value's hex becomes its bytes, a boolean's `t` a 1.
+void appendLiteral(std::string &sql, const TableSchema &types, const TableSchema &described, const std::string &name,
+                   const std::optional<std::string> &value, bool key, std::string &raw, std::string &scratch)
+{
+    rawOf(value, raw);
     const TableSchema *from = types.columnIndex(name) >= 0 ? &types : &described;
     const int at = from->columnIndex(name);
     if (at < 0)
@@ -146,13 +153,8 @@ void MysqlConflictTarget::spellIncoming(const ConflictScope &scope, const std::v
                   std::to_string(r);
         for (size_t s = 0; s < synced.size(); ++s) {
             const auto &v = synced[s] < values[r]->size() ? (*values[r])[synced[s]] : std::nullopt;
-            raw.clear();
-            if (v)
-                copytext::escape(*v, raw);
-            else
-                raw = copytext::kNull;
             insert += ", ";
-            appendMysqlValue(insert, raw, types[s], names[s], scratch);
+            appendMysqlValue(insert, rawOf(v, raw), types[s], names[s], scratch);
         }
     }
     m_conn.exec(insert + ")");
@@ -212,15 +214,9 @@ std::map<size_t, ConflictTarget::Held> MysqlConflictTarget::rowsFor(const Confli
         byKey[keyText(v, keyAt)] = r;
         tuples += tuples.empty() ? "(" : ", (";
         for (size_t i = 0; i < keyAt.size(); ++i) {
-            const auto &value = v.at(keyAt[i]);
-            raw.clear();
-            if (value)
-                copytext::escape(*value, raw);
-            else
-                raw = copytext::kNull;
             if (i)
                 tuples += ", ";
-            appendMysqlValue(tuples, raw, keyTypes[i], names[i], scratch);
+            appendMysqlValue(tuples, rawOf(v.at(keyAt[i]), raw), keyTypes[i], names[i], scratch);
         }
         tuples += ")";
     }
