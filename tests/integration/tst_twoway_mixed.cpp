@@ -113,51 +113,13 @@ struct MixedSides {
 
     /// Every checkpoint of the direction that reads MariaDB (kept in Postgres) stands at or past
     /// binlog version `v`.
-    bool binlogPassed(std::int64_t v) const
-    {
-        try {
-            auto c = pg.connect();
-            auto r = c.execParams("SELECT position FROM _driftless.checkpoints WHERE pipeline = $1", {myReads()});
-            std::vector<std::string> positions;
-            for (int i = 0; i < r.rows(); ++i)
-                positions.push_back(r.text(i, 0));
-            return binlogPositionsPass(positions, v);
-        } catch (const Error &) {
-            return false; // not created yet
-        }
-    }
-    /// Both directions have read their side up to where it is now: every change made before this
-    /// call was applied (or decided, or dropped as ours) on the other side.
-    bool positionsPassNow(int seconds) const
-    {
-        const std::string lsn = pg.scalar("SELECT pg_current_wal_lsn()");
-        const std::int64_t v = myBinlogEnd(my);
-        return waitFor(
-            [&] {
-                return pg.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'driftless_" + pgReads() +
-                                 "' AND confirmed_flush_lsn >= '" + lsn + "'::pg_lsn") == "1" &&
-                       binlogPassed(v);
-            },
-            seconds);
-    }
+    bool binlogPassed(std::int64_t v) const { return pgKeptBinlogPassed(pg, myReads(), v); }
+    /// Both directions have read their side up to where it is now.
+    bool positionsPassNow(int seconds) const { return mixedPassesNow(pg, my, pgReads(), myReads(), seconds); }
     /// The load is done and both directions stream.
     bool streaming(int seconds) const
     {
-        return waitFor(
-            [&] {
-                try {
-                    return pg.scalar("SELECT to_regclass('public.items') IS NOT NULL") == "t" &&
-                           myTableExists(my, "items") &&
-                           pg.scalar("SELECT count(*) FROM items") == my.scalar("SELECT COUNT(*) FROM items") &&
-                           myTableExists(my, "_driftless_checkpoints") &&
-                           my.scalar("SELECT COUNT(*) FROM _driftless_checkpoints WHERE pipeline = '" + pgReads() +
-                                     "' AND position LIKE '%\"lsn\"%'") == "1" &&
-                           binlogPassed(0);
-                } catch (const Error &) {
-                    return false;
-                }
-            },
-            seconds);
+        return waitFor([&] { return mixedLoadedAndStreaming(pg, my, pgReads(), myReads(), "items"); }, seconds);
     }
 
     /// The synced columns of the Postgres side, as the zoo oracle reads them.

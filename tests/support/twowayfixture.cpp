@@ -85,4 +85,47 @@ bool myTableExists(const MyTestDb &db, const std::string &table)
                      table + "'") == "1";
 }
 
+bool pgKeptBinlogPassed(const PgTestDb &pg, const std::string &direction, std::int64_t v)
+{
+    try {
+        auto c = pg.connect();
+        auto r = c.execParams("SELECT position FROM _driftless.checkpoints WHERE pipeline = $1", {direction});
+        std::vector<std::string> positions;
+        for (int i = 0; i < r.rows(); ++i)
+            positions.push_back(r.text(i, 0));
+        return binlogPositionsPass(positions, v);
+    } catch (const core::Error &) {
+        return false; // not created yet
+    }
+}
+
+bool mixedPassesNow(const PgTestDb &pg, const MyTestDb &my, const std::string &pgReads, const std::string &myReads,
+                    int seconds, std::chrono::milliseconds poll)
+{
+    const std::string lsn = pg.scalar("SELECT pg_current_wal_lsn()");
+    const std::int64_t v = myBinlogEnd(my);
+    return waitFor(
+        [&] {
+            return pg.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'driftless_" + pgReads +
+                             "' AND confirmed_flush_lsn >= '" + lsn + "'::pg_lsn") == "1" &&
+                   pgKeptBinlogPassed(pg, myReads, v);
+        },
+        seconds, poll);
+}
+
+bool mixedLoadedAndStreaming(const PgTestDb &pg, const MyTestDb &my, const std::string &pgReads,
+                             const std::string &myReads, const std::string &table)
+{
+    try {
+        return pg.scalar("SELECT to_regclass('public." + table + "') IS NOT NULL") == "t" && myTableExists(my, table) &&
+               pg.scalar("SELECT count(*) FROM " + table) == my.scalar("SELECT COUNT(*) FROM " + table) &&
+               myTableExists(my, "_driftless_checkpoints") &&
+               my.scalar("SELECT COUNT(*) FROM _driftless_checkpoints WHERE pipeline = '" + pgReads +
+                         "' AND position LIKE '%\"lsn\"%'") == "1" &&
+               pgKeptBinlogPassed(pg, myReads, 0);
+    } catch (const core::Error &) {
+        return false;
+    }
+}
+
 } // namespace driftless::test

@@ -3,6 +3,7 @@
 #include "core/engine/twoway.h"
 #include "core/model/workspace.h"
 #include "tests/support/mysqltestdb.h"
+#include "tests/support/testsupport.h"
 #include "tests/support/waiting.h"
 
 #include <chrono>
@@ -84,5 +85,20 @@ bool myBinlogPassesNow(const MyTestDb &a, const MyTestDb &b, const std::string &
                        std::chrono::milliseconds poll = kWaitPoll);
 /// `table` exists in `db`.
 bool myTableExists(const MyTestDb &db, const std::string &table);
+
+// Postgres <-> MariaDB. `pgReads` is the direction that reads Postgres (its slot is on `pg`, its
+// checkpoints in `my`), `myReads` the one that reads the binlog (its checkpoints in `pg`).
+
+/// Every checkpoint of `direction` kept in `pg` stands at or past binlog version `v`; false while
+/// there is none (or no checkpoint table yet).
+bool pgKeptBinlogPassed(const PgTestDb &pg, const std::string &direction, std::int64_t v);
+/// Both directions have read their side up to where it is now: every change made before this
+/// call was applied (or decided, or dropped as ours) on the other side.
+bool mixedPassesNow(const PgTestDb &pg, const MyTestDb &my, const std::string &pgReads, const std::string &myReads,
+                    int seconds, std::chrono::milliseconds poll = kWaitPoll);
+/// The load of `table` is on both sides with as many rows, and both directions stream. One
+/// check; the caller waits.
+bool mixedLoadedAndStreaming(const PgTestDb &pg, const MyTestDb &my, const std::string &pgReads,
+                             const std::string &myReads, const std::string &table);
 
 } // namespace driftless::test
