@@ -127,6 +127,13 @@ private:
     double m_rowEstimate = 0;
     std::chrono::steady_clock::time_point m_estimateAt{};
     double targetRowEstimate();
+    /// Whether a batch of `rows` rows joined to the target by key should probe the key index
+    /// (small next to the table) rather than let the planner hash or sort the whole target.
+    bool probesKeys(size_t rows) { return static_cast<double>(rows) * 5 < targetRowEstimate(); }
+    /// Runs a statement joining a batch to the target by key, with the planner told to probe
+    /// the key index per batch row when `probe` (SET LOCAL: in the caller's transaction), so it
+    /// costs the batch, not the table. JIT is off: a statement run once per batch never pays.
+    PgResult execJoinedByKey(bool probe, std::string_view sql, const Params &params = {});
 };
 
 /// A Postgres target connection shared by the mergers of one CDC pipeline.
