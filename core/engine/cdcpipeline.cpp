@@ -658,7 +658,11 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
     ro.startLsn = start;
     if (const auto &tw = m_jobs.front().twoWay) {
         ro.skipOrigin = tw->skipOrigin;
-        ro.skipOriginAlso = resolveOriginName(tw->pipeline);
+        // What resolve wrote on this direction's side; the reverse direction also drops the
+        // pipeline's own name, which resolve used for both sides before each side had its own.
+        ro.skipOriginsAlso = {resolveOriginName(tw->reverse ? tw->pipeline + PipelineSpec::kReverseSuffix : tw->pipeline)};
+        if (tw->reverse)
+            ro.skipOriginsAlso.push_back(resolveOriginName(tw->pipeline));
         ro.ownMessagePrefix = kOwnWriteMessagePrefix;
         ro.counters = tw->counters;
         ro.keepBeforeImages = true; // conflict detection on either kind of target

@@ -229,20 +229,20 @@ std::string conflictColumns(const json &source, const json &target, const json &
     return (both.empty() ? differ : both).dump();
 }
 
-/// Reads both sides' rows of `c` as they are now. Equal: marks `c` resolved (nothing to write)
-/// and returns what was done. Either differing from its stored version: refreshes the queue's
-/// entry and throws ConflictChanged. Otherwise nullopt: the stored versions are the rows.
+/// Reads both sides' rows of `c` as they are now, locking them in the sides' transactions until
+/// the resolution is written. Equal: marks `c` resolved (nothing to write) and returns what was
+/// done. Either differing from its stored version: refreshes the queue's entry and throws
+/// ConflictChanged. Otherwise nullopt: the stored versions are the rows.
 std::optional<ConflictResolution> againstCurrentRows(WorkspaceState &state, const QueuedConflict &c,
-                                                     const Endpoint &source, const TargetName &sourceTable,
-                                                     const Endpoint &target, const TargetName &targetTable,
+                                                     ResolutionSide &onSource, ResolutionSide &onTarget,
                                                      const ConflictChoice &choice, const Endpoint *postgres,
                                                      const TableSchema *postgresColumns)
 {
     const auto names = columnsOf(c);
     if (names.empty())
         return std::nullopt;
-    std::string nowSourceText = currentRow(source, sourceTable, c.record.key, names);
-    std::string nowTargetText = currentRow(target, targetTable, c.record.key, names);
+    std::string nowSourceText = onSource.lockRow(names);
+    std::string nowTargetText = onTarget.lockRow(names);
     if (postgres) { // a Postgres<->MariaDB pair: both rows as the Postgres side spells them
         const auto spelled = spellAsPostgres(*postgres, *postgresColumns, {nowSourceText, nowTargetText});
         nowSourceText = spelled[0];
@@ -340,7 +340,13 @@ ConflictResolution resolveConflict(WorkspaceState &state, std::int64_t id, const
         c->record.base = spelled[2];
     }
     const TableSchema *pgCols = pgColumns ? &*pgColumns : nullptr;
-    if (auto done = againstCurrentRows(state, *c, source, sourceTable, target, targetTable, choice, postgres, pgCols))
+    // One transaction a side, each holding the row locked from the check below to the write, so
+    // no change commits in between to be overwritten unseen. Always the source first: two
+    // resolutions of one row wait for each other rather than deadlock.
+    const auto onSource = openResolutionSide(source, p->name, sourceTable, c->record.key, pgCols);
+    const auto onTarget =
+        openResolutionSide(target, p->name + PipelineSpec::kReverseSuffix, targetTable, c->record.key, pgCols);
+    if (auto done = againstCurrentRows(state, *c, *onSource, *onTarget, choice, postgres, pgCols))
         return *done;
     // Decided (or refused) before anything is written.
     const Chosen chosen = choose(*c, choice);
@@ -348,9 +354,11 @@ ConflictResolution resolveConflict(WorkspaceState &state, std::int64_t id, const
     // The chosen row is written over each side that does not hold it; a side that does keeps its row.
     const bool wholeSide = choice.columns.empty() && choice.take != ConflictTake::Merged;
     if (wholeSide ? choice.take == ConflictTake::Source : chosen.row != storedRow(c->record.target))
-        writeResolution(target, p->name, targetTable, c->record.key, row, pgCols);
+        onTarget->write(row);
     if (wholeSide ? choice.take == ConflictTake::Target : chosen.row != storedRow(c->record.source))
-        writeResolution(source, p->name, sourceTable, c->record.key, row, pgCols);
+        onSource->write(row);
+    onTarget->commit();
+    onSource->commit();
     const std::string resolution = resolutionText(choice);
     state.store().markConflictResolved(id, resolution);
     countConflicts(p->name, c->record.table, "resolved", 1);

@@ -87,8 +87,12 @@ public:
         // The commit time of the transaction that wrote the target's row (NULL when unknown).
         if (commitTime)
             select += ", (extract(epoch FROM pg_xact_commit_timestamp(t.xmin)) * 1000000)::bigint::text";
+        // FOR UPDATE: the rows stay as read until the batch commits. Without the lock a writer's
+        // commit between this read and the merge would be overwritten by a change judged against
+        // the row it replaced (a lost edit on this side only, never queued); with it, the writer
+        // waits and its change carries the merged row as its before-image.
         const std::string sql = "SELECT k.ord" + select + " FROM unnest(" + arrays + ") WITH ORDINALITY AS k(" + names +
-                                "ord) JOIN " + scope.targetSql + " t ON " + on;
+                                "ord) JOIN " + scope.targetSql + " t ON " + on + " FOR UPDATE OF t";
         Params params;
         for (auto &a : pgKeyArrays(rows, picked, 0, picked.size(), keyIdx))
             params.emplace_back(std::move(a));
@@ -179,7 +183,7 @@ std::map<std::tuple<std::string, std::string, std::string>, long long> &counts()
 
 } // namespace
 
-std::string resolveOriginName(const std::string &pipeline) { return "driftless_" + pipeline + "_resolve"; }
+std::string resolveOriginName(const std::string &direction) { return "driftless_" + direction + "_resolve"; }
 
 void countConflicts(const std::string &pipeline, const std::string &table, const std::string &outcome, long long n)
 {
@@ -449,28 +453,56 @@ std::vector<std::string> spellAsPostgres(const Endpoint &endpoint, const TableSc
     return out;
 }
 
-void writeResolution(const Endpoint &endpoint, const std::string &pipeline, const TargetName &table,
-                     const std::string &keyJson, const std::string &rowJson, const TableSchema *postgresColumns)
-{
-    if (endpoint.kind == EndpointKind::Mysql) {
-        writeResolutionMysql(endpoint, table, keyJson, rowJson, postgresColumns);
-        return;
+namespace {
+
+/// A Postgres side: the row's key as parameters, the transaction begun under the resolve origin
+/// (or with the marker message first).
+class PgResolutionSide final : public ResolutionSide {
+public:
+    PgResolutionSide(const Endpoint &endpoint, const std::string &direction, const TargetName &table,
+                     const std::string &keyJson)
+        : m_c(connectPostgres(endpoint, "driftless resolve")), m_key(json::parse(keyJson)),
+          m_table(quoteIdent(table.schema) + "." + quoteIdent(table.name))
+    {
+        markOwnWrites(m_c, resolveOriginName(direction));
+        for (auto it = m_key.begin(); it != m_key.end(); ++it) {
+            m_params.emplace_back(it.value().is_null() ? std::nullopt
+                                                       : std::optional<std::string>(it.value().get<std::string>()));
+            m_where += (m_where.empty() ? "" : " AND ") + quoteIdent(it.key()) + " = $" + std::to_string(m_params.size());
+        }
+        m_c.begin();
     }
-    const json key = json::parse(keyJson);
-    const json row = json::parse(rowJson);
-    PgConnection c = connectPostgres(endpoint, "driftless resolve");
-    markOwnWrites(c, resolveOriginName(pipeline));
-    const std::string target = quoteIdent(table.schema) + "." + quoteIdent(table.name);
-    Params params;
-    std::string where;
-    for (auto it = key.begin(); it != key.end(); ++it) {
-        params.emplace_back(it.value().is_null() ? std::nullopt : std::optional<std::string>(it.value().get<std::string>()));
-        where += (where.empty() ? "" : " AND ") + quoteIdent(it.key()) + " = $" + std::to_string(params.size());
+    ~PgResolutionSide() override
+    {
+        if (m_open)
+            m_c.rollback();
     }
-    c.begin();
-    if (row.is_null()) {
-        c.execParams("DELETE FROM " + target + " WHERE " + where, params);
-    } else {
+
+    std::string lockRow(const std::vector<std::string> &columns) override
+    {
+        std::string select;
+        for (const auto &name : columns)
+            select += (select.empty() ? "" : ", ") + pgOutputText(quoteIdent(name));
+        auto res = m_c.execParams("SELECT " + (select.empty() ? std::string("1") : select) + " FROM " + m_table +
+                                      " WHERE " + m_where + " FOR UPDATE",
+                                  m_params);
+        if (res.rows() == 0)
+            return "null";
+        json row = json::object();
+        for (size_t i = 0; i < columns.size(); ++i) {
+            const auto v = res.optText(0, static_cast<int>(i));
+            row[columns[i]] = v ? json(*v) : json(nullptr);
+        }
+        return row.dump();
+    }
+
+    void write(const std::string &rowJson) override
+    {
+        const json row = json::parse(rowJson);
+        if (row.is_null()) {
+            m_c.execParams("DELETE FROM " + m_table + " WHERE " + m_where, m_params);
+            return;
+        }
         Params values;
         std::string names, placeholders, set, keys;
         for (auto it = row.begin(); it != row.end(); ++it) {
@@ -478,45 +510,48 @@ void writeResolution(const Endpoint &endpoint, const std::string &pipeline, cons
                                                      : std::optional<std::string>(it.value().get<std::string>()));
             names += (names.empty() ? "" : ", ") + quoteIdent(it.key());
             placeholders += (placeholders.empty() ? "$" : ", $") + std::to_string(values.size());
-            if (!key.contains(it.key()))
+            if (!m_key.contains(it.key()))
                 set += (set.empty() ? "" : ", ") + quoteIdent(it.key()) + " = EXCLUDED." + quoteIdent(it.key());
         }
-        for (auto it = key.begin(); it != key.end(); ++it)
+        for (auto it = m_key.begin(); it != m_key.end(); ++it)
             keys += (keys.empty() ? "" : ", ") + quoteIdent(it.key());
-        c.execParams("INSERT INTO " + target + " (" + names + ") VALUES (" + placeholders + ") ON CONFLICT (" + keys +
-                         ") DO " + (set.empty() ? std::string("NOTHING") : "UPDATE SET " + set),
-                     values);
+        m_c.execParams("INSERT INTO " + m_table + " (" + names + ") VALUES (" + placeholders + ") ON CONFLICT (" + keys +
+                           ") DO " + (set.empty() ? std::string("NOTHING") : "UPDATE SET " + set),
+                       values);
     }
-    c.commit();
-}
 
-std::string currentRow(const Endpoint &endpoint, const TargetName &table, const std::string &keyJson,
-                       const std::vector<std::string> &columns)
+    void commit() override
+    {
+        m_c.commit();
+        m_open = false;
+    }
+
+private:
+    PgConnection m_c;
+    json m_key;
+    std::string m_table;
+    Params m_params;
+    std::string m_where;
+    bool m_open = true;
+};
+
+} // namespace
+
+std::unique_ptr<ResolutionSide> openResolutionSide(const Endpoint &endpoint, const std::string &direction,
+                                                   const TargetName &table, const std::string &keyJson,
+                                                   const TableSchema *postgresColumns)
 {
     if (endpoint.kind == EndpointKind::Mysql)
-        return currentRowMysql(endpoint, table, keyJson, columns);
-    const json key = json::parse(keyJson);
-    PgConnection c = connectPostgres(endpoint, "driftless resolve");
-    Params params;
-    std::string where;
-    for (auto it = key.begin(); it != key.end(); ++it) {
-        params.emplace_back(it.value().is_null() ? std::nullopt : std::optional<std::string>(it.value().get<std::string>()));
-        where += (where.empty() ? "" : " AND ") + quoteIdent(it.key()) + " = $" + std::to_string(params.size());
-    }
-    std::string select;
-    for (const auto &name : columns)
-        select += (select.empty() ? "" : ", ") + pgOutputText(quoteIdent(name));
-    auto res = c.execParams("SELECT " + (select.empty() ? std::string("1") : select) + " FROM " +
-                                quoteIdent(table.schema) + "." + quoteIdent(table.name) + " WHERE " + where,
-                            params);
-    if (res.rows() == 0)
-        return "null";
-    json row = json::object();
-    for (size_t i = 0; i < columns.size(); ++i) {
-        const auto v = res.optText(0, static_cast<int>(i));
-        row[columns[i]] = v ? json(*v) : json(nullptr);
-    }
-    return row.dump();
+        return openMysqlResolutionSide(endpoint, table, keyJson, postgresColumns);
+    return std::make_unique<PgResolutionSide>(endpoint, direction, table, keyJson);
+}
+
+void writeResolution(const Endpoint &endpoint, const std::string &direction, const TargetName &table,
+                     const std::string &keyJson, const std::string &rowJson, const TableSchema *postgresColumns)
+{
+    auto side = openResolutionSide(endpoint, direction, table, keyJson, postgresColumns);
+    side->write(rowJson);
+    side->commit();
 }
 
 } // namespace driftless::core

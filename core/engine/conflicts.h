@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -98,9 +99,13 @@ ConflictOutcome resolveConflicts(PgConnection &target, const ConflictScope &scop
 void reportConflicts(EngineObserver &observer, const TableKey &key, const ConflictScope &scope,
                      const ConflictOutcome &o);
 
-/// The replication origin `driftless-cli resolve` writes under: both directions' readers drop
-/// it, so a resolution is never read back.
-std::string resolveOriginName(const std::string &pipeline);
+/// The replication origin `driftless-cli resolve` writes a Postgres side under,
+/// `driftless_<direction>_resolve`, where `direction` is the direction that reads that side (the
+/// pipeline's name for its source, `<name>_rev` for its target): that direction's reader drops
+/// it, so a resolution is never read back. One per side, because resolve holds both sides'
+/// transactions at once and replication origins are per cluster: two databases of one cluster
+/// could not both write under one origin at the same time.
+std::string resolveOriginName(const std::string &direction);
 
 /// Counts conflicts by outcome (merged, source_won, target_won, queued, resolved). Thread-safe.
 void countConflicts(const std::string &pipeline, const std::string &table, const std::string &outcome, long long n);
@@ -112,12 +117,35 @@ struct ConflictCountSample {
 };
 std::vector<ConflictCountSample> conflictCountsSnapshot();
 
-/// `driftless-cli resolve`: writes `row` (JSON object of column -> text, or null for "no row")
-/// over the row of `key` in `table` on `endpoint`, in one transaction under resolveOriginName,
-/// so the other direction does not read it back. Throws Error (with what to do) on failure.
-/// `postgresColumns` (a Postgres<->MariaDB pair, writing the MariaDB side): the Postgres side's
-/// columns, whose text the values are converted from as the one-way merger converts them.
-void writeResolution(const Endpoint &endpoint, const std::string &pipeline, const TargetName &table,
+/// `driftless-cli resolve` on one side of a conflict: one transaction on that side's server,
+/// marked as Driftless's own (resolveOriginName on Postgres, skip_replication on MariaDB/MySQL)
+/// so neither direction reads the write back, holding the row of the conflict's key locked from
+/// the read to the write. Without the lock a change committed between resolve's check of the
+/// rows and its write would be overwritten on that side only, with no conflict left to show it.
+/// Rolled back unless commit() is called. Every call throws Error (with what to do) on failure.
+class ResolutionSide {
+public:
+    virtual ~ResolutionSide() = default;
+    /// The row as it is now, locked until the end of the transaction: `columns` as Postgres's
+    /// text output (MariaDB/MySQL: as the binlog reader spells the values), as resolveConflicts()
+    /// compares them; a JSON object of column -> text or null, or `null` when there is no row.
+    virtual std::string lockRow(const std::vector<std::string> &columns) = 0;
+    /// Writes `rowJson` (a JSON object of column -> text, or null for "no row") over the row.
+    virtual void write(const std::string &rowJson) = 0;
+    virtual void commit() = 0;
+};
+
+/// Opens the transaction of a ResolutionSide on `endpoint` for the row of `keyJson` ({"column":
+/// "text"}) in `table`; `direction` is the direction that reads this side (resolveOriginName). `postgresColumns` (a Postgres<->MariaDB pair, on the MariaDB side): the
+/// Postgres side's columns, whose text the written values are converted from as the one-way
+/// merger converts them.
+std::unique_ptr<ResolutionSide> openResolutionSide(const Endpoint &endpoint, const std::string &direction,
+                                                   const TargetName &table, const std::string &keyJson,
+                                                   const TableSchema *postgresColumns = nullptr);
+
+/// Writes `rowJson` over the row of `keyJson` on one side in one transaction of its own (a
+/// ResolutionSide written and committed).
+void writeResolution(const Endpoint &endpoint, const std::string &direction, const TargetName &table,
                      const std::string &keyJson, const std::string &rowJson,
                      const TableSchema *postgresColumns = nullptr);
 
@@ -131,12 +159,5 @@ TableSchema postgresColumnsOf(const Endpoint &endpoint, const TargetName &table)
 /// `1.50`) compare equal. Columns the table lacks are left as they are. Blocking.
 std::vector<std::string> spellAsPostgres(const Endpoint &endpoint, const TableSchema &columns,
                                          const std::vector<std::string> &rows);
-
-/// `driftless-cli resolve`: the row of `key` in `table` on `endpoint` as it is now, `columns`
-/// as Postgres's text output (as resolveConflicts() compares them): a JSON object of column ->
-/// text or null, or `null` when the side has no such row. Blocking; throws Error when it cannot
-/// be read.
-std::string currentRow(const Endpoint &endpoint, const TargetName &table, const std::string &keyJson,
-                       const std::vector<std::string> &columns);
 
 } // namespace driftless::core

@@ -223,8 +223,11 @@ std::map<size_t, ConflictTarget::Held> MysqlConflictTarget::rowsFor(const Confli
     std::string keys;
     for (const auto &k : scope.keyColumns)
         keys += (keys.empty() ? "" : ", ") + mysqlIdent(k);
+    // A locking read (FOR UPDATE): the latest committed rows, not the transaction's snapshot, and
+    // they stay so until the batch commits, so the merge never writes over a writer's commit
+    // that this check did not see (conflicts.cpp says why).
     const std::string sql =
-        "SELECT " + select + " FROM " + scope.targetSql + " WHERE (" + keys + ") IN (" + tuples + ") AND 1 = ?";
+        "SELECT " + select + " FROM " + scope.targetSql + " WHERE (" + keys + ") IN (" + tuples + ") AND 1 = ? FOR UPDATE";
 
     std::map<size_t, Held> out;
     std::string line;
@@ -274,83 +277,112 @@ MysqlConflictTarget::timestampsUs(const std::string &, const std::optional<std::
     return {read(0), read(1)};
 }
 
-void writeResolutionMysql(const Endpoint &endpoint, const TargetName &table, const std::string &keyJson,
-                          const std::string &rowJson, const TableSchema *postgresColumns)
-{
-    const json key = json::parse(keyJson);
-    const json row = json::parse(rowJson);
-    MysqlConnection c = connectMysql(endpoint);
-    // Like the directions' mergers: the write carries skip_replication, which both readers drop.
-    c.exec("SET SESSION skip_replication = 1");
-    const std::string target = quotedTable(table);
-    // Every value as a literal of its column's type: the stored values are the stream's
-    // spelling (Postgres text on a mixed pair: `postgresColumns` types them; else the table's own
-    // columns described in the same terms).
-    const TableSchema described = describedTarget(c, endpoint, table).schema;
-    const TableSchema &types = postgresColumns ? *postgresColumns : described;
-    std::string where, raw, scratch;
-    for (auto it = key.begin(); it != key.end(); ++it) {
-        where += (where.empty() ? "" : " AND ") + mysqlIdent(it.key()) + " = ";
-        appendLiteral(where, types, described, it.key(), textOf(it.value()), true, raw, scratch);
-    }
-    c.exec("START TRANSACTION");
-    try {
-        if (row.is_null()) {
-            c.exec("DELETE FROM " + target + " WHERE " + where);
-        } else {
-            std::string names, marks, set;
-            for (auto it = row.begin(); it != row.end(); ++it) {
-                names += (names.empty() ? "" : ", ") + mysqlIdent(it.key());
-                marks += marks.empty() ? "" : ", ";
-                appendLiteral(marks, types, described, it.key(), textOf(it.value()), key.contains(it.key()), raw, scratch);
-                if (!key.contains(it.key()))
-                    set += (set.empty() ? "" : ", ") + mysqlIdent(it.key()) + " = VALUES(" + mysqlIdent(it.key()) + ")";
-            }
-            // With only key columns there is nothing to update: the no-op keeps the row.
-            if (set.empty())
-                set = mysqlIdent(key.begin().key()) + " = " + mysqlIdent(key.begin().key());
-            c.exec("INSERT INTO " + target + " (" + names + ") VALUES (" + marks + ") ON DUPLICATE KEY UPDATE " + set);
-        }
-        c.exec("COMMIT");
-    } catch (...) {
-        try {
-            c.exec("ROLLBACK");
-        } catch (const Error &) {
-        }
-        throw;
-    }
-}
+namespace {
 
-std::string currentRowMysql(const Endpoint &endpoint, const TargetName &table, const std::string &keyJson,
-                            const std::vector<std::string> &columns)
-{
-    const json key = json::parse(keyJson);
-    MysqlConnection c = connectMysql(endpoint);
-    const mysqlcatalog::MysqlTable described = describedTarget(c, endpoint, table);
-    // The asked-for columns in the table's own shape, so each value is spelled as the stream's.
-    const auto [shape, select] = shapeOf(described, columns, quotedTable(table));
-    // The prepared-statement protocol, as rowsFor() reads (a DATETIME spelled as the stream does).
-    const std::vector<std::optional<std::string>> params{std::string("1")};
-    std::string where = "1 = ?", raw, scratch;
-    for (auto it = key.begin(); it != key.end(); ++it) {
-        where += " AND " + mysqlIdent(it.key()) + " = ";
-        appendLiteral(where, described.schema, described.schema, it.key(), textOf(it.value()), true, raw, scratch);
+/// A MariaDB/MySQL side: a session with skip_replication, the key as literals of its columns'
+/// types, the transaction started once the table is described.
+class MysqlResolutionSide final : public ResolutionSide {
+public:
+    MysqlResolutionSide(const Endpoint &endpoint, const TargetName &table, const std::string &keyJson,
+                        const TableSchema *postgresColumns)
+        : m_c(connectMysql(endpoint)), m_key(json::parse(keyJson)), m_table(quotedTable(table)),
+          m_described(describedTarget(m_c, endpoint, table)), m_postgresColumns(postgresColumns)
+    {
+        // Like the directions' mergers: the write carries skip_replication, which both readers drop.
+        m_c.exec("SET SESSION skip_replication = 1");
+        m_c.exec("START TRANSACTION");
     }
-    bool found = false;
-    json row = json::object();
-    std::string line;
-    c.queryRows("SELECT " + (select.empty() ? std::string("1") : select) + " FROM " + quotedTable(table) + " WHERE " +
-                    where,
-                params, [&](const MysqlRowView &r) {
-                    found = true;
-                    for (size_t i = 0; i < columns.size(); ++i) {
-                        line.clear();
-                        mysqlcatalog::appendValue(shape, i, r, static_cast<unsigned>(i), line);
-                        const auto v = fieldsOf(line);
-                        row[columns[i]] = v.empty() || !v[0] ? json(nullptr) : json(*v[0]);
-                    }
-                });
-    return found ? row.dump() : std::string("null");
+    ~MysqlResolutionSide() override
+    {
+        if (m_open)
+            try {
+                m_c.exec("ROLLBACK");
+            } catch (const Error &) {
+                // the connection closes with it, which rolls back as well
+            }
+    }
+
+    std::string lockRow(const std::vector<std::string> &columns) override
+    {
+        // The asked-for columns in the table's own shape, so each value is spelled as the stream's.
+        const auto [shape, select] = shapeOf(m_described, columns, m_table);
+        // The prepared-statement protocol, as rowsFor() reads (a DATETIME spelled as the stream does).
+        const std::vector<std::optional<std::string>> params{std::string("1")};
+        bool found = false;
+        json row = json::object();
+        std::string line;
+        m_c.queryRows("SELECT " + (select.empty() ? std::string("1") : select) + " FROM " + m_table + " WHERE 1 = ? AND " +
+                          where(m_described.schema) + " FOR UPDATE",
+                      params, [&](const MysqlRowView &r) {
+                          found = true;
+                          for (size_t i = 0; i < columns.size(); ++i) {
+                              line.clear();
+                              mysqlcatalog::appendValue(shape, i, r, static_cast<unsigned>(i), line);
+                              const auto v = fieldsOf(line);
+                              row[columns[i]] = v.empty() || !v[0] ? json(nullptr) : json(*v[0]);
+                          }
+                      });
+        return found ? row.dump() : std::string("null");
+    }
+
+    void write(const std::string &rowJson) override
+    {
+        const json row = json::parse(rowJson);
+        // Every value as a literal of its column's type: the stored values are the stream's
+        // spelling (Postgres text on a mixed pair: `postgresColumns` types them; else the table's
+        // own columns described in the same terms).
+        const TableSchema &types = m_postgresColumns ? *m_postgresColumns : m_described.schema;
+        if (row.is_null()) {
+            m_c.exec("DELETE FROM " + m_table + " WHERE " + where(types));
+            return;
+        }
+        std::string names, marks, set, raw, scratch;
+        for (auto it = row.begin(); it != row.end(); ++it) {
+            names += (names.empty() ? "" : ", ") + mysqlIdent(it.key());
+            marks += marks.empty() ? "" : ", ";
+            appendLiteral(marks, types, m_described.schema, it.key(), textOf(it.value()), m_key.contains(it.key()), raw,
+                          scratch);
+            if (!m_key.contains(it.key()))
+                set += (set.empty() ? "" : ", ") + mysqlIdent(it.key()) + " = VALUES(" + mysqlIdent(it.key()) + ")";
+        }
+        // With only key columns there is nothing to update: the no-op keeps the row.
+        if (set.empty())
+            set = mysqlIdent(m_key.begin().key()) + " = " + mysqlIdent(m_key.begin().key());
+        m_c.exec("INSERT INTO " + m_table + " (" + names + ") VALUES (" + marks + ") ON DUPLICATE KEY UPDATE " + set);
+    }
+
+    void commit() override
+    {
+        m_c.exec("COMMIT");
+        m_open = false;
+    }
+
+private:
+    /// The key's columns equal to its values, as literals typed by `types`.
+    std::string where(const TableSchema &types) const
+    {
+        std::string out, raw, scratch;
+        for (auto it = m_key.begin(); it != m_key.end(); ++it) {
+            out += (out.empty() ? "" : " AND ") + mysqlIdent(it.key()) + " = ";
+            appendLiteral(out, types, m_described.schema, it.key(), textOf(it.value()), true, raw, scratch);
+        }
+        return out;
+    }
+
+    MysqlConnection m_c;
+    json m_key;
+    std::string m_table;
+    mysqlcatalog::MysqlTable m_described;
+    const TableSchema *m_postgresColumns;
+    bool m_open = true;
+};
+
+} // namespace
+
+std::unique_ptr<ResolutionSide> openMysqlResolutionSide(const Endpoint &endpoint, const TargetName &table,
+                                                        const std::string &keyJson, const TableSchema *postgresColumns)
+{
+    return std::make_unique<MysqlResolutionSide>(endpoint, table, keyJson, postgresColumns);
 }
 
 } // namespace driftless::core

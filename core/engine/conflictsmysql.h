@@ -41,18 +41,9 @@ private:
     const TableSchema *m_incoming = nullptr;
 };
 
-/// The row of `table` with key `keyJson` ({"column": "text"}) as a MariaDB/MySQL side holds it
-/// now: a JSON object of `columns` as text (as the binlog reader spells values), or "null" when
-/// there is no such row. What resolve compares with the conflict's stored versions.
-std::string currentRowMysql(const Endpoint &endpoint, const TargetName &table, const std::string &keyJson,
-                            const std::vector<std::string> &columns);
-
-/// `driftless-cli resolve` on a MariaDB/MySQL side: writes `rowJson` (column -> text, or null for
-/// "no row") over the row of `keyJson` in `table` (its schema empty: the DSN's database), in one
-/// transaction from a session with skip_replication set, so neither direction reads it back.
-/// `postgresColumns` (a Postgres<->MariaDB pair): the values are Postgres text of those columns,
-/// converted as the one-way Postgres -> MariaDB merger converts them (appendMysqlValue).
-void writeResolutionMysql(const Endpoint &endpoint, const TargetName &table, const std::string &keyJson,
-                          const std::string &rowJson, const TableSchema *postgresColumns = nullptr);
+/// openResolutionSide() on a MariaDB/MySQL side (its table's schema empty: the DSN's database).
+std::unique_ptr<ResolutionSide> openMysqlResolutionSide(const Endpoint &endpoint, const TargetName &table,
+                                                        const std::string &keyJson,
+                                                        const TableSchema *postgresColumns = nullptr);
 
 } // namespace driftless::core

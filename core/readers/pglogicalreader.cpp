@@ -341,7 +341,8 @@ void PgLogicalReader::onMessage(std::string_view payload, std::int64_t)
     }
     auto ours = [&](std::string_view name) {
         return (!m_opt.skipOrigin.empty() && name == m_opt.skipOrigin) ||
-               (!m_opt.skipOriginAlso.empty() && name == m_opt.skipOriginAlso);
+               std::find(m_opt.skipOriginsAlso.begin(), m_opt.skipOriginsAlso.end(), name) !=
+                   m_opt.skipOriginsAlso.end();
     };
     // Sent after Begin when the transaction was replayed under a replication origin.
     if (auto *o = std::get_if<pgoutput::Origin>(&decoded)) {

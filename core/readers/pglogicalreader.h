@@ -11,6 +11,8 @@
 #include <map>
 #include <memory>
 #include <stop_token>
+#include <string>
+#include <vector>
 
 namespace driftless::core {
 
@@ -57,11 +59,11 @@ public:
         /// Two-way pipelines: transactions whose Origin message names this replication origin
         /// were applied by Driftless (the other direction) and are dropped, never read back.
         std::string skipOrigin;
-        /// Two-way pipelines: also dropped (the origin `driftless-cli resolve` writes under).
-        std::string skipOriginAlso;
+        /// Two-way pipelines: also dropped (the origins `driftless-cli resolve` writes under).
+        std::vector<std::string> skipOriginsAlso;
         /// Two-way pipelines whose side may not use replication origins: a transaction whose
         /// first message, before any change, is a transactional logical message with this prefix
-        /// and skipOrigin or skipOriginAlso as its content is dropped the same way.
+        /// and skipOrigin or one of skipOriginsAlso as its content is dropped the same way.
         std::string ownMessagePrefix;
         /// Two-way pipelines: keep each UPDATE's and DELETE's before-image (the old row that
         /// REPLICA IDENTITY FULL logs) with the change, for conflict detection; a change without

@@ -105,10 +105,11 @@ struct TwoWay {
         try {
             core::PgConnection admin(test::pgDsn("postgres"));
             admin.execParams("SELECT pg_replication_origin_drop(roname) FROM pg_replication_origin WHERE roname IN "
-                             "($1, $2, $3)",
+                             "($1, $2, $3, $4)",
                              {core::applyOriginName(pipeline),
                               core::applyOriginName(pipeline + core::PipelineSpec::kReverseSuffix),
-                              core::resolveOriginName(pipeline)});
+                              core::resolveOriginName(pipeline),
+                              core::resolveOriginName(pipeline + core::PipelineSpec::kReverseSuffix)});
         } catch (const core::Error &e) {
             std::printf("origins not dropped: %s\n", e.describe().c_str());
         }

@@ -182,7 +182,7 @@ TEST_F(PgTwoWayMarker, anUpdateOnAIsAppliedOnceOnBAndNeverComesBack)
     EXPECT_EQ(hash(a), hash(b));
 
     // What `resolve` writes on B (as the same role) is marked too: B->A drops it.
-    writeResolution(role.endpoint("b", b), pipeline, TargetName{"public", "items"}, R"({"id": "11"})",
+    writeResolution(role.endpoint("b", b), pipeline + "_rev", TargetName{"public", "items"}, R"({"id": "11"})",
                     R"({"id": "11", "v": "resolved on b", "n": "11"})");
     EXPECT_EQ(b.scalar("SELECT v FROM items WHERE id = 11"), "resolved on b");
     ASSERT_TRUE(positionsPassNow(90));

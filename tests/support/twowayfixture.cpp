@@ -19,9 +19,9 @@ void dropTwoWayOrigins(const std::string &pipeline)
     try {
         core::PgConnection admin(pgDsn("postgres"));
         admin.execParams("SELECT pg_replication_origin_drop(roname) FROM pg_replication_origin WHERE roname IN "
-                         "($1, $2, $3)",
+                         "($1, $2, $3, $4)",
                          {core::applyOriginName(pipeline), core::applyOriginName(reverseOf(pipeline)),
-                          core::resolveOriginName(pipeline)});
+                          core::resolveOriginName(pipeline), core::resolveOriginName(reverseOf(pipeline))});
     } catch (const core::Error &e) {
         std::printf("origins not dropped: %s\n", e.describe().c_str());
     }
