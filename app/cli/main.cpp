@@ -807,17 +807,19 @@ void printKeys(const char *label, const std::vector<CanonicalKey> &keys, long lo
 void printReportTables(const ReconcileReport &report)
 {
     for (const auto &t : report.tables) {
+        // A two-way pipeline's table is compared once per direction: say which.
+        const std::string name = t.direction.empty() ? t.table : t.table + " (" + t.direction + ")";
         if (!t.error.empty()) {
-            std::printf("  %s: FAILED: %s\n", t.table.c_str(), t.error.c_str());
+            std::printf("  %s: FAILED: %s\n", name.c_str(), t.error.c_str());
             continue;
         }
         const std::string inFlight = t.inFlight ? ", " + std::to_string(t.inFlight) + " in flight" : "";
         if (t.drift() == 0) {
-            std::printf("  %s: no drift in %lld rows%s [%lld ms]\n", t.table.c_str(), t.sourceRows, inFlight.c_str(),
+            std::printf("  %s: no drift in %lld rows%s [%lld ms]\n", name.c_str(), t.sourceRows, inFlight.c_str(),
                         t.elapsedMs);
         } else {
             std::printf("  %s: DRIFT %lld missing, %lld extra, %lld different of %lld rows (%.4g%%)%s [%lld ms]\n",
-                        t.table.c_str(), t.missing, t.extra, t.different, t.sourceRows, t.driftRatio * 100.0,
+                        name.c_str(), t.missing, t.extra, t.different, t.sourceRows, t.driftRatio * 100.0,
                         inFlight.c_str(), t.elapsedMs);
             printKeys("missing in target", t.missingKeys, t.missing);
             printKeys("extra in target", t.extraKeys, t.extra);

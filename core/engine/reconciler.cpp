@@ -726,6 +726,30 @@ void keepSyncedGenerated(TableSchema &schema, const TableJob &job)
         schema.primaryKey.push_back(schema.columnIndex(n));
 }
 
+/// Two-way tables: the columns Driftless keeps for itself on each side (`_driftless_version`)
+/// belong to that side and are never synced, so they are not compared either. Erased from
+/// `schema` (its key remapped) and at the same positions from `parallel`, when given.
+void leaveOutOwnColumns(const TableJob &job, TableSchema &schema,
+                        std::vector<mysqlcatalog::MysqlColumn> *parallel = nullptr)
+{
+    if (!job.twoWay)
+        return;
+    auto own = [](const ColumnInfo &c) { return c.name.rfind("_driftless_", 0) == 0; };
+    if (std::none_of(schema.columns.begin(), schema.columns.end(), own))
+        return;
+    std::vector<std::string> keyNames;
+    for (int k : schema.primaryKey)
+        keyNames.push_back(schema.columns[static_cast<size_t>(k)].name);
+    if (parallel)
+        for (size_t i = schema.columns.size(); i-- > 0;)
+            if (own(schema.columns[i]) && i < parallel->size())
+                parallel->erase(parallel->begin() + static_cast<std::ptrdiff_t>(i));
+    std::erase_if(schema.columns, own);
+    schema.primaryKey.clear();
+    for (const auto &n : keyNames)
+        schema.primaryKey.push_back(schema.columnIndex(n));
+}
+
 /// How recent a cursor table's differing row must be to count as in flight.
 std::chrono::milliseconds recentWindow(const TableJob &job, const ReconcileOptions &opt)
 {
@@ -806,6 +830,7 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
         } else {
             keepSyncedGenerated(ctx.schema, job);
         }
+        leaveOutOwnColumns(job, ctx.schema);
         takeKeys();
         const std::string recent = recentExpr(recentJob, ctx.schema, src, opt);
         auto side = std::make_unique<PgSide>(std::move(src), ctx.sourceFrom, ctx.schema, ctx.keys, recent);
@@ -819,6 +844,7 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
             return ctx;
         }
         ctx.myTable = mysqlcatalog::describeTable(src, job.spec.table);
+        leaveOutOwnColumns(job, ctx.myTable->schema, &ctx.myTable->columns);
         // The sync carries generated columns as plain ones (their values), so they compare too.
         ctx.schema = ctx.myTable->schema;
         takeKeys();
@@ -1053,6 +1079,8 @@ TableReconcile reconcileTable(const TableJob &job, const ReconcileOptions &opt, 
     out.pipeline = job.pipeline;
     out.table = job.spec.table.display();
     out.target = job.targetName.display();
+    if (job.twoWay)
+        out.direction = job.twoWay->reverse ? "reverse" : "forward";
     out.strategy = std::string(toString(job.spec.strategy));
     const auto started = std::chrono::steady_clock::now();
     try {
@@ -1098,6 +1126,12 @@ std::vector<TableJob> selectJobs(const Workspace &ws, const std::string &pipelin
     if (!ws.pipeline(pipeline))
         throw ConfigError("no pipeline named '" + pipeline + "'");
     auto jobs = jobsFor(ws, pipeline);
+    // A two-way table is compared once, from the pipeline's source side: comparing the two sides
+    // is symmetric (missing: rows only the source side holds; extra: rows only the target side
+    // holds), so the reverse direction's comparison would find the same rows at twice the cost,
+    // and across engines it would have to read the other side's values in the reverse mapping's
+    // types (a MariaDB TINYINT(1) against the Postgres boolean it came from).
+    std::erase_if(jobs, [](const TableJob &j) { return j.twoWay && j.twoWay->reverse; });
     if (tables.empty())
         return jobs;
     std::vector<TableJob> out;

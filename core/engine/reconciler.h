@@ -36,6 +36,9 @@ struct TableReconcile {
     std::string pipeline;
     std::string table;  ///< source table, display form
     std::string target; ///< target table, display form
+    /// Two-way pipelines: "forward" (the pipeline's source side compared with its target side,
+    /// which covers both directions: the comparison is symmetric); else empty.
+    std::string direction;
     std::string strategy;
     std::vector<std::string> keyColumns;
     /// Integer key columns print as JSON numbers.

@@ -69,6 +69,9 @@ json reportJsonValue(const ReconcileReport &report)
         }
         tables.push_back({{"table", t.table},
                           {"target", t.target},
+                          {"two_way", t.direction.empty() ? json(nullptr)
+                                                          : json{{"pipeline", report.pipeline},
+                                                                 {"direction", t.direction}}},
                           {"strategy", t.strategy},
                           {"key_columns", t.keyColumns},
                           {"key_is_integer", t.keyIsInteger},
@@ -111,6 +114,8 @@ ReconcileReport reportFromJson(const json &j)
         x.pipeline = r.pipeline;
         x.table = t.value("table", "");
         x.target = t.value("target", "");
+        if (const auto tw = t.find("two_way"); tw != t.end() && tw->is_object())
+            x.direction = tw->value("direction", "");
         x.strategy = t.value("strategy", "");
         x.keyColumns = t.value("key_columns", std::vector<std::string>{});
         x.keyIsInteger = t.value("key_is_integer", std::vector<bool>{});

@@ -226,6 +226,81 @@ TEST_F(Conflicts, aManualConflictIsQueuedAndResolvedFromTheCli)
     EXPECT_EQ(r.exitCode, 2) << "a resolved conflict is not resolved again: " << r.out << r.err;
 }
 
+// Reconciliation is the safety net after a burst of conflicts: `reconcile` of a two-way pipeline
+// compares each table's two sides once (symmetric: both directions' results at once), on the
+// synced columns (not each side's own _driftless_version, which differs on every row either
+// direction wrote), finds exactly the rows a queued conflict holds apart, and once the queue is
+// resolved proves the two sides equal.
+TEST_F(Conflicts, reconciliationAfterABurstOfConflictsFindsOnlyTheQueuedRowsThenProvesConvergence)
+{
+    loadedAndStopped("");
+    for (int id = 1; id <= 10; ++id) {
+        a.exec("UPDATE people SET email = 'burst-a-" + std::to_string(id) + "' WHERE id = " + std::to_string(id));
+        b.exec("UPDATE people SET phone = 'burst-b-" + std::to_string(id) + "' WHERE id = " + std::to_string(id));
+    }
+    a.exec("UPDATE people SET name = 'name-a' WHERE id IN (21, 22)");
+    b.exec("UPDATE people SET name = 'name-b' WHERE id IN (21, 22)");
+    startRun();
+    ASSERT_TRUE(quiesced(120)) << readFile(runLog);
+    const auto ids = waitForConflicts(2);
+    ASSERT_EQ(ids.size(), 2u);
+
+    // The table's entries by direction.
+    long long reportId = 0;
+    auto reconcile = [&](int expectedExit) {
+        auto r = runCli({"--state", state, "reconcile", pipeline, "--json", "--settle", "5s"});
+        EXPECT_EQ(r.exitCode, expectedExit) << r.out << r.err;
+        std::map<std::string, nlohmann::json> out;
+        if (r.exitCode != 0 && r.exitCode != 3)
+            return out;
+        const auto j = nlohmann::json::parse(r.out);
+        reportId = j["report_id"].get<long long>();
+        for (const auto &t : j["tables"]) {
+            EXPECT_EQ(t["table"], "public.people");
+            EXPECT_EQ(t["two_way"]["pipeline"], pipeline);
+            out[t["two_way"]["direction"].get<std::string>()] = t;
+        }
+        EXPECT_EQ(out.size(), 1u) << r.out;
+        EXPECT_TRUE(out.contains("forward")) << r.out;
+        return out;
+    };
+    for (const auto &[direction, t] : reconcile(3)) {
+        SCOPED_TRACE(direction);
+        EXPECT_EQ(t["source_rows"], 50);
+        EXPECT_EQ(t["target_rows"], 50);
+        EXPECT_EQ(t["missing"], 0);
+        EXPECT_EQ(t["extra"], 0);
+        EXPECT_EQ(t["different"], 2) << "the merged rows are equal; only the queued ones differ: " << t.dump(2);
+        EXPECT_EQ(t["keys"]["different"], nlohmann::json::array({21, 22}));
+    }
+
+    // Row 21 resolved from the queue (B's version); then the report repaired with one command:
+    // row 22 takes the pipeline's source side's version (A's), row 21 is already equal.
+    auto r = resolve(ids.at("21"), {"--take", "target"});
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    r = runCli({"--state", state, "repair", std::to_string(reportId), "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    for (const auto &t : nlohmann::json::parse(r.out)["tables"])
+        EXPECT_EQ(t["still_different"], 0) << t.dump(2);
+    ASSERT_TRUE(quiesced(120)) << readFile(runLog);
+    EXPECT_EQ(row(a, 21), "name-b|p21@old|555-21");
+    EXPECT_EQ(row(b, 21), "name-b|p21@old|555-21");
+    EXPECT_EQ(row(a, 22), "name-a|p22@old|555-22");
+    EXPECT_EQ(row(b, 22), "name-a|p22@old|555-22");
+    // The repair left row 22's conflict open; both sides now agree, so resolving it writes nothing.
+    r = resolve(ids.at("22"), {"--take", "target"});
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("nothing written"), std::string::npos) << r.out;
+    EXPECT_EQ(openConflicts()["conflicts"].size(), 0u);
+    for (const auto &[direction, t] : reconcile(0)) {
+        SCOPED_TRACE(direction);
+        EXPECT_EQ(t["different"], 0) << t.dump(2);
+        EXPECT_EQ(t["missing"], 0);
+        EXPECT_EQ(t["extra"], 0);
+    }
+    EXPECT_EQ(hash(a), hash(b));
+}
+
 // Loop: one update on A reaches B once and never comes back to A (A's row is not written again),
 // with conflict detection in the path.
 TEST_F(Conflicts, aSingleUpdateIsAppliedOnceAndNeverComesBack)

@@ -388,6 +388,25 @@ struct TwoWaySoak : ::testing::TestWithParam<Pairing> {
         EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
         return r.exitCode == 0 ? json::parse(r.out) : json{{"conflicts", json::array()}};
     }
+    /// `driftless-cli reconcile` of the pipeline: the keys it found missing, extra or different,
+    /// by the entry's two_way direction. Exit 0 (no drift) or 3 (drift).
+    std::map<std::string, std::set<std::string>> reconcileDrift()
+    {
+        auto r = runCli({"--state", state, "reconcile", pipeline, "--json", "--settle", "10s"});
+        EXPECT_TRUE(r.exitCode == 0 || r.exitCode == 3) << r.out << r.err;
+        std::map<std::string, std::set<std::string>> out;
+        if (r.exitCode != 0 && r.exitCode != 3)
+            return out;
+        const json j = json::parse(r.out);
+        for (const auto &t : j["tables"]) {
+            EXPECT_TRUE(t["error"].is_null()) << t.dump(2);
+            auto &keys = out[t["two_way"].is_object() ? t["two_way"].value("direction", "") : std::string("?")];
+            for (const char *kind : {"missing", "extra", "different"})
+                for (const auto &k : t["keys"][kind])
+                    keys.insert(k.is_string() ? k.get<std::string>() : k.dump());
+        }
+        return out;
+    }
     CliResult resolve(long long id, const std::vector<std::string> &args)
     {
         std::vector<std::string> all = {"--state", state, "resolve", std::to_string(id)};
@@ -505,6 +524,14 @@ TEST_P(TwoWaySoak, writersOnBothSidesWithAKilledEngineConvergeOnceTheQueueIsReso
         EXPECT_TRUE(queuedKeys.contains(k)) << "row " << k << " differs between the sides but is not in the queue";
     EXPECT_FALSE(open["conflicts"].empty());
 
+    // Reconciliation, the safety net, agrees with the SQL oracle: comparing the two sides once
+    // (symmetric), it finds exactly the rows that differ (each side's own _driftless_version is
+    // not compared), across engines too.
+    const auto drift = reconcileDrift();
+    EXPECT_EQ(drift.size(), 1u) << "one entry for the table, its two sides compared once";
+    for (const auto &[direction, keys] : drift)
+        EXPECT_EQ(keys, differing) << direction << " direction of reconcile";
+
     // Quiet now: another quiesce moves no counter (nothing ping-pongs between the sides).
     ASSERT_TRUE(quiesced(120)) << readFile(log);
     const Metrics m2 = metrics();
@@ -544,6 +571,8 @@ TEST_P(TwoWaySoak, writersOnBothSidesWithAKilledEngineConvergeOnceTheQueueIsReso
     EXPECT_EQ(a.hash(), b.hash()) << "rows differing: " << differingKeys().size();
     EXPECT_TRUE(differingKeys().empty());
     EXPECT_EQ(a.scalar("SELECT count(*) FROM soak"), b.scalar("SELECT count(*) FROM soak"));
+    for (const auto &[direction, keys] : reconcileDrift())
+        EXPECT_TRUE(keys.empty()) << direction << " direction of reconcile still finds drift";
     const Metrics m3 = metrics();
     EXPECT_EQ(m3.loop("captured", pipeline, pipeline), fwdCaptured) << "a resolution was captured as a change";
     EXPECT_EQ(m3.loop("captured", pipeline, reverse()), revCaptured) << "a resolution was captured as a change";
