@@ -404,6 +404,7 @@ void PgMerger::buildSql()
                     ", _driftless_version, _driftless_op, _driftless_unchanged) FROM STDIN";
     m_copyTarget = "COPY " + m_targetSql + " (" + m_columnList + ", _driftless_version) FROM STDIN";
     m_truncateSql = "TRUNCATE " + stagingTable();
+    m_clearSql = "DELETE FROM " + stagingTable();
     if (!m_source.hasPrimaryKey())
         return;
     std::string on, tombOn, set, ins, vals, keys;
@@ -654,9 +655,7 @@ ApplyResult PgMerger::mergeInTransaction(const RowSet &rows)
     bool hasDeletes = false;
     for (size_t i = 0; i < rows.size() && !hasDeletes; ++i)
         hasDeletes = rows.row(i).op == ChangeOp::Delete;
-    // Staging is empty between merges; truncating first also clears rows a crashed server may
-    // have left in this unlogged table.
-    m_conn->exec(m_truncateSql);
+    beginStaging();
     m_conn->beginCopyIn(m_copyStaging);
     streamRows(rows, true);
     m_conn->endCopy();
@@ -672,8 +671,28 @@ ApplyResult PgMerger::mergeInTransaction(const RowSet &rows)
         m_conn->exec(m_tombSql);
         m_tombstonesMaybe = true;
     }
-    m_conn->exec(m_truncateSql);
+    endStaging(rows.size());
     return res;
+}
+
+void PgMerger::beginStaging()
+{
+    if (m_stagingEmptied)
+        return;
+    m_conn->exec(m_truncateSql);
+    m_stagingEmptied = true;
+    m_stagedSinceTruncate = 0;
+}
+
+void PgMerger::endStaging(size_t rows)
+{
+    m_stagedSinceTruncate += rows;
+    if (m_stagedSinceTruncate < kStagedRowsPerTruncate) {
+        m_conn->exec(m_clearSql);
+        return;
+    }
+    m_conn->exec(m_truncateSql);
+    m_stagedSinceTruncate = 0;
 }
 
 long long PgMerger::truncateInTransaction()
@@ -797,7 +816,7 @@ ApplyResult PgMerger::mergeSnapshotChunkInTransaction(const RowSet &rows)
     ApplyResult res{static_cast<long long>(rows.size()), 0, false};
     if (rows.empty())
         return res;
-    m_conn->exec(m_truncateSql);
+    beginStaging();
     m_conn->beginCopyIn(m_copyStaging);
     streamRows(rows, true);
     m_conn->endCopy();
@@ -806,7 +825,7 @@ ApplyResult PgMerger::mergeSnapshotChunkInTransaction(const RowSet &rows)
             .affected();
     // The keys, committed with the chunk and its checkpoint, so a resumed copy still knows them.
     m_conn->exec(m_seenInsertSql);
-    m_conn->exec(m_truncateSql);
+    endStaging(rows.size());
     return res;
 }
 
