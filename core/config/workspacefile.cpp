@@ -667,6 +667,21 @@ void parseDirection(const Ctx &c, const YAML::Node &n, const std::string &field,
             fail(c, n["tables"][i]["deletes"], field + ".tables[" + p.tables[i].table.display() + "].deletes",
                  "direction: both reads each side's table back as a source, where a soft-deleted row would count "
                  "as live; use deletes: hard on a two-way pipeline");
+    // Each direction writes what it reads back to the other side: a mapping (renames, masks, an
+    // include or exclude list) has no inverse there, and a masked value would overwrite the
+    // original it was made from. A row filter would delete on one side rows the other keeps.
+    for (size_t i = 0; i < p.tables.size(); ++i) {
+        const std::string at = field + ".tables[" + p.tables[i].table.display() + "]";
+        if (p.tables[i].columns)
+            fail(c, n["tables"][i]["columns"], at + ".columns",
+                 "direction: both writes each side's rows back to the other as they are, and a column mapping "
+                 "(include, exclude, rename, mask) cannot be undone on the way back: a masked value would "
+                 "overwrite the original. Remove columns: from this table, or make the pipeline one-way");
+        if (p.tables[i].where)
+            fail(c, n["tables"][i]["where"], at + ".where",
+                 "direction: both keeps every row of the table on both sides; a row filter would leave rows on one "
+                 "side that the other never gets. Remove where: from this table, or make the pipeline one-way");
+    }
     p.twoWay = true;
 }
 

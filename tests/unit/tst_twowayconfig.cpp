@@ -94,6 +94,25 @@ TEST(TwoWayConfig, refusalsNameTheFieldAndLine)
     EXPECT_EQ(e.field(), "pipelines[east_west].tables[public.customers].conflicts");
     EXPECT_NE(std::string(e.what()).find("MariaDB keeps no commit time"), std::string::npos) << e.what();
 
+    // A mapping or a row filter has no inverse on the way back: refused, on the table's own line.
+    e = parseError(replace(kTwoWay, "public.orders, strategy: cdc",
+                           "public.orders, strategy: cdc, columns: { mask: { note: { null: true } } }"));
+    EXPECT_EQ(e.field(), "pipelines[east_west].tables[public.orders].columns");
+    EXPECT_EQ(e.line(), 12);
+    EXPECT_NE(std::string(e.what()).find("masked value would overwrite the original"), std::string::npos)
+        << e.what();
+    e = parseError(replace(kTwoWay, "public.customers, strategy: cdc",
+                           "public.customers, strategy: cdc, columns: { rename: { email: mail } }"));
+    EXPECT_EQ(e.field(), "pipelines[east_west].tables[public.customers].columns");
+    e = parseError(replace(kTwoWay, "public.orders, strategy: cdc", "public.orders, strategy: cdc, where: \"id > 5\""));
+    EXPECT_EQ(e.field(), "pipelines[east_west].tables[public.orders].where");
+    EXPECT_NE(std::string(e.what()).find("make the pipeline one-way"), std::string::npos) << e.what();
+    // The same tables one way are fine.
+    EXPECT_FALSE(parse(replace(replace(kTwoWay, "    direction: both\n", ""), "public.orders, strategy: cdc",
+                               "public.orders, strategy: cdc, where: \"id > 5\""))
+                     .pipelines[0]
+                     .twoWay);
+
     // The reverse direction's name is taken by another pipeline.
     e = parseError(std::string(kTwoWay) + "  - { name: east_west_rev, source: west, target: east, tables: [ { table: "
                                           "public.x, strategy: cdc } ] }\n");
