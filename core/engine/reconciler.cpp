@@ -28,8 +28,10 @@
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <limits>
 #include <map>
 #include <memory>
+#include <set>
 #include <thread>
 #include <unordered_map>
 
@@ -106,6 +108,8 @@ public:
         // The segment queries carry one large CASE expression; JIT-compiling it costs far more
         // than evaluating it.
         m_conn.exec("SET jit = off");
+        // The first pass groups the table into up to maxBuckets buckets in memory.
+        m_conn.exec("SET work_mem = '64MB'");
     }
 
     PgConnection &connection() { return m_conn; }
@@ -113,6 +117,11 @@ public:
     void useNativeHash(bool on) { m_native = on; }
     /// What this server's native text hash makes of a fixed probe.
     std::string nativeHashProbe() { return m_conn.exec("SELECT hashtextextended('driftless probe', 0)").text(0, 0); }
+    /// What this server's record hash makes of one value of each natively hashed type (throws
+    /// before Postgres 14, which has no hash_record_extended).
+    std::string recordHashProbe() { return m_conn.exec(rowhash::pgRecordHashProbeSql()).text(0, 0); }
+    /// Hash rows with hash_record_extended, column i by its type's own hash where native[i].
+    void useRecordHash(std::vector<bool> native) { m_record = std::move(native); }
 
     std::map<int, Checksum> checksums(const Plan &plan) override
     {
@@ -122,6 +131,38 @@ public:
                                 rowHash("s") + " AS _dl_h FROM (SELECT " + tree +
                                 " AS _dl_b, t.* FROM " + m_table + " t) s WHERE s._dl_b IS NOT NULL) x GROUP BY 1";
         auto r = run(sql, params);
+        std::map<int, Checksum> out;
+        for (int i = 0; i < r.rows(); ++i)
+            out[static_cast<int>(r.toInt(i, 0))] = Checksum::fromDecimal(r.toInt(i, 1), r.value(i, 2));
+        return out;
+    }
+
+    bool bucketsByKey() const override
+    {
+        if (m_keys.size() != 1 || m_keys[0].isArray || !m_keys[0].isBuiltinType())
+            return false;
+        const std::string &t = m_keys[0].baseType;
+        return t == "int2" || t == "int4" || t == "int8";
+    }
+
+    std::optional<std::pair<std::int64_t, std::int64_t>> keyBounds() override
+    {
+        const std::string k = "t." + quoteIdent(m_keys[0].name);
+        auto r = run("SELECT min(" + k + ")::int8, max(" + k + ")::int8 FROM " + m_table + " t", {});
+        if (r.isNull(0, 0))
+            return std::nullopt;
+        return std::make_pair(static_cast<std::int64_t>(r.toInt(0, 0)), static_cast<std::int64_t>(r.toInt(0, 1)));
+    }
+
+    std::map<int, Checksum> bucketChecksums(std::int64_t lo, std::int64_t hi, std::int64_t width, int last) override
+    {
+        const std::string k = "s." + quoteIdent(m_keys[0].name);
+        // The subtraction runs only for keys in [lo, hi], so it cannot overflow.
+        const std::string bucket = "CASE WHEN " + k + " < $1::int8 THEN -1 WHEN " + k + " > $2::int8 THEN $4::int ELSE ((" +
+                                   k + "::int8 - $1::int8) / $3::int8)::int END";
+        const std::string sql = "SELECT x._dl_b, count(*), coalesce(sum(x._dl_h), 0)::text FROM (SELECT " + bucket +
+                                " AS _dl_b, " + rowHash("s") + " AS _dl_h FROM " + m_table + " s) x GROUP BY 1";
+        auto r = run(sql, {std::to_string(lo), std::to_string(hi), std::to_string(width), std::to_string(last)});
         std::map<int, Checksum> out;
         for (int i = 0; i < r.rows(); ++i)
             out[static_cast<int>(r.toInt(i, 0))] = Checksum::fromDecimal(r.toInt(i, 1), r.value(i, 2));
@@ -233,6 +274,8 @@ private:
     static std::string collate(const ColumnInfo &c) { return c.category == 'S' && !c.isArray ? " COLLATE \"C\"" : ""; }
     std::string rowHash(const std::string &alias) const
     {
+        if (!m_record.empty())
+            return rowhash::pgRowHashRecord(m_columns, m_record, alias);
         return m_native ? rowhash::pgRowHashNative(m_columns, alias) : rowhash::pgRowHash(m_columns, alias);
     }
 
@@ -321,6 +364,7 @@ private:
     std::vector<ColumnInfo> m_keys;
     std::string m_recent;
     bool m_native = false;
+    std::vector<bool> m_record;
 };
 
 class SqliteSide final : public Side {
@@ -541,17 +585,24 @@ public:
     bool run(std::unordered_map<std::string, Candidate> &cands)
     {
         phase("checksum");
-        Plan whole;
-        auto [s, t] = both([&] { return m_side[0]->checksums(whole); }, [&] { return m_side[1]->checksums(whole); });
-        const Checksum cs = s.count(0) ? s[0] : Checksum{};
-        const Checksum ct = t.count(0) ? t[0] : Checksum{};
-        m_out.sourceRows = cs.rows;
-        m_out.targetRows = ct.rows;
-        if (cs == ct)
-            return false;
-        std::vector<Range> ranges(1);
-        ranges[0].rows[0] = cs.rows;
-        ranges[0].rows[1] = ct.rows;
+        std::vector<Range> ranges;
+        if (auto buckets = m_bisect ? byBuckets() : std::nullopt) {
+            if (buckets->empty())
+                return false;
+            ranges = std::move(*buckets);
+        } else {
+            Plan whole;
+            auto [s, t] = both([&] { return m_side[0]->checksums(whole); }, [&] { return m_side[1]->checksums(whole); });
+            const Checksum cs = s.count(0) ? s[0] : Checksum{};
+            const Checksum ct = t.count(0) ? t[0] : Checksum{};
+            m_out.sourceRows = cs.rows;
+            m_out.targetRows = ct.rows;
+            if (cs == ct)
+                return false;
+            ranges.resize(1);
+            ranges[0].rows[0] = cs.rows;
+            ranges[0].rows[1] = ct.rows;
+        }
         for (int level = 0; level < 8; ++level) {
             long long total = 0;
             for (const auto &r : ranges)
@@ -605,6 +656,62 @@ private:
     {
         if (m_opt.stop.stop_requested())
             throw Error(ErrorKind::Transient, "reconciliation stopped");
+    }
+
+    /// The first pass over a one-column integer key: both sides' rows checksummed per bucket of
+    /// about bucketKeys keys in the one scan a whole-table checksum costs. Returns the
+    /// differing buckets as ranges (empty: equal), and fills the row counts; nullopt when a side
+    /// cannot bucket (then the whole-table checksum and sampled segments run instead).
+    std::optional<std::vector<Range>> byBuckets()
+    {
+        const std::int64_t perBucket = std::max<long long>(1, m_opt.bucketKeys);
+        const std::int64_t maxBuckets = std::clamp<long long>(m_opt.maxBuckets, 1, 1 << 20);
+        if (!m_side[0]->bucketsByKey() || !m_side[1]->bucketsByKey())
+            return std::nullopt;
+        auto [bs, bt] = both([&] { return m_side[0]->keyBounds(); }, [&] { return m_side[1]->keyBounds(); });
+        if (!bs && !bt) {
+            m_out.sourceRows = m_out.targetRows = 0;
+            return std::vector<Range>{};
+        }
+        const std::int64_t lo = std::min(bs ? bs->first : bt->first, bt ? bt->first : bs->first);
+        const std::int64_t hi = std::max(bs ? bs->second : bt->second, bt ? bt->second : bs->second);
+        // hi - lo in unsigned arithmetic is exact (hi >= lo).
+        const std::uint64_t spread = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);
+        if (spread >= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+            return std::nullopt; // keys spread over more than 63 bits: sampled segments
+        const std::int64_t keys = static_cast<std::int64_t>(spread) + 1;
+        const std::int64_t n = std::clamp<std::int64_t>((keys + perBucket - 1) / perBucket, 1, maxBuckets);
+        const std::int64_t width = (keys + n - 1) / n;
+        const int last = static_cast<int>((keys - 1) / width);
+        auto [s, t] = both([&] { return m_side[0]->bucketChecksums(lo, hi, width, last); },
+                           [&] { return m_side[1]->bucketChecksums(lo, hi, width, last); });
+        m_out.sourceRows = m_out.targetRows = 0;
+        for (const auto &[b, c] : s)
+            m_out.sourceRows += c.rows;
+        for (const auto &[b, c] : t)
+            m_out.targetRows += c.rows;
+        std::set<int> ids;
+        for (const auto *m : {&s, &t})
+            for (const auto &[b, c] : *m)
+                ids.insert(b);
+        std::vector<Range> out;
+        for (int b : ids) {
+            const Checksum a = s.count(b) ? s[b] : Checksum{};
+            const Checksum z = t.count(b) ? t[b] : Checksum{};
+            if (a == z)
+                continue;
+            Range r;
+            // Bucket b holds [lo + b * width, lo + (b + 1) * width); -1 is open below, `last` above
+            // (every bound is a key between lo and hi, so it casts back to the key's type).
+            if (b >= 0)
+                r.lo = RawKey{std::to_string(lo + static_cast<std::int64_t>(b) * width)};
+            if (b < last)
+                r.hi = RawKey{std::to_string(b < 0 ? lo : lo + static_cast<std::int64_t>(b + 1) * width)};
+            r.rows[0] = a.rows;
+            r.rows[1] = z.rows;
+            out.push_back(std::move(r));
+        }
+        return out;
     }
 
     /// Splits every range into segments sampled from the side with more rows there (the source
@@ -785,6 +892,32 @@ std::string recentExpr(const TableJob &job, const TableSchema &schema, const PgC
     return {};
 }
 
+/// Between two Postgres servers that hash alike: which compared columns hash by their type's own
+/// function (the same built-in type on both sides, one pgHashesNatively takes); nullopt when the
+/// record hash is not available on both (before Postgres 14) or they disagree on its probe. A
+/// mapped source (its projection's types are not the table's) keeps the text hash.
+std::optional<std::vector<bool>> recordHashColumns(PgSide &source, PgSide &target, const TableSchema &schema,
+                                                   const TableJob &job)
+{
+    try {
+        if (source.recordHashProbe() != target.recordHashProbe())
+            return std::nullopt;
+        const TableSchema there = pgcatalog::describeTable(target.connection(), {job.targetName.schema, job.targetName.name});
+        std::vector<bool> native(schema.columns.size(), false);
+        for (size_t i = 0; i < schema.columns.size(); ++i) {
+            const ColumnInfo &c = schema.columns[i];
+            const int at = there.columnIndex(c.name);
+            if (at < 0)
+                continue;
+            const ColumnInfo &t = there.columns[static_cast<size_t>(at)];
+            native[i] = rowhash::pgHashesNatively(c) && rowhash::pgHashesNatively(t) && c.baseType == t.baseType;
+        }
+        return native;
+    } catch (const Error &) {
+        return std::nullopt;
+    }
+}
+
 TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
 {
     TableContext ctx;
@@ -895,6 +1028,11 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
             }
             side->useNativeHash(native);
             ctx.pgSource->useNativeHash(native);
+            if (native && !(job.spec.columns && !job.spec.columns->empty()))
+                if (auto mask = recordHashColumns(*ctx.pgSource, *side, ctx.schema, job)) {
+                    side->useRecordHash(*mask);
+                    ctx.pgSource->useRecordHash(*mask);
+                }
         }
         ctx.target = std::move(side);
     } else if (job.target.kind == EndpointKind::Sqlite) {

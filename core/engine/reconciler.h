@@ -94,6 +94,10 @@ struct ReconcileOptions {
     long long fetchRows = 250'000;  ///< rows of differing ranges fetched as key+hash at once
     int maxSegments = 4096;         ///< segments per bisection level
     long long minSegmentRows = 64;  ///< smallest segment a level aims for
+    /// A one-column integer key between two Postgres sides: the first pass checksums buckets of
+    /// about this many keys (at most maxBuckets of them) in its one scan per side.
+    long long bucketKeys = 64;
+    long long maxBuckets = 65536;
 };
 
 /// Compares the tables of a pipeline (or the named ones) between source and target: counts, then

@@ -72,6 +72,19 @@ public:
     /// The rows with these keys, by record text of the key.
     virtual std::unordered_map<std::string, RowData> rows(const std::vector<CanonicalKey> &keys) = 0;
     virtual std::string describe() const = 0;
+    /// Whether the key is one integer column this side can bucket by value (keyBounds and
+    /// bucketChecksums below): the first pass then checksums small buckets in the one scan it
+    /// makes anyway, instead of the whole table and then sampled segments.
+    virtual bool bucketsByKey() const { return false; }
+    /// The smallest and largest key; nullopt when the table has no rows.
+    virtual std::optional<std::pair<std::int64_t, std::int64_t>> keyBounds() { return std::nullopt; }
+    /// (count, hash sum) per non-empty bucket: a key k in [lo, hi] is in bucket (k - lo) / width,
+    /// a key below lo (written since the bounds were read) in bucket -1, one above hi in bucket
+    /// `last` (the bucket of hi). hi - lo fits in 63 bits.
+    virtual std::map<int, rowhash::Checksum> bucketChecksums(std::int64_t, std::int64_t, std::int64_t, int)
+    {
+        return {};
+    }
     /// Whether this side's storage orders the key as the canonical comparison assumes (bytes for
     /// text, numbers for numbers); a MySQL collation may not.
     virtual bool keysOrderable() const { return true; }

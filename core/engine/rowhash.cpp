@@ -261,6 +261,49 @@ std::string pgRowHashNative(const std::vector<ColumnInfo> &columns, const std::s
     return "(hashtextextended(" + pgRecordText(columns, alias) + ", 0) & 1152921504606846975)";
 }
 
+bool pgHashesNatively(const ColumnInfo &c)
+{
+    // Types whose own hash treats two values alike exactly when their canonical text is alike
+    // (numeric ignores trailing zeros as trim_scale does; timestamptz hashes the instant). Not
+    // floats (-0 = 0, but their canonical bytes differ) nor intervals ('1 day' = '24 hours').
+    static const char *const kTypes[] = {"int2",      "int4",  "int8", "numeric", "text", "varchar", "bpchar",
+                                         "bool",      "date",  "time", "timestamp", "timestamptz", "uuid", "bytea",
+                                         "jsonb"};
+    if (c.isArray || !c.isBuiltinType())
+        return false;
+    for (const char *t : kTypes)
+        if (c.baseType == t)
+            return true;
+    return false;
+}
+
+std::string pgRowHashRecord(const std::vector<ColumnInfo> &columns, const std::vector<bool> &native,
+                            const std::string &alias)
+{
+    std::string s = "(hash_record_extended(ROW(";
+    for (size_t i = 0; i < columns.size(); ++i) {
+        const std::string col = alias + "." + quoteIdent(columns[i].name);
+        s += i ? ", (" : "(";
+        // COLLATE "C": a nondeterministic collation would hash 'a' and 'A' alike.
+        if (i < native.size() && native[i]) {
+            s += col;
+            s += columns[i].category == 'S' ? " COLLATE \"C\")" : ")";
+        } else {
+            s += pgCanonicalText(columns[i], col);
+            s += " COLLATE \"C\")";
+        }
+    }
+    return s + "), 0) & 1152921504606846975)";
+}
+
+std::string pgRecordHashProbeSql()
+{
+    return "SELECT hash_record_extended(ROW(1::int8, 2::int4, 3::int2, 1.50::numeric, 'probe'::text, 'x'::varchar, "
+           "'y'::bpchar, true, '2020-02-03'::date, '04:05:06.7'::time, '2020-02-03 04:05:06.789'::timestamp, "
+           "'2020-02-03 04:05:06.789+00'::timestamptz, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid, "
+           "'\\x0102'::bytea, '{\"a\": [1, 2]}'::jsonb, NULL::text), 0)";
+}
+
 void appendRecordField(std::string &record, const std::optional<std::string> &value, bool first)
 {
     if (!first)

@@ -50,6 +50,18 @@ std::string pgRowHash(const std::vector<ColumnInfo> &columns, const std::string 
 /// The same over Postgres' own 64-bit text hash (hashtextextended, cut to 60 bits): several times
 /// cheaper than MD5, for comparing two Postgres servers that hash a probe the same way.
 std::string pgRowHashNative(const std::vector<ColumnInfo> &columns, const std::string &alias);
+/// Whether a column of this Postgres type is hashed by its own hash function in
+/// pgRowHashRecord (equal values, equal hashes, exactly when their canonical texts are equal).
+bool pgHashesNatively(const ColumnInfo &c);
+/// The 60-bit hash of a row by hash_record_extended (Postgres 14+), each column hashed by its
+/// type's own function where `native` says so (both sides of a comparison hold that type) and as
+/// its canonical text otherwise: no text output per value, about three times cheaper per row than
+/// pgRowHashNative. Only for two Postgres servers that agree on pgRecordHashProbeSql().
+std::string pgRowHashRecord(const std::vector<ColumnInfo> &columns, const std::vector<bool> &native,
+                            const std::string &alias);
+/// A query hashing one value of every natively hashed type; two servers whose answers agree hash
+/// rows alike (same build of the hash functions, same byte order).
+std::string pgRecordHashProbeSql();
 /// The Postgres expression of the record text of `columns` (the row key's canonical form).
 std::string pgRecordText(const std::vector<ColumnInfo> &columns, const std::string &alias);
 

@@ -6,8 +6,8 @@
 #   baseline    pg_comparator (Debian postgresql-comparator, its pgcmp extension in both
 #               databases, default checksum and aggregate) over the same key and columns
 #   floor       one hashing scan of each side at once: count(*) and the sum of a 60-bit hash of
-#               each row's text (hashtextextended, as the reconciler uses between two Postgres
-#               servers), the query the reconciler runs first
+#               each row (hash_record_extended over the typed columns, as the reconciler hashes
+#               rows between two Postgres servers), the scan the reconciler makes first
 # Cases: equal (both databases clones of seed), then diff (every 1000th row changed in the
 # target). ratio = baseline seconds / driftless seconds (goal >= 1.5); floor_ratio = driftless
 # seconds / floor seconds (goal <= 2); diff_vs_equal = driftless diff seconds / equal seconds
@@ -15,7 +15,7 @@
 # Sourced by run_all.sh.
 
 B10_COLS="id:n,amount,label,updated_at,flag"
-B10_HASH="SELECT count(*), sum(hashtextextended(ROW(id, n, trim_scale(amount), label, updated_at, flag)::text, 0) & 1152921504606846975) FROM bench.t"
+B10_HASH="SELECT count(*), sum(hash_record_extended(ROW(id, n, amount, (label COLLATE \"C\"), updated_at, flag), 0) & 1152921504606846975) FROM bench.t"
 
 b10_floor() {
   pg b10_src -At -c "$B10_HASH" >/dev/null &

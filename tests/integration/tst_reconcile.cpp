@@ -148,12 +148,13 @@ TEST(Reconcile, findsInjectedDriftExactlyAndRepairsItPostgres)
     const auto ws = workspaceFor("p", pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name()),
                                  {spec("public.items", Strategy::Cursor)});
     runOnce(ws, "p");
-    // Equal after a sync: nothing to report, one hashing query per side.
+    // Equal after a sync: nothing to report, one hashing query per side (after the key's
+    // bounds, two index probes).
     auto equal = reconcile(ws, "p", {}, bisecting());
     ASSERT_EQ(equal.tables.size(), 1u);
     EXPECT_EQ(equal.tables[0].drift(), 0);
-    EXPECT_EQ(equal.tables[0].sourceQueries, 1);
-    EXPECT_EQ(equal.tables[0].targetQueries, 1);
+    EXPECT_EQ(equal.tables[0].sourceQueries, 2);
+    EXPECT_EQ(equal.tables[0].targetQueries, 2);
 
     injectDrift(src, [&](const std::string &sql) { dst.exec(sql); });
     auto report = reconcile(ws, "p", {"public.items"}, bisecting());
@@ -553,8 +554,9 @@ TEST(Reconcile, equalMillionRowsCostOneQueryPerSideAndNoRows)
     ASSERT_TRUE(e.error.empty()) << e.error;
     EXPECT_EQ(e.sourceRows, 1000000);
     EXPECT_EQ(e.drift(), 0);
-    EXPECT_EQ(e.sourceQueries, 1);
-    EXPECT_EQ(e.targetQueries, 1);
+    // The key's bounds (min and max through the primary key's index), then one hashing scan.
+    EXPECT_EQ(e.sourceQueries, 2);
+    EXPECT_EQ(e.targetQueries, 2);
     EXPECT_EQ(e.sourceRowsFetched + e.targetRowsFetched, 0);
 
     // One differing row: a few levels of segments, then only that segment's keys are fetched.
@@ -576,9 +578,134 @@ TEST(Reconcile, equalMillionRowsCostOneQueryPerSideAndNoRows)
     EXPECT_LE(t.sourceQueries, 8) << "queries per side should grow with log(n), not n";
     EXPECT_LE(t.targetQueries, 8);
     EXPECT_LE(t.sourceRowsFetched + t.targetRowsFetched, 20000) << "fetched far more rows than one segment";
+    // An integer key: the first scan's buckets already hold about 64 keys, so the one differing
+    // bucket is fetched by its key range, without a level of sampled segments.
+    EXPECT_LE(t.sourceRowsFetched, 200);
+    EXPECT_LE(t.sourceQueries, 4);
     std::printf("1M rows, 1 difference: %d + %d queries, %lld + %lld rows fetched, %lld ms (log2 n = %.1f)\n",
                 t.sourceQueries, t.targetQueries, t.sourceRowsFetched, t.targetRowsFetched, t.elapsedMs, log2n);
     std::printf("1M rows, equal: %lld ms\n", e.elapsedMs);
+}
+
+// A one-column integer key is bucketed by value in the first scan. Every integer type, keys at
+// the type's limits and on both sides of zero, drift in the first and last buckets, a key range
+// wider than 63 bits (which falls back to sampled segments), with default and tiny buckets.
+TEST(Reconcile, integerKeyBucketsFindDriftAtTheEdgesOfEveryKeyType)
+{
+    PgTestDb src("rec_edge"), dst("rec_edge_dst");
+    struct Case {
+        std::string type, lo, hi;
+    };
+    const std::vector<Case> cases = {{"smallint", "-32768", "32767"},
+                                     {"integer", "-2147483648", "2147483647"},
+                                     {"bigint", "9223372036854770000", "9223372036854775807"},
+                                     {"bigint", "-9223372036854775808", "9223372036854775807"}};
+    std::vector<TableSpec> tables;
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const auto &c = cases[i];
+        const std::string t = "k" + std::to_string(i);
+        // The limits, both sides of zero, and a dense run near each limit.
+        const std::string ddl = "CREATE TABLE " + t + " (id " + c.type + " PRIMARY KEY, v text); INSERT INTO " + t +
+                                " SELECT k, 'v' || k FROM (SELECT " + c.lo + "::numeric + g AS k FROM generate_series(0, 300) g "
+                                "UNION SELECT " + c.hi + "::numeric - g FROM generate_series(0, 300) g "
+                                "UNION SELECT g FROM generate_series(-3, 3) g) x WHERE k BETWEEN " + c.lo + " AND " + c.hi;
+        src.exec(ddl);
+        dst.exec(ddl);
+        tables.push_back(spec("public." + t, Strategy::FullRefresh));
+    }
+    const auto ws = workspaceFor("p", pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name()), tables);
+    for (const bool tiny : {false, true}) {
+        ReconcileOptions opt = tiny ? bisecting() : ReconcileOptions{};
+        opt.settle = std::chrono::milliseconds(0);
+        if (tiny)
+            opt.bucketKeys = 3;
+        auto equal = reconcile(ws, "p", {}, opt);
+        for (const auto &t : equal.tables) {
+            ASSERT_TRUE(t.error.empty()) << t.table << ": " << t.error;
+            EXPECT_EQ(t.drift(), 0) << t.table;
+            EXPECT_GT(t.sourceRows, 600) << t.table;
+        }
+    }
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const auto &c = cases[i];
+        const std::string t = "k" + std::to_string(i);
+        // The lowest and highest keys, one near zero.
+        dst.exec("DELETE FROM " + t + " WHERE id = " + c.lo);
+        dst.exec("UPDATE " + t + " SET v = 'drift' WHERE id = " + c.hi);
+        src.exec("DELETE FROM " + t + " WHERE id = 0");
+        src.exec("UPDATE " + t + " SET v = NULL WHERE id = -1");
+    }
+    for (const bool tiny : {false, true}) {
+        ReconcileOptions opt = tiny ? bisecting() : ReconcileOptions{};
+        opt.settle = std::chrono::milliseconds(0);
+        if (tiny)
+            opt.bucketKeys = 3;
+        auto report = reconcile(ws, "p", {}, opt);
+        ASSERT_EQ(report.tables.size(), cases.size());
+        for (size_t i = 0; i < cases.size(); ++i) {
+            const auto &t = report.tables[i];
+            const auto &c = cases[i];
+            ASSERT_TRUE(t.error.empty()) << t.table << ": " << t.error;
+            const bool nearZero = c.lo.front() == '-';
+            EXPECT_EQ(keySet(t.missingKeys), std::set<std::string>{c.lo}) << t.table << (tiny ? " tiny" : "");
+            EXPECT_EQ(keySet(t.extraKeys), nearZero ? std::set<std::string>{"0"} : std::set<std::string>{})
+                << t.table;
+            std::set<std::string> different{c.hi};
+            if (nearZero)
+                different.insert("-1");
+            EXPECT_EQ(keySet(t.differentRows), different) << t.table << (tiny ? " tiny" : "");
+        }
+    }
+}
+
+// Between two Postgres servers rows hash by each column type's own hash function where both
+// sides hold the same type (no text per value), and as canonical text elsewhere: the verdicts are
+// the ones the text hash gave. A case-insensitive collation still tells 'abc' from 'ABC', an int4
+// column against an int8 one and numeric(10,2) against numeric(12,4) compare by value, json and
+// interval (no hash of their own that matches their text) by text.
+TEST(Reconcile, typedRowHashesSeeWhatTheCanonicalTextSees)
+{
+    PgTestDb src("rec_typed"), dst("rec_typed_dst");
+    const char *coll = "CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)";
+    src.exec(coll);
+    dst.exec(coll);
+    src.exec("CREATE TABLE t (id int PRIMARY KEY, name text COLLATE ci, qty int4, price numeric(10,2), doc json, "
+             "period interval, code char(4), at timestamptz, tags text[], u uuid, b bytea, flag bool)");
+    dst.exec("CREATE TABLE t (id int PRIMARY KEY, name text COLLATE ci, qty int8, price numeric(12,4), doc json, "
+             "period interval, code char(4), at timestamptz, tags text[], u uuid, b bytea, flag bool)");
+    const char *rows = "INSERT INTO t SELECT g, 'name ' || g, g * 3, g / 4.0, json_build_object('g', g), "
+                       "g * interval '1 hour', 'c' || (g % 10), timestamptz '2024-05-06 07:08:09.123456+02' + g * "
+                       "interval '1 minute', ARRAY['a' || g, NULL], md5(g::text)::uuid, decode(md5(g::text), 'hex'), "
+                       "g % 2 = 0 FROM generate_series(1, 500) g";
+    src.exec(rows);
+    dst.exec(rows);
+    const auto ws = workspaceFor("p", pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name()),
+                                 {spec("public.t", Strategy::FullRefresh)});
+    ReconcileOptions opt;
+    opt.settle = std::chrono::milliseconds(0);
+    auto equal = reconcile(ws, "p", {}, opt);
+    ASSERT_TRUE(equal.tables[0].error.empty()) << equal.tables[0].error;
+    EXPECT_EQ(equal.tables[0].drift(), 0);
+    EXPECT_EQ(equal.tables[0].sourceRows, 500);
+
+    dst.exec("UPDATE t SET name = upper(name) WHERE id = 10");        // equal under ci, not the same text
+    dst.exec("UPDATE t SET doc = '{\"g\":20}' WHERE id = 20");       // the same JSON value, other text
+    dst.exec("UPDATE t SET period = interval '1 day' WHERE id = 24"); // '24:00:00' = '1 day', other text
+    dst.exec("UPDATE t SET qty = qty + 1 WHERE id = 30");
+    dst.exec("UPDATE t SET price = price + 0.0001 WHERE id = 40");
+    dst.exec("UPDATE t SET at = at + interval '1 microsecond' WHERE id = 50");
+    dst.exec("UPDATE t SET tags = ARRAY['a60'] WHERE id = 60");
+    dst.exec("UPDATE t SET code = 'c0' WHERE id = 71"); // char(4): 'c1  ' against 'c0  '
+    dst.exec("UPDATE t SET b = b || '\\x00'::bytea WHERE id = 80");
+    dst.exec("UPDATE t SET flag = NOT flag WHERE id = 90");
+    src.exec("UPDATE t SET price = 12.5 WHERE id = 100");
+    dst.exec("UPDATE t SET price = 12.5000 WHERE id = 100"); // the same value at another scale: equal
+    auto report = reconcile(ws, "p", {}, opt);
+    const auto &t = report.tables[0];
+    ASSERT_TRUE(t.error.empty()) << t.error;
+    EXPECT_EQ(keySet(t.differentRows),
+              (std::set<std::string>{"10", "20", "24", "30", "40", "50", "60", "71", "80", "90"}));
+    EXPECT_EQ(t.missing + t.extra, 0);
 }
 
 #include "core/config/workspacefile.h"
