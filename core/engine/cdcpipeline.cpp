@@ -1167,6 +1167,7 @@ void CdcPipeline::startRebackfill(Table &t, const std::optional<PgRebackfillProg
         rb->loader->exec("SET TRANSACTION SNAPSHOT " + pgLiteral(slot.snapshotName));
         rb->version = slot.consistentPoint;
     }
+    rb->compare = RebackfillCompare::open(t.job, t.schema, t.columns, *t.merger, *rb->loader);
     rb->deleteBelow = rb->version;
     if (progress) {
         rb->after = progress->after;
@@ -1174,9 +1175,20 @@ void CdcPipeline::startRebackfill(Table &t, const std::optional<PgRebackfillProg
             rb->deleteBelow = std::min(rb->deleteBelow, progress->deleteBelow);
     }
     bool fresh = !progress;
+    if (!fresh && progress->compared != static_cast<bool>(rb->compare)) {
+        // A copy begun the other way cannot go on this way: one leaves the removed rows for the
+        // end (by the keys it saw), the other removes them page by page.
+        m_observer.event(Level::Warn, t.key, "rebackfill",
+                         "the re-backfill was begun " +
+                             std::string(progress->compared ? "comparing pages by checksum" : "copying every row") +
+                             " and cannot go on the other way; the re-backfill starts over");
+        rb->after.clear();
+        rb->deleteBelow = rb->version;
+        fresh = true;
+    }
     if (!fresh) {
         rb->copied = progress->rows;
-        if (t.merger->seenCount() < rb->copied) {
+        if (!rb->compare && t.merger->seenCount() < rb->copied) {
             // The keys of the chunks merged so far are gone (the target server crashed): without
             // them the end of the copy cannot tell removed rows from merged ones. Start over.
             m_observer.event(Level::Warn, t.key, "rebackfill",
@@ -1223,7 +1235,7 @@ std::function<void(const SlotWaitReport &)> CdcPipeline::slotWaitReporter(std::v
 
 PgRebackfillProgress CdcPipeline::rebackfillPosition(const Rebackfill &rb)
 {
-    return {rb.after, rb.deleteBelow, rb.copied};
+    return {rb.after, rb.deleteBelow, rb.copied, rb.compare != nullptr};
 }
 
 void CdcPipeline::rebackfillStep()
@@ -1231,6 +1243,49 @@ void CdcPipeline::rebackfillStep()
     Rebackfill &rb = *m_rebackfill;
     Table &t = *rb.table;
     const long long page = t.job.spec.effectivePageSize();
+    if (rb.compare) {
+        // One page compared by checksum; only its differing buckets are copied, and the rows the
+        // source no longer has there are removed with it.
+        RebackfillPage done;
+        m_session->begin();
+        try {
+            done = rb.compare->step(rb.after, page, rb.version, rb.deleteBelow);
+            rb.after = {done.last};
+            if (!done.end) {
+                if (!t.rebackfill)
+                    t.rebackfill = rebackfillPosition(rb);
+                t.rebackfill->after = rb.after;
+                t.rebackfill->rows = rb.copied + done.rows;
+            } else {
+                t.rebackfill.reset();
+            }
+            t.merger->writeCheckpointInTransaction({positionOf(t), t.version}, done.written + done.removed);
+            m_session->commit();
+        } catch (...) {
+            m_session->rollback();
+            t.rebackfill = rebackfillPosition(rb);
+            throw;
+        }
+        rb.copied += done.rows;
+        rb.equal += done.equalRows;
+        rb.removed += done.removed;
+        crashPoint("rebackfill.after_chunk");
+        m_observer.batchApplied(t.key, ApplyResult{done.rows, done.written + done.removed, false},
+                                {positionOf(t), t.version}, std::nullopt);
+        if (!done.end) {
+            m_observer.tableState(t.key, TableState::Backfilling, kRebackfillMessage,
+                                  Progress{rb.copied, t.schema.estimatedRows});
+            return;
+        }
+        rb.loader->commit();
+        m_observer.event(Level::Info, t.key, "rebackfill",
+                         "re-backfill done: " + std::to_string(rb.copied) + " rows merged, " +
+                             std::to_string(rb.removed) + " rows the source no longer has removed; " +
+                             std::to_string(rb.equal) + " of the rows were found equal by checksum and not copied");
+        m_observer.tableState(t.key, TableState::Streaming, "", std::nullopt);
+        m_rebackfill.reset();
+        return;
+    }
     RowSet rows;
     if (rb.ahead.valid())
         rows = rb.ahead.get();

@@ -12,6 +12,8 @@
 #include <chrono>
 #include <future>
 #include <map>
+#include "core/engine/rebackfillcompare.h"
+
 #include <memory>
 #include <optional>
 #include <set>
@@ -27,6 +29,10 @@ struct CdcPipeline::Rebackfill {
     std::int64_t deleteBelow = 0;         ///< the first snapshot's, when resumed
     std::vector<std::string> after;
     long long copied = 0; ///< rows merged so far, counting those before a restart
+    /// Set when pages are compared before they are copied (RebackfillCompare::open).
+    std::unique_ptr<RebackfillCompare> compare;
+    long long equal = 0;   ///< of `copied`, rows this run found equal and did not copy
+    long long removed = 0; ///< compared pages: rows the source no longer has, deleted so far
     /// The next chunk, read from the snapshot while this one is merged.
     std::future<RowSet> ahead;
 

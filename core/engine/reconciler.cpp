@@ -903,16 +903,7 @@ std::optional<std::vector<bool>> recordHashColumns(PgSide &source, PgSide &targe
         if (source.recordHashProbe() != target.recordHashProbe())
             return std::nullopt;
         const TableSchema there = pgcatalog::describeTable(target.connection(), {job.targetName.schema, job.targetName.name});
-        std::vector<bool> native(schema.columns.size(), false);
-        for (size_t i = 0; i < schema.columns.size(); ++i) {
-            const ColumnInfo &c = schema.columns[i];
-            const int at = there.columnIndex(c.name);
-            if (at < 0)
-                continue;
-            const ColumnInfo &t = there.columns[static_cast<size_t>(at)];
-            native[i] = rowhash::pgHashesNatively(c) && rowhash::pgHashesNatively(t) && c.baseType == t.baseType;
-        }
-        return native;
+        return rowhash::pgRecordHashMask(schema.columns, there.columns);
     } catch (const Error &) {
         return std::nullopt;
     }

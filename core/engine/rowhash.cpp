@@ -296,6 +296,16 @@ std::string pgRowHashRecord(const std::vector<ColumnInfo> &columns, const std::v
     return s + "), 0) & 1152921504606846975)";
 }
 
+std::vector<bool> pgRecordHashMask(const std::vector<ColumnInfo> &columns, const std::vector<ColumnInfo> &other)
+{
+    std::vector<bool> native(columns.size(), false);
+    for (size_t i = 0; i < columns.size(); ++i)
+        for (const auto &o : other)
+            if (o.name == columns[i].name)
+                native[i] = pgHashesNatively(columns[i]) && pgHashesNatively(o) && columns[i].baseType == o.baseType;
+    return native;
+}
+
 std::string pgRecordHashProbeSql()
 {
     return "SELECT hash_record_extended(ROW(1::int8, 2::int4, 3::int2, 1.50::numeric, 'probe'::text, 'x'::varchar, "

@@ -59,6 +59,9 @@ bool pgHashesNatively(const ColumnInfo &c);
 /// pgRowHashNative. Only for two Postgres servers that agree on pgRecordHashProbeSql().
 std::string pgRowHashRecord(const std::vector<ColumnInfo> &columns, const std::vector<bool> &native,
                             const std::string &alias);
+/// For pgRowHashRecord: which of `columns` hash by their type's own function, those `other` (the
+/// other side's columns, matched by name) holds with the same built-in type pgHashesNatively takes.
+std::vector<bool> pgRecordHashMask(const std::vector<ColumnInfo> &columns, const std::vector<ColumnInfo> &other);
 /// A query hashing one value of every natively hashed type; two servers whose answers agree hash
 /// rows alike (same build of the hash functions, same byte order).
 std::string pgRecordHashProbeSql();

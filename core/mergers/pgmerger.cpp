@@ -829,6 +829,42 @@ ApplyResult PgMerger::mergeSnapshotChunkInTransaction(const RowSet &rows)
     return res;
 }
 
+std::pair<ApplyResult, long long> PgMerger::mergeSnapshotRangesInTransaction(const RowSet &rows,
+                                                                             const std::string &keyColumn,
+                                                                             const std::vector<std::string> &lo,
+                                                                             const std::vector<std::string> &hi,
+                                                                             std::int64_t below)
+{
+    ApplyResult res{static_cast<long long>(rows.size()), 0, false};
+    if (lo.empty())
+        return {res, 0};
+    auto array = [](const std::vector<std::string> &v) {
+        std::string a = "{";
+        for (size_t i = 0; i < v.size(); ++i)
+            a += (i ? "," : "") + v[i];
+        return a + "}";
+    };
+    beginStaging();
+    if (!rows.empty()) {
+        m_conn->beginCopyIn(m_copyStaging);
+        streamRows(rows, true);
+        m_conn->endCopy();
+        res.rowsWritten =
+            execJoinedByKey(probesKeys(rows.size()), m_tombstonesMaybe ? m_snapshotMergeSql : m_snapshotMergeNoTombSql)
+                .affected();
+    }
+    const std::string k = quoteIdent(keyColumn);
+    const long long gone =
+        m_conn
+            ->execParams("DELETE FROM " + m_targetSql + " t USING unnest($1::int8[], $2::int8[]) AS r(lo, hi) WHERE t." +
+                             k + " BETWEEN r.lo AND r.hi AND t._driftless_version < $3::bigint AND NOT EXISTS (SELECT 1 "
+                             "FROM " + stagingTable() + " s WHERE s." + k + " = t." + k + ")",
+                         {array(lo), array(hi), std::to_string(below)})
+            .affected();
+    endStaging(rows.size());
+    return {res, gone};
+}
+
 long long PgMerger::deleteUnseenInTransaction(std::int64_t version)
 {
     std::string on;

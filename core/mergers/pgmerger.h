@@ -45,6 +45,14 @@ public:
     std::string widenColumn(const TableSchema &source, const std::string &column) override;
     std::string renameColumn(const TableSchema &source, const std::string &from, const std::string &to) override;
     ApplyResult mergeSnapshotChunkInTransaction(const RowSet &rows) override;
+    /// A re-backfill that compared first (RebackfillCompare): merges `rows`, the snapshot's rows of
+    /// the key ranges [lo[i], hi[i]] of one integer key column, under the version guard, and
+    /// deletes the target's rows in those ranges that `rows` lacks and whose version is below
+    /// `below` (the source no longer has them). Returns the result and the rows deleted.
+    std::pair<ApplyResult, long long> mergeSnapshotRangesInTransaction(const RowSet &rows, const std::string &keyColumn,
+                                                                       const std::vector<std::string> &lo,
+                                                                       const std::vector<std::string> &hi,
+                                                                       std::int64_t below);
     long long deleteUnseenInTransaction(std::int64_t version) override;
     void clearSeenInTransaction() override;
     long long seenCount() override;
@@ -62,6 +70,8 @@ public:
     /// Bookkeeping names, for tests and the doctor.
     std::string stagingTable() const;
     std::string tombstoneTable() const;
+    /// The keys a re-backfill has merged (or found equal), for deleteUnseenInTransaction.
+    std::string seenTable() const;
 
     /// Creates `_driftless` and its checkpoint table if missing (safe to race with other
     /// processes doing the same).
@@ -135,7 +145,6 @@ private:
     std::string m_snapshotMergeSql;       ///< merge writing only differing rows (re-backfill)
     std::string m_snapshotMergeNoTombSql;
     std::string m_seenInsertSql;
-    std::string seenTable() const;
     void ensureSeen();
     bool m_tombstonesMaybe = true;
     double m_rowEstimate = 0;

@@ -158,10 +158,13 @@ std::string PgCdcPosition::toJson() const
         j["slot"] = slot;
     if (!systemId.empty())
         j["system_id"] = systemId;
-    if (rebackfill)
+    if (rebackfill) {
         j["rebackfill"] = {{"after", rebackfill->after},
                            {"delete_below", formatLsn(rebackfill->deleteBelow)},
                            {"rows", rebackfill->rows}};
+        if (rebackfill->compared)
+            j["rebackfill"]["compared"] = true;
+    }
     if (addColumn)
         j["add_column"] = addColumnJson(*addColumn, formatLsn(addColumn->version));
     if (stopped)
@@ -192,6 +195,7 @@ std::optional<PgCdcPosition> PgCdcPosition::fromJson(std::string_view text)
             rb.after = r.value("after", std::vector<std::string>{});
             rb.deleteBelow = lsnFrom(r, "delete_below").value_or(0);
             rb.rows = r.value("rows", 0LL);
+            rb.compared = r.value("compared", false);
             p.rebackfill = std::move(rb);
         }
         if (j.contains("add_column") && j["add_column"].is_object())

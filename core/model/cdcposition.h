@@ -54,6 +54,10 @@ struct PgRebackfillProgress {
     std::vector<std::string> after; ///< "after": the key of the last row merged
     std::int64_t deleteBelow = 0;   ///< "delete_below": rows older than this LSN's version and unseen go
     long long rows = 0;             ///< "rows": rows merged so far
+    /// "compared": pages were compared by checksum, and each page's removed rows deleted with it
+    /// (RebackfillCompare), so nothing is left for the end; absent: every row merged, the removed
+    /// ones deleted at the end as unseen.
+    bool compared = false;
     bool operator==(const PgRebackfillProgress &) const = default;
 };
 

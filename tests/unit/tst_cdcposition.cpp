@@ -52,6 +52,18 @@ TEST(CdcPosition, aStoredPostgresStreamPositionReadsWithEveryMark)
     EXPECT_EQ(json::parse(p->toJson()), json::parse(kPgStream)) << "written back with the same keys and values";
 }
 
+TEST(CdcPosition, aComparedReBackfillSaysSoAndAnOlderOneReadsAsCopying)
+{
+    // A re-backfill an older version began copied every row (no "compared"): it must not resume
+    // the compared way, which leaves no seen keys for the end.
+    EXPECT_FALSE(PgCdcPosition::fromJson(kPgStream)->rebackfill->compared);
+    auto p = PgCdcPosition::fromJson(kPgStream);
+    p->rebackfill->compared = true;
+    const auto j = json::parse(p->toJson());
+    EXPECT_EQ(j["rebackfill"]["compared"], true);
+    EXPECT_EQ(PgCdcPosition::fromJson(p->toJson()), p);
+}
+
 TEST(CdcPosition, theStreamsColumnNumbersReadAndWriteBack)
 {
     // A position an older version wrote has none; one with them keeps each name's number.
