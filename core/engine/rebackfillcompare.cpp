@@ -100,6 +100,9 @@ RebackfillCompare::RebackfillCompare(const TableJob &job, const TableSchema &sch
                                      PgConnection &loader, std::string hash, std::int64_t minKey, std::int64_t maxKey)
     : m_schema(schema), m_merger(merger), m_loader(loader), m_hash(std::move(hash)), m_minKey(minKey), m_maxKey(maxKey)
 {
+    // A page's buckets are hashed in memory (with 4 MB, they sort on disk). The loader is the
+    // re-backfill's own connection.
+    m_loader.exec("SET work_mem = '64MB'");
     const ColumnInfo &key = schema.columns[static_cast<size_t>(schema.primaryKey[0])];
     m_keyName = key.name;
     m_key = "s." + quoteIdent(key.name);
@@ -164,6 +167,9 @@ RebackfillPage RebackfillCompare::step(const std::vector<std::string> &after, lo
     auto there = std::async(std::launch::async, [&] { return read(m_loader.execParams(sql(m_schema.fromSql()), params)); });
     Sums target;
     try {
+        // A page's buckets are hashed in memory (with 4 MB, they sort on disk): for this
+        // transaction only, the apply connection is shared.
+        m_merger.connection().exec("SET LOCAL work_mem = '64MB'");
         target = read(m_merger.connection().execParams(sql(m_targetSql), params));
     } catch (...) {
         there.wait();
