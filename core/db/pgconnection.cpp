@@ -52,6 +52,21 @@ long long PgResult::affected() const
     return (s && *s) ? std::strtoll(s, nullptr, 10) : 0;
 }
 
+std::string pgTextArray(const std::vector<std::string> &values)
+{
+    std::string arr = "{";
+    for (size_t i = 0; i < values.size(); ++i) {
+        arr += i ? ",\"" : "\"";
+        for (char ch : values[i]) {
+            if (ch == '"' || ch == '\\')
+                arr += '\\';
+            arr += ch;
+        }
+        arr += '"';
+    }
+    return arr + "}";
+}
+
 std::string pgLiteral(std::string_view v)
 {
     std::string out = "'";

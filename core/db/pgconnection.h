@@ -177,5 +177,7 @@ private:
 /// Escapes a string literal for the simple-query protocol (only used on replication connections,
 /// which cannot take parameters). Standard-conforming strings are always on in our sessions.
 std::string pgLiteral(std::string_view value);
+/// A Postgres array literal of texts, for a `$n::type[]` parameter: {"a","b\"c"}.
+std::string pgTextArray(const std::vector<std::string> &values);
 
 } // namespace driftless::core

@@ -18,17 +18,6 @@
 
 namespace driftless::core {
 
-namespace {
-
-std::string intArray(const std::vector<std::string> &values)
-{
-    std::string s = "{";
-    for (size_t i = 0; i < values.size(); ++i)
-        s += (i ? "," : "") + values[i];
-    return s + "}";
-}
-
-} // namespace
 
 std::unique_ptr<RebackfillCompare> RebackfillCompare::open(const TableJob &job, const TableSchema &schema,
                                                            const std::vector<std::string> &streamColumns,
@@ -216,7 +205,7 @@ RebackfillPage RebackfillCompare::step(const std::vector<std::string> &after, lo
     // The differing buckets' rows from the snapshot. COPY takes no parameters: they travel as
     // transaction-local settings.
     m_loader.execParams("SELECT set_config('driftless.lo', $1, true), set_config('driftless.hi', $2, true)",
-                        {intArray(lo), intArray(hi)});
+                        {pgTextArray(lo), pgTextArray(hi)});
     std::string cols;
     for (const auto &c : m_schema.columns)
         cols += (cols.empty() ? "" : ", ") + ("s." + quoteIdent(c.name));

@@ -808,6 +808,15 @@ void PgMerger::ensureSeen()
 
 long long PgMerger::seenCount() { return m_conn->exec("SELECT count(*) FROM " + seenTable()).toInt(0, 0); }
 
+long long PgMerger::stageAndMergeSnapshot(const RowSet &rows)
+{
+    m_conn->beginCopyIn(m_copyStaging);
+    streamRows(rows, true);
+    m_conn->endCopy();
+    return execJoinedByKey(probesKeys(rows.size()), m_tombstonesMaybe ? m_snapshotMergeSql : m_snapshotMergeNoTombSql)
+        .affected();
+}
+
 ApplyResult PgMerger::mergeSnapshotChunkInTransaction(const RowSet &rows)
 {
     if (!m_source.hasPrimaryKey())
@@ -817,12 +826,7 @@ ApplyResult PgMerger::mergeSnapshotChunkInTransaction(const RowSet &rows)
     if (rows.empty())
         return res;
     beginStaging();
-    m_conn->beginCopyIn(m_copyStaging);
-    streamRows(rows, true);
-    m_conn->endCopy();
-    res.rowsWritten =
-        execJoinedByKey(probesKeys(rows.size()), m_tombstonesMaybe ? m_snapshotMergeSql : m_snapshotMergeNoTombSql)
-            .affected();
+    res.rowsWritten = stageAndMergeSnapshot(rows);
     // The keys, committed with the chunk and its checkpoint, so a resumed copy still knows them.
     m_conn->exec(m_seenInsertSql);
     endStaging(rows.size());
@@ -838,28 +842,16 @@ std::pair<ApplyResult, long long> PgMerger::mergeSnapshotRangesInTransaction(con
     ApplyResult res{static_cast<long long>(rows.size()), 0, false};
     if (lo.empty())
         return {res, 0};
-    auto array = [](const std::vector<std::string> &v) {
-        std::string a = "{";
-        for (size_t i = 0; i < v.size(); ++i)
-            a += (i ? "," : "") + v[i];
-        return a + "}";
-    };
     beginStaging();
-    if (!rows.empty()) {
-        m_conn->beginCopyIn(m_copyStaging);
-        streamRows(rows, true);
-        m_conn->endCopy();
-        res.rowsWritten =
-            execJoinedByKey(probesKeys(rows.size()), m_tombstonesMaybe ? m_snapshotMergeSql : m_snapshotMergeNoTombSql)
-                .affected();
-    }
+    if (!rows.empty())
+        res.rowsWritten = stageAndMergeSnapshot(rows);
     const std::string k = quoteIdent(keyColumn);
     const long long gone =
         m_conn
             ->execParams("DELETE FROM " + m_targetSql + " t USING unnest($1::int8[], $2::int8[]) AS r(lo, hi) WHERE t." +
                              k + " BETWEEN r.lo AND r.hi AND t._driftless_version < $3::bigint AND NOT EXISTS (SELECT 1 "
                              "FROM " + stagingTable() + " s WHERE s." + k + " = t." + k + ")",
-                         {array(lo), array(hi), std::to_string(below)})
+                         {pgTextArray(lo), pgTextArray(hi), std::to_string(below)})
             .affected();
     endStaging(rows.size());
     return {res, gone};

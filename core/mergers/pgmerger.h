@@ -111,6 +111,8 @@ private:
     /// One batch and its checkpoint in one transaction: copied straight in, or merged.
     ApplyResult commitBatch(const Batch &batch, bool direct);
     void streamRows(const RowSet &rows, bool staging);
+    /// A re-backfill's rows into the (begun) staging table, then the snapshot merge: rows written.
+    long long stageAndMergeSnapshot(const RowSet &rows);
     std::string columnTypeSql(const ColumnInfo &c);
 
     std::shared_ptr<PgConnection> m_conn;
