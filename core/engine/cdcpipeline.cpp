@@ -43,6 +43,9 @@ namespace {
 
 /// How often an idle stream records (and then acknowledges) the source's WAL end.
 constexpr auto kIdleSave = std::chrono::seconds(5);
+/// How often a stream looks for requests (re-backfill, its cancel) and pauses between batches:
+/// one query for all the pipeline's tables, so a DBA's click takes effect within a quarter second.
+constexpr auto kRequestPoll = std::chrono::milliseconds(250);
 
 constexpr const char *kSourceChecks = R"sql(
 SELECT current_setting('wal_level'),
@@ -718,7 +721,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                     // one chunk of a re-backfill, so it advances while the stream keeps being applied.
                     if (!open) {
                         auto now = std::chrono::steady_clock::now();
-                        if (now - lastPoll >= std::chrono::seconds(1)) {
+                        if (now - lastPoll >= kRequestPoll) {
                             lastPoll = now;
                             pollRequests();
                         }
@@ -967,10 +970,17 @@ std::string CdcPipeline::positionOf(const Table &t) const
 void CdcPipeline::pollRequests()
 {
     applyPauses();
+    // One query for the pipeline's tables (they share the target's checkpoint table), so the
+    // poll can be frequent whatever their number.
+    const std::map<std::string, std::string> pending = m_tables.front()->merger->pendingRequests();
+    auto requestOf = [&](const Table &t) {
+        auto it = pending.find(t.job.spec.table.display());
+        return it == pending.end() ? std::string() : it->second;
+    };
     for (auto &t : m_tables) {
         if (!t->stopped.empty() && t->streaming()) {
             // A stopped table ends its stop with a copy: `backfill` asks for it like for any other.
-            std::string req = t->merger->pendingRequest();
+            std::string req = requestOf(*t);
             if (req == "cancel_rebackfill")
                 t->merger->setRequest("");
             if (req != "rebackfill")
@@ -984,7 +994,7 @@ void CdcPipeline::pollRequests()
         }
         if (t->paused || !t->streaming())
             continue;
-        std::string req = t->merger->pendingRequest();
+        std::string req = requestOf(*t);
         if (req.empty())
             continue;
         if (req == "cancel_rebackfill") {
@@ -1157,12 +1167,16 @@ void CdcPipeline::startRebackfill(Table &t, const std::optional<PgRebackfillProg
     auto rb = std::make_unique<Rebackfill>();
     rb->table = &t;
     {
+        // The loader's session opens while the slot is made: two logins in the time of one.
+        auto loader = std::async(std::launch::async, [&] {
+            return std::make_unique<PgConnection>(connectPostgres(src, "driftless " + m_pipeline + " rebackfill"));
+        });
         PgReplicationConnection tmp(reachableDsn(src), "driftless " + m_pipeline + " snapshot");
         auto slot = createSlotWatched(tmp,
                                       "driftless_tmp_" + std::to_string(::getpid()) + "_" +
                                           std::to_string(wallClockMs() % 1000000),
                                       true, src, m_stop, slotWaitReporter({&t}));
-        rb->loader = std::make_unique<PgConnection>(connectPostgres(src, "driftless " + m_pipeline + " rebackfill"));
+        rb->loader = loader.get();
         rb->loader->begin("ISOLATION LEVEL REPEATABLE READ READ ONLY");
         rb->loader->exec("SET TRANSACTION SNAPSHOT " + pgLiteral(slot.snapshotName));
         rb->version = slot.consistentPoint;

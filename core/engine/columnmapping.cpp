@@ -553,6 +553,7 @@ public:
         return m_inner->partialRowsWithoutTarget(proj().project(rows));
     }
     std::string pendingRequest() override { return m_inner->pendingRequest(); }
+    std::map<std::string, std::string> pendingRequests() override { return m_inner->pendingRequests(); }
     void setRequest(const std::string &request) override { m_inner->setRequest(request); }
     std::vector<std::int64_t> guardVersions(const RowSet &rows) override
     {

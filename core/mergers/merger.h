@@ -6,6 +6,7 @@
 #include "core/model/workspace.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -115,6 +116,10 @@ public:
     /// A request another process left for this table in the target's checkpoint row (e.g.
     /// `rebackfill`), or empty. Requests live in the target, next to the progress they affect.
     virtual std::string pendingRequest() = 0;
+    /// The requests left for every table of this merger's pipeline in the same target, by source
+    /// table (its display name), in one query: what a stream polls between batches, at a cost
+    /// that does not grow with the pipeline's tables.
+    virtual std::map<std::string, std::string> pendingRequests() = 0;
     /// Sets (or, with an empty string, clears) the request. Throws when the table has no
     /// checkpoint yet (nothing to act on).
     virtual void setRequest(const std::string &request) = 0;

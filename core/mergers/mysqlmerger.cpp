@@ -693,6 +693,17 @@ std::string MysqlMerger::pendingRequest()
         .value_or("");
 }
 
+std::map<std::string, std::string> MysqlMerger::pendingRequests()
+{
+    auto r = m_conn->query("SELECT source_table, request FROM `_driftless_checkpoints` WHERE pipeline = ? AND "
+                           "request IS NOT NULL",
+                           {m_target.pipeline});
+    std::map<std::string, std::string> out;
+    for (size_t i = 0; i < r.size(); ++i)
+        out[r.text(i, 0)] = r.text(i, 1);
+    return out;
+}
+
 void MysqlMerger::setRequest(const std::string &request)
 {
     // ROW_COUNT() counts changed rows only, so existence is asked for separately.

@@ -52,6 +52,7 @@ public:
     std::vector<size_t> partialRowsWithoutTarget(const RowSet &rows) override;
     std::vector<std::int64_t> guardVersions(const RowSet &rows) override;
     std::string pendingRequest() override;
+    std::map<std::string, std::string> pendingRequests() override;
     void setRequest(const std::string &request) override;
 
     // Column changes (docs/schema-changes.md), in mysqlmergercolumns.cpp. MySQL commits the open

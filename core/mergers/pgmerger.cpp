@@ -715,6 +715,17 @@ std::string PgMerger::pendingRequest()
     return r.rows() ? r.text(0, 0) : std::string();
 }
 
+std::map<std::string, std::string> PgMerger::pendingRequests()
+{
+    auto r = m_conn->execParams("SELECT source_table, request FROM _driftless.checkpoints WHERE pipeline = $1 AND "
+                                "request IS NOT NULL",
+                                {m_target.pipeline});
+    std::map<std::string, std::string> out;
+    for (int i = 0; i < r.rows(); ++i)
+        out[r.text(i, 0)] = r.text(i, 1);
+    return out;
+}
+
 void PgMerger::setRequest(const std::string &request)
 {
     auto r = m_conn->execParams("UPDATE _driftless.checkpoints SET request = NULLIF($3, '') WHERE pipeline = $1 AND "

@@ -520,6 +520,17 @@ std::string SqliteMerger::pendingRequest()
     return st.step() ? st.text(0) : std::string();
 }
 
+std::map<std::string, std::string> SqliteMerger::pendingRequests()
+{
+    auto st = m_db->prepare("SELECT source_table, request FROM _driftless_checkpoints WHERE pipeline = ?1 AND "
+                            "request IS NOT NULL");
+    st.bindText(1, m_target.pipeline);
+    std::map<std::string, std::string> out;
+    while (st.step())
+        out[st.text(0)] = st.text(1);
+    return out;
+}
+
 void SqliteMerger::setRequest(const std::string &request)
 {
     auto st = m_db->prepare("UPDATE _driftless_checkpoints SET request = NULLIF(?3, '') WHERE pipeline = ?1 AND "

@@ -51,6 +51,7 @@ public:
     std::vector<size_t> partialRowsWithoutTarget(const RowSet &rows) override;
     std::vector<std::int64_t> guardVersions(const RowSet &rows) override;
     std::string pendingRequest() override;
+    std::map<std::string, std::string> pendingRequests() override;
     void setRequest(const std::string &request) override;
     long long fillColumnsInTransaction(const ColumnFill &fill, std::int64_t below) override;
     bool fillsColumns() const override { return true; }

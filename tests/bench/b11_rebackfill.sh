@@ -14,7 +14,7 @@
 #               half INSERTs into bench.lag), then
 #               `driftless-cli rebackfill b11 bench.t` is timed from the request to the engine's
 #               "re-backfill done" event (its state file's events table): that includes picking
-#               the request up (the engine polls every 2 s) and creating the temporary slot.
+#               the request up (the engine polls every 250 ms) and creating the temporary slot.
 #               copy_rows_per_s is the same rows over the engine's own start->done window.
 # Meanwhile a poller (a DO loop in database b11_mon, every B11_POLL_MS = 50 ms) records every
 # relation lock the driftless sessions on b11_src hold (application_name 'driftless...') and

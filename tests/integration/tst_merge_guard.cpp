@@ -31,7 +31,9 @@ using Table = std::map<long long, Row>;
 class Target {
 public:
     virtual ~Target() = default;
-    virtual std::unique_ptr<Merger> merger() = 0;
+    std::unique_ptr<Merger> merger() { return merger("p", "items"); }
+    /// A merger of source table public.`table` in `pipeline`, into a target table of that name.
+    virtual std::unique_ptr<Merger> merger(const std::string &pipeline, const std::string &table) = 0;
     virtual Table rows() = 0;
     virtual long long tombstones() = 0;
 };
@@ -39,9 +41,9 @@ public:
 class PgTarget : public Target {
 public:
     PgTarget() : m_db("guard_tgt") {}
-    std::unique_ptr<Merger> merger() override
+    std::unique_ptr<Merger> merger(const std::string &pipeline, const std::string &table) override
     {
-        return std::make_unique<PgMerger>(m_db.connect(), MergeTarget{"p", {"public", "items"}, {"public", "items"},
+        return std::make_unique<PgMerger>(m_db.connect(), MergeTarget{pipeline, {"public", table}, {"public", table},
                                                                        Strategy::Cursor});
     }
     Table rows() override
@@ -66,10 +68,10 @@ private:
 
 class SqliteTarget : public Target {
 public:
-    std::unique_ptr<Merger> merger() override
+    std::unique_ptr<Merger> merger(const std::string &pipeline, const std::string &table) override
     {
         return std::make_unique<SqliteMerger>(m_dir.file("t.db"),
-                                              MergeTarget{"p", {"public", "items"}, {"", "items"}, Strategy::Cursor});
+                                              MergeTarget{pipeline, {"public", table}, {"", table}, Strategy::Cursor});
     }
     Table rows() override
     {
@@ -93,9 +95,9 @@ private:
 class MysqlTarget : public Target {
 public:
     MysqlTarget() : m_db("guard_tgt") {}
-    std::unique_ptr<Merger> merger() override
+    std::unique_ptr<Merger> merger(const std::string &pipeline, const std::string &table) override
     {
-        return std::make_unique<MysqlMerger>(m_db.connect(), MergeTarget{"p", {"public", "items"}, {"", "items"},
+        return std::make_unique<MysqlMerger>(m_db.connect(), MergeTarget{pipeline, {"public", table}, {"", table},
                                                                           Strategy::Cursor});
     }
     Table rows() override
@@ -250,6 +252,30 @@ TEST_P(MergeGuard, checkpointCommitsWithTheDataAndNeverMovesBack)
     auto cp = merger->readCheckpoint();
     EXPECT_EQ(cp->version, 20);
     EXPECT_EQ(cp->position, "{\"v\":20}");
+}
+
+TEST_P(MergeGuard, pendingRequestsReadsThePipelinesRequestsForAllItsTablesAtOnce)
+{
+    // What a stream polls four times a second: one query answers for every table of its
+    // pipeline, and another pipeline's requests in the same target are not among them.
+    auto other = target->merger("p", "other");
+    auto elsewhere = target->merger("q", "items");
+    for (Merger *m : {merger.get(), other.get(), elsewhere.get()}) {
+        m->prepare(itemsSchema());
+        m->apply(batch({{'i', 1, "a", 10}}, 10)); // a checkpoint to leave requests on
+    }
+    EXPECT_TRUE(merger->pendingRequests().empty());
+    merger->setRequest("rebackfill");
+    other->setRequest("cancel_rebackfill");
+    elsewhere->setRequest("rebackfill");
+    const std::map<std::string, std::string> expected{{"public.items", "rebackfill"},
+                                                      {"public.other", "cancel_rebackfill"}};
+    EXPECT_EQ(merger->pendingRequests(), expected);
+    EXPECT_EQ(other->pendingRequests(), expected) << "any table's merger answers for the pipeline";
+    EXPECT_EQ(elsewhere->pendingRequests(), (std::map<std::string, std::string>{{"public.items", "rebackfill"}}));
+    EXPECT_EQ(merger->pendingRequest(), "rebackfill") << "the one-table read agrees";
+    merger->setRequest(""); // taken
+    EXPECT_EQ(other->pendingRequests(), (std::map<std::string, std::string>{{"public.other", "cancel_rebackfill"}}));
 }
 
 TEST_P(MergeGuard, aFailingBatchLeavesNeitherRowsNorCheckpoint)
