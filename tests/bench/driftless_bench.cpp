@@ -265,26 +265,50 @@ int runBinlogParse(const std::vector<std::string> &files)
     binlog::Decoder decoder;
     long long events = 0, rows = 0, bytes = 0;
     const auto t0 = std::chrono::steady_clock::now();
+    // Read in 1 MiB pieces into one reused buffer, as mariadb-binlog reads its files and as the
+    // engine receives events: the first version read each file byte by byte into a string
+    // (istreambuf_iterator), which cost as much as the decoding it was timed with.
+    constexpr size_t kPiece = 1 << 20;
+    std::string buf;
     for (const auto &path : files) {
         std::ifstream in(path, std::ios::binary);
         if (!in)
             throw std::runtime_error("cannot read " + path);
-        std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        if (data.size() < 4 || data.compare(0, 4, "\xfe" "bin") != 0)
-            throw std::runtime_error(path + " is not a binlog file");
-        size_t at = 4;
-        while (at + 19 <= data.size()) {
-            const auto *h = reinterpret_cast<const unsigned char *>(data.data() + at);
-            const std::uint32_t len = h[9] | (h[10] << 8) | (h[11] << 16) | (std::uint32_t(h[12]) << 24);
-            if (len < 19 || at + len > data.size())
-                break;
-            binlog::Event ev = decoder.decode(std::string_view(data.data() + at, len));
-            if (auto *r = std::get_if<binlog::Rows>(&ev.body))
-                rows += static_cast<long long>(r->rows.size());
-            ++events;
-            at += len;
+        buf.clear();
+        size_t at = 0;
+        bool header = true;
+        for (;;) {
+            // Keep the unread tail (an event cut by the piece's end), then append the next piece.
+            buf.erase(0, at);
+            at = 0;
+            const size_t had = buf.size();
+            buf.resize(had + kPiece);
+            in.read(buf.data() + had, static_cast<std::streamsize>(kPiece));
+            const auto got = static_cast<size_t>(in.gcount());
+            buf.resize(had + got);
+            bytes += static_cast<long long>(got);
+            if (header) {
+                if (buf.size() < 4 || buf.compare(0, 4, "\xfe" "bin") != 0)
+                    throw std::runtime_error(path + " is not a binlog file");
+                at = 4;
+                header = false;
+            }
+            while (at + 19 <= buf.size()) {
+                const auto *h = reinterpret_cast<const unsigned char *>(buf.data() + at);
+                const std::uint32_t len = h[9] | (h[10] << 8) | (h[11] << 16) | (std::uint32_t(h[12]) << 24);
+                if (len < 19)
+                    throw std::runtime_error(path + ": an event shorter than its header");
+                if (at + len > buf.size())
+                    break; // the rest of it comes with the next piece
+                binlog::Event ev = decoder.decode(std::string_view(buf.data() + at, len));
+                if (auto *r = std::get_if<binlog::Rows>(&ev.body))
+                    rows += static_cast<long long>(r->rows.size());
+                ++events;
+                at += len;
+            }
+            if (got == 0)
+                break; // the end; a cut event there is the file's torn tail
         }
-        bytes += static_cast<long long>(data.size());
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("events=%lld rows=%lld bytes=%lld secs=%.3f peak_rss_mb=%.1f\n", events, rows, bytes, secs, peakRssMb());
