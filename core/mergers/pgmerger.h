@@ -152,10 +152,19 @@ private:
     bool m_tombstonesMaybe = true;
     double m_rowEstimate = 0;
     std::chrono::steady_clock::time_point m_estimateAt{};
-    double targetRowEstimate();
+    /// The target's rows as of now, estimated as the planner does: its statistics' rows per
+    /// page times the pages it has now (so a table grown since its last ANALYZE counts at its
+    /// size). Read at most once a minute, unless `fresh`.
+    double targetRowEstimate(bool fresh = false);
     /// Whether a batch of `rows` rows joined to the target by key should probe the key index
     /// (small next to the table) rather than let the planner hash or sort the whole target.
-    bool probesKeys(size_t rows) { return static_cast<double>(rows) * 5 < targetRowEstimate(); }
+    /// A cached estimate that says "scan" is read again first: a table filling up (a stream
+    /// into a new target) would otherwise be scanned whole by every batch until the next read.
+    bool probesKeys(size_t rows)
+    {
+        return static_cast<double>(rows) * 5 < targetRowEstimate() ||
+               static_cast<double>(rows) * 5 < targetRowEstimate(true);
+    }
     /// Runs a statement joining a batch to the target by key, with the planner told to probe
     /// the key index per batch row when `probe` (SET LOCAL: in the caller's transaction), so it
     /// costs the batch, not the table. JIT is off: a statement run once per batch never pays.
