@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -396,6 +397,11 @@ bool MysqlMerger::loadDataLocal(const RowSet &rows, const std::string &table, bo
         }
     }
     file.write(buf);
+    return runLoadData(file.path(), table, staging);
+}
+
+bool MysqlMerger::runLoadData(const std::string &path, const std::string &table, bool staging)
+{
     std::string cols, set;
     for (size_t i = 0; i < m_source.columns.size(); ++i) {
         if (m_types[i].storage == MysqlStorage::Blob) {
@@ -410,7 +416,7 @@ bool MysqlMerger::loadDataLocal(const RowSet &rows, const std::string &table, bo
     if (staging)
         cols += std::string(", ") + kOp + ", " + kMask;
     try {
-        m_conn->exec("LOAD DATA LOCAL INFILE " + mysqlLiteral(file.path()) + " INTO TABLE " + table +
+        m_conn->exec("LOAD DATA LOCAL INFILE " + mysqlLiteral(path) + " INTO TABLE " + table +
                      " CHARACTER SET utf8mb4 FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\' LINES TERMINATED BY "
                      "'\\n' (" + cols + ")" + set);
     } catch (const Error &e) {
@@ -737,6 +743,61 @@ ApplyResult MysqlMerger::apply(const Batch &batch)
     return res;
 }
 
+long long MysqlMerger::loadPipelined(const std::function<void(const std::function<void(std::string_view)> &)> &rows,
+                                     const std::string &shadow)
+{
+    // The server parses and inserts one file (a core's work) while this thread turns the next
+    // 50,000 rows into load lines: the source's rows no longer wait for each load to end (B4).
+    // The session is used by one thread at a time: the load's, until its result is taken.
+    long long loaded = 0;
+    std::future<void> loading;
+    std::unique_ptr<LoadFile> loadingFile;
+    auto file = std::make_unique<LoadFile>();
+    std::string buf;
+    size_t inFile = 0;
+    auto finishLoading = [&] {
+        if (!loading.valid())
+            return;
+        loading.get(); // its error, if any
+        loadingFile.reset();
+    };
+    auto startLoading = [&] {
+        file->write(buf);
+        buf.clear();
+        finishLoading();
+        loadingFile = std::move(file);
+        loading = std::async(std::launch::async, [this, path = loadingFile->path(), &shadow] {
+            if (!runLoadData(path, shadow, false))
+                throw Error(ErrorKind::Permanent,
+                            "LOAD DATA LOCAL INFILE into " + m_target.target.name +
+                                " was refused part way through the refresh (local_infile turned off meanwhile?)",
+                            {}, "the table keeps its rows; run the refresh again");
+        });
+        file = std::make_unique<LoadFile>();
+        inFile = 0;
+    };
+    try {
+        forEachRefreshRow(rows, [&](std::string_view line, std::int64_t version) {
+            appendLoadLine(buf, line, version, false, static_cast<char>(ChangeOp::Insert), {});
+            ++loaded;
+            if (buf.size() >= (1 << 20)) {
+                file->write(buf);
+                buf.clear();
+            }
+            if (++inFile >= kRefreshChunkRows)
+                startLoading();
+        });
+        if (inFile > 0)
+            startLoading();
+        finishLoading();
+    } catch (...) {
+        if (loading.valid())
+            loading.wait(); // the session is free again before the caller drops the shadow
+        throw;
+    }
+    return loaded;
+}
+
 long long MysqlMerger::replaceAll(const std::function<void(const std::function<void(std::string_view)> &)> &rows,
                                   const Checkpoint &checkpoint)
 {
@@ -761,13 +822,23 @@ long long MysqlMerger::replaceAll(const std::function<void(const std::function<v
         chunk.clear();
     };
     try {
-        forEachRefreshRow(rows, [&](std::string_view line, std::int64_t version) {
-            chunk.append(line, ChangeOp::Insert, version);
-            ++loaded;
-            if (chunk.size() >= kRefreshChunkRows)
-                flush();
-        });
-        flush();
+        if (m_loadData) {
+            // Whether LOCAL INFILE is allowed, asked with an empty file before any row is taken:
+            // rows handed to a refused load could not be read again for INSERTs.
+            LoadFile none;
+            m_loadData = runLoadData(none.path(), shadow, false);
+        }
+        if (m_loadData) {
+            loaded = loadPipelined(rows, shadow);
+        } else {
+            forEachRefreshRow(rows, [&](std::string_view line, std::int64_t version) {
+                chunk.append(line, ChangeOp::Insert, version);
+                ++loaded;
+                if (chunk.size() >= kRefreshChunkRows)
+                    flush();
+            });
+            flush();
+        }
     } catch (...) {
         try {
             m_conn->exec("DROP TABLE IF EXISTS " + shadow);

@@ -111,6 +111,13 @@ private:
     /// One LOAD DATA LOCAL INFILE of `rows`; false when LOCAL INFILE is refused (then never tried
     /// again on this merger). Throws on any warning: LOCAL turns errors into warnings.
     bool loadDataLocal(const RowSet &rows, const std::string &table, bool staging);
+    /// LOAD DATA LOCAL INFILE of a file of load lines into `table`; false when the server or
+    /// the client refuses LOCAL INFILE (nothing loaded), an Error when a row does not fit.
+    bool runLoadData(const std::string &path, const std::string &table, bool staging);
+    /// A full refresh's rows into `shadow` by LOAD DATA, each 50,000 rows' file written while
+    /// the one before loads. Returns the rows loaded.
+    long long loadPipelined(const std::function<void(const std::function<void(std::string_view)> &)> &rows,
+                            const std::string &shadow);
     void appendLoadLine(std::string &out, std::string_view line, std::int64_t version, bool staging, char op,
                         std::string_view mask);
     /// Stages `rows` and applies them under the guard; `onlyDiffering` keeps equal rows as they are.

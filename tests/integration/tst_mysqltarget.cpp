@@ -187,6 +187,74 @@ TEST(MysqlTarget, fullRefreshSwapIsAtomicForReaders)
         << "the swap keeps the DBA's indexes";
 }
 
+TEST(MysqlTarget, aFullRefreshOfManyLoadsLandsWholeOrLeavesTheTableAsItWas)
+{
+    // 130,000 rows are three LOAD DATA files, each written while the one before loads: every row
+    // arrives, and a row that cannot land in the last file (refused by the engine while a load
+    // runs, or by the server inside a load) fails the refresh with the old table untouched.
+    PgTestDb src("myt_src");
+    MyTestDb dst("myt_dst");
+    src.exec("CREATE TABLE wide (id int PRIMARY KEY, code varchar(8) NOT NULL, ts timestamptz, note text)");
+    src.exec("INSERT INTO wide SELECT g, 'c' || (g % 1000), '2020-01-01'::timestamptz + g * interval '1 second', "
+             "repeat(md5(g::text), 1 + g % 3) || E'\\t\\n\\\\' FROM generate_series(1, 130000) g");
+    RecordingObserver obs;
+    TableSync sync(makeJob("p", spec("public", "wide", Strategy::FullRefresh), pgEndpoint("src", src.name()),
+                           myEndpoint("dst", dst.name())),
+                   obs);
+    // The oracle: one digest of every row in key order, computed in SQL on each side.
+    auto pgDigest = [&] {
+        return src.scalar("SELECT count(*) || ':' || md5(string_agg(id || '|' || code || '|' || "
+                          "to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || '|' || note, '#' ORDER BY id)) "
+                          "FROM wide");
+    };
+    auto myDigest = [&] {
+        auto c = dst.connect();
+        c.exec("SET SESSION group_concat_max_len = 1073741824");
+        return c.scalar("SELECT CONCAT(COUNT(*), ':', MD5(GROUP_CONCAT(CONCAT_WS('|', id, code, "
+                        "DATE_FORMAT(ts, '%Y-%m-%d %H:%i:%s'), note) ORDER BY id SEPARATOR '#'))) FROM wide")
+            .value_or("");
+    };
+    EXPECT_EQ(sync.runOnce({}).rowsWritten, 130000);
+    const std::string loaded = pgDigest();
+    ASSERT_EQ(loaded.substr(0, loaded.find(':')), "130000");
+    EXPECT_EQ(myDigest(), loaded);
+    auto noLeftovers = [&] {
+        EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND "
+                             "TABLE_NAME LIKE '\\_driftless\\_shadow\\_%'"),
+                  "0");
+    };
+    noLeftovers();
+
+    // Refused by the engine: a year MySQL's DATETIME cannot hold, in the third file.
+    src.exec("UPDATE wide SET ts = '10000-01-01', note = 'changed' WHERE id = 125000");
+    src.exec("UPDATE wide SET note = 'also changed' WHERE id = 10");
+    try {
+        sync.runOnce({});
+        ADD_FAILURE() << "a year 10000 was loaded";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("column ts"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(myDigest(), loaded) << "the table is the one loaded before";
+    noLeftovers();
+
+    // Refused by the server inside a load: a CHECK the DBA put on the table (copied to the
+    // shadow by CREATE TABLE ... LIKE) turns one row of the third file into a warning.
+    src.exec("UPDATE wide SET ts = '2030-01-01' WHERE id = 125000");
+    dst.exec("ALTER TABLE wide ADD CONSTRAINT not_changed CHECK (note <> 'changed')");
+    try {
+        sync.runOnce({});
+        ADD_FAILURE() << "a row the CHECK refuses was loaded";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("not_changed"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(myDigest(), loaded) << "the table is the one loaded before";
+    noLeftovers();
+
+    dst.exec("ALTER TABLE wide DROP CONSTRAINT not_changed");
+    EXPECT_EQ(sync.runOnce({}).rowsWritten, 130000);
+    EXPECT_EQ(myDigest(), pgDigest());
+}
+
 TEST(MysqlTarget, postgresCursorSyncMergesChangesUnderTheGuard)
 {
     PgTestDb src("myt_src");
