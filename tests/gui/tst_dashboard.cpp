@@ -10,6 +10,7 @@
 
 #include "ui/dialogs/tabledetaildialog.h"
 #include "ui/mainwindow.h"
+#include "ui/models/dashboardtiles.h"
 #include "ui/models/tablesmodel.h"
 #include "ui/pages/dashboardpage.h"
 #include "ui/pages/tablespage.h"
@@ -156,6 +157,7 @@ private slots:
     void tilesShowEachPipelineAndTheWorstTablesFirst();
     void aThousandTablesAreShownWorstFirstFilteredAndGrouped();
     void aTwoWayPipelineIsOneTileWithBothDirectionsUnderIt();
+    void tilesKeepTheirHistoryWhenTablesComeGoOrMoveBetweenSnapshots();
 };
 
 void TestDashboard::anEmptyWorkspaceSaysHowToStartInTheApp()
@@ -481,6 +483,71 @@ void TestDashboard::aTwoWayPipelineIsOneTileWithBothDirectionsUnderIt()
     QTRY_VERIFY(w.tablesPage()->detail() && w.tablesPage()->detail()->isVisible());
     QCOMPARE(w.tablesPage()->detail()->pipeline(), QStringLiteral("east_west_rev"));
     w.tablesPage()->detail()->close();
+}
+
+// The tiles update in place from snapshot to snapshot (found by position while the snapshots
+// list the tables in the same order, looked up when they do not): each keeps its own history
+// through a reorder, a table that left loses its tile, a new one starts its history, and a
+// two-way table's labels follow its report.
+void TestDashboard::tilesKeepTheirHistoryWhenTablesComeGoOrMoveBetweenSnapshots()
+{
+    using core::Freshness;
+    using core::Strategy;
+    DashboardTiles tiles;
+    tiles.setOrder(DashboardTiles::Order::Name);
+    auto at = [&](const std::string &pipeline, const std::string &table) -> const DashboardTiles::Table * {
+        for (const auto &g : tiles.groups())
+            for (const DashboardTiles::Table *t : g.tables)
+                if (t->report.pipeline == pipeline && t->report.table == table)
+                    return t;
+        return nullptr;
+    };
+    auto rep = [](const std::string &table, double lag, std::int64_t rows) {
+        return report("p", table, Strategy::Cursor, Freshness::Ok, lag, rows);
+    };
+    const std::int64_t t0 = 1'700'000'000'000;
+    for (int i = 0; i < 3; ++i) // same order: found by position
+        tiles.setSnapshot(snapshotOf({rep("s.a", 1 + i, 100 * i), rep("s.b", 10 + i, 0), rep("s.c", 20 + i, 0)},
+                                     t0 + 1000 * i));
+    QCOMPARE(tiles.tableCount(), 3);
+    QCOMPARE(at("p", "s.a")->lag, (std::vector<float>{1, 2, 3}));
+    QCOMPARE(at("p", "s.a")->rowsPerSecond, 100.0);
+    QCOMPARE(at("p", "s.c")->lag, (std::vector<float>{20, 21, 22}));
+
+    // Reordered, s.b gone, s.d new: looked up, histories kept by table.
+    tiles.setSnapshot(snapshotOf({rep("s.c", 23, 0), rep("s.d", 5, 7), rep("s.a", 4, 300)}, t0 + 3000));
+    QCOMPARE(tiles.tableCount(), 3);
+    QVERIFY(!at("p", "s.b"));
+    QCOMPARE(at("p", "s.a")->lag, (std::vector<float>{1, 2, 3, 4}));
+    QCOMPARE(at("p", "s.c")->lag, (std::vector<float>{20, 21, 22, 23}));
+    QCOMPARE(at("p", "s.d")->lag, (std::vector<float>{5}));
+    QCOMPARE(at("p", "s.d")->rowsPerSecond, 0.0); // one sample: no rate yet
+    QCOMPARE(at("p", "s.d")->table, QStringLiteral("s.d"));
+    QCOMPARE(at("p", "s.d")->schema, QStringLiteral("s"));
+
+    // The same again at the same moment (a refresh): no new point; then the new order goes on.
+    tiles.setSnapshot(snapshotOf({rep("s.c", 23, 0), rep("s.d", 5, 7), rep("s.a", 4, 300)}, t0 + 3000));
+    QCOMPARE(at("p", "s.a")->lag.size(), std::size_t(4));
+    tiles.setSnapshot(snapshotOf({rep("s.c", 24, 0), rep("s.d", 6, 17), rep("s.a", 5, 400)}, t0 + 4000));
+    QCOMPARE(at("p", "s.a")->lag, (std::vector<float>{1, 2, 3, 4, 5}));
+    QCOMPARE(at("p", "s.d")->rowsPerSecond, 10.0);
+
+    // A table that becomes a two-way direction is labelled as one.
+    core::TableReport twoWay = rep("s.a", 6, 500);
+    twoWay.twoWay = "p2";
+    twoWay.source = "east:public.a";
+    twoWay.target = "west:public.a";
+    tiles.setSnapshot(snapshotOf({rep("s.c", 25, 0), rep("s.d", 7, 27), twoWay}, t0 + 5000));
+    QCOMPARE(at("p", "s.a")->dashboardPipeline, QStringLiteral("p2"));
+    QCOMPARE(at("p", "s.a")->direction, QStringLiteral("east \u2192 west"));
+    QCOMPARE(at("p", "s.a")->lag.size(), std::size_t(6));
+
+    // Another workspace (generation) starts over.
+    EngineSnapshot other = snapshotOf({rep("s.a", 9, 0)}, t0 + 6000);
+    other.generation = 2;
+    tiles.setSnapshot(other);
+    QCOMPARE(tiles.tableCount(), 1);
+    QCOMPARE(at("p", "s.a")->lag, (std::vector<float>{9}));
 }
 
 QTEST_MAIN(TestDashboard)

@@ -61,55 +61,78 @@ void DashboardTiles::setSnapshot(const EngineSnapshot &snapshot)
 {
     if (snapshot.generation != m_generation) {
         m_generation = snapshot.generation;
-        m_rings.clear();
+        m_tables.clear();
+        m_inOrder.clear();
         m_lastTakenMs = -1;
     }
     // A snapshot read again at the same moment (a refresh) adds no point to the rings.
     const bool newMoment = snapshot.takenAtMs != m_lastTakenMs;
     m_lastTakenMs = snapshot.takenAtMs;
 
-    std::map<Key, Table> tables;
-    for (const auto &r : snapshot.tables) {
-        Key key{r.pipeline, r.table};
-        Ring &ring = m_rings[key];
-        if (newMoment) {
-            if (r.lagSeconds) {
-                ring.lag[static_cast<std::size_t>(ring.lagHead)] = static_cast<float>(*r.lagSeconds);
-                ring.lagHead = (ring.lagHead + 1) % kHistory;
-                ring.lagCount = std::min(ring.lagCount + 1, kHistory);
-            }
-            ring.rows[static_cast<std::size_t>(ring.rowsHead)] = {snapshot.takenAtMs, r.rowsApplied};
-            ring.rowsHead = (ring.rowsHead + 1) % kRateSamples;
-            ring.rowsCount = std::min(ring.rowsCount + 1, kRateSamples);
+    // The tiles update in place: at 10,000 tables, rebuilding them (a map keyed by two strings,
+    // every report copied into new nodes, five strings converted per table) was most of the UI
+    // thread's time per snapshot (B12).
+    const auto &reports = snapshot.tables;
+    bool sameOrder = m_inOrder.size() == reports.size();
+    for (std::size_t i = 0; sameOrder && i < reports.size(); ++i)
+        sameOrder = m_inOrder[i]->first.second == reports[i].table && m_inOrder[i]->first.first == reports[i].pipeline;
+    if (!sameOrder) {
+        const std::uint64_t now = ++m_setCount;
+        std::vector<Tables::iterator> inOrder;
+        inOrder.reserve(reports.size());
+        for (const auto &r : reports) {
+            auto it = m_tables.try_emplace(Key{r.pipeline, r.table}).first;
+            it->second.seen = now;
+            inOrder.push_back(it);
         }
-        Table t;
-        t.report = r;
+        // Tables that left the workspace take their rings with them.
+        for (auto it = m_tables.begin(); it != m_tables.end();)
+            it = it->second.seen == now ? std::next(it) : m_tables.erase(it);
+        m_inOrder = std::move(inOrder);
+    }
+    for (std::size_t i = 0; i < reports.size(); ++i)
+        updateTable(m_inOrder[i]->second, reports[i], snapshot.takenAtMs, newMoment);
+    updatePipelines();
+}
+
+void DashboardTiles::updateTable(Table &t, const core::TableReport &r, std::int64_t takenAtMs, bool newMoment)
+{
+    Ring &ring = t.ring;
+    if (newMoment) {
+        if (r.lagSeconds) {
+            ring.lag[static_cast<std::size_t>(ring.lagHead)] = static_cast<float>(*r.lagSeconds);
+            ring.lagHead = (ring.lagHead + 1) % kHistory;
+            ring.lagCount = std::min(ring.lagCount + 1, kHistory);
+        }
+        ring.rows[static_cast<std::size_t>(ring.rowsHead)] = {takenAtMs, r.rowsApplied};
+        ring.rowsHead = (ring.rowsHead + 1) % kRateSamples;
+        ring.rowsCount = std::min(ring.rowsCount + 1, kRateSamples);
+    }
+    const bool relabel = t.table.isEmpty() || t.report.twoWay != r.twoWay || t.report.source != r.source ||
+                         t.report.target != r.target;
+    t.report = r;
+    if (relabel) {
         t.pipeline = QString::fromStdString(r.pipeline);
         t.table = QString::fromStdString(r.table);
         t.schema = schemaOf(r.table);
         t.dashboardPipeline = r.twoWay.empty() ? t.pipeline : QString::fromStdString(r.twoWay);
         t.direction = directionLabel(r);
-        t.lag.reserve(static_cast<std::size_t>(ring.lagCount));
-        for (int i = 0; i < ring.lagCount; ++i)
-            t.lag.push_back(ring.lag[static_cast<std::size_t>((ring.lagHead - ring.lagCount + i + kHistory) % kHistory)]);
-        if (ring.rowsCount >= 2) {
-            const auto &newest = ring.rows[static_cast<std::size_t>((ring.rowsHead - 1 + kRateSamples) % kRateSamples)];
-            const auto &oldest =
-                ring.rows[static_cast<std::size_t>((ring.rowsHead - ring.rowsCount + kRateSamples) % kRateSamples)];
-            const double seconds = double(newest.first - oldest.first) / 1000.0;
-            // A full refresh starts its count again: a fall is no negative rate.
-            if (seconds > 0 && newest.second >= oldest.second)
-                t.rowsPerSecond = double(newest.second - oldest.second) / seconds;
-        }
-        t.severity = severity(r);
-        t.lagRatio = r.lagSeconds && r.slaSeconds > 0 ? *r.lagSeconds / r.slaSeconds : 0;
-        tables.emplace(std::move(key), std::move(t));
     }
-    // Tables that left the workspace take their rings with them.
-    for (auto it = m_rings.begin(); it != m_rings.end();)
-        it = tables.count(it->first) ? std::next(it) : m_rings.erase(it);
-    m_tables = std::move(tables);
-    updatePipelines();
+    t.lag.clear();
+    for (int i = 0; i < ring.lagCount; ++i)
+        t.lag.push_back(ring.lag[static_cast<std::size_t>((ring.lagHead - ring.lagCount + i + kHistory) % kHistory)]);
+    t.rowsPerSecond = 0;
+    if (ring.rowsCount >= 2) {
+        const auto &newest = ring.rows[static_cast<std::size_t>((ring.rowsHead - 1 + kRateSamples) % kRateSamples)];
+        const auto &oldest =
+            ring.rows[static_cast<std::size_t>((ring.rowsHead - ring.rowsCount + kRateSamples) % kRateSamples)];
+        const double seconds = double(newest.first - oldest.first) / 1000.0;
+        // A full refresh starts its count again: a fall is no negative rate.
+        if (seconds > 0 && newest.second >= oldest.second)
+            t.rowsPerSecond = double(newest.second - oldest.second) / seconds;
+    }
+    t.severity = severity(r);
+    t.lagRatio = r.lagSeconds && r.slaSeconds > 0 ? *r.lagSeconds / r.slaSeconds : 0;
 }
 
 void DashboardTiles::setSlotSample(const SlotSample &sample)

@@ -36,6 +36,14 @@ public:
     /// Rows applied are compared across this many snapshots for rows/s.
     static constexpr int kRateSamples = 8;
 
+    /// A table's recent lag values and rows applied, kept with its tile from snapshot to snapshot.
+    struct Ring {
+        std::array<float, kHistory> lag{};
+        int lagCount = 0, lagHead = 0;
+        std::array<std::pair<std::int64_t, std::int64_t>, kRateSamples> rows{}; ///< taken at, rows applied
+        int rowsCount = 0, rowsHead = 0;
+    };
+
     struct Table {
         core::TableReport report;
         /// `pipeline` is the direction's name, as the engine and the Tables page name it (a
@@ -52,6 +60,9 @@ public:
         int severity = 0;
         /// lag / SLA, for ordering tables of the same severity.
         double lagRatio = 0;
+        Ring ring;
+        /// The last setSnapshot() that listed the table (tables no snapshot lists go).
+        std::uint64_t seen = 0;
     };
 
     struct Pipeline {
@@ -116,21 +127,22 @@ public:
     static int freshnessIndex(core::Freshness f);
 
 private:
-    struct Ring {
-        std::array<float, kHistory> lag{};
-        int lagCount = 0, lagHead = 0;
-        std::array<std::pair<std::int64_t, std::int64_t>, kRateSamples> rows{}; ///< taken at, rows applied
-        int rowsCount = 0, rowsHead = 0;
-    };
     using Key = std::pair<std::string, std::string>;
+    using Tables = std::map<Key, Table>;
 
+    /// One table's tile from its report in a snapshot: the report, its ring (when `newMoment`),
+    /// and what follows from them; its labels only when what they are made of changed.
+    static void updateTable(Table &t, const core::TableReport &r, std::int64_t takenAtMs, bool newMoment);
     void updatePipelines();
     void updateSlots();
 
     std::uint64_t m_generation = 0;
     std::int64_t m_lastTakenMs = -1;
-    std::map<Key, Ring> m_rings;
-    std::map<Key, Table> m_tables;
+    Tables m_tables;
+    /// The tiles in the order of the last snapshot's tables: the next snapshot of the same
+    /// workspace lists them in the same order, so each is found by position, not looked up.
+    std::vector<Tables::iterator> m_inOrder;
+    std::uint64_t m_setCount = 0;
     std::map<std::string, Pipeline> m_pipelines;
     /// A direction's name (as slots name their owner) -> the pipeline it is shown under.
     std::map<std::string, std::string> m_pipelineOf;
