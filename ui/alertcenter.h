@@ -48,7 +48,7 @@ private:
 
     QString m_path;
     std::shared_ptr<const core::Workspace> m_workspace;
-    std::vector<core::TableReport> m_tables;
+    SharedList<core::TableReport> m_tables; // the snapshot's, shared
     std::vector<core::SourceSlots> m_sources;
     core::SlotActivity m_activity;
     core::AlertTracker m_tracker;

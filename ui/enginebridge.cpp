@@ -341,32 +341,43 @@ void EngineBridge::publishLive(bool force)
     // Lag grows while nothing happens, so publish once a second even without changes.
     if (!force && changes == m_publishedChanges && now - m_lastPublishMs < 1000)
         return;
-    if (force) { // a start, a stop or F5: shown at once
-        m_publishedChanges = changes;
-        publish(liveSnapshot(*m_run, m_generation, m_path, now));
+    // One build at a time. A start or F5 meanwhile is not lost: it builds again once the one in
+    // flight has landed.
+    if (m_liveBuildInFlight) {
+        m_liveForcePending = m_liveForcePending || force;
         return;
     }
-    // The timer's snapshots are built on a pool thread: joining a thousand statuses with the
-    // workspace twice a second is work the UI thread need not do (B12). One at a time.
-    if (m_liveBuildInFlight)
-        return;
-    m_liveBuildInFlight = true;
     m_publishedChanges = changes;
-    QThreadPool::globalInstance()->start(
-        [mailbox = m_mailbox, run = m_run, generation = m_generation, path = m_path, now] {
-            EngineSnapshot s = liveSnapshot(*run, generation, path, now);
-            mailbox->post([s = std::move(s), run](EngineBridge &b) mutable { b.onLiveBuilt(std::move(s), run); });
-        });
+    buildLive(m_run, now, false);
 }
 
-void EngineBridge::onLiveBuilt(EngineSnapshot snapshot, const std::shared_ptr<Run> &run)
+void EngineBridge::buildLive(const std::shared_ptr<Run> &run, std::int64_t nowMs, bool last)
+{
+    // Built on a pool thread, a start, an F5 and a stop included: joining 10,000 statuses with
+    // the workspace is a tenth of a second the UI thread need not spend (B12). It shows within
+    // that time, not after the next timer.
+    m_liveBuildInFlight = true;
+    QThreadPool::globalInstance()->start([mailbox = m_mailbox, run, generation = m_generation, path = m_path, nowMs,
+                                          last] {
+        EngineSnapshot s = liveSnapshot(*run, generation, path, nowMs);
+        mailbox->post(
+            [s = std::move(s), run, last](EngineBridge &b) mutable { b.onLiveBuilt(std::move(s), run, last); });
+    });
+}
+
+void EngineBridge::onLiveBuilt(EngineSnapshot snapshot, const std::shared_ptr<Run> &run, bool last)
 {
     m_liveBuildInFlight = false;
-    // Stale: the run ended or another file was opened meanwhile, or a forced snapshot newer than
-    // this one is already on screen.
-    if (run != m_run || snapshot.generation != m_generation || snapshot.takenAtMs < m_lastPublishMs)
-        return;
-    publish(std::move(snapshot));
+    // Stale: the run ended or another file was opened meanwhile, or a snapshot newer than this
+    // one is already on screen. A run's last snapshot (its tables idle, "stopped") lands after
+    // the bridge let go of the run, unless another run has started since.
+    const bool ours = last ? !m_run : run == m_run;
+    if (ours && snapshot.generation == m_generation && snapshot.takenAtMs >= m_lastPublishMs)
+        publish(std::move(snapshot));
+    if (m_liveForcePending) {
+        m_liveForcePending = false;
+        publishLive(true);
+    }
 }
 
 void EngineBridge::startRead()
@@ -409,8 +420,10 @@ void EngineBridge::onEngineFinished(std::uint64_t generation, const QString &err
 {
     if (generation != m_runGeneration)
         return;
-    // The engine's last states (idle, "stopped") are in memory: show them before letting go.
-    publishLive(true);
+    // The engine's last states (idle, "stopped") are in memory: show them, built from the run
+    // the bridge lets go of now.
+    if (m_run && m_runGeneration == m_generation)
+        buildLive(m_run, core::wallClockMs(), true);
     m_run.reset();
     m_publishTimer.stop();
     retireEngineThread();
@@ -482,7 +495,7 @@ void EngineBridge::pollAgent()
                              // the copies are now is not known while the agent does not answer.
                              s.workspace = m_snapshot.workspace;
                              s.tables = m_snapshot.tables;
-                             for (auto &t : s.tables) {
+                             for (auto &t : s.tables.edit()) {
                                  t.freshness = core::Freshness::Unknown;
                                  t.lagSeconds.reset();
                              }

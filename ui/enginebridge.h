@@ -103,7 +103,10 @@ private:
     void setState(State state, const QString &message);
     void publish(EngineSnapshot snapshot);
     void publishLive(bool force);
-    void onLiveBuilt(EngineSnapshot snapshot, const std::shared_ptr<Run> &run);
+    /// Builds a snapshot of `run` on a pool thread, published by onLiveBuilt(); `last` for the
+    /// run being let go of.
+    void buildLive(const std::shared_ptr<Run> &run, std::int64_t nowMs, bool last);
+    void onLiveBuilt(EngineSnapshot snapshot, const std::shared_ptr<Run> &run, bool last);
     /// A snapshot of a running engine's memory; any thread.
     static EngineSnapshot liveSnapshot(const Run &run, std::uint64_t generation, const QString &path,
                                        std::int64_t nowMs);
@@ -130,6 +133,8 @@ private:
     std::uint64_t m_publishedChanges = 0;
     std::int64_t m_lastPublishMs = 0;
     bool m_liveBuildInFlight = false;
+    /// A start or F5 came while a build was in flight: build again when it lands.
+    bool m_liveForcePending = false;
     EngineSnapshot m_snapshot;
     QTimer m_publishTimer;
     QTimer m_idleTimer;

@@ -3,6 +3,7 @@
 #include "core/engine/endpointtls.h"
 #include "core/engine/statusreport.h"
 #include "core/model/staterecords.h"
+#include "ui/sharedlist.h"
 
 #include <QMetaType>
 #include <QString>
@@ -16,7 +17,8 @@ namespace driftless::ui {
 /// What the UI shows of one workspace at one moment: every table's status and the newest events.
 ///
 /// A plain value: built from the engine's in-memory state or read from the workspace file on a
-/// worker, then handed to the UI and never changed, so models keep it without locks.
+/// worker, then handed to the UI and never changed, so models keep it without locks. Cheap to
+/// copy: the tables and events are shared, the workspace too.
 struct EngineSnapshot {
     /// The bridge's job id for the workspace (and run) it came from; the bridge drops results
     /// of jobs it no longer shows, so a late read of a previous workspace never lands.
@@ -28,9 +30,11 @@ struct EngineSnapshot {
     /// The workspace the tables belong to (endpoints, pipelines, SLAs); null when it could not
     /// be read. Shared, never changed: pages that need endpoints (slots) read it from here.
     std::shared_ptr<const core::Workspace> workspace;
-    std::vector<core::TableReport> tables;
+    /// Shared by every copy of the snapshot (a queued delivery, the pages that keep it): copying
+    /// a snapshot of 10,000 tables costs reference counts, not 10,000 reports.
+    SharedList<core::TableReport> tables;
     /// Newest first.
-    std::vector<core::EventRecord> events;
+    SharedList<core::EventRecord> events;
     /// How each database endpoint's connections are protected, from the engine's ledger (what
     /// `/sync/status` says under `endpoints`): the app's own engine's, or the agent's.
     std::vector<core::EndpointTlsStatus> endpointsTls;

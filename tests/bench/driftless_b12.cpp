@@ -227,10 +227,13 @@ int main(int argc, char **argv)
     bool started = false;
     QObject::connect(engine, &EngineBridge::snapshotReady, &app, [&](const EngineSnapshot &s) {
         ++snapshots;
-        tableCount = s.tables.size();
-        pipelines.clear();
-        for (const auto &t : s.tables)
-            pipelines.insert(t.pipeline);
+        // Counted when the tables change, not per snapshot: the probe's own work is not the app's.
+        if (s.tables.size() != tableCount) {
+            tableCount = s.tables.size();
+            pipelines.clear();
+            for (const auto &t : s.tables)
+                pipelines.insert(t.pipeline);
+        }
         if (!started && !s.tables.empty() && s.error.isEmpty()) {
             started = true;
             // Queued: start after the window has shown this snapshot, as a click would.

@@ -9,7 +9,7 @@ PipelinesModel::PipelinesModel(QObject *parent) : QAbstractTableModel(parent) {}
 
 int PipelinesModel::rowCount(const QModelIndex &parent) const
 {
-    return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
+    return parent.isValid() ? 0 : static_cast<int>(rows().size());
 }
 
 int PipelinesModel::columnCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : ColumnCount; }
@@ -35,7 +35,7 @@ QVariant PipelinesModel::data(const QModelIndex &index, int role) const
 {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
         return {};
-    const auto &p = m_rows[static_cast<std::size_t>(index.row())];
+    const auto &p = rows()[static_cast<std::size_t>(index.row())];
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
         case Name:
@@ -79,17 +79,23 @@ QVariant PipelinesModel::headerData(int section, Qt::Orientation orientation, in
     return {};
 }
 
-void PipelinesModel::setWorkspace(const core::Workspace &workspace)
+void PipelinesModel::setWorkspace(std::shared_ptr<const core::Workspace> workspace)
 {
     beginResetModel();
-    m_rows = workspace.pipelines;
+    m_workspace = std::move(workspace);
     endResetModel();
+}
+
+const std::vector<core::PipelineSpec> &PipelinesModel::rows() const
+{
+    static const std::vector<core::PipelineSpec> none;
+    return m_workspace ? m_workspace->pipelines : none;
 }
 
 int PipelinesModel::rowOf(const QString &name) const
 {
-    for (std::size_t i = 0; i < m_rows.size(); ++i)
-        if (QString::fromStdString(m_rows[i].name) == name)
+    for (std::size_t i = 0; i < rows().size(); ++i)
+        if (QString::fromStdString(rows()[i].name) == name)
             return static_cast<int>(i);
     return -1;
 }

@@ -4,12 +4,13 @@
 
 #include <QAbstractTableModel>
 
+#include <memory>
 #include <vector>
 
 namespace driftless::ui {
 
 /// One row per pipeline of a workspace: source → target, how many tables and by which
-/// strategies, the target schema. A thin view over a Workspace value; setWorkspace() resets.
+/// strategies, the target schema. A thin view over a shared Workspace; setWorkspace() resets.
 class PipelinesModel final : public QAbstractTableModel {
     Q_OBJECT
 public:
@@ -23,8 +24,9 @@ public:
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
-    void setWorkspace(const core::Workspace &workspace);
-    const core::PipelineSpec &pipelineAt(int row) const { return m_rows.at(static_cast<std::size_t>(row)); }
+    /// Kept, not copied (a snapshot's workspace never changes); null shows no pipelines.
+    void setWorkspace(std::shared_ptr<const core::Workspace> workspace);
+    const core::PipelineSpec &pipelineAt(int row) const { return rows().at(static_cast<std::size_t>(row)); }
     /// The row of pipeline `name`, or -1.
     int rowOf(const QString &name) const;
 
@@ -32,7 +34,8 @@ public:
     static QString strategiesText(const core::PipelineSpec &p);
 
 private:
-    std::vector<core::PipelineSpec> m_rows;
+    const std::vector<core::PipelineSpec> &rows() const;
+    std::shared_ptr<const core::Workspace> m_workspace;
 };
 
 } // namespace driftless::ui

@@ -471,6 +471,7 @@ void TablesModel::setTables(const std::vector<core::TableReport> &tables, const 
     if (added > 0) {
         const int first = static_cast<int>(m_rows.size());
         beginInsertRows({}, first, first + static_cast<int>(added) - 1);
+        m_rows.reserve(m_rows.size() + added);
         for (std::size_t i = 0; i < tables.size(); ++i)
             if (!present[i])
                 m_rows.push_back(rowFor(tables[i], doneOf(tables[i])));

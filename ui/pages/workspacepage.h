@@ -50,7 +50,7 @@ public:
 
     /// Shows the snapshot's workspace (only when it differs from the one shown).
     void setSnapshot(const EngineSnapshot &snapshot);
-    const core::Workspace &workspace() const { return m_workspace; }
+    const core::Workspace &workspace() const;
 
     EndpointsModel *endpointsModel() const { return m_endpoints; }
     PipelinesModel *pipelinesModel() const { return m_pipelines; }
@@ -114,7 +114,7 @@ signals:
 
 private:
     struct Outcome;
-    void showWorkspace(const core::Workspace &workspace);
+    void showWorkspace(std::shared_ptr<const core::Workspace> shown);
     void save(core::Workspace workspace, const QString &what);
     /// Stores `workspace` through the engine's door (PUT /api/v1/workspace).
     void store(const QString &what, core::Workspace workspace);
@@ -132,7 +132,7 @@ private:
 
     EngineBridge *m_engine;
     SecretStore *m_secrets;
-    core::Workspace m_workspace;
+    std::shared_ptr<const core::Workspace> m_workspace; ///< the snapshot's; null shows none
     bool m_hasWorkspace = false;
     /// No workspace file yet: Add Endpoint… and Import YAML… make one.
     bool m_noWorkspaceYet = false;
