@@ -460,10 +460,10 @@ void TestDashboard::aTwoWayPipelineIsOneTileWithBothDirectionsUnderIt()
     QCOMPARE(shown.size(), 5);
     for (const auto &g : page->tiles().groups())
         for (const auto *t : g.tables)
-            if (t->report.twoWay.empty())
+            if (t->report->twoWay.empty())
                 QVERIFY(t->direction.isEmpty());
             else
-                QCOMPARE(t->direction, t->report.reverse ? QStringLiteral("west \u2192 east") : QStringLiteral("east \u2192 west"));
+                QCOMPARE(t->direction, t->report->reverse ? QStringLiteral("west \u2192 east") : QStringLiteral("east \u2192 west"));
 
     // The filter finds a direction by its endpoints; a click on the pipeline's tile shows both directions.
     page->filterEdit()->setText(QStringLiteral("west \u2192 east"));
@@ -498,7 +498,7 @@ void TestDashboard::tilesKeepTheirHistoryWhenTablesComeGoOrMoveBetweenSnapshots(
     auto at = [&](const std::string &pipeline, const std::string &table) -> const DashboardTiles::Table * {
         for (const auto &g : tiles.groups())
             for (const DashboardTiles::Table *t : g.tables)
-                if (t->report.pipeline == pipeline && t->report.table == table)
+                if (t->report->pipeline == pipeline && t->report->table == table)
                     return t;
         return nullptr;
     };

@@ -72,7 +72,11 @@ void DashboardTiles::setSnapshot(const EngineSnapshot &snapshot)
     // The tiles update in place: at 10,000 tables, rebuilding them (a map keyed by two strings,
     // every report copied into new nodes, five strings converted per table) was most of the UI
     // thread's time per snapshot (B12).
-    const auto &reports = snapshot.tables;
+    // The previous snapshot's reports stay until every tile has moved to the new ones: a tile's
+    // labels are made again only when its report's parts changed.
+    const SharedList<core::TableReport> previous = std::move(m_reports);
+    m_reports = snapshot.tables;
+    const auto &reports = m_reports;
     bool sameOrder = m_inOrder.size() == reports.size();
     for (std::size_t i = 0; sameOrder && i < reports.size(); ++i)
         sameOrder = m_inOrder[i]->first.second == reports[i].table && m_inOrder[i]->first.first == reports[i].pipeline;
@@ -108,9 +112,9 @@ void DashboardTiles::updateTable(Table &t, const core::TableReport &r, std::int6
         ring.rowsHead = (ring.rowsHead + 1) % kRateSamples;
         ring.rowsCount = std::min(ring.rowsCount + 1, kRateSamples);
     }
-    const bool relabel = t.table.isEmpty() || t.report.twoWay != r.twoWay || t.report.source != r.source ||
-                         t.report.target != r.target;
-    t.report = r;
+    const bool relabel = !t.report || t.report->twoWay != r.twoWay || t.report->source != r.source ||
+                         t.report->target != r.target;
+    t.report = &r;
     if (relabel) {
         t.pipeline = QString::fromStdString(r.pipeline);
         t.table = QString::fromStdString(r.table);
@@ -148,7 +152,7 @@ void DashboardTiles::updatePipelines()
     // Per pipeline, its newest reconciliation's report id and time.
     std::map<std::string, std::pair<std::int64_t, std::int64_t>> newest;
     for (const auto &[key, t] : m_tables) {
-        const auto &r = t.report;
+        const auto &r = *t.report;
         const std::string &shownUnder = r.twoWay.empty() ? r.pipeline : r.twoWay;
         pipelineOf[r.pipeline] = shownUnder;
         Pipeline &p = pipelines[shownUnder];
@@ -173,7 +177,7 @@ void DashboardTiles::updatePipelines()
         }
     }
     for (const auto &[key, t] : m_tables) {
-        const auto &rec = t.report.reconcile;
+        const auto &rec = t.report->reconcile;
         const std::string &shownUnder = pipelineOf[key.first];
         const auto it = newest.find(shownUnder);
         if (!rec || it == newest.end() || rec->reportId != it->second.first || !rec->error.empty())
@@ -228,7 +232,7 @@ std::vector<DashboardTiles::Group> DashboardTiles::groups() const
             continue;
         if (!m_filter.isEmpty() && !t.table.contains(m_filter, Qt::CaseInsensitive) &&
             !t.pipeline.contains(m_filter, Qt::CaseInsensitive) && !t.direction.contains(m_filter, Qt::CaseInsensitive) &&
-            !spelled(t.report.strategy).contains(m_filter, Qt::CaseInsensitive))
+            !spelled(t.report->strategy).contains(m_filter, Qt::CaseInsensitive))
             continue;
         QString title;
         switch (m_grouping) {
@@ -236,7 +240,7 @@ std::vector<DashboardTiles::Group> DashboardTiles::groups() const
             title = t.dashboardPipeline;
             break;
         case Grouping::Strategy:
-            title = strategyLabel(t.report.strategy);
+            title = strategyLabel(t.report->strategy);
             break;
         case Grouping::Schema:
             title = t.schema.isEmpty() ? QStringLiteral("(no schema)") : t.schema;
@@ -245,10 +249,10 @@ std::vector<DashboardTiles::Group> DashboardTiles::groups() const
         Group &g = byTitle[title];
         if (g.tables.empty()) {
             g.title = title;
-            g.worst = t.report.freshness;
+            g.worst = t.report->freshness;
         }
-        g.worst = worse(g.worst, t.report.freshness);
-        ++g.byFreshness[static_cast<std::size_t>(freshnessIndex(t.report.freshness))];
+        g.worst = worse(g.worst, t.report->freshness);
+        ++g.byFreshness[static_cast<std::size_t>(freshnessIndex(t.report->freshness))];
         g.severity = std::max(g.severity, t.severity);
         g.tables.push_back(&t);
     }

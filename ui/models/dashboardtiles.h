@@ -45,7 +45,9 @@ public:
     };
 
     struct Table {
-        core::TableReport report;
+        /// The table's report in the newest snapshot's tables, which the tiles keep (m_reports):
+        /// shared, not copied (B12: a copy of 10,000 reports a snapshot).
+        const core::TableReport *report = nullptr;
         /// `pipeline` is the direction's name, as the engine and the Tables page name it (a
         /// two-way pipeline's reverse direction is `<name>_rev`); `dashboardPipeline` the
         /// pipeline whose tile and group it is under: both directions of a two-way pipeline are
@@ -139,6 +141,8 @@ private:
     std::uint64_t m_generation = 0;
     std::int64_t m_lastTakenMs = -1;
     Tables m_tables;
+    /// The newest snapshot's tables, which each tile's report points into.
+    SharedList<core::TableReport> m_reports;
     /// The tiles in the order of the last snapshot's tables: the next snapshot of the same
     /// workspace lists them in the same order, so each is found by position, not looked up.
     std::vector<Tables::iterator> m_inOrder;

@@ -168,7 +168,7 @@ QVariant TablesModel::data(const QModelIndex &index, int role) const
     const int column = index.column();
     switch (role) {
     case Qt::DisplayRole:
-        return row.text[static_cast<std::size_t>(column)];
+        return cellText(row, column);
     case Qt::DecorationRole:
         if (column == Freshness)
             return freshnessIcon(r.freshness);
@@ -291,7 +291,7 @@ QVariant TablesModel::sortKey(const Row &row, int column) const
 {
     if (const auto n = numberKey(row, column))
         return *n;
-    return row.text[static_cast<std::size_t>(column)];
+    return cellText(row, column);
 }
 
 QString TablesModel::toolTip(const core::TableReport &r, int column) const
@@ -431,19 +431,9 @@ void TablesModel::setTables(const std::vector<core::TableReport> &tables, const 
         mine.done = std::move(nextDone);
         if (!changed)
             continue;
-        bool textChanged = false;
-        for (int c = 0; c < ColumnCount; ++c) {
-            if (!(changed & (1u << c)))
-                continue;
-            QString text = display(mine, c);
-            auto &cell = mine.text[static_cast<std::size_t>(c)];
-            if (text != cell) {
-                cell = std::move(text);
-                textChanged = true;
-            }
-        }
-        if (textChanged)
-            mine.foldedStale = true;
+        // The cells are made again when read: a view reads those on screen, a filter all.
+        mine.textStale |= changed;
+        mine.foldedStale = true;
         const int r = static_cast<int>(row);
         if (!runs.empty() && runs.back().last == r - 1) {
             runs.back().last = r;
@@ -481,17 +471,24 @@ void TablesModel::setTables(const std::vector<core::TableReport> &tables, const 
 
 TablesModel::Row TablesModel::rowFor(const core::TableReport &report, std::optional<Done> done)
 {
-    Row row{report, std::move(done), {}, {}, true};
-    for (int c = 0; c < ColumnCount; ++c)
-        row.text[static_cast<std::size_t>(c)] = display(row, c);
-    return row;
+    return Row{report, std::move(done), {}, {}, true, ~0u};
+}
+
+const QString &TablesModel::cellText(const Row &row, int column)
+{
+    auto &cell = row.text[static_cast<std::size_t>(column)];
+    if (row.textStale & (1u << column)) {
+        cell = display(row, column);
+        row.textStale &= ~(1u << column);
+    }
+    return cell;
 }
 
 void TablesModel::fold(const Row &row)
 {
     qsizetype size = ColumnCount;
-    for (const QString &text : row.text)
-        size += text.size();
+    for (int c = 0; c < ColumnCount; ++c)
+        size += cellText(row, c).size();
     QString all;
     all.reserve(size);
     for (const QString &text : row.text) {
@@ -515,8 +512,8 @@ bool TablesModel::rowShows(int row, const QString &folded) const
         return r.folded.contains(folded, Qt::CaseSensitive);
     }
     // A separator in the filter: it must not match across two cells.
-    for (const QString &text : r.text)
-        if (text.toCaseFolded().contains(folded, Qt::CaseSensitive))
+    for (int c = 0; c < ColumnCount; ++c)
+        if (cellText(r, c).toCaseFolded().contains(folded, Qt::CaseSensitive))
             return true;
     return false;
 }
@@ -530,8 +527,8 @@ bool TablesModel::sortsBefore(int left, int right, int column, Qt::CaseSensitivi
         return *x < *numberKey(b, column);
     if (column < 0 || column >= ColumnCount)
         return false;
-    const QString &s = a.text[static_cast<std::size_t>(column)];
-    const QString &t = b.text[static_cast<std::size_t>(column)];
+    const QString &s = cellText(a, column);
+    const QString &t = cellText(b, column);
     return localeAware ? s.localeAwareCompare(t) < 0 : s.compare(t, cs) < 0;
 }
 

@@ -124,11 +124,16 @@ private:
     struct Row {
         core::TableReport report;
         std::optional<Done> done; ///< only while no backfill runs (setTables() sees to it)
-        std::array<QString, ColumnCount> text; ///< each column's DisplayRole
+        /// Each column's DisplayRole, made when first read (cellText()) after a change: at
+        /// 10,000 tables, making every cell of every row up front was most of the first
+        /// snapshot's cost, and a view reads the cells of the rows on screen only (B12).
+        mutable std::array<QString, ColumnCount> text;
         /// Every cell's text, case-folded, one separator between cells (rowShows); made when a
         /// filter first reads it after a change, so snapshots cost nothing more while none is set.
         mutable QString folded;
         mutable bool foldedStale = true;
+        /// The columns whose `text` is not made yet (bit c for column c).
+        mutable unsigned textStale = ~0u;
     };
 
     /// The separator between cells in Row::folded; a filter holding it is checked cell by cell.
@@ -136,6 +141,8 @@ private:
     static void fold(const Row &row);
 
     static QString display(const Row &row, int column);
+    /// Column `column`'s text, made now if it was not yet.
+    static const QString &cellText(const Row &row, int column);
     static Row rowFor(const core::TableReport &report, std::optional<Done> done);
     /// The number `column` sorts by (SortRole), or nullopt for a column sorted by its text.
     static std::optional<double> numberKey(const Row &row, int column);

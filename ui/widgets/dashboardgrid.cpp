@@ -238,7 +238,7 @@ void DashboardGrid::paintHeader(QPainter &p, const Item &item) const
 void DashboardGrid::paintTable(QPainter &p, const Item &item) const
 {
     const auto &t = *item.table;
-    const auto &r = t.report;
+    const auto &r = *t.report;
     const QString level = spelled(r.freshness);
     const FreshnessBadge::Tint tint = FreshnessBadge::tintFor(level);
     const QRect inner = item.rect.adjusted(kPad, kPad - 2, -kPad, -kPad + 1);
@@ -322,7 +322,7 @@ QString DashboardGrid::toolTipFor(const Item &item) const
     if (item.kind == Item::PipelineTile)
         return m_selected == item.pipeline->name ? tr("Click to show every pipeline's tables again")
                                                  : tr("Click to show only %1's tables").arg(item.pipeline->name);
-    const auto &r = item.table->report;
+    const auto &r = *item.table->report;
     QString text = tr("%1 / %2\n%3, %4, freshness %5, lag %6 (SLA %7)")
                        .arg(item.table->pipeline, item.table->table, strategyLabel(r.strategy), spelled(r.state),
                             spelled(r.freshness), formatLag(r.lagSeconds), formatDuration(r.slaSeconds));
