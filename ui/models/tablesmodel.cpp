@@ -164,7 +164,7 @@ QVariant TablesModel::data(const QModelIndex &index, int role) const
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
         return {};
     const Row &row = m_rows[static_cast<std::size_t>(index.row())];
-    const auto &r = row.report;
+    const auto &r = *row.report;
     const int column = index.column();
     switch (role) {
     case Qt::DisplayRole:
@@ -232,7 +232,7 @@ QVariant TablesModel::data(const QModelIndex &index, int role) const
 
 QString TablesModel::display(const Row &row, int column)
 {
-    const core::TableReport &r = row.report;
+    const core::TableReport &r = *row.report;
     switch (column) {
     case Pipeline:
         if (!r.twoWay.empty())
@@ -266,7 +266,7 @@ QString TablesModel::display(const Row &row, int column)
 
 std::optional<double> TablesModel::numberKey(const Row &row, int column)
 {
-    const auto &r = row.report;
+    const auto &r = *row.report;
     switch (column) {
     case Freshness:
         return freshnessRank(r.freshness);
@@ -371,8 +371,12 @@ void TablesModel::setSnapshot(const EngineSnapshot &snapshot)
     setTables(snapshot.tables, finishedBackfills(snapshot));
 }
 
-void TablesModel::setTables(const std::vector<core::TableReport> &tables, const DoneByTable &done)
+void TablesModel::setTables(SharedList<core::TableReport> shared, const DoneByTable &done)
 {
+    // The rows point into the previous snapshot's reports until each is moved to this one's.
+    const SharedList<core::TableReport> previous = std::move(m_reports);
+    m_reports = std::move(shared);
+    const std::vector<core::TableReport> &tables = m_reports;
     const auto doneOf = [&done](const core::TableReport &t) -> std::optional<Done> {
         if (t.backfill) // a copy runs again
             return std::nullopt;
@@ -383,7 +387,7 @@ void TablesModel::setTables(const std::vector<core::TableReport> &tables, const 
     // without building any index (twice a second, with a thousand tables).
     bool sameKeys = tables.size() == m_rows.size();
     for (std::size_t i = 0; sameKeys && i < tables.size(); ++i)
-        sameKeys = tables[i].pipeline == m_rows[i].report.pipeline && tables[i].table == m_rows[i].report.table;
+        sameKeys = tables[i].pipeline == m_rows[i].report->pipeline && tables[i].table == m_rows[i].report->table;
 
     std::map<KeyView, std::size_t> incoming;
     if (!sameKeys) {
@@ -391,7 +395,7 @@ void TablesModel::setTables(const std::vector<core::TableReport> &tables, const 
             incoming.emplace(keyOf(tables[i]), i);
 
         // 1. Rows that are gone, removed from the bottom up in contiguous runs.
-        const auto gone = [&](int row) { return !incoming.count(keyOf(m_rows[static_cast<std::size_t>(row)].report)); };
+        const auto gone = [&](int row) { return !incoming.count(keyOf(*m_rows[static_cast<std::size_t>(row)].report)); };
         for (int row = static_cast<int>(m_rows.size()) - 1; row >= 0;) {
             if (!gone(row)) {
                 --row;
@@ -420,14 +424,14 @@ void TablesModel::setTables(const std::vector<core::TableReport> &tables, const 
     std::vector<char> present(tables.size(), 0);
     for (std::size_t row = 0; row < m_rows.size(); ++row) {
         Row &mine = m_rows[row];
-        const std::size_t at = sameKeys ? row : incoming.at(keyOf(mine.report));
+        const std::size_t at = sameKeys ? row : incoming.at(keyOf(*mine.report));
         present[at] = 1;
         const auto &next = tables[at];
         std::optional<Done> nextDone = doneOf(next);
-        unsigned changed = changedColumns(mine.report, next);
+        unsigned changed = changedColumns(*mine.report, next);
         if (nextDone != mine.done)
             changed |= 1u << Progress;
-        mine.report = next; // keeps checkpoint/version current, with or without a repaint
+        mine.report = &next; // keeps checkpoint/version current, with or without a repaint
         mine.done = std::move(nextDone);
         if (!changed)
             continue;
@@ -471,7 +475,7 @@ void TablesModel::setTables(const std::vector<core::TableReport> &tables, const 
 
 TablesModel::Row TablesModel::rowFor(const core::TableReport &report, std::optional<Done> done)
 {
-    return Row{report, std::move(done), {}, {}, true, ~0u};
+    return Row{&report, std::move(done), {}, {}, true, ~0u};
 }
 
 const QString &TablesModel::cellText(const Row &row, int column)
@@ -536,7 +540,7 @@ int TablesModel::rowOf(const QString &pipeline, const QString &table) const
 {
     const std::string p = pipeline.toStdString(), t = table.toStdString();
     for (std::size_t i = 0; i < m_rows.size(); ++i)
-        if (m_rows[i].report.pipeline == p && m_rows[i].report.table == t)
+        if (m_rows[i].report->pipeline == p && m_rows[i].report->table == t)
             return static_cast<int>(i);
     return -1;
 }
@@ -555,7 +559,7 @@ int TablesModel::conflictCount(int row) const
 {
     if (row < 0 || row >= rowCount())
         return 0;
-    const auto &r = m_rows[static_cast<std::size_t>(row)].report;
+    const auto &r = *m_rows[static_cast<std::size_t>(row)].report;
     auto it = m_conflicts.find({r.pipeline, r.table});
     return it == m_conflicts.end() ? 0 : it->second;
 }

@@ -91,14 +91,14 @@ public:
     static DoneByTable finishedBackfills(const EngineSnapshot &snapshot);
 
     void setSnapshot(const EngineSnapshot &snapshot);
-    void setTables(const std::vector<core::TableReport> &tables, const DoneByTable &done = {});
+    void setTables(SharedList<core::TableReport> tables, const DoneByTable &done = {});
 
     using ConflictCounts = std::map<std::pair<std::string, std::string>, int>; ///< by pipeline, table
     /// The open conflicts per pipeline and table (the Conflicts page's list); rows not named have none.
     void setConflictCounts(const ConflictCounts &counts);
     int conflictCount(int row) const;
 
-    const core::TableReport &report(int row) const { return m_rows.at(static_cast<std::size_t>(row)).report; }
+    const core::TableReport &report(int row) const { return *m_rows.at(static_cast<std::size_t>(row)).report; }
     /// The row of `pipeline`/`table` (as the engine displays it), or -1.
     int rowOf(const QString &pipeline, const QString &table) const;
 
@@ -122,7 +122,9 @@ public:
 
 private:
     struct Row {
-        core::TableReport report;
+        /// The table's report in the newest snapshot's tables, which the model keeps (m_reports):
+        /// pointed to, not copied (B12: 10,000 copies a snapshot).
+        const core::TableReport *report = nullptr;
         std::optional<Done> done; ///< only while no backfill runs (setTables() sees to it)
         /// Each column's DisplayRole, made when first read (cellText()) after a change: at
         /// 10,000 tables, making every cell of every row up front was most of the first
@@ -150,6 +152,8 @@ private:
     QString toolTip(const core::TableReport &r, int column) const;
 
     std::vector<Row> m_rows;
+    /// The newest snapshot's tables, which each row's report points into.
+    SharedList<core::TableReport> m_reports;
     ConflictCounts m_conflicts;
 };
 
