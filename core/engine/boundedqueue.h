@@ -50,6 +50,14 @@ public:
         return takeFront();
     }
 
+    /// Whether a push() now would not block (or the queue is closed): lets a producer keep
+    /// gathering instead of waiting while the consumer is busy.
+    bool hasRoom() const
+    {
+        std::lock_guard lock(m_mutex);
+        return m_closed || m_items.size() < m_capacity;
+    }
+
     bool closed() const
     {
         std::lock_guard lock(m_mutex);

@@ -677,6 +677,11 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
     m_acked = start;
     if (std::getenv("DRIFTLESS_DEBUG_CDC"))
         log(LogLevel::Warn, "stream start " + std::to_string(start) + " stopAt " + std::to_string(ro.stopAtLsn));
+    // Two batches in hand are enough to overlap decoding with applying (the apply side is the
+    // slower one); each more would cost up to a batch of memory (50,000 rows or 64 MiB). While
+    // both wait, the reader gathers the next one instead of stalling the walsender.
+    BoundedQueue<CdcBatch> queue(2);
+    ro.applyReady = [&queue] { return queue.hasRoom(); };
     PgLogicalReader reader(repl, infos, ro);
     for (auto &t : m_tables)
         if (!t->paused)
@@ -688,9 +693,6 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
     for (auto &t : m_tables)
         if (!t->paused && t->rebackfill && !m_rebackfill)
             startRebackfill(*t, t->rebackfill);
-    // Two batches in hand are enough to overlap decoding with applying (the apply side is the
-    // slower one); each more would cost up to a batch of memory (50,000 rows or 64 MiB).
-    BoundedQueue<CdcBatch> queue(2);
     bool open = false;
     std::map<Table *, ApplyResult> results;
     /// Two-way: changes of the batch that conflict handling set aside (queued, or lost to the

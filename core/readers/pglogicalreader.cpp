@@ -32,6 +32,11 @@ void PgLogicalReader::sendStatus(bool requestReply)
     m_lastStatus = std::chrono::steady_clock::now();
 }
 
+bool PgLogicalReader::applyReady() const
+{
+    return !m_opt.applyReady || m_opt.applyReady();
+}
+
 bool PgLogicalReader::flush(bool final)
 {
     if (m_batch.empty())
@@ -216,8 +221,11 @@ void PgLogicalReader::onMessage(std::string_view payload, std::int64_t)
         m_batch.commitLsn = c->commitLsn;
         m_batch.commitTimeUs = c->commitTime + kPgEpochUnixMicros;
         ++m_batch.transactions;
-        auto age = std::chrono::steady_clock::now() - m_batchStarted;
-        if ((m_batchRows >= m_opt.maxRows || m_batchBytes >= m_opt.maxBytes || age >= m_opt.maxDelay) && !flush(true))
+        // Full: handed over, waiting for the apply side if it must. Only old: handed over when
+        // the apply side would take it, else it keeps growing while the walsender keeps sending.
+        const bool full = m_batchRows >= m_opt.maxRows || m_batchBytes >= m_opt.maxBytes;
+        const bool old = std::chrono::steady_clock::now() - m_batchStarted >= m_opt.maxDelay;
+        if ((full || (old && applyReady())) && !flush(true))
             throw Cancelled();
         return;
     }
@@ -389,7 +397,10 @@ void PgLogicalReader::handle(const std::string &frame)
     // when keepalives come back to back, as they do from a walsender that is shutting down: it
     // pings again on every reply until the flush position reaches what it sent, so the batch was
     // never handed over, the position never reached, and the source's shutdown never finished.
-    if (!m_inTxn && !m_batch.empty() && !flush(true))
+    // Only when the apply side would take it: a busy one makes the reader wait, and more may
+    // come (a keepalive is also sent while the walsender is still decoding); the next keepalive
+    // or quiet moment after the apply side frees up hands it over.
+    if (!m_inTxn && !m_batch.empty() && applyReady() && !flush(true))
         throw Cancelled();
     // Idle: no transaction open or half handed over, nothing waiting to be handed over, and
     // everything handed over committed in the target.
@@ -428,7 +439,7 @@ void PgLogicalReader::run(std::stop_token stop, const Emit &emit, const std::fun
         auto frame = m_conn.next(wait);
         if (frame) {
             handle(*frame);
-        } else if (!m_inTxn && !m_batch.empty()) {
+        } else if (!m_inTxn && !m_batch.empty() && applyReady()) {
             // No more data right now: hand over what is complete.
             if (!flush(true))
                 break;

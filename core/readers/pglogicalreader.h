@@ -53,6 +53,11 @@ public:
         size_t maxRows = 50'000;
         size_t maxBytes = 64u << 20;
         std::chrono::milliseconds maxDelay{200};
+        /// Whether the apply side would take a batch now. A batch that is only old (maxDelay)
+        /// is handed over when it would; until then the reader keeps reading and the batch
+        /// keeps growing up to maxRows or maxBytes, so the walsender never waits on an apply
+        /// that is busy with the previous batches (unset: always).
+        std::function<bool()> applyReady;
         std::chrono::milliseconds statusInterval{5'000};
         /// Stop once everything up to this LSN is applied (0: stream until stopped).
         std::int64_t stopAtLsn = 0;
@@ -82,6 +87,9 @@ public:
 
     /// Highest WAL position received (for monitoring).
     std::int64_t received() const { return m_received.load(); }
+    /// Rows in the batch being gathered, not yet handed over (the reader's thread only: what
+    /// Options::applyReady may look at).
+    std::size_t gatheredRows() const { return m_batchRows; }
 
 private:
     struct RelationState {
@@ -101,6 +109,7 @@ private:
                     const pgoutput::Tuple *before);
     CdcTableChanges &tableIn(RelationState &rel);
     bool flush(bool final);
+    bool applyReady() const;
     void sendStatus(bool requestReply);
     std::string keyOf(const RelationState &rel, const pgoutput::Tuple &t, bool &complete) const;
 
