@@ -357,6 +357,7 @@ void PgMerger::ensureStaging()
     // in the target. UNLOGGED: its rows never outlive the batch's transaction.
     racyDdl(*m_conn, "CREATE UNLOGGED TABLE IF NOT EXISTS " + stagingTable() + " (LIKE " + m_targetSql +
                         " EXCLUDING ALL)");
+    matchStagingStorage();
     m_conn->exec("ALTER TABLE " + stagingTable() +
                  " ADD COLUMN IF NOT EXISTS _driftless_op \"char\" NOT NULL DEFAULT 'u', "
                  "ADD COLUMN IF NOT EXISTS _driftless_unchanged text");
@@ -383,6 +384,36 @@ void PgMerger::ensureStaging()
         racyDdl(*m_conn, ddl);
         ensureSeen();
     }
+}
+
+void PgMerger::matchStagingStorage()
+{
+    // A value is compressed (or not) when it is staged, and the merge copies it into the target
+    // as it is: staging must store each column as the target does, or a target column the DBA
+    // set to lz4 would get pglz values, and one set to EXTERNAL (kept uncompressed for fast
+    // substrings) compressed ones. Checked every time: the target's settings may have changed
+    // since the staging table was made.
+    const bool compression = m_conn->serverVersion() >= 140000;
+    auto r = m_conn->execParams(
+        std::string("SELECT s.attname, t.attstorage, ") + (compression ? "t.attcompression::text" : "''") +
+            " FROM pg_attribute s JOIN pg_attribute t ON t.attrelid = $2::regclass AND t.attname = s.attname "
+            "AND t.attnum > 0 AND NOT t.attisdropped WHERE s.attrelid = $1::regclass AND s.attnum > 0 "
+            "AND NOT s.attisdropped AND (s.attstorage <> t.attstorage" +
+            (compression ? " OR s.attcompression <> t.attcompression)" : ")"),
+        {stagingTable(), m_targetSql});
+    std::string alter;
+    for (int i = 0; i < r.rows(); ++i) {
+        const std::string column = "ALTER COLUMN " + quoteIdent(r.text(i, 0));
+        const std::string storage = r.text(i, 1);
+        const char *storageName = storage == "p" ? "PLAIN" : storage == "e" ? "EXTERNAL" : storage == "m" ? "MAIN" : "EXTENDED";
+        alter += (alter.empty() ? "" : ", ") + column + " SET STORAGE " + storageName;
+        if (compression) {
+            const std::string method = r.text(i, 2);
+            alter += ", " + column + " SET COMPRESSION " + (method == "p" ? "pglz" : method == "l" ? "lz4" : "DEFAULT");
+        }
+    }
+    if (!alter.empty())
+        m_conn->exec("ALTER TABLE " + stagingTable() + " " + alter);
 }
 
 void PgMerger::buildSql()
@@ -564,6 +595,8 @@ void PgMerger::ensureTargetTables(const Layout &layout)
     // deleted rows merges instead, as a re-backfill does.
     if (mergesRows() && (layout.target.empty() || !stagingReady(layout)))
         ensureStaging();
+    else if (mergesRows())
+        matchStagingStorage();
 }
 
 void PgMerger::prepare(const TableSchema &source)

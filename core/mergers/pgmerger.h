@@ -101,6 +101,7 @@ private:
     bool generatedHere(const ColumnInfo &c) const;
     std::string columnDdl(const ColumnInfo &c, bool generated);
     void ensureStaging();
+    void matchStagingStorage();
     /// The target's schema, enum types, table and (unless a full refresh) staging, as far as
     /// `layout` says they are missing.
     void ensureTargetTables(const Layout &layout);

@@ -359,3 +359,58 @@ TEST_P(MergeGuard, directLoadFallsBackToTheMergeWhenKeysExist)
 
 INSTANTIATE_TEST_SUITE_P(Targets, MergeGuard, ::testing::Values("postgres", "sqlite", "mariadb"),
                          [](const auto &info) { return info.param; });
+
+TEST_P(MergeGuard, aMergedValueIsStoredAsTheTargetColumnSaysCompressedOrNot)
+{
+    // The merge copies a staged value into the target as it was staged, compressed or not:
+    // staging must store each column as the target does, also when the DBA changed the target's
+    // column after the staging table was made.
+    if (GetParam() != "postgres")
+        GTEST_SKIP() << "compression and storage are the Postgres target's";
+    const auto &db = static_cast<PgTarget &>(*target).db();
+    const std::string big(30000, 'a'); // compresses to almost nothing
+    auto withBig = [&](std::initializer_list<std::pair<long long, long long>> idVersion) {
+        Batch b;
+        long long maxV = 0;
+        for (auto [id, v] : idVersion) {
+            b.rows.append(std::to_string(id) + "\t" + big, ChangeOp::Update, v);
+            maxV = std::max(maxV, v);
+        }
+        b.checkpoint = {"{\"v\":" + std::to_string(maxV) + "}", maxV};
+        return b;
+    };
+    merger->apply(batch({{'i', 1, "a", 1}, {'i', 2, "b", 1}, {'i', 3, "c", 1}}));
+    ASSERT_EQ(db.scalar("SELECT count(*) FROM public.items"), "3");
+    auto compression = [&](long long id) {
+        return db.scalar("SELECT coalesce(pg_column_compression(val), 'none') || ' ' || length(val) FROM public.items "
+                         "WHERE id = " + std::to_string(id));
+    };
+
+    // The default (pglz on this server): staged compressed, kept so.
+    merger->apply(withBig({{1, 2}}));
+    EXPECT_EQ(compression(1), "pglz 30000");
+
+    // The DBA asks for lz4 on the target column (where the server was built with it).
+    bool lz4 = true;
+    try {
+        db.exec("ALTER TABLE public.items ALTER COLUMN val SET COMPRESSION lz4");
+    } catch (const std::exception &) {
+        lz4 = false;
+    }
+    if (lz4) {
+        auto m = target->merger();
+        m->prepare(itemsSchema());
+        m->apply(withBig({{2, 3}}));
+        EXPECT_EQ(compression(2), "lz4 30000") << "the value was compressed as staging, not the target, says";
+    }
+
+    // EXTERNAL: kept uncompressed (for fast substrings).
+    db.exec("ALTER TABLE public.items ALTER COLUMN val SET STORAGE EXTERNAL");
+    auto m = target->merger();
+    m->prepare(itemsSchema());
+    m->apply(withBig({{3, 4}}));
+    EXPECT_EQ(compression(3), "none 30000") << "a column the target keeps uncompressed got a compressed value";
+    EXPECT_EQ(db.scalar("SELECT string_agg(md5(val), ',' ORDER BY id) FROM public.items"),
+              db.scalar("SELECT string_agg(md5(v), ',' ORDER BY id) FROM (VALUES (1, repeat('a', 30000)), "
+                        "(2, repeat('a', 30000)), (3, repeat('a', 30000))) AS x(id, v)"));
+}
