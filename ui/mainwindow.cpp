@@ -1,5 +1,7 @@
 #include "ui/mainwindow.h"
 
+#include "ui/snapshotfanout.h"
+
 #include "ui/alertcenter.h"
 #include "ui/backfillrunner.h"
 #include "ui/dialogs/connectagentdialog.h"
@@ -16,6 +18,7 @@
 #include "ui/pages/tablespage.h"
 #include "ui/pages/workspacepage.h"
 #include "ui/reconcilerunner.h"
+#include "ui/snapshotfanout.h"
 #include "ui/resources.h"
 #include "ui/secrets/secretstore.h"
 #include "ui/slotmonitor.h"
@@ -101,6 +104,25 @@ MainWindow::MainWindow(QWidget *parent)
     statusBar()->addWidget(m_pathLabel, 1);
     statusBar()->addPermanentWidget(m_engineLabel);
 
+    // Who gets each snapshot, in this order; from 2,000 tables one step per event-loop turn, so
+    // the first snapshot of a large workspace (every row and tile built) does not stall the
+    // window in one piece (B12).
+    m_fanout = new SnapshotFanout(2000, this);
+    m_fanout->add([this](const EngineSnapshot &s) { m_tablesModel->setSnapshot(s); });
+    m_fanout->add([this](const EngineSnapshot &s) { m_dashboardPage->setSnapshot(s); });
+    m_fanout->add([this](const EngineSnapshot &s) {
+        m_eventsModel->setSnapshot(s);
+        m_slotMonitor->setSnapshot(s);
+        m_alertCenter->setSnapshot(s);
+    });
+    m_fanout->add([this](const EngineSnapshot &s) {
+        m_lagPage->setSnapshot(s);
+        m_reconcilePage->setSnapshot(s);
+        m_conflictsPage->setSnapshot(s);
+        m_tablesPage->setNotice(s.error);
+        m_workspacePage->setSnapshot(s);
+        updateActions();
+    });
     // Queued: a snapshot lands from the event loop, never inside the bridge's own call, so a
     // model update can never re-enter the bridge.
     connect(m_engine, &EngineBridge::snapshotReady, this, &MainWindow::showSnapshot, Qt::QueuedConnection);
@@ -346,17 +368,7 @@ void MainWindow::chooseWorkspace()
 
 void MainWindow::showSnapshot(const EngineSnapshot &snapshot)
 {
-    m_tablesModel->setSnapshot(snapshot);
-    m_dashboardPage->setSnapshot(snapshot);
-    m_eventsModel->setSnapshot(snapshot);
-    m_slotMonitor->setSnapshot(snapshot);
-    m_alertCenter->setSnapshot(snapshot);
-    m_lagPage->setSnapshot(snapshot);
-    m_reconcilePage->setSnapshot(snapshot);
-    m_conflictsPage->setSnapshot(snapshot);
-    m_tablesPage->setNotice(snapshot.error);
-    m_workspacePage->setSnapshot(snapshot);
-    updateActions();
+    m_fanout->deliver(snapshot);
 }
 
 void MainWindow::showEngineState(EngineBridge::State state, const QString &message)

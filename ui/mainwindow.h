@@ -19,6 +19,7 @@ class AlertCenter;
 class AlertsModel;
 class AlertsPage;
 class ConflictsPage;
+class SnapshotFanout;
 class DashboardPage;
 class BackfillRunner;
 class EventsModel;
@@ -126,6 +127,7 @@ private:
     ReconcilePage *m_reconcilePage = nullptr;
     DashboardPage *m_dashboardPage = nullptr;
     ConflictsPage *m_conflictsPage = nullptr;
+    SnapshotFanout *m_fanout = nullptr;
 
     QAction *m_open = nullptr;
     QAction *m_connectAgent = nullptr;

@@ -239,7 +239,7 @@ void TestDashboard::tilesShowEachPipelineAndTheWorstTablesFirst()
     for (const auto &g : page->tiles().groups())
         for (const auto *t : g.tables)
             if (t->table == QLatin1String("public.orders")) {
-                QCOMPARE(t->lag, (std::vector<float>{90, 91, 92, 93, 94}));
+                QCOMPARE(t->lag(), (std::vector<float>{90, 91, 92, 93, 94}));
                 QVERIFY(std::abs(t->rowsPerSecond - 25.0) < 1e-6);
             }
     // Every tile is on the page, none overlapping.
@@ -510,26 +510,26 @@ void TestDashboard::tilesKeepTheirHistoryWhenTablesComeGoOrMoveBetweenSnapshots(
         tiles.setSnapshot(snapshotOf({rep("s.a", 1 + i, 100 * i), rep("s.b", 10 + i, 0), rep("s.c", 20 + i, 0)},
                                      t0 + 1000 * i));
     QCOMPARE(tiles.tableCount(), 3);
-    QCOMPARE(at("p", "s.a")->lag, (std::vector<float>{1, 2, 3}));
+    QCOMPARE(at("p", "s.a")->lag(), (std::vector<float>{1, 2, 3}));
     QCOMPARE(at("p", "s.a")->rowsPerSecond, 100.0);
-    QCOMPARE(at("p", "s.c")->lag, (std::vector<float>{20, 21, 22}));
+    QCOMPARE(at("p", "s.c")->lag(), (std::vector<float>{20, 21, 22}));
 
     // Reordered, s.b gone, s.d new: looked up, histories kept by table.
     tiles.setSnapshot(snapshotOf({rep("s.c", 23, 0), rep("s.d", 5, 7), rep("s.a", 4, 300)}, t0 + 3000));
     QCOMPARE(tiles.tableCount(), 3);
     QVERIFY(!at("p", "s.b"));
-    QCOMPARE(at("p", "s.a")->lag, (std::vector<float>{1, 2, 3, 4}));
-    QCOMPARE(at("p", "s.c")->lag, (std::vector<float>{20, 21, 22, 23}));
-    QCOMPARE(at("p", "s.d")->lag, (std::vector<float>{5}));
+    QCOMPARE(at("p", "s.a")->lag(), (std::vector<float>{1, 2, 3, 4}));
+    QCOMPARE(at("p", "s.c")->lag(), (std::vector<float>{20, 21, 22, 23}));
+    QCOMPARE(at("p", "s.d")->lag(), (std::vector<float>{5}));
     QCOMPARE(at("p", "s.d")->rowsPerSecond, 0.0); // one sample: no rate yet
     QCOMPARE(at("p", "s.d")->table, QStringLiteral("s.d"));
     QCOMPARE(at("p", "s.d")->schema, QStringLiteral("s"));
 
     // The same again at the same moment (a refresh): no new point; then the new order goes on.
     tiles.setSnapshot(snapshotOf({rep("s.c", 23, 0), rep("s.d", 5, 7), rep("s.a", 4, 300)}, t0 + 3000));
-    QCOMPARE(at("p", "s.a")->lag.size(), std::size_t(4));
+    QCOMPARE(at("p", "s.a")->lag().size(), std::size_t(4));
     tiles.setSnapshot(snapshotOf({rep("s.c", 24, 0), rep("s.d", 6, 17), rep("s.a", 5, 400)}, t0 + 4000));
-    QCOMPARE(at("p", "s.a")->lag, (std::vector<float>{1, 2, 3, 4, 5}));
+    QCOMPARE(at("p", "s.a")->lag(), (std::vector<float>{1, 2, 3, 4, 5}));
     QCOMPARE(at("p", "s.d")->rowsPerSecond, 10.0);
 
     // A table that becomes a two-way direction is labelled as one.
@@ -540,14 +540,14 @@ void TestDashboard::tilesKeepTheirHistoryWhenTablesComeGoOrMoveBetweenSnapshots(
     tiles.setSnapshot(snapshotOf({rep("s.c", 25, 0), rep("s.d", 7, 27), twoWay}, t0 + 5000));
     QCOMPARE(at("p", "s.a")->dashboardPipeline, QStringLiteral("p2"));
     QCOMPARE(at("p", "s.a")->direction, QStringLiteral("east \u2192 west"));
-    QCOMPARE(at("p", "s.a")->lag.size(), std::size_t(6));
+    QCOMPARE(at("p", "s.a")->lag().size(), std::size_t(6));
 
     // Another workspace (generation) starts over.
     EngineSnapshot other = snapshotOf({rep("s.a", 9, 0)}, t0 + 6000);
     other.generation = 2;
     tiles.setSnapshot(other);
     QCOMPARE(tiles.tableCount(), 1);
-    QCOMPARE(at("p", "s.a")->lag, (std::vector<float>{9}));
+    QCOMPARE(at("p", "s.a")->lag(), (std::vector<float>{9}));
 }
 
 QTEST_MAIN(TestDashboard)

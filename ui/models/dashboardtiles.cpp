@@ -122,9 +122,6 @@ void DashboardTiles::updateTable(Table &t, const core::TableReport &r, std::int6
         t.dashboardPipeline = r.twoWay.empty() ? t.pipeline : QString::fromStdString(r.twoWay);
         t.direction = directionLabel(r);
     }
-    t.lag.clear();
-    for (int i = 0; i < ring.lagCount; ++i)
-        t.lag.push_back(ring.lag[static_cast<std::size_t>((ring.lagHead - ring.lagCount + i + kHistory) % kHistory)]);
     t.rowsPerSecond = 0;
     if (ring.rowsCount >= 2) {
         const auto &newest = ring.rows[static_cast<std::size_t>((ring.rowsHead - 1 + kRateSamples) % kRateSamples)];
@@ -137,6 +134,15 @@ void DashboardTiles::updateTable(Table &t, const core::TableReport &r, std::int6
     }
     t.severity = severity(r);
     t.lagRatio = r.lagSeconds && r.slaSeconds > 0 ? *r.lagSeconds / r.slaSeconds : 0;
+}
+
+std::vector<float> DashboardTiles::Table::lag() const
+{
+    std::vector<float> out;
+    out.reserve(static_cast<std::size_t>(ring.lagCount));
+    for (int i = 0; i < ring.lagCount; ++i)
+        out.push_back(ring.lag[static_cast<std::size_t>((ring.lagHead - ring.lagCount + i + kHistory) % kHistory)]);
+    return out;
 }
 
 void DashboardTiles::setSlotSample(const SlotSample &sample)

@@ -54,8 +54,10 @@ public:
         /// under the pipeline's name, each tile saying its `direction` (`east → west`; empty
         /// for one-way).
         QString pipeline, table, schema, dashboardPipeline, direction;
-        /// Oldest first; at most kHistory. A table that never synced has none.
-        std::vector<float> lag;
+        /// The lag values of the ring, oldest first; at most kHistory. A table that never synced
+        /// has none. Made when asked (a tile on screen paints them), not kept per table: at
+        /// 10,000 tables a copy per table per snapshot was memory and time for tiles never seen.
+        std::vector<float> lag() const;
         /// Rows applied per second over the last kRateSamples snapshots; 0 until two were seen.
         double rowsPerSecond = 0;
         /// Higher is worse: freshness first, a failing state next (see severity()).

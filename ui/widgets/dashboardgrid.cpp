@@ -273,9 +273,10 @@ void DashboardGrid::paintTable(QPainter &p, const Item &item) const
     // The sparkline: lag over the last snapshots, scaled to its own peak so a small table's
     // movement shows (the tint tells the level), the SLA as a dotted line when within.
     const QRectF spark(inner.left(), inner.top() + 2 * line + 2, inner.width(), inner.bottom() - inner.top() - 2 * line - 2);
-    if (spark.height() < 4 || t.lag.size() < 2)
+    const std::vector<float> lag = t.lag();
+    if (spark.height() < 4 || lag.size() < 2)
         return;
-    const float peak = *std::max_element(t.lag.begin(), t.lag.end());
+    const float peak = *std::max_element(lag.begin(), lag.end());
     const double top = std::max(double(peak) * 1.15, 1.0);
     const auto yOf = [&](double v) { return spark.bottom() - spark.height() * std::clamp(v / top, 0.0, 1.0); };
     if (r.slaSeconds > 0 && r.slaSeconds <= top) {
@@ -283,11 +284,11 @@ void DashboardGrid::paintTable(QPainter &p, const Item &item) const
         p.drawLine(QPointF(spark.left(), yOf(r.slaSeconds)), QPointF(spark.right(), yOf(r.slaSeconds)));
     }
     const double step = spark.width() / double(DashboardTiles::kHistory - 1);
-    const double x0 = spark.right() - step * double(t.lag.size() - 1);
+    const double x0 = spark.right() - step * double(lag.size() - 1);
     QPolygonF line2;
-    line2.reserve(static_cast<qsizetype>(t.lag.size()));
-    for (std::size_t i = 0; i < t.lag.size(); ++i)
-        line2 << QPointF(x0 + step * double(i), yOf(t.lag[i]));
+    line2.reserve(static_cast<qsizetype>(lag.size()));
+    for (std::size_t i = 0; i < lag.size(); ++i)
+        line2 << QPointF(x0 + step * double(i), yOf(lag[i]));
     // Aliased and one pixel wide: the raster engine's fast path; antialiased, 70 sparklines on
     // screen were most of a repaint.
     p.setRenderHint(QPainter::Antialiasing, false);
