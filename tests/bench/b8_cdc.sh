@@ -33,6 +33,8 @@
 # arrived (id, written_at) the time it first saw it; lag = seen - written_at, both read from the
 # same server clock (it includes up to one poll interval). catchup_ms is the lag of the source's
 # last write (how far behind the target was when the load stopped); keeps_up = catchup_ms < 1000.
+# Knobs for a quicker look at one figure: B8_CASES (a space-separated subset of the ingest cases,
+# e.g. "single_row_txns"), B8_LAG=0 (skip the lag part).
 # Sourced by run_all.sh.
 
 : "${B8_LAG_SECONDS:=30}"
@@ -139,14 +141,17 @@ b8_check() { # CASE ENDPOS
 
 b8_ingest() {
   local runs=$1 r w k c end rows txns
-  local cases=(one_txn txns_1000_rows single_row_txns)
+  local all=(one_txn txns_1000_rows single_row_txns) cases=()
+  # shellcheck disable=SC2206  # a space-separated list of case names
+  [[ -n ${B8_CASES:-} ]] && cases=($B8_CASES) || cases=("${all[@]}")
   local -A eng base rss
   write_workspace "$WORK/b8.yaml" b8_src "{ kind: postgres, dsn: \"$(pg_dsn b8_dst)\" }" "{ table: bench.t, strategy: cdc }"
   sed -i 's/^  - name: bench$/  - name: b8/' "$WORK/b8.yaml"
   for ((r = 0; r < runs; r++)); do
     b8_reset
-    for ((k = 0; k < 3; k++)); do
+    for ((k = 0; k < ${#cases[@]}; k++)); do
       c=${cases[$k]}
+      [[ " ${all[*]} " == *" $c "* ]] || die "B8_CASES: unknown case '$c' (${all[*]})"
       b8_quiesce
       b8_workload "$c"
       end=$(pg_value b8_src "SELECT pg_current_wal_insert_lsn()")
@@ -326,5 +331,5 @@ bench_b8() {
   need B8 postgresql-client-15 "$PG_BIN/pg_recvlogical" || return 0
   need B8 postgresql-15 "$PG_BIN/pgbench" || return 0
   b8_ingest "$runs"
-  b8_lag
+  [[ ${B8_LAG:-1} == 0 ]] || b8_lag
 }
