@@ -6,6 +6,7 @@
 
 #include "ui/liveobserver.h"
 #include "ui/mailbox.h"
+#include "ui/workpool.h"
 
 #include "core/agent/agentapi.h"
 #include "core/base/clock.h"
@@ -357,7 +358,7 @@ void EngineBridge::buildLive(const std::shared_ptr<Run> &run, std::int64_t nowMs
     // the workspace is a tenth of a second the UI thread need not spend (B12). It shows within
     // that time, not after the next timer.
     m_liveBuildInFlight = true;
-    QThreadPool::globalInstance()->start([mailbox = m_mailbox, run, generation = m_generation, path = m_path, nowMs,
+    workPool()->start([mailbox = m_mailbox, run, generation = m_generation, path = m_path, nowMs,
                                           last] {
         EngineSnapshot s = liveSnapshot(*run, generation, path, nowMs);
         mailbox->post(
@@ -385,7 +386,7 @@ void EngineBridge::startRead()
     if (m_path.isEmpty())
         return;
     ++m_readsInFlight;
-    QThreadPool::globalInstance()->start(
+    workPool()->start(
         [mailbox = m_mailbox, generation = m_generation, path = m_path.toStdString()] {
             EngineSnapshot s = readStored(path, generation);
             mailbox->post([s = std::move(s)](EngineBridge &b) mutable { b.onReadDone(std::move(s)); });

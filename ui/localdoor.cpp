@@ -1,4 +1,5 @@
 #include "ui/localdoor.h"
+#include "ui/workpool.h"
 
 #include "core/agent/agentapi.h"
 #include "core/base/clock.h"
@@ -95,7 +96,7 @@ LocalDoor::~LocalDoor()
 {
     m_mailbox->close();
     // The API's destructor joins its jobs: let a pool thread wait for that.
-    QThreadPool::globalInstance()->start([core = std::move(m_core)]() mutable { core.reset(); });
+    workPool()->start([core = std::move(m_core)]() mutable { core.reset(); });
 }
 
 void LocalDoor::setEngineRunning(bool running)
@@ -115,7 +116,7 @@ void LocalDoor::request(const QByteArray &verb, const QString &path, const QByte
             req.query[k.toStdString()] = v.toStdString();
     req.body = body.toStdString();
     req.peer = kWho;
-    QThreadPool::globalInstance()->start([core = m_core, mailbox = m_mailbox, req = std::move(req),
+    workPool()->start([core = m_core, mailbox = m_mailbox, req = std::move(req),
                                           guard = QPointer<QObject>(context), done = std::move(done)] {
         core::ApiResponse response;
         try {
