@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace driftless::core;
@@ -43,6 +44,9 @@ struct ReaderHandOver : ::testing::Test {
         for (int i = 1; i <= transactions; ++i)
             sql += "BEGIN; INSERT INTO items VALUES (" + std::to_string(i) + ", 'note " + std::to_string(i) + "'); COMMIT;";
         src.exec(sql);
+        // WAL that is not ours after the workload, as other sessions on a shared server write:
+        // the end position is then past the last commit, reached through the idle hand-over.
+        src.exec("CREATE TABLE IF NOT EXISTS unpublished (id int); INSERT INTO unpublished VALUES (1)");
         auto conn = src.connect();
         const std::int64_t end = pgcatalog::currentLsn(conn);
 
@@ -63,17 +67,33 @@ struct ReaderHandOver : ::testing::Test {
 
         std::atomic<std::int64_t> acked = made.consistentPoint;
         std::stop_source stop;
+        // A reader that never reaches the end fails the test instead of hanging it.
+        std::atomic<bool> timedOut = false;
+        std::jthread watchdog([&stop, &timedOut](std::stop_token done) {
+            for (int i = 0; i < 600 && !done.stop_requested(); ++i) // 60 s
+                std::this_thread::sleep_for(100ms);
+            if (!done.stop_requested()) {
+                timedOut = true;
+                stop.request_stop();
+            }
+        });
         reader.run(
             stop.get_token(),
             [&](CdcBatch &b, std::chrono::milliseconds, bool &accepted) {
                 accepted = true;
+                // As the apply side does: a batch's end once committed, an idle position once
+                // recorded.
                 if (b.endLsn)
                     acked = std::max(acked.load(), b.endLsn);
-                if (!b.idleWalEnd)
+                if (b.idleWalEnd)
+                    acked = std::max(acked.load(), *b.idleWalEnd);
+                if (!b.tables.empty() || b.transactions > 0)
                     batches.push_back(std::move(b));
                 return true;
             },
             [&] { return acked.load(); });
+        watchdog.request_stop();
+        EXPECT_FALSE(timedOut.load()) << "the reader did not reach the workload's end within 60 s";
         return batches;
     }
 };
