@@ -11,6 +11,14 @@ SnapshotFanout::SnapshotFanout(std::size_t staggerFrom, QObject *parent) : QObje
 
 void SnapshotFanout::add(Consumer consumer)
 {
+    addInSteps([consumer = std::move(consumer)](const EngineSnapshot &s) {
+        consumer(s);
+        return true;
+    });
+}
+
+void SnapshotFanout::addInSteps(Steps consumer)
+{
     m_consumers.push_back(std::move(consumer));
     m_given.push_back(0);
 }
@@ -21,7 +29,8 @@ void SnapshotFanout::deliver(const EngineSnapshot &snapshot)
     if (snapshot.tables.size() < m_staggerFrom && !m_pending) {
         for (std::size_t i = 0; i < m_consumers.size(); ++i) {
             m_given[i] = m_serial;
-            m_consumers[i](snapshot);
+            while (!m_consumers[i](snapshot)) {
+            }
         }
         return;
     }
@@ -40,11 +49,17 @@ void SnapshotFanout::next()
         const std::size_t i = (m_at + n) % m_consumers.size();
         if (m_given[i] == m_serial)
             continue;
-        m_given[i] = m_serial;
+        const std::uint64_t before = m_given[i], serial = m_serial;
+        m_given[i] = serial;
         m_at = (i + 1) % m_consumers.size();
         // A copy: the consumer may run an event loop (a dialog) in which a newer one lands.
         const EngineSnapshot snapshot = *m_pending;
-        m_consumers[i](snapshot);
+        if (!m_consumers[i](snapshot)) {
+            // Not all of it yet: the same consumer takes the next step next turn.
+            if (m_given[i] == serial)
+                m_given[i] = before;
+            m_at = i;
+        }
         break;
     }
     bool done = true;

@@ -57,46 +57,72 @@ QString schemaOf(const std::string &table)
 }
 } // namespace
 
-void DashboardTiles::setSnapshot(const EngineSnapshot &snapshot)
+bool DashboardTiles::setSnapshot(const EngineSnapshot &snapshot, std::size_t newTiles)
 {
     if (snapshot.generation != m_generation) {
         m_generation = snapshot.generation;
         m_tables.clear();
         m_inOrder.clear();
+        m_taking = {};
         m_lastTakenMs = -1;
     }
-    // A snapshot read again at the same moment (a refresh) adds no point to the rings.
-    const bool newMoment = snapshot.takenAtMs != m_lastTakenMs;
-    m_lastTakenMs = snapshot.takenAtMs;
 
     // The tiles update in place: at 10,000 tables, rebuilding them (a map keyed by two strings,
     // every report copied into new nodes, five strings converted per table) was most of the UI
     // thread's time per snapshot (B12).
+    const SharedList<core::TableReport> &reports = snapshot.tables;
+    bool sameOrder = m_inOrder.size() == reports.size();
+    for (std::size_t i = 0; sameOrder && i < reports.size(); ++i)
+        sameOrder = m_inOrder[i]->first.second == reports[i].table && m_inOrder[i]->first.first == reports[i].pipeline;
+    if (sameOrder) {
+        m_taking = {};
+    } else {
+        Taking &t = m_taking;
+        if (!t.tables.sharesWith(reports)) {
+            // Another list: walked from its start; the tiles made for the last one stay made.
+            t.tables = reports;
+            t.at = 0;
+            t.seen = ++m_setCount;
+            t.inOrder.clear();
+            t.inOrder.reserve(reports.size());
+        }
+        std::size_t made = 0;
+        for (; t.at < reports.size(); ++t.at) {
+            const auto &r = reports[t.at];
+            Key key{r.pipeline, r.table};
+            auto it = m_tables.find(key);
+            if (it == m_tables.end()) {
+                it = t.made.lower_bound(key);
+                if (it == t.made.end() || it->first != key) {
+                    if (made == newTiles)
+                        return false;
+                    ++made;
+                    it = t.made.emplace_hint(it, std::move(key), Table{});
+                }
+            }
+            it->second.seen = t.seen;
+            t.inOrder.push_back(it);
+        }
+        // Every table has its tile: the new ones join (their iterators stay valid), and tables
+        // that left the workspace take their rings with them.
+        m_tables.merge(t.made);
+        for (auto it = m_tables.begin(); it != m_tables.end();)
+            it = it->second.seen == t.seen ? std::next(it) : m_tables.erase(it);
+        m_inOrder = std::move(t.inOrder);
+        m_taking = {};
+    }
+
+    // A snapshot read again at the same moment (a refresh) adds no point to the rings.
+    const bool newMoment = snapshot.takenAtMs != m_lastTakenMs;
+    m_lastTakenMs = snapshot.takenAtMs;
     // The previous snapshot's reports stay until every tile has moved to the new ones: a tile's
     // labels are made again only when its report's parts changed.
     const SharedList<core::TableReport> previous = std::move(m_reports);
     m_reports = snapshot.tables;
-    const auto &reports = m_reports;
-    bool sameOrder = m_inOrder.size() == reports.size();
-    for (std::size_t i = 0; sameOrder && i < reports.size(); ++i)
-        sameOrder = m_inOrder[i]->first.second == reports[i].table && m_inOrder[i]->first.first == reports[i].pipeline;
-    if (!sameOrder) {
-        const std::uint64_t now = ++m_setCount;
-        std::vector<Tables::iterator> inOrder;
-        inOrder.reserve(reports.size());
-        for (const auto &r : reports) {
-            auto it = m_tables.try_emplace(Key{r.pipeline, r.table}).first;
-            it->second.seen = now;
-            inOrder.push_back(it);
-        }
-        // Tables that left the workspace take their rings with them.
-        for (auto it = m_tables.begin(); it != m_tables.end();)
-            it = it->second.seen == now ? std::next(it) : m_tables.erase(it);
-        m_inOrder = std::move(inOrder);
-    }
-    for (std::size_t i = 0; i < reports.size(); ++i)
-        updateTable(m_inOrder[i]->second, reports[i], snapshot.takenAtMs, newMoment);
+    for (std::size_t i = 0; i < m_reports.size(); ++i)
+        updateTable(m_inOrder[i]->second, m_reports[i], snapshot.takenAtMs, newMoment);
     updatePipelines();
+    return true;
 }
 
 void DashboardTiles::updateTable(Table &t, const core::TableReport &r, std::int64_t takenAtMs, bool newMoment)

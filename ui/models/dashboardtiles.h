@@ -8,6 +8,7 @@
 #include <QString>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -101,7 +102,13 @@ public:
 
     /// Updates every table's ring and rows/s, and the pipelines, from `snapshot`. A snapshot of
     /// another workspace (another generation) starts over.
-    void setSnapshot(const EngineSnapshot &snapshot);
+    void setSnapshot(const EngineSnapshot &snapshot) { setSnapshot(snapshot, SIZE_MAX); }
+    /// The same, in steps: makes at most `newTiles` tiles for tables not seen before, and
+    /// returns false while some remain to be made (call again, with this snapshot or a newer
+    /// one: the tiles made so far are kept). Until it returns true, everything read here is
+    /// still the previous snapshot's. Making a tile touches memory never touched before: at
+    /// 10,000 tables the first snapshot's tiles took 44 ms of the UI thread in one piece (B12).
+    bool setSnapshot(const EngineSnapshot &snapshot, std::size_t newTiles);
     /// The slots' time to limit, for the pipelines that read them.
     void setSlotSample(const SlotSample &sample);
 
@@ -149,6 +156,17 @@ private:
     /// workspace lists them in the same order, so each is found by position, not looked up.
     std::vector<Tables::iterator> m_inOrder;
     std::uint64_t m_setCount = 0;
+    /// A snapshot in another order taken in steps: its list, how far it was walked, its tables'
+    /// tiles in its order so far, and the new tiles, kept apart until the last step moves them
+    /// in (so that nothing read meanwhile meets a tile without a report).
+    struct Taking {
+        SharedList<core::TableReport> tables;
+        std::size_t at = 0;
+        std::uint64_t seen = 0;
+        std::vector<Tables::iterator> inOrder;
+        Tables made;
+    };
+    Taking m_taking;
     std::map<std::string, Pipeline> m_pipelines;
     /// A direction's name (as slots name their owner) -> the pipeline it is shown under.
     std::map<std::string, std::string> m_pipelineOf;

@@ -88,9 +88,16 @@ DashboardPage::DashboardPage(QWidget *parent)
 
 void DashboardPage::setSnapshot(const EngineSnapshot &snapshot)
 {
-    m_tiles.setSnapshot(snapshot);
+    setSnapshot(snapshot, SIZE_MAX);
+}
+
+bool DashboardPage::setSnapshot(const EngineSnapshot &snapshot, std::size_t newTiles)
+{
+    if (!m_tiles.setSnapshot(snapshot, newTiles))
+        return false;
     m_error = snapshot.error;
     rebuild();
+    return true;
 }
 
 void DashboardPage::setSlotSample(const SlotSample &sample)

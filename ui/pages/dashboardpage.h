@@ -6,6 +6,9 @@
 
 #include <QWidget>
 
+#include <cstddef>
+#include <cstdint>
+
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -40,6 +43,9 @@ public:
     /// The text shown instead of the tiles while the workspace has no tables.
     QLabel *emptyLabel() const { return m_empty; }
     const DashboardTiles &tiles() const { return m_tiles; }
+    /// setSnapshot() in steps of at most `newTiles` new tiles (see DashboardTiles): false while
+    /// some remain, the page showing the previous snapshot until the last step.
+    bool setSnapshot(const driftless::ui::EngineSnapshot &snapshot, std::size_t newTiles);
 
 public slots:
     void setSnapshot(const driftless::ui::EngineSnapshot &snapshot);
