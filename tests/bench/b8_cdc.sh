@@ -34,7 +34,8 @@
 # same server clock (it includes up to one poll interval). catchup_ms is the lag of the source's
 # last write (how far behind the target was when the load stopped); keeps_up = catchup_ms < 1000.
 # Knobs for a quicker look at one figure: B8_CASES (a space-separated subset of the ingest cases,
-# e.g. "single_row_txns"), B8_LAG=0 (skip the lag part).
+# e.g. "single_row_txns"; txns_1000_rows updates the rows one_txn inserts, so it needs one_txn
+# before it), B8_LAG=0 (skip the lag part).
 # Sourced by run_all.sh.
 
 : "${B8_LAG_SECONDS:=30}"
@@ -144,6 +145,10 @@ b8_ingest() {
   local all=(one_txn txns_1000_rows single_row_txns) cases=()
   # shellcheck disable=SC2206  # a space-separated list of case names
   [[ -n ${B8_CASES:-} ]] && cases=($B8_CASES) || cases=("${all[@]}")
+  # txns_1000_rows updates the rows one_txn inserts: alone it would time an empty stream.
+  if [[ " ${cases[*]} " == *" txns_1000_rows "* && " ${cases[*]} " != *" one_txn "*txns_1000_rows* ]]; then
+    die "B8_CASES: txns_1000_rows updates the rows one_txn inserts; list one_txn before it (e.g. B8_CASES=\"one_txn txns_1000_rows\")"
+  fi
   local -A eng base rss
   write_workspace "$WORK/b8.yaml" b8_src "{ kind: postgres, dsn: \"$(pg_dsn b8_dst)\" }" "{ table: bench.t, strategy: cdc }"
   sed -i 's/^  - name: bench$/  - name: b8/' "$WORK/b8.yaml"
