@@ -326,6 +326,7 @@ void CdcPipeline::run(std::stop_token stop, Options options)
 {
     m_stop = stop;
     m_once = options.once;
+    m_drained = false;
     if (m_jobs.empty())
         return;
     m_pauses = options.pauses;
@@ -890,6 +891,8 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
     }
     if (options.once) {
         finishRebackfills(stop);
+        // Everything the source had when the pass began is applied: column checks are final now.
+        m_drained = true;
         while (Table *f = columnFillDue()) {
             if (stop.stop_requested())
                 break;

@@ -188,6 +188,8 @@ private:
     std::int64_t m_slotConfirmed = 0;
     /// `Options::once`: a pass that drains and returns.
     bool m_once = false;
+    /// `run --once` has applied what the source had when the pass began (column checks final).
+    bool m_drained = false;
     /// The running run()'s stop token.
     std::stop_token m_stop;
 };

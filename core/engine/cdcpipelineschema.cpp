@@ -352,7 +352,7 @@ CdcPipeline::Table *CdcPipeline::columnFillDue() const
 {
     for (const auto &t : m_tables)
         if (t->addColumn && !t->paused && t->streaming() &&
-            (t->fillChecks == 0 || m_once || std::chrono::steady_clock::now() >= t->nextFillCheck))
+            (t->fillChecks == 0 || m_drained || std::chrono::steady_clock::now() >= t->nextFillCheck))
             return t.get();
     return nullptr;
 }
@@ -373,7 +373,10 @@ void CdcPipeline::addColumnStep(Table &t, PgConnection &src)
     PgColumnFillSource source(src, t.schema, t.job.spec);
     ColumnFillContext cx{source, t.schema, t.job.spec, *t.merger, *m_session, m_pipeline};
     const PgAddColumnProgress before = *t.addColumn;
-    const auto step = columnFillStep(cx, *t.addColumn, !m_once && t.fillChecks < kFillChecks, [&](long long rows) {
+    // While the stream goes on (in `run --once` too: it may not have applied yet what the source
+    // had when the pass began), a difference is looked at again; once a pass has drained the
+    // stream, the check is final.
+    const auto step = columnFillStep(cx, *t.addColumn, !m_drained && t.fillChecks < kFillChecks, [&](long long rows) {
         t.merger->writeCheckpointInTransaction({positionOf(t), t.version}, rows);
     });
     switch (step.outcome) {
