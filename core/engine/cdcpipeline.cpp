@@ -325,7 +325,6 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
 void CdcPipeline::run(std::stop_token stop, Options options)
 {
     m_stop = stop;
-    m_once = options.once;
     m_drained = false;
     if (m_jobs.empty())
         return;

@@ -186,9 +186,8 @@ private:
     /// The slot's confirmed_flush_lsn when the run started (where a stream of only paused tables
     /// starts).
     std::int64_t m_slotConfirmed = 0;
-    /// `Options::once`: a pass that drains and returns.
-    bool m_once = false;
-    /// `run --once` has applied what the source had when the pass began (column checks final).
+    /// A `run --once` pass (`Options::once`) has applied what the source had when it began:
+    /// column checks are final.
     bool m_drained = false;
     /// The running run()'s stop token.
     std::stop_token m_stop;
