@@ -57,6 +57,8 @@ public:
 
 private:
     PgConnection m_conn;
+    /// The last call returned a message: the stream is flowing (see next()).
+    bool m_flowing = false;
 };
 
 /// Validates a replication slot or publication name: [a-z0-9_]{1,63}.

@@ -16,6 +16,14 @@ std::int64_t nowUnixMicros()
     return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
         .count();
 }
+
+/// DRIFTLESS_DEBUG_CDC set: every keepalive is logged with the positions it is weighed against.
+/// Read once: keepalives come thousands of times a second while a backlog drains.
+bool debugCdc()
+{
+    static const bool on = std::getenv("DRIFTLESS_DEBUG_CDC") != nullptr;
+    return on;
+}
 } // namespace
 
 PgLogicalReader::PgLogicalReader(PgReplicationConnection &conn, std::map<TableRef, CdcTableInfo> tables,
@@ -203,8 +211,6 @@ void PgLogicalReader::addChange(RelationState &rel, ChangeOp op, const pgoutput:
 void PgLogicalReader::onMessage(std::string_view payload, std::int64_t)
 {
     auto decoded = pgoutput::decode(payload);
-    if (std::getenv("DRIFTLESS_DEBUG_CDC"))
-        log(LogLevel::Warn, std::string("pgoutput ") + payload[0]);
     if (auto *b = std::get_if<pgoutput::Begin>(&decoded)) {
         if (m_batch.empty())
             m_batchStarted = std::chrono::steady_clock::now();
@@ -383,7 +389,7 @@ void PgLogicalReader::handle(const std::string &frame)
         return;
     }
     auto &k = std::get<pgoutput::Keepalive>(f);
-    if (std::getenv("DRIFTLESS_DEBUG_CDC"))
+    if (debugCdc())
         log(LogLevel::Warn, "keepalive " + std::to_string(k.walEnd) + " acked " + std::to_string((*m_acked)()) + " stopAt " + std::to_string(m_opt.stopAtLsn));
     m_walEnd = std::max(m_walEnd, k.walEnd);
     m_serverTimeUs = k.sendTime + kPgEpochUnixMicros;
@@ -436,6 +442,15 @@ void PgLogicalReader::run(std::stop_token stop, const Emit &emit, const std::fun
     try {
     while (!stop.stop_requested()) {
         auto wait = m_batch.empty() || m_inTxn ? std::chrono::milliseconds(250) : std::chrono::milliseconds(20);
+        // Everything received is handed over and waits for its commit in the target: look again
+        // soon, so that the source hears of it (and a pass draining to a position ends) when it
+        // is durable, not up to a quarter of a second later, when the walsender next says
+        // something. While draining, an idle position handed over waits the same way.
+        if (m_batch.empty() && !m_inTxn) {
+            const std::int64_t ack = acked();
+            if (m_lastEmittedEnd > ack || (m_opt.stopAtLsn && m_lastIdleEnd > ack))
+                wait = std::chrono::milliseconds(5);
+        }
         auto frame = m_conn.next(wait);
         if (frame) {
             handle(*frame);
