@@ -8,6 +8,7 @@
 #include <cstring>
 #include <poll.h>
 #include <time.h>
+#include <utility>
 
 namespace driftless::core {
 
@@ -118,7 +119,8 @@ std::optional<std::string> PgReplicationConnection::next(std::chrono::millisecon
 {
     PGconn *c = m_conn.raw();
     auto deadline = std::chrono::steady_clock::now() + timeout;
-    bool napped = false;
+    // The last call returned a message: the stream is flowing (see below).
+    bool mayPause = std::exchange(m_flowing, false);
     for (;;) {
         char *buf = nullptr;
         int len = PQgetCopyData(c, &buf, 1);
@@ -146,32 +148,27 @@ std::optional<std::string> PgReplicationConnection::next(std::chrono::millisecon
             throw SqlError(ErrorKind::Transient,
                            std::string("replication connection lost: ") + PQerrorMessage(c), "08006");
         auto now = std::chrono::steady_clock::now();
-        if (now >= deadline) {
-            m_flowing = false;
+        if (now >= deadline)
             return std::nullopt;
-        }
-        if (m_flowing && !napped) {
+        bool readable = true;
+        if (mayPause) {
             // Everything read so far is taken and the stream is flowing: let the next messages
             // gather for a moment. The walsender sends each message on its own; woken for every
             // one of them, this thread spent two system calls and a wakeup a message, CPU the
             // walsender and the target share on a small machine. Each pause adds at most this
             // much to the lag.
-            napped = true;
-            m_flowing = false;
+            mayPause = false;
             timespec pause{0, 200'000};
             ::nanosleep(&pause, nullptr);
-            if (!PQconsumeInput(c))
-                throw SqlError(ErrorKind::Transient,
-                               std::string("replication connection lost: ") + PQerrorMessage(c), "08006");
-            continue;
+        } else {
+            pollfd pfd{PQsocket(c), POLLIN, 0};
+            int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count());
+            int r = ::poll(&pfd, 1, std::max(1, ms));
+            if (r < 0 && errno != EINTR)
+                throw SqlError(ErrorKind::Transient, std::string("poll failed: ") + std::strerror(errno), "08006");
+            readable = r > 0;
         }
-        m_flowing = false;
-        pollfd pfd{PQsocket(c), POLLIN, 0};
-        int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count());
-        int r = ::poll(&pfd, 1, std::max(1, ms));
-        if (r < 0 && errno != EINTR)
-            throw SqlError(ErrorKind::Transient, std::string("poll failed: ") + std::strerror(errno), "08006");
-        if (r > 0 && !PQconsumeInput(c))
+        if (readable && !PQconsumeInput(c))
             throw SqlError(ErrorKind::Transient,
                            std::string("replication connection lost: ") + PQerrorMessage(c), "08006");
     }
