@@ -65,6 +65,35 @@ PgReplicationConnection::SystemId PgReplicationConnection::identifySystem()
     return s;
 }
 
+std::map<int, std::int64_t> PgReplicationConnection::timelineHistory(int timeline)
+{
+    std::map<int, std::int64_t> out;
+    if (timeline <= 1)
+        return out;
+    auto r = m_conn.exec("TIMELINE_HISTORY " + std::to_string(timeline));
+    // The history file: one line per ancestor, "parent-timeline <TAB> switch-LSN <TAB> reason".
+    const std::string content = r.rows() ? r.text(0, 1) : std::string();
+    size_t start = 0;
+    while (start < content.size()) {
+        size_t end = content.find('\n', start);
+        if (end == std::string::npos)
+            end = content.size();
+        const std::string line = content.substr(start, end - start);
+        start = end + 1;
+        const size_t t1 = line.find('\t');
+        if (line.empty() || line[0] == '#' || t1 == std::string::npos)
+            continue;
+        const size_t t2 = line.find('\t', t1 + 1);
+        const auto lsn = parseLsn(line.substr(t1 + 1, t2 == std::string::npos ? std::string::npos : t2 - t1 - 1));
+        try {
+            if (lsn)
+                out[std::stoi(line.substr(0, t1))] = *lsn;
+        } catch (const std::exception &) {
+        }
+    }
+    return out;
+}
+
 PgReplicationConnection::Slot PgReplicationConnection::createSlot(const std::string &name, bool temporary,
                                                                   bool exportSnapshot)
 {

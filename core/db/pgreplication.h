@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,9 @@ public:
         std::string dbName;
     };
     SystemId identifySystem();
+    /// TIMELINE_HISTORY: for each earlier timeline in the history of timeline `timeline`, the
+    /// LSN where it ended (where `timeline`'s history branched from it). Empty for timeline 1.
+    std::map<int, std::int64_t> timelineHistory(int timeline);
 
     struct Slot {
         std::string name;

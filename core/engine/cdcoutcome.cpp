@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <string>
 
 namespace driftless::core {
 
@@ -35,6 +36,19 @@ bool stopsOnlyTheTable(const Error &e, EndpointKind target)
         return std::find(std::begin(kServerWide), std::end(kServerWide), n) == std::end(kServerWide);
     }
     return false;
+}
+
+void requireReseedWritten(const std::string &table, const std::string &pipeline, long long read, long long written)
+{
+    if (written >= read)
+        return;
+    throw Error(ErrorKind::Permanent,
+                "the reload of " + table + " wrote " + std::to_string(written) + " of the " + std::to_string(read) +
+                    " rows it read: the target holds newer row versions than the reload for the others (rows written "
+                    "by another tool or another pipeline with the same target)",
+                {},
+                "find what else writes the target table and stop it, then load it again: driftless-cli resnapshot " +
+                    pipeline + " " + table);
 }
 
 std::string stopMessage(const Error &e, const std::string &next)

@@ -34,6 +34,12 @@ struct StoppedTable {
 /// a read-only, full or damaged database stay the pipeline's: it is retried or fails as a whole.
 bool stopsOnlyTheTable(const Error &e, EndpointKind target);
 
+/// A chunk of a re-seed (a load merging into rows a target already holds, under a new epoch)
+/// must write every row it read: rows the version guard refused mean the target holds versions
+/// the epoch did not outrank, and "done" would be a lie. Throws Error (the table's own, so it
+/// stops that table) with the counts and what to do; returns when `written` reaches `read`.
+void requireReseedWritten(const std::string &table, const std::string &pipeline, long long read, long long written);
+
 /// What a stopped table shows: `stopped: ` and the error, then `next` (what happens to the
 /// pipeline and what to do), without the doubled punctuation a server's message would leave.
 std::string stopMessage(const Error &e, const std::string &next);

@@ -235,7 +235,10 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
             t->loaded = t->position->load.rows;
         } else {
             // No checkpoint but rows (a re-snapshot): merge, then drop what the source lacks.
+            // Under a new epoch, so every row copied outranks what the target holds, whatever
+            // server or timeline wrote it (ARCHITECTURE.md P6).
             merge = !t->merger->targetEmpty();
+            startEpoch(*t->merger);
         }
         const long long chunk = t->job.spec.effectivePageSize();
         m_observer.tableState(t->key, TableState::Backfilling,
@@ -259,14 +262,17 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
             pos.streamFrom = streamFrom;
             pos.slot = m_slot;
             pos.systemId = m_systemId;
+            pos.timeline = m_timeline;
             Checkpoint cp{pos.toJson(), version};
             ApplyResult r{n, 0, !merge};
             m_session->begin();
             try {
-                if (merge)
+                if (merge) {
                     r = t->merger->mergeInTransaction(rows);
-                else
+                    requireReseedWritten(t->job.spec.table.display(), m_pipeline, n, r.rowsWritten);
+                } else {
                     r.rowsWritten = t->merger->loadInTransaction(rows);
+                }
                 t->merger->writeCheckpointInTransaction(cp, r.rowsWritten);
                 m_session->commit();
             } catch (const Error &e) {
@@ -299,6 +305,7 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
         pos.lsn = streamFrom;
         pos.slot = m_slot;
         pos.systemId = m_systemId;
+        pos.timeline = m_timeline;
         Checkpoint cp{pos.toJson(), version};
         m_session->inTransaction([&] {
             if (merge) {
@@ -448,18 +455,7 @@ void CdcPipeline::run(std::stop_token stop, Options options)
     ensurePublication(src);
 
     PgReplicationConnection repl(reachableDsn(first.source), "driftless " + m_pipeline);
-    auto sys = repl.identifySystem();
-    m_systemId = sys.systemId;
-    for (auto &t : m_tables) {
-        if (!t->position)
-            continue;
-        const std::string &stored = t->position->systemId;
-        if (!stored.empty() && stored != m_systemId)
-            throw Error(ErrorKind::Permanent,
-                        "the source is a different Postgres cluster (system id " + m_systemId + ", expected " + stored +
-                            "): " + t->job.spec.table.display() + " was synced from another one",
-                        {}, "point the endpoint back at the original server, or re-snapshot the pipeline");
-    }
+    checkSourceIdentity(repl);
 
     auto readSlot = [&] {
         return src.execParams("SELECT plugin, wal_status, database = current_database(), confirmed_flush_lsn, "
@@ -514,6 +510,13 @@ void CdcPipeline::run(std::stop_token stop, Options options)
             for (auto &t : m_tables)
                 m_observer.tableState(t->key, TableState::Error, "replication slot " + m_slot + " is gone",
                                       std::nullopt);
+            if (!m_sourceChange.empty())
+                throw Error(ErrorKind::Permanent,
+                            m_sourceChange + "; replication slot " + m_slot + " is not on it (a promoted standby has "
+                            "none of the old primary's slots; Postgres 17's failover slots would carry it), so changes "
+                            "after " + (since.empty() ? std::string("the last checkpoint") : since) +
+                                " cannot be read from it",
+                            {}, "load the pipeline again from this server: driftless-cli resnapshot " + m_pipeline);
             throw Error(ErrorKind::Permanent,
                         "replication slot " + m_slot + " no longer exists on the source (dropped, or the server was "
                         "replaced); changes after " + (since.empty() ? std::string("the last checkpoint") : since) +
@@ -596,6 +599,7 @@ void CdcPipeline::run(std::stop_token stop, Options options)
                 pos.lsn = confirmed;
                 pos.slot = m_slot;
                 pos.systemId = m_systemId;
+                pos.timeline = m_timeline;
                 Checkpoint cp{pos.toJson(), confirmed};
                 m_session->inTransaction([&] { t->merger->writeCheckpointInTransaction(cp, 0); });
                 t->position = pos;
@@ -965,6 +969,10 @@ std::string CdcPipeline::positionOf(const Table &t) const
     if (!t.position)
         return "null"; // no position: nothing a restart could resume from
     PgCdcPosition pos = *t.position;
+    if (!m_systemId.empty()) { // where it is now (the identity check let it go on here)
+        pos.systemId = m_systemId;
+        pos.timeline = m_timeline;
+    }
     pos.rebackfill = t.rebackfill;
     pos.addColumn = t.addColumn;
     pos.attnums = t.attnums;

@@ -71,6 +71,12 @@ private:
     struct Table;
     struct Rebackfill;
     void preflight(PgConnection &src);
+    /// Before the slot is read (cdcpipelineidentity.cpp): the cluster behind the endpoint must
+    /// be the one the checkpoints were read from (its system identifier), on their timeline or
+    /// on one that left it past every stored position (a promoted standby that had everything
+    /// the target has). Else throws Error naming both and the re-snapshot (ARCHITECTURE.md P6).
+    /// Sets m_systemId, m_timeline and, for a continuing timeline, m_sourceChange.
+    void checkSourceIdentity(PgReplicationConnection &repl);
     void ensurePublication(PgConnection &src);
     void load(std::vector<Table *> tables, const std::string &snapshot, std::int64_t version, std::stop_token stop);
     void stream(std::stop_token stop, Options options, PgReplicationConnection &repl, PgConnection &src);
@@ -177,6 +183,10 @@ private:
     std::string m_pipeline;
     std::string m_slot;
     std::string m_systemId;
+    int m_timeline = 0;
+    /// The source moved to another timeline that continues the target's history: what changed,
+    /// for the messages that follow (a promoted standby has none of the old primary's slots).
+    std::string m_sourceChange;
     std::vector<std::unique_ptr<Table>> m_tables;
     std::unique_ptr<TargetSession> m_session;
     std::unique_ptr<Rebackfill> m_rebackfill;

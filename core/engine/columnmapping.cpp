@@ -466,6 +466,9 @@ public:
         m_inner->prepare(m_proj->target());
     }
     std::optional<Checkpoint> readCheckpoint() override { return m_inner->readCheckpoint(); }
+    int epoch() const override { return m_inner->epoch(); }
+    void setEpoch(int epoch) override { m_inner->setEpoch(epoch); }
+    std::int64_t highestVersion() override { return m_inner->highestVersion(); }
     void clearCheckpoint() override { m_inner->clearCheckpoint(); }
     bool targetEmpty() override { return m_inner->targetEmpty(); }
     ApplyResult apply(const Batch &batch) override

@@ -19,6 +19,7 @@
 #include "core/model/cdcposition.h"
 #include "core/model/error.h"
 #include "core/readers/binlog/binlogdecoder.h"
+#include "core/readers/binlog/gtidstate.h"
 #include "core/state/statestore.h"
 
 #include <algorithm>
@@ -168,6 +169,12 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
         session->merger({m_pipeline, schema.table, t.job.targetName, Strategy::Cdc, softDeletes(t.job.spec)}),
         t.job.spec);
     merger->prepare(schema);
+    // A fresh load under a new epoch when the target holds anything, so every row it copies
+    // outranks what is there, whatever server wrote it (ARCHITECTURE.md P6); a resumed one goes
+    // on under the epoch its first chunk stored.
+    if (!t.loading())
+        startEpoch(*merger);
+    t.merger->setEpoch(merger->epoch());
     m_observer.tableState(t.key, TableState::Backfilling,
                           std::string("initial load") + (merge ? " (merging into existing rows)" : ""),
                           Progress{t.loaded, schema.estimatedRows});
@@ -235,14 +242,17 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
             pos.phase = CdcPhase::Load;
             pos.load = {after, merge, t.loaded + n};
             pos.streamFrom = streamFrom;
+            pos.serverId = m_serverId;
             newest = std::max(newest, versionOf(at));
             Checkpoint cp{pos.toJson(), newest};
             ApplyResult r{n, 0, !merge};
             session->inTransaction([&] {
-                if (merge)
+                if (merge) {
                     r = merger->mergeInTransaction(rows);
-                else
+                    requireReseedWritten(t.job.spec.table.display(), m_pipeline, n, r.rowsWritten);
+                } else {
                     r.rowsWritten = merger->loadInTransaction(rows);
+                }
                 merger->writeCheckpointInTransaction(cp, r.rowsWritten);
             });
             crashPoint("batch.after_commit");
@@ -260,6 +270,8 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
     // replayed under the version guard, which keeps the newer rows).
     BinlogCdcPosition pos;
     pos.at = *streamFrom;
+    pos.serverId = m_serverId;
+    pos.gtid = gtidStateAt(loader, *streamFrom); // where another server would continue from
     Checkpoint cp{pos.toJson(), std::max(newest, versionOf(*streamFrom))};
     session->inTransaction([&] {
         // A load merged into existing rows (a re-snapshot): every row the source has now carries
@@ -351,6 +363,10 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
         }
         if (t->streaming())
             applyColumnPoliciesAtStart(*t, *session);
+    }
+    {
+        MysqlConnection src = connectMysql(m_jobs.front().source);
+        checkSourceIdentity(src, *session);
     }
     if (twoWay && !twoWay->reverse)
         recordReverseStart();
@@ -461,13 +477,54 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                     "re-snapshot the pipeline: driftless-cli resnapshot " + m_pipeline +
                         "; and keep binlogs longer than the pipeline may be stopped (binlog_expire_logs_seconds)");
     };
+    // Another server than the checkpoints' (checkSourceIdentity): what it cannot continue from
+    // the stored GTID state is a stop that names both servers, never a read somewhere else.
+    auto noResume = [&](const Error &e) {
+        throw Error(ErrorKind::Permanent,
+                    m_resume->description + ". It cannot continue from GTID " + m_resume->gtid +
+                        ", where the target stands: " + e.what() +
+                        " (the target holds changes this server never had, which died with the old one, or the "
+                        "server is not a replica of it); nothing was read from it",
+                    e.code(),
+                    "point the endpoint back at server_id " + std::to_string(m_resume->was) +
+                        ", or load the pipeline again from this server: driftless-cli resnapshot " + m_pipeline);
+    };
     try {
-        repl.start({*start, {}});
+        if (m_resume)
+            repl.start({{}, m_resume->gtid});
+        else
+            repl.start({*start, {}});
     } catch (const Error &e) {
+        if (m_resume && !e.isTransient())
+            noResume(e);
         withResnapshot(e);
         throw;
     }
     std::stop_callback onStop(stop, [&repl] { repl.stop(); });
+
+    // The source's GTID state where the stream stands, kept with every checkpoint so another
+    // server can be asked for what follows (docs/failover.md).
+    binlog::GtidState gtids;
+    {
+        std::optional<binlog::GtidState> known;
+        if (m_resume) {
+            known = binlog::GtidState::parse(m_resume->gtid);
+        } else {
+            for (auto &t : m_tables)
+                if (!t->paused && t->streaming() && t->streamPosition() == *start && t->position->serverId)
+                    known = binlog::GtidState::parse(t->position->gtid);
+            if (!known || known->empty()) { // recorded before the state was kept
+                MysqlConnection c = connectMysql(src);
+                known = binlog::GtidState::parse(gtidStateAt(c, *start));
+            }
+        }
+        if (known)
+            gtids = *known;
+    }
+    // Resumed by GTID on another server: its positions are known from its first event on. Until
+    // a transaction of it is applied, nothing is stored (an idle save would record a place the
+    // server skipped to, not one it sent), and the tables' positions mean "from the start".
+    bool rebasing = m_resume.has_value();
 
     auto session = createTargetSession(m_jobs.front().target, "driftless " + m_pipeline);
     const auto &twoWay = m_jobs.front().twoWay;
@@ -479,11 +536,24 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                                                               Strategy::Cdc, softDeletes(t->job.spec)}),
                                              t->job.spec);
         mergers[t.get()]->prepare(t->source.schema);
+        if (m_resume && !t->paused && t->streaming()) {
+            // Another server's positions: a new epoch, above every version the old one wrote.
+            const int epoch = mergers[t.get()]->epoch() + 1;
+            if (epoch > rowversion::kMaxEpoch)
+                throw Error(ErrorKind::Permanent, m_resume->description + "; " + t->job.spec.table.display() +
+                                                      " has seen the most source changes its row versions can tell apart",
+                            {}, "drop the target table, then load it again: driftless-cli resnapshot " + m_pipeline);
+            mergers[t.get()]->setEpoch(epoch);
+            m_observer.event(Level::Warn, t->key, "source_changed",
+                             m_resume->description + ": resuming from GTID " + m_resume->gtid +
+                                 ", which the new server holds; row versions start epoch " + std::to_string(epoch));
+        }
         if (!t->paused)
             m_observer.tableState(t->key, TableState::Streaming, "", std::nullopt);
     }
     m_observer.event(Level::Info, m_tables.front()->key, "stream_started",
-                     "streaming the binlog from " + start->file + ":" + std::to_string(start->offset) +
+                     "streaming the binlog from " +
+                         (m_resume ? "GTID " + m_resume->gtid : start->file + ":" + std::to_string(start->offset)) +
                          " as server_id " + std::to_string(ro.serverId));
 
     // A target transaction stays open while a source transaction too big for one batch is staged
@@ -725,6 +795,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
         BinlogCdcPosition pos;
         pos.at = batch.end;
         pos.gtid = batch.gtid;
+        pos.serverId = m_serverId;
         const std::string posJson = pos.toJson();
         try {
             // Every streaming table's checkpoint moves to the batch's end, changed or not: a
@@ -744,6 +815,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             throw;
         }
         crashPoint("batch.after_commit");
+        rebasing = false; // the new server's positions are stored from here on
         if (twoWay)
             for (const auto &[t, r] : results)
                 twoWay->counters->applied += std::max(0LL, r.rowsInBatch - setAside[t]);
@@ -790,17 +862,34 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     };
 
     while (!stop.stop_requested()) {
-        const binlog::Position before = decoder.position();
+        binlog::Position before = decoder.position();
         std::optional<std::string_view> raw;
         try {
             raw = repl.next();
         } catch (const Error &e) {
+            if (rebasing && !e.isTransient())
+                noResume(e);
             withResnapshot(e);
             throw;
         }
         if (!raw)
             break;
         binlog::Event ev = decoder.decode(*raw);
+        // Where the event starts in its file: after a start by GTID the server skips to it, so
+        // the end of the event before it is not that.
+        if (ev.header.logPos >= raw->size() && !ev.header.artificial())
+            before.offset = ev.header.logPos - raw->size();
+        if (rebasing) {
+            if (const auto *rotate = std::get_if<binlog::Rotate>(&ev.body)) {
+                for (auto &t : m_tables)
+                    if (!t->paused && t->streaming()) {
+                        t->position->at = {rotate->next.file, 0};
+                        t->position->serverId = m_serverId;
+                        t->position->gtid = gtids.text();
+                    }
+                lastSaved = {rotate->next.file, 0};
+            }
+        }
         const auto *rows = std::get_if<binlog::Rows>(&ev.body);
         const auto *query = std::get_if<binlog::Query>(&ev.body);
         const bool begins = std::holds_alternative<binlog::Gtid>(ev.body) ||
@@ -913,7 +1002,9 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             inTxn = false;
             ++batch.transactions;
             batch.end = decoder.position();
-            batch.gtid = decoder.committedGtid() ? decoder.committedGtid()->text() : std::string();
+            if (decoder.committedGtid())
+                gtids.apply(*decoder.committedGtid());
+            batch.gtid = gtids.text();
             batch.version = txnVersion;
             batch.commitSeconds = ev.header.timestamp;
             if (batch.rows >= kBatchRows || std::chrono::steady_clock::now() - batch.started >= kBatchAge) {
@@ -938,7 +1029,8 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             // Keep positions near the binlog's end while our tables see no writes, so a restart
             // does not start in a file the server has purged since.
             const binlog::Position here = decoder.position();
-            if (now - lastIdleSave >= kIdleSave && !here.file.empty() && versionOf(here) > versionOf(lastSaved)) {
+            if (!rebasing && now - lastIdleSave >= kIdleSave && !here.file.empty() &&
+                versionOf(here) > versionOf(lastSaved)) {
                 lastIdleSave = now;
                 batch.end = here;
                 batch.version = versionOf(here);

@@ -4,12 +4,14 @@
 #include "core/engine/observer.h"
 #include "core/engine/cdcoutcome.h"
 #include "core/db/mysqlcatalog.h"
+#include "core/mergers/merger.h"
 #include "core/readers/binlog/binlogdecoder.h"
 #include "core/engine/tablesync.h"
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stop_token>
 #include <vector>
 
@@ -137,6 +139,30 @@ private:
     /// Postgres), inside the open transaction of `session`; counts them and hands queued ones to
     /// the observer. Losing and queued changes leave `rows`.
     void resolveTwoWayConflicts(Table &t, TargetSession &session, RowSet &rows);
+
+    // The source's identity (mysqlcdcidentity.cpp, docs/failover.md).
+    /// Before any load or stream: compares the server behind the endpoint and the binlog it has
+    /// with what the stored checkpoints were read from (ARCHITECTURE.md P6). Same server and the
+    /// positions where they were: nothing to do. Another server, or a position its binlog does
+    /// not hold as recorded: a load in flight starts over on it, a paused table stops (through
+    /// `session`), and the streaming tables resume from their GTID state (m_resume) when they
+    /// agree on one; else throws Error naming both servers and the re-snapshot. Nothing is read
+    /// by file and offset from a server other than the one that wrote them.
+    void checkSourceIdentity(MysqlConnection &src, TargetSession &session);
+    /// BINLOG_GTID_POS(at) on `src`: the GTID state at that position of its binlog.
+    static std::string gtidStateAt(MysqlConnection &src, const binlog::Position &at);
+    /// "endpoint 'shop' (127.0.0.1:3306)", for messages.
+    std::string sourceAddress() const;
+
+    /// A stream that must start from a GTID state on another server than the checkpoints'.
+    struct Resume {
+        std::string gtid;         ///< the state the streaming tables stored
+        std::uint32_t was = 0;    ///< the server they were read from
+        std::string description;  ///< what changed, for the event
+    };
+    std::optional<Resume> m_resume;
+    /// @@server_id of the server behind the endpoint, as this run found it.
+    std::uint32_t m_serverId = 0;
 
     std::vector<TableJob> m_jobs;
     EngineObserver &m_observer;

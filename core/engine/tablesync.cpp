@@ -109,6 +109,24 @@ struct Source {
     }
     /// The source's current version, as its readers stamp rows.
     std::int64_t version() { return pg ? pgcatalog::currentLsn(*pg) : mysqlcatalog::currentVersion(*my); }
+    /// Which server answers ("pg:<system id>:<timeline>", "mysql:<server_id>"), or empty when the
+    /// endpoint's user may not read it: a cursor's row versions are positions of that server.
+    std::string identity()
+    {
+        try {
+            if (pg) {
+                // The timeline of the WAL being written (a primary), else of the last restartpoint.
+                auto r = pg->exec("SELECT s.system_identifier::text, CASE WHEN pg_is_in_recovery() THEN "
+                                  "(SELECT timeline_id FROM pg_control_checkpoint()) ELSE ('x' || "
+                                  "substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int END "
+                                  "FROM pg_control_system() s");
+                return "pg:" + r.text(0, 0) + ":" + r.text(0, 1);
+            }
+            return "mysql:" + my->scalar("SELECT @@server_id").value_or("");
+        } catch (const Error &) {
+            return {};
+        }
+    }
     /// Where an add-column backfill reads the source's values.
     std::unique_ptr<ColumnFillSource> fillSource(EndpointKind target)
     {
@@ -440,6 +458,27 @@ TableSync::Outcome TableSync::cursorPass(std::stop_token stop)
                              " has rows but no checkpoint: reading the whole table through the merge");
     }
     st.columns = memory.toJson(); // every checkpoint of the pass carries it
+    // Another server behind the endpoint (a failover, a restore): its positions are not
+    // comparable with the ones the target's rows carry, so its rows go in under a new epoch
+    // (ARCHITECTURE.md P6). What the old server changed and this one never had is not in any
+    // pass: reconcile finds it.
+    if (const std::string identity = source.identity(); !identity.empty()) {
+        if (!st.source.empty() && st.source != identity) {
+            const int epoch = merger->epoch() + 1;
+            if (epoch > rowversion::kMaxEpoch)
+                throw Error(ErrorKind::Permanent,
+                            merger->describeTarget() + " has seen the most source changes its row versions can tell apart",
+                            {}, "drop the target table; the next pass loads it again");
+            merger->setEpoch(epoch);
+            m_observer.event(Level::Warn, key, "source_changed",
+                             "the source changed (" + st.source + " -> " + identity +
+                                 "): its rows go in under row-version epoch " + std::to_string(epoch) +
+                                 "; rows the old server changed that this one never had stay as they are until "
+                                 "reconciled: driftless-cli reconcile " +
+                                 m_job.pipeline + " " + m_job.spec.table.display());
+        }
+        st.source = identity;
+    }
     const long long pageSize = m_job.spec.effectivePageSize();
 
     BoundedQueue<Batch> queue(2);

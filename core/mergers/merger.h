@@ -2,9 +2,11 @@
 
 #include "core/model/batch.h"
 #include "core/model/error.h"
+#include "core/model/rowversion.h"
 #include "core/model/tableschema.h"
 #include "core/model/workspace.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -58,6 +60,17 @@ class Merger {
 public:
     virtual ~Merger() = default;
 
+    /// The source epoch this merger writes under (core/model/rowversion.h): every version it is
+    /// given (rows, checkpoints, the thresholds of deletes and fills) is a position of that
+    /// epoch and is stored composed with it; versions it returns (readCheckpoint) are positions
+    /// again. Learnt from the stored checkpoint by prepare() and readCheckpoint(), never lowered
+    /// by them; raised by the engine at a re-seed or a change of source (startEpoch()).
+    virtual int epoch() const { return m_epoch; }
+    virtual void setEpoch(int epoch) { m_epoch = epoch; }
+    /// The highest version the target holds for this table, composed: its rows', its
+    /// tombstones' and its checkpoint's (a scan of the table; for the start of a re-seed).
+    virtual std::int64_t highestVersion() = 0;
+
     /// Creates the target table (and bookkeeping: staging, tombstones, checkpoints) when missing;
     /// adds columns the source gained. Throws SchemaError when the existing table cannot take the
     /// source's rows.
@@ -82,6 +95,18 @@ public:
                                  const Checkpoint &checkpoint) = 0;
 
     virtual std::string describeTarget() const = 0;
+
+protected:
+    /// `v`, a position of this merger's epoch, as the target stores it.
+    std::int64_t versioned(std::int64_t v) const { return rowversion::compose(m_epoch, v); }
+    /// A stored (composed) checkpoint version read: its epoch is at least this merger's.
+    std::int64_t learnt(std::int64_t stored)
+    {
+        m_epoch = std::max(m_epoch, rowversion::epochOf(stored));
+        return rowversion::positionOf(stored);
+    }
+
+public:
 
     // The pieces of apply(), for callers that own the transaction (CDC applies one source
     // transaction's changes to many tables in one target transaction, see TargetSession).
@@ -123,8 +148,8 @@ public:
     /// Sets (or, with an empty string, clears) the request. Throws when the table has no
     /// checkpoint yet (nothing to act on).
     virtual void setRequest(const std::string &request) = 0;
-    /// Per row of `rows`, the version the guard holds for its key: the highest of the target
-    /// row's version and its tombstone's, 0 when the target has neither. A repair writes each row
+    /// Per row of `rows`, the version the guard holds for its key (composed, as stored): the
+    /// highest of the target row's version and its tombstone's, 0 when the target has neither. A repair writes each row
     /// at no lower version than this, so it wins over the row it corrects.
     virtual std::vector<std::int64_t> guardVersions(const RowSet &rows) = 0;
     /// The target table's own columns (bookkeeping columns left out): name and declared type.
@@ -208,7 +233,17 @@ public:
         (void)to;
         throw Error(ErrorKind::Permanent, "a renamed column is not handled for " + describeTarget() + " yet");
     }
+
+private:
+    int m_epoch = 0;
 };
+
+/// The epoch a re-seed of `merger`'s table (a load into a table that may hold rows, a
+/// resnapshot) writes under: above every version the target holds for it, so each row the
+/// re-seed copies overwrites what is there whatever server wrote it (ARCHITECTURE.md P6); 0 for
+/// a table that holds nothing. Sets it on the merger and returns it. Throws Error past
+/// rowversion::kMaxEpoch, with what to do.
+int startEpoch(Merger &merger);
 
 /// Why a target table cannot take the source's rows as they are now (a column the source no
 /// longer has, or one whose type changed), or empty when it can. Columns the source gained are

@@ -295,6 +295,21 @@ void MysqlMerger::prepare(const TableSchema &source)
     }
     ensureTable();
     buildSql();
+    (void)readCheckpoint(); // the epoch it writes under
+}
+
+std::int64_t MysqlMerger::highestVersion()
+{
+    // The tombstones exist with a key (ensureTable makes them).
+    const std::string tomb = m_source.hasPrimaryKey()
+                                 ? "COALESCE((SELECT MAX(" + std::string(kVersion) + ") FROM " + tombstoneTable() + "), 0), "
+                                 : std::string();
+    auto r = m_conn->query("SELECT GREATEST(COALESCE((SELECT MAX(" + std::string(kVersion) + ") FROM " + m_table +
+                               "), 0), " + tomb +
+                               "COALESCE((SELECT version FROM `_driftless_checkpoints` WHERE pipeline = ? AND "
+                               "source_table = ?), 0))",
+                           {m_target.pipeline, m_target.source.display()});
+    return r.empty() ? 0 : std::stoll(r.text(0, 0));
 }
 
 void MysqlMerger::addMissingColumns(const TableSchema &source)
@@ -315,7 +330,7 @@ std::optional<Checkpoint> MysqlMerger::readCheckpoint()
                            {m_target.pipeline, m_target.source.display()});
     if (r.empty())
         return std::nullopt;
-    return Checkpoint{r.text(0, 0), std::stoll(r.text(0, 1))};
+    return Checkpoint{r.text(0, 0), learnt(std::stoll(r.text(0, 1)))};
 }
 
 void MysqlMerger::clearCheckpoint()
@@ -330,7 +345,7 @@ void MysqlMerger::writeCheckpointInTransaction(const Checkpoint &cp, long long r
 {
     m_conn->execParams(kUpsertCheckpoint, {m_target.pipeline, m_target.source.display(), m_target.target.name,
                                            std::string(toString(m_target.strategy)), cp.position,
-                                           std::to_string(cp.version), std::to_string(rows)});
+                                           std::to_string(versioned(cp.version)), std::to_string(rows)});
 }
 
 void MysqlMerger::appendRowValues(std::string &sql, std::string_view line, std::int64_t version, bool staging, char op,
@@ -346,7 +361,7 @@ void MysqlMerger::appendRowValues(std::string &sql, std::string_view line, std::
         appendMysqlValue(sql, m_fields[i], m_types[i], m_source.columns[i].name, m_scratch);
         sql += ", ";
     }
-    sql += std::to_string(version);
+    sql += std::to_string(versioned(version));
     if (staging) {
         sql += ", '";
         sql += op;
@@ -371,7 +386,7 @@ void MysqlMerger::appendLoadLine(std::string &out, std::string_view line, std::i
         appendMysqlLoadField(out, m_fields[i], m_types[i], m_source.columns[i].name, m_scratch);
         out += '\t';
     }
-    out += std::to_string(version);
+    out += std::to_string(versioned(version));
     if (staging) {
         out += '\t';
         out += op;
@@ -583,6 +598,7 @@ ApplyResult MysqlMerger::mergeSnapshotChunkInTransaction(const RowSet &rows)
 
 long long MysqlMerger::deleteUnseenInTransaction(std::int64_t version)
 {
+    version = versioned(version);
     const std::string seen = seenTable();
     const std::string firstKey = mysqlIdent(m_source.columns[static_cast<size_t>(m_source.primaryKey[0])].name);
     const std::string older = m_table + "." + kVersion + " < " + std::to_string(version);
@@ -616,6 +632,7 @@ long long MysqlMerger::seenCount()
 
 long long MysqlMerger::deleteOlderInTransaction(std::int64_t version)
 {
+    version = versioned(version);
     if (m_target.softDeletes)
         m_conn->exec("UPDATE " + m_table + " SET " + kDeletedAt + " = " + kMysqlNow + ", " + kVersion + " = " +
                      std::to_string(version) + " WHERE " + kDeletedAt + " IS NULL AND " + kVersion + " < " +

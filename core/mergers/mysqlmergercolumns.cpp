@@ -133,7 +133,7 @@ long long MysqlMerger::fillColumnsInTransaction(const ColumnFill &fill, std::int
         differs += (differs.empty() ? "" : " OR ") + std::string("NOT (") + m_table + "." + q + " <=> " + f + "." + q + ")";
     }
     m_conn->exec("UPDATE " + m_table + " JOIN " + f + " ON " + on + " SET " + set + " WHERE " + m_table + "." +
-                 kVersion + " < " + std::to_string(below) + " AND (" + differs + ")");
+                 kVersion + " < " + std::to_string(versioned(below)) + " AND (" + differs + ")");
     const long long changed = rowCount();
     m_conn->exec("DROP TEMPORARY TABLE " + f);
     return changed;

@@ -612,6 +612,16 @@ void PgMerger::prepare(const TableSchema &source)
     if (mergesRows())
         m_tombstonesMaybe = m_conn->exec("SELECT EXISTS (SELECT 1 FROM " + tombstoneTable() + ")").toBool(0, 0);
     buildSql();
+    (void)readCheckpoint(); // the epoch it writes under
+}
+
+std::int64_t PgMerger::highestVersion()
+{
+    const std::string sql =
+        "SELECT greatest((SELECT max(_driftless_version) FROM " + m_targetSql + "), " +
+        (mergesRows() ? "(SELECT max(_driftless_version) FROM " + tombstoneTable() + "), " : std::string()) +
+        "(SELECT version FROM _driftless.checkpoints WHERE pipeline = $1 AND source_table = $2), 0)";
+    return m_conn->execParams(sql, {m_target.pipeline, m_target.source.display()}).toInt(0, 0);
 }
 
 std::optional<Checkpoint> PgMerger::readCheckpoint()
@@ -621,7 +631,7 @@ std::optional<Checkpoint> PgMerger::readCheckpoint()
                                {m_target.pipeline, m_target.source.display()});
     if (r.rows() == 0)
         return std::nullopt;
-    return Checkpoint{r.text(0, 0), r.toInt(0, 1)};
+    return Checkpoint{r.text(0, 0), learnt(r.toInt(0, 1))};
 }
 
 void PgMerger::clearCheckpoint()
@@ -639,7 +649,7 @@ void PgMerger::writeCheckpointInTransaction(const Checkpoint &cp, long long rows
 {
     m_conn->execParams(kUpsertCheckpoint, {m_target.pipeline, m_target.source.display(), m_target.target.display(),
                                            std::string(toString(m_target.strategy)), cp.position,
-                                           std::to_string(cp.version), std::to_string(rows)});
+                                           std::to_string(versioned(cp.version)), std::to_string(rows)});
 }
 
 void PgMerger::streamRows(const RowSet &rows, bool staging)
@@ -654,7 +664,7 @@ void PgMerger::streamRows(const RowSet &rows, bool staging)
         else
             buf.append(rows.line(i));
         buf += '\t';
-        int n = std::snprintf(num, sizeof num, "%lld", static_cast<long long>(row.version));
+        int n = std::snprintf(num, sizeof num, "%lld", static_cast<long long>(versioned(row.version)));
         buf.append(num, static_cast<size_t>(n));
         if (staging) {
             buf += '\t';
@@ -902,7 +912,7 @@ std::pair<ApplyResult, long long> PgMerger::mergeSnapshotRangesInTransaction(con
             ->execParams("DELETE FROM " + m_targetSql + " t USING unnest($1::int8[], $2::int8[]) AS r(lo, hi) WHERE t." +
                              k + " BETWEEN r.lo AND r.hi AND t._driftless_version < $3::bigint AND NOT EXISTS (SELECT 1 "
                              "FROM " + stagingTable() + " s WHERE s." + k + " = t." + k + ")",
-                         {pgTextArray(lo), pgTextArray(hi), std::to_string(below)})
+                         {pgTextArray(lo), pgTextArray(hi), std::to_string(versioned(below))})
             .affected();
     endStaging(rows.size());
     return {res, gone};
@@ -924,7 +934,7 @@ long long PgMerger::deleteUnseenInTransaction(std::int64_t version)
                                           " AND t._driftless_version < $1::bigint AND "
                                           "NOT EXISTS (SELECT 1 FROM " +
                                           seenTable() + " s WHERE " + on + ")",
-                                      {std::to_string(version)})
+                                      {std::to_string(versioned(version))})
                          .affected();
     m_conn->exec("TRUNCATE " + seenTable());
     return gone;
@@ -939,7 +949,7 @@ long long PgMerger::deleteOlderInTransaction(std::int64_t version)
 {
     const std::string remove = m_target.softDeletes ? softDeleteSql() + " AND t._driftless_deleted_at IS NULL"
                                                     : "DELETE FROM " + m_targetSql + " t WHERE true";
-    return m_conn->execParams(remove + " AND t._driftless_version < $1::bigint", {std::to_string(version)}).affected();
+    return m_conn->execParams(remove + " AND t._driftless_version < $1::bigint", {std::to_string(versioned(version))}).affected();
 }
 
 std::string PgMerger::softDeleteSql() const
@@ -1336,7 +1346,7 @@ long long PgMerger::fillColumnsInTransaction(const ColumnFill &fill, std::int64_
         set += (set.empty() ? "" : ", ") + quoteIdent(c) + " = " + val;
         differs += (differs.empty() ? "" : " OR ") + std::string("t.") + quoteIdent(c) + " IS DISTINCT FROM " + val;
     }
-    params.emplace_back(std::to_string(below));
+    params.emplace_back(std::to_string(versioned(below)));
     const std::string sql = "UPDATE " + m_targetSql + " AS t SET " + set + " FROM unnest(" + arrays + ") AS v(" +
                             names + ") WHERE " + on + " AND t._driftless_version < $" + std::to_string(field + 1) +
                             "::bigint AND (" + differs + ")";

@@ -252,6 +252,19 @@ void SqliteMerger::prepare(const TableSchema &source)
         tx.commit();
     }
     buildStatements();
+    (void)readCheckpoint(); // the epoch it writes under
+}
+
+std::int64_t SqliteMerger::highestVersion()
+{
+    const bool tombs = m_db->tableExists("_driftless_tomb_" + m_target.target.name);
+    auto st = m_db->prepare("SELECT max(coalesce((SELECT max(\"_driftless_version\") FROM " + m_table + "), 0), " +
+                            (tombs ? "coalesce((SELECT max(\"_driftless_version\") FROM " + tombstoneTable() + "), 0), "
+                                   : std::string()) +
+                            "coalesce((SELECT version FROM _driftless_checkpoints WHERE pipeline = ?1 AND "
+                            "source_table = ?2), 0))");
+    st.bindText(1, m_target.pipeline).bindText(2, m_target.source.display());
+    return st.step() ? st.int64(0) : 0;
 }
 
 bool SqliteMerger::tablesReady()
@@ -293,7 +306,7 @@ std::optional<Checkpoint> SqliteMerger::readCheckpoint()
     st.bindText(1, m_target.pipeline).bindText(2, m_target.source.display());
     if (!st.step())
         return std::nullopt;
-    return Checkpoint{st.text(0), st.int64(1)};
+    return Checkpoint{st.text(0), learnt(st.int64(1))};
 }
 
 void SqliteMerger::clearCheckpoint()
@@ -313,7 +326,7 @@ void SqliteMerger::writeCheckpointInTransaction(const Checkpoint &cp, long long 
         .bindText(3, m_target.target.display())
         .bindText(4, toString(m_target.strategy))
         .bindText(5, cp.position)
-        .bind(6, static_cast<std::int64_t>(cp.version))
+        .bind(6, static_cast<std::int64_t>(versioned(cp.version)))
         .bind(7, static_cast<std::int64_t>(rows));
     m_checkpoint.run();
 }
@@ -328,7 +341,7 @@ long long SqliteMerger::insertRow(SqliteStmt &st, std::string_view line, std::in
     st.reset();
     for (size_t i = 0; i < n; ++i)
         bindCopyField(st, static_cast<int>(i + 1), m_fields[i], m_storage[i], m_scratch);
-    st.bind(static_cast<int>(n + 1), version);
+    st.bind(static_cast<int>(n + 1), versioned(version));
     st.run();
     return m_db->changes();
 }
@@ -340,7 +353,7 @@ long long SqliteMerger::updatePartialRow(std::string_view line, std::string_view
     m_partial.reset();
     for (size_t i = 0; i < n; ++i)
         bindCopyField(m_partial, static_cast<int>(i + 1), m_fields.at(i), m_storage[i], m_scratch);
-    m_partial.bind(static_cast<int>(n + 1), version);
+    m_partial.bind(static_cast<int>(n + 1), versioned(version));
     m_partial.bindText(static_cast<int>(n + 2), mask);
     m_partial.run();
     return m_db->changes();
@@ -393,8 +406,8 @@ ApplyResult SqliteMerger::mergeInTransaction(const RowSet &rows)
             bindCopyField(m_tomb, k + 1, m_fields.at(static_cast<size_t>(k)), m_storage[static_cast<size_t>(k)],
                           m_scratch);
         }
-        m_delete.bind(static_cast<int>(n + 1), row.version);
-        m_tomb.bind(static_cast<int>(n + 1), row.version);
+        m_delete.bind(static_cast<int>(n + 1), versioned(row.version));
+        m_tomb.bind(static_cast<int>(n + 1), versioned(row.version));
         m_delete.run();
         res.rowsWritten += m_db->changes();
         m_tomb.run();
@@ -600,7 +613,7 @@ long long SqliteMerger::deleteUnseenInTransaction(std::int64_t version)
     }
     auto st =
         m_db->prepare(removeOlderSql() + " AND NOT EXISTS (SELECT 1 FROM " + seenTable() + " s WHERE " + on + ")");
-    st.bind(1, version);
+    st.bind(1, versioned(version));
     st.run();
     const long long gone = m_db->changes();
     m_db->exec("DELETE FROM " + seenTable());
@@ -614,7 +627,7 @@ long long SqliteMerger::seenCount() { return m_db->scalarInt("SELECT count(*) FR
 long long SqliteMerger::deleteOlderInTransaction(std::int64_t version)
 {
     auto st = m_db->prepare(removeOlderSql());
-    st.bind(1, version);
+    st.bind(1, versioned(version));
     st.run();
     return m_db->changes();
 }
@@ -770,7 +783,7 @@ long long SqliteMerger::fillColumnsInTransaction(const ColumnFill &fill, std::in
             else
                 st.bindNull(static_cast<int>(i) + 1);
         }
-        st.bind(param + 1, below);
+        st.bind(param + 1, versioned(below));
         st.run();
         changed += m_db->changes();
     }

@@ -26,6 +26,7 @@ public:
 
     void prepare(const TableSchema &source) override;
     std::optional<Checkpoint> readCheckpoint() override;
+    std::int64_t highestVersion() override;
     void clearCheckpoint() override;
     bool targetEmpty() override;
     ApplyResult apply(const Batch &batch) override;

@@ -158,6 +158,8 @@ std::string PgCdcPosition::toJson() const
         j["slot"] = slot;
     if (!systemId.empty())
         j["system_id"] = systemId;
+    if (timeline)
+        j["timeline"] = timeline;
     if (rebackfill) {
         j["rebackfill"] = {{"after", rebackfill->after},
                            {"delete_below", formatLsn(rebackfill->deleteBelow)},
@@ -189,6 +191,7 @@ std::optional<PgCdcPosition> PgCdcPosition::fromJson(std::string_view text)
             p.load = {};
         p.slot = j.value("slot", "");
         p.systemId = j.value("system_id", "");
+        p.timeline = j.contains("timeline") && j["timeline"].is_number_integer() ? j["timeline"].get<int>() : 0;
         if (j.contains("rebackfill") && j["rebackfill"].is_object()) {
             const json &r = j["rebackfill"];
             PgRebackfillProgress rb;
@@ -215,14 +218,16 @@ std::string BinlogCdcPosition::toJson() const
         j["phase"] = "stream";
         j["file"] = at.file;
         j["pos"] = at.offset;
-        if (!gtid.empty())
-            j["gtid"] = gtid;
     } else {
         j["phase"] = "load";
         writeLoad(j, load);
         if (streamFrom)
             j["stream_from"] = {{"file", streamFrom->file}, {"pos", streamFrom->offset}};
     }
+    if (!gtid.empty())
+        j["gtid"] = gtid;
+    if (serverId)
+        j["server_id"] = serverId;
     if (addColumn) // the version as a number: a binlog position's is no LSN
         j["add_column"] = addColumnJson(*addColumn, addColumn->version);
     if (stopped)
@@ -233,9 +238,10 @@ std::string BinlogCdcPosition::toJson() const
 std::optional<BinlogCdcPosition> BinlogCdcPosition::fromJson(std::string_view text)
 {
     return readPosition<BinlogCdcPosition>(text, [](const json &j, BinlogCdcPosition &p) {
+        p.gtid = j.contains("gtid") && j["gtid"].is_string() ? j["gtid"].get<std::string>() : std::string();
+        p.serverId = j.contains("server_id") && j["server_id"].is_number_unsigned() ? j["server_id"].get<std::uint32_t>() : 0;
         if (p.streaming()) {
             p.at = binlogPositionFrom(j);
-            p.gtid = j.value("gtid", "");
         } else if (j.contains("stream_from") && j["stream_from"].is_object()) {
             p.streamFrom = binlogPositionFrom(j["stream_from"]);
         }

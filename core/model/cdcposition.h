@@ -84,6 +84,9 @@ struct PgCdcPosition {
     std::optional<std::int64_t> streamFrom;       ///< "stream_from" (load): the first chunk's snapshot
     std::string slot;                             ///< "slot": the replication slot it belongs to
     std::string systemId;                         ///< "system_id": the source cluster's identifier
+    /// "timeline": the source's timeline when the position was recorded (0: not recorded). A
+    /// promoted standby keeps the system identifier and starts a new timeline.
+    int timeline = 0;
     std::optional<PgRebackfillProgress> rebackfill; ///< "rebackfill": a copy under the stream, in flight
     std::optional<PgAddColumnProgress> addColumn;   ///< "add_column": a column backfill, in flight
     std::optional<std::string> stopped;           ///< "stopped": an error stopped the table (why)
@@ -102,7 +105,13 @@ struct PgCdcPosition {
 struct BinlogCdcPosition {
     CdcPhase phase = CdcPhase::Stream;
     binlog::Position at;                       ///< "file", "pos" (stream): every change before it is applied
-    std::string gtid;                          ///< "gtid" (stream): the last applied transaction's, when known
+    /// "gtid": the source's GTID state at `at` (stream) or at `streamFrom` (load), every domain's
+    /// last transaction ("0-1-405,1-2-7"); older checkpoints hold the last applied transaction's
+    /// GTID only. Where another server that holds it in its binlog continues the same history.
+    std::string gtid;
+    /// "server_id": the @@server_id of the server the position was read from (0: not recorded).
+    /// A file and offset mean something only on that server.
+    std::uint32_t serverId = 0;
     CdcLoad load;                              ///< (load)
     std::optional<binlog::Position> streamFrom; ///< "stream_from" (load): the first chunk's snapshot
     std::optional<std::string> stopped;        ///< "stopped": an error stopped the table (why)

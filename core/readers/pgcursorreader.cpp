@@ -27,6 +27,8 @@ std::string CursorState::toJson() const
     }
     if (!columns.empty())
         j["columns"] = json::parse(columns);
+    if (!source.empty())
+        j["source"] = source;
     return j.dump();
 }
 
@@ -58,6 +60,8 @@ CursorState CursorState::fromJson(const std::string &text)
         }
         if (j.contains("columns") && j["columns"].is_object())
             st.columns = j["columns"].dump();
+        if (j.contains("source") && j["source"].is_string())
+            st.source = j["source"].get<std::string>();
     } catch (const json::exception &e) {
         throw Error(ErrorKind::Permanent, std::string("stored cursor position does not parse: ") + e.what(), {},
                     "reset the table's checkpoint to start it over");

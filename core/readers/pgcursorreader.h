@@ -33,6 +33,10 @@ struct CursorState {
     /// What the engine remembers of the source's columns between passes (core/engine/
     /// passschema.h), as JSON text, or empty: stored with the position, opaque to the readers.
     std::string columns;
+    /// The source server the state was read from ("pg:<system id>:<timeline>",
+    /// "mysql:<server_id>"), or empty when not known: stored with the position, opaque to the
+    /// readers. Another one means another history, and a new epoch of row versions.
+    std::string source;
 
     std::string toJson() const;
     /// Throws Error on JSON that is not a cursor position.

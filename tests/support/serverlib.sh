@@ -52,7 +52,8 @@ stop_root() {
 start_mariadb_in() {
   local root=$1 sql=$2 port attempt
   shift 2
-  mkdir -p "$root/my"
+  # Its own temporary folder: temporary tables never land in the machine's shared /tmp.
+  mkdir -p "$root/my/tmp"
   local user_opt=()
   if [[ $(id -u) -eq 0 ]]; then chown -R mysql: "$root/my"; user_opt=(--user=mysql); fi
   mariadb-install-db "${user_opt[@]}" --datadir="$root/my/data" --auth-root-authentication-method=normal \
@@ -62,6 +63,7 @@ start_mariadb_in() {
     rm -f "$root/my/mariadbd.pid"
     mariadbd --no-defaults "${user_opt[@]}" --datadir="$root/my/data" --port="$port" --bind-address=127.0.0.1 \
         --socket="$root/my/mysqld.sock" --pid-file="$root/my/mariadbd.pid" --log-error="$root/my/server.log" \
+        --tmpdir="$root/my/tmp" \
         "$@" >/dev/null 2>&1 &
     for _ in $(seq 1 300); do
       if mariadb --no-defaults -uroot --socket="$root/my/mysqld.sock" -e 'SELECT 1' >/dev/null 2>&1; then

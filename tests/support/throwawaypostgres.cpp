@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace driftless::test {
 
@@ -92,6 +93,64 @@ ThrowawayPostgres::ThrowawayPostgres(std::chrono::seconds clockOffset)
                          " -w -t 120 start >/dev/null 2>&1")
                         .c_str()) != 0)
         throw std::runtime_error("the throwaway Postgres did not start: " + readAll(log));
+}
+
+ThrowawayPostgres::ThrowawayPostgres(StandbyOf standby)
+{
+    namespace fs = std::filesystem;
+    std::string tmpl = (fs::temp_directory_path() / "driftless-pg-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data()))
+        throw std::runtime_error("cannot create a folder for a throwaway Postgres standby");
+    m_dir = tmpl;
+    if (::geteuid() == 0) {
+        if (passwd *pw = ::getpwnam("postgres"); !pw || ::chown(m_dir.c_str(), pw->pw_uid, pw->pw_gid) != 0)
+            throw std::runtime_error("cannot hand " + m_dir + " to user postgres");
+    }
+    const std::string data = m_dir + "/data";
+    if (std::system(asPg(pgBin() + "/pg_basebackup -D " + data + " -R -X stream -c fast -h 127.0.0.1 -p " +
+                         std::to_string(standby.primary.port()) + " -U postgres >" + m_dir + "/basebackup.log 2>&1")
+                        .c_str()) != 0)
+        throw std::runtime_error("pg_basebackup failed: " + readAll(m_dir + "/basebackup.log"));
+    m_port = freePort();
+    start();
+}
+
+void ThrowawayPostgres::pgctl(const std::string &args) const
+{
+    const std::string log = m_dir + "/server.log";
+    if (std::system(asPg(pgBin() + "/pg_ctl -D " + m_dir + "/data " + args + " >>" + m_dir + "/pgctl.log 2>&1")
+                        .c_str()) != 0)
+        throw std::runtime_error("pg_ctl " + args + " failed: " + readAll(m_dir + "/pgctl.log") + readAll(log));
+}
+
+void ThrowawayPostgres::stop(bool crash) { pgctl(std::string("-m ") + (crash ? "immediate" : "fast") + " -w -t 60 stop"); }
+
+void ThrowawayPostgres::start()
+{
+    // The port, socket folder and settings on the command line: a base backup copies the
+    // primary's postgresql.conf, whose port is taken.
+    const std::string opts = "-p " + std::to_string(m_port) + " -k " + m_dir +
+                             " -c listen_addresses=127.0.0.1 -c wal_level=logical -c track_commit_timestamp=on "
+                             "-c max_wal_senders=10 -c max_replication_slots=10 -c fsync=off -c hot_standby=on";
+    pgctl("-o '" + opts + "' -l " + m_dir + "/server.log -w -t 120 start");
+}
+
+void ThrowawayPostgres::promote() { pgctl("-w -t 120 promote"); }
+
+void ThrowawayPostgres::catchUpWith(const ThrowawayPostgres &primary, int seconds) const
+{
+    const std::string target = primary.scalar("SELECT pg_current_wal_lsn()");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (scalar("SELECT pg_last_wal_replay_lsn() >= '" + target + "'::pg_lsn") != "t") {
+        if (std::chrono::steady_clock::now() > deadline)
+            throw std::runtime_error("the standby did not replay up to " + target);
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+}
+
+std::string ThrowawayPostgres::dsnOf(const std::string &database) const
+{
+    return "host=127.0.0.1 port=" + std::to_string(m_port) + " user=postgres dbname=" + database;
 }
 
 ThrowawayPostgres::~ThrowawayPostgres()

@@ -16,6 +16,11 @@ namespace driftless::test {
 class ThrowawayPostgres {
 public:
     explicit ThrowawayPostgres(std::chrono::seconds clockOffset = std::chrono::seconds(0));
+    /// A streaming standby of `primary` (pg_basebackup -R into a folder of its own), started.
+    struct StandbyOf {
+        const ThrowawayPostgres &primary;
+    };
+    explicit ThrowawayPostgres(StandbyOf standby);
     ~ThrowawayPostgres();
     ThrowawayPostgres(const ThrowawayPostgres &) = delete;
     ThrowawayPostgres &operator=(const ThrowawayPostgres &) = delete;
@@ -25,8 +30,19 @@ public:
     std::string dsn() const;
     void exec(const std::string &sql) const;
     std::string scalar(const std::string &sql) const;
+    /// A key=value DSN of `database` (superuser postgres).
+    std::string dsnOf(const std::string &database) const;
+
+    /// pg_ctl stop: `-m immediate` when `crash` (what the server did not flush is gone), else fast.
+    void stop(bool crash);
+    void start();
+    /// pg_ctl promote (a standby), waiting until it accepts writes.
+    void promote();
+    /// Waits (up to `seconds`) until this standby has replayed everything `primary` wrote.
+    void catchUpWith(const ThrowawayPostgres &primary, int seconds = 120) const;
 
 private:
+    void pgctl(const std::string &args) const;
     std::string m_dir;
     int m_port = 0;
 };

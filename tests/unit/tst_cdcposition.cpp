@@ -1,5 +1,7 @@
 #include "core/model/cdcposition.h"
 #include "core/model/error.h"
+#include "core/model/rowversion.h"
+#include "core/readers/binlog/gtidstate.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -190,4 +192,78 @@ TEST(CdcPosition, aDamagedPositionIsRefusedWithTheWayOut)
             EXPECT_NE(e.describe().find("resnapshot"), std::string::npos) << e.describe();
         }
     }
+}
+
+TEST(CdcPosition, theSourcesIdentityIsKeptWithEveryPosition)
+{
+    BinlogCdcPosition b;
+    b.at = {"binlog.000002", 4242};
+    b.gtid = "0-1-405,1-2-7";
+    b.serverId = 3355443201u;
+    auto back = BinlogCdcPosition::fromJson(b.toJson());
+    ASSERT_TRUE(back);
+    EXPECT_EQ(*back, b);
+    EXPECT_EQ(json::parse(b.toJson())["server_id"], 3355443201u);
+    // A load keeps the GTID state of the place its stream starts from.
+    BinlogCdcPosition load;
+    load.phase = CdcPhase::Load;
+    load.streamFrom = binlog::Position{"binlog.000001", 4};
+    load.gtid = "0-1-9";
+    load.serverId = 1;
+    EXPECT_EQ(*BinlogCdcPosition::fromJson(load.toJson()), load);
+    // Positions written before the identity was kept read as "not recorded".
+    EXPECT_EQ(BinlogCdcPosition::fromJson(kBinlogStream)->serverId, 0u);
+    EXPECT_EQ(PgCdcPosition::fromJson(kPgStream)->timeline, 0);
+
+    PgCdcPosition p = *PgCdcPosition::fromJson(kPgStream);
+    p.timeline = 2;
+    EXPECT_EQ(json::parse(p.toJson())["timeline"], 2);
+    EXPECT_EQ(PgCdcPosition::fromJson(p.toJson())->timeline, 2);
+}
+
+
+
+TEST(RowVersion, aLaterEpochOutranksEveryPositionOfAnEarlierOne)
+{
+    const std::int64_t highBinlog = binlog::positionVersion({"binlog.999999", 0xFFFFFFF0u});
+    const std::int64_t lowLsn = 0x16B3748;
+    EXPECT_GT(rowversion::compose(1, lowLsn), rowversion::compose(0, highBinlog));
+    EXPECT_GT(rowversion::compose(2, 1), rowversion::compose(1, highBinlog));
+    // Epoch 0 is what targets hold today: unchanged.
+    EXPECT_EQ(rowversion::compose(0, highBinlog), highBinlog);
+    EXPECT_EQ(rowversion::epochOf(highBinlog), 0);
+    // Split again.
+    const std::int64_t v = rowversion::compose(5, lowLsn);
+    EXPECT_EQ(rowversion::epochOf(v), 5);
+    EXPECT_EQ(rowversion::positionOf(v), lowLsn);
+    // A version read back from a target keeps its epoch; 0 stays 0.
+    EXPECT_EQ(rowversion::compose(7, v), v);
+    EXPECT_EQ(rowversion::compose(3, 0), 0);
+    EXPECT_EQ(rowversion::epochOf(rowversion::compose(rowversion::kMaxEpoch, 1)), rowversion::kMaxEpoch);
+    EXPECT_GT(rowversion::compose(rowversion::kMaxEpoch, 1), 0);
+    EXPECT_THROW(rowversion::compose(rowversion::kMaxEpoch + 1, 1), Error);
+}
+
+TEST(GtidState, isParsedAppliedAndSpelledAsMariadbDoes)
+{
+    auto s = binlog::GtidState::parse("1-2-7,0-1-405");
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->text(), "0-1-405,1-2-7");
+    s->apply({0, 3, 406});
+    EXPECT_EQ(s->text(), "0-3-406,1-2-7");
+    s->apply({5, 1, 1});
+    EXPECT_EQ(s->text(), "0-3-406,1-2-7,5-1-1");
+    EXPECT_TRUE(binlog::GtidState::parse("")->empty());
+    for (const char *bad : {"0-1", "a-1-2", "0-1-2,0-1-3", "0-1-2,", "0--2", "0-1-2x"})
+        EXPECT_FALSE(binlog::GtidState::parse(bad)) << bad;
+}
+
+TEST(GtidState, aStateAgreesWithThePartAnOlderCheckpointRecorded)
+{
+    const auto full = *binlog::GtidState::parse("0-1-405,1-2-7");
+    EXPECT_TRUE(full.agreesWith(*binlog::GtidState::parse("0-1-405")));
+    EXPECT_TRUE(full.agreesWith(full));
+    EXPECT_FALSE(full.agreesWith(*binlog::GtidState::parse("0-1-404")));
+    EXPECT_FALSE(full.agreesWith(*binlog::GtidState::parse("0-2-405")));
+    EXPECT_FALSE(full.agreesWith(*binlog::GtidState::parse("2-1-1")));
 }

@@ -1,0 +1,310 @@
+// The source changes under a pipeline (reference/faults.md F19-F22, docs/failover.md): a
+// MariaDB primary fails over to its GTID replica, which is restarted on the primary's address
+// with binary logs of the same names; a replica that lagged takes over without changes the
+// target already has; a Postgres standby is promoted. Never silently wrong: the engine resumes
+// where the new server provably continues the target's history, or stops naming both servers
+// and the command; a re-snapshot then brings the target to the new server and leaves no row
+// with an old server's version. The oracle is a count and an md5 computed in SQL on each side.
+
+#include "core/db/mysqlconnection.h"
+#include "tests/support/testsupport.h"
+#include "tests/support/throwawaymariadb.h"
+#include "tests/support/throwawaypostgres.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <random>
+#include <string>
+
+using namespace driftless::test;
+
+namespace {
+
+constexpr const char *kItems = "CREATE TABLE shop.items (id bigint PRIMARY KEY, grp int NOT NULL, name varchar(40) "
+                               "NOT NULL, qty int, note text)";
+
+/// count|md5 of the rows in key order, computed by the server holding them.
+std::string mysqlOracle(const ThrowawayMariadb &db)
+{
+    auto c = db.connect("shop");
+    c.exec("SET SESSION group_concat_max_len = 1073741824");
+    return *c.scalar("SELECT CONCAT(COUNT(*), '|', COALESCE(MD5(GROUP_CONCAT(CONCAT_WS('|', id, grp, name, "
+                     "COALESCE(qty, '~'), COALESCE(note, '~')) ORDER BY id SEPARATOR '\\n')), '')) FROM items");
+}
+
+std::string pgOracle(const PgTestDb &db)
+{
+    return db.scalar("SELECT count(*) || '|' || coalesce(md5(string_agg(concat_ws('|', id, grp, name, "
+                     "coalesce(qty::text, '~'), coalesce(note, '~')), E'\\n' ORDER BY id)), '') FROM shop.items");
+}
+
+/// A bounded writer: `n` single-row transactions of inserts, updates (some of the key) and
+/// deletes on `db`, from a fixed seed; `next` is the next new key.
+void write(const ThrowawayMariadb &db, int n, unsigned seed, long long &next)
+{
+    auto c = db.connect("shop");
+    std::mt19937 rng(seed);
+    auto key = [&] { return std::to_string(1 + rng() % next); };
+    for (int i = 0; i < n; ++i) {
+        switch (rng() % 6) {
+        case 0:
+        case 1:
+            c.exec("INSERT INTO items VALUES (" + std::to_string(next++) + ", " + std::to_string(rng() % 7) +
+                   ", 'n" + std::to_string(rng()) + "', " + std::to_string(rng() % 100) + ", REPEAT('x', " +
+                   std::to_string(rng() % 300) + "))");
+            break;
+        case 2:
+        case 3:
+            c.exec("UPDATE items SET qty = COALESCE(qty, 0) + 1, name = 'u" + std::to_string(rng()) +
+                   "' WHERE id = " + key());
+            break;
+        case 4:
+            c.exec("DELETE FROM items WHERE id = " + key());
+            break;
+        default:
+            c.exec("UPDATE IGNORE items SET id = " + std::to_string(next++) + " WHERE id = " + key());
+        }
+    }
+}
+
+struct MariadbFailover : ::testing::Test {
+    ThrowawayMariadb primary{1};
+    ThrowawayMariadb replica{2};
+    PgTestDb dst{"srcchg_dst"};
+    TempDir dir;
+    std::string state = dir.file("workspace.db");
+    std::string pipeline = uniqueName("failover");
+    long long next = 1;
+
+    void SetUp() override
+    {
+        primary.exec("CREATE DATABASE shop");
+        primary.exec(kItems);
+        replica.replicateFrom(primary);
+        auto c = primary.connect("shop");
+        c.exec("INSERT INTO items SELECT seq, seq % 7, CONCAT('seed', seq), seq, IF(seq % 5 = 0, NULL, 'note') "
+               "FROM seq_1_to_400");
+        next = 401;
+        replica.catchUpWith(primary);
+        // The endpoint names the primary's address; after the switchover the replica answers there.
+        writeFile(dir.file("ws.yaml"), "endpoints:\n"
+                                       "  shop: { kind: mysql, dsn: \"" + primary.dsn("shop") + "\" }\n"
+                                       "  dw: { kind: postgres, dsn: \"" + pgDsn(dst.name()) + "\" }\n"
+                                       "pipelines:\n"
+                                       "  - name: " + pipeline + "\n    source: shop\n    target: dw\n"
+                                       "    target_schema: shop\n    tables:\n"
+                                       "      - { table: items, strategy: cdc, page_size: 150 }\n");
+        auto r = runCli({"--state", state, "apply", dir.file("ws.yaml")});
+        ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+        sync();
+    }
+    void sync()
+    {
+        auto r = runCli({"--state", state, "run", "--once"});
+        ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    }
+    /// The stored checkpoint position of the table.
+    nlohmann::json checkpoint()
+    {
+        return nlohmann::json::parse(dst.scalar("SELECT position FROM _driftless.checkpoints WHERE pipeline = '" +
+                                                pipeline + "'"));
+    }
+    /// The primary dies; the replica is promoted and restarted on the primary's address.
+    void failOver()
+    {
+        const int address = primary.port();
+        primary.stop(true);
+        replica.promote();
+        replica.stop(false);
+        replica.start(address);
+    }
+    long long rowsOfOldEpochs()
+    {
+        return std::stoll(dst.scalar("SELECT count(*) FROM shop.items WHERE _driftless_version < (1::bigint << 56)"));
+    }
+};
+
+/// F20: the replica, restarted where the primary was, has a binlog.000002 longer than the offset
+/// the pipeline stored (read by file and offset, it would decode other transactions' bytes), or
+/// shorter. Either way the pipeline resumes from its GTID state, which the replica holds, and the
+/// target ends equal to the new primary, including what was written before and after the switch.
+class MariadbSwitchover : public MariadbFailover, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(MariadbSwitchover, resumesByGtidNeverByAnotherServersOffset)
+{
+    const bool longer = GetParam();
+    if (longer) {
+        replica.exec("FLUSH BINARY LOGS"); // the replica's binlog.000002 takes the bulk below
+        write(primary, 300, 1, next);
+        replica.catchUpWith(primary);
+        primary.exec("FLUSH BINARY LOGS"); // the primary's binlog.000002 starts small
+        write(primary, 5, 2, next);
+    } else {
+        primary.exec("FLUSH BINARY LOGS"); // the primary's binlog.000002 takes the bulk
+        replica.exec("FLUSH BINARY LOGS");
+        replica.exec("FLUSH BINARY LOGS"); // the replica's takes nearly nothing
+        write(primary, 300, 1, next);
+    }
+    sync();
+    const auto cp = checkpoint();
+    ASSERT_EQ(cp.at("file"), "binlog.000002") << cp.dump();
+    const long long offset = cp.at("pos").get<long long>();
+    EXPECT_EQ(cp.value("server_id", 0u), 1u) << cp.dump();
+    EXPECT_FALSE(cp.value("gtid", "").empty()) << cp.dump();
+    // Written while nothing reads; the replica has them too.
+    write(primary, 40, 3, next);
+    replica.catchUpWith(primary);
+    long long size = -1;
+    for (const auto &row : replica.connect().query("SHOW BINARY LOGS").rows)
+        if (*row[0] == "binlog.000002")
+            size = std::stoll(*row[1]);
+    if (longer)
+        ASSERT_GT(size, offset) << "the replica's binlog.000002 is longer than the stored offset";
+    else
+        ASSERT_LT(size, offset) << "the replica's binlog.000002 is shorter than the stored offset";
+
+    failOver();
+    write(replica, 40, 4, next);
+    auto r = runCli({"--state", state, "run", "--once"});
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_NE((r.out + r.err).find("resuming from GTID"), std::string::npos) << r.out << r.err;
+    EXPECT_EQ(pgOracle(dst), mysqlOracle(replica));
+    const auto after = checkpoint();
+    EXPECT_EQ(after.value("server_id", 0u), 2u) << after.dump();
+
+    // From here on the new server's positions: a restart reads by them, and later writes apply.
+    write(replica, 30, 5, next);
+    sync();
+    EXPECT_EQ(pgOracle(dst), mysqlOracle(replica));
+}
+
+INSTANTIATE_TEST_SUITE_P(Binlog, MariadbSwitchover, ::testing::Values(true, false),
+                         [](const auto &info) { return info.param ? "longerFile" : "shorterFile"; });
+
+/// F20 + F22: the replica stopped replicating before the primary's last changes, which the
+/// target applied; they die with the primary. The new server does not hold the stored GTID: the
+/// engine stops (again on every run) naming both servers and the command, reads nothing, and
+/// after the re-snapshot the target equals the new primary, without a row of an old version.
+TEST_F(MariadbFailover, aReplicaThatLaggedIsRefusedAndAResnapshotBringsTheTargetToIt)
+{
+    replica.exec("STOP SLAVE");
+    // The primary's binary log is files ahead of the replica's (binlog.000004 against .000001):
+    // positions of the old server are higher than any the new one has for a while.
+    for (int i = 0; i < 3; ++i)
+        primary.exec("FLUSH BINARY LOGS");
+    write(primary, 150, 6, next); // the changes that die with the primary
+    sync();
+    const std::string applied = pgOracle(dst);
+    EXPECT_EQ(applied, mysqlOracle(primary));
+
+    failOver();
+    EXPECT_NE(mysqlOracle(replica), applied);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        auto r = runCli({"--state", state, "run", "--once"});
+        EXPECT_NE(r.exitCode, 0);
+        const std::string all = r.out + r.err;
+        EXPECT_NE(all.find("server_id 1"), std::string::npos) << all;
+        EXPECT_NE(all.find("server_id 2"), std::string::npos) << all;
+        EXPECT_NE(all.find("driftless-cli resnapshot " + pipeline), std::string::npos) << all;
+        EXPECT_EQ(pgOracle(dst), applied) << "nothing was read from the new server";
+    }
+
+    auto re = runCli({"--state", state, "resnapshot", pipeline});
+    ASSERT_EQ(re.exitCode, 0) << re.out << re.err;
+    write(replica, 30, 7, next);
+    sync();
+    EXPECT_EQ(pgOracle(dst), mysqlOracle(replica));
+    EXPECT_EQ(rowsOfOldEpochs(), 0) << "rows keep a version the old server wrote";
+    write(replica, 30, 8, next);
+    sync();
+    EXPECT_EQ(pgOracle(dst), mysqlOracle(replica));
+}
+
+/// count|md5 of `schema`.items in key order, on either Postgres.
+std::string pgItemsOracle(const std::function<std::string(const std::string &)> &scalar, const std::string &schema)
+{
+    return scalar("SELECT count(*) || '|' || coalesce(md5(string_agg(concat_ws('|', id, grp, name, "
+                  "coalesce(qty::text, '~'), coalesce(note, '~')), E'\\n' ORDER BY id)), '') FROM " +
+                  schema + ".items");
+}
+
+/// F19 + F22: a Postgres primary with a streaming standby, the endpoint listing both with
+/// target_session_attrs=read-write. The standby stops before the primary's last changes (the
+/// target applies them), the primary dies, the standby is promoted: the same system identifier
+/// on timeline 2, which left timeline 1 before what the target has. The engine stops naming the
+/// timelines and the command, reads nothing, and after the re-snapshot the target equals the new
+/// primary (the dead primary's changes gone from it too), without a row of an old version, even
+/// though the new primary's positions are below the versions those changes left.
+TEST(PostgresFailover, aPromotedStandbyThatLackedChangesIsRefusedAndAResnapshotBringsTheTargetToIt)
+{
+    ThrowawayPostgres primary;
+    primary.exec("CREATE TABLE items (id bigint PRIMARY KEY, grp int NOT NULL, name text NOT NULL, qty int, note text)");
+    primary.exec("INSERT INTO items SELECT g, g % 7, 'seed' || g, g, CASE WHEN g % 5 = 0 THEN NULL ELSE 'note' END "
+                 "FROM generate_series(1, 400) g");
+    ThrowawayPostgres standby(ThrowawayPostgres::StandbyOf{primary});
+    PgTestDb dst("pgfo_dst");
+    TempDir dir;
+    const std::string state = dir.file("workspace.db");
+    const std::string pipeline = uniqueName("pgfo");
+    const std::string dsn = "host=127.0.0.1,127.0.0.1 port=" + std::to_string(primary.port()) + "," +
+                            std::to_string(standby.port()) + " user=postgres dbname=postgres "
+                            "target_session_attrs=read-write";
+    writeFile(dir.file("ws.yaml"), "endpoints:\n"
+                                   "  app: { kind: postgres, dsn: \"" + dsn + "\" }\n"
+                                   "  dw: { kind: postgres, dsn: \"" + pgDsn(dst.name()) + "\" }\n"
+                                   "pipelines:\n"
+                                   "  - name: " + pipeline + "\n    source: app\n    target: dw\n"
+                                   "    target_schema: public\n    tables:\n"
+                                   "      - { table: public.items, strategy: cdc, page_size: 150 }\n");
+    ASSERT_EQ(runCli({"--state", state, "apply", dir.file("ws.yaml")}).exitCode, 0);
+    auto sync = [&] {
+        auto r = runCli({"--state", state, "run", "--once"});
+        EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+    };
+    auto source = [](const ThrowawayPostgres &pg) {
+        return pgItemsOracle([&](const std::string &sql) { return pg.scalar(sql); }, "public");
+    };
+    auto target = [&] { return pgItemsOracle([&](const std::string &sql) { return dst.scalar(sql); }, "public"); };
+    sync();
+    primary.exec("UPDATE items SET qty = qty + 1 WHERE id % 3 = 0");
+    sync();
+    standby.catchUpWith(primary);
+    EXPECT_EQ(target(), source(standby));
+
+    standby.stop(false); // it never sees what follows
+    // The changes that die with the primary: the target applies them, the standby never has them.
+    primary.exec("UPDATE items SET name = 'lost ' || id, qty = NULL WHERE id % 2 = 0");
+    primary.exec("DELETE FROM items WHERE id % 11 = 0");
+    primary.exec("INSERT INTO items SELECT g, 1, 'lost', 0, NULL FROM generate_series(1001, 1100) g");
+    sync();
+    const std::string applied = target();
+    EXPECT_EQ(applied, source(primary));
+    primary.stop(true);
+    standby.start();
+    standby.promote();
+    standby.exec("UPDATE items SET note = 'after' WHERE id % 7 = 0");
+    EXPECT_NE(source(standby), applied);
+
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        auto r = runCli({"--state", state, "run", "--once"});
+        EXPECT_NE(r.exitCode, 0);
+        const std::string all = r.out + r.err;
+        EXPECT_NE(all.find("timeline 1 -> 2"), std::string::npos) << all;
+        EXPECT_NE(all.find("driftless-cli resnapshot " + pipeline), std::string::npos) << all;
+        EXPECT_EQ(target(), applied) << "nothing was read from the new primary";
+    }
+    auto re = runCli({"--state", state, "resnapshot", pipeline});
+    ASSERT_EQ(re.exitCode, 0) << re.out << re.err;
+    sync();
+    EXPECT_EQ(target(), source(standby));
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM public.items WHERE _driftless_version < (1::bigint << 56)"), "0")
+        << "rows keep a version the old primary wrote";
+    standby.exec("UPDATE items SET qty = 7 WHERE id % 13 = 0");
+    sync();
+    EXPECT_EQ(target(), source(standby));
+}
+
+} // namespace
