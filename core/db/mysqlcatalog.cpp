@@ -3,9 +3,11 @@
 #include "core/base/copytext.h"
 #include "core/model/error.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 namespace driftless::core::mysqlcatalog {
 
@@ -314,6 +316,51 @@ void appendValue(const MysqlTable &t, size_t column, const MysqlRowView &row, un
         line += "+00";
         return;
     }
+}
+
+bool ForeignKey::acts() const
+{
+    auto acting = [](const std::string &rule) { return rule == "CASCADE" || rule == "SET NULL" || rule == "SET DEFAULT"; };
+    return acting(onDelete) || acting(onUpdate);
+}
+
+std::vector<ForeignKey> foreignKeys(MysqlConnection &conn, const std::vector<TableRef> &tables)
+{
+    std::set<std::string> schemas;
+    for (const auto &t : tables)
+        schemas.insert(t.schema);
+    if (schemas.empty())
+        return {};
+    std::string in;
+    std::vector<std::optional<std::string>> params;
+    for (int side = 0; side < 2; ++side)
+        for (const auto &schema : schemas) {
+            params.emplace_back(schema);
+            if (side == 0)
+                in += in.empty() ? "?" : ", ?";
+        }
+    const std::set<TableRef> wanted(tables.begin(), tables.end());
+    auto r = conn.query(
+        "SELECT rc.CONSTRAINT_NAME, rc.CONSTRAINT_SCHEMA, rc.TABLE_NAME, k.REFERENCED_TABLE_SCHEMA, "
+        "rc.REFERENCED_TABLE_NAME, rc.DELETE_RULE, rc.UPDATE_RULE, k.COLUMN_NAME, k.REFERENCED_COLUMN_NAME "
+        "FROM information_schema.REFERENTIAL_CONSTRAINTS rc JOIN information_schema.KEY_COLUMN_USAGE k "
+        "ON k.CONSTRAINT_SCHEMA = rc.CONSTRAINT_SCHEMA AND k.CONSTRAINT_NAME = rc.CONSTRAINT_NAME AND "
+        "k.TABLE_NAME = rc.TABLE_NAME WHERE (rc.CONSTRAINT_SCHEMA IN (" + in + ") OR k.REFERENCED_TABLE_SCHEMA IN (" +
+            in + ")) AND k.REFERENCED_TABLE_NAME IS NOT NULL "
+        "ORDER BY rc.CONSTRAINT_SCHEMA, rc.TABLE_NAME, rc.CONSTRAINT_NAME, k.ORDINAL_POSITION",
+        params);
+    std::vector<ForeignKey> out;
+    for (const auto &row : r.rows) {
+        auto text = [&](size_t i) { return row.at(i).value_or(""); };
+        const TableRef child{text(1), text(2)}, parent{text(3), text(4)};
+        if (!wanted.count(child) && !wanted.count(parent))
+            continue;
+        if (out.empty() || out.back().name != text(0) || out.back().child != child)
+            out.push_back({text(0), child, parent, {}, {}, text(5), text(6)});
+        out.back().childColumns.push_back(text(7));
+        out.back().parentColumns.push_back(text(8));
+    }
+    return out;
 }
 
 std::int64_t currentVersion(MysqlConnection &conn)

@@ -76,6 +76,22 @@ std::optional<binlog::Position> snapshotPosition(MysqlConnection &conn);
 /// condition that uses the index and compares in each column's own type and collation.
 std::string keysetAfter(const MysqlTable &t, const std::vector<int> &cols, int first);
 
+/// A foreign key, as information_schema describes it. InnoDB performs its ON DELETE / ON UPDATE
+/// actions inside the storage engine, and the binary log carries only the parent's change.
+struct ForeignKey {
+    std::string name;
+    TableRef child;
+    TableRef parent;
+    std::vector<std::string> childColumns;  ///< in the key's order
+    std::vector<std::string> parentColumns; ///< the referenced columns, same order
+    std::string onDelete;                   ///< CASCADE, SET NULL, SET DEFAULT, RESTRICT, NO ACTION
+    std::string onUpdate;
+    /// True when a parent's delete or update changes child rows (CASCADE or SET NULL).
+    bool acts() const;
+};
+/// The foreign keys whose child or parent is one of `tables` (their schemas are searched).
+std::vector<ForeignKey> foreignKeys(MysqlConnection &conn, const std::vector<TableRef> &tables);
+
 /// The source clock now, as `YYYY-MM-DD HH:MM:SS.ffffff` in UTC.
 std::string sourceNowUtc(MysqlConnection &conn);
 

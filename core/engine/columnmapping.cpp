@@ -469,6 +469,48 @@ public:
     int epoch() const override { return m_inner->epoch(); }
     void setEpoch(int epoch) override { m_inner->setEpoch(epoch); }
     std::int64_t highestVersion() override { return m_inner->highestVersion(); }
+    std::vector<std::string> rowsReferencing(const std::vector<std::string> &columns,
+                                             const std::vector<std::vector<std::string>> &values,
+                                             const std::vector<int> &fields) override
+    {
+        // Asked in source names and layout; the target holds the kept columns under their names.
+        const ColumnProjection &p = proj();
+        auto reaching = [&](const std::string &name) {
+            const ColumnInfo *t = p.targetColumn(name);
+            if (!t || p.masks(name))
+                throw Error(ErrorKind::Permanent,
+                            "column " + displayIdent(name) + " of " + m_spec.table.display() +
+                                " takes part in a foreign-key action but its columns: mapping " +
+                                (t ? "masks it" : "leaves it out") + ", so the rows it reaches cannot be found",
+                            {}, "map the column through unmasked, or reconcile the table after deletes of its parent");
+            return t->name;
+        };
+        std::vector<std::string> names;
+        for (const auto &c : columns)
+            names.push_back(reaching(c));
+        std::vector<int> targetFields;
+        const auto &from = p.sourceColumns();
+        for (int f : fields) {
+            reaching(p.source().columns.at(static_cast<size_t>(f)).name);
+            for (size_t t = 0; t < from.size(); ++t)
+                if (from[t] == f)
+                    targetFields.push_back(static_cast<int>(t));
+        }
+        std::vector<std::string> out;
+        std::vector<std::string_view> parts;
+        for (const auto &line : m_inner->rowsReferencing(names, values, targetFields)) {
+            copytext::split(line, parts);
+            std::vector<std::string_view> fieldsOut(p.source().columns.size(), copytext::kNull);
+            for (size_t t = 0; t < from.size() && t < parts.size(); ++t)
+                if (from[t] >= 0)
+                    fieldsOut[static_cast<size_t>(from[t])] = parts[t];
+            std::string back;
+            for (size_t i = 0; i < fieldsOut.size(); ++i)
+                back += std::string(i ? "\t" : "") + std::string(fieldsOut[i]);
+            out.push_back(std::move(back));
+        }
+        return out;
+    }
     void clearCheckpoint() override { m_inner->clearCheckpoint(); }
     bool targetEmpty() override { return m_inner->targetEmpty(); }
     ApplyResult apply(const Batch &batch) override

@@ -14,6 +14,7 @@
 #include "core/engine/twowaydoctor.h"
 #include "core/model/error.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -137,6 +138,47 @@ void doctorMysqlTarget(const PipelineSpec &p, const Endpoint &tgt, std::vector<F
 
 /// A MySQL/MariaDB source endpoint: whom it reached, how the connection is protected, and what its
 /// binlog settings allow.
+/// What a change data capture pipeline needs of a MariaDB source to go on after a failover by
+/// GTID (docs/failover.md): strict GTID mode, and a binlog holding what it replicates.
+void gtidResumeFindings(MysqlConnection &conn, const Endpoint &src, std::vector<Finding> &out,
+                        const std::string &pipeline)
+{
+    if (!conn.isMariaDb())
+        return;
+    std::optional<MysqlRows> r;
+    try {
+        r = conn.query("SELECT @@gtid_strict_mode, @@log_slave_updates, @@server_id");
+    } catch (const Error &) {
+        return;
+    }
+    const std::string subject = "endpoint " + src.name;
+    if (r->text(0, 0) != "1")
+        out.push_back({"warn", "config", pipeline, subject,
+                       "gtid_strict_mode is off: after a failover to a replica, change data capture goes on by GTID "
+                       "only where the new server provably holds the same history, which strict mode makes sure of "
+                       "(without it a diverged replica may look like one that continues)",
+                       "turn it on here and on every replica that may take over: SET GLOBAL gtid_strict_mode = ON; "
+                       "and gtid_strict_mode = ON in the servers' config",
+                       "SET GLOBAL gtid_strict_mode = ON;"});
+    bool replica = false;
+    try {
+        replica = !conn.query("SHOW SLAVE STATUS").empty();
+    } catch (const Error &) {
+    }
+    if (replica && r->text(0, 1) != "1")
+        out.push_back({"warn", "config", pipeline, subject,
+                       "this server (server_id " + r->text(0, 2) +
+                           ") is a replica without log_slave_updates: what it replicates is not in its binlog, so "
+                           "change data capture reads none of it, and it cannot take over a pipeline by GTID",
+                       "log_slave_updates = ON in its config, then restart it"});
+    else
+        out.push_back({"ok", "config", pipeline, subject,
+                       "server_id " + r->text(0, 2) + (r->text(0, 0) == "1" ? ", GTID strict mode" : "") +
+                           ": after a failover to a replica with log_slave_updates, change data capture goes on by "
+                           "GTID (docs/failover.md)",
+                       ""});
+}
+
 void mysqlSourceEndpoint(MysqlConnection &conn, const Endpoint &src, std::vector<Finding> &out,
                          const std::string &pipeline)
 {
@@ -204,6 +246,8 @@ void checkMapping(const PipelineSpec &p, const TableSpec &t, const TableSchema &
     }
 }
 
+void foreignKeyActions(const PipelineSpec &p, MysqlConnection &conn, std::vector<Finding> &out);
+
 /// A MySQL/MariaDB source: reachable, its tables readable with the key and cursor their
 /// strategy needs, and the binlog settings change data capture will need.
 void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<Finding> &out,
@@ -212,8 +256,11 @@ void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<F
     std::optional<MysqlConnection> conn;
     try {
         conn.emplace(connectMysql(src, false));
-        if (probed.insert(src.name).second)
+        if (probed.insert(src.name).second) {
             mysqlSourceEndpoint(*conn, src, out, p.name);
+            if (std::any_of(p.tables.begin(), p.tables.end(), [](const TableSpec &t) { return t.strategy == Strategy::Cdc; }))
+                gtidResumeFindings(*conn, src, out, p.name);
+        }
     } catch (const Error &err) {
         out.push_back({"error", "connection", p.name, "endpoint " + src.name, err.what(), err.hint()});
         return;
@@ -292,6 +339,74 @@ void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<F
                                std::to_string(std::max(0LL, schema.estimatedRows)) + " rows, " +
                                std::to_string(schema.columns.size()) + " columns",
                            ""});
+    }
+    foreignKeyActions(p, *conn, out);
+}
+
+/// The foreign keys InnoDB acts on without a word in the binlog (ARCHITECTURE.md P7): what each
+/// pipeline table gets of them (docs/cdc.md, "Foreign keys").
+void foreignKeyActions(const PipelineSpec &p, MysqlConnection &conn, std::vector<Finding> &out)
+{
+    std::map<TableRef, const TableSpec *> synced;
+    std::vector<TableRef> refs;
+    for (const auto &t : p.tables) {
+        synced[t.table] = &t;
+        refs.push_back(t.table);
+    }
+    std::vector<mysqlcatalog::ForeignKey> fks;
+    try {
+        fks = mysqlcatalog::foreignKeys(conn, refs);
+    } catch (const Error &e) {
+        out.push_back({"warn", "config", p.name, "endpoint " + p.source,
+                       "cannot read the foreign keys: " + std::string(e.what()),
+                       "GRANT SELECT on the tables to the endpoint's user"});
+        return;
+    }
+    for (const auto &fk : fks) {
+        if (!fk.acts())
+            continue;
+        std::string rules;
+        for (const auto &[on, rule] : {std::pair{"DELETE", fk.onDelete}, std::pair{"UPDATE", fk.onUpdate}})
+            if (rule == "CASCADE" || rule == "SET NULL" || rule == "SET DEFAULT")
+                rules += (rules.empty() ? "ON " : ", ON ") + std::string(on) + " " + rule;
+        const std::string what = "foreign key " + fk.name + " (" + rules + ") from " + fk.parent.display() + " to " +
+                                 fk.child.display();
+        const std::string subject = "table " + fk.child.display();
+        auto child = synced.find(fk.child);
+        if (child == synced.end()) {
+            out.push_back({"ok", "config", p.name, "table " + fk.parent.display(),
+                           what + ": " + fk.child.display() + " is not synced by this pipeline, so nothing of it is "
+                           "applied to the target",
+                           ""});
+            continue;
+        }
+        if (fk.onDelete == "SET DEFAULT" || fk.onUpdate == "SET DEFAULT") {
+            out.push_back({"warn", "config", p.name, subject,
+                           what + ": SET DEFAULT is not applied to the target (InnoDB refuses it too)",
+                           "reconcile the table after its parent changes: driftless-cli reconcile " + p.name + " " +
+                               fk.child.display()});
+            continue;
+        }
+        switch (child->second->strategy) {
+        case Strategy::Cdc:
+            out.push_back({"ok", "config", p.name, subject,
+                           what + ": the binlog does not carry what it does to the child's rows; applied to the "
+                           "target with the parent's change" +
+                               (synced.count(fk.parent) ? std::string()
+                                                        : " (the parent is not synced: its changes are read for it)"),
+                           ""});
+            break;
+        case Strategy::Cursor:
+            out.push_back({"warn", "config", p.name, subject,
+                           what + ": cursor sync does not see the rows it deletes or changes (InnoDB does not touch "
+                           "their cursor column)",
+                           "sync " + fk.child.display() + " by cdc, or reconcile it on a schedule: reconcile: { "
+                           "every: 1h }"});
+            break;
+        case Strategy::FullRefresh:
+            out.push_back({"ok", "config", p.name, subject, what + ": each full refresh copies the result", ""});
+            break;
+        }
     }
 }
 

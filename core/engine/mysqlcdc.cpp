@@ -321,6 +321,7 @@ void MysqlCdcPipeline::prepareTables()
                               "add a primary key on the source, or use strategy full_refresh");
         m_tables.push_back(std::move(t));
     }
+    readForeignKeys(src);
 }
 
 void MysqlCdcPipeline::run(std::stop_token stop, Options options)
@@ -462,8 +463,9 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     for (const auto &[id, cs] : repl.collationCharsets())
         decoder.setCollationCharset(id, cs);
     decoder.setTableFilter([&](const binlog::TableMap &m) {
-        auto it = byRef.find(TableRef{m.schema, m.table});
-        return it != byRef.end() && !it->second->paused;
+        const TableRef ref{m.schema, m.table};
+        auto it = byRef.find(ref);
+        return (it != byRef.end() && !it->second->paused) || cascadesFrom(ref);
     });
     std::optional<binlog::Position> stopAt;
     if (options.once)
@@ -861,6 +863,27 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
         }
     };
 
+    CascadeContext cascades;
+    cascades.applies = [&](Table &t) { return applies(t); };
+    cascades.stagePending = [&] {
+        if (std::any_of(batch.tables.begin(), batch.tables.end(),
+                        [](const auto &e) { return !e.second.rows.empty() || e.second.truncate; }))
+            stage();
+    };
+    cascades.mergerOf = [&](Table &t) -> Merger & { return *mergers[&t]; };
+    cascades.pending = [&](Table &t) -> RowSet & { return batch.tables[&t].rows; };
+    cascades.counted = [&](Table &t, long long n) {
+        batch.tables[&t].changes += n;
+        batch.rows += n;
+    };
+    cascades.stopChild = [&](Table &t, const Error &e) {
+        if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
+            return false;
+        batch.tables.erase(&t);
+        stopTable(t, e, *mergers[&t], *session, open);
+        return true;
+    };
+
     while (!stop.stop_requested()) {
         binlog::Position before = decoder.position();
         std::optional<std::string_view> raw;
@@ -968,6 +991,9 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                 }
             }
         }
+        // What the parent's change did to child rows without a word in the binlog.
+        if (rows && !rows->skipped && rows->table && inTxn && cascadesFrom({rows->table->schema, rows->table->table}))
+            cascade({rows->table->schema, rows->table->table}, parentChanges(*rows), txnVersion, cascades, 0);
         if (query && !query->isBegin() && !query->isCommit() && !query->isRollback()) {
             if (auto ddl = parseDdl(query->sql, query->schema)) {
                 auto it = byRef.find(ddl->table);

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stop_token>
@@ -75,6 +76,9 @@ public:
     /// name, in a range real servers rarely use (0x44000000 + 24 bits).
     static std::uint32_t serverIdFor(const std::string &pipeline);
 
+    /// What a foreign key's ON DELETE / ON UPDATE rule does to the child's rows.
+    enum class CascadeAction { None, Cascade, SetNull };
+
 private:
     struct Table;
     struct Stream;
@@ -139,6 +143,47 @@ private:
     /// Postgres), inside the open transaction of `session`; counts them and hands queued ones to
     /// the observer. Losing and queued changes leave `rows`.
     void resolveTwoWayConflicts(Table &t, TargetSession &session, RowSet &rows);
+
+    // Foreign-key actions the binlog does not carry (mysqlcdccascades.cpp, ARCHITECTURE.md P7).
+    /// A foreign key of a synced child table whose rule changes its rows.
+    struct Cascade {
+        std::string name;
+        Table *child = nullptr;
+        std::vector<std::string> childColumns;
+        std::vector<std::string> parentColumns;
+        CascadeAction onDelete = CascadeAction::None;
+        CascadeAction onUpdate = CascadeAction::None;
+    };
+    /// One change of a parent row, by column name (COPY text fields): before it, and after it for
+    /// an update (none for a delete).
+    struct ParentChange {
+        std::map<std::string, std::string> before;
+        std::optional<std::map<std::string, std::string>> after;
+    };
+    /// What the cascade needs of the stream it runs in.
+    struct CascadeContext {
+        std::function<bool(Table &)> applies;      ///< the table takes the current transaction
+        std::function<void()> stagePending;        ///< merges what is staged, in the open transaction
+        std::function<Merger &(Table &)> mergerOf; ///< the stream's merger of the table
+        std::function<RowSet &(Table &)> pending;  ///< the table's staged changes
+        std::function<void(Table &, long long)> counted;
+        /// `e` is the child's alone: stops it and returns true; else false (the pipeline's).
+        std::function<bool(Table &, const Error &)> stopChild;
+    };
+    /// At start: the source's foreign keys whose child is synced and whose rules change rows, by
+    /// parent (synced or not: its changes are read for them). Says once what is applied.
+    void readForeignKeys(MysqlConnection &src);
+    bool cascadesFrom(const TableRef &parent) const;
+    std::vector<ParentChange> parentChanges(const binlog::Rows &rows) const;
+    /// Stages, at `version`, the child changes `changes` of `parent` make through its foreign
+    /// keys, and theirs in turn: what the target holds of each child is read after the child's
+    /// staged changes are merged, so the actions apply in binlog order.
+    void cascade(const TableRef &parent, const std::vector<ParentChange> &changes, std::int64_t version,
+                 CascadeContext &cx, int depth);
+    void cascadeInto(const Cascade &c, const std::vector<std::vector<std::string>> &deleted,
+                     const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> &updated,
+                     std::int64_t version, CascadeContext &cx, int depth);
+    std::map<TableRef, std::vector<Cascade>> m_cascades;
 
     // The source's identity (mysqlcdcidentity.cpp, docs/failover.md).
     /// Before any load or stream: compares the server behind the endpoint and the binlog it has

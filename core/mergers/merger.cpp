@@ -21,4 +21,15 @@ int startEpoch(Merger &merger)
     return next;
 }
 
+bool readsBackExactly(const ColumnInfo &c)
+{
+    static const char *kTypes[] = {"int2", "int4", "int8", "text", "varchar", "bpchar", "uuid"};
+    if (c.isArray)
+        return false;
+    for (const char *t : kTypes)
+        if (c.baseType == t)
+            return true;
+    return false;
+}
+
 } // namespace driftless::core

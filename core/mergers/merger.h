@@ -152,6 +152,21 @@ public:
     /// highest of the target row's version and its tombstone's, 0 when the target has neither. A repair writes each row
     /// at no lower version than this, so it wins over the row it corrects.
     virtual std::vector<std::int64_t> guardVersions(const RowSet &rows) = 0;
+    /// The target's rows whose `columns` (source names) hold one of `values` (per tuple one COPY
+    /// text field per column; a tuple with a NULL matches nothing), as COPY lines in the source's
+    /// layout with only the columns `fields` (source column indexes) filled, the rest NULL: what a
+    /// parent's change reaches in this (child) table through a foreign key whose action the source
+    /// performed without logging it (ARCHITECTURE.md P7). Only for columns of integer and string
+    /// types; throws Error naming the column otherwise. Inside or outside a transaction.
+    virtual std::vector<std::string> rowsReferencing(const std::vector<std::string> &columns,
+                                                     const std::vector<std::vector<std::string>> &values,
+                                                     const std::vector<int> &fields)
+    {
+        (void)columns;
+        (void)values;
+        (void)fields;
+        throw Error(ErrorKind::Permanent, "foreign-key actions are not applied to " + describeTarget() + " yet");
+    }
     /// The target table's own columns (bookkeeping columns left out): name and declared type.
     virtual std::vector<std::pair<std::string, std::string>> targetColumns() = 0;
     /// targetColumns() named as at the source whose schema is `source`, also before prepare():
@@ -244,6 +259,10 @@ private:
 /// a table that holds nothing. Sets it on the merger and returns it. Throws Error past
 /// rowversion::kMaxEpoch, with what to do.
 int startEpoch(Merger &merger);
+
+/// Whether values of `c` read back from any target are the text its source gave them (integers
+/// and strings): the columns rowsReferencing() handles.
+bool readsBackExactly(const ColumnInfo &c);
 
 /// Why a target table cannot take the source's rows as they are now (a column the source no
 /// longer has, or one whose type changed), or empty when it can. Columns the source gained are

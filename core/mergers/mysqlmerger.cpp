@@ -708,6 +708,69 @@ std::vector<std::int64_t> MysqlMerger::guardVersions(const RowSet &rows)
     return out;
 }
 
+std::vector<std::string> MysqlMerger::rowsReferencing(const std::vector<std::string> &columns,
+                                                      const std::vector<std::vector<std::string>> &values,
+                                                      const std::vector<int> &fields)
+{
+    std::vector<size_t> by;
+    for (const auto &name : columns) {
+        const int i = m_source.columnIndex(name);
+        if (i < 0)
+            throw SchemaError("target table " + m_target.target.display() + " has no column " + displayIdent(name),
+                              "re-snapshot the table");
+        by.push_back(static_cast<size_t>(i));
+    }
+    std::string select;
+    for (size_t i = 0; i < m_source.columns.size(); ++i) {
+        const bool wanted = std::find(fields.begin(), fields.end(), static_cast<int>(i)) != fields.end();
+        if (wanted && !readsBackExactly(m_source.columns[i]))
+            throw Error(ErrorKind::Permanent,
+                        "column " + displayIdent(m_source.columns[i].name) + " of " + m_target.source.display() + " (" +
+                            m_source.columns[i].typeSql +
+                            ") takes part in a foreign-key action, which is applied to a MariaDB/MySQL target only over "
+                            "integer and string columns",
+                        {}, "sync the table into a Postgres target, or reconcile it after deletes of its parent");
+        select += std::string(i ? ", " : "") +
+                  (wanted ? "CAST(" + mysqlIdent(m_source.columns[i].name) + " AS CHAR)" : std::string("NULL"));
+    }
+    std::string cols;
+    for (size_t i : by)
+        cols += (cols.empty() ? "" : ", ") + mysqlIdent(m_source.columns[i].name);
+    std::vector<std::string> out;
+    constexpr size_t kTuples = 500;
+    for (size_t from = 0; from < values.size(); from += kTuples) {
+        std::string in;
+        for (size_t r = from; r < std::min(values.size(), from + kTuples); ++r) {
+            const auto &tuple = values[r];
+            if (std::any_of(tuple.begin(), tuple.end(), [](const std::string &f) { return copytext::isNull(f); }))
+                continue;
+            in += in.empty() ? "(" : ", (";
+            for (size_t c = 0; c < by.size(); ++c) {
+                if (c)
+                    in += ", ";
+                appendMysqlValue(in, tuple.at(c), m_types[by[c]], m_source.columns[by[c]].name, m_scratch);
+            }
+            in += ")";
+        }
+        if (in.empty())
+            continue;
+        auto r = m_conn->query("SELECT " + select + " FROM " + m_table + " WHERE (" + cols + ") IN (" + in + ")");
+        for (const auto &row : r.rows) {
+            std::string line;
+            for (size_t c = 0; c < row.size(); ++c) {
+                if (c)
+                    line += '\t';
+                if (!row[c])
+                    line += copytext::kNull;
+                else
+                    copytext::escape(*row[c], line);
+            }
+            out.push_back(std::move(line));
+        }
+    }
+    return out;
+}
+
 std::string MysqlMerger::pendingRequest()
 {
     return m_conn

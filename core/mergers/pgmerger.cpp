@@ -1289,6 +1289,66 @@ std::vector<std::int64_t> PgMerger::guardVersions(const RowSet &rows)
     return out;
 }
 
+std::vector<std::string> PgMerger::rowsReferencing(const std::vector<std::string> &columns,
+                                                   const std::vector<std::vector<std::string>> &values,
+                                                   const std::vector<int> &fields)
+{
+    std::vector<const ColumnInfo *> by;
+    for (const auto &name : columns) {
+        const int i = m_source.columnIndex(name);
+        if (i < 0)
+            throw SchemaError("target table " + m_target.target.display() + " has no column " + displayIdent(name),
+                              "re-snapshot the table");
+        by.push_back(&m_source.columns[static_cast<size_t>(i)]);
+    }
+    std::string select;
+    for (size_t i = 0; i < m_source.columns.size(); ++i) {
+        const bool wanted = std::find(fields.begin(), fields.end(), static_cast<int>(i)) != fields.end();
+        select += std::string(i ? ", " : "") + (wanted ? "t." + quoteIdent(m_source.columns[i].name) + "::text" : "NULL");
+    }
+    std::string cols;
+    for (const auto *c : by)
+        cols += (cols.empty() ? "" : ", ") + ("t." + quoteIdent(c->name));
+    std::vector<std::string> out;
+    constexpr size_t kTuples = 500;
+    std::string value;
+    for (size_t from = 0; from < values.size(); from += kTuples) {
+        std::string in;
+        Params params;
+        for (size_t r = from; r < std::min(values.size(), from + kTuples); ++r) {
+            const auto &tuple = values[r];
+            if (std::any_of(tuple.begin(), tuple.end(), [](const std::string &f) { return copytext::isNull(f); }))
+                continue; // NULL references nothing
+            std::string one;
+            for (size_t c = 0; c < by.size(); ++c) {
+                value.clear();
+                copytext::unescape(tuple.at(c), value);
+                params.emplace_back(value);
+                one += (c ? ", $" : "$") + std::to_string(params.size()) + "::" + columnTypeSql(*by[c]);
+            }
+            in += (in.empty() ? "(" : ", (") + one + ")";
+        }
+        if (in.empty())
+            continue;
+        auto r = m_conn->execParams("SELECT " + select + " FROM " + m_targetSql + " t WHERE (" + cols + ") IN (" + in +
+                                        ")",
+                                    params);
+        for (int row = 0; row < r.rows(); ++row) {
+            std::string line;
+            for (int c = 0; c < r.columns(); ++c) {
+                if (c)
+                    line += '\t';
+                if (r.isNull(row, c))
+                    line += copytext::kNull;
+                else
+                    copytext::escape(r.text(row, c), line);
+            }
+            out.push_back(std::move(line));
+        }
+    }
+    return out;
+}
+
 namespace {
 /// A Postgres text[] literal of one field of every row: {"a",NULL,"b\\"c"}.
 std::string pgTextArray(const ColumnFill &fill, size_t field)

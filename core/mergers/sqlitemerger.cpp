@@ -746,6 +746,56 @@ std::vector<std::int64_t> SqliteMerger::guardVersions(const RowSet &rows)
     return out;
 }
 
+std::vector<std::string> SqliteMerger::rowsReferencing(const std::vector<std::string> &columns,
+                                                       const std::vector<std::vector<std::string>> &values,
+                                                       const std::vector<int> &fields)
+{
+    std::vector<size_t> by;
+    for (const auto &name : columns) {
+        const int i = m_source.columnIndex(name);
+        if (i < 0)
+            throw SchemaError("target table " + m_target.target.display() + " has no column " + displayIdent(name),
+                              "re-snapshot the table");
+        by.push_back(static_cast<size_t>(i));
+    }
+    std::string select, match;
+    for (size_t i = 0; i < m_source.columns.size(); ++i) {
+        const bool wanted = std::find(fields.begin(), fields.end(), static_cast<int>(i)) != fields.end();
+        if (wanted && !readsBackExactly(m_source.columns[i]))
+            throw Error(ErrorKind::Permanent,
+                        "column " + displayIdent(m_source.columns[i].name) + " of " + m_target.source.display() + " (" +
+                            m_source.columns[i].typeSql +
+                            ") takes part in a foreign-key action, which is applied to a SQLite target only over "
+                            "integer and string columns",
+                        {}, "sync the table into a Postgres target, or reconcile it after deletes of its parent");
+        select += std::string(i ? ", " : "") + (wanted ? quoteIdent(m_source.columns[i].name) : std::string("NULL"));
+    }
+    for (size_t c = 0; c < by.size(); ++c)
+        match += (c ? " AND " : "") + quoteIdent(m_source.columns[by[c]].name) + " = ?" + std::to_string(c + 1);
+    auto st = m_db->prepare("SELECT " + select + " FROM " + m_table + " WHERE " + match);
+    std::vector<std::string> out;
+    for (const auto &tuple : values) {
+        if (std::any_of(tuple.begin(), tuple.end(), [](const std::string &f) { return copytext::isNull(f); }))
+            continue; // NULL references nothing
+        st.reset();
+        for (size_t c = 0; c < by.size(); ++c)
+            bindCopyField(st, static_cast<int>(c + 1), tuple.at(c), m_storage[by[c]], m_scratch);
+        while (st.step()) {
+            std::string line;
+            for (int c = 0; c < st.columnCount(); ++c) {
+                if (c)
+                    line += '\t';
+                if (st.isNull(c))
+                    line += copytext::kNull;
+                else
+                    copytext::escape(st.text(c), line);
+            }
+            out.push_back(std::move(line));
+        }
+    }
+    return out;
+}
+
 long long SqliteMerger::fillColumnsInTransaction(const ColumnFill &fill, std::int64_t below)
 {
     if (fill.rows.empty())

@@ -51,6 +51,9 @@ public:
     std::vector<std::pair<std::string, std::string>> targetColumns() override;
     std::vector<size_t> partialRowsWithoutTarget(const RowSet &rows) override;
     std::vector<std::int64_t> guardVersions(const RowSet &rows) override;
+    std::vector<std::string> rowsReferencing(const std::vector<std::string> &columns,
+                                             const std::vector<std::vector<std::string>> &values,
+                                             const std::vector<int> &fields) override;
     std::string pendingRequest() override;
     std::map<std::string, std::string> pendingRequests() override;
     void setRequest(const std::string &request) override;

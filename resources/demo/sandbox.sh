@@ -50,10 +50,13 @@ start_mariadb() {
   local myport; myport=$(cat "$DIR/myport")
   if ! { [[ -f "$my/mariadbd.pid" ]] && kill -0 "$(cat "$my/mariadbd.pid")" 2>/dev/null; }; then
     rm -f "$my/mariadbd.pid"
+    mkdir -p "$my/tmp"
+    [[ $(id -u) -eq 0 ]] && chown mysql: "$my/tmp"
     setsid mariadbd --no-defaults "${user_opt[@]}" --datadir="$my/data" --port="$myport" --bind-address=127.0.0.1 \
         --socket="$my/mysqld.sock" --pid-file="$my/mariadbd.pid" --log-error="$my/server.log" \
         --log-bin="$my/data/binlog" --binlog-format=ROW --binlog-row-image=FULL --binlog-row-metadata=FULL \
-        --server-id=1 --binlog-expire-logs-seconds=604800 --innodb-buffer-pool-size=128M >/dev/null 2>&1 < /dev/null &
+        --server-id=1 --gtid-strict-mode=1 --binlog-expire-logs-seconds=604800 --innodb-buffer-pool-size=128M \
+        --tmpdir="$my/tmp" >/dev/null 2>&1 < /dev/null &
     for _ in $(seq 1 300); do
       my_client -e 'SELECT 1' >/dev/null 2>&1 && break
       sleep 0.1

@@ -268,6 +268,35 @@ const std::vector<Feature> &features()
                      {},
                      {}});
         v.back().cdcOnly = true;
+        // InnoDB performs these actions itself and the binlog carries only the parent's change:
+        // CDC derives the children's (docs/cdc.md); cursor sync finds them by reconcile + repair.
+        v.push_back({"fk_cascade",
+                     "foreign keys ON DELETE CASCADE ON UPDATE CASCADE (books) and ON DELETE SET NULL ON UPDATE "
+                     "CASCADE (notes) to authors, all synced; authors deleted and re-keyed",
+                     {stamped("CREATE TABLE authors (id int PRIMARY KEY, name varchar(40)"),
+                      stamped("CREATE TABLE books (id int PRIMARY KEY, author_id int NOT NULL, title varchar(40)",
+                              ", FOREIGN KEY (author_id) REFERENCES authors (id) ON DELETE CASCADE ON UPDATE "
+                              "CASCADE)"),
+                      stamped("CREATE TABLE notes (id int PRIMARY KEY, author_id int NULL, body varchar(40)",
+                              ", FOREIGN KEY (author_id) REFERENCES authors (id) ON DELETE SET NULL ON UPDATE "
+                              "CASCADE)")},
+                     {"INSERT INTO authors (id, name) SELECT seq, CONCAT('author ', seq) FROM seq_1_to_30",
+                      "INSERT INTO books (id, author_id, title) SELECT seq, 1 + seq % 30, CONCAT('book ', seq) "
+                      "FROM seq_1_to_90",
+                      "INSERT INTO notes (id, author_id, body) SELECT seq, 1 + seq % 30, CONCAT('note ', seq) "
+                      "FROM seq_1_to_90"},
+                     90,
+                     {"authors", "books", "notes"},
+                     {{"INSERT INTO authors (id, name) VALUES ({n}, '{w}')"},
+                      {"INSERT INTO books (id, author_id, title) SELECT {n}, id, '{w}' FROM authors WHERE id = {k} % 40"},
+                      {"INSERT INTO notes (id, author_id, body) SELECT {n}, id, '{w}' FROM authors WHERE id = {k} % 40"},
+                      {"UPDATE books SET title = '{w}' WHERE id = {k}"},
+                      {"UPDATE authors SET id = {n} WHERE id = {k} % 40"},
+                      {"DELETE FROM authors WHERE id = {k} % 40"},
+                      {"DELETE FROM authors WHERE id = {k} % 40"}},
+                     30,
+                     {},
+                     {}});
         return v;
     }();
     return f;

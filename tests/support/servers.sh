@@ -58,7 +58,7 @@ CREATE USER 'driftless'@'localhost' IDENTIFIED BY '$pw';
 GRANT ALL PRIVILEGES ON *.* TO 'driftless'@'127.0.0.1' WITH GRANT OPTION;
 GRANT ALL PRIVILEGES ON *.* TO 'driftless'@'localhost' WITH GRANT OPTION;" \
     --log-bin="$root/my/data/binlog" --binlog-format=ROW --binlog-row-image=FULL --binlog-row-metadata=FULL \
-    --server-id=1 --innodb-flush-log-at-trx-commit=0 --innodb-buffer-pool-size=256M \
+    --server-id=1 --gtid-strict-mode=1 --innodb-flush-log-at-trx-commit=0 --innodb-buffer-pool-size=256M \
     --max-connections=300 --local-infile=1
 }
 
