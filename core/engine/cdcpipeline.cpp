@@ -385,6 +385,7 @@ void CdcPipeline::run(std::stop_token stop, Options options)
         const TableSchema full = t->schema;
         const auto fullColumns = t->columns;
         const auto deferred = deferAddedColumns(*t);
+        t->heldBack = deferred;
         t->merger->prepare(t->schema);
         t->layout = streamLayout(t->schema, t->columns, t->merger->generatedColumns());
         if (auto cp = t->merger->readCheckpoint()) {
@@ -896,6 +897,11 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
         finishRebackfills(stop);
         // Everything the source had when the pass began is applied: column checks are final now.
         m_drained = true;
+        // Columns the source added before the pass began that no change carried: the stream is
+        // past the ALTER, so they are added now, as if the last change applied had carried them.
+        for (auto &t : m_tables)
+            if (!t->heldBack.empty() && !t->paused && t->streaming())
+                addHeldBackColumns(*t, src);
         while (Table *f = columnFillDue()) {
             if (stop.stop_requested())
                 break;

@@ -123,6 +123,9 @@ private:
     /// so they are met (and their policy applied) when the first change carrying them arrives,
     /// the version of which the backfill needs. Returns them.
     std::vector<std::string> deferAddedColumns(Table &t);
+    /// After a drained `run --once`: the columns `t` held back at start that no change carried
+    /// are added (their add_column policy applied) at the table's applied version.
+    void addHeldBackColumns(Table &t, PgConnection &src);
     /// Starts (or widens) the backfill of `columns`, which the stream carried from `since` on.
     void startAddColumn(Table &t, const std::vector<std::string> &columns, std::int64_t since);
     /// A table with a column backfill to advance, or null.

@@ -336,6 +336,25 @@ std::vector<std::string> CdcPipeline::deferAddedColumns(Table &t)
     return holdBackAddedColumns(t.schema, t.columns, t.merger->targetColumnsAsSource(t.schema));
 }
 
+void CdcPipeline::addHeldBackColumns(Table &t, PgConnection &src)
+{
+    std::vector<std::string> columns = t.columns;
+    for (const auto &c : t.heldBack)
+        if (std::find(columns.begin(), columns.end(), c) == columns.end())
+            columns.push_back(c);
+    t.heldBack.clear();
+    if (columns.size() == t.columns.size())
+        return; // a change carried them
+    try {
+        if (adaptToLayout(t, columns, src, t.version) && t.addColumn)
+            writeCheckpoint(t, false);
+    } catch (const Error &e) {
+        if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
+            throw;
+        stopTable(t, e);
+    }
+}
+
 void CdcPipeline::startAddColumn(Table &t, const std::vector<std::string> &columns, std::int64_t since)
 {
     t.addColumn = widenedColumnFill(t.addColumn, columns, since, wallClockMs());
@@ -371,7 +390,7 @@ void CdcPipeline::addColumnStepOrStop(Table &t, PgConnection &src)
 void CdcPipeline::addColumnStep(Table &t, PgConnection &src)
 {
     PgColumnFillSource source(src, t.schema, t.job.spec);
-    ColumnFillContext cx{source, t.schema, t.job.spec, *t.merger, *m_session, m_pipeline};
+    ColumnFillContext cx{source, t.schema, t.job.spec, *t.merger, *m_session, m_pipeline, t.version};
     const PgAddColumnProgress before = *t.addColumn;
     // While the stream goes on (in `run --once` too: it may not have applied yet what the source
     // had when the pass began), a difference is looked at again; once a pass has drained the

@@ -74,6 +74,9 @@ struct CdcPipeline::Table {
     std::int64_t version = 0; ///< version of the stored checkpoint
     std::optional<PgRebackfillProgress> rebackfill; ///< progress of a re-backfill in flight
     std::optional<PgAddColumnProgress> addColumn;   ///< a backfill of added columns in flight
+    /// Columns the source had at start and the target lacked, held back until a change carries
+    /// them (deferAddedColumns), in the source's order; a drained `run --once` adds the rest.
+    std::vector<std::string> heldBack;
     /// Two-way with a MariaDB/MySQL target: its table as conflict detection reads it (once).
     std::optional<mysqlcatalog::MysqlTable> conflictTarget;
     int fillChecks = 0; ///< its final comparison differed this many times

@@ -143,7 +143,11 @@ ColumnFillStep columnFillStep(ColumnFillContext &cx, PgAddColumnProgress &progre
         const PgAddColumnProgress before = progress;
         cx.session.begin();
         try {
-            const long long written = cx.merger.fillColumnsInTransaction(chunk, progress.version);
+            // Rows at the first version with the column are filled too: its transaction may have
+            // changed them before it added the column (docs/schema-changes.md).
+            const std::int64_t through =
+                cx.appliedThrough ? std::max(*cx.appliedThrough, progress.version) : progress.version;
+            const long long written = cx.merger.fillColumnsInTransaction(chunk, through + 1);
             progress.after = lastKeyOf(chunk);
             progress.rows += static_cast<long long>(chunk.rows.size());
             progress.written += written;
@@ -172,11 +176,29 @@ ColumnFillStep columnFillStep(ColumnFillContext &cx, PgAddColumnProgress &progre
         out.outcome = ColumnFillStep::LookAgain;
         return out;
     }
+    // A difference the checks did not see go away: every row is read from the source again and
+    // filled where it differs, under the same guard (rows the stream has yet to change take the
+    // source's value, and a change still to come applies over it); then compared once more.
+    if (!have.empty() && want != have && cx.appliedThrough && !progress.repair) {
+        progress.repair = true;
+        progress.after.clear();
+        progress.repairFrom = progress.written;
+        out.message = "filling added column(s) " + names + ": the check found them differ from the source; reading "
+                      "every row again";
+        return out; // a Chunk: the next step reads the first chunk again
+    }
     out.outcome = ColumnFillStep::Done;
     const long long secs = std::max<long long>(0, (wallClockMs() - progress.startedMs + 500) / 1000);
-    out.message = "column " + names + " added, " + withThousands(progress.rows) + " rows backfilled in " +
-                  std::to_string(secs) + " s (" + withThousands(progress.written) +
-                  " written; rows the stream changed since keep its values)";
+    if (!progress.repair)
+        out.message = "column " + names + " added, " + withThousands(progress.rows) + " rows backfilled in " +
+                      std::to_string(secs) + " s (" + withThousands(progress.written) +
+                      " written; rows the stream changed since keep its values)";
+    else
+        out.message = "column " + names + " added and backfilled in " + std::to_string(secs) +
+                      " s: the first reading of every row wrote " + withThousands(progress.repairFrom) +
+                      ", the check found a difference, and a second reading wrote " +
+                      withThousands(progress.written - progress.repairFrom) + " (" + withThousands(progress.rows) +
+                      " rows read in all)";
     const std::string table = cx.pipeline + " " + cx.spec.table.display();
     auto count = [](const std::string &sum) { return sum.substr(0, sum.find(':')); };
     if (have.empty()) {

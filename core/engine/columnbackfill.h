@@ -104,6 +104,13 @@ struct ColumnFillContext {
     Merger &merger;
     TargetSession &session;
     const std::string &pipeline;
+    /// Change data capture: every change up to this version is applied (the table's checkpoint,
+    /// read between two batches). Every row at or below it takes the source's value, read after
+    /// those changes committed, so at least as new as the row: rows the stream wrote without the
+    /// column's value (a change in the transaction that added it, before the ALTER; an unchanged
+    /// out-of-line value) are filled too, and a change still to come applies over it. A pass-based
+    /// strategy has none: rows at or below the version of the first change with the column.
+    std::optional<std::int64_t> appliedThrough = std::nullopt;
 };
 
 struct ColumnFillStep {

@@ -189,7 +189,7 @@ void MysqlCdcPipeline::addColumnStep(Table &t, MysqlConnection &src, Merger &mer
     const PgAddColumnProgress before = *t.addColumn;
     try {
         MysqlColumnFillSource source(src, t.source, t.job.spec, m_jobs.front().target.kind == EndpointKind::Postgres);
-        ColumnFillContext cx{source, t.source.schema, t.job.spec, merger, session, m_pipeline};
+        ColumnFillContext cx{source, t.source.schema, t.job.spec, merger, session, m_pipeline, t.version};
         const auto step = columnFillStep(cx, *t.addColumn, !once && t.fillChecks < kFillChecks, [&](long long rows) {
             merger.writeCheckpointInTransaction({positionWithProgress(t, *t.position).toJson(), t.version}, rows);
         });

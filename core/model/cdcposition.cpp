@@ -92,8 +92,13 @@ std::optional<std::int64_t> lsnFrom(const json &j, const char *key)
 /// "add_column" with its version as the source kind stores it (`version`).
 json addColumnJson(const PgAddColumnProgress &a, json version)
 {
-    return {{"columns", a.columns}, {"version", std::move(version)}, {"after", a.after},
-            {"rows", a.rows},       {"written", a.written},          {"started_ms", a.startedMs}};
+    json j{{"columns", a.columns}, {"version", std::move(version)}, {"after", a.after},
+           {"rows", a.rows},       {"written", a.written},          {"started_ms", a.startedMs}};
+    if (a.repair) {
+        j["repair"] = true;
+        j["repair_from"] = a.repairFrom;
+    }
+    return j;
 }
 
 /// The progress stored as "add_column", whose version the caller read; none when incomplete.
@@ -106,6 +111,8 @@ std::optional<PgAddColumnProgress> addColumnFrom(const json &a, std::int64_t ver
     ac.rows = a.value("rows", 0LL);
     ac.written = a.value("written", 0LL);
     ac.startedMs = a.value("started_ms", 0LL);
+    ac.repair = a.value("repair", false);
+    ac.repairFrom = a.value("repair_from", 0LL);
     if (ac.columns.empty() || ac.version <= 0)
         return std::nullopt;
     return ac;

@@ -62,9 +62,10 @@ struct PgRebackfillProgress {
 };
 
 /// How far the backfill of columns the source gained got (`schema_changes: add_column: backfill`):
-/// "add_column" inside the position. Chunks fill only target rows older than `version`, the
-/// version of the first change that carried the new columns (a commit LSN on Postgres, a binlog
-/// position's version on MariaDB/MySQL; the name is older than the MariaDB use).
+/// "add_column" inside the position. `version` is the version of the first change that carried
+/// the new columns (a commit LSN on Postgres, a binlog position's version on MariaDB/MySQL; the
+/// name is older than the MariaDB use): chunks fill the target rows at or below it, and under
+/// change data capture every row the stream has applied (ColumnFillContext::appliedThrough).
 struct PgAddColumnProgress {
     std::vector<std::string> columns; ///< "columns": the columns being filled
     std::int64_t version = 0;         ///< "version": rows at or past it came with the columns' values
@@ -72,6 +73,10 @@ struct PgAddColumnProgress {
     long long rows = 0;               ///< "rows": rows read so far
     long long written = 0;            ///< "written": target rows the chunks changed
     long long startedMs = 0;          ///< "started_ms": when it started (wall clock)
+    /// "repair": the check after the first reading found a difference; this is the second
+    /// reading of every row, which began when `written` was `repairFrom` ("repair_from").
+    bool repair = false;
+    long long repairFrom = 0;
     bool operator==(const PgAddColumnProgress &) const = default;
 };
 

@@ -345,6 +345,26 @@ std::vector<Feature> build()
                  {},
                  ""});
 
+    // Rails, Django, Flyway and Liquibase run a migration's statements in one transaction: rows
+    // are written and a column added together (docs/schema-changes.md).
+    f.push_back({"migration_in_transaction",
+                 "a migration in one transaction, as frameworks run it: a row updated, then a column added with a "
+                 "default (NOT NULL), several times",
+                 std::string("CREATE TABLE zoo.migrated (id int PRIMARY KEY, name text, ") + kStamp +
+                     "); CREATE INDEX ON zoo.migrated (updated_at);",
+                 "INSERT INTO zoo.migrated (id, name) SELECT g, 'row ' || g FROM generate_series(1, 30) g;",
+                 30,
+                 {plain("migrated")},
+                 {{'i', "INSERT INTO zoo.migrated (id, name) VALUES ({n}, '{w}')"},
+                  {'u', "UPDATE zoo.migrated SET name = '{w}', updated_at = clock_timestamp() WHERE id = {k}"},
+                  {'u', "UPDATE zoo.migrated SET name = 'migrated {w}', updated_at = clock_timestamp() WHERE id = {k}; "
+                        "ALTER TABLE zoo.migrated ADD COLUMN IF NOT EXISTS c{r} int NOT NULL DEFAULT 7"},
+                  {'d', "DELETE FROM zoo.migrated WHERE id = {k}"}},
+                 30,
+                 {},
+                 {},
+                 ""});
+
     f.push_back({"fk_cascade",
                  "a foreign key ON DELETE CASCADE, parent and child both synced; deleting a parent deletes its "
                  "children",

@@ -215,6 +215,16 @@ TEST(CdcPosition, theSourcesIdentityIsKeptWithEveryPosition)
     EXPECT_EQ(BinlogCdcPosition::fromJson(kBinlogStream)->serverId, 0u);
     EXPECT_EQ(PgCdcPosition::fromJson(kPgStream)->timeline, 0);
 
+    // A column backfill's second reading (the check found a difference) survives a restart.
+    PgAddColumnProgress fill;
+    fill.columns = {"score"};
+    fill.version = 0x16B3748;
+    fill.written = 40;
+    fill.repair = true;
+    fill.repairFrom = 39;
+    b.addColumn = fill;
+    EXPECT_EQ(*BinlogCdcPosition::fromJson(b.toJson())->addColumn, fill);
+
     PgCdcPosition p = *PgCdcPosition::fromJson(kPgStream);
     p.timeline = 2;
     EXPECT_EQ(json::parse(p.toJson())["timeline"], 2);
