@@ -1,5 +1,6 @@
 #include "app/cli/liveview.h"
 
+#include "core/base/isotime.h"
 #include "core/base/clock.h"
 #include "core/engine/statusreport.h"
 

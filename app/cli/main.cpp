@@ -1,6 +1,7 @@
 // driftless-cli: the headless face of the engine. Parses arguments and wires core together.
 
 #include "app/cli/help.h"
+#include "core/base/isotime.h"
 #include "app/cli/keychain.h"
 #include "app/cli/liveview.h"
 #include "app/cli/serve.h"

@@ -1,5 +1,6 @@
 #include "core/agent/agentapi.h"
 
+#include "core/base/isotime.h"
 #include "core/agent/agenthttp.h"
 
 #include "core/base/clock.h"

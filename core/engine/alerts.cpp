@@ -1,5 +1,6 @@
 #include "core/engine/alerts.h"
 
+#include "core/base/isotime.h"
 #include "core/engine/binlogretention.h"
 #include "core/engine/slotprojection.h"
 #include "core/engine/sshtunnel.h"

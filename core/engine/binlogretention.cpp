@@ -3,7 +3,7 @@
 #include "core/db/mysqlconnection.h"
 #include "core/db/mysqlreplication.h"
 #include "core/engine/connect.h"
-#include "core/engine/mysqlcdc.h"
+#include "core/engine/binlogidentity.h"
 #include "core/model/cdcposition.h"
 #include "core/model/error.h"
 
@@ -38,7 +38,7 @@ std::optional<std::int64_t> fileStartedMs(const Endpoint &source, const std::str
             return it->second;
     }
     // Not the pipeline's own server_id: the server would drop a running sync's dump for ours.
-    MysqlReplicationOptions ro = binlogReaderOptions(source, MysqlCdcPipeline::serverIdFor(pipeline) ^ 2u);
+    MysqlReplicationOptions ro = binlogReaderOptions(source, binlogServerIdFor(pipeline) ^ 2u);
     ro.reportHost.clear(); // not listed among the replicas
     ro.readTimeout = std::chrono::seconds(10);
     MysqlReplicationConnection repl(ro);

@@ -2,7 +2,7 @@
 
 #include "core/base/copytext.h"
 #include "core/db/mysqlconnection.h"
-#include "core/engine/reconcilemysql.h"
+#include "core/engine/mysqlcanon.h"
 #include "core/engine/rowhash.h"
 #include "core/model/error.h"
 

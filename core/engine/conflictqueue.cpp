@@ -1,7 +1,7 @@
 #include "core/engine/conflictqueue.h"
 
+#include "core/base/isotime.h"
 #include "core/engine/conflicts.h"
-#include "core/engine/statusreport.h"
 #include "core/engine/workspacestate.h"
 #include "core/state/statestore.h"
 

@@ -3,7 +3,6 @@
 #include "core/base/copytext.h"
 #include "core/db/pgcatalog.h"
 #include "core/db/pgconnection.h"
-#include "core/engine/conflictsmysql.h"
 #include "core/engine/connect.h"
 #include "core/engine/twoway.h"
 #include "core/model/error.h"
@@ -537,21 +536,10 @@ private:
 
 } // namespace
 
-std::unique_ptr<ResolutionSide> openResolutionSide(const Endpoint &endpoint, const std::string &direction,
-                                                   const TargetName &table, const std::string &keyJson,
-                                                   const TableSchema *postgresColumns)
+std::unique_ptr<ResolutionSide> openPgResolutionSide(const Endpoint &endpoint, const std::string &direction,
+                                                     const TargetName &table, const std::string &keyJson)
 {
-    if (endpoint.kind == EndpointKind::Mysql)
-        return openMysqlResolutionSide(endpoint, table, keyJson, postgresColumns);
     return std::make_unique<PgResolutionSide>(endpoint, direction, table, keyJson);
-}
-
-void writeResolution(const Endpoint &endpoint, const std::string &direction, const TargetName &table,
-                     const std::string &keyJson, const std::string &rowJson, const TableSchema *postgresColumns)
-{
-    auto side = openResolutionSide(endpoint, direction, table, keyJson, postgresColumns);
-    side->write(rowJson);
-    side->commit();
 }
 
 } // namespace driftless::core

@@ -143,6 +143,10 @@ std::unique_ptr<ResolutionSide> openResolutionSide(const Endpoint &endpoint, con
                                                    const TargetName &table, const std::string &keyJson,
                                                    const TableSchema *postgresColumns = nullptr);
 
+/// openResolutionSide() on a Postgres side (resolutionsides.cpp picks the side's kind).
+std::unique_ptr<ResolutionSide> openPgResolutionSide(const Endpoint &endpoint, const std::string &direction,
+                                                     const TargetName &table, const std::string &keyJson);
+
 /// Writes `rowJson` over the row of `keyJson` on one side in one transaction of its own (a
 /// ResolutionSide written and committed).
 void writeResolution(const Endpoint &endpoint, const std::string &direction, const TargetName &table,

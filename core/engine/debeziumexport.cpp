@@ -1,7 +1,7 @@
 #include "core/engine/debeziumexport.h"
 
 #include "core/db/pgtls.h"
-#include "core/engine/mysqlcdc.h"
+#include "core/engine/binlogidentity.h"
 #include "core/model/dsn.h"
 #include "core/model/error.h"
 
@@ -130,7 +130,7 @@ DebeziumExport exportDebezium(const Workspace &ws, const std::string &pipeline, 
         config["database.port"] = std::to_string(dsn.port);
         config["database.user"] = dsn.user;
         // Another replica id than the engine's, so both can read the binlog during a hand-over.
-        config["database.server.id"] = std::to_string(MysqlCdcPipeline::serverIdFor(p->name) ^ 1u);
+        config["database.server.id"] = std::to_string(binlogServerIdFor(p->name) ^ 1u);
         if (!dsn.database.empty())
             config["database.include.list"] = regexLiteral(dsn.database);
         config["schema.history.internal.kafka.topic"] = "schema-changes." + topicSafe(p->name);

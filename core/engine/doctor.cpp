@@ -516,6 +516,23 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
                                "ALTER SYSTEM SET max_slot_wal_keep_size = '10GB'; SELECT pg_reload_conf();  -- size "
                                "it to leave room on the WAL disk; a slot past it is invalidated instead",
                                "ALTER SYSTEM SET max_slot_wal_keep_size = '10GB';\nSELECT pg_reload_conf();"});
+            // Standbys that may be promoted: a logical slot does not follow a promotion before
+            // Postgres 17's failover slots (docs/failover.md).
+            try {
+                auto standbys = c.exec("SELECT count(*) FILTER (WHERE state = 'streaming'), "
+                                       "current_setting('server_version_num')::int FROM pg_stat_replication");
+                const long long n = standbys.toInt(0, 0);
+                if (n > 0 && standbys.toInt(0, 1) < 170000)
+                    out.push_back({"warn", "config", p.name, "endpoint " + src.name,
+                                   std::to_string(n) + " standby" + (n == 1 ? "" : "s") +
+                                       " stream from this server, and on Postgres before 17 a promoted standby has "
+                                       "none of its logical slots: after a failover the pipeline stops (never reads "
+                                       "a wrong place) and is loaded again by driftless-cli resnapshot " + p.name,
+                                   "plan the resnapshot into your failover runbook; Postgres 17's failover slots "
+                                   "(failover = true, synchronized_standby_slots) would carry the slot"});
+            } catch (const Error &) {
+                // pg_stat_replication hides other roles' rows from a plain user: nothing to say
+            }
             // An idle source database on a busy cluster: WAL comes from the other databases, and
             // a slot of this one only moves when this database changes or a heartbeat is written.
             if (!p.heartbeat) {

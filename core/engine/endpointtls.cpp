@@ -1,12 +1,12 @@
 #include "core/engine/endpointtls.h"
 
+#include "core/base/isotime.h"
 #include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/db/mysqlconnection.h"
 #include "core/db/pgconnection.h"
 #include "core/db/pgtls.h"
 #include "core/engine/sshtunnel.h"
-#include "core/engine/statusreport.h"
 #include "core/model/dsn.h"
 #include "core/model/error.h"
 

@@ -1,5 +1,6 @@
 #include "core/engine/mysqlcdc.h"
 #include "core/engine/mysqlcdctable.h"
+#include "core/engine/binlogidentity.h"
 
 #include "core/base/clock.h"
 #include "core/base/copytext.h"
@@ -102,36 +103,6 @@ MysqlCdcPipeline::MysqlCdcPipeline(std::vector<TableJob> jobs, EngineObserver &o
 }
 
 MysqlCdcPipeline::~MysqlCdcPipeline() = default;
-
-MysqlReplicationOptions binlogReaderOptions(const Endpoint &source, std::uint32_t serverId)
-{
-    const MysqlDsn dsn = MysqlDsn::parse(source.dsn);
-    MysqlReplicationOptions ro;
-    ro.host = dsn.host;
-    ro.port = static_cast<unsigned>(dsn.port);
-    ro.user = dsn.user;
-    ro.password = mysqlPasswordFor(source.dsn, dsn).value_or("");
-    ro.unixSocket = dsn.socket;
-    ro.tls = dsn.sslMode != "disabled" && dsn.sslMode != "preferred";
-    if (const auto route = routeTo(source); route.tunneled()) {
-        ro.unixSocket = route.socketPath; // no TLS on the tunnel's socket: SSH protects the way
-        ro.tls = false;
-    }
-    ro.tlsCa = dsn.sslCa;
-    ro.serverId = serverId;
-    ro.heartbeat = std::chrono::milliseconds(250);
-    return ro;
-}
-
-std::uint32_t MysqlCdcPipeline::serverIdFor(const std::string &pipeline)
-{
-    std::uint32_t h = 2166136261u;
-    for (unsigned char c : pipeline) {
-        h ^= c;
-        h *= 16777619u;
-    }
-    return 0x44000000u | (h & 0x00FFFFFFu);
-}
 
 void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
 {
@@ -456,7 +427,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                     "resume a table: driftless-cli resume " + m_pipeline + " TABLE");
     }
 
-    MysqlReplicationOptions ro = binlogReaderOptions(src, serverIdFor(m_pipeline));
+    MysqlReplicationOptions ro = binlogReaderOptions(src, binlogServerIdFor(m_pipeline));
     MysqlReplicationConnection repl(ro);
     ro.password.clear();
     binlog::Decoder decoder;

@@ -48,10 +48,6 @@ namespace driftless::core {
 /// for the others. On Resume run() returns; run again, it reads from the paused table's
 /// position (the binlog must still hold it, else the purge is reported and a re-snapshot
 /// offered), skipping for the other tables what they already have.
-/// How a binlog reader reaches the MariaDB/MySQL endpoint `source` (host, credentials, TLS as its
-/// DSN says) registering as `serverId`. Carries the password: clear it once connected.
-MysqlReplicationOptions binlogReaderOptions(const Endpoint &source, std::uint32_t serverId);
-
 class MysqlCdcPipeline {
 public:
     /// `jobs` are the pipeline's CDC tables (same source and target).
@@ -72,9 +68,6 @@ public:
     /// The tables an error stopped (P4), this run or before it, while the others streamed on.
     std::vector<StoppedTable> stoppedTables() const;
 
-    /// The server_id the pipeline's binlog reader registers with: derived from the pipeline's
-    /// name, in a range real servers rarely use (0x44000000 + 24 bits).
-    static std::uint32_t serverIdFor(const std::string &pipeline);
 
     /// What a foreign key's ON DELETE / ON UPDATE rule does to the child's rows.
     enum class CascadeAction { None, Cascade, SetNull };

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/engine/doctor.h"
+#include "core/engine/finding.h"
 #include "core/model/tableref.h"
 
 #include <string>

@@ -2,6 +2,7 @@
 
 #include "core/db/mysqlcatalog.h"
 #include "core/db/mysqlconnection.h"
+#include "core/engine/mysqlcanon.h"
 #include "core/engine/reconcileside.h"
 
 #include <chrono>
@@ -11,15 +12,6 @@
 #include <vector>
 
 namespace driftless::core::recon {
-
-/// A MySQL/MariaDB column's canonical text as SQL (rowhash.h): `value` (NULL for NULL) and
-/// `field`, the value as a field of a record text (quoted as ROW()::text does, never NULL).
-/// `pgText`: as Postgres prints the value (see MysqlSide).
-struct MysqlCanonical {
-    std::string value;
-    std::string field;
-};
-MysqlCanonical mysqlCanonical(const ColumnInfo &logical, const mysqlcatalog::MysqlColumn &physical, bool pgText);
 
 /// A MySQL/MariaDB table as one side of a comparison, every value's canonical text and every
 /// row's 60-bit hash computed in SQL on the server (rowhash.h), so an equal table costs one

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/engine/canonicalkey.h"
 #include "core/model/staterecords.h"
 #include "core/model/workspace.h"
 
@@ -16,8 +17,6 @@
 
 namespace driftless::core {
 
-/// A primary key as canonical text per key column (rowhash.h), in key column order.
-using CanonicalKey = std::vector<std::string>;
 
 /// One column of a differing row: its canonical text on each side (nullopt: NULL).
 struct ColumnDiff {

@@ -1,9 +1,9 @@
 // Reconciliation reports: their JSON form, and storing them (with their events) in the state file.
 
 #include "core/base/clock.h"
+#include "core/base/isotime.h"
 #include "core/engine/reconciler.h"
 
-#include "core/engine/statusreport.h"
 #include "core/state/statestore.h"
 
 #include <nlohmann/json.hpp>

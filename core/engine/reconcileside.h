@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/engine/reconciler.h"
+#include "core/engine/canonicalkey.h"
 #include "core/engine/rowhash.h"
 
 #include <cstdint>

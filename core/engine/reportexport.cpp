@@ -3,7 +3,7 @@
 
 #include "core/engine/reportexport.h"
 
-#include "core/engine/statusreport.h"
+#include "core/base/isotime.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,9 +1,8 @@
 #include "core/engine/scheduler.h"
 
 #include "core/base/log.h"
-#include "core/engine/cdcpipeline.h"
+#include "core/engine/cdcsources.h"
 #include "core/engine/connectionpool.h"
-#include "core/engine/mysqlcdc.h"
 #include "core/model/error.h"
 
 #include <algorithm>
@@ -53,19 +52,7 @@ void runCdcGroup(std::vector<TableJob> jobs, EngineObserver &observer, bool once
         std::string message;
         bool transient = false;
         try {
-            std::vector<StoppedTable> stopped;
-            if (jobs.front().source.kind == EndpointKind::Mysql) {
-                MysqlCdcPipeline pipeline(jobs, observer);
-                const std::string name = jobs.front().pipeline;
-                pipeline.run(stop, {once, [pauses, name](const TableRef &t) {
-                                        return pauses && pauses->contains(name, t);
-                                    }});
-                stopped = pipeline.stoppedTables();
-            } else {
-                CdcPipeline pipeline(jobs, jobs.front().publication, observer);
-                pipeline.run(stop, {once, pauses});
-                stopped = pipeline.stoppedTables();
-            }
+            const std::vector<StoppedTable> stopped = runCdcPipeline(jobs, observer, once, pauses, stop);
             // The tables an error stopped stay red (P4); the others' run went well.
             auto stoppedFor = [&](const TableJob &j) -> const StoppedTable * {
                 for (const auto &s : stopped)

@@ -1,8 +1,8 @@
 #include "core/engine/slots.h"
 
+#include "core/base/isotime.h"
 #include "core/base/jsonfields.h"
 #include "core/engine/connect.h"
-#include "core/engine/statusreport.h"
 #include "core/model/error.h"
 
 #include <nlohmann/json.hpp>

@@ -81,9 +81,4 @@ std::vector<TableReport> tablesFromJson(const nlohmann::json &tables);
 /// A backfill in words: `420000 of 1000000 rows (42.0%), about 1m 20s left`.
 std::string describeBackfill(const TableReport::Backfill &b);
 
-/// `2026-11-29T10:00:00.123Z`.
-std::string formatIso8601(std::int64_t ms);
-/// What formatIso8601() wrote (the fraction optional), in ms since the epoch; nullopt otherwise.
-std::optional<std::int64_t> parseIso8601(const std::string &text);
-
 } // namespace driftless::core

@@ -30,27 +30,6 @@
 
 namespace driftless::core {
 
-std::vector<TableJob> jobsFor(const Workspace &ws, const std::string &onlyPipeline)
-{
-    std::vector<TableJob> jobs;
-    for (const auto &p : ws.pipelines) {
-        if (!onlyPipeline.empty() && p.name != onlyPipeline)
-            continue;
-        const Endpoint *src = ws.endpoint(p.source);
-        const Endpoint *tgt = ws.endpoint(p.target);
-        if (!src || !tgt)
-            continue;
-        if (p.twoWay) {
-            for (auto &j : twoWayJobs(p, *src, *tgt))
-                jobs.push_back(std::move(j));
-            continue;
-        }
-        for (const auto &t : p.tables)
-            jobs.push_back({p.name, t, *src, *tgt, resolveTargetName(p, t, tgt->kind), p.publication,
-                            p.heartbeat, std::nullopt, p.addColumn, p.dropColumn, p.typeChange, p.renameColumn});
-    }
-    return jobs;
-}
 
 namespace {
 

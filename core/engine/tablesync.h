@@ -1,7 +1,7 @@
 #pragma once
 
 #include "core/engine/observer.h"
-#include "core/engine/twoway.h"
+#include "core/engine/tablejob.h"
 #include "core/model/workspace.h"
 
 #include <stop_token>
@@ -9,33 +9,6 @@
 namespace driftless::core {
 
 class ConnectionPool;
-
-/// Everything needed to sync one table, resolved from the workspace.
-struct TableJob {
-    std::string pipeline;
-    TableSpec spec;
-    Endpoint source;
-    Endpoint target;
-    TargetName targetName;
-    /// The pipeline's `publication:` (CDC), when set.
-    std::optional<std::string> publication;
-    /// The pipeline's `heartbeat:` (CDC), when set.
-    std::optional<Millis> heartbeat;
-    /// Set for the tables of a two-way pipeline (`direction: both`): which direction this is.
-    std::optional<TwoWayRole> twoWay = std::nullopt;
-    /// The pipeline's `schema_changes: { add_column: ... }`, when set.
-    std::optional<std::string> pipelineAddColumn = std::nullopt;
-    /// The pipeline's `schema_changes: { drop_column: ..., type_change: ... }`, when set.
-    std::optional<std::string> pipelineDropColumn = std::nullopt;
-    std::optional<std::string> pipelineTypeChange = std::nullopt;
-    /// The pipeline's `schema_changes: { rename_column: ... }`, when set.
-    std::optional<std::string> pipelineRenameColumn = std::nullopt;
-
-    TableKey key() const { return {pipeline, spec.table, spec.strategy}; }
-};
-
-/// Builds the jobs of a workspace (optionally one pipeline).
-std::vector<TableJob> jobsFor(const Workspace &ws, const std::string &onlyPipeline = {});
 
 /// Runs one sync pass of one table: a full refresh reloads it; a cursor table finishes (or
 /// starts) its initial load, then reads everything changed up to the source's current time.

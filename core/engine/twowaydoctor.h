@@ -1,6 +1,9 @@
 #pragma once
 
-#include "core/engine/doctor.h"
+#include "core/engine/finding.h"
+#include "core/model/workspace.h"
+
+#include <vector>
 
 namespace driftless::core {
 

@@ -4,6 +4,7 @@
 
 #include "ui/enginedoor.h"
 
+#include "core/base/isotime.h"
 #include "core/base/clock.h"
 #include "core/engine/statusreport.h"
 

@@ -1,5 +1,6 @@
 #include "ui/models/alertsmodel.h"
 
+#include "core/base/isotime.h"
 #include "ui/displayformat.h"
 #include "ui/statusicons.h"
 
