@@ -24,6 +24,7 @@
 #include "ui/slotmonitor.h"
 #include "ui/statusicons.h"
 #include "ui/traynotifier.h"
+#include "ui/widgets/screenfit.h"
 
 #include <QAction>
 #include <QApplication>
@@ -170,7 +171,7 @@ MainWindow::MainWindow(QWidget *parent)
 
     QSettings settings;
     if (!restoreGeometry(settings.value(QLatin1String(kGeometryKey)).toByteArray()))
-        resize(1180, 680);
+        screenfit::fit(this, QSize(1180, 680));
     restoreState(settings.value(QLatin1String(kStateKey)).toByteArray());
     m_pathLabel->setText(tr("No workspace open"));
     showEngineState(m_engine->state(), m_engine->message());
@@ -425,6 +426,17 @@ void MainWindow::showAbout()
     QMessageBox::about(this, tr("About Driftless"),
                        tr("<h3>Driftless %1</h3><p>Keeps tables in two databases in sync, and shows that they are.</p>")
                            .arg(QApplication::applicationVersion().toHtmlEscaped()));
+}
+
+void MainWindow::showEvent(QShowEvent *event)
+{
+    // The size asked for before the window knew its screen: at most that screen, once shown.
+    if (!m_fitted) {
+        m_fitted = true;
+        if (!isMaximized() && !isFullScreen())
+            screenfit::fit(this, size());
+    }
+    QMainWindow::showEvent(event);
 }
 
 void MainWindow::closeEvent(QCloseEvent *event)

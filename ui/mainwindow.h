@@ -86,6 +86,7 @@ public:
 
 protected:
     void closeEvent(QCloseEvent *event) override;
+    void showEvent(QShowEvent *event) override;
 
 private:
     void createActions();
@@ -140,6 +141,7 @@ private:
     QAction *m_refresh = nullptr;
     QAction *m_find = nullptr;
     QList<QAction *> m_showPages;
+    bool m_fitted = false;
 };
 
 } // namespace driftless::ui

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,16 @@ namespace driftless::core {
 /// One preflight finding. `level` is ok, warn or error; `category` says what kind of problem
 /// an error is: `connection` (the server could not be reached or logged in to: environment) or
 /// `config` (the workspace asks for something the databases cannot give: fix the file).
+/// A workspace setting whose value fixes a finding: `key`, as the workspace file spells it, set to
+/// `value` on the finding's pipeline, or on its table `table` when that is set. The app offers
+/// it as a button (shown first, then stored as any edit of the workspace is).
+struct FindingSetting {
+    std::string table;
+    std::string key;
+    std::string value;
+    bool operator==(const FindingSetting &) const = default;
+};
+
 struct Finding {
     Finding() = default;
     Finding(std::string level, std::string category, std::string pipeline, std::string subject, std::string message,
@@ -31,6 +42,8 @@ struct Finding {
     /// The exact statements that fix it, runnable as they stand (names filled in), where the fix
     /// is SQL; empty where it is not (a DSN, a restart, a column only the DBA can choose).
     std::string sql;
+    /// Set where the fix is a setting of the workspace (e.g. heartbeat: 1m on the pipeline).
+    std::optional<FindingSetting> setting;
 };
 
 /// What to check: everything, one pipeline, or one endpoint (its connection, its settings, and
@@ -48,7 +61,8 @@ std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipel
 std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope);
 
 /// The document of `driftless-cli doctor --json` and POST /api/v1/doctor: {"findings": [{level,
-/// category, pipeline, subject, message, fix, sql}], "errors": N, "warnings": N}.
+/// category, pipeline, subject, message, fix, sql, setting: {table, key, value} or null}], "errors": N,
+/// "warnings": N}.
 nlohmann::json doctorJsonValue(const std::vector<Finding> &findings);
 /// The findings of that document (lenient: a missing key reads empty).
 std::vector<Finding> findingsFromJson(const nlohmann::json &doc);

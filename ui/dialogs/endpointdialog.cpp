@@ -4,6 +4,7 @@
 #include "ui/dialogs/sshtunnelbox.h"
 #include "ui/enginedoor.h"
 #include "ui/localdoor.h"
+#include "ui/widgets/screenfit.h"
 
 #include "core/engine/endpointcalls.h"
 #include "core/engine/sshtunnel.h"
@@ -23,8 +24,10 @@
 #include <QPushButton>
 #include <QRadioButton>
 #include <QRegularExpression>
+#include <QScrollArea>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QTabWidget>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -35,6 +38,7 @@ namespace driftless::ui {
 namespace {
 
 enum KindIndex { PostgresKind, SqliteKind, MysqlKind };
+enum TabIndex { ConnectionTab, SshTab, GuardTab };
 constexpr int kDefaultPort = 5432;
 constexpr int kMysqlPort = 3306;
 const std::set<QString> kFieldKeys{QStringLiteral("host"),    QStringLiteral("port"),
@@ -42,6 +46,16 @@ const std::set<QString> kFieldKeys{QStringLiteral("host"),    QStringLiteral("po
                                    QStringLiteral("sslmode"), QStringLiteral("sslrootcert")};
 
 QString esc(const std::string &s) { return QString::fromStdString(s).toHtmlEscaped(); }
+
+/// A tab's page: `box` at the top, the rest of the page empty.
+QWidget *wrapped(QWidget *box)
+{
+    auto *page = new QWidget;
+    auto *layout = new QVBoxLayout(page);
+    layout->addWidget(box);
+    layout->addStretch(1);
+    return page;
+}
 
 } // namespace
 
@@ -68,6 +82,7 @@ EndpointDialog::EndpointDialog(std::optional<core::Endpoint> existing, QStringLi
       m_database(new QLineEdit(this)), m_user(new QLineEdit(this)), m_tls(new QComboBox(this)),
       m_caFile(new QLineEdit(this)), m_caBrowse(new QPushButton(tr("B&rowse\u2026"), this)), m_dsn(new QLineEdit(this)),
       m_password(new QLineEdit(this)), m_passwordNote(new QLabel(this)), m_guard(new SlotGuardBox(this)),
+      m_ssh(new SshTunnelBox(this)), m_tabs(new QTabWidget(this)), m_scroll(new QScrollArea(this)),
       m_path(new QLineEdit(this)), m_browse(new QPushButton(tr("&Browse\u2026"), this)), m_problem(new QLabel(this)),
       m_test(new QPushButton(tr("&Test Connection"), this)), m_result(new QLabel(this)),
       m_buttons(new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this))
@@ -106,14 +121,38 @@ EndpointDialog::EndpointDialog(std::optional<core::Endpoint> existing, QStringLi
     testRow->addWidget(m_test);
     testRow->addStretch(1);
 
+    // The connection, the tunnel and the slot guard each on a tab of their own: on one page they
+    // were 813 px tall, and a 1366x768 laptop showed neither OK nor Cancel (issue 45).
+    m_tabs->setObjectName(QStringLiteral("endpointTabs"));
+    auto *connection = new QWidget(m_tabs);
+    auto *connectionLayout = new QVBoxLayout(connection);
+    connectionLayout->addWidget(m_pgPage);
+    connectionLayout->addWidget(m_litePage);
+    connectionLayout->addStretch(1);
+    m_tabs->addTab(connection, tr("&Connection"));
+    m_tabs->addTab(wrapped(m_ssh), QString());
+    m_tabs->addTab(wrapped(m_guard), QString());
+
+    // Everything but OK and Cancel scrolls when the screen is smaller still (150% scaling), so
+    // the buttons stay on screen whatever the content needs.
+    auto *content = new QWidget;
+    content->setObjectName(QStringLiteral("endpointContent"));
+    auto *contentLayout = new QVBoxLayout(content);
+    contentLayout->setContentsMargins(0, 0, 0, 0);
+    contentLayout->addLayout(top);
+    contentLayout->addWidget(m_tabs);
+    contentLayout->addWidget(m_problem);
+    contentLayout->addLayout(testRow);
+    contentLayout->addWidget(m_result);
+    contentLayout->addStretch(1);
+    m_scroll->setObjectName(QStringLiteral("endpointScroll"));
+    m_scroll->setWidgetResizable(true);
+    m_scroll->setFrameShape(QFrame::NoFrame);
+    m_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_scroll->setWidget(content);
+
     auto *layout = new QVBoxLayout(this);
-    layout->addLayout(top);
-    layout->addWidget(m_pgPage);
-    layout->addWidget(m_litePage);
-    layout->addWidget(m_problem);
-    layout->addLayout(testRow);
-    layout->addWidget(m_result);
-    layout->addStretch(1);
+    layout->addWidget(m_scroll, 1);
     layout->addWidget(m_buttons);
 
     connect(m_buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
@@ -136,7 +175,7 @@ EndpointDialog::EndpointDialog(std::optional<core::Endpoint> existing, QStringLi
         load(*m_existing);
     showPasswordNote();
     updateState();
-    resize(620, height());
+    resize(screenfit::bounded(this, QSize(620, height())));
     fitHeight(true);
 }
 
@@ -211,9 +250,6 @@ void EndpointDialog::buildPostgresPage(QWidget *page)
     layout->addWidget(m_fieldsPage);
     layout->addWidget(m_dsnPage);
     layout->addLayout(secret);
-    m_ssh = new SshTunnelBox(page);
-    layout->addWidget(m_ssh);
-    layout->addWidget(m_guard);
 }
 
 void EndpointDialog::buildSqlitePage(QWidget *page)
@@ -527,6 +563,11 @@ QString EndpointDialog::problem() const
     if (e.kind == core::EndpointKind::Mysql && !m_dsnMode->isChecked() && m_host->text().trimmed().isEmpty() &&
         m_database->text().trimmed().isEmpty())
         return tr("Enter at least the host or the database.");
+    // The tunnel's fields are on a tab of their own: name the tab, the loader's words do not.
+    if (e.ssh && e.ssh->host.empty())
+        return tr("SSH tunnel: enter the SSH host (on the SSH Tunnel tab), or untick the tunnel.");
+    if (e.ssh && e.ssh->user.empty())
+        return tr("SSH tunnel: enter the login on the SSH host (on the SSH Tunnel tab).");
     if (e.kind == core::EndpointKind::Postgres)
         if (const QString guard = m_guard->problem(); !guard.isEmpty())
             return guard;
@@ -546,12 +587,19 @@ void EndpointDialog::fitHeight(bool shrink)
     for (QLayout *l : findChildren<QLayout *>())
         l->invalidate();
     layout()->activate();
-    // Wrapped labels (the problem, the result) need their height for the dialog's width.
-    const int wanted = std::max(sizeHint().height(), layout()->hasHeightForWidth()
-                                                         ? layout()->totalHeightForWidth(width())
-                                                         : 0);
-    if (wanted > height() || (shrink && wanted < height()))
-        resize(width(), wanted);
+    QWidget *content = m_scroll->widget();
+    // Wrapped labels (the problem, the result) need their height for the width they get.
+    const int contentWidth = width() - layout()->contentsMargins().left() - layout()->contentsMargins().right();
+    const int contentHeight = std::max(content->sizeHint().height(),
+                                       content->hasHeightForWidth() ? content->heightForWidth(contentWidth) : 0);
+    const QMargins margins = layout()->contentsMargins();
+    const int wanted = contentHeight + margins.top() + margins.bottom() + layout()->spacing() +
+                       m_buttons->sizeHint().height();
+    // Never taller than the screen: what does not fit scrolls, and OK and Cancel stay on it.
+    const int room = screenfit::usableArea(this).height();
+    const int target = std::min(wanted, room);
+    if (target > height() || (shrink && target < height()) || height() > room)
+        resize(std::min(width(), screenfit::usableArea(this).width()), target);
 }
 
 void EndpointDialog::updateState()
@@ -560,7 +608,11 @@ void EndpointDialog::updateState()
     const bool postgres = m_kind->currentIndex() == PostgresKind;
     const bool dsn = m_dsnMode->isChecked();
     const bool pagesChanged = m_litePage->isHidden() == sqlite || m_dsnPage->isHidden() == dsn ||
-                              m_guard->isHidden() == postgres;
+                              m_tabs->isTabVisible(GuardTab) != postgres;
+    m_tabs->setTabVisible(SshTab, !sqlite);
+    m_tabs->setTabVisible(GuardTab, postgres);
+    m_tabs->setTabText(SshTab, m_ssh->isChecked() ? tr("SSH Tunnel (on)") : tr("SSH Tunnel"));
+    m_tabs->setTabText(GuardTab, m_guard->isChecked() ? tr("Slot Guard (on)") : tr("Slot Guard"));
     m_pgPage->setVisible(!sqlite);
     m_litePage->setVisible(sqlite);
     m_fieldsPage->setVisible(!dsn);

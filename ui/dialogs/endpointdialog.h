@@ -22,7 +22,9 @@ class QLayout;
 class QLineEdit;
 class QPushButton;
 class QRadioButton;
+class QScrollArea;
 class QSpinBox;
+class QTabWidget;
 
 namespace driftless::ui {
 
@@ -84,6 +86,9 @@ public:
     QPushButton *okButton() const;
     SlotGuardBox *slotGuardBox() const { return m_guard; }
     SshTunnelBox *sshTunnelBox() const { return m_ssh; }
+    /// Connection, SSH Tunnel (not for SQLite), Slot Guard (Postgres only).
+    QTabWidget *tabs() const { return m_tabs; }
+    QScrollArea *scrollArea() const { return m_scroll; }
 
     /// libpq's sslmode values, in order of strength ("" first: Driftless's default, prefer on
     /// this machine and verify-full off it).
@@ -161,7 +166,11 @@ private:
     QLineEdit *m_password;
     QLabel *m_passwordNote;
     SlotGuardBox *m_guard;
-    SshTunnelBox *m_ssh = nullptr;
+    SshTunnelBox *m_ssh;
+    /// Connection, SSH tunnel, slot guard.
+    QTabWidget *m_tabs;
+    /// All but OK and Cancel: scrolls when the screen is too small for it.
+    QScrollArea *m_scroll;
     QLineEdit *m_path;
     QPushButton *m_browse;
     QLabel *m_problem;

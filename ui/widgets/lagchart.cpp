@@ -117,7 +117,7 @@ LagChart::LagChart(QWidget *parent)
     m_chart->addAxis(m_y, Qt::AlignLeft);
     m_view->setObjectName(QStringLiteral("lagChart"));
     m_view->setRenderHint(QPainter::Antialiasing);
-    m_view->setMinimumHeight(240);
+    m_view->setMinimumHeight(160);
 
     auto *top = new QHBoxLayout;
     top->addWidget(m_note, 1);
