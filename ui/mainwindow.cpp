@@ -113,6 +113,12 @@ MainWindow::MainWindow(QWidget *parent)
     m_fanout->addInSteps([this](const EngineSnapshot &s) { return m_dashboardPage->setSnapshot(s, 2000); });
     m_fanout->add([this](const EngineSnapshot &s) {
         m_eventsModel->setSnapshot(s);
+        // The keychain is asked for the endpoints' passwords before the slots are first read
+        // (held meanwhile), so a launch raises no "no password" alert for a password it holds.
+        if (s.workspace && !sameWorkspace(s.workspace, m_secretsFor)) {
+            m_secretsFor = s.workspace;
+            m_secrets->setWorkspace(*s.workspace);
+        }
         m_slotMonitor->setSnapshot(s);
         m_alertCenter->setSnapshot(s);
     });
@@ -141,6 +147,10 @@ MainWindow::MainWindow(QWidget *parent)
         } else {
             chooseAgent(e); // the keychain lost it: ask again, the rest filled in
         }
+    });
+    connect(m_secrets, &SecretStore::readingChanged, this, [this](bool reading) {
+        m_slotMonitor->setHeld(reading);
+        updateActions();
     });
     connect(m_slotMonitor, &SlotMonitor::sampleReady, m_slotsModel, &SlotsModel::setSample);
     connect(m_slotMonitor, &SlotMonitor::sampleReady, m_alertCenter, &AlertCenter::setSlotSample);
@@ -400,8 +410,11 @@ void MainWindow::showEngineState(EngineBridge::State state, const QString &messa
 void MainWindow::updateActions()
 {
     const auto state = m_engine->state();
-    // Starting an empty workspace could only fail; the Tables page says how to fill it.
-    m_start->setEnabled(m_engine->canStart() && !m_engine->snapshot().tables.empty());
+    // Starting an empty workspace could only fail; the Tables page says how to fill it. While
+    // the keychain is read, the engine would connect without the passwords it holds.
+    m_start->setEnabled(m_engine->canStart() && !m_engine->snapshot().tables.empty() && !m_secrets->reading());
+    m_start->setToolTip(m_secrets->reading() ? tr("Waiting for the keychain to give the endpoints' passwords")
+                                             : m_start->statusTip());
     m_stop->setEnabled(state == EngineBridge::State::Starting || state == EngineBridge::State::Running);
 }
 

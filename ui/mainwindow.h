@@ -142,6 +142,8 @@ private:
     QAction *m_find = nullptr;
     QList<QAction *> m_showPages;
     bool m_fitted = false;
+    /// The workspace whose passwords the keychain was asked for.
+    std::shared_ptr<const core::Workspace> m_secretsFor;
 };
 
 } // namespace driftless::ui
