@@ -2,6 +2,7 @@
 
 #include "ui/statusicons.h"
 
+#include <QMenu>
 #include <QSystemTrayIcon>
 
 #include <algorithm>
@@ -14,12 +15,34 @@ TrayNotifier::TrayNotifier(QObject *parent) : QObject(parent)
         return;
     m_tray = new QSystemTrayIcon(namedIcon(QStringLiteral("io.driftless.Driftless")), this);
     m_tray->setToolTip(tr("Driftless"));
-    connect(m_tray, &QSystemTrayIcon::messageClicked, this, &TrayNotifier::activated);
+    connect(m_tray, &QSystemTrayIcon::messageClicked, this, [this] { emit activated(true); });
     connect(m_tray, &QSystemTrayIcon::activated, this, [this](QSystemTrayIcon::ActivationReason reason) {
         if (reason == QSystemTrayIcon::Trigger || reason == QSystemTrayIcon::DoubleClick)
-            emit activated();
+            emit activated(false);
     });
+    auto *menu = new QMenu;
+    menu->addAction(tr("&Open Driftless"), this, [this] { emit activated(false); });
+    menu->addSeparator();
+    menu->addAction(tr("&Quit"), this, &TrayNotifier::quitRequested);
+    connect(this, &QObject::destroyed, menu, &QObject::deleteLater);
+    m_tray->setContextMenu(menu);
     m_tray->show();
+}
+
+void TrayNotifier::setStatus(const QString &status)
+{
+    m_status = status;
+    if (m_tray)
+        m_tray->setToolTip(status);
+}
+
+void TrayNotifier::noteBackground()
+{
+    if (m_tray)
+        m_tray->showMessage(tr("Driftless keeps syncing"),
+                            tr("The window is closed; the sync goes on. Click the Driftless icon to open it, or "
+                               "Quit in its menu to stop."),
+                            QSystemTrayIcon::Information, 8'000);
 }
 
 void TrayNotifier::notify(const std::vector<core::Alert> &opened)
@@ -38,7 +61,6 @@ void TrayNotifier::notify(const std::vector<core::Alert> &opened)
         m_lastMessage += tr("\n(and %1 more on the Alerts page)").arg(opened.size() - 1);
     if (!m_tray)
         return;
-    m_tray->setToolTip(m_lastTitle);
     m_tray->showMessage(m_lastTitle, m_lastMessage,
                         error ? QSystemTrayIcon::Critical : QSystemTrayIcon::Warning, 10'000);
 }
