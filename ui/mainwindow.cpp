@@ -27,6 +27,7 @@
 #include "ui/synccontinuity.h"
 #include "ui/traynotifier.h"
 #include "ui/widgets/screenfit.h"
+#include "ui/widgets/tablecopy.h"
 
 #include <QAction>
 #include <QApplication>
@@ -41,6 +42,7 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTableView>
 #include <QToolBar>
 
 #include <map>
@@ -227,6 +229,10 @@ MainWindow::MainWindow(QWidget *parent)
             [this](const QString &message) { statusBar()->showMessage(message, kStatusMessageMs); });
     connect(m_conflictsPage, &ConflictsPage::openCountChanged, this, &MainWindow::updateConflictsTab);
     connect(m_conflictsPage, &ConflictsPage::countsChanged, m_tablesModel, &TablesModel::setConflictCounts);
+
+    // Ctrl+C on any grid copies its selected rows as tab-separated text, with the headers.
+    for (QTableView *view : m_pages->findChildren<QTableView *>())
+        installTsvCopy(view);
 
     QSettings settings;
     if (!restoreGeometry(settings.value(QLatin1String(kGeometryKey)).toByteArray()))

@@ -1,5 +1,6 @@
 #include "ui/traynotifier.h"
 
+#include "ui/alertwording.h"
 #include "ui/statusicons.h"
 
 #include <QMenu>
@@ -56,7 +57,7 @@ void TrayNotifier::notify(const std::vector<core::Alert> &opened)
     const bool error = worst->level == core::Level::Error;
     m_lastTitle = opened.size() == 1 ? (error ? tr("Driftless: error") : tr("Driftless: warning"))
                                      : tr("Driftless: %1 new alerts").arg(opened.size());
-    m_lastMessage = QString::fromStdString(worst->message + ".\n" + worst->action);
+    m_lastMessage = QString::fromStdString(worst->message) + QStringLiteral(".\n") + appAction(*worst);
     if (opened.size() > 1)
         m_lastMessage += tr("\n(and %1 more on the Alerts page)").arg(opened.size() - 1);
     if (!m_tray)

@@ -94,6 +94,8 @@ private slots:
     void badValuesAreRefusedSayingWhatToWrite_data();
     void badValuesAreRefusedSayingWhatToWrite();
     void theSlotGuardsInactiveAlertIsEditable();
+    void aPastedDsnsPasswordMovesToThePasswordField_data();
+    void aPastedDsnsPasswordMovesToThePasswordField();
     void aDoctorFixThatIsASettingIsShownThenStored();
 
 private:
@@ -292,6 +294,42 @@ void TestWorkspaceSettings::theSlotGuardsInactiveAlertIsEditable()
     d.slotGuardBox()->inactiveAlertEdit()->setText(QStringLiteral("soon"));
     QVERIFY2(d.problem().contains(QStringLiteral("write e.g. 30m")), qPrintable(d.problem()));
     QVERIFY(!d.okButton()->isEnabled());
+}
+
+void TestWorkspaceSettings::aPastedDsnsPasswordMovesToThePasswordField_data()
+{
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<QString>("pasted");
+    QTest::addColumn<QString>("dsn");
+    QTest::addColumn<QString>("password");
+    QTest::addRow("postgres URI") << 0 << "postgresql://sync:s3cr%40t@db1.example.com:5432/app"
+                                  << "postgresql://sync@db1.example.com:5432/app" << "s3cr@t";
+    QTest::addRow("key=value, quoted") << 0 << "host=db1 dbname=app user=sync password='it\\'s a \\\\ secret'"
+                                       << "host=db1 dbname=app user=sync" << "it's a \\ secret";
+    QTest::addRow("key=value") << 0 << "host=db1 password=plain dbname=app" << "host=db1 dbname=app" << "plain";
+    QTest::addRow("mysql URI") << 2 << "mysql://sync:pw@db2.example.com:3306/shop" << "mysql://sync@db2.example.com:3306/shop"
+                               << "pw";
+}
+
+// A DSN pasted with its password (as most tools copy one) is not refused: the password goes to
+// the Password field, and so to the keychain; the DSN keeps the rest (issue 45).
+void TestWorkspaceSettings::aPastedDsnsPasswordMovesToThePasswordField()
+{
+    QFETCH(int, kind);
+    QFETCH(QString, pasted);
+    QFETCH(QString, dsn);
+    QFETCH(QString, password);
+    EndpointDialog d(std::nullopt, {}, std::nullopt, SecretStore::Backend::SessionOnly);
+    d.nameEdit()->setText(QStringLiteral("app"));
+    d.kindBox()->setCurrentIndex(kind);
+    d.dsnMode()->setChecked(true);
+    d.dsnEdit()->setFocus();
+    d.dsnEdit()->insert(pasted); // as a paste does: one edit
+    QCOMPARE(d.dsnEdit()->text(), dsn);
+    QCOMPARE(d.password(), password);
+    QVERIFY2(d.passwordNote()->text().contains(QStringLiteral("moved here")), qPrintable(d.passwordNote()->text()));
+    QVERIFY2(d.problem().isEmpty(), qPrintable(d.problem()));
+    QVERIFY(d.endpoint().dsn.find(password.toStdString()) == std::string::npos);
 }
 
 // The doctor's "add 'heartbeat: 1m' to pipeline shop": a button applies it, after showing the

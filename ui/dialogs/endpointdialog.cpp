@@ -28,6 +28,7 @@
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QTabWidget>
+#include <QUrl>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -163,6 +164,14 @@ EndpointDialog::EndpointDialog(std::optional<core::Endpoint> existing, QStringLi
     for (QLineEdit *edit : {m_name, m_host, m_database, m_user, m_caFile, m_dsn, m_path})
         connect(edit, &QLineEdit::textChanged, this, &EndpointDialog::updateState);
     connect(m_port, &QSpinBox::valueChanged, this, &EndpointDialog::updateState);
+    // A pasted DSN (more than a keystroke at once), or one typed to its end: a password typed a
+    // key at a time is not taken half way.
+    connect(m_dsn, &QLineEdit::textEdited, this, [this](const QString &text) {
+        if (text.size() > m_dsnLength + 1)
+            takePasswordFromDsn();
+        m_dsnLength = int(m_dsn->text().size());
+    });
+    connect(m_dsn, &QLineEdit::editingFinished, this, &EndpointDialog::takePasswordFromDsn);
     connect(m_tls, &QComboBox::currentIndexChanged, this, &EndpointDialog::updateState);
     connect(m_browse, &QPushButton::clicked, this, &EndpointDialog::browse);
     connect(m_caBrowse, &QPushButton::clicked, this, &EndpointDialog::browseCa);
@@ -640,6 +649,66 @@ void EndpointDialog::updateState()
     fitHeight(pagesChanged);
 }
 
+void EndpointDialog::setRoles(bool cdcSource, bool target)
+{
+    m_cdcSource = cdcSource;
+    m_target = target;
+}
+
+QString EndpointDialog::hintFor(const std::string &code, const std::string &hint, bool passwordSent) const
+{
+    const bool refused = code == "28P01" || code == "1045";
+    if (refused && passwordSent)
+        return tr("the server refused the password in the Password field (or the user name): retype it, or check "
+                  "the user");
+    if (refused)
+        return isMysql() ? tr("no password reached the server: type it in the Password field (it goes to the "
+                              "keychain), or keep it in MYSQL_PWD or ~/.my.cnf")
+                         : tr("no password reached the server: type it in the Password field (it goes to the "
+                              "keychain), or keep it in ~/.pgpass, PGPASSWORD or the service file");
+    QString text = QString::fromStdString(hint);
+    if (!m_dsnMode->isChecked())
+        text.replace(QStringLiteral("check host and port in the dsn"), tr("check the Host and Port fields"))
+            .replace(QStringLiteral("or fix the dsn"), tr("or fix the Database and User fields"));
+    return text;
+}
+
+void EndpointDialog::takePasswordFromDsn()
+{
+    QString dsn = m_dsn->text();
+    QString password;
+    // A URI: scheme://user:password@host...
+    static const QRegularExpression uri(QStringLiteral("^([a-z]+://[^:@/?]*):([^@/?]*)@"));
+    // key=value: password=... or password='...'
+    static const QRegularExpression pair(QStringLiteral("(^|\\s)password\\s*=\\s*('((?:[^'\\\\]|\\\\.)*)'|(\\S*))"));
+    if (const auto m = uri.match(dsn); m.hasMatch()) {
+        password = QUrl::fromPercentEncoding(m.captured(2).toUtf8());
+        dsn.replace(m.capturedStart(0), m.capturedLength(0), m.captured(1) + QLatin1Char('@'));
+    } else if (const auto k = pair.match(dsn); k.hasMatch()) {
+        password = k.capturedLength(3) > 0 ? k.captured(3).replace(QStringLiteral("\\'"), QStringLiteral("'"))
+                                                 .replace(QStringLiteral("\\\\"), QStringLiteral("\\"))
+                                           : k.captured(4);
+        dsn.remove(k.capturedStart(0), k.capturedLength(0));
+        dsn = dsn.simplified();
+    } else {
+        return;
+    }
+    if (password.isEmpty())
+        return;
+    const int cursor = m_dsn->cursorPosition();
+    m_dsnLength = int(dsn.size());
+    {
+        const QSignalBlocker block(m_dsn);
+        m_dsn->setText(dsn);
+        m_dsn->setCursorPosition(std::min<int>(cursor, int(dsn.size())));
+    }
+    m_password->setText(password);
+    showPasswordNote();
+    m_passwordNote->setText(tr("The password in the pasted DSN was moved here: it goes to the keychain, never "
+                               "into the workspace."));
+    updateState();
+}
+
 void EndpointDialog::showPasswordNote()
 {
     QString note;
@@ -690,6 +759,7 @@ void EndpointDialog::testConnection()
         password = m_password->text().toStdString();
     else if (m_knownPassword)
         password = m_knownPassword->toStdString();
+    m_passwordSent = password.has_value();
     m_test->setEnabled(false);
     const QString where = e.kind == core::EndpointKind::Sqlite ? QString::fromStdString(e.path)
                                                                : QString::fromStdString(e.dsn);
@@ -807,23 +877,41 @@ void EndpointDialog::showProbe(std::uint64_t job, const Probe &p)
         ok = pg.connected && pg.error.empty();
         if (!pg.connected) {
             lines << bad + tr("<b>Could not connect:</b> %1").arg(esc(pg.error));
-            if (!pg.hint.empty())
-                lines << tr("What to do: %1").arg(esc(pg.hint));
+            if (const QString hint = hintFor(pg.code, pg.hint, m_passwordSent); !hint.isEmpty())
+                lines << tr("What to do: %1").arg(hint.toHtmlEscaped());
         } else {
             lines << good + tr("<b>PostgreSQL %1</b> at %2 as <b>%3</b>")
                                 .arg(esc(pg.serverVersion), esc(pg.server), esc(pg.user));
             lines << tlsLine(pg.tls, pg.loopback, pg.tlsWarning, pg.tlsFix);
             lines << (pg.logicalWal() ? good : warn) + tr("wal_level <b>%1</b>").arg(esc(pg.walLevel));
+            // The rights each use needs, judged as the workspace uses the endpoint: a target
+            // need not replicate, a source need not create (issue 45).
+            const QString note = QStringLiteral("<span style='color:#555'>\u2139</span> ");
             const QString how = pg.superuser ? tr("superuser") : tr("REPLICATION");
-            lines << (pg.canReplicate() ? good + tr("may replicate (%1)").arg(how)
-                                        : warn + tr("may <b>not</b> replicate (no REPLICATION, not superuser)"));
+            if (pg.canReplicate())
+                lines << good + tr("may replicate (%1): change data capture can read from it").arg(how);
+            else
+                lines << (m_cdcSource.value_or(false) ? warn : note) +
+                             tr("may <b>not</b> replicate (no REPLICATION, not superuser): needed only as a source of "
+                                "CDC tables");
+            if (pg.canCreate)
+                lines << good + tr("may create tables here (CREATE): it can be a target");
+            else
+                lines << (m_target.value_or(false) ? warn : note) +
+                             tr("may <b>not</b> CREATE in this database: needed only as a target");
             lines << (pg.selectableTables == pg.tables ? good : warn) +
                          tr("SELECT on %1 of %2 tables").arg(pg.selectableTables).arg(pg.tables);
             if (!pg.error.empty())
                 lines << bad + esc(pg.error);
-            for (const auto &advice : pg.advice())
-                if (pg.tlsWarning.empty() || advice.rfind(pg.tlsWarning, 0) != 0) // shown above
-                    lines << warn + esc(advice);
+            for (const auto &advice : pg.advice()) {
+                if (!pg.tlsWarning.empty() && advice.rfind(pg.tlsWarning, 0) == 0)
+                    continue; // shown above
+                // Said on the rights' own lines, as this endpoint's use needs them.
+                if (advice.find(" may not replicate") != std::string::npos ||
+                    advice.find(" may not CREATE") != std::string::npos)
+                    continue;
+                lines << warn + esc(advice);
+            }
         }
     }
     m_result->setText(lines.join(QStringLiteral("<br>")));
@@ -868,8 +956,8 @@ QStringList EndpointDialog::mysqlLines(const Probe &p) const
     QStringList lines;
     if (!my.connected) {
         lines << bad + tr("<b>Could not connect:</b> %1").arg(esc(my.error));
-        if (!my.hint.empty())
-            lines << tr("What to do: %1").arg(esc(my.hint));
+        if (const QString hint = hintFor(my.code, my.hint, m_passwordSent); !hint.isEmpty())
+            lines << tr("What to do: %1").arg(hint.toHtmlEscaped());
         return lines;
     }
     lines << good + tr("<b>%1 %2</b> at %3 as <b>%4</b>")

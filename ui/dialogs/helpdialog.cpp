@@ -80,7 +80,9 @@ QString HelpDialog::shortcutsHtml() const
             rows << QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
                     .arg(a->shortcut().toString(QKeySequence::NativeText).toHtmlEscaped(),
                          a->text().remove(QLatin1Char('&')).toHtmlEscaped());
-    rows << tr("<tr><td><b>Ctrl+Tab</b></td><td>Next tab of a dialog</td></tr>");
+    rows << tr("<tr><td><b>Ctrl+C</b></td><td>Copy the selected rows of a grid (tab-separated, with its "
+               "headers)</td></tr>")
+         << tr("<tr><td><b>Ctrl+Tab</b></td><td>Next tab of a dialog</td></tr>");
     return tr("<h3>Keyboard shortcuts</h3><table cellpadding=4>%1</table>").arg(rows.join(QString()));
 }
 
