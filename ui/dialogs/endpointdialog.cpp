@@ -602,8 +602,15 @@ void EndpointDialog::fitHeight(bool shrink)
     const int contentHeight = std::max(content->sizeHint().height(),
                                        content->hasHeightForWidth() ? content->heightForWidth(contentWidth) : 0);
     const QMargins margins = layout()->contentsMargins();
-    const int wanted = contentHeight + margins.top() + margins.bottom() + layout()->spacing() +
-                       m_buttons->sizeHint().height();
+    int wanted = contentHeight + margins.top() + margins.bottom() + layout()->spacing() +
+                 m_buttons->sizeHint().height();
+    // A scroll area squeezes a wrapped label to its minimum rather than scroll: what the result
+    // and the problem lack at their width is room the dialog needs.
+    int lacking = 0;
+    for (const QLabel *label : {m_result, m_problem})
+        if (!label->isHidden() && label->width() > 0)
+            lacking += std::max(0, label->heightForWidth(label->width()) - label->height());
+    wanted = std::max(wanted, height() + lacking);
     // Never taller than the screen: what does not fit scrolls, and OK and Cancel stay on it.
     const int room = screenfit::usableArea(this).height();
     const int target = std::min(wanted, room);
