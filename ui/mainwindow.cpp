@@ -221,10 +221,16 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_tablesPage, &TablesPage::statusMessage, this,
             [this](const QString &message) { statusBar()->showMessage(message, kStatusMessageMs); });
     connect(m_alertsPage, &AlertsPage::alertCountChanged, this, &MainWindow::updateAlertsTab);
-    connect(m_workspacePage, &WorkspacePage::statusMessage, this,
-            [this](const QString &message) { statusBar()->showMessage(message, kStatusMessageMs); });
-    connect(m_reconcilePage, &ReconcilePage::statusMessage, this,
-            [this](const QString &message) { statusBar()->showMessage(message, kStatusMessageMs); });
+    // These pages say the outcome in a line of their own: the status bar says it only when the
+    // DBA has gone to another page meanwhile, not twice on one screen.
+    connect(m_workspacePage, &WorkspacePage::statusMessage, this, [this](const QString &message) {
+        if (m_pages->currentWidget() != m_workspacePage)
+            statusBar()->showMessage(message, kStatusMessageMs);
+    });
+    connect(m_reconcilePage, &ReconcilePage::statusMessage, this, [this](const QString &message) {
+        if (m_pages->currentWidget() != m_reconcilePage)
+            statusBar()->showMessage(message, kStatusMessageMs);
+    });
     connect(m_conflictsPage, &ConflictsPage::statusMessage, this,
             [this](const QString &message) { statusBar()->showMessage(message, kStatusMessageMs); });
     connect(m_conflictsPage, &ConflictsPage::openCountChanged, this, &MainWindow::updateConflictsTab);

@@ -16,6 +16,7 @@
 #include "ui/enginebridge.h"
 #include "ui/findingsetting.h"
 #include "ui/mainwindow.h"
+#include "ui/models/endpointsmodel.h"
 #include "ui/pages/workspacepage.h"
 
 #include "core/config/workspacefile.h"
@@ -94,6 +95,7 @@ private slots:
     void badValuesAreRefusedSayingWhatToWrite_data();
     void badValuesAreRefusedSayingWhatToWrite();
     void theSlotGuardsInactiveAlertIsEditable();
+    void aMariaDbEndpointIsListedByItsHostAndUser();
     void aPastedDsnsPasswordMovesToThePasswordField_data();
     void aPastedDsnsPasswordMovesToThePasswordField();
     void aDoctorFixThatIsASettingIsShownThenStored();
@@ -294,6 +296,17 @@ void TestWorkspaceSettings::theSlotGuardsInactiveAlertIsEditable()
     d.slotGuardBox()->inactiveAlertEdit()->setText(QStringLiteral("soon"));
     QVERIFY2(d.problem().contains(QStringLiteral("write e.g. 30m")), qPrintable(d.problem()));
     QVERIFY(!d.okButton()->isEnabled());
+}
+
+// The Workspace page lists a MariaDB endpoint as it does a Postgres one, host:port/database and
+// its user, not its whole URI and "(login name)".
+void TestWorkspaceSettings::aMariaDbEndpointIsListedByItsHostAndUser()
+{
+    const core::Endpoint &shop = m_ws.endpoints.at("shop");
+    QCOMPARE(EndpointsModel::location(shop), QStringLiteral("db2.example.com:3306/shop"));
+    QCOMPARE(EndpointsModel::user(shop), QStringLiteral("sync"));
+    const core::Endpoint &dw = m_ws.endpoints.at("dw");
+    QCOMPARE(EndpointsModel::location(dw), QStringLiteral("127.0.0.1:5433/dw"));
 }
 
 void TestWorkspaceSettings::aPastedDsnsPasswordMovesToThePasswordField_data()
