@@ -538,7 +538,8 @@ void TestPages::theSameStoredFactsShowStoppedAndRunning()
                 return *p;
         return ui::DashboardTiles::Pipeline{};
     };
-    QVERIFY(tile().reconciledAtMs && tile().driftRows == 1);
+    // The window gets the snapshot a turn of the event loop after the bridge publishes it.
+    QTRY_VERIFY_WITH_TIMEOUT(tile().reconciledAtMs && tile().driftRows == 1, 20000);
     QTRY_VERIFY_WITH_TIMEOUT(alertOf(w, "drift", "public.orders"), 20000);
     // The slot the run left: inactive, and there.
     QTRY_VERIFY_WITH_TIMEOUT(tile().slot == ui::DashboardTiles::Pipeline::Slot::Present, 20000);
@@ -554,6 +555,9 @@ void TestPages::theSameStoredFactsShowStoppedAndRunning()
     QTRY_VERIFY_WITH_TIMEOUT(w.engine()->snapshot().live && w.engine()->state() == EngineBridge::State::Running,
                              30000);
     QTRY_VERIFY_WITH_TIMEOUT(reconcileFacts(w.engine()->snapshot().tables) == cliFacts, 20000);
+    // A state only a running engine reports, on the page: the tiles have had a live snapshot.
+    QTRY_VERIFY2_WITH_TIMEOUT(tableIs(w.tablesModel(), pipeline, "public.orders", "streaming"),
+                              qPrintable(tableSays(w.tablesModel(), pipeline, "public.orders")), 60000);
     QVERIFY(tile().reconciledAtMs && tile().driftRows == 1);
     QVERIFY(alertOf(w, "drift", "public.orders"));
 
