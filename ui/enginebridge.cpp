@@ -57,10 +57,23 @@ struct EngineBridge::Run {
         std::lock_guard lock(pausedMutex);
         pausedTables = std::move(tables);
     }
+    /// Each table's newest reconciliation as the workspace file has it (read every few seconds),
+    /// so the running engine's snapshots say what a stopped one's and `status --json` say.
+    std::vector<core::StateStore::ReconcileSummary> reconciles() const
+    {
+        std::lock_guard lock(pausedMutex);
+        return latestReconciles;
+    }
+    void setReconciles(std::vector<core::StateStore::ReconcileSummary> summaries)
+    {
+        std::lock_guard lock(pausedMutex);
+        latestReconciles = std::move(summaries);
+    }
 
 private:
     mutable std::mutex pausedMutex;
     std::vector<core::PausedTable> pausedTables;
+    std::vector<core::StateStore::ReconcileSummary> latestReconciles;
 };
 
 namespace {
@@ -133,6 +146,7 @@ public:
         m_state = &s.state;
         m_run = std::make_shared<Run>(s.workspace, s.state.events(EngineBridge::kEventLimit));
         m_run->live.follow(s.mirror);
+        readReconciles(true);
         noteEngineEvent(s.state, m_run->live, s.restarts ? "engine_restarted" : "engine_started",
                         (s.restarts ? "the workspace changed: engine started again for "
                                     : "engine started for ") +
@@ -142,8 +156,10 @@ public:
     }
     void pausesRead(const std::vector<core::PausedTable> &paused) override
     {
-        if (m_run)
-            m_run->setPaused(paused);
+        if (!m_run)
+            return;
+        m_run->setPaused(paused);
+        readReconciles(false);
     }
     void finished(int errors, bool restarting) override
     {
@@ -159,10 +175,27 @@ public:
     }
 
 private:
+    /// On the run's thread, as the engine reads the pauses: a reconciliation stored by Reconcile
+    /// Now, the schedule or a driftless-cli on the same file shows within kReconcileReadMs.
+    void readReconciles(bool now)
+    {
+        const auto at = core::wallClockMs();
+        if (!now && at - m_reconcilesReadMs < kReconcileReadMs)
+            return;
+        m_reconcilesReadMs = at;
+        try {
+            m_run->setReconciles(m_state->store().latestReconciles());
+        } catch (const core::Error &) {
+            // Kept as last read; the stored snapshot after the run shows the file's anyway.
+        }
+    }
+
+    static constexpr std::int64_t kReconcileReadMs = 2000;
     std::shared_ptr<Mailbox<EngineBridge>> m_mailbox;
     std::uint64_t m_generation;
     core::WorkspaceState *m_state = nullptr;
     std::shared_ptr<Run> m_run;
+    std::int64_t m_reconcilesReadMs = 0;
 };
 
 EngineBridge::EngineBridge(QObject *parent) : QObject(parent), m_mailbox(Mailbox<EngineBridge>::create(this))
@@ -325,7 +358,7 @@ EngineSnapshot EngineBridge::liveSnapshot(const Run &run, std::uint64_t generati
     s.statePath = path;
     s.takenAtMs = nowMs;
     s.live = true;
-    s.tables = core::buildStatus(*run.workspace, run.live.tables(), nowMs, {}, run.paused());
+    s.tables = core::buildStatus(*run.workspace, run.live.tables(), nowMs, run.reconciles(), run.paused());
     s.workspace = run.workspace;
     s.events = run.live.events();
     s.endpointsTls = core::endpointsTlsStatus(*run.workspace);

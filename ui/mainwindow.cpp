@@ -5,6 +5,7 @@
 #include "ui/alertcenter.h"
 #include "ui/backfillrunner.h"
 #include "ui/dialogs/connectagentdialog.h"
+#include "ui/dialogs/helpdialog.h"
 #include "ui/models/alertsmodel.h"
 #include "ui/models/eventsmodel.h"
 #include "ui/models/slotsmodel.h"
@@ -23,7 +24,10 @@
 #include "ui/secrets/secretstore.h"
 #include "ui/slotmonitor.h"
 #include "ui/statusicons.h"
+#include "ui/synccontinuity.h"
 #include "ui/traynotifier.h"
+#include "ui/widgets/screenfit.h"
+#include "ui/widgets/tablecopy.h"
 
 #include <QAction>
 #include <QApplication>
@@ -32,12 +36,16 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
+#include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTableView>
 #include <QToolBar>
+
+#include <map>
 
 namespace driftless::ui
 {
@@ -51,6 +59,27 @@ constexpr int kRecentAgentLimit = 8;
 QString tokenKey(const QString &url)
 {
     return QStringLiteral("agent:") + url;
+}
+/// The tray icon's tooltip: how many tables, how fresh the worst is.
+QString freshnessLine(const EngineSnapshot &s)
+{
+    int by[4] = {0, 0, 0, 0}; // ok, warn, breach, unknown
+    for (const auto &t : s.tables)
+        ++by[t.freshness == core::Freshness::Ok       ? 0
+             : t.freshness == core::Freshness::Warn   ? 1
+             : t.freshness == core::Freshness::Breach ? 2
+                                                      : 3];
+    if (s.tables.empty())
+        return MainWindow::tr("Driftless");
+    const QString worst = by[2] ? MainWindow::tr("breach") : by[1] ? MainWindow::tr("warn")
+                                                          : by[3] ? MainWindow::tr("unknown")
+                                                                  : MainWindow::tr("ok");
+    return MainWindow::tr("Driftless: %1 tables, worst freshness %2 (%3 ok, %4 warn, %5 breach)")
+        .arg(s.tables.size())
+        .arg(worst)
+        .arg(by[0])
+        .arg(by[1])
+        .arg(by[2]);
 }
 /// Long enough to read a backfill's outcome, which can be a sentence.
 constexpr int kStatusMessageMs = 20'000;
@@ -112,6 +141,12 @@ MainWindow::MainWindow(QWidget *parent)
     m_fanout->addInSteps([this](const EngineSnapshot &s) { return m_dashboardPage->setSnapshot(s, 2000); });
     m_fanout->add([this](const EngineSnapshot &s) {
         m_eventsModel->setSnapshot(s);
+        // The keychain is asked for the endpoints' passwords before the slots are first read
+        // (held meanwhile), so a launch raises no "no password" alert for a password it holds.
+        if (s.workspace && !sameWorkspace(s.workspace, m_secretsFor)) {
+            m_secretsFor = s.workspace;
+            m_secrets->setWorkspace(*s.workspace);
+        }
         m_slotMonitor->setSnapshot(s);
         m_alertCenter->setSnapshot(s);
     });
@@ -141,36 +176,73 @@ MainWindow::MainWindow(QWidget *parent)
             chooseAgent(e); // the keychain lost it: ask again, the rest filled in
         }
     });
+    connect(m_secrets, &SecretStore::readingChanged, this, [this](bool reading) {
+        m_slotMonitor->setHeld(reading);
+        updateActions();
+    });
     connect(m_slotMonitor, &SlotMonitor::sampleReady, m_slotsModel, &SlotsModel::setSample);
     connect(m_slotMonitor, &SlotMonitor::sampleReady, m_alertCenter, &AlertCenter::setSlotSample);
     connect(m_slotMonitor, &SlotMonitor::sampleReady, m_dashboardPage, &DashboardPage::setSlotSample);
+    // The welcome page's first steps are the Workspace page's and the File menu's own.
+    connect(m_dashboardPage, &DashboardPage::addEndpointRequested, this, [this] {
+        m_pages->setCurrentWidget(m_workspacePage);
+        m_workspacePage->addEndpoint();
+    });
+    connect(m_dashboardPage, &DashboardPage::importYamlRequested, this, [this] {
+        m_pages->setCurrentWidget(m_workspacePage);
+        m_workspacePage->importYaml();
+    });
+    connect(m_dashboardPage, &DashboardPage::connectAgentRequested, this, [this] { chooseAgent({}); });
+    connect(m_dashboardPage, &DashboardPage::docsRequested, this, [this] { showHelp(1); });
     // A tile opens the table's detail as a double-click on the Tables page does.
     connect(m_dashboardPage, &DashboardPage::tableActivated, this, [this](const QString &pipeline, const QString &table) {
         m_tablesPage->openDetail(m_tablesModel->rowOf(pipeline, table));
     });
     connect(m_alertCenter, &AlertCenter::alertsChanged, m_alertsModel, &AlertsModel::setAlerts);
     connect(m_alertCenter, &AlertCenter::alertsOpened, m_tray, &TrayNotifier::notify);
-    connect(m_tray, &TrayNotifier::activated, this, [this] {
+    connect(m_tray, &TrayNotifier::activated, this, [this](bool alerts) {
+        QApplication::setQuitOnLastWindowClosed(true);
         showNormal();
         raise();
         activateWindow();
-        m_pages->setCurrentWidget(m_alertsPage);
+        if (alerts)
+            m_pages->setCurrentWidget(m_alertsPage);
     });
+    m_continuity = new SyncContinuity(m_engine, m_tray, this);
+    connect(m_continuity, &SyncContinuity::backgrounded, this, [this] {
+        // Hidden, not closed: the app (and its sync) lives on with its tray icon.
+        QApplication::setQuitOnLastWindowClosed(false);
+        saveWindowState();
+        hide();
+        m_tray->noteBackground();
+    });
+    connect(m_tray, &TrayNotifier::quitRequested, this, &MainWindow::quit);
+    connect(qApp, &QCoreApplication::aboutToQuit, this, [this] { m_continuity->quitting(); });
     connect(m_tablesPage, &TablesPage::statusMessage, this,
             [this](const QString &message) { statusBar()->showMessage(message, kStatusMessageMs); });
     connect(m_alertsPage, &AlertsPage::alertCountChanged, this, &MainWindow::updateAlertsTab);
-    connect(m_workspacePage, &WorkspacePage::statusMessage, this,
-            [this](const QString &message) { statusBar()->showMessage(message, kStatusMessageMs); });
-    connect(m_reconcilePage, &ReconcilePage::statusMessage, this,
-            [this](const QString &message) { statusBar()->showMessage(message, kStatusMessageMs); });
+    // These pages say the outcome in a line of their own: the status bar says it only when the
+    // DBA has gone to another page meanwhile, not twice on one screen.
+    connect(m_workspacePage, &WorkspacePage::statusMessage, this, [this](const QString &message) {
+        if (m_pages->currentWidget() != m_workspacePage)
+            statusBar()->showMessage(message, kStatusMessageMs);
+    });
+    connect(m_reconcilePage, &ReconcilePage::statusMessage, this, [this](const QString &message) {
+        if (m_pages->currentWidget() != m_reconcilePage)
+            statusBar()->showMessage(message, kStatusMessageMs);
+    });
     connect(m_conflictsPage, &ConflictsPage::statusMessage, this,
             [this](const QString &message) { statusBar()->showMessage(message, kStatusMessageMs); });
     connect(m_conflictsPage, &ConflictsPage::openCountChanged, this, &MainWindow::updateConflictsTab);
     connect(m_conflictsPage, &ConflictsPage::countsChanged, m_tablesModel, &TablesModel::setConflictCounts);
 
+    // Ctrl+C on any grid copies its selected rows as tab-separated text, with the headers.
+    for (QTableView *view : m_pages->findChildren<QTableView *>())
+        installTsvCopy(view);
+
     QSettings settings;
     if (!restoreGeometry(settings.value(QLatin1String(kGeometryKey)).toByteArray()))
-        resize(1180, 680);
+        screenfit::fit(this, QSize(1180, 680));
     restoreState(settings.value(QLatin1String(kStateKey)).toByteArray());
     m_pathLabel->setText(tr("No workspace open"));
     showEngineState(m_engine->state(), m_engine->message());
@@ -193,7 +265,7 @@ void MainWindow::createActions()
     m_quit = new QAction(tr("&Quit"), this);
     m_quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
     m_quit->setMenuRole(QAction::QuitRole);
-    connect(m_quit, &QAction::triggered, this, &QWidget::close);
+    connect(m_quit, &QAction::triggered, this, &MainWindow::quit);
 
     m_start = new QAction(namedIcon(QStringLiteral("start")), tr("&Start Sync"), this);
     m_start->setObjectName(QStringLiteral("startSync"));
@@ -216,13 +288,22 @@ void MainWindow::createActions()
         m_tablesPage->focusFilter();
     });
 
-    m_showPages = {pageAction(tr("&Dashboard"), Qt::Key_0, m_dashboardPage),
-                   pageAction(tr("&Tables"), Qt::Key_1, m_tablesPage), pageAction(tr("&Lag"), Qt::Key_2, m_lagPage),
-                   pageAction(tr("S&lots"), Qt::Key_3, m_slotsPage),
-                   pageAction(tr("&Alerts && Log"), Qt::Key_4, m_alertsPage),
-                   pageAction(tr("&Workspace"), Qt::Key_5, m_workspacePage)};
-    m_showPages.append(pageAction(tr("&Reconciliation"), Qt::Key_6, m_reconcilePage));
-    m_showPages.append(pageAction(tr("&Conflicts"), Qt::Key_7, m_conflictsPage));
+    // Ctrl+0, Ctrl+1, ... in the order of the tabs, as the tabs' tooltips say.
+    const std::map<QWidget *, QString> names{{m_dashboardPage, tr("&Dashboard")},
+                                             {m_tablesPage, tr("&Tables")},
+                                             {m_lagPage, tr("&Lag")},
+                                             {m_slotsPage, tr("S&lots")},
+                                             {m_alertsPage, tr("&Alerts && Log")},
+                                             {m_reconcilePage, tr("&Reconciliation")},
+                                             {m_conflictsPage, tr("&Conflicts")},
+                                             {m_workspacePage, tr("&Workspace")}};
+    for (int i = 0; i < m_pages->count() && i < 10; ++i) {
+        QWidget *page = m_pages->widget(i);
+        const auto name = names.find(page);
+        QAction *action = pageAction(name == names.end() ? m_pages->tabText(i) : name->second, Qt::Key_0 + i, page);
+        m_pages->setTabToolTip(i, action->shortcut().toString(QKeySequence::NativeText));
+        m_showPages.append(action);
+    }
 }
 
 QAction *MainWindow::pageAction(const QString &text, int key, QWidget *page)
@@ -266,6 +347,12 @@ void MainWindow::createMenus()
     sync->addAction(m_stop);
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
+    QAction *docs = help->addAction(tr("&Documentation"), this, [this] { showHelp(1); });
+    docs->setObjectName(QStringLiteral("helpDocs"));
+    docs->setShortcut(QKeySequence::HelpContents);
+    QAction *keys = help->addAction(tr("&Keyboard Shortcuts"), this, [this] { showHelp(0); });
+    keys->setObjectName(QStringLiteral("helpShortcuts"));
+    help->addSeparator();
     help->addAction(tr("&About Driftless"), this, &MainWindow::showAbout);
 
     QToolBar *bar = addToolBar(tr("Main"));
@@ -369,6 +456,9 @@ void MainWindow::chooseWorkspace()
 void MainWindow::showSnapshot(const EngineSnapshot &snapshot)
 {
     m_fanout->deliver(snapshot);
+    if (snapshot.workspace)
+        m_continuity->workspaceShown(snapshot.statePath, [this] { startWhenReady(); });
+    m_tray->setStatus(freshnessLine(snapshot));
 }
 
 void MainWindow::showEngineState(EngineBridge::State state, const QString &message)
@@ -399,8 +489,16 @@ void MainWindow::showEngineState(EngineBridge::State state, const QString &messa
 void MainWindow::updateActions()
 {
     const auto state = m_engine->state();
-    // Starting an empty workspace could only fail; the Tables page says how to fill it.
-    m_start->setEnabled(m_engine->canStart() && !m_engine->snapshot().tables.empty());
+    // Starting an empty workspace could only fail; the Tables page says how to fill it. While
+    // the keychain is read, the engine would connect without the passwords it holds.
+    m_start->setEnabled(m_engine->canStart() && !m_engine->snapshot().tables.empty() && !m_secrets->reading());
+    m_start->setToolTip(m_secrets->reading() ? tr("Waiting for the keychain to give the endpoints' passwords")
+                                             : m_start->statusTip());
+    // --run, or the sync that was running at the last close: started once it can start.
+    if (m_startPending && m_start->isEnabled()) {
+        m_startPending = false;
+        m_engine->start();
+    }
     m_stop->setEnabled(state == EngineBridge::State::Starting || state == EngineBridge::State::Running);
 }
 
@@ -416,8 +514,22 @@ void MainWindow::updateConflictsTab(int count)
     const int tab = m_pages->indexOf(m_conflictsPage);
     m_pages->setTabText(tab, count ? tr("Conflicts (%1)").arg(count) : tr("Conflicts"));
     m_pages->setTabIcon(tab, count ? namedIcon(QStringLiteral("warn")) : QIcon());
-    m_pages->setTabToolTip(tab, count ? tr("%n open conflict(s) of two-way pipelines wait for a decision", "", count)
-                                      : QString());
+    m_pages->setTabToolTip(tab, (count ? tr("%n open conflict(s) of two-way pipelines wait for a decision", "", count) +
+                                             QStringLiteral(" (")
+                                       : QString()) +
+                                    QKeySequence(Qt::CTRL | (Qt::Key_0 + tab)).toString(QKeySequence::NativeText) +
+                                    (count ? QStringLiteral(")") : QString()));
+}
+
+void MainWindow::showHelp(int topic)
+{
+    if (!m_help) {
+        m_help = new HelpDialog(findChildren<QAction *>(), this);
+        m_help->show();
+    }
+    m_help->topics()->setCurrentRow(topic);
+    m_help->raise();
+    m_help->activateWindow();
 }
 
 void MainWindow::showAbout()
@@ -427,12 +539,50 @@ void MainWindow::showAbout()
                            .arg(QApplication::applicationVersion().toHtmlEscaped()));
 }
 
+void MainWindow::showEvent(QShowEvent *event)
+{
+    // The size asked for before the window knew its screen: at most that screen, once shown.
+    if (!m_fitted) {
+        m_fitted = true;
+        if (!isMaximized() && !isFullScreen())
+            screenfit::fit(this, size());
+    }
+    QMainWindow::showEvent(event);
+}
+
 void MainWindow::closeEvent(QCloseEvent *event)
+{
+    if (m_quitting) {
+        m_continuity->quitting();
+    } else if (!m_continuity->allowClose()) {
+        event->ignore(); // asked, or went on in the background
+        return;
+    }
+    saveWindowState();
+    QMainWindow::closeEvent(event);
+}
+
+void MainWindow::quit()
+{
+    // Quit means quit: the sync stops (and is offered again at the next launch). Qt closes the
+    // windows first when the application quits, so the window must not ask then.
+    m_quitting = true;
+    QApplication::setQuitOnLastWindowClosed(true);
+    close();
+    QApplication::quit();
+}
+
+void MainWindow::saveWindowState()
 {
     QSettings settings;
     settings.setValue(QLatin1String(kGeometryKey), saveGeometry());
     settings.setValue(QLatin1String(kStateKey), saveState());
-    QMainWindow::closeEvent(event);
+}
+
+void MainWindow::startWhenReady()
+{
+    m_startPending = true;
+    updateActions();
 }
 
 } // namespace driftless::ui

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include <QMainWindow>
+#include <QPointer>
 
 class QAction;
 class QLabel;
@@ -23,6 +24,7 @@ class SnapshotFanout;
 class DashboardPage;
 class BackfillRunner;
 class EventsModel;
+class HelpDialog;
 class LagPage;
 class ReconcilePage;
 class ReconcileRunner;
@@ -30,6 +32,7 @@ class SecretStore;
 class SlotMonitor;
 class SlotsModel;
 class SlotsPage;
+class SyncContinuity;
 class TablesModel;
 class TablesPage;
 class TrayNotifier;
@@ -82,10 +85,21 @@ public:
     QAction *stopAction() const { return m_stop; }
     QAction *refreshAction() const { return m_refresh; }
     QAction *connectAgentAction() const { return m_connectAgent; }
+    QAction *quitAction() const { return m_quit; }
+    /// What happens to the sync when the window closes, and at the next launch.
+    SyncContinuity *syncContinuity() const { return m_continuity; }
+    /// Starts the sync as soon as it can start: the workspace read, its passwords read from the
+    /// keychain (--run, and the sync that was running when the app last closed).
+    void startWhenReady();
+
+public slots:
+    /// Quits the app, stopping its sync without asking (File > Quit, the tray's Quit, a signal).
+    void quit();
     QMenu *recentAgentsMenu() const { return m_recentAgents; }
 
 protected:
     void closeEvent(QCloseEvent *event) override;
+    void showEvent(QShowEvent *event) override;
 
 private:
     void createActions();
@@ -104,6 +118,9 @@ private:
     void refresh();
     QAction *pageAction(const QString &text, int key, QWidget *page);
     void showAbout();
+    /// Help: the keyboard shortcuts (0) or a shipped document (1: the README).
+    void showHelp(int topic);
+    void saveWindowState();
 
     EngineBridge *m_engine;
     TablesModel *m_tablesModel;
@@ -140,6 +157,13 @@ private:
     QAction *m_refresh = nullptr;
     QAction *m_find = nullptr;
     QList<QAction *> m_showPages;
+    bool m_fitted = false;
+    bool m_quitting = false;
+    bool m_startPending = false;
+    SyncContinuity *m_continuity = nullptr;
+    QPointer<HelpDialog> m_help;
+    /// The workspace whose passwords the keychain was asked for.
+    std::shared_ptr<const core::Workspace> m_secretsFor;
 };
 
 } // namespace driftless::ui

@@ -9,6 +9,7 @@
 static void initDriftlessResources()
 {
     Q_INIT_RESOURCE(driftless);
+    Q_INIT_RESOURCE(docs);
 }
 
 namespace driftless::ui {

@@ -43,11 +43,18 @@ void SlotMonitor::setSnapshot(const EngineSnapshot &snapshot)
     refresh();
 }
 
+void SlotMonitor::setHeld(bool held)
+{
+    m_held = held;
+    if (!held && m_again)
+        refresh();
+}
+
 void SlotMonitor::refresh()
 {
     if (!m_workspace)
         return;
-    if (m_inFlight) {
+    if (m_inFlight || m_held) {
         m_again = true;
         return;
     }
@@ -69,7 +76,7 @@ void SlotMonitor::startRead()
     // Where the engine runs reads the slots near the databases: an agent's machine may reach
     // them when this one does not.
     door->request(
-        "GET", QStringLiteral("/api/v1/slots?fresh=true"), {}, this,
+        "GET", QStringLiteral("/api/v1/slots?fresh=true&record=true"), {}, this,
         [this, generation = m_generation, path = m_path, workspace = m_workspace](const EngineDoor::Reply &r) {
             SlotSample s;
             s.generation = generation;

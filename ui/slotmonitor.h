@@ -45,6 +45,9 @@ public:
 public slots:
     void setSnapshot(const driftless::ui::EngineSnapshot &snapshot);
     void refresh();
+    /// While held, reads wait (one runs when released): the keychain is being asked for the
+    /// sources' passwords, and a reading without them would only raise "no password" alerts.
+    void setHeld(bool held);
     /// Drops `slot` on `source` (an endpoint of the current workspace) with dropSql(). The
     /// server refuses an active slot; that refusal comes back as dropFinished()'s error.
     void dropSlot(const QString &source, const QString &slot);
@@ -65,6 +68,7 @@ private:
     std::uint64_t m_generation = 0;
     bool m_inFlight = false;
     bool m_again = false;
+    bool m_held = false;
     SlotSample m_sample;
     QTimer m_background;
 };

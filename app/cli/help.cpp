@@ -52,8 +52,9 @@ const std::vector<CommandHelp> kCommands = {
      "server could not be reached. The app's Doctor runs the same checks.",
      {{"--pipeline NAME", "only this pipeline's endpoints and tables"},
       {"--endpoint NAME", "only this endpoint: its connection and settings, and the tables and slots read from it"},
-      {"--json", "the findings as JSON: level, category, pipeline, subject, message, fix and sql (the exact "
-                 "statements, names filled in)"}},
+      {"--json", "the findings as JSON: level, category, pipeline, subject, message, fix, sql (the exact "
+                 "statements, names filled in) and setting (table, key and value of the workspace setting "
+                 "that fixes it, or null)"}},
      {},
      ""},
     {"trust-host", "ENDPOINT [--jump] [--yes] [--replace] [--file FILE]", "trust the host key of an endpoint's SSH server",

@@ -143,17 +143,16 @@ int main(int argc, char **argv)
     installSignalHandlers();
     QSocketNotifier signalNotifier(g_signalPipe[0], QSocketNotifier::Read);
     signalNotifier.setEnabled(g_signalPipe[0] >= 0);
-    QObject::connect(&signalNotifier, &QSocketNotifier::activated, &app, [] {
+    driftless::ui::MainWindow window;
+    QObject::connect(&signalNotifier, &QSocketNotifier::activated, &app, [&window] {
         char c = 0;
         [[maybe_unused]] auto n = ::read(g_signalPipe[0], &c, 1);
         std::fprintf(stderr, "driftless: stopping after the batches in flight (again to quit now)\n");
-        QApplication::quit();
+        window.quit();
     });
-
-    driftless::ui::MainWindow window;
     window.show();
     window.openWorkspace(statePath);
     if (parser.isSet(runOption))
-        window.engine()->start();
+        window.startWhenReady(); // once the workspace and its keychain passwords are read
     return QApplication::exec();
 }

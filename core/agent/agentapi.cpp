@@ -430,7 +430,9 @@ ApiResponse AgentApi::route(const ApiRequest &request, const Origin &origin)
     if (path == "slots" && get) {
         if (textQuery(request, "fresh") == "true") {
             // Read now, from where the agent runs (F5 on a Slots page): one query per source.
-            json j = slotsJsonValue(m_state.slotsNow());
+            // With record=true and no engine running, the reading goes into the slots' history,
+            // which a running engine keeps itself.
+            json j = slotsJsonValue(m_state.slotsNow(textQuery(request, "record") == "true" && !m_engine.running()));
             j["sampled_at_ms"] = now;
             return jsonResponse(200, j);
         }

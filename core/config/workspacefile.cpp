@@ -746,25 +746,11 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
             p.reconcileEvery = duration(c, r["every"], rf + ".every", Millis(60'000));
         if (r["alert_above"]) {
             const std::string v = scalar(c, r["alert_above"], rf + ".alert_above");
-            std::string num = v;
-            const bool pct = !num.empty() && num.back() == '%';
-            if (pct)
-                num.pop_back();
-            double d = -1;
-            try {
-                size_t used = 0;
-                d = std::stod(num, &used);
-                if (used != num.size())
-                    d = -1;
-            } catch (...) {
-                d = -1;
-            }
-            if (pct)
-                d /= 100.0;
-            if (!(d >= 0 && d <= 1))
+            const auto d = parseShare(v);
+            if (!d)
                 fail(c, r["alert_above"], rf + ".alert_above",
                      "'" + v + "': a percentage of the table's rows (0.1%) or a fraction (0.001), from 0 to 100%");
-            p.reconcileAlertAbove = d;
+            p.reconcileAlertAbove = *d;
         }
     }
     if (n["schema_changes"]) {
@@ -1021,11 +1007,8 @@ std::string WorkspaceFile::toYaml(const Workspace &ws)
         if (p.reconcileEvery || p.reconcileAlertAbove) {
             out << YAML::Key << "reconcile" << YAML::Value << YAML::Flow << YAML::BeginMap;
             emitDuration(out, "every", p.reconcileEvery);
-            if (p.reconcileAlertAbove) {
-                char buf[40];
-                std::snprintf(buf, sizeof buf, "%.10g%%", *p.reconcileAlertAbove * 100.0);
-                out << YAML::Key << "alert_above" << YAML::Value << std::string(buf);
-            }
+            if (p.reconcileAlertAbove)
+                out << YAML::Key << "alert_above" << YAML::Value << formatShare(*p.reconcileAlertAbove);
             out << YAML::EndMap;
         }
         emitSchemaChanges(out, p.addColumn, p.dropColumn, p.typeChange, p.renameColumn);

@@ -293,6 +293,7 @@ void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<F
                                " deduplicates and merges by key",
                            "ALTER TABLE " + mysqlIdent(t.table.name) + " ADD PRIMARY KEY (...), or use strategy "
                            "full_refresh"});
+            out.back().setting = FindingSetting{t.table.display(), "strategy", "full_refresh"};
         }
         if (t.strategy == Strategy::Cursor) {
             const std::string col = t.cursorColumn();
@@ -519,8 +520,12 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
             // Standbys that may be promoted: a logical slot does not follow a promotion before
             // Postgres 17's failover slots (docs/failover.md).
             try {
-                auto standbys = c.exec("SELECT count(*) FILTER (WHERE state = 'streaming'), "
-                                       "current_setting('server_version_num')::int FROM pg_stat_replication");
+                // Physical standbys only: a logical walsender (another pipeline's stream) holds a
+                // logical slot.
+                auto standbys = c.exec("SELECT count(*) FILTER (WHERE r.state = 'streaming' AND NOT EXISTS (SELECT 1 "
+                                       "FROM pg_replication_slots s WHERE s.active_pid = r.pid AND s.slot_type = "
+                                       "'logical')), current_setting('server_version_num')::int FROM "
+                                       "pg_stat_replication r");
                 const long long n = standbys.toInt(0, 0);
                 if (n > 0 && standbys.toInt(0, 1) < 170000)
                     out.push_back({"warn", "config", p.name, "endpoint " + src.name,
@@ -548,6 +553,7 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
                                        "): while this source is idle its slot cannot advance and holds their WAL",
                                    "add 'heartbeat: 1m' to pipeline " + p.name + " (a small transactional message in "
                                    "this database moves the slot)"});
+                    out.back().setting = FindingSetting{{}, "heartbeat", "1m"};
                 }
             }
             // Slots that look like ours but that no pipeline of this workspace reads.
@@ -604,13 +610,14 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
                                "GRANT SELECT ON " + t.table.quoted() + " TO " + quoteIdent(sp.user) + ";"});
             const bool needsKey = t.strategy != Strategy::FullRefresh;
             if (!schema->hasPrimaryKey()) {
-                if (needsKey)
+                if (needsKey) {
                     out.push_back({"error", "config", p.name, subject,
                                    "has no primary key; " + std::string(toString(t.strategy)) +
                                        " deduplicates and merges by key",
                                    "ALTER TABLE " + t.table.display() +
                                        " ADD PRIMARY KEY (...), or use strategy full_refresh"});
-                else
+                    out.back().setting = FindingSetting{t.table.display(), "strategy", "full_refresh"};
+                } else
                     out.push_back({"ok", "config", p.name, subject,
                                    "no primary key (fine for full refresh; the target gets none either)", ""});
             }
@@ -773,7 +780,11 @@ nlohmann::json doctorJsonValue(const std::vector<Finding> &findings)
                        {"subject", f.subject},
                        {"message", f.message},
                        {"fix", f.fix},
-                       {"sql", f.sql}});
+                       {"sql", f.sql},
+                       {"setting", f.setting ? nlohmann::json{{"table", f.setting->table},
+                                                              {"key", f.setting->key},
+                                                              {"value", f.setting->value}}
+                                             : nlohmann::json(nullptr)}});
     }
     return {{"findings", std::move(arr)}, {"errors", errors}, {"warnings", warnings}};
 }
@@ -784,10 +795,14 @@ std::vector<Finding> findingsFromJson(const nlohmann::json &doc)
     auto it = doc.find("findings");
     if (it == doc.end() || !it->is_array())
         return out;
-    for (const auto &f : *it)
+    for (const auto &f : *it) {
         out.push_back({jsonfields::text(f, "level"), jsonfields::text(f, "category"), jsonfields::text(f, "pipeline"),
                        jsonfields::text(f, "subject"), jsonfields::text(f, "message"), jsonfields::text(f, "fix"),
                        jsonfields::text(f, "sql")});
+        if (const auto s = f.find("setting"); s != f.end() && s->is_object() && !jsonfields::text(*s, "key").empty())
+            out.back().setting =
+                FindingSetting{jsonfields::text(*s, "table"), jsonfields::text(*s, "key"), jsonfields::text(*s, "value")};
+    }
     return out;
 }
 

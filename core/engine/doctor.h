@@ -5,6 +5,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,7 +27,8 @@ std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipel
 std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope);
 
 /// The document of `driftless-cli doctor --json` and POST /api/v1/doctor: {"findings": [{level,
-/// category, pipeline, subject, message, fix, sql}], "errors": N, "warnings": N}.
+/// category, pipeline, subject, message, fix, sql, setting: {table, key, value} or null}], "errors": N,
+/// "warnings": N}.
 nlohmann::json doctorJsonValue(const std::vector<Finding> &findings);
 /// The findings of that document (lenient: a missing key reads empty).
 std::vector<Finding> findingsFromJson(const nlohmann::json &doc);

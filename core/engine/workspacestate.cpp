@@ -4,6 +4,7 @@
 #include "core/engine/binlogretention.h"
 #include "core/engine/slotguard.h"
 #include "core/engine/slotprojection.h"
+#include "core/engine/slots.h"
 #include "core/model/error.h"
 #include "core/state/statestore.h"
 
@@ -63,7 +64,7 @@ std::vector<SlotSample> WorkspaceState::slotSamples(const std::string &source, c
     return m_store->slotSamples(source, slot, sinceMs);
 }
 
-std::vector<SourceSlots> WorkspaceState::slotsNow()
+std::vector<SourceSlots> WorkspaceState::slotsNow(bool record)
 {
     const Workspace ws = workspace();
     auto sources = listSlots(ws);
@@ -74,6 +75,24 @@ std::vector<SourceSlots> WorkspaceState::slotsNow()
         // The slots as read now are still worth showing; only the projection is missing.
     }
     addBinlogs(sources, ws, m_store->tableStatuses(), now);
+    if (record) {
+        // Each slot's history goes on while no engine samples it: a slot grows most while the
+        // sync is stopped (issue 45).
+        std::vector<SlotSample> samples;
+        for (const auto &ss : sources) {
+            for (const auto &s : ss.replicationSlots)
+                samples.push_back({s.source, s.slot, now, s.retainedBytes, s.unconfirmedBytes, s.safeWalSize});
+            for (const auto &b : ss.binlogs)
+                if (b.bytesBehind)
+                    samples.push_back({b.source, binlogSampleKey(b.pipeline), now, b.bytesBehind, std::nullopt,
+                                       std::nullopt});
+        }
+        try {
+            m_store->addSlotSamples(samples); // pruned by the next engine run, as its own are
+        } catch (const Error &) {
+            // The slots read now are still shown; this point of their history is missing.
+        }
+    }
     return sources;
 }
 

@@ -59,8 +59,10 @@ public:
     /// a source that cannot be read carries its error), each with its time to the limit projected
     /// from the samples a running engine stored plus this reading (projectSlots). Stored samples
     /// that cannot be read leave the projection unset. Then one SourceSlots per MariaDB/MySQL
-    /// source of CDC pipelines, with each pipeline's binlog retention (addBinlogs).
-    std::vector<SourceSlots> slotsNow();
+    /// source of CDC pipelines, with each pipeline's binlog retention (addBinlogs). With `record`,
+    /// the reading is also stored as a sample of each slot's history (a face that reads slots
+    /// while no engine runs keeps the history going).
+    std::vector<SourceSlots> slotsNow(bool record = false);
 
     /// Newest first; `pipeline` empty for all.
     std::vector<ReconcileSummary> reconcileSummaries(int limit, const std::string &pipeline = {});

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cctype>
+#include <string>
 
 namespace driftless::core {
 
@@ -103,6 +104,35 @@ std::optional<std::int64_t> parseByteSize(std::string_view t)
     else
         return std::nullopt;
     return n * mult;
+}
+
+std::optional<double> parseShare(std::string_view text)
+{
+    std::string num(text);
+    const bool pct = !num.empty() && num.back() == '%';
+    if (pct)
+        num.pop_back();
+    double d = -1;
+    try {
+        size_t used = 0;
+        d = std::stod(num, &used);
+        if (used != num.size())
+            d = -1;
+    } catch (...) {
+        d = -1;
+    }
+    if (pct)
+        d /= 100.0;
+    if (!(d >= 0 && d <= 1))
+        return std::nullopt;
+    return d;
+}
+
+std::string formatShare(double fraction)
+{
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.10g%%", fraction * 100.0);
+    return buf;
 }
 
 std::string humanBytes(std::int64_t b)

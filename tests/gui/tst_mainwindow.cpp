@@ -11,6 +11,7 @@
 #include "ui/models/tablesmodel.h"
 #include "ui/pages/alertspage.h"
 #include "ui/pages/tablespage.h"
+#include "ui/synccontinuity.h"
 
 #include "core/model/workspace.h"
 #include "core/state/statestore.h"
@@ -23,9 +24,12 @@
 #include <QIcon>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QSystemTrayIcon>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
@@ -314,13 +318,42 @@ void TestMainWindow::missingSourceTableIsAnAlertThatSaysWhy()
     QTRY_VERIFY(w.alertsPage()->isVisible());
     saveShot(&w, QStringLiteral("mainwindow-error-alerts"));
 
-    // Quitting while the engine runs stops it between batches and lets every thread go.
+    // Closing the window while it syncs asks first (issue 45): Cancel keeps both.
     QCOMPARE(w.engine()->state(), EngineBridge::State::Running);
+    w.close();
+    QTRY_VERIFY(w.syncContinuity()->closeQuestion() && w.syncContinuity()->closeQuestion()->isVisible());
+    QMessageBox *question = w.syncContinuity()->closeQuestion();
+    QVERIFY2(question->informativeText().contains(QStringLiteral("keeps WAL")), qPrintable(question->informativeText()));
+    // In the background only where a tray can bring the window back.
+    QCOMPARE(question->findChild<QPushButton *>(QStringLiteral("keepSyncing")) != nullptr,
+             QSystemTrayIcon::isSystemTrayAvailable());
+    saveShot(question, QStringLiteral("dialog-close-while-syncing"));
+    question->button(QMessageBox::Cancel)->click();
+    QTRY_VERIFY(!w.syncContinuity()->closeQuestion());
+    QVERIFY(w.isVisible());
+    QCOMPARE(w.engine()->state(), EngineBridge::State::Running);
+
+    // Quitting while the engine runs stops it between batches and lets every thread go; the
+    // sync is remembered as running, and the next window on the workspace offers to start it.
     QElapsedTimer clock;
     clock.start();
-    w.close();
+    w.quitAction()->trigger();
+    QVERIFY(!w.isVisible());
     window.reset();
     QVERIFY2(clock.elapsed() < 30000, "the engine stops between batches when the app quits");
+    QVERIFY(ui::SyncContinuity::wasRunning(QString::fromStdString(statePath)));
+    MainWindow again;
+    again.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&again));
+    again.openWorkspace(QString::fromStdString(statePath));
+    QTRY_VERIFY(again.syncContinuity()->launchQuestion() && again.syncContinuity()->launchQuestion()->isVisible());
+    saveShot(again.syncContinuity()->launchQuestion(), QStringLiteral("dialog-start-at-launch"));
+    QTest::mouseClick(again.syncContinuity()->launchQuestion()->findChild<QPushButton *>(QStringLiteral("startSyncNow")),
+                      Qt::LeftButton);
+    QTRY_COMPARE_WITH_TIMEOUT(again.engine()->state(), EngineBridge::State::Running, 30000);
+    QVERIFY(!ui::SyncContinuity::wasRunning(QString::fromStdString(statePath)));
+    again.stopAction()->trigger();
+    QTRY_COMPARE_WITH_TIMEOUT(again.engine()->state(), EngineBridge::State::Stopped, 30000);
 }
 
 QTEST_MAIN(TestMainWindow)

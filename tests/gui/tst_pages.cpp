@@ -15,6 +15,7 @@
 #include "ui/pages/alertspage.h"
 #include "ui/pages/lagpage.h"
 #include "ui/widgets/lagchart.h"
+#include "ui/pages/dashboardpage.h"
 #include "ui/pages/slotspage.h"
 #include "ui/slotmonitor.h"
 #include "ui/traynotifier.h"
@@ -40,6 +41,8 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
+
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cmath>
@@ -150,6 +153,21 @@ QString tableSays(const ui::TablesModel *model, const std::string &pipeline, con
            model->index(row, ui::TablesModel::Message).data().toString();
 }
 
+/// Each table's newest reconciliation and drift alert as `tables` say them: `table report_id
+/// missing alert`, in one line per table, sorted.
+QStringList reconcileFacts(const std::vector<core::TableReport> &tables)
+{
+    QStringList out;
+    for (const auto &t : tables)
+        out << QStringLiteral("%1 %2 %3 %4")
+                   .arg(QString::fromStdString(t.table))
+                   .arg(t.reconcile ? t.reconcile->reportId : 0)
+                   .arg(t.reconcile ? t.reconcile->missing : -1)
+                   .arg(t.driftAlert ? QStringLiteral("alert") : QStringLiteral("no-alert"));
+    out.sort();
+    return out;
+}
+
 const core::Alert *alertOf(const MainWindow &w, const std::string &kind, const std::string &about)
 {
     for (const auto &a : w.alertCenter()->alerts())
@@ -168,6 +186,7 @@ private slots:
     void alertsPageShowsTheOrphanedSlotAndTheFailingTable();
     void lagPageDrawsStoredSamplesWithTheSla();
     void hiddenLagPageDrawsNothingAndCatchesUpWhenShown();
+    void theSameStoredFactsShowStoppedAndRunning();
 };
 
 void TestPages::initTestCase()
@@ -466,6 +485,84 @@ void TestPages::hiddenLagPageDrawsNothingAndCatchesUpWhenShown()
     QVERIFY2(to - from >= 10 * 60'000 && to - from <= 11 * 60'000, qPrintable(QString::number(to - from)));
     QCOMPARE(page->slaSeries(p, QStringLiteral("public.orders"))->at(0).y(), 120.0);
     w.close();
+    window.reset();
+}
+
+// One truth for status (issue 45): the window reads the same stored facts whether or not its
+// engine runs, and they are what `driftless-cli status --json` says. A reconciliation stored
+// while nothing ran shows on the tiles, the tables and the alerts both before and after Start
+// Sync; an existing inactive slot is never "none" on the dashboard; and the slot's history goes
+// on while the sync is stopped.
+void TestPages::theSameStoredFactsShowStoppedAndRunning()
+{
+    test::PgTestDb src("gui_truth_src");
+    test::PgTestDb dst("gui_truth_dst");
+    src.exec(kSourceSchema);
+    const std::string pipeline = test::uniqueName("truth");
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    core::StateStore(statePath).applyWorkspace(workspaceFor(pipeline, src, dst));
+    // Synced once and left (the slot stays, inactive); then a row goes missing on the target and a
+    // reconciliation finds it, with no engine running.
+    const auto once = test::runCli({"--state", statePath, "run", "--once"});
+    QVERIFY2(once.exitCode == 0, once.err.c_str());
+    dst.exec("DELETE FROM public.orders WHERE id = 7");
+    const auto reconciled = test::runCli({"--state", statePath, "reconcile", pipeline, "--settle", "0s"});
+    QVERIFY2(reconciled.exitCode == 3, (reconciled.out + reconciled.err).c_str()); // drift found
+    const auto cli = nlohmann::json::parse(test::runCli({"--state", statePath, "status", "--json"}).out);
+    QStringList cliFacts;
+    for (const auto &t : cli["tables"])
+        cliFacts << QStringLiteral("%1 %2 %3 %4")
+                        .arg(QString::fromStdString(t["table"].get<std::string>()))
+                        .arg(t["reconcile"].is_object() ? t["reconcile"]["report_id"].get<std::int64_t>() : 0)
+                        .arg(t["reconcile"].is_object() ? t["reconcile"]["missing"].get<std::int64_t>() : -1)
+                        .arg(t["reconcile"].is_object() && t["reconcile"]["alert"].get<bool>() ? QStringLiteral("alert")
+                                                                                                : QStringLiteral("no-alert"));
+    cliFacts.sort();
+    QVERIFY2(cliFacts.filter(QStringLiteral("public.orders")).value(0).endsWith(QStringLiteral(" 1 alert")),
+             qPrintable(cliFacts.join(';')));
+
+    auto window = std::make_unique<MainWindow>();
+    MainWindow &w = *window;
+    w.resize(1180, 620);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.openWorkspace(QString::fromStdString(statePath));
+    QTRY_VERIFY_WITH_TIMEOUT(w.engine()->snapshot().tables.size() == 2, 20000);
+
+    // Stopped: what the file says, as the CLI says it.
+    QCOMPARE(reconcileFacts(w.engine()->snapshot().tables), cliFacts);
+    const auto tile = [&] {
+        for (const auto *p : w.dashboardPage()->tiles().pipelines())
+            if (p->name == QString::fromStdString(pipeline))
+                return *p;
+        return ui::DashboardTiles::Pipeline{};
+    };
+    // The window gets the snapshot a turn of the event loop after the bridge publishes it.
+    QTRY_VERIFY_WITH_TIMEOUT(tile().reconciledAtMs && tile().driftRows == 1, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(alertOf(w, "drift", "public.orders"), 20000);
+    // The slot the run left: inactive, and there.
+    QTRY_VERIFY_WITH_TIMEOUT(tile().slot == ui::DashboardTiles::Pipeline::Slot::Present, 20000);
+    // Its history goes on while nothing syncs: each reading of the slots is a sample.
+    const std::string slot = "driftless_" + pipeline;
+    const auto samplesNow = [&] { return core::StateStore(statePath).slotSamples("src", slot, 0).size(); };
+    const std::size_t before = samplesNow();
+    w.slotMonitor()->refresh();
+    QTRY_VERIFY_WITH_TIMEOUT(samplesNow() > before, 20000);
+
+    // Running: the same reconciliation, the same alert, the same tile.
+    w.engine()->start();
+    QTRY_VERIFY_WITH_TIMEOUT(w.engine()->snapshot().live && w.engine()->state() == EngineBridge::State::Running,
+                             30000);
+    QTRY_VERIFY_WITH_TIMEOUT(reconcileFacts(w.engine()->snapshot().tables) == cliFacts, 20000);
+    // A state only a running engine reports, on the page: the tiles have had a live snapshot.
+    QTRY_VERIFY2_WITH_TIMEOUT(tableIs(w.tablesModel(), pipeline, "public.orders", "streaming"),
+                              qPrintable(tableSays(w.tablesModel(), pipeline, "public.orders")), 60000);
+    QVERIFY(tile().reconciledAtMs && tile().driftRows == 1);
+    QVERIFY(alertOf(w, "drift", "public.orders"));
+
+    w.stopAction()->trigger();
+    QTRY_COMPARE_WITH_TIMEOUT(w.engine()->state(), EngineBridge::State::Stopped, 30000);
     window.reset();
 }
 

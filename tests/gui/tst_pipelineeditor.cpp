@@ -598,6 +598,10 @@ void TestPipelineEditor::columnGridMapsTheTableAndRoundTripsTheYaml()
     // The grid lists the source's columns in order, with their types and the key marked.
     ColumnMappingPanel *panel = editor->columnsPanel();
     QTableWidget *grid = panel->grid();
+    // On the editor's Columns tab, named after the selected table.
+    editor->settingsTabs()->setCurrentWidget(panel->parentWidget());
+    QCOMPARE(editor->settingsTabs()->tabText(editor->settingsTabs()->currentIndex()),
+             QStringLiteral("Colu&mns of public.customers"));
     QVERIFY(grid->isVisibleTo(editor));
     const QStringList names{"id",    "name", "email", "ssn",       "phone",
                             "notes", "internal_notes", "card", "tenant_id", "updated_at"};

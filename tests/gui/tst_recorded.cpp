@@ -17,18 +17,29 @@
 #include "ui/models/tablesmodel.h"
 #include "ui/pages/alertspage.h"
 #include "ui/pages/lagpage.h"
+#include "ui/widgets/lagchart.h"
+#include "ui/widgets/legendstrip.h"
 #include "ui/pages/reconcilepage.h"
 #include "ui/pages/slotspage.h"
+#include "ui/pages/tablespage.h"
 #include "ui/pages/workspacepage.h"
 
 #include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QCategoryAxis>
+#include <QChart>
+#include <QClipboard>
+#include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineSeries>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTest>
 #include <QTreeWidgetItem>
+
+#include <algorithm>
 
 using namespace driftless;
 using namespace driftless::ui;
@@ -59,6 +70,7 @@ private slots:
     void initTestCase() { test::useTestSettings(); }
     void everyPageShowsTheRecordedAgent();
     void theWorkspaceDialogsAskTheEngineShown();
+    void severalTablesArePausedAtOnceAndCopiedAsText();
 };
 
 void TestRecorded::everyPageShowsTheRecordedAgent()
@@ -91,6 +103,28 @@ void TestRecorded::everyPageShowsTheRecordedAgent()
     QTRY_VERIFY(w.lagPage()->lagSeries(QStringLiteral("shop"), QStringLiteral("public.orders")) &&
                 w.lagPage()->lagSeries(QStringLiteral("shop"), QStringLiteral("public.orders"))->count() >= 3);
     QCOMPARE(door->count("GET /api/v1/lag?pipeline=shop&table=public.orders") >= 1, true);
+    // Charts a DBA can read (issue 45): the lag axis in one unit, fitted to the lines shown (not
+    // to a far higher SLA), and a click on a legend entry hides that line and gives the axis to
+    // the others.
+    LagChart *lag = w.lagPage()->lagChart();
+    auto *axis = qobject_cast<QCategoryAxis *>(lag->chart()->axes(Qt::Vertical).value(0));
+    // A tick every step up to the top, each labelled: more than the top's alone.
+    QTRY_VERIFY2(axis && axis->categoriesLabels().size() >= 2, qPrintable(axis->categoriesLabels().join(',')));
+    QVERIFY2(axis->categoriesLabels().last().endsWith(QLatin1String(" s")) ||
+                 axis->categoriesLabels().last().endsWith(QLatin1String(" min")),
+             qPrintable(axis->categoriesLabels().join(QLatin1Char(','))));
+    QLineSeries *ordersLine = lag->lagSeries(QStringLiteral("shop"), QStringLiteral("public.orders"));
+    QVERIFY(ordersLine);
+    const QString name = ordersLine->name();
+    const auto &entries = lag->legend()->entries();
+    const auto at = std::find_if(entries.begin(), entries.end(), [&](const auto &e) { return e.name == name; });
+    QVERIFY(at != entries.end());
+    const QRect rect = lag->legend()->entryRects(lag->legend()->width()).at(std::size_t(at - entries.begin()));
+    QTest::mouseClick(lag->legend(), Qt::LeftButton, {}, rect.center());
+    QVERIFY(lag->isHidden(name));
+    QVERIFY(!ordersLine->isVisible());
+    QTest::mouseClick(lag->legend(), Qt::LeftButton, {}, rect.center());
+    QVERIFY(!lag->isHidden(name) && ordersLine->isVisible());
     test::saveShot(&w, QStringLiteral("recorded-lag"));
 
     // The slots, as the agent read them near the source.
@@ -146,6 +180,51 @@ void TestRecorded::everyPageShowsTheRecordedAgent()
     for (const auto &c : door->calls())
         QVERIFY2(c.verb == "GET" || c.path == "/api/v1/backfill", (c.verb + " " + c.path).c_str());
     QVERIFY(guard); // the bridge keeps the door until it shows another engine
+}
+
+// Pause and Resume act on every selected table, or a whole pipeline's (issue 45), after one
+// question naming them; Ctrl+C copies the selected rows as tab-separated text with the headers.
+void TestRecorded::severalTablesArePausedAtOnceAndCopiedAsText()
+{
+    MainWindow w;
+    w.resize(1280, 640);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto *door = new test::RecordedDoor(QStringLiteral(DRIFTLESS_RECORDING));
+    door->answer("POST /api/v1/pause", 200, {{"changed", true}, {"lines", {"paused"}}});
+    w.engine()->attachDoor(door, QStringLiteral("recorded agent"));
+    QTRY_COMPARE(w.tablesModel()->rowCount(), 3);
+    TablesPage *page = w.tablesPage();
+    w.pages()->setCurrentWidget(page);
+
+    // Two tables picked by hand: one question for both, one request each.
+    page->view()->selectRow(0);
+    page->view()->selectionModel()->select(page->view()->model()->index(2, 0),
+                                           QItemSelectionModel::Select | QItemSelectionModel::Rows);
+    QCOMPARE(page->selectedRows().size(), std::size_t{2});
+    QVERIFY(page->pauseButton()->isEnabled());
+    QVERIFY2(page->pauseButton()->toolTip().contains(QStringLiteral("2 of the 2 selected")),
+             qPrintable(page->pauseButton()->toolTip()));
+
+    // Ctrl+C: the headers and the two rows, tab-separated.
+    QApplication::clipboard()->clear();
+    QTest::keySequence(page->view(), QKeySequence::Copy);
+    const QStringList lines = QApplication::clipboard()->text().split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 3);
+    QVERIFY2(lines[0].startsWith(QStringLiteral("Pipeline\tTable\t")), qPrintable(lines[0]));
+    QVERIFY2(lines[1].startsWith(QStringLiteral("shop\tpublic.")), qPrintable(lines[1]));
+
+    QTest::mouseClick(page->pauseButton(), Qt::LeftButton);
+    QTRY_VERIFY(page->confirmation() && page->confirmation()->isVisible());
+    QVERIFY2(page->confirmation()->text().contains(QStringLiteral("these 2 tables")),
+             qPrintable(page->confirmation()->text()));
+    test::saveShot(page->confirmation(), QStringLiteral("dialog-pause-tables"));
+    page->confirmation()->findChild<QPushButton *>(QStringLiteral("confirmPause"))->click();
+    QTRY_COMPARE(door->count("POST /api/v1/pause"), 2);
+
+    // A whole pipeline from the context menu's choice: every table of it selected.
+    page->selectPipeline(QStringLiteral("shop"));
+    QCOMPARE(page->selectedRows().size(), std::size_t{3});
 }
 
 QTEST_MAIN(TestRecorded)

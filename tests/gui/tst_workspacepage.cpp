@@ -215,7 +215,10 @@ void TestWorkspacePage::dialogTestsTheRealServerAndShowsLibpqsErrors()
     QVERIFY(!runTest(d));
     QString text = d.resultLabel()->text();
     QVERIFY2(text.contains(QStringLiteral("password authentication failed for user")), qPrintable(text));
-    QVERIFY2(text.contains(QStringLiteral("What to do")), qPrintable(text));
+    // What to do names the field the password was typed in, not ~/.pgpass (issue 45).
+    QVERIFY2(text.contains(QStringLiteral("What to do: the server refused the password in the Password field")),
+             qPrintable(text));
+    QVERIFY2(!text.contains(QStringLiteral(".pgpass")), qPrintable(text));
     QVERIFY(!text.contains(QStringLiteral("certainly-wrong")));
     saveShot(&d, QStringLiteral("endpoint-dialog-error"));
 
@@ -334,7 +337,8 @@ void TestWorkspacePage::mysqlDialogBuildsItsDsnAndTestsMariaDb()
     QString text = d.resultLabel()->text();
     QVERIFY2(text.contains(QStringLiteral("Could not connect")), qPrintable(text));
     QVERIFY2(text.contains(QStringLiteral("Access denied for user")), qPrintable(text));
-    QVERIFY2(text.contains(QStringLiteral("What to do: check the user and password")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("What to do: the server refused the password in the Password field")),
+             qPrintable(text));
     QVERIFY(!text.contains(QStringLiteral("certainly-wrong")));
     saveShot(&d, QStringLiteral("endpoint-dialog-mysql-error"));
 

@@ -23,7 +23,7 @@
 namespace driftless::test {
 
 /// Replays what an agent answered (tests/gui/data/record-agent.sh writes the recording): each
-/// request is looked up by its verb, path and query (less `since_ms` and `phases_from`, which
+/// request is looked up by its verb, path and query (less `since_ms`, `phases_from` and `record`, which
 /// depend on the clock and on the caller). Times in the answers are moved forward by how long
 /// ago the recording was made, so it reads as if made a moment ago: freshness, lag history and
 /// report ages come out as they did then. What was not recorded answers 404 saying so; a test
@@ -46,6 +46,7 @@ public:
     struct Call {
         std::string verb, path;
         nlohmann::json body;
+        std::string raw; ///< the body as sent (a workspace's YAML is no JSON)
     };
     const std::vector<Call> &calls() const { return m_calls; }
     int count(const std::string &verbAndPath) const
@@ -65,7 +66,7 @@ public:
                  Done done) override
     {
         const std::string key = keyOf(verb, path);
-        Call call{verb.toStdString(), key.substr(verb.size() + 1), nlohmann::json()};
+        Call call{verb.toStdString(), key.substr(verb.size() + 1), nlohmann::json(), body.toStdString()};
         call.body = nlohmann::json::parse(body.toStdString(), nullptr, false);
         m_calls.push_back(call);
         Reply reply;
@@ -92,7 +93,7 @@ public:
         if (q >= 0) {
             QStringList kept;
             for (const auto &[k, v] : QUrlQuery(path.mid(q + 1)).queryItems(QUrl::FullyDecoded))
-                if (k != QLatin1String("since_ms") && k != QLatin1String("phases_from"))
+                if (k != QLatin1String("since_ms") && k != QLatin1String("phases_from") && k != QLatin1String("record"))
                     kept << k + QLatin1Char('=') + v;
             if (!kept.isEmpty())
                 key += QLatin1Char('?') + kept.join(QLatin1Char('&'));

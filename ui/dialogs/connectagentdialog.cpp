@@ -1,4 +1,5 @@
 #include "ui/dialogs/connectagentdialog.h"
+#include "ui/widgets/screenfit.h"
 
 #include <QDialogButtonBox>
 #include <QFormLayout>
@@ -48,7 +49,7 @@ ConnectAgentDialog::ConnectAgentDialog(const AgentEndpoint &initial, QWidget *pa
     layout->addLayout(form);
     layout->addWidget(m_message);
     layout->addWidget(buttons);
-    resize(560, sizeHint().height());
+    screenfit::fit(this, QSize(560, sizeHint().height()));
 }
 
 AgentEndpoint ConnectAgentDialog::endpoint() const

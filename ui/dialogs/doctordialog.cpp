@@ -1,4 +1,5 @@
 #include "ui/dialogs/doctordialog.h"
+#include "ui/widgets/screenfit.h"
 
 #include "ui/enginedoor.h"
 #include "ui/statusicons.h"
@@ -45,12 +46,12 @@ DoctorDialog::DoctorDialog(EngineDoor *door, core::DoctorScope scope, QWidget *p
     : QDialog(parent), m_door(door), m_scope(std::move(scope)), m_summary(new QLabel(this)),
       m_view(new QTreeWidget(this)), m_fix(new QLabel(this)), m_sql(new QPlainTextEdit(this)),
       m_copy(new QPushButton(tr("&Copy SQL"), this)), m_again(new QPushButton(tr("Check &Again"), this)),
-      m_showPassed(new QCheckBox(tr("Show &passed checks"), this))
+      m_showPassed(new QCheckBox(tr("Show &passed checks"), this)), m_apply(new QPushButton(tr("&Apply Setting\u2026"), this))
 {
     setObjectName(QStringLiteral("doctorDialog"));
     setWindowTitle(tr("Doctor: %1").arg(scopeText()));
     setAttribute(Qt::WA_DeleteOnClose);
-    resize(980, 560);
+    screenfit::restore(this, QStringLiteral("doctor"), QSize(980, 560));
 
     m_summary->setObjectName(QStringLiteral("doctorSummary"));
     m_summary->setWordWrap(true);
@@ -79,11 +80,16 @@ DoctorDialog::DoctorDialog(EngineDoor *door, core::DoctorScope scope, QWidget *p
     m_again->setObjectName(QStringLiteral("checkAgain"));
     m_again->setIcon(namedIcon(QStringLiteral("refresh")));
     m_showPassed->setObjectName(QStringLiteral("showPassed"));
+    m_apply->setObjectName(QStringLiteral("applySetting"));
     m_showPassed->setChecked(true);
 
     auto *sqlRow = new QHBoxLayout;
     sqlRow->addWidget(m_sql, 1);
     sqlRow->addWidget(m_copy, 0, Qt::AlignTop);
+    // The fix and, when it is a setting, the button that applies it, side by side.
+    auto *fixRow = new QHBoxLayout;
+    fixRow->addWidget(m_fix, 1);
+    fixRow->addWidget(m_apply, 0, Qt::AlignTop);
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
     buttons->addButton(m_again, QDialogButtonBox::ActionRole);
     auto *layout = new QVBoxLayout(this);
@@ -92,7 +98,7 @@ DoctorDialog::DoctorDialog(EngineDoor *door, core::DoctorScope scope, QWidget *p
     top->addWidget(m_showPassed);
     layout->addLayout(top);
     layout->addWidget(m_view, 1);
-    layout->addWidget(m_fix);
+    layout->addLayout(fixRow);
     layout->addLayout(sqlRow);
     layout->addWidget(buttons);
 
@@ -100,6 +106,10 @@ DoctorDialog::DoctorDialog(EngineDoor *door, core::DoctorScope scope, QWidget *p
     connect(m_again, &QPushButton::clicked, this, &DoctorDialog::check);
     connect(m_showPassed, &QCheckBox::toggled, this, &DoctorDialog::showFindings);
     connect(m_view, &QTreeWidget::currentItemChanged, this, &DoctorDialog::showSelected);
+    connect(m_apply, &QPushButton::clicked, this, [this] {
+        if (const core::Finding *f = selectedFinding(); f && f->setting)
+            emit settingRequested(*f);
+    });
     connect(m_copy, &QPushButton::clicked, this,
             [this] { QApplication::clipboard()->setText(m_sql->toPlainText()); });
     showSelected();
@@ -193,17 +203,35 @@ void DoctorDialog::showFindings()
     showSelected();
 }
 
-void DoctorDialog::showSelected()
+const core::Finding *DoctorDialog::selectedFinding() const
 {
     QTreeWidgetItem *item = m_view->currentItem();
     bool ok = false;
     const std::size_t i = item ? item->data(0, Qt::UserRole).toString().toULongLong(&ok) : 0;
-    const core::Finding *f = ok && i < m_findings.size() ? &m_findings[i] : nullptr;
+    return ok && i < m_findings.size() ? &m_findings[i] : nullptr;
+}
+
+void DoctorDialog::showSelected()
+{
+    const core::Finding *f = selectedFinding();
     m_fix->setText(!f ? QString()
                    : f->fix.empty() ? QString::fromStdString(f->message)
                                     : tr("Fix: %1").arg(QString::fromStdString(f->fix)));
     m_sql->setPlainText(f ? QString::fromStdString(f->sql) : QString());
     m_copy->setEnabled(f && !f->sql.empty());
+    m_apply->setEnabled(f && f->setting);
+    m_apply->setText(f && f->setting ? tr("&Apply %1: %2\u2026")
+                                           .arg(QString::fromStdString(f->setting->key),
+                                                QString::fromStdString(f->setting->value))
+                                     : tr("&Apply Setting\u2026"));
+    m_apply->setToolTip(f && f->setting ? tr("Show what changes in the workspace, then store it")
+                                        : tr("The selected finding's fix is not a setting of the workspace"));
+}
+
+void DoctorDialog::done(int result)
+{
+    screenfit::remember(this, QStringLiteral("doctor"));
+    QDialog::done(result);
 }
 
 } // namespace driftless::ui

@@ -4,6 +4,7 @@
 #include "ui/dialogs/sshtunnelbox.h"
 #include "ui/enginedoor.h"
 #include "ui/localdoor.h"
+#include "ui/widgets/screenfit.h"
 
 #include "core/engine/endpointcalls.h"
 #include "core/engine/sshtunnel.h"
@@ -23,8 +24,11 @@
 #include <QPushButton>
 #include <QRadioButton>
 #include <QRegularExpression>
+#include <QScrollArea>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QTabWidget>
+#include <QUrl>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -35,26 +39,24 @@ namespace driftless::ui {
 namespace {
 
 enum KindIndex { PostgresKind, SqliteKind, MysqlKind };
+enum TabIndex { ConnectionTab, SshTab, GuardTab };
 constexpr int kDefaultPort = 5432;
 constexpr int kMysqlPort = 3306;
 const std::set<QString> kFieldKeys{QStringLiteral("host"),    QStringLiteral("port"),
                                    QStringLiteral("dbname"),  QStringLiteral("user"),
                                    QStringLiteral("sslmode"), QStringLiteral("sslrootcert")};
 
-QString esc(const std::string &s) { return QString::fromStdString(s).toHtmlEscaped(); }
+/// A tab's page: `box` at the top, the rest of the page empty.
+QWidget *wrapped(QWidget *box)
+{
+    auto *page = new QWidget;
+    auto *layout = new QVBoxLayout(page);
+    layout->addWidget(box);
+    layout->addStretch(1);
+    return page;
+}
 
 } // namespace
-
-/// What a probe found, as a plain value posted to the UI thread.
-struct EndpointDialog::Probe {
-    core::EndpointKind kind = core::EndpointKind::Postgres;
-    core::PgProbe pg;
-    core::MysqlProbe my;
-    core::SqliteProbe lite;
-    /// Why the engine gave no probe (an agent unreachable, an answer not understood).
-    std::string failure;
-    std::string database; ///< MySQL: the DSN's database, whose tables were counted
-};
 
 EndpointDialog::EndpointDialog(std::optional<core::Endpoint> existing, QStringList takenNames,
                                std::optional<QString> knownPassword, SecretStore::Backend backend, QWidget *parent,
@@ -68,6 +70,7 @@ EndpointDialog::EndpointDialog(std::optional<core::Endpoint> existing, QStringLi
       m_database(new QLineEdit(this)), m_user(new QLineEdit(this)), m_tls(new QComboBox(this)),
       m_caFile(new QLineEdit(this)), m_caBrowse(new QPushButton(tr("B&rowse\u2026"), this)), m_dsn(new QLineEdit(this)),
       m_password(new QLineEdit(this)), m_passwordNote(new QLabel(this)), m_guard(new SlotGuardBox(this)),
+      m_ssh(new SshTunnelBox(this)), m_tabs(new QTabWidget(this)), m_scroll(new QScrollArea(this)),
       m_path(new QLineEdit(this)), m_browse(new QPushButton(tr("&Browse\u2026"), this)), m_problem(new QLabel(this)),
       m_test(new QPushButton(tr("&Test Connection"), this)), m_result(new QLabel(this)),
       m_buttons(new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this))
@@ -106,14 +109,38 @@ EndpointDialog::EndpointDialog(std::optional<core::Endpoint> existing, QStringLi
     testRow->addWidget(m_test);
     testRow->addStretch(1);
 
+    // The connection, the tunnel and the slot guard each on a tab of their own: on one page they
+    // were 813 px tall, and a 1366x768 laptop showed neither OK nor Cancel (issue 45).
+    m_tabs->setObjectName(QStringLiteral("endpointTabs"));
+    auto *connection = new QWidget(m_tabs);
+    auto *connectionLayout = new QVBoxLayout(connection);
+    connectionLayout->addWidget(m_pgPage);
+    connectionLayout->addWidget(m_litePage);
+    connectionLayout->addStretch(1);
+    m_tabs->addTab(connection, tr("&Connection"));
+    m_tabs->addTab(wrapped(m_ssh), QString());
+    m_tabs->addTab(wrapped(m_guard), QString());
+
+    // Everything but OK and Cancel scrolls when the screen is smaller still (150% scaling), so
+    // the buttons stay on screen whatever the content needs.
+    auto *content = new QWidget;
+    content->setObjectName(QStringLiteral("endpointContent"));
+    auto *contentLayout = new QVBoxLayout(content);
+    contentLayout->setContentsMargins(0, 0, 0, 0);
+    contentLayout->addLayout(top);
+    contentLayout->addWidget(m_tabs);
+    contentLayout->addWidget(m_problem);
+    contentLayout->addLayout(testRow);
+    contentLayout->addWidget(m_result);
+    contentLayout->addStretch(1);
+    m_scroll->setObjectName(QStringLiteral("endpointScroll"));
+    m_scroll->setWidgetResizable(true);
+    m_scroll->setFrameShape(QFrame::NoFrame);
+    m_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_scroll->setWidget(content);
+
     auto *layout = new QVBoxLayout(this);
-    layout->addLayout(top);
-    layout->addWidget(m_pgPage);
-    layout->addWidget(m_litePage);
-    layout->addWidget(m_problem);
-    layout->addLayout(testRow);
-    layout->addWidget(m_result);
-    layout->addStretch(1);
+    layout->addWidget(m_scroll, 1);
     layout->addWidget(m_buttons);
 
     connect(m_buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
@@ -124,6 +151,14 @@ EndpointDialog::EndpointDialog(std::optional<core::Endpoint> existing, QStringLi
     for (QLineEdit *edit : {m_name, m_host, m_database, m_user, m_caFile, m_dsn, m_path})
         connect(edit, &QLineEdit::textChanged, this, &EndpointDialog::updateState);
     connect(m_port, &QSpinBox::valueChanged, this, &EndpointDialog::updateState);
+    // A pasted DSN (more than a keystroke at once), or one typed to its end: a password typed a
+    // key at a time is not taken half way.
+    connect(m_dsn, &QLineEdit::textEdited, this, [this](const QString &text) {
+        if (text.size() > m_dsnLength + 1)
+            takePasswordFromDsn();
+        m_dsnLength = int(m_dsn->text().size());
+    });
+    connect(m_dsn, &QLineEdit::editingFinished, this, &EndpointDialog::takePasswordFromDsn);
     connect(m_tls, &QComboBox::currentIndexChanged, this, &EndpointDialog::updateState);
     connect(m_browse, &QPushButton::clicked, this, &EndpointDialog::browse);
     connect(m_caBrowse, &QPushButton::clicked, this, &EndpointDialog::browseCa);
@@ -136,7 +171,7 @@ EndpointDialog::EndpointDialog(std::optional<core::Endpoint> existing, QStringLi
         load(*m_existing);
     showPasswordNote();
     updateState();
-    resize(620, height());
+    resize(screenfit::bounded(this, QSize(620, height())));
     fitHeight(true);
 }
 
@@ -211,9 +246,6 @@ void EndpointDialog::buildPostgresPage(QWidget *page)
     layout->addWidget(m_fieldsPage);
     layout->addWidget(m_dsnPage);
     layout->addLayout(secret);
-    m_ssh = new SshTunnelBox(page);
-    layout->addWidget(m_ssh);
-    layout->addWidget(m_guard);
 }
 
 void EndpointDialog::buildSqlitePage(QWidget *page)
@@ -527,6 +559,11 @@ QString EndpointDialog::problem() const
     if (e.kind == core::EndpointKind::Mysql && !m_dsnMode->isChecked() && m_host->text().trimmed().isEmpty() &&
         m_database->text().trimmed().isEmpty())
         return tr("Enter at least the host or the database.");
+    // The tunnel's fields are on a tab of their own: name the tab, the loader's words do not.
+    if (e.ssh && e.ssh->host.empty())
+        return tr("SSH tunnel: enter the SSH host (on the SSH Tunnel tab), or untick the tunnel.");
+    if (e.ssh && e.ssh->user.empty())
+        return tr("SSH tunnel: enter the login on the SSH host (on the SSH Tunnel tab).");
     if (e.kind == core::EndpointKind::Postgres)
         if (const QString guard = m_guard->problem(); !guard.isEmpty())
             return guard;
@@ -546,12 +583,26 @@ void EndpointDialog::fitHeight(bool shrink)
     for (QLayout *l : findChildren<QLayout *>())
         l->invalidate();
     layout()->activate();
-    // Wrapped labels (the problem, the result) need their height for the dialog's width.
-    const int wanted = std::max(sizeHint().height(), layout()->hasHeightForWidth()
-                                                         ? layout()->totalHeightForWidth(width())
-                                                         : 0);
-    if (wanted > height() || (shrink && wanted < height()))
-        resize(width(), wanted);
+    QWidget *content = m_scroll->widget();
+    // Wrapped labels (the problem, the result) need their height for the width they get.
+    const int contentWidth = width() - layout()->contentsMargins().left() - layout()->contentsMargins().right();
+    const int contentHeight = std::max(content->sizeHint().height(),
+                                       content->hasHeightForWidth() ? content->heightForWidth(contentWidth) : 0);
+    const QMargins margins = layout()->contentsMargins();
+    int wanted = contentHeight + margins.top() + margins.bottom() + layout()->spacing() +
+                 m_buttons->sizeHint().height();
+    // A scroll area squeezes a wrapped label to its minimum rather than scroll: what the result
+    // and the problem lack at their width is room the dialog needs.
+    int lacking = 0;
+    for (const QLabel *label : {m_result, m_problem})
+        if (!label->isHidden() && label->width() > 0)
+            lacking += std::max(0, label->heightForWidth(label->width()) - label->height());
+    wanted = std::max(wanted, height() + lacking);
+    // Never taller than the screen: what does not fit scrolls, and OK and Cancel stay on it.
+    const int room = screenfit::usableArea(this).height();
+    const int target = std::min(wanted, room);
+    if (target > height() || (shrink && target < height()) || height() > room)
+        resize(std::min(width(), screenfit::usableArea(this).width()), target);
 }
 
 void EndpointDialog::updateState()
@@ -560,7 +611,11 @@ void EndpointDialog::updateState()
     const bool postgres = m_kind->currentIndex() == PostgresKind;
     const bool dsn = m_dsnMode->isChecked();
     const bool pagesChanged = m_litePage->isHidden() == sqlite || m_dsnPage->isHidden() == dsn ||
-                              m_guard->isHidden() == postgres;
+                              m_tabs->isTabVisible(GuardTab) != postgres;
+    m_tabs->setTabVisible(SshTab, !sqlite);
+    m_tabs->setTabVisible(GuardTab, postgres);
+    m_tabs->setTabText(SshTab, m_ssh->isChecked() ? tr("SSH Tunnel (on)") : tr("SSH Tunnel"));
+    m_tabs->setTabText(GuardTab, m_guard->isChecked() ? tr("Slot Guard (on)") : tr("Slot Guard"));
     m_pgPage->setVisible(!sqlite);
     m_litePage->setVisible(sqlite);
     m_fieldsPage->setVisible(!dsn);
@@ -586,6 +641,42 @@ void EndpointDialog::updateState()
     e.name = "test";
     m_test->setEnabled(sqlite ? !e.path.empty() : !e.dsn.empty() && !core::endpointProblem(e));
     fitHeight(pagesChanged);
+}
+
+void EndpointDialog::takePasswordFromDsn()
+{
+    QString dsn = m_dsn->text();
+    QString password;
+    // A URI: scheme://user:password@host...
+    static const QRegularExpression uri(QStringLiteral("^([a-z]+://[^:@/?]*):([^@/?]*)@"));
+    // key=value: password=... or password='...'
+    static const QRegularExpression pair(QStringLiteral("(^|\\s)password\\s*=\\s*('((?:[^'\\\\]|\\\\.)*)'|(\\S*))"));
+    if (const auto m = uri.match(dsn); m.hasMatch()) {
+        password = QUrl::fromPercentEncoding(m.captured(2).toUtf8());
+        dsn.replace(m.capturedStart(0), m.capturedLength(0), m.captured(1) + QLatin1Char('@'));
+    } else if (const auto k = pair.match(dsn); k.hasMatch()) {
+        password = k.capturedLength(3) > 0 ? k.captured(3).replace(QStringLiteral("\\'"), QStringLiteral("'"))
+                                                 .replace(QStringLiteral("\\\\"), QStringLiteral("\\"))
+                                           : k.captured(4);
+        dsn.remove(k.capturedStart(0), k.capturedLength(0));
+        dsn = dsn.simplified();
+    } else {
+        return;
+    }
+    if (password.isEmpty())
+        return;
+    const int cursor = m_dsn->cursorPosition();
+    m_dsnLength = int(dsn.size());
+    {
+        const QSignalBlocker block(m_dsn);
+        m_dsn->setText(dsn);
+        m_dsn->setCursorPosition(std::min<int>(cursor, int(dsn.size())));
+    }
+    m_password->setText(password);
+    showPasswordNote();
+    m_passwordNote->setText(tr("The password in the pasted DSN was moved here: it goes to the keychain, never "
+                               "into the workspace."));
+    updateState();
 }
 
 void EndpointDialog::showPasswordNote()
@@ -627,226 +718,6 @@ void EndpointDialog::browseCa()
                                                       tr("Certificates (*.pem *.crt);;All files (*)"));
     if (!path.isEmpty())
         m_caFile->setText(QDir::toNativeSeparators(path));
-}
-
-void EndpointDialog::testConnection()
-{
-    const auto e = endpoint();
-    const std::uint64_t job = ++m_job;
-    std::optional<std::string> password;
-    if (!m_password->text().isEmpty())
-        password = m_password->text().toStdString();
-    else if (m_knownPassword)
-        password = m_knownPassword->toStdString();
-    m_test->setEnabled(false);
-    const QString where = e.kind == core::EndpointKind::Sqlite ? QString::fromStdString(e.path)
-                                                               : QString::fromStdString(e.dsn);
-    m_result->setText(tr("Connecting to %1\u2026").arg(where.toHtmlEscaped()));
-    nlohmann::json body = {{"endpoint", core::endpointJsonValue(e)}};
-    if (password)
-        body["password"] = *password;
-    LocalDoor::orOwn(m_door, m_ownDoor, this)->post(QStringLiteral("/api/v1/probe"), body, this, [this, job, e](const EngineDoor::Reply &reply) {
-        Probe p;
-        p.kind = e.kind;
-        try {
-            if (!reply.ok())
-                p.failure = reply.error.toStdString();
-            else if (const auto found = core::probeFromJson(reply.body); found.kind != e.kind)
-                p.failure = "the engine probed another kind of endpoint";
-            else {
-                p.pg = found.postgres;
-                p.my = found.mysql;
-                p.lite = found.sqlite;
-            }
-            if (p.my.connected)
-                p.database = core::MysqlDsn::parse(e.dsn).database;
-        } catch (const core::Error &x) {
-            p.failure = x.what();
-        }
-        showProbe(job, p);
-        const bool mysql = e.kind == core::EndpointKind::Mysql;
-        if (job == m_job && (mysql ? p.my.code : p.pg.code) == "ssh-host-key-unknown")
-            offerTrust(e, mysql ? p.my.error : p.pg.error);
-    });
-}
-
-void EndpointDialog::offerTrust(const core::Endpoint &e, const std::string &refusal)
-{
-    static const QRegularExpression keyText(QStringLiteral("SHA256:[A-Za-z0-9+/]+ \\([A-Z0-9]+\\)"));
-    const auto match = keyText.match(QString::fromStdString(refusal));
-    if (!match.hasMatch() || !e.ssh)
-        return;
-    const QString key = match.captured(0);
-    const QString fingerprint = key.section(QLatin1Char(' '), 0, 0);
-    // Through a jump host, its own key is checked first: the refusal names it.
-    std::optional<core::SshTunnelSpec> jump;
-    if (QString::fromStdString(refusal).contains(QLatin1String("of the jump host"))) {
-        try {
-            jump = core::jumpHostOf(*e.ssh);
-        } catch (const core::Error &) {
-            return;
-        }
-    }
-    const core::SshTunnelSpec &host = jump ? *jump : *e.ssh;
-    const QString server = QStringLiteral("%1:%2").arg(QString::fromStdString(host.host)).arg(host.port);
-    auto *box = new QMessageBox(QMessageBox::Question, tr("Trust the SSH Host?"),
-                                (jump ? tr("The jump host %1 is not trusted yet. It offers this host key:\n\n%2\n\n"
-                                           "Compare the fingerprint with the one its administrator gives you "
-                                           "(ssh-keygen -lf on its host key). Trust it only if they match.")
-                                      : tr("The SSH server %1 is not trusted yet. It offers this host key:\n\n%2\n\n"
-                                           "Compare the fingerprint with the one its administrator gives you "
-                                           "(ssh-keygen -lf on the server's host key). Trust it only if they match."))
-                                    .arg(server, key),
-                                QMessageBox::Yes | QMessageBox::No, this);
-    box->setObjectName(QStringLiteral("trustHostPrompt"));
-    box->button(QMessageBox::Yes)->setText(tr("&Trust This Key"));
-    box->setDefaultButton(QMessageBox::No);
-    box->setAttribute(Qt::WA_DeleteOnClose);
-    // Asked after the test, not during it: the trust is a job of its own.
-    connect(box, &QMessageBox::finished, this, [this, e, fingerprint, isJump = jump.has_value()](int answer) {
-        if (answer != QMessageBox::Yes)
-            return;
-        const nlohmann::json body = {{"endpoint", core::endpointJsonValue(e)},
-                                     {"fingerprint", fingerprint.toStdString()},
-                                     {"jump", isJump}};
-        LocalDoor::orOwn(m_door, m_ownDoor, this)
-            ->post(QStringLiteral("/api/v1/trust-host"), body, this, [this](const EngineDoor::Reply &reply) {
-                if (!reply.ok()) {
-                    m_result->setText(QStringLiteral("<span style='color:#b3261e'>\u2716</span> ") +
-                                      tr("<b>Not trusted:</b> %1").arg(reply.error.toHtmlEscaped()));
-                    fitHeight(false);
-                    return;
-                }
-                testConnection();
-            });
-    });
-    box->open();
-}
-
-void EndpointDialog::showProbe(std::uint64_t job, const Probe &p)
-{
-    if (job != m_job)
-        return;
-    updateState();
-    const QString good = QStringLiteral("<span style='color:#1b7a2f'>\u2714</span> ");
-    const QString bad = QStringLiteral("<span style='color:#b3261e'>\u2716</span> ");
-    const QString warn = QStringLiteral("<span style='color:#9a6700'>\u26a0</span> ");
-    QStringList lines;
-    bool ok = false;
-    if (!p.failure.empty()) {
-        lines << bad + tr("<b>The engine could not test it:</b> %1").arg(esc(p.failure));
-    } else if (p.kind == core::EndpointKind::Mysql) {
-        ok = p.my.connected;
-        lines = mysqlLines(p);
-    } else if (p.kind == core::EndpointKind::Sqlite) {
-        const auto &s = p.lite;
-        ok = s.ok;
-        if (!s.ok)
-            lines << bad + tr("<b>Cannot use this file:</b> %1").arg(esc(s.error))
-                  << tr("What to do: %1").arg(esc(s.hint));
-        else if (s.exists)
-            lines << good + tr("<b>SQLite %1</b> database with %2 tables, writable")
-                                .arg(esc(s.sqliteVersion))
-                                .arg(s.tables);
-        else
-            lines << good + tr("<b>New file:</b> the folder is writable; the first sync creates the database");
-    } else {
-        const auto &pg = p.pg;
-        ok = pg.connected && pg.error.empty();
-        if (!pg.connected) {
-            lines << bad + tr("<b>Could not connect:</b> %1").arg(esc(pg.error));
-            if (!pg.hint.empty())
-                lines << tr("What to do: %1").arg(esc(pg.hint));
-        } else {
-            lines << good + tr("<b>PostgreSQL %1</b> at %2 as <b>%3</b>")
-                                .arg(esc(pg.serverVersion), esc(pg.server), esc(pg.user));
-            lines << tlsLine(pg.tls, pg.loopback, pg.tlsWarning, pg.tlsFix);
-            lines << (pg.logicalWal() ? good : warn) + tr("wal_level <b>%1</b>").arg(esc(pg.walLevel));
-            const QString how = pg.superuser ? tr("superuser") : tr("REPLICATION");
-            lines << (pg.canReplicate() ? good + tr("may replicate (%1)").arg(how)
-                                        : warn + tr("may <b>not</b> replicate (no REPLICATION, not superuser)"));
-            lines << (pg.selectableTables == pg.tables ? good : warn) +
-                         tr("SELECT on %1 of %2 tables").arg(pg.selectableTables).arg(pg.tables);
-            if (!pg.error.empty())
-                lines << bad + esc(pg.error);
-            for (const auto &advice : pg.advice())
-                if (pg.tlsWarning.empty() || advice.rfind(pg.tlsWarning, 0) != 0) // shown above
-                    lines << warn + esc(advice);
-        }
-    }
-    m_result->setText(lines.join(QStringLiteral("<br>")));
-    fitHeight(false);
-    emit testFinished(ok);
-}
-
-QString EndpointDialog::tlsLine(const core::TlsState &tls, bool loopback, const std::string &warning,
-                                const std::string &fix)
-{
-    // What the connection got, as the client library reports it; never colour alone.
-    const QString good = QStringLiteral("<span style='color:#1b7a2f'>\u2714</span> ");
-    const QString warn = QStringLiteral("<span style='color:#9a6700'>\u26a0</span> ");
-    const QString mode = esc(tls.mode);
-    QString what;
-    if (!tls.encrypted)
-        what = tr("<b>not encrypted</b> (%1)").arg(mode);
-    else if (tls.hostVerified)
-        what = tr("<b>encrypted</b> (%1), the server's certificate and host name <b>verified</b> (%2)")
-                   .arg(esc(tls.protocol), mode);
-    else if (tls.verified)
-        what = tr("<b>encrypted</b> (%1), the server's certificate verified but <b>not its host name</b> (%2)")
-                   .arg(esc(tls.protocol), mode);
-    else
-        what = tr("<b>encrypted</b> (%1), the server's certificate <b>not verified</b> (%2)").arg(esc(tls.protocol), mode);
-    if (!warning.empty())
-        return warn + what + QStringLiteral("<br>&nbsp;&nbsp;&nbsp;&nbsp;") +
-               tr("What to do: %1").arg(esc(fix));
-    if (loopback && !tls.hostVerified)
-        return good + what + tr(": fine on this machine");
-    return good + what;
-}
-
-QStringList EndpointDialog::mysqlLines(const Probe &p) const
-{
-    // Each line starts with a symbol and says its state in words: never colour alone.
-    const QString good = QStringLiteral("<span style='color:#1b7a2f'>\u2714</span> ");
-    const QString bad = QStringLiteral("<span style='color:#b3261e'>\u2716</span> ");
-    const QString warn = QStringLiteral("<span style='color:#9a6700'>\u26a0</span> ");
-    const QString indent = QStringLiteral("&nbsp;&nbsp;&nbsp;&nbsp;\u2022 ");
-    const auto &my = p.my;
-    QStringList lines;
-    if (!my.connected) {
-        lines << bad + tr("<b>Could not connect:</b> %1").arg(esc(my.error));
-        if (!my.hint.empty())
-            lines << tr("What to do: %1").arg(esc(my.hint));
-        return lines;
-    }
-    lines << good + tr("<b>%1 %2</b> at %3 as <b>%4</b>")
-                        .arg(my.mariadb ? tr("MariaDB") : tr("MySQL"), esc(my.version), esc(my.server), esc(my.user));
-    lines << tlsLine(my.tls, my.loopback, my.tlsWarning, my.tlsFix);
-    if (my.binlog.empty()) {
-        lines << good + tr("binlog <b>ready for change data capture</b>: ROW format, FULL row image and metadata, "
-                           "kept %1")
-                            .arg(esc(my.retention));
-    } else {
-        lines << warn + tr("binlog <b>not ready</b> for change data capture (full refresh and cursor sync work as "
-                           "it is); to fix:");
-        for (const auto &b : my.binlog)
-            lines << indent + tr("<b>%1</b> is %2: %3").arg(esc(b.setting), esc(b.found), esc(b.fix));
-    }
-    const QString user = esc(my.grantee());
-    const QString position = my.mariadb ? QStringLiteral("BINLOG MONITOR") : QStringLiteral("REPLICATION CLIENT");
-    if (my.canReplicate && my.canReadPosition)
-        lines << good + tr("may read the binlog (REPLICATION SLAVE) and its position (%1)").arg(position);
-    else if (my.canReplicate)
-        lines << warn + tr("may read the binlog but <b>not</b> its position: GRANT %1 ON *.* TO %2").arg(position, user);
-    else
-        lines << warn + tr("may <b>not</b> read the binlog: GRANT REPLICATION SLAVE%1 ON *.* TO %2")
-                            .arg(my.canReadPosition ? QString() : QStringLiteral(", ") + position, user);
-    if (p.database.empty())
-        lines << warn + tr("no database in the DSN: pipelines then name every table as database.table");
-    else
-        lines << good + tr("%1 tables in database <b>%2</b>").arg(my.tables).arg(esc(p.database));
-    return lines;
 }
 
 } // namespace driftless::ui

@@ -22,7 +22,9 @@ class QLayout;
 class QLineEdit;
 class QPushButton;
 class QRadioButton;
+class QScrollArea;
 class QSpinBox;
+class QTabWidget;
 
 namespace driftless::ui {
 
@@ -60,6 +62,12 @@ public:
     QString sshPassphrase() const;
     /// Why OK is disabled, or empty.
     QString problem() const;
+    /// What the workspace uses the endpoint as (its pipelines' sources and targets): Test
+    /// Connection then judges the rights that use needs (REPLICATION for a CDC source, CREATE
+    /// for a target) and only mentions the others. Unknown (a new endpoint): both, as notes.
+    void setRoles(bool cdcSource, bool target);
+    /// Says, under the password field, that a password found in a pasted DSN was moved there.
+    QLabel *passwordNote() const { return m_passwordNote; }
 
     QLineEdit *nameEdit() const { return m_name; }
     QComboBox *kindBox() const { return m_kind; }
@@ -84,6 +92,9 @@ public:
     QPushButton *okButton() const;
     SlotGuardBox *slotGuardBox() const { return m_guard; }
     SshTunnelBox *sshTunnelBox() const { return m_ssh; }
+    /// Connection, SSH Tunnel (not for SQLite), Slot Guard (Postgres only).
+    QTabWidget *tabs() const { return m_tabs; }
+    QScrollArea *scrollArea() const { return m_scroll; }
 
     /// libpq's sslmode values, in order of strength ("" first: Driftless's default, prefer on
     /// this machine and verify-full off it).
@@ -126,6 +137,12 @@ private:
     static QString tlsLine(const core::TlsState &tls, bool loopback, const std::string &warning,
                            const std::string &fix);
     void showPasswordNote();
+    /// A DSN pasted with a password in it: the password goes to the Password field (and from
+    /// there to the keychain), the DSN keeps the rest.
+    void takePasswordFromDsn();
+    /// The probe's advice in the dialog's words: the field a password was typed in, the Host and
+    /// Port fields when they were used (the engine's hint speaks of ~/.pgpass and "the dsn").
+    QString hintFor(const std::string &code, const std::string &hint, bool passwordSent) const;
     /// Test Connection found the SSH host key not trusted yet: shows the fingerprint the refusal
     /// named and, when the DBA confirms it, asks the engine to trust that key (POST
     /// /api/v1/trust-host), then tests again. A changed key is only shown, never offered.
@@ -139,6 +156,10 @@ private:
     QPointer<EngineDoor> m_door;
     EngineDoor *m_ownDoor = nullptr; ///< made when there is no door to ask, or it went away
     std::uint64_t m_job = 0;
+    bool m_passwordSent = false; ///< the latest test sent a password (typed, or the session's)
+    int m_dsnLength = 0;         ///< the DSN's length after the last edit: more at once is a paste
+    std::optional<bool> m_cdcSource; ///< setRoles(); unknown for a new endpoint
+    std::optional<bool> m_target;
 
     QLineEdit *m_name;
     QComboBox *m_kind;
@@ -161,7 +182,11 @@ private:
     QLineEdit *m_password;
     QLabel *m_passwordNote;
     SlotGuardBox *m_guard;
-    SshTunnelBox *m_ssh = nullptr;
+    SshTunnelBox *m_ssh;
+    /// Connection, SSH tunnel, slot guard.
+    QTabWidget *m_tabs;
+    /// All but OK and Cancel: scrolls when the screen is too small for it.
+    QScrollArea *m_scroll;
     QLineEdit *m_path;
     QPushButton *m_browse;
     QLabel *m_problem;

@@ -5,6 +5,7 @@
 #include <QCoreApplication>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QStringList>
 
 namespace driftless::ui
 {
@@ -12,6 +13,20 @@ namespace driftless::ui
 namespace
 {
 QString tr(const char *text) { return QCoreApplication::translate("driftless::ui::PauseConfirmation", text); }
+
+/// The question's names, its accept button (`confirmText`) and Cancel; deletes itself when closed.
+QMessageBox *finish(QMessageBox *box, bool pause, const QString &what, const QString &confirmText)
+{
+    box->setObjectName(pause ? QStringLiteral("pauseConfirmation") : QStringLiteral("resumeConfirmation"));
+    box->setInformativeText(what);
+    QPushButton *confirm = box->addButton(confirmText, QMessageBox::AcceptRole);
+    confirm->setObjectName(pause ? QStringLiteral("confirmPause") : QStringLiteral("confirmResume"));
+    confirm->setIcon(namedIcon(pause ? QStringLiteral("pause") : QStringLiteral("start")));
+    box->addButton(QMessageBox::Cancel);
+    box->setDefaultButton(confirm);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    return box;
+}
 } // namespace
 
 QMessageBox *makePauseConfirmation(QWidget *parent, const core::TableReport &r, bool pause, bool engineRunning)
@@ -49,15 +64,38 @@ QMessageBox *makePauseConfirmation(QWidget *parent, const core::TableReport &r, 
         (pause ? tr("Pause <b>%1</b> of pipeline <b>%2</b>?") : tr("Resume <b>%1</b> of pipeline <b>%2</b>?"))
             .arg(table, pipeline),
         QMessageBox::NoButton, parent);
-    box->setObjectName(pause ? QStringLiteral("pauseConfirmation") : QStringLiteral("resumeConfirmation"));
-    box->setInformativeText(what);
-    QPushButton *confirm = box->addButton(pause ? tr("Pause") : tr("Resume"), QMessageBox::AcceptRole);
-    confirm->setObjectName(pause ? QStringLiteral("confirmPause") : QStringLiteral("confirmResume"));
-    confirm->setIcon(namedIcon(pause ? QStringLiteral("pause") : QStringLiteral("start")));
-    box->addButton(QMessageBox::Cancel);
-    box->setDefaultButton(confirm);
-    box->setAttribute(Qt::WA_DeleteOnClose);
-    return box;
+    return finish(box, pause, what, pause ? tr("Pause") : tr("Resume"));
+}
+
+QMessageBox *makePauseConfirmation(QWidget *parent, const std::vector<core::TableReport> &tables, bool pause,
+                                   bool engineRunning)
+{
+    QStringList names;
+    bool cdc = false, passes = false;
+    for (const auto &r : tables) {
+        names << QStringLiteral("<li>%1 <small>(%2, %3)</small></li>")
+                     .arg(QString::fromStdString(r.table).toHtmlEscaped(),
+                          QString::fromStdString(r.pipeline).toHtmlEscaped(),
+                          QString::fromStdString(std::string(core::toString(r.strategy))));
+        (r.strategy == core::Strategy::Cdc ? cdc : passes) = true;
+    }
+    QString what = QStringLiteral("<ul>%1</ul>").arg(names.join(QString()));
+    if (pause)
+        what += tr("<p>They stop being synced until resumed; their rows, states and checkpoints stay. CDC tables "
+                   "stop being applied while their slot keeps moving; the others' passes are skipped.</p>");
+    else
+        what += (cdc ? tr("<p>The CDC tables are re-copied through the guarded merge while they stream; only rows "
+                          "that differ are written.</p>")
+                     : QString()) +
+                (passes ? tr("<p>The others' next passes run at once.</p>") : QString());
+    what += QStringLiteral("<p>%1</p>")
+                .arg(engineRunning ? tr("The running sync takes it within a second.")
+                                   : tr("No sync runs now: the next one starts with it."));
+    auto *box = new QMessageBox(QMessageBox::Question, pause ? tr("Pause Tables") : tr("Resume Tables"),
+                                (pause ? tr("Pause these %1 tables?") : tr("Resume these %1 tables?")).arg(tables.size()),
+                                QMessageBox::NoButton, parent);
+    return finish(box, pause, what,
+                  pause ? tr("Pause %1 Tables").arg(tables.size()) : tr("Resume %1 Tables").arg(tables.size()));
 }
 
 } // namespace driftless::ui

@@ -2,6 +2,8 @@
 
 #include "core/engine/statusreport.h"
 
+#include <vector>
+
 class QMessageBox;
 class QWidget;
 
@@ -13,5 +15,9 @@ namespace driftless::ui
 /// resumeConfirmation, its accept button confirmPause / confirmResume. Not yet shown; deletes
 /// itself when closed.
 QMessageBox *makePauseConfirmation(QWidget *parent, const core::TableReport &table, bool pause, bool engineRunning);
+/// The same for several tables at once (a multiple selection, or a whole pipeline): each named,
+/// what happens said per strategy. The same object names.
+QMessageBox *makePauseConfirmation(QWidget *parent, const std::vector<core::TableReport> &tables, bool pause,
+                                   bool engineRunning);
 
 } // namespace driftless::ui

@@ -5,7 +5,10 @@
 #include "ui/displayformat.h"
 #include "ui/enginedoor.h"
 #include "ui/localdoor.h"
+#include "ui/dialogs/pipelinesettingspanel.h"
+#include "ui/dialogs/tablesettingspanel.h"
 #include "ui/widgets/columnmappingpanel.h"
+#include "ui/widgets/screenfit.h"
 
 #include "core/config/workspacefile.h"
 #include "core/engine/columnmapping.h"
@@ -24,7 +27,9 @@
 #include <QLineEdit>
 #include <QLocale>
 #include <QPushButton>
+#include <QSettings>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QStandardItemModel>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -37,17 +42,21 @@ namespace driftless::ui {
 
 using namespace editor;
 
+namespace {
+const char *const kSplitKey = "windows/pipelineEditorSplit";
+} // namespace
+
 PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::PipelineSpec> existing, QWidget *parent,
                                EngineDoor *door)
     : QDialog(parent), m_workspace(std::move(workspace)), m_existing(std::move(existing)), m_door(door),
       m_name(new QLineEdit(this)), m_nameRule(new QLabel(this)), m_source(new QComboBox(this)),
       m_target(new QComboBox(this)), m_targetSchemaLabel(new QLabel(tr("Target &schema:"), this)),
       m_targetSchema(new QLineEdit(this)), m_tree(new QTreeWidget(this)), m_status(new QLabel(this)),
-      m_refresh(new QPushButton(tr("&Rediscover"), this)), m_details(new QGroupBox(tr("Selected table"), this)),
-      m_selected(new QLabel(m_details)), m_selectedReason(new QLabel(m_details)), m_cursor(new QComboBox(m_details)),
-      m_lookback(new QLineEdit(m_details)), m_sla(new QLineEdit(m_details)),
-      m_columnsBox(new QGroupBox(tr("Columns"), this)), m_columns(new ColumnMappingPanel(m_columnsBox)),
-      m_problem(new QLabel(this)),
+      m_refresh(new QPushButton(tr("&Rediscover"), this)), m_details(new QWidget(this)),
+      m_selected(new QLabel(m_details)), m_selectedReason(new QLabel(m_details)),
+      m_tableSettings(new TableSettingsPanel(m_details)), m_columnsBox(new QWidget(this)),
+      m_columns(new ColumnMappingPanel(m_columnsBox)), m_settings(new PipelineSettingsPanel(this)),
+      m_tabs(new QTabWidget(this)), m_split(new QSplitter(Qt::Vertical, this)), m_problem(new QLabel(this)),
       m_buttons(new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this))
 {
     setObjectName(QStringLiteral("pipelineEditor"));
@@ -134,32 +143,10 @@ PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::Pi
     m_selectedReason->setObjectName(QStringLiteral("selectedReason"));
     m_selectedReason->setTextFormat(Qt::PlainText);
     m_selectedReason->setWordWrap(true);
-    m_cursor->setObjectName(QStringLiteral("cursorColumn"));
-    m_cursor->setToolTip(tr("The column cursor sync reads past: rows whose value is beyond the last one seen"));
-    m_lookback->setObjectName(QStringLiteral("lookback"));
-    m_lookback->setPlaceholderText(tr("%1 (default)").arg(QLatin1String(core::TableSpec::kDefaultLookback)));
-    m_lookback->setToolTip(tr("How far behind the cursor each pass reads again, for rows committed late: a "
-                              "duration (10m) or, for numeric cursors, a count"));
-    m_sla->setObjectName(QStringLiteral("freshnessSla"));
-    m_sla->setToolTip(tr("Alert when the table is staler than this (90s, 10m, 1h)"));
     auto *details = new QFormLayout(m_details);
     details->addRow(m_selected);
     details->addRow(tr("Why:"), m_selectedReason);
-    auto *fields = new QHBoxLayout;
-    fields->addWidget(m_cursor, 2);
-    fields->addSpacing(12);
-    auto *lookbackLabel = new QLabel(tr("&Lookback:"), m_details);
-    lookbackLabel->setBuddy(m_lookback);
-    fields->addWidget(lookbackLabel);
-    fields->addWidget(m_lookback, 1);
-    fields->addSpacing(12);
-    auto *slaLabel = new QLabel(tr("&Freshness SLA:"), m_details);
-    slaLabel->setBuddy(m_sla);
-    fields->addWidget(slaLabel);
-    fields->addWidget(m_sla, 1);
-    auto *cursorLabel = new QLabel(tr("&Cursor column:"), m_details);
-    cursorLabel->setBuddy(m_cursor);
-    details->addRow(cursorLabel, fields);
+    details->addRow(m_tableSettings);
     m_conflicts = new ConflictPolicyPicker(m_details);
     m_conflictsLabel = new QLabel(tr("C&onflicts:"), m_details);
     m_conflictsLabel->setBuddy(m_conflicts);
@@ -176,24 +163,28 @@ PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::Pi
     m_columnsBox->setObjectName(QStringLiteral("columnsBox"));
     auto *columnsLayout = new QVBoxLayout(m_columnsBox);
     columnsLayout->addWidget(m_columns);
-    auto *lower = new QWidget(this);
-    auto *lowerLayout = new QVBoxLayout(lower);
-    lowerLayout->setContentsMargins(0, 0, 0, 0);
-    lowerLayout->addWidget(m_details);
-    lowerLayout->addWidget(m_columnsBox, 1);
-    auto *split = new QSplitter(Qt::Vertical, this);
-    split->addWidget(m_tree);
-    split->addWidget(lower);
-    split->setStretchFactor(0, 2);
-    split->setStretchFactor(1, 3);
-    split->setChildrenCollapsible(false);
-    // The column grid needs the height more than the table list, once a table is picked.
-    split->setSizes({200, 560});
+    // One tab at a time below the tables: the table's settings, its columns, or the pipeline's
+    // settings. Stacked, they did not fit a laptop's screen (issue 45).
+    m_tabs->setObjectName(QStringLiteral("settingsTabs"));
+    m_tabs->addTab(m_details, tr("&Table"));
+    m_tabs->addTab(m_columnsBox, tr("Colu&mns"));
+    m_tabs->addTab(m_settings, tr("&Pipeline"));
+    m_split->setObjectName(QStringLiteral("editorSplitter"));
+    m_split->addWidget(m_tree);
+    m_split->addWidget(m_tabs);
+    m_split->setStretchFactor(0, 2);
+    m_split->setStretchFactor(1, 3);
+    m_split->setChildrenCollapsible(false);
+    // A handle that can be seen and caught: the default is a 1 px line in the window's colour.
+    m_split->setHandleWidth(7);
+    m_split->setStyleSheet(QStringLiteral("QSplitter#editorSplitter::handle { background: palette(mid); "
+                                          "margin: 2px 0px; border-radius: 1px; }"));
+    m_split->handle(1)->setToolTip(tr("Drag to give the tables or the settings more room"));
 
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(form);
     layout->addLayout(statusRow);
-    layout->addWidget(split, 1);
+    layout->addWidget(m_split, 1);
     layout->addWidget(m_problem);
     layout->addWidget(m_buttons);
 
@@ -204,15 +195,15 @@ PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::Pi
     connect(m_target, &QComboBox::currentIndexChanged, this, &PipelineEditor::updateState);
     connect(m_direction, &QComboBox::currentIndexChanged, this, &PipelineEditor::applyDirection);
     connect(m_source, &QComboBox::currentIndexChanged, this, [this] {
+        m_settings->setSourceKind(sourceKind());
         updateTargets();
         discover();
     });
     connect(m_refresh, &QPushButton::clicked, this, &PipelineEditor::discover);
     connect(m_tree, &QTreeWidget::itemChanged, this, &PipelineEditor::onItemChanged);
     connect(m_tree, &QTreeWidget::currentItemChanged, this, &PipelineEditor::loadSelected);
-    connect(m_cursor, &QComboBox::currentIndexChanged, this, &PipelineEditor::storeSelected);
-    connect(m_lookback, &QLineEdit::textChanged, this, &PipelineEditor::storeSelected);
-    connect(m_sla, &QLineEdit::textChanged, this, &PipelineEditor::storeSelected);
+    connect(m_tableSettings, &TableSettingsPanel::settingsChanged, this, &PipelineEditor::storeSelected);
+    connect(m_settings, &PipelineSettingsPanel::settingsChanged, this, &PipelineEditor::updateState);
     connect(m_conflicts, &ConflictPolicyPicker::policyChanged, this, [this] {
         Row *r = m_loading ? nullptr : selectedRow();
         if (!r || !r->included)
@@ -226,10 +217,43 @@ PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::Pi
     updateTargets();
     if (m_existing)
         m_target->setCurrentIndex(std::max(0, m_target->findData(qs(m_existing->target))));
+    m_settings->setPipeline(m_existing.value_or(core::PipelineSpec{}), sourceKind());
     applyDirection();
-    resize(1060, 860);
+    screenfit::restore(this, QStringLiteral("pipelineEditor"), QSize(1060, 860));
     discover();
 }
+
+void PipelineEditor::showEvent(QShowEvent *event)
+{
+    QDialog::showEvent(event);
+    if (m_splitRestored)
+        return;
+    // Once laid out at its size: a state restored before would be scaled by the first resize.
+    m_splitRestored = true;
+    const QByteArray split = QSettings().value(QLatin1String(kSplitKey)).toByteArray();
+    if (split.isEmpty() || !m_split->restoreState(split)) {
+        // The settings tabs need the height more than the table list, once a table is picked.
+        const int total = m_split->height();
+        m_split->setSizes({total * 2 / 5, total - total * 2 / 5});
+    }
+}
+
+void PipelineEditor::done(int result)
+{
+    screenfit::remember(this, QStringLiteral("pipelineEditor"));
+    QSettings().setValue(QLatin1String(kSplitKey), m_split->saveState());
+    QDialog::done(result);
+}
+
+core::EndpointKind PipelineEditor::sourceKind() const
+{
+    const core::Endpoint *e = m_workspace.endpoint(m_source->currentData().toString().toStdString());
+    return e ? e->kind : core::EndpointKind::Postgres;
+}
+
+QComboBox *PipelineEditor::cursorBox() const { return m_tableSettings->cursorBox(); }
+QLineEdit *PipelineEditor::lookbackEdit() const { return m_tableSettings->lookbackEdit(); }
+QLineEdit *PipelineEditor::slaEdit() const { return m_tableSettings->slaEdit(); }
 
 PipelineEditor::~PipelineEditor() = default;
 
@@ -259,44 +283,31 @@ void PipelineEditor::loadSelected()
 {
     const Row *r = selectedRow();
     m_loading = true;
-    m_cursor->clear();
     if (!r) {
-        m_selected->setText(tr("Select a table to set its cursor column, lookback and freshness SLA."));
+        m_selected->setText(tr("Select a table to set its cursor column, schedule, freshness SLA and more."));
         m_selectedReason->clear();
-        m_lookback->clear();
-        m_sla->clear();
-        m_sla->setPlaceholderText(QString());
+        m_tableSettings->clearTable();
         m_conflicts->setPolicy(std::nullopt);
-        for (QWidget *w : std::initializer_list<QWidget *>{m_cursor, m_lookback, m_sla, m_conflicts, m_conflictsToAll})
+        for (QWidget *w : std::initializer_list<QWidget *>{m_conflicts, m_conflictsToAll})
             w->setEnabled(false);
-        m_columnsBox->setTitle(tr("Columns"));
+        m_tabs->setTabText(m_tabs->indexOf(m_columnsBox), tr("Colu&mns"));
         m_columns->clearTable(tr("Select a table to map its columns: which reach the target, under which names, "
                                  "with which values masked."));
         m_loading = false;
         return;
     }
-    const bool cursor = r->included && r->spec.strategy == core::Strategy::Cursor;
     m_selected->setText(r->included ? tr("%1, synced by %2").arg(displayOf(r->spec.table), strategyName(r->spec.strategy))
                                     : tr("%1 (not included: tick it to sync it)").arg(displayOf(r->spec.table)));
     m_selectedReason->setText(strategyReason(*r));
+    QStringList candidates;
     if (r->found)
         for (const auto &c : r->found->cursorCandidates)
-            m_cursor->addItem(qs(c), qs(c));
-    const std::optional<std::string> column = r->spec.cursor ? r->spec.cursor : (r->rec ? r->rec->cursor : std::nullopt);
-    if (column && m_cursor->findData(qs(*column)) < 0)
-        m_cursor->addItem(qs(*column), qs(*column));
-    if (column)
-        m_cursor->setCurrentIndex(m_cursor->findData(qs(*column)));
-    m_cursor->setEnabled(cursor && m_cursor->count() > 0);
-    m_lookback->setText(qs(r->spec.lookback.value_or(std::string())));
-    m_lookback->setEnabled(cursor);
-    m_sla->setText(r->spec.freshnessSla ? qs(core::formatDuration(*r->spec.freshnessSla)) : QString());
-    m_sla->setPlaceholderText(tr("%1 (default)").arg(qs(core::formatDuration(r->spec.effectiveSla()))));
-    m_sla->setEnabled(r->included);
+            candidates << qs(c);
+    m_tableSettings->setTable(r->spec, candidates, r->rec ? r->rec->cursor : std::nullopt, r->included, sourceKind());
     m_conflicts->setPolicy(r->spec.conflicts);
     m_conflicts->setEnabled(r->included);
     m_conflictsToAll->setEnabled(r->included);
-    m_columnsBox->setTitle(tr("Columns of %1").arg(displayOf(r->spec.table)));
+    m_tabs->setTabText(m_tabs->indexOf(m_columnsBox), tr("Colu&mns of %1").arg(displayOf(r->spec.table)));
     m_columns->setTable(r->spec, r->found ? &*r->found : nullptr, r->included);
     if (const core::Endpoint *target = m_workspace.endpoint(m_target->currentData().toString().toStdString())) {
         core::TableSpec plain = r->spec;
@@ -343,27 +354,15 @@ void PipelineEditor::storeSelected()
     Row *r = m_loading ? nullptr : selectedRow();
     if (!r || !r->included)
         return;
-    if (r->spec.strategy == core::Strategy::Cursor && m_cursor->currentIndex() >= 0) {
-        const std::string cursor = m_cursor->currentData().toString().toStdString();
-        if (r->spec.cursor != cursor) {
-            r->spec.cursor = cursor;
-            // The grid marks the cursor column, and core judges the mapping by it.
-            m_loading = true;
-            m_columns->setTable(r->spec, r->found ? &*r->found : nullptr, r->included);
-            m_columns->setProblem(mappingProblem(*r));
-            m_loading = false;
-        }
+    const std::optional<std::string> cursor = r->spec.cursor;
+    m_tableSettings->apply(r->spec);
+    if (r->spec.cursor != cursor) {
+        // The grid marks the cursor column, and core judges the mapping by it.
+        m_loading = true;
+        m_columns->setTable(r->spec, r->found ? &*r->found : nullptr, r->included);
+        m_columns->setProblem(mappingProblem(*r));
+        m_loading = false;
     }
-    const QString lookback = m_lookback->text().trimmed();
-    if (lookback.isEmpty())
-        r->spec.lookback.reset();
-    else if (isCount(lookback) || core::parseDuration(lookback.toStdString()))
-        r->spec.lookback = lookback.toStdString();
-    const QString sla = m_sla->text().trimmed();
-    if (sla.isEmpty())
-        r->spec.freshnessSla.reset();
-    else if (auto d = core::parseDuration(sla.toStdString()))
-        r->spec.freshnessSla = *d;
     updateState();
 }
 
@@ -391,6 +390,7 @@ core::PipelineSpec PipelineEditor::pipeline() const
     if (target && target->kind != core::EndpointKind::Sqlite && !schema.isEmpty())
         p.targetSchema = schema.toStdString();
     p.twoWay = m_direction->currentData().toBool();
+    m_settings->apply(p);
     p.tables.clear();
     for (const auto &ref : m_order) {
         p.tables.push_back(m_rows.at(ref).spec);
@@ -416,12 +416,10 @@ QString PipelineEditor::problem() const
         return tr("Add a target endpoint first.");
     if (m_order.empty())
         return tr("Include at least one table (tick it in the list).");
-    const QString lookback = m_lookback->text().trimmed();
-    if (m_lookback->isEnabled() && !lookback.isEmpty() && !isCount(lookback) && !core::parseDuration(lookback.toStdString()))
-        return tr("Lookback '%1' is neither a duration (10m) nor a count.").arg(lookback);
-    const QString sla = m_sla->text().trimmed();
-    if (m_sla->isEnabled() && !sla.isEmpty() && !core::parseDuration(sla.toStdString()))
-        return tr("Freshness SLA '%1' is not a duration (90s, 10m, 1h).").arg(sla);
+    if (const QString why = m_tableSettings->problem(); !why.isEmpty())
+        return why;
+    if (const QString why = m_settings->problem(); !why.isEmpty())
+        return why;
     if (!m_columns->problem().isEmpty())
         return m_columns->problem();
     if (m_direction->currentData().toBool() && m_conflicts->isEnabled() && !m_conflicts->problem().isEmpty())

@@ -18,6 +18,8 @@ class QGroupBox;
 class QLabel;
 class QLineEdit;
 class QPushButton;
+class QSplitter;
+class QTabWidget;
 class QTreeWidget;
 class QTreeWidgetItem;
 
@@ -26,6 +28,8 @@ namespace driftless::ui {
 class ColumnMappingPanel;
 class ConflictPolicyPicker;
 class EngineDoor;
+class PipelineSettingsPanel;
+class TableSettingsPanel;
 
 /// Adds or edits one pipeline: its name, source (a Postgres or MySQL/MariaDB endpoint), target
 /// (any other endpoint), target schema (Postgres targets; the database for MySQL ones), and the
@@ -45,6 +49,16 @@ class EngineDoor;
 /// `deletes:` and `target_table:`; the editor refuses what `apply` would: the workspace loader's
 /// checks (WorkspaceFile::parse of the edited workspace) and core::checkColumnMapping against the
 /// discovered columns, with core's message shown under the grid and beside OK.
+///
+/// Below the tables, three tabs: the selected table's settings (TableSettingsPanel: cursor,
+/// lookback, page size, every, freshness SLA, truncate, fallback cursor, schema changes, and
+/// conflicts for two-way pipelines), its columns, and the pipeline's own settings
+/// (PipelineSettingsPanel: publication, heartbeat, reconcile schedule and alert, schema changes).
+/// Every key of a pipeline in the workspace file has a field here; one opened and closed
+/// without an edit gives back the pipeline it was given.
+///
+/// The dialog fits the screen it opens on (a 1366x768 laptop included) and remembers the size
+/// and the split between the tables and the tabs the DBA gave it.
 ///
 /// The dialog never writes anything: pipeline() is the result, saved by the caller.
 class PipelineEditor final : public QDialog {
@@ -81,9 +95,17 @@ public:
     QPushButton *okButton() const;
     QLabel *selectedLabel() const { return m_selected; }
     QLabel *selectedReason() const { return m_selectedReason; }
-    QComboBox *cursorBox() const { return m_cursor; }
-    QLineEdit *lookbackEdit() const { return m_lookback; }
-    QLineEdit *slaEdit() const { return m_sla; }
+    QComboBox *cursorBox() const;
+    QLineEdit *lookbackEdit() const;
+    QLineEdit *slaEdit() const;
+    /// The selected table's settings, on the "Table" tab.
+    TableSettingsPanel *tableSettings() const { return m_tableSettings; }
+    /// The pipeline's own settings, on the "Pipeline" tab.
+    PipelineSettingsPanel *pipelineSettings() const { return m_settings; }
+    /// Table, Columns, Pipeline.
+    QTabWidget *settingsTabs() const { return m_tabs; }
+    /// Between the tables and the tabs; its handle is visible and its sizes are remembered.
+    QSplitter *splitter() const { return m_split; }
     /// The selected table's `conflicts:` policy; shown when Both ways is chosen.
     ConflictPolicyPicker *conflictsPicker() const { return m_conflicts; }
     /// Gives every included table the selected table's conflicts policy.
@@ -109,6 +131,10 @@ public slots:
 signals:
     void discoveryFinished(bool ok);
 
+protected:
+    void done(int result) override;
+    void showEvent(QShowEvent *event) override;
+
 private:
     /// One table of the tree: what discovery found (if it did) and its settings.
     struct Row {
@@ -132,6 +158,8 @@ private:
     void loadSelected();
     void storeSelected();
     void updateTargets();
+    /// The source endpoint's kind (Postgres when none is chosen).
+    core::EndpointKind sourceKind() const;
     void updateState();
     /// Both ways: every included table streams (a two-way pipeline is CDC only).
     void applyDirection();
@@ -152,6 +180,7 @@ private:
     bool m_discovering = false;
     bool m_loading = false; ///< filling fields from a row: their signals are not edits
     bool m_mysql = false;   ///< the source is MySQL/MariaDB: names as MySQL prints them
+    bool m_splitRestored = false;
 
     std::map<core::TableRef, Row> m_rows;
     /// Included tables in the order they were included (an edited pipeline's order first).
@@ -168,14 +197,15 @@ private:
     QTreeWidget *m_tree;
     QLabel *m_status;
     QPushButton *m_refresh;
-    QGroupBox *m_details;
+    QWidget *m_details;
     QLabel *m_selected;
     QLabel *m_selectedReason;
-    QComboBox *m_cursor;
-    QLineEdit *m_lookback;
-    QLineEdit *m_sla;
-    QGroupBox *m_columnsBox;
+    TableSettingsPanel *m_tableSettings;
+    QWidget *m_columnsBox;
     ColumnMappingPanel *m_columns;
+    PipelineSettingsPanel *m_settings;
+    QTabWidget *m_tabs;
+    QSplitter *m_split;
     ConflictPolicyPicker *m_conflicts = nullptr;
     QLabel *m_conflictsLabel = nullptr;
     QPushButton *m_conflictsToAll = nullptr;

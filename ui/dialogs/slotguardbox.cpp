@@ -7,6 +7,7 @@
 #include <QComboBox>
 #include <QFormLayout>
 #include <QLabel>
+#include <QLineEdit>
 
 namespace driftless::ui {
 
@@ -18,7 +19,7 @@ constexpr std::int64_t kDefaultMax = 10LL << 30;
 SlotGuardBox::SlotGuardBox(QWidget *parent)
     : QGroupBox(tr("Slot &guard (when this endpoint is a CDC source)"), parent), m_max(new ByteSizeEdit(this)),
       m_warn(new ByteSizeEdit(this)), m_minSafe(new ByteSizeEdit(this)), m_action(new QComboBox(this)),
-      m_help(new QLabel(this))
+      m_help(new QLabel(this)), m_inactive(new QLineEdit(this))
 {
     setObjectName(QStringLiteral("slotGuard"));
     setCheckable(true);
@@ -38,6 +39,12 @@ SlotGuardBox::SlotGuardBox(QWidget *parent)
     m_minSafe->setToolTip(tr("Act when the slot's safe_wal_size (WAL left before max_slot_wal_keep_size "
                              "invalidates it) falls below this"));
 
+    m_inactive->setObjectName(QStringLiteral("inactiveAlert"));
+    m_inactive->setPlaceholderText(tr("%1 (default)").arg(QString::fromStdString(
+        core::formatDuration(core::SlotGuard{}.effectiveInactiveAlert()))));
+    m_inactive->setToolTip(tr("An alert when a slot has had no reader this long (30m, 2h): its WAL piles up "
+                              "meanwhile"));
+
     m_action->setObjectName(QStringLiteral("guardAction"));
     m_action->addItem(tr("Alert only"));
     m_action->addItem(tr("Fall back to cursor sync"));
@@ -52,10 +59,12 @@ SlotGuardBox::SlotGuardBox(QWidget *parent)
     form->addRow(QString(), m_help);
     form->addRow(tr("Wa&rn at:"), m_warn);
     form->addRow(tr("Min safe W&AL:"), m_minSafe);
+    form->addRow(tr("Alert when &inactive for:"), m_inactive);
 
     connect(this, &QGroupBox::toggled, this, &SlotGuardBox::guardChanged);
     for (ByteSizeEdit *edit : {m_max, m_warn, m_minSafe})
         connect(edit, &ByteSizeEdit::bytesChanged, this, &SlotGuardBox::guardChanged);
+    connect(m_inactive, &QLineEdit::textChanged, this, &SlotGuardBox::guardChanged);
     connect(m_action, &QComboBox::currentIndexChanged, this, [this] {
         updateHelp();
         emit guardChanged();
@@ -82,6 +91,8 @@ void SlotGuardBox::setGuard(const std::optional<core::SlotGuard> &guard)
     m_warn->setBytes(guard->warnRetained.value_or(0));
     m_minSafe->setBytes(guard->minSafeWal.value_or(0));
     m_action->setCurrentIndex(guard->action == core::SlotGuard::Action::Fallback ? FallbackIndex : AlertIndex);
+    m_inactive->setText(guard->inactiveAlert ? QString::fromStdString(core::formatDuration(*guard->inactiveAlert))
+                                             : QString());
 }
 
 std::optional<core::SlotGuard> SlotGuardBox::guard() const
@@ -94,6 +105,11 @@ std::optional<core::SlotGuard> SlotGuardBox::guard() const
                                                          : core::SlotGuard::Action::Alert;
     g.warnRetained = m_warn->bytes() > 0 ? std::optional<std::int64_t>(m_warn->bytes()) : std::nullopt;
     g.minSafeWal = m_minSafe->bytes() > 0 ? std::optional<std::int64_t>(m_minSafe->bytes()) : std::nullopt;
+    const QString inactive = m_inactive->text().trimmed();
+    if (inactive.isEmpty())
+        g.inactiveAlert.reset();
+    else if (const auto d = core::parseDuration(inactive.toStdString()))
+        g.inactiveAlert = *d;
     return g;
 }
 
@@ -104,6 +120,10 @@ QString SlotGuardBox::problem() const
         return {};
     if (g->maxRetained <= 0)
         return tr("Slot guard: set the most WAL a slot may retain, e.g. 10 GB.");
+    if (const QString inactive = m_inactive->text().trimmed();
+        !inactive.isEmpty() && (!core::parseDuration(inactive.toStdString()) ||
+                                *core::parseDuration(inactive.toStdString()) < core::Millis(1000)))
+        return tr("Slot guard: '%1' is not a duration for the inactive alert; write e.g. 30m or 2h.").arg(inactive);
     if (g->warnRetained && *g->warnRetained > g->maxRetained)
         return tr("Slot guard: the warn level (%1) must not be above the maximum (%2).")
             .arg(QString::fromStdString(core::humanBytes(*g->warnRetained)),

@@ -8,6 +8,7 @@
 
 class QComboBox;
 class QLabel;
+class QLineEdit;
 
 namespace driftless::ui {
 
@@ -15,9 +16,8 @@ class ByteSizeEdit;
 
 /// The "Slot guard" group of the endpoint dialog: what a Postgres source's replication slots may
 /// retain before Driftless warns or acts (core::SlotGuard). The group's checkbox turns the guard
-/// on; unchecked, the endpoint has none.
-///
-/// Settings the group does not show (inactive_alert) are kept from the guard it was loaded with.
+/// on; unchecked, the endpoint has none. Every key of `slot_guard:` has a field: max_retained,
+/// action, warn_retained, min_safe_wal and inactive_alert.
 class SlotGuardBox final : public QGroupBox {
     Q_OBJECT
 public:
@@ -33,6 +33,8 @@ public:
     ByteSizeEdit *warnRetainedEdit() const { return m_warn; }
     ByteSizeEdit *minSafeWalEdit() const { return m_minSafe; }
     QComboBox *actionBox() const { return m_action; }
+    /// `inactive_alert`: a duration (30m); empty: the default, 10m.
+    QLineEdit *inactiveAlertEdit() const { return m_inactive; }
     QLabel *actionHelp() const { return m_help; }
 
 signals:
@@ -47,6 +49,7 @@ private:
     ByteSizeEdit *m_minSafe;
     QComboBox *m_action;
     QLabel *m_help;
+    QLineEdit *m_inactive;
 };
 
 } // namespace driftless::ui

@@ -1,4 +1,5 @@
 #include "ui/dialogs/tabledetaildialog.h"
+#include "ui/widgets/screenfit.h"
 #include "ui/enginedoor.h"
 
 #include "core/agent/agentapi.h"
@@ -26,6 +27,7 @@
 #include <QLabel>
 #include <QLocale>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTableView>
 #include <QUrl>
@@ -194,12 +196,25 @@ TableDetailDialog::TableDetailDialog(EngineBridge *engine, PauseRunner *pauser, 
     buttons->addButton(m_resume, QDialogButtonBox::ActionRole);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::close);
 
+    // All but the buttons scrolls when the screen is smaller than the facts, the chart and the
+    // events need (a laptop at 125% or 150%): Close, Pause and Resume stay on screen.
+    auto *content = new QWidget;
+    auto *contentLayout = new QVBoxLayout(content);
+    contentLayout->setContentsMargins(0, 0, 0, 0);
+    contentLayout->addWidget(m_title);
+    contentLayout->addWidget(facts);
+    contentLayout->addWidget(split, 1);
+    auto *scroll = new QScrollArea(this);
+    scroll->setObjectName(QStringLiteral("detailScroll"));
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setWidget(content);
     auto *layout = new QVBoxLayout(this);
-    layout->addWidget(m_title);
-    layout->addWidget(facts);
-    layout->addWidget(split, 1);
+    layout->addWidget(scroll, 1);
     layout->addWidget(buttons);
-    resize(900, 760);
+    // 760 px tall did not fit a 1366x768 laptop with its panel and title bar (issue 45).
+    screenfit::restore(this, QStringLiteral("tableDetail"), QSize(900, 760));
 
     connect(m_engine, &EngineBridge::snapshotReady, this, &TableDetailDialog::setSnapshot);
     connect(m_pauser, &PauseRunner::started, this, [this] { showReport(); });
@@ -367,6 +382,12 @@ void TableDetailDialog::requestResume()
     });
     m_confirmation = box;
     box->open();
+}
+
+void TableDetailDialog::done(int result)
+{
+    screenfit::remember(this, QStringLiteral("tableDetail"));
+    QDialog::done(result);
 }
 
 } // namespace driftless::ui

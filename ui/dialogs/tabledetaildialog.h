@@ -71,6 +71,10 @@ signals:
     /// The events were read (again) and are on screen.
     void eventsReady();
 
+protected:
+    /// Remembers the size the DBA gave the window.
+    void done(int result) override;
+
 private:
     void showReport();
     void readEvents();

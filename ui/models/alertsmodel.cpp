@@ -1,6 +1,8 @@
 #include "ui/models/alertsmodel.h"
 
 #include "core/base/isotime.h"
+#include "ui/alertwording.h"
+
 #include "ui/displayformat.h"
 #include "ui/statusicons.h"
 
@@ -62,7 +64,7 @@ QVariant AlertsModel::data(const QModelIndex &index, int role) const
         case Message:
             return QString::fromStdString(a.message);
         case Action:
-            return QString::fromStdString(a.action);
+            return appAction(a);
         case Since:
             return formatTimestamp(a.sinceMs);
         }
@@ -75,7 +77,7 @@ QVariant AlertsModel::data(const QModelIndex &index, int role) const
         switch (index.column()) {
         case Message:
         case Action:
-            return QString::fromStdString(a.message + "\n\nWhat to do: " + a.action);
+            return QString::fromStdString(a.message) + tr("\n\nWhat to do: ") + appAction(a);
         case Level:
             return QString::fromStdString(a.kind);
         case Since:

@@ -173,8 +173,13 @@ std::vector<float> DashboardTiles::Table::lag() const
 
 void DashboardTiles::setSlotSample(const SlotSample &sample)
 {
+    const bool newWorkspace = !sameWorkspace(sample.workspace, m_slots.workspace);
     m_slots = sample;
-    updateSlots();
+    // Which pipelines read a slot follows from the workspace the sample brings.
+    if (newWorkspace)
+        updatePipelines();
+    else
+        updateSlots();
 }
 
 void DashboardTiles::updatePipelines()
@@ -198,6 +203,14 @@ void DashboardTiles::updatePipelines()
         ++p.byFreshness[static_cast<std::size_t>(freshnessIndex(r.freshness))];
         if (core::isFailing(r.state))
             ++p.failing;
+        // CDC from Postgres reads a slot; the binlog of MariaDB/MySQL has none.
+        if (r.strategy == core::Strategy::Cdc && m_slots.workspace) {
+            const core::PipelineSpec *spec = m_slots.workspace->pipeline(r.pipeline);
+            const core::Endpoint *from = spec ? m_slots.workspace->endpoint(spec->source) : nullptr;
+            p.readsSlot = p.readsSlot || (from && from->kind == core::EndpointKind::Postgres);
+        } else if (r.strategy == core::Strategy::Cdc && !m_slots.workspace) {
+            p.readsSlot = true; // not known yet: the slot sample brings the workspace
+        }
         if (r.paused)
             ++p.paused;
         p.rowsPerSecond += t.rowsPerSecond;
@@ -226,9 +239,24 @@ void DashboardTiles::updatePipelines()
 
 void DashboardTiles::updateSlots()
 {
+    const core::Workspace *ws = m_slots.workspace.get();
     for (auto &[name, p] : m_pipelines) {
         p.hasSlot = false;
         p.slotSecondsToLimit.reset();
+        p.slotLimited = false;
+        p.slotError.clear();
+        if (!p.readsSlot) {
+            p.slot = Pipeline::Slot::NotNeeded;
+            continue;
+        }
+        p.slot = m_slots.takenAtMs == 0 ? Pipeline::Slot::NotRead : Pipeline::Slot::None;
+        // A source that could not be read may hold its slot all the same: not "none".
+        const core::PipelineSpec *spec = ws ? ws->pipeline(name) : nullptr;
+        for (const auto &source : m_slots.sources)
+            if (!source.error.empty() && (!spec || source.source == spec->source || source.source == spec->target)) {
+                p.slot = Pipeline::Slot::Unreadable;
+                p.slotError = QString::fromStdString(source.error);
+            }
     }
     for (const auto &source : m_slots.sources) {
         for (const auto &slot : source.replicationSlots) {
@@ -238,6 +266,8 @@ void DashboardTiles::updateSlots()
                 continue;
             Pipeline &p = it->second;
             p.hasSlot = true;
+            p.slot = Pipeline::Slot::Present;
+            p.slotLimited = p.slotLimited || slotLimitApplies(slot, slotGuardOf(ws, source.source));
             if (slot.secondsToLimit && (!p.slotSecondsToLimit || *slot.secondsToLimit < *p.slotSecondsToLimit))
                 p.slotSecondsToLimit = slot.secondsToLimit;
         }

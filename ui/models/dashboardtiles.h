@@ -85,6 +85,17 @@ public:
         /// unset when none of them grows towards a limit. hasSlot: it reads one at all.
         std::optional<double> slotSecondsToLimit;
         bool hasSlot = false;
+        /// What is known of its slots: not read yet, its source could not be read (slotError
+        /// says why), it needs none (no CDC from Postgres), none exists yet, or it has one.
+        enum class Slot { NotRead, Unreadable, NotNeeded, None, Present };
+        Slot slot = Slot::NotRead;
+        QString slotError;
+        /// A limit applies to one of its slots (the source's slot guard, or the server's
+        /// max_slot_wal_keep_size): without one, no time to limit is "no limit set", not "not
+        /// growing".
+        bool slotLimited = false;
+        /// It streams from a Postgres source, so it reads a replication slot.
+        bool readsSlot = false;
         /// Its newest reconciliation: when, rows found missing, extra or different, of how many.
         std::optional<std::int64_t> reconciledAtMs;
         std::int64_t driftRows = 0;

@@ -10,10 +10,24 @@ namespace driftless::ui {
 
 namespace {
 
+/// The DSN's fields with libpq's names (host, port, dbname, user), a mysql:// URI's included: read
+/// by libpq's parser, a MariaDB endpoint showed its whole URI as its host and "(login name)" as its
+/// user (issue 45).
 std::map<std::string, std::string> dsnFields(const core::Endpoint &e)
 {
     std::map<std::string, std::string> fields;
     try {
+        if (e.kind == core::EndpointKind::Mysql) {
+            const auto d = core::MysqlDsn::parse(e.dsn);
+            fields["host"] = d.socket.empty() ? d.host : d.socket;
+            if (d.socket.empty())
+                fields["port"] = std::to_string(d.port);
+            if (!d.database.empty())
+                fields["dbname"] = d.database;
+            if (!d.user.empty())
+                fields["user"] = d.user;
+            return fields;
+        }
         for (auto &[k, v] : core::parsePgDsn(e.dsn))
             fields[k] = v;
     } catch (const core::Error &) {

@@ -104,6 +104,10 @@ int TablesModel::columnCount(const QModelIndex &parent) const
 
 QVariant TablesModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
+    if (orientation == Qt::Horizontal && role == Qt::ToolTipRole && section == Rows)
+        // Not the table's size: a full refresh counts its rows again at every pass.
+        return tr("Rows written to the target since the table was added, every pass counted (a full refresh of "
+                  "300 rows adds 300 each time); not the number of rows the table holds");
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (section) {
@@ -120,7 +124,7 @@ QVariant TablesModel::headerData(int section, Qt::Orientation orientation, int r
     case Lag:
         return tr("Lag");
     case Rows:
-        return tr("Rows");
+        return tr("Rows written");
     case LastSync:
         return tr("Last sync");
     case Progress:

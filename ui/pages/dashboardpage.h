@@ -11,6 +11,7 @@
 
 class QComboBox;
 class QLabel;
+class QPushButton;
 class QLineEdit;
 class QScrollArea;
 
@@ -42,6 +43,9 @@ public:
     QLabel *summaryLabel() const { return m_summary; }
     /// The text shown instead of the tiles while the workspace has no tables.
     QLabel *emptyLabel() const { return m_empty; }
+    /// Shown with it: the first steps as buttons (welcomeAddEndpoint, welcomeImportYaml,
+    /// welcomeConnectAgent, welcomeDocs).
+    QWidget *welcomeButtons() const { return m_welcome; }
     const DashboardTiles &tiles() const { return m_tiles; }
     /// setSnapshot() in steps of at most `newTiles` new tiles (see DashboardTiles): false while
     /// some remain, the page showing the previous snapshot until the last step.
@@ -56,6 +60,11 @@ public slots:
 signals:
     /// A table tile was clicked: open that table's detail.
     void tableActivated(const QString &pipeline, const QString &table);
+    /// A first step's button was clicked.
+    void addEndpointRequested();
+    void importYamlRequested();
+    void connectAgentRequested();
+    void docsRequested();
 
 protected:
     void showEvent(QShowEvent *event) override;
@@ -70,10 +79,13 @@ private:
     QComboBox *m_group;
     QComboBox *m_order;
     QLabel *m_summary;
+    QWidget *m_emptyPage;
     QLabel *m_empty;
+    QWidget *m_welcome;
     QScrollArea *m_scroll;
     DashboardGrid *m_grid;
     QString m_error;
+    bool m_noWorkspaceYet = false;
     bool m_stale = false;
 };
 

@@ -71,7 +71,8 @@ TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *pare
     m_view->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_view, &QWidget::customContextMenuRequested, this, &TablesPage::showContextMenu);
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_view->setSelectionMode(QAbstractItemView::SingleSelection);
+    // Several tables at once (Ctrl/Shift+click) for Pause and Resume; the rest act on the current.
+    m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_view->setAlternatingRowColors(true);
     m_view->setWordWrap(false);
     m_view->verticalHeader()->setVisible(false);
@@ -223,6 +224,9 @@ void TablesPage::updateSummary()
     }
     QString text = (total == 1 ? tr("1 table: ") : tr("%1 tables: ").arg(total)) +
                    tr("%1 ok, %2 warn, %3 breach, %4 unknown").arg(ok).arg(warn).arg(breach).arg(unknown);
+    // Filtered: how many of them the grid shows, so "5 tables" is not read as the grid's count.
+    if (const int shown = m_proxy->rowCount(); shown != total)
+        text = tr("<b>%1 of %2 shown</b> (filter); ").arg(shown).arg(total) + text;
     if (errors)
         text += tr("; <b>%1 in error</b>").arg(errors);
     if (paused)
@@ -261,9 +265,14 @@ void TablesPage::selectTable(const QString &pipeline, const QString &table)
 void TablesPage::updateButtons()
 {
     const int row = selectedRow();
+    const std::vector<int> rows = selectedRows();
+    if (rows.size() > 1) {
+        updateButtonsForMany(rows);
+        return;
+    }
     if (row < 0) {
         m_pause->setEnabled(false);
-        m_pause->setToolTip(tr("Select a table to stop syncing it until resumed"));
+        m_pause->setToolTip(tr("Select a table to stop syncing it until resumed (Ctrl+click selects several)"));
         m_resume->setEnabled(false);
         m_resume->setToolTip(tr("Select a paused table to sync it again"));
         m_backfill->setEnabled(false);
@@ -356,13 +365,71 @@ void TablesPage::updateButtons()
         m_promote->setToolTip(tr("Return %1 to CDC: a new slot, a guarded copy, then streaming").arg(name));
 }
 
+std::vector<int> TablesPage::selectedRows() const
+{
+    std::vector<int> rows;
+    for (const QModelIndex &index : m_view->selectionModel()->selectedRows())
+        rows.push_back(m_proxy->mapToSource(index).row());
+    std::sort(rows.begin(), rows.end());
+    return rows;
+}
+
+/// The rows of `rows` that Pause (or Resume) acts on: forward rows, not paused (or paused), not
+/// being written already.
+std::vector<int> TablesPage::actionable(const std::vector<int> &rows, bool pause) const
+{
+    std::vector<int> out;
+    for (int row : rows) {
+        const auto &r = m_model->report(row);
+        if (!r.reverse && r.paused != pause &&
+            !m_pauser->busy(QString::fromStdString(r.pipeline), QString::fromStdString(r.table)))
+            out.push_back(row);
+    }
+    return out;
+}
+
+void TablesPage::updateButtonsForMany(const std::vector<int> &rows)
+{
+    const auto toPause = actionable(rows, true), toResume = actionable(rows, false);
+    m_pause->setEnabled(!toPause.empty());
+    m_pause->setToolTip(toPause.empty() ? tr("None of the %1 selected tables can be paused: paused already, or a "
+                                             "two-way pipeline's reverse row")
+                                              .arg(rows.size())
+                                        : tr("Pause %1 of the %2 selected tables").arg(toPause.size()).arg(rows.size()));
+    m_resume->setEnabled(!toResume.empty());
+    m_resume->setToolTip(toResume.empty() ? tr("None of the %1 selected tables is paused").arg(rows.size())
+                                          : tr("Resume the %1 paused ones of the %2 selected tables")
+                                                .arg(toResume.size())
+                                                .arg(rows.size()));
+    for (QPushButton *b : {m_backfill, m_cancel, m_promote}) {
+        b->setEnabled(false);
+        b->setToolTip(tr("Select one table for this"));
+    }
+}
+
+void TablesPage::selectPipeline(const QString &pipeline)
+{
+    m_view->clearSelection();
+    for (int row = 0; row < m_model->rowCount(); ++row)
+        if (QString::fromStdString(m_model->report(row).pipeline) == pipeline) {
+            const QModelIndex index = m_proxy->mapFromSource(m_model->index(row, 0));
+            if (index.isValid())
+                m_view->selectionModel()->select(index, QItemSelectionModel::Select | QItemSelectionModel::Rows);
+        }
+    updateButtons();
+}
+
 void TablesPage::showContextMenu(const QPoint &pos)
 {
     const QModelIndex index = m_view->indexAt(pos);
     if (!index.isValid())
         return;
-    m_view->selectRow(index.row());
+    // A click on a selected row keeps the selection (several tables); elsewhere it selects the row.
+    if (!m_view->selectionModel()->isRowSelected(index.row(), index.parent()))
+        m_view->selectRow(index.row());
     updateButtons();
+    const QString pipeline =
+        QString::fromStdString(m_model->report(m_proxy->mapToSource(index).row()).pipeline);
     QMenu menu(this);
     QAction *backfill = menu.addAction(m_backfill->icon(), m_backfill->text(), this, &TablesPage::requestBackfill);
     backfill->setEnabled(m_backfill->isEnabled());
@@ -374,6 +441,8 @@ void TablesPage::showContextMenu(const QPoint &pos)
     pause->setEnabled(m_pause->isEnabled());
     QAction *resume = menu.addAction(m_resume->icon(), m_resume->text(), this, &TablesPage::requestResume);
     resume->setEnabled(m_resume->isEnabled());
+    menu.addAction(tr("Select Every Table of %1").arg(pipeline), this, [this, pipeline] { selectPipeline(pipeline); })
+        ->setToolTip(tr("Then Pause\u2026 or Resume\u2026 acts on the whole pipeline"));
     QAction *detail = menu.addAction(tr("Details\u2026"), this, [this] { openDetail(selectedRow()); });
     detail->setEnabled(selectedRow() >= 0);
     menu.addSeparator();
@@ -529,36 +598,38 @@ void TablesPage::requestPromote()
     box->open();
 }
 
-void TablesPage::requestPause()
-{
-    const int row = selectedRow();
-    if (row < 0 || m_confirmation || !m_pause->isEnabled())
-        return;
-    const auto r = m_model->report(row);
-    auto *box = makePauseConfirmation(this, r, true, m_runner->engine()->state() == EngineBridge::State::Running);
-    const QString pipeline = QString::fromStdString(r.pipeline), table = QString::fromStdString(r.table);
-    connect(box, &QMessageBox::finished, this, [this, box, pipeline, table] {
-        if (box->clickedButton() == box->findChild<QPushButton *>(QStringLiteral("confirmPause")) &&
-            m_pauser->setPaused(pipeline, table, true))
-            emit statusMessage(tr("Pausing %1\u2026").arg(table));
-        updateButtons();
-    });
-    m_confirmation = box;
-    box->open();
-}
+void TablesPage::requestPause() { requestPaused(true); }
 
-void TablesPage::requestResume()
+void TablesPage::requestResume() { requestPaused(false); }
+
+void TablesPage::requestPaused(bool pause)
 {
-    const int row = selectedRow();
-    if (row < 0 || m_confirmation || !m_resume->isEnabled())
+    QPushButton *button = pause ? m_pause : m_resume;
+    std::vector<int> rows = selectedRows();
+    if (rows.empty() && selectedRow() >= 0)
+        rows = {selectedRow()};
+    rows = actionable(rows, pause);
+    if (rows.empty() || m_confirmation || !button->isEnabled())
         return;
-    const auto r = m_model->report(row);
-    auto *box = makePauseConfirmation(this, r, false, m_runner->engine()->state() == EngineBridge::State::Running);
-    const QString pipeline = QString::fromStdString(r.pipeline), table = QString::fromStdString(r.table);
-    connect(box, &QMessageBox::finished, this, [this, box, pipeline, table] {
-        if (box->clickedButton() == box->findChild<QPushButton *>(QStringLiteral("confirmResume")) &&
-            m_pauser->setPaused(pipeline, table, false))
-            emit statusMessage(tr("Resuming %1\u2026").arg(table));
+    std::vector<core::TableReport> reports;
+    for (int row : rows)
+        reports.push_back(m_model->report(row));
+    const bool running = m_runner->engine()->state() == EngineBridge::State::Running;
+    auto *box = reports.size() == 1 ? makePauseConfirmation(this, reports.front(), pause, running)
+                                    : makePauseConfirmation(this, reports, pause, running);
+    const QString confirm = pause ? QStringLiteral("confirmPause") : QStringLiteral("confirmResume");
+    connect(box, &QMessageBox::finished, this, [this, box, confirm, reports, pause] {
+        if (box->clickedButton() == box->findChild<QPushButton *>(confirm)) {
+            int started = 0;
+            for (const auto &r : reports)
+                started += m_pauser->setPaused(QString::fromStdString(r.pipeline), QString::fromStdString(r.table),
+                                               pause) != 0;
+            if (started == 1)
+                emit statusMessage((pause ? tr("Pausing %1\u2026") : tr("Resuming %1\u2026"))
+                                       .arg(QString::fromStdString(reports.front().table)));
+            else if (started > 1)
+                emit statusMessage((pause ? tr("Pausing %1 tables\u2026") : tr("Resuming %1 tables\u2026")).arg(started));
+        }
         updateButtons();
     });
     m_confirmation = box;

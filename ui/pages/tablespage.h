@@ -11,6 +11,7 @@
 #include <QWidget>
 
 #include <cstdint>
+#include <vector>
 
 class QAction;
 class QLabel;
@@ -67,6 +68,10 @@ public:
     QMessageBox *confirmation() const { return m_confirmation; }
     /// The model row of the selected table, or -1.
     int selectedRow() const;
+    /// The source-model rows of every selected table, in model order.
+    std::vector<int> selectedRows() const;
+    /// Selects every table of `pipeline`: Pause and Resume then act on the whole pipeline.
+    void selectPipeline(const QString &pipeline);
     void selectTable(const QString &pipeline, const QString &table);
 
 public slots:
@@ -96,6 +101,12 @@ private:
     void updateSummary();
     void updateDetails();
     void updateButtons();
+    /// Several tables selected: Pause and Resume act on those they can; the rest wait for one.
+    void updateButtonsForMany(const std::vector<int> &rows);
+    /// Of `rows`, those Pause (`pause`) or Resume acts on.
+    std::vector<int> actionable(const std::vector<int> &rows, bool pause) const;
+    /// Asks, then pauses (or resumes) every selected table it can.
+    void requestPaused(bool pause);
     /// Fits columns first..last (all but the message column by default).
     void fitColumns(bool growOnly, int first = 0, int last = -1);
     /// fitColumns once the current burst of model signals is over, and only while the page is

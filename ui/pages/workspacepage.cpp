@@ -369,6 +369,16 @@ void WorkspacePage::editEndpoint()
             taken << QString::fromStdString(other);
     m_dialog = new EndpointDialog(*e, taken, m_secrets->sessionPassword(name), m_secrets->backend(), this,
                                   m_engine ? m_engine->door() : nullptr);
+    // Test Connection judges the rights this endpoint's use needs: REPLICATION as a CDC source
+    // (either side of a two-way pipeline), CREATE as a target.
+    bool cdcSource = false, target = false;
+    for (const auto &p : workspace().pipelines) {
+        const bool streams = std::any_of(p.tables.begin(), p.tables.end(),
+                                         [](const core::TableSpec &t) { return t.strategy == core::Strategy::Cdc; });
+        cdcSource = cdcSource || (streams && (p.source == e->name || (p.twoWay && p.target == e->name)));
+        target = target || p.target == e->name || (p.twoWay && p.source == e->name);
+    }
+    m_dialog->setRoles(cdcSource, target);
     m_dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(m_dialog, &QDialog::accepted, this, [this, before = *e] { finishDialog(before, false); });
     // Deleted on close: the buttons come back once it is gone.
@@ -664,28 +674,6 @@ void WorkspacePage::fitColumns()
                                                       view->horizontalHeader()->sectionSizeHint(c)) +
                                                  16));
     }
-}
-
-void WorkspacePage::doctorEndpoint()
-{
-    if (const QString name = selectedEndpoint(); !name.isEmpty())
-        openDoctor({{}, name.toStdString()});
-}
-
-void WorkspacePage::doctorPipeline()
-{
-    if (const QString name = selectedPipeline(); !name.isEmpty())
-        openDoctor({name.toStdString(), {}});
-}
-
-void WorkspacePage::openDoctor(core::DoctorScope scope)
-{
-    // One doctor window at a time: a new question replaces the last one's.
-    if (m_doctor)
-        m_doctor->close();
-    m_doctor = new DoctorDialog(m_engine ? m_engine->door() : nullptr, std::move(scope), this);
-    m_doctor->show();
-    m_doctor->check();
 }
 
 void WorkspacePage::removePipeline()

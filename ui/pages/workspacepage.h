@@ -102,6 +102,9 @@ public slots:
     /// Opens the doctor for the selected endpoint or pipeline and runs its checks.
     void doctorEndpoint();
     void doctorPipeline();
+    /// A doctor finding's fix is a setting: shows the change (applySettingConfirmation) and, when
+    /// the DBA confirms it, stores it and checks again.
+    void applyFindingSetting(const core::Finding &finding);
     /// Applies the workspace YAML at `path` (off the UI thread); saved() when done.
     void importFile(const QString &path);
     /// Writes the shown workspace as YAML to `path`; false (and the result line says why) on failure.

@@ -114,7 +114,18 @@ void SecretStore::read(const QString &endpoint)
     m_asked.insert(endpoint);
     auto *job = newJob<QKeychain::ReadPasswordJob>();
     job->setKey(endpoint);
+    if (m_reading++ == 0)
+        emit readingChanged(true);
     connect(job, &QKeychain::Job::finished, this, [this, endpoint](QKeychain::Job *j) {
+        // Said last, once the password is in memory: whoever waited connects with it.
+        struct Done {
+            SecretStore *store;
+            ~Done()
+            {
+                            if (--store->m_reading == 0)
+                    emit store->readingChanged(false);
+            }
+        } done{this};
         const auto *r = static_cast<QKeychain::ReadPasswordJob *>(j);
         if (r->error() == QKeychain::NoError) {
             setBackend(Backend::Keychain);

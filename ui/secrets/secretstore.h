@@ -46,6 +46,10 @@ public:
     void read(const QString &endpoint);
     /// Forgets the password in memory and deletes it from the keychain.
     void remove(const QString &endpoint);
+    /// True while a keychain read is under way: connections made meanwhile would go without the
+    /// password the keychain is about to give (the app's first slot reading and Start Sync
+    /// wait for it).
+    bool reading() const { return m_reading > 0; }
     /// The password known in memory for `endpoint`, if any. Any thread.
     std::optional<QString> sessionPassword(const QString &endpoint) const;
 
@@ -72,6 +76,8 @@ signals:
     void passwordRead(const QString &endpoint, bool found, const QString &message);
     void removed(const QString &endpoint);
     void backendChanged(driftless::ui::SecretStore::Backend backend);
+    /// reading() changed.
+    void readingChanged(bool reading);
 
 private:
     /// Shared with the provider, which may outlive this object on a connecting thread.
@@ -90,6 +96,7 @@ private:
     Backend m_backend = Backend::Unknown;
     std::set<QString> m_asked; ///< endpoints whose keychain entry was read this session
     bool m_provider = false;
+    int m_reading = 0; ///< keychain reads under way
 };
 
 } // namespace driftless::ui

@@ -35,6 +35,8 @@ ByteSizeEdit::ByteSizeEdit(QWidget *parent) : QWidget(parent), m_number(new QSpi
 
 std::int64_t ByteSizeEdit::bytes() const
 {
+    if (m_exactNumber >= 0 && m_number->value() == m_exactNumber && m_unit->currentIndex() == m_exactUnit)
+        return m_exact;
     if (m_number->value() == 0)
         return 0;
     const std::string text = std::to_string(m_number->value()) + kUnits[m_unit->currentIndex()];
@@ -44,6 +46,7 @@ std::int64_t ByteSizeEdit::bytes() const
 void ByteSizeEdit::setBytes(std::int64_t bytes)
 {
     if (bytes <= 0) {
+        m_exactNumber = -1;
         m_number->setValue(0);
         return;
     }
@@ -66,8 +69,12 @@ void ByteSizeEdit::setBytes(std::int64_t bytes)
         ++index;
     }
     const QSignalBlocker blockUnit(m_unit);
+    m_exactNumber = -1;
     m_unit->setCurrentIndex(index);
     m_number->setValue(static_cast<int>(std::min<long long>(number, m_number->maximum())));
+    m_exact = bytes;
+    m_exactNumber = m_number->value();
+    m_exactUnit = index;
     emit bytesChanged(this->bytes());
 }
 

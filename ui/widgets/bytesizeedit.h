@@ -11,7 +11,9 @@ namespace driftless::ui {
 
 /// A byte size as a number and a unit (kB, MB, GB, TB; powers of 1024, as Postgres and the
 /// workspace file count them). Any size the workspace can hold round-trips: setBytes() picks the
-/// largest unit that divides it exactly, the way core::formatByteSize() spells it.
+/// largest unit that divides it exactly, the way core::formatByteSize() spells it; a size no unit
+/// shown divides (1000B) is shown rounded up to kB, and bytes() gives it back exact until the
+/// number or the unit is changed.
 ///
 /// 0 means "not set"; with setSpecialValueText() the spin box shows that text for it.
 class ByteSizeEdit final : public QWidget {
@@ -33,6 +35,10 @@ signals:
 private:
     QSpinBox *m_number;
     QComboBox *m_unit;
+    /// What setBytes() was given when it could not be shown exactly, and how it was shown.
+    std::int64_t m_exact = 0;
+    int m_exactNumber = -1;
+    int m_exactUnit = -1;
 };
 
 } // namespace driftless::ui

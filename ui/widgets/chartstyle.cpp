@@ -1,13 +1,16 @@
 #include "ui/widgets/chartstyle.h"
 
+#include <QCategoryAxis>
 #include <QChart>
 #include <QDateTime>
 #include <QDateTimeAxis>
 #include <QLegend>
 #include <QPalette>
+#include <QStringList>
 #include <QValueAxis>
 
 #include <cmath>
+#include <utility>
 
 namespace driftless::ui {
 
@@ -24,7 +27,9 @@ void styleChart(QChart *chart, const QPalette &palette)
     chart->setAnimationOptions(QChart::NoAnimation);
 }
 
-void setRoundedRange(QValueAxis *axis, double top, const std::vector<double> &steps, double emptyTop)
+namespace {
+/// The rounded top and how many ticks up to it (see setRoundedRange()).
+std::pair<double, int> roundedRange(double top, const std::vector<double> &steps, double emptyTop)
 {
     // Headroom above the highest line, rounded to a readable step.
     const double span = top <= 0 ? emptyTop : top * 1.15;
@@ -36,8 +41,45 @@ void setRoundedRange(QValueAxis *axis, double top, const std::vector<double> &st
         }
     while (span / step > 8)
         step *= 2;
-    axis->setRange(0, std::ceil(span / step) * step);
-    axis->setTickCount(static_cast<int>(std::ceil(span / step)) + 1);
+    return {std::ceil(span / step) * step, static_cast<int>(std::ceil(span / step)) + 1};
+}
+} // namespace
+
+void setRoundedRange(QValueAxis *axis, double top, const std::vector<double> &steps, double emptyTop)
+{
+    const auto [max, ticks] = roundedRange(top, steps, emptyTop);
+    axis->setRange(0, max);
+    axis->setTickCount(ticks);
+}
+
+void setDurationRange(QCategoryAxis *axis, double topSeconds, double emptyTopSeconds)
+{
+    static const std::vector<double> steps{1,    2,    5,     10,    15,    30,    60,    120,    300,   600,
+                                           900,  1800, 3600,  7200,  14400, 21600, 43200, 86400, 172800, 604800};
+    // A category axis counts its ticks from its categories, not from setTickCount().
+    const auto [max, ticks] = roundedRange(topSeconds, steps, emptyTopSeconds);
+    // One unit for the whole axis, the one its top reads best in: 90 s, 3.5 min, 2 h, 3 d.
+    struct Unit {
+        double seconds;
+        const char *name;
+    };
+    const Unit unit = max <= 120 ? Unit{1, "s"} : max <= 7200 ? Unit{60, "min"} : max <= 172800 ? Unit{3600, "h"}
+                                                                                                 : Unit{86400, "d"};
+    QStringList labels;
+    for (int i = 1; i < ticks; ++i) {
+        const double n = max * i / (ticks - 1) / unit.seconds;
+        const QString number = std::abs(n - std::round(n)) < 1e-9 ? QString::number(std::llround(n))
+                                                                  : QString::number(n, 'f', 1);
+        labels << QStringLiteral("%1 %2").arg(number, QLatin1String(unit.name));
+    }
+    if (labels == axis->categoriesLabels() && axis->max() == max)
+        return;
+    for (const QString &label : axis->categoriesLabels())
+        axis->remove(label);
+    axis->setStartValue(0);
+    for (int i = 1; i < ticks; ++i)
+        axis->append(labels[i - 1], max * i / (ticks - 1));
+    axis->setRange(0, max);
 }
 
 const std::vector<double> &decimalSteps()

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+class QCategoryAxis;
 class QChart;
 class QDateTimeAxis;
 class QPalette;
@@ -18,6 +19,11 @@ void styleChart(QChart *chart, const QPalette &palette);
 /// `steps` that gives at most eight (doubling the last one beyond), so labels stay readable.
 /// `top` <= 0 uses `emptyTop`.
 void setRoundedRange(QValueAxis *axis, double top, const std::vector<double> &steps, double emptyTop);
+
+/// As setRoundedRange() for seconds, the ticks labelled in the one unit the axis' top reads best
+/// in (s up to 2 min, min up to 2 h, h up to 2 d, then d): "7200" past two hours was neither
+/// readable nor short enough for a narrow chart, which cut it to "...".
+void setDurationRange(QCategoryAxis *axis, double topSeconds, double emptyTopSeconds);
 
 /// 1, 2, 5, 10, 20, 50, ...: steps for a value in any unit.
 const std::vector<double> &decimalSteps();

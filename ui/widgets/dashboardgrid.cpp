@@ -47,10 +47,24 @@ QString countsText(const std::array<int, 4> &by)
 
 QString slotText(const DashboardTiles::Pipeline &p)
 {
-    if (!p.hasSlot)
-        return DashboardGrid::tr("Slot: none");
+    using Slot = DashboardTiles::Pipeline::Slot;
+    switch (p.slot) {
+    case Slot::NotNeeded:
+        return DashboardGrid::tr("Slot: none needed (no CDC from Postgres)");
+    case Slot::NotRead:
+        return DashboardGrid::tr("Slot: not read yet");
+    case Slot::Unreadable:
+        return DashboardGrid::tr("Slot: its source could not be read");
+    case Slot::None:
+        return DashboardGrid::tr("Slot: none yet (made at the first start)");
+    case Slot::Present:
+        break;
+    }
+    // Without a limit there is no time to it: that is not "not growing".
+    if (!p.slotLimited)
+        return DashboardGrid::tr("Slot: no limit set (Slot Guard)");
     if (!p.slotSecondsToLimit)
-        return DashboardGrid::tr("Slot: not growing to a limit");
+        return DashboardGrid::tr("Slot: not growing toward its limit");
     if (*p.slotSecondsToLimit <= 0)
         return DashboardGrid::tr("Slot: at its limit now");
     return DashboardGrid::tr("Slot: limit in %1").arg(QString::fromStdString(core::humanTimeLeft(*p.slotSecondsToLimit)));
@@ -63,9 +77,10 @@ QString reconcileText(const DashboardTiles::Pipeline &p)
     if (p.driftRows == 0)
         return DashboardGrid::tr("Last reconcile: no drift");
     const double ratio = p.reconciledRows > 0 ? 100.0 * double(p.driftRows) / double(p.reconciledRows) : 0;
-    return DashboardGrid::tr("Last reconcile: %1 rows drift (%2%)")
-        .arg(QLocale().toString(p.driftRows))
-        .arg(QLocale().toString(ratio, 'f', ratio < 1 ? 2 : 1));
+    const QString share = QLocale().toString(ratio, 'f', ratio < 1 ? 2 : 1);
+    if (p.driftRows == 1)
+        return DashboardGrid::tr("Last reconcile: 1 row of drift (%1%)").arg(share);
+    return DashboardGrid::tr("Last reconcile: %1 rows of drift (%2%)").arg(QLocale().toString(p.driftRows), share);
 }
 
 void drawTile(QPainter &p, const QRect &rect, const FreshnessBadge::Tint &tint, bool chosen)
@@ -320,9 +335,13 @@ void DashboardGrid::mouseReleaseEvent(QMouseEvent *event)
 
 QString DashboardGrid::toolTipFor(const Item &item) const
 {
-    if (item.kind == Item::PipelineTile)
-        return m_selected == item.pipeline->name ? tr("Click to show every pipeline's tables again")
-                                                 : tr("Click to show only %1's tables").arg(item.pipeline->name);
+    if (item.kind == Item::PipelineTile) {
+        QString text = m_selected == item.pipeline->name ? tr("Click to show every pipeline's tables again")
+                                                         : tr("Click to show only %1's tables").arg(item.pipeline->name);
+        if (!item.pipeline->slotError.isEmpty())
+            text += tr("\nIts slots could not be read: %1").arg(item.pipeline->slotError);
+        return text;
+    }
     const auto &r = *item.table->report;
     QString text = tr("%1 / %2\n%3, %4, freshness %5, lag %6 (SLA %7)")
                        .arg(item.table->pipeline, item.table->table, strategyLabel(r.strategy), spelled(r.state),

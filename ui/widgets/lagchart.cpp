@@ -10,7 +10,9 @@
 
 #include <QChart>
 #include <QChartView>
+#include <QCategoryAxis>
 #include <QComboBox>
+#include <QCursor>
 #include <QDateTime>
 #include <QDateTimeAxis>
 #include <QHBoxLayout>
@@ -19,6 +21,7 @@
 #include <QLineSeries>
 #include <QPalette>
 #include <QSignalBlocker>
+#include <QToolTip>
 #include <QUrl>
 #include <QVBoxLayout>
 #include <QValueAxis>
@@ -68,7 +71,7 @@ QString seriesName(const core::TableReport &t, bool onePipeline)
 LagChart::LagChart(QWidget *parent)
     : QWidget(parent), m_window(new QComboBox(this)), m_strategy(new QComboBox(this)), m_note(new QLabel(this)), m_empty(new QLabel(this)),
       m_capped(new QLabel(this)), m_chart(new QChart), m_view(new QChartView(m_chart, this)),
-      m_legend(new LegendStrip(this)), m_x(new QDateTimeAxis(m_chart)), m_y(new QValueAxis(m_chart))
+      m_legend(new LegendStrip(this)), m_x(new QDateTimeAxis(m_chart)), m_y(new QCategoryAxis(m_chart))
 {
     setObjectName(QStringLiteral("lagChartWidget"));
     m_window->setObjectName(QStringLiteral("lagWindow"));
@@ -78,6 +81,7 @@ LagChart::LagChart(QWidget *parent)
     m_window->addItem(tr("Last 24 hours"), static_cast<qlonglong>(24 * 60 * kMinute));
     m_window->setToolTip(tr("Fit to the data: from the first lag sample (at most a day back) until now"));
     m_window->setCurrentIndex(0);
+    connect(m_legend, &LegendStrip::toggled, this, [this](int, const QString &name) { setHidden(name, !isHidden(name)); });
     connect(m_window, &QComboBox::currentIndexChanged, this, &LagChart::reload);
     m_strategy->setObjectName(QStringLiteral("lagStrategy"));
     m_strategy->addItem(tr("CDC tables"), static_cast<int>(Shown::Cdc));
@@ -110,14 +114,14 @@ LagChart::LagChart(QWidget *parent)
     styleChart(m_chart, palette());
     m_legend->setObjectName(QStringLiteral("lagLegend"));
     m_x->setTitleText(tr("Time"));
-    m_y->setTitleText(tr("Lag (seconds)"));
-    m_y->setLabelFormat(QStringLiteral("%.0f"));
+    m_y->setTitleText(tr("Lag"));
+    m_y->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
     m_y->setMin(0);
     m_chart->addAxis(m_x, Qt::AlignBottom);
     m_chart->addAxis(m_y, Qt::AlignLeft);
     m_view->setObjectName(QStringLiteral("lagChart"));
     m_view->setRenderHint(QPainter::Antialiasing);
-    m_view->setMinimumHeight(240);
+    m_view->setMinimumHeight(160);
 
     auto *top = new QHBoxLayout;
     top->addWidget(m_note, 1);
@@ -219,6 +223,21 @@ QLineSeries *LagChart::addSegment(Line &line)
     } else {
         series->setPen(line.segments.front()->pen());
     }
+    series->setVisible(!isHidden(line.name));
+    // The value under the pointer: which table, when, how far behind.
+    connect(series, &QLineSeries::hovered, this, [this, name = line.name](const QPointF &point, bool state) {
+        if (!state) {
+            QToolTip::hideText();
+            return;
+        }
+        QToolTip::showText(QCursor::pos(),
+                           tr("%1\n%2: %3 behind")
+                               .arg(name,
+                                    QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(point.x()))
+                                        .toString(QStringLiteral("HH:mm:ss")),
+                                    formatLag(point.y())),
+                           m_view);
+    });
     line.segments.push_back(series);
     return series;
 }
@@ -489,11 +508,30 @@ void LagChart::updateLegend()
     std::vector<LegendStrip::Entry> entries;
     entries.reserve(m_lines.size() + m_slaLines.size());
     for (const auto &[key, line] : m_lines)
-        entries.push_back({line.name, line.segments.front()->color(), false});
+        entries.push_back({line.name, line.segments.front()->color(), false, isHidden(line.name)});
     for (const auto &[value, series] : m_slaLines)
-        entries.push_back({series->name(), series->pen().color(), true});
+        entries.push_back({series->name(), series->pen().color(), true, isHidden(series->name())});
     m_legend->setEntries(std::move(entries));
 }
+
+void LagChart::setHidden(const QString &name, bool hidden)
+{
+    if (hidden)
+        m_hidden.insert(name);
+    else
+        m_hidden.erase(name);
+    for (auto &[key, line] : m_lines)
+        if (line.name == name)
+            for (QLineSeries *segment : line.segments)
+                segment->setVisible(!hidden);
+    for (auto &[value, series] : m_slaLines)
+        if (series->name() == name)
+            series->setVisible(!hidden);
+    updateLegend();
+    updateAxes(m_toMs ? m_toMs : core::wallClockMs());
+}
+
+double LagChart::lagAxisTop() const { return m_y->max(); }
 
 QColor LagChart::lineColour(std::size_t i) const
 {
@@ -620,6 +658,7 @@ void LagChart::updateAxes(std::int64_t nowMs)
     const auto from = static_cast<qreal>(nowMs - reachMs());
     double top = 0;
     bool anyPoint = false;
+    std::vector<double> slas;
     for (auto &[key, line] : m_lines) {
         // Points that left the window go, so a day of live updates does not pile up.
         for (std::size_t i = 0; i < line.segments.size();) {
@@ -639,13 +678,25 @@ void LagChart::updateAxes(std::int64_t nowMs)
             const bool marked = segment->count() <= 2;
             if (segment->pointsVisible() != marked)
                 segment->setPointsVisible(marked);
-            for (int p = 0; p < segment->count(); ++p)
-                top = std::max(top, segment->at(p).y());
+            if (segment->isVisible())
+                for (int p = 0; p < segment->count(); ++p)
+                    top = std::max(top, segment->at(p).y());
             anyPoint |= segment->count() > 0;
             ++i;
         }
-        top = std::max(top, line.slaSeconds);
+        if (!isHidden(line.name))
+            slas.push_back(line.slaSeconds);
     }
+    // The axis fits the lines: an SLA is in range when it is near them (at most three times the
+    // highest), else its dashed line stays above the chart and its legend entry says its value.
+    // Scaled to a 2 h SLA, lags of seconds lay flat on the axis (issue 45).
+    // Without a sample yet, the lowest SLA gives the scale.
+    if (top <= 0 && !slas.empty())
+        top = *std::min_element(slas.begin(), slas.end());
+    const double dataTop = top;
+    for (double sla : slas)
+        if (sla <= 3 * dataTop)
+            top = std::max(top, sla);
     // The time range: the chosen window, or from the first point there is (kMinFitMs at least,
     // with a little room before it so it is not drawn on the axis).
     std::int64_t shownFrom = nowMs - reachMs();
@@ -665,9 +716,7 @@ void LagChart::updateAxes(std::int64_t nowMs)
     for (auto &[value, series] : m_slaLines)
         series->replace({QPointF(static_cast<qreal>(shownFrom), value), QPointF(static_cast<qreal>(nowMs), value)});
     setTimeRange(m_x, shownFrom, nowMs);
-    setRoundedRange(m_y, top,
-                    {1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 21600, 43200, 86400},
-                    60);
+    setDurationRange(m_y, top, 60);
     m_empty->setVisible(m_loaded && !anyPoint && !m_lines.empty());
 }
 

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+class QCategoryAxis;
 class QChart;
 class QChartView;
 class QComboBox;
@@ -53,6 +54,10 @@ class LegendStrip;
 /// (a line per table is unreadable beyond that, and Qt Charts spends seconds of the UI thread on
 /// thousands of series and legend entries); the choice is made again at most every
 /// kReselectMs, and a line above the chart says so.
+///
+/// The lag axis fits the lines shown (an SLA far above them is left out, so a 2 h SLA does not
+/// flatten lags of seconds), labelled in s, min, h or d; hovering a line shows its table, time
+/// and lag; a click on a legend entry hides or shows that line (isHidden()).
 class LagChart final : public QWidget {
     Q_OBJECT
 public:
@@ -93,6 +98,12 @@ public:
     /// A table's lag is drawn as several lines when samples have gaps (the engine was not
     /// running): a line across a gap would suggest samples that do not exist.
     QLineSeries *lagSeries(const QString &pipeline, const QString &table) const;
+    /// Whether the DBA hid the line named `name` (a table, or an SLA line) from the legend.
+    bool isHidden(const QString &name) const { return m_hidden.count(name) > 0; }
+    /// Hides or shows that line, as a click on its legend entry does.
+    void setHidden(const QString &name, bool hidden);
+    /// The lag axis' range top, in seconds.
+    double lagAxisTop() const;
     /// Every point of one table's lag lines, in time order.
     QList<QPointF> lagPoints(const QString &pipeline, const QString &table) const;
     /// How many lines one table's lag is drawn with.
@@ -177,7 +188,10 @@ private:
     QChartView *m_view;
     LegendStrip *m_legend;
     QDateTimeAxis *m_x;
-    QValueAxis *m_y;
+    /// Seconds, labelled in the unit that reads best (chartstyle: setDurationRange).
+    QCategoryAxis *m_y;
+    /// Lines the DBA hid with a click on the legend (their names).
+    std::set<QString> m_hidden;
     std::map<Key, Line> m_lines;
     /// SLA seconds -> its dashed line.
     std::map<double, QLineSeries *> m_slaLines;

@@ -2,6 +2,7 @@
 
 #include <QEvent>
 #include <QFontMetrics>
+#include <QMouseEvent>
 #include <QPaintEvent>
 #include <QPainter>
 #include <QStringList>
@@ -14,6 +15,8 @@ LegendStrip::LegendStrip(QWidget *parent) : QWidget(parent)
 {
     setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Minimum);
     setAccessibleName(tr("Legend"));
+    setCursor(Qt::PointingHandCursor);
+    setToolTip(tr("Click a name to hide or show its line"));
 }
 
 void LegendStrip::setEntries(std::vector<Entry> entries)
@@ -94,6 +97,7 @@ void LegendStrip::paintEvent(QPaintEvent *event)
         if (!event->rect().intersects(r))
             continue;
         const Entry &e = m_entries[i];
+        p.setOpacity(e.hidden ? 0.35 : 1.0);
         const QRect swatch(r.left(), r.top() + (r.height() - kSwatch) / 2, kSwatch, kSwatch);
         if (e.dashed) {
             QPen pen(e.colour, 2, Qt::DashLine);
@@ -107,9 +111,23 @@ void LegendStrip::paintEvent(QPaintEvent *event)
         }
         const QRect textRect(swatch.right() + 1 + kGap, r.top(), r.right() - swatch.right() - kGap, r.height());
         p.setPen(text);
+        QFont f = font();
+        f.setStrikeOut(e.hidden);
+        p.setFont(f);
         p.drawText(textRect, Qt::AlignLeft | Qt::AlignVCenter,
                    m_textWidths[i] > textRect.width() ? fm.elidedText(e.name, Qt::ElideMiddle, textRect.width()) : e.name);
     }
+}
+
+void LegendStrip::mouseReleaseEvent(QMouseEvent *event)
+{
+    const std::vector<QRect> rects = layOut(width(), nullptr);
+    for (std::size_t i = 0; i < rects.size(); ++i)
+        if (rects[i].contains(event->position().toPoint())) {
+            emit toggled(static_cast<int>(i), m_entries[i].name);
+            return;
+        }
+    QWidget::mouseReleaseEvent(event);
 }
 
 void LegendStrip::changeEvent(QEvent *event)

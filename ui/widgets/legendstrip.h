@@ -15,6 +15,9 @@ namespace driftless::ui {
 /// a few letters ("p0/s0...") and laid out each label as rich text on every resize, a large part
 /// of showing the page (B12). Names wider than the whole strip are elided in the middle, where
 /// a schema-qualified name differs least.
+///
+/// A click on an entry emits toggled(): the chart hides or shows that line, and the entry is then
+/// drawn greyed (Entry::hidden), as a legend click does in most charting tools.
 class LegendStrip final : public QWidget {
     Q_OBJECT
 public:
@@ -22,9 +25,11 @@ public:
         QString name;
         QColor colour;
         bool dashed = false;
+        /// Its line is hidden: drawn greyed and struck through.
+        bool hidden = false;
         friend bool operator==(const Entry &a, const Entry &b)
         {
-            return a.name == b.name && a.colour == b.colour && a.dashed == b.dashed;
+            return a.name == b.name && a.colour == b.colour && a.dashed == b.dashed && a.hidden == b.hidden;
         }
     };
 
@@ -45,8 +50,13 @@ public:
     static constexpr int kSpacing = 16; ///< between entries
     static constexpr int kMargin = 6;
 
+signals:
+    /// Entry `index` (named `name`) was clicked.
+    void toggled(int index, const QString &name);
+
 protected:
     void paintEvent(QPaintEvent *event) override;
+    void mouseReleaseEvent(QMouseEvent *event) override;
     void changeEvent(QEvent *event) override;
 
 private:

@@ -112,7 +112,8 @@ SlotHistoryChart::SlotHistoryChart(QWidget *parent)
     }
     m_view->setObjectName(QStringLiteral("slotHistoryChart"));
     m_view->setRenderHint(QPainter::Antialiasing);
-    m_view->setMinimumHeight(220);
+    // Enough to read a trend; lower, the Slots page did not fit a laptop at 150% (issue 45).
+    m_view->setMinimumHeight(140);
     m_legend->setObjectName(QStringLiteral("slotHistoryLegend"));
 
     auto *top = new QHBoxLayout;

@@ -1,0 +1,361 @@
+// Every window of the app fits the screen it opens on, with its OK, Cancel and Close buttons on
+// it (issue 45): a 1366x768 laptop, the same laptop at 125% and 150% scaling (1093x614 and
+// 911x512 device-independent pixels) and a 1920x1080 monitor. On the offscreen platform the four
+// are screens of one process (the platform's configfile); under a real X server (Xvfb with a
+// window manager) the rows are that server's screens. The window and the dialogs run on the
+// recording of an agent: no server is needed. Screenshots of each at 1366x768 and at 150%.
+
+#include "tests/support/guisupport.h"
+#include "tests/support/recordeddoor.h"
+
+#include "ui/dialogs/connectagentdialog.h"
+#include "ui/dialogs/doctordialog.h"
+#include "ui/dialogs/endpointdialog.h"
+#include "ui/dialogs/slotguardbox.h"
+#include "ui/dialogs/sshtunnelbox.h"
+#include "ui/dialogs/pauseconfirmation.h"
+#include "ui/dialogs/pipelineeditor.h"
+#include "ui/dialogs/tabledetaildialog.h"
+#include "ui/enginebridge.h"
+#include "ui/mainwindow.h"
+#include "ui/models/tablesmodel.h"
+#include "ui/pages/dashboardpage.h"
+#include "ui/pages/tablespage.h"
+#include "ui/pages/workspacepage.h"
+#include "ui/widgets/reconciledialog.h"
+#include "ui/widgets/screenfit.h"
+
+#include "core/engine/doctor.h"
+
+#include <QAbstractButton>
+#include <QApplication>
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QFile>
+#include <QMessageBox>
+#include <QRadioButton>
+#include <QScreen>
+#include <QSettings>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTreeWidget>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+
+using namespace driftless;
+using namespace driftless::ui;
+
+namespace {
+
+QScreen *screenNamed(const QString &name)
+{
+    for (QScreen *s : QGuiApplication::screens())
+        if (s->name() == name)
+            return s;
+    return nullptr;
+}
+
+/// `window` and its frame fit its screen, with room for a window manager's title bar and borders.
+bool fits(const QWidget *window, QString *why)
+{
+    const QRect area = window->screen()->availableGeometry();
+    const QSize room = area.size() - screenfit::kFrameAllowance;
+    if (window->width() > room.width() || window->height() > room.height() ||
+        !area.contains(window->frameGeometry())) {
+        *why = QStringLiteral("%1 is %2x%3 at %4,%5 (frame %6x%7); the screen %8 has %9x%10 at %11,%12")
+                   .arg(window->objectName())
+                   .arg(window->width())
+                   .arg(window->height())
+                   .arg(window->frameGeometry().x())
+                   .arg(window->frameGeometry().y())
+                   .arg(window->frameGeometry().width())
+                   .arg(window->frameGeometry().height())
+                   .arg(window->screen()->name())
+                   .arg(area.width())
+                   .arg(area.height())
+                   .arg(area.x())
+                   .arg(area.y());
+        return false;
+    }
+    // Nothing squeezed below what its layout needs: that would overlap its widgets.
+    const QSize least = window->minimumSizeHint();
+    if (least.width() > room.width() || least.height() > room.height()) {
+        *why = QStringLiteral("%1 needs at least %2x%3; the screen has %4x%5")
+                   .arg(window->objectName())
+                   .arg(least.width())
+                   .arg(least.height())
+                   .arg(room.width())
+                   .arg(room.height());
+        return false;
+    }
+    return true;
+}
+
+/// Every button of the window's button boxes is shown whole inside it.
+bool buttonsShown(const QWidget *window, QString *why)
+{
+    int shown = 0;
+    for (const QDialogButtonBox *box : window->findChildren<QDialogButtonBox *>()) {
+        for (const QAbstractButton *b : box->buttons()) {
+            if (b->isHidden())
+                continue;
+            const QRect r(b->mapTo(window, QPoint(0, 0)), b->size());
+            if (!b->isVisible() || !window->rect().contains(r)) {
+                *why = QStringLiteral("%1's button %2 is at %3,%4 %5x%6, outside %7x%8")
+                           .arg(window->objectName(), b->text())
+                           .arg(r.x())
+                           .arg(r.y())
+                           .arg(r.width())
+                           .arg(r.height())
+                           .arg(window->width())
+                           .arg(window->height());
+                return false;
+            }
+            ++shown;
+        }
+    }
+    if (shown == 0)
+        *why = window->objectName() + QStringLiteral(" shows no buttons");
+    return shown > 0;
+}
+
+#define VERIFY_FITS(window)                                                                                            \
+    do {                                                                                                               \
+        QCoreApplication::processEvents();                                                                             \
+        QString why;                                                                                                   \
+        QVERIFY2(fits(window, &why), qPrintable(why));                                                                 \
+    } while (false)
+
+#define VERIFY_DIALOG(window)                                                                                          \
+    do {                                                                                                               \
+        VERIFY_FITS(window);                                                                                           \
+        QString why;                                                                                                   \
+        QVERIFY2(buttonsShown(window, &why), qPrintable(why));                                                         \
+    } while (false)
+
+/// Screenshots at the laptop's own size and at 150%: the two a DBA is most likely to meet.
+void shot(QWidget *window, const QString &screen, const QString &name)
+{
+    // Under a real X server the screen is whatever it is: its size names the shot.
+    if (QGuiApplication::platformName() != QLatin1String("offscreen")) {
+        const QSize size = window->screen()->geometry().size();
+        test::saveShot(window, QStringLiteral("x-%1x%2-").arg(size.width()).arg(size.height()) + name);
+        return;
+    }
+    if (screen == QLatin1String("laptop"))
+        test::saveShot(window, QStringLiteral("laptop-") + name);
+    else if (screen == QLatin1String("laptop150"))
+        test::saveShot(window, QStringLiteral("laptop150-") + name);
+}
+
+} // namespace
+
+class TestLaptopScreen : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() { test::useTestSettings(); }
+    void everyPageAndDialogFitsTheScreen_data();
+    void everyPageAndDialogFitsTheScreen();
+    void thePipelineEditorRemembersItsSizeAndSplit();
+};
+
+void TestLaptopScreen::everyPageAndDialogFitsTheScreen_data()
+{
+    QTest::addColumn<QString>("screen");
+    for (QScreen *s : QGuiApplication::screens())
+        QTest::addRow("%s %dx%d", qPrintable(s->name()), s->geometry().width(), s->geometry().height()) << s->name();
+}
+
+void TestLaptopScreen::everyPageAndDialogFitsTheScreen()
+{
+    QFETCH(QString, screen);
+    QScreen *where = screenNamed(screen);
+    QVERIFY(where);
+    // A size kept from another screen must not decide this one's.
+    QSettings().clear();
+
+    MainWindow w;
+    w.setScreen(where);
+    w.move(where->availableGeometry().topLeft());
+    auto *door = new test::RecordedDoor(QStringLiteral(DRIFTLESS_RECORDING));
+    const core::Finding finding{"warn", "config", "shop", "endpoint app",
+                                "max_slot_wal_keep_size is unset: a replication slot that is not read keeps WAL until "
+                                "the source's disk fills",
+                                "ALTER SYSTEM SET max_slot_wal_keep_size = '10GB'; SELECT pg_reload_conf();",
+                                "ALTER SYSTEM SET max_slot_wal_keep_size = '10GB';\nSELECT pg_reload_conf();"};
+    door->answer("POST /api/v1/doctor", 200, core::doctorJsonValue({finding}));
+    w.engine()->attachDoor(door, QStringLiteral("recorded agent"));
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QCOMPARE(w.screen(), where);
+    QTRY_COMPARE(w.tablesModel()->rowCount(), 3);
+
+    // The window on each page.
+    for (int page = 0; page < w.pages()->count(); ++page) {
+        w.pages()->setCurrentIndex(page);
+        VERIFY_FITS(&w);
+    }
+    w.pages()->setCurrentWidget(w.dashboardPage());
+    shot(&w, screen, QStringLiteral("dashboard"));
+
+    // The endpoint dialog: each kind, each mode, each tab.
+    WorkspacePage *page = w.workspacePage();
+    w.pages()->setCurrentWidget(page);
+    QTRY_VERIFY(page->workspace().endpoint("app"));
+    page->selectEndpoint(QStringLiteral("app"));
+    QTest::mouseClick(page->editButton(), Qt::LeftButton);
+    QTRY_VERIFY(page->endpointDialog() && page->endpointDialog()->isVisible());
+    EndpointDialog *d = page->endpointDialog();
+    QVERIFY(QTest::qWaitForWindowExposed(d));
+    VERIFY_DIALOG(d);
+    shot(d, screen, QStringLiteral("endpoint-dialog"));
+    d->sshTunnelBox()->setChecked(true);
+    d->tabs()->setCurrentWidget(d->sshTunnelBox()->parentWidget());
+    VERIFY_DIALOG(d);
+    shot(d, screen, QStringLiteral("endpoint-ssh"));
+    d->slotGuardBox()->setChecked(true);
+    d->tabs()->setCurrentWidget(d->slotGuardBox()->parentWidget());
+    VERIFY_DIALOG(d);
+    shot(d, screen, QStringLiteral("endpoint-slot-guard"));
+    d->tabs()->setCurrentIndex(0);
+    d->dsnMode()->setChecked(true);
+    VERIFY_DIALOG(d);
+    d->kindBox()->setCurrentIndex(2); // MySQL / MariaDB
+    d->fieldsMode()->setChecked(true);
+    VERIFY_DIALOG(d);
+    d->kindBox()->setCurrentIndex(1); // SQLite
+    VERIFY_DIALOG(d);
+    d->reject();
+    QTRY_VERIFY(!page->endpointDialog());
+
+    // The pipeline editor with the recorded source's tables, on each of its tabs.
+    page->selectPipeline(QStringLiteral("shop"));
+    QTest::mouseClick(page->editPipelineButton(), Qt::LeftButton);
+    QTRY_VERIFY(page->pipelineEditor() && page->pipelineEditor()->isVisible());
+    PipelineEditor *editor = page->pipelineEditor();
+    QVERIFY(QTest::qWaitForWindowExposed(editor));
+    QTRY_VERIFY_WITH_TIMEOUT(!editor->discovering(), 10'000);
+    editor->selectTable(QStringLiteral("public.customers"));
+    for (int tab = 0; tab < editor->settingsTabs()->count(); ++tab) {
+        editor->settingsTabs()->setCurrentIndex(tab);
+        VERIFY_DIALOG(editor);
+    }
+    // The tables and the tabs each keep room to be used.
+    QVERIFY(editor->splitter()->sizes().value(0) >= 80);
+    QVERIFY(editor->splitter()->sizes().value(1) >= 120);
+    editor->settingsTabs()->setCurrentIndex(0);
+    shot(editor, screen, QStringLiteral("pipeline-editor"));
+    editor->settingsTabs()->setCurrentWidget(editor->findChild<QWidget *>(QStringLiteral("pipelineSettings")));
+    shot(editor, screen, QStringLiteral("pipeline-editor-settings"));
+    editor->reject();
+    QTRY_VERIFY(!page->pipelineEditor());
+
+    // The doctor.
+    QTest::mouseClick(page->doctorPipelineButton(), Qt::LeftButton);
+    QTRY_VERIFY(page->doctorDialog() && !page->doctorDialog()->checking());
+    QVERIFY(QTest::qWaitForWindowExposed(page->doctorDialog()));
+    VERIFY_DIALOG(page->doctorDialog());
+    shot(page->doctorDialog(), screen, QStringLiteral("doctor"));
+    page->doctorDialog()->close();
+
+    // A table's detail, with its chart and events.
+    w.pages()->setCurrentWidget(w.tablesPage());
+    TableDetailDialog *detail = w.tablesPage()->openDetail(0);
+    QVERIFY(detail);
+    QVERIFY(QTest::qWaitForWindowExposed(detail));
+    VERIFY_DIALOG(detail);
+    shot(detail, screen, QStringLiteral("table-detail"));
+    detail->close();
+
+    // The smaller dialogs and a confirmation.
+    ReconcileDialog reconcile(page->workspace(), &w);
+    reconcile.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&reconcile));
+    VERIFY_DIALOG(&reconcile);
+    ConnectAgentDialog agent({}, &w);
+    agent.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&agent));
+    VERIFY_DIALOG(&agent);
+    QMessageBox *pause = makePauseConfirmation(&w, w.tablesModel()->report(0), true, true);
+    pause->show();
+    QVERIFY(QTest::qWaitForWindowExposed(pause));
+    VERIFY_DIALOG(pause);
+    pause->close();
+}
+
+// The size a DBA gives the editor, and the split between its tables and its tabs, are there
+// again the next time; a size kept from a larger screen is cut to this one.
+void TestLaptopScreen::thePipelineEditorRemembersItsSizeAndSplit()
+{
+    QSettings().clear();
+    auto *door = new test::RecordedDoor(QStringLiteral(DRIFTLESS_RECORDING), this);
+    core::Workspace ws;
+    ws.endpoints["app"] = {"app", core::EndpointKind::Postgres, "host=127.0.0.1 dbname=shop_app", {}, {}, {}};
+    ws.endpoints["dw"] = {"dw", core::EndpointKind::Postgres, "host=127.0.0.1 dbname=dw", {}, {}, {}};
+    QSize room;
+    QSize given;
+    QList<int> split;
+    {
+        PipelineEditor editor(ws, std::nullopt, nullptr, door);
+        room = screenfit::usableArea(&editor).size();
+        QVERIFY(editor.width() <= room.width() && editor.height() <= room.height());
+        editor.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&editor));
+        // Smaller than the screen, with room above the dialog's least for the split to move.
+        given = (room - QSize(100, 50)).expandedTo(editor.minimumSizeHint() + QSize(0, 60)).boundedTo(room);
+        editor.resize(given);
+        QTRY_COMPARE(editor.size(), given);
+        // A split both sides can take: the tables' list no lower than it can be.
+        const int total = editor.splitter()->sizes().value(0) + editor.splitter()->sizes().value(1);
+        const int top = std::max(editor.tablesTree()->minimumSizeHint().height(), total / 3);
+        editor.splitter()->setSizes({top, total - top});
+        split = editor.splitter()->sizes();
+        editor.reject();
+    }
+    {
+        PipelineEditor editor(ws, std::nullopt, nullptr, door);
+        QCOMPARE(editor.size(), given);
+        editor.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&editor));
+        // Within the rounding of a fractional scale (150% under X: a few device pixels).
+        const QList<int> again = editor.splitter()->sizes();
+        QCOMPARE(again.size(), split.size());
+        for (int i = 0; i < split.size(); ++i)
+            QVERIFY2(std::abs(again[i] - split[i]) <= 4, qPrintable(QStringLiteral("%1 vs %2").arg(again[i]).arg(split[i])));
+        editor.reject();
+    }
+    // Kept from a 4K monitor: cut to this screen.
+    QSettings().setValue(QStringLiteral("windows/pipelineEditor"), QSize(3000, 2000));
+    PipelineEditor editor(ws, std::nullopt, nullptr, door);
+    QCOMPARE(editor.size(), room);
+}
+
+/// The offscreen platform's four screens, unless the tests run on another platform (an X server).
+int main(int argc, char **argv)
+{
+    const QByteArray platform = qgetenv("QT_QPA_PLATFORM");
+    QTemporaryDir dir;
+    if ((platform.isEmpty() || platform == "offscreen") && dir.isValid()) {
+        QFile config(dir.filePath(QStringLiteral("screens.json")));
+        if (config.open(QIODevice::WriteOnly)) {
+            // logicalDpi over logicalBaseDpi is the scaling: 120 is 125%, 144 is 150%.
+            config.write(R"({"screens": [
+  {"name": "laptop", "x": 0, "y": 0, "width": 1366, "height": 768, "logicalDpi": 96, "logicalBaseDpi": 96},
+  {"name": "laptop125", "x": 1366, "y": 0, "width": 1366, "height": 768, "logicalDpi": 120, "logicalBaseDpi": 96},
+  {"name": "laptop150", "x": 2732, "y": 0, "width": 1366, "height": 768, "logicalDpi": 144, "logicalBaseDpi": 96},
+  {"name": "fullhd", "x": 4098, "y": 0, "width": 1920, "height": 1080, "logicalDpi": 96, "logicalBaseDpi": 96}
+]})");
+            config.close();
+            qputenv("QT_QPA_PLATFORM", "offscreen:configfile=" + config.fileName().toLocal8Bit());
+        }
+    }
+    QApplication app(argc, argv);
+    TestLaptopScreen t;
+    return QTest::qExec(&t, argc, argv);
+}
+
+#include "tst_laptopscreen.moc"
