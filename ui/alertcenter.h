@@ -3,7 +3,7 @@
 #include "ui/enginesnapshot.h"
 #include "ui/slotsample.h"
 
-#include "core/engine/alerts.h"
+#include "core/engine/status/alerts.h"
 
 #include <QObject>
 #include <QString>

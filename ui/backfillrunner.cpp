@@ -3,7 +3,7 @@
 #include "ui/enginebridge.h"
 #include "ui/enginedoor.h"
 
-#include "core/engine/resnapshot.h"
+#include "core/engine/commands/resnapshot.h"
 
 #include <optional>
 

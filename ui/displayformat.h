@@ -2,7 +2,7 @@
 
 #include <QString>
 
-#include "core/engine/statusreport.h"
+#include "core/engine/status/statusreport.h"
 
 #include <cstdint>
 #include <optional>

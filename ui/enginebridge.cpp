@@ -12,10 +12,10 @@
 #include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/config/workspacefile.h"
-#include "core/engine/endpointtls.h"
-#include "core/engine/enginerun.h"
-#include "core/engine/stateobserver.h"
-#include "core/engine/statusreport.h"
+#include "core/engine/endpoints/endpointtls.h"
+#include "core/engine/run/enginerun.h"
+#include "core/engine/run/stateobserver.h"
+#include "core/engine/status/statusreport.h"
 #include "core/model/error.h"
 
 #include <QCoreApplication>

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/engine/endpointtls.h"
-#include "core/engine/statusreport.h"
+#include "core/engine/endpoints/endpointtls.h"
+#include "core/engine/status/statusreport.h"
 #include "core/model/staterecords.h"
 #include "ui/sharedlist.h"
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/engine/doctor.h"
+#include "core/engine/commands/doctor.h"
 #include "core/model/workspace.h"
 
 #include <QString>

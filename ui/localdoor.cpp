@@ -3,7 +3,7 @@
 
 #include "core/agent/agentapi.h"
 #include "core/base/clock.h"
-#include "core/engine/workspacestate.h"
+#include "core/engine/run/workspacestate.h"
 #include "core/model/error.h"
 
 #include <QPointer>

@@ -2,7 +2,7 @@
 
 #include "ui/enginesnapshot.h"
 
-#include "core/engine/reconciler.h"
+#include "core/engine/reconcile/reconciler.h"
 #include "core/model/staterecords.h"
 
 #include <QObject>

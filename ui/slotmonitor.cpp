@@ -3,7 +3,7 @@
 #include "ui/enginedoor.h"
 
 #include "core/base/clock.h"
-#include "core/engine/slots.h"
+#include "core/engine/slots/slots.h"
 
 #include <utility>
 

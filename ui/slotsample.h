@@ -1,7 +1,7 @@
 #pragma once
 
 // core/engine/slots.h names its list `replicationSlots`, so it sits fine beside Qt's `slots`.
-#include "core/engine/slots.h"
+#include "core/engine/slots/slots.h"
 #include "core/model/workspace.h"
 
 #include <QMetaType>

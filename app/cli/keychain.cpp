@@ -2,7 +2,7 @@
 
 #include "core/base/log.h"
 #include "core/base/passwordprovider.h"
-#include "core/engine/columnmapping.h"
+#include "core/engine/rows/columnmapping.h"
 
 #include <qt6keychain/keychain.h>
 

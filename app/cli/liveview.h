@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/engine/observer.h"
-#include "core/engine/stateobserver.h"
+#include "core/engine/jobs/observer.h"
+#include "core/engine/run/stateobserver.h"
 #include "core/model/workspace.h"
 
 #include <map>

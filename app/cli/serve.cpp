@@ -10,7 +10,7 @@
 #include "core/agent/agentauth.h"
 #include "core/base/clock.h"
 #include "core/base/log.h"
-#include "core/engine/enginerun.h"
+#include "core/engine/run/enginerun.h"
 #include "core/model/error.h"
 
 #include <QAbstractHttpServer>

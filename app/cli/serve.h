@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/engine/workspacestate.h"
+#include "core/engine/run/workspacestate.h"
 #include "core/model/duration.h"
 
 #include <stop_token>

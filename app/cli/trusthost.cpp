@@ -1,6 +1,6 @@
 #include "app/cli/trusthost.h"
 
-#include "core/engine/sshtunnel.h"
+#include "core/engine/endpoints/sshtunnel.h"
 #include "core/model/error.h"
 
 #include <unistd.h>

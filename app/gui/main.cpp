@@ -5,8 +5,8 @@
 #include "ui/resources.h"
 
 #include "core/base/log.h"
-#include "core/engine/sshtunnel.h"
-#include "core/engine/workspacestate.h"
+#include "core/engine/endpoints/sshtunnel.h"
+#include "core/engine/run/workspacestate.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

@@ -1,8 +1,8 @@
 #pragma once
 
 #include "core/agent/agentauth.h"
-#include "core/engine/enginerun.h"
-#include "core/engine/workspacestate.h"
+#include "core/engine/run/enginerun.h"
+#include "core/engine/run/workspacestate.h"
 
 #include <nlohmann/json_fwd.hpp>
 

@@ -1,7 +1,7 @@
 #include "core/agent/agentapi.h"
 
 #include "core/agent/agenthttp.h"
-#include "core/engine/conflictqueue.h"
+#include "core/engine/commands/conflictqueue.h"
 
 #include <nlohmann/json.hpp>
 

@@ -18,8 +18,8 @@
 #include "ui/pages/tablespage.h"
 
 #include "core/db/pgconnection.h"
-#include "core/engine/conflicts.h"
-#include "core/engine/twoway.h"
+#include "core/engine/twoway/conflicts.h"
+#include "core/engine/twoway/twoway.h"
 #include "core/model/error.h"
 #include "core/model/workspace.h"
 #include "tests/support/guisupport.h"

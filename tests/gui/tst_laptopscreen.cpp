@@ -25,7 +25,7 @@
 #include "ui/widgets/reconciledialog.h"
 #include "ui/widgets/screenfit.h"
 
-#include "core/engine/doctor.h"
+#include "core/engine/commands/doctor.h"
 
 #include <QAbstractButton>
 #include <QApplication>

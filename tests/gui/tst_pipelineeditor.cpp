@@ -20,8 +20,8 @@
 
 #include "core/config/workspacefile.h"
 #include "core/db/pgcatalog.h"
-#include "core/engine/columnmapping.h"
-#include "core/engine/tablediscovery.h"
+#include "core/engine/rows/columnmapping.h"
+#include "core/engine/endpoints/tablediscovery.h"
 #include "core/model/conflictpolicy.h"
 #include "core/model/error.h"
 #include "core/model/workspace.h"

@@ -14,8 +14,8 @@
 #include "ui/reconcilerunner.h"
 #include "ui/widgets/reconciledialog.h"
 
-#include "core/engine/reconciler.h"
-#include "core/engine/reportexport.h"
+#include "core/engine/reconcile/reconciler.h"
+#include "core/engine/reconcile/reportexport.h"
 #include "core/model/workspace.h"
 #include "core/state/statestore.h"
 #include "tests/support/guisupport.h"

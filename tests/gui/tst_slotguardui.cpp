@@ -18,9 +18,9 @@
 #include "ui/widgets/bytesizeedit.h"
 
 #include "core/config/workspacefile.h"
-#include "core/engine/connect.h"
-#include "core/engine/stateobserver.h"
-#include "core/engine/tablesync.h"
+#include "core/engine/endpoints/connect.h"
+#include "core/engine/run/stateobserver.h"
+#include "core/engine/sync/tablesync.h"
 #include "core/model/workspace.h"
 #include "core/state/statestore.h"
 #include "tests/support/guisupport.h"

@@ -20,7 +20,7 @@
 #include "ui/pages/workspacepage.h"
 
 #include "core/config/workspacefile.h"
-#include "core/engine/doctor.h"
+#include "core/engine/commands/doctor.h"
 
 #include <QComboBox>
 #include <QFile>

@@ -16,8 +16,8 @@
 #include "ui/pages/workspacepage.h"
 #include "ui/secrets/secretstore.h"
 
-#include "core/engine/connect.h"
-#include "core/engine/endpointtls.h"
+#include "core/engine/endpoints/connect.h"
+#include "core/engine/endpoints/endpointtls.h"
 #include "core/model/dsn.h"
 #include "core/state/statestore.h"
 #include "tests/support/guisupport.h"

@@ -7,7 +7,7 @@
 
 #include "core/db/pgconnection.h"
 #include "core/db/sqlitedb.h"
-#include "core/engine/endpointcalls.h"
+#include "core/engine/endpoints/endpointcalls.h"
 #include "tests/support/testsupport.h"
 
 #include <gtest/gtest.h>

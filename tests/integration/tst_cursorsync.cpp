@@ -2,7 +2,7 @@
 // and the source's clock. Each test names the way `updated_at` lies that it guards against.
 
 #include "core/db/sqlitedb.h"
-#include "core/engine/connectionpool.h"
+#include "core/engine/endpoints/connectionpool.h"
 #include "core/readers/pgcursorreader.h"
 #include "tests/support/recordingobserver.h"
 #include "tests/support/testsupport.h"

@@ -4,7 +4,7 @@
 
 #include "core/base/passwordprovider.h"
 #include "core/db/sqlitedb.h"
-#include "core/engine/endpointprobe.h"
+#include "core/engine/endpoints/endpointprobe.h"
 #include "tests/support/testsupport.h"
 
 #include <gtest/gtest.h>

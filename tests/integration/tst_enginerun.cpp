@@ -2,8 +2,8 @@
 // refuses a workspace it cannot run, starts again in place when the stored workspace changes,
 // and keeps every table's status readable from other threads while it runs and after.
 
-#include "core/engine/enginerun.h"
-#include "core/engine/stateobserver.h"
+#include "core/engine/run/enginerun.h"
+#include "core/engine/run/stateobserver.h"
 #include "core/model/error.h"
 #include "core/state/statestore.h"
 #include "tests/support/testsupport.h"

@@ -3,10 +3,10 @@
 // of the same server, the type mapping (values equal, and a clear error where MySQL cannot hold a
 // value), and a CDC-style session committing two tables in one transaction.
 
-#include "core/engine/cdcpipeline.h"
-#include "core/engine/connect.h"
-#include "core/engine/mysqlcdc.h"
-#include "core/engine/doctor.h"
+#include "core/engine/cdc/pg/cdcpipeline.h"
+#include "core/engine/endpoints/connect.h"
+#include "core/engine/cdc/mysql/mysqlcdc.h"
+#include "core/engine/commands/doctor.h"
 #include "core/mergers/mysqlmerger.h"
 #include "core/mergers/mysqltypes.h"
 #include "core/db/pgcatalog.h"

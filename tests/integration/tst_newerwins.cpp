@@ -5,8 +5,8 @@
 // 30 s ahead under libfaketime (two databases of one server share its clock).
 
 #include "core/db/pgconnection.h"
-#include "core/engine/conflicts.h"
-#include "core/engine/twoway.h"
+#include "core/engine/twoway/conflicts.h"
+#include "core/engine/twoway/twoway.h"
 #include "core/model/error.h"
 #include "core/model/workspace.h"
 #include "tests/support/testsupport.h"

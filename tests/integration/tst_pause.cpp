@@ -4,10 +4,10 @@
 // ran) it holds every change made during the pause, with zero drift; the pause survives a
 // restart; and the CLI's pause / resume / status --json / run --once say and do the same.
 
-#include "core/engine/pauses.h"
-#include "core/engine/scheduler.h"
-#include "core/engine/stateobserver.h"
-#include "core/engine/statusreport.h"
+#include "core/engine/jobs/pauses.h"
+#include "core/engine/run/scheduler.h"
+#include "core/engine/run/stateobserver.h"
+#include "core/engine/status/statusreport.h"
 #include "core/state/statestore.h"
 #include "tests/support/recordingobserver.h"
 #include "tests/support/testsupport.h"

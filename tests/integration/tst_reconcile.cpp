@@ -4,9 +4,9 @@
 // live stream, and an equal table costs one hashing query per side.
 
 #include "core/db/sqlitedb.h"
-#include "core/engine/cdcpipeline.h"
-#include "core/engine/reconciler.h"
-#include "core/engine/rowhash.h"
+#include "core/engine/cdc/pg/cdcpipeline.h"
+#include "core/engine/reconcile/reconciler.h"
+#include "core/engine/rows/rowhash.h"
 #include "tests/support/recordingobserver.h"
 #include "tests/support/testsupport.h"
 
@@ -709,9 +709,9 @@ TEST(Reconcile, typedRowHashesSeeWhatTheCanonicalTextSees)
 }
 
 #include "core/config/workspacefile.h"
-#include "core/engine/alerts.h"
-#include "core/engine/stateobserver.h"
-#include "core/engine/statusreport.h"
+#include "core/engine/status/alerts.h"
+#include "core/engine/run/stateobserver.h"
+#include "core/engine/status/statusreport.h"
 #include "core/state/statestore.h"
 
 TEST(Reconcile, scheduledRunsStoreReportsAndDriftAboveTheThresholdRaisesAnAlertAndTurnsTheBadge)

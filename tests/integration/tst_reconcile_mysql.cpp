@@ -6,11 +6,11 @@
 // reading as drift.
 
 #include "core/db/sqlitedb.h"
-#include "core/engine/mysqlcdc.h"
+#include "core/engine/cdc/mysql/mysqlcdc.h"
 #include "core/model/error.h"
-#include "core/engine/reconciler.h"
-#include "core/engine/rowhash.h"
-#include "core/engine/tablesync.h"
+#include "core/engine/reconcile/reconciler.h"
+#include "core/engine/rows/rowhash.h"
+#include "core/engine/sync/tablesync.h"
 #include "tests/support/mysqltestdb.h"
 #include "tests/support/recordingobserver.h"
 #include "tests/support/testsupport.h"

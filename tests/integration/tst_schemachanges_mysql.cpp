@@ -3,7 +3,7 @@
 // and MariaDB targets; a column gone and one come at once (how a rename looks) pauses.
 
 #include "core/db/sqlitedb.h"
-#include "core/engine/mysqlcdc.h"
+#include "core/engine/cdc/mysql/mysqlcdc.h"
 #include "core/model/error.h"
 #include "tests/support/mysqltestdb.h"
 #include "tests/support/recordingobserver.h"

@@ -20,7 +20,7 @@
 #include "core/base/passwordprovider.h"
 #include "core/db/mysqlconnection.h"
 #include "core/db/pgconnection.h"
-#include "core/engine/sshtunnel.h"
+#include "core/engine/endpoints/sshtunnel.h"
 #include "tests/support/mysqltestdb.h"
 #include "tests/support/testsupport.h"
 #include "tests/support/waiting.h"

@@ -6,8 +6,8 @@
 // user's grants cannot serve it, with the fix.
 
 #include "core/db/mysqlconnection.h"
-#include "core/engine/mysqlpreflight.h"
-#include "core/engine/tablediscovery.h"
+#include "core/engine/endpoints/mysqlpreflight.h"
+#include "core/engine/endpoints/tablediscovery.h"
 #include "tests/support/mysqltestdb.h"
 #include "tests/support/testsupport.h"
 

@@ -13,9 +13,9 @@
 
 #include "core/db/mysqlconnection.h"
 #include "core/db/pgconnection.h"
-#include "core/engine/endpointcalls.h"
-#include "core/engine/endpointprobe.h"
-#include "core/engine/mysqlpreflight.h"
+#include "core/engine/endpoints/endpointcalls.h"
+#include "core/engine/endpoints/endpointprobe.h"
+#include "core/engine/endpoints/mysqlpreflight.h"
 #include "core/model/error.h"
 #include "core/model/tableref.h"
 #include "tests/support/testsupport.h"

@@ -5,11 +5,11 @@
 // back, and what `resolve` writes is not read back either.
 
 #include "core/db/pgconnection.h"
-#include "core/engine/conflicts.h"
-#include "core/engine/doctor.h"
-#include "core/engine/scheduler.h"
-#include "core/engine/tablesync.h"
-#include "core/engine/twoway.h"
+#include "core/engine/twoway/conflicts.h"
+#include "core/engine/commands/doctor.h"
+#include "core/engine/run/scheduler.h"
+#include "core/engine/sync/tablesync.h"
+#include "core/engine/twoway/twoway.h"
 #include "core/model/error.h"
 #include "tests/support/recordingobserver.h"
 #include "tests/support/testsupport.h"

@@ -5,10 +5,10 @@
 // needs.
 
 #include "core/db/mysqlconnection.h"
-#include "core/engine/doctor.h"
-#include "core/engine/scheduler.h"
-#include "core/engine/tablesync.h"
-#include "core/engine/twoway.h"
+#include "core/engine/commands/doctor.h"
+#include "core/engine/run/scheduler.h"
+#include "core/engine/sync/tablesync.h"
+#include "core/engine/twoway/twoway.h"
 #include "core/model/cdcposition.h"
 #include "core/model/error.h"
 #include "core/readers/binlog/binlogdecoder.h"

@@ -6,7 +6,7 @@
 
 #include "core/base/isotime.h"
 #include "core/base/clock.h"
-#include "core/engine/statusreport.h"
+#include "core/engine/status/statusreport.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/engine/observer.h"
+#include "core/engine/jobs/observer.h"
 
 #include <functional>
 #include <map>

@@ -106,7 +106,7 @@ void writeFile(const std::string &path, const std::string &content);
 
 } // namespace driftless::test
 
-#include "core/engine/tablesync.h"
+#include "core/engine/sync/tablesync.h"
 
 namespace driftless::test {
 

@@ -2,7 +2,7 @@
 
 #include "core/db/mysqlconnection.h"
 #include "core/db/pgconnection.h"
-#include "core/engine/conflicts.h"
+#include "core/engine/twoway/conflicts.h"
 #include "core/model/cdcposition.h"
 #include "core/model/error.h"
 #include "tests/support/testsupport.h"

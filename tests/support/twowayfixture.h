@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/engine/twoway.h"
+#include "core/engine/twoway/twoway.h"
 #include "core/model/workspace.h"
 #include "tests/support/mysqltestdb.h"
 #include "tests/support/testsupport.h"

@@ -1,7 +1,7 @@
 // Alerts from table status and slot samples, their open/clear tracking, and the Prometheus text.
 
-#include "core/engine/alerts.h"
-#include "core/engine/metrics.h"
+#include "core/engine/status/alerts.h"
+#include "core/engine/status/metrics.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // checked against golden files written from Debezium's documentation (not from the exporter).
 
 #include "core/config/workspacefile.h"
-#include "core/engine/debeziumexport.h"
+#include "core/engine/commands/debeziumexport.h"
 #include "core/model/error.h"
 
 #include <gtest/gtest.h>

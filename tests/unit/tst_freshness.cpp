@@ -1,7 +1,7 @@
 #include "core/config/workspacefile.h"
-#include "core/engine/freshness.h"
-#include "core/engine/observer.h"
-#include "core/engine/statusreport.h"
+#include "core/engine/status/freshness.h"
+#include "core/engine/jobs/observer.h"
+#include "core/engine/status/statusreport.h"
 #include "core/model/vocabulary.h"
 #include "core/model/workspace.h"
 

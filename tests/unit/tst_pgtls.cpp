@@ -5,7 +5,7 @@
 
 #include "core/db/pgpass.h"
 #include "core/db/pgtls.h"
-#include "core/engine/endpointtls.h"
+#include "core/engine/endpoints/endpointtls.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // computes in SQL (the integration tests compare both on real servers; these pin the rules).
 
 #include "core/db/sqlitedb.h"
-#include "core/engine/rowhash.h"
+#include "core/engine/rows/rowhash.h"
 
 #include <gtest/gtest.h>
 

@@ -3,9 +3,9 @@
 // reached is 0, and nothing growing, no limit or too little history is null; seconds_to_limit
 // in the slots document (and read back) and the gauge in /metrics.
 
-#include "core/engine/metrics.h"
-#include "core/engine/slotprojection.h"
-#include "core/engine/slots.h"
+#include "core/engine/status/metrics.h"
+#include "core/engine/slots/slotprojection.h"
+#include "core/engine/slots/slots.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 #include "core/config/workspacefile.h"
-#include "core/engine/workspacestate.h"
+#include "core/engine/run/workspacestate.h"
 #include "core/model/error.h"
 #include "core/state/migrations.h"
 #include "core/state/statestore.h"

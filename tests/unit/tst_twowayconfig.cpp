@@ -2,7 +2,7 @@
 // (with the file, line and field), written back, and turned into two CDC directions.
 
 #include "core/config/workspacefile.h"
-#include "core/engine/tablesync.h"
+#include "core/engine/sync/tablesync.h"
 #include "core/model/conflictpolicy.h"
 #include "core/model/error.h"
 

@@ -6,8 +6,8 @@
 #include "ui/localdoor.h"
 #include "ui/widgets/screenfit.h"
 
-#include "core/engine/endpointcalls.h"
-#include "core/engine/sshtunnel.h"
+#include "core/engine/endpoints/endpointcalls.h"
+#include "core/engine/endpoints/sshtunnel.h"
 #include "core/model/dsn.h"
 #include "core/model/error.h"
 

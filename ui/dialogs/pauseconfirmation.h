@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/engine/statusreport.h"
+#include "core/engine/status/statusreport.h"
 
 #include <vector>
 

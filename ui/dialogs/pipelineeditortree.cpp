@@ -9,9 +9,9 @@
 #include "ui/widgets/columnmappingpanel.h"
 
 #include "core/config/workspacefile.h"
-#include "core/engine/columnmapping.h"
-#include "core/engine/endpointcalls.h"
-#include "core/engine/endpointprobe.h"
+#include "core/engine/rows/columnmapping.h"
+#include "core/engine/endpoints/endpointcalls.h"
+#include "core/engine/endpoints/endpointprobe.h"
 #include "core/model/duration.h"
 #include "core/model/error.h"
 

@@ -6,7 +6,7 @@
 #include "ui/displayformat.h"
 #include "ui/statusicons.h"
 
-#include "core/engine/statusreport.h"
+#include "core/engine/status/statusreport.h"
 
 namespace driftless::ui {
 

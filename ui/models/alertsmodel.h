@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/engine/alerts.h"
+#include "core/engine/status/alerts.h"
 
 #include <QAbstractTableModel>
 

@@ -3,7 +3,7 @@
 #include "ui/enginesnapshot.h"
 #include "ui/slotsample.h"
 
-#include "core/engine/statusreport.h"
+#include "core/engine/status/statusreport.h"
 
 #include <QString>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/engine/endpointtls.h"
+#include "core/engine/endpoints/endpointtls.h"
 #include "core/model/workspace.h"
 
 #include <QAbstractTableModel>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/engine/reconciler.h"
+#include "core/engine/reconcile/reconciler.h"
 
 #include <QAbstractItemModel>
 

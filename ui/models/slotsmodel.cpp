@@ -3,7 +3,7 @@
 #include "ui/displayformat.h"
 #include "ui/statusicons.h"
 
-#include "core/engine/slotprojection.h"
+#include "core/engine/slots/slotprojection.h"
 
 #include <cmath>
 #include <limits>

@@ -2,7 +2,7 @@
 
 #include "ui/enginesnapshot.h"
 
-#include "core/engine/statusreport.h"
+#include "core/engine/status/statusreport.h"
 
 #include <QAbstractTableModel>
 

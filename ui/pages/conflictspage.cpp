@@ -5,7 +5,7 @@
 #include "ui/models/conflictrowmodel.h"
 #include "ui/statusicons.h"
 
-#include "core/engine/conflictqueue.h"
+#include "core/engine/commands/conflictqueue.h"
 #include "core/model/error.h"
 #include "core/model/workspace.h"
 

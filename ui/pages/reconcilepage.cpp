@@ -6,7 +6,7 @@
 #include "ui/widgets/reconciledialog.h"
 #include "ui/widgets/tableselection.h"
 
-#include "core/engine/reportexport.h"
+#include "core/engine/reconcile/reportexport.h"
 
 #include <QFileDialog>
 #include <QHBoxLayout>

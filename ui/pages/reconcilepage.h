@@ -4,7 +4,7 @@
 #include "ui/reconcilerunner.h"
 #include "ui/widgets/reconciledialog.h"
 
-#include "core/engine/reconciler.h"
+#include "core/engine/reconcile/reconciler.h"
 
 #include <QMessageBox>
 #include <QPointer>

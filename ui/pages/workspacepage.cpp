@@ -10,8 +10,8 @@
 #include "ui/widgets/tableselection.h"
 
 #include "core/config/workspacefile.h"
-#include "core/engine/slots.h"
-#include "core/engine/workspacestate.h"
+#include "core/engine/slots/slots.h"
+#include "core/engine/run/workspacestate.h"
 #include "core/model/error.h"
 #include "ui/enginedoor.h"
 

@@ -5,7 +5,7 @@
 #include "ui/dialogs/pipelineeditor.h"
 #include "ui/enginesnapshot.h"
 
-#include "core/engine/decommission.h"
+#include "core/engine/commands/decommission.h"
 #include "core/model/workspace.h"
 
 #include <QInputDialog>

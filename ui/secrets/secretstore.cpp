@@ -1,7 +1,7 @@
 #include "ui/secrets/secretstore.h"
 
 #include "core/base/passwordprovider.h"
-#include "core/engine/columnmapping.h"
+#include "core/engine/rows/columnmapping.h"
 
 #include <qt6keychain/keychain.h>
 

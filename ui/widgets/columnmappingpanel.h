@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/engine/tablediscovery.h"
+#include "core/engine/endpoints/tablediscovery.h"
 #include "core/model/workspace.h"
 
 #include <QWidget>

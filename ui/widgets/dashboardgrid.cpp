@@ -4,7 +4,7 @@
 #include "ui/statusicons.h"
 #include "ui/widgets/freshnessbadge.h"
 
-#include "core/engine/slotprojection.h"
+#include "core/engine/slots/slotprojection.h"
 
 #include <QHelpEvent>
 #include <QLocale>

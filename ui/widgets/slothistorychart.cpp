@@ -8,7 +8,7 @@
 #include "ui/widgets/legendstrip.h"
 
 #include "core/base/clock.h"
-#include "core/engine/slotprojection.h"
+#include "core/engine/slots/slotprojection.h"
 
 #include <QChart>
 #include <QChartView>

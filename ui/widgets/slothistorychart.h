@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/engine/slots.h"
+#include "core/engine/slots/slots.h"
 #include "core/model/workspace.h"
 
 #include <QList>

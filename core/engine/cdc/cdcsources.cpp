@@ -1,0 +1,24 @@
+#include "core/engine/cdc/cdcsources.h"
+
+#include "core/engine/cdc/pg/cdcpipeline.h"
+#include "core/engine/cdc/mysql/mysqlcdc.h"
+
+namespace driftless::core {
+
+std::vector<StoppedTable> runCdcPipeline(const std::vector<TableJob> &jobs, EngineObserver &observer, bool once,
+                                         std::shared_ptr<const PauseSet> pauses, std::stop_token stop)
+{
+    if (jobs.empty())
+        return {};
+    if (jobs.front().source.kind == EndpointKind::Mysql) {
+        MysqlCdcPipeline pipeline(jobs, observer);
+        const std::string name = jobs.front().pipeline;
+        pipeline.run(stop, {once, [pauses, name](const TableRef &t) { return pauses && pauses->contains(name, t); }});
+        return pipeline.stoppedTables();
+    }
+    CdcPipeline pipeline(jobs, jobs.front().publication, observer);
+    pipeline.run(stop, {once, std::move(pauses)});
+    return pipeline.stoppedTables();
+}
+
+} // namespace driftless::core

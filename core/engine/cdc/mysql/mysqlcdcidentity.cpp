@@ -1,0 +1,156 @@
+// Which server answers behind a MariaDB/MySQL source's address, and whether the stored binlog
+// positions still mean what they meant (ARCHITECTURE.md P6, docs/failover.md).
+
+#include "core/engine/cdc/mysql/mysqlcdc.h"
+#include "core/engine/cdc/mysql/mysqlcdctable.h"
+
+#include "core/db/mysqlconnection.h"
+#include "core/model/dsn.h"
+#include "core/model/error.h"
+#include "core/readers/binlog/gtidstate.h"
+
+#include <map>
+#include <set>
+
+namespace driftless::core {
+
+namespace {
+
+/// The binary logs a server has (SHOW BINARY LOGS), by file name: their sizes.
+std::map<std::string, std::uint64_t> binaryLogs(MysqlConnection &src)
+{
+    std::map<std::string, std::uint64_t> logs;
+    for (const auto &row : src.query("SHOW BINARY LOGS").rows)
+        if (row.size() >= 2 && row[0] && row[1])
+            logs[*row[0]] = std::stoull(*row[1]);
+    return logs;
+}
+
+std::string describeServer(std::uint32_t serverId, const std::string &gtid)
+{
+    return "server_id " + std::to_string(serverId) + (gtid.empty() ? "" : ", GTID " + gtid);
+}
+
+} // namespace
+
+std::string MysqlCdcPipeline::gtidStateAt(MysqlConnection &src, const binlog::Position &at)
+{
+    if (at.file.empty())
+        return {};
+    auto r = src.query("SELECT BINLOG_GTID_POS(?, ?)", {at.file, std::to_string(at.offset)});
+    return r.empty() ? std::string() : r.text(0, 0);
+}
+
+std::string MysqlCdcPipeline::sourceAddress() const
+{
+    const Endpoint &src = m_jobs.front().source;
+    const MysqlDsn dsn = MysqlDsn::parse(src.dsn);
+    return "endpoint '" + src.name + "' (" + (dsn.socket.empty() ? dsn.host + ":" + std::to_string(dsn.port) : dsn.socket) +
+           ")";
+}
+
+void MysqlCdcPipeline::checkSourceIdentity(MysqlConnection &src, TargetSession &session)
+{
+    m_resume.reset();
+    m_serverId = static_cast<std::uint32_t>(std::stoul(src.scalar("SELECT @@server_id").value_or("0")));
+    const std::string pipelineFix = "driftless-cli resnapshot " + m_pipeline;
+
+    // Tables whose position was read from another server, or lies where this server's binlog
+    // does not have it (a file past its newest, an offset past a file's end, a GTID state there
+    // other than the one recorded): the positions are another history's.
+    std::uint32_t was = 0;
+    std::string why;
+    std::map<std::string, std::uint64_t> logs;
+    bool logsRead = false;
+    std::map<std::pair<std::string, std::uint64_t>, std::string> stateAt;
+    for (auto &t : m_tables) {
+        if (!t->position || t->position->stopped)
+            continue;
+        const BinlogCdcPosition &p = *t->position;
+        if (p.serverId && p.serverId != m_serverId) {
+            was = p.serverId;
+            why = "server_id " + std::to_string(m_serverId) + " answers where the checkpoints were read from server_id " +
+                  std::to_string(p.serverId);
+            break;
+        }
+        if (!t->streaming())
+            continue;
+        if (!logsRead) {
+            logs = binaryLogs(src);
+            logsRead = true;
+        }
+        const auto file = logs.find(p.at.file);
+        const bool pastNewest = !logs.empty() && p.at.file > logs.rbegin()->first;
+        if (pastNewest || (file != logs.end() && p.at.offset > file->second)) {
+            was = p.serverId ? p.serverId : m_serverId;
+            why = "the server's binary log " +
+                  (pastNewest ? "ends before " + p.at.file : p.at.file + " is only " + std::to_string(file->second) +
+                                                                 " bytes long") +
+                  ", yet " + t->job.spec.table.display() + " was synced up to " + p.at.file + ":" +
+                  std::to_string(p.at.offset);
+            break;
+        }
+        if (file == logs.end() || p.gtid.empty())
+            continue; // purged: the stream says so with the re-snapshot that recovers
+        auto &here = stateAt[{p.at.file, p.at.offset}];
+        if (here.empty())
+            here = gtidStateAt(src, p.at);
+        const auto stored = binlog::GtidState::parse(p.gtid);
+        const auto found = binlog::GtidState::parse(here);
+        if (stored && found && !found->agreesWith(*stored)) {
+            was = p.serverId ? p.serverId : m_serverId;
+            why = "at " + p.at.file + ":" + std::to_string(p.at.offset) + " the server's binary log stands at GTID " +
+                  (here.empty() ? std::string("(none)") : here) + ", not at " + p.gtid + " as when " +
+                  t->job.spec.table.display() + " was synced there (a restored or rebuilt server)";
+            break;
+        }
+    }
+    if (why.empty())
+        return;
+
+    const std::string now = src.scalar("SELECT @@gtid_binlog_pos").value_or("");
+    const std::string intro = "the source changed: " + sourceAddress() + " is " + describeServer(m_serverId, now) +
+                              "; " + why;
+    // What streams resumes from its GTID state, if the tables agree on one; a table loading
+    // starts its load over on this server; a paused one cannot say where it stood.
+    std::string gtid;
+    bool disagree = false;
+    for (auto &t : m_tables) {
+        if (!t->position || t->position->stopped)
+            continue;
+        if (!t->streaming()) {
+            t->position.reset();
+            m_observer.event(Level::Warn, t->key, "source_changed",
+                             intro + ": its initial load starts over on this server");
+            continue;
+        }
+        if (t->userPaused) {
+            stopTable(*t,
+                      Error(ErrorKind::Permanent, intro + ", while the table was paused: where it stood cannot be "
+                                                          "found on this server"),
+                      *t->merger, session, false);
+            continue;
+        }
+        if (gtid.empty())
+            gtid = t->position->gtid;
+        else if (t->position->gtid != gtid)
+            disagree = true;
+    }
+    bool anyStreaming = false;
+    for (auto &t : m_tables)
+        anyStreaming = anyStreaming || (t->streaming() && !t->paused);
+    if (!anyStreaming)
+        return;
+    if (gtid.empty() || disagree || !binlog::GtidState::parse(gtid))
+        throw Error(ErrorKind::Permanent,
+                    intro + ". The checkpoints hold " +
+                        (gtid.empty() ? std::string("no GTID") : disagree ? std::string("different GTID states")
+                                                                          : "'" + gtid + "'") +
+                        ", so the new server cannot be asked for what follows; nothing was read from it",
+                    {},
+                    "point the endpoint back at server_id " + std::to_string(was) +
+                        ", or load the pipeline again from this server: " + pipelineFix);
+    m_resume = Resume{gtid, was, intro};
+}
+
+} // namespace driftless::core

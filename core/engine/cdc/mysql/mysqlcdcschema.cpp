@@ -1,0 +1,229 @@
+// MysqlCdcPipeline's schema side: columns a MariaDB/MySQL source table gains under the stream
+// (`schema_changes: { add_column: ... }`) and their backfill (docs/schema-changes.md).
+
+#include "core/engine/cdc/mysql/mysqlcdc.h"
+#include "core/engine/cdc/mysql/mysqlcdctable.h"
+
+#include "core/base/clock.h"
+#include "core/base/testhooks.h"
+#include "core/db/mysqlconnection.h"
+#include "core/engine/cdc/cdcoutcome.h"
+#include "core/engine/schema/columnbackfill.h"
+#include "core/engine/schema/columnbackfillmysql.h"
+#include "core/model/error.h"
+
+#include <algorithm>
+
+namespace driftless::core {
+namespace {
+/// How often a column backfill's final comparison looks again while the source is busy.
+constexpr int kFillChecks = 10;
+} // namespace
+
+void MysqlCdcPipeline::pauseForSchema(Table &t, const std::string &why, const std::string &fix)
+{
+    t.paused = true;
+    const std::string msg = why + "; the table is paused (its changes are not applied); " + fix;
+    m_observer.tableState(t.key, TableState::Paused, msg, std::nullopt);
+    m_observer.event(Level::Error, t.key, "schema_change", msg);
+}
+
+std::string MysqlCdcPipeline::resnapshotCommand(const Table &t) const
+{
+    return "driftless-cli resnapshot " + m_pipeline + " " + t.job.spec.table.display();
+}
+
+void MysqlCdcPipeline::holdBackAddedColumns(Table &t)
+{
+    if (t.job.twoWay)
+        return;
+    std::vector<std::string> names;
+    for (const auto &c : t.source.columns)
+        names.push_back(c.name);
+    const auto target = t.merger->targetColumnsAsSource(t.source.schema);
+    std::vector<std::string> gone, come;
+    for (const auto &[name, type] : target)
+        if (t.source.schema.columnIndex(name) < 0)
+            gone.push_back(name);
+    for (const auto &c : t.source.columns)
+        if (!c.generated && !target.empty() &&
+            std::none_of(target.begin(), target.end(), [&](const auto &h) { return h.first == c.name; }))
+            come.push_back(c.name);
+    if (!gone.empty() && !come.empty()) {
+        // Changed while the engine was stopped: as in the stream, a possible rename is not guessed.
+        pauseForSchema(t,
+                       "column(s) " + displayNames(gone) + " are gone from the source and " + displayNames(come) +
+                           " appeared at once; MariaDB's binlog does not say whether that is a rename (renames have "
+                           "no signal there), so it is not guessed",
+                       "rename or add the column on the target to match the source, then re-snapshot the table: " +
+                           resnapshotCommand(t));
+        return;
+    }
+    TableSchema schema = t.source.schema;
+    if (core::holdBackAddedColumns(schema, names, target).empty())
+        return;
+    std::vector<mysqlcatalog::MysqlColumn> kept;
+    for (const auto &c : t.source.columns)
+        if (schema.columnIndex(c.name) >= 0)
+            kept.push_back(c);
+    t.source.schema = std::move(schema);
+    t.source.columns = std::move(kept);
+}
+
+bool MysqlCdcPipeline::adaptToAddedColumns(Table &t, mysqlcatalog::MysqlTable fresh,
+                                           const std::vector<std::string> &mapNames, Merger &merger,
+                                           const binlog::Position &at, std::int64_t since,
+                                           const std::function<void()> &beginBatch)
+{
+    std::vector<std::string> added, gone;
+    for (const auto &c : fresh.columns)
+        if (t.source.schema.columnIndex(c.name) < 0 && !t.ignored.count(c.name))
+            added.push_back(c.name);
+    for (const auto &c : t.source.columns)
+        if (std::find(mapNames.begin(), mapNames.end(), c.name) == mapNames.end())
+            gone.push_back(c.name);
+    const std::string names = displayNames(added);
+    if (!gone.empty()) {
+        // The binlog says nothing of renames: a column gone and one come in one step may be one.
+        pauseForSchema(t,
+                       "column(s) " + displayNames(gone) + " are gone from the source and " + names +
+                           " appeared at once; MariaDB's binlog does not say whether that is a rename (renames have "
+                           "no signal there), so it is not guessed",
+                       "rename or add the column on the target to match the source, then re-snapshot the table: " +
+                           resnapshotCommand(t));
+        return false;
+    }
+    const std::string policy = addColumnPolicy(t.job.spec, t.job.pipelineAddColumn);
+    if (policy == "ignore") {
+        t.ignored.insert(added.begin(), added.end());
+        m_observer.event(Level::Info, t.key, "schema_change",
+                         "source added column(s) " + names +
+                             "; not added to the target (schema_changes: add_column: ignore), the other columns sync "
+                             "on");
+        return true;
+    }
+    if (policy == "pause") {
+        pauseForSchema(t, "source added column(s) " + names + " (schema_changes: add_column: pause)",
+                       "to take the column, set schema_changes: { add_column: backfill } on the table, apply, then "
+                       "re-snapshot it: " +
+                           resnapshotCommand(t) +
+                           "; to sync without it, set add_column: ignore, apply, and re-snapshot it the same way");
+        return false;
+    }
+    // Columns ignored before stay out of the target.
+    if (!t.ignored.empty()) {
+        mysqlcatalog::MysqlTable kept = fresh;
+        kept.columns.clear();
+        kept.schema.columns.clear();
+        for (size_t i = 0; i < fresh.columns.size(); ++i)
+            if (!t.ignored.count(fresh.columns[i].name)) {
+                kept.columns.push_back(fresh.columns[i]);
+                kept.schema.columns.push_back(fresh.schema.columns[i]);
+            }
+        kept.schema.primaryKey.clear();
+        for (int k : fresh.schema.primaryKey)
+            kept.schema.primaryKey.push_back(
+                kept.schema.columnIndex(fresh.schema.columns[static_cast<size_t>(k)].name));
+        fresh = std::move(kept);
+    }
+    // With the batch that carried it where the target's DDL is transactional (a MariaDB/MySQL
+    // target commits a DDL at once: there it is added before the batch).
+    if (m_jobs.front().target.kind != EndpointKind::Mysql)
+        beginBatch();
+    merger.addMissingColumns(fresh.schema);
+    t.source = std::move(fresh);
+    // A column mapping may leave a new column out (an include list does not name it).
+    std::vector<std::string> written, leftOut;
+    for (const auto &c : added)
+        (merger.writesColumn(c) ? written : leftOut).push_back(c);
+    if (!leftOut.empty())
+        m_observer.event(Level::Info, t.key, "schema_change",
+                         "source added column(s) " + displayNames(leftOut) +
+                             "; not added to the target: the table's columns: mapping leaves them out");
+    if (written.empty())
+        return true;
+    const std::string writtenNames = displayNames(written);
+    if (policy == "backfill" && merger.fillsColumns()) {
+        // Recorded with the batch that carried the column (its checkpoint holds the progress),
+        // so a restart resumes the backfill.
+        t.addColumn = widenedColumnFill(t.addColumn, written, since, wallClockMs());
+        t.fillChecks = 0;
+        m_observer.event(Level::Info, t.key, "schema_change",
+                         "source added column(s) " + writtenNames +
+                             "; added to the target, existing rows are being filled from the source while the stream "
+                             "goes on (rows changed since " +
+                             at.file + ":" + std::to_string(at.offset) + " keep the stream's values)");
+    } else if (policy == "backfill") {
+        m_observer.event(Level::Warn, t.key, "schema_change",
+                         "source added column(s) " + writtenNames +
+                             "; added to the target, but filling the existing rows is not available for " +
+                             merger.describeTarget() +
+                             " yet: they keep NULL until the table is copied again (driftless-cli backfill " +
+                             m_pipeline + " " + t.job.spec.table.display() + ")");
+    } else {
+        m_observer.event(Level::Info, t.key, "schema_change",
+                         "source added column(s) " + writtenNames +
+                             "; added to the target and applied (existing rows keep NULL: schema_changes: "
+                             "add_column: propagate)");
+    }
+    return true;
+}
+
+BinlogCdcPosition MysqlCdcPipeline::positionWithProgress(const Table &t, BinlogCdcPosition at)
+{
+    at.addColumn = t.addColumn;
+    return at;
+}
+
+MysqlCdcPipeline::Table *MysqlCdcPipeline::columnFillDue(bool once) const
+{
+    for (const auto &t : m_tables)
+        if (t->addColumn && !t->paused && t->streaming() &&
+            (t->fillChecks == 0 || once || std::chrono::steady_clock::now() >= t->nextFillCheck))
+            return t.get();
+    return nullptr;
+}
+
+void MysqlCdcPipeline::addColumnStep(Table &t, MysqlConnection &src, Merger &merger, TargetSession &session, bool once)
+{
+    const PgAddColumnProgress before = *t.addColumn;
+    try {
+        MysqlColumnFillSource source(src, t.source, t.job.spec, m_jobs.front().target.kind == EndpointKind::Postgres);
+        ColumnFillContext cx{source, t.source.schema, t.job.spec, merger, session, m_pipeline, t.version};
+        const auto step = columnFillStep(cx, *t.addColumn, !once && t.fillChecks < kFillChecks, [&](long long rows) {
+            merger.writeCheckpointInTransaction({positionWithProgress(t, *t.position).toJson(), t.version}, rows);
+        });
+        switch (step.outcome) {
+        case ColumnFillStep::Chunk:
+            t.position = positionWithProgress(t, *t.position);
+            crashPoint("addcolumn.after_chunk");
+            m_observer.tableState(t.key, TableState::Streaming, step.message, std::nullopt);
+            return;
+        case ColumnFillStep::LookAgain:
+            ++t.fillChecks;
+            t.nextFillCheck = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+            return;
+        case ColumnFillStep::Done:
+            break;
+        }
+        t.addColumn.reset();
+        t.fillChecks = 0;
+        try {
+            session.inTransaction([&] {
+                merger.writeCheckpointInTransaction({positionWithProgress(t, *t.position).toJson(), t.version}, 0);
+            });
+        } catch (...) {
+            t.addColumn = before;
+            throw;
+        }
+        t.position = positionWithProgress(t, *t.position);
+        m_observer.event(step.level, t.key, "schema_change", step.message);
+        m_observer.tableState(t.key, TableState::Streaming, "", std::nullopt);
+    } catch (const Error &e) {
+        if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
+            throw;
+        stopTable(t, e, merger, session, false); // the chunk rolled back; the progress stays for a resume
+    }
+}
+
+} // namespace driftless::core
