@@ -33,11 +33,13 @@ struct CdcTableChanges {
 struct CdcBatch {
     std::map<TableRef, CdcTableChanges> tables;
     bool final = true;
-    /// End LSN of the last transaction this batch completes: the position to store and, once
-    /// committed, to acknowledge. 0 when the batch completes no transaction.
-    std::int64_t endLsn = 0;
-    /// Commit LSN (the version) of that transaction.
-    std::int64_t commitLsn = 0;
+    /// Where the last transaction this batch completes ends, as a version of the source's
+    /// positions (Postgres: the end LSN; MariaDB: the binlog position's version): the position to
+    /// store and, once committed, to acknowledge. 0 when the batch completes no transaction.
+    std::int64_t endVersion = 0;
+    /// That transaction's version, which its rows carry (Postgres: the commit LSN; MariaDB: the
+    /// binlog position where the transaction starts).
+    std::int64_t commitVersion = 0;
     /// Commit time of that transaction, source clock, microseconds since the Unix epoch.
     std::int64_t commitTimeUs = 0;
     int transactions = 0;

@@ -60,7 +60,7 @@ bool PgLogicalReader::flush(bool final)
     m_batch.final = final;
     m_batch.serverTimeUs = m_serverTimeUs;
     m_batch.clockOffsetUs = m_clockOffsetUs;
-    const std::int64_t end = m_batch.endLsn;
+    const std::int64_t end = m_batch.endVersion;
     for (;;) {
         bool accepted = false;
         if (!(*m_emit)(m_batch, std::chrono::milliseconds(500), accepted))
@@ -223,8 +223,8 @@ void PgLogicalReader::onMessage(std::string_view payload, std::int64_t)
     }
     if (auto *c = std::get_if<pgoutput::Commit>(&decoded)) {
         m_inTxn = false;
-        m_batch.endLsn = c->endLsn;
-        m_batch.commitLsn = c->commitLsn;
+        m_batch.endVersion = c->endLsn;
+        m_batch.commitVersion = c->commitLsn;
         m_batch.commitTimeUs = c->commitTime + kPgEpochUnixMicros;
         ++m_batch.transactions;
         // Full: handed over, waiting for the apply side if it must. Only old: handed over when

@@ -83,8 +83,8 @@ struct ReaderHandOver : ::testing::Test {
                 accepted = true;
                 // As the apply side does: a batch's end once committed, an idle position once
                 // recorded.
-                if (b.endLsn)
-                    acked = std::max(acked.load(), b.endLsn);
+                if (b.endVersion)
+                    acked = std::max(acked.load(), b.endVersion);
                 if (b.idleWalEnd)
                     acked = std::max(acked.load(), *b.idleWalEnd);
                 if (!b.tables.empty() || b.transactions > 0)

@@ -793,7 +793,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                                 t.layout = streamLayout(t.schema, t.columns, t.merger->generatedColumns());
                             }
                             if ((ch.columns != t.columns && ch.columns != t.streamColumns &&
-                                 !adaptToLayout(t, ch.columns, src, firstVersion(ch.rows, b->commitLsn))) ||
+                                 !adaptToLayout(t, ch.columns, src, firstVersion(ch.rows, b->commitVersion))) ||
                                 !adaptToTypes(t, ch, src)) {
                                 markSchemaPause(t);
                                 continue;
@@ -838,7 +838,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                     }
                     if (!b->final)
                         continue;
-                    if (b->endLsn) {
+                    if (b->endVersion) {
                         for (auto &t : m_tables) {
                             if (t->paused)
                                 continue;
@@ -848,9 +848,9 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                             // (older) commit LSN, the guarded upsert kept the old position while
                             // the slot heard of the new one, and the next start found the slot
                             // past the checkpoint.
-                            if (t->streaming() && b->endLsn > t->streamLsn())
-                                t->position->lsn = b->endLsn;
-                            t->version = std::max(t->version, b->commitLsn);
+                            if (t->streaming() && b->endVersion > t->streamLsn())
+                                t->position->lsn = b->endVersion;
+                            t->version = std::max(t->version, b->commitVersion);
                             t->merger->writeCheckpointInTransaction({positionOf(*t), t->version},
                                                                     results[t.get()].rowsWritten);
                         }
@@ -861,8 +861,8 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                     crashPoint("batch.after_commit");
                     crashPoint("stream.after_commit");
                     // P1: the source hears of this position only now that it is durable here.
-                    if (b->endLsn)
-                        m_acked = std::max(m_acked.load(), b->endLsn);
+                    if (b->endVersion)
+                        m_acked = std::max(m_acked.load(), b->endVersion);
                     std::int64_t fresh = localMsFromSourceMicros(b->commitTimeUs, b->clockOffsetUs);
                     if (m_jobs.front().twoWay)
                         for (auto &[t, r] : results)
