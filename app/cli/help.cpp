@@ -79,6 +79,15 @@ const std::vector<CommandHelp> kCommands = {
      {},
      {},
      "pipeline tables"},
+    {"recover", "PIPELINE", "bring a CDC pipeline back to a source that changed (failover, restore) by diff",
+     "After the source changed under the pipeline in a way it cannot read on from (a promoted standby without "
+     "its replication slot, a timeline that left the target's history, another server at the address), the "
+     "next run brings every table back: on Postgres a new slot, then each table compared page by page with the "
+     "new server and only what differs copied, while the stream goes on; on MariaDB each table loaded again, "
+     "merging. The pipeline's recover: auto does this without asking. Run it with the sync stopped or running.",
+     {},
+     {},
+     "pipeline"},
     {"backfill", "[--cancel] PIPELINE TABLE", "copy a CDC table again while its pipeline keeps streaming",
      "A running sync picks the request up within a second; with none running, this runs the pipeline's CDC "
      "tables until the table is backfilled, then exits. Rows are merged through the version guard, so a "

@@ -497,6 +497,17 @@ int cmdDecommission(Args &a)
     return kOk;
 }
 
+int cmdRecover(Args &a)
+{
+    if (a.rest.size() != 1)
+        throw UsageError("recover needs a PIPELINE");
+    const std::string pipeline = a.rest.front();
+    a.rest.clear();
+    for (const auto &line : requestRecovery(WorkspaceState(a.state).workspace(), pipeline))
+        std::printf("%s\n", line.c_str());
+    return kOk;
+}
+
 int cmdResnapshot(Args &a)
 {
     if (a.rest.empty())
@@ -1196,7 +1207,7 @@ void useSavedPasswords(const Args &a)
 {
     static const std::set<std::string> connecting = {"run",        "serve",  "doctor",    "slots",
                                                      "reconcile",  "repair", "backfill",  "rebackfill",
-                                                     "resnapshot", "promote", "decommission", "export-debezium",
+                                                     "resnapshot", "recover", "promote", "decommission", "export-debezium",
                                                      "resolve"};
     std::error_code ec;
     if (!connecting.count(a.command) || !std::filesystem::exists(a.state, ec))
@@ -1247,6 +1258,8 @@ int main(int argc, char **argv)
             return cmdExport(a);
         if (a.command == "export-debezium")
             return cmdExportDebezium(a);
+        if (a.command == "recover")
+            return cmdRecover(a);
         if (a.command == "resnapshot")
             return cmdResnapshot(a);
         if (a.command == "decommission")

@@ -690,8 +690,8 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
     std::string field = "pipelines[" + std::to_string(index) + "]";
     if (!n.IsMap())
         fail(c, n, field, "expected a map with name, source, target and tables");
-    checkKeys(c, n, field, {"name", "source", "target", "target_schema", "publication", "heartbeat", "reconcile", "direction",
-                           "schema_changes", "tables", "conflicts"});
+    checkKeys(c, n, field, {"name", "source", "target", "target_schema", "publication", "heartbeat", "recover",
+                           "reconcile", "direction", "schema_changes", "tables", "conflicts"});
     PipelineSpec p;
     if (!n["name"])
         fail(c, n, field + ".name", "missing");
@@ -736,6 +736,14 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
         if (src.kind != EndpointKind::Postgres)
             fail(c, n["heartbeat"], field + ".heartbeat", "heartbeats are for Postgres sources; remove it");
         p.heartbeat = duration(c, n["heartbeat"], field + ".heartbeat", Millis(1000));
+    }
+    if (n["recover"]) {
+        const std::string v = scalar(c, n["recover"], field + ".recover");
+        if (v != "auto" && v != "manual")
+            fail(c, n["recover"], field + ".recover",
+                 "'" + v + "': auto (bring the tables back by diff when the source changes) or manual (stop and "
+                 "say: driftless-cli recover " + p.name + ")");
+        p.recover = v;
     }
     if (const auto r = n["reconcile"]) {
         const std::string rf = field + ".reconcile";
@@ -1002,6 +1010,8 @@ std::string WorkspaceFile::toYaml(const Workspace &ws)
         if (p.publication)
             out << YAML::Key << "publication" << YAML::Value << *p.publication;
         emitDuration(out, "heartbeat", p.heartbeat);
+        if (p.recover)
+            out << YAML::Key << "recover" << YAML::Value << *p.recover;
         if (p.twoWay)
             out << YAML::Key << "direction" << YAML::Value << "both";
         if (p.reconcileEvery || p.reconcileAlertAbove) {

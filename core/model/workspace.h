@@ -140,6 +140,11 @@ struct PipelineSpec {
     /// source database, so the slot advances even when the cluster's WAL comes from elsewhere.
     /// Unset: none (an idle stream is still acknowledged from keepalives).
     std::optional<Millis> heartbeat;
+    /// CDC: `recover: auto | manual` (default manual). When the source changes under the pipeline
+    /// in a way it cannot read on from (a promoted standby without the slot, a timeline that left
+    /// the target's history, another cluster), `auto` brings every table back by diff at once
+    /// (docs/failover.md); `manual` stops and names `driftless-cli recover PIPELINE`.
+    std::optional<std::string> recover;
     /// `reconcile: { every: 24h, alert_above: 0.1% }`: how often to compare source and target
     /// while the pipeline runs, and the drift ratio past which a run raises an alert.
     std::optional<Millis> reconcileEvery;

@@ -224,6 +224,8 @@ Workspace StateStore::loadWorkspace()
                 p.publication = opts["publication"].get<std::string>();
             if (opts.contains("heartbeat_ms"))
                 p.heartbeat = Millis(opts["heartbeat_ms"].get<std::int64_t>());
+            if (opts.contains("recover"))
+                p.recover = opts["recover"].get<std::string>();
             if (opts.contains("reconcile_every_ms"))
                 p.reconcileEvery = Millis(opts["reconcile_every_ms"].get<std::int64_t>());
             if (opts.contains("reconcile_alert_above"))
@@ -297,7 +299,7 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
                 sum.lines.push_back("- table " + p.name + "/" + x.table.display());
         }
         if (o->source != p.source || o->target != p.target || o->targetSchema != p.targetSchema ||
-            o->publication != p.publication || o->heartbeat != p.heartbeat ||
+            o->publication != p.publication || o->heartbeat != p.heartbeat || o->recover != p.recover ||
             o->reconcileEvery != p.reconcileEvery || o->reconcileAlertAbove != p.reconcileAlertAbove ||
             o->twoWay != p.twoWay || o->addColumn != p.addColumn ||
             o->dropColumn != p.dropColumn || o->typeChange != p.typeChange || o->renameColumn != p.renameColumn)
@@ -351,6 +353,8 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
             opts["publication"] = *p.publication;
         if (p.heartbeat)
             opts["heartbeat_ms"] = p.heartbeat->count();
+        if (p.recover)
+            opts["recover"] = *p.recover;
         if (p.reconcileEvery)
             opts["reconcile_every_ms"] = p.reconcileEvery->count();
         if (p.reconcileAlertAbove)

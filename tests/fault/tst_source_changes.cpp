@@ -17,7 +17,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <functional>
+#include <optional>
 #include <csignal>
 #include <random>
 #include <thread>
@@ -227,6 +229,28 @@ TEST_F(MariadbFailover, aReplicaThatLaggedIsRefusedAndAResnapshotBringsTheTarget
     EXPECT_EQ(pgOracle(dst), mysqlOracle(replica));
 }
 
+/// The same failover, brought back by `driftless-cli recover`: MariaDB has no re-backfill under the
+/// stream, so every table is loaded again from the new primary, merging under a new epoch.
+TEST_F(MariadbFailover, recoverReloadsFromAReplicaThatLagged)
+{
+    replica.exec("STOP SLAVE");
+    for (int i = 0; i < 3; ++i)
+        primary.exec("FLUSH BINARY LOGS");
+    write(primary, 150, 9, next);
+    sync();
+    failOver();
+    auto asked = runCli({"--state", state, "recover", pipeline});
+    ASSERT_EQ(asked.exitCode, 0) << asked.out << asked.err;
+    auto r = runCli({"--state", state, "run", "--once"});
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_NE((r.out + r.err).find("recovering by reloading"), std::string::npos) << r.out << r.err;
+    EXPECT_EQ(pgOracle(dst), mysqlOracle(replica));
+    EXPECT_EQ(rowsOfOldEpochs(), 0);
+    write(replica, 30, 10, next);
+    sync();
+    EXPECT_EQ(pgOracle(dst), mysqlOracle(replica));
+}
+
 /// count|md5 of `schema`.items in key order, on either Postgres.
 std::string pgItemsOracle(const std::function<std::string(const std::string &)> &scalar, const std::string &schema)
 {
@@ -235,80 +259,147 @@ std::string pgItemsOracle(const std::function<std::string(const std::string &)> 
                   schema + ".items");
 }
 
-/// F19 + F22: a Postgres primary with a streaming standby, the endpoint listing both with
-/// target_session_attrs=read-write. The standby stops before the primary's last changes (the
-/// target applies them), the primary dies, the standby is promoted: the same system identifier
-/// on timeline 2, which left timeline 1 before what the target has. The engine stops naming the
-/// timelines and the command, reads nothing, and after the re-snapshot the target equals the new
-/// primary (the dead primary's changes gone from it too), without a row of an old version, even
-/// though the new primary's positions are below the versions those changes left.
-TEST(PostgresFailover, aPromotedStandbyThatLackedChangesIsRefusedAndAResnapshotBringsTheTargetToIt)
-{
+/// A Postgres primary with a streaming standby, the endpoint listing both with
+/// target_session_attrs=read-write, and a CDC pipeline of `items` (`rows` rows) into the shared
+/// Postgres. failOver(): the standby stops before the primary's last changes (the target applies
+/// them), the primary dies, the standby is promoted: the same system identifier on timeline 2,
+/// which left timeline 1 before what the target has.
+class PostgresFailover : public ::testing::Test {
+protected:
     ThrowawayPostgres primary;
-    primary.exec("CREATE TABLE items (id bigint PRIMARY KEY, grp int NOT NULL, name text NOT NULL, qty int, note text)");
-    primary.exec("INSERT INTO items SELECT g, g % 7, 'seed' || g, g, CASE WHEN g % 5 = 0 THEN NULL ELSE 'note' END "
-                 "FROM generate_series(1, 400) g");
-    ThrowawayPostgres standby(ThrowawayPostgres::StandbyOf{primary});
-    PgTestDb dst("pgfo_dst");
+    std::optional<ThrowawayPostgres> standby;
+    PgTestDb dst{"pgfo_dst"};
     TempDir dir;
-    const std::string state = dir.file("workspace.db");
-    const std::string pipeline = uniqueName("pgfo");
-    const std::string dsn = "host=127.0.0.1,127.0.0.1 port=" + std::to_string(primary.port()) + "," +
-                            std::to_string(standby.port()) + " user=postgres dbname=postgres "
-                            "target_session_attrs=read-write";
-    writeFile(dir.file("ws.yaml"), "endpoints:\n"
-                                   "  app: { kind: postgres, dsn: \"" + dsn + "\" }\n"
-                                   "  dw: { kind: postgres, dsn: \"" + pgDsn(dst.name()) + "\" }\n"
-                                   "pipelines:\n"
-                                   "  - name: " + pipeline + "\n    source: app\n    target: dw\n"
-                                   "    target_schema: public\n    tables:\n"
-                                   "      - { table: public.items, strategy: cdc, page_size: 150 }\n");
-    ASSERT_EQ(runCli({"--state", state, "apply", dir.file("ws.yaml")}).exitCode, 0);
-    auto sync = [&] {
+    std::string state = dir.file("workspace.db");
+    std::string pipeline = uniqueName("pgfo");
+
+    void start(int rows, const std::string &pipelineExtra = "")
+    {
+        primary.exec("CREATE TABLE items (id bigint PRIMARY KEY, grp int NOT NULL, name text NOT NULL, qty int, "
+                     "note text)");
+        primary.exec("INSERT INTO items SELECT g, g % 7, 'seed' || g, g, CASE WHEN g % 5 = 0 THEN NULL ELSE 'note' "
+                     "END FROM generate_series(1, " + std::to_string(rows) + ") g");
+        standby.emplace(ThrowawayPostgres::StandbyOf{primary});
+        const std::string dsn = "host=127.0.0.1,127.0.0.1 port=" + std::to_string(primary.port()) + "," +
+                                std::to_string(standby->port()) + " user=postgres dbname=postgres "
+                                "target_session_attrs=read-write";
+        writeFile(dir.file("ws.yaml"), "endpoints:\n"
+                                       "  app: { kind: postgres, dsn: \"" + dsn + "\" }\n"
+                                       "  dw: { kind: postgres, dsn: \"" + pgDsn(dst.name()) + "\" }\n"
+                                       "pipelines:\n"
+                                       "  - name: " + pipeline + "\n    source: app\n    target: dw\n" + pipelineExtra +
+                                           "    target_schema: public\n    tables:\n"
+                                           "      - { table: public.items, strategy: cdc, page_size: 1000 }\n");
+        auto r = runCli({"--state", state, "apply", dir.file("ws.yaml")});
+        ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+        sync();
+        primary.exec("UPDATE items SET qty = qty + 1 WHERE id % 3 = 0");
+        sync();
+        standby->catchUpWith(primary);
+        EXPECT_EQ(target(), source(*standby));
+    }
+    std::string sync()
+    {
         auto r = runCli({"--state", state, "run", "--once"});
         EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
-    };
-    auto source = [](const ThrowawayPostgres &pg) {
+        return r.out + r.err;
+    }
+    static std::string source(const ThrowawayPostgres &pg)
+    {
         return pgItemsOracle([&](const std::string &sql) { return pg.scalar(sql); }, "public");
-    };
-    auto target = [&] { return pgItemsOracle([&](const std::string &sql) { return dst.scalar(sql); }, "public"); };
-    sync();
-    primary.exec("UPDATE items SET qty = qty + 1 WHERE id % 3 = 0");
-    sync();
-    standby.catchUpWith(primary);
-    EXPECT_EQ(target(), source(standby));
+    }
+    std::string target()
+    {
+        return pgItemsOracle([&](const std::string &sql) { return dst.scalar(sql); }, "public");
+    }
+    long long rowsOfOldEpochs()
+    {
+        return std::stoll(dst.scalar("SELECT count(*) FROM public.items WHERE _driftless_version < (1::bigint << 56)"));
+    }
+    /// Returns the target's rows as they were before the failover (the dead primary's changes in).
+    std::string failOver()
+    {
+        standby->stop(false); // it never sees what follows
+        primary.exec("UPDATE items SET name = 'lost ' || id, qty = NULL WHERE id % 97 = 0");
+        primary.exec("DELETE FROM items WHERE id % 101 = 0");
+        primary.exec("INSERT INTO items SELECT g, 1, 'lost', 0, NULL FROM generate_series(1000001, 1000050) g");
+        sync();
+        const std::string applied = target();
+        EXPECT_EQ(applied, source(primary));
+        primary.stop(true);
+        standby->start();
+        standby->promote();
+        standby->exec("UPDATE items SET note = 'after' WHERE id % 89 = 0");
+        EXPECT_NE(source(*standby), applied);
+        return applied;
+    }
+};
 
-    standby.stop(false); // it never sees what follows
-    // The changes that die with the primary: the target applies them, the standby never has them.
-    primary.exec("UPDATE items SET name = 'lost ' || id, qty = NULL WHERE id % 2 = 0");
-    primary.exec("DELETE FROM items WHERE id % 11 = 0");
-    primary.exec("INSERT INTO items SELECT g, 1, 'lost', 0, NULL FROM generate_series(1001, 1100) g");
-    sync();
-    const std::string applied = target();
-    EXPECT_EQ(applied, source(primary));
-    primary.stop(true);
-    standby.start();
-    standby.promote();
-    standby.exec("UPDATE items SET note = 'after' WHERE id % 7 = 0");
-    EXPECT_NE(source(standby), applied);
-
+/// F19 + F22: the engine stops naming the timelines and the commands, reads nothing, and after
+/// the re-snapshot the target equals the new primary (the dead primary's changes gone from it
+/// too), without a row of an old version, even though the new primary's positions are below the
+/// versions those changes left.
+TEST_F(PostgresFailover, aPromotedStandbyThatLackedChangesIsRefusedAndAResnapshotBringsTheTargetToIt)
+{
+    start(400);
+    const std::string applied = failOver();
     for (int attempt = 0; attempt < 2; ++attempt) {
         auto r = runCli({"--state", state, "run", "--once"});
         EXPECT_NE(r.exitCode, 0);
         const std::string all = r.out + r.err;
         EXPECT_NE(all.find("timeline 1 -> 2"), std::string::npos) << all;
+        EXPECT_NE(all.find("driftless-cli recover " + pipeline), std::string::npos) << all;
         EXPECT_NE(all.find("driftless-cli resnapshot " + pipeline), std::string::npos) << all;
         EXPECT_EQ(target(), applied) << "nothing was read from the new primary";
     }
     auto re = runCli({"--state", state, "resnapshot", pipeline});
     ASSERT_EQ(re.exitCode, 0) << re.out << re.err;
     sync();
-    EXPECT_EQ(target(), source(standby));
-    EXPECT_EQ(dst.scalar("SELECT count(*) FROM public.items WHERE _driftless_version < (1::bigint << 56)"), "0")
-        << "rows keep a version the old primary wrote";
-    standby.exec("UPDATE items SET qty = 7 WHERE id % 13 = 0");
+    EXPECT_EQ(target(), source(*standby));
+    EXPECT_EQ(rowsOfOldEpochs(), 0) << "rows keep a version the old primary wrote";
+    standby->exec("UPDATE items SET qty = 7 WHERE id % 13 = 0");
     sync();
-    EXPECT_EQ(target(), source(standby));
+    EXPECT_EQ(target(), source(*standby));
+}
+
+/// Item 3 of the issue: `driftless-cli recover` (or recover: auto) brings the target back to the
+/// promoted standby by diff: a new slot, each table compared page by page with the new server and
+/// only what differs copied, while the stream goes on. The target equals the new primary; the
+/// rows copied are about the rows that changed, not the table.
+TEST_F(PostgresFailover, recoverBringsThePromotedStandbyBackByDiff)
+{
+    constexpr int kRows = 20000;
+    start(kRows);
+    failOver();
+    auto refused = runCli({"--state", state, "run", "--once"});
+    EXPECT_NE(refused.exitCode, 0) << refused.out << refused.err;
+    auto asked = runCli({"--state", state, "recover", pipeline});
+    ASSERT_EQ(asked.exitCode, 0) << asked.out << asked.err;
+    const std::string log = sync();
+    EXPECT_EQ(target(), source(*standby)) << log;
+    // "recovered by diff, 2,312 rows copied of 20,000 compared, in 1 s"
+    const auto at = log.find("recovered by diff, ");
+    ASSERT_NE(at, std::string::npos) << log;
+    std::string copied;
+    for (size_t i = at + 19; i < log.size() && (std::isdigit(static_cast<unsigned char>(log[i])) || log[i] == ','); ++i)
+        if (log[i] != ',')
+            copied += log[i];
+    ASSERT_FALSE(copied.empty()) << log.substr(at, 200);
+    EXPECT_LT(std::stoll(copied), kRows / 5) << "copied most of the table: " << log.substr(at, 200);
+    EXPECT_GT(std::stoll(copied), 0) << log.substr(at, 200);
+    standby->exec("UPDATE items SET qty = 7 WHERE id % 13 = 0");
+    sync();
+    EXPECT_EQ(target(), source(*standby));
+}
+
+/// recover: auto does the same without asking.
+TEST_F(PostgresFailover, recoverAutoBringsThePromotedStandbyBackWithoutAsking)
+{
+    start(2000, "    recover: auto\n");
+    failOver();
+    const std::string log = sync();
+    EXPECT_NE(log.find("recovered by diff"), std::string::npos) << log;
+    EXPECT_EQ(target(), source(*standby)) << log;
 }
 
 /// P7: InnoDB performs a foreign key's ON DELETE / ON UPDATE actions itself, and the binlog

@@ -21,6 +21,7 @@
 
 #include "core/config/workspacefile.h"
 #include "core/engine/commands/doctor.h"
+#include "core/state/statestore.h"
 
 #include <QComboBox>
 #include <QFile>
@@ -116,6 +117,12 @@ void TestWorkspaceSettings::initTestCase()
     m_ws = parse(m_yaml);
     // The fixture is written as the app writes files: else "unchanged" could not be told by text.
     QCOMPARE(QString::fromStdString(core::WorkspaceFile::toYaml(m_ws)), m_yaml);
+    // ...and every key survives the state store the app and the engine read it back from.
+    {
+        core::StateStore store(m_dir.filePath(QStringLiteral("state.db")).toStdString());
+        store.applyWorkspace(m_ws);
+        QCOMPARE(QString::fromStdString(core::WorkspaceFile::toYaml(store.loadWorkspace())), m_yaml);
+    }
     m_door = std::make_unique<test::RecordedDoor>(QStringLiteral(DRIFTLESS_RECORDING));
 }
 
@@ -177,6 +184,10 @@ void TestWorkspaceSettings::eachPipelineControlWritesItsKey_data()
                                << "heartbeat: 1m";
     QTest::addRow("heartbeat removed") << QString() << pipelineText(&P::heartbeatEdit, "") << QString()
                                        << "heartbeat:";
+    QTest::addRow("recover auto") << QString() << pipelineChoice(&P::recoverBox, "auto") << "recover: auto"
+                                  << "recover: manual";
+    QTest::addRow("recover default") << QString() << pipelineChoice(&P::recoverBox, "") << QString()
+                                     << "recover:";
     QTest::addRow("publication") << QString() << pipelineText(&P::publicationEdit, "dw_feed") << "publication: dw_feed"
                                  << "app_pub";
     QTest::addRow("reconcile every") << QString() << pipelineText(&P::reconcileEveryEdit, "12h")

@@ -174,7 +174,7 @@ TEST(CliHelp, bashCompletesCommandsOptionsAndTheWorkspacesNames)
     const std::string state = workspace(dir);
     using V = std::vector<std::string>;
     EXPECT_EQ(bashComplete(dir, {"driftless-cli", "re"}),
-              (V{"reconcile", "repair", "report", "reports", "resnapshot", "resolve", "resume"}));
+              (V{"reconcile", "recover", "repair", "report", "reports", "resnapshot", "resolve", "resume"}));
     EXPECT_EQ(bashComplete(dir, {"driftless-cli", "--state", state, "pause", ""}), (V{"app_archive", "app_to_lite"}));
     EXPECT_EQ(bashComplete(dir, {"driftless-cli", "--state", state, "pause", "app_to_lite", ""}),
               (V{"public.orders", "public.plans"}));

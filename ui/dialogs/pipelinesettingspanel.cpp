@@ -36,12 +36,13 @@ QStringList PipelineSettingsPanel::dropColumnPolicies()
 {
     return {QStringLiteral("keep"), QStringLiteral("drop"), QStringLiteral("pause")};
 }
+QStringList PipelineSettingsPanel::recoverChoices() { return {QStringLiteral("manual"), QStringLiteral("auto")}; }
 QStringList PipelineSettingsPanel::typeChangePolicies() { return {QStringLiteral("widen"), QStringLiteral("pause")}; }
 QStringList PipelineSettingsPanel::renameColumnPolicies() { return {QStringLiteral("rename"), QStringLiteral("pause")}; }
 
 PipelineSettingsPanel::PipelineSettingsPanel(QWidget *parent)
     : QWidget(parent), m_publication(new QLineEdit(this)), m_heartbeat(new QLineEdit(this)),
-      m_reconcileEvery(new QLineEdit(this)), m_alertAbove(new QLineEdit(this)), m_addColumn(new QComboBox(this)),
+      m_recover(new QComboBox(this)), m_reconcileEvery(new QLineEdit(this)), m_alertAbove(new QLineEdit(this)), m_addColumn(new QComboBox(this)),
       m_dropColumn(new QComboBox(this)), m_typeChange(new QComboBox(this)), m_renameColumn(new QComboBox(this)),
       m_note(new QLabel(this))
 {
@@ -55,6 +56,11 @@ PipelineSettingsPanel::PipelineSettingsPanel(QWidget *parent)
     m_heartbeat->setToolTip(tr("Writes a small transactional message into the source at this interval (30s, 1m), "
                                "so the slot moves while the source database is quiet and other databases of its "
                                "server write WAL"));
+    fillChoices(m_recover, tr("default (manual)"), recoverChoices());
+    m_recover->setObjectName(QStringLiteral("recover"));
+    m_recover->setToolTip(tr("When the source changes under the pipeline (a promoted standby, a restore, another "
+                             "server behind the address): manual stops the tables and names "
+                             "'driftless-cli recover'; auto brings every table back by diff at once"));
     m_reconcileEvery->setObjectName(QStringLiteral("reconcileEvery"));
     m_reconcileEvery->setPlaceholderText(tr("not scheduled"));
     m_reconcileEvery->setToolTip(tr("Compares source and target on this schedule while the sync runs (24h, 6h; at "
@@ -89,6 +95,9 @@ PipelineSettingsPanel::PipelineSettingsPanel(QWidget *parent)
     auto *heartbeatLabel = new QLabel(tr("&Heartbeat every:"), this);
     heartbeatLabel->setBuddy(m_heartbeat);
     cdc->addRow(heartbeatLabel, m_heartbeat);
+    auto *recoverLabel = new QLabel(tr("On a source c&hange:"), this);
+    recoverLabel->setBuddy(m_recover);
+    cdc->addRow(recoverLabel, m_recover);
     auto *checks = new QFormLayout;
     auto *everyLabel = new QLabel(tr("Reconcile e&very:"), this);
     everyLabel->setBuddy(m_reconcileEvery);
@@ -126,7 +135,7 @@ PipelineSettingsPanel::PipelineSettingsPanel(QWidget *parent)
 
     for (QLineEdit *edit : {m_publication, m_heartbeat, m_reconcileEvery, m_alertAbove})
         connect(edit, &QLineEdit::textChanged, this, &PipelineSettingsPanel::settingsChanged);
-    for (QComboBox *box : {m_addColumn, m_dropColumn, m_typeChange, m_renameColumn})
+    for (QComboBox *box : {m_recover, m_addColumn, m_dropColumn, m_typeChange, m_renameColumn})
         connect(box, &QComboBox::currentIndexChanged, this, &PipelineSettingsPanel::settingsChanged);
     updateEnabled();
 }
@@ -134,9 +143,10 @@ PipelineSettingsPanel::PipelineSettingsPanel(QWidget *parent)
 void PipelineSettingsPanel::setPipeline(const core::PipelineSpec &p, core::EndpointKind sourceKind)
 {
     const QSignalBlocker b1(m_publication), b2(m_heartbeat), b3(m_reconcileEvery), b4(m_alertAbove);
-    const QSignalBlocker b5(m_addColumn), b6(m_dropColumn), b7(m_typeChange), b8(m_renameColumn);
+    const QSignalBlocker b5(m_addColumn), b6(m_dropColumn), b7(m_typeChange), b8(m_renameColumn), b9(m_recover);
     m_publication->setText(qs(p.publication.value_or(std::string())));
     m_heartbeat->setText(durationText(p.heartbeat));
+    setChoice(m_recover, p.recover);
     m_reconcileEvery->setText(durationText(p.reconcileEvery));
     m_alertAbove->setText(p.reconcileAlertAbove ? qs(core::formatShare(*p.reconcileAlertAbove)) : QString());
     setChoice(m_addColumn, p.addColumn);
@@ -177,6 +187,7 @@ void PipelineSettingsPanel::apply(core::PipelineSpec &p) const
     const QString publication = m_publication->text().trimmed();
     p.publication = publication.isEmpty() ? std::nullopt : std::optional<std::string>(publication.toStdString());
     p.heartbeat = postgres ? readDuration(m_heartbeat, tr("Heartbeat"), core::Millis(1000)).value : std::nullopt;
+    p.recover = choice(m_recover);
     p.reconcileEvery = readDuration(m_reconcileEvery, tr("Reconcile every"), core::Millis(60'000)).value;
     const QString alert = m_alertAbove->text().trimmed();
     p.reconcileAlertAbove = alert.isEmpty() ? std::nullopt : core::parseShare(alert.toStdString());

@@ -12,7 +12,8 @@ namespace driftless::ui {
 
 /// The pipeline editor's "Pipeline" tab: the settings of a whole pipeline besides its route and
 /// tables, each a key of the workspace file (README, "Configuring a workspace"):
-/// `publication` and `heartbeat` (Postgres sources), `reconcile: { every, alert_above }`, and
+/// `publication` and `heartbeat` (Postgres sources), `recover` (what a change of the source
+/// server does: docs/failover.md), `reconcile: { every, alert_above }`, and
 /// `schema_changes: { add_column, drop_column, type_change, rename_column }` (the default of the
 /// pipeline's tables; a table may override it on its own tab).
 ///
@@ -35,6 +36,7 @@ public:
 
     QLineEdit *publicationEdit() const { return m_publication; }
     QLineEdit *heartbeatEdit() const { return m_heartbeat; }
+    QComboBox *recoverBox() const { return m_recover; }
     QLineEdit *reconcileEveryEdit() const { return m_reconcileEvery; }
     QLineEdit *alertAboveEdit() const { return m_alertAbove; }
     QComboBox *addColumnBox() const { return m_addColumn; }
@@ -43,6 +45,7 @@ public:
     QComboBox *renameColumnBox() const { return m_renameColumn; }
 
     /// The choices of each schema_changes policy, the default first (tables offer the same).
+    static QStringList recoverChoices();
     static QStringList addColumnPolicies();
     static QStringList dropColumnPolicies();
     static QStringList typeChangePolicies();
@@ -57,6 +60,7 @@ private:
     core::EndpointKind m_sourceKind = core::EndpointKind::Postgres;
     QLineEdit *m_publication;
     QLineEdit *m_heartbeat;
+    QComboBox *m_recover;
     QLineEdit *m_reconcileEvery;
     QLineEdit *m_alertAbove;
     QComboBox *m_addColumn;

@@ -69,6 +69,32 @@ std::vector<std::string> resnapshot(const Workspace &ws, const std::string &pipe
     return done;
 }
 
+std::vector<std::string> requestRecovery(const Workspace &ws, const std::string &pipeline)
+{
+    if (!ws.pipeline(pipeline))
+        throw ConfigError("no pipeline named '" + pipeline + "'");
+    std::vector<TableJob> cdc;
+    for (auto &j : jobsFor(ws, pipeline))
+        if (j.spec.strategy == Strategy::Cdc && j.pipeline == pipeline)
+            cdc.push_back(j);
+    if (cdc.empty())
+        throw ConfigError("pipeline '" + pipeline + "' has no CDC tables to recover");
+    auto session = createTargetSession(cdc.front().target, "driftless recover");
+    std::vector<std::string> done;
+    for (const auto &j : cdc) {
+        auto merger = session->merger({pipeline, j.spec.table, j.targetName, Strategy::Cdc, softDeletes(j.spec)});
+        if (!merger->readCheckpoint()) {
+            done.push_back(j.spec.table.display() + ": not synced yet, nothing to recover (the next run loads it)");
+            continue;
+        }
+        merger->setRequest("recover");
+        done.push_back(j.spec.table.display() + ": recovery requested");
+    }
+    done.push_back("the next start of pipeline " + pipeline + " (run, serve or the app) brings its tables back if "
+                   "the source changed; a running sync does at its next start");
+    return done;
+}
+
 namespace {
 
 /// One CDC table of a pipeline, opened for a backfill request: whether a sync streams its

@@ -21,6 +21,14 @@ namespace driftless::core {
 std::vector<std::string> resnapshot(const Workspace &ws, const std::string &pipeline,
                                     const std::vector<std::string> &tables);
 
+/// `driftless-cli recover PIPELINE`: leaves the `recover` request in the checkpoint of every CDC
+/// table of the pipeline that has one, so that when the source has changed in a way the stream
+/// cannot read on from, the next run (or the running one, at its next start) brings the tables
+/// back instead of stopping: by diff on Postgres, by reloading on MariaDB (docs/failover.md).
+/// Returns one line per table. Throws ConfigError (unknown pipeline, no CDC tables, nothing
+/// synced yet).
+std::vector<std::string> requestRecovery(const Workspace &ws, const std::string &pipeline);
+
 /// What `requestRebackfill` found and did.
 struct RebackfillRequest {
     enum class What {

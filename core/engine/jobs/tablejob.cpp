@@ -109,9 +109,11 @@ std::vector<TableJob> jobsFor(const Workspace &ws, const std::string &onlyPipeli
                 jobs.push_back(std::move(j));
             continue;
         }
-        for (const auto &t : p.tables)
+        for (const auto &t : p.tables) {
             jobs.push_back({p.name, t, *src, *tgt, resolveTargetName(p, t, tgt->kind), p.publication,
                             p.heartbeat, std::nullopt, p.addColumn, p.dropColumn, p.typeChange, p.renameColumn});
+            jobs.back().recoverAuto = p.recover && *p.recover == "auto";
+        }
     }
     return jobs;
 }

@@ -88,6 +88,8 @@ struct TableJob {
     std::optional<std::string> pipelineTypeChange = std::nullopt;
     /// The pipeline's `schema_changes: { rename_column: ... }`, when set.
     std::optional<std::string> pipelineRenameColumn = std::nullopt;
+    /// The pipeline's `recover: auto` (CDC): bring the tables back by diff when the source changes.
+    bool recoverAuto = false;
 
     TableKey key() const { return {pipeline, spec.table, spec.strategy}; }
 };

@@ -453,6 +453,22 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     // Another server than the checkpoints' (checkSourceIdentity): what it cannot continue from
     // the stored GTID state is a stop that names both servers, never a read somewhere else.
     auto noResume = [&](const Error &e) {
+        if (recoveryAllowed()) {
+            // Brought back by reloading: the streaming tables lose their checkpoints (a fresh load
+            // merges under a new epoch), and the pipeline starts again to load them.
+            auto session = createTargetSession(m_jobs.front().target, "driftless " + m_pipeline + " recover");
+            for (auto &t : m_tables)
+                if (t->streaming() && !t->position->stopped) {
+                    auto m = withColumnMapping(session->merger({m_pipeline, t->job.spec.table, t->job.targetName,
+                                                                Strategy::Cdc, softDeletes(t->job.spec)}),
+                                               t->job.spec);
+                    m->clearCheckpoint();
+                }
+            m_observer.event(Level::Warn, m_tables.front()->key, "source_changed",
+                             m_resume->description + ". It cannot continue from GTID " + m_resume->gtid + " (" +
+                                 e.what() + "): recovering by reloading every table from it");
+            throw CdcRestart{"the source changed: its tables are loaded again from the new server"};
+        }
         throw Error(ErrorKind::Permanent,
                     m_resume->description + ". It cannot continue from GTID " + m_resume->gtid +
                         ", where the target stands: " + e.what() +
@@ -460,7 +476,8 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                         "server is not a replica of it); nothing was read from it",
                     e.code(),
                     "point the endpoint back at server_id " + std::to_string(m_resume->was) +
-                        ", or load the pipeline again from this server: driftless-cli resnapshot " + m_pipeline);
+                        ", or bring the target back to it: driftless-cli recover " + m_pipeline +
+                        " (on MariaDB it reloads every table), or load it again: driftless-cli resnapshot " + m_pipeline);
     };
     try {
         if (m_resume)

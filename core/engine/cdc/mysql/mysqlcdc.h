@@ -187,6 +187,12 @@ private:
     /// agree on one; else throws Error naming both servers and the re-snapshot. Nothing is read
     /// by file and offset from a server other than the one that wrote them.
     void checkSourceIdentity(MysqlConnection &src, TargetSession &session);
+    /// True when the pipeline says `recover: auto` or a table's checkpoint holds the `recover`
+    /// request `driftless-cli recover` leaves.
+    bool recoveryAllowed() const;
+    /// A source change the stream cannot go on from, with recovery allowed: every streaming table
+    /// loads again from the new server (merging, under a new epoch); `what` goes in the event.
+    void reloadForRecovery(const std::string &what);
     /// BINLOG_GTID_POS(at) on `src`: the GTID state at that position of its binlog.
     static std::string gtidStateAt(MysqlConnection &src, const binlog::Position &at);
     /// "endpoint 'shop' (127.0.0.1:3306)", for messages.

@@ -53,7 +53,7 @@ void MysqlCdcPipeline::checkSourceIdentity(MysqlConnection &src, TargetSession &
 {
     m_resume.reset();
     m_serverId = static_cast<std::uint32_t>(std::stoul(src.scalar("SELECT @@server_id").value_or("0")));
-    const std::string pipelineFix = "driftless-cli resnapshot " + m_pipeline;
+    const std::string pipelineFix = "load it again: driftless-cli resnapshot " + m_pipeline;
 
     // Tables whose position was read from another server, or lies where this server's binlog
     // does not have it (a file past its newest, an offset past a file's end, a GTID state there
@@ -105,8 +105,16 @@ void MysqlCdcPipeline::checkSourceIdentity(MysqlConnection &src, TargetSession &
             break;
         }
     }
-    if (why.empty())
+    if (why.empty()) {
+        // A `driftless-cli recover` asked for while the source is the one the target follows.
+        for (auto &t : m_tables)
+            if (t->position && t->merger->pendingRequest() == "recover") {
+                t->merger->setRequest("");
+                m_observer.event(Level::Info, t->key, "request",
+                                 "recover: the source is the server the target follows; nothing to recover");
+            }
         return;
+    }
 
     const std::string now = src.scalar("SELECT @@gtid_binlog_pos").value_or("");
     const std::string intro = "the source changed: " + sourceAddress() + " is " + describeServer(m_serverId, now) +
@@ -124,7 +132,7 @@ void MysqlCdcPipeline::checkSourceIdentity(MysqlConnection &src, TargetSession &
                              intro + ": its initial load starts over on this server");
             continue;
         }
-        if (t->userPaused) {
+        if (t->userPaused && !recoveryAllowed()) {
             stopTable(*t,
                       Error(ErrorKind::Permanent, intro + ", while the table was paused: where it stood cannot be "
                                                           "found on this server"),
@@ -141,7 +149,11 @@ void MysqlCdcPipeline::checkSourceIdentity(MysqlConnection &src, TargetSession &
         anyStreaming = anyStreaming || (t->streaming() && !t->paused);
     if (!anyStreaming)
         return;
-    if (gtid.empty() || disagree || !binlog::GtidState::parse(gtid))
+    if (gtid.empty() || disagree || !binlog::GtidState::parse(gtid)) {
+        if (recoveryAllowed()) {
+            reloadForRecovery(intro + " and the checkpoints hold no GTID state it could go on from");
+            return;
+        }
         throw Error(ErrorKind::Permanent,
                     intro + ". The checkpoints hold " +
                         (gtid.empty() ? std::string("no GTID") : disagree ? std::string("different GTID states")
@@ -149,8 +161,37 @@ void MysqlCdcPipeline::checkSourceIdentity(MysqlConnection &src, TargetSession &
                         ", so the new server cannot be asked for what follows; nothing was read from it",
                     {},
                     "point the endpoint back at server_id " + std::to_string(was) +
-                        ", or load the pipeline again from this server: " + pipelineFix);
+                        ", or bring the target back to it: driftless-cli recover " + m_pipeline +
+                        " (or set recover: auto on the pipeline; on MariaDB it reloads every table), or " + pipelineFix);
+    }
     m_resume = Resume{gtid, was, intro};
+}
+
+bool MysqlCdcPipeline::recoveryAllowed() const
+{
+    if (m_jobs.front().recoverAuto)
+        return true;
+    for (const auto &t : m_tables)
+        if (t->position && t->merger && t->merger->pendingRequest() == "recover")
+            return true;
+    return false;
+}
+
+void MysqlCdcPipeline::reloadForRecovery(const std::string &what)
+{
+    // MariaDB has no re-backfill under the stream yet: every streaming table loads again from the
+    // new server, merging into its rows under a new epoch (rows the new server lacks removed at
+    // the end), so the target follows the new server exactly.
+    int tables = 0;
+    for (auto &t : m_tables)
+        if (t->streaming() && !t->position->stopped) {
+            t->position.reset();
+            t->paused = t->userPaused = false;
+            ++tables;
+        }
+    m_observer.event(Level::Warn, m_tables.front()->key, "source_changed",
+                     what + ": recovering by reloading " + std::to_string(tables) +
+                         " table(s) from the new server, merged into the rows there under a new epoch");
 }
 
 } // namespace driftless::core

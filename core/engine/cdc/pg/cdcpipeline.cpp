@@ -494,6 +494,16 @@ void CdcPipeline::run(std::stop_token stop, Options options)
                                      : "replication slot " + m_slot + " went away with the process that held it " +
                                            "(it was never finished); it is created again");
     }
+    // A promoted standby has none of the old primary's slots: with the timeline continuing the
+    // target's history, the changes since the checkpoint are only lost to the stream, and a
+    // recovery by diff brings them back when asked for.
+    const bool streamedBefore = std::any_of(m_tables.begin(), m_tables.end(), [](const auto &t) { return t->position.has_value(); });
+    if (!m_recovery && slot.rows() == 0 && streamedBefore && !m_sourceChange.empty() && recoveryAllowed())
+        m_recovery = Recovery{m_sourceChange, wallClockMs(), {}, 0, 0};
+    if (m_recovery) {
+        startRecovery(repl, src, slot.rows() > 0);
+        slot = readSlot();
+    }
     std::vector<Table *> needLoad;
     bool anyStreamed = false;
     for (auto &t : m_tables) {
@@ -517,7 +527,9 @@ void CdcPipeline::run(std::stop_token stop, Options options)
                             "none of the old primary's slots; Postgres 17's failover slots would carry it), so changes "
                             "after " + (since.empty() ? std::string("the last checkpoint") : since) +
                                 " cannot be read from it",
-                            {}, "load the pipeline again from this server: driftless-cli resnapshot " + m_pipeline);
+                            {}, "bring the target back to this server by diff: driftless-cli recover " + m_pipeline +
+                                    " (or set recover: auto on the pipeline), or load it again: driftless-cli "
+                                    "resnapshot " + m_pipeline);
             throw Error(ErrorKind::Permanent,
                         "replication slot " + m_slot + " no longer exists on the source (dropped, or the server was "
                         "replaced); changes after " + (since.empty() ? std::string("the last checkpoint") : since) +
@@ -1020,6 +1032,14 @@ void CdcPipeline::pollRequests()
             cancelRebackfill(*t);
             continue;
         }
+        if (req == "recover") {
+            // Asked for while the source is the one the target follows: nothing to bring back.
+            t->merger->setRequest("");
+            m_observer.event(Level::Info, t->key, "request",
+                             "recover: the source is the server the target follows, on its timeline; nothing to "
+                             "recover (driftless-cli backfill compares one table with it)");
+            continue;
+        }
         if (req != "rebackfill") {
             t->merger->setRequest("");
             m_observer.event(Level::Warn, t->key, "request", "unknown request '" + req + "' ignored");
@@ -1301,6 +1321,7 @@ void CdcPipeline::rebackfillStep()
         rb.copied += done.rows;
         rb.equal += done.equalRows;
         rb.removed += done.removed;
+        rb.written += done.written + done.removed;
         crashPoint("rebackfill.after_chunk");
         m_observer.batchApplied(t.key, ApplyResult{done.rows, done.written + done.removed, false},
                                 {positionOf(t), t.version}, std::nullopt);
@@ -1315,6 +1336,7 @@ void CdcPipeline::rebackfillStep()
                              std::to_string(rb.removed) + " rows the source no longer has removed; " +
                              std::to_string(rb.equal) + " of the rows were found equal by checksum and not copied");
         m_observer.tableState(t.key, TableState::Streaming, "", std::nullopt);
+        recoveredTable(t, rb.copied, rb.written);
         m_rebackfill.reset();
         return;
     }
@@ -1357,6 +1379,7 @@ void CdcPipeline::rebackfillStep()
         throw;
     }
     rb.copied += n;
+    rb.written += r.rowsWritten + gone;
     if (n > 0)
         crashPoint("rebackfill.after_chunk");
     m_observer.batchApplied(t.key, r, {positionOf(t), t.version}, std::nullopt);
@@ -1370,6 +1393,7 @@ void CdcPipeline::rebackfillStep()
                      "re-backfill done: " + std::to_string(rb.copied) + " rows merged, " + std::to_string(gone) +
                          " rows the source no longer has removed");
     m_observer.tableState(t.key, TableState::Streaming, "", std::nullopt);
+    recoveredTable(t, rb.copied, rb.written);
     m_rebackfill.reset();
 }
 

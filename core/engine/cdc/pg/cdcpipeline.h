@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stop_token>
 #include <vector>
 
@@ -77,6 +78,21 @@ private:
     /// the target has). Else throws Error naming both and the re-snapshot (ARCHITECTURE.md P6).
     /// Sets m_systemId, m_timeline and, for a continuing timeline, m_sourceChange.
     void checkSourceIdentity(PgReplicationConnection &repl);
+    /// True when the pipeline says `recover: auto` or a table's checkpoint holds the `recover`
+    /// request `driftless-cli recover` leaves.
+    bool recoveryAllowed() const;
+    /// The source changed in a way the stream cannot read on from (`what`, `why`): a recovery
+    /// (m_recovery) when allowed, else throws Error naming `driftless-cli recover` and resnapshot.
+    void sourceChanged(const std::string &what, const std::string &why);
+    /// With m_recovery set, after the identity check: drops a slot of the pipeline's name the
+    /// server has (`slotThere`), creates the slot the stream takes over from, and moves every
+    /// streaming table there under a new epoch with a re-backfill requested, which compares it
+    /// page by page with the new server and copies what differs. Returns the slot's consistent
+    /// point.
+    std::int64_t startRecovery(PgReplicationConnection &repl, PgConnection &src, bool slotThere);
+    /// A re-backfill of `t` finished (`compared` rows read, `written` rows changed): the event with
+    /// the figures once the recovery's last table is done.
+    void recoveredTable(Table &t, long long compared, long long written);
     void ensurePublication(PgConnection &src);
     void load(std::vector<Table *> tables, const std::string &snapshot, std::int64_t version, std::stop_token stop);
     void stream(std::stop_token stop, Options options, PgReplicationConnection &repl, PgConnection &src);
@@ -190,6 +206,16 @@ private:
     /// The source moved to another timeline that continues the target's history: what changed,
     /// for the messages that follow (a promoted standby has none of the old primary's slots).
     std::string m_sourceChange;
+    /// A recovery by diff under way (docs/failover.md): what changed, when it began, the tables
+    /// still being compared, and the figures so far.
+    struct Recovery {
+        std::string what;
+        std::int64_t startedMs = 0;
+        std::set<Table *> pending;
+        long long compared = 0;
+        long long written = 0;
+    };
+    std::optional<Recovery> m_recovery;
     std::vector<std::unique_ptr<Table>> m_tables;
     std::unique_ptr<TargetSession> m_session;
     std::unique_ptr<Rebackfill> m_rebackfill;

@@ -33,6 +33,7 @@ struct CdcPipeline::Rebackfill {
     std::unique_ptr<RebackfillCompare> compare;
     long long equal = 0;   ///< of `copied`, rows this run found equal and did not copy
     long long removed = 0; ///< compared pages: rows the source no longer has, deleted so far
+    long long written = 0; ///< target rows this run changed (copied, or removed)
     /// The next chunk, read from the snapshot while this one is merged.
     std::future<RowSet> ahead;
 
