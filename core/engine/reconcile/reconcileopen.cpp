@@ -161,12 +161,8 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
     // Postgres; as the MySQL readers deliver it when a MySQL source's rows are stored as that text
     // (SQLite, or MySQL/MariaDB on both sides). See reconcilemysql.h.
     const bool pgText = job.source.kind == EndpointKind::Postgres || job.target.kind == EndpointKind::Postgres;
-    // Rows are matched by the source's primary key.
+    // Rows are matched by the source's primary key; a table without one is compared as whole rows.
     auto takeKeys = [&] {
-        if (!ctx.schema.hasPrimaryKey())
-            throw Error(ErrorKind::Permanent,
-                        job.spec.table.display() + " has no primary key: rows cannot be matched between source and target",
-                        {}, "add a primary key to the source table");
         for (int k : ctx.schema.primaryKey)
             ctx.keys.push_back(ctx.schema.columns[static_cast<size_t>(k)]);
     };
@@ -220,7 +216,7 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
         if (job.spec.strategy == Strategy::Cursor) {
             const int idx = ctx.schema.columnIndex(job.spec.cursor.value_or(TableSpec::kDefaultCursor));
             if (idx >= 0)
-                recent = MysqlSide::Recent{static_cast<size_t>(idx), recentWindow(job, opt)};
+                recent = MysqlSide::Recent{static_cast<size_t>(idx), recentWindow(job, opt), std::nullopt};
         }
         auto side = std::make_unique<MysqlSide>(std::move(src), job.spec.table, ctx.schema, ctx.myTable->columns,
                                                 pgText, recent);
@@ -323,6 +319,15 @@ std::vector<TableJob> selectJobs(const Workspace &ws, const std::string &pipelin
         out.push_back(*it);
     }
     return out;
+}
+
+void requireKey(const TableContext &ctx)
+{
+    if (ctx.keys.empty())
+        throw Error(ErrorKind::Permanent,
+                    ctx.job.spec.table.display() + " has no primary key: its rows cannot be repaired one by one", {},
+                    "run a pass of the table (its full refresh reloads it whole), or add a primary key to the source "
+                    "table");
 }
 
 TableJob jobFor(const Workspace &ws, const std::string &pipeline, const std::string &table)

@@ -38,9 +38,13 @@ struct TableContext {
     std::string sourceFrom;
 };
 
+/// Throws the error a repair gives for a table without a primary key (ctx.keys empty).
+void requireKey(const TableContext &ctx);
+
 /// Opens both sides of `job`'s table: the source (Postgres or MySQL/MariaDB, through its row
 /// filter and column mapping) and the target, hashing alike. Sets `skipped` when the table cannot
-/// be compared exactly; throws Error when a side cannot be opened (no target table yet, no key).
+/// be compared exactly; throws Error when a side cannot be opened (no target table yet). A table
+/// without a primary key opens with no key columns.
 TableContext openTable(const TableJob &job, const ReconcileOptions &opt);
 
 /// The jobs of `pipeline` to compare (all, or the named tables), two-way tables once.

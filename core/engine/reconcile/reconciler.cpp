@@ -4,7 +4,9 @@
 #include "core/db/mysqlcatalog.h"
 #include "core/db/pgcatalog.h"
 #include "core/engine/endpoints/connect.h"
+#include "core/engine/reconcile/keylesscompare.h"
 #include "core/engine/reconcile/reconcileopen.h"
+#include "core/engine/reconcile/refreshdating.h"
 #include "core/engine/reconcile/reconcileside.h"
 #include "core/engine/rows/rowhash.h"
 #include "core/model/cdcposition.h"
@@ -32,6 +34,8 @@ using recon::RowData;
 using recon::Side;
 using recon::TableContext;
 using recon::appliedPosition;
+using recon::RefreshDating;
+using recon::dateRefresh;
 using recon::openTable;
 using recon::selectJobs;
 
@@ -383,6 +387,9 @@ void settleAndClassify(TableContext &ctx, std::unordered_map<std::string, Candid
             out.note = "the target had applied the source up to " + position(applied) + ", not " + position(sourceNow) +
                        " (is the sync running?): rows changed since then count as drift until it applies them";
     }
+    std::optional<RefreshDating> refresh;
+    if (ctx.job.spec.strategy == Strategy::FullRefresh)
+        refresh = dateRefresh(ctx);
     if (opt.onPhase)
         opt.onPhase(out.table, "recheck");
     std::vector<CanonicalKey> keys;
@@ -395,6 +402,7 @@ void settleAndClassify(TableContext &ctx, std::unordered_map<std::string, Candid
         order.push_back(rec);
     std::sort(order.begin(), order.end());
     const bool cursor = ctx.job.spec.strategy == Strategy::Cursor;
+    long long undated = 0; // of a full refresh table, differences the source's rows could not date
     for (const auto &rec : order) {
         const auto &c = cands[rec];
         auto si = rs.find(rec);
@@ -412,20 +420,38 @@ void settleAndClassify(TableContext &ctx, std::unordered_map<std::string, Candid
             ++out.inFlight; // the next cursor pass re-reads it
             continue;
         }
+        if (refresh && si != rs.end() && si->second.recent) {
+            ++out.inFlight; // written after the last pass's snapshot: the next pass copies it
+            continue;
+        }
+        if (refresh && si == rs.end() && refresh->loadedByPass(ti->second.version)) {
+            ++out.inFlight; // the last pass loaded it, so the source deleted it since
+            continue;
+        }
+        if (refresh && !refresh->sourceDated && si != rs.end())
+            ++undated;
         if (now[0] && !now[1]) {
             ++out.missing;
-            if (out.missingKeys.size() < static_cast<size_t>(opt.maxKeys))
+            if (out.missingKeys.size() < static_cast<size_t>(opt.maxKeys)) {
                 out.missingKeys.push_back(c.key);
+                out.missingRows.push_back({c.key, si->second.values, 1});
+            }
         } else if (!now[0] && now[1]) {
             ++out.extra;
-            if (out.extraKeys.size() < static_cast<size_t>(opt.maxKeys))
+            if (out.extraKeys.size() < static_cast<size_t>(opt.maxKeys)) {
                 out.extraKeys.push_back(c.key);
+                out.extraRows.push_back({c.key, ti->second.values, 1});
+            }
         } else {
             ++out.different;
             if (out.differentRows.size() < static_cast<size_t>(opt.maxKeys))
                 out.differentRows.push_back({c.key, columnDiffs(ctx.schema, si->second, ti->second)});
         }
     }
+    if (undated)
+        out.note = std::to_string(undated) + " differing rows of the source cannot be dated against the last pass's "
+                   "snapshot" + (refresh->snapshotAt.empty() ? "" : " (" + refresh->snapshotAt + ")") + ": " +
+                   refresh->why + "; changes made since count as drift until the next pass copies them";
 }
 
 /// Leaves a table's comparison early when it is skipped.
@@ -451,14 +477,22 @@ TableReconcile reconcileTable(const TableJob &job, const ReconcileOptions &opt, 
             out.skipped = ctx.skipped;
             throw Skip{};
         }
-        const bool bisect = orderable(ctx.keys, job.source.kind, job.target.kind) && ctx.source->keysOrderable() &&
-                            ctx.target->keysOrderable();
-        std::unordered_map<std::string, Candidate> cands;
-        Comparer cmp(*ctx.source, *ctx.target, out, opt, bisect);
-        if (cmp.run(cands))
-            settleAndClassify(ctx, cands, out, opt, memo);
-        if (!bisect && out.note.empty())
-            out.note = "the key's type orders differently on the two sides, so differing tables are compared row by row";
+        for (const auto &c : ctx.schema.columns)
+            out.columns.push_back(c.name);
+        if (ctx.keys.empty()) {
+            recon::compareKeyless(ctx, out, opt);
+        } else {
+            const bool bisect = orderable(ctx.keys, job.source.kind, job.target.kind) &&
+                                ctx.source->keysOrderable() && ctx.target->keysOrderable();
+            std::unordered_map<std::string, Candidate> cands;
+            Comparer cmp(*ctx.source, *ctx.target, out, opt, bisect);
+            if (cmp.run(cands))
+                settleAndClassify(ctx, cands, out, opt, memo);
+            if (!bisect)
+                out.note = (out.note.empty() ? "" : out.note + "; ") +
+                           "the key's type orders differently on the two sides, so differing tables are compared row "
+                           "by row";
+        }
         out.sourceQueries = ctx.source->queries;
         out.targetQueries = ctx.target->queries;
         out.sourceRowsFetched = ctx.source->fetched;

@@ -120,6 +120,7 @@ RepairOutcome executeTable(const Workspace &ws, const TableRepairPlan &plan)
     const size_t upserts = plan.upsertKeys.size();
     ReconcileOptions opt;
     TableContext ctx = openTable(job, opt);
+    recon::requireKey(ctx);
     if (!ctx.skipped.empty())
         throw Error(ErrorKind::Permanent, out.table + " cannot be compared exactly: " + ctx.skipped);
     for (const auto &k : ctx.keys)
@@ -266,6 +267,7 @@ TableRepairPlan planKeys(const Workspace &ws, const std::string &pipeline, const
         return plan;
     ReconcileOptions opt;
     TableContext ctx = openTable(job, opt);
+    recon::requireKey(ctx);
     if (!ctx.skipped.empty())
         throw Error(ErrorKind::Permanent, plan.table + " cannot be compared exactly: " + ctx.skipped);
     std::vector<std::string> keyColumns;
@@ -315,6 +317,10 @@ RepairPlan planRepair(const Workspace &ws, const ReconcileReport &report, const 
         if (t.drift() == 0)
             continue;
         try {
+            if (t.keyColumns.empty())
+                throw Error(ErrorKind::Permanent, t.table + " has no primary key: its rows cannot be repaired one by "
+                                                            "one; a pass of the table (its full refresh) reloads it "
+                                                            "whole");
             const bool complete = static_cast<long long>(t.missingKeys.size()) == t.missing &&
                                   static_cast<long long>(t.extraKeys.size()) == t.extra &&
                                   static_cast<long long>(t.differentRows.size()) == t.different;

@@ -67,6 +67,18 @@ json reportJsonValue(const ReconcileReport &report)
                                 {"target", c.target ? json(*c.target) : json(nullptr)}});
             diffs.push_back({{"key", keyJson(d.key, t.keyIsInteger)}, {"columns", cols}});
         }
+        auto rowsJson = [&](const std::vector<RowValues> &list) {
+            json arr = json::array();
+            for (const auto &r : list) {
+                json values = json::array();
+                for (const auto &v : r.values)
+                    values.push_back(v ? json(*v) : json(nullptr));
+                arr.push_back({{"key", r.key.empty() ? json(nullptr) : keyJson(r.key, t.keyIsInteger)},
+                               {"values", values},
+                               {"copies", r.copies}});
+            }
+            return arr;
+        };
         tables.push_back({{"table", t.table},
                           {"target", t.target},
                           {"two_way", t.direction.empty() ? json(nullptr)
@@ -84,6 +96,8 @@ json reportJsonValue(const ReconcileReport &report)
                           {"drift_ratio", t.driftRatio},
                           {"keys", keys},
                           {"differences", diffs},
+                          {"columns", t.columns},
+                          {"rows", {{"missing", rowsJson(t.missingRows)}, {"extra", rowsJson(t.extraRows)}}},
                           {"elapsed_ms", t.elapsedMs},
                           {"queries", {{"source", t.sourceQueries}, {"target", t.targetQueries}}},
                           {"rows_fetched", {{"source", t.sourceRowsFetched}, {"target", t.targetRowsFetched}}},
@@ -145,6 +159,20 @@ ReconcileReport reportFromJson(const json &j)
             }
             x.differentRows.push_back(std::move(row));
         }
+        x.columns = t.value("columns", std::vector<std::string>{});
+        const auto rows = t.value("rows", json::object());
+        for (const auto &[kind, list] : {std::pair{"missing", &x.missingRows}, std::pair{"extra", &x.extraRows}})
+            for (const auto &e : rows.value(kind, json::array())) {
+                if (!e.is_object())
+                    continue;
+                RowValues r;
+                if (const auto k = e.find("key"); k != e.end() && !k->is_null())
+                    r.key = keyFromJson(*k);
+                for (const auto &v : e.value("values", json::array()))
+                    r.values.push_back(v.is_string() ? std::optional<std::string>(v.get<std::string>()) : std::nullopt);
+                r.copies = e.value("copies", 1LL);
+                list->push_back(std::move(r));
+            }
         x.elapsedMs = t.value("elapsed_ms", 0LL);
         const auto q = t.value("queries", json::object());
         x.sourceQueries = q.value("source", 0);

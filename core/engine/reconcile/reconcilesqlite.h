@@ -105,8 +105,8 @@ public:
             sel += "driftless_canon('" + std::string(1, static_cast<char>(rowhash::canonFor(c))) + "', " +
                    quoteIdent(c.name) + "), ";
         ++queries;
-        auto st = m_db.prepare("SELECT " + sel + m_rowHash + " FROM " + m_table +
-                               " WHERE " + where);
+        auto st = m_db.prepare("SELECT " + sel + m_rowHash + (readVersions ? ", \"_driftless_version\"" : "") +
+                               " FROM " + m_table + " WHERE " + where);
         std::unordered_map<std::string, RowData> out;
         const int nk = static_cast<int>(m_keys.size());
         const int nc = static_cast<int>(m_columns.size());
@@ -128,9 +128,41 @@ public:
                 for (int c = 0; c < nc; ++c)
                     d.values.push_back(st.optText(nk + c));
                 d.hash = st.int64(nk + nc);
+                if (readVersions)
+                    d.version = st.int64(nk + nc + 1);
                 out.emplace(rowhash::recordText({d.key.begin(), d.key.end()}), std::move(d));
                 ++fetched;
             }
+        }
+        return out;
+    }
+
+    std::vector<RowData> rowsByHash(const std::vector<std::int64_t> &hashes) override
+    {
+        std::vector<RowData> out;
+        if (hashes.empty())
+            return out;
+        std::string sel, list = "[";
+        for (size_t i = 0; i < m_columns.size(); ++i)
+            sel += "driftless_canon('" + std::string(1, static_cast<char>(rowhash::canonFor(m_columns[i]))) + "', " +
+                   quoteIdent(m_columns[i].name) + ") AS _dl_c" + std::to_string(i) + ", ";
+        for (size_t i = 0; i < hashes.size(); ++i)
+            list += (i ? "," : "") + std::to_string(hashes[i]);
+        ++queries;
+        auto st = m_db.prepare("SELECT * FROM (SELECT " + sel + m_rowHash + " AS _dl_h" +
+                               (readVersions ? ", \"_driftless_version\" AS _dl_v" : "") + " FROM " + m_table +
+                               ") WHERE _dl_h IN (SELECT value FROM json_each(?1))");
+        st.bindText(1, list + "]");
+        const int nc = static_cast<int>(m_columns.size());
+        while (st.step()) {
+            RowData d;
+            for (int c = 0; c < nc; ++c)
+                d.values.push_back(st.optText(c));
+            d.hash = st.int64(nc);
+            if (readVersions)
+                d.version = st.int64(nc + 1);
+            out.push_back(std::move(d));
+            ++fetched;
         }
         return out;
     }
