@@ -227,7 +227,7 @@ TEST(Reconcile, aRepairRunsExactlyItsPlanAndSkipsAKeyTheSourceChangedSince)
     EXPECT_EQ(back.tables[0].statements, t.statements);
     EXPECT_EQ(back.tables[0].upsertKeys, t.upsertKeys);
     EXPECT_EQ(back.tables[0].deleteKeys, t.deleteKeys);
-    EXPECT_NE(repairPlanText(plan).find("11 rows: INSERT INTO \"public\".\"items\""), std::string::npos)
+    EXPECT_NE(repairPlanText(plan).find("11 rows: MERGE INTO \"public\".\"items\""), std::string::npos)
         << repairPlanText(plan);
 
     // Between the preview and the repair the source deletes a row the plan would write: the repair
@@ -245,6 +245,22 @@ TEST(Reconcile, aRepairRunsExactlyItsPlanAndSkipsAKeyTheSourceChangedSince)
     EXPECT_EQ(o.written, 10);
     EXPECT_EQ(o.deleted, 4);
     EXPECT_EQ(o.verified, 15); // 1500 is gone from both sides now
+    // The preview's whole SQL (Show Details) leaves nothing out, and is what the target runs:
+    // EXPLAIN takes each statement now that the repair made the staging and tombstone tables.
+    for (const auto &st : t.statements) {
+        SCOPED_TRACE(st.kind);
+        EXPECT_EQ(st.full.find("..."), std::string::npos) << st.full;
+        const std::vector<std::string> named = st.kind == "delete" ? std::vector<std::string>{"\"id\""}
+                                                                  : std::vector<std::string>{"\"id\"", "\"name\"", "\"qty\"",
+                                                                                             "\"price\"", "\"updated_at\""};
+        for (const auto &column : named)
+            EXPECT_NE(st.full.find(column), std::string::npos) << st.full;
+        if (st.kind != "stage") {
+            EXPECT_NO_THROW(dst.exec("EXPLAIN " + st.full)) << st.full;
+        }
+    }
+    EXPECT_NE(repairPlanDetails(plan).find("MERGE INTO \"public\".\"items\" AS t"), std::string::npos)
+        << repairPlanDetails(plan);
     auto after = reconcile(ws, "p", {}, bisecting());
     EXPECT_EQ(after.tables[0].drift(), 0);
 
@@ -962,6 +978,22 @@ TEST(Reconcile, scheduledRunsStoreReportsAndDriftAboveTheThresholdRaisesAnAlertA
     auto after = buildStatus(ws, {}, now, store.latestReconciles());
     EXPECT_FALSE(after[0].driftAlert);
     EXPECT_TRUE(computeAlerts(ws, after, {}, {}, now).empty());
+    // The history marks the report a repair ran from, and each one compared again since; the
+    // agent API's JSON carries the marks.
+    const auto history = store.reconcileSummaries();
+    ASSERT_EQ(history.size(), 4u);
+    EXPECT_FALSE(history[0].repaired);
+    EXPECT_EQ(history[0].supersededBy, 0);
+    EXPECT_EQ(history[1].reportId, report->id);
+    EXPECT_TRUE(history[1].repaired);
+    EXPECT_EQ(history[1].supersededBy, history[0].reportId);
+    EXPECT_FALSE(history[2].repaired);
+    EXPECT_EQ(history[2].supersededBy, history[1].reportId);
+    const auto listed = summariesFromJson(summariesJsonValue(history));
+    ASSERT_EQ(listed.size(), 4u);
+    EXPECT_TRUE(listed[1].repaired);
+    EXPECT_EQ(listed[2].supersededBy, history[1].reportId);
+    EXPECT_EQ(summariesJsonValue(history)[0]["superseded_by"], nullptr);
 }
 
 TEST(Reconcile, generatedColumnsAreComparedOnceTheSyncCarriesThem)

@@ -130,6 +130,9 @@ struct RepairStatement {
     std::string kind; ///< `stage`, `upsert` or `delete`
     std::string sql;  ///< its shape, identifiers quoted as the target quotes them
     long long rows = 0;
+    /// The whole SQL, as the target's merger runs it: every column, the guard, the staging and
+    /// tombstone tables by name (several statements for some targets, one to a line).
+    std::string full;
     bool operator==(const RepairStatement &) const = default;
 };
 
@@ -209,13 +212,17 @@ ReconcileReport reportFromJson(const nlohmann::json &j);
 nlohmann::json repairJsonValue(const std::vector<RepairOutcome> &outcomes);
 std::vector<RepairOutcome> repairFromJson(const nlohmann::json &j);
 /// `{"report_id", "pipeline", "tables": [{table, target, inserts, updates, deletes, keys:
-/// {upsert, delete}, statements: [{kind, sql, rows}], error}]}`; and back.
+/// {upsert, delete}, statements: [{kind, sql, rows, full_sql}], error}]}`; and back.
 nlohmann::json repairPlanJsonValue(const RepairPlan &plan);
 RepairPlan repairPlanFromJson(const nlohmann::json &j);
 /// The plan as a DBA reads it before saying yes: per table, the statements and their rows.
 std::string repairPlanText(const RepairPlan &plan);
+/// repairPlanText() with each statement's whole SQL in place of its shape (the app's Show
+/// Details).
+std::string repairPlanDetails(const RepairPlan &plan);
 /// `[{report, pipeline, table, finished_at_ms, source_rows, target_rows, missing, extra,
-/// different, in_flight, drift_ratio, error}]`, as the agent API lists reports; and back.
+/// different, in_flight, drift_ratio, error, repaired, superseded_by}]`, as the agent API lists
+/// reports; and back.
 nlohmann::json summariesJsonValue(const std::vector<ReconcileSummary> &summaries);
 std::vector<ReconcileSummary> summariesFromJson(const nlohmann::json &j);
 /// One key as JSON: a scalar for a one-column key (a number for integer columns), else an array.

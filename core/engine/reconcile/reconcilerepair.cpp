@@ -6,6 +6,7 @@
 #include "core/base/copytext.h"
 #include "core/engine/endpoints/connect.h"
 #include "core/engine/reconcile/reconcileopen.h"
+#include "core/engine/reconcile/repairsql.h"
 #include "core/engine/jobs/tableargs.h"
 #include "core/engine/rows/deletepolicy.h"
 #include "core/engine/rows/rowhash.h"
@@ -63,8 +64,9 @@ std::string quoteFor(EndpointKind kind, const std::string &name)
 /// The statements a repair of `plan`'s keys runs through the target's merger (a staging load,
 /// then the guarded merge, which upserts the rows it stages and deletes the keys it stages as
 /// deletes), with the rows each takes.
-std::vector<RepairStatement> repairStatements(const TableJob &job, const std::vector<std::string> &keyColumns,
-                                              long long upserts, long long deletes)
+std::vector<RepairStatement> repairStatements(const TableJob &job, const TableSchema &schema,
+                                              const std::vector<std::string> &keyColumns, long long upserts,
+                                              long long deletes)
 {
     const EndpointKind kind = job.target.kind;
     const std::string target =
@@ -76,27 +78,38 @@ std::vector<RepairStatement> repairStatements(const TableJob &job, const std::ve
     std::vector<RepairStatement> out;
     if (upserts + deletes == 0)
         return out;
-    out.push_back({"stage",
-                   kind == EndpointKind::Postgres ? "COPY the rows into the staging table of " + target + " FROM STDIN"
-                                                  : "INSERT the rows into the staging table of " + target,
-                   upserts + deletes});
+    // One line each, saying what runs (RepairStatement::full has the whole statement).
+    const std::string stage =
+        kind == EndpointKind::Postgres ? "COPY the rows into the staging table of " + target + " FROM STDIN"
+        : kind == EndpointKind::Mysql  ? "INSERT the rows into the staging table of " + target
+                                       : "Bind each row to the statements below, one at a time (no staging table)";
+    const std::string upsert =
+        kind == EndpointKind::Postgres
+            ? "MERGE INTO " + target + " USING the staged rows ON (" + key +
+                  "): UPDATE the rows whose staged version is not older, INSERT the others"
+        : kind == EndpointKind::Mysql
+            ? "UPDATE " + target + " JOIN the staged rows ON (" + key +
+                  ") WHERE the staged version is not older, then INSERT INTO " + target + " the ones it lacks"
+            : "INSERT INTO " + target + " each row ON CONFLICT (" + key +
+                  ") DO UPDATE WHERE the staged version is not older";
+    out.push_back({"stage", stage, upserts + deletes, {}});
     if (upserts)
-        out.push_back({"upsert",
-                       "INSERT INTO " + target + " SELECT ... FROM staging " +
-                           (kind == EndpointKind::Mysql ? "ON DUPLICATE KEY UPDATE ..."
-                                                        : "ON CONFLICT (" + key + ") DO UPDATE SET ...") +
-                           " WHERE the staged version is not older",
-                       upserts});
+        out.push_back({"upsert", upsert, upserts, {}});
     if (deletes && softDeletes(job.spec))
         out.push_back({"delete",
                        "UPDATE " + target + " SET " + kDeletedAtColumn + " = now WHERE (" + key +
                            ") IN (staged deletes) AND the staged version is not older (deletes: soft); tombstones kept",
-                       deletes});
+                       deletes, {}});
     else if (deletes)
         out.push_back({"delete",
                        "DELETE FROM " + target + " WHERE (" + key +
                            ") IN (staged deletes) AND the staged version is not older; tombstones kept",
-                       deletes});
+                       deletes, {}});
+    if (!out.empty()) {
+        const recon::RepairSql full = recon::repairFullSql(job, schema);
+        for (auto &st : out)
+            st.full = st.kind == "stage" ? full.stage : st.kind == "upsert" ? full.upsert : full.remove;
+    }
     return out;
 }
 
@@ -210,7 +223,7 @@ RepairOutcome executeTable(const Workspace &ws, const TableRepairPlan &plan)
     std::vector<std::string> keyColumns;
     for (const auto &k : ctx.keys)
         keyColumns.push_back(k.name);
-    out.statements = repairStatements(job, keyColumns, stagedUpserts, stagedDeletes);
+    out.statements = repairStatements(job, ctx.schema, keyColumns, stagedUpserts, stagedDeletes);
     if (!versioned.empty()) {
         session->inTransaction([&] {
             auto res = merger->mergeInTransaction(versioned);
@@ -247,7 +260,9 @@ TableRepairPlan tablePlan(const Workspace &ws, const std::string &pipeline, cons
     plan.updates = static_cast<long long>(t.differentRows.size());
     const TableJob job = jobFor(ws, pipeline, t.table);
     plan.target = job.targetName.display();
-    plan.statements = repairStatements(job, t.keyColumns, static_cast<long long>(plan.upsertKeys.size()),
+    ReconcileOptions opt;
+    const TableContext ctx = openTable(job, opt); // the columns the statements name
+    plan.statements = repairStatements(job, ctx.schema, t.keyColumns, static_cast<long long>(plan.upsertKeys.size()),
                                        static_cast<long long>(plan.deleteKeys.size()));
     return plan;
 }
@@ -286,7 +301,7 @@ TableRepairPlan planKeys(const Workspace &ws, const std::string &pipeline, const
             plan.deleteKeys.push_back(k);
         }
     }
-    plan.statements = repairStatements(job, keyColumns, static_cast<long long>(plan.upsertKeys.size()),
+    plan.statements = repairStatements(job, ctx.schema, keyColumns, static_cast<long long>(plan.upsertKeys.size()),
                                        static_cast<long long>(plan.deleteKeys.size()));
     return plan;
 }

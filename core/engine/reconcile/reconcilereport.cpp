@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace driftless::core {
@@ -194,7 +195,7 @@ json statementsJson(const std::vector<RepairStatement> &statements)
 {
     json arr = json::array();
     for (const auto &st : statements)
-        arr.push_back({{"kind", st.kind}, {"sql", st.sql}, {"rows", st.rows}});
+        arr.push_back({{"kind", st.kind}, {"sql", st.sql}, {"rows", st.rows}, {"full_sql", st.full}});
     return arr;
 }
 
@@ -205,7 +206,8 @@ std::vector<RepairStatement> statementsFromJson(const json &j)
         return out;
     for (const auto &e : j)
         if (e.is_object())
-            out.push_back({e.value("kind", std::string()), e.value("sql", std::string()), e.value("rows", 0LL)});
+            out.push_back({e.value("kind", std::string()), e.value("sql", std::string()), e.value("rows", 0LL),
+                           e.value("full_sql", std::string())});
     return out;
 }
 
@@ -263,7 +265,9 @@ RepairPlan repairPlanFromJson(const json &j)
     return plan;
 }
 
-std::string repairPlanText(const RepairPlan &plan)
+namespace {
+
+std::string planText(const RepairPlan &plan, bool details)
 {
     std::string out = "repair plan for report " + std::to_string(plan.reportId) + " (pipeline " + plan.pipeline + ")\n";
     if (plan.tables.empty())
@@ -275,11 +279,31 @@ std::string repairPlanText(const RepairPlan &plan)
         }
         out += "  " + t.table + " -> " + t.target + ": " + std::to_string(t.inserts) + " to insert, " +
                std::to_string(t.updates) + " to update, " + std::to_string(t.deleteKeys.size()) + " to delete\n";
-        for (const auto &st : t.statements)
-            out += "    " + std::to_string(st.rows) + (st.rows == 1 ? " row:  " : " rows: ") + st.sql + "\n";
+        for (const auto &st : t.statements) {
+            const std::string rows = std::to_string(st.rows) + (st.rows == 1 ? " row" : " rows");
+            if (!details || st.full.empty()) {
+                out += "    " + rows + (st.rows == 1 ? ":  " : ": ") + st.sql + "\n";
+                continue;
+            }
+            // The whole statement in place of its shape, indented under what it does.
+            out += "    " + rows + " " +
+                   (st.kind == "stage" ? "staged" : st.kind == "upsert" ? "inserted or updated" : "deleted") + ":\n";
+            std::string::size_type from = 0;
+            while (from <= st.full.size()) {
+                const auto to = std::min(st.full.find('\n', from), st.full.size());
+                out += "        " + st.full.substr(from, to - from) + "\n";
+                from = to + 1;
+            }
+        }
     }
     return out;
 }
+
+} // namespace
+
+std::string repairPlanText(const RepairPlan &plan) { return planText(plan, false); }
+
+std::string repairPlanDetails(const RepairPlan &plan) { return planText(plan, true); }
 
 json repairJsonValue(const std::vector<RepairOutcome> &outcomes)
 {
@@ -338,7 +362,9 @@ json summariesJsonValue(const std::vector<ReconcileSummary> &summaries)
                        {"different", s.different},
                        {"in_flight", s.inFlight},
                        {"drift_ratio", s.driftRatio},
-                       {"error", s.error.empty() ? json(nullptr) : json(s.error)}});
+                       {"error", s.error.empty() ? json(nullptr) : json(s.error)},
+                       {"repaired", s.repaired},
+                       {"superseded_by", s.supersededBy ? json(s.supersededBy) : json(nullptr)}});
     return arr;
 }
 
@@ -364,6 +390,9 @@ std::vector<ReconcileSummary> summariesFromJson(const json &j)
         s.driftRatio = e.value("drift_ratio", 0.0);
         if (e.contains("error") && e["error"].is_string())
             s.error = e["error"].get<std::string>();
+        s.repaired = e.value("repaired", false);
+        if (const auto by = e.find("superseded_by"); by != e.end() && by->is_number_integer())
+            s.supersededBy = by->get<std::int64_t>();
         out.push_back(std::move(s));
     }
     return out;
