@@ -221,8 +221,8 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_tablesPage, &TablesPage::statusMessage, this,
             [this](const QString &message) { statusBar()->showMessage(message, kStatusMessageMs); });
     connect(m_alertsPage, &AlertsPage::alertCountChanged, this, &MainWindow::updateAlertsTab);
-    // These pages say the outcome in a line of their own: the status bar says it only when the
-    // DBA has gone to another page meanwhile, not twice on one screen.
+    // These pages (and Conflicts, below) say the outcome in a line of their own: the status bar
+    // says it only when the DBA has gone to another page meanwhile, not twice on one screen.
     connect(m_workspacePage, &WorkspacePage::statusMessage, this, [this](const QString &message) {
         if (m_pages->currentWidget() != m_workspacePage)
             statusBar()->showMessage(message, kStatusMessageMs);
@@ -231,8 +231,10 @@ MainWindow::MainWindow(QWidget *parent)
         if (m_pages->currentWidget() != m_reconcilePage)
             statusBar()->showMessage(message, kStatusMessageMs);
     });
-    connect(m_conflictsPage, &ConflictsPage::statusMessage, this,
-            [this](const QString &message) { statusBar()->showMessage(message, kStatusMessageMs); });
+    connect(m_conflictsPage, &ConflictsPage::statusMessage, this, [this](const QString &message) {
+        if (m_pages->currentWidget() != m_conflictsPage)
+            statusBar()->showMessage(message, kStatusMessageMs);
+    });
     connect(m_conflictsPage, &ConflictsPage::openCountChanged, this, &MainWindow::updateConflictsTab);
     connect(m_conflictsPage, &ConflictsPage::countsChanged, m_tablesModel, &TablesModel::setConflictCounts);
 

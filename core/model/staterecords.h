@@ -82,6 +82,10 @@ struct ReconcileSummary {
     std::int64_t sourceRows = 0, targetRows = 0, missing = 0, extra = 0, different = 0, inFlight = 0;
     double driftRatio = 0;
     std::string error;
+    /// History marks (StateStore::reconcileSummaries only): a repair was run from this report for
+    /// this table; the next report that compared the table again (0: none, this is the latest).
+    bool repaired = false;
+    std::int64_t supersededBy = 0;
 };
 
 /// A reconciliation owed to a table (after a slot guard fallback): run after the table's

@@ -706,13 +706,23 @@ StateStore::ReconcileSummary summaryFrom(SqliteStmt &st)
 std::vector<StateStore::ReconcileSummary> StateStore::reconcileSummaries(int limit, const std::string &pipeline)
 {
     std::lock_guard lock(m_mutex);
-    auto st = m_db.prepare(std::string("SELECT ") + kSummaryColumns +
-                           " FROM reconcile_tables WHERE (?1 = '' OR pipeline = ?1) ORDER BY report_id DESC, "
-                           "table_name LIMIT ?2");
+    // With the history's marks: whether a repair of the table (one without an error) was recorded
+    // in the report (recordRepair), and the next report of the same table.
+    auto st = m_db.prepare(
+        std::string("SELECT ") + kSummaryColumns +
+        ", EXISTS (SELECT 1 FROM reconcile_reports rr, json_each(CASE WHEN json_valid(rr.report) THEN rr.report "
+        "ELSE '{}' END, '$.repairs') rp, json_each(rp.value, '$.tables') rt WHERE rr.id = r.report_id AND "
+        "json_extract(rt.value, '$.table') = r.table_name AND json_extract(rt.value, '$.error') IS NULL), "
+        "(SELECT min(x.report_id) FROM reconcile_tables x WHERE x.pipeline = r.pipeline AND x.table_name = "
+        "r.table_name AND x.report_id > r.report_id) FROM reconcile_tables r WHERE (?1 = '' OR pipeline = ?1) ORDER "
+        "BY report_id DESC, table_name LIMIT ?2");
     st.bindText(1, pipeline).bind(2, static_cast<std::int64_t>(limit));
     std::vector<ReconcileSummary> out;
-    while (st.step())
+    while (st.step()) {
         out.push_back(summaryFrom(st));
+        out.back().repaired = st.int64(12) != 0;
+        out.back().supersededBy = st.isNull(13) ? 0 : st.int64(13);
+    }
     return out;
 }
 

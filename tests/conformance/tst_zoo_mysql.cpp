@@ -841,11 +841,14 @@ TEST(ZooMysql, reconcileTakesAMariaDbTableNameWithItsCase)
     writeFile(z.dir.file("zoo.yaml"), z.workspace(z.entry("Cased") + z.entry("cased")));
     ASSERT_EQ(z.cli({"apply", z.dir.file("zoo.yaml")}).exitCode, 0);
     ASSERT_EQ(z.cli({"run", "--once"}).exitCode, 0);
+    // Deleted at the source after the pass: the row the pass loaded is in flight (its next pass
+    // deletes it), in Cased and not in cased.
     z.src.exec("DELETE FROM Cased WHERE id = 2");
     auto rec = z.cli({"reconcile", z.pipeline, z.src.name() + ".Cased", "--json"});
-    EXPECT_EQ(rec.exitCode, 3) << rec.out << rec.err;
+    EXPECT_EQ(rec.exitCode, 0) << rec.out << rec.err;
     auto j = nlohmann::json::parse(rec.out);
     ASSERT_EQ(j["tables"].size(), 1u);
     EXPECT_EQ(j["tables"][0].value("table", std::string()), z.src.name() + ".\"Cased\"");
-    EXPECT_EQ(j["tables"][0].value("extra", 0LL), 1);
+    EXPECT_EQ(j["tables"][0].value("extra", 0LL), 0);
+    EXPECT_EQ(j["tables"][0].value("in_flight", 0LL), 1);
 }

@@ -34,6 +34,7 @@
 #include <QPushButton>
 #include <QTabWidget>
 #include <QTableView>
+#include <QStatusBar>
 #include <QTest>
 
 #include <chrono>
@@ -408,6 +409,9 @@ void TestConflictsPage::takeTargetResolvesAQueuedConflictOnBothDatabases()
     QTRY_VERIFY_WITH_TIMEOUT(!page->resolving(), 60000);
     QVERIFY2(page->resultLabel()->text().contains(QStringLiteral("target's version")),
              qPrintable(page->resultLabel()->text()));
+    // Said once on this screen: the page's own line, not the status bar as well.
+    QVERIFY2(!w.statusBar()->currentMessage().contains(QStringLiteral("target's version")),
+             qPrintable(w.statusBar()->currentMessage()));
     QTRY_COMPARE_WITH_TIMEOUT(page->model()->rowCount(), 1, 30000);
     QCOMPARE(QString::fromStdString(TwoWay::row(s.a, 12)), QStringLiteral("twelve on b|p12@old|555-12"));
     QCOMPARE(QString::fromStdString(TwoWay::row(s.b, 12)), QStringLiteral("twelve on b|p12@old|555-12"));

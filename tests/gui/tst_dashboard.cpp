@@ -155,6 +155,7 @@ private slots:
     void initTestCase() { test::useTestSettings(); }
     void anEmptyWorkspaceSaysHowToStartInTheApp();
     void tilesShowEachPipelineAndTheWorstTablesFirst();
+    void tilesHoldStillUnderThePointer();
     void aThousandTablesAreShownWorstFirstFilteredAndGrouped();
     void aTwoWayPipelineIsOneTileWithBothDirectionsUnderIt();
     void tilesKeepTheirHistoryWhenTablesComeGoOrMoveBetweenSnapshots();
@@ -186,6 +187,34 @@ void TestDashboard::anEmptyWorkspaceSaysHowToStartInTheApp()
     feed(w, snapshotOf(smallWorkspace(0), 1'700'000'000'000));
     QVERIFY(!empty->isVisible());
     QVERIFY(w.dashboardPage()->scrollArea()->isVisible());
+}
+
+// Worst first, by lag within a freshness, the tiles moved under the cursor with every snapshot:
+// while the pointer is over the grid they keep their places (their figures still change), and
+// take the new order when it leaves.
+void TestDashboard::tilesHoldStillUnderThePointer()
+{
+    MainWindow w;
+    w.resize(1180, 620);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    DashboardGrid *grid = w.dashboardPage()->grid();
+    const std::int64_t t0 = 1'700'000'000'000;
+    feed(w, snapshotOf(smallWorkspace(4), t0));
+    QCOMPARE(grid->shownTables().mid(5), (QStringList{"crm/sales.contacts", "crm/sales.customers"}));
+
+    QEvent enter(QEvent::Enter);
+    QCoreApplication::sendEvent(grid, &enter);
+    auto tables = smallWorkspace(5);
+    tables[3].lagSeconds = 100.0; // sales.customers now lags the most of crm
+    feed(w, snapshotOf(tables, t0 + 2000));
+    QVERIFY(grid->orderHeld());
+    QCOMPARE(grid->shownTables().mid(5), (QStringList{"crm/sales.contacts", "crm/sales.customers"}));
+
+    QEvent leave(QEvent::Leave);
+    QCoreApplication::sendEvent(grid, &leave);
+    QVERIFY(!grid->orderHeld());
+    QCOMPARE(grid->shownTables().mid(5), (QStringList{"crm/sales.customers", "crm/sales.contacts"}));
 }
 
 void TestDashboard::tilesShowEachPipelineAndTheWorstTablesFirst()

@@ -40,6 +40,8 @@
 #include <QSystemTrayIcon>
 #include <QTabWidget>
 #include <QTableView>
+#include <QStyleOptionViewItem>
+#include <QTableView>
 #include <QTest>
 
 #include <nlohmann/json.hpp>
@@ -247,6 +249,14 @@ void TestPages::slotsPageListsEverySlotWithItsOwnerAndDropsTheOrphan()
 
     page->selectSlot(QStringLiteral("src"), QString::fromStdString(orphan));
     QVERIFY(page->dropButton()->isEnabled());
+    // The figures stay in view in a narrow window: the long slot names give way first.
+    auto *slotsView = page->findChild<QTableView *>(QStringLiteral("slotsView"));
+    QTRY_VERIFY2(slotsView->columnViewportPosition(SlotsModel::Retained) + slotsView->columnWidth(SlotsModel::Retained) <=
+                     slotsView->viewport()->width(),
+                 qPrintable(QStringLiteral("Retained WAL ends at %1 of %2")
+                                .arg(slotsView->columnViewportPosition(SlotsModel::Retained) +
+                                     slotsView->columnWidth(SlotsModel::Retained))
+                                .arg(slotsView->viewport()->width())));
     saveShot(&w, QStringLiteral("page-slots"));
 
     // Dropping the orphan asks first, showing the exact SQL; Cancel leaves it alone.
@@ -337,6 +347,19 @@ void TestPages::alertsPageShowsTheOrphanedSlotAndTheFailingTable()
     QTRY_VERIFY(w.eventsModel()->rowCount() >= 2);
     QVERIFY(w.pages()->tabText(w.pages()->indexOf(w.alertsPage())).contains(QStringLiteral("(")));
     QTest::qWait(300);
+    // Nothing of an alert is cut off: its names and statements wrap inside their columns, and
+    // each row is as tall as its longest cell so wrapped.
+    w.pages()->setCurrentWidget(w.alertsPage());
+    QTRY_VERIFY(view->isVisible());
+    for (int row = 0; row < view->model()->rowCount(); ++row)
+        for (int column : {ui::AlertsModel::Subject, ui::AlertsModel::Message, ui::AlertsModel::Action}) {
+            QStyleOptionViewItem option;
+            option.initFrom(view);
+            option.rect = QRect(0, 0, view->columnWidth(column), 1);
+            const QModelIndex index = view->model()->index(row, column);
+            QTRY_VERIFY2(view->itemDelegateForIndex(index)->sizeHint(option, index).height() <= view->rowHeight(row),
+                         qPrintable(index.data().toString()));
+        }
     saveShot(&w, QStringLiteral("page-alerts"));
 
     w.close();

@@ -2,8 +2,11 @@
 // once, then drift made by hand in the target (a row removed, one added, rows edited, a value
 // set to NULL). Reconcile Now finds exactly that drift and lists it with its counts; selecting
 // the table shows each differing key with its class and the source value beside the target
-// value; Repair Selected fixes the chosen keys after a confirmation that says what will happen,
-// the table is compared again, and Repair Table fixes the rest. The models run under
+// value (a missing or extra row with its values); Repair Selected fixes the chosen keys after a
+// confirmation that says what will happen (its whole SQL under Show Details), the table is
+// compared again, and Repair Table fixes the rest; the history marks what was repaired and
+// superseded. Rows written to a full refresh table since its pass are in flight, and a table
+// without a primary key lists its differing rows. The models run under
 // QAbstractItemModelTester throughout. Screenshots go to $DRIFTLESS_ARTIFACTS.
 
 #include "ui/mainwindow.h"
@@ -32,6 +35,7 @@
 #include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QTest>
+#include <QTextEdit>
 #include <QTreeView>
 
 #include <chrono>
@@ -59,6 +63,9 @@ INSERT INTO items SELECT g, 'item ' || g, g % 97, (g % 1000) / 10.0, now() - int
 FROM generate_series(1, 2000) g;
 CREATE TABLE plans (id bigint PRIMARY KEY, name text);
 INSERT INTO plans SELECT g, 'plan ' || g FROM generate_series(1, 20) g;
+CREATE TABLE zlog (at timestamp, who text, what text);
+INSERT INTO zlog SELECT timestamp '2024-01-01' + g * interval '1 hour', 'u' || (g % 3), 'did ' || g
+FROM generate_series(1, 50) g;
 )sql";
 
 const char *kItems = "SELECT id, name, qty, price FROM public.items";
@@ -81,7 +88,9 @@ core::Workspace workspaceFor(const test::PgTestDb &src, const test::PgTestDb &ds
     plans.table = {"public", "plans"};
     plans.strategy = core::Strategy::FullRefresh;
     plans.freshnessSla = 600s;
-    p.tables = {items, plans};
+    core::TableSpec zlog = plans; // no primary key
+    zlog.table = {"public", "zlog"};
+    p.tables = {items, plans, zlog};
     ws.pipelines.push_back(p);
     return ws;
 }
@@ -154,8 +163,17 @@ void TestReconcilePage::modelsShowSummariesAndDiffs()
     core::StateStore::ReconcileSummary c = a;
     c.reportId = 1;
     c.error = "connection refused";
-    list.setSummaries({a, b, c});
-    QCOMPARE(list.rowCount(), 3);
+    core::StateStore::ReconcileSummary d = a; // an older comparison, repaired, compared again since
+    d.reportId = 1;
+    d.repaired = true;
+    d.supersededBy = 2;
+    list.setSummaries({a, b, c, d});
+    QCOMPARE(list.rowCount(), 4);
+    QCOMPARE(list.index(3, ReconcileModel::Status).data().toString(), QStringLiteral("drift \u00b7 repaired \u00b7 superseded"));
+    QVERIFY(list.index(3, ReconcileModel::Status).data(Qt::ToolTipRole).toString().contains(
+        QStringLiteral("report 2 compared this table again")));
+    QVERIFY(list.index(3, ReconcileModel::Table).data(Qt::ForegroundRole).isValid());
+    QVERIFY(!list.index(0, ReconcileModel::Table).data(Qt::ForegroundRole).isValid());
     QCOMPARE(list.index(0, ReconcileModel::Status).data().toString(), QStringLiteral("drift"));
     QVERIFY(!list.index(0, ReconcileModel::Status).data(Qt::DecorationRole).value<QIcon>().isNull());
     QCOMPARE(list.index(0, ReconcileModel::DriftRatio).data().toString(), QStringLiteral("0.50%"));
@@ -167,7 +185,7 @@ void TestReconcilePage::modelsShowSummariesAndDiffs()
     int resets = 0;
     connect(&list, &QAbstractItemModel::modelReset, this, [&resets] { ++resets; });
     a.different = 8;
-    list.setSummaries({a, b, c});
+    list.setSummaries({a, b, c, d});
     QCOMPARE(resets, 0);
     QCOMPARE(list.index(0, ReconcileModel::Different).data().toString(), QStringLiteral("8"));
 
@@ -181,6 +199,8 @@ void TestReconcilePage::modelsShowSummariesAndDiffs()
     t.different = 3; // one more than kept
     t.missingKeys = {{"7"}};
     t.extraKeys = {{"5000"}};
+    t.columns = {"id", "name", "qty"};
+    t.missingRows = {{{"7"}, {"7", "item 7", std::nullopt}, 1}}; // the extra row's values were not kept
     t.differentRows = {{{"10"}, {{"name", "item 10", "edited"}}},
                        {{"20"}, {{"name", "item 20", "x"}, {"qty", "20", std::nullopt}}}};
     diff.setTable(t);
@@ -191,6 +211,15 @@ void TestReconcilePage::modelsShowSummariesAndDiffs()
     QCOMPARE(cell(&diff, missing, RowDiffModel::Class), QStringLiteral("missing in target"));
     QCOMPARE(cell(&diff, missing, RowDiffModel::Target), QStringLiteral("no row"));
     QVERIFY(diff.index(missing.row(), RowDiffModel::Target).data(RowDiffModel::NullRole).toBool());
+    // The missing row's values, in a line and a child row per column.
+    QCOMPARE(cell(&diff, missing, RowDiffModel::Source), QStringLiteral("7 | item 7 | NULL"));
+    QCOMPARE(diff.rowCount(missing), 3);
+    const QModelIndex name = diff.index(1, 0, missing);
+    QCOMPARE(cell(&diff, name, RowDiffModel::ColumnName), QStringLiteral("name"));
+    QCOMPARE(cell(&diff, name, RowDiffModel::Source), QStringLiteral("item 7"));
+    QCOMPARE(cell(&diff, name, RowDiffModel::Target), QStringLiteral("no row"));
+    QVERIFY(diff.index(2, RowDiffModel::Source, missing).data(RowDiffModel::NullRole).toBool());
+    QCOMPARE(cell(&diff, diff.indexOfKey({"5000"}), RowDiffModel::Target), QStringLiteral("row present"));
     const QModelIndex ten = diff.indexOfKey({"10"});
     QCOMPARE(diff.rowCount(ten), 0);
     QCOMPARE(cell(&diff, ten, RowDiffModel::Source), QStringLiteral("item 10"));
@@ -205,6 +234,20 @@ void TestReconcilePage::modelsShowSummariesAndDiffs()
     QCOMPARE(cell(&diff, qty, RowDiffModel::Class, RowDiffModel::KindRole), QStringLiteral("different"));
     diff.clear();
     QCOMPARE(diff.rowCount(), 0);
+
+    // A table without a primary key: its rows, without keys, with the copies one side has more of.
+    core::TableReconcile log;
+    log.table = "public.log";
+    log.columns = {"at", "who"};
+    log.missing = 3;
+    log.missingRows = {{{}, {"2024-01-01 00:00:00", "u1"}, 2}, {{}, {"2024-01-02 00:00:00", std::nullopt}, 1}};
+    diff.setTable(log);
+    QVERIFY(diff.keyless());
+    QVERIFY(!diff.truncated());
+    QCOMPARE(diff.rowCount(), 2);
+    QCOMPARE(cell(&diff, diff.index(0, 0), RowDiffModel::Key), QStringLiteral("(no key)"));
+    QCOMPARE(cell(&diff, diff.index(0, 0), RowDiffModel::Class), QStringLiteral("missing in target \u00d72"));
+    QCOMPARE(cell(&diff, diff.index(1, 0), RowDiffModel::Source), QStringLiteral("2024-01-02 00:00:00 | NULL"));
 }
 
 void TestReconcilePage::reconcileNowFindsDriftAndRepairsFixIt()
@@ -217,6 +260,8 @@ void TestReconcilePage::reconcileNowFindsDriftAndRepairsFixIt()
     const core::Workspace ws = workspaceFor(src, dst);
     core::StateStore(statePath).applyWorkspace(ws);
     syncOnce(ws);
+    src.exec("INSERT INTO plans VALUES (21, 'new'), (22, 'new'), (23, 'new')"); // in flight: after the pass
+    dst.exec("DELETE FROM public.zlog WHERE at = '2024-01-01 05:00:00'");
     dst.exec("DELETE FROM public.items WHERE id = 7;"
              "INSERT INTO public.items (id, name, qty, price, updated_at, _driftless_version) "
              "VALUES (5000, 'ghost', 1, 1.00, '2020-01-01 00:00:00+00', 1);"
@@ -267,14 +312,14 @@ void TestReconcilePage::reconcileNowFindsDriftAndRepairsFixIt()
     QTest::mouseClick(page->reconcileButton(), Qt::LeftButton);
     QTRY_VERIFY(page->reconcileDialog() && page->reconcileDialog()->isVisible());
     auto *dialog = page->reconcileDialog();
-    QCOMPARE(dialog->tableCombo()->count(), 3); // all, items, plans
+    QCOMPARE(dialog->tableCombo()->count(), 4); // all, items, plans, zlog
     dialog->choose(QString::fromLatin1(kPipeline));
     QVERIFY(dialog->table().isEmpty());
     saveShot(dialog, QStringLiteral("dialog-reconcile"));
     QTest::mouseClick(dialog->startButton(), Qt::LeftButton);
     QVERIFY(page->progressBar()->isVisible());
     QVERIFY(!page->reconcileButton()->isEnabled());
-    QTRY_VERIFY_WITH_TIMEOUT(!w.reconcileRunner()->busy() && model->rowCount() == 2, 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.reconcileRunner()->busy() && model->rowCount() == 3, 60000);
     QVERIFY(!page->progressBar()->isVisible());
     QVERIFY2(phases.contains(QStringLiteral("public.items:checksum")), qPrintable(phases.join(',')));
     QVERIFY2(phases.contains(QStringLiteral("public.plans:done")), qPrintable(phases.join(',')));
@@ -294,6 +339,7 @@ void TestReconcilePage::reconcileNowFindsDriftAndRepairsFixIt()
     QCOMPARE(text(items, ReconcileModel::InFlight), QStringLiteral("0"));
     QCOMPARE(text(items, ReconcileModel::DriftRatio), QStringLiteral("0.30%"));
     QCOMPARE(text(plans, ReconcileModel::Status), QStringLiteral("no drift"));
+    QCOMPARE(text(plans, ReconcileModel::InFlight), QStringLiteral("3"));
     const std::int64_t firstReport = model->summaryAt(items).reportId;
 
     // The new report's drifting table is selected, and the grid lists its keys.
@@ -303,6 +349,12 @@ void TestReconcilePage::reconcileNowFindsDriftAndRepairsFixIt()
     const QModelIndex seven = diff->indexOfKey({"7"});
     QCOMPARE(cell(diff, seven, RowDiffModel::Class), QStringLiteral("missing in target"));
     QCOMPARE(cell(diff, diff->indexOfKey({"5000"}), RowDiffModel::Class), QStringLiteral("extra in target"));
+    // Missing and extra rows show their values, not just that a side has the row.
+    QVERIFY2(cell(diff, seven, RowDiffModel::Source).startsWith(QStringLiteral("7 | item 7 | 7 | 0.7 | ")),
+             qPrintable(cell(diff, seven, RowDiffModel::Source)));
+    QCOMPARE(diff->rowCount(seven), 5);
+    QCOMPARE(cell(diff, diff->indexOfKey({"5000"}), RowDiffModel::Target),
+             QStringLiteral("5000 | ghost | 1 | 1 | 2020-01-01 00:00:00+00"));
     const QModelIndex ten = diff->indexOfKey({"10"});
     QCOMPARE(cell(diff, ten, RowDiffModel::Class), QStringLiteral("different"));
     QCOMPARE(cell(diff, ten, RowDiffModel::ColumnName), QStringLiteral("name"));
@@ -372,13 +424,30 @@ void TestReconcilePage::reconcileNowFindsDriftAndRepairsFixIt()
                              "Keys: 7; 5000; 10", "(1 to insert, 1 to update, 1 to delete)",
                              "3 rows: <code>COPY the rows into the staging table of "
                              "&quot;public&quot;.&quot;items&quot; FROM STDIN",
-                             "2 rows: <code>INSERT INTO &quot;public&quot;.&quot;items&quot;",
+                             "2 rows: <code>MERGE INTO &quot;public&quot;.&quot;items&quot;",
                              "1 row: <code>DELETE FROM &quot;public&quot;.&quot;items&quot;"})
         QVERIFY2(informative.contains(QLatin1String(says)), qPrintable(says + (": " + informative)));
     // Nothing was written while the plan was made and shown.
     QCOMPARE(dst.scalar("SELECT name FROM public.items WHERE id = 10"), std::string("edited by hand"));
     QCOMPARE(dst.scalar("SELECT count(*) FROM public.items WHERE id IN (7, 5000)"), std::string("1"));
-    QVERIFY(page->confirmation()->detailedText().contains(QStringLiteral("2 rows: INSERT INTO")));
+    // Show Details: the whole SQL the target runs, every column and the guard, nothing cut.
+    const QString details = page->confirmation()->detailedText();
+    for (const char *says : {"2 rows inserted or updated:", "MERGE INTO \"public\".\"items\" AS t",
+                             "THEN UPDATE SET \"id\" = s.\"id\", \"name\" = s.\"name\", \"qty\" = s.\"qty\"",
+                             "s._driftless_version >= t._driftless_version", "1 row deleted:"})
+        QVERIFY2(details.contains(QLatin1String(says)), qPrintable(says + (": " + details)));
+    QVERIFY2(!details.contains(QStringLiteral("...")), qPrintable(details));
+    for (auto *b : page->confirmation()->findChildren<QPushButton *>())
+        if (page->confirmation()->buttonRole(b) == QMessageBox::ActionRole)
+            b->click(); // Show Details...
+    // The SQL scrolls in the details box: the question still fits a 1366x768 laptop.
+    QTRY_VERIFY(page->confirmation()->findChild<QTextEdit *>() &&
+                page->confirmation()->findChild<QTextEdit *>()->isVisible());
+    QVERIFY2(page->confirmation()->frameGeometry().width() <= 1366 &&
+                 page->confirmation()->frameGeometry().height() <= 768,
+             qPrintable(QStringLiteral("%1x%2").arg(page->confirmation()->frameGeometry().width())
+                            .arg(page->confirmation()->frameGeometry().height())));
+    saveShot(page->confirmation(), QStringLiteral("reconciliation-repair-details"));
     clickButton(page->confirmation(), QStringLiteral("confirmRepair"));
     QTRY_VERIFY(!page->confirmation());
     QTRY_VERIFY_WITH_TIMEOUT(!w.reconcileRunner()->busy() && page->resultLabel()->isVisible(), 60000);
@@ -391,7 +460,7 @@ void TestReconcilePage::reconcileNowFindsDriftAndRepairsFixIt()
     QCOMPARE(dst.scalar("SELECT name FROM public.items WHERE id = 11"), std::string("edited by hand"));
 
     // The table was compared again: a newer report, selected, with what is left.
-    QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() == 3 && page->selectedRow() >= 0 &&
+    QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() == 4 && page->selectedRow() >= 0 &&
                                  model->summaryAt(page->selectedRow()).reportId > firstReport,
                              30000);
     const int again = page->selectedRow();
@@ -402,6 +471,16 @@ void TestReconcilePage::reconcileNowFindsDriftAndRepairsFixIt()
     QTRY_COMPARE(diff->keyCount(), 3);
     QVERIFY(!diff->indexOfKey({"10"}).isValid());
     QTRY_VERIFY(hasEvent(w.eventsModel(), "repair", "2 rows written, 1 deleted"));
+    // The history: the first report's items row is marked repaired and superseded, in words.
+    const int first = model->rowOf(firstReport, QStringLiteral("public.items"));
+    QVERIFY(model->summaryAt(first).repaired);
+    QCOMPARE(model->summaryAt(first).supersededBy, model->summaryAt(again).reportId);
+    QCOMPARE(text(first, ReconcileModel::Status), QStringLiteral("drift \u00b7 repaired \u00b7 superseded"));
+    QCOMPARE(text(model->rowOf(firstReport, QStringLiteral("public.plans")), ReconcileModel::Status),
+             QStringLiteral("no drift"));
+    QVERIFY2(page->findChild<QLabel *>(QStringLiteral("reconcileSummary"))->text().contains(
+                 QStringLiteral("2 with drift when last compared")),
+             qPrintable(page->findChild<QLabel *>(QStringLiteral("reconcileSummary"))->text()));
 
     // Repair Table: the rest; then the table has no drift and the target equals the source.
     QTRY_VERIFY(page->repairTableButton()->isEnabled());
@@ -410,7 +489,7 @@ void TestReconcilePage::reconcileNowFindsDriftAndRepairsFixIt()
     QVERIFY2(page->confirmation()->informativeText().contains(QStringLiteral("Re-read 3 rows from the source")),
              qPrintable(page->confirmation()->informativeText()));
     clickButton(page->confirmation(), QStringLiteral("confirmRepair"));
-    QTRY_VERIFY_WITH_TIMEOUT(!w.reconcileRunner()->busy() && model->rowCount() == 4 && page->selectedRow() >= 0 &&
+    QTRY_VERIFY_WITH_TIMEOUT(!w.reconcileRunner()->busy() && model->rowCount() == 5 && page->selectedRow() >= 0 &&
                                  text(page->selectedRow(), ReconcileModel::Status) == QStringLiteral("no drift"),
                              60000);
     QVERIFY2(page->resultLabel()->text().contains(QStringLiteral("3 rows written, 0 deleted, 3 of 3 keys")),
@@ -436,6 +515,24 @@ void TestReconcilePage::reconcileNowFindsDriftAndRepairsFixIt()
              qPrintable(page->repairTableButton()->toolTip()));
     saveShot(&w, QStringLiteral("reconciliation-repaired"));
     saveShot(&w, QStringLiteral("reconciliation-reports"));
+
+    // The table without a primary key: its missing row with its values, no key, no row repair.
+    page->selectTable(firstReport, QStringLiteral("public.zlog"));
+    QTRY_VERIFY(page->shownReport() && page->shownReport()->id == firstReport && diff->keyCount() == 1);
+    QVERIFY(diff->keyless());
+    const QModelIndex lost = diff->index(0, 0);
+    QCOMPARE(cell(diff, lost, RowDiffModel::Key), QStringLiteral("(no key)"));
+    QCOMPARE(cell(diff, lost, RowDiffModel::Class), QStringLiteral("missing in target"));
+    QCOMPARE(cell(diff, lost, RowDiffModel::Source), QStringLiteral("2024-01-01 05:00:00 | u2 | did 5"));
+    QVERIFY(!page->repairTableButton()->isEnabled());
+    QVERIFY2(page->repairTableButton()->toolTip().contains(QStringLiteral("no primary key")),
+             qPrintable(page->repairTableButton()->toolTip()));
+    // The old items comparison says it was repaired and compared again since.
+    page->selectTable(firstReport, QStringLiteral("public.items"));
+    auto *note = page->findChild<QLabel *>(QStringLiteral("diffNote"));
+    QTRY_VERIFY2(note->text().contains(QStringLiteral("A repair ran from this report; report")),
+                 qPrintable(note->text()));
+    saveShot(&w, QStringLiteral("reconciliation-keyless"));
 
     w.close();
     window.reset();

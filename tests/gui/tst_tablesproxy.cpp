@@ -6,11 +6,13 @@
 #include "ui/enginesnapshot.h"
 #include "ui/models/tablesmodel.h"
 #include "ui/models/tablesproxy.h"
+#include "ui/widgets/heldorder.h"
 
 #include <QAbstractItemModelTester>
 #include <QRandomGenerator>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
+#include <QTableView>
 #include <QTest>
 
 #include <string>
@@ -107,6 +109,7 @@ private slots:
     void addedAndRemovedTablesInsertAndRemoveRows();
     void sortFollowsChangedKeys();
     void sortByAnUnchangedColumnKeepsItsOrder();
+    void rowsHoldStillUnderThePointer();
     void filterFollowsChangedText();
     void filterNeverMatchesAcrossCells();
     void aFilterShowingManyRowsIsOneLayoutChange();
@@ -238,6 +241,42 @@ void TestTablesProxy::sortFollowsChangedKeys()
     v[3].rowsApplied = 5000;
     model.setSnapshot(snapshotOf(v));
     QCOMPARE(shown(proxy).first(), QStringLiteral("public.t3"));
+}
+
+// Sorted by lag, the rows re-ordered under the cursor every second: while the pointer is over
+// them they stay where they are (the values still change), and sort again when it leaves; the
+// selected table stays selected throughout.
+void TestTablesProxy::rowsHoldStillUnderThePointer()
+{
+    TablesModel model;
+    TablesProxy proxy;
+    proxy.setSourceModel(&model);
+    QTableView view;
+    view.setModel(&proxy);
+    auto *held = new driftless::ui::HeldOrder(&view, &proxy);
+    auto v = tables(3);
+    for (std::size_t i = 0; i < v.size(); ++i)
+        v[i].lagSeconds = 10.0 * double(i + 1);
+    model.setSnapshot(snapshotOf(v));
+    proxy.sort(TablesModel::Lag, Qt::AscendingOrder);
+    QCOMPARE(shown(proxy), QStringList({"public.t0", "public.t1", "public.t2"}));
+    view.selectRow(0);
+
+    QEvent enter(QEvent::Enter);
+    QCoreApplication::sendEvent(view.viewport(), &enter);
+    QVERIFY(held->held());
+    v[0].lagSeconds = 100.0;
+    model.setSnapshot(snapshotOf(v));
+    QCOMPARE(shown(proxy), QStringList({"public.t0", "public.t1", "public.t2"}));
+    QCOMPARE(keysOf(proxy, TablesModel::Lag).first().toDouble(), 100.0);
+
+    QEvent leave(QEvent::Leave);
+    QCoreApplication::sendEvent(view.viewport(), &leave);
+    QVERIFY(!held->held());
+    QCOMPARE(shown(proxy), QStringList({"public.t1", "public.t2", "public.t0"}));
+    const QModelIndexList selected = view.selectionModel()->selectedRows(TablesModel::Table);
+    QCOMPARE(selected.size(), 1);
+    QCOMPARE(selected.first().data().toString(), QStringLiteral("public.t0"));
 }
 
 void TestTablesProxy::sortByAnUnchangedColumnKeepsItsOrder()

@@ -50,6 +50,7 @@
 #include <QStandardItemModel>
 #include <QTabWidget>
 #include <QTableView>
+#include <QApplication>
 #include <QTest>
 
 #include <nlohmann/json.hpp>
@@ -561,12 +562,19 @@ void TestWorkspacePage::pageListsTheWorkspaceAndExportImportRoundTrips()
     QCOMPARE(core::StateStore(statePath).loadWorkspace(), original);
     QCOMPARE(endpoints->rowCount(), 3);
 
-    // Importing the same file again changes nothing.
+    // Importing the same file again changes nothing; the outcome's line does not move the
+    // buttons (its room is kept while it is hidden).
+    page->resultLabel()->setVisible(false);
+    QApplication::processEvents();
+    const int buttonsAt = page->addPipelineButton()->mapTo(page, QPoint()).y();
     saved.clear();
     page->importFile(yamlPath);
     QVERIFY(saved.wait(15000));
     QVERIFY2(saved.first().at(1).toString().contains(QStringLiteral("nothing changed")),
              qPrintable(saved.first().at(1).toString()));
+    QTRY_VERIFY(page->resultLabel()->isVisible());
+    QApplication::processEvents();
+    QCOMPARE(page->addPipelineButton()->mapTo(page, QPoint()).y(), buttonsAt);
 
     // A broken file is refused with its line, and nothing is applied.
     const std::string broken = dir.file("broken.yaml");

@@ -525,7 +525,7 @@ TEST_F(CliFixture, repairDryRunChangesNothingAndPrintsWhatTheRepairThenDoes)
         evStatements.emplace_back(st["kind"].get<std::string>(), st["rows"].get<long long>());
     EXPECT_EQ(evStatements,
               (std::vector<std::pair<std::string, long long>>{{"stage", 5}, {"upsert", 4}, {"delete", 1}}));
-    EXPECT_NE(ev["statements"][1]["sql"].get<std::string>().find("INSERT INTO \"model\".\"events\""), std::string::npos)
+    EXPECT_NE(ev["statements"][1]["sql"].get<std::string>().find("MERGE INTO \"model\".\"events\""), std::string::npos)
         << ev["statements"][1]["sql"];
     EXPECT_NE(ev["statements"][2]["sql"].get<std::string>().find("DELETE FROM \"model\".\"events\""), std::string::npos)
         << ev["statements"][2]["sql"];
@@ -534,7 +534,7 @@ TEST_F(CliFixture, repairDryRunChangesNothingAndPrintsWhatTheRepairThenDoes)
     // The text says the same, a line per statement.
     EXPECT_NE(text.out.find("public.events -> model.events: 2 to insert, 2 to update, 1 to delete"), std::string::npos)
         << text.out;
-    EXPECT_NE(text.out.find("4 rows: INSERT INTO \"model\".\"events\""), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("4 rows: MERGE INTO \"model\".\"events\""), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("1 row:  DELETE FROM \"model\".\"events\""), std::string::npos) << text.out;
 
     // The repair then runs exactly those statements, with those rows.

@@ -77,6 +77,17 @@ std::set<std::string> keySet(const std::vector<DifferentRow> &rows)
     return keySet(keys);
 }
 
+/// Runs SQL on the test's target: the Postgres database, or the SQLite file t.db in `dir`.
+std::function<void(const std::string &)> targetExec(bool sqlite, const PgTestDb &dst, const TempDir &dir)
+{
+    return [sqlite, &dst, &dir](const std::string &sql) {
+        if (sqlite)
+            SqliteDb(dir.file("t.db")).exec(sql);
+        else
+            dst.exec(sql);
+    };
+}
+
 void runOnce(const Workspace &ws, const std::string &pipeline)
 {
     RecordingObserver obs;
@@ -216,7 +227,7 @@ TEST(Reconcile, aRepairRunsExactlyItsPlanAndSkipsAKeyTheSourceChangedSince)
     EXPECT_EQ(back.tables[0].statements, t.statements);
     EXPECT_EQ(back.tables[0].upsertKeys, t.upsertKeys);
     EXPECT_EQ(back.tables[0].deleteKeys, t.deleteKeys);
-    EXPECT_NE(repairPlanText(plan).find("11 rows: INSERT INTO \"public\".\"items\""), std::string::npos)
+    EXPECT_NE(repairPlanText(plan).find("11 rows: MERGE INTO \"public\".\"items\""), std::string::npos)
         << repairPlanText(plan);
 
     // Between the preview and the repair the source deletes a row the plan would write: the repair
@@ -234,6 +245,22 @@ TEST(Reconcile, aRepairRunsExactlyItsPlanAndSkipsAKeyTheSourceChangedSince)
     EXPECT_EQ(o.written, 10);
     EXPECT_EQ(o.deleted, 4);
     EXPECT_EQ(o.verified, 15); // 1500 is gone from both sides now
+    // The preview's whole SQL (Show Details) leaves nothing out, and is what the target runs:
+    // EXPLAIN takes each statement now that the repair made the staging and tombstone tables.
+    for (const auto &st : t.statements) {
+        SCOPED_TRACE(st.kind);
+        EXPECT_EQ(st.full.find("..."), std::string::npos) << st.full;
+        const std::vector<std::string> named = st.kind == "delete" ? std::vector<std::string>{"\"id\""}
+                                                                  : std::vector<std::string>{"\"id\"", "\"name\"", "\"qty\"",
+                                                                                             "\"price\"", "\"updated_at\""};
+        for (const auto &column : named)
+            EXPECT_NE(st.full.find(column), std::string::npos) << st.full;
+        if (st.kind != "stage") {
+            EXPECT_NO_THROW(dst.exec("EXPLAIN " + st.full)) << st.full;
+        }
+    }
+    EXPECT_NE(repairPlanDetails(plan).find("MERGE INTO \"public\".\"items\" AS t"), std::string::npos)
+        << repairPlanDetails(plan);
     auto after = reconcile(ws, "p", {}, bisecting());
     EXPECT_EQ(after.tables[0].drift(), 0);
 
@@ -364,6 +391,166 @@ TEST(Reconcile, noFalseDriftOnEdgeValuesPostgresAndSqlite)
             EXPECT_TRUE(o.error.empty()) << o.error;
         for (const auto &t : reconcile(ws, "p", {}, bisecting()).tables)
             EXPECT_EQ(t.drift(), 0) << t.table;
+    }
+}
+
+// A full refresh table between passes holds the source as its last pass's snapshot saw it: what
+// the source changed since (inserts, updates, deletes) is in flight until the next pass copies
+// it, and only what was done to the target is drift ("76 missing, 2.33%" was counted as drift).
+// Postgres sources are dated by the transactions the snapshot saw (the plain table, and one
+// behind a row filter); a checkpoint written before those were recorded falls back to the
+// table's updated_at, and a table without one says its source changes cannot be dated. The
+// oracle: row counts and a hash of every row computed in SQL on each side after the next pass.
+TEST(Reconcile, aFullRefreshTablesRowsChangedSinceItsLastPassAreInFlightNotDrift)
+{
+    PgTestDb src("rec_fr_src"), dst("rec_fr_dst");
+    TempDir dir;
+    for (const std::string t : {"items", "orders"})
+        src.exec("CREATE TABLE " + t + " (id bigint PRIMARY KEY, name text, qty int); INSERT INTO " + t +
+                 " SELECT g, 'item ' || g, g FROM generate_series(1, 3000) g");
+    src.exec("CREATE TABLE stamped (id int PRIMARY KEY, name text, updated_at timestamptz NOT NULL DEFAULT now()); "
+             "INSERT INTO stamped SELECT g, 's' || g, now() - interval '1 day' FROM generate_series(1, 500) g");
+    TableSpec filtered = spec("public.orders", Strategy::FullRefresh);
+    filtered.where = "id <= 2500";
+    const std::vector<TableSpec> tables = {spec("public.items", Strategy::FullRefresh), filtered,
+                                           spec("public.stamped", Strategy::FullRefresh)};
+    for (const bool sqlite : {false, true}) {
+        SCOPED_TRACE(sqlite ? "sqlite" : "postgres");
+        const auto target = sqlite ? sqliteEndpoint("dst", dir.file("t.db")) : pgEndpoint("dst", dst.name());
+        const auto ws = workspaceFor("p", pgEndpoint("src", src.name()), target, tables);
+        runOnce(ws, "p");
+        const auto onTarget = targetExec(sqlite, dst, dir);
+        for (const std::string t : {"items", "orders"}) {
+            // After the pass: 76 rows inserted, 5 updated and 3 deleted at the source (in flight) ...
+            src.exec("INSERT INTO " + t + " SELECT g, 'new ' || g, g FROM generate_series(3001, 3076) g");
+            src.exec("UPDATE " + t + " SET qty = -qty WHERE id IN (10, 20, 30, 2600, 2700)");
+            src.exec("DELETE FROM " + t + " WHERE id IN (40, 50, 2800)");
+            // ... and by hand in the target: 2 rows deleted, 4 changed, 1 inserted (drift).
+            onTarget("DELETE FROM " + t + " WHERE id IN (100, 200)");
+            onTarget("UPDATE " + t + " SET name = 'by hand' WHERE id IN (300, 400, 500, 600)");
+            onTarget("INSERT INTO " + t + " (id, name, qty) VALUES (9000, 'ghost', 0)");
+        }
+        src.exec("UPDATE stamped SET name = 'fresh', updated_at = now() WHERE id IN (1, 2)");
+        auto r = reconcile(ws, "p", {}, bisecting());
+        ASSERT_EQ(r.tables.size(), 3u);
+        for (size_t i = 0; i < 2; ++i) {
+            const auto &t = r.tables[i];
+            SCOPED_TRACE(t.table);
+            ASSERT_TRUE(t.error.empty()) << t.error;
+            EXPECT_EQ(keySet(t.missingKeys), (std::set<std::string>{"100", "200"})) << reportJsonValue(r).dump(2);
+            EXPECT_EQ(keySet(t.differentRows), (std::set<std::string>{"300", "400", "500", "600"}));
+            EXPECT_EQ(keySet(t.extraKeys), std::set<std::string>{"9000"});
+            // All 84 changes; behind `id <= 2500` only the rows it holds: 3 updated, 2 deleted.
+            EXPECT_EQ(t.inFlight, i == 0 ? 84 : 5);
+            EXPECT_TRUE(t.note.empty()) << t.note;
+        }
+        EXPECT_EQ(r.tables[2].drift(), 0) << reportJsonValue(r).dump(2);
+        EXPECT_EQ(r.tables[2].inFlight, 2);
+        EXPECT_EQ(r.tables[0].sourceRows, std::stoll(src.scalar("SELECT count(*) FROM items")));
+        EXPECT_EQ(r.tables[0].targetRows, 3000 - 2 + 1);
+
+        // A checkpoint from before the snapshot's transactions were recorded: updated_at dates
+        // the source's rows, and a table without a time column says its changes cannot be dated.
+        if (!sqlite) {
+            dst.exec("UPDATE _driftless.checkpoints SET position = (position::jsonb - 'snapshot_txids')::text");
+            auto old = reconcile(ws, "p", {}, bisecting());
+            EXPECT_EQ(old.tables[2].drift(), 0);
+            EXPECT_EQ(old.tables[2].inFlight, 2);
+            EXPECT_EQ(old.tables[0].missing, 2 + 76);
+            EXPECT_EQ(old.tables[0].different, 4 + 5);
+            EXPECT_EQ(old.tables[0].extra, 1);
+            EXPECT_EQ(old.tables[0].inFlight, 3); // the deleted rows: the pass had loaded them
+            EXPECT_NE(old.tables[0].note.find("87 differing rows of the source cannot be dated"), std::string::npos)
+                << old.tables[0].note;
+        }
+
+        // The next pass copies what was in flight and replaces what was done by hand.
+        runOnce(ws, "p");
+        for (const auto &t : reconcile(ws, "p", {}, bisecting()).tables) {
+            EXPECT_EQ(t.drift(), 0) << t.table;
+            EXPECT_EQ(t.inFlight, 0) << t.table;
+        }
+        if (!sqlite) {
+            auto s = src.connect(), d = dst.connect();
+            EXPECT_EQ(pgHash(s, "SELECT id, name, qty FROM items", "id"), pgHash(d, "SELECT id, name, qty FROM items", "id"));
+            EXPECT_EQ(pgHash(s, "SELECT id, name, qty FROM orders WHERE id <= 2500", "id"),
+                      pgHash(d, "SELECT id, name, qty FROM orders", "id"));
+        }
+        // The next target starts from the same source.
+        for (const std::string t : {"items", "orders"})
+            src.exec("DELETE FROM " + t + " WHERE id > 3000; UPDATE " + t + " SET qty = abs(qty); INSERT INTO " + t +
+                     " SELECT g, 'item ' || g, g FROM generate_series(1, 3000) g ON CONFLICT DO NOTHING");
+    }
+}
+
+// A table without a primary key (an audit log) gets counts and a checksum of every row, never a
+// bare error: equal tables are equal, and the rows one side holds more copies of are listed with
+// their values (a changed row is one missing and one extra). Rows the source wrote since the last
+// pass are in flight. It is not repaired row by row: the plan says why. Oracle: counts in SQL.
+TEST(Reconcile, aTableWithoutAPrimaryKeyIsComparedAsWholeRows)
+{
+    PgTestDb src("rec_nokey_src"), dst("rec_nokey_dst");
+    TempDir dir;
+    src.exec("CREATE TABLE audit (at timestamp, who text, what text); "
+             "INSERT INTO audit SELECT timestamp '2024-01-01' + g * interval '1 minute', 'u' || (g % 7), "
+             "CASE WHEN g % 10 = 0 THEN NULL ELSE 'did ' || (g % 3) END FROM generate_series(1, 2000) g; "
+             "INSERT INTO audit SELECT * FROM audit WHERE at IN ('2024-01-01 00:01:00', '2024-01-01 00:08:00', "
+             "'2024-01-01 00:15:00')"); // three duplicated rows
+    for (const bool sqlite : {false, true}) {
+        SCOPED_TRACE(sqlite ? "sqlite" : "postgres");
+        const auto target = sqlite ? sqliteEndpoint("dst", dir.file("t.db")) : pgEndpoint("dst", dst.name());
+        const auto ws = workspaceFor("p", pgEndpoint("src", src.name()), target,
+                                     {spec("public.audit", Strategy::FullRefresh)});
+        runOnce(ws, "p");
+        const auto onTarget = targetExec(sqlite, dst, dir);
+        const auto equal = reconcile(ws, "p", {}, bisecting());
+        ASSERT_TRUE(equal.tables[0].error.empty()) << equal.tables[0].error;
+        EXPECT_EQ(equal.tables[0].drift(), 0);
+        EXPECT_EQ(equal.tables[0].sourceRows, 2003);
+        EXPECT_EQ(equal.tables[0].targetRows, 2003);
+
+        // In the target: one copy of a duplicated row gone, one row changed, one row doubled.
+        const std::string dup = sqlite ? "(SELECT rowid FROM audit WHERE at = '2024-01-01 00:01:00' LIMIT 1)"
+                                       : "(SELECT ctid FROM audit WHERE at = '2024-01-01 00:01:00' LIMIT 1)";
+        onTarget(std::string("DELETE FROM audit WHERE ") + (sqlite ? "rowid" : "ctid") + " = " + dup);
+        onTarget("UPDATE audit SET what = 'by hand' WHERE at = '2024-01-01 00:02:00'");
+        onTarget("INSERT INTO audit (at, who, what) SELECT at, who, what FROM audit WHERE at = '2024-01-01 00:05:00'");
+        // At the source after the pass: two rows written (in flight).
+        src.exec("INSERT INTO audit VALUES ('2030-01-01', 'late', 'x'), ('2030-01-02', 'late', NULL)");
+
+        ReconcileOptions opt = bisecting();
+        opt.fetchRows = 10'000;
+        const auto r = reconcile(ws, "p", {}, opt);
+        const auto &t = r.tables[0];
+        ASSERT_TRUE(t.error.empty()) << t.error;
+        EXPECT_EQ(t.sourceRows, std::stoll(src.scalar("SELECT count(*) FROM audit")));
+        EXPECT_EQ(t.targetRows, 2003 - 1 + 1);
+        EXPECT_EQ(t.missing, 2) << reportJsonValue(r).dump(2); // the lost copy, the changed row's source value
+        EXPECT_EQ(t.extra, 2);                                 // the changed row's target value, the doubled row
+        EXPECT_EQ(t.different, 0);
+        EXPECT_EQ(t.inFlight, 2);
+        EXPECT_TRUE(t.keyColumns.empty());
+        EXPECT_EQ(t.columns, (std::vector<std::string>{"at", "who", "what"}));
+        std::set<std::string> missing, extra;
+        for (const auto &m : t.missingRows)
+            missing.insert(*m.values[0] + "|" + m.values[2].value_or("NULL") + "|" + std::to_string(m.copies));
+        for (const auto &e : t.extraRows)
+            extra.insert(*e.values[0] + "|" + e.values[2].value_or("NULL") + "|" + std::to_string(e.copies));
+        EXPECT_EQ(missing, (std::set<std::string>{"2024-01-01 00:01:00|did 1|1", "2024-01-01 00:02:00|did 2|1"}));
+        EXPECT_EQ(extra, (std::set<std::string>{"2024-01-01 00:02:00|by hand|1", "2024-01-01 00:05:00|did 2|1"}));
+        // The report keeps the rows' values through JSON, and the repair says why it cannot.
+        const auto back = reportFromJson(reportJsonValue(r));
+        ASSERT_EQ(back.tables[0].missingRows.size(), 2u);
+        EXPECT_EQ(back.tables[0].missingRows[0].values, t.missingRows[0].values);
+        const auto plan = planRepair(ws, r);
+        ASSERT_EQ(plan.tables.size(), 1u);
+        EXPECT_NE(plan.tables[0].error.find("has no primary key"), std::string::npos) << plan.tables[0].error;
+        // More rows than it may fetch: the counts, and the least drift the checksums prove.
+        opt.fetchRows = 100;
+        const auto big = reconcile(ws, "p", {}, opt).tables[0];
+        EXPECT_EQ(big.missing + big.extra, 2);
+        EXPECT_NE(big.note.find("not listed"), std::string::npos) << big.note;
+        src.exec("DELETE FROM audit WHERE who = 'late'");
     }
 }
 
@@ -791,6 +978,22 @@ TEST(Reconcile, scheduledRunsStoreReportsAndDriftAboveTheThresholdRaisesAnAlertA
     auto after = buildStatus(ws, {}, now, store.latestReconciles());
     EXPECT_FALSE(after[0].driftAlert);
     EXPECT_TRUE(computeAlerts(ws, after, {}, {}, now).empty());
+    // The history marks the report a repair ran from, and each one compared again since; the
+    // agent API's JSON carries the marks.
+    const auto history = store.reconcileSummaries();
+    ASSERT_EQ(history.size(), 4u);
+    EXPECT_FALSE(history[0].repaired);
+    EXPECT_EQ(history[0].supersededBy, 0);
+    EXPECT_EQ(history[1].reportId, report->id);
+    EXPECT_TRUE(history[1].repaired);
+    EXPECT_EQ(history[1].supersededBy, history[0].reportId);
+    EXPECT_FALSE(history[2].repaired);
+    EXPECT_EQ(history[2].supersededBy, history[1].reportId);
+    const auto listed = summariesFromJson(summariesJsonValue(history));
+    ASSERT_EQ(listed.size(), 4u);
+    EXPECT_TRUE(listed[1].repaired);
+    EXPECT_EQ(listed[2].supersededBy, history[1].reportId);
+    EXPECT_EQ(summariesJsonValue(history)[0]["superseded_by"], nullptr);
 }
 
 TEST(Reconcile, generatedColumnsAreComparedOnceTheSyncCarriesThem)

@@ -3,6 +3,8 @@
 #include "ui/displayformat.h"
 #include "ui/statusicons.h"
 
+#include <QBrush>
+#include <QColor>
 #include <QLocale>
 
 namespace driftless::ui
@@ -22,7 +24,8 @@ bool sameOnScreen(const Summary &a, const Summary &b)
 {
     return sameRow(a, b) && a.pipeline == b.pipeline && a.finishedMs == b.finishedMs && a.sourceRows == b.sourceRows &&
            a.targetRows == b.targetRows && a.missing == b.missing && a.extra == b.extra && a.different == b.different &&
-           a.inFlight == b.inFlight && a.driftRatio == b.driftRatio && a.error == b.error;
+           a.inFlight == b.inFlight && a.driftRatio == b.driftRatio && a.error == b.error &&
+           a.repaired == b.repaired && a.supersededBy == b.supersededBy;
 }
 
 bool isNumber(int column)
@@ -133,10 +136,14 @@ QVariant ReconcileModel::display(const Summary &s, int column) const
         return QString::fromStdString(s.pipeline);
     case Table:
         return QString::fromStdString(s.table);
-    case Status:
-        if (failed)
-            return tr("error");
-        return drift(s) > 0 ? tr("drift") : tr("no drift");
+    case Status: {
+        QString status = failed ? tr("error") : drift(s) > 0 ? tr("drift") : tr("no drift");
+        if (s.repaired)
+            status += tr(" \u00b7 repaired");
+        if (s.supersededBy)
+            status += tr(" \u00b7 superseded");
+        return status;
+    }
     case SourceRows:
         return failed ? QStringLiteral("\u2014") : count(s.sourceRows);
     case TargetRows:
@@ -185,13 +192,23 @@ QVariant ReconcileModel::sortKey(const Summary &s, int column) const
 QString ReconcileModel::toolTip(const Summary &s, int column) const
 {
     switch (column) {
-    case Status:
+    case Status: {
+        QString tip;
         if (!s.error.empty())
-            return tr("The comparison failed: %1").arg(QString::fromStdString(s.error));
-        if (drift(s) > 0)
-            return tr("%1 rows differ; select the row to see them and repair them").arg(count(drift(s)));
-        return s.inFlight ? tr("Equal, apart from %1 rows the sync had yet to apply").arg(count(s.inFlight))
-                          : tr("Source and target hold the same rows");
+            tip = tr("The comparison failed: %1").arg(QString::fromStdString(s.error));
+        else if (drift(s) > 0 && !s.supersededBy)
+            tip = tr("%1 rows differ; select the row to see them and repair them").arg(count(drift(s)));
+        else if (drift(s) > 0)
+            tip = tr("%1 rows differed").arg(count(drift(s)));
+        else
+            tip = s.inFlight ? tr("Equal, apart from %1 rows the sync had yet to apply").arg(count(s.inFlight))
+                             : tr("Source and target held the same rows");
+        if (s.repaired)
+            tip += tr("\nA repair ran from this report.");
+        if (s.supersededBy)
+            tip += tr("\nSuperseded: report %1 compared this table again since.").arg(s.supersededBy);
+        return tip;
+    }
     case DriftRatio:
         return s.error.empty() ? tr("%1 of %2 rows").arg(count(drift(s)), count(s.sourceRows)) : QString();
     case When:
@@ -219,6 +236,11 @@ QVariant ReconcileModel::data(const QModelIndex &index, int role) const
         return {};
     case Qt::ToolTipRole:
         return toolTip(s, index.column());
+    case Qt::ForegroundRole:
+        // An older comparison of a table shown after: history, set back (its Status says so too).
+        if (s.supersededBy)
+            return QBrush(QColor(0x80, 0x80, 0x80));
+        return {};
     case Qt::TextAlignmentRole:
         if (isNumber(index.column()))
             return QVariant(Qt::AlignRight | Qt::AlignVCenter);

@@ -17,7 +17,8 @@ namespace driftless::ui
 /// setSummaries() updates in place (one dataChanged) while the same rows are listed in the same
 /// order, so the selection stays put; a new report resets the model. Views sort through a
 /// proxy, by SortRole. The Status column says drift, no drift or error in a word and an icon,
-/// never by colour alone.
+/// never by colour alone, and marks the history: "repaired" when a repair ran from the report
+/// for the table, "superseded" (the row in grey) when a newer report compared the table again.
 class ReconcileModel final : public QAbstractTableModel
 {
     Q_OBJECT

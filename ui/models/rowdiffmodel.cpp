@@ -7,6 +7,7 @@
 #include <QFont>
 #include <QStringList>
 
+#include <map>
 #include <optional>
 
 namespace driftless::ui
@@ -189,12 +190,24 @@ QVariant RowDiffModel::topData(const Entry &e, int column, int role) const
         return kindWord(e.kind);
     switch (column) {
     case Key:
+        if (e.key.empty()) {
+            // A table without a primary key: its rows have no key to show.
+            if (role == Qt::DisplayRole)
+                return tr("(no key)");
+            if (role == Qt::ToolTipRole)
+                return tr("The table has no primary key: rows are compared whole");
+            if (role == Qt::ForegroundRole)
+                return placeholderBrush();
+            if (role == Qt::FontRole)
+                return italic();
+            return {};
+        }
         if (role == Qt::DisplayRole || role == Qt::ToolTipRole)
             return keyText(e.key);
         return {};
     case Class:
         if (role == Qt::DisplayRole)
-            return kindText(e.kind);
+            return e.copies > 1 ? tr("%1 \u00d7%2").arg(kindText(e.kind)).arg(e.copies) : kindText(e.kind);
         if (role == Qt::DecorationRole)
             return freshnessIcon(QStringLiteral("warn"));
         if (role == Qt::ToolTipRole) {
@@ -220,10 +233,24 @@ QVariant RowDiffModel::topData(const Entry &e, int column, int role) const
         return {};
     case Source:
     case Target:
-        if (e.kind == Kind::Missing)
-            return presenceData(column == Source, role);
-        if (e.kind == Kind::Extra)
-            return presenceData(column == Target, role);
+        if (e.kind != Kind::Different) {
+            const bool has = (e.kind == Kind::Missing) == (column == Source);
+            if (!has || e.columns.empty())
+                return presenceData(has, role);
+            // The side that has the row: its values in one line, each column in a child row.
+            QStringList values, lines;
+            for (const auto &c : e.columns) {
+                const auto &v = column == Source ? c.source : c.target;
+                values << (v ? oneLine(*v) : QStringLiteral("NULL"));
+                lines << QStringLiteral("%1 = %2").arg(QString::fromStdString(c.column),
+                                                       v ? QString::fromStdString(*v) : tr("NULL"));
+            }
+            if (role == Qt::DisplayRole)
+                return values.join(QStringLiteral(" | "));
+            if (role == Qt::ToolTipRole)
+                return lines.join(QLatin1Char('\n'));
+            return {};
+        }
         if (e.columns.size() == 1)
             return valueData(column == Source ? e.columns[0].source : e.columns[0].target, role);
         if (role == Qt::DisplayRole && e.columns.empty())
@@ -241,11 +268,28 @@ QVariant RowDiffModel::childData(const Entry &e, const core::ColumnDiff &c, int 
     case ColumnName:
         return role == Qt::DisplayRole ? QString::fromStdString(c.column) : QVariant();
     case Source:
+        if (e.kind == Kind::Extra)
+            return presenceData(false, role);
         return valueData(c.source, role);
     case Target:
+        if (e.kind == Kind::Missing)
+            return presenceData(false, role);
         return valueData(c.target, role);
     }
     return {};
+}
+
+std::vector<core::ColumnDiff> RowDiffModel::rowColumns(const core::TableReconcile &table, const core::RowValues &row,
+                                                       Kind kind)
+{
+    std::vector<core::ColumnDiff> out;
+    for (std::size_t i = 0; i < row.values.size() && i < table.columns.size(); ++i) {
+        core::ColumnDiff c;
+        c.column = table.columns[i];
+        (kind == Kind::Missing ? c.source : c.target) = row.values[i];
+        out.push_back(std::move(c));
+    }
+    return out;
 }
 
 QVariant RowDiffModel::data(const QModelIndex &index, int role) const
@@ -263,12 +307,26 @@ void RowDiffModel::setTable(const core::TableReconcile &table)
     beginResetModel();
     m_table = table;
     m_entries.clear();
-    for (const auto &k : table.missingKeys)
-        m_entries.push_back({Kind::Missing, k, {}});
-    for (const auto &k : table.extraKeys)
-        m_entries.push_back({Kind::Extra, k, {}});
+    // A keyed table's missing and extra keys, with their rows' values where the report kept them;
+    // a keyless table has only the rows.
+    auto add = [&](Kind kind, const std::vector<core::CanonicalKey> &keys, const std::vector<core::RowValues> &rows) {
+        std::map<core::CanonicalKey, const core::RowValues *> byKey;
+        for (const auto &r : rows)
+            byKey.emplace(r.key, &r);
+        for (const auto &k : keys) {
+            const auto it = byKey.find(k);
+            auto columns = it == byKey.end() ? std::vector<core::ColumnDiff>{} : rowColumns(table, *it->second, kind);
+            m_entries.push_back({kind, k, std::move(columns), 1});
+        }
+        if (keys.empty())
+            for (const auto &r : rows)
+                if (r.key.empty())
+                    m_entries.push_back({kind, {}, rowColumns(table, r, kind), r.copies});
+    };
+    add(Kind::Missing, table.missingKeys, table.missingRows);
+    add(Kind::Extra, table.extraKeys, table.extraRows);
     for (const auto &d : table.differentRows)
-        m_entries.push_back({Kind::Different, d.key, d.columns});
+        m_entries.push_back({Kind::Different, d.key, d.columns, 1});
     endResetModel();
     emit headerDataChanged(Qt::Horizontal, Key, Key);
 }
@@ -305,6 +363,12 @@ QModelIndex RowDiffModel::indexOfKey(const core::CanonicalKey &key) const
 
 bool RowDiffModel::truncated() const
 {
+    if (keyless()) {
+        long long listed = 0;
+        for (const auto &e : m_entries)
+            listed += e.copies;
+        return listed < m_table.drift();
+    }
     return static_cast<long long>(m_table.missingKeys.size()) < m_table.missing ||
            static_cast<long long>(m_table.extraKeys.size()) < m_table.extra ||
            static_cast<long long>(m_table.differentRows.size()) < m_table.different;

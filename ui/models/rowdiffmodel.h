@@ -12,7 +12,11 @@ namespace driftless::ui
 /// The differing rows of one table of a reconciliation report, as a tree: one top-level row per
 /// key with its class (missing in target, extra in target, different). A different row names its
 /// differing columns with the source value beside the target value; when several columns differ,
-/// each is a child row of the key.
+/// each is a child row of the key. A missing or extra row shows its values on the side that has
+/// it (the whole row in one line, and a child row per column), as the report kept them
+/// (TableReconcile::missingRows/extraRows; a report from before they were kept says `row
+/// present`). A table without a primary key lists its rows with no key, and how many copies one
+/// side has more of.
 ///
 /// Values are the reconciler's canonical text. NULL reads `NULL` in grey italics (NullRole true),
 /// a side without the row reads `no row` the same way, so neither is mistaken for the text
@@ -58,6 +62,9 @@ public:
     QModelIndex indexOfKey(const core::CanonicalKey &key) const;
     /// True when the report counted more differing rows than it kept keys for.
     bool truncated() const;
+    /// The table has no primary key: its rows are listed without keys and cannot be repaired one
+    /// by one.
+    bool keyless() const { return m_table.keyColumns.empty() && !m_table.columns.empty(); }
 
     /// `7`, or `eu, 42` for a composite key.
     static QString keyText(const core::CanonicalKey &key);
@@ -68,9 +75,15 @@ private:
     struct Entry {
         Kind kind;
         core::CanonicalKey key;
+        /// Different rows: the differing columns. Missing and extra rows: every column, its value
+        /// on the side that has the row (empty when the report did not keep the values).
         std::vector<core::ColumnDiff> columns;
-        bool hasChildren() const { return kind == Kind::Different && columns.size() > 1; }
+        long long copies = 1;
+        bool hasChildren() const { return kind == Kind::Different ? columns.size() > 1 : !columns.empty(); }
     };
+    /// A missing or extra row's values as the child rows show them.
+    static std::vector<core::ColumnDiff> rowColumns(const core::TableReconcile &table, const core::RowValues &row,
+                                                    Kind kind);
     QVariant topData(const Entry &e, int column, int role) const;
     QVariant childData(const Entry &e, const core::ColumnDiff &c, int column, int role) const;
     int entryOf(const QModelIndex &index) const;

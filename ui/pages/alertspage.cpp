@@ -3,6 +3,7 @@
 #include "ui/models/alertsmodel.h"
 #include "ui/models/eventsmodel.h"
 #include "ui/widgets/visiblerowfitter.h"
+#include "ui/widgets/wrapanywheredelegate.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -51,9 +52,14 @@ AlertsPage::AlertsPage(AlertsModel *alerts, EventsModel *events, QWidget *parent
     m_alertsView->setTextElideMode(Qt::ElideNone);
     QHeaderView *header = m_alertsView->horizontalHeader();
     header->setSectionResizeMode(AlertsModel::Level, QHeaderView::ResizeToContents);
-    header->setSectionResizeMode(AlertsModel::Subject, QHeaderView::ResizeToContents);
+    header->setSectionResizeMode(AlertsModel::Subject, QHeaderView::Stretch);
     header->setSectionResizeMode(AlertsModel::Message, QHeaderView::Stretch);
     header->setSectionResizeMode(AlertsModel::Action, QHeaderView::Stretch);
+    // Names and statements inside those sentences (a slot, a table, a SELECT) wrap too, instead
+    // of running past the column's edge; what it is about shares the width with them.
+    auto *wrap = new WrapAnywhereDelegate(m_alertsView);
+    for (int c : {AlertsModel::Subject, AlertsModel::Message, AlertsModel::Action})
+        m_alertsView->setItemDelegateForColumn(c, wrap);
     header->setSectionResizeMode(AlertsModel::Since, QHeaderView::ResizeToContents);
     // Fitted to the rows on screen: measuring every alert's text on each change blocked the UI
     // thread with 1,000 tables (B12).

@@ -127,6 +127,16 @@ ConflictsPage::ConflictsPage(EngineBridge *engine, QWidget *parent)
     m_applyChoice->setToolTip(tr("Keep the row as chosen in the Keep column on both sides: by default the merge, "
                                  "each side's own changes; a column both sides changed needs a choice"));
     connect(m_applyChoice, &QPushButton::clicked, this, &ConflictsPage::applyChoice);
+    // Its words change with the choice ("Take Merged", "Apply Choice"): as wide as the wider, so
+    // Take Source and Take Target beside it never move.
+    {
+        int widest = 0;
+        for (const QString &text : {tr("Take Merged"), tr("Apply Choice")}) {
+            m_applyChoice->setText(text);
+            widest = std::max(widest, m_applyChoice->sizeHint().width());
+        }
+        m_applyChoice->setMinimumWidth(widest);
+    }
     connect(m_rowModel, &QAbstractItemModel::dataChanged, this, &ConflictsPage::updateButtons);
     m_result->setObjectName(QStringLiteral("conflictResult"));
     m_result->setWordWrap(true);

@@ -9,6 +9,7 @@
 #include "core/engine/reconcile/reportexport.h"
 
 #include <QFileDialog>
+#include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -20,6 +21,7 @@
 #include <QSaveFile>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
+#include <QTextEdit>
 #include <QTableView>
 #include <QTreeView>
 #include <QVBoxLayout>
@@ -344,14 +346,16 @@ void ReconcilePage::updateSummary()
         std::set<std::int64_t> reports;
         int drifting = 0;
         for (int r = 0; r < m_model->rowCount(); ++r) {
-            reports.insert(m_model->summaryAt(r).reportId);
-            drifting += ReconcileModel::statusKind(m_model->summaryAt(r)) == QLatin1String("drift") ? 1 : 0;
+            const auto &s = m_model->summaryAt(r);
+            reports.insert(s.reportId);
+            // A table compared again since is counted by its newer row.
+            drifting += ReconcileModel::statusKind(s) == QLatin1String("drift") && !s.supersededBy ? 1 : 0;
         }
         const int n = static_cast<int>(reports.size());
         const int rows = m_model->rowCount();
         m_summary->setText((n == 1 ? tr("1 report") : tr("%1 reports").arg(n)) +
                            (rows == 1 ? tr(", 1 table compared") : tr(", %1 table comparisons").arg(rows)) +
-                           tr(", %1 with drift; newest first").arg(drifting));
+                           tr("; %1 with drift when last compared; newest first").arg(drifting));
     }
     updateButtons();
 }
@@ -419,7 +423,12 @@ void ReconcilePage::showSelectedTable()
         if (m_gridOf != *m_shown) {
             m_gridOf = *m_shown;
             m_diffModel->setTable(*t);
-            m_diffView->expandAll();
+            // A row of several differing columns opens on them; a missing or extra row's values
+            // are on its line already, each column a click away.
+            for (int r = 0; r < m_diffModel->rowCount(); ++r) {
+                const QModelIndex row = m_diffModel->index(r, 0);
+                m_diffView->setExpanded(row, m_diffModel->kindAt(row) == RowDiffModel::Kind::Different);
+            }
             for (int c = 0; c < RowDiffModel::Target; ++c)
                 m_diffView->resizeColumnToContents(c);
             for (int c = RowDiffModel::Source; c <= RowDiffModel::Target; ++c)
@@ -445,11 +454,26 @@ void ReconcilePage::showSelectedTable()
                             count(t->sourceRows));
         m_details->setText(text);
         QStringList notes;
+        // History: what was done from this report since, and where the table stands now.
+        if (const int row = m_model->rowOf(m_shown->first, m_shown->second); row >= 0) {
+            const auto &s = m_model->summaryAt(row);
+            if (s.repaired && s.supersededBy)
+                notes << tr("A repair ran from this report; report %1 compared the table again since (select it for "
+                            "where the table stands now).")
+                             .arg(s.supersededBy);
+            else if (s.repaired)
+                notes << tr("A repair ran from this report.");
+            else if (s.supersededBy)
+                notes << tr("Report %1 compared the table again since (select it for where the table stands now).")
+                             .arg(s.supersededBy);
+        }
         if (!t->error.empty())
             notes << QString::fromStdString(t->error);
         if (!t->skipped.empty())
             notes << tr("Not compared: %1").arg(QString::fromStdString(t->skipped));
-        if (m_diffModel->truncated())
+        if (m_diffModel->truncated() && m_diffModel->keyless())
+            notes << tr("The report lists the first %1 differing rows.").arg(count(m_diffModel->keyCount()));
+        else if (m_diffModel->truncated())
             notes << tr("The report kept the first %1 differing keys; Repair Table finds and repairs them all.")
                          .arg(count(m_diffModel->keyCount()));
         if (t->inFlight)
@@ -504,6 +528,9 @@ void ReconcilePage::updateButtons()
         why = tr("The comparison of this table failed; reconcile it again first");
     else if (t->drift() == 0)
         why = tr("This table had no drift");
+    else if (m_diffModel->keyless())
+        why = tr("This table has no primary key, so its rows cannot be repaired one by one; its next full refresh "
+                 "pass reloads it whole (Start Sync runs it on its schedule)");
     const bool canRepair = why.isEmpty();
     const QModelIndex current = m_diffView->currentIndex();
     const int selected = static_cast<int>(canRepair ? selectedKeys().size() : 0);
@@ -673,7 +700,16 @@ void ReconcilePage::openConfirmation(RepairScope scope, std::vector<core::Canoni
         QMessageBox::NoButton, this);
     box->setObjectName(QStringLiteral("repairConfirmation"));
     box->setInformativeText(html);
-    box->setDetailedText(QString::fromStdString(core::repairPlanText(plan)));
+    box->setDetailedText(QString::fromStdString(core::repairPlanDetails(plan)));
+    // Show Details holds the whole SQL: in a fixed font, a statement's lines kept whole (it
+    // scrolls), 90 characters by 9 lines, so the question still fits a 1366x768 laptop at 150%.
+    if (auto *sql = box->findChild<QTextEdit *>()) {
+        sql->setObjectName(QStringLiteral("repairSql"));
+        sql->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+        sql->setLineWrapMode(QTextEdit::NoWrap);
+        sql->setMinimumSize(sql->fontMetrics().horizontalAdvance(QLatin1Char('x')) * 90,
+                            sql->fontMetrics().lineSpacing() * 9 + 2 * sql->frameWidth() + 8);
+    }
     QPushButton *confirm = box->addButton(tr("Repair"), QMessageBox::AcceptRole);
     confirm->setObjectName(QStringLiteral("confirmRepair"));
     box->addButton(QMessageBox::Cancel);

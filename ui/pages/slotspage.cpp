@@ -4,6 +4,7 @@
 #include "ui/models/slotsmodel.h"
 #include "ui/slotmonitor.h"
 #include "ui/statusicons.h"
+#include "ui/widgets/heldorder.h"
 #include "ui/widgets/slothistorychart.h"
 #include "ui/widgets/tableselection.h"
 
@@ -20,6 +21,7 @@
 
 #include <algorithm>
 #include <set>
+#include <vector>
 
 namespace driftless::ui {
 
@@ -34,6 +36,7 @@ SlotsPage::SlotsPage(SlotsModel *model, SlotMonitor *monitor, QWidget *parent)
 
     m_summary->setObjectName(QStringLiteral("slotsSummary"));
     m_summary->setTextFormat(Qt::PlainText);
+    m_summary->setWordWrap(true); // a narrow window wraps it rather than cutting it off
     m_notice->setObjectName(QStringLiteral("slotsNotice"));
     m_notice->setWordWrap(true);
     m_notice->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -49,11 +52,14 @@ SlotsPage::SlotsPage(SlotsModel *model, SlotMonitor *monitor, QWidget *parent)
     m_view->setSelectionMode(QAbstractItemView::SingleSelection);
     m_view->setAlternatingRowColors(true);
     m_view->setWordWrap(false);
+    m_view->setTextElideMode(Qt::ElideMiddle); // slot names differ at their ends
     m_view->verticalHeader()->setVisible(false);
     m_view->horizontalHeader()->setStretchLastSection(true);
     m_view->horizontalHeader()->setHighlightSections(false);
     m_view->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
     m_view->setSortingEnabled(true);
+    // Sorted by retained WAL, rows would move under the cursor with each reading.
+    new HeldOrder(m_view, m_proxy);
 
     m_drop->setObjectName(QStringLiteral("dropSlot"));
     m_drop->setIcon(namedIcon(QStringLiteral("stop")));
@@ -284,9 +290,30 @@ void SlotsPage::showDropResult(const QString &source, const QString &slot, const
 void SlotsPage::fitColumns()
 {
     const QAbstractItemView *view = m_view;
+    std::vector<int> widths;
+    int total = 0;
+    for (int c = 0; c <= SlotsModel::ConfirmedFlushLsn; ++c) {
+        widths.push_back(std::max(view->sizeHintForColumn(c), m_view->horizontalHeader()->sectionSizeHint(c)) + 12);
+        total += widths.back();
+    }
+    // Wider than the view (long slot names, a narrow window): the names give way first, elided
+    // in the middle (the chart below names the selected slot whole), so the figures stay in view.
+    constexpr int kNarrowest = 110;
+    int excess = total - m_view->viewport()->width();
+    for (int c : {SlotsModel::Slot, SlotsModel::Owner}) {
+        const int cut = std::clamp(excess, 0, std::max(0, widths[static_cast<std::size_t>(c)] - kNarrowest));
+        widths[static_cast<std::size_t>(c)] -= cut;
+        excess -= cut;
+    }
+    // The last column stretches to the rest.
     for (int c = 0; c < SlotsModel::ConfirmedFlushLsn; ++c)
-        m_view->setColumnWidth(
-            c, std::max(view->sizeHintForColumn(c), m_view->horizontalHeader()->sectionSizeHint(c)) + 12);
+        m_view->setColumnWidth(c, widths[static_cast<std::size_t>(c)]);
+}
+
+void SlotsPage::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    fitColumns();
 }
 
 } // namespace driftless::ui

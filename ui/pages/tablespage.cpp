@@ -9,6 +9,7 @@
 #include "ui/widgets/backfillprogress.h"
 #include "ui/widgets/cachedtextdelegate.h"
 #include "ui/widgets/freshnessbadge.h"
+#include "ui/widgets/heldorder.h"
 #include "ui/widgets/tableselection.h"
 
 #include "core/model/workspace.h"
@@ -84,6 +85,8 @@ TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *pare
     // The workspace's own order until the DBA clicks a header.
     m_view->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
     m_view->setSortingEnabled(true);
+    // Sorted by lag, rows moved under the cursor every second: they hold still while it is there.
+    new HeldOrder(m_view, m_proxy);
 
     m_details->setObjectName(QStringLiteral("tableDetails"));
     m_details->setWordWrap(true);

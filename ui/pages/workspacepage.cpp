@@ -110,6 +110,10 @@ WorkspacePage::WorkspacePage(EngineBridge *engine, SecretStore *secrets, QWidget
     m_result->setObjectName(QStringLiteral("workspaceResult"));
     m_result->setWordWrap(true);
     m_result->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // Its line is kept while hidden, so an outcome appearing does not move the buttons above.
+    QSizePolicy keep = m_result->sizePolicy();
+    keep.setRetainSizeWhenHidden(true);
+    m_result->setSizePolicy(keep);
     m_result->setVisible(false);
 
     m_add->setObjectName(QStringLiteral("addEndpoint"));

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace driftless::ui
 {
@@ -104,14 +105,66 @@ DashboardGrid::DashboardGrid(QWidget *parent) : QWidget(parent)
 void DashboardGrid::setContent(std::vector<const DashboardTiles::Pipeline *> pipelines,
                                std::vector<DashboardTiles::Group> groups, const QString &selected)
 {
+    m_latestPipelines = pipelines;
+    m_latestGroups = groups;
+    m_held = m_pointerOver && selected == m_selected && keepOrder(pipelines, groups);
     m_pipelines = std::move(pipelines);
     m_groups = std::move(groups);
     m_selected = selected;
     m_shown = 0;
-    for (const auto &g : m_groups)
+    m_pipelineOrder.clear();
+    m_groupOrder.clear();
+    for (const auto *p : m_pipelines)
+        m_pipelineOrder.push_back(p->name);
+    for (const auto &g : m_groups) {
         m_shown += static_cast<int>(g.tables.size());
+        auto &names = m_groupOrder.emplace_back(g.title, std::vector<QString>{}).second;
+        for (const auto *t : g.tables)
+            names.push_back(t->pipeline + QLatin1Char('/') + t->table);
+    }
     relayout();
     update();
+}
+
+bool DashboardGrid::keepOrder(std::vector<const DashboardTiles::Pipeline *> &pipelines,
+                              std::vector<DashboardTiles::Group> &groups) const
+{
+    if (pipelines.size() != m_pipelineOrder.size() || groups.size() != m_groupOrder.size())
+        return false;
+    std::map<QString, const DashboardTiles::Pipeline *> pipelineByName;
+    for (const auto *p : pipelines)
+        pipelineByName[p->name] = p;
+    std::map<QString, DashboardTiles::Group *> groupByTitle;
+    for (auto &g : groups)
+        groupByTitle[g.title] = &g;
+    std::vector<const DashboardTiles::Pipeline *> keptPipelines;
+    for (const auto &name : m_pipelineOrder) {
+        const auto it = pipelineByName.find(name);
+        if (it == pipelineByName.end())
+            return false;
+        keptPipelines.push_back(it->second);
+    }
+    std::vector<DashboardTiles::Group> keptGroups;
+    for (const auto &[title, names] : m_groupOrder) {
+        const auto it = groupByTitle.find(title);
+        if (it == groupByTitle.end() || it->second->tables.size() != names.size())
+            return false;
+        std::map<QString, const DashboardTiles::Table *> byName;
+        for (const auto *t : it->second->tables)
+            byName[t->pipeline + QLatin1Char('/') + t->table] = t;
+        DashboardTiles::Group g = *it->second;
+        g.tables.clear();
+        for (const auto &name : names) {
+            const auto t = byName.find(name);
+            if (t == byName.end())
+                return false;
+            g.tables.push_back(t->second);
+        }
+        keptGroups.push_back(std::move(g));
+    }
+    pipelines = std::move(keptPipelines);
+    groups = std::move(keptGroups);
+    return true;
 }
 
 void DashboardGrid::relayout()
@@ -353,6 +406,14 @@ QString DashboardGrid::toolTipFor(const Item &item) const
 
 bool DashboardGrid::event(QEvent *event)
 {
+    if (event->type() == QEvent::Enter) {
+        m_pointerOver = true;
+    } else if (event->type() == QEvent::Leave) {
+        m_pointerOver = false;
+        // The order held while the pointer was here gives way to the latest.
+        if (m_held)
+            setContent(m_latestPipelines, m_latestGroups, m_selected);
+    }
     if (event->type() == QEvent::ToolTip) {
         auto *help = static_cast<QHelpEvent *>(event);
         if (const Item *item = itemAt(help->pos()))

@@ -28,8 +28,15 @@ public:
 
     /// Shows `pipelines` and `groups` (pointers into a DashboardTiles, valid until the next
     /// call); `selected` is the pipeline whose tables alone are shown, drawn as chosen.
+    ///
+    /// While the pointer is over the grid, the same tiles keep their places: ordered worst first
+    /// (by lag within a freshness), they moved under the cursor with every snapshot. Their
+    /// values still change; the new order is laid out when the pointer leaves, and at once when
+    /// tiles come or go.
     void setContent(std::vector<const DashboardTiles::Pipeline *> pipelines, std::vector<DashboardTiles::Group> groups,
                     const QString &selected);
+    /// True while the tiles are held in the order they had when the pointer came (for tests).
+    bool orderHeld() const { return m_held; }
 
     static constexpr int kTableWidth = 208;
     static constexpr int kTableHeight = 62;
@@ -67,6 +74,10 @@ private:
     };
 
     void relayout();
+    /// Puts `pipelines` and `groups` in the order on screen when they hold the same tiles;
+    /// false (nothing changed) otherwise.
+    bool keepOrder(std::vector<const DashboardTiles::Pipeline *> &pipelines,
+                   std::vector<DashboardTiles::Group> &groups) const;
     const Item *itemAt(const QPoint &pos) const;
     void paintPipeline(QPainter &p, const Item &item) const;
     void paintHeader(QPainter &p, const Item &item) const;
@@ -83,6 +94,15 @@ private:
     mutable PixmapMemo m_memo;
     int m_laidOutWidth = -1;
     int m_shown = 0;
+    /// The order on screen, by name: pipelines, then each group's title and its tiles'
+    /// `pipeline/table` (the pointers of a call are not valid at the next).
+    std::vector<QString> m_pipelineOrder;
+    std::vector<std::pair<QString, std::vector<QString>>> m_groupOrder;
+    bool m_pointerOver = false;
+    bool m_held = false;
+    /// The last content in its own order, laid out when the pointer leaves.
+    std::vector<const DashboardTiles::Pipeline *> m_latestPipelines;
+    std::vector<DashboardTiles::Group> m_latestGroups;
 };
 
 } // namespace driftless::ui

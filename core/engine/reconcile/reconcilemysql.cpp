@@ -230,9 +230,18 @@ std::string MysqlSide::recentExpr()
     const MysqlColumn &m = m_physical[m_recent->column];
     if (!mysqlcatalog::isTemporal(m))
         return {}; // a numeric cursor has no clock window
-    const std::string sql = "SELECT DATE_FORMAT(NOW(6) - INTERVAL " +
-                            std::to_string(std::chrono::microseconds(m_recent->window).count()) +
-                            " MICROSECOND, '%Y-%m-%d %H:%i:%s.%f')";
+    // The session reads the clock in UTC: `sinceUtc` as seconds since the epoch, or now less the
+    // window; the query below prints either in the column's own zone.
+    std::string point = "NOW(6) - INTERVAL " + std::to_string(std::chrono::microseconds(m_recent->window).count()) +
+                        " MICROSECOND";
+    if (m_recent->sinceUtc) {
+        const auto epoch = m_conn.scalar("SELECT UNIX_TIMESTAMP(CAST(" + literal(*m_recent->sinceUtc) +
+                                         " AS DATETIME(6)))");
+        if (!epoch)
+            return {};
+        point = "FROM_UNIXTIME(" + *epoch + ")";
+    }
+    const std::string sql = "SELECT DATE_FORMAT(" + point + ", '%Y-%m-%d %H:%i:%s.%f')";
     std::optional<std::string> since;
     if (m.dataType == "timestamp") {
         since = m_conn.scalar(sql);
@@ -268,6 +277,8 @@ std::unordered_map<std::string, RowData> MysqlSide::rows(const std::vector<Canon
     const std::string recent = recentExpr();
     if (!recent.empty())
         sel += ", " + recent;
+    if (readVersions)
+        sel += ", `_driftless_version`";
     const size_t nk = m_keys.size();
     const size_t nc = m_cols.size();
     for (size_t from = 0; from < keys.size(); from += kKeyBatch) {
@@ -281,12 +292,51 @@ std::unordered_map<std::string, RowData> MysqlSide::rows(const std::vector<Canon
             for (size_t c = 0; c < nc; ++c)
                 d.values.push_back(row[nk + c]);
             d.hash = std::strtoll(row[nk + nc].value_or("0").c_str(), nullptr, 10);
+            size_t at = nk + nc + 1;
             if (!recent.empty())
-                d.recent = row[nk + nc + 1].value_or("0") != "0";
+                d.recent = row[at++].value_or("0") != "0";
+            if (readVersions)
+                d.version = std::strtoll(row[at].value_or("0").c_str(), nullptr, 10);
             out.emplace(rowhash::recordText({d.key.begin(), d.key.end()}), std::move(d));
         }
         fetched += static_cast<long long>(r.size());
     }
+    return out;
+}
+
+std::vector<RowData> MysqlSide::rowsByHash(const std::vector<std::int64_t> &hashes)
+{
+    std::vector<RowData> out;
+    if (hashes.empty())
+        return out;
+    std::string sel;
+    for (size_t i = 0; i < m_cols.size(); ++i)
+        sel += m_cols[i].value + " AS _dl_c" + std::to_string(i) + ", ";
+    sel += m_hash + " AS _dl_h";
+    const std::string recent = recentExpr();
+    if (!recent.empty())
+        sel += ", " + recent + " AS _dl_recent";
+    if (readVersions)
+        sel += ", `_driftless_version` AS _dl_v";
+    std::string list;
+    for (size_t i = 0; i < hashes.size(); ++i)
+        list += (i ? "," : "") + std::to_string(hashes[i]); // numbers: no text reaches the SQL
+    ++queries;
+    const size_t nc = m_cols.size();
+    m_conn.queryRows("SELECT * FROM (SELECT " + sel + " FROM " + m_from + ") x WHERE _dl_h IN (" + list + ")", {},
+                     [&](const MysqlRowView &row) {
+                         RowData d;
+                         for (unsigned c = 0; c < nc; ++c)
+                             d.values.push_back(row.isNull(c) ? std::nullopt : std::optional<std::string>(row.text(c)));
+                         unsigned at = static_cast<unsigned>(nc);
+                         d.hash = std::strtoll(row.text(at++).c_str(), nullptr, 10);
+                         if (!recent.empty())
+                             d.recent = row.text(at++) != "0";
+                         if (readVersions)
+                             d.version = std::strtoll(row.text(at).c_str(), nullptr, 10);
+                         out.push_back(std::move(d));
+                     });
+    fetched += static_cast<long long>(out.size());
     return out;
 }
 

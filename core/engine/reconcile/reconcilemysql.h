@@ -30,10 +30,13 @@ namespace driftless::core::recon {
 /// Error, or Error naming a target column that is missing.
 class MysqlSide final : public Side {
 public:
-    /// Cursor tables: the cursor column and the recent window (rows within it are in flight).
+    /// Rows whose time column is recent are in flight: a cursor table's cursor within `window` of
+    /// the source's clock; a full refresh table's column at or after `sinceUtc` (its last pass's
+    /// snapshot, UTC text), when set.
     struct Recent {
         size_t column = 0;
         std::chrono::milliseconds window{0};
+        std::optional<std::string> sinceUtc;
     };
 
     MysqlSide(MysqlConnection conn, TableRef table, const TableSchema &schema,
@@ -46,10 +49,13 @@ public:
     std::vector<std::pair<int, RawKey>> sample(const Plan &plan, long long step) override;
     void hashes(const Plan &plan, const std::function<void(CanonicalKey &&, std::int64_t)> &row) override;
     std::unordered_map<std::string, RowData> rows(const std::vector<CanonicalKey> &keys) override;
+    std::vector<RowData> rowsByHash(const std::vector<std::int64_t> &hashes) override;
     std::string describe() const override;
     bool keysOrderable() const override;
 
     MysqlConnection &connection() { return m_conn; }
+    /// Marks rows RowData::recent from now on (rows() reads it).
+    void setRecent(Recent recent) { m_recent = std::move(recent); }
 
     /// Repair: the rows with these keys as the COPY lines the MySQL readers produce (what the
     /// sync itself would apply), by record text of the canonical key. `table` is the source's

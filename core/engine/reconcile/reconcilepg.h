@@ -52,6 +52,8 @@ public:
     std::string recordHashProbe() { return m_conn.exec(rowhash::pgRecordHashProbeSql()).text(0, 0); }
     /// Hash rows with hash_record_extended, column i by its type's own hash where native[i].
     void useRecordHash(std::vector<bool> native) { m_record = std::move(native); }
+    /// The condition (on the row as `s`) that marks a row RowData::recent; empty: none.
+    void setRecentExpr(std::string expr) { m_recent = std::move(expr); }
 
     std::map<int, Checksum> checksums(const Plan &plan) override
     {
@@ -171,6 +173,8 @@ public:
         sel += rowHash("s");
         if (!m_recent.empty())
             sel += ", coalesce(" + m_recent + ", false)";
+        if (readVersions)
+            sel += ", s._driftless_version";
         const std::string sql = "SELECT " + sel + " FROM " + m_table + " s JOIN unnest(" + unnest + ") AS _dl_k(" +
                                 names + ") ON " + on;
         constexpr size_t kBatch = 5000;
@@ -189,12 +193,52 @@ public:
                 for (int c = 0; c < nc; ++c)
                     d.values.push_back(r.optText(i, nk + c));
                 d.hash = r.toInt(i, nk + nc);
+                int at = nk + nc + 1;
                 if (!m_recent.empty())
-                    d.recent = r.toBool(i, nk + nc + 1);
+                    d.recent = r.toBool(i, at++);
+                if (readVersions)
+                    d.version = r.toInt(i, at);
                 out.emplace(rowhash::recordText({d.key.begin(), d.key.end()}), std::move(d));
             }
             fetched += r.rows();
         }
+        return out;
+    }
+
+    std::vector<RowData> rowsByHash(const std::vector<std::int64_t> &hashes) override
+    {
+        std::vector<RowData> out;
+        if (hashes.empty())
+            return out;
+        std::string sel;
+        for (size_t i = 0; i < m_columns.size(); ++i)
+            sel += rowhash::pgCanonicalText(m_columns[i], "s." + quoteIdent(m_columns[i].name)) + " AS _dl_c" +
+                   std::to_string(i) + ", ";
+        sel += rowHash("s") + " AS _dl_h";
+        if (!m_recent.empty())
+            sel += ", coalesce(" + m_recent + ", false) AS _dl_recent";
+        if (readVersions)
+            sel += ", s._driftless_version AS _dl_v";
+        std::vector<std::string> list;
+        list.reserve(hashes.size());
+        for (auto h : hashes)
+            list.push_back(std::to_string(h));
+        auto r = run("SELECT * FROM (SELECT " + sel + " FROM " + m_table + " s) x WHERE x._dl_h = ANY($1::int8[])",
+                     {pgTextArray(list)});
+        const int nc = static_cast<int>(m_columns.size());
+        for (int i = 0; i < r.rows(); ++i) {
+            RowData d;
+            for (int c = 0; c < nc; ++c)
+                d.values.push_back(r.optText(i, c));
+            d.hash = r.toInt(i, nc);
+            int at = nc + 1;
+            if (!m_recent.empty())
+                d.recent = r.toBool(i, at++);
+            if (readVersions)
+                d.version = r.toInt(i, at);
+            out.push_back(std::move(d));
+        }
+        fetched += r.rows();
         return out;
     }
 

@@ -1,56 +1,43 @@
 #include "core/engine/reconcile/reconciler.h"
 
 #include "core/base/clock.h"
-#include "core/base/copytext.h"
 #include "core/db/mysqlcatalog.h"
 #include "core/db/pgcatalog.h"
-#include "core/db/sqlitedb.h"
-#include "core/engine/rows/columnmapping.h"
 #include "core/engine/endpoints/connect.h"
-#include "core/engine/rows/deletepolicy.h"
-#include "core/engine/reconcile/reconcilemysql.h"
-#include "core/engine/reconcile/reconcilepg.h"
+#include "core/engine/reconcile/keylesscompare.h"
+#include "core/engine/reconcile/reconcileopen.h"
+#include "core/engine/reconcile/refreshdating.h"
 #include "core/engine/reconcile/reconcileside.h"
-#include "core/engine/rows/rowfilter.h"
 #include "core/engine/rows/rowhash.h"
-#include "core/engine/jobs/tableargs.h"
-#include "core/engine/jobs/tablejob.h"
-#include "core/mergers/softdelete.h"
-#include "core/mergers/sqlitetypes.h"
 #include "core/model/cdcposition.h"
-#include "core/model/duration.h"
 #include "core/model/error.h"
-#include "core/state/statestore.h"
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
-#include <future>
 #include <limits>
 #include <map>
-#include <memory>
 #include <set>
 #include <thread>
 #include <unordered_map>
 
 namespace driftless::core {
 
-using json = nlohmann::json;
 using rowhash::Checksum;
 
 namespace {
 
+using recon::both;
 using recon::Plan;
 using recon::Range;
 using recon::RawKey;
 using recon::RowData;
 using recon::Side;
-using recon::caseTree;
-using recon::MysqlSide;
-using recon::PgSide;
-using recon::keyColumnArray;
+using recon::TableContext;
+using recon::appliedPosition;
+using recon::RefreshDating;
+using recon::dateRefresh;
+using recon::openTable;
+using recon::selectJobs;
 
 /// Segments for ranges given in key order, each range's sub-ranges numbered from `ids`.
 Plan planFor(const std::vector<Range> &ranges)
@@ -73,157 +60,6 @@ Plan planFor(const std::vector<Range> &ranges)
     p.labels.push_back(-1);
     return p;
 }
-
-
-class SqliteSide final : public Side {
-public:
-    SqliteSide(const std::string &path, std::string table, const TableSchema &schema, std::vector<ColumnInfo> keys)
-        : m_db(path, SqliteDb::Mode::ReadOnly), m_table(quoteIdent(table)), m_columns(schema.columns),
-          m_keys(std::move(keys)), m_path(path)
-    {
-        rowhash::registerSqliteFunctions(m_db.raw());
-        m_spec = rowhash::canonSpec(m_columns);
-        std::string cols;
-        for (const auto &c : m_columns)
-            cols += ", " + quoteIdent(c.name);
-        // A SQLite function takes at most 127 arguments: a wider row is hashed in parts.
-        constexpr size_t kPart = 100;
-        if (m_columns.size() < kPart) {
-            m_rowHash = "driftless_rowhash('" + m_spec + "'" + cols + ")";
-        } else {
-            m_rowHash = "driftless_rowhash_parts(";
-            for (size_t from = 0; from < m_columns.size(); from += kPart) {
-                const size_t to = std::min(m_columns.size(), from + kPart);
-                m_rowHash += (from ? ", " : "") + ("driftless_record_part('" + m_spec.substr(from, to - from) + "'");
-                for (size_t i = from; i < to; ++i)
-                    m_rowHash += ", " + quoteIdent(m_columns[i].name);
-                m_rowHash += ")";
-            }
-            m_rowHash += ")";
-        }
-    }
-
-    std::map<int, Checksum> checksums(const Plan &plan) override
-    {
-        std::vector<std::pair<std::string, SqliteStorage>> binds;
-        const std::string tree = treeSql(plan, binds);
-        auto st = prepare("SELECT _dl_b, count(*), driftless_hashsum(" + m_rowHash +
-                              ") FROM (SELECT " + tree + " AS _dl_b, * FROM " + m_table +
-                              ") WHERE _dl_b IS NOT NULL GROUP BY 1",
-                          binds);
-        std::map<int, Checksum> out;
-        while (st.step())
-            out[static_cast<int>(st.int64(0))] = Checksum::fromDecimal(st.int64(1), st.text(2));
-        return out;
-    }
-
-    std::vector<std::pair<int, RawKey>> sample(const Plan &, long long) override
-    {
-        throw Error(ErrorKind::Permanent, "internal: key ranges are sampled from the Postgres side");
-    }
-
-    void hashes(const Plan &plan, const std::function<void(CanonicalKey &&, std::int64_t)> &row) override
-    {
-        std::vector<std::pair<std::string, SqliteStorage>> binds;
-        const std::string tree = treeSql(plan, binds);
-        std::string sel;
-        for (const auto &k : m_keys)
-            sel += "driftless_canon('" + std::string(1, static_cast<char>(rowhash::canonFor(k))) + "', " +
-                   quoteIdent(k.name) + "), ";
-        auto st = prepare("SELECT " + sel + m_rowHash + " FROM (SELECT " + tree +
-                              " AS _dl_b, * FROM " + m_table + ") WHERE _dl_b IS NOT NULL",
-                          binds);
-        const int n = static_cast<int>(m_keys.size());
-        while (st.step()) {
-            CanonicalKey k;
-            for (int c = 0; c < n; ++c)
-                k.push_back(st.text(c));
-            row(std::move(k), st.int64(n));
-            ++fetched;
-        }
-    }
-
-    std::unordered_map<std::string, RowData> rows(const std::vector<CanonicalKey> &keys) override
-    {
-        std::string sel, where;
-        for (size_t i = 0; i < m_keys.size(); ++i) {
-            const auto &k = m_keys[i];
-            const std::string code(1, static_cast<char>(rowhash::canonFor(k)));
-            sel += "driftless_canon('" + code + "', " + quoteIdent(k.name) + "), ";
-            const bool byCanon = k.category == 'N' ? rowhash::canonFor(k) != rowhash::Canon::Integer : false;
-            where += std::string(i ? " AND " : "") +
-                     (byCanon ? "driftless_canon('" + code + "', " + quoteIdent(k.name) + ")" : quoteIdent(k.name)) +
-                     " = ?" + std::to_string(i + 1);
-        }
-        for (const auto &c : m_columns)
-            sel += "driftless_canon('" + std::string(1, static_cast<char>(rowhash::canonFor(c))) + "', " +
-                   quoteIdent(c.name) + "), ";
-        ++queries;
-        auto st = m_db.prepare("SELECT " + sel + m_rowHash + " FROM " + m_table +
-                               " WHERE " + where);
-        std::unordered_map<std::string, RowData> out;
-        const int nk = static_cast<int>(m_keys.size());
-        const int nc = static_cast<int>(m_columns.size());
-        for (const auto &key : keys) {
-            st.reset();
-            st.clearBindings();
-            for (size_t i = 0; i < m_keys.size(); ++i) {
-                const auto &k = m_keys[i];
-                const bool byCanon = k.category == 'N' && rowhash::canonFor(k) != rowhash::Canon::Integer;
-                if (byCanon)
-                    st.bindText(static_cast<int>(i + 1), key[i]);
-                else
-                    bindStoredValue(st, static_cast<int>(i + 1), key[i], sqliteStorageFor(k));
-            }
-            while (st.step()) {
-                RowData d;
-                for (int c = 0; c < nk; ++c)
-                    d.key.push_back(st.text(c));
-                for (int c = 0; c < nc; ++c)
-                    d.values.push_back(st.optText(nk + c));
-                d.hash = st.int64(nk + nc);
-                out.emplace(rowhash::recordText({d.key.begin(), d.key.end()}), std::move(d));
-                ++fetched;
-            }
-        }
-        return out;
-    }
-
-    std::string describe() const override { return m_path + " " + m_table; }
-    /// Compares only the rows that hold `filter` (an SQLite condition on the table's columns).
-    void setRowFilter(const std::string &filter) { m_table = "(SELECT * FROM " + m_table + " WHERE " + filter + ")"; }
-
-private:
-    SqliteStmt prepare(const std::string &sql, const std::vector<std::pair<std::string, SqliteStorage>> &binds)
-    {
-        ++queries;
-        auto st = m_db.prepare(sql);
-        for (size_t i = 0; i < binds.size(); ++i)
-            bindStoredValue(st, static_cast<int>(i + 1), binds[i].first, binds[i].second);
-        return st;
-    }
-
-    std::string treeSql(const Plan &plan, std::vector<std::pair<std::string, SqliteStorage>> &binds)
-    {
-        return caseTree(plan, 0, plan.labels.size() - 1, [&](size_t e) {
-            std::string lhs, rhs;
-            for (size_t i = 0; i < m_keys.size(); ++i) {
-                binds.emplace_back(plan.edges[e][i], sqliteStorageFor(m_keys[i]));
-                lhs += std::string(i ? ", " : "") + quoteIdent(m_keys[i].name);
-                rhs += std::string(i ? ", " : "") + "?" + std::to_string(binds.size());
-            }
-            return m_keys.size() == 1 ? lhs + " < " + rhs : "(" + lhs + ") < (" + rhs + ")";
-        });
-    }
-
-    SqliteDb m_db;
-    std::string m_table;
-    std::vector<ColumnInfo> m_columns;
-    std::vector<ColumnInfo> m_keys;
-    std::string m_path;
-    std::string m_spec;
-    std::string m_rowHash; ///< the SQL hashing one row, as the source's row hash
-};
 
 /// Whether both sides order the key the same way, so ranges can be compared segment by segment.
 /// Between two Postgres servers every built-in type does. SQLite and MySQL/MariaDB order numbers
@@ -266,14 +102,6 @@ bool orderable(const std::vector<ColumnInfo> &keys, EndpointKind source, Endpoin
         }
     }
     return true;
-}
-
-/// Runs both sides' parts of a step at once (each on its own connection).
-template <typename A, typename B> auto both(A &&a, B &&b)
-{
-    auto fb = std::async(std::launch::async, std::forward<B>(b));
-    auto ra = a();
-    return std::make_pair(std::move(ra), fb.get());
 }
 
 struct Candidate {
@@ -471,309 +299,6 @@ private:
     bool m_bisect;
 };
 
-/// Everything needed to compare one table of a pipeline.
-struct TableContext {
-    TableJob job;
-    TableSchema schema;
-    std::vector<ColumnInfo> keys;
-    std::unique_ptr<Side> source;
-    std::unique_ptr<Side> target;
-    PgSide *pgSource = nullptr;    ///< the source, when it is Postgres
-    MysqlSide *mySource = nullptr; ///< the source, when it is MySQL/MariaDB
-    /// A MySQL source's own description (repair reads rows as its readers do).
-    std::optional<mysqlcatalog::MysqlTable> myTable;
-    /// Why the table cannot be compared exactly, when it cannot.
-    std::string skipped;
-    /// A Postgres source's FROM item: the table, or for a mapped table a subquery giving the
-    /// target's columns (renamed, masked), so both sides compare what the target should hold.
-    std::string sourceFrom;
-};
-
-std::string targetSql(const TargetName &t) { return quoteIdent(t.schema) + "." + quoteIdent(t.name); }
-
-/// The target table's column names; empty when it has none (openTable then says so).
-std::vector<std::string> targetColumnNames(const TableJob &job)
-{
-    std::vector<std::string> out;
-    if (job.target.kind == EndpointKind::Postgres) {
-        PgConnection tgt = connectPostgres(job.target, "driftless reconcile");
-        auto r = tgt.execParams("SELECT attname FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND "
-                                "NOT attisdropped",
-                                {targetSql(job.targetName)});
-        for (int i = 0; i < r.rows(); ++i)
-            out.push_back(r.text(i, 0));
-    } else if (job.target.kind == EndpointKind::Sqlite) {
-        if (!std::filesystem::exists(job.target.path))
-            return out;
-        SqliteDb db(job.target.path, SqliteDb::Mode::ReadOnly);
-        auto st = db.prepare("SELECT name FROM pragma_table_info(?1)");
-        st.bindText(1, job.targetName.name);
-        while (st.step())
-            out.push_back(st.text(0));
-    } else {
-        MysqlConnection tgt = connectMysql(job.target);
-        auto r = tgt.query("SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND "
-                           "TABLE_NAME = ?",
-                           {job.targetName.name});
-        for (size_t i = 0; i < r.size(); ++i)
-            out.push_back(r.text(i, 0));
-    }
-    return out;
-}
-
-/// Leaves out the generated columns a target lacks: a CDC target an older version made had
-/// none, and they are compared once the sync has added them.
-void keepSyncedGenerated(TableSchema &schema, const TableJob &job)
-{
-    if (std::none_of(schema.columns.begin(), schema.columns.end(), [](const ColumnInfo &c) { return c.generated; }))
-        return;
-    const auto have = targetColumnNames(job);
-    if (have.empty())
-        return;
-    std::vector<std::string> keyNames;
-    for (int k : schema.primaryKey)
-        keyNames.push_back(schema.columns[static_cast<size_t>(k)].name);
-    std::erase_if(schema.columns, [&](const ColumnInfo &c) {
-        return c.generated && std::find(have.begin(), have.end(), c.name) == have.end();
-    });
-    schema.primaryKey.clear();
-    for (const auto &n : keyNames)
-        schema.primaryKey.push_back(schema.columnIndex(n));
-}
-
-/// Two-way tables: the columns Driftless keeps for itself on each side (`_driftless_version`)
-/// belong to that side and are never synced, so they are not compared either. Erased from
-/// `schema` (its key remapped) and at the same positions from `parallel`, when given.
-void leaveOutOwnColumns(const TableJob &job, TableSchema &schema,
-                        std::vector<mysqlcatalog::MysqlColumn> *parallel = nullptr)
-{
-    if (!job.twoWay)
-        return;
-    auto own = [](const ColumnInfo &c) { return c.name.rfind("_driftless_", 0) == 0; };
-    if (std::none_of(schema.columns.begin(), schema.columns.end(), own))
-        return;
-    std::vector<std::string> keyNames;
-    for (int k : schema.primaryKey)
-        keyNames.push_back(schema.columns[static_cast<size_t>(k)].name);
-    if (parallel)
-        for (size_t i = schema.columns.size(); i-- > 0;)
-            if (own(schema.columns[i]) && i < parallel->size())
-                parallel->erase(parallel->begin() + static_cast<std::ptrdiff_t>(i));
-    std::erase_if(schema.columns, own);
-    schema.primaryKey.clear();
-    for (const auto &n : keyNames)
-        schema.primaryKey.push_back(schema.columnIndex(n));
-}
-
-/// How recent a cursor table's differing row must be to count as in flight.
-std::chrono::milliseconds recentWindow(const TableJob &job, const ReconcileOptions &opt)
-{
-    std::chrono::milliseconds window{10 * 60 * 1000};
-    if (opt.recentWindow)
-        window = *opt.recentWindow;
-    else if (job.spec.lookback)
-        if (auto d = parseDuration(*job.spec.lookback))
-            window = *d;
-    return window;
-}
-
-/// The source expression telling whether a row's cursor is within the recent window.
-std::string recentExpr(const TableJob &job, const TableSchema &schema, const PgConnection &conn,
-                       const ReconcileOptions &opt)
-{
-    if (job.spec.strategy != Strategy::Cursor)
-        return {};
-    const std::string cursor = job.spec.cursor.value_or(TableSpec::kDefaultCursor);
-    const int idx = schema.columnIndex(cursor);
-    if (idx < 0)
-        return {};
-    const std::chrono::milliseconds window = recentWindow(job, opt);
-    const auto &c = schema.columns[static_cast<size_t>(idx)];
-    const std::string col = "s." + quoteIdent(c.name);
-    const std::string interval = "interval '" + std::to_string(window.count()) + " milliseconds'";
-    if (c.baseType == "timestamptz")
-        return col + " >= now() - " + interval;
-    if (c.baseType == "timestamp")
-        return col + " >= (now() AT TIME ZONE " + pgLiteral(conn.serverTimeZone()) + ") - " + interval;
-    if (c.baseType == "date")
-        return col + " >= ((now() AT TIME ZONE " + pgLiteral(conn.serverTimeZone()) + ") - " + interval + ")::date";
-    return {};
-}
-
-/// Between two Postgres servers that hash alike: which compared columns hash by their type's own
-/// function (the same built-in type on both sides, one pgHashesNatively takes); nullopt when the
-/// record hash is not available on both (before Postgres 14) or they disagree on its probe. A
-/// mapped source (its projection's types are not the table's) keeps the text hash.
-std::optional<std::vector<bool>> recordHashColumns(PgSide &source, PgSide &target, const TableSchema &schema,
-                                                   const TableJob &job)
-{
-    try {
-        if (source.recordHashProbe() != target.recordHashProbe())
-            return std::nullopt;
-        const TableSchema there = pgcatalog::describeTable(target.connection(), {job.targetName.schema, job.targetName.name});
-        return rowhash::pgRecordHashMask(schema.columns, there.columns);
-    } catch (const Error &) {
-        return std::nullopt;
-    }
-}
-
-TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
-{
-    TableContext ctx;
-    ctx.job = job;
-    // A MySQL side's canonical text: as Postgres prints the value when the other side is
-    // Postgres; as the MySQL readers deliver it when a MySQL source's rows are stored as that text
-    // (SQLite, or MySQL/MariaDB on both sides). See reconcilemysql.h.
-    const bool pgText = job.source.kind == EndpointKind::Postgres || job.target.kind == EndpointKind::Postgres;
-    // Rows are matched by the source's primary key.
-    auto takeKeys = [&] {
-        if (!ctx.schema.hasPrimaryKey())
-            throw Error(ErrorKind::Permanent,
-                        job.spec.table.display() + " has no primary key: rows cannot be matched between source and target",
-                        {}, "add a primary key to the source table");
-        for (int k : ctx.schema.primaryKey)
-            ctx.keys.push_back(ctx.schema.columns[static_cast<size_t>(k)]);
-    };
-    if (job.source.kind == EndpointKind::Postgres) {
-        PgConnection src = connectPostgres(job.source, "driftless reconcile");
-        // Generated columns compare too: every target holds their values (a Postgres target
-        // computes them, the others store what the sync read).
-        ctx.schema = pgcatalog::describeTable(src, job.spec.table);
-        ctx.sourceFrom = rowFilterFromSql(ctx.schema, job.spec); // only the rows of its filter
-        TableJob recentJob = job;
-        if (job.spec.columns && !job.spec.columns->empty()) {
-            // The transformed projection against the target: the mapped names and values.
-            const TableSchema source = ctx.schema;
-            auto mapped = pgMappedSource(job.spec, source);
-            if (!mapped.why.empty()) {
-                ctx.skipped = mapped.why;
-                return ctx;
-            }
-            ctx.schema = mapped.target;
-            ctx.sourceFrom = mapped.from;
-            if (job.spec.strategy == Strategy::Cursor) {
-                // The cursor under its target name (never masked, maybe renamed).
-                const ColumnProjection p(job.spec, source);
-                const auto &from = p.sourceColumns();
-                const auto at = std::find(from.begin(), from.end(), source.columnIndex(job.spec.cursorColumn()));
-                if (at != from.end())
-                    recentJob.spec.cursor = p.target().columns[static_cast<size_t>(at - from.begin())].name;
-            }
-        } else {
-            keepSyncedGenerated(ctx.schema, job);
-        }
-        leaveOutOwnColumns(job, ctx.schema);
-        takeKeys();
-        const std::string recent = recentExpr(recentJob, ctx.schema, src, opt);
-        auto side = std::make_unique<PgSide>(std::move(src), ctx.sourceFrom, ctx.schema, ctx.keys, recent);
-        ctx.pgSource = side.get();
-        ctx.source = std::move(side);
-    } else if (job.source.kind == EndpointKind::Mysql) {
-        MysqlConnection src = connectMysql(job.source);
-        if (job.spec.columns && !job.spec.columns->empty()) {
-            ctx.skipped = "a column mapping on a MySQL/MariaDB source is not reconciled yet; re-backfill the table to "
-                          "correct it";
-            return ctx;
-        }
-        ctx.myTable = mysqlcatalog::describeTable(src, job.spec.table);
-        leaveOutOwnColumns(job, ctx.myTable->schema, &ctx.myTable->columns);
-        // The sync carries generated columns as plain ones (their values), so they compare too.
-        ctx.schema = ctx.myTable->schema;
-        takeKeys();
-        std::optional<MysqlSide::Recent> recent;
-        if (job.spec.strategy == Strategy::Cursor) {
-            const int idx = ctx.schema.columnIndex(job.spec.cursor.value_or(TableSpec::kDefaultCursor));
-            if (idx >= 0)
-                recent = MysqlSide::Recent{static_cast<size_t>(idx), recentWindow(job, opt)};
-        }
-        auto side = std::make_unique<MysqlSide>(std::move(src), job.spec.table, ctx.schema, ctx.myTable->columns,
-                                                pgText, recent);
-        if (job.spec.where)
-            side->setRowFilter(*job.spec.where);
-        ctx.mySource = side.get();
-        ctx.source = std::move(side);
-    } else {
-        throw Error(ErrorKind::Permanent, "endpoint '" + job.source.name + "': SQLite is a target only", {},
-                    "use a Postgres or MySQL/MariaDB endpoint as the pipeline's source");
-    }
-    // `deletes: soft`: a marked row is one the source deleted, so it counts as absent. (A target
-    // the sync has not run on since soft deletes were turned on has no marks, and no column yet.)
-    std::optional<std::string> liveOnly;
-    if (softDeletes(job.spec)) {
-        const auto have = targetColumnNames(job);
-        if (std::find(have.begin(), have.end(), kDeletedAtColumn) != have.end())
-            liveOnly = std::string(kDeletedAtColumn) + " IS NULL"; // a plain name on every target
-    }
-    const auto missingTarget = [&] {
-        return Error(ErrorKind::Permanent, "target table " + job.targetName.display() + " does not exist yet", {},
-                     "run the pipeline once to create and load it");
-    };
-    if (job.target.kind == EndpointKind::Postgres) {
-        PgConnection tgt = connectPostgres(job.target, "driftless reconcile");
-        auto exists = tgt.execParams("SELECT to_regclass($1) IS NOT NULL", {targetSql(job.targetName)});
-        if (!exists.toBool(0, 0))
-            throw missingTarget();
-        const std::string from = liveOnly ? "(SELECT * FROM " + targetSql(job.targetName) + " WHERE " + *liveOnly + ")"
-                                          : targetSql(job.targetName);
-        auto side = std::make_unique<PgSide>(std::move(tgt), from, ctx.schema, ctx.keys);
-        // Two Postgres servers that hash a probe alike hash every row alike: use their native
-        // text hash, several times cheaper than MD5.
-        if (ctx.pgSource) {
-            bool native = false;
-            try {
-                native = side->nativeHashProbe() == ctx.pgSource->nativeHashProbe();
-            } catch (const Error &) {
-                native = false; // before Postgres 11
-            }
-            side->useNativeHash(native);
-            ctx.pgSource->useNativeHash(native);
-            if (native && !(job.spec.columns && !job.spec.columns->empty()))
-                if (auto mask = recordHashColumns(*ctx.pgSource, *side, ctx.schema, job)) {
-                    side->useRecordHash(*mask);
-                    ctx.pgSource->useRecordHash(*mask);
-                }
-        }
-        ctx.target = std::move(side);
-    } else if (job.target.kind == EndpointKind::Sqlite) {
-        {
-            SqliteDb probe(job.target.path, SqliteDb::Mode::ReadOnly);
-            if (!probe.tableExists(job.targetName.name))
-                throw missingTarget();
-        }
-        auto side = std::make_unique<SqliteSide>(job.target.path, job.targetName.name, ctx.schema, ctx.keys);
-        if (liveOnly)
-            side->setRowFilter(*liveOnly);
-        ctx.target = std::move(side);
-    } else {
-        MysqlConnection tgt = connectMysql(job.target);
-        const TableRef table{tgt.dsn().database, job.targetName.name};
-        if (!tgt.scalar("SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
-                        {table.schema, table.name}))
-            throw missingTarget();
-        auto physical = MysqlSide::targetColumns(tgt, table, ctx.schema);
-        for (const auto &m : physical)
-            if (m.dataType == "json" && job.source.kind == EndpointKind::Postgres)
-                ctx.skipped = "column " + m.name +
-                              " is a MySQL JSON column, which normalises the text Postgres sent (key order, "
-                              "spacing, numbers), so it cannot be compared exactly; leave the column out of the "
-                              "comparison with a view on both sides, or compare it by hand";
-        auto side = std::make_unique<MysqlSide>(std::move(tgt), table, ctx.schema, std::move(physical), pgText);
-        if (liveOnly)
-            side->setRowFilter(*liveOnly);
-        ctx.target = std::move(side);
-    }
-    return ctx;
-}
-
-/// The applied source position a stored checkpoint records (CDC streaming), 0 when none.
-std::int64_t appliedPosition(const std::optional<Checkpoint> &cp)
-{
-    if (!cp)
-        return 0;
-    const auto pos = parseCdcPosition(cp->position);
-    return pos ? appliedVersion(*pos) : 0;
-}
-
 std::vector<ColumnDiff> columnDiffs(const TableSchema &schema, const RowData &s, const RowData &t)
 {
     std::vector<ColumnDiff> out;
@@ -862,6 +387,9 @@ void settleAndClassify(TableContext &ctx, std::unordered_map<std::string, Candid
             out.note = "the target had applied the source up to " + position(applied) + ", not " + position(sourceNow) +
                        " (is the sync running?): rows changed since then count as drift until it applies them";
     }
+    std::optional<RefreshDating> refresh;
+    if (ctx.job.spec.strategy == Strategy::FullRefresh)
+        refresh = dateRefresh(ctx);
     if (opt.onPhase)
         opt.onPhase(out.table, "recheck");
     std::vector<CanonicalKey> keys;
@@ -874,6 +402,7 @@ void settleAndClassify(TableContext &ctx, std::unordered_map<std::string, Candid
         order.push_back(rec);
     std::sort(order.begin(), order.end());
     const bool cursor = ctx.job.spec.strategy == Strategy::Cursor;
+    long long undated = 0; // of a full refresh table, differences the source's rows could not date
     for (const auto &rec : order) {
         const auto &c = cands[rec];
         auto si = rs.find(rec);
@@ -891,20 +420,38 @@ void settleAndClassify(TableContext &ctx, std::unordered_map<std::string, Candid
             ++out.inFlight; // the next cursor pass re-reads it
             continue;
         }
+        if (refresh && si != rs.end() && si->second.recent) {
+            ++out.inFlight; // written after the last pass's snapshot: the next pass copies it
+            continue;
+        }
+        if (refresh && si == rs.end() && refresh->loadedByPass(ti->second.version)) {
+            ++out.inFlight; // the last pass loaded it, so the source deleted it since
+            continue;
+        }
+        if (refresh && !refresh->sourceDated && si != rs.end())
+            ++undated;
         if (now[0] && !now[1]) {
             ++out.missing;
-            if (out.missingKeys.size() < static_cast<size_t>(opt.maxKeys))
+            if (out.missingKeys.size() < static_cast<size_t>(opt.maxKeys)) {
                 out.missingKeys.push_back(c.key);
+                out.missingRows.push_back({c.key, si->second.values, 1});
+            }
         } else if (!now[0] && now[1]) {
             ++out.extra;
-            if (out.extraKeys.size() < static_cast<size_t>(opt.maxKeys))
+            if (out.extraKeys.size() < static_cast<size_t>(opt.maxKeys)) {
                 out.extraKeys.push_back(c.key);
+                out.extraRows.push_back({c.key, ti->second.values, 1});
+            }
         } else {
             ++out.different;
             if (out.differentRows.size() < static_cast<size_t>(opt.maxKeys))
                 out.differentRows.push_back({c.key, columnDiffs(ctx.schema, si->second, ti->second)});
         }
     }
+    if (undated)
+        out.note = std::to_string(undated) + " differing rows of the source cannot be dated against the last pass's "
+                   "snapshot" + (refresh->snapshotAt.empty() ? "" : " (" + refresh->snapshotAt + ")") + ": " +
+                   refresh->why + "; changes made since count as drift until the next pass copies them";
 }
 
 /// Leaves a table's comparison early when it is skipped.
@@ -930,14 +477,22 @@ TableReconcile reconcileTable(const TableJob &job, const ReconcileOptions &opt, 
             out.skipped = ctx.skipped;
             throw Skip{};
         }
-        const bool bisect = orderable(ctx.keys, job.source.kind, job.target.kind) && ctx.source->keysOrderable() &&
-                            ctx.target->keysOrderable();
-        std::unordered_map<std::string, Candidate> cands;
-        Comparer cmp(*ctx.source, *ctx.target, out, opt, bisect);
-        if (cmp.run(cands))
-            settleAndClassify(ctx, cands, out, opt, memo);
-        if (!bisect && out.note.empty())
-            out.note = "the key's type orders differently on the two sides, so differing tables are compared row by row";
+        for (const auto &c : ctx.schema.columns)
+            out.columns.push_back(c.name);
+        if (ctx.keys.empty()) {
+            recon::compareKeyless(ctx, out, opt);
+        } else {
+            const bool bisect = orderable(ctx.keys, job.source.kind, job.target.kind) &&
+                                ctx.source->keysOrderable() && ctx.target->keysOrderable();
+            std::unordered_map<std::string, Candidate> cands;
+            Comparer cmp(*ctx.source, *ctx.target, out, opt, bisect);
+            if (cmp.run(cands))
+                settleAndClassify(ctx, cands, out, opt, memo);
+            if (!bisect)
+                out.note = (out.note.empty() ? "" : out.note + "; ") +
+                           "the key's type orders differently on the two sides, so differing tables are compared row "
+                           "by row";
+        }
         out.sourceQueries = ctx.source->queries;
         out.targetQueries = ctx.target->queries;
         out.sourceRowsFetched = ctx.source->fetched;
@@ -955,30 +510,6 @@ TableReconcile reconcileTable(const TableJob &job, const ReconcileOptions &opt, 
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
     if (opt.onPhase)
         opt.onPhase(out.table, "done");
-    return out;
-}
-
-std::vector<TableJob> selectJobs(const Workspace &ws, const std::string &pipeline, const std::vector<std::string> &tables)
-{
-    if (!ws.pipeline(pipeline))
-        throw ConfigError("no pipeline named '" + pipeline + "'");
-    auto jobs = jobsFor(ws, pipeline);
-    // A two-way table is compared once, from the pipeline's source side: comparing the two sides
-    // is symmetric (missing: rows only the source side holds; extra: rows only the target side
-    // holds), so the reverse direction's comparison would find the same rows at twice the cost,
-    // and across engines it would have to read the other side's values in the reverse mapping's
-    // types (a MariaDB TINYINT(1) against the Postgres boolean it came from).
-    std::erase_if(jobs, [](const TableJob &j) { return j.twoWay && j.twoWay->reverse; });
-    if (tables.empty())
-        return jobs;
-    std::vector<TableJob> out;
-    for (const auto &name : tables) {
-        const TableRef ref = resolveTableArgument(ws, *ws.pipeline(pipeline), name);
-        auto it = std::find_if(jobs.begin(), jobs.end(), [&](const TableJob &j) { return j.spec.table == ref; });
-        if (it == jobs.end())
-            throw ConfigError("pipeline '" + pipeline + "' has no table " + ref.display());
-        out.push_back(*it);
-    }
     return out;
 }
 
@@ -1006,354 +537,6 @@ ReconcileReport reconcile(const Workspace &ws, const std::string &pipeline, cons
     }
     report.finishedAtMs = wallClockMs();
     return report;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Repair
-
-namespace {
-
-/// COPY text of one row from canonical values (the merger reads COPY text).
-std::string copyLine(const std::vector<std::optional<std::string>> &values)
-{
-    std::string line;
-    for (size_t i = 0; i < values.size(); ++i) {
-        if (i)
-            line += '\t';
-        if (values[i])
-            copytext::escape(*values[i], line);
-        else
-            line += copytext::kNull;
-    }
-    return line;
-}
-
-} // namespace
-
-namespace {
-
-/// An identifier quoted as the target quotes it.
-std::string quoteFor(EndpointKind kind, const std::string &name)
-{
-    if (kind != EndpointKind::Mysql)
-        return quoteIdent(name);
-    std::string q = "`";
-    for (char c : name)
-        q += c == '`' ? std::string("``") : std::string(1, c);
-    return q + "`";
-}
-
-/// The statements a repair of `plan`'s keys runs through the target's merger (a staging load,
-/// then the guarded merge, which upserts the rows it stages and deletes the keys it stages as
-/// deletes), with the rows each takes.
-std::vector<RepairStatement> repairStatements(const TableJob &job, const std::vector<std::string> &keyColumns,
-                                              long long upserts, long long deletes)
-{
-    const EndpointKind kind = job.target.kind;
-    const std::string target =
-        (job.targetName.schema.empty() ? "" : quoteFor(kind, job.targetName.schema) + ".") +
-        quoteFor(kind, job.targetName.name);
-    std::string key;
-    for (size_t i = 0; i < keyColumns.size(); ++i)
-        key += (i ? ", " : "") + quoteFor(kind, keyColumns[i]);
-    std::vector<RepairStatement> out;
-    if (upserts + deletes == 0)
-        return out;
-    out.push_back({"stage",
-                   kind == EndpointKind::Postgres ? "COPY the rows into the staging table of " + target + " FROM STDIN"
-                                                  : "INSERT the rows into the staging table of " + target,
-                   upserts + deletes});
-    if (upserts)
-        out.push_back({"upsert",
-                       "INSERT INTO " + target + " SELECT ... FROM staging " +
-                           (kind == EndpointKind::Mysql ? "ON DUPLICATE KEY UPDATE ..."
-                                                        : "ON CONFLICT (" + key + ") DO UPDATE SET ...") +
-                           " WHERE the staged version is not older",
-                       upserts});
-    if (deletes && softDeletes(job.spec))
-        out.push_back({"delete",
-                       "UPDATE " + target + " SET " + kDeletedAtColumn + " = now WHERE (" + key +
-                           ") IN (staged deletes) AND the staged version is not older (deletes: soft); tombstones kept",
-                       deletes});
-    else if (deletes)
-        out.push_back({"delete",
-                       "DELETE FROM " + target + " WHERE (" + key +
-                           ") IN (staged deletes) AND the staged version is not older; tombstones kept",
-                       deletes});
-    return out;
-}
-
-TableJob jobFor(const Workspace &ws, const std::string &pipeline, const std::string &table)
-{
-    return selectJobs(ws, pipeline, {table}).front();
-}
-
-/// Runs one table's plan: reads the planned rows from the source, stages them (and the planned
-/// deletes) at versions that win over the rows they correct, merges, and compares the keys again.
-RepairOutcome executeTable(const Workspace &ws, const TableRepairPlan &plan)
-{
-    RepairOutcome out;
-    out.pipeline = plan.pipeline;
-    out.table = plan.table;
-    out.keys = static_cast<long long>(plan.upsertKeys.size() + plan.deleteKeys.size());
-    if (!plan.error.empty()) {
-        out.error = plan.error;
-        return out;
-    }
-    if (out.keys == 0)
-        return out;
-    const TableJob job = jobFor(ws, plan.pipeline, plan.table);
-    std::vector<CanonicalKey> keys = plan.upsertKeys;
-    keys.insert(keys.end(), plan.deleteKeys.begin(), plan.deleteKeys.end());
-    const size_t upserts = plan.upsertKeys.size();
-    ReconcileOptions opt;
-    TableContext ctx = openTable(job, opt);
-    if (!ctx.skipped.empty())
-        throw Error(ErrorKind::Permanent, out.table + " cannot be compared exactly: " + ctx.skipped);
-    for (const auto &k : ctx.keys)
-        if (rowhash::canonFor(k) == rowhash::Canon::Float)
-            throw Error(ErrorKind::Permanent, out.table + " is keyed by a floating-point column: repair it with a "
-                                                          "re-backfill (driftless-cli backfill) or a full refresh");
-    // First what the target holds: the applied position and each key's own version. Everything
-    // they reflect committed before the source is read below, so the row read there is at least
-    // as new; a change the sync has yet to apply is newer than both and still wins.
-    auto session = createTargetSession(job.target, "driftless repair");
-    // A full refresh table has no staging of its own (it reloads whole); repairing it stages
-    // like a cursor table does.
-    const Strategy mergeAs = job.spec.strategy == Strategy::FullRefresh ? Strategy::Cursor : job.spec.strategy;
-    auto merger = session->merger({job.pipeline, job.spec.table, job.targetName, mergeAs, softDeletes(job.spec)});
-    merger->prepare(ctx.schema);
-    const auto cp = merger->readCheckpoint();
-    const std::int64_t floor = std::max(cp ? cp->version : 0, appliedPosition(cp));
-    RowSet keyRows;
-    for (const auto &k : keys) {
-        std::vector<std::optional<std::string>> values(ctx.schema.columns.size());
-        for (size_t i = 0; i < ctx.keys.size(); ++i)
-            values[static_cast<size_t>(ctx.schema.primaryKey[i])] = k[i];
-        keyRows.append(copyLine(values), ChangeOp::Delete, 0);
-    }
-    const auto current = merger->guardVersions(keyRows);
-
-    // Then the source rows as they are now, as COPY lines by the record text of their key.
-    std::unordered_map<std::string, std::string> sourceRows;
-    if (ctx.mySource) {
-        // As the MySQL readers read them: exactly what the sync itself applies.
-        sourceRows = ctx.mySource->copyLines(keys, *ctx.myTable);
-    } else {
-        // Values are read as Postgres prints them, not in canonical form, so they go back in
-        // exactly.
-        std::string cols, on, unnest, names;
-        for (size_t i = 0; i < ctx.schema.columns.size(); ++i) {
-            const auto &c = ctx.schema.columns[i];
-            const std::string q = "s." + quoteIdent(c.name);
-            cols += std::string(i ? ", " : "") +
-                    (!c.isArray && c.baseType == "bpchar" ? pgOutputText(q) : q + "::text");
-        }
-        for (size_t i = 0; i < ctx.keys.size(); ++i) {
-            const auto &k = ctx.keys[i];
-            on += std::string(i ? " AND " : "") + "s." + quoteIdent(k.name) + " = _dl_k.c" + std::to_string(i) +
-                  "::" + k.typeSql;
-            unnest += std::string(i ? ", " : "") + "$" + std::to_string(i + 1) + "::text[]";
-            names += std::string(i ? ", " : "") + "c" + std::to_string(i);
-        }
-        auto &src = ctx.pgSource->connection();
-        Params params;
-        for (size_t c = 0; c < ctx.keys.size(); ++c)
-            params.emplace_back(keyColumnArray(keys, c, 0, keys.size()));
-        std::string keyCanon;
-        for (const auto &k : ctx.keys)
-            keyCanon += rowhash::pgCanonicalText(k, "s." + quoteIdent(k.name)) + ", ";
-        auto r = src.execParams("SELECT " + keyCanon + cols + " FROM " + ctx.sourceFrom + " s JOIN unnest(" +
-                                    unnest + ") AS _dl_k(" + names + ") ON " + on,
-                                params);
-        const int nk = static_cast<int>(ctx.keys.size());
-        for (int i = 0; i < r.rows(); ++i) {
-            std::vector<std::optional<std::string>> key, values;
-            for (int c = 0; c < nk; ++c)
-                key.push_back(r.text(i, c));
-            for (int c = 0; c < static_cast<int>(ctx.schema.columns.size()); ++c)
-                values.push_back(r.optText(i, nk + c));
-            sourceRows.emplace(rowhash::recordText(key), copyLine(values));
-        }
-    }
-    // Exactly the plan: a planned write stages the source row, a planned delete the key; a key
-    // the source no longer agrees with (its row gone, or back) is left for the sync.
-    RowSet versioned;
-    long long stagedUpserts = 0, stagedDeletes = 0;
-    for (size_t n = 0; n < keys.size(); ++n) {
-        const auto &k = keys[n];
-        const std::int64_t version = std::max(floor, current[n]);
-        auto it = sourceRows.find(rowhash::recordText({k.begin(), k.end()}));
-        if (n < upserts && it != sourceRows.end()) {
-            versioned.append(it->second, ChangeOp::Update, version);
-            ++stagedUpserts;
-        } else if (n >= upserts && it == sourceRows.end()) {
-            versioned.append(keyRows.line(n), ChangeOp::Delete, version);
-            ++stagedDeletes;
-        } else {
-            ++out.skipped;
-        }
-    }
-    std::vector<std::string> keyColumns;
-    for (const auto &k : ctx.keys)
-        keyColumns.push_back(k.name);
-    out.statements = repairStatements(job, keyColumns, stagedUpserts, stagedDeletes);
-    if (!versioned.empty()) {
-        session->inTransaction([&] {
-            auto res = merger->mergeInTransaction(versioned);
-            out.deleted = std::min(stagedDeletes, res.rowsWritten);
-            out.written = res.rowsWritten - out.deleted;
-        });
-    }
-    // Verify.
-    auto [rs, rt] = both([&] { return ctx.source->rows(keys); }, [&] { return ctx.target->rows(keys); });
-    for (const auto &k : keys) {
-        const std::string rec = rowhash::recordText({k.begin(), k.end()});
-        auto si = rs.find(rec);
-        auto ti = rt.find(rec);
-        const bool equal = (si == rs.end() && ti == rt.end()) ||
-                           (si != rs.end() && ti != rt.end() && si->second.hash == ti->second.hash);
-        (equal ? out.verified : out.stillDifferent) += 1;
-    }
-    return out;
-}
-
-/// A table's plan from its differing keys by class.
-TableRepairPlan tablePlan(const Workspace &ws, const std::string &pipeline, const TableReconcile &t)
-{
-    TableRepairPlan plan;
-    plan.pipeline = pipeline;
-    plan.table = t.table;
-    plan.target = t.target;
-    plan.keyIsInteger = t.keyIsInteger;
-    plan.upsertKeys = t.missingKeys;
-    for (const auto &d : t.differentRows)
-        plan.upsertKeys.push_back(d.key);
-    plan.deleteKeys = t.extraKeys;
-    plan.inserts = static_cast<long long>(t.missingKeys.size());
-    plan.updates = static_cast<long long>(t.differentRows.size());
-    const TableJob job = jobFor(ws, pipeline, t.table);
-    plan.target = job.targetName.display();
-    plan.statements = repairStatements(job, t.keyColumns, static_cast<long long>(plan.upsertKeys.size()),
-                                       static_cast<long long>(plan.deleteKeys.size()));
-    return plan;
-}
-
-} // namespace
-
-TableRepairPlan planKeys(const Workspace &ws, const std::string &pipeline, const std::string &table,
-                         const std::vector<CanonicalKey> &keys)
-{
-    // Keys without a class: the source decides (a row it has is written, one it lacks deleted).
-    const TableJob job = jobFor(ws, pipeline, table);
-    TableRepairPlan plan;
-    plan.pipeline = pipeline;
-    plan.table = job.spec.table.display();
-    plan.target = job.targetName.display();
-    if (keys.empty())
-        return plan;
-    ReconcileOptions opt;
-    TableContext ctx = openTable(job, opt);
-    if (!ctx.skipped.empty())
-        throw Error(ErrorKind::Permanent, plan.table + " cannot be compared exactly: " + ctx.skipped);
-    std::vector<std::string> keyColumns;
-    for (const auto &k : ctx.keys) {
-        keyColumns.push_back(k.name);
-        plan.keyIsInteger.push_back(rowhash::canonFor(k) == rowhash::Canon::Integer);
-    }
-    const auto source = ctx.source->rows(keys);
-    const auto target = ctx.target->rows(keys);
-    for (const auto &k : keys) {
-        const std::string rec = rowhash::recordText({k.begin(), k.end()});
-        if (source.count(rec)) {
-            plan.upsertKeys.push_back(k);
-            (target.count(rec) ? plan.updates : plan.inserts) += 1;
-        } else {
-            plan.deleteKeys.push_back(k);
-        }
-    }
-    plan.statements = repairStatements(job, keyColumns, static_cast<long long>(plan.upsertKeys.size()),
-                                       static_cast<long long>(plan.deleteKeys.size()));
-    return plan;
-}
-
-RepairOutcome repairKeys(const Workspace &ws, const std::string &pipeline, const std::string &table,
-                         const std::vector<CanonicalKey> &keys)
-{
-    return executeTable(ws, planKeys(ws, pipeline, table, keys));
-}
-
-RepairPlan planRepair(const Workspace &ws, const ReconcileReport &report, const std::optional<std::string> &table)
-{
-    RepairPlan plan;
-    plan.reportId = report.id;
-    plan.pipeline = report.pipeline;
-    bool matched = !table;
-    for (const auto &t : report.tables) {
-        if (table) {
-            const PipelineSpec *p = ws.pipeline(report.pipeline);
-            if (!p)
-                throw ConfigError("report " + std::to_string(report.id) + " is of pipeline '" + report.pipeline +
-                                  "', which the workspace no longer has");
-            const TableRef want = resolveTableArgument(ws, *p, *table);
-            if (want.display() != t.table)
-                continue;
-            matched = true;
-        }
-        if (t.drift() == 0)
-            continue;
-        try {
-            const bool complete = static_cast<long long>(t.missingKeys.size()) == t.missing &&
-                                  static_cast<long long>(t.extraKeys.size()) == t.extra &&
-                                  static_cast<long long>(t.differentRows.size()) == t.different;
-            if (complete) {
-                plan.tables.push_back(tablePlan(ws, report.pipeline, t));
-            } else {
-                // The report kept only the first keys: find them all again.
-                ReconcileOptions opt;
-                opt.maxKeys = std::numeric_limits<int>::max();
-                opt.settle = std::chrono::milliseconds(0);
-                auto again = reconcile(ws, report.pipeline, {t.table}, opt);
-                const auto &nt = again.tables.front();
-                if (!nt.error.empty())
-                    throw Error(ErrorKind::Permanent, nt.error);
-                plan.tables.push_back(tablePlan(ws, report.pipeline, nt));
-            }
-        } catch (const Error &e) {
-            TableRepairPlan failed;
-            failed.pipeline = report.pipeline;
-            failed.table = t.table;
-            failed.target = t.target;
-            failed.error = e.what();
-            plan.tables.push_back(std::move(failed));
-        }
-    }
-    if (!matched)
-        throw ConfigError("report " + std::to_string(report.id) + " has no table " + *table);
-    return plan;
-}
-
-std::vector<RepairOutcome> executeRepair(const Workspace &ws, const RepairPlan &plan)
-{
-    std::vector<RepairOutcome> outcomes;
-    for (const auto &t : plan.tables) {
-        RepairOutcome o;
-        o.pipeline = t.pipeline;
-        o.table = t.table;
-        try {
-            o = executeTable(ws, t);
-        } catch (const Error &e) {
-            o.error = e.what();
-        }
-        outcomes.push_back(std::move(o));
-    }
-    return outcomes;
-}
-
-std::vector<RepairOutcome> repairReport(const Workspace &ws, const ReconcileReport &report,
-                                        const std::optional<std::string> &table)
-{
-    return executeRepair(ws, planRepair(ws, report, table));
 }
 
 } // namespace driftless::core

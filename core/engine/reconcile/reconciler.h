@@ -30,6 +30,15 @@ struct DifferentRow {
     std::vector<ColumnDiff> columns;
 };
 
+/// A missing or extra row with its values as the side that has it holds them (canonical text,
+/// nullopt: NULL), in the order of TableReconcile::columns.
+struct RowValues {
+    CanonicalKey key; ///< empty for a table without a primary key
+    std::vector<std::optional<std::string>> values;
+    /// A table without a primary key: how many copies of this row one side has more of.
+    long long copies = 1;
+};
+
 /// What reconciling one table found.
 struct TableReconcile {
     std::string pipeline;
@@ -54,6 +63,12 @@ struct TableReconcile {
     /// Up to the report's key limit per class.
     std::vector<CanonicalKey> missingKeys, extraKeys;
     std::vector<DifferentRow> differentRows;
+    /// The compared columns, in order (the names of RowValues::values).
+    std::vector<std::string> columns;
+    /// The missing and extra rows with their values, as far as they were read (keyed tables:
+    /// those of missingKeys/extraKeys once rechecked; a table without a primary key: its only
+    /// listing, each row with its count of copies).
+    std::vector<RowValues> missingRows, extraRows;
     long long elapsedMs = 0;
     int sourceQueries = 0, targetQueries = 0;
     /// Table rows (or keys) fetched to the workstation, per side; aggregates not counted.
@@ -102,7 +117,10 @@ struct ReconcileOptions {
 /// Compares the tables of a pipeline (or the named ones) between source and target: counts, then
 /// checksums pushed into each database over primary-key ranges, narrowed level by level to the
 /// differing rows, which are then fetched and classified. Rows still in flight are rechecked
-/// and not reported as drift. Nothing is written anywhere; store the report with StateStore.
+/// and not reported as drift. A table without a primary key is compared as a multiset of whole
+/// rows: counts and a checksum of every row, then (up to fetchRows rows a side) the rows one side
+/// has more copies of, as missing and extra; it has no "different" rows and is not repaired row
+/// by row. Nothing is written anywhere; store the report with StateStore.
 /// Throws ConfigError for an unknown pipeline or table; a table that fails carries its error.
 ReconcileReport reconcile(const Workspace &ws, const std::string &pipeline, const std::vector<std::string> &tables,
                           const ReconcileOptions &options = {});
@@ -112,6 +130,9 @@ struct RepairStatement {
     std::string kind; ///< `stage`, `upsert` or `delete`
     std::string sql;  ///< its shape, identifiers quoted as the target quotes them
     long long rows = 0;
+    /// The whole SQL, as the target's merger runs it: every column, the guard, the staging and
+    /// tombstone tables by name (several statements for some targets, one to a line).
+    std::string full;
     bool operator==(const RepairStatement &) const = default;
 };
 
@@ -184,19 +205,24 @@ std::vector<RepairOutcome> repairReport(const Workspace &ws, const ReconcileRepo
 /// `{"report_id", "pipeline", "started_at", "finished_at", "drift", "tables": [{table, target,
 /// strategy, source_rows, target_rows, missing, extra, different, in_flight, drift_ratio,
 /// keys: {missing, extra, different}, differences: [{key, columns: [{column, source, target}]}],
-/// elapsed_ms, queries, rows_fetched, skipped, note, error}]}`.
+/// columns, rows: {missing, extra: [{key, values, copies}]}, elapsed_ms, queries, rows_fetched,
+/// skipped, note, error}]}`.
 nlohmann::json reportJsonValue(const ReconcileReport &report);
 ReconcileReport reportFromJson(const nlohmann::json &j);
 nlohmann::json repairJsonValue(const std::vector<RepairOutcome> &outcomes);
 std::vector<RepairOutcome> repairFromJson(const nlohmann::json &j);
 /// `{"report_id", "pipeline", "tables": [{table, target, inserts, updates, deletes, keys:
-/// {upsert, delete}, statements: [{kind, sql, rows}], error}]}`; and back.
+/// {upsert, delete}, statements: [{kind, sql, rows, full_sql}], error}]}`; and back.
 nlohmann::json repairPlanJsonValue(const RepairPlan &plan);
 RepairPlan repairPlanFromJson(const nlohmann::json &j);
 /// The plan as a DBA reads it before saying yes: per table, the statements and their rows.
 std::string repairPlanText(const RepairPlan &plan);
+/// repairPlanText() with each statement's whole SQL in place of its shape (the app's Show
+/// Details).
+std::string repairPlanDetails(const RepairPlan &plan);
 /// `[{report, pipeline, table, finished_at_ms, source_rows, target_rows, missing, extra,
-/// different, in_flight, drift_ratio, error}]`, as the agent API lists reports; and back.
+/// different, in_flight, drift_ratio, error, repaired, superseded_by}]`, as the agent API lists
+/// reports; and back.
 nlohmann::json summariesJsonValue(const std::vector<ReconcileSummary> &summaries);
 std::vector<ReconcileSummary> summariesFromJson(const nlohmann::json &j);
 /// One key as JSON: a scalar for a one-column key (a number for integer columns), else an array.

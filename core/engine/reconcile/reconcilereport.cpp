@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace driftless::core {
@@ -67,6 +68,18 @@ json reportJsonValue(const ReconcileReport &report)
                                 {"target", c.target ? json(*c.target) : json(nullptr)}});
             diffs.push_back({{"key", keyJson(d.key, t.keyIsInteger)}, {"columns", cols}});
         }
+        auto rowsJson = [&](const std::vector<RowValues> &list) {
+            json arr = json::array();
+            for (const auto &r : list) {
+                json values = json::array();
+                for (const auto &v : r.values)
+                    values.push_back(v ? json(*v) : json(nullptr));
+                arr.push_back({{"key", r.key.empty() ? json(nullptr) : keyJson(r.key, t.keyIsInteger)},
+                               {"values", values},
+                               {"copies", r.copies}});
+            }
+            return arr;
+        };
         tables.push_back({{"table", t.table},
                           {"target", t.target},
                           {"two_way", t.direction.empty() ? json(nullptr)
@@ -84,6 +97,8 @@ json reportJsonValue(const ReconcileReport &report)
                           {"drift_ratio", t.driftRatio},
                           {"keys", keys},
                           {"differences", diffs},
+                          {"columns", t.columns},
+                          {"rows", {{"missing", rowsJson(t.missingRows)}, {"extra", rowsJson(t.extraRows)}}},
                           {"elapsed_ms", t.elapsedMs},
                           {"queries", {{"source", t.sourceQueries}, {"target", t.targetQueries}}},
                           {"rows_fetched", {{"source", t.sourceRowsFetched}, {"target", t.targetRowsFetched}}},
@@ -145,6 +160,20 @@ ReconcileReport reportFromJson(const json &j)
             }
             x.differentRows.push_back(std::move(row));
         }
+        x.columns = t.value("columns", std::vector<std::string>{});
+        const auto rows = t.value("rows", json::object());
+        for (const auto &[kind, list] : {std::pair{"missing", &x.missingRows}, std::pair{"extra", &x.extraRows}})
+            for (const auto &e : rows.value(kind, json::array())) {
+                if (!e.is_object())
+                    continue;
+                RowValues r;
+                if (const auto k = e.find("key"); k != e.end() && !k->is_null())
+                    r.key = keyFromJson(*k);
+                for (const auto &v : e.value("values", json::array()))
+                    r.values.push_back(v.is_string() ? std::optional<std::string>(v.get<std::string>()) : std::nullopt);
+                r.copies = e.value("copies", 1LL);
+                list->push_back(std::move(r));
+            }
         x.elapsedMs = t.value("elapsed_ms", 0LL);
         const auto q = t.value("queries", json::object());
         x.sourceQueries = q.value("source", 0);
@@ -166,7 +195,7 @@ json statementsJson(const std::vector<RepairStatement> &statements)
 {
     json arr = json::array();
     for (const auto &st : statements)
-        arr.push_back({{"kind", st.kind}, {"sql", st.sql}, {"rows", st.rows}});
+        arr.push_back({{"kind", st.kind}, {"sql", st.sql}, {"rows", st.rows}, {"full_sql", st.full}});
     return arr;
 }
 
@@ -177,7 +206,8 @@ std::vector<RepairStatement> statementsFromJson(const json &j)
         return out;
     for (const auto &e : j)
         if (e.is_object())
-            out.push_back({e.value("kind", std::string()), e.value("sql", std::string()), e.value("rows", 0LL)});
+            out.push_back({e.value("kind", std::string()), e.value("sql", std::string()), e.value("rows", 0LL),
+                           e.value("full_sql", std::string())});
     return out;
 }
 
@@ -235,7 +265,9 @@ RepairPlan repairPlanFromJson(const json &j)
     return plan;
 }
 
-std::string repairPlanText(const RepairPlan &plan)
+namespace {
+
+std::string planText(const RepairPlan &plan, bool details)
 {
     std::string out = "repair plan for report " + std::to_string(plan.reportId) + " (pipeline " + plan.pipeline + ")\n";
     if (plan.tables.empty())
@@ -247,11 +279,31 @@ std::string repairPlanText(const RepairPlan &plan)
         }
         out += "  " + t.table + " -> " + t.target + ": " + std::to_string(t.inserts) + " to insert, " +
                std::to_string(t.updates) + " to update, " + std::to_string(t.deleteKeys.size()) + " to delete\n";
-        for (const auto &st : t.statements)
-            out += "    " + std::to_string(st.rows) + (st.rows == 1 ? " row:  " : " rows: ") + st.sql + "\n";
+        for (const auto &st : t.statements) {
+            const std::string rows = std::to_string(st.rows) + (st.rows == 1 ? " row" : " rows");
+            if (!details || st.full.empty()) {
+                out += "    " + rows + (st.rows == 1 ? ":  " : ": ") + st.sql + "\n";
+                continue;
+            }
+            // The whole statement in place of its shape, indented under what it does.
+            out += "    " + rows + " " +
+                   (st.kind == "stage" ? "staged" : st.kind == "upsert" ? "inserted or updated" : "deleted") + ":\n";
+            std::string::size_type from = 0;
+            while (from <= st.full.size()) {
+                const auto to = std::min(st.full.find('\n', from), st.full.size());
+                out += "        " + st.full.substr(from, to - from) + "\n";
+                from = to + 1;
+            }
+        }
     }
     return out;
 }
+
+} // namespace
+
+std::string repairPlanText(const RepairPlan &plan) { return planText(plan, false); }
+
+std::string repairPlanDetails(const RepairPlan &plan) { return planText(plan, true); }
 
 json repairJsonValue(const std::vector<RepairOutcome> &outcomes)
 {
@@ -310,7 +362,9 @@ json summariesJsonValue(const std::vector<ReconcileSummary> &summaries)
                        {"different", s.different},
                        {"in_flight", s.inFlight},
                        {"drift_ratio", s.driftRatio},
-                       {"error", s.error.empty() ? json(nullptr) : json(s.error)}});
+                       {"error", s.error.empty() ? json(nullptr) : json(s.error)},
+                       {"repaired", s.repaired},
+                       {"superseded_by", s.supersededBy ? json(s.supersededBy) : json(nullptr)}});
     return arr;
 }
 
@@ -336,6 +390,9 @@ std::vector<ReconcileSummary> summariesFromJson(const json &j)
         s.driftRatio = e.value("drift_ratio", 0.0);
         if (e.contains("error") && e["error"].is_string())
             s.error = e["error"].get<std::string>();
+        s.repaired = e.value("repaired", false);
+        if (const auto by = e.find("superseded_by"); by != e.end() && by->is_number_integer())
+            s.supersededBy = by->get<std::int64_t>();
         out.push_back(std::move(s));
     }
     return out;

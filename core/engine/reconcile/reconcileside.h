@@ -40,7 +40,11 @@ struct RowData {
     CanonicalKey key;
     std::vector<std::optional<std::string>> values;
     std::int64_t hash = 0;
+    /// The source row changed recently enough to be in flight (a cursor table's recent window, a
+    /// full refresh table's rows written after its last pass's snapshot).
     bool recent = false;
+    /// The target row's `_driftless_version` as stored (composed), when Side::readVersions.
+    std::int64_t version = 0;
 };
 
 /// Builds the CASE expression that maps a key to its segment by binary search over the edges.
@@ -71,6 +75,9 @@ public:
     virtual void hashes(const Plan &plan, const std::function<void(CanonicalKey &&, std::int64_t)> &row) = 0;
     /// The rows with these keys, by record text of the key.
     virtual std::unordered_map<std::string, RowData> rows(const std::vector<CanonicalKey> &keys) = 0;
+    /// A table without a primary key: every row whose hash is one of `hashes`, with its values
+    /// (and `recent`, `version` as rows() reads them); the key is empty. One scan of the table.
+    virtual std::vector<RowData> rowsByHash(const std::vector<std::int64_t> &hashes) = 0;
     virtual std::string describe() const = 0;
     /// Whether the key is one integer column this side can bucket by value (keyBounds and
     /// bucketChecksums below): the first pass then checksums small buckets in the one scan it
@@ -89,6 +96,8 @@ public:
     /// text, numbers for numbers); a MySQL collation may not.
     virtual bool keysOrderable() const { return true; }
 
+    /// rows() also reads each row's `_driftless_version` (a target side: which pass wrote it).
+    bool readVersions = false;
     int queries = 0;
     long long fetched = 0;
 };

@@ -16,6 +16,7 @@
 #include "core/mergers/pgmerger.h"
 #include "core/mergers/sqlitemerger.h"
 #include "core/model/error.h"
+#include "core/model/refreshposition.h"
 #include "core/readers/mysqlreaders.h"
 #include "core/readers/pgcursorreader.h"
 #include "core/readers/pgfullrefreshreader.h"
@@ -337,10 +338,16 @@ TableSync::Outcome TableSync::fullRefresh(std::stop_token stop)
     auto readerPtr = source.fullRefreshReader();
     FullRefreshReader &reader = *readerPtr;
     auto snap = reader.begin();
-    nlohmann::json position{{"snapshot_at", snap.sourceNow}};
+    RefreshPosition refresh{snap.sourceNow, {}};
+    // The transactions the snapshot saw, read inside it (the reader's connection, its open
+    // transaction): reconciliation tells a row written after the snapshot (in flight until the
+    // next pass) from drift by its xmin.
+    if (source.pg)
+        refresh.snapshotTxids = source.pg->exec("SELECT txid_current_snapshot()::text").text(0, 0);
+    nlohmann::json position = nlohmann::json::object();
     if (const std::string remembered = memory.toJson(); !remembered.empty())
         position["columns"] = nlohmann::json::parse(remembered);
-    Checkpoint cp{position.dump(), snap.version};
+    Checkpoint cp{refresh.mergedInto(position.dump()), snap.version};
 
     BoundedQueue<std::string> queue(4);
     long long loaded = 0;
