@@ -894,26 +894,34 @@ ApplyResult PgMerger::mergeSnapshotChunkInTransaction(const RowSet &rows)
     return res;
 }
 
-std::pair<ApplyResult, long long> PgMerger::mergeSnapshotRangesInTransaction(const RowSet &rows,
-                                                                             const std::string &keyColumn,
-                                                                             const std::vector<std::string> &lo,
-                                                                             const std::vector<std::string> &hi,
+std::pair<ApplyResult, long long> PgMerger::mergeSnapshotScopesInTransaction(const RowSet &rows,
+                                                                             const std::vector<SnapshotScope> &scopes,
                                                                              std::int64_t below)
 {
     ApplyResult res{static_cast<long long>(rows.size()), 0, false};
-    if (lo.empty())
+    if (scopes.empty())
         return {res, 0};
     beginStaging();
     if (!rows.empty())
         res.rowsWritten = stageAndMergeSnapshot(rows);
-    const std::string k = quoteIdent(keyColumn);
-    const long long gone =
-        m_conn
-            ->execParams("DELETE FROM " + m_targetSql + " t USING unnest($1::int8[], $2::int8[]) AS r(lo, hi) WHERE t." +
-                             k + " BETWEEN r.lo AND r.hi AND t._driftless_version < $3::bigint AND NOT EXISTS (SELECT 1 "
-                             "FROM " + stagingTable() + " s WHERE s." + k + " = t." + k + ")",
-                         {pgTextArray(lo), pgTextArray(hi), std::to_string(versioned(below))})
-            .affected();
+    std::string staged;
+    for (int k : m_source.primaryKey) {
+        auto q = quoteIdent(m_source.columns[static_cast<size_t>(k)].name);
+        staged += (staged.empty() ? "" : " AND ") + ("s." + q + " = t." + q);
+    }
+    long long gone = 0;
+    for (const auto &scope : scopes) {
+        Params params = scope.params;
+        params.push_back(std::to_string(versioned(below)));
+        gone += m_conn
+                    ->execParams("DELETE FROM " + m_targetSql + " t" +
+                                     (scope.usingSql.empty() ? "" : " USING " + scope.usingSql) + " WHERE (" +
+                                     scope.whereSql + ") AND t._driftless_version < $" + std::to_string(params.size()) +
+                                     "::bigint AND NOT EXISTS (SELECT 1 FROM " + stagingTable() + " s WHERE " + staged +
+                                     ")",
+                                 params)
+                    .affected();
+    }
     endStaging(rows.size());
     return {res, gone};
 }

@@ -46,13 +46,18 @@ public:
     std::string widenColumn(const TableSchema &source, const std::string &column) override;
     std::string renameColumn(const TableSchema &source, const std::string &from, const std::string &to) override;
     ApplyResult mergeSnapshotChunkInTransaction(const RowSet &rows) override;
-    /// A re-backfill that compared first (RebackfillCompare): merges `rows`, the snapshot's rows of
-    /// the key ranges [lo[i], hi[i]] of one integer key column, under the version guard, and
-    /// deletes the target's rows in those ranges that `rows` lacks and whose version is below
-    /// `below` (the source no longer has them). Returns the result and the rows deleted.
-    std::pair<ApplyResult, long long> mergeSnapshotRangesInTransaction(const RowSet &rows, const std::string &keyColumn,
-                                                                       const std::vector<std::string> &lo,
-                                                                       const std::vector<std::string> &hi,
+    /// What a re-backfill that compared first (RebackfillCompare) deletes of the target: the rows
+    /// `DELETE FROM target t [USING usingSql] WHERE whereSql` selects (`$1`.. are `params`).
+    struct SnapshotScope {
+        std::string usingSql;
+        std::string whereSql;
+        Params params;
+    };
+    /// Merges `rows`, the snapshot's rows of the key ranges the scopes select, under the version
+    /// guard, and deletes the target's rows in those scopes that `rows` lacks and whose version is
+    /// below `below` (the source no longer has them). Returns the result and the rows deleted.
+    std::pair<ApplyResult, long long> mergeSnapshotScopesInTransaction(const RowSet &rows,
+                                                                       const std::vector<SnapshotScope> &scopes,
                                                                        std::int64_t below);
     long long deleteUnseenInTransaction(std::int64_t version) override;
     void clearSeenInTransaction() override;

@@ -23,6 +23,7 @@
 #include <csignal>
 #include <random>
 #include <thread>
+#include <iostream>
 #include <string>
 
 using namespace driftless::test;
@@ -273,12 +274,20 @@ protected:
     std::string state = dir.file("workspace.db");
     std::string pipeline = uniqueName("pgfo");
 
+    /// Also a `tags` table keyed by (text, uuid), 5,000 rows, changed alike by failOver().
+    bool withTags = false;
+
     void start(int rows, const std::string &pipelineExtra = "")
     {
         primary.exec("CREATE TABLE items (id bigint PRIMARY KEY, grp int NOT NULL, name text NOT NULL, qty int, "
                      "note text)");
         primary.exec("INSERT INTO items SELECT g, g % 7, 'seed' || g, g, CASE WHEN g % 5 = 0 THEN NULL ELSE 'note' "
                      "END FROM generate_series(1, " + std::to_string(rows) + ") g");
+        if (withTags) {
+            primary.exec("CREATE TABLE tags (region text, id uuid, n int, label text, PRIMARY KEY (region, id))");
+            primary.exec("INSERT INTO tags SELECT (ARRAY['North', 'north east', 'Zeta', 'alpha'])[1 + g % 4], "
+                         "md5(g::text)::uuid, g, 'l' || g FROM generate_series(1, 5000) g");
+        }
         standby.emplace(ThrowawayPostgres::StandbyOf{primary});
         const std::string dsn = "host=127.0.0.1,127.0.0.1 port=" + std::to_string(primary.port()) + "," +
                                 std::to_string(standby->port()) + " user=postgres dbname=postgres "
@@ -289,7 +298,9 @@ protected:
                                        "pipelines:\n"
                                        "  - name: " + pipeline + "\n    source: app\n    target: dw\n" + pipelineExtra +
                                            "    target_schema: public\n    tables:\n"
-                                           "      - { table: public.items, strategy: cdc, page_size: 1000 }\n");
+                                           "      - { table: public.items, strategy: cdc, page_size: 1000 }\n" +
+                                           (withTags ? "      - { table: public.tags, strategy: cdc, page_size: 1000 }\n"
+                                                     : ""));
         auto r = runCli({"--state", state, "apply", dir.file("ws.yaml")});
         ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
         sync();
@@ -312,6 +323,11 @@ protected:
     {
         return pgItemsOracle([&](const std::string &sql) { return dst.scalar(sql); }, "public");
     }
+    static std::string tags(const std::function<std::string(const std::string &)> &scalar)
+    {
+        return scalar("SELECT count(*) || '|' || md5(string_agg(concat_ws('|', region, id, coalesce(n::text, '~'), "
+                      "label), E'\\n' ORDER BY region COLLATE \"C\", id)) FROM public.tags");
+    }
     long long rowsOfOldEpochs()
     {
         return std::stoll(dst.scalar("SELECT count(*) FROM public.items WHERE _driftless_version < (1::bigint << 56)"));
@@ -323,6 +339,10 @@ protected:
         primary.exec("UPDATE items SET name = 'lost ' || id, qty = NULL WHERE id % 97 = 0");
         primary.exec("DELETE FROM items WHERE id % 101 = 0");
         primary.exec("INSERT INTO items SELECT g, 1, 'lost', 0, NULL FROM generate_series(1000001, 1000050) g");
+        if (withTags)
+            primary.exec("UPDATE tags SET label = 'lost' WHERE n % 89 = 0; DELETE FROM tags WHERE n % 97 = 0; "
+                         "INSERT INTO tags SELECT 'zz lost', md5('lost' || g)::uuid, g, 'lost' FROM "
+                         "generate_series(1, 20) g");
         sync();
         const std::string applied = target();
         EXPECT_EQ(applied, source(primary));
@@ -330,6 +350,8 @@ protected:
         standby->start();
         standby->promote();
         standby->exec("UPDATE items SET note = 'after' WHERE id % 89 = 0");
+        if (withTags)
+            standby->exec("UPDATE tags SET n = NULL WHERE n % 83 = 0");
         EXPECT_NE(source(*standby), applied);
         return applied;
     }
@@ -369,6 +391,7 @@ TEST_F(PostgresFailover, aPromotedStandbyThatLackedChangesIsRefusedAndAResnapsho
 TEST_F(PostgresFailover, recoverBringsThePromotedStandbyBackByDiff)
 {
     constexpr int kRows = 20000;
+    withTags = true; // and a key of text and uuid, compared by keyset
     start(kRows);
     failOver();
     auto refused = runCli({"--state", state, "run", "--once"});
@@ -385,8 +408,12 @@ TEST_F(PostgresFailover, recoverBringsThePromotedStandbyBackByDiff)
         if (log[i] != ',')
             copied += log[i];
     ASSERT_FALSE(copied.empty()) << log.substr(at, 200);
-    EXPECT_LT(std::stoll(copied), kRows / 5) << "copied most of the table: " << log.substr(at, 200);
+    std::cout << "  " << log.substr(at, log.find('\n', at) - at) << "\n"; // the figures, for the record
+    EXPECT_LT(std::stoll(copied), kRows / 5) << "copied most of the tables: " << log.substr(at, 200);
     EXPECT_GT(std::stoll(copied), 0) << log.substr(at, 200);
+    EXPECT_NE(log.find("of 25,000 compared"), std::string::npos) << log.substr(at, 200);
+    EXPECT_EQ(tags([&](const std::string &sql) { return dst.scalar(sql); }),
+              tags([&](const std::string &sql) { return standby->scalar(sql); }));
     standby->exec("UPDATE items SET qty = 7 WHERE id % 13 = 0");
     sync();
     EXPECT_EQ(target(), source(*standby));

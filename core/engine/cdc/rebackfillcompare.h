@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/mergers/pgmerger.h"
 #include "core/model/tableschema.h"
 
 #include <cstdint>
@@ -10,8 +11,6 @@
 namespace driftless::core {
 
 class Merger;
-class PgConnection;
-class PgMerger;
 struct TableJob;
 
 /// What one compared page of a re-backfill did.
@@ -20,24 +19,31 @@ struct RebackfillPage {
     long long equalRows = 0; ///< of them, in buckets the target already held alike (not copied)
     long long written = 0;   ///< target rows the merge changed
     long long removed = 0;   ///< target rows the source no longer has, deleted
-    std::string last;        ///< the page's last key value (inclusive): the progress
+    std::vector<std::string> last; ///< the page's last key (inclusive), a value a key column: the progress
     bool end = false;        ///< the page reached past the snapshot's largest key: the copy is done
 };
 
-/// A re-backfill of a Postgres table into a Postgres target with a one-column integer key, that
-/// compares before it copies. The key space is walked in pages of about `limit` rows by key
-/// value; each page is checksummed on both sides at once in buckets of about kBucketRows keys
-/// (one hashing range scan a side), and only the buckets that differ are read from the snapshot,
-/// merged under the version guard, and cleared of the target rows the snapshot lacks. A table the
-/// target already holds (most of one a DBA re-backfills on suspicion of drift) then costs a
-/// hashing scan of each side instead of copying and comparing every row through staging, and
-/// nothing is left to delete at the end: each page removes its own.
+/// A re-backfill of a Postgres table into a Postgres target that compares before it copies. The
+/// key space is walked in pages of about `limit` rows; each page is checksummed on both sides at
+/// once in buckets of about kBucketRows keys, and only the buckets that differ are read from the
+/// snapshot, merged under the version guard, and cleared of the target rows the snapshot lacks.
+/// A table the target already holds (most of one a DBA re-backfills on suspicion of drift, or
+/// brings back after a source change) then costs a hashing scan of each side instead of copying
+/// and comparing every row through staging, and nothing is left to delete at the end: each page
+/// removes its own.
+///
+/// A one-column integer key is bucketed by value (one hashing range scan a side). Any other key
+/// the engine syncs (composite, text, uuid, numeric, dates) is walked by keyset: the snapshot's
+/// page of keys gives the bucket bounds (every kBucketRows-th key), and each side hashes its rows
+/// between consecutive bounds by index range. A text key is compared so only where both servers
+/// order it alike (the same collation, provider and version): else buckets could hold different
+/// rows on each side, and the copy takes every row.
 class RebackfillCompare {
 public:
     static constexpr long long kBucketRows = 64;
 
-    /// Null when the table cannot be compared this way (another target or key, a column mapping,
-    /// a row filter, soft deletes, a two-way table, keys spread over more than 63 bits, an empty
+    /// Null when the table cannot be compared this way (another target, a key type without a
+    /// shared order, a column mapping, a row filter, soft deletes, a two-way table, an empty
     /// snapshot): the re-backfill then copies every row. `loader` is in the snapshot.
     static std::unique_ptr<RebackfillCompare> open(const TableJob &job, const TableSchema &schema,
                                                    const std::vector<std::string> &streamColumns, Merger &merger,
@@ -53,8 +59,21 @@ public:
 private:
     RebackfillCompare(const TableJob &job, const TableSchema &schema, PgMerger &merger, PgConnection &loader,
                       std::string hash, std::int64_t minKey, std::int64_t maxKey);
+    RebackfillCompare(const TableJob &job, const TableSchema &schema, PgMerger &merger, PgConnection &loader,
+                      std::string hash);
+    RebackfillPage integerStep(const std::vector<std::string> &after, long long limit, std::int64_t version,
+                               std::int64_t below);
+    RebackfillPage keysetStep(const std::vector<std::string> &after, long long limit, std::int64_t version,
+                              std::int64_t below);
+    /// Merges the snapshot's rows of the buckets `scopes` select (alias s on the loader, t on
+    /// the target) and removes the target rows there the snapshot lacks.
+    void copyScopes(const std::string &rowsSql, const std::vector<std::pair<std::string, std::string>> &settings,
+                    const std::vector<PgMerger::SnapshotScope> &scopes, std::int64_t version, std::int64_t below,
+                    RebackfillPage &page);
 
     TableSchema m_schema;
+    bool m_keyset = false; ///< walked by keyset (any key) rather than by integer value
+    std::vector<std::string> m_keyNames, m_keyTypes; ///< the key's columns and their SQL types
     std::string m_keyName, m_key, m_keyType, m_targetSql;
     PgMerger &m_merger;
     PgConnection &m_loader;

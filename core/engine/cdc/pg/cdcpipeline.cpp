@@ -1302,7 +1302,7 @@ void CdcPipeline::rebackfillStep()
         m_session->begin();
         try {
             done = rb.compare->step(rb.after, page, rb.version, rb.deleteBelow);
-            rb.after = {done.last};
+            rb.after = done.last;
             if (!done.end) {
                 if (!t.rebackfill)
                     t.rebackfill = rebackfillPosition(rb);
