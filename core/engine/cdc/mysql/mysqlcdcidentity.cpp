@@ -60,6 +60,10 @@ void MysqlCdcPipeline::checkSourceIdentity(MysqlConnection &src, TargetSession &
     // other than the one recorded): the positions are another history's.
     std::uint32_t was = 0;
     std::string why;
+    // The server_id the checkpoints were read from answers, with another history: a restored or
+    // rebuilt server. Its GTIDs carry the same server_id and may pass the stored one with other
+    // transactions, so they cannot say where the target stands.
+    bool sameServer = false;
     std::map<std::string, std::uint64_t> logs;
     bool logsRead = false;
     std::map<std::pair<std::string, std::uint64_t>, std::string> stateAt;
@@ -83,6 +87,7 @@ void MysqlCdcPipeline::checkSourceIdentity(MysqlConnection &src, TargetSession &
         const bool pastNewest = !logs.empty() && p.at.file > logs.rbegin()->first;
         if (pastNewest || (file != logs.end() && p.at.offset > file->second)) {
             was = p.serverId ? p.serverId : m_serverId;
+            sameServer = p.serverId != 0;
             why = "the server's binary log " +
                   (pastNewest ? "ends before " + p.at.file : p.at.file + " is only " + std::to_string(file->second) +
                                                                  " bytes long") +
@@ -99,6 +104,7 @@ void MysqlCdcPipeline::checkSourceIdentity(MysqlConnection &src, TargetSession &
         const auto found = binlog::GtidState::parse(here);
         if (stored && found && !found->agreesWith(*stored)) {
             was = p.serverId ? p.serverId : m_serverId;
+            sameServer = p.serverId != 0;
             why = "at " + p.at.file + ":" + std::to_string(p.at.offset) + " the server's binary log stands at GTID " +
                   (here.empty() ? std::string("(none)") : here) + ", not at " + p.gtid + " as when " +
                   t->job.spec.table.display() + " was synced there (a restored or rebuilt server)";
@@ -119,6 +125,20 @@ void MysqlCdcPipeline::checkSourceIdentity(MysqlConnection &src, TargetSession &
     const std::string now = src.scalar("SELECT @@gtid_binlog_pos").value_or("");
     const std::string intro = "the source changed: " + sourceAddress() + " is " + describeServer(m_serverId, now) +
                               "; " + why;
+    if (sameServer) {
+        const std::string restored =
+            intro + ". The same server_id with another binary log is a restored or rebuilt server: its GTIDs, "
+                    "made under the same server_id, are not the transactions the target has seen";
+        if (recoveryAllowed()) {
+            reloadForRecovery(restored + " (a restore rolls the target back with it: rows it no longer has are "
+                                         "removed)");
+            return;
+        }
+        throw Error(ErrorKind::Permanent, restored + "; nothing was read from it", {},
+                    "bring the target to the restored server: driftless-cli recover " + m_pipeline +
+                        " (or set recover: auto on the pipeline; on MariaDB it reloads every table and removes the "
+                        "rows the restore rolled back), or " + pipelineFix);
+    }
     // What streams resumes from its GTID state, if the tables agree on one; a table loading
     // starts its load over on this server; a paused one cannot say where it stood.
     std::string gtid;
