@@ -21,6 +21,7 @@
 #include "core/model/error.h"
 #include "core/readers/binlog/binlogdecoder.h"
 #include "core/readers/binlog/gtidstate.h"
+#include "core/readers/binlogreader.h"
 #include "core/state/statestore.h"
 
 #include <algorithm>
@@ -39,6 +40,8 @@ constexpr auto kIdleSave = std::chrono::seconds(5);
 constexpr const char *kPausedMessage =
     "paused: its binlog changes are not applied and its position stays; Resume reads them from there";
 constexpr long long kBatchRows = 20'000;
+/// How far the binlog is read ahead of the apply (BinlogReader): a few batches of rows.
+constexpr size_t kReadAheadBytes = 8u << 20;
 constexpr auto kBatchAge = std::chrono::milliseconds(100);
 
 std::int64_t versionOf(const binlog::Position &p) { return binlog::positionVersion(p); }
@@ -491,6 +494,8 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
         throw;
     }
     std::stop_callback onStop(stop, [&repl] { repl.stop(); });
+    // The server's next events travel while these are merged (docs/cdc.md, "MariaDB").
+    BinlogReader reader(repl, kReadAheadBytes);
 
     // The source's GTID state where the stream stands, kept with every checkpoint so another
     // server can be asked for what follows (docs/failover.md).
@@ -876,7 +881,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
         binlog::Position before = decoder.position();
         std::optional<std::string_view> raw;
         try {
-            raw = repl.next();
+            raw = reader.next();
         } catch (const Error &e) {
             if (rebasing && !e.isTransient())
                 noResume(e);
