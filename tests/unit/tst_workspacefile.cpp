@@ -1,4 +1,6 @@
 #include "core/config/workspacefile.h"
+#include "core/engine/schema/columnbackfill.h"
+#include "core/engine/schema/schemapolicy.h"
 #include "core/model/error.h"
 
 #include <gtest/gtest.h>
@@ -329,4 +331,35 @@ TEST(WorkspaceFile, columnMappingIsReadWithItsSpotsAndWrittenBack)
     EXPECT_NE(std::string(inlineKey.what()).find("never goes in the file"), std::string::npos);
     EXPECT_EQ(bad("{ mask: { a: { hash: md5, key: keychain } } }").field(),
               "pipelines[app_to_dw].tables[public.plans].columns.mask.a.hash");
+}
+
+// What the engine compares: the table's schema_changes policy, else the pipeline's, else the
+// default, as enums named back in the file's spelling.
+TEST(WorkspaceFile, schemaChangePoliciesResolveTableThenPipelineThenDefault)
+{
+    const Workspace ws = WorkspaceFile::parse(
+        "endpoints:\n  a: { kind: postgres, dsn: \"host=x\" }\n  b: { kind: postgres, dsn: \"host=y\" }\n"
+        "pipelines:\n  - name: p\n    source: a\n    target: b\n"
+        "    schema_changes: { add_column: propagate, drop_column: drop }\n    tables:\n"
+        "      - { table: public.t1, strategy: cdc, schema_changes: { add_column: pause, type_change: pause } }\n"
+        "      - { table: public.t2, strategy: cdc }\n",
+        "ws.yaml", "/");
+    const PipelineSpec &p = ws.pipelines.at(0);
+    const TableSpec &t1 = p.tables.at(0), &t2 = p.tables.at(1);
+    EXPECT_EQ(addColumnPolicy(t1, p.addColumn), AddColumnPolicy::Pause);
+    EXPECT_EQ(addColumnPolicy(t2, p.addColumn), AddColumnPolicy::Propagate);
+    EXPECT_EQ(addColumnPolicy(t2, std::nullopt), AddColumnPolicy::Backfill);
+    EXPECT_EQ(dropColumnPolicy(t1, p.dropColumn), DropColumnPolicy::Drop);
+    EXPECT_EQ(dropColumnPolicy(t1, std::nullopt), DropColumnPolicy::Keep);
+    EXPECT_EQ(typeChangePolicy(t1, p.typeChange), TypeChangePolicy::Pause);
+    EXPECT_EQ(typeChangePolicy(t2, p.typeChange), TypeChangePolicy::Widen);
+    EXPECT_EQ(renameColumnPolicy(t2, p.renameColumn), RenameColumnPolicy::Rename);
+    for (const char *name : {"backfill", "propagate", "ignore", "pause"})
+        EXPECT_EQ(policyName(*parseAddColumnPolicy(name)), name);
+    for (const char *name : {"keep", "drop", "pause"})
+        EXPECT_EQ(policyName(*parseDropColumnPolicy(name)), name);
+    EXPECT_EQ(policyName(*parseTypeChangePolicy("widen")), "widen");
+    EXPECT_EQ(policyName(*parseRenameColumnPolicy("rename")), "rename");
+    EXPECT_FALSE(parseAddColumnPolicy("Backfill")) << "the file's spelling only";
+    EXPECT_FALSE(parseDropColumnPolicy("widen"));
 }

@@ -9,11 +9,11 @@
 
 namespace driftless::core {
 
-std::string addColumnPolicy(const TableSpec &spec, const std::optional<std::string> &pipelineDefault)
+AddColumnPolicy addColumnPolicy(const TableSpec &spec, const std::optional<std::string> &pipelineDefault)
 {
-    if (spec.addColumn)
-        return *spec.addColumn;
-    return pipelineDefault.value_or("backfill");
+    // The workspace file admits only the names (WorkspaceFile::parse).
+    const std::optional<std::string> &named = spec.addColumn ? spec.addColumn : pipelineDefault;
+    return named ? parseAddColumnPolicy(*named).value_or(AddColumnPolicy::Pause) : AddColumnPolicy::Backfill;
 }
 
 std::vector<std::string> keyColumnNames(const TableSchema &schema)

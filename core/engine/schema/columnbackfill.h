@@ -4,6 +4,7 @@
 #include "core/mergers/merger.h"
 #include "core/model/cdcposition.h"
 #include "core/model/tableschema.h"
+#include "core/model/schemachangepolicy.h"
 #include "core/model/workspace.h"
 
 #include <functional>
@@ -25,7 +26,7 @@ class PgConnection;
 
 /// The policy for a column the source gained: the table's `schema_changes.add_column`, else the
 /// pipeline's, else `backfill`.
-std::string addColumnPolicy(const TableSpec &spec, const std::optional<std::string> &pipelineDefault);
+AddColumnPolicy addColumnPolicy(const TableSpec &spec, const std::optional<std::string> &pipelineDefault);
 
 /// Reads up to `limit` rows of (key, `columns`) after key `after` (empty: from the start), in key
 /// order, inside the table's row filter. Thread affinity: the connection's. Throws Error.

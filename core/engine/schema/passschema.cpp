@@ -183,10 +183,10 @@ PassSchemaResult applyPassSchemaPolicies(PassSchemaContext &cx, const TableSchem
         std::erase(diff.added, to);
     }
 
-    const std::string addPolicy = addColumnPolicy(job.spec, job.pipelineAddColumn);
-    const std::string dropPolicy = dropColumnPolicy(job.spec, job.pipelineDropColumn);
-    const std::string typePolicy = typeChangePolicy(job.spec, job.pipelineTypeChange);
-    const std::string renamePolicy = renameColumnPolicy(job.spec, job.pipelineRenameColumn);
+    const AddColumnPolicy addPolicy = addColumnPolicy(job.spec, job.pipelineAddColumn);
+    const DropColumnPolicy dropPolicy = dropColumnPolicy(job.spec, job.pipelineDropColumn);
+    const TypeChangePolicy typePolicy = typeChangePolicy(job.spec, job.pipelineTypeChange);
+    const RenameColumnPolicy renamePolicy = renameColumnPolicy(job.spec, job.pipelineRenameColumn);
     const std::string target = targetDisplay(job);
     auto pause = [&](const std::string &why, const std::string &fix) {
         out.paused = why + "; the table is paused (nothing of it is read or written); " + fix;
@@ -204,7 +204,7 @@ PassSchemaResult applyPassSchemaPolicies(PassSchemaContext &cx, const TableSchem
                      displayIdent(from) + " TO " + displayIdent(to);
         }
         what += " on the source since the last pass";
-        if (renamePolicy == "pause")
+        if (renamePolicy == RenameColumnPolicy::Pause)
             return pause(what + " (schema_changes: rename_column: pause)",
                          "to rename it on the target too, set schema_changes: { rename_column: rename } on the table; "
                          "or rename it there yourself (" +
@@ -239,7 +239,7 @@ PassSchemaResult applyPassSchemaPolicies(PassSchemaContext &cx, const TableSchem
                          nextPass(job));
     }
     if (!diff.gone.empty()) {
-        if (dropPolicy == "pause")
+        if (dropPolicy == DropColumnPolicy::Pause)
             return pause("column(s) " + displayNames(diff.gone) +
                              " dropped on the source (schema_changes: drop_column: pause)",
                          "to keep the column on the target, set schema_changes: { drop_column: keep } on the table; "
@@ -300,9 +300,9 @@ PassSchemaResult applyPassSchemaPolicies(PassSchemaContext &cx, const TableSchem
     }
     std::vector<std::string> newlyAdded; // not ignored before
     for (const auto &a : diff.added)
-        if (!(addPolicy == "ignore" && contains(memory.ignored, a)))
+        if (!(addPolicy == AddColumnPolicy::Ignore && contains(memory.ignored, a)))
             newlyAdded.push_back(a);
-    if (!newlyAdded.empty() && addPolicy == "pause")
+    if (!newlyAdded.empty() && addPolicy == AddColumnPolicy::Pause)
         return pause("source added column(s) " + displayNames(newlyAdded) + " (schema_changes: add_column: pause)",
                      "to take the column, set schema_changes: { add_column: backfill } (or propagate) on the table; "
                      "to sync without it, set add_column: ignore; then " +
@@ -328,15 +328,15 @@ PassSchemaResult applyPassSchemaPolicies(PassSchemaContext &cx, const TableSchem
             }
             TableSchema rest = without(now, diff.gone);
             for (const auto &name : diff.gone) {
-                std::string done = cx.merger.dropColumn(rest, name, dropPolicy == "drop");
+                std::string done = cx.merger.dropColumn(rest, name, dropPolicy == DropColumnPolicy::Drop);
                 if (done.empty())
                     done = "kept on the target, no longer written";
-                if (dropPolicy == "keep")
+                if (dropPolicy == DropColumnPolicy::Keep)
                     done += strategy == Strategy::FullRefresh ? "; a full refresh leaves it NULL in every row it loads"
                                                               : "; rows keep the value they had";
                 event(Level::Info, "column " + displayIdent(name) + " dropped on the source; " + done +
-                                       " (schema_changes: drop_column: " + dropPolicy + ")");
-                if (dropPolicy == "keep")
+                                       " (schema_changes: drop_column: " + std::string(policyName(dropPolicy)) + ")");
+                if (dropPolicy == DropColumnPolicy::Keep)
                     memory.kept.push_back(name);
             }
             now = std::move(rest);
@@ -350,7 +350,7 @@ PassSchemaResult applyPassSchemaPolicies(PassSchemaContext &cx, const TableSchem
         });
     }
 
-    if (!diff.added.empty() && addPolicy == "ignore") {
+    if (!diff.added.empty() && addPolicy == AddColumnPolicy::Ignore) {
         out.leftOut = diff.added;
         out.schema = without(source, diff.added);
         if (!newlyAdded.empty())
@@ -360,7 +360,7 @@ PassSchemaResult applyPassSchemaPolicies(PassSchemaContext &cx, const TableSchem
         memory.ignored = diff.added;
     } else if (!diff.added.empty()) {
         const std::string names = displayNames(diff.added);
-        const bool fills = strategy == Strategy::Cursor && addPolicy == "backfill";
+        const bool fills = strategy == Strategy::Cursor && addPolicy == AddColumnPolicy::Backfill;
         if (fills && cx.merger.fillsColumns()) {
             // The fill's progress is stored before the column is added, so a crash between the
             // two still fills it at the next pass.
@@ -373,7 +373,7 @@ PassSchemaResult applyPassSchemaPolicies(PassSchemaContext &cx, const TableSchem
             event(Level::Info, "source added column(s) " + names + "; added to the target, and the full refresh loads "
                                                                    "its values into every row (schema_changes: "
                                                                    "add_column: " +
-                                   addPolicy + ")");
+                                   std::string(policyName(addPolicy)) + ")");
         else if (fills && cx.merger.fillsColumns())
             event(Level::Info, "source added column(s) " + names +
                                    "; added to the target, existing rows are being filled from the source before the "

@@ -45,25 +45,25 @@ int integerRank(const std::string &name)
 
 } // namespace
 
-std::string dropColumnPolicy(const TableSpec &spec, const std::optional<std::string> &pipelineDefault)
+DropColumnPolicy dropColumnPolicy(const TableSpec &spec, const std::optional<std::string> &pipelineDefault)
 {
-    if (spec.dropColumn)
-        return *spec.dropColumn;
-    return pipelineDefault.value_or("keep");
+    // The workspace file admits only the names (WorkspaceFile::parse).
+    const std::optional<std::string> &named = spec.dropColumn ? spec.dropColumn : pipelineDefault;
+    return named ? parseDropColumnPolicy(*named).value_or(DropColumnPolicy::Pause) : DropColumnPolicy::Keep;
 }
 
-std::string typeChangePolicy(const TableSpec &spec, const std::optional<std::string> &pipelineDefault)
+TypeChangePolicy typeChangePolicy(const TableSpec &spec, const std::optional<std::string> &pipelineDefault)
 {
-    if (spec.typeChange)
-        return *spec.typeChange;
-    return pipelineDefault.value_or("widen");
+    // The workspace file admits only the names (WorkspaceFile::parse).
+    const std::optional<std::string> &named = spec.typeChange ? spec.typeChange : pipelineDefault;
+    return named ? parseTypeChangePolicy(*named).value_or(TypeChangePolicy::Pause) : TypeChangePolicy::Widen;
 }
 
-std::string renameColumnPolicy(const TableSpec &spec, const std::optional<std::string> &pipelineDefault)
+RenameColumnPolicy renameColumnPolicy(const TableSpec &spec, const std::optional<std::string> &pipelineDefault)
 {
-    if (spec.renameColumn)
-        return *spec.renameColumn;
-    return pipelineDefault.value_or("rename");
+    // The workspace file admits only the names (WorkspaceFile::parse).
+    const std::optional<std::string> &named = spec.renameColumn ? spec.renameColumn : pipelineDefault;
+    return named ? parseRenameColumnPolicy(*named).value_or(RenameColumnPolicy::Pause) : RenameColumnPolicy::Rename;
 }
 
 bool widens(const std::string &from, const std::string &to)
@@ -110,9 +110,9 @@ ColumnLayoutDiff diffColumns(const TableSchema &source, const std::vector<std::p
     return d;
 }
 
-std::string retypeRefusal(const std::string &policy, const std::string &from, const std::string &to, bool builtin)
+std::string retypeRefusal(TypeChangePolicy policy, const std::string &from, const std::string &to, bool builtin)
 {
-    if (policy == "pause")
+    if (policy == TypeChangePolicy::Pause)
         return " (schema_changes: type_change: pause)";
     if (!builtin || !widens(from, to))
         return ", which is not a widening the engine applies by itself";

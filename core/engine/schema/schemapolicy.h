@@ -2,6 +2,7 @@
 
 // The `schema_changes:` policies for a dropped or retyped source column (docs/schema-changes.md).
 
+#include "core/model/schemachangepolicy.h"
 #include "core/model/workspace.h"
 
 #include "core/model/tableschema.h"
@@ -15,15 +16,15 @@ namespace driftless::core {
 
 /// The policy for a column the source dropped: the table's `schema_changes.drop_column`, else
 /// the pipeline's, else `keep`.
-std::string dropColumnPolicy(const TableSpec &spec, const std::optional<std::string> &pipelineDefault);
+DropColumnPolicy dropColumnPolicy(const TableSpec &spec, const std::optional<std::string> &pipelineDefault);
 
 /// The policy for a column the source retyped: the table's `schema_changes.type_change`, else
 /// the pipeline's, else `widen`.
-std::string typeChangePolicy(const TableSpec &spec, const std::optional<std::string> &pipelineDefault);
+TypeChangePolicy typeChangePolicy(const TableSpec &spec, const std::optional<std::string> &pipelineDefault);
 
 /// The policy for a column the source renamed: the table's `schema_changes.rename_column`, else
 /// the pipeline's, else `rename`.
-std::string renameColumnPolicy(const TableSpec &spec, const std::optional<std::string> &pipelineDefault);
+RenameColumnPolicy renameColumnPolicy(const TableSpec &spec, const std::optional<std::string> &pipelineDefault);
 
 /// True when a Postgres column of type `from` (format_type text) holds every value of `to` after
 /// the change, so `ALTER ... TYPE to` on the target loses nothing: smallint -> integer -> bigint,
@@ -52,6 +53,6 @@ ColumnLayoutDiff diffColumns(const TableSchema &source, const std::vector<std::p
 /// Why the `type_change` policy `policy` does not let the engine apply a retype from `from` to
 /// `to` by itself (appended to "column c changed type from ... to ..."), or empty when it widens
 /// the target's column. `builtin`: both types are Postgres's own.
-std::string retypeRefusal(const std::string &policy, const std::string &from, const std::string &to, bool builtin);
+std::string retypeRefusal(TypeChangePolicy policy, const std::string &from, const std::string &to, bool builtin);
 
 } // namespace driftless::core

@@ -142,8 +142,8 @@ bool MysqlCdcPipeline::adaptToChangedColumns(Table &t, const std::vector<binlog:
     if (!dropped.empty()) {
         const std::vector<std::string> list(dropped.begin(), dropped.end());
         const std::string names = displayNames(list);
-        const std::string policy = dropColumnPolicy(t.job.spec, t.job.pipelineDropColumn);
-        if (policy == "pause") {
+        const DropColumnPolicy policy = dropColumnPolicy(t.job.spec, t.job.pipelineDropColumn);
+        if (policy == DropColumnPolicy::Pause) {
             pauseForSchema(t, "column(s) " + names + " dropped on the source (schema_changes: drop_column: pause)",
                            "to keep the column on the target, set schema_changes: { drop_column: keep } on the table; "
                            "to drop it there too, set drop_column: drop; apply, then re-snapshot the table: " +
@@ -163,7 +163,7 @@ bool MysqlCdcPipeline::adaptToChangedColumns(Table &t, const std::vector<binlog:
         std::string name, from, to;
     };
     std::vector<Retype> widen;
-    const std::string typePolicy = typeChangePolicy(t.job.spec, t.job.pipelineTypeChange);
+    const TypeChangePolicy typePolicy = typeChangePolicy(t.job.spec, t.job.pipelineTypeChange);
     for (const auto &name : retyped) {
         const int i = t.source.schema.columnIndex(name);
         const int n = fresh.schema.columnIndex(name);
@@ -190,7 +190,7 @@ bool MysqlCdcPipeline::adaptToChangedColumns(Table &t, const std::vector<binlog:
         const std::string what = "column " + displayIdent(name) + " changed type from " + from + " to " +
                                  is.typeSql + " on the source";
         const std::string fix = alterFor(t, name, is.typeSql) + ", then re-snapshot the table: " + resnapshot;
-        if (typePolicy == "pause") {
+        if (typePolicy == TypeChangePolicy::Pause) {
             pauseForSchema(t, what + " (schema_changes: type_change: pause)", fix);
             return false;
         }
@@ -218,13 +218,13 @@ bool MysqlCdcPipeline::adaptToChangedColumns(Table &t, const std::vector<binlog:
     TableSchema schema = t.source.schema;
     for (const auto &name : dropped) {
         schema = without(schema, name);
-        const std::string policy = dropColumnPolicy(t.job.spec, t.job.pipelineDropColumn);
-        std::string done = merger.dropColumn(schema, name, policy == "drop");
+        const DropColumnPolicy policy = dropColumnPolicy(t.job.spec, t.job.pipelineDropColumn);
+        std::string done = merger.dropColumn(schema, name, policy == DropColumnPolicy::Drop);
         if (done.empty())
             done = "kept on the target, no longer written";
         m_observer.event(Level::Info, t.key, "schema_change",
                          "column " + displayIdent(name) + " dropped on the source; " + done +
-                             " (schema_changes: drop_column: " + policy + ")");
+                             " (schema_changes: drop_column: " + std::string(policyName(policy)) + ")");
         t.dropped.insert(name);
     }
     // A mapping entry naming a dropped column is gone with it (the merger's projection too).
@@ -245,7 +245,7 @@ void MysqlCdcPipeline::applyColumnPoliciesAtStart(Table &t, TargetSession &sessi
     if (t.paused || t.job.spec.columns || t.job.twoWay || !t.merger->changesColumns())
         return;
     const bool pgTarget = m_jobs.front().target.kind == EndpointKind::Postgres;
-    const std::string typePolicy = typeChangePolicy(t.job.spec, t.job.pipelineTypeChange);
+    const TypeChangePolicy typePolicy = typeChangePolicy(t.job.spec, t.job.pipelineTypeChange);
     const std::string resnapshot = resnapshotCommand(t);
     std::vector<std::string> gone;
     std::vector<std::pair<std::string, std::string>> widened; // name, the target's type
@@ -263,7 +263,7 @@ void MysqlCdcPipeline::applyColumnPoliciesAtStart(Table &t, TargetSession &sessi
         const std::string what = "column " + displayIdent(name) + " is " + type + " on the target but " + c.typeSql +
                                  " on the source (retyped while the engine was stopped)";
         const std::string fix = alterFor(t, name, c.typeSql) + ", then re-snapshot the table: " + resnapshot;
-        if (typePolicy == "pause") {
+        if (typePolicy == TypeChangePolicy::Pause) {
             pauseForSchema(t, what + " (schema_changes: type_change: pause)", fix);
             return;
         }
@@ -273,8 +273,8 @@ void MysqlCdcPipeline::applyColumnPoliciesAtStart(Table &t, TargetSession &sessi
         }
         widened.emplace_back(name, type);
     }
-    const std::string policy = dropColumnPolicy(t.job.spec, t.job.pipelineDropColumn);
-    if (!gone.empty() && policy == "pause") {
+    const DropColumnPolicy policy = dropColumnPolicy(t.job.spec, t.job.pipelineDropColumn);
+    if (!gone.empty() && policy == DropColumnPolicy::Pause) {
         pauseForSchema(t,
                        "column(s) " + displayNames(gone) +
                            " dropped on the source while the engine was stopped (schema_changes: drop_column: pause)",
@@ -289,13 +289,13 @@ void MysqlCdcPipeline::applyColumnPoliciesAtStart(Table &t, TargetSession &sessi
     try {
         session.inTransaction([&] {
             for (const auto &name : gone) {
-                const std::string done = t.merger->dropColumn(t.source.schema, name, policy == "drop");
+                const std::string done = t.merger->dropColumn(t.source.schema, name, policy == DropColumnPolicy::Drop);
                 // A kept column was reported when it was first kept (SQLite cannot tell: it says
                 // nothing here, the drop was reported when it was kept).
-                if (!done.empty() && (policy == "drop" || m_jobs.front().target.kind != EndpointKind::Sqlite))
+                if (!done.empty() && (policy == DropColumnPolicy::Drop || m_jobs.front().target.kind != EndpointKind::Sqlite))
                     m_observer.event(Level::Info, t.key, "schema_change",
                                      "column " + displayIdent(name) + " dropped on the source; " + done +
-                                         " (schema_changes: drop_column: " + policy + ")");
+                                         " (schema_changes: drop_column: " + std::string(policyName(policy)) + ")");
                 t.dropped.insert(name);
             }
             for (const auto &[name, from] : widened) {

@@ -93,8 +93,8 @@ bool MysqlCdcPipeline::adaptToAddedColumns(Table &t, mysqlcatalog::MysqlTable fr
                            resnapshotCommand(t));
         return false;
     }
-    const std::string policy = addColumnPolicy(t.job.spec, t.job.pipelineAddColumn);
-    if (policy == "ignore") {
+    const AddColumnPolicy policy = addColumnPolicy(t.job.spec, t.job.pipelineAddColumn);
+    if (policy == AddColumnPolicy::Ignore) {
         t.ignored.insert(added.begin(), added.end());
         m_observer.event(Level::Info, t.key, "schema_change",
                          "source added column(s) " + names +
@@ -102,7 +102,7 @@ bool MysqlCdcPipeline::adaptToAddedColumns(Table &t, mysqlcatalog::MysqlTable fr
                              "on");
         return true;
     }
-    if (policy == "pause") {
+    if (policy == AddColumnPolicy::Pause) {
         pauseForSchema(t, "source added column(s) " + names + " (schema_changes: add_column: pause)",
                        "to take the column, set schema_changes: { add_column: backfill } on the table, apply, then "
                        "re-snapshot it: " +
@@ -143,7 +143,7 @@ bool MysqlCdcPipeline::adaptToAddedColumns(Table &t, mysqlcatalog::MysqlTable fr
     if (written.empty())
         return true;
     const std::string writtenNames = displayNames(written);
-    if (policy == "backfill" && merger.fillsColumns()) {
+    if (policy == AddColumnPolicy::Backfill && merger.fillsColumns()) {
         // Recorded with the batch that carried the column (its checkpoint holds the progress),
         // so a restart resumes the backfill.
         t.addColumn = widenedColumnFill(t.addColumn, written, since, wallClockMs());
@@ -153,7 +153,7 @@ bool MysqlCdcPipeline::adaptToAddedColumns(Table &t, mysqlcatalog::MysqlTable fr
                              "; added to the target, existing rows are being filled from the source while the stream "
                              "goes on (rows changed since " +
                              at.file + ":" + std::to_string(at.offset) + " keep the stream's values)");
-    } else if (policy == "backfill") {
+    } else if (policy == AddColumnPolicy::Backfill) {
         m_observer.event(Level::Warn, t.key, "schema_change",
                          "source added column(s) " + writtenNames +
                              "; added to the target, but filling the existing rows is not available for " +

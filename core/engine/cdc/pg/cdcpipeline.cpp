@@ -414,14 +414,14 @@ void CdcPipeline::run(std::stop_token stop, Options options)
             t->addColumn = std::move(t->position->addColumn);
             t->position->addColumn.reset();
         }
-        const std::string addColumn = addColumnPolicy(t->job.spec, t->job.pipelineAddColumn);
-        if (!deferred.empty() && !t->streaming() && addColumn != "ignore") {
+        const AddColumnPolicy addColumn = addColumnPolicy(t->job.spec, t->job.pipelineAddColumn);
+        if (!deferred.empty() && !t->streaming() && addColumn != AddColumnPolicy::Ignore) {
             // Loading (or loading again): the copy reads every column, so the target needs them now.
             t->schema = full;
             t->columns = fullColumns;
             t->merger->addMissingColumns(full);
             t->layout = streamLayout(t->schema, t->columns, t->merger->generatedColumns());
-        } else if (!deferred.empty() && !t->paused && addColumn == "pause") {
+        } else if (!deferred.empty() && !t->paused && addColumn == AddColumnPolicy::Pause) {
             adaptToLayout(*t, fullColumns, src, 0); // paused by it before: it stays paused
         }
         fillAddedGeneratedColumns(*t, lacking);

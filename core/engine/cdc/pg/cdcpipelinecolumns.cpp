@@ -71,9 +71,9 @@ std::string CdcPipeline::alterFor(const Table &t, const std::string &column, con
 bool CdcPipeline::dropColumns(Table &t, const std::vector<std::string> &dropped, const std::vector<std::string> &columns)
 {
     const std::string names = displayNames(dropped);
-    const std::string policy = dropColumnPolicy(t.job.spec, t.job.pipelineDropColumn);
+    const DropColumnPolicy policy = dropColumnPolicy(t.job.spec, t.job.pipelineDropColumn);
     const std::string resnapshot = resnapshotCommand(t);
-    if (policy == "pause") {
+    if (policy == DropColumnPolicy::Pause) {
         pauseForSchema(t, "column(s) " + names + " dropped on the source (schema_changes: drop_column: pause)",
                        "to keep the column on the target, set schema_changes: { drop_column: keep } on the table; to "
                        "drop it there too, set drop_column: drop; apply, then re-snapshot the table: " +
@@ -89,12 +89,12 @@ bool CdcPipeline::dropColumns(Table &t, const std::vector<std::string> &dropped,
     }
     TableSchema next = without(t.schema, dropped);
     for (const auto &name : dropped) {
-        std::string done = t.merger->dropColumn(next, name, policy == "drop");
+        std::string done = t.merger->dropColumn(next, name, policy == DropColumnPolicy::Drop);
         if (done.empty())
             done = "kept on the target, no longer written";
         m_observer.event(Level::Info, t.key, "schema_change",
                          "column " + displayIdent(name) + " dropped on the source; " + done +
-                             " (schema_changes: drop_column: " + policy + ")");
+                             " (schema_changes: drop_column: " + std::string(policyName(policy)) + ")");
         t.dropped.insert(name);
         t.relationTypes.erase(name);
         t.attnums.erase(name);
@@ -123,7 +123,7 @@ bool CdcPipeline::adaptToTypes(Table &t, const CdcTableChanges &ch, PgConnection
         return true;
     // The Relation message names types by OID; the catalog says what they are now.
     const TableSchema now = pgcatalog::describeTable(src, t.job.spec.table);
-    const std::string policy = typeChangePolicy(t.job.spec, t.job.pipelineTypeChange);
+    const TypeChangePolicy policy = typeChangePolicy(t.job.spec, t.job.pipelineTypeChange);
     const std::string resnapshot = resnapshotCommand(t);
     const bool pgTarget = m_jobs.front().target.kind == EndpointKind::Postgres;
     for (const auto &[name, oldType] : changed) {
@@ -266,7 +266,7 @@ bool CdcPipeline::renameColumns(Table &t, const std::vector<std::pair<std::strin
     for (const auto &[from, to] : renames)
         what += (what.empty() ? "column " : ", column ") + displayIdent(from) + " renamed to " + displayIdent(to);
     what += " on the source";
-    const std::string policy = renameColumnPolicy(t.job.spec, t.job.pipelineRenameColumn);
+    const RenameColumnPolicy policy = renameColumnPolicy(t.job.spec, t.job.pipelineRenameColumn);
     const std::string resnapshot = resnapshotCommand(t);
     const auto &target = t.job.targetName; // a SQLite target has no schema
     std::string alter;
@@ -275,7 +275,7 @@ bool CdcPipeline::renameColumns(Table &t, const std::vector<std::pair<std::strin
                  (target.schema.empty() ? "" : displayIdent(target.schema) + ".") + displayIdent(target.name) +
                  " RENAME COLUMN " + displayIdent(from) + " TO " + displayIdent(to);
     const std::string byHand = "rename it on the target (" + alter + "), then re-snapshot the table: " + resnapshot;
-    if (policy == "pause") {
+    if (policy == RenameColumnPolicy::Pause) {
         pauseForSchema(t, what + " (schema_changes: rename_column: pause)",
                        "to rename it on the target too, set schema_changes: { rename_column: rename } on the table, "
                        "apply, then re-snapshot the table: " +
@@ -337,8 +337,8 @@ std::vector<std::pair<std::string, std::string>> CdcPipeline::applyColumnPolicie
     auto have = t.merger->targetColumns();
     if (have.empty() || !t.merger->changesColumns() || t.job.spec.columns || t.job.twoWay)
         return have;
-    const std::string dropPolicy = dropColumnPolicy(t.job.spec, t.job.pipelineDropColumn);
-    const std::string typePolicy = typeChangePolicy(t.job.spec, t.job.pipelineTypeChange);
+    const DropColumnPolicy dropPolicy = dropColumnPolicy(t.job.spec, t.job.pipelineDropColumn);
+    const TypeChangePolicy typePolicy = typeChangePolicy(t.job.spec, t.job.pipelineTypeChange);
     const bool pgTarget = m_jobs.front().target.kind == EndpointKind::Postgres;
     const std::string resnapshot = resnapshotCommand(t);
     const ColumnLayoutDiff diff = diffColumns(t.schema, have, pgTarget);
@@ -355,7 +355,7 @@ std::vector<std::pair<std::string, std::string>> CdcPipeline::applyColumnPolicie
         }
         widened.emplace_back(name, type);
     }
-    if (!gone.empty() && dropPolicy == "pause") {
+    if (!gone.empty() && dropPolicy == DropColumnPolicy::Pause) {
         pauseForSchema(t,
                        "column(s) " + displayNames(gone) +
                            " dropped on the source while the engine was stopped (schema_changes: drop_column: pause)",
@@ -370,13 +370,13 @@ std::vector<std::pair<std::string, std::string>> CdcPipeline::applyColumnPolicie
     // before, which leave the kept column out and fit the widened one.
     m_session->inTransaction([&] {
         for (const auto &name : gone) {
-            const std::string done = t.merger->dropColumn(t.schema, name, dropPolicy == "drop");
+            const std::string done = t.merger->dropColumn(t.schema, name, dropPolicy == DropColumnPolicy::Drop);
             // A kept column was reported when it was first kept (SQLite cannot tell: it says
             // nothing here, the drop seen in the stream is reported).
-            if (!done.empty() && (dropPolicy == "drop" || m_jobs.front().target.kind != EndpointKind::Sqlite))
+            if (!done.empty() && (dropPolicy == DropColumnPolicy::Drop || m_jobs.front().target.kind != EndpointKind::Sqlite))
                 m_observer.event(Level::Info, t.key, "schema_change",
                                  "column " + displayIdent(name) + " dropped on the source; " + done +
-                                     " (schema_changes: drop_column: " + dropPolicy + ")");
+                                     " (schema_changes: drop_column: " + std::string(policyName(dropPolicy)) + ")");
             t.dropped.insert(name);
         }
         for (const auto &[name, from] : widened) {

@@ -83,8 +83,8 @@ bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &column
         const std::vector<std::string> newColumns(columns.begin() + static_cast<std::ptrdiff_t>(old.size()),
                                                   columns.end());
         const std::string names = displayNames(newColumns);
-        const std::string policy = addColumnPolicy(t.job.spec, t.job.pipelineAddColumn);
-        if (added && policy == "ignore") {
+        const AddColumnPolicy policy = addColumnPolicy(t.job.spec, t.job.pipelineAddColumn);
+        if (added && policy == AddColumnPolicy::Ignore) {
             // The target keeps its columns; the layout drops the new ones from the stream's rows.
             t.streamColumns = columns;
             t.layout = streamLayout(t.schema, columns, t.merger->generatedColumns());
@@ -94,7 +94,7 @@ bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &column
                                  "columns sync on");
             return true;
         }
-        if (added && policy == "pause") {
+        if (added && policy == AddColumnPolicy::Pause) {
             added = false;
             why = "source added column(s) " + names + " (schema_changes: add_column: pause)";
         }
@@ -117,9 +117,9 @@ bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &column
                                      "; not added to the target: the table's columns: mapping leaves them out");
             if (written.empty()) {
                 // nothing reaches the target
-            } else if (policy == "backfill" && t.merger->fillsColumns()) {
+            } else if (policy == AddColumnPolicy::Backfill && t.merger->fillsColumns()) {
                 startAddColumn(t, written, since);
-            } else if (policy == "backfill") {
+            } else if (policy == AddColumnPolicy::Backfill) {
                 m_observer.event(Level::Warn, t.key, "schema_change",
                                  "source added column(s) " + displayNames(written) +
                                      "; added to the target, but filling the existing rows is not available for " +
