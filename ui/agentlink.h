@@ -36,8 +36,7 @@ struct AgentEndpoint {
 ///
 /// Thread affinity: a UI-thread object; replies arrive on the UI thread, each once, and never for
 /// a `context` that is gone.
-class AgentLink final : public EngineDoor
-{
+class AgentLink final : public EngineDoor {
     Q_OBJECT
 public:
     explicit AgentLink(AgentEndpoint endpoint, QObject *parent = nullptr);

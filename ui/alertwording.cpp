@@ -5,7 +5,10 @@
 namespace driftless::ui {
 
 namespace {
-QString tr(const char *text) { return QCoreApplication::translate("driftless::ui::AlertWording", text); }
+QString tr(const char *text)
+{
+    return QCoreApplication::translate("driftless::ui::AlertWording", text);
+}
 } // namespace
 
 QString appAction(const core::Alert &a)

@@ -7,8 +7,7 @@
 
 #include <optional>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 /// What a worker found: a plain value posted back to the UI thread.
 struct BackfillRunner::Outcome {

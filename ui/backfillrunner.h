@@ -5,8 +5,7 @@
 
 #include <cstdint>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 class DoorJobs;
 class EngineBridge;
@@ -22,8 +21,7 @@ class EngineBridge;
 /// Thread affinity: a UI-thread object. Every job has an id; a result
 /// for a workspace no longer shown is dropped. Failures arrive as finished()'s message, never
 /// as exceptions.
-class BackfillRunner final : public QObject
-{
+class BackfillRunner final : public QObject {
     Q_OBJECT
 public:
     enum class Action { Request, Cancel };

@@ -20,15 +20,17 @@ std::uint64_t DoorJobs::post(const Key &key, const QString &path, const nlohmann
     m_busy[key] = job;
     if (started)
         started(job);
-    m_engine->door()->post(path, body, this, [this, job, key, shown, done = std::move(done)](const EngineDoor::Reply &r) {
-        // A reply from an engine shown before must not free the key of this one's job.
-        if (auto it = m_busy.find(key); it != m_busy.end() && it->second == job)
-            m_busy.erase(it);
-        // Another engine or workspace is shown now: what happened to this one means nothing here.
-        if (shown != m_engine->statePath())
-            return;
-        done(job, r);
-    });
+    m_engine->door()->post(path, body, this,
+                           [this, job, key, shown, done = std::move(done)](const EngineDoor::Reply &r) {
+                               // A reply from an engine shown before must not free the key of this one's job.
+                               if (auto it = m_busy.find(key); it != m_busy.end() && it->second == job)
+                                   m_busy.erase(it);
+                               // Another engine or workspace is shown now: what happened to this one means nothing
+                               // here.
+                               if (shown != m_engine->statePath())
+                                   return;
+                               done(job, r);
+                           });
     return job;
 }
 

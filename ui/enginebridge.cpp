@@ -26,12 +26,12 @@
 #include <atomic>
 #include <thread>
 
-#include <unistd.h>
 #include <filesystem>
 #include <mutex>
 #include <set>
-#include <vector>
+#include <unistd.h>
 #include <utility>
+#include <vector>
 
 namespace driftless::ui {
 
@@ -78,7 +78,10 @@ private:
 
 namespace {
 
-QString tr(const char *text) { return QCoreApplication::translate("driftless::ui::EngineBridge", text); }
+QString tr(const char *text)
+{
+    return QCoreApplication::translate("driftless::ui::EngineBridge", text);
+}
 
 /// Runs on a pool thread: the file may be busy (another process writing) for seconds.
 EngineSnapshot readStored(const std::string &path, std::uint64_t generation)
@@ -148,10 +151,10 @@ public:
         m_run->live.follow(s.mirror);
         readReconciles(true);
         noteEngineEvent(s.state, m_run->live, s.restarts ? "engine_restarted" : "engine_started",
-                        (s.restarts ? "the workspace changed: engine started again for "
-                                    : "engine started for ") +
+                        (s.restarts ? "the workspace changed: engine started again for " : "engine started for ") +
                             countOf(s.jobs.size(), "table"));
-        m_mailbox->post([generation = m_generation, run = m_run](EngineBridge &b) { b.onEngineStarted(generation, run); });
+        m_mailbox->post(
+            [generation = m_generation, run = m_run](EngineBridge &b) { b.onEngineStarted(generation, run); });
         return &m_run->live;
     }
     void pausesRead(const std::vector<core::PausedTable> &paused) override
@@ -167,9 +170,9 @@ public:
             return;
         if (!restarting)
             noteEngineEvent(*m_state, m_run->live, "engine_stopped",
-                            errors ? "engine stopped; " + countOf(static_cast<std::size_t>(errors), "table") +
-                                         " in error"
-                                   : std::string("engine stopped"));
+                            errors
+                                ? "engine stopped; " + countOf(static_cast<std::size_t>(errors), "table") + " in error"
+                                : std::string("engine stopped"));
         // The UI may hold the run longer than the mirror lives.
         m_run->live.unfollow();
     }
@@ -391,8 +394,7 @@ void EngineBridge::buildLive(const std::shared_ptr<Run> &run, std::int64_t nowMs
     // the workspace is a tenth of a second the UI thread need not spend (B12). It shows within
     // that time, not after the next timer.
     m_liveBuildInFlight = true;
-    workPool()->start([mailbox = m_mailbox, run, generation = m_generation, path = m_path, nowMs,
-                                          last] {
+    workPool()->start([mailbox = m_mailbox, run, generation = m_generation, path = m_path, nowMs, last] {
         EngineSnapshot s = liveSnapshot(*run, generation, path, nowMs);
         mailbox->post(
             [s = std::move(s), run, last](EngineBridge &b) mutable { b.onLiveBuilt(std::move(s), run, last); });
@@ -419,11 +421,10 @@ void EngineBridge::startRead()
     if (m_path.isEmpty())
         return;
     ++m_readsInFlight;
-    workPool()->start(
-        [mailbox = m_mailbox, generation = m_generation, path = m_path.toStdString()] {
-            EngineSnapshot s = readStored(path, generation);
-            mailbox->post([s = std::move(s)](EngineBridge &b) mutable { b.onReadDone(std::move(s)); });
-        });
+    workPool()->start([mailbox = m_mailbox, generation = m_generation, path = m_path.toStdString()] {
+        EngineSnapshot s = readStored(path, generation);
+        mailbox->post([s = std::move(s)](EngineBridge &b) mutable { b.onReadDone(std::move(s)); });
+    });
 }
 
 void EngineBridge::onReadDone(EngineSnapshot snapshot)
@@ -555,8 +556,7 @@ void EngineBridge::pollAgent()
                              }
                              s.tables = core::tablesFromJson(b.value("tables", nlohmann::json::array()));
                              s.events = core::eventsFromJson(b.value("events", nlohmann::json::array()));
-                             s.endpointsTls =
-                                 core::endpointsTlsFromJson(b.value("endpoints", nlohmann::json::array()));
+                             s.endpointsTls = core::endpointsTlsFromJson(b.value("endpoints", nlohmann::json::array()));
                              s.takenAtMs = b.value("generated_at_ms", s.takenAtMs);
                              s.live = b.contains("engine") && b["engine"].value("running", false);
                          } catch (const std::exception &e) {

@@ -48,8 +48,8 @@ bool hasOwnSchedulingGroup()
 {
     const std::string path = cgroupV2Path();
     const std::string name = path.substr(path.find_last_of('/') + 1);
-    const bool appScope = name.rfind("app-", 0) == 0 && name.size() > 6 &&
-                          name.compare(name.size() - 6, 6, ".scope") == 0;
+    const bool appScope =
+        name.rfind("app-", 0) == 0 && name.size() > 6 && name.compare(name.size() - 6, 6, ".scope") == 0;
     if (cpuControlled(path))
         return appScope; // the cgroup is the group: the app's own only in an app scope
     // No cpu cgroup: the kernel's autogroup, one group per session, when enabled and the

@@ -14,10 +14,19 @@ namespace driftless::ui {
 
 namespace {
 
-QString tr(const char *text) { return QCoreApplication::translate("driftless::ui::SettingChange", text); }
-QString qs(const std::string &s) { return QString::fromStdString(s); }
+QString tr(const char *text)
+{
+    return QCoreApplication::translate("driftless::ui::SettingChange", text);
+}
+QString qs(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
 
-QString durationOf(const std::optional<core::Millis> &d) { return d ? qs(core::formatDuration(*d)) : QString(); }
+QString durationOf(const std::optional<core::Millis> &d)
+{
+    return d ? qs(core::formatDuration(*d)) : QString();
+}
 
 /// Sets `key` of pipeline `p` to `value`; false for a key the app does not set this way.
 bool setPipelineKey(core::PipelineSpec &p, const std::string &key, const std::string &value, QString &before)
@@ -65,7 +74,10 @@ bool setTableKey(core::TableSpec &t, const std::string &key, const std::string &
     return false;
 }
 
-QStringList lines(const std::string &yaml) { return qs(yaml).split(QLatin1Char('\n'), Qt::SkipEmptyParts); }
+QStringList lines(const std::string &yaml)
+{
+    return qs(yaml).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+}
 
 } // namespace
 
@@ -100,8 +112,8 @@ std::optional<SettingChange> settingChange(const core::Workspace &workspace, con
         known = setTableKey(*t, s.key, s.value, c.before);
     }
     if (!known)
-        return refuse(tr("'%1: %2' is not a setting the app can apply; set it in the pipeline editor")
-                          .arg(c.key, c.after));
+        return refuse(
+            tr("'%1: %2' is not a setting the app can apply; set it in the pipeline editor").arg(c.key, c.after));
     if (c.before == c.after)
         return refuse(tr("%1 already has %2: %3").arg(c.where, c.key, c.after));
     std::string before, after;

@@ -116,8 +116,8 @@ void LocalDoor::request(const QByteArray &verb, const QString &path, const QByte
             req.query[k.toStdString()] = v.toStdString();
     req.body = body.toStdString();
     req.peer = kWho;
-    workPool()->start([core = m_core, mailbox = m_mailbox, req = std::move(req),
-                                          guard = QPointer<QObject>(context), done = std::move(done)] {
+    workPool()->start([core = m_core, mailbox = m_mailbox, req = std::move(req), guard = QPointer<QObject>(context),
+                       done = std::move(done)] {
         core::ApiResponse response;
         try {
             const bool store = req.method == "PUT" && req.path == "/api/v1/workspace";

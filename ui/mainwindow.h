@@ -13,8 +13,7 @@ class QLabel;
 class QMenu;
 class QTabWidget;
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 class AlertCenter;
 class AlertsModel;
@@ -44,8 +43,7 @@ class WorkspacePage;
 /// models (and the worker front it needs) in its constructor; adding one is a tab and a
 /// shortcut here. Geometry and dock/toolbar
 /// state persist in QSettings; nothing else does.
-class MainWindow final : public QMainWindow
-{
+class MainWindow final : public QMainWindow {
     Q_OBJECT
 public:
     explicit MainWindow(QWidget *parent = nullptr);

@@ -7,9 +7,15 @@ namespace driftless::ui {
 
 namespace {
 
-QString tr(const char *text) { return QCoreApplication::translate("driftless::ui::Mapping", text); }
+QString tr(const char *text)
+{
+    return QCoreApplication::translate("driftless::ui::Mapping", text);
+}
 
-QString qs(const std::string &s) { return QString::fromStdString(s); }
+QString qs(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
 
 QString names(const std::vector<std::string> &list)
 {

@@ -6,15 +6,17 @@
 
 #include <string>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 PauseRunner::PauseRunner(EngineBridge *engine, QObject *parent)
     : QObject(parent), m_engine(engine), m_jobs(new DoorJobs(engine, this))
 {
 }
 
-bool PauseRunner::busy(const QString &pipeline, const QString &table) const { return m_jobs->busy({pipeline, table}); }
+bool PauseRunner::busy(const QString &pipeline, const QString &table) const
+{
+    return m_jobs->busy({pipeline, table});
+}
 
 std::uint64_t PauseRunner::setPaused(const QString &pipeline, const QString &table, bool pause)
 {

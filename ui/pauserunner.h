@@ -6,8 +6,7 @@
 
 #include <cstdint>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 class DoorJobs;
 class EngineBridge;
@@ -19,8 +18,7 @@ class EngineBridge;
 ///
 /// Thread affinity: a UI-thread object. Every job has an id; a result for a workspace no longer
 /// shown is dropped. Failures arrive as finished()'s lines.
-class PauseRunner final : public QObject
-{
+class PauseRunner final : public QObject {
     Q_OBJECT
 public:
     explicit PauseRunner(EngineBridge *engine, QObject *parent = nullptr);

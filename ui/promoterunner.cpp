@@ -3,8 +3,7 @@
 
 #include <string>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 /// What the worker found: a plain value posted back to the UI thread.
 struct PromoteRunner::Outcome {

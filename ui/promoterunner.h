@@ -9,8 +9,7 @@
 #include <cstdint>
 #include <optional>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 /// Returns tables the slot guard moved to cursor sync back to CDC through the engine's door (POST
 /// /api/v1/promote: core::promoteToCdc() where the engine runs, which rewrites the stored
@@ -27,8 +26,7 @@ namespace driftless::ui
 /// Thread affinity: a UI-thread object. One promotion at a time; a
 /// result for a workspace no longer shown is dropped. Failures arrive as finished()'s lines,
 /// never as exceptions.
-class PromoteRunner final : public QObject
-{
+class PromoteRunner final : public QObject {
     Q_OBJECT
 public:
     explicit PromoteRunner(EngineBridge *engine, QObject *parent = nullptr);

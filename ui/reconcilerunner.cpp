@@ -9,8 +9,7 @@
 #include <string>
 #include <utility>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 /// One reconcile or repair, as the page asked for it.
 struct ReconcileRunner::Request {

@@ -13,8 +13,7 @@
 #include <memory>
 #include <vector>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 class EngineBridge;
 
@@ -34,8 +33,7 @@ class EngineBridge;
 ///
 /// Thread affinity: a UI-thread object. Failures arrive as the error strings of the signals,
 /// never as exceptions.
-class ReconcileRunner final : public QObject
-{
+class ReconcileRunner final : public QObject {
     Q_OBJECT
 public:
     explicit ReconcileRunner(EngineBridge *engine, QObject *parent = nullptr);
@@ -111,8 +109,7 @@ private:
     void startSummaryRead();
     void pollJob(std::uint64_t job, std::uint64_t generation, const Request &request, std::int64_t apiJob);
     void finishJob(std::uint64_t job);
-    void onSummariesRead(std::uint64_t generation, std::vector<core::ReconcileSummary> rows,
-                         const QString &error);
+    void onSummariesRead(std::uint64_t generation, std::vector<core::ReconcileSummary> rows, const QString &error);
 
     EngineBridge *m_engine;
     QString m_path;

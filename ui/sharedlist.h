@@ -17,8 +17,7 @@ namespace driftless::ui {
 /// like a const std::vector's, and it converts to one, so code that takes
 /// `const std::vector<T> &` takes a SharedList unchanged. edit() is the only way to change it:
 /// it copies the elements first when another SharedList still shares them.
-template <class T>
-class SharedList {
+template <class T> class SharedList {
 public:
     using value_type = T;
     using size_type = std::size_t;

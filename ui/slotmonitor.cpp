@@ -126,8 +126,7 @@ void SlotMonitor::dropSlot(const QString &source, const QString &slot)
                    });
 }
 
-void SlotMonitor::onDropDone(std::uint64_t generation, const QString &source, const QString &slot,
-                             const QString &error)
+void SlotMonitor::onDropDone(std::uint64_t generation, const QString &source, const QString &slot, const QString &error)
 {
     // The slot is gone (or not) whichever workspace is shown now; say so only if it is the same.
     if (generation != m_generation)

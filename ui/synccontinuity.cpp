@@ -94,10 +94,10 @@ void SyncContinuity::askOnClose()
         return;
     }
     const bool tray = m_tray->available();
-    auto *box = new QMessageBox(QMessageBox::Question, tr("Sync Running"),
-                                tr("The sync of %1 is running.")
-                                    .arg(QFileInfo(m_engine->statePath()).fileName().toHtmlEscaped()),
-                                QMessageBox::NoButton, m_window);
+    auto *box = new QMessageBox(
+        QMessageBox::Question, tr("Sync Running"),
+        tr("The sync of %1 is running.").arg(QFileInfo(m_engine->statePath()).fileName().toHtmlEscaped()),
+        QMessageBox::NoButton, m_window);
     box->setObjectName(QStringLiteral("closeWhileSyncing"));
     const QString stopped =
         tr("Stopped, its tables fall behind their sources, and a CDC pipeline's replication slot keeps WAL on the "

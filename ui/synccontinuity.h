@@ -64,7 +64,7 @@ private:
     EngineBridge *m_engine;
     TrayNotifier *m_tray;
     QWidget *m_window;
-    QString m_offeredFor; ///< the workspace the launch question was decided for
+    QString m_offeredFor;   ///< the workspace the launch question was decided for
     bool m_closing = false; ///< the DBA answered "stop and close": the next close goes through
     QPointer<QMessageBox> m_closeQuestion;
     QPointer<QMessageBox> m_launchQuestion;

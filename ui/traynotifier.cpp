@@ -62,8 +62,8 @@ void TrayNotifier::notify(const std::vector<core::Alert> &opened)
         m_lastMessage += tr("\n(and %1 more on the Alerts page)").arg(opened.size() - 1);
     if (!m_tray)
         return;
-    m_tray->showMessage(m_lastTitle, m_lastMessage,
-                        error ? QSystemTrayIcon::Critical : QSystemTrayIcon::Warning, 10'000);
+    m_tray->showMessage(m_lastTitle, m_lastMessage, error ? QSystemTrayIcon::Critical : QSystemTrayIcon::Warning,
+                        10'000);
 }
 
 } // namespace driftless::ui

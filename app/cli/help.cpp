@@ -17,7 +17,9 @@ constexpr std::string_view kWorkspace =
     "$DRIFTLESS_STATE, else $XDG_DATA_HOME/driftless/workspace.db (~/.local/share/driftless/workspace.db).";
 
 const std::vector<CommandHelp> kCommands = {
-    {"apply", "FILE [--no-check]", "validate a workspace YAML file and store it",
+    {"apply",
+     "FILE [--no-check]",
+     "validate a workspace YAML file and store it",
      "Reads FILE (endpoints, pipelines, tables; see the README), checks it, and stores it in the workspace. "
      "A mistake is refused with the file, line and field, and nothing is stored. Unless --no-check, the live "
      "servers are checked too (the doctor's checks): a table that cannot be synced correctly is refused here, "
@@ -27,7 +29,9 @@ const std::vector<CommandHelp> kCommands = {
      {{"--no-check", "store without connecting to the servers"}},
      {},
      "file"},
-    {"run", "[--pipeline NAME] [--once] [--guard-every DURATION]", "run the pipelines until stopped",
+    {"run",
+     "[--pipeline NAME] [--once] [--guard-every DURATION]",
+     "run the pipelines until stopped",
      "Syncs every table of the workspace (or of one pipeline) by its strategy until SIGINT or SIGTERM, "
      "stopping between batches; a second signal stops at once. A changed workspace (apply, a slot guard "
      "fallback, promote) is followed in place.",
@@ -36,7 +40,9 @@ const std::vector<CommandHelp> kCommands = {
       {"--guard-every DURATION", "how often slot guards with action: fallback are checked (default 5s)"}},
      {},
      ""},
-    {"status", "[--json]", "one row per table: state, freshness, lag, rows, checkpoint",
+    {"status",
+     "[--json]",
+     "one row per table: state, freshness, lag, rows, checkpoint",
      "Shows each table's strategy, state, freshness badge (ok within half the SLA, warn, breach, unknown "
      "before the first sync), lag, rows applied and position, and a backfill's progress. Reads the "
      "workspace only: it works while a sync runs elsewhere.",
@@ -45,7 +51,9 @@ const std::vector<CommandHelp> kCommands = {
                  "reconcile"}},
      {},
      ""},
-    {"doctor", "[--pipeline NAME] [--endpoint NAME] [--json]", "preflight checks against the servers",
+    {"doctor",
+     "[--pipeline NAME] [--endpoint NAME] [--json]",
+     "preflight checks against the servers",
      "Connects to every endpoint and checks what the pipelines need: wal_level, replication privileges, "
      "keys, publications, binlog settings, target tables. Each finding says what is wrong and the exact "
      "statement that fixes it. Exits 2 when the workspace or a server's settings must change, 1 when a "
@@ -57,12 +65,15 @@ const std::vector<CommandHelp> kCommands = {
                  "that fixes it, or null)"}},
      {},
      ""},
-    {"trust-host", "ENDPOINT [--jump] [--yes] [--replace] [--file FILE]", "trust the host key of an endpoint's SSH server",
+    {"trust-host",
+     "ENDPOINT [--jump] [--yes] [--replace] [--file FILE]",
+     "trust the host key of an endpoint's SSH server",
      "Shows the host keys the SSH server of the endpoint's ssh: tunnel offers (ssh-keyscan; through the jump "
      "host, the key ssh is offered there), each with its "
      "SHA256 fingerprint, and asks whether to trust them: compare the fingerprint with the server's "
      "administrator first. Trusted keys go to Driftless's own known_hosts, beside the workspace "
-     "file (workspace.db.known_hosts for workspace.db); tunnels read it and ~/.ssh/known_hosts. Until then a tunnel to an unknown host is "
+     "file (workspace.db.known_hosts for workspace.db); tunnels read it and ~/.ssh/known_hosts. Until then a tunnel to "
+     "an unknown host is "
      "refused. A key that differs from the trusted one is printed beside it and refused unless --replace. "
      "Off a terminal without --yes, it prints the keys, changes nothing and exits 2. Through a jump host "
      "(ssh.jump), the jump host's key is checked as strictly, against the same files: trust it first with --jump.",
@@ -72,14 +83,18 @@ const std::vector<CommandHelp> kCommands = {
       {"--file FILE", "read the endpoint from a workspace YAML file not applied yet"}},
      {},
      ""},
-    {"resnapshot", "PIPELINE [TABLE...]", "load CDC tables again from a new snapshot",
+    {"resnapshot",
+     "PIPELINE [TABLE...]",
+     "load CDC tables again from a new snapshot",
      "For a lost slot or a schema change: removes the tables' checkpoints (and, for the whole pipeline, "
      "its replication slot) so the next run loads them again from a new snapshot, merging into the rows "
      "already there. Run it with the sync stopped.",
      {},
      {},
      "pipeline tables"},
-    {"recover", "PIPELINE", "bring a CDC pipeline back to a source that changed (failover, restore) by diff",
+    {"recover",
+     "PIPELINE",
+     "bring a CDC pipeline back to a source that changed (failover, restore) by diff",
      "After the source changed under the pipeline in a way it cannot read on from (a promoted standby without "
      "its replication slot, a timeline that left the target's history, another server at the address), the "
      "next run brings every table back: on Postgres a new slot, then each table compared page by page with the "
@@ -88,14 +103,18 @@ const std::vector<CommandHelp> kCommands = {
      {},
      {},
      "pipeline"},
-    {"backfill", "[--cancel] PIPELINE TABLE", "copy a CDC table again while its pipeline keeps streaming",
+    {"backfill",
+     "[--cancel] PIPELINE TABLE",
+     "copy a CDC table again while its pipeline keeps streaming",
      "A running sync picks the request up within a second; with none running, this runs the pipeline's CDC "
      "tables until the table is backfilled, then exits. Rows are merged through the version guard, so a "
      "change the stream applied meanwhile is never overwritten.",
      {{"--cancel", "stop a backfill under way, keeping what it merged"}},
      {"rebackfill"},
      "pipeline tables"},
-    {"decommission", "[--yes] [--keep-slot] PIPELINE", "remove a pipeline and what it holds on its source",
+    {"decommission",
+     "[--yes] [--keep-slot] PIPELINE",
+     "remove a pipeline and what it holds on its source",
      "Removes the pipeline from the workspace and drops what keeps WAL for it on a Postgres source: its "
      "replication slot and the publication Driftless made (a publication named in the workspace is yours and "
      "stays). Its checkpoints are forgotten, so a pipeline of the same name added later starts with a fresh "
@@ -106,21 +125,27 @@ const std::vector<CommandHelp> kCommands = {
       {"--keep-slot", "leave the slot and publication on the source (a source that is gone for good)"}},
      {},
      "pipelines"},
-    {"pause", "PIPELINE [TABLE...]", "stop syncing tables, kept across restarts",
+    {"pause",
+     "PIPELINE [TABLE...]",
+     "stop syncing tables, kept across restarts",
      "Pauses the named tables (every table of the pipeline when none is named). Cursor and full refresh "
      "tables are skipped; a paused CDC table's changes are not applied while the rest of its pipeline "
      "streams. State and checkpoints stay. A running sync takes it within a second.",
      {},
      {},
      "pipeline tables"},
-    {"resume", "PIPELINE [TABLE...]", "sync paused tables again",
+    {"resume",
+     "PIPELINE [TABLE...]",
+     "sync paused tables again",
      "Cursor and full refresh tables run a pass at once; a CDC table is copied again through the guarded "
      "merge while the stream goes on (only rows that differ are written), so every change made during the "
      "pause arrives.",
      {},
      {},
      "pipeline tables"},
-    {"slots", "[--json]", "every replication slot on the Postgres sources, and each binlog pipeline's retention",
+    {"slots",
+     "[--json]",
+     "every replication slot on the Postgres sources, and each binlog pipeline's retention",
      "Lists each slot with its owner pipeline (or orphaned, or not Driftless's), whether it is active, "
      "wal_status, the WAL it retains, safe_wal_size and confirmed_flush_lsn; and, from the samples a "
      "running serve stored, the time until the slot guard's limit at the recent growth rate (\"at this "
@@ -149,14 +174,17 @@ const std::vector<CommandHelp> kCommands = {
       {"--cert FILE --key FILE", "serve HTTPS with this certificate and key"}},
      {},
      ""},
-    {"agent-token", "[--rotate] [--fingerprint]", "print the agent API's bearer token",
+    {"agent-token",
+     "[--rotate] [--fingerprint]",
+     "print the agent API's bearer token",
      "Prints the token (made, mode 0600, beside the workspace file when there is none) that the agent API "
      "of serve asks for.",
      {{"--rotate", "make a new token; the old one stops working at once"},
       {"--fingerprint", "print the SHA-256 fingerprint of serve --tls's certificate instead"}},
      {},
      ""},
-    {"reconcile", "PIPELINE [TABLE...] [--json] [--max-keys N] [--settle DURATION]",
+    {"reconcile",
+     "PIPELINE [TABLE...] [--json] [--max-keys N] [--settle DURATION]",
      "compare source and target, and store the report",
      "Compares row counts and checksums over key ranges computed inside each database, then fetches only "
      "the differing rows: missing, extra or different (with the columns). Rows the sync has not applied yet "
@@ -167,14 +195,18 @@ const std::vector<CommandHelp> kCommands = {
       {"--settle DURATION", "how long CDC tables may take to apply what the source had (default 30s)"}},
      {},
      "pipeline tables"},
-    {"reports", "[--pipeline P] [--json]", "list the stored reconciliation reports",
+    {"reports",
+     "[--pipeline P] [--json]",
+     "list the stored reconciliation reports",
      "One row per stored report, newest first: its id, when it finished, its pipeline, how many tables it "
      "compared, the missing, extra and different rows it found in all, and whether a repair was run from it.",
      {{"--pipeline P", "only the reports of pipeline P"},
       {"--json", "as JSON (report_id, pipeline, finished_at, tables, missing, extra, different, repaired)"}},
      {},
      ""},
-    {"conflicts", "[--pipeline P] [--json]", "list the open conflicts of two-way pipelines",
+    {"conflicts",
+     "[--pipeline P] [--json]",
+     "list the open conflicts of two-way pipelines",
      "One line per open conflict: a row both sides of a two-way pipeline changed that the table's conflicts: "
      "policy leaves to a person (manual, or merge_columns whose edits overlap). Both rows stay as they are "
      "until driftless-cli resolve decides. Reads the workspace only: it works while a sync runs elsewhere.",
@@ -183,7 +215,8 @@ const std::vector<CommandHelp> kCommands = {
                  "base, detected_at and status"}},
      {},
      ""},
-    {"resolve", "ID --take source|target|merged [--column COL=source|target]...",
+    {"resolve",
+     "ID --take source|target|merged [--column COL=source|target]...",
      "resolve a queued conflict of a two-way pipeline",
      "Writes the chosen version of conflict ID's row (driftless-cli conflicts lists them) over each side that "
      "does not hold it, in one transaction per side under a replication origin both directions drop, so it is "
@@ -198,7 +231,9 @@ const std::vector<CommandHelp> kCommands = {
       {"--column COL=source|target", "the side whose value of column COL both sides keep (repeat for more columns)"}},
      {},
      ""},
-    {"report", "ID [--json|--csv|--html]", "show one stored reconciliation report",
+    {"report",
+     "ID [--json|--csv|--html]",
+     "show one stored reconciliation report",
      "Prints report ID (driftless-cli reports lists them): per table the counts and the differing rows. "
      "--csv writes one row per differing row (pipeline, table, key, kind, columns, source, target; RFC 4180), "
      "--html a standalone page to share; both are what the app's Export buttons write.",
@@ -207,7 +242,9 @@ const std::vector<CommandHelp> kCommands = {
       {"--html", "the report as a standalone HTML page"}},
      {},
      ""},
-    {"repair", "REPORT_ID [--table TABLE] [--json] [--dry-run]", "apply a report's differing rows from the source",
+    {"repair",
+     "REPORT_ID [--table TABLE] [--json] [--dry-run]",
+     "apply a report's differing rows from the source",
      "Plans the repair first: missing rows are inserted and different rows updated from the source, extra "
      "rows deleted, through the guarded merge, never over a newer row. Then runs exactly that plan, table by "
      "table in one transaction each, and checks the rows again. A row the source no longer agrees with is "
@@ -218,18 +255,23 @@ const std::vector<CommandHelp> kCommands = {
       {"--dry-run", "print the statements the repair would run, with their row counts, and change nothing"}},
      {},
      ""},
-    {"promote", "PIPELINE [TABLE...] [--no-run]", "back to CDC after a slot guard fallback",
+    {"promote",
+     "PIPELINE [TABLE...] [--no-run]",
+     "back to CDC after a slot guard fallback",
      "Switches tables the slot guard moved to cursor sync back to change data capture: a new slot, a copy "
      "through the guarded merge, then streaming.",
      {{"--no-run", "only store the change; the next run does the copy"}},
      {},
      "pipeline tables"},
-    {"export", "", "print the stored workspace as YAML",
+    {"export",
+     "",
+     "print the stored workspace as YAML",
      "Prints what apply stored, in the same YAML form; apply takes it back unchanged.",
      {},
      {},
      ""},
-    {"export-debezium", "PIPELINE [--bootstrap-servers HOST:PORT]",
+    {"export-debezium",
+     "PIPELINE [--bootstrap-servers HOST:PORT]",
      "print the Debezium connector that captures the same tables",
      "Prints the Debezium source connector (Kafka Connect's REST form, for POST /connectors) for the "
      "pipeline's tables, with a slot and server id of its own so both can run during a hand-over. What it "
@@ -237,14 +279,18 @@ const std::vector<CommandHelp> kCommands = {
      {{"--bootstrap-servers HOST:PORT", "Kafka, for the MySQL connector's schema history"}},
      {},
      "pipeline"},
-    {"completion", "bash|zsh", "print the shell completion script",
+    {"completion",
+     "bash|zsh",
+     "print the shell completion script",
      "Completes commands, options, pipeline and table names (read from the workspace). For bash: "
      "source <(driftless-cli completion bash), or put it in ~/.local/share/bash-completion/completions/"
      "driftless-cli. For zsh: driftless-cli completion zsh > \"${fpath[1]}/_driftless-cli\".",
      {},
      {},
      "shell"},
-    {"help", "[COMMAND]", "this overview, or one command's help",
+    {"help",
+     "[COMMAND]",
+     "this overview, or one command's help",
      "Without a command, the overview; with one, what it does and its options (the same as COMMAND "
      "--help).",
      {{"--man", "print the man page driftless-cli(1) instead"}},
@@ -334,8 +380,8 @@ std::string roffParagraphs(std::string_view details)
     std::size_t start = 0;
     while (start <= details.size()) {
         std::size_t end = details.find("\n\n", start);
-        const std::string_view para = details.substr(start, end == std::string_view::npos ? std::string_view::npos
-                                                                                          : end - start);
+        const std::string_view para =
+            details.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
         out += ".PP\n" + roff(para) + "\n";
         if (end == std::string_view::npos)
             break;
@@ -398,7 +444,10 @@ std::string commandNames()
 
 } // namespace
 
-const std::vector<CommandHelp> &commandHelps() { return kCommands; }
+const std::vector<CommandHelp> &commandHelps()
+{
+    return kCommands;
+}
 
 const CommandHelp *findCommandHelp(std::string_view name)
 {
@@ -460,12 +509,12 @@ std::string manPage(std::string_view version)
     std::string s = ".TH DRIFTLESS\\-CLI 1 \"\" \"Driftless " + roff(version) + "\" \"User Commands\"\n";
     s += ".SH NAME\ndriftless\\-cli \\- keep tables in two databases in sync, headless\n";
     s += ".SH SYNOPSIS\n.B driftless\\-cli\n[\\fB\\-\\-state\\fR \\fIFILE\\fR] \\fICOMMAND\\fR [\\fIARGS\\fR]\n";
-    s += ".SH DESCRIPTION\n" + roffParagraphs(
-                                   "Driftless keeps tables in two databases in sync (Postgres and MariaDB/MySQL "
-                                   "sources; Postgres, MariaDB/MySQL and SQLite targets) by full refresh, cursor "
-                                   "sync or change data capture, and shows that the copies are fresh and "
-                                   "correct. driftless-cli runs the same engine as the desktop app, driftless(1).\n\n" +
-                                   std::string(kWorkspace));
+    s += ".SH DESCRIPTION\n" +
+         roffParagraphs("Driftless keeps tables in two databases in sync (Postgres and MariaDB/MySQL "
+                        "sources; Postgres, MariaDB/MySQL and SQLite targets) by full refresh, cursor "
+                        "sync or change data capture, and shows that the copies are fresh and "
+                        "correct. driftless-cli runs the same engine as the desktop app, driftless(1).\n\n" +
+                        std::string(kWorkspace));
     s += ".SH COMMANDS\n";
     for (const auto &c : kCommands) {
         s += ".SS \"" + roff(c.name) + (c.synopsis.empty() ? "" : " " + roff(c.synopsis)) + "\"\n";
@@ -497,13 +546,15 @@ std::string completionScript(std::string_view shell)
                "            --state) state=(--state \"${COMP_WORDS[i+1]}\"); (( i += 2 )); continue ;;\n"
                "            --state=*) state=(\"${COMP_WORDS[i]}\") ;;\n"
                "            -*) ;;\n"
-               "            *) if [[ -z $cmd ]]; then cmd=${COMP_WORDS[i]}; else (( pos++ )); [[ -z $p ]] && p=${COMP_WORDS[i]}; fi ;;\n"
+               "            *) if [[ -z $cmd ]]; then cmd=${COMP_WORDS[i]}; else (( pos++ )); [[ -z $p ]] && "
+               "p=${COMP_WORDS[i]}; fi ;;\n"
                "        esac\n"
                "        (( i++ ))\n"
                "    done\n"
                "    if [[ -z $cmd ]]; then\n"
                "        if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--state --help --version' -- \"$cur\"));\n"
-               "        elif [[ ${COMP_WORDS[COMP_CWORD-1]} == --state ]]; then COMPREPLY=($(compgen -f -- \"$cur\"));\n"
+               "        elif [[ ${COMP_WORDS[COMP_CWORD-1]} == --state ]]; then COMPREPLY=($(compgen -f -- "
+               "\"$cur\"));\n"
                "        else COMPREPLY=($(compgen -W '" +
                commandNames() +
                "' -- \"$cur\")); fi\n"
@@ -513,9 +564,11 @@ std::string completionScript(std::string_view shell)
                "    if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\")); return; fi\n"
                "    local words=\n"
                "    case $what in\n"
-               "        pipeline) (( pos == 0 )) && words=$(driftless-cli \"${state[@]}\" __complete pipelines 2>/dev/null) ;;\n"
+               "        pipeline) (( pos == 0 )) && words=$(driftless-cli \"${state[@]}\" __complete pipelines "
+               "2>/dev/null) ;;\n"
                "        'pipeline tables')\n"
-               "            if (( pos == 0 )); then words=$(driftless-cli \"${state[@]}\" __complete pipelines 2>/dev/null)\n"
+               "            if (( pos == 0 )); then words=$(driftless-cli \"${state[@]}\" __complete pipelines "
+               "2>/dev/null)\n"
                "            else words=$(driftless-cli \"${state[@]}\" __complete tables \"$p\" 2>/dev/null); fi ;;\n"
                "        file) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
                "        shell) words='bash zsh' ;;\n"
@@ -546,7 +599,8 @@ std::string completionScript(std::string_view shell)
                "        case ${words[i]} in\n"
                "            --state) state_args=(--state ${words[i+1]}); (( i += 2 )); continue ;;\n"
                "            -*) ;;\n"
-               "            *) if [[ -z $cmd ]]; then cmd=${words[i]}; else (( pos++ )); [[ -z $p ]] && p=${words[i]}; fi ;;\n"
+               "            *) if [[ -z $cmd ]]; then cmd=${words[i]}; else (( pos++ )); [[ -z $p ]] && p=${words[i]}; "
+               "fi ;;\n"
                "        esac\n"
                "        (( i++ ))\n"
                "    done\n"
@@ -560,10 +614,13 @@ std::string completionScript(std::string_view shell)
                commandCases() +
                "    if [[ ${words[CURRENT]} == -* ]]; then compadd -- ${=opts}; return; fi\n"
                "    case $what in\n"
-               "        pipeline) (( pos == 0 )) && compadd -- ${(f)\"$(driftless-cli $state_args __complete pipelines 2>/dev/null)\"} ;;\n"
+               "        pipeline) (( pos == 0 )) && compadd -- ${(f)\"$(driftless-cli $state_args __complete pipelines "
+               "2>/dev/null)\"} ;;\n"
                "        'pipeline tables')\n"
-               "            if (( pos == 0 )); then compadd -- ${(f)\"$(driftless-cli $state_args __complete pipelines 2>/dev/null)\"}\n"
-               "            else compadd -- ${(f)\"$(driftless-cli $state_args __complete tables $p 2>/dev/null)\"}; fi ;;\n"
+               "            if (( pos == 0 )); then compadd -- ${(f)\"$(driftless-cli $state_args __complete pipelines "
+               "2>/dev/null)\"}\n"
+               "            else compadd -- ${(f)\"$(driftless-cli $state_args __complete tables $p 2>/dev/null)\"}; "
+               "fi ;;\n"
                "        file) _files ;;\n"
                "        shell) compadd bash zsh ;;\n"
                "        command) compadd " +

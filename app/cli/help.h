@@ -8,7 +8,7 @@ namespace driftless::cli {
 
 /// One option of a command, as its help, man page and completion show it.
 struct OptionHelp {
-    std::string_view flag;  ///< e.g. "--max-keys N"
+    std::string_view flag; ///< e.g. "--max-keys N"
     std::string_view text;
 };
 

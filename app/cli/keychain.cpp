@@ -90,7 +90,8 @@ std::vector<std::string> useKeychainPasswords(const core::Workspace &ws)
     auto passwords = std::make_shared<std::map<std::string, std::string>>(); // by DSN
     const auto deadline = std::chrono::steady_clock::now() + kBudget;
     for (const core::Endpoint *e : wanted) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0)
             break;
         if (auto password = readItem(e->name, left)) {
@@ -103,7 +104,8 @@ std::vector<std::string> useKeychainPasswords(const core::Workspace &ws)
     for (const core::Endpoint *e : wanted) {
         if (!e->ssh || !e->ssh->identityFile)
             continue;
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0)
             break;
         if (auto passphrase = readItem(std::string(kSshPassphrasePrefix) + e->name, left))
@@ -116,7 +118,8 @@ std::vector<std::string> useKeychainPasswords(const core::Workspace &ws)
         });
     auto keys = std::make_shared<std::map<std::string, std::string>>(); // by table
     for (const auto &table : hmacTables) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0)
             break;
         if (auto key = readItem(std::string(kHmacKeyPrefix) + table, left))

@@ -34,9 +34,9 @@
 #include <nlohmann/json.hpp>
 
 #include <condition_variable>
+#include <cstdio>
 #include <functional>
 #include <memory>
-#include <cstdio>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -315,8 +315,8 @@ int serve(WorkspaceState &state, const ServeOptions &options, std::stop_source s
     if (bound == 0)
         throw Error(ErrorKind::Permanent, "cannot listen on " + options.listen, {},
                     "another program uses that port: pick another with --listen HOST:PORT");
-    const std::string where = (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
-                              std::to_string(bound);
+    const std::string where =
+        (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(bound);
     const std::string scheme = certificate ? "https" : "http";
     std::printf("serving %s://%s/sync/status and %s://%s/metrics (Ctrl+C stops)\n", scheme.c_str(), where.c_str(),
                 scheme.c_str(), where.c_str());

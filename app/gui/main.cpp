@@ -42,7 +42,7 @@ void installSignalHandlers()
 {
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, g_signalPipe) != 0)
         return;
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = onSignal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
@@ -76,7 +76,8 @@ QString roff(QString text)
 /// driftless(1), from the options' own descriptions (the build writes it; no display needed).
 QString manPage(const Options &o)
 {
-    QString s = QStringLiteral(".TH DRIFTLESS 1 \"\" \"Driftless %1\" \"User Commands\"\n").arg(QString::fromLatin1(DRIFTLESS_VERSION));
+    QString s = QStringLiteral(".TH DRIFTLESS 1 \"\" \"Driftless %1\" \"User Commands\"\n")
+                    .arg(QString::fromLatin1(DRIFTLESS_VERSION));
     s += QStringLiteral(".SH NAME\ndriftless \\- %1\n").arg(roff(QString::fromLatin1(kDescription)));
     s += QStringLiteral(".SH SYNOPSIS\n.B driftless\n[\\fB\\-\\-state\\fR \\fIFILE\\fR] [\\fB\\-\\-run\\fR]\n");
     s += QStringLiteral(".SH DESCRIPTION\n.PP\nThe desktop face of Driftless: each table's strategy, state, "

@@ -1,23 +1,23 @@
 #include "core/agent/agentapi.h"
 
-#include "core/base/isotime.h"
 #include "core/agent/agenthttp.h"
+#include "core/base/isotime.h"
 
 #include "core/base/clock.h"
 #include "core/base/jsonfields.h"
 #include "core/base/log.h"
 #include "core/config/workspacefile.h"
-#include "core/engine/status/alerts.h"
 #include "core/engine/commands/decommission.h"
 #include "core/engine/commands/doctor.h"
+#include "core/engine/commands/resnapshot.h"
 #include "core/engine/endpoints/endpointcalls.h"
 #include "core/engine/endpoints/endpointtls.h"
-#include "core/engine/status/metrics.h"
+#include "core/engine/endpoints/sshtunnel.h"
 #include "core/engine/reconcile/reconciler.h"
 #include "core/engine/reconcile/reportexport.h"
-#include "core/engine/commands/resnapshot.h"
 #include "core/engine/slots/slots.h"
-#include "core/engine/endpoints/sshtunnel.h"
+#include "core/engine/status/alerts.h"
+#include "core/engine/status/metrics.h"
 #include "core/engine/status/statusreport.h"
 #include "core/model/error.h"
 
@@ -108,13 +108,12 @@ namespace {
 const std::map<std::string, std::string> &knownPaths()
 {
     static const std::map<std::string, std::string> paths = {
-        {"tables", "GET"},       {"status", "GET"},  {"workspace", "GET, PUT"}, {"events", "GET"},
-        {"lag", "GET"},          {"slots", "GET"},   {"slot-history", "GET"},   {"reconciles", "GET"},
-        {"pause", "POST"},       {"resume", "POST"}, {"backfill", "POST"},      {"promote", "POST"},
-        {"reconcile", "POST"},   {"repair", "POST"}, {"engine", "GET"},         {"engine/start", "POST"},
-        {"engine/stop", "POST"}, {"probe", "POST"},  {"discover", "POST"},
-        {"doctor", "POST"},      {"decommission", "POST"}, {"trust-host", "POST"},
-        {"conflicts", "GET"},
+        {"tables", "GET"},        {"status", "GET"},      {"workspace", "GET, PUT"}, {"events", "GET"},
+        {"lag", "GET"},           {"slots", "GET"},       {"slot-history", "GET"},   {"reconciles", "GET"},
+        {"pause", "POST"},        {"resume", "POST"},     {"backfill", "POST"},      {"promote", "POST"},
+        {"reconcile", "POST"},    {"repair", "POST"},     {"engine", "GET"},         {"engine/start", "POST"},
+        {"engine/stop", "POST"},  {"probe", "POST"},      {"discover", "POST"},      {"doctor", "POST"},
+        {"decommission", "POST"}, {"trust-host", "POST"}, {"conflicts", "GET"},
     };
     return paths;
 }
@@ -182,12 +181,12 @@ std::optional<ApiResponse> endpointCall(const std::string &path, const ApiReques
             throw BadRequest{409, "the SSH server " + server.host + " does not offer " + fingerprint +
                                       " now; test the connection again and compare the fingerprint it shows"};
         const auto trusted = trustedHostKeys(server);
-        const bool changed = !trusted.empty() &&
-                             std::none_of(trusted.begin(), trusted.end(),
-                                          [&](const SshHostKey &k) { return k.blob == key->blob; });
+        const bool changed = !trusted.empty() && std::none_of(trusted.begin(), trusted.end(),
+                                                              [&](const SshHostKey &k) { return k.blob == key->blob; });
         if (changed && !replace)
-            throw BadRequest{409, "the SSH host key of " + server.host + " CHANGED: another key is trusted; "
-                                  "send \"replace\": true only after its administrator confirmed the new one"};
+            throw BadRequest{409, "the SSH host key of " + server.host +
+                                      " CHANGED: another key is trusted; "
+                                      "send \"replace\": true only after its administrator confirmed the new one"};
         trustHostKeys(server, {*key}, changed);
         return jsonResponse(200, json{{"trusted", key->label()}, {"known_hosts", sshKnownHostsFile()}});
     }
@@ -333,19 +332,18 @@ ApiResponse AgentApi::handle(const ApiRequest &request)
                 return r;
             }
             json slotInfo = slotsJsonValue(status.monitor.sources);
-            return jsonResponse(200,
-                                {
-                                    {"generated_at", formatIso8601(now)},
-                                    {"tables", tablesJsonValue(status.tables)},
-                                    {"slots", slotInfo["slots"]},
-                                    {"slot_errors", slotInfo["errors"]},
-                                    {"binlogs", slotInfo["binlogs"]},
-                                    {"slots_sampled_at",
-                                     status.monitor.atMs ? json(formatIso8601(status.monitor.atMs)) : json(nullptr)},
-                                    {"alerts", alertsJsonValue(status.monitor.alerts)},
-                                    {"endpoints", status.workspace ? endpointsTlsJsonValue(*status.workspace)
-                                                                   : json::array()},
-                                });
+            return jsonResponse(
+                200, {
+                         {"generated_at", formatIso8601(now)},
+                         {"tables", tablesJsonValue(status.tables)},
+                         {"slots", slotInfo["slots"]},
+                         {"slot_errors", slotInfo["errors"]},
+                         {"binlogs", slotInfo["binlogs"]},
+                         {"slots_sampled_at",
+                          status.monitor.atMs ? json(formatIso8601(status.monitor.atMs)) : json(nullptr)},
+                         {"alerts", alertsJsonValue(status.monitor.alerts)},
+                         {"endpoints", status.workspace ? endpointsTlsJsonValue(*status.workspace) : json::array()},
+                     });
         }
         if (!request.path.starts_with(kPrefix))
             return errorResponse(404, "no such path; the control API is under /api/v1/");
@@ -400,14 +398,14 @@ ApiResponse AgentApi::route(const ApiRequest &request, const Origin &origin)
     if (path == "snapshot" && get) {
         const int limit = static_cast<int>(intQuery(request, "events", 200, 0, 10000));
         auto status = m_engine.status(now);
-        return jsonResponse(200, {{"generated_at_ms", now},
-                                  {"engine", {{"running", m_engine.running()}}},
-                                  {"workspace_yaml", WorkspaceFile::toYaml(m_state.workspace())},
-                                  {"tables", tablesJsonValue(status.tables)},
-                                  {"events", limit ? eventsJson(m_state.events(limit)) : json::array()},
-                                  {"alerts", alertsJsonValue(status.monitor.alerts)},
-                                  {"endpoints", status.workspace ? endpointsTlsJsonValue(*status.workspace)
-                                                                 : json::array()}});
+        return jsonResponse(
+            200, {{"generated_at_ms", now},
+                  {"engine", {{"running", m_engine.running()}}},
+                  {"workspace_yaml", WorkspaceFile::toYaml(m_state.workspace())},
+                  {"tables", tablesJsonValue(status.tables)},
+                  {"events", limit ? eventsJson(m_state.events(limit)) : json::array()},
+                  {"alerts", alertsJsonValue(status.monitor.alerts)},
+                  {"endpoints", status.workspace ? endpointsTlsJsonValue(*status.workspace) : json::array()}});
     }
     if (path == "engine" && get)
         return jsonResponse(200, {{"running", m_engine.running()}});
@@ -690,7 +688,7 @@ ApiResponse AgentApi::route(const ApiRequest &request, const Origin &origin)
     if (known != paths.end() || path.starts_with("reconciles/") || path.starts_with("jobs/") ||
         path.starts_with("conflicts/")) {
         auto r = errorResponse(405, method + " is not served on " + request.path);
-        r.headers.emplace_back("Allow", known != paths.end()            ? known->second
+        r.headers.emplace_back("Allow", known != paths.end()             ? known->second
                                         : path.starts_with("conflicts/") ? "POST"
                                                                          : "GET");
         return r;

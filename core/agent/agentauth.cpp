@@ -39,8 +39,7 @@ std::string readWhole(const std::string &path)
 /// Refuses a secret file others may read, as ssh does.
 void checkPrivate(const std::string &path)
 {
-    struct stat st {
-    };
+    struct stat st {};
     if (::stat(path.c_str(), &st) != 0)
         throw Error(ErrorKind::Permanent, "cannot read " + path + ": " + std::strerror(errno));
     if ((st.st_mode & 077) != 0)

@@ -79,12 +79,24 @@ void unescape(std::string_view raw, std::string &out)
         }
         char c = raw[i++];
         switch (c) {
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'v': out += '\v'; break;
+        case 'b':
+            out += '\b';
+            break;
+        case 'f':
+            out += '\f';
+            break;
+        case 'n':
+            out += '\n';
+            break;
+        case 'r':
+            out += '\r';
+            break;
+        case 't':
+            out += '\t';
+            break;
+        case 'v':
+            out += '\v';
+            break;
         case 'x': {
             int v = 0, n = 0;
             while (n < 2 && i < raw.size() && hexValue(raw[i]) >= 0) {
@@ -137,14 +149,29 @@ void escape(std::string_view v, std::string &out)
         for (; i < end; ++i) {
             const char *rep = nullptr;
             switch (v[i]) {
-            case '\\': rep = "\\\\"; break;
-            case '\n': rep = "\\n"; break;
-            case '\r': rep = "\\r"; break;
-            case '\t': rep = "\\t"; break;
-            case '\b': rep = "\\b"; break;
-            case '\f': rep = "\\f"; break;
-            case '\v': rep = "\\v"; break;
-            default: continue;
+            case '\\':
+                rep = "\\\\";
+                break;
+            case '\n':
+                rep = "\\n";
+                break;
+            case '\r':
+                rep = "\\r";
+                break;
+            case '\t':
+                rep = "\\t";
+                break;
+            case '\b':
+                rep = "\\b";
+                break;
+            case '\f':
+                rep = "\\f";
+                break;
+            case '\v':
+                rep = "\\v";
+                break;
+            default:
+                continue;
             }
             out.append(v.substr(start, i - start));
             out.append(rep);

@@ -20,12 +20,18 @@ void split(std::string_view row, std::vector<std::string_view> &fields);
 std::string fieldsKey(std::string_view row, const std::vector<int> &indexes, std::vector<std::string_view> &fields);
 
 /// True when the raw field is the NULL marker.
-inline bool isNull(std::string_view raw) { return raw == kNull; }
+inline bool isNull(std::string_view raw)
+{
+    return raw == kNull;
+}
 
 /// Appends the unescaped bytes of a raw field to `out`.
 void unescape(std::string_view raw, std::string &out);
 /// True if the raw field contains no backslash, so its bytes are the value itself.
-inline bool isPlain(std::string_view raw) { return raw.find('\\') == std::string_view::npos; }
+inline bool isPlain(std::string_view raw)
+{
+    return raw.find('\\') == std::string_view::npos;
+}
 
 /// The value of a hex digit, or -1.
 int hexValue(char c);

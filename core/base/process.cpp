@@ -92,7 +92,8 @@ ProcessResult runProcess(const std::vector<std::string> &argv, int timeoutSecond
     bool killed = false;
     char buf[4096];
     while (open > 0) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) {
             kill(pid, SIGKILL);
             killed = true;

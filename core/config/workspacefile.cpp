@@ -26,10 +26,14 @@ bool allOf(const std::string &s, bool (*ok)(char))
             return false;
     return true;
 }
-bool lowerWord(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; }
+bool lowerWord(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
 bool endpointChar(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+           c == '-';
 }
 
 } // namespace
@@ -46,7 +50,10 @@ struct Ctx {
     std::string baseDir;
 };
 
-int lineOf(const YAML::Node &n) { return n.Mark().is_null() ? 0 : n.Mark().line + 1; }
+int lineOf(const YAML::Node &n)
+{
+    return n.Mark().is_null() ? 0 : n.Mark().line + 1;
+}
 
 [[noreturn]] void fail(const Ctx &c, const YAML::Node &n, const std::string &field, const std::string &msg)
 {
@@ -279,7 +286,8 @@ ColumnMapping parseColumns(const Ctx &c, const YAML::Node &n, const std::string 
     }
     if (const YAML::Node r = n["rename"]) {
         if (!r.IsMap())
-            fail(c, r, field + ".rename", "expected a map of source column to target name, e.g. { email: email_address }");
+            fail(c, r, field + ".rename",
+                 "expected a map of source column to target name, e.g. { email: email_address }");
         for (auto it = r.begin(); it != r.end(); ++it) {
             auto from = it->first.as<std::string>();
             const std::string f = field + ".rename." + from;
@@ -321,8 +329,8 @@ ColumnMapping parseColumns(const Ctx &c, const YAML::Node &n, const std::string 
                     fail(c, e[key], f + "." + key, "'" + text + "': expected a whole number from 0 to 1000000");
                 return k;
             };
-            const int kinds = (has("null") ? 1 : 0) + (has("truncate") ? 1 : 0) + (has("keep_last") ? 1 : 0) +
-                              (has("hash") ? 1 : 0);
+            const int kinds =
+                (has("null") ? 1 : 0) + (has("truncate") ? 1 : 0) + (has("keep_last") ? 1 : 0) + (has("hash") ? 1 : 0);
             if (kinds != 1)
                 fail(c, v, f, std::string("expected exactly one mask: ") + shapes);
             if (has("null")) {
@@ -342,7 +350,8 @@ ColumnMapping parseColumns(const Ctx &c, const YAML::Node &n, const std::string 
                 mask.kind = ColumnMask::Kind::Hash;
                 if (!has("key"))
                     fail(c, v, f + ".key",
-                         "missing; where the HMAC key is: keychain, or file:PATH (the key itself never goes in the file)");
+                         "missing; where the HMAC key is: keychain, or file:PATH (the key itself never goes in the "
+                         "file)");
                 mask.key = scalar(c, e["key"], f + ".key");
                 if (mask.key != "keychain" && (mask.key.rfind("file:", 0) != 0 || mask.key.size() == 5))
                     fail(c, e["key"], f + ".key",
@@ -380,8 +389,9 @@ NewerWins parseNewerWins(const Ctx &c, const YAML::Node &n, const std::string &f
         const std::string v = scalar(c, n["clock"], field + ".clock");
         if (v != "commit_time")
             fail(c, n["clock"], field + ".clock",
-                 "'" + v + "': expected commit_time (the transactions' commit times; needs "
-                           "track_commit_timestamp = on on both servers)");
+                 "'" + v +
+                     "': expected commit_time (the transactions' commit times; needs "
+                     "track_commit_timestamp = on on both servers)");
         w.clock = NewerWins::Clock::CommitTime;
     } else {
         fail(c, n, field, "newer_wins needs a clock: " + expected);
@@ -690,16 +700,18 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
     std::string field = "pipelines[" + std::to_string(index) + "]";
     if (!n.IsMap())
         fail(c, n, field, "expected a map with name, source, target and tables");
-    checkKeys(c, n, field, {"name", "source", "target", "target_schema", "publication", "heartbeat", "recover",
-                           "reconcile", "direction", "schema_changes", "tables", "conflicts"});
+    checkKeys(c, n, field,
+              {"name", "source", "target", "target_schema", "publication", "heartbeat", "recover", "reconcile",
+               "direction", "schema_changes", "tables", "conflicts"});
     PipelineSpec p;
     if (!n["name"])
         fail(c, n, field + ".name", "missing");
     p.name = scalar(c, n["name"], field + ".name");
     if (!isValidPipelineName(p.name))
         fail(c, n["name"], field + ".name",
-             "'" + p.name + "': pipeline names are lower-case letters, digits and '_', starting with a letter, at "
-             "most 53 characters (they become part of replication slot names)");
+             "'" + p.name +
+                 "': pipeline names are lower-case letters, digits and '_', starting with a letter, at "
+                 "most 53 characters (they become part of replication slot names)");
     field = "pipelines[" + p.name + "]";
     for (const char *role : {"source", "target"}) {
         if (!n[role])
@@ -741,8 +753,10 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
         const std::string v = scalar(c, n["recover"], field + ".recover");
         if (v != "auto" && v != "manual")
             fail(c, n["recover"], field + ".recover",
-                 "'" + v + "': auto (bring the tables back by diff when the source changes) or manual (stop and "
-                 "say: driftless-cli recover " + p.name + ")");
+                 "'" + v +
+                     "': auto (bring the tables back by diff when the source changes) or manual (stop and "
+                     "say: driftless-cli recover " +
+                     p.name + ")");
         p.recover = v;
     }
     if (const auto r = n["reconcile"]) {
@@ -927,8 +941,9 @@ Workspace WorkspaceFile::parse(const std::string &yaml, const std::string &displ
         for (size_t i = 0; i < ws.pipelines.size(); ++i)
             if (ws.pipelines[i].twoWay && names.count(ws.pipelines[i].reverseName()))
                 fail(c, ps[i]["name"], "pipelines[" + ws.pipelines[i].name + "].name",
-                     "pipeline " + ws.pipelines[i].reverseName() + " exists, and it is the name of this two-way "
-                     "pipeline's reverse direction; rename one of them");
+                     "pipeline " + ws.pipelines[i].reverseName() +
+                         " exists, and it is the name of this two-way "
+                         "pipeline's reverse direction; rename one of them");
         // Clashes need the line of the second table, so check them here rather than in validate().
         std::map<std::pair<std::string, TargetName>, std::string> targets;
         for (size_t i = 0; i < ws.pipelines.size(); ++i) {
@@ -944,10 +959,9 @@ Workspace WorkspaceFile::parse(const std::string &yaml, const std::string &displ
                 std::string who = p.name + "/" + p.tables[j].table.display();
                 auto [it, inserted] = targets.emplace(key, who);
                 if (!inserted)
-                    fail(c, ps[i]["tables"][j],
-                         "pipelines[" + p.name + "].tables[" + p.tables[j].table.display() + "]",
-                         "target table " + tn.display() + " on '" + p.target + "' is already written by " +
-                             it->second + "; set target_table to tell them apart");
+                    fail(c, ps[i]["tables"][j], "pipelines[" + p.name + "].tables[" + p.tables[j].table.display() + "]",
+                         "target table " + tn.display() + " on '" + p.target + "' is already written by " + it->second +
+                             "; set target_table to tell them apart");
             }
         }
     }

@@ -44,8 +44,7 @@ ValueForm formFor(const MysqlColumn &c)
     if (t == "timestamp")
         return ValueForm::Timestamp;
     if (isOneOf(t, {"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob", "geometry", "point",
-                    "linestring", "polygon", "multipoint", "multilinestring", "multipolygon",
-                    "geometrycollection"}))
+                    "linestring", "polygon", "multipoint", "multilinestring", "multipolygon", "geometrycollection"}))
         return ValueForm::Bytes;
     return ValueForm::Text;
 }
@@ -62,7 +61,10 @@ ColumnInfo col(std::string typeSql, std::string base, char category)
 
 } // namespace
 
-bool isTemporal(const MysqlColumn &c) { return isOneOf(c.dataType, {"date", "datetime", "timestamp"}); }
+bool isTemporal(const MysqlColumn &c)
+{
+    return isOneOf(c.dataType, {"date", "datetime", "timestamp"});
+}
 
 bool isNumeric(const MysqlColumn &c)
 {
@@ -130,8 +132,8 @@ MysqlTable describeTable(MysqlConnection &conn, const TableRef &table)
                            "ORDER BY ORDINAL_POSITION",
                            {table.schema, table.name});
     if (cols.empty()) {
-        auto db = conn.scalar("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?",
-                              {table.schema});
+        auto db =
+            conn.scalar("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", {table.schema});
         if (!db)
             throw SchemaError("database " + table.schema + " does not exist on " + conn.dsn().display(),
                               "write the table as database.table (MySQL's database is the schema part)");
@@ -295,8 +297,9 @@ void appendValue(const MysqlTable &t, size_t column, const MysqlRowView &row, un
         char *end = nullptr;
         double d = std::strtod(v.c_str(), &end);
         char buf[64];
-        std::to_chars_result r = c.form == ValueForm::Float ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(d))
-                                                            : std::to_chars(buf, buf + sizeof buf, d);
+        std::to_chars_result r = c.form == ValueForm::Float
+                                     ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(d))
+                                     : std::to_chars(buf, buf + sizeof buf, d);
         line.append(buf, r.ptr);
         return;
     }
@@ -320,7 +323,9 @@ void appendValue(const MysqlTable &t, size_t column, const MysqlRowView &row, un
 
 bool ForeignKey::acts() const
 {
-    auto acting = [](const std::string &rule) { return rule == "CASCADE" || rule == "SET NULL" || rule == "SET DEFAULT"; };
+    auto acting = [](const std::string &rule) {
+        return rule == "CASCADE" || rule == "SET NULL" || rule == "SET DEFAULT";
+    };
     return acting(onDelete) || acting(onUpdate);
 }
 
@@ -340,15 +345,16 @@ std::vector<ForeignKey> foreignKeys(MysqlConnection &conn, const std::vector<Tab
                 in += in.empty() ? "?" : ", ?";
         }
     const std::set<TableRef> wanted(tables.begin(), tables.end());
-    auto r = conn.query(
-        "SELECT rc.CONSTRAINT_NAME, rc.CONSTRAINT_SCHEMA, rc.TABLE_NAME, k.REFERENCED_TABLE_SCHEMA, "
-        "rc.REFERENCED_TABLE_NAME, rc.DELETE_RULE, rc.UPDATE_RULE, k.COLUMN_NAME, k.REFERENCED_COLUMN_NAME "
-        "FROM information_schema.REFERENTIAL_CONSTRAINTS rc JOIN information_schema.KEY_COLUMN_USAGE k "
-        "ON k.CONSTRAINT_SCHEMA = rc.CONSTRAINT_SCHEMA AND k.CONSTRAINT_NAME = rc.CONSTRAINT_NAME AND "
-        "k.TABLE_NAME = rc.TABLE_NAME WHERE (rc.CONSTRAINT_SCHEMA IN (" + in + ") OR k.REFERENCED_TABLE_SCHEMA IN (" +
-            in + ")) AND k.REFERENCED_TABLE_NAME IS NOT NULL "
-        "ORDER BY rc.CONSTRAINT_SCHEMA, rc.TABLE_NAME, rc.CONSTRAINT_NAME, k.ORDINAL_POSITION",
-        params);
+    auto r =
+        conn.query("SELECT rc.CONSTRAINT_NAME, rc.CONSTRAINT_SCHEMA, rc.TABLE_NAME, k.REFERENCED_TABLE_SCHEMA, "
+                   "rc.REFERENCED_TABLE_NAME, rc.DELETE_RULE, rc.UPDATE_RULE, k.COLUMN_NAME, k.REFERENCED_COLUMN_NAME "
+                   "FROM information_schema.REFERENTIAL_CONSTRAINTS rc JOIN information_schema.KEY_COLUMN_USAGE k "
+                   "ON k.CONSTRAINT_SCHEMA = rc.CONSTRAINT_SCHEMA AND k.CONSTRAINT_NAME = rc.CONSTRAINT_NAME AND "
+                   "k.TABLE_NAME = rc.TABLE_NAME WHERE (rc.CONSTRAINT_SCHEMA IN (" +
+                       in + ") OR k.REFERENCED_TABLE_SCHEMA IN (" + in +
+                       ")) AND k.REFERENCED_TABLE_NAME IS NOT NULL "
+                       "ORDER BY rc.CONSTRAINT_SCHEMA, rc.TABLE_NAME, rc.CONSTRAINT_NAME, k.ORDINAL_POSITION",
+                   params);
     std::vector<ForeignKey> out;
     for (const auto &row : r.rows) {
         auto text = [&](size_t i) { return row.at(i).value_or(""); };

@@ -35,7 +35,7 @@ struct MysqlColumn {
     long long maxChars = 0; ///< character maximum length (char/varchar) or bytes (binary/varbinary)
     std::string charset;
     std::string collation;
-    bool isJson = false;    ///< MariaDB's JSON alias (longtext with CHECK json_valid)
+    bool isJson = false; ///< MariaDB's JSON alias (longtext with CHECK json_valid)
     bool generated = false;
     ValueForm form = ValueForm::Text;
 };

@@ -48,8 +48,8 @@ std::optional<std::string> passwordFromOptionFile(const std::string &path)
         if (line.empty() || line[0] == '#' || line[0] == ';')
             continue;
         if (line.front() == '[') {
-            std::string group = lower(trim(line.substr(1, line.find(']') == std::string::npos ? std::string::npos
-                                                                                              : line.find(']') - 1)));
+            std::string group = lower(
+                trim(line.substr(1, line.find(']') == std::string::npos ? std::string::npos : line.find(']') - 1)));
             inClient = group == "client" || group == "client-server" || group == "client-mariadb";
             continue;
         }
@@ -101,21 +101,39 @@ std::string mysqlLiteral(std::string_view value)
     std::string out = "'";
     for (char c : value) {
         switch (c) {
-        case '\0': out += "\\0"; break;
-        case '\'': out += "\\'"; break;
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\x1a': out += "\\Z"; break;
-        default: out += c;
+        case '\0':
+            out += "\\0";
+            break;
+        case '\'':
+            out += "\\'";
+            break;
+        case '"':
+            out += "\\\"";
+            break;
+        case '\\':
+            out += "\\\\";
+            break;
+        case '\n':
+            out += "\\n";
+            break;
+        case '\r':
+            out += "\\r";
+            break;
+        case '\x1a':
+            out += "\\Z";
+            break;
+        default:
+            out += c;
         }
     }
     out += '\'';
     return out;
 }
 
-bool MysqlRowView::isNull(unsigned col) const { return m_rs.isNull(col + 1); }
+bool MysqlRowView::isNull(unsigned col) const
+{
+    return m_rs.isNull(col + 1);
+}
 
 std::string MysqlRowView::text(unsigned col) const
 {
@@ -232,7 +250,10 @@ MysqlConnection::~MysqlConnection()
 MysqlConnection::MysqlConnection(MysqlConnection &&) noexcept = default;
 MysqlConnection &MysqlConnection::operator=(MysqlConnection &&) noexcept = default;
 
-bool MysqlConnection::isMariaDb() const { return m_version.find("MariaDB") != std::string::npos; }
+bool MysqlConnection::isMariaDb() const
+{
+    return m_version.find("MariaDB") != std::string::npos;
+}
 
 void MysqlConnection::rethrow(const std::exception &e, const std::string &what) const
 {

@@ -4,6 +4,8 @@
 #include "core/model/error.h"
 
 #include <mysql.h>
+
+// After mysql.h: it uses MYSQL and the field types without including them.
 #include <mariadb_rpl.h>
 
 #include <sys/socket.h>
@@ -190,7 +192,8 @@ std::vector<std::vector<std::optional<std::string>>> MysqlReplicationConnection:
 std::vector<std::pair<std::uint32_t, std::string>> MysqlReplicationConnection::collationCharsets()
 {
     std::vector<std::pair<std::uint32_t, std::string>> out;
-    for (const auto &row : query("SELECT ID, CHARACTER_SET_NAME FROM information_schema.COLLATIONS WHERE ID IS NOT NULL"))
+    for (const auto &row :
+         query("SELECT ID, CHARACTER_SET_NAME FROM information_schema.COLLATIONS WHERE ID IS NOT NULL"))
         if (row.size() == 2 && row[0] && row[1])
             out.emplace_back(static_cast<std::uint32_t>(std::stoul(*row[0])), *row[1]);
     return out;
@@ -206,9 +209,15 @@ binlog::Position MysqlReplicationConnection::currentPosition()
     return binlog::Position{*rows[0][0], std::stoull(*rows[0][1])};
 }
 
-std::string MysqlReplicationConnection::serverVersion() const { return mysql_get_server_info(m_mysql); }
+std::string MysqlReplicationConnection::serverVersion() const
+{
+    return mysql_get_server_info(m_mysql);
+}
 
-std::uint64_t MysqlReplicationConnection::connectionId() const { return mysql_thread_id(m_mysql); }
+std::uint64_t MysqlReplicationConnection::connectionId() const
+{
+    return mysql_thread_id(m_mysql);
+}
 
 void MysqlReplicationConnection::start(const MysqlBinlogStart &from)
 {
@@ -216,17 +225,18 @@ void MysqlReplicationConnection::start(const MysqlBinlogStart &from)
         throw Error(ErrorKind::Permanent, "the binlog connection was already started");
     const bool byGtid = !from.gtidState.empty();
     if (byGtid && !isValidGtidState(from.gtidState))
-        throw ConfigError("'" + from.gtidState + "' is not a MariaDB GTID state (domain-server-sequence, comma separated)");
+        throw ConfigError("'" + from.gtidState +
+                          "' is not a MariaDB GTID state (domain-server-sequence, comma separated)");
     if (!byGtid && from.position.file.empty())
         throw ConfigError("a binlog start needs a file name or a GTID state");
-    m_startDescription = byGtid ? "GTID " + from.gtidState
-                                : from.position.file + ":" + std::to_string(from.position.offset);
+    m_startDescription =
+        byGtid ? "GTID " + from.gtidState : from.position.file + ":" + std::to_string(from.position.offset);
 
     // Another registered replica with our server_id would lose its stream to us (the server
     // keeps only the newest dump per id). A registration of our own previous connection goes
     // away once the server notices the old socket is gone, so give it a few heartbeats.
-    const auto deadline = std::chrono::steady_clock::now() + std::max<std::chrono::milliseconds>(
-                                                                  std::chrono::milliseconds(3000), 3 * m_options.heartbeat);
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::max<std::chrono::milliseconds>(std::chrono::milliseconds(3000), 3 * m_options.heartbeat);
     for (;;) {
         std::optional<std::string> holder;
         try {
@@ -250,7 +260,8 @@ void MysqlReplicationConnection::start(const MysqlBinlogStart &from)
 
     const long long heartbeatNs = std::max<long long>(1, m_options.heartbeat.count()) * 1'000'000LL;
     exec("SET @master_binlog_checksum = @@global.binlog_checksum, @mariadb_slave_capability = 4, "
-         "@master_heartbeat_period = " + std::to_string(heartbeatNs));
+         "@master_heartbeat_period = " +
+         std::to_string(heartbeatNs));
     if (byGtid)
         exec("SET @slave_connect_state = '" + from.gtidState + "'");
 

@@ -24,12 +24,11 @@ std::optional<MysqlTlsFailure> explainMysqlTlsFailure(const std::string &msg, co
     // The chain verified, the name did not: Connector/C checks the host only after OpenSSL
     // accepted the chain, so this text never hides an unknown CA.
     if (containsAny(msg, {"Validation of SSL server certificate failed", "SSL certificate validation failure"})) {
-        return MysqlTlsFailure{
-            "the server's TLS certificate is signed by a trusted CA but does not name \"" + d.host +
-                "\", the host the dsn connects by (" + msg + ")",
-            "connect by a name the certificate holds (openssl s_client -starttls mysql -connect " + where +
-                " | openssl x509 -noout -ext subjectAltName lists them), or add \"" + d.host +
-                "\" to the certificate's subjectAltName"};
+        return MysqlTlsFailure{"the server's TLS certificate is signed by a trusted CA but does not name \"" + d.host +
+                                   "\", the host the dsn connects by (" + msg + ")",
+                               "connect by a name the certificate holds (openssl s_client -starttls mysql -connect " +
+                                   where + " | openssl x509 -noout -ext subjectAltName lists them), or add \"" +
+                                   d.host + "\" to the certificate's subjectAltName"};
     }
     if (containsAny(msg, {"certificate has expired", "certificate is not yet valid"})) {
         return MysqlTlsFailure{"the server's TLS certificate is outside its validity period (" + msg + ")",
@@ -41,13 +40,16 @@ std::optional<MysqlTlsFailure> explainMysqlTlsFailure(const std::string &msg, co
                           "certificate verify failed", "certificate signature failure"})) {
         if (d.sslCa.empty())
             return MysqlTlsFailure{"no CA certificate to verify the server's TLS certificate with: the dsn gives no "
-                                   "ssl-ca, and ssl-mode=" + d.sslMode + " verifies the certificate (" + msg + ")",
+                                   "ssl-ca, and ssl-mode=" +
+                                       d.sslMode + " verifies the certificate (" + msg + ")",
                                    "give the CA certificate (PEM) that signed the server's certificate with "
-                                   "ssl-ca=FILE in the dsn (the endpoint dialog's CA file)" + noVerify};
+                                   "ssl-ca=FILE in the dsn (the endpoint dialog's CA file)" +
+                                       noVerify};
         return MysqlTlsFailure{"the server's TLS certificate is not signed by a CA this machine trusts: " + d.sslCa +
                                    " (ssl-ca) does not hold its CA (" + msg + ")",
                                "set ssl-ca=FILE in the dsn to the CA certificate (PEM) that signed the server's "
-                               "certificate (the endpoint dialog's CA file)" + noVerify};
+                               "certificate (the endpoint dialog's CA file)" +
+                                   noVerify};
     }
     if (containsAny(msg, {"SSL is required", "does not support SSL", "doesn't support SSL", "not support TLS"})) {
         return MysqlTlsFailure{"the server does not offer TLS, and ssl-mode=" + d.sslMode + " requires it (" + msg +

@@ -163,11 +163,13 @@ WHERE n.nspname = $1 AND c.relname = $2 AND i.indisreplident AND k.ord <= i.indn
     for (int k : schema.primaryKey) {
         const std::string &name = schema.columns[static_cast<size_t>(k)].name;
         if (std::find(cols.begin(), cols.end(), name) == cols.end())
-            return IdentityProblem{"REPLICA IDENTITY USING INDEX " + (index.empty() ? std::string("(dropped)") : index) +
+            return IdentityProblem{"REPLICA IDENTITY USING INDEX " +
+                                       (index.empty() ? std::string("(dropped)") : index) +
                                        " leaves out primary-key column " + displayIdent(name) +
                                        ": a delete or a key change could not be matched to its target row",
-                                   "ALTER TABLE " + table + " REPLICA IDENTITY DEFAULT (or FULL), or USING INDEX "
-                                                            "on a unique index holding the primary key"};
+                                   "ALTER TABLE " + table +
+                                       " REPLICA IDENTITY DEFAULT (or FULL), or USING INDEX "
+                                       "on a unique index holding the primary key"};
     }
     return std::nullopt;
 }

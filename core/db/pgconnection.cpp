@@ -31,7 +31,10 @@ std::string oneLine(std::string s)
     return out;
 }
 
-bool contains(const std::string &h, const char *n) { return h.find(n) != std::string::npos; }
+bool contains(const std::string &h, const char *n)
+{
+    return h.find(n) != std::string::npos;
+}
 
 constexpr const char *kSessionSetup = "SET DateStyle = 'ISO, MDY'; SET IntervalStyle = 'postgres'; "
                                       "SET TimeZone = 'UTC'; SET extra_float_digits = 3; "
@@ -147,8 +150,7 @@ PgConnection::PgConnection(const std::string &dsn, const PgConnectOptions &optio
                                   "the server rejected the password: fix it in ~/.pgpass, PGPASSWORD, the service "
                                   "file or the keychain");
         if (contains(msg, "does not exist"))
-            throw ConnectionError(ErrorKind::Permanent, msg, "3D000",
-                                  "create the database or role, or fix the dsn");
+            throw ConnectionError(ErrorKind::Permanent, msg, "3D000", "create the database or role, or fix the dsn");
         if (contains(msg, "no pg_hba.conf entry") || contains(msg, "permission denied"))
             throw ConnectionError(ErrorKind::Permanent, msg, "28000",
                                   "the server does not allow this login: ask the DBA for a pg_hba.conf entry or "
@@ -161,7 +163,8 @@ PgConnection::PgConnection(const std::string &dsn, const PgConnectOptions &optio
     }
     m_cancel = PQgetCancel(m_conn);
     // Server notices ("already exists, skipping") are not for the user's terminal.
-    PQsetNoticeProcessor(m_conn, [](void *, const char *) {}, nullptr);
+    PQsetNoticeProcessor(
+        m_conn, [](void *, const char *) {}, nullptr);
     PgResult tz(PQexec(m_conn, "SHOW TimeZone"));
     if (PQresultStatus(tz.raw()) == PGRES_TUPLES_OK && tz.rows() == 1)
         m_serverTimeZone = tz.text(0, 0);
@@ -171,7 +174,10 @@ PgConnection::PgConnection(const std::string &dsn, const PgConnectOptions &optio
     exec(setup);
 }
 
-PgConnection::~PgConnection() { close(); }
+PgConnection::~PgConnection()
+{
+    close();
+}
 
 PgConnection::PgConnection(PgConnection &&o) noexcept
     : m_conn(o.m_conn), m_cancel(o.m_cancel), m_serverTimeZone(std::move(o.m_serverTimeZone)),
@@ -221,8 +227,9 @@ std::string PgConnection::describe() const
 void PgConnection::throwConnectionLost(std::string_view what)
 {
     std::string msg = oneLine(PQerrorMessage(m_conn));
-    throw SqlError(ErrorKind::Transient, "connection to " + describe() + " lost during " + std::string(what) +
-                                             (msg.empty() ? "" : ": " + msg),
+    throw SqlError(ErrorKind::Transient,
+                   "connection to " + describe() + " lost during " + std::string(what) +
+                       (msg.empty() ? "" : ": " + msg),
                    "08006", "the engine reconnects and retries");
 }
 
@@ -314,7 +321,10 @@ void PgConnection::abandonCopyOut() noexcept
         PQclear(res);
 }
 
-void PgConnection::beginCopyIn(std::string_view sql) { startCopy(sql, PGRES_COPY_IN); }
+void PgConnection::beginCopyIn(std::string_view sql)
+{
+    startCopy(sql, PGRES_COPY_IN);
+}
 
 void PgConnection::putCopyData(std::string_view data)
 {
@@ -357,7 +367,10 @@ void PgConnection::begin(std::string_view mode)
         exec(m_prologue);
 }
 
-void PgConnection::commit() { exec("COMMIT"); }
+void PgConnection::commit()
+{
+    exec("COMMIT");
+}
 
 void PgConnection::rollback() noexcept
 {
@@ -389,8 +402,7 @@ bool PgConnection::inTransaction() const
 
 bool PgConnection::reusable() noexcept
 {
-    if (!m_conn || PQstatus(m_conn) != CONNECTION_OK || PQtransactionStatus(m_conn) != PQTRANS_IDLE ||
-        PQisBusy(m_conn))
+    if (!m_conn || PQstatus(m_conn) != CONNECTION_OK || PQtransactionStatus(m_conn) != PQTRANS_IDLE || PQisBusy(m_conn))
         return false;
     // An idle session hears from the server only when something happened to it: a termination
     // (FATAL, then the socket closes), a shutdown, or a notice. Anything to read, or a hang-up,

@@ -50,7 +50,8 @@ std::map<std::string, std::string> resolvePgOptions(const std::string &dsn)
     std::unique_ptr<PGconn, decltype(&PQfinish)> probe(PQconnectStartParams(keys, vals, 1), &PQfinish);
     if (!probe)
         return {};
-    const bool resolved = PQstatus(probe.get()) == CONNECTION_BAD && std::strstr(PQerrorMessage(probe.get()), kResolveOnly) != nullptr;
+    const bool resolved =
+        PQstatus(probe.get()) == CONNECTION_BAD && std::strstr(PQerrorMessage(probe.get()), kResolveOnly) != nullptr;
     std::unique_ptr<PQconninfoOption, decltype(&PQconninfoFree)> opts(resolved ? PQconninfo(probe.get()) : nullptr,
                                                                       &PQconninfoFree);
     std::map<std::string, std::string> out;
@@ -102,9 +103,7 @@ std::optional<std::string> pgpassPasswordFor(const std::string &dsn)
         const auto f = pgpassFields(line);
         if (f.size() < 5)
             continue;
-        auto match = [](const std::string &field, const std::string &value) {
-            return field == "*" || field == value;
-        };
+        auto match = [](const std::string &field, const std::string &value) { return field == "*" || field == value; };
         if (match(f[0], host) && match(f[1], port) && match(f[2], db) && match(f[3], user))
             return f[4];
     }

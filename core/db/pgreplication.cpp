@@ -33,8 +33,7 @@ PgConnectOptions replicationOptions(const std::string &app)
 
 std::int64_t nowPgMicros()
 {
-    auto us = std::chrono::duration_cast<std::chrono::microseconds>(
-                  std::chrono::system_clock::now().time_since_epoch())
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
                   .count();
     return us - kPgEpochUnixMicros;
 }
@@ -174,8 +173,8 @@ std::optional<std::string> PgReplicationConnection::next(std::chrono::millisecon
                            "replication stream ended: " + (msg.empty() ? std::string("by the server") : msg), code);
         }
         if (len == -2)
-            throw SqlError(ErrorKind::Transient,
-                           std::string("replication connection lost: ") + PQerrorMessage(c), "08006");
+            throw SqlError(ErrorKind::Transient, std::string("replication connection lost: ") + PQerrorMessage(c),
+                           "08006");
         auto now = std::chrono::steady_clock::now();
         if (now >= deadline)
             return std::nullopt;
@@ -198,8 +197,8 @@ std::optional<std::string> PgReplicationConnection::next(std::chrono::millisecon
             readable = r > 0;
         }
         if (readable && !PQconsumeInput(c))
-            throw SqlError(ErrorKind::Transient,
-                           std::string("replication connection lost: ") + PQerrorMessage(c), "08006");
+            throw SqlError(ErrorKind::Transient, std::string("replication connection lost: ") + PQerrorMessage(c),
+                           "08006");
     }
 }
 

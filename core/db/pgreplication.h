@@ -4,8 +4,8 @@
 
 #include <chrono>
 #include <cstdint>
-#include <optional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>

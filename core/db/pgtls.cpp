@@ -41,7 +41,10 @@ std::string option(PQconninfoOption *opts, const char *keyword)
     return {};
 }
 
-bool contains(const std::string &h, const char *n) { return h.find(n) != std::string::npos; }
+bool contains(const std::string &h, const char *n)
+{
+    return h.find(n) != std::string::npos;
+}
 
 /// The text between `after` and the next double quote, or empty.
 std::string quotedAfter(const std::string &s, const char *after)
@@ -199,8 +202,8 @@ std::optional<PgTlsFailure> explainPgTlsFailure(const std::string &msg, const Pg
                                 noVerify};
     }
     if (contains(msg, "certificate verify failed")) {
-        const std::string file = c.sslrootcert.empty() ? "~/.postgresql/root.crt (libpq's default CA file)"
-                                                       : c.sslrootcert;
+        const std::string file =
+            c.sslrootcert.empty() ? "~/.postgresql/root.crt (libpq's default CA file)" : c.sslrootcert;
         return PgTlsFailure{"the server's TLS certificate is not signed by a CA this machine trusts: " + file +
                                 " does not hold its CA, or the certificate has expired (" + msg + ")",
                             "set sslrootcert=FILE in the dsn to the CA certificate (PEM) that signed the server's "
@@ -209,8 +212,8 @@ std::optional<PgTlsFailure> explainPgTlsFailure(const std::string &msg, const Pg
                                 noVerify};
     }
     if (contains(msg, "server does not support SSL")) {
-        return PgTlsFailure{"the server does not offer TLS, and sslmode=" + c.mode + " requires it" + why + " (" +
-                                msg + ")",
+        return PgTlsFailure{"the server does not offer TLS, and sslmode=" + c.mode + " requires it" + why + " (" + msg +
+                                ")",
                             "turn TLS on at the server (ssl = on with ssl_cert_file and ssl_key_file in "
                             "postgresql.conf), or, on a network you trust, choose sslmode=disable in the dsn"};
     }

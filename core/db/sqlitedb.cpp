@@ -65,7 +65,10 @@ SqliteDb::~SqliteDb()
         sqlite3_close_v2(m_db);
 }
 
-SqliteDb::SqliteDb(SqliteDb &&o) noexcept : m_db(o.m_db), m_path(std::move(o.m_path)) { o.m_db = nullptr; }
+SqliteDb::SqliteDb(SqliteDb &&o) noexcept : m_db(o.m_db), m_path(std::move(o.m_path))
+{
+    o.m_db = nullptr;
+}
 
 SqliteDb &SqliteDb::operator=(SqliteDb &&o) noexcept
 {
@@ -98,8 +101,14 @@ std::int64_t SqliteDb::scalarInt(std::string_view sql)
     return st.int64(0);
 }
 
-std::int64_t SqliteDb::changes() const { return sqlite3_changes64(m_db); }
-std::int64_t SqliteDb::lastInsertRowid() const { return sqlite3_last_insert_rowid(m_db); }
+std::int64_t SqliteDb::changes() const
+{
+    return sqlite3_changes64(m_db);
+}
+std::int64_t SqliteDb::lastInsertRowid() const
+{
+    return sqlite3_last_insert_rowid(m_db);
+}
 
 bool SqliteDb::tableExists(std::string_view name)
 {
@@ -110,8 +119,8 @@ bool SqliteDb::tableExists(std::string_view name)
 
 SqliteStmt::SqliteStmt(SqliteDb &db, std::string_view sql) : m_db(db.raw())
 {
-    int rc = sqlite3_prepare_v3(m_db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &m_stmt,
-                                nullptr);
+    int rc =
+        sqlite3_prepare_v3(m_db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &m_stmt, nullptr);
     if (rc != SQLITE_OK)
         db.throwError(rc, sql);
 }
@@ -122,7 +131,10 @@ SqliteStmt::~SqliteStmt()
         sqlite3_finalize(m_stmt);
 }
 
-SqliteStmt::SqliteStmt(SqliteStmt &&o) noexcept : m_stmt(o.m_stmt), m_db(o.m_db) { o.m_stmt = nullptr; }
+SqliteStmt::SqliteStmt(SqliteStmt &&o) noexcept : m_stmt(o.m_stmt), m_db(o.m_db)
+{
+    o.m_stmt = nullptr;
+}
 
 SqliteStmt &SqliteStmt::operator=(SqliteStmt &&o) noexcept
 {
@@ -170,8 +182,7 @@ SqliteStmt &SqliteStmt::bind(int i, double v)
 
 SqliteStmt &SqliteStmt::bindText(int i, std::string_view v, bool stable)
 {
-    int rc = sqlite3_bind_text64(m_stmt, i, v.data(), v.size(), stable ? SQLITE_STATIC : SQLITE_TRANSIENT,
-                                 SQLITE_UTF8);
+    int rc = sqlite3_bind_text64(m_stmt, i, v.data(), v.size(), stable ? SQLITE_STATIC : SQLITE_TRANSIENT, SQLITE_UTF8);
     if (rc != SQLITE_OK)
         fail(m_db, rc, "bind");
     return *this;
@@ -222,11 +233,23 @@ void SqliteStmt::reset()
     sqlite3_reset(m_stmt);
 }
 
-void SqliteStmt::clearBindings() { sqlite3_clear_bindings(m_stmt); }
+void SqliteStmt::clearBindings()
+{
+    sqlite3_clear_bindings(m_stmt);
+}
 
-bool SqliteStmt::isNull(int col) const { return sqlite3_column_type(m_stmt, col) == SQLITE_NULL; }
-std::int64_t SqliteStmt::int64(int col) const { return sqlite3_column_int64(m_stmt, col); }
-double SqliteStmt::real(int col) const { return sqlite3_column_double(m_stmt, col); }
+bool SqliteStmt::isNull(int col) const
+{
+    return sqlite3_column_type(m_stmt, col) == SQLITE_NULL;
+}
+std::int64_t SqliteStmt::int64(int col) const
+{
+    return sqlite3_column_int64(m_stmt, col);
+}
+double SqliteStmt::real(int col) const
+{
+    return sqlite3_column_double(m_stmt, col);
+}
 std::string SqliteStmt::text(int col) const
 {
     auto *p = reinterpret_cast<const char *>(sqlite3_column_blob(m_stmt, col));
@@ -241,11 +264,23 @@ std::optional<std::string> SqliteStmt::optText(int col) const
     int n = sqlite3_column_bytes(m_stmt, col);
     return std::string(p ? p : "", static_cast<size_t>(n));
 }
-int SqliteStmt::columnType(int col) const { return sqlite3_column_type(m_stmt, col); }
-int SqliteStmt::columnCount() const { return sqlite3_column_count(m_stmt); }
-std::string SqliteStmt::columnName(int col) const { return sqlite3_column_name(m_stmt, col); }
+int SqliteStmt::columnType(int col) const
+{
+    return sqlite3_column_type(m_stmt, col);
+}
+int SqliteStmt::columnCount() const
+{
+    return sqlite3_column_count(m_stmt);
+}
+std::string SqliteStmt::columnName(int col) const
+{
+    return sqlite3_column_name(m_stmt, col);
+}
 
-SqliteTransaction::SqliteTransaction(SqliteDb &db) : m_db(db) { m_db.exec("BEGIN IMMEDIATE"); }
+SqliteTransaction::SqliteTransaction(SqliteDb &db) : m_db(db)
+{
+    m_db.exec("BEGIN IMMEDIATE");
+}
 
 SqliteTransaction::~SqliteTransaction()
 {

@@ -107,7 +107,6 @@ protected:
     }
 
 public:
-
     // The pieces of apply(), for callers that own the transaction (CDC applies one source
     // transaction's changes to many tables in one target transaction, see TargetSession).
     /// Stages and merges `rows` (guarded, as apply() does) inside the open transaction.

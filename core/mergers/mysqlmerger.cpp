@@ -141,7 +141,10 @@ std::string MysqlMerger::bookkeepingName(const std::string &prefix, const std::s
     return prefix + table.substr(0, 64 - prefix.size() - 9) + "_" + hex;
 }
 
-void MysqlMerger::configureSession(MysqlConnection &conn) { conn.exec(kStrictSession); }
+void MysqlMerger::configureSession(MysqlConnection &conn)
+{
+    conn.exec(kStrictSession);
+}
 
 MysqlMerger::MysqlMerger(MysqlConnection conn, MergeTarget target)
     : MysqlMerger(std::make_shared<MysqlConnection>(std::move(conn)), std::move(target))
@@ -169,12 +172,27 @@ void MysqlTargetSession::rollback() noexcept
     }
 }
 
-std::string MysqlMerger::describeTarget() const { return m_conn->dsn().display() + " " + m_target.target.name; }
-std::string MysqlMerger::tombstoneTable() const { return mysqlIdent(bookkeepingName("_driftless_tomb_", m_target.target.name)); }
-std::string MysqlMerger::stagingTable() const { return mysqlIdent(bookkeepingName("_driftless_stage_", m_target.target.name)); }
-std::string MysqlMerger::seenTable() const { return mysqlIdent(bookkeepingName("_driftless_seen_", m_target.target.name)); }
+std::string MysqlMerger::describeTarget() const
+{
+    return m_conn->dsn().display() + " " + m_target.target.name;
+}
+std::string MysqlMerger::tombstoneTable() const
+{
+    return mysqlIdent(bookkeepingName("_driftless_tomb_", m_target.target.name));
+}
+std::string MysqlMerger::stagingTable() const
+{
+    return mysqlIdent(bookkeepingName("_driftless_stage_", m_target.target.name));
+}
+std::string MysqlMerger::seenTable() const
+{
+    return mysqlIdent(bookkeepingName("_driftless_seen_", m_target.target.name));
+}
 
-long long MysqlMerger::rowCount() { return std::stoll(m_conn->scalar("SELECT ROW_COUNT()").value_or("0")); }
+long long MysqlMerger::rowCount()
+{
+    return std::stoll(m_conn->scalar("SELECT ROW_COUNT()").value_or("0"));
+}
 
 std::string MysqlMerger::keyJoin(const std::string &a, const std::string &b) const
 {
@@ -301,9 +319,9 @@ void MysqlMerger::prepare(const TableSchema &source)
 std::int64_t MysqlMerger::highestVersion()
 {
     // The tombstones exist with a key (ensureTable makes them).
-    const std::string tomb = m_source.hasPrimaryKey()
-                                 ? "COALESCE((SELECT MAX(" + std::string(kVersion) + ") FROM " + tombstoneTable() + "), 0), "
-                                 : std::string();
+    const std::string tomb = m_source.hasPrimaryKey() ? "COALESCE((SELECT MAX(" + std::string(kVersion) + ") FROM " +
+                                                            tombstoneTable() + "), 0), "
+                                                      : std::string();
     auto r = m_conn->query("SELECT GREATEST(COALESCE((SELECT MAX(" + std::string(kVersion) + ") FROM " + m_table +
                                "), 0), " + tomb +
                                "COALESCE((SELECT version FROM `_driftless_checkpoints` WHERE pipeline = ? AND "
@@ -339,7 +357,10 @@ void MysqlMerger::clearCheckpoint()
                        {m_target.pipeline, m_target.source.display()});
 }
 
-bool MysqlMerger::targetEmpty() { return m_conn->scalar("SELECT NOT EXISTS (SELECT 1 FROM " + m_table + ")") == "1"; }
+bool MysqlMerger::targetEmpty()
+{
+    return m_conn->scalar("SELECT NOT EXISTS (SELECT 1 FROM " + m_table + ")") == "1";
+}
 
 void MysqlMerger::writeCheckpointInTransaction(const Checkpoint &cp, long long rows)
 {
@@ -354,8 +375,8 @@ void MysqlMerger::appendRowValues(std::string &sql, std::string_view line, std::
     copytext::split(line, m_fields);
     const size_t n = m_source.columns.size();
     if (m_fields.size() < n)
-        throw Error(ErrorKind::Permanent, "a row has " + std::to_string(m_fields.size()) + " fields, expected " +
-                                              std::to_string(n));
+        throw Error(ErrorKind::Permanent,
+                    "a row has " + std::to_string(m_fields.size()) + " fields, expected " + std::to_string(n));
     sql += '(';
     for (size_t i = 0; i < n; ++i) {
         appendMysqlValue(sql, m_fields[i], m_types[i], m_source.columns[i].name, m_scratch);
@@ -380,8 +401,8 @@ void MysqlMerger::appendLoadLine(std::string &out, std::string_view line, std::i
     copytext::split(line, m_fields);
     const size_t n = m_source.columns.size();
     if (m_fields.size() < n)
-        throw Error(ErrorKind::Permanent, "a row has " + std::to_string(m_fields.size()) + " fields, expected " +
-                                              std::to_string(n));
+        throw Error(ErrorKind::Permanent,
+                    "a row has " + std::to_string(m_fields.size()) + " fields, expected " + std::to_string(n));
     for (size_t i = 0; i < n; ++i) {
         appendMysqlLoadField(out, m_fields[i], m_types[i], m_source.columns[i].name, m_scratch);
         out += '\t';
@@ -433,7 +454,8 @@ bool MysqlMerger::runLoadData(const std::string &path, const std::string &table,
     try {
         m_conn->exec("LOAD DATA LOCAL INFILE " + mysqlLiteral(path) + " INTO TABLE " + table +
                      " CHARACTER SET utf8mb4 FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\' LINES TERMINATED BY "
-                     "'\\n' (" + cols + ")" + set);
+                     "'\\n' (" +
+                     cols + ")" + set);
     } catch (const Error &e) {
         // LOCAL INFILE refused by the server (local_infile=OFF, MySQL 8's default) or the client:
         // multi-row INSERTs from now on.
@@ -451,12 +473,16 @@ bool MysqlMerger::runLoadData(const std::string &path, const std::string &table,
         throw Error(ErrorKind::Permanent,
                     "loading " + m_target.target.name + " in " + m_conn->dsn().display() + ": " + warnings.text(0, 2),
                     warnings.text(0, 1),
-                    warnings.text(0, 1) == "1062" ? std::string() : "the value does not fit its MySQL column type "
-                                                                    "(docs/type-mapping.md)");
+                    warnings.text(0, 1) == "1062" ? std::string()
+                                                  : "the value does not fit its MySQL column type "
+                                                    "(docs/type-mapping.md)");
     return true;
 }
 
-long long MysqlMerger::insertRows(const RowSet &rows, bool staging) { return insertRows(rows, staging ? stagingTable() : m_table, staging); }
+long long MysqlMerger::insertRows(const RowSet &rows, bool staging)
+{
+    return insertRows(rows, staging ? stagingTable() : m_table, staging);
+}
 
 long long MysqlMerger::insertRows(const RowSet &rows, const std::string &table, bool staging)
 {
@@ -483,7 +509,10 @@ long long MysqlMerger::insertRows(const RowSet &rows, const std::string &table, 
     return written;
 }
 
-long long MysqlMerger::loadInTransaction(const RowSet &rows) { return insertRows(rows, false); }
+long long MysqlMerger::loadInTransaction(const RowSet &rows)
+{
+    return insertRows(rows, false);
+}
 
 ApplyResult MysqlMerger::stageAndMerge(const RowSet &rows, bool onlyDiffering, bool rememberSeen)
 {
@@ -521,14 +550,14 @@ ApplyResult MysqlMerger::stageAndMerge(const RowSet &rows, bool onlyDiffering, b
     const std::string differs = onlyDiffering ? " AND NOT (" + same + ")" : "";
 
     if (rows.hasUnchanged()) {
-        res.partialRowsMissing = std::stoll(
-            m_conn
-                ->scalar("SELECT COUNT(*) FROM " + s + " LEFT JOIN " + t + " ON " + on + " WHERE " + s + "." + kMask +
-                         " IS NOT NULL AND " + s + "." + kOp + " <> 'd' AND " + t + "." + firstKey + " IS NULL")
-                .value_or("0"));
-        m_conn->exec("UPDATE " + t + " JOIN " + s + " ON " + on + " SET " + keep + t + "." + kVersion + " = " + s + "." +
-                     kVersion + " WHERE " + s + "." + kMask + " IS NOT NULL AND " + s + "." + kOp + " <> 'd' AND " + s +
-                     "." + kVersion + " >= " + t + "." + kVersion);
+        res.partialRowsMissing = std::stoll(m_conn
+                                                ->scalar("SELECT COUNT(*) FROM " + s + " LEFT JOIN " + t + " ON " + on +
+                                                         " WHERE " + s + "." + kMask + " IS NOT NULL AND " + s + "." +
+                                                         kOp + " <> 'd' AND " + t + "." + firstKey + " IS NULL")
+                                                .value_or("0"));
+        m_conn->exec("UPDATE " + t + " JOIN " + s + " ON " + on + " SET " + keep + t + "." + kVersion + " = " + s +
+                     "." + kVersion + " WHERE " + s + "." + kMask + " IS NOT NULL AND " + s + "." + kOp +
+                     " <> 'd' AND " + s + "." + kVersion + " >= " + t + "." + kVersion);
         res.rowsWritten += rowCount();
     }
     // Rows the target has: overwritten only by a change at least as new as the row.
@@ -572,7 +601,8 @@ ApplyResult MysqlMerger::stageAndMerge(const RowSet &rows, bool onlyDiffering, b
     if (rememberSeen) {
         const std::string seen = seenTable();
         m_conn->exec("INSERT INTO " + seen + " (" + keyCols.substr(0, keyCols.size() - 2) + ") SELECT " + keys +
-                     " FROM " + s + " ON DUPLICATE KEY UPDATE " + seen + "." + firstKey + " = " + seen + "." + firstKey);
+                     " FROM " + s + " ON DUPLICATE KEY UPDATE " + seen + "." + firstKey + " = " + seen + "." +
+                     firstKey);
     }
     return res;
 }
@@ -724,12 +754,13 @@ std::vector<std::string> MysqlMerger::rowsReferencing(const std::vector<std::str
     for (size_t i = 0; i < m_source.columns.size(); ++i) {
         const bool wanted = std::find(fields.begin(), fields.end(), static_cast<int>(i)) != fields.end();
         if (wanted && !readsBackExactly(m_source.columns[i]))
-            throw Error(ErrorKind::Permanent,
-                        "column " + displayIdent(m_source.columns[i].name) + " of " + m_target.source.display() + " (" +
-                            m_source.columns[i].typeSql +
-                            ") takes part in a foreign-key action, which is applied to a MariaDB/MySQL target only over "
-                            "integer and string columns",
-                        {}, "sync the table into a Postgres target, or reconcile it after deletes of its parent");
+            throw Error(
+                ErrorKind::Permanent,
+                "column " + displayIdent(m_source.columns[i].name) + " of " + m_target.source.display() + " (" +
+                    m_source.columns[i].typeSql +
+                    ") takes part in a foreign-key action, which is applied to a MariaDB/MySQL target only over "
+                    "integer and string columns",
+                {}, "sync the table into a Postgres target, or reconcile it after deletes of its parent");
         select += std::string(i ? ", " : "") +
                   (wanted ? "CAST(" + mysqlIdent(m_source.columns[i].name) + " AS CHAR)" : std::string("NULL"));
     }

@@ -130,7 +130,8 @@ long long MysqlMerger::fillColumnsInTransaction(const ColumnFill &fill, std::int
     for (const auto &c : fill.columns) {
         const std::string q = mysqlIdent(c);
         set += (set.empty() ? "" : ", ") + m_table + "." + q + " = " + f + "." + q;
-        differs += (differs.empty() ? "" : " OR ") + std::string("NOT (") + m_table + "." + q + " <=> " + f + "." + q + ")";
+        differs +=
+            (differs.empty() ? "" : " OR ") + std::string("NOT (") + m_table + "." + q + " <=> " + f + "." + q + ")";
     }
     m_conn->exec("UPDATE " + m_table + " JOIN " + f + " ON " + on + " SET " + set + " WHERE " + m_table + "." +
                  kVersion + " < " + std::to_string(versioned(below)) + " AND (" + differs + ")");
@@ -156,7 +157,8 @@ std::string MysqlMerger::columnChecksum(const std::vector<std::string> &keyColum
         case MysqlStorage::Integer:
             return "COALESCE(CAST(" + q + " AS CHAR), '')";
         case MysqlStorage::Boolean:
-            return key ? std::string() : "CASE WHEN " + q + " IS NULL THEN '' WHEN " + q + " <> 0 THEN 't' ELSE 'f' END";
+            return key ? std::string()
+                       : "CASE WHEN " + q + " IS NULL THEN '' WHEN " + q + " <> 0 THEN 't' ELSE 'f' END";
         case MysqlStorage::Date:
             return key ? std::string() : "COALESCE(CAST(" + q + " AS CHAR), '')";
         case MysqlStorage::Text:
@@ -275,7 +277,8 @@ std::string MysqlMerger::widenColumn(const TableSchema &source, const std::strin
 std::string MysqlMerger::renameColumn(const TableSchema &source, const std::string &from, const std::string &to)
 {
     const int i = source.columnIndex(to);
-    const bool key = i >= 0 && std::find(source.primaryKey.begin(), source.primaryKey.end(), i) != source.primaryKey.end();
+    const bool key =
+        i >= 0 && std::find(source.primaryKey.begin(), source.primaryKey.end(), i) != source.primaryKey.end();
     std::vector<std::string> tables{m_target.target.name};
     if (key) {
         tables.push_back(bookkeepingName("_driftless_tomb_", m_target.target.name));

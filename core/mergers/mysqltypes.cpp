@@ -54,13 +54,26 @@ void appendQuoted(std::string &sql, std::string_view value)
     sql += '\'';
     for (char c : value) {
         switch (c) {
-        case '\0': sql += "\\0"; break;
-        case '\'': sql += "\\'"; break;
-        case '\\': sql += "\\\\"; break;
-        case '\n': sql += "\\n"; break;
-        case '\r': sql += "\\r"; break;
-        case '\x1a': sql += "\\Z"; break;
-        default: sql += c;
+        case '\0':
+            sql += "\\0";
+            break;
+        case '\'':
+            sql += "\\'";
+            break;
+        case '\\':
+            sql += "\\\\";
+            break;
+        case '\n':
+            sql += "\\n";
+            break;
+        case '\r':
+            sql += "\\r";
+            break;
+        case '\x1a':
+            sql += "\\Z";
+            break;
+        default:
+            sql += c;
         }
     }
     sql += '\'';
@@ -159,7 +172,8 @@ MysqlColumnType mysqlColumnFor(const ColumnInfo &c, bool key)
         if (n > 0 && n <= kMaxVarchar)
             return {MysqlStorage::Text, kind + std::to_string(n) + ")"};
         if (key)
-            return {MysqlStorage::Text, "VARCHAR(" + std::to_string(n > 0 && n < kMaxKeyChars ? n : kMaxKeyChars) + ")"};
+            return {MysqlStorage::Text,
+                    "VARCHAR(" + std::to_string(n > 0 && n < kMaxKeyChars ? n : kMaxKeyChars) + ")"};
         return {MysqlStorage::Text, "LONGTEXT"};
     }
     return {MysqlStorage::Text, key ? "VARCHAR(768)" : "LONGTEXT"};
@@ -330,12 +344,23 @@ void appendMysqlLoadField(std::string &out, std::string_view raw, const MysqlCol
     case Form::Text:
         for (char c : v) {
             switch (c) {
-            case '\\': out += "\\\\"; break;
-            case '\t': out += "\\t"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\0': out += "\\0"; break;
-            default: out += c;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            case '\0':
+                out += "\\0";
+                break;
+            default:
+                out += c;
             }
         }
         return;

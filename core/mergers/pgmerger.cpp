@@ -111,8 +111,8 @@ bool tryGenerationDdl(PgConnection &conn, const std::string &sql)
     } catch (const SqlError &e) {
         if (txn)
             conn.exec("ROLLBACK TO SAVEPOINT driftless_generated");
-        const bool expression = e.code().rfind("42", 0) == 0 && e.code() != "42P06" && e.code() != "42P07" &&
-                                e.code() != "42710";
+        const bool expression =
+            e.code().rfind("42", 0) == 0 && e.code() != "42P06" && e.code() != "42P07" && e.code() != "42710";
         if (!expression && e.code() != "0A000")
             throw;
         return false;
@@ -151,15 +151,30 @@ PgMerger::PgMerger(std::shared_ptr<PgConnection> conn, MergeTarget target)
     m_targetSql = quoteIdent(m_target.target.schema) + "." + quoteIdent(m_target.target.name);
 }
 
-std::string PgMerger::describeTarget() const { return m_conn->describe() + " " + m_target.target.display(); }
+std::string PgMerger::describeTarget() const
+{
+    return m_conn->describe() + " " + m_target.target.display();
+}
 
-std::string PgMerger::stagingTable() const { return "_driftless." + quoteIdent(bookName("stg_", m_target.target)); }
+std::string PgMerger::stagingTable() const
+{
+    return "_driftless." + quoteIdent(bookName("stg_", m_target.target));
+}
 
-std::string PgMerger::tombstoneTable() const { return "_driftless." + quoteIdent(bookName("tomb_", m_target.target)); }
+std::string PgMerger::tombstoneTable() const
+{
+    return "_driftless." + quoteIdent(bookName("tomb_", m_target.target));
+}
 
-std::string PgMerger::seenTable() const { return "_driftless." + quoteIdent(bookName("seen_", m_target.target)); }
+std::string PgMerger::seenTable() const
+{
+    return "_driftless." + quoteIdent(bookName("seen_", m_target.target));
+}
 
-void PgMerger::ensureBookkeeping(PgConnection &conn) { racyDdl(conn, kBookkeeping); }
+void PgMerger::ensureBookkeeping(PgConnection &conn)
+{
+    racyDdl(conn, kBookkeeping);
+}
 
 std::string PgMerger::columnTypeSql(const ColumnInfo &c)
 {
@@ -181,10 +196,11 @@ void PgMerger::ensureTypes()
         std::string type = quoteIdent(m_target.target.schema) + "." + quoteIdent(c.baseType);
         // The type and its labels in one query; DDL only for what is missing (ADD VALUE locks
         // the type, and this runs on every pass).
-        auto labels = m_conn->execParams("SELECT e.enumlabel FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace "
-                                         "LEFT JOIN pg_enum e ON e.enumtypid = t.oid "
-                                         "WHERE n.nspname = $1 AND t.typname = $2",
-                                         {m_target.target.schema, c.baseType});
+        auto labels =
+            m_conn->execParams("SELECT e.enumlabel FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace "
+                               "LEFT JOIN pg_enum e ON e.enumtypid = t.oid "
+                               "WHERE n.nspname = $1 AND t.typname = $2",
+                               {m_target.target.schema, c.baseType});
         if (labels.rows() == 0) {
             std::string list;
             for (const auto &l : c.enumLabels)
@@ -308,8 +324,9 @@ void PgMerger::ensureTable(const Layout &layout)
     } else {
         auto has = [&](const std::string &n) { return std::find(have.begin(), have.end(), n) != have.end(); };
         if (!has("_driftless_version"))
-            throw SchemaError("target table " + m_target.target.display() + " exists but is not managed by Driftless "
-                                                                             "(it has no _driftless_version column)",
+            throw SchemaError("target table " + m_target.target.display() +
+                                  " exists but is not managed by Driftless "
+                                  "(it has no _driftless_version column)",
                               "drop or rename it, or set target_table to another name");
         if (m_target.softDeletes && !has(kDeletedAtColumn))
             m_conn->exec("ALTER TABLE " + m_targetSql + " ADD COLUMN IF NOT EXISTS " + kDeletedAtColumn +
@@ -355,22 +372,22 @@ void PgMerger::ensureStaging()
 {
     // Staging mirrors the target's column types (LIKE), so values convert exactly as they will
     // in the target. UNLOGGED: its rows never outlive the batch's transaction.
-    racyDdl(*m_conn, "CREATE UNLOGGED TABLE IF NOT EXISTS " + stagingTable() + " (LIKE " + m_targetSql +
-                        " EXCLUDING ALL)");
+    racyDdl(*m_conn,
+            "CREATE UNLOGGED TABLE IF NOT EXISTS " + stagingTable() + " (LIKE " + m_targetSql + " EXCLUDING ALL)");
     matchStagingStorage();
     m_conn->exec("ALTER TABLE " + stagingTable() +
                  " ADD COLUMN IF NOT EXISTS _driftless_op \"char\" NOT NULL DEFAULT 'u', "
                  "ADD COLUMN IF NOT EXISTS _driftless_unchanged text");
     // LIKE copied NOT NULLs: a delete stages only its key, so relax them.
-    auto nn = m_conn->execParams("SELECT a.attname FROM pg_attribute a WHERE a.attrelid = $1::regclass AND a.attnum > 0 "
-                                "AND NOT a.attisdropped AND a.attnotnull AND a.attname NOT LIKE '\\_driftless\\_%'",
-                                {stagingTable()});
+    auto nn =
+        m_conn->execParams("SELECT a.attname FROM pg_attribute a WHERE a.attrelid = $1::regclass AND a.attnum > 0 "
+                           "AND NOT a.attisdropped AND a.attnotnull AND a.attname NOT LIKE '\\_driftless\\_%'",
+                           {stagingTable()});
     for (int r = 0; r < nn.rows(); ++r)
-        m_conn->exec("ALTER TABLE " + stagingTable() + " ALTER COLUMN " + quoteIdent(nn.text(r, 0)) +
-                    " DROP NOT NULL");
+        m_conn->exec("ALTER TABLE " + stagingTable() + " ALTER COLUMN " + quoteIdent(nn.text(r, 0)) + " DROP NOT NULL");
     for (const auto &c : m_source.columns)
         m_conn->exec("ALTER TABLE " + stagingTable() + " ADD COLUMN IF NOT EXISTS " + quoteIdent(c.name) + " " +
-                    columnTypeSql(c));
+                     columnTypeSql(c));
     if (m_source.hasPrimaryKey()) {
         std::string ddl = "CREATE TABLE IF NOT EXISTS " + tombstoneTable() + " (";
         std::string pk;
@@ -380,7 +397,8 @@ void PgMerger::ensureStaging()
             pk += (pk.empty() ? "" : ", ") + quoteIdent(c.name);
         }
         ddl += "_driftless_version bigint NOT NULL, _driftless_deleted_at timestamptz NOT NULL DEFAULT now(), "
-               "PRIMARY KEY (" + pk + "))";
+               "PRIMARY KEY (" +
+               pk + "))";
         racyDdl(*m_conn, ddl);
         ensureSeen();
     }
@@ -405,7 +423,10 @@ void PgMerger::matchStagingStorage()
     for (int i = 0; i < r.rows(); ++i) {
         const std::string column = "ALTER COLUMN " + quoteIdent(r.text(i, 0));
         const std::string storage = r.text(i, 1);
-        const char *storageName = storage == "p" ? "PLAIN" : storage == "e" ? "EXTERNAL" : storage == "m" ? "MAIN" : "EXTENDED";
+        const char *storageName = storage == "p"   ? "PLAIN"
+                                  : storage == "e" ? "EXTERNAL"
+                                  : storage == "m" ? "MAIN"
+                                                   : "EXTENDED";
         alter += (alter.empty() ? "" : ", ") + column + " SET STORAGE " + storageName;
         if (compression) {
             const std::string method = r.text(i, 2);
@@ -470,8 +491,8 @@ void PgMerger::buildSql()
     // than casting both sides); the rest (numeric 1.10 vs 1.1, float -0, json, citext, arrays,
     // domains, user types) compare as text.
     auto nativeEquality = [](const ColumnInfo &c) {
-        static const std::set<std::string> exact{"int2", "int4", "int8", "text", "varchar", "bool", "date",
-                                                 "timestamp", "timestamptz", "uuid", "bytea", "oid", "time"};
+        static const std::set<std::string> exact{"int2",      "int4",        "int8", "text",  "varchar", "bool", "date",
+                                                 "timestamp", "timestamptz", "uuid", "bytea", "oid",     "time"};
         return c.isBuiltinType() && !c.isArray && exact.count(c.baseType) > 0;
     };
     std::string tcols, scols;
@@ -521,10 +542,10 @@ void PgMerger::buildSql()
     // A partial row (unchanged columns) whose key the target lacks is not inserted: it would
     // need values the source did not send (counted by m_orphanSql and reported).
     auto mergeSql = [&](bool withTombstones, const std::string &changed) {
-        std::string using_ = withTombstones ? "(SELECT st.*, tb._driftless_version AS _driftless_tomb FROM " +
-                                                  stagingTable() + " st LEFT JOIN " + tombstoneTable() + " tb ON " +
-                                                  tombOn + ")"
-                                            : stagingTable();
+        std::string using_ = withTombstones
+                                 ? "(SELECT st.*, tb._driftless_version AS _driftless_tomb FROM " + stagingTable() +
+                                       " st LEFT JOIN " + tombstoneTable() + " tb ON " + tombOn + ")"
+                                 : stagingTable();
         std::string tombGuard = withTombstones ? " AND (s._driftless_tomb IS NULL OR s._driftless_version >= "
                                                  "s._driftless_tomb)"
                                                : "";
@@ -552,8 +573,10 @@ void PgMerger::buildSql()
         auto q = quoteIdent(m_source.columns[static_cast<size_t>(k)].name);
         onSt += (onSt.empty() ? "" : " AND ") + ("t." + q + " = st." + q);
     }
-    m_orphanSql = "SELECT count(*) FROM " + stagingTable() + " st WHERE st._driftless_unchanged IS NOT NULL AND "
-                  "st._driftless_op <> 'd' AND NOT EXISTS (SELECT 1 FROM " + m_targetSql + " t WHERE " + onSt + ")";
+    m_orphanSql = "SELECT count(*) FROM " + stagingTable() +
+                  " st WHERE st._driftless_unchanged IS NOT NULL AND "
+                  "st._driftless_op <> 'd' AND NOT EXISTS (SELECT 1 FROM " +
+                  m_targetSql + " t WHERE " + onSt + ")";
 }
 
 double PgMerger::targetRowEstimate(bool fresh)
@@ -627,8 +650,8 @@ std::int64_t PgMerger::highestVersion()
 std::optional<Checkpoint> PgMerger::readCheckpoint()
 {
     auto r = m_conn->execParams("SELECT position, version FROM _driftless.checkpoints WHERE pipeline = $1 AND "
-                               "source_table = $2",
-                               {m_target.pipeline, m_target.source.display()});
+                                "source_table = $2",
+                                {m_target.pipeline, m_target.source.display()});
     if (r.rows() == 0)
         return std::nullopt;
     return Checkpoint{r.text(0, 0), learnt(r.toInt(0, 1))};
@@ -637,7 +660,7 @@ std::optional<Checkpoint> PgMerger::readCheckpoint()
 void PgMerger::clearCheckpoint()
 {
     m_conn->execParams("DELETE FROM _driftless.checkpoints WHERE pipeline = $1 AND source_table = $2",
-                      {m_target.pipeline, m_target.source.display()});
+                       {m_target.pipeline, m_target.source.display()});
 }
 
 bool PgMerger::targetEmpty()
@@ -867,7 +890,10 @@ void PgMerger::ensureSeen()
     racyDdl(*m_conn, ddl + ")");
 }
 
-long long PgMerger::seenCount() { return m_conn->exec("SELECT count(*) FROM " + seenTable()).toInt(0, 0); }
+long long PgMerger::seenCount()
+{
+    return m_conn->exec("SELECT count(*) FROM " + seenTable()).toInt(0, 0);
+}
 
 long long PgMerger::stageAndMergeSnapshot(const RowSet &rows)
 {
@@ -957,7 +983,8 @@ long long PgMerger::deleteOlderInTransaction(std::int64_t version)
 {
     const std::string remove = m_target.softDeletes ? softDeleteSql() + " AND t._driftless_deleted_at IS NULL"
                                                     : "DELETE FROM " + m_targetSql + " t WHERE true";
-    return m_conn->execParams(remove + " AND t._driftless_version < $1::bigint", {std::to_string(versioned(version))}).affected();
+    return m_conn->execParams(remove + " AND t._driftless_version < $1::bigint", {std::to_string(versioned(version))})
+        .affected();
 }
 
 std::string PgMerger::softDeleteSql() const
@@ -991,9 +1018,10 @@ std::string PgMerger::dropColumn(const TableSchema &source, const std::string &c
         // Checked first: this runs at every start, where DDL would take a lock for nothing.
         // The column's comment marks it as kept, so a restart neither alters it again nor
         // reports the drop again.
-        auto nn = m_conn->execParams("SELECT a.attnotnull, col_description(a.attrelid, a.attnum) = $3 FROM pg_attribute a "
-                                     "WHERE a.attrelid = $1::regclass AND a.attname = $2 AND NOT a.attisdropped",
-                                     {m_targetSql, column, std::string(kKeptComment)});
+        auto nn =
+            m_conn->execParams("SELECT a.attnotnull, col_description(a.attrelid, a.attnum) = $3 FROM pg_attribute a "
+                               "WHERE a.attrelid = $1::regclass AND a.attname = $2 AND NOT a.attisdropped",
+                               {m_targetSql, column, std::string(kKeptComment)});
         if (nn.rows() > 0 && nn.toBool(0, 0))
             m_conn->exec("ALTER TABLE " + m_targetSql + " ALTER COLUMN " + col + " DROP NOT NULL");
         if (nn.rows() > 0 && !nn.isNull(0, 1) && nn.toBool(0, 1)) {
@@ -1042,9 +1070,10 @@ std::string PgMerger::renameColumn(const TableSchema &source, const std::string 
         books.push_back(seenTable());
     }
     for (const auto &book : books) {
-        auto has = m_conn->execParams("SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = $2 AND "
-                                      "NOT attisdropped",
-                                      {book, from});
+        auto has =
+            m_conn->execParams("SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = $2 AND "
+                               "NOT attisdropped",
+                               {book, from});
         if (has.rows() > 0)
             m_conn->exec("ALTER TABLE " + book + rename);
     }
@@ -1279,8 +1308,9 @@ std::vector<std::int64_t> PgMerger::guardVersions(const RowSet &rows)
     }
     // Full refresh targets keep no tombstones.
     const bool tombs = !m_conn->execParams("SELECT to_regclass($1)", {tombstoneTable()}).isNull(0, 0);
-    const std::string sql = "SELECT greatest((SELECT _driftless_version FROM " + m_targetSql + " WHERE " + where +
-                            ")" + (tombs ? ", (SELECT _driftless_version FROM " + tombstoneTable() + " WHERE " + where + ")" : "") + ")";
+    const std::string sql =
+        "SELECT greatest((SELECT _driftless_version FROM " + m_targetSql + " WHERE " + where + ")" +
+        (tombs ? ", (SELECT _driftless_version FROM " + tombstoneTable() + " WHERE " + where + ")" : "") + ")";
     std::vector<std::string_view> fields;
     for (size_t r = 0; r < rows.size(); ++r) {
         copytext::split(rows.line(r), fields);
@@ -1312,7 +1342,8 @@ std::vector<std::string> PgMerger::rowsReferencing(const std::vector<std::string
     std::string select;
     for (size_t i = 0; i < m_source.columns.size(); ++i) {
         const bool wanted = std::find(fields.begin(), fields.end(), static_cast<int>(i)) != fields.end();
-        select += std::string(i ? ", " : "") + (wanted ? "t." + quoteIdent(m_source.columns[i].name) + "::text" : "NULL");
+        select +=
+            std::string(i ? ", " : "") + (wanted ? "t." + quoteIdent(m_source.columns[i].name) + "::text" : "NULL");
     }
     std::string cols;
     for (const auto *c : by)
@@ -1338,9 +1369,8 @@ std::vector<std::string> PgMerger::rowsReferencing(const std::vector<std::string
         }
         if (in.empty())
             continue;
-        auto r = m_conn->execParams("SELECT " + select + " FROM " + m_targetSql + " t WHERE (" + cols + ") IN (" + in +
-                                        ")",
-                                    params);
+        auto r = m_conn->execParams(
+            "SELECT " + select + " FROM " + m_targetSql + " t WHERE (" + cols + ") IN (" + in + ")", params);
         for (int row = 0; row < r.rows(); ++row) {
             std::string line;
             for (int c = 0; c < r.columns(); ++c) {
@@ -1424,7 +1454,8 @@ long long PgMerger::fillColumnsInTransaction(const ColumnFill &fill, std::int64_
     return execJoinedByKey(true, sql, params).affected();
 }
 
-std::string PgMerger::columnChecksum(const std::vector<std::string> &keyColumns, const std::vector<std::string> &columns)
+std::string PgMerger::columnChecksum(const std::vector<std::string> &keyColumns,
+                                     const std::vector<std::string> &columns)
 {
     // Rows kept as deleted (deletes: soft) are not the source's rows: they are left out.
     const std::string where = m_target.softDeletes ? std::string(" WHERE ") + kDeletedAtColumn + " IS NULL" : "";

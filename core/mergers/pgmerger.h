@@ -56,9 +56,8 @@ public:
     /// Merges `rows`, the snapshot's rows of the key ranges the scopes select, under the version
     /// guard, and deletes the target's rows in those scopes that `rows` lacks and whose version is
     /// below `below` (the source no longer has them). Returns the result and the rows deleted.
-    std::pair<ApplyResult, long long> mergeSnapshotScopesInTransaction(const RowSet &rows,
-                                                                       const std::vector<SnapshotScope> &scopes,
-                                                                       std::int64_t below);
+    std::pair<ApplyResult, long long>
+    mergeSnapshotScopesInTransaction(const RowSet &rows, const std::vector<SnapshotScope> &scopes, std::int64_t below);
     long long deleteUnseenInTransaction(std::int64_t version) override;
     void clearSeenInTransaction() override;
     long long seenCount() override;
@@ -90,9 +89,9 @@ public:
 private:
     /// What prepare() finds on the target before creating anything.
     struct Layout {
-        bool bookkeeping = false;        ///< _driftless.checkpoints with its newest column
-        std::vector<std::string> target; ///< the target table's columns; empty: no such table
-        std::set<std::string> generated; ///< those of them the target generates
+        bool bookkeeping = false;            ///< _driftless.checkpoints with its newest column
+        std::vector<std::string> target;     ///< the target table's columns; empty: no such table
+        std::set<std::string> generated;     ///< those of them the target generates
         std::map<std::string, bool> staging; ///< staging column -> NOT NULL; empty: none
         bool tombstones = false;
         bool seen = false;
@@ -129,8 +128,8 @@ private:
     std::shared_ptr<PgConnection> m_conn;
     MergeTarget m_target;
     TableSchema m_source;
-    std::string m_targetSql;  ///< "schema"."table"
-    std::string m_columnList; ///< "c1", "c2", ... (the columns the target does not generate)
+    std::string m_targetSql;           ///< "schema"."table"
+    std::string m_columnList;          ///< "c1", "c2", ... (the columns the target does not generate)
     std::set<std::string> m_generated; ///< target columns the target generates
     std::vector<bool> m_skipFields;    ///< per source column: generated here, its field not sent
     bool m_anySkipped = false;
@@ -155,7 +154,7 @@ private:
     size_t m_stagedSinceTruncate = 0;
     std::string m_orphanSql; ///< counts staged partial rows whose key the target lacks
     std::string m_mergeNoTombSql;
-    std::string m_snapshotMergeSql;       ///< merge writing only differing rows (re-backfill)
+    std::string m_snapshotMergeSql; ///< merge writing only differing rows (re-backfill)
     std::string m_snapshotMergeNoTombSql;
     std::string m_seenInsertSql;
     void ensureSeen();

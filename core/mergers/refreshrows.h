@@ -14,8 +14,7 @@ using RefreshRows = std::function<void(const std::function<void(std::string_view
 
 /// Calls onRow(line, version) for each row of `rows`: the line without its last field, and that
 /// field (the row's version). A line split across two chunks is joined first.
-template <class OnRow>
-void forEachRefreshRow(const RefreshRows &rows, OnRow &&onRow)
+template <class OnRow> void forEachRefreshRow(const RefreshRows &rows, OnRow &&onRow)
 {
     std::string carry;
     auto handle = [&](std::string_view line) {

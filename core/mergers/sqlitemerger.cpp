@@ -67,7 +67,8 @@ std::shared_ptr<SqliteDb> openSqliteTarget(const std::string &path)
     return db;
 }
 
-SqliteMerger::SqliteMerger(const std::string &path, MergeTarget target) : SqliteMerger(openSqliteTarget(path), std::move(target))
+SqliteMerger::SqliteMerger(const std::string &path, MergeTarget target)
+    : SqliteMerger(openSqliteTarget(path), std::move(target))
 {
 }
 
@@ -86,11 +87,20 @@ void SqliteTargetSession::rollback() noexcept
     }
 }
 
-std::string SqliteMerger::describeTarget() const { return m_db->path() + " " + m_target.target.display(); }
+std::string SqliteMerger::describeTarget() const
+{
+    return m_db->path() + " " + m_target.target.display();
+}
 
-std::string SqliteMerger::tombstoneTable() const { return quoteIdent("_driftless_tomb_" + m_target.target.name); }
+std::string SqliteMerger::tombstoneTable() const
+{
+    return quoteIdent("_driftless_tomb_" + m_target.target.name);
+}
 
-std::string SqliteMerger::seenTable() const { return quoteIdent("_driftless_seen_" + m_target.target.name); }
+std::string SqliteMerger::seenTable() const
+{
+    return quoteIdent("_driftless_seen_" + m_target.target.name);
+}
 
 void SqliteMerger::ensureTable()
 {
@@ -133,7 +143,7 @@ void SqliteMerger::ensureTable()
         for (size_t i = 0; i < m_source.columns.size(); ++i)
             if (!has(m_source.columns[i].name))
                 m_db->exec("ALTER TABLE " + m_table + " ADD COLUMN " + quoteIdent(m_source.columns[i].name) + " " +
-                          std::string(sqliteDeclaredType(m_storage[i])));
+                           std::string(sqliteDeclaredType(m_storage[i])));
     }
     if (m_source.hasPrimaryKey()) {
         std::string ddl = "CREATE TABLE IF NOT EXISTS " + tombstoneTable() + " (";
@@ -165,7 +175,8 @@ void SqliteMerger::buildStatements()
         params += "?" + std::to_string(i + 1) + ", ";
     }
     const std::string v = "?" + std::to_string(n + 1);
-    m_insert = m_db->prepare("INSERT INTO " + m_table + " (" + cols + "\"_driftless_version\") VALUES (" + params + v + ")");
+    m_insert =
+        m_db->prepare("INSERT INTO " + m_table + " (" + cols + "\"_driftless_version\") VALUES (" + params + v + ")");
     m_checkpoint = m_db->prepare(kUpsertCheckpoint);
     if (!m_source.hasPrimaryKey())
         return;
@@ -195,19 +206,22 @@ void SqliteMerger::buildStatements()
     // So are re-backfilled rows equal to the target's.
     const std::string differs = " AND (" + changed + ")";
     changed = m_target.strategy == Strategy::Cursor ? differs : "";
-    m_snapshotUpsert = m_db->prepare("INSERT INTO " + m_table + " (" + cols + "\"_driftless_version\") SELECT " + params +
-                                     v + " WHERE NOT EXISTS (SELECT 1 FROM " + tombstoneTable() + " WHERE " + keyMatch +
-                                     " AND \"_driftless_version\" > " + v + ") ON CONFLICT (" + keyCols +
-                                     ") DO UPDATE SET " + set + "\"_driftless_version\" = excluded.\"_driftless_version\" "
-                                     "WHERE excluded.\"_driftless_version\" >= " + m_table + ".\"_driftless_version\"" +
-                                     differs);
-    m_seenInsert = m_db->prepare("INSERT OR IGNORE INTO " + seenTable() + " (" + keyCols + ") VALUES (" + keyParams +
-                                 ")");
-    m_upsert = m_db->prepare("INSERT INTO " + m_table + " (" + cols + "\"_driftless_version\") SELECT " + params + v +
-                             " WHERE NOT EXISTS (SELECT 1 FROM " + tombstoneTable() + " WHERE " + keyMatch +
-                             " AND \"_driftless_version\" > " + v + ") ON CONFLICT (" + keyCols + ") DO UPDATE SET " +
-                             set + "\"_driftless_version\" = excluded.\"_driftless_version\" WHERE excluded."
-                             "\"_driftless_version\" >= " + m_table + ".\"_driftless_version\"" + changed);
+    m_snapshotUpsert =
+        m_db->prepare("INSERT INTO " + m_table + " (" + cols + "\"_driftless_version\") SELECT " + params + v +
+                      " WHERE NOT EXISTS (SELECT 1 FROM " + tombstoneTable() + " WHERE " + keyMatch +
+                      " AND \"_driftless_version\" > " + v + ") ON CONFLICT (" + keyCols + ") DO UPDATE SET " + set +
+                      "\"_driftless_version\" = excluded.\"_driftless_version\" "
+                      "WHERE excluded.\"_driftless_version\" >= " +
+                      m_table + ".\"_driftless_version\"" + differs);
+    m_seenInsert =
+        m_db->prepare("INSERT OR IGNORE INTO " + seenTable() + " (" + keyCols + ") VALUES (" + keyParams + ")");
+    m_upsert =
+        m_db->prepare("INSERT INTO " + m_table + " (" + cols + "\"_driftless_version\") SELECT " + params + v +
+                      " WHERE NOT EXISTS (SELECT 1 FROM " + tombstoneTable() + " WHERE " + keyMatch +
+                      " AND \"_driftless_version\" > " + v + ") ON CONFLICT (" + keyCols + ") DO UPDATE SET " + set +
+                      "\"_driftless_version\" = excluded.\"_driftless_version\" WHERE excluded."
+                      "\"_driftless_version\" >= " +
+                      m_table + ".\"_driftless_version\"" + changed);
     // A soft delete marks the row (ISO-8601 UTC) and takes its version; a replay finds it marked
     // at that version and writes nothing, and the mark keeps the first delete's time.
     if (soft)
@@ -218,8 +232,8 @@ void SqliteMerger::buildStatements()
     else
         m_delete =
             m_db->prepare("DELETE FROM " + m_table + " WHERE " + keyMatch + " AND \"_driftless_version\" <= " + v);
-    m_tomb = m_db->prepare("INSERT INTO " + tombstoneTable() + " AS tb (" + keyCols + ", \"_driftless_version\") VALUES (" +
-                           keyParams + ", " + v + ") ON CONFLICT (" + keyCols +
+    m_tomb = m_db->prepare("INSERT INTO " + tombstoneTable() + " AS tb (" + keyCols +
+                           ", \"_driftless_version\") VALUES (" + keyParams + ", " + v + ") ON CONFLICT (" + keyCols +
                            ") DO UPDATE SET \"_driftless_version\" = max(tb.\"_driftless_version\", "
                            "excluded.\"_driftless_version\")");
     // A partial row (unchanged TOAST columns) only updates: its missing values come from the row.
@@ -258,11 +272,11 @@ void SqliteMerger::prepare(const TableSchema &source)
 std::int64_t SqliteMerger::highestVersion()
 {
     const bool tombs = m_db->tableExists("_driftless_tomb_" + m_target.target.name);
-    auto st = m_db->prepare("SELECT max(coalesce((SELECT max(\"_driftless_version\") FROM " + m_table + "), 0), " +
-                            (tombs ? "coalesce((SELECT max(\"_driftless_version\") FROM " + tombstoneTable() + "), 0), "
-                                   : std::string()) +
-                            "coalesce((SELECT version FROM _driftless_checkpoints WHERE pipeline = ?1 AND "
-                            "source_table = ?2), 0))");
+    auto st = m_db->prepare(
+        "SELECT max(coalesce((SELECT max(\"_driftless_version\") FROM " + m_table + "), 0), " +
+        (tombs ? "coalesce((SELECT max(\"_driftless_version\") FROM " + tombstoneTable() + "), 0), " : std::string()) +
+        "coalesce((SELECT version FROM _driftless_checkpoints WHERE pipeline = ?1 AND "
+        "source_table = ?2), 0))");
     st.bindText(1, m_target.pipeline).bindText(2, m_target.source.display());
     return st.step() ? st.int64(0) : 0;
 }
@@ -302,7 +316,7 @@ bool SqliteMerger::tablesReady()
 std::optional<Checkpoint> SqliteMerger::readCheckpoint()
 {
     auto st = m_db->prepare("SELECT position, version FROM _driftless_checkpoints WHERE pipeline = ?1 AND "
-                           "source_table = ?2");
+                            "source_table = ?2");
     st.bindText(1, m_target.pipeline).bindText(2, m_target.source.display());
     if (!st.step())
         return std::nullopt;
@@ -316,7 +330,10 @@ void SqliteMerger::clearCheckpoint()
     st.run();
 }
 
-bool SqliteMerger::targetEmpty() { return m_db->scalarInt("SELECT NOT EXISTS (SELECT 1 FROM " + m_table + ")") != 0; }
+bool SqliteMerger::targetEmpty()
+{
+    return m_db->scalarInt("SELECT NOT EXISTS (SELECT 1 FROM " + m_table + ")") != 0;
+}
 
 void SqliteMerger::writeCheckpointInTransaction(const Checkpoint &cp, long long rows)
 {
@@ -336,8 +353,8 @@ long long SqliteMerger::insertRow(SqliteStmt &st, std::string_view line, std::in
     copytext::split(line, m_fields);
     const size_t n = m_source.columns.size();
     if (m_fields.size() < n)
-        throw Error(ErrorKind::Permanent, "a row has " + std::to_string(m_fields.size()) + " fields, expected " +
-                                              std::to_string(n));
+        throw Error(ErrorKind::Permanent,
+                    "a row has " + std::to_string(m_fields.size()) + " fields, expected " + std::to_string(n));
     st.reset();
     for (size_t i = 0; i < n; ++i)
         bindCopyField(st, static_cast<int>(i + 1), m_fields[i], m_storage[i], m_scratch);
@@ -467,11 +484,12 @@ std::string SqliteMerger::dropColumn(const TableSchema &source, const std::strin
         st.bindText(1, m_target.target.name);
         st.bindText(2, column);
         if (st.step() && st.int64(0) != 0)
-            throw SchemaError("column " + displayIdent(column) + " of " + describeTarget() +
-                                  " is NOT NULL without a default, and SQLite cannot relax that: rows inserted without it "
-                                  "would fail",
-                              "set schema_changes: { drop_column: drop } on the table and apply, or drop the column "
-                              "on the target yourself");
+            throw SchemaError(
+                "column " + displayIdent(column) + " of " + describeTarget() +
+                    " is NOT NULL without a default, and SQLite cannot relax that: rows inserted without it "
+                    "would fail",
+                "set schema_changes: { drop_column: drop } on the table and apply, or drop the column "
+                "on the target yourself");
     }
     m_source = source;
     m_storage.clear();
@@ -620,9 +638,15 @@ long long SqliteMerger::deleteUnseenInTransaction(std::int64_t version)
     return gone;
 }
 
-void SqliteMerger::clearSeenInTransaction() { m_db->exec("DELETE FROM " + seenTable()); }
+void SqliteMerger::clearSeenInTransaction()
+{
+    m_db->exec("DELETE FROM " + seenTable());
+}
 
-long long SqliteMerger::seenCount() { return m_db->scalarInt("SELECT count(*) FROM " + seenTable()); }
+long long SqliteMerger::seenCount()
+{
+    return m_db->scalarInt("SELECT count(*) FROM " + seenTable());
+}
 
 long long SqliteMerger::deleteOlderInTransaction(std::int64_t version)
 {

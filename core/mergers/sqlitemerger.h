@@ -80,14 +80,14 @@ private:
     TableSchema m_source;
     std::vector<SqliteStorage> m_storage;
     std::string m_table;
-    SqliteStmt m_insert;  ///< plain insert (direct load, full refresh)
-    SqliteStmt m_upsert;  ///< guarded upsert
+    SqliteStmt m_insert;         ///< plain insert (direct load, full refresh)
+    SqliteStmt m_upsert;         ///< guarded upsert
     SqliteStmt m_snapshotUpsert; ///< guarded upsert writing only differing rows (re-backfill)
     SqliteStmt m_seenInsert;     ///< remembers a re-backfilled key
-    SqliteStmt m_delete;  ///< guarded delete
-    SqliteStmt m_tomb;    ///< tombstone upsert
-    SqliteStmt m_partial; ///< guarded update keeping columns marked unchanged
-    SqliteStmt m_exists;  ///< does the key exist
+    SqliteStmt m_delete;         ///< guarded delete
+    SqliteStmt m_tomb;           ///< tombstone upsert
+    SqliteStmt m_partial;        ///< guarded update keeping columns marked unchanged
+    SqliteStmt m_exists;         ///< does the key exist
     SqliteStmt m_checkpoint;
     std::vector<std::string_view> m_fields;
     std::string m_scratch;

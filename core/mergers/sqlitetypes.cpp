@@ -4,11 +4,11 @@
 #include "core/db/sqlitedb.h"
 #include "core/model/error.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 
 namespace driftless::core {
 
@@ -49,7 +49,6 @@ std::string_view sqliteDeclaredType(SqliteStorage s)
     }
     return "TEXT";
 }
-
 
 void bindCopyField(SqliteStmt &stmt, int index, std::string_view raw, SqliteStorage storage, std::string &scratch)
 {

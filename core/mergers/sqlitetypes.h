@@ -12,13 +12,13 @@ class SqliteStmt;
 /// How a Postgres column is stored in SQLite. The mapping (docs/type-mapping.md) never loses
 /// precision: exact numbers stay TEXT where REAL would round.
 enum class SqliteStorage {
-    Integer, ///< smallint, integer, bigint, oid: INTEGER
-    Boolean, ///< boolean: INTEGER 0/1
-    Real,    ///< double precision: REAL (NaN, which SQLite cannot store, as TEXT 'NaN')
-    Real4,   ///< real: REAL holding the exact float value (parsed as float, then widened)
-    Blob,    ///< bytea: BLOB
+    Integer,     ///< smallint, integer, bigint, oid: INTEGER
+    Boolean,     ///< boolean: INTEGER 0/1
+    Real,        ///< double precision: REAL (NaN, which SQLite cannot store, as TEXT 'NaN')
+    Real4,       ///< real: REAL holding the exact float value (parsed as float, then widened)
+    Blob,        ///< bytea: BLOB
     TimestampTz, ///< timestamptz: TEXT, ISO 8601 in UTC with a +00:00 offset
-    Text     ///< everything else: TEXT in Postgres's own text form
+    Text         ///< everything else: TEXT in Postgres's own text form
 };
 
 SqliteStorage sqliteStorageFor(const ColumnInfo &c);

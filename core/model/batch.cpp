@@ -89,7 +89,8 @@ void RowSet::foldByKey(const std::vector<int> &keyColumns)
         copytext::split(line(i), f);
         std::string mask(unchangedMask(i));
         std::vector<std::string> owned(f.begin(), f.end());
-        for (std::ptrdiff_t p = previous[i]; p >= 0 && mask.find('1') != std::string::npos; p = previous[static_cast<size_t>(p)]) {
+        for (std::ptrdiff_t p = previous[i]; p >= 0 && mask.find('1') != std::string::npos;
+             p = previous[static_cast<size_t>(p)]) {
             const auto &pr = m_rows[static_cast<size_t>(p)];
             if (pr.op == ChangeOp::Delete)
                 break; // nothing older than a delete is the row's value any more

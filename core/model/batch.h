@@ -47,7 +47,8 @@ public:
     /// The row's unchanged mask, empty when every column was sent.
     std::string_view unchangedMask(size_t i) const
     {
-        return m_rows[i].unchanged < 0 ? std::string_view() : std::string_view(m_masks[static_cast<size_t>(m_rows[i].unchanged)]);
+        return m_rows[i].unchanged < 0 ? std::string_view()
+                                       : std::string_view(m_masks[static_cast<size_t>(m_rows[i].unchanged)]);
     }
     bool hasUnchanged() const { return !m_masks.empty(); }
     /// Records row i's before-image (COPY text, every column): the row as it was at the source
@@ -58,7 +59,8 @@ public:
     std::int32_t beforeIndex(size_t i) const { return m_rows[i].before; }
     std::string_view before(size_t i) const
     {
-        return m_rows[i].before < 0 ? std::string_view() : std::string_view(m_befores[static_cast<size_t>(m_rows[i].before)]);
+        return m_rows[i].before < 0 ? std::string_view()
+                                    : std::string_view(m_befores[static_cast<size_t>(m_rows[i].before)]);
     }
     /// Two-way tables: the commit time of row i's transaction at its source (microseconds since
     /// the Unix epoch, from pgoutput's Begin), which `newer_wins: { clock: commit_time }` compares.

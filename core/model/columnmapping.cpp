@@ -2,11 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace driftless::core
-{
+namespace driftless::core {
 
-namespace
-{
+namespace {
 const char *kindName(ColumnMask::Kind k)
 {
     switch (k) {

@@ -7,8 +7,7 @@
 #include <utility>
 #include <vector>
 
-namespace driftless::core
-{
+namespace driftless::core {
 
 /// How one column's values are masked before they leave the source side (YAML
 /// `columns.mask.<column>`).

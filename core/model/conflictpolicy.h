@@ -70,7 +70,7 @@ struct ConflictPolicy {
         if (usesNewer()) {
             s += ";max_skew_ms=" + std::to_string(newer.maxSkewMs);
             s += newer.clock == NewerWins::Clock::CommitTime ? std::string(";clock=commit_time")
-                                                              : ";column=" + newer.column;
+                                                             : ";column=" + newer.column;
         }
         return s;
     }
@@ -141,7 +141,7 @@ struct QueuedConflict {
     std::int64_t id = 0;
     ConflictRecord record;
     std::int64_t detectedAtMs = 0;
-    std::string status;     ///< open or resolved
+    std::string status; ///< open or resolved
     /// Once resolved: source, target or merged, then any per-column choices (`source; email=target`).
     std::string resolution;
 };

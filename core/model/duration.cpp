@@ -1,7 +1,7 @@
 #include "core/model/duration.h"
 
-#include <cstdio>
 #include <cctype>
+#include <cstdio>
 #include <string>
 
 namespace driftless::core {

@@ -18,8 +18,14 @@ inline constexpr int kEpochShift = 56;
 inline constexpr int kMaxEpoch = 127;
 inline constexpr std::int64_t kPositionMask = (std::int64_t(1) << kEpochShift) - 1;
 
-constexpr int epochOf(std::int64_t version) { return version <= 0 ? 0 : static_cast<int>(version >> kEpochShift); }
-constexpr std::int64_t positionOf(std::int64_t version) { return version <= 0 ? version : version & kPositionMask; }
+constexpr int epochOf(std::int64_t version)
+{
+    return version <= 0 ? 0 : static_cast<int>(version >> kEpochShift);
+}
+constexpr std::int64_t positionOf(std::int64_t version)
+{
+    return version <= 0 ? version : version & kPositionMask;
+}
 
 /// `version` under `epoch`. A version that carries an epoch already (one read back from a
 /// target, as a repair passes on) is returned as it is; so is 0 and below. Throws Error when the

@@ -36,14 +36,38 @@ template <typename E, size_t N> std::optional<E> parseIn(const Names<E, N> &name
 
 } // namespace
 
-std::string_view policyName(AddColumnPolicy p) { return nameIn(kAdd, p); }
-std::string_view policyName(DropColumnPolicy p) { return nameIn(kDrop, p); }
-std::string_view policyName(TypeChangePolicy p) { return nameIn(kType, p); }
-std::string_view policyName(RenameColumnPolicy p) { return nameIn(kRename, p); }
+std::string_view policyName(AddColumnPolicy p)
+{
+    return nameIn(kAdd, p);
+}
+std::string_view policyName(DropColumnPolicy p)
+{
+    return nameIn(kDrop, p);
+}
+std::string_view policyName(TypeChangePolicy p)
+{
+    return nameIn(kType, p);
+}
+std::string_view policyName(RenameColumnPolicy p)
+{
+    return nameIn(kRename, p);
+}
 
-std::optional<AddColumnPolicy> parseAddColumnPolicy(std::string_view name) { return parseIn(kAdd, name); }
-std::optional<DropColumnPolicy> parseDropColumnPolicy(std::string_view name) { return parseIn(kDrop, name); }
-std::optional<TypeChangePolicy> parseTypeChangePolicy(std::string_view name) { return parseIn(kType, name); }
-std::optional<RenameColumnPolicy> parseRenameColumnPolicy(std::string_view name) { return parseIn(kRename, name); }
+std::optional<AddColumnPolicy> parseAddColumnPolicy(std::string_view name)
+{
+    return parseIn(kAdd, name);
+}
+std::optional<DropColumnPolicy> parseDropColumnPolicy(std::string_view name)
+{
+    return parseIn(kDrop, name);
+}
+std::optional<TypeChangePolicy> parseTypeChangePolicy(std::string_view name)
+{
+    return parseIn(kType, name);
+}
+std::optional<RenameColumnPolicy> parseRenameColumnPolicy(std::string_view name)
+{
+    return parseIn(kRename, name);
+}
 
 } // namespace driftless::core

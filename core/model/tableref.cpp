@@ -64,8 +64,7 @@ std::vector<std::string> splitQualified(std::string_view text)
             bool ok = (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9') || u == '_' ||
                       u == '$' || u >= 0x80;
             if (!ok)
-                throw std::invalid_argument(std::string("character '") + c +
-                                            "' needs the name in double quotes");
+                throw std::invalid_argument(std::string("character '") + c + "' needs the name in double quotes");
             if (!partStarted && u >= '0' && u <= '9')
                 throw std::invalid_argument("an unquoted name cannot start with a digit");
             cur += (u >= 'A' && u <= 'Z') ? static_cast<char>(u - 'A' + 'a') : c;
@@ -103,9 +102,15 @@ TableRef TableRef::parse(std::string_view text, std::string_view defaultSchema)
     throw std::invalid_argument("expected schema.table, got " + std::to_string(parts.size()) + " parts");
 }
 
-std::string TableRef::display() const { return displayIdent(schema) + "." + displayIdent(name); }
+std::string TableRef::display() const
+{
+    return displayIdent(schema) + "." + displayIdent(name);
+}
 
-std::string TableRef::quoted() const { return quoteIdent(schema) + "." + quoteIdent(name); }
+std::string TableRef::quoted() const
+{
+    return quoteIdent(schema) + "." + quoteIdent(name);
+}
 
 void appendPgArrayElement(std::string_view value, std::string &out)
 {
@@ -141,7 +146,10 @@ std::string quoteIdent(std::string_view ident)
     return out;
 }
 
-std::string displayIdent(std::string_view ident) { return isPlain(ident) ? std::string(ident) : quoteIdent(ident); }
+std::string displayIdent(std::string_view ident)
+{
+    return isPlain(ident) ? std::string(ident) : quoteIdent(ident);
+}
 
 /// A MySQL table name as written: `db.table` or `table`, each part optionally in backticks or
 /// double quotes; no case folding (MySQL table names are case-sensitive on Linux).

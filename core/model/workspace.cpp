@@ -2,7 +2,10 @@
 
 namespace driftless::core {
 
-std::string_view toString(SlotGuard::Action a) { return a == SlotGuard::Action::Fallback ? "fallback" : "alert"; }
+std::string_view toString(SlotGuard::Action a)
+{
+    return a == SlotGuard::Action::Fallback ? "fallback" : "alert";
+}
 
 std::string SshTunnelSpec::display() const
 {

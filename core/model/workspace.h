@@ -24,11 +24,11 @@ std::optional<EndpointKind> endpointKindFromString(std::string_view s);
 /// raises an alert.
 struct SlotGuard {
     enum class Action { Fallback, Alert };
-    std::int64_t maxRetained = 0;                ///< bytes; 0: no limit
+    std::int64_t maxRetained = 0; ///< bytes; 0: no limit
     Action action = Action::Alert;
-    std::optional<std::int64_t> warnRetained;    ///< alert from here; default half of maxRetained
-    std::optional<std::int64_t> minSafeWal;      ///< act when safe_wal_size falls below (bytes)
-    std::optional<Millis> inactiveAlert;         ///< alert when a slot is inactive this long (default 10m)
+    std::optional<std::int64_t> warnRetained; ///< alert from here; default half of maxRetained
+    std::optional<std::int64_t> minSafeWal;   ///< act when safe_wal_size falls below (bytes)
+    std::optional<Millis> inactiveAlert;      ///< alert when a slot is inactive this long (default 10m)
 
     std::int64_t effectiveWarn() const { return warnRetained.value_or(maxRetained / 2); }
     Millis effectiveInactiveAlert() const { return inactiveAlert.value_or(Millis(600'000)); }

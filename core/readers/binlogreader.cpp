@@ -23,7 +23,10 @@ BinlogReader::~BinlogReader()
         m_thread.join();
 }
 
-void BinlogReader::stop() { m_connection.stop(); }
+void BinlogReader::stop()
+{
+    m_connection.stop();
+}
 
 void BinlogReader::read()
 {

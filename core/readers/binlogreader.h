@@ -15,9 +15,9 @@ namespace driftless::core {
 class MysqlReplicationConnection;
 
 /// Reads a started binlog dump connection on a thread of its own, up to about `aheadBytes` of
-/// events ahead of the apply thread (and as much again taken by it, being decoded), as the Postgres stream's reader does: the server's next batch
-/// travels while the last one is merged into the target. The apply thread decodes, in order, what
-/// next() hands it; nothing is skipped or reordered.
+/// events ahead of the apply thread (and as much again taken by it, being decoded), as the Postgres stream's reader
+/// does: the server's next batch travels while the last one is merged into the target. The apply thread decodes, in
+/// order, what next() hands it; nothing is skipped or reordered.
 ///
 /// stop() (or destruction) stops the connection and joins the thread. What the reading threw (the
 /// server ended the stream, a purged position) is thrown by next() once the events read before it

@@ -23,7 +23,10 @@ std::string selectList(const MysqlTable &t)
     return s;
 }
 
-std::string fromClause(const TableRef &t) { return " FROM " + mysqlIdent(t.schema) + "." + mysqlIdent(t.name); }
+std::string fromClause(const TableRef &t)
+{
+    return " FROM " + mysqlIdent(t.schema) + "." + mysqlIdent(t.name);
+}
 
 /// Appends the row's columns as COPY text.
 void appendRow(const MysqlTable &t, const MysqlRowView &row, std::string &line)
@@ -89,7 +92,10 @@ long long MysqlFullRefreshReader::read(const std::function<void(std::string_view
     return rows;
 }
 
-void MysqlFullRefreshReader::finish() { m_conn.exec("COMMIT"); }
+void MysqlFullRefreshReader::finish()
+{
+    m_conn.exec("COMMIT");
+}
 
 MysqlCursorReader::MysqlCursorReader(MysqlConnection &conn, MysqlTable table, TableSpec spec)
     : m_conn(conn), m_table(std::move(table)), m_spec(std::move(spec))
@@ -186,8 +192,8 @@ long long MysqlCursorReader::readPage(const std::string &sql, const std::vector<
         m_conn.stream(sql, [&](const MysqlRowView &row) {
             line.clear();
             appendRow(m_table, row, line);
-            const bool outside = withCursor && !m_filter.empty() &&
-                              row.text(static_cast<unsigned>(m_table.columns.size())) != "1";
+            const bool outside =
+                withCursor && !m_filter.empty() && row.text(static_cast<unsigned>(m_table.columns.size())) != "1";
             out.rows.append(line, outside ? ChangeOp::Delete : ChangeOp::Update, version);
             last.clear();
             for (int c : cols)
@@ -264,9 +270,10 @@ void MysqlCursorReader::beginPass(CursorState &st)
                                             std::string(kFormat) + ")",
                                         {*st.cursor, std::to_string(m_lookbackMicros)});
         else
-            st.passFrom = trimDecimal(
-                m_conn.scalar("SELECT CAST(? AS DECIMAL(65,30)) - CAST(? AS DECIMAL(65,30))", {*st.cursor, m_lookbackCount})
-                    .value_or(*st.cursor));
+            st.passFrom = trimDecimal(m_conn
+                                          .scalar("SELECT CAST(? AS DECIMAL(65,30)) - CAST(? AS DECIMAL(65,30))",
+                                                  {*st.cursor, m_lookbackCount})
+                                          .value_or(*st.cursor));
     }
 }
 
@@ -315,10 +322,9 @@ void MysqlCursorReader::finishPass(CursorState &st)
         else
             next = st.cursor ? st.cursor : capped;
     } else if (st.cursor && last) {
-        next = trimDecimal(m_conn
-                               .scalar("SELECT GREATEST(CAST(? AS DECIMAL(65,30)), CAST(? AS DECIMAL(65,30)))",
-                                       {*st.cursor, *last})
-                               .value_or(*st.cursor));
+        next = trimDecimal(
+            m_conn.scalar("SELECT GREATEST(CAST(? AS DECIMAL(65,30)), CAST(? AS DECIMAL(65,30)))", {*st.cursor, *last})
+                .value_or(*st.cursor));
     } else {
         next = st.cursor ? st.cursor : last;
     }

@@ -70,7 +70,10 @@ CursorState CursorState::fromJson(const std::string &text)
 }
 
 namespace {
-std::string setting(size_t i) { return "current_setting('driftless.p" + std::to_string(i + 1) + "')"; }
+std::string setting(size_t i)
+{
+    return "current_setting('driftless.p" + std::to_string(i + 1) + "')";
+}
 } // namespace
 
 PgCursorReader::PgCursorReader(PgConnection &conn, TableSchema schema, TableSpec spec)
@@ -127,22 +130,21 @@ PgCursorReader::PgCursorReader(PgConnection &conn, TableSchema schema, TableSpec
     // filter reaches the merge as a delete of its key.
     const std::string filter = m_spec.where ? "(" + *m_spec.where + ")" : std::string();
     const std::string passList = m_selectList + (filter.empty() ? "" : ", (" + filter + ") IS TRUE");
-    m_loadFirstSql = "COPY (SELECT " + m_selectList + from + (filter.empty() ? "" : " WHERE " + filter) +
-                     " ORDER BY " + keys + limit + ") TO STDOUT";
+    m_loadFirstSql = "COPY (SELECT " + m_selectList + from + (filter.empty() ? "" : " WHERE " + filter) + " ORDER BY " +
+                     keys + limit + ") TO STDOUT";
     m_loadNextSql = "COPY (SELECT " + m_selectList + from + " WHERE (" + keys + ") > (" + keyParams + ")" +
                     (filter.empty() ? "" : " AND " + filter) + " ORDER BY " + keys + limit + ") TO STDOUT";
     const std::string order = " ORDER BY " + cur + ", " + keys;
-    m_passAllSql = "COPY (SELECT " + passList + from + " WHERE " + cur + " IS NOT NULL" + order + limit +
-                   ") TO STDOUT";
-    m_passFromSql = "COPY (SELECT " + passList + from + " WHERE " + cur + " >= " + setting(0) + "::" +
-                    m_cursorType + order + limit + ") TO STDOUT";
+    m_passAllSql = "COPY (SELECT " + passList + from + " WHERE " + cur + " IS NOT NULL" + order + limit + ") TO STDOUT";
+    m_passFromSql = "COPY (SELECT " + passList + from + " WHERE " + cur + " >= " + setting(0) + "::" + m_cursorType +
+                    order + limit + ") TO STDOUT";
     std::string nextParams = setting(0) + "::" + m_cursorType;
     for (size_t i = 0; i < m_schema.primaryKey.size(); ++i) {
         const auto &k = m_schema.columns[static_cast<size_t>(m_schema.primaryKey[i])];
         nextParams += ", " + setting(i + 1) + "::" + k.typeSql;
     }
-    m_passNextSql = "COPY (SELECT " + passList + from + " WHERE (" + cur + ", " + keys + ") > (" + nextParams +
-                    ")" + order + limit + ") TO STDOUT";
+    m_passNextSql = "COPY (SELECT " + passList + from + " WHERE (" + cur + ", " + keys + ") > (" + nextParams + ")" +
+                    order + limit + ") TO STDOUT";
 }
 
 std::string PgCursorReader::nowExpr() const
@@ -159,7 +161,7 @@ std::string PgCursorReader::nowExpr() const
 }
 
 long long PgCursorReader::readPage(const std::string &sql, const std::vector<std::string> &settings, Batch &out,
-                                  bool verdict)
+                                   bool verdict)
 {
     out.rows.clear();
     m_conn.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY");
@@ -222,9 +224,9 @@ void PgCursorReader::beginLoad(CursorState &st)
     st = CursorState{};
     st.columns = std::move(columns);
     st.phase = CursorState::Phase::Load;
-    std::string q = m_temporal ? "SELECT (" + nowExpr() + ")::text"
-                               : "SELECT max(" + quoteIdent(m_spec.cursorColumn()) + ")::text FROM " +
-                                     m_schema.fromSql();
+    std::string q = m_temporal
+                        ? "SELECT (" + nowExpr() + ")::text"
+                        : "SELECT max(" + quoteIdent(m_spec.cursorColumn()) + ")::text FROM " + m_schema.fromSql();
     auto r = m_conn.exec(q);
     st.loadStartedAt = r.isNull(0, 0) ? "" : r.text(0, 0);
 }
@@ -293,9 +295,9 @@ void PgCursorReader::finishPass(CursorState &st)
     if (!st.passAfter.empty())
         last = st.passAfter[0];
     const std::string t = "::" + m_cursorType;
-    auto r = m_conn.execParams("SELECT GREATEST($1" + t + ", LEAST(COALESCE($2" + t + ", $3" + t + "), $3" + t +
-                                   "))::text",
-                               {st.cursor, last, st.passNow});
+    auto r =
+        m_conn.execParams("SELECT GREATEST($1" + t + ", LEAST(COALESCE($2" + t + ", $3" + t + "), $3" + t + "))::text",
+                          {st.cursor, last, st.passNow});
     st.cursor = r.optText(0, 0);
     st.inPass = false;
     st.passAfter.clear();

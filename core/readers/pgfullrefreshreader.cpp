@@ -43,6 +43,9 @@ long long PgFullRefreshReader::read(const std::function<void(std::string_view ch
     return n;
 }
 
-void PgFullRefreshReader::finish() { m_conn.commit(); }
+void PgFullRefreshReader::finish()
+{
+    m_conn.commit();
+}
 
 } // namespace driftless::core

@@ -152,9 +152,9 @@ void PgLogicalReader::addChange(RelationState &rel, ChangeOp op, const pgoutput:
 {
     const size_t n = rel.columns.size();
     if (tuple.size() != n)
-        throw Error(ErrorKind::Permanent,
-                    "a change to " + rel.table.display() + " has " + std::to_string(tuple.size()) +
-                        " columns, its Relation message " + std::to_string(n));
+        throw Error(ErrorKind::Permanent, "a change to " + rel.table.display() + " has " +
+                                              std::to_string(tuple.size()) + " columns, its Relation message " +
+                                              std::to_string(n));
     m_line.clear();
     m_mask.assign(n, '0');
     bool anyUnchanged = false;
@@ -167,8 +167,8 @@ void PgLogicalReader::addChange(RelationState &rel, ChangeOp op, const pgoutput:
             v = &(*old)[i];
         }
         if (op == ChangeOp::Delete) {
-            bool isKey = std::find(rel.keyIndexes.begin(), rel.keyIndexes.end(), static_cast<int>(i)) !=
-                         rel.keyIndexes.end();
+            bool isKey =
+                std::find(rel.keyIndexes.begin(), rel.keyIndexes.end(), static_cast<int>(i)) != rel.keyIndexes.end();
             if (!isKey) {
                 // In an old-key tuple 'n' means "not part of the key", not NULL: never apply it.
                 m_line += copytext::kNull;
@@ -263,7 +263,8 @@ void PgLogicalReader::onMessage(std::string_view payload, std::int64_t)
                 int at = -1;
                 if (hadRelation && ki < prev->second.keyIndexes.size())
                     at = prev->second.keyIndexes[ki];
-                else if (auto was = std::find(before.begin(), before.end(), keys[ki]); !hadRelation && was != before.end())
+                else if (auto was = std::find(before.begin(), before.end(), keys[ki]);
+                         !hadRelation && was != before.end())
                     at = static_cast<int>(was - before.begin());
                 if (at >= 0 && before.size() == st.columns.size()) {
                     const auto &now = st.columns[static_cast<size_t>(at)];
@@ -286,8 +287,8 @@ void PgLogicalReader::onMessage(std::string_view payload, std::int64_t)
         m_txnStarted = true;
         auto it = m_relations.find(oid);
         if (it == m_relations.end())
-            throw Error(ErrorKind::Transient, "a change arrived for relation " + std::to_string(oid) +
-                                                  " before its Relation message");
+            throw Error(ErrorKind::Transient,
+                        "a change arrived for relation " + std::to_string(oid) + " before its Relation message");
         if (!it->second.mapped)
             return nullptr;
         const auto &info = m_tables.at(it->second.table);
@@ -320,8 +321,7 @@ void PgLogicalReader::onMessage(std::string_view payload, std::int64_t)
                     // The key changed: the old key's row is gone, the new key's row arrives.
                     addChange(*rel, ChangeOp::Delete, *old, nullptr, up->oldKind == 'O' ? old : nullptr);
                     // The new key had no row before this change.
-                    addChange(*rel, ChangeOp::Update, up->newTuple, up->oldKind == 'O' ? old : nullptr, nullptr,
-                              true);
+                    addChange(*rel, ChangeOp::Update, up->newTuple, up->oldKind == 'O' ? old : nullptr, nullptr, true);
                     return;
                 }
             }
@@ -390,7 +390,8 @@ void PgLogicalReader::handle(const std::string &frame)
     }
     auto &k = std::get<pgoutput::Keepalive>(f);
     if (debugCdc())
-        log(LogLevel::Warn, "keepalive " + std::to_string(k.walEnd) + " acked " + std::to_string((*m_acked)()) + " stopAt " + std::to_string(m_opt.stopAtLsn));
+        log(LogLevel::Warn, "keepalive " + std::to_string(k.walEnd) + " acked " + std::to_string((*m_acked)()) +
+                                " stopAt " + std::to_string(m_opt.stopAtLsn));
     m_walEnd = std::max(m_walEnd, k.walEnd);
     m_serverTimeUs = k.sendTime + kPgEpochUnixMicros;
     std::int64_t offset = m_serverTimeUs - nowUnixMicros();
@@ -417,8 +418,7 @@ void PgLogicalReader::handle(const std::string &frame)
     // when the server asks for a reply at a new position (a shutting-down walsender waits for it).
     const bool drainedTo = m_opt.stopAtLsn && k.walEnd >= m_opt.stopAtLsn && k.walEnd > m_lastIdleEnd;
     const bool asked = k.replyRequested && k.walEnd > m_lastIdleEnd;
-    if (idle &&
-        (drainedTo || asked || std::chrono::steady_clock::now() - m_lastHeartbeat >= std::chrono::seconds(1))) {
+    if (idle && (drainedTo || asked || std::chrono::steady_clock::now() - m_lastHeartbeat >= std::chrono::seconds(1))) {
         m_lastIdleEnd = k.walEnd;
         m_lastHeartbeat = std::chrono::steady_clock::now();
         m_batch.idleWalEnd = k.walEnd;
@@ -440,37 +440,37 @@ void PgLogicalReader::run(std::stop_token stop, const Emit &emit, const std::fun
     m_lastHeartbeat = m_lastStatus - std::chrono::seconds(10);
     sendStatus(true);
     try {
-    while (!stop.stop_requested()) {
-        auto wait = m_batch.empty() || m_inTxn ? std::chrono::milliseconds(250) : std::chrono::milliseconds(20);
-        // Everything received is handed over and waits for its commit in the target: look again
-        // soon, so that the source hears of it (and a pass draining to a position ends) when it
-        // is durable, not up to a quarter of a second later, when the walsender next says
-        // something. While draining, an idle position handed over waits the same way.
-        if (m_batch.empty() && !m_inTxn) {
+        while (!stop.stop_requested()) {
+            auto wait = m_batch.empty() || m_inTxn ? std::chrono::milliseconds(250) : std::chrono::milliseconds(20);
+            // Everything received is handed over and waits for its commit in the target: look again
+            // soon, so that the source hears of it (and a pass draining to a position ends) when it
+            // is durable, not up to a quarter of a second later, when the walsender next says
+            // something. While draining, an idle position handed over waits the same way.
+            if (m_batch.empty() && !m_inTxn) {
+                const std::int64_t ack = acked();
+                if (m_lastEmittedEnd > ack || (m_opt.stopAtLsn && m_lastIdleEnd > ack))
+                    wait = std::chrono::milliseconds(5);
+            }
+            auto frame = m_conn.next(wait);
+            if (frame) {
+                handle(*frame);
+            } else if (!m_inTxn && !m_batch.empty() && applyReady()) {
+                // No more data right now: hand over what is complete.
+                if (!flush(true))
+                    break;
+            }
+            const auto now = std::chrono::steady_clock::now();
             const std::int64_t ack = acked();
-            if (m_lastEmittedEnd > ack || (m_opt.stopAtLsn && m_lastIdleEnd > ack))
-                wait = std::chrono::milliseconds(5);
-        }
-        auto frame = m_conn.next(wait);
-        if (frame) {
-            handle(*frame);
-        } else if (!m_inTxn && !m_batch.empty() && applyReady()) {
-            // No more data right now: hand over what is complete.
-            if (!flush(true))
+            if (now - m_lastStatus >= m_opt.statusInterval) {
+                // Asking for a reply brings a keepalive with the current WAL end when idle.
+                sendStatus(true);
+            } else if (ack > m_lastSentFlush) {
+                sendStatus(false);
+            }
+            if (m_opt.stopAtLsn && ack >= m_opt.stopAtLsn && !m_inTxn && !m_piecesOut && m_batch.empty() &&
+                m_lastEmittedEnd <= acked())
                 break;
         }
-        const auto now = std::chrono::steady_clock::now();
-        const std::int64_t ack = acked();
-        if (now - m_lastStatus >= m_opt.statusInterval) {
-            // Asking for a reply brings a keepalive with the current WAL end when idle.
-            sendStatus(true);
-        } else if (ack > m_lastSentFlush) {
-            sendStatus(false);
-        }
-        if (m_opt.stopAtLsn && ack >= m_opt.stopAtLsn && !m_inTxn && !m_piecesOut && m_batch.empty() &&
-            m_lastEmittedEnd <= acked())
-            break;
-    }
     } catch (const Cancelled &) {
         // The apply side stopped taking batches.
     }

@@ -97,7 +97,7 @@ private:
         bool mapped = false;
         std::vector<std::string> columns;
         std::vector<std::pair<std::uint32_t, std::int32_t>> types; ///< per column: type OID, typmod
-        std::vector<int> keyIndexes; ///< PK column positions in `columns`
+        std::vector<int> keyIndexes;                               ///< PK column positions in `columns`
         char replicaIdentity = 'd';
     };
 

@@ -170,6 +170,9 @@ CREATE INDEX conflicts_open ON conflicts (pipeline, table_name, row_key, status)
 constexpr std::array<std::string_view, 5> kMigrations{kV1, kV2, kV3, kV4, kV5};
 } // namespace
 
-std::span<const std::string_view> stateMigrations() { return kMigrations; }
+std::span<const std::string_view> stateMigrations()
+{
+    return kMigrations;
+}
 
 } // namespace driftless::core

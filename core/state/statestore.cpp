@@ -123,7 +123,10 @@ void readTableSpecJson(TableSpec &t, const std::string &text)
 
 } // namespace
 
-std::int64_t StateStore::nowMs() { return wallClockMs(); }
+std::int64_t StateStore::nowMs()
+{
+    return wallClockMs();
+}
 
 std::string StateStore::defaultPath()
 {
@@ -186,8 +189,8 @@ Workspace StateStore::loadWorkspace()
                 const auto &g = opts["slot_guard"];
                 SlotGuard sg;
                 sg.maxRetained = g.value("max_retained", std::int64_t{0});
-                sg.action = g.value("action", "alert") == "fallback" ? SlotGuard::Action::Fallback
-                                                                     : SlotGuard::Action::Alert;
+                sg.action =
+                    g.value("action", "alert") == "fallback" ? SlotGuard::Action::Fallback : SlotGuard::Action::Alert;
                 if (g.contains("warn_retained"))
                     sg.warnRetained = g["warn_retained"].get<std::int64_t>();
                 if (g.contains("min_safe_wal"))
@@ -301,8 +304,8 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
         if (o->source != p.source || o->target != p.target || o->targetSchema != p.targetSchema ||
             o->publication != p.publication || o->heartbeat != p.heartbeat || o->recover != p.recover ||
             o->reconcileEvery != p.reconcileEvery || o->reconcileAlertAbove != p.reconcileAlertAbove ||
-            o->twoWay != p.twoWay || o->addColumn != p.addColumn ||
-            o->dropColumn != p.dropColumn || o->typeChange != p.typeChange || o->renameColumn != p.renameColumn)
+            o->twoWay != p.twoWay || o->addColumn != p.addColumn || o->dropColumn != p.dropColumn ||
+            o->typeChange != p.typeChange || o->renameColumn != p.renameColumn)
             sum.lines.push_back("~ pipeline " + p.name);
     }
     for (auto &p : old.pipelines)
@@ -637,8 +640,8 @@ void StateStore::pruneSlotSamples(std::int64_t now, std::int64_t keepMs)
 
 namespace driftless::core {
 
-std::int64_t StateStore::addReconcileReport(const std::string &pipeline, std::int64_t startedMs, std::int64_t finishedMs,
-                                            std::int64_t drift, const std::string &reportJson,
+std::int64_t StateStore::addReconcileReport(const std::string &pipeline, std::int64_t startedMs,
+                                            std::int64_t finishedMs, std::int64_t drift, const std::string &reportJson,
                                             const std::vector<ReconcileSummary> &tables)
 {
     std::lock_guard lock(m_mutex);
@@ -786,8 +789,9 @@ std::int64_t StateStore::addConflict(const ConflictRecord &c)
         up.run();
         return id;
     }
-    auto st = m_db.prepare("INSERT INTO conflicts (pipeline, table_name, row_key, columns, source_version, "
-                           "target_version, base, detected_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id");
+    auto st =
+        m_db.prepare("INSERT INTO conflicts (pipeline, table_name, row_key, columns, source_version, "
+                     "target_version, base, detected_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id");
     st.bindText(1, c.pipeline).bindText(2, c.table).bindText(3, c.key).bindText(4, c.columns).bindText(5, c.source);
     st.bindText(6, c.target).bindText(7, c.base).bind(8, nowMs());
     st.step();
@@ -807,8 +811,11 @@ std::vector<StateStore::Conflict> StateStore::conflicts(const std::string &pipel
     st.bindText(1, pipeline).bind(2, static_cast<std::int64_t>(includeResolved ? 1 : 0));
     std::vector<Conflict> out;
     while (st.step())
-        out.push_back({st.int64(0), {st.text(1), st.text(2), st.text(3), st.text(4), st.text(5), st.text(6), st.text(7)},
-                       st.int64(8), st.text(9), st.text(10)});
+        out.push_back({st.int64(0),
+                       {st.text(1), st.text(2), st.text(3), st.text(4), st.text(5), st.text(6), st.text(7)},
+                       st.int64(8),
+                       st.text(9),
+                       st.text(10)});
     return out;
 }
 
@@ -819,14 +826,18 @@ std::optional<StateStore::Conflict> StateStore::conflict(std::int64_t id)
     st.bind(1, id);
     if (!st.step())
         return std::nullopt;
-    return Conflict{st.int64(0), {st.text(1), st.text(2), st.text(3), st.text(4), st.text(5), st.text(6), st.text(7)},
-                    st.int64(8), st.text(9), st.text(10)};
+    return Conflict{st.int64(0),
+                    {st.text(1), st.text(2), st.text(3), st.text(4), st.text(5), st.text(6), st.text(7)},
+                    st.int64(8),
+                    st.text(9),
+                    st.text(10)};
 }
 
 void StateStore::markConflictResolved(std::int64_t id, const std::string &resolution)
 {
     std::lock_guard lock(m_mutex);
-    auto st = m_db.prepare("UPDATE conflicts SET status = 'resolved', resolved_at_ms = ?2, resolution = ?3 WHERE id = ?1");
+    auto st =
+        m_db.prepare("UPDATE conflicts SET status = 'resolved', resolved_at_ms = ?2, resolution = ?3 WHERE id = ?1");
     st.bind(1, id).bind(2, nowMs()).bindText(3, resolution);
     st.run();
 }

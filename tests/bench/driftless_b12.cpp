@@ -26,12 +26,12 @@
 
 #include <QApplication>
 #include <QComboBox>
-#include <QScrollArea>
-#include <QScrollBar>
 #include <QCommandLineParser>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QLineEdit>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSortFilterProxyModel>
 #include <QTabWidget>
 #include <QTableView>
@@ -39,10 +39,10 @@
 #include <QTimer>
 
 #include <algorithm>
-#include <map>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -102,7 +102,7 @@ struct Stall {
     double cpuMs = 0;   ///< of it, the UI thread on a CPU
     double queueMs = 0; ///< of it, runnable but waiting for a CPU (the rest: blocked or asleep)
     double atS = 0;
-    QString after; ///< the driver's last action before it
+    QString after;          ///< the driver's last action before it
     QStringList deliveries; ///< with B12_EVENT_COSTS, the costliest event deliveries within it
 };
 
@@ -144,7 +144,9 @@ public:
         std::sort(in.begin(), in.end(), [](const Delivery *a, const Delivery *b) { return a->cpuMs > b->cpuMs; });
         QStringList out;
         for (std::size_t i = 0; i < std::min<std::size_t>(6, in.size()); ++i)
-            out << QStringLiteral("%1 ms %2%3").arg(in[i]->cpuMs, 0, 'f', 1).arg(QString(in[i]->depth * 2, u' '), in[i]->what);
+            out << QStringLiteral("%1 ms %2%3")
+                       .arg(in[i]->cpuMs, 0, 'f', 1)
+                       .arg(QString(in[i]->depth * 2, u' '), in[i]->what);
         return out;
     }
 
@@ -293,7 +295,8 @@ int main(int argc, char **argv)
         fn();
         const double ms = double(t.nsecsElapsed()) / 1e6;
         lastAction = what;
-        auto it = std::find_if(actionTimes.begin(), actionTimes.end(), [&](const ActionTime &a) { return a.what == what; });
+        auto it =
+            std::find_if(actionTimes.begin(), actionTimes.end(), [&](const ActionTime &a) { return a.what == what; });
         if (it == actionTimes.end())
             it = actionTimes.insert(actionTimes.end(), {what, 0, 0});
         it->maxMs = std::max(it->maxMs, ms);
@@ -316,8 +319,7 @@ int main(int argc, char **argv)
         {
             const int next = (pages->currentIndex() + 1 + round) % pages->count();
             timed(QStringLiteral("page ") + pages->widget(next)->objectName(), [&] { pages->setCurrentIndex(next); });
-        }
-            break;
+        } break;
         case 1:
             timed(QStringLiteral("page ") + tables->objectName(), [&] { pages->setCurrentIndex(tablesTab); });
             break;
@@ -370,11 +372,10 @@ int main(int argc, char **argv)
     });
 
     QString failure;
-    QObject::connect(engine, &EngineBridge::stateChanged, &app,
-                     [&](EngineBridge::State state, const QString &message) {
-                         if (state == EngineBridge::State::Stopped && started && !message.isEmpty())
-                             failure = message;
-                     });
+    QObject::connect(engine, &EngineBridge::stateChanged, &app, [&](EngineBridge::State state, const QString &message) {
+        if (state == EngineBridge::State::Stopped && started && !message.isEmpty())
+            failure = message;
+    });
 
     qint64 measureStartNs = 0;
     std::size_t measureFrom = 0;
@@ -420,7 +421,8 @@ int main(int argc, char **argv)
     std::fprintf(stderr, "driftless-b12: %zu ticks over %.1f s, %zu snapshots; longest stalls:\n", measured.size(),
                  double(clock.nsecsElapsed() - measureStartNs) / 1e9, snapshots);
     for (const Stall &s : worst) {
-        std::fprintf(stderr, "  %8.1f ms (UI thread on CPU %6.1f ms, waiting for a CPU %6.1f ms) at %6.1f s (after: %s)\n",
+        std::fprintf(stderr,
+                     "  %8.1f ms (UI thread on CPU %6.1f ms, waiting for a CPU %6.1f ms) at %6.1f s (after: %s)\n",
                      s.ms, s.cpuMs, s.queueMs, s.atS, qPrintable(s.after));
         for (const QString &d : s.deliveries)
             std::fprintf(stderr, "             %s\n", qPrintable(d));
@@ -429,12 +431,15 @@ int main(int argc, char **argv)
     for (const ActionTime &a : actionTimes)
         std::fprintf(stderr, "  %-22s %8.1f ms  %d\n", qPrintable(a.what), a.maxMs, a.count);
     if (app.timing) {
-        std::vector<std::pair<std::pair<QString, int>, TimingApplication::Cost>> costs(app.costs.begin(), app.costs.end());
-        std::sort(costs.begin(), costs.end(), [](const auto &a, const auto &b) { return a.second.maxMs > b.second.maxMs; });
-        std::fprintf(stderr, "driftless-b12: longest event deliveries in UI-thread CPU (receiver, event type: max, total ms, count of >= 0.5 ms):\n");
+        std::vector<std::pair<std::pair<QString, int>, TimingApplication::Cost>> costs(app.costs.begin(),
+                                                                                       app.costs.end());
+        std::sort(costs.begin(), costs.end(),
+                  [](const auto &a, const auto &b) { return a.second.maxMs > b.second.maxMs; });
+        std::fprintf(stderr, "driftless-b12: longest event deliveries in UI-thread CPU (receiver, event type: max, "
+                             "total ms, count of >= 0.5 ms):\n");
         for (std::size_t i = 0; i < std::min<std::size_t>(25, costs.size()); ++i)
-            std::fprintf(stderr, "  %-34s %4d %8.1f %9.1f %6d\n", qPrintable(costs[i].first.first), costs[i].first.second,
-                         costs[i].second.maxMs, costs[i].second.totalMs, costs[i].second.count);
+            std::fprintf(stderr, "  %-34s %4d %8.1f %9.1f %6d\n", qPrintable(costs[i].first.first),
+                         costs[i].first.second, costs[i].second.maxMs, costs[i].second.totalMs, costs[i].second.count);
     }
     if (!failure.isEmpty())
         std::fprintf(stderr, "driftless-b12: the engine stopped: %s\n", qPrintable(failure));

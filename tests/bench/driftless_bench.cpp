@@ -35,11 +35,11 @@
 #include <cstdlib>
 #include <exception>
 #include <fstream>
-#include <iterator>
-#include <variant>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 using namespace driftless::core;
@@ -179,7 +179,8 @@ int runB6(const B6Options &o)
         // equal rows to get there, so report what it wrote rather than fail.
         applyS[strategy].push_back(seconds(t0, t1));
         replayS[strategy].push_back(seconds(t1, t2));
-        std::fprintf(stderr, "b6: engine %-6s apply %.3f s, replay %.3f s (replay wrote %lld rows), replay through "
+        std::fprintf(stderr,
+                     "b6: engine %-6s apply %.3f s, replay %.3f s (replay wrote %lld rows), replay through "
                      "the merge %.3f s\n",
                      name.c_str(), applyS[strategy].back(), replayS[strategy].back(), again.rowsWritten,
                      mergeReplayS[strategy].back());
@@ -288,7 +289,9 @@ int runBinlogParse(const std::vector<std::string> &files)
             buf.resize(had + got);
             bytes += static_cast<long long>(got);
             if (header) {
-                if (buf.size() < 4 || buf.compare(0, 4, "\xfe" "bin") != 0)
+                if (buf.size() < 4 || buf.compare(0, 4,
+                                                  "\xfe"
+                                                  "bin") != 0)
                     throw std::runtime_error(path + " is not a binlog file");
                 at = 4;
                 header = false;
@@ -311,7 +314,8 @@ int runBinlogParse(const std::vector<std::string> &files)
         }
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("events=%lld rows=%lld bytes=%lld secs=%.3f peak_rss_mb=%.1f\n", events, rows, bytes, secs, peakRssMb());
+    std::printf("events=%lld rows=%lld bytes=%lld secs=%.3f peak_rss_mb=%.1f\n", events, rows, bytes, secs,
+                peakRssMb());
     return 0;
 }
 

@@ -12,10 +12,10 @@
 #include "ui/widgets/lagchart.h"
 
 #include <QApplication>
-#include <QLineEdit>
 #include <QEventLoop>
-#include <QTimer>
+#include <QLineEdit>
 #include <QTableView>
+#include <QTimer>
 
 #include <algorithm>
 #include <cstdio>

@@ -24,8 +24,7 @@
 
 #include <time.h>
 
-namespace
-{
+namespace {
 
 double threadCpuMs()
 {

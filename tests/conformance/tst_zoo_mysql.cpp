@@ -41,7 +41,10 @@ const char *strategyName(Strat s)
 {
     return s == Strat::FullRefresh ? "full_refresh" : s == Strat::Cursor ? "cursor" : "cdc";
 }
-const char *targetName(Target t) { return t == Target::Postgres ? "postgres" : "sqlite"; }
+const char *targetName(Target t)
+{
+    return t == Target::Postgres ? "postgres" : "sqlite";
+}
 
 const bool kAllCombinations = [] {
     const char *v = std::getenv("DRIFTLESS_ZOO_ALL");
@@ -81,7 +84,10 @@ struct Feature {
     bool cdcOnly = false;
 };
 
-std::string stamped(const std::string &cols, const std::string &close = ")") { return cols + ", " + kStamp + close; }
+std::string stamped(const std::string &cols, const std::string &close = ")")
+{
+    return cols + ", " + kStamp + close;
+}
 
 const std::vector<Feature> &features()
 {
@@ -99,7 +105,10 @@ const std::vector<Feature> &features()
                      {{"INSERT INTO onupd (id, v) VALUES ({n}, {r})"},
                       {"UPDATE onupd SET v = {r} WHERE id = {k}"},
                       {"UPDATE onupd SET note = '{w}' WHERE id = {k}"},
-                      {"DELETE FROM onupd WHERE id = {k}"}}, 20, {}, {}});
+                      {"DELETE FROM onupd WHERE id = {k}"}},
+                     20,
+                     {},
+                     {}});
         v.push_back({"timestamp_session_tz",
                      "TIMESTAMP columns written and read by sessions at time_zone '+05:30' (stored UTC), next to "
                      "DATETIME and DATE",
@@ -114,33 +123,44 @@ const std::vector<Feature> &features()
                        "'2030-06-01 23:59:59.999' - INTERVAL {r} SECOND, NOW(6), CURDATE())"},
                       {"UPDATE tzev SET happened = '1999-12-31 23:30:00' + INTERVAL {r} MINUTE WHERE id = {k}"},
                       {"UPDATE tzev SET happened = NULL, local_dt = '2038-01-19 03:14:07.999999' WHERE id = {k}"},
-                      {"DELETE FROM tzev WHERE id = {k}"}}, 20, {}, {}});
-        v.push_back({"geometry",
-                     "GEOMETRY (points, linestrings, polygons, with and without an SRID); compared as the stored "
-                     "form (4-byte SRID then WKB, HEX on both sides)",
-                     {stamped("CREATE TABLE geo (id int PRIMARY KEY, g geometry, p point")},
-                     {"INSERT INTO geo (id, g, p) SELECT seq, ST_GeomFromText(CONCAT('LINESTRING(0 0, ', seq, ' ', "
-                      "seq * 2, ')'), 4326), ST_GeomFromText(CONCAT('POINT(', seq, ' -', seq, '.5)')) FROM seq_1_to_30"},
-                     30,
-                     {"geo"},
-                     {{"INSERT INTO geo (id, g, p) VALUES ({n}, ST_GeomFromText('POLYGON((0 0, {r} 0, {r} 1, 0 0))'), "
-                       "ST_GeomFromText('POINT({r} 1)', 3857))"},
-                      {"UPDATE geo SET g = ST_GeomFromText('POINT({r} {r})', 4326) WHERE id = {k}"},
-                      {"UPDATE geo SET p = NULL WHERE id = {k}"},
-                      {"DELETE FROM geo WHERE id = {k}"}}, 20, {}, {}});
-        v.push_back({"set_enum_year",
-                     "SET (labels in definition order, the empty set), ENUM, YEAR",
-                     {stamped("CREATE TABLE seteny (id int PRIMARY KEY, s set('red','green','blue'), "
-                              "e enum('small','medium','large'), y year")},
-                     {"INSERT INTO seteny (id, s, e, y) SELECT seq, ELT(1 + seq % 4, 'red', 'blue,red', '', "
-                      "'green,blue,red'), ELT(1 + seq % 3, 'small', 'medium', 'large'), 1901 + seq * 8 FROM seq_1_to_30"},
-                     30,
-                     {"seteny"},
-                     {{"INSERT INTO seteny (id, s, e, y) VALUES ({n}, 'green', 'large', 2155)"},
-                      {"UPDATE seteny SET s = ELT(1 + {r} % 5, 'red', 'green,blue', '', 'blue,red', 'red,green,blue'), "
-                       "e = ELT(1 + {r} % 4, 'small', 'medium', 'large', NULL) WHERE id = {k}"},
-                      {"UPDATE seteny SET y = 1901 + {r} % 255 WHERE id = {k}"},
-                      {"DELETE FROM seteny WHERE id = {k}"}}, 20, {}, {}});
+                      {"DELETE FROM tzev WHERE id = {k}"}},
+                     20,
+                     {},
+                     {}});
+        v.push_back(
+            {"geometry",
+             "GEOMETRY (points, linestrings, polygons, with and without an SRID); compared as the stored "
+             "form (4-byte SRID then WKB, HEX on both sides)",
+             {stamped("CREATE TABLE geo (id int PRIMARY KEY, g geometry, p point")},
+             {"INSERT INTO geo (id, g, p) SELECT seq, ST_GeomFromText(CONCAT('LINESTRING(0 0, ', seq, ' ', "
+              "seq * 2, ')'), 4326), ST_GeomFromText(CONCAT('POINT(', seq, ' -', seq, '.5)')) FROM seq_1_to_30"},
+             30,
+             {"geo"},
+             {{"INSERT INTO geo (id, g, p) VALUES ({n}, ST_GeomFromText('POLYGON((0 0, {r} 0, {r} 1, 0 0))'), "
+               "ST_GeomFromText('POINT({r} 1)', 3857))"},
+              {"UPDATE geo SET g = ST_GeomFromText('POINT({r} {r})', 4326) WHERE id = {k}"},
+              {"UPDATE geo SET p = NULL WHERE id = {k}"},
+              {"DELETE FROM geo WHERE id = {k}"}},
+             20,
+             {},
+             {}});
+        v.push_back(
+            {"set_enum_year",
+             "SET (labels in definition order, the empty set), ENUM, YEAR",
+             {stamped("CREATE TABLE seteny (id int PRIMARY KEY, s set('red','green','blue'), "
+                      "e enum('small','medium','large'), y year")},
+             {"INSERT INTO seteny (id, s, e, y) SELECT seq, ELT(1 + seq % 4, 'red', 'blue,red', '', "
+              "'green,blue,red'), ELT(1 + seq % 3, 'small', 'medium', 'large'), 1901 + seq * 8 FROM seq_1_to_30"},
+             30,
+             {"seteny"},
+             {{"INSERT INTO seteny (id, s, e, y) VALUES ({n}, 'green', 'large', 2155)"},
+              {"UPDATE seteny SET s = ELT(1 + {r} % 5, 'red', 'green,blue', '', 'blue,red', 'red,green,blue'), "
+               "e = ELT(1 + {r} % 4, 'small', 'medium', 'large', NULL) WHERE id = {k}"},
+              {"UPDATE seteny SET y = 1901 + {r} % 255 WHERE id = {k}"},
+              {"DELETE FROM seteny WHERE id = {k}"}},
+             20,
+             {},
+             {}});
         v.push_back({"bit_n",
                      "BIT(1), BIT(5), BIT(64) (all ones included)",
                      {stamped("CREATE TABLE bits (id int PRIMARY KEY, b1 bit(1), b5 bit(5), b64 bit(64)")},
@@ -152,7 +172,10 @@ const std::vector<Feature> &features()
                      {{"INSERT INTO bits (id, b1, b5, b64) VALUES ({n}, 1, {r} % 32, {r} * 77777)"},
                       {"UPDATE bits SET b5 = {r} % 32, b64 = {r} WHERE id = {k}"},
                       {"UPDATE bits SET b1 = NULL, b64 = 18446744073709551615 WHERE id = {k}"},
-                      {"DELETE FROM bits WHERE id = {k}"}}, 20, {}, {}});
+                      {"DELETE FROM bits WHERE id = {k}"}},
+                     20,
+                     {},
+                     {}});
         v.push_back({"bigint_unsigned_max",
                      "BIGINT UNSIGNED up to 18446744073709551615, INT UNSIGNED, DECIMAL(65,30)",
                      {stamped("CREATE TABLE ubig (id bigint unsigned PRIMARY KEY, u bigint unsigned, iu int unsigned, "
@@ -166,7 +189,10 @@ const std::vector<Feature> &features()
                      {{"INSERT INTO ubig (id, u, iu, d) VALUES ({n}, 18446744073709551615 - {r}, {r}, {r} / 3)"},
                       {"UPDATE ubig SET u = 18446744073709551615 WHERE id = {k}"},
                       {"UPDATE ubig SET u = {r}, d = -{r} / 11 WHERE id = {k}"},
-                      {"DELETE FROM ubig WHERE id = {k}"}}, 20, {}, {}});
+                      {"DELETE FROM ubig WHERE id = {k}"}},
+                     20,
+                     {},
+                     {}});
         v.push_back({"utf8mb3_utf8mb4",
                      "a utf8mb3 and a utf8mb4 column (4-byte characters in the utf8mb4 one), the writer connected "
                      "with utf8mb4",
@@ -179,7 +205,10 @@ const std::vector<Feature> &features()
                      {{"INSERT INTO texts (id, t3, t4, l4) VALUES ({n}, '{w3}', '{w}', '{w}')"},
                       {"UPDATE texts SET t3 = '{w3}', t4 = '{w}' WHERE id = {k}"},
                       {"UPDATE texts SET l4 = CONCAT(l4, '🦆') WHERE id = {k}"},
-                      {"DELETE FROM texts WHERE id = {k}"}}, 20, {}, {}});
+                      {"DELETE FROM texts WHERE id = {k}"}},
+                     20,
+                     {},
+                     {}});
         v.push_back({"invisible_columns",
                      "INVISIBLE columns (left out of SELECT *, written by name)",
                      {stamped("CREATE TABLE invis (id int PRIMARY KEY, v int, secret int INVISIBLE DEFAULT 7, "
@@ -191,7 +220,10 @@ const std::vector<Feature> &features()
                      {{"INSERT INTO invis (id, v) VALUES ({n}, {r})"},
                       {"UPDATE invis SET secret = {r} WHERE id = {k}"},
                       {"UPDATE invis SET hidden_note = NULL, v = {r} WHERE id = {k}"},
-                      {"DELETE FROM invis WHERE id = {k}"}}, 20, {}, {}});
+                      {"DELETE FROM invis WHERE id = {k}"}},
+                     20,
+                     {},
+                     {}});
         v.push_back({"generated_columns",
                      "VIRTUAL and STORED generated columns (synced as their values)",
                      {stamped("CREATE TABLE gen (id int PRIMARY KEY, price decimal(10,2) NOT NULL, qty int, "
@@ -203,7 +235,10 @@ const std::vector<Feature> &features()
                      {{"INSERT INTO gen (id, price, qty) VALUES ({n}, {r} / 100, {r} % 50)"},
                       {"UPDATE gen SET qty = {r} % 90 WHERE id = {k}"},
                       {"UPDATE gen SET price = {r} / 1000, qty = NULL WHERE id = {k}"},
-                      {"DELETE FROM gen WHERE id = {k}"}}, 20, {}, {}});
+                      {"DELETE FROM gen WHERE id = {k}"}},
+                     20,
+                     {},
+                     {}});
         v.push_back({"trigger_second_table",
                      "an AFTER INSERT/UPDATE/DELETE trigger writing an audit table; both tables synced",
                      {stamped("CREATE TABLE trmain (id int PRIMARY KEY, v int"),
@@ -220,12 +255,16 @@ const std::vector<Feature> &features()
                      {"trmain", "traudit"},
                      {{"INSERT INTO trmain (id, v) VALUES ({n}, {r})"},
                       {"UPDATE trmain SET v = {r} WHERE id = {k}"},
-                      {"DELETE FROM trmain WHERE id = {k}"}}, 20, {}, {}});
+                      {"DELETE FROM trmain WHERE id = {k}"}},
+                     20,
+                     {},
+                     {}});
         v.push_back({"partitioned_range",
                      "RANGE-partitioned table (key includes the partition column); rows move between partitions "
                      "by an UPDATE of it",
                      {stamped("CREATE TABLE part (id int NOT NULL, bucket int NOT NULL, v int, note varchar(30), "
-                              "PRIMARY KEY (id, bucket)", "") +
+                              "PRIMARY KEY (id, bucket)",
+                              "") +
                       ") PARTITION BY RANGE (bucket) (PARTITION p0 VALUES LESS THAN (10), PARTITION p1 VALUES LESS "
                       "THAN (20), PARTITION p2 VALUES LESS THAN MAXVALUE)"},
                      {"INSERT INTO part (id, bucket, v) SELECT seq, seq % 30, seq FROM seq_1_to_30"},
@@ -234,7 +273,10 @@ const std::vector<Feature> &features()
                      {{"INSERT INTO part (id, bucket, v) VALUES ({n}, {r} % 30, {r})"},
                       {"UPDATE part SET v = {r}, note = '{w}' WHERE id = {k}"},
                       {"UPDATE part SET bucket = (bucket + 10) % 30 WHERE id = {k}"},
-                      {"DELETE FROM part WHERE id = {k}"}}, 20, {}, {}});
+                      {"DELETE FROM part WHERE id = {k}"}},
+                     20,
+                     {},
+                     {}});
         v.push_back({"names_differing_in_case",
                      "two tables `Cased` and `cased` (lower_case_table_names=0)",
                      {stamped("CREATE TABLE Cased (id int PRIMARY KEY, v varchar(20)"),
@@ -250,7 +292,8 @@ const std::vector<Feature> &features()
                       {"DELETE FROM Cased WHERE id = {k}"},
                       {"DELETE FROM cased WHERE id = {k}"}},
                      24,
-                     {{Target::Sqlite, "is already written by"}}, {}});
+                     {{Target::Sqlite, "is already written by"}},
+                     {}});
         // The binlog reader commits a batch when a transaction ends 100 ms after the batch began
         // (or at 20,000 rows), so the writer's few hundred statements are one batch, or two, by
         // timing. A TRUNCATE of a synced table flushes what is pending (docs/cdc.md): two of them
@@ -270,33 +313,34 @@ const std::vector<Feature> &features()
         v.back().cdcOnly = true;
         // InnoDB performs these actions itself and the binlog carries only the parent's change:
         // CDC derives the children's (docs/cdc.md); cursor sync finds them by reconcile + repair.
-        v.push_back({"fk_cascade",
-                     "foreign keys ON DELETE CASCADE ON UPDATE CASCADE (books) and ON DELETE SET NULL ON UPDATE "
-                     "CASCADE (notes) to authors, all synced; authors deleted and re-keyed",
-                     {stamped("CREATE TABLE authors (id int PRIMARY KEY, name varchar(40)"),
-                      stamped("CREATE TABLE books (id int PRIMARY KEY, author_id int NOT NULL, title varchar(40)",
-                              ", FOREIGN KEY (author_id) REFERENCES authors (id) ON DELETE CASCADE ON UPDATE "
-                              "CASCADE)"),
-                      stamped("CREATE TABLE notes (id int PRIMARY KEY, author_id int NULL, body varchar(40)",
-                              ", FOREIGN KEY (author_id) REFERENCES authors (id) ON DELETE SET NULL ON UPDATE "
-                              "CASCADE)")},
-                     {"INSERT INTO authors (id, name) SELECT seq, CONCAT('author ', seq) FROM seq_1_to_30",
-                      "INSERT INTO books (id, author_id, title) SELECT seq, 1 + seq % 30, CONCAT('book ', seq) "
-                      "FROM seq_1_to_90",
-                      "INSERT INTO notes (id, author_id, body) SELECT seq, 1 + seq % 30, CONCAT('note ', seq) "
-                      "FROM seq_1_to_90"},
-                     90,
-                     {"authors", "books", "notes"},
-                     {{"INSERT INTO authors (id, name) VALUES ({n}, '{w}')"},
-                      {"INSERT INTO books (id, author_id, title) SELECT {n}, id, '{w}' FROM authors WHERE id = {k} % 40"},
-                      {"INSERT INTO notes (id, author_id, body) SELECT {n}, id, '{w}' FROM authors WHERE id = {k} % 40"},
-                      {"UPDATE books SET title = '{w}' WHERE id = {k}"},
-                      {"UPDATE authors SET id = {n} WHERE id = {k} % 40"},
-                      {"DELETE FROM authors WHERE id = {k} % 40"},
-                      {"DELETE FROM authors WHERE id = {k} % 40"}},
-                     30,
-                     {},
-                     {}});
+        v.push_back(
+            {"fk_cascade",
+             "foreign keys ON DELETE CASCADE ON UPDATE CASCADE (books) and ON DELETE SET NULL ON UPDATE "
+             "CASCADE (notes) to authors, all synced; authors deleted and re-keyed",
+             {stamped("CREATE TABLE authors (id int PRIMARY KEY, name varchar(40)"),
+              stamped("CREATE TABLE books (id int PRIMARY KEY, author_id int NOT NULL, title varchar(40)",
+                      ", FOREIGN KEY (author_id) REFERENCES authors (id) ON DELETE CASCADE ON UPDATE "
+                      "CASCADE)"),
+              stamped("CREATE TABLE notes (id int PRIMARY KEY, author_id int NULL, body varchar(40)",
+                      ", FOREIGN KEY (author_id) REFERENCES authors (id) ON DELETE SET NULL ON UPDATE "
+                      "CASCADE)")},
+             {"INSERT INTO authors (id, name) SELECT seq, CONCAT('author ', seq) FROM seq_1_to_30",
+              "INSERT INTO books (id, author_id, title) SELECT seq, 1 + seq % 30, CONCAT('book ', seq) "
+              "FROM seq_1_to_90",
+              "INSERT INTO notes (id, author_id, body) SELECT seq, 1 + seq % 30, CONCAT('note ', seq) "
+              "FROM seq_1_to_90"},
+             90,
+             {"authors", "books", "notes"},
+             {{"INSERT INTO authors (id, name) VALUES ({n}, '{w}')"},
+              {"INSERT INTO books (id, author_id, title) SELECT {n}, id, '{w}' FROM authors WHERE id = {k} % 40"},
+              {"INSERT INTO notes (id, author_id, body) SELECT {n}, id, '{w}' FROM authors WHERE id = {k} % 40"},
+              {"UPDATE books SET title = '{w}' WHERE id = {k}"},
+              {"UPDATE authors SET id = {n} WHERE id = {k} % 40"},
+              {"DELETE FROM authors WHERE id = {k} % 40"},
+              {"DELETE FROM authors WHERE id = {k} % 40"}},
+             30,
+             {},
+             {}});
         return v;
     }();
     return f;
@@ -386,7 +430,8 @@ private:
         const Feature &f = *open[m_rng() % open.size()];
         --m_left[f.name];
         std::string sql = f.ops[m_rng() % f.ops.size()].sql;
-        static const char *words[] = {"Mixed Word", "O''Brien", "straße", "🦆 duck", "UPPER lower", "a|b", "𝄞 clef", ""};
+        static const char *words[] = {"Mixed Word",  "O''Brien", "straße", "🦆 duck",
+                                      "UPPER lower", "a|b",      "𝄞 clef", ""};
         static const char *bmp[] = {"Mixed Word", "O''Brien", "straße", "κόσμε", "a|b", ""};
         const std::string r = std::to_string(m_rng() % 1000000);
         const std::map<std::string, std::string> values = {
@@ -451,7 +496,8 @@ std::vector<MyColumn> myColumns(MysqlConnection &c, const std::string &db, const
             // numeric(20,0) / numeric(p,s): no trailing zeros on either side.
             m.target.kind = Kind::Numeric;
             const std::string s = "CAST(" + q + " AS CHAR)";
-            m.sourceExpr = "IF(" + s + " LIKE '%.%', TRIM(TRAILING '.' FROM TRIM(TRAILING '0' FROM " + s + ")), " + s + ")";
+            m.sourceExpr =
+                "IF(" + s + " LIKE '%.%', TRIM(TRAILING '.' FROM TRIM(TRAILING '0' FROM " + s + ")), " + s + ")";
         } else if (type == "timestamp") {
             m.target.kind = Kind::Tstz;
             m.sourceExpr = "DATE_FORMAT(CONVERT_TZ(" + q + ", @@session.time_zone, '+00:00'), '%Y-%m-%dT%H:%i:%s.%f')";
@@ -707,7 +753,8 @@ void everyFeature(Strat strategy, Target target)
     }
     {
         const std::string log = z.dir.file("killed.log");
-        int pid = spawnCli({"--state", z.state, "run", "--once"}, {{"DRIFTLESS_CRASH_AT", "batch.after_commit:2"}}, log);
+        int pid =
+            spawnCli({"--state", z.state, "run", "--once"}, {{"DRIFTLESS_CRASH_AT", "batch.after_commit:2"}}, log);
         int rc = waitPid(pid, 600);
         EXPECT_TRUE(rc == -SIGKILL || rc == 0) << "killed pass exited " << rc << ": " << readFile(log);
         std::printf("killed pass: %s\n", rc == -SIGKILL ? "SIGKILL after batch 2" : "finished with fewer batches");
@@ -776,20 +823,38 @@ void everyFeature(Strat strategy, Target target)
     std::printf("oracle rows:%s\n", counts.c_str());
     if (!allEqual(result) || !drift.empty())
         std::printf("tables not ok per status:\n%s", z.status().c_str());
-    std::printf("zoo mariadb %s -> %s: %zu features, %d seconds\n", strategyName(strategy), targetName(target),
-                z.active.size(),
-                static_cast<int>(
-                    std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started).count()));
+    std::printf(
+        "zoo mariadb %s -> %s: %zu features, %d seconds\n", strategyName(strategy), targetName(target), z.active.size(),
+        static_cast<int>(
+            std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started).count()));
 }
 
 } // namespace
 
-TEST(ZooMysql, everyFeatureByFullRefreshIntoPostgres) { everyFeature(Strat::FullRefresh, Target::Postgres); }
-TEST(ZooMysql, everyFeatureByFullRefreshIntoSqlite) { everyFeature(Strat::FullRefresh, Target::Sqlite); }
-TEST(ZooMysql, everyFeatureByCursorIntoPostgres) { everyFeature(Strat::Cursor, Target::Postgres); }
-TEST(ZooMysql, everyFeatureByCursorIntoSqlite) { everyFeature(Strat::Cursor, Target::Sqlite); }
-TEST(ZooMysql, everyFeatureByCdcIntoPostgres) { everyFeature(Strat::Cdc, Target::Postgres); }
-TEST(ZooMysql, everyFeatureByCdcIntoSqlite) { everyFeature(Strat::Cdc, Target::Sqlite); }
+TEST(ZooMysql, everyFeatureByFullRefreshIntoPostgres)
+{
+    everyFeature(Strat::FullRefresh, Target::Postgres);
+}
+TEST(ZooMysql, everyFeatureByFullRefreshIntoSqlite)
+{
+    everyFeature(Strat::FullRefresh, Target::Sqlite);
+}
+TEST(ZooMysql, everyFeatureByCursorIntoPostgres)
+{
+    everyFeature(Strat::Cursor, Target::Postgres);
+}
+TEST(ZooMysql, everyFeatureByCursorIntoSqlite)
+{
+    everyFeature(Strat::Cursor, Target::Sqlite);
+}
+TEST(ZooMysql, everyFeatureByCdcIntoPostgres)
+{
+    everyFeature(Strat::Cdc, Target::Postgres);
+}
+TEST(ZooMysql, everyFeatureByCdcIntoSqlite)
+{
+    everyFeature(Strat::Cdc, Target::Sqlite);
+}
 
 // A zero date written under a permissive sql_mode stops the table with an error naming the
 // table, the column and the key (docs/type-mapping.md): `run --once` exits 1. Kept apart from the
@@ -813,7 +878,9 @@ TEST(ZooMysql, aZeroDateStopsTheTableNamingTableColumnAndKey)
         auto r = z.cli({"run", "--once"});
         EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
         const std::string all = r.out + r.err;
-        std::printf("%s: %s\n", strategyName(s), r.err.substr(r.err.rfind("driftless:") == std::string::npos ? 0 : r.err.rfind("driftless:")).c_str());
+        std::printf(
+            "%s: %s\n", strategyName(s),
+            r.err.substr(r.err.rfind("driftless:") == std::string::npos ? 0 : r.err.rfind("driftless:")).c_str());
         // The two readers word it differently (full refresh: "table db.zerod, column born, row
         // id=7"; the binlog decoder: "key (id=7) of `db`.`zerod` ... column `born`"); both name
         // the table, the column, the key and the value.

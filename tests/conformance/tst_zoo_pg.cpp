@@ -46,7 +46,10 @@ bool enabled(const Feature &f, Strat s, Target t)
     return !f.refusedBy.count(s) && (kAllCombinations || !f.fails.count({s, t}));
 }
 
-Strat strategyOf(const ZooTable &t, Strat pair) { return t.always.value_or(pair); }
+Strat strategyOf(const ZooTable &t, Strat pair)
+{
+    return t.always.value_or(pair);
+}
 
 /// The writer: statements of the features, picked by a fixed-seed generator; a fifth of the
 /// steps are transactions of 2-5 statements. Statements that fail (a key another statement
@@ -328,7 +331,8 @@ void everyFeature(Strat strategy, Target target)
 
     // Refusals: each alone in a workspace of its own; `apply` exits 2 with the reason and the fix
     // and stores nothing.
-    auto refusedApply = [&](const ZooTable &t, const std::pair<std::string, std::string> &why, const std::string &what) {
+    auto refusedApply = [&](const ZooTable &t, const std::pair<std::string, std::string> &why,
+                            const std::string &what) {
         const std::string file = z.dir.file("refused.yaml"), state = z.dir.file("refused.db");
         writeFile(file, z.workspace(Zoo::entry(t, strategy), false));
         auto r = z.cli({"apply", file}, {}, state);
@@ -382,7 +386,8 @@ void everyFeature(Strat strategy, Target target)
     // One pass killed right after its second batch committed.
     {
         const std::string log = z.dir.file("killed.log");
-        int pid = spawnCli({"--state", z.state, "run", "--once"}, {{"DRIFTLESS_CRASH_AT", "batch.after_commit:2"}}, log);
+        int pid =
+            spawnCli({"--state", z.state, "run", "--once"}, {{"DRIFTLESS_CRASH_AT", "batch.after_commit:2"}}, log);
         int rc = waitPid(pid, 600);
         EXPECT_TRUE(rc == -SIGKILL || rc == 0) << "killed pass exited " << rc << ": " << readFile(log);
         std::printf("killed pass: %s\n", rc == -SIGKILL ? "SIGKILL after batch 2" : "finished with fewer batches");
@@ -455,11 +460,10 @@ void everyFeature(Strat strategy, Target target)
     }
     if (!allEqual(result) || !drift.empty())
         std::printf("tables not ok per status:\n%s", z.status().c_str());
-    std::printf("zoo %s -> %s: %zu features, %d seconds\n", strategyName(strategy), targetName(target),
-                z.active.size(),
-                static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
-                                                                                  started)
-                                     .count()));
+    std::printf(
+        "zoo %s -> %s: %zu features, %d seconds\n", strategyName(strategy), targetName(target), z.active.size(),
+        static_cast<int>(
+            std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started).count()));
 }
 
 // ---- docs/schema-zoo.md, generated from the feature table ----
@@ -508,12 +512,30 @@ std::string docsTable()
 
 } // namespace
 
-TEST(Zoo, everyFeatureByFullRefreshIntoPostgres) { everyFeature(Strat::FullRefresh, Target::Postgres); }
-TEST(Zoo, everyFeatureByFullRefreshIntoSqlite) { everyFeature(Strat::FullRefresh, Target::Sqlite); }
-TEST(Zoo, everyFeatureByCursorIntoPostgres) { everyFeature(Strat::Cursor, Target::Postgres); }
-TEST(Zoo, everyFeatureByCursorIntoSqlite) { everyFeature(Strat::Cursor, Target::Sqlite); }
-TEST(Zoo, everyFeatureByCdcIntoPostgres) { everyFeature(Strat::Cdc, Target::Postgres); }
-TEST(Zoo, everyFeatureByCdcIntoSqlite) { everyFeature(Strat::Cdc, Target::Sqlite); }
+TEST(Zoo, everyFeatureByFullRefreshIntoPostgres)
+{
+    everyFeature(Strat::FullRefresh, Target::Postgres);
+}
+TEST(Zoo, everyFeatureByFullRefreshIntoSqlite)
+{
+    everyFeature(Strat::FullRefresh, Target::Sqlite);
+}
+TEST(Zoo, everyFeatureByCursorIntoPostgres)
+{
+    everyFeature(Strat::Cursor, Target::Postgres);
+}
+TEST(Zoo, everyFeatureByCursorIntoSqlite)
+{
+    everyFeature(Strat::Cursor, Target::Sqlite);
+}
+TEST(Zoo, everyFeatureByCdcIntoPostgres)
+{
+    everyFeature(Strat::Cdc, Target::Postgres);
+}
+TEST(Zoo, everyFeatureByCdcIntoSqlite)
+{
+    everyFeature(Strat::Cdc, Target::Sqlite);
+}
 
 // The committed docs/schema-zoo.md holds the table this suite asserts, between its markers; the
 // generated one is written to DRIFTLESS_ARTIFACTS/schema-zoo-table.md to paste from.

@@ -54,17 +54,26 @@ std::string pgValue(const OracleColumn &c)
     const std::string q = core::quoteIdent(c.name);
     const std::string t = q + "::text";
     switch (c.kind) {
-    case Kind::Int: return t;
+    case Kind::Int:
+        return t;
     // Scale differs across engines (numeric(12,2) against a free numeric): no trailing zeros.
-    case Kind::Numeric: return "CASE WHEN " + t + " LIKE '%.%' THEN rtrim(rtrim(" + t + ", '0'), '.') ELSE " + t + " END";
-    case Kind::Bool: return "CASE WHEN " + q + " THEN 't' ELSE 'f' END";
-    case Kind::Tstz: return "to_char(" + q + " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US')";
-    case Kind::Ts: return "to_char(" + q + ", 'YYYY-MM-DD\"T\"HH24:MI:SS.US')";
-    case Kind::Date: return "to_char(" + q + ", 'YYYY-MM-DD')";
-    case Kind::Bytea: return "encode(" + q + ", 'hex')";
-    case Kind::Jsonb: return q + "::jsonb::text";
+    case Kind::Numeric:
+        return "CASE WHEN " + t + " LIKE '%.%' THEN rtrim(rtrim(" + t + ", '0'), '.') ELSE " + t + " END";
+    case Kind::Bool:
+        return "CASE WHEN " + q + " THEN 't' ELSE 'f' END";
+    case Kind::Tstz:
+        return "to_char(" + q + " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US')";
+    case Kind::Ts:
+        return "to_char(" + q + ", 'YYYY-MM-DD\"T\"HH24:MI:SS.US')";
+    case Kind::Date:
+        return "to_char(" + q + ", 'YYYY-MM-DD')";
+    case Kind::Bytea:
+        return "encode(" + q + ", 'hex')";
+    case Kind::Jsonb:
+        return q + "::jsonb::text";
     case Kind::Json:
-    case Kind::Text: return t;
+    case Kind::Text:
+        return t;
     }
     return t;
 }
@@ -74,31 +83,39 @@ std::string sqliteValue(const OracleColumn &c)
 {
     const std::string q = core::quoteIdent(c.name);
     switch (c.kind) {
-    case Kind::Int: return "CASE typeof(" + q + ") WHEN 'integer' THEN CAST(" + q + " AS TEXT) ELSE 'not-integer:' || " + q + " END";
+    case Kind::Int:
+        return "CASE typeof(" + q + ") WHEN 'integer' THEN CAST(" + q + " AS TEXT) ELSE 'not-integer:' || " + q +
+               " END";
     case Kind::Numeric:
-        return "CASE WHEN typeof(" + q + ") <> 'text' THEN 'not-text:' || " + q + " WHEN " + q + " LIKE '%.%' THEN rtrim(rtrim(" + q +
-               ", '0'), '.') ELSE " + q + " END";
-    case Kind::Bool: return "CASE " + q + " WHEN 1 THEN 't' WHEN 0 THEN 'f' ELSE 'not-bool:' || " + q + " END";
+        return "CASE WHEN typeof(" + q + ") <> 'text' THEN 'not-text:' || " + q + " WHEN " + q +
+               " LIKE '%.%' THEN rtrim(rtrim(" + q + ", '0'), '.') ELSE " + q + " END";
+    case Kind::Bool:
+        return "CASE " + q + " WHEN 1 THEN 't' WHEN 0 THEN 'f' ELSE 'not-bool:' || " + q + " END";
     case Kind::Tstz:
     case Kind::Ts: {
         // 'YYYY-MM-DD HH:MM:SS[.f…]' then, for timestamptz, '+00:00' (or '+00'): UTC, micros padded.
         const std::string end = "(instr(" + q + " || '+', '+'))";
-        std::string s = "substr(" + q + ", 1, 10) || 'T' || substr(" + q + ", 12, 8) || '.' || substr(CASE WHEN substr(" +
-                        q + ", 20, 1) = '.' THEN substr(" + q + ", 21, " + end + " - 21) ELSE '' END || '000000', 1, 6)";
+        std::string s = "substr(" + q + ", 1, 10) || 'T' || substr(" + q +
+                        ", 12, 8) || '.' || substr(CASE WHEN substr(" + q + ", 20, 1) = '.' THEN substr(" + q +
+                        ", 21, " + end + " - 21) ELSE '' END || '000000', 1, 6)";
         if (c.kind == Kind::Tstz)
-            s += " || CASE WHEN substr(" + q + ", " + end + ") IN ('+00:00', '+00') THEN '' ELSE ' offset:' || substr(" +
-                 q + ", " + end + ") END";
+            s += " || CASE WHEN substr(" + q + ", " + end +
+                 ") IN ('+00:00', '+00') THEN '' ELSE ' offset:' || substr(" + q + ", " + end + ") END";
         else
             s += " || CASE WHEN instr(" + q + ", '+') = 0 THEN '' ELSE ' offset?' END";
         return s;
     }
-    case Kind::Date: return q;
-    case Kind::Bytea: return "CASE typeof(" + q + ") WHEN 'blob' THEN lower(hex(" + q + ")) ELSE 'not-blob:' || " + q + " END";
+    case Kind::Date:
+        return q;
+    case Kind::Bytea:
+        return "CASE typeof(" + q + ") WHEN 'blob' THEN lower(hex(" + q + ")) ELSE 'not-blob:' || " + q + " END";
     // Postgres's text form, so exact text: SQLite's json() minifies and keeps key order, which
     // jsonb::text does not; json_valid guards that it is JSON at all.
     case Kind::Json:
-    case Kind::Jsonb: return "CASE WHEN json_valid(" + q + ") THEN " + q + " ELSE 'not-json:' || " + q + " END";
-    case Kind::Text: return "CASE typeof(" + q + ") WHEN 'text' THEN " + q + " ELSE typeof(" + q + ") || ':' || " + q + " END";
+    case Kind::Jsonb:
+        return "CASE WHEN json_valid(" + q + ") THEN " + q + " ELSE 'not-json:' || " + q + " END";
+    case Kind::Text:
+        return "CASE typeof(" + q + ") WHEN 'text' THEN " + q + " ELSE typeof(" + q + ") || ':' || " + q + " END";
     }
     return q;
 }
@@ -183,8 +200,14 @@ void prepareSession(core::PgConnection &conn)
               "SET extra_float_digits = 3; SET bytea_output = 'hex'");
 }
 
-std::string pgRowExpr(const std::vector<OracleColumn> &cols) { return rowExpr(cols, false); }
-std::string sqliteRowExpr(const std::vector<OracleColumn> &cols) { return rowExpr(cols, true); }
+std::string pgRowExpr(const std::vector<OracleColumn> &cols)
+{
+    return rowExpr(cols, false);
+}
+std::string sqliteRowExpr(const std::vector<OracleColumn> &cols)
+{
+    return rowExpr(cols, true);
+}
 
 Digest pgDigest(core::PgConnection &conn, const std::vector<OracleColumn> &cols, const std::string &from)
 {
@@ -217,7 +240,8 @@ Digest sqliteDigest(const std::string &file, const std::vector<OracleColumn> &co
     return d;
 }
 
-std::vector<std::string> pgRows(core::PgConnection &conn, const std::vector<OracleColumn> &cols, const std::string &from)
+std::vector<std::string> pgRows(core::PgConnection &conn, const std::vector<OracleColumn> &cols,
+                                const std::string &from)
 {
     auto r = conn.exec("SELECT r FROM (" + pgSelect(cols, from) + ") s ORDER BY r COLLATE \"C\"");
     std::vector<std::string> out;

@@ -35,11 +35,17 @@ struct CdcFaults : ::testing::Test {
     void applyWorkspace(const std::string &srcDsn, const std::string &dstDsn, long long pageSize = 1000)
     {
         writeFile(dir.file("ws.yaml"), "endpoints:\n"
-                                       "  app: { kind: postgres, dsn: \"" + srcDsn + "\" }\n"
-                                       "  dw: { kind: postgres, dsn: \"" + dstDsn + "\" }\n"
-                                       "pipelines:\n"
-                                       "  - name: " + pipeline + "\n    source: app\n    target: dw\n    tables:\n"
-                                       "      - { table: public.docs, strategy: cdc, page_size: " +
+                                       "  app: { kind: postgres, dsn: \"" +
+                                           srcDsn +
+                                           "\" }\n"
+                                           "  dw: { kind: postgres, dsn: \"" +
+                                           dstDsn +
+                                           "\" }\n"
+                                           "pipelines:\n"
+                                           "  - name: " +
+                                           pipeline +
+                                           "\n    source: app\n    target: dw\n    tables:\n"
+                                           "      - { table: public.docs, strategy: cdc, page_size: " +
                                            std::to_string(pageSize) + " }\n");
         auto r = runCli({"--state", state, "apply", dir.file("ws.yaml")});
         ASSERT_EQ(r.exitCode, 0) << r.err;
@@ -54,8 +60,9 @@ struct CdcFaults : ::testing::Test {
         auto rows = [](PgTestDb &db) {
             auto c = db.connect();
             std::map<long long, std::string> m;
-            auto r = c.exec("SELECT id, kind || '/' || coalesce(qty::text, 'null') || '/' || coalesce(md5(body), 'null') "
-                            "FROM docs");
+            auto r =
+                c.exec("SELECT id, kind || '/' || coalesce(qty::text, 'null') || '/' || coalesce(md5(body), 'null') "
+                       "FROM docs");
             for (int i = 0; i < r.rows(); ++i)
                 m[r.toInt(i, 0)] = r.text(i, 1);
             return m;
@@ -105,7 +112,8 @@ struct PrivateServer {
     PrivateServer()
     {
         if (std::system(("bash " + std::string(DRIFTLESS_SOURCE_DIR) + "/tests/support/servers.sh start " + env +
-                         " > /dev/null").c_str()) != 0)
+                         " > /dev/null")
+                            .c_str()) != 0)
             throw std::runtime_error("could not start a private server (tests/support/servers.sh)");
         const std::string kv = readFile(env);
         auto get = [&](const std::string &k) {
@@ -118,8 +126,9 @@ struct PrivateServer {
     }
     ~PrivateServer()
     {
-        std::system(("bash " + std::string(DRIFTLESS_SOURCE_DIR) + "/tests/support/servers.sh stop " + env +
-                     " > /dev/null").c_str());
+        std::system(
+            ("bash " + std::string(DRIFTLESS_SOURCE_DIR) + "/tests/support/servers.sh stop " + env + " > /dev/null")
+                .c_str());
     }
     PrivateServer(const PrivateServer &) = delete;
     PrivateServer &operator=(const PrivateServer &) = delete;
@@ -192,10 +201,17 @@ public:
             std::string tx = "BEGIN;";
             for (int i = 0; i < 2 + static_cast<int>(m_rng() % 20); ++i) {
                 switch (m_rng() % 4) {
-                case 0: tx += "INSERT INTO docs VALUES (" + std::to_string(++m_next) + ", 'multi', 0, 'small');"; break;
-                case 1: tx += "UPDATE docs SET qty = qty * 2 WHERE id = " + key() + ";"; break;
-                case 2: tx += "DELETE FROM docs WHERE id = " + key() + ";"; break;
-                default: tx += "UPDATE docs SET body = " + big() + " WHERE id = " + key() + ";";
+                case 0:
+                    tx += "INSERT INTO docs VALUES (" + std::to_string(++m_next) + ", 'multi', 0, 'small');";
+                    break;
+                case 1:
+                    tx += "UPDATE docs SET qty = qty * 2 WHERE id = " + key() + ";";
+                    break;
+                case 2:
+                    tx += "DELETE FROM docs WHERE id = " + key() + ";";
+                    break;
+                default:
+                    tx += "UPDATE docs SET body = " + big() + " WHERE id = " + key() + ";";
                 }
             }
             m_conn.exec(tx + "COMMIT;");
@@ -205,7 +221,8 @@ public:
     void seedRows(int n)
     {
         m_conn.exec("INSERT INTO docs SELECT g, 'seed', g, CASE WHEN g % 10 = 0 THEN repeat(md5(g::text), 200) ELSE "
-                    "'s' END FROM generate_series(1, " + std::to_string(n) + ") g");
+                    "'s' END FROM generate_series(1, " +
+                    std::to_string(n) + ") g");
         m_next = n;
     }
     long long steps() const { return m_steps; }
@@ -273,7 +290,8 @@ TEST_F(CdcFaults, theOracleHoldsThroughRepeatedKillNine)
     auto s = src.connect();
     auto d = dst.connect();
     EXPECT_EQ(hashOf(d), hashOf(s)) << "seed " << seed << "\n" << diff();
-    EXPECT_EQ(dst.scalar("SELECT count(*) FROM docs WHERE body IS NULL"), src.scalar("SELECT count(*) FROM docs WHERE body IS NULL"));
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM docs WHERE body IS NULL"),
+              src.scalar("SELECT count(*) FROM docs WHERE body IS NULL"));
 }
 
 TEST_F(CdcFaults, aStreamAfterAResumedLoadRecordsEachPositionBeforeTheSlotHearsOfIt)
@@ -308,9 +326,8 @@ TEST_F(CdcFaults, aStreamAfterAResumedLoadRecordsEachPositionBeforeTheSlotHearsO
     // And a start now (the slot may have heard of anything committed) goes on, to equal tables.
     auto again = runCli({"--state", state, "run", "--once"});
     ASSERT_EQ(again.exitCode, 0) << again.out << again.err;
-    const std::string confirmed =
-        src.scalar("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = 'driftless_" +
-                   pipeline + "'");
+    const std::string confirmed = src.scalar(
+        "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = 'driftless_" + pipeline + "'");
     EXPECT_FALSE(lsnAbove(confirmed, position().value("lsn", "0/0")))
         << "the slot is never ahead of the checkpoint: " << confirmed << " vs " << position().dump();
     auto s = src.connect();
@@ -406,7 +423,8 @@ TEST_F(CdcFaults, aKilledInitialLoadResumesAtItsNextChunkUnderWrites)
     writer.join();
     ASSERT_EQ(rerun.exitCode, 0) << rerun.out << rerun.err;
     int chunks = 0;
-    for (size_t p = rerun.out.find("loaded 500 rows"); p != std::string::npos; p = rerun.out.find("loaded 500 rows", p + 1))
+    for (size_t p = rerun.out.find("loaded 500 rows"); p != std::string::npos;
+         p = rerun.out.find("loaded 500 rows", p + 1))
         ++chunks;
     EXPECT_LE(chunks, 36) << "the five finished chunks are not copied again";
     EXPECT_GE(chunks, 34);
@@ -430,10 +448,13 @@ TEST_F(CdcFaults, theStreamSurvivesASourceRestart)
     s.exec(kDocs);
     s.exec("INSERT INTO docs SELECT g, 'a', 1, 'x' FROM generate_series(1, 500) g");
     const std::map<std::string, std::string> envPw{{"PGPASSWORD", own.password}};
-    writeFile(dir.file("ws.yaml"), "endpoints:\n  app: { kind: postgres, dsn: \"" + own.dsn("s") + "\" }\n"
-                                   "  dw: { kind: postgres, dsn: \"" + own.dsn("d") + "\" }\npipelines:\n"
-                                   "  - name: restart\n    source: app\n    target: dw\n    tables:\n"
-                                   "      - { table: public.docs, strategy: cdc }\n");
+    writeFile(dir.file("ws.yaml"), "endpoints:\n  app: { kind: postgres, dsn: \"" + own.dsn("s") +
+                                       "\" }\n"
+                                       "  dw: { kind: postgres, dsn: \"" +
+                                       own.dsn("d") +
+                                       "\" }\npipelines:\n"
+                                       "  - name: restart\n    source: app\n    target: dw\n    tables:\n"
+                                       "      - { table: public.docs, strategy: cdc }\n");
     ASSERT_EQ(runCli({"--state", state, "apply", dir.file("ws.yaml")}, envPw).exitCode, 0);
     int pid = spawnCli({"--state", state, "run"}, envPw, dir.file("run.log"));
     std::this_thread::sleep_for(std::chrono::seconds(2));
@@ -446,7 +467,8 @@ TEST_F(CdcFaults, theStreamSurvivesASourceRestart)
     std::string got;
     for (int i = 0; i < 150; ++i) {
         try {
-            got = d.exec("SELECT count(*) FILTER (WHERE kind = 'after restart') || '/' || count(*) FROM docs").text(0, 0);
+            got =
+                d.exec("SELECT count(*) FILTER (WHERE kind = 'after restart') || '/' || count(*) FROM docs").text(0, 0);
         } catch (...) {
             d = own.connect("d");
         }
@@ -457,7 +479,8 @@ TEST_F(CdcFaults, theStreamSurvivesASourceRestart)
     ::kill(pid, SIGTERM);
     EXPECT_EQ(waitPid(pid, 60), 0) << readFile(dir.file("run.log"));
     EXPECT_EQ(got, "100/480") << "the stream reconnected and caught up\n" << readFile(dir.file("run.log"));
-    EXPECT_EQ(pgHash(d, "SELECT id, kind, qty, body FROM docs", "id"), pgHash(s2, "SELECT id, kind, qty, body FROM docs", "id"));
+    EXPECT_EQ(pgHash(d, "SELECT id, kind, qty, body FROM docs", "id"),
+              pgHash(s2, "SELECT id, kind, qty, body FROM docs", "id"));
 }
 
 TEST_F(CdcFaults, aFastRestartOfTheSourceNeverWaitsOnTheEngine)
@@ -559,10 +582,10 @@ TEST_F(CdcFaults, aFastRestartOfTheSourceNeverWaitsOnTheEngine)
     s = own.connect("bench");
     ASSERT_EQ(waitPid(pgbench({"-n", "-c", "2", "-t", "200"}), 120), 0) << readFile(dir.file("pgbench.log"));
     ASSERT_TRUE(caughtUp(240)) << "after the restart\n" << readFile(runLog);
-    for (const auto &[table, cols, key] :
-         std::vector<std::tuple<std::string, std::string, std::string>>{{"pgbench_accounts", "aid, bid, abalance, filler", "aid"},
-                                                                        {"pgbench_tellers", "tid, bid, tbalance, filler", "tid"},
-                                                                        {"pgbench_branches", "bid, bbalance, filler", "bid"}}) {
+    for (const auto &[table, cols, key] : std::vector<std::tuple<std::string, std::string, std::string>>{
+             {"pgbench_accounts", "aid, bid, abalance, filler", "aid"},
+             {"pgbench_tellers", "tid, bid, tbalance, filler", "tid"},
+             {"pgbench_branches", "bid, bbalance, filler", "bid"}}) {
         const std::string select = "SELECT " + cols + " FROM " + table;
         EXPECT_EQ(pgHash(d, select, key), pgHash(s, select, key)) << table;
     }
@@ -576,7 +599,8 @@ TEST_F(CdcFaults, aMillionRowTransactionAppliesInBoundedMemory)
     src.exec(kDocs);
     applyWorkspace(pgDsn(src.name()), pgDsn(dst.name()));
     ASSERT_EQ(runCli({"--state", state, "run", "--once"}).exitCode, 0);
-    src.exec("INSERT INTO docs SELECT g, 'bulk', g, md5(g::text) || repeat('x', 200) FROM generate_series(1, 1000000) g");
+    src.exec(
+        "INSERT INTO docs SELECT g, 'bulk', g, md5(g::text) || repeat('x', 200) FROM generate_series(1, 1000000) g");
     const long long dataMb = std::stoll(src.scalar("SELECT pg_total_relation_size('docs') / 1048576"));
     std::string timeFile = dir.file("time");
     std::string cmd = "/usr/bin/time -f %M -o " + timeFile + " " + cliPath() + " --state " + state + " run --once > " +

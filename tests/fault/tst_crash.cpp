@@ -28,8 +28,12 @@ struct CrashFixture : ::testing::Test {
                  "INSERT INTO events SELECT g, 'v0', now() - interval '1 hour' FROM generate_series(1, 20000) g");
         const auto &s = servers();
         std::string ws = "endpoints:\n"
-                         "  app: { kind: postgres, dsn: \"" + pgDsn(src.name()) + "\" }\n"
-                         "  dw: { kind: postgres, dsn: \"" + pgDsn(dst.name()) + "\" }\n"
+                         "  app: { kind: postgres, dsn: \"" +
+                         pgDsn(src.name()) +
+                         "\" }\n"
+                         "  dw: { kind: postgres, dsn: \"" +
+                         pgDsn(dst.name()) +
+                         "\" }\n"
                          "pipelines:\n"
                          "  - name: crash\n    source: app\n    target: dw\n    tables:\n"
                          "      - { table: public.events, strategy: cursor, page_size: 500, every: 1s }\n";
@@ -64,7 +68,7 @@ TEST_F(CrashFixture, killedDuringTheInitialLoadResumesAtTheNextChunk)
     auto rerun = runCli({"--state", state, "run", "--once"});
     ASSERT_EQ(rerun.exitCode, 0) << rerun.out << rerun.err;
     EXPECT_EQ(countLines(rerun.out, "loaded 500 rows"), 35) << "the 5 finished chunks are not copied again\n"
-                                                          << rerun.out;
+                                                            << rerun.out;
     EXPECT_EQ(hash(dst), hash(src));
 }
 
@@ -96,8 +100,8 @@ TEST_F(CrashFixture, killedAtRandomTimesUnderWritesEndsEqual)
             if (kind == 0)
                 c.exec("INSERT INTO events VALUES (" + std::to_string(next++) + ", 'ins', now())");
             else
-                c.exec("UPDATE events SET v = 'u" + std::to_string(writes.load()) + "', updated_at = now() WHERE id = " +
-                       std::to_string(1 + wr() % 20000));
+                c.exec("UPDATE events SET v = 'u" + std::to_string(writes.load()) +
+                       "', updated_at = now() WHERE id = " + std::to_string(1 + wr() % 20000));
             ++writes;
             std::this_thread::sleep_for(std::chrono::milliseconds(2));
         }

@@ -29,12 +29,18 @@ struct MysqlFaults : ::testing::Test {
     {
         src.exec("CREATE TABLE docs (id bigint PRIMARY KEY, kind varchar(20) NOT NULL, qty int, body mediumtext)");
         writeFile(dir.file("ws.yaml"), "endpoints:\n"
-                                       "  shop: { kind: mysql, dsn: \"" + myDsn(src.name()) + "\" }\n"
-                                       "  dw: { kind: postgres, dsn: \"" + pgDsn(dst.name()) + "\" }\n"
-                                       "pipelines:\n"
-                                       "  - name: " + pipeline + "\n    source: shop\n    target: dw\n"
-                                       "    target_schema: public\n    tables:\n"
-                                       "      - { table: docs, strategy: cdc, page_size: 500 }\n");
+                                       "  shop: { kind: mysql, dsn: \"" +
+                                           myDsn(src.name()) +
+                                           "\" }\n"
+                                           "  dw: { kind: postgres, dsn: \"" +
+                                           pgDsn(dst.name()) +
+                                           "\" }\n"
+                                           "pipelines:\n"
+                                           "  - name: " +
+                                           pipeline +
+                                           "\n    source: shop\n    target: dw\n"
+                                           "    target_schema: public\n    tables:\n"
+                                           "      - { table: docs, strategy: cdc, page_size: 500 }\n");
         auto r = runCli({"--state", state, "apply", dir.file("ws.yaml")});
         ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
     }
@@ -42,7 +48,8 @@ struct MysqlFaults : ::testing::Test {
     {
         auto c = src.connect();
         std::map<long long, std::string> m;
-        auto r = c.query("SELECT id, CONCAT(kind, '/', COALESCE(qty, 'null'), '/', COALESCE(MD5(body), 'null')) FROM docs");
+        auto r =
+            c.query("SELECT id, CONCAT(kind, '/', COALESCE(qty, 'null'), '/', COALESCE(MD5(body), 'null')) FROM docs");
         for (const auto &row : r.rows)
             m[std::stoll(*row[0])] = *row[1];
         return m;
@@ -98,7 +105,9 @@ public:
     {
         const int kind = static_cast<int>(m_rng() % 10);
         auto key = [&] { return std::to_string(1 + m_rng() % m_next); };
-        auto body = [&] { return "REPEAT(MD5(" + std::to_string(m_rng()) + "), " + std::to_string(1 + m_rng() % 200) + ")"; };
+        auto body = [&] {
+            return "REPEAT(MD5(" + std::to_string(m_rng()) + "), " + std::to_string(1 + m_rng() % 200) + ")";
+        };
         if (kind < 3) {
             m_conn.exec("INSERT INTO docs VALUES (" + std::to_string(++m_next) + ", 'ins', 1, " + body() + ")");
         } else if (kind < 5) {
@@ -111,10 +120,17 @@ public:
             m_conn.exec("START TRANSACTION");
             for (int i = 0; i < 2 + static_cast<int>(m_rng() % 20); ++i) {
                 switch (m_rng() % 4) {
-                case 0: m_conn.exec("INSERT INTO docs VALUES (" + std::to_string(++m_next) + ", 'multi', 0, 'small')"); break;
-                case 1: m_conn.exec("UPDATE docs SET qty = qty * 2 WHERE id = " + key()); break;
-                case 2: m_conn.exec("DELETE FROM docs WHERE id = " + key()); break;
-                default: m_conn.exec("UPDATE docs SET body = " + body() + " WHERE id = " + key());
+                case 0:
+                    m_conn.exec("INSERT INTO docs VALUES (" + std::to_string(++m_next) + ", 'multi', 0, 'small')");
+                    break;
+                case 1:
+                    m_conn.exec("UPDATE docs SET qty = qty * 2 WHERE id = " + key());
+                    break;
+                case 2:
+                    m_conn.exec("DELETE FROM docs WHERE id = " + key());
+                    break;
+                default:
+                    m_conn.exec("UPDATE docs SET body = " + body() + " WHERE id = " + key());
                 }
             }
             m_conn.exec(m_rng() % 8 == 0 ? "ROLLBACK" : "COMMIT");
@@ -123,8 +139,9 @@ public:
     }
     void seedRows(int n)
     {
-        m_conn.exec("INSERT INTO docs SELECT seq, 'seed', seq, IF(seq % 10 = 0, REPEAT(MD5(seq), 200), 's') FROM seq_1_to_" +
-                    std::to_string(n));
+        m_conn.exec(
+            "INSERT INTO docs SELECT seq, 'seed', seq, IF(seq % 10 = 0, REPEAT(MD5(seq), 200), 's') FROM seq_1_to_" +
+            std::to_string(n));
         m_next = n;
     }
     long long steps() const { return m_steps; }

@@ -53,11 +53,16 @@ TEST(SlotInvalidated, theGuardSeesLostFallsBackAndTheTargetEndsEqual)
     const std::string host = "host=127.0.0.1 port=" + std::to_string(s.pgPort) + " user=" + s.pgUser;
     // The guard's own threshold is far away: only the invalidation can trigger it.
     writeFile(dir.file("ws.yaml"), "endpoints:\n"
-                                   "  app: { kind: postgres, dsn: \"" + host + " dbname=" + src.name() +
+                                   "  app: { kind: postgres, dsn: \"" +
+                                       host + " dbname=" + src.name() +
                                        "\", slot_guard: { max_retained: 10GB, action: fallback } }\n"
-                                   "  dw:  { kind: postgres, dsn: \"" + host + " dbname=" + dst.name() + "\" }\n"
-                                   "pipelines:\n  - name: " + pipeline + "\n    source: app\n    target: dw\n"
-                                   "    tables:\n      - { table: public.items, strategy: cdc }\n");
+                                       "  dw:  { kind: postgres, dsn: \"" +
+                                       host + " dbname=" + dst.name() +
+                                       "\" }\n"
+                                       "pipelines:\n  - name: " +
+                                       pipeline +
+                                       "\n    source: app\n    target: dw\n"
+                                       "    tables:\n      - { table: public.items, strategy: cdc }\n");
     ASSERT_EQ(runCli({"--state", state, "apply", dir.file("ws.yaml")}).exitCode, 0);
     ASSERT_EQ(runCli({"--state", state, "run", "--once"}).exitCode, 0);
 

@@ -7,9 +7,9 @@
 // with an old server's version. The oracle is a count and an md5 computed in SQL on each side.
 
 #include "core/db/mysqlconnection.h"
-#include "tests/support/testsupport.h"
 #include "core/db/sqlitedb.h"
 #include "tests/support/mysqltestdb.h"
+#include "tests/support/testsupport.h"
 #include "tests/support/throwawaymariadb.h"
 #include "tests/support/throwawaypostgres.h"
 
@@ -18,13 +18,13 @@
 #include <nlohmann/json.hpp>
 
 #include <cctype>
-#include <functional>
-#include <optional>
 #include <csignal>
-#include <random>
-#include <thread>
+#include <functional>
 #include <iostream>
+#include <optional>
+#include <random>
 #include <string>
+#include <thread>
 
 using namespace driftless::test;
 
@@ -59,8 +59,8 @@ void write(const ThrowawayMariadb &db, int n, unsigned seed, long long &next)
         switch (rng() % 6) {
         case 0:
         case 1:
-            c.exec("INSERT INTO items VALUES (" + std::to_string(next++) + ", " + std::to_string(rng() % 7) +
-                   ", 'n" + std::to_string(rng()) + "', " + std::to_string(rng() % 100) + ", REPEAT('x', " +
+            c.exec("INSERT INTO items VALUES (" + std::to_string(next++) + ", " + std::to_string(rng() % 7) + ", 'n" +
+                   std::to_string(rng()) + "', " + std::to_string(rng() % 100) + ", REPEAT('x', " +
                    std::to_string(rng() % 300) + "))");
             break;
         case 2:
@@ -98,12 +98,18 @@ struct MariadbFailover : ::testing::Test {
         replica.catchUpWith(primary);
         // The endpoint names the primary's address; after the switchover the replica answers there.
         writeFile(dir.file("ws.yaml"), "endpoints:\n"
-                                       "  shop: { kind: mysql, dsn: \"" + primary.dsn("shop") + "\" }\n"
-                                       "  dw: { kind: postgres, dsn: \"" + pgDsn(dst.name()) + "\" }\n"
-                                       "pipelines:\n"
-                                       "  - name: " + pipeline + "\n    source: shop\n    target: dw\n"
-                                       "    target_schema: shop\n    tables:\n"
-                                       "      - { table: items, strategy: cdc, page_size: 150 }\n");
+                                       "  shop: { kind: mysql, dsn: \"" +
+                                           primary.dsn("shop") +
+                                           "\" }\n"
+                                           "  dw: { kind: postgres, dsn: \"" +
+                                           pgDsn(dst.name()) +
+                                           "\" }\n"
+                                           "pipelines:\n"
+                                           "  - name: " +
+                                           pipeline +
+                                           "\n    source: shop\n    target: dw\n"
+                                           "    target_schema: shop\n    tables:\n"
+                                           "      - { table: items, strategy: cdc, page_size: 150 }\n");
         auto r = runCli({"--state", state, "apply", dir.file("ws.yaml")});
         ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
         sync();
@@ -116,8 +122,8 @@ struct MariadbFailover : ::testing::Test {
     /// The stored checkpoint position of the table.
     nlohmann::json checkpoint()
     {
-        return nlohmann::json::parse(dst.scalar("SELECT position FROM _driftless.checkpoints WHERE pipeline = '" +
-                                                pipeline + "'"));
+        return nlohmann::json::parse(
+            dst.scalar("SELECT position FROM _driftless.checkpoints WHERE pipeline = '" + pipeline + "'"));
     }
     /// The primary dies; the replica is promoted and restarted on the primary's address.
     void failOver()
@@ -333,7 +339,8 @@ protected:
         primary.exec("CREATE TABLE items (id bigint PRIMARY KEY, grp int NOT NULL, name text NOT NULL, qty int, "
                      "note text)");
         primary.exec("INSERT INTO items SELECT g, g % 7, 'seed' || g, g, CASE WHEN g % 5 = 0 THEN NULL ELSE 'note' "
-                     "END FROM generate_series(1, " + std::to_string(rows) + ") g");
+                     "END FROM generate_series(1, " +
+                     std::to_string(rows) + ") g");
         if (withTags) {
             primary.exec("CREATE TABLE tags (region text, id uuid, n int, label text, PRIMARY KEY (region, id))");
             primary.exec("INSERT INTO tags SELECT (ARRAY['North', 'north east', 'Zeta', 'alpha'])[1 + g % 4], "
@@ -341,17 +348,23 @@ protected:
         }
         standby.emplace(ThrowawayPostgres::StandbyOf{primary});
         const std::string dsn = "host=127.0.0.1,127.0.0.1 port=" + std::to_string(primary.port()) + "," +
-                                std::to_string(standby->port()) + " user=postgres dbname=postgres "
+                                std::to_string(standby->port()) +
+                                " user=postgres dbname=postgres "
                                 "target_session_attrs=read-write";
-        writeFile(dir.file("ws.yaml"), "endpoints:\n"
-                                       "  app: { kind: postgres, dsn: \"" + dsn + "\" }\n"
-                                       "  dw: { kind: postgres, dsn: \"" + pgDsn(dst.name()) + "\" }\n"
-                                       "pipelines:\n"
-                                       "  - name: " + pipeline + "\n    source: app\n    target: dw\n" + pipelineExtra +
-                                           "    target_schema: public\n    tables:\n"
-                                           "      - { table: public.items, strategy: cdc, page_size: 1000 }\n" +
-                                           (withTags ? "      - { table: public.tags, strategy: cdc, page_size: 1000 }\n"
-                                                     : ""));
+        writeFile(dir.file("ws.yaml"),
+                  "endpoints:\n"
+                  "  app: { kind: postgres, dsn: \"" +
+                      dsn +
+                      "\" }\n"
+                      "  dw: { kind: postgres, dsn: \"" +
+                      pgDsn(dst.name()) +
+                      "\" }\n"
+                      "pipelines:\n"
+                      "  - name: " +
+                      pipeline + "\n    source: app\n    target: dw\n" + pipelineExtra +
+                      "    target_schema: public\n    tables:\n"
+                      "      - { table: public.items, strategy: cdc, page_size: 1000 }\n" +
+                      (withTags ? "      - { table: public.tags, strategy: cdc, page_size: 1000 }\n" : ""));
         auto r = runCli({"--state", state, "apply", dir.file("ws.yaml")});
         ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
         sync();
@@ -514,8 +527,9 @@ protected:
         std::string row = "CONCAT_WS('|'";
         for (const auto &col : t.columns)
             row += ", COALESCE(CAST(" + col + " AS CHAR), '~')";
-        return c.scalar("SELECT CONCAT(COUNT(*), ':', COALESCE(GROUP_CONCAT(" + row + ") ORDER BY " + t.key +
-                        " SEPARATOR ';'), '')) FROM " + t.name)
+        return c
+            .scalar("SELECT CONCAT(COUNT(*), ':', COALESCE(GROUP_CONCAT(" + row + ") ORDER BY " + t.key +
+                    " SEPARATOR ';'), '')) FROM " + t.name)
             .value_or("?");
     }
     std::string targetRows(const Table &t)
@@ -565,9 +579,11 @@ protected:
         for (const auto &t : m_tables)
             tables += "      - { table: " + t.name + ", strategy: cdc, page_size: 250 }\n";
         writeFile(dir.file("ws.yaml"), "endpoints:\n"
-                                       "  shop: { kind: mysql, dsn: \"" + myDsn(src.name()) + "\" }\n" + target +
+                                       "  shop: { kind: mysql, dsn: \"" +
+                                           myDsn(src.name()) + "\" }\n" + target +
                                            "pipelines:\n"
-                                           "  - name: " + pipeline + "\n    source: shop\n    target: dw\n" +
+                                           "  - name: " +
+                                           pipeline + "\n    source: shop\n    target: dw\n" +
                                            (sqlite() ? "" : "    target_schema: public\n") + "    tables:\n" + tables);
         auto r = runCli({"--state", state, "apply", dir.file("ws.yaml")});
         ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
@@ -628,7 +644,8 @@ TEST_P(Cascades, theChildrenFollowTheirParentsChangesThroughKillNine)
             case 6: // a parent deleted, and a new child for another one, in one transaction
                 c.exec("START TRANSACTION");
                 c.exec("DELETE FROM parent WHERE id = " + k);
-                c.exec("INSERT IGNORE INTO child_null SELECT " + std::to_string(next++) + ", id, 7 FROM parent "
+                c.exec("INSERT IGNORE INTO child_null SELECT " + std::to_string(next++) +
+                       ", id, 7 FROM parent "
                        "ORDER BY id LIMIT 1");
                 c.exec("COMMIT");
                 break;

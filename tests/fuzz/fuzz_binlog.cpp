@@ -71,33 +71,37 @@ std::string formatDescription(bool crc)
 /// GEOMETRY, BIGINT, MEDIUMINT, old DATETIME, old TIME, old TIMESTAMP.
 std::string tableMap()
 {
-    const std::uint8_t types[] = {3, 3, 246, 246, 4, 5, 16, 10, 18, 18, 17, 19, 19, 13, 254, 254, 254, 15,
-                                  252, 252, 254, 254, 255, 8, 9, 12, 11, 7};
+    const std::uint8_t types[] = {3,   3,   246, 246, 4,   5,   16,  10,  18,  18, 17, 19, 19, 13,
+                                  254, 254, 254, 15,  252, 252, 254, 254, 255, 8,  9,  12, 11, 7};
     std::string meta;
-    meta += std::string("\x41\x1e", 2);     // DECIMAL(65,30)
-    meta += std::string("\x0a\x02", 2);     // DECIMAL(10,2)
-    meta += "\x04";                          // FLOAT
-    meta += "\x08";                          // DOUBLE
-    meta += std::string("\x02\x01", 2);     // BIT(10)
-    meta += "\x06";                          // DATETIME(6)
-    meta += std::string(1, '\0');            // DATETIME(0)
-    meta += "\x03";                          // TIMESTAMP(3)
-    meta += "\x06";                          // TIME(6)
-    meta += "\x01";                          // TIME(1)
-    meta += std::string("\xfe\x28", 2);     // CHAR(10) utf8mb4 = 40 bytes
-    meta += std::string("\xee\x90", 2);     // CHAR(100) utf8mb4 = 400 bytes
-    meta += std::string("\xfe\x08", 2);     // BINARY(8)
-    meta += std::string("\x2c\x01", 2);     // VARCHAR(300)
-    meta += "\x02";                          // BLOB
-    meta += "\x04";                          // LONGTEXT
-    meta += std::string("\xf7\x01", 2);     // ENUM
-    meta += std::string("\xf8\x01", 2);     // SET
-    meta += "\x04";                          // GEOMETRY
+    meta += std::string("\x41\x1e", 2); // DECIMAL(65,30)
+    meta += std::string("\x0a\x02", 2); // DECIMAL(10,2)
+    meta += "\x04";                     // FLOAT
+    meta += "\x08";                     // DOUBLE
+    meta += std::string("\x02\x01", 2); // BIT(10)
+    meta += "\x06";                     // DATETIME(6)
+    meta += std::string(1, '\0');       // DATETIME(0)
+    meta += "\x03";                     // TIMESTAMP(3)
+    meta += "\x06";                     // TIME(6)
+    meta += "\x01";                     // TIME(1)
+    meta += std::string("\xfe\x28", 2); // CHAR(10) utf8mb4 = 40 bytes
+    meta += std::string("\xee\x90", 2); // CHAR(100) utf8mb4 = 400 bytes
+    meta += std::string("\xfe\x08", 2); // BINARY(8)
+    meta += std::string("\x2c\x01", 2); // VARCHAR(300)
+    meta += "\x02";                     // BLOB
+    meta += "\x04";                     // LONGTEXT
+    meta += std::string("\xf7\x01", 2); // ENUM
+    meta += std::string("\xf8\x01", 2); // SET
+    meta += "\x04";                     // GEOMETRY
     std::string b;
     putLe(b, 7, 6);
     putLe(b, 1, 2);
-    b += std::string("\x02" "db\0", 4);
-    b += std::string("\x01" "t\0", 3);
+    b += std::string("\x02"
+                     "db\0",
+                     4);
+    b += std::string("\x01"
+                     "t\0",
+                     3);
     b += static_cast<char>(sizeof types);
     b.append(reinterpret_cast<const char *>(types), sizeof types);
     b += static_cast<char>(meta.size());
@@ -118,17 +122,25 @@ std::string tableMap()
         names += static_cast<char>('a' + i / 26);
     }
     tlv(4, names);
-    tlv(5, std::string("\x03\x01" "a\x01" "b\x01" "c", 8));
-    tlv(6, std::string("\x02\x05" "small\x05" "large", 13));
+    tlv(5, std::string("\x03\x01"
+                       "a\x01"
+                       "b\x01"
+                       "c",
+                       8));
+    tlv(6, std::string("\x02\x05"
+                       "small\x05"
+                       "large",
+                       13));
     tlv(8, std::string("\x00", 1));
     tlv(11, std::string("\x2d\x08", 2));
     return b;
 }
 
-constexpr std::uint8_t kTypes[] = {event::TableMap,    event::WriteRowsV1, event::UpdateRowsV1, event::DeleteRowsV1,
-                                   event::WriteRowsV2, event::UpdateRowsV2, event::DeleteRowsV2, event::Query,
-                                   event::Rotate,      event::MariaGtid,   event::GtidList,     event::Xid,
-                                   event::Heartbeat,   event::MysqlGtid,   event::FormatDescription, 161};
+constexpr std::uint8_t kTypes[] = {
+    event::TableMap,    event::WriteRowsV1,  event::UpdateRowsV1,      event::DeleteRowsV1,
+    event::WriteRowsV2, event::UpdateRowsV2, event::DeleteRowsV2,      event::Query,
+    event::Rotate,      event::MariaGtid,    event::GtidList,          event::Xid,
+    event::Heartbeat,   event::MysqlGtid,    event::FormatDescription, 161};
 
 } // namespace
 
@@ -154,7 +166,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     std::size_t at = 1;
     while (at + 3 <= size) {
         const std::uint8_t selector = static_cast<std::uint8_t>(in[at]);
-        const std::size_t length = static_cast<std::uint8_t>(in[at + 1]) | static_cast<std::size_t>(in[at + 2] & 0x0f) << 8;
+        const std::size_t length = static_cast<std::uint8_t>(in[at + 1]) | static_cast<std::size_t>(in[at + 2] & 0x0f)
+                                                                               << 8;
         at += 3;
         const std::string_view chunk = in.substr(at, std::min(length, size - at));
         at += chunk.size();
@@ -164,7 +177,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         }
         const std::uint8_t type = kTypes[selector & 0x0f];
         std::string body;
-        if ((selector & 0x10) && type >= event::WriteRowsV1 && type <= event::DeleteRowsV2 && type != event::Heartbeat) {
+        if ((selector & 0x10) && type >= event::WriteRowsV1 && type <= event::DeleteRowsV2 &&
+            type != event::Heartbeat) {
             // A correct rows post-header for table 7 with all columns present, so the input
             // goes straight to the row images.
             if (selector & 0x20)

@@ -53,8 +53,7 @@ using driftless::ui::EngineBridge;
 using driftless::ui::MainWindow;
 using driftless::ui::TablesModel;
 
-namespace
-{
+namespace {
 
 const char *kOrders = "SELECT id, name, amount FROM public.orders";
 
@@ -150,8 +149,7 @@ QString engineText(MainWindow &w)
 
 } // namespace
 
-class TestAgentAttach : public QObject
-{
+class TestAgentAttach : public QObject {
     Q_OBJECT
 private slots:
     void initTestCase()

@@ -41,8 +41,7 @@ using driftless::ui::MainWindow;
 using driftless::ui::TablesModel;
 using namespace std::chrono_literals;
 
-namespace
-{
+namespace {
 
 const char *const kPipeline = "app_to_dw";
 
@@ -55,7 +54,6 @@ ANALYZE orders;
 )sql";
 
 const char *kOrders = "SELECT id, name, amount FROM public.orders";
-
 
 core::Workspace workspaceFor(const test::PgTestDb &src, const test::PgTestDb &dst, long long pageSize)
 {
@@ -137,8 +135,7 @@ void clickButton(QMessageBox *box, const QString &name)
 
 } // namespace
 
-class TestBackfill : public QObject
-{
+class TestBackfill : public QObject {
     Q_OBJECT
 private slots:
     void initTestCase();

@@ -32,9 +32,9 @@
 #include <QLabel>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
-#include <QStatusBar>
 #include <QTest>
 
 #include <chrono>
@@ -50,8 +50,7 @@ using driftless::ui::ConflictRowModel;
 using driftless::ui::ConflictsModel;
 using driftless::ui::MainWindow;
 
-namespace
-{
+namespace {
 
 const char *kPeople = "CREATE TABLE people (id int PRIMARY KEY, name text NOT NULL, email text, phone text); "
                       "INSERT INTO people SELECT g, 'name ' || g, 'p' || g || '@old', '555-' || g "
@@ -156,8 +155,8 @@ void answer(ui::ConflictsPage *page, const QString &name)
 {
     QTRY_VERIFY(page->confirmation() && page->confirmation()->isVisible());
     QMessageBox *box = page->confirmation();
-    QAbstractButton *button = name.isEmpty() ? box->button(QMessageBox::Cancel)
-                                             : box->findChild<QAbstractButton *>(name);
+    QAbstractButton *button =
+        name.isEmpty() ? box->button(QMessageBox::Cancel) : box->findChild<QAbstractButton *>(name);
     QVERIFY(button);
     button->click();
     QTRY_VERIFY(!page->confirmation());
@@ -183,8 +182,7 @@ struct Replies {
 
 } // namespace
 
-class TestConflictsPage : public QObject
-{
+class TestConflictsPage : public QObject {
     Q_OBJECT
 private slots:
     void initTestCase();
@@ -348,8 +346,11 @@ void TestConflictsPage::takeTargetResolvesAQueuedConflictOnBothDatabases()
              QString::fromStdString(s.pipeline) + QStringLiteral(": a \u2192 b"));
     QCOMPARE(cell(w.tablesModel(), reverseRow, ui::TablesModel::Pipeline),
              QString::fromStdString(s.pipeline) + QStringLiteral(": b \u2192 a"));
-    QVERIFY(w.tablesModel()->index(reverseRow, ui::TablesModel::Pipeline).data(Qt::ToolTipRole).toString().contains(
-        QStringLiteral("reverse direction")));
+    QVERIFY(w.tablesModel()
+                ->index(reverseRow, ui::TablesModel::Pipeline)
+                .data(Qt::ToolTipRole)
+                .toString()
+                .contains(QStringLiteral("reverse direction")));
     const auto &back = w.tablesModel()->report(reverseRow);
     QVERIFY(back.reverse);
     QCOMPARE(back.target, std::string("a:public.people"));
@@ -460,7 +461,8 @@ void TestConflictsPage::takeTargetResolvesAQueuedConflictOnBothDatabases()
     const QString elevenText = page->confirmation()->informativeText();
     QVERIFY2(elevenText.contains(QStringLiteral("On the source (a)")) && elevenText.contains(QStringLiteral("phone-b")),
              qPrintable(elevenText));
-    QVERIFY2(elevenText.contains(QStringLiteral("On the target (b)")) && elevenText.contains(QStringLiteral("eleven@a")),
+    QVERIFY2(elevenText.contains(QStringLiteral("On the target (b)")) &&
+                 elevenText.contains(QStringLiteral("eleven@a")),
              qPrintable(elevenText));
     saveShot(page->confirmation(), QStringLiteral("dialog-resolve-conflict"));
     answer(page, QStringLiteral("confirmResolve"));

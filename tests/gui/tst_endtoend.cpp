@@ -6,6 +6,11 @@
 // Backfill button, and Stop stops the engine. The pieces have their own tests (tst_workspacepage,
 // tst_pipelineeditor, tst_backfill); this one checks they make one working loop.
 // Screenshots go to $DRIFTLESS_ARTIFACTS.
+#include "core/db/pgconnection.h"
+#include "core/model/workspace.h"
+#include "core/state/statestore.h"
+#include "tests/support/guisupport.h"
+#include "tests/support/testsupport.h"
 #include "ui/dialogs/endpointdialog.h"
 #include "ui/dialogs/pipelineeditor.h"
 #include "ui/enginebridge.h"
@@ -17,12 +22,7 @@
 #include "ui/models/tablesmodel.h"
 #include "ui/pages/tablespage.h"
 #include "ui/pages/workspacepage.h"
-#include "core/db/pgconnection.h"
-#include "core/model/workspace.h"
-#include "core/state/statestore.h"
 #include "ui/widgets/backfillprogress.h"
-#include "tests/support/guisupport.h"
-#include "tests/support/testsupport.h"
 
 #include <QAction>
 #include <QComboBox>
@@ -47,8 +47,8 @@
 #include <unistd.h>
 
 using namespace driftless;
-using driftless::test::hasEvent;
 using driftless::test::fillPostgres;
+using driftless::test::hasEvent;
 using driftless::test::saveShot;
 using driftless::ui::EndpointDialog;
 using driftless::ui::MainWindow;
@@ -127,7 +127,10 @@ bool addEndpoint(ui::WorkspacePage *page, const QString &name, const std::string
     return true;
 }
 
-void choose(QComboBox *box, core::Strategy s) { box->setCurrentIndex(box->findData(static_cast<int>(s))); }
+void choose(QComboBox *box, core::Strategy s)
+{
+    box->setCurrentIndex(box->findData(static_cast<int>(s)));
+}
 
 const core::TableReport *reportOf(const TablesModel *model, const char *table)
 {
@@ -276,8 +279,9 @@ void TestEndToEnd::fromAnEmptyWorkspaceToAStreamingRepairedSync()
     const auto yielding = std::count_if(sched.begin(), sched.end(), [&](const auto &t) {
         return idle ? t.second.policy == SCHED_IDLE : t.second.nice == ui::kEngineNice;
     });
-    QVERIFY2(yielding >= 2, qPrintable(QStringLiteral("%1 engine threads at %2").arg(yielding).arg(
-                                           QString::fromLatin1(ui::toString(ui::chooseEnginePriority())))));
+    QVERIFY2(yielding >= 2, qPrintable(QStringLiteral("%1 engine threads at %2")
+                                           .arg(yielding)
+                                           .arg(QString::fromLatin1(ui::toString(ui::chooseEnginePriority())))));
     QVERIFY(equal(src, dst, kPlans));
     QVERIFY(equal(src, dst, kEvents));
     QTRY_VERIFY_WITH_TIMEOUT(equal(src, dst, kOrders), 30000);
@@ -289,9 +293,10 @@ void TestEndToEnd::fromAnEmptyWorkspaceToAStreamingRepairedSync()
     QTRY_VERIFY_WITH_TIMEOUT(dst.scalar("SELECT note FROM public.events WHERE id = 42") == "edited", 60000);
 
     // 5. Drift made by hand in the target: Backfill repairs it through the merge.
-    dst.exec("UPDATE public.orders SET name = 'drifted' WHERE id % 100 = 0; DELETE FROM public.orders WHERE id % 97 = 0;"
-             "INSERT INTO public.orders (id, name, amount, _driftless_version) "
-             "SELECT g, 'ghost', 0, 0 FROM generate_series(900001, 900050) g");
+    dst.exec(
+        "UPDATE public.orders SET name = 'drifted' WHERE id % 100 = 0; DELETE FROM public.orders WHERE id % 97 = 0;"
+        "INSERT INTO public.orders (id, name, amount, _driftless_version) "
+        "SELECT g, 'ghost', 0, 0 FROM generate_series(900001, 900050) g");
     QVERIFY(!equal(src, dst, kOrders));
     tables->selectTable(QString::fromStdString(kPipeline), QStringLiteral("public.orders"));
     QTRY_VERIFY(tables->backfillButton()->isEnabled());
@@ -300,16 +305,15 @@ void TestEndToEnd::fromAnEmptyWorkspaceToAStreamingRepairedSync()
     auto *confirm = tables->confirmation()->findChild<QPushButton *>(QStringLiteral("confirmBackfill"));
     QVERIFY(confirm);
     confirm->click();
-    QTRY_VERIFY_WITH_TIMEOUT(TablesModel::isRebackfill(*reportOf(model, "public.orders")) ||
-                                 equal(src, dst, kOrders),
+    QTRY_VERIFY_WITH_TIMEOUT(TablesModel::isRebackfill(*reportOf(model, "public.orders")) || equal(src, dst, kOrders),
                              60000);
     QTRY_VERIFY2_WITH_TIMEOUT(fresh(model, "public.orders") && equal(src, dst, kOrders),
                               qPrintable(says(model, "public.orders")), 60000);
     QCOMPARE(dst.scalar("SELECT count(*) FROM public.orders WHERE name IN ('ghost', 'drifted')"), std::string("0"));
     // The copy ran to its end: the log says so, and the row's bar is full and says done.
     QTRY_VERIFY(hasEvent(w.eventsModel(), "rebackfill", "re-backfill done"));
-    const QModelIndex progress =
-        model->index(model->rowOf(QString::fromStdString(kPipeline), QStringLiteral("public.orders")), TablesModel::Progress);
+    const QModelIndex progress = model->index(
+        model->rowOf(QString::fromStdString(kPipeline), QStringLiteral("public.orders")), TablesModel::Progress);
     QTRY_VERIFY(progress.data(TablesModel::BackfillDoneRole).toBool());
     const auto bar = tables->progressDelegate()->barFor(progress);
     QVERIFY(bar);

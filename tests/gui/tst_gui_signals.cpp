@@ -22,11 +22,17 @@ TEST(GuiSignals, sigintStopsTheEngineBetweenBatchesAndExitsCleanly)
     src.exec("CREATE TABLE orders (id int PRIMARY KEY, total int); INSERT INTO orders SELECT g, g FROM "
              "generate_series(1, 1000) g");
     writeFile(dir.file("ws.yaml"), "endpoints:\n"
-                                   "  app: { kind: postgres, dsn: \"" + pgDsn(src.name()) + "\" }\n"
-                                   "  dw: { kind: postgres, dsn: \"" + pgDsn(dst.name()) + "\" }\n"
-                                   "pipelines:\n"
-                                   "  - name: " + pipeline + "\n    source: app\n    target: dw\n    tables:\n"
-                                   "      - { table: public.orders, strategy: cdc }\n");
+                                   "  app: { kind: postgres, dsn: \"" +
+                                       pgDsn(src.name()) +
+                                       "\" }\n"
+                                       "  dw: { kind: postgres, dsn: \"" +
+                                       pgDsn(dst.name()) +
+                                       "\" }\n"
+                                       "pipelines:\n"
+                                       "  - name: " +
+                                       pipeline +
+                                       "\n    source: app\n    target: dw\n    tables:\n"
+                                       "      - { table: public.orders, strategy: cdc }\n");
     ASSERT_EQ(runCli({"--state", state, "apply", dir.file("ws.yaml")}).exitCode, 0);
 
     const std::string log = dir.file("gui.log");

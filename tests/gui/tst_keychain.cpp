@@ -66,7 +66,10 @@ const char *kInstallHint = "run packaging/install-deps.sh (CI installs it)";
 const char *kProbeConnection = "tst_keychain_probe";
 
 /// Dies with the test process, even when the watchdog aborts it before any destructor runs.
-void dieWithParent() { ::prctl(PR_SET_PDEATHSIG, SIGKILL); }
+void dieWithParent()
+{
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
 
 /// A private session bus and a gnome-keyring-daemon on it, under a temporary HOME (keyrings in
 /// its XDG_DATA_HOME, the control socket in its XDG_RUNTIME_DIR). start() points this process's
@@ -331,7 +334,10 @@ void TestKeychain::initTestCase()
     QVERIFY2(problem.isEmpty(), qPrintable(problem));
 }
 
-void TestKeychain::cleanupTestCase() { m_keyring.reset(); }
+void TestKeychain::cleanupTestCase()
+{
+    m_keyring.reset();
+}
 
 void TestKeychain::storedPasswordIsReadBackByANewStore()
 {

@@ -11,10 +11,10 @@
 #include "ui/dialogs/connectagentdialog.h"
 #include "ui/dialogs/doctordialog.h"
 #include "ui/dialogs/endpointdialog.h"
-#include "ui/dialogs/slotguardbox.h"
-#include "ui/dialogs/sshtunnelbox.h"
 #include "ui/dialogs/pauseconfirmation.h"
 #include "ui/dialogs/pipelineeditor.h"
+#include "ui/dialogs/slotguardbox.h"
+#include "ui/dialogs/sshtunnelbox.h"
 #include "ui/dialogs/tabledetaildialog.h"
 #include "ui/enginebridge.h"
 #include "ui/mainwindow.h"
@@ -64,8 +64,7 @@ bool fits(const QWidget *window, QString *why)
 {
     const QRect area = window->screen()->availableGeometry();
     const QSize room = area.size() - screenfit::kFrameAllowance;
-    if (window->width() > room.width() || window->height() > room.height() ||
-        !area.contains(window->frameGeometry())) {
+    if (window->width() > room.width() || window->height() > room.height() || !area.contains(window->frameGeometry())) {
         *why = QStringLiteral("%1 is %2x%3 at %4,%5 (frame %6x%7); the screen %8 has %9x%10 at %11,%12")
                    .arg(window->objectName())
                    .arg(window->width())
@@ -182,7 +181,10 @@ void TestLaptopScreen::everyPageAndDialogFitsTheScreen()
     w.setScreen(where);
     w.move(where->availableGeometry().topLeft());
     auto *door = new test::RecordedDoor(QStringLiteral(DRIFTLESS_RECORDING));
-    const core::Finding finding{"warn", "config", "shop", "endpoint app",
+    const core::Finding finding{"warn",
+                                "config",
+                                "shop",
+                                "endpoint app",
                                 "max_slot_wal_keep_size is unset: a replication slot that is not read keeps WAL until "
                                 "the source's disk fills",
                                 "ALTER SYSTEM SET max_slot_wal_keep_size = '10GB'; SELECT pg_reload_conf();",
@@ -325,7 +327,8 @@ void TestLaptopScreen::thePipelineEditorRemembersItsSizeAndSplit()
         const QList<int> again = editor.splitter()->sizes();
         QCOMPARE(again.size(), split.size());
         for (int i = 0; i < split.size(); ++i)
-            QVERIFY2(std::abs(again[i] - split[i]) <= 4, qPrintable(QStringLiteral("%1 vs %2").arg(again[i]).arg(split[i])));
+            QVERIFY2(std::abs(again[i] - split[i]) <= 4,
+                     qPrintable(QStringLiteral("%1 vs %2").arg(again[i]).arg(split[i])));
         editor.reject();
     }
     // Kept from a 4K monitor: cut to this screen.

@@ -74,7 +74,6 @@ core::Workspace workspaceFor(const test::PgTestDb &src, const test::PgTestDb &ds
     return ws;
 }
 
-
 QString cell(const QAbstractItemModel *m, int row, int column)
 {
     return m->data(m->index(row, column)).toString();
@@ -170,16 +169,17 @@ void TestMainWindow::syncsBothTablesAndStopsWithoutBlocking()
         QCOMPARE(w.engine()->state(), EngineBridge::State::Stopped);
         QTRY_VERIFY(w.startAction()->isEnabled());
         QVERIFY(!w.stopAction()->isEnabled());
-        QVERIFY(w.statusBar()->findChild<QLabel *>(QStringLiteral("workspacePath"))->text().contains(
-            QString::fromStdString(statePath)));
+        QVERIFY(w.statusBar()
+                    ->findChild<QLabel *>(QStringLiteral("workspacePath"))
+                    ->text()
+                    .contains(QString::fromStdString(statePath)));
         saveShot(&w, QStringLiteral("mainwindow-before-sync"));
 
         w.startAction()->trigger();
         QTRY_COMPARE(w.engine()->state(), EngineBridge::State::Running);
         QVERIFY(w.stopAction()->isEnabled());
-        QTRY_VERIFY_WITH_TIMEOUT(tableIs(model, "public.customers", "ok", "ok") &&
-                                     tableIs(model, "public.orders", "ok", "ok"),
-                                 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            tableIs(model, "public.customers", "ok", "ok") && tableIs(model, "public.orders", "ok", "ok"), 60000);
 
         // The rows are in the target, not just reported.
         QCOMPARE(dst.scalar("SELECT count(*) FROM public.customers"), std::string("250"));
@@ -279,9 +279,8 @@ void TestMainWindow::missingSourceTableIsAnAlertThatSaysWhy()
 
     auto *model = w.tablesModel();
     QTRY_VERIFY_WITH_TIMEOUT(tableIs(model, "public.invoices", "error", "unknown"), 60000);
-    QTRY_VERIFY_WITH_TIMEOUT(tableIs(model, "public.customers", "ok", "ok") &&
-                                 tableIs(model, "public.orders", "ok", "ok"),
-                             60000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        tableIs(model, "public.customers", "ok", "ok") && tableIs(model, "public.orders", "ok", "ok"), 60000);
     const int row = model->rowOf(QStringLiteral("app_to_dw"), QStringLiteral("public.invoices"));
     const QString why = model->index(row, TablesModel::Message).data().toString();
     QVERIFY2(why.contains(QStringLiteral("invoices")), qPrintable(why));
@@ -303,7 +302,8 @@ void TestMainWindow::missingSourceTableIsAnAlertThatSaysWhy()
     QVERIFY(alertRow >= 0);
     QCOMPARE(w.alertsPage()->alertsView()->model()->index(alertRow, ui::AlertsModel::Subject).data().toString(),
              QStringLiteral("app_to_dw/public.invoices"));
-    QTRY_VERIFY(w.pages()->tabText(w.pages()->indexOf(w.alertsPage()))
+    QTRY_VERIFY(w.pages()
+                    ->tabText(w.pages()->indexOf(w.alertsPage()))
                     .contains(QStringLiteral("(%1)").arg(w.alertsPage()->alertCount())));
     QTRY_VERIFY(w.eventsModel()->rowCount() >= 2);
     bool failed = false;
@@ -323,7 +323,8 @@ void TestMainWindow::missingSourceTableIsAnAlertThatSaysWhy()
     w.close();
     QTRY_VERIFY(w.syncContinuity()->closeQuestion() && w.syncContinuity()->closeQuestion()->isVisible());
     QMessageBox *question = w.syncContinuity()->closeQuestion();
-    QVERIFY2(question->informativeText().contains(QStringLiteral("keeps WAL")), qPrintable(question->informativeText()));
+    QVERIFY2(question->informativeText().contains(QStringLiteral("keeps WAL")),
+             qPrintable(question->informativeText()));
     // In the background only where a tray can bring the window back.
     QCOMPARE(question->findChild<QPushButton *>(QStringLiteral("keepSyncing")) != nullptr,
              QSystemTrayIcon::isSystemTrayAvailable());
@@ -348,8 +349,9 @@ void TestMainWindow::missingSourceTableIsAnAlertThatSaysWhy()
     again.openWorkspace(QString::fromStdString(statePath));
     QTRY_VERIFY(again.syncContinuity()->launchQuestion() && again.syncContinuity()->launchQuestion()->isVisible());
     saveShot(again.syncContinuity()->launchQuestion(), QStringLiteral("dialog-start-at-launch"));
-    QTest::mouseClick(again.syncContinuity()->launchQuestion()->findChild<QPushButton *>(QStringLiteral("startSyncNow")),
-                      Qt::LeftButton);
+    QTest::mouseClick(
+        again.syncContinuity()->launchQuestion()->findChild<QPushButton *>(QStringLiteral("startSyncNow")),
+        Qt::LeftButton);
     QTRY_COMPARE_WITH_TIMEOUT(again.engine()->state(), EngineBridge::State::Running, 30000);
     QVERIFY(!ui::SyncContinuity::wasRunning(QString::fromStdString(statePath)));
     again.stopAction()->trigger();

@@ -13,15 +13,15 @@
 #include "ui/widgets/visiblerowfitter.h"
 
 #include <QAbstractItemModelTester>
+#include <QChart>
 #include <QHeaderView>
 #include <QIcon>
+#include <QImage>
+#include <QLineSeries>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QStandardItemModel>
 #include <QTableView>
-#include <QChart>
-#include <QImage>
-#include <QLineSeries>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -87,8 +87,10 @@ core::Alert alert(const std::string &kind, const std::string &level, const std::
 std::shared_ptr<const core::Workspace> workspaceWithPipeline(const std::string &pipeline)
 {
     auto ws = std::make_shared<core::Workspace>();
-    ws->endpoints["app"] = core::Endpoint{"app", core::EndpointKind::Postgres, "dbname=app", "", std::nullopt, std::nullopt};
-    ws->endpoints["dw"] = core::Endpoint{"dw", core::EndpointKind::Postgres, "dbname=dw", "", std::nullopt, std::nullopt};
+    ws->endpoints["app"] =
+        core::Endpoint{"app", core::EndpointKind::Postgres, "dbname=app", "", std::nullopt, std::nullopt};
+    ws->endpoints["dw"] =
+        core::Endpoint{"dw", core::EndpointKind::Postgres, "dbname=dw", "", std::nullopt, std::nullopt};
     core::PipelineSpec p;
     p.name = pipeline;
     p.source = "app";
@@ -148,12 +150,20 @@ void TestPageModels::slotsModelSaysWhoseEachSlotIs_data()
     QTest::addColumn<bool>("temporary");
     QTest::addColumn<QString>("shown");
     QTest::addColumn<QString>("kind");
-    QTest::newRow("pipeline") << "driftless_p1" << "p1" << false << false << "p1" << "pipeline";
-    QTest::newRow("orphaned") << "driftless_gone" << "" << true << false << "orphaned" << "orphaned";
-    QTest::newRow("someone else's") << "debezium" << "" << false << false << "not Driftless's" << "other";
-    QTest::newRow("backfill") << "driftless_tmp_p1_1" << "" << false << true << "backfill (temporary)"
+    QTest::newRow("pipeline") << "driftless_p1"
+                              << "p1" << false << false << "p1"
+                              << "pipeline";
+    QTest::newRow("orphaned") << "driftless_gone"
+                              << "" << true << false << "orphaned"
+                              << "orphaned";
+    QTest::newRow("someone else's") << "debezium"
+                                    << "" << false << false << "not Driftless's"
+                                    << "other";
+    QTest::newRow("backfill") << "driftless_tmp_p1_1"
+                              << "" << false << true << "backfill (temporary)"
                               << "temporary";
-    QTest::newRow("another database") << "driftless_x" << "" << false << false << "Driftless, another database"
+    QTest::newRow("another database") << "driftless_x"
+                                      << "" << false << false << "Driftless, another database"
                                       << "other";
 }
 
@@ -224,7 +234,8 @@ void TestPageModels::dropSqlIsQuoted()
 {
     QCOMPARE(ui::SlotMonitor::dropSql(QStringLiteral("driftless_gone")),
              QStringLiteral("SELECT pg_drop_replication_slot('driftless_gone');"));
-    QCOMPARE(ui::SlotMonitor::dropSql(QStringLiteral("it's")), QStringLiteral("SELECT pg_drop_replication_slot('it''s');"));
+    QCOMPARE(ui::SlotMonitor::dropSql(QStringLiteral("it's")),
+             QStringLiteral("SELECT pg_drop_replication_slot('it''s');"));
 }
 
 void TestPageModels::bytesReadLikePgSizePretty_data()
@@ -259,7 +270,8 @@ void TestPageModels::alertsModelPassesTesterThroughUpdates()
     QVERIFY(!model.index(1, AlertsModel::Level).data(Qt::DecorationRole).value<QIcon>().isNull());
     QCOMPARE(model.index(1, AlertsModel::Subject).data().toString(), QStringLiteral("app/driftless_gone"));
     QVERIFY(model.index(1, AlertsModel::Action).data().toString().contains(QStringLiteral("pg_drop_replication_slot")));
-    QCOMPARE(model.index(1, AlertsModel::Level).data(AlertsModel::KindRole).toString(), QStringLiteral("slot_orphaned"));
+    QCOMPARE(model.index(1, AlertsModel::Level).data(AlertsModel::KindRole).toString(),
+             QStringLiteral("slot_orphaned"));
 
     // The same alerts with a new message: updated in place, not reset.
     auto moved = alert("slot_lost", "error", "a");
@@ -364,12 +376,18 @@ void TestPageModels::cachedTextDelegatePaintsAsTheStyleDoes()
     // The same cells drawn by the style (QStyledItemDelegate) and from the cache: the same pixels,
     // selected or not, left or right aligned, elided or whole, with an icon.
     QStandardItemModel model(4, 3);
-    const QStringList texts = {QStringLiteral("s3.t042"), QStringLiteral("cursor (fell back from CDC)"),
-                               QStringLiteral("12 s"), QStringLiteral("public.orders"),
+    const QStringList texts = {QStringLiteral("s3.t042"),
+                               QStringLiteral("cursor (fell back from CDC)"),
+                               QStringLiteral("12 s"),
+                               QStringLiteral("public.orders"),
                                QStringLiteral("a message far too long for its column, elided at the end"),
-                               QStringLiteral("1,234,567"), QStringLiteral("never"), QStringLiteral(""),
-                               QStringLiteral("2026-11-30 04:12:09"), QStringLiteral("ok"),
-                               QStringLiteral("Ünïcödé ✓ 表"), QStringLiteral("-3.4028235e+38")};
+                               QStringLiteral("1,234,567"),
+                               QStringLiteral("never"),
+                               QStringLiteral(""),
+                               QStringLiteral("2026-11-30 04:12:09"),
+                               QStringLiteral("ok"),
+                               QStringLiteral("Ünïcödé ✓ 表"),
+                               QStringLiteral("-3.4028235e+38")};
     for (int i = 0; i < texts.size(); ++i) {
         auto *item = new QStandardItem(texts.at(i));
         if (i % 3 == 2)
@@ -424,7 +442,8 @@ void TestPageModels::cachedTextDelegatePaintsAsTheStyleDoes()
     for (int row = 0; row < model.rowCount(); ++row)
         for (int column = 0; column < model.columnCount(); ++column) {
             const QRect cellRect = probe.visualRect(model.index(row, column)).adjusted(1, 1, -2, -2);
-            const QString where = QStringLiteral("cell %1,%2 (%3)").arg(row).arg(column).arg(model.index(row, column).data().toString());
+            const QString where =
+                QStringLiteral("cell %1,%2 (%3)").arg(row).arg(column).arg(model.index(row, column).data().toString());
             int differing = 0;
             QRect inkA, inkB; // where each differs from the cell's own fill
             const QRgb fill = expected.pixel(cellRect.left(), cellRect.top());
@@ -446,8 +465,14 @@ void TestPageModels::cachedTextDelegatePaintsAsTheStyleDoes()
                              near(inkA.top(), inkB.top()) && near(inkA.bottom(), inkB.bottom()),
                          qPrintable(QStringLiteral("%1: style's ink (%2,%3)-(%4,%5), cached (%6,%7)-(%8,%9)")
                                         .arg(where)
-                                        .arg(inkA.left()).arg(inkA.top()).arg(inkA.right()).arg(inkA.bottom())
-                                        .arg(inkB.left()).arg(inkB.top()).arg(inkB.right()).arg(inkB.bottom())));
+                                        .arg(inkA.left())
+                                        .arg(inkA.top())
+                                        .arg(inkA.right())
+                                        .arg(inkA.bottom())
+                                        .arg(inkB.left())
+                                        .arg(inkB.top())
+                                        .arg(inkB.right())
+                                        .arg(inkB.bottom())));
             }
         }
 }
@@ -509,7 +534,7 @@ void TestPageModels::lagChartChartsTheFurthestBehindAndReusesItsLines()
     QVERIFY2(rects.back().top() > rects.front().top(), "twenty names take more than one row at 900 px");
     for (std::size_t i = 0; i < rects.size(); ++i)
         QVERIFY(rects[i].width() >= driftless::ui::LegendStrip::kSwatch + driftless::ui::LegendStrip::kGap +
-                                         chart.legend()->fontMetrics().horizontalAdvance(legend()[i].name));
+                                        chart.legend()->fontMetrics().horizontalAdvance(legend()[i].name));
     QVERIFY(chart.legend()->height() >= chart.legend()->heightForWidth(chart.legend()->width()));
     QVERIFY(chart.legend()->accessibleDescription().startsWith(name(10) + QStringLiteral(", ") + name(11)));
 
@@ -522,7 +547,8 @@ void TestPageModels::lagChartChartsTheFurthestBehindAndReusesItsLines()
     for (int i = 0; i < 30; ++i)
         QVERIFY2(bool(chart.lagSeries(p, name(i))) == (i < 20), qPrintable(name(i)));
     const auto after = chart.chart()->series();
-    QCOMPARE(QSet<QAbstractSeries *>(after.begin(), after.end()), QSet<QAbstractSeries *>(before.begin(), before.end()));
+    QCOMPARE(QSet<QAbstractSeries *>(after.begin(), after.end()),
+             QSet<QAbstractSeries *>(before.begin(), before.end()));
     QCOMPARE(chart.lagSeries(p, name(3))->name(), name(3));
     QVERIFY(chart.lagPoints(p, name(3)).isEmpty()); // emptied: no points of the table it drew before
     QCOMPARE(legend().size(), std::size_t(21));

@@ -20,8 +20,8 @@
 
 #include "core/config/workspacefile.h"
 #include "core/db/pgcatalog.h"
-#include "core/engine/rows/columnmapping.h"
 #include "core/engine/endpoints/tablediscovery.h"
+#include "core/engine/rows/columnmapping.h"
 #include "core/model/conflictpolicy.h"
 #include "core/model/error.h"
 #include "core/model/workspace.h"
@@ -38,8 +38,8 @@
 #include <QStandardItemModel>
 #include <QTabWidget>
 #include <QTableView>
-#include <QTest>
 #include <QTableWidget>
+#include <QTest>
 #include <QTreeWidget>
 
 #include <chrono>
@@ -49,8 +49,8 @@
 
 using namespace driftless;
 using driftless::test::saveShot;
-using driftless::ui::MainWindow;
 using driftless::ui::ColumnMappingPanel;
+using driftless::ui::MainWindow;
 using driftless::ui::PipelineEditor;
 using namespace std::chrono_literals;
 
@@ -108,7 +108,10 @@ core::TableSpec spec(const std::string &name, core::Strategy strategy = core::St
     return t;
 }
 
-core::Strategy chosen(QComboBox *box) { return static_cast<core::Strategy>(box->currentData().toInt()); }
+core::Strategy chosen(QComboBox *box)
+{
+    return static_cast<core::Strategy>(box->currentData().toInt());
+}
 
 /// Whether the combo's entry for `s` can be picked, and its tooltip.
 std::pair<bool, QString> entry(QComboBox *box, core::Strategy s)
@@ -190,7 +193,8 @@ void TestPipelineEditor::editorRecommendsStrategiesAndStoresThePipeline()
     QVERIFY(!orders->text(PipelineEditor::Size).isEmpty());
     QCOMPARE(editor->tableItem(QStringLiteral("public.events"))->text(PipelineEditor::Candidates),
              QStringLiteral("\"Updated At\", created_at"));
-    QCOMPARE(editor->tableItem(QStringLiteral("public.nokey"))->text(PipelineEditor::PrimaryKey), QStringLiteral("none"));
+    QCOMPARE(editor->tableItem(QStringLiteral("public.nokey"))->text(PipelineEditor::PrimaryKey),
+             QStringLiteral("none"));
 
     // Each table preset to the recommendation, its reason beside it; nothing included yet.
     const auto noKey = QStringLiteral("Refused: no primary key: cursor sync and CDC merge rows by key");
@@ -199,11 +203,12 @@ void TestPipelineEditor::editorRecommendsStrategiesAndStoresThePipeline()
         core::Strategy strategy;
         QString reasonPart;
     };
-    for (const Expect &e : {Expect{QStringLiteral("public.plans"), core::Strategy::FullRefresh, QStringLiteral("small")},
-                            Expect{QStringLiteral("public.nokey"), core::Strategy::FullRefresh, QStringLiteral("primary key")},
-                            Expect{QStringLiteral("public.counters"), core::Strategy::Cdc, QString()},
-                            Expect{QStringLiteral("public.orders"), core::Strategy::Cdc, QStringLiteral("1000 deletes")},
-                            Expect{QStringLiteral("public.events"), core::Strategy::Cursor, QString()}}) {
+    for (const Expect &e :
+         {Expect{QStringLiteral("public.plans"), core::Strategy::FullRefresh, QStringLiteral("small")},
+          Expect{QStringLiteral("public.nokey"), core::Strategy::FullRefresh, QStringLiteral("primary key")},
+          Expect{QStringLiteral("public.counters"), core::Strategy::Cdc, QString()},
+          Expect{QStringLiteral("public.orders"), core::Strategy::Cdc, QStringLiteral("1000 deletes")},
+          Expect{QStringLiteral("public.events"), core::Strategy::Cursor, QString()}}) {
         QComboBox *box = editor->strategyBox(e.table);
         QVERIFY2(box, qPrintable(e.table));
         const auto rec = editor->recommendation(e.table);
@@ -343,7 +348,9 @@ void TestPipelineEditor::editorRecommendsStrategiesAndStoresThePipeline()
     QCOMPARE(editor->tableItem(QStringLiteral("public.events"))->checkState(PipelineEditor::Table), Qt::Checked);
     QCOMPARE(editor->tableItem(QStringLiteral("public.counters"))->checkState(PipelineEditor::Table), Qt::Unchecked);
     QVERIFY(chosen(editor->strategyBox(QStringLiteral("public.orders"))) == core::Strategy::Cursor);
-    QVERIFY(editor->tableItem(QStringLiteral("public.nokey"))->text(PipelineEditor::Reason).contains(QStringLiteral("not found")));
+    QVERIFY(editor->tableItem(QStringLiteral("public.nokey"))
+                ->text(PipelineEditor::Reason)
+                .contains(QStringLiteral("not found")));
     QVERIFY(editor->discoveryLabel()->text().contains(QStringLiteral("1 table of the pipeline not found")));
     QVERIFY2(editor->okButton()->isEnabled(), qPrintable(editor->problem()));
 
@@ -363,27 +370,29 @@ void TestPipelineEditor::editorRecommendsStrategiesAndStoresThePipeline()
 void TestPipelineEditor::mysqlSourceListsItsTablesAndRefusesCdcWithoutTheGrant()
 {
     test::MyTestDb src("gui_pe_my");
-    for (const char *sql : {
-             "CREATE TABLE plans (id INT PRIMARY KEY, name VARCHAR(40), updated_at DATETIME(6))",
-             "INSERT INTO plans SELECT seq, CONCAT('plan ', seq), NOW(6) FROM seq_1_to_20",
-             "CREATE TABLE nokey (name VARCHAR(40), created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP)",
-             "INSERT INTO nokey (name) SELECT CONCAT('row ', seq) FROM seq_1_to_50",
-             "CREATE TABLE counters (id INT PRIMARY KEY, n BIGINT NOT NULL)",
-             "INSERT INTO counters SELECT seq, 0 FROM seq_1_to_2000",
-             "CREATE TABLE Orders (region CHAR(2), id INT, total DECIMAL(12, 2), created DATE, "
-             "modified_at DATETIME NOT NULL, PRIMARY KEY (region, id), KEY (modified_at))",
-             "INSERT INTO Orders SELECT 'eu', seq, seq, CURRENT_DATE, NOW() FROM seq_1_to_150000",
-             "CREATE TABLE events (id BIGINT PRIMARY KEY, created_at DATE, `Updated At` TIMESTAMP(3) NOT NULL "
-             "DEFAULT CURRENT_TIMESTAMP(3), day DATE NOT NULL, KEY (`Updated At`))",
-             "INSERT INTO events (id, created_at, day) SELECT seq, CURRENT_DATE, CURRENT_DATE FROM seq_1_to_3000",
-             "ANALYZE TABLE plans, nokey, counters, Orders, events"})
+    for (const char *sql :
+         {"CREATE TABLE plans (id INT PRIMARY KEY, name VARCHAR(40), updated_at DATETIME(6))",
+          "INSERT INTO plans SELECT seq, CONCAT('plan ', seq), NOW(6) FROM seq_1_to_20",
+          "CREATE TABLE nokey (name VARCHAR(40), created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP)",
+          "INSERT INTO nokey (name) SELECT CONCAT('row ', seq) FROM seq_1_to_50",
+          "CREATE TABLE counters (id INT PRIMARY KEY, n BIGINT NOT NULL)",
+          "INSERT INTO counters SELECT seq, 0 FROM seq_1_to_2000",
+          "CREATE TABLE Orders (region CHAR(2), id INT, total DECIMAL(12, 2), created DATE, "
+          "modified_at DATETIME NOT NULL, PRIMARY KEY (region, id), KEY (modified_at))",
+          "INSERT INTO Orders SELECT 'eu', seq, seq, CURRENT_DATE, NOW() FROM seq_1_to_150000",
+          "CREATE TABLE events (id BIGINT PRIMARY KEY, created_at DATE, `Updated At` TIMESTAMP(3) NOT NULL "
+          "DEFAULT CURRENT_TIMESTAMP(3), day DATE NOT NULL, KEY (`Updated At`))",
+          "INSERT INTO events (id, created_at, day) SELECT seq, CURRENT_DATE, CURRENT_DATE FROM seq_1_to_3000",
+          "ANALYZE TABLE plans, nokey, counters, Orders, events"})
         src.exec(sql);
     // A second endpoint on the same database as a user that may SELECT but not read the binlog.
     const auto &servers = test::servers();
     const std::string roUser = test::uniqueName("gui_pe_ro");
     const std::string roPassword = "pw-" + test::uniqueName("s");
-    src.exec("CREATE USER " + core::mysqlLiteral(roUser) + "@'127.0.0.1' IDENTIFIED BY " + core::mysqlLiteral(roPassword));
-    src.exec("GRANT SELECT ON " + core::mysqlIdent(src.name()) + ".* TO " + core::mysqlLiteral(roUser) + "@'127.0.0.1'");
+    src.exec("CREATE USER " + core::mysqlLiteral(roUser) + "@'127.0.0.1' IDENTIFIED BY " +
+             core::mysqlLiteral(roPassword));
+    src.exec("GRANT SELECT ON " + core::mysqlIdent(src.name()) + ".* TO " + core::mysqlLiteral(roUser) +
+             "@'127.0.0.1'");
     struct DropUser {
         std::string user;
         const test::MyTestDb &db;
@@ -450,7 +459,8 @@ void TestPipelineEditor::mysqlSourceListsItsTablesAndRefusesCdcWithoutTheGrant()
     QVERIFY(!ordersItem->text(PipelineEditor::Size).isEmpty());
     QCOMPARE(editor->tableItem(db + QStringLiteral(".events"))->text(PipelineEditor::Candidates),
              QStringLiteral("`Updated At`, day, created_at"));
-    QCOMPARE(editor->tableItem(db + QStringLiteral(".nokey"))->text(PipelineEditor::PrimaryKey), QStringLiteral("none"));
+    QCOMPARE(editor->tableItem(db + QStringLiteral(".nokey"))->text(PipelineEditor::PrimaryKey),
+             QStringLiteral("none"));
 
     // Recommendations as for Postgres, without write counters (MariaDB keeps none by default):
     // small tables by full refresh, the large one by CDC since deletes cannot be ruled out.
@@ -460,7 +470,9 @@ void TestPipelineEditor::mysqlSourceListsItsTablesAndRefusesCdcWithoutTheGrant()
     QVERIFY2(ordersItem->text(PipelineEditor::Reason).contains(QStringLiteral("no write counters")),
              qPrintable(ordersItem->text(PipelineEditor::Reason)));
     QVERIFY(chosen(editor->strategyBox(db + QStringLiteral(".plans"))) == core::Strategy::FullRefresh);
-    QVERIFY(!editor->tableItem(db + QStringLiteral(".plans"))->text(PipelineEditor::Reason).contains(QStringLiteral("rarely")));
+    QVERIFY(!editor->tableItem(db + QStringLiteral(".plans"))
+                 ->text(PipelineEditor::Reason)
+                 .contains(QStringLiteral("rarely")));
     QCOMPARE(entry(editor->strategyBox(db + QStringLiteral(".nokey")), core::Strategy::Cdc),
              std::make_pair(false, QStringLiteral("Refused: no primary key: cursor sync and CDC merge rows by key")));
     QCOMPARE(entry(editor->strategyBox(db + QStringLiteral(".counters")), core::Strategy::Cursor),
@@ -519,11 +531,13 @@ void TestPipelineEditor::mysqlSourceListsItsTablesAndRefusesCdcWithoutTheGrant()
     editor->sourceBox()->setCurrentIndex(editor->sourceBox()->findData(QStringLiteral("shop_ro")));
     QTRY_VERIFY_WITH_TIMEOUT(!editor->discovering() && editor->tableItem(orders), 30000);
     status = editor->discoveryLabel()->text();
-    const QString refusal = QStringLiteral("the source's user may not read the binlog: GRANT REPLICATION SLAVE ON *.* TO '%1'@'")
-                                .arg(QString::fromStdString(roUser));
+    const QString refusal =
+        QStringLiteral("the source's user may not read the binlog: GRANT REPLICATION SLAVE ON *.* TO '%1'@'")
+            .arg(QString::fromStdString(roUser));
     QVERIFY2(status.contains(QStringLiteral("CDC is refused: ") + refusal), qPrintable(status));
     for (const char *t : {"Orders", "plans", "counters", "events"}) {
-        const auto [enabled, tip] = entry(editor->strategyBox(db + QLatin1Char('.') + QLatin1String(t)), core::Strategy::Cdc);
+        const auto [enabled, tip] =
+            entry(editor->strategyBox(db + QLatin1Char('.') + QLatin1String(t)), core::Strategy::Cdc);
         QVERIFY2(!enabled, t);
         QVERIFY2(tip.startsWith(QStringLiteral("Refused: ") + refusal), qPrintable(tip));
     }
@@ -534,7 +548,6 @@ void TestPipelineEditor::mysqlSourceListsItsTablesAndRefusesCdcWithoutTheGrant()
     saveShot(editor, QStringLiteral("pipeline-editor-mysql-nogrant"));
     editor->reject();
 }
-
 
 namespace {
 
@@ -603,8 +616,8 @@ void TestPipelineEditor::columnGridMapsTheTableAndRoundTripsTheYaml()
     QCOMPARE(editor->settingsTabs()->tabText(editor->settingsTabs()->currentIndex()),
              QStringLiteral("Colu&mns of public.customers"));
     QVERIFY(grid->isVisibleTo(editor));
-    const QStringList names{"id",    "name", "email", "ssn",       "phone",
-                            "notes", "internal_notes", "card", "tenant_id", "updated_at"};
+    const QStringList names{"id",    "name",           "email", "ssn",       "phone",
+                            "notes", "internal_notes", "card",  "tenant_id", "updated_at"};
     QCOMPARE(grid->rowCount(), names.size());
     for (int row = 0; row < names.size(); ++row) {
         QCOMPARE(grid->item(row, ColumnMappingPanel::Name)->text(), names[row]);
@@ -718,9 +731,9 @@ void TestPipelineEditor::columnGridMapsTheTableAndRoundTripsTheYaml()
     const QString yamlPath = QString::fromStdString(dir.file("exported.yaml"));
     QVERIFY(page->exportFile(yamlPath));
     const QString yaml = readText(yamlPath);
-    for (const char *key : {"target_table:", "crm_customers", "columns:", "exclude:", "internal_notes", "rename:",
-                            "email_address", "mask:", "keep_last: 4", "truncate: 7", "hash: hmac-sha256", "where:",
-                            "tenant_id = 42", "deletes: ignore"})
+    for (const char *key :
+         {"target_table:", "crm_customers", "columns:", "exclude:", "internal_notes", "rename:", "email_address",
+          "mask:", "keep_last: 4", "truncate: 7", "hash: hmac-sha256", "where:", "tenant_id = 42", "deletes: ignore"})
         QVERIFY2(yaml.contains(QLatin1String(key)), key);
     QVERIFY(!yaml.contains(QStringLiteral("0123456789abcdef"))); // the key's file is named, never read into it
     QCOMPARE(core::WorkspaceFile::load(yamlPath.toStdString()), withPipeline);
@@ -732,8 +745,12 @@ void TestPipelineEditor::columnGridMapsTheTableAndRoundTripsTheYaml()
     // without an edit changes nothing.
     const std::string handYaml = dir.file("hand.yaml");
     std::ofstream(handYaml) << "endpoints:\n"
-                               "  src: { kind: postgres, dsn: \"" << original.endpoints["src"].dsn << "\" }\n"
-                               "  dw: { kind: postgres, dsn: \"" << original.endpoints["dw"].dsn << "\" }\n"
+                               "  src: { kind: postgres, dsn: \""
+                            << original.endpoints["src"].dsn
+                            << "\" }\n"
+                               "  dw: { kind: postgres, dsn: \""
+                            << original.endpoints["dw"].dsn
+                            << "\" }\n"
                                "pipelines:\n"
                                "  - name: crm\n"
                                "    source: src\n"
@@ -746,7 +763,9 @@ void TestPipelineEditor::columnGridMapsTheTableAndRoundTripsTheYaml()
                                "          include: [id, name, email, ssn, tenant_id, card, updated_at, notes, phone]\n"
                                "          rename: { email: email_address }\n"
                                "          mask:\n"
-                               "            ssn: { hash: hmac-sha256, key: \"file:" << keyFile << "\" }\n"
+                               "            ssn: { hash: hmac-sha256, key: \"file:"
+                            << keyFile
+                            << "\" }\n"
                                "            phone: { keep_last: 4 }\n"
                                "            card: { null: true }\n"
                                "        where: \"tenant_id = 42\"\n"
@@ -1000,7 +1019,8 @@ void TestPipelineEditor::bothWaysSetsEachTablesConflictPolicyAndRoundTripsTheYam
     QCOMPARE(rule->currentData().toInt(), static_cast<int>(Rule::MergeColumns));
     QVERIFY(!overlap->isHidden() && clock->isHidden());
     pick(overlap, static_cast<int>(Rule::TargetWins));
-    QCOMPARE(tableOf(editor->pipeline(), "public.notes").conflicts, std::optional<std::string>("merge_columns/target_wins"));
+    QCOMPARE(tableOf(editor->pipeline(), "public.notes").conflicts,
+             std::optional<std::string>("merge_columns/target_wins"));
     editor->tablesTree()->setCurrentItem(editor->tableItem(QStringLiteral("public.people")));
     QCOMPARE(rule->currentData().toInt(), static_cast<int>(Rule::NewerWins));
     QCOMPARE(clock->currentData().toString(), QStringLiteral("commit_time"));
@@ -1023,7 +1043,8 @@ void TestPipelineEditor::bothWaysSetsEachTablesConflictPolicyAndRoundTripsTheYam
     const QString yamlPath = QString::fromStdString(dir.file("exported.yaml"));
     QVERIFY(page->exportFile(yamlPath));
     const QString yaml = readText(yamlPath);
-    QVERIFY2(yaml.contains(QStringLiteral("conflicts: {policy: merge_columns, on_overlap: target_wins}")), qPrintable(yaml));
+    QVERIFY2(yaml.contains(QStringLiteral("conflicts: {policy: merge_columns, on_overlap: target_wins}")),
+             qPrintable(yaml));
     QVERIFY2(yaml.contains(QStringLiteral("commit_time")), qPrintable(yaml));
     QCOMPARE(core::WorkspaceFile::load(yamlPath.toStdString()), stored);
 

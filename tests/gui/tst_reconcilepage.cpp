@@ -50,8 +50,7 @@ using driftless::ui::ReconcileModel;
 using driftless::ui::RowDiffModel;
 using namespace std::chrono_literals;
 
-namespace
-{
+namespace {
 
 const char *const kPipeline = "app_to_dw";
 
@@ -127,8 +126,7 @@ void clickButton(QMessageBox *box, const QString &name)
 
 } // namespace
 
-class TestReconcilePage : public QObject
-{
+class TestReconcilePage : public QObject {
     Q_OBJECT
 private slots:
     void initTestCase();
@@ -169,9 +167,12 @@ void TestReconcilePage::modelsShowSummariesAndDiffs()
     d.supersededBy = 2;
     list.setSummaries({a, b, c, d});
     QCOMPARE(list.rowCount(), 4);
-    QCOMPARE(list.index(3, ReconcileModel::Status).data().toString(), QStringLiteral("drift \u00b7 repaired \u00b7 superseded"));
-    QVERIFY(list.index(3, ReconcileModel::Status).data(Qt::ToolTipRole).toString().contains(
-        QStringLiteral("report 2 compared this table again")));
+    QCOMPARE(list.index(3, ReconcileModel::Status).data().toString(),
+             QStringLiteral("drift \u00b7 repaired \u00b7 superseded"));
+    QVERIFY(list.index(3, ReconcileModel::Status)
+                .data(Qt::ToolTipRole)
+                .toString()
+                .contains(QStringLiteral("report 2 compared this table again")));
     QVERIFY(list.index(3, ReconcileModel::Table).data(Qt::ForegroundRole).isValid());
     QVERIFY(!list.index(0, ReconcileModel::Table).data(Qt::ForegroundRole).isValid());
     QCOMPARE(list.index(0, ReconcileModel::Status).data().toString(), QStringLiteral("drift"));
@@ -445,7 +446,8 @@ void TestReconcilePage::reconcileNowFindsDriftAndRepairsFixIt()
                 page->confirmation()->findChild<QTextEdit *>()->isVisible());
     QVERIFY2(page->confirmation()->frameGeometry().width() <= 1366 &&
                  page->confirmation()->frameGeometry().height() <= 768,
-             qPrintable(QStringLiteral("%1x%2").arg(page->confirmation()->frameGeometry().width())
+             qPrintable(QStringLiteral("%1x%2")
+                            .arg(page->confirmation()->frameGeometry().width())
                             .arg(page->confirmation()->frameGeometry().height())));
     saveShot(page->confirmation(), QStringLiteral("reconciliation-repair-details"));
     clickButton(page->confirmation(), QStringLiteral("confirmRepair"));
@@ -478,8 +480,9 @@ void TestReconcilePage::reconcileNowFindsDriftAndRepairsFixIt()
     QCOMPARE(text(first, ReconcileModel::Status), QStringLiteral("drift \u00b7 repaired \u00b7 superseded"));
     QCOMPARE(text(model->rowOf(firstReport, QStringLiteral("public.plans")), ReconcileModel::Status),
              QStringLiteral("no drift"));
-    QVERIFY2(page->findChild<QLabel *>(QStringLiteral("reconcileSummary"))->text().contains(
-                 QStringLiteral("2 with drift when last compared")),
+    QVERIFY2(page->findChild<QLabel *>(QStringLiteral("reconcileSummary"))
+                 ->text()
+                 .contains(QStringLiteral("2 with drift when last compared")),
              qPrintable(page->findChild<QLabel *>(QStringLiteral("reconcileSummary"))->text()));
 
     // Repair Table: the rest; then the table has no drift and the target equals the source.

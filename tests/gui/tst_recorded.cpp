@@ -17,12 +17,12 @@
 #include "ui/models/tablesmodel.h"
 #include "ui/pages/alertspage.h"
 #include "ui/pages/lagpage.h"
-#include "ui/widgets/lagchart.h"
-#include "ui/widgets/legendstrip.h"
 #include "ui/pages/reconcilepage.h"
 #include "ui/pages/slotspage.h"
 #include "ui/pages/tablespage.h"
 #include "ui/pages/workspacepage.h"
+#include "ui/widgets/lagchart.h"
+#include "ui/widgets/legendstrip.h"
 
 #include <QAbstractItemModelTester>
 #include <QApplication>

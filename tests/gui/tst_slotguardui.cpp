@@ -116,16 +116,18 @@ private slots:
     void runningSyncIsRestartedOnCdc();
 };
 
-void TestSlotGuardUi::initTestCase() { test::useTestSettings(); }
+void TestSlotGuardUi::initTestCase()
+{
+    test::useTestSettings();
+}
 
 void TestSlotGuardUi::endpointDialogRoundTripsSlotGuard_data()
 {
     QTest::addColumn<bool>("hasGuard");
     QTest::addColumn<core::SlotGuard>("guard");
     using A = core::SlotGuard::Action;
-    QTest::newRow("fallback, every field") << true
-                                           << guardOf(10LL << 30, A::Fallback, 6LL << 30, 1LL << 30,
-                                                      core::Millis(300'000));
+    QTest::newRow("fallback, every field")
+        << true << guardOf(10LL << 30, A::Fallback, 6LL << 30, 1LL << 30, core::Millis(300'000));
     QTest::newRow("alert, defaults") << true << guardOf(512LL << 20, A::Alert);
     QTest::newRow("odd sizes") << true << guardOf(1536LL << 10, A::Fallback, 1000LL << 10);
     QTest::newRow("terabytes") << true << guardOf(2LL << 40, A::Alert, 1536LL << 30);
@@ -179,8 +181,8 @@ void TestSlotGuardUi::warnAboveMaxIsRefused()
 void TestSlotGuardUi::endpointDialogRoundTripsSshTunnel()
 {
     auto existing = pgSource(std::nullopt);
-    existing.ssh = core::SshTunnelSpec{"bastion.example.com", 2222, "tunnel", "~/.ssh/id_driftless",
-                                       "me@edge.example.com:2200"};
+    existing.ssh =
+        core::SshTunnelSpec{"bastion.example.com", 2222, "tunnel", "~/.ssh/id_driftless", "me@edge.example.com:2200"};
     EndpointDialog d(existing, {}, std::nullopt, ui::SecretStore::Backend::SessionOnly);
     auto *box = d.sshTunnelBox();
     QVERIFY(box->isChecked());
@@ -207,7 +209,8 @@ void TestSlotGuardUi::endpointDialogRoundTripsSshTunnel()
     box->hostEdit()->clear();
     QVERIFY(!d.okButton()->isEnabled());
     // The field is on a tab of its own: the message names it.
-    QVERIFY2(d.problem().contains(QStringLiteral("enter the SSH host (on the SSH Tunnel tab)")), qPrintable(d.problem()));
+    QVERIFY2(d.problem().contains(QStringLiteral("enter the SSH host (on the SSH Tunnel tab)")),
+             qPrintable(d.problem()));
     box->hostEdit()->setText(QStringLiteral("gw"));
     box->jumpEdit()->clear();
     QVERIFY(d.okButton()->isEnabled());
@@ -320,8 +323,10 @@ INSERT INTO items SELECT g, 'item ' || g, now() - interval '1 day' FROM generate
     // The Alerts & Log page lists the guard's events as sentences, the promotion the newest.
     QTRY_VERIFY(events.rowCount() >= 2);
     QCOMPARE(events.index(0, ui::EventsModel::Kind).data().toString(), QStringLiteral("slot_guard"));
-    QVERIFY2(events.index(0, ui::EventsModel::Message).data().toString().startsWith(
-                 QStringLiteral("public.items promoted back to CDC: the next run creates a slot")),
+    QVERIFY2(events.index(0, ui::EventsModel::Message)
+                 .data()
+                 .toString()
+                 .startsWith(QStringLiteral("public.items promoted back to CDC: the next run creates a slot")),
              qPrintable(events.index(0, ui::EventsModel::Message).data().toString()));
 }
 

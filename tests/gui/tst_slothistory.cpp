@@ -17,6 +17,7 @@
 #include "ui/widgets/slothistorychart.h"
 
 #include <QAbstractItemModelTester>
+#include <QChart>
 #include <QDateTimeAxis>
 #include <QFile>
 #include <QLabel>
@@ -27,7 +28,6 @@
 #include <QTableView>
 #include <QTest>
 #include <QValueAxis>
-#include <QChart>
 
 using namespace driftless;
 using namespace driftless::ui;
@@ -63,28 +63,29 @@ std::string guardedWorkspace(const std::string &guard)
 
 json slotsAnswer(std::int64_t atMs, const json &secondsToLimit, const json &safeWalSize)
 {
-    return {{"errors", json::array()},
-            {"sampled_at_ms", atMs},
-            {"slots",
-             {{{"active", true},
-               {"active_pid", 20814},
-               {"confirmed_flush_lsn", "0/7297988"},
-               {"database", "shop_app"},
-               {"orphaned", false},
-               {"owner", "shop"},
-               {"plugin", "pgoutput"},
-               {"restart_lsn", "0/726F990"},
-               {"retained_bytes", 25 * kMB / 10},
-               {"safe_wal_size", safeWalSize},
-               {"seconds_to_limit", secondsToLimit},
-               {"slot", "driftless_shop"},
-               {"slot_type", "logical"},
-               {"source", "app"},
-               {"temporary", false},
-               {"unconfirmed_bytes", 42608},
-               {"wal_status", "reserved"}}}},
-            {"sources", {{{"current_lsn", "0/72A1FF8"}, {"error", nullptr}, {"max_slot_wal_keep_size", nullptr},
-                          {"source", "app"}}}}};
+    return {
+        {"errors", json::array()},
+        {"sampled_at_ms", atMs},
+        {"slots",
+         {{{"active", true},
+           {"active_pid", 20814},
+           {"confirmed_flush_lsn", "0/7297988"},
+           {"database", "shop_app"},
+           {"orphaned", false},
+           {"owner", "shop"},
+           {"plugin", "pgoutput"},
+           {"restart_lsn", "0/726F990"},
+           {"retained_bytes", 25 * kMB / 10},
+           {"safe_wal_size", safeWalSize},
+           {"seconds_to_limit", secondsToLimit},
+           {"slot", "driftless_shop"},
+           {"slot_type", "logical"},
+           {"source", "app"},
+           {"temporary", false},
+           {"unconfirmed_bytes", 42608},
+           {"wal_status", "reserved"}}}},
+        {"sources",
+         {{{"current_lsn", "0/72A1FF8"}, {"error", nullptr}, {"max_slot_wal_keep_size", nullptr}, {"source", "app"}}}}};
 }
 
 } // namespace
@@ -113,8 +114,10 @@ void TestSlotHistory::theChartDrawsTheStoredSamplesWithTheGuardLines()
     // The source guards its slots at 4 MB, warning from 2 MB; the server limits them too.
     QFile f(QStringLiteral(DRIFTLESS_RECORDING));
     QVERIFY(f.open(QIODevice::ReadOnly));
-    json snapshot = json::parse(f.readAll().toStdString()).at("answers").at("GET /api/v1/snapshot?events=200").at("body");
-    snapshot["workspace_yaml"] = guardedWorkspace(", slot_guard: {max_retained: 4MB, warn_retained: 2MB, action: alert}");
+    json snapshot =
+        json::parse(f.readAll().toStdString()).at("answers").at("GET /api/v1/snapshot?events=200").at("body");
+    snapshot["workspace_yaml"] =
+        guardedWorkspace(", slot_guard: {max_retained: 4MB, warn_retained: 2MB, action: alert}");
     door->answer("GET /api/v1/snapshot?events=200", 200, snapshot);
     door->answer("GET /api/v1/slots?fresh=true", 200, slotsAnswer(recorded, 11'400, 5 * kMB));
     // Thirteen samples 15 s apart over the last three minutes: retained WAL grows by 0.125 MB a
@@ -219,17 +222,17 @@ void TestSlotHistory::theProjectionReadsAsTheEngineSays_data()
     QTest::addColumn<bool>("serverLimit");
     QTest::addColumn<QString>("line");
     QTest::addColumn<QString>("column");
-    QTest::newRow("heading for the limit") << QVariant(11'400.0) << true << false
-                                           << QStringLiteral("At this rate: limit in 3 h 10 min")
-                                           << QStringLiteral("3 h 10 min");
+    QTest::newRow("heading for the limit")
+        << QVariant(11'400.0) << true << false << QStringLiteral("At this rate: limit in 3 h 10 min")
+        << QStringLiteral("3 h 10 min");
     QTest::newRow("at the limit") << QVariant(0.0) << true << false << QStringLiteral("At its limit now")
                                   << QStringLiteral("at its limit now");
     QTest::newRow("null with a guard") << QVariant() << true << false << QStringLiteral("Not growing")
                                        << QStringLiteral("not growing");
-    QTest::newRow("null with the server's limit") << QVariant() << false << true << QStringLiteral("Not growing")
-                                                  << QStringLiteral("not growing");
-    QTest::newRow("null without a limit") << QVariant() << false << false << QStringLiteral("No limit set")
-                                          << QStringLiteral("no limit");
+    QTest::newRow("null with the server's limit")
+        << QVariant() << false << true << QStringLiteral("Not growing") << QStringLiteral("not growing");
+    QTest::newRow("null without a limit")
+        << QVariant() << false << false << QStringLiteral("No limit set") << QStringLiteral("no limit");
 }
 
 void TestSlotHistory::theProjectionReadsAsTheEngineSays()
@@ -273,18 +276,18 @@ void TestSlotHistory::aBinlogPipelineIsListedAndChartedLikeASlot()
     // file the server may purge in 2 h 10 min.
     json withBinlog = slotsAnswer(recorded, 11'400, nullptr);
     withBinlog["binlogs"] = json::array({{{"source", "shop_db"},
-                                     {"pipeline", "orders_mysql"},
-                                     {"needed_file", "mysql-bin.000012"},
-                                     {"needed_pos", 1234},
-                                     {"oldest_file", "mysql-bin.000010"},
-                                     {"newest_file", "mysql-bin.000014"},
-                                     {"bytes_behind", 32 * kMB / 10},
-                                     {"retention_seconds", 86'400},
-                                     {"needed_closed_at", nullptr},
-                                     {"expires_at", nullptr},
-                                     {"seconds_to_expiry", 7'800},
-                                     {"needed_purged", false},
-                                     {"error", nullptr}}});
+                                          {"pipeline", "orders_mysql"},
+                                          {"needed_file", "mysql-bin.000012"},
+                                          {"needed_pos", 1234},
+                                          {"oldest_file", "mysql-bin.000010"},
+                                          {"newest_file", "mysql-bin.000014"},
+                                          {"bytes_behind", 32 * kMB / 10},
+                                          {"retention_seconds", 86'400},
+                                          {"needed_closed_at", nullptr},
+                                          {"expires_at", nullptr},
+                                          {"seconds_to_expiry", 7'800},
+                                          {"needed_purged", false},
+                                          {"error", nullptr}}});
     door->answer("GET /api/v1/slots?fresh=true", 200, withBinlog);
     // Thirteen samples 15 s apart: 0.25 MB more behind each, from 0.25 MB.
     json history = json::array();
@@ -310,8 +313,10 @@ void TestSlotHistory::aBinlogPipelineIsListedAndChartedLikeASlot()
     QCOMPARE(cell(SlotsModel::SafeWalSize), QStringLiteral("kept 1 d"));
     QCOMPARE(cell(SlotsModel::TimeToLimit), QStringLiteral("expires in 2 h 10 min"));
     QCOMPARE(cell(SlotsModel::ConfirmedFlushLsn), QStringLiteral("mysql-bin.000012:1234"));
-    QVERIFY2(w.slotsPage()->findChild<QLabel *>(QStringLiteral("slotsSummary"))->text().contains(
-                 QStringLiteral("1 binlog pipeline")),
+    QVERIFY2(w.slotsPage()
+                 ->findChild<QLabel *>(QStringLiteral("slotsSummary"))
+                 ->text()
+                 .contains(QStringLiteral("1 binlog pipeline")),
              qPrintable(w.slotsPage()->findChild<QLabel *>(QStringLiteral("slotsSummary"))->text()));
 
     auto *chart = w.slotsPage()->historyChart();

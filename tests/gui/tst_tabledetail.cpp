@@ -156,7 +156,8 @@ void TestTableDetail::detailOpensOnDoubleClickAndPauseResumeRoundTrips()
     ui::LagChart *chart = detail->lagChart();
     QTRY_VERIFY_WITH_TIMEOUT(chart->historyLoaded() && chart->lagSeries(p, orders), 20000);
     QVERIFY(!chart->lagSeries(p, QStringLiteral("public.customers")));
-    QVERIFY2(chart->lagPoints(p, orders).size() >= 100, qPrintable(QString::number(chart->lagPoints(p, orders).size())));
+    QVERIFY2(chart->lagPoints(p, orders).size() >= 100,
+             qPrintable(QString::number(chart->lagPoints(p, orders).size())));
     QLineSeries *sla = chart->slaSeries(p, orders);
     QVERIFY(sla);
     QCOMPARE(sla->at(0).y(), 120.0);
@@ -229,8 +230,7 @@ void TestTableDetail::detailOpensOnDoubleClickAndPauseResumeRoundTrips()
     QVERIFY2(page.findChild<QLabel *>(QStringLiteral("tablesSummary"))->text().contains(QStringLiteral("1 paused")),
              qPrintable(page.findChild<QLabel *>(QStringLiteral("tablesSummary"))->text()));
     saveShot(&page, QStringLiteral("tables-paused"));
-    QTRY_VERIFY_WITH_TIMEOUT(detail->eventsModel()->rowCount() > 0 &&
-                                 detail->eventsModel()->event(0).kind == "paused",
+    QTRY_VERIFY_WITH_TIMEOUT(detail->eventsModel()->rowCount() > 0 && detail->eventsModel()->event(0).kind == "paused",
                              10000);
     QTest::qWait(300);
     saveShot(detail, QStringLiteral("table-detail-paused"));
@@ -286,10 +286,16 @@ SELECT g, 'name ' || g, 'c' || g || '@example.com', '123-45-' || g, '555-01' || 
     // The user's path: a YAML file and driftless-cli apply.
     const std::string yaml = dir.file("workspace.yaml");
     std::ofstream(yaml) << "endpoints:\n"
-                           "  app: { kind: postgres, dsn: \"" << test::pgEndpoint("app", src.name()).dsn << "\" }\n"
-                           "  dw: { kind: postgres, dsn: \"" << test::pgEndpoint("dw", dst.name()).dsn << "\" }\n"
+                           "  app: { kind: postgres, dsn: \""
+                        << test::pgEndpoint("app", src.name()).dsn
+                        << "\" }\n"
+                           "  dw: { kind: postgres, dsn: \""
+                        << test::pgEndpoint("dw", dst.name()).dsn
+                        << "\" }\n"
                            "pipelines:\n"
-                           "  - name: " << pipeline << "\n"
+                           "  - name: "
+                        << pipeline
+                        << "\n"
                            "    source: app\n"
                            "    target: dw\n"
                            "    tables:\n"
@@ -302,7 +308,9 @@ SELECT g, 'name ' || g, 'c' || g || '@example.com', '123-45-' || g, '555-01' || 
                            "          exclude: [internal_notes]\n"
                            "          rename: { email: email_address }\n"
                            "          mask:\n"
-                           "            ssn: { hash: hmac-sha256, key: \"file:" << keyFile << "\" }\n"
+                           "            ssn: { hash: hmac-sha256, key: \"file:"
+                        << keyFile
+                        << "\" }\n"
                            "            phone: { keep_last: 4 }\n"
                            "            notes: { truncate: 7 }\n"
                            "            card: { null: true }\n"

@@ -10,9 +10,9 @@
 #include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QDateTime>
-#include <QLocale>
 #include <QIcon>
 #include <QImage>
+#include <QLocale>
 #include <QPainter>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
@@ -285,14 +285,15 @@ void TestTablesModel::newEventsAreInsertedAtTheTop()
 {
     EventsModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-    model.setSnapshot(snapshotOf({}, {makeEvent(3, "error", "c"), makeEvent(2, "warn", "b"), makeEvent(1, "info", "a")}));
+    model.setSnapshot(
+        snapshotOf({}, {makeEvent(3, "error", "c"), makeEvent(2, "warn", "b"), makeEvent(1, "info", "a")}));
     QCOMPARE(model.rowCount(), 3);
     QCOMPARE(cell(model, 0, EventsModel::Message), QStringLiteral("c"));
 
     Signals spy(&model);
     // Two new events; the cap of four pushes the oldest two out.
-    model.setSnapshot(
-        snapshotOf({}, {makeEvent(5, "info", "e"), makeEvent(4, "warn", "d"), makeEvent(3, "error", "c"), makeEvent(2, "warn", "b")}));
+    model.setSnapshot(snapshotOf({}, {makeEvent(5, "info", "e"), makeEvent(4, "warn", "d"), makeEvent(3, "error", "c"),
+                                      makeEvent(2, "warn", "b")}));
     QCOMPARE(model.rowCount(), 4);
     QCOMPARE(spy.reset.count(), 0);
     QCOMPARE(spy.inserted.count(), 1);
@@ -365,8 +366,8 @@ void TestTablesModel::backfillShowsAsProgress_data()
     QTest::addColumn<int>("barValue");
     // Numbers in the C locale here (QLocale::setDefault in the test).
     QTest::newRow("percent and eta") << 420000LL << 1000000LL << 80.0
-                                     << QStringLiteral("42% \u00b7 420,000 of 1,000,000 rows \u00b7 ~1m 20s left") << 100
-                                     << 42;
+                                     << QStringLiteral("42% \u00b7 420,000 of 1,000,000 rows \u00b7 ~1m 20s left")
+                                     << 100 << 42;
     QTest::newRow("no rate yet") << 500LL << 50000LL << -1.0 << QStringLiteral("1% \u00b7 500 of 50,000 rows") << 100
                                  << 1;
     QTest::newRow("hours left") << 10LL << 1000LL << 7500.0
@@ -566,8 +567,8 @@ int maxChannelDifference(const QImage &a, const QImage &b)
     for (int y = 0; y < a.height(); ++y)
         for (int x = 0; x < a.width(); ++x) {
             const QRgb p = a.pixel(x, y), q = b.pixel(x, y);
-            worst = std::max({worst, std::abs(qRed(p) - qRed(q)), std::abs(qGreen(p) - qGreen(q)),
-                              std::abs(qBlue(p) - qBlue(q))});
+            worst = std::max(
+                {worst, std::abs(qRed(p) - qRed(q)), std::abs(qGreen(p) - qGreen(q)), std::abs(qBlue(p) - qBlue(q))});
         }
     return worst;
 }
@@ -584,8 +585,7 @@ QStyleOptionViewItem cellOption(const QPalette &palette)
 }
 
 /// A cell's picture on white: `draw` paints it with the cell's option.
-template <typename Draw>
-QImage renderCell(const QPalette &palette, Draw &&draw)
+template <typename Draw> QImage renderCell(const QPalette &palette, Draw &&draw)
 {
     QImage image(260, 28, QImage::Format_ARGB32_Premultiplied);
     image.fill(Qt::white);

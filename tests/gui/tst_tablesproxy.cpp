@@ -26,8 +26,7 @@ using driftless::ui::EngineSnapshot;
 using driftless::ui::TablesModel;
 using driftless::ui::TablesProxy;
 
-namespace
-{
+namespace {
 
 TableReport table(int i)
 {
@@ -100,8 +99,7 @@ QPair<int, int> columnsOf(const QList<QVariant> &signal)
 
 } // namespace
 
-class TestTablesProxy : public QObject
-{
+class TestTablesProxy : public QObject {
     Q_OBJECT
 private slots:
     void oneLagChangeSignalsThatRowOnly();
@@ -235,9 +233,8 @@ void TestTablesProxy::sortFollowsChangedKeys()
     model.setSnapshot(snapshotOf(v));
     QCOMPARE(shown(proxy).first(), QStringLiteral("public.t5"));
     QCOMPARE(shown(proxy).last(), QStringLiteral("public.t3"));
-    QCOMPARE(keysOf(proxy, TablesModel::Rows),
-             QVariantList({qlonglong(1000), qlonglong(100), qlonglong(100), qlonglong(100), qlonglong(100),
-                           qlonglong(9)}));
+    QCOMPARE(keysOf(proxy, TablesModel::Rows), QVariantList({qlonglong(1000), qlonglong(100), qlonglong(100),
+                                                             qlonglong(100), qlonglong(100), qlonglong(9)}));
     v[3].rowsApplied = 5000;
     model.setSnapshot(snapshotOf(v));
     QCOMPARE(shown(proxy).first(), QStringLiteral("public.t3"));
@@ -410,8 +407,12 @@ void TestTablesProxy::sameAsAPlainProxyThroughRandomDiffs()
     QAbstractItemModelTester tester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
 
     QRandomGenerator random(19);
-    const QStringList filters = {QString(), QStringLiteral("t1"), QStringLiteral("CURSOR"), QStringLiteral("p2"),
-                                 QStringLiteral("warn"), QStringLiteral("5 s")};
+    const QStringList filters = {QString(),
+                                 QStringLiteral("t1"),
+                                 QStringLiteral("CURSOR"),
+                                 QStringLiteral("p2"),
+                                 QStringLiteral("warn"),
+                                 QStringLiteral("5 s")};
     std::vector<TableReport> v = tables(60);
     model.setSnapshot(snapshotOf(v));
     for (int round = 0; round < 40; ++round) {

@@ -10,8 +10,8 @@
 
 #include "ui/dialogs/doctordialog.h"
 #include "ui/dialogs/endpointdialog.h"
-#include "ui/dialogs/sshtunnelbox.h"
 #include "ui/dialogs/slotguardbox.h"
+#include "ui/dialogs/sshtunnelbox.h"
 #include "ui/enginebridge.h"
 #include "ui/mainwindow.h"
 #include "ui/models/endpointsmodel.h"
@@ -20,11 +20,11 @@
 #include "ui/secrets/secretstore.h"
 
 #include "core/base/passwordprovider.h"
-#include "core/engine/rows/columnmapping.h"
 #include "core/config/workspacefile.h"
 #include "core/db/mysqlconnection.h"
 #include "core/engine/endpoints/endpointprobe.h"
 #include "core/engine/endpoints/mysqlpreflight.h"
+#include "core/engine/rows/columnmapping.h"
 #include "core/model/workspace.h"
 #include "core/state/statestore.h"
 #include "tests/support/guisupport.h"
@@ -32,17 +32,17 @@
 #include "tests/support/testsupport.h"
 
 #include <QAbstractItemModelTester>
+#include <QApplication>
 #include <QCheckBox>
 #include <QClipboard>
-#include <QGuiApplication>
-#include <QPlainTextEdit>
-#include <QTreeWidget>
 #include <QComboBox>
 #include <QDirIterator>
+#include <QGuiApplication>
 #include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRadioButton>
 #include <QSignalSpy>
@@ -50,8 +50,8 @@
 #include <QStandardItemModel>
 #include <QTabWidget>
 #include <QTableView>
-#include <QApplication>
 #include <QTest>
+#include <QTreeWidget>
 
 #include <nlohmann/json.hpp>
 
@@ -120,7 +120,10 @@ bool anyFileContains(const std::string &dir, const QByteArray &needle)
 struct TestRole {
     std::string name = test::uniqueName("gui_role");
     std::string password = "pw-" + test::uniqueName("secret");
-    TestRole() { core::PgConnection(test::pgDsn("postgres")).exec("CREATE ROLE " + name + " LOGIN PASSWORD '" + password + "'"); }
+    TestRole()
+    {
+        core::PgConnection(test::pgDsn("postgres")).exec("CREATE ROLE " + name + " LOGIN PASSWORD '" + password + "'");
+    }
     ~TestRole()
     {
         try {
@@ -137,13 +140,15 @@ struct MyTestUser {
     explicit MyTestUser(const std::string &db)
     {
         core::MysqlConnection c(test::myDsn(""));
-        c.exec("CREATE USER " + core::mysqlLiteral(name) + "@'127.0.0.1' IDENTIFIED BY " + core::mysqlLiteral(password));
+        c.exec("CREATE USER " + core::mysqlLiteral(name) + "@'127.0.0.1' IDENTIFIED BY " +
+               core::mysqlLiteral(password));
         c.exec("GRANT SELECT ON " + core::mysqlIdent(db) + ".* TO " + core::mysqlLiteral(name) + "@'127.0.0.1'");
     }
     ~MyTestUser()
     {
         try {
-            core::MysqlConnection(test::myDsn("")).exec("DROP USER IF EXISTS " + core::mysqlLiteral(name) + "@'127.0.0.1'");
+            core::MysqlConnection(test::myDsn(""))
+                .exec("DROP USER IF EXISTS " + core::mysqlLiteral(name) + "@'127.0.0.1'");
         } catch (...) {
         }
     }
@@ -330,7 +335,8 @@ void TestWorkspacePage::mysqlDialogBuildsItsDsnAndTestsMariaDb()
     d.tlsBox()->setCurrentIndex(0);
     d.caFileEdit()->clear();
     fillMysql(d, QStringLiteral("shop"), db.name(), s.myUser);
-    QCOMPARE(d.endpoint().dsn, "mysql://" + s.myUser + "@" + s.myHost + ":" + std::to_string(s.myPort) + "/" + db.name());
+    QCOMPARE(d.endpoint().dsn,
+             "mysql://" + s.myUser + "@" + s.myHost + ":" + std::to_string(s.myPort) + "/" + db.name());
 
     // A wrong password typed in the dialog: the server's refusal, and what to do.
     d.passwordEdit()->setText(QStringLiteral("certainly-wrong"));
@@ -352,7 +358,8 @@ void TestWorkspacePage::mysqlDialogBuildsItsDsnAndTestsMariaDb()
     QVERIFY2(text.contains(QStringLiteral("ready for change data capture")), qPrintable(text));
     QVERIFY2(!text.contains(QStringLiteral("not ready")), qPrintable(text));
     QVERIFY2(text.contains(QStringLiteral("<b>not encrypted</b> (preferred): fine on this machine")), qPrintable(text));
-    QVERIFY2(text.contains(QStringLiteral("may read the binlog (REPLICATION SLAVE) and its position")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("may read the binlog (REPLICATION SLAVE) and its position")),
+             qPrintable(text));
     QVERIFY2(text.contains(QStringLiteral("2 tables in database <b>%1</b>").arg(QString::fromStdString(db.name()))),
              qPrintable(text));
     // The password never becomes part of the endpoint.
@@ -438,8 +445,9 @@ void TestWorkspacePage::addedMysqlEndpointsPasswordStaysInMemoryAndReachesTheCon
     QVERIFY(runTest(d));
     QVERIFY2(d.resultLabel()->text().contains(QString::fromStdString(user.name)), qPrintable(d.resultLabel()->text()));
     // A user without REPLICATION SLAVE is told which GRANT CDC will need.
-    QVERIFY2(d.resultLabel()->text().contains(QStringLiteral("may <b>not</b> read the binlog: GRANT REPLICATION SLAVE")),
-             qPrintable(d.resultLabel()->text()));
+    QVERIFY2(
+        d.resultLabel()->text().contains(QStringLiteral("may <b>not</b> read the binlog: GRANT REPLICATION SLAVE")),
+        qPrintable(d.resultLabel()->text()));
     QSignalSpy saved(page, &ui::WorkspacePage::saved);
     QTest::mouseClick(d.okButton(), Qt::LeftButton);
     QVERIFY(saved.wait(15000));
@@ -455,7 +463,8 @@ void TestWorkspacePage::addedMysqlEndpointsPasswordStaysInMemoryAndReachesTheCon
     // No Secret Service offscreen: kept in memory for the session, and the page says so.
     auto *secrets = w.secretStore();
     QTRY_COMPARE(secrets->backend(), SecretStore::Backend::SessionOnly);
-    QCOMPARE(secrets->sessionPassword(QStringLiteral("shop")), std::optional<QString>(QString::fromStdString(user.password)));
+    QCOMPARE(secrets->sessionPassword(QStringLiteral("shop")),
+             std::optional<QString>(QString::fromStdString(user.password)));
     const int row = page->endpointsModel()->rowOf(QStringLiteral("shop"));
     QTRY_COMPARE(page->endpointsModel()->index(row, EndpointsModel::Password).data().toString(),
                  QStringLiteral("this session only"));
@@ -489,7 +498,8 @@ void TestWorkspacePage::dialogChecksSqliteFiles()
     d.pathEdit()->setText(QString::fromStdString(dir.file("replica.db")));
     QVERIFY(d.okButton()->isEnabled());
     QVERIFY(runTest(d));
-    QVERIFY2(d.resultLabel()->text().contains(QStringLiteral("first sync creates")), qPrintable(d.resultLabel()->text()));
+    QVERIFY2(d.resultLabel()->text().contains(QStringLiteral("first sync creates")),
+             qPrintable(d.resultLabel()->text()));
     QCOMPARE(d.endpoint().path, dir.file("replica.db"));
     saveShot(&d, QStringLiteral("endpoint-dialog-sqlite"));
     d.pathEdit()->setText(QString::fromStdString(dir.file("missing/replica.db")));
@@ -526,7 +536,10 @@ void TestWorkspacePage::pageListsTheWorkspaceAndExportImportRoundTrips()
     const auto &s = test::servers();
     QCOMPARE(endpoints->index(srcRow, EndpointsModel::Kind).data().toString(), QStringLiteral("Postgres"));
     QCOMPARE(endpoints->index(srcRow, EndpointsModel::Location).data().toString(),
-             QStringLiteral("%1:%2/%3").arg(QString::fromStdString(s.pgHost)).arg(s.pgPort).arg(QString::fromStdString(src.name())));
+             QStringLiteral("%1:%2/%3")
+                 .arg(QString::fromStdString(s.pgHost))
+                 .arg(s.pgPort)
+                 .arg(QString::fromStdString(src.name())));
     QVERIFY(endpoints->index(srcRow, EndpointsModel::SlotGuard).data().toString().contains(QStringLiteral("10GB")));
     QCOMPARE(endpoints->index(srcRow, EndpointsModel::UsedBy).data().toString(),
              QStringLiteral("app_to_dw (source), app_to_lite (source)"));
@@ -558,7 +571,8 @@ void TestWorkspacePage::pageListsTheWorkspaceAndExportImportRoundTrips()
     page->importFile(yamlPath);
     QVERIFY(saved.wait(15000));
     QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
-    QVERIFY2(saved.first().at(1).toString().contains(QStringLiteral("lite")), qPrintable(saved.first().at(1).toString()));
+    QVERIFY2(saved.first().at(1).toString().contains(QStringLiteral("lite")),
+             qPrintable(saved.first().at(1).toString()));
     QCOMPARE(core::StateStore(statePath).loadWorkspace(), original);
     QCOMPARE(endpoints->rowCount(), 3);
 
@@ -583,7 +597,8 @@ void TestWorkspacePage::pageListsTheWorkspaceAndExportImportRoundTrips()
     page->importFile(QString::fromStdString(broken));
     QVERIFY(saved.wait(15000));
     QVERIFY(!saved.first().at(0).toBool());
-    QVERIFY2(saved.first().at(1).toString().contains(QStringLiteral("broken.yaml:2")), qPrintable(saved.first().at(1).toString()));
+    QVERIFY2(saved.first().at(1).toString().contains(QStringLiteral("broken.yaml:2")),
+             qPrintable(saved.first().at(1).toString()));
     QVERIFY(page->resultLabel()->text().contains(QStringLiteral("contains a password")));
     QCOMPARE(core::StateStore(statePath).loadWorkspace(), original);
 }
@@ -624,7 +639,8 @@ void TestWorkspacePage::addedEndpointsPasswordStaysInMemoryAndReachesLibpq()
     // No Secret Service offscreen: kept in memory for the session, and the page says so.
     auto *secrets = w.secretStore();
     QTRY_COMPARE(secrets->backend(), SecretStore::Backend::SessionOnly);
-    QCOMPARE(secrets->sessionPassword(QStringLiteral("app")), std::optional<QString>(QString::fromStdString(role.password)));
+    QCOMPARE(secrets->sessionPassword(QStringLiteral("app")),
+             std::optional<QString>(QString::fromStdString(role.password)));
     const int row = page->endpointsModel()->rowOf(QStringLiteral("app"));
     QTRY_COMPARE(page->endpointsModel()->index(row, EndpointsModel::Password).data().toString(),
                  QStringLiteral("this session only"));
@@ -744,8 +760,6 @@ void TestWorkspacePage::removeIsRefusedWhileAPipelineUsesTheEndpoint()
     QVERIFY(!core::StateStore(statePath).loadWorkspace().endpoint("lite"));
 }
 
-
-
 namespace {
 
 /// The findings of `driftless-cli doctor --json` with `args` on the workspace at `statePath`.
@@ -827,7 +841,8 @@ void TestWorkspacePage::doctorShowsWhatTheCliDoctorFindsWithTheSqlAndChecksAgain
     const bool unbounded = src.scalar("SHOW max_slot_wal_keep_size") == "-1";
     const int warnings = unbounded ? 2 : 1;
     QVERIFY2(problems == warnings, qPrintable(listed));
-    QVERIFY2(doctor->summaryLabel()->text().contains(warnings == 1 ? QStringLiteral("0 errors and 1 warning") : QStringLiteral("0 errors and 2 warnings")),
+    QVERIFY2(doctor->summaryLabel()->text().contains(warnings == 1 ? QStringLiteral("0 errors and 1 warning")
+                                                                   : QStringLiteral("0 errors and 2 warnings")),
              qPrintable(doctor->summaryLabel()->text()));
 
     // Worst first: the warnings lead, the first selected; picking the unindexed cursor's shows
@@ -925,8 +940,9 @@ void TestWorkspacePage::removePipelineShowsTheSqlAndDropsTheSlotAndPublication()
 {
     test::PgTestDb src("gui_rm_src");
     test::PgTestDb dst("gui_rm_dst");
-    src.exec("CREATE TABLE plans (id int PRIMARY KEY); CREATE TABLE events (id int PRIMARY KEY, updated_at timestamptz);"
-             "CREATE TABLE orders (id int PRIMARY KEY)");
+    src.exec(
+        "CREATE TABLE plans (id int PRIMARY KEY); CREATE TABLE events (id int PRIMARY KEY, updated_at timestamptz);"
+        "CREATE TABLE orders (id int PRIMARY KEY)");
     test::TempDir dir;
     const std::string statePath = dir.file("workspace.db");
     core::Workspace ws = workspaceFor(src, dst, dir.file("replica.db"));
@@ -940,7 +956,11 @@ void TestWorkspacePage::removePipelineShowsTheSqlAndDropsTheSlotAndPublication()
     struct DropSlot { // the test database cannot be dropped while a slot is in it
         test::PgTestDb &db;
         std::string slot;
-        ~DropSlot() { db.exec("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '" + slot + "'"); }
+        ~DropSlot()
+        {
+            db.exec("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '" + slot +
+                    "'");
+        }
     } dropSlot{src, slot};
     const std::string slotCount = "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "'";
     const std::string pubCount = "SELECT count(*) FROM pg_publication WHERE pubname = '" + slot + "'";
@@ -961,9 +981,11 @@ void TestWorkspacePage::removePipelineShowsTheSqlAndDropsTheSlotAndPublication()
     QMessageBox *box = page->confirmation();
     QCOMPARE(box->objectName(), QStringLiteral("removePipelineConfirmation"));
     const QString info = box->informativeText();
-    QVERIFY2(info.contains(QStringLiteral("SELECT pg_drop_replication_slot(&#x27;%1&#x27;);").arg(QString::fromStdString(slot))) ||
-                 info.contains(QStringLiteral("SELECT pg_drop_replication_slot('%1');").arg(QString::fromStdString(slot))),
-             qPrintable(info));
+    QVERIFY2(
+        info.contains(
+            QStringLiteral("SELECT pg_drop_replication_slot(&#x27;%1&#x27;);").arg(QString::fromStdString(slot))) ||
+            info.contains(QStringLiteral("SELECT pg_drop_replication_slot('%1');").arg(QString::fromStdString(slot))),
+        qPrintable(info));
     QVERIFY2(info.contains(QStringLiteral("DROP PUBLICATION &quot;%1&quot;;").arg(QString::fromStdString(slot))),
              qPrintable(info));
     QVERIFY(info.contains(QStringLiteral("target tables on dw stay")));

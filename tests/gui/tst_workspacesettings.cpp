@@ -182,25 +182,26 @@ void TestWorkspaceSettings::eachPipelineControlWritesItsKey_data()
     using T = TableSettingsPanel;
     QTest::addRow("heartbeat") << QString() << pipelineText(&P::heartbeatEdit, "30s") << "heartbeat: 30s"
                                << "heartbeat: 1m";
-    QTest::addRow("heartbeat removed") << QString() << pipelineText(&P::heartbeatEdit, "") << QString()
-                                       << "heartbeat:";
+    QTest::addRow("heartbeat removed") << QString() << pipelineText(&P::heartbeatEdit, "") << QString() << "heartbeat:";
     QTest::addRow("recover auto") << QString() << pipelineChoice(&P::recoverBox, "auto") << "recover: auto"
                                   << "recover: manual";
-    QTest::addRow("recover default") << QString() << pipelineChoice(&P::recoverBox, "") << QString()
-                                     << "recover:";
+    QTest::addRow("recover default") << QString() << pipelineChoice(&P::recoverBox, "") << QString() << "recover:";
     QTest::addRow("publication") << QString() << pipelineText(&P::publicationEdit, "dw_feed") << "publication: dw_feed"
                                  << "app_pub";
     QTest::addRow("reconcile every") << QString() << pipelineText(&P::reconcileEveryEdit, "12h")
-                                     << "reconcile: {every: 12h, alert_above: 0.1%}" << "every: 6h";
-    QTest::addRow("reconcile alert_above") << QString() << pipelineText(&P::alertAboveEdit, "2.5%")
-                                           << "reconcile: {every: 6h, alert_above: 2.5%}" << "0.1%";
+                                     << "reconcile: {every: 12h, alert_above: 0.1%}"
+                                     << "every: 6h";
+    QTest::addRow("reconcile alert_above")
+        << QString() << pipelineText(&P::alertAboveEdit, "2.5%") << "reconcile: {every: 6h, alert_above: 2.5%}"
+        << "0.1%";
     QTest::addRow("schema_changes add_column")
         << QString() << pipelineChoice(&P::addColumnBox, "pause")
         << "schema_changes: {add_column: pause, drop_column: drop, type_change: pause, rename_column: pause}"
         << "add_column: propagate";
     QTest::addRow("schema_changes type_change back to the default")
         << QString() << pipelineChoice(&P::typeChangeBox, QString())
-        << "schema_changes: {add_column: propagate, drop_column: drop, rename_column: pause}" << "type_change";
+        << "schema_changes: {add_column: propagate, drop_column: drop, rename_column: pause}"
+        << "type_change";
     QTest::addRow("every") << "public.plans" << tableText(&T::everyEdit, "15m") << "freshness_sla: 2h, every: 15m"
                            << "every: 5m";
     QTest::addRow("freshness_sla") << "public.orders" << tableText(&T::slaEdit, "45s") << "freshness_sla: 45s"
@@ -211,10 +212,10 @@ void TestWorkspaceSettings::eachPipelineControlWritesItsKey_data()
                               << "lookback: 15m";
     QTest::addRow("truncate") << "public.orders" << tableChoice(&T::truncateBox, "apply") << "truncate: apply"
                               << "truncate: ignore";
-    QTest::addRow("fallback_cursor")
-        << "public.orders"
-        << E([](PipelineEditor *e) { e->tableSettings()->fallbackCursorBox()->setCurrentText("updated_at"); })
-        << "fallback_cursor: \"updated_at\"" << "modified_at";
+    QTest::addRow("fallback_cursor") << "public.orders" << E([](PipelineEditor *e) {
+        e->tableSettings()->fallbackCursorBox()->setCurrentText("updated_at");
+    }) << "fallback_cursor: \"updated_at\""
+                                     << "modified_at";
     QTest::addRow("table schema_changes") << "public.plans" << tableChoice(&T::dropColumnBox, "pause")
                                           << "schema_changes: {add_column: ignore, drop_column: pause}"
                                           << "schema_changes: {add_column: ignore}";
@@ -260,14 +261,30 @@ void TestWorkspaceSettings::badValuesAreRefusedSayingWhatToWrite_data()
     QTest::addColumn<QString>("field");
     QTest::addColumn<QString>("text");
     QTest::addColumn<QString>("says");
-    QTest::addRow("heartbeat") << "heartbeat" << "often" << "not a duration: write e.g. 90s";
-    QTest::addRow("heartbeat under a second") << "heartbeat" << "500ms" << "at least 1s";
-    QTest::addRow("reconcile every") << "reconcileEvery" << "30s" << "Reconcile every is at least 1m";
-    QTest::addRow("alert_above") << "alertAbove" << "lots" << "a percentage of a table's rows (0.1%)";
-    QTest::addRow("alert_above past the whole table") << "alertAbove" << "150%" << "from 0 to 100%";
-    QTest::addRow("publication") << "publication" << "My-Pub" << "lower-case letters, digits and _";
-    QTest::addRow("every") << "every" << "hourly" << "Every 'hourly' is not a duration";
-    QTest::addRow("page_size") << "pageSize" << "0" << "Page size '0' is not a whole number from 1 to 1000000";
+    QTest::addRow("heartbeat") << "heartbeat"
+                               << "often"
+                               << "not a duration: write e.g. 90s";
+    QTest::addRow("heartbeat under a second") << "heartbeat"
+                                              << "500ms"
+                                              << "at least 1s";
+    QTest::addRow("reconcile every") << "reconcileEvery"
+                                     << "30s"
+                                     << "Reconcile every is at least 1m";
+    QTest::addRow("alert_above") << "alertAbove"
+                                 << "lots"
+                                 << "a percentage of a table's rows (0.1%)";
+    QTest::addRow("alert_above past the whole table") << "alertAbove"
+                                                      << "150%"
+                                                      << "from 0 to 100%";
+    QTest::addRow("publication") << "publication"
+                                 << "My-Pub"
+                                 << "lower-case letters, digits and _";
+    QTest::addRow("every") << "every"
+                           << "hourly"
+                           << "Every 'hourly' is not a duration";
+    QTest::addRow("page_size") << "pageSize"
+                               << "0"
+                               << "Page size '0' is not a whole number from 1 to 1000000";
 }
 
 // A value the file would refuse keeps OK disabled, and the message says what to write.
@@ -327,11 +344,16 @@ void TestWorkspaceSettings::aPastedDsnsPasswordMovesToThePasswordField_data()
     QTest::addColumn<QString>("dsn");
     QTest::addColumn<QString>("password");
     QTest::addRow("postgres URI") << 0 << "postgresql://sync:s3cr%40t@db1.example.com:5432/app"
-                                  << "postgresql://sync@db1.example.com:5432/app" << "s3cr@t";
+                                  << "postgresql://sync@db1.example.com:5432/app"
+                                  << "s3cr@t";
     QTest::addRow("key=value, quoted") << 0 << "host=db1 dbname=app user=sync password='it\\'s a \\\\ secret'"
-                                       << "host=db1 dbname=app user=sync" << "it's a \\ secret";
-    QTest::addRow("key=value") << 0 << "host=db1 password=plain dbname=app" << "host=db1 dbname=app" << "plain";
-    QTest::addRow("mysql URI") << 2 << "mysql://sync:pw@db2.example.com:3306/shop" << "mysql://sync@db2.example.com:3306/shop"
+                                       << "host=db1 dbname=app user=sync"
+                                       << "it's a \\ secret";
+    QTest::addRow("key=value") << 0 << "host=db1 password=plain dbname=app"
+                               << "host=db1 dbname=app"
+                               << "plain";
+    QTest::addRow("mysql URI") << 2 << "mysql://sync:pw@db2.example.com:3306/shop"
+                               << "mysql://sync@db2.example.com:3306/shop"
                                << "pw";
 }
 
@@ -371,13 +393,19 @@ void TestWorkspaceSettings::aDoctorFixThatIsASettingIsShownThenStored()
     QTRY_VERIFY(page->workspace().pipeline("shop"));
     const core::Workspace before = page->workspace();
 
-    core::Finding heartbeat{"warn", "config", "shop", "endpoint app",
+    core::Finding heartbeat{"warn",
+                            "config",
+                            "shop",
+                            "endpoint app",
                             "no heartbeat, and other databases on this server write WAL (billing): while this "
                             "source is idle its slot cannot advance and holds their WAL",
                             "add 'heartbeat: 1m' to pipeline shop (a small transactional message in this database "
                             "moves the slot)"};
     heartbeat.setting = core::FindingSetting{{}, "heartbeat", "1m"};
-    const core::Finding index{"warn", "config", "shop", "table public.customers",
+    const core::Finding index{"warn",
+                              "config",
+                              "shop",
+                              "table public.customers",
                               "cursor column updated_at is not indexed: every pass scans the table",
                               "CREATE INDEX ON public.customers (updated_at)",
                               "CREATE INDEX ON public.customers (updated_at);"};

@@ -108,7 +108,8 @@ void TestWorkspaceTls::tlsColumnSaysWhatTheEnginesConnectionsHaveAndWarnsAboutWe
     ws.endpoints["plain"] = pgEndpoint("plain", tlsPgDsn(t.certName, "sslmode=disable"));
     ws.endpoints["local"] = test::pgEndpoint("local", local.name());
     // Never connected in this test.
-    ws.endpoints["later"] = pgEndpoint("later", tlsPgDsn(t.certName, "sslrootcert=" + t.ca + " application_name=later"));
+    ws.endpoints["later"] =
+        pgEndpoint("later", tlsPgDsn(t.certName, "sslrootcert=" + t.ca + " application_name=later"));
     ws.endpoints["files"] = test::sqliteEndpoint("files", dir.file("copy.db"));
     core::StateStore(statePath).applyWorkspace(ws);
 

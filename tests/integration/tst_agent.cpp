@@ -255,8 +255,7 @@ TEST_F(Agent, theApiServesTheTablesOfStatusOverHttpsOnlyWithTheToken)
     startAgent();
     const std::string tok = token();
     ASSERT_EQ(tok.size(), 64u);
-    struct stat st {
-    };
+    struct stat st {};
     ASSERT_EQ(::stat((state + ".agent-token").c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0600u);
     ASSERT_EQ(::stat((state + ".agent.key").c_str(), &st), 0);
@@ -618,9 +617,9 @@ TEST_F(Agent, reconcileJobsReportEveryPhaseCancelAndRepairsCompareAgain)
     EXPECT_EQ(curl("GET", "/api/v1/reconciles/" + std::to_string(reportId) + "?format=xml", tok).status, 400);
 
     // The plan first (dry_run): what the repair of key 7 will run, and nothing written.
-    const auto dry = curl("POST", "/api/v1/repair", tok,
-                          json({{"report", reportId}, {"table", "public.orders"}, {"keys", {7}}, {"dry_run", true}})
-                              .dump());
+    const auto dry =
+        curl("POST", "/api/v1/repair", tok,
+             json({{"report", reportId}, {"table", "public.orders"}, {"keys", {7}}, {"dry_run", true}}).dump());
     ASSERT_EQ(dry.status, 200) << dry.body;
     const json plan = dry.parsed();
     ASSERT_EQ(plan["tables"].size(), 1u) << plan.dump(2);

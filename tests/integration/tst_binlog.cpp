@@ -65,7 +65,8 @@ private:
     MYSQL *m_mysql;
 };
 
-MysqlReplicationOptions options(std::uint32_t serverId, std::chrono::milliseconds heartbeat = std::chrono::milliseconds(500))
+MysqlReplicationOptions options(std::uint32_t serverId,
+                                std::chrono::milliseconds heartbeat = std::chrono::milliseconds(500))
 {
     MysqlReplicationOptions o;
     o.host = servers().myHost;
@@ -78,7 +79,10 @@ MysqlReplicationOptions options(std::uint32_t serverId, std::chrono::millisecond
 }
 
 /// A server_id for this test process: distinct from the server's (1) and other test processes.
-std::uint32_t serverId(int k) { return 100000u + static_cast<std::uint32_t>(getpid() % 100000) * 10u + k; }
+std::uint32_t serverId(int k)
+{
+    return 100000u + static_cast<std::uint32_t>(getpid() % 100000) * 10u + k;
+}
 
 /// A started dump connection with its decoder, decoding only the rows of one schema.
 struct Reader {
@@ -94,7 +98,8 @@ struct Reader {
         conn.start(start);
     }
     /// Reads until `done` holds for an event (returns true) or the timeout passes (false).
-    bool readUntil(const std::function<bool(const Event &)> &done, std::chrono::seconds timeout = std::chrono::seconds(20))
+    bool readUntil(const std::function<bool(const Event &)> &done,
+                   std::chrono::seconds timeout = std::chrono::seconds(20))
     {
         const auto deadline = std::chrono::steady_clock::now() + timeout;
         while (std::chrono::steady_clock::now() < deadline) {
@@ -118,7 +123,10 @@ struct Reader {
     }
 };
 
-bool isXid(const Event &e) { return std::holds_alternative<Xid>(e.body); }
+bool isXid(const Event &e)
+{
+    return std::holds_alternative<Xid>(e.body);
+}
 
 /// Finds the first row image (after for inserts, before for deletes) whose column 0 is `id`.
 const Image *findImage(const std::vector<Rows> &rows, RowOp op, const std::string &id, bool after = true)
@@ -179,7 +187,9 @@ TEST(Binlog, everyColumnTypeDecodesToTheContractTextAndMatchesTheServersOwn)
     const MysqlBinlogStart start = here(sql);
     const std::string big = "12345678901234567890123456789012345.123456789012345678901234567890";
     sql.exec("INSERT INTO every VALUES (1, -128, 255, -32768, 65535, -8388608, 16777215, -2147483648, 4294967295, "
-             "-9223372036854775808, 18446744073709551615, -" + big + ", -0.5, 0.1, 1e308, b'1', b'0101010101', "
+             "-9223372036854775808, 18446744073709551615, -" +
+             big +
+             ", -0.5, 0.1, 1e308, b'1', b'0101010101', "
              "0xFFFFFFFFFFFFFFFF, '2024-02-29', '2024-02-29 23:59:58', '2024-02-29 23:59:58.1', "
              "'2024-02-29 23:59:58.12', '2024-02-29 23:59:58.123', '2024-02-29 23:59:58.1234', "
              "'2024-02-29 23:59:58.12345', '2024-02-29 23:59:58.123456', '2024-01-02 03:04:05.123456', "
@@ -194,10 +204,12 @@ TEST(Binlog, everyColumnTypeDecodesToTheContractTextAndMatchesTheServersOwn)
     // GEOMETRY sits before the latin1 columns: MariaDB counts it among the character columns
     // of the charset metadata, so a wrong count would shift l1's character set.
     auto selected = [&](int id) {
-        return sql.row("SELECT id, ti, tiu, si, siu, mi, miu, i, iu, bi, biu, d, d2, NULL, NULL, LPAD(BIN(b1), 1, '0'), "
-                       "LPAD(BIN(b10), 10, '0'), LPAD(BIN(b64), 64, '0'), dt, dt0, dt1, dt2, dt3, dt4, dt5, dt6, "
-                       "CONCAT(ts, '+00'), tm, tm0, y + 0, c, vc, tt, tx, mt, lt, bn, vb, tb, bl, mb, lb, e, st, j, "
-                       "g, l1, l1c FROM every WHERE id = " + std::to_string(id));
+        return sql.row(
+            "SELECT id, ti, tiu, si, siu, mi, miu, i, iu, bi, biu, d, d2, NULL, NULL, LPAD(BIN(b1), 1, '0'), "
+            "LPAD(BIN(b10), 10, '0'), LPAD(BIN(b64), 64, '0'), dt, dt0, dt1, dt2, dt3, dt4, dt5, dt6, "
+            "CONCAT(ts, '+00'), tm, tm0, y + 0, c, vc, tt, tx, mt, lt, bn, vb, tb, bl, mb, lb, e, st, j, "
+            "g, l1, l1c FROM every WHERE id = " +
+            std::to_string(id));
     };
     const auto sel1 = selected(1), sel2 = selected(2), sel3 = selected(3);
     sql.exec("UPDATE every SET vc = 'changed', d2 = 12.3 WHERE id = 1");
@@ -375,14 +387,16 @@ TEST(Binlog, restartFromAStoredPositionOrGtidResumesAtTheNextTransaction)
     std::string gtid;
     {
         Reader first(options(serverId(4)), start, db.name());
-        ASSERT_TRUE(first.readUntil([](const Event &e) { return e.endsTransaction && std::holds_alternative<Xid>(e.body); }));
+        ASSERT_TRUE(
+            first.readUntil([](const Event &e) { return e.endsTransaction && std::holds_alternative<Xid>(e.body); }));
         ASSERT_EQ(first.rows().size(), 1u);
         EXPECT_TRUE(findImage(first.rows(), RowOp::Insert, "1"));
         checkpoint = first.decoder.position();
         ASSERT_TRUE(first.decoder.committedGtid());
         gtid = first.decoder.committedGtid()->text();
-        EXPECT_EQ(sql.scalar("SELECT BINLOG_GTID_POS('" + checkpoint.file + "', " + std::to_string(checkpoint.offset) + ")"),
-                  gtid);
+        EXPECT_EQ(
+            sql.scalar("SELECT BINLOG_GTID_POS('" + checkpoint.file + "', " + std::to_string(checkpoint.offset) + ")"),
+            gtid);
     }
     for (bool byGtid : {false, true}) {
         MysqlBinlogStart resume{checkpoint, byGtid ? gtid : std::string()};
@@ -418,8 +432,7 @@ TEST(Binlog, purgedBinlogIsReportedAsNeedingAResnapshot)
         if (oldest && *oldest >= newest)
             break;
         ASSERT_LT(std::chrono::steady_clock::now(), deadline)
-            << (oldest ? *oldest : std::string("?")) << " is still kept after 60 s of PURGE BINARY LOGS TO "
-            << newest;
+            << (oldest ? *oldest : std::string("?")) << " is still kept after 60 s of PURGE BINARY LOGS TO " << newest;
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
     for (bool byGtid : {false, true}) {

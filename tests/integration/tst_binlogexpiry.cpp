@@ -29,7 +29,10 @@ namespace {
 
 constexpr int kRetentionSeconds = 120;
 
-std::string script() { return std::string(DRIFTLESS_SOURCE_DIR) + "/tests/support/binlogserver.sh"; }
+std::string script()
+{
+    return std::string(DRIFTLESS_SOURCE_DIR) + "/tests/support/binlogserver.sh";
+}
 
 std::int64_t nowMs()
 {
@@ -84,12 +87,18 @@ struct BinlogExpiry : ::testing::Test {
         for (int i = 1; i <= 50; ++i)
             c.exec("INSERT INTO orders VALUES (" + std::to_string(i) + ", REPEAT('x', 100))");
         writeFile(dir.file("ws.yaml"), "endpoints:\n"
-                                       "  shop: { kind: mysql, dsn: \"" + dsn(db) + "\" }\n"
-                                       "  dw: { kind: postgres, dsn: \"" + pgDsn(dst.name()) + "\" }\n"
-                                       "pipelines:\n"
-                                       "  - name: " + pipeline + "\n    source: shop\n    target: dw\n"
-                                       "    target_schema: public\n    tables:\n"
-                                       "      - { table: orders, strategy: cdc }\n");
+                                       "  shop: { kind: mysql, dsn: \"" +
+                                           dsn(db) +
+                                           "\" }\n"
+                                           "  dw: { kind: postgres, dsn: \"" +
+                                           pgDsn(dst.name()) +
+                                           "\" }\n"
+                                           "pipelines:\n"
+                                           "  - name: " +
+                                           pipeline +
+                                           "\n    source: shop\n    target: dw\n"
+                                           "    target_schema: public\n    tables:\n"
+                                           "      - { table: orders, strategy: cdc }\n");
         auto r = runCli({"--state", state, "apply", dir.file("ws.yaml")});
         ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
     }

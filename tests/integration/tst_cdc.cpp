@@ -5,10 +5,10 @@
 #include "core/db/pgcatalog.h"
 #include "core/db/sqlitedb.h"
 #include "core/engine/cdc/pg/cdcpipeline.h"
-#include "core/engine/endpoints/connect.h"
 #include "core/engine/commands/doctor.h"
-#include "core/engine/run/scheduler.h"
+#include "core/engine/endpoints/connect.h"
 #include "core/engine/endpoints/tablediscovery.h"
+#include "core/engine/run/scheduler.h"
 #include "core/engine/sync/tablesync.h"
 #include "core/model/error.h"
 #include "tests/support/mysqltestdb.h"
@@ -133,8 +133,10 @@ TEST_F(Cdc, loadsThenStreamsInsertsUpdatesAndDeletes)
               "1");
     // The slot heard of the position the target holds (or, idle, of the WAL end past it).
     auto stored = nlohmann::json::parse(position())["lsn"].get<std::string>();
-    EXPECT_EQ(src.scalar("SELECT confirmed_flush_lsn >= '" + stored + "'::pg_lsn FROM pg_replication_slots WHERE "
-                         "slot_name = 'driftless_" + pipeline + "'"),
+    EXPECT_EQ(src.scalar("SELECT confirmed_flush_lsn >= '" + stored +
+                         "'::pg_lsn FROM pg_replication_slots WHERE "
+                         "slot_name = 'driftless_" +
+                         pipeline + "'"),
               "t");
 }
 
@@ -146,10 +148,12 @@ TEST_F(Cdc, unchangedToastValuesAreNeverWrittenAsNull)
         pipeline = uniqueName("toast");
         src.exec("DROP TABLE IF EXISTS docs; CREATE TABLE docs (id int PRIMARY KEY, title text, body text); "
                  "ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL; "
-                 "ALTER TABLE docs REPLICA IDENTITY " + std::string(identity));
+                 "ALTER TABLE docs REPLICA IDENTITY " +
+                 std::string(identity));
         src.exec("INSERT INTO docs SELECT g, 't' || g, (SELECT string_agg(md5(random()::text || i), '') FROM "
                  "generate_series(1, 300) i) FROM generate_series(1, 20) g");
-        dst.exec("DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public; DROP SCHEMA IF EXISTS _driftless CASCADE");
+        dst.exec(
+            "DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public; DROP SCHEMA IF EXISTS _driftless CASCADE");
         once({job("public.docs")});
         // An update that leaves the big value alone, and an insert plus a partial update of the
         // same key inside one transaction (one batch).
@@ -182,7 +186,8 @@ TEST_F(Cdc, keyChangesOfRowsWithUnchangedLargeValuesReadThoseRowsFromTheSource)
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM docs WHERE body IS NULL"), "0");
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM docs"), "1580");
     EXPECT_EQ(hash(dst, cols, "region, id"), hash(src, cols, "region, id"));
-    EXPECT_TRUE(obs.sawEvent("rows with unsent large values read from the source")) << ::testing::PrintToString(obs.events);
+    EXPECT_TRUE(obs.sawEvent("rows with unsent large values read from the source"))
+        << ::testing::PrintToString(obs.events);
 }
 
 TEST_F(Cdc, primaryKeyUpdatesMoveTheRow)
@@ -261,7 +266,8 @@ TEST_F(Cdc, theDoctorNamesATargetTableKeyedByMoreThanTheSourcesKey)
 TEST_F(Cdc, truncateIsAppliedOrIgnoredAsConfigured)
 {
     src.exec(kItems);
-    src.exec("CREATE TABLE keep (id int PRIMARY KEY, v text); INSERT INTO keep SELECT g, 'k' FROM generate_series(1, 5) g");
+    src.exec(
+        "CREATE TABLE keep (id int PRIMARY KEY, v text); INSERT INTO keep SELECT g, 'k' FROM generate_series(1, 5) g");
     src.exec("INSERT INTO items SELECT g, 'i', 1, 1 FROM generate_series(1, 10) g");
     std::vector<TableJob> jobs{job("public.items"), job("public.keep", "ignore")};
     once(jobs);
@@ -292,8 +298,9 @@ TEST_F(Cdc, anAddedColumnIsAddedToTheTargetAndOtherChangesPauseTheTable)
 
     // A retype that is no widening (text to integer) pauses the table with the reason and the
     // ALTER to run; the other tables stream on.
-    src.exec("ALTER TABLE items ALTER COLUMN name TYPE int USING length(name); UPDATE items SET name = 42 WHERE id = 3; "
-             "INSERT INTO other VALUES (1, 'still flowing')");
+    src.exec(
+        "ALTER TABLE items ALTER COLUMN name TYPE int USING length(name); UPDATE items SET name = 42 WHERE id = 3; "
+        "INSERT INTO other VALUES (1, 'still flowing')");
     obs.states.clear();
     once(jobs);
     EXPECT_EQ(dst.scalar("SELECT name FROM items WHERE id = 3"), "i") << "a paused table takes no changes";
@@ -349,8 +356,10 @@ TEST_F(Cdc, aTableItsTargetRefusesStopsAloneWhileTheOthersStreamOn)
     EXPECT_EQ(dst.scalar("SELECT name FROM items WHERE id = 4"), "i") << "a stopped table takes no changes";
     EXPECT_EQ(obs.lastStateOf("public.items"), red) << "it says why, as before";
     EXPECT_FALSE(obs.sawEvent("was stopped by an error")) << "nothing failed again";
-    EXPECT_EQ(src.scalar("SELECT confirmed_flush_lsn >= '" + lsn + "'::pg_lsn FROM pg_replication_slots WHERE "
-                         "slot_name = 'driftless_" + pipeline + "'"),
+    EXPECT_EQ(src.scalar("SELECT confirmed_flush_lsn >= '" + lsn +
+                         "'::pg_lsn FROM pg_replication_slots WHERE "
+                         "slot_name = 'driftless_" +
+                         pipeline + "'"),
               "t");
 
     // Fixed on the source; the copy asked for ends the stop, while the stream goes on.
@@ -375,7 +384,8 @@ TEST_F(Cdc, aTableWithoutAPrimaryKeyIsRefusedWithTheFix)
         EXPECT_NE(e.hint().find("ADD PRIMARY KEY"), std::string::npos) << e.hint();
     }
     EXPECT_EQ(src.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'driftless_" + pipeline + "'"),
-              "0") << "nothing is created for a refused pipeline";
+              "0")
+        << "nothing is created for a refused pipeline";
 }
 
 TEST_F(Cdc, aReplicaIdentityWithoutTheKeyIsRefusedAndOneWithItStreamsDeletes)
@@ -422,10 +432,11 @@ TEST_F(Cdc, aPartitionedTableStreamsThroughItsRootAndAPublicationOfItsPartitions
     // a delete and an insert of one table. A DBA's publication without publish_via_partition_root
     // sends the partitions' changes under their own names, which would never reach the root's
     // target: refused with the fix, at apply and when the pipeline starts.
-    src.exec("CREATE TABLE parts (id int, region text, v int, PRIMARY KEY (id, region)) PARTITION BY LIST (region); "
-             "CREATE TABLE parts_eu PARTITION OF parts FOR VALUES IN ('eu'); "
-             "CREATE TABLE parts_us PARTITION OF parts FOR VALUES IN ('us'); "
-             "INSERT INTO parts SELECT g, CASE WHEN g % 2 = 0 THEN 'eu' ELSE 'us' END, g FROM generate_series(1, 100) g");
+    src.exec(
+        "CREATE TABLE parts (id int, region text, v int, PRIMARY KEY (id, region)) PARTITION BY LIST (region); "
+        "CREATE TABLE parts_eu PARTITION OF parts FOR VALUES IN ('eu'); "
+        "CREATE TABLE parts_us PARTITION OF parts FOR VALUES IN ('us'); "
+        "INSERT INTO parts SELECT g, CASE WHEN g % 2 = 0 THEN 'eu' ELSE 'us' END, g FROM generate_series(1, 100) g");
     const char *cols = "SELECT id, region, v FROM parts";
     once({job("public.parts")});
     src.exec("UPDATE parts SET region = 'us' WHERE id <= 10 AND region = 'eu'; UPDATE parts SET v = -v WHERE id > 90; "
@@ -494,9 +505,9 @@ TEST_F(Cdc, anInheritanceParentSyncsItsOwnRowsOnlyByEveryStrategy)
         spec.table = {"public", "animals"};
         spec.strategy = strategy;
         const std::string schema = "by_" + std::string(toString(strategy));
-        TableSync sync(makeJob(uniqueName("inh"), spec, pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name()),
-                               schema),
-                       obs);
+        TableSync sync(
+            makeJob(uniqueName("inh"), spec, pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name()), schema),
+            obs);
         sync.runOnce({});
         EXPECT_EQ(hash(dst, "SELECT id, name FROM " + schema + ".animals"), hash(src, own));
     }
@@ -512,7 +523,8 @@ TEST_F(Cdc, aSlotDroppedBehindOurBackStopsThePipelineLoudly)
     src.exec("INSERT INTO items VALUES (2, 'lost?', 1, 1)");
     expectStopsLoudly("no longer exists");
     EXPECT_EQ(src.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'driftless_" + pipeline + "'"),
-              "0") << "no silent re-creation";
+              "0")
+        << "no silent re-creation";
 }
 
 TEST_F(Cdc, aSlotRecreatedBehindOurBackStopsThePipelineLoudly)
@@ -548,14 +560,22 @@ TEST_F(Cdc, replayingFromAnOlderPositionChangesNothing)
     for (int i = 0; i < 40; ++i) {
         const auto a = std::to_string(1 + rng() % 300), b = std::to_string(1 + rng() % 300);
         switch (i % 5) {
-        case 0: src.exec("UPDATE items SET qty = qty + 1 WHERE id IN (" + a + ", " + b + ")"); break;
-        case 1: src.exec("DELETE FROM items WHERE id = " + a); break;
-        case 2: src.exec("INSERT INTO items VALUES (" + std::to_string(1000 + i) + ", 'new', 1, 1)"); break;
-        case 3: src.exec("UPDATE items SET id = id + 5000 WHERE id = " + a); break;
+        case 0:
+            src.exec("UPDATE items SET qty = qty + 1 WHERE id IN (" + a + ", " + b + ")");
+            break;
+        case 1:
+            src.exec("DELETE FROM items WHERE id = " + a);
+            break;
+        case 2:
+            src.exec("INSERT INTO items VALUES (" + std::to_string(1000 + i) + ", 'new', 1, 1)");
+            break;
+        case 3:
+            src.exec("UPDATE items SET id = id + 5000 WHERE id = " + a);
+            break;
         default:
             src.exec("BEGIN; UPDATE items SET name = 'x" + std::to_string(i) + "' WHERE id = " + b +
-                     "; DELETE FROM items WHERE id = " + std::to_string(1000 + i - 2) +
-                     "; INSERT INTO items VALUES (" + std::to_string(2000 + i) + ", 'multi', 2, 2); COMMIT");
+                     "; DELETE FROM items WHERE id = " + std::to_string(1000 + i - 2) + "; INSERT INTO items VALUES (" +
+                     std::to_string(2000 + i) + ", 'multi', 2, 2); COMMIT");
         }
     }
     once({job("public.items")});
@@ -681,7 +701,8 @@ TEST_F(Cdc, aTransactionBiggerThanABatchCommitsAtomically)
 TEST_F(Cdc, aNewTableAddedToARunningPipelineIsLoadedThenStreamed)
 {
     src.exec(kItems);
-    src.exec("CREATE TABLE later (id int PRIMARY KEY, v text); INSERT INTO later SELECT g, 'v' FROM generate_series(1, 300) g");
+    src.exec("CREATE TABLE later (id int PRIMARY KEY, v text); INSERT INTO later SELECT g, 'v' FROM generate_series(1, "
+             "300) g");
     src.exec("INSERT INTO items VALUES (1, 'a', 1, 1)");
     once({job("public.items")});
     src.exec("INSERT INTO items VALUES (2, 'b', 1, 1); UPDATE later SET v = 'changed' WHERE id = 5");
@@ -702,7 +723,8 @@ TEST_F(Cdc, intoSqlite)
     TableSpec spec;
     spec.table = {"public", "items"};
     spec.strategy = Strategy::Cdc;
-    std::vector<TableJob> jobs{makeJob(pipeline, spec, pgEndpoint("s", src.name()), sqliteEndpoint("l", dir.file("r.db")))};
+    std::vector<TableJob> jobs{
+        makeJob(pipeline, spec, pgEndpoint("s", src.name()), sqliteEndpoint("l", dir.file("r.db")))};
     once(jobs);
     src.exec("UPDATE items SET name = 'u' WHERE id <= 10; DELETE FROM items WHERE id > 90");
     once(jobs);
@@ -882,7 +904,8 @@ TEST_F(Cdc, aReBackfillIntoSqliteRepairsDrift)
     spec.table = {"public", "items"};
     spec.strategy = Strategy::Cdc;
     spec.pageSize = 700;
-    std::vector<TableJob> jobs{makeJob(pipeline, spec, pgEndpoint("s", src.name()), sqliteEndpoint("l", dir.file("r.db")))};
+    std::vector<TableJob> jobs{
+        makeJob(pipeline, spec, pgEndpoint("s", src.name()), sqliteEndpoint("l", dir.file("r.db")))};
     once(jobs);
     {
         SqliteDb db(dir.file("r.db"));
@@ -1039,10 +1062,12 @@ const char *kGenChanges = "UPDATE gen SET qty = coalesce(qty, 0) + 10 WHERE id <
                           "UPDATE gen SET qty = 4 WHERE id = 5000; COMMIT;"
                           "DELETE FROM gen WHERE id > 1400 AND id < 5000";
 // The generated values as each side's own SQL prints them.
-const char *kGenPg = "SELECT count(*) || ' ' || string_agg(id || '=' || coalesce(total::text, 'null') || '|' || label, ',' "
-                     "ORDER BY id) FROM gen";
-const char *kGenLite = "SELECT count(*) || ' ' || group_concat(id || '=' || coalesce(total, 'null') || '|' || label, ',') "
-                       "FROM (SELECT * FROM gen ORDER BY id)";
+const char *kGenPg =
+    "SELECT count(*) || ' ' || string_agg(id || '=' || coalesce(total::text, 'null') || '|' || label, ',' "
+    "ORDER BY id) FROM gen";
+const char *kGenLite =
+    "SELECT count(*) || ' ' || group_concat(id || '=' || coalesce(total, 'null') || '|' || label, ',') "
+    "FROM (SELECT * FROM gen ORDER BY id)";
 const char *kGenMy = "SELECT CONCAT(COUNT(*), ' ', GROUP_CONCAT(CONCAT(id, '=', COALESCE(total, 'null'), '|', label) "
                      "ORDER BY id SEPARATOR ',')) FROM gen";
 
@@ -1071,7 +1096,8 @@ TEST_F(Cdc, storedGeneratedColumnsReachEveryTarget)
     std::vector<TableJob> toPg{job("public.gen")};
     std::vector<TableJob> toLite{
         makeJob(pipeline + "_lite", other, pgEndpoint("s", src.name()), sqliteEndpoint("l", dir.file("r.db")))};
-    std::vector<TableJob> toMy{makeJob(pipeline + "_my", other, pgEndpoint("s", src.name()), myEndpoint("m", my.name()))};
+    std::vector<TableJob> toMy{
+        makeJob(pipeline + "_my", other, pgEndpoint("s", src.name()), myEndpoint("m", my.name()))};
     auto all = [&] {
         once(toPg);
         once(toLite);
@@ -1084,9 +1110,10 @@ TEST_F(Cdc, storedGeneratedColumnsReachEveryTarget)
 
     src.exec(kGenChanges);
     all();
-    EXPECT_EQ(dst.scalar("SELECT string_agg(attname || ':' || attgenerated::text, ',' ORDER BY attnum) FROM pg_attribute "
-                         "WHERE attrelid = 'gen'::regclass AND attname IN ('total', 'label')"),
-              "total:s,label:s");
+    EXPECT_EQ(
+        dst.scalar("SELECT string_agg(attname || ':' || attgenerated::text, ',' ORDER BY attnum) FROM pg_attribute "
+                   "WHERE attrelid = 'gen'::regclass AND attname IN ('total', 'label')"),
+        "total:s,label:s");
     EXPECT_EQ(dst.scalar(kGenPg), src.scalar(kGenPg));
     EXPECT_EQ(sqliteScalar(dir.file("r.db"), kGenLite), src.scalar(kGenPg));
     EXPECT_EQ(my.scalar(kGenMy), src.scalar(kGenPg));

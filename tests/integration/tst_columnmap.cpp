@@ -22,8 +22,7 @@
 using namespace driftless::test;
 using namespace driftless;
 
-namespace
-{
+namespace {
 
 constexpr const char *kKey = "a-test-hmac-key-0123456789";
 constexpr int kRows = 20;

@@ -21,8 +21,7 @@
 using namespace driftless::test;
 using namespace driftless;
 
-namespace
-{
+namespace {
 
 /// How often this file's conditions are asked again.
 constexpr std::chrono::milliseconds kPoll{200};
@@ -61,12 +60,19 @@ struct ColumnMapSchema : ::testing::Test {
     std::string yaml(const std::string &item) const
     {
         return "endpoints:\n"
-               "  app: { kind: postgres, dsn: \"" + src.dsn() + "\" }\n"
-               "  dw:  { kind: postgres, dsn: \"" + pgDst.dsn() + "\" }\n"
-               "  my:  { kind: mysql, dsn: \"" + myDst.dsn() + "\" }\n"
+               "  app: { kind: postgres, dsn: \"" +
+               src.dsn() +
+               "\" }\n"
+               "  dw:  { kind: postgres, dsn: \"" +
+               pgDst.dsn() +
+               "\" }\n"
+               "  my:  { kind: mysql, dsn: \"" +
+               myDst.dsn() +
+               "\" }\n"
                "pipelines:\n"
-               "  - name: " + pgPipeline + "\n    source: app\n    target: dw\n    tables:\n" + item +
-               "  - name: " + myPipeline + "\n    source: app\n    target: my\n    tables:\n" + item;
+               "  - name: " +
+               pgPipeline + "\n    source: app\n    target: dw\n    tables:\n" + item + "  - name: " + myPipeline +
+               "\n    source: app\n    target: my\n    tables:\n" + item;
     }
     void apply(const std::string &text)
     {
@@ -161,8 +167,9 @@ TEST_F(ColumnMapSchema, aMappedTableTakesAddedDroppedWidenedAndRenamedColumnsWhi
         const std::string ev = events();
         // Both pipelines compared the column in SQL on each side.
         size_t checked = 0;
-        for (size_t at = 0; (at = ev.find("checked: key and d match the source (" + std::to_string(kRows + 1) + " rows)",
-                                          at)) != std::string::npos;
+        for (size_t at = 0;
+             (at = ev.find("checked: key and d match the source (" + std::to_string(kRows + 1) + " rows)", at)) !=
+             std::string::npos;
              ++at)
             ++checked;
         EXPECT_EQ(checked, 2u) << ev;
@@ -246,8 +253,9 @@ TEST_F(ColumnMapSchema, aRenameOfAMappedColumnPausesAndAnIncludeListKeepsAnAdded
     EXPECT_EQ(pgCount(), kRows);
     auto fourth = runCli({"--state", state, "run", "--once"});
     EXPECT_EQ(fourth.exitCode, 1) << fourth.out << fourth.err;
-    EXPECT_NE((fourth.out + fourth.err).find("tables[public.m].columns.include[name]: table public.m has no column "
-                                             "name at the source"),
+    EXPECT_NE((fourth.out + fourth.err)
+                  .find("tables[public.m].columns.include[name]: table public.m has no column "
+                        "name at the source"),
               std::string::npos)
         << fourth.out << fourth.err;
     EXPECT_EQ(pgDst.scalar("SELECT label FROM m WHERE id = 2"), "name 2");

@@ -113,9 +113,7 @@ TEST(ConflictLocks, mariadbHoldsTheJudgedRowsUntilTheBatchCommits)
     auto writer = db.connect();
     writer.exec("SET SESSION innodb_lock_wait_timeout = 1");
     auto update = [&](const char *key, const char *value) {
-        return [&writer, key, value] {
-            writer.exec(std::string("UPDATE t SET b = '") + value + "' WHERE " + key);
-        };
+        return [&writer, key, value] { writer.exec(std::string("UPDATE t SET b = '") + value + "' WHERE " + key); };
     };
     const auto table = mysqlcatalog::describeTable(engine, TableRef{db.name(), "t"});
     MysqlConflictTarget target(engine, table);
@@ -135,8 +133,10 @@ TEST(ConflictLocks, mariadbHoldsTheJudgedRowsUntilTheBatchCommits)
     ASSERT_EQ(rows.size(), 1u);
 
     EXPECT_TRUE(blockedByALock(update("k1 = 1 AND k2 = 1", "w"), "Lock wait timeout")) << "the judged row was writable";
-    EXPECT_FALSE(blockedByALock(update("k1 = 1 AND k2 = 2", "w"), "Lock wait timeout")) << "a row outside the batch was locked";
-    EXPECT_FALSE(blockedByALock(update("k1 = 2 AND k2 = 1", "w"), "Lock wait timeout")) << "a row outside the batch was locked";
+    EXPECT_FALSE(blockedByALock(update("k1 = 1 AND k2 = 2", "w"), "Lock wait timeout"))
+        << "a row outside the batch was locked";
+    EXPECT_FALSE(blockedByALock(update("k1 = 2 AND k2 = 1", "w"), "Lock wait timeout"))
+        << "a row outside the batch was locked";
     engine.exec("COMMIT");
     EXPECT_FALSE(blockedByALock(update("k1 = 1 AND k2 = 1", "w"), "Lock wait timeout"));
 }
@@ -196,8 +196,8 @@ TEST(ConflictLocks, resolveHoldsAMariadbSidesRowFromTheReadToTheWrite)
         return [&writer, where] { writer.exec(std::string("UPDATE t SET b = 'w' WHERE ") + where); };
     };
     {
-        auto side = openResolutionSide(myEndpoint("m", db.name()), "clock", TargetName{"", "t"},
-                                       R"({"k1": "1", "k2": "1"})");
+        auto side =
+            openResolutionSide(myEndpoint("m", db.name()), "clock", TargetName{"", "t"}, R"({"k1": "1", "k2": "1"})");
         // A commit after the transaction started is seen: the read is a locking one.
         writer.exec("UPDATE t SET a = 'committed-meanwhile' WHERE k1 = 1 AND k2 = 1");
         EXPECT_EQ(side->lockRow({"a", "b"}), R"({"a":"committed-meanwhile","b":"y"})");

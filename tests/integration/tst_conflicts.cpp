@@ -6,11 +6,11 @@
 #include "core/agent/agentapi.h"
 #include "core/db/pgconnection.h"
 #include "core/engine/commands/conflictqueue.h"
-#include "core/engine/twoway/conflicts.h"
 #include "core/engine/run/scheduler.h"
-#include "core/engine/sync/tablesync.h"
-#include "core/engine/twoway/twoway.h"
 #include "core/engine/run/workspacestate.h"
+#include "core/engine/sync/tablesync.h"
+#include "core/engine/twoway/conflicts.h"
+#include "core/engine/twoway/twoway.h"
 #include "core/model/error.h"
 #include "tests/support/recordingobserver.h"
 #include "tests/support/testsupport.h"
@@ -490,8 +490,7 @@ TEST_F(Conflicts, aMergedResolutionKeepsEachSidesColumnsAndAnOverlapIsChosenPerC
 
     r = resolve(eight, {"--take", "merged"});
     EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
-    EXPECT_NE(r.err.find("cannot be merged: both sides changed name to different values"), std::string::npos)
-        << r.err;
+    EXPECT_NE(r.err.find("cannot be merged: both sides changed name to different values"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("--column name="), std::string::npos) << r.err;
     EXPECT_EQ(row(a, 8), "eight on a|eight@a|555-8") << "a refused merge writes nothing";
     EXPECT_EQ(row(b, 8), "eight on b|p8@old|555-8");
@@ -599,8 +598,9 @@ TEST_F(Conflicts, valuesWhoseCastDiffersFromTheStreamAreNotConflicts)
                          "ARRAY[g % 3 = 0, NULL] FROM generate_series(1, 50) g";
     loadedAndStopped("manual", kTyped);
     auto typedHash = [](PgTestDb &db) {
-        return db.scalar("SELECT md5(string_agg(concat_ws('|', id, name, email, phone, active, code || '#', addr, nets, "
-                         "flags), ',' ORDER BY id)) FROM people");
+        return db.scalar(
+            "SELECT md5(string_agg(concat_ws('|', id, name, email, phone, active, code || '#', addr, nets, "
+            "flags), ',' ORDER BY id)) FROM people");
     };
     ASSERT_EQ(typedHash(a), typedHash(b));
     startRun();

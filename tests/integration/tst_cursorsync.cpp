@@ -209,7 +209,8 @@ TEST(CursorSync, intoSqlite)
     f.src.exec("INSERT INTO events SELECT g, 'k' || g, now() - interval '2 hours' FROM generate_series(1, 3000) g");
     TableSync sync(f.liteJob("p", cursorSpec(700), dir.file("r.db")), f.obs);
     sync.runOnce({});
-    f.src.exec("UPDATE events SET kind = 'upd', updated_at = now() WHERE id <= 10; INSERT INTO events VALUES (9000, 'n', now())");
+    f.src.exec("UPDATE events SET kind = 'upd', updated_at = now() WHERE id <= 10; INSERT INTO events VALUES (9000, "
+               "'n', now())");
     sync.runOnce({});
     SqliteDb db(dir.file("r.db"));
     EXPECT_EQ(db.scalarInt("SELECT count(*) FROM events"), 3001);
@@ -315,8 +316,8 @@ TEST(CursorSync, passesReuseTheirConnectionsAndNeverOneTheServerEnded)
     ConnectionPool pool;
     std::set<std::string> seen;
     for (int pass = 0; pass < 5; ++pass) {
-        f.src.exec("UPDATE events SET kind = 'pass " + std::to_string(pass) + "', updated_at = now() WHERE id % 10 = " +
-                   std::to_string(pass));
+        f.src.exec("UPDATE events SET kind = 'pass " + std::to_string(pass) +
+                   "', updated_at = now() WHERE id % 10 = " + std::to_string(pass));
         TableSync(job, f.obs, &pool).runOnce({});
         EXPECT_EQ(f.dstHash(), f.srcHash()) << "pass " << pass;
         const auto now = sessions();
@@ -400,7 +401,8 @@ TEST(CursorSync, steadyPassesIntoSqliteChangeNoSchemaAndRecreateWhatWasDropped)
     EXPECT_EQ(other.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = '_driftless_seen_events'"), 1);
 
     // The source gains a column: the next pass adds it to the target before writing.
-    f.src.exec("ALTER TABLE events ADD COLUMN note text; UPDATE events SET note = 'n', updated_at = now() WHERE id = 3");
+    f.src.exec(
+        "ALTER TABLE events ADD COLUMN note text; UPDATE events SET note = 'n', updated_at = now() WHERE id = 3");
     sync.runOnce({});
     EXPECT_EQ(other.scalarInt("SELECT count(*) FROM events WHERE note = 'n'"), 1);
 }
@@ -415,7 +417,8 @@ TEST(CursorSync, passesIntoSqliteReuseTheOpenFile)
     ConnectionPool pool;
     TableSync(job, f.obs, &pool).runOnce({});
     EXPECT_EQ(pool.idleCount(), 2u); // the source session and the SQLite handle
-    f.src.exec("UPDATE events SET kind = 'upd', updated_at = now() WHERE id <= 10; INSERT INTO events VALUES (9000, 'n', now())");
+    f.src.exec("UPDATE events SET kind = 'upd', updated_at = now() WHERE id <= 10; INSERT INTO events VALUES (9000, "
+               "'n', now())");
     TableSync(job, f.obs, &pool).runOnce({});
     EXPECT_EQ(pool.reused(), 2);
     // Another process reading the file sees every change: nothing is held open in a transaction.

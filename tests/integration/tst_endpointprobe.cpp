@@ -17,7 +17,10 @@ using namespace driftless::test;
 
 namespace {
 
-core::PgConnection admin() { return core::PgConnection(pgDsn("postgres")); }
+core::PgConnection admin()
+{
+    return core::PgConnection(pgDsn("postgres"));
+}
 
 bool anyContains(const std::vector<std::string> &lines, const std::string &needle)
 {
@@ -83,8 +86,11 @@ TEST(EndpointProbe, plainRoleCannotReplicateNorReadUngrantedTables)
     PgTestDb db("probe_role");
     TestRole role("probe_reader");
     db.exec("CREATE TABLE granted (id int PRIMARY KEY); CREATE TABLE secret (id int PRIMARY KEY);"
-            "REVOKE CREATE ON DATABASE " + db.name() + " FROM PUBLIC; REVOKE CREATE ON SCHEMA public FROM PUBLIC;"
-            "GRANT SELECT ON granted TO " + role.name());
+            "REVOKE CREATE ON DATABASE " +
+            db.name() +
+            " FROM PUBLIC; REVOKE CREATE ON SCHEMA public FROM PUBLIC;"
+            "GRANT SELECT ON granted TO " +
+            role.name());
     const auto p = core::probePostgres(role.dsn(db.name()), role.password());
     ASSERT_TRUE(p.connected) << p.error;
     EXPECT_EQ(p.user, role.name());
@@ -111,8 +117,7 @@ TEST(EndpointProbe, wrongPasswordShowsLibpqsMessageAndWhatToDo)
     PgTestDb db("probe_pw");
     const auto p = core::probePostgres(db.dsn(), std::string("not-the-password"));
     EXPECT_FALSE(p.connected);
-    EXPECT_NE(p.error.find("password authentication failed for user \"" + servers().pgUser + "\""),
-              std::string::npos)
+    EXPECT_NE(p.error.find("password authentication failed for user \"" + servers().pgUser + "\""), std::string::npos)
         << p.error;
     EXPECT_EQ(p.code, "28P01");
     EXPECT_NE(p.hint.find("password"), std::string::npos) << p.hint;

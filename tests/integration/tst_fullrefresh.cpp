@@ -81,9 +81,9 @@ TEST(FullRefresh, readersNeverSeeAnEmptyOrPartialTable)
     src.exec(kSourceTable);
     fill(src, 1, 150000);
     RecordingObserver obs;
-    TableSync sync(makeJob("p", fullRefresh("public.accounts"), pgEndpoint("src", src.name()),
-                           pgEndpoint("dst", dst.name())),
-                   obs);
+    TableSync sync(
+        makeJob("p", fullRefresh("public.accounts"), pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name())),
+        obs);
     sync.runOnce({});
     fill(src, 150001, 200000);
 
@@ -120,9 +120,9 @@ TEST(FullRefresh, theSwapKeepsIndexesGrantsAndDependentViews)
     src.exec(kSourceTable);
     fill(src, 1, 1000);
     RecordingObserver obs;
-    TableSync sync(makeJob("p", fullRefresh("public.accounts"), pgEndpoint("src", src.name()),
-                           pgEndpoint("dst", dst.name())),
-                   obs);
+    TableSync sync(
+        makeJob("p", fullRefresh("public.accounts"), pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name())),
+        obs);
     sync.runOnce({});
     const std::string role = uniqueName("reader");
     dst.exec("CREATE ROLE " + role + "; GRANT SELECT ON public.accounts TO " + role +
@@ -132,8 +132,9 @@ TEST(FullRefresh, theSwapKeepsIndexesGrantsAndDependentViews)
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM pg_indexes WHERE tablename = 'accounts' AND indexname = "
                          "'accounts_by_owner'"),
               "1");
-    EXPECT_EQ(dst.scalar("SELECT count(*) FROM pg_indexes WHERE tablename = 'accounts' AND indexname = 'accounts_pkey'"),
-              "1");
+    EXPECT_EQ(
+        dst.scalar("SELECT count(*) FROM pg_indexes WHERE tablename = 'accounts' AND indexname = 'accounts_pkey'"),
+        "1");
     EXPECT_EQ(dst.scalar("SELECT has_table_privilege('" + role + "', 'public.accounts', 'SELECT')"), "t");
 
     // A view on the table: the swap keeps the relation and replaces its rows instead.
@@ -141,7 +142,8 @@ TEST(FullRefresh, theSwapKeepsIndexesGrantsAndDependentViews)
     fill(src, 2001, 2500);
     sync.runOnce({});
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM public.accounts"), "2500");
-    EXPECT_EQ(dst.scalar("SELECT count(*) FROM rich"), src.scalar("SELECT count(*) FROM accounts WHERE balance > 1000"));
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM rich"),
+              src.scalar("SELECT count(*) FROM accounts WHERE balance > 1000"));
     dst.exec("DROP VIEW rich; DROP OWNED BY " + role + "; DROP ROLE " + role);
 }
 
@@ -160,7 +162,8 @@ TEST(FullRefresh, sqliteTargetHoldsEveryRowByTheDocumentedMapping)
     sync.runOnce({});
     SqliteDb db(dir.file("r.db"));
     EXPECT_EQ(db.scalarInt("SELECT count(*) FROM accounts"), 4900);
-    auto st = db.prepare("SELECT owner, balance, typeof(balance), opened, active, tags, doc FROM accounts WHERE id = 4242");
+    auto st =
+        db.prepare("SELECT owner, balance, typeof(balance), opened, active, tags, doc FROM accounts WHERE id = 4242");
     ASSERT_TRUE(st.step());
     EXPECT_EQ(st.text(0), "owner 4242");
     EXPECT_EQ(st.text(1), "13447.14");
@@ -177,8 +180,8 @@ TEST(FullRefresh, aTableWithoutPrimaryKeyIsRefreshedToo)
     src.exec("CREATE TABLE log (at timestamptz, line text); INSERT INTO log SELECT now(), 'l' || g FROM "
              "generate_series(1, 500) g; INSERT INTO log SELECT now(), 'l1' FROM generate_series(1, 3)");
     RecordingObserver obs;
-    TableSync sync(makeJob("p", fullRefresh("public.log"), pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name())),
-                   obs);
+    TableSync sync(
+        makeJob("p", fullRefresh("public.log"), pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name())), obs);
     sync.runOnce({});
     sync.runOnce({});
     auto s = src.connect();
@@ -192,9 +195,9 @@ TEST(FullRefresh, aStopRollsBackAndKeepsTheOldTable)
     src.exec(kSourceTable);
     fill(src, 1, 1000);
     RecordingObserver obs;
-    TableSync sync(makeJob("p", fullRefresh("public.accounts"), pgEndpoint("src", src.name()),
-                           pgEndpoint("dst", dst.name())),
-                   obs);
+    TableSync sync(
+        makeJob("p", fullRefresh("public.accounts"), pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name())),
+        obs);
     sync.runOnce({});
     fill(src, 1001, 400000);
     std::stop_source stop;
@@ -228,9 +231,9 @@ TEST(FullRefresh, aGeneratedColumnIsGeneratedInANewPostgresTargetAndStaysPlainIn
     TableSync fresh(makeJob("p", fullRefresh("public.priced"), pgEndpoint("src", src.name()),
                             pgEndpoint("dst", dst.name()), "model"),
                     obs);
-    TableSync old(makeJob("q", fullRefresh("public.priced"), pgEndpoint("src", src.name()),
-                          pgEndpoint("dst", dst.name()), "old"),
-                  obs);
+    TableSync old(
+        makeJob("q", fullRefresh("public.priced"), pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name()), "old"),
+        obs);
     const std::string generated =
         "SELECT attgenerated FROM pg_attribute WHERE attrelid = '%.priced'::regclass AND attname = 'total'";
     auto generatedIn = [&](const std::string &schema) {
@@ -241,8 +244,10 @@ TEST(FullRefresh, aGeneratedColumnIsGeneratedInANewPostgresTargetAndStaysPlainIn
     for (int pass = 0; pass < 2; ++pass) {
         fresh.runOnce({});
         old.runOnce({});
-        EXPECT_EQ(dst.scalar(std::string(kPricedValues) + "model.priced"), src.scalar(std::string(kPricedValues) + "priced"));
-        EXPECT_EQ(dst.scalar(std::string(kPricedValues) + "old.priced"), src.scalar(std::string(kPricedValues) + "priced"));
+        EXPECT_EQ(dst.scalar(std::string(kPricedValues) + "model.priced"),
+                  src.scalar(std::string(kPricedValues) + "priced"));
+        EXPECT_EQ(dst.scalar(std::string(kPricedValues) + "old.priced"),
+                  src.scalar(std::string(kPricedValues) + "priced"));
         EXPECT_EQ(generatedIn("model"), "s") << "pass " << pass;
         EXPECT_EQ(generatedIn("old"), "") << "pass " << pass;
         src.exec("UPDATE priced SET qty = coalesce(qty, 0) + 1 WHERE id % 3 = 0; DELETE FROM priced WHERE id > 1900");
@@ -250,6 +255,7 @@ TEST(FullRefresh, aGeneratedColumnIsGeneratedInANewPostgresTargetAndStaysPlainIn
     // A view on the table makes the refresh replace rows in place (INSERT ... SELECT): same outcome.
     dst.exec("CREATE VIEW model.v AS SELECT id, total FROM model.priced");
     fresh.runOnce({});
-    EXPECT_EQ(dst.scalar(std::string(kPricedValues) + "model.priced"), src.scalar(std::string(kPricedValues) + "priced"));
+    EXPECT_EQ(dst.scalar(std::string(kPricedValues) + "model.priced"),
+              src.scalar(std::string(kPricedValues) + "priced"));
     EXPECT_EQ(generatedIn("model"), "s");
 }

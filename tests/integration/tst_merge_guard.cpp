@@ -45,8 +45,8 @@ public:
     PgTarget() : m_db("guard_tgt") {}
     std::unique_ptr<Merger> merger(const std::string &pipeline, const std::string &table) override
     {
-        return std::make_unique<PgMerger>(m_db.connect(), MergeTarget{pipeline, {"public", table}, {"public", table},
-                                                                       Strategy::Cursor});
+        return std::make_unique<PgMerger>(
+            m_db.connect(), MergeTarget{pipeline, {"public", table}, {"public", table}, Strategy::Cursor});
     }
     Table rows() override
     {
@@ -100,8 +100,8 @@ public:
     MysqlTarget() : m_db("guard_tgt") {}
     std::unique_ptr<Merger> merger(const std::string &pipeline, const std::string &table) override
     {
-        return std::make_unique<MysqlMerger>(m_db.connect(), MergeTarget{pipeline, {"public", table}, {"", table},
-                                                                          Strategy::Cursor});
+        return std::make_unique<MysqlMerger>(m_db.connect(),
+                                             MergeTarget{pipeline, {"public", table}, {"", table}, Strategy::Cursor});
     }
     Table rows() override
     {
@@ -141,7 +141,8 @@ Batch batch(std::initializer_list<std::tuple<char, long long, const char *, long
         b.rows.append(line, static_cast<ChangeOp>(op), v);
         maxV = std::max(maxV, v);
     }
-    b.checkpoint = {"{\"v\":" + std::to_string(cpVersion < 0 ? maxV : cpVersion) + "}", cpVersion < 0 ? maxV : cpVersion};
+    b.checkpoint = {"{\"v\":" + std::to_string(cpVersion < 0 ? maxV : cpVersion) + "}",
+                    cpVersion < 0 ? maxV : cpVersion};
     return b;
 }
 
@@ -383,7 +384,8 @@ TEST_P(MergeGuard, aMergedValueIsStoredAsTheTargetColumnSaysCompressedOrNot)
     ASSERT_EQ(db.scalar("SELECT count(*) FROM public.items"), "3");
     auto compression = [&](long long id) {
         return db.scalar("SELECT coalesce(pg_column_compression(val), 'none') || ' ' || length(val) FROM public.items "
-                         "WHERE id = " + std::to_string(id));
+                         "WHERE id = " +
+                         std::to_string(id));
     };
 
     // The default (pglz on this server): staged compressed, kept so.

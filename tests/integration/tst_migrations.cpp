@@ -118,9 +118,11 @@ protected:
                       (v.table == "mapped" ? ", columns: { exclude: [secret], rename: { name: full_name } }" : "") +
                       " }\n";
         writeFile(dir.file("ws.yaml"), "endpoints:\n"
-                                       "  app: { kind: postgres, dsn: \"" + pgDsn(src.name()) + "\" }\n" + target +
+                                       "  app: { kind: postgres, dsn: \"" +
+                                           pgDsn(src.name()) + "\" }\n" + target +
                                            "pipelines:\n"
-                                           "  - name: " + pipeline + "\n    source: app\n    target: dw\n" +
+                                           "  - name: " +
+                                           pipeline + "\n    source: app\n    target: dw\n" +
                                            (GetParam() == Target::Postgres ? "    target_schema: public\n" : "") +
                                            "    tables:\n" + tables);
         auto r = runCli({"--state", state, "apply", dir.file("ws.yaml")});
@@ -152,8 +154,8 @@ protected:
         }
         switch (GetParam()) {
         case Target::Postgres:
-            return pg.scalar("SELECT count(*) || ':' || coalesce(string_agg(" + row + ", ';' ORDER BY id), '') FROM public." +
-                             c.table);
+            return pg.scalar("SELECT count(*) || ':' || coalesce(string_agg(" + row +
+                             ", ';' ORDER BY id), '') FROM public." + c.table);
         case Target::Sqlite: {
             driftless::core::SqliteDb db(lite);
             auto st = db.prepare("SELECT count(*) || ':' || coalesce(group_concat(r, ';'), '') FROM (SELECT " + row +
@@ -163,8 +165,9 @@ protected:
         case Target::Mariadb: {
             auto conn = my->connect();
             conn.exec("SET SESSION group_concat_max_len = 1073741824");
-            return conn.scalar("SELECT CONCAT(COUNT(*), ':', COALESCE(GROUP_CONCAT(" + row +
-                               " ORDER BY id SEPARATOR ';'), '')) FROM " + c.table)
+            return conn
+                .scalar("SELECT CONCAT(COUNT(*), ':', COALESCE(GROUP_CONCAT(" + row +
+                        " ORDER BY id SEPARATOR ';'), '')) FROM " + c.table)
                 .value_or("?");
         }
         }

@@ -5,9 +5,9 @@
 
 #include "core/db/mysqlcatalog.h"
 #include "core/db/sqlitedb.h"
-#include "core/engine/endpoints/connect.h"
-#include "core/engine/commands/doctor.h"
 #include "core/engine/cdc/mysql/mysqlcdc.h"
+#include "core/engine/commands/doctor.h"
+#include "core/engine/endpoints/connect.h"
 #include "core/engine/endpoints/mysqlpreflight.h"
 #include "core/engine/run/scheduler.h"
 #include "core/engine/status/statusreport.h"
@@ -328,8 +328,8 @@ TEST(MysqlSource, badEndpointsAndTablesSayWhatToDo)
     }
     {
         auto bad = ep;
-        bad.dsn = "mysql://driftless:wrong@" + servers().myHost + ":" + std::to_string(servers().myPort) + "/" +
-                  src.name();
+        bad.dsn =
+            "mysql://driftless:wrong@" + servers().myHost + ":" + std::to_string(servers().myPort) + "/" + src.name();
         try {
             MysqlConnection conn(bad.dsn, bad.name);
             FAIL();
@@ -542,7 +542,8 @@ TEST(MysqlCdc, aLoadWhoseChunksSawOtherWritesStoresItsStreamPosition)
     f.once();
     f.obs.onBatch = nullptr;
     ASSERT_EQ(writes, 2);
-    for (const auto &a : f.obs.applied) std::cerr << "DBG " << a.result.direct << " " << a.checkpoint.version << " " << a.checkpoint.position << "\n";
+    for (const auto &a : f.obs.applied)
+        std::cerr << "DBG " << a.result.direct << " " << a.checkpoint.version << " " << a.checkpoint.position << "\n";
     EXPECT_EQ(f.dst.scalar("SELECT count(*) FROM public.acct"), "250");
     const std::string q = "SELECT position FROM _driftless.checkpoints WHERE pipeline = 'mp'";
     const auto stored = BinlogCdcPosition::fromJson(f.dst.scalar(q));
@@ -622,7 +623,8 @@ TEST(MysqlCdc, aZeroDateStopsItsTableAloneUntilARunningSyncTakesItsReSnapshot)
     std::this_thread::sleep_for(std::chrono::seconds(2));
     EXPECT_FALSE(f.obs.sawEvent("resumed")) << "a stopped table is not resumed by itself";
     EXPECT_EQ(f.obs.lastStateOf(zerod), red);
-    createMerger(f.jobs[0].target, {"mp", f.jobs[0].spec.table, f.jobs[0].targetName, Strategy::Cdc})->clearCheckpoint();
+    createMerger(f.jobs[0].target, {"mp", f.jobs[0].spec.table, f.jobs[0].targetName, Strategy::Cdc})
+        ->clearCheckpoint();
     const std::string rows = "SELECT id, born, v FROM zerod ORDER BY id";
     for (int i = 0; i < 1200 && !(streaming() && pgRows(f.dst, "SELECT id, born, v FROM public.zerod ORDER BY id") ==
                                                      myRows(f.src, rows));
@@ -675,7 +677,8 @@ TEST(MysqlCdc, streamsAcrossBinlogRotationAddsNewColumnsAndReplaysTruncate)
     c.exec("ALTER TABLE t ADD COLUMN note varchar(10)");
     c.exec("INSERT INTO t VALUES (5, 5, 'five')");
     f.once();
-    EXPECT_EQ(pgRows(f.dst, "SELECT id, v, note FROM public.t ORDER BY id"), "1|1|NULL\n2|2|NULL\n3|3|NULL\n4|4|NULL\n5|5|five\n");
+    EXPECT_EQ(pgRows(f.dst, "SELECT id, v, note FROM public.t ORDER BY id"),
+              "1|1|NULL\n2|2|NULL\n3|3|NULL\n4|4|NULL\n5|5|five\n");
     c.exec("TRUNCATE TABLE t");
     c.exec("INSERT INTO t VALUES (9, 9, 'after')");
     f.once();
@@ -839,17 +842,21 @@ TEST(MysqlCdc, storedAndVirtualGeneratedColumnsFollowTheColumnsTheyDependOnByEve
     // The generated values as each engine's own SQL prints them; cursor sync does not see
     // deletes, so its target is compared on the keys no change removed.
     auto my = [&](const std::string &where) {
-        return src.scalar("SELECT CONCAT(COUNT(*), ' ', GROUP_CONCAT(CONCAT(id, '=', COALESCE(total, 'null'), '|', label) "
-                          "ORDER BY id SEPARATOR ',')) FROM gen" + where);
+        return src.scalar(
+            "SELECT CONCAT(COUNT(*), ' ', GROUP_CONCAT(CONCAT(id, '=', COALESCE(total, 'null'), '|', label) "
+            "ORDER BY id SEPARATOR ',')) FROM gen" +
+            where);
     };
     auto pg = [&](const std::string &table) {
         return dst.scalar("SELECT count(*) || ' ' || string_agg(id || '=' || coalesce(total::text, 'null') || '|' || "
-                          "label, ',' ORDER BY id) FROM " + table);
+                          "label, ',' ORDER BY id) FROM " +
+                          table);
     };
     auto lite = [&](const std::string &file, const std::string &where) {
         SqliteDb db(dir.file(file), SqliteDb::Mode::ReadOnly);
         return sqliteText(db, "SELECT count(*) || ' ' || group_concat(id || '=' || coalesce(total, 'null') || '|' || "
-                              "label, ',') FROM (SELECT * FROM gen" + where + " ORDER BY id)");
+                              "label, ',') FROM (SELECT * FROM gen" +
+                                  where + " ORDER BY id)");
     };
     const std::string kept = " WHERE id BETWEEN 2 AND 480";
     auto expectSynced = [&](const char *when) {

@@ -3,13 +3,13 @@
 // of the same server, the type mapping (values equal, and a clear error where MySQL cannot hold a
 // value), and a CDC-style session committing two tables in one transaction.
 
-#include "core/engine/cdc/pg/cdcpipeline.h"
-#include "core/engine/endpoints/connect.h"
+#include "core/db/pgcatalog.h"
 #include "core/engine/cdc/mysql/mysqlcdc.h"
+#include "core/engine/cdc/pg/cdcpipeline.h"
 #include "core/engine/commands/doctor.h"
+#include "core/engine/endpoints/connect.h"
 #include "core/mergers/mysqlmerger.h"
 #include "core/mergers/mysqltypes.h"
-#include "core/db/pgcatalog.h"
 #include "core/model/error.h"
 #include "tests/support/mysqltestdb.h"
 #include "tests/support/recordingobserver.h"
@@ -210,8 +210,9 @@ TEST(MysqlTarget, aFullRefreshOfManyLoadsLandsWholeOrLeavesTheTableAsItWas)
     auto myDigest = [&] {
         auto c = dst.connect();
         c.exec("SET SESSION group_concat_max_len = 1073741824");
-        return c.scalar("SELECT CONCAT(COUNT(*), ':', MD5(GROUP_CONCAT(CONCAT_WS('|', id, code, "
-                        "DATE_FORMAT(ts, '%Y-%m-%d %H:%i:%s'), note) ORDER BY id SEPARATOR '#'))) FROM wide")
+        return c
+            .scalar("SELECT CONCAT(COUNT(*), ':', MD5(GROUP_CONCAT(CONCAT_WS('|', id, code, "
+                    "DATE_FORMAT(ts, '%Y-%m-%d %H:%i:%s'), note) ORDER BY id SEPARATOR '#'))) FROM wide")
             .value_or("");
     };
     EXPECT_EQ(sync.runOnce({}).rowsWritten, 130000);
@@ -531,9 +532,9 @@ TEST(MysqlTarget, postgresCdcStreamsIntoMariadb)
     EXPECT_EQ(dst.scalar("SELECT SUM(price) FROM items"), src.scalar("SELECT sum(price) FROM items"));
     EXPECT_EQ(dst.scalar("SELECT name FROM items WHERE id = 9001"), "new 😀");
     EXPECT_EQ(dst.scalar("SELECT COUNT(*) FROM _driftless_tomb_items"), "100");
-    EXPECT_NE(dst.scalar("SELECT position FROM _driftless_checkpoints WHERE source_table = 'public.items'")
-                  .find("stream"),
-              std::string::npos);
+    EXPECT_NE(
+        dst.scalar("SELECT position FROM _driftless_checkpoints WHERE source_table = 'public.items'").find("stream"),
+        std::string::npos);
     auto c = src.connect();
     c.exec("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'driftless_" +
            pipeline + "'");

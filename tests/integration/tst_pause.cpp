@@ -133,8 +133,10 @@ struct Pause : ::testing::Test {
         const std::string r = std::to_string(round);
         src.exec("INSERT INTO items (id, name, qty) SELECT g, 'added " + r + "', 1 FROM generate_series(" +
                  std::to_string(10000 + round * 100) + ", " + std::to_string(10000 + round * 100 + 49) + ") g");
-        src.exec("UPDATE items SET qty = qty + " + r + ", name = name || ' u" + r + "', updated_at = clock_timestamp() "
-                 "WHERE id % 97 = " + std::to_string(round % 97));
+        src.exec("UPDATE items SET qty = qty + " + r + ", name = name || ' u" + r +
+                 "', updated_at = clock_timestamp() "
+                 "WHERE id % 97 = " +
+                 std::to_string(round % 97));
         src.exec("DELETE FROM items WHERE id % 89 = " + std::to_string(round % 89));
     }
 };

@@ -28,7 +28,8 @@ struct ReaderHandOver : ::testing::Test {
     void SetUp() override
     {
         src.exec("CREATE TABLE items (id bigint PRIMARY KEY, note text NOT NULL);"
-                 "CREATE PUBLICATION " + publication + " FOR TABLE items");
+                 "CREATE PUBLICATION " +
+                 publication + " FOR TABLE items");
     }
 
     /// `transactions` single-row inserts after a temporary slot is made, then everything read
@@ -42,7 +43,8 @@ struct ReaderHandOver : ::testing::Test {
         auto made = repl.createSlot(slot, /*temporary=*/true, /*exportSnapshot=*/false);
         std::string sql;
         for (int i = 1; i <= transactions; ++i)
-            sql += "BEGIN; INSERT INTO items VALUES (" + std::to_string(i) + ", 'note " + std::to_string(i) + "'); COMMIT;";
+            sql += "BEGIN; INSERT INTO items VALUES (" + std::to_string(i) + ", 'note " + std::to_string(i) +
+                   "'); COMMIT;";
         src.exec(sql);
         // WAL that is not ours after the workload, as other sessions on a shared server write:
         // the end position is then past the last commit, reached through the idle hand-over.

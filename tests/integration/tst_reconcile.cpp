@@ -110,8 +110,9 @@ FROM generate_series(1, 3000) g;
 void injectDrift(PgTestDb &src, const std::function<void(const std::string &)> &target)
 {
     target("DELETE FROM items WHERE id IN (7, 1500, 2999)");
-    target("INSERT INTO items (id, name, qty, price, updated_at, _driftless_version) VALUES "
-           "(5000, 'ghost', 1, 1.00, '2020-01-01 00:00:00+00', 1), (5001, 'ghost', 2, 2.00, '2020-01-01 00:00:00+00', 1)");
+    target(
+        "INSERT INTO items (id, name, qty, price, updated_at, _driftless_version) VALUES "
+        "(5000, 'ghost', 1, 1.00, '2020-01-01 00:00:00+00', 1), (5001, 'ghost', 2, 2.00, '2020-01-01 00:00:00+00', 1)");
     target("UPDATE items SET name = 'edited by hand' WHERE id IN (10, 11)");
     target("UPDATE items SET price = NULL WHERE id = 12");
     target("UPDATE items SET qty = 0 WHERE id = 2500");
@@ -250,9 +251,10 @@ TEST(Reconcile, aRepairRunsExactlyItsPlanAndSkipsAKeyTheSourceChangedSince)
     for (const auto &st : t.statements) {
         SCOPED_TRACE(st.kind);
         EXPECT_EQ(st.full.find("..."), std::string::npos) << st.full;
-        const std::vector<std::string> named = st.kind == "delete" ? std::vector<std::string>{"\"id\""}
-                                                                  : std::vector<std::string>{"\"id\"", "\"name\"", "\"qty\"",
-                                                                                             "\"price\"", "\"updated_at\""};
+        const std::vector<std::string> named =
+            st.kind == "delete"
+                ? std::vector<std::string>{"\"id\""}
+                : std::vector<std::string>{"\"id\"", "\"name\"", "\"qty\"", "\"price\"", "\"updated_at\""};
         for (const auto &column : named)
             EXPECT_NE(st.full.find(column), std::string::npos) << st.full;
         if (st.kind != "stage") {
@@ -472,7 +474,8 @@ TEST(Reconcile, aFullRefreshTablesRowsChangedSinceItsLastPassAreInFlightNotDrift
         }
         if (!sqlite) {
             auto s = src.connect(), d = dst.connect();
-            EXPECT_EQ(pgHash(s, "SELECT id, name, qty FROM items", "id"), pgHash(d, "SELECT id, name, qty FROM items", "id"));
+            EXPECT_EQ(pgHash(s, "SELECT id, name, qty FROM items", "id"),
+                      pgHash(d, "SELECT id, name, qty FROM items", "id"));
             EXPECT_EQ(pgHash(s, "SELECT id, name, qty FROM orders WHERE id <= 2500", "id"),
                       pgHash(d, "SELECT id, name, qty FROM orders", "id"));
         }
@@ -499,8 +502,8 @@ TEST(Reconcile, aTableWithoutAPrimaryKeyIsComparedAsWholeRows)
     for (const bool sqlite : {false, true}) {
         SCOPED_TRACE(sqlite ? "sqlite" : "postgres");
         const auto target = sqlite ? sqliteEndpoint("dst", dir.file("t.db")) : pgEndpoint("dst", dst.name());
-        const auto ws = workspaceFor("p", pgEndpoint("src", src.name()), target,
-                                     {spec("public.audit", Strategy::FullRefresh)});
+        const auto ws =
+            workspaceFor("p", pgEndpoint("src", src.name()), target, {spec("public.audit", Strategy::FullRefresh)});
         runOnce(ws, "p");
         const auto onTarget = targetExec(sqlite, dst, dir);
         const auto equal = reconcile(ws, "p", {}, bisecting());
@@ -650,9 +653,9 @@ TEST(Reconcile, aSyncThatIsNotApplyingIsWaitedForOncePerRun)
     src.exec("CREATE TABLE a (id int PRIMARY KEY, v int); CREATE TABLE b (id int PRIMARY KEY, v int); "
              "CREATE TABLE c (id int PRIMARY KEY, v int)");
     src.exec("INSERT INTO a VALUES (1, 1); INSERT INTO b VALUES (1, 1); INSERT INTO c VALUES (1, 1)");
-    Workspace ws = workspaceFor(pipeline, pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name()),
-                                {spec("public.a", Strategy::Cdc), spec("public.b", Strategy::Cdc),
-                                 spec("public.c", Strategy::Cdc)});
+    Workspace ws = workspaceFor(
+        pipeline, pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name()),
+        {spec("public.a", Strategy::Cdc), spec("public.b", Strategy::Cdc), spec("public.c", Strategy::Cdc)});
     CdcPipeline(jobsFor(ws, pipeline), std::nullopt, obs).run({}, {true});
     // The engine is stopped; each table has a change it has not applied.
     src.exec("UPDATE a SET v = 2; UPDATE b SET v = 2; UPDATE c SET v = 2");
@@ -699,8 +702,8 @@ TEST(Reconcile, repairGoesThroughTheGuardAndLeavesALiveStreamAlone)
         std::thread writer([&] {
             auto c = f.src.connect();
             for (int i = 0; writing; ++i) {
-                c.exec("UPDATE items SET qty = qty + 1, name = 'live " + std::to_string(i) + "' WHERE id = " +
-                       std::to_string(1 + i % 60));
+                c.exec("UPDATE items SET qty = qty + 1, name = 'live " + std::to_string(i) +
+                       "' WHERE id = " + std::to_string(1 + i % 60));
                 std::this_thread::sleep_for(std::chrono::milliseconds(2));
             }
         });
@@ -751,11 +754,11 @@ TEST(Reconcile, equalMillionRowsCostOneQueryPerSideAndNoRows)
     ReconcileOptions traced;
     const auto t0 = std::chrono::steady_clock::now();
     traced.onPhase = [&](const std::string &, std::string_view phase) {
-        std::printf("  %6lld ms %.*s\n",
-                    static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                               std::chrono::steady_clock::now() - t0)
-                                               .count()),
-                    static_cast<int>(phase.size()), phase.data());
+        std::printf(
+            "  %6lld ms %.*s\n",
+            static_cast<long long>(
+                std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count()),
+            static_cast<int>(phase.size()), phase.data());
     };
     auto one = reconcile(ws, "p", {}, traced);
     const auto &t = one.tables[0];
@@ -793,9 +796,13 @@ TEST(Reconcile, integerKeyBucketsFindDriftAtTheEdgesOfEveryKeyType)
         const std::string t = "k" + std::to_string(i);
         // The limits, both sides of zero, and a dense run near each limit.
         const std::string ddl = "CREATE TABLE " + t + " (id " + c.type + " PRIMARY KEY, v text); INSERT INTO " + t +
-                                " SELECT k, 'v' || k FROM (SELECT " + c.lo + "::numeric + g AS k FROM generate_series(0, 300) g "
-                                "UNION SELECT " + c.hi + "::numeric - g FROM generate_series(0, 300) g "
-                                "UNION SELECT g FROM generate_series(-3, 3) g) x WHERE k BETWEEN " + c.lo + " AND " + c.hi;
+                                " SELECT k, 'v' || k FROM (SELECT " + c.lo +
+                                "::numeric + g AS k FROM generate_series(0, 300) g "
+                                "UNION SELECT " +
+                                c.hi +
+                                "::numeric - g FROM generate_series(0, 300) g "
+                                "UNION SELECT g FROM generate_series(-3, 3) g) x WHERE k BETWEEN " +
+                                c.lo + " AND " + c.hi;
         src.exec(ddl);
         dst.exec(ddl);
         tables.push_back(spec("public." + t, Strategy::FullRefresh));
@@ -835,8 +842,7 @@ TEST(Reconcile, integerKeyBucketsFindDriftAtTheEdgesOfEveryKeyType)
             ASSERT_TRUE(t.error.empty()) << t.table << ": " << t.error;
             const bool nearZero = c.lo.front() == '-';
             EXPECT_EQ(keySet(t.missingKeys), std::set<std::string>{c.lo}) << t.table << (tiny ? " tiny" : "");
-            EXPECT_EQ(keySet(t.extraKeys), nearZero ? std::set<std::string>{"0"} : std::set<std::string>{})
-                << t.table;
+            EXPECT_EQ(keySet(t.extraKeys), nearZero ? std::set<std::string>{"0"} : std::set<std::string>{}) << t.table;
             std::set<std::string> different{c.hi};
             if (nearZero)
                 different.insert("-1");
@@ -876,7 +882,7 @@ TEST(Reconcile, typedRowHashesSeeWhatTheCanonicalTextSees)
     EXPECT_EQ(equal.tables[0].sourceRows, 500);
 
     dst.exec("UPDATE t SET name = upper(name) WHERE id = 10");        // equal under ci, not the same text
-    dst.exec("UPDATE t SET doc = '{\"g\":20}' WHERE id = 20");       // the same JSON value, other text
+    dst.exec("UPDATE t SET doc = '{\"g\":20}' WHERE id = 20");        // the same JSON value, other text
     dst.exec("UPDATE t SET period = interval '1 day' WHERE id = 24"); // '24:00:00' = '1 day', other text
     dst.exec("UPDATE t SET qty = qty + 1 WHERE id = 30");
     dst.exec("UPDATE t SET price = price + 0.0001 WHERE id = 40");
@@ -896,8 +902,8 @@ TEST(Reconcile, typedRowHashesSeeWhatTheCanonicalTextSees)
 }
 
 #include "core/config/workspacefile.h"
-#include "core/engine/status/alerts.h"
 #include "core/engine/run/stateobserver.h"
+#include "core/engine/status/alerts.h"
 #include "core/engine/status/statusreport.h"
 #include "core/state/statestore.h"
 
@@ -909,10 +915,12 @@ TEST(Reconcile, scheduledRunsStoreReportsAndDriftAboveTheThresholdRaisesAnAlertA
              "INSERT INTO items SELECT g, 'n' || g FROM generate_series(1, 1000) g");
     const auto &s = servers();
     const std::string yaml = "endpoints:\n"
-                             "  src: { kind: postgres, dsn: \"host=127.0.0.1 port=" + std::to_string(s.pgPort) +
-                             " dbname=" + src.name() + " user=" + s.pgUser + "\" }\n"
-                             "  dst: { kind: postgres, dsn: \"host=127.0.0.1 port=" + std::to_string(s.pgPort) +
-                             " dbname=" + dst.name() + " user=" + s.pgUser + "\" }\n"
+                             "  src: { kind: postgres, dsn: \"host=127.0.0.1 port=" +
+                             std::to_string(s.pgPort) + " dbname=" + src.name() + " user=" + s.pgUser +
+                             "\" }\n"
+                             "  dst: { kind: postgres, dsn: \"host=127.0.0.1 port=" +
+                             std::to_string(s.pgPort) + " dbname=" + dst.name() + " user=" + s.pgUser +
+                             "\" }\n"
                              "pipelines:\n"
                              "  - name: p\n    source: src\n    target: dst\n"
                              "    reconcile: { every: 1h, alert_above: 0.5% }\n"

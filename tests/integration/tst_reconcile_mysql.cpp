@@ -7,10 +7,10 @@
 
 #include "core/db/sqlitedb.h"
 #include "core/engine/cdc/mysql/mysqlcdc.h"
-#include "core/model/error.h"
 #include "core/engine/reconcile/reconciler.h"
 #include "core/engine/rows/rowhash.h"
 #include "core/engine/sync/tablesync.h"
+#include "core/model/error.h"
 #include "tests/support/mysqltestdb.h"
 #include "tests/support/recordingobserver.h"
 #include "tests/support/testsupport.h"
@@ -94,7 +94,7 @@ std::set<std::string> keySet(const std::vector<DifferentRow> &rows)
 std::string describe(const TableReconcile &t)
 {
     std::string s = "missing " + std::to_string(t.missing) + " extra " + std::to_string(t.extra) + " different " +
-                     std::to_string(t.different) + "; error '" + t.error + "' skipped '" + t.skipped + "'";
+                    std::to_string(t.different) + "; error '" + t.error + "' skipped '" + t.skipped + "'";
     for (const auto &d : t.differentRows)
         for (const auto &c : d.columns)
             s += "\n  " + d.key[0] + "." + c.column + ": source " + c.source.value_or("NULL") + " | target " +
@@ -237,8 +237,8 @@ TEST(ReconcileMysql, mariaDbIntoPostgresEveryTypeHashesAlikeThenDriftIsExactAndR
     MyTestDb src("rmsrc");
     PgTestDb dst("rmdst");
     createTypes(src);
-    const auto ws = workspaceFor(myEndpoint("src", src.name()), pgEndpoint("dst", dst.name()),
-                                 spec(src.name(), "alltypes"));
+    const auto ws =
+        workspaceFor(myEndpoint("src", src.name()), pgEndpoint("dst", dst.name()), spec(src.name(), "alltypes"));
     runOnce(ws);
 
     auto equal = reconcileOne(ws);
@@ -269,8 +269,8 @@ TEST(ReconcileMysql, mariaDbIntoSqliteNoFalseDriftExactDriftRepaired)
     TempDir dir;
     createTypes(src);
     const std::string path = dir.file("t.db");
-    const auto ws = workspaceFor(myEndpoint("src", src.name()), sqliteEndpoint("dst", path),
-                                 spec(src.name(), "alltypes"));
+    const auto ws =
+        workspaceFor(myEndpoint("src", src.name()), sqliteEndpoint("dst", path), spec(src.name(), "alltypes"));
     runOnce(ws);
     expectNoDrift(reconcileOne(ws));
 
@@ -288,8 +288,8 @@ TEST(ReconcileMysql, mariaDbIntoMariaDbNoFalseDriftExactDriftRepaired)
     MyTestDb src("rmsrc");
     MyTestDb dst("rmdst");
     createTypes(src);
-    const auto ws = workspaceFor(myEndpoint("src", src.name()), myEndpoint("dst", dst.name()),
-                                 spec(src.name(), "alltypes"));
+    const auto ws =
+        workspaceFor(myEndpoint("src", src.name()), myEndpoint("dst", dst.name()), spec(src.name(), "alltypes"));
     runOnce(ws);
     auto equal = reconcileOne(ws);
     expectNoDrift(equal);
@@ -360,9 +360,10 @@ TEST(ReconcileMysql, integerKeyBisectsAcrossMariaDbAndPostgres)
              "price decimal(10,2), at datetime(3))");
     src.exec("CREATE TABLE digits (d int)");
     src.exec("INSERT INTO digits VALUES (0), (1), (2), (3), (4), (5), (6), (7), (8), (9)");
-    src.exec("INSERT INTO big SELECT n, CONCAT('item ', n), n % 97, (n % 1000) / 10.0, '2024-01-01' + INTERVAL n SECOND "
-             "FROM (SELECT a.d + 10 * b.d + 100 * c.d + 1000 * e.d + 10000 * f.d + 1 AS n "
-             "FROM digits a, digits b, digits c, digits e, digits f WHERE f.d < 2) g");
+    src.exec(
+        "INSERT INTO big SELECT n, CONCAT('item ', n), n % 97, (n % 1000) / 10.0, '2024-01-01' + INTERVAL n SECOND "
+        "FROM (SELECT a.d + 10 * b.d + 100 * c.d + 1000 * e.d + 10000 * f.d + 1 AS n "
+        "FROM digits a, digits b, digits c, digits e, digits f WHERE f.d < 2) g");
     const auto ws = workspaceFor(myEndpoint("src", src.name()), pgEndpoint("dst", dst.name()), spec(src.name(), "big"));
     runOnce(ws);
 
@@ -458,19 +459,22 @@ TEST(ReconcileMysql, cliReconcilesAMariaDbCursorPipelineWithRecentRowsInFlightAn
              "FROM digits a, digits b, digits c");
     const auto &s = servers();
     const std::string state = dir.file("workspace.db");
-    const std::string yaml =
-        "endpoints:\n"
-        "  shop: { kind: mysql, dsn: \"" + myDsn(src.name()) + "\" }\n"
-        "  dw:   { kind: postgres, dsn: \"postgresql://" + s.pgUser + "@127.0.0.1:" + std::to_string(s.pgPort) + "/" +
-        dst.name() + "\" }\n"
-        "pipelines:\n"
-        "  - name: shop_to_dw\n"
-        "    source: shop\n"
-        "    target: dw\n"
-        "    target_schema: public\n"
-        "    reconcile: { every: 24h }\n"
-        "    tables:\n"
-        "      - { table: " + src.name() + ".events, strategy: cursor, cursor: updated_at, lookback: 10m }\n";
+    const std::string yaml = "endpoints:\n"
+                             "  shop: { kind: mysql, dsn: \"" +
+                             myDsn(src.name()) +
+                             "\" }\n"
+                             "  dw:   { kind: postgres, dsn: \"postgresql://" +
+                             s.pgUser + "@127.0.0.1:" + std::to_string(s.pgPort) + "/" + dst.name() +
+                             "\" }\n"
+                             "pipelines:\n"
+                             "  - name: shop_to_dw\n"
+                             "    source: shop\n"
+                             "    target: dw\n"
+                             "    target_schema: public\n"
+                             "    reconcile: { every: 24h }\n"
+                             "    tables:\n"
+                             "      - { table: " +
+                             src.name() + ".events, strategy: cursor, cursor: updated_at, lookback: 10m }\n";
     writeFile(dir.file("ws.yaml"), yaml);
     auto applied = runCli({"--state", state, "apply", dir.file("ws.yaml")});
     ASSERT_EQ(applied.exitCode, 0) << applied.out << applied.err;

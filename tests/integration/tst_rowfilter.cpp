@@ -5,9 +5,9 @@
 
 #include "core/config/workspacefile.h"
 #include "core/db/sqlitedb.h"
+#include "core/engine/cdc/mysql/mysqlcdc.h"
 #include "core/engine/cdc/pg/cdcpipeline.h"
 #include "core/engine/commands/doctor.h"
-#include "core/engine/cdc/mysql/mysqlcdc.h"
 #include "core/engine/reconcile/reconciler.h"
 #include "core/model/error.h"
 #include "tests/support/mysqltestdb.h"
@@ -128,12 +128,12 @@ TEST_F(RowFilter, workspaceFileReadsWritesAndRefusesFilterKeys)
     struct Bad {
         std::string item, field, needle;
     };
-    for (const auto &b : std::vector<Bad>{
-             {"        where: \"tenant_id = 42; DROP TABLE items\"\n", "where", "';'"},
-             {"        deletes: purge\n", "deletes", "hard, soft or ignore"},
-             {"        where: \"\"\n", "where", "must not be empty"}}) {
+    for (const auto &b : std::vector<Bad>{{"        where: \"tenant_id = 42; DROP TABLE items\"\n", "where", "';'"},
+                                          {"        deletes: purge\n", "deletes", "hard, soft or ignore"},
+                                          {"        where: \"\"\n", "where", "must not be empty"}}) {
         try {
-            WorkspaceFile::parse(head + "      - table: public.items\n        strategy: cdc\n" + b.item, "ws.yaml", "/");
+            WorkspaceFile::parse(head + "      - table: public.items\n        strategy: cdc\n" + b.item, "ws.yaml",
+                                 "/");
             ADD_FAILURE() << "accepted: " << b.item;
         } catch (const ConfigError &e) {
             EXPECT_EQ(e.line(), 11) << e.what();
@@ -157,18 +157,23 @@ TEST_F(RowFilter, applyRefusesAFilterTheSourceRejects)
     const std::string file = dir.file("ws.yaml");
     auto yaml = [&](const std::string &where) {
         return "endpoints:\n"
-               "  app: { kind: postgres, dsn: \"host=127.0.0.1 port=" + std::to_string(s.pgPort) + " dbname=" +
-               src.name() + " user=" + s.pgUser + "\" }\n"
-               "  dw:  { kind: postgres, dsn: \"host=127.0.0.1 port=" + std::to_string(s.pgPort) + " dbname=" +
-               dst.name() + " user=" + s.pgUser + "\" }\n"
+               "  app: { kind: postgres, dsn: \"host=127.0.0.1 port=" +
+               std::to_string(s.pgPort) + " dbname=" + src.name() + " user=" + s.pgUser +
+               "\" }\n"
+               "  dw:  { kind: postgres, dsn: \"host=127.0.0.1 port=" +
+               std::to_string(s.pgPort) + " dbname=" + dst.name() + " user=" + s.pgUser +
+               "\" }\n"
                "pipelines:\n"
-               "  - name: " + pipeline + "\n"
+               "  - name: " +
+               pipeline +
+               "\n"
                "    source: app\n"
                "    target: dw\n"
                "    tables:\n"
                "      - table: public.items\n"
                "        strategy: full_refresh\n"
-               "        where: \"" + where + "\"\n";
+               "        where: \"" +
+               where + "\"\n";
     };
     writeFile(file, yaml("tenant = 42"));
     auto r = runCli({"--state", state, "apply", file});
@@ -208,10 +213,10 @@ TEST_F(RowFilter, applyRefusesAFilterTheSourceRejects)
 TEST_F(RowFilter, fullRefreshCopiesOnlyMatchingRowsIntoPostgresAndSqlite)
 {
     const std::string lite = dir.file("r.db");
-    auto pgJob = makeJob(pipeline, spec(Strategy::FullRefresh), pgEndpoint("src", src.name()),
-                         pgEndpoint("dst", dst.name()));
-    auto liteJob = makeJob(pipeline, spec(Strategy::FullRefresh), pgEndpoint("src", src.name()),
-                           sqliteEndpoint("l", lite));
+    auto pgJob =
+        makeJob(pipeline, spec(Strategy::FullRefresh), pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name()));
+    auto liteJob =
+        makeJob(pipeline, spec(Strategy::FullRefresh), pgEndpoint("src", src.name()), sqliteEndpoint("l", lite));
     TableSync(pgJob, obs).runOnce({});
     TableSync(liteJob, obs).runOnce({});
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM items"), srcCount("tenant_id = 42"));
@@ -236,8 +241,8 @@ TEST_F(RowFilter, fullRefreshCopiesOnlyMatchingRowsIntoPostgresAndSqlite)
 TEST_F(RowFilter, cursorLoadsMatchingRowsAndDeletesRowsThatLeaveTheFilter)
 {
     const std::string lite = dir.file("r.db");
-    auto pgJob = makeJob(pipeline, spec(Strategy::Cursor), pgEndpoint("src", src.name()),
-                         pgEndpoint("dst", dst.name()));
+    auto pgJob =
+        makeJob(pipeline, spec(Strategy::Cursor), pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name()));
     auto liteJob = makeJob(pipeline, spec(Strategy::Cursor), pgEndpoint("src", src.name()), sqliteEndpoint("l", lite));
     TableSync(pgJob, obs).runOnce({});
     TableSync(liteJob, obs).runOnce({});
@@ -479,7 +484,8 @@ struct MyRowFilter : ::testing::Test {
         src.exec("UPDATE items SET tenant_id = 7, updated_at = NOW(6) WHERE id IN (3, 6)");
         src.exec("UPDATE items SET name = 'skip', updated_at = NOW(6) WHERE id = 9");
         src.exec("UPDATE items SET qty = 500, updated_at = NOW(6) WHERE id = 12");
-        src.exec("INSERT INTO items (id, name, tenant_id, qty) VALUES (5001, 'outside', 8, 1), (5002, 'inside', 42, 2)");
+        src.exec(
+            "INSERT INTO items (id, name, tenant_id, qty) VALUES (5001, 'outside', 8, 1), (5002, 'inside', 42, 2)");
         if (withDelete)
             src.exec("DELETE FROM items WHERE id = 15");
     }
@@ -491,8 +497,8 @@ struct MyRowFilter : ::testing::Test {
 
 TEST_F(MyRowFilter, binlogCdcDecidesEveryChangeByTheFilterOnTheSource)
 {
-    auto job = makeJob("rfmy", spec(Strategy::Cdc), myEndpoint("src", src.name()), pgEndpoint("dst", dst.name()),
-                       "public");
+    auto job =
+        makeJob("rfmy", spec(Strategy::Cdc), myEndpoint("src", src.name()), pgEndpoint("dst", dst.name()), "public");
     auto once = [&] {
         MysqlCdcPipeline p({job}, obs);
         p.run({}, {true, nullptr});

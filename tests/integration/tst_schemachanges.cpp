@@ -72,13 +72,19 @@ struct SchemaChanges : ::testing::Test {
             return "\"host=127.0.0.1 port=" + std::to_string(s.pgPort) + " dbname=" + db + " user=" + s.pgUser + "\"";
         };
         return "endpoints:\n"
-               "  app: { kind: postgres, dsn: " + dsn(src.name()) + " }\n"
-               "  dw:  { kind: postgres, dsn: " + dsn(dst.name()) + " }\n"
+               "  app: { kind: postgres, dsn: " +
+               dsn(src.name()) +
+               " }\n"
+               "  dw:  { kind: postgres, dsn: " +
+               dsn(dst.name()) +
+               " }\n"
                "pipelines:\n"
-               "  - name: " + pipeline + "\n"
+               "  - name: " +
+               pipeline +
+               "\n"
                "    source: app\n"
-               "    target: dw\n" + pipelineExtra +
-               "    tables:\n";
+               "    target: dw\n" +
+               pipelineExtra + "    tables:\n";
     }
     void apply(const std::string &yaml)
     {
@@ -191,8 +197,8 @@ TEST_F(SchemaChanges, backfillFillsExistingRowsWhileTheStreamGoesOn)
     src.exec("ALTER TABLE items ADD COLUMN d int DEFAULT 7");
     auto c = src.connect();
     for (int i = 0; i < 20; ++i) {
-        c.exec("UPDATE items SET d = id * 10 + " + std::to_string(i) + " WHERE id % 97 = 0 AND id % 20 = " +
-               std::to_string(i));
+        c.exec("UPDATE items SET d = id * 10 + " + std::to_string(i) +
+               " WHERE id % 97 = 0 AND id % 20 = " + std::to_string(i));
         c.exec("INSERT INTO items (id, a, b, d) VALUES (" + std::to_string(kRows + 1 + i) + ", 'new', 1, " +
                std::to_string(1000 + i) + ")");
     }
@@ -206,12 +212,13 @@ TEST_F(SchemaChanges, backfillFillsExistingRowsWhileTheStreamGoesOn)
     EXPECT_EQ(waitPid(runner, 60), 0) << readFile(log);
 
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM items WHERE d IS NULL"), "0");
-    EXPECT_EQ(dst.scalar("SELECT count(*) FROM items WHERE d = 7"), src.scalar("SELECT count(*) FROM items WHERE d = 7"));
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM items WHERE d = 7"),
+              src.scalar("SELECT count(*) FROM items WHERE d = 7"));
     // Only d was written by anything after the DDL (the writer changed only d too).
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM audit.writes WHERE other_changed"), "0");
     // The chunks wrote d into every row nothing else touched, once each.
-    const std::string untouched = src.scalar("SELECT count(*) FROM items WHERE id <= " + std::to_string(kRows) +
-                                             " AND id % 97 <> 0");
+    const std::string untouched =
+        src.scalar("SELECT count(*) FROM items WHERE id <= " + std::to_string(kRows) + " AND id % 97 <> 0");
     const std::string chunkWrites = "SELECT count(*) FROM audit.writes WHERE d_kept_version";
     EXPECT_EQ(dst.scalar(chunkWrites + " AND id % 97 <> 0"), untouched);
     // And never over a row the stream had written since the column appeared: the new rows came
@@ -337,11 +344,16 @@ TEST_F(SchemaChanges, backfillFillsASqliteTarget)
     const auto &s = servers();
     const std::string lite = dir.file("dw.db");
     apply("endpoints:\n"
-          "  app: { kind: postgres, dsn: \"host=127.0.0.1 port=" + std::to_string(s.pgPort) + " dbname=" + src.name() +
-          " user=" + s.pgUser + "\" }\n"
-          "  dw:  { kind: sqlite, path: \"" + lite + "\" }\n"
+          "  app: { kind: postgres, dsn: \"host=127.0.0.1 port=" +
+          std::to_string(s.pgPort) + " dbname=" + src.name() + " user=" + s.pgUser +
+          "\" }\n"
+          "  dw:  { kind: sqlite, path: \"" +
+          lite +
+          "\" }\n"
           "pipelines:\n"
-          "  - name: " + pipeline + "\n"
+          "  - name: " +
+          pipeline +
+          "\n"
           "    source: app\n"
           "    target: dw\n"
           "    tables:\n"

@@ -158,20 +158,21 @@ TEST(MysqlSchemaChanges, anAddedColumnIsBackfilledIntoEveryTargetAndKeepsWhatThe
     // The event's figures (count of rows written by the backfill), per target: only d, only the
     // rows the stream had not written since.
     EXPECT_EQ(countEvents(f.obs, "schema_change: column d added, " + withCommas(std::to_string(kRows + 1)) +
-                                " rows backfilled"),
+                                     " rows backfilled"),
               3u)
         << dump(f.obs);
     // Checked in SQL on Postgres and MariaDB targets; SQLite has no md5 in SQL.
-    EXPECT_EQ(countEvents(f.obs, withCommas(filled) + " written; rows the stream changed since keep its values); "
-                                "checked: key and d match the source (" +
-                                withCommas(std::to_string(kRows + 1)) + " rows)"),
+    EXPECT_EQ(countEvents(f.obs, withCommas(filled) +
+                                     " written; rows the stream changed since keep its values); "
+                                     "checked: key and d match the source (" +
+                                     withCommas(std::to_string(kRows + 1)) + " rows)"),
               2u)
         << dump(f.obs);
     EXPECT_EQ(countEvents(f.obs, withCommas(filled) + " written; rows the stream changed since keep its values); the "
-                                "column's type"),
+                                                      "column's type"),
               0u);
     EXPECT_EQ(countEvents(f.obs, withCommas(filled) + " written; rows the stream changed since keep its values); this "
-                                "target cannot compare the column in SQL"),
+                                                      "target cannot compare the column in SQL"),
               1u)
         << dump(f.obs);
     // The MariaDB target is filled the same way: what the stream wrote kept, every other row 7.
@@ -199,7 +200,7 @@ TEST(MysqlSchemaChanges, propagateIgnoreAndPauseDoWhatTheySay)
     once(ignore, f.obs);
     EXPECT_EQ(f.pg.scalar("SELECT count(*) || ':' || count(d) || ':' || sum(d) FROM public.t"), "50:1:99");
     EXPECT_EQ(countEvents(f.obs, "added to the target and applied (existing rows keep NULL: schema_changes: "
-                                "add_column: propagate)"),
+                                 "add_column: propagate)"),
               1u)
         << dump(f.obs);
     {
@@ -246,7 +247,7 @@ TEST(MysqlSchemaChanges, aColumnGoneAndOneComeAtOnceIsTakenAsAPossibleRenameAndP
     } catch (const Error &) {
     }
     EXPECT_EQ(countEvents(f.obs, "column(s) v are gone from the source and w appeared at once; MariaDB's binlog does "
-                                "not say whether that is a rename"),
+                                 "not say whether that is a rename"),
               1u)
         << dump(f.obs);
     EXPECT_EQ(f.pg.scalar("SELECT v FROM public.t WHERE id = 1"), "1");
@@ -255,12 +256,16 @@ TEST(MysqlSchemaChanges, aColumnGoneAndOneComeAtOnceIsTakenAsAPossibleRenameAndP
 namespace {
 
 /// count:md5 over "id|a|b" per row (`~` for NULL), in id order, on MariaDB ...
-std::string myCommon(MyTestDb &db, const std::string &table, const std::string &cols = "id, '|', a, '|', COALESCE(b, '~')")
+std::string myCommon(MyTestDb &db, const std::string &table,
+                     const std::string &cols = "id, '|', a, '|', COALESCE(b, '~')")
 {
     auto c = db.connect();
     c.exec("SET SESSION group_concat_max_len = 4294967295");
-    return c.scalar("SELECT CONCAT(COUNT(*), ':', MD5(GROUP_CONCAT(CONCAT(" + cols + ") ORDER BY id SEPARATOR ',')))"
-                    " FROM " + table)
+    return c
+        .scalar("SELECT CONCAT(COUNT(*), ':', MD5(GROUP_CONCAT(CONCAT(" + cols +
+                ") ORDER BY id SEPARATOR ',')))"
+                " FROM " +
+                table)
         .value_or("NULL");
 }
 
@@ -276,17 +281,19 @@ std::string liteCommon(const std::string &path, const std::string &table,
                        const std::string &cols = "id || '|' || a || '|' || coalesce(b, '~')")
 {
     SqliteDb db(path, SqliteDb::Mode::ReadOnly);
-    auto st = db.prepare("SELECT count(*) || ':' || group_concat(r, ',') FROM (SELECT " + cols + " AS r FROM " +
-                         table + " ORDER BY id)");
+    auto st = db.prepare("SELECT count(*) || ':' || group_concat(r, ',') FROM (SELECT " + cols + " AS r FROM " + table +
+                         " ORDER BY id)");
     return st.step() ? st.text(0) : "<no row>";
 }
 
-std::string myColsText(MyTestDb &db, const std::string &table, const std::string &cols = "id, '|', a, '|', COALESCE(b, '~')")
+std::string myColsText(MyTestDb &db, const std::string &table,
+                       const std::string &cols = "id, '|', a, '|', COALESCE(b, '~')")
 {
     auto c = db.connect();
     c.exec("SET SESSION group_concat_max_len = 4294967295");
-    return c.scalar("SELECT CONCAT(COUNT(*), ':', GROUP_CONCAT(CONCAT(" + cols + ") ORDER BY id SEPARATOR ',')) FROM " +
-                    table)
+    return c
+        .scalar("SELECT CONCAT(COUNT(*), ':', GROUP_CONCAT(CONCAT(" + cols + ") ORDER BY id SEPARATOR ',')) FROM " +
+                table)
         .value_or("NULL");
 }
 
@@ -352,11 +359,11 @@ TEST(MysqlSchemaChanges, aDroppedColumnIsKeptOrDroppedInEveryTargetOrPauses)
         EXPECT_EQ(st.text(0), "0");
     }
     EXPECT_EQ(countEvents(f.obs, "column c dropped on the source; kept on the target, no longer written "
-                                "(schema_changes: drop_column: keep)"),
+                                 "(schema_changes: drop_column: keep)"),
               2u)
         << dump(f.obs);
     EXPECT_EQ(countEvents(f.obs, "column c dropped on the source; dropped on the target (schema_changes: drop_column: "
-                                "drop)"),
+                                 "drop)"),
               1u)
         << dump(f.obs);
 
@@ -381,7 +388,7 @@ TEST(MysqlSchemaChanges, aDroppedColumnIsKeptOrDroppedInEveryTargetOrPauses)
     g.src.exec("UPDATE t SET v = -1 WHERE id = 1");
     onceMayPause(paused, g.obs);
     EXPECT_EQ(countEvents(g.obs, "column(s) c dropped on the source while the engine was stopped (schema_changes: "
-                                "drop_column: pause); the table is paused"),
+                                 "drop_column: pause); the table is paused"),
               1u)
         << dump(g.obs);
     EXPECT_EQ(countEvents(g.obs, "set schema_changes: { drop_column: keep } on the table"), 1u) << dump(g.obs);
@@ -416,8 +423,9 @@ TEST(MysqlSchemaChanges, aWideningIsAppliedInEveryTargetAndAnyOtherRetypePauses)
 
     const std::string myCols = "id, '|', COALESCE(b, '~'), '|', COALESCE(v, '~'), '|', COALESCE(n, '~')";
     const std::string want = myCommon(f.src, "w", myCols);
-    EXPECT_EQ(pgCommon(f.pg, "public.w", "id || '|' || coalesce(b::text, '~') || '|' || coalesce(v, '~') || '|' || "
-                                          "coalesce(n::text, '~')"),
+    EXPECT_EQ(pgCommon(f.pg, "public.w",
+                       "id || '|' || coalesce(b::text, '~') || '|' || coalesce(v, '~') || '|' || "
+                       "coalesce(n::text, '~')"),
               want);
     EXPECT_EQ(myCommon(f.my, "w", myCols), want);
     EXPECT_EQ(liteCommon(f.dir.file("t.db"), "w", "id || '|' || coalesce(b, '~') || '|' || coalesce(v, '~')"),
@@ -435,7 +443,7 @@ TEST(MysqlSchemaChanges, aWideningIsAppliedInEveryTargetAndAnyOtherRetypePauses)
     EXPECT_EQ(countEvents(f.obs, "column n widened from numeric(6,2) to numeric(12,2) on the target"), 2u)
         << dump(f.obs);
     EXPECT_EQ(countEvents(f.obs, "column b widened from integer to bigint at the source; the SQLite target needs no "
-                                "change"),
+                                 "change"),
               1u)
         << dump(f.obs);
 
@@ -447,15 +455,15 @@ TEST(MysqlSchemaChanges, aWideningIsAppliedInEveryTargetAndAnyOtherRetypePauses)
     onceMayPause(pg, f.obs);
     onceMayPause(my, f.obs);
     EXPECT_EQ(countEvents(f.obs, "column v is character varying(50) on the target but integer on the source (retyped "
-                                "while the engine was stopped), which is not a widening the engine applies by itself; "
-                                "the table is paused"),
+                                 "while the engine was stopped), which is not a widening the engine applies by itself; "
+                                 "the table is paused"),
               1u)
         << dump(f.obs);
     EXPECT_EQ(countEvents(f.obs, "ALTER TABLE public.w ALTER COLUMN v TYPE integer USING v::integer"), 1u)
         << dump(f.obs);
     // The MariaDB target learns the old type from the binlog's table map, in its bytes.
     EXPECT_EQ(countEvents(f.obs, "column v changed type from VARCHAR(200 bytes) to integer on the source, which is not "
-                                "a widening the engine applies by itself; the table is paused"),
+                                 "a widening the engine applies by itself; the table is paused"),
               1u)
         << dump(f.obs);
     EXPECT_NE(f.pg.scalar("SELECT b FROM public.w WHERE id = 2"), "8");

@@ -20,8 +20,8 @@ namespace {
 /// count:md5 of the rows' `columns` (a ROW() list) in key order: the same query on each side.
 std::string hashOf(const std::string &table, const std::string &columns)
 {
-    return "SELECT count(*) || ':' || md5(coalesce(string_agg(ROW(" + columns + ")::text, ',' ORDER BY id), '')) FROM " +
-           table;
+    return "SELECT count(*) || ':' || md5(coalesce(string_agg(ROW(" + columns +
+           ")::text, ',' ORDER BY id), '')) FROM " + table;
 }
 
 /// Rows dated a day back, so a pass with no lookback reads only what changed since.
@@ -29,8 +29,11 @@ std::string seed(const std::string &table, long long rows)
 {
     return "CREATE TABLE " + table +
            " (id bigint PRIMARY KEY, a text NOT NULL, b int, c text NOT NULL, updated_at timestamptz NOT NULL);\n"
-           "INSERT INTO " + table + " SELECT g, 'row ' || g, g % 13, 'c' || g, now() - interval '1 day' FROM "
-           "generate_series(1, " + std::to_string(rows) + ") g;\n";
+           "INSERT INTO " +
+           table +
+           " SELECT g, 'row ' || g, g % 13, 'c' || g, now() - interval '1 day' FROM "
+           "generate_series(1, " +
+           std::to_string(rows) + ") g;\n";
 }
 
 struct SchemaPasses : ::testing::Test {
@@ -44,18 +47,21 @@ struct SchemaPasses : ::testing::Test {
     std::string head(const std::string &sourceEndpoint = {}, const std::string &pipelineExtra = {})
     {
         const auto &s = servers();
-        const std::string app = sourceEndpoint.empty()
-                                    ? "  app: { kind: postgres, dsn: \"host=127.0.0.1 port=" + std::to_string(s.pgPort) +
-                                          " dbname=" + src.name() + " user=" + s.pgUser + "\" }\n"
-                                    : sourceEndpoint;
-        return "endpoints:\n" + app + "  dw:  { kind: postgres, dsn: \"host=127.0.0.1 port=" +
-               std::to_string(s.pgPort) + " dbname=" + dst.name() + " user=" + s.pgUser +
+        const std::string app =
+            sourceEndpoint.empty() ? "  app: { kind: postgres, dsn: \"host=127.0.0.1 port=" + std::to_string(s.pgPort) +
+                                         " dbname=" + src.name() + " user=" + s.pgUser + "\" }\n"
+                                   : sourceEndpoint;
+        return "endpoints:\n" + app +
+               "  dw:  { kind: postgres, dsn: \"host=127.0.0.1 port=" + std::to_string(s.pgPort) +
+               " dbname=" + dst.name() + " user=" + s.pgUser +
                "\" }\n"
                "pipelines:\n"
-               "  - name: " + pipeline + "\n"
+               "  - name: " +
+               pipeline +
+               "\n"
                "    source: app\n"
-               "    target: dw\n" + pipelineExtra +
-               "    tables:\n";
+               "    target: dw\n" +
+               pipelineExtra + "    tables:\n";
     }
     static std::string cursorTable(const std::string &table, const std::string &policies = {})
     {
@@ -100,7 +106,9 @@ struct SchemaPasses : ::testing::Test {
     std::string targetType(const std::string &table, const std::string &column)
     {
         return dst.scalar("SELECT coalesce(format_type(atttypid, atttypmod), '') FROM pg_attribute WHERE attrelid = "
-                          "'public." + table + "'::regclass AND attname = '" + column + "' AND NOT attisdropped "
+                          "'public." +
+                          table + "'::regclass AND attname = '" + column +
+                          "' AND NOT attisdropped "
                           "UNION ALL SELECT '' LIMIT 1");
     }
     static size_t count(const std::string &text, const std::string &needle)
@@ -158,9 +166,11 @@ TEST_F(SchemaPasses, cursorDroppedColumnsAreKeptOrDropped)
     apply(head() + cursorTable("kept") + cursorTable("gone", "drop_column: drop"));
     runOk();
 
-    src.exec("ALTER TABLE kept DROP COLUMN c; ALTER TABLE gone DROP COLUMN c;"
-             "UPDATE kept SET a = 'later', updated_at = now() WHERE id = 7; INSERT INTO kept VALUES (100, 'new', 1, now());"
-             "UPDATE gone SET a = 'later', updated_at = now() WHERE id = 7; INSERT INTO gone VALUES (100, 'new', 1, now());");
+    src.exec(
+        "ALTER TABLE kept DROP COLUMN c; ALTER TABLE gone DROP COLUMN c;"
+        "UPDATE kept SET a = 'later', updated_at = now() WHERE id = 7; INSERT INTO kept VALUES (100, 'new', 1, now());"
+        "UPDATE gone SET a = 'later', updated_at = now() WHERE id = 7; INSERT INTO gone VALUES (100, 'new', 1, "
+        "now());");
     runOk();
 
     EXPECT_EQ(targetType("kept", "c"), "text");
@@ -325,7 +335,9 @@ TEST_F(SchemaPasses, mappedCursorAndFullRefreshTablesFollowThePoliciesThroughThe
     for (const char *t : {"mc", "mf"})
         src.exec(std::string("CREATE TABLE ") + t +
                  " (id bigint PRIMARY KEY, a text NOT NULL, b int, c text, v text, updated_at timestamptz NOT NULL);"
-                 "INSERT INTO " + t + " SELECT g, 'row ' || g, g % 13, 'SECRET' || g, 'v' || g, now() - interval "
+                 "INSERT INTO " +
+                 t +
+                 " SELECT g, 'row ' || g, g % 13, 'SECRET' || g, 'v' || g, now() - interval "
                  "'1 day' FROM generate_series(1, 3000) g;");
     apply(head() + "      - { table: public.mc, strategy: cursor, cursor: updated_at, lookback: 0s" + mapping +
           " }\n      - { table: public.mf, strategy: full_refresh" + mapping + " }\n");
@@ -379,8 +391,8 @@ TEST_F(SchemaPasses, mariadbCursorSourceFillsAnAddedColumnAndPausesOnAPossibleRe
           "      - { table: " + my.name() + ".items, strategy: cursor, cursor: updated_at, lookback: 0s }\n");
     runOk();
     ASSERT_EQ(dst.scalar(hashOf("items", "id, a, b")), "7000:" + dst.scalar("SELECT md5(string_agg(ROW(g, 'row ' || g, "
-                                                                             "g % 13)::text, ',' ORDER BY g)) FROM "
-                                                                             "generate_series(1, 7000) g"));
+                                                                            "g % 13)::text, ',' ORDER BY g)) FROM "
+                                                                            "generate_series(1, 7000) g"));
     const std::string others = dst.scalar(hashOf("items", "id, a, b, _driftless_version"));
 
     my.exec("ALTER TABLE items ADD COLUMN d INT DEFAULT 7");
@@ -416,10 +428,16 @@ TEST_F(SchemaPasses, sqliteTargetTellsARetypeByTheTypesTheLastPassSaw)
     src.exec(seed("items", 300));
     const std::string replica = dir.file("replica.db");
     const std::string yaml = "endpoints:\n"
-                             "  app: { kind: postgres, dsn: \"" + src.dsn() + "\" }\n"
-                             "  lite: { kind: sqlite, path: \"" + replica + "\" }\n"
+                             "  app: { kind: postgres, dsn: \"" +
+                             src.dsn() +
+                             "\" }\n"
+                             "  lite: { kind: sqlite, path: \"" +
+                             replica +
+                             "\" }\n"
                              "pipelines:\n"
-                             "  - name: " + pipeline + "\n"
+                             "  - name: " +
+                             pipeline +
+                             "\n"
                              "    source: app\n"
                              "    target: lite\n"
                              "    tables:\n" +
@@ -466,7 +484,8 @@ TEST_F(SchemaPasses, sqliteTargetTellsARetypeByTheTypesTheLastPassSaw)
         const auto at = create.find(text);
         ASSERT_NE(at, std::string::npos) << create;
         create.replace(at, text.size(), "\"c\" INTEGER");
-        db.exec("BEGIN; ALTER TABLE items RENAME TO items_old; " + create + "; INSERT INTO items SELECT * FROM "
+        db.exec("BEGIN; ALTER TABLE items RENAME TO items_old; " + create +
+                "; INSERT INTO items SELECT * FROM "
                 "items_old; DROP TABLE items_old; UPDATE items SET c = length(c); COMMIT");
     }
     runOk();

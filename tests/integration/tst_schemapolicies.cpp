@@ -36,9 +36,13 @@ std::string common(const std::string &table)
 
 std::string seed(const std::string &table, long long rows)
 {
-    return "CREATE TABLE " + table + " (id bigint PRIMARY KEY, a text NOT NULL, c text NOT NULL, b int, v varchar(10));\n"
-           "INSERT INTO " + table + " SELECT g, 'row ' || g, 'c' || g, g % 13, 'v' || (g % 100) FROM "
-           "generate_series(1, " + std::to_string(rows) + ") g;\n";
+    return "CREATE TABLE " + table +
+           " (id bigint PRIMARY KEY, a text NOT NULL, c text NOT NULL, b int, v varchar(10));\n"
+           "INSERT INTO " +
+           table +
+           " SELECT g, 'row ' || g, 'c' || g, g % 13, 'v' || (g % 100) FROM "
+           "generate_series(1, " +
+           std::to_string(rows) + ") g;\n";
 }
 
 struct SchemaPolicies : ::testing::Test {
@@ -76,14 +80,19 @@ struct SchemaPolicies : ::testing::Test {
     {
         const auto &s = servers();
         return "endpoints:\n"
-               "  app: { kind: postgres, dsn: " + srcDsn() + " }\n"
-               "  dw:  { kind: postgres, dsn: \"host=127.0.0.1 port=" + std::to_string(s.pgPort) + " dbname=" +
-               dst.name() + " user=" + s.pgUser + "\" }\n"
+               "  app: { kind: postgres, dsn: " +
+               srcDsn() +
+               " }\n"
+               "  dw:  { kind: postgres, dsn: \"host=127.0.0.1 port=" +
+               std::to_string(s.pgPort) + " dbname=" + dst.name() + " user=" + s.pgUser +
+               "\" }\n"
                "pipelines:\n"
-               "  - name: " + pipeline + "\n"
+               "  - name: " +
+               pipeline +
+               "\n"
                "    source: app\n"
-               "    target: dw\n" + pipelineExtra +
-               "    tables:\n";
+               "    target: dw\n" +
+               pipelineExtra + "    tables:\n";
     }
     void apply(const std::string &yaml)
     {
@@ -107,8 +116,8 @@ struct SchemaPolicies : ::testing::Test {
     }
     std::string targetType(const std::string &table, const std::string &column)
     {
-        return dst.scalar("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'public." + table +
-                          "'::regclass AND attname = '" + column + "' AND NOT attisdropped");
+        return dst.scalar("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'public." +
+                          table + "'::regclass AND attname = '" + column + "' AND NOT attisdropped");
     }
 };
 
@@ -136,13 +145,13 @@ TEST_F(SchemaPolicies, workspaceFileReadsWritesStoresAndRefusesPolicies)
     struct Bad {
         std::string item, field, needle;
     };
-    for (const auto &b : std::vector<Bad>{
-             {"        schema_changes: { drop_column: remove }\n", "schema_changes.drop_column",
-              "'remove': expected keep (the default), drop or pause"},
-             {"        schema_changes: { type_change: cast }\n", "schema_changes.type_change",
-              "'cast': expected widen (the default) or pause"},
-             {"        schema_changes: { rename_column: follow }\n", "schema_changes.rename_column",
-              "'follow': expected rename (the default) or pause"}}) {
+    for (const auto &b :
+         std::vector<Bad>{{"        schema_changes: { drop_column: remove }\n", "schema_changes.drop_column",
+                           "'remove': expected keep (the default), drop or pause"},
+                          {"        schema_changes: { type_change: cast }\n", "schema_changes.type_change",
+                           "'cast': expected widen (the default) or pause"},
+                          {"        schema_changes: { rename_column: follow }\n", "schema_changes.rename_column",
+                           "'follow': expected rename (the default) or pause"}}) {
         try {
             WorkspaceFile::parse(head() + "      - table: public.items\n        strategy: cdc\n" + b.item, "ws.yaml",
                                  "/");
@@ -342,7 +351,8 @@ TEST_F(SchemaPolicies, aRetypeThatIsNoWideningOrTypeChangePausePausesWithTheAlte
               std::string::npos)
         << ev;
     EXPECT_NE(ev.find("run on the target: ALTER TABLE public.items ALTER COLUMN code TYPE integer USING code::integer, "
-                      "then re-snapshot the table: driftless-cli resnapshot " + pipeline + " public.items"),
+                      "then re-snapshot the table: driftless-cli resnapshot " +
+                      pipeline + " public.items"),
               std::string::npos)
         << ev;
     EXPECT_NE(ev.find("error column b changed type from integer to bigint on the source (schema_changes: type_change: "
@@ -364,10 +374,16 @@ TEST_F(SchemaPolicies, aSqliteTargetDropsTheColumnAndTakesWidenedValues)
     src.exec(seed("items", 300));
     const std::string lite = dir.file("dw.db");
     apply("endpoints:\n"
-          "  app: { kind: postgres, dsn: " + srcDsn() + " }\n"
-          "  dw:  { kind: sqlite, path: \"" + lite + "\" }\n"
+          "  app: { kind: postgres, dsn: " +
+          srcDsn() +
+          " }\n"
+          "  dw:  { kind: sqlite, path: \"" +
+          lite +
+          "\" }\n"
           "pipelines:\n"
-          "  - name: " + pipeline + "\n"
+          "  - name: " +
+          pipeline +
+          "\n"
           "    source: app\n"
           "    target: dw\n"
           "    schema_changes: { drop_column: drop }\n"
@@ -441,8 +457,8 @@ TEST_F(SchemaPolicies, whileStreamingARenameIsAppliedAsARenameAndADropPlusAddIsN
     for (int i = 0; i < 20; ++i) {
         c.exec("INSERT INTO items (item_id, title, c, b) VALUES (" + std::to_string(2000 + i) + ", 'new', 'c', " +
                std::to_string(i) + ")");
-        c.exec("UPDATE items SET title = 'renamed " + std::to_string(i) + "' WHERE item_id = " +
-               std::to_string(1 + i * 7));
+        c.exec("UPDATE items SET title = 'renamed " + std::to_string(i) +
+               "' WHERE item_id = " + std::to_string(1 + i * 7));
     }
     c.exec("DELETE FROM items WHERE item_id BETWEEN 500 AND 509");
     c.exec("ALTER TABLE swap DROP COLUMN v, ADD COLUMN w varchar(10)");
@@ -505,7 +521,9 @@ TEST_F(SchemaPolicies, whileStreamingARenameIsAppliedAsARenameAndADropPlusAddIsN
     EXPECT_EQ((r.out + r.err).find("moved past"), std::string::npos) << r.out << r.err;
     EXPECT_NE((r.out + r.err).find("column c renamed to note on the source"), std::string::npos) << r.out << r.err;
     EXPECT_EQ(dst.scalar(all), src.scalar(all));
-    EXPECT_EQ(events().find("renamed to", before.size()), std::string::npos) << "BEFORE\n" << before << "AFTER\n" << events();
+    EXPECT_EQ(events().find("renamed to", before.size()), std::string::npos) << "BEFORE\n"
+                                                                             << before << "AFTER\n"
+                                                                             << events();
     EXPECT_EQ(events().find("dropped on the source", before.size()), std::string::npos) << events();
 }
 
@@ -529,8 +547,8 @@ TEST_F(SchemaPolicies, renamesMadeWhileTheEngineIsStoppedAreRenamesAndLoseNothin
         120, kPoll))
         << readFile(log);
     src.exec("UPDATE items SET b = 100 WHERE id = 3"); // a change after the load: the stream's names
-    ASSERT_TRUE(waitForIgnoringErrors([&] { return dst.scalar("SELECT b FROM items WHERE id = 3") == "100"; }, 120,
-                                      kPoll))
+    ASSERT_TRUE(
+        waitForIgnoringErrors([&] { return dst.scalar("SELECT b FROM items WHERE id = 3") == "100"; }, 120, kPoll))
         << readFile(log);
     ::kill(runner, SIGTERM);
     ASSERT_EQ(waitPid(runner, 60), 0) << readFile(log);
@@ -587,10 +605,16 @@ TEST_F(SchemaPolicies, aSqliteTargetRenamesTheColumnAndTheKey)
     src.exec(seed("items", 300));
     const std::string lite = dir.file("dw.db");
     apply("endpoints:\n"
-          "  app: { kind: postgres, dsn: " + srcDsn() + " }\n"
-          "  dw:  { kind: sqlite, path: \"" + lite + "\" }\n"
+          "  app: { kind: postgres, dsn: " +
+          srcDsn() +
+          " }\n"
+          "  dw:  { kind: sqlite, path: \"" +
+          lite +
+          "\" }\n"
           "pipelines:\n"
-          "  - name: " + pipeline + "\n"
+          "  - name: " +
+          pipeline +
+          "\n"
           "    source: app\n"
           "    target: dw\n"
           "    tables:\n"
@@ -623,12 +647,14 @@ TEST_F(SchemaPolicies, aSqliteTargetRenamesTheColumnAndTheKey)
     EXPECT_EQ(waitPid(runner, 60), 0) << readFile(log);
 
     SqliteDb db(lite);
-    auto cols = db.prepare("SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_table_info('items') WHERE name "
-                           "NOT LIKE '\\_driftless%' ESCAPE '\\' ORDER BY cid)");
+    auto cols =
+        db.prepare("SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_table_info('items') WHERE name "
+                   "NOT LIKE '\\_driftless%' ESCAPE '\\' ORDER BY cid)");
     ASSERT_TRUE(cols.step());
     EXPECT_EQ(cols.text(0), "item_id,title,c,b,v");
-    auto st = db.prepare("SELECT count(*) || ':' || group_concat(r, ',') FROM (SELECT item_id || '|' || title || '|' || "
-                         "coalesce(b, -1) AS r FROM items ORDER BY item_id)");
+    auto st =
+        db.prepare("SELECT count(*) || ':' || group_concat(r, ',') FROM (SELECT item_id || '|' || title || '|' || "
+                   "coalesce(b, -1) AS r FROM items ORDER BY item_id)");
     ASSERT_TRUE(st.step());
     EXPECT_EQ(st.text(0), src.scalar("SELECT count(*) || ':' || string_agg(item_id || '|' || title || '|' || "
                                      "coalesce(b, -1), ',' ORDER BY item_id) FROM items"));

@@ -27,27 +27,30 @@ constexpr std::chrono::milliseconds kPoll{200};
 
 std::string seed(const std::string &table, long long rows)
 {
-    return "CREATE TABLE " + table + " (id bigint PRIMARY KEY, a text NOT NULL, c text NOT NULL, b int, v varchar(10));\n"
-           "INSERT INTO " + table + " SELECT g, 'row ' || g, 'c' || g, g % 13, 'v' || (g % 100) FROM "
-           "generate_series(1, " + std::to_string(rows) + ") g;\n";
+    return "CREATE TABLE " + table +
+           " (id bigint PRIMARY KEY, a text NOT NULL, c text NOT NULL, b int, v varchar(10));\n"
+           "INSERT INTO " +
+           table +
+           " SELECT g, 'row ' || g, 'c' || g, g % 13, 'v' || (g % 100) FROM "
+           "generate_series(1, " +
+           std::to_string(rows) + ") g;\n";
 }
 
 /// count:md5 over "id|a|b" per row (`~` for NULL), in id order: on Postgres ...
-std::string pgCommon(PgTestDb &db, const std::string &table, const std::string &id = "id",
-                     const std::string &a = "a")
+std::string pgCommon(PgTestDb &db, const std::string &table, const std::string &id = "id", const std::string &a = "a")
 {
     return db.scalar("SELECT count(*) || ':' || md5(coalesce(string_agg(" + id + " || '|' || " + a +
                      " || '|' || coalesce(b::text, '~'), ',' ORDER BY " + id + "), '')) FROM " + table);
 }
 
 /// ... and the same text built and hashed on MariaDB.
-std::string myCommon(MyTestDb &db, const std::string &table, const std::string &id = "id",
-                     const std::string &a = "a")
+std::string myCommon(MyTestDb &db, const std::string &table, const std::string &id = "id", const std::string &a = "a")
 {
     auto c = db.connect();
     c.exec("SET SESSION group_concat_max_len = 4294967295");
-    return c.scalar("SELECT CONCAT(COUNT(*), ':', MD5(COALESCE(GROUP_CONCAT(CONCAT(" + id + ", '|', " + a +
-                    ", '|', COALESCE(b, '~')) ORDER BY " + id + " SEPARATOR ','), ''))) FROM " + table)
+    return c
+        .scalar("SELECT CONCAT(COUNT(*), ':', MD5(COALESCE(GROUP_CONCAT(CONCAT(" + id + ", '|', " + a +
+                ", '|', COALESCE(b, '~')) ORDER BY " + id + " SEPARATOR ','), ''))) FROM " + table)
         .value_or("NULL");
 }
 
@@ -62,13 +65,19 @@ struct MysqlTargetPolicies : ::testing::Test {
     std::string head(const std::string &pipelineExtra = "")
     {
         return "endpoints:\n"
-               "  app: { kind: postgres, dsn: \"" + src.dsn() + "\" }\n"
-               "  my:  { kind: mysql, dsn: \"" + dst.dsn() + "\" }\n"
+               "  app: { kind: postgres, dsn: \"" +
+               src.dsn() +
+               "\" }\n"
+               "  my:  { kind: mysql, dsn: \"" +
+               dst.dsn() +
+               "\" }\n"
                "pipelines:\n"
-               "  - name: " + pipeline + "\n"
+               "  - name: " +
+               pipeline +
+               "\n"
                "    source: app\n"
-               "    target: my\n" + pipelineExtra +
-               "    tables:\n";
+               "    target: my\n" +
+               pipelineExtra + "    tables:\n";
     }
     void apply(const std::string &yaml)
     {
@@ -94,7 +103,8 @@ struct MysqlTargetPolicies : ::testing::Test {
     std::string targetType(const std::string &table, const std::string &column)
     {
         return dst.scalar("SELECT COALESCE(MAX(COLUMN_TYPE), '') FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "
-                          "DATABASE() AND TABLE_NAME = '" + table + "' AND COLUMN_NAME = '" + column + "'");
+                          "DATABASE() AND TABLE_NAME = '" +
+                          table + "' AND COLUMN_NAME = '" + column + "'");
     }
 };
 
@@ -253,8 +263,8 @@ TEST_F(MysqlTargetPolicies, whileStreamingARenamedColumnAndKeyAreRenamedOnTheTar
     for (int i = 0; i < 20; ++i) {
         c.exec("INSERT INTO items (item_id, title, c, b) VALUES (" + std::to_string(2000 + i) + ", 'new', 'c', " +
                std::to_string(i) + ")");
-        c.exec("UPDATE items SET title = 'renamed " + std::to_string(i) + "' WHERE item_id = " +
-               std::to_string(1 + i * 7));
+        c.exec("UPDATE items SET title = 'renamed " + std::to_string(i) +
+               "' WHERE item_id = " + std::to_string(1 + i * 7));
     }
     c.exec("DELETE FROM items WHERE item_id BETWEEN 500 AND 509");
     ASSERT_TRUE(waitForIgnoringErrors(
@@ -296,8 +306,7 @@ TEST_F(MysqlTargetPolicies, aCursorTableFollowsARetypeAtItsNextPass)
              "NULL);\n"
              "INSERT INTO items SELECT g, 'row ' || g, g % 13, (g % 7)::text, now() - interval '1 day' FROM "
              "generate_series(1, 200) g;");
-    const std::string table =
-        "      - { table: public.items, strategy: cursor, cursor: updated_at, lookback: 0s }\n";
+    const std::string table = "      - { table: public.items, strategy: cursor, cursor: updated_at, lookback: 0s }\n";
     apply(head() + table);
     runOnce();
     ASSERT_EQ(myCommon(dst, "items"), pgCommon(src, "items"));

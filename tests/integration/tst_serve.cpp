@@ -40,15 +40,22 @@ struct Serve : ::testing::Test {
         src.exec("SELECT pg_create_logical_replication_slot('" + ghost + "', 'pgoutput')");
         const auto &s = servers();
         const std::string host = "host=127.0.0.1 port=" + std::to_string(s.pgPort) + " user=" + s.pgUser;
-        writeFile(dir.file("ws.yaml"),
-                  "endpoints:\n"
-                  "  app: { kind: postgres, dsn: \"" + host + " dbname=" + src.name() + "\",\n"
-                  "         slot_guard: { max_retained: 10GB, action: alert } }\n"
-                  "  dw: { kind: postgres, dsn: \"" + host + " dbname=" + dst.name() + "\" }\n"
-                  "pipelines:\n"
-                  "  - name: " + pipeline + "\n    source: app\n    target: dw\n    tables:\n"
-                  "      - { table: public.orders, strategy: cdc, freshness_sla: " + sla + " }\n"
-                  "      - { table: public.events, strategy: cursor, every: 2s }\n");
+        writeFile(dir.file("ws.yaml"), "endpoints:\n"
+                                       "  app: { kind: postgres, dsn: \"" +
+                                           host + " dbname=" + src.name() +
+                                           "\",\n"
+                                           "         slot_guard: { max_retained: 10GB, action: alert } }\n"
+                                           "  dw: { kind: postgres, dsn: \"" +
+                                           host + " dbname=" + dst.name() +
+                                           "\" }\n"
+                                           "pipelines:\n"
+                                           "  - name: " +
+                                           pipeline +
+                                           "\n    source: app\n    target: dw\n    tables:\n"
+                                           "      - { table: public.orders, strategy: cdc, freshness_sla: " +
+                                           sla +
+                                           " }\n"
+                                           "      - { table: public.events, strategy: cursor, every: 2s }\n");
         auto r = runCli({"--state", state, "apply", dir.file("ws.yaml")});
         ASSERT_EQ(r.exitCode, 0) << r.err;
     }
@@ -121,15 +128,15 @@ TEST_F(Serve, statusAndMetricsDescribeTablesSlotsAndAlerts)
             if (a["kind"] == "slot_orphaned" && a["slot"] == ghost)
                 ghostAlert = &a;
         const json *slot = find(st["slots"], "slot", "driftless_" + pipeline);
-        if (orders && (*orders)["state"] == "streaming" && !(*orders)["lag_seconds"].is_null() && ghostAlert &&
-            slot && (*slot)["active"] == true)
+        if (orders && (*orders)["state"] == "streaming" && !(*orders)["lag_seconds"].is_null() && ghostAlert && slot &&
+            (*slot)["active"] == true)
             break;
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     ASSERT_TRUE(orders) << st.dump(2);
     for (const auto &t : st["tables"])
-        for (const char *k : {"pipeline", "table", "strategy", "state", "last_synced_lsn", "cursor", "lag_seconds",
-                              "freshness"})
+        for (const char *k :
+             {"pipeline", "table", "strategy", "state", "last_synced_lsn", "cursor", "lag_seconds", "freshness"})
             EXPECT_TRUE(t.contains(k)) << k << " in " << t.dump();
     EXPECT_EQ((*orders)["state"], "streaming") << st.dump(2);
     EXPECT_EQ((*orders)["pipeline"], pipeline);
@@ -198,9 +205,8 @@ TEST_F(Serve, statusAndMetricsDescribeTablesSlotsAndAlerts)
     ::kill(pid, SIGTERM);
     EXPECT_EQ(waitPid(pid, 60), 0);
     pid = 0;
-    const auto servedSeconds = std::chrono::duration_cast<std::chrono::seconds>(
-                                   std::chrono::steady_clock::now() - served)
-                                   .count();
+    const auto servedSeconds =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - served).count();
     driftless::core::SqliteDb db(state, driftless::core::SqliteDb::Mode::ReadOnly);
     EXPECT_EQ(db.scalarInt("SELECT count(*) FROM events WHERE kind = 'alert' AND message LIKE '%" + ghost + "%'"), 1);
     const auto samples = db.scalarInt("SELECT count(*) FROM slot_samples WHERE source = 'app' AND slot = 'driftless_" +
@@ -296,8 +302,10 @@ TEST_F(ServeShortSla, aStoppedTargetBreachesTheSlaRaisesAnAlertHoldsTheSlotAndCa
     EXPECT_TRUE(alerted) << st.dump(2);
     EXPECT_EQ(t["freshness"], "breach") << t.dump();
     EXPECT_GT(t["lag_seconds"].get<double>(), 4.0);
-    EXPECT_EQ(src.scalar("SELECT confirmed_flush_lsn <= '" + held + "'::pg_lsn FROM pg_replication_slots WHERE "
-                         "slot_name = '" + slot + "'"),
+    EXPECT_EQ(src.scalar("SELECT confirmed_flush_lsn <= '" + held +
+                         "'::pg_lsn FROM pg_replication_slots WHERE "
+                         "slot_name = '" +
+                         slot + "'"),
               "t")
         << "the source was acknowledged for changes the target does not have";
 
@@ -333,7 +341,8 @@ TEST_F(Serve, doctorWarnsAboutOrphanedSlotsAndAnUnboundedSlotSize)
     } // the backend's statistics are flushed when it exits
     bool counted = false;
     for (int i = 0; i < 50 && !counted; ++i) {
-        counted = std::stoll(busy.scalar("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")) > 100;
+        counted = std::stoll(
+                      busy.scalar("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")) > 100;
         if (!counted)
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }

@@ -41,13 +41,19 @@ struct SlotGrowth : ::testing::Test {
         const auto &s = servers();
         const std::string host = "host=127.0.0.1 port=" + std::to_string(s.pgPort) + " user=" + s.pgUser;
         return "endpoints:\n"
-               "  app: { kind: postgres, dsn: \"" + host + " dbname=" + src.name() + "\"" +
+               "  app: { kind: postgres, dsn: \"" +
+               host + " dbname=" + src.name() + "\"" +
                (guard ? ",\n         slot_guard: { max_retained: 10GB, action: alert } }\n" : " }\n") +
-               "  dw: { kind: postgres, dsn: \"" + host + " dbname=" + dst.name() + "\" }\n"
+               "  dw: { kind: postgres, dsn: \"" + host + " dbname=" + dst.name() +
+               "\" }\n"
                "pipelines:\n"
-               "  - name: " + cdc + "\n    source: app\n    target: dw\n    tables:\n"
+               "  - name: " +
+               cdc +
+               "\n    source: app\n    target: dw\n    tables:\n"
                "      - { table: public.filler, strategy: cdc }\n"
-               "  - name: " + idle + "\n    source: app\n    target: dw\n    tables:\n"
+               "  - name: " +
+               idle +
+               "\n    source: app\n    target: dw\n    tables:\n"
                "      - { table: public.events, strategy: cursor, every: 5s }\n";
     }
     void SetUp() override
@@ -101,7 +107,8 @@ struct SlotGrowth : ::testing::Test {
     {
         auto r = c.exec("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::float8, "
                         "extract(epoch FROM clock_timestamp())::float8 FROM pg_replication_slots "
-                        "WHERE slot_name = '" + slot + "'");
+                        "WHERE slot_name = '" +
+                        slot + "'");
         EXPECT_EQ(r.rows(), 1);
         return {std::stod(r.text(0, 0)), std::stod(r.text(0, 1))};
     }
@@ -175,8 +182,8 @@ TEST_F(SlotGrowth, theTimeToTheGuardLimitFollowsTheMeasuredGrowthRate)
     // Samples were stored about once a second, not at every 300 ms monitor round.
     {
         driftless::core::SqliteDb db(state, driftless::core::SqliteDb::Mode::ReadOnly);
-        const auto samples = db.scalarInt("SELECT count(*) FROM slot_samples WHERE source = 'app' AND slot = '" +
-                                          slot + "' AND retained_bytes IS NOT NULL");
+        const auto samples = db.scalarInt("SELECT count(*) FROM slot_samples WHERE source = 'app' AND slot = '" + slot +
+                                          "' AND retained_bytes IS NOT NULL");
         EXPECT_GE(samples, 3);
         EXPECT_LE(samples, static_cast<std::int64_t>(servedSeconds) + 2) << "over " << servedSeconds << " s";
     }

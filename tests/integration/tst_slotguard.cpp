@@ -44,18 +44,23 @@ CREATE TABLE filler (id int, pad text);
     {
         const auto &s = servers();
         const std::string host = "host=127.0.0.1 port=" + std::to_string(s.pgPort) + " user=" + s.pgUser;
-        writeFile(dir.file("ws.yaml"),
-                  "endpoints:\n"
-                  "  app: { kind: postgres, dsn: \"" + host + " dbname=" + src.name() +
-                      "\", slot_guard: { max_retained: " + maxRetained + ", action: fallback } }\n"
-                  "  dw:  { kind: postgres, dsn: \"" + host + " dbname=" + dst.name() + "\" }\n"
-                  "pipelines:\n"
-                  "  - name: " + pipeline + "\n"
-                  "    source: app\n"
-                  "    target: dw\n"
-                  "    tables:\n"
-                  "      - { table: public.items, strategy: cdc }\n"
-                  "      - { table: public.tags, strategy: cdc }\n");
+        writeFile(dir.file("ws.yaml"), "endpoints:\n"
+                                       "  app: { kind: postgres, dsn: \"" +
+                                           host + " dbname=" + src.name() +
+                                           "\", slot_guard: { max_retained: " + maxRetained +
+                                           ", action: fallback } }\n"
+                                           "  dw:  { kind: postgres, dsn: \"" +
+                                           host + " dbname=" + dst.name() +
+                                           "\" }\n"
+                                           "pipelines:\n"
+                                           "  - name: " +
+                                           pipeline +
+                                           "\n"
+                                           "    source: app\n"
+                                           "    target: dw\n"
+                                           "    tables:\n"
+                                           "      - { table: public.items, strategy: cdc }\n"
+                                           "      - { table: public.tags, strategy: cdc }\n");
         auto applied = runCli({"--state", state, "apply", dir.file("ws.yaml")});
         ASSERT_EQ(applied.exitCode, 0) << applied.out << applied.err;
     }
@@ -83,7 +88,10 @@ CREATE TABLE filler (id int, pad text);
                     return t;
         return json();
     }
-    long long slots() { return std::stoll(src.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "'")); }
+    long long slots()
+    {
+        return std::stoll(src.scalar("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "'"));
+    }
     std::string events()
     {
         driftless::core::SqliteDb db(state, driftless::core::SqliteDb::Mode::ReadOnly);
@@ -114,7 +122,8 @@ TEST_F(SlotGuard, pastMaxRetainedItFallsBackReconcilesAndPromoteReturnsToCdc)
         src.exec("INSERT INTO filler SELECT g, repeat(md5(g::text), 40) FROM generate_series(1, 4000) g");
         retained = std::stoll(src.scalar(
             "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint FROM pg_replication_slots WHERE "
-            "slot_name = '" + slot + "'"));
+            "slot_name = '" +
+            slot + "'"));
     }
     ASSERT_GT(retained, 4LL << 20) << "the test did not write enough WAL to pass the guard";
 
@@ -132,10 +141,10 @@ TEST_F(SlotGuard, pastMaxRetainedItFallsBackReconcilesAndPromoteReturnsToCdc)
     // The slot is gone, so the source no longer keeps WAL for it.
     EXPECT_EQ(slots(), 0) << story;
     // The events tell the story: the guard, the switch, the reconciliation and its repair.
-    for (const char *needle : {"slot_guard: slot guard on app: the slot holds", "dropped replication slot " ,
+    for (const char *needle : {"slot_guard: slot guard on app: the slot holds", "dropped replication slot ",
                                "public.items switched from CDC to cursor sync by updated_at",
-                               "public.tags has no cursor column to fall back to", "reconcile: drift: 0 missing, 3 extra",
-                               "repair: repaired from report"})
+                               "public.tags has no cursor column to fall back to",
+                               "reconcile: drift: 0 missing, 3 extra", "repair: repaired from report"})
         EXPECT_NE(story.find(needle), std::string::npos) << needle << "\n" << story;
     // The table without a cursor column stops red with the reason, and nothing recreated the slot.
     const auto tags = tableStatus("public.tags");
@@ -163,8 +172,8 @@ TEST_F(SlotGuard, pastMaxRetainedItFallsBackReconcilesAndPromoteReturnsToCdc)
     // Streaming again: a new change arrives through the slot. The test server is shared with
     // other tests whose WAL the new slot holds while nothing reads it: raise the guard's limit so
     // only what this test does can trip it.
-    writeFile(dir.file("ws.yaml"), std::regex_replace(readFile(dir.file("ws.yaml")), std::regex("max_retained: 4MB"),
-                                                      "max_retained: 10GB"));
+    writeFile(dir.file("ws.yaml"),
+              std::regex_replace(readFile(dir.file("ws.yaml")), std::regex("max_retained: 4MB"), "max_retained: 10GB"));
     auto reapplied = runCli({"--state", state, "apply", dir.file("ws.yaml")});
     ASSERT_EQ(reapplied.exitCode, 0) << reapplied.out << reapplied.err;
     src.exec("UPDATE items SET name = 'streamed' WHERE id = 8");
@@ -226,6 +235,8 @@ TEST_F(SlotGuard, whileServingAStalledApplySideFallsBackBeforeTheSourceIsHarmed)
     EXPECT_NE(log.find("CDC tables switched to cursor sync; restarting with them"), std::string::npos) << log;
     // In place: the engine started again with the fallen-back workspace while the endpoint kept
     // answering (it is bound once).
-    EXPECT_NE(log.find("the stored workspace changed (a slot guard fallback, promote or apply): the sync starts again"), std::string::npos) << log;
+    EXPECT_NE(log.find("the stored workspace changed (a slot guard fallback, promote or apply): the sync starts again"),
+              std::string::npos)
+        << log;
     EXPECT_EQ(log.find("serving http://"), log.rfind("serving http://")) << log;
 }

@@ -8,8 +8,8 @@
 #include "core/config/workspacefile.h"
 #include "core/db/pgcatalog.h"
 #include "core/db/sqlitedb.h"
-#include "core/engine/cdc/pg/cdcpipeline.h"
 #include "core/engine/cdc/mysql/mysqlcdc.h"
+#include "core/engine/cdc/pg/cdcpipeline.h"
 #include "core/mergers/mysqlmerger.h"
 #include "core/mergers/pgmerger.h"
 #include "core/mergers/sqlitemerger.h"
@@ -149,8 +149,7 @@ TEST_F(SoftDelete, workspaceFileKeepsSoftOnEveryStrategy)
         ADD_FAILURE() << "a two-way pipeline accepted deletes: soft";
     } catch (const ConfigError &e) {
         EXPECT_EQ(e.field(), "pipelines[p].tables[public.a].deletes") << e.what();
-        EXPECT_NE(std::string(e.what()).find("use deletes: hard on a two-way pipeline"), std::string::npos)
-            << e.what();
+        EXPECT_NE(std::string(e.what()).find("use deletes: hard on a two-way pipeline"), std::string::npos) << e.what();
     }
 }
 
@@ -160,19 +159,23 @@ TEST_F(SoftDelete, cdcThroughTheCliMarksDeletesRevivesKeysAndReconcilesClean)
     const std::string state = dir.file("workspace.db");
     const std::string file = dir.file("ws.yaml");
     writeFile(file, "endpoints:\n"
-                    "  app: { kind: postgres, dsn: \"host=127.0.0.1 port=" + std::to_string(s.pgPort) + " dbname=" +
-                        src.name() + " user=" + s.pgUser + "\" }\n"
-                    "  dw:  { kind: postgres, dsn: \"host=127.0.0.1 port=" + std::to_string(s.pgPort) + " dbname=" +
-                        dst.name() + " user=" + s.pgUser + "\" }\n"
-                    "pipelines:\n"
-                    "  - name: " + pipeline + "\n"
-                    "    source: app\n"
-                    "    target: dw\n"
-                    "    tables:\n"
-                    "      - table: public.items\n"
-                    "        strategy: cdc\n"
-                    "        where: \"tenant_id = 42\"\n"
-                    "        deletes: soft\n");
+                    "  app: { kind: postgres, dsn: \"host=127.0.0.1 port=" +
+                        std::to_string(s.pgPort) + " dbname=" + src.name() + " user=" + s.pgUser +
+                        "\" }\n"
+                        "  dw:  { kind: postgres, dsn: \"host=127.0.0.1 port=" +
+                        std::to_string(s.pgPort) + " dbname=" + dst.name() + " user=" + s.pgUser +
+                        "\" }\n"
+                        "pipelines:\n"
+                        "  - name: " +
+                        pipeline +
+                        "\n"
+                        "    source: app\n"
+                        "    target: dw\n"
+                        "    tables:\n"
+                        "      - table: public.items\n"
+                        "        strategy: cdc\n"
+                        "        where: \"tenant_id = 42\"\n"
+                        "        deletes: soft\n");
     auto r = runCli({"--state", state, "apply", file});
     ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
     // Kept through the state store.
@@ -343,10 +346,10 @@ TEST_F(SoftDelete, cdcIntoSqliteAndMariaDbTargetsMarksAndRevives)
 {
     const std::string lite = dir.file("t.db");
     MyTestDb mydst{"sd_dst"};
-    auto liteJob = makeJob(pipeline + "l", spec(Strategy::Cdc), pgEndpoint("src", src.name()),
-                           sqliteEndpoint("l", lite));
-    auto myJob = makeJob(pipeline + "m", spec(Strategy::Cdc), pgEndpoint("src", src.name()),
-                         myEndpoint("dst", mydst.name()));
+    auto liteJob =
+        makeJob(pipeline + "l", spec(Strategy::Cdc), pgEndpoint("src", src.name()), sqliteEndpoint("l", lite));
+    auto myJob =
+        makeJob(pipeline + "m", spec(Strategy::Cdc), pgEndpoint("src", src.name()), myEndpoint("dst", mydst.name()));
     auto once = [&] {
         for (const auto &job : {liteJob, myJob}) {
             CdcPipeline p({job}, std::nullopt, obs);
@@ -378,8 +381,7 @@ TEST_F(SoftDelete, fullRefreshKeepsMissingRowsMarkedInEveryTarget)
     std::vector<TableJob> jobs{
         makeJob(pipeline, spec(Strategy::FullRefresh), pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name())),
         makeJob(pipeline, spec(Strategy::FullRefresh), pgEndpoint("src", src.name()), sqliteEndpoint("l", lite)),
-        makeJob(pipeline, spec(Strategy::FullRefresh), pgEndpoint("src", src.name()),
-                myEndpoint("dst", mydst.name()))};
+        makeJob(pipeline, spec(Strategy::FullRefresh), pgEndpoint("src", src.name()), myEndpoint("dst", mydst.name()))};
     auto refresh = [&] {
         for (const auto &j : jobs)
             TableSync(j, obs).runOnce({});
@@ -425,9 +427,8 @@ TEST_F(SoftDelete, cursorMarksRowsLeavingTheFilterAndRevivesThemOnTheWayBack)
     cursor.cursor = "updated_at";
     cursor.lookback = "1s";
     cursor.pageSize = 50;
-    std::vector<TableJob> jobs{
-        makeJob(pipeline, cursor, pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name())),
-        makeJob(pipeline, cursor, pgEndpoint("src", src.name()), sqliteEndpoint("l", lite))};
+    std::vector<TableJob> jobs{makeJob(pipeline, cursor, pgEndpoint("src", src.name()), pgEndpoint("dst", dst.name())),
+                               makeJob(pipeline, cursor, pgEndpoint("src", src.name()), sqliteEndpoint("l", lite))};
     auto pass = [&] {
         for (const auto &j : jobs)
             TableSync(j, obs).runOnce({});

@@ -50,9 +50,15 @@ namespace {
 /// How often this file's conditions are asked again.
 constexpr std::chrono::milliseconds kPoll{250};
 
-std::string script() { return std::string(DRIFTLESS_SOURCE_DIR) + "/tests/support/sshserver.sh"; }
+std::string script()
+{
+    return std::string(DRIFTLESS_SOURCE_DIR) + "/tests/support/sshserver.sh";
+}
 
-bool has(const std::string &text, const std::string &needle) { return text.find(needle) != std::string::npos; }
+bool has(const std::string &text, const std::string &needle)
+{
+    return text.find(needle) != std::string::npos;
+}
 
 /// What a shell command prints on stdout.
 std::string output(const std::string &cmd)
@@ -149,8 +155,8 @@ struct SshTunnel : ::testing::Test {
 
 std::string pgTableHash(const PgTestDb &db, const std::string &table)
 {
-    return db.scalar("SELECT count(*) || ' ' || coalesce(md5(string_agg(id || ':' || note, ',' ORDER BY id)), '') FROM " +
-                     table);
+    return db.scalar(
+        "SELECT count(*) || ' ' || coalesce(md5(string_agg(id || ':' || note, ',' ORDER BY id)), '') FROM " + table);
 }
 
 /// Count, sum of keys and of note lengths: the same text from MariaDB and Postgres for equal rows.
@@ -168,10 +174,16 @@ TEST_F(SshTunnel, anUnknownHostIsRefusedUntilTrustedThenATableSyncsThroughTheTun
     src.exec("CREATE TABLE items (id int PRIMARY KEY, note text NOT NULL);"
              "INSERT INTO items SELECT g, 'item ' || g FROM generate_series(1, 500) g");
     const std::string yaml = "endpoints:\n"
-                             "  src: { kind: postgres, dsn: \"" + src.dsn() + "\", ssh: " + sshYaml() + " }\n"
-                             "  dst: { kind: postgres, dsn: \"" + dst.dsn() + "\" }\n"
+                             "  src: { kind: postgres, dsn: \"" +
+                             src.dsn() + "\", ssh: " + sshYaml() +
+                             " }\n"
+                             "  dst: { kind: postgres, dsn: \"" +
+                             dst.dsn() +
+                             "\" }\n"
                              "pipelines:\n"
-                             "  - name: " + uniqueName("sshfr") + "\n    source: src\n    target: dst\n"
+                             "  - name: " +
+                             uniqueName("sshfr") +
+                             "\n    source: src\n    target: dst\n"
                              "    tables:\n      - { table: public.items, strategy: full_refresh }\n";
     const std::string fingerprint = fingerprintOf(sshEnv.at("SSH_HOST_KEY"));
 
@@ -225,18 +237,25 @@ TEST_F(SshTunnel, aPgpassLineWrittenForTheDatabasesOwnHostAppliesThroughTheTunne
     PgTestDb src("ssh_pgpass");
     src.exec("CREATE TABLE items (id int PRIMARY KEY, note text NOT NULL); INSERT INTO items VALUES (1, 'one')");
     apply("endpoints:\n"
-          "  src: { kind: postgres, dsn: \"" + src.dsn() + "\", ssh: " + sshYaml() + " }\n"
-          "  lite: { kind: sqlite, path: \"" + dir.file("out.db") + "\" }\n"
+          "  src: { kind: postgres, dsn: \"" +
+          src.dsn() + "\", ssh: " + sshYaml() +
+          " }\n"
+          "  lite: { kind: sqlite, path: \"" +
+          dir.file("out.db") +
+          "\" }\n"
           "pipelines:\n"
-          "  - name: " + uniqueName("sshpass") + "\n    source: src\n    target: lite\n"
+          "  - name: " +
+          uniqueName("sshpass") +
+          "\n    source: src\n    target: lite\n"
           "    tables:\n      - { table: public.items, strategy: full_refresh }\n");
     trust("src");
     const auto &s = servers();
     ASSERT_NE(s.pgHost, "localhost"); // else libpq's own lookup would match and prove nothing
     const std::string pgpass = dir.file("pgpass");
     writeFile(pgpass, "# comment\n"
-                      "otherhost:" + std::to_string(s.pgPort) + ":*:" + s.pgUser + ":wrong\n" +
-                      s.pgHost + ":" + std::to_string(s.pgPort) + ":*:" + s.pgUser + ":" + s.pgPassword + "\n");
+                      "otherhost:" +
+                          std::to_string(s.pgPort) + ":*:" + s.pgUser + ":wrong\n" + s.pgHost + ":" +
+                          std::to_string(s.pgPort) + ":*:" + s.pgUser + ":" + s.pgPassword + "\n");
     ::chmod(pgpass.c_str(), 0600);
     auto viaPgpass = env;
     viaPgpass["-PGPASSWORD"] = "";
@@ -258,10 +277,16 @@ TEST_F(SshTunnel, anEngineKilledWithSigkillLeavesNoTunnelOpenAfterTheNextStart)
     PgTestDb src("ssh_kill");
     src.exec("CREATE TABLE items (id int PRIMARY KEY, note text NOT NULL); INSERT INTO items VALUES (1, 'one')");
     apply("endpoints:\n"
-          "  src: { kind: postgres, dsn: \"" + src.dsn() + "\", ssh: " + sshYaml() + " }\n"
-          "  lite: { kind: sqlite, path: \"" + dir.file("out.db") + "\" }\n"
+          "  src: { kind: postgres, dsn: \"" +
+          src.dsn() + "\", ssh: " + sshYaml() +
+          " }\n"
+          "  lite: { kind: sqlite, path: \"" +
+          dir.file("out.db") +
+          "\" }\n"
           "pipelines:\n"
-          "  - name: " + uniqueName("sshkill") + "\n    source: src\n    target: lite\n"
+          "  - name: " +
+          uniqueName("sshkill") +
+          "\n    source: src\n    target: lite\n"
           "    tables:\n      - { table: public.items, strategy: full_refresh, every: 1s }\n");
     trust("src");
     // A runtime folder of its own, so only this test's tunnels are in it.
@@ -317,12 +342,17 @@ TEST_F(SshTunnel, theJumpHostAndTheServerBehindItAreEachTrustedBeforeATableSyncs
     const std::string port = sshEnv.at("SSH_PORT");
     const std::string user = sshEnv.at("SSH_USER");
     apply("endpoints:\n"
-          "  src: { kind: postgres, dsn: \"" + src.dsn() + "\", ssh: { host: localhost, port: " + port + ", user: " +
-          user + ", identity_file: \"" + sshEnv.at("SSH_KEY") + "\", jump: \"" + user + "@127.0.0.1:" + port +
+          "  src: { kind: postgres, dsn: \"" +
+          src.dsn() + "\", ssh: { host: localhost, port: " + port + ", user: " + user + ", identity_file: \"" +
+          sshEnv.at("SSH_KEY") + "\", jump: \"" + user + "@127.0.0.1:" + port +
           "\" } }\n"
-          "  lite: { kind: sqlite, path: \"" + dir.file("out.db") + "\" }\n"
+          "  lite: { kind: sqlite, path: \"" +
+          dir.file("out.db") +
+          "\" }\n"
           "pipelines:\n"
-          "  - name: " + uniqueName("sshjump") + "\n    source: src\n    target: lite\n"
+          "  - name: " +
+          uniqueName("sshjump") +
+          "\n    source: src\n    target: lite\n"
           "    tables:\n      - { table: public.items, strategy: full_refresh }\n");
     const std::string fingerprint = fingerprintOf(sshEnv.at("SSH_HOST_KEY"));
     const std::string knownHosts = state + ".known_hosts";
@@ -416,10 +446,16 @@ TEST_F(SshTunnel, aRotatedHostKeyIsRefusedWithBothFingerprints)
     PgTestDb src("ssh_rot");
     src.exec("CREATE TABLE items (id int PRIMARY KEY, note text NOT NULL); INSERT INTO items VALUES (1, 'one')");
     apply("endpoints:\n"
-          "  src: { kind: postgres, dsn: \"" + src.dsn() + "\", ssh: " + sshYaml() + " }\n"
-          "  lite: { kind: sqlite, path: \"" + dir.file("out.db") + "\" }\n"
+          "  src: { kind: postgres, dsn: \"" +
+          src.dsn() + "\", ssh: " + sshYaml() +
+          " }\n"
+          "  lite: { kind: sqlite, path: \"" +
+          dir.file("out.db") +
+          "\" }\n"
           "pipelines:\n"
-          "  - name: " + uniqueName("sshrot") + "\n    source: src\n    target: lite\n"
+          "  - name: " +
+          uniqueName("sshrot") +
+          "\n    source: src\n    target: lite\n"
           "    tables:\n      - { table: public.items, strategy: full_refresh }\n");
     trust("src");
     const std::string before = fingerprintOf(sshEnv.at("SSH_HOST_KEY"));
@@ -443,8 +479,8 @@ TEST_F(SshTunnel, aRotatedHostKeyIsRefusedWithBothFingerprints)
     EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
     EXPECT_TRUE(has(r.out, before) && has(r.out, after)) << r.out;
     EXPECT_TRUE(has(r.out, "CHANGED")) << r.out;
-    EXPECT_FALSE(has(readFile(state + ".known_hosts"), output("cut -d' ' -f2 '" + sshEnv.at("SSH_HOST_KEY") + "'")
-                                                           .substr(0, 40)));
+    EXPECT_FALSE(has(readFile(state + ".known_hosts"),
+                     output("cut -d' ' -f2 '" + sshEnv.at("SSH_HOST_KEY") + "'").substr(0, 40)));
 
     r = cli({"trust-host", "src", "--yes", "--replace"});
     ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
@@ -461,10 +497,16 @@ TEST_F(SshTunnel, killingSshdMidStreamRecoversWithNothingLost)
              "INSERT INTO items SELECT g, 'first ' || g FROM generate_series(1, 100) g");
     const std::string pipeline = uniqueName("sshcdc");
     apply("endpoints:\n"
-          "  src: { kind: postgres, dsn: \"" + src.dsn() + "\", ssh: " + sshYaml() + " }\n"
-          "  dst: { kind: postgres, dsn: \"" + dst.dsn() + "\" }\n"
+          "  src: { kind: postgres, dsn: \"" +
+          src.dsn() + "\", ssh: " + sshYaml() +
+          " }\n"
+          "  dst: { kind: postgres, dsn: \"" +
+          dst.dsn() +
+          "\" }\n"
           "pipelines:\n"
-          "  - name: " + pipeline + "\n    source: src\n    target: dst\n"
+          "  - name: " +
+          pipeline +
+          "\n    source: src\n    target: dst\n"
           "    tables:\n      - { table: public.items, strategy: cdc }\n");
     trust("src");
     // serve runs the engine and answers /sync/status, where the tunnel's state and alerts show.
@@ -565,12 +607,19 @@ TEST_F(SshTunnel, aMariaDbEndpointSyncsThroughATunnel)
     src.exec("CREATE TABLE items (id int PRIMARY KEY, note varchar(100) NOT NULL)");
     src.exec("INSERT INTO items SELECT seq, CONCAT('row ', seq) FROM seq_1_to_300");
     apply("endpoints:\n"
-          "  shop: { kind: mysql, dsn: \"" + src.dsn() + "\", ssh: " + sshYaml() + " }\n"
-          "  dst: { kind: postgres, dsn: \"" + dst.dsn() + "\" }\n"
+          "  shop: { kind: mysql, dsn: \"" +
+          src.dsn() + "\", ssh: " + sshYaml() +
+          " }\n"
+          "  dst: { kind: postgres, dsn: \"" +
+          dst.dsn() +
+          "\" }\n"
           "pipelines:\n"
-          "  - name: " + uniqueName("sshmy") + "\n    source: shop\n    target: dst\n"
+          "  - name: " +
+          uniqueName("sshmy") +
+          "\n    source: shop\n    target: dst\n"
           "    target_schema: public\n"
-          "    tables:\n      - { table: " + src.name() + ".items, strategy: full_refresh }\n");
+          "    tables:\n      - { table: " +
+          src.name() + ".items, strategy: full_refresh }\n");
     auto r = cli({"run", "--once"});
     EXPECT_NE(r.exitCode, 0) << "an untrusted host: " << r.out << r.err;
     EXPECT_TRUE(has(r.err, "is not trusted yet")) << r.err;
@@ -578,7 +627,8 @@ TEST_F(SshTunnel, aMariaDbEndpointSyncsThroughATunnel)
     const auto logBefore = sshdLog().size();
     r = cli({"run", "--once"});
     ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
-    const std::string mine = src.scalar("SELECT CONCAT(COUNT(*), ' ', SUM(id), ' ', SUM(CHAR_LENGTH(note))) FROM items");
+    const std::string mine =
+        src.scalar("SELECT CONCAT(COUNT(*), ' ', SUM(id), ' ', SUM(CHAR_LENGTH(note))) FROM items");
     EXPECT_EQ(mine, "300 45150 1992");
     EXPECT_EQ(pgTableSums(dst, "public.items"), mine);
     EXPECT_EQ(dst.scalar("SELECT note FROM public.items WHERE id = 123"), "row 123");
@@ -595,15 +645,14 @@ TEST_F(SshTunnel, theApiTrustsOnlyTheFingerprintTheDbaConfirmed)
     PgTestDb src("ssh_api");
     const std::string knownHosts = dir.file("api.known_hosts");
     driftless::core::setSshKnownHostsFile(knownHosts);
-    const nlohmann::json endpoint = {
-        {"name", "src"},
-        {"kind", "postgres"},
-        {"dsn", src.dsn()},
-        {"ssh",
-         {{"host", "127.0.0.1"},
-          {"port", std::stoi(sshEnv.at("SSH_PORT"))},
-          {"user", sshEnv.at("SSH_USER")},
-          {"identity_file", sshEnv.at("SSH_KEY")}}}};
+    const nlohmann::json endpoint = {{"name", "src"},
+                                     {"kind", "postgres"},
+                                     {"dsn", src.dsn()},
+                                     {"ssh",
+                                      {{"host", "127.0.0.1"},
+                                       {"port", std::stoi(sshEnv.at("SSH_PORT"))},
+                                       {"user", sshEnv.at("SSH_USER")},
+                                       {"identity_file", sshEnv.at("SSH_KEY")}}}};
     auto post = [](const std::string &path, const nlohmann::json &body) {
         driftless::core::ApiRequest req;
         req.method = "POST";
@@ -619,7 +668,8 @@ TEST_F(SshTunnel, theApiTrustsOnlyTheFingerprintTheDbaConfirmed)
     EXPECT_FALSE(j["ok"].get<bool>()) << r.body;
     EXPECT_TRUE(has(j["postgres"]["error"].get<std::string>(), "is not trusted yet")) << r.body;
     EXPECT_TRUE(has(j["postgres"]["error"].get<std::string>() + j["postgres"]["hint"].get<std::string>(), fingerprint))
-        << "the fingerprint to confirm: " << fingerprint << "\n" << r.body;
+        << "the fingerprint to confirm: " << fingerprint << "\n"
+        << r.body;
 
     // A fingerprint the server does not offer is refused and trusts nothing.
     r = post("trust-host", {{"endpoint", endpoint}, {"fingerprint", "SHA256:notTheKeyTheServerOffers"}});
@@ -658,14 +708,11 @@ TEST_F(SshTunnel, anIdentityFileProtectedByAPassphraseOpensWithTheSavedPassphras
     driftless::core::SshTunnelSpec spec{"127.0.0.1", std::stoi(sshEnv.at("SSH_PORT")), sshEnv.at("SSH_USER"), key,
                                         std::nullopt};
     driftless::core::trustHostKeys(spec, driftless::core::scanHostKeys(spec), false);
-    const nlohmann::json endpoint = {{"name", "locked"},
-                                     {"kind", "postgres"},
-                                     {"dsn", src.dsn()},
-                                     {"ssh",
-                                      {{"host", spec.host},
-                                       {"port", spec.port},
-                                       {"user", spec.user},
-                                       {"identity_file", key}}}};
+    const nlohmann::json endpoint = {
+        {"name", "locked"},
+        {"kind", "postgres"},
+        {"dsn", src.dsn()},
+        {"ssh", {{"host", spec.host}, {"port", spec.port}, {"user", spec.user}, {"identity_file", key}}}};
     auto probe = [&] {
         driftless::core::ApiRequest req;
         req.method = "POST";
@@ -694,18 +741,16 @@ TEST_F(SshTunnel, anIdentityFileProtectedByAPassphraseOpensWithTheSavedPassphras
     EXPECT_TRUE(has(p.value("error", ""), "is protected by a passphrase and none is known")) << p.dump();
     EXPECT_TRUE(has(p.value("hint", ""), "ssh-add " + key)) << p.dump();
 
-    driftless::core::setSshPassphraseProvider(
-        [](const std::string &endpoint) -> std::optional<std::string> {
-            return endpoint == "locked" ? std::optional<std::string>("not the passphrase") : std::nullopt;
-        });
+    driftless::core::setSshPassphraseProvider([](const std::string &endpoint) -> std::optional<std::string> {
+        return endpoint == "locked" ? std::optional<std::string>("not the passphrase") : std::nullopt;
+    });
     p = probeUntil(errorHas("does not open it"));
     EXPECT_TRUE(has(p.value("error", ""), "the passphrase saved for the identity file " + key + " does not open it"))
         << p.dump();
 
-    driftless::core::setSshPassphraseProvider(
-        [&](const std::string &endpoint) -> std::optional<std::string> {
-            return endpoint == "locked" ? std::optional<std::string>(passphrase) : std::nullopt;
-        });
+    driftless::core::setSshPassphraseProvider([&](const std::string &endpoint) -> std::optional<std::string> {
+        return endpoint == "locked" ? std::optional<std::string>(passphrase) : std::nullopt;
+    });
     p = probeUntil([](const nlohmann::json &j) { return j.value("connected", false); });
     EXPECT_TRUE(p.value("connected", false)) << p.dump();
     // Never on a command line another user could read.
@@ -724,7 +769,8 @@ TEST_F(SshTunnel, aPostgresListeningOnlyOnTheSshHostsUnixSocketSyncsThroughTheTu
     ASSERT_TRUE(sshd("pgsocket")) << readFile(sshDir + ".log");
     auto pg = readEnvFile(sshDir + "/pgsocket.env");
     ASSERT_FALSE(pg["PGSOCK_PORT"].empty());
-    const std::string srcDsn = "host=" + pg["PGSOCK_DIR"] + " port=" + pg["PGSOCK_PORT"] + " dbname=postgres user=postgres";
+    const std::string srcDsn =
+        "host=" + pg["PGSOCK_DIR"] + " port=" + pg["PGSOCK_PORT"] + " dbname=postgres user=postgres";
     // Nothing answers on TCP at that port.
     EXPECT_ANY_THROW(driftless::core::PgConnection("host=127.0.0.1 port=" + pg["PGSOCK_PORT"] +
                                                    " dbname=postgres user=postgres connect_timeout=5 sslmode=disable"));
@@ -737,10 +783,16 @@ TEST_F(SshTunnel, aPostgresListeningOnlyOnTheSshHostsUnixSocketSyncsThroughTheTu
 
     PgTestDb dst("ssh_far_dst");
     const std::string yaml = "endpoints:\n"
-                             "  far: { kind: postgres, dsn: \"" + srcDsn + "\", ssh: " + sshYaml() + " }\n"
-                             "  dst: { kind: postgres, dsn: \"" + dst.dsn() + "\" }\n"
+                             "  far: { kind: postgres, dsn: \"" +
+                             srcDsn + "\", ssh: " + sshYaml() +
+                             " }\n"
+                             "  dst: { kind: postgres, dsn: \"" +
+                             dst.dsn() +
+                             "\" }\n"
                              "pipelines:\n"
-                             "  - name: " + uniqueName("sshfar") + "\n    source: far\n    target: dst\n"
+                             "  - name: " +
+                             uniqueName("sshfar") +
+                             "\n    source: far\n    target: dst\n"
                              "    tables:\n      - { table: public.far_items, strategy: full_refresh }\n";
     apply(yaml);
     trust("far");

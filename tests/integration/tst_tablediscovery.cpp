@@ -127,7 +127,8 @@ TEST(TableDiscovery, readsSizeKeyCursorCandidatesAndWritesAndRecommends)
     EXPECT_EQ(rec.refused.at(core::Strategy::Cdc), "the source's wal_level is not logical");
     EXPECT_EQ(rec.strategy, core::Strategy::Cursor);
     EXPECT_NE(rec.reason.find("deletes are not seen"), std::string::npos) << rec.reason;
-    rec = core::recommendStrategy(*find(tables, "public", "counters"), core::SourceAbilities{true, false, std::nullopt});
+    rec =
+        core::recommendStrategy(*find(tables, "public", "counters"), core::SourceAbilities{true, false, std::nullopt});
     EXPECT_EQ(rec.strategy, core::Strategy::FullRefresh);
     EXPECT_EQ(rec.refused.at(core::Strategy::Cdc), "the source's user may not replicate");
 }
@@ -141,7 +142,8 @@ TEST(TableDiscovery, aReplicaIdentityWithoutTheKeyRefusesCdcWithTheFix)
             "CREATE TABLE by_email (id int PRIMARY KEY, email text NOT NULL UNIQUE);"
             "ALTER TABLE by_email REPLICA IDENTITY USING INDEX by_email_email_key;"
             "CREATE TABLE by_key (id int PRIMARY KEY, email text NOT NULL);"
-            "CREATE UNIQUE INDEX by_key_ix ON by_key (email, id); ALTER TABLE by_key REPLICA IDENTITY USING INDEX by_key_ix;"
+            "CREATE UNIQUE INDEX by_key_ix ON by_key (email, id); ALTER TABLE by_key REPLICA IDENTITY USING INDEX "
+            "by_key_ix;"
             "CREATE TABLE included (id int, a int, PRIMARY KEY (id) INCLUDE (a))");
     auto conn = db.connect();
     auto tables = core::discoverTables(conn);
@@ -154,7 +156,8 @@ TEST(TableDiscovery, aReplicaIdentityWithoutTheKeyRefusesCdcWithTheFix)
     ASSERT_TRUE(rec.refused.count(core::Strategy::Cdc));
     EXPECT_NE(rec.refused.at(core::Strategy::Cdc).find("leaves out primary-key column id"), std::string::npos)
         << rec.refused.at(core::Strategy::Cdc);
-    EXPECT_FALSE(core::recommendStrategy(*find(tables, "public", "by_key"), cdcReady).refused.count(core::Strategy::Cdc));
+    EXPECT_FALSE(
+        core::recommendStrategy(*find(tables, "public", "by_key"), cdcReady).refused.count(core::Strategy::Cdc));
     const auto *included = find(tables, "public", "included");
     ASSERT_TRUE(included);
     EXPECT_EQ(included->primaryKey, std::vector<std::string>{"id"});
@@ -259,8 +262,10 @@ TEST(TableDiscovery, readsMysqlTablesFromInformationSchemaAndRecommends)
     const std::string password = "pw-" + uniqueName("s");
     {
         core::MysqlConnection admin(myDsn(""));
-        admin.exec("CREATE USER " + core::mysqlLiteral(user) + "@'127.0.0.1' IDENTIFIED BY " + core::mysqlLiteral(password));
-        admin.exec("GRANT SELECT ON " + core::mysqlIdent(db.name()) + ".* TO " + core::mysqlLiteral(user) + "@'127.0.0.1'");
+        admin.exec("CREATE USER " + core::mysqlLiteral(user) + "@'127.0.0.1' IDENTIFIED BY " +
+                   core::mysqlLiteral(password));
+        admin.exec("GRANT SELECT ON " + core::mysqlIdent(db.name()) + ".* TO " + core::mysqlLiteral(user) +
+                   "@'127.0.0.1'");
     }
     const auto &s = servers();
     const auto limited = core::probeMysql(

@@ -46,7 +46,10 @@ std::string tlsPgDsn(const std::string &host, const std::string &extra, const st
            " user=driftless dbname=" + db + (extra.empty() ? "" : " " + extra);
 }
 
-std::string rootCert(const std::string &file) { return "sslrootcert=" + file; }
+std::string rootCert(const std::string &file)
+{
+    return "sslrootcert=" + file;
+}
 
 /// The connection error for `dsn`; fails the test when it connects.
 core::ConnectionError refusal(const std::string &dsn)
@@ -60,7 +63,10 @@ core::ConnectionError refusal(const std::string &dsn)
     return core::ConnectionError(core::ErrorKind::Permanent, "");
 }
 
-bool has(const std::string &text, const std::string &needle) { return text.find(needle) != std::string::npos; }
+bool has(const std::string &text, const std::string &needle)
+{
+    return text.find(needle) != std::string::npos;
+}
 
 /// No PGSSLMODE of the machine running the tests may decide these cases.
 struct NoSslEnv : ::testing::Test {
@@ -207,14 +213,20 @@ TEST_F(Tls, doctorWarnsAboutRequireAndDisableWithTheDsnToUse)
     const std::string state = dir.file("workspace.db");
     writeFile(dir.file("ws.yaml"),
               "endpoints:\n"
-              "  app: { kind: postgres, dsn: \"" + tlsPgDsn(t.certName, "sslmode=require", db) + "\" }\n"
-              "  dw: { kind: postgres, dsn: \"" + tlsPgDsn(t.certName, "sslmode=disable", db) + "\" }\n"
-              "  good: { kind: postgres, dsn: \"" + tlsPgDsn(t.certName, rootCert(t.ca), db) + "\" }\n"
-              "pipelines:\n"
-              "  - name: weak\n    source: app\n    target: dw\n    target_schema: copy\n    tables:\n"
-              "      - { table: public.t, strategy: full_refresh }\n"
-              "  - name: strong\n    source: good\n    target: dw\n    target_schema: copy2\n    tables:\n"
-              "      - { table: public.t, strategy: full_refresh }\n");
+              "  app: { kind: postgres, dsn: \"" +
+                  tlsPgDsn(t.certName, "sslmode=require", db) +
+                  "\" }\n"
+                  "  dw: { kind: postgres, dsn: \"" +
+                  tlsPgDsn(t.certName, "sslmode=disable", db) +
+                  "\" }\n"
+                  "  good: { kind: postgres, dsn: \"" +
+                  tlsPgDsn(t.certName, rootCert(t.ca), db) +
+                  "\" }\n"
+                  "pipelines:\n"
+                  "  - name: weak\n    source: app\n    target: dw\n    target_schema: copy\n    tables:\n"
+                  "      - { table: public.t, strategy: full_refresh }\n"
+                  "  - name: strong\n    source: good\n    target: dw\n    target_schema: copy2\n    tables:\n"
+                  "      - { table: public.t, strategy: full_refresh }\n");
     auto applied = runCli({"--state", state, "apply", dir.file("ws.yaml")});
     ASSERT_EQ(applied.exitCode, 0) << applied.err;
     EXPECT_TRUE(has(applied.err, "warning: weak: endpoint app: connections to endpoint app are encrypted, but the "
@@ -228,10 +240,8 @@ TEST_F(Tls, doctorWarnsAboutRequireAndDisableWithTheDsnToUse)
         << r.out;
     EXPECT_TRUE(has(r.out, "change endpoint app's dsn to: " + tlsPgDsn(t.certName, "sslmode=verify-full", db)))
         << r.out;
-    EXPECT_TRUE(has(r.out, "warn   weak: endpoint dw: connections to endpoint dw are not encrypted (disable"))
-        << r.out;
-    EXPECT_TRUE(has(r.out, "change endpoint dw's dsn to: " + tlsPgDsn(t.certName, "sslmode=verify-full", db)))
-        << r.out;
+    EXPECT_TRUE(has(r.out, "warn   weak: endpoint dw: connections to endpoint dw are not encrypted (disable")) << r.out;
+    EXPECT_TRUE(has(r.out, "change endpoint dw's dsn to: " + tlsPgDsn(t.certName, "sslmode=verify-full", db))) << r.out;
     EXPECT_TRUE(has(r.out, "ok     strong: endpoint good: TLS: TLSv1.")) << r.out;
     EXPECT_TRUE(has(r.out, "certificate and host name verified (verify-full)")) << r.out;
     EXPECT_FALSE(has(r.out, "endpoint good: connections")) << r.out;
@@ -254,15 +264,19 @@ TEST_F(Tls, syncStatusSaysPerEndpointWhetherItIsEncryptedAndVerified)
     TempDir dir;
     const std::string state = dir.file("workspace.db");
     const auto &s = servers();
-    writeFile(dir.file("ws.yaml"),
-              "endpoints:\n"
-              "  app: { kind: postgres, dsn: \"" + tlsPgDsn(t.certName, rootCert(t.ca), db) + "\" }\n"
-              "  dw: { kind: postgres, dsn: \"host=127.0.0.1 port=" + std::to_string(s.pgPort) + " user=" + s.pgUser +
-                  " dbname=" + dst.name() + "\" }\n"
-              "  lite: { kind: sqlite, path: \"" + dir.file("unused.db") + "\" }\n"
-              "pipelines:\n"
-              "  - name: tls_status\n    source: app\n    target: dw\n    tables:\n"
-              "      - { table: public.t, strategy: full_refresh, every: 1h }\n");
+    writeFile(dir.file("ws.yaml"), "endpoints:\n"
+                                   "  app: { kind: postgres, dsn: \"" +
+                                       tlsPgDsn(t.certName, rootCert(t.ca), db) +
+                                       "\" }\n"
+                                       "  dw: { kind: postgres, dsn: \"host=127.0.0.1 port=" +
+                                       std::to_string(s.pgPort) + " user=" + s.pgUser + " dbname=" + dst.name() +
+                                       "\" }\n"
+                                       "  lite: { kind: sqlite, path: \"" +
+                                       dir.file("unused.db") +
+                                       "\" }\n"
+                                       "pipelines:\n"
+                                       "  - name: tls_status\n    source: app\n    target: dw\n    tables:\n"
+                                       "      - { table: public.t, strategy: full_refresh, every: 1h }\n");
     auto applied = runCli({"--state", state, "apply", dir.file("ws.yaml")});
     ASSERT_EQ(applied.exitCode, 0) << applied.err;
 
@@ -383,8 +397,9 @@ TEST_F(Tls, mariadbUnknownCaAndWrongHostNameFailWithTheirOwnMessageAndFix)
 
     const auto unknown = refused(user + "127.0.0.1:" + port + "/?ssl-mode=verify_identity&ssl-ca=" + t.otherCa);
     EXPECT_EQ(unknown.code(), "2026");
-    EXPECT_TRUE(has(unknown.what(), "not signed by a CA this machine trusts: " + t.otherCa + " (ssl-ca) does not "
-                                    "hold its CA"))
+    EXPECT_TRUE(has(unknown.what(), "not signed by a CA this machine trusts: " + t.otherCa +
+                                        " (ssl-ca) does not "
+                                        "hold its CA"))
         << unknown.what();
     EXPECT_TRUE(has(unknown.hint(), "set ssl-ca=FILE in the dsn to the CA certificate")) << unknown.hint();
     EXPECT_FALSE(has(unknown.what(), "does not name")) << unknown.what();
@@ -409,8 +424,8 @@ TEST_F(Tls, mariadbUnknownCaAndWrongHostNameFailWithTheirOwnMessageAndFix)
     EXPECT_TRUE(has(missing.hint(), "check the path in ssl-ca")) << missing.hint();
 
     // Test Connection shows the same words.
-    auto probed = core::probeMysql("mysql://" + t.myUser + "@127.1:" + port + "/?ssl-mode=verify_identity&ssl-ca=" + t.ca,
-                                   t.myPassword);
+    auto probed = core::probeMysql(
+        "mysql://" + t.myUser + "@127.1:" + port + "/?ssl-mode=verify_identity&ssl-ca=" + t.ca, t.myPassword);
     EXPECT_FALSE(probed.connected);
     EXPECT_TRUE(has(probed.error, "does not name \"127.1\"")) << probed.error;
     EXPECT_TRUE(has(probed.hint, "subjectAltName")) << probed.hint;

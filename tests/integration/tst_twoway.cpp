@@ -167,8 +167,7 @@ TEST_F(PgTwoWay, writersOnBothSidesConvergeWithoutLoops)
     onA.join();
     onB.join();
 
-    ASSERT_TRUE(waitFor([&] { return hash(a) == hash(b); }, 180))
-        << "A " << hash(a) << " B " << hash(b);
+    ASSERT_TRUE(waitFor([&] { return hash(a) == hash(b); }, 180)) << "A " << hash(a) << " B " << hash(b);
     EXPECT_EQ(a.scalar("SELECT count(*) FROM items WHERE id >= 5000"), "150");
     EXPECT_EQ(b.scalar("SELECT count(*) FROM items WHERE id BETWEEN 1000 AND 4999"), "150");
     ASSERT_TRUE(positionsPassNow(90));
@@ -233,8 +232,8 @@ TEST_F(PgTwoWay, aKilledEngineRestartsAndConvergesWithoutApplyingAChangeTwice)
     TempDir dir;
     const std::string state = dir.file("workspace.db");
     writeFile(dir.file("ws.yaml"), "endpoints:\n  a: { kind: postgres, dsn: \"" + a.dsn() +
-                                       "\" }\n  b: { kind: postgres, dsn: \"" + b.dsn() + "\" }\npipelines:\n  - name: " +
-                                       pipeline +
+                                       "\" }\n  b: { kind: postgres, dsn: \"" + b.dsn() +
+                                       "\" }\npipelines:\n  - name: " + pipeline +
                                        "\n    source: a\n    target: b\n    direction: both\n    tables:\n"
                                        "      - { table: public.items, strategy: cdc }\n");
     auto applied = runCli({"--state", state, "apply", dir.file("ws.yaml")});

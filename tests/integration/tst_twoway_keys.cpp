@@ -19,12 +19,11 @@
 
 using namespace driftless::test;
 
-namespace
-{
+namespace {
 
 struct KeyCase {
     const char *name;
-    const char *create; ///< the table `people` with key `k`
+    const char *create;  ///< the table `people` with key `k`
     const char *seedKey; ///< SQL for row i's key, `%d` standing for i
 };
 
@@ -107,8 +106,9 @@ struct TwoWayKeys : ::testing::TestWithParam<KeyCase> {
     {
         auto c = db.connect();
         c.exec("SET SESSION group_concat_max_len = 1073741824");
-        return c.scalar("SELECT MD5(GROUP_CONCAT(CONCAT_WS('|', HEX(k), name, COALESCE(email, '<null>'), "
-                        "COALESCE(phone, '<null>'), COALESCE(HEX(tag), '<null>')) ORDER BY k SEPARATOR ',')) FROM people")
+        return c
+            .scalar("SELECT MD5(GROUP_CONCAT(CONCAT_WS('|', HEX(k), name, COALESCE(email, '<null>'), "
+                    "COALESCE(phone, '<null>'), COALESCE(HEX(tag), '<null>')) ORDER BY k SEPARATOR ',')) FROM people")
             .value_or("no rows");
     }
     std::string row(MyTestDb &db, int i)
@@ -146,7 +146,8 @@ TEST_P(TwoWayKeys, disjointEditsMergeAndAnOverlapIsQueuedOnceAndResolves)
             return row(a, 7) == row(b, 7) && list["conflicts"].size() >= 1;
         },
         60))
-        << row(a, 7) << " / " << row(b, 7) << "\n" << list.dump(2) << readFile(runLog);
+        << row(a, 7) << " / " << row(b, 7) << "\n"
+        << list.dump(2) << readFile(runLog);
     EXPECT_EQ(row(a, 7), "name 7|seven@a|555-0007-b|0102");
     EXPECT_EQ(row(b, 3), "only a|p3@old|555-3|0102");
     EXPECT_EQ(row(a, 4), "only b|p4@old|555-4|0102");

@@ -5,10 +5,10 @@
 // back, and what `resolve` writes is not read back either.
 
 #include "core/db/pgconnection.h"
-#include "core/engine/twoway/conflicts.h"
 #include "core/engine/commands/doctor.h"
 #include "core/engine/run/scheduler.h"
 #include "core/engine/sync/tablesync.h"
+#include "core/engine/twoway/conflicts.h"
 #include "core/engine/twoway/twoway.h"
 #include "core/model/error.h"
 #include "tests/support/recordingobserver.h"
@@ -192,8 +192,9 @@ TEST_F(PgTwoWayMarker, anUpdateOnAIsAppliedOnceOnBAndNeverComesBack)
     EXPECT_EQ(a.scalar("SELECT v FROM items WHERE id = 11"), "v11");
 
     PgConnection admin(pgDsn("postgres"));
-    EXPECT_EQ(admin.execParams("SELECT count(*) FROM pg_replication_origin WHERE roname LIKE $1",
-                               {"driftless_" + pipeline + "%"})
+    EXPECT_EQ(admin
+                  .execParams("SELECT count(*) FROM pg_replication_origin WHERE roname LIKE $1",
+                              {"driftless_" + pipeline + "%"})
                   .toInt(0, 0),
               0)
         << "the role cannot create origins: the marker must have been used";

@@ -85,10 +85,10 @@ struct MixedSides {
     {
         const std::string pgEp = "  pg: { kind: postgres, dsn: \"" + pg.dsn() + "\" }\n";
         const std::string myEp = "  my: { kind: mysql, dsn: \"" + my.dsn() + "\" }\n";
-        return "endpoints:\n" + pgEp + myEp + "pipelines:\n  - name: " + pipeline + "\n    source: " +
-               (pgIsSource ? "pg" : "my") + "\n    target: " + (pgIsSource ? "my" : "pg") + "\n" +
-               (pgIsSource ? "" : "    target_schema: public\n") + "    direction: both\n    tables:\n      - table: " +
-               sourceTable() + "\n        strategy: cdc\n" +
+        return "endpoints:\n" + pgEp + myEp + "pipelines:\n  - name: " + pipeline +
+               "\n    source: " + (pgIsSource ? "pg" : "my") + "\n    target: " + (pgIsSource ? "my" : "pg") + "\n" +
+               (pgIsSource ? "" : "    target_schema: public\n") +
+               "    direction: both\n    tables:\n      - table: " + sourceTable() + "\n        strategy: cdc\n" +
                (conflicts.empty() ? "" : "        conflicts: " + conflicts + "\n");
     }
     Workspace workspace() const
@@ -149,16 +149,24 @@ struct MixedSides {
             const std::string q = mysqlIdent(cols[i].name);
             std::string v;
             switch (cols[i].kind) {
-            case Kind::Int: v = "CAST(" + q + " AS CHAR)"; break;
+            case Kind::Int:
+                v = "CAST(" + q + " AS CHAR)";
+                break;
             case Kind::Numeric: {
                 const std::string s = "CAST(" + q + " AS CHAR)";
                 v = "IF(" + s + " LIKE '%.%', TRIM(TRAILING '.' FROM TRIM(TRAILING '0' FROM " + s + ")), " + s + ")";
                 break;
             }
-            case Kind::Bool: v = "CASE " + q + " WHEN 1 THEN 't' WHEN 0 THEN 'f' ELSE CONCAT('not-bool:', " + q + ") END"; break;
+            case Kind::Bool:
+                v = "CASE " + q + " WHEN 1 THEN 't' WHEN 0 THEN 'f' ELSE CONCAT('not-bool:', " + q + ") END";
+                break;
             case Kind::Ts:
-            case Kind::Tstz: v = "DATE_FORMAT(" + q + ", '%Y-%m-%dT%H:%i:%s.%f')"; break;
-            default: v = q; break;
+            case Kind::Tstz:
+                v = "DATE_FORMAT(" + q + ", '%Y-%m-%dT%H:%i:%s.%f')";
+                break;
+            default:
+                v = q;
+                break;
             }
             v = "CONVERT(" + v + " USING utf8mb4) COLLATE utf8mb4_bin";
             row += (i ? ", '|', " : "") + std::string("COALESCE(CONCAT(CHAR_LENGTH(") + v + "), ':', " + v + "), 'N')";
@@ -166,7 +174,8 @@ struct MixedSides {
         auto c = my.connect();
         c.exec("SET SESSION group_concat_max_len = 1073741824");
         auto r = c.query("SELECT COUNT(*), COALESCE(LOWER(MD5(GROUP_CONCAT(r ORDER BY r SEPARATOR '\\n'))), '') FROM "
-                         "(SELECT CAST(" + row + ") AS BINARY) AS r FROM items) s");
+                         "(SELECT CAST(" +
+                         row + ") AS BINARY) AS r FROM items) s");
         return {std::stoll(r.text(0, 0)), r.text(0, 1)};
     }
     bool sameDigests() const { return pgDigest() == myDigest(); }
@@ -341,8 +350,8 @@ TEST_P(MixedTwoWay, writersOnBothSidesConvergeWithoutLoops)
                      ", " + (toggle.find("1 - ") != std::string::npos ? "1" : "true") +
                      ", '2024-07-01 12:00:00.125', 0.10)");
             else if (i < 180)
-                exec("UPDATE items SET n = n + 1, v = 'upd " + std::to_string(i) +
-                     "', " + toggle + ", at = '2024-07-02 13:14:15', amount = amount + 1.05 WHERE id = " + key);
+                exec("UPDATE items SET n = n + 1, v = 'upd " + std::to_string(i) + "', " + toggle +
+                     ", at = '2024-07-02 13:14:15', amount = amount + 1.05 WHERE id = " + key);
             else
                 exec("DELETE FROM items WHERE id = " + key);
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -356,7 +365,8 @@ TEST_P(MixedTwoWay, writersOnBothSidesConvergeWithoutLoops)
     onMy.join();
 
     ASSERT_TRUE(waitFor([&] { return s.sameDigests(); }, 180))
-        << s.digests() << "; MariaDB ids: " << s.my.scalar("SELECT GROUP_CONCAT(id ORDER BY id) FROM items WHERE id >= 1000")
+        << s.digests()
+        << "; MariaDB ids: " << s.my.scalar("SELECT GROUP_CONCAT(id ORDER BY id) FROM items WHERE id >= 1000")
         << "; events: " << [&] {
                std::string out;
                for (const auto &e : obs.events)
@@ -396,7 +406,8 @@ TEST_P(MixedTwoWay, doctorChecksEachSideWithItsOwnChecks)
         }
         // (A Postgres table is flagged until the first run sets it to REPLICA IDENTITY FULL.)
         if (f.subject == "endpoint pg")
-            postgresSide = postgresSide || (f.level == "ok" && f.message.find("replication origin") != std::string::npos);
+            postgresSide =
+                postgresSide || (f.level == "ok" && f.message.find("replication origin") != std::string::npos);
     }
     EXPECT_TRUE(mariadbSide);
     EXPECT_TRUE(postgresSide);
@@ -476,12 +487,14 @@ struct MixedConflicts : ::testing::TestWithParam<bool> {
             else if (cols[i].kind == Kind::Ts || cols[i].kind == Kind::Tstz)
                 v = "DATE_FORMAT(" + q + ", '%Y-%m-%dT%H:%i:%s.%f')";
             v = "CONVERT(" + v + " USING utf8mb4) COLLATE utf8mb4_bin";
-            rowExpr += (i ? ", '|', " : "") + std::string("COALESCE(CONCAT(CHAR_LENGTH(") + v + "), ':', " + v + "), 'N')";
+            rowExpr +=
+                (i ? ", '|', " : "") + std::string("COALESCE(CONCAT(CHAR_LENGTH(") + v + "), ':', " + v + "), 'N')";
         }
         auto m = s.my.connect();
         m.exec("SET SESSION group_concat_max_len = 1073741824");
         auto r = m.query("SELECT COUNT(*), COALESCE(LOWER(MD5(GROUP_CONCAT(r ORDER BY r SEPARATOR '\\n'))), '') FROM "
-                         "(SELECT CAST(" + rowExpr + ") AS BINARY) AS r FROM people) s");
+                         "(SELECT CAST(" +
+                         rowExpr + ") AS BINARY) AS r FROM people) s");
         const driftless::zoo::Digest b{std::stoll(r.text(0, 0)), r.text(0, 1)};
         if (!(a == b))
             std::printf("digests: postgres %lld:%s, mariadb %lld:%s\n", a.rows, a.md5.c_str(), b.rows, b.md5.c_str());

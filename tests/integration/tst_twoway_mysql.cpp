@@ -38,9 +38,12 @@ const char *kItems = "CREATE TABLE items (id int PRIMARY KEY, v varchar(100) NOT
 void addWriteLog(MyTestDb &db)
 {
     db.exec("CREATE TABLE writes (id int NOT NULL, v varchar(100), op varchar(8) NOT NULL)");
-    db.exec("CREATE TRIGGER log_ins AFTER INSERT ON items FOR EACH ROW INSERT INTO writes VALUES (NEW.id, NEW.v, 'ins')");
-    db.exec("CREATE TRIGGER log_upd AFTER UPDATE ON items FOR EACH ROW INSERT INTO writes VALUES (NEW.id, NEW.v, 'upd')");
-    db.exec("CREATE TRIGGER log_del AFTER DELETE ON items FOR EACH ROW INSERT INTO writes VALUES (OLD.id, OLD.v, 'del')");
+    db.exec(
+        "CREATE TRIGGER log_ins AFTER INSERT ON items FOR EACH ROW INSERT INTO writes VALUES (NEW.id, NEW.v, 'ins')");
+    db.exec(
+        "CREATE TRIGGER log_upd AFTER UPDATE ON items FOR EACH ROW INSERT INTO writes VALUES (NEW.id, NEW.v, 'upd')");
+    db.exec(
+        "CREATE TRIGGER log_del AFTER DELETE ON items FOR EACH ROW INSERT INTO writes VALUES (OLD.id, OLD.v, 'del')");
 }
 
 struct MyTwoWay : ::testing::Test {
@@ -90,8 +93,9 @@ struct MyTwoWay : ::testing::Test {
     {
         auto c = db.connect();
         c.exec("SET SESSION group_concat_max_len = 1073741824");
-        return c.scalar("SELECT CONCAT(COUNT(*), ':', COALESCE(MD5(GROUP_CONCAT(CONCAT_WS('|', id, v, n) ORDER BY id "
-                        "SEPARATOR '\\n')), '-')) FROM items")
+        return c
+            .scalar("SELECT CONCAT(COUNT(*), ':', COALESCE(MD5(GROUP_CONCAT(CONCAT_WS('|', id, v, n) ORDER BY id "
+                    "SEPARATOR '\\n')), '-')) FROM items")
             .value_or("no result");
     }
     /// Both directions have read the server's binlog up to its end now (each reads it all: the
@@ -232,7 +236,7 @@ TEST_F(MyTwoWay, doctorChecksEachSideAndExplainsSkipReplication)
             continue;
         EXPECT_NE(f.level, "error") << f.subject << ": " << f.message; // the fixture's server is set up for CDC
         told = told || (f.level == "ok" && f.message.find("skip_replication") != std::string::npos &&
-                         f.message.find("replicate_events_marked_for_skip = REPLICATE") != std::string::npos);
+                        f.message.find("replicate_events_marked_for_skip = REPLICATE") != std::string::npos);
     }
     EXPECT_TRUE(told);
 }
@@ -307,8 +311,9 @@ struct MyConflicts : ::testing::Test {
     {
         auto c = db.connect();
         c.exec("SET SESSION group_concat_max_len = 1073741824");
-        return c.scalar("SELECT MD5(GROUP_CONCAT(CONCAT_WS('|', id, name, COALESCE(email, '<null>'), "
-                        "COALESCE(phone, '<null>')) ORDER BY id SEPARATOR ',')) FROM people")
+        return c
+            .scalar("SELECT MD5(GROUP_CONCAT(CONCAT_WS('|', id, name, COALESCE(email, '<null>'), "
+                    "COALESCE(phone, '<null>')) ORDER BY id SEPARATOR ',')) FROM people")
             .value_or("no rows");
     }
     static std::string row(MyTestDb &db, int id)

@@ -92,8 +92,8 @@ struct Side {
         std::string cols = idText();
         for (const auto &c : kColumns) {
             if (c == "active")
-                cols += std::string(", CASE WHEN active IS NULL THEN '<null>' WHEN ") + (pg ? "active" : "active <> 0") +
-                        " THEN 't' ELSE 'f' END";
+                cols += std::string(", CASE WHEN active IS NULL THEN '<null>' WHEN ") +
+                        (pg ? "active" : "active <> 0") + " THEN 't' ELSE 'f' END";
             else
                 cols += pg ? ", coalesce(" + c + "::text, '<null>')" : ", COALESCE(CAST(" + c + " AS CHAR), '<null>')";
         }
@@ -120,10 +120,13 @@ struct Side {
     std::string hash() const
     {
         if (pg)
-            return pg->scalar("SELECT coalesce(md5(string_agg(" + rowText() + ", ',' ORDER BY id)), 'empty') FROM soak");
+            return pg->scalar("SELECT coalesce(md5(string_agg(" + rowText() +
+                              ", ',' ORDER BY id)), 'empty') FROM soak");
         auto c = my->connect();
         c.exec("SET SESSION group_concat_max_len = 1073741824");
-        return c.scalar("SELECT COALESCE(MD5(GROUP_CONCAT(" + rowText() + " ORDER BY id SEPARATOR ',')), 'empty') FROM soak")
+        return c
+            .scalar("SELECT COALESCE(MD5(GROUP_CONCAT(" + rowText() +
+                    " ORDER BY id SEPARATOR ',')), 'empty') FROM soak")
             .value_or("no result");
     }
 };
@@ -229,9 +232,9 @@ struct Metrics {
     }
     long long conflicts(const std::string &pipeline, const std::string &table, const std::string &outcome) const
     {
-        return static_cast<long long>(get("driftless_twoway_conflicts_total", "pipeline=\"" + pipeline + "\",table=\"" +
-                                                                                  table + "\",outcome=\"" + outcome +
-                                                                                  "\""));
+        return static_cast<long long>(
+            get("driftless_twoway_conflicts_total",
+                "pipeline=\"" + pipeline + "\",table=\"" + table + "\",outcome=\"" + outcome + "\""));
     }
 };
 
@@ -468,8 +471,7 @@ TEST_P(TwoWaySoak, writersOnBothSidesWithAKilledEngineConvergeOnceTheQueueIsReso
     EXPECT_EQ(killed, -SIGKILL);
     ASSERT_EQ(onA.error, "");
     ASSERT_EQ(onB.error, "");
-    std::printf("writers done: a %lld row changes, b %lld row changes\n", onA.rowChanges.load(),
-                onB.rowChanges.load());
+    std::printf("writers done: a %lld row changes, b %lld row changes\n", onA.rowChanges.load(), onB.rowChanges.load());
 
     // Quiesce: both slots pass everything the writers wrote, then everything the engine wrote
     // while catching up (its own applies, read back and dropped by the other direction).

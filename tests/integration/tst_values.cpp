@@ -85,8 +85,9 @@ INSERT INTO edge (id, rng, tsv, pt, dom) VALUES (24, '[1,10)', 'a fat cat:2', '(
 INSERT INTO edge (id, c, vc) VALUES (25, 'ab', 'trailing   ');
 )sql";
 
-const char *kCols = "id, n, f8, f4, i2, i8, t, c, vc, b, tz, ts, d, tm, tmtz, iv, j, jb, arr, tarr, u, e, earr, bo, ip, "
-                    "cid, mac, bits, rng, tsv, pt, dom";
+const char *kCols =
+    "id, n, f8, f4, i2, i8, t, c, vc, b, tz, ts, d, tm, tmtz, iv, j, jb, arr, tarr, u, e, earr, bo, ip, "
+    "cid, mac, bits, rng, tsv, pt, dom";
 
 TableSpec spec(Strategy s, const std::string &table, const std::string &cursor = "updated_at")
 {
@@ -108,9 +109,9 @@ TEST_P(Values, everyEdgeValueRoundTripsPgToPgByteForByte)
     src.exec(kEdgeTable);
     src.exec(kEdgeRows);
     RecordingObserver obs;
-    TableSync sync(makeJob("p", spec(GetParam(), "public.edge"), pgEndpoint("s", src.name()),
-                           pgEndpoint("d", dst.name()), "copy"),
-                   obs);
+    TableSync sync(
+        makeJob("p", spec(GetParam(), "public.edge"), pgEndpoint("s", src.name()), pgEndpoint("d", dst.name()), "copy"),
+        obs);
     sync.runOnce({});
     auto s = src.connect();
     auto d = dst.connect();
@@ -124,16 +125,19 @@ TEST_P(Values, everyEdgeValueRoundTripsPgToPgByteForByte)
             EXPECT_EQ(dr.text(r, c), sr.text(r, c)) << "row " << sr.text(r, 0) << " column " << sr.columnName(c);
         }
     // And the types themselves came over (enum with its labels, domain as its base type).
-    EXPECT_EQ(dst.scalar("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'copy.edge'::regclass "
-                         "AND attname = 'e'"),
-              "copy.mood");
+    EXPECT_EQ(
+        dst.scalar("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'copy.edge'::regclass "
+                   "AND attname = 'e'"),
+        "copy.mood");
     EXPECT_EQ(dst.scalar("SELECT array_to_string(enum_range(NULL::copy.mood), '|')"), "sad|ok|happy 'quoted'");
-    EXPECT_EQ(dst.scalar("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'copy.edge'::regclass "
-                         "AND attname = 'n'"),
-              "numeric");
-    EXPECT_EQ(dst.scalar("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'copy.edge'::regclass "
-                         "AND attname = 'dom'"),
-              "integer");
+    EXPECT_EQ(
+        dst.scalar("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'copy.edge'::regclass "
+                   "AND attname = 'n'"),
+        "numeric");
+    EXPECT_EQ(
+        dst.scalar("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'copy.edge'::regclass "
+                   "AND attname = 'dom'"),
+        "integer");
     EXPECT_EQ(dst.scalar("SELECT octet_length(b) FROM copy.edge WHERE id = 11"), "3");
     EXPECT_EQ(dst.scalar("SELECT j::text FROM copy.edge WHERE id = 2"), "null") << "JSON null is not SQL NULL";
     EXPECT_EQ(dst.scalar("SELECT t IS NULL FROM copy.edge WHERE id = 1"), "t");
@@ -184,9 +188,10 @@ TEST_P(Values, everyEdgeValueFollowsTheSqliteMapping)
     EXPECT_EQ(blob.text(1), "blob");
     EXPECT_EQ(one("SELECT length(b) FROM edge WHERE id = 12").int64(0), 0);
     // Text: 4-byte UTF-8 and control characters intact.
-    EXPECT_EQ(one("SELECT t FROM edge WHERE id = 13").text(0), "emoji \xF0\x9F\x98\x80 and \xC3\xA9 and CJK \xE4\xB8\xAD");
-    EXPECT_EQ(one("SELECT t FROM edge WHERE id = 14").text(0),
-              "tab\there\nnewline\\backslash\r\x01" "ctl \"quote\" 'apos'");
+    EXPECT_EQ(one("SELECT t FROM edge WHERE id = 13").text(0),
+              "emoji \xF0\x9F\x98\x80 and \xC3\xA9 and CJK \xE4\xB8\xAD");
+    EXPECT_EQ(one("SELECT t FROM edge WHERE id = 14").text(0), "tab\there\nnewline\\backslash\r\x01"
+                                                               "ctl \"quote\" 'apos'");
     // Time: timestamptz in UTC with an offset SQLite's date functions read; infinity kept.
     EXPECT_EQ(one("SELECT tz FROM edge WHERE id = 17").text(0), "2024-03-10 07:30:00+00:00");
     EXPECT_EQ(one("SELECT datetime(tz) FROM edge WHERE id = 17").text(0), "2024-03-10 07:30:00");
@@ -232,13 +237,17 @@ INSERT INTO "Sales Dept"."Order ""Lines"" - 2024" SELECT g, 'kw' || g, g, 's', '
                              sqliteEndpoint("l", dir.file("r.db"))),
                      obs);
     toLite.runOnce({});
-    src.exec(R"sql(UPDATE "Sales Dept"."Order ""Lines"" - 2024" SET "select" = 'changed', "Updated At" = now() WHERE "Line-ID" <= 5)sql");
+    src.exec(
+        R"sql(UPDATE "Sales Dept"."Order ""Lines"" - 2024" SET "select" = 'changed', "Updated At" = now() WHERE "Line-ID" <= 5)sql");
     toPg.runOnce({});
     toLite.runOnce({});
-    EXPECT_EQ(dst.scalar(R"(SELECT count(*) FROM "Target Schema"."Order ""Lines"" - 2024" WHERE "select" = 'changed')"), "5");
+    EXPECT_EQ(dst.scalar(R"(SELECT count(*) FROM "Target Schema"."Order ""Lines"" - 2024" WHERE "select" = 'changed')"),
+              "5");
     EXPECT_EQ(dst.scalar(R"(SELECT sum("Mixed Case") FROM "Target Schema"."Order ""Lines"" - 2024")"), "1275");
     SqliteDb db(dir.file("r.db"));
-    EXPECT_EQ(db.scalarInt(R"(SELECT count(*) FROM "Order ""Lines"" - 2024" WHERE "select" = 'changed' AND "quote""col" = 'q')"), 5);
+    EXPECT_EQ(db.scalarInt(
+                  R"(SELECT count(*) FROM "Order ""Lines"" - 2024" WHERE "select" = 'changed' AND "quote""col" = 'q')"),
+              5);
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, Values, ::testing::Values(Strategy::FullRefresh, Strategy::Cursor),

@@ -2,17 +2,17 @@
 
 // Helpers shared by the Qt Test GUI tests.
 
+#include "tests/support/testsupport.h"
 #include "ui/dialogs/endpointdialog.h"
 #include "ui/models/eventsmodel.h"
-#include "tests/support/testsupport.h"
 
 #include <QCheckBox>
 #include <QComboBox>
 #include <QCoreApplication>
+#include <QDir>
 #include <QLineEdit>
 #include <QRadioButton>
 #include <QSpinBox>
-#include <QDir>
 #include <QStandardPaths>
 #include <QString>
 #include <QTest>

@@ -28,7 +28,10 @@ MyTestDb::~MyTestDb()
     }
 }
 
-core::MysqlConnection MyTestDb::connect() const { return core::MysqlConnection(dsn()); }
+core::MysqlConnection MyTestDb::connect() const
+{
+    return core::MysqlConnection(dsn());
+}
 
 void MyTestDb::exec(const std::string &sql) const
 {

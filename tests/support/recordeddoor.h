@@ -4,8 +4,8 @@
 
 #include "ui/enginedoor.h"
 
-#include "core/base/isotime.h"
 #include "core/base/clock.h"
+#include "core/base/isotime.h"
 #include "core/engine/status/statusreport.h"
 
 #include <nlohmann/json.hpp>

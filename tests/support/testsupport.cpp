@@ -130,7 +130,10 @@ PgTestDb::~PgTestDb()
     }
 }
 
-core::PgConnection PgTestDb::connect() const { return core::PgConnection(dsn()); }
+core::PgConnection PgTestDb::connect() const
+{
+    return core::PgConnection(dsn());
+}
 
 void PgTestDb::exec(const std::string &sql) const
 {
@@ -166,7 +169,10 @@ std::string pgHash(core::PgConnection &conn, const std::string &select, const st
     return r.text(0, 0);
 }
 
-std::string cliPath() { return DRIFTLESS_CLI_PATH; }
+std::string cliPath()
+{
+    return DRIFTLESS_CLI_PATH;
+}
 
 namespace {
 std::vector<std::string> buildEnv(const std::map<std::string, std::string> &extra)
@@ -190,8 +196,8 @@ std::vector<std::string> buildEnv(const std::map<std::string, std::string> &extr
     return out;
 }
 
-pid_t spawn(const std::vector<std::string> &args, const std::map<std::string, std::string> &env, int outFd,
-            int errFd, const std::string &program = cliPath())
+pid_t spawn(const std::vector<std::string> &args, const std::map<std::string, std::string> &env, int outFd, int errFd,
+            const std::string &program = cliPath())
 {
     std::vector<std::string> argv{program};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -312,8 +318,7 @@ core::TableJob makeJob(const std::string &pipeline, const core::TableSpec &spec,
     p.source = source.name;
     p.target = target.name;
     p.targetSchema = std::move(targetSchema);
-    return {pipeline, spec, source, target, core::resolveTargetName(p, spec, target.kind), std::nullopt,
-            std::nullopt};
+    return {pipeline, spec, source, target, core::resolveTargetName(p, spec, target.kind), std::nullopt, std::nullopt};
 }
 
 } // namespace driftless::test

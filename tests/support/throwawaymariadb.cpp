@@ -36,9 +36,15 @@ int freePort()
     return ntohs(a.sin_port);
 }
 
-bool root() { return ::geteuid() == 0; }
+bool root()
+{
+    return ::geteuid() == 0;
+}
 
-std::string quoted(const std::string &s) { return "'" + s + "'"; }
+std::string quoted(const std::string &s)
+{
+    return "'" + s + "'";
+}
 
 } // namespace
 
@@ -56,9 +62,9 @@ ThrowawayMariadb::ThrowawayMariadb(unsigned serverId) : m_serverId(serverId)
         fs::permissions(m_dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                    fs::perms::others_read | fs::perms::others_exec);
     }
-    const std::string install = "mariadb-install-db " + std::string(root() ? "--user=mysql " : "") + "--datadir=" +
-                                m_dir + "/data --auth-root-authentication-method=normal --skip-test-db >" + m_dir +
-                                "/install.log 2>&1";
+    const std::string install =
+        "mariadb-install-db " + std::string(root() ? "--user=mysql " : "") + "--datadir=" + m_dir +
+        "/data --auth-root-authentication-method=normal --skip-test-db >" + m_dir + "/install.log 2>&1";
     if (std::system(install.c_str()) != 0)
         throw std::runtime_error("mariadb-install-db failed: " + readFile(m_dir + "/install.log"));
     m_port = freePort();
@@ -70,8 +76,8 @@ ThrowawayMariadb::ThrowawayMariadb(unsigned serverId) : m_serverId(serverId)
     for (const char *host : {"127.0.0.1", "localhost"})
         sql += "CREATE USER 'driftless'@'" + std::string(host) + "' IDENTIFIED BY " + quoted(pw) +
                "; GRANT ALL PRIVILEGES ON *.* TO 'driftless'@'" + host + "' WITH GRANT OPTION;";
-    const std::string cmd = "env -u MYSQL_PWD mariadb --no-defaults -uroot --socket=" + m_dir + "/mysqld.sock -e \"" + sql + "\" >>" +
-                            m_dir + "/install.log 2>&1";
+    const std::string cmd = "env -u MYSQL_PWD mariadb --no-defaults -uroot --socket=" + m_dir + "/mysqld.sock -e \"" +
+                            sql + "\" >>" + m_dir + "/install.log 2>&1";
     if (std::system(cmd.c_str()) != 0)
         throw std::runtime_error("cannot create the test user: " + readFile(m_dir + "/install.log"));
 }
@@ -131,7 +137,10 @@ std::string ThrowawayMariadb::dsnAt(int port, const std::string &db)
     return "mysql://driftless@127.0.0.1:" + std::to_string(port) + "/" + db;
 }
 
-core::MysqlConnection ThrowawayMariadb::connect(const std::string &db) const { return core::MysqlConnection(dsn(db)); }
+core::MysqlConnection ThrowawayMariadb::connect(const std::string &db) const
+{
+    return core::MysqlConnection(dsn(db));
+}
 
 void ThrowawayMariadb::exec(const std::string &sql) const
 {

@@ -118,12 +118,15 @@ ThrowawayPostgres::ThrowawayPostgres(StandbyOf standby)
 void ThrowawayPostgres::pgctl(const std::string &args) const
 {
     const std::string log = m_dir + "/server.log";
-    if (std::system(asPg(pgBin() + "/pg_ctl -D " + m_dir + "/data " + args + " >>" + m_dir + "/pgctl.log 2>&1")
-                        .c_str()) != 0)
+    if (std::system(
+            asPg(pgBin() + "/pg_ctl -D " + m_dir + "/data " + args + " >>" + m_dir + "/pgctl.log 2>&1").c_str()) != 0)
         throw std::runtime_error("pg_ctl " + args + " failed: " + readAll(m_dir + "/pgctl.log") + readAll(log));
 }
 
-void ThrowawayPostgres::stop(bool crash) { pgctl(std::string("-m ") + (crash ? "immediate" : "fast") + " -w -t 60 stop"); }
+void ThrowawayPostgres::stop(bool crash)
+{
+    pgctl(std::string("-m ") + (crash ? "immediate" : "fast") + " -w -t 60 stop");
+}
 
 void ThrowawayPostgres::start()
 {
@@ -135,7 +138,10 @@ void ThrowawayPostgres::start()
     pgctl("-o '" + opts + "' -l " + m_dir + "/server.log -w -t 120 start");
 }
 
-void ThrowawayPostgres::promote() { pgctl("-w -t 120 promote"); }
+void ThrowawayPostgres::promote()
+{
+    pgctl("-w -t 120 promote");
+}
 
 void ThrowawayPostgres::catchUpWith(const ThrowawayPostgres &primary, int seconds) const
 {

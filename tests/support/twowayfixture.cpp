@@ -11,8 +11,7 @@
 
 #include <cstdio>
 
-namespace driftless::test
-{
+namespace driftless::test {
 
 void dropTwoWayOrigins(const std::string &pipeline)
 {

@@ -12,8 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace driftless::test
-{
+namespace driftless::test {
 
 // What the two-way tests (tests/integration/tst_twoway*.cpp, tst_conflicts, tst_newerwins) ask of
 // both sides of a `direction: both` pipeline. They check conditions; the tests decide what holds.

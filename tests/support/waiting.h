@@ -5,8 +5,7 @@
 #include <functional>
 #include <thread>
 
-namespace driftless::test
-{
+namespace driftless::test {
 
 /// The limit of a wait that names none: generous, for a loaded 2-core machine.
 inline constexpr std::chrono::seconds kWaitLimit{60};

@@ -52,8 +52,8 @@ TEST(Alerts, eachSlotConditionRaisesItsAlertWithWhatToDo)
 {
     auto ws = workspace(SlotGuard::Action::Fallback);
     SourceSlots ss{"app", "", "0/100", std::nullopt, {}};
-    ss.replicationSlots.push_back(slot("driftless_p1", "p1", 600));                 // past warn (500)
-    ss.replicationSlots.push_back(slot("other", "", 10, "lost"));                   // someone else's, lost
+    ss.replicationSlots.push_back(slot("driftless_p1", "p1", 600)); // past warn (500)
+    ss.replicationSlots.push_back(slot("other", "", 10, "lost"));   // someone else's, lost
     auto orphan = slot("driftless_gone", "", 50);
     orphan.orphaned = true;
     orphan.active = false;

@@ -137,12 +137,15 @@ Bytes tableMapBody(std::uint64_t id, const std::vector<Col> &cols, const std::st
         putLenenc(b, value.size());
         b += value;
     };
-    auto isNumeric = [](std::uint8_t t) { return t == 1 || t == 2 || t == 9 || t == 3 || t == 8 || t == 4 || t == 5 || t == 246; };
+    auto isNumeric = [](std::uint8_t t) {
+        return t == 1 || t == 2 || t == 9 || t == 3 || t == 8 || t == 4 || t == 5 || t == 246;
+    };
     auto isChar = [](const Col &c) {
         return (c.type == 254 && (static_cast<std::uint8_t>(c.meta[0]) | 0x30) == 254) || c.type == 15 || c.type == 252;
     };
     auto isEnumSet = [](const Col &c) {
-        return c.type == 254 && (static_cast<std::uint8_t>(c.meta[0]) == 247 || static_cast<std::uint8_t>(c.meta[0]) == 248);
+        return c.type == 254 &&
+               (static_cast<std::uint8_t>(c.meta[0]) == 247 || static_cast<std::uint8_t>(c.meta[0]) == 248);
     };
     Bytes sign;
     int k = 0;
@@ -268,7 +271,7 @@ Bytes time2(bool negative, unsigned h, unsigned m, unsigned s, std::uint32_t mic
     std::int64_t nr = (hms << 24) + micros;
     if (negative)
         nr = -nr;
-    const std::int64_t intPart = nr >> 24;       // arithmetic shift, as MySQL's macro
+    const std::int64_t intPart = nr >> 24;        // arithmetic shift, as MySQL's macro
     const std::int64_t fracPart = nr % (1 << 24); // C remainder: negative for negative nr
     Bytes b;
     if (fsp <= 4) {
@@ -283,18 +286,24 @@ Bytes time2(bool negative, unsigned h, unsigned m, unsigned s, std::uint32_t mic
     return b;
 }
 
-Bytes meta1(std::uint8_t v) { return Bytes(1, static_cast<char>(v)); }
-Bytes meta2(std::uint8_t a, std::uint8_t b) { return Bytes{static_cast<char>(a), static_cast<char>(b)}; }
-Bytes lenPrefixed(const Bytes &v) { return static_cast<char>(v.size()) + v; }
+Bytes meta1(std::uint8_t v)
+{
+    return Bytes(1, static_cast<char>(v));
+}
+Bytes meta2(std::uint8_t a, std::uint8_t b)
+{
+    return Bytes{static_cast<char>(a), static_cast<char>(b)};
+}
+Bytes lenPrefixed(const Bytes &v)
+{
+    return static_cast<char>(v.size()) + v;
+}
 
 /// A decoder that has seen the stream start, and decodes one table's single-row insert.
 struct Fixture {
     Stream s;
     Decoder d;
-    Fixture()
-    {
-        d.decode(s.formatDescription());
-    }
+    Fixture() { d.decode(s.formatDescription()); }
     Rows insert(const std::vector<Col> &cols, const std::vector<std::optional<Bytes>> &values)
     {
         d.decode(s.event(event::TableMap, tableMapBody(7, cols)));
@@ -334,8 +343,8 @@ TEST(BinlogDecoder, decimalHasExactlyScaleDigitsAndASignOnlyWhenNegative)
 TEST(BinlogDecoder, datetime2HasExactlyFspDigitsForEveryPrecision)
 {
     const std::uint32_t micros[7] = {0, 100000, 120000, 123000, 123400, 123450, 123456};
-    const char *expected[7] = {"2024-02-29 23:59:58", "2024-02-29 23:59:58.1", "2024-02-29 23:59:58.12",
-                               "2024-02-29 23:59:58.123", "2024-02-29 23:59:58.1234", "2024-02-29 23:59:58.12345",
+    const char *expected[7] = {"2024-02-29 23:59:58",       "2024-02-29 23:59:58.1",    "2024-02-29 23:59:58.12",
+                               "2024-02-29 23:59:58.123",   "2024-02-29 23:59:58.1234", "2024-02-29 23:59:58.12345",
                                "2024-02-29 23:59:58.123456"};
     for (int fsp = 0; fsp <= 6; ++fsp) {
         Fixture f;
@@ -355,8 +364,7 @@ TEST(BinlogDecoder, timestamp2IsUtcWithOffsetAndExactlyFspDigits)
     EXPECT_EQ(f.one({coltype::Timestamp2, meta1(0)}, Bytes("\x65\x93\x7d\x25", 4)), "2024-01-02 03:04:05+00");
     EXPECT_EQ(f.one({coltype::Timestamp2, meta1(3)}, Bytes("\x00\x00\x00\x01\x00\x0a", 6)),
               "1970-01-01 00:00:01.001+00");
-    EXPECT_EQ(f.one({coltype::Timestamp2, meta1(2)}, Bytes("\x7f\xff\xff\xff\x63", 5)),
-              "2038-01-19 03:14:07.99+00");
+    EXPECT_EQ(f.one({coltype::Timestamp2, meta1(2)}, Bytes("\x7f\xff\xff\xff\x63", 5)), "2038-01-19 03:14:07.99+00");
 }
 
 TEST(BinlogDecoder, time2CoversNegativeLargeAndEveryFsp)
@@ -543,8 +551,8 @@ TEST(BinlogDecoder, partialImagesMarkAbsentColumnsApartFromNull)
     f.d.decode(f.s.event(event::TableMap, tableMapBody(7, cols)));
     // UPDATE with MINIMAL images: before = key only; after = column b only (set to NULL).
     Bytes rows = image({Bytes("\x01\0\0\0", 4)}) + image({std::nullopt});
-    Event e = f.d.decode(f.s.event(event::UpdateRowsV1, rowsBody(7, 3, rows, false, 1, Bytes(1, '\x01'),
-                                                                 Bytes(1, '\x04'))));
+    Event e =
+        f.d.decode(f.s.event(event::UpdateRowsV1, rowsBody(7, 3, rows, false, 1, Bytes(1, '\x01'), Bytes(1, '\x04'))));
     const Rows &r = std::get<Rows>(e.body);
     ASSERT_EQ(r.rows.size(), 1u);
     EXPECT_EQ(r.op, RowOp::Update);
@@ -615,10 +623,10 @@ TEST(BinlogDecoder, everyTruncationIsAnErrorNeverACrash)
                               {coltype::Blob, meta1(2), false, 63},
                               {coltype::Bit, meta2(3, 1)}};
         const Bytes tm = tableMapBody(7, cols);
-        const Bytes rows = rowsBody(7, cols.size(),
-                                    image({Bytes("\x01\0\0\0", 4), decimalBytes("-1.5", 65, 30),
-                                           datetime2(2020, 1, 1, 0, 0, 0, 0, 6), time2(true, 1, 0, 0, 5000, 3), "\x03",
-                                           Bytes("\x02\0zz", 4), "\x07\xff"}));
+        const Bytes rows =
+            rowsBody(7, cols.size(),
+                     image({Bytes("\x01\0\0\0", 4), decimalBytes("-1.5", 65, 30), datetime2(2020, 1, 1, 0, 0, 0, 0, 6),
+                            time2(true, 1, 0, 0, 5000, 3), "\x03", Bytes("\x02\0zz", 4), "\x07\xff"}));
         {
             Decoder d;
             d.decode(s.formatDescription());

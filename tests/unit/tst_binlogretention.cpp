@@ -1,9 +1,9 @@
 // A binlog pipeline's retention: bytes behind, the needed file's expiry horizon and the seconds
 // left, the alert threshold and the retention to suggest, the alerts, and the JSON both ways.
 
-#include "core/engine/status/alerts.h"
 #include "core/engine/slots/binlogretention.h"
 #include "core/engine/slots/slots.h"
+#include "core/engine/status/alerts.h"
 
 #include <nlohmann/json.hpp>
 

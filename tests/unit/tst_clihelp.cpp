@@ -29,7 +29,10 @@ Shell sh(const std::string &command, const TempDir &dir)
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, readFile(out), readFile(err)};
 }
 
-std::string quote(const std::string &s) { return "'" + s + "'"; }
+std::string quote(const std::string &s)
+{
+    return "'" + s + "'";
+}
 
 std::vector<std::string> lines(const std::string &text)
 {
@@ -159,9 +162,8 @@ TEST(CliHelp, theManPagesRenderWithoutAWarningAndCoverEveryCommand)
     EXPECT_NE(text.out.find("--max-keys"), std::string::npos) << "options keep their dashes";
 #ifdef DRIFTLESS_APP_PATH
     const std::string appPage = dir.file("driftless.1");
-    auto appMan = sh(std::string(DRIFTLESS_APP_PATH) + " --man > " + appPage + " && groff -man -Tutf8 -ww -z " +
-                         appPage,
-                     dir);
+    auto appMan =
+        sh(std::string(DRIFTLESS_APP_PATH) + " --man > " + appPage + " && groff -man -Tutf8 -ww -z " + appPage, dir);
     EXPECT_EQ(appMan.exitCode, 0) << appMan.err;
     EXPECT_EQ(appMan.err, "") << "groff warned about driftless(1)";
     EXPECT_NE(readFile(appPage).find("state"), std::string::npos);

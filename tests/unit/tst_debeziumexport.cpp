@@ -15,8 +15,7 @@
 using namespace driftless::core;
 using nlohmann::json;
 
-namespace
-{
+namespace {
 
 Workspace workspace()
 {

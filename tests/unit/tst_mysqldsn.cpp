@@ -13,8 +13,9 @@ using namespace driftless::core;
 
 TEST(MysqlDsn, parsesEveryPart)
 {
-    auto d = MysqlDsn::parse("mysql://app%40ops:p%3Ass@db.example.org:3307/shop%2Dmain?ssl-mode=VERIFY_CA&ssl-ca=/etc/ca.pem"
-                             "&connect_timeout=3");
+    auto d =
+        MysqlDsn::parse("mysql://app%40ops:p%3Ass@db.example.org:3307/shop%2Dmain?ssl-mode=VERIFY_CA&ssl-ca=/etc/ca.pem"
+                        "&connect_timeout=3");
     EXPECT_EQ(d.user, "app@ops");
     ASSERT_TRUE(d.password);
     EXPECT_EQ(*d.password, "p:ss");

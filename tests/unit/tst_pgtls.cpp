@@ -124,8 +124,9 @@ TEST(PgTls, theEnvironmentAndTheServiceFileCountAsChoosing)
     const auto dir = std::filesystem::temp_directory_path() / ("driftless-pgtls-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     const auto file = (dir / "pg_service.conf").string();
-    std::ofstream(file) << "# test services\n[weak]\nhost=db.example.org\nsslmode=require\n\n[plain]\nhost=db.example.org\n"
-                           "dbname=app\n";
+    std::ofstream(file)
+        << "# test services\n[weak]\nhost=db.example.org\nsslmode=require\n\n[plain]\nhost=db.example.org\n"
+           "dbname=app\n";
     {
         EnvVar serviceFile("PGSERVICEFILE", file.c_str());
         const auto weak = resolvePgTls("service=weak dbname=app");
@@ -197,8 +198,7 @@ TEST(PgTls, theWarningSaysTheExactDsnChange)
     EndpointTls myRequired{{true, false, false, "required", "TLSv1.3", "x"}, false, "dsn", {}, 1};
     w = tlsWarning(my, myRequired);
     ASSERT_TRUE(w);
-    EXPECT_NE(w->fix.find("mysql://sync@db1.internal:3306/shop?ssl-mode=verify_identity"), std::string::npos)
-        << w->fix;
+    EXPECT_NE(w->fix.find("mysql://sync@db1.internal:3306/shop?ssl-mode=verify_identity"), std::string::npos) << w->fix;
     EXPECT_NE(w->fix.find("ssl-ca=FILE"), std::string::npos) << w->fix;
 }
 

@@ -3,9 +3,9 @@
 // reached is 0, and nothing growing, no limit or too little history is null; seconds_to_limit
 // in the slots document (and read back) and the gauge in /metrics.
 
-#include "core/engine/status/metrics.h"
 #include "core/engine/slots/slotprojection.h"
 #include "core/engine/slots/slots.h"
+#include "core/engine/status/metrics.h"
 
 #include <gtest/gtest.h>
 
@@ -23,8 +23,7 @@ constexpr std::int64_t kMB = 1024 * 1024;
 
 /// Samples every `everyMs` from kT0, retained = start + rate * t (bytes/s), plus `noise(i)`.
 std::vector<SlotSample> series(int count, std::int64_t everyMs, double start, double ratePerSecond,
-                               std::function<double(int)> noise = {},
-                               std::optional<double> safeStart = std::nullopt)
+                               std::function<double(int)> noise = {}, std::optional<double> safeStart = std::nullopt)
 {
     std::vector<SlotSample> out;
     for (int i = 0; i < count; ++i) {

@@ -65,7 +65,7 @@ TEST(StateStore, fileIsCreatedPrivateInWalModeAtTheCurrentSchemaVersion)
     TempDir dir;
     std::string path = dir.file("sub/folder/workspace.db");
     StateStore store(path);
-    struct stat st{};
+    struct stat st {};
     ASSERT_EQ(::stat(path.c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0600u);
     ASSERT_EQ(::stat(dir.file("sub/folder").c_str(), &st), 0);
@@ -110,7 +110,9 @@ TEST(StateStore, refusesAFileFromANewerVersion)
 {
     TempDir dir;
     std::string path = dir.file("ws.db");
-    { StateStore store(path); }
+    {
+        StateStore store(path);
+    }
     {
         SqliteDb db(path);
         db.exec("PRAGMA user_version = 99");
@@ -238,7 +240,7 @@ TEST(WorkspaceState, refusesAMissingWorkspaceWithoutCreatingItAndReadsWhatIsStor
         EXPECT_NE(std::string(e.what()).find("there is no workspace at " + path), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("apply FILE"), std::string::npos) << e.what();
     }
-    struct stat st{};
+    struct stat st {};
     EXPECT_NE(::stat(path.c_str(), &st), 0) << "the refused path was created";
 
     auto created = WorkspaceState::create(path);
@@ -277,8 +279,8 @@ TEST(StateStore, aConflictIsQueuedOnceUntilResolved)
 {
     TempDir dir;
     StateStore store((dir.path() / "ws.db").string());
-    ConflictRecord c{"east_west", "public.customers", R"({"id":"7"})", R"(["email"])", R"({"email":"a"})",
-                     R"({"email":"b"})", R"({"email":"old"})"};
+    ConflictRecord c{"east_west",        "public.customers", R"({"id":"7"})",     R"(["email"])",
+                     R"({"email":"a"})", R"({"email":"b"})", R"({"email":"old"})"};
     const auto id = store.addConflict(c);
     c.target = R"({"email":"b2"})";
     EXPECT_EQ(store.addConflict(c), id) << "the other direction's view of the same conflict";

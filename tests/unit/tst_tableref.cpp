@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-using driftless::core::TableRef;
 using driftless::core::quoteIdent;
+using driftless::core::TableRef;
 
 TEST(TableRef, unquotedNamesFoldToLowerCase)
 {

@@ -26,7 +26,10 @@ pipelines:
       - { table: public.orders, strategy: cdc }
 )";
 
-Workspace parse(const std::string &yaml) { return WorkspaceFile::parse(yaml, "ws.yaml", "/home/dba/sync"); }
+Workspace parse(const std::string &yaml)
+{
+    return WorkspaceFile::parse(yaml, "ws.yaml", "/home/dba/sync");
+}
 
 ConfigError parseError(const std::string &yaml)
 {
@@ -99,8 +102,7 @@ TEST(TwoWayConfig, refusalsNameTheFieldAndLine)
                            "public.orders, strategy: cdc, columns: { mask: { note: { null: true } } }"));
     EXPECT_EQ(e.field(), "pipelines[east_west].tables[public.orders].columns");
     EXPECT_EQ(e.line(), 12);
-    EXPECT_NE(std::string(e.what()).find("masked value would overwrite the original"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("masked value would overwrite the original"), std::string::npos) << e.what();
     e = parseError(replace(kTwoWay, "public.customers, strategy: cdc",
                            "public.customers, strategy: cdc, columns: { rename: { email: mail } }"));
     EXPECT_EQ(e.field(), "pipelines[east_west].tables[public.customers].columns");
@@ -155,8 +157,9 @@ TEST(TwoWayConfig, aTwoWayPipelineRunsAsTwoDirectionsThatNeverCollide)
 TEST(TwoWayConfig, conflictPoliciesAreReadDefaultedAndWrittenBack)
 {
     std::string yaml = replace(kTwoWay, "    direction: both\n", "    direction: both\n    conflicts: source_wins\n");
-    yaml = replace(yaml, "{ table: public.orders, strategy: cdc }",
-                   "{ table: public.orders, strategy: cdc, conflicts: { policy: merge_columns, on_overlap: target_wins } }");
+    yaml = replace(
+        yaml, "{ table: public.orders, strategy: cdc }",
+        "{ table: public.orders, strategy: cdc, conflicts: { policy: merge_columns, on_overlap: target_wins } }");
     auto ws = parse(yaml);
     const auto &t = ws.pipelines[0].tables;
     EXPECT_EQ(t[0].conflicts, std::optional<std::string>("source_wins")) << "the pipeline's default";
@@ -171,8 +174,10 @@ TEST(TwoWayConfig, conflictPoliciesAreReadDefaultedAndWrittenBack)
              {"{ merge_columns: { on_overlap: source_wins } }", "merge_columns/source_wins"},
              {"{ policy: manual }", "manual"},
              {"{ newer_wins: { column: updated_at } }", "newer_wins;max_skew_ms=5000;column=updated_at"},
-             {"{ newer_wins: { clock: commit_time, max_skew: 30s } }", "newer_wins;max_skew_ms=30000;clock=commit_time"},
-             {"{ newer_wins: { column: \"odd;col/umn\", max_skew: 0s } }", "newer_wins;max_skew_ms=0;column=odd;col/umn"},
+             {"{ newer_wins: { clock: commit_time, max_skew: 30s } }",
+              "newer_wins;max_skew_ms=30000;clock=commit_time"},
+             {"{ newer_wins: { column: \"odd;col/umn\", max_skew: 0s } }",
+              "newer_wins;max_skew_ms=0;column=odd;col/umn"},
              {"{ policy: merge_columns, on_overlap: { newer_wins: { column: changed, max_skew: 1500ms } } }",
               "merge_columns/newer_wins;max_skew_ms=1500;column=changed"},
              {"{ merge_columns: { on_overlap: { newer_wins: { clock: commit_time } } } }",

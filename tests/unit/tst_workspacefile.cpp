@@ -25,7 +25,10 @@ pipelines:
       - { table: public.orders, strategy: cdc, freshness_sla: 60s }   # CDC arrives in the next issue
 )";
 
-Workspace parse(const std::string &yaml) { return WorkspaceFile::parse(yaml, "ws.yaml", "/home/dba/sync"); }
+Workspace parse(const std::string &yaml)
+{
+    return WorkspaceFile::parse(yaml, "ws.yaml", "/home/dba/sync");
+}
 
 ConfigError parseError(const std::string &yaml)
 {
@@ -72,7 +75,8 @@ TEST(WorkspaceFile, yamlRoundTripsToAnEqualWorkspace)
 {
     std::string yaml = replace(kReadmeForm, "user=sync\" }",
                                "user=sync\", slot_guard: { max_retained: 10GB, action: alert, warn_retained: "
-                               "2GB } }") + R"(  - name: odd_names
+                               "2GB } }") +
+                       R"(  - name: odd_names
     source: app
     target: lite
     publication: existing_pub
@@ -127,8 +131,8 @@ TEST(WorkspaceFile, eachMistakeHasItsOwnMessage)
         {"kind: sqlite", "kind: oracle", "endpoints.lite.kind", "not a kind"},
         {"user=sync\" }", "user=sync password=hunter2\" }", "endpoints.app.dsn", "contains a password"},
         {"postgresql://sync@", "postgresql://sync:hunter2@", "endpoints.dw.dsn", "contains a password"},
-        {"table: public.plans,", "table: public.plans, strategy: cursor, cursr: x,", "pipelines[app_to_dw].tables[0].cursr",
-         "unknown key"},
+        {"table: public.plans,", "table: public.plans, strategy: cursor, cursr: x,",
+         "pipelines[app_to_dw].tables[0].cursr", "unknown key"},
         {"target_schema: model", "target_schema: model\n    tablez: []", "pipelines[0].tablez", "unknown key"},
         {"user=sync\" }", "user=sync\", slot_guard: { max_retained: lots, action: alert } }",
          "endpoints.app.slot_guard.max_retained", "not a size"},
@@ -155,8 +159,8 @@ TEST(WorkspaceFile, eachMistakeHasItsOwnMessage)
 
 TEST(WorkspaceFile, sshTunnelsAreReadCheckedAndWrittenBack)
 {
-    std::string yaml = replace(kReadmeForm, "user=sync\" }",
-                               "user=sync\", ssh: { host: bastion.example.com, user: tunnel } }");
+    std::string yaml =
+        replace(kReadmeForm, "user=sync\" }", "user=sync\", ssh: { host: bastion.example.com, user: tunnel } }");
     yaml = replace(yaml, "/dw\" }",
                    "/dw\", ssh: { host: db-gw, port: 2222, user: ops, identity_file: keys/dw_ed25519, "
                    "jump: \"jumper@edge.example.com:2200\" } }");
@@ -166,8 +170,9 @@ TEST(WorkspaceFile, sshTunnelsAreReadCheckedAndWrittenBack)
     tables:
       - { table: shop.orders, strategy: full_refresh }
 )";
-    yaml = replace(yaml, "  lite:", "  maria: { kind: mysql, dsn: \"mysql://sync@10.0.0.7:3306/shop\", ssh: { host: gw, "
-                                     "user: me, identity_file: \"~/.ssh/id_gw\" } }\n  lite:");
+    yaml = replace(yaml, "  lite:",
+                   "  maria: { kind: mysql, dsn: \"mysql://sync@10.0.0.7:3306/shop\", ssh: { host: gw, "
+                   "user: me, identity_file: \"~/.ssh/id_gw\" } }\n  lite:");
     Workspace ws = parse(yaml);
     const auto &app = ws.endpoints.at("app");
     ASSERT_TRUE(app.ssh);
@@ -212,7 +217,8 @@ TEST(WorkspaceFile, sshTunnelMistakesNameTheField)
         EXPECT_NE(std::string(e.what()).find(c.needle), std::string::npos) << e.what();
         EXPECT_GT(e.line(), 0) << e.what();
     }
-    auto e = parseError(replace(kReadmeForm, "path: \"replica.db\" }", "path: \"replica.db\", ssh: { host: gw, user: t } }"));
+    auto e = parseError(
+        replace(kReadmeForm, "path: \"replica.db\" }", "path: \"replica.db\", ssh: { host: gw, user: t } }"));
     EXPECT_EQ(e.field(), "endpoints.lite.ssh");
     EXPECT_NE(std::string(e.what()).find("SQLite endpoints are files on this machine"), std::string::npos) << e.what();
 }
@@ -236,7 +242,8 @@ TEST(WorkspaceFile, sqliteNameClashIsAnError)
     EXPECT_NE(std::string(e.what()).find("already written by to_lite/public.orders"), std::string::npos) << e.what();
     EXPECT_EQ(e.line(), 19);
     // Renaming one of them resolves it.
-    yaml = replace(yaml, "table: archive.orders, strategy: full_refresh", "table: archive.orders, strategy: full_refresh, target_table: archive_orders");
+    yaml = replace(yaml, "table: archive.orders, strategy: full_refresh",
+                   "table: archive.orders, strategy: full_refresh, target_table: archive_orders");
     EXPECT_NO_THROW(parse(yaml));
     // SQLite table names ignore ASCII case: "Orders" and "orders" are one table there.
     yaml = replace(yaml, "target_table: archive_orders", "target_table: ORDERS");
@@ -246,7 +253,8 @@ TEST(WorkspaceFile, sqliteNameClashIsAnError)
 
 TEST(WorkspaceFile, duplicateTableInOnePipelineIsAnError)
 {
-    std::string yaml = replace(kReadmeForm, "{ table: public.orders, strategy: cdc", "{ table: public.PLANS, strategy: cdc");
+    std::string yaml =
+        replace(kReadmeForm, "{ table: public.orders, strategy: cdc", "{ table: public.PLANS, strategy: cdc");
     auto e = parseError(yaml);
     EXPECT_NE(std::string(e.what()).find("listed twice"), std::string::npos) << e.what();
 }
@@ -324,8 +332,10 @@ TEST(WorkspaceFile, columnMappingIsReadWithItsSpotsAndWrittenBack)
     EXPECT_NE(std::string(both.what()).find("exclude and include together"), std::string::npos);
     EXPECT_EQ(bad("{ drop: [a] }").field(), "pipelines[app_to_dw].tables[public.plans].columns.drop");
     EXPECT_EQ(bad("{ exclude: a }").field(), "pipelines[app_to_dw].tables[public.plans].columns.exclude");
-    EXPECT_EQ(bad("{ mask: { a: { truncate: -1 } } }").field(), "pipelines[app_to_dw].tables[public.plans].columns.mask.a.truncate");
-    EXPECT_EQ(bad("{ mask: { a: { null: true, truncate: 3 } } }").field(), "pipelines[app_to_dw].tables[public.plans].columns.mask.a");
+    EXPECT_EQ(bad("{ mask: { a: { truncate: -1 } } }").field(),
+              "pipelines[app_to_dw].tables[public.plans].columns.mask.a.truncate");
+    EXPECT_EQ(bad("{ mask: { a: { null: true, truncate: 3 } } }").field(),
+              "pipelines[app_to_dw].tables[public.plans].columns.mask.a");
     auto inlineKey = bad("{ mask: { a: { hash: hmac-sha256, key: s3cret } } }");
     EXPECT_EQ(inlineKey.field(), "pipelines[app_to_dw].tables[public.plans].columns.mask.a.key");
     EXPECT_NE(std::string(inlineKey.what()).find("never goes in the file"), std::string::npos);

@@ -17,8 +17,14 @@ void addRule(QComboBox *box, const QString &text, Rule r)
 {
     box->addItem(text, static_cast<int>(r));
 }
-Rule ruleOf(const QComboBox *box) { return static_cast<Rule>(box->currentData().toInt()); }
-void selectRule(QComboBox *box, Rule r) { box->setCurrentIndex(std::max(0, box->findData(static_cast<int>(r)))); }
+Rule ruleOf(const QComboBox *box)
+{
+    return static_cast<Rule>(box->currentData().toInt());
+}
+void selectRule(QComboBox *box, Rule r)
+{
+    box->setCurrentIndex(std::max(0, box->findData(static_cast<int>(r))));
+}
 } // namespace
 
 ConflictPolicyPicker::ConflictPolicyPicker(QWidget *parent)
@@ -76,8 +82,8 @@ ConflictPolicyPicker::ConflictPolicyPicker(QWidget *parent)
 void ConflictPolicyPicker::setPolicy(const std::optional<std::string> &stored)
 {
     m_loading = true;
-    const core::ConflictPolicy p = stored ? core::ConflictPolicy::parse(*stored).value_or(core::ConflictPolicy{})
-                                          : core::ConflictPolicy{};
+    const core::ConflictPolicy p =
+        stored ? core::ConflictPolicy::parse(*stored).value_or(core::ConflictPolicy{}) : core::ConflictPolicy{};
     m_default = !stored;
     selectRule(m_rule, p.rule);
     selectRule(m_overlap, p.rule == Rule::MergeColumns ? p.onOverlap : Rule::Manual);

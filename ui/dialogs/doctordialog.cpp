@@ -27,12 +27,16 @@ namespace {
 enum Column { Severity, Pipeline, Subject, Message, ColumnCount };
 
 /// Errors first, then warnings, then what passed.
-int rank(const std::string &level) { return level == "error" ? 0 : level == "warn" ? 1 : 2; }
+int rank(const std::string &level)
+{
+    return level == "error" ? 0 : level == "warn" ? 1 : 2;
+}
 
 QString levelWord(const std::string &level)
 {
-    return level == "error" ? DoctorDialog::tr("Error") : level == "warn" ? DoctorDialog::tr("Warning")
-                                                                          : DoctorDialog::tr("OK");
+    return level == "error"  ? DoctorDialog::tr("Error")
+           : level == "warn" ? DoctorDialog::tr("Warning")
+                             : DoctorDialog::tr("OK");
 }
 
 QIcon levelIconOf(const std::string &level)
@@ -46,7 +50,8 @@ DoctorDialog::DoctorDialog(EngineDoor *door, core::DoctorScope scope, QWidget *p
     : QDialog(parent), m_door(door), m_scope(std::move(scope)), m_summary(new QLabel(this)),
       m_view(new QTreeWidget(this)), m_fix(new QLabel(this)), m_sql(new QPlainTextEdit(this)),
       m_copy(new QPushButton(tr("&Copy SQL"), this)), m_again(new QPushButton(tr("Check &Again"), this)),
-      m_showPassed(new QCheckBox(tr("Show &passed checks"), this)), m_apply(new QPushButton(tr("&Apply Setting\u2026"), this))
+      m_showPassed(new QCheckBox(tr("Show &passed checks"), this)),
+      m_apply(new QPushButton(tr("&Apply Setting\u2026"), this))
 {
     setObjectName(QStringLiteral("doctorDialog"));
     setWindowTitle(tr("Doctor: %1").arg(scopeText()));
@@ -110,8 +115,7 @@ DoctorDialog::DoctorDialog(EngineDoor *door, core::DoctorScope scope, QWidget *p
         if (const core::Finding *f = selectedFinding(); f && f->setting)
             emit settingRequested(*f);
     });
-    connect(m_copy, &QPushButton::clicked, this,
-            [this] { QApplication::clipboard()->setText(m_sql->toPlainText()); });
+    connect(m_copy, &QPushButton::clicked, this, [this] { QApplication::clipboard()->setText(m_sql->toPlainText()); });
     showSelected();
 }
 
@@ -163,8 +167,9 @@ void DoctorDialog::showFindings()
     std::vector<std::size_t> order(m_findings.size());
     for (std::size_t i = 0; i < order.size(); ++i)
         order[i] = i;
-    std::stable_sort(order.begin(), order.end(),
-                     [this](std::size_t a, std::size_t b) { return rank(m_findings[a].level) < rank(m_findings[b].level); });
+    std::stable_sort(order.begin(), order.end(), [this](std::size_t a, std::size_t b) {
+        return rank(m_findings[a].level) < rank(m_findings[b].level);
+    });
     int errors = 0, warnings = 0, passed = 0;
     QTreeWidgetItem *select = nullptr;
     for (std::size_t i : order) {
@@ -214,16 +219,16 @@ const core::Finding *DoctorDialog::selectedFinding() const
 void DoctorDialog::showSelected()
 {
     const core::Finding *f = selectedFinding();
-    m_fix->setText(!f ? QString()
+    m_fix->setText(!f               ? QString()
                    : f->fix.empty() ? QString::fromStdString(f->message)
                                     : tr("Fix: %1").arg(QString::fromStdString(f->fix)));
     m_sql->setPlainText(f ? QString::fromStdString(f->sql) : QString());
     m_copy->setEnabled(f && !f->sql.empty());
     m_apply->setEnabled(f && f->setting);
-    m_apply->setText(f && f->setting ? tr("&Apply %1: %2\u2026")
-                                           .arg(QString::fromStdString(f->setting->key),
-                                                QString::fromStdString(f->setting->value))
-                                     : tr("&Apply Setting\u2026"));
+    m_apply->setText(f && f->setting
+                         ? tr("&Apply %1: %2\u2026")
+                               .arg(QString::fromStdString(f->setting->key), QString::fromStdString(f->setting->value))
+                         : tr("&Apply Setting\u2026"));
     m_apply->setToolTip(f && f->setting ? tr("Show what changes in the workspace, then store it")
                                         : tr("The selected finding's fix is not a setting of the workspace"));
 }

@@ -42,9 +42,8 @@ enum KindIndex { PostgresKind, SqliteKind, MysqlKind };
 enum TabIndex { ConnectionTab, SshTab, GuardTab };
 constexpr int kDefaultPort = 5432;
 constexpr int kMysqlPort = 3306;
-const std::set<QString> kFieldKeys{QStringLiteral("host"),    QStringLiteral("port"),
-                                   QStringLiteral("dbname"),  QStringLiteral("user"),
-                                   QStringLiteral("sslmode"), QStringLiteral("sslrootcert")};
+const std::set<QString> kFieldKeys{QStringLiteral("host"), QStringLiteral("port"),    QStringLiteral("dbname"),
+                                   QStringLiteral("user"), QStringLiteral("sslmode"), QStringLiteral("sslrootcert")};
 
 /// A tab's page: `box` at the top, the rest of the page empty.
 QWidget *wrapped(QWidget *box)
@@ -229,7 +228,6 @@ void EndpointDialog::buildPostgresPage(QWidget *page)
     m_dsnHelp = new QLabel(m_dsnPage);
     dsnForm->addRow(QString(), m_dsnHelp);
 
-
     m_password->setObjectName(QStringLiteral("password"));
     m_password->setEchoMode(QLineEdit::Password);
     m_passwordNote->setObjectName(QStringLiteral("passwordNote"));
@@ -269,8 +267,9 @@ void EndpointDialog::buildSqlitePage(QWidget *page)
 
 const QStringList &EndpointDialog::tlsModes()
 {
-    static const QStringList modes{QStringLiteral("disable"), QStringLiteral("allow"),   QStringLiteral("prefer"),
-                                   QStringLiteral("require"), QStringLiteral("verify-ca"), QStringLiteral("verify-full")};
+    static const QStringList modes{QStringLiteral("disable"),   QStringLiteral("allow"),
+                                   QStringLiteral("prefer"),    QStringLiteral("require"),
+                                   QStringLiteral("verify-ca"), QStringLiteral("verify-full")};
     return modes;
 }
 
@@ -332,7 +331,10 @@ QString EndpointDialog::composeDsn(const std::map<QString, QString> &fields)
     return parts.join(QLatin1Char(' '));
 }
 
-bool EndpointDialog::isMysql() const { return m_kind->currentIndex() == MysqlKind; }
+bool EndpointDialog::isMysql() const
+{
+    return m_kind->currentIndex() == MysqlKind;
+}
 
 void EndpointDialog::kindChanged()
 {
@@ -354,7 +356,9 @@ void EndpointDialog::kindChanged()
                                tr("always TLS, certificate signed by the CA file whose name matches the host")};
         } else {
             m_tls->addItem(tr("Driftless default (prefer on this machine, else verify-full)"), QString());
-            tips = QStringList{tr("never use TLS"), tr("TLS only if the server insists"), tr("TLS when the server offers it"),
+            tips = QStringList{tr("never use TLS"),
+                               tr("TLS only if the server insists"),
+                               tr("TLS when the server offers it"),
                                tr("always TLS, without checking the certificate"),
                                tr("always TLS, certificate signed by the CA file below (sslrootcert)"),
                                tr("always TLS, trusted certificate whose name matches the host")};
@@ -534,7 +538,10 @@ core::Endpoint EndpointDialog::endpoint() const
     return e;
 }
 
-QString EndpointDialog::password() const { return m_password->text(); }
+QString EndpointDialog::password() const
+{
+    return m_password->text();
+}
 
 QString EndpointDialog::sshPassphrase() const
 {
@@ -542,7 +549,10 @@ QString EndpointDialog::sshPassphrase() const
     return e.ssh && e.ssh->identityFile ? m_ssh->passphraseEdit()->text() : QString();
 }
 
-QPushButton *EndpointDialog::okButton() const { return m_buttons->button(QDialogButtonBox::Ok); }
+QPushButton *EndpointDialog::okButton() const
+{
+    return m_buttons->button(QDialogButtonBox::Ok);
+}
 
 QString EndpointDialog::problem() const
 {
@@ -589,8 +599,8 @@ void EndpointDialog::fitHeight(bool shrink)
     const int contentHeight = std::max(content->sizeHint().height(),
                                        content->hasHeightForWidth() ? content->heightForWidth(contentWidth) : 0);
     const QMargins margins = layout()->contentsMargins();
-    int wanted = contentHeight + margins.top() + margins.bottom() + layout()->spacing() +
-                 m_buttons->sizeHint().height();
+    int wanted =
+        contentHeight + margins.top() + margins.bottom() + layout()->spacing() + m_buttons->sizeHint().height();
     // A scroll area squeezes a wrapped label to its minimum rather than scroll: what the result
     // and the problem lack at their width is room the dialog needs.
     int lacking = 0;
@@ -610,8 +620,8 @@ void EndpointDialog::updateState()
     const bool sqlite = m_kind->currentIndex() == SqliteKind;
     const bool postgres = m_kind->currentIndex() == PostgresKind;
     const bool dsn = m_dsnMode->isChecked();
-    const bool pagesChanged = m_litePage->isHidden() == sqlite || m_dsnPage->isHidden() == dsn ||
-                              m_tabs->isTabVisible(GuardTab) != postgres;
+    const bool pagesChanged =
+        m_litePage->isHidden() == sqlite || m_dsnPage->isHidden() == dsn || m_tabs->isTabVisible(GuardTab) != postgres;
     m_tabs->setTabVisible(SshTab, !sqlite);
     m_tabs->setTabVisible(GuardTab, postgres);
     m_tabs->setTabText(SshTab, m_ssh->isChecked() ? tr("SSH Tunnel (on)") : tr("SSH Tunnel"));
@@ -655,7 +665,8 @@ void EndpointDialog::takePasswordFromDsn()
         password = QUrl::fromPercentEncoding(m.captured(2).toUtf8());
         dsn.replace(m.capturedStart(0), m.capturedLength(0), m.captured(1) + QLatin1Char('@'));
     } else if (const auto k = pair.match(dsn); k.hasMatch()) {
-        password = k.capturedLength(3) > 0 ? k.captured(3).replace(QStringLiteral("\\'"), QStringLiteral("'"))
+        password = k.capturedLength(3) > 0 ? k.captured(3)
+                                                 .replace(QStringLiteral("\\'"), QStringLiteral("'"))
                                                  .replace(QStringLiteral("\\\\"), QStringLiteral("\\"))
                                            : k.captured(4);
         dsn.remove(k.capturedStart(0), k.capturedLength(0));
@@ -713,9 +724,9 @@ void EndpointDialog::browse()
 void EndpointDialog::browseCa()
 {
     const QString current = m_caFile->text().trimmed();
-    const QString path = QFileDialog::getOpenFileName(this, tr("CA Certificate"),
-                                                      current.isEmpty() ? QDir::homePath() : current,
-                                                      tr("Certificates (*.pem *.crt);;All files (*)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("CA Certificate"), current.isEmpty() ? QDir::homePath() : current,
+                                     tr("Certificates (*.pem *.crt);;All files (*)"));
     if (!path.isEmpty())
         m_caFile->setText(QDir::toNativeSeparators(path));
 }

@@ -156,8 +156,8 @@ private:
     QPointer<EngineDoor> m_door;
     EngineDoor *m_ownDoor = nullptr; ///< made when there is no door to ask, or it went away
     std::uint64_t m_job = 0;
-    bool m_passwordSent = false; ///< the latest test sent a password (typed, or the session's)
-    int m_dsnLength = 0;         ///< the DSN's length after the last edit: more at once is a paste
+    bool m_passwordSent = false;     ///< the latest test sent a password (typed, or the session's)
+    int m_dsnLength = 0;             ///< the DSN's length after the last edit: more at once is a paste
     std::optional<bool> m_cdcSource; ///< setRoles(); unknown for a new endpoint
     std::optional<bool> m_target;
 

@@ -21,7 +21,10 @@
 namespace driftless::ui {
 
 namespace {
-QString esc(const std::string &s) { return QString::fromStdString(s).toHtmlEscaped(); }
+QString esc(const std::string &s)
+{
+    return QString::fromStdString(s).toHtmlEscaped();
+}
 } // namespace
 
 /// What a probe found, as a plain value posted to the UI thread.
@@ -70,35 +73,36 @@ void EndpointDialog::testConnection()
         password = m_knownPassword->toStdString();
     m_passwordSent = password.has_value();
     m_test->setEnabled(false);
-    const QString where = e.kind == core::EndpointKind::Sqlite ? QString::fromStdString(e.path)
-                                                               : QString::fromStdString(e.dsn);
+    const QString where =
+        e.kind == core::EndpointKind::Sqlite ? QString::fromStdString(e.path) : QString::fromStdString(e.dsn);
     m_result->setText(tr("Connecting to %1\u2026").arg(where.toHtmlEscaped()));
     nlohmann::json body = {{"endpoint", core::endpointJsonValue(e)}};
     if (password)
         body["password"] = *password;
-    LocalDoor::orOwn(m_door, m_ownDoor, this)->post(QStringLiteral("/api/v1/probe"), body, this, [this, job, e](const EngineDoor::Reply &reply) {
-        Probe p;
-        p.kind = e.kind;
-        try {
-            if (!reply.ok())
-                p.failure = reply.error.toStdString();
-            else if (const auto found = core::probeFromJson(reply.body); found.kind != e.kind)
-                p.failure = "the engine probed another kind of endpoint";
-            else {
-                p.pg = found.postgres;
-                p.my = found.mysql;
-                p.lite = found.sqlite;
+    LocalDoor::orOwn(m_door, m_ownDoor, this)
+        ->post(QStringLiteral("/api/v1/probe"), body, this, [this, job, e](const EngineDoor::Reply &reply) {
+            Probe p;
+            p.kind = e.kind;
+            try {
+                if (!reply.ok())
+                    p.failure = reply.error.toStdString();
+                else if (const auto found = core::probeFromJson(reply.body); found.kind != e.kind)
+                    p.failure = "the engine probed another kind of endpoint";
+                else {
+                    p.pg = found.postgres;
+                    p.my = found.mysql;
+                    p.lite = found.sqlite;
+                }
+                if (p.my.connected)
+                    p.database = core::MysqlDsn::parse(e.dsn).database;
+            } catch (const core::Error &x) {
+                p.failure = x.what();
             }
-            if (p.my.connected)
-                p.database = core::MysqlDsn::parse(e.dsn).database;
-        } catch (const core::Error &x) {
-            p.failure = x.what();
-        }
-        showProbe(job, p);
-        const bool mysql = e.kind == core::EndpointKind::Mysql;
-        if (job == m_job && (mysql ? p.my.code : p.pg.code) == "ssh-host-key-unknown")
-            offerTrust(e, mysql ? p.my.error : p.pg.error);
-    });
+            showProbe(job, p);
+            const bool mysql = e.kind == core::EndpointKind::Mysql;
+            if (job == m_job && (mysql ? p.my.code : p.pg.code) == "ssh-host-key-unknown")
+                offerTrust(e, mysql ? p.my.error : p.pg.error);
+        });
 }
 
 void EndpointDialog::offerTrust(const core::Endpoint &e, const std::string &refusal)
@@ -137,9 +141,8 @@ void EndpointDialog::offerTrust(const core::Endpoint &e, const std::string &refu
     connect(box, &QMessageBox::finished, this, [this, e, fingerprint, isJump = jump.has_value()](int answer) {
         if (answer != QMessageBox::Yes)
             return;
-        const nlohmann::json body = {{"endpoint", core::endpointJsonValue(e)},
-                                     {"fingerprint", fingerprint.toStdString()},
-                                     {"jump", isJump}};
+        const nlohmann::json body = {
+            {"endpoint", core::endpointJsonValue(e)}, {"fingerprint", fingerprint.toStdString()}, {"jump", isJump}};
         LocalDoor::orOwn(m_door, m_ownDoor, this)
             ->post(QStringLiteral("/api/v1/trust-host"), body, this, [this](const EngineDoor::Reply &reply) {
                 if (!reply.ok()) {
@@ -176,9 +179,9 @@ void EndpointDialog::showProbe(std::uint64_t job, const Probe &p)
             lines << bad + tr("<b>Cannot use this file:</b> %1").arg(esc(s.error))
                   << tr("What to do: %1").arg(esc(s.hint));
         else if (s.exists)
-            lines << good + tr("<b>SQLite %1</b> database with %2 tables, writable")
-                                .arg(esc(s.sqliteVersion))
-                                .arg(s.tables);
+            lines
+                << good +
+                       tr("<b>SQLite %1</b> database with %2 tables, writable").arg(esc(s.sqliteVersion)).arg(s.tables);
         else
             lines << good + tr("<b>New file:</b> the folder is writable; the first sync creates the database");
     } else {
@@ -245,10 +248,10 @@ QString EndpointDialog::tlsLine(const core::TlsState &tls, bool loopback, const 
         what = tr("<b>encrypted</b> (%1), the server's certificate verified but <b>not its host name</b> (%2)")
                    .arg(esc(tls.protocol), mode);
     else
-        what = tr("<b>encrypted</b> (%1), the server's certificate <b>not verified</b> (%2)").arg(esc(tls.protocol), mode);
+        what =
+            tr("<b>encrypted</b> (%1), the server's certificate <b>not verified</b> (%2)").arg(esc(tls.protocol), mode);
     if (!warning.empty())
-        return warn + what + QStringLiteral("<br>&nbsp;&nbsp;&nbsp;&nbsp;") +
-               tr("What to do: %1").arg(esc(fix));
+        return warn + what + QStringLiteral("<br>&nbsp;&nbsp;&nbsp;&nbsp;") + tr("What to do: %1").arg(esc(fix));
     if (loopback && !tls.hostVerified)
         return good + what + tr(": fine on this machine");
     return good + what;
@@ -287,7 +290,8 @@ QStringList EndpointDialog::mysqlLines(const Probe &p) const
     if (my.canReplicate && my.canReadPosition)
         lines << good + tr("may read the binlog (REPLICATION SLAVE) and its position (%1)").arg(position);
     else if (my.canReplicate)
-        lines << warn + tr("may read the binlog but <b>not</b> its position: GRANT %1 ON *.* TO %2").arg(position, user);
+        lines << warn +
+                     tr("may read the binlog but <b>not</b> its position: GRANT %1 ON *.* TO %2").arg(position, user);
     else
         lines << warn + tr("may <b>not</b> read the binlog: GRANT REPLICATION SLAVE%1 ON *.* TO %2")
                             .arg(my.canReadPosition ? QString() : QStringLiteral(", ") + position, user);

@@ -78,8 +78,8 @@ QString HelpDialog::shortcutsHtml() const
     for (const QAction *a : m_actions)
         if (!a->shortcut().isEmpty())
             rows << QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
-                    .arg(a->shortcut().toString(QKeySequence::NativeText).toHtmlEscaped(),
-                         a->text().remove(QLatin1Char('&')).toHtmlEscaped());
+                        .arg(a->shortcut().toString(QKeySequence::NativeText).toHtmlEscaped(),
+                             a->text().remove(QLatin1Char('&')).toHtmlEscaped());
     rows << tr("<tr><td><b>Ctrl+C</b></td><td>Copy the selected rows of a grid (tab-separated, with its "
                "headers)</td></tr>")
          << tr("<tr><td><b>Ctrl+Tab</b></td><td>Next tab of a dialog</td></tr>");

@@ -7,12 +7,13 @@
 #include <QPushButton>
 #include <QStringList>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
-namespace
+namespace {
+QString tr(const char *text)
 {
-QString tr(const char *text) { return QCoreApplication::translate("driftless::ui::PauseConfirmation", text); }
+    return QCoreApplication::translate("driftless::ui::PauseConfirmation", text);
+}
 
 /// The question's names, its accept button (`confirmText`) and Cancel; deletes itself when closed.
 QMessageBox *finish(QMessageBox *box, bool pause, const QString &what, const QString &confirmText)
@@ -91,9 +92,10 @@ QMessageBox *makePauseConfirmation(QWidget *parent, const std::vector<core::Tabl
     what += QStringLiteral("<p>%1</p>")
                 .arg(engineRunning ? tr("The running sync takes it within a second.")
                                    : tr("No sync runs now: the next one starts with it."));
-    auto *box = new QMessageBox(QMessageBox::Question, pause ? tr("Pause Tables") : tr("Resume Tables"),
-                                (pause ? tr("Pause these %1 tables?") : tr("Resume these %1 tables?")).arg(tables.size()),
-                                QMessageBox::NoButton, parent);
+    auto *box =
+        new QMessageBox(QMessageBox::Question, pause ? tr("Pause Tables") : tr("Resume Tables"),
+                        (pause ? tr("Pause these %1 tables?") : tr("Resume these %1 tables?")).arg(tables.size()),
+                        QMessageBox::NoButton, parent);
     return finish(box, pause, what,
                   pause ? tr("Pause %1 Tables").arg(tables.size()) : tr("Resume %1 Tables").arg(tables.size()));
 }

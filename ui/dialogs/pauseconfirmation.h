@@ -7,8 +7,7 @@
 class QMessageBox;
 class QWidget;
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 /// The question asked before a table is paused or resumed, saying what will happen for its
 /// strategy (for a CDC table's resume: the guarded re-copy). Object names: pauseConfirmation /

@@ -2,18 +2,18 @@
 #include "ui/dialogs/pipelineeditorsupport.h"
 
 #include "ui/dialogs/conflictpolicypicker.h"
+#include "ui/dialogs/pipelinesettingspanel.h"
+#include "ui/dialogs/tablesettingspanel.h"
 #include "ui/displayformat.h"
 #include "ui/enginedoor.h"
 #include "ui/localdoor.h"
-#include "ui/dialogs/pipelinesettingspanel.h"
-#include "ui/dialogs/tablesettingspanel.h"
 #include "ui/widgets/columnmappingpanel.h"
 #include "ui/widgets/screenfit.h"
 
 #include "core/config/workspacefile.h"
-#include "core/engine/rows/columnmapping.h"
 #include "core/engine/endpoints/endpointcalls.h"
 #include "core/engine/endpoints/endpointprobe.h"
+#include "core/engine/rows/columnmapping.h"
 #include "core/model/duration.h"
 #include "core/model/error.h"
 
@@ -29,8 +29,8 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QSplitter>
-#include <QTabWidget>
 #include <QStandardItemModel>
+#include <QTabWidget>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
@@ -251,13 +251,25 @@ core::EndpointKind PipelineEditor::sourceKind() const
     return e ? e->kind : core::EndpointKind::Postgres;
 }
 
-QComboBox *PipelineEditor::cursorBox() const { return m_tableSettings->cursorBox(); }
-QLineEdit *PipelineEditor::lookbackEdit() const { return m_tableSettings->lookbackEdit(); }
-QLineEdit *PipelineEditor::slaEdit() const { return m_tableSettings->slaEdit(); }
+QComboBox *PipelineEditor::cursorBox() const
+{
+    return m_tableSettings->cursorBox();
+}
+QLineEdit *PipelineEditor::lookbackEdit() const
+{
+    return m_tableSettings->lookbackEdit();
+}
+QLineEdit *PipelineEditor::slaEdit() const
+{
+    return m_tableSettings->slaEdit();
+}
 
 PipelineEditor::~PipelineEditor() = default;
 
-QPushButton *PipelineEditor::okButton() const { return m_buttons->button(QDialogButtonBox::Ok); }
+QPushButton *PipelineEditor::okButton() const
+{
+    return m_buttons->button(QDialogButtonBox::Ok);
+}
 
 void PipelineEditor::updateTargets()
 {
@@ -296,8 +308,9 @@ void PipelineEditor::loadSelected()
         m_loading = false;
         return;
     }
-    m_selected->setText(r->included ? tr("%1, synced by %2").arg(displayOf(r->spec.table), strategyName(r->spec.strategy))
-                                    : tr("%1 (not included: tick it to sync it)").arg(displayOf(r->spec.table)));
+    m_selected->setText(r->included
+                            ? tr("%1, synced by %2").arg(displayOf(r->spec.table), strategyName(r->spec.strategy))
+                            : tr("%1 (not included: tick it to sync it)").arg(displayOf(r->spec.table)));
     m_selectedReason->setText(strategyReason(*r));
     QStringList candidates;
     if (r->found)

@@ -18,7 +18,8 @@
 
 namespace driftless::ui::editor {
 
-inline constexpr core::Strategy kStrategies[] = {core::Strategy::FullRefresh, core::Strategy::Cursor, core::Strategy::Cdc};
+inline constexpr core::Strategy kStrategies[] = {core::Strategy::FullRefresh, core::Strategy::Cursor,
+                                                 core::Strategy::Cdc};
 inline constexpr int kReasonWidth = 400;
 
 inline QString strategyName(core::Strategy s)
@@ -34,7 +35,10 @@ inline QString strategyName(core::Strategy s)
     return {};
 }
 
-inline QString qs(const std::string &s) { return QString::fromStdString(s); }
+inline QString qs(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
 
 /// A name as its server prints it: Postgres quotes what is not plain lower case; MySQL keeps the
 /// case and backticks only what is not a plain word.

@@ -1,7 +1,6 @@
 #include "ui/dialogs/pipelineeditor.h"
 #include "ui/dialogs/pipelineeditorsupport.h"
 
-
 #include "ui/dialogs/conflictpolicypicker.h"
 #include "ui/displayformat.h"
 #include "ui/enginedoor.h"
@@ -9,9 +8,9 @@
 #include "ui/widgets/columnmappingpanel.h"
 
 #include "core/config/workspacefile.h"
-#include "core/engine/rows/columnmapping.h"
 #include "core/engine/endpoints/endpointcalls.h"
 #include "core/engine/endpoints/endpointprobe.h"
+#include "core/engine/rows/columnmapping.h"
 #include "core/model/duration.h"
 #include "core/model/error.h"
 
@@ -70,7 +69,8 @@ void PipelineEditor::discover()
     m_status->setText(tr("Reading the tables of %1\u2026").arg(qs(source)));
     rebuildTree();
     // The endpoint goes whole: the edited workspace may hold one the engine has not stored yet.
-    LocalDoor::orOwn(m_door, m_ownDoor, this)->post(QStringLiteral("/api/v1/discover"), {{"endpoint", core::endpointJsonValue(*e)}}, this,
+    LocalDoor::orOwn(m_door, m_ownDoor, this)
+        ->post(QStringLiteral("/api/v1/discover"), {{"endpoint", core::endpointJsonValue(*e)}}, this,
                [this, job](const EngineDoor::Reply &reply) {
                    core::SourceDiscovery d;
                    try {
@@ -142,8 +142,8 @@ void PipelineEditor::showDiscovery(std::uint64_t job, const core::SourceDiscover
 
 void PipelineEditor::rebuildTree()
 {
-    const QString current = m_tree->currentItem() ? m_tree->currentItem()->data(Table, Qt::UserRole).toString()
-                                                  : QString();
+    const QString current =
+        m_tree->currentItem() ? m_tree->currentItem()->data(Table, Qt::UserRole).toString() : QString();
     m_loading = true;
     m_tree->clear();
     std::map<std::string, QTreeWidgetItem *> schemas;
@@ -175,7 +175,8 @@ void PipelineEditor::rebuildTree()
         item->setTextAlignment(Size, Qt::AlignRight | Qt::AlignVCenter);
         if (r.found) {
             const auto &t = *r.found;
-            item->setText(Rows, t.analyzed ? locale.toString(static_cast<qlonglong>(t.estimatedRows)) : tr("not analyzed"));
+            item->setText(Rows,
+                          t.analyzed ? locale.toString(static_cast<qlonglong>(t.estimatedRows)) : tr("not analyzed"));
             item->setText(Size, qs(core::humanBytes(t.totalBytes)));
             item->setText(PrimaryKey, t.primaryKey.empty() ? tr("none") : joined(t.primaryKey, m_mysql));
             item->setText(Candidates, t.cursorCandidates.empty() ? tr("none") : joined(t.cursorCandidates, m_mysql));
@@ -186,11 +187,12 @@ void PipelineEditor::rebuildTree()
                                             .arg(t.updates)
                                             .arg(t.deletes));
             else
-                item->setToolTip(Table, tr("%1: writes unknown (no per-table write counters to read)")
-                                            .arg(displayOf(ref)));
+                item->setToolTip(Table,
+                                 tr("%1: writes unknown (no per-table write counters to read)").arg(displayOf(ref)));
             if (!t.readable)
-                item->setToolTip(Table, tr("%1: the user may not SELECT from it (or lacks USAGE on its schema)")
-                                            .arg(displayOf(ref)));
+                item->setToolTip(
+                    Table,
+                    tr("%1: the user may not SELECT from it (or lacks USAGE on its schema)").arg(displayOf(ref)));
         }
 
         auto *box = new QComboBox;
@@ -269,7 +271,10 @@ QString PipelineEditor::displayOf(const core::TableRef &ref) const
     return m_mysql ? ident(ref.schema, true) + QLatin1Char('.') + ident(ref.name, true) : qs(ref.display());
 }
 
-PipelineEditor::Row *PipelineEditor::selectedRow() { return rowOf(m_tree->currentItem()); }
+PipelineEditor::Row *PipelineEditor::selectedRow()
+{
+    return rowOf(m_tree->currentItem());
+}
 
 QTreeWidgetItem *PipelineEditor::tableItem(const QString &display) const
 {

@@ -17,7 +17,10 @@ namespace driftless::ui {
 using namespace settingfields;
 
 namespace {
-QString qs(const std::string &s) { return QString::fromStdString(s); }
+QString qs(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
 
 bool isPublicationName(const QString &name)
 {
@@ -36,15 +39,24 @@ QStringList PipelineSettingsPanel::dropColumnPolicies()
 {
     return {QStringLiteral("keep"), QStringLiteral("drop"), QStringLiteral("pause")};
 }
-QStringList PipelineSettingsPanel::recoverChoices() { return {QStringLiteral("manual"), QStringLiteral("auto")}; }
-QStringList PipelineSettingsPanel::typeChangePolicies() { return {QStringLiteral("widen"), QStringLiteral("pause")}; }
-QStringList PipelineSettingsPanel::renameColumnPolicies() { return {QStringLiteral("rename"), QStringLiteral("pause")}; }
+QStringList PipelineSettingsPanel::recoverChoices()
+{
+    return {QStringLiteral("manual"), QStringLiteral("auto")};
+}
+QStringList PipelineSettingsPanel::typeChangePolicies()
+{
+    return {QStringLiteral("widen"), QStringLiteral("pause")};
+}
+QStringList PipelineSettingsPanel::renameColumnPolicies()
+{
+    return {QStringLiteral("rename"), QStringLiteral("pause")};
+}
 
 PipelineSettingsPanel::PipelineSettingsPanel(QWidget *parent)
     : QWidget(parent), m_publication(new QLineEdit(this)), m_heartbeat(new QLineEdit(this)),
-      m_recover(new QComboBox(this)), m_reconcileEvery(new QLineEdit(this)), m_alertAbove(new QLineEdit(this)), m_addColumn(new QComboBox(this)),
-      m_dropColumn(new QComboBox(this)), m_typeChange(new QComboBox(this)), m_renameColumn(new QComboBox(this)),
-      m_note(new QLabel(this))
+      m_recover(new QComboBox(this)), m_reconcileEvery(new QLineEdit(this)), m_alertAbove(new QLineEdit(this)),
+      m_addColumn(new QComboBox(this)), m_dropColumn(new QComboBox(this)), m_typeChange(new QComboBox(this)),
+      m_renameColumn(new QComboBox(this)), m_note(new QLabel(this))
 {
     setObjectName(QStringLiteral("pipelineSettings"));
     m_publication->setObjectName(QStringLiteral("publication"));
@@ -125,8 +137,8 @@ PipelineSettingsPanel::PipelineSettingsPanel(QWidget *parent)
     grid->addWidget(new QLabel(tr("<b>Reconciliation</b>"), this), 0, 1);
     grid->addLayout(cdc, 1, 0);
     grid->addLayout(checks, 1, 1);
-    grid->addWidget(new QLabel(tr("<b>Schema changes at the source</b> (each table may override them)"), this), 2,
-                    0, 1, 2);
+    grid->addWidget(new QLabel(tr("<b>Schema changes at the source</b> (each table may override them)"), this), 2, 0, 1,
+                    2);
     grid->addLayout(changes, 3, 0, 1, 2);
     grid->addWidget(m_note, 4, 0, 1, 2);
     grid->setRowStretch(5, 1);

@@ -40,8 +40,9 @@ SlotGuardBox::SlotGuardBox(QWidget *parent)
                              "invalidates it) falls below this"));
 
     m_inactive->setObjectName(QStringLiteral("inactiveAlert"));
-    m_inactive->setPlaceholderText(tr("%1 (default)").arg(QString::fromStdString(
-        core::formatDuration(core::SlotGuard{}.effectiveInactiveAlert()))));
+    m_inactive->setPlaceholderText(
+        tr("%1 (default)")
+            .arg(QString::fromStdString(core::formatDuration(core::SlotGuard{}.effectiveInactiveAlert()))));
     m_inactive->setToolTip(tr("An alert when a slot has had no reader this long (30m, 2h): its WAL piles up "
                               "meanwhile"));
 
@@ -101,8 +102,8 @@ std::optional<core::SlotGuard> SlotGuardBox::guard() const
         return std::nullopt;
     core::SlotGuard g = m_loaded.value_or(core::SlotGuard{});
     g.maxRetained = m_max->bytes();
-    g.action = m_action->currentIndex() == FallbackIndex ? core::SlotGuard::Action::Fallback
-                                                         : core::SlotGuard::Action::Alert;
+    g.action =
+        m_action->currentIndex() == FallbackIndex ? core::SlotGuard::Action::Fallback : core::SlotGuard::Action::Alert;
     g.warnRetained = m_warn->bytes() > 0 ? std::optional<std::int64_t>(m_warn->bytes()) : std::nullopt;
     g.minSafeWal = m_minSafe->bytes() > 0 ? std::optional<std::int64_t>(m_minSafe->bytes()) : std::nullopt;
     const QString inactive = m_inactive->text().trimmed();

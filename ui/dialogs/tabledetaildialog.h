@@ -16,8 +16,7 @@ class QLabel;
 class QPushButton;
 class QTableView;
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 class EngineBridge;
 class EventsModel;
@@ -33,8 +32,7 @@ class PauseRunner;
 /// store's events of this table, read on a pool thread when it opens and then at most every
 /// kEventsRefreshMs while snapshots arrive: a busy table's events are not crowded out by the
 /// window's newest 200. Nothing here waits on a database.
-class TableDetailDialog final : public QDialog
-{
+class TableDetailDialog final : public QDialog {
     Q_OBJECT
 public:
     TableDetailDialog(EngineBridge *engine, PauseRunner *pauser, const QString &pipeline, const QString &table,

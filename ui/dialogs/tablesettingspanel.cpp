@@ -19,7 +19,10 @@ namespace driftless::ui {
 using namespace settingfields;
 
 namespace {
-QString qs(const std::string &s) { return QString::fromStdString(s); }
+QString qs(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
 
 bool isCount(const QString &text)
 {
@@ -134,8 +137,8 @@ void TableSettingsPanel::clearTable()
     }
     m_every->setPlaceholderText(QString());
     m_sla->setPlaceholderText(QString());
-    for (QComboBox *box : {m_cursor, m_truncate, m_fallbackCursor, m_addColumn, m_dropColumn, m_typeChange,
-                           m_renameColumn}) {
+    for (QComboBox *box :
+         {m_cursor, m_truncate, m_fallbackCursor, m_addColumn, m_dropColumn, m_typeChange, m_renameColumn}) {
         if (box->count() > 0)
             box->setCurrentIndex(0);
         box->setEnabled(false);

@@ -17,7 +17,10 @@ int AlertsModel::rowCount(const QModelIndex &parent) const
     return parent.isValid() ? 0 : static_cast<int>(m_alerts.size());
 }
 
-int AlertsModel::columnCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int AlertsModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
 
 QVariant AlertsModel::headerData(int section, Qt::Orientation orientation, int role) const
 {

@@ -9,11 +9,9 @@
 #include <algorithm>
 #include <set>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
-namespace
-{
+namespace {
 
 using json = nlohmann::json;
 
@@ -138,8 +136,8 @@ QVariant ConflictRowModel::data(const QModelIndex &index, int role) const
         return line.differs();
     if (index.column() == Choice) {
         if (role == Qt::DisplayRole)
-            return !line.differs() || !m_choosable ? QString()
-                   : line.choice.isEmpty()         ? tr("choose")
+            return !line.differs() || !m_choosable          ? QString()
+                   : line.choice.isEmpty()                  ? tr("choose")
                    : line.choice == QLatin1String("source") ? tr("Source")
                                                             : tr("Target");
         if (role == Qt::ToolTipRole && line.differs() && m_choosable)

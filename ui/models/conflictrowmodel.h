@@ -8,8 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 /// One queued conflict side by side, as the reconciliation's row diff shows a differing row: one
 /// row per column of the table with the base (the row as both sides last agreed on it), the
@@ -24,8 +23,7 @@ namespace driftless::ui
 /// sides will keep ("source" or "target", ChoiceRole); by default the three-way merge's: the side
 /// that changed the column since the base. A column both sides changed has no default: it reads
 /// "choose" until setChoice() picks a side. Columns the sides agree on have no choice.
-class ConflictRowModel final : public QAbstractTableModel
-{
+class ConflictRowModel final : public QAbstractTableModel {
     Q_OBJECT
 public:
     enum Column { ColumnName, Base, Source, Target, Choice, ColumnCount };

@@ -6,11 +6,9 @@
 #include <QLocale>
 #include <QStringList>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
-namespace
-{
+namespace {
 
 /// A JSON value as a DBA reads it: strings without quotes, anything else as JSON.
 QString plain(const nlohmann::json &v)

@@ -10,15 +10,13 @@
 #include <utility>
 #include <vector>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 /// The open conflicts of the workspace's two-way pipelines (GET /api/v1/conflicts), oldest
 /// first: pipeline, table, key, the columns both sides changed, and when it was detected.
 ///
 /// setConflicts() replaces the list in one reset; views keep their selection by id (IdRole).
-class ConflictsModel final : public QAbstractTableModel
-{
+class ConflictsModel final : public QAbstractTableModel {
     Q_OBJECT
 public:
     enum Column { Pipeline, Table, Key, Columns, DetectedAt, ColumnCount };

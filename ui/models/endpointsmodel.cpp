@@ -44,7 +44,10 @@ int EndpointsModel::rowCount(const QModelIndex &parent) const
     return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
 }
 
-int EndpointsModel::columnCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int EndpointsModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
 
 QString EndpointsModel::location(const core::Endpoint &e)
 {
@@ -141,8 +144,7 @@ QString EndpointsModel::tlsToolTip(const core::Endpoint &e, const core::Endpoint
                                         QString::fromStdString(seen.chosenBy));
     if (tls->warning)
         return tr("%1.\n\nTo fix: %2.\n\n%3")
-            .arg(QString::fromStdString(tls->warning->message), QString::fromStdString(tls->warning->fix),
-                 connection);
+            .arg(QString::fromStdString(tls->warning->message), QString::fromStdString(tls->warning->fix), connection);
     if (tls->loopback)
         return tr("%1 is on this machine (a Unix socket or a loopback address): nothing crosses a network.\n\n%2")
             .arg(name, connection);

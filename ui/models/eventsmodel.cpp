@@ -12,8 +12,8 @@ namespace {
 
 bool sameEvent(const core::EventRecord &a, const core::EventRecord &b)
 {
-    return a.id == b.id && a.tsMs == b.tsMs && a.level == b.level && a.pipeline == b.pipeline &&
-           a.table == b.table && a.kind == b.kind && a.message == b.message;
+    return a.id == b.id && a.tsMs == b.tsMs && a.level == b.level && a.pipeline == b.pipeline && a.table == b.table &&
+           a.kind == b.kind && a.message == b.message;
 }
 
 /// How many events at the top of `next` are new, when `next` is `current` with events added at
@@ -43,7 +43,10 @@ int EventsModel::rowCount(const QModelIndex &parent) const
     return parent.isValid() ? 0 : static_cast<int>(m_events.size());
 }
 
-int EventsModel::columnCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int EventsModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
 
 QVariant EventsModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
@@ -108,7 +111,10 @@ QVariant EventsModel::data(const QModelIndex &index, int role) const
     return {};
 }
 
-void EventsModel::setSnapshot(const EngineSnapshot &snapshot) { setEvents(snapshot.events); }
+void EventsModel::setSnapshot(const EngineSnapshot &snapshot)
+{
+    setEvents(snapshot.events);
+}
 
 void EventsModel::setEvents(const std::vector<core::EventRecord> &events)
 {

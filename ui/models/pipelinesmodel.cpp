@@ -12,7 +12,10 @@ int PipelinesModel::rowCount(const QModelIndex &parent) const
     return parent.isValid() ? 0 : static_cast<int>(rows().size());
 }
 
-int PipelinesModel::columnCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int PipelinesModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
 
 QString PipelinesModel::strategiesText(const core::PipelineSpec &p)
 {
@@ -41,7 +44,8 @@ QVariant PipelinesModel::data(const QModelIndex &index, int role) const
         case Name:
             return QString::fromStdString(p.name);
         case Route:
-            return QStringLiteral("%1 \u2192 %2").arg(QString::fromStdString(p.source), QString::fromStdString(p.target));
+            return QStringLiteral("%1 \u2192 %2")
+                .arg(QString::fromStdString(p.source), QString::fromStdString(p.target));
         case Tables:
             return static_cast<int>(p.tables.size());
         case Strategies:

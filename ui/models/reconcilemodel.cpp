@@ -7,11 +7,9 @@
 #include <QColor>
 #include <QLocale>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
-namespace
-{
+namespace {
 
 using Summary = core::ReconcileSummary;
 
@@ -24,8 +22,8 @@ bool sameOnScreen(const Summary &a, const Summary &b)
 {
     return sameRow(a, b) && a.pipeline == b.pipeline && a.finishedMs == b.finishedMs && a.sourceRows == b.sourceRows &&
            a.targetRows == b.targetRows && a.missing == b.missing && a.extra == b.extra && a.different == b.different &&
-           a.inFlight == b.inFlight && a.driftRatio == b.driftRatio && a.error == b.error &&
-           a.repaired == b.repaired && a.supersededBy == b.supersededBy;
+           a.inFlight == b.inFlight && a.driftRatio == b.driftRatio && a.error == b.error && a.repaired == b.repaired &&
+           a.supersededBy == b.supersededBy;
 }
 
 bool isNumber(int column)

@@ -7,8 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 /// One row per table of a stored reconciliation report, newest report first, as
 /// WorkspaceState::reconcileSummaries() lists them: counts on each side, the three kinds of drift,
@@ -19,8 +18,7 @@ namespace driftless::ui
 /// proxy, by SortRole. The Status column says drift, no drift or error in a word and an icon,
 /// never by colour alone, and marks the history: "repaired" when a repair ran from the report
 /// for the table, "superseded" (the row in grey) when a newer report compared the table again.
-class ReconcileModel final : public QAbstractTableModel
-{
+class ReconcileModel final : public QAbstractTableModel {
     Q_OBJECT
 public:
     enum Column {
@@ -59,10 +57,7 @@ public:
 
     void setSummaries(const std::vector<core::ReconcileSummary> &rows);
 
-    const core::ReconcileSummary &summaryAt(int row) const
-    {
-        return m_rows.at(static_cast<std::size_t>(row));
-    }
+    const core::ReconcileSummary &summaryAt(int row) const { return m_rows.at(static_cast<std::size_t>(row)); }
     /// The row of `table` in report `reportId`, or -1.
     int rowOf(std::int64_t reportId, const QString &table) const;
 

@@ -10,11 +10,9 @@
 #include <map>
 #include <optional>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
-namespace
-{
+namespace {
 
 /// Top-level rows carry 0 as internal id; a child carries its parent's row + 1.
 constexpr quintptr kTopLevel = 0;

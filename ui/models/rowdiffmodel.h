@@ -6,8 +6,7 @@
 
 #include <vector>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 /// The differing rows of one table of a reconciliation report, as a tree: one top-level row per
 /// key with its class (missing in target, extra in target, different). A different row names its
@@ -22,8 +21,7 @@ namespace driftless::ui
 /// a side without the row reads `no row` the same way, so neither is mistaken for the text
 /// "NULL" or an empty string. Only the keys the report kept are listed (ReconcileOptions::maxKeys
 /// per class); truncated() says when there were more.
-class RowDiffModel final : public QAbstractItemModel
-{
+class RowDiffModel final : public QAbstractItemModel {
     Q_OBJECT
 public:
     enum Column { Key, Class, ColumnName, Source, Target, ColumnCount };

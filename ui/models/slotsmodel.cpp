@@ -12,7 +12,10 @@ namespace driftless::ui {
 
 namespace {
 
-bool sameSlot(const core::SlotReport &a, const core::SlotReport &b) { return a.source == b.source && a.slot == b.slot; }
+bool sameSlot(const core::SlotReport &a, const core::SlotReport &b)
+{
+    return a.source == b.source && a.slot == b.slot;
+}
 
 bool sameOnScreen(const core::SlotReport &a, const core::SlotReport &b)
 {
@@ -23,9 +26,15 @@ bool sameOnScreen(const core::SlotReport &a, const core::SlotReport &b)
            a.secondsToLimit == b.secondsToLimit && a.restartLsn == b.restartLsn;
 }
 
-bool startsWith(const std::string &s, const char *prefix) { return s.rfind(prefix, 0) == 0; }
+bool startsWith(const std::string &s, const char *prefix)
+{
+    return s.rfind(prefix, 0) == 0;
+}
 
-QString dash() { return QStringLiteral("\u2014"); }
+QString dash()
+{
+    return QStringLiteral("\u2014");
+}
 
 /// Icon for a wal_status word: reserved is fine, extended is past max_wal_size (a warning),
 /// unreserved is about to be invalidated, lost already is.
@@ -49,7 +58,10 @@ int SlotsModel::rowCount(const QModelIndex &parent) const
     return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
 }
 
-int SlotsModel::columnCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int SlotsModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
 
 QVariant SlotsModel::headerData(int section, Qt::Orientation orientation, int role) const
 {

@@ -13,9 +13,9 @@ namespace driftless::ui {
 /// One row per replication slot over a SlotSample: every slot of every Postgres source of the
 /// workspace, Driftless's and others'; then one row per MariaDB/MySQL CDC pipeline (kind
 /// "binlog", binlogRow()): the binlog file it needs, the server's oldest, the bytes behind and the
-/// time until the needed file may be purged, in the columns that say the same of a slot. Time to limit says where each slot is heading at its recent
-/// rate (`seconds_to_limit`), "not growing" or "no limit" (with its source's slot guard, from the
-/// sample's workspace).
+/// time until the needed file may be purged, in the columns that say the same of a slot. Time to limit says where each
+/// slot is heading at its recent rate (`seconds_to_limit`), "not growing" or "no limit" (with its source's slot guard,
+/// from the sample's workspace).
 ///
 /// setSample() updates in place (one dataChanged) while the same slots are listed in the same
 /// order, which is the usual case every 15 s, so the selection stays put; a slot appearing or

@@ -12,8 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 /// One row per synced table, over the tables of an EngineSnapshot.
 ///
@@ -26,8 +25,7 @@ namespace driftless::ui
 /// formatting numbers and times again on every call. The order is the order rows first
 /// appeared; views sort through a proxy, by SortRole (TablesProxy compares rows directly, with
 /// the same order as SortRole's values, and filters on the kept text).
-class TablesModel final : public QAbstractTableModel
-{
+class TablesModel final : public QAbstractTableModel {
     Q_OBJECT
 public:
     enum Column { Pipeline, Table, Strategy, State, Freshness, Lag, Rows, LastSync, Progress, Message, ColumnCount };

@@ -2,8 +2,7 @@
 
 #include "ui/models/tablesmodel.h"
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 TablesProxy::TablesProxy(QObject *parent) : QSortFilterProxyModel(parent)
 {
@@ -64,8 +63,8 @@ bool TablesProxy::filterAcceptsRow(int sourceRow, const QModelIndex &sourceParen
 
 bool TablesProxy::lessThan(const QModelIndex &left, const QModelIndex &right) const
 {
-    if (m_tables && sortRole() == TablesModel::SortRole && left.model() == m_tables &&
-        right.model() == m_tables && left.column() == right.column())
+    if (m_tables && sortRole() == TablesModel::SortRole && left.model() == m_tables && right.model() == m_tables &&
+        left.column() == right.column())
         return m_tables->sortsBefore(left.row(), right.row(), left.column(), sortCaseSensitivity(),
                                      isSortLocaleAware());
     return QSortFilterProxyModel::lessThan(left, right);

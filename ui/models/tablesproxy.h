@@ -3,8 +3,7 @@
 #include <QPointer>
 #include <QSortFilterProxyModel>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 class TablesModel;
 
@@ -21,8 +20,7 @@ class TablesModel;
 /// interval at a time, which under a sort scattered over thousands of intervals, each a pass
 /// through the views. The text filter applies on top of any the base class holds (a regular
 /// expression, a key column); another sort role or source model goes the base class's way.
-class TablesProxy final : public QSortFilterProxyModel
-{
+class TablesProxy final : public QSortFilterProxyModel {
     Q_OBJECT
 public:
     explicit TablesProxy(QObject *parent = nullptr);

@@ -38,9 +38,9 @@ QLabel *heading(const QString &text, QWidget *parent)
 } // namespace
 
 AlertsPage::AlertsPage(AlertsModel *alerts, EventsModel *events, QWidget *parent)
-    : QWidget(parent), m_alerts(alerts), m_events(new QSortFilterProxyModel(this)),
-      m_alertsView(new QTableView(this)), m_eventsView(new QTableView(this)),
-      m_alertsTitle(heading(tr("Open alerts"), this)), m_allClear(new QLabel(this)), m_level(new QComboBox(this))
+    : QWidget(parent), m_alerts(alerts), m_events(new QSortFilterProxyModel(this)), m_alertsView(new QTableView(this)),
+      m_eventsView(new QTableView(this)), m_alertsTitle(heading(tr("Open alerts"), this)), m_allClear(new QLabel(this)),
+      m_level(new QComboBox(this))
 {
     setObjectName(QStringLiteral("alertsPage"));
 
@@ -131,7 +131,10 @@ void AlertsPage::fitEventColumns()
         m_eventsView->resizeColumnToContents(c);
 }
 
-int AlertsPage::alertCount() const { return m_alerts->rowCount(); }
+int AlertsPage::alertCount() const
+{
+    return m_alerts->rowCount();
+}
 
 void AlertsPage::updateAlerts()
 {

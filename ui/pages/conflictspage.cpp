@@ -24,11 +24,9 @@
 
 #include <algorithm>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
-namespace
-{
+namespace {
 
 using json = nlohmann::json;
 
@@ -322,12 +320,13 @@ void ConflictsPage::confirm(const json &body, const QString &what)
     const QString table = QString::fromStdString(c.record.table).toHtmlEscaped();
     const QString key = ConflictsModel::keyText(c.record.key).toHtmlEscaped();
     QString html;
-    for (const auto &[name, held] : {std::pair{targetName, storedRow(c.record.target)},
-                                     std::pair{sourceName, storedRow(c.record.source)}}) {
+    for (const auto &[name, held] :
+         {std::pair{targetName, storedRow(c.record.target)}, std::pair{sourceName, storedRow(c.record.source)}}) {
         const QString changes = changesOf(held, chosen);
-        html += changes.isEmpty() ? tr("<p><b>On %1</b>: nothing is written; it holds this row already.</p>")
-                                        .arg(name.toHtmlEscaped())
-                                  : tr("<p><b>On %1</b>, %2</p>").arg(name.toHtmlEscaped(), changes);
+        html +=
+            changes.isEmpty()
+                ? tr("<p><b>On %1</b>: nothing is written; it holds this row already.</p>").arg(name.toHtmlEscaped())
+                : tr("<p><b>On %1</b>, %2</p>").arg(name.toHtmlEscaped(), changes);
     }
     html += tr("<p>Each side is written in one transaction under the pipeline's resolve origin, so neither "
                "direction reads it back. A value written over is lost on both sides.</p>");
@@ -342,13 +341,12 @@ void ConflictsPage::confirm(const json &body, const QString &what)
     box->addButton(QMessageBox::Cancel);
     box->setDefaultButton(QMessageBox::Cancel);
     box->setAttribute(Qt::WA_DeleteOnClose);
-    connect(box, &QMessageBox::finished, this,
-            [this, box, ok, id = c.id, body, what, generation = m_generation] {
-                m_confirmation = nullptr;
-                if (box->clickedButton() == ok && generation == m_generation)
-                    post(id, body, what);
-                updateButtons();
-            });
+    connect(box, &QMessageBox::finished, this, [this, box, ok, id = c.id, body, what, generation = m_generation] {
+        m_confirmation = nullptr;
+        if (box->clickedButton() == ok && generation == m_generation)
+            post(id, body, what);
+        updateButtons();
+    });
     m_confirmation = box;
     updateButtons();
     box->open();
@@ -382,8 +380,9 @@ void ConflictsPage::post(std::int64_t id, const json &body, const QString &what)
 QComboBox *ConflictsPage::choiceBox(const QString &column) const
 {
     const int row = m_rowModel->rowOf(column);
-    return row < 0 ? nullptr
-                   : qobject_cast<QComboBox *>(m_rowView->indexWidget(m_rowModel->index(row, ConflictRowModel::Choice)));
+    return row < 0
+               ? nullptr
+               : qobject_cast<QComboBox *>(m_rowView->indexWidget(m_rowModel->index(row, ConflictRowModel::Choice)));
 }
 
 void ConflictsPage::makeChoiceBoxes()

@@ -18,13 +18,11 @@ class QMessageBox;
 class QPushButton;
 class QTableView;
 
-namespace driftless::core
-{
+namespace driftless::core {
 struct Workspace;
 }
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 class ConflictRowModel;
 class EngineBridge;
@@ -45,8 +43,7 @@ class EngineBridge;
 ///   for a workspace no longer shown are dropped (a generation counter).
 /// - openCountChanged() carries the number of open conflicts (the navigation's badge), and
 ///   countsChanged() the count per pipeline and table.
-class ConflictsPage final : public QWidget
-{
+class ConflictsPage final : public QWidget {
     Q_OBJECT
 public:
     explicit ConflictsPage(EngineBridge *engine, QWidget *parent = nullptr);

@@ -10,33 +10,30 @@
 #include <QScrollArea>
 #include <QVBoxLayout>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
-namespace
-{
+namespace {
 QString howToStart(bool firstRun)
 {
     return (firstRun ? DashboardPage::tr("<h3>Welcome to Driftless</h3>"
                                          "<p>Driftless keeps tables in two databases in sync and shows, here, that "
                                          "they are fresh and correct.</p>")
                      : DashboardPage::tr("<h3>No tables yet</h3>")) +
-           DashboardPage::tr("<p>To start syncing, open the <b>Workspace</b> page:</p>"
-                             "<ol><li><b>Add Endpoint\u2026</b> for the source database and again for the target;</li>"
-                             "<li><b>Add Pipeline\u2026</b> to pick the tables and a strategy for each "
-                             "(or <b>Import YAML\u2026</b> to read a workspace written as a file);</li>"
-                             "<li><b>Start Sync</b> in the toolbar.</li></ol>"
-                             "<p>Each pipeline and table then shows here with its freshness. The syncs an agent runs on "
-                             "a server are shown with <b>Connect to Agent\u2026</b>.</p>");
+           DashboardPage::tr(
+               "<p>To start syncing, open the <b>Workspace</b> page:</p>"
+               "<ol><li><b>Add Endpoint\u2026</b> for the source database and again for the target;</li>"
+               "<li><b>Add Pipeline\u2026</b> to pick the tables and a strategy for each "
+               "(or <b>Import YAML\u2026</b> to read a workspace written as a file);</li>"
+               "<li><b>Start Sync</b> in the toolbar.</li></ol>"
+               "<p>Each pipeline and table then shows here with its freshness. The syncs an agent runs on "
+               "a server are shown with <b>Connect to Agent\u2026</b>.</p>");
 }
 } // namespace
 
 DashboardPage::DashboardPage(QWidget *parent)
     : QWidget(parent), m_filter(new QLineEdit(this)), m_group(new QComboBox(this)), m_order(new QComboBox(this)),
       m_summary(new QLabel(this)), m_emptyPage(new QWidget(this)), m_empty(new QLabel(m_emptyPage)),
-      m_welcome(new QWidget(m_emptyPage)),
-      m_scroll(new QScrollArea(this)),
-      m_grid(new DashboardGrid(m_scroll))
+      m_welcome(new QWidget(m_emptyPage)), m_scroll(new QScrollArea(this)), m_grid(new DashboardGrid(m_scroll))
 {
     setObjectName(QStringLiteral("dashboardPage"));
     m_filter->setObjectName(QStringLiteral("dashboardFilter"));

@@ -15,8 +15,7 @@ class QPushButton;
 class QLineEdit;
 class QScrollArea;
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 class DashboardGrid;
 
@@ -29,8 +28,7 @@ class DashboardGrid;
 ///
 /// Reads snapshots and slot samples only (DashboardTiles keeps the sparklines' rings). Hidden,
 /// it keeps its rings up to date and lays the tiles out when shown again.
-class DashboardPage final : public QWidget
-{
+class DashboardPage final : public QWidget {
     Q_OBJECT
 public:
     explicit DashboardPage(QWidget *parent = nullptr);

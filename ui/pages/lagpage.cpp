@@ -16,14 +16,38 @@ LagPage::LagPage(QWidget *parent) : QWidget(parent), m_chart(new LagChart(this))
     layout->addWidget(m_chart);
 }
 
-QChart *LagPage::chart() const { return m_chart->chart(); }
-QChartView *LagPage::chartView() const { return m_chart->chartView(); }
-QComboBox *LagPage::windowCombo() const { return m_chart->windowCombo(); }
-std::int64_t LagPage::windowMs() const { return m_chart->windowMs(); }
-void LagPage::setWindowMs(std::int64_t ms) { m_chart->setWindowMs(ms); }
-bool LagPage::historyLoaded() const { return m_chart->historyLoaded(); }
-void LagPage::setSnapshot(const EngineSnapshot &snapshot) { m_chart->setSnapshot(snapshot); }
-void LagPage::reload() { m_chart->reload(); }
+QChart *LagPage::chart() const
+{
+    return m_chart->chart();
+}
+QChartView *LagPage::chartView() const
+{
+    return m_chart->chartView();
+}
+QComboBox *LagPage::windowCombo() const
+{
+    return m_chart->windowCombo();
+}
+std::int64_t LagPage::windowMs() const
+{
+    return m_chart->windowMs();
+}
+void LagPage::setWindowMs(std::int64_t ms)
+{
+    m_chart->setWindowMs(ms);
+}
+bool LagPage::historyLoaded() const
+{
+    return m_chart->historyLoaded();
+}
+void LagPage::setSnapshot(const EngineSnapshot &snapshot)
+{
+    m_chart->setSnapshot(snapshot);
+}
+void LagPage::reload()
+{
+    m_chart->reload();
+}
 void LagPage::setEngine(EngineBridge *engine)
 {
     m_chart->setEngine(engine);

@@ -21,19 +21,17 @@
 #include <QSaveFile>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
-#include <QTextEdit>
 #include <QTableView>
+#include <QTextEdit>
 #include <QTreeView>
 #include <QVBoxLayout>
 
 #include <algorithm>
 #include <set>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
-namespace
-{
+namespace {
 
 QString count(long long n)
 {
@@ -547,9 +545,10 @@ void ReconcilePage::updateButtons()
     const QString exportWhy = m_report ? QString() : tr("Select a report above");
     for (QPushButton *b : {m_exportCsv, m_exportHtml}) {
         b->setEnabled(exportWhy.isEmpty());
-        b->setToolTip(exportWhy.isEmpty() ? tr("Save report %1 as %2").arg(m_report->id).arg(
-                                                b == m_exportCsv ? tr("CSV (one row per differing row)")
-                                                                 : tr("a standalone HTML page"))
+        b->setToolTip(exportWhy.isEmpty() ? tr("Save report %1 as %2")
+                                                .arg(m_report->id)
+                                                .arg(b == m_exportCsv ? tr("CSV (one row per differing row)")
+                                                                      : tr("a standalone HTML page"))
                                           : exportWhy);
     }
     m_repairTable->setEnabled(canRepair);
@@ -643,9 +642,9 @@ void ReconcilePage::onPlanReady(std::uint64_t request, std::shared_ptr<const cor
     }
     for (const auto &t : plan->tables)
         if (!t.error.empty()) {
-            showResult(QStringLiteral("error"), tr("%1 cannot be repaired: %2")
-                                                    .arg(QString::fromStdString(t.table),
-                                                         QString::fromStdString(t.error)));
+            showResult(
+                QStringLiteral("error"),
+                tr("%1 cannot be repaired: %2").arg(QString::fromStdString(t.table), QString::fromStdString(t.error)));
             return;
         }
     openConfirmation(m_planScope, std::move(m_planKeys), *plan);
@@ -837,8 +836,8 @@ void ReconcilePage::requestExport(bool html)
                                  .arg(QString::fromStdString(m_report->pipeline))
                                  .arg(m_report->id)
                                  .arg(html ? QStringLiteral("html") : QStringLiteral("csv"));
-        path = QFileDialog::getSaveFileName(this, html ? tr("Export Report as HTML") : tr("Export Report as CSV"),
-                                            name, html ? tr("HTML pages (*.html)") : tr("CSV files (*.csv)"));
+        path = QFileDialog::getSaveFileName(this, html ? tr("Export Report as HTML") : tr("Export Report as CSV"), name,
+                                            html ? tr("HTML pages (*.html)") : tr("CSV files (*.csv)"));
         if (path.isEmpty())
             return;
     }

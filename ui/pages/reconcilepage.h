@@ -24,8 +24,7 @@ class QSplitter;
 class QTableView;
 class QTreeView;
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 class ReconcileModel;
 class RowDiffModel;
@@ -47,8 +46,7 @@ class RowDiffModel;
 ///   and `--html` do.
 ///
 /// Nothing here reads a database or the file on the UI thread.
-class ReconcilePage final : public QWidget
-{
+class ReconcilePage final : public QWidget {
     Q_OBJECT
 public:
     explicit ReconcilePage(ReconcileRunner *runner, QWidget *parent = nullptr);

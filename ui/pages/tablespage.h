@@ -20,8 +20,7 @@ class QPushButton;
 class QSortFilterProxyModel;
 class QTableView;
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 class BackfillProgress;
 class TablesModel;
@@ -43,8 +42,7 @@ class TablesModel;
 /// "Pause…" and "Resume…" hold a table (kept across restarts) or sync it again, after a
 /// confirmation saying what happens for its strategy, through the page's PauseRunner. A
 /// double-click (or Enter) opens the table's detail: its facts, lag chart and events, live.
-class TablesPage final : public QWidget
-{
+class TablesPage final : public QWidget {
     Q_OBJECT
 public:
     TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *parent = nullptr);

@@ -10,8 +10,8 @@
 #include "ui/widgets/tableselection.h"
 
 #include "core/config/workspacefile.h"
-#include "core/engine/slots/slots.h"
 #include "core/engine/run/workspacestate.h"
+#include "core/engine/slots/slots.h"
 #include "core/model/error.h"
 #include "ui/enginedoor.h"
 
@@ -289,7 +289,10 @@ void WorkspacePage::selectPipeline(const QString &name)
         m_pipelinesView->selectRow(row);
 }
 
-QString WorkspacePage::summaryText() const { return m_summary->text(); }
+QString WorkspacePage::summaryText() const
+{
+    return m_summary->text();
+}
 
 void WorkspacePage::updateSummary()
 {
@@ -673,10 +676,11 @@ void WorkspacePage::fitColumns()
     for (QTableView *view : {m_endpointsView, m_pipelinesView}) {
         const int last = view->model()->columnCount() - 1;
         for (int c = 0; c < last; ++c)
-            view->setColumnWidth(c, std::min(kMaxColumnWidth,
-                                             std::max(static_cast<const QAbstractItemView *>(view)->sizeHintForColumn(c),
-                                                      view->horizontalHeader()->sectionSizeHint(c)) +
-                                                 16));
+            view->setColumnWidth(
+                c,
+                std::min(kMaxColumnWidth, std::max(static_cast<const QAbstractItemView *>(view)->sizeHintForColumn(c),
+                                                   view->horizontalHeader()->sectionSizeHint(c)) +
+                                              16));
     }
 }
 
@@ -706,9 +710,9 @@ void WorkspacePage::confirmRemovePipeline(const core::DecommissionPlan &plan)
 {
     const QString name = QString::fromStdString(plan.pipeline);
     const QString source = QString::fromStdString(plan.source).toHtmlEscaped();
-    auto *box = new QMessageBox(QMessageBox::Warning, tr("Remove Pipeline"),
-                                tr("Remove pipeline <b>%1</b>?").arg(name.toHtmlEscaped()), QMessageBox::NoButton,
-                                this);
+    auto *box =
+        new QMessageBox(QMessageBox::Warning, tr("Remove Pipeline"),
+                        tr("Remove pipeline <b>%1</b>?").arg(name.toHtmlEscaped()), QMessageBox::NoButton, this);
     box->setObjectName(QStringLiteral("removePipelineConfirmation"));
     box->setTextFormat(Qt::RichText);
     QString info;
@@ -763,13 +767,12 @@ void WorkspacePage::confirmRemovePipeline(const core::DecommissionPlan &plan)
         core::Workspace after = workspace();
         std::erase_if(after.pipelines, [&](const core::PipelineSpec &p) { return p.name == name.toStdString(); });
         door->post(QStringLiteral("/api/v1/decommission"), {{"pipeline", name.toStdString()}, {"keep_slot", keep}},
-                   this,
-                   [this, job, statePath = m_engine->statePath(), what, after](const EngineDoor::Reply &r) {
+                   this, [this, job, statePath = m_engine->statePath(), what, after](const EngineDoor::Reply &r) {
                        Outcome o;
                        o.ok = r.ok();
                        QStringList lines;
-                       for (const auto &l : r.ok() ? r.body.value("lines", nlohmann::json::array())
-                                                   : nlohmann::json::array())
+                       for (const auto &l :
+                            r.ok() ? r.body.value("lines", nlohmann::json::array()) : nlohmann::json::array())
                            lines << QString::fromStdString(l.get<std::string>());
                        o.message = r.ok() ? lines.join(QStringLiteral("; ")) : r.error;
                        if (r.ok())

@@ -41,7 +41,8 @@ class SecretStore;
 ///
 /// Every change is validated here (the YAML loader's rules) and written on a pool thread with
 /// core::WorkspaceState::apply(); the page never waits. A running sync starts again with
-/// the stored workspace within a few seconds (core::EngineRun). Passwords go to the SecretStore only, never to the file or the YAML.
+/// the stored workspace within a few seconds (core::EngineRun). Passwords go to the SecretStore only, never to the file
+/// or the YAML.
 class WorkspacePage final : public QWidget {
     Q_OBJECT
 public:

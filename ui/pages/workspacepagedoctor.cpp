@@ -47,16 +47,19 @@ void WorkspacePage::applyFindingSetting(const core::Finding &finding)
     auto *box = makeSettingConfirmation(m_doctor ? static_cast<QWidget *>(m_doctor) : this, *change);
     m_confirmation = box;
     connect(box, &QMessageBox::finished, this, [this, box, change = *change] {
-        const bool apply = box->clickedButton() &&
-                           box->clickedButton()->objectName() == QLatin1String("confirmApplySetting");
+        const bool apply =
+            box->clickedButton() && box->clickedButton()->objectName() == QLatin1String("confirmApplySetting");
         updateButtons();
         if (!apply)
             return;
         if (m_doctor)
-            connect(this, &WorkspacePage::saved, m_doctor, [doctor = m_doctor](bool ok) {
-                if (ok && doctor)
-                    doctor->check();
-            }, Qt::SingleShotConnection);
+            connect(
+                this, &WorkspacePage::saved, m_doctor,
+                [doctor = m_doctor](bool ok) {
+                    if (ok && doctor)
+                        doctor->check();
+                },
+                Qt::SingleShotConnection);
         save(change.workspace, tr("Set %1: %2 on %3").arg(change.key, change.after, change.where));
     });
     box->open();

@@ -122,7 +122,7 @@ void SecretStore::read(const QString &endpoint)
             SecretStore *store;
             ~Done()
             {
-                            if (--store->m_reading == 0)
+                if (--store->m_reading == 0)
                     emit store->readingChanged(false);
             }
         } done{this};
@@ -154,7 +154,8 @@ void SecretStore::remove(const QString &endpoint)
     }
     m_asked.erase(endpoint);
     if (m_backend == Backend::SessionOnly) {
-        QMetaObject::invokeMethod(this, [this, endpoint] { emit removed(endpoint); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this, endpoint] { emit removed(endpoint); }, Qt::QueuedConnection);
         return;
     }
     auto *job = newJob<QKeychain::DeletePasswordJob>();
@@ -194,9 +195,15 @@ void SecretStore::setWorkspace(const core::Workspace &workspace)
                 }
 }
 
-QString SecretStore::maskKeyKey(const QString &table) { return QStringLiteral("hmac:") + table; }
+QString SecretStore::maskKeyKey(const QString &table)
+{
+    return QStringLiteral("hmac:") + table;
+}
 
-QString SecretStore::sshPassphraseKey(const QString &endpoint) { return QStringLiteral("ssh-passphrase:") + endpoint; }
+QString SecretStore::sshPassphraseKey(const QString &endpoint)
+{
+    return QStringLiteral("ssh-passphrase:") + endpoint;
+}
 
 void SecretStore::installAsPasswordProvider()
 {

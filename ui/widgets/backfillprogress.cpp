@@ -8,8 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 BackfillProgress::BackfillProgress(QObject *parent) : QStyledItemDelegate(parent) {}
 

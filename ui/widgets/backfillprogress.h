@@ -5,8 +5,7 @@
 #include <QStyleOptionProgressBar>
 #include <QStyledItemDelegate>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 /// Paints a running backfill (an initial load or a re-backfill) as a progress bar with its line
 /// of text: `42% · 420,000 of 1,000,000 rows · ~1m 20s left`. With no estimate of the total the
@@ -15,8 +14,7 @@ namespace driftless::ui
 /// once and copied after (PixmapMemo).
 ///
 /// Reads TablesModel's BackfillRowsRole and BackfillPercentRole, and the text from DisplayRole.
-class BackfillProgress final : public QStyledItemDelegate
-{
+class BackfillProgress final : public QStyledItemDelegate {
     Q_OBJECT
 public:
     explicit BackfillProgress(QObject *parent = nullptr);

@@ -78,6 +78,9 @@ void ByteSizeEdit::setBytes(std::int64_t bytes)
     emit bytesChanged(this->bytes());
 }
 
-void ByteSizeEdit::setSpecialValueText(const QString &text) { m_number->setSpecialValueText(text); }
+void ByteSizeEdit::setSpecialValueText(const QString &text)
+{
+    m_number->setSpecialValueText(text);
+}
 
 } // namespace driftless::ui

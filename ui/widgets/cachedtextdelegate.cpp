@@ -33,8 +33,11 @@ QRect CachedTextDelegate::textRectFor(const QStyleOptionViewItem &opt, const QSt
         m_rectStyle = style;
         m_rectFont = opt.font;
     }
-    const RectKey key{opt.rect.size(), static_cast<int>(opt.features), opt.decorationSize,
-                      static_cast<int>(opt.decorationPosition), static_cast<int>(opt.direction),
+    const RectKey key{opt.rect.size(),
+                      static_cast<int>(opt.features),
+                      opt.decorationSize,
+                      static_cast<int>(opt.decorationPosition),
+                      static_cast<int>(opt.direction),
                       static_cast<int>(opt.checkState)};
     auto it = m_rects.constFind(key);
     if (it == m_rects.constEnd()) {
@@ -54,8 +57,8 @@ void CachedTextDelegate::paint(QPainter *painter, const QStyleOptionViewItem &op
 {
     QStyleOptionViewItem opt(option);
     initStyleOption(&opt, index);
-    if (opt.text.isEmpty() || (opt.features & QStyleOptionViewItem::WrapText) ||
-        opt.text.contains(QChar::LineFeed) || opt.text.contains(QChar::LineSeparator)) {
+    if (opt.text.isEmpty() || (opt.features & QStyleOptionViewItem::WrapText) || opt.text.contains(QChar::LineFeed) ||
+        opt.text.contains(QChar::LineSeparator)) {
         QStyledItemDelegate::paint(painter, option, index);
         return;
     }
@@ -80,8 +83,8 @@ void CachedTextDelegate::paint(QPainter *painter, const QStyleOptionViewItem &op
     QPalette::ColorGroup group = (opt.state & QStyle::State_Enabled) ? QPalette::Normal : QPalette::Disabled;
     if (group == QPalette::Normal && !(opt.state & QStyle::State_Active))
         group = QPalette::Inactive;
-    const QColor color = opt.palette.color(group, (opt.state & QStyle::State_Selected) ? QPalette::HighlightedText
-                                                                                         : QPalette::Text);
+    const QColor color =
+        opt.palette.color(group, (opt.state & QStyle::State_Selected) ? QPalette::HighlightedText : QPalette::Text);
 
     const QStaticText &laid = laidOut(text, textRect.width(), opt.textElideMode, opt.font);
     const QSizeF size = laid.size();

@@ -54,8 +54,8 @@ void setRoundedRange(QValueAxis *axis, double top, const std::vector<double> &st
 
 void setDurationRange(QCategoryAxis *axis, double topSeconds, double emptyTopSeconds)
 {
-    static const std::vector<double> steps{1,    2,    5,     10,    15,    30,    60,    120,    300,   600,
-                                           900,  1800, 3600,  7200,  14400, 21600, 43200, 86400, 172800, 604800};
+    static const std::vector<double> steps{1,   2,    5,    10,   15,    30,    60,    120,   300,    600,
+                                           900, 1800, 3600, 7200, 14400, 21600, 43200, 86400, 172800, 604800};
     // A category axis counts its ticks from its categories, not from setTickCount().
     const auto [max, ticks] = roundedRange(topSeconds, steps, emptyTopSeconds);
     // One unit for the whole axis, the one its top reads best in: 90 s, 3.5 min, 2 h, 3 d.
@@ -63,13 +63,15 @@ void setDurationRange(QCategoryAxis *axis, double topSeconds, double emptyTopSec
         double seconds;
         const char *name;
     };
-    const Unit unit = max <= 120 ? Unit{1, "s"} : max <= 7200 ? Unit{60, "min"} : max <= 172800 ? Unit{3600, "h"}
-                                                                                                 : Unit{86400, "d"};
+    const Unit unit = max <= 120      ? Unit{1, "s"}
+                      : max <= 7200   ? Unit{60, "min"}
+                      : max <= 172800 ? Unit{3600, "h"}
+                                      : Unit{86400, "d"};
     QStringList labels;
     for (int i = 1; i < ticks; ++i) {
         const double n = max * i / (ticks - 1) / unit.seconds;
-        const QString number = std::abs(n - std::round(n)) < 1e-9 ? QString::number(std::llround(n))
-                                                                  : QString::number(n, 'f', 1);
+        const QString number =
+            std::abs(n - std::round(n)) < 1e-9 ? QString::number(std::llround(n)) : QString::number(n, 'f', 1);
         labels << QStringLiteral("%1 %2").arg(number, QLatin1String(unit.name));
     }
     if (labels == axis->categoriesLabels() && axis->max() == max)

@@ -20,7 +20,10 @@ namespace driftless::ui {
 
 namespace {
 
-QString qs(const std::string &s) { return QString::fromStdString(s); }
+QString qs(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
 
 template <typename List, typename Value> bool contains(const List &list, const Value &v)
 {
@@ -108,15 +111,17 @@ ColumnMappingPanel::ColumnMappingPanel(QWidget *parent)
     m_empty->setTextFormat(Qt::PlainText);
     m_grid->setObjectName(QStringLiteral("columnGrid"));
     m_grid->setColumnCount(ColumnCount);
-    m_grid->setHorizontalHeaderLabels({tr("Column"), tr("Type"), tr("Role"), tr("Include"), tr("Target name"),
-                                       tr("Mask"), tr("Mask setting")});
+    m_grid->setHorizontalHeaderLabels(
+        {tr("Column"), tr("Type"), tr("Role"), tr("Include"), tr("Target name"), tr("Mask"), tr("Mask setting")});
     m_grid->horizontalHeaderItem(Include)->setToolTip(tr("Untick to keep the column out of the target"));
-    m_grid->horizontalHeaderItem(TargetName)->setToolTip(tr("The column's name on the target (double-click to rename)"));
+    m_grid->horizontalHeaderItem(TargetName)
+        ->setToolTip(tr("The column's name on the target (double-click to rename)"));
     m_grid->horizontalHeaderItem(Mask)->setToolTip(
         tr("Replace the values before they leave the reader: null, the first N characters, all but the last N "
            "characters as *, or a keyed HMAC-SHA256 (deterministic, so joins still work)"));
-    m_grid->horizontalHeaderItem(MaskSetting)->setToolTip(
-        tr("truncate / keep_last: how many characters; hmac-sha256: where the key is, keychain or file:PATH"));
+    m_grid->horizontalHeaderItem(MaskSetting)
+        ->setToolTip(
+            tr("truncate / keep_last: how many characters; hmac-sha256: where the key is, keychain or file:PATH"));
     m_grid->horizontalHeaderItem(Role)->setToolTip(
         tr("key: the primary key, by which the target merges; cursor: what cursor sync follows"));
     m_grid->verticalHeader()->setVisible(false);
@@ -134,8 +139,9 @@ ColumnMappingPanel::ColumnMappingPanel(QWidget *parent)
     m_deletes->addItem(tr("hard: delete on the target"), QStringLiteral("hard"));
     m_deletes->addItem(tr("ignore: keep the row, log the delete"), QStringLiteral("ignore"));
     m_deletes->addItem(tr("soft: keep the row, set _driftless_deleted_at"), QStringLiteral("soft"));
-    m_deletes->setItemData(m_deletes->findData(QStringLiteral("soft")), tr("Deleted rows stay on the target with the time of the delete; a full refresh then "
-                                 "merges instead of swapping. Not for two-way pipelines"),
+    m_deletes->setItemData(m_deletes->findData(QStringLiteral("soft")),
+                           tr("Deleted rows stay on the target with the time of the delete; a full refresh then "
+                              "merges instead of swapping. Not for two-way pipelines"),
                            Qt::ToolTipRole);
     m_targetTable->setObjectName(QStringLiteral("targetTable"));
     m_targetTable->setToolTip(tr("The table's name on the target; empty: the source table's name"));
@@ -246,8 +252,8 @@ void ColumnMappingPanel::setTable(const core::TableSpec &spec, const core::Disco
     m_grid->setVisible(listed);
     m_empty->setVisible(!listed);
     if (!found)
-        m_empty->setText(tr("%1 was not found on the source: its mapping is kept as configured.")
-                             .arg(qs(spec.table.display())));
+        m_empty->setText(
+            tr("%1 was not found on the source: its mapping is kept as configured.").arg(qs(spec.table.display())));
     else if (!listed)
         m_empty->setText(tr("The engine did not list the columns of %1 (an older agent?): its mapping is kept as "
                             "configured.")
@@ -336,7 +342,10 @@ void ColumnMappingPanel::setProblem(const QString &message)
     m_message->setVisible(!text.isEmpty());
 }
 
-void ColumnMappingPanel::setTargetPlaceholder(const QString &name) { m_targetTable->setPlaceholderText(name); }
+void ColumnMappingPanel::setTargetPlaceholder(const QString &name)
+{
+    m_targetTable->setPlaceholderText(name);
+}
 
 int ColumnMappingPanel::rowOf(const QString &column) const
 {

@@ -58,7 +58,8 @@ void FreshnessBadge::paint(QPainter *painter, const QStyleOptionViewItem &option
     auto advance = m_advances.constFind(text);
     if (advance == m_advances.constEnd())
         advance = m_advances.insert(text, fm.horizontalAdvance(text));
-    const int pillWidth = std::min(opt.rect.width() - 2 * kMargin, kPadding + kIconSize + kPadding / 2 + *advance + kPadding);
+    const int pillWidth =
+        std::min(opt.rect.width() - 2 * kMargin, kPadding + kIconSize + kPadding / 2 + *advance + kPadding);
     const QRect pill(opt.rect.left() + kMargin, opt.rect.top() + (opt.rect.height() - pillHeight) / 2, pillWidth,
                      pillHeight);
 

@@ -4,8 +4,7 @@
 #include <QEvent>
 #include <QSortFilterProxyModel>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 HeldOrder::HeldOrder(QAbstractItemView *view, QSortFilterProxyModel *proxy) : QObject(view), m_proxy(proxy)
 {

@@ -6,8 +6,7 @@
 class QAbstractItemView;
 class QSortFilterProxyModel;
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 /// Holds a sorted view's rows in place while the pointer is over them. Sorted by a live column
 /// (lag, rows/s), the proxy re-sorted on every snapshot, so the row under the cursor moved away
@@ -17,8 +16,7 @@ namespace driftless::ui
 /// either way (the proxy keeps persistent indexes).
 ///
 /// Owned by the view; a UI-thread object.
-class HeldOrder final : public QObject
-{
+class HeldOrder final : public QObject {
 public:
     HeldOrder(QAbstractItemView *view, QSortFilterProxyModel *proxy);
 

@@ -8,9 +8,9 @@
 
 #include "core/base/clock.h"
 
+#include <QCategoryAxis>
 #include <QChart>
 #include <QChartView>
-#include <QCategoryAxis>
 #include <QComboBox>
 #include <QCursor>
 #include <QDateTime>
@@ -38,8 +38,8 @@ namespace {
 constexpr std::int64_t kMinute = 60'000;
 
 /// Keeps the worst lag of each of `buckets` equal slices of the window, in time order.
-std::vector<QPointF> thin(const std::vector<core::LagSample> &samples, std::int64_t fromMs,
-                          std::int64_t toMs, int buckets)
+std::vector<QPointF> thin(const std::vector<core::LagSample> &samples, std::int64_t fromMs, std::int64_t toMs,
+                          int buckets)
 {
     std::vector<QPointF> out;
     if (static_cast<int>(samples.size()) <= buckets) {
@@ -69,8 +69,8 @@ QString seriesName(const core::TableReport &t, bool onePipeline)
 } // namespace
 
 LagChart::LagChart(QWidget *parent)
-    : QWidget(parent), m_window(new QComboBox(this)), m_strategy(new QComboBox(this)), m_note(new QLabel(this)), m_empty(new QLabel(this)),
-      m_capped(new QLabel(this)), m_chart(new QChart), m_view(new QChartView(m_chart, this)),
+    : QWidget(parent), m_window(new QComboBox(this)), m_strategy(new QComboBox(this)), m_note(new QLabel(this)),
+      m_empty(new QLabel(this)), m_capped(new QLabel(this)), m_chart(new QChart), m_view(new QChartView(m_chart, this)),
       m_legend(new LegendStrip(this)), m_x(new QDateTimeAxis(m_chart)), m_y(new QCategoryAxis(m_chart))
 {
     setObjectName(QStringLiteral("lagChartWidget"));
@@ -81,7 +81,8 @@ LagChart::LagChart(QWidget *parent)
     m_window->addItem(tr("Last 24 hours"), static_cast<qlonglong>(24 * 60 * kMinute));
     m_window->setToolTip(tr("Fit to the data: from the first lag sample (at most a day back) until now"));
     m_window->setCurrentIndex(0);
-    connect(m_legend, &LegendStrip::toggled, this, [this](int, const QString &name) { setHidden(name, !isHidden(name)); });
+    connect(m_legend, &LegendStrip::toggled, this,
+            [this](int, const QString &name) { setHidden(name, !isHidden(name)); });
     connect(m_window, &QComboBox::currentIndexChanged, this, &LagChart::reload);
     m_strategy->setObjectName(QStringLiteral("lagStrategy"));
     m_strategy->addItem(tr("CDC tables"), static_cast<int>(Shown::Cdc));
@@ -143,9 +144,15 @@ LagChart::LagChart(QWidget *parent)
 
 LagChart::~LagChart() = default;
 
-std::int64_t LagChart::windowMs() const { return m_window->currentData().toLongLong(); }
+std::int64_t LagChart::windowMs() const
+{
+    return m_window->currentData().toLongLong();
+}
 
-LagChart::Shown LagChart::shown() const { return static_cast<Shown>(m_strategy->currentData().toInt()); }
+LagChart::Shown LagChart::shown() const
+{
+    return static_cast<Shown>(m_strategy->currentData().toInt());
+}
 
 void LagChart::setShown(Shown shown)
 {
@@ -153,7 +160,10 @@ void LagChart::setShown(Shown shown)
     m_strategy->setCurrentIndex(m_strategy->findData(static_cast<int>(shown)));
 }
 
-std::int64_t LagChart::reachMs() const { return windowMs() == kFit ? kFitReachMs : windowMs(); }
+std::int64_t LagChart::reachMs() const
+{
+    return windowMs() == kFit ? kFitReachMs : windowMs();
+}
 
 std::optional<bool> LagChart::cdcShown(const std::vector<core::TableReport> &tables)
 {
@@ -230,13 +240,14 @@ QLineSeries *LagChart::addSegment(Line &line)
             QToolTip::hideText();
             return;
         }
-        QToolTip::showText(QCursor::pos(),
-                           tr("%1\n%2: %3 behind")
-                               .arg(name,
-                                    QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(point.x()))
-                                        .toString(QStringLiteral("HH:mm:ss")),
-                                    formatLag(point.y())),
-                           m_view);
+        QToolTip::showText(
+            QCursor::pos(),
+            tr("%1\n%2: %3 behind")
+                .arg(
+                    name,
+                    QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(point.x())).toString(QStringLiteral("HH:mm:ss")),
+                    formatLag(point.y())),
+            m_view);
     });
     line.segments.push_back(series);
     return series;
@@ -280,7 +291,10 @@ void LagChart::setOnly(const QString &pipeline, const QString &table)
     m_path.clear(); // the next snapshot rebuilds the lines
 }
 
-void LagChart::setNote(const QString &note) { m_note->setText(note); }
+void LagChart::setNote(const QString &note)
+{
+    m_note->setText(note);
+}
 
 void LagChart::setSnapshot(const EngineSnapshot &full)
 {
@@ -345,8 +359,8 @@ void LagChart::applySnapshot(const EngineSnapshot &full, bool catchUp)
         if (auto it = m_lines.find({t.pipeline, t.table}); it != m_lines.end() && it->second.slaSeconds != t.slaSeconds)
             slaChanged = true;
     const bool changed = snapshot.statePath != m_path || all != m_all || slaChanged;
-    const bool reselect = all.size() > static_cast<std::size_t>(kMaxTables) &&
-                          snapshot.takenAtMs - m_chosenAtMs >= kReselectMs;
+    const bool reselect =
+        all.size() > static_cast<std::size_t>(kMaxTables) && snapshot.takenAtMs - m_chosenAtMs >= kReselectMs;
     if (changed || reselect) {
         const std::vector<core::TableReport> chosen = choose(snapshot.tables);
         std::set<Key> chosenKeys;
@@ -494,9 +508,10 @@ void LagChart::rebuildSlaLines()
     for (const auto &[value, lines] : byValue) {
         QLineSeries *series = m_slaLines.at(value);
         series->clear();
-        series->setName(lines.size() == 1 ? slaName(*lines.front())
-                                          : tr("SLA %1 (%n tables)", nullptr, static_cast<int>(lines.size()))
-                                                .arg(formatDuration(value)));
+        series->setName(
+            lines.size() == 1
+                ? slaName(*lines.front())
+                : tr("SLA %1 (%n tables)", nullptr, static_cast<int>(lines.size())).arg(formatDuration(value)));
         for (Line *line : lines)
             line->sla = series;
     }
@@ -531,7 +546,10 @@ void LagChart::setHidden(const QString &name, bool hidden)
     updateAxes(m_toMs ? m_toMs : core::wallClockMs());
 }
 
-double LagChart::lagAxisTop() const { return m_y->max(); }
+double LagChart::lagAxisTop() const
+{
+    return m_y->max();
+}
 
 QColor LagChart::lineColour(std::size_t i) const
 {

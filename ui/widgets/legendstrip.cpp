@@ -43,7 +43,10 @@ void LegendStrip::measure()
         m_textWidths.push_back(fm.horizontalAdvance(e.name));
 }
 
-int LegendStrip::rowHeight() const { return std::max(QFontMetrics(font()).height(), kSwatch) + 4; }
+int LegendStrip::rowHeight() const
+{
+    return std::max(QFontMetrics(font()).height(), kSwatch) + 4;
+}
 
 std::vector<QRect> LegendStrip::layOut(int width, int *height) const
 {
@@ -68,7 +71,10 @@ std::vector<QRect> LegendStrip::layOut(int width, int *height) const
     return rects;
 }
 
-std::vector<QRect> LegendStrip::entryRects(int width) const { return layOut(width, nullptr); }
+std::vector<QRect> LegendStrip::entryRects(int width) const
+{
+    return layOut(width, nullptr);
+}
 
 int LegendStrip::heightForWidth(int width) const
 {
@@ -83,7 +89,10 @@ QSize LegendStrip::sizeHint() const
     return {width, heightForWidth(width)};
 }
 
-QSize LegendStrip::minimumSizeHint() const { return {kSwatch + 2 * kMargin, m_entries.empty() ? 0 : rowHeight()}; }
+QSize LegendStrip::minimumSizeHint() const
+{
+    return {kSwatch + 2 * kMargin, m_entries.empty() ? 0 : rowHeight()};
+}
 
 void LegendStrip::paintEvent(QPaintEvent *event)
 {
@@ -103,7 +112,8 @@ void LegendStrip::paintEvent(QPaintEvent *event)
             QPen pen(e.colour, 2, Qt::DashLine);
             pen.setDashPattern({2.0, 1.5});
             p.setPen(pen);
-            p.drawLine(QPointF(swatch.left(), swatch.center().y() + 0.5), QPointF(swatch.right() + 1, swatch.center().y() + 0.5));
+            p.drawLine(QPointF(swatch.left(), swatch.center().y() + 0.5),
+                       QPointF(swatch.right() + 1, swatch.center().y() + 0.5));
         } else {
             p.setPen(QPen(e.colour.darker(130), 1));
             p.setBrush(e.colour);
@@ -115,7 +125,8 @@ void LegendStrip::paintEvent(QPaintEvent *event)
         f.setStrikeOut(e.hidden);
         p.setFont(f);
         p.drawText(textRect, Qt::AlignLeft | Qt::AlignVCenter,
-                   m_textWidths[i] > textRect.width() ? fm.elidedText(e.name, Qt::ElideMiddle, textRect.width()) : e.name);
+                   m_textWidths[i] > textRect.width() ? fm.elidedText(e.name, Qt::ElideMiddle, textRect.width())
+                                                      : e.name);
     }
 }
 

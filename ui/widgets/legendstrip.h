@@ -46,7 +46,7 @@ public:
     QSize minimumSizeHint() const override;
 
     static constexpr int kSwatch = 16;
-    static constexpr int kGap = 4;     ///< between swatch and name
+    static constexpr int kGap = 4;      ///< between swatch and name
     static constexpr int kSpacing = 16; ///< between entries
     static constexpr int kMargin = 6;
 

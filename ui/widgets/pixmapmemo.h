@@ -33,8 +33,7 @@ public:
     /// rectangle of the target's size; `key` must name everything that changes the drawing
     /// except the size and the device pixel ratio, which the memo adds. The pixmap reaches
     /// kBleed pixels past the rectangle on every side, where styles draw shadows and frames.
-    template <typename Draw>
-    void paint(QPainter *painter, const QRect &target, const QString &key, Draw &&draw)
+    template <typename Draw> void paint(QPainter *painter, const QRect &target, const QString &key, Draw &&draw)
     {
         if (target.isEmpty())
             return;
@@ -69,10 +68,9 @@ public:
     static QString paletteKey(const QPalette &palette, QPalette::ColorGroup group)
     {
         static constexpr QPalette::ColorRole roles[] = {
-            QPalette::Window, QPalette::WindowText, QPalette::Base,   QPalette::AlternateBase,
-            QPalette::Text,   QPalette::Button,     QPalette::ButtonText, QPalette::Highlight,
-            QPalette::HighlightedText, QPalette::Light, QPalette::Midlight, QPalette::Mid,
-            QPalette::Dark,   QPalette::Shadow};
+            QPalette::Window,   QPalette::WindowText, QPalette::Base,      QPalette::AlternateBase,   QPalette::Text,
+            QPalette::Button,   QPalette::ButtonText, QPalette::Highlight, QPalette::HighlightedText, QPalette::Light,
+            QPalette::Midlight, QPalette::Mid,        QPalette::Dark,      QPalette::Shadow};
         QString key;
         key.reserve(std::size(roles) * 9);
         for (QPalette::ColorRole role : roles)

@@ -7,8 +7,7 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 ReconcileDialog::ReconcileDialog(const core::Workspace &workspace, QWidget *parent)
     : QDialog(parent), m_workspace(workspace), m_pipeline(new QComboBox(this)), m_table(new QComboBox(this)),

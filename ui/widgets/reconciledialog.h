@@ -8,15 +8,13 @@ class QComboBox;
 class QLabel;
 class QPushButton;
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 /// Asks which pipeline (and, optionally, which one of its tables) to compare, and says what a
 /// comparison does before it starts: it reads both sides and writes nothing but the report.
 ///
 /// Takes a copy of the workspace's pipelines; reads nothing from any database.
-class ReconcileDialog final : public QDialog
-{
+class ReconcileDialog final : public QDialog {
     Q_OBJECT
 public:
     explicit ReconcileDialog(const core::Workspace &workspace, QWidget *parent = nullptr);

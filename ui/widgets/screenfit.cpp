@@ -10,7 +10,10 @@
 namespace driftless::ui::screenfit {
 
 namespace {
-QString settingsKey(const QString &key) { return QStringLiteral("windows/") + key; }
+QString settingsKey(const QString &key)
+{
+    return QStringLiteral("windows/") + key;
+}
 } // namespace
 
 QRect usableArea(const QWidget *widget)

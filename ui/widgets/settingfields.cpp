@@ -7,7 +7,10 @@
 namespace driftless::ui::settingfields {
 
 namespace {
-QString tr(const char *text) { return QCoreApplication::translate("driftless::ui::settingfields", text); }
+QString tr(const char *text)
+{
+    return QCoreApplication::translate("driftless::ui::settingfields", text);
+}
 } // namespace
 
 QString durationText(const std::optional<core::Millis> &d)

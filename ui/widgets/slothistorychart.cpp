@@ -37,7 +37,10 @@ const QColor kSafeWalColour = QColor::fromRgb(0x2ca02c);
 const QColor kWarnColour = QColor::fromRgb(0xe6a100);
 const QColor kMaxColour = QColor::fromRgb(0xd62728);
 
-QString encoded(const std::string &v) { return QString::fromLatin1(QUrl::toPercentEncoding(QString::fromStdString(v))); }
+QString encoded(const std::string &v)
+{
+    return QString::fromLatin1(QUrl::toPercentEncoding(QString::fromStdString(v)));
+}
 
 QString unitName(double unit)
 {
@@ -131,9 +134,15 @@ SlotHistoryChart::SlotHistoryChart(QWidget *parent)
 
 SlotHistoryChart::~SlotHistoryChart() = default;
 
-void SlotHistoryChart::setEngine(EngineBridge *engine) { m_engine = engine; }
+void SlotHistoryChart::setEngine(EngineBridge *engine)
+{
+    m_engine = engine;
+}
 
-std::int64_t SlotHistoryChart::windowMs() const { return m_window->currentData().toLongLong(); }
+std::int64_t SlotHistoryChart::windowMs() const
+{
+    return m_window->currentData().toLongLong();
+}
 
 void SlotHistoryChart::setWindowMs(std::int64_t ms)
 {
@@ -173,8 +182,8 @@ void SlotHistoryChart::setSlot(const core::SlotReport &slot, const std::optional
     m_slot = slot;
     m_guard = guard;
     m_title->setText(slot.slotType == "binlog"
-                         ? tr("Binlog of pipeline %1 on %2").arg(QString::fromStdString(slot.owner),
-                                                                  QString::fromStdString(slot.source))
+                         ? tr("Binlog of pipeline %1 on %2")
+                               .arg(QString::fromStdString(slot.owner), QString::fromStdString(slot.source))
                          : tr("%1 on %2").arg(QString::fromStdString(slot.slot), QString::fromStdString(slot.source)));
     if (!same) {
         m_samples.clear();
@@ -242,8 +251,8 @@ void SlotHistoryChart::startRead()
             };
             samples.reserve(r.body.size());
             for (const auto &x : r.body)
-                samples.push_back({x.value("at_ms", std::int64_t{0}), number(x, "retained_bytes"),
-                                   number(x, "safe_wal_size")});
+                samples.push_back(
+                    {x.value("at_ms", std::int64_t{0}), number(x, "retained_bytes"), number(x, "safe_wal_size")});
         }
         if (r.ok())
             m_empty->clear();
@@ -273,8 +282,10 @@ void SlotHistoryChart::updateProjection()
     QString text = projectionText(*m_slot, m_guard);
     // With too few samples the engine fits no rate: say so rather than "not growing".
     if (m_slot->slotType != "binlog" && !m_slot->secondsToLimit && slotLimitApplies(*m_slot, m_guard) && m_loaded) {
-        const auto recent = static_cast<std::size_t>(std::count_if(
-            m_samples.begin(), m_samples.end(), [this](const Sample &s) { return s.tsMs >= m_nowMs - core::kProjectionWindowMs; }));
+        const auto recent =
+            static_cast<std::size_t>(std::count_if(m_samples.begin(), m_samples.end(), [this](const Sample &s) {
+                return s.tsMs >= m_nowMs - core::kProjectionWindowMs;
+            }));
         const bool span = recent >= 2 && m_samples.back().tsMs - m_samples[m_samples.size() - recent].tsMs >=
                                              core::kProjectionMinSpanMs;
         if (recent < core::kProjectionMinSamples || !span)
@@ -314,7 +325,8 @@ void SlotHistoryChart::redraw()
 
     double top = 0;
     for (const Sample *s : kept)
-        top = std::max({top, static_cast<double>(s->retained.value_or(0)), static_cast<double>(s->safeWal.value_or(0))});
+        top =
+            std::max({top, static_cast<double>(s->retained.value_or(0)), static_cast<double>(s->safeWal.value_or(0))});
     const bool guarded = m_slot && m_guard && m_guard->maxRetained > 0;
     if (guarded)
         top = std::max(top, static_cast<double>(m_guard->maxRetained));
@@ -352,8 +364,10 @@ void SlotHistoryChart::redraw()
     if (guarded) {
         const auto warn = static_cast<double>(m_guard->effectiveWarn());
         const auto max = static_cast<double>(m_guard->maxRetained);
-        m_warn->replace({QPointF(static_cast<qreal>(from), warn / m_unit), QPointF(static_cast<qreal>(now), warn / m_unit)});
-        m_max->replace({QPointF(static_cast<qreal>(from), max / m_unit), QPointF(static_cast<qreal>(now), max / m_unit)});
+        m_warn->replace(
+            {QPointF(static_cast<qreal>(from), warn / m_unit), QPointF(static_cast<qreal>(now), warn / m_unit)});
+        m_max->replace(
+            {QPointF(static_cast<qreal>(from), max / m_unit), QPointF(static_cast<qreal>(now), max / m_unit)});
         m_warn->setName(tr("warn_retained %1").arg(formatBytes(m_guard->effectiveWarn())));
         m_max->setName(tr("max_retained %1").arg(formatBytes(m_guard->maxRetained)));
         entries.push_back({m_warn->name(), kWarnColour, true});

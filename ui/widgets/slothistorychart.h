@@ -101,8 +101,7 @@ protected:
 private:
     /// Draws `points` with `first` and as many more lines of its pen as gaps longer than `gapMs`
     /// split them into.
-    void drawSplit(QLineSeries *first, std::vector<QLineSeries *> &more, const QList<QPointF> &points,
-                   double gapMs);
+    void drawSplit(QLineSeries *first, std::vector<QLineSeries *> &more, const QList<QPointF> &points, double gapMs);
     struct Sample {
         std::int64_t tsMs = 0;
         std::optional<std::int64_t> retained;

@@ -7,11 +7,9 @@
 #include <algorithm>
 #include <cmath>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
-namespace
-{
+namespace {
 
 QTextOption wrapping(Qt::Alignment alignment)
 {
@@ -59,9 +57,9 @@ void WrapAnywhereDelegate::paint(QPainter *painter, const QStyleOptionViewItem &
     painter->save();
     const QPalette::ColorGroup group = !(opt.state & QStyle::State_Enabled) ? QPalette::Disabled
                                        : (opt.state & QStyle::State_Active) ? QPalette::Normal
-                                                                             : QPalette::Inactive;
-    painter->setPen(opt.palette.color(group, opt.state & QStyle::State_Selected ? QPalette::HighlightedText
-                                                                                 : QPalette::Text));
+                                                                            : QPalette::Inactive;
+    painter->setPen(
+        opt.palette.color(group, opt.state & QStyle::State_Selected ? QPalette::HighlightedText : QPalette::Text));
     painter->setFont(opt.font);
     painter->setClipRect(rect);
     painter->drawText(QRectF(rect), text, wrapping(opt.displayAlignment));

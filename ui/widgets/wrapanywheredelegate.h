@@ -2,8 +2,7 @@
 
 #include <QStyledItemDelegate>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 /// Draws a cell's text wrapped at word boundaries where it can and anywhere else where it must.
 /// A table's word wrap breaks only at spaces, so a long name or statement in a sentence
@@ -11,8 +10,7 @@ namespace driftless::ui
 /// its column and was cut off; here it continues on the next line, and sizeHint() makes the row
 /// as tall as that (VisibleRowFitter asks it). The text, its colours and selection are the
 /// style's; only the wrapping differs.
-class WrapAnywhereDelegate final : public QStyledItemDelegate
-{
+class WrapAnywhereDelegate final : public QStyledItemDelegate {
 public:
     using QStyledItemDelegate::QStyledItemDelegate;
 

@@ -1,7 +1,7 @@
 #include "core/engine/cdc/cdcsources.h"
 
-#include "core/engine/cdc/pg/cdcpipeline.h"
 #include "core/engine/cdc/mysql/mysqlcdc.h"
+#include "core/engine/cdc/pg/cdcpipeline.h"
 
 namespace driftless::core {
 

@@ -29,9 +29,8 @@ bool isIntegerKey(const ColumnInfo &c)
 /// value on the other (floats, intervals and user types are left to the full copy).
 bool hasSharedOrder(const ColumnInfo &c)
 {
-    static const std::set<std::string> types{"int2", "int4",    "int8",      "numeric",     "text",  "varchar",
-                                              "bpchar", "uuid", "date",      "timestamp",   "timestamptz", "bytea",
-                                              "bool", "oid"};
+    static const std::set<std::string> types{"int2", "int4", "int8",      "numeric",     "text",  "varchar", "bpchar",
+                                             "uuid", "date", "timestamp", "timestamptz", "bytea", "bool",    "oid"};
     return !c.isArray && c.isBuiltinType() && types.count(c.baseType) > 0;
 }
 
@@ -160,7 +159,6 @@ private:
 
 } // namespace
 
-
 std::unique_ptr<RebackfillCompare> RebackfillCompare::open(const TableJob &job, const TableSchema &schema,
                                                            const std::vector<std::string> &streamColumns,
                                                            Merger &merger, PgConnection &loader)
@@ -266,8 +264,10 @@ RebackfillCompare::RebackfillCompare(const TableJob &job, const TableSchema &sch
     }
     // Keys per page for about a page of rows, from the planner's row estimate (unique keys: at
     // most one row a key); the walk adapts it to the rows it meets.
-    const double keys = static_cast<double>(static_cast<std::uint64_t>(maxKey) - static_cast<std::uint64_t>(minKey)) + 1;
-    const double density = schema.estimatedRows > 0 ? std::min(1.0, static_cast<double>(schema.estimatedRows) / keys) : 1.0;
+    const double keys =
+        static_cast<double>(static_cast<std::uint64_t>(maxKey) - static_cast<std::uint64_t>(minKey)) + 1;
+    const double density =
+        schema.estimatedRows > 0 ? std::min(1.0, static_cast<double>(schema.estimatedRows) / keys) : 1.0;
     m_span = std::max(1.0, static_cast<double>(job.spec.effectivePageSize()) / density);
 }
 
@@ -326,9 +326,9 @@ RebackfillPage RebackfillCompare::keysetStep(const std::vector<std::string> &aft
     const std::string from = first ? std::string() : " WHERE " + bounds.above("s", after);
     auto keys = m_loader.execParams("SELECT q.n" + outerCols + " FROM (SELECT p.*, row_number() OVER (ORDER BY " +
                                         keyCols + ") AS rn, count(*) OVER () AS n FROM (SELECT " + innerCols +
-                                        " FROM " + m_schema.fromSql() + " s" + from + " ORDER BY " + order +
-                                        " LIMIT " + std::to_string(limit) + ") p) q WHERE q.rn % " +
-                                        std::to_string(kBucketRows) + " = 0 OR q.rn = q.n ORDER BY q.rn",
+                                        " FROM " + m_schema.fromSql() + " s" + from + " ORDER BY " + order + " LIMIT " +
+                                        std::to_string(limit) + ") p) q WHERE q.rn % " + std::to_string(kBucketRows) +
+                                        " = 0 OR q.rn = q.n ORDER BY q.rn",
                                     bounds.params());
     const long long n = keys.rows() > 0 ? keys.toInt(0, 0) : 0;
     RebackfillPage page;
@@ -398,9 +398,9 @@ RebackfillPage RebackfillCompare::keysetStep(const std::vector<std::string> &aft
     BucketSql read(m_keyNames, m_keyTypes, true);
     std::string rowsSql;
     for (const auto &scope : read.scopes(buckets, differing, "s"))
-        rowsSql += (rowsSql.empty() ? "" : " UNION ALL ") + ("SELECT x.* FROM " + scope.usingSql +
-                                                             " CROSS JOIN LATERAL (SELECT " + cols + " FROM " +
-                                                             m_schema.fromSql() + " s WHERE " + scope.whereSql + ") x");
+        rowsSql += (rowsSql.empty() ? "" : " UNION ALL ") +
+                   ("SELECT x.* FROM " + scope.usingSql + " CROSS JOIN LATERAL (SELECT " + cols + " FROM " +
+                    m_schema.fromSql() + " s WHERE " + scope.whereSql + ") x");
     BucketSql remove(m_keyNames, m_keyTypes, false);
     copyScopes(rowsSql, read.settings(), remove.scopes(buckets, differing, "t"), version, below, page);
     return page;
@@ -443,7 +443,8 @@ RebackfillPage RebackfillCompare::integerStep(const std::vector<std::string> &af
         return out;
     };
     // Both sides at once, each on its own connection and server.
-    auto there = std::async(std::launch::async, [&] { return read(m_loader.execParams(sql(m_schema.fromSql()), params)); });
+    auto there =
+        std::async(std::launch::async, [&] { return read(m_loader.execParams(sql(m_schema.fromSql()), params)); });
     Sums target;
     try {
         // A page's buckets are hashed in memory (with 4 MB, they sort on disk): for this
@@ -487,8 +488,8 @@ RebackfillPage RebackfillCompare::integerStep(const std::vector<std::string> &af
         }
     }
     // The next page's span aims at `limit` rows.
-    const double factor = page.rows > 0 ? std::clamp(static_cast<double>(limit) / static_cast<double>(page.rows), 1.0 / 16, 16.0)
-                                        : 16.0;
+    const double factor =
+        page.rows > 0 ? std::clamp(static_cast<double>(limit) / static_cast<double>(page.rows), 1.0 / 16, 16.0) : 16.0;
     m_span = std::clamp(m_span * factor, 1.0, 4.0e18);
     if (lo.empty())
         return page;
@@ -496,13 +497,16 @@ RebackfillPage RebackfillCompare::integerStep(const std::vector<std::string> &af
     std::string cols;
     for (const auto &c : m_schema.columns)
         cols += (cols.empty() ? "" : ", ") + ("s." + quoteIdent(c.name));
-    copyScopes("SELECT x.* FROM unnest(current_setting('driftless.lo')::int8[], current_setting('driftless.hi')::int8[]) "
-               "AS r(lo, hi) CROSS JOIN LATERAL (SELECT " + cols + " FROM " + m_schema.fromSql() + " s WHERE " + m_key +
-                   " BETWEEN r.lo AND r.hi ORDER BY " + m_key + ") x",
-               {{"driftless.lo", pgTextArray(lo)}, {"driftless.hi", pgTextArray(hi)}},
-               {{"unnest($1::int8[], $2::int8[]) AS r(lo, hi)", "t." + quoteIdent(m_keyName) + " BETWEEN r.lo AND r.hi",
-                 {pgTextArray(lo), pgTextArray(hi)}}},
-               version, below, page);
+    copyScopes(
+        "SELECT x.* FROM unnest(current_setting('driftless.lo')::int8[], current_setting('driftless.hi')::int8[]) "
+        "AS r(lo, hi) CROSS JOIN LATERAL (SELECT " +
+            cols + " FROM " + m_schema.fromSql() + " s WHERE " + m_key + " BETWEEN r.lo AND r.hi ORDER BY " + m_key +
+            ") x",
+        {{"driftless.lo", pgTextArray(lo)}, {"driftless.hi", pgTextArray(hi)}},
+        {{"unnest($1::int8[], $2::int8[]) AS r(lo, hi)",
+          "t." + quoteIdent(m_keyName) + " BETWEEN r.lo AND r.hi",
+          {pgTextArray(lo), pgTextArray(hi)}}},
+        version, below, page);
     return page;
 }
 

@@ -15,12 +15,12 @@ struct TableJob;
 
 /// What one compared page of a re-backfill did.
 struct RebackfillPage {
-    long long rows = 0;      ///< the snapshot's rows in the page
-    long long equalRows = 0; ///< of them, in buckets the target already held alike (not copied)
-    long long written = 0;   ///< target rows the merge changed
-    long long removed = 0;   ///< target rows the source no longer has, deleted
+    long long rows = 0;            ///< the snapshot's rows in the page
+    long long equalRows = 0;       ///< of them, in buckets the target already held alike (not copied)
+    long long written = 0;         ///< target rows the merge changed
+    long long removed = 0;         ///< target rows the source no longer has, deleted
     std::vector<std::string> last; ///< the page's last key (inclusive), a value a key column: the progress
-    bool end = false;        ///< the page reached past the snapshot's largest key: the copy is done
+    bool end = false;              ///< the page reached past the snapshot's largest key: the copy is done
 };
 
 /// A re-backfill of a Postgres table into a Postgres target that compares before it copies. The
@@ -72,7 +72,7 @@ private:
                     RebackfillPage &page);
 
     TableSchema m_schema;
-    bool m_keyset = false; ///< walked by keyset (any key) rather than by integer value
+    bool m_keyset = false;                           ///< walked by keyset (any key) rather than by integer value
     std::vector<std::string> m_keyNames, m_keyTypes; ///< the key's columns and their SQL types
     std::string m_keyName, m_key, m_keyType, m_targetSql;
     PgMerger &m_merger;

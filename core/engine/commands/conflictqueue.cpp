@@ -1,8 +1,8 @@
 #include "core/engine/commands/conflictqueue.h"
 
 #include "core/base/isotime.h"
-#include "core/engine/twoway/conflicts.h"
 #include "core/engine/run/workspacestate.h"
+#include "core/engine/twoway/conflicts.h"
 #include "core/state/statestore.h"
 
 #include <nlohmann/json.hpp>
@@ -257,8 +257,11 @@ std::optional<ConflictResolution> againstCurrentRows(WorkspaceState &state, cons
         state.store().addEvent(Level::Info, c.record.pipeline, c.record.table, "conflict_resolved",
                                "conflict " + id + " on key " + c.record.key +
                                    " resolved: both sides already held the same row; nothing written");
-        ConflictResolution r{c, choice.take == ConflictTake::Target ? ConflictSide::Target : ConflictSide::Source,
-                             resolution, nowSource.dump(), {}};
+        ConflictResolution r{c,
+                             choice.take == ConflictTake::Target ? ConflictSide::Target : ConflictSide::Source,
+                             resolution,
+                             nowSource.dump(),
+                             {}};
         r.message = "conflict " + id + " resolved: both sides already hold the same version of " + c.record.table +
                     " " + c.record.key + "; nothing written";
         return r;
@@ -272,8 +275,9 @@ std::optional<ConflictResolution> againstCurrentRows(WorkspaceState &state, cons
     refreshed.target = nowTargetText;
     refreshed.columns = conflictColumns(nowSource, nowTarget, storedRow(c.record.base), names);
     state.store().addConflict(refreshed);
-    const std::string moved = sourceMoved && targetMoved ? "both sides' rows" : sourceMoved ? "the source's row"
-                                                                                           : "the target's row";
+    const std::string moved = sourceMoved && targetMoved ? "both sides' rows"
+                              : sourceMoved              ? "the source's row"
+                                                         : "the target's row";
     throw ConflictChanged("conflict " + id + ": " + moved + " of " + c.record.table + " " + c.record.key +
                           " changed since it was queued, so nothing was written; the queue now holds both rows as "
                           "they are: review them (driftless-cli conflicts) and resolve it again");
@@ -297,8 +301,8 @@ std::string resolutionText(const ConflictChoice &choice)
 
 ConflictResolution resolveConflict(WorkspaceState &state, std::int64_t id, ConflictSide take)
 {
-    return resolveConflict(state, id,
-                           ConflictChoice{take == ConflictSide::Source ? ConflictTake::Source : ConflictTake::Target, {}});
+    return resolveConflict(
+        state, id, ConflictChoice{take == ConflictSide::Source ? ConflictTake::Source : ConflictTake::Target, {}});
 }
 
 ConflictResolution resolveConflict(WorkspaceState &state, std::int64_t id, const ConflictChoice &choice)
@@ -372,11 +376,13 @@ ConflictResolution resolveConflict(WorkspaceState &state, std::int64_t id, const
     state.store().addEvent(Level::Info, p->name, c->record.table, "conflict_resolved",
                            "conflict " + std::to_string(id) + " on key " + c->record.key + " resolved: took the " +
                                (wholeSide ? version + " version" : resolution) + detail);
-    ConflictResolution r{*c, choice.take == ConflictTake::Target ? ConflictSide::Target : ConflictSide::Source,
-                         resolution, row, {}};
+    ConflictResolution r{
+        *c, choice.take == ConflictTake::Target ? ConflictSide::Target : ConflictSide::Source, resolution, row, {}};
     r.message = "conflict " + std::to_string(id) + " resolved: both sides hold the " +
-                (wholeSide ? version : choice.columns.empty() ? std::string("merged") : "chosen") + " version of " +
-                c->record.table + " " + c->record.key + detail;
+                (wholeSide                ? version
+                 : choice.columns.empty() ? std::string("merged")
+                                          : "chosen") +
+                " version of " + c->record.table + " " + c->record.key + detail;
     return r;
 }
 

@@ -2,9 +2,9 @@
 
 #include "core/base/jsonfields.h"
 #include "core/engine/endpoints/connect.h"
+#include "core/engine/run/workspacestate.h"
 #include "core/engine/slots/slots.h"
 #include "core/engine/sync/tablesync.h"
-#include "core/engine/run/workspacestate.h"
 #include "core/model/error.h"
 
 #include <nlohmann/json.hpp>
@@ -73,7 +73,8 @@ std::vector<std::string> decommission(WorkspaceState &state, const std::string &
                         plan.sourceError + "); nothing was changed",
                     {},
                     "fix the connection and try again; or, if the source is gone for good, decommission with "
-                    "--keep-slot and drop slot " + spec.slotName() + " yourself if it still exists");
+                    "--keep-slot and drop slot " +
+                        spec.slotName() + " yourself if it still exists");
 
     // Out of the workspace first: a sync running on it (the app, run, serve) lets go of the
     // pipeline within seconds, and of its slot with it.
@@ -115,8 +116,7 @@ std::vector<std::string> decommission(WorkspaceState &state, const std::string &
             auto session = createTargetSession(jobs.front().target, "driftless decommission");
             for (const auto &j : jobs)
                 session->merger({pipeline, j.spec.table, j.targetName, j.spec.strategy})->clearCheckpoint();
-            done.push_back("checkpoints of its " + std::to_string(jobs.size()) + " tables removed from " +
-                           spec.target);
+            done.push_back("checkpoints of its " + std::to_string(jobs.size()) + " tables removed from " + spec.target);
         }
     } catch (const Error &e) {
         done.push_back("checkpoints in " + spec.target + " not removed (" + e.describe() +

@@ -1,17 +1,17 @@
 #include "core/engine/commands/doctor.h"
 
 #include "core/base/jsonfields.h"
+#include "core/db/mysqlcatalog.h"
 #include "core/db/pgcatalog.h"
 #include "core/db/sqlitedb.h"
-#include "core/db/mysqlcatalog.h"
-#include "core/engine/rows/columnmapping.h"
+#include "core/engine/commands/publicationcheck.h"
+#include "core/engine/commands/twowaydoctor.h"
 #include "core/engine/endpoints/connect.h"
 #include "core/engine/endpoints/endpointtls.h"
 #include "core/engine/endpoints/mysqlpreflight.h"
-#include "core/engine/commands/publicationcheck.h"
+#include "core/engine/rows/columnmapping.h"
 #include "core/engine/rows/rowfilter.h"
 #include "core/engine/slots/slots.h"
-#include "core/engine/commands/twowaydoctor.h"
 #include "core/model/error.h"
 
 #include <algorithm>
@@ -50,8 +50,8 @@ struct Probe {
     std::unique_ptr<PgConnection> conn;
     std::string error;
     std::string fix;
-    std::string user;     ///< current_user, for the GRANTs a fix names
-    std::string database; ///< current_database()
+    std::string user;                      ///< current_user, for the GRANTs a fix names
+    std::string database;                  ///< current_database()
     std::set<std::string> orphansReported; ///< once per source, not once per pipeline
 };
 
@@ -130,7 +130,8 @@ void doctorMysqlTarget(const PipelineSpec &p, const Endpoint &tgt, std::vector<F
                            "GRANT CREATE, CREATE TEMPORARY TABLES, SELECT, INSERT, UPDATE, DELETE, DROP, ALTER ON " +
                                mysqlIdent(conn.dsn().database) + ".* TO " + mysqlAccount(conn) + ";"});
         else
-            out.push_back({"ok", "config", p.name, subject, "may create tables in database " + conn.dsn().database, ""});
+            out.push_back(
+                {"ok", "config", p.name, subject, "may create tables in database " + conn.dsn().database, ""});
     } catch (const Error &err) {
         out.push_back({"error", "connection", p.name, subject, err.what(), err.hint()});
     }
@@ -208,8 +209,8 @@ void sqliteTarget(const Endpoint &tgt, std::vector<Finding> &out, const std::str
         out.push_back({"error", "config", pipeline, "endpoint " + tgt.name,
                        "folder " + dir.string() + " does not exist", "create it or fix the endpoint's path"});
     else if (::access(dir.c_str(), W_OK) != 0)
-        out.push_back({"error", "config", pipeline, "endpoint " + tgt.name, "folder " + dir.string() + " is not writable",
-                       "fix its permissions"});
+        out.push_back({"error", "config", pipeline, "endpoint " + tgt.name,
+                       "folder " + dir.string() + " is not writable", "fix its permissions"});
     else
         out.push_back({"ok", "config", pipeline, "endpoint " + tgt.name, "SQLite file " + tgt.path, ""});
 }
@@ -258,7 +259,8 @@ void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<F
         conn.emplace(connectMysql(src, false));
         if (probed.insert(src.name).second) {
             mysqlSourceEndpoint(*conn, src, out, p.name);
-            if (std::any_of(p.tables.begin(), p.tables.end(), [](const TableSpec &t) { return t.strategy == Strategy::Cdc; }))
+            if (std::any_of(p.tables.begin(), p.tables.end(),
+                            [](const TableSpec &t) { return t.strategy == Strategy::Cdc; }))
                 gtidResumeFindings(*conn, src, out, p.name);
         }
     } catch (const Error &err) {
@@ -288,11 +290,12 @@ void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<F
         }
         if (!schema.hasPrimaryKey() && t.strategy != Strategy::FullRefresh) {
             anyError = true;
-            out.push_back({"error", "config", p.name, subject,
-                           "has no primary key; " + std::string(toString(t.strategy)) +
-                               " deduplicates and merges by key",
-                           "ALTER TABLE " + mysqlIdent(t.table.name) + " ADD PRIMARY KEY (...), or use strategy "
-                           "full_refresh"});
+            out.push_back(
+                {"error", "config", p.name, subject,
+                 "has no primary key; " + std::string(toString(t.strategy)) + " deduplicates and merges by key",
+                 "ALTER TABLE " + mysqlIdent(t.table.name) +
+                     " ADD PRIMARY KEY (...), or use strategy "
+                     "full_refresh"});
             out.back().setting = FindingSetting{t.table.display(), "strategy", "full_refresh"};
         }
         if (t.strategy == Strategy::Cursor) {
@@ -315,12 +318,12 @@ void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<F
                                                 "SEQ_IN_INDEX = 1",
                                                 {t.table.schema, t.table.name, col});
                     if (indexed.value_or("0") == "0")
-                        out.push_back({"warn", "config", p.name, subject,
-                                       "cursor column " + col + " is not indexed: every pass scans the table",
-                                       "ALTER TABLE " + mysqlIdent(t.table.name) + " ADD INDEX (" + mysqlIdent(col) +
-                                           ")",
-                                       "ALTER TABLE " + mysqlIdent(t.table.schema) + "." + mysqlIdent(t.table.name) +
-                                           " ADD INDEX (" + mysqlIdent(col) + ");"});
+                        out.push_back(
+                            {"warn", "config", p.name, subject,
+                             "cursor column " + col + " is not indexed: every pass scans the table",
+                             "ALTER TABLE " + mysqlIdent(t.table.name) + " ADD INDEX (" + mysqlIdent(col) + ")",
+                             "ALTER TABLE " + mysqlIdent(t.table.schema) + "." + mysqlIdent(t.table.name) +
+                                 " ADD INDEX (" + mysqlIdent(col) + ");"});
                     if (!schema.columns[static_cast<size_t>(idx)].notNull)
                         out.push_back({"warn", "config", p.name, subject,
                                        "cursor column " + col +
@@ -370,14 +373,15 @@ void foreignKeyActions(const PipelineSpec &p, MysqlConnection &conn, std::vector
         for (const auto &[on, rule] : {std::pair{"DELETE", fk.onDelete}, std::pair{"UPDATE", fk.onUpdate}})
             if (rule == "CASCADE" || rule == "SET NULL" || rule == "SET DEFAULT")
                 rules += (rules.empty() ? "ON " : ", ON ") + std::string(on) + " " + rule;
-        const std::string what = "foreign key " + fk.name + " (" + rules + ") from " + fk.parent.display() + " to " +
-                                 fk.child.display();
+        const std::string what =
+            "foreign key " + fk.name + " (" + rules + ") from " + fk.parent.display() + " to " + fk.child.display();
         const std::string subject = "table " + fk.child.display();
         auto child = synced.find(fk.child);
         if (child == synced.end()) {
             out.push_back({"ok", "config", p.name, "table " + fk.parent.display(),
-                           what + ": " + fk.child.display() + " is not synced by this pipeline, so nothing of it is "
-                           "applied to the target",
+                           what + ": " + fk.child.display() +
+                               " is not synced by this pipeline, so nothing of it is "
+                               "applied to the target",
                            ""});
             continue;
         }
@@ -391,8 +395,9 @@ void foreignKeyActions(const PipelineSpec &p, MysqlConnection &conn, std::vector
         switch (child->second->strategy) {
         case Strategy::Cdc:
             out.push_back({"ok", "config", p.name, subject,
-                           what + ": the binlog does not carry what it does to the child's rows; applied to the "
-                           "target with the parent's change" +
+                           what +
+                               ": the binlog does not carry what it does to the child's rows; applied to the "
+                               "target with the parent's change" +
                                (synced.count(fk.parent) ? std::string()
                                                         : " (the parent is not synced: its changes are read for it)"),
                            ""});
@@ -400,9 +405,10 @@ void foreignKeyActions(const PipelineSpec &p, MysqlConnection &conn, std::vector
         case Strategy::Cursor:
             out.push_back({"warn", "config", p.name, subject,
                            what + ": cursor sync does not see the rows it deletes or changes (InnoDB does not touch "
-                           "their cursor column)",
-                           "sync " + fk.child.display() + " by cdc, or reconcile it on a schedule: reconcile: { "
-                           "every: 1h }"});
+                                  "their cursor column)",
+                           "sync " + fk.child.display() +
+                               " by cdc, or reconcile it on a schedule: reconcile: { "
+                               "every: 1h }"});
             break;
         case Strategy::FullRefresh:
             out.push_back({"ok", "config", p.name, subject, what + ": each full refresh copies the result", ""});
@@ -422,12 +428,12 @@ void checkTargetKey(Probe &tp, const PipelineSpec &p, const TableSpec &t, const 
     if (!tp.conn)
         return;
     const TargetName target = resolveTargetName(p, t, EndpointKind::Postgres);
-    auto r = tp.conn->execParams(
-        "SELECT array_to_string(array_agg(a.attname::text ORDER BY k.ord), ', ') FROM pg_index i "
-        "CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord) "
-        "JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum "
-        "WHERE i.indrelid = to_regclass($1) AND i.indisprimary AND k.ord <= i.indnkeyatts",
-        {quoteIdent(target.schema) + "." + quoteIdent(target.name)});
+    auto r =
+        tp.conn->execParams("SELECT array_to_string(array_agg(a.attname::text ORDER BY k.ord), ', ') FROM pg_index i "
+                            "CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord) "
+                            "JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum "
+                            "WHERE i.indrelid = to_regclass($1) AND i.indisprimary AND k.ord <= i.indnkeyatts",
+                            {quoteIdent(target.schema) + "." + quoteIdent(target.name)});
     if (r.rows() == 0 || r.isNull(0, 0))
         return; // no target table yet (or one without a key, which prepare() refuses)
     std::string want;
@@ -436,11 +442,12 @@ void checkTargetKey(Probe &tp, const PipelineSpec &p, const TableSpec &t, const 
     const std::string have = r.text(0, 0);
     if (have == want)
         return;
-    const std::string fix =
-        t.strategy == Strategy::Cdc
-            ? "drop the target table (DROP TABLE " + target.display() + ";), then load it again: driftless-cli "
-                  "resnapshot " + p.name + " " + t.table.display()
-            : "drop the target table (DROP TABLE " + target.display() + ";): the next pass copies it again";
+    const std::string fix = t.strategy == Strategy::Cdc ? "drop the target table (DROP TABLE " + target.display() +
+                                                              ";), then load it again: driftless-cli "
+                                                              "resnapshot " +
+                                                              p.name + " " + t.table.display()
+                                                        : "drop the target table (DROP TABLE " + target.display() +
+                                                              ";): the next pass copies it again";
     out.push_back({"error", "config", p.name, "table " + t.table.display(),
                    "the target table " + target.display() + " keys by (" + have + "), the source by (" + want +
                        "): merged by the source's key it would keep stale rows or refuse updates (made by an older "
@@ -475,12 +482,12 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
             if (tp.conn) {
                 auto r = tp.conn->exec("SELECT has_database_privilege(current_user, current_database(), 'CREATE')");
                 if (!r.toBool(0, 0))
-                    out.push_back({"warn", "config", p.name, "endpoint " + tgt.name,
-                                   "the user may not create schemas in the target database",
-                                   "GRANT CREATE ON DATABASE ... TO the endpoint's user, or create schema "
-                                   "_driftless and the target schemas for it",
-                                   "GRANT CREATE ON DATABASE " + quoteIdent(tp.database) + " TO " +
-                                       quoteIdent(tp.user) + ";"});
+                    out.push_back(
+                        {"warn", "config", p.name, "endpoint " + tgt.name,
+                         "the user may not create schemas in the target database",
+                         "GRANT CREATE ON DATABASE ... TO the endpoint's user, or create schema "
+                         "_driftless and the target schemas for it",
+                         "GRANT CREATE ON DATABASE " + quoteIdent(tp.database) + " TO " + quoteIdent(tp.user) + ";"});
             }
         } else if (tgt.kind == EndpointKind::Sqlite) {
             sqliteTarget(tgt, out, p.name);
@@ -532,7 +539,8 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
                                    std::to_string(n) + " standby" + (n == 1 ? "" : "s") +
                                        " stream from this server, and on Postgres before 17 a promoted standby has "
                                        "none of its logical slots: after a failover the pipeline stops (never reads "
-                                       "a wrong place) and is loaded again by driftless-cli resnapshot " + p.name,
+                                       "a wrong place) and is loaded again by driftless-cli resnapshot " +
+                                       p.name,
                                    "plan the resnapshot into your failover runbook; Postgres 17's failover slots "
                                    "(failover = true, synchronized_standby_slots) would carry the slot"});
             } catch (const Error &) {
@@ -551,8 +559,9 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
                     out.push_back({"warn", "config", p.name, "endpoint " + src.name,
                                    "no heartbeat, and other databases on this server write WAL (" + names +
                                        "): while this source is idle its slot cannot advance and holds their WAL",
-                                   "add 'heartbeat: 1m' to pipeline " + p.name + " (a small transactional message in "
-                                   "this database moves the slot)"});
+                                   "add 'heartbeat: 1m' to pipeline " + p.name +
+                                       " (a small transactional message in "
+                                       "this database moves the slot)"});
                     out.back().setting = FindingSetting{{}, "heartbeat", "1m"};
                 }
             }
@@ -584,13 +593,12 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
                                "raise max_replication_slots, or drop an unused slot"});
             else if (slot.rows() == 1 && slot.text(0, 0) == "lost")
                 out.push_back({"error", "config", p.name, "slot " + p.slotName(),
-                               "the slot was invalidated (wal_status lost)",
-                               "driftless-cli resnapshot " + p.name});
+                               "the slot was invalidated (wal_status lost)", "driftless-cli resnapshot " + p.name});
             else if (r.text(0, 0) == "logical")
                 out.push_back({"ok", "config", p.name, "endpoint " + src.name,
-                               slot.rows() ? "slot " + p.slotName() + ": " + slot.text(0, 0)
-                                           : "ready for change data capture (slot " + p.slotName() +
-                                                 " will be created)",
+                               slot.rows()
+                                   ? "slot " + p.slotName() + ": " + slot.text(0, 0)
+                                   : "ready for change data capture (slot " + p.slotName() + " will be created)",
                                ""});
         }
         for (const auto &t : p.tables) {
@@ -611,11 +619,10 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
             const bool needsKey = t.strategy != Strategy::FullRefresh;
             if (!schema->hasPrimaryKey()) {
                 if (needsKey) {
-                    out.push_back({"error", "config", p.name, subject,
-                                   "has no primary key; " + std::string(toString(t.strategy)) +
-                                       " deduplicates and merges by key",
-                                   "ALTER TABLE " + t.table.display() +
-                                       " ADD PRIMARY KEY (...), or use strategy full_refresh"});
+                    out.push_back(
+                        {"error", "config", p.name, subject,
+                         "has no primary key; " + std::string(toString(t.strategy)) + " deduplicates and merges by key",
+                         "ALTER TABLE " + t.table.display() + " ADD PRIMARY KEY (...), or use strategy full_refresh"});
                     out.back().setting = FindingSetting{t.table.display(), "strategy", "full_refresh"};
                 } else
                     out.push_back({"ok", "config", p.name, subject,
@@ -661,8 +668,8 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
                                    "make the column NOT NULL with a default, or rely on reconciliation"});
                 if (bt == "timestamp" || bt == "date")
                     out.push_back({"ok", "config", p.name, subject,
-                                   "cursor " + displayIdent(col) + " has no time zone; read in the server's time zone (" +
-                                       c.serverTimeZone() + ")",
+                                   "cursor " + displayIdent(col) +
+                                       " has no time zone; read in the server's time zone (" + c.serverTimeZone() + ")",
                                    ""});
             }
             if (t.strategy == Strategy::Cdc) {
@@ -687,14 +694,14 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
                                        "CREATE PUBLICATION " + quoteIdent(*p.publication) + " FOR TABLE " +
                                            t.table.quoted() + ";"});
                     else if (pub.toBool(0, 2))
-                        out.push_back({"error", "config", p.name, subject,
-                                       "publication " + *p.publication +
-                                           " publishes this partitioned table as its partitions "
-                                           "(publish_via_partition_root is off): its changes would not reach it",
-                                       "ALTER PUBLICATION " + *p.publication +
-                                           " SET (publish_via_partition_root = true)",
-                                       "ALTER PUBLICATION " + quoteIdent(*p.publication) +
-                                           " SET (publish_via_partition_root = true);"});
+                        out.push_back(
+                            {"error", "config", p.name, subject,
+                             "publication " + *p.publication +
+                                 " publishes this partitioned table as its partitions "
+                                 "(publish_via_partition_root is off): its changes would not reach it",
+                             "ALTER PUBLICATION " + *p.publication + " SET (publish_via_partition_root = true)",
+                             "ALTER PUBLICATION " + quoteIdent(*p.publication) +
+                                 " SET (publish_via_partition_root = true);"});
                     else if (!pub.toBool(0, 1))
                         out.push_back({"error", "config", p.name, subject,
                                        "publication " + *p.publication + " does not include this table",
@@ -759,8 +766,8 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
     std::vector<Finding> mine;
     for (auto &f : out) {
         const PipelineSpec *p = ws.pipeline(f.pipeline);
-        const bool readFromIt = p && p->source == only->name &&
-                                (f.subject.starts_with("table ") || f.subject.starts_with("slot "));
+        const bool readFromIt =
+            p && p->source == only->name && (f.subject.starts_with("table ") || f.subject.starts_with("slot "));
         if (f.subject == "endpoint " + only->name || readFromIt || f.subject.starts_with("pipeline "))
             mine.push_back(std::move(f));
     }
@@ -800,8 +807,8 @@ std::vector<Finding> findingsFromJson(const nlohmann::json &doc)
                        jsonfields::text(f, "subject"), jsonfields::text(f, "message"), jsonfields::text(f, "fix"),
                        jsonfields::text(f, "sql")});
         if (const auto s = f.find("setting"); s != f.end() && s->is_object() && !jsonfields::text(*s, "key").empty())
-            out.back().setting =
-                FindingSetting{jsonfields::text(*s, "table"), jsonfields::text(*s, "key"), jsonfields::text(*s, "value")};
+            out.back().setting = FindingSetting{jsonfields::text(*s, "table"), jsonfields::text(*s, "key"),
+                                                jsonfields::text(*s, "value")};
     }
     return out;
 }

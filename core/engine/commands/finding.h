@@ -33,7 +33,7 @@ struct Finding {
     std::string pipeline;
     std::string subject; ///< endpoint or table
     std::string message;
-    std::string fix;     ///< what to do, for warn and error
+    std::string fix; ///< what to do, for warn and error
     /// The exact statements that fix it, runnable as they stand (names filled in), where the fix
     /// is SQL; empty where it is not (a DSN, a restart, a column only the DBA can choose).
     std::string sql;

@@ -1,10 +1,10 @@
 #include "core/engine/commands/resnapshot.h"
 
 #include "core/db/pgcatalog.h"
-#include "core/engine/rows/columnmapping.h"
 #include "core/engine/endpoints/connect.h"
-#include "core/engine/rows/deletepolicy.h"
 #include "core/engine/jobs/tableargs.h"
+#include "core/engine/rows/columnmapping.h"
+#include "core/engine/rows/deletepolicy.h"
 #include "core/engine/sync/tablesync.h"
 #include "core/model/cdcposition.h"
 #include "core/model/error.h"
@@ -90,7 +90,8 @@ std::vector<std::string> requestRecovery(const Workspace &ws, const std::string 
         merger->setRequest("recover");
         done.push_back(j.spec.table.display() + ": recovery requested");
     }
-    done.push_back("the next start of pipeline " + pipeline + " (run, serve or the app) brings its tables back if "
+    done.push_back("the next start of pipeline " + pipeline +
+                   " (run, serve or the app) brings its tables back if "
                    "the source changed; a running sync does at its next start");
     return done;
 }
@@ -119,9 +120,9 @@ BackfillTarget openBackfillTarget(const Workspace &ws, const std::string &pipeli
             throw ConfigError(ref.display() + " uses " + std::string(toString(j.spec.strategy)) + ", " + notCdc);
         if (j.source.kind != EndpointKind::Postgres)
             throw Error(ErrorKind::Permanent,
-                        "re-backfilling a table while its pipeline streams is for Postgres sources in this version",
-                        {}, "re-snapshot it instead (with the sync stopped): driftless-cli resnapshot " + pipeline +
-                                " " + ref.display());
+                        "re-backfilling a table while its pipeline streams is for Postgres sources in this version", {},
+                        "re-snapshot it instead (with the sync stopped): driftless-cli resnapshot " + pipeline + " " +
+                            ref.display());
         BackfillTarget t;
         t.out.key = {pipeline, ref, Strategy::Cdc};
         PgConnection source = connectPostgres(j.source, "driftless backfill");
@@ -146,20 +147,19 @@ RebackfillRequest requestRebackfill(const Workspace &ws, const std::string &pipe
 {
     auto t = openBackfillTarget(ws, pipeline, table,
                                 "and backfill copies CDC tables again while they stream; a full refresh table reloads "
-                                "whole on every pass (driftless-cli run --once --pipeline " + pipeline +
-                                    "), a cursor table re-reads from its cursor minus the lookback");
+                                "whole on every pass (driftless-cli run --once --pipeline " +
+                                    pipeline + "), a cursor table re-reads from its cursor minus the lookback");
     RebackfillRequest &out = t.out;
     const std::string name = out.key.table.display();
     const auto &pos = t.position;
     if (!pos || !pos->streaming()) {
         out.what = RebackfillRequest::What::InitialLoad;
-        out.message = name + " has not finished its initial load" +
-                      (pos ? " (it resumes at its next chunk)" : "") +
+        out.message = name + " has not finished its initial load" + (pos ? " (it resumes at its next chunk)" : "") +
                       ", which is its backfill: the next sync continues it";
     } else if (pos->rebackfill) {
         out.what = RebackfillRequest::What::InFlight;
-        out.message = "a re-backfill of " + name + " is already under way (" +
-                      std::to_string(pos->rebackfill->rows) + " rows copied): the sync carries on with it";
+        out.message = "a re-backfill of " + name + " is already under way (" + std::to_string(pos->rebackfill->rows) +
+                      " rows copied): the sync carries on with it";
     } else {
         t.merger->setRequest("rebackfill");
         out.what = RebackfillRequest::What::Requested;
@@ -178,8 +178,8 @@ RebackfillRequest cancelRebackfill(const Workspace &ws, const std::string &pipel
     if (pos && pos->rebackfill) {
         t.merger->setRequest("cancel_rebackfill");
         out.what = RebackfillRequest::What::Requested;
-        out.message = "cancelling the re-backfill of " + name + " (" + std::to_string(pos->rebackfill->rows) +
-                      " rows copied)";
+        out.message =
+            "cancelling the re-backfill of " + name + " (" + std::to_string(pos->rebackfill->rows) + " rows copied)";
     } else if (pending == "rebackfill") {
         t.merger->setRequest("");
         out.what = RebackfillRequest::What::Requested;

@@ -8,8 +8,8 @@ namespace driftless::core {
 
 namespace {
 
-void postgresSide(const Endpoint &e, const std::vector<TableRef> &tables, const std::string &pipeline,
-                  bool commitClock, std::vector<Finding> &out)
+void postgresSide(const Endpoint &e, const std::vector<TableRef> &tables, const std::string &pipeline, bool commitClock,
+                  std::vector<Finding> &out)
 {
     PgConnection c = connectPostgres(e, "driftless doctor", false);
     const std::string subject = "endpoint " + e.name;
@@ -20,8 +20,9 @@ void postgresSide(const Endpoint &e, const std::vector<TableRef> &tables, const 
     const std::string user = r.text(0, 5);
     if (r.text(0, 0) != "logical")
         out.push_back({"error", "config", pipeline, subject,
-                       "wal_level is '" + r.text(0, 0) + "'; both sides of a two-way pipeline are read by change "
-                       "data capture and need 'logical'",
+                       "wal_level is '" + r.text(0, 0) +
+                           "'; both sides of a two-way pipeline are read by change "
+                           "data capture and need 'logical'",
                        "ALTER SYSTEM SET wal_level = logical; then restart the server",
                        "ALTER SYSTEM SET wal_level = logical;"});
     if (!r.toBool(0, 2))
@@ -73,11 +74,10 @@ void mysqlSide(const Endpoint &e, const std::string &pipeline, std::vector<Findi
     auto check = [&](const std::string &var, const std::string &want, const std::string &why) {
         auto v = c.scalar("SELECT @@GLOBAL." + var);
         if (!v || *v != want)
-            out.push_back({"error", "config", pipeline, subject,
-                           var + " is '" + v.value_or("") + "'; " + why,
-                           "SET GLOBAL " + var + " = '" + want + "', and " + var + " = " + want +
-                               " in the server's config",
-                           "SET GLOBAL " + var + " = '" + want + "';"});
+            out.push_back(
+                {"error", "config", pipeline, subject, var + " is '" + v.value_or("") + "'; " + why,
+                 "SET GLOBAL " + var + " = '" + want + "', and " + var + " = " + want + " in the server's config",
+                 "SET GLOBAL " + var + " = '" + want + "';"});
     };
     if (c.scalar("SELECT @@GLOBAL.log_bin") != std::optional<std::string>("1"))
         out.push_back({"error", "config", pipeline, subject,

@@ -51,13 +51,14 @@ std::unique_ptr<Merger> createMerger(const Endpoint &target, const MergeTarget &
         auto parent = std::filesystem::path(target.path).parent_path();
         if (!parent.empty() && !std::filesystem::exists(parent))
             throw Error(ErrorKind::Permanent,
-                        "endpoint '" + target.name + "': folder " + parent.string() + " does not exist",
-                        {}, "create the folder or fix the endpoint's path");
+                        "endpoint '" + target.name + "': folder " + parent.string() + " does not exist", {},
+                        "create the folder or fix the endpoint's path");
         return std::make_unique<SqliteMerger>(target.path, mt);
     }
     case EndpointKind::Mysql:
         // LOCAL INFILE for the bulk load (the merger falls back to INSERTs where it is refused).
-        return std::make_unique<MysqlMerger>(noted(target, MysqlConnection(reachableDsn(target), target.name, true)), mt);
+        return std::make_unique<MysqlMerger>(noted(target, MysqlConnection(reachableDsn(target), target.name, true)),
+                                             mt);
     }
     throw Error(ErrorKind::Permanent, "unknown endpoint kind");
 }
@@ -70,7 +71,8 @@ std::unique_ptr<TargetSession> createTargetSession(const Endpoint &target, const
     case EndpointKind::Sqlite:
         return std::make_unique<SqliteTargetSession>(target.path);
     case EndpointKind::Mysql:
-        return std::make_unique<MysqlTargetSession>(noted(target, MysqlConnection(reachableDsn(target), target.name, true)));
+        return std::make_unique<MysqlTargetSession>(
+            noted(target, MysqlConnection(reachableDsn(target), target.name, true)));
     }
     throw Error(ErrorKind::Permanent, "unknown endpoint kind");
 }

@@ -9,7 +9,10 @@
 
 namespace driftless::core {
 
-ConnectionPool::ConnectionPool(std::chrono::milliseconds maxIdle, std::size_t perKey) : m_maxIdle(maxIdle), m_perKey(perKey) {}
+ConnectionPool::ConnectionPool(std::chrono::milliseconds maxIdle, std::size_t perKey)
+    : m_maxIdle(maxIdle), m_perKey(perKey)
+{
+}
 
 std::string ConnectionPool::keyOf(const Endpoint &endpoint, const std::string &applicationName)
 {
@@ -18,8 +21,8 @@ std::string ConnectionPool::keyOf(const Endpoint &endpoint, const std::string &a
 
 namespace {
 
-template <typename Lists> void expireLists(Lists &lists, std::chrono::steady_clock::time_point now,
-                                           std::chrono::milliseconds maxIdle)
+template <typename Lists>
+void expireLists(Lists &lists, std::chrono::steady_clock::time_point now, std::chrono::milliseconds maxIdle)
 {
     for (auto it = lists.begin(); it != lists.end();) {
         auto &list = it->second;

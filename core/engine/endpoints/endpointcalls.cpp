@@ -287,10 +287,8 @@ json discoveryJsonValue(const SourceDiscovery &d)
     for (const auto &t : d.tables) {
         json columns = json::array();
         for (const auto &c : t.columns)
-            columns.push_back({{"name", c.name},
-                               {"type", c.type},
-                               {"category", std::string(1, c.category)},
-                               {"array", c.isArray}});
+            columns.push_back(
+                {{"name", c.name}, {"type", c.type}, {"category", std::string(1, c.category)}, {"array", c.isArray}});
         tables.push_back({{"schema", t.table.schema},
                           {"name", t.table.name},
                           {"estimated_rows", t.estimatedRows},
@@ -347,8 +345,8 @@ SourceDiscovery discoveryFromJson(const json &in)
                     if (!c.is_object())
                         continue;
                     const std::string category = text(c, "category");
-                    o.columns.push_back({text(c, "name"), text(c, "type"), category.empty() ? 'U' : category[0],
-                                         flag(c, "array")});
+                    o.columns.push_back(
+                        {text(c, "name"), text(c, "type"), category.empty() ? 'U' : category[0], flag(c, "array")});
                 }
             d.tables.push_back(std::move(o));
         }

@@ -65,12 +65,16 @@ std::vector<std::string> PgProbe::advice() const
         if (tables - selectableTables > static_cast<int>(notSelectable.size()))
             names += ", ...";
         out.push_back(std::to_string(tables - selectableTables) + " of " + std::to_string(tables) +
-                      " tables are not readable by " + user + " (" + names + "): as a source it needs GRANT USAGE "
-                      "ON SCHEMA and GRANT SELECT ON the tables to " + displayIdent(user));
+                      " tables are not readable by " + user + " (" + names +
+                      "): as a source it needs GRANT USAGE "
+                      "ON SCHEMA and GRANT SELECT ON the tables to " +
+                      displayIdent(user));
     }
     if (!canCreate)
-        out.push_back("role " + user + " may not CREATE in this database: as a target it needs GRANT CREATE ON "
-                      "DATABASE to " + displayIdent(user) + " (Driftless keeps its checkpoints in schema _driftless)");
+        out.push_back("role " + user +
+                      " may not CREATE in this database: as a target it needs GRANT CREATE ON "
+                      "DATABASE to " +
+                      displayIdent(user) + " (Driftless keeps its checkpoints in schema _driftless)");
     return out;
 }
 
@@ -108,8 +112,9 @@ PgProbe probePostgres(const std::string &dsn, const std::optional<std::string> &
         p.tables = static_cast<int>(counts.toInt(0, 0));
         p.selectableTables = static_cast<int>(counts.toInt(0, 1));
         if (p.selectableTables < p.tables) {
-            auto names = conn.exec(std::string(kTablesCte) + "SELECT nspname, relname FROM t WHERE NOT readable "
-                                                             "ORDER BY 1, 2 LIMIT " +
+            auto names = conn.exec(std::string(kTablesCte) +
+                                   "SELECT nspname, relname FROM t WHERE NOT readable "
+                                   "ORDER BY 1, 2 LIMIT " +
                                    std::to_string(kUnreadableShown));
             for (int i = 0; i < names.rows(); ++i)
                 p.notSelectable.push_back(TableRef{names.text(i, 0), names.text(i, 1)}.display());

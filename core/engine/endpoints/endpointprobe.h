@@ -22,14 +22,14 @@ struct PgProbe {
     std::string walLevel;      ///< replica, logical, minimal
     std::string user;
     bool superuser = false;
-    bool replicationRole = false; ///< rolreplication
-    bool canCreate = false;       ///< CREATE on the database (a target makes its own schemas)
-    int tables = 0;               ///< ordinary and partitioned tables outside the system schemas
-    int selectableTables = 0;     ///< ... of which the user may SELECT
+    bool replicationRole = false;           ///< rolreplication
+    bool canCreate = false;                 ///< CREATE on the database (a target makes its own schemas)
+    int tables = 0;                         ///< ordinary and partitioned tables outside the system schemas
+    int selectableTables = 0;               ///< ... of which the user may SELECT
     std::vector<std::string> notSelectable; ///< the first few it may not, as schema.name
-    TlsState tls;            ///< what the connection got, as libpq reports it
-    bool loopback = false;   ///< the server is on this machine (no network to protect)
-    std::string tlsChosenBy; ///< dsn, PGSSLMODE, PGREQUIRESSL, service or default (core/db/pgtls.h)
+    TlsState tls;                           ///< what the connection got, as libpq reports it
+    bool loopback = false;                  ///< the server is on this machine (no network to protect)
+    std::string tlsChosenBy;                ///< dsn, PGSSLMODE, PGREQUIRESSL, service or default (core/db/pgtls.h)
     /// Off this machine and not verified: what is wrong and the DSN change that fixes it.
     std::string tlsWarning, tlsFix;
 

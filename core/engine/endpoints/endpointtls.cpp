@@ -1,7 +1,7 @@
 #include "core/engine/endpoints/endpointtls.h"
 
-#include "core/base/isotime.h"
 #include "core/base/clock.h"
+#include "core/base/isotime.h"
 #include "core/base/log.h"
 #include "core/db/mysqlconnection.h"
 #include "core/db/pgconnection.h"
@@ -23,14 +23,17 @@ using json = nlohmann::json;
 namespace {
 
 struct LedgerEntry {
-    std::string dsn; ///< the endpoint's DSN then: a changed DSN is another connection
-    EndpointTls tls; ///< what the newest connection had
+    std::string dsn;     ///< the endpoint's DSN then: a changed DSN is another connection
+    EndpointTls tls;     ///< what the newest connection had
     bool warned = false; ///< its warning was logged
 };
 std::mutex g_mutex;
 std::map<std::string, LedgerEntry> g_ledger; ///< by endpoint name
 
-bool isWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; }
+bool isWordChar(char c)
+{
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+}
 
 /// Replaces the value of key=value `key` in a libpq key=value string (spaces around '=' and a
 /// quoted value allowed); false when the key is not there.
@@ -93,7 +96,10 @@ std::string withQuery(const std::string &uri, const std::string &kv)
     return uri + (uri.find('?') == std::string::npos ? "?" : "&") + kv;
 }
 
-bool isPgUri(const std::string &dsn) { return dsn.starts_with("postgresql://") || dsn.starts_with("postgres://"); }
+bool isPgUri(const std::string &dsn)
+{
+    return dsn.starts_with("postgresql://") || dsn.starts_with("postgres://");
+}
 
 bool hasPgKey(const std::string &dsn, const char *key)
 {
@@ -163,11 +169,13 @@ std::optional<TlsWarning> tlsWarning(const Endpoint &e, const EndpointTls &t)
         w.message = "connections to " + who + " are not encrypted (" + mode +
                     "): the password and every row cross the network in clear";
     else if (!t.tls.verified)
-        w.message = "connections to " + who + " are encrypted, but the server's certificate is not verified (" +
-                    mode + "): whoever answers at that address gets the session and its password";
+        w.message = "connections to " + who + " are encrypted, but the server's certificate is not verified (" + mode +
+                    "): whoever answers at that address gets the session and its password";
     else
-        w.message = "connections to " + who + " check the server's certificate against the CA but not its host "
-                    "name (" + mode + "): any server with a certificate from that CA is accepted";
+        w.message = "connections to " + who +
+                    " check the server's certificate against the CA but not its host "
+                    "name (" +
+                    mode + "): any server with a certificate from that CA is accepted";
     const std::string dsn = dsnWithVerifiedTls(e);
     std::string ca;
     if (e.kind == EndpointKind::Mysql) {
@@ -195,11 +203,10 @@ void recordEndpointTls(const Endpoint &e, const EndpointTls &t, bool warn)
     {
         std::lock_guard lock(g_mutex);
         auto it = g_ledger.find(e.name);
-        const bool changed = it == g_ledger.end() || it->second.dsn != e.dsn ||
-                             it->second.tls.tls.encrypted != t.tls.encrypted ||
-                             it->second.tls.tls.verified != t.tls.verified ||
-                             it->second.tls.tls.hostVerified != t.tls.hostVerified ||
-                             it->second.tls.tls.mode != t.tls.mode;
+        const bool changed =
+            it == g_ledger.end() || it->second.dsn != e.dsn || it->second.tls.tls.encrypted != t.tls.encrypted ||
+            it->second.tls.tls.verified != t.tls.verified || it->second.tls.tls.hostVerified != t.tls.hostVerified ||
+            it->second.tls.tls.mode != t.tls.mode;
         const bool warned = !changed && it->second.warned;
         g_ledger[e.name] = {e.dsn, t, warned || (warn && warning)};
         if (warned || !warn || !warning)
@@ -229,7 +236,9 @@ TlsState tlsFromJson(const json &j)
     if (!j.is_object())
         return t;
     auto flag = [&](const char *k) { return j.contains(k) && j[k].is_boolean() && j[k].get<bool>(); };
-    auto text = [&](const char *k) { return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string(); };
+    auto text = [&](const char *k) {
+        return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string();
+    };
     t.encrypted = flag("encrypted");
     t.verified = flag("verified");
     t.hostVerified = flag("host_verified");
@@ -272,7 +281,10 @@ std::vector<EndpointTlsStatus> endpointsTlsStatus(const Workspace &ws)
     return out;
 }
 
-json endpointsTlsJsonValue(const Workspace &ws) { return endpointsTlsJsonValue(endpointsTlsStatus(ws)); }
+json endpointsTlsJsonValue(const Workspace &ws)
+{
+    return endpointsTlsJsonValue(endpointsTlsStatus(ws));
+}
 
 json endpointsTlsJsonValue(const std::vector<EndpointTlsStatus> &endpoints)
 {

@@ -22,7 +22,7 @@ struct EndpointTls {
     bool loopback = false;
     /// Who chose the mode: dsn, PGSSLMODE, PGREQUIRESSL, service (Postgres), or default.
     std::string chosenBy;
-    std::string service; ///< Postgres: the service file entry, when chosenBy is service
+    std::string service;   ///< Postgres: the service file entry, when chosenBy is service
     std::int64_t atMs = 0; ///< when the connection was opened (0: not yet)
 };
 

@@ -25,13 +25,13 @@ struct MysqlProbe {
     std::string server;  ///< user@host:port/database
     std::string version; ///< VERSION(), e.g. 10.11.6-MariaDB-0+deb12u1
     bool mariadb = false;
-    std::string user;    ///< CURRENT_USER()
+    std::string user; ///< CURRENT_USER()
     std::string serverId;
     /// Binlog settings CDC needs (log_bin, ROW format, FULL row image and metadata, a retention
     /// long enough to survive a weekend): empty when the server is ready.
     std::vector<BinlogProblem> binlog;
-    std::string retention; ///< how long binlogs are kept, in words ("7 days", "forever")
-    bool canReplicate = false;   ///< REPLICATION SLAVE (or ALL) on *.*
+    std::string retention;        ///< how long binlogs are kept, in words ("7 days", "forever")
+    bool canReplicate = false;    ///< REPLICATION SLAVE (or ALL) on *.*
     bool canReadPosition = false; ///< BINLOG MONITOR / REPLICATION CLIENT (or ALL): SHOW MASTER STATUS
     int tables = 0;               ///< base tables in the DSN's database (0 without one)
     TlsState tls;                 ///< what the session got (Ssl_cipher, Ssl_version) and the ssl-mode

@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cctype>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -93,15 +93,16 @@ RemoteTarget remoteTarget(const Endpoint &e)
 std::string runtimeDir()
 {
     const char *xdg = std::getenv("XDG_RUNTIME_DIR");
-    fs::path dir = xdg && *xdg ? fs::path(xdg) / "driftless" : fs::path("/tmp") / ("driftless-" + std::to_string(getuid()));
+    fs::path dir =
+        xdg && *xdg ? fs::path(xdg) / "driftless" : fs::path("/tmp") / ("driftless-" + std::to_string(getuid()));
     if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-        throw ConnectionError(ErrorKind::Permanent, "cannot create the tunnel folder " + dir.string() + ": " +
-                                                        std::strerror(errno));
+        throw ConnectionError(ErrorKind::Permanent,
+                              "cannot create the tunnel folder " + dir.string() + ": " + std::strerror(errno));
     struct stat st {};
     if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
         throw ConnectionError(ErrorKind::Permanent,
-                              "the tunnel folder " + dir.string() + " is not a folder of this user",
-                              {}, "remove it, or set XDG_RUNTIME_DIR to a private folder");
+                              "the tunnel folder " + dir.string() + " is not a folder of this user", {},
+                              "remove it, or set XDG_RUNTIME_DIR to a private folder");
     ::chmod(dir.c_str(), 0700);
     return dir.string();
 }
@@ -114,7 +115,10 @@ std::string expandHome(const std::string &path)
     return home ? std::string(home) + path.substr(1) : path;
 }
 
-std::string quoted(const std::string &s) { return "\"" + s + "\""; }
+std::string quoted(const std::string &s)
+{
+    return "\"" + s + "\"";
+}
 
 std::string lastLines(const std::string &text, size_t n)
 {
@@ -132,7 +136,10 @@ std::string lastLines(const std::string &text, size_t n)
     return out;
 }
 
-bool contains(const std::string &s, const char *needle) { return s.find(needle) != std::string::npos; }
+bool contains(const std::string &s, const char *needle)
+{
+    return s.find(needle) != std::string::npos;
+}
 
 std::string keysText(const std::vector<SshHostKey> &keys)
 {
@@ -206,14 +213,14 @@ ConnectionError sshFailure(const Endpoint &e, const std::string &err)
                                    "ssh-host-key-changed",
                                    "ask the jump host's administrator whether its key was replaced; only then run `" +
                                        trustCmd + " --jump --replace` and compare the fingerprint");
-        return ConnectionError(ErrorKind::Permanent,
-                               who + "the SSH host key of the jump host " + jumpServer + " is not trusted yet (" +
-                                   (offered.empty() ? "it did not show its keys to ssh-keyscan"
-                                                    : "it offers " + keysText(offered)) +
-                                   ")",
-                               "ssh-host-key-unknown",
-                               "run `" + trustCmd + " --jump`, check the fingerprint with the jump host's "
-                                   "administrator and confirm");
+        return ConnectionError(
+            ErrorKind::Permanent,
+            who + "the SSH host key of the jump host " + jumpServer + " is not trusted yet (" +
+                (offered.empty() ? "it did not show its keys to ssh-keyscan" : "it offers " + keysText(offered)) + ")",
+            "ssh-host-key-unknown",
+            "run `" + trustCmd +
+                " --jump`, check the fingerprint with the jump host's "
+                "administrator and confirm");
     }
     if (contains(err, "Host key verification failed") || contains(err, "host key is known")) {
         std::string fingerprint;
@@ -223,8 +230,8 @@ ConnectionError sshFailure(const Endpoint &e, const std::string &err)
             fingerprint = "(the server did not show its keys to ssh-keyscan)";
         }
         return ConnectionError(ErrorKind::Permanent,
-                               who + "the SSH host key of " + server + " is not trusted yet (it offers " +
-                                   fingerprint + ")",
+                               who + "the SSH host key of " + server + " is not trusted yet (it offers " + fingerprint +
+                                   ")",
                                "ssh-host-key-unknown",
                                "run `" + trustCmd + "`, check the fingerprint " + fingerprint +
                                    " with the SSH server's administrator and confirm");
@@ -243,21 +250,19 @@ ConnectionError sshFailure(const Endpoint &e, const std::string &err)
                                        "keeps it in the keychain), and check that its public key is in the user's "
                                        "authorized_keys on the SSH server");
             return ConnectionError(ErrorKind::Permanent,
-                                   who + "the identity file " + key +
-                                       " is protected by a passphrase and none is known",
+                                   who + "the identity file " + key + " is protected by a passphrase and none is known",
                                    "ssh-passphrase",
                                    "save its passphrase in the endpoint's SSH settings in the app (the keychain; "
-                                   "driftless-cli reads it there too), or add the key to ssh-agent (ssh-add " + key +
-                                       ")");
+                                   "driftless-cli reads it there too), or add the key to ssh-agent (ssh-add " +
+                                       key + ")");
         }
     }
     if (contains(err, "Permission denied"))
-        return ConnectionError(ErrorKind::Permanent,
-                               who + "the SSH server " + server + " refused the login of " + t.user + ": " +
-                                   lastLines(err, 1),
-                               "ssh-auth",
-                               "check the user, the identity_file (or the keys in the ssh agent) and that the "
-                               "public key is in the user's authorized_keys on the SSH server");
+        return ConnectionError(
+            ErrorKind::Permanent,
+            who + "the SSH server " + server + " refused the login of " + t.user + ": " + lastLines(err, 1), "ssh-auth",
+            "check the user, the identity_file (or the keys in the ssh agent) and that the "
+            "public key is in the user's authorized_keys on the SSH server");
     if (contains(err, "Connection refused"))
         return ConnectionError(ErrorKind::Transient,
                                who + "the SSH server " + server + " refused the connection (is sshd running?)",
@@ -267,8 +272,8 @@ ConnectionError sshFailure(const Endpoint &e, const std::string &err)
                                "ssh-resolve", "fix ssh.host (or ssh.jump)");
     if (contains(err, "forwarding failed") || contains(err, "open failed"))
         return ConnectionError(ErrorKind::Permanent,
-                               who + "the SSH server " + server + " would not forward to the database: " +
-                                   lastLines(err, 2),
+                               who + "the SSH server " + server +
+                                   " would not forward to the database: " + lastLines(err, 2),
                                "ssh-forward",
                                "allow forwarding for this user on the SSH server (AllowTcpForwarding, "
                                "AllowStreamLocalForwarding)");
@@ -401,8 +406,10 @@ void sweepStaleFolders(const std::string &base)
             const pid_t ssh = static_cast<pid_t>(std::atol(readAll(entry.path() / "ssh.pid").c_str()));
             if (processAlive(ssh) && commandLine(ssh).find(entry.path().string() + "/") != std::string::npos) {
                 ::kill(ssh, SIGTERM);
-                log(LogLevel::Info, "stopped ssh (pid " + std::to_string(ssh) + ") left behind by a process that is gone, "
-                          "and removed its tunnel folder " + entry.path().string());
+                log(LogLevel::Info, "stopped ssh (pid " + std::to_string(ssh) +
+                                        ") left behind by a process that is gone, "
+                                        "and removed its tunnel folder " +
+                                        entry.path().string());
             }
             fs::remove_all(entry.path(), ec);
         }
@@ -423,8 +430,8 @@ std::string socketFolder(const Endpoint &e)
     std::error_code ec;
     fs::remove_all(dir, ec);
     if (::mkdir(dir.c_str(), 0700) != 0)
-        throw ConnectionError(ErrorKind::Permanent, "cannot create the tunnel folder " + dir.string() + ": " +
-                                                        std::strerror(errno));
+        throw ConnectionError(ErrorKind::Permanent,
+                              "cannot create the tunnel folder " + dir.string() + ": " + std::strerror(errno));
     return dir.string();
 }
 
@@ -449,8 +456,7 @@ std::string writeJumpConfig(const SshTunnelSpec &t, const std::string &dir, bool
            "Host *\n"
         << (askpass ? "  BatchMode no\n  PasswordAuthentication no\n  KbdInteractiveAuthentication no\n"
                     : "  BatchMode yes\n")
-        << 
-           "  StrictHostKeyChecking yes\n"
+        << "  StrictHostKeyChecking yes\n"
            "  UserKnownHostsFile "
         << knownHostsOption() << "\n";
     if (t.identityFile)
@@ -476,18 +482,19 @@ std::vector<std::string> sshArgv(const Endpoint &e, const std::string &socketPat
         target = (r.host.find(':') != std::string::npos ? "[" + r.host + "]" : r.host) + ":" + std::to_string(r.port);
     const std::string knownHosts = knownHostsOption();
     std::vector<std::string> argv = {"ssh", "-N",
-                                     "-o", askpass ? "BatchMode=no" : "BatchMode=yes",
-                                     "-o", "ExitOnForwardFailure=yes",
-                                     "-o", "StrictHostKeyChecking=yes",
-                                     "-o", "UserKnownHostsFile=" + knownHosts,
-                                     "-o", "ServerAliveInterval=15",
-                                     "-o", "ServerAliveCountMax=3",
-                                     "-o", "ConnectTimeout=15",
-                                     "-o", "StreamLocalBindUnlink=yes",
-                                     "-o", "StreamLocalBindMask=0177",
-                                     "-L", socketPath + ":" + target};
+                                     "-o",  askpass ? "BatchMode=no" : "BatchMode=yes",
+                                     "-o",  "ExitOnForwardFailure=yes",
+                                     "-o",  "StrictHostKeyChecking=yes",
+                                     "-o",  "UserKnownHostsFile=" + knownHosts,
+                                     "-o",  "ServerAliveInterval=15",
+                                     "-o",  "ServerAliveCountMax=3",
+                                     "-o",  "ConnectTimeout=15",
+                                     "-o",  "StreamLocalBindUnlink=yes",
+                                     "-o",  "StreamLocalBindMask=0177",
+                                     "-L",  socketPath + ":" + target};
     if (askpass)
-        for (const char *o : {"PasswordAuthentication=no", "KbdInteractiveAuthentication=no", "NumberOfPasswordPrompts=1"})
+        for (const char *o :
+             {"PasswordAuthentication=no", "KbdInteractiveAuthentication=no", "NumberOfPasswordPrompts=1"})
             argv.insert(argv.end(), {"-o", o});
     if (t.identityFile) {
         argv.push_back("-i");
@@ -499,8 +506,8 @@ std::vector<std::string> sshArgv(const Endpoint &e, const std::string &socketPat
         argv.push_back("-J");
         argv.push_back(*t.jump);
     }
-    for (const std::string &a : {std::string("-p"), std::to_string(t.port), std::string("-l"), t.user,
-                                 std::string("--"), t.host})
+    for (const std::string &a :
+         {std::string("-p"), std::to_string(t.port), std::string("-l"), t.user, std::string("--"), t.host})
         argv.push_back(a);
     return argv;
 }
@@ -522,7 +529,7 @@ void start(const Endpoint &e, Tunnel &tun)
     }
     dir = socketFolder(e);
     socketPath = dir + (e.kind == EndpointKind::Mysql ? std::string("/mysql.sock")
-                                                       : "/.s.PGSQL." + std::to_string(remoteTarget(e).port));
+                                                      : "/.s.PGSQL." + std::to_string(remoteTarget(e).port));
     logPath = dir + "/ssh.log";
     // A passphrase from the keychain reaches ssh through SSH_ASKPASS: a script in the 0700 folder
     // that prints it from ssh's environment (never a file, never the command line).
@@ -606,8 +613,9 @@ std::string typeLabel(const std::string &type)
 std::string fingerprintOf(const std::string &blob64)
 {
     std::string raw(blob64.size(), '\0');
-    const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char *>(raw.data()),
-                                  reinterpret_cast<const unsigned char *>(blob64.data()), static_cast<int>(blob64.size()));
+    const int n =
+        EVP_DecodeBlock(reinterpret_cast<unsigned char *>(raw.data()),
+                        reinterpret_cast<const unsigned char *>(blob64.data()), static_cast<int>(blob64.size()));
     if (n < 0)
         return {};
     size_t len = static_cast<size_t>(n);
@@ -649,7 +657,10 @@ std::vector<SshHostKey> parseKeyLines(const std::string &text)
 
 } // namespace
 
-std::string SshHostKey::label() const { return fingerprint + " (" + typeLabel(type) + ")"; }
+std::string SshHostKey::label() const
+{
+    return fingerprint + " (" + typeLabel(type) + ")";
+}
 
 EndpointRoute routeTo(const Endpoint &e)
 {
@@ -664,8 +675,8 @@ EndpointRoute routeTo(const Endpoint &e)
         if (tun->up && tun->pid > 0 && tun->key == key)
             return {tun->socketPath, tun->dir, "ssh tunnel via " + e.ssh->display()};
         if (tun->key == key && tun->failures > 0 && std::chrono::steady_clock::now() < tun->nextAttempt) {
-            const auto left = std::chrono::duration_cast<std::chrono::seconds>(tun->nextAttempt -
-                                                                               std::chrono::steady_clock::now());
+            const auto left =
+                std::chrono::duration_cast<std::chrono::seconds>(tun->nextAttempt - std::chrono::steady_clock::now());
             throw ConnectionError(ErrorKind::Transient,
                                   "endpoint '" + e.name + "': the SSH tunnel is down (" + tun->reason +
                                       "); next attempt in " + std::to_string(left.count() + 1) + " s",
@@ -800,7 +811,8 @@ std::optional<SshTunnelSpec> jumpHostOf(const SshTunnelSpec &t)
         return std::nullopt;
     std::string rest = *t.jump;
     if (rest.find(',') != std::string::npos || rest.rfind("ssh://", 0) == 0)
-        throw ConfigError("the jump '" + rest + "' is a list or an ssh:// address; trust each of its hosts with ssh "
+        throw ConfigError("the jump '" + rest +
+                          "' is a list or an ssh:// address; trust each of its hosts with ssh "
                           "itself (ssh-keyscan HOST >> ~/.ssh/known_hosts, after checking the fingerprints)");
     SshTunnelSpec j;
     j.user = t.user;
@@ -816,7 +828,8 @@ std::optional<SshTunnelSpec> jumpHostOf(const SshTunnelSpec &t)
         if (close + 1 < rest.size() && rest[close + 1] == ':')
             port = rest.substr(close + 2);
         rest = rest.substr(1, close - 1);
-    } else if (const auto colon = rest.find(':'); colon != std::string::npos && rest.find(':', colon + 1) == std::string::npos) {
+    } else if (const auto colon = rest.find(':');
+               colon != std::string::npos && rest.find(':', colon + 1) == std::string::npos) {
         port = rest.substr(colon + 1);
         rest = rest.substr(0, colon);
     }
@@ -860,24 +873,43 @@ std::vector<SshHostKey> scanHostKeysThroughJump(const SshTunnelSpec &t)
             fs::remove_all(path, ec);
         }
     } cleanup{dir};
-    const auto r = runProcess({"ssh", "-F", writeJumpConfig(t, dir), "-N", "-o", "BatchMode=yes", "-o",
+    const auto r = runProcess({"ssh",
+                               "-F",
+                               writeJumpConfig(t, dir),
+                               "-N",
+                               "-o",
+                               "BatchMode=yes",
+                               "-o",
                                "StrictHostKeyChecking=accept-new",
-                               "-o", "UserKnownHostsFile=" + quoted(file), "-o", "GlobalKnownHostsFile=/dev/null",
-                               "-o", "PreferredAuthentications=none", "-o", "ConnectTimeout=15", "-J", *t.jump, "-p",
-                               std::to_string(t.port), "-l", t.user, "--", t.host},
+                               "-o",
+                               "UserKnownHostsFile=" + quoted(file),
+                               "-o",
+                               "GlobalKnownHostsFile=/dev/null",
+                               "-o",
+                               "PreferredAuthentications=none",
+                               "-o",
+                               "ConnectTimeout=15",
+                               "-J",
+                               *t.jump,
+                               "-p",
+                               std::to_string(t.port),
+                               "-l",
+                               t.user,
+                               "--",
+                               t.host},
                               40);
     auto keys = parseKeyLines(readAll(file));
     if (keys.empty()) {
         const std::string err = lastLines(r.err, 2);
         const bool jumpKey = jumpKeyRefused(t, r.err);
-        throw ConnectionError(ErrorKind::Transient,
-                              "the SSH server " + t.host + ":" + std::to_string(t.port) + " showed no host key through " +
-                                  "the jump host " + *t.jump + (err.empty() ? "" : ": " + err),
-                              "ssh-keyscan",
-                              jumpKey ? "the jump host's own key is not trusted: run `driftless-cli trust-host "
-                                        "ENDPOINT --jump` and compare its fingerprint"
-                                      : "check that the jump host answers and may forward to " + t.host + ":" +
-                                            std::to_string(t.port));
+        throw ConnectionError(
+            ErrorKind::Transient,
+            "the SSH server " + t.host + ":" + std::to_string(t.port) + " showed no host key through " +
+                "the jump host " + *t.jump + (err.empty() ? "" : ": " + err),
+            "ssh-keyscan",
+            jumpKey ? "the jump host's own key is not trusted: run `driftless-cli trust-host "
+                      "ENDPOINT --jump` and compare its fingerprint"
+                    : "check that the jump host answers and may forward to " + t.host + ":" + std::to_string(t.port));
     }
     return keys;
 }

@@ -45,8 +45,8 @@ std::string mysqlDsnThrough(const Endpoint &e, const EndpointRoute &route);
 /// What the tunnel of an endpoint is doing. `up`, or `down` with the reason.
 struct TunnelState {
     bool up = false;
-    std::string reason;  ///< why it is down (the last failure), empty when up
-    std::string via;     ///< user@host:port [via jump]
+    std::string reason;       ///< why it is down (the last failure), empty when up
+    std::string via;          ///< user@host:port [via jump]
     std::int64_t sinceMs = 0; ///< wall clock of the last change
 };
 /// The state of `endpoint`'s tunnel in this process (checking whether its ssh still runs);
@@ -66,9 +66,9 @@ std::string sshKnownHostsFile();
 
 /// One host key as ssh shows it.
 struct SshHostKey {
-    std::string type;        ///< ssh-ed25519, ecdsa-sha2-nistp256, ssh-rsa ...
-    std::string blob;        ///< base64
-    std::string fingerprint; ///< SHA256:...
+    std::string type;          ///< ssh-ed25519, ecdsa-sha2-nistp256, ssh-rsa ...
+    std::string blob;          ///< base64
+    std::string fingerprint;   ///< SHA256:...
     std::string label() const; ///< `SHA256:... (ED25519)`
 };
 /// The jump host of `t` as a server of its own (host, port, user), for trusting its key; nullopt

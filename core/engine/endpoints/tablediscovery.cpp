@@ -89,9 +89,8 @@ std::string smallSize(const DiscoveredTable &t)
 constexpr const char *kMysqlTablesSql =
     "SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_ROWS, COALESCE(DATA_LENGTH, 0) + COALESCE(INDEX_LENGTH, 0) "
     "FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE' AND ";
-constexpr const char *kMysqlIndexesSql =
-    "SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME "
-    "FROM information_schema.STATISTICS WHERE ";
+constexpr const char *kMysqlIndexesSql = "SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME "
+                                         "FROM information_schema.STATISTICS WHERE ";
 constexpr const char *kMysqlColumnsSql =
     "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, NUMERIC_PRECISION, NUMERIC_SCALE, "
     "DATETIME_PRECISION, CHARACTER_MAXIMUM_LENGTH FROM information_schema.COLUMNS WHERE ";
@@ -125,9 +124,9 @@ std::vector<DiscoveredTable> discoverMysqlTables(MysqlConnection &conn, const st
 {
     // information_schema compares names without case: the exact match is made here.
     auto filter = [&](const char *column) {
-        return database.empty() ? std::string(column) +
-                                      " NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')"
-                                : std::string(column) + " = ?";
+        return database.empty()
+                   ? std::string(column) + " NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')"
+                   : std::string(column) + " = ?";
     };
     std::vector<std::optional<std::string>> params;
     if (!database.empty())
@@ -190,15 +189,17 @@ std::vector<DiscoveredTable> discoverMysqlTables(MysqlConnection &conn, const st
     }
     for (auto &[ref, list] : candidates) {
         std::sort(list.begin(), list.end(), [](const Candidate &a, const Candidate &b) {
-            return std::tie(b.notNull, b.indexed, b.named, a.position) < std::tie(a.notNull, a.indexed, a.named, b.position);
+            return std::tie(b.notNull, b.indexed, b.named, a.position) <
+                   std::tie(a.notNull, a.indexed, a.named, b.position);
         });
         for (const auto &c : list)
             out[at[ref]].cursorCandidates.push_back(c.name);
     }
 
     // Every column with the category the engine gives its type (mysqlcatalog::pgColumnFor).
-    for (const auto &r : conn.query(kMysqlColumnsSql + filter("TABLE_SCHEMA") + " ORDER BY TABLE_SCHEMA, TABLE_NAME, "
-                                                                                 "ORDINAL_POSITION",
+    for (const auto &r : conn.query(kMysqlColumnsSql + filter("TABLE_SCHEMA") +
+                                        " ORDER BY TABLE_SCHEMA, TABLE_NAME, "
+                                        "ORDINAL_POSITION",
                                     params)
                              .rows) {
         DiscoveredTable *t = table(r);
@@ -326,9 +327,9 @@ SourceAbilities mysqlAbilities(const MysqlProbe &probe)
     if (!probe.canReplicate) {
         // CURRENT_USER() is name@host; the GRANT wants 'name'@'host'.
         const auto at = probe.user.rfind('@');
-        const std::string grantee = at == std::string::npos
-                                        ? mysqlLiteral(probe.user)
-                                        : mysqlLiteral(probe.user.substr(0, at)) + "@" + mysqlLiteral(probe.user.substr(at + 1));
+        const std::string grantee = at == std::string::npos ? mysqlLiteral(probe.user)
+                                                            : mysqlLiteral(probe.user.substr(0, at)) + "@" +
+                                                                  mysqlLiteral(probe.user.substr(at + 1));
         a.cdcRefused = "the source's user may not read the binlog: GRANT REPLICATION SLAVE ON *.* TO " + grantee;
     }
     return a;
@@ -362,8 +363,8 @@ Recommendation recommendStrategy(const DiscoveredTable &t, const SourceAbilities
     // "Rarely written": fewer changes since the stats reset than the table has rows.
     const bool quiet = static_cast<double>(t.inserts + churn) <= std::max(t.estimatedRows, 1000.0);
     // "Busy with deletes": deletes happen, and changes are at least a tenth of the table.
-    const bool busyWithDeletes = t.writesKnown && t.deletes > 0 &&
-                                 static_cast<double>(churn) >= 0.1 * std::max(t.estimatedRows, 1.0);
+    const bool busyWithDeletes =
+        t.writesKnown && t.deletes > 0 && static_cast<double>(churn) >= 0.1 * std::max(t.estimatedRows, 1.0);
 
     if (t.primaryKey.empty()) {
         rec.strategy = Strategy::FullRefresh;
@@ -433,7 +434,8 @@ SourceDiscovery discoverSource(const Endpoint &source)
             PgConnection conn(dsn);
             d.tables = discoverTables(conn);
         } else {
-            return refused("endpoint '" + source.name + "' is a SQLite file, which Driftless writes to but does not read from",
+            return refused("endpoint '" + source.name +
+                               "' is a SQLite file, which Driftless writes to but does not read from",
                            {});
         }
         d.ok = true;

@@ -36,9 +36,9 @@ struct DiscoveredColumn {
 /// the server keeps them).
 struct DiscoveredTable {
     TableRef table;
-    double estimatedRows = 0;      ///< pg_class.reltuples or TABLE_ROWS; 0 when unknown
-    bool analyzed = false;         ///< estimatedRows is an estimate, not "unknown"
-    std::int64_t totalBytes = 0;   ///< pg_total_relation_size, or DATA_LENGTH + INDEX_LENGTH
+    double estimatedRows = 0;    ///< pg_class.reltuples or TABLE_ROWS; 0 when unknown
+    bool analyzed = false;       ///< estimatedRows is an estimate, not "unknown"
+    std::int64_t totalBytes = 0; ///< pg_total_relation_size, or DATA_LENGTH + INDEX_LENGTH
     std::vector<std::string> primaryKey;
     /// timestamp, timestamptz and date columns (MySQL: DATETIME, TIMESTAMP, DATE), the most
     /// likely cursor first: NOT NULL and indexed ones, then names such as updated_at / modified_at.

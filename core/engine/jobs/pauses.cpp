@@ -50,7 +50,8 @@ std::string resumedMessage(const TableKey &key)
     const std::string name = key.display();
     switch (key.strategy) {
     case Strategy::Cdc:
-        return "resumed " + name + ": it is re-copied through the guarded merge while the stream goes on (only rows "
+        return "resumed " + name +
+               ": it is re-copied through the guarded merge while the stream goes on (only rows "
                "that differ are written; rows the source no longer has are removed)";
     case Strategy::Cursor:
         return "resumed " + name + ": its next pass runs at once and catches up from its cursor";
@@ -64,7 +65,8 @@ std::string pausedNow(const TableKey &key)
 {
     const std::string name = key.display();
     if (key.strategy == Strategy::Cdc)
-        return "paused " + name + ": its changes are no longer applied while the pipeline's other tables stream; "
+        return "paused " + name +
+               ": its changes are no longer applied while the pipeline's other tables stream; "
                "Resume re-copies it through the guarded merge";
     return "paused " + name + ": the scheduler skips it until resumed; its state and checkpoint stay";
 }

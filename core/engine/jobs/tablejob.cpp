@@ -33,7 +33,10 @@ std::shared_ptr<LoopCounters> countersFor(const std::string &direction, const st
 
 } // namespace
 
-std::string applyOriginName(const std::string &direction) { return "driftless_" + direction; }
+std::string applyOriginName(const std::string &direction)
+{
+    return "driftless_" + direction;
+}
 
 TableRef reverseTableOf(const PipelineSpec &p, const TableSpec &t, const Endpoint &target)
 {
@@ -73,26 +76,28 @@ std::vector<TableJob> twoWayJobs(const PipelineSpec &p, const Endpoint &source, 
         TableSpec r = t;
         r.table = reverseTableOf(p, t, target);
         r.targetTable.reset();
-        back.push_back({reverse, r, target, source, TargetName{t.table.schema, t.table.name}, std::nullopt,
-                        std::nullopt, rev});
+        back.push_back(
+            {reverse, r, target, source, TargetName{t.table.schema, t.table.name}, std::nullopt, std::nullopt, rev});
         jobs.push_back(std::move(j));
     }
     jobs.insert(jobs.end(), back.begin(), back.end());
     return jobs;
 }
 
-std::shared_ptr<LoopCounters> loopCounters(const std::string &direction) { return countersFor(direction, direction); }
+std::shared_ptr<LoopCounters> loopCounters(const std::string &direction)
+{
+    return countersFor(direction, direction);
+}
 
 std::vector<LoopCountersSample> loopCountersSnapshot()
 {
     std::lock_guard lock(countersMutex());
     std::vector<LoopCountersSample> out;
     for (const auto &[direction, v] : countersByDirection())
-        out.push_back({direction, v.first, v.second->captured.load(), v.second->applied.load(),
-                       v.second->droppedOwn.load()});
+        out.push_back(
+            {direction, v.first, v.second->captured.load(), v.second->applied.load(), v.second->droppedOwn.load()});
     return out;
 }
-
 
 std::vector<TableJob> jobsFor(const Workspace &ws, const std::string &onlyPipeline)
 {
@@ -110,8 +115,8 @@ std::vector<TableJob> jobsFor(const Workspace &ws, const std::string &onlyPipeli
             continue;
         }
         for (const auto &t : p.tables) {
-            jobs.push_back({p.name, t, *src, *tgt, resolveTargetName(p, t, tgt->kind), p.publication,
-                            p.heartbeat, std::nullopt, p.addColumn, p.dropColumn, p.typeChange, p.renameColumn});
+            jobs.push_back({p.name, t, *src, *tgt, resolveTargetName(p, t, tgt->kind), p.publication, p.heartbeat,
+                            std::nullopt, p.addColumn, p.dropColumn, p.typeChange, p.renameColumn});
             jobs.back().recoverAuto = p.recover && *p.recover == "auto";
         }
     }

@@ -82,8 +82,8 @@ void compareKeyless(TableContext &ctx, TableReconcile &out, const ReconcileOptio
         refresh = dateRefresh(ctx);
     phase("recheck");
     std::sort(differing.begin(), differing.end());
-    auto [rs, rt] = both([&] { return ctx.source->rowsByHash(differing); },
-                         [&] { return ctx.target->rowsByHash(differing); });
+    auto [rs, rt] =
+        both([&] { return ctx.source->rowsByHash(differing); }, [&] { return ctx.target->rowsByHash(differing); });
     std::map<std::int64_t, Copies> now[2];
     for (const auto &r : rs) {
         auto &c = now[0][r.hash];
@@ -129,8 +129,11 @@ void compareKeyless(TableContext &ctx, TableReconcile &out, const ReconcileOptio
         out.note += "; a row the source deleted since the last pass counts as extra until the next pass (without a "
                     "key it cannot be told from a row changed in the target)";
     if (undated)
-        out.note += "; " + std::to_string(undated) + " rows of the source cannot be dated against the last pass's "
-                    "snapshot: " + refresh->why + ", so changes made since count as drift until the next pass "
+        out.note += "; " + std::to_string(undated) +
+                    " rows of the source cannot be dated against the last pass's "
+                    "snapshot: " +
+                    refresh->why +
+                    ", so changes made since count as drift until the next pass "
                     "copies them";
 }
 

@@ -76,7 +76,10 @@ void MysqlSide::setRowFilter(const std::string &filter)
              ")) AS _dl_f";
 }
 
-std::string MysqlSide::describe() const { return m_conn.dsn().display() + " " + m_from; }
+std::string MysqlSide::describe() const
+{
+    return m_conn.dsn().display() + " " + m_from;
+}
 
 bool MysqlSide::keysOrderable() const
 {
@@ -159,11 +162,10 @@ std::vector<std::pair<int, RawKey>> MysqlSide::sample(const Plan &plan, long lon
         order += std::string(k ? ", " : "") + "_dl_o" + n;
     }
     ++queries;
-    auto r = m_conn.query("SELECT _dl_b" + outer + " FROM (SELECT _dl_b" + outer +
-                          ", ROW_NUMBER() OVER (PARTITION BY _dl_b ORDER BY " + order + ") AS _dl_rn FROM (SELECT " +
-                          treeSql(plan) + " AS _dl_b" + inner + " FROM " + m_from +
-                          ") s WHERE _dl_b IS NOT NULL) x WHERE _dl_rn % " + std::to_string(step) +
-                          " = 0 ORDER BY _dl_b, _dl_rn");
+    auto r = m_conn.query(
+        "SELECT _dl_b" + outer + " FROM (SELECT _dl_b" + outer + ", ROW_NUMBER() OVER (PARTITION BY _dl_b ORDER BY " +
+        order + ") AS _dl_rn FROM (SELECT " + treeSql(plan) + " AS _dl_b" + inner + " FROM " + m_from +
+        ") s WHERE _dl_b IS NOT NULL) x WHERE _dl_rn % " + std::to_string(step) + " = 0 ORDER BY _dl_b, _dl_rn");
     std::vector<std::pair<int, RawKey>> out;
     for (const auto &row : r.rows) {
         RawKey key;
@@ -183,15 +185,16 @@ void MysqlSide::hashes(const Plan &plan, const std::function<void(CanonicalKey &
     const std::string tree = treeSql(plan);
     ++queries;
     const size_t nk = m_keys.size();
-    fetched += m_conn.stream("SELECT " + sel + m_hash + " FROM " + m_from +
-                                 (tree == "0" ? std::string() : " WHERE " + tree + " IS NOT NULL"),
-                             [&](const MysqlRowView &r) {
-                                 CanonicalKey k;
-                                 k.reserve(nk);
-                                 for (unsigned c = 0; c < nk; ++c)
-                                     k.push_back(r.text(c));
-                                 row(std::move(k), std::strtoll(r.text(static_cast<unsigned>(nk)).c_str(), nullptr, 10));
-                             });
+    fetched +=
+        m_conn.stream("SELECT " + sel + m_hash + " FROM " + m_from +
+                          (tree == "0" ? std::string() : " WHERE " + tree + " IS NOT NULL"),
+                      [&](const MysqlRowView &r) {
+                          CanonicalKey k;
+                          k.reserve(nk);
+                          for (unsigned c = 0; c < nk; ++c)
+                              k.push_back(r.text(c));
+                          row(std::move(k), std::strtoll(r.text(static_cast<unsigned>(nk)).c_str(), nullptr, 10));
+                      });
 }
 
 std::string MysqlSide::whereKeys(const std::vector<CanonicalKey> &keys, size_t from, size_t to) const
@@ -216,8 +219,7 @@ std::string MysqlSide::whereKeys(const std::vector<CanonicalKey> &keys, size_t f
     for (size_t n = from; n < to; ++n) {
         std::string tuple;
         for (size_t k = 0; k < m_keys.size(); ++k)
-            tuple += std::string(k ? ", " : "") +
-                     (byCanon[k] ? utf8(literal(keys[n][k])) : keyExpr(k, keys[n][k]));
+            tuple += std::string(k ? ", " : "") + (byCanon[k] ? utf8(literal(keys[n][k])) : keyExpr(k, keys[n][k]));
         in += std::string(n > from ? ", " : "") + (m_keys.size() == 1 ? tuple : "(" + tuple + ")");
     }
     return m_keys.size() == 1 ? lhs + " IN (" + in + ")" : "(" + lhs + ") IN (" + in + ")";
@@ -232,11 +234,11 @@ std::string MysqlSide::recentExpr()
         return {}; // a numeric cursor has no clock window
     // The session reads the clock in UTC: `sinceUtc` as seconds since the epoch, or now less the
     // window; the query below prints either in the column's own zone.
-    std::string point = "NOW(6) - INTERVAL " + std::to_string(std::chrono::microseconds(m_recent->window).count()) +
-                        " MICROSECOND";
+    std::string point =
+        "NOW(6) - INTERVAL " + std::to_string(std::chrono::microseconds(m_recent->window).count()) + " MICROSECOND";
     if (m_recent->sinceUtc) {
-        const auto epoch = m_conn.scalar("SELECT UNIX_TIMESTAMP(CAST(" + literal(*m_recent->sinceUtc) +
-                                         " AS DATETIME(6)))");
+        const auto epoch =
+            m_conn.scalar("SELECT UNIX_TIMESTAMP(CAST(" + literal(*m_recent->sinceUtc) + " AS DATETIME(6)))");
         if (!epoch)
             return {};
         point = "FROM_UNIXTIME(" + *epoch + ")";

@@ -2,8 +2,8 @@
 
 #include "core/db/mysqlcatalog.h"
 #include "core/db/mysqlconnection.h"
-#include "core/engine/rows/mysqlcanon.h"
 #include "core/engine/reconcile/reconcileside.h"
+#include "core/engine/rows/mysqlcanon.h"
 
 #include <chrono>
 #include <optional>

@@ -23,7 +23,10 @@ namespace driftless::core::recon {
 
 namespace {
 
-std::string targetSql(const TargetName &t) { return quoteIdent(t.schema) + "." + quoteIdent(t.name); }
+std::string targetSql(const TargetName &t)
+{
+    return quoteIdent(t.schema) + "." + quoteIdent(t.name);
+}
 
 /// The target table's column names; empty when it has none (openTable then says so).
 std::vector<std::string> targetColumnNames(const TableJob &job)
@@ -144,7 +147,8 @@ std::optional<std::vector<bool>> recordHashColumns(PgSide &source, PgSide &targe
     try {
         if (source.recordHashProbe() != target.recordHashProbe())
             return std::nullopt;
-        const TableSchema there = pgcatalog::describeTable(target.connection(), {job.targetName.schema, job.targetName.name});
+        const TableSchema there =
+            pgcatalog::describeTable(target.connection(), {job.targetName.schema, job.targetName.name});
         return rowhash::pgRecordHashMask(schema.columns, there.columns);
     } catch (const Error &) {
         return std::nullopt;
@@ -297,7 +301,8 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
     return ctx;
 }
 
-std::vector<TableJob> selectJobs(const Workspace &ws, const std::string &pipeline, const std::vector<std::string> &tables)
+std::vector<TableJob> selectJobs(const Workspace &ws, const std::string &pipeline,
+                                 const std::vector<std::string> &tables)
 {
     if (!ws.pipeline(pipeline))
         throw ConfigError("no pipeline named '" + pipeline + "'");

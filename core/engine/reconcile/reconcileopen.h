@@ -49,7 +49,8 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt);
 
 /// The jobs of `pipeline` to compare (all, or the named tables), two-way tables once.
 /// Throws ConfigError for an unknown pipeline or table.
-std::vector<TableJob> selectJobs(const Workspace &ws, const std::string &pipeline, const std::vector<std::string> &tables);
+std::vector<TableJob> selectJobs(const Workspace &ws, const std::string &pipeline,
+                                 const std::vector<std::string> &tables);
 TableJob jobFor(const Workspace &ws, const std::string &pipeline, const std::string &table);
 
 /// The applied source position a stored checkpoint records (CDC streaming), 0 when none.

@@ -60,8 +60,8 @@ public:
         Params params;
         const std::string tree = treeSql(plan, params);
         const std::string sql = "SELECT x._dl_b, count(*), coalesce(sum(x._dl_h), 0)::text FROM (SELECT s._dl_b, " +
-                                rowHash("s") + " AS _dl_h FROM (SELECT " + tree +
-                                " AS _dl_b, t.* FROM " + m_table + " t) s WHERE s._dl_b IS NOT NULL) x GROUP BY 1";
+                                rowHash("s") + " AS _dl_h FROM (SELECT " + tree + " AS _dl_b, t.* FROM " + m_table +
+                                " t) s WHERE s._dl_b IS NOT NULL) x GROUP BY 1";
         auto r = run(sql, params);
         std::map<int, Checksum> out;
         for (int i = 0; i < r.rows(); ++i)
@@ -90,8 +90,8 @@ public:
     {
         const std::string k = "s." + quoteIdent(m_keys[0].name);
         // The subtraction runs only for keys in [lo, hi], so it cannot overflow.
-        const std::string bucket = "CASE WHEN " + k + " < $1::int8 THEN -1 WHEN " + k + " > $2::int8 THEN $4::int ELSE ((" +
-                                   k + "::int8 - $1::int8) / $3::int8)::int END";
+        const std::string bucket = "CASE WHEN " + k + " < $1::int8 THEN -1 WHEN " + k +
+                                   " > $2::int8 THEN $4::int ELSE ((" + k + "::int8 - $1::int8) / $3::int8)::int END";
         const std::string sql = "SELECT x._dl_b, count(*), coalesce(sum(x._dl_h), 0)::text FROM (SELECT " + bucket +
                                 " AS _dl_b, " + rowHash("s") + " AS _dl_h FROM " + m_table + " s) x GROUP BY 1";
         auto r = run(sql, {std::to_string(lo), std::to_string(hi), std::to_string(width), std::to_string(last)});
@@ -112,8 +112,9 @@ public:
             order += std::string(i ? ", " : "") + "s." + q + collate(m_keys[i]);
             texts += ", x." + q + "::text";
         }
-        const std::string sql = "SELECT x._dl_b" + texts + " FROM (SELECT s.*, row_number() OVER (PARTITION BY s._dl_b ORDER BY " +
-                                order + ") AS _dl_rn FROM (SELECT " + tree + " AS _dl_b" + cols + " FROM " + m_table +
+        const std::string sql = "SELECT x._dl_b" + texts +
+                                " FROM (SELECT s.*, row_number() OVER (PARTITION BY s._dl_b ORDER BY " + order +
+                                ") AS _dl_rn FROM (SELECT " + tree + " AS _dl_b" + cols + " FROM " + m_table +
                                 " t) s WHERE s._dl_b IS NOT NULL) x WHERE x._dl_rn % " + std::to_string(step) +
                                 " = 0 ORDER BY x._dl_b, x._dl_rn";
         auto r = run(sql, params);
@@ -175,8 +176,8 @@ public:
             sel += ", coalesce(" + m_recent + ", false)";
         if (readVersions)
             sel += ", s._driftless_version";
-        const std::string sql = "SELECT " + sel + " FROM " + m_table + " s JOIN unnest(" + unnest + ") AS _dl_k(" +
-                                names + ") ON " + on;
+        const std::string sql =
+            "SELECT " + sel + " FROM " + m_table + " s JOIN unnest(" + unnest + ") AS _dl_k(" + names + ") ON " + on;
         constexpr size_t kBatch = 5000;
         for (size_t from = 0; from < keys.size(); from += kBatch) {
             const size_t to = std::min(keys.size(), from + kBatch);

@@ -6,8 +6,8 @@
 #include "core/engine/endpoints/connect.h"
 #include "core/engine/reconcile/keylesscompare.h"
 #include "core/engine/reconcile/reconcileopen.h"
-#include "core/engine/reconcile/refreshdating.h"
 #include "core/engine/reconcile/reconcileside.h"
+#include "core/engine/reconcile/refreshdating.h"
 #include "core/engine/rows/rowhash.h"
 #include "core/model/cdcposition.h"
 #include "core/model/error.h"
@@ -26,18 +26,18 @@ using rowhash::Checksum;
 
 namespace {
 
+using recon::appliedPosition;
 using recon::both;
+using recon::dateRefresh;
+using recon::openTable;
 using recon::Plan;
 using recon::Range;
 using recon::RawKey;
+using recon::RefreshDating;
 using recon::RowData;
+using recon::selectJobs;
 using recon::Side;
 using recon::TableContext;
-using recon::appliedPosition;
-using recon::RefreshDating;
-using recon::dateRefresh;
-using recon::openTable;
-using recon::selectJobs;
 
 /// Segments for ranges given in key order, each range's sub-ranges numbered from `ids`.
 Plan planFor(const std::vector<Range> &ranges)
@@ -128,7 +128,8 @@ public:
             ranges = std::move(*buckets);
         } else {
             Plan whole;
-            auto [s, t] = both([&] { return m_side[0]->checksums(whole); }, [&] { return m_side[1]->checksums(whole); });
+            auto [s, t] =
+                both([&] { return m_side[0]->checksums(whole); }, [&] { return m_side[1]->checksums(whole); });
             const Checksum cs = s.count(0) ? s[0] : Checksum{};
             const Checksum ct = t.count(0) ? t[0] : Checksum{};
             m_out.sourceRows = cs.rows;
@@ -449,9 +450,11 @@ void settleAndClassify(TableContext &ctx, std::unordered_map<std::string, Candid
         }
     }
     if (undated)
-        out.note = std::to_string(undated) + " differing rows of the source cannot be dated against the last pass's "
-                   "snapshot" + (refresh->snapshotAt.empty() ? "" : " (" + refresh->snapshotAt + ")") + ": " +
-                   refresh->why + "; changes made since count as drift until the next pass copies them";
+        out.note = std::to_string(undated) +
+                   " differing rows of the source cannot be dated against the last pass's "
+                   "snapshot" +
+                   (refresh->snapshotAt.empty() ? "" : " (" + refresh->snapshotAt + ")") + ": " + refresh->why +
+                   "; changes made since count as drift until the next pass copies them";
 }
 
 /// Leaves a table's comparison early when it is skipped.
@@ -482,8 +485,8 @@ TableReconcile reconcileTable(const TableJob &job, const ReconcileOptions &opt, 
         if (ctx.keys.empty()) {
             recon::compareKeyless(ctx, out, opt);
         } else {
-            const bool bisect = orderable(ctx.keys, job.source.kind, job.target.kind) &&
-                                ctx.source->keysOrderable() && ctx.target->keysOrderable();
+            const bool bisect = orderable(ctx.keys, job.source.kind, job.target.kind) && ctx.source->keysOrderable() &&
+                                ctx.target->keysOrderable();
             std::unordered_map<std::string, Candidate> cands;
             Comparer cmp(*ctx.source, *ctx.target, out, opt, bisect);
             if (cmp.run(cands))

@@ -17,7 +17,6 @@
 
 namespace driftless::core {
 
-
 /// One column of a differing row: its canonical text on each side (nullopt: NULL).
 struct ColumnDiff {
     std::string column;
@@ -105,9 +104,9 @@ struct ReconcileOptions {
     std::function<void(const std::string &table, std::string_view phase)> onPhase;
     std::stop_token stop;
     /// Internal tuning (tests lower them to exercise bisection on small tables).
-    long long fetchRows = 250'000;  ///< rows of differing ranges fetched as key+hash at once
-    int maxSegments = 4096;         ///< segments per bisection level
-    long long minSegmentRows = 64;  ///< smallest segment a level aims for
+    long long fetchRows = 250'000; ///< rows of differing ranges fetched as key+hash at once
+    int maxSegments = 4096;        ///< segments per bisection level
+    long long minSegmentRows = 64; ///< smallest segment a level aims for
     /// A one-column integer key between two Postgres sides: the first pass checksums buckets of
     /// about this many keys (at most maxBuckets of them) in its one scan per side.
     long long bucketKeys = 64;

@@ -5,9 +5,9 @@
 
 #include "core/base/copytext.h"
 #include "core/engine/endpoints/connect.h"
+#include "core/engine/jobs/tableargs.h"
 #include "core/engine/reconcile/reconcileopen.h"
 #include "core/engine/reconcile/repairsql.h"
-#include "core/engine/jobs/tableargs.h"
 #include "core/engine/rows/deletepolicy.h"
 #include "core/engine/rows/rowhash.h"
 #include "core/mergers/softdelete.h"
@@ -19,12 +19,12 @@
 
 namespace driftless::core {
 
-using recon::both;
-using recon::TableContext;
 using recon::appliedPosition;
+using recon::both;
 using recon::jobFor;
 using recon::keyColumnArray;
 using recon::openTable;
+using recon::TableContext;
 
 // ---------------------------------------------------------------------------------------------
 // Repair
@@ -69,9 +69,8 @@ std::vector<RepairStatement> repairStatements(const TableJob &job, const TableSc
                                               long long deletes)
 {
     const EndpointKind kind = job.target.kind;
-    const std::string target =
-        (job.targetName.schema.empty() ? "" : quoteFor(kind, job.targetName.schema) + ".") +
-        quoteFor(kind, job.targetName.name);
+    const std::string target = (job.targetName.schema.empty() ? "" : quoteFor(kind, job.targetName.schema) + ".") +
+                               quoteFor(kind, job.targetName.name);
     std::string key;
     for (size_t i = 0; i < keyColumns.size(); ++i)
         key += (i ? ", " : "") + quoteFor(kind, keyColumns[i]);
@@ -84,9 +83,8 @@ std::vector<RepairStatement> repairStatements(const TableJob &job, const TableSc
         : kind == EndpointKind::Mysql  ? "INSERT the rows into the staging table of " + target
                                        : "Bind each row to the statements below, one at a time (no staging table)";
     const std::string upsert =
-        kind == EndpointKind::Postgres
-            ? "MERGE INTO " + target + " USING the staged rows ON (" + key +
-                  "): UPDATE the rows whose staged version is not older, INSERT the others"
+        kind == EndpointKind::Postgres ? "MERGE INTO " + target + " USING the staged rows ON (" + key +
+                                             "): UPDATE the rows whose staged version is not older, INSERT the others"
         : kind == EndpointKind::Mysql
             ? "UPDATE " + target + " JOIN the staged rows ON (" + key +
                   ") WHERE the staged version is not older, then INSERT INTO " + target + " the ones it lacks"
@@ -99,12 +97,14 @@ std::vector<RepairStatement> repairStatements(const TableJob &job, const TableSc
         out.push_back({"delete",
                        "UPDATE " + target + " SET " + kDeletedAtColumn + " = now WHERE (" + key +
                            ") IN (staged deletes) AND the staged version is not older (deletes: soft); tombstones kept",
-                       deletes, {}});
+                       deletes,
+                       {}});
     else if (deletes)
         out.push_back({"delete",
                        "DELETE FROM " + target + " WHERE (" + key +
                            ") IN (staged deletes) AND the staged version is not older; tombstones kept",
-                       deletes, {}});
+                       deletes,
+                       {}});
     if (!out.empty()) {
         const recon::RepairSql full = recon::repairFullSql(job, schema);
         for (auto &st : out)
@@ -172,8 +172,8 @@ RepairOutcome executeTable(const Workspace &ws, const TableRepairPlan &plan)
         for (size_t i = 0; i < ctx.schema.columns.size(); ++i) {
             const auto &c = ctx.schema.columns[i];
             const std::string q = "s." + quoteIdent(c.name);
-            cols += std::string(i ? ", " : "") +
-                    (!c.isArray && c.baseType == "bpchar" ? pgOutputText(q) : q + "::text");
+            cols +=
+                std::string(i ? ", " : "") + (!c.isArray && c.baseType == "bpchar" ? pgOutputText(q) : q + "::text");
         }
         for (size_t i = 0; i < ctx.keys.size(); ++i) {
             const auto &k = ctx.keys[i];
@@ -189,8 +189,8 @@ RepairOutcome executeTable(const Workspace &ws, const TableRepairPlan &plan)
         std::string keyCanon;
         for (const auto &k : ctx.keys)
             keyCanon += rowhash::pgCanonicalText(k, "s." + quoteIdent(k.name)) + ", ";
-        auto r = src.execParams("SELECT " + keyCanon + cols + " FROM " + ctx.sourceFrom + " s JOIN unnest(" +
-                                    unnest + ") AS _dl_k(" + names + ") ON " + on,
+        auto r = src.execParams("SELECT " + keyCanon + cols + " FROM " + ctx.sourceFrom + " s JOIN unnest(" + unnest +
+                                    ") AS _dl_k(" + names + ") ON " + on,
                                 params);
         const int nk = static_cast<int>(ctx.keys.size());
         for (int i = 0; i < r.rows(); ++i) {

@@ -80,31 +80,31 @@ json reportJsonValue(const ReconcileReport &report)
             }
             return arr;
         };
-        tables.push_back({{"table", t.table},
-                          {"target", t.target},
-                          {"two_way", t.direction.empty() ? json(nullptr)
-                                                          : json{{"pipeline", report.pipeline},
-                                                                 {"direction", t.direction}}},
-                          {"strategy", t.strategy},
-                          {"key_columns", t.keyColumns},
-                          {"key_is_integer", t.keyIsInteger},
-                          {"source_rows", t.sourceRows},
-                          {"target_rows", t.targetRows},
-                          {"missing", t.missing},
-                          {"extra", t.extra},
-                          {"different", t.different},
-                          {"in_flight", t.inFlight},
-                          {"drift_ratio", t.driftRatio},
-                          {"keys", keys},
-                          {"differences", diffs},
-                          {"columns", t.columns},
-                          {"rows", {{"missing", rowsJson(t.missingRows)}, {"extra", rowsJson(t.extraRows)}}},
-                          {"elapsed_ms", t.elapsedMs},
-                          {"queries", {{"source", t.sourceQueries}, {"target", t.targetQueries}}},
-                          {"rows_fetched", {{"source", t.sourceRowsFetched}, {"target", t.targetRowsFetched}}},
-                          {"skipped", t.skipped.empty() ? json(nullptr) : json(t.skipped)},
-                          {"note", t.note.empty() ? json(nullptr) : json(t.note)},
-                          {"error", t.error.empty() ? json(nullptr) : json(t.error)}});
+        tables.push_back(
+            {{"table", t.table},
+             {"target", t.target},
+             {"two_way",
+              t.direction.empty() ? json(nullptr) : json{{"pipeline", report.pipeline}, {"direction", t.direction}}},
+             {"strategy", t.strategy},
+             {"key_columns", t.keyColumns},
+             {"key_is_integer", t.keyIsInteger},
+             {"source_rows", t.sourceRows},
+             {"target_rows", t.targetRows},
+             {"missing", t.missing},
+             {"extra", t.extra},
+             {"different", t.different},
+             {"in_flight", t.inFlight},
+             {"drift_ratio", t.driftRatio},
+             {"keys", keys},
+             {"differences", diffs},
+             {"columns", t.columns},
+             {"rows", {{"missing", rowsJson(t.missingRows)}, {"extra", rowsJson(t.extraRows)}}},
+             {"elapsed_ms", t.elapsedMs},
+             {"queries", {{"source", t.sourceQueries}, {"target", t.targetQueries}}},
+             {"rows_fetched", {{"source", t.sourceRowsFetched}, {"target", t.targetRowsFetched}}},
+             {"skipped", t.skipped.empty() ? json(nullptr) : json(t.skipped)},
+             {"note", t.note.empty() ? json(nullptr) : json(t.note)},
+             {"error", t.error.empty() ? json(nullptr) : json(t.error)}});
     }
     return {{"report_id", report.id},
             {"pipeline", report.pipeline},
@@ -287,7 +287,10 @@ std::string planText(const RepairPlan &plan, bool details)
             }
             // The whole statement in place of its shape, indented under what it does.
             out += "    " + rows + " " +
-                   (st.kind == "stage" ? "staged" : st.kind == "upsert" ? "inserted or updated" : "deleted") + ":\n";
+                   (st.kind == "stage"    ? "staged"
+                    : st.kind == "upsert" ? "inserted or updated"
+                                          : "deleted") +
+                   ":\n";
             std::string::size_type from = 0;
             while (from <= st.full.size()) {
                 const auto to = std::min(st.full.find('\n', from), st.full.size());
@@ -301,9 +304,15 @@ std::string planText(const RepairPlan &plan, bool details)
 
 } // namespace
 
-std::string repairPlanText(const RepairPlan &plan) { return planText(plan, false); }
+std::string repairPlanText(const RepairPlan &plan)
+{
+    return planText(plan, false);
+}
 
-std::string repairPlanDetails(const RepairPlan &plan) { return planText(plan, true); }
+std::string repairPlanDetails(const RepairPlan &plan)
+{
+    return planText(plan, true);
+}
 
 json repairJsonValue(const std::vector<RepairOutcome> &outcomes)
 {

@@ -53,9 +53,8 @@ public:
     {
         std::vector<std::pair<std::string, SqliteStorage>> binds;
         const std::string tree = treeSql(plan, binds);
-        auto st = prepare("SELECT _dl_b, count(*), driftless_hashsum(" + m_rowHash +
-                              ") FROM (SELECT " + tree + " AS _dl_b, * FROM " + m_table +
-                              ") WHERE _dl_b IS NOT NULL GROUP BY 1",
+        auto st = prepare("SELECT _dl_b, count(*), driftless_hashsum(" + m_rowHash + ") FROM (SELECT " + tree +
+                              " AS _dl_b, * FROM " + m_table + ") WHERE _dl_b IS NOT NULL GROUP BY 1",
                           binds);
         std::map<int, Checksum> out;
         while (st.step())
@@ -76,8 +75,8 @@ public:
         for (const auto &k : m_keys)
             sel += "driftless_canon('" + std::string(1, static_cast<char>(rowhash::canonFor(k))) + "', " +
                    quoteIdent(k.name) + "), ";
-        auto st = prepare("SELECT " + sel + m_rowHash + " FROM (SELECT " + tree +
-                              " AS _dl_b, * FROM " + m_table + ") WHERE _dl_b IS NOT NULL",
+        auto st = prepare("SELECT " + sel + m_rowHash + " FROM (SELECT " + tree + " AS _dl_b, * FROM " + m_table +
+                              ") WHERE _dl_b IS NOT NULL",
                           binds);
         const int n = static_cast<int>(m_keys.size());
         while (st.step()) {

@@ -31,8 +31,8 @@ std::optional<RefreshDating> dateRefresh(TableContext &ctx)
     const TableJob &job = ctx.job;
     std::optional<Checkpoint> cp;
     try {
-        auto merger = createMerger(job.target, {job.pipeline, job.spec.table, job.targetName, Strategy::FullRefresh,
-                                                softDeletes(job.spec)});
+        auto merger = createMerger(
+            job.target, {job.pipeline, job.spec.table, job.targetName, Strategy::FullRefresh, softDeletes(job.spec)});
         cp = merger->readCheckpoint();
     } catch (const Error &) {
         // A target table no pass made (nowhere to keep checkpoints yet): nothing to date by.
@@ -70,13 +70,14 @@ std::optional<RefreshDating> dateRefresh(TableContext &ctx)
     }
     const std::string column = job.spec.cursorColumn();
     const int idx = ctx.schema.columnIndex(column);
-    const std::string undated = !ctx.pgSource                ? "a MySQL/MariaDB row does not say when it was written"
+    const std::string undated = !ctx.pgSource               ? "a MySQL/MariaDB row does not say when it was written"
                                 : pos.snapshotTxids.empty() ? "the last pass ran before Driftless recorded which "
                                                               "transactions its snapshot saw"
                                                             : "the source is a view, whose rows do not say which "
                                                               "transaction wrote them";
     if (pos.snapshotAt.empty() || idx < 0) {
-        d.why = undated + ", and the table has no time column (" + column + ", or the one `cursor:` names) to tell "
+        d.why = undated + ", and the table has no time column (" + column +
+                ", or the one `cursor:` names) to tell "
                 "them by";
         return d;
     }
@@ -84,10 +85,10 @@ std::optional<RefreshDating> dateRefresh(TableContext &ctx)
     if (ctx.pgSource && (c.baseType == "timestamptz" || c.baseType == "timestamp")) {
         const std::string at = pgLiteral(pos.snapshotAt) + "::timestamptz";
         const std::string col = "s." + quoteIdent(c.name);
-        ctx.pgSource->setRecentExpr(
-            c.baseType == "timestamptz"
-                ? col + " >= " + at
-                : col + " >= (" + at + " AT TIME ZONE " + pgLiteral(ctx.pgSource->connection().serverTimeZone()) + ")");
+        ctx.pgSource->setRecentExpr(c.baseType == "timestamptz"
+                                        ? col + " >= " + at
+                                        : col + " >= (" + at + " AT TIME ZONE " +
+                                              pgLiteral(ctx.pgSource->connection().serverTimeZone()) + ")");
         d.sourceDated = true;
     } else if (ctx.mySource && (c.baseType == "timestamptz" || c.baseType == "timestamp")) {
         std::string since = pos.snapshotAt; // UTC, as "...+00"

@@ -40,8 +40,8 @@ std::string postgresSql(const TableJob &job, const TableSchema &schema, const st
     // The target computes the columns the source generates; they are never written.
     std::string cols, set, ins, vals, on, tombOn, keys, tcols, scols;
     const bool cdc = mt.strategy == Strategy::Cdc;
-    static const std::set<std::string> exact{"int2", "int4", "int8", "text", "varchar", "bool", "date",
-                                             "timestamp", "timestamptz", "uuid", "bytea", "oid", "time"};
+    static const std::set<std::string> exact{"int2",      "int4",        "int8", "text",  "varchar", "bool", "date",
+                                             "timestamp", "timestamptz", "uuid", "bytea", "oid",     "time"};
     for (size_t i = 0; i < schema.columns.size(); ++i) {
         const auto &c = schema.columns[i];
         const std::string q = quoteIdent(c.name);
@@ -69,8 +69,8 @@ std::string postgresSql(const TableJob &job, const TableSchema &schema, const st
     const bool soft = mt.softDeletes;
     const std::string differs = "ROW(" + tcols + ") IS DISTINCT FROM ROW(" + scols + ")";
     const std::string rewrite = soft ? "(" + differs + " OR t._driftless_deleted_at IS NOT NULL)" : differs;
-    const std::string changed = cdc ? " AND (s._driftless_version > t._driftless_version OR " + rewrite + ")"
-                                    : " AND " + rewrite;
+    const std::string changed =
+        cdc ? " AND (s._driftless_version > t._driftless_version OR " + rewrite + ")" : " AND " + rewrite;
     if (soft)
         set += std::string(kDeletedAtColumn) + " = NULL, ";
     const std::string onDelete =
@@ -128,7 +128,8 @@ std::string mysqlSql(const TableJob &job, const TableSchema &schema, const std::
         set += t + "." + deletedAt + " = NULL, ";
     }
     if (kind == "stage")
-        return "INSERT INTO " + s + " (" + cols + version + ", `_driftless_op`, `_driftless_mask`) VALUES\n  -- a "
+        return "INSERT INTO " + s + " (" + cols + version +
+               ", `_driftless_op`, `_driftless_mask`) VALUES\n  -- a "
                "tuple per staged row: its values, its version, op 'u' or 'd', no mask";
     const std::string differs = mt.strategy == Strategy::Cursor ? " AND NOT (" + same + ")" : "";
     if (kind == "upsert")
@@ -184,8 +185,8 @@ std::string sqliteSql(const TableJob &job, const TableSchema &schema, const std:
         return "-- SQLite has no staging table: each row is bound to the statements below, one at a time";
     if (kind == "upsert")
         return "INSERT INTO " + table + " (" + cols + "\"_driftless_version\") SELECT " + params + v +
-               " WHERE NOT EXISTS (SELECT 1 FROM " + tomb + " WHERE " + keyMatch + " AND \"_driftless_version\" > " + v +
-               ")\nON CONFLICT (" + keyCols + ") DO UPDATE SET " + set +
+               " WHERE NOT EXISTS (SELECT 1 FROM " + tomb + " WHERE " + keyMatch + " AND \"_driftless_version\" > " +
+               v + ")\nON CONFLICT (" + keyCols + ") DO UPDATE SET " + set +
                "\"_driftless_version\" = excluded.\"_driftless_version\"\n  WHERE excluded.\"_driftless_version\" >= " +
                table + ".\"_driftless_version\"" + (mt.strategy == Strategy::Cursor ? " AND (" + changed + ")" : "");
     if (kind == "delete")
@@ -196,7 +197,8 @@ std::string sqliteSql(const TableJob &job, const TableSchema &schema, const std:
                      : "DELETE FROM " + table + " WHERE " + keyMatch + " AND \"_driftless_version\" <= " + v) +
                ";\nINSERT INTO " + tomb + " AS tb (" + keyCols + ", \"_driftless_version\") VALUES (" + keyParams +
                ", " + v + ")\n  ON CONFLICT (" + keyCols +
-               ") DO UPDATE SET \"_driftless_version\" = max(tb.\"_driftless_version\", excluded.\"_driftless_version\")";
+               ") DO UPDATE SET \"_driftless_version\" = max(tb.\"_driftless_version\", "
+               "excluded.\"_driftless_version\")";
     return {};
 }
 

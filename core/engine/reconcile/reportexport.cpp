@@ -37,7 +37,10 @@ void csvRow(std::string &out, const std::vector<std::string> &fields)
     out += "\r\n";
 }
 
-std::string number(long long n) { return std::to_string(n); }
+std::string number(long long n)
+{
+    return std::to_string(n);
+}
 
 } // namespace
 
@@ -71,12 +74,23 @@ std::string htmlEscape(const std::string &text)
     out.reserve(text.size());
     for (char c : text) {
         switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&quot;"; break;
-        case '\'': out += "&#39;"; break;
-        default: out += c;
+        case '&':
+            out += "&amp;";
+            break;
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '"':
+            out += "&quot;";
+            break;
+        case '\'':
+            out += "&#39;";
+            break;
+        default:
+            out += c;
         }
     }
     return out;
@@ -113,10 +127,10 @@ std::string reportHtml(const ReconcileReport &report)
         if (!t.note.empty())
             result += "<br>" + e(t.note);
         h += "<tr><td>" + e(t.table) + "</td><td>" + e(t.target) + "</td><td>" + e(t.strategy) +
-             "</td><td class=\"n\">" + number(t.sourceRows) + "</td><td class=\"n\">" + number(t.targetRows) + "</td><td class=\"n\">" +
-             number(t.missing) + "</td><td class=\"n\">" + number(t.extra) + "</td><td class=\"n\">" +
-             number(t.different) + "</td><td class=\"n\">" + number(t.inFlight) + "</td><td>" + result +
-             "</td></tr>\n";
+             "</td><td class=\"n\">" + number(t.sourceRows) + "</td><td class=\"n\">" + number(t.targetRows) +
+             "</td><td class=\"n\">" + number(t.missing) + "</td><td class=\"n\">" + number(t.extra) +
+             "</td><td class=\"n\">" + number(t.different) + "</td><td class=\"n\">" + number(t.inFlight) +
+             "</td><td>" + result + "</td></tr>\n";
     }
     h += "</table>\n";
     for (const auto &t : report.tables) {
@@ -140,8 +154,8 @@ std::string reportHtml(const ReconcileReport &report)
                 h += "<td></td><td></td><td></td></tr>\n";
             for (size_t i = 0; i < d.columns.size(); ++i) {
                 const auto &c = d.columns[i];
-                h += std::string(i ? "<tr>" : "") + "<td>" + e(c.column) + "</td><td>" + value(c.source) +
-                     "</td><td>" + value(c.target) + "</td></tr>\n";
+                h += std::string(i ? "<tr>" : "") + "<td>" + e(c.column) + "</td><td>" + value(c.source) + "</td><td>" +
+                     value(c.target) + "</td></tr>\n";
             }
         }
         h += "</table>\n";

@@ -14,11 +14,9 @@
 #include <set>
 #include <sstream>
 
-namespace driftless::core
-{
+namespace driftless::core {
 
-namespace
-{
+namespace {
 
 std::mutex g_keyMutex;
 MaskKeyProvider g_keyProvider;
@@ -101,8 +99,7 @@ std::optional<std::string> maskKeyFor(const std::string &table)
     return g_keyProvider ? g_keyProvider(table) : std::nullopt;
 }
 
-ColumnProjection::ColumnProjection(const TableSpec &spec, const TableSchema &source, bool readKeys)
-    : m_source(source)
+ColumnProjection::ColumnProjection(const TableSpec &spec, const TableSchema &source, bool readKeys) : m_source(source)
 {
     static const ColumnMapping kNone;
     const ColumnMapping &m = spec.columns ? *spec.columns : kNone;
@@ -426,8 +423,7 @@ void checkColumnMapping(const TableSpec &spec, const TableSchema &source, bool r
         ColumnProjection(spec, source, readKeys);
 }
 
-namespace
-{
+namespace {
 
 /// A target's columns (as Merger::targetColumns() spells them) named and typed as at the source
 /// through `p`; the source columns `p` leaves out count as present. Nothing for no target table.
@@ -455,8 +451,7 @@ std::vector<std::pair<std::string, std::string>> namedAsSource(const ColumnProje
 }
 
 /// A Merger behind a column mapping (see withColumnMapping()).
-class MappedMerger final : public Merger
-{
+class MappedMerger final : public Merger {
 public:
     MappedMerger(std::unique_ptr<Merger> inner, TableSpec spec) : m_inner(std::move(inner)), m_spec(std::move(spec)) {}
 
@@ -627,7 +622,6 @@ public:
                     n = from;
         return cols;
     }
-
 
     // Schema changes (docs/schema-changes.md, "Tables with a columns: mapping"): named as at the
     // source by the callers, translated here to the target's names; a column the mapping leaves

@@ -13,8 +13,7 @@
 #include <string_view>
 #include <vector>
 
-namespace driftless::core
-{
+namespace driftless::core {
 
 /// A table's source columns projected onto its target through the table's `columns:` mapping:
 /// which columns go, under which names, with which masks applied to their values.
@@ -26,8 +25,7 @@ namespace driftless::core
 /// saying how to store one.
 ///
 /// Immutable once built; project() may be called from any thread.
-class ColumnProjection
-{
+class ColumnProjection {
 public:
     /// `readKeys` false: the mapping is checked without reading hash masks' keys (the pipeline
     /// editor's check, before a key is stored); such a projection must not project rows.
@@ -48,7 +46,8 @@ public:
     bool masks(const std::string &sourceName) const;
     /// One value of source column `sourceName` (plain text, nullopt for NULL) as the target
     /// gets it: masked when the mapping masks it. The column must reach the target.
-    std::optional<std::string> projectValue(const std::string &sourceName, const std::optional<std::string> &value) const;
+    std::optional<std::string> projectValue(const std::string &sourceName,
+                                            const std::optional<std::string> &value) const;
 
     /// One COPY text row in the source's layout -> the target's. Fields past the source's columns
     /// (a full refresh's trailing version) are kept as they are.

@@ -2,9 +2,15 @@
 
 namespace driftless::core {
 
-bool ignoresDeletes(const TableSpec &spec) { return spec.deletes == std::optional<std::string>("ignore"); }
+bool ignoresDeletes(const TableSpec &spec)
+{
+    return spec.deletes == std::optional<std::string>("ignore");
+}
 
-bool softDeletes(const TableSpec &spec) { return spec.deletes == std::optional<std::string>("soft"); }
+bool softDeletes(const TableSpec &spec)
+{
+    return spec.deletes == std::optional<std::string>("soft");
+}
 
 long long dropDeletes(RowSet &rows)
 {

@@ -28,7 +28,8 @@ StreamLayout streamLayout(const TableSchema &schema, const std::vector<std::stri
         const int field = at == streamColumns.end() ? -1 : static_cast<int>(at - streamColumns.begin());
         out.fromStream.push_back(field);
         out.identity = out.identity && field == static_cast<int>(i);
-        if (field < 0 && std::find(generatedByTarget.begin(), generatedByTarget.end(), c.name) == generatedByTarget.end())
+        if (field < 0 &&
+            std::find(generatedByTarget.begin(), generatedByTarget.end(), c.name) == generatedByTarget.end())
             out.fetch.push_back(static_cast<int>(i));
     }
     return out;
@@ -62,7 +63,8 @@ void toSchemaLayout(const StreamLayout &layout, RowSet &rows)
             mask += unchanged ? '1' : '0';
             anyUnchanged = anyUnchanged || unchanged;
         }
-        out.append(line, rows.row(r).op, rows.row(r).version, anyUnchanged ? std::string_view(mask) : std::string_view());
+        out.append(line, rows.row(r).op, rows.row(r).version,
+                   anyUnchanged ? std::string_view(mask) : std::string_view());
     }
     rows = std::move(out);
 }

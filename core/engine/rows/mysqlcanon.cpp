@@ -24,7 +24,10 @@ bool isTextType(const MysqlColumn &m)
     return isOneOf(m.dataType, {"char", "varchar", "tinytext", "text", "mediumtext", "longtext"});
 }
 
-std::string utf8(const std::string &e) { return "CONVERT(" + e + " USING utf8mb4) COLLATE utf8mb4_bin"; }
+std::string utf8(const std::string &e)
+{
+    return "CONVERT(" + e + " USING utf8mb4) COLLATE utf8mb4_bin";
+}
 
 namespace {
 
@@ -166,6 +169,5 @@ MysqlCanonical mysqlCanonical(const ColumnInfo &l, const MysqlColumn &m, bool pg
     }
     return c;
 }
-
 
 } // namespace driftless::core::recon

@@ -13,7 +13,10 @@
 
 namespace driftless::core {
 
-std::string rowFilterAnd(const TableSpec &spec) { return spec.where ? " AND (" + *spec.where + ")" : std::string(); }
+std::string rowFilterAnd(const TableSpec &spec)
+{
+    return spec.where ? " AND (" + *spec.where + ")" : std::string();
+}
 
 std::string rowFilterWhere(const TableSpec &spec)
 {
@@ -187,9 +190,10 @@ long long applyRowFilter(PgConnection &src, const TableSchema &schema, const std
             names += kn + ", ";
             on += (i ? " AND s." : "s.") + quoteIdent(k.name) + " = k." + kn + "::" + k.typeSql;
         }
-        const std::string sql = "SELECT t.\"_driftless_ord\" FROM (SELECT k.ord AS \"_driftless_ord\", s.* FROM unnest(" +
-                                arrays + ") WITH ORDINALITY AS k(" + names + "ord) JOIN " + schema.fromSql() +
-                                " s ON " + on + ") AS t WHERE (" + filter + ")";
+        const std::string sql =
+            "SELECT t.\"_driftless_ord\" FROM (SELECT k.ord AS \"_driftless_ord\", s.* FROM unnest(" + arrays +
+            ") WITH ORDINALITY AS k(" + names + "ord) JOIN " + schema.fromSql() + " s ON " + on + ") AS t WHERE (" +
+            filter + ")";
         for (size_t from = 0; from < partial.size(); from += kRowsPerQuery) {
             const size_t to = std::min(partial.size(), from + kRowsPerQuery);
             Params params;

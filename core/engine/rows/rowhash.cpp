@@ -20,7 +20,10 @@ namespace {
 
 __extension__ typedef unsigned __int128 U128;
 
-U128 toU128(const Checksum &c) { return (static_cast<U128>(c.sumHigh) << 64) | c.sumLow; }
+U128 toU128(const Checksum &c)
+{
+    return (static_cast<U128>(c.sumHigh) << 64) | c.sumLow;
+}
 
 bool needsQuotes(std::string_view v)
 {
@@ -28,8 +31,17 @@ bool needsQuotes(std::string_view v)
         return true;
     for (char ch : v) {
         switch (ch) {
-        case '"': case '\\': case '(': case ')': case ',':
-        case ' ': case '\t': case '\n': case '\r': case '\v': case '\f':
+        case '"':
+        case '\\':
+        case '(':
+        case ')':
+        case ',':
+        case ' ':
+        case '\t':
+        case '\n':
+        case '\r':
+        case '\v':
+        case '\f':
             return true;
         default:
             break;
@@ -101,7 +113,8 @@ std::string canonOfSqliteValue(Canon canon, sqlite3_value *v)
     }
     default: {
         const auto *t = reinterpret_cast<const char *>(sqlite3_value_text(v));
-        return canonicalFromSqliteText(canon, std::string_view(t ? t : "", static_cast<size_t>(sqlite3_value_bytes(v))));
+        return canonicalFromSqliteText(canon,
+                                       std::string_view(t ? t : "", static_cast<size_t>(sqlite3_value_bytes(v))));
     }
     }
 }
@@ -266,9 +279,9 @@ bool pgHashesNatively(const ColumnInfo &c)
     // Types whose own hash treats two values alike exactly when their canonical text is alike
     // (numeric ignores trailing zeros as trim_scale does; timestamptz hashes the instant). Not
     // floats (-0 = 0, but their canonical bytes differ) nor intervals ('1 day' = '24 hours').
-    static const char *const kTypes[] = {"int2",      "int4",  "int8", "numeric", "text", "varchar", "bpchar",
-                                         "bool",      "date",  "time", "timestamp", "timestamptz", "uuid", "bytea",
-                                         "jsonb"};
+    static const char *const kTypes[] = {"int2",      "int4",        "int8", "numeric", "text",
+                                         "varchar",   "bpchar",      "bool", "date",    "time",
+                                         "timestamp", "timestamptz", "uuid", "bytea",   "jsonb"};
     if (c.isArray || !c.isBuiltinType())
         return false;
     for (const char *t : kTypes)
@@ -341,7 +354,10 @@ std::string recordText(const std::vector<std::optional<std::string>> &values)
     return r + ")";
 }
 
-std::int64_t hashRecord(std::string_view record) { return md5Prefix60(record); }
+std::int64_t hashRecord(std::string_view record)
+{
+    return md5Prefix60(record);
+}
 
 std::string trimNumeric(std::string_view text)
 {
@@ -447,14 +463,16 @@ std::string Checksum::sumDecimal() const
 void registerSqliteFunctions(sqlite3 *db)
 {
     constexpr int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC;
-    int rc = sqlite3_create_function_v2(db, "driftless_rowhash", -1, flags, nullptr, sqlRowHash, nullptr, nullptr, nullptr);
+    int rc =
+        sqlite3_create_function_v2(db, "driftless_rowhash", -1, flags, nullptr, sqlRowHash, nullptr, nullptr, nullptr);
     if (rc == SQLITE_OK)
-        rc = sqlite3_create_function_v2(db, "driftless_record", -1, flags, nullptr, sqlRecord, nullptr, nullptr, nullptr);
+        rc = sqlite3_create_function_v2(db, "driftless_record", -1, flags, nullptr, sqlRecord, nullptr, nullptr,
+                                        nullptr);
     if (rc == SQLITE_OK)
         rc = sqlite3_create_function_v2(db, "driftless_canon", 2, flags, nullptr, sqlCanon, nullptr, nullptr, nullptr);
     if (rc == SQLITE_OK)
-        rc = sqlite3_create_function_v2(db, "driftless_record_part", -1, flags, nullptr, sqlRecordPart, nullptr, nullptr,
-                                        nullptr);
+        rc = sqlite3_create_function_v2(db, "driftless_record_part", -1, flags, nullptr, sqlRecordPart, nullptr,
+                                        nullptr, nullptr);
     if (rc == SQLITE_OK)
         rc = sqlite3_create_function_v2(db, "driftless_rowhash_parts", -1, flags, nullptr, sqlRowHashParts, nullptr,
                                         nullptr, nullptr);
@@ -462,8 +480,8 @@ void registerSqliteFunctions(sqlite3 *db)
         rc = sqlite3_create_function_v2(db, "driftless_hashsum", 1, flags, nullptr, nullptr, sqlHashSumStep,
                                         sqlHashSumFinal, nullptr);
     if (rc != SQLITE_OK)
-        throw Error(ErrorKind::Permanent, std::string("cannot register the reconciliation functions in SQLite: ") +
-                                              sqlite3_errmsg(db));
+        throw Error(ErrorKind::Permanent,
+                    std::string("cannot register the reconciliation functions in SQLite: ") + sqlite3_errmsg(db));
 }
 
 } // namespace driftless::core::rowhash

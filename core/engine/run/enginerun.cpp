@@ -2,13 +2,13 @@
 
 #include "core/base/clock.h"
 #include "core/base/log.h"
-#include "core/engine/slots/binlogretention.h"
 #include "core/engine/jobs/pauses.h"
 #include "core/engine/reconcile/reconciler.h"
 #include "core/engine/run/scheduler.h"
+#include "core/engine/run/stateobserver.h"
+#include "core/engine/slots/binlogretention.h"
 #include "core/engine/slots/slotguard.h"
 #include "core/engine/slots/slotprojection.h"
-#include "core/engine/run/stateobserver.h"
 #include "core/model/error.h"
 
 #include <algorithm>
@@ -66,7 +66,8 @@ bool EngineRun::fallBackWhereBreached(const Workspace &ws, const std::vector<Sou
             fallBack(m_store, b);
             log(LogLevel::Warn, "slot guard: pipeline " + b.pipeline + ": " + b.reason + "; slot " + b.slot +
                                     " dropped, CDC tables switched to cursor sync; restarting with them "
-                                    "(driftless-cli promote " + b.pipeline + " goes back)");
+                                    "(driftless-cli promote " +
+                                    b.pipeline + " goes back)");
             fellBack = true;
         } catch (const Error &e) {
             log(LogLevel::Warn, "slot guard fallback failed: " + e.describe());
@@ -117,8 +118,8 @@ EngineRun::Status EngineRun::status(std::int64_t nowMs) const
     s.workspace = m_workspace;
     s.monitor = m_sample;
     if (m_workspace)
-        s.tables = buildStatus(*m_workspace, m_mirror ? m_mirror->snapshot() : m_lastTables, nowMs,
-                               m_sample.reconciles, m_paused);
+        s.tables = buildStatus(*m_workspace, m_mirror ? m_mirror->snapshot() : m_lastTables, nowMs, m_sample.reconciles,
+                               m_paused);
     return s;
 }
 
@@ -303,7 +304,8 @@ int EngineRun::run(std::stop_token stop, EngineRunListener *listener)
                         }
                         bool changed = false;
                         try {
-                            changed = m_options.monitor ? (now ? monitorOnce(only(*now, m_options.pipeline), &*now) : monitorOnce(*ws))
+                            changed = m_options.monitor ? (now ? monitorOnce(only(*now, m_options.pipeline), &*now)
+                                                               : monitorOnce(*ws))
                                                         : guardAndSample(now ? *now : *ws);
                         } catch (const std::exception &e) {
                             log(LogLevel::Warn, std::string("slot monitor: ") + e.what());

@@ -1,11 +1,11 @@
 #pragma once
 
-#include "core/engine/status/alerts.h"
 #include "core/engine/jobs/observer.h"
+#include "core/engine/run/workspacestate.h"
 #include "core/engine/slots/slots.h"
+#include "core/engine/status/alerts.h"
 #include "core/engine/status/statusreport.h"
 #include "core/engine/sync/tablesync.h"
-#include "core/engine/run/workspacestate.h"
 #include "core/model/duration.h"
 #include "core/model/workspace.h"
 #include "core/state/statestore.h"
@@ -61,8 +61,8 @@ public:
         const Workspace &workspace; ///< as run (only EngineRunOptions::pipeline, when set)
         const std::vector<TableJob> &jobs;
         const StateObserver &mirror; ///< every table's status, mirrored into the state file
-        WorkspaceState &state; ///< the face may read it and note events in it
-        int restarts = 0; ///< 0 the first time; then how many times the workspace changed
+        WorkspaceState &state;       ///< the face may read it and note events in it
+        int restarts = 0;            ///< 0 the first time; then how many times the workspace changed
     };
     /// The engine starts with `start.workspace` (again, after a change). What it returns is
     /// chained after the mirror, and must live until finished().

@@ -60,7 +60,8 @@ void StateObserver::tableState(const TableKey &key, TableState state, const std:
             else
                 s.backfillTotal.reset(); // never analyzed: unknown
             // The expected end, from the rate since this process first saw the backfill.
-            auto [it, fresh] = m_backfillBase.try_emplace({key.pipeline, key.table}, RateBase{s.updatedAtMs, progress->rows});
+            auto [it, fresh] =
+                m_backfillBase.try_emplace({key.pipeline, key.table}, RateBase{s.updatedAtMs, progress->rows});
             if (!fresh && progress->rows < it->second.rows)
                 it->second = {s.updatedAtMs, progress->rows};
             double elapsed = static_cast<double>(s.updatedAtMs - it->second.atMs) / 1000.0;

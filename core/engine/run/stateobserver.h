@@ -26,8 +26,7 @@ public:
                       std::optional<std::int64_t> freshAsOfMs) override;
     void event(Level level, const TableKey &key, const std::string &kind, const std::string &message) override;
     void runStarted(const TableKey &key) override;
-    void runFinished(const TableKey &key, const std::string &status, long long rows,
-                     const std::string &error) override;
+    void runFinished(const TableKey &key, const std::string &status, long long rows, const std::string &error) override;
     void tick() override;
     void conflict(const ConflictRecord &c) override;
 

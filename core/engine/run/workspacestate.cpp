@@ -27,25 +27,37 @@ std::unique_ptr<StateStore> openExisting(const std::string &path)
 
 WorkspaceState::WorkspaceState(const std::string &path) : m_store(openExisting(path)) {}
 WorkspaceState::WorkspaceState(std::unique_ptr<StateStore> store) : m_store(std::move(store)) {}
-WorkspaceState WorkspaceState::create(const std::string &path) { return WorkspaceState(std::make_unique<StateStore>(path)); }
+WorkspaceState WorkspaceState::create(const std::string &path)
+{
+    return WorkspaceState(std::make_unique<StateStore>(path));
+}
 WorkspaceState::~WorkspaceState() = default;
 WorkspaceState::WorkspaceState(WorkspaceState &&) noexcept = default;
 WorkspaceState &WorkspaceState::operator=(WorkspaceState &&) noexcept = default;
 
-const std::string &WorkspaceState::path() const { return m_store->path(); }
-StateStore &WorkspaceState::store() { return *m_store; }
+const std::string &WorkspaceState::path() const
+{
+    return m_store->path();
+}
+StateStore &WorkspaceState::store()
+{
+    return *m_store;
+}
 
 WorkspaceState::Snapshot WorkspaceState::snapshot(std::int64_t nowMs, int eventLimit)
 {
     Snapshot s;
     s.workspace = m_store->loadWorkspace();
-    s.tables = buildStatus(s.workspace, m_store->tableStatuses(), nowMs, m_store->latestReconciles(),
-                           m_store->pausedTables());
+    s.tables =
+        buildStatus(s.workspace, m_store->tableStatuses(), nowMs, m_store->latestReconciles(), m_store->pausedTables());
     s.events = m_store->events(eventLimit);
     return s;
 }
 
-Workspace WorkspaceState::workspace() { return m_store->loadWorkspace(); }
+Workspace WorkspaceState::workspace()
+{
+    return m_store->loadWorkspace();
+}
 
 std::vector<EventRecord> WorkspaceState::events(int limit, const std::string &pipeline, const std::string &table)
 {
@@ -84,8 +96,8 @@ std::vector<SourceSlots> WorkspaceState::slotsNow(bool record)
                 samples.push_back({s.source, s.slot, now, s.retainedBytes, s.unconfirmedBytes, s.safeWalSize});
             for (const auto &b : ss.binlogs)
                 if (b.bytesBehind)
-                    samples.push_back({b.source, binlogSampleKey(b.pipeline), now, b.bytesBehind, std::nullopt,
-                                       std::nullopt});
+                    samples.push_back(
+                        {b.source, binlogSampleKey(b.pipeline), now, b.bytesBehind, std::nullopt, std::nullopt});
         }
         try {
             m_store->addSlotSamples(samples); // pruned by the next engine run, as its own are
@@ -101,9 +113,15 @@ std::vector<ReconcileSummary> WorkspaceState::reconcileSummaries(int limit, cons
     return m_store->reconcileSummaries(limit, pipeline);
 }
 
-void WorkspaceState::storeReport(ReconcileReport &report) { core::storeReport(*m_store, report); }
+void WorkspaceState::storeReport(ReconcileReport &report)
+{
+    core::storeReport(*m_store, report);
+}
 
-std::optional<ReconcileReport> WorkspaceState::loadReport(std::int64_t id) { return core::loadReport(*m_store, id); }
+std::optional<ReconcileReport> WorkspaceState::loadReport(std::int64_t id)
+{
+    return core::loadReport(*m_store, id);
+}
 
 std::vector<ReportListing> WorkspaceState::listReports(int limit, const std::string &pipeline)
 {
@@ -115,7 +133,10 @@ void WorkspaceState::recordRepair(const ReconcileReport &report, const std::vect
     core::recordRepair(*m_store, report, outcomes);
 }
 
-ApplySummary WorkspaceState::apply(const Workspace &ws) { return m_store->applyWorkspace(ws); }
+ApplySummary WorkspaceState::apply(const Workspace &ws)
+{
+    return m_store->applyWorkspace(ws);
+}
 
 std::vector<PauseChange> WorkspaceState::setPaused(const Workspace &ws, const std::string &pipeline,
                                                    const std::vector<std::string> &tables, bool pause)
@@ -123,7 +144,8 @@ std::vector<PauseChange> WorkspaceState::setPaused(const Workspace &ws, const st
     return setTablesPaused(*m_store, ws, pipeline, tables, pause);
 }
 
-std::vector<std::string> WorkspaceState::promoteToCdc(const std::string &pipeline, const std::vector<std::string> &tables)
+std::vector<std::string> WorkspaceState::promoteToCdc(const std::string &pipeline,
+                                                      const std::vector<std::string> &tables)
 {
     return core::promoteToCdc(*m_store, pipeline, tables);
 }

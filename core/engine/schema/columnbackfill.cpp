@@ -183,7 +183,8 @@ ColumnFillStep columnFillStep(ColumnFillContext &cx, PgAddColumnProgress &progre
         progress.repair = true;
         progress.after.clear();
         progress.repairFrom = progress.written;
-        out.message = "filling added column(s) " + names + ": the check found them differ from the source; reading "
+        out.message = "filling added column(s) " + names +
+                      ": the check found them differ from the source; reading "
                       "every row again";
         return out; // a Chunk: the next step reads the first chunk again
     }
@@ -209,8 +210,8 @@ ColumnFillStep columnFillStep(ColumnFillContext &cx, PgAddColumnProgress &progre
                        "(driftless-cli reconcile " +
                        table + ")";
     } else if (want == have) {
-        out.message += "; checked: key and " + names + " match the source (" +
-                       withThousands(std::stoll(count(want))) + " rows)";
+        out.message +=
+            "; checked: key and " + names + " match the source (" + withThousands(std::stoll(count(want))) + " rows)";
     } else {
         out.level = Level::Warn;
         out.message += "; the check found key and " + names + " differ from the source (" + count(want) +

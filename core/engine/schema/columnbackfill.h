@@ -3,8 +3,8 @@
 #include "core/engine/jobs/observer.h"
 #include "core/mergers/merger.h"
 #include "core/model/cdcposition.h"
-#include "core/model/tableschema.h"
 #include "core/model/schemachangepolicy.h"
+#include "core/model/tableschema.h"
 #include "core/model/workspace.h"
 
 #include <functional>
@@ -57,8 +57,7 @@ std::vector<std::string> holdBackAddedColumns(TableSchema &schema, std::vector<s
 /// The progress of a backfill of `columns` the stream carried from `since`, folding in one under
 /// way (`current`): both are filled again from the first key, below the later version.
 PgAddColumnProgress widenedColumnFill(const std::optional<PgAddColumnProgress> &current,
-                                      const std::vector<std::string> &columns, std::int64_t since,
-                                      std::int64_t nowMs);
+                                      const std::vector<std::string> &columns, std::int64_t since, std::int64_t nowMs);
 
 /// Where a backfill reads the source's values: one per source kind, the chunk loop shared.
 /// Thread affinity: the apply thread's (it reads on that thread's source connection).

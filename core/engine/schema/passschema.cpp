@@ -2,9 +2,9 @@
 
 #include "core/base/clock.h"
 #include "core/db/pgconnection.h"
+#include "core/engine/jobs/tablejob.h"
 #include "core/engine/rows/columnmapping.h"
 #include "core/engine/schema/schemapolicy.h"
-#include "core/engine/jobs/tablejob.h"
 #include "core/mergers/mysqltypes.h"
 #include "core/mergers/sqlitetypes.h"
 #include "core/model/error.h"
@@ -256,11 +256,10 @@ PassSchemaResult applyPassSchemaPolicies(PassSchemaContext &cx, const TableSchem
         const int i = source.columnIndex(name);
         const auto &c = source.columns[static_cast<size_t>(i)];
         const bool inKey = std::find(source.primaryKey.begin(), source.primaryKey.end(), i) != source.primaryKey.end();
-        const std::string what =
-            pgTarget ? "column " + displayIdent(name) + " is " + type + " on the target but " + c.typeSql +
-                           " on the source (retyped since the last pass)"
-                     : "column " + displayIdent(name) + " changed type from " + type + " to " + c.typeSql +
-                           " on the source since the last pass";
+        const std::string what = pgTarget ? "column " + displayIdent(name) + " is " + type + " on the target but " +
+                                                c.typeSql + " on the source (retyped since the last pass)"
+                                          : "column " + displayIdent(name) + " changed type from " + type + " to " +
+                                                c.typeSql + " on the source since the last pass";
         const std::string col = displayIdent(name);
         std::string fix;
         if (pgTarget)
@@ -295,7 +294,8 @@ PassSchemaResult applyPassSchemaPolicies(PassSchemaContext &cx, const TableSchem
         const auto &c = source.columns[static_cast<size_t>(source.columnIndex(taken.first))];
         cx.observer.event(Level::Info, key, "schema_change",
                           "column " + displayIdent(taken.first) + " changed type from " + taken.second + " to " +
-                              c.typeSql + " on the source; the target's column has the type for it now, so the "
+                              c.typeSql +
+                              " on the source; the target's column has the type for it now, so the "
                               "passes write it again");
     }
     std::vector<std::string> newlyAdded; // not ignored before
@@ -370,9 +370,10 @@ PassSchemaResult applyPassSchemaPolicies(PassSchemaContext &cx, const TableSchem
         }
         cx.merger.addMissingColumns(source);
         if (strategy == Strategy::FullRefresh)
-            event(Level::Info, "source added column(s) " + names + "; added to the target, and the full refresh loads "
-                                                                   "its values into every row (schema_changes: "
-                                                                   "add_column: " +
+            event(Level::Info, "source added column(s) " + names +
+                                   "; added to the target, and the full refresh loads "
+                                   "its values into every row (schema_changes: "
+                                   "add_column: " +
                                    std::string(policyName(addPolicy)) + ")");
         else if (fills && cx.merger.fillsColumns())
             event(Level::Info, "source added column(s) " + names +
@@ -399,8 +400,8 @@ PassSchemaResult applyPassSchemaPolicies(PassSchemaContext &cx, const TableSchem
     return out;
 }
 
-void runPassColumnFill(PassSchemaContext &cx, ColumnFillSource &source, const TableSchema &schema,
-                       PassColumns &memory, const std::function<bool()> &stopRequested)
+void runPassColumnFill(PassSchemaContext &cx, ColumnFillSource &source, const TableSchema &schema, PassColumns &memory,
+                       const std::function<bool()> &stopRequested)
 {
     if (!memory.fill)
         return;
@@ -409,9 +410,8 @@ void runPassColumnFill(PassSchemaContext &cx, ColumnFillSource &source, const Ta
     for (;;) {
         if (stopRequested())
             throw Cancelled();
-        const auto step = columnFillStep(fcx, *memory.fill, false, [&](long long rows) {
-            cx.writeCheckpoint(memory, rows);
-        });
+        const auto step =
+            columnFillStep(fcx, *memory.fill, false, [&](long long rows) { cx.writeCheckpoint(memory, rows); });
         if (step.outcome == ColumnFillStep::Chunk) {
             cx.observer.tableState(key, TableState::Running, step.message, std::nullopt);
             continue;

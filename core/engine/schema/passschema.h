@@ -4,8 +4,8 @@
 // at the start of every pass the source's columns are compared with the target's and the
 // table's policies applied, with the same comparison, policies and Merger column methods as CDC.
 
-#include "core/engine/schema/columnbackfill.h"
 #include "core/engine/jobs/observer.h"
+#include "core/engine/schema/columnbackfill.h"
 #include "core/mergers/merger.h"
 #include "core/model/cdcposition.h"
 #include "core/model/tableschema.h"
@@ -84,7 +84,7 @@ PassSchemaResult applyPassSchemaPolicies(PassSchemaContext &cx, const TableSchem
 /// fill's version), each committed with the checkpoint, then the column-scoped comparison. The
 /// finishing event is logged; memory.fill is cleared and stored. Throws Error (the chunk rolled
 /// back; the progress stored before stays, so the next pass resumes).
-void runPassColumnFill(PassSchemaContext &cx, ColumnFillSource &source, const TableSchema &schema,
-                       PassColumns &memory, const std::function<bool()> &stopRequested);
+void runPassColumnFill(PassSchemaContext &cx, ColumnFillSource &source, const TableSchema &schema, PassColumns &memory,
+                       const std::function<bool()> &stopRequested);
 
 } // namespace driftless::core

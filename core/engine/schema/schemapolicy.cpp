@@ -88,7 +88,7 @@ bool widens(const std::string &from, const std::string &to)
 }
 
 ColumnLayoutDiff diffColumns(const TableSchema &source, const std::vector<std::pair<std::string, std::string>> &target,
-                       bool compareTypes)
+                             bool compareTypes)
 {
     ColumnLayoutDiff d;
     auto has = [&](const std::string &n) {

@@ -48,7 +48,7 @@ struct ColumnLayoutDiff {
 /// `target` as Merger::targetColumns() gives it. `compareTypes`: the target's type names are
 /// Postgres's (a Postgres target), so they compare with the source's.
 ColumnLayoutDiff diffColumns(const TableSchema &source, const std::vector<std::pair<std::string, std::string>> &target,
-                       bool compareTypes);
+                             bool compareTypes);
 
 /// Why the `type_change` policy `policy` does not let the engine apply a retype from `from` to
 /// `to` by itself (appended to "column c changed type from ... to ..."), or empty when it widens

@@ -2,8 +2,8 @@
 
 #include "core/db/mysqlconnection.h"
 #include "core/db/mysqlreplication.h"
-#include "core/engine/endpoints/connect.h"
 #include "core/engine/endpoints/binlogidentity.h"
+#include "core/engine/endpoints/connect.h"
 #include "core/model/cdcposition.h"
 #include "core/model/error.h"
 
@@ -169,7 +169,8 @@ void addBinlogs(std::vector<SourceSlots> &sources, const Workspace &ws, const st
         const Endpoint *e = ws.endpoint(p.source);
         if (!e || e->kind != EndpointKind::Mysql)
             continue;
-        if (std::any_of(p.tables.begin(), p.tables.end(), [](const TableSpec &t) { return t.strategy == Strategy::Cdc; }))
+        if (std::any_of(p.tables.begin(), p.tables.end(),
+                        [](const TableSpec &t) { return t.strategy == Strategy::Cdc; }))
             bySource[p.source].push_back(&p);
     }
     for (const auto &[name, pipelines] : bySource) {

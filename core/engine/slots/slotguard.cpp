@@ -48,8 +48,8 @@ std::string fallbackCursorFor(const TableSpec &spec, const TableSchema &schema)
     if (spec.fallbackCursor)
         return schema.columnIndex(*spec.fallbackCursor) >= 0 ? *spec.fallbackCursor : std::string();
     // Only columns whose name says they change on every write: created_at would miss updates.
-    for (const char *name : {"updated_at", "modified_at", "last_modified", "last_updated", "updated_on",
-                             "modified_on", "changed_at", "last_modified_at", "mtime"}) {
+    for (const char *name : {"updated_at", "modified_at", "last_modified", "last_updated", "updated_on", "modified_on",
+                             "changed_at", "last_modified_at", "mtime"}) {
         const int i = schema.columnIndex(name);
         if (i < 0)
             continue;

@@ -11,8 +11,8 @@ std::optional<double> fittedRatePerSecond(const std::vector<SeriesPoint> &points
 {
     if (points.size() < kProjectionMinSamples)
         return std::nullopt;
-    auto [first, last] = std::minmax_element(points.begin(), points.end(),
-                                             [](const SeriesPoint &a, const SeriesPoint &b) { return a.tsMs < b.tsMs; });
+    auto [first, last] = std::minmax_element(
+        points.begin(), points.end(), [](const SeriesPoint &a, const SeriesPoint &b) { return a.tsMs < b.tsMs; });
     if (last->tsMs - first->tsMs < kProjectionMinSpanMs)
         return std::nullopt;
     // Seconds from the first point keep the sums small enough for doubles to stay exact.

@@ -98,7 +98,10 @@ std::vector<SourceSlots> listSlots(const Workspace &ws, const Workspace *owners)
     return out;
 }
 
-std::string binlogSampleKey(const std::string &pipeline) { return "binlog:" + pipeline; }
+std::string binlogSampleKey(const std::string &pipeline)
+{
+    return "binlog:" + pipeline;
+}
 
 nlohmann::json slotsJsonValue(const std::vector<SourceSlots> &sources)
 {
@@ -112,20 +115,20 @@ nlohmann::json slotsJsonValue(const std::vector<SourceSlots> &sources)
     json binlogs = json::array();
     for (const auto &ss : sources) {
         for (const auto &b : ss.binlogs)
-            binlogs.push_back({{"source", b.source},
-                               {"pipeline", b.pipeline},
-                               {"needed_file", orNull(b.neededFile)},
-                               {"needed_pos", b.neededFile.empty() ? json(nullptr) : json(b.neededOffset)},
-                               {"oldest_file", orNull(b.oldestFile)},
-                               {"newest_file", orNull(b.newestFile)},
-                               {"bytes_behind", opt(b.bytesBehind)},
-                               {"retention_seconds", opt(b.retentionSeconds)},
-                               {"needed_closed_at", when(b.neededClosedMs)},
-                               {"expires_at", when(b.expiresAtMs)},
-                               {"seconds_to_expiry",
-                                b.secondsToExpiry ? json(std::llround(*b.secondsToExpiry)) : json(nullptr)},
-                               {"needed_purged", b.neededPurged},
-                               {"error", orNull(b.error)}});
+            binlogs.push_back(
+                {{"source", b.source},
+                 {"pipeline", b.pipeline},
+                 {"needed_file", orNull(b.neededFile)},
+                 {"needed_pos", b.neededFile.empty() ? json(nullptr) : json(b.neededOffset)},
+                 {"oldest_file", orNull(b.oldestFile)},
+                 {"newest_file", orNull(b.newestFile)},
+                 {"bytes_behind", opt(b.bytesBehind)},
+                 {"retention_seconds", opt(b.retentionSeconds)},
+                 {"needed_closed_at", when(b.neededClosedMs)},
+                 {"expires_at", when(b.expiresAtMs)},
+                 {"seconds_to_expiry", b.secondsToExpiry ? json(std::llround(*b.secondsToExpiry)) : json(nullptr)},
+                 {"needed_purged", b.neededPurged},
+                 {"error", orNull(b.error)}});
         if (ss.binlog)
             continue;
         perSource.push_back({{"source", ss.source},
@@ -135,25 +138,24 @@ nlohmann::json slotsJsonValue(const std::vector<SourceSlots> &sources)
         if (!ss.error.empty())
             errors.push_back({{"source", ss.source}, {"error", ss.error}});
         for (const auto &s : ss.replicationSlots)
-            arr.push_back({{"source", s.source},
-                           {"slot", s.slot},
-                           {"slot_type", s.slotType},
-                           {"plugin", s.plugin},
-                           {"database", s.database},
-                           {"owner", s.owner.empty() ? json(nullptr) : json(s.owner)},
-                           {"orphaned", s.orphaned},
-                           {"temporary", s.temporary},
-                           {"active", s.active},
-                           {"active_pid", s.activePid ? json(*s.activePid) : json(nullptr)},
-                           {"wal_status", s.walStatus.empty() ? json(nullptr) : json(s.walStatus)},
-                           {"retained_bytes", opt(s.retainedBytes)},
-                           {"safe_wal_size", opt(s.safeWalSize)},
-                           {"restart_lsn", s.restartLsn.empty() ? json(nullptr) : json(s.restartLsn)},
-                           {"confirmed_flush_lsn",
-                            s.confirmedFlushLsn.empty() ? json(nullptr) : json(s.confirmedFlushLsn)},
-                           {"unconfirmed_bytes", opt(s.unconfirmedBytes)},
-                           {"seconds_to_limit",
-                            s.secondsToLimit ? json(std::llround(*s.secondsToLimit)) : json(nullptr)}});
+            arr.push_back(
+                {{"source", s.source},
+                 {"slot", s.slot},
+                 {"slot_type", s.slotType},
+                 {"plugin", s.plugin},
+                 {"database", s.database},
+                 {"owner", s.owner.empty() ? json(nullptr) : json(s.owner)},
+                 {"orphaned", s.orphaned},
+                 {"temporary", s.temporary},
+                 {"active", s.active},
+                 {"active_pid", s.activePid ? json(*s.activePid) : json(nullptr)},
+                 {"wal_status", s.walStatus.empty() ? json(nullptr) : json(s.walStatus)},
+                 {"retained_bytes", opt(s.retainedBytes)},
+                 {"safe_wal_size", opt(s.safeWalSize)},
+                 {"restart_lsn", s.restartLsn.empty() ? json(nullptr) : json(s.restartLsn)},
+                 {"confirmed_flush_lsn", s.confirmedFlushLsn.empty() ? json(nullptr) : json(s.confirmedFlushLsn)},
+                 {"unconfirmed_bytes", opt(s.unconfirmedBytes)},
+                 {"seconds_to_limit", s.secondsToLimit ? json(std::llround(*s.secondsToLimit)) : json(nullptr)}});
     }
     return json{{"slots", arr}, {"errors", errors}, {"sources", perSource}, {"binlogs", binlogs}};
 }
@@ -227,14 +229,21 @@ std::vector<SourceSlots> sourcesFromJson(const nlohmann::json &j)
     return out;
 }
 
-std::string slotsJson(const std::vector<SourceSlots> &sources) { return slotsJsonValue(sources).dump(2); }
+std::string slotsJson(const std::vector<SourceSlots> &sources)
+{
+    return slotsJsonValue(sources).dump(2);
+}
 
-std::string dropSlotSql(const std::string &slot) { return "SELECT pg_drop_replication_slot(" + pgLiteral(slot) + ");"; }
+std::string dropSlotSql(const std::string &slot)
+{
+    return "SELECT pg_drop_replication_slot(" + pgLiteral(slot) + ");";
+}
 
 void dropSlot(const Endpoint &source, const std::string &slot)
 {
     if (source.kind != EndpointKind::Postgres)
-        throw ConfigError("endpoint '" + source.name + "' is not a Postgres endpoint: only Postgres has replication slots");
+        throw ConfigError("endpoint '" + source.name +
+                          "' is not a Postgres endpoint: only Postgres has replication slots");
     PgConnection c = connectPostgres(source, "driftless drop slot");
     c.exec(dropSlotSql(slot));
 }

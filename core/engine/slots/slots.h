@@ -18,7 +18,7 @@ struct SlotReport {
     std::string slotType; ///< logical, physical
     std::string plugin;
     std::string database;
-    std::string owner;   ///< the workspace pipeline reading it, or empty
+    std::string owner;     ///< the workspace pipeline reading it, or empty
     bool orphaned = false; ///< a `driftless_` slot of this database that no pipeline here owns
     bool temporary = false;
     bool active = false;

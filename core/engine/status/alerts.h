@@ -14,10 +14,10 @@ namespace driftless::core {
 
 /// Something a DBA should act on. Each says what to do.
 struct Alert {
-    std::string id;    ///< stable while the condition lasts: kind + what it is about
-    std::string kind;  ///< lag_breach, table_error, slot_lost, slot_unreserved, slot_retained,
-                       ///< slot_inactive, slot_orphaned, source_unreachable, binlog_expiry,
-                       ///< binlog_purged, tunnel_down
+    std::string id;            ///< stable while the condition lasts: kind + what it is about
+    std::string kind;          ///< lag_breach, table_error, slot_lost, slot_unreserved, slot_retained,
+                               ///< slot_inactive, slot_orphaned, source_unreachable, binlog_expiry,
+                               ///< binlog_purged, tunnel_down
     Level level = Level::Warn; ///< warn or error
     std::string pipeline, table, source, slot;
     std::string message;

@@ -192,7 +192,8 @@ std::string prometheusText(const std::vector<TableReport> &tables, const std::ve
         Family f(out, "driftless_twoway_conflicts_total", "counter",
                  "Conflicts of two-way tables by outcome (merged, source_won, target_won, queued, resolved).");
         for (const auto &c : conflicts)
-            f.sample({{"pipeline", c.pipeline}, {"table", c.table}, {"outcome", c.outcome}}, static_cast<double>(c.count));
+            f.sample({{"pipeline", c.pipeline}, {"table", c.table}, {"outcome", c.outcome}},
+                     static_cast<double>(c.count));
     }
     return out;
 }

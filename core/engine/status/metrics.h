@@ -1,7 +1,7 @@
 #pragma once
 
-#include "core/engine/status/alerts.h"
 #include "core/engine/slots/slots.h"
+#include "core/engine/status/alerts.h"
 #include "core/engine/status/statusreport.h"
 
 #include <string>

@@ -3,15 +3,15 @@
 #include "core/base/clock.h"
 #include "core/base/testhooks.h"
 #include "core/db/pgcatalog.h"
-#include "core/engine/jobs/boundedqueue.h"
-#include "core/engine/rows/columnmapping.h"
 #include "core/engine/endpoints/connect.h"
 #include "core/engine/endpoints/connectionpool.h"
-#include "core/engine/schema/columnbackfillmysql.h"
-#include "core/engine/rows/deletepolicy.h"
-#include "core/engine/schema/passschema.h"
+#include "core/engine/jobs/boundedqueue.h"
 #include "core/engine/jobs/pipelined.h"
+#include "core/engine/rows/columnmapping.h"
+#include "core/engine/rows/deletepolicy.h"
 #include "core/engine/rows/rowfilter.h"
+#include "core/engine/schema/columnbackfillmysql.h"
+#include "core/engine/schema/passschema.h"
 #include "core/mergers/mysqlmerger.h"
 #include "core/mergers/pgmerger.h"
 #include "core/mergers/sqlitemerger.h"
@@ -30,7 +30,6 @@
 #include <thread>
 
 namespace driftless::core {
-
 
 namespace {
 
@@ -68,7 +67,9 @@ struct Source {
     {
         if (columns.empty())
             return;
-        auto kept = [&](const std::string &name) { return std::find(columns.begin(), columns.end(), name) == columns.end(); };
+        auto kept = [&](const std::string &name) {
+            return std::find(columns.begin(), columns.end(), name) == columns.end();
+        };
         const TableSchema all = schema;
         schema.columns.clear();
         std::vector<mysqlcatalog::MysqlColumn> myColumns;
@@ -297,8 +298,8 @@ TableSync::Outcome TableSync::runOnce(std::stop_token stop)
     case Strategy::Cursor:
         return cursorPass(stop);
     case Strategy::Cdc:
-        throw Error(ErrorKind::Permanent, "CDC tables stream through their pipeline, not in passes",
-                    {}, "run them with the scheduler (driftless-cli run)");
+        throw Error(ErrorKind::Permanent, "CDC tables stream through their pipeline, not in passes", {},
+                    "run them with the scheduler (driftless-cli run)");
     }
     return {};
 }
@@ -321,8 +322,13 @@ TableSync::Outcome TableSync::fullRefresh(std::stop_token stop)
         } catch (const nlohmann::json::exception &) {
         }
     }
-    PassSchemaContext pcx{m_job, m_observer, *merger.merger, merger.session(), source.pg ? &*source.pg : nullptr,
-                          [&] { return source.version(); }, {}};
+    PassSchemaContext pcx{m_job,
+                          m_observer,
+                          *merger.merger,
+                          merger.session(),
+                          source.pg ? &*source.pg : nullptr,
+                          [&] { return source.version(); },
+                          {}};
     const PassSchemaResult policies = applyPassSchemaPolicies(pcx, source.schema, memory, Strategy::FullRefresh);
     if (!policies.paused.empty()) {
         out.paused = policies.paused;
@@ -412,8 +418,13 @@ TableSync::Outcome TableSync::cursorPass(std::stop_token stop)
         withMemory.columns = m.toJson();
         merger->writeCheckpointInTransaction({withMemory.toJson(), stored ? stored->version : 0}, rows);
     };
-    PassSchemaContext pcx{m_job, m_observer, *merger.merger, merger.session(), source.pg ? &*source.pg : nullptr,
-                          [&] { return source.version(); }, storeMemory};
+    PassSchemaContext pcx{m_job,
+                          m_observer,
+                          *merger.merger,
+                          merger.session(),
+                          source.pg ? &*source.pg : nullptr,
+                          [&] { return source.version(); },
+                          storeMemory};
     const PassSchemaResult policies = applyPassSchemaPolicies(pcx, source.schema, memory, Strategy::Cursor);
     if (!policies.paused.empty()) {
         out.paused = policies.paused;
@@ -453,7 +464,8 @@ TableSync::Outcome TableSync::cursorPass(std::stop_token stop)
             const int epoch = merger->epoch() + 1;
             if (epoch > rowversion::kMaxEpoch)
                 throw Error(ErrorKind::Permanent,
-                            merger->describeTarget() + " has seen the most source changes its row versions can tell apart",
+                            merger->describeTarget() +
+                                " has seen the most source changes its row versions can tell apart",
                             {}, "drop the target table; the next pass loads it again");
             merger->setEpoch(epoch);
             m_observer.event(Level::Warn, key, "source_changed",

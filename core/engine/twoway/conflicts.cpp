@@ -25,7 +25,10 @@ using Values = std::vector<std::optional<std::string>>;
 /// Keys per lookup: one round trip for a busy batch, few enough for the key index to be probed.
 constexpr size_t kKeysPerLookup = 1000;
 
-bool ownColumn(const std::string &name) { return name.rfind("_driftless_", 0) == 0; }
+bool ownColumn(const std::string &name)
+{
+    return name.rfind("_driftless_", 0) == 0;
+}
 
 Values parseLine(std::string_view line)
 {
@@ -61,7 +64,7 @@ json rowJson(const std::vector<std::string> &columns, const std::optional<Values
 std::string typeOf(const ConflictScope &scope, size_t c)
 {
     return c < scope.columnTypes.size() && !scope.columnTypes[c].empty() ? scope.columnTypes[c]
-                                                                          : std::string("timestamptz");
+                                                                         : std::string("timestamptz");
 }
 
 /// Postgres: the rows by unnest() of the keys' text arrays, cast to the key columns' types.
@@ -182,7 +185,10 @@ std::map<std::tuple<std::string, std::string, std::string>, long long> &counts()
 
 } // namespace
 
-std::string resolveOriginName(const std::string &direction) { return "driftless_" + direction + "_resolve"; }
+std::string resolveOriginName(const std::string &direction)
+{
+    return "driftless_" + direction + "_resolve";
+}
 
 void countConflicts(const std::string &pipeline, const std::string &table, const std::string &outcome, long long n)
 {
@@ -229,9 +235,9 @@ ConflictOutcome resolveConflicts(ConflictTarget &target, const ConflictScope &sc
     std::map<size_t, Values> held;
     std::map<size_t, std::int64_t> heldCommitUs;
     for (size_t from = 0; from < checked.size(); from += kKeysPerLookup) {
-        const std::vector<size_t> picked(checked.begin() + static_cast<std::ptrdiff_t>(from),
-                                         checked.begin() + static_cast<std::ptrdiff_t>(
-                                                               std::min(checked.size(), from + kKeysPerLookup)));
+        const std::vector<size_t> picked(
+            checked.begin() + static_cast<std::ptrdiff_t>(from),
+            checked.begin() + static_cast<std::ptrdiff_t>(std::min(checked.size(), from + kKeysPerLookup)));
         for (auto &[r, h] : target.rowsFor(scope, rows, picked, keyIdx, synced, commitClock)) {
             if (h.commitUs)
                 heldCommitUs[r] = *h.commitUs;
@@ -338,7 +344,7 @@ ConflictOutcome resolveConflicts(ConflictTarget &target, const ConflictScope &sc
                 rule = ConflictPolicy::Rule::Manual;
             else
                 rule = *incomingNewer == scope.incomingIsSource ? ConflictPolicy::Rule::SourceWins
-                                                                 : ConflictPolicy::Rule::TargetWins;
+                                                                : ConflictPolicy::Rule::TargetWins;
         }
         if (rule == ConflictPolicy::Rule::SourceWins) {
             drop[r] = !scope.incomingIsSource;
@@ -437,9 +443,8 @@ std::vector<std::string> spellAsPostgres(const Endpoint &endpoint, const TableSc
             if (i < 0 || it.value().is_null())
                 continue;
             params.emplace_back(it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
-            select += (select.empty() ? "" : ", ") +
-                      pgOutputText("$" + std::to_string(params.size()) + "::" +
-                                   columns.columns[static_cast<size_t>(i)].typeSql);
+            select += (select.empty() ? "" : ", ") + pgOutputText("$" + std::to_string(params.size()) + "::" +
+                                                                  columns.columns[static_cast<size_t>(i)].typeSql);
             names.push_back(it.key());
         }
         if (!names.empty()) {
@@ -467,7 +472,8 @@ public:
         for (auto it = m_key.begin(); it != m_key.end(); ++it) {
             m_params.emplace_back(it.value().is_null() ? std::nullopt
                                                        : std::optional<std::string>(it.value().get<std::string>()));
-            m_where += (m_where.empty() ? "" : " AND ") + quoteIdent(it.key()) + " = $" + std::to_string(m_params.size());
+            m_where +=
+                (m_where.empty() ? "" : " AND ") + quoteIdent(it.key()) + " = $" + std::to_string(m_params.size());
         }
         m_c.begin();
     }
@@ -514,8 +520,8 @@ public:
         }
         for (auto it = m_key.begin(); it != m_key.end(); ++it)
             keys += (keys.empty() ? "" : ", ") + quoteIdent(it.key());
-        m_c.execParams("INSERT INTO " + m_table + " (" + names + ") VALUES (" + placeholders + ") ON CONFLICT (" + keys +
-                           ") DO " + (set.empty() ? std::string("NOTHING") : "UPDATE SET " + set),
+        m_c.execParams("INSERT INTO " + m_table + " (" + names + ") VALUES (" + placeholders + ") ON CONFLICT (" +
+                           keys + ") DO " + (set.empty() ? std::string("NOTHING") : "UPDATE SET " + set),
                        values);
     }
 

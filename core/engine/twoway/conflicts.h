@@ -29,9 +29,9 @@ struct ConflictOutcome {
 
 /// Where a two-way batch is applied: the target's table and the stream's layout.
 struct ConflictScope {
-    std::string pipeline; ///< the two-way pipeline's name
-    std::string table;    ///< the pipeline's source table, for the queue and the counters
-    std::string targetSql; ///< the quoted table the batch merges into
+    std::string pipeline;             ///< the two-way pipeline's name
+    std::string table;                ///< the pipeline's source table, for the queue and the counters
+    std::string targetSql;            ///< the quoted table the batch merges into
     std::vector<std::string> columns; ///< the stream's columns (the rows' layout)
     /// SQL types of `columns` (newer_wins reads its timestamp column as this type); may be empty.
     std::vector<std::string> columnTypes;
@@ -52,7 +52,7 @@ class ConflictTarget {
 public:
     using Values = std::vector<std::optional<std::string>>;
     struct Held {
-        Values values; ///< in the scope's column layout; synced columns as text, others nullopt
+        Values values;                        ///< in the scope's column layout; synced columns as text, others nullopt
         std::optional<std::int64_t> commitUs; ///< when asked for and known
     };
     virtual ~ConflictTarget() = default;
@@ -136,9 +136,9 @@ public:
 };
 
 /// Opens the transaction of a ResolutionSide on `endpoint` for the row of `keyJson` ({"column":
-/// "text"}) in `table`; `direction` is the direction that reads this side (resolveOriginName). `postgresColumns` (a Postgres<->MariaDB pair, on the MariaDB side): the
-/// Postgres side's columns, whose text the written values are converted from as the one-way
-/// merger converts them.
+/// "text"}) in `table`; `direction` is the direction that reads this side (resolveOriginName). `postgresColumns` (a
+/// Postgres<->MariaDB pair, on the MariaDB side): the Postgres side's columns, whose text the written values are
+/// converted from as the one-way merger converts them.
 std::unique_ptr<ResolutionSide> openResolutionSide(const Endpoint &endpoint, const std::string &direction,
                                                    const TargetName &table, const std::string &keyJson,
                                                    const TableSchema *postgresColumns = nullptr);

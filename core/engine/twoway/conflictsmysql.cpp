@@ -60,19 +60,18 @@ std::optional<std::string> textOf(const json &v)
 
 /// The columns `names` of `table` in its own shape (so values are spelled as the stream spells
 /// them), and the SELECT list that reads them; a missing column is an error naming `where`.
-std::pair<mysqlcatalog::MysqlTable, std::string> shapeOf(const mysqlcatalog::MysqlTable &table,
-                                                         const std::vector<std::string> &names,
-                                                         const std::string &where)
+std::pair<mysqlcatalog::MysqlTable, std::string>
+shapeOf(const mysqlcatalog::MysqlTable &table, const std::vector<std::string> &names, const std::string &where)
 {
     mysqlcatalog::MysqlTable shape;
     shape.schema.table = table.schema.table;
     std::string select;
     for (const auto &name : names) {
-        auto it = std::find_if(table.columns.begin(), table.columns.end(),
-                               [&](const auto &col) { return col.name == name; });
+        auto it =
+            std::find_if(table.columns.begin(), table.columns.end(), [&](const auto &col) { return col.name == name; });
         if (it == table.columns.end())
-            throw Error(ErrorKind::Permanent, "column " + name + " of " + where +
-                                                  " is missing on the side a two-way change is applied to",
+            throw Error(ErrorKind::Permanent,
+                        "column " + name + " of " + where + " is missing on the side a two-way change is applied to",
                         {}, "give both sides the same columns, then start the pipeline again");
         shape.columns.push_back(*it);
         shape.schema.columns.push_back(table.schema.columns[static_cast<size_t>(it - table.columns.begin())]);
@@ -134,8 +133,9 @@ void MysqlConflictTarget::spellIncoming(const ConflictScope &scope, const std::v
         const std::string &name = scope.columns[c];
         const int i = m_incoming->columnIndex(name);
         if (i < 0)
-            throw Error(ErrorKind::Permanent, "column " + name + " of " + scope.table + " is not in the stream's schema",
-                        {}, "give both sides the same columns, then start the pipeline again");
+            throw Error(ErrorKind::Permanent,
+                        "column " + name + " of " + scope.table + " is not in the stream's schema", {},
+                        "give both sides the same columns, then start the pipeline again");
         names.push_back(name);
         types.push_back(mysqlColumnFor(m_incoming->columns[static_cast<size_t>(i)], false));
         cols += ", " + mysqlIdent(name);
@@ -145,12 +145,12 @@ void MysqlConflictTarget::spellIncoming(const ConflictScope &scope, const std::v
     // column CREATE ... SELECT adds needs a default even when no row is selected.)
     const std::string tmp = "`_driftless_spell`";
     m_conn.exec("DROP TEMPORARY TABLE IF EXISTS " + tmp);
-    m_conn.exec("CREATE TEMPORARY TABLE " + tmp + " (`_dl_ord` INT NOT NULL DEFAULT 0) SELECT " + cols.substr(2) + " FROM " +
-                scope.targetSql + " LIMIT 0");
+    m_conn.exec("CREATE TEMPORARY TABLE " + tmp + " (`_dl_ord` INT NOT NULL DEFAULT 0) SELECT " + cols.substr(2) +
+                " FROM " + scope.targetSql + " LIMIT 0");
     std::string insert, raw, scratch;
     for (size_t r = 0; r < values.size(); ++r) {
-        insert += (insert.empty() ? "INSERT INTO " + tmp + " (`_dl_ord`" + cols + ") VALUES (" : "), (") +
-                  std::to_string(r);
+        insert +=
+            (insert.empty() ? "INSERT INTO " + tmp + " (`_dl_ord`" + cols + ") VALUES (" : "), (") + std::to_string(r);
         for (size_t s = 0; s < synced.size(); ++s) {
             const auto &v = synced[s] < values[r]->size() ? (*values[r])[synced[s]] : std::nullopt;
             insert += ", ";
@@ -226,8 +226,8 @@ std::map<size_t, ConflictTarget::Held> MysqlConflictTarget::rowsFor(const Confli
     // A locking read (FOR UPDATE): the latest committed rows, not the transaction's snapshot, and
     // they stay so until the batch commits, so the merge never writes over a writer's commit
     // that this check did not see (conflicts.cpp says why).
-    const std::string sql =
-        "SELECT " + select + " FROM " + scope.targetSql + " WHERE (" + keys + ") IN (" + tuples + ") AND 1 = ? FOR UPDATE";
+    const std::string sql = "SELECT " + select + " FROM " + scope.targetSql + " WHERE (" + keys + ") IN (" + tuples +
+                            ") AND 1 = ? FOR UPDATE";
 
     std::map<size_t, Held> out;
     std::string line;
@@ -311,8 +311,8 @@ public:
         bool found = false;
         json row = json::object();
         std::string line;
-        m_c.queryRows("SELECT " + (select.empty() ? std::string("1") : select) + " FROM " + m_table + " WHERE 1 = ? AND " +
-                          where(m_described.schema) + " FOR UPDATE",
+        m_c.queryRows("SELECT " + (select.empty() ? std::string("1") : select) + " FROM " + m_table +
+                          " WHERE 1 = ? AND " + where(m_described.schema) + " FOR UPDATE",
                       params, [&](const MysqlRowView &r) {
                           found = true;
                           for (size_t i = 0; i < columns.size(); ++i) {

@@ -25,8 +25,10 @@ void writeUnderOrigin(PgConnection &c, const std::string &origin)
         // The backend of a run that just ended (killed) may still hold the origin: wait.
         if (e.code() == "55006")
             throw Error(ErrorKind::Transient,
-                        "replication origin " + origin + " is still in use (the connection of a run that ended, "
-                        "or another engine running this pipeline): " + e.what(),
+                        "replication origin " + origin +
+                            " is still in use (the connection of a run that ended, "
+                            "or another engine running this pipeline): " +
+                            e.what(),
                         e.code());
         if (e.code() != "42501")
             throw;
@@ -60,8 +62,8 @@ OwnWriteMark markOwnWrites(PgConnection &c, const std::string &origin)
     // A transactional message is decoded inside its transaction, before the transaction's
     // changes when it is the first statement: the other direction's reader drops the whole
     // transaction (docs/two-way.md, "Loop prevention").
-    c.setTransactionPrologue("SELECT pg_catalog.pg_logical_emit_message(true, " +
-                             pgLiteral(kOwnWriteMessagePrefix) + ", " + pgLiteral(origin) + ")");
+    c.setTransactionPrologue("SELECT pg_catalog.pg_logical_emit_message(true, " + pgLiteral(kOwnWriteMessagePrefix) +
+                             ", " + pgLiteral(origin) + ")");
     return OwnWriteMark::Message;
 }
 
@@ -119,13 +121,15 @@ void requireForwardTables(PgConnection &src, const std::vector<TableRef> &tables
 {
     for (const auto &t : tables)
         if (src.execParams("SELECT to_regclass($1) IS NULL", {t.quoted()}).toBool(0, 0))
-            throw Error(ErrorKind::Transient,
-                        "waiting for two-way pipeline " + pipeline + " to create " + t.display() +
-                            " (its initial load creates the tables this direction reads)");
+            throw Error(ErrorKind::Transient, "waiting for two-way pipeline " + pipeline + " to create " + t.display() +
+                                                  " (its initial load creates the tables this direction reads)");
 }
 
 namespace {
-bool ownColumn(const std::string &name) { return name.rfind("_driftless_", 0) == 0; }
+bool ownColumn(const std::string &name)
+{
+    return name.rfind("_driftless_", 0) == 0;
+}
 } // namespace
 
 void dropOwnColumns(TableSchema &schema)

@@ -56,7 +56,8 @@ void addVersionColumns(PgConnection &conn, const std::vector<TableRef> &tables);
 /// and its slot on `target`, when missing, so the target's changes from here on are read back;
 /// sets `tables` (the forward direction's own) to REPLICA IDENTITY FULL.
 /// Returns true when it created the slot.
-bool ensureReverseSlot(const Endpoint &target, const std::string &reverseDirection, const std::vector<TableRef> &tables);
+bool ensureReverseSlot(const Endpoint &target, const std::string &reverseDirection,
+                       const std::vector<TableRef> &tables);
 
 /// One table of a Postgres -> MariaDB/MySQL pair, as the reverse direction will merge it.
 struct ReverseTable {

@@ -6,8 +6,8 @@
 #include "core/db/mysqlconnection.h"
 #include "core/db/pgconnection.h"
 #include "core/engine/endpoints/connect.h"
-#include "core/engine/rows/deletepolicy.h"
 #include "core/engine/jobs/observer.h"
+#include "core/engine/rows/deletepolicy.h"
 #include "core/mergers/merger.h"
 #include "core/model/cdcposition.h"
 #include "core/model/error.h"
@@ -34,9 +34,9 @@ void startReverseFromBinlog(const Endpoint &source, const Endpoint &target, cons
     auto session = createTargetSession(source, "driftless " + reverseDirection);
     std::optional<binlog::Position> end;
     for (const auto &t : tables) {
-        auto merger = session->merger({reverseDirection, t.reverseSource,
-                                       TargetName{t.spec.table.schema, t.spec.table.name}, Strategy::Cdc,
-                                       softDeletes(t.spec)});
+        auto merger =
+            session->merger({reverseDirection, t.reverseSource, TargetName{t.spec.table.schema, t.spec.table.name},
+                             Strategy::Cdc, softDeletes(t.spec)});
         merger->prepare(t.schema);
         if (merger->readCheckpoint())
             continue;
@@ -51,8 +51,9 @@ void startReverseFromBinlog(const Endpoint &source, const Endpoint &target, cons
         }
         BinlogCdcPosition pos;
         pos.at = *end;
-        session->inTransaction(
-            [&] { merger->writeCheckpointInTransaction({pos.toJson(), binlog::positionVersion(*end)}, 0); });
+        session->inTransaction([&] {
+            merger->writeCheckpointInTransaction({pos.toJson(), binlog::positionVersion(*end)}, 0);
+        });
         observer.event(Level::Info, key, "two_way",
                        "the reverse direction " + reverseDirection + " reads " + t.reverseSource.display() + " from " +
                            end->file + ":" + std::to_string(end->offset));
@@ -69,9 +70,9 @@ void requireReverseStart(const Endpoint &target, const std::string &reverseDirec
             c.execParams("SELECT 1 FROM _driftless.checkpoints WHERE pipeline = $1 AND source_table = $2",
                          {reverseDirection, t.display()})
                     .rows() == 0)
-            throw Error(ErrorKind::Transient,
-                        "waiting for two-way pipeline " + pipeline + " to record where " + t.display() +
-                            " is read from (its forward direction does, before it loads)");
+            throw Error(ErrorKind::Transient, "waiting for two-way pipeline " + pipeline + " to record where " +
+                                                  t.display() +
+                                                  " is read from (its forward direction does, before it loads)");
 }
 
 } // namespace driftless::core

@@ -87,9 +87,18 @@ std::string MysqlGtid::text() const
     return s + ":" + std::to_string(gno);
 }
 
-bool Query::isBegin() const { return startsWithWord(sql, "BEGIN") || startsWithWord(sql, "XA START"); }
-bool Query::isCommit() const { return startsWithWord(sql, "COMMIT") || startsWithWord(sql, "XA COMMIT"); }
-bool Query::isRollback() const { return startsWithWord(sql, "ROLLBACK") || startsWithWord(sql, "XA ROLLBACK"); }
+bool Query::isBegin() const
+{
+    return startsWithWord(sql, "BEGIN") || startsWithWord(sql, "XA START");
+}
+bool Query::isCommit() const
+{
+    return startsWithWord(sql, "COMMIT") || startsWithWord(sql, "XA COMMIT");
+}
+bool Query::isRollback() const
+{
+    return startsWithWord(sql, "ROLLBACK") || startsWithWord(sql, "XA ROLLBACK");
+}
 
 void Rows::throwIfInvalid() const
 {
@@ -142,7 +151,10 @@ std::string Decoder::charsetOf(std::uint32_t collation) const
     return detail::builtinCharsetOf(collation);
 }
 
-void Decoder::setTableFilter(std::function<bool(const TableMap &)> filter) { m_filter = std::move(filter); }
+void Decoder::setTableFilter(std::function<bool(const TableMap &)> filter)
+{
+    m_filter = std::move(filter);
+}
 
 std::size_t Decoder::postHeaderLength(std::uint8_t type, std::size_t fallback) const
 {
@@ -193,8 +205,9 @@ Event Decoder::decode(std::string_view raw)
             throw Error(ErrorKind::Permanent,
                         "binlog event type " + std::to_string(header.type) + " ending at " + m_position.file + ":" +
                             std::to_string(header.logPos) + " failed its " + buf,
-                        {}, "the binlog or the network corrupted it; re-read from the last checkpoint, and check the "
-                            "source's binlog with mariadb-binlog --verify-binlog-checksum if it happens again");
+                        {},
+                        "the binlog or the network corrupted it; re-read from the last checkpoint, and check the "
+                        "source's binlog with mariadb-binlog --verify-binlog-checksum if it happens again");
         }
     }
     const bool trailer = checksummed || header.type == event::FormatDescription;

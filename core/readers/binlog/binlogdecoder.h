@@ -40,9 +40,9 @@ constexpr std::uint8_t Decimal = 0, Tiny = 1, Short = 2, Long = 3, Float = 4, Do
 struct Header {
     std::uint32_t timestamp = 0; ///< seconds; when the statement began, not when it committed
     std::uint8_t type = 0;
-    std::uint32_t serverId = 0;  ///< the server that wrote the event (loop prevention)
-    std::uint32_t length = 0;    ///< header + body + checksum
-    std::uint32_t logPos = 0;    ///< end position of this event in its file; 0 for artificial events
+    std::uint32_t serverId = 0; ///< the server that wrote the event (loop prevention)
+    std::uint32_t length = 0;   ///< header + body + checksum
+    std::uint32_t logPos = 0;   ///< end position of this event in its file; 0 for artificial events
     std::uint16_t flags = 0;
     bool artificial() const { return (flags & 0x20) != 0; }
     /// LOG_EVENT_SKIP_REPLICATION_F: written by a session with skip_replication = 1 (a two-way
@@ -50,7 +50,6 @@ struct Header {
     bool skipReplication() const { return (flags & kSkipReplicationFlag) != 0; }
     static constexpr std::uint16_t kSkipReplicationFlag = 0x8000;
 };
-
 
 /// A MariaDB GTID: domain-server-sequence.
 struct MariaGtid {
@@ -76,7 +75,7 @@ struct Rotate {
 struct Gtid {
     MariaGtid gtid;
     std::uint8_t flags = 0;
-    std::uint64_t commitId = 0; ///< group commit id when flag 0x02 is set
+    std::uint64_t commitId = 0;                         ///< group commit id when flag 0x02 is set
     bool standalone() const { return flags & 0x01; }    ///< no COMMIT/XID follows (DDL, TRUNCATE)
     bool transactional() const { return flags & 0x04; } ///< the group can be rolled back (InnoDB)
     bool ddl() const { return flags & 0x20; }
@@ -113,18 +112,18 @@ struct Heartbeat {
 
 /// One column of a TABLE_MAP with the metadata the row decoder needs.
 struct Column {
-    std::uint8_t type = 0;     ///< coltype::*; String/Enum/Set resolved from the metadata
-    std::uint16_t meta = 0;    ///< the raw per-type metadata (for display and tests)
-    std::uint32_t maxLength = 0; ///< CHAR/VARCHAR: max bytes; BLOB/GEOMETRY/JSON: length-prefix bytes
+    std::uint8_t type = 0;                 ///< coltype::*; String/Enum/Set resolved from the metadata
+    std::uint16_t meta = 0;                ///< the raw per-type metadata (for display and tests)
+    std::uint32_t maxLength = 0;           ///< CHAR/VARCHAR: max bytes; BLOB/GEOMETRY/JSON: length-prefix bytes
     std::uint8_t precision = 0, scale = 0; ///< NEWDECIMAL
-    std::uint8_t fsp = 0;      ///< TIME2/DATETIME2/TIMESTAMP2 fractional digits
-    std::uint16_t bits = 0;    ///< BIT(n)
-    std::uint8_t packLength = 0; ///< ENUM/SET storage bytes
+    std::uint8_t fsp = 0;                  ///< TIME2/DATETIME2/TIMESTAMP2 fractional digits
+    std::uint16_t bits = 0;                ///< BIT(n)
+    std::uint8_t packLength = 0;           ///< ENUM/SET storage bytes
     bool nullable = true;
     bool isUnsigned = false;
     std::uint32_t collation = 0; ///< character and ENUM/SET columns; 0 when the event did not say
     std::uint32_t geometryType = 0;
-    std::string name;          ///< empty without binlog_row_metadata=FULL
+    std::string name;                ///< empty without binlog_row_metadata=FULL
     std::vector<std::string> labels; ///< ENUM/SET values in definition order, UTF-8
     std::string typeName() const;    ///< "DATETIME(3)", "VARCHAR(80 bytes)", ... for messages
 };
@@ -180,8 +179,8 @@ struct Rows {
 /// Any event the decoder does not act on (checkpoints, annotate rows, INTVAR, ...): skip it.
 struct Other {};
 
-using Body = std::variant<Other, FormatDescription, Rotate, Gtid, MysqlGtid, GtidList, Xid, Query, TableMap, Rows,
-                          Heartbeat>;
+using Body =
+    std::variant<Other, FormatDescription, Rotate, Gtid, MysqlGtid, GtidList, Xid, Query, TableMap, Rows, Heartbeat>;
 
 struct Event {
     Header header;

@@ -49,7 +49,10 @@ bool isNumericColumn(const Column &c)
         return false;
     }
 }
-bool isEnumOrSet(const Column &c) { return c.type == coltype::Enum || c.type == coltype::Set; }
+bool isEnumOrSet(const Column &c)
+{
+    return c.type == coltype::Enum || c.type == coltype::Set;
+}
 
 /// Reads the per-type metadata of one TABLE_MAP column.
 void readColumnMeta(ByteReader &m, Column &c)
@@ -261,43 +264,70 @@ void readOptionalMetadata(ByteReader &r, TableMap &t, bool mariadb, const Decode
 
 } // namespace
 
-std::string TableMap::qualifiedName() const { return "`" + schema + "`.`" + table + "`"; }
+std::string TableMap::qualifiedName() const
+{
+    return "`" + schema + "`.`" + table + "`";
+}
 
 std::string Column::typeName() const
 {
     auto withArg = [](const char *name, unsigned v) { return std::string(name) + "(" + std::to_string(v) + ")"; };
     switch (type) {
-    case coltype::Tiny: return isUnsigned ? "TINYINT UNSIGNED" : "TINYINT";
-    case coltype::Short: return isUnsigned ? "SMALLINT UNSIGNED" : "SMALLINT";
-    case coltype::Int24: return isUnsigned ? "MEDIUMINT UNSIGNED" : "MEDIUMINT";
-    case coltype::Long: return isUnsigned ? "INT UNSIGNED" : "INT";
-    case coltype::LongLong: return isUnsigned ? "BIGINT UNSIGNED" : "BIGINT";
-    case coltype::Float: return "FLOAT";
-    case coltype::Double: return "DOUBLE";
+    case coltype::Tiny:
+        return isUnsigned ? "TINYINT UNSIGNED" : "TINYINT";
+    case coltype::Short:
+        return isUnsigned ? "SMALLINT UNSIGNED" : "SMALLINT";
+    case coltype::Int24:
+        return isUnsigned ? "MEDIUMINT UNSIGNED" : "MEDIUMINT";
+    case coltype::Long:
+        return isUnsigned ? "INT UNSIGNED" : "INT";
+    case coltype::LongLong:
+        return isUnsigned ? "BIGINT UNSIGNED" : "BIGINT";
+    case coltype::Float:
+        return "FLOAT";
+    case coltype::Double:
+        return "DOUBLE";
     case coltype::NewDecimal:
         return "DECIMAL(" + std::to_string(precision) + "," + std::to_string(scale) + ")";
-    case coltype::Year: return "YEAR";
+    case coltype::Year:
+        return "YEAR";
     case coltype::Date:
-    case coltype::NewDate: return "DATE";
-    case coltype::DateTime: return "DATETIME";
-    case coltype::DateTime2: return withArg("DATETIME", fsp);
-    case coltype::Timestamp: return "TIMESTAMP";
-    case coltype::Timestamp2: return withArg("TIMESTAMP", fsp);
-    case coltype::Time: return "TIME";
-    case coltype::Time2: return withArg("TIME", fsp);
-    case coltype::Bit: return withArg("BIT", bits);
-    case coltype::Enum: return "ENUM";
-    case coltype::Set: return "SET";
-    case coltype::String: return "CHAR(" + std::to_string(maxLength) + " bytes)";
+    case coltype::NewDate:
+        return "DATE";
+    case coltype::DateTime:
+        return "DATETIME";
+    case coltype::DateTime2:
+        return withArg("DATETIME", fsp);
+    case coltype::Timestamp:
+        return "TIMESTAMP";
+    case coltype::Timestamp2:
+        return withArg("TIMESTAMP", fsp);
+    case coltype::Time:
+        return "TIME";
+    case coltype::Time2:
+        return withArg("TIME", fsp);
+    case coltype::Bit:
+        return withArg("BIT", bits);
+    case coltype::Enum:
+        return "ENUM";
+    case coltype::Set:
+        return "SET";
+    case coltype::String:
+        return "CHAR(" + std::to_string(maxLength) + " bytes)";
     case coltype::VarChar:
-    case coltype::VarString: return "VARCHAR(" + std::to_string(maxLength) + " bytes)";
+    case coltype::VarString:
+        return "VARCHAR(" + std::to_string(maxLength) + " bytes)";
     case coltype::Blob:
     case coltype::TinyBlob:
     case coltype::MediumBlob:
-    case coltype::LongBlob: return "BLOB/TEXT";
-    case coltype::Geometry: return "GEOMETRY";
-    case coltype::Json: return "JSON";
-    default: return "type " + std::to_string(type);
+    case coltype::LongBlob:
+        return "BLOB/TEXT";
+    case coltype::Geometry:
+        return "GEOMETRY";
+    case coltype::Json:
+        return "JSON";
+    default:
+        return "type " + std::to_string(type);
     }
 }
 

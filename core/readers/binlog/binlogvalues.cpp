@@ -20,8 +20,7 @@ namespace {
     throw SchemaError("cannot decode" + describeColumn(c.table, c.index) + " from the binlog: " + what, hint);
 }
 
-template <typename T>
-void appendInt(std::string &out, T v)
+template <typename T> void appendInt(std::string &out, T v)
 {
     char buf[32];
     auto r = std::to_chars(buf, buf + sizeof buf, v);
@@ -111,13 +110,16 @@ void dateValue(const ColumnContext &c, const DateTimeParts &p, bool withTime, in
         appendClock(out.text, p);
         appendFraction(out.text, p.micros, fsp);
     }
-    const bool invalid = p.year == 0 || p.month == 0 || p.day == 0 ||
-                         p.day > static_cast<unsigned>(daysInMonth(p.year, p.month));
+    const bool invalid =
+        p.year == 0 || p.month == 0 || p.day == 0 || p.day > static_cast<unsigned>(daysInMonth(p.year, p.month));
     out.kind = invalid ? Value::Kind::Invalid : Value::Kind::Text;
 }
 
 /// Fraction bytes of TIME2/DATETIME2/TIMESTAMP2 for `fsp`: 0, 1, 2 or 3 bytes.
-int fractionBytes(int fsp) { return (fsp + 1) / 2; }
+int fractionBytes(int fsp)
+{
+    return (fsp + 1) / 2;
+}
 
 /// Civil date from days since 1970-01-01 (proleptic Gregorian).
 void civilFromDays(std::int64_t z, DateTimeParts &p)
@@ -138,15 +140,14 @@ void civilFromDays(std::int64_t z, DateTimeParts &p)
 void decodeDecimal(ByteReader &r, const ColumnContext &c, const Column &col, Value &out)
 {
     static constexpr int digitBytes[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
-    static constexpr std::uint32_t pow10[10] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
-                                                1000000000};
+    static constexpr std::uint32_t pow10[10] = {1,      10,      100,      1000,      10000,
+                                                100000, 1000000, 10000000, 100000000, 1000000000};
     const int precision = col.precision, scale = col.scale;
     if (precision < 1 || precision > 65 || scale > precision)
         malformed(c, "DECIMAL precision " + std::to_string(precision) + " scale " + std::to_string(scale));
     const int intg = precision - scale;
     const int intg0 = intg / 9, intg0x = intg % 9, frac0 = scale / 9, frac0x = scale % 9;
-    const std::size_t size =
-        static_cast<std::size_t>(intg0 * 4 + digitBytes[intg0x] + frac0 * 4 + digitBytes[frac0x]);
+    const std::size_t size = static_cast<std::size_t>(intg0 * 4 + digitBytes[intg0x] + frac0 * 4 + digitBytes[frac0x]);
     std::string_view raw = r.bytes(size, "DECIMAL value");
     std::array<std::uint8_t, 32> b{};
     std::memcpy(b.data(), raw.data(), size);

@@ -72,9 +72,8 @@ public:
             return le(3, what);
         if (first == 0xfe)
             return le(8, what);
-        throw Error(ErrorKind::Permanent,
-                    std::string("malformed binlog event: ") + m_context + " has an invalid length-encoded integer (" +
-                        what + ")");
+        throw Error(ErrorKind::Permanent, std::string("malformed binlog event: ") + m_context +
+                                              " has an invalid length-encoded integer (" + what + ")");
     }
     /// A length-encoded count that must fit what is left (one byte per item at least).
     std::size_t count(const char *what)

@@ -1,12 +1,12 @@
 #pragma once
 
-#include "core/db/mysqlreplication.h"
-#include "core/engine/jobs/observer.h"
-#include "core/engine/cdc/cdcoutcome.h"
 #include "core/db/mysqlcatalog.h"
+#include "core/db/mysqlreplication.h"
+#include "core/engine/cdc/cdcoutcome.h"
+#include "core/engine/jobs/observer.h"
+#include "core/engine/sync/tablesync.h"
 #include "core/mergers/merger.h"
 #include "core/readers/binlog/binlogdecoder.h"
-#include "core/engine/sync/tablesync.h"
 
 #include <cstdint>
 #include <functional>
@@ -67,7 +67,6 @@ public:
     void run(std::stop_token stop, Options options);
     /// The tables an error stopped (P4), this run or before it, while the others streamed on.
     std::vector<StoppedTable> stoppedTables() const;
-
 
     /// What a foreign key's ON DELETE / ON UPDATE rule does to the child's rows.
     enum class CascadeAction { None, Cascade, SetNull };
@@ -200,9 +199,9 @@ private:
 
     /// A stream that must start from a GTID state on another server than the checkpoints'.
     struct Resume {
-        std::string gtid;         ///< the state the streaming tables stored
-        std::uint32_t was = 0;    ///< the server they were read from
-        std::string description;  ///< what changed, for the event
+        std::string gtid;        ///< the state the streaming tables stored
+        std::uint32_t was = 0;   ///< the server they were read from
+        std::string description; ///< what changed, for the event
     };
     std::optional<Resume> m_resume;
     /// @@server_id of the server behind the endpoint, as this run found it.

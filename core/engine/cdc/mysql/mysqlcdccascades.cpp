@@ -30,7 +30,10 @@ MysqlCdcPipeline::CascadeAction actionOf(const std::string &rule)
     return MysqlCdcPipeline::CascadeAction::None;
 }
 
-std::string describeAction(const std::string &on, const std::string &rule) { return "ON " + on + " " + rule; }
+std::string describeAction(const std::string &on, const std::string &rule)
+{
+    return "ON " + on + " " + rule;
+}
 
 } // namespace
 
@@ -61,7 +64,8 @@ void MysqlCdcPipeline::readForeignKeys(MysqlConnection &src)
             if (rule == "SET DEFAULT")
                 m_observer.event(Level::Warn, c.child->key, "foreign_key",
                                  "foreign key " + fk.name + " of " + fk.child.display() + " says " +
-                                     describeAction(on, rule) + ", which is not applied to the target (InnoDB does "
+                                     describeAction(on, rule) +
+                                     ", which is not applied to the target (InnoDB does "
                                      "not perform it either); reconcile the table after its parent changes");
         if (c.onDelete == CascadeAction::None && c.onUpdate == CascadeAction::None)
             continue;
@@ -77,10 +81,14 @@ void MysqlCdcPipeline::readForeignKeys(MysqlConnection &src)
     if (!applied.empty())
         m_observer.event(Level::Info, m_tables.front()->key, "foreign_keys",
                          "foreign-key actions the binlog does not carry are applied to the target with their "
-                         "parent's change: " + applied);
+                         "parent's change: " +
+                             applied);
 }
 
-bool MysqlCdcPipeline::cascadesFrom(const TableRef &parent) const { return m_cascades.count(parent) > 0; }
+bool MysqlCdcPipeline::cascadesFrom(const TableRef &parent) const
+{
+    return m_cascades.count(parent) > 0;
+}
 
 std::vector<MysqlCdcPipeline::ParentChange> MysqlCdcPipeline::parentChanges(const binlog::Rows &rows) const
 {
@@ -161,9 +169,10 @@ void MysqlCdcPipeline::cascade(const TableRef &parent, const std::vector<ParentC
     }
 }
 
-void MysqlCdcPipeline::cascadeInto(const Cascade &c, const std::vector<std::vector<std::string>> &deleted,
-                                   const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> &updated,
-                                   std::int64_t version, CascadeContext &cx, int depth)
+void MysqlCdcPipeline::cascadeInto(
+    const Cascade &c, const std::vector<std::vector<std::string>> &deleted,
+    const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> &updated, std::int64_t version,
+    CascadeContext &cx, int depth)
 {
     Table &child = *c.child;
     const TableSchema &schema = child.source.schema;

@@ -7,9 +7,9 @@
 #include "core/engine/cdc/mysql/mysqlcdc.h"
 #include "core/engine/cdc/mysql/mysqlcdctable.h"
 
-#include "core/engine/schema/columnbackfill.h"
-#include "core/engine/rows/columnmapping.h"
 #include "core/engine/endpoints/connect.h"
+#include "core/engine/rows/columnmapping.h"
+#include "core/engine/schema/columnbackfill.h"
 #include "core/engine/schema/schemapolicy.h"
 #include "core/model/error.h"
 
@@ -151,8 +151,9 @@ bool MysqlCdcPipeline::adaptToChangedColumns(Table &t, const std::vector<binlog:
             return false;
         }
         if (!notHere.empty()) {
-            pauseForSchema(t, "column(s) " + names + " dropped on the source; a dropped column is not handled for " +
-                                  notHere + " yet",
+            pauseForSchema(t,
+                           "column(s) " + names + " dropped on the source; a dropped column is not handled for " +
+                               notHere + " yet",
                            "adapt the target table, then re-snapshot it: " + resnapshot);
             return false;
         }
@@ -180,15 +181,16 @@ bool MysqlCdcPipeline::adaptToChangedColumns(Table &t, const std::vector<binlog:
                 continue;
             const auto old = std::find_if(t.mapColumns.begin(), t.mapColumns.end(),
                                           [&](const binlog::Column &m) { return m.name == name; });
-            const auto now = std::find_if(map.begin(), map.end(), [&](const binlog::Column &m) { return m.name == name; });
+            const auto now =
+                std::find_if(map.begin(), map.end(), [&](const binlog::Column &m) { return m.name == name; });
             if (old == t.mapColumns.end() || now == map.end())
                 continue;
             from = pgTypeOfMapColumn(*old, is, now->maxLength);
         }
         if (from == is.typeSql)
             continue; // the same in Postgres terms (a TINYINT made SMALLINT, a character set): nothing to do
-        const std::string what = "column " + displayIdent(name) + " changed type from " + from + " to " +
-                                 is.typeSql + " on the source";
+        const std::string what =
+            "column " + displayIdent(name) + " changed type from " + from + " to " + is.typeSql + " on the source";
         const std::string fix = alterFor(t, name, is.typeSql) + ", then re-snapshot the table: " + resnapshot;
         if (typePolicy == TypeChangePolicy::Pause) {
             pauseForSchema(t, what + " (schema_changes: type_change: pause)", fix);
@@ -231,7 +233,8 @@ bool MysqlCdcPipeline::adaptToChangedColumns(Table &t, const std::vector<binlog:
     t.job.spec = withoutMappingOf(t.job.spec, std::vector<std::string>(dropped.begin(), dropped.end()));
     for (const auto &r : widen) {
         const int i = schema.columnIndex(r.name);
-        schema.columns[static_cast<size_t>(i)] = next.schema.columns[static_cast<size_t>(next.schema.columnIndex(r.name))];
+        schema.columns[static_cast<size_t>(i)] =
+            next.schema.columns[static_cast<size_t>(next.schema.columnIndex(r.name))];
         const std::string done = merger.widenColumn(schema, r.name);
         m_observer.event(Level::Info, t.key, "schema_change",
                          "column " + displayIdent(r.name) + " widened from " + r.from + " to " + r.to + " " + done);
@@ -292,7 +295,8 @@ void MysqlCdcPipeline::applyColumnPoliciesAtStart(Table &t, TargetSession &sessi
                 const std::string done = t.merger->dropColumn(t.source.schema, name, policy == DropColumnPolicy::Drop);
                 // A kept column was reported when it was first kept (SQLite cannot tell: it says
                 // nothing here, the drop was reported when it was kept).
-                if (!done.empty() && (policy == DropColumnPolicy::Drop || m_jobs.front().target.kind != EndpointKind::Sqlite))
+                if (!done.empty() &&
+                    (policy == DropColumnPolicy::Drop || m_jobs.front().target.kind != EndpointKind::Sqlite))
                     m_observer.event(Level::Info, t.key, "schema_change",
                                      "column " + displayIdent(name) + " dropped on the source; " + done +
                                          " (schema_changes: drop_column: " + std::string(policyName(policy)) + ")");
@@ -300,15 +304,16 @@ void MysqlCdcPipeline::applyColumnPoliciesAtStart(Table &t, TargetSession &sessi
             }
             for (const auto &[name, from] : widened) {
                 const std::string done = t.merger->widenColumn(t.source.schema, name);
-                m_observer.event(Level::Info, t.key, "schema_change",
-                                 "column " + displayIdent(name) + " widened from " + from + " to " +
-                                     t.source.schema.columns[static_cast<size_t>(t.source.schema.columnIndex(name))]
-                                         .typeSql +
-                                     " " + done);
+                m_observer.event(
+                    Level::Info, t.key, "schema_change",
+                    "column " + displayIdent(name) + " widened from " + from + " to " +
+                        t.source.schema.columns[static_cast<size_t>(t.source.schema.columnIndex(name))].typeSql + " " +
+                        done);
             }
         });
     } catch (const SchemaError &e) {
-        pauseForSchema(t, e.what(), e.hint().empty() ? "adapt the target, then re-snapshot it: " + resnapshot : e.hint());
+        pauseForSchema(t, e.what(),
+                       e.hint().empty() ? "adapt the target, then re-snapshot it: " + resnapshot : e.hint());
     }
 }
 

@@ -5,12 +5,12 @@
 #include "core/engine/cdc/mysql/mysqlcdctable.h"
 
 #include "core/db/mysqlconnection.h"
-#include "core/engine/twoway/conflicts.h"
-#include "core/engine/twoway/conflictsmysql.h"
+#include "core/db/pgcatalog.h"
 #include "core/engine/endpoints/connect.h"
 #include "core/engine/rows/deletepolicy.h"
+#include "core/engine/twoway/conflicts.h"
+#include "core/engine/twoway/conflictsmysql.h"
 #include "core/engine/twoway/twoway.h"
-#include "core/db/pgcatalog.h"
 #include "core/mergers/mysqlmerger.h"
 #include "core/mergers/pgmerger.h"
 #include "core/model/cdcposition.h"
@@ -69,9 +69,9 @@ void MysqlCdcPipeline::awaitForwardDirection()
         if (!haveCheckpoints || !tgt.scalar("SELECT 1 FROM `_driftless_checkpoints` WHERE pipeline = ? AND "
                                             "source_table = ?",
                                             {m_pipeline, j.spec.table.display()}))
-            throw Error(ErrorKind::Transient,
-                        "waiting for two-way pipeline " + first.twoWay->pipeline + " to record where " +
-                            j.spec.table.display() + " is read from (its forward direction does, before it loads)");
+            throw Error(ErrorKind::Transient, "waiting for two-way pipeline " + first.twoWay->pipeline +
+                                                  " to record where " + j.spec.table.display() +
+                                                  " is read from (its forward direction does, before it loads)");
 }
 
 void MysqlCdcPipeline::recordReverseStart()
@@ -87,7 +87,7 @@ void MysqlCdcPipeline::recordReverseStart()
                        "COLUMN_NAME = '_driftless_version'",
                        {t->job.spec.table.schema, t->job.spec.table.name}) == std::optional<std::string>("0"))
             ddl.exec("ALTER TABLE " + mysqlIdent(t->job.spec.table.schema) + "." + mysqlIdent(t->job.spec.table.name) +
-                 " ADD COLUMN IF NOT EXISTS `_driftless_version` BIGINT NOT NULL DEFAULT 0");
+                     " ADD COLUMN IF NOT EXISTS `_driftless_version` BIGINT NOT NULL DEFAULT 0");
 
     if (first.target.kind == EndpointKind::Postgres) {
         // A Postgres target: the reverse direction reads it from a slot created now, before the
@@ -116,14 +116,15 @@ void MysqlCdcPipeline::recordReverseStart()
             auto r = tgt.query("SHOW MASTER STATUS");
             if (r.empty() || !r.at(0, 0) || !r.at(0, 1))
                 throw Error(ErrorKind::Permanent,
-                            "endpoint '" + first.target.name + "' reports no binlog position (SHOW MASTER STATUS)",
-                            {}, "a two-way pipeline reads both sides' binlogs: start the server with log_bin");
+                            "endpoint '" + first.target.name + "' reports no binlog position (SHOW MASTER STATUS)", {},
+                            "a two-way pipeline reads both sides' binlogs: start the server with log_bin");
             end = binlog::Position{*r.at(0, 0), std::strtoull(r.at(0, 1)->c_str(), nullptr, 10)};
         }
         BinlogCdcPosition pos;
         pos.at = *end;
-        session->inTransaction(
-            [&] { merger->writeCheckpointInTransaction({pos.toJson(), binlog::positionVersion(*end)}, 0); });
+        session->inTransaction([&] {
+            merger->writeCheckpointInTransaction({pos.toJson(), binlog::positionVersion(*end)}, 0);
+        });
         m_observer.event(Level::Info, t->key, "two_way",
                          "the reverse direction " + reverse + " reads " + reverseTableOf(t->job).display() + " from " +
                              end->file + ":" + std::to_string(end->offset));
@@ -146,8 +147,8 @@ void MysqlCdcPipeline::resolveTwoWayConflicts(Table &t, TargetSession &session, 
     ConflictScope scope;
     scope.pipeline = tw.pipeline;
     // Both directions name the conflict by the pipeline's source table.
-    scope.table = tw.reverse ? TableRef{t.job.targetName.schema, t.job.targetName.name}.display()
-                             : t.job.spec.table.display();
+    scope.table =
+        tw.reverse ? TableRef{t.job.targetName.schema, t.job.targetName.name}.display() : t.job.spec.table.display();
     scope.targetSql = pg ? target.quoted() : mysqlIdent(target.schema) + "." + mysqlIdent(target.name);
     for (const auto &c : t.source.schema.columns) {
         scope.columns.push_back(c.name);

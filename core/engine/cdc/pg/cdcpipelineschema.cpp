@@ -8,11 +8,11 @@
 #include "core/base/copytext.h"
 #include "core/base/testhooks.h"
 #include "core/db/pgcatalog.h"
-#include "core/engine/schema/columnbackfill.h"
 #include "core/engine/rows/columnmapping.h"
+#include "core/engine/rows/generatedvalues.h"
+#include "core/engine/schema/columnbackfill.h"
 #include "core/engine/twoway/conflicts.h"
 #include "core/engine/twoway/conflictsmysql.h"
-#include "core/engine/rows/generatedvalues.h"
 #include "core/engine/twoway/twoway.h"
 #include "core/mergers/mysqlmerger.h"
 #include "core/mergers/pgmerger.h"
@@ -147,7 +147,8 @@ bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &column
     if (why.find("add_column: pause") != std::string::npos)
         fix = "to take the column, set schema_changes: { add_column: backfill } on the table, apply, then "
               "re-snapshot it: " +
-              resnapshotCommand(t) + "; to sync without it, set add_column: ignore, apply, and re-snapshot it the same way";
+              resnapshotCommand(t) +
+              "; to sync without it, set add_column: ignore, apply, and re-snapshot it the same way";
     pauseForSchema(t, why, fix);
     return false;
 }
@@ -174,8 +175,8 @@ void CdcPipeline::completePartialRows(Table &t, RowSet &rows, PgConnection &src)
         names += n + ", ";
         on += (i ? " AND s." : "s.") + quoteIdent(k.name) + " = k." + n + "::" + k.typeSql;
     }
-    sql += " FROM unnest(" + arrays + ") WITH ORDINALITY AS k(" + names + "ord) JOIN " + t.schema.fromSql() +
-           " s ON " + on;
+    sql += " FROM unnest(" + arrays + ") WITH ORDINALITY AS k(" + names + "ord) JOIN " + t.schema.fromSql() + " s ON " +
+           on;
     constexpr size_t kKeysPerQuery = 1000;
     std::vector<bool> replace(rows.size(), false), found(rows.size(), false);
     std::vector<std::string> lines(rows.size());
@@ -280,8 +281,8 @@ long long CdcPipeline::resolveTwoWayConflicts(Table &t, CdcTableChanges &ch)
     ConflictScope scope;
     scope.pipeline = tw.pipeline;
     // Both directions name the conflict by the pipeline's source table.
-    scope.table = tw.reverse ? TableRef{t.job.targetName.schema, t.job.targetName.name}.display()
-                             : t.job.spec.table.display();
+    scope.table =
+        tw.reverse ? TableRef{t.job.targetName.schema, t.job.targetName.name}.display() : t.job.spec.table.display();
     const TableRef target = reverseTableOf(t.job); // the table this direction writes
     scope.targetSql = my ? mysqlIdent(target.schema) + "." + mysqlIdent(target.name)
                          : quoteIdent(t.job.targetName.schema) + "." + quoteIdent(t.job.targetName.name);
@@ -322,9 +323,9 @@ long long CdcPipeline::resolveTwoWayConflicts(Table &t, CdcTableChanges &ch)
         m_observer.conflict(rec);
     if (const long long n = o.merged + o.sourceWon + o.targetWon + o.queued)
         m_observer.event(Level::Info, t.key, "conflict",
-                         std::to_string(n) + " conflicting changes: " + std::to_string(o.merged) + " merged by column, " +
-                             std::to_string(o.sourceWon) + " won by the source, " + std::to_string(o.targetWon) +
-                             " by the target, " + std::to_string(o.queued) +
+                         std::to_string(n) + " conflicting changes: " + std::to_string(o.merged) +
+                             " merged by column, " + std::to_string(o.sourceWon) + " won by the source, " +
+                             std::to_string(o.targetWon) + " by the target, " + std::to_string(o.queued) +
                              " queued (driftless-cli conflicts lists them)");
     return setAside;
 }

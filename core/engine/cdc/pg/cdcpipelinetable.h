@@ -9,10 +9,10 @@
 #include "core/mergers/merger.h"
 #include "core/model/cdcposition.h"
 
+#include "core/engine/cdc/rebackfillcompare.h"
 #include <chrono>
 #include <future>
 #include <map>
-#include "core/engine/cdc/rebackfillcompare.h"
 
 #include <memory>
 #include <optional>
@@ -72,7 +72,7 @@ struct CdcPipeline::Table {
     /// Why a schema change paused it (the last one), or empty.
     std::string schemaPause;
     long long loaded = 0;
-    std::int64_t version = 0; ///< version of the stored checkpoint
+    std::int64_t version = 0;                       ///< version of the stored checkpoint
     std::optional<PgRebackfillProgress> rebackfill; ///< progress of a re-backfill in flight
     std::optional<PgAddColumnProgress> addColumn;   ///< a backfill of added columns in flight
     /// Columns the source had at start and the target lacked, held back until a change carries

@@ -27,15 +27,15 @@ std::string slotCreationBlockers(PgConnection &conn, std::chrono::seconds minAge
 {
     // backend_xid and pid are visible to every user; xact_start, state and query only with
     // pg_read_all_stats (or for one's own sessions).
-    auto open = conn.execParams(
-        "SELECT pid, coalesce(usename, ''), coalesce(datname, ''), "
-        "       coalesce(extract(epoch FROM now() - xact_start)::bigint, -1), coalesce(state, ''), "
-        "       left(regexp_replace(coalesce(query, ''), '\\s+', ' ', 'g'), 80), count(*) OVER () "
-        "FROM pg_stat_activity "
-        "WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid() "
-        "  AND (xact_start IS NULL OR xact_start < now() - make_interval(secs => $1::int)) "
-        "ORDER BY xact_start NULLS LAST LIMIT 1",
-        {std::to_string(minAge.count())});
+    auto open =
+        conn.execParams("SELECT pid, coalesce(usename, ''), coalesce(datname, ''), "
+                        "       coalesce(extract(epoch FROM now() - xact_start)::bigint, -1), coalesce(state, ''), "
+                        "       left(regexp_replace(coalesce(query, ''), '\\s+', ' ', 'g'), 80), count(*) OVER () "
+                        "FROM pg_stat_activity "
+                        "WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid() "
+                        "  AND (xact_start IS NULL OR xact_start < now() - make_interval(secs => $1::int)) "
+                        "ORDER BY xact_start NULLS LAST LIMIT 1",
+                        {std::to_string(minAge.count())});
     auto prepared = conn.exec("SELECT count(*), coalesce(extract(epoch FROM now() - min(prepared))::bigint, 0), "
                               "coalesce(min(gid), '') FROM pg_prepared_xacts");
     const long long preparedCount = prepared.toInt(0, 0);
@@ -70,12 +70,12 @@ std::string slotCreationBlockers(PgConnection &conn, std::chrono::seconds minAge
         fix = "commit or end it (SELECT pg_terminate_backend(" + open.text(0, 0) + ") ends the session)";
     if (preparedCount > 0)
         fix += std::string(fix.empty() ? "" : "; ") + "finish prepared transactions with COMMIT PREPARED or "
-                                                       "ROLLBACK PREPARED (see pg_prepared_xacts)";
+                                                      "ROLLBACK PREPARED (see pg_prepared_xacts)";
     return "waiting for " + out + " to finish: a replication slot can only be created once they end; " + fix;
 }
 
-PgReplicationConnection::Slot createSlotWatched(PgReplicationConnection &repl, const std::string &name,
-                                                bool temporary, const Endpoint &source, std::stop_token stop,
+PgReplicationConnection::Slot createSlotWatched(PgReplicationConnection &repl, const std::string &name, bool temporary,
+                                                const Endpoint &source, std::stop_token stop,
                                                 const std::function<void(const SlotWaitReport &)> &report,
                                                 std::chrono::milliseconds every)
 {

@@ -22,15 +22,15 @@ namespace driftless::core {
 std::string slotCreationBlockers(PgConnection &conn, std::chrono::seconds minAge = std::chrono::seconds(5));
 
 struct SlotWaitReport {
-    std::string message;   ///< what the creation waits for and what to do
-    bool first = false;    ///< the first report of this creation
+    std::string message; ///< what the creation waits for and what to do
+    bool first = false;  ///< the first report of this creation
 };
 
 /// PgReplicationConnection::createSlot, except that a stop request cancels the wait and that,
 /// while the server waits, `report` is called from another thread every `every` (first after
 /// `every`) with slotCreationBlockers, read over its own connection to `source`.
-PgReplicationConnection::Slot createSlotWatched(PgReplicationConnection &repl, const std::string &name,
-                                                bool temporary, const Endpoint &source, std::stop_token stop,
+PgReplicationConnection::Slot createSlotWatched(PgReplicationConnection &repl, const std::string &name, bool temporary,
+                                                const Endpoint &source, std::stop_token stop,
                                                 const std::function<void(const SlotWaitReport &)> &report,
                                                 std::chrono::milliseconds every = std::chrono::seconds(5));
 
