@@ -3,7 +3,10 @@
 // else's slot: the Slots page lists each with its owner, refuses to drop the active one and drops
 // the orphan after a confirmation that shows the SQL; the Alerts page shows the orphan's alert
 // and the failing table's; the Lag page draws the lag samples stored in the workspace file with
-// each table's SLA. Screenshots go to $DRIFTLESS_ARTIFACTS.
+// each table's SLA. A pipeline stopped because another cluster answers behind its source shows
+// `source changed` on the Tables page (with `driftless-cli recover`), its source on the Slots page
+// and on its dashboard tile, as `status --json` says it, stopped and running. Screenshots go to
+// $DRIFTLESS_ARTIFACTS.
 
 #include "ui/alertcenter.h"
 #include "ui/enginebridge.h"
