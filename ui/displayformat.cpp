@@ -2,6 +2,7 @@
 
 #include "core/model/error.h"
 
+#include <QCoreApplication>
 #include <QDateTime>
 #include <QLocale>
 
@@ -102,6 +103,22 @@ QString directionLabel(const core::TableReport &r)
 QString strategyLabel(core::Strategy strategy)
 {
     return spelled(strategy).replace(QLatin1Char('_'), QLatin1Char(' '));
+}
+
+QString stateLabel(core::TableState state)
+{
+    return spelled(state).replace(QLatin1Char('_'), QLatin1Char(' '));
+}
+
+QString sourceIdentityText(const core::SourceIdentity &id)
+{
+    const QString none = QCoreApplication::translate("driftless::ui", "not recorded");
+    if (id.postgres)
+        return QCoreApplication::translate("driftless::ui", "system id %1, timeline %2")
+            .arg(id.systemId.empty() ? none : QString::fromStdString(id.systemId),
+                 id.timeline ? QString::number(id.timeline) : none);
+    return QCoreApplication::translate("driftless::ui", "server_id %1, GTID %2")
+        .arg(id.serverId ? QString::number(id.serverId) : none, id.gtid.empty() ? none : QString::fromStdString(id.gtid));
 }
 
 } // namespace driftless::ui

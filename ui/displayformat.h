@@ -30,6 +30,11 @@ QString formatEta(double seconds);
 QString formatBackfill(const core::TableReport::Backfill &b);
 /// `full_refresh` -> `full refresh`.
 QString strategyLabel(core::Strategy strategy);
+/// `source_changed` -> `source changed`: a table state as the app's text says it.
+QString stateLabel(core::TableState state);
+/// A CDC position's source, as failover checks it: `system id 7412…, timeline 2` or
+/// `server_id 1, GTID 0-1-405`; "not recorded" for what its checkpoint does not hold.
+QString sourceIdentityText(const core::SourceIdentity &id);
 /// A two-way pipeline's direction as the endpoints it goes between, `east → west` (read from
 /// the report's "endpoint:table" source and target); empty for a one-way pipeline's table.
 QString directionLabel(const core::TableReport &r);

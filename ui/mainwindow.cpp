@@ -152,6 +152,7 @@ MainWindow::MainWindow(QWidget *parent)
     });
     m_fanout->add([this](const EngineSnapshot &s) {
         m_lagPage->setSnapshot(s);
+        m_slotsPage->setSnapshot(s);
         m_reconcilePage->setSnapshot(s);
         m_conflictsPage->setSnapshot(s);
         m_tablesPage->setNotice(s.error);

@@ -38,6 +38,8 @@ QIcon stateIcon(core::TableState state)
     switch (state) {
     case core::TableState::Error:
         return namedIcon(QStringLiteral("error"));
+    case core::TableState::SourceChanged:
+        return namedIcon(QStringLiteral("sourcechanged"));
     case core::TableState::Retrying:
         return namedIcon(QStringLiteral("warn"));
     case core::TableState::Paused:

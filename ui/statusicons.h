@@ -15,8 +15,8 @@ namespace driftless::ui {
 /// ok, warn, breach, unknown.
 QIcon freshnessIcon(const QString &freshness);
 QIcon freshnessIcon(core::Freshness freshness);
-/// An icon for the table states that need a look (error, retrying) or are held (paused: two
-/// bars); a null icon for the others.
+/// An icon for the table states that need a look (error, source changed: two arrows, retrying)
+/// or are held (paused: two bars); a null icon for the others.
 QIcon stateIcon(core::TableState state);
 /// Event levels: info, warn, error.
 QIcon levelIcon(const QString &level);

@@ -59,7 +59,7 @@ std::string LiveView::statusLine() const
 void LiveView::tableState(const TableKey &key, TableState state, const std::string &message,
                           std::optional<core::Progress>)
 {
-    if (state == TableState::Error || state == TableState::Retrying)
+    if (isFailing(state))
         printLine(key.display() + ": " + std::string(toString(state)) + ": " + message);
 }
 

@@ -389,7 +389,7 @@ int cmdStatus(Args &a)
                     pad(std::to_string(r.rowsApplied), 11).c_str(),
                     r.lastSyncAtMs ? formatIso8601(*r.lastSyncAtMs).c_str() : "never");
         if (!r.message.empty() &&
-            (r.state == TableState::Error || r.state == TableState::Retrying || r.state == TableState::Paused))
+            (isFailing(r.state) || r.state == TableState::Paused))
             std::printf("    %s%s\n", r.message.c_str(),
                         r.pausedAtMs ? (" (since " + formatIso8601(*r.pausedAtMs) + ")").c_str() : "");
         if (r.state == TableState::Backfilling && r.backfill)
@@ -537,7 +537,7 @@ public:
             return;
         if (state == TableState::Backfilling) {
             m_seen = true;
-        } else if ((state == TableState::Streaming && m_seen) || state == TableState::Error ||
+        } else if ((state == TableState::Streaming && m_seen) || isStopped(state) ||
                    state == TableState::Paused) {
             m_outcome = state;
             m_message = message;

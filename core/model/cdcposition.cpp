@@ -68,13 +68,29 @@ std::optional<CdcPhase> phaseFrom(const json &j)
     return std::nullopt;
 }
 
-void readCommon(const json &j, CdcLoad &load, std::optional<std::string> &stopped)
+constexpr const char *kSourceChangedKind = "source_changed";
+
+void readCommon(const json &j, CdcLoad &load, std::optional<std::string> &stopped, StopKind &kind)
 {
     load.after = j.value("after", std::vector<std::string>{});
     load.merge = j.value("mode", "copy") == "merge";
     load.rows = j.value("rows", 0LL);
-    if (j.contains("stopped"))
+    if (j.contains("stopped")) {
         stopped = j["stopped"].is_string() ? j["stopped"].get<std::string>() : std::string("stopped by an error");
+        // An unknown kind (a later version's) is still a stop: read as an error.
+        const auto k = j.find("stop_kind");
+        kind = k != j.end() && k->is_string() && k->get<std::string>() == kSourceChangedKind ? StopKind::SourceChanged
+                                                                                             : StopKind::Error;
+    }
+}
+
+void writeStop(json &j, const std::optional<std::string> &stopped, StopKind kind)
+{
+    if (!stopped)
+        return;
+    j["stopped"] = *stopped;
+    if (kind == StopKind::SourceChanged)
+        j["stop_kind"] = kSourceChangedKind;
 }
 
 void writeLoad(json &j, const CdcLoad &load)
@@ -176,8 +192,7 @@ std::string PgCdcPosition::toJson() const
     }
     if (addColumn)
         j["add_column"] = addColumnJson(*addColumn, formatLsn(addColumn->version));
-    if (stopped)
-        j["stopped"] = *stopped;
+    writeStop(j, stopped, stopKind);
     if (paused)
         j["paused"] = true;
     if (!attnums.empty())
@@ -193,7 +208,7 @@ std::optional<PgCdcPosition> PgCdcPosition::fromJson(std::string_view text)
             p.snapshotLsn = lsnFrom(j, "snapshot_lsn");
             p.streamFrom = lsnFrom(j, "stream_from");
         }
-        readCommon(j, p.load, p.stopped);
+        readCommon(j, p.load, p.stopped, p.stopKind);
         if (p.streaming())
             p.load = {};
         p.slot = j.value("slot", "");
@@ -237,8 +252,7 @@ std::string BinlogCdcPosition::toJson() const
         j["server_id"] = serverId;
     if (addColumn) // the version as a number: a binlog position's is no LSN
         j["add_column"] = addColumnJson(*addColumn, addColumn->version);
-    if (stopped)
-        j["stopped"] = *stopped;
+    writeStop(j, stopped, stopKind);
     return j.dump();
 }
 
@@ -252,7 +266,7 @@ std::optional<BinlogCdcPosition> BinlogCdcPosition::fromJson(std::string_view te
         } else if (j.contains("stream_from") && j["stream_from"].is_object()) {
             p.streamFrom = binlogPositionFrom(j["stream_from"]);
         }
-        readCommon(j, p.load, p.stopped);
+        readCommon(j, p.load, p.stopped, p.stopKind);
         if (p.streaming())
             p.load = {};
         if (j.contains("add_column") && j["add_column"].is_object()) {
@@ -296,6 +310,26 @@ std::int64_t appliedVersion(const CdcPosition &position)
 std::optional<std::string> stoppedBy(const CdcPosition &position)
 {
     return std::visit([](const auto &p) { return p.stopped; }, position);
+}
+
+bool stoppedBySourceChange(const CdcPosition &position)
+{
+    return std::visit([](const auto &p) { return p.stopped && p.stopKind == StopKind::SourceChanged; }, position);
+}
+
+SourceIdentity sourceIdentityOf(const CdcPosition &position)
+{
+    SourceIdentity id;
+    if (const auto *pg = std::get_if<PgCdcPosition>(&position)) {
+        id.systemId = pg->systemId;
+        id.timeline = pg->timeline;
+        return id;
+    }
+    const auto &b = std::get<BinlogCdcPosition>(position);
+    id.postgres = false;
+    id.serverId = b.serverId;
+    id.gtid = b.gtid;
+    return id;
 }
 
 bool markedPaused(const CdcPosition &position)

@@ -34,6 +34,11 @@ std::optional<std::int64_t> parseLsn(std::string_view text);
 /// Where a CDC table is: copying its initial load from a snapshot, or following the stream.
 enum class CdcPhase { Load, Stream };
 
+/// What stopped a table ("stop_kind" beside "stopped"): an error a DBA fixes and then copies the
+/// table again, or a change of source (docs/failover.md), fixed by `recover` or `resnapshot`.
+/// Absent in the stored position means Error, as every stop was before the kind was kept.
+enum class StopKind { Error, SourceChanged };
+
 /// A CDC table's place, typed. Each is stored as the JSON position of the table's checkpoint in
 /// the target, written in the transaction of every batch and read at start; the JSON keys (named
 /// beside each field) are the stored format, read by earlier and later versions alike, so they
@@ -95,6 +100,7 @@ struct PgCdcPosition {
     std::optional<PgRebackfillProgress> rebackfill; ///< "rebackfill": a copy under the stream, in flight
     std::optional<PgAddColumnProgress> addColumn;   ///< "add_column": a column backfill, in flight
     std::optional<std::string> stopped;           ///< "stopped": an error stopped the table (why)
+    StopKind stopKind = StopKind::Error;          ///< "stop_kind", beside "stopped"
     bool paused = false;                          ///< "paused": the stream skips its changes from here
     /// "attnums": each source column's attribute number under the name the stream last gave it,
     /// so a rename made while the engine is stopped is told from a drop and an add at start.
@@ -120,6 +126,7 @@ struct BinlogCdcPosition {
     CdcLoad load;                              ///< (load)
     std::optional<binlog::Position> streamFrom; ///< "stream_from" (load): the first chunk's snapshot
     std::optional<std::string> stopped;        ///< "stopped": an error stopped the table (why)
+    StopKind stopKind = StopKind::Error;       ///< "stop_kind", beside "stopped"
     /// "add_column": a column backfill in flight (`version` a binlog position's version, stored
     /// as a number).
     std::optional<PgAddColumnProgress> addColumn;
@@ -142,6 +149,20 @@ CdcPhase phaseOf(const CdcPosition &position);
 std::int64_t appliedVersion(const CdcPosition &position);
 /// Why an error stopped the table, when the position carries that mark.
 std::optional<std::string> stoppedBy(const CdcPosition &position);
+/// True when the position is stopped by a change of source (StopKind::SourceChanged).
+bool stoppedBySourceChange(const CdcPosition &position);
+
+/// Which server a CDC position was read from: what failover checks at every start.
+struct SourceIdentity {
+    bool postgres = true;
+    std::string systemId;       ///< Postgres: the cluster's system identifier (empty: not recorded)
+    int timeline = 0;           ///< Postgres: 0 when not recorded
+    std::uint32_t serverId = 0; ///< MariaDB/MySQL: @@server_id (0: not recorded)
+    std::string gtid;           ///< MariaDB/MySQL: the GTID state at the position (empty: not recorded)
+    bool recorded() const { return postgres ? !systemId.empty() || timeline : serverId || !gtid.empty(); }
+    bool operator==(const SourceIdentity &) const = default;
+};
+SourceIdentity sourceIdentityOf(const CdcPosition &position);
 /// True when the stream skips the table's changes from this position on (a DBA paused it).
 bool markedPaused(const CdcPosition &position);
 /// The position as a DBA reads it: "0/16B3748" or "mysql-bin.000003:1234"; empty while loading.

@@ -72,6 +72,16 @@ public:
         : Error(ErrorKind::Permanent, std::move(message), {}, std::move(hint)) {}
 };
 
+/// Another server, or another history, answers behind a source's address than the one the
+/// checkpoints were read from, and the stream cannot read on from them (docs/failover.md). Always
+/// permanent; the tables it stops show `source_changed`, and the hint names `recover` and
+/// `resnapshot`.
+class SourceChangedError : public Error {
+public:
+    SourceChangedError(std::string message, std::string code, std::string hint)
+        : Error(ErrorKind::Permanent, std::move(message), std::move(code), std::move(hint)) {}
+};
+
 /// The operation was cancelled through its stop token.
 class Cancelled : public Error {
 public:

@@ -25,7 +25,7 @@ std::optional<E> parse(const std::array<std::pair<E, std::string_view>, N> &word
     return std::nullopt;
 }
 
-constexpr std::array<std::pair<TableState, std::string_view>, 8> kTableStates{{
+constexpr std::array<std::pair<TableState, std::string_view>, 9> kTableStates{{
     {TableState::Idle, "idle"},
     {TableState::Running, "running"},
     {TableState::Backfilling, "backfilling"},
@@ -34,6 +34,7 @@ constexpr std::array<std::pair<TableState, std::string_view>, 8> kTableStates{{
     {TableState::Error, "error"},
     {TableState::Retrying, "retrying"},
     {TableState::Paused, "paused"},
+    {TableState::SourceChanged, "source_changed"},
 }};
 
 constexpr std::array<std::pair<Freshness, std::string_view>, 4> kFreshness{{

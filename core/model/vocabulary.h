@@ -19,14 +19,22 @@ enum class TableState {
     Ok,          ///< the last pass succeeded; the next one is scheduled
     Error,       ///< stopped on an error a DBA must fix
     Retrying,    ///< failed on something transient; the scheduler tries again
-    Paused       ///< a DBA (or a guard that needs one) paused it
+    Paused,      ///< a DBA (or a guard that needs one) paused it
+    /// Stopped because another server, or another history, answers behind the source's address
+    /// (docs/failover.md): an error of its own kind, fixed by `recover` or `resnapshot`.
+    SourceChanged
 };
 std::string_view toString(TableState s);
 std::optional<TableState> tableStateFrom(std::string_view s);
-/// The table is stopped on an error or retrying one (the red and amber rows).
+/// The table is stopped until a DBA acts: on an error, or on a change of source.
+inline bool isStopped(TableState s)
+{
+    return s == TableState::Error || s == TableState::SourceChanged;
+}
+/// The table is stopped or retrying an error (the red and amber rows).
 inline bool isFailing(TableState s)
 {
-    return s == TableState::Error || s == TableState::Retrying;
+    return isStopped(s) || s == TableState::Retrying;
 }
 
 /// ok: lag within half the SLA; warn: past half; breach: past the SLA; unknown: never synced.

@@ -160,6 +160,7 @@ private slots:
     void aTwoWayPipelineIsOneTileWithBothDirectionsUnderIt();
     void tilesKeepTheirHistoryWhenTablesComeGoOrMoveBetweenSnapshots();
     void aLargeSnapshotsTilesAreMadeInStepsAndEndAsIfMadeAtOnce();
+    void aPipelineWhoseSourceChangedSaysSoApartFromOtherFailures();
 };
 
 void TestDashboard::anEmptyWorkspaceSaysHowToStartInTheApp()
@@ -659,6 +660,34 @@ void TestDashboard::aLargeSnapshotsTilesAreMadeInStepsAndEndAsIfMadeAtOnce()
     QVERIFY(page->setSnapshot(newer, 2000));
     QCOMPARE(page->grid()->shownCount(), 4999);
     QCOMPARE(page->summaryLabel()->text(), QStringLiteral("4999 tables"));
+}
+
+void TestDashboard::aPipelineWhoseSourceChangedSaysSoApartFromOtherFailures()
+{
+    MainWindow w;
+    w.resize(1180, 620);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto tables = smallWorkspace(0);
+    for (auto &t : tables)
+        if (t.pipeline == "crm")
+            t.state = core::TableState::SourceChanged;
+    feed(w, snapshotOf(tables, 1'700'000'000'000));
+    const auto *crm = pipelineNamed(w.dashboardPage()->tiles(), QStringLiteral("crm"));
+    QVERIFY(crm);
+    QCOMPARE(crm->sourceChanged, 2);
+    QCOMPARE(crm->failing, 0);
+    const auto *orders = pipelineNamed(w.dashboardPage()->tiles(), QStringLiteral("orders"));
+    QVERIFY(orders && orders->sourceChanged == 0 && orders->failing == 1);
+    // First on its tile, where no width elides it; the failing pipeline's tile says "failing".
+    const QStringList lines = w.dashboardPage()->grid()->pipelineLines(QStringLiteral("crm"));
+    QVERIFY2(!lines.isEmpty() && lines.first().startsWith(QStringLiteral("source changed")), qPrintable(lines.join('|')));
+    QVERIFY(!lines.first().contains(QStringLiteral("failing")));
+    const QString ordersLine = w.dashboardPage()->grid()->pipelineLines(QStringLiteral("orders")).value(0);
+    QVERIFY2(ordersLine.contains(QStringLiteral("1 failing")) && !ordersLine.contains(QStringLiteral("source changed")),
+             qPrintable(ordersLine));
+    QTest::qWait(50);
+    test::saveShot(&w, QStringLiteral("dashboard-source-changed"));
 }
 
 QTEST_MAIN(TestDashboard)

@@ -3,7 +3,10 @@
 // else's slot: the Slots page lists each with its owner, refuses to drop the active one and drops
 // the orphan after a confirmation that shows the SQL; the Alerts page shows the orphan's alert
 // and the failing table's; the Lag page draws the lag samples stored in the workspace file with
-// each table's SLA. Screenshots go to $DRIFTLESS_ARTIFACTS.
+// each table's SLA. A pipeline stopped because another cluster answers behind its source shows
+// `source changed` on the Tables page (with `driftless-cli recover`), its source on the Slots page
+// and on its dashboard tile, as `status --json` says it, stopped and running. Screenshots go to
+// $DRIFTLESS_ARTIFACTS.
 
 #include "ui/alertcenter.h"
 #include "ui/enginebridge.h"
@@ -17,7 +20,9 @@
 #include "ui/widgets/lagchart.h"
 #include "ui/pages/dashboardpage.h"
 #include "ui/pages/slotspage.h"
+#include "ui/pages/tablespage.h"
 #include "ui/slotmonitor.h"
+#include "ui/statusicons.h"
 #include "ui/traynotifier.h"
 
 #include "core/model/workspace.h"
@@ -31,6 +36,8 @@
 #include <QChart>
 #include <QComboBox>
 #include <QDir>
+#include <QHeaderView>
+#include <QIcon>
 #include <QLabel>
 #include <QLineSeries>
 #include <QMessageBox>
@@ -189,6 +196,7 @@ private slots:
     void lagPageDrawsStoredSamplesWithTheSla();
     void hiddenLagPageDrawsNothingAndCatchesUpWhenShown();
     void theSameStoredFactsShowStoppedAndRunning();
+    void aChangeOfSourceShowsAsItsOwnStateStoppedAndRunning();
 };
 
 void TestPages::initTestCase()
@@ -584,6 +592,114 @@ void TestPages::theSameStoredFactsShowStoppedAndRunning()
     QVERIFY(tile().reconciledAtMs && tile().driftRows == 1);
     QVERIFY(alertOf(w, "drift", "public.orders"));
 
+    w.stopAction()->trigger();
+    QTRY_COMPARE_WITH_TIMEOUT(w.engine()->state(), EngineBridge::State::Stopped, 30000);
+    window.reset();
+}
+
+void TestPages::aChangeOfSourceShowsAsItsOwnStateStoppedAndRunning()
+{
+    test::PgTestDb src("gui_moved_src");
+    test::PgTestDb dst("gui_moved_dst");
+    src.exec(kSourceSchema);
+    const std::string pipeline = test::uniqueName("moved");
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    core::StateStore(statePath).applyWorkspace(workspaceFor(pipeline, src, dst));
+    const auto once = test::runCli({"--state", statePath, "run", "--once"});
+    QVERIFY2(once.exitCode == 0, once.err.c_str());
+    // The target follows another cluster than the one behind the address now: the next run stops
+    // the pipeline before reading anything.
+    const std::string other = "7000000000000000001";
+    dst.exec("UPDATE _driftless.checkpoints SET position = jsonb_set(position::jsonb, '{system_id}', '\"" + other +
+             "\"')::text WHERE pipeline = '" + pipeline + "' AND strategy = 'cdc'");
+    const auto stopped = test::runCli({"--state", statePath, "run", "--once"});
+    QVERIFY2(stopped.exitCode == 1, (stopped.out + stopped.err).c_str());
+    const auto cli = nlohmann::json::parse(test::runCli({"--state", statePath, "status", "--json"}).out);
+    nlohmann::json cliOrders;
+    for (const auto &t : cli["tables"])
+        if (t["table"] == "public.orders")
+            cliOrders = t;
+    QCOMPARE(QString::fromStdString(cliOrders["state"].get<std::string>()), QStringLiteral("source_changed"));
+    // The source its checkpoint names, as the CLI says it; the app must say the same.
+    const QString identity = QStringLiteral("system id %1, timeline %2")
+                                 .arg(QString::fromStdString(cliOrders["source_identity"]["system_id"].get<std::string>()))
+                                 .arg(cliOrders["source_identity"]["timeline"].get<int>());
+    const QString command = QStringLiteral("driftless-cli recover %1").arg(QString::fromStdString(pipeline));
+
+    auto window = std::make_unique<MainWindow>();
+    MainWindow &w = *window;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.resize(1180, 620); // once shown, past the offscreen screen's fit: the size of the other shots
+    w.openWorkspace(QString::fromStdString(statePath));
+    QTRY_VERIFY_WITH_TIMEOUT(w.engine()->snapshot().tables.size() == 2, 20000);
+
+    const auto tile = [&] {
+        for (const auto *p : w.dashboardPage()->tiles().pipelines())
+            if (p->name == QString::fromStdString(pipeline))
+                return *p;
+        return ui::DashboardTiles::Pipeline{};
+    };
+    auto *slotsPage = w.slotsPage();
+    auto *sources = slotsPage->findChild<QLabel *>(QStringLiteral("slotsSources"));
+    QVERIFY(sources);
+    auto *tablesPage = w.tablesPage();
+    auto *details = tablesPage->findChild<QLabel *>(QStringLiteral("tableDetails"));
+    auto *summary = tablesPage->findChild<QLabel *>(QStringLiteral("tablesSummary"));
+    QVERIFY(details && summary);
+    // What each view says of the change, checked stopped and then running: the same as the CLI.
+    const auto showsTheChange = [&](const char *when) {
+        QTRY_VERIFY2_WITH_TIMEOUT(tableIs(w.tablesModel(), pipeline, "public.orders", "source changed"),
+                                  qPrintable(QStringLiteral("%1: %2").arg(QLatin1String(when),
+                                                                          tableSays(w.tablesModel(), pipeline, "public.orders"))),
+                                  30000);
+        const int row = w.tablesModel()->rowOf(QString::fromStdString(pipeline), QStringLiteral("public.orders"));
+        const QModelIndex state = w.tablesModel()->index(row, ui::TablesModel::State);
+        QCOMPARE(state.data(ui::TablesModel::StateRole).toString(), QStringLiteral("source_changed"));
+        QVERIFY2(state.data(Qt::DecorationRole).value<QIcon>().cacheKey() == ui::stateIcon(core::TableState::SourceChanged).cacheKey(),
+                 "its own icon");
+        QVERIFY(ui::stateIcon(core::TableState::SourceChanged).cacheKey() != ui::stateIcon(core::TableState::Error).cacheKey());
+        QVERIFY(state.data(ui::TablesModel::AttentionRole).toBool());
+        // The Tables page: the summary names the pipeline; the selected table's detail the command.
+        w.pages()->setCurrentWidget(tablesPage);
+        tablesPage->selectTable(QString::fromStdString(pipeline), QStringLiteral("public.orders"));
+        QTRY_VERIFY2(details->isVisible() && details->text().contains(command), qPrintable(details->text()));
+        QVERIFY2(details->text().contains(identity.toHtmlEscaped()), qPrintable(details->text()));
+        QVERIFY2(summary->text().contains(QStringLiteral("source changed")), qPrintable(summary->text()));
+        // The Slots page: the pipeline's source as its checkpoint records it, and the change.
+        QTRY_VERIFY2(slotsPage->sourceLines().contains(QStringLiteral("%1: %2 \u2014 source changed: %3")
+                                                           .arg(QString::fromStdString(pipeline), identity, command)),
+                     qPrintable(slotsPage->sourceLines().join(QLatin1Char('\n'))));
+        // The dashboard's tile says so apart from other failures; the alert names the command.
+        QTRY_COMPARE(tile().sourceChanged, 1);
+        QCOMPARE(tile().failing, 0);
+        QTRY_VERIFY(alertOf(w, "table_error", "public.orders"));
+        QVERIFY2(QString::fromStdString(alertOf(w, "table_error", "public.orders")->action).contains(command),
+                 alertOf(w, "table_error", "public.orders")->action.c_str());
+    };
+    showsTheChange("stopped");
+    w.pages()->setCurrentWidget(tablesPage);
+    QTest::qWait(100); // the columns fit the page once shown
+    const QAbstractItemView *tablesView = tablesPage->view();
+    QVERIFY2(tablesPage->view()->columnWidth(ui::TablesModel::State) >= tablesView->sizeHintForColumn(ui::TablesModel::State),
+             "the state is read whole, not elided");
+    saveShot(&w, QStringLiteral("tables-source-changed"));
+    w.pages()->setCurrentWidget(slotsPage);
+    QTRY_VERIFY(sources->isVisible());
+    // The grid keeps its room below the sources line at 1366x768.
+    auto *slotsView = slotsPage->findChild<QTableView *>(QStringLiteral("slotsView"));
+    QVERIFY2(slotsView->height() >= 3 * slotsView->verticalHeader()->defaultSectionSize(),
+             qPrintable(QString::number(slotsView->height())));
+    QTRY_VERIFY_WITH_TIMEOUT(w.slotMonitor()->sample().takenAtMs > 0, 20000);
+    QTest::qWait(100);
+    saveShot(&w, QStringLiteral("slots-source-identity"));
+
+    // Running: the engine meets the same cluster and stops the same way, and says so the same way.
+    w.engine()->start();
+    QTRY_VERIFY_WITH_TIMEOUT(w.engine()->snapshot().live && w.engine()->state() == EngineBridge::State::Running,
+                             30000);
+    showsTheChange("running");
     w.stopAction()->trigger();
     QTRY_COMPARE_WITH_TIMEOUT(w.engine()->state(), EngineBridge::State::Stopped, 30000);
     window.reset();

@@ -582,6 +582,59 @@ TEST_F(CliFixture, aFailingTableMakesRunExitOneAndOthersStillSync)
     EXPECT_TRUE(sawError);
 }
 
+TEST_F(CliFixture, aChangeOfSourceIsItsOwnStateAndStatusSaysWhichSourceTheTableFollows)
+{
+    src.exec("CREATE TABLE orders (id int PRIMARY KEY, total int);"
+             "INSERT INTO orders SELECT g, g FROM generate_series(1, 50) g");
+    const std::string pipeline = uniqueName("moved");
+    std::string text = yaml("      - { table: public.orders, strategy: cdc }\n"
+                            "      - { table: public.plans,  strategy: full_refresh }\n");
+    text.replace(text.find("name: app_to_dw"), 15, "name: " + pipeline);
+    ASSERT_EQ(apply(text).exitCode, 0);
+    auto first = runCli({"--state", state, "run", "--once"});
+    ASSERT_EQ(first.exitCode, 0) << first.out << first.err;
+    const std::string systemId = src.scalar("SELECT system_identifier::text FROM pg_control_system()");
+    const std::string timeline = src.scalar("SELECT timeline_id::text FROM pg_control_checkpoint()");
+
+    auto tableOf = [&](const nlohmann::json &status, const char *table) {
+        for (const auto &t : status["tables"])
+            if (t["table"] == table)
+                return t;
+        return nlohmann::json();
+    };
+    auto synced = nlohmann::json::parse(runCli({"--state", state, "status", "--json"}).out);
+    const auto orders = tableOf(synced, "public.orders");
+    EXPECT_EQ(orders["source_identity"],
+              (nlohmann::json{{"system_id", systemId}, {"timeline", std::stoi(timeline)}}))
+        << orders.dump();
+    EXPECT_TRUE(tableOf(synced, "public.plans")["source_identity"].is_null()) << "a full refresh has no stream";
+
+    // The target follows another cluster than the one now behind the address (a server rebuilt
+    // from a backup under the same address, say): the engine stops before reading anything.
+    const std::string other = systemId == "7000000000000000001" ? "7000000000000000002" : "7000000000000000001";
+    dst.exec("UPDATE _driftless.checkpoints SET position = jsonb_set(position::jsonb, '{system_id}', '\"" + other +
+             "\"')::text WHERE pipeline = '" + pipeline + "' AND strategy = 'cdc'");
+    auto run = runCli({"--state", state, "run", "--once"});
+    EXPECT_EQ(run.exitCode, 1) << run.out << run.err;
+    auto status = nlohmann::json::parse(runCli({"--state", state, "status", "--json"}).out);
+    const auto stopped = tableOf(status, "public.orders");
+    EXPECT_EQ(stopped["state"], "source_changed") << stopped.dump();
+    EXPECT_TRUE(stopped["message"].get<std::string>().starts_with("the source changed")) << stopped["message"];
+    EXPECT_NE(stopped["message"].get<std::string>().find("driftless-cli recover " + pipeline), std::string::npos)
+        << stopped["message"];
+    EXPECT_NE(stopped["message"].get<std::string>().find(other + " -> " + systemId), std::string::npos)
+        << stopped["message"];
+    // The source it follows, as the engine last recorded its checkpoint (the change above was
+    // made behind its back, in the target alone): unchanged by the stop.
+    EXPECT_EQ(stopped["source_identity"], orders["source_identity"]);
+    EXPECT_EQ(tableOf(status, "public.plans")["state"], "ok") << "the full refresh synced on";
+
+    // The human view says so too, with the message that names the command.
+    auto human = runCli({"--state", state, "status"});
+    EXPECT_NE(human.out.find("source_changed"), std::string::npos) << human.out;
+    EXPECT_NE(human.out.find("driftless-cli recover " + pipeline), std::string::npos) << human.out;
+}
+
 TEST_F(CliFixture, doctorWarnsAboutAnUnindexedCursorColumn)
 {
     src.exec("ALTER TABLE events ADD COLUMN touched timestamptz NOT NULL DEFAULT now()");

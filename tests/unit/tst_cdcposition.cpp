@@ -66,6 +66,52 @@ TEST(CdcPosition, aComparedReBackfillSaysSoAndAnOlderOneReadsAsCopying)
     EXPECT_EQ(PgCdcPosition::fromJson(p->toJson()), p);
 }
 
+TEST(CdcPosition, aStopByAChangeOfSourceKeepsItsKindAndAnOlderStopReadsAsAnError)
+{
+    // Stops written before the kind was kept are errors, and are written back without a kind.
+    EXPECT_EQ(PgCdcPosition::fromJson(kPgStream)->stopKind, StopKind::Error);
+    EXPECT_FALSE(stoppedBySourceChange(*parseCdcPosition(kPgStream)));
+
+    auto pg = PgCdcPosition::fromJson(kPgStream);
+    pg->stopKind = StopKind::SourceChanged;
+    const auto j = json::parse(pg->toJson());
+    EXPECT_EQ(j["stop_kind"], "source_changed");
+    EXPECT_EQ(j["stopped"], "value too long for type character varying(5)") << "beside the stop, which stays as it was";
+    EXPECT_EQ(PgCdcPosition::fromJson(pg->toJson()), pg);
+    EXPECT_TRUE(stoppedBySourceChange(*parseCdcPosition(pg->toJson())));
+
+    auto binlog = BinlogCdcPosition::fromJson(kBinlogStream);
+    binlog->stopped = "stopped: the source changed: endpoint 'shop' is server_id 2";
+    binlog->stopKind = StopKind::SourceChanged;
+    EXPECT_EQ(json::parse(binlog->toJson())["stop_kind"], "source_changed");
+    EXPECT_EQ(BinlogCdcPosition::fromJson(binlog->toJson()), binlog);
+    EXPECT_TRUE(stoppedBySourceChange(*parseCdcPosition(binlog->toJson())));
+
+    // A kind without a stop is no stop; an unknown kind (a later version's) is still a stop.
+    EXPECT_FALSE(json::parse(PgCdcPosition::fromJson(kPgLoad)->toJson()).contains("stop_kind"));
+    auto lone = PgCdcPosition::fromJson(R"js({"lsn":"0/1","phase":"stream","stop_kind":"source_changed"})js");
+    EXPECT_FALSE(lone->stopped);
+    EXPECT_FALSE(stoppedBySourceChange(*lone));
+    auto later = PgCdcPosition::fromJson(R"js({"lsn":"0/1","phase":"stream","stopped":"x","stop_kind":"other"})js");
+    EXPECT_EQ(later->stopped, "x");
+    EXPECT_EQ(later->stopKind, StopKind::Error);
+}
+
+TEST(CdcPosition, theSourceIdentityIsWhatFailoverChecks)
+{
+    const auto pg = sourceIdentityOf(*parseCdcPosition(kPgStream));
+    EXPECT_TRUE(pg.postgres);
+    EXPECT_EQ(pg.systemId, "7301234567890123456");
+    EXPECT_EQ(pg.timeline, 0) << "not recorded in this older position";
+    EXPECT_TRUE(pg.recorded());
+    const auto binlog = sourceIdentityOf(*parseCdcPosition(kBinlogStream));
+    EXPECT_FALSE(binlog.postgres);
+    EXPECT_EQ(binlog.gtid, "0-1-77");
+    EXPECT_EQ(binlog.serverId, 0u);
+    EXPECT_TRUE(binlog.recorded());
+    EXPECT_FALSE(sourceIdentityOf(*parseCdcPosition(kBinlogLoad)).recorded());
+}
+
 TEST(CdcPosition, theStreamsColumnNumbersReadAndWriteBack)
 {
     // A position an older version wrote has none; one with them keeps each name's number.

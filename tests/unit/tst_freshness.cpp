@@ -50,7 +50,8 @@ TEST(Vocabulary, everyWordIsSpelledAsTheStatusEndpointSpellsItAndReadsBack)
                                                           {TableState::Ok, "ok"},
                                                           {TableState::Error, "error"},
                                                           {TableState::Retrying, "retrying"},
-                                                          {TableState::Paused, "paused"}};
+                                                          {TableState::Paused, "paused"},
+                                                          {TableState::SourceChanged, "source_changed"}};
     for (const auto &[s, word] : states) {
         EXPECT_EQ(toString(s), word);
         EXPECT_EQ(tableStateFrom(word), s) << word;
@@ -74,6 +75,9 @@ TEST(Vocabulary, everyWordIsSpelledAsTheStatusEndpointSpellsItAndReadsBack)
     EXPECT_FALSE(levelFrom("warning"));
     EXPECT_TRUE(isFailing(TableState::Retrying));
     EXPECT_FALSE(isFailing(TableState::Paused));
+    EXPECT_TRUE(isStopped(TableState::SourceChanged));
+    EXPECT_TRUE(isFailing(TableState::SourceChanged));
+    EXPECT_FALSE(isStopped(TableState::Retrying));
 }
 
 namespace
@@ -153,4 +157,78 @@ TEST(Vocabulary, aRebackfillIsToldFromAnInitialLoadByTheEngineNotByTheFace)
     EXPECT_EQ(orders["rebackfill"], true);
     EXPECT_EQ(json["tables"][1]["state"], "idle");
     EXPECT_EQ(json["tables"][1]["rebackfill"], false);
+}
+
+TEST(Vocabulary, aTableStoppedByAChangeOfSourceHasItsOwnStateAndSaysWhichSourceItFollows)
+{
+    const auto ws = cdcWorkspace();
+    constexpr std::int64_t now = 1'700'000'000'000;
+    // Stopped with the mark in its checkpoint: `source_changed`, even where the state mirrored
+    // says plain `error` (the mark is what the engine keeps across restarts).
+    const std::string marked = R"({"phase":"stream","lsn":"0/3000158","system_id":"7301234567890123456",)"
+                               R"("timeline":2,"stopped":"stopped: the source changed","stop_kind":"source_changed"})";
+    auto reports = buildStatus(ws, {status("public.orders", Strategy::Cdc, TableState::Error, "stopped", marked)}, now);
+    const auto &orders = reportOf(reports, "public.orders");
+    EXPECT_EQ(orders.state, TableState::SourceChanged);
+    ASSERT_TRUE(orders.sourceIdentity);
+    EXPECT_EQ(orders.sourceIdentity->systemId, "7301234567890123456");
+    EXPECT_EQ(orders.sourceIdentity->timeline, 2);
+    EXPECT_FALSE(reportOf(reports, "public.events").sourceIdentity) << "a cursor table has no CDC source identity";
+
+    auto json = nlohmann::json::parse(statusJson(reports, now));
+    const auto &t = json["tables"][0];
+    EXPECT_EQ(t["state"], "source_changed");
+    EXPECT_EQ(t["source_identity"], (nlohmann::json{{"system_id", "7301234567890123456"}, {"timeline", 2}}));
+    EXPECT_TRUE(json["tables"][1]["source_identity"].is_null());
+    // Every key there was is still there.
+    for (const char *k : {"pipeline", "table", "state", "message", "checkpoint", "last_synced_lsn", "rebackfill",
+                          "paused", "backfill", "reconcile"})
+        EXPECT_TRUE(t.contains(k)) << k;
+
+    // The state and the identity read back as a client of the agent API reads them.
+    const auto back = tablesFromJson(json["tables"]);
+    EXPECT_EQ(back[0].state, TableState::SourceChanged);
+    EXPECT_EQ(back[0].sourceIdentity, orders.sourceIdentity);
+    EXPECT_FALSE(back[1].sourceIdentity);
+
+    // A stop without the mark (any other error, or one an older version wrote) stays `error`;
+    // a state the engine mirrored as `source_changed` says so without a mark (a stop of the
+    // whole pipeline, before anything was read).
+    const std::string plain = R"({"phase":"stream","lsn":"0/1","system_id":"7301","stopped":"stopped: x"})";
+    EXPECT_EQ(reportOf(buildStatus(ws, {status("public.orders", Strategy::Cdc, TableState::Error, "x", plain)}, now),
+                       "public.orders")
+                  .state,
+              TableState::Error);
+    EXPECT_EQ(reportOf(buildStatus(ws, {status("public.orders", Strategy::Cdc, TableState::SourceChanged,
+                                               "the source changed", R"({"phase":"stream","lsn":"0/1"})")},
+                                   now),
+                       "public.orders")
+                  .state,
+              TableState::SourceChanged);
+
+    // MariaDB: the server id and the GTID state; what is not recorded is null.
+    const std::string binlog = R"({"phase":"stream","file":"binlog.000002","pos":4,"gtid":"0-1-405","server_id":1})";
+    json = nlohmann::json::parse(
+        statusJson(buildStatus(ws, {status("public.orders", Strategy::Cdc, TableState::Streaming, "", binlog)}, now), now));
+    EXPECT_EQ(json["tables"][0]["source_identity"], (nlohmann::json{{"server_id", 1}, {"gtid", "0-1-405"}}));
+    json = nlohmann::json::parse(statusJson(
+        buildStatus(ws, {status("public.orders", Strategy::Cdc, TableState::Streaming, "", R"({"phase":"stream","lsn":"0/1"})")},
+                    now),
+        now));
+    EXPECT_EQ(json["tables"][0]["source_identity"], (nlohmann::json{{"system_id", nullptr}, {"timeline", nullptr}}));
+    EXPECT_EQ(tablesFromJson(json["tables"])[0].sourceIdentity->postgres, true);
+
+    // A recovery after a change of source is a copy under the stream, with its progress, that
+    // says what it is.
+    TableStatus recovering = status("public.orders", Strategy::Cdc, TableState::Backfilling, kRecoveryMessage,
+                                    R"({"phase":"stream","lsn":"0/1"})");
+    recovering.backfillRows = 400;
+    recovering.backfillTotal = 1000;
+    const auto recoveringReports = buildStatus(ws, {recovering}, now);
+    const auto &r = reportOf(recoveringReports, "public.orders");
+    EXPECT_EQ(r.state, TableState::Backfilling);
+    EXPECT_TRUE(r.rebackfill);
+    EXPECT_EQ(r.message, "recovering after a source change");
+    ASSERT_TRUE(r.backfill);
+    EXPECT_EQ(r.backfill->percent, 40.0);
 }

@@ -280,7 +280,7 @@ void TableDetailDialog::showReport()
     if (r.fellBackFromCdc)
         strategy += tr(" (fell back from CDC)");
     fact(QStringLiteral("strategy"))->setText(strategy);
-    const QString state = spelled(r.state);
+    const QString state = stateLabel(r.state);
     QString stateText = state;
     if (r.backfill)
         stateText += QStringLiteral(" \u2014 ") + formatBackfill(*r.backfill);

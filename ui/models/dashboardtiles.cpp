@@ -201,7 +201,9 @@ void DashboardTiles::updatePipelines()
         ++p.tables;
         p.worst = worse(p.worst, r.freshness);
         ++p.byFreshness[static_cast<std::size_t>(freshnessIndex(r.freshness))];
-        if (core::isFailing(r.state))
+        if (r.state == core::TableState::SourceChanged)
+            ++p.sourceChanged;
+        else if (core::isFailing(r.state))
             ++p.failing;
         // CDC from Postgres reads a slot; the binlog of MariaDB/MySQL has none.
         if (r.strategy == core::Strategy::Cdc && m_slots.workspace) {

@@ -79,6 +79,8 @@ public:
         /// Tables by freshness: ok, warn, breach, unknown.
         std::array<int, 4> byFreshness{};
         int failing = 0; ///< error or retrying
+        /// Tables stopped by a change of source (counted apart from `failing`): the tile says so.
+        int sourceChanged = 0;
         int paused = 0;
         double rowsPerSecond = 0;
         /// The soonest time to limit of the slots it reads (seconds; <= 0: at its limit now);

@@ -80,7 +80,7 @@ int freshnessRank(core::Freshness f)
 
 QString stateText(const core::TableReport &r)
 {
-    QString s = spelled(r.state);
+    QString s = stateLabel(r.state);
     // A backfill's progress is in its own column, as a bar; the same number twice, rounded two
     // ways, would only disagree.
     if (r.progress && !r.backfill && (r.state == core::TableState::Backfilling || r.state == core::TableState::Running))
@@ -160,8 +160,7 @@ bool TablesModel::isRebackfill(const core::TableReport &r)
 
 bool TablesModel::needsAttention(const core::TableReport &r)
 {
-    return r.state == core::TableState::Error || r.state == core::TableState::Retrying ||
-           r.freshness == core::Freshness::Warn || r.freshness == core::Freshness::Breach;
+    return core::isFailing(r.state) || r.freshness == core::Freshness::Warn || r.freshness == core::Freshness::Breach;
 }
 
 QVariant TablesModel::data(const QModelIndex &index, int role) const

@@ -1,6 +1,7 @@
 #include "ui/pages/slotspage.h"
 
 #include "ui/displayformat.h"
+#include "ui/enginesnapshot.h"
 #include "ui/models/slotsmodel.h"
 #include "ui/slotmonitor.h"
 #include "ui/statusicons.h"
@@ -20,6 +21,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -28,6 +30,7 @@ namespace driftless::ui {
 SlotsPage::SlotsPage(SlotsModel *model, SlotMonitor *monitor, QWidget *parent)
     : QWidget(parent), m_model(model), m_monitor(monitor), m_proxy(new QSortFilterProxyModel(this)),
       m_view(new QTableView(this)), m_chart(new SlotHistoryChart(this)), m_summary(new QLabel(this)), m_notice(new QLabel(this)),
+      m_sources(new QLabel(this)),
       m_result(new QLabel(this)), m_drop(new QPushButton(tr("Drop slot\u2026"), this))
 {
     setObjectName(QStringLiteral("slotsPage"));
@@ -41,6 +44,16 @@ SlotsPage::SlotsPage(SlotsModel *model, SlotMonitor *monitor, QWidget *parent)
     m_notice->setWordWrap(true);
     m_notice->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_notice->setVisible(false);
+    m_sources->setObjectName(QStringLiteral("slotsSources"));
+    m_sources->setWordWrap(true);
+    m_sources->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_sources->setToolTip(tr("Each CDC pipeline's source as its checkpoints record it: what is checked at every "
+                             "start, so a promoted standby or another server behind the address is never read as the "
+                             "old one (docs/failover.md)"));
+    // At least one line, never the whole list: on a small screen the grid and the chart keep
+    // their room (the window fits a 1366x768 laptop at 150%), and the list shows what fits.
+    m_sources->setMinimumHeight(m_sources->fontMetrics().lineSpacing());
+    m_sources->setVisible(false);
     m_result->setObjectName(QStringLiteral("dropResult"));
     m_result->setWordWrap(true);
     m_result->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -65,9 +78,14 @@ SlotsPage::SlotsPage(SlotsModel *model, SlotMonitor *monitor, QWidget *parent)
     m_drop->setIcon(namedIcon(QStringLiteral("stop")));
     connect(m_drop, &QPushButton::clicked, this, &SlotsPage::requestDrop);
 
+    // The sources under the summary, beside the button that is taller than a line anyway.
+    auto *said = new QVBoxLayout;
+    said->setSpacing(2);
+    said->addWidget(m_summary);
+    said->addWidget(m_sources);
     auto *top = new QHBoxLayout;
-    top->addWidget(m_summary, 1);
-    top->addWidget(m_drop);
+    top->addLayout(said, 1);
+    top->addWidget(m_drop, 0, Qt::AlignTop);
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(top);
     layout->addWidget(m_notice);
@@ -175,6 +193,58 @@ void SlotsPage::showSample(const SlotSample &sample)
 }
 
 void SlotsPage::setEngine(EngineBridge *engine) { m_chart->setEngine(engine); }
+
+void SlotsPage::setSnapshot(const EngineSnapshot &snapshot)
+{
+    // Per pipeline, by name: the identities its CDC tables' checkpoints hold (more than one
+    // while some tables have moved to a new server and others not yet), and whether a change of
+    // source stopped it.
+    struct Source {
+        std::vector<core::SourceIdentity> ids;
+        bool changed = false;
+    };
+    std::map<std::string, Source> pipelines;
+    for (const auto &r : snapshot.tables) {
+        if (r.strategy != core::Strategy::Cdc)
+            continue;
+        Source &s = pipelines[r.pipeline];
+        s.changed = s.changed || r.state == core::TableState::SourceChanged;
+        if (r.sourceIdentity && r.sourceIdentity->recorded() &&
+            std::find(s.ids.begin(), s.ids.end(), *r.sourceIdentity) == s.ids.end())
+            s.ids.push_back(*r.sourceIdentity);
+    }
+    // The pipelines whose source changed first (the first line is the one always shown), then
+    // the others, each by name.
+    std::vector<std::pair<std::string, const Source *>> order;
+    for (const bool changed : {true, false})
+        for (const auto &[pipeline, s] : pipelines)
+            if (s.changed == changed)
+                order.emplace_back(pipeline, &s);
+    m_sourceLines.clear();
+    QStringList html;
+    for (const auto &[pipeline, source] : order) {
+        const Source &s = *source;
+        QStringList ids;
+        for (const auto &id : s.ids)
+            ids << sourceIdentityText(id);
+        const QString name = QString::fromStdString(pipeline);
+        QString line = tr("%1: %2").arg(name, ids.isEmpty() ? tr("not recorded yet") : ids.join(QStringLiteral(" / ")));
+        QString rich = tr("Source of <b>%1</b>: %2").arg(name.toHtmlEscaped(), line.mid(name.size() + 2).toHtmlEscaped());
+        if (s.changed) {
+            const QString fix = tr("source changed: driftless-cli recover %1").arg(name);
+            line += QStringLiteral(" \u2014 ") + fix;
+            rich += QStringLiteral(" \u2014 <b>") + tr("source changed") + QStringLiteral("</b>: <code>") +
+                    tr("driftless-cli recover %1").arg(name.toHtmlEscaped()) + QStringLiteral("</code>");
+        }
+        m_sourceLines << line;
+        if (html.size() < kSourceLines)
+            html << rich;
+    }
+    if (m_sourceLines.size() > kSourceLines)
+        html << tr("and %n more (the Tables page shows each table's)", "", int(m_sourceLines.size()) - kSourceLines);
+    m_sources->setText(html.join(QStringLiteral("<br>")));
+    m_sources->setVisible(!html.isEmpty());
+}
 
 void SlotsPage::updateChart()
 {

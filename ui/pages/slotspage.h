@@ -12,6 +12,7 @@ class QTableView;
 
 namespace driftless::ui {
 
+struct EngineSnapshot;
 class EngineBridge;
 class SlotHistoryChart;
 class SlotMonitor;
@@ -28,6 +29,11 @@ struct SlotSample;
 ///
 /// Under the grid (a splitter), the selected slot over time with where it is heading
 /// (SlotHistoryChart), read through the engine's door again with each reading of the slots.
+///
+/// Above the grid, each CDC pipeline's source as its checkpoints record it (system id and
+/// timeline, or server_id and GTID state: what failover checks at every start, docs/failover.md),
+/// from the engine's snapshots, so it says what `status --json` says under `source_identity`; a
+/// pipeline stopped by a change of source says so, with `driftless-cli recover`.
 class SlotsPage final : public QWidget {
     Q_OBJECT
 public:
@@ -46,6 +52,13 @@ public:
     /// The model row of the selected slot, or -1.
     int selectedRow() const;
     void selectSlot(const QString &source, const QString &slot);
+    /// The pipelines' sources from the snapshot's tables (the identity line above the grid).
+    void setSnapshot(const EngineSnapshot &snapshot);
+    /// The lines of the identity label as plain text, one per pipeline (for tests and a copy).
+    QStringList sourceLines() const { return m_sourceLines; }
+
+    /// At most this many pipelines are listed; the rest are counted.
+    static constexpr int kSourceLines = 6;
 
 public slots:
     /// Asks to drop the selected slot (the button's action).
@@ -71,6 +84,8 @@ private:
     SlotHistoryChart *m_chart;
     QLabel *m_summary;
     QLabel *m_notice;
+    QLabel *m_sources;
+    QStringList m_sourceLines;
     QLabel *m_result;
     QPushButton *m_drop;
     QPointer<QMessageBox> m_confirmation;

@@ -2,6 +2,7 @@
 
 #include "ui/dialogs/pauseconfirmation.h"
 #include "ui/dialogs/tabledetaildialog.h"
+#include "ui/displayformat.h"
 #include "ui/enginebridge.h"
 #include "ui/models/tablesmodel.h"
 #include "ui/models/tablesproxy.h"
@@ -210,10 +211,14 @@ void TablesPage::updateSummary()
         return;
     }
     int ok = 0, warn = 0, breach = 0, unknown = 0, errors = 0, paused = 0;
+    QStringList changed; // pipelines whose source changed, in the workspace's order
     for (int row = 0; row < total; ++row) {
         const auto &r = m_model->report(row);
         if (r.state == core::TableState::Error)
             ++errors;
+        if (const QString p = QString::fromStdString(r.pipeline);
+            r.state == core::TableState::SourceChanged && !changed.contains(p))
+            changed.push_back(p);
         if (r.paused)
             ++paused;
         if (r.freshness == core::Freshness::Ok)
@@ -232,6 +237,8 @@ void TablesPage::updateSummary()
         text = tr("<b>%1 of %2 shown</b> (filter); ").arg(shown).arg(total) + text;
     if (errors)
         text += tr("; <b>%1 in error</b>").arg(errors);
+    if (!changed.isEmpty())
+        text += tr("; <b>source changed</b> under %1").arg(changed.join(QStringLiteral(", ")).toHtmlEscaped());
     if (paused)
         text += tr("; %1 paused").arg(paused);
     m_summary->setText(text);
@@ -249,9 +256,21 @@ void TablesPage::updateDetails()
         tr("<b>%1 / %2</b> &rarr; %3")
             .arg(QString::fromStdString(r.pipeline).toHtmlEscaped(), QString::fromStdString(r.table).toHtmlEscaped(),
                  QString::fromStdString(r.target).toHtmlEscaped());
+    // Which server its stream follows, as failover checks it (docs/failover.md).
+    if (r.sourceIdentity && r.strategy == core::Strategy::Cdc)
+        text += tr(" &middot; source: %1").arg(sourceIdentityText(*r.sourceIdentity).toHtmlEscaped());
     if (r.fellBackFromCdc)
         text += QStringLiteral("<br>") + tr("The slot guard moved it from CDC to cursor sync to protect the source; "
                                             "\u201cPromote to CDC\u201d streams it again.");
+    if (r.state == core::TableState::SourceChanged) {
+        // The fix first, as a command to copy: the message below says why at length.
+        const QString pipeline = QString::fromStdString(r.pipeline).toHtmlEscaped();
+        text += QStringLiteral("<br>") +
+                tr("<b>The source changed</b>: bring the target back to the server there now by diff with "
+                   "<code>driftless-cli recover %1</code>, or load it again with <code>driftless-cli resnapshot "
+                   "%1</code>.")
+                    .arg(pipeline);
+    }
     if (!r.message.empty())
         text += QStringLiteral("<br>") + QString::fromStdString(r.message).toHtmlEscaped();
     m_details->setText(text);
@@ -324,6 +343,10 @@ void TablesPage::updateButtons()
         why = tr("Backfill is for CDC tables.");
     else if (busy)
         why = tr("Talking to the databases\u2026");
+    else if (r.state == core::TableState::SourceChanged)
+        why = tr("The source of %1 changed, so its stream cannot read on and a backfill would not start: bring the "
+                 "target back with driftless-cli recover %2, or load it again with driftless-cli resnapshot %2")
+                  .arg(name, QString::fromStdString(r.pipeline));
     else if (rebackfill)
         why = tr("A backfill of %1 is under way; its progress is in the Backfill column.").arg(name);
     else if (r.state == core::TableState::Backfilling)

@@ -245,11 +245,14 @@ void DashboardGrid::paintPipeline(QPainter &p, const Item &item) const
     const int tables = pl.twoWay ? (pl.tables + 1) / 2 : pl.tables;
     const QString count = pl.twoWay ? (tables == 1 ? tr("1 table, both ways") : tr("%1 tables, both ways").arg(tables))
                                     : (tables == 1 ? tr("1 table") : tr("%1 tables").arg(tables));
-    const QString key = QStringLiteral("p|%1|%2|%3|%4").arg(pl.name, level, count).arg(chosen);
+    // A pipeline whose source changed wears that state's icon, whatever its tables' freshness.
+    const bool changed = pl.sourceChanged > 0;
+    const QString key = QStringLiteral("p|%1|%2|%3|%4|%5").arg(pl.name, level, count).arg(chosen).arg(changed);
     m_memo.paint(&p, item.rect, key, [&](QPainter *q, const QRect &rect) {
         drawTile(*q, rect, tint, chosen);
         const QRect inner = rect.adjusted(kPad, kPad - 1, -kPad, -kPad);
-        freshnessIcon(pl.worst).paint(q, QRect(inner.left(), inner.top() + (line - 16) / 2, 16, 16));
+        (changed ? stateIcon(core::TableState::SourceChanged) : freshnessIcon(pl.worst))
+            .paint(q, QRect(inner.left(), inner.top() + (line - 16) / 2, 16, 16));
         QFont bold = font();
         bold.setBold(true);
         q->setFont(bold);
@@ -264,19 +267,34 @@ void DashboardGrid::paintPipeline(QPainter &p, const Item &item) const
     });
     const QRect inner = item.rect.adjusted(kPad, kPad - 1, -kPad, -kPad);
     p.setPen(tint.text);
-
-    QString states = countsText(pl.byFreshness);
-    if (pl.failing)
-        states += tr(" \u00b7 %1 failing").arg(pl.failing);
-    if (pl.paused)
-        states += tr(" \u00b7 %1 paused").arg(pl.paused);
-    const QStringList lines = {states, rate(pl.rowsPerSecond), slotText(pl), reconcileText(pl)};
+    const QStringList lines = linesOf(pl);
     int y = inner.top() + line + 2;
     for (const QString &text : lines) {
         p.drawText(QRect(inner.left(), y, inner.width(), line), Qt::AlignVCenter | Qt::AlignLeft,
                    fm.elidedText(text, Qt::ElideRight, inner.width()));
         y += line;
     }
+}
+
+QStringList DashboardGrid::linesOf(const DashboardTiles::Pipeline &pl) const
+{
+    QString states = countsText(pl.byFreshness);
+    // First, where no width can elide it: the tables wait for `recover` or `resnapshot`.
+    if (pl.sourceChanged)
+        states = tr("source changed \u00b7 ") + states;
+    if (pl.failing)
+        states += tr(" \u00b7 %1 failing").arg(pl.failing);
+    if (pl.paused)
+        states += tr(" \u00b7 %1 paused").arg(pl.paused);
+    return {states, rate(pl.rowsPerSecond), slotText(pl), reconcileText(pl)};
+}
+
+QStringList DashboardGrid::pipelineLines(const QString &pipeline) const
+{
+    for (const auto *pl : m_pipelines)
+        if (pl->name == pipeline)
+            return linesOf(*pl);
+    return {};
 }
 
 void DashboardGrid::paintHeader(QPainter &p, const Item &item) const
@@ -391,13 +409,17 @@ QString DashboardGrid::toolTipFor(const Item &item) const
     if (item.kind == Item::PipelineTile) {
         QString text = m_selected == item.pipeline->name ? tr("Click to show every pipeline's tables again")
                                                          : tr("Click to show only %1's tables").arg(item.pipeline->name);
+        if (item.pipeline->sourceChanged)
+            text += tr("\nThe source changed under it (another server, or another history): bring the target back "
+                       "with driftless-cli recover %1, or reload it with driftless-cli resnapshot %1")
+                        .arg(item.pipeline->name);
         if (!item.pipeline->slotError.isEmpty())
             text += tr("\nIts slots could not be read: %1").arg(item.pipeline->slotError);
         return text;
     }
     const auto &r = *item.table->report;
     QString text = tr("%1 / %2\n%3, %4, freshness %5, lag %6 (SLA %7)")
-                       .arg(item.table->pipeline, item.table->table, strategyLabel(r.strategy), spelled(r.state),
+                       .arg(item.table->pipeline, item.table->table, strategyLabel(r.strategy), stateLabel(r.state),
                             spelled(r.freshness), formatLag(r.lagSeconds), formatDuration(r.slaSeconds));
     if (!r.message.empty())
         text += QLatin1Char('\n') + QString::fromStdString(r.message);

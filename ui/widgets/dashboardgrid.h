@@ -53,6 +53,9 @@ public:
     int shownCount() const { return m_shown; }
     /// The group headers in order, as painted.
     QStringList groupTitles() const;
+    /// The lines under a pipeline tile's title, as painted (whole, before eliding); empty when
+    /// it is not shown. For tests.
+    QStringList pipelineLines(const QString &pipeline) const;
 
 signals:
     void tableClicked(const QString &pipeline, const QString &table);
@@ -80,6 +83,7 @@ private:
                    std::vector<DashboardTiles::Group> &groups) const;
     const Item *itemAt(const QPoint &pos) const;
     void paintPipeline(QPainter &p, const Item &item) const;
+    QStringList linesOf(const DashboardTiles::Pipeline &pl) const;
     void paintHeader(QPainter &p, const Item &item) const;
     void paintTable(QPainter &p, const Item &item) const;
     QString toolTipFor(const Item &item) const;

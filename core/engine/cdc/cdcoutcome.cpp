@@ -59,4 +59,14 @@ std::string stopMessage(const Error &e, const std::string &next)
     return "stopped: " + why + "; " + next;
 }
 
+StopKind stopKindOf(const Error &e)
+{
+    return dynamic_cast<const SourceChangedError *>(&e) ? StopKind::SourceChanged : StopKind::Error;
+}
+
+TableState stoppedState(StopKind kind)
+{
+    return kind == StopKind::SourceChanged ? TableState::SourceChanged : TableState::Error;
+}
+
 } // namespace driftless::core

@@ -1,7 +1,9 @@
 #pragma once
 
+#include "core/model/cdcposition.h"
 #include "core/model/error.h"
 #include "core/model/tableref.h"
+#include "core/model/vocabulary.h"
 #include "core/model/workspace.h"
 
 #include <string>
@@ -43,5 +45,10 @@ void requireReseedWritten(const std::string &table, const std::string &pipeline,
 /// What a stopped table shows: `stopped: ` and the error, then `next` (what happens to the
 /// pipeline and what to do), without the doubled punctuation a server's message would leave.
 std::string stopMessage(const Error &e, const std::string &next);
+
+/// The kind of stop an error makes: a change of source (SourceChangedError) or any other error.
+StopKind stopKindOf(const Error &e);
+/// The state a table stopped this way shows: `source_changed` or `error`.
+TableState stoppedState(StopKind kind);
 
 } // namespace driftless::core

@@ -25,6 +25,9 @@ struct TableKey {
 /// stream (a re-backfill), as opposed to its initial load; buildStatus tells the two apart by it
 /// and by the re-backfill's progress in the checkpoint (TableReport::rebackfill).
 inline constexpr const char *kRebackfillMessage = "re-backfill while streaming";
+/// The message of that state while the copy is a recovery after a change of source (`recover`,
+/// docs/failover.md): the table is compared with the new server and what differs copied.
+inline constexpr const char *kRecoveryMessage = "recovering after a source change";
 
 /// How far a backfill (an initial load, or a re-backfill while streaming) has got.
 struct Progress {

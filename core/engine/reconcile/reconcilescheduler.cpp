@@ -60,7 +60,7 @@ int ReconcileScheduler::runPending(std::stop_token stop)
         bool passed = false;
         for (const auto &s : statuses)
             passed = passed || (s.pipeline == pending.pipeline && s.table.display() == pending.table &&
-                                s.lastSyncAtMs && *s.lastSyncAtMs > pending.sinceMs && s.state != TableState::Error);
+                                s.lastSyncAtMs && *s.lastSyncAtMs > pending.sinceMs && !isStopped(s.state));
         if (!passed)
             continue;
         ReconcileOptions opt;

@@ -51,6 +51,7 @@ void runCdcGroup(std::vector<TableJob> jobs, EngineObserver &observer, bool once
             observer.runStarted(j.key());
         std::string message;
         bool transient = false;
+        TableState failed = TableState::Error;
         try {
             const std::vector<StoppedTable> stopped = runCdcPipeline(jobs, observer, once, pauses, stop);
             // The tables an error stopped stay red (P4); the others' run went well.
@@ -89,6 +90,7 @@ void runCdcGroup(std::vector<TableJob> jobs, EngineObserver &observer, bool once
                 break;
             message = e.describe();
             transient = e.isTransient();
+            failed = stoppedState(stopKindOf(e));
         } catch (const std::exception &e) {
             if (stop.stop_requested())
                 break;
@@ -98,7 +100,7 @@ void runCdcGroup(std::vector<TableJob> jobs, EngineObserver &observer, bool once
         log(LogLevel::Warn, jobs.front().pipeline + " (cdc): " + message);
         for (const auto &j : jobs) {
             observer.runFinished(j.key(), "error", 0, message);
-            observer.tableState(j.key(), transient ? TableState::Retrying : TableState::Error, message, std::nullopt);
+            observer.tableState(j.key(), transient ? TableState::Retrying : failed, message, std::nullopt);
         }
         if (failures == 1 || !transient)
             observer.event(transient ? Level::Warn : Level::Error, jobs.front().key(), "sync_failed", message);

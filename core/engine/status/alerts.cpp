@@ -28,15 +28,18 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
 {
     std::vector<Alert> out;
     for (const auto &t : tables) {
-        if (t.state == TableState::Error) {
+        if (isStopped(t.state)) {
             Alert a;
             a.kind = "table_error";
             a.level = Level::Error;
             a.pipeline = t.pipeline;
             a.table = t.table;
             a.message = t.pipeline + "/" + t.table + " stopped: " + t.message;
-            a.action = "fix the cause named in the message; the table is retried every 5 minutes, or at once on "
-                       "the next run";
+            a.action = t.state == TableState::SourceChanged
+                           ? "bring the target back to the new server by diff: driftless-cli recover " + t.pipeline +
+                                 ", or load it again: driftless-cli resnapshot " + t.pipeline + " (docs/failover.md)"
+                           : "fix the cause named in the message; the table is retried every 5 minutes, or at once "
+                             "on the next run";
             out.push_back(std::move(a));
         }
         if (t.driftAlert && t.reconcile) {
@@ -56,7 +59,7 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
             out.push_back(std::move(a));
         }
         // A paused table falls behind on purpose: its state says so, an alert would be noise.
-        if (t.state != TableState::Error && !t.paused && t.freshness == Freshness::Breach && t.lagSeconds) {
+        if (!isStopped(t.state) && !t.paused && t.freshness == Freshness::Breach && t.lagSeconds) {
             Alert a;
             a.kind = "lag_breach";
             a.level = Level::Warn;

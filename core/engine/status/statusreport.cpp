@@ -41,7 +41,8 @@ bool isRebackfill(Strategy strategy, TableState state, const std::string &messag
 {
     if (strategy != Strategy::Cdc)
         return false;
-    if (state == TableState::Backfilling && message.starts_with(kRebackfillMessage))
+    if (state == TableState::Backfilling &&
+        (message.starts_with(kRebackfillMessage) || message.starts_with(kRecoveryMessage)))
         return true;
     // Most positions carry no copy: a parse only for those that may.
     if (checkpoint.find("\"rebackfill\"") == std::string::npos)
@@ -145,6 +146,12 @@ std::vector<TableReport> buildStatus(const Workspace &ws, const std::vector<Stat
                         r.freshness = Freshness::Warn; // maybe fresh, but not equal: a DBA should look
                 }
                 r.rebackfill = isRebackfill(r.strategy, r.state, r.message, r.checkpoint);
+                if (const auto cdc = cdcPositionOf(r.strategy, r.checkpoint)) {
+                    r.sourceIdentity = sourceIdentityOf(*cdc);
+                    // The mark in the checkpoint says what stopped it, whoever mirrored the state.
+                    if (r.state == TableState::Error && stoppedBySourceChange(*cdc))
+                        r.state = TableState::SourceChanged;
+                }
                 out.push_back(std::move(r));
             }
         }
@@ -219,6 +226,13 @@ nlohmann::json tablesJsonValue(const std::vector<TableReport> &tables)
         j["rebackfill"] = t.rebackfill;
         j["paused"] = t.paused;
         j["paused_at"] = t.pausedAtMs ? json(formatIso8601(*t.pausedAtMs)) : json(nullptr);
+        j["source_identity"] = nullptr;
+        if (const auto &id = t.sourceIdentity; id && id->postgres)
+            j["source_identity"] = {{"system_id", id->systemId.empty() ? json(nullptr) : json(id->systemId)},
+                                    {"timeline", id->timeline ? json(id->timeline) : json(nullptr)}};
+        else if (id)
+            j["source_identity"] = {{"server_id", id->serverId ? json(id->serverId) : json(nullptr)},
+                                    {"gtid", id->gtid.empty() ? json(nullptr) : json(id->gtid)}};
         j["reconcile"] = nullptr;
         if (t.reconcile)
             j["reconcile"] = {{"report_id", t.reconcile->reportId},
@@ -283,6 +297,15 @@ std::vector<TableReport> tablesFromJson(const nlohmann::json &tables)
         t.rebackfill = flag(j, "rebackfill");
         t.paused = flag(j, "paused");
         t.pausedAtMs = parseIso8601(text(j, "paused_at"));
+        if (auto id = j.find("source_identity"); id != j.end() && id->is_object()) {
+            SourceIdentity s;
+            s.postgres = !id->contains("server_id");
+            s.systemId = text(*id, "system_id");
+            s.timeline = static_cast<int>(integer(*id, "timeline").value_or(0));
+            s.serverId = static_cast<std::uint32_t>(integer(*id, "server_id").value_or(0));
+            s.gtid = text(*id, "gtid");
+            t.sourceIdentity = s;
+        }
         if (auto rc = j.find("reconcile"); rc != j.end() && rc->is_object()) {
             StateStore::ReconcileSummary s;
             s.reportId = integer(*rc, "report_id").value_or(0);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/engine/status/freshness.h"
+#include "core/model/cdcposition.h"
 #include "core/state/statestore.h"
 
 #include <nlohmann/json_fwd.hpp>
@@ -55,13 +56,17 @@ struct TableReport {
     /// The slot guard switched this table from CDC to cursor sync (`promote` goes back).
     bool fellBackFromCdc = false;
     double driftAlertAbove = 0;
+    /// A CDC table's source as its checkpoint records it (system id and timeline, or server id
+    /// and GTID state); none for other strategies and for tables without a checkpoint.
+    std::optional<SourceIdentity> sourceIdentity;
     /// A DBA paused the table (its state reads `paused` while it is); since when.
     bool paused = false;
     std::optional<std::int64_t> pausedAtMs;
 };
 
 /// Joins the workspace's tables with their mirrored status (tables never run show `idle`). A
-/// table in `paused` shows state `paused` even before an engine took the pause.
+/// table in `paused` shows state `paused` even before an engine took the pause; one whose
+/// checkpoint is stopped by a change of source shows `source_changed`.
 std::vector<TableReport> buildStatus(const Workspace &ws, const std::vector<StateStore::TableStatus> &statuses,
                                      std::int64_t nowMs,
                                      const std::vector<StateStore::ReconcileSummary> &reconciles = {},
@@ -69,7 +74,8 @@ std::vector<TableReport> buildStatus(const Workspace &ws, const std::vector<Stat
 
 /// `{"generated_at": ..., "tables": [ {pipeline, table, strategy, state, rows_applied,
 /// last_sync_at, checkpoint, last_synced_lsn, cursor, lag_seconds, freshness, backfill: {rows,
-/// total, percent, eta_seconds} or null, paused, paused_at, ...} ]}`.
+/// total, percent, eta_seconds} or null, paused, paused_at, source_identity: {system_id,
+/// timeline} or {server_id, gtid} or null, ...} ]}`.
 std::string statusJson(const std::vector<TableReport> &tables, std::int64_t nowMs);
 /// The `tables` array of statusJson.
 nlohmann::json tablesJsonValue(const std::vector<TableReport> &tables);

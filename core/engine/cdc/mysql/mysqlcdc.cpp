@@ -332,7 +332,7 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
             // removes the checkpoint and with it the mark.
             t->paused = true;
             t->stopped = *t->position->stopped;
-            m_observer.tableState(t->key, TableState::Error, t->stopped, std::nullopt);
+            m_observer.tableState(t->key, stoppedState(t->position->stopKind), t->stopped, std::nullopt);
         } else if (t->paused) {
             m_observer.tableState(t->key, TableState::Paused, kPausedMessage, std::nullopt);
         }
@@ -382,14 +382,19 @@ void MysqlCdcPipeline::stopTable(Table &t, const Error &e, Merger &merger, Targe
 {
     t.paused = true;
     const std::string name = t.job.spec.table.display();
-    t.stopped = stopMessage(e, "the pipeline's other tables stream on, this one's changes are not applied. Fix the "
-                               "cause, then load it again: driftless-cli resnapshot " +
-                                   m_pipeline + " " + name + " (a running sync takes it within seconds)");
+    const StopKind kind = stopKindOf(e);
+    // A change of source names its own ways back (recover, resnapshot) in the error's hint.
+    t.stopped = kind == StopKind::SourceChanged
+                    ? stopMessage(e, "the pipeline's other tables stream on, this one's changes are not applied")
+                    : stopMessage(e, "the pipeline's other tables stream on, this one's changes are not applied. Fix the "
+                                     "cause, then load it again: driftless-cli resnapshot " +
+                                         m_pipeline + " " + name + " (a running sync takes it within seconds)");
     if (t.position) {
         // Its position stays where the error was; the mark keeps a restart from failing there
         // again, and the stream from starting there for it.
         BinlogCdcPosition marked = *t.position;
         marked.stopped = t.stopped;
+        marked.stopKind = kind;
         if (!inTransaction)
             session.begin();
         try {
@@ -404,7 +409,7 @@ void MysqlCdcPipeline::stopTable(Table &t, const Error &e, Merger &merger, Targe
         t.position = std::move(marked);
     }
     log(LogLevel::Warn, m_pipeline + " " + name + ": " + t.stopped);
-    m_observer.tableState(t.key, TableState::Error, t.stopped, std::nullopt);
+    m_observer.tableState(t.key, stoppedState(kind), t.stopped, std::nullopt);
     m_observer.event(Level::Error, t.key, "sync_failed", t.stopped);
 }
 
@@ -472,7 +477,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                                  e.what() + "): recovering by reloading every table from it");
             throw CdcRestart{"the source changed: its tables are loaded again from the new server"};
         }
-        throw Error(ErrorKind::Permanent,
+        throw SourceChangedError(
                     m_resume->description + ". It cannot continue from GTID " + m_resume->gtid +
                         ", where the target stands: " + e.what() +
                         " (the target holds changes this server never had, which died with the old one, or the "

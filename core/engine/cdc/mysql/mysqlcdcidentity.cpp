@@ -154,8 +154,10 @@ void MysqlCdcPipeline::checkSourceIdentity(MysqlConnection &src, TargetSession &
         }
         if (t->userPaused && !recoveryAllowed()) {
             stopTable(*t,
-                      Error(ErrorKind::Permanent, intro + ", while the table was paused: where it stood cannot be "
-                                                          "found on this server"),
+                      SourceChangedError(intro + ", while the table was paused: where it stood cannot be found on "
+                                                 "this server",
+                                         {}, "bring the target back to this server: driftless-cli recover " +
+                                                 m_pipeline + ", or " + pipelineFix),
                       *t->merger, session, false);
             continue;
         }
@@ -174,7 +176,7 @@ void MysqlCdcPipeline::checkSourceIdentity(MysqlConnection &src, TargetSession &
             reloadForRecovery(intro + " and the checkpoints hold no GTID state it could go on from");
             return;
         }
-        throw Error(ErrorKind::Permanent,
+        throw SourceChangedError(
                     intro + ". The checkpoints hold " +
                         (gtid.empty() ? std::string("no GTID") : disagree ? std::string("different GTID states")
                                                                           : "'" + gtid + "'") +

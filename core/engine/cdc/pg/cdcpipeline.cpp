@@ -438,9 +438,10 @@ void CdcPipeline::run(std::stop_token stop, Options options)
             if (t->streaming() && t->merger->pendingRequest() == "rebackfill") {
                 t->stopped.clear();
                 t->position->stopped.reset();
+                t->position->stopKind = StopKind::Error;
                 t->userPaused = true;
             } else {
-                m_observer.tableState(t->key, TableState::Error, t->stopped, std::nullopt);
+                m_observer.tableState(t->key, stoppedState(t->position->stopKind), t->stopped, std::nullopt);
             }
         } else if (!t->paused && (wantPaused(*t) || marked)) {
             if (!wantPaused(*t) && !t->streaming()) {
@@ -1017,6 +1018,7 @@ void CdcPipeline::pollRequests()
                 continue;
             t->stopped.clear();
             t->position->stopped.reset();
+            t->position->stopKind = StopKind::Error;
             t->userPaused = true;
             if (!wantPaused(*t))
                 resumeTable(*t); // also takes the request
@@ -1080,13 +1082,15 @@ void CdcPipeline::stopTable(Table &t, const Error &e)
                     ? "copy the table again while the others stream: driftless-cli backfill " + m_pipeline + " " + name
                     : "load it again: driftless-cli resnapshot " + m_pipeline + " " + name +
                           " (with the sync stopped), and run"));
+    const StopKind kind = stopKindOf(e);
     if (t.position) {
         // The mark tells a restart the stream skipped its changes from here on.
         t.position->stopped = t.stopped;
+        t.position->stopKind = kind;
         recordSkipped(t, hadCopy);
     }
     log(LogLevel::Warn, m_pipeline + " " + name + ": " + t.stopped);
-    m_observer.tableState(t.key, TableState::Error, t.stopped, std::nullopt);
+    m_observer.tableState(t.key, stoppedState(kind), t.stopped, std::nullopt);
     m_observer.event(Level::Error, t.key, "sync_failed", t.stopped);
 }
 
@@ -1261,7 +1265,7 @@ void CdcPipeline::startRebackfill(Table &t, const std::optional<PgRebackfillProg
                      std::string(progress ? "resuming" : "starting") +
                          " a re-backfill while the stream goes on (snapshot at " + formatLsn(rb->version) +
                          ")");
-    m_observer.tableState(t.key, TableState::Backfilling, kRebackfillMessage,
+    m_observer.tableState(t.key, TableState::Backfilling, copyMessage(t),
                           Progress{rb->copied, t.schema.estimatedRows});
     m_rebackfill = std::move(rb);
 }
@@ -1326,7 +1330,7 @@ void CdcPipeline::rebackfillStep()
         m_observer.batchApplied(t.key, ApplyResult{done.rows, done.written + done.removed, false},
                                 {positionOf(t), t.version}, std::nullopt);
         if (!done.end) {
-            m_observer.tableState(t.key, TableState::Backfilling, kRebackfillMessage,
+            m_observer.tableState(t.key, TableState::Backfilling, copyMessage(t),
                                   Progress{rb.copied, t.schema.estimatedRows});
             return;
         }
@@ -1384,7 +1388,7 @@ void CdcPipeline::rebackfillStep()
         crashPoint("rebackfill.after_chunk");
     m_observer.batchApplied(t.key, r, {positionOf(t), t.version}, std::nullopt);
     if (n > 0) {
-        m_observer.tableState(t.key, TableState::Backfilling, kRebackfillMessage,
+        m_observer.tableState(t.key, TableState::Backfilling, copyMessage(t),
                               Progress{rb.copied, t.schema.estimatedRows});
         return;
     }

@@ -82,7 +82,8 @@ private:
     /// request `driftless-cli recover` leaves.
     bool recoveryAllowed() const;
     /// The source changed in a way the stream cannot read on from (`what`, `why`): a recovery
-    /// (m_recovery) when allowed, else throws Error naming `driftless-cli recover` and resnapshot.
+    /// (m_recovery) when allowed, else throws SourceChangedError naming `driftless-cli recover`
+    /// and resnapshot.
     void sourceChanged(const std::string &what, const std::string &why);
     /// With m_recovery set, after the identity check: drops a slot of the pipeline's name the
     /// server has (`slotThere`), creates the slot the stream takes over from, and moves every
@@ -216,6 +217,12 @@ private:
         long long written = 0;
     };
     std::optional<Recovery> m_recovery;
+    /// The `backfilling` message of a table's copy under the stream: a recovery's, or a re-backfill's.
+    const char *copyMessage(const Table &t) const
+    {
+        return m_recovery && m_recovery->pending.contains(const_cast<Table *>(&t)) ? kRecoveryMessage
+                                                                                   : kRebackfillMessage;
+    }
     std::vector<std::unique_ptr<Table>> m_tables;
     std::unique_ptr<TargetSession> m_session;
     std::unique_ptr<Rebackfill> m_rebackfill;

@@ -49,6 +49,7 @@ void CdcPipeline::markSchemaPause(Table &t)
     if (!t.position || t.schemaPause.empty())
         return;
     t.position->stopped = t.schemaPause;
+    t.position->stopKind = StopKind::Error;
     t.merger->writeCheckpointInTransaction({positionOf(t), t.version}, 0);
 }
 

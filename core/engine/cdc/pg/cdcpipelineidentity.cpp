@@ -34,7 +34,7 @@ void CdcPipeline::sourceChanged(const std::string &what, const std::string &why)
         m_recovery = Recovery{what, wallClockMs(), {}, 0, 0};
         return;
     }
-    throw Error(ErrorKind::Permanent, what + "; " + why + "; nothing was read from it", {},
+    throw SourceChangedError(what + "; " + why + "; nothing was read from it", {},
                 "bring the target back to this server by diff: driftless-cli recover " + m_pipeline +
                     " (or set recover: auto on the pipeline), or load it again: driftless-cli resnapshot " + m_pipeline);
 }
@@ -120,7 +120,7 @@ std::int64_t CdcPipeline::startRecovery(PgReplicationConnection &repl, PgConnect
         }
         t->merger->setRequest("rebackfill"); // compared page by page against the new server
         m_recovery->pending.insert(t.get());
-        m_observer.tableState(t->key, TableState::Backfilling, "recovering after a source change", std::nullopt);
+        m_observer.tableState(t->key, TableState::Backfilling, kRecoveryMessage, std::nullopt);
         ++tables;
     }
     m_observer.event(Level::Warn, m_tables.front()->key, "source_changed",
