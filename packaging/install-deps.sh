@@ -15,9 +15,10 @@ SSH=(openssh-client openssh-server)
 # curl and openssl: tst_agent's independent HTTPS client and certificate tools. groff-base and
 # zsh: tst_clihelp renders the man pages and checks the completion scripts. lintian, man-db and
 # dpkg-dev: package_deb lints, installs and reads the .deb. faketime: tst_newerwins runs a
-# Postgres whose clock is 30 s ahead (libfaketime).
+# Postgres whose clock is 30 s ahead (libfaketime). clang-format-14: the `format` test checks the
+# layout of every C++ file against .clang-format.
 TEST=(libgtest-dev time procps util-linux xvfb xauth python3 python3-prometheus-client appstream curl openssl
-      groff-base zsh lintian man-db dpkg-dev faketime libfaketime)
+      groff-base zsh lintian man-db dpkg-dev faketime libfaketime clang-format-14)
 # tst_keychain: a private session bus with gnome-keyring-daemon as the Secret Service, libsecret
 # (which QtKeychain loads at run time) and secret-tool to look at the keyring from outside.
 KEYCHAIN=(dbus-daemon gnome-keyring libsecret-1-0 libsecret-tools)

@@ -9,11 +9,12 @@
 #include <algorithm>
 #include <cmath>
 
-namespace driftless::ui
+namespace driftless::ui {
+
+QString describe(const std::exception &e)
 {
-
-QString describe(const std::exception &e) { return QString::fromStdString(core::describe(e)); }
-
+    return QString::fromStdString(core::describe(e));
+}
 
 QString formatLag(std::optional<double> seconds)
 {
@@ -96,7 +97,9 @@ QString directionLabel(const core::TableReport &r)
 {
     if (r.twoWay.empty())
         return {};
-    const auto endpoint = [](const std::string &side) { return QString::fromStdString(side.substr(0, side.find(':'))); };
+    const auto endpoint = [](const std::string &side) {
+        return QString::fromStdString(side.substr(0, side.find(':')));
+    };
     return QStringLiteral("%1 \u2192 %2").arg(endpoint(r.source), endpoint(r.target));
 }
 
@@ -118,7 +121,8 @@ QString sourceIdentityText(const core::SourceIdentity &id)
             .arg(id.systemId.empty() ? none : QString::fromStdString(id.systemId),
                  id.timeline ? QString::number(id.timeline) : none);
     return QCoreApplication::translate("driftless::ui", "server_id %1, GTID %2")
-        .arg(id.serverId ? QString::number(id.serverId) : none, id.gtid.empty() ? none : QString::fromStdString(id.gtid));
+        .arg(id.serverId ? QString::number(id.serverId) : none,
+             id.gtid.empty() ? none : QString::fromStdString(id.gtid));
 }
 
 } // namespace driftless::ui

@@ -9,8 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 /// Any exception as one line for a message or a tooltip (core::describe).
 QString describe(const std::exception &e);

@@ -19,10 +19,10 @@
 #include "ui/pages/tablespage.h"
 #include "ui/pages/workspacepage.h"
 #include "ui/reconcilerunner.h"
-#include "ui/snapshotfanout.h"
 #include "ui/resources.h"
 #include "ui/secrets/secretstore.h"
 #include "ui/slotmonitor.h"
+#include "ui/snapshotfanout.h"
 #include "ui/statusicons.h"
 #include "ui/synccontinuity.h"
 #include "ui/traynotifier.h"
@@ -47,11 +47,9 @@
 
 #include <map>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
-namespace
-{
+namespace {
 const char *const kGeometryKey = "mainWindow/geometry";
 const char *const kStateKey = "mainWindow/state";
 const char *const kRecentAgentsKey = "agents/recent";
@@ -71,9 +69,10 @@ QString freshnessLine(const EngineSnapshot &s)
                                                       : 3];
     if (s.tables.empty())
         return MainWindow::tr("Driftless");
-    const QString worst = by[2] ? MainWindow::tr("breach") : by[1] ? MainWindow::tr("warn")
-                                                          : by[3] ? MainWindow::tr("unknown")
-                                                                  : MainWindow::tr("ok");
+    const QString worst = by[2]   ? MainWindow::tr("breach")
+                          : by[1] ? MainWindow::tr("warn")
+                          : by[3] ? MainWindow::tr("unknown")
+                                  : MainWindow::tr("ok");
     return MainWindow::tr("Driftless: %1 tables, worst freshness %2 (%3 ok, %4 warn, %5 breach)")
         .arg(s.tables.size())
         .arg(worst)
@@ -196,9 +195,10 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_dashboardPage, &DashboardPage::connectAgentRequested, this, [this] { chooseAgent({}); });
     connect(m_dashboardPage, &DashboardPage::docsRequested, this, [this] { showHelp(1); });
     // A tile opens the table's detail as a double-click on the Tables page does.
-    connect(m_dashboardPage, &DashboardPage::tableActivated, this, [this](const QString &pipeline, const QString &table) {
-        m_tablesPage->openDetail(m_tablesModel->rowOf(pipeline, table));
-    });
+    connect(m_dashboardPage, &DashboardPage::tableActivated, this,
+            [this](const QString &pipeline, const QString &table) {
+                m_tablesPage->openDetail(m_tablesModel->rowOf(pipeline, table));
+            });
     connect(m_alertCenter, &AlertCenter::alertsChanged, m_alertsModel, &AlertsModel::setAlerts);
     connect(m_alertCenter, &AlertCenter::alertsOpened, m_tray, &TrayNotifier::notify);
     connect(m_tray, &TrayNotifier::activated, this, [this](bool alerts) {

@@ -22,8 +22,7 @@ QIcon namedIcon(const QString &name)
 
 QIcon freshnessIcon(const QString &freshness)
 {
-    if (freshness == QLatin1String("ok") || freshness == QLatin1String("warn") ||
-        freshness == QLatin1String("breach"))
+    if (freshness == QLatin1String("ok") || freshness == QLatin1String("warn") || freshness == QLatin1String("breach"))
         return namedIcon(freshness);
     return namedIcon(QStringLiteral("unknown"));
 }

@@ -1,7 +1,7 @@
 #include "app/cli/liveview.h"
 
-#include "core/base/isotime.h"
 #include "core/base/clock.h"
+#include "core/base/isotime.h"
 #include "core/engine/status/statusreport.h"
 
 #include <cstdio>

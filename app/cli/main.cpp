@@ -1,11 +1,11 @@
 // driftless-cli: the headless face of the engine. Parses arguments and wires core together.
 
 #include "app/cli/help.h"
-#include "core/base/isotime.h"
 #include "app/cli/keychain.h"
 #include "app/cli/liveview.h"
 #include "app/cli/serve.h"
 #include "app/cli/trusthost.h"
+#include "core/base/isotime.h"
 
 #include "core/agent/agentauth.h"
 
@@ -13,26 +13,26 @@
 #include "core/base/log.h"
 #include "core/config/workspacefile.h"
 #include "core/config/yamllocation.h"
-#include "core/engine/status/alerts.h"
 #include "core/engine/commands/conflictqueue.h"
 #include "core/engine/commands/debeziumexport.h"
 #include "core/engine/commands/decommission.h"
 #include "core/engine/commands/doctor.h"
-#include "core/engine/run/enginerun.h"
+#include "core/engine/commands/resnapshot.h"
+#include "core/engine/endpoints/sshtunnel.h"
 #include "core/engine/jobs/pauses.h"
 #include "core/engine/reconcile/reconciler.h"
 #include "core/engine/reconcile/reportexport.h"
-#include "core/engine/commands/resnapshot.h"
-#include "core/engine/twoway/newerwins.h"
 #include "core/engine/rows/rowfilter.h"
+#include "core/engine/run/enginerun.h"
 #include "core/engine/run/scheduler.h"
+#include "core/engine/run/stateobserver.h"
+#include "core/engine/run/workspacestate.h"
 #include "core/engine/slots/slotguard.h"
 #include "core/engine/slots/slotprojection.h"
 #include "core/engine/slots/slots.h"
-#include "core/engine/endpoints/sshtunnel.h"
-#include "core/engine/run/stateobserver.h"
+#include "core/engine/status/alerts.h"
 #include "core/engine/status/statusreport.h"
-#include "core/engine/run/workspacestate.h"
+#include "core/engine/twoway/newerwins.h"
 #include "core/model/error.h"
 
 #include <nlohmann/json.hpp>
@@ -45,8 +45,8 @@
 #include <iostream>
 #include <map>
 #include <pthread.h>
-#include <stop_token>
 #include <set>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -60,7 +60,6 @@ constexpr int kOk = 0;
 constexpr int kSyncFailed = 1;
 constexpr int kUsage = 2;
 constexpr int kDrift = 3;
-
 
 struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -140,7 +139,10 @@ Args parseArgs(int argc, char **argv)
     return a;
 }
 
-void printError(const std::string &line) { std::fprintf(stderr, "driftless-cli: %s\n", line.c_str()); }
+void printError(const std::string &line)
+{
+    std::fprintf(stderr, "driftless-cli: %s\n", line.c_str());
+}
 
 /// Reports preflight findings; returns the exit code they call for.
 int reportFindings(const std::vector<Finding> &findings, bool quietOk)
@@ -189,17 +191,16 @@ int cmdApply(Args &a)
         // A row filter only the source can judge; refused like any other mistake in the file.
         for (const auto &r : checkRowFilters(ws)) {
             const auto &p = ws.pipelines[r.pipeline];
-            throw ConfigError("the source refuses this row filter: " + r.message + "; write a condition on the "
-                              "table's columns in the source's SQL, e.g. \"tenant_id = 42\"",
+            throw ConfigError("the source refuses this row filter: " + r.message +
+                                  "; write a condition on the "
+                                  "table's columns in the source's SQL, e.g. \"tenant_id = 42\"",
                               file, tableKeyLine(file, r.pipeline, r.table, "where"),
-                              "pipelines[" + p.name + "].tables[" +
-                                  p.tables[r.table].table.display() + "].where");
+                              "pipelines[" + p.name + "].tables[" + p.tables[r.table].table.display() + "].where");
         }
         for (const auto &r : checkNewerWinsColumns(ws)) {
             const auto &p = ws.pipelines[r.pipeline];
             throw ConfigError(r.message, file, tableKeyLine(file, r.pipeline, r.table, "conflicts"),
-                              "pipelines[" + p.name + "].tables[" + p.tables[r.table].table.display() +
-                                  "].conflicts");
+                              "pipelines[" + p.name + "].tables[" + p.tables[r.table].table.display() + "].conflicts");
         }
         int code = reportFindings(runDoctor(ws), true);
         if (code != kOk) {
@@ -244,8 +245,7 @@ public:
                 if (sig == SIGUSR1)
                     break;
                 if (++count == 1) {
-                    std::fprintf(stderr,
-                                 "\ndriftless-cli: stopping after the batches in flight (again to quit now)\n");
+                    std::fprintf(stderr, "\ndriftless-cli: stopping after the batches in flight (again to quit now)\n");
                     g_stop.request_stop();
                 } else {
                     std::_Exit(130);
@@ -338,7 +338,10 @@ int cmdPromote(Args &a)
     return kOk;
 }
 
-std::string pad(const std::string &s, size_t w) { return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' '); }
+std::string pad(const std::string &s, size_t w)
+{
+    return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' ');
+}
 
 std::string formatLag(const std::optional<double> &lag)
 {
@@ -388,8 +391,7 @@ int cmdStatus(Args &a)
                     pad(std::string(toString(r.freshness)), 10).c_str(), pad(formatLag(r.lagSeconds), 7).c_str(),
                     pad(std::to_string(r.rowsApplied), 11).c_str(),
                     r.lastSyncAtMs ? formatIso8601(*r.lastSyncAtMs).c_str() : "never");
-        if (!r.message.empty() &&
-            (isFailing(r.state) || r.state == TableState::Paused))
+        if (!r.message.empty() && (isFailing(r.state) || r.state == TableState::Paused))
             std::printf("    %s%s\n", r.message.c_str(),
                         r.pausedAtMs ? (" (since " + formatIso8601(*r.pausedAtMs) + ")").c_str() : "");
         if (r.state == TableState::Backfilling && r.backfill)
@@ -537,8 +539,7 @@ public:
             return;
         if (state == TableState::Backfilling) {
             m_seen = true;
-        } else if ((state == TableState::Streaming && m_seen) || isStopped(state) ||
-                   state == TableState::Paused) {
+        } else if ((state == TableState::Streaming && m_seen) || isStopped(state) || state == TableState::Paused) {
             m_outcome = state;
             m_message = message;
             m_stop.request_stop();
@@ -584,8 +585,7 @@ private:
 };
 
 /// What `backfill` shows while its engine runs: the live view, with the watcher in front of it.
-class BackfillFace final : public EngineRunListener
-{
+class BackfillFace final : public EngineRunListener {
 public:
     explicit BackfillFace(BackfillWatcher &watcher) : m_watcher(watcher) {}
     EngineObserver *started(const Start &s) override
@@ -710,8 +710,7 @@ int cmdSlots(Args &a)
     for (const auto &ss : sources) {
         if (ss.binlog) {
             for (const auto &b : ss.binlogs)
-                std::printf("%s  pipeline %s\n  %s\n", b.source.c_str(), b.pipeline.c_str(),
-                            binlogLine(b).c_str());
+                std::printf("%s  pipeline %s\n  %s\n", b.source.c_str(), b.pipeline.c_str(), binlogLine(b).c_str());
             continue;
         }
         if (!ss.error.empty()) {
@@ -838,8 +837,8 @@ void printReportTables(const ReconcileReport &report)
             for (size_t i = 0; i < t.differentRows.size() && i < 10; ++i) {
                 std::string cols;
                 for (const auto &c : t.differentRows[i].columns)
-                    cols += (cols.empty() ? "" : ", ") + c.column + ": " + (c.source ? *c.source : "NULL") +
-                            " -> " + (c.target ? *c.target : "NULL");
+                    cols += (cols.empty() ? "" : ", ") + c.column + ": " + (c.source ? *c.source : "NULL") + " -> " +
+                            (c.target ? *c.target : "NULL");
                 std::printf("      different %s: %s\n", keyText(t.differentRows[i].key).c_str(), cols.c_str());
             }
             if (t.different > 10)
@@ -880,8 +879,10 @@ int cmdReconcile(Args &a)
     if (!asJson)
         opt.onPhase = [](const std::string &table, std::string_view phase) {
             if (phase == "settle")
-                std::fprintf(stderr, "%s: waiting for the sync to apply what the source has, to tell drift from "
-                                     "changes in flight\n", table.c_str());
+                std::fprintf(stderr,
+                             "%s: waiting for the sync to apply what the source has, to tell drift from "
+                             "changes in flight\n",
+                             table.c_str());
         };
     auto report = reconcile(ws, pipeline, tables, opt);
     state.storeReport(report);
@@ -949,8 +950,8 @@ int cmdReports(Args &a)
                 "DIFFERENT", "REPAIRED");
     for (const auto &r : reports)
         std::printf("%-6lld  %-20s  %-16s  %6d  %9lld  %9lld  %9lld  %s%s\n", static_cast<long long>(r.id),
-                    formatIso8601(r.finishedMs).c_str(), r.pipeline.c_str(), r.tables, r.missing, r.extra,
-                    r.different, r.repaired ? "yes" : "no",
+                    formatIso8601(r.finishedMs).c_str(), r.pipeline.c_str(), r.tables, r.missing, r.extra, r.different,
+                    r.repaired ? "yes" : "no",
                     r.failedTables ? ("  (" + std::to_string(r.failedTables) + " failed)").c_str() : "");
     return kOk;
 }
@@ -999,10 +1000,10 @@ int cmdConflicts(Args &a)
         return kOk;
     }
     for (const auto &c : open)
-        std::printf("%lld  %s  %s  key %s  columns %s  detected %s  (driftless-cli resolve %lld --take source|target|merged)\n",
-                    static_cast<long long>(c.id), c.record.pipeline.c_str(), c.record.table.c_str(),
-                    c.record.key.c_str(), c.record.columns.c_str(), formatIso8601(c.detectedAtMs).c_str(),
-                    static_cast<long long>(c.id));
+        std::printf(
+            "%lld  %s  %s  key %s  columns %s  detected %s  (driftless-cli resolve %lld --take source|target|merged)\n",
+            static_cast<long long>(c.id), c.record.pipeline.c_str(), c.record.table.c_str(), c.record.key.c_str(),
+            c.record.columns.c_str(), formatIso8601(c.detectedAtMs).c_str(), static_cast<long long>(c.id));
     return kOk;
 }
 
@@ -1205,10 +1206,9 @@ int cmdTrustHost(Args &a)
 /// The passwords the app saved in the keychain, for the commands that connect to the servers.
 void useSavedPasswords(const Args &a)
 {
-    static const std::set<std::string> connecting = {"run",        "serve",  "doctor",    "slots",
-                                                     "reconcile",  "repair", "backfill",  "rebackfill",
-                                                     "resnapshot", "recover", "promote", "decommission", "export-debezium",
-                                                     "resolve"};
+    static const std::set<std::string> connecting = {
+        "run",        "serve",      "doctor",  "slots",   "reconcile",    "repair",          "backfill",
+        "rebackfill", "resnapshot", "recover", "promote", "decommission", "export-debezium", "resolve"};
     std::error_code ec;
     if (!connecting.count(a.command) || !std::filesystem::exists(a.state, ec))
         return;

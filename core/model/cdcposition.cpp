@@ -141,8 +141,7 @@ binlog::Position binlogPositionFrom(const json &j)
 
 /// Runs `read` on the stored object; a key of the wrong type is a damaged position, which is
 /// refused with the way out rather than read as something else.
-template <typename T, typename Read>
-std::optional<T> readPosition(std::string_view text, Read read)
+template <typename T, typename Read> std::optional<T> readPosition(std::string_view text, Read read)
 {
     const json j = parseObject(text);
     if (j.is_null())
@@ -260,7 +259,8 @@ std::optional<BinlogCdcPosition> BinlogCdcPosition::fromJson(std::string_view te
 {
     return readPosition<BinlogCdcPosition>(text, [](const json &j, BinlogCdcPosition &p) {
         p.gtid = j.contains("gtid") && j["gtid"].is_string() ? j["gtid"].get<std::string>() : std::string();
-        p.serverId = j.contains("server_id") && j["server_id"].is_number_unsigned() ? j["server_id"].get<std::uint32_t>() : 0;
+        p.serverId =
+            j.contains("server_id") && j["server_id"].is_number_unsigned() ? j["server_id"].get<std::uint32_t>() : 0;
         if (p.streaming()) {
             p.at = binlogPositionFrom(j);
         } else if (j.contains("stream_from") && j["stream_from"].is_object()) {
@@ -271,9 +271,8 @@ std::optional<BinlogCdcPosition> BinlogCdcPosition::fromJson(std::string_view te
             p.load = {};
         if (j.contains("add_column") && j["add_column"].is_object()) {
             const json &a = j["add_column"];
-            p.addColumn = addColumnFrom(a, a.contains("version") && a["version"].is_number_integer()
-                                                ? a["version"].get<std::int64_t>()
-                                                : 0);
+            p.addColumn = addColumnFrom(
+                a, a.contains("version") && a["version"].is_number_integer() ? a["version"].get<std::int64_t>() : 0);
         }
     });
 }

@@ -88,20 +88,20 @@ struct PgAddColumnProgress {
 /// A Postgres (pgoutput) CDC table's place.
 struct PgCdcPosition {
     CdcPhase phase = CdcPhase::Stream;
-    std::int64_t lsn = 0;                         ///< "lsn" (stream): every change up to here is applied
-    CdcLoad load;                                 ///< (load)
-    std::optional<std::int64_t> snapshotLsn;      ///< "snapshot_lsn" (load): the snapshot being copied
-    std::optional<std::int64_t> streamFrom;       ///< "stream_from" (load): the first chunk's snapshot
-    std::string slot;                             ///< "slot": the replication slot it belongs to
-    std::string systemId;                         ///< "system_id": the source cluster's identifier
+    std::int64_t lsn = 0;                    ///< "lsn" (stream): every change up to here is applied
+    CdcLoad load;                            ///< (load)
+    std::optional<std::int64_t> snapshotLsn; ///< "snapshot_lsn" (load): the snapshot being copied
+    std::optional<std::int64_t> streamFrom;  ///< "stream_from" (load): the first chunk's snapshot
+    std::string slot;                        ///< "slot": the replication slot it belongs to
+    std::string systemId;                    ///< "system_id": the source cluster's identifier
     /// "timeline": the source's timeline when the position was recorded (0: not recorded). A
     /// promoted standby keeps the system identifier and starts a new timeline.
     int timeline = 0;
     std::optional<PgRebackfillProgress> rebackfill; ///< "rebackfill": a copy under the stream, in flight
     std::optional<PgAddColumnProgress> addColumn;   ///< "add_column": a column backfill, in flight
-    std::optional<std::string> stopped;           ///< "stopped": an error stopped the table (why)
-    StopKind stopKind = StopKind::Error;          ///< "stop_kind", beside "stopped"
-    bool paused = false;                          ///< "paused": the stream skips its changes from here
+    std::optional<std::string> stopped;             ///< "stopped": an error stopped the table (why)
+    StopKind stopKind = StopKind::Error;            ///< "stop_kind", beside "stopped"
+    bool paused = false;                            ///< "paused": the stream skips its changes from here
     /// "attnums": each source column's attribute number under the name the stream last gave it,
     /// so a rename made while the engine is stopped is told from a drop and an add at start.
     std::map<std::string, int> attnums;
@@ -115,7 +115,7 @@ struct PgCdcPosition {
 /// A MariaDB/MySQL (binlog) CDC table's place.
 struct BinlogCdcPosition {
     CdcPhase phase = CdcPhase::Stream;
-    binlog::Position at;                       ///< "file", "pos" (stream): every change before it is applied
+    binlog::Position at; ///< "file", "pos" (stream): every change before it is applied
     /// "gtid": the source's GTID state at `at` (stream) or at `streamFrom` (load), every domain's
     /// last transaction ("0-1-405,1-2-7"); older checkpoints hold the last applied transaction's
     /// GTID only. Where another server that holds it in its binlog continues the same history.
@@ -123,10 +123,10 @@ struct BinlogCdcPosition {
     /// "server_id": the @@server_id of the server the position was read from (0: not recorded).
     /// A file and offset mean something only on that server.
     std::uint32_t serverId = 0;
-    CdcLoad load;                              ///< (load)
+    CdcLoad load;                               ///< (load)
     std::optional<binlog::Position> streamFrom; ///< "stream_from" (load): the first chunk's snapshot
-    std::optional<std::string> stopped;        ///< "stopped": an error stopped the table (why)
-    StopKind stopKind = StopKind::Error;       ///< "stop_kind", beside "stopped"
+    std::optional<std::string> stopped;         ///< "stopped": an error stopped the table (why)
+    StopKind stopKind = StopKind::Error;        ///< "stop_kind", beside "stopped"
     /// "add_column": a column backfill in flight (`version` a binlog position's version, stored
     /// as a number).
     std::optional<PgAddColumnProgress> addColumn;

@@ -69,7 +69,9 @@ public:
 class SchemaError : public Error {
 public:
     explicit SchemaError(std::string message, std::string hint = {})
-        : Error(ErrorKind::Permanent, std::move(message), {}, std::move(hint)) {}
+        : Error(ErrorKind::Permanent, std::move(message), {}, std::move(hint))
+    {
+    }
 };
 
 /// Another server, or another history, answers behind a source's address than the one the
@@ -79,7 +81,9 @@ public:
 class SourceChangedError : public Error {
 public:
     SourceChangedError(std::string message, std::string code, std::string hint)
-        : Error(ErrorKind::Permanent, std::move(message), std::move(code), std::move(hint)) {}
+        : Error(ErrorKind::Permanent, std::move(message), std::move(code), std::move(hint))
+    {
+    }
 };
 
 /// The operation was cancelled through its stop token.

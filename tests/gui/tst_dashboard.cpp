@@ -32,8 +32,7 @@
 using namespace driftless;
 using namespace driftless::ui;
 
-namespace
-{
+namespace {
 
 core::TableReport report(const std::string &pipeline, const std::string &table, core::Strategy strategy,
                          core::Freshness freshness, std::optional<double> lag, std::int64_t rows,
@@ -148,8 +147,7 @@ void feed(MainWindow &w, const EngineSnapshot &s)
 
 } // namespace
 
-class TestDashboard final : public QObject
-{
+class TestDashboard final : public QObject {
     Q_OBJECT
 private slots:
     void initTestCase() { test::useTestSettings(); }
@@ -296,8 +294,10 @@ void TestDashboard::tilesShowEachPipelineAndTheWorstTablesFirst()
              FreshnessBadge::tintFor(QStringLiteral("ok")).fill);
     QCOMPARE(fillOf(grid->tableRect(QStringLiteral("warehouse"), QStringLiteral("dw.dims"))),
              FreshnessBadge::tintFor(QStringLiteral("unknown")).fill);
-    QCOMPARE(fillOf(grid->pipelineRect(QStringLiteral("orders"))), FreshnessBadge::tintFor(QStringLiteral("breach")).fill);
-    QCOMPARE(fillOf(grid->pipelineRect(QStringLiteral("warehouse"))), FreshnessBadge::tintFor(QStringLiteral("warn")).fill);
+    QCOMPARE(fillOf(grid->pipelineRect(QStringLiteral("orders"))),
+             FreshnessBadge::tintFor(QStringLiteral("breach")).fill);
+    QCOMPARE(fillOf(grid->pipelineRect(QStringLiteral("warehouse"))),
+             FreshnessBadge::tintFor(QStringLiteral("warn")).fill);
 
     // By name.
     page->orderCombo()->setCurrentIndex(1);
@@ -379,8 +379,9 @@ void TestDashboard::aThousandTablesAreShownWorstFirstFilteredAndGrouped()
                                                      : core::Freshness::Ok;
                 const double lag = freshness == core::Freshness::Breach ? 70 + (k + step) % 20
                                    : freshness == core::Freshness::Warn ? 35 + (k + step) % 10
-                                                                       : 1 + (k * 7 + step * 3) % 20;
-                tables.push_back(report("p" + std::to_string(p), QStringLiteral("s%1.t%2").arg(p).arg(t, 3, 10, QLatin1Char('0')).toStdString(),
+                                                                        : 1 + (k * 7 + step * 3) % 20;
+                tables.push_back(report("p" + std::to_string(p),
+                                        QStringLiteral("s%1.t%2").arg(p).arg(t, 3, 10, QLatin1Char('0')).toStdString(),
                                         strategy, freshness, lag, 20 + std::int64_t(step) * (k % 5),
                                         k == 421 ? core::TableState::Error : core::TableState::Ok));
             }
@@ -424,7 +425,6 @@ void TestDashboard::aThousandTablesAreShownWorstFirstFilteredAndGrouped()
     QTest::qWait(50);
     test::saveShot(&w, QStringLiteral("dashboard-1000"));
 }
-
 
 // A two-way pipeline's two directions (`east_west` and `east_west_rev`, as the engine names them)
 // are one pipeline on the dashboard: one tile counting its tables once, its slot found whichever
@@ -494,7 +494,8 @@ void TestDashboard::aTwoWayPipelineIsOneTileWithBothDirectionsUnderIt()
             if (t->report->twoWay.empty())
                 QVERIFY(t->direction.isEmpty());
             else
-                QCOMPARE(t->direction, t->report->reverse ? QStringLiteral("west \u2192 east") : QStringLiteral("east \u2192 west"));
+                QCOMPARE(t->direction,
+                         t->report->reverse ? QStringLiteral("west \u2192 east") : QStringLiteral("east \u2192 west"));
 
     // The filter finds a direction by its endpoints; a click on the pipeline's tile shows both directions.
     page->filterEdit()->setText(QStringLiteral("west \u2192 east"));
@@ -538,8 +539,8 @@ void TestDashboard::tilesKeepTheirHistoryWhenTablesComeGoOrMoveBetweenSnapshots(
     };
     const std::int64_t t0 = 1'700'000'000'000;
     for (int i = 0; i < 3; ++i) // same order: found by position
-        tiles.setSnapshot(snapshotOf({rep("s.a", 1 + i, 100 * i), rep("s.b", 10 + i, 0), rep("s.c", 20 + i, 0)},
-                                     t0 + 1000 * i));
+        tiles.setSnapshot(
+            snapshotOf({rep("s.a", 1 + i, 100 * i), rep("s.b", 10 + i, 0), rep("s.c", 20 + i, 0)}, t0 + 1000 * i));
     QCOMPARE(tiles.tableCount(), 3);
     QCOMPARE(at("p", "s.a")->lag(), (std::vector<float>{1, 2, 3}));
     QCOMPARE(at("p", "s.a")->rowsPerSecond, 100.0);
@@ -681,7 +682,8 @@ void TestDashboard::aPipelineWhoseSourceChangedSaysSoApartFromOtherFailures()
     QVERIFY(orders && orders->sourceChanged == 0 && orders->failing == 1);
     // First on its tile, where no width elides it; the failing pipeline's tile says "failing".
     const QStringList lines = w.dashboardPage()->grid()->pipelineLines(QStringLiteral("crm"));
-    QVERIFY2(!lines.isEmpty() && lines.first().startsWith(QStringLiteral("source changed")), qPrintable(lines.join('|')));
+    QVERIFY2(!lines.isEmpty() && lines.first().startsWith(QStringLiteral("source changed")),
+             qPrintable(lines.join('|')));
     QVERIFY(!lines.first().contains(QStringLiteral("failing")));
     const QString ordersLine = w.dashboardPage()->grid()->pipelineLines(QStringLiteral("orders")).value(0);
     QVERIFY2(ordersLine.contains(QStringLiteral("1 failing")) && !ordersLine.contains(QStringLiteral("source changed")),

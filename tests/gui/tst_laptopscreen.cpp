@@ -251,7 +251,8 @@ void TestLaptopScreen::everyPageAndDialogFitsTheScreen()
     QVERIFY(editor->splitter()->sizes().value(1) >= 120);
     editor->settingsTabs()->setCurrentIndex(0);
     shot(editor, screen, QStringLiteral("pipeline-editor"));
-    editor->settingsTabs()->setCurrentWidget(editor->findChild<QWidget *>(QStringLiteral("pipelineSettings")));
+    editor->settingsTabs()->setCurrentWidget(editor->findChild<QWidget *>(QStringLiteral("pipelineSettingsScroll")));
+    QCOMPARE(editor->settingsTabs()->currentWidget()->objectName(), QStringLiteral("pipelineSettingsScroll"));
     shot(editor, screen, QStringLiteral("pipeline-editor-settings"));
     editor->reject();
     QTRY_VERIFY(!page->pipelineEditor());

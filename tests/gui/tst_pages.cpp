@@ -16,14 +16,14 @@
 #include "ui/models/slotsmodel.h"
 #include "ui/models/tablesmodel.h"
 #include "ui/pages/alertspage.h"
-#include "ui/pages/lagpage.h"
-#include "ui/widgets/lagchart.h"
 #include "ui/pages/dashboardpage.h"
+#include "ui/pages/lagpage.h"
 #include "ui/pages/slotspage.h"
 #include "ui/pages/tablespage.h"
 #include "ui/slotmonitor.h"
 #include "ui/statusicons.h"
 #include "ui/traynotifier.h"
+#include "ui/widgets/lagchart.h"
 
 #include "core/model/workspace.h"
 #include "core/state/statestore.h"
@@ -32,9 +32,9 @@
 
 #include <QAbstractButton>
 #include <QAbstractItemModelTester>
-#include <QDeadlineTimer>
 #include <QChart>
 #include <QComboBox>
+#include <QDeadlineTimer>
 #include <QDir>
 #include <QHeaderView>
 #include <QIcon>
@@ -44,10 +44,9 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QStyleOptionViewItem>
 #include <QSystemTrayIcon>
 #include <QTabWidget>
-#include <QTableView>
-#include <QStyleOptionViewItem>
 #include <QTableView>
 #include <QTest>
 
@@ -73,7 +72,6 @@ CREATE TABLE orders (id bigint PRIMARY KEY, name text, updated_at timestamptz NO
 INSERT INTO customers (id, name) SELECT g, 'customer ' || g FROM generate_series(1, 250) g;
 INSERT INTO orders (id, name) SELECT g, 'order ' || g FROM generate_series(1, 500) g;
 )sql";
-
 
 /// One pipeline from `src` to `dst`: customers by full refresh, orders by CDC.
 core::Workspace workspaceFor(const std::string &pipeline, const test::PgTestDb &src, const test::PgTestDb &dst)
@@ -253,13 +251,15 @@ void TestPages::slotsPageListsEverySlotWithItsOwnerAndDropsTheOrphan()
     auto *page = w.slotsPage();
     page->selectSlot(QStringLiteral("src"), QString::fromStdString(ours));
     QVERIFY(!page->dropButton()->isEnabled());
-    QVERIFY2(page->dropButton()->toolTip().contains(QStringLiteral("active")), qPrintable(page->dropButton()->toolTip()));
+    QVERIFY2(page->dropButton()->toolTip().contains(QStringLiteral("active")),
+             qPrintable(page->dropButton()->toolTip()));
 
     page->selectSlot(QStringLiteral("src"), QString::fromStdString(orphan));
     QVERIFY(page->dropButton()->isEnabled());
     // The figures stay in view in a narrow window: the long slot names give way first.
     auto *slotsView = page->findChild<QTableView *>(QStringLiteral("slotsView"));
-    QTRY_VERIFY2(slotsView->columnViewportPosition(SlotsModel::Retained) + slotsView->columnWidth(SlotsModel::Retained) <=
+    QTRY_VERIFY2(slotsView->columnViewportPosition(SlotsModel::Retained) +
+                         slotsView->columnWidth(SlotsModel::Retained) <=
                      slotsView->viewport()->width(),
                  qPrintable(QStringLiteral("Retained WAL ends at %1 of %2")
                                 .arg(slotsView->columnViewportPosition(SlotsModel::Retained) +
@@ -270,8 +270,10 @@ void TestPages::slotsPageListsEverySlotWithItsOwnerAndDropsTheOrphan()
     // Dropping the orphan asks first, showing the exact SQL; Cancel leaves it alone.
     QTest::mouseClick(page->dropButton(), Qt::LeftButton);
     QTRY_VERIFY(page->confirmation() && page->confirmation()->isVisible());
-    const QString expectedSql = QStringLiteral("SELECT pg_drop_replication_slot(&#39;%1&#39;);").arg(QString::fromStdString(orphan));
-    const QString plainSql = QStringLiteral("SELECT pg_drop_replication_slot('%1');").arg(QString::fromStdString(orphan));
+    const QString expectedSql =
+        QStringLiteral("SELECT pg_drop_replication_slot(&#39;%1&#39;);").arg(QString::fromStdString(orphan));
+    const QString plainSql =
+        QStringLiteral("SELECT pg_drop_replication_slot('%1');").arg(QString::fromStdString(orphan));
     const QString informative = page->confirmation()->informativeText();
     QVERIFY2(informative.contains(expectedSql) || informative.contains(plainSql), qPrintable(informative));
     saveShot(page->confirmation(), QStringLiteral("dialog-drop-slot"));
@@ -547,8 +549,9 @@ void TestPages::theSameStoredFactsShowStoppedAndRunning()
                         .arg(QString::fromStdString(t["table"].get<std::string>()))
                         .arg(t["reconcile"].is_object() ? t["reconcile"]["report_id"].get<std::int64_t>() : 0)
                         .arg(t["reconcile"].is_object() ? t["reconcile"]["missing"].get<std::int64_t>() : -1)
-                        .arg(t["reconcile"].is_object() && t["reconcile"]["alert"].get<bool>() ? QStringLiteral("alert")
-                                                                                                : QStringLiteral("no-alert"));
+                        .arg(t["reconcile"].is_object() && t["reconcile"]["alert"].get<bool>()
+                                 ? QStringLiteral("alert")
+                                 : QStringLiteral("no-alert"));
     cliFacts.sort();
     QVERIFY2(cliFacts.filter(QStringLiteral("public.orders")).value(0).endsWith(QStringLiteral(" 1 alert")),
              qPrintable(cliFacts.join(';')));
@@ -583,8 +586,7 @@ void TestPages::theSameStoredFactsShowStoppedAndRunning()
 
     // Running: the same reconciliation, the same alert, the same tile.
     w.engine()->start();
-    QTRY_VERIFY_WITH_TIMEOUT(w.engine()->snapshot().live && w.engine()->state() == EngineBridge::State::Running,
-                             30000);
+    QTRY_VERIFY_WITH_TIMEOUT(w.engine()->snapshot().live && w.engine()->state() == EngineBridge::State::Running, 30000);
     QTRY_VERIFY_WITH_TIMEOUT(reconcileFacts(w.engine()->snapshot().tables) == cliFacts, 20000);
     // A state only a running engine reports, on the page: the tiles have had a live snapshot.
     QTRY_VERIFY2_WITH_TIMEOUT(tableIs(w.tablesModel(), pipeline, "public.orders", "streaming"),
@@ -622,9 +624,10 @@ void TestPages::aChangeOfSourceShowsAsItsOwnStateStoppedAndRunning()
             cliOrders = t;
     QCOMPARE(QString::fromStdString(cliOrders["state"].get<std::string>()), QStringLiteral("source_changed"));
     // The source its checkpoint names, as the CLI says it; the app must say the same.
-    const QString identity = QStringLiteral("system id %1, timeline %2")
-                                 .arg(QString::fromStdString(cliOrders["source_identity"]["system_id"].get<std::string>()))
-                                 .arg(cliOrders["source_identity"]["timeline"].get<int>());
+    const QString identity =
+        QStringLiteral("system id %1, timeline %2")
+            .arg(QString::fromStdString(cliOrders["source_identity"]["system_id"].get<std::string>()))
+            .arg(cliOrders["source_identity"]["timeline"].get<int>());
     const QString command = QStringLiteral("driftless-cli recover %1").arg(QString::fromStdString(pipeline));
 
     auto window = std::make_unique<MainWindow>();
@@ -651,15 +654,17 @@ void TestPages::aChangeOfSourceShowsAsItsOwnStateStoppedAndRunning()
     // What each view says of the change, checked stopped and then running: the same as the CLI.
     const auto showsTheChange = [&](const char *when) {
         QTRY_VERIFY2_WITH_TIMEOUT(tableIs(w.tablesModel(), pipeline, "public.orders", "source changed"),
-                                  qPrintable(QStringLiteral("%1: %2").arg(QLatin1String(when),
-                                                                          tableSays(w.tablesModel(), pipeline, "public.orders"))),
+                                  qPrintable(QStringLiteral("%1: %2").arg(
+                                      QLatin1String(when), tableSays(w.tablesModel(), pipeline, "public.orders"))),
                                   30000);
         const int row = w.tablesModel()->rowOf(QString::fromStdString(pipeline), QStringLiteral("public.orders"));
         const QModelIndex state = w.tablesModel()->index(row, ui::TablesModel::State);
         QCOMPARE(state.data(ui::TablesModel::StateRole).toString(), QStringLiteral("source_changed"));
-        QVERIFY2(state.data(Qt::DecorationRole).value<QIcon>().cacheKey() == ui::stateIcon(core::TableState::SourceChanged).cacheKey(),
+        QVERIFY2(state.data(Qt::DecorationRole).value<QIcon>().cacheKey() ==
+                     ui::stateIcon(core::TableState::SourceChanged).cacheKey(),
                  "its own icon");
-        QVERIFY(ui::stateIcon(core::TableState::SourceChanged).cacheKey() != ui::stateIcon(core::TableState::Error).cacheKey());
+        QVERIFY(ui::stateIcon(core::TableState::SourceChanged).cacheKey() !=
+                ui::stateIcon(core::TableState::Error).cacheKey());
         QVERIFY(state.data(ui::TablesModel::AttentionRole).toBool());
         // The Tables page: the summary names the pipeline; the selected table's detail the command.
         w.pages()->setCurrentWidget(tablesPage);
@@ -682,7 +687,8 @@ void TestPages::aChangeOfSourceShowsAsItsOwnStateStoppedAndRunning()
     w.pages()->setCurrentWidget(tablesPage);
     QTest::qWait(100); // the columns fit the page once shown
     const QAbstractItemView *tablesView = tablesPage->view();
-    QVERIFY2(tablesPage->view()->columnWidth(ui::TablesModel::State) >= tablesView->sizeHintForColumn(ui::TablesModel::State),
+    QVERIFY2(tablesPage->view()->columnWidth(ui::TablesModel::State) >=
+                 tablesView->sizeHintForColumn(ui::TablesModel::State),
              "the state is read whole, not elided");
     saveShot(&w, QStringLiteral("tables-source-changed"));
     w.pages()->setCurrentWidget(slotsPage);
@@ -697,8 +703,7 @@ void TestPages::aChangeOfSourceShowsAsItsOwnStateStoppedAndRunning()
 
     // Running: the engine meets the same cluster and stops the same way, and says so the same way.
     w.engine()->start();
-    QTRY_VERIFY_WITH_TIMEOUT(w.engine()->snapshot().live && w.engine()->state() == EngineBridge::State::Running,
-                             30000);
+    QTRY_VERIFY_WITH_TIMEOUT(w.engine()->snapshot().live && w.engine()->state() == EngineBridge::State::Running, 30000);
     showsTheChange("running");
     w.stopAction()->trigger();
     QTRY_COMPARE_WITH_TIMEOUT(w.engine()->state(), EngineBridge::State::Stopped, 30000);

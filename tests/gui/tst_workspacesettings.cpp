@@ -235,7 +235,8 @@ void TestWorkspaceSettings::eachPipelineControlWritesItsKey()
         editor->selectTable(table);
         editor->settingsTabs()->setCurrentIndex(0);
     } else {
-        editor->settingsTabs()->setCurrentWidget(editor->pipelineSettings());
+        editor->settingsTabs()->setCurrentWidget(
+            editor->findChild<QWidget *>(QStringLiteral("pipelineSettingsScroll")));
     }
     edit(editor.get());
     QVERIFY2(editor->problem().isEmpty(), qPrintable(editor->problem()));

@@ -42,25 +42,31 @@ CREATE TABLE audit (at timestamptz, line text);
     std::string yaml(const std::string &tables, const std::string &srcDsn = {}, const std::string &extraEndpoints = {})
     {
         const auto &s = servers();
-        std::string sdsn = srcDsn.empty() ? "host=127.0.0.1 port=" + std::to_string(s.pgPort) + " dbname=" + src.name() +
-                                                " user=" + s.pgUser
+        std::string sdsn = srcDsn.empty() ? "host=127.0.0.1 port=" + std::to_string(s.pgPort) +
+                                                " dbname=" + src.name() + " user=" + s.pgUser
                                           : srcDsn;
         return "endpoints:\n"
-               "  app:  { kind: postgres, dsn: \"" + sdsn + "\" }\n"
-               "  dw:   { kind: postgres, dsn: \"postgresql://" + s.pgUser + "@127.0.0.1:" + std::to_string(s.pgPort) +
-               "/" + dst.name() + "\" }\n"
-               "  lite: { kind: sqlite, path: \"replica.db\" }\n" + extraEndpoints +
+               "  app:  { kind: postgres, dsn: \"" +
+               sdsn +
+               "\" }\n"
+               "  dw:   { kind: postgres, dsn: \"postgresql://" +
+               s.pgUser + "@127.0.0.1:" + std::to_string(s.pgPort) + "/" + dst.name() +
+               "\" }\n"
+               "  lite: { kind: sqlite, path: \"replica.db\" }\n" +
+               extraEndpoints +
                "pipelines:\n"
                "  - name: app_to_dw\n"
                "    source: app\n"
                "    target: dw\n"
                "    target_schema: model\n"
-               "    tables:\n" + tables;
+               "    tables:\n" +
+               tables;
     }
     std::string good()
     {
-        return yaml("      - { table: public.plans,  strategy: full_refresh }\n"
-                    "      - { table: public.events, strategy: cursor, cursor: updated_at, lookback: 10m, page_size: 300 }\n");
+        return yaml(
+            "      - { table: public.plans,  strategy: full_refresh }\n"
+            "      - { table: public.events, strategy: cursor, cursor: updated_at, lookback: 10m, page_size: 300 }\n");
     }
     CliResult apply(const std::string &text, std::map<std::string, std::string> env = {})
     {
@@ -99,21 +105,34 @@ TEST_F(CliFixture, badInputGetsItsOwnMessageAndLeavesTheStateAlone)
     std::vector<Case> cases = {
         {"malformed YAML", good() + "  - name: [unclosed\n", {}, 2, "malformed YAML"},
         {"unknown endpoint",
-         yaml("      - { table: public.plans, strategy: full_refresh }\n").replace(
-             yaml("").find("target: dw"), 10, "target: warehouse"),
-         {}, 2, "unknown endpoint 'warehouse'"},
-        {"unknown table", yaml("      - { table: public.plan, strategy: full_refresh }\n"), {}, 2,
+         yaml("      - { table: public.plans, strategy: full_refresh }\n")
+             .replace(yaml("").find("target: dw"), 10, "target: warehouse"),
+         {},
+         2,
+         "unknown endpoint 'warehouse'"},
+        {"unknown table",
+         yaml("      - { table: public.plan, strategy: full_refresh }\n"),
+         {},
+         2,
          "table public.plan does not exist"},
-        {"cursor table without a primary key", yaml("      - { table: public.audit, strategy: cursor, cursor: at }\n"),
-         {}, 2, "has no primary key"},
+        {"cursor table without a primary key",
+         yaml("      - { table: public.audit, strategy: cursor, cursor: at }\n"),
+         {},
+         2,
+         "has no primary key"},
         {"wrong port",
          yaml("      - { table: public.plans, strategy: full_refresh }\n",
               "host=127.0.0.1 port=1 dbname=" + src.name() + " user=" + s.pgUser),
-         {}, 1, "Connection refused"},
+         {},
+         1,
+         "Connection refused"},
         {"wrong password", good(), {{"PGPASSWORD", "not-the-password"}}, 1, "password authentication failed"},
-        {"password in the file", yaml("      - { table: public.plans, strategy: full_refresh }\n",
-                                      "host=127.0.0.1 dbname=x user=y password=hunter2"),
-         {}, 2, "contains a password"},
+        {"password in the file",
+         yaml("      - { table: public.plans, strategy: full_refresh }\n",
+              "host=127.0.0.1 dbname=x user=y password=hunter2"),
+         {},
+         2,
+         "contains a password"},
     };
     std::set<std::string> firstLines;
     for (const auto &c : cases) {
@@ -230,7 +249,8 @@ TEST_F(CliFixture, reconcileReportsDriftAsJsonAndRepairResolvesIt)
     ASSERT_EQ(j["tables"].size(), 2u);
     std::map<std::string, nlohmann::json> byTable;
     for (const auto &t : j["tables"]) {
-        for (const char *k : {"table", "source_rows", "target_rows", "missing", "extra", "different", "drift_ratio", "keys"})
+        for (const char *k :
+             {"table", "source_rows", "target_rows", "missing", "extra", "different", "drift_ratio", "keys"})
             EXPECT_TRUE(t.contains(k)) << k;
         for (const char *k : {"missing", "extra", "different"})
             EXPECT_TRUE(t["keys"][k].is_array()) << k;
@@ -374,7 +394,10 @@ void expectWellFormedHtml(const std::string &html)
     EXPECT_TRUE(open.empty()) << "<" << (open.empty() ? "" : open.back()) << "> never closed";
 }
 
-std::string keyCell(const nlohmann::json &key) { return key.is_string() ? key.get<std::string>() : key.dump(); }
+std::string keyCell(const nlohmann::json &key)
+{
+    return key.is_string() ? key.get<std::string>() : key.dump();
+}
 
 } // namespace
 
@@ -410,8 +433,7 @@ TEST_F(CliFixture, reportsListsEveryReportAndItsCsvAndHtmlExportsHoldTheSameRows
     EXPECT_EQ(lj[0]["extra"], 1);
     EXPECT_EQ(lj[0]["different"], 3);
     EXPECT_EQ(lj[0]["repaired"], false);
-    EXPECT_EQ(lj[1]["missing"].get<long long>() + lj[1]["extra"].get<long long>() +
-                  lj[1]["different"].get<long long>(),
+    EXPECT_EQ(lj[1]["missing"].get<long long>() + lj[1]["extra"].get<long long>() + lj[1]["different"].get<long long>(),
               0);
     auto table = runCli({"--state", state, "reports", "--pipeline", "app_to_dw"});
     ASSERT_EQ(table.exitCode, 0) << table.err;
@@ -457,8 +479,8 @@ TEST_F(CliFixture, reportsListsEveryReportAndItsCsvAndHtmlExportsHoldTheSameRows
                 s[c["column"].get<std::string>()] = c["source"];
                 g[c["column"].get<std::string>()] = c["target"];
             }
-            expected.push_back({"app_to_dw", t["table"].get<std::string>(), keyCell(d["key"]), "different", cols,
-                                s.dump(), g.dump()});
+            expected.push_back(
+                {"app_to_dw", t["table"].get<std::string>(), keyCell(d["key"]), "different", cols, s.dump(), g.dump()});
         }
     }
     EXPECT_EQ(std::vector<std::vector<std::string>>(rows.begin() + 1, rows.end()), expected);
@@ -604,8 +626,7 @@ TEST_F(CliFixture, aChangeOfSourceIsItsOwnStateAndStatusSaysWhichSourceTheTableF
     };
     auto synced = nlohmann::json::parse(runCli({"--state", state, "status", "--json"}).out);
     const auto orders = tableOf(synced, "public.orders");
-    EXPECT_EQ(orders["source_identity"],
-              (nlohmann::json{{"system_id", systemId}, {"timeline", std::stoi(timeline)}}))
+    EXPECT_EQ(orders["source_identity"], (nlohmann::json{{"system_id", systemId}, {"timeline", std::stoi(timeline)}}))
         << orders.dump();
     EXPECT_TRUE(tableOf(synced, "public.plans")["source_identity"].is_null()) << "a full refresh has no stream";
 
@@ -731,8 +752,8 @@ TEST_F(CliFixture, decommissionDropsTheSlotAndPublicationOnceTheRunningSyncLetsG
     const int runner = spawnCli({"--state", state, "run"}, {}, log);
     bool streaming = false;
     for (int i = 0; i < 1200 && !streaming; ++i) {
-        streaming = src.scalar(slotCount + " AND active") == "1" &&
-                    dst.scalar("SELECT count(*) FROM model.orders") == "100";
+        streaming =
+            src.scalar(slotCount + " AND active") == "1" && dst.scalar("SELECT count(*) FROM model.orders") == "100";
         if (!streaming)
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
@@ -805,8 +826,8 @@ TEST_F(CliFixture, passwordsComeFromPgpassAndFromTheServiceFile)
                             "\nuser=" + s.pgUser + "\n");
     auto viaService = viaPgpass;
     viaService["PGSERVICEFILE"] = services;
-    const std::string text = yaml("      - { table: public.events, strategy: cursor, cursor: updated_at }\n",
-                                  "service=app_source");
+    const std::string text =
+        yaml("      - { table: public.events, strategy: cursor, cursor: updated_at }\n", "service=app_source");
     auto appliedService = apply(text, viaService);
     ASSERT_EQ(appliedService.exitCode, 0) << appliedService.out << appliedService.err;
     auto runService = runCli({"--state", state, "run", "--once"}, viaService);
@@ -1008,7 +1029,8 @@ TEST_F(CliBackfill, anInterruptedBackfillCanBeCancelledAndStartedAgain)
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM model.big WHERE id <= 1500 AND id % 100 = 0"), "15")
         << "rows merged before the cancel stay";
     driftless::core::SqliteDb db(state, driftless::core::SqliteDb::Mode::ReadOnly);
-    EXPECT_EQ(db.scalarInt("SELECT count(*) FROM events WHERE message LIKE 're-backfill cancelled after 1500 rows%'"), 1);
+    EXPECT_EQ(db.scalarInt("SELECT count(*) FROM events WHERE message LIKE 're-backfill cancelled after 1500 rows%'"),
+              1);
 
     auto again = runCli({"--state", state, "backfill", pipeline, "public.big"});
     EXPECT_EQ(again.exitCode, 0) << again.out << again.err;

@@ -20,7 +20,8 @@ constexpr const char *kPgStream =
 constexpr const char *kPgLoad =
     R"js({"after":["1000"],"mode":"merge","phase":"load","rows":1000,"slot":"driftless_p",)js"
     R"js("snapshot_lsn":"0/16B3748","stream_from":"0/1600000","system_id":"7301"})js";
-constexpr const char *kBinlogStream = R"js({"file":"mariadb-bin.000003","gtid":"0-1-77","phase":"stream","pos":1234})js";
+constexpr const char *kBinlogStream =
+    R"js({"file":"mariadb-bin.000003","gtid":"0-1-77","phase":"stream","pos":1234})js";
 constexpr const char *kBinlogLoad =
     R"js({"after":["7"],"mode":"copy","phase":"load","rows":7,"stream_from":{"file":"mariadb-bin.000002","pos":4}})js";
 
@@ -145,7 +146,8 @@ TEST(CdcPosition, aPlainStreamPositionWritesNoMarks)
     p.lsn = 0x2000;
     p.slot = "driftless_p";
     p.systemId = "1";
-    EXPECT_EQ(json::parse(p.toJson()), json::parse(R"js({"phase":"stream","lsn":"0/2000","slot":"driftless_p","system_id":"1"})js"));
+    EXPECT_EQ(json::parse(p.toJson()),
+              json::parse(R"js({"phase":"stream","lsn":"0/2000","slot":"driftless_p","system_id":"1"})js"));
     EXPECT_EQ(PgCdcPosition::fromJson(p.toJson()), p);
 }
 
@@ -160,8 +162,8 @@ TEST(CdcPosition, anAddColumnBackfillInFlightReadsAndWritesBack)
     EXPECT_EQ(stored["add_column"]["after"], json::array({"5000"}));
     EXPECT_EQ(PgCdcPosition::fromJson(p.toJson()), p);
     // One without columns or a version is no backfill (nothing to fill, or nothing to guard by).
-    EXPECT_FALSE(PgCdcPosition::fromJson(R"js({"lsn":"0/3000","add_column":{"columns":[],"version":"0/2F00"}})js")
-                     ->addColumn);
+    EXPECT_FALSE(
+        PgCdcPosition::fromJson(R"js({"lsn":"0/3000","add_column":{"columns":[],"version":"0/2F00"}})js")->addColumn);
     EXPECT_FALSE(PgCdcPosition::fromJson(R"js({"lsn":"0/3000","add_column":{"columns":["d"]}})js")->addColumn);
 }
 
@@ -185,8 +187,9 @@ TEST(CdcPosition, binlogPositionsReadAndWriteBack)
     BinlogCdcPosition stopped = *s;
     stopped.gtid.clear();
     stopped.stopped = "Data too long";
-    EXPECT_EQ(json::parse(stopped.toJson()),
-              json::parse(R"js({"file":"mariadb-bin.000003","phase":"stream","pos":1234,"stopped":"Data too long"})js"));
+    EXPECT_EQ(
+        json::parse(stopped.toJson()),
+        json::parse(R"js({"file":"mariadb-bin.000003","phase":"stream","pos":1234,"stopped":"Data too long"})js"));
 }
 
 TEST(CdcPosition, eitherSourceIsToldApartAndVersionedAsTheMergerVersionsRows)
@@ -220,7 +223,8 @@ TEST(CdcPosition, eitherSourceIsToldApartAndVersionedAsTheMergerVersionsRows)
 
 TEST(CdcPosition, whatIsNoPositionGivesNone)
 {
-    for (const char *none : {"", "null", "not json", "[1,2]", "42", R"js({"phase":"copying"})js", R"js({"lsn":"0/1"})js"}) {
+    for (const char *none :
+         {"", "null", "not json", "[1,2]", "42", R"js({"phase":"copying"})js", R"js({"lsn":"0/1"})js"}) {
         EXPECT_FALSE(PgCdcPosition::fromJson(none)) << none;
         EXPECT_FALSE(BinlogCdcPosition::fromJson(none)) << none;
         EXPECT_FALSE(parseCdcPosition(none)) << none;
@@ -276,8 +280,6 @@ TEST(CdcPosition, theSourcesIdentityIsKeptWithEveryPosition)
     EXPECT_EQ(json::parse(p.toJson())["timeline"], 2);
     EXPECT_EQ(PgCdcPosition::fromJson(p.toJson())->timeline, 2);
 }
-
-
 
 TEST(RowVersion, aLaterEpochOutranksEveryPositionOfAnEarlierOne)
 {

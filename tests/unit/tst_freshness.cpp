@@ -1,6 +1,6 @@
 #include "core/config/workspacefile.h"
-#include "core/engine/status/freshness.h"
 #include "core/engine/jobs/observer.h"
+#include "core/engine/status/freshness.h"
 #include "core/engine/status/statusreport.h"
 #include "core/model/vocabulary.h"
 #include "core/model/workspace.h"
@@ -80,8 +80,7 @@ TEST(Vocabulary, everyWordIsSpelledAsTheStatusEndpointSpellsItAndReadsBack)
     EXPECT_FALSE(isStopped(TableState::Retrying));
 }
 
-namespace
-{
+namespace {
 
 Workspace cdcWorkspace()
 {
@@ -199,8 +198,9 @@ TEST(Vocabulary, aTableStoppedByAChangeOfSourceHasItsOwnStateAndSaysWhichSourceI
                        "public.orders")
                   .state,
               TableState::Error);
-    EXPECT_EQ(reportOf(buildStatus(ws, {status("public.orders", Strategy::Cdc, TableState::SourceChanged,
-                                               "the source changed", R"({"phase":"stream","lsn":"0/1"})")},
+    EXPECT_EQ(reportOf(buildStatus(ws,
+                                   {status("public.orders", Strategy::Cdc, TableState::SourceChanged,
+                                           "the source changed", R"({"phase":"stream","lsn":"0/1"})")},
                                    now),
                        "public.orders")
                   .state,
@@ -208,13 +208,14 @@ TEST(Vocabulary, aTableStoppedByAChangeOfSourceHasItsOwnStateAndSaysWhichSourceI
 
     // MariaDB: the server id and the GTID state; what is not recorded is null.
     const std::string binlog = R"({"phase":"stream","file":"binlog.000002","pos":4,"gtid":"0-1-405","server_id":1})";
-    json = nlohmann::json::parse(
-        statusJson(buildStatus(ws, {status("public.orders", Strategy::Cdc, TableState::Streaming, "", binlog)}, now), now));
-    EXPECT_EQ(json["tables"][0]["source_identity"], (nlohmann::json{{"server_id", 1}, {"gtid", "0-1-405"}}));
     json = nlohmann::json::parse(statusJson(
-        buildStatus(ws, {status("public.orders", Strategy::Cdc, TableState::Streaming, "", R"({"phase":"stream","lsn":"0/1"})")},
-                    now),
-        now));
+        buildStatus(ws, {status("public.orders", Strategy::Cdc, TableState::Streaming, "", binlog)}, now), now));
+    EXPECT_EQ(json["tables"][0]["source_identity"], (nlohmann::json{{"server_id", 1}, {"gtid", "0-1-405"}}));
+    json = nlohmann::json::parse(statusJson(buildStatus(ws,
+                                                        {status("public.orders", Strategy::Cdc, TableState::Streaming,
+                                                                "", R"({"phase":"stream","lsn":"0/1"})")},
+                                                        now),
+                                            now));
     EXPECT_EQ(json["tables"][0]["source_identity"], (nlohmann::json{{"system_id", nullptr}, {"timeline", nullptr}}));
     EXPECT_EQ(tablesFromJson(json["tables"])[0].sourceIdentity->postgres, true);
 

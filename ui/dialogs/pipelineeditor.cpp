@@ -27,6 +27,7 @@
 #include <QLineEdit>
 #include <QLocale>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
 #include <QStandardItemModel>
@@ -168,7 +169,13 @@ PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::Pi
     m_tabs->setObjectName(QStringLiteral("settingsTabs"));
     m_tabs->addTab(m_details, tr("&Table"));
     m_tabs->addTab(m_columnsBox, tr("Colu&mns"));
-    m_tabs->addTab(m_settings, tr("&Pipeline"));
+    // The pipeline's settings scroll rather than take the tables' room on a small screen.
+    auto *settingsScroll = new QScrollArea(m_tabs);
+    settingsScroll->setObjectName(QStringLiteral("pipelineSettingsScroll"));
+    settingsScroll->setWidget(m_settings);
+    settingsScroll->setWidgetResizable(true);
+    settingsScroll->setFrameShape(QFrame::NoFrame);
+    m_tabs->addTab(settingsScroll, tr("&Pipeline"));
     m_split->setObjectName(QStringLiteral("editorSplitter"));
     m_split->addWidget(m_tree);
     m_split->addWidget(m_tabs);

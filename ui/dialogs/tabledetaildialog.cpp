@@ -1,6 +1,6 @@
 #include "ui/dialogs/tabledetaildialog.h"
-#include "ui/widgets/screenfit.h"
 #include "ui/enginedoor.h"
+#include "ui/widgets/screenfit.h"
 
 #include "core/agent/agentapi.h"
 #include "core/model/cdcposition.h"
@@ -33,11 +33,9 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
-namespace
-{
+namespace {
 
 constexpr int kIconSize = 16;
 
@@ -64,10 +62,12 @@ QString describeCheckpoint(const core::TableReport &r)
         const bool binlog = std::holds_alternative<core::BinlogCdcPosition>(*cdc);
         if (!at.empty())
             parts << (binlog ? QStringLiteral("binlog %1") : QStringLiteral("LSN %1")).arg(QString::fromStdString(at));
-        const auto &after = std::visit([](const auto &p) -> const std::vector<std::string> & { return p.load.after; }, *cdc);
+        const auto &after =
+            std::visit([](const auto &p) -> const std::vector<std::string> & { return p.load.after; }, *cdc);
         if (!after.empty())
             parts << QStringLiteral("after key %1").arg(QString::fromStdString(nlohmann::json(after).dump()));
-        parts << (core::phaseOf(*cdc) == core::CdcPhase::Stream ? QStringLiteral("(stream)") : QStringLiteral("(load)"));
+        parts << (core::phaseOf(*cdc) == core::CdcPhase::Stream ? QStringLiteral("(stream)")
+                                                                : QStringLiteral("(load)"));
         if (core::markedPaused(*cdc))
             parts << tr("marked paused");
         if (core::stoppedBy(*cdc))
@@ -102,8 +102,8 @@ TableDetailDialog::TableDetailDialog(EngineBridge *engine, PauseRunner *pauser, 
 
     m_title->setObjectName(QStringLiteral("detailTitle"));
     m_title->setTextFormat(Qt::RichText);
-    m_title->setText(tr("<big><b>%1</b></big> &nbsp;in pipeline <b>%2</b>")
-                         .arg(table.toHtmlEscaped(), pipeline.toHtmlEscaped()));
+    m_title->setText(
+        tr("<big><b>%1</b></big> &nbsp;in pipeline <b>%2</b>").arg(table.toHtmlEscaped(), pipeline.toHtmlEscaped()));
 
     auto *facts = new QGroupBox(tr("At a glance"), this);
     auto *left = new QFormLayout;
@@ -292,8 +292,7 @@ void TableDetailDialog::showReport()
                              : QStringLiteral("info"));
     m_stateIcon->setPixmap(icon.pixmap(kIconSize, kIconSize));
     const QString freshness = spelled(r.freshness);
-    fact(QStringLiteral("freshness"))
-        ->setText(tr("%1 (SLA %2)").arg(freshness, formatDuration(r.slaSeconds)));
+    fact(QStringLiteral("freshness"))->setText(tr("%1 (SLA %2)").arg(freshness, formatDuration(r.slaSeconds)));
     m_freshnessIcon->setPixmap(freshnessIcon(r.freshness).pixmap(kIconSize, kIconSize));
     fact(QStringLiteral("lag"))->setText(formatLag(r.lagSeconds));
     fact(QStringLiteral("rows"))->setText(locale.toString(static_cast<qlonglong>(r.rowsApplied)));

@@ -5,8 +5,7 @@
 #include <algorithm>
 #include <map>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 int DashboardTiles::freshnessRank(core::Freshness f)
 {
@@ -43,8 +42,7 @@ int DashboardTiles::severity(const core::TableReport &r)
     return freshnessRank(r.freshness) + (core::isFailing(r.state) ? 4 : 0);
 }
 
-namespace
-{
+namespace {
 core::Freshness worse(core::Freshness a, core::Freshness b)
 {
     return DashboardTiles::freshnessRank(b) > DashboardTiles::freshnessRank(a) ? b : a;
@@ -138,8 +136,8 @@ void DashboardTiles::updateTable(Table &t, const core::TableReport &r, std::int6
         ring.rowsHead = (ring.rowsHead + 1) % kRateSamples;
         ring.rowsCount = std::min(ring.rowsCount + 1, kRateSamples);
     }
-    const bool relabel = !t.report || t.report->twoWay != r.twoWay || t.report->source != r.source ||
-                         t.report->target != r.target;
+    const bool relabel =
+        !t.report || t.report->twoWay != r.twoWay || t.report->source != r.source || t.report->target != r.target;
     t.report = &r;
     if (relabel) {
         t.pipeline = QString::fromStdString(r.pipeline);
@@ -295,7 +293,8 @@ std::vector<DashboardTiles::Group> DashboardTiles::groups() const
         if (!m_pipelineFilter.isEmpty() && t.dashboardPipeline != m_pipelineFilter)
             continue;
         if (!m_filter.isEmpty() && !t.table.contains(m_filter, Qt::CaseInsensitive) &&
-            !t.pipeline.contains(m_filter, Qt::CaseInsensitive) && !t.direction.contains(m_filter, Qt::CaseInsensitive) &&
+            !t.pipeline.contains(m_filter, Qt::CaseInsensitive) &&
+            !t.direction.contains(m_filter, Qt::CaseInsensitive) &&
             !spelled(t.report->strategy).contains(m_filter, Qt::CaseInsensitive))
             continue;
         QString title;
@@ -325,7 +324,8 @@ std::vector<DashboardTiles::Group> DashboardTiles::groups() const
     for (auto &[title, g] : byTitle)
         out.push_back(std::move(g));
     if (m_order == Order::Worst) {
-        std::stable_sort(out.begin(), out.end(), [](const Group &a, const Group &b) { return a.severity > b.severity; });
+        std::stable_sort(out.begin(), out.end(),
+                         [](const Group &a, const Group &b) { return a.severity > b.severity; });
         for (Group &g : out)
             std::stable_sort(g.tables.begin(), g.tables.end(), [](const Table *a, const Table *b) {
                 if (a->severity != b->severity)

@@ -16,8 +16,7 @@
 #include <utility>
 #include <vector>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 /// What the dashboard shows, built from snapshots and slot samples: a summary per pipeline and
 /// one tile per table, in groups (by pipeline, strategy or schema), the worst first or by name,
@@ -26,8 +25,7 @@ namespace driftless::ui
 /// Keeps per table a small ring of its recent lag values and rows applied, updated from each
 /// snapshot (the sparkline and rows/s), so nothing is queried per tile: at 1,000 tables a
 /// snapshot costs one pass over them. A plain object of the UI thread; the page owns it.
-class DashboardTiles final
-{
+class DashboardTiles final {
 public:
     enum class Grouping { Pipeline, Strategy, Schema };
     enum class Order { Worst, Name };

@@ -13,11 +13,9 @@
 #include <map>
 #include <string_view>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
-namespace
-{
+namespace {
 
 using KeyView = std::pair<std::string_view, std::string_view>;
 KeyView keyOf(const core::TableReport &r)
@@ -260,7 +258,8 @@ QString TablesModel::display(const Row &row, int column)
         return r.lastSyncAtMs ? formatTimestamp(*r.lastSyncAtMs) : tr("never");
     case Progress:
         if (row.done)
-            return tr("100% \u00b7 done \u00b7 %1 rows").arg(QLocale().toString(static_cast<qlonglong>(row.done->rows)));
+            return tr("100% \u00b7 done \u00b7 %1 rows")
+                .arg(QLocale().toString(static_cast<qlonglong>(row.done->rows)));
         return r.backfill ? formatBackfill(*r.backfill) : QString();
     case Message:
         return QString::fromStdString(r.message);
@@ -399,7 +398,9 @@ void TablesModel::setTables(SharedList<core::TableReport> shared, const DoneByTa
             incoming.emplace(keyOf(tables[i]), i);
 
         // 1. Rows that are gone, removed from the bottom up in contiguous runs.
-        const auto gone = [&](int row) { return !incoming.count(keyOf(*m_rows[static_cast<std::size_t>(row)].report)); };
+        const auto gone = [&](int row) {
+            return !incoming.count(keyOf(*m_rows[static_cast<std::size_t>(row)].report));
+        };
         for (int row = static_cast<int>(m_rows.size()) - 1; row >= 0;) {
             if (!gone(row)) {
                 --row;

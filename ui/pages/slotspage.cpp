@@ -29,9 +29,9 @@ namespace driftless::ui {
 
 SlotsPage::SlotsPage(SlotsModel *model, SlotMonitor *monitor, QWidget *parent)
     : QWidget(parent), m_model(model), m_monitor(monitor), m_proxy(new QSortFilterProxyModel(this)),
-      m_view(new QTableView(this)), m_chart(new SlotHistoryChart(this)), m_summary(new QLabel(this)), m_notice(new QLabel(this)),
-      m_sources(new QLabel(this)),
-      m_result(new QLabel(this)), m_drop(new QPushButton(tr("Drop slot\u2026"), this))
+      m_view(new QTableView(this)), m_chart(new SlotHistoryChart(this)), m_summary(new QLabel(this)),
+      m_notice(new QLabel(this)), m_sources(new QLabel(this)), m_result(new QLabel(this)),
+      m_drop(new QPushButton(tr("Drop slot\u2026"), this))
 {
     setObjectName(QStringLiteral("slotsPage"));
     m_proxy->setSourceModel(m_model);
@@ -160,8 +160,7 @@ void SlotsPage::showSample(const SlotSample &sample)
     m_notice->setText(errors.join(QLatin1Char('\n')));
     m_notice->setVisible(!errors.isEmpty());
     if (!sample.workspace) {
-        m_summary->setText(sample.statePath.isEmpty() ? tr("No workspace open")
-                                                      : tr("Reading the workspace\u2026"));
+        m_summary->setText(sample.statePath.isEmpty() ? tr("No workspace open") : tr("Reading the workspace\u2026"));
     } else if (sample.takenAtMs == 0) {
         m_summary->setText(tr("Reading the replication slots\u2026"));
     } else if (sources.empty() && binlogs == 0) {
@@ -192,7 +191,10 @@ void SlotsPage::showSample(const SlotSample &sample)
     updateButtons();
 }
 
-void SlotsPage::setEngine(EngineBridge *engine) { m_chart->setEngine(engine); }
+void SlotsPage::setEngine(EngineBridge *engine)
+{
+    m_chart->setEngine(engine);
+}
 
 void SlotsPage::setSnapshot(const EngineSnapshot &snapshot)
 {
@@ -229,7 +231,8 @@ void SlotsPage::setSnapshot(const EngineSnapshot &snapshot)
             ids << sourceIdentityText(id);
         const QString name = QString::fromStdString(pipeline);
         QString line = tr("%1: %2").arg(name, ids.isEmpty() ? tr("not recorded yet") : ids.join(QStringLiteral(" / ")));
-        QString rich = tr("Source of <b>%1</b>: %2").arg(name.toHtmlEscaped(), line.mid(name.size() + 2).toHtmlEscaped());
+        QString rich =
+            tr("Source of <b>%1</b>: %2").arg(name.toHtmlEscaped(), line.mid(name.size() + 2).toHtmlEscaped());
         if (s.changed) {
             const QString fix = tr("source changed: driftless-cli recover %1").arg(name);
             line += QStringLiteral(" \u2014 ") + fix;
@@ -257,7 +260,10 @@ void SlotsPage::updateChart()
     m_chart->setSlot(s, slotGuardOf(m_monitor->sample().workspace.get(), s.source));
 }
 
-int SlotsPage::selectedRow() const { return selectedSourceRow(m_view, m_proxy); }
+int SlotsPage::selectedRow() const
+{
+    return selectedSourceRow(m_view, m_proxy);
+}
 
 void SlotsPage::selectSlot(const QString &source, const QString &slot)
 {
@@ -293,10 +299,9 @@ void SlotsPage::updateButtons()
         return;
     }
     m_drop->setEnabled(true);
-    m_drop->setToolTip(!s.owner.empty()
-                           ? tr("Pipeline %1 reads %2: dropping it means re-snapshotting its CDC tables")
-                                 .arg(QString::fromStdString(s.owner), name)
-                           : tr("Drop %1 and release the WAL it holds").arg(name));
+    m_drop->setToolTip(!s.owner.empty() ? tr("Pipeline %1 reads %2: dropping it means re-snapshotting its CDC tables")
+                                              .arg(QString::fromStdString(s.owner), name)
+                                        : tr("Drop %1 and release the WAL it holds").arg(name));
 }
 
 void SlotsPage::requestDrop()
@@ -321,10 +326,10 @@ void SlotsPage::requestDrop()
                          "re-sync from scratch.");
     else
         consequence = tr("Driftless did not create this slot. Whatever reads it must re-sync from scratch.");
-    auto *box = new QMessageBox(QMessageBox::Warning, tr("Drop Replication Slot"),
-                                tr("Drop replication slot <b>%1</b> on <b>%2</b>?")
-                                    .arg(slot.toHtmlEscaped(), source.toHtmlEscaped()),
-                                QMessageBox::NoButton, this);
+    auto *box = new QMessageBox(
+        QMessageBox::Warning, tr("Drop Replication Slot"),
+        tr("Drop replication slot <b>%1</b> on <b>%2</b>?").arg(slot.toHtmlEscaped(), source.toHtmlEscaped()),
+        QMessageBox::NoButton, this);
     box->setObjectName(QStringLiteral("dropConfirmation"));
     box->setInformativeText(tr("<p>This runs on %1:</p><pre>%2</pre><p>The %3 of WAL it holds are released. %4</p>")
                                 .arg(source.toHtmlEscaped(), sql.toHtmlEscaped(),

@@ -29,19 +29,17 @@
 
 #include <algorithm>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *parent)
     : QWidget(parent), m_model(model), m_runner(runner), m_promoter(new PromoteRunner(runner->engine(), this)),
-      m_proxy(new TablesProxy(this)),
-      m_view(new QTableView(this)), m_filter(new QLineEdit(this)), m_summary(new QLabel(this)),
-      m_notice(new QLabel(this)), m_details(new QLabel(this)), m_backfill(new QPushButton(tr("Backfill\u2026"), this)),
+      m_proxy(new TablesProxy(this)), m_view(new QTableView(this)), m_filter(new QLineEdit(this)),
+      m_summary(new QLabel(this)), m_notice(new QLabel(this)), m_details(new QLabel(this)),
+      m_backfill(new QPushButton(tr("Backfill\u2026"), this)),
       m_cancel(new QPushButton(tr("Cancel Backfill\u2026"), this)),
-      m_promote(new QPushButton(tr("Promote to CDC\u2026"), this)),
-      m_pause(new QPushButton(tr("Pause\u2026"), this)), m_resume(new QPushButton(tr("Resume\u2026"), this)),
-      m_pauser(new PauseRunner(runner->engine(), this)), m_promoteResult(new QLabel(this)),
-      m_progress(new BackfillProgress(this))
+      m_promote(new QPushButton(tr("Promote to CDC\u2026"), this)), m_pause(new QPushButton(tr("Pause\u2026"), this)),
+      m_resume(new QPushButton(tr("Resume\u2026"), this)), m_pauser(new PauseRunner(runner->engine(), this)),
+      m_promoteResult(new QLabel(this)), m_progress(new BackfillProgress(this))
 {
     setObjectName(QStringLiteral("tablesPage"));
     // Sorts by TablesModel::SortRole and filters every column, case-insensitively, as a plain
@@ -277,7 +275,10 @@ void TablesPage::updateDetails()
     m_details->setVisible(true);
 }
 
-int TablesPage::selectedRow() const { return selectedSourceRow(m_view, m_proxy); }
+int TablesPage::selectedRow() const
+{
+    return selectedSourceRow(m_view, m_proxy);
+}
 
 void TablesPage::selectTable(const QString &pipeline, const QString &table)
 {
@@ -313,8 +314,8 @@ void TablesPage::updateButtons()
         const QString forward = QString::fromStdString(r.twoWay);
         for (QPushButton *b : {m_pause, m_resume, m_backfill, m_cancel, m_promote})
             b->setEnabled(false);
-        m_pause->setToolTip(tr("Pause the table on its forward row (pipeline %1): a pause holds both directions")
-                                .arg(forward));
+        m_pause->setToolTip(
+            tr("Pause the table on its forward row (pipeline %1): a pause holds both directions").arg(forward));
         m_resume->setToolTip(r.paused ? tr("Resume the table on its forward row (pipeline %1): both directions sync "
                                            "again")
                                             .arg(forward)
@@ -418,15 +419,16 @@ void TablesPage::updateButtonsForMany(const std::vector<int> &rows)
 {
     const auto toPause = actionable(rows, true), toResume = actionable(rows, false);
     m_pause->setEnabled(!toPause.empty());
-    m_pause->setToolTip(toPause.empty() ? tr("None of the %1 selected tables can be paused: paused already, or a "
-                                             "two-way pipeline's reverse row")
-                                              .arg(rows.size())
-                                        : tr("Pause %1 of the %2 selected tables").arg(toPause.size()).arg(rows.size()));
+    m_pause->setToolTip(toPause.empty()
+                            ? tr("None of the %1 selected tables can be paused: paused already, or a "
+                                 "two-way pipeline's reverse row")
+                                  .arg(rows.size())
+                            : tr("Pause %1 of the %2 selected tables").arg(toPause.size()).arg(rows.size()));
     m_resume->setEnabled(!toResume.empty());
-    m_resume->setToolTip(toResume.empty() ? tr("None of the %1 selected tables is paused").arg(rows.size())
-                                          : tr("Resume the %1 paused ones of the %2 selected tables")
-                                                .arg(toResume.size())
-                                                .arg(rows.size()));
+    m_resume->setToolTip(
+        toResume.empty()
+            ? tr("None of the %1 selected tables is paused").arg(rows.size())
+            : tr("Resume the %1 paused ones of the %2 selected tables").arg(toResume.size()).arg(rows.size()));
     for (QPushButton *b : {m_backfill, m_cancel, m_promote}) {
         b->setEnabled(false);
         b->setToolTip(tr("Select one table for this"));
@@ -454,8 +456,7 @@ void TablesPage::showContextMenu(const QPoint &pos)
     if (!m_view->selectionModel()->isRowSelected(index.row(), index.parent()))
         m_view->selectRow(index.row());
     updateButtons();
-    const QString pipeline =
-        QString::fromStdString(m_model->report(m_proxy->mapToSource(index).row()).pipeline);
+    const QString pipeline = QString::fromStdString(m_model->report(m_proxy->mapToSource(index).row()).pipeline);
     QMenu menu(this);
     QAction *backfill = menu.addAction(m_backfill->icon(), m_backfill->text(), this, &TablesPage::requestBackfill);
     backfill->setEnabled(m_backfill->isEnabled());
@@ -624,9 +625,15 @@ void TablesPage::requestPromote()
     box->open();
 }
 
-void TablesPage::requestPause() { requestPaused(true); }
+void TablesPage::requestPause()
+{
+    requestPaused(true);
+}
 
-void TablesPage::requestResume() { requestPaused(false); }
+void TablesPage::requestResume()
+{
+    requestPaused(false);
+}
 
 void TablesPage::requestPaused(bool pause)
 {
@@ -654,7 +661,8 @@ void TablesPage::requestPaused(bool pause)
                 emit statusMessage((pause ? tr("Pausing %1\u2026") : tr("Resuming %1\u2026"))
                                        .arg(QString::fromStdString(reports.front().table)));
             else if (started > 1)
-                emit statusMessage((pause ? tr("Pausing %1 tables\u2026") : tr("Resuming %1 tables\u2026")).arg(started));
+                emit statusMessage(
+                    (pause ? tr("Pausing %1 tables\u2026") : tr("Resuming %1 tables\u2026")).arg(started));
         }
         updateButtons();
     });

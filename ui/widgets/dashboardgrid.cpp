@@ -18,11 +18,9 @@
 #include <cmath>
 #include <map>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
-namespace
-{
+namespace {
 constexpr int kMargin = 8;
 constexpr int kPad = 7;
 constexpr int kIcon = 14;
@@ -33,7 +31,8 @@ QString rate(double rowsPerSecond)
     if (rowsPerSecond <= 0)
         return DashboardGrid::tr("0 rows/s");
     return DashboardGrid::tr("%1 rows/s")
-        .arg(rowsPerSecond < 10 ? locale.toString(rowsPerSecond, 'f', 1) : locale.toString(std::llround(rowsPerSecond)));
+        .arg(rowsPerSecond < 10 ? locale.toString(rowsPerSecond, 'f', 1)
+                                : locale.toString(std::llround(rowsPerSecond)));
 }
 
 QString countsText(const std::array<int, 4> &by)
@@ -68,7 +67,8 @@ QString slotText(const DashboardTiles::Pipeline &p)
         return DashboardGrid::tr("Slot: not growing toward its limit");
     if (*p.slotSecondsToLimit <= 0)
         return DashboardGrid::tr("Slot: at its limit now");
-    return DashboardGrid::tr("Slot: limit in %1").arg(QString::fromStdString(core::humanTimeLeft(*p.slotSecondsToLimit)));
+    return DashboardGrid::tr("Slot: limit in %1")
+        .arg(QString::fromStdString(core::humanTimeLeft(*p.slotSecondsToLimit)));
 }
 
 QString reconcileText(const DashboardTiles::Pipeline &p)
@@ -331,8 +331,9 @@ void DashboardGrid::paintTable(QPainter &p, const Item &item) const
     const QFontMetrics fm(font());
     const int line = fm.height();
     // Grouped by pipeline, the header names it; otherwise the tile does.
-    const QString name = item.group && item.group->title == t.dashboardPipeline ? t.table
-                                                                         : t.dashboardPipeline + QLatin1Char('/') + t.table;
+    const QString name = item.group && item.group->title == t.dashboardPipeline
+                             ? t.table
+                             : t.dashboardPipeline + QLatin1Char('/') + t.table;
     const QIcon state = stateIcon(r.state);
     const QString key = QStringLiteral("t|%1|%2|%3").arg(name, level).arg(int(state.isNull() ? -1 : int(r.state)));
     m_memo.paint(&p, item.rect, key, [&](QPainter *q, const QRect &rect) {
@@ -358,7 +359,8 @@ void DashboardGrid::paintTable(QPainter &p, const Item &item) const
 
     // The sparkline: lag over the last snapshots, scaled to its own peak so a small table's
     // movement shows (the tint tells the level), the SLA as a dotted line when within.
-    const QRectF spark(inner.left(), inner.top() + 2 * line + 2, inner.width(), inner.bottom() - inner.top() - 2 * line - 2);
+    const QRectF spark(inner.left(), inner.top() + 2 * line + 2, inner.width(),
+                       inner.bottom() - inner.top() - 2 * line - 2);
     const std::vector<float> lag = t.lag();
     if (spark.height() < 4 || lag.size() < 2)
         return;
@@ -407,8 +409,9 @@ void DashboardGrid::mouseReleaseEvent(QMouseEvent *event)
 QString DashboardGrid::toolTipFor(const Item &item) const
 {
     if (item.kind == Item::PipelineTile) {
-        QString text = m_selected == item.pipeline->name ? tr("Click to show every pipeline's tables again")
-                                                         : tr("Click to show only %1's tables").arg(item.pipeline->name);
+        QString text = m_selected == item.pipeline->name
+                           ? tr("Click to show every pipeline's tables again")
+                           : tr("Click to show only %1's tables").arg(item.pipeline->name);
         if (item.pipeline->sourceChanged)
             text += tr("\nThe source changed under it (another server, or another history): bring the target back "
                        "with driftless-cli recover %1, or reload it with driftless-cli resnapshot %1")

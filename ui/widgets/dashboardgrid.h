@@ -9,8 +9,7 @@
 
 #include <vector>
 
-namespace driftless::ui
-{
+namespace driftless::ui {
 
 /// The dashboard's tiles, painted in one widget (1,000 child widgets would cost more to lay out
 /// and paint than the UI thread's budget allows): a row of pipeline tiles, then one section per
@@ -20,8 +19,7 @@ namespace driftless::ui
 /// Lives in a QScrollArea: its height follows its width (setMinimumHeight), and a paint draws
 /// only the tiles in the exposed rectangle. A click on a table tile emits tableClicked, on a
 /// pipeline tile pipelineClicked. UI thread only.
-class DashboardGrid final : public QWidget
-{
+class DashboardGrid final : public QWidget {
     Q_OBJECT
 public:
     explicit DashboardGrid(QWidget *parent = nullptr);

@@ -56,7 +56,9 @@ public:
     /// A pass of one table starts / ends (status: ok, error, cancelled).
     virtual void runStarted(const TableKey &) {}
     virtual void runFinished(const TableKey &, const std::string & /*status*/, long long /*rows*/,
-                             const std::string & /*error*/) {}
+                             const std::string & /*error*/)
+    {
+    }
     /// A two-way direction parked a conflict for a person (the conflict queue).
     virtual void conflict(const ConflictRecord &) {}
     /// Called about once a second by the scheduler, from its own thread.

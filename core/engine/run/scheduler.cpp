@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
-#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -22,9 +22,9 @@ using Clock = std::chrono::steady_clock;
 struct JobState {
     Clock::time_point due;
     bool running = false;
-    bool paused = false;  ///< paused, and the observer was told
+    bool paused = false;   ///< paused, and the observer was told
     std::stop_source pass; ///< stops the pass under way (the table was paused)
-    bool done = false;    ///< `once` mode: finished (successfully or out of attempts)
+    bool done = false;     ///< `once` mode: finished (successfully or out of attempts)
     int failures = 0;
     bool inError = false;
     /// A schema change paused the table (its pass found it): the reason, logged once.
@@ -108,8 +108,8 @@ void runCdcGroup(std::vector<TableJob> jobs, EngineObserver &observer, bool once
             errors += static_cast<int>(jobs.size());
             break;
         }
-        auto wait = transient ? std::chrono::seconds(std::min(60, 1 << std::min(failures - 1, 6)))
-                              : std::chrono::seconds(300);
+        auto wait =
+            transient ? std::chrono::seconds(std::min(60, 1 << std::min(failures - 1, 6))) : std::chrono::seconds(300);
         std::unique_lock lock(m);
         wake.wait_for(lock, stop, wait, [] { return false; });
     }
@@ -306,7 +306,8 @@ int Scheduler::run(std::stop_token stop)
         }
     };
 
-    const int n = m_jobs.empty() ? 0 : std::max(1, std::min<int>(m_options.maxParallel, static_cast<int>(m_jobs.size())));
+    const int n =
+        m_jobs.empty() ? 0 : std::max(1, std::min<int>(m_options.maxParallel, static_cast<int>(m_jobs.size())));
     {
         std::vector<std::jthread> workers;
         for (int i = 0; i < n; ++i)

@@ -1,9 +1,9 @@
 #include "core/engine/status/alerts.h"
 
 #include "core/base/isotime.h"
+#include "core/engine/endpoints/sshtunnel.h"
 #include "core/engine/slots/binlogretention.h"
 #include "core/engine/slots/slotprojection.h"
-#include "core/engine/endpoints/sshtunnel.h"
 #include "core/model/duration.h"
 
 #include <nlohmann/json.hpp>
@@ -54,8 +54,9 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
                         t.table + " drifted: " + std::to_string(t.reconcile->missing) + " missing, " +
                         std::to_string(t.reconcile->extra) + " extra, " + std::to_string(t.reconcile->different) +
                         " different rows (" + pct + " of " + std::to_string(t.reconcile->sourceRows) + ")";
-            a.action = "review the report (driftless-cli reconcile shows it again) and resolve it: driftless-cli repair " +
-                       std::to_string(t.reconcile->reportId) + " --table " + t.table;
+            a.action =
+                "review the report (driftless-cli reconcile shows it again) and resolve it: driftless-cli repair " +
+                std::to_string(t.reconcile->reportId) + " --table " + t.table;
             out.push_back(std::move(a));
         }
         // A paused table falls behind on purpose: its state says so, an alert would be noise.
@@ -65,8 +66,10 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
             a.level = Level::Warn;
             a.pipeline = t.pipeline;
             a.table = t.table;
-            a.message = t.pipeline + "/" + t.table + " is " + seconds(*t.lagSeconds) + " behind the source, past its "
-                        "freshness SLA of " + seconds(t.slaSeconds);
+            a.message = t.pipeline + "/" + t.table + " is " + seconds(*t.lagSeconds) +
+                        " behind the source, past its "
+                        "freshness SLA of " +
+                        seconds(t.slaSeconds);
             a.action =
                 t.state == TableState::Idle || t.state == TableState::Ok
                     ? "no sync is running for it: start one (driftless-cli run, or the app)"
@@ -108,13 +111,15 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
                 const bool due = *b.secondsToExpiry <= 0;
                 a.kind = "binlog_expiry";
                 a.level = due ? Level::Error : Level::Warn;
-                a.message = "pipeline " + b.pipeline + " needs binlog " + b.neededFile + " on " + b.source + ", which " +
+                a.message = "pipeline " + b.pipeline + " needs binlog " + b.neededFile + " on " + b.source +
+                            ", which " +
                             (due ? std::string("the server purges at its next binlog rotation")
                                  : "the server may purge in " + humanTimeLeft(*b.secondsToExpiry)) +
                             " (binlog_expire_logs_seconds " + std::to_string(*b.retentionSeconds) + ")";
                 a.action = "start the sync of pipeline " + b.pipeline +
                            " so it reads past that file (driftless-cli run, serve, or the app), or keep binlogs "
-                           "longer: " + binlogRetentionFix(b, nowMs);
+                           "longer: " +
+                           binlogRetentionFix(b, nowMs);
             } else {
                 continue;
             }
@@ -138,8 +143,9 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
                 Alert a = base("slot_lost", Level::Error);
                 a.message = "replication slot " + s.slot + " on " + s.source +
                             " was invalidated (wal_status lost): the WAL it needed is gone";
-                a.action = ours ? "re-snapshot the pipeline: driftless-cli resnapshot " + s.owner
-                                : "drop it (SELECT pg_drop_replication_slot('" + s.slot + "')) and re-sync its consumer";
+                a.action = ours
+                               ? "re-snapshot the pipeline: driftless-cli resnapshot " + s.owner
+                               : "drop it (SELECT pg_drop_replication_slot('" + s.slot + "')) and re-sync its consumer";
                 out.push_back(std::move(a));
             } else if (s.walStatus == "unreserved") {
                 Alert a = base("slot_unreserved", Level::Error);
@@ -158,7 +164,8 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
                             humanBytes(past ? guard->maxRetained : guard->effectiveWarn()) + ")";
                 a.action = ours ? "start or unblock the sync of " + s.owner +
                                       " so it catches up; if it cannot, drop the slot before the source's disk fills "
-                                      "(driftless-cli resnapshot " + s.owner + " with the sync stopped)"
+                                      "(driftless-cli resnapshot " +
+                                      s.owner + " with the sync stopped)"
                                 : "resume the slot's consumer or drop the slot";
                 out.push_back(std::move(a));
             }

@@ -2,9 +2,9 @@
 
 #include "core/base/isotime.h"
 #include "core/base/jsonfields.h"
-#include "core/engine/status/freshness.h"
 #include "core/engine/jobs/observer.h"
 #include "core/engine/jobs/pauses.h"
+#include "core/engine/status/freshness.h"
 #include "core/engine/twoway/conflicts.h"
 #include "core/engine/twoway/twoway.h"
 #include "core/model/cdcposition.h"
@@ -54,7 +54,6 @@ bool isRebackfill(Strategy strategy, TableState state, const std::string &messag
 
 } // namespace
 
-
 std::vector<TableReport> buildStatus(const Workspace &ws, const std::vector<StateStore::TableStatus> &statuses,
                                      std::int64_t nowMs, const std::vector<StateStore::ReconcileSummary> &reconciles,
                                      const std::vector<StateStore::PausedTable> &paused)
@@ -87,8 +86,8 @@ std::vector<TableReport> buildStatus(const Workspace &ws, const std::vector<Stat
                 r.pipeline = direction;
                 r.table = read.display();
                 r.source = (reverse ? p.target : p.source) + ":" + read.display();
-                r.target = reverse ? p.source + ":" + t.table.display()
-                                   : p.target + ":" + (tgt ? targetName.display() : "?");
+                r.target =
+                    reverse ? p.source + ":" + t.table.display() : p.target + ":" + (tgt ? targetName.display() : "?");
                 if (p.twoWay) {
                     r.twoWay = p.name;
                     r.reverse = reverse;
@@ -249,16 +248,15 @@ nlohmann::json tablesJsonValue(const std::vector<TableReport> &tables)
                               {"error", t.reconcile->error.empty() ? json(nullptr) : json(t.reconcile->error)}};
         j["backfill"] = nullptr;
         if (t.backfill)
-            j["backfill"] = {{"rows", t.backfill->rows},
-                             {"total", t.backfill->total ? json(*t.backfill->total) : json(nullptr)},
-                             {"percent", t.backfill->percent ? json(*t.backfill->percent) : json(nullptr)},
-                             {"eta_seconds", t.backfill->etaSeconds ? json(std::round(*t.backfill->etaSeconds))
-                                                                    : json(nullptr)}};
+            j["backfill"] = {
+                {"rows", t.backfill->rows},
+                {"total", t.backfill->total ? json(*t.backfill->total) : json(nullptr)},
+                {"percent", t.backfill->percent ? json(*t.backfill->percent) : json(nullptr)},
+                {"eta_seconds", t.backfill->etaSeconds ? json(std::round(*t.backfill->etaSeconds)) : json(nullptr)}};
         arr.push_back(std::move(j));
     }
     return arr;
 }
-
 
 std::vector<TableReport> tablesFromJson(const nlohmann::json &tables)
 {

@@ -9,13 +9,13 @@
 #include "core/db/mysqlcatalog.h"
 #include "core/db/mysqlconnection.h"
 #include "core/db/mysqlreplication.h"
-#include "core/engine/rows/columnmapping.h"
 #include "core/engine/endpoints/connect.h"
+#include "core/engine/endpoints/mysqlpreflight.h"
+#include "core/engine/endpoints/sshtunnel.h"
+#include "core/engine/rows/columnmapping.h"
 #include "core/engine/rows/deletepolicy.h"
 #include "core/engine/rows/generatedvalues.h"
-#include "core/engine/endpoints/mysqlpreflight.h"
 #include "core/engine/rows/rowfilter.h"
-#include "core/engine/endpoints/sshtunnel.h"
 #include "core/engine/twoway/twoway.h"
 #include "core/model/cdcposition.h"
 #include "core/model/error.h"
@@ -44,7 +44,10 @@ constexpr long long kBatchRows = 20'000;
 constexpr size_t kReadAheadBytes = 8u << 20;
 constexpr auto kBatchAge = std::chrono::milliseconds(100);
 
-std::int64_t versionOf(const binlog::Position &p) { return binlog::positionVersion(p); }
+std::int64_t versionOf(const binlog::Position &p)
+{
+    return binlog::positionVersion(p);
+}
 
 /// The key fields of a COPY line, for comparing a row's key before and after an update.
 std::string keyOf(std::string_view line, const std::vector<int> &keys)
@@ -180,12 +183,12 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
             const std::int64_t version = versionOf(at);
             std::string line;
             const std::string filter = t.job.spec.where ? "(" + *t.job.spec.where + ")" : std::string();
-            std::string where = after.empty() ? std::string()
-                                              : "(" + mysqlcatalog::keysetAfter(t.source, schema.primaryKey, 1) + ")";
+            std::string where =
+                after.empty() ? std::string() : "(" + mysqlcatalog::keysetAfter(t.source, schema.primaryKey, 1) + ")";
             if (!filter.empty())
                 where += (where.empty() ? "" : " AND ") + filter;
-            loader.stream(select + (where.empty() ? "" : " WHERE " + where) +
-                              " ORDER BY " + order + " LIMIT " + std::to_string(chunk),
+            loader.stream(select + (where.empty() ? "" : " WHERE " + where) + " ORDER BY " + order + " LIMIT " +
+                              std::to_string(chunk),
                           [&](const MysqlRowView &row) {
                               line.clear();
                               for (size_t i = 0; i < t.source.columns.size(); ++i) {
@@ -351,7 +354,8 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
         if (twoWay && twoWay->reverse)
             throw Error(ErrorKind::Permanent,
                         "the reverse direction of two-way pipeline " + twoWay->pipeline + " has no position for " +
-                            t->job.spec.table.display() + " (it never loads: its forward direction records where it "
+                            t->job.spec.table.display() +
+                            " (it never loads: its forward direction records where it "
                             "starts)",
                         {}, "re-snapshot the pipeline: driftless-cli resnapshot " + twoWay->pipeline);
         try {
@@ -384,11 +388,12 @@ void MysqlCdcPipeline::stopTable(Table &t, const Error &e, Merger &merger, Targe
     const std::string name = t.job.spec.table.display();
     const StopKind kind = stopKindOf(e);
     // A change of source names its own ways back (recover, resnapshot) in the error's hint.
-    t.stopped = kind == StopKind::SourceChanged
-                    ? stopMessage(e, "the pipeline's other tables stream on, this one's changes are not applied")
-                    : stopMessage(e, "the pipeline's other tables stream on, this one's changes are not applied. Fix the "
-                                     "cause, then load it again: driftless-cli resnapshot " +
-                                         m_pipeline + " " + name + " (a running sync takes it within seconds)");
+    t.stopped =
+        kind == StopKind::SourceChanged
+            ? stopMessage(e, "the pipeline's other tables stream on, this one's changes are not applied")
+            : stopMessage(e, "the pipeline's other tables stream on, this one's changes are not applied. Fix the "
+                             "cause, then load it again: driftless-cli resnapshot " +
+                                 m_pipeline + " " + name + " (a running sync takes it within seconds)");
     if (t.position) {
         // Its position stays where the error was; the mark keeps a restart from failing there
         // again, and the stream from starting there for it.
@@ -478,14 +483,14 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             throw CdcRestart{"the source changed: its tables are loaded again from the new server"};
         }
         throw SourceChangedError(
-                    m_resume->description + ". It cannot continue from GTID " + m_resume->gtid +
-                        ", where the target stands: " + e.what() +
-                        " (the target holds changes this server never had, which died with the old one, or the "
-                        "server is not a replica of it); nothing was read from it",
-                    e.code(),
-                    "point the endpoint back at server_id " + std::to_string(m_resume->was) +
-                        ", or bring the target back to it: driftless-cli recover " + m_pipeline +
-                        " (on MariaDB it reloads every table), or load it again: driftless-cli resnapshot " + m_pipeline);
+            m_resume->description + ". It cannot continue from GTID " + m_resume->gtid +
+                ", where the target stands: " + e.what() +
+                " (the target holds changes this server never had, which died with the old one, or the "
+                "server is not a replica of it); nothing was read from it",
+            e.code(),
+            "point the endpoint back at server_id " + std::to_string(m_resume->was) +
+                ", or bring the target back to it: driftless-cli recover " + m_pipeline +
+                " (on MariaDB it reloads every table), or load it again: driftless-cli resnapshot " + m_pipeline);
     };
     try {
         if (m_resume)
@@ -540,8 +545,9 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             // Another server's positions: a new epoch, above every version the old one wrote.
             const int epoch = mergers[t.get()]->epoch() + 1;
             if (epoch > rowversion::kMaxEpoch)
-                throw Error(ErrorKind::Permanent, m_resume->description + "; " + t->job.spec.table.display() +
-                                                      " has seen the most source changes its row versions can tell apart",
+                throw Error(ErrorKind::Permanent,
+                            m_resume->description + "; " + t->job.spec.table.display() +
+                                " has seen the most source changes its row versions can tell apart",
                             {}, "drop the target table, then load it again: driftless-cli resnapshot " + m_pipeline);
             mergers[t.get()]->setEpoch(epoch);
             m_observer.event(Level::Warn, t->key, "source_changed",
@@ -677,8 +683,8 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             }
             const binlog::Value *vp = &img[static_cast<size_t>(e)];
             if (vp->kind == binlog::Value::Kind::Absent && keyFrom && static_cast<size_t>(e) < keyFrom->size() &&
-                std::find(t.source.schema.primaryKey.begin(), t.source.schema.primaryKey.end(),
-                          static_cast<int>(i)) != t.source.schema.primaryKey.end())
+                std::find(t.source.schema.primaryKey.begin(), t.source.schema.primaryKey.end(), static_cast<int>(i)) !=
+                    t.source.schema.primaryKey.end())
                 vp = &(*keyFrom)[static_cast<size_t>(e)];
             const binlog::Value &v = *vp;
             switch (v.kind) {
@@ -699,7 +705,8 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                 break;
             }
         }
-        out.append(line, op, version, anyAbsent && op != ChangeOp::Delete ? std::string_view(mask) : std::string_view());
+        out.append(line, op, version,
+                   anyAbsent && op != ChangeOp::Delete ? std::string_view(mask) : std::string_view());
     };
 
     // Images without a generated column's value (a MINIMAL one leaves VIRTUAL columns out) are
@@ -707,8 +714,8 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     std::optional<MysqlConnection> lookup;
     std::set<Table *> toldRefetch; // said once per table and run: a MINIMAL writer does it always
     auto completeGenerated = [&](Table &t, RowSet &rows) {
-        if (!rows.hasUnchanged() || std::none_of(t.source.columns.begin(), t.source.columns.end(),
-                                                 [](const auto &c) { return c.generated; }))
+        if (!rows.hasUnchanged() ||
+            std::none_of(t.source.columns.begin(), t.source.columns.end(), [](const auto &c) { return c.generated; }))
             return;
         if (!lookup)
             lookup.emplace(connectMysql(t.job.source));
@@ -804,7 +811,8 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                 if (t->paused || !t->streaming() || versionOf(t->streamPosition()) >= versionOf(batch.end))
                     continue;
                 mergers[t.get()]->writeCheckpointInTransaction({positionWithProgress(*t, pos).toJson(), batch.version},
-                                                               results.count(t.get()) ? results[t.get()].rowsWritten : 0);
+                                                               results.count(t.get()) ? results[t.get()].rowsWritten
+                                                                                      : 0);
             }
             crashPoint("merge.before_commit");
             session->commit();
@@ -826,8 +834,8 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             t->position = positionWithProgress(*t, pos);
             t->version = batch.version;
             auto it = results.find(t.get());
-            m_observer.batchApplied(t->key, it == results.end() ? ApplyResult{} : it->second,
-                                    {posJson, batch.version}, fresh);
+            m_observer.batchApplied(t->key, it == results.end() ? ApplyResult{} : it->second, {posJson, batch.version},
+                                    fresh);
             if (it != results.end() && it->second.partialRowsMissing)
                 m_observer.event(Level::Warn, t->key, "partial_rows",
                                  std::to_string(it->second.partialRowsMissing) +
@@ -843,9 +851,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     auto lastPauseCheck = std::chrono::steady_clock::now();
     auto lastStopCheck = std::chrono::steady_clock::now();
     binlog::Position lastSaved = *start;
-    auto applies = [&](Table &t) {
-        return !t.paused && t.streaming() && txnVersion >= versionOf(t.streamPosition());
-    };
+    auto applies = [&](Table &t) { return !t.paused && t.streaming() && txnVersion >= versionOf(t.streamPosition()); };
     // A value the target cannot hold (a zero date) stops only its table; what the table has
     // staged of this transaction goes with it (it is loaded again anyway).
     auto valid = [&](Table &t, const binlog::Rows &r) {
@@ -1011,8 +1017,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                                                 m_pipeline + " " + t.job.spec.table.display();
                         m_observer.tableState(t.key, TableState::Paused, msg, std::nullopt);
                         m_observer.event(Level::Error, t.key, "schema_change", msg);
-                    }
-                    else if (ddl->verb == "ALTER") {
+                    } else if (ddl->verb == "ALTER") {
                         // The next TABLE_MAP shows the new layout (an added column is added to
                         // the target then); rows staged with the old one go first. The DDL is a
                         // group of its own, so the batch holds only whole transactions here.
@@ -1066,7 +1071,8 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             if (stopAt && versionOf(here) >= versionOf(*stopAt))
                 break;
         }
-        if (stopAt && !inTxn && !decoder.position().file.empty() && versionOf(decoder.position()) >= versionOf(*stopAt)) {
+        if (stopAt && !inTxn && !decoder.position().file.empty() &&
+            versionOf(decoder.position()) >= versionOf(*stopAt)) {
             flush();
             break;
         }
@@ -1077,7 +1083,8 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                 if (t->stopped.empty() || !t->position || mergers[t.get()]->readCheckpoint())
                     continue;
                 flush();
-                throw CdcRestart{t->job.spec.table.display() + " was re-snapshotted: the pipeline starts again to load it"};
+                throw CdcRestart{t->job.spec.table.display() +
+                                 " was re-snapshotted: the pipeline starts again to load it"};
             }
         }
         // Column backfills run between two batches: the stream waits at most one chunk.
@@ -1087,7 +1094,8 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                     lookup.emplace(connectMysql(src));
                 addColumnStep(*due, *lookup, *mergers[due], *session, false);
             }
-        if (options.paused && !inTxn && std::chrono::steady_clock::now() - lastPauseCheck >= std::chrono::milliseconds(250)) {
+        if (options.paused && !inTxn &&
+            std::chrono::steady_clock::now() - lastPauseCheck >= std::chrono::milliseconds(250)) {
             lastPauseCheck = std::chrono::steady_clock::now();
             // A pause or resume asked for while streaming: a pause stops applying at once; a
             // resume restarts the pipeline so the stream reads from the table's position again.

@@ -45,8 +45,8 @@ std::string MysqlCdcPipeline::sourceAddress() const
 {
     const Endpoint &src = m_jobs.front().source;
     const MysqlDsn dsn = MysqlDsn::parse(src.dsn);
-    return "endpoint '" + src.name + "' (" + (dsn.socket.empty() ? dsn.host + ":" + std::to_string(dsn.port) : dsn.socket) +
-           ")";
+    return "endpoint '" + src.name + "' (" +
+           (dsn.socket.empty() ? dsn.host + ":" + std::to_string(dsn.port) : dsn.socket) + ")";
 }
 
 void MysqlCdcPipeline::checkSourceIdentity(MysqlConnection &src, TargetSession &session)
@@ -73,8 +73,8 @@ void MysqlCdcPipeline::checkSourceIdentity(MysqlConnection &src, TargetSession &
         const BinlogCdcPosition &p = *t->position;
         if (p.serverId && p.serverId != m_serverId) {
             was = p.serverId;
-            why = "server_id " + std::to_string(m_serverId) + " answers where the checkpoints were read from server_id " +
-                  std::to_string(p.serverId);
+            why = "server_id " + std::to_string(m_serverId) +
+                  " answers where the checkpoints were read from server_id " + std::to_string(p.serverId);
             break;
         }
         if (!t->streaming())
@@ -89,8 +89,8 @@ void MysqlCdcPipeline::checkSourceIdentity(MysqlConnection &src, TargetSession &
             was = p.serverId ? p.serverId : m_serverId;
             sameServer = p.serverId != 0;
             why = "the server's binary log " +
-                  (pastNewest ? "ends before " + p.at.file : p.at.file + " is only " + std::to_string(file->second) +
-                                                                 " bytes long") +
+                  (pastNewest ? "ends before " + p.at.file
+                              : p.at.file + " is only " + std::to_string(file->second) + " bytes long") +
                   ", yet " + t->job.spec.table.display() + " was synced up to " + p.at.file + ":" +
                   std::to_string(p.at.offset);
             break;
@@ -123,8 +123,8 @@ void MysqlCdcPipeline::checkSourceIdentity(MysqlConnection &src, TargetSession &
     }
 
     const std::string now = src.scalar("SELECT @@gtid_binlog_pos").value_or("");
-    const std::string intro = "the source changed: " + sourceAddress() + " is " + describeServer(m_serverId, now) +
-                              "; " + why;
+    const std::string intro =
+        "the source changed: " + sourceAddress() + " is " + describeServer(m_serverId, now) + "; " + why;
     if (sameServer) {
         const std::string restored =
             intro + ". The same server_id with another binary log is a restored or rebuilt server: its GTIDs, "
@@ -134,10 +134,12 @@ void MysqlCdcPipeline::checkSourceIdentity(MysqlConnection &src, TargetSession &
                                          "removed)");
             return;
         }
-        throw Error(ErrorKind::Permanent, restored + "; nothing was read from it", {},
-                    "bring the target to the restored server: driftless-cli recover " + m_pipeline +
-                        " (or set recover: auto on the pipeline; on MariaDB it reloads every table and removes the "
-                        "rows the restore rolled back), or " + pipelineFix);
+        throw SourceChangedError(
+            restored + "; nothing was read from it", {},
+            "bring the target to the restored server: driftless-cli recover " + m_pipeline +
+                " (or set recover: auto on the pipeline; on MariaDB it reloads every table and removes the "
+                "rows the restore rolled back), or " +
+                pipelineFix);
     }
     // What streams resumes from its GTID state, if the tables agree on one; a table loading
     // starts its load over on this server; a paused one cannot say where it stood.
@@ -156,8 +158,9 @@ void MysqlCdcPipeline::checkSourceIdentity(MysqlConnection &src, TargetSession &
             stopTable(*t,
                       SourceChangedError(intro + ", while the table was paused: where it stood cannot be found on "
                                                  "this server",
-                                         {}, "bring the target back to this server: driftless-cli recover " +
-                                                 m_pipeline + ", or " + pipelineFix),
+                                         {},
+                                         "bring the target back to this server: driftless-cli recover " + m_pipeline +
+                                             ", or " + pipelineFix),
                       *t->merger, session, false);
             continue;
         }
@@ -176,15 +179,16 @@ void MysqlCdcPipeline::checkSourceIdentity(MysqlConnection &src, TargetSession &
             reloadForRecovery(intro + " and the checkpoints hold no GTID state it could go on from");
             return;
         }
-        throw SourceChangedError(
-                    intro + ". The checkpoints hold " +
-                        (gtid.empty() ? std::string("no GTID") : disagree ? std::string("different GTID states")
-                                                                          : "'" + gtid + "'") +
-                        ", so the new server cannot be asked for what follows; nothing was read from it",
-                    {},
-                    "point the endpoint back at server_id " + std::to_string(was) +
-                        ", or bring the target back to it: driftless-cli recover " + m_pipeline +
-                        " (or set recover: auto on the pipeline; on MariaDB it reloads every table), or " + pipelineFix);
+        throw SourceChangedError(intro + ". The checkpoints hold " +
+                                     (gtid.empty() ? std::string("no GTID")
+                                      : disagree   ? std::string("different GTID states")
+                                                   : "'" + gtid + "'") +
+                                     ", so the new server cannot be asked for what follows; nothing was read from it",
+                                 {},
+                                 "point the endpoint back at server_id " + std::to_string(was) +
+                                     ", or bring the target back to it: driftless-cli recover " + m_pipeline +
+                                     " (or set recover: auto on the pipeline; on MariaDB it reloads every table), or " +
+                                     pipelineFix);
     }
     m_resume = Resume{gtid, was, intro};
 }

@@ -7,18 +7,18 @@
 #include "core/base/testhooks.h"
 #include "core/db/pgcatalog.h"
 #include "core/db/pgreplication.h"
-#include "core/engine/jobs/boundedqueue.h"
-#include "core/engine/schema/columnbackfill.h"
-#include "core/engine/rows/columnmapping.h"
-#include "core/engine/twoway/conflicts.h"
+#include "core/engine/cdc/pg/slotcreation.h"
 #include "core/engine/endpoints/connect.h"
+#include "core/engine/endpoints/sshtunnel.h"
+#include "core/engine/jobs/boundedqueue.h"
+#include "core/engine/jobs/pipelined.h"
+#include "core/engine/rows/columnmapping.h"
 #include "core/engine/rows/deletepolicy.h"
 #include "core/engine/rows/generatedvalues.h"
-#include "core/engine/twoway/newerwins.h"
 #include "core/engine/rows/rowfilter.h"
-#include "core/engine/jobs/pipelined.h"
-#include "core/engine/cdc/pg/slotcreation.h"
-#include "core/engine/endpoints/sshtunnel.h"
+#include "core/engine/schema/columnbackfill.h"
+#include "core/engine/twoway/conflicts.h"
+#include "core/engine/twoway/newerwins.h"
 #include "core/engine/twoway/twoway.h"
 #include "core/mergers/pgmerger.h"
 #include "core/model/error.h"
@@ -68,8 +68,8 @@ long long readChunk(PgConnection &conn, const TableSchema &schema, const TableSp
     for (size_t i = 0; i < schema.primaryKey.size(); ++i) {
         const auto &k = schema.columns[static_cast<size_t>(schema.primaryKey[i])];
         keys += (i ? ", " : "") + quoteIdent(k.name);
-        keyParams += (i ? ", " : "") + std::string("current_setting('driftless.p") + std::to_string(i + 1) + "')::" +
-                     k.typeSql;
+        keyParams +=
+            (i ? ", " : "") + std::string("current_setting('driftless.p") + std::to_string(i + 1) + "')::" + k.typeSql;
     }
     std::string where;
     if (!after.empty()) {
@@ -175,24 +175,26 @@ void CdcPipeline::ensurePublication(PgConnection &src)
         // The DBA's own publication: we read it, we never change it.
         if (!exists)
             throw Error(ErrorKind::Permanent, "publication " + pub + " does not exist on the source", {},
-                        "CREATE PUBLICATION " + pub + " FOR TABLE ..., or remove 'publication:' to let Driftless "
-                        "create driftless_" + m_pipeline);
+                        "CREATE PUBLICATION " + pub +
+                            " FOR TABLE ..., or remove 'publication:' to let Driftless "
+                            "create driftless_" +
+                            m_pipeline);
         if (!missing.empty()) {
             // Without publish_via_partition_root a partitioned table is published as its
             // partitions, whose changes would reach us under their own names and be skipped.
-            auto viaLeaves = src.execParams(
-                "SELECT NOT p.pubviaroot AND c.relkind = 'p' FROM pg_publication p, pg_class c "
-                "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE p.pubname = $1 AND n.nspname = $2 AND c.relname = $3",
-                {pub, missing.front().schema, missing.front().name});
+            auto viaLeaves =
+                src.execParams("SELECT NOT p.pubviaroot AND c.relkind = 'p' FROM pg_publication p, pg_class c "
+                               "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE p.pubname = $1 AND n.nspname = $2 "
+                               "AND c.relname = $3",
+                               {pub, missing.front().schema, missing.front().name});
             if (viaLeaves.rows() && viaLeaves.toBool(0, 0))
                 throw Error(ErrorKind::Permanent,
                             "publication " + pub + " publishes partitioned table " + missing.front().display() +
                                 " as its partitions (publish_via_partition_root is off), so its changes would not "
                                 "reach it",
                             {}, "ALTER PUBLICATION " + pub + " SET (publish_via_partition_root = true)");
-            throw Error(ErrorKind::Permanent,
-                        "publication " + pub + " does not include " + missing.front().display(), {},
-                        "ALTER PUBLICATION " + pub + " ADD TABLE " + missing.front().display());
+            throw Error(ErrorKind::Permanent, "publication " + pub + " does not include " + missing.front().display(),
+                        {}, "ALTER PUBLICATION " + pub + " ADD TABLE " + missing.front().display());
         }
         return;
     }
@@ -363,7 +365,8 @@ void CdcPipeline::run(std::stop_token stop, Options options)
     if (first.twoWay) {
         // What this direction applies is never read back by the other one.
         markOwnWrites(*m_session, first.twoWay->applyOrigin);
-        if (std::any_of(m_jobs.begin(), m_jobs.end(), [](const TableJob &j) { return usesCommitTimeClock(j.spec.conflicts); }))
+        if (std::any_of(m_jobs.begin(), m_jobs.end(),
+                        [](const TableJob &j) { return usesCommitTimeClock(j.spec.conflicts); }))
             if (auto *pg = dynamic_cast<PgTargetSession *>(m_session.get())) {
                 requireCommitTimestamps(src, first.source.name);
                 requireCommitTimestamps(pg->connection(), first.target.name);
@@ -498,7 +501,8 @@ void CdcPipeline::run(std::stop_token stop, Options options)
     // A promoted standby has none of the old primary's slots: with the timeline continuing the
     // target's history, the changes since the checkpoint are only lost to the stream, and a
     // recovery by diff brings them back when asked for.
-    const bool streamedBefore = std::any_of(m_tables.begin(), m_tables.end(), [](const auto &t) { return t->position.has_value(); });
+    const bool streamedBefore =
+        std::any_of(m_tables.begin(), m_tables.end(), [](const auto &t) { return t->position.has_value(); });
     if (!m_recovery && slot.rows() == 0 && streamedBefore && !m_sourceChange.empty() && recoveryAllowed())
         m_recovery = Recovery{m_sourceChange, wallClockMs(), {}, 0, 0};
     if (m_recovery) {
@@ -523,32 +527,37 @@ void CdcPipeline::run(std::stop_token stop, Options options)
                 m_observer.tableState(t->key, TableState::Error, "replication slot " + m_slot + " is gone",
                                       std::nullopt);
             if (!m_sourceChange.empty())
-                throw Error(ErrorKind::Permanent,
-                            m_sourceChange + "; replication slot " + m_slot + " is not on it (a promoted standby has "
-                            "none of the old primary's slots; Postgres 17's failover slots would carry it), so changes "
-                            "after " + (since.empty() ? std::string("the last checkpoint") : since) +
-                                " cannot be read from it",
-                            {}, "bring the target back to this server by diff: driftless-cli recover " + m_pipeline +
-                                    " (or set recover: auto on the pipeline), or load it again: driftless-cli "
-                                    "resnapshot " + m_pipeline);
+                throw Error(
+                    ErrorKind::Permanent,
+                    m_sourceChange + "; replication slot " + m_slot +
+                        " is not on it (a promoted standby has "
+                        "none of the old primary's slots; Postgres 17's failover slots would carry it), so changes "
+                        "after " +
+                        (since.empty() ? std::string("the last checkpoint") : since) + " cannot be read from it",
+                    {},
+                    "bring the target back to this server by diff: driftless-cli recover " + m_pipeline +
+                        " (or set recover: auto on the pipeline), or load it again: driftless-cli "
+                        "resnapshot " +
+                        m_pipeline);
             throw Error(ErrorKind::Permanent,
-                        "replication slot " + m_slot + " no longer exists on the source (dropped, or the server was "
-                        "replaced); changes after " + (since.empty() ? std::string("the last checkpoint") : since) +
-                        " cannot be read any more",
+                        "replication slot " + m_slot +
+                            " no longer exists on the source (dropped, or the server was "
+                            "replaced); changes after " +
+                            (since.empty() ? std::string("the last checkpoint") : since) + " cannot be read any more",
                         {}, "re-snapshot the pipeline: driftless-cli resnapshot " + m_pipeline);
         }
         if (first.twoWay && first.twoWay->reverse)
-            throw Error(ErrorKind::Transient,
-                        "waiting for two-way pipeline " + first.twoWay->pipeline + " to create replication slot " +
-                            m_slot + " on " + first.source.name + " as its initial load begins");
+            throw Error(ErrorKind::Transient, "waiting for two-way pipeline " + first.twoWay->pipeline +
+                                                  " to create replication slot " + m_slot + " on " + first.source.name +
+                                                  " as its initial load begins");
         if (first.twoWay && first.target.kind == EndpointKind::Mysql) {
             // Two-way to MariaDB: the reverse direction reads the target's binlog from here on;
             // the load's rows carry skip_replication and are not read back.
             std::vector<ReverseTable> back;
             for (const auto &t : m_tables)
                 back.push_back({reverseTableOf(t->job), t->job.spec, t->schema});
-            startReverseFromBinlog(first.source, first.target, m_pipeline + PipelineSpec::kReverseSuffix,
-                                   back, m_observer, m_tables.front()->key);
+            startReverseFromBinlog(first.source, first.target, m_pipeline + PipelineSpec::kReverseSuffix, back,
+                                   m_observer, m_tables.front()->key);
         }
         if (first.twoWay && first.target.kind == EndpointKind::Postgres) {
             // Two-way: the reverse direction reads the target from before the load on; the
@@ -581,8 +590,9 @@ void CdcPipeline::run(std::stop_token stop, Options options)
                         "drop it (SELECT pg_drop_replication_slot('" + m_slot + "')) if it is not in use");
         if (slot.text(0, 1) == "lost")
             throw Error(ErrorKind::Permanent,
-                        "replication slot " + m_slot + " was invalidated (wal_status lost): the source removed WAL it "
-                        "still needed, so changes were lost",
+                        "replication slot " + m_slot +
+                            " was invalidated (wal_status lost): the source removed WAL it "
+                            "still needed, so changes were lost",
                         {}, "re-snapshot the pipeline: driftless-cli resnapshot " + m_pipeline);
         // The slot is only ever acknowledged at positions the target recorded first, so a slot
         // ahead of a table's checkpoint was dropped and recreated, or advanced, by someone else:
@@ -599,8 +609,7 @@ void CdcPipeline::run(std::stop_token stop, Options options)
                                       std::nullopt);
             throw Error(ErrorKind::Permanent,
                         "replication slot " + m_slot + " starts at " + formatLsn(confirmed) + " but " +
-                            t->job.spec.table.display() + " was synced only up to " +
-                            formatLsn(t->streamLsn()) +
+                            t->job.spec.table.display() + " was synced only up to " + formatLsn(t->streamLsn()) +
                             ": the slot was recreated or advanced behind Driftless's back, and the changes between " +
                             gap + " cannot be read any more",
                         {}, "re-snapshot the pipeline: driftless-cli resnapshot " + m_pipeline);
@@ -627,8 +636,8 @@ void CdcPipeline::run(std::stop_token stop, Options options)
             // Tables added since, or a load a crash interrupted: copy them in the snapshot of a
             // temporary slot, whose consistent point versions the rows exactly.
             PgReplicationConnection tmp(reachableDsn(first.source), "driftless " + m_pipeline + " snapshot");
-            std::string name = "driftless_tmp_" + std::to_string(::getpid()) + "_" +
-                               std::to_string(wallClockMs() % 1000000);
+            std::string name =
+                "driftless_tmp_" + std::to_string(::getpid()) + "_" + std::to_string(wallClockMs() % 1000000);
             auto created = createSlotWatched(tmp, name, true, first.source, stop, slotWaitReporter(needLoad));
             load(needLoad, created.snapshotName, created.consistentPoint, stop);
         }
@@ -667,9 +676,8 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
     if (start == std::numeric_limits<std::int64_t>::max()) {
         for (auto &t : m_tables)
             if (!t->stopped.empty())
-                throw Error(ErrorKind::Permanent,
-                            "every table of pipeline " + m_pipeline + " is stopped or paused; " +
-                                t->job.spec.table.display() + " was " + t->stopped);
+                throw Error(ErrorKind::Permanent, "every table of pipeline " + m_pipeline + " is stopped or paused; " +
+                                                      t->job.spec.table.display() + " was " + t->stopped);
         throw Error(ErrorKind::Permanent, "every table of pipeline " + m_pipeline + " is paused", {},
                     "adapt the target tables, then re-snapshot them: driftless-cli resnapshot " + m_pipeline);
     }
@@ -681,7 +689,8 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
         ro.skipOrigin = tw->skipOrigin;
         // What resolve wrote on this direction's side; the reverse direction also drops the
         // pipeline's own name, which resolve used for both sides before each side had its own.
-        ro.skipOriginsAlso = {resolveOriginName(tw->reverse ? tw->pipeline + PipelineSpec::kReverseSuffix : tw->pipeline)};
+        ro.skipOriginsAlso = {
+            resolveOriginName(tw->reverse ? tw->pipeline + PipelineSpec::kReverseSuffix : tw->pipeline)};
         if (tw->reverse)
             ro.skipOriginsAlso.push_back(resolveOriginName(tw->pipeline));
         ro.ownMessagePrefix = kOwnWriteMessagePrefix;
@@ -755,7 +764,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                             addColumnStepOrStop(*f, src);
                     }
                     auto b = queue.popFor((m_rebackfill || columnFillDue()) && !open ? std::chrono::milliseconds(0)
-                                                                                   : std::chrono::milliseconds(200));
+                                                                                     : std::chrono::milliseconds(200));
                     if (!b) {
                         if (queue.closed())
                             break;
@@ -879,8 +888,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                     std::int64_t fresh = localMsFromSourceMicros(b->commitTimeUs, b->clockOffsetUs);
                     if (m_jobs.front().twoWay)
                         for (auto &[t, r] : results)
-                            m_jobs.front().twoWay->counters->applied +=
-                                std::max(0LL, r.rowsInBatch - setAside[t]);
+                            m_jobs.front().twoWay->counters->applied += std::max(0LL, r.rowsInBatch - setAside[t]);
                     for (auto &[t, r] : results) {
                         m_observer.batchApplied(t->key, r, {positionOf(*t), t->version}, fresh);
                         if (r.partialRowsMissing)
@@ -1094,7 +1102,10 @@ void CdcPipeline::stopTable(Table &t, const Error &e)
     m_observer.event(Level::Error, t.key, "sync_failed", t.stopped);
 }
 
-bool CdcPipeline::wantPaused(const Table &t) const { return m_pauses && m_pauses->contains(m_pipeline, t.job.spec.table); }
+bool CdcPipeline::wantPaused(const Table &t) const
+{
+    return m_pauses && m_pauses->contains(m_pipeline, t.job.spec.table);
+}
 
 void CdcPipeline::applyPauses()
 {
@@ -1140,8 +1151,7 @@ void CdcPipeline::pauseTable(Table &t)
     const bool mark = t.position && (!t.position->paused || hadCopy);
     if (mark) {
         recordSkipped(t, hadCopy);
-        const std::string since =
-            t.streaming() ? "after " + formatLsn(t.streamLsn()) : "of its initial load";
+        const std::string since = t.streaming() ? "after " + formatLsn(t.streamLsn()) : "of its initial load";
         m_observer.event(
             Level::Info, t.key, "paused",
             "paused: changes " + since + " are not applied until it is resumed" +
@@ -1214,10 +1224,9 @@ void CdcPipeline::startRebackfill(Table &t, const std::optional<PgRebackfillProg
             return std::make_unique<PgConnection>(connectPostgres(src, "driftless " + m_pipeline + " rebackfill"));
         });
         PgReplicationConnection tmp(reachableDsn(src), "driftless " + m_pipeline + " snapshot");
-        auto slot = createSlotWatched(tmp,
-                                      "driftless_tmp_" + std::to_string(::getpid()) + "_" +
-                                          std::to_string(wallClockMs() % 1000000),
-                                      true, src, m_stop, slotWaitReporter({&t}));
+        auto slot = createSlotWatched(
+            tmp, "driftless_tmp_" + std::to_string(::getpid()) + "_" + std::to_string(wallClockMs() % 1000000), true,
+            src, m_stop, slotWaitReporter({&t}));
         rb->loader = loader.get();
         rb->loader->begin("ISOLATION LEVEL REPEATABLE READ READ ONLY");
         rb->loader->exec("SET TRANSACTION SNAPSHOT " + pgLiteral(slot.snapshotName));
@@ -1263,10 +1272,8 @@ void CdcPipeline::startRebackfill(Table &t, const std::optional<PgRebackfillProg
     t.rebackfill = rebackfillPosition(*rb);
     m_observer.event(Level::Info, t.key, "rebackfill",
                      std::string(progress ? "resuming" : "starting") +
-                         " a re-backfill while the stream goes on (snapshot at " + formatLsn(rb->version) +
-                         ")");
-    m_observer.tableState(t.key, TableState::Backfilling, copyMessage(t),
-                          Progress{rb->copied, t.schema.estimatedRows});
+                         " a re-backfill while the stream goes on (snapshot at " + formatLsn(rb->version) + ")");
+    m_observer.tableState(t.key, TableState::Backfilling, copyMessage(t), Progress{rb->copied, t.schema.estimatedRows});
     m_rebackfill = std::move(rb);
 }
 

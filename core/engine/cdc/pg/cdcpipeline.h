@@ -109,8 +109,8 @@ private:
     /// The renames the stream's new `columns` show for `t`: (old, new) pairs, told apart from a
     /// drop and an add by the column's attribute number on the source, which a rename keeps.
     /// Empty when the change is not (only) renames.
-    std::vector<std::pair<std::string, std::string>> renamedColumns(const Table &t, const std::vector<std::string> &columns,
-                                                                    PgConnection &src) const;
+    std::vector<std::pair<std::string, std::string>>
+    renamedColumns(const Table &t, const std::vector<std::string> &columns, PgConnection &src) const;
     /// Adds to `t.attnums` the source's columns it does not know yet.
     void readAttnums(Table &t, PgConnection &src);
     /// At start, before prepare(): columns the source renamed while the engine was stopped get

@@ -5,8 +5,8 @@
 #include "core/engine/cdc/pg/cdcpipelinetable.h"
 
 #include "core/db/pgcatalog.h"
-#include "core/engine/schema/columnbackfill.h"
 #include "core/engine/rows/columnmapping.h"
+#include "core/engine/schema/columnbackfill.h"
 #include "core/engine/schema/schemapolicy.h"
 #include "core/model/error.h"
 
@@ -69,7 +69,8 @@ std::string CdcPipeline::alterFor(const Table &t, const std::string &column, con
            "::" + type;
 }
 
-bool CdcPipeline::dropColumns(Table &t, const std::vector<std::string> &dropped, const std::vector<std::string> &columns)
+bool CdcPipeline::dropColumns(Table &t, const std::vector<std::string> &dropped,
+                              const std::vector<std::string> &columns)
 {
     const std::string names = displayNames(dropped);
     const DropColumnPolicy policy = dropColumnPolicy(t.job.spec, t.job.pipelineDropColumn);
@@ -147,8 +148,8 @@ bool CdcPipeline::adaptToTypes(Table &t, const CdcTableChanges &ch, PgConnection
             if (from == is.typeSql)
                 continue;
         }
-        const std::string what = "column " + displayIdent(name) + " changed type from " + from + " to " +
-                                 is.typeSql + " on the source";
+        const std::string what =
+            "column " + displayIdent(name) + " changed type from " + from + " to " + is.typeSql + " on the source";
         const std::string fix = alterFor(t, name, is.typeSql) + ", then re-snapshot the table: " + resnapshot;
         if (const std::string refusal =
                 retypeRefusal(policy, from, is.typeSql, was.isBuiltinType() && is.isBuiltinType());
@@ -159,8 +160,7 @@ bool CdcPipeline::adaptToTypes(Table &t, const CdcTableChanges &ch, PgConnection
         if (!t.merger->changesColumns() || t.job.twoWay) {
             pauseForSchema(t,
                            what + "; a retyped column is not handled for " +
-                               (t.job.twoWay ? std::string("a two-way pipeline") : t.merger->describeTarget()) +
-                               " yet",
+                               (t.job.twoWay ? std::string("a two-way pipeline") : t.merger->describeTarget()) + " yet",
                            fix);
             return false;
         }
@@ -374,7 +374,8 @@ std::vector<std::pair<std::string, std::string>> CdcPipeline::applyColumnPolicie
             const std::string done = t.merger->dropColumn(t.schema, name, dropPolicy == DropColumnPolicy::Drop);
             // A kept column was reported when it was first kept (SQLite cannot tell: it says
             // nothing here, the drop seen in the stream is reported).
-            if (!done.empty() && (dropPolicy == DropColumnPolicy::Drop || m_jobs.front().target.kind != EndpointKind::Sqlite))
+            if (!done.empty() &&
+                (dropPolicy == DropColumnPolicy::Drop || m_jobs.front().target.kind != EndpointKind::Sqlite))
                 m_observer.event(Level::Info, t.key, "schema_change",
                                  "column " + displayIdent(name) + " dropped on the source; " + done +
                                      " (schema_changes: drop_column: " + std::string(policyName(dropPolicy)) + ")");

@@ -34,9 +34,10 @@ void CdcPipeline::sourceChanged(const std::string &what, const std::string &why)
         m_recovery = Recovery{what, wallClockMs(), {}, 0, 0};
         return;
     }
-    throw SourceChangedError(what + "; " + why + "; nothing was read from it", {},
-                "bring the target back to this server by diff: driftless-cli recover " + m_pipeline +
-                    " (or set recover: auto on the pipeline), or load it again: driftless-cli resnapshot " + m_pipeline);
+    throw SourceChangedError(
+        what + "; " + why + "; nothing was read from it", {},
+        "bring the target back to this server by diff: driftless-cli recover " + m_pipeline +
+            " (or set recover: auto on the pipeline), or load it again: driftless-cli resnapshot " + m_pipeline);
 }
 
 void CdcPipeline::checkSourceIdentity(PgReplicationConnection &repl)
@@ -97,7 +98,8 @@ std::int64_t CdcPipeline::startRecovery(PgReplicationConnection &repl, PgConnect
     // history: it goes, and a new one starts where the stream takes over.
     if (slotThere)
         src.execParams("SELECT pg_drop_replication_slot($1)", {m_slot});
-    auto created = createSlotWatched(repl, m_slot, false, m_jobs.front().source, m_stop, slotWaitReporter(tablePointers()));
+    auto created =
+        createSlotWatched(repl, m_slot, false, m_jobs.front().source, m_stop, slotWaitReporter(tablePointers()));
     long long tables = 0;
     for (auto &t : m_tables) {
         if (!t->position || t->position->stopped)
@@ -126,8 +128,8 @@ std::int64_t CdcPipeline::startRecovery(PgReplicationConnection &repl, PgConnect
     m_observer.event(Level::Warn, m_tables.front()->key, "source_changed",
                      m_recovery->what + ": recovering by diff: " + std::to_string(tables) +
                          " table(s) compared with the new server and the differing rows copied, while the stream "
-                         "goes on from " + formatLsn(created.consistentPoint) + " (replication slot " + m_slot +
-                         " created there)");
+                         "goes on from " +
+                         formatLsn(created.consistentPoint) + " (replication slot " + m_slot + " created there)");
     if (m_recovery->pending.empty())
         m_recovery.reset();
     return created.consistentPoint;
