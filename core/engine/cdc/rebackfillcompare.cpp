@@ -50,6 +50,15 @@ std::string collationOf(PgConnection &conn, const std::string &schema, const std
     return r.rows() == 1 ? r.text(0, 0) : std::string("unknown");
 }
 
+/// `s.c1, s.c2, ...`: every column of the table, as the copy reads them.
+std::string selectList(const TableSchema &schema)
+{
+    std::string out;
+    for (const auto &c : schema.columns)
+        out += (out.empty() ? "" : ", ") + ("s." + quoteIdent(c.name));
+    return out;
+}
+
 /// One bucket of a keyset page: the keys in (lo, hi]; an absent bound is open.
 struct KeyBucket {
     std::optional<std::vector<std::string>> lo, hi;
@@ -242,7 +251,8 @@ std::unique_ptr<RebackfillCompare> RebackfillCompare::open(const TableJob &job, 
 
 RebackfillCompare::RebackfillCompare(const TableJob &job, const TableSchema &schema, PgMerger &merger,
                                      PgConnection &loader, std::string hash, std::int64_t minKey, std::int64_t maxKey)
-    : m_schema(schema), m_merger(merger), m_loader(loader), m_hash(std::move(hash)), m_minKey(minKey), m_maxKey(maxKey)
+    : m_schema(schema), m_merger(merger), m_loader(loader), m_hash(std::move(hash)), m_columnsSql(selectList(schema)),
+      m_minKey(minKey), m_maxKey(maxKey)
 {
     // A page's buckets are hashed in memory (with 4 MB, they sort on disk). The loader is the
     // re-backfill's own connection.
@@ -273,7 +283,8 @@ RebackfillCompare::RebackfillCompare(const TableJob &job, const TableSchema &sch
 
 RebackfillCompare::RebackfillCompare(const TableJob &job, const TableSchema &schema, PgMerger &merger,
                                      PgConnection &loader, std::string hash)
-    : m_schema(schema), m_keyset(true), m_merger(merger), m_loader(loader), m_hash(std::move(hash))
+    : m_schema(schema), m_keyset(true), m_merger(merger), m_loader(loader), m_hash(std::move(hash)),
+      m_columnsSql(selectList(schema))
 {
     m_loader.exec("SET work_mem = '64MB'");
     for (int k : schema.primaryKey) {
@@ -392,14 +403,11 @@ RebackfillPage RebackfillCompare::keysetStep(const std::vector<std::string> &aft
     }
     if (differing.empty())
         return page;
-    std::string cols;
-    for (const auto &c : m_schema.columns)
-        cols += (cols.empty() ? "" : ", ") + ("s." + quoteIdent(c.name));
     BucketSql read(m_keyNames, m_keyTypes, true);
     std::string rowsSql;
     for (const auto &scope : read.scopes(buckets, differing, "s"))
         rowsSql += (rowsSql.empty() ? "" : " UNION ALL ") +
-                   ("SELECT x.* FROM " + scope.usingSql + " CROSS JOIN LATERAL (SELECT " + cols + " FROM " +
+                   ("SELECT x.* FROM " + scope.usingSql + " CROSS JOIN LATERAL (SELECT " + m_columnsSql + " FROM " +
                     m_schema.fromSql() + " s WHERE " + scope.whereSql + ") x");
     BucketSql remove(m_keyNames, m_keyTypes, false);
     copyScopes(rowsSql, read.settings(), remove.scopes(buckets, differing, "t"), version, below, page);
@@ -494,14 +502,11 @@ RebackfillPage RebackfillCompare::integerStep(const std::vector<std::string> &af
     if (lo.empty())
         return page;
     // The differing buckets' rows from the snapshot.
-    std::string cols;
-    for (const auto &c : m_schema.columns)
-        cols += (cols.empty() ? "" : ", ") + ("s." + quoteIdent(c.name));
     copyScopes(
         "SELECT x.* FROM unnest(current_setting('driftless.lo')::int8[], current_setting('driftless.hi')::int8[]) "
         "AS r(lo, hi) CROSS JOIN LATERAL (SELECT " +
-            cols + " FROM " + m_schema.fromSql() + " s WHERE " + m_key + " BETWEEN r.lo AND r.hi ORDER BY " + m_key +
-            ") x",
+            m_columnsSql + " FROM " + m_schema.fromSql() + " s WHERE " + m_key + " BETWEEN r.lo AND r.hi ORDER BY " +
+            m_key + ") x",
         {{"driftless.lo", pgTextArray(lo)}, {"driftless.hi", pgTextArray(hi)}},
         {{"unnest($1::int8[], $2::int8[]) AS r(lo, hi)",
           "t." + quoteIdent(m_keyName) + " BETWEEN r.lo AND r.hi",

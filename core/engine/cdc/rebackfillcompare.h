@@ -77,7 +77,8 @@ private:
     std::string m_keyName, m_key, m_keyType, m_targetSql;
     PgMerger &m_merger;
     PgConnection &m_loader;
-    std::string m_hash; ///< a row's hash over alias `s`, the same expression on both sides
+    std::string m_hash;       ///< a row's hash over alias `s`, the same expression on both sides
+    std::string m_columnsSql; ///< every column over alias `s`, as the copy reads them
     std::int64_t m_minKey = 0, m_maxKey = 0;
     std::int64_t m_typeMin = 0, m_typeMax = 0;
     double m_span = 0; ///< keys per page, adapted to the rows each page held
