@@ -181,4 +181,18 @@ void escape(std::string_view v, std::string &out)
     out.append(v.substr(start));
 }
 
+std::string line(const std::vector<std::optional<std::string>> &values)
+{
+    std::string out;
+    for (size_t i = 0; i < values.size(); ++i) {
+        if (i)
+            out += '\t';
+        if (values[i])
+            escape(*values[i], out);
+        else
+            out += kNull;
+    }
+    return out;
+}
+
 } // namespace driftless::core::copytext

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,5 +45,8 @@ void appendBytea(std::string_view bytes, std::string &out);
 
 /// Appends `value` escaped for COPY text input.
 void escape(std::string_view value, std::string &out);
+
+/// One row of COPY text from its values (nullopt: NULL), without the newline.
+std::string line(const std::vector<std::optional<std::string>> &values);
 
 } // namespace driftless::core::copytext

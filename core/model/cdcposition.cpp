@@ -73,7 +73,10 @@ constexpr const char *kSourceChangedKind = "source_changed";
 void readCommon(const json &j, CdcLoad &load, std::optional<std::string> &stopped, StopKind &kind)
 {
     load.after = j.value("after", std::vector<std::string>{});
-    load.merge = j.value("mode", "copy") == "merge";
+    const std::string mode = j.value("mode", "copy");
+    load.merge = mode == "merge" || mode == "compare";
+    load.compare = mode == "compare";
+    load.compareFrom = j.value("compare_from", std::vector<std::string>{});
     load.rows = j.value("rows", 0LL);
     if (j.contains("stopped")) {
         stopped = j["stopped"].is_string() ? j["stopped"].get<std::string>() : std::string("stopped by an error");
@@ -96,7 +99,9 @@ void writeStop(json &j, const std::optional<std::string> &stopped, StopKind kind
 void writeLoad(json &j, const CdcLoad &load)
 {
     j["after"] = load.after;
-    j["mode"] = load.merge ? "merge" : "copy";
+    j["mode"] = load.compare ? "compare" : load.merge ? "merge" : "copy";
+    if (load.compare && !load.compareFrom.empty())
+        j["compare_from"] = load.compareFrom;
     j["rows"] = load.rows;
 }
 

@@ -51,6 +51,14 @@ struct CdcLoad {
     std::vector<std::string> after; ///< "after": the key of the last row copied (text values)
     bool merge = false;             ///< "mode": "merge" into existing rows (a re-snapshot), else "copy"
     long long rows = 0;             ///< "rows": rows copied so far, counting earlier runs
+    /// "mode": "compare" (a merge, MariaDB/MySQL sources): each chunk is compared with the target's
+    /// rows in its key range and only the differing rows are copied, the target's rows there that
+    /// the source lacks removed with it, so nothing is left for the end. (An earlier version reads
+    /// the mode as a fresh copy and fails on the first existing key rather than delete rows.)
+    bool compare = false;
+    /// "compare_from": where the next chunk's key range starts (canonical key text: the first key
+    /// past the last chunk when it was read); empty before the first chunk (unbounded below).
+    std::vector<std::string> compareFrom;
     bool operator==(const CdcLoad &) const = default;
 };
 

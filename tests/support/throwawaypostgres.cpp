@@ -143,6 +143,33 @@ void ThrowawayPostgres::promote()
     pgctl("-w -t 120 promote");
 }
 
+void ThrowawayPostgres::restoreTo(const ThrowawayPostgres &walFrom, const std::string &lsn)
+{
+    namespace fs = std::filesystem;
+    const std::string data = m_dir + "/data";
+    fs::remove(data + "/standby.signal");
+    {
+        std::ofstream(data + "/recovery.signal").flush();
+        std::ofstream conf(data + "/postgresql.auto.conf", std::ios::app);
+        conf << "primary_conninfo = ''\n"
+             << "restore_command = 'cp " << walFrom.m_dir << "/data/pg_wal/%f \"%p\"'\n"
+             << "recovery_target_lsn = '" << lsn << "'\n"
+             << "recovery_target_inclusive = off\n"
+             << "recovery_target_action = 'promote'\n";
+    }
+    if (::geteuid() == 0)
+        if (passwd *pw = ::getpwnam("postgres"))
+            if (::chown((data + "/recovery.signal").c_str(), pw->pw_uid, pw->pw_gid) != 0)
+                throw std::runtime_error("cannot hand recovery.signal to user postgres");
+    start();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (scalar("SELECT pg_is_in_recovery()") != "f") {
+        if (std::chrono::steady_clock::now() > deadline)
+            throw std::runtime_error("the restore did not promote: " + readAll(m_dir + "/server.log"));
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+}
+
 void ThrowawayPostgres::catchUpWith(const ThrowawayPostgres &primary, int seconds) const
 {
     const std::string target = primary.scalar("SELECT pg_current_wal_lsn()");

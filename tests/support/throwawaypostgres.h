@@ -38,6 +38,11 @@ public:
     void start();
     /// pg_ctl promote (a standby), waiting until it accepts writes.
     void promote();
+    /// A point-in-time restore of this stopped standby (its data is the base backup): replays the
+    /// WAL `walFrom` (stopped) wrote, fetched by restore_command from its pg_wal, up to `lsn`,
+    /// then promotes there (a new timeline that leaves the old one at `lsn`). Started, and waits
+    /// until it accepts writes.
+    void restoreTo(const ThrowawayPostgres &walFrom, const std::string &lsn);
     /// Waits (up to `seconds`) until this standby has replayed everything `primary` wrote.
     void catchUpWith(const ThrowawayPostgres &primary, int seconds = 120) const;
 

@@ -24,7 +24,7 @@ std::vector<std::string> resnapshot(const Workspace &ws, const std::string &pipe
 /// `driftless-cli recover PIPELINE`: leaves the `recover` request in the checkpoint of every CDC
 /// table of the pipeline that has one, so that when the source has changed in a way the stream
 /// cannot read on from, the next run (or the running one, at its next start) brings the tables
-/// back instead of stopping: by diff on Postgres, by reloading on MariaDB (docs/failover.md).
+/// back instead of stopping: by diff (docs/failover.md).
 /// Returns one line per table. Throws ConfigError (unknown pipeline, no CDC tables, nothing
 /// synced yet).
 std::vector<std::string> requestRecovery(const Workspace &ws, const std::string &pipeline);

@@ -197,6 +197,38 @@ void MysqlSide::hashes(const Plan &plan, const std::function<void(CanonicalKey &
                       });
 }
 
+void MysqlSide::rangeHashes(const std::optional<RawKey> &lo, const std::optional<RawKey> &hi,
+                            const std::function<void(CanonicalKey &&, std::int64_t)> &row)
+{
+    auto bound = [&](const RawKey &key, const char *op) {
+        std::string lhs, rhs;
+        for (size_t k = 0; k < m_keys.size(); ++k) {
+            lhs += std::string(k ? ", " : "") + mysqlIdent(m_physical[m_keys[k]].name);
+            rhs += std::string(k ? ", " : "") + keyExpr(k, key[k]);
+        }
+        return m_keys.size() == 1 ? lhs + " " + op + " " + rhs : "(" + lhs + ") " + op + " (" + rhs + ")";
+    };
+    std::string where;
+    if (lo)
+        where = bound(*lo, ">=");
+    if (hi)
+        where += (where.empty() ? "" : " AND ") + bound(*hi, "<");
+    std::string sel;
+    for (size_t i : m_keys)
+        sel += m_cols[i].value + ", ";
+    ++queries;
+    const size_t nk = m_keys.size();
+    fetched +=
+        m_conn.stream("SELECT " + sel + m_hash + " FROM " + m_from + (where.empty() ? "" : " WHERE " + where),
+                      [&](const MysqlRowView &r) {
+                          CanonicalKey k;
+                          k.reserve(nk);
+                          for (unsigned c = 0; c < nk; ++c)
+                              k.push_back(r.text(c));
+                          row(std::move(k), std::strtoll(r.text(static_cast<unsigned>(nk)).c_str(), nullptr, 10));
+                      });
+}
+
 std::string MysqlSide::whereKeys(const std::vector<CanonicalKey> &keys, size_t from, size_t to) const
 {
     // Keys compare in the column's own type (and so its index) where the canonical text reads

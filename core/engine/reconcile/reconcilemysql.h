@@ -48,12 +48,18 @@ public:
     std::map<int, rowhash::Checksum> checksums(const Plan &plan) override;
     std::vector<std::pair<int, RawKey>> sample(const Plan &plan, long long step) override;
     void hashes(const Plan &plan, const std::function<void(CanonicalKey &&, std::int64_t)> &row) override;
+    void rangeHashes(const std::optional<RawKey> &lo, const std::optional<RawKey> &hi,
+                     const std::function<void(CanonicalKey &&, std::int64_t)> &row) override;
     std::unordered_map<std::string, RowData> rows(const std::vector<CanonicalKey> &keys) override;
     std::vector<RowData> rowsByHash(const std::vector<std::int64_t> &hashes) override;
     std::string describe() const override;
     bool keysOrderable() const override;
 
     MysqlConnection &connection() { return m_conn; }
+    /// The SQL of column `column`'s canonical text (over the table's own column names), and of a
+    /// row's 60-bit hash: what a reader of the table can select beside the row.
+    const std::string &canonicalSql(size_t column) const { return m_cols[column].value; }
+    const std::string &hashSql() const { return m_hash; }
     /// Marks rows RowData::recent from now on (rows() reads it).
     void setRecent(Recent recent) { m_recent = std::move(recent); }
 

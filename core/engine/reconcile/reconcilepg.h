@@ -153,6 +153,42 @@ public:
         fetched += r.rows();
     }
 
+    void rangeHashes(const std::optional<RawKey> &lo, const std::optional<RawKey> &hi,
+                     const std::function<void(CanonicalKey &&, std::int64_t)> &row) override
+    {
+        Params params;
+        std::string sel;
+        for (const auto &k : m_keys)
+            sel += rowhash::pgCanonicalText(k, "s." + quoteIdent(k.name)) + ", ";
+        auto bound = [&](const RawKey &key, const char *op) {
+            std::string lhs, rhs;
+            for (size_t i = 0; i < m_keys.size(); ++i) {
+                params.emplace_back(key[i]);
+                lhs += std::string(i ? ", " : "") + "s." + quoteIdent(m_keys[i].name) + collate(m_keys[i]);
+                rhs += std::string(i ? ", " : "") + "$" + std::to_string(params.size()) + "::" + m_keys[i].typeSql +
+                       collate(m_keys[i]);
+            }
+            return m_keys.size() == 1 ? lhs + " " + op + " " + rhs : "(" + lhs + ") " + op + " (" + rhs + ")";
+        };
+        std::string where;
+        if (lo)
+            where = bound(*lo, ">=");
+        if (hi)
+            where += (where.empty() ? "" : " AND ") + bound(*hi, "<");
+        auto r =
+            run("SELECT " + sel + rowHash("s") + " FROM " + m_table + " s" + (where.empty() ? "" : " WHERE " + where),
+                params);
+        const int n = static_cast<int>(m_keys.size());
+        for (int i = 0; i < r.rows(); ++i) {
+            CanonicalKey k;
+            k.reserve(m_keys.size());
+            for (int c = 0; c < n; ++c)
+                k.push_back(r.text(i, c));
+            row(std::move(k), r.toInt(i, n));
+        }
+        fetched += r.rows();
+    }
+
     std::unordered_map<std::string, RowData> rows(const std::vector<CanonicalKey> &keys) override
     {
         std::unordered_map<std::string, RowData> out;

@@ -31,25 +31,6 @@ using recon::TableContext;
 
 namespace {
 
-/// COPY text of one row from canonical values (the merger reads COPY text).
-std::string copyLine(const std::vector<std::optional<std::string>> &values)
-{
-    std::string line;
-    for (size_t i = 0; i < values.size(); ++i) {
-        if (i)
-            line += '\t';
-        if (values[i])
-            copytext::escape(*values[i], line);
-        else
-            line += copytext::kNull;
-    }
-    return line;
-}
-
-} // namespace
-
-namespace {
-
 /// An identifier quoted as the target quotes it.
 std::string quoteFor(EndpointKind kind, const std::string &name)
 {
@@ -156,7 +137,7 @@ RepairOutcome executeTable(const Workspace &ws, const TableRepairPlan &plan)
         std::vector<std::optional<std::string>> values(ctx.schema.columns.size());
         for (size_t i = 0; i < ctx.keys.size(); ++i)
             values[static_cast<size_t>(ctx.schema.primaryKey[i])] = k[i];
-        keyRows.append(copyLine(values), ChangeOp::Delete, 0);
+        keyRows.append(copytext::line(values), ChangeOp::Delete, 0);
     }
     const auto current = merger->guardVersions(keyRows);
 
@@ -199,7 +180,7 @@ RepairOutcome executeTable(const Workspace &ws, const TableRepairPlan &plan)
                 key.push_back(r.text(i, c));
             for (int c = 0; c < static_cast<int>(ctx.schema.columns.size()); ++c)
                 values.push_back(r.optText(i, nk + c));
-            sourceRows.emplace(rowhash::recordText(key), copyLine(values));
+            sourceRows.emplace(rowhash::recordText(key), copytext::line(values));
         }
     }
     // Exactly the plan: a planned write stages the source row, a planned delete the key; a key

@@ -73,6 +73,11 @@ public:
     virtual std::vector<std::pair<int, RawKey>> sample(const Plan &plan, long long step) = 0;
     /// Every row of the segments as (canonical key, hash).
     virtual void hashes(const Plan &plan, const std::function<void(CanonicalKey &&, std::int64_t)> &row) = 0;
+    /// Every row with `lo` <= key < `hi` (unbounded where nullopt) as (canonical key, hash), read
+    /// by the key's order (an index range) rather than a scan of the table. Only for keys this
+    /// side orders as the canonical comparison assumes (keysOrderable).
+    virtual void rangeHashes(const std::optional<RawKey> &lo, const std::optional<RawKey> &hi,
+                             const std::function<void(CanonicalKey &&, std::int64_t)> &row) = 0;
     /// The rows with these keys, by record text of the key.
     virtual std::unordered_map<std::string, RowData> rows(const std::vector<CanonicalKey> &keys) = 0;
     /// A table without a primary key: every row whose hash is one of `hashes`, with its values

@@ -88,6 +88,40 @@ public:
         }
     }
 
+    void rangeHashes(const std::optional<RawKey> &lo, const std::optional<RawKey> &hi,
+                     const std::function<void(CanonicalKey &&, std::int64_t)> &row) override
+    {
+        std::vector<std::pair<std::string, SqliteStorage>> binds;
+        auto bound = [&](const RawKey &key, const char *op) {
+            std::string lhs, rhs;
+            for (size_t i = 0; i < m_keys.size(); ++i) {
+                binds.emplace_back(key[i], sqliteStorageFor(m_keys[i]));
+                lhs += std::string(i ? ", " : "") + quoteIdent(m_keys[i].name);
+                rhs += std::string(i ? ", " : "") + "?" + std::to_string(binds.size());
+            }
+            return m_keys.size() == 1 ? lhs + " " + op + " " + rhs : "(" + lhs + ") " + op + " (" + rhs + ")";
+        };
+        std::string where;
+        if (lo)
+            where = bound(*lo, ">=");
+        if (hi)
+            where += (where.empty() ? "" : " AND ") + bound(*hi, "<");
+        std::string sel;
+        for (const auto &k : m_keys)
+            sel += "driftless_canon('" + std::string(1, static_cast<char>(rowhash::canonFor(k))) + "', " +
+                   quoteIdent(k.name) + "), ";
+        auto st =
+            prepare("SELECT " + sel + m_rowHash + " FROM " + m_table + (where.empty() ? "" : " WHERE " + where), binds);
+        const int n = static_cast<int>(m_keys.size());
+        while (st.step()) {
+            CanonicalKey k;
+            for (int c = 0; c < n; ++c)
+                k.push_back(st.text(c));
+            row(std::move(k), st.int64(n));
+            ++fetched;
+        }
+    }
+
     std::unordered_map<std::string, RowData> rows(const std::vector<CanonicalKey> &keys) override
     {
         std::string sel, where;

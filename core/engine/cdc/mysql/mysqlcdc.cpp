@@ -1,5 +1,6 @@
 #include "core/engine/cdc/mysql/mysqlcdc.h"
 #include "core/engine/cdc/mysql/mysqlcdctable.h"
+#include "core/engine/cdc/mysql/mysqlloadcompare.h"
 #include "core/engine/endpoints/binlogidentity.h"
 
 #include "core/base/clock.h"
@@ -16,6 +17,7 @@
 #include "core/engine/rows/deletepolicy.h"
 #include "core/engine/rows/generatedvalues.h"
 #include "core/engine/rows/rowfilter.h"
+#include "core/engine/schema/columnbackfill.h"
 #include "core/engine/twoway/twoway.h"
 #include "core/model/cdcposition.h"
 #include "core/model/error.h"
@@ -33,6 +35,17 @@
 #include <set>
 
 namespace driftless::core {
+
+namespace {
+
+/// What a comparing load did to one table.
+struct LoadFigures {
+    long long compared = 0; ///< source rows read
+    long long copied = 0;   ///< of them, staged because the target lacked them or held them otherwise
+    long long removed = 0;  ///< target rows the source no longer has, deleted
+};
+
+} // namespace
 
 namespace {
 
@@ -131,9 +144,30 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
     } else {
         merge = !t.merger->targetEmpty();
     }
+    // A recovery merging into rows the target holds compares each chunk first where the table
+    // allows it (a load resumed goes on as it began). A re-snapshot rewrites every row: it is the
+    // DBA's way to have no row of an earlier epoch left.
+    std::unique_ptr<MysqlLoadCompare> compare;
+    std::optional<CanonicalKey> compareFrom; // the next chunk's range starts here; none: unbounded
+    LoadFigures figures;
+    if (merge && (t.loading() ? t.position->load.compare : m_recovery.has_value())) {
+        std::string why;
+        compare = MysqlLoadCompare::open(t.job, t.source, why);
+        if (!compare && t.loading())
+            throw Error(ErrorKind::Permanent,
+                        "the comparing load of " + t.job.spec.table.display() + " cannot go on: " + why, {},
+                        "load it again: driftless-cli resnapshot " + m_pipeline + " " + t.job.spec.table.display());
+        if (!compare)
+            log(LogLevel::Info, m_pipeline + " " + t.job.spec.table.display() +
+                                    ": the load merges every row, without comparing first (" + why + ")");
+        if (t.loading() && !t.position->load.after.empty())
+            compareFrom = t.position->load.compareFrom;
+    }
     std::string select = "SELECT ";
     for (size_t i = 0; i < t.source.columns.size(); ++i)
         select += (i ? ", " : "") + mysqlcatalog::selectExpr(t.source.columns[i]);
+    if (compare)
+        select += compare->selectExtra();
     select += " FROM " + mysqlIdent(schema.table.schema) + "." + mysqlIdent(schema.table.name);
     std::string order;
     for (int k : schema.primaryKey)
@@ -152,9 +186,11 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
     if (!t.loading())
         startEpoch(*merger);
     t.merger->setEpoch(merger->epoch());
-    m_observer.tableState(t.key, TableState::Backfilling,
-                          std::string("initial load") + (merge ? " (merging into existing rows)" : ""),
-                          Progress{t.loaded, schema.estimatedRows});
+    const std::string doing = m_recovery ? std::string(kRecoveryMessage)
+                              : compare  ? std::string("initial load (comparing with the rows there)")
+                              : merge    ? std::string("initial load (merging into existing rows)")
+                                         : std::string("initial load");
+    m_observer.tableState(t.key, TableState::Backfilling, doing, Progress{t.loaded, schema.estimatedRows});
     for (;;) {
         if (stop.stop_requested())
             throw Cancelled();
@@ -169,6 +205,8 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
         }
         loader.exec("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY");
         RowSet rows;
+        std::vector<MysqlLoadCompare::SourceRow> compared; // with compare: the chunk's rows
+        std::optional<CanonicalKey> next;                  // with compare: the first key past them
         std::vector<std::string> last;
         binlog::Position at;
         try {
@@ -187,16 +225,30 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
                 after.empty() ? std::string() : "(" + mysqlcatalog::keysetAfter(t.source, schema.primaryKey, 1) + ")";
             if (!filter.empty())
                 where += (where.empty() ? "" : " AND ") + filter;
+            // Comparing, one row more: its key ends the chunk's range.
+            const unsigned width = static_cast<unsigned>(t.source.columns.size());
             loader.stream(select + (where.empty() ? "" : " WHERE " + where) + " ORDER BY " + order + " LIMIT " +
-                              std::to_string(chunk),
+                              std::to_string(compare ? chunk + 1 : chunk),
                           [&](const MysqlRowView &row) {
+                              if (compare && static_cast<long long>(compared.size()) == chunk) {
+                                  next.emplace();
+                                  std::int64_t ignored = 0;
+                                  compare->take(row, width, *next, ignored);
+                                  return;
+                              }
                               line.clear();
                               for (size_t i = 0; i < t.source.columns.size(); ++i) {
                                   if (i)
                                       line += '\t';
                                   mysqlcatalog::appendValue(t.source, i, row, static_cast<unsigned>(i), line);
                               }
-                              rows.append(line, ChangeOp::Insert, version);
+                              if (compare) {
+                                  auto &r = compared.emplace_back();
+                                  compare->take(row, width, r.key, r.hash);
+                                  r.line = line;
+                              } else {
+                                  rows.append(line, ChangeOp::Insert, version);
+                              }
                               last.clear();
                               for (int k : schema.primaryKey)
                                   last.push_back(mysqlcatalog::paramText(t.source.columns[static_cast<size_t>(k)], row,
@@ -212,19 +264,36 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
         }
         if (!streamFrom)
             streamFrom = at;
-        const long long n = static_cast<long long>(rows.size());
-        if (n > 0) {
-            after = last;
+        const long long n = static_cast<long long>(compare ? compared.size() : rows.size());
+        // A compared chunk that found no source rows still has a range, up to the end, whose
+        // target rows the source no longer has.
+        if (n > 0 || compare) {
+            if (n > 0)
+                after = last;
             BinlogCdcPosition pos;
             pos.phase = CdcPhase::Load;
-            pos.load = {after, merge, t.loaded + n};
+            pos.load = {after, merge, t.loaded + n, false, {}};
+            std::optional<MysqlLoadCompare::Outcome> diff;
+            if (compare) {
+                diff = compare->compare(compared, compareFrom, next, versionOf(at));
+                pos.load.compare = true;
+                if (next)
+                    pos.load.compareFrom = *next;
+            }
             pos.streamFrom = streamFrom;
             pos.serverId = m_serverId;
             newest = std::max(newest, versionOf(at));
             Checkpoint cp{pos.toJson(), newest};
             ApplyResult r{n, 0, !merge};
             session->inTransaction([&] {
-                if (merge) {
+                if (diff) {
+                    r = {};
+                    if (!diff->staged.empty()) {
+                        r = merger->mergeInTransaction(diff->staged);
+                        requireReseedWritten(t.job.spec.table.display(), m_pipeline,
+                                             static_cast<long long>(diff->staged.size()), r.rowsWritten);
+                    }
+                } else if (merge) {
                     r = merger->mergeInTransaction(rows);
                     requireReseedWritten(t.job.spec.table.display(), m_pipeline, n, r.rowsWritten);
                 } else {
@@ -236,11 +305,16 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
             t.position = pos;
             t.version = newest;
             t.loaded += n;
+            figures.compared += n;
+            if (diff) {
+                figures.copied += diff->copied;
+                figures.removed += diff->removed;
+                compareFrom = next;
+            }
             m_observer.batchApplied(t.key, r, cp, std::nullopt);
-            m_observer.tableState(t.key, TableState::Backfilling, "initial load",
-                                  Progress{t.loaded, schema.estimatedRows});
+            m_observer.tableState(t.key, TableState::Backfilling, doing, Progress{t.loaded, schema.estimatedRows});
         }
-        if (n < chunk)
+        if (n < chunk || (compare && !next))
             break;
     }
     // Streaming starts where the first chunk's snapshot stood (what the later chunks saw is
@@ -253,7 +327,8 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
     session->inTransaction([&] {
         // A load merged into existing rows (a re-snapshot): every row the source has now carries
         // a version from this load's snapshots; older ones are rows the source no longer has.
-        if (merge) {
+        // A compared load removed them chunk by chunk (its alike rows keep their older versions).
+        if (merge && !compare) {
             const long long removed = merger->deleteOlderInTransaction(versionOf(*streamFrom));
             if (removed)
                 m_observer.event(Level::Info, t.key, "resnapshot",
@@ -265,9 +340,23 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
     t.version = cp.version;
     // The mirror holds the stream position before the table shows as streaming.
     m_observer.batchApplied(t.key, {}, cp, std::nullopt);
-    m_observer.event(Level::Info, t.key, "load_done",
-                     "initial load done: " + std::to_string(t.loaded) + " rows; streaming from " + streamFrom->file +
-                         ":" + std::to_string(streamFrom->offset));
+    if (compare) {
+        m_observer.event(Level::Info, t.key, "load_done",
+                         "initial load done by comparing: " + withThousands(figures.compared) + " rows compared, " +
+                             withThousands(figures.copied) + " copied, " + withThousands(figures.removed) +
+                             " rows the source no longer has removed; streaming from " + streamFrom->file + ":" +
+                             std::to_string(streamFrom->offset));
+    } else {
+        m_observer.event(Level::Info, t.key, "load_done",
+                         "initial load done: " + std::to_string(t.loaded) + " rows; streaming from " +
+                             streamFrom->file + ":" + std::to_string(streamFrom->offset));
+    }
+    if (m_recovery) {
+        m_recovery->compared += figures.compared;
+        m_recovery->copied += figures.copied + figures.removed;
+        m_recovery->removed += figures.removed;
+        m_recovery->reloaded += compare ? 0 : 1;
+    }
 }
 
 void MysqlCdcPipeline::prepareTables()
@@ -348,29 +437,53 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
     }
     if (twoWay && !twoWay->reverse)
         recordReverseStart();
-    for (auto &t : m_tables) {
-        if (t->paused || t->streaming())
-            continue;
-        if (twoWay && twoWay->reverse)
-            throw Error(ErrorKind::Permanent,
-                        "the reverse direction of two-way pipeline " + twoWay->pipeline + " has no position for " +
-                            t->job.spec.table.display() +
-                            " (it never loads: its forward direction records where it "
-                            "starts)",
-                        {}, "re-snapshot the pipeline: driftless-cli resnapshot " + twoWay->pipeline);
-        try {
-            load(*t, stop);
-        } catch (const Error &e) {
-            if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
-                throw;
-            if (auto cp = t->merger->readCheckpoint()) { // the chunks it merged before the error
-                t->position = BinlogCdcPosition::fromJson(cp->position);
-                t->version = cp->version;
+    auto loadAll = [&] {
+        for (auto &t : m_tables) {
+            if (t->paused || t->streaming())
+                continue;
+            if (twoWay && twoWay->reverse)
+                throw Error(ErrorKind::Permanent,
+                            "the reverse direction of two-way pipeline " + twoWay->pipeline + " has no position for " +
+                                t->job.spec.table.display() +
+                                " (it never loads: its forward direction records where it "
+                                "starts)",
+                            {}, "re-snapshot the pipeline: driftless-cli resnapshot " + twoWay->pipeline);
+            try {
+                load(*t, stop);
+            } catch (const Error &e) {
+                if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
+                    throw;
+                if (auto cp = t->merger->readCheckpoint()) { // the chunks it merged before the error
+                    t->position = BinlogCdcPosition::fromJson(cp->position);
+                    t->version = cp->version;
+                }
+                stopTable(*t, e, *t->merger, *session, false);
             }
-            stopTable(*t, e, *t->merger, *session, false);
+        }
+        if (m_recovery) {
+            const long long secs = std::max<long long>(0, (wallClockMs() - m_recovery->startedMs + 500) / 1000);
+            std::string how = "recovered by diff, " + withThousands(m_recovery->copied) + " rows copied of " +
+                              withThousands(m_recovery->compared) + " compared";
+            if (m_recovery->removed)
+                how +=
+                    " (" + withThousands(m_recovery->removed) + " of them removed: rows the new server does not have)";
+            if (m_recovery->reloaded)
+                how += "; " + std::to_string(m_recovery->reloaded) +
+                       " table(s) could not be compared and were merged row by row (see the log)";
+            m_observer.event(Level::Info, m_tables.front()->key, "source_changed",
+                             m_recovery->what + ": " + how + ", in " + std::to_string(secs) + " s");
+            m_recovery.reset();
+        }
+    };
+    for (;;) {
+        loadAll();
+        try {
+            stream(stop, options);
+            return;
+        } catch (const RecoverByLoading &) {
+            // reloadForRecovery: the streaming tables load again from the new server.
         }
     }
-    stream(stop, options);
 }
 
 std::vector<StoppedTable> MysqlCdcPipeline::stoppedTables() const
@@ -467,20 +580,11 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     // the stored GTID state is a stop that names both servers, never a read somewhere else.
     auto noResume = [&](const Error &e) {
         if (recoveryAllowed()) {
-            // Brought back by reloading: the streaming tables lose their checkpoints (a fresh load
-            // merges under a new epoch), and the pipeline starts again to load them.
-            auto session = createTargetSession(m_jobs.front().target, "driftless " + m_pipeline + " recover");
-            for (auto &t : m_tables)
-                if (t->streaming() && !t->position->stopped) {
-                    auto m = withColumnMapping(session->merger({m_pipeline, t->job.spec.table, t->job.targetName,
-                                                                Strategy::Cdc, softDeletes(t->job.spec)}),
-                                               t->job.spec);
-                    m->clearCheckpoint();
-                }
-            m_observer.event(Level::Warn, m_tables.front()->key, "source_changed",
-                             m_resume->description + ". It cannot continue from GTID " + m_resume->gtid + " (" +
-                                 e.what() + "): recovering by reloading every table from it");
-            throw CdcRestart{"the source changed: its tables are loaded again from the new server"};
+            // Brought back by loading again, comparing first: run() loads the streaming tables
+            // from the new server and streams from there.
+            reloadForRecovery(m_resume->description + ". It cannot continue from GTID " + m_resume->gtid + " (" +
+                              e.what() + ")");
+            throw RecoverByLoading{};
         }
         throw SourceChangedError(
             m_resume->description + ". It cannot continue from GTID " + m_resume->gtid +
@@ -490,7 +594,9 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             e.code(),
             "point the endpoint back at server_id " + std::to_string(m_resume->was) +
                 ", or bring the target back to it: driftless-cli recover " + m_pipeline +
-                " (on MariaDB it reloads every table), or load it again: driftless-cli resnapshot " + m_pipeline);
+                " (it compares every table with this server and copies what differs), or load it again: driftless-cli "
+                "resnapshot " +
+                m_pipeline);
     };
     try {
         if (m_resume)

@@ -190,12 +190,27 @@ private:
     /// request `driftless-cli recover` leaves.
     bool recoveryAllowed() const;
     /// A source change the stream cannot go on from, with recovery allowed: every streaming table
-    /// loads again from the new server (merging, under a new epoch); `what` goes in the event.
+    /// loads again from the new server under a new epoch, comparing before it copies (only the
+    /// differing rows are written); `what` goes in the events.
     void reloadForRecovery(const std::string &what);
     /// BINLOG_GTID_POS(at) on `src`: the GTID state at that position of its binlog.
     static std::string gtidStateAt(MysqlConnection &src, const binlog::Position &at);
     /// "endpoint 'shop' (127.0.0.1:3306)", for messages.
     std::string sourceAddress() const;
+
+    /// A recovery under way (reloadForRecovery): what changed, and the loads' figures so far.
+    struct Recovery {
+        std::string what;
+        long long startedMs = 0;
+        long long compared = 0; ///< source rows the loads read
+        long long copied = 0;   ///< target rows they wrote or removed
+        long long removed = 0;  ///< of them, removed
+        int reloaded = 0;       ///< tables merged row by row (they could not be compared)
+    };
+    std::optional<Recovery> m_recovery;
+    /// Thrown out of the stream when it found it cannot go on and reloadForRecovery ran: run()
+    /// loads again and streams.
+    struct RecoverByLoading {};
 
     /// A stream that must start from a GTID state on another server than the checkpoints'.
     struct Resume {

@@ -4,6 +4,8 @@
 #include "core/engine/cdc/mysql/mysqlcdc.h"
 #include "core/engine/cdc/mysql/mysqlcdctable.h"
 
+#include "core/base/clock.h"
+
 #include "core/db/mysqlconnection.h"
 #include "core/model/dsn.h"
 #include "core/model/error.h"
@@ -137,8 +139,8 @@ void MysqlCdcPipeline::checkSourceIdentity(MysqlConnection &src, TargetSession &
         throw SourceChangedError(
             restored + "; nothing was read from it", {},
             "bring the target to the restored server: driftless-cli recover " + m_pipeline +
-                " (or set recover: auto on the pipeline; on MariaDB it reloads every table and removes the "
-                "rows the restore rolled back), or " +
+                " (or set recover: auto on the pipeline; it compares every table with the restored server, "
+                "copies what differs and removes the rows the restore rolled back), or " +
                 pipelineFix);
     }
     // What streams resumes from its GTID state, if the tables agree on one; a table loading
@@ -179,16 +181,18 @@ void MysqlCdcPipeline::checkSourceIdentity(MysqlConnection &src, TargetSession &
             reloadForRecovery(intro + " and the checkpoints hold no GTID state it could go on from");
             return;
         }
-        throw SourceChangedError(intro + ". The checkpoints hold " +
-                                     (gtid.empty() ? std::string("no GTID")
-                                      : disagree   ? std::string("different GTID states")
-                                                   : "'" + gtid + "'") +
-                                     ", so the new server cannot be asked for what follows; nothing was read from it",
-                                 {},
-                                 "point the endpoint back at server_id " + std::to_string(was) +
-                                     ", or bring the target back to it: driftless-cli recover " + m_pipeline +
-                                     " (or set recover: auto on the pipeline; on MariaDB it reloads every table), or " +
-                                     pipelineFix);
+        throw SourceChangedError(
+            intro + ". The checkpoints hold " +
+                (gtid.empty() ? std::string("no GTID")
+                 : disagree   ? std::string("different GTID states")
+                              : "'" + gtid + "'") +
+                ", so the new server cannot be asked for what follows; nothing was read from it",
+            {},
+            "point the endpoint back at server_id " + std::to_string(was) +
+                ", or bring the target back to it: driftless-cli recover " + m_pipeline +
+                " (or set recover: auto on the pipeline; it compares every table with the new server and "
+                "copies what differs), or " +
+                pipelineFix);
     }
     m_resume = Resume{gtid, was, intro};
 }
@@ -205,19 +209,24 @@ bool MysqlCdcPipeline::recoveryAllowed() const
 
 void MysqlCdcPipeline::reloadForRecovery(const std::string &what)
 {
-    // MariaDB has no re-backfill under the stream yet: every streaming table loads again from the
-    // new server, merging into its rows under a new epoch (rows the new server lacks removed at
-    // the end), so the target follows the new server exactly.
+    // Every streaming table loads again from the new server under a new epoch, comparing each
+    // chunk with the rows the target holds (MysqlLoadCompare): only the rows that differ are
+    // copied and the rows the new server lacks removed, so the target follows the new server
+    // exactly. run() says the figures when the loads are done.
     int tables = 0;
     for (auto &t : m_tables)
         if (t->streaming() && !t->position->stopped) {
             t->position.reset();
             t->paused = t->userPaused = false;
+            m_observer.tableState(t->key, TableState::Backfilling, kRecoveryMessage, std::nullopt);
             ++tables;
         }
+    m_recovery = Recovery{what, wallClockMs()};
+    m_resume.reset(); // the loads give the stream its positions on the new server
     m_observer.event(Level::Warn, m_tables.front()->key, "source_changed",
-                     what + ": recovering by reloading " + std::to_string(tables) +
-                         " table(s) from the new server, merged into the rows there under a new epoch");
+                     what + ": recovering by diff: " + std::to_string(tables) +
+                         " table(s) compared with the new server chunk by chunk and the differing rows copied, "
+                         "under a new epoch");
 }
 
 } // namespace driftless::core

@@ -259,7 +259,7 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
             after = lastKey(t->schema, rows);
             PgCdcPosition pos;
             pos.phase = CdcPhase::Load;
-            pos.load = {after, merge, t->loaded + n};
+            pos.load = {after, merge, t->loaded + n, false, {}};
             pos.snapshotLsn = version;
             pos.streamFrom = streamFrom;
             pos.slot = m_slot;
