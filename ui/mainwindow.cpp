@@ -199,6 +199,15 @@ MainWindow::MainWindow(QWidget *parent)
             [this](const QString &pipeline, const QString &table) {
                 m_tablesPage->openDetail(m_tablesModel->rowOf(pipeline, table));
             });
+    // Recover… on a tile or on the Slots page: asked, and its outcome shown, on the Tables page
+    // with the pipeline's tables.
+    const auto recover = [this](const QString &pipeline) {
+        m_pages->setCurrentWidget(m_tablesPage);
+        m_tablesPage->selectPipeline(pipeline);
+        m_tablesPage->requestRecover(pipeline);
+    };
+    connect(m_dashboardPage, &DashboardPage::recoverRequested, this, recover);
+    connect(m_slotsPage, &SlotsPage::recoverRequested, this, recover);
     connect(m_alertCenter, &AlertCenter::alertsChanged, m_alertsModel, &AlertsModel::setAlerts);
     connect(m_alertCenter, &AlertCenter::alertsOpened, m_tray, &TrayNotifier::notify);
     connect(m_tray, &TrayNotifier::activated, this, [this](bool alerts) {

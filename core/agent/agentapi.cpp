@@ -113,7 +113,7 @@ const std::map<std::string, std::string> &knownPaths()
         {"pause", "POST"},        {"resume", "POST"},     {"backfill", "POST"},      {"promote", "POST"},
         {"reconcile", "POST"},    {"repair", "POST"},     {"engine", "GET"},         {"engine/start", "POST"},
         {"engine/stop", "POST"},  {"probe", "POST"},      {"discover", "POST"},      {"doctor", "POST"},
-        {"decommission", "POST"}, {"trust-host", "POST"}, {"conflicts", "GET"},
+        {"decommission", "POST"}, {"trust-host", "POST"}, {"conflicts", "GET"},      {"recover", "POST"},
     };
     return paths;
 }
@@ -519,6 +519,14 @@ ApiResponse AgentApi::route(const ApiRequest &request, const Origin &origin)
         for (const auto &l : lines)
             control(origin, pipeline, {}, "promote: " + l);
         return jsonResponse(200, {{"lines", lines}});
+    }
+    if (path == "recover" && method == "POST") {
+        // The request stays in the target's checkpoints: the pipeline's next start takes it.
+        const json body = parseBody(request);
+        const std::string pipeline = stringField(body, "pipeline");
+        const auto lines = requestRecovery(m_state.workspace(), pipeline);
+        control(origin, pipeline, {}, "recover " + pipeline);
+        return jsonResponse(200, {{"pipeline", pipeline}, {"lines", lines}});
     }
     if (path == "workspace" && method == "PUT") {
         if (request.body.empty())

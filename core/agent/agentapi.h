@@ -61,7 +61,7 @@ public:
 ///    Read: tables (the items of `status --json`), status, snapshot (what the app shows at
 ///    once: workspace, tables, events, engine), workspace, events, lag, slots,
 ///    slot-history, reconciles, reconciles/ID, jobs/ID, conflicts. Act: pause, resume, backfill,
-///    promote, reconcile, repair (the last two as jobs), conflicts/ID/resolve, engine/start,
+///    promote, recover, reconcile, repair (the last two as jobs), conflicts/ID/resolve, engine/start,
 ///    engine/stop, PUT workspace (apply).
 ///    Endpoints: probe (Test connection) and discover (the pipeline editor's tables), read from
 ///    where the agent runs.

@@ -13,6 +13,7 @@
 #include "ui/dialogs/endpointdialog.h"
 #include "ui/dialogs/pauseconfirmation.h"
 #include "ui/dialogs/pipelineeditor.h"
+#include "ui/dialogs/recoverconfirmation.h"
 #include "ui/dialogs/slotguardbox.h"
 #include "ui/dialogs/sshtunnelbox.h"
 #include "ui/dialogs/tabledetaildialog.h"
@@ -288,6 +289,15 @@ void TestLaptopScreen::everyPageAndDialogFitsTheScreen()
     QVERIFY(QTest::qWaitForWindowExposed(pause));
     VERIFY_DIALOG(pause);
     pause->close();
+    // The longest confirmation: Recover… on a pipeline whose source changed.
+    QMessageBox *recover = makeRecoverConfirmation(&w, QString::fromStdString(w.tablesModel()->report(0).pipeline),
+                                                   w.engine()->snapshot().workspace.get(),
+                                                   w.engine()->snapshot().tables, RecoverSync::Running);
+    recover->show();
+    QVERIFY(QTest::qWaitForWindowExposed(recover));
+    VERIFY_DIALOG(recover);
+    shot(recover, screen, QStringLiteral("recover-confirmation"));
+    recover->close();
 }
 
 // The size a DBA gives the editor, and the split between its tables and its tabs, are there

@@ -23,6 +23,7 @@
 #include "ui/slotmonitor.h"
 #include "ui/statusicons.h"
 #include "ui/traynotifier.h"
+#include "ui/widgets/dashboardgrid.h"
 #include "ui/widgets/lagchart.h"
 
 #include "core/model/workspace.h"
@@ -32,14 +33,17 @@
 
 #include <QAbstractButton>
 #include <QAbstractItemModelTester>
+#include <QApplication>
 #include <QChart>
 #include <QComboBox>
+#include <QContextMenuEvent>
 #include <QDeadlineTimer>
 #include <QDir>
 #include <QHeaderView>
 #include <QIcon>
 #include <QLabel>
 #include <QLineSeries>
+#include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -49,6 +53,7 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
+#include <QTimer>
 
 #include <nlohmann/json.hpp>
 
@@ -651,6 +656,11 @@ void TestPages::aChangeOfSourceShowsAsItsOwnStateStoppedAndRunning()
     auto *details = tablesPage->findChild<QLabel *>(QStringLiteral("tableDetails"));
     auto *summary = tablesPage->findChild<QLabel *>(QStringLiteral("tablesSummary"));
     QVERIFY(details && summary);
+    QPushButton *recover = tablesPage->recoverButton();
+    QCOMPARE(recover->objectName(), QStringLiteral("recoverButton"));
+    // The request Recover… leaves in the target's checkpoint, read back with SQL.
+    const std::string requestSql = "SELECT coalesce(request, 'none') FROM _driftless.checkpoints WHERE pipeline = '" +
+                                   pipeline + "' AND strategy = 'cdc'";
     // What each view says of the change, checked stopped and then running: the same as the CLI.
     const auto showsTheChange = [&](const char *when) {
         QTRY_VERIFY2_WITH_TIMEOUT(tableIs(w.tablesModel(), pipeline, "public.orders", "source changed"),
@@ -672,6 +682,12 @@ void TestPages::aChangeOfSourceShowsAsItsOwnStateStoppedAndRunning()
         QTRY_VERIFY2(details->isVisible() && details->text().contains(command), qPrintable(details->text()));
         QVERIFY2(details->text().contains(identity.toHtmlEscaped()), qPrintable(details->text()));
         QVERIFY2(summary->text().contains(QStringLiteral("source changed")), qPrintable(summary->text()));
+        // Recover… beside the command, for this state only: not for the full-refresh table.
+        QTRY_VERIFY(recover->isVisible() && recover->isEnabled());
+        tablesPage->selectTable(QString::fromStdString(pipeline), QStringLiteral("public.customers"));
+        QTRY_VERIFY(!recover->isVisible());
+        tablesPage->selectTable(QString::fromStdString(pipeline), QStringLiteral("public.orders"));
+        QTRY_VERIFY(recover->isVisible());
         // The Slots page: the pipeline's source as its checkpoint records it, and the change.
         QTRY_VERIFY2(slotsPage->sourceLines().contains(QStringLiteral("%1: %2 \u2014 source changed: %3")
                                                            .arg(QString::fromStdString(pipeline), identity, command)),
@@ -701,10 +717,91 @@ void TestPages::aChangeOfSourceShowsAsItsOwnStateStoppedAndRunning()
     QTest::qWait(100);
     saveShot(&w, QStringLiteral("slots-source-identity"));
 
+    // Recover… asks first, saying what happens on a Postgres source; cancelled, nothing is left.
+    // (From the Slots page: it asks on the Tables page, where the outcome shows.)
+    QVERIFY(slotsPage->recoverButton()->isVisible());
+    QTest::mouseClick(slotsPage->recoverButton(), Qt::LeftButton);
+    QTRY_VERIFY(tablesPage->confirmation() && tablesPage->confirmation()->isVisible());
+    QCOMPARE(w.pages()->currentWidget(), tablesPage);
+    QMessageBox *ask = tablesPage->confirmation();
+    QCOMPARE(ask->objectName(), QStringLiteral("recoverConfirmation"));
+    for (const char *says : {"by diff", "Rows the new server lacks are removed", "Start Sync", "driftless-cli recover"})
+        QVERIFY2(ask->informativeText().contains(QLatin1String(says)), qPrintable(ask->informativeText()));
+    QVERIFY(QTest::qWaitForWindowExposed(ask));
+    saveShot(ask, QStringLiteral("recover-confirmation"));
+    QTest::mouseClick(ask->button(QMessageBox::Cancel), Qt::LeftButton);
+    QTRY_VERIFY(!tablesPage->confirmation());
+    QTest::qWait(200);
+    QCOMPARE(dst.scalar(requestSql), std::string("none"));
+    QVERIFY(!tablesPage->recoverResult()->isVisible());
+    QCOMPARE(w.engine()->state(), EngineBridge::State::Stopped);
+
+    // The context menu of the pipeline's tile on the Dashboard asks the same.
+    w.pages()->setCurrentWidget(w.dashboardPage());
+    ui::DashboardGrid *grid = w.dashboardPage()->grid();
+    QTRY_VERIFY(!grid->pipelineRect(QString::fromStdString(pipeline)).isEmpty());
+    const QPoint onTile = grid->pipelineRect(QString::fromStdString(pipeline)).center();
+    QTimer chooser;
+    chooser.setInterval(20);
+    connect(&chooser, &QTimer::timeout, this, [&chooser] {
+        auto *menu = qobject_cast<QMenu *>(QApplication::activePopupWidget());
+        if (!menu || menu->actions().isEmpty())
+            return;
+        chooser.stop();
+        QVERIFY2(menu->actions().front()->text().startsWith(QStringLiteral("Recover")),
+                 qPrintable(menu->actions().front()->text()));
+        menu->actions().front()->trigger();
+        menu->close();
+    });
+    chooser.start();
+    QContextMenuEvent onGrid(QContextMenuEvent::Mouse, onTile, grid->mapToGlobal(onTile));
+    QApplication::sendEvent(grid, &onGrid);
+    QTRY_VERIFY(tablesPage->confirmation() && tablesPage->confirmation()->isVisible());
+    QCOMPARE(w.pages()->currentWidget(), tablesPage);
+    QTest::mouseClick(tablesPage->confirmation()->button(QMessageBox::Cancel), Qt::LeftButton);
+    QTRY_VERIFY(!tablesPage->confirmation());
+    QCOMPARE(dst.scalar(requestSql), std::string("none"));
+
+    // Confirmed with the sync stopped: the request is in the checkpoint, and the page says Start
+    // Sync takes it. (Taken away again by hand, so the running engine below meets the change.)
+    tablesPage->selectTable(QString::fromStdString(pipeline), QStringLiteral("public.orders"));
+    QTRY_VERIFY(recover->isVisible());
+    QTest::mouseClick(recover, Qt::LeftButton);
+    QTRY_VERIFY(tablesPage->confirmation() && tablesPage->confirmation()->isVisible());
+    QTest::mouseClick(tablesPage->confirmation()->findChild<QPushButton *>(QStringLiteral("confirmRecover")),
+                      Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(tablesPage->recoverResult()->text().contains(QStringLiteral("Start Sync")), 20000);
+    QVERIFY2(tablesPage->recoverResult()->text().contains(QStringLiteral("public.orders: recovery requested")),
+             qPrintable(tablesPage->recoverResult()->text()));
+    QCOMPARE(dst.scalar(requestSql), std::string("recover"));
+    QCOMPARE(w.engine()->state(), EngineBridge::State::Stopped);
+    saveShot(&w, QStringLiteral("tables-recover-requested"));
+    dst.exec("UPDATE _driftless.checkpoints SET request = NULL WHERE pipeline = '" + pipeline + "'");
+
     // Running: the engine meets the same cluster and stops the same way, and says so the same way.
     w.engine()->start();
     QTRY_VERIFY_WITH_TIMEOUT(w.engine()->snapshot().live && w.engine()->state() == EngineBridge::State::Running, 30000);
     showsTheChange("running");
+
+    // Confirmed while the sync runs: the request is left, the engine restarted, and the pipeline
+    // recovers at its start, by diff; the button goes with the state.
+    QTest::mouseClick(recover, Qt::LeftButton);
+    QTRY_VERIFY(tablesPage->confirmation() && tablesPage->confirmation()->isVisible());
+    QVERIFY2(tablesPage->confirmation()->informativeText().contains(QStringLiteral("restarted")),
+             qPrintable(tablesPage->confirmation()->informativeText()));
+    QTest::mouseClick(tablesPage->confirmation()->findChild<QPushButton *>(QStringLiteral("confirmRecover")),
+                      Qt::LeftButton);
+    QTRY_VERIFY2_WITH_TIMEOUT(tablesPage->recoverResult()->text().contains(QStringLiteral("was restarted")),
+                              qPrintable(tablesPage->recoverResult()->text()), 30000);
+    QVERIFY2(tablesPage->recoverResult()->text().contains(QStringLiteral("public.orders: recovery requested")),
+             qPrintable(tablesPage->recoverResult()->text()));
+    QTRY_VERIFY2_WITH_TIMEOUT(tableIs(w.tablesModel(), pipeline, "public.orders", "streaming"),
+                              qPrintable(tableSays(w.tablesModel(), pipeline, "public.orders")), 60000);
+    QCOMPARE(w.engine()->state(), EngineBridge::State::Running);
+    QCOMPARE(dst.scalar(requestSql), std::string("none"));
+    QTRY_VERIFY(!recover->isVisible());
+    QTRY_VERIFY(!slotsPage->recoverButton()->isVisibleTo(slotsPage));
+    saveShot(&w, QStringLiteral("tables-recovered"));
     w.stopAction()->trigger();
     QTRY_COMPARE_WITH_TIMEOUT(w.engine()->state(), EngineBridge::State::Stopped, 30000);
     window.reset();

@@ -113,6 +113,7 @@ DashboardPage::DashboardPage(QWidget *parent)
         rebuild();
     });
     connect(m_grid, &DashboardGrid::tableClicked, this, &DashboardPage::tableActivated);
+    connect(m_grid, &DashboardGrid::recoverRequested, this, &DashboardPage::recoverRequested);
     connect(m_grid, &DashboardGrid::pipelineClicked, this, [this](const QString &pipeline) {
         showPipeline(m_tiles.pipelineFilter() == pipeline ? QString() : pipeline);
     });

@@ -58,6 +58,8 @@ public slots:
 signals:
     /// A table tile was clicked: open that table's detail.
     void tableActivated(const QString &pipeline, const QString &table);
+    /// Recover… on the tile of a pipeline whose source changed.
+    void recoverRequested(const QString &pipeline);
     /// A first step's button was clicked.
     void addEndpointRequested();
     void importYamlRequested();

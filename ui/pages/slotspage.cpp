@@ -13,6 +13,7 @@
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
@@ -31,7 +32,8 @@ SlotsPage::SlotsPage(SlotsModel *model, SlotMonitor *monitor, QWidget *parent)
     : QWidget(parent), m_model(model), m_monitor(monitor), m_proxy(new QSortFilterProxyModel(this)),
       m_view(new QTableView(this)), m_chart(new SlotHistoryChart(this)), m_summary(new QLabel(this)),
       m_notice(new QLabel(this)), m_sources(new QLabel(this)), m_result(new QLabel(this)),
-      m_drop(new QPushButton(tr("Drop slot\u2026"), this))
+      m_drop(new QPushButton(tr("Drop slot\u2026"), this)), m_recover(new QPushButton(tr("Recover\u2026"), this)),
+      m_recoverMenu(new QMenu(this))
 {
     setObjectName(QStringLiteral("slotsPage"));
     m_proxy->setSourceModel(m_model);
@@ -77,6 +79,14 @@ SlotsPage::SlotsPage(SlotsModel *model, SlotMonitor *monitor, QWidget *parent)
     m_drop->setObjectName(QStringLiteral("dropSlot"));
     m_drop->setIcon(namedIcon(QStringLiteral("stop")));
     connect(m_drop, &QPushButton::clicked, this, &SlotsPage::requestDrop);
+    m_recover->setObjectName(QStringLiteral("recoverSource"));
+    m_recover->setIcon(namedIcon(QStringLiteral("refresh")));
+    m_recover->setVisible(false);
+    // One pipeline: the click asks for it; several: the button's menu names each.
+    connect(m_recover, &QPushButton::clicked, this, [this] {
+        if (m_changed.size() == 1)
+            emit recoverRequested(m_changed.front());
+    });
 
     // The sources under the summary, beside the button that is taller than a line anyway.
     auto *said = new QVBoxLayout;
@@ -85,6 +95,7 @@ SlotsPage::SlotsPage(SlotsModel *model, SlotMonitor *monitor, QWidget *parent)
     said->addWidget(m_sources);
     auto *top = new QHBoxLayout;
     top->addLayout(said, 1);
+    top->addWidget(m_recover, 0, Qt::AlignTop);
     top->addWidget(m_drop, 0, Qt::AlignTop);
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(top);
@@ -223,6 +234,7 @@ void SlotsPage::setSnapshot(const EngineSnapshot &snapshot)
             if (s.changed == changed)
                 order.emplace_back(pipeline, &s);
     m_sourceLines.clear();
+    QStringList changed;
     QStringList html;
     for (const auto &[pipeline, source] : order) {
         const Source &s = *source;
@@ -234,6 +246,7 @@ void SlotsPage::setSnapshot(const EngineSnapshot &snapshot)
         QString rich =
             tr("Source of <b>%1</b>: %2").arg(name.toHtmlEscaped(), line.mid(name.size() + 2).toHtmlEscaped());
         if (s.changed) {
+            changed << name;
             const QString fix = tr("source changed: driftless-cli recover %1").arg(name);
             line += QStringLiteral(" \u2014 ") + fix;
             rich += QStringLiteral(" \u2014 <b>") + tr("source changed") + QStringLiteral("</b>: <code>") +
@@ -245,6 +258,19 @@ void SlotsPage::setSnapshot(const EngineSnapshot &snapshot)
     }
     if (m_sourceLines.size() > kSourceLines)
         html << tr("and %n more (the Tables page shows each table's)", "", int(m_sourceLines.size()) - kSourceLines);
+    if (changed != m_changed) {
+        m_changed = changed;
+        m_recoverMenu->clear();
+        for (const QString &p : m_changed)
+            m_recoverMenu->addAction(tr("Recover %1\u2026").arg(p), this, [this, p] { emit recoverRequested(p); });
+        // A menu only when there is a choice to make.
+        m_recover->setMenu(m_changed.size() > 1 ? m_recoverMenu : nullptr);
+    }
+    m_recover->setVisible(!m_changed.isEmpty());
+    m_recover->setToolTip(m_changed.size() == 1 ? tr("Bring pipeline %1 back to the server now behind its source, "
+                                                     "as driftless-cli recover %1 does")
+                                                      .arg(m_changed.front())
+                                                : tr("Recover one of the pipelines whose source changed"));
     m_sources->setText(html.join(QStringLiteral("<br>")));
     m_sources->setVisible(!html.isEmpty());
 }

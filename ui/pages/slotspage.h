@@ -6,6 +6,7 @@
 #include <QWidget>
 
 class QLabel;
+class QMenu;
 class QPushButton;
 class QSortFilterProxyModel;
 class QTableView;
@@ -33,7 +34,8 @@ struct SlotSample;
 /// Above the grid, each CDC pipeline's source as its checkpoints record it (system id and
 /// timeline, or server_id and GTID state: what failover checks at every start, docs/failover.md),
 /// from the engine's snapshots, so it says what `status --json` says under `source_identity`; a
-/// pipeline stopped by a change of source says so, with `driftless-cli recover`.
+/// pipeline stopped by a change of source says so, with `driftless-cli recover`, and "Recover…"
+/// beside it asks to recover it (recoverRequested; a menu of them when several changed).
 class SlotsPage final : public QWidget {
     Q_OBJECT
 public:
@@ -44,6 +46,8 @@ public:
     QTableView *view() const { return m_view; }
     QSortFilterProxyModel *proxy() const { return m_proxy; }
     QPushButton *dropButton() const { return m_drop; }
+    /// Shown while some pipeline's source changed.
+    QPushButton *recoverButton() const { return m_recover; }
     SlotHistoryChart *historyChart() const { return m_chart; }
     /// Where the slot history comes from: the door of the engine `engine` shows.
     void setEngine(EngineBridge *engine);
@@ -63,6 +67,10 @@ public:
 public slots:
     /// Asks to drop the selected slot (the button's action).
     void requestDrop();
+
+signals:
+    /// Recover… for `pipeline`, whose source changed.
+    void recoverRequested(const QString &pipeline);
 
 protected:
     void showEvent(QShowEvent *event) override;
@@ -88,6 +96,10 @@ private:
     QStringList m_sourceLines;
     QLabel *m_result;
     QPushButton *m_drop;
+    QPushButton *m_recover;
+    QMenu *m_recoverMenu;
+    /// The pipelines whose source changed, by name.
+    QStringList m_changed;
     QPointer<QMessageBox> m_confirmation;
     QTimer m_timer;
     bool m_dropping = false;

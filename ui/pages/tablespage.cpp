@@ -1,6 +1,7 @@
 #include "ui/pages/tablespage.h"
 
 #include "ui/dialogs/pauseconfirmation.h"
+#include "ui/dialogs/recoverconfirmation.h"
 #include "ui/dialogs/tabledetaildialog.h"
 #include "ui/displayformat.h"
 #include "ui/enginebridge.h"
@@ -33,13 +34,14 @@ namespace driftless::ui {
 
 TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *parent)
     : QWidget(parent), m_model(model), m_runner(runner), m_promoter(new PromoteRunner(runner->engine(), this)),
-      m_proxy(new TablesProxy(this)), m_view(new QTableView(this)), m_filter(new QLineEdit(this)),
-      m_summary(new QLabel(this)), m_notice(new QLabel(this)), m_details(new QLabel(this)),
-      m_backfill(new QPushButton(tr("Backfill\u2026"), this)),
+      m_recoverer(new RecoverRunner(runner->engine(), this)), m_proxy(new TablesProxy(this)),
+      m_view(new QTableView(this)), m_filter(new QLineEdit(this)), m_summary(new QLabel(this)),
+      m_notice(new QLabel(this)), m_details(new QLabel(this)), m_backfill(new QPushButton(tr("Backfill\u2026"), this)),
       m_cancel(new QPushButton(tr("Cancel Backfill\u2026"), this)),
       m_promote(new QPushButton(tr("Promote to CDC\u2026"), this)), m_pause(new QPushButton(tr("Pause\u2026"), this)),
-      m_resume(new QPushButton(tr("Resume\u2026"), this)), m_pauser(new PauseRunner(runner->engine(), this)),
-      m_promoteResult(new QLabel(this)), m_progress(new BackfillProgress(this))
+      m_resume(new QPushButton(tr("Resume\u2026"), this)), m_recover(new QPushButton(tr("Recover\u2026"), this)),
+      m_pauser(new PauseRunner(runner->engine(), this)), m_promoteResult(new QLabel(this)),
+      m_recoverResult(new QLabel(this)), m_progress(new BackfillProgress(this))
 {
     setObjectName(QStringLiteral("tablesPage"));
     // Sorts by TablesModel::SortRole and filters every column, case-insensitively, as a plain
@@ -123,6 +125,15 @@ TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *pare
                                       : (pause ? tr("Could not pause %1/%2: %3") : tr("Could not resume %1/%2: %3"))
                                             .arg(pipeline, table, message));
             });
+    m_recover->setObjectName(QStringLiteral("recoverButton"));
+    m_recover->setIcon(namedIcon(QStringLiteral("refresh")));
+    m_recover->setVisible(false);
+    connect(m_recover, &QPushButton::clicked, this, [this] { requestRecover(); });
+    connect(m_recoverer, &RecoverRunner::started, this, &TablesPage::updateButtons);
+    connect(m_recoverer, &RecoverRunner::finished, this,
+            [this](std::uint64_t, const QString &pipeline, bool ok, const QStringList &lines) {
+                showRecovered(pipeline, ok, lines);
+            });
     // Enter, and a double-click whatever the style's activation: openDetail() is idempotent.
     const auto open = [this](const QModelIndex &index) { openDetail(m_proxy->mapToSource(index).row()); };
     connect(m_view, &QAbstractItemView::activated, this, open);
@@ -132,6 +143,11 @@ TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *pare
     m_promoteResult->setTextFormat(Qt::PlainText);
     m_promoteResult->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_promoteResult->setVisible(false);
+    m_recoverResult->setObjectName(QStringLiteral("recoverResult"));
+    m_recoverResult->setWordWrap(true);
+    m_recoverResult->setTextFormat(Qt::PlainText);
+    m_recoverResult->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_recoverResult->setVisible(false);
 
     auto *top = new QHBoxLayout;
     top->addWidget(m_summary, 1);
@@ -146,8 +162,13 @@ TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *pare
     layout->addLayout(top);
     layout->addWidget(m_notice);
     layout->addWidget(m_promoteResult);
+    layout->addWidget(m_recoverResult);
     layout->addWidget(m_view, 1);
-    layout->addWidget(m_details);
+    // The button beside the detail that names the command it runs.
+    auto *bottom = new QHBoxLayout;
+    bottom->addWidget(m_details, 1);
+    bottom->addWidget(m_recover, 0, Qt::AlignTop);
+    layout->addLayout(bottom);
 
     m_fitTimer = new QTimer(this);
     m_fitTimer->setSingleShot(true);
@@ -304,10 +325,20 @@ void TablesPage::updateButtons()
         m_cancel->setToolTip(tr("Select a table whose backfill is under way"));
         m_promote->setEnabled(false);
         m_promote->setToolTip(tr("Select a table the slot guard moved from CDC to cursor sync"));
+        m_recover->setVisible(false);
         return;
     }
     const auto &r = m_model->report(row);
     const QString name = QString::fromStdString(r.table);
+    // Only where a change of source stopped the table: the one state recovering is for.
+    const QString pipelineName = QString::fromStdString(r.pipeline);
+    m_recover->setVisible(r.state == core::TableState::SourceChanged);
+    m_recover->setEnabled(!m_recoverer->busy(pipelineName));
+    m_recover->setToolTip(m_recoverer->busy(pipelineName)
+                              ? tr("A recovery of %1 is under way\u2026").arg(pipelineName)
+                              : tr("Bring pipeline %1's tables back to the server now behind its source, as "
+                                   "driftless-cli recover %1 does")
+                                    .arg(pipelineName));
     if (r.reverse) {
         // A two-way pipeline's reverse direction is run by its forward row: one pause holds both
         // directions, and only the forward direction ever loads the table.
@@ -433,6 +464,7 @@ void TablesPage::updateButtonsForMany(const std::vector<int> &rows)
         b->setEnabled(false);
         b->setToolTip(tr("Select one table for this"));
     }
+    m_recover->setVisible(false);
 }
 
 void TablesPage::selectPipeline(const QString &pipeline)
@@ -476,6 +508,11 @@ void TablesPage::showContextMenu(const QPoint &pos)
     QAction *promote = menu.addAction(m_promote->icon(), m_promote->text(), this, &TablesPage::requestPromote);
     promote->setEnabled(m_promote->isEnabled());
     promote->setToolTip(m_promote->toolTip());
+    if (m_recover->isVisibleTo(this)) {
+        QAction *recover = menu.addAction(m_recover->icon(), m_recover->text(), this, [this] { requestRecover(); });
+        recover->setEnabled(m_recover->isEnabled());
+        recover->setToolTip(m_recover->toolTip());
+    }
     menu.setToolTipsVisible(true);
     menu.exec(m_view->viewport()->mapToGlobal(pos));
 }
@@ -625,6 +662,36 @@ void TablesPage::requestPromote()
     box->open();
 }
 
+void TablesPage::requestRecover(const QString &pipeline)
+{
+    QString name = pipeline;
+    if (name.isEmpty() && selectedRow() >= 0)
+        name = QString::fromStdString(m_model->report(selectedRow()).pipeline);
+    if (name.isEmpty() || m_confirmation || m_recoverer->busy(name))
+        return;
+    EngineBridge *engine = m_recoverer->engine();
+    const auto state = engine->state();
+    const RecoverSync sync = engine->remote() ? RecoverSync::Agent
+                             : state == EngineBridge::State::Running || state == EngineBridge::State::Starting
+                                 ? RecoverSync::Running
+                                 : RecoverSync::Stopped;
+    auto *box =
+        makeRecoverConfirmation(this, name, engine->snapshot().workspace.get(), engine->snapshot().tables, sync);
+    connect(box, &QMessageBox::finished, this, [this, box, name] {
+        if (box->clickedButton() != box->findChild<QPushButton *>(QStringLiteral("confirmRecover")))
+            return;
+        if (m_recoverer->recover(name)) {
+            m_recoverResult->setStyleSheet(QString());
+            m_recoverResult->setText(tr("Asking to recover %1\u2026").arg(name));
+            m_recoverResult->setVisible(true);
+            emit statusMessage(tr("Asking to recover %1\u2026").arg(name));
+        }
+        updateButtons();
+    });
+    m_confirmation = box;
+    box->open();
+}
+
 void TablesPage::requestPause()
 {
     requestPaused(true);
@@ -697,6 +764,19 @@ void TablesPage::showPromoted(const QString &pipeline, bool ok, const QStringLis
     m_promoteResult->setText(text);
     m_promoteResult->setVisible(true);
     emit statusMessage(ok ? lines.value(0) : text);
+}
+
+void TablesPage::showRecovered(const QString &pipeline, bool ok, const QStringList &lines)
+{
+    updateButtons();
+    const QString text = ok ? lines.join(QLatin1Char('\n'))
+                            : tr("Could not recover %1: %2").arg(pipeline, lines.join(QLatin1Char('\n')));
+    m_recoverResult->setStyleSheet(ok ? QString() : QStringLiteral("color: #b3261e;"));
+    m_recoverResult->setText(text);
+    m_recoverResult->setVisible(true);
+    // The lines above the tables say the rest; the status bar stays one short line.
+    emit statusMessage(ok ? tr("Recovery of %1 requested (the Tables page lists what was done)").arg(pipeline)
+                          : tr("Could not recover %1: %2").arg(pipeline, lines.value(0)));
 }
 
 void TablesPage::showOutcome(std::uint64_t, BackfillRunner::Action action, const QString &pipeline,

@@ -4,6 +4,7 @@
 #include "ui/dialogs/tabledetaildialog.h"
 #include "ui/pauserunner.h"
 #include "ui/promoterunner.h"
+#include "ui/recoverrunner.h"
 
 #include <QMessageBox>
 #include <QPointer>
@@ -39,6 +40,12 @@ class TablesModel;
 /// a running sync is stopped and started again with the stored workspace). Its outcome lines
 /// show above the table.
 ///
+/// "Recover…" shows only for a table a change of source stopped (docs/failover.md), beside the
+/// detail that names `driftless-cli recover`: after a confirmation saying what happens for its
+/// source's kind, the page's RecoverRunner leaves the request and restarts a running sync. Its
+/// outcome lines show above the table. The Dashboard and the Slots page ask through
+/// requestRecover(pipeline).
+///
 /// "Pause…" and "Resume…" hold a table (kept across restarts) or sync it again, after a
 /// confirmation saying what happens for its strategy, through the page's PauseRunner. A
 /// double-click (or Enter) opens the table's detail: its facts, lag chart and events, live.
@@ -55,6 +62,10 @@ public:
     QPushButton *promoteButton() const { return m_promote; }
     QPushButton *pauseButton() const { return m_pause; }
     QPushButton *resumeButton() const { return m_resume; }
+    QPushButton *recoverButton() const { return m_recover; }
+    RecoverRunner *recoverRunner() const { return m_recoverer; }
+    /// The outcome of the last recovery request (one line per table, then the sync's).
+    QLabel *recoverResult() const { return m_recoverResult; }
     PauseRunner *pauseRunner() const { return m_pauser; }
     /// The open table detail, else null.
     TableDetailDialog *detail() const { return m_detail; }
@@ -82,6 +93,8 @@ public slots:
     void requestCancel();
     /// Asks to return the selected table, which fell back from CDC, to CDC.
     void requestPromote();
+    /// Asks to recover `pipeline` (empty: the selected table's), whose source changed.
+    void requestRecover(const QString &pipeline = QString());
     /// Asks to pause / resume the selected table.
     void requestPause();
     void requestResume();
@@ -116,10 +129,12 @@ private:
     void showOutcome(std::uint64_t job, BackfillRunner::Action action, const QString &pipeline, const QString &table,
                      bool ok, const QString &message);
     void showPromoted(const QString &pipeline, bool ok, const QStringList &lines);
+    void showRecovered(const QString &pipeline, bool ok, const QStringList &lines);
 
     TablesModel *m_model;
     BackfillRunner *m_runner;
     PromoteRunner *m_promoter;
+    RecoverRunner *m_recoverer;
     QSortFilterProxyModel *m_proxy;
     QTableView *m_view;
     QLineEdit *m_filter;
@@ -131,9 +146,11 @@ private:
     QPushButton *m_promote;
     QPushButton *m_pause;
     QPushButton *m_resume;
+    QPushButton *m_recover;
     PauseRunner *m_pauser;
     QPointer<TableDetailDialog> m_detail;
     QLabel *m_promoteResult;
+    QLabel *m_recoverResult;
     BackfillProgress *m_progress;
     QPointer<QMessageBox> m_confirmation;
     QTimer *m_fitTimer;

@@ -6,8 +6,10 @@
 
 #include "core/engine/slots/slotprojection.h"
 
+#include <QContextMenuEvent>
 #include <QHelpEvent>
 #include <QLocale>
+#include <QMenu>
 #include <QMouseEvent>
 #include <QPaintEvent>
 #include <QPainter>
@@ -406,6 +408,18 @@ void DashboardGrid::mouseReleaseEvent(QMouseEvent *event)
         emit pipelineClicked(item->pipeline->name);
 }
 
+void DashboardGrid::contextMenuEvent(QContextMenuEvent *event)
+{
+    const Item *item = itemAt(event->pos());
+    if (!item || item->kind != Item::PipelineTile || !item->pipeline->sourceChanged)
+        return QWidget::contextMenuEvent(event);
+    const QString pipeline = item->pipeline->name;
+    QMenu menu(this);
+    menu.addAction(namedIcon(QStringLiteral("refresh")), tr("Recover %1\u2026").arg(pipeline), this,
+                   [this, pipeline] { emit recoverRequested(pipeline); });
+    menu.exec(event->globalPos());
+}
+
 QString DashboardGrid::toolTipFor(const Item &item) const
 {
     if (item.kind == Item::PipelineTile) {
@@ -413,9 +427,11 @@ QString DashboardGrid::toolTipFor(const Item &item) const
                            ? tr("Click to show every pipeline's tables again")
                            : tr("Click to show only %1's tables").arg(item.pipeline->name);
         if (item.pipeline->sourceChanged)
-            text += tr("\nThe source changed under it (another server, or another history): bring the target back "
-                       "with driftless-cli recover %1, or reload it with driftless-cli resnapshot %1")
-                        .arg(item.pipeline->name);
+            text +=
+                tr("\nThe source changed under it (another server, or another history): bring the target back "
+                   "with driftless-cli recover %1 (or Recover\u2026 on this tile's context menu), or reload it with "
+                   "driftless-cli resnapshot %1")
+                    .arg(item.pipeline->name);
         if (!item.pipeline->slotError.isEmpty())
             text += tr("\nIts slots could not be read: %1").arg(item.pipeline->slotError);
         return text;

@@ -18,7 +18,8 @@ namespace driftless::ui {
 ///
 /// Lives in a QScrollArea: its height follows its width (setMinimumHeight), and a paint draws
 /// only the tiles in the exposed rectangle. A click on a table tile emits tableClicked, on a
-/// pipeline tile pipelineClicked. UI thread only.
+/// pipeline tile pipelineClicked; the context menu of a pipeline tile whose source changed offers
+/// Recover…, which emits recoverRequested. UI thread only.
 class DashboardGrid final : public QWidget {
     Q_OBJECT
 public:
@@ -58,11 +59,14 @@ public:
 signals:
     void tableClicked(const QString &pipeline, const QString &table);
     void pipelineClicked(const QString &pipeline);
+    /// "Recover…" was chosen on the tile of a pipeline whose source changed.
+    void recoverRequested(const QString &pipeline);
 
 protected:
     void paintEvent(QPaintEvent *event) override;
     void resizeEvent(QResizeEvent *event) override;
     void mouseReleaseEvent(QMouseEvent *event) override;
+    void contextMenuEvent(QContextMenuEvent *event) override;
     bool event(QEvent *event) override;
 
 private:
