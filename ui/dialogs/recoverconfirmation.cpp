@@ -58,8 +58,9 @@ QMessageBox *makeRecoverConfirmation(QWidget *parent, const QString &pipeline, c
                       "restore). %2 brought back to it:</p>")
                        .arg(source, which);
     if (kind == core::EndpointKind::Mysql)
-        what += tr("<ul><li>Each table is <b>loaded again</b> from the new server, merging into the rows the target "
-                   "holds under a new row version epoch (no comparison first on MariaDB yet).</li>");
+        what += tr("<ul><li>Each table is read again from the new server and compared <b>by diff</b>, chunk by "
+                   "chunk, with the rows the target holds: only the rows that differ are copied, under a new row "
+                   "version epoch; then the stream goes on from the new server.</li>");
     else
         what += tr("<ul><li>A new replication slot is created on the new server (a slot of the pipeline's name "
                    "there is dropped first) and the stream goes on from it.</li>"
