@@ -150,7 +150,7 @@ int reportFindings(const std::vector<Finding> &findings, bool quietOk)
     int code = kOk;
     for (const auto &f : findings) {
         std::string where = (f.pipeline.empty() ? "" : f.pipeline + ": ") + f.subject;
-        if (f.level == "ok") {
+        if (f.level == FindingLevel::Ok) {
             if (!quietOk)
                 std::printf("  ok     %s: %s\n", where.c_str(), f.message.c_str());
             continue;
@@ -158,7 +158,7 @@ int reportFindings(const std::vector<Finding> &findings, bool quietOk)
         std::string line = where + ": " + f.message + (f.fix.empty() ? "" : "; " + f.fix);
         // The exact statements, when the fix's words only sketch them (names filled in).
         const bool sqlToo = !quietOk && !f.sql.empty() && f.fix.find(f.sql) == std::string::npos;
-        if (f.level == "warn") {
+        if (f.level == FindingLevel::Warn) {
             std::fprintf(quietOk ? stderr : stdout, "%s%s\n", quietOk ? "driftless-cli: warning: " : "  warn   ",
                          line.c_str());
             if (sqlToo)
@@ -407,7 +407,7 @@ int doctorCode(const std::vector<Finding> &findings)
 {
     int code = kOk;
     for (const auto &f : findings)
-        if (f.level == "error")
+        if (f.level == FindingLevel::Error)
             code = f.category == "config" ? kUsage : (code == kUsage ? kUsage : kSyncFailed);
     return code;
 }
@@ -728,7 +728,7 @@ int cmdSlots(Args &a)
                                                  : "not Driftless's";
             std::printf("  %s  %s  %s  wal_status %s  retained %s  safe_wal_size %s  confirmed %s  %s\n",
                         s.slot.c_str(), s.active ? "active" : "inactive", s.plugin.c_str(),
-                        s.walStatus.empty() ? "-" : s.walStatus.c_str(),
+                        s.walStatus == WalStatus::Unknown ? "-" : toString(s.walStatus),
                         s.retainedBytes ? humanBytes(*s.retainedBytes).c_str() : "-",
                         s.safeWalSize ? humanBytes(*s.safeWalSize).c_str() : "unlimited",
                         s.confirmedFlushLsn.empty() ? "-" : s.confirmedFlushLsn.c_str(), owner.c_str());

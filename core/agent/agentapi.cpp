@@ -536,7 +536,7 @@ ApiResponse AgentApi::route(const ApiRequest &request, const Origin &origin)
         if (textQuery(request, "check") != "false") {
             json problems = json::array();
             for (const auto &f : runDoctor(ws))
-                if (f.level == "error")
+                if (f.level == FindingLevel::Error)
                     problems.push_back({{"category", f.category},
                                         {"pipeline", f.pipeline},
                                         {"subject", f.subject},

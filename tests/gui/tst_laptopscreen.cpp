@@ -182,7 +182,7 @@ void TestLaptopScreen::everyPageAndDialogFitsTheScreen()
     w.setScreen(where);
     w.move(where->availableGeometry().topLeft());
     auto *door = new test::RecordedDoor(QStringLiteral(DRIFTLESS_RECORDING));
-    const core::Finding finding{"warn",
+    const core::Finding finding{core::FindingLevel::Warn,
                                 "config",
                                 "shop",
                                 "endpoint app",

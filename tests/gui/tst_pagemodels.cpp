@@ -44,7 +44,7 @@ core::SlotReport slot(const std::string &name, const std::string &owner, bool ac
     s.active = active;
     if (active)
         s.activePid = 4242;
-    s.walStatus = "reserved";
+    s.walStatus = driftless::core::WalStatus::Reserved;
     s.retainedBytes = retained;
     s.confirmedFlushLsn = "0/1A2B3C4";
     s.restartLsn = "0/1A2B000";
@@ -188,7 +188,7 @@ void TestPageModels::slotsModelSaysWhoseEachSlotIs()
 void TestPageModels::slotsModelShowsStatusAsWordsAndIcons()
 {
     auto lost = slot("driftless_p1", "p1", false, 0);
-    lost.walStatus = "lost";
+    lost.walStatus = driftless::core::WalStatus::Lost;
     lost.retainedBytes.reset();
     lost.safeWalSize.reset();
     auto limited = slot("other", "", true, 5 * 1024 * 1024);

@@ -776,8 +776,8 @@ void compareFindings(const std::vector<core::Finding> &app, const std::vector<co
     QCOMPARE(app.size(), cli.size());
     for (std::size_t i = 0; i < app.size(); ++i) {
         const auto row = [](const core::Finding &f) {
-            return QString::fromStdString(f.level + " | " + f.category + " | " + f.pipeline + " | " + f.subject +
-                                          " | " + f.message + " | " + f.fix + " | " + f.sql);
+            return QString::fromStdString(std::string(toString(f.level)) + " | " + f.category + " | " + f.pipeline +
+                                          " | " + f.subject + " | " + f.message + " | " + f.fix + " | " + f.sql);
         };
         QCOMPARE(row(app[i]), row(cli[i]));
     }
@@ -829,10 +829,11 @@ void TestWorkspacePage::doctorShowsWhatTheCliDoctorFindsWithTheSqlAndChecksAgain
     int problems = 0;
     QString listed;
     for (const auto &f : doctor->findings()) {
-        problems += f.level != "ok";
-        if (f.level != "ok")
-            listed += QString::fromStdString(f.level + " " + f.subject + ": " + f.message + "\n");
-        if (f.level == "warn" && f.subject == "table public.events")
+        problems += std::string(toString(f.level)) != "ok";
+        if (std::string(toString(f.level)) != "ok")
+            listed +=
+                QString::fromStdString(std::string(toString(f.level)) + " " + f.subject + ": " + f.message + "\n");
+        if (f.level == core::FindingLevel::Warn && f.subject == "table public.events")
             unindexed = &f;
     }
     QVERIFY(unindexed);
@@ -879,7 +880,7 @@ void TestWorkspacePage::doctorShowsWhatTheCliDoctorFindsWithTheSqlAndChecksAgain
     QVERIFY(checked.wait(60000));
     QVERIFY(checked.first().first().toBool());
     for (const auto &f : doctor->findings())
-        QVERIFY2(f.level == "ok" || (unbounded && f.subject == "endpoint src"),
+        QVERIFY2(std::string(toString(f.level)) == "ok" || (unbounded && f.subject == "endpoint src"),
                  qPrintable(QString::fromStdString(f.subject + ": " + f.message)));
     QCOMPARE(view->topLevelItemCount(), warnings - 1);
     if (!unbounded)

@@ -394,7 +394,7 @@ void TestWorkspaceSettings::aDoctorFixThatIsASettingIsShownThenStored()
     QTRY_VERIFY(page->workspace().pipeline("shop"));
     const core::Workspace before = page->workspace();
 
-    core::Finding heartbeat{"warn",
+    core::Finding heartbeat{core::FindingLevel::Warn,
                             "config",
                             "shop",
                             "endpoint app",
@@ -403,7 +403,7 @@ void TestWorkspaceSettings::aDoctorFixThatIsASettingIsShownThenStored()
                             "add 'heartbeat: 1m' to pipeline shop (a small transactional message in this database "
                             "moves the slot)"};
     heartbeat.setting = core::FindingSetting{{}, "heartbeat", "1m"};
-    const core::Finding index{"warn",
+    const core::Finding index{core::FindingLevel::Warn,
                               "config",
                               "shop",
                               "table public.customers",

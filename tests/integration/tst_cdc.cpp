@@ -251,7 +251,7 @@ TEST_F(Cdc, theDoctorNamesATargetTableKeyedByMoreThanTheSourcesKey)
             keyFindings.push_back(f);
     ASSERT_EQ(keyFindings.size(), 1u) << "only the table with the wrong key";
     const auto &f = keyFindings.front();
-    EXPECT_EQ(f.level, "error");
+    EXPECT_EQ(std::string(toString(f.level)), "error");
     EXPECT_EQ(f.subject, "table public.inc");
     EXPECT_NE(f.message.find("keys by (id, a, b), the source by (id)"), std::string::npos) << f.message;
     EXPECT_NE(f.fix.find("DROP TABLE public.inc"), std::string::npos) << f.fix;

@@ -376,13 +376,14 @@ TEST(MysqlSource, doctorChecksTheSourceTablesAndTheBinlogSettings)
     auto findings = runDoctor(ws);
     auto find = [&](const std::string &level, const std::string &subject, const std::string &text) {
         for (const auto &f : findings)
-            if (f.level == level && f.subject == subject && f.message.find(text) != std::string::npos)
+            if (std::string(toString(f.level)) == level && f.subject == subject &&
+                f.message.find(text) != std::string::npos)
                 return true;
         return false;
     };
     std::string all;
     for (const auto &f : findings)
-        all += f.level + " " + f.subject + ": " + f.message + " | " + f.fix + "\n";
+        all += std::string(toString(f.level)) + " " + f.subject + ": " + f.message + " | " + f.fix + "\n";
     EXPECT_TRUE(find("ok", "endpoint shop", "MariaDB")) << all;
     EXPECT_TRUE(find("ok", "endpoint shop", "binlog ready for change data capture")) << all;
     EXPECT_TRUE(find("ok", "table " + TableRef{src.name(), "good"}.display(), "cursor")) << all;

@@ -407,12 +407,13 @@ TEST(MysqlTarget, doctorChecksTheTarget)
     std::string all;
     auto find = [&](const std::string &level, const std::string &subject, const std::string &text) {
         for (const auto &f : findings)
-            if (f.level == level && f.subject == subject && f.message.find(text) != std::string::npos)
+            if (std::string(toString(f.level)) == level && f.subject == subject &&
+                f.message.find(text) != std::string::npos)
                 return true;
         return false;
     };
     for (const auto &f : findings)
-        all += f.level + " " + f.subject + ": " + f.message + " | " + f.fix + "\n";
+        all += std::string(toString(f.level)) + " " + f.subject + ": " + f.message + " | " + f.fix + "\n";
     EXPECT_TRUE(find("ok", "endpoint dw", "MariaDB")) << all;
     EXPECT_TRUE(find("ok", "endpoint dw", "may create tables")) << all;
     EXPECT_TRUE(find("error", "endpoint gone", "no_such_database_here")) << all;

@@ -389,7 +389,7 @@ TEST_F(RowFilter, doctorWarnsAboutAPublicationThatBreaksUpdatesOnTheSource)
     auto warnings = [&] {
         std::vector<Finding> pubs;
         for (auto &f : runDoctor(ws))
-            if (f.level == "warn" && f.message.find("publication ") == 0)
+            if (std::string(toString(f.level)) == "warn" && f.message.find("publication ") == 0)
                 pubs.push_back(f);
         return pubs;
     };
@@ -399,7 +399,8 @@ TEST_F(RowFilter, doctorWarnsAboutAPublicationThatBreaksUpdatesOnTheSource)
     ws.pipelines[0].tables[0].where = "tenant = 42";
     bool refused = false;
     for (auto &f : runDoctor(ws))
-        refused = refused || (f.level == "error" && f.message.find("refuses the row filter") != std::string::npos &&
+        refused = refused || (std::string(toString(f.level)) == "error" &&
+                              f.message.find("refuses the row filter") != std::string::npos &&
                               f.message.find("\"tenant\" does not exist") != std::string::npos);
     EXPECT_TRUE(refused);
     ws.pipelines[0].tables[0].where = "tenant_id = 42";

@@ -198,14 +198,15 @@ TEST_F(PgTwoWay, doctorNamesWhatEachSideLacksWithTheStatements)
     for (const std::string side : {"a", "b"}) {
         auto found = findingsFor("table public.items on " + side);
         ASSERT_EQ(found.size(), 1u) << side;
-        EXPECT_EQ(found[0].level, "warn");
+        EXPECT_EQ(std::string(toString(found[0].level)), "warn");
         EXPECT_NE(found[0].message.find("REPLICA IDENTITY is not FULL"), std::string::npos) << found[0].message;
         EXPECT_EQ(found[0].sql, "ALTER TABLE \"public\".\"items\" REPLICA IDENTITY FULL;");
         // The fixture's user is a superuser: origins are allowed, and doctor says what they do.
         auto endpoint = findingsFor("endpoint " + side);
         bool originOk = false;
         for (const auto &f : endpoint)
-            originOk = originOk || (f.level == "ok" && f.message.find("replication origin") != std::string::npos);
+            originOk = originOk || (std::string(toString(f.level)) == "ok" &&
+                                    f.message.find("replication origin") != std::string::npos);
         EXPECT_TRUE(originOk) << side;
     }
     // The printed statement is the fix.

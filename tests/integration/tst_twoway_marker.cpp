@@ -210,7 +210,8 @@ TEST_F(PgTwoWayMarker, doctorSaysEachSideUsesTheMarker)
             if (f.subject != "endpoint " + side)
                 continue;
             EXPECT_EQ(f.message.find("GRANT EXECUTE"), std::string::npos) << f.message;
-            marker = marker || (f.level == "ok" && f.message.find("pg_logical_emit_message") != std::string::npos &&
+            marker = marker || (std::string(toString(f.level)) == "ok" &&
+                                f.message.find("pg_logical_emit_message") != std::string::npos &&
                                 f.message.find("nothing extra is needed") != std::string::npos);
         }
         EXPECT_TRUE(marker) << side;

@@ -401,13 +401,13 @@ TEST_P(MixedTwoWay, doctorChecksEachSideWithItsOwnChecks)
     bool postgresSide = false;
     for (const auto &f : runDoctor(s.workspace(), s.pipeline)) {
         if (f.subject == "endpoint my") {
-            EXPECT_NE(f.level, "error") << f.subject << ": " << f.message;
+            EXPECT_NE(std::string(toString(f.level)), "error") << f.subject << ": " << f.message;
             mariadbSide = mariadbSide || f.message.find("skip_replication") != std::string::npos;
         }
         // (A Postgres table is flagged until the first run sets it to REPLICA IDENTITY FULL.)
         if (f.subject == "endpoint pg")
-            postgresSide =
-                postgresSide || (f.level == "ok" && f.message.find("replication origin") != std::string::npos);
+            postgresSide = postgresSide || (std::string(toString(f.level)) == "ok" &&
+                                            f.message.find("replication origin") != std::string::npos);
     }
     EXPECT_TRUE(mariadbSide);
     EXPECT_TRUE(postgresSide);

@@ -33,7 +33,7 @@ SlotReport slot(const std::string &name, const std::string &owner, std::int64_t 
     s.slot = name;
     s.owner = owner;
     s.retainedBytes = retained;
-    s.walStatus = walStatus;
+    s.walStatus = parseWalStatus(walStatus);
     s.active = true;
     return s;
 }
@@ -78,7 +78,7 @@ TEST(Alerts, eachSlotConditionRaisesItsAlertWithWhatToDo)
     EXPECT_EQ(byKind(alerts, "slot_retained")->level, Level::Error);
     EXPECT_NE(byKind(alerts, "slot_retained")->message.find("limit"), std::string::npos);
 
-    ss.replicationSlots[0].walStatus = "unreserved";
+    ss.replicationSlots[0].walStatus = WalStatus::Unreserved;
     alerts = computeAlerts(ws, {}, {ss}, {}, 10'000);
     ASSERT_TRUE(byKind(alerts, "slot_unreserved"));
 }

@@ -27,21 +27,22 @@ namespace {
 enum Column { Severity, Pipeline, Subject, Message, ColumnCount };
 
 /// Errors first, then warnings, then what passed.
-int rank(const std::string &level)
+int rank(core::FindingLevel level)
 {
-    return level == "error" ? 0 : level == "warn" ? 1 : 2;
+    return level == core::FindingLevel::Error ? 0 : level == core::FindingLevel::Warn ? 1 : 2;
 }
 
-QString levelWord(const std::string &level)
+QString levelWord(core::FindingLevel level)
 {
-    return level == "error"  ? DoctorDialog::tr("Error")
-           : level == "warn" ? DoctorDialog::tr("Warning")
-                             : DoctorDialog::tr("OK");
+    return level == core::FindingLevel::Error  ? DoctorDialog::tr("Error")
+           : level == core::FindingLevel::Warn ? DoctorDialog::tr("Warning")
+                                               : DoctorDialog::tr("OK");
 }
 
-QIcon levelIconOf(const std::string &level)
+QIcon levelIconOf(core::FindingLevel level)
 {
-    return level == "ok" ? freshnessIcon(QStringLiteral("ok")) : levelIcon(QString::fromStdString(level));
+    return level == core::FindingLevel::Ok ? freshnessIcon(QStringLiteral("ok"))
+                                           : levelIcon(QString::fromLatin1(core::toString(level)));
 }
 
 } // namespace
@@ -174,10 +175,10 @@ void DoctorDialog::showFindings()
     QTreeWidgetItem *select = nullptr;
     for (std::size_t i : order) {
         const auto &f = m_findings[i];
-        errors += f.level == "error";
-        warnings += f.level == "warn";
-        passed += f.level == "ok";
-        if (f.level == "ok" && !m_showPassed->isChecked())
+        errors += f.level == core::FindingLevel::Error;
+        warnings += f.level == core::FindingLevel::Warn;
+        passed += f.level == core::FindingLevel::Ok;
+        if (f.level == core::FindingLevel::Ok && !m_showPassed->isChecked())
             continue;
         auto *item = new QTreeWidgetItem(m_view);
         item->setIcon(Severity, levelIconOf(f.level));

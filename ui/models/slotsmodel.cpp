@@ -38,13 +38,13 @@ QString dash()
 
 /// Icon for a wal_status word: reserved is fine, extended is past max_wal_size (a warning),
 /// unreserved is about to be invalidated, lost already is.
-QIcon walStatusIcon(const std::string &status)
+QIcon walStatusIcon(core::WalStatus status)
 {
-    if (status == "reserved")
+    if (status == core::WalStatus::Reserved)
         return freshnessIcon(QStringLiteral("ok"));
-    if (status == "extended")
+    if (status == core::WalStatus::Extended)
         return freshnessIcon(QStringLiteral("warn"));
-    if (status == "unreserved" || status == "lost")
+    if (status == core::WalStatus::Unreserved || status == core::WalStatus::Lost)
         return levelIcon(QStringLiteral("error"));
     return freshnessIcon(QStringLiteral("unknown"));
 }
@@ -139,7 +139,7 @@ core::SlotReport SlotsModel::binlogRow(const core::BinlogRetention &b)
     s.slot = core::binlogSampleKey(b.pipeline);
     s.slotType = "binlog";
     s.owner = b.pipeline;
-    s.walStatus = b.neededPurged ? "purged" : "";
+    s.walStatus = b.neededPurged ? core::WalStatus::Purged : core::WalStatus::Unknown;
     s.retainedBytes = b.bytesBehind;
     s.secondsToLimit = b.secondsToExpiry;
     s.confirmedFlushLsn = b.neededFile.empty() ? std::string() : b.neededFile + ":" + std::to_string(b.neededOffset);
@@ -162,7 +162,7 @@ QVariant SlotsModel::binlogDisplay(const core::SlotReport &s, int column) const
     case Active:
         return dash();
     case WalStatus:
-        if (s.walStatus == "purged")
+        if (s.walStatus == core::WalStatus::Purged)
             return tr("purged");
         if (b && !b->error.empty() && !b->bytesBehind)
             return tr("unreadable");
@@ -176,7 +176,7 @@ QVariant SlotsModel::binlogDisplay(const core::SlotReport &s, int column) const
                    ? tr("kept forever")
                    : tr("kept %1").arg(QString::fromStdString(core::humanTimeLeft(double(*b->retentionSeconds))));
     case TimeToLimit:
-        if (s.walStatus == "purged")
+        if (s.walStatus == core::WalStatus::Purged)
             return tr("purged: re-snapshot");
         if (!s.secondsToLimit)
             return b && b->retentionSeconds && *b->retentionSeconds == 0 ? tr("never expires") : tr("unknown");
@@ -201,7 +201,7 @@ QString SlotsModel::binlogToolTip(const core::SlotReport &s, int column) const
                   "server, which purges by age alone")
             .arg(QString::fromStdString(s.owner));
     case WalStatus:
-        return s.walStatus == "purged"
+        return s.walStatus == core::WalStatus::Purged
                    ? tr("The server no longer has the file: the pipeline needs a re-snapshot (driftless-cli "
                         "resnapshot %1)")
                          .arg(QString::fromStdString(s.owner))
@@ -241,12 +241,13 @@ QVariant SlotsModel::display(const core::SlotReport &s, int column) const
             return tr("inactive");
         return s.activePid ? tr("active (pid %1)").arg(*s.activePid) : tr("active");
     case WalStatus:
-        return s.walStatus.empty() ? tr("unknown") : QString::fromStdString(s.walStatus);
+        return s.walStatus == core::WalStatus::Unknown ? tr("unknown")
+                                                       : QString::fromLatin1(core::toString(s.walStatus));
     case Retained:
         return s.retainedBytes ? formatBytes(*s.retainedBytes) : dash();
     case SafeWalSize:
         if (!s.safeWalSize)
-            return s.walStatus == "lost" ? dash() : tr("no limit");
+            return s.walStatus == core::WalStatus::Lost ? dash() : tr("no limit");
         return formatBytes(*s.safeWalSize);
     case ConfirmedFlushLsn:
         return s.confirmedFlushLsn.empty() ? dash() : QString::fromStdString(s.confirmedFlushLsn);
@@ -289,13 +290,13 @@ QString SlotsModel::toolTip(const core::SlotReport &s, int column) const
         return s.active ? tr("A consumer is connected; an active slot cannot be dropped")
                         : tr("No consumer is connected; the slot keeps WAL meanwhile");
     case WalStatus:
-        if (s.walStatus == "reserved")
+        if (s.walStatus == core::WalStatus::Reserved)
             return tr("The WAL it needs is within max_wal_size");
-        if (s.walStatus == "extended")
+        if (s.walStatus == core::WalStatus::Extended)
             return tr("Past max_wal_size, still kept (wal_keep_size or max_slot_wal_keep_size)");
-        if (s.walStatus == "unreserved")
+        if (s.walStatus == core::WalStatus::Unreserved)
             return tr("Past max_slot_wal_keep_size: the next checkpoint invalidates it");
-        if (s.walStatus == "lost")
+        if (s.walStatus == core::WalStatus::Lost)
             return tr("Invalidated: the WAL it needed is gone; its consumer must re-sync");
         return {};
     case Retained:
@@ -328,7 +329,7 @@ QVariant SlotsModel::data(const QModelIndex &index, int role) const
     case Qt::DecorationRole:
         // Icons carry the shape, the text the word: status is never told by colour alone.
         if (isBinlog(s)) {
-            if (index.column() == WalStatus && s.walStatus == "purged")
+            if (index.column() == WalStatus && s.walStatus == core::WalStatus::Purged)
                 return levelIcon(QStringLiteral("error"));
             return {};
         }

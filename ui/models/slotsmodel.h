@@ -67,7 +67,7 @@ public:
     /// A binlog pipeline as a row: slotType "binlog", slot binlogSampleKey() (its history's key),
     /// owner the pipeline, retainedBytes the bytes behind, secondsToLimit the seconds to expiry,
     /// confirmedFlushLsn the needed position ("file:offset"), restartLsn the server's oldest file,
-    /// walStatus "purged" once the needed file is gone, else empty.
+    /// walStatus Purged once the needed file is gone, else Unknown.
     static core::SlotReport binlogRow(const core::BinlogRetention &binlog);
     static bool isBinlog(const core::SlotReport &s) { return s.slotType == "binlog"; }
 

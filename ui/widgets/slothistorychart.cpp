@@ -154,7 +154,7 @@ void SlotHistoryChart::setWindowMs(std::int64_t ms)
 QString SlotHistoryChart::projectionText(const core::SlotReport &slot, const std::optional<core::SlotGuard> &guard)
 {
     if (slot.slotType == "binlog") {
-        if (slot.walStatus == "purged")
+        if (slot.walStatus == core::WalStatus::Purged)
             return tr("The binlog file the pipeline needs is purged: re-snapshot it (driftless-cli resnapshot %1)")
                 .arg(QString::fromStdString(slot.owner));
         if (!slot.secondsToLimit)

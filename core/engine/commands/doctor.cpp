@@ -61,9 +61,9 @@ struct Probe {
 void tlsFinding(const Endpoint &e, const EndpointTls &t, std::vector<Finding> &out, const std::string &pipeline)
 {
     if (auto w = tlsWarning(e, t))
-        out.push_back({"warn", "config", pipeline, "endpoint " + e.name, w->message, w->fix});
+        out.push_back({FindingLevel::Warn, "config", pipeline, "endpoint " + e.name, w->message, w->fix});
     else
-        out.push_back({"ok", "connection", pipeline, "endpoint " + e.name,
+        out.push_back({FindingLevel::Ok, "connection", pipeline, "endpoint " + e.name,
                        "TLS: " + t.tls.describe() + (t.loopback ? ", on this machine" : ""), ""});
 }
 
@@ -76,7 +76,7 @@ Probe probe(const Endpoint &e, std::vector<Finding> &out, const std::string &pip
                               "current_database()");
         p.user = r.text(0, 2);
         p.database = r.text(0, 3);
-        out.push_back({"ok", "connection", pipeline, "endpoint " + e.name,
+        out.push_back({FindingLevel::Ok, "connection", pipeline, "endpoint " + e.name,
                        "reachable: PostgreSQL " + r.text(0, 0) + " at " + p.conn->describe() + " as " + r.text(0, 2) +
                            ", wal_level=" + r.text(0, 1),
                        ""});
@@ -84,7 +84,7 @@ Probe probe(const Endpoint &e, std::vector<Finding> &out, const std::string &pip
     } catch (const Error &err) {
         p.error = err.what();
         p.fix = err.hint();
-        out.push_back({"error", "connection", pipeline, "endpoint " + e.name, err.what(), err.hint()});
+        out.push_back({FindingLevel::Error, "connection", pipeline, "endpoint " + e.name, err.what(), err.hint()});
     }
     return p;
 }
@@ -102,11 +102,12 @@ void doctorMysqlTarget(const PipelineSpec &p, const Endpoint &tgt, std::vector<F
     try {
         auto conn = connectMysql(tgt, false);
         if (conn.dsn().database.empty()) {
-            out.push_back({"error", "config", p.name, subject, "the DSN names no database for the target tables",
+            out.push_back({FindingLevel::Error, "config", p.name, subject,
+                           "the DSN names no database for the target tables",
                            "add the database to the DSN: mysql://user@host:3306/<database>"});
             return;
         }
-        out.push_back({"ok", "connection", p.name, subject,
+        out.push_back({FindingLevel::Ok, "connection", p.name, subject,
                        "reachable: " + conn.serverVersion() + " at " + conn.dsn().display(), ""});
         tlsFinding(tgt, endpointTlsOf(conn), out, p.name);
         // GRANTEE is 'user'@'host'; CURRENT_USER() is user@host.
@@ -122,7 +123,7 @@ void doctorMysqlTarget(const PipelineSpec &p, const Endpoint &tgt, std::vector<F
             if (!privs.count(need))
                 missing += (missing.empty() ? "" : ", ") + std::string(need);
         if (!missing.empty())
-            out.push_back({"warn", "config", p.name, subject,
+            out.push_back({FindingLevel::Warn, "config", p.name, subject,
                            "the user may lack " + missing + " on database " + conn.dsn().database +
                                " (target tables, _driftless_ bookkeeping and staging need them)",
                            "GRANT CREATE, CREATE TEMPORARY TABLES, SELECT, INSERT, UPDATE, DELETE, DROP, ALTER ON " +
@@ -130,10 +131,10 @@ void doctorMysqlTarget(const PipelineSpec &p, const Endpoint &tgt, std::vector<F
                            "GRANT CREATE, CREATE TEMPORARY TABLES, SELECT, INSERT, UPDATE, DELETE, DROP, ALTER ON " +
                                mysqlIdent(conn.dsn().database) + ".* TO " + mysqlAccount(conn) + ";"});
         else
-            out.push_back(
-                {"ok", "config", p.name, subject, "may create tables in database " + conn.dsn().database, ""});
+            out.push_back({FindingLevel::Ok, "config", p.name, subject,
+                           "may create tables in database " + conn.dsn().database, ""});
     } catch (const Error &err) {
-        out.push_back({"error", "connection", p.name, subject, err.what(), err.hint()});
+        out.push_back({FindingLevel::Error, "connection", p.name, subject, err.what(), err.hint()});
     }
 }
 
@@ -154,7 +155,7 @@ void gtidResumeFindings(MysqlConnection &conn, const Endpoint &src, std::vector<
     }
     const std::string subject = "endpoint " + src.name;
     if (r->text(0, 0) != "1")
-        out.push_back({"warn", "config", pipeline, subject,
+        out.push_back({FindingLevel::Warn, "config", pipeline, subject,
                        "gtid_strict_mode is off: after a failover to a replica, change data capture goes on by GTID "
                        "only where the new server provably holds the same history, which strict mode makes sure of "
                        "(without it a diverged replica may look like one that continues)",
@@ -167,13 +168,13 @@ void gtidResumeFindings(MysqlConnection &conn, const Endpoint &src, std::vector<
     } catch (const Error &) {
     }
     if (replica && r->text(0, 1) != "1")
-        out.push_back({"warn", "config", pipeline, subject,
+        out.push_back({FindingLevel::Warn, "config", pipeline, subject,
                        "this server (server_id " + r->text(0, 2) +
                            ") is a replica without log_slave_updates: what it replicates is not in its binlog, so "
                            "change data capture reads none of it, and it cannot take over a pipeline by GTID",
                        "log_slave_updates = ON in its config, then restart it"});
     else
-        out.push_back({"ok", "config", pipeline, subject,
+        out.push_back({FindingLevel::Ok, "config", pipeline, subject,
                        "server_id " + r->text(0, 2) + (r->text(0, 0) == "1" ? ", GTID strict mode" : "") +
                            ": after a failover to a replica with log_slave_updates, change data capture goes on by "
                            "GTID (docs/failover.md)",
@@ -183,17 +184,17 @@ void gtidResumeFindings(MysqlConnection &conn, const Endpoint &src, std::vector<
 void mysqlSourceEndpoint(MysqlConnection &conn, const Endpoint &src, std::vector<Finding> &out,
                          const std::string &pipeline)
 {
-    out.push_back({"ok", "connection", pipeline, "endpoint " + src.name,
+    out.push_back({FindingLevel::Ok, "connection", pipeline, "endpoint " + src.name,
                    "reachable: " + conn.serverVersion() + " at " + conn.dsn().display(), ""});
     tlsFinding(src, endpointTlsOf(conn), out, pipeline);
     std::string retention;
     auto problems = binlogProblems(conn, &retention);
     if (problems.empty())
-        out.push_back({"ok", "config", pipeline, "endpoint " + src.name,
+        out.push_back({FindingLevel::Ok, "config", pipeline, "endpoint " + src.name,
                        "binlog ready for change data capture (ROW, FULL image and metadata; kept " + retention + ")",
                        ""});
     for (const auto &b : problems)
-        out.push_back({"ok", "config", pipeline, "endpoint " + src.name,
+        out.push_back({FindingLevel::Ok, "config", pipeline, "endpoint " + src.name,
                        b.setting + " is " + b.found +
                            " (fine for full refresh and cursor sync; change data capture will need: " + b.fix + ")",
                        "", setStatementIn(b.fix)});
@@ -206,13 +207,13 @@ void sqliteTarget(const Endpoint &tgt, std::vector<Finding> &out, const std::str
     if (dir.empty())
         dir = ".";
     if (!std::filesystem::is_directory(dir))
-        out.push_back({"error", "config", pipeline, "endpoint " + tgt.name,
+        out.push_back({FindingLevel::Error, "config", pipeline, "endpoint " + tgt.name,
                        "folder " + dir.string() + " does not exist", "create it or fix the endpoint's path"});
     else if (::access(dir.c_str(), W_OK) != 0)
-        out.push_back({"error", "config", pipeline, "endpoint " + tgt.name,
+        out.push_back({FindingLevel::Error, "config", pipeline, "endpoint " + tgt.name,
                        "folder " + dir.string() + " is not writable", "fix its permissions"});
     else
-        out.push_back({"ok", "config", pipeline, "endpoint " + tgt.name, "SQLite file " + tgt.path, ""});
+        out.push_back({FindingLevel::Ok, "config", pipeline, "endpoint " + tgt.name, "SQLite file " + tgt.path, ""});
 }
 
 /// An endpoint no pipeline uses yet: reached and logged in to, how the connection is protected,
@@ -228,7 +229,7 @@ void checkEndpointAlone(const Endpoint &e, std::vector<Finding> &out)
             auto conn = connectMysql(e, false);
             mysqlSourceEndpoint(conn, e, out, "");
         } catch (const Error &err) {
-            out.push_back({"error", "connection", "", "endpoint " + e.name, err.what(), err.hint()});
+            out.push_back({FindingLevel::Error, "connection", "", "endpoint " + e.name, err.what(), err.hint()});
         }
     }
 }
@@ -240,10 +241,10 @@ void checkMapping(const PipelineSpec &p, const TableSpec &t, const TableSchema &
     try {
         checkColumnMapping(t, schema);
     } catch (const ConfigError &e) {
-        out.push_back({"error", "config", p.name, "table " + t.table.display(), e.what(),
+        out.push_back({FindingLevel::Error, "config", p.name, "table " + t.table.display(), e.what(),
                        "fix the table's columns: mapping to name the source's columns as they are now"});
     } catch (const Error &e) {
-        out.push_back({"error", "config", p.name, "table " + t.table.display(), e.what(), e.hint()});
+        out.push_back({FindingLevel::Error, "config", p.name, "table " + t.table.display(), e.what(), e.hint()});
     }
 }
 
@@ -264,7 +265,7 @@ void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<F
                 gtidResumeFindings(*conn, src, out, p.name);
         }
     } catch (const Error &err) {
-        out.push_back({"error", "connection", p.name, "endpoint " + src.name, err.what(), err.hint()});
+        out.push_back({FindingLevel::Error, "connection", p.name, "endpoint " + src.name, err.what(), err.hint()});
         return;
     }
     for (const auto &t : p.tables) {
@@ -274,7 +275,7 @@ void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<F
             table = mysqlcatalog::describeTable(*conn, t.table);
             conn->exec("SELECT 1 FROM " + mysqlIdent(t.table.schema) + "." + mysqlIdent(t.table.name) + " LIMIT 0");
         } catch (const Error &e) {
-            out.push_back({"error", "config", p.name, subject, e.what(), e.hint()});
+            out.push_back({FindingLevel::Error, "config", p.name, subject, e.what(), e.hint()});
             continue;
         }
         const TableSchema &schema = table->schema;
@@ -284,14 +285,15 @@ void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<F
             auto problem = rowFilterProblem(*conn, t.table, *t.where);
             if (!problem.empty()) {
                 anyError = true;
-                out.push_back({"error", "config", p.name, subject, "the source refuses the row filter: " + problem,
+                out.push_back({FindingLevel::Error, "config", p.name, subject,
+                               "the source refuses the row filter: " + problem,
                                "fix 'where:' (a condition on the table's columns, e.g. tenant_id = 42)"});
             }
         }
         if (!schema.hasPrimaryKey() && t.strategy != Strategy::FullRefresh) {
             anyError = true;
             out.push_back(
-                {"error", "config", p.name, subject,
+                {FindingLevel::Error, "config", p.name, subject,
                  "has no primary key; " + std::string(toString(t.strategy)) + " deduplicates and merges by key",
                  "ALTER TABLE " + mysqlIdent(t.table.name) +
                      " ADD PRIMARY KEY (...), or use strategy "
@@ -303,13 +305,14 @@ void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<F
             const int idx = schema.columnIndex(col);
             if (idx < 0) {
                 anyError = true;
-                out.push_back({"error", "config", p.name, subject, "cursor column " + col + " does not exist",
+                out.push_back({FindingLevel::Error, "config", p.name, subject,
+                               "cursor column " + col + " does not exist",
                                "set 'cursor:' to a DATETIME/TIMESTAMP or increasing number column"});
             } else {
                 const auto &mc = table->columns[static_cast<size_t>(idx)];
                 if (!mysqlcatalog::isTemporal(mc) && !mysqlcatalog::isNumeric(mc)) {
                     anyError = true;
-                    out.push_back({"error", "config", p.name, subject,
+                    out.push_back({FindingLevel::Error, "config", p.name, subject,
                                    "cursor column " + col + " has type " + mc.columnType,
                                    "a cursor must be a DATETIME, TIMESTAMP, DATE or integer/decimal column"});
                 } else {
@@ -319,18 +322,18 @@ void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<F
                                                 {t.table.schema, t.table.name, col});
                     if (indexed.value_or("0") == "0")
                         out.push_back(
-                            {"warn", "config", p.name, subject,
+                            {FindingLevel::Warn, "config", p.name, subject,
                              "cursor column " + col + " is not indexed: every pass scans the table",
                              "ALTER TABLE " + mysqlIdent(t.table.name) + " ADD INDEX (" + mysqlIdent(col) + ")",
                              "ALTER TABLE " + mysqlIdent(t.table.schema) + "." + mysqlIdent(t.table.name) +
                                  " ADD INDEX (" + mysqlIdent(col) + ");"});
                     if (!schema.columns[static_cast<size_t>(idx)].notNull)
-                        out.push_back({"warn", "config", p.name, subject,
+                        out.push_back({FindingLevel::Warn, "config", p.name, subject,
                                        "cursor column " + col +
                                            " allows NULL: rows with NULL there are copied by the initial load only",
                                        "make the column NOT NULL with a default, or rely on reconciliation"});
                     if (mc.dataType == "datetime" || mc.dataType == "date")
-                        out.push_back({"ok", "config", p.name, subject,
+                        out.push_back({FindingLevel::Ok, "config", p.name, subject,
                                        "cursor " + col + " is a " + mc.dataType +
                                            " (no time zone); read in the server's time zone",
                                        ""});
@@ -338,7 +341,7 @@ void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<F
             }
         }
         if (!anyError)
-            out.push_back({"ok", "config", p.name, subject,
+            out.push_back({FindingLevel::Ok, "config", p.name, subject,
                            std::string(toString(t.strategy)) + ", ~" +
                                std::to_string(std::max(0LL, schema.estimatedRows)) + " rows, " +
                                std::to_string(schema.columns.size()) + " columns",
@@ -361,7 +364,7 @@ void foreignKeyActions(const PipelineSpec &p, MysqlConnection &conn, std::vector
     try {
         fks = mysqlcatalog::foreignKeys(conn, refs);
     } catch (const Error &e) {
-        out.push_back({"warn", "config", p.name, "endpoint " + p.source,
+        out.push_back({FindingLevel::Warn, "config", p.name, "endpoint " + p.source,
                        "cannot read the foreign keys: " + std::string(e.what()),
                        "GRANT SELECT on the tables to the endpoint's user"});
         return;
@@ -378,7 +381,7 @@ void foreignKeyActions(const PipelineSpec &p, MysqlConnection &conn, std::vector
         const std::string subject = "table " + fk.child.display();
         auto child = synced.find(fk.child);
         if (child == synced.end()) {
-            out.push_back({"ok", "config", p.name, "table " + fk.parent.display(),
+            out.push_back({FindingLevel::Ok, "config", p.name, "table " + fk.parent.display(),
                            what + ": " + fk.child.display() +
                                " is not synced by this pipeline, so nothing of it is "
                                "applied to the target",
@@ -386,7 +389,7 @@ void foreignKeyActions(const PipelineSpec &p, MysqlConnection &conn, std::vector
             continue;
         }
         if (fk.onDelete == "SET DEFAULT" || fk.onUpdate == "SET DEFAULT") {
-            out.push_back({"warn", "config", p.name, subject,
+            out.push_back({FindingLevel::Warn, "config", p.name, subject,
                            what + ": SET DEFAULT is not applied to the target (InnoDB refuses it too)",
                            "reconcile the table after its parent changes: driftless-cli reconcile " + p.name + " " +
                                fk.child.display()});
@@ -394,7 +397,7 @@ void foreignKeyActions(const PipelineSpec &p, MysqlConnection &conn, std::vector
         }
         switch (child->second->strategy) {
         case Strategy::Cdc:
-            out.push_back({"ok", "config", p.name, subject,
+            out.push_back({FindingLevel::Ok, "config", p.name, subject,
                            what +
                                ": the binlog does not carry what it does to the child's rows; applied to the "
                                "target with the parent's change" +
@@ -403,7 +406,7 @@ void foreignKeyActions(const PipelineSpec &p, MysqlConnection &conn, std::vector
                            ""});
             break;
         case Strategy::Cursor:
-            out.push_back({"warn", "config", p.name, subject,
+            out.push_back({FindingLevel::Warn, "config", p.name, subject,
                            what + ": cursor sync does not see the rows it deletes or changes (InnoDB does not touch "
                                   "their cursor column)",
                            "sync " + fk.child.display() +
@@ -411,7 +414,8 @@ void foreignKeyActions(const PipelineSpec &p, MysqlConnection &conn, std::vector
                                "every: 1h }"});
             break;
         case Strategy::FullRefresh:
-            out.push_back({"ok", "config", p.name, subject, what + ": each full refresh copies the result", ""});
+            out.push_back(
+                {FindingLevel::Ok, "config", p.name, subject, what + ": each full refresh copies the result", ""});
             break;
         }
     }
@@ -448,7 +452,7 @@ void checkTargetKey(Probe &tp, const PipelineSpec &p, const TableSpec &t, const 
                                                               p.name + " " + t.table.display()
                                                         : "drop the target table (DROP TABLE " + target.display() +
                                                               ";): the next pass copies it again";
-    out.push_back({"error", "config", p.name, "table " + t.table.display(),
+    out.push_back({FindingLevel::Error, "config", p.name, "table " + t.table.display(),
                    "the target table " + target.display() + " keys by (" + have + "), the source by (" + want +
                        "): merged by the source's key it would keep stale rows or refuse updates (made by an older "
                        "version that took INCLUDE columns for key columns, or changed by hand)",
@@ -483,7 +487,7 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
                 auto r = tp.conn->exec("SELECT has_database_privilege(current_user, current_database(), 'CREATE')");
                 if (!r.toBool(0, 0))
                     out.push_back(
-                        {"warn", "config", p.name, "endpoint " + tgt.name,
+                        {FindingLevel::Warn, "config", p.name, "endpoint " + tgt.name,
                          "the user may not create schemas in the target database",
                          "GRANT CREATE ON DATABASE ... TO the endpoint's user, or create schema "
                          "_driftless and the target schemas for it",
@@ -514,11 +518,11 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
                             "(SELECT count(*) FROM pg_stat_replication), "
                             "(SELECT setting FROM pg_settings WHERE name = 'max_slot_wal_keep_size')");
             if (r.toInt(0, 3) < 1)
-                out.push_back({"error", "config", p.name, "endpoint " + src.name,
+                out.push_back({FindingLevel::Error, "config", p.name, "endpoint " + src.name,
                                "no free WAL sender (max_wal_senders are all in use)",
                                "ALTER SYSTEM SET max_wal_senders = <more>; then restart the server"});
             if (r.text(0, 4) == "-1")
-                out.push_back({"warn", "config", p.name, "endpoint " + src.name,
+                out.push_back({FindingLevel::Warn, "config", p.name, "endpoint " + src.name,
                                "max_slot_wal_keep_size is unset: a replication slot that is not read keeps WAL "
                                "until the source's disk fills",
                                "ALTER SYSTEM SET max_slot_wal_keep_size = '10GB'; SELECT pg_reload_conf();  -- size "
@@ -535,7 +539,7 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
                                        "pg_stat_replication r");
                 const long long n = standbys.toInt(0, 0);
                 if (n > 0 && standbys.toInt(0, 1) < 170000)
-                    out.push_back({"warn", "config", p.name, "endpoint " + src.name,
+                    out.push_back({FindingLevel::Warn, "config", p.name, "endpoint " + src.name,
                                    std::to_string(n) + " standby" + (n == 1 ? "" : "s") +
                                        " stream from this server, and on Postgres before 17 a promoted standby has "
                                        "none of its logical slots: after a failover the pipeline stops (never reads "
@@ -556,7 +560,7 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
                     std::string names;
                     for (int i = 0; i < busy.rows(); ++i)
                         names += (i ? ", " : "") + busy.text(i, 0);
-                    out.push_back({"warn", "config", p.name, "endpoint " + src.name,
+                    out.push_back({FindingLevel::Warn, "config", p.name, "endpoint " + src.name,
                                    "no heartbeat, and other databases on this server write WAL (" + names +
                                        "): while this source is idle its slot cannot advance and holds their WAL",
                                    "add 'heartbeat: 1m' to pipeline " + p.name +
@@ -571,31 +575,31 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
             for (int i = 0; i < ours.rows(); ++i) {
                 const std::string name = ours.text(i, 0);
                 if (isOrphanedSlot(ws, p.source, name, ours.toBool(i, 1)) && sp.orphansReported.insert(name).second)
-                    out.push_back({"warn", "config", p.name, "slot " + name,
+                    out.push_back({FindingLevel::Warn, "config", p.name, "slot " + name,
                                    "no pipeline of this workspace reads this slot; it keeps WAL on the source",
                                    "if no other workspace uses it: SELECT pg_drop_replication_slot('" + name + "');",
                                    dropSlotSql(name)});
             }
             if (r.text(0, 0) != "logical")
-                out.push_back({"error", "config", p.name, "endpoint " + src.name,
+                out.push_back({FindingLevel::Error, "config", p.name, "endpoint " + src.name,
                                "wal_level is '" + r.text(0, 0) + "'; change data capture needs 'logical'",
                                "ALTER SYSTEM SET wal_level = logical; then restart the server",
                                "ALTER SYSTEM SET wal_level = logical;"});
             if (!r.toBool(0, 1))
-                out.push_back({"error", "config", p.name, "endpoint " + src.name,
+                out.push_back({FindingLevel::Error, "config", p.name, "endpoint " + src.name,
                                "the user may not open replication connections", "ALTER ROLE <user> REPLICATION",
                                "ALTER ROLE " + quoteIdent(sp.user) + " REPLICATION;"});
             auto slot = c.execParams("SELECT wal_status, active FROM pg_replication_slots WHERE slot_name = $1",
                                      {p.slotName()});
             if (slot.rows() == 0 && r.toInt(0, 2) < 1)
-                out.push_back({"error", "config", p.name, "endpoint " + src.name,
+                out.push_back({FindingLevel::Error, "config", p.name, "endpoint " + src.name,
                                "no free replication slot (max_replication_slots reached)",
                                "raise max_replication_slots, or drop an unused slot"});
             else if (slot.rows() == 1 && slot.text(0, 0) == "lost")
-                out.push_back({"error", "config", p.name, "slot " + p.slotName(),
+                out.push_back({FindingLevel::Error, "config", p.name, "slot " + p.slotName(),
                                "the slot was invalidated (wal_status lost)", "driftless-cli resnapshot " + p.name});
             else if (r.text(0, 0) == "logical")
-                out.push_back({"ok", "config", p.name, "endpoint " + src.name,
+                out.push_back({FindingLevel::Ok, "config", p.name, "endpoint " + src.name,
                                slot.rows()
                                    ? "slot " + p.slotName() + ": " + slot.text(0, 0)
                                    : "ready for change data capture (slot " + p.slotName() + " will be created)",
@@ -607,25 +611,25 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
             try {
                 schema = pgcatalog::describeTable(c, t.table);
             } catch (const Error &e) {
-                out.push_back({"error", "config", p.name, subject, e.what(), e.hint()});
+                out.push_back({FindingLevel::Error, "config", p.name, subject, e.what(), e.hint()});
                 continue;
             }
             checkMapping(p, t, *schema, out);
             auto priv = c.execParams("SELECT has_table_privilege($1, 'SELECT')", {t.table.quoted()});
             if (!priv.toBool(0, 0))
-                out.push_back({"error", "config", p.name, subject, "no SELECT privilege",
+                out.push_back({FindingLevel::Error, "config", p.name, subject, "no SELECT privilege",
                                "GRANT SELECT ON " + t.table.display() + " TO the endpoint's user",
                                "GRANT SELECT ON " + t.table.quoted() + " TO " + quoteIdent(sp.user) + ";"});
             const bool needsKey = t.strategy != Strategy::FullRefresh;
             if (!schema->hasPrimaryKey()) {
                 if (needsKey) {
                     out.push_back(
-                        {"error", "config", p.name, subject,
+                        {FindingLevel::Error, "config", p.name, subject,
                          "has no primary key; " + std::string(toString(t.strategy)) + " deduplicates and merges by key",
                          "ALTER TABLE " + t.table.display() + " ADD PRIMARY KEY (...), or use strategy full_refresh"});
                     out.back().setting = FindingSetting{t.table.display(), "strategy", "full_refresh"};
                 } else
-                    out.push_back({"ok", "config", p.name, subject,
+                    out.push_back({FindingLevel::Ok, "config", p.name, subject,
                                    "no primary key (fine for full refresh; the target gets none either)", ""});
             }
             if (needsKey && schema->hasPrimaryKey() && tgt.kind == EndpointKind::Postgres)
@@ -634,14 +638,15 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
             if (t.where) {
                 auto problem = rowFilterProblem(c, *schema, *t.where);
                 if (!problem.empty())
-                    out.push_back({"error", "config", p.name, subject, "the source refuses the row filter: " + problem,
+                    out.push_back({FindingLevel::Error, "config", p.name, subject,
+                                   "the source refuses the row filter: " + problem,
                                    "fix 'where:' (a condition on the table's columns, e.g. tenant_id = 42)"});
             }
             if (t.strategy == Strategy::Cursor) {
                 const std::string col = t.cursorColumn();
                 int idx = schema->columnIndex(col);
                 if (idx < 0) {
-                    out.push_back({"error", "config", p.name, subject,
+                    out.push_back({FindingLevel::Error, "config", p.name, subject,
                                    "cursor column " + displayIdent(col) + " does not exist",
                                    "set 'cursor:' to a timestamp or increasing number column"});
                     continue;
@@ -651,30 +656,30 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
                 bool okType = !cc.isArray && (bt == "timestamptz" || bt == "timestamp" || bt == "date" ||
                                               bt == "int2" || bt == "int4" || bt == "int8" || bt == "numeric");
                 if (!okType) {
-                    out.push_back({"error", "config", p.name, subject,
+                    out.push_back({FindingLevel::Error, "config", p.name, subject,
                                    "cursor column " + displayIdent(col) + " has type " + cc.typeSql,
                                    "a cursor must be a timestamp, date or integer/numeric column"});
                     continue;
                 }
                 if (!pgcatalog::hasLeadingIndex(c, t.table, col))
-                    out.push_back({"warn", "config", p.name, subject,
+                    out.push_back({FindingLevel::Warn, "config", p.name, subject,
                                    "cursor column " + displayIdent(col) + " is not indexed: every pass scans the table",
                                    "CREATE INDEX ON " + t.table.display() + " (" + displayIdent(col) + ")",
                                    "CREATE INDEX ON " + t.table.quoted() + " (" + quoteIdent(col) + ");"});
                 if (!cc.notNull)
-                    out.push_back({"warn", "config", p.name, subject,
+                    out.push_back({FindingLevel::Warn, "config", p.name, subject,
                                    "cursor column " + displayIdent(col) +
                                        " allows NULL: rows with NULL there are copied by the initial load only",
                                    "make the column NOT NULL with a default, or rely on reconciliation"});
                 if (bt == "timestamp" || bt == "date")
-                    out.push_back({"ok", "config", p.name, subject,
+                    out.push_back({FindingLevel::Ok, "config", p.name, subject,
                                    "cursor " + displayIdent(col) +
                                        " has no time zone; read in the server's time zone (" + c.serverTimeZone() + ")",
                                    ""});
             }
             if (t.strategy == Strategy::Cdc) {
                 if (auto problem = pgcatalog::replicaIdentityProblem(c, *schema))
-                    out.push_back({"error", "config", p.name, subject, problem->message, problem->fix,
+                    out.push_back({FindingLevel::Error, "config", p.name, subject, problem->message, problem->fix,
                                    "ALTER TABLE " + t.table.quoted() + " REPLICA IDENTITY DEFAULT;"});
                 if (p.publication) {
                     // The DBA's own publication: Driftless reads it and never changes it.
@@ -687,7 +692,7 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
                         "n.nspname = $2 AND c.relname = $3)",
                         {*p.publication, t.table.schema, t.table.name});
                     if (!pub.toBool(0, 0))
-                        out.push_back({"error", "config", p.name, subject,
+                        out.push_back({FindingLevel::Error, "config", p.name, subject,
                                        "publication " + *p.publication + " does not exist on the source",
                                        "CREATE PUBLICATION " + *p.publication + " FOR TABLE " + t.table.display() +
                                            ", or remove 'publication:' to let Driftless create its own",
@@ -695,7 +700,7 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
                                            t.table.quoted() + ";"});
                     else if (pub.toBool(0, 2))
                         out.push_back(
-                            {"error", "config", p.name, subject,
+                            {FindingLevel::Error, "config", p.name, subject,
                              "publication " + *p.publication +
                                  " publishes this partitioned table as its partitions "
                                  "(publish_via_partition_root is off): its changes would not reach it",
@@ -703,7 +708,7 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
                              "ALTER PUBLICATION " + quoteIdent(*p.publication) +
                                  " SET (publish_via_partition_root = true);"});
                     else if (!pub.toBool(0, 1))
-                        out.push_back({"error", "config", p.name, subject,
+                        out.push_back({FindingLevel::Error, "config", p.name, subject,
                                        "publication " + *p.publication + " does not include this table",
                                        "ALTER PUBLICATION " + *p.publication + " ADD TABLE " + t.table.display(),
                                        "ALTER PUBLICATION " + quoteIdent(*p.publication) + " ADD TABLE " +
@@ -712,7 +717,7 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
                 // Logical decoding sends no generated columns; the target still gets them.
                 for (const auto &c : schema->columns)
                     if (c.generated)
-                        out.push_back({"ok", "config", p.name, subject,
+                        out.push_back({FindingLevel::Ok, "config", p.name, subject,
                                        "generated column " + displayIdent(c.name) +
                                            " is not sent by logical decoding; " +
                                            (tgt.kind == EndpointKind::Postgres
@@ -724,9 +729,9 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
             }
             bool anyError = false;
             for (auto &f : out)
-                anyError = anyError || (f.level == "error" && f.subject == subject && f.pipeline == p.name);
+                anyError = anyError || (f.level == FindingLevel::Error && f.subject == subject && f.pipeline == p.name);
             if (!anyError)
-                out.push_back({"ok", "config", p.name, subject,
+                out.push_back({FindingLevel::Ok, "config", p.name, subject,
                                std::string(toString(t.strategy)) + ", ~" +
                                    std::to_string(std::max(0LL, schema->estimatedRows)) + " rows, " +
                                    std::to_string(schema->columns.size()) + " columns",
@@ -736,12 +741,12 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
 
     const Endpoint *only = scope.endpoint.empty() ? nullptr : ws.endpoint(scope.endpoint);
     if (!scope.endpoint.empty() && !only) {
-        out.push_back({"error", "config", scope.pipeline, "endpoint " + scope.endpoint, "no such endpoint",
+        out.push_back({FindingLevel::Error, "config", scope.pipeline, "endpoint " + scope.endpoint, "no such endpoint",
                        "check the name against the workspace (driftless-cli status, or the Workspace page)"});
         return out;
     }
     if (!scope.pipeline.empty() && !ws.pipeline(scope.pipeline))
-        out.push_back({"error", "config", scope.pipeline, "pipeline " + scope.pipeline, "no such pipeline",
+        out.push_back({FindingLevel::Error, "config", scope.pipeline, "pipeline " + scope.pipeline, "no such pipeline",
                        "check the name against the workspace (driftless-cli status, or the Workspace page)"});
 
     bool anyPipeline = false;
@@ -779,9 +784,9 @@ nlohmann::json doctorJsonValue(const std::vector<Finding> &findings)
     nlohmann::json arr = nlohmann::json::array();
     int errors = 0, warnings = 0;
     for (const auto &f : findings) {
-        errors += f.level == "error";
-        warnings += f.level == "warn";
-        arr.push_back({{"level", f.level},
+        errors += f.level == FindingLevel::Error;
+        warnings += f.level == FindingLevel::Warn;
+        arr.push_back({{"level", toString(f.level)},
                        {"category", f.category},
                        {"pipeline", f.pipeline},
                        {"subject", f.subject},
@@ -803,9 +808,9 @@ std::vector<Finding> findingsFromJson(const nlohmann::json &doc)
     if (it == doc.end() || !it->is_array())
         return out;
     for (const auto &f : *it) {
-        out.push_back({jsonfields::text(f, "level"), jsonfields::text(f, "category"), jsonfields::text(f, "pipeline"),
-                       jsonfields::text(f, "subject"), jsonfields::text(f, "message"), jsonfields::text(f, "fix"),
-                       jsonfields::text(f, "sql")});
+        out.push_back({parseFindingLevel(jsonfields::text(f, "level")), jsonfields::text(f, "category"),
+                       jsonfields::text(f, "pipeline"), jsonfields::text(f, "subject"), jsonfields::text(f, "message"),
+                       jsonfields::text(f, "fix"), jsonfields::text(f, "sql")});
         if (const auto s = f.find("setting"); s != f.end() && s->is_object() && !jsonfields::text(*s, "key").empty())
             out.back().setting = FindingSetting{jsonfields::text(*s, "table"), jsonfields::text(*s, "key"),
                                                 jsonfields::text(*s, "value")};

@@ -6,7 +6,7 @@
 
 namespace driftless::core {
 
-/// One preflight finding. `level` is ok, warn or error; `category` says what kind of problem
+/// One preflight finding. `level` is ok, warn or error (FindingLevel); `category` says what kind of problem
 /// an error is: `connection` (the server could not be reached or logged in to: environment) or
 /// `config` (the workspace asks for something the databases cannot give: fix the file).
 /// A workspace setting whose value fixes a finding: `key`, as the workspace file spells it, set to
@@ -19,16 +19,31 @@ struct FindingSetting {
     bool operator==(const FindingSetting &) const = default;
 };
 
+/// How a finding stands.
+enum class FindingLevel { Ok, Warn, Error };
+
+/// "ok", "warn", "error": the word `doctor --json` and the agent's API carry.
+inline const char *toString(FindingLevel level)
+{
+    return level == FindingLevel::Error ? "error" : level == FindingLevel::Warn ? "warn" : "ok";
+}
+
+/// The level a word names; any other word reads as an error, so nothing unknown passes.
+inline FindingLevel parseFindingLevel(const std::string &word)
+{
+    return word == "ok" ? FindingLevel::Ok : word == "warn" ? FindingLevel::Warn : FindingLevel::Error;
+}
+
 struct Finding {
     Finding() = default;
-    Finding(std::string level, std::string category, std::string pipeline, std::string subject, std::string message,
+    Finding(FindingLevel level, std::string category, std::string pipeline, std::string subject, std::string message,
             std::string fix, std::string sql = {})
-        : level(std::move(level)), category(std::move(category)), pipeline(std::move(pipeline)),
-          subject(std::move(subject)), message(std::move(message)), fix(std::move(fix)), sql(std::move(sql))
+        : level(level), category(std::move(category)), pipeline(std::move(pipeline)), subject(std::move(subject)),
+          message(std::move(message)), fix(std::move(fix)), sql(std::move(sql))
     {
     }
 
-    std::string level;
+    FindingLevel level = FindingLevel::Ok;
     std::string category;
     std::string pipeline;
     std::string subject; ///< endpoint or table

@@ -59,7 +59,7 @@ void checkPublicationCoverage(PgConnection &src, const std::string &pipeline, co
                    ") reads column(s) outside the replica identity: " + r.text(i, 2);
         if (why.empty())
             continue;
-        out.push_back({"warn", "config", pipeline, subject,
+        out.push_back({FindingLevel::Warn, "config", pipeline, subject,
                        "publication " + pub + " publishes UPDATE/DELETE of this table but " + why +
                            ": every UPDATE and DELETE on the source table fails while it does",
                        "publish the table whole (drop the column list and row filter; Driftless filters rows "

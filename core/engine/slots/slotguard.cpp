@@ -27,7 +27,7 @@ std::vector<GuardBreach> slotGuardBreaches(const Workspace &ws, const std::vecto
             if (s.owner.empty())
                 continue;
             std::string reason;
-            if (s.walStatus == "lost")
+            if (s.walStatus == WalStatus::Lost)
                 reason = "the slot was invalidated (wal_status lost): the WAL it needed is gone";
             else if (g.maxRetained > 0 && s.retainedBytes && *s.retainedBytes > g.maxRetained)
                 reason = "the slot holds " + humanBytes(*s.retainedBytes) + " of WAL, past max_retained " +

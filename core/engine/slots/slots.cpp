@@ -12,6 +12,34 @@
 
 namespace driftless::core {
 
+const char *toString(WalStatus status)
+{
+    switch (status) {
+    case WalStatus::Reserved:
+        return "reserved";
+    case WalStatus::Extended:
+        return "extended";
+    case WalStatus::Unreserved:
+        return "unreserved";
+    case WalStatus::Lost:
+        return "lost";
+    case WalStatus::Purged:
+        return "purged";
+    case WalStatus::Unknown:
+        break;
+    }
+    return "";
+}
+
+WalStatus parseWalStatus(const std::string &word)
+{
+    for (WalStatus s :
+         {WalStatus::Reserved, WalStatus::Extended, WalStatus::Unreserved, WalStatus::Lost, WalStatus::Purged})
+        if (word == toString(s))
+            return s;
+    return WalStatus::Unknown;
+}
+
 namespace {
 
 constexpr const char *kSlotsSql = R"sql(
@@ -77,7 +105,7 @@ std::vector<SourceSlots> listSlots(const Workspace &ws, const Workspace *owners)
                 s.active = r.toBool(i, 5);
                 if (!r.isNull(i, 6))
                     s.activePid = static_cast<int>(r.toInt(i, 6));
-                s.walStatus = r.text(i, 7);
+                s.walStatus = parseWalStatus(r.text(i, 7));
                 s.retainedBytes = optInt(r, i, 8);
                 s.safeWalSize = optInt(r, i, 9);
                 s.restartLsn = r.text(i, 10);
@@ -149,7 +177,7 @@ nlohmann::json slotsJsonValue(const std::vector<SourceSlots> &sources)
                  {"temporary", s.temporary},
                  {"active", s.active},
                  {"active_pid", s.activePid ? json(*s.activePid) : json(nullptr)},
-                 {"wal_status", s.walStatus.empty() ? json(nullptr) : json(s.walStatus)},
+                 {"wal_status", s.walStatus == WalStatus::Unknown ? json(nullptr) : json(toString(s.walStatus))},
                  {"retained_bytes", opt(s.retainedBytes)},
                  {"safe_wal_size", opt(s.safeWalSize)},
                  {"restart_lsn", s.restartLsn.empty() ? json(nullptr) : json(s.restartLsn)},
@@ -198,7 +226,7 @@ std::vector<SourceSlots> sourcesFromJson(const nlohmann::json &j)
         r.active = s.value("active", false);
         if (auto pid = integer(s, "active_pid"))
             r.activePid = static_cast<int>(*pid);
-        r.walStatus = text(s, "wal_status");
+        r.walStatus = parseWalStatus(text(s, "wal_status"));
         r.retainedBytes = integer(s, "retained_bytes");
         r.safeWalSize = integer(s, "safe_wal_size");
         r.restartLsn = text(s, "restart_lsn");

@@ -11,6 +11,21 @@
 
 namespace driftless::core {
 
+/// pg_replication_slots.wal_status, and `purged` for a binlog reader whose needed file the server
+/// removed (the app's binlog rows).
+enum class WalStatus {
+    Unknown,    ///< not reported (before Postgres 13, or not read)
+    Reserved,   ///< within max_wal_size
+    Extended,   ///< past max_wal_size, still kept
+    Unreserved, ///< past max_slot_wal_keep_size: the next checkpoint invalidates it
+    Lost,       ///< invalidated: the WAL it needed is gone
+    Purged,     ///< a binlog file a pipeline needs is gone
+};
+/// The word Postgres uses (`purged` for Purged), empty for Unknown.
+const char *toString(WalStatus status);
+/// The status a word names; Unknown for any other text.
+WalStatus parseWalStatus(const std::string &word);
+
 /// One replication slot as a DBA reads it (pg_replication_slots, plus what it costs).
 struct SlotReport {
     std::string source; ///< the workspace endpoint it was read through
@@ -23,7 +38,7 @@ struct SlotReport {
     bool temporary = false;
     bool active = false;
     std::optional<int> activePid;
-    std::string walStatus; ///< reserved, extended, unreserved, lost (empty when unknown)
+    WalStatus walStatus = WalStatus::Unknown;
     /// WAL the slot holds on the source: current WAL position minus restart_lsn.
     std::optional<std::int64_t> retainedBytes;
     /// How much more WAL may be written before the slot is invalidated (max_slot_wal_keep_size);

@@ -139,7 +139,7 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
                 return a;
             };
             const bool ours = !s.owner.empty();
-            if (s.walStatus == "lost") {
+            if (s.walStatus == WalStatus::Lost) {
                 Alert a = base("slot_lost", Level::Error);
                 a.message = "replication slot " + s.slot + " on " + s.source +
                             " was invalidated (wal_status lost): the WAL it needed is gone";
@@ -147,7 +147,7 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
                                ? "re-snapshot the pipeline: driftless-cli resnapshot " + s.owner
                                : "drop it (SELECT pg_drop_replication_slot('" + s.slot + "')) and re-sync its consumer";
                 out.push_back(std::move(a));
-            } else if (s.walStatus == "unreserved") {
+            } else if (s.walStatus == WalStatus::Unreserved) {
                 Alert a = base("slot_unreserved", Level::Error);
                 a.message = "replication slot " + s.slot + " on " + s.source +
                             " holds more WAL than max_slot_wal_keep_size allows: the next checkpoint invalidates it";
@@ -156,7 +156,7 @@ std::vector<Alert> computeAlerts(const Workspace &ws, const std::vector<TableRep
                 out.push_back(std::move(a));
             }
             if (guard && guard->maxRetained > 0 && s.retainedBytes && *s.retainedBytes >= guard->effectiveWarn() &&
-                s.walStatus != "lost") {
+                s.walStatus != WalStatus::Lost) {
                 const bool past = *s.retainedBytes >= guard->maxRetained;
                 Alert a = base("slot_retained", past ? Level::Error : Level::Warn);
                 a.message = "replication slot " + s.slot + " on " + s.source + " holds " +

@@ -161,8 +161,8 @@ std::string prometheusText(const std::vector<TableReport> &tables, const std::ve
         Family f(out, "driftless_slot_wal_status", "gauge", "1 for the slot's wal_status.");
         for (const auto &ss : sources)
             for (const auto &s : ss.replicationSlots)
-                if (!s.walStatus.empty())
-                    f.sample({{"source", s.source}, {"slot", s.slot}, {"wal_status", s.walStatus}}, 1);
+                if (s.walStatus != WalStatus::Unknown)
+                    f.sample({{"source", s.source}, {"slot", s.slot}, {"wal_status", toString(s.walStatus)}}, 1);
     }
     {
         Family f(out, "driftless_alerts_open", "gauge", "Open alerts by kind and level.");
