@@ -8,7 +8,7 @@ namespace driftless::core {
 
 namespace {
 
-std::mutex g_mutex;
+std::mutex g_providerMutex;
 // Shared so a connect in progress keeps the provider it started with while another is set.
 std::shared_ptr<const PgPasswordProvider> g_provider;
 std::map<std::string, std::string> g_aliases;
@@ -19,7 +19,7 @@ std::shared_ptr<const SshPassphraseProvider> g_sshProvider;
 void setPgPasswordProvider(PgPasswordProvider provider)
 {
     auto next = provider ? std::make_shared<const PgPasswordProvider>(std::move(provider)) : nullptr;
-    std::lock_guard lock(g_mutex);
+    std::lock_guard lock(g_providerMutex);
     g_provider = std::move(next);
 }
 
@@ -28,7 +28,7 @@ std::optional<std::string> pgPasswordFor(const std::string &dsn)
     std::shared_ptr<const PgPasswordProvider> provider;
     std::string alias;
     {
-        std::lock_guard lock(g_mutex);
+        std::lock_guard lock(g_providerMutex);
         provider = g_provider;
         if (auto it = g_aliases.find(dsn); it != g_aliases.end())
             alias = it->second;
@@ -40,14 +40,14 @@ std::optional<std::string> pgPasswordFor(const std::string &dsn)
 
 void aliasPgPasswordDsn(const std::string &rewritten, const std::string &dsn)
 {
-    std::lock_guard lock(g_mutex);
+    std::lock_guard lock(g_providerMutex);
     g_aliases[rewritten] = dsn;
 }
 
 void setSshPassphraseProvider(SshPassphraseProvider provider)
 {
     auto next = provider ? std::make_shared<const SshPassphraseProvider>(std::move(provider)) : nullptr;
-    std::lock_guard lock(g_mutex);
+    std::lock_guard lock(g_providerMutex);
     g_sshProvider = std::move(next);
 }
 
@@ -55,7 +55,7 @@ std::optional<std::string> sshPassphraseFor(const std::string &endpoint)
 {
     std::shared_ptr<const SshPassphraseProvider> provider;
     {
-        std::lock_guard lock(g_mutex);
+        std::lock_guard lock(g_providerMutex);
         provider = g_sshProvider;
     }
     return provider ? (*provider)(endpoint) : std::nullopt;
@@ -63,7 +63,7 @@ std::optional<std::string> sshPassphraseFor(const std::string &endpoint)
 
 std::optional<std::string> pgDsnAliasedFrom(const std::string &rewritten)
 {
-    std::lock_guard lock(g_mutex);
+    std::lock_guard lock(g_providerMutex);
     if (auto it = g_aliases.find(rewritten); it != g_aliases.end())
         return it->second;
     return std::nullopt;

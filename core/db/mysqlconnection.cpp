@@ -1,4 +1,5 @@
 #include "core/db/mysqlconnection.h"
+#include "core/base/asciitext.h"
 
 #include "core/base/passwordprovider.h"
 #include "core/db/mysqltls.h"
@@ -23,12 +24,6 @@ namespace driftless::core {
 
 namespace {
 
-std::string lower(std::string s)
-{
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
-}
-
 /// The password lines of one my.cnf-style file, from the client groups, last one winning.
 std::optional<std::string> passwordFromOptionFile(const std::string &path)
 {
@@ -48,7 +43,7 @@ std::optional<std::string> passwordFromOptionFile(const std::string &path)
         if (line.empty() || line[0] == '#' || line[0] == ';')
             continue;
         if (line.front() == '[') {
-            std::string group = lower(
+            std::string group = asciiLower(
                 trim(line.substr(1, line.find(']') == std::string::npos ? std::string::npos : line.find(']') - 1)));
             inClient = group == "client" || group == "client-server" || group == "client-mariadb";
             continue;
@@ -56,7 +51,7 @@ std::optional<std::string> passwordFromOptionFile(const std::string &path)
         if (!inClient)
             continue;
         size_t eq = line.find('=');
-        if (lower(trim(line.substr(0, eq))) != "password")
+        if (asciiLower(trim(line.substr(0, eq))) != "password")
             continue;
         if (eq == std::string::npos) {
             password = std::string();

@@ -20,7 +20,7 @@ namespace {
 
 constexpr unsigned kAccessDenied = 1045, kSpecificAccessDenied = 1227, kMasterFatalReading = 1236;
 
-bool contains(std::string_view text, std::string_view needle)
+bool holds(std::string_view text, std::string_view needle)
 {
     return text.find(needle) != std::string_view::npos;
 }
@@ -326,7 +326,7 @@ void MysqlReplicationConnection::throwStreamError()
     if (code == 0)
         throw Error(ErrorKind::Transient, "the server " + where + " ended the binlog stream", {},
                     "the reader reconnects from its last checkpoint");
-    if (contains(message, "same server_uuid/server_id") || contains(message, "same server_id"))
+    if (holds(message, "same server_uuid/server_id") || holds(message, "same server_id"))
         throw Error(ErrorKind::Permanent,
                     "another reader connected to " + where + " with server_id " + std::to_string(m_options.serverId) +
                         " and the server dropped this one's binlog stream (" + message + ")",
@@ -334,18 +334,18 @@ void MysqlReplicationConnection::throwStreamError()
                     "give each pipeline and replica of the source its own server_id (SHOW SLAVE HOSTS lists "
                     "the registered ones)");
     if (code == kMasterFatalReading) {
-        if (contains(message, "Could not find first log file") || contains(message, "purged") ||
-            contains(message, "Could not find GTID state"))
+        if (holds(message, "Could not find first log file") || holds(message, "purged") ||
+            holds(message, "Could not find GTID state"))
             throw Error(ErrorKind::Permanent,
                         "the binlog to resume from (" + m_startDescription + ") is no longer on " + where +
                             " (purged): " + message,
                         codeText,
                         "re-snapshot the tables of this pipeline, and keep binlogs longer than the longest time "
                         "the pipeline may be stopped (binlog_expire_logs_seconds)");
-        if (contains(message, "Binary log is not open"))
+        if (holds(message, "Binary log is not open"))
             throw Error(ErrorKind::Permanent, "binary logging is disabled on " + where, codeText,
                         "start the source with log_bin=ON and binlog_format=ROW to use CDC");
-        if (contains(message, "not in the master's binlog") || contains(message, "diverged"))
+        if (holds(message, "not in the master's binlog") || holds(message, "diverged"))
             throw Error(ErrorKind::Permanent,
                         "the GTID position " + m_startDescription + " does not exist on " + where + ": " + message,
                         codeText, "the source is not the server the pipeline read before; re-snapshot the tables");

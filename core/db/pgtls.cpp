@@ -41,7 +41,7 @@ std::string option(PQconninfoOption *opts, const char *keyword)
     return {};
 }
 
-bool contains(const std::string &h, const char *n)
+bool mentions(const std::string &h, const char *n)
 {
     return h.find(n) != std::string::npos;
 }
@@ -183,25 +183,25 @@ std::optional<PgTlsFailure> explainPgTlsFailure(const std::string &msg, const Pg
                                                 : "";
     const std::string noVerify = "; sslmode=require in the dsn would encrypt without checking who answers, which is "
                                  "not recommended off this machine";
-    if (contains(msg, "does not match host name")) {
+    if (mentions(msg, "does not match host name")) {
         const std::string certName = quotedAfter(msg, "server certificate for \"");
         const std::string asked = quotedAfter(msg, "host name \"");
         return PgTlsFailure{
             "the server's TLS certificate is for \"" + certName + "\"" +
-                (contains(msg, "other name") ? " (and other names)" : "") + ", not for \"" + asked +
+                (mentions(msg, "other name") ? " (and other names)" : "") + ", not for \"" + asked +
                 "\", the host name the dsn connects by (" + msg + ")",
             "connect by a name the certificate holds (host=" + certName +
                 ", with hostaddr=IP when that name does not resolve here), or use sslmode=verify-ca to check only "
                 "that a trusted CA signed it"};
     }
-    if (contains(msg, "root certificate file") || contains(msg, "could not read root certificate")) {
+    if (mentions(msg, "root certificate file") || mentions(msg, "could not read root certificate")) {
         return PgTlsFailure{"no CA certificate to verify the server's TLS certificate with" + why + " (" + msg + ")",
                             "set sslrootcert=FILE in the dsn to the CA certificate (PEM) that signed the server's "
                             "certificate, or put it at ~/.postgresql/root.crt of the user Driftless runs as (where "
                             "libpq looks without sslrootcert; PGSSLROOTCERT overrides)" +
                                 noVerify};
     }
-    if (contains(msg, "certificate verify failed")) {
+    if (mentions(msg, "certificate verify failed")) {
         const std::string file =
             c.sslrootcert.empty() ? "~/.postgresql/root.crt (libpq's default CA file)" : c.sslrootcert;
         return PgTlsFailure{"the server's TLS certificate is not signed by a CA this machine trusts: " + file +
@@ -211,7 +211,7 @@ std::optional<PgTlsFailure> explainPgTlsFailure(const std::string &msg, const Pg
                             "Driftless runs as; PGSSLROOTCERT overrides)" +
                                 noVerify};
     }
-    if (contains(msg, "server does not support SSL")) {
+    if (mentions(msg, "server does not support SSL")) {
         return PgTlsFailure{"the server does not offer TLS, and sslmode=" + c.mode + " requires it" + why + " (" + msg +
                                 ")",
                             "turn TLS on at the server (ssl = on with ssl_cert_file and ssl_key_file in "

@@ -1,6 +1,7 @@
 // MysqlMerger's side of schema changes under the stream (docs/schema-changes.md): filling added
 // columns, the column-scoped checksum, and dropped, widened and renamed columns.
 
+#include "core/base/asciitext.h"
 #include "core/mergers/mysqlmerger.h"
 
 #include "core/base/copytext.h"
@@ -14,25 +15,19 @@ namespace driftless::core {
 
 namespace {
 
-constexpr const char *kVersion = "`_driftless_version`";
-constexpr const char *kDeletedAt = "`_driftless_deleted_at`";
+constexpr const char *kVersionColumnSql = "`_driftless_version`";
+constexpr const char *kDeletedAtColumnSql = "`_driftless_deleted_at`";
 /// The COMMENT that marks a column kept after the source dropped it (drop_column: keep).
 constexpr const char *kKeptComment = "dropped on the source; kept by Driftless, no longer written";
 /// A fill's multi-row INSERT is sent once its text passes this size.
 constexpr size_t kFillStatementBytes = 4 << 20;
-
-std::string lower(std::string s)
-{
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
-}
 
 /// A column type as information_schema.COLUMN_TYPE or our mapping writes it, comparable: lower
 /// case, an integer's display width (`int(11)`, dropped by MySQL 8) left out.
 std::string comparableType(const std::string &type)
 {
     static const std::regex width(R"(^(smallint|mediumint|int|bigint)\(\d+\))");
-    return std::regex_replace(lower(type), width, "$1");
+    return std::regex_replace(asciiLower(type), width, "$1");
 }
 
 } // namespace
@@ -134,7 +129,7 @@ long long MysqlMerger::fillColumnsInTransaction(const ColumnFill &fill, std::int
             (differs.empty() ? "" : " OR ") + std::string("NOT (") + m_table + "." + q + " <=> " + f + "." + q + ")";
     }
     m_conn->exec("UPDATE " + m_table + " JOIN " + f + " ON " + on + " SET " + set + " WHERE " + m_table + "." +
-                 kVersion + " < " + std::to_string(versioned(below)) + " AND (" + differs + ")");
+                 kVersionColumnSql + " < " + std::to_string(versioned(below)) + " AND (" + differs + ")");
     const long long changed = rowCount();
     m_conn->exec("DROP TEMPORARY TABLE " + f);
     return changed;
@@ -192,7 +187,7 @@ std::string MysqlMerger::columnChecksum(const std::vector<std::string> &keyColum
     m_conn->exec("SET SESSION sql_mode = ''");
     m_conn->exec("SET SESSION group_concat_max_len = 4294967295");
     m_conn->exec("SET SESSION sql_mode = @_driftless_mode");
-    const std::string where = m_target.softDeletes ? std::string(" WHERE ") + kDeletedAt + " IS NULL" : "";
+    const std::string where = m_target.softDeletes ? std::string(" WHERE ") + kDeletedAtColumnSql + " IS NULL" : "";
     return m_conn
         ->scalar("SELECT CONCAT(COUNT(*), ':', COALESCE(MD5(GROUP_CONCAT(CONCAT('(', " + record + ", ')') ORDER BY " +
                  order + " SEPARATOR ',')), '')) FROM " + m_table + where)
@@ -226,7 +221,7 @@ std::string MysqlMerger::dropColumn(const TableSchema &source, const std::string
     if (c[3] && c[4])
         def += " CHARACTER SET " + *c[3] + " COLLATE " + *c[4];
     def += " NULL";
-    if (c[5] && lower(*c[5]) != "null") {
+    if (c[5] && asciiLower(*c[5]) != "null") {
         // MariaDB shows a default as SQL (literals quoted); MySQL 8 shows a literal's value, and
         // an expression (DEFAULT_GENERATED) as SQL without its parentheses.
         if (m_conn->isMariaDb())

@@ -33,7 +33,7 @@ ALTER TABLE _driftless.checkpoints ADD COLUMN IF NOT EXISTS request text;
 
 // A replayed older batch must not move the position back, so the position only follows
 // versions at least as new as the stored one.
-constexpr const char *kUpsertCheckpoint = R"sql(
+constexpr const char *kPgUpsertCheckpoint = R"sql(
 INSERT INTO _driftless.checkpoints AS c (pipeline, source_table, target_table, strategy, position, version,
                                          rows_applied, batches, updated_at)
 VALUES ($1, $2, $3, $4, $5, $6::bigint, $7::bigint, 1, now())
@@ -670,9 +670,9 @@ bool PgMerger::targetEmpty()
 
 void PgMerger::writeCheckpointInTransaction(const Checkpoint &cp, long long rows)
 {
-    m_conn->execParams(kUpsertCheckpoint, {m_target.pipeline, m_target.source.display(), m_target.target.display(),
-                                           std::string(toString(m_target.strategy)), cp.position,
-                                           std::to_string(versioned(cp.version)), std::to_string(rows)});
+    m_conn->execParams(kPgUpsertCheckpoint, {m_target.pipeline, m_target.source.display(), m_target.target.display(),
+                                             std::string(toString(m_target.strategy)), cp.position,
+                                             std::to_string(versioned(cp.version)), std::to_string(rows)});
 }
 
 void PgMerger::streamRows(const RowSet &rows, bool staging)
@@ -1002,7 +1002,7 @@ void PgMerger::addMissingColumns(const TableSchema &source)
 }
 
 namespace {
-constexpr const char *kKeptComment = "dropped on the source; kept by Driftless, no longer written";
+constexpr const char *kPgKeptComment = "dropped on the source; kept by Driftless, no longer written";
 } // namespace
 
 std::string PgMerger::dropColumn(const TableSchema &source, const std::string &column, bool drop)
@@ -1021,7 +1021,7 @@ std::string PgMerger::dropColumn(const TableSchema &source, const std::string &c
         auto nn =
             m_conn->execParams("SELECT a.attnotnull, col_description(a.attrelid, a.attnum) = $3 FROM pg_attribute a "
                                "WHERE a.attrelid = $1::regclass AND a.attname = $2 AND NOT a.attisdropped",
-                               {m_targetSql, column, std::string(kKeptComment)});
+                               {m_targetSql, column, std::string(kPgKeptComment)});
         if (nn.rows() > 0 && nn.toBool(0, 0))
             m_conn->exec("ALTER TABLE " + m_targetSql + " ALTER COLUMN " + col + " DROP NOT NULL");
         if (nn.rows() > 0 && !nn.isNull(0, 1) && nn.toBool(0, 1)) {
@@ -1029,7 +1029,7 @@ std::string PgMerger::dropColumn(const TableSchema &source, const std::string &c
             buildSql();
             return {};
         }
-        m_conn->exec("COMMENT ON COLUMN " + m_targetSql + "." + col + " IS " + pgLiteral(kKeptComment));
+        m_conn->exec("COMMENT ON COLUMN " + m_targetSql + "." + col + " IS " + pgLiteral(kPgKeptComment));
     }
     m_generated.erase(column);
     buildSql();

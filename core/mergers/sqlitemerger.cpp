@@ -28,7 +28,7 @@ std::string balancedOr(const std::vector<std::string> &terms, size_t from, size_
 /// The time a soft delete is applied, as ISO-8601 UTC text.
 constexpr const char *kSqliteNow = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
 
-constexpr const char *kCheckpoints = R"sql(
+constexpr const char *kSqliteCheckpoints = R"sql(
 CREATE TABLE IF NOT EXISTS _driftless_checkpoints (
     pipeline TEXT NOT NULL,
     source_table TEXT NOT NULL,
@@ -42,7 +42,7 @@ CREATE TABLE IF NOT EXISTS _driftless_checkpoints (
     PRIMARY KEY (pipeline, source_table)
 ))sql";
 
-constexpr const char *kUpsertCheckpoint = R"sql(
+constexpr const char *kSqliteUpsertCheckpoint = R"sql(
 INSERT INTO _driftless_checkpoints AS c (pipeline, source_table, target_table, strategy, position, version,
                                          rows_applied, batches, updated_at)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, strftime('%Y-%m-%d %H:%M:%f+00:00', 'now'))
@@ -104,7 +104,7 @@ std::string SqliteMerger::seenTable() const
 
 void SqliteMerger::ensureTable()
 {
-    m_db->exec(kCheckpoints);
+    m_db->exec(kSqliteCheckpoints);
     if (m_db->scalarInt("SELECT count(*) FROM pragma_table_info('_driftless_checkpoints') WHERE name = 'request'") == 0)
         m_db->exec("ALTER TABLE _driftless_checkpoints ADD COLUMN request TEXT");
     std::vector<std::string> have;
@@ -177,7 +177,7 @@ void SqliteMerger::buildStatements()
     const std::string v = "?" + std::to_string(n + 1);
     m_insert =
         m_db->prepare("INSERT INTO " + m_table + " (" + cols + "\"_driftless_version\") VALUES (" + params + v + ")");
-    m_checkpoint = m_db->prepare(kUpsertCheckpoint);
+    m_checkpoint = m_db->prepare(kSqliteUpsertCheckpoint);
     if (!m_source.hasPrimaryKey())
         return;
     std::string keyMatch, keyCols, keyParams, set;

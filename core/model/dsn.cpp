@@ -1,4 +1,5 @@
 #include "core/model/dsn.h"
+#include "core/base/asciitext.h"
 
 #include "core/base/copytext.h"
 #include "core/model/error.h"
@@ -29,12 +30,6 @@ std::string percentDecode(std::string_view s, const std::string &what)
         }
     }
     return out;
-}
-
-std::string lower(std::string s)
-{
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
 }
 
 const char *kDsnExample = "mysql://user@host:3306/database";
@@ -109,11 +104,11 @@ MysqlDsn MysqlDsn::parse(const std::string &dsn)
         if (kv.empty())
             continue;
         auto eq = kv.find('=');
-        std::string key = lower(std::string(kv.substr(0, eq)));
+        std::string key = asciiLower(std::string(kv.substr(0, eq)));
         std::replace(key.begin(), key.end(), '_', '-');
         std::string value = eq == std::string_view::npos ? std::string() : percentDecode(kv.substr(eq + 1), key);
         if (key == "ssl-mode" || key == "sslmode") {
-            std::string v = lower(value);
+            std::string v = asciiLower(value);
             std::replace(v.begin(), v.end(), '-', '_');
             static const char *modes[] = {"disabled", "preferred", "required", "verify_ca", "verify_identity"};
             if (std::find(std::begin(modes), std::end(modes), v) == std::end(modes))

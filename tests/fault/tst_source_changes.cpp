@@ -572,7 +572,9 @@ TEST_F(PostgresFailover, aSourceRestoredToAPointInTimeBeforeTheTargetIsDetectedA
     auto asked = runCli({"--state", state, "recover", pipeline});
     ASSERT_EQ(asked.exitCode, 0) << asked.out << asked.err;
     const std::string log = sync();
-    EXPECT_NE(log.find("recovered by diff"), std::string::npos) << log;
+    const auto at = log.find("recovered by diff");
+    ASSERT_NE(at, std::string::npos) << log;
+    std::cout << "  " << log.substr(at, log.find('\n', at) - at) << "\n"; // the figures, for the record
     EXPECT_EQ(target(), source(*standby)) << log;
     standby->exec("UPDATE items SET qty = 7 WHERE id % 13 = 0");
     sync();

@@ -34,7 +34,7 @@ constexpr const char *kTablesCte =
     "    AND n.nspname NOT IN ('information_schema', '_driftless') AND n.nspname NOT LIKE 'pg\\_%') ";
 constexpr int kUnreadableShown = 5;
 
-std::string withPassword(const std::string &dsn, const std::string &password)
+std::string pgWithPassword(const std::string &dsn, const std::string &password)
 {
     std::string conninfo;
     for (const auto &[k, v] : parsePgDsn(dsn))
@@ -85,7 +85,7 @@ PgProbe probePostgres(const std::string &dsn, const std::optional<std::string> &
     options.applicationName = "driftless probe";
     options.connectTimeoutSeconds = timeoutSeconds;
     try {
-        PgConnection conn(password ? withPassword(dsn, *password) : dsn, options);
+        PgConnection conn(password ? pgWithPassword(dsn, *password) : dsn, options);
         p.connected = true;
         p.server = conn.describe();
         const auto tls = endpointTlsOf(conn);

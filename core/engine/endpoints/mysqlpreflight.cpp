@@ -19,7 +19,7 @@ std::string upper(std::string s)
 }
 
 /// A DSN with the password put in for one connection (percent-encoded), never stored.
-std::string withPassword(const std::string &dsn, const std::string &password)
+std::string mysqlWithPassword(const std::string &dsn, const std::string &password)
 {
     const std::string scheme = "mysql://";
     auto at = dsn.find('@');
@@ -115,7 +115,7 @@ MysqlProbe probeMysql(const std::string &dsn, const std::optional<std::string> &
 {
     MysqlProbe p;
     try {
-        MysqlConnection conn(password ? withPassword(dsn, *password) : dsn);
+        MysqlConnection conn(password ? mysqlWithPassword(dsn, *password) : dsn);
         p.connected = true;
         p.server = conn.dsn().display();
         const auto tls = endpointTlsOf(conn);

@@ -200,19 +200,11 @@ void MysqlSide::hashes(const Plan &plan, const std::function<void(CanonicalKey &
 void MysqlSide::rangeHashes(const std::optional<RawKey> &lo, const std::optional<RawKey> &hi,
                             const std::function<void(CanonicalKey &&, std::int64_t)> &row)
 {
-    auto bound = [&](const RawKey &key, const char *op) {
-        std::string lhs, rhs;
-        for (size_t k = 0; k < m_keys.size(); ++k) {
-            lhs += std::string(k ? ", " : "") + mysqlIdent(m_physical[m_keys[k]].name);
-            rhs += std::string(k ? ", " : "") + keyExpr(k, key[k]);
-        }
-        return m_keys.size() == 1 ? lhs + " " + op + " " + rhs : "(" + lhs + ") " + op + " (" + rhs + ")";
-    };
-    std::string where;
-    if (lo)
-        where = bound(*lo, ">=");
-    if (hi)
-        where += (where.empty() ? "" : " AND ") + bound(*hi, "<");
+    std::vector<std::string> columns;
+    for (size_t k : m_keys)
+        columns.push_back(mysqlIdent(m_physical[k].name));
+    const std::string where =
+        keyRangeSql(columns, lo, hi, [&](const RawKey &key, size_t k) { return keyExpr(k, key[k]); });
     std::string sel;
     for (size_t i : m_keys)
         sel += m_cols[i].value + ", ";

@@ -160,21 +160,13 @@ public:
         std::string sel;
         for (const auto &k : m_keys)
             sel += rowhash::pgCanonicalText(k, "s." + quoteIdent(k.name)) + ", ";
-        auto bound = [&](const RawKey &key, const char *op) {
-            std::string lhs, rhs;
-            for (size_t i = 0; i < m_keys.size(); ++i) {
-                params.emplace_back(key[i]);
-                lhs += std::string(i ? ", " : "") + "s." + quoteIdent(m_keys[i].name) + collate(m_keys[i]);
-                rhs += std::string(i ? ", " : "") + "$" + std::to_string(params.size()) + "::" + m_keys[i].typeSql +
-                       collate(m_keys[i]);
-            }
-            return m_keys.size() == 1 ? lhs + " " + op + " " + rhs : "(" + lhs + ") " + op + " (" + rhs + ")";
-        };
-        std::string where;
-        if (lo)
-            where = bound(*lo, ">=");
-        if (hi)
-            where += (where.empty() ? "" : " AND ") + bound(*hi, "<");
+        std::vector<std::string> columns;
+        for (const auto &k : m_keys)
+            columns.push_back("s." + quoteIdent(k.name) + collate(k));
+        const std::string where = keyRangeSql(columns, lo, hi, [&](const RawKey &key, size_t k) {
+            params.emplace_back(key[k]);
+            return "$" + std::to_string(params.size()) + "::" + m_keys[k].typeSql + collate(m_keys[k]);
+        });
         auto r =
             run("SELECT " + sel + rowHash("s") + " FROM " + m_table + " s" + (where.empty() ? "" : " WHERE " + where),
                 params);

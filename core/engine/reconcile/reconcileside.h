@@ -62,6 +62,29 @@ inline std::string caseTree(const Plan &p, size_t lo, size_t hi, const std::func
            " END";
 }
 
+/// The condition `lo` <= key < `hi` over a key's columns (`columns`, as the side names them), as a
+/// row comparison for a composite key; a bound's column k is rendered by `value(bound, k)` (a
+/// placeholder it binds, or a literal). Empty when both bounds are unbounded.
+inline std::string keyRangeSql(const std::vector<std::string> &columns, const std::optional<RawKey> &lo,
+                               const std::optional<RawKey> &hi,
+                               const std::function<std::string(const RawKey &, size_t)> &value)
+{
+    auto bound = [&](const RawKey &key, const char *op) {
+        std::string lhs, rhs;
+        for (size_t k = 0; k < columns.size(); ++k) {
+            lhs += std::string(k ? ", " : "") + columns[k];
+            rhs += std::string(k ? ", " : "") + value(key, k);
+        }
+        return columns.size() == 1 ? lhs + " " + op + " " + rhs : "(" + lhs + ") " + op + " (" + rhs + ")";
+    };
+    std::string where;
+    if (lo)
+        where = bound(*lo, ">=");
+    if (hi)
+        where += (where.empty() ? "" : " AND ") + bound(*hi, "<");
+    return where;
+}
+
 /// One side of a comparison: a table in one database, hashed in that database.
 /// Thread affinity: one thread at a time (the comparer runs the two sides on two threads).
 class Side {

@@ -92,20 +92,13 @@ public:
                      const std::function<void(CanonicalKey &&, std::int64_t)> &row) override
     {
         std::vector<std::pair<std::string, SqliteStorage>> binds;
-        auto bound = [&](const RawKey &key, const char *op) {
-            std::string lhs, rhs;
-            for (size_t i = 0; i < m_keys.size(); ++i) {
-                binds.emplace_back(key[i], sqliteStorageFor(m_keys[i]));
-                lhs += std::string(i ? ", " : "") + quoteIdent(m_keys[i].name);
-                rhs += std::string(i ? ", " : "") + "?" + std::to_string(binds.size());
-            }
-            return m_keys.size() == 1 ? lhs + " " + op + " " + rhs : "(" + lhs + ") " + op + " (" + rhs + ")";
-        };
-        std::string where;
-        if (lo)
-            where = bound(*lo, ">=");
-        if (hi)
-            where += (where.empty() ? "" : " AND ") + bound(*hi, "<");
+        std::vector<std::string> columns;
+        for (const auto &k : m_keys)
+            columns.push_back(quoteIdent(k.name));
+        const std::string where = keyRangeSql(columns, lo, hi, [&](const RawKey &key, size_t k) {
+            binds.emplace_back(key[k], sqliteStorageFor(m_keys[k]));
+            return "?" + std::to_string(binds.size());
+        });
         std::string sel;
         for (const auto &k : m_keys)
             sel += "driftless_canon('" + std::string(1, static_cast<char>(rowhash::canonFor(k))) + "', " +

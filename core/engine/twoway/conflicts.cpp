@@ -25,7 +25,7 @@ using Values = std::vector<std::optional<std::string>>;
 /// Keys per lookup: one round trip for a busy batch, few enough for the key index to be probed.
 constexpr size_t kKeysPerLookup = 1000;
 
-bool ownColumn(const std::string &name)
+bool isOwnColumn(const std::string &name)
 {
     return name.rfind("_driftless_", 0) == 0;
 }
@@ -54,7 +54,7 @@ json rowJson(const std::vector<std::string> &columns, const std::optional<Values
         return nullptr;
     json o = json::object();
     for (size_t c = 0; c < columns.size() && c < v->size(); ++c) {
-        if (ownColumn(columns[c]))
+        if (isOwnColumn(columns[c]))
             continue;
         o[columns[c]] = (*v)[c] ? json((*(*v)[c])) : json(nullptr);
     }
@@ -229,7 +229,7 @@ ConflictOutcome resolveConflicts(ConflictTarget &target, const ConflictScope &sc
     // The target's rows of the batch's keys, every synced column as text.
     std::vector<size_t> synced;
     for (size_t c = 0; c < cols.size(); ++c)
-        if (!ownColumn(cols[c]))
+        if (!isOwnColumn(cols[c]))
             synced.push_back(c);
     const bool commitClock = policy.usesCommitTime();
     std::map<size_t, Values> held;
@@ -310,7 +310,7 @@ ConflictOutcome resolveConflicts(ConflictTarget &target, const ConflictScope &sc
                 for (size_t c = 0; c < cols.size(); ++c) {
                     const bool key = std::find(keyIdx.begin(), keyIdx.end(), static_cast<int>(c)) != keyIdx.end();
                     const bool write = std::find(mine.begin(), mine.end(), c) != mine.end();
-                    if ((c < mask.size() && mask[c] == '1') || (!key && !write && !ownColumn(cols[c])))
+                    if ((c < mask.size() && mask[c] == '1') || (!key && !write && !isOwnColumn(cols[c])))
                         m[c] = '1';
                 }
                 newMask[r] = m;

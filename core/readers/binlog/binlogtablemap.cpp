@@ -10,7 +10,7 @@ namespace driftless::core::binlog {
 
 namespace {
 
-[[noreturn]] void malformed(const std::string &what)
+[[noreturn]] void malformedMap(const std::string &what)
 {
     throw Error(ErrorKind::Permanent, "malformed binlog event: " + what, {},
                 "the event stream is corrupt; re-read from the last checkpoint");
@@ -74,7 +74,7 @@ void readColumnMeta(ByteReader &m, Column &c)
     case coltype::Time2:
         c.meta = m.u8("column metadata");
         if (c.meta > 6)
-            malformed("fractional second precision " + std::to_string(c.meta) + " in a table map");
+            malformedMap("fractional second precision " + std::to_string(c.meta) + " in a table map");
         c.fsp = static_cast<std::uint8_t>(c.meta);
         break;
     case coltype::VarChar:
@@ -113,7 +113,7 @@ void readColumnMeta(ByteReader &m, Column &c)
         } else if (b0 == coltype::String) {
             c.maxLength = length;
         } else {
-            malformed("STRING column with real type " + std::to_string(b0) + " in a table map");
+            malformedMap("STRING column with real type " + std::to_string(b0) + " in a table map");
         }
         break;
     }
@@ -132,7 +132,7 @@ void readColumnMeta(ByteReader &m, Column &c)
     case coltype::NewDate:
         break;
     default:
-        malformed("unknown column type " + std::to_string(c.type) + " in a table map");
+        malformedMap("unknown column type " + std::to_string(c.type) + " in a table map");
     }
 }
 
@@ -163,8 +163,8 @@ void readOptionalMetadata(ByteReader &r, TableMap &t, bool mariadb, const Decode
             const std::uint64_t index = v.lenenc("charset column index");
             const std::uint64_t collation = v.lenenc("charset collation");
             if (index >= cols.size())
-                malformed("charset metadata names column " + std::to_string(index) + " of " +
-                          std::to_string(cols.size()));
+                malformedMap("charset metadata names column " + std::to_string(index) + " of " +
+                             std::to_string(cols.size()));
             t.columns[cols[index]].collation = static_cast<std::uint32_t>(collation);
         }
     };
@@ -191,7 +191,7 @@ void readOptionalMetadata(ByteReader &r, TableMap &t, bool mariadb, const Decode
         case 1: { // SIGNEDNESS: one bit per numeric column, most significant bit first
             std::string_view bits = v.rest();
             if (bits.size() * 8 < numericCols.size())
-                malformed("signedness metadata shorter than the numeric columns");
+                malformedMap("signedness metadata shorter than the numeric columns");
             for (std::size_t k = 0; k < numericCols.size(); ++k)
                 t.columns[numericCols[k]].isUnsigned =
                     (static_cast<std::uint8_t>(bits[k / 8]) & (0x80 >> (k % 8))) != 0;
@@ -225,8 +225,8 @@ void readOptionalMetadata(ByteReader &r, TableMap &t, bool mariadb, const Decode
             while (!v.atEnd()) {
                 const std::uint64_t index = v.lenenc("primary key column");
                 if (index >= t.columns.size())
-                    malformed("primary key column " + std::to_string(index) + " of " +
-                              std::to_string(t.columns.size()));
+                    malformedMap("primary key column " + std::to_string(index) + " of " +
+                                 std::to_string(t.columns.size()));
                 t.primaryKey.push_back(static_cast<unsigned>(index));
             }
             break;
@@ -235,8 +235,8 @@ void readOptionalMetadata(ByteReader &r, TableMap &t, bool mariadb, const Decode
                 const std::uint64_t index = v.lenenc("primary key column");
                 v.lenenc("primary key prefix");
                 if (index >= t.columns.size())
-                    malformed("primary key column " + std::to_string(index) + " of " +
-                              std::to_string(t.columns.size()));
+                    malformedMap("primary key column " + std::to_string(index) + " of " +
+                                 std::to_string(t.columns.size()));
                 t.primaryKey.push_back(static_cast<unsigned>(index));
             }
             break;
@@ -337,7 +337,7 @@ TableMap Decoder::decodeTableMap(std::string_view body) const
     TableMap t;
     const std::size_t ph = postHeaderLength(event::TableMap, 8);
     if (ph != 6 && ph < 8)
-        malformed("TABLE_MAP post-header of " + std::to_string(ph) + " bytes");
+        malformedMap("TABLE_MAP post-header of " + std::to_string(ph) + " bytes");
     t.tableId = r.le(ph == 6 ? 4 : 6, "table id");
     r.skip(ph == 6 ? 2 : ph - 6, "TABLE_MAP flags");
     t.schema.assign(r.bytes(r.u8("schema length"), "schema name"));
@@ -353,8 +353,8 @@ TableMap Decoder::decodeTableMap(std::string_view body) const
     for (Column &c : t.columns)
         readColumnMeta(m, c);
     if (!m.atEnd())
-        malformed("TABLE_MAP of " + t.qualifiedName() + " has " + std::to_string(m.remaining()) +
-                  " metadata bytes its columns do not use");
+        malformedMap("TABLE_MAP of " + t.qualifiedName() + " has " + std::to_string(m.remaining()) +
+                     " metadata bytes its columns do not use");
     std::string_view nulls = r.bytes((n + 7) / 8, "nullability bitmap");
     for (std::size_t i = 0; i < n; ++i)
         t.columns[i].nullable = (static_cast<std::uint8_t>(nulls[i / 8]) >> (i % 8)) & 1;

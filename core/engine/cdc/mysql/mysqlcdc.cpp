@@ -49,7 +49,7 @@ struct LoadFigures {
 
 namespace {
 
-constexpr auto kIdleSave = std::chrono::seconds(5);
+constexpr auto kMysqlIdleSave = std::chrono::seconds(5);
 constexpr const char *kPausedMessage =
     "paused: its binlog changes are not applied and its position stays; Resume reads them from there";
 constexpr long long kBatchRows = 20'000;
@@ -526,9 +526,7 @@ void MysqlCdcPipeline::stopTable(Table &t, const Error &e, Merger &merger, Targe
         }
         t.position = std::move(marked);
     }
-    log(LogLevel::Warn, m_pipeline + " " + name + ": " + t.stopped);
-    m_observer.tableState(t.key, stoppedState(kind), t.stopped, std::nullopt);
-    m_observer.event(Level::Error, t.key, "sync_failed", t.stopped);
+    t.sayStopped(kind, m_pipeline, m_observer);
 }
 
 void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
@@ -1164,7 +1162,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             // Keep positions near the binlog's end while our tables see no writes, so a restart
             // does not start in a file the server has purged since.
             const binlog::Position here = decoder.position();
-            if (!rebasing && now - lastIdleSave >= kIdleSave && !here.file.empty() &&
+            if (!rebasing && now - lastIdleSave >= kMysqlIdleSave && !here.file.empty() &&
                 versionOf(here) > versionOf(lastSaved)) {
                 lastIdleSave = now;
                 batch.end = here;

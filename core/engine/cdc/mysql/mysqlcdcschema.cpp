@@ -15,10 +15,6 @@
 #include <algorithm>
 
 namespace driftless::core {
-namespace {
-/// How often a column backfill's final comparison looks again while the source is busy.
-constexpr int kFillChecks = 10;
-} // namespace
 
 void MysqlCdcPipeline::pauseForSchema(Table &t, const std::string &why, const std::string &fix)
 {
@@ -178,8 +174,7 @@ BinlogCdcPosition MysqlCdcPipeline::positionWithProgress(const Table &t, BinlogC
 MysqlCdcPipeline::Table *MysqlCdcPipeline::columnFillDue(bool once) const
 {
     for (const auto &t : m_tables)
-        if (t->addColumn && !t->paused && t->streaming() &&
-            (t->fillChecks == 0 || once || std::chrono::steady_clock::now() >= t->nextFillCheck))
+        if (t->columnFillDue(once))
             return t.get();
     return nullptr;
 }
@@ -190,22 +185,16 @@ void MysqlCdcPipeline::addColumnStep(Table &t, MysqlConnection &src, Merger &mer
     try {
         MysqlColumnFillSource source(src, t.source, t.job.spec, m_jobs.front().target.kind == EndpointKind::Postgres);
         ColumnFillContext cx{source, t.source.schema, t.job.spec, merger, session, m_pipeline, t.version};
-        const auto step = columnFillStep(cx, *t.addColumn, !once && t.fillChecks < kFillChecks, [&](long long rows) {
-            merger.writeCheckpointInTransaction({positionWithProgress(t, *t.position).toJson(), t.version}, rows);
-        });
-        switch (step.outcome) {
-        case ColumnFillStep::Chunk:
+        const auto step =
+            columnFillStep(cx, *t.addColumn, !once && t.fillChecks < CdcTable::kFillChecks, [&](long long rows) {
+                merger.writeCheckpointInTransaction({positionWithProgress(t, *t.position).toJson(), t.version}, rows);
+            });
+        if (step.outcome == ColumnFillStep::Chunk) {
             t.position = positionWithProgress(t, *t.position);
             crashPoint("addcolumn.after_chunk");
-            m_observer.tableState(t.key, TableState::Streaming, step.message, std::nullopt);
-            return;
-        case ColumnFillStep::LookAgain:
-            ++t.fillChecks;
-            t.nextFillCheck = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-            return;
-        case ColumnFillStep::Done:
-            break;
         }
+        if (t.columnFillGoesOn(step, m_observer))
+            return;
         t.addColumn.reset();
         t.fillChecks = 0;
         try {

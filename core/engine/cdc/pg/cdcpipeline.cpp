@@ -1097,9 +1097,7 @@ void CdcPipeline::stopTable(Table &t, const Error &e)
         t.position->stopKind = kind;
         recordSkipped(t, hadCopy);
     }
-    log(LogLevel::Warn, m_pipeline + " " + name + ": " + t.stopped);
-    m_observer.tableState(t.key, stoppedState(kind), t.stopped, std::nullopt);
-    m_observer.event(Level::Error, t.key, "sync_failed", t.stopped);
+    t.sayStopped(kind, m_pipeline, m_observer);
 }
 
 bool CdcPipeline::wantPaused(const Table &t) const

@@ -21,10 +21,6 @@
 #include <algorithm>
 
 namespace driftless::core {
-namespace {
-/// How often a column backfill's final comparison looks again while the source is busy.
-constexpr int kFillChecks = 10;
-} // namespace
 
 bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &columns, PgConnection &src,
                                 std::int64_t since)
@@ -371,8 +367,7 @@ void CdcPipeline::startAddColumn(Table &t, const std::vector<std::string> &colum
 CdcPipeline::Table *CdcPipeline::columnFillDue() const
 {
     for (const auto &t : m_tables)
-        if (t->addColumn && !t->paused && t->streaming() &&
-            (t->fillChecks == 0 || m_drained || std::chrono::steady_clock::now() >= t->nextFillCheck))
+        if (t->columnFillDue(m_drained))
             return t.get();
     return nullptr;
 }
@@ -396,21 +391,14 @@ void CdcPipeline::addColumnStep(Table &t, PgConnection &src)
     // While the stream goes on (in `run --once` too: it may not have applied yet what the source
     // had when the pass began), a difference is looked at again; once a pass has drained the
     // stream, the check is final.
-    const auto step = columnFillStep(cx, *t.addColumn, !m_drained && t.fillChecks < kFillChecks, [&](long long rows) {
-        t.merger->writeCheckpointInTransaction({positionOf(t), t.version}, rows);
-    });
-    switch (step.outcome) {
-    case ColumnFillStep::Chunk:
+    const auto step =
+        columnFillStep(cx, *t.addColumn, !m_drained && t.fillChecks < CdcTable::kFillChecks, [&](long long rows) {
+            t.merger->writeCheckpointInTransaction({positionOf(t), t.version}, rows);
+        });
+    if (step.outcome == ColumnFillStep::Chunk)
         crashPoint("addcolumn.after_chunk");
-        m_observer.tableState(t.key, TableState::Streaming, step.message, std::nullopt);
+    if (t.columnFillGoesOn(step, m_observer))
         return;
-    case ColumnFillStep::LookAgain:
-        ++t.fillChecks;
-        t.nextFillCheck = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-        return;
-    case ColumnFillStep::Done:
-        break;
-    }
     t.addColumn.reset();
     t.fillChecks = 0;
     try {

@@ -4,6 +4,7 @@
 
 #include "core/db/mysqlcatalog.h"
 #include "core/db/pgconnection.h"
+#include "core/engine/cdc/cdctable.h"
 #include "core/engine/cdc/pg/cdcpipeline.h"
 #include "core/engine/rows/generatedvalues.h"
 #include "core/mergers/merger.h"
@@ -44,46 +45,28 @@ struct CdcPipeline::Rebackfill {
     }
 };
 
-struct CdcPipeline::Table {
-    TableJob job;
-    TableKey key;
+struct CdcPipeline::Table : CdcTable {
     TableSchema schema;               ///< every column, generated ones too
     std::vector<std::string> columns; ///< the columns the stream carries (no generated ones)
     StreamLayout layout;              ///< where the schema's columns are in the stream's rows
     /// Two-way: the stream's columns, with the other direction's version column, once seen.
     std::vector<std::string> streamColumns;
-    /// Columns the source dropped that the stream may still carry (changes made before the drop,
-    /// read after it): left out of the rows.
-    std::set<std::string> dropped;
     /// Each column's type (OID, typmod) in the last Relation message: a retype shows as a change.
     std::map<std::string, std::pair<std::uint32_t, std::int32_t>> relationTypes;
     /// Each source column's attribute number (pg_attribute.attnum), which a rename keeps and a
     /// drop and an add do not: read at start, renamed with the column.
     std::map<std::string, int> attnums;
-    std::unique_ptr<Merger> merger;
     std::optional<PgCdcPosition> position; ///< stored checkpoint position, none when none
-    bool paused = false;
-    /// Paused by a DBA (`paused` alone: by a schema change, until a re-snapshot).
-    bool userPaused = false;
     /// Resumed, waiting for another table's re-backfill to end before its own starts.
     bool resumeWaiting = false;
-    /// Why an error stopped it (`paused` too, until a re-copy), or empty.
-    std::string stopped;
     /// Why a schema change paused it (the last one), or empty.
     std::string schemaPause;
-    long long loaded = 0;
-    std::int64_t version = 0;                       ///< version of the stored checkpoint
     std::optional<PgRebackfillProgress> rebackfill; ///< progress of a re-backfill in flight
-    std::optional<PgAddColumnProgress> addColumn;   ///< a backfill of added columns in flight
     /// Columns the source had at start and the target lacked, held back until a change carries
     /// them (deferAddedColumns), in the source's order; a drained `run --once` adds the rest.
     std::vector<std::string> heldBack;
-    /// Two-way with a MariaDB/MySQL target: its table as conflict detection reads it (once).
-    std::optional<mysqlcatalog::MysqlTable> conflictTarget;
-    int fillChecks = 0; ///< its final comparison differed this many times
-    std::chrono::steady_clock::time_point nextFillCheck;
 
-    bool streaming() const { return position && position->streaming(); }
+    bool streaming() const override { return position && position->streaming(); }
     bool loading() const { return position && !position->streaming(); }
     std::int64_t streamLsn() const { return streaming() ? position->lsn : 0; }
 };
