@@ -195,6 +195,20 @@ const std::vector<CommandHelp> kCommands = {
       {"--settle DURATION", "how long CDC tables may take to apply what the source had (default 30s)"}},
      {},
      "pipeline tables"},
+    {"compare",
+     "ENDPOINT:TABLE ENDPOINT:TABLE [--json] [--max-keys N]",
+     "compare two tables of any two endpoints, no pipeline needed",
+     "Compares two tables as reconcile does (counts, checksums over key ranges computed inside each "
+     "database, then only the differing rows): the first is read as the source (Postgres or MySQL/MariaDB), "
+     "the second as the target (any endpoint, SQLite too). Missing rows are those only the first has, extra "
+     "rows those only the second has. Rows match by the first table's primary key; a table without one is "
+     "compared as a multiset of whole rows. TABLE is schema.table or table (Postgres: public; MySQL: the "
+     "DSN's database). The report is stored (driftless-cli reports lists it under (compare)); exit code 3 "
+     "when the tables differ.",
+     {{"--json", "the report as JSON, as reconcile --json gives it"},
+      {"--max-keys N", "keys listed per kind (default 100)"}},
+     {},
+     ""},
     {"reports",
      "[--pipeline P] [--json]",
      "list the stored reconciliation reports",

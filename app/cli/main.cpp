@@ -903,6 +903,43 @@ int cmdReconcile(Args &a)
     return report.drift() > 0 ? kDrift : kOk;
 }
 
+int cmdCompare(Args &a)
+{
+    const bool asJson = a.flag("--json");
+    ReconcileOptions opt;
+    if (auto m = a.option("--max-keys"); !m.empty()) {
+        try {
+            opt.maxKeys = std::stoi(m);
+        } catch (...) {
+            opt.maxKeys = -1;
+        }
+        if (opt.maxKeys < 0)
+            throw UsageError("--max-keys takes a count, e.g. 100");
+    }
+    if (a.rest.size() != 2)
+        throw UsageError("compare needs two tables: ENDPOINT:TABLE ENDPOINT:TABLE (e.g. prod:public.orders "
+                         "copy:public.orders)");
+    WorkspaceState state(a.state);
+    Workspace ws = state.workspace();
+    SignalWatch signals;
+    opt.stop = g_stop.get_token();
+    auto report = compareTables(ws, a.rest[0], a.rest[1], opt);
+    state.storeReport(report);
+    const auto &t = report.tables.front();
+    if (asJson) {
+        std::printf("%s\n", reportJsonValue(report).dump(2).c_str());
+    } else {
+        std::printf("report %lld: %s (as source) against %s (as target)\n", static_cast<long long>(report.id),
+                    a.rest[0].c_str(), a.rest[1].c_str());
+        printReportTables(report);
+        if (!t.skipped.empty())
+            std::printf("  not compared: %s\n", t.skipped.c_str());
+    }
+    if (!t.error.empty() || !t.skipped.empty())
+        return kSyncFailed;
+    return report.drift() > 0 ? kDrift : kOk;
+}
+
 long long reportIdArgument(Args &a, const char *command)
 {
     if (a.rest.size() != 1)
@@ -1207,7 +1244,7 @@ int cmdTrustHost(Args &a)
 void useSavedPasswords(const Args &a)
 {
     static const std::set<std::string> connecting = {
-        "run",        "serve",      "doctor",  "slots",   "reconcile",    "repair",          "backfill",
+        "run",        "serve",      "doctor",  "slots",   "reconcile",    "repair",          "backfill", "compare",
         "rebackfill", "resnapshot", "recover", "promote", "decommission", "export-debezium", "resolve"};
     std::error_code ec;
     if (!connecting.count(a.command) || !std::filesystem::exists(a.state, ec))
@@ -1272,6 +1309,8 @@ int main(int argc, char **argv)
             return cmdAgentToken(a);
         if (a.command == "reconcile")
             return cmdReconcile(a);
+        if (a.command == "compare")
+            return cmdCompare(a);
         if (a.command == "promote")
             return cmdPromote(a);
         if (a.command == "pause" || a.command == "resume")

@@ -639,3 +639,77 @@ TEST(ReconcileMysql, aMariaDbFullRefreshTableIsDatedByItsTimeColumnAndAKeylessOn
     for (const auto &t : reconcile(ws, "p", {}, quick()).tables)
         expectNoDrift(t);
 }
+
+/// `driftless-cli compare` (issue 46 item 4): two tables of any two endpoints, no pipeline. A
+/// MariaDB table and two copies nobody synced (a Postgres one made by hand, a SQLite file), each
+/// with a row changed, one missing and one extra: exactly those rows, exit 3; a table against
+/// itself, exit 0; the report is stored and listed, and a repair of it is refused with what to do.
+TEST(ReconcileMysql, compareFindsExactlyTheRowsTwoTablesOfAnyEndpointsDifferBy)
+{
+    MyTestDb src("cmpsrc");
+    PgTestDb pg("cmppg");
+    TempDir dir;
+    const std::string lite = dir.file("copy.db");
+    src.exec("CREATE TABLE items (id int NOT NULL PRIMARY KEY, name varchar(40) NOT NULL, qty int, price "
+             "decimal(10, 2))");
+    src.exec("INSERT INTO items SELECT seq, CONCAT('item ', seq), IF(seq % 10 = 0, NULL, seq % 7), seq / 4 FROM "
+             "seq_1_to_2000");
+    pg.exec("CREATE TABLE public.items (id int PRIMARY KEY, name varchar(40) NOT NULL, qty int, price numeric(10, "
+            "2))");
+    pg.exec("INSERT INTO public.items SELECT g, 'item ' || g, CASE WHEN g % 10 = 0 THEN NULL ELSE g % 7 END, "
+            "round(g / 4.0, 2) FROM generate_series(1, 2000) g");
+    {
+        driftless::core::SqliteDb db(lite);
+        db.exec("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL, qty INTEGER, price TEXT)");
+        db.exec("WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 2000) INSERT INTO items "
+                "SELECT n, 'item ' || n, CASE WHEN n % 10 = 0 THEN NULL ELSE n % 7 END, printf('%.2f', n / 4.0) "
+                "FROM g");
+        db.exec("UPDATE items SET name = 'renamed' WHERE id = 1500");
+        db.exec("DELETE FROM items WHERE id = 1200");
+        db.exec("INSERT INTO items VALUES (5000, 'only here', 1, '1.00')");
+    }
+    pg.exec("UPDATE public.items SET qty = 99 WHERE id = 700");
+    pg.exec("DELETE FROM public.items WHERE id = 42");
+    pg.exec("INSERT INTO public.items VALUES (4001, 'only here', 1, 1)");
+    const std::string state = dir.file("workspace.db");
+    writeFile(dir.file("ws.yaml"), "endpoints:\n"
+                                   "  shop: { kind: mysql, dsn: \"" +
+                                       myDsn(src.name()) + "\" }\n  dw: { kind: postgres, dsn: \"" + pgDsn(pg.name()) +
+                                       "\" }\n  copy: { kind: sqlite, path: \"" + lite + "\" }\npipelines: []\n");
+    auto applied = runCli({"--state", state, "apply", dir.file("ws.yaml")});
+    ASSERT_EQ(applied.exitCode, 0) << applied.out << applied.err;
+
+    auto r = runCli({"--state", state, "compare", "shop:items", "dw:public.items", "--json"});
+    ASSERT_EQ(r.exitCode, 3) << r.out << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    const auto &t = j["tables"][0];
+    EXPECT_EQ(t["source_rows"], 2000);
+    EXPECT_EQ(t["target_rows"], 2000);
+    EXPECT_EQ(t["keys"]["missing"], nlohmann::json::array({42}));
+    EXPECT_EQ(t["keys"]["extra"], nlohmann::json::array({4001}));
+    EXPECT_EQ(t["keys"]["different"], nlohmann::json::array({700}));
+    EXPECT_EQ(t["in_flight"], 0);
+
+    auto lr = runCli({"--state", state, "compare", "dw:items", "copy:items"});
+    EXPECT_EQ(lr.exitCode, 3) << lr.out << lr.err;
+    EXPECT_NE(lr.out.find("DRIFT 2 missing, 2 extra, 2 different of 2000 rows"), std::string::npos) << lr.out;
+    EXPECT_NE(lr.out.find("missing in target: 1200, 4001"), std::string::npos) << lr.out;
+    EXPECT_NE(lr.out.find("extra in target: 42, 5000"), std::string::npos) << lr.out;
+
+    auto same = runCli({"--state", state, "compare", "shop:items", "shop:items"});
+    EXPECT_EQ(same.exitCode, 0) << same.out << same.err;
+    EXPECT_NE(same.out.find("no drift in 2000 rows"), std::string::npos) << same.out;
+
+    auto wrongWay = runCli({"--state", state, "compare", "copy:items", "dw:items"});
+    EXPECT_EQ(wrongWay.exitCode, 2) << wrongWay.out << wrongWay.err;
+    EXPECT_NE(wrongWay.err.find("driftless-cli compare dw:items copy:items"), std::string::npos) << wrongWay.err;
+    auto unknown = runCli({"--state", state, "compare", "nowhere:items", "dw:items"});
+    EXPECT_EQ(unknown.exitCode, 2) << unknown.err;
+    EXPECT_NE(unknown.err.find("no endpoint named 'nowhere'"), std::string::npos) << unknown.err;
+
+    auto listed = runCli({"--state", state, "reports"});
+    EXPECT_NE(listed.out.find("(compare)"), std::string::npos) << listed.out;
+    auto repair = runCli({"--state", state, "repair", std::to_string(j["report_id"].get<long long>())});
+    EXPECT_EQ(repair.exitCode, 2) << repair.out << repair.err;
+    EXPECT_NE(repair.err.find("outside any pipeline"), std::string::npos) << repair.err;
+}

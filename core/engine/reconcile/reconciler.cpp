@@ -10,6 +10,7 @@
 #include "core/engine/reconcile/refreshdating.h"
 #include "core/engine/rows/rowhash.h"
 #include "core/model/cdcposition.h"
+#include "core/model/dsn.h"
 #include "core/model/error.h"
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <thread>
 #include <unordered_map>
 
@@ -343,7 +345,7 @@ void settleAndClassify(TableContext &ctx, std::unordered_map<std::string, Candid
                    " rows differ: not rechecked for changes in flight, and differing columns not listed";
         return;
     }
-    if (cdc) {
+    if (cdc && !opt.asTheyAre) {
         // The source position now: Postgres' WAL position, or a MySQL source's binlog position
         // as a version (the same numbers the MySQL CDC checkpoint records). A MySQL source whose
         // binlog position cannot be read (no BINLOG MONITOR / REPLICATION CLIENT) gives its
@@ -389,7 +391,7 @@ void settleAndClassify(TableContext &ctx, std::unordered_map<std::string, Candid
                        " (is the sync running?): rows changed since then count as drift until it applies them";
     }
     std::optional<RefreshDating> refresh;
-    if (ctx.job.spec.strategy == Strategy::FullRefresh)
+    if (ctx.job.spec.strategy == Strategy::FullRefresh && !opt.asTheyAre)
         refresh = dateRefresh(ctx);
     if (opt.onPhase)
         opt.onPhase(out.table, "recheck");
@@ -402,7 +404,7 @@ void settleAndClassify(TableContext &ctx, std::unordered_map<std::string, Candid
     for (auto &[rec, c] : cands)
         order.push_back(rec);
     std::sort(order.begin(), order.end());
-    const bool cursor = ctx.job.spec.strategy == Strategy::Cursor;
+    const bool cursor = ctx.job.spec.strategy == Strategy::Cursor && !opt.asTheyAre;
     long long undated = 0; // of a full refresh table, differences the source's rows could not date
     for (const auto &rec : order) {
         const auto &c = cands[rec];
@@ -538,6 +540,66 @@ ReconcileReport reconcile(const Workspace &ws, const std::string &pipeline, cons
             break;
         report.tables.push_back(reconcileTable(job, options, memo));
     }
+    report.finishedAtMs = wallClockMs();
+    return report;
+}
+
+ReconcileReport compareTables(const Workspace &ws, const std::string &left, const std::string &right,
+                              ReconcileOptions options)
+{
+    struct Named {
+        const Endpoint *endpoint = nullptr;
+        std::string table;
+    };
+    const auto named = [&](const std::string &arg, const char *which) {
+        const auto colon = arg.find(':');
+        if (colon == std::string::npos || colon == 0 || colon + 1 == arg.size())
+            throw ConfigError(std::string(which) + " '" + arg +
+                              "' is not ENDPOINT:TABLE (e.g. prod:public.orders; driftless-cli endpoints lists "
+                              "the endpoints)");
+        Named n{ws.endpoint(arg.substr(0, colon)), arg.substr(colon + 1)};
+        if (!n.endpoint)
+            throw ConfigError("no endpoint named '" + arg.substr(0, colon) +
+                              "' in this workspace (driftless-cli endpoints lists them)");
+        return n;
+    };
+    const Named l = named(left, "the first table"), r = named(right, "the second table");
+    if (l.endpoint->kind == EndpointKind::Sqlite)
+        throw ConfigError("the first table of a comparison is read as its source, and endpoint '" + l.endpoint->name +
+                          "' is SQLite: put it second (driftless-cli compare " + right + " " + left +
+                          "; missing and extra then swap)");
+    // A table as its endpoint names it: Postgres folds unquoted names (schema public by
+    // default), MySQL keeps their case (the DSN's database by default), SQLite has no schema.
+    const auto table = [](const Named &n) {
+        std::optional<TableRef> t;
+        try {
+            if (n.endpoint->kind == EndpointKind::Mysql)
+                t = parseMysqlTable(n.table, MysqlDsn::parse(n.endpoint->dsn).database);
+            else
+                t = TableRef::parse(n.table, n.endpoint->kind == EndpointKind::Postgres ? "public" : "");
+        } catch (const std::invalid_argument &e) {
+            throw ConfigError("'" + n.table + "' is not a table name: " + e.what());
+        }
+        if (!t)
+            throw ConfigError("'" + n.table + "' is not a table name; write schema.table");
+        return *t;
+    };
+    TableJob job;
+    job.pipeline = kComparePipeline;
+    job.source = *l.endpoint;
+    job.target = *r.endpoint;
+    job.spec.table = table(l);
+    job.spec.strategy = Strategy::FullRefresh;
+    const TableRef there = table(r);
+    job.targetName = {there.schema, there.name};
+    options.asTheyAre = true;
+    ReconcileReport report;
+    report.pipeline = kComparePipeline;
+    report.startedAtMs = wallClockMs();
+    SettleMemo memo;
+    report.tables.push_back(reconcileTable(job, options, memo));
+    report.tables.back().table = left;
+    report.tables.back().target = right;
     report.finishedAtMs = wallClockMs();
     return report;
 }

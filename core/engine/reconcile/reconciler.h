@@ -111,6 +111,9 @@ struct ReconcileOptions {
     /// about this many keys (at most maxBuckets of them) in its one scan per side.
     long long bucketKeys = 64;
     long long maxBuckets = 65536;
+    /// Two tables compared as they are (compareTables): no sync to wait for, so nothing is in
+    /// flight but rows that change while they are looked at.
+    bool asTheyAre = false;
 };
 
 /// Compares the tables of a pipeline (or the named ones) between source and target: counts, then
@@ -123,6 +126,20 @@ struct ReconcileOptions {
 /// Throws ConfigError for an unknown pipeline or table; a table that fails carries its error.
 ReconcileReport reconcile(const Workspace &ws, const std::string &pipeline, const std::vector<std::string> &tables,
                           const ReconcileOptions &options = {});
+
+/// The pseudo-pipeline of a report `compareTables` made (reports list it under this name).
+inline constexpr const char *kComparePipeline = "(compare)";
+
+/// `driftless-cli compare LEFT RIGHT`: compares two tables of any two endpoints of the workspace,
+/// no pipeline needed, with the same checksums, bisection and report as reconcile: LEFT
+/// (`ENDPOINT:TABLE`, a Postgres or MySQL/MariaDB endpoint) is read as the source, RIGHT (any
+/// endpoint, SQLite too) as the target: `missing` rows are those only LEFT has, `extra` those only
+/// RIGHT has. TABLE is `schema.table` or `table` (Postgres: schema public; MySQL: the DSN's
+/// database). Both tables must have LEFT's columns; rows match by LEFT's primary key (a table
+/// without one is compared as a multiset of whole rows). Nothing is written anywhere.
+/// Throws ConfigError for an unknown endpoint or a malformed argument.
+ReconcileReport compareTables(const Workspace &ws, const std::string &left, const std::string &right,
+                              ReconcileOptions options = {});
 
 /// One statement a repair runs against the target, and the rows it takes.
 struct RepairStatement {

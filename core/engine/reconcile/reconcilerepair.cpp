@@ -295,6 +295,11 @@ RepairOutcome repairKeys(const Workspace &ws, const std::string &pipeline, const
 
 RepairPlan planRepair(const Workspace &ws, const ReconcileReport &report, const std::optional<std::string> &table)
 {
+    if (report.pipeline == kComparePipeline)
+        throw ConfigError("report " + std::to_string(report.id) +
+                          " compared two tables outside any pipeline, and a repair writes through a pipeline's "
+                          "merge: copy the rows it lists by hand (driftless-cli report " +
+                          std::to_string(report.id) + " --json gives their keys), or sync the tables with a pipeline");
     RepairPlan plan;
     plan.reportId = report.id;
     plan.pipeline = report.pipeline;
