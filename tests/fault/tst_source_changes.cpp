@@ -385,6 +385,13 @@ protected:
 
     /// Also a `tags` table keyed by (text, uuid), 5,000 rows, changed alike by failOver().
     bool withTags = false;
+    /// The target is a SQLite file, or a MariaDB database, instead of the shared Postgres.
+    bool liteTarget = false;
+    std::string lite = dir.file("dw.db");
+    std::optional<MyTestDb> myTarget;
+    /// A row of `items` as text, the same expression in Postgres and SQLite.
+    static constexpr const char *kRowText =
+        "id || '|' || grp || '|' || name || '|' || coalesce(CAST(qty AS TEXT), '~') || '|' || coalesce(note, '~')";
 
     void start(int rows, const std::string &pipelineExtra = "")
     {
@@ -406,15 +413,15 @@ protected:
         writeFile(dir.file("ws.yaml"),
                   "endpoints:\n"
                   "  app: { kind: postgres, dsn: \"" +
-                      dsn +
-                      "\" }\n"
-                      "  dw: { kind: postgres, dsn: \"" +
-                      pgDsn(dst.name()) +
-                      "\" }\n"
+                      dsn + "\" }\n" +
+                      (liteTarget ? "  dw: { kind: sqlite, path: \"" + lite + "\" }\n"
+                       : myTarget ? "  dw: { kind: mysql, dsn: \"" + myTarget->dsn() + "\" }\n"
+                                  : "  dw: { kind: postgres, dsn: \"" + pgDsn(dst.name()) + "\" }\n") +
                       "pipelines:\n"
                       "  - name: " +
                       pipeline + "\n    source: app\n    target: dw\n" + pipelineExtra +
-                      "    target_schema: public\n    tables:\n"
+                      (liteTarget || myTarget ? "" : "    target_schema: public\n") +
+                      "    tables:\n"
                       "      - { table: public.items, strategy: cdc, page_size: 1000 }\n" +
                       (withTags ? "      - { table: public.tags, strategy: cdc, page_size: 1000 }\n" : ""));
         auto r = runCli({"--state", state, "apply", dir.file("ws.yaml")});
@@ -431,12 +438,31 @@ protected:
         EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
         return r.out + r.err;
     }
-    static std::string source(const ThrowawayPostgres &pg)
+    /// count|md5 of `items` in key order; into SQLite (which has no md5), count|every row's text.
+    std::string source(const ThrowawayPostgres &pg) const
     {
+        if (liteTarget || myTarget)
+            return pg.scalar(std::string("SELECT count(*) || '|' || coalesce(string_agg(") + kRowText +
+                             ", E'\\n' ORDER BY id), '') FROM public.items");
         return pgItemsOracle([&](const std::string &sql) { return pg.scalar(sql); }, "public");
     }
     std::string target()
     {
+        if (liteTarget) {
+            driftless::core::SqliteDb db(lite);
+            auto st = db.prepare(std::string("SELECT count(*) || '|' || coalesce(group_concat(r, char(10)), '') FROM "
+                                             "(SELECT ") +
+                                 kRowText + " AS r FROM items ORDER BY id)");
+            return st.step() ? st.text(0) : "?";
+        }
+        if (myTarget) {
+            auto c = myTarget->connect();
+            c.exec("SET SESSION group_concat_max_len = 1073741824");
+            return c
+                .scalar("SELECT CONCAT(COUNT(*), '|', COALESCE(GROUP_CONCAT(CONCAT_WS('|', id, grp, name, "
+                        "COALESCE(qty, '~'), COALESCE(note, '~')) ORDER BY id SEPARATOR '\\n'), '')) FROM items")
+                .value_or("?");
+        }
         return pgItemsOracle([&](const std::string &sql) { return dst.scalar(sql); }, "public");
     }
     static std::string tags(const std::function<std::string(const std::string &)> &scalar)
@@ -534,6 +560,40 @@ TEST_F(PostgresFailover, recoverBringsThePromotedStandbyBackByDiff)
     sync();
     EXPECT_EQ(target(), source(*standby));
 }
+
+/// Into a SQLite or a MariaDB target the same recovery compares page by page too (the target
+/// hashes its rows of each page's key range by index range): the target equals the new primary,
+/// and the rows copied are about the rows that changed.
+class PostgresFailoverInto : public PostgresFailover, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(PostgresFailoverInto, recoverBringsThePromotedStandbyBackByDiff)
+{
+    constexpr int kRows = 20000;
+    if (GetParam())
+        liteTarget = true;
+    else
+        myTarget.emplace("pgfo_my");
+    start(kRows, "    recover: auto\n");
+    failOver();
+    const std::string log = sync();
+    EXPECT_EQ(target(), source(*standby)) << log;
+    const auto at = log.find("recovered by diff, ");
+    ASSERT_NE(at, std::string::npos) << log;
+    std::cout << "  " << log.substr(at, log.find('\n', at) - at) << "\n"; // the figures, for the record
+    std::string copied;
+    for (size_t i = at + 19; i < log.size() && (std::isdigit(static_cast<unsigned char>(log[i])) || log[i] == ','); ++i)
+        if (log[i] != ',')
+            copied += log[i];
+    ASSERT_FALSE(copied.empty()) << log.substr(at, 200);
+    EXPECT_LT(std::stoll(copied), kRows / 5) << "copied most of the table: " << log.substr(at, 200);
+    EXPECT_GT(std::stoll(copied), 0) << log.substr(at, 200);
+    standby->exec("UPDATE items SET qty = 7 WHERE id % 13 = 0");
+    sync();
+    EXPECT_EQ(target(), source(*standby));
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, PostgresFailoverInto, ::testing::Values(true, false),
+                         [](const auto &info) { return info.param ? "sqlite" : "mariadb"; });
 
 /// recover: auto does the same without asking.
 TEST_F(PostgresFailover, recoverAutoBringsThePromotedStandbyBackWithoutAsking)

@@ -1,7 +1,9 @@
 #include "core/engine/cdc/rebackfillcompare.h"
 
+#include "core/base/copytext.h"
 #include "core/db/pgcatalog.h"
 #include "core/db/pgconnection.h"
+#include "core/engine/reconcile/reconcileopen.h"
 #include "core/engine/rows/deletepolicy.h"
 #include "core/engine/rows/rowhash.h"
 #include "core/engine/sync/tablesync.h"
@@ -512,6 +514,146 @@ RebackfillPage RebackfillCompare::integerStep(const std::vector<std::string> &af
           "t." + quoteIdent(m_keyName) + " BETWEEN r.lo AND r.hi",
           {pgTextArray(lo), pgTextArray(hi)}}},
         version, below, page);
+    return page;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Into another target: row by row, by the canonical hash
+
+struct RebackfillCompareRows::Target {
+    recon::TableContext ctx;
+};
+
+RebackfillCompareRows::RebackfillCompareRows(const TableSchema &schema, Merger &merger, PgConnection &loader,
+                                             std::unique_ptr<Target> target)
+    : m_schema(schema), m_merger(merger), m_loader(loader), m_target(std::move(target))
+{
+}
+
+RebackfillCompareRows::~RebackfillCompareRows() = default;
+
+std::unique_ptr<RebackfillCompareRows> RebackfillCompareRows::open(const TableJob &job, const TableSchema &schema,
+                                                                   Merger &merger, PgConnection &loader)
+{
+    if (job.source.kind != EndpointKind::Postgres || job.target.kind == EndpointKind::Postgres)
+        return nullptr;
+    if ((job.spec.columns && !job.spec.columns->empty()) || job.spec.where || softDeletes(job.spec) || job.twoWay)
+        return nullptr;
+    if (schema.primaryKey.empty())
+        return nullptr;
+    // Integers order alike everywhere, and their text is their canonical text: the page's last
+    // key bounds the target's range as it is.
+    for (int k : schema.primaryKey)
+        if (rowhash::canonFor(schema.columns[static_cast<size_t>(k)]) != rowhash::Canon::Integer)
+            return nullptr;
+    auto target = std::make_unique<Target>();
+    try {
+        target->ctx = recon::openTable(job, ReconcileOptions{});
+    } catch (const Error &) {
+        return nullptr; // no target table yet, or a column it lacks: copy every row
+    }
+    const auto &ctx = target->ctx;
+    if (!ctx.skipped.empty() || ctx.keys.size() != schema.primaryKey.size() || !ctx.target->keysOrderable())
+        return nullptr;
+    std::unique_ptr<RebackfillCompareRows> out(new RebackfillCompareRows(schema, merger, loader, std::move(target)));
+    std::string select = "SELECT ";
+    for (const auto &k : ctx.keys)
+        select += rowhash::pgCanonicalText(k, "s." + quoteIdent(k.name)) + ", ";
+    select += rowhash::pgRowHash(ctx.schema.columns, "s");
+    for (const auto &c : schema.columns) {
+        const std::string q = "s." + quoteIdent(c.name);
+        select += ", " + (!c.isArray && c.baseType == "bpchar" ? pgOutputText(q) : q + "::text");
+    }
+    out->m_select = select + " FROM " + schema.fromSql() + " s";
+    for (size_t i = 0; i < schema.primaryKey.size(); ++i) {
+        const auto &k = schema.columns[static_cast<size_t>(schema.primaryKey[i])];
+        out->m_keys += (i ? ", " : "") + std::string("s.") + quoteIdent(k.name);
+        out->m_keyTypes.push_back(k.typeSql);
+    }
+    return out;
+}
+
+RebackfillPage RebackfillCompareRows::step(const std::vector<std::string> &after, long long limit, std::int64_t version,
+                                           std::int64_t)
+{
+    // The page, and one row more: its key ends the page's range on the target.
+    std::string where;
+    Params params;
+    if (!after.empty()) {
+        std::string bound;
+        for (size_t i = 0; i < after.size(); ++i) {
+            params.emplace_back(after[i]);
+            bound += (i ? ", " : "") + std::string("$") + std::to_string(i + 1) + "::" + m_keyTypes[i];
+        }
+        where = " WHERE (" + m_keys + ") > (" + bound + ")";
+    }
+    auto r =
+        m_loader.execParams(m_select + where + " ORDER BY " + m_keys + " LIMIT " + std::to_string(limit + 1), params);
+    const int nk = static_cast<int>(m_keyTypes.size());
+    const int rows = std::min<int>(r.rows(), static_cast<int>(limit));
+    RebackfillPage page;
+    page.rows = rows;
+    std::optional<recon::RawKey> next;
+    if (r.rows() > rows) {
+        next.emplace();
+        for (int c = 0; c < nk; ++c)
+            next->push_back(r.text(rows, c));
+    }
+    page.end = !next;
+    std::unordered_map<std::string, std::int64_t> there;
+    std::unordered_map<std::string, CanonicalKey> thereKeys;
+    const std::optional<recon::RawKey> lo =
+        after.empty() ? std::nullopt : std::optional<recon::RawKey>(recon::RawKey(after.begin(), after.end()));
+    m_target->ctx.target->rangeHashes(
+        lo, next,
+        [&](CanonicalKey &&key, std::int64_t hash) {
+            std::string record = rowhash::recordText({key.begin(), key.end()});
+            there.emplace(record, hash);
+            thereKeys.emplace(std::move(record), std::move(key));
+        },
+        true);
+    RowSet staged;
+    long long deletes = 0;
+    const int columns = static_cast<int>(m_schema.columns.size());
+    for (int i = 0; i < rows; ++i) {
+        std::vector<std::optional<std::string>> key;
+        for (int c = 0; c < nk; ++c)
+            key.push_back(r.text(i, c));
+        const std::string record = rowhash::recordText(key);
+        auto it = there.find(record);
+        if (it != there.end()) {
+            const bool alike = it->second == r.toInt(i, nk);
+            there.erase(it);
+            if (alike) {
+                ++page.equalRows;
+                continue;
+            }
+        }
+        std::vector<std::optional<std::string>> values;
+        for (int c = 0; c < columns; ++c)
+            values.push_back(r.optText(i, nk + 1 + c));
+        staged.append(copytext::line(values), ChangeOp::Insert, version);
+    }
+    // The target's rows of the range the snapshot lacks: deleted by key, under the guard.
+    for (const auto &[record, hash] : there) {
+        const auto &key = thereKeys.at(record);
+        std::vector<std::optional<std::string>> values(m_schema.columns.size());
+        for (size_t k = 0; k < key.size(); ++k)
+            values[static_cast<size_t>(m_schema.primaryKey[k])] = key[k];
+        staged.append(copytext::line(values), ChangeOp::Delete, version);
+        ++deletes;
+    }
+    if (!staged.empty()) {
+        const ApplyResult applied = m_merger.mergeInTransaction(staged);
+        page.removed = std::min(deletes, applied.rowsWritten);
+        page.written = applied.rowsWritten - page.removed;
+    }
+    if (rows > 0) {
+        for (int c = 0; c < nk; ++c)
+            page.last.push_back(r.text(rows - 1, nk + 1 + m_schema.primaryKey[static_cast<size_t>(c)]));
+    } else {
+        page.last = after;
+    }
     return page;
 }
 

@@ -23,6 +23,18 @@ struct RebackfillPage {
     bool end = false;              ///< the page reached past the snapshot's largest key: the copy is done
 };
 
+/// A re-backfill that compares each page of the snapshot with the target before it copies: the
+/// page's rows that differ are merged under the version guard at the snapshot's version, and the
+/// target's rows there that the snapshot lacks are removed, in the caller's transaction.
+class RebackfillComparer {
+public:
+    virtual ~RebackfillComparer() = default;
+    /// Compares and repairs the page after `after` (empty: the first). Rows read are versioned
+    /// `version`; target rows below `below` that the snapshot lacks go.
+    virtual RebackfillPage step(const std::vector<std::string> &after, long long limit, std::int64_t version,
+                                std::int64_t below) = 0;
+};
+
 /// A re-backfill of a Postgres table into a Postgres target that compares before it copies. The
 /// key space is walked in pages of about `limit` rows; each page is checksummed on both sides at
 /// once in buckets of about kBucketRows keys, and only the buckets that differ are read from the
@@ -38,7 +50,7 @@ struct RebackfillPage {
 /// between consecutive bounds by index range. A text key is compared so only where both servers
 /// order it alike (the same collation, provider and version): else buckets could hold different
 /// rows on each side, and the copy takes every row.
-class RebackfillCompare {
+class RebackfillCompare final : public RebackfillComparer {
 public:
     static constexpr long long kBucketRows = 64;
 
@@ -54,7 +66,7 @@ public:
     /// loader, the target's on the merger's connection in the caller's transaction, at once.
     /// Rows read are versioned `version`; target rows below `below` that the snapshot lacks go.
     RebackfillPage step(const std::vector<std::string> &after, long long limit, std::int64_t version,
-                        std::int64_t below);
+                        std::int64_t below) override;
 
 private:
     RebackfillCompare(const TableJob &job, const TableSchema &schema, PgMerger &merger, PgConnection &loader,
@@ -82,6 +94,38 @@ private:
     std::int64_t m_minKey = 0, m_maxKey = 0;
     std::int64_t m_typeMin = 0, m_typeMax = 0;
     double m_span = 0; ///< keys per page, adapted to the rows each page held
+};
+
+/// The same into a SQLite or MySQL/MariaDB target, for an integer key (one column or several):
+/// each page of the snapshot is read with, beside every row, its canonical key and hash
+/// (rowhash.h, in SQL on the snapshot), and the target hashes its rows of the page's key range
+/// alike by index range (the reconciler's side of that target); only the rows whose hash differs
+/// or that the target lacks are merged, and the target's rows in the range the snapshot lacks are
+/// deleted. The range runs from past the last page's last key to the first key past this page,
+/// so the pages leave no key of the target unseen and nothing is left for the end.
+class RebackfillCompareRows final : public RebackfillComparer {
+public:
+    /// Null when the table cannot be compared this way (a Postgres target, which RebackfillCompare
+    /// takes; a key that is not integers; a column mapping, a row filter, soft deletes, two-way;
+    /// a target that cannot be opened). `schema` is the table as the copy reads it.
+    static std::unique_ptr<RebackfillCompareRows> open(const TableJob &job, const TableSchema &schema, Merger &merger,
+                                                       PgConnection &loader);
+    ~RebackfillCompareRows() override;
+    RebackfillPage step(const std::vector<std::string> &after, long long limit, std::int64_t version,
+                        std::int64_t below) override;
+
+private:
+    struct Target;
+    RebackfillCompareRows(const TableSchema &schema, Merger &merger, PgConnection &loader,
+                          std::unique_ptr<Target> target);
+
+    TableSchema m_schema;
+    Merger &m_merger;
+    PgConnection &m_loader;
+    std::unique_ptr<Target> m_target;
+    std::string m_select; ///< the page query up to its WHERE: canonical keys, hash, every column as text
+    std::string m_keys;   ///< the key columns over alias `s`, in order
+    std::vector<std::string> m_keyTypes;
 };
 
 } // namespace driftless::core

@@ -198,13 +198,13 @@ void MysqlSide::hashes(const Plan &plan, const std::function<void(CanonicalKey &
 }
 
 void MysqlSide::rangeHashes(const std::optional<RawKey> &lo, const std::optional<RawKey> &hi,
-                            const std::function<void(CanonicalKey &&, std::int64_t)> &row)
+                            const std::function<void(CanonicalKey &&, std::int64_t)> &row, bool loExclusive)
 {
     std::vector<std::string> columns;
     for (size_t k : m_keys)
         columns.push_back(mysqlIdent(m_physical[k].name));
-    const std::string where =
-        keyRangeSql(columns, lo, hi, [&](const RawKey &key, size_t k) { return keyExpr(k, key[k]); });
+    const std::string where = keyRangeSql(
+        columns, lo, hi, [&](const RawKey &key, size_t k) { return keyExpr(k, key[k]); }, loExclusive);
     std::string sel;
     for (size_t i : m_keys)
         sel += m_cols[i].value + ", ";

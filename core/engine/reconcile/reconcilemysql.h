@@ -49,7 +49,7 @@ public:
     std::vector<std::pair<int, RawKey>> sample(const Plan &plan, long long step) override;
     void hashes(const Plan &plan, const std::function<void(CanonicalKey &&, std::int64_t)> &row) override;
     void rangeHashes(const std::optional<RawKey> &lo, const std::optional<RawKey> &hi,
-                     const std::function<void(CanonicalKey &&, std::int64_t)> &row) override;
+                     const std::function<void(CanonicalKey &&, std::int64_t)> &row, bool loExclusive) override;
     std::unordered_map<std::string, RowData> rows(const std::vector<CanonicalKey> &keys) override;
     std::vector<RowData> rowsByHash(const std::vector<std::int64_t> &hashes) override;
     std::string describe() const override;

@@ -154,7 +154,7 @@ public:
     }
 
     void rangeHashes(const std::optional<RawKey> &lo, const std::optional<RawKey> &hi,
-                     const std::function<void(CanonicalKey &&, std::int64_t)> &row) override
+                     const std::function<void(CanonicalKey &&, std::int64_t)> &row, bool loExclusive) override
     {
         Params params;
         std::string sel;
@@ -163,10 +163,13 @@ public:
         std::vector<std::string> columns;
         for (const auto &k : m_keys)
             columns.push_back("s." + quoteIdent(k.name) + collate(k));
-        const std::string where = keyRangeSql(columns, lo, hi, [&](const RawKey &key, size_t k) {
-            params.emplace_back(key[k]);
-            return "$" + std::to_string(params.size()) + "::" + m_keys[k].typeSql + collate(m_keys[k]);
-        });
+        const std::string where = keyRangeSql(
+            columns, lo, hi,
+            [&](const RawKey &key, size_t k) {
+                params.emplace_back(key[k]);
+                return "$" + std::to_string(params.size()) + "::" + m_keys[k].typeSql + collate(m_keys[k]);
+            },
+            loExclusive);
         auto r =
             run("SELECT " + sel + rowHash("s") + " FROM " + m_table + " s" + (where.empty() ? "" : " WHERE " + where),
                 params);

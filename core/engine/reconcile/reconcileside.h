@@ -62,12 +62,14 @@ inline std::string caseTree(const Plan &p, size_t lo, size_t hi, const std::func
            " END";
 }
 
-/// The condition `lo` <= key < `hi` over a key's columns (`columns`, as the side names them), as a
-/// row comparison for a composite key; a bound's column k is rendered by `value(bound, k)` (a
-/// placeholder it binds, or a literal). Empty when both bounds are unbounded.
+/// The condition `lo` <= key < `hi` (`lo` < key with `loExclusive`) over a key's columns
+/// (`columns`, as the side names them), as a row comparison for a composite key; a bound's column
+/// k is rendered by `value(bound, k)` (a placeholder it binds, or a literal). Empty when both
+/// bounds are unbounded.
 inline std::string keyRangeSql(const std::vector<std::string> &columns, const std::optional<RawKey> &lo,
                                const std::optional<RawKey> &hi,
-                               const std::function<std::string(const RawKey &, size_t)> &value)
+                               const std::function<std::string(const RawKey &, size_t)> &value,
+                               bool loExclusive = false)
 {
     auto bound = [&](const RawKey &key, const char *op) {
         std::string lhs, rhs;
@@ -79,7 +81,7 @@ inline std::string keyRangeSql(const std::vector<std::string> &columns, const st
     };
     std::string where;
     if (lo)
-        where = bound(*lo, ">=");
+        where = bound(*lo, loExclusive ? ">" : ">=");
     if (hi)
         where += (where.empty() ? "" : " AND ") + bound(*hi, "<");
     return where;
@@ -96,11 +98,13 @@ public:
     virtual std::vector<std::pair<int, RawKey>> sample(const Plan &plan, long long step) = 0;
     /// Every row of the segments as (canonical key, hash).
     virtual void hashes(const Plan &plan, const std::function<void(CanonicalKey &&, std::int64_t)> &row) = 0;
-    /// Every row with `lo` <= key < `hi` (unbounded where nullopt) as (canonical key, hash), read
-    /// by the key's order (an index range) rather than a scan of the table. Only for keys this
-    /// side orders as the canonical comparison assumes (keysOrderable).
+    /// Every row with `lo` <= key < `hi` (`lo` < key with `loExclusive`; unbounded where nullopt)
+    /// as (canonical key, hash), read by the key's order (an index range) rather than a scan of
+    /// the table. Only for keys this side orders as the canonical comparison assumes
+    /// (keysOrderable).
     virtual void rangeHashes(const std::optional<RawKey> &lo, const std::optional<RawKey> &hi,
-                             const std::function<void(CanonicalKey &&, std::int64_t)> &row) = 0;
+                             const std::function<void(CanonicalKey &&, std::int64_t)> &row,
+                             bool loExclusive = false) = 0;
     /// The rows with these keys, by record text of the key.
     virtual std::unordered_map<std::string, RowData> rows(const std::vector<CanonicalKey> &keys) = 0;
     /// A table without a primary key: every row whose hash is one of `hashes`, with its values

@@ -89,16 +89,19 @@ public:
     }
 
     void rangeHashes(const std::optional<RawKey> &lo, const std::optional<RawKey> &hi,
-                     const std::function<void(CanonicalKey &&, std::int64_t)> &row) override
+                     const std::function<void(CanonicalKey &&, std::int64_t)> &row, bool loExclusive) override
     {
         std::vector<std::pair<std::string, SqliteStorage>> binds;
         std::vector<std::string> columns;
         for (const auto &k : m_keys)
             columns.push_back(quoteIdent(k.name));
-        const std::string where = keyRangeSql(columns, lo, hi, [&](const RawKey &key, size_t k) {
-            binds.emplace_back(key[k], sqliteStorageFor(m_keys[k]));
-            return "?" + std::to_string(binds.size());
-        });
+        const std::string where = keyRangeSql(
+            columns, lo, hi,
+            [&](const RawKey &key, size_t k) {
+                binds.emplace_back(key[k], sqliteStorageFor(m_keys[k]));
+                return "?" + std::to_string(binds.size());
+            },
+            loExclusive);
         std::string sel;
         for (const auto &k : m_keys)
             sel += "driftless_canon('" + std::string(1, static_cast<char>(rowhash::canonFor(k))) + "', " +

@@ -1231,6 +1231,8 @@ void CdcPipeline::startRebackfill(Table &t, const std::optional<PgRebackfillProg
         rb->version = slot.consistentPoint;
     }
     rb->compare = RebackfillCompare::open(t.job, t.schema, t.columns, *t.merger, *rb->loader);
+    if (!rb->compare)
+        rb->compare = RebackfillCompareRows::open(t.job, t.schema, *t.merger, *rb->loader);
     rb->deleteBelow = rb->version;
     if (progress) {
         rb->after = progress->after;

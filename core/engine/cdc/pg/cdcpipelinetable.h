@@ -31,7 +31,7 @@ struct CdcPipeline::Rebackfill {
     std::vector<std::string> after;
     long long copied = 0; ///< rows merged so far, counting those before a restart
     /// Set when pages are compared before they are copied (RebackfillCompare::open).
-    std::unique_ptr<RebackfillCompare> compare;
+    std::unique_ptr<RebackfillComparer> compare;
     long long equal = 0;   ///< of `copied`, rows this run found equal and did not copy
     long long removed = 0; ///< compared pages: rows the source no longer has, deleted so far
     long long written = 0; ///< target rows this run changed (copied, or removed)
