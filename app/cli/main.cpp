@@ -849,19 +849,28 @@ void printReportTables(const ReconcileReport &report)
     }
 }
 
+/// `--max-keys N`, or `otherwise`.
+int maxKeysOption(Args &a, int otherwise)
+{
+    const std::string m = a.option("--max-keys");
+    if (m.empty())
+        return otherwise;
+    int n = -1;
+    try {
+        n = std::stoi(m);
+    } catch (...) {
+        n = -1;
+    }
+    if (n < 0)
+        throw UsageError("--max-keys takes a count, e.g. 100");
+    return n;
+}
+
 int cmdReconcile(Args &a)
 {
     const bool asJson = a.flag("--json");
     ReconcileOptions opt;
-    if (auto m = a.option("--max-keys"); !m.empty()) {
-        try {
-            opt.maxKeys = std::stoi(m);
-        } catch (...) {
-            opt.maxKeys = -1;
-        }
-        if (opt.maxKeys < 0)
-            throw UsageError("--max-keys takes a count, e.g. 100");
-    }
+    opt.maxKeys = maxKeysOption(a, opt.maxKeys);
     if (auto s = a.option("--settle"); !s.empty()) {
         auto d = parseDuration(s);
         if (!d)
@@ -907,15 +916,7 @@ int cmdCompare(Args &a)
 {
     const bool asJson = a.flag("--json");
     ReconcileOptions opt;
-    if (auto m = a.option("--max-keys"); !m.empty()) {
-        try {
-            opt.maxKeys = std::stoi(m);
-        } catch (...) {
-            opt.maxKeys = -1;
-        }
-        if (opt.maxKeys < 0)
-            throw UsageError("--max-keys takes a count, e.g. 100");
-    }
+    opt.maxKeys = maxKeysOption(a, opt.maxKeys);
     if (a.rest.size() != 2)
         throw UsageError("compare needs two tables: ENDPOINT:TABLE ENDPOINT:TABLE (e.g. prod:public.orders "
                          "copy:public.orders)");

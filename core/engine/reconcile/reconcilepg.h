@@ -141,16 +141,7 @@ public:
             sql = "SELECT " + sel + rowHash("s") + " FROM (SELECT " + tree + " AS _dl_b, t.* FROM " + m_table +
                   " t) s WHERE s._dl_b IS NOT NULL";
         }
-        auto r = run(sql, params);
-        const int n = static_cast<int>(m_keys.size());
-        for (int i = 0; i < r.rows(); ++i) {
-            CanonicalKey k;
-            k.reserve(m_keys.size());
-            for (int c = 0; c < n; ++c)
-                k.push_back(r.text(i, c));
-            row(std::move(k), r.toInt(i, n));
-        }
-        fetched += r.rows();
+        emitKeyHashes(run(sql, params), row);
     }
 
     void rangeHashes(const std::optional<RawKey> &lo, const std::optional<RawKey> &hi,
@@ -170,18 +161,10 @@ public:
                 return "$" + std::to_string(params.size()) + "::" + m_keys[k].typeSql + collate(m_keys[k]);
             },
             loExclusive);
-        auto r =
+        emitKeyHashes(
             run("SELECT " + sel + rowHash("s") + " FROM " + m_table + " s" + (where.empty() ? "" : " WHERE " + where),
-                params);
-        const int n = static_cast<int>(m_keys.size());
-        for (int i = 0; i < r.rows(); ++i) {
-            CanonicalKey k;
-            k.reserve(m_keys.size());
-            for (int c = 0; c < n; ++c)
-                k.push_back(r.text(i, c));
-            row(std::move(k), r.toInt(i, n));
-        }
-        fetched += r.rows();
+                params),
+            row);
     }
 
     std::unordered_map<std::string, RowData> rows(const std::vector<CanonicalKey> &keys) override
@@ -283,6 +266,20 @@ private:
         if (!m_record.empty())
             return rowhash::pgRowHashRecord(m_columns, m_record, alias);
         return m_native ? rowhash::pgRowHashNative(m_columns, alias) : rowhash::pgRowHash(m_columns, alias);
+    }
+
+    /// Hands each (canonical key..., hash) row of `r` to `row`.
+    void emitKeyHashes(const PgResult &r, const std::function<void(CanonicalKey &&, std::int64_t)> &row)
+    {
+        const int n = static_cast<int>(m_keys.size());
+        for (int i = 0; i < r.rows(); ++i) {
+            CanonicalKey k;
+            k.reserve(m_keys.size());
+            for (int c = 0; c < n; ++c)
+                k.push_back(r.text(i, c));
+            row(std::move(k), r.toInt(i, n));
+        }
+        fetched += r.rows();
     }
 
     PgResult run(const std::string &sql, const Params &params)

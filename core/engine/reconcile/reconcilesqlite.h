@@ -78,14 +78,7 @@ public:
         auto st = prepare("SELECT " + sel + m_rowHash + " FROM (SELECT " + tree + " AS _dl_b, * FROM " + m_table +
                               ") WHERE _dl_b IS NOT NULL",
                           binds);
-        const int n = static_cast<int>(m_keys.size());
-        while (st.step()) {
-            CanonicalKey k;
-            for (int c = 0; c < n; ++c)
-                k.push_back(st.text(c));
-            row(std::move(k), st.int64(n));
-            ++fetched;
-        }
+        emitKeyHashes(st, row);
     }
 
     void rangeHashes(const std::optional<RawKey> &lo, const std::optional<RawKey> &hi,
@@ -108,14 +101,7 @@ public:
                    quoteIdent(k.name) + "), ";
         auto st =
             prepare("SELECT " + sel + m_rowHash + " FROM " + m_table + (where.empty() ? "" : " WHERE " + where), binds);
-        const int n = static_cast<int>(m_keys.size());
-        while (st.step()) {
-            CanonicalKey k;
-            for (int c = 0; c < n; ++c)
-                k.push_back(st.text(c));
-            row(std::move(k), st.int64(n));
-            ++fetched;
-        }
+        emitKeyHashes(st, row);
     }
 
     std::unordered_map<std::string, RowData> rows(const std::vector<CanonicalKey> &keys) override
@@ -208,6 +194,19 @@ private:
         for (size_t i = 0; i < binds.size(); ++i)
             bindStoredValue(st, static_cast<int>(i + 1), binds[i].first, binds[i].second);
         return st;
+    }
+
+    /// Hands each (canonical key..., hash) row of `st` to `row`.
+    void emitKeyHashes(SqliteStmt &st, const std::function<void(CanonicalKey &&, std::int64_t)> &row)
+    {
+        const int n = static_cast<int>(m_keys.size());
+        while (st.step()) {
+            CanonicalKey k;
+            for (int c = 0; c < n; ++c)
+                k.push_back(st.text(c));
+            row(std::move(k), st.int64(n));
+            ++fetched;
+        }
     }
 
     std::string treeSql(const Plan &plan, std::vector<std::pair<std::string, SqliteStorage>> &binds)
