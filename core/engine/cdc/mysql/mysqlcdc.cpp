@@ -398,6 +398,10 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
     if (twoWay && twoWay->reverse)
         awaitForwardDirection();
     prepareTables();
+    // Before the target's tables are created: the reverse direction starts once they exist, and
+    // then merges into the source's tables, which must have their version column by then.
+    if (twoWay && !twoWay->reverse)
+        addReverseVersionColumns();
     auto session = createTargetSession(m_jobs.front().target, "driftless " + m_pipeline);
     // A Postgres target's origin is held by one session at a time: the load's, then the
     // stream's; this one writes only checkpoints and schema there, which are not published.

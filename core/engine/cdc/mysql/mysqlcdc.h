@@ -125,9 +125,12 @@ private:
     /// Reverse direction: throws a transient Error until the forward direction has created the
     /// tables this direction reads and recorded where it starts reading them.
     void awaitForwardDirection();
-    /// Forward direction, before any load: gives the source's tables the version column the
-    /// reverse direction's guarded merge keeps (`_driftless_version`), and records, for each
-    /// table without one, the reverse direction's start: the target's binlog end now, so every
+    /// Forward direction, before the target's tables are made (the reverse direction waits for
+    /// them): gives the source's tables the version column the reverse direction's guarded merge
+    /// keeps (`_driftless_version`).
+    void addReverseVersionColumns();
+    /// Forward direction, before any load: records, for each table without one, the reverse
+    /// direction's start (a Postgres target: its slot; else the target's binlog end now), so every
     /// later change of the target is read back and the load's own rows (marked) are not.
     void recordReverseStart();
     /// Detects and resolves the conflicts of `t`'s folded `rows` against the target's rows, by

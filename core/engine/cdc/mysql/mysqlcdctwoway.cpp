@@ -74,21 +74,24 @@ void MysqlCdcPipeline::awaitForwardDirection()
                                                   " is read from (its forward direction does, before it loads)");
 }
 
-void MysqlCdcPipeline::recordReverseStart()
+void MysqlCdcPipeline::addReverseVersionColumns()
 {
-    const TableJob &first = m_jobs.front();
-    const std::string reverse = first.twoWay->pipeline + PipelineSpec::kReverseSuffix;
     // The reverse direction merges into the source's tables under the version guard, which keeps
     // a version per row. Added with INSTANT where the server can (a catalog-only change); as the
     // table's owner. Not marked as ours: replicas of the source must get the column too.
-    MysqlConnection ddl = connectMysql(first.source, false);
+    MysqlConnection ddl = connectMysql(m_jobs.front().source, false);
     for (const auto &t : m_tables)
         if (ddl.scalar("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND "
                        "COLUMN_NAME = '_driftless_version'",
                        {t->job.spec.table.schema, t->job.spec.table.name}) == std::optional<std::string>("0"))
             ddl.exec("ALTER TABLE " + mysqlIdent(t->job.spec.table.schema) + "." + mysqlIdent(t->job.spec.table.name) +
                      " ADD COLUMN IF NOT EXISTS `_driftless_version` BIGINT NOT NULL DEFAULT 0");
+}
 
+void MysqlCdcPipeline::recordReverseStart()
+{
+    const TableJob &first = m_jobs.front();
+    const std::string reverse = first.twoWay->pipeline + PipelineSpec::kReverseSuffix;
     if (first.target.kind == EndpointKind::Postgres) {
         // A Postgres target: the reverse direction reads it from a slot created now, before the
         // load, whose rows carry this direction's origin and are not read back.
