@@ -17,7 +17,8 @@ PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 cmd=${1:?usage: sandbox.sh start|stop|reset [DIR]}
 DIR=${2:-${XDG_DATA_HOME:-$HOME/.local/share}/driftless/sandbox}
 
-as_pg() { if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+# As root, from / (the postgres user may not enter the folder the demo was started in).
+as_pg() { if [[ $(id -u) -eq 0 ]]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi; }
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # Postgres refuses to run as root, and the postgres user cannot enter root's home, so as root
@@ -119,7 +120,8 @@ CONF
   if [[ "${fresh:-0}" == 1 ]]; then
     local psql=("$PGBIN/psql" -q -v ON_ERROR_STOP=1 -h "$pg" -p "$port" -U driftless)
     as_pg "${psql[@]}" -d postgres -c "CREATE DATABASE app" -c "CREATE DATABASE dw" >/dev/null
-    as_pg "${psql[@]}" -d app -f "$HERE/schema.sql" >/dev/null
+    # On stdin, read by this user: the postgres user may not read a checkout under root's home.
+    as_pg "${psql[@]}" -d app < "$HERE/schema.sql" >/dev/null
   fi
   start_mariadb
   sed -e "s/@PGPORT@/$port/g" -e "s/@MYPORT@/$(cat "$DIR/myport")/g" "$HERE/workspace.yaml.in" > "$DIR/workspace.yaml"
