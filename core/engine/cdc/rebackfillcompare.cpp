@@ -520,6 +520,44 @@ RebackfillPage RebackfillCompare::integerStep(const std::vector<std::string> &af
 // ---------------------------------------------------------------------------------------------
 // Into another target: row by row, by the canonical hash
 
+RangeDiff diffRange(const std::vector<HashedRow> &rows, recon::Side &target,
+                    const std::optional<std::vector<std::string>> &lo,
+                    const std::optional<std::vector<std::string>> &hi, bool loExclusive,
+                    const std::vector<int> &keyColumns, size_t columns, std::int64_t version)
+{
+    std::unordered_map<std::string, std::pair<CanonicalKey, std::int64_t>> there;
+    target.rangeHashes(
+        lo, hi,
+        [&](CanonicalKey &&key, std::int64_t hash) {
+            std::string record = rowhash::recordText({key.begin(), key.end()});
+            there.emplace(std::move(record), std::make_pair(std::move(key), hash));
+        },
+        loExclusive);
+    RangeDiff out;
+    for (const auto &r : rows) {
+        auto it = there.find(rowhash::recordText({r.key.begin(), r.key.end()}));
+        if (it != there.end()) {
+            const bool alike = it->second.second == r.hash;
+            there.erase(it);
+            if (alike) {
+                ++out.alike;
+                continue;
+            }
+        }
+        out.staged.append(r.line, ChangeOp::Insert, version);
+        ++out.copied;
+    }
+    // What is left, the source does not have: deleted by key.
+    for (const auto &[record, keyed] : there) {
+        std::vector<std::optional<std::string>> values(columns);
+        for (size_t k = 0; k < keyColumns.size(); ++k)
+            values[static_cast<size_t>(keyColumns[k])] = keyed.first[k];
+        out.staged.append(copytext::line(values), ChangeOp::Delete, version);
+        ++out.removed;
+    }
+    return out;
+}
+
 struct RebackfillCompareRows::Target {
     recon::TableContext ctx;
 };
@@ -600,52 +638,24 @@ RebackfillPage RebackfillCompareRows::step(const std::vector<std::string> &after
             next->push_back(r.text(rows, c));
     }
     page.end = !next;
-    std::unordered_map<std::string, std::int64_t> there;
-    std::unordered_map<std::string, CanonicalKey> thereKeys;
-    const std::optional<recon::RawKey> lo =
-        after.empty() ? std::nullopt : std::optional<recon::RawKey>(recon::RawKey(after.begin(), after.end()));
-    m_target->ctx.target->rangeHashes(
-        lo, next,
-        [&](CanonicalKey &&key, std::int64_t hash) {
-            std::string record = rowhash::recordText({key.begin(), key.end()});
-            there.emplace(record, hash);
-            thereKeys.emplace(std::move(record), std::move(key));
-        },
-        true);
-    RowSet staged;
-    long long deletes = 0;
+    std::vector<HashedRow> read(static_cast<size_t>(rows));
     const int columns = static_cast<int>(m_schema.columns.size());
     for (int i = 0; i < rows; ++i) {
-        std::vector<std::optional<std::string>> key;
         for (int c = 0; c < nk; ++c)
-            key.push_back(r.text(i, c));
-        const std::string record = rowhash::recordText(key);
-        auto it = there.find(record);
-        if (it != there.end()) {
-            const bool alike = it->second == r.toInt(i, nk);
-            there.erase(it);
-            if (alike) {
-                ++page.equalRows;
-                continue;
-            }
-        }
+            read[static_cast<size_t>(i)].key.push_back(r.text(i, c));
+        read[static_cast<size_t>(i)].hash = r.toInt(i, nk);
         std::vector<std::optional<std::string>> values;
         for (int c = 0; c < columns; ++c)
             values.push_back(r.optText(i, nk + 1 + c));
-        staged.append(copytext::line(values), ChangeOp::Insert, version);
+        read[static_cast<size_t>(i)].line = copytext::line(values);
     }
-    // The target's rows of the range the snapshot lacks: deleted by key, under the guard.
-    for (const auto &[record, hash] : there) {
-        const auto &key = thereKeys.at(record);
-        std::vector<std::optional<std::string>> values(m_schema.columns.size());
-        for (size_t k = 0; k < key.size(); ++k)
-            values[static_cast<size_t>(m_schema.primaryKey[k])] = key[k];
-        staged.append(copytext::line(values), ChangeOp::Delete, version);
-        ++deletes;
-    }
-    if (!staged.empty()) {
-        const ApplyResult applied = m_merger.mergeInTransaction(staged);
-        page.removed = std::min(deletes, applied.rowsWritten);
+    const auto lo = after.empty() ? std::nullopt : std::make_optional(after);
+    RangeDiff diff =
+        diffRange(read, *m_target->ctx.target, lo, next, true, m_schema.primaryKey, m_schema.columns.size(), version);
+    page.equalRows = diff.alike;
+    if (!diff.staged.empty()) {
+        const ApplyResult applied = m_merger.mergeInTransaction(diff.staged);
+        page.removed = std::min(diff.removed, applied.rowsWritten);
         page.written = applied.rowsWritten - page.removed;
     }
     if (rows > 0) {

@@ -5,12 +5,44 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace driftless::core {
 
+namespace recon {
+class Side;
+}
+
 class Merger;
+
+/// A source row as a comparing copy reads it: its canonical key and 60-bit hash (rowhash.h),
+/// and its COPY text.
+struct HashedRow {
+    std::vector<std::string> key;
+    std::int64_t hash = 0;
+    std::string line;
+};
+
+/// What comparing source rows with the target's rows of their key range stages.
+struct RangeDiff {
+    RowSet staged;         ///< the rows that differ or the target lacks, and deletes by key
+    long long alike = 0;   ///< source rows the target held alike (not copied)
+    long long copied = 0;  ///< source rows staged
+    long long removed = 0; ///< target rows staged for deletion
+};
+
+/// Compares `rows` (every source row of a key range, in any order; one read past the range's
+/// start is compared with nothing and copied) with the rows `target` holds from `lo` (inclusive,
+/// or exclusive with `loExclusive`) to `hi` (exclusive), unbounded where nullopt, by hash. Stages
+/// at `version` the rows that differ or that the target lacks, and deletes of the range's target
+/// rows that `rows` lacks: a row of `columns` columns whose key columns (`keyColumns`, in key
+/// order) hold the canonical key. The guarded merge of `staged` then repairs the range.
+RangeDiff diffRange(const std::vector<HashedRow> &rows, recon::Side &target,
+                    const std::optional<std::vector<std::string>> &lo,
+                    const std::optional<std::vector<std::string>> &hi, bool loExclusive,
+                    const std::vector<int> &keyColumns, size_t columns, std::int64_t version);
 struct TableJob;
 
 /// What one compared page of a re-backfill did.

@@ -45,10 +45,6 @@ struct LoadFigures {
     long long removed = 0;  ///< target rows the source no longer has, deleted
 };
 
-} // namespace
-
-namespace {
-
 constexpr auto kMysqlIdleSave = std::chrono::seconds(5);
 constexpr const char *kPausedMessage =
     "paused: its binlog changes are not applied and its position stays; Resume reads them from there";

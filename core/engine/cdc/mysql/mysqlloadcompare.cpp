@@ -1,12 +1,10 @@
 #include "core/engine/cdc/mysql/mysqlloadcompare.h"
 
-#include "core/base/copytext.h"
 #include "core/engine/reconcile/reconcileopen.h"
 #include "core/engine/rows/deletepolicy.h"
 #include "core/engine/rows/rowhash.h"
 
 #include <cstdlib>
-#include <unordered_map>
 #include <utility>
 
 namespace driftless::core {
@@ -81,36 +79,10 @@ MysqlLoadCompare::Outcome MysqlLoadCompare::compare(const std::vector<SourceRow>
                                                     const std::optional<CanonicalKey> &lo,
                                                     const std::optional<CanonicalKey> &hi, std::int64_t version)
 {
-    std::unordered_map<std::string, std::pair<CanonicalKey, std::int64_t>> target;
-    m_ctx->target->rangeHashes(lo, hi, [&](CanonicalKey &&key, std::int64_t hash) {
-        std::string record = rowhash::recordText({key.begin(), key.end()});
-        target.emplace(std::move(record), std::make_pair(std::move(key), hash));
-    });
-    Outcome out;
-    for (const auto &r : rows) {
-        // A row read past the range's start (one inserted below it since the chunk before was
-        // read) is compared with nothing: it is copied.
-        auto it = target.find(rowhash::recordText({r.key.begin(), r.key.end()}));
-        if (it != target.end()) {
-            const bool alike = it->second.second == r.hash;
-            target.erase(it);
-            if (alike) {
-                ++out.alike;
-                continue;
-            }
-        }
-        out.staged.append(r.line, ChangeOp::Insert, version);
-        ++out.copied;
-    }
-    // What is left, the source does not have (as this chunk's snapshot saw it): deleted by key.
-    for (auto &[record, keyed] : target) {
-        std::vector<std::optional<std::string>> values(m_columns);
-        for (size_t k = 0; k < m_keyColumns.size(); ++k)
-            values[static_cast<size_t>(m_keyColumns[k])] = keyed.first[k];
-        out.staged.append(copytext::line(values), ChangeOp::Delete, version);
-        ++out.removed;
-    }
-    return out;
+    // A row read past the range's start (one inserted below it since the chunk before was read)
+    // is compared with nothing: it is copied. What the target has there and this chunk's
+    // snapshot does not goes.
+    return diffRange(rows, *m_ctx->target, lo, hi, false, m_keyColumns, m_columns, version);
 }
 
 } // namespace driftless::core

@@ -4,6 +4,7 @@
 
 #include "core/db/mysqlcatalog.h"
 #include "core/db/mysqlconnection.h"
+#include "core/engine/cdc/rebackfillcompare.h"
 #include "core/engine/jobs/tablejob.h"
 #include "core/engine/reconcile/canonicalkey.h"
 #include "core/model/batch.h"
@@ -53,17 +54,8 @@ public:
     void take(const MysqlRowView &row, unsigned first, CanonicalKey &key, std::int64_t &hash) const;
 
     /// One chunk as read: its rows (COPY lines) with their canonical keys and hashes.
-    struct SourceRow {
-        CanonicalKey key;
-        std::int64_t hash = 0;
-        std::string line;
-    };
-    struct Outcome {
-        RowSet staged;         ///< the differing rows and the deletes, at the chunk's version
-        long long alike = 0;   ///< source rows the target held alike (not copied)
-        long long copied = 0;  ///< source rows staged
-        long long removed = 0; ///< target rows staged for deletion
-    };
+    using SourceRow = HashedRow;
+    using Outcome = RangeDiff;
     /// Compares the chunk's `rows` with the target's rows in [lo, hi) (nullopt: unbounded).
     Outcome compare(const std::vector<SourceRow> &rows, const std::optional<CanonicalKey> &lo,
                     const std::optional<CanonicalKey> &hi, std::int64_t version);
