@@ -3,6 +3,7 @@
 // of what the decoder implements; tst_binlog checks the same values against a real server.
 #include "core/model/error.h"
 #include "core/readers/binlog/binlogdecoder.h"
+#include "core/readers/binlog/binlogrows.h"
 
 #include <gtest/gtest.h>
 
@@ -822,4 +823,75 @@ TEST(BinlogDecoder, rowsWithNoColumnPresentAreMalformedNotAnEndlessLoop)
     f.d.decode(f.s.event(event::TableMap, tableMapBody(7, cols)));
     EXPECT_THROW(f.d.decode(f.s.event(event::WriteRowsV1, rowsBody(7, 1, Bytes(3, '\0'), false, 1, Bytes(1, '\xfe')))),
                  Error);
+}
+
+namespace {
+Value text(const char *s)
+{
+    return {Value::Kind::Text, s};
+}
+Value absent()
+{
+    return {Value::Kind::Absent, {}};
+}
+} // namespace
+
+/// RowImages (the binlog's row images as a table's changes): columns in the table's order through
+/// the layout, a column the map lacks or an image leaves out marked unchanged on an update, the
+/// key of a MINIMAL after image taken from the before image, a changed key split into a delete and
+/// an insert, and (two-way) each change's row as it was.
+TEST(BinlogRowImages, imagesBecomeChangesInTheTablesOrder)
+{
+    TableSchema schema;
+    for (const char *name : {"id", "name", "data", "added"}) {
+        ColumnInfo c;
+        c.name = name;
+        c.baseType = std::string(name) == "data" ? "bytea" : "text";
+        schema.columns.push_back(c);
+    }
+    schema.primaryKey = {0};
+    const std::vector<int> layout = {1, 0, 2, -1}; // the map: name, id, data; `added` came later
+    RowImages images;
+    RowSet out;
+
+    Rows insert;
+    insert.op = RowOp::Insert;
+    insert.rows.push_back({{}, {text("a\tb"), text("1"), text("hi")}});
+    EXPECT_EQ(images.append(schema, layout, insert, 7, false, out), 1);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out.line(0), "1\ta\\tb\t\\\\x6869\t\\N");
+    EXPECT_EQ(out.unchangedMask(0), "");
+    EXPECT_EQ(out.row(0).version, 7);
+
+    // MINIMAL: the after image has only the changed column; the key comes from the before image.
+    Rows update;
+    update.op = RowOp::Update;
+    update.rows.push_back({{absent(), text("1"), absent()}, {text("c"), absent(), absent()}});
+    EXPECT_EQ(images.append(schema, layout, update, 8, false, out), 1);
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out.row(1).op, ChangeOp::Update);
+    EXPECT_EQ(out.line(1).substr(0, 4), "1\tc\t");
+    EXPECT_EQ(out.unchangedMask(1), "0011");
+
+    // A changed key, two-way: the old key's delete with its row, the new key's row with no base.
+    RowSet twoWay;
+    Rows rekey;
+    rekey.op = RowOp::Update;
+    rekey.rows.push_back({{text("x"), text("1"), text("")}, {text("x"), text("2"), text("")}});
+    EXPECT_EQ(images.append(schema, layout, rekey, 9, true, twoWay), 1);
+    ASSERT_EQ(twoWay.size(), 2u);
+    EXPECT_EQ(twoWay.row(0).op, ChangeOp::Delete);
+    EXPECT_EQ(twoWay.line(0), "1\tx\t\\\\x\t\\N");
+    EXPECT_EQ(twoWay.before(0), twoWay.line(0));
+    EXPECT_EQ(twoWay.row(1).op, ChangeOp::Update);
+    EXPECT_EQ(twoWay.line(1), "2\tx\t\\\\x\t\\N");
+    EXPECT_EQ(twoWay.beforeIndex(1), RowSet::kNoBase);
+
+    Rows del;
+    del.op = RowOp::Delete;
+    del.rows.push_back({{text("x"), text("2"), absent()}, {}});
+    EXPECT_EQ(images.append(schema, layout, del, 10, true, twoWay), 1);
+    EXPECT_EQ(twoWay.row(2).op, ChangeOp::Delete);
+    EXPECT_EQ(twoWay.unchangedMask(2), "") << "a delete carries no mask";
+    EXPECT_EQ(twoWay.before(2), twoWay.line(2));
 }

@@ -1,10 +1,10 @@
 #include "core/engine/cdc/mysql/mysqlcdc.h"
 #include "core/engine/cdc/mysql/mysqlcdctable.h"
 #include "core/engine/cdc/mysql/mysqlloadcompare.h"
+#include "core/engine/cdc/tableapply.h"
 #include "core/engine/endpoints/binlogidentity.h"
 
 #include "core/base/clock.h"
-#include "core/base/copytext.h"
 #include "core/base/log.h"
 #include "core/base/testhooks.h"
 #include "core/db/mysqlcatalog.h"
@@ -22,6 +22,7 @@
 #include "core/model/cdcposition.h"
 #include "core/model/error.h"
 #include "core/readers/binlog/binlogdecoder.h"
+#include "core/readers/binlog/binlogrows.h"
 #include "core/readers/binlog/gtidstate.h"
 #include "core/readers/binlogreader.h"
 #include "core/state/statestore.h"
@@ -56,13 +57,6 @@ constexpr auto kBatchAge = std::chrono::milliseconds(100);
 std::int64_t versionOf(const binlog::Position &p)
 {
     return binlog::positionVersion(p);
-}
-
-/// The key fields of a COPY line, for comparing a row's key before and after an update.
-std::string keyOf(std::string_view line, const std::vector<int> &keys)
-{
-    std::vector<std::string_view> fields;
-    return copytext::fieldsKey(line, keys, fields);
 }
 
 /// The table a DDL statement names, when it is one that changes or removes a table.
@@ -668,22 +662,12 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
 
     // A target transaction stays open while a source transaction too big for one batch is staged
     // in pieces; it commits with the transaction's end.
-    bool open = false;
-    std::map<Table *, ApplyResult> results;
-    /// Two-way: changes conflict handling set aside (queued, or lost), which `applied` skips.
-    std::map<Table *, long long> setAside;
+    CdcBatchTransaction txn(*session, m_jobs.front().target.kind, m_observer);
     binlog::Position txnStart; // where the current source transaction starts, and its version
     std::int64_t txnVersion = 0;
 
     // Opens the batch's target transaction (a schema change alters the target in it).
-    auto beginBatch = [&] {
-        if (!open) {
-            session->begin();
-            open = true;
-            results.clear();
-            setAside.clear();
-        }
-    };
+    auto beginBatch = [&] { txn.begin(); };
     // Per table: for each schema column, its index in the current TABLE_MAP (-1: not there).
     std::vector<std::string> names;
     auto layoutFor = [&](Table &t, const binlog::TableMap &m) -> const std::vector<int> * {
@@ -763,55 +747,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     };
 
     Stream batch;
-    std::string line, mask;
-    // `keyFrom`: the before image of an update, whose key stands in for one the after image lacks
-    // (a MINIMAL image logs only the changed columns there).
-    auto appendImage = [&](Table &t, const std::vector<int> &layout, const binlog::Image &img, ChangeOp op,
-                           std::int64_t version, RowSet &out, const binlog::Image *keyFrom = nullptr) {
-        line.clear();
-        mask.assign(layout.size(), '0');
-        bool anyAbsent = false;
-        for (size_t i = 0; i < layout.size(); ++i) {
-            if (i)
-                line += '\t';
-            const int e = layout[i];
-            if (e < 0 || static_cast<size_t>(e) >= img.size()) {
-                // A column added after this event was written: an update keeps the target's
-                // value, an insert gets NULL (the column's default was not logged).
-                line += copytext::kNull;
-                if (op == ChangeOp::Update) {
-                    mask[i] = '1';
-                    anyAbsent = true;
-                }
-                continue;
-            }
-            const binlog::Value *vp = &img[static_cast<size_t>(e)];
-            if (vp->kind == binlog::Value::Kind::Absent && keyFrom && static_cast<size_t>(e) < keyFrom->size() &&
-                std::find(t.source.schema.primaryKey.begin(), t.source.schema.primaryKey.end(), static_cast<int>(i)) !=
-                    t.source.schema.primaryKey.end())
-                vp = &(*keyFrom)[static_cast<size_t>(e)];
-            const binlog::Value &v = *vp;
-            switch (v.kind) {
-            case binlog::Value::Kind::Absent:
-                line += copytext::kNull;
-                mask[i] = '1';
-                anyAbsent = true;
-                break;
-            case binlog::Value::Kind::Null:
-                line += copytext::kNull;
-                break;
-            case binlog::Value::Kind::Text:
-            case binlog::Value::Kind::Invalid:
-                if (t.source.schema.columns[i].baseType == "bytea")
-                    copytext::appendBytea(v.text, line);
-                else
-                    copytext::escape(v.text, line);
-                break;
-            }
-        }
-        out.append(line, op, version,
-                   anyAbsent && op != ChangeOp::Delete ? std::string_view(mask) : std::string_view());
-    };
+    binlog::RowImages images;
 
     // Images without a generated column's value (a MINIMAL one leaves VIRTUAL columns out) are
     // completed from the source, on a connection opened when first needed.
@@ -833,68 +769,34 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     };
 
     auto stage = [&] {
-        if (!open) {
-            session->begin();
-            open = true;
-            results.clear();
-            setAside.clear();
-        }
+        txn.begin();
         try {
-            for (auto &[t, p] : batch.tables) {
-                if (t->paused)
+            for (auto &[tp, p] : batch.tables) {
+                if (tp->paused)
                     continue;
-                auto &m = *mergers[t];
-                auto &res = results[t];
-                if (p.truncate) {
-                    long long n = m.truncateInTransaction();
-                    res.rowsWritten += n;
-                    m_observer.event(Level::Info, t->key, "truncate",
-                                     "TRUNCATE replicated: " + std::to_string(n) + " rows removed");
-                }
-                if (!p.rows.empty()) {
-                    try {
-                        // Before folding, so no later image inherits an earlier one's stale value.
-                        completeGenerated(*t, p.rows);
-                        p.rows.foldByKey(t->source.schema.primaryKey);
-                        // Two-way: in the stream's own layout, before anything reshapes the rows.
-                        if (t->job.twoWay && t->streaming()) {
-                            const size_t before = p.rows.size();
-                            resolveTwoWayConflicts(*t, *session, p.rows);
-                            setAside[t] += static_cast<long long>(before - p.rows.size());
-                        }
-                        if (ignoresDeletes(t->job.spec))
-                            if (long long n = dropDeletes(p.rows))
-                                m_observer.event(Level::Info, t->key, "delete_ignored", ignoredDeletesMessage(n));
-                        if (t->job.spec.where) {
-                            if (!lookup)
-                                lookup.emplace(connectMysql(t->job.source));
-                            applyRowFilter(*lookup, t->source, *t->job.spec.where, p.rows);
-                            if (ignoresDeletes(t->job.spec))
-                                dropDeletes(p.rows); // rows outside the filter: kept if the target has them
-                        }
-                        auto r = m.mergeInTransaction(p.rows);
-                        res.rowsInBatch += p.changes;
-                        res.rowsWritten += r.rowsWritten;
-                        res.partialRowsMissing += r.partialRowsMissing;
-                    } catch (const Error &e) {
-                        if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
-                            throw;
-                        // P4: only this table stops. Its error took the transaction with it;
-                        // the stream starts again from the positions recorded, without it.
-                        session->rollback();
-                        open = false;
-                        stopTable(*t, e, m, *session, false);
-                        throw CdcRestart{t->job.spec.table.display() +
-                                         " was stopped by an error; the stream starts again without it"};
-                    }
-                }
+                Table &t = *tp;
+                Merger &m = *mergers[tp];
+                TableApplySteps steps;
+                steps.completeInLayout = [&](RowSet &rows) { completeGenerated(t, rows); };
+                steps.foldKey = &t.source.schema.primaryKey;
+                steps.resolveConflicts = [&](RowSet &rows) {
+                    const size_t before = rows.size();
+                    resolveTwoWayConflicts(t, *session, rows);
+                    return static_cast<long long>(before - rows.size());
+                };
+                steps.filter = [&](RowSet &rows) {
+                    if (!lookup)
+                        lookup.emplace(connectMysql(t.job.source));
+                    applyRowFilter(*lookup, t.source, *t.job.spec.where, rows);
+                };
+                steps.stop = [&](const Error &e) { stopTable(t, e, m, *session, false); };
+                txn.apply(t, m, p.truncate, p.rows, p.changes, steps);
                 p = Stream::Pending{};
             }
         } catch (const CdcRestart &) {
             throw;
         } catch (...) {
-            session->rollback();
-            open = false;
+            txn.rollback();
             throw;
         }
         batch.rows = 0;
@@ -914,37 +816,30 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             for (auto &t : m_tables) {
                 if (t->paused || !t->streaming() || versionOf(t->streamPosition()) >= versionOf(batch.end))
                     continue;
+                auto done = txn.results().find(t.get());
                 mergers[t.get()]->writeCheckpointInTransaction({positionWithProgress(*t, pos).toJson(), batch.version},
-                                                               results.count(t.get()) ? results[t.get()].rowsWritten
-                                                                                      : 0);
+                                                               done == txn.results().end() ? 0
+                                                                                           : done->second.rowsWritten);
             }
-            crashPoint("merge.before_commit");
-            session->commit();
-            open = false;
         } catch (...) {
-            session->rollback();
-            open = false;
+            txn.rollback();
             throw;
         }
-        crashPoint("batch.after_commit");
+        txn.commit();
         rebasing = false; // the new server's positions are stored from here on
         if (twoWay)
-            for (const auto &[t, r] : results)
-                twoWay->counters->applied += std::max(0LL, r.rowsInBatch - setAside[t]);
+            txn.countApplied(*twoWay->counters);
         const std::int64_t fresh = batch.commitSeconds * 1000;
         for (auto &t : m_tables) {
             if (t->paused || !t->streaming() || versionOf(t->streamPosition()) >= versionOf(batch.end))
                 continue;
             t->position = positionWithProgress(*t, pos);
             t->version = batch.version;
-            auto it = results.find(t.get());
-            m_observer.batchApplied(t->key, it == results.end() ? ApplyResult{} : it->second, {posJson, batch.version},
-                                    fresh);
-            if (it != results.end() && it->second.partialRowsMissing)
-                m_observer.event(Level::Warn, t->key, "partial_rows",
-                                 std::to_string(it->second.partialRowsMissing) +
-                                     " updated rows with values the binlog did not carry are missing in the target; "
-                                     "reconcile the table");
+            auto it = txn.results().find(t.get());
+            m_observer.batchApplied(t->key, it == txn.results().end() ? ApplyResult{} : it->second,
+                                    {posJson, batch.version}, fresh);
+            if (it != txn.results().end())
+                txn.sayPartialRows(*t, it->second, "values the binlog did not carry");
         }
         batch = Stream{};
     };
@@ -966,7 +861,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
                 throw;
             batch.tables.erase(&t);
-            stopTable(t, e, *mergers[&t], *session, open);
+            stopTable(t, e, *mergers[&t], *session, txn.open());
             return false;
         }
     };
@@ -988,7 +883,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
         if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
             return false;
         batch.tables.erase(&t);
-        stopTable(t, e, *mergers[&t], *session, open);
+        stopTable(t, e, *mergers[&t], *session, txn.open());
         return true;
     };
 
@@ -1054,45 +949,10 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                 const std::vector<int> *layout = layoutFor(t, *rows->table);
                 if (layout) {
                     auto &p = batch.tables[&t];
-                    for (const auto &change : rows->rows) {
-                        switch (rows->op) {
-                        case binlog::RowOp::Insert:
-                            appendImage(t, *layout, change.after, ChangeOp::Insert, txnVersion, p.rows);
-                            if (twoWay) // conflict detection: a key that had no row before
-                                p.rows.setNoBase(p.rows.size() - 1);
-                            break;
-                        case binlog::RowOp::Delete:
-                            appendImage(t, *layout, change.before, ChangeOp::Delete, txnVersion, p.rows);
-                            if (twoWay) {
-                                const std::string before(p.rows.line(p.rows.size() - 1));
-                                p.rows.setBefore(p.rows.size() - 1, before);
-                            }
-                            break;
-                        case binlog::RowOp::Update: {
-                            // A changed primary key is a delete of the old key and an insert.
-                            RowSet probe;
-                            appendImage(t, *layout, change.before, ChangeOp::Delete, txnVersion, probe);
-                            appendImage(t, *layout, change.after, ChangeOp::Update, txnVersion, probe, &change.before);
-                            const bool rekeyed = keyOf(probe.line(0), t.source.schema.primaryKey) !=
-                                                 keyOf(probe.line(1), t.source.schema.primaryKey);
-                            if (rekeyed) {
-                                p.rows.append(probe.line(0), ChangeOp::Delete, txnVersion);
-                                if (twoWay)
-                                    p.rows.setBefore(p.rows.size() - 1, probe.line(0));
-                            }
-                            p.rows.append(probe.line(1), ChangeOp::Update, txnVersion, probe.unchangedMask(1));
-                            // Two-way: the row as it was (FULL images), which conflict detection
-                            // compares with the target's; a new key had none.
-                            if (twoWay && rekeyed)
-                                p.rows.setNoBase(p.rows.size() - 1);
-                            else if (twoWay)
-                                p.rows.setBefore(p.rows.size() - 1, probe.line(0));
-                            break;
-                        }
-                        }
-                        ++p.changes;
-                        ++batch.rows;
-                    }
+                    const long long n =
+                        images.append(t.source.schema, *layout, *rows, txnVersion, static_cast<bool>(twoWay), p.rows);
+                    p.changes += n;
+                    batch.rows += n;
                     // A big transaction: stage what it has so far; memory stays bounded.
                     if (batch.rows >= kBatchRows)
                         stage();
@@ -1192,7 +1052,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             }
         }
         // Column backfills run between two batches: the stream waits at most one chunk.
-        if (!inTxn && !open && batch.empty() && batch.tables.empty())
+        if (!inTxn && !txn.open() && batch.empty() && batch.tables.empty())
             if (Table *due = columnFillDue(false)) {
                 if (!lookup)
                     lookup.emplace(connectMysql(src));
@@ -1223,14 +1083,13 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     if (!inTxn)
         flush();
     // `run --once`: what it streamed is applied; the backfills it started finish too.
-    if (options.once && !stop.stop_requested() && !open)
+    if (options.once && !stop.stop_requested() && !txn.open())
         while (Table *due = columnFillDue(true)) {
             if (!lookup)
                 lookup.emplace(connectMysql(src));
             addColumnStep(*due, *lookup, *mergers[due], *session, true);
         }
-    if (open)
-        session->rollback(); // a transaction cut short by a stop: nothing of it lands
+    txn.rollback(); // a transaction cut short by a stop: nothing of it lands
 }
 
 } // namespace driftless::core

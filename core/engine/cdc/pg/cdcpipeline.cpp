@@ -1,5 +1,6 @@
 #include "core/engine/cdc/pg/cdcpipeline.h"
 #include "core/engine/cdc/pg/cdcpipelinetable.h"
+#include "core/engine/cdc/tableapply.h"
 
 #include "core/base/clock.h"
 #include "core/base/copytext.h"
@@ -720,11 +721,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
     for (auto &t : m_tables)
         if (!t->paused && t->rebackfill && !m_rebackfill)
             startRebackfill(*t, t->rebackfill);
-    bool open = false;
-    std::map<Table *, ApplyResult> results;
-    /// Two-way: changes of the batch that conflict handling set aside (queued, or lost to the
-    /// other side), which `applied` does not count.
-    std::map<Table *, long long> setAside;
+    CdcBatchTransaction txn(*m_session, m_jobs.front().target.kind, m_observer);
     pipelined(
         queue, stop,
         [&](std::stop_token st) {
@@ -748,7 +745,7 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                 for (;;) {
                     // Between target transactions: requests from other processes, a heartbeat, and
                     // one chunk of a re-backfill, so it advances while the stream keeps being applied.
-                    if (!open) {
+                    if (!txn.open()) {
                         auto now = std::chrono::steady_clock::now();
                         if (now - lastPoll >= kRequestPoll) {
                             lastPoll = now;
@@ -763,15 +760,16 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                         else if (Table *f = columnFillDue(); f && !stop.stop_requested())
                             addColumnStepOrStop(*f, src);
                     }
-                    auto b = queue.popFor((m_rebackfill || columnFillDue()) && !open ? std::chrono::milliseconds(0)
-                                                                                     : std::chrono::milliseconds(200));
+                    auto b =
+                        queue.popFor((m_rebackfill || columnFillDue()) && !txn.open() ? std::chrono::milliseconds(0)
+                                                                                      : std::chrono::milliseconds(200));
                     if (!b) {
                         if (queue.closed())
                             break;
                         continue;
                     }
                     if (b->idleWalEnd) {
-                        if (!open) {
+                        if (!txn.open()) {
                             // Idle and everything applied: the target is fresh as of now.
                             std::int64_t fresh = localMsFromSourceMicros(b->serverTimeUs, b->clockOffsetUs);
                             // Record the idle position in the target before the slot hears of it,
@@ -797,18 +795,14 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                         }
                         continue;
                     }
-                    if (!open) {
-                        m_session->begin();
-                        open = true;
-                        results.clear();
-                        setAside.clear();
-                    }
+                    txn.begin();
                     for (auto &[ref, ch] : b->tables) {
                         auto it = byRef.find(ref);
                         if (it == byRef.end() || it->second->paused)
                             continue;
                         Table &t = *it->second;
-                        try {
+                        TableApplySteps steps;
+                        steps.adapt = [&] {
                             if (!t.dropped.empty() && ch.columns == t.columns && !t.streamColumns.empty()) {
                                 // Past the changes that still carried a dropped column.
                                 t.streamColumns.clear();
@@ -818,45 +812,18 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                                  !adaptToLayout(t, ch.columns, src, firstVersion(ch.rows, b->commitVersion))) ||
                                 !adaptToTypes(t, ch, src)) {
                                 markSchemaPause(t);
-                                continue;
+                                return false;
                             }
-                            auto &res = results[&t];
-                            if (ch.truncate) {
-                                long long n = t.merger->truncateInTransaction();
-                                res.rowsWritten += n;
-                                m_observer.event(Level::Info, t.key, "truncate",
-                                                 "TRUNCATE replicated: " + std::to_string(n) + " rows removed");
-                            }
-                            // While a table loads, its target lacks rows the stream changes: only a
-                            // streaming table's rows can be compared with their before-images. In the
-                            // stream's own layout (ch.columns), before anything reshapes the rows.
-                            if (t.job.twoWay && t.streaming())
-                                setAside[&t] += resolveTwoWayConflicts(t, ch);
-                            fillGeneratedValues(t, ch.rows, src);
-                            completePartialRows(t, ch.rows, src);
-                            if (ignoresDeletes(t.job.spec))
-                                if (long long n = dropDeletes(ch.rows))
-                                    m_observer.event(Level::Info, t.key, "delete_ignored", ignoredDeletesMessage(n));
-                            if (t.job.spec.where)
-                                applyRowFilter(src, t.schema, *t.job.spec.where, ch.rows);
-                            if (ignoresDeletes(t.job.spec))
-                                dropDeletes(ch.rows); // rows outside the filter: kept if the target has them
-                            ApplyResult r = t.merger->mergeInTransaction(ch.rows);
-                            res.rowsInBatch += ch.changes;
-                            res.rowsWritten += r.rowsWritten;
-                            res.partialRowsMissing += r.partialRowsMissing;
-                        } catch (const Error &e) {
-                            if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
-                                throw;
-                            // P4: only this table stops. The batch's transaction is gone with
-                            // the error; the stream starts again from the last position the slot
-                            // was told, and applies the others' changes again without this table.
-                            m_session->rollback();
-                            open = false;
-                            stopTable(t, e);
-                            throw CdcRestart{t.key.table.display() +
-                                             " was stopped by an error; the stream starts again without it"};
-                        }
+                            return true;
+                        };
+                        steps.resolveConflicts = [&](RowSet &) { return resolveTwoWayConflicts(t, ch); };
+                        steps.completeForTarget = [&](RowSet &rows) {
+                            fillGeneratedValues(t, rows, src);
+                            completePartialRows(t, rows, src);
+                        };
+                        steps.filter = [&](RowSet &rows) { applyRowFilter(src, t.schema, *t.job.spec.where, rows); };
+                        steps.stop = [&](const Error &e) { stopTable(t, e); };
+                        txn.apply(t, *t.merger, ch.truncate, ch.rows, ch.changes, steps);
                     }
                     if (!b->final)
                         continue;
@@ -874,39 +841,26 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                                 t->position->lsn = b->endVersion;
                             t->version = std::max(t->version, b->commitVersion);
                             t->merger->writeCheckpointInTransaction({positionOf(*t), t->version},
-                                                                    results[t.get()].rowsWritten);
+                                                                    txn.result(*t).rowsWritten);
                         }
                     }
-                    crashPoint("merge.before_commit");
-                    m_session->commit();
-                    open = false;
-                    crashPoint("batch.after_commit");
-                    crashPoint("stream.after_commit");
+                    txn.commit();
                     // P1: the source hears of this position only now that it is durable here.
                     if (b->endVersion)
                         m_acked = std::max(m_acked.load(), b->endVersion);
                     std::int64_t fresh = localMsFromSourceMicros(b->commitTimeUs, b->clockOffsetUs);
                     if (m_jobs.front().twoWay)
-                        for (auto &[t, r] : results)
-                            m_jobs.front().twoWay->counters->applied += std::max(0LL, r.rowsInBatch - setAside[t]);
-                    for (auto &[t, r] : results) {
-                        m_observer.batchApplied(t->key, r, {positionOf(*t), t->version}, fresh);
-                        if (r.partialRowsMissing)
-                            m_observer.event(Level::Warn, t->key, "partial_rows",
-                                             std::to_string(r.partialRowsMissing) +
-                                                 " updated rows with unchanged large values are missing in the "
-                                                 "target and were not applied; reconcile the table");
+                        txn.countApplied(*m_jobs.front().twoWay->counters);
+                    for (auto &[t, r] : txn.results()) {
+                        m_observer.batchApplied(t->key, r, {positionOf(static_cast<Table &>(*t)), t->version}, fresh);
+                        txn.sayPartialRows(*t, r, "unchanged large values");
                     }
-                    results.clear();
-                    setAside.clear();
                 }
             } catch (...) {
-                if (open)
-                    m_session->rollback();
+                txn.rollback();
                 throw;
             }
-            if (open)
-                m_session->rollback(); // a transaction cut short by a stop: nothing of it lands
+            txn.rollback(); // a transaction cut short by a stop: nothing of it lands
         });
     // The apply side may have recorded (and so may acknowledge) a position after the reader sent
     // its last status: an idle position handed over just before it stopped.
