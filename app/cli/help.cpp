@@ -196,7 +196,7 @@ const std::vector<CommandHelp> kCommands = {
      {},
      "pipeline tables"},
     {"compare",
-     "ENDPOINT:TABLE ENDPOINT:TABLE [--json] [--max-keys N]",
+     "ENDPOINT:TABLE ENDPOINT:TABLE [--key COLS] [--columns COLS] [--where SQL] [--json] [--max-keys N]",
      "compare two tables of any two endpoints, no pipeline needed",
      "Compares two tables as reconcile does (counts, checksums over key ranges computed inside each "
      "database, then only the differing rows): the first is read as the source (Postgres or MySQL/MariaDB), "
@@ -205,7 +205,11 @@ const std::vector<CommandHelp> kCommands = {
      "compared as a multiset of whole rows. TABLE is schema.table or table (Postgres: public; MySQL: the "
      "DSN's database). The report is stored (driftless-cli reports lists it under (compare)); exit code 3 "
      "when the tables differ.",
-     {{"--json", "the report as JSON, as reconcile --json gives it"},
+     {{"--key COLS", "match rows by these columns (a,b), unique and never NULL on both sides, instead of the "
+                     "first table's primary key"},
+      {"--columns COLS", "compare only these columns (a,b), besides the key"},
+      {"--where SQL", "compare only the rows this condition holds for, on both sides (SQL both engines take)"},
+      {"--json", "the report as JSON, as reconcile --json gives it"},
       {"--max-keys N", "keys listed per kind (default 100)"}},
      {},
      ""},

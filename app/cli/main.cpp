@@ -917,6 +917,27 @@ int cmdCompare(Args &a)
     const bool asJson = a.flag("--json");
     ReconcileOptions opt;
     opt.maxKeys = maxKeysOption(a, opt.maxKeys);
+    // `--key a,b` and `--columns a,b`: column names, split at commas.
+    const auto names = [&a](const char *flag) {
+        std::vector<std::string> out;
+        const std::string text = a.option(flag);
+        for (size_t at = 0; !text.empty() && at <= text.size();) {
+            const size_t comma = std::min(text.find(',', at), text.size());
+            std::string name = text.substr(at, comma - at);
+            name.erase(0, name.find_first_not_of(' '));
+            name.erase(name.find_last_not_of(' ') + 1);
+            if (name.empty())
+                throw UsageError(std::string(flag) + " takes column names separated by commas, e.g. " + flag +
+                                 " id,region");
+            out.push_back(std::move(name));
+            at = comma + 1;
+        }
+        return out;
+    };
+    opt.compareKey = names("--key");
+    opt.compareColumns = names("--columns");
+    if (std::string where = a.option("--where"); !where.empty())
+        opt.compareWhere = std::move(where);
     if (a.rest.size() != 2)
         throw UsageError("compare needs two tables: ENDPOINT:TABLE ENDPOINT:TABLE (e.g. prod:public.orders "
                          "copy:public.orders)");

@@ -696,6 +696,42 @@ TEST(ReconcileMysql, compareFindsExactlyTheRowsTwoTablesOfAnyEndpointsDifferBy)
     EXPECT_NE(lr.out.find("missing in target: 1200, 4001"), std::string::npos) << lr.out;
     EXPECT_NE(lr.out.find("extra in target: 42, 5000"), std::string::npos) << lr.out;
 
+    // --columns: only qty changed in row 700, so comparing names alone finds it equal.
+    auto names = runCli({"--state", state, "compare", "shop:items", "dw:public.items", "--columns", "name", "--json"});
+    ASSERT_EQ(names.exitCode, 3) << names.out << names.err;
+    const auto nj = nlohmann::json::parse(names.out)["tables"][0];
+    EXPECT_EQ(nj["keys"]["missing"], nlohmann::json::array({42}));
+    EXPECT_EQ(nj["keys"]["extra"], nlohmann::json::array({4001}));
+    EXPECT_EQ(nj["keys"]["different"], nlohmann::json::array());
+    // --where, on both sides: the extra row 4001 is outside it.
+    auto low =
+        runCli({"--state", state, "compare", "shop:items", "dw:public.items", "--where", "id <= 1000", "--json"});
+    ASSERT_EQ(low.exitCode, 3) << low.out << low.err;
+    const auto lj = nlohmann::json::parse(low.out)["tables"][0];
+    EXPECT_EQ(lj["source_rows"], 1000);
+    EXPECT_EQ(lj["target_rows"], 999);
+    EXPECT_EQ(lj["keys"]["missing"], nlohmann::json::array({42}));
+    EXPECT_EQ(lj["keys"]["extra"], nlohmann::json::array());
+    EXPECT_EQ(lj["keys"]["different"], nlohmann::json::array({700}));
+    // --key: rows matched by name (unique, never NULL) instead of id, comparing qty alone: the
+    // renamed row is one missing and one extra, the rows with other ids but the same name and
+    // qty are equal.
+    auto byName =
+        runCli({"--state", state, "compare", "dw:items", "copy:items", "--key", "name", "--columns", "qty", "--json"});
+    ASSERT_EQ(byName.exitCode, 3) << byName.out << byName.err;
+    const auto bj = nlohmann::json::parse(byName.out)["tables"][0];
+    EXPECT_EQ(bj["keys"]["missing"], nlohmann::json::array({"item 1200", "item 1500"}));
+    EXPECT_EQ(bj["keys"]["extra"], nlohmann::json::array({"item 42", "renamed"}));
+    EXPECT_EQ(bj["keys"]["different"], nlohmann::json::array({"item 700"}));
+    // A key that repeats and is NULL in some rows cannot match rows: refused, saying so.
+    auto badKey = runCli({"--state", state, "compare", "shop:items", "dw:items", "--key", "qty"});
+    EXPECT_EQ(badKey.exitCode, 2) << badKey.out << badKey.err;
+    EXPECT_NE(badKey.err.find("--key qty does not tell the rows of shop:"), std::string::npos) << badKey.err;
+    EXPECT_NE(badKey.err.find("rows have a NULL in it"), std::string::npos) << badKey.err;
+    auto noColumn = runCli({"--state", state, "compare", "shop:items", "dw:items", "--columns", "nope"});
+    EXPECT_EQ(noColumn.exitCode, 2) << noColumn.out << noColumn.err;
+    EXPECT_NE(noColumn.err.find("has no column 'nope'"), std::string::npos) << noColumn.err;
+
     auto same = runCli({"--state", state, "compare", "shop:items", "shop:items"});
     EXPECT_EQ(same.exitCode, 0) << same.out << same.err;
     EXPECT_NE(same.out.find("no drift in 2000 rows"), std::string::npos) << same.out;

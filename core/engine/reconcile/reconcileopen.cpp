@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 namespace driftless::core::recon {
 
@@ -100,6 +101,62 @@ void leaveOutOwnColumns(const TableJob &job, TableSchema &schema,
     schema.primaryKey.clear();
     for (const auto &n : keyNames)
         schema.primaryKey.push_back(schema.columnIndex(n));
+}
+
+/// `compare --key` and `--columns`: rows matched by the declared key instead of the primary key,
+/// and only the named columns (and the key) compared. `parallel` is a MySQL table's own column
+/// list, narrowed alike. Throws ConfigError naming a column the table lacks.
+void narrowForCompare(const TableJob &job, TableSchema &schema, const ReconcileOptions &opt,
+                      std::vector<mysqlcatalog::MysqlColumn> *parallel = nullptr)
+{
+    if (opt.compareKey.empty() && opt.compareColumns.empty())
+        return;
+    const auto indexOf = [&](const std::string &name, const char *flag) {
+        const int i = schema.columnIndex(name);
+        if (i < 0) {
+            std::string have;
+            for (const auto &c : schema.columns)
+                have += (have.empty() ? "" : ", ") + c.name;
+            throw ConfigError(std::string(flag) + ": " + job.spec.table.display() + " has no column '" + name +
+                              "' (its columns: " + have + ")");
+        }
+        return i;
+    };
+    std::vector<std::string> keyNames;
+    if (!opt.compareKey.empty()) {
+        for (const auto &k : opt.compareKey)
+            keyNames.push_back(schema.columns[static_cast<size_t>(indexOf(k, "--key"))].name);
+    } else {
+        for (int k : schema.primaryKey)
+            keyNames.push_back(schema.columns[static_cast<size_t>(k)].name);
+    }
+    if (!opt.compareColumns.empty()) {
+        std::set<std::string> keep(keyNames.begin(), keyNames.end());
+        for (const auto &c : opt.compareColumns)
+            keep.insert(schema.columns[static_cast<size_t>(indexOf(c, "--columns"))].name);
+        for (size_t i = schema.columns.size(); i-- > 0;) {
+            if (keep.count(schema.columns[i].name))
+                continue;
+            if (parallel && i < parallel->size())
+                parallel->erase(parallel->begin() + static_cast<std::ptrdiff_t>(i));
+            schema.columns.erase(schema.columns.begin() + static_cast<std::ptrdiff_t>(i));
+        }
+    }
+    schema.primaryKey.clear();
+    for (const auto &n : keyNames)
+        schema.primaryKey.push_back(schema.columnIndex(n));
+}
+
+/// `compare --where`: the condition on the target side too (the source side takes it as a row
+/// filter), with `liveOnly` when both hold.
+std::optional<std::string> compareTargetFilter(const TableJob &job, const ReconcileOptions &opt,
+                                               const std::optional<std::string> &liveOnly)
+{
+    if (!opt.asTheyAre || !job.spec.where)
+        return liveOnly;
+    if (!liveOnly)
+        return "(" + *job.spec.where + ")";
+    return "(" + *job.spec.where + ") AND " + *liveOnly;
 }
 
 /// How recent a cursor table's differing row must be to count as in flight.
@@ -199,6 +256,7 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
             keepSyncedGenerated(ctx.schema, job);
         }
         leaveOutOwnColumns(job, ctx.schema);
+        narrowForCompare(job, ctx.schema, opt);
         takeKeys();
         const std::string recent = recentExpr(recentJob, ctx.schema, src, opt);
         auto side = std::make_unique<PgSide>(std::move(src), ctx.sourceFrom, ctx.schema, ctx.keys, recent);
@@ -213,6 +271,7 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
         }
         ctx.myTable = mysqlcatalog::describeTable(src, job.spec.table);
         leaveOutOwnColumns(job, ctx.myTable->schema, &ctx.myTable->columns);
+        narrowForCompare(job, ctx.myTable->schema, opt, &ctx.myTable->columns);
         // The sync carries generated columns as plain ones (their values), so they compare too.
         ctx.schema = ctx.myTable->schema;
         takeKeys();
@@ -240,6 +299,7 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
         if (std::find(have.begin(), have.end(), kDeletedAtColumn) != have.end())
             liveOnly = std::string(kDeletedAtColumn) + " IS NULL"; // a plain name on every target
     }
+    const std::optional<std::string> targetWhere = compareTargetFilter(job, opt, liveOnly);
     const auto missingTarget = [&] {
         return Error(ErrorKind::Permanent, "target table " + job.targetName.display() + " does not exist yet", {},
                      "run the pipeline once to create and load it");
@@ -249,8 +309,9 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
         auto exists = tgt.execParams("SELECT to_regclass($1) IS NOT NULL", {targetSql(job.targetName)});
         if (!exists.toBool(0, 0))
             throw missingTarget();
-        const std::string from = liveOnly ? "(SELECT * FROM " + targetSql(job.targetName) + " WHERE " + *liveOnly + ")"
-                                          : targetSql(job.targetName);
+        const std::string from = targetWhere
+                                     ? "(SELECT * FROM " + targetSql(job.targetName) + " WHERE " + *targetWhere + ")"
+                                     : targetSql(job.targetName);
         auto side = std::make_unique<PgSide>(std::move(tgt), from, ctx.schema, ctx.keys);
         // Two Postgres servers that hash a probe alike hash every row alike: use their native
         // text hash, several times cheaper than MD5.
@@ -263,7 +324,7 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
             }
             side->useNativeHash(native);
             ctx.pgSource->useNativeHash(native);
-            if (native && !(job.spec.columns && !job.spec.columns->empty()))
+            if (native && !(job.spec.columns && !job.spec.columns->empty()) && opt.compareColumns.empty())
                 if (auto mask = recordHashColumns(*ctx.pgSource, *side, ctx.schema, job)) {
                     side->useRecordHash(*mask);
                     ctx.pgSource->useRecordHash(*mask);
@@ -277,8 +338,8 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
                 throw missingTarget();
         }
         auto side = std::make_unique<SqliteSide>(job.target.path, job.targetName.name, ctx.schema, ctx.keys);
-        if (liveOnly)
-            side->setRowFilter(*liveOnly);
+        if (targetWhere)
+            side->setRowFilter(*targetWhere);
         ctx.target = std::move(side);
     } else {
         MysqlConnection tgt = connectMysql(job.target);
@@ -294,11 +355,64 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
                               "spacing, numbers), so it cannot be compared exactly; leave the column out of the "
                               "comparison with a view on both sides, or compare it by hand";
         auto side = std::make_unique<MysqlSide>(std::move(tgt), table, ctx.schema, std::move(physical), pgText);
-        if (liveOnly)
-            side->setRowFilter(*liveOnly);
+        if (targetWhere)
+            side->setRowFilter(*targetWhere);
         ctx.target = std::move(side);
     }
     return ctx;
+}
+
+void requireCompareKey(const Endpoint &endpoint, const TableRef &table, const std::vector<std::string> &key,
+                       const std::optional<std::string> &where)
+{
+    if (key.empty())
+        return;
+    const auto q = [&](const std::string &name) {
+        return endpoint.kind == EndpointKind::Mysql ? mysqlIdent(name) : quoteIdent(name);
+    };
+    std::string cols, nulls;
+    for (const auto &k : key) {
+        cols += (cols.empty() ? "" : ", ") + q(k);
+        nulls += (nulls.empty() ? "" : " OR ") + q(k) + " IS NULL";
+    }
+    const std::string from = endpoint.kind == EndpointKind::Mysql
+                                 ? mysqlIdent(table.schema) + "." + mysqlIdent(table.name)
+                             : endpoint.kind == EndpointKind::Sqlite ? quoteIdent(table.name)
+                                                                     : table.quoted();
+    const std::string rows = where ? " WHERE (" + *where + ")" : "";
+    const std::string sql = "SELECT (SELECT count(*) FROM (SELECT 1 FROM " + from + rows + " GROUP BY " + cols +
+                            " HAVING count(*) > 1) d), (SELECT count(*) FROM " + from + " WHERE (" + nulls + ")" +
+                            (where ? " AND (" + *where + ")" : "") + ")";
+    long long repeated = 0, null = 0;
+    if (endpoint.kind == EndpointKind::Postgres) {
+        PgConnection c = connectPostgres(endpoint, "driftless compare");
+        auto r = c.exec(sql);
+        repeated = r.toInt(0, 0);
+        null = r.toInt(0, 1);
+    } else if (endpoint.kind == EndpointKind::Mysql) {
+        MysqlConnection c = connectMysql(endpoint);
+        auto r = c.query(sql);
+        repeated = std::stoll(r.at(0, 0).value_or("0"));
+        null = std::stoll(r.at(0, 1).value_or("0"));
+    } else {
+        SqliteDb db(endpoint.path, SqliteDb::Mode::ReadOnly);
+        auto st = db.prepare(sql);
+        st.step();
+        repeated = st.int64(0);
+        null = st.int64(1);
+    }
+    if (repeated || null) {
+        std::string names;
+        for (const auto &k : key)
+            names += (names.empty() ? "" : ",") + k;
+        throw ConfigError(
+            "--key " + names + " does not tell the rows of " + endpoint.name + ":" + table.display() +
+            " apart: " + (repeated ? std::to_string(repeated) + " key values appear more than once" : std::string()) +
+            (repeated && null ? ", and " : "") +
+            (null ? std::to_string(null) + " rows have a NULL in it" : std::string()) +
+            "; name columns that are unique and never NULL on both sides, or leave --key out to compare "
+            "by the primary key (or as whole rows when there is none)");
+    }
 }
 
 std::vector<TableJob> selectJobs(const Workspace &ws, const std::string &pipeline,

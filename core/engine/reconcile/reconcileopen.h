@@ -47,6 +47,11 @@ void requireKey(const TableContext &ctx);
 /// without a primary key opens with no key columns.
 TableContext openTable(const TableJob &job, const ReconcileOptions &opt);
 
+/// `compare --key`: throws ConfigError, with the counts, when `key` repeats or is NULL in some of
+/// `table`'s rows (those `where` holds for) on `endpoint`: rows could not be matched by it.
+void requireCompareKey(const Endpoint &endpoint, const TableRef &table, const std::vector<std::string> &key,
+                       const std::optional<std::string> &where);
+
 /// The jobs of `pipeline` to compare (all, or the named tables), two-way tables once.
 /// Throws ConfigError for an unknown pipeline or table.
 std::vector<TableJob> selectJobs(const Workspace &ws, const std::string &pipeline,

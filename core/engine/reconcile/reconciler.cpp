@@ -36,6 +36,7 @@ using recon::Plan;
 using recon::Range;
 using recon::RawKey;
 using recon::RefreshDating;
+using recon::requireCompareKey;
 using recon::RowData;
 using recon::selectJobs;
 using recon::Side;
@@ -505,6 +506,9 @@ TableReconcile reconcileTable(const TableJob &job, const ReconcileOptions &opt, 
     } catch (const Skip &) {
         // Not compared: `skipped` says why.
     } catch (const Error &e) {
+        // `compare` asked for a column the tables lack: a mistake to fix, not a report to store.
+        if (opt.asTheyAre && dynamic_cast<const ConfigError *>(&e))
+            throw;
         out.error = e.what();
         if (!e.hint().empty())
             out.error += " (" + e.hint() + ")";
@@ -592,7 +596,10 @@ ReconcileReport compareTables(const Workspace &ws, const std::string &left, cons
     job.spec.strategy = Strategy::FullRefresh;
     const TableRef there = table(r);
     job.targetName = {there.schema, there.name};
+    job.spec.where = options.compareWhere; // the first side's row filter; openTable filters the second alike
     options.asTheyAre = true;
+    requireCompareKey(*l.endpoint, job.spec.table, options.compareKey, options.compareWhere);
+    requireCompareKey(*r.endpoint, there, options.compareKey, options.compareWhere);
     ReconcileReport report;
     report.pipeline = kComparePipeline;
     report.startedAtMs = wallClockMs();

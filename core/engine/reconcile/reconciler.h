@@ -114,6 +114,13 @@ struct ReconcileOptions {
     /// Two tables compared as they are (compareTables): no sync to wait for, so nothing is in
     /// flight but rows that change while they are looked at.
     bool asTheyAre = false;
+    /// compareTables only (`compare --key`, `--columns`, `--where`): rows matched by these
+    /// columns instead of the first table's primary key (unique and never NULL on both sides, or
+    /// the comparison is refused); only these columns compared, besides the key; only the rows
+    /// this SQL condition holds for, on both sides (write it in SQL both engines take).
+    std::vector<std::string> compareKey;
+    std::vector<std::string> compareColumns;
+    std::optional<std::string> compareWhere;
 };
 
 /// Compares the tables of a pipeline (or the named ones) between source and target: counts, then
