@@ -261,7 +261,7 @@ const std::vector<CommandHelp> kCommands = {
      {},
      ""},
     {"repair",
-     "REPORT_ID [--table TABLE] [--json] [--dry-run]",
+     "REPORT_ID [--table TABLE] [--json] [--dry-run] [--sql FILE]",
      "apply a report's differing rows from the source",
      "Plans the repair first: missing rows are inserted and different rows updated from the source, extra "
      "rows deleted, through the guarded merge, never over a newer row. Then runs exactly that plan, table by "
@@ -270,7 +270,10 @@ const std::vector<CommandHelp> kCommands = {
      "changes nothing.",
      {{"--table TABLE", "only this table of the report"},
       {"--json", "the outcome (with --dry-run: the plan) as JSON"},
-      {"--dry-run", "print the statements the repair would run, with their row counts, and change nothing"}},
+      {"--dry-run", "print the statements the repair would run, with their row counts, and change nothing"},
+      {"--sql FILE", "write the repair (of a reconcile or a compare report) as plain INSERT, UPDATE and DELETE "
+                     "statements in one transaction to FILE, to review and run with psql or sqlite3; change "
+                     "nothing (Postgres and SQLite targets)"}},
      {},
      ""},
     {"promote",

@@ -42,6 +42,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <pthread.h>
@@ -1111,10 +1112,24 @@ int cmdRepair(Args &a)
     std::optional<std::string> table;
     if (auto t = a.option("--table"); !t.empty())
         table = t;
+    const std::string sqlFile = a.option("--sql");
     const long long id = reportIdArgument(a, "repair");
     WorkspaceState state(a.state);
     const auto report = storedReport(state, id);
     Workspace ws = state.workspace();
+    if (!sqlFile.empty()) {
+        // The repair as plain statements a DBA reviews and runs; nothing is written here.
+        const std::string script = repairScript(ws, report, table);
+        std::ofstream out(sqlFile, std::ios::binary | std::ios::trunc);
+        out << script;
+        out.close();
+        if (!out)
+            throw UsageError("cannot write " + sqlFile + ": check the folder exists and is writable");
+        std::printf("wrote the repair of report %lld to %s: review it, then run it (psql -v ON_ERROR_STOP=1 -f %s, "
+                    "or sqlite3 DATABASE < %s)\n",
+                    id, sqlFile.c_str(), sqlFile.c_str(), sqlFile.c_str());
+        return kOk;
+    }
     const auto plan = planRepair(ws, report, table);
     if (dryRun) {
         // The plan, and nothing written: the real repair runs exactly these statements.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -127,6 +128,59 @@ void bindStoredValue(SqliteStmt &stmt, int index, std::string_view v, SqliteStor
         stmt.bindText(index, v, stable);
         return;
     }
+}
+
+std::string sqliteLiteral(std::string_view v, SqliteStorage storage)
+{
+    const auto quoted = [](std::string_view text) {
+        std::string q = "'";
+        for (char c : text)
+            q += c == '\'' ? std::string("''") : std::string(1, c);
+        return q + "'";
+    };
+    switch (storage) {
+    case SqliteStorage::Integer: {
+        std::int64_t n = 0;
+        auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+        if (ec != std::errc() || p != v.data() + v.size())
+            throw Error(ErrorKind::Permanent, "integer value does not parse: " + std::string(v.substr(0, 40)));
+        return std::to_string(n);
+    }
+    case SqliteStorage::Boolean:
+        return v == "t" ? "1" : "0";
+    case SqliteStorage::Real:
+    case SqliteStorage::Real4: {
+        const std::string text(v.substr(0, 127));
+        const double d = storage == SqliteStorage::Real4 ? static_cast<double>(std::strtof(text.c_str(), nullptr))
+                                                         : std::strtod(text.c_str(), nullptr);
+        if (std::isnan(d))
+            return "'NaN'";
+        if (std::isinf(d))
+            return d > 0 ? "9e999" : "-9e999";
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.17g", d);
+        std::string out = buf;
+        // A whole number would read back as an INTEGER: keep it REAL.
+        if (out.find_first_of(".eE") == std::string::npos)
+            out += ".0";
+        return out;
+    }
+    case SqliteStorage::Blob: {
+        std::string out = "X'";
+        if (v.size() >= 2 && v[0] == '\\' && v[1] == 'x')
+            out.append(v.substr(2));
+        else
+            copytext::appendHex(v, out);
+        return out + "'";
+    }
+    case SqliteStorage::TimestampTz:
+        if (v.size() > 3 && v.substr(v.size() - 3) == "+00")
+            return quoted(std::string(v) + ":00");
+        return quoted(v);
+    case SqliteStorage::Text:
+        return quoted(v);
+    }
+    return quoted(v);
 }
 
 } // namespace driftless::core

@@ -32,5 +32,9 @@ void bindCopyField(SqliteStmt &stmt, int index, std::string_view raw, SqliteStor
 /// Binds a value given as Postgres prints it (unescaped, not NULL), converted for `storage`.
 /// `stable`: the bytes outlive the statement's next step, so SQLite may use them in place.
 void bindStoredValue(SqliteStmt &stmt, int index, std::string_view value, SqliteStorage storage, bool stable = false);
+/// The SQL literal for a value given as Postgres prints it (unescaped, not NULL), stored as
+/// bindStoredValue stores it: an integer, 1 or 0, a real with every digit, X'..' for bytes, text
+/// quoted. For scripts a DBA runs (`repair --sql`). Throws Error as bindStoredValue does.
+std::string sqliteLiteral(std::string_view value, SqliteStorage storage);
 
 } // namespace driftless::core

@@ -287,6 +287,28 @@ TEST_F(CliFixture, reconcileReportsDriftAsJsonAndRepairResolvesIt)
     EXPECT_EQ(again.exitCode, 0) << again.out << again.err;
     EXPECT_EQ(dst.scalar("SELECT count(*) FROM model.events"), "999");
     EXPECT_EQ(dst.scalar("SELECT kind FROM model.events WHERE id = 8"), "bulk");
+
+    // repair --sql: the same kind of repair as a script of plain statements, for change control;
+    // writing it changes nothing, running it with psql leaves no drift.
+    dst.exec("UPDATE model.events SET kind = 'by hand' WHERE id = 12; DELETE FROM model.events WHERE id = 13");
+    auto drift = runCli({"--state", state, "reconcile", "app_to_dw", "public.events", "--json"});
+    ASSERT_EQ(drift.exitCode, 3) << drift.out << drift.err;
+    const std::string sqlFile = dir.file("repair.sql");
+    auto script =
+        runCli({"--state", state, "repair",
+                std::to_string(nlohmann::json::parse(drift.out)["report_id"].get<long long>()), "--sql", sqlFile});
+    ASSERT_EQ(script.exitCode, 0) << script.out << script.err;
+    const std::string sql = readFile(sqlFile);
+    EXPECT_NE(sql.find("1 to insert, 1 to update, 0 to delete"), std::string::npos) << sql;
+    EXPECT_NE(sql.find("INSERT INTO \"model\".\"events\""), std::string::npos) << sql;
+    EXPECT_EQ(dst.scalar("SELECT kind FROM model.events WHERE id = 12"), "by hand");
+    ASSERT_EQ(
+        waitPid(spawnProgram("/usr/bin/psql", {"-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", sqlFile, pgDsn(dst.name())},
+                             {}, dir.file("psql.log"))),
+        0)
+        << readFile(dir.file("psql.log"));
+    auto clean2 = runCli({"--state", state, "reconcile", "app_to_dw", "public.events"});
+    EXPECT_EQ(clean2.exitCode, 0) << clean2.out << clean2.err << sql;
     // The story is in the events.
     auto st = runCli({"--state", state, "status"});
     EXPECT_EQ(st.exitCode, 0);

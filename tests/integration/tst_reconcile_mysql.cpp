@@ -732,6 +732,50 @@ TEST(ReconcileMysql, compareFindsExactlyTheRowsTwoTablesOfAnyEndpointsDifferBy)
     EXPECT_EQ(noColumn.exitCode, 2) << noColumn.out << noColumn.err;
     EXPECT_NE(noColumn.err.find("has no column 'nope'"), std::string::npos) << noColumn.err;
 
+    // repair --sql: a comparison's repair as a script a DBA runs with sqlite3 or psql; after it,
+    // the tables compare equal. Nothing is written by writing it.
+    const auto scriptFor = [&](const std::string &left, const std::string &right, const std::string &file) {
+        auto c = runCli({"--state", state, "compare", left, right, "--json"});
+        EXPECT_EQ(c.exitCode, 3) << c.out << c.err;
+        const std::string id = std::to_string(nlohmann::json::parse(c.out)["report_id"].get<long long>());
+        auto w = runCli({"--state", state, "repair", id, "--sql", file});
+        EXPECT_EQ(w.exitCode, 0) << w.out << w.err;
+        return readFile(file);
+    };
+    const std::string liteSql = scriptFor("dw:items", "copy:items", dir.file("lite.sql"));
+    EXPECT_NE(liteSql.find("BEGIN;\n"), std::string::npos) << liteSql;
+    EXPECT_NE(liteSql.find("2 to insert, 2 to update, 2 to delete"), std::string::npos) << liteSql;
+    EXPECT_NE(liteSql.find("INSERT INTO \"items\" (\"id\", \"name\", \"qty\", \"price\") VALUES (4001, 'only "
+                           "here', 1, '1.00');"),
+              std::string::npos)
+        << liteSql;
+    EXPECT_NE(liteSql.find("UPDATE \"items\" SET \"name\" = 'item 1500', \"qty\" = NULL, \"price\" = '375.00' WHERE "
+                           "\"id\" = 1500;"),
+              std::string::npos)
+        << liteSql;
+    EXPECT_NE(liteSql.find("DELETE FROM \"items\" WHERE \"id\" = 5000;"), std::string::npos) << liteSql;
+    EXPECT_EQ(runCli({"--state", state, "compare", "dw:items", "copy:items"}).exitCode, 3)
+        << "the script ran by itself";
+    ASSERT_EQ(
+        waitPid(spawnProgram("/usr/bin/sqlite3", {lite, ".read " + dir.file("lite.sql")}, {}, dir.file("sqlite3.log"))),
+        0)
+        << readFile(dir.file("sqlite3.log"));
+    auto liteAgain = runCli({"--state", state, "compare", "dw:items", "copy:items"});
+    EXPECT_EQ(liteAgain.exitCode, 0) << liteAgain.out << liteAgain.err;
+    // MariaDB into Postgres, run with psql.
+    const std::string pgSql = scriptFor("shop:items", "dw:public.items", dir.file("pg.sql"));
+    EXPECT_NE(pgSql.find("UPDATE \"public\".\"items\" SET \"name\" = 'item 700', \"qty\" = NULL, \"price\" = "
+                         "'175.00' WHERE \"id\" = '700';"),
+              std::string::npos)
+        << pgSql;
+    ASSERT_EQ(waitPid(spawnProgram("/usr/bin/psql",
+                                   {"-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", dir.file("pg.sql"), pgDsn(pg.name())},
+                                   {}, dir.file("psql.log"))),
+              0)
+        << readFile(dir.file("psql.log"));
+    auto pgAgain = runCli({"--state", state, "compare", "shop:items", "dw:public.items"});
+    EXPECT_EQ(pgAgain.exitCode, 0) << pgAgain.out << pgAgain.err;
+
     auto same = runCli({"--state", state, "compare", "shop:items", "shop:items"});
     EXPECT_EQ(same.exitCode, 0) << same.out << same.err;
     EXPECT_NE(same.out.find("no drift in 2000 rows"), std::string::npos) << same.out;

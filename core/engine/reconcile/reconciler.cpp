@@ -548,8 +548,7 @@ ReconcileReport reconcile(const Workspace &ws, const std::string &pipeline, cons
     return report;
 }
 
-ReconcileReport compareTables(const Workspace &ws, const std::string &left, const std::string &right,
-                              ReconcileOptions options)
+TableJob compareJob(const Workspace &ws, const std::string &left, const std::string &right)
 {
     struct Named {
         const Endpoint *endpoint = nullptr;
@@ -596,10 +595,18 @@ ReconcileReport compareTables(const Workspace &ws, const std::string &left, cons
     job.spec.strategy = Strategy::FullRefresh;
     const TableRef there = table(r);
     job.targetName = {there.schema, there.name};
+    return job;
+}
+
+ReconcileReport compareTables(const Workspace &ws, const std::string &left, const std::string &right,
+                              ReconcileOptions options)
+{
+    TableJob job = compareJob(ws, left, right);
+    const TableRef there{job.targetName.schema, job.targetName.name};
     job.spec.where = options.compareWhere; // the first side's row filter; openTable filters the second alike
     options.asTheyAre = true;
-    requireCompareKey(*l.endpoint, job.spec.table, options.compareKey, options.compareWhere);
-    requireCompareKey(*r.endpoint, there, options.compareKey, options.compareWhere);
+    requireCompareKey(job.source, job.spec.table, options.compareKey, options.compareWhere);
+    requireCompareKey(job.target, there, options.compareKey, options.compareWhere);
     ReconcileReport report;
     report.pipeline = kComparePipeline;
     report.startedAtMs = wallClockMs();
@@ -607,6 +614,7 @@ ReconcileReport compareTables(const Workspace &ws, const std::string &left, cons
     report.tables.push_back(reconcileTable(job, options, memo));
     report.tables.back().table = left;
     report.tables.back().target = right;
+    report.tables.back().where = options.compareWhere.value_or("");
     report.finishedAtMs = wallClockMs();
     return report;
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/engine/jobs/tablejob.h"
 #include "core/engine/reconcile/canonicalkey.h"
 #include "core/model/staterecords.h"
 #include "core/model/workspace.h"
@@ -75,6 +76,8 @@ struct TableReconcile {
     std::string skipped; ///< why the table was not compared, when it was not
     std::string note;    ///< what the figures mean beyond themselves (lag, limits)
     std::string error;
+    /// `compare --where`: the condition both sides were read under, or empty.
+    std::string where;
 
     long long drift() const { return missing + extra + different; }
 };
@@ -147,6 +150,20 @@ inline constexpr const char *kComparePipeline = "(compare)";
 /// Throws ConfigError for an unknown endpoint or a malformed argument.
 ReconcileReport compareTables(const Workspace &ws, const std::string &left, const std::string &right,
                               ReconcileOptions options = {});
+
+/// The pseudo-job of `compare LEFT RIGHT` (no pipeline): LEFT as its source, RIGHT as its target.
+/// Throws ConfigError for an unknown endpoint or a malformed argument.
+TableJob compareJob(const Workspace &ws, const std::string &left, const std::string &right);
+
+/// `repair REPORT --sql FILE`: the repair of a reconcile or compare report (or of its table
+/// `table`) as a script of plain statements on the target's SQL, in one transaction (BEGIN ...
+/// COMMIT), for a DBA to review and run (psql -v ON_ERROR_STOP=1 -f FILE, sqlite3 DB < FILE):
+/// an INSERT per missing row and an UPDATE per different one with the values the source has now,
+/// a DELETE per extra key; a key the source no longer agrees with is left out with a comment.
+/// Nothing is written anywhere. Postgres and SQLite targets. Throws ConfigError for what it
+/// cannot write (a MySQL/MariaDB target, soft deletes, a table without a key), naming the way to
+/// repair it instead.
+std::string repairScript(const Workspace &ws, const ReconcileReport &report, const std::optional<std::string> &table);
 
 /// One statement a repair runs against the target, and the rows it takes.
 struct RepairStatement {

@@ -3,7 +3,9 @@
 
 #include "core/engine/reconcile/reconciler.h"
 
+#include "core/base/clock.h"
 #include "core/base/copytext.h"
+#include "core/base/isotime.h"
 #include "core/engine/endpoints/connect.h"
 #include "core/engine/jobs/tableargs.h"
 #include "core/engine/reconcile/reconcileopen.h"
@@ -11,6 +13,7 @@
 #include "core/engine/rows/deletepolicy.h"
 #include "core/engine/rows/rowhash.h"
 #include "core/mergers/softdelete.h"
+#include "core/mergers/sqlitetypes.h"
 #include "core/model/error.h"
 
 #include <algorithm>
@@ -94,6 +97,54 @@ std::vector<RepairStatement> repairStatements(const TableJob &job, const TableSc
     return out;
 }
 
+/// The source rows of `keys` as they are now, as COPY lines (the target's columns) by the record
+/// text of their key; a key the source lacks has none.
+std::unordered_map<std::string, std::string> sourceRowsNow(TableContext &ctx, const std::vector<CanonicalKey> &keys)
+{
+    std::unordered_map<std::string, std::string> sourceRows;
+    if (ctx.mySource) {
+        // As the MySQL readers read them: exactly what the sync itself applies.
+        sourceRows = ctx.mySource->copyLines(keys, *ctx.myTable);
+    } else {
+        // Values are read as Postgres prints them, not in canonical form, so they go back in
+        // exactly.
+        std::string cols, on, unnest, names;
+        for (size_t i = 0; i < ctx.schema.columns.size(); ++i) {
+            const auto &c = ctx.schema.columns[i];
+            const std::string q = "s." + quoteIdent(c.name);
+            cols +=
+                std::string(i ? ", " : "") + (!c.isArray && c.baseType == "bpchar" ? pgOutputText(q) : q + "::text");
+        }
+        for (size_t i = 0; i < ctx.keys.size(); ++i) {
+            const auto &k = ctx.keys[i];
+            on += std::string(i ? " AND " : "") + "s." + quoteIdent(k.name) + " = _dl_k.c" + std::to_string(i) +
+                  "::" + k.typeSql;
+            unnest += std::string(i ? ", " : "") + "$" + std::to_string(i + 1) + "::text[]";
+            names += std::string(i ? ", " : "") + "c" + std::to_string(i);
+        }
+        auto &src = ctx.pgSource->connection();
+        Params params;
+        for (size_t c = 0; c < ctx.keys.size(); ++c)
+            params.emplace_back(keyColumnArray(keys, c, 0, keys.size()));
+        std::string keyCanon;
+        for (const auto &k : ctx.keys)
+            keyCanon += rowhash::pgCanonicalText(k, "s." + quoteIdent(k.name)) + ", ";
+        auto r = src.execParams("SELECT " + keyCanon + cols + " FROM " + ctx.sourceFrom + " s JOIN unnest(" + unnest +
+                                    ") AS _dl_k(" + names + ") ON " + on,
+                                params);
+        const int nk = static_cast<int>(ctx.keys.size());
+        for (int i = 0; i < r.rows(); ++i) {
+            std::vector<std::optional<std::string>> key, values;
+            for (int c = 0; c < nk; ++c)
+                key.push_back(r.text(i, c));
+            for (int c = 0; c < static_cast<int>(ctx.schema.columns.size()); ++c)
+                values.push_back(r.optText(i, nk + c));
+            sourceRows.emplace(rowhash::recordText(key), copytext::line(values));
+        }
+    }
+    return sourceRows;
+}
+
 /// Runs one table's plan: reads the planned rows from the source, stages them (and the planned
 /// deletes) at versions that win over the rows they correct, merges, and compares the keys again.
 RepairOutcome executeTable(const Workspace &ws, const TableRepairPlan &plan)
@@ -141,48 +192,8 @@ RepairOutcome executeTable(const Workspace &ws, const TableRepairPlan &plan)
     }
     const auto current = merger->guardVersions(keyRows);
 
-    // Then the source rows as they are now, as COPY lines by the record text of their key.
-    std::unordered_map<std::string, std::string> sourceRows;
-    if (ctx.mySource) {
-        // As the MySQL readers read them: exactly what the sync itself applies.
-        sourceRows = ctx.mySource->copyLines(keys, *ctx.myTable);
-    } else {
-        // Values are read as Postgres prints them, not in canonical form, so they go back in
-        // exactly.
-        std::string cols, on, unnest, names;
-        for (size_t i = 0; i < ctx.schema.columns.size(); ++i) {
-            const auto &c = ctx.schema.columns[i];
-            const std::string q = "s." + quoteIdent(c.name);
-            cols +=
-                std::string(i ? ", " : "") + (!c.isArray && c.baseType == "bpchar" ? pgOutputText(q) : q + "::text");
-        }
-        for (size_t i = 0; i < ctx.keys.size(); ++i) {
-            const auto &k = ctx.keys[i];
-            on += std::string(i ? " AND " : "") + "s." + quoteIdent(k.name) + " = _dl_k.c" + std::to_string(i) +
-                  "::" + k.typeSql;
-            unnest += std::string(i ? ", " : "") + "$" + std::to_string(i + 1) + "::text[]";
-            names += std::string(i ? ", " : "") + "c" + std::to_string(i);
-        }
-        auto &src = ctx.pgSource->connection();
-        Params params;
-        for (size_t c = 0; c < ctx.keys.size(); ++c)
-            params.emplace_back(keyColumnArray(keys, c, 0, keys.size()));
-        std::string keyCanon;
-        for (const auto &k : ctx.keys)
-            keyCanon += rowhash::pgCanonicalText(k, "s." + quoteIdent(k.name)) + ", ";
-        auto r = src.execParams("SELECT " + keyCanon + cols + " FROM " + ctx.sourceFrom + " s JOIN unnest(" + unnest +
-                                    ") AS _dl_k(" + names + ") ON " + on,
-                                params);
-        const int nk = static_cast<int>(ctx.keys.size());
-        for (int i = 0; i < r.rows(); ++i) {
-            std::vector<std::optional<std::string>> key, values;
-            for (int c = 0; c < nk; ++c)
-                key.push_back(r.text(i, c));
-            for (int c = 0; c < static_cast<int>(ctx.schema.columns.size()); ++c)
-                values.push_back(r.optText(i, nk + c));
-            sourceRows.emplace(rowhash::recordText(key), copytext::line(values));
-        }
-    }
+    // Then the source rows as they are now.
+    const auto sourceRows = sourceRowsNow(ctx, keys);
     // Exactly the plan: a planned write stages the source row, a planned delete the key; a key
     // the source no longer agrees with (its row gone, or back) is left for the sync.
     RowSet versioned;
@@ -298,8 +309,8 @@ RepairPlan planRepair(const Workspace &ws, const ReconcileReport &report, const 
     if (report.pipeline == kComparePipeline)
         throw ConfigError("report " + std::to_string(report.id) +
                           " compared two tables outside any pipeline, and a repair writes through a pipeline's "
-                          "merge: copy the rows it lists by hand (driftless-cli report " +
-                          std::to_string(report.id) + " --json gives their keys), or sync the tables with a pipeline");
+                          "merge: write it as a script to review and run instead (driftless-cli repair " +
+                          std::to_string(report.id) + " --sql FILE), or sync the tables with a pipeline");
     RepairPlan plan;
     plan.reportId = report.id;
     plan.pipeline = report.pipeline;
@@ -373,6 +384,215 @@ std::vector<RepairOutcome> repairReport(const Workspace &ws, const ReconcileRepo
                                         const std::optional<std::string> &table)
 {
     return executeRepair(ws, planRepair(ws, report, table));
+}
+
+// ---------------------------------------------------------------------------------------------
+// A repair as a script (`repair --sql`)
+
+namespace {
+
+/// One table of a script: what to open, and the keys by class.
+struct ScriptTable {
+    TableJob job;
+    ReconcileOptions opt;
+    TableRepairPlan plan;
+};
+
+/// The plan of a compare report's table (all its keys, found again when the report kept only
+/// the first ones), opened as the comparison was: by its key, its columns and its condition.
+ScriptTable compareScriptTable(const Workspace &ws, const TableReconcile &t)
+{
+    ScriptTable st;
+    st.job = compareJob(ws, t.table, t.target);
+    if (!t.where.empty())
+        st.job.spec.where = t.where;
+    st.opt.asTheyAre = true;
+    st.opt.compareKey = t.keyColumns;
+    st.opt.compareColumns = t.columns;
+    if (!t.where.empty())
+        st.opt.compareWhere = t.where;
+    const TableReconcile *keys = &t;
+    ReconcileReport again;
+    const bool complete = static_cast<long long>(t.missingKeys.size()) == t.missing &&
+                          static_cast<long long>(t.extraKeys.size()) == t.extra &&
+                          static_cast<long long>(t.differentRows.size()) == t.different;
+    if (!complete) {
+        ReconcileOptions all = st.opt;
+        all.maxKeys = std::numeric_limits<int>::max();
+        again = compareTables(ws, t.table, t.target, all);
+        keys = &again.tables.front();
+        if (!keys->error.empty())
+            throw Error(ErrorKind::Permanent, keys->error);
+    }
+    st.plan.table = t.table;
+    st.plan.target = t.target;
+    st.plan.upsertKeys = keys->missingKeys;
+    for (const auto &d : keys->differentRows)
+        st.plan.upsertKeys.push_back(d.key);
+    st.plan.deleteKeys = keys->extraKeys;
+    st.plan.inserts = static_cast<long long>(keys->missingKeys.size());
+    st.plan.updates = static_cast<long long>(keys->differentRows.size());
+    return st;
+}
+
+/// `text` on one comment line: a line break in a name or a key must not end the comment.
+std::string commentText(std::string text)
+{
+    std::replace(text.begin(), text.end(), '\n', ' ');
+    std::replace(text.begin(), text.end(), '\r', ' ');
+    return text;
+}
+
+/// One table's statements, appended to `out`.
+void writeScriptTable(ScriptTable &st, std::string &out)
+{
+    const TableJob &job = st.job;
+    const EndpointKind kind = job.target.kind;
+    const std::string name = st.plan.table;
+    if (kind == EndpointKind::Mysql)
+        throw ConfigError(name + ": repair --sql writes statements for Postgres and SQLite targets, and " +
+                          job.target.name + " is MySQL/MariaDB" +
+                          (job.pipeline == kComparePipeline
+                               ? std::string("; copy its rows by hand (driftless-cli report ID --json lists them)")
+                               : "; repair it through its merge instead: driftless-cli repair ID"));
+    if (softDeletes(job.spec))
+        throw ConfigError(name + " keeps deleted rows marked (deletes: soft), which a plain DELETE would not do; "
+                                 "repair it through its merge instead: driftless-cli repair ID");
+    TableContext ctx = openTable(job, st.opt);
+    recon::requireKey(ctx);
+    if (!ctx.skipped.empty())
+        throw Error(ErrorKind::Permanent, name + " cannot be compared exactly: " + ctx.skipped);
+    const std::string target = kind == EndpointKind::Sqlite
+                                   ? quoteIdent(job.targetName.name)
+                                   : quoteIdent(job.targetName.schema) + "." + quoteIdent(job.targetName.name);
+    std::vector<size_t> keyAt;
+    for (int k : ctx.schema.primaryKey)
+        keyAt.push_back(static_cast<size_t>(k));
+    // A value as the target takes it: Postgres casts a quoted literal to the column's type;
+    // SQLite gets what its merger would bind.
+    const auto literal = [&](size_t column, const std::optional<std::string> &v) -> std::string {
+        if (!v)
+            return "NULL";
+        if (kind == EndpointKind::Sqlite)
+            return sqliteLiteral(*v, sqliteStorageFor(ctx.schema.columns[column]));
+        std::string q = "'";
+        for (char c : *v)
+            q += c == '\'' ? std::string("''") : std::string(1, c);
+        return q + "'";
+    };
+    const auto keyWhere = [&](const std::vector<std::optional<std::string>> &values) {
+        std::string w;
+        for (size_t i = 0; i < keyAt.size(); ++i)
+            w += std::string(i ? " AND " : "") + quoteIdent(ctx.schema.columns[keyAt[i]].name) + " = " +
+                 literal(keyAt[i], values[keyAt[i]]);
+        return w;
+    };
+    std::vector<CanonicalKey> keys = st.plan.upsertKeys;
+    keys.insert(keys.end(), st.plan.deleteKeys.begin(), st.plan.deleteKeys.end());
+    const auto now = sourceRowsNow(ctx, keys);
+    const auto valuesOf = [&](std::string_view line) {
+        std::vector<std::string_view> fields;
+        copytext::split(line, fields);
+        std::vector<std::optional<std::string>> values;
+        std::string text;
+        for (auto f : fields) {
+            if (copytext::isNull(f)) {
+                values.emplace_back();
+                continue;
+            }
+            text.clear();
+            copytext::unescape(f, text);
+            values.emplace_back(text);
+        }
+        return values;
+    };
+    const auto keyValues = [&](const CanonicalKey &k) {
+        std::vector<std::optional<std::string>> values(ctx.schema.columns.size());
+        for (size_t i = 0; i < keyAt.size() && i < k.size(); ++i)
+            values[keyAt[i]] = k[i];
+        return values;
+    };
+    out +=
+        "\n-- " +
+        commentText(name + " -> " + (kind == EndpointKind::Sqlite ? job.targetName.name : job.targetName.display())) +
+        ": " + std::to_string(st.plan.inserts) + " to insert, " + std::to_string(st.plan.updates) + " to update, " +
+        std::to_string(st.plan.deleteKeys.size()) + " to delete\n";
+    long long left = 0;
+    for (size_t n = 0; n < keys.size(); ++n) {
+        const bool upsert = n < st.plan.upsertKeys.size();
+        const bool insert = n < static_cast<size_t>(st.plan.inserts);
+        auto it = now.find(rowhash::recordText({keys[n].begin(), keys[n].end()}));
+        if (upsert != (it != now.end())) {
+            // The source changed its mind since the report: the sync (or another compare) decides.
+            out += "-- left out: " + commentText(rowhash::recordText({keys[n].begin(), keys[n].end()})) +
+                   " (the source " + (upsert ? "no longer has the row" : "has the row again") + ")\n";
+            ++left;
+            continue;
+        }
+        if (!upsert) {
+            out += "DELETE FROM " + target + " WHERE " + keyWhere(keyValues(keys[n])) + ";\n";
+            continue;
+        }
+        const auto values = valuesOf(it->second);
+        if (insert) {
+            std::string cols, vals;
+            for (size_t c = 0; c < values.size() && c < ctx.schema.columns.size(); ++c) {
+                cols += (c ? ", " : "") + quoteIdent(ctx.schema.columns[c].name);
+                vals += (c ? ", " : "") + literal(c, values[c]);
+            }
+            out += "INSERT INTO " + target + " (" + cols + ") VALUES (" + vals + ");\n";
+        } else {
+            std::string set;
+            for (size_t c = 0; c < values.size() && c < ctx.schema.columns.size(); ++c) {
+                if (std::find(keyAt.begin(), keyAt.end(), c) != keyAt.end())
+                    continue;
+                set +=
+                    (set.empty() ? "" : ", ") + quoteIdent(ctx.schema.columns[c].name) + " = " + literal(c, values[c]);
+            }
+            if (!set.empty())
+                out += "UPDATE " + target + " SET " + set + " WHERE " + keyWhere(values) + ";\n";
+        }
+    }
+    if (left)
+        out += "-- " + std::to_string(left) + " keys left out: the source no longer agrees with the report\n";
+}
+
+} // namespace
+
+std::string repairScript(const Workspace &ws, const ReconcileReport &report, const std::optional<std::string> &table)
+{
+    std::vector<ScriptTable> tables;
+    if (report.pipeline == kComparePipeline) {
+        for (const auto &t : report.tables)
+            if (t.drift() > 0 && (!table || *table == t.table || *table == t.target)) {
+                if (t.keyColumns.empty())
+                    throw ConfigError(t.table + " was compared as whole rows (no key), so its rows cannot be "
+                                                "written one by one; compare it again with --key COLS");
+                tables.push_back(compareScriptTable(ws, t));
+            }
+    } else {
+        const RepairPlan plan = planRepair(ws, report, table);
+        for (const auto &p : plan.tables) {
+            if (!p.error.empty())
+                throw Error(ErrorKind::Permanent, p.table + ": " + p.error);
+            ScriptTable st;
+            st.job = jobFor(ws, report.pipeline, p.table);
+            st.plan = p;
+            tables.push_back(std::move(st));
+        }
+    }
+    std::string out = "-- Driftless: the repair of report " + std::to_string(report.id) + " (" +
+                      (report.pipeline == kComparePipeline ? std::string("compare") : "pipeline " + report.pipeline) +
+                      "), written " + formatIso8601(wallClockMs()) +
+                      ".\n-- Plain statements with the values the source had when it was written, in one "
+                      "transaction.\n-- Review it, then run it: psql -v ON_ERROR_STOP=1 -f FILE (Postgres), "
+                      "sqlite3 DATABASE < FILE (SQLite).\nBEGIN;\n";
+    for (auto &st : tables)
+        writeScriptTable(st, out);
+    if (tables.empty())
+        out += "-- no drift to repair\n";
+    out += "COMMIT;\n";
+    return out;
 }
 
 } // namespace driftless::core

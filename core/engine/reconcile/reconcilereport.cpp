@@ -104,7 +104,8 @@ json reportJsonValue(const ReconcileReport &report)
              {"rows_fetched", {{"source", t.sourceRowsFetched}, {"target", t.targetRowsFetched}}},
              {"skipped", t.skipped.empty() ? json(nullptr) : json(t.skipped)},
              {"note", t.note.empty() ? json(nullptr) : json(t.note)},
-             {"error", t.error.empty() ? json(nullptr) : json(t.error)}});
+             {"error", t.error.empty() ? json(nullptr) : json(t.error)},
+             {"where", t.where.empty() ? json(nullptr) : json(t.where)}});
     }
     return {{"report_id", report.id},
             {"pipeline", report.pipeline},
@@ -184,6 +185,7 @@ ReconcileReport reportFromJson(const json &j)
         x.skipped = str(t.value("skipped", json()));
         x.note = str(t.value("note", json()));
         x.error = str(t.value("error", json()));
+        x.where = str(t.value("where", json()));
         r.tables.push_back(std::move(x));
     }
     return r;
