@@ -4,8 +4,8 @@
 
 namespace driftless::core {
 
-BinlogReader::BinlogReader(MysqlReplicationConnection &connection, size_t aheadBytes)
-    : m_connection(connection), m_aheadBytes(aheadBytes ? aheadBytes : 1)
+BinlogReader::BinlogReader(MysqlReplicationConnection &connection, binlog::Decoder &decoder, size_t aheadBytes)
+    : m_connection(connection), m_decoder(decoder), m_aheadBytes(aheadBytes ? aheadBytes : 1)
 {
     m_thread = std::thread([this] { read(); });
 }
@@ -33,16 +33,34 @@ void BinlogReader::read()
     try {
         for (;;) {
             auto raw = m_connection.next();
+            if (!raw)
+                break;
+            BinlogEvent item;
+            item.start = m_decoder.position();
+            try {
+                item.event = m_decoder.decode(*raw);
+                // Where the event starts in its file: after a start by GTID the server skips to
+                // it, so the end of the event before it is not that.
+                if (item.event.header.logPos >= raw->size() && !item.event.header.artificial())
+                    item.start.offset = item.event.header.logPos - raw->size();
+                item.end = m_decoder.position();
+                item.committedGtid = m_decoder.committedGtid();
+            } catch (...) {
+                item.failure = std::current_exception();
+            }
+            const bool failed = static_cast<bool>(item.failure);
             std::unique_lock lock(m_mutex);
-            if (!raw || m_ended)
+            if (m_ended)
                 break;
             // One event always fits, however large: a row image can exceed the whole budget.
             m_writable.wait(lock, [&] { return m_ended || m_events.empty() || m_bytes + raw->size() <= m_aheadBytes; });
             if (m_ended)
                 break;
             m_bytes += raw->size();
-            m_events.emplace_back(*raw);
+            m_events.push_back(std::move(item));
             m_readable.notify_one();
+            if (failed)
+                break; // nothing after an event that could not be decoded
         }
     } catch (...) {
         std::lock_guard lock(m_mutex);
@@ -55,7 +73,7 @@ void BinlogReader::read()
     m_readable.notify_all();
 }
 
-std::optional<std::string_view> BinlogReader::next()
+BinlogEvent *BinlogReader::next()
 {
     if (m_taken.empty()) {
         std::unique_lock lock(m_mutex);
@@ -63,7 +81,7 @@ std::optional<std::string_view> BinlogReader::next()
         if (m_events.empty()) {
             if (m_failure)
                 std::rethrow_exception(m_failure);
-            return std::nullopt;
+            return nullptr;
         }
         // Everything read so far at once: one lock for many small events.
         m_taken.swap(m_events);
@@ -73,7 +91,7 @@ std::optional<std::string_view> BinlogReader::next()
     }
     m_current = std::move(m_taken.front());
     m_taken.pop_front();
-    return std::string_view(m_current);
+    return &m_current;
 }
 
 } // namespace driftless::core

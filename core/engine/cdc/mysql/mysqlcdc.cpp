@@ -551,10 +551,19 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     binlog::Decoder decoder;
     for (const auto &[id, cs] : repl.collationCharsets())
         decoder.setCollationCharset(id, cs);
-    decoder.setTableFilter([&](const binlog::TableMap &m) {
-        const TableRef ref{m.schema, m.table};
-        auto it = byRef.find(ref);
-        return (it != byRef.end() && !it->second->paused) || cascadesFrom(ref);
+    // The tables whose rows are decoded: ours that are not paused, and the parents whose deletes
+    // cascade into ours. The filter runs on the reader thread, so it reads only this set, fixed
+    // for the stream: a table paused while streaming is still decoded (and skipped when applied)
+    // until the stream starts again, which leaves it out (a table whose rows cannot be decoded is
+    // paused to let the others go on).
+    std::set<TableRef> decoded;
+    for (const auto &[ref, t] : byRef)
+        if (!t->paused)
+            decoded.insert(ref);
+    for (const auto &[parent, cascades] : m_cascades)
+        decoded.insert(parent);
+    decoder.setTableFilter([decoded = std::move(decoded)](const binlog::TableMap &m) {
+        return decoded.count(TableRef{m.schema, m.table}) > 0;
     });
     std::optional<binlog::Position> stopAt;
     if (options.once)
@@ -602,8 +611,11 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
         throw;
     }
     std::stop_callback onStop(stop, [&repl] { repl.stop(); });
-    // The server's next events travel while these are merged (docs/cdc.md, "MariaDB").
-    BinlogReader reader(repl, kReadAheadBytes);
+    // Where the stream stands: the end of the last event read.
+    binlog::Position at = decoder.position();
+    // The server's next events travel and are decoded while these are merged (docs/cdc.md,
+    // "MariaDB"). The decoder is the reader thread's from here on.
+    BinlogReader reader(repl, decoder, kReadAheadBytes);
 
     // The source's GTID state where the stream stands, kept with every checkpoint so another
     // server can be asked for what follows (docs/failover.md).
@@ -888,23 +900,22 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
     };
 
     while (!stop.stop_requested()) {
-        binlog::Position before = decoder.position();
-        std::optional<std::string_view> raw;
+        BinlogEvent *item = nullptr;
         try {
-            raw = reader.next();
+            item = reader.next();
         } catch (const Error &e) {
             if (rebasing && !e.isTransient())
                 noResume(e);
             withResnapshot(e);
             throw;
         }
-        if (!raw)
+        if (!item)
             break;
-        binlog::Event ev = decoder.decode(*raw);
-        // Where the event starts in its file: after a start by GTID the server skips to it, so
-        // the end of the event before it is not that.
-        if (ev.header.logPos >= raw->size() && !ev.header.artificial())
-            before.offset = ev.header.logPos - raw->size();
+        if (item->failure)
+            std::rethrow_exception(item->failure); // an event the decoder refused: the server is not at fault
+        binlog::Event &ev = item->event;
+        const binlog::Position before = item->start;
+        at = item->end;
         if (rebasing) {
             if (const auto *rotate = std::get_if<binlog::Rotate>(&ev.body)) {
                 for (auto &t : m_tables)
@@ -994,15 +1005,15 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
         if (ev.endsTransaction && inTxn) {
             inTxn = false;
             ++batch.transactions;
-            batch.end = decoder.position();
-            if (decoder.committedGtid())
-                gtids.apply(*decoder.committedGtid());
+            batch.end = at;
+            if (item->committedGtid)
+                gtids.apply(*item->committedGtid);
             batch.gtid = gtids.text();
             batch.version = txnVersion;
             batch.commitSeconds = ev.header.timestamp;
             if (batch.rows >= kBatchRows || std::chrono::steady_clock::now() - batch.started >= kBatchAge) {
                 flush();
-                lastSaved = decoder.position();
+                lastSaved = at;
             }
         }
         const bool heartbeat = std::holds_alternative<binlog::Heartbeat>(ev.body);
@@ -1010,7 +1021,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             // Idle: apply what is pending, then the target is as fresh as the source now.
             if (!batch.empty()) {
                 flush();
-                lastSaved = decoder.position();
+                lastSaved = at;
             }
             const auto now = std::chrono::steady_clock::now();
             if (now - lastFresh >= std::chrono::seconds(1)) {
@@ -1021,7 +1032,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             }
             // Keep positions near the binlog's end while our tables see no writes, so a restart
             // does not start in a file the server has purged since.
-            const binlog::Position here = decoder.position();
+            const binlog::Position here = at;
             if (!rebasing && now - lastIdleSave >= kMysqlIdleSave && !here.file.empty() &&
                 versionOf(here) > versionOf(lastSaved)) {
                 lastIdleSave = now;
@@ -1035,8 +1046,7 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
             if (stopAt && versionOf(here) >= versionOf(*stopAt))
                 break;
         }
-        if (stopAt && !inTxn && !decoder.position().file.empty() &&
-            versionOf(decoder.position()) >= versionOf(*stopAt)) {
+        if (stopAt && !inTxn && !at.file.empty() && versionOf(at) >= versionOf(*stopAt)) {
             flush();
             break;
         }
