@@ -2,7 +2,34 @@
 
 #include "core/db/mysqlreplication.h"
 
+#include <variant>
+
 namespace driftless::core {
+
+namespace {
+
+/// About how much memory a decoded event holds: its row images dominate (a Value per column,
+/// and the text of those longer than a string keeps inline).
+size_t decodedBytes(const BinlogEvent &item, size_t rawSize)
+{
+    const auto *rows = std::get_if<binlog::Rows>(&item.event.body);
+    if (!rows)
+        return rawSize;
+    size_t bytes = sizeof(BinlogEvent) + rows->rows.capacity() * sizeof(binlog::RowChange);
+    const auto image = [&bytes](const binlog::Image &img) {
+        bytes += img.capacity() * sizeof(binlog::Value);
+        for (const auto &v : img)
+            if (v.text.capacity() > 15)
+                bytes += v.text.capacity() + 1;
+    };
+    for (const auto &change : rows->rows) {
+        image(change.before);
+        image(change.after);
+    }
+    return bytes;
+}
+
+} // namespace
 
 BinlogReader::BinlogReader(MysqlReplicationConnection &connection, binlog::Decoder &decoder, size_t aheadBytes)
     : m_connection(connection), m_decoder(decoder), m_aheadBytes(aheadBytes ? aheadBytes : 1)
@@ -49,14 +76,15 @@ void BinlogReader::read()
                 item.failure = std::current_exception();
             }
             const bool failed = static_cast<bool>(item.failure);
+            const size_t size = decodedBytes(item, raw->size());
             std::unique_lock lock(m_mutex);
             if (m_ended)
                 break;
             // One event always fits, however large: a row image can exceed the whole budget.
-            m_writable.wait(lock, [&] { return m_ended || m_events.empty() || m_bytes + raw->size() <= m_aheadBytes; });
+            m_writable.wait(lock, [&] { return m_ended || m_events.empty() || m_bytes + size <= m_aheadBytes; });
             if (m_ended)
                 break;
-            m_bytes += raw->size();
+            m_bytes += size;
             m_events.push_back(std::move(item));
             m_readable.notify_one();
             if (failed)

@@ -30,7 +30,7 @@ struct BinlogEvent {
 };
 
 /// Reads a started binlog dump connection and decodes its events on a thread of its own, up to
-/// about `aheadBytes` of raw events ahead of the apply thread (and as much again taken by it), as
+/// about `aheadBytes` of decoded events ahead of the apply thread (and as much again taken by it), as
 /// the Postgres stream's reader does: the server's next batch travels and is decoded while the
 /// last one is merged into the target (docs/cdc.md, "MariaDB"). Nothing is skipped or reordered.
 ///
@@ -62,7 +62,7 @@ private:
     mutable std::mutex m_mutex;
     std::condition_variable m_readable, m_writable;
     std::deque<BinlogEvent> m_events; ///< read, not yet taken (guarded by m_mutex)
-    size_t m_bytes = 0;               ///< their raw size
+    size_t m_bytes = 0;               ///< about how much memory they hold
     bool m_ended = false;             ///< the reading ended (stopped, a decode failure, or m_failure)
     std::exception_ptr m_failure;
     std::deque<BinlogEvent> m_taken; ///< the apply thread's: taken at once, handed out one by one
