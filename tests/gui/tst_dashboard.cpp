@@ -159,6 +159,7 @@ private slots:
     void tilesKeepTheirHistoryWhenTablesComeGoOrMoveBetweenSnapshots();
     void aLargeSnapshotsTilesAreMadeInStepsAndEndAsIfMadeAtOnce();
     void aPipelineWhoseSourceChangedSaysSoApartFromOtherFailures();
+    void aNewerReportOfOtherTablesDoesNotClearATablesDrift();
 };
 
 void TestDashboard::anEmptyWorkspaceSaysHowToStartInTheApp()
@@ -690,6 +691,52 @@ void TestDashboard::aPipelineWhoseSourceChangedSaysSoApartFromOtherFailures()
              qPrintable(ordersLine));
     QTest::qWait(50);
     test::saveShot(&w, QStringLiteral("dashboard-source-changed"));
+}
+
+// The walk of issue 45: report 1 compared four tables and found drift in three; two were repaired
+// and compared again alone (reports 2 and 3). The tile read the newest report only and said "no
+// drift" while status --json still gave currencies its report 1 with a row of drift.
+void TestDashboard::aNewerReportOfOtherTablesDoesNotClearATablesDrift()
+{
+    MainWindow w;
+    w.resize(1180, 620);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    const auto summary = [](std::int64_t id, const char *table, std::int64_t rows, std::int64_t different) {
+        core::ReconcileSummary s;
+        s.reportId = id;
+        s.pipeline = "shop_to_dw";
+        s.table = table;
+        s.finishedMs = 1'700'000'000'000 + id * 60'000;
+        s.sourceRows = rows;
+        s.different = different;
+        return s;
+    };
+    std::vector<core::TableReport> tables = {
+        report("shop_to_dw", "public.currencies", core::Strategy::FullRefresh, core::Freshness::Warn, 20.0, 5),
+        report("shop_to_dw", "public.customers", core::Strategy::Cursor, core::Freshness::Ok, 20.0, 500),
+        report("shop_to_dw", "public.orders", core::Strategy::Cdc, core::Freshness::Ok, 1.0, 3001),
+        report("shop_to_dw", "public.pgbench_accounts", core::Strategy::Cdc, core::Freshness::Ok, 1.0, 100'000),
+    };
+    tables[0].reconcile = summary(1, "public.currencies", 5, 1);
+    tables[1].reconcile = summary(2, "public.customers", 500, 0);
+    tables[2].reconcile = summary(3, "public.orders", 3001, 0);
+    tables[3].reconcile = summary(1, "public.pgbench_accounts", 100'000, 0);
+    feed(w, snapshotOf(tables, 1'700'000'300'000));
+
+    const auto *p = pipelineNamed(w.dashboardPage()->tiles(), QStringLiteral("shop_to_dw"));
+    QVERIFY(p);
+    QCOMPARE(p->driftRows, std::int64_t{1});
+    QCOMPARE(p->reconciledRows, std::int64_t{103'506});
+    QCOMPARE(p->reconciledAtMs, std::optional<std::int64_t>(1'700'000'180'000));
+    const QString line = w.dashboardPage()->grid()->pipelineLines(QStringLiteral("shop_to_dw")).value(3);
+    QCOMPARE(line, QStringLiteral("Last reconcile: 1 row of drift (<0.01%)"));
+
+    // Compared again without drift: the tile says so.
+    tables[0].reconcile = summary(4, "public.currencies", 5, 0);
+    feed(w, snapshotOf(tables, 1'700'000'310'000));
+    QCOMPARE(w.dashboardPage()->grid()->pipelineLines(QStringLiteral("shop_to_dw")).value(3),
+             QStringLiteral("Last reconcile: no drift"));
 }
 
 QTEST_MAIN(TestDashboard)

@@ -184,8 +184,6 @@ void DashboardTiles::updatePipelines()
 {
     std::map<std::string, Pipeline> pipelines;
     std::map<std::string, std::string> pipelineOf;
-    // Per pipeline, its newest reconciliation's report id and time.
-    std::map<std::string, std::pair<std::int64_t, std::int64_t>> newest;
     for (const auto &[key, t] : m_tables) {
         const auto &r = *t.report;
         const std::string &shownUnder = r.twoWay.empty() ? r.pipeline : r.twoWay;
@@ -215,22 +213,13 @@ void DashboardTiles::updatePipelines()
             ++p.paused;
         p.rowsPerSecond += t.rowsPerSecond;
         p.severity = std::max(p.severity, t.severity);
+        // Each table's own newest comparison, as status --json gives it: a newer report that
+        // compared other tables of the pipeline (or repaired one) does not clear this one's drift.
         if (r.reconcile && r.reconcile->error.empty()) {
-            auto &n = newest[shownUnder];
-            if (r.reconcile->finishedMs > n.second)
-                n = {r.reconcile->reportId, r.reconcile->finishedMs};
+            p.reconciledAtMs = std::max(p.reconciledAtMs.value_or(r.reconcile->finishedMs), r.reconcile->finishedMs);
+            p.driftRows += r.reconcile->missing + r.reconcile->extra + r.reconcile->different;
+            p.reconciledRows += r.reconcile->sourceRows;
         }
-    }
-    for (const auto &[key, t] : m_tables) {
-        const auto &rec = t.report->reconcile;
-        const std::string &shownUnder = pipelineOf[key.first];
-        const auto it = newest.find(shownUnder);
-        if (!rec || it == newest.end() || rec->reportId != it->second.first || !rec->error.empty())
-            continue;
-        Pipeline &p = pipelines[shownUnder];
-        p.reconciledAtMs = rec->finishedMs;
-        p.driftRows += rec->missing + rec->extra + rec->different;
-        p.reconciledRows += rec->sourceRows;
     }
     m_pipelines = std::move(pipelines);
     m_pipelineOf = std::move(pipelineOf);

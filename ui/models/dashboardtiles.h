@@ -96,7 +96,8 @@ public:
         bool slotLimited = false;
         /// It streams from a Postgres source, so it reads a replication slot.
         bool readsSlot = false;
-        /// Its newest reconciliation: when, rows found missing, extra or different, of how many.
+        /// Its tables' reconciliations, each table's newest: when the newest of them ended, and
+        /// the rows they found missing, extra or different, of how many.
         std::optional<std::int64_t> reconciledAtMs;
         std::int64_t driftRows = 0;
         std::int64_t reconciledRows = 0;

@@ -80,7 +80,9 @@ QString reconcileText(const DashboardTiles::Pipeline &p)
     if (p.driftRows == 0)
         return DashboardGrid::tr("Last reconcile: no drift");
     const double ratio = p.reconciledRows > 0 ? 100.0 * double(p.driftRows) / double(p.reconciledRows) : 0;
-    const QString share = QLocale().toString(ratio, 'f', ratio < 1 ? 2 : 1);
+    // A row of drift in 100,000 is not "0.00%".
+    const QString share =
+        ratio > 0 && ratio < 0.01 ? DashboardGrid::tr("<0.01") : QLocale().toString(ratio, 'f', ratio < 1 ? 2 : 1);
     if (p.driftRows == 1)
         return DashboardGrid::tr("Last reconcile: 1 row of drift (%1%)").arg(share);
     return DashboardGrid::tr("Last reconcile: %1 rows of drift (%2%)").arg(QLocale().toString(p.driftRows), share);
