@@ -21,8 +21,10 @@
 #include "ui/mainwindow.h"
 #include "ui/models/tablesmodel.h"
 #include "ui/pages/dashboardpage.h"
+#include "ui/pages/reconcilepage.h"
 #include "ui/pages/tablespage.h"
 #include "ui/pages/workspacepage.h"
+#include "ui/reconcilerunner.h"
 #include "ui/widgets/reconciledialog.h"
 #include "ui/widgets/screenfit.h"
 
@@ -202,6 +204,17 @@ void TestLaptopScreen::everyPageAndDialogFitsTheScreen()
         w.pages()->setCurrentIndex(page);
         VERIFY_FITS(&w);
     }
+    // A reconciliation under way: its phase and progress join the Reconciliation page's top row,
+    // and in the walk of issue 45 they widened the window past the laptop's screen (1442 px),
+    // Reconcile Now and the repair buttons off it, for good.
+    w.pages()->setCurrentWidget(w.reconcilePage());
+    emit w.reconcileRunner()->jobStarted(4242, false, QString());
+    emit w.reconcileRunner()->progress(4242, QStringLiteral("public.pgbench_accounts_with_a_long_name"),
+                                       QStringLiteral("bisect"), 3, 4);
+    VERIFY_FITS(&w);
+    shot(&w, screen, QStringLiteral("reconcile-running"));
+    emit w.reconcileRunner()->reconcileFinished(4242, 0, QStringLiteral("cancelled"));
+    VERIFY_FITS(&w);
     w.pages()->setCurrentWidget(w.dashboardPage());
     shot(&w, screen, QStringLiteral("dashboard"));
 

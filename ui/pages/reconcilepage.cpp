@@ -92,6 +92,9 @@ ReconcilePage::ReconcilePage(ReconcileRunner *runner, QWidget *parent)
 
     m_summary->setObjectName(QStringLiteral("reconcileSummary"));
     m_summary->setTextFormat(Qt::PlainText);
+    // Unwrapped, the summary and a comparison's phase beside it were wider than a laptop's
+    // screen, and the window grew past it (Reconcile Now and the repair buttons off screen).
+    m_summary->setWordWrap(true);
     m_notice->setObjectName(QStringLiteral("reconcileNotice"));
     m_notice->setWordWrap(true);
     m_notice->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -112,9 +115,12 @@ ReconcilePage::ReconcilePage(ReconcileRunner *runner, QWidget *parent)
     connect(m_cancel, &QPushButton::clicked, m_runner, &ReconcileRunner::cancel);
     m_progress->setObjectName(QStringLiteral("reconcileProgress"));
     m_progress->setMaximumWidth(220);
+    m_progress->setMinimumWidth(m_progress->fontMetrics().horizontalAdvance(tr("%1 of %2 tables").arg(888).arg(888)) +
+                                24);
     m_progress->setVisible(false);
     m_progressLabel->setObjectName(QStringLiteral("reconcilePhase"));
     m_progressLabel->setTextFormat(Qt::PlainText);
+    m_progressLabel->setWordWrap(true);
     m_progressLabel->setVisible(false);
 
     m_view->setObjectName(QStringLiteral("reconcileView"));
@@ -177,9 +183,6 @@ ReconcilePage::ReconcilePage(ReconcileRunner *runner, QWidget *parent)
 
     auto *top = new QHBoxLayout;
     top->addWidget(m_summary, 1);
-    top->addWidget(m_progressLabel);
-    top->addWidget(m_progress);
-    top->addWidget(m_cancel);
     top->addWidget(m_exportCsv);
     top->addWidget(m_exportHtml);
     top->addWidget(m_reconcile);
@@ -207,6 +210,13 @@ ReconcilePage::ReconcilePage(ReconcileRunner *runner, QWidget *parent)
 
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(top);
+    // A comparison under way, on a row of its own: a long table name in the phase would not
+    // leave the buttons above their room.
+    auto *running = new QHBoxLayout;
+    running->addWidget(m_progressLabel, 1);
+    running->addWidget(m_progress);
+    running->addWidget(m_cancel);
+    layout->addLayout(running);
     layout->addWidget(m_notice);
     layout->addWidget(m_splitter, 1);
 
