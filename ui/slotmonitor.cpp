@@ -84,11 +84,23 @@ void SlotMonitor::startRead()
             s.workspace = workspace;
             if (r.ok()) {
                 s.sources = core::sourcesFromJson(r.body);
-            } else {
+            } else if (m_engine->remote() || !workspace) {
                 core::SourceSlots failed;
-                failed.source = m_engine->remote() ? "agent" : "?";
+                failed.source = "agent";
                 failed.error = r.error.toStdString();
                 s.sources.push_back(std::move(failed));
+            } else {
+                // The read failed as a whole: none of the Postgres sources' slots is known. Each
+                // says so under its own name (the Slots page, the alerts, the dashboard's tiles),
+                // never "?" and never "no slot yet".
+                for (const auto &[name, e] : workspace->endpoints) {
+                    if (e.kind != core::EndpointKind::Postgres)
+                        continue;
+                    core::SourceSlots failed;
+                    failed.source = name;
+                    failed.error = r.error.toStdString();
+                    s.sources.push_back(std::move(failed));
+                }
             }
             const auto at = r.ok() ? r.body.value("sampled_at_ms", nlohmann::json()) : nullptr;
             s.takenAtMs = at.is_number() ? at.get<std::int64_t>() : core::wallClockMs();

@@ -160,6 +160,7 @@ private slots:
     void aLargeSnapshotsTilesAreMadeInStepsAndEndAsIfMadeAtOnce();
     void aPipelineWhoseSourceChangedSaysSoApartFromOtherFailures();
     void aNewerReportOfOtherTablesDoesNotClearATablesDrift();
+    void slotsThatCouldNotBeReadAreNeverNoneYet();
 };
 
 void TestDashboard::anEmptyWorkspaceSaysHowToStartInTheApp()
@@ -737,6 +738,52 @@ void TestDashboard::aNewerReportOfOtherTablesDoesNotClearATablesDrift()
     feed(w, snapshotOf(tables, 1'700'000'310'000));
     QCOMPARE(w.dashboardPage()->grid()->pipelineLines(QStringLiteral("shop_to_dw")).value(3),
              QStringLiteral("Last reconcile: no drift"));
+}
+
+// The walk of issue 45: the slot read failed as a whole (the workspace file answered "disk I/O
+// error") and the tile said "Slot: none yet (made at the first start)" beside a live slot.
+void TestDashboard::slotsThatCouldNotBeReadAreNeverNoneYet()
+{
+    MainWindow w;
+    w.resize(1180, 620);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    feed(w, snapshotOf(smallWorkspace(0), 1'700'000'000'000));
+    auto ws = std::make_shared<core::Workspace>();
+    ws->endpoints["shop"] = {"shop", core::EndpointKind::Postgres, "host=127.0.0.1 dbname=shop", {}, {}, {}};
+    ws->endpoints["dw"] = {"dw", core::EndpointKind::Postgres, "host=127.0.0.1 dbname=dw", {}, {}, {}};
+    core::PipelineSpec orders;
+    orders.name = "orders";
+    orders.source = "shop";
+    orders.target = "dw";
+    ws->pipelines.push_back(orders);
+
+    for (const char *who : {"agent", "?"}) {
+        SlotSample failed;
+        failed.generation = 1;
+        failed.takenAtMs = 1'700'000'000'000;
+        failed.workspace = ws;
+        core::SourceSlots nobody;
+        nobody.source = who;
+        nobody.error = "sqlite workspace.db: disk I/O error (step)";
+        failed.sources.push_back(nobody);
+        w.dashboardPage()->setSlotSample(failed);
+        const auto *p = pipelineNamed(w.dashboardPage()->tiles(), QStringLiteral("orders"));
+        QVERIFY(p);
+        QVERIFY2(p->slot == DashboardTiles::Pipeline::Slot::Unreadable, who);
+        QCOMPARE(w.dashboardPage()->grid()->pipelineLines(QStringLiteral("orders")).value(2),
+                 QStringLiteral("Slot: its source could not be read"));
+    }
+    // Another source's failure leaves this pipeline's slot alone.
+    SlotSample other = slotSample();
+    other.workspace = ws;
+    core::SourceSlots dw;
+    dw.source = "dw";
+    dw.error = "connection refused";
+    other.sources.push_back(dw);
+    w.dashboardPage()->setSlotSample(other);
+    const auto *p = pipelineNamed(w.dashboardPage()->tiles(), QStringLiteral("orders"));
+    QVERIFY(p && p->slot == DashboardTiles::Pipeline::Slot::Present);
 }
 
 QTEST_MAIN(TestDashboard)

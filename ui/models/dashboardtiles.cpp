@@ -239,10 +239,12 @@ void DashboardTiles::updateSlots()
             continue;
         }
         p.slot = m_slots.takenAtMs == 0 ? Pipeline::Slot::NotRead : Pipeline::Slot::None;
-        // A source that could not be read may hold its slot all the same: not "none".
+        // A source that could not be read may hold its slot all the same: not "none". A failure
+        // that names no endpoint of the workspace (an agent that did not answer) covers them all.
         const core::PipelineSpec *spec = ws ? ws->pipeline(name) : nullptr;
         for (const auto &source : m_slots.sources)
-            if (!source.error.empty() && (!spec || source.source == spec->source || source.source == spec->target)) {
+            if (!source.error.empty() && (!spec || source.source == spec->source || source.source == spec->target ||
+                                          !ws->endpoint(source.source))) {
                 p.slot = Pipeline::Slot::Unreadable;
                 p.slotError = QString::fromStdString(source.error);
             }
