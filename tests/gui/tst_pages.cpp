@@ -200,6 +200,7 @@ private slots:
     void hiddenLagPageDrawsNothingAndCatchesUpWhenShown();
     void theSameStoredFactsShowStoppedAndRunning();
     void aChangeOfSourceShowsAsItsOwnStateStoppedAndRunning();
+    void theSlotsGridShowsNamesAndActiveWholeAtALaptopsWidth();
 };
 
 void TestPages::initTestCase()
@@ -805,6 +806,51 @@ void TestPages::aChangeOfSourceShowsAsItsOwnStateStoppedAndRunning()
     w.stopAction()->trigger();
     QTRY_COMPARE_WITH_TIMEOUT(w.engine()->state(), EngineBridge::State::Stopped, 30000);
     window.reset();
+}
+
+// The walk of issue 45 at 1366x768: the Slots grid said "driftle...p_to_dw" and "act...70)" while
+// its last column had 500 px to spare. Its columns were fitted while the page was hidden (a
+// viewport of no width) and not again when a reading made a cell longer.
+void TestPages::theSlotsGridShowsNamesAndActiveWholeAtALaptopsWidth()
+{
+    MainWindow w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.resize(1290, 680); // after show: the window restores a remembered size when shown
+    QTRY_COMPARE(w.width(), 1290);
+    QCOMPARE(w.pages()->currentWidget(), w.dashboardPage());
+
+    ui::SlotSample sample;
+    sample.generation = 1;
+    sample.takenAtMs = 1'700'000'000'000;
+    core::SourceSlots shop;
+    shop.source = "shop";
+    core::SlotReport slot;
+    slot.source = "shop";
+    slot.slot = "driftless_shop_to_dw";
+    slot.owner = "shop_to_dw";
+    slot.active = false;
+    slot.retainedBytes = 18 << 20;
+    shop.replicationSlots.push_back(slot);
+    sample.sources.push_back(shop);
+    emit w.slotMonitor()->sampleReady(sample); // the page hidden: a new row
+    sample.sources[0].replicationSlots[0].active = true;
+    sample.sources[0].replicationSlots[0].activePid = 14170;
+    emit w.slotMonitor()->sampleReady(sample); // the same row, a longer Active
+
+    w.pages()->setCurrentWidget(w.slotsPage());
+    QCoreApplication::processEvents();
+    QTableView *table = w.slotsPage()->view();
+    // sizeHintForColumn() is protected in QTableView, public in QAbstractItemView.
+    const QAbstractItemView *view = table;
+    for (int c : {SlotsModel::Source, SlotsModel::Slot, SlotsModel::Owner, SlotsModel::Active}) {
+        const int needed = view->sizeHintForColumn(c);
+        QTRY_VERIFY2(
+            table->columnWidth(c) >= needed,
+            qPrintable(
+                QStringLiteral("column %1 is %2 px, its text needs %3").arg(c).arg(table->columnWidth(c)).arg(needed)));
+    }
+    saveShot(&w, QStringLiteral("slots-laptop"));
 }
 
 QTEST_MAIN(TestPages)

@@ -120,7 +120,17 @@ SlotsPage::SlotsPage(SlotsModel *model, SlotMonitor *monitor, QWidget *parent)
         updateButtons();
         fitColumns();
     });
-    connect(m_model, &QAbstractItemModel::dataChanged, this, &SlotsPage::updateButtons);
+    connect(m_model, &QAbstractItemModel::dataChanged, this, [this] {
+        updateButtons();
+        // A reading that made a cell longer ("inactive" to "active (pid 14170)"): fit again,
+        // only then, so a column the DBA sized stays as it is.
+        const QAbstractItemView *view = m_view;
+        for (int c = 0; c < SlotsModel::ConfirmedFlushLsn; ++c)
+            if (m_view->columnWidth(c) < view->sizeHintForColumn(c)) {
+                fitColumns();
+                break;
+            }
+    });
     showSample(m_monitor->sample());
 }
 
@@ -131,6 +141,9 @@ void SlotsPage::showEvent(QShowEvent *event)
     if (m_monitor->sample().takenAtMs == 0 || !m_timer.isActive())
         m_monitor->refresh();
     m_timer.start();
+    // Fitted while hidden, the view had no width yet and the names were cut to their narrowest;
+    // once the view has its size (after this event), fit again.
+    QTimer::singleShot(0, this, &SlotsPage::fitColumns);
 }
 
 void SlotsPage::hideEvent(QHideEvent *event)
@@ -400,7 +413,8 @@ void SlotsPage::fitColumns()
     // Wider than the view (long slot names, a narrow window): the names give way first, elided
     // in the middle (the chart below names the selected slot whole), so the figures stay in view.
     constexpr int kNarrowest = 110;
-    int excess = total - m_view->viewport()->width();
+    // Hidden, the viewport has no width of its own yet: nothing is cut until it is shown.
+    int excess = m_view->isVisible() ? total - m_view->viewport()->width() : 0;
     for (int c : {SlotsModel::Slot, SlotsModel::Owner}) {
         const int cut = std::clamp(excess, 0, std::max(0, widths[static_cast<std::size_t>(c)] - kNarrowest));
         widths[static_cast<std::size_t>(c)] -= cut;
