@@ -220,9 +220,12 @@ const core::Finding *DoctorDialog::selectedFinding() const
 void DoctorDialog::showSelected()
 {
     const core::Finding *f = selectedFinding();
+    // The list's Finding column is cut on a laptop's screen: the selected finding is said whole
+    // here, its fix under it.
+    const QString message = f ? QString::fromStdString(f->message) : QString();
     m_fix->setText(!f               ? QString()
-                   : f->fix.empty() ? QString::fromStdString(f->message)
-                                    : tr("Fix: %1").arg(QString::fromStdString(f->fix)));
+                   : f->fix.empty() ? message
+                                    : message + QLatin1Char('\n') + tr("Fix: %1").arg(QString::fromStdString(f->fix)));
     m_sql->setPlainText(f ? QString::fromStdString(f->sql) : QString());
     m_copy->setEnabled(f && !f->sql.empty());
     m_apply->setEnabled(f && f->setting);
