@@ -249,6 +249,24 @@ void TestLaptopScreen::everyPageAndDialogFitsTheScreen()
     d->reject();
     QTRY_VERIFY(!page->endpointDialog());
 
+    // A new endpoint: "Name the endpoint." goes once a name is typed, and Test Connection stays
+    // where it was (in the walk of issue 45 it jumped a line up under the pointer).
+    QTest::mouseClick(page->addButton(), Qt::LeftButton);
+    QTRY_VERIFY(page->endpointDialog() && page->endpointDialog()->isVisible());
+    d = page->endpointDialog();
+    QVERIFY(QTest::qWaitForWindowExposed(d));
+    const QLabel *problem = d->findChild<QLabel *>(QStringLiteral("endpointProblem"));
+    QVERIFY(problem && problem->isVisible());
+    QCoreApplication::processEvents();
+    const QPoint testAt = d->testButton()->mapTo(d, QPoint(0, 0));
+    QTest::keyClicks(d->nameEdit(), QStringLiteral("shop"));
+    d->hostEdit()->setText(QStringLiteral("127.0.0.1"));
+    QCoreApplication::processEvents();
+    QVERIFY(problem->isHidden());
+    QCOMPARE(d->testButton()->mapTo(d, QPoint(0, 0)), testAt);
+    d->reject();
+    QTRY_VERIFY(!page->endpointDialog());
+
     // The pipeline editor with the recorded source's tables, on each of its tabs.
     page->selectPipeline(QStringLiteral("shop"));
     QTest::mouseClick(page->editPipelineButton(), Qt::LeftButton);

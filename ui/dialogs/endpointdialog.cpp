@@ -93,6 +93,12 @@ EndpointDialog::EndpointDialog(std::optional<core::Endpoint> existing, QStringLi
     m_problem->setWordWrap(true);
     m_problem->setTextFormat(Qt::PlainText);
     m_problem->setStyleSheet(QStringLiteral("color: #b3261e;"));
+    // Its line is kept while there is no problem: Test Connection below it stays where it is
+    // when the last field is filled in, rather than jumping a line up under the pointer.
+    m_problem->setMinimumHeight(m_problem->fontMetrics().lineSpacing());
+    QSizePolicy keep = m_problem->sizePolicy();
+    keep.setRetainSizeWhenHidden(true);
+    m_problem->setSizePolicy(keep);
     m_test->setObjectName(QStringLiteral("testConnection"));
     m_result->setObjectName(QStringLiteral("testResult"));
     m_result->setWordWrap(true);
