@@ -179,6 +179,11 @@ ReconcilePage::ReconcilePage(ReconcileRunner *runner, QWidget *parent)
     m_result->setTextFormat(Qt::PlainText);
     m_result->setWordWrap(true);
     m_result->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // Its room is kept while hidden: the repair buttons beside it stay where they are as
+    // outcomes come and go (they spread across the page whenever it was hidden).
+    QSizePolicy keep = m_result->sizePolicy();
+    keep.setRetainSizeWhenHidden(true);
+    m_result->setSizePolicy(keep);
     m_result->setVisible(false);
 
     auto *top = new QHBoxLayout;
