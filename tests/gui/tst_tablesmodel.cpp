@@ -527,6 +527,12 @@ void TestTablesModel::finishedBackfillShowsAFullBarForAMinute()
     QVERIFY(idx.data(Qt::ToolTipRole).toString().contains(QStringLiteral("3 rows the source no longer has removed")));
     QVERIFY(!TablesModel::isRebackfill(model.report(1)));
     QVERIFY(!delegate.barFor(model.index(0, TablesModel::Progress))); // the other table had none
+    // No room kept for a time left it will never show: as wide as its words.
+    QStyleOptionViewItem option;
+    option.font = QFont();
+    const int words = QFontMetrics(option.font).horizontalAdvance(idx.data().toString());
+    QVERIFY2(delegate.sizeHint(option, idx).width() <= std::max(BackfillProgress::kMinWidth, words + 64),
+             qPrintable(QString::number(delegate.sizeHint(option, idx).width())));
 
     // A minute later it is history: the event log keeps it, the row no longer does.
     s.takenAtMs = done.tsMs + TablesModel::kDoneShownMs + 1;

@@ -45,7 +45,10 @@ QSize BackfillProgress::sizeHint(const QStyleOptionViewItem &option, const QMode
     // a second later.
     const QFontMetrics fm(option.font);
     QString text = index.data(Qt::DisplayRole).toString();
-    if (index.data(TablesModel::BackfillPercentRole).isValid() && !index.data(TablesModel::BackfillEtaRole).isValid())
+    // A finished copy has no time left: its bar keeps no room for one (for its minute on screen
+    // it pushed the Message column off a laptop's screen).
+    if (index.data(TablesModel::BackfillPercentRole).isValid() && !index.data(TablesModel::BackfillEtaRole).isValid() &&
+        !index.data(TablesModel::BackfillDoneRole).toBool())
         text += QStringLiteral(" \u00b7 ~00m 00s left");
     const int width = fm.horizontalAdvance(text) + 2 * kMargin + 24;
     return QSize(std::max(width, kMinWidth), std::max(base.height(), fm.height() + 2 * kMargin + 4));
