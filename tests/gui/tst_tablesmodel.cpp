@@ -109,6 +109,7 @@ private slots:
     void backfillProgressChangesOnlyTheRow();
     void rebackfillIsToldFromInitialLoad();
     void finishedBackfillShowsAFullBarForAMinute();
+    void aFreshTableWarnedByDriftSaysWhy();
 };
 
 void TestTablesModel::snapshotsAddRemoveAndChangeRowsInPlace()
@@ -684,6 +685,34 @@ void TestTablesModel::barsAndBadgesAreDrawnOnceAndNeverStale()
     QVERIFY(count(breach, breachFill) > 100);
     QCOMPARE(count(ok, breachFill), 0);
     QVERIFY(count(ok, okFill) > 100);
+}
+
+// The walk of issue 45: orders read "warn" beside a lag of <1 s, and the badge's tooltip spoke
+// only of lag and SLA. The warn came from the last reconciliation's drift (status --json:
+// reconcile.alert): the tooltip says so.
+void TestTablesModel::aFreshTableWarnedByDriftSaysWhy()
+{
+    TablesModel model;
+    auto r = table("orders", "warn", 0.4);
+    r.slaSeconds = 60;
+    driftless::core::ReconcileSummary rc;
+    rc.reportId = 4;
+    rc.table = "public.orders";
+    rc.sourceRows = 3001;
+    rc.different = 1;
+    rc.driftRatio = 1.0 / 3001;
+    r.reconcile = rc;
+    r.driftAlert = true;
+    auto quiet = table("plans", "ok", 0.4);
+    quiet.reconcile = rc;
+    quiet.reconcile->different = 0;
+    model.setSnapshot(snapshotOf({r, quiet}));
+    const QString tip = model.index(0, TablesModel::Freshness).data(Qt::ToolTipRole).toString();
+    QVERIFY2(tip.contains(QStringLiteral("reconciliation report 4 found 1 row that differs")), qPrintable(tip));
+    QCOMPARE(model.index(0, TablesModel::Lag).data(Qt::ToolTipRole).toString(), tip);
+    // Without drift it is about the lag alone.
+    QVERIFY(
+        !model.index(1, TablesModel::Freshness).data(Qt::ToolTipRole).toString().contains(QStringLiteral("report")));
 }
 
 QTEST_MAIN(TestTablesModel)

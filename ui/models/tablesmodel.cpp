@@ -315,10 +315,22 @@ QString TablesModel::toolTip(const core::TableReport &r, int column) const
     case Freshness:
     case Lag: {
         const QString sla = formatDuration(r.slaSeconds);
-        if (!r.lagSeconds)
-            return tr("Never synced. Freshness SLA %1").arg(sla);
-        return tr("Target is %1 behind the source. Freshness SLA %2 (warn after %3)")
-            .arg(formatLag(r.lagSeconds), sla, formatDuration(r.slaSeconds / 2));
+        QString text = !r.lagSeconds ? tr("Never synced. Freshness SLA %1").arg(sla)
+                                     : tr("Target is %1 behind the source. Freshness SLA %2 (warn after %3)")
+                                           .arg(formatLag(r.lagSeconds), sla, formatDuration(r.slaSeconds / 2));
+        // A fresh table is "warn" when its last comparison found drift: say so, or the badge
+        // contradicts the lag beside it.
+        if (r.driftAlert && r.reconcile) {
+            const auto &rc = *r.reconcile;
+            const qlonglong rows = rc.missing + rc.extra + rc.different;
+            const QString found =
+                rows == 1 ? tr("1 row that differs") : tr("%1 rows that differ").arg(QLocale().toString(rows));
+            text += QLatin1Char('\n') + tr("Warn: reconciliation report %1 found %2; it clears when a reconciliation "
+                                           "finds none (Reconciliation page).")
+                                            .arg(rc.reportId)
+                                            .arg(found);
+        }
+        return text;
     }
     case Progress:
         if (!r.backfill)
