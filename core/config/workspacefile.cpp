@@ -530,6 +530,9 @@ SchemaChangePolicies parseSchemaChanges(const Ctx &c, const YAML::Node &n, const
     return p;
 }
 
+void parseTableKeys(const Ctx &c, const std::string &field, const YAML::Node &n, const Endpoint &source, TableSpec &t,
+                    bool strategyKnown);
+
 TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &n, size_t index, const Endpoint &source)
 {
     std::string field = pfield + ".tables[" + std::to_string(index) + "]";
@@ -567,6 +570,13 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
     if (!strategy)
         fail(c, n["strategy"], field + ".strategy", "'" + st + "' is not a strategy; one of full_refresh, cursor, cdc");
     t.strategy = *strategy;
+    parseTableKeys(c, field, n, source, t, true);
+    return t;
+}
+
+void parseTableKeys(const Ctx &c, const std::string &field, const YAML::Node &n, const Endpoint &source, TableSpec &t,
+                    bool strategyKnown)
+{
     if (n["cursor"])
         t.cursor = scalar(c, n["cursor"], field + ".cursor");
     if (n["lookback"]) {
@@ -627,7 +637,7 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
         auto v = scalar(c, n["deletes"], field + ".deletes");
         if (v != "hard" && v != "soft" && v != "ignore")
             fail(c, n["deletes"], field + ".deletes", "'" + v + "': expected hard, soft or ignore");
-        if (v == "ignore" && t.strategy == Strategy::FullRefresh)
+        if (v == "ignore" && strategyKnown && t.strategy == Strategy::FullRefresh)
             fail(c, n["deletes"], field + ".deletes",
                  "a full refresh replaces the whole table, so it cannot keep deleted rows unmarked; use deletes: soft "
                  "(they stay, marked in _driftless_deleted_at), strategy cursor or cdc, or deletes: hard");
@@ -644,7 +654,52 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
         t.typeChange = sc.typeChange;
         t.renameColumn = sc.renameColumn;
     }
-    return t;
+}
+
+/// `table_defaults: { ... }`: any per-table key but the table's name; no strategy: the recommended one.
+PipelineSpec::TableDefaults parseTableDefaults(const Ctx &c, const YAML::Node &n, const std::string &field,
+                                               const Endpoint &source)
+{
+    if (!n.IsMap())
+        fail(c, n, field, "expected a map of per-table keys, e.g. { strategy: cdc, freshness_sla: 5m }");
+    checkKeys(c, n, field,
+              {"strategy", "cursor", "lookback", "page_size", "freshness_sla", "target_table", "every", "truncate",
+               "fallback_cursor", "columns", "where", "deletes", "conflicts", "schema_changes"});
+    if (n["target_table"])
+        fail(c, n["target_table"], field + ".target_table",
+             "every table a pattern picks up would get the same target table; name tables one by one under tables: "
+             "to rename them");
+    PipelineSpec::TableDefaults d;
+    if (n["strategy"]) {
+        auto st = scalar(c, n["strategy"], field + ".strategy");
+        d.strategy = strategyFromString(st);
+        if (!d.strategy)
+            fail(c, n["strategy"], field + ".strategy",
+                 "'" + st +
+                     "' is not a strategy; one of full_refresh, cursor, cdc (or leave it out: each table gets "
+                     "the recommended one)");
+        d.keys.strategy = *d.strategy;
+    }
+    parseTableKeys(c, field, n, source, d.keys, d.strategy.has_value());
+    return d;
+}
+
+/// `include_tables:` / `exclude_tables:`: a list of `schema.name` patterns.
+std::vector<std::string> parsePatterns(const Ctx &c, const YAML::Node &n, const std::string &field)
+{
+    if (!n.IsSequence())
+        fail(c, n, field, "expected a list of schema.name patterns, e.g. [\"public.*\", \"sales.order_*\"]");
+    std::vector<std::string> out;
+    for (size_t i = 0; i < n.size(); ++i) {
+        const std::string at = field + "[" + std::to_string(i) + "]";
+        const std::string v = scalar(c, n[i], at);
+        const auto dot = v.find('.');
+        if (dot == std::string::npos || dot == 0 || dot + 1 == v.size() || v.find('.', dot + 1) != std::string::npos)
+            fail(c, n[i], at,
+                 "'" + v + "' is not a schema.name pattern; write e.g. public.* (* is any run of characters, ? one)");
+        out.push_back(v);
+    }
+    return out;
 }
 
 /// `direction: both` (two-way) or `one_way` (the default).
@@ -702,7 +757,8 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
         fail(c, n, field, "expected a map with name, source, target and tables");
     checkKeys(c, n, field,
               {"name", "source", "target", "target_schema", "publication", "heartbeat", "recover", "reconcile",
-               "direction", "schema_changes", "tables", "conflicts"});
+               "direction", "schema_changes", "tables", "conflicts", "include_tables", "exclude_tables",
+               "table_defaults", "discover_every"});
     PipelineSpec p;
     if (!n["name"])
         fail(c, n, field + ".name", "missing");
@@ -782,10 +838,31 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
         p.typeChange = sc.typeChange;
         p.renameColumn = sc.renameColumn;
     }
-    if (!n["tables"] || !n["tables"].IsSequence() || n["tables"].size() == 0)
-        fail(c, n["tables"] ? n["tables"] : n, field + ".tables", "expected a list with at least one table");
+    if (n["include_tables"])
+        p.includeTables = parsePatterns(c, n["include_tables"], field + ".include_tables");
+    if (n["exclude_tables"]) {
+        if (p.includeTables.empty())
+            fail(c, n["exclude_tables"], field + ".exclude_tables",
+                 "exclude_tables narrows include_tables, which this pipeline does not have; add include_tables or "
+                 "remove it");
+        p.excludeTables = parsePatterns(c, n["exclude_tables"], field + ".exclude_tables");
+    }
+    for (const char *key : {"table_defaults", "discover_every"})
+        if (n[key] && p.includeTables.empty())
+            fail(c, n[key], field + "." + key,
+                 std::string("applies to tables picked up by include_tables, which this pipeline does not have; add "
+                             "include_tables or remove ") +
+                     key);
+    if (n["table_defaults"])
+        p.tableDefaults = parseTableDefaults(c, n["table_defaults"], field + ".table_defaults", src);
+    if (n["discover_every"])
+        p.discoverEvery = duration(c, n["discover_every"], field + ".discover_every", Millis(5'000));
+    const bool listed = n["tables"] && n["tables"].IsSequence() && n["tables"].size() > 0;
+    if (!listed && !(p.includeTables.size() && (!n["tables"] || n["tables"].IsSequence())))
+        fail(c, n["tables"] ? n["tables"] : n, field + ".tables",
+             "expected a list with at least one table (or include_tables: [\"schema.*\"] to pick tables by name)");
     std::set<TableRef> seen;
-    for (size_t i = 0; i < n["tables"].size(); ++i) {
+    for (size_t i = 0; listed && i < n["tables"].size(); ++i) {
         auto t = parseTable(c, field, n["tables"][i], i, src);
         if (!seen.insert(t.table).second)
             fail(c, n["tables"][i], field + ".tables[" + t.table.display() + "]", "table listed twice");
@@ -793,6 +870,10 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
     }
     if (n["direction"])
         parseDirection(c, n, field, p, src, tgt);
+    if (p.twoWay && !p.includeTables.empty())
+        fail(c, n["include_tables"], field + ".include_tables",
+             "a two-way pipeline writes into both sides' tables, which must each be named; list them under tables: "
+             "and remove include_tables");
     if (n["conflicts"]) {
         if (!p.twoWay)
             fail(c, n["conflicts"], field + ".conflicts",
@@ -974,6 +1055,60 @@ void WorkspaceFile::validate(const Workspace &ws, const std::string &displayName
     parse(yaml, displayName.empty() ? "(workspace)" : displayName, "/");
 }
 
+/// A table's keys after `table` and `strategy` (also `table_defaults`).
+static void emitTableKeys(YAML::Emitter &out, const TableSpec &t)
+{
+    if (t.cursor)
+        out << YAML::Key << "cursor" << YAML::Value << YAML::DoubleQuoted << *t.cursor;
+    if (t.lookback)
+        out << YAML::Key << "lookback" << YAML::Value << *t.lookback;
+    if (t.pageSize)
+        out << YAML::Key << "page_size" << YAML::Value << *t.pageSize;
+    emitDuration(out, "freshness_sla", t.freshnessSla);
+    emitDuration(out, "every", t.every);
+    if (t.targetTable)
+        out << YAML::Key << "target_table" << YAML::Value << YAML::DoubleQuoted << *t.targetTable;
+    if (t.truncate)
+        out << YAML::Key << "truncate" << YAML::Value << *t.truncate;
+    if (t.fallbackCursor)
+        out << YAML::Key << "fallback_cursor" << YAML::Value << YAML::DoubleQuoted << *t.fallbackCursor;
+    if (t.fallbackFrom)
+        out << YAML::Key << "fallback_from" << YAML::Value << std::string(toString(*t.fallbackFrom));
+    if (t.columns)
+        emitColumns(out, *t.columns);
+    if (t.where)
+        out << YAML::Key << "where" << YAML::Value << YAML::DoubleQuoted << *t.where;
+    if (t.deletes)
+        out << YAML::Key << "deletes" << YAML::Value << *t.deletes;
+    if (t.conflicts)
+        if (auto cp = ConflictPolicy::parse(*t.conflicts)) {
+            out << YAML::Key << "conflicts" << YAML::Value;
+            auto newer = [&] {
+                out << YAML::Flow << YAML::BeginMap << YAML::Key << "newer_wins" << YAML::Value << YAML::BeginMap;
+                if (cp->newer.clock == NewerWins::Clock::CommitTime)
+                    out << YAML::Key << "clock" << YAML::Value << "commit_time";
+                else
+                    out << YAML::Key << "column" << YAML::Value << YAML::DoubleQuoted << cp->newer.column;
+                out << YAML::Key << "max_skew" << YAML::Value << formatDuration(Millis{cp->newer.maxSkewMs})
+                    << YAML::EndMap << YAML::EndMap;
+            };
+            if (cp->rule == ConflictPolicy::Rule::MergeColumns) {
+                out << YAML::Flow << YAML::BeginMap << YAML::Key << "policy" << YAML::Value << "merge_columns"
+                    << YAML::Key << "on_overlap" << YAML::Value;
+                if (cp->onOverlap == ConflictPolicy::Rule::NewerWins)
+                    newer();
+                else
+                    out << ConflictPolicy::name(cp->onOverlap);
+                out << YAML::EndMap;
+            } else if (cp->rule == ConflictPolicy::Rule::NewerWins) {
+                newer();
+            } else {
+                out << ConflictPolicy::name(cp->rule);
+            }
+        }
+    emitSchemaChanges(out, t.addColumn, t.dropColumn, t.typeChange, t.renameColumn);
+}
+
 std::string WorkspaceFile::toYaml(const Workspace &ws)
 {
     YAML::Emitter out;
@@ -1036,66 +1171,44 @@ std::string WorkspaceFile::toYaml(const Workspace &ws)
             out << YAML::EndMap;
         }
         emitSchemaChanges(out, p.addColumn, p.dropColumn, p.typeChange, p.renameColumn);
-        out << YAML::Key << "tables" << YAML::Value << YAML::BeginSeq;
+        if (!p.includeTables.empty()) {
+            out << YAML::Key << "include_tables" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+            for (const auto &pat : p.includeTables)
+                out << YAML::DoubleQuoted << pat;
+            out << YAML::EndSeq;
+        }
+        if (!p.excludeTables.empty()) {
+            out << YAML::Key << "exclude_tables" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+            for (const auto &pat : p.excludeTables)
+                out << YAML::DoubleQuoted << pat;
+            out << YAML::EndSeq;
+        }
+        if (p.tableDefaults) {
+            out << YAML::Key << "table_defaults" << YAML::Value << YAML::Flow << YAML::BeginMap;
+            if (p.tableDefaults->strategy)
+                out << YAML::Key << "strategy" << YAML::Value << std::string(toString(*p.tableDefaults->strategy));
+            emitTableKeys(out, p.tableDefaults->keys);
+            out << YAML::EndMap;
+        }
+        emitDuration(out, "discover_every", p.discoverEvery);
+        // Tables a pattern picked up stay out: the patterns pick them up again.
+        const bool anyListed =
+            std::any_of(p.tables.begin(), p.tables.end(), [](const auto &t) { return !t.discovered; });
+        if (anyListed || p.includeTables.empty())
+            out << YAML::Key << "tables" << YAML::Value << YAML::BeginSeq;
         for (const auto &t : p.tables) {
+            if (t.discovered)
+                continue;
             out << YAML::Flow << YAML::BeginMap;
             // Quote the name parts so case and special characters survive a reload.
             std::string tbl = t.table.display();
             out << YAML::Key << "table" << YAML::Value << YAML::DoubleQuoted << tbl;
             out << YAML::Key << "strategy" << YAML::Value << std::string(toString(t.strategy));
-            if (t.cursor)
-                out << YAML::Key << "cursor" << YAML::Value << YAML::DoubleQuoted << *t.cursor;
-            if (t.lookback)
-                out << YAML::Key << "lookback" << YAML::Value << *t.lookback;
-            if (t.pageSize)
-                out << YAML::Key << "page_size" << YAML::Value << *t.pageSize;
-            emitDuration(out, "freshness_sla", t.freshnessSla);
-            emitDuration(out, "every", t.every);
-            if (t.targetTable)
-                out << YAML::Key << "target_table" << YAML::Value << YAML::DoubleQuoted << *t.targetTable;
-            if (t.truncate)
-                out << YAML::Key << "truncate" << YAML::Value << *t.truncate;
-            if (t.fallbackCursor)
-                out << YAML::Key << "fallback_cursor" << YAML::Value << YAML::DoubleQuoted << *t.fallbackCursor;
-            if (t.fallbackFrom)
-                out << YAML::Key << "fallback_from" << YAML::Value << std::string(toString(*t.fallbackFrom));
-            if (t.columns)
-                emitColumns(out, *t.columns);
-            if (t.where)
-                out << YAML::Key << "where" << YAML::Value << YAML::DoubleQuoted << *t.where;
-            if (t.deletes)
-                out << YAML::Key << "deletes" << YAML::Value << *t.deletes;
-            if (t.conflicts)
-                if (auto cp = ConflictPolicy::parse(*t.conflicts)) {
-                    out << YAML::Key << "conflicts" << YAML::Value;
-                    auto newer = [&] {
-                        out << YAML::Flow << YAML::BeginMap << YAML::Key << "newer_wins" << YAML::Value
-                            << YAML::BeginMap;
-                        if (cp->newer.clock == NewerWins::Clock::CommitTime)
-                            out << YAML::Key << "clock" << YAML::Value << "commit_time";
-                        else
-                            out << YAML::Key << "column" << YAML::Value << YAML::DoubleQuoted << cp->newer.column;
-                        out << YAML::Key << "max_skew" << YAML::Value << formatDuration(Millis{cp->newer.maxSkewMs})
-                            << YAML::EndMap << YAML::EndMap;
-                    };
-                    if (cp->rule == ConflictPolicy::Rule::MergeColumns) {
-                        out << YAML::Flow << YAML::BeginMap << YAML::Key << "policy" << YAML::Value << "merge_columns"
-                            << YAML::Key << "on_overlap" << YAML::Value;
-                        if (cp->onOverlap == ConflictPolicy::Rule::NewerWins)
-                            newer();
-                        else
-                            out << ConflictPolicy::name(cp->onOverlap);
-                        out << YAML::EndMap;
-                    } else if (cp->rule == ConflictPolicy::Rule::NewerWins) {
-                        newer();
-                    } else {
-                        out << ConflictPolicy::name(cp->rule);
-                    }
-                }
-            emitSchemaChanges(out, t.addColumn, t.dropColumn, t.typeChange, t.renameColumn);
+            emitTableKeys(out, t);
             out << YAML::EndMap;
         }
-        out << YAML::EndSeq;
+        if (anyListed || p.includeTables.empty())
+            out << YAML::EndSeq;
         out << YAML::EndMap;
     }
     out << YAML::EndSeq;

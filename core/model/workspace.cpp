@@ -1,5 +1,8 @@
 #include "core/model/workspace.h"
 
+#include <algorithm>
+#include <fnmatch.h>
+
 namespace driftless::core {
 
 std::string_view toString(SlotGuard::Action a)
@@ -58,6 +61,40 @@ Millis TableSpec::effectiveSla() const
     if (strategy == Strategy::Cdc)
         return std::chrono::seconds(60);
     return effectiveEvery() * 2;
+}
+
+namespace {
+/// `schema.name` against a `schema.name` pattern: each part with fnmatch(3) (`*`, `?`, `[...]`).
+bool matchesTablePattern(const std::string &pattern, const TableRef &t)
+{
+    const auto dot = pattern.find('.');
+    if (dot == std::string::npos)
+        return false;
+    return ::fnmatch(pattern.substr(0, dot).c_str(), t.schema.c_str(), 0) == 0 &&
+           ::fnmatch(pattern.substr(dot + 1).c_str(), t.name.c_str(), 0) == 0;
+}
+} // namespace
+
+bool PipelineSpec::picksUp(const TableRef &table) const
+{
+    auto any = [&](const std::vector<std::string> &patterns) {
+        return std::any_of(patterns.begin(), patterns.end(),
+                           [&](const std::string &p) { return matchesTablePattern(p, table); });
+    };
+    return any(includeTables) && !any(excludeTables);
+}
+
+TableSpec PipelineSpec::pickedUp(const TableRef &table, Strategy recorded, const std::optional<std::string> &cursor,
+                                 std::optional<Strategy> fallbackFrom) const
+{
+    TableSpec t = tableDefaults ? tableDefaults->keys : TableSpec{};
+    t.table = table;
+    t.strategy = tableDefaults && tableDefaults->strategy && !fallbackFrom ? *tableDefaults->strategy : recorded;
+    if (!t.cursor)
+        t.cursor = cursor;
+    t.fallbackFrom = fallbackFrom;
+    t.discovered = true;
+    return t;
 }
 
 const PipelineSpec *Workspace::pipeline(const std::string &name) const

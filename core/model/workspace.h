@@ -113,6 +113,10 @@ struct TableSpec {
     /// `schema_changes: { rename_column: rename|pause }` on the table: overrides the pipeline's
     /// policy for a column renamed at the source.
     std::optional<std::string> renameColumn;
+    /// Picked up by the pipeline's `include_tables` patterns while it ran (not listed under
+    /// `tables:`): kept in the state store, never written to the YAML (core/engine/endpoints/
+    /// tablepatterns.h).
+    bool discovered = false;
 
     static constexpr long long kDefaultPageSize = 50'000;
     static constexpr const char *kDefaultCursor = "updated_at";
@@ -165,6 +169,33 @@ struct PipelineSpec {
     /// pipeline's tables, unless a table says otherwise (default `rename`).
     std::optional<std::string> renameColumn;
     std::vector<TableSpec> tables;
+    /// `include_tables: ["public.*"]`: tables the pipeline syncs besides `tables:`, as
+    /// `schema.name` patterns (`*` any run of characters, `?` one), picked up at start and every
+    /// `discover_every` while it runs. An explicit `tables:` item wins over a pattern.
+    std::vector<std::string> includeTables;
+    /// `exclude_tables: ["public.tmp_*"]`: names a pattern never picks up (explicit items still sync).
+    std::vector<std::string> excludeTables;
+    /// `table_defaults: { ... }`: the per-table keys a table picked up by a pattern gets; its
+    /// `strategy`, when unset, is the one the recommender picks for the table.
+    struct TableDefaults {
+        std::optional<Strategy> strategy;
+        TableSpec keys; ///< every other per-table key (its `table` and `strategy` unused)
+        bool operator==(const TableDefaults &) const = default;
+    };
+    std::optional<TableDefaults> tableDefaults;
+    /// `discover_every: 1m`: how often a running pipeline looks for new tables its patterns match
+    /// (default kDefaultDiscoverEvery).
+    std::optional<Millis> discoverEvery;
+    static constexpr Millis kDefaultDiscoverEvery{60'000};
+
+    /// `table` matches an include_tables pattern and no exclude_tables one (an explicit `tables:`
+    /// item is the caller's to prefer).
+    bool picksUp(const TableRef &table) const;
+    /// A table the patterns picked up, as it syncs: `table_defaults`' keys, the strategy they
+    /// name (else `recorded`, the one chosen when it was picked up), and `cursor` when the
+    /// defaults name none. `fallbackFrom`: the slot guard moved it to cursor sync.
+    TableSpec pickedUp(const TableRef &table, Strategy recorded, const std::optional<std::string> &cursor,
+                       std::optional<Strategy> fallbackFrom) const;
 
     /// Drift ratio above which a reconciliation raises an alert (default: any drift).
     double driftAlertAbove() const { return reconcileAlertAbove.value_or(0.0); }

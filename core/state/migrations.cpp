@@ -167,7 +167,24 @@ CREATE TABLE conflicts (
 CREATE INDEX conflicts_open ON conflicts (pipeline, table_name, row_key, status);
 )sql";
 
-constexpr std::array<std::string_view, 5> kMigrations{kV1, kV2, kV3, kV4, kV5};
+// v6: tables a pipeline's include_tables patterns picked up (docs/patterns.md): once each, with
+// the strategy chosen then (and the cursor), or why it was not taken (`refused`, never synced).
+// `fallback_from`: the slot guard moved it from CDC to cursor sync.
+constexpr std::string_view kV6 = R"sql(
+CREATE TABLE discovered_tables (
+    pipeline TEXT NOT NULL,
+    source_schema TEXT NOT NULL,
+    source_table TEXT NOT NULL,
+    strategy TEXT NOT NULL,
+    cursor TEXT,
+    fallback_from TEXT,
+    refused TEXT NOT NULL DEFAULT '',
+    found_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (pipeline, source_schema, source_table)
+);
+)sql";
+
+constexpr std::array<std::string_view, 6> kMigrations{kV1, kV2, kV3, kV4, kV5, kV6};
 } // namespace
 
 std::span<const std::string_view> stateMigrations()

@@ -242,6 +242,22 @@ Workspace StateStore::loadWorkspace()
                 p.typeChange = opts["type_change"].get<std::string>();
             if (opts.contains("rename_column"))
                 p.renameColumn = opts["rename_column"].get<std::string>();
+            if (opts.contains("include_tables"))
+                p.includeTables = opts["include_tables"].get<std::vector<std::string>>();
+            if (opts.contains("exclude_tables"))
+                p.excludeTables = opts["exclude_tables"].get<std::vector<std::string>>();
+            if (opts.contains("table_defaults")) {
+                PipelineSpec::TableDefaults d;
+                const auto &j = opts["table_defaults"];
+                if (j.contains("strategy"))
+                    d.strategy = strategyFromString(j["strategy"].get<std::string>());
+                if (d.strategy)
+                    d.keys.strategy = *d.strategy;
+                readTableSpecJson(d.keys, j.value("keys", std::string("{}")));
+                p.tableDefaults = std::move(d);
+            }
+            if (opts.contains("discover_every_ms"))
+                p.discoverEvery = Millis(opts["discover_every_ms"].get<std::int64_t>());
             ws.pipelines.push_back(std::move(p));
         }
     }
@@ -258,13 +274,81 @@ Workspace StateStore::loadWorkspace()
             p.tables.push_back(std::move(t));
         }
     }
+    // Tables the patterns picked up, after the listed ones (a listed one wins), while the
+    // patterns still pick them up.
+    auto dst =
+        m_db.prepare("SELECT source_schema, source_table, strategy, cursor, fallback_from FROM discovered_tables "
+                     "WHERE pipeline = ?1 AND refused = '' ORDER BY source_schema, source_table");
+    for (auto &p : ws.pipelines) {
+        if (p.includeTables.empty())
+            continue;
+        dst.reset();
+        dst.bindText(1, p.name);
+        while (dst.step()) {
+            const TableRef ref{dst.text(0), dst.text(1)};
+            if (!p.picksUp(ref) ||
+                std::any_of(p.tables.begin(), p.tables.end(), [&](const TableSpec &t) { return t.table == ref; }))
+                continue;
+            const auto fallback = dst.optText(4);
+            p.tables.push_back(p.pickedUp(ref, strategyFromString(dst.text(2)).value_or(Strategy::FullRefresh),
+                                          dst.optText(3), fallback ? strategyFromString(*fallback) : std::nullopt));
+        }
+    }
     return ws;
+}
+
+std::vector<StateStore::DiscoveredTable> StateStore::discoveredTables(const std::string &pipeline)
+{
+    std::lock_guard lock(m_mutex);
+    auto st = m_db.prepare("SELECT pipeline, source_schema, source_table, strategy, cursor, refused, found_at_ms FROM "
+                           "discovered_tables WHERE ?1 = '' OR pipeline = ?1 ORDER BY pipeline, source_schema, "
+                           "source_table");
+    st.bindText(1, pipeline);
+    std::vector<DiscoveredTable> out;
+    while (st.step()) {
+        DiscoveredTable d;
+        d.pipeline = st.text(0);
+        d.table = {st.text(1), st.text(2)};
+        d.strategy = strategyFromString(st.text(3)).value_or(Strategy::FullRefresh);
+        d.cursor = st.optText(4);
+        d.refused = st.text(5);
+        d.foundAtMs = st.int64(6);
+        out.push_back(std::move(d));
+    }
+    return out;
+}
+
+bool StateStore::addDiscoveredTable(const DiscoveredTable &t)
+{
+    std::lock_guard lock(m_mutex);
+    auto st = m_db.prepare("INSERT INTO discovered_tables (pipeline, source_schema, source_table, strategy, cursor, "
+                           "refused, found_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING");
+    st.bindText(1, t.pipeline)
+        .bindText(2, t.table.schema)
+        .bindText(3, t.table.name)
+        .bindText(4, toString(t.strategy))
+        .bind(5, t.cursor)
+        .bindText(6, t.refused)
+        .bind(7, t.foundAtMs ? t.foundAtMs : wallClockMs());
+    st.run();
+    return m_db.changes() > 0;
 }
 
 StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
 {
     ApplySummary sum;
     Workspace old = loadWorkspace();
+    // The tables the patterns picked up are not a file's: a workspace read from one carries none
+    // and is compared without them (they stay picked up). One that carries them (the slot guard
+    // moving one to cursor sync) writes what changed of them.
+    auto carries = [](const Workspace &w) {
+        return std::any_of(w.pipelines.begin(), w.pipelines.end(), [](const PipelineSpec &p) {
+            return std::any_of(p.tables.begin(), p.tables.end(), [](const TableSpec &t) { return t.discovered; });
+        });
+    };
+    if (!carries(ws))
+        for (auto &p : old.pipelines)
+            std::erase_if(p.tables, [](const TableSpec &t) { return t.discovered; });
     if (old == ws)
         return sum;
     sum.changed = true;
@@ -348,6 +432,9 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
                             "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
     auto tst = m_db.prepare("INSERT INTO table_specs (pipeline, source_schema, source_table, position, strategy, spec) "
                             "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    auto dup =
+        m_db.prepare("UPDATE discovered_tables SET strategy = ?4, cursor = ?5, fallback_from = ?6 WHERE pipeline = "
+                     "?1 AND source_schema = ?2 AND source_table = ?3");
     std::int64_t pos = 0;
     for (auto &p : ws.pipelines) {
         pst.reset();
@@ -372,11 +459,35 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
             opts["type_change"] = *p.typeChange;
         if (p.renameColumn)
             opts["rename_column"] = *p.renameColumn;
+        if (!p.includeTables.empty())
+            opts["include_tables"] = p.includeTables;
+        if (!p.excludeTables.empty())
+            opts["exclude_tables"] = p.excludeTables;
+        if (p.tableDefaults) {
+            json d = {{"keys", tableSpecJson(p.tableDefaults->keys)}};
+            if (p.tableDefaults->strategy)
+                d["strategy"] = std::string(toString(*p.tableDefaults->strategy));
+            opts["table_defaults"] = std::move(d);
+        }
+        if (p.discoverEvery)
+            opts["discover_every_ms"] = p.discoverEvery->count();
         pst.bindText(1, p.name).bind(2, pos++).bindText(3, p.source).bindText(4, p.target).bind(5, p.targetSchema);
         pst.bindText(6, opts.dump());
         pst.run();
         std::int64_t tpos = 0;
         for (auto &t : p.tables) {
+            if (t.discovered) {
+                // Only the slot guard's move to cursor sync (and back) is theirs to change.
+                dup.reset();
+                dup.bindText(1, p.name)
+                    .bindText(2, t.table.schema)
+                    .bindText(3, t.table.name)
+                    .bindText(4, toString(t.strategy))
+                    .bind(5, t.cursor)
+                    .bind(6, t.fallbackFrom ? std::optional<std::string>(toString(*t.fallbackFrom)) : std::nullopt);
+                dup.run();
+                continue;
+            }
             tst.reset();
             tst.bindText(1, p.name)
                 .bindText(2, t.table.schema)

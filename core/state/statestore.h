@@ -32,7 +32,7 @@ public:
 
     /// `$XDG_DATA_HOME/driftless/workspace.db`, or `~/.local/share/driftless/workspace.db`.
     static std::string defaultPath();
-    static constexpr int kSchemaVersion = 5; ///< the number of migrations (state/migrations.cpp)
+    static constexpr int kSchemaVersion = 6; ///< the number of migrations (state/migrations.cpp)
     const std::string &path() const { return m_path; }
 
     // Workspace ---------------------------------------------------------------------------
@@ -41,6 +41,19 @@ public:
     /// Makes the stored workspace equal to `ws`, in one transaction. Writes nothing when they are
     /// already equal, so applying the same file twice changes nothing the second time.
     ApplySummary applyWorkspace(const Workspace &ws);
+    /// A table a pipeline's include_tables picked up, as recorded when it was: the strategy
+    /// chosen then and its cursor, or why it was not taken (`refused`: it never syncs).
+    struct DiscoveredTable {
+        std::string pipeline;
+        TableRef table;
+        Strategy strategy = Strategy::FullRefresh;
+        std::optional<std::string> cursor;
+        std::string refused;
+        std::int64_t foundAtMs = 0;
+    };
+    std::vector<DiscoveredTable> discoveredTables(const std::string &pipeline = {});
+    /// Records `t` once; false (and nothing written) when it was recorded before.
+    bool addDiscoveredTable(const DiscoveredTable &t);
 
     // Status mirror -------------------------------------------------------------------------
     using TableStatus = core::TableStatus;

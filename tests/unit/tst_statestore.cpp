@@ -146,6 +146,51 @@ TEST(StateStore, workspaceRoundTripsAndApplyingTwiceChangesNothing)
     EXPECT_EQ(third.lines[0], "~ table p1/public.events");
 }
 
+TEST(StateStore, tablesThePatternsPickedUpJoinTheWorkspaceButNotItsFile)
+{
+    TempDir dir;
+    StateStore store(dir.file("ws.db"));
+    Workspace ws = sample();
+    auto &p = ws.pipelines[0];
+    p.includeTables = {"public.*"};
+    p.excludeTables = {"public.tmp_*"};
+    p.tableDefaults = PipelineSpec::TableDefaults{std::nullopt, {}};
+    p.tableDefaults->keys.freshnessSla = Millis(120'000);
+    ASSERT_TRUE(store.applyWorkspace(ws).changed);
+    EXPECT_EQ(store.loadWorkspace(), ws) << "options round-trip";
+
+    EXPECT_TRUE(store.addDiscoveredTable({"p1", {"public", "invoices"}, Strategy::Cursor, "paid_at", "", 0}));
+    EXPECT_FALSE(store.addDiscoveredTable({"p1", {"public", "invoices"}, Strategy::Cdc, {}, "", 0})) << "once";
+    EXPECT_TRUE(store.addDiscoveredTable({"p1", {"public", "log"}, Strategy::Cdc, {}, "no key; list it", 0}));
+    EXPECT_TRUE(store.addDiscoveredTable({"p1", {"public", "plans"}, Strategy::Cdc, {}, "", 0}));
+    Workspace loaded = store.loadWorkspace();
+    const auto &tables = loaded.pipelines[0].tables;
+    ASSERT_EQ(tables.size(), 3u) << "the listed two, invoices; not the refused log, and plans stays as listed";
+    EXPECT_FALSE(tables[0].discovered);
+    EXPECT_EQ(tables[0].strategy, Strategy::FullRefresh) << "a listed table wins over a pattern";
+    EXPECT_EQ(tables[2].table.display(), "public.invoices");
+    EXPECT_TRUE(tables[2].discovered);
+    EXPECT_EQ(tables[2].strategy, Strategy::Cursor);
+    EXPECT_EQ(tables[2].cursor, "paid_at");
+    EXPECT_EQ(tables[2].freshnessSla, Millis(120'000)) << "table_defaults";
+
+    // The file's form (no picked-up tables) applied again changes nothing, and they stay.
+    EXPECT_FALSE(store.applyWorkspace(ws).changed);
+    EXPECT_EQ(store.loadWorkspace(), loaded);
+    // The slot guard moving it to another strategy is kept.
+    Workspace moved = loaded;
+    moved.pipelines[0].tables[2].strategy = Strategy::Cursor;
+    moved.pipelines[0].tables[2].cursor = "updated_at";
+    moved.pipelines[0].tables[2].fallbackFrom = Strategy::Cdc;
+    EXPECT_TRUE(store.applyWorkspace(moved).changed);
+    EXPECT_EQ(store.loadWorkspace(), moved);
+    // A pattern that no longer picks it up leaves it out.
+    ws.pipelines[0].excludeTables.push_back("public.inv*");
+    store.applyWorkspace(ws);
+    EXPECT_EQ(store.loadWorkspace().pipelines[0].tables.size(), 2u);
+    EXPECT_EQ(store.discoveredTables("p1").size(), 3u) << "what was found stays recorded";
+}
+
 TEST(StateStore, statusMirrorKeepsCheckpointsAndStates)
 {
     TempDir dir;

@@ -373,3 +373,86 @@ TEST(WorkspaceFile, schemaChangePoliciesResolveTableThenPipelineThenDefault)
     EXPECT_FALSE(parseAddColumnPolicy("Backfill")) << "the file's spelling only";
     EXPECT_FALSE(parseDropColumnPolicy("widen"));
 }
+
+TEST(WorkspaceFile, tablesByPatternParseRoundTripAndPickUpByName)
+{
+    const std::string yaml = replace(kReadmeForm, "    tables:\n", R"(    include_tables: ["public.*", "sales.order_?"]
+    exclude_tables: ["public.tmp_*"]
+    table_defaults: { strategy: cdc, freshness_sla: 5m, deletes: soft }
+    discover_every: 30s
+    tables:
+)");
+    Workspace ws = parse(yaml);
+    const auto &p = ws.pipelines[0];
+    EXPECT_EQ(p.includeTables, (std::vector<std::string>{"public.*", "sales.order_?"}));
+    EXPECT_EQ(p.excludeTables, std::vector<std::string>{"public.tmp_*"});
+    ASSERT_TRUE(p.tableDefaults);
+    EXPECT_EQ(p.tableDefaults->strategy, Strategy::Cdc);
+    EXPECT_EQ(p.tableDefaults->keys.freshnessSla, Millis(300'000));
+    EXPECT_EQ(p.discoverEvery, Millis(30'000));
+    EXPECT_TRUE(p.picksUp({"public", "invoices"}));
+    EXPECT_TRUE(p.picksUp({"sales", "order_1"}));
+    EXPECT_FALSE(p.picksUp({"sales", "order_12"})) << "? is one character";
+    EXPECT_FALSE(p.picksUp({"public", "tmp_x"})) << "excluded";
+    EXPECT_FALSE(p.picksUp({"audit", "invoices"}));
+    const TableSpec picked = p.pickedUp({"public", "invoices"}, Strategy::FullRefresh, std::nullopt, std::nullopt);
+    EXPECT_EQ(picked.strategy, Strategy::Cdc) << "table_defaults' strategy wins over the recorded one";
+    EXPECT_EQ(picked.deletes, "soft");
+    EXPECT_TRUE(picked.discovered);
+
+    // A table a pattern picked up is not written to the file: the pattern picks it up again.
+    Workspace withPicked = ws;
+    withPicked.pipelines[0].tables.push_back(picked);
+    const std::string text = WorkspaceFile::toYaml(withPicked);
+    EXPECT_EQ(text.find("invoices"), std::string::npos) << text;
+    EXPECT_EQ(WorkspaceFile::parse(text, "export.yaml", "/elsewhere"), ws);
+
+    // Patterns alone are a pipeline's whole list of tables.
+    const std::string onlyPatterns = R"(endpoints:
+  app: { kind: postgres, dsn: "host=127.0.0.1 dbname=app" }
+  dw:  { kind: postgres, dsn: "host=127.0.0.1 dbname=dw" }
+pipelines:
+  - { name: all_public, source: app, target: dw, include_tables: ["public.*"] }
+)";
+    Workspace patterns = parse(onlyPatterns);
+    EXPECT_TRUE(patterns.pipelines[0].tables.empty());
+    EXPECT_EQ(WorkspaceFile::parse(WorkspaceFile::toYaml(patterns), "export.yaml", "/x"), patterns);
+}
+
+TEST(WorkspaceFile, tablesByPatternMistakesSayWhatToWrite)
+{
+    const std::string head = R"(endpoints:
+  app: { kind: postgres, dsn: "host=127.0.0.1 dbname=app" }
+  dw:  { kind: postgres, dsn: "host=127.0.0.1 dbname=dw" }
+pipelines:
+  - name: p
+    source: app
+    target: dw
+)";
+    struct Case {
+        std::string body, field, says;
+    };
+    for (const auto &c : std::vector<Case>{
+             {"    include_tables: [\"invoices*\"]\n", "pipelines[p].include_tables[0]", "not a schema.name pattern"},
+             {"    include_tables: \"public.*\"\n", "pipelines[p].include_tables", "expected a list"},
+             {"    exclude_tables: [\"public.tmp_*\"]\n    tables: [{ table: public.a, strategy: cdc }]\n",
+              "pipelines[p].exclude_tables", "narrows include_tables"},
+             {"    discover_every: 1m\n    tables: [{ table: public.a, strategy: cdc }]\n",
+              "pipelines[p].discover_every", "add include_tables"},
+             {"    include_tables: [\"public.*\"]\n    table_defaults: { strategy: often }\n",
+              "pipelines[p].table_defaults.strategy", "not a strategy"},
+             {"    include_tables: [\"public.*\"]\n    table_defaults: { table: public.x }\n",
+              "pipelines[p].table_defaults.table", "unknown key"},
+             {"    include_tables: [\"public.*\"]\n    table_defaults: { target_table: same }\n",
+              "pipelines[p].table_defaults.target_table", "same target table"},
+             {"    include_tables: [\"public.*\"]\n    discover_every: 1s\n", "pipelines[p].discover_every", ""},
+             {"", "pipelines[p].tables", "include_tables"},
+             {"    direction: both\n    include_tables: [\"public.*\"]\n    tables: [{ table: public.a, strategy: cdc "
+              "}]\n",
+              "pipelines[p].include_tables", "two-way pipeline"},
+         }) {
+        auto e = parseError(head + c.body);
+        EXPECT_EQ(e.field(), c.field) << c.body << e.what();
+        EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << c.body << e.what();
+    }
+}

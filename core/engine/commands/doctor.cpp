@@ -9,9 +9,11 @@
 #include "core/engine/endpoints/connect.h"
 #include "core/engine/endpoints/endpointtls.h"
 #include "core/engine/endpoints/mysqlpreflight.h"
+#include "core/engine/endpoints/tablepatterns.h"
 #include "core/engine/rows/columnmapping.h"
 #include "core/engine/rows/rowfilter.h"
 #include "core/engine/slots/slots.h"
+#include "core/model/duration.h"
 #include "core/model/error.h"
 
 #include <algorithm>
@@ -459,6 +461,32 @@ void checkTargetKey(Probe &tp, const PipelineSpec &p, const TableSpec &t, const 
                    fix, "DROP TABLE " + quoteIdent(target.schema) + "." + quoteIdent(target.name) + ";"});
 }
 
+/// include_tables: the tables the patterns match that the engine has not picked up yet, and
+/// those it refuses (with what to do). A source that cannot be read has its own finding.
+static void patternFindings(const Workspace &ws, const PipelineSpec &p, std::vector<Finding> &out)
+{
+    if (p.includeTables.empty())
+        return;
+    std::vector<PatternPickup> found;
+    try {
+        found = lookForNewTables(ws, p, {});
+    } catch (const Error &) {
+        return;
+    }
+    std::string next;
+    for (const auto &f : found) {
+        if (!f.refused.empty())
+            out.push_back({FindingLevel::Warn, "config", p.name, "table " + f.table.display(), f.refused, f.fix});
+        else
+            next += (next.empty() ? "" : ", ") + f.table.display() + " (" + std::string(toString(f.strategy)) + ")";
+    }
+    if (!next.empty())
+        out.push_back({FindingLevel::Ok, "config", p.name, "pipeline " + p.name,
+                       "include_tables picks up " + next + " when the sync next looks (at start, then every " +
+                           formatDuration(p.discoverEvery.value_or(PipelineSpec::kDefaultDiscoverEvery)) + ")",
+                       ""});
+}
+
 std::vector<Finding> runDoctor(const Workspace &ws, const std::string &onlyPipeline)
 {
     return runDoctor(ws, DoctorScope{onlyPipeline, {}});
@@ -757,6 +785,7 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
             continue;
         anyPipeline = true;
         checkPipeline(p);
+        patternFindings(ws, p, out);
         for (auto &f : twoWayFindings(ws, p))
             out.push_back(std::move(f));
     }

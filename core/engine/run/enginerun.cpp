@@ -2,6 +2,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/log.h"
+#include "core/engine/endpoints/tablepatterns.h"
 #include "core/engine/jobs/pauses.h"
 #include "core/engine/reconcile/reconciler.h"
 #include "core/engine/run/scheduler.h"
@@ -56,6 +57,36 @@ Workspace EngineRun::loadRunnable(WorkspaceState &state, const std::string &pipe
     if (!pipeline.empty() && !ws.pipeline(pipeline))
         throw ConfigError("no pipeline named '" + pipeline + "'", state.path());
     return ws;
+}
+
+void EngineRun::discoverDueTables(const Workspace &ws, bool now)
+{
+    const auto at = std::chrono::steady_clock::now();
+    for (const auto &p : ws.pipelines) {
+        if (p.includeTables.empty() || (!m_options.pipeline.empty() && p.name != m_options.pipeline))
+            continue;
+        auto next = m_nextDiscovery.find(p.name);
+        if (!now && next != m_nextDiscovery.end() && at < next->second)
+            continue;
+        m_nextDiscovery[p.name] = at + p.discoverEvery.value_or(PipelineSpec::kDefaultDiscoverEvery);
+        try {
+            std::set<TableRef> known;
+            for (const auto &d : m_store.discoveredTables(p.name))
+                known.insert(d.table);
+            for (const auto &found : lookForNewTables(ws, p, known)) {
+                StateStore::DiscoveredTable d{p.name, found.table, found.strategy, found.cursor, found.refused, 0};
+                if (!m_store.addDiscoveredTable(d))
+                    continue;
+                const bool taken = found.refused.empty();
+                const std::string said = taken ? found.message : found.refused + "; " + found.fix;
+                m_store.addEvent(taken ? Level::Info : Level::Warn, p.name, found.table.display(),
+                                 taken ? "table_discovered" : "table_refused", said);
+                log(taken ? LogLevel::Info : LogLevel::Warn, "pipeline " + p.name + ": " + said);
+            }
+        } catch (const std::exception &e) {
+            log(LogLevel::Warn, std::string("looking for new tables: ") + e.what());
+        }
+    }
 }
 
 bool EngineRun::fallBackWhereBreached(const Workspace &ws, const std::vector<SourceSlots> &sources)
@@ -233,6 +264,8 @@ int EngineRun::run(std::stop_token stop, EngineRunListener *listener)
     int errors = 0;
     std::shared_ptr<const Workspace> last;
     for (int restarts = 0;; ++restarts) {
+        // Tables the patterns pick up are in the workspace this run starts with.
+        discoverDueTables(loadRunnable(m_state, m_options.pipeline), restarts == 0);
         const Workspace stored = loadRunnable(m_state, m_options.pipeline);
         auto ws = std::make_shared<const Workspace>(only(stored, m_options.pipeline));
         last = ws;
@@ -299,6 +332,7 @@ int EngineRun::run(std::stop_token stop, EngineRunListener *listener)
                         // apply side is stuck (so this run cannot stop yet) is obeyed at once.
                         std::optional<Workspace> now;
                         try {
+                            discoverDueTables(stored, false); // a table picked up changes the stored workspace
                             now = m_store.loadWorkspace();
                         } catch (const Error &) {
                         }

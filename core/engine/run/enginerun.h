@@ -10,6 +10,7 @@
 #include "core/model/workspace.h"
 #include "core/state/statestore.h"
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -118,6 +119,10 @@ private:
     /// and samples its slots when they are due; true when a guard fell back. Reads the slots only
     /// when a guard or a sample needs them. Logs, never throws.
     bool guardAndSample(const Workspace &ws);
+    /// Looks for new tables on the sources of `ws`'s pipelines with include_tables whose
+    /// discover_every has passed (all of them with `now`), and records what the patterns picked
+    /// up, with an event each (docs/patterns.md). Logs, never throws.
+    void discoverDueTables(const Workspace &ws, bool now);
     /// One monitor round over `ws`; true when a slot guard fell back.
     /// `whole`: the stored workspace with every pipeline, whose slots on `ws`'s sources are
     /// theirs (not orphans) when `ws` is one pipeline of it.
@@ -133,6 +138,8 @@ private:
     StateStore &m_store;
     EngineRunOptions m_options;
     std::unique_ptr<Monitor> m_monitor;
+    /// discoverDueTables: when each pipeline looks for new tables next (watcher thread or run()).
+    std::map<std::string, std::chrono::steady_clock::time_point> m_nextDiscovery;
 
     mutable std::mutex m_mutex; ///< guards what follows
     std::shared_ptr<const Workspace> m_workspace;
