@@ -4,7 +4,8 @@
 // minutes there are, and the projection line and the Time to limit column read as the engine's
 // seconds_to_limit says (and, when it is null, as the guard tells apart). A binlog pipeline of a
 // MariaDB source is a row of its own (kind binlog: needed and oldest file, bytes behind, time to
-// expiry) and charts its bytes behind.
+// expiry) and charts its bytes behind. The pointer over the chart is told the nearest sample's
+// values, and a legend click hides a line and fits the axis to the lines still shown.
 
 #include "tests/support/guisupport.h"
 #include "tests/support/recordeddoor.h"
@@ -18,6 +19,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QChart>
+#include <QDateTime>
 #include <QDateTimeAxis>
 #include <QFile>
 #include <QLabel>
@@ -27,6 +29,7 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
+#include <QToolTip>
 #include <QValueAxis>
 
 using namespace driftless;
@@ -180,6 +183,42 @@ void TestSlotHistory::theChartDrawsTheStoredSamplesWithTheGuardLines()
     QVERIFY(y);
     QCOMPARE(y->titleText(), QStringLiteral("WAL (MB)"));
     QCOMPARE(y->max(), 8.0); // 6.5 MB with headroom, in whole MB ticks
+
+    // The pointer over a line is told the nearest sample: its time and both values.
+    const qreal fifth = static_cast<qreal>(at[4] + moved);
+    const QString told = QDateTime::fromMSecsSinceEpoch(at[4] + moved).toString(QStringLiteral("HH:mm:ss")) +
+                         QStringLiteral("\nRetained WAL: 1.5 MB\nsafe_wal_size: 6.0 MB");
+    QCOMPARE(chart->hoverText(fifth + 4'000), told);
+    emit chart->retainedSeries()->hovered(QPointF(fifth + 4'000, 1.5), true);
+    QTRY_COMPARE(QToolTip::text(), told);
+    emit chart->retainedSeries()->hovered(QPointF(fifth + 4'000, 1.5), false);
+    QTRY_VERIFY(!QToolTip::isVisible());
+
+    // A click on a legend entry hides its line and the axis fits the lines still shown: without
+    // safe_wal_size the 4 MB limit is the top; without it too, the 2.5 MB retained.
+    auto click = [&](int entry) {
+        const QRect rect = chart->legend()->entryRects(chart->legend()->width()).at(std::size_t(entry));
+        QTest::mouseClick(chart->legend(), Qt::LeftButton, {}, rect.center());
+    };
+    QCOMPARE(chart->legend()->entries().at(1).name, QStringLiteral("safe_wal_size (max_slot_wal_keep_size left)"));
+    click(1);
+    QVERIFY(chart->isHidden(SlotHistoryChart::Line::SafeWal));
+    QVERIFY(!chart->safeWalSeries()->isVisible() && chart->retainedSeries()->isVisible());
+    QVERIFY(chart->legend()->entries().at(1).hidden);
+    QVERIFY2(y->max() >= 4.0 && y->max() < 6.0, qPrintable(QString::number(y->max())));
+    click(3); // max_retained 4.0 MB
+    QVERIFY(!chart->maxLine()->isVisible() && chart->warnLine()->isVisible());
+    QVERIFY2(y->max() >= 2.5 && y->max() < 4.0, qPrintable(QString::number(y->max())));
+    QTest::qWait(200);
+    test::saveShot(&w, QStringLiteral("slots-history-lines-hidden"));
+    // Hidden lines stay hidden through a new read, and a second click shows them again.
+    chart->reload();
+    QTRY_VERIFY(chart->historyLoaded() && chart->retainedSeries()->count() == 13);
+    QVERIFY(!chart->safeWalSeries()->isVisible() && y->max() < 4.0);
+    click(1);
+    click(3);
+    QVERIFY(chart->safeWalSeries()->isVisible() && chart->maxLine()->isVisible());
+    QCOMPARE(y->max(), 8.0);
     // Qt Charts lays its scene out on the event loop: let it, before the screenshot.
     QTest::qWait(200);
     test::saveShot(&w, QStringLiteral("slots-history"));

@@ -13,12 +13,15 @@
 #include <QChart>
 #include <QChartView>
 #include <QComboBox>
+#include <QCursor>
+#include <QDateTime>
 #include <QDateTimeAxis>
 #include <QGraphicsSimpleTextItem>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineSeries>
 #include <QPalette>
+#include <QToolTip>
 #include <QUrl>
 #include <QVBoxLayout>
 #include <QValueAxis>
@@ -118,6 +121,13 @@ SlotHistoryChart::SlotHistoryChart(QWidget *parent)
     // Enough to read a trend; lower, the Slots page did not fit a laptop at 150% (issue 45).
     m_view->setMinimumHeight(140);
     m_legend->setObjectName(QStringLiteral("slotHistoryLegend"));
+    connect(m_legend, &LegendStrip::toggled, this, [this](int index, const QString &) {
+        if (index >= 0 && static_cast<std::size_t>(index) < m_entryLines.size())
+            setHidden(m_entryLines[static_cast<std::size_t>(index)],
+                      !isHidden(m_entryLines[static_cast<std::size_t>(index)]));
+    });
+    watchHover(m_retained);
+    watchHover(m_safeWal);
 
     auto *top = new QHBoxLayout;
     top->addWidget(m_title, 1);
@@ -137,6 +147,51 @@ SlotHistoryChart::~SlotHistoryChart() = default;
 void SlotHistoryChart::setEngine(EngineBridge *engine)
 {
     m_engine = engine;
+}
+
+bool SlotHistoryChart::isHidden(Line line) const
+{
+    return std::find(m_hidden.begin(), m_hidden.end(), line) != m_hidden.end();
+}
+
+void SlotHistoryChart::setHidden(Line line, bool hidden)
+{
+    if (hidden == isHidden(line))
+        return;
+    if (hidden)
+        m_hidden.push_back(line);
+    else
+        m_hidden.erase(std::find(m_hidden.begin(), m_hidden.end(), line));
+    redraw();
+}
+
+QString SlotHistoryChart::hoverText(qreal x) const
+{
+    const Sample *nearest = nullptr;
+    for (const auto &s : m_samples)
+        if (s.tsMs >= m_fromMs && s.tsMs <= m_toMs &&
+            (!nearest || std::abs(static_cast<double>(s.tsMs) - x) < std::abs(static_cast<double>(nearest->tsMs) - x)))
+            nearest = &s;
+    if (!nearest)
+        return {};
+    QStringList lines{QDateTime::fromMSecsSinceEpoch(nearest->tsMs).toString(QStringLiteral("HH:mm:ss"))};
+    if (nearest->retained)
+        lines << tr("%1: %2").arg(m_retained->name(), formatBytes(*nearest->retained));
+    if (nearest->safeWal)
+        lines << tr("safe_wal_size: %1").arg(formatBytes(*nearest->safeWal));
+    return lines.join(QLatin1Char('\n'));
+}
+
+void SlotHistoryChart::watchHover(QLineSeries *series)
+{
+    connect(series, &QLineSeries::hovered, this, [this](const QPointF &point, bool state) {
+        if (!state) {
+            QToolTip::hideText();
+            return;
+        }
+        if (const QString text = hoverText(point.x()); !text.isEmpty())
+            QToolTip::showText(QCursor::pos(), text, m_view);
+    });
 }
 
 std::int64_t SlotHistoryChart::windowMs() const
@@ -323,13 +378,20 @@ void SlotHistoryChart::redraw()
         }
     }
 
+    // The axis fits the lines shown: a hidden one does not stretch it.
+    const bool showRetained = !isHidden(Line::Retained), showSafeWal = !isHidden(Line::SafeWal);
     double top = 0;
-    for (const Sample *s : kept)
-        top =
-            std::max({top, static_cast<double>(s->retained.value_or(0)), static_cast<double>(s->safeWal.value_or(0))});
+    for (const Sample *s : kept) {
+        if (showRetained)
+            top = std::max(top, static_cast<double>(s->retained.value_or(0)));
+        if (showSafeWal)
+            top = std::max(top, static_cast<double>(s->safeWal.value_or(0)));
+    }
     const bool guarded = m_slot && m_guard && m_guard->maxRetained > 0;
-    if (guarded)
+    if (guarded && !isHidden(Line::Max))
         top = std::max(top, static_cast<double>(m_guard->maxRetained));
+    else if (guarded && !isHidden(Line::Warn))
+        top = std::max(top, static_cast<double>(m_guard->effectiveWarn()));
     m_unit = 1;
     while (m_unit * 1024 <= top && m_unit < 1024.0 * 1024 * 1024 * 1024)
         m_unit *= 1024;
@@ -355,12 +417,23 @@ void SlotHistoryChart::redraw()
     const double gapMs = std::max({60'000.0, 3 * usual, 3 * width});
     drawSplit(m_retained, m_retainedMore, retained, gapMs);
     drawSplit(m_safeWal, m_safeWalMore, safeWal, gapMs);
+    m_retained->setVisible(showRetained);
+    for (QLineSeries *s : m_retainedMore)
+        s->setVisible(showRetained);
+    m_safeWal->setVisible(showSafeWal);
+    for (QLineSeries *s : m_safeWalMore)
+        s->setVisible(showSafeWal);
+    m_warn->setVisible(!isHidden(Line::Warn));
+    m_max->setVisible(!isHidden(Line::Max));
 
     const bool binlog = m_slot && m_slot->slotType == "binlog";
     m_retained->setName(binlog ? tr("Binlog behind") : tr("Retained WAL"));
-    std::vector<LegendStrip::Entry> entries{{m_retained->name(), kRetainedColour, false}};
-    if (!safeWal.isEmpty())
-        entries.push_back({tr("safe_wal_size (max_slot_wal_keep_size left)"), kSafeWalColour, false});
+    std::vector<LegendStrip::Entry> entries{{m_retained->name(), kRetainedColour, false, !showRetained}};
+    m_entryLines = {Line::Retained};
+    if (!safeWal.isEmpty()) {
+        entries.push_back({tr("safe_wal_size (max_slot_wal_keep_size left)"), kSafeWalColour, false, !showSafeWal});
+        m_entryLines.push_back(Line::SafeWal);
+    }
     if (guarded) {
         const auto warn = static_cast<double>(m_guard->effectiveWarn());
         const auto max = static_cast<double>(m_guard->maxRetained);
@@ -370,8 +443,10 @@ void SlotHistoryChart::redraw()
             {QPointF(static_cast<qreal>(from), max / m_unit), QPointF(static_cast<qreal>(now), max / m_unit)});
         m_warn->setName(tr("warn_retained %1").arg(formatBytes(m_guard->effectiveWarn())));
         m_max->setName(tr("max_retained %1").arg(formatBytes(m_guard->maxRetained)));
-        entries.push_back({m_warn->name(), kWarnColour, true});
-        entries.push_back({m_max->name(), kMaxColour, true});
+        entries.push_back({m_warn->name(), kWarnColour, true, isHidden(Line::Warn)});
+        entries.push_back({m_max->name(), kMaxColour, true, isHidden(Line::Max)});
+        m_entryLines.push_back(Line::Warn);
+        m_entryLines.push_back(Line::Max);
     } else {
         m_warn->clear();
         m_max->clear();
@@ -411,6 +486,7 @@ void SlotHistoryChart::drawSplit(QLineSeries *first, std::vector<QLineSeries *> 
         m_chart->addSeries(series);
         series->attachAxis(m_x);
         series->attachAxis(m_y);
+        watchHover(series);
         more.push_back(series);
     }
     first->replace(parts.front());

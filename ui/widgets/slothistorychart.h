@@ -41,6 +41,11 @@ class LegendStrip;
 /// The default window fits the data there is (a slot sampled for three minutes shows three
 /// minutes); 15 min, 1 h, 24 h and 7 d are the fixed choices. Byte values are drawn in one
 /// 1024-based unit (unitBytes()) so the axis reads "MB", not digits.
+///
+/// The pointer over a line says the nearest sample: its time, the WAL retained and
+/// safe_wal_size (hoverText()). A click on a legend entry hides or shows that line, and the
+/// value axis fits the lines still shown: a server limit of gigabytes no longer flattens a
+/// slot's megabytes to the floor.
 class SlotHistoryChart final : public QWidget {
     Q_OBJECT
 public:
@@ -87,6 +92,15 @@ public:
     std::int64_t shownToMs() const { return m_toMs; }
     bool historyLoaded() const { return m_loaded; }
 
+    /// The chart's lines, as the legend lists them (a line without points has no entry).
+    enum class Line { Retained, SafeWal, Warn, Max };
+    /// A click on its legend entry hid the line; it stays hidden for other slots and windows.
+    bool isHidden(Line line) const;
+    void setHidden(Line line, bool hidden);
+    /// What the pointer at `x` (ms since the epoch) over the chart is told: the nearest shown
+    /// sample's time and values. Empty when no sample is shown.
+    QString hoverText(qreal x) const;
+
     /// The line above the chart: "At this rate: limit in 3 h 10 min", "At its limit now",
     /// "Not growing…" or "No limit set…".
     static QString projectionText(const core::SlotReport &slot, const std::optional<core::SlotGuard> &guard);
@@ -111,6 +125,8 @@ private:
     void onReadDone(std::uint64_t job, std::vector<Sample> samples, std::int64_t nowMs);
     void redraw();
     void updateProjection();
+    /// Makes each segment of the retained and safe_wal_size lines say its value under the pointer.
+    void watchHover(QLineSeries *series);
 
     QPointer<EngineBridge> m_engine;
     std::optional<core::SlotReport> m_slot;
@@ -132,6 +148,9 @@ private:
     QLineSeries *m_warn;
     QLineSeries *m_max;
     std::vector<Sample> m_samples;
+    /// The legend's entries in order, as lines (for a click on one).
+    std::vector<Line> m_entryLines;
+    std::vector<Line> m_hidden;
     std::int64_t m_nowMs = 0;
     std::int64_t m_fromMs = 0;
     std::int64_t m_toMs = 0;
