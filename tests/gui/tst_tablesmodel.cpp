@@ -1,5 +1,6 @@
 // TablesModel and EventsModel over snapshots: structure checked by QAbstractItemModelTester on
 // every change, updates made with the fewest signals, and freshness shown as words and icons.
+// "Rows written" counts every pass; "Table rows" is what the table holds as last counted.
 
 #include "ui/enginesnapshot.h"
 #include "ui/models/eventsmodel.h"
@@ -110,6 +111,7 @@ private slots:
     void rebackfillIsToldFromInitialLoad();
     void finishedBackfillShowsAFullBarForAMinute();
     void aFreshTableWarnedByDriftSaysWhy();
+    void tableRowsSayWhatTheTableHoldsNotWhatWasWritten();
 };
 
 void TestTablesModel::snapshotsAddRemoveAndChangeRowsInPlace()
@@ -713,6 +715,66 @@ void TestTablesModel::aFreshTableWarnedByDriftSaysWhy()
     // Without drift it is about the lag alone.
     QVERIFY(
         !model.index(1, TablesModel::Freshness).data(Qt::ToolTipRole).toString().contains(QStringLiteral("report")));
+}
+
+void TestTablesModel::tableRowsSayWhatTheTableHoldsNotWhatWasWritten()
+{
+    // A full refresh of 300 rows after four passes: 1,200 written, and 300 is what it holds.
+    TablesModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    auto refreshed = table("plans");
+    refreshed.strategy = Strategy::FullRefresh;
+    refreshed.rowsApplied = 1200;
+    driftless::core::ReconcileSummary rc;
+    rc.reportId = 8;
+    rc.table = "public.plans";
+    rc.finishedMs = 1'700'000'100'000;
+    rc.sourceRows = 300;
+    rc.targetRows = 300;
+    refreshed.reconcile = rc;
+    // A load under way: its estimate, marked as one.
+    auto loading = table("events");
+    loading.state = TableState::Backfilling;
+    loading.backfill = TableReport::Backfill{250'000, 1'000'000, 25.0, 60.0};
+    // Never counted, and a reconciliation that failed: nothing, not a zero.
+    auto unknown = table("accounts");
+    auto failed = table("ledger");
+    failed.reconcile = rc;
+    failed.reconcile->error = "connection refused";
+    failed.reconcile->sourceRows = 0;
+    model.setSnapshot(snapshotOf({refreshed, loading, unknown, failed}));
+
+    QCOMPARE(model.headerData(TablesModel::Rows, Qt::Horizontal).toString(), QStringLiteral("Rows written"));
+    QCOMPARE(model.headerData(TablesModel::TableRows, Qt::Horizontal).toString(), QStringLiteral("Table rows"));
+    QCOMPARE(cell(model, 0, TablesModel::Rows), QLocale().toString(1200));
+    QCOMPARE(cell(model, 0, TablesModel::TableRows), QLocale().toString(300));
+    const QString tip = cell(model, 0, TablesModel::TableRows, Qt::ToolTipRole);
+    QVERIFY2(tip.contains(QStringLiteral("reconciliation report 8")) &&
+                 tip.contains(QStringLiteral("%1 in the target").arg(QLocale().toString(300))),
+             qPrintable(tip));
+    QCOMPARE(cell(model, 1, TablesModel::TableRows), QStringLiteral("\u2248") + QLocale().toString(1'000'000));
+    QVERIFY(cell(model, 1, TablesModel::TableRows, Qt::ToolTipRole).contains(QStringLiteral("estimates")));
+    QCOMPARE(cell(model, 2, TablesModel::TableRows), QString());
+    QCOMPARE(cell(model, 3, TablesModel::TableRows), QString());
+    QVERIFY(cell(model, 2, TablesModel::TableRows, Qt::ToolTipRole).contains(QStringLiteral("Not counted yet")));
+
+    // Sorted as numbers, never counted last when descending.
+    QSortFilterProxyModel proxy;
+    proxy.setSourceModel(&model);
+    proxy.setSortRole(TablesModel::SortRole);
+    proxy.sort(TablesModel::TableRows, Qt::DescendingOrder);
+    QCOMPARE(proxy.index(0, TablesModel::Table).data().toString(), QStringLiteral("public.events"));
+    QCOMPARE(proxy.index(1, TablesModel::Table).data().toString(), QStringLiteral("public.plans"));
+
+    // A newer reconciliation changes that cell only.
+    Signals spy(&model);
+    refreshed.reconcile->reportId = 9;
+    refreshed.reconcile->sourceRows = 310;
+    model.setSnapshot(snapshotOf({refreshed, loading, unknown, failed}));
+    QCOMPARE(spy.changed.count(), 1);
+    QCOMPARE(spy.changed.at(0).at(0).toModelIndex(), model.index(0, TablesModel::TableRows));
+    QCOMPARE(spy.changed.at(0).at(1).toModelIndex(), model.index(0, TablesModel::TableRows));
+    QCOMPARE(cell(model, 0, TablesModel::TableRows), QLocale().toString(310));
 }
 
 QTEST_MAIN(TestTablesModel)

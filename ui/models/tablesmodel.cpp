@@ -47,6 +47,9 @@ unsigned changedColumns(const core::TableReport &a, const core::TableReport &b)
         mark(TablesModel::Lag);
     if (a.rowsApplied != b.rowsApplied)
         mark(TablesModel::Rows);
+    if (TablesModel::tableRows(a) != TablesModel::tableRows(b) ||
+        (a.reconcile ? a.reconcile->reportId : 0) != (b.reconcile ? b.reconcile->reportId : 0))
+        mark(TablesModel::TableRows);
     if (a.lastSyncAtMs != b.lastSyncAtMs)
         mark(TablesModel::LastSync);
     if (a.backfill.has_value() != b.backfill.has_value() ||
@@ -106,6 +109,9 @@ QVariant TablesModel::headerData(int section, Qt::Orientation orientation, int r
         // Not the table's size: a full refresh counts its rows again at every pass.
         return tr("Rows written to the target since the table was added, every pass counted (a full refresh of "
                   "300 rows adds 300 each time); not the number of rows the table holds");
+    if (orientation == Qt::Horizontal && role == Qt::ToolTipRole && section == TableRows)
+        return tr("The rows the source table holds, as last counted: by its newest reconciliation, or (\u2248) "
+                  "the estimate of a load under way; blank until one of them has counted it");
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (section) {
@@ -123,6 +129,8 @@ QVariant TablesModel::headerData(int section, Qt::Orientation orientation, int r
         return tr("Lag");
     case Rows:
         return tr("Rows written");
+    case TableRows:
+        return tr("Table rows");
     case LastSync:
         return tr("Last sync");
     case Progress:
@@ -193,7 +201,7 @@ QVariant TablesModel::data(const QModelIndex &index, int role) const
         return tip.isEmpty() ? QVariant() : QVariant(tip);
     }
     case Qt::TextAlignmentRole:
-        if (column == Lag || column == Rows)
+        if (column == Lag || column == Rows || column == TableRows)
             return QVariant(Qt::AlignRight | Qt::AlignVCenter);
         return {};
     case SortRole:
@@ -254,6 +262,13 @@ QString TablesModel::display(const Row &row, int column)
         return formatLag(r.lagSeconds);
     case Rows:
         return QLocale().toString(static_cast<qlonglong>(r.rowsApplied));
+    case TableRows: {
+        const auto n = tableRows(r);
+        if (!n)
+            return {};
+        const QString count = QLocale().toString(static_cast<qlonglong>(n->rows));
+        return n->estimate ? tr("\u2248%1").arg(count) : count;
+    }
     case LastSync:
         return r.lastSyncAtMs ? formatTimestamp(*r.lastSyncAtMs) : tr("never");
     case Progress:
@@ -278,6 +293,11 @@ std::optional<double> TablesModel::numberKey(const Row &row, int column)
         return r.lagSeconds.value_or(std::numeric_limits<double>::max());
     case Rows:
         return static_cast<double>(r.rowsApplied);
+    case TableRows:
+        // Never counted sorts below an empty table.
+        if (const auto n = tableRows(r))
+            return static_cast<double>(n->rows);
+        return -1.0;
     case LastSync:
         return static_cast<double>(r.lastSyncAtMs.value_or(0));
     case Progress:
@@ -347,8 +367,32 @@ QString TablesModel::toolTip(const core::TableReport &r, int column) const
         return {};
     case LastSync:
         return r.lastSyncAtMs ? QString::fromStdString(core::formatIso8601(*r.lastSyncAtMs)) : QString();
+    case TableRows: {
+        const auto n = tableRows(r);
+        if (!n)
+            return tr("Not counted yet: a reconciliation (Reconciliation page) counts the rows on both sides");
+        if (n->estimate)
+            return tr("The load under way estimates %1 rows (the source's statistics); a reconciliation counts them")
+                .arg(QLocale().toString(static_cast<qlonglong>(n->rows)));
+        const auto &rc = *r.reconcile;
+        return tr("%1 rows at the source and %2 in the target when reconciliation report %3 counted them (%4)")
+            .arg(QLocale().toString(static_cast<qlonglong>(rc.sourceRows)),
+                 QLocale().toString(static_cast<qlonglong>(rc.targetRows)))
+            .arg(rc.reportId)
+            .arg(formatTimestamp(rc.finishedMs));
+    }
     }
     return {};
+}
+
+std::optional<TablesModel::Count> TablesModel::tableRows(const core::TableReport &r)
+{
+    // A load under way is the newer news; its total is the planner's estimate.
+    if (r.backfill && r.backfill->total)
+        return Count{*r.backfill->total, true};
+    if (r.reconcile && r.reconcile->error.empty())
+        return Count{r.reconcile->sourceRows, false};
+    return std::nullopt;
 }
 
 TablesModel::DoneByTable TablesModel::finishedBackfills(const EngineSnapshot &snapshot)

@@ -28,7 +28,22 @@ namespace driftless::ui {
 class TablesModel final : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Pipeline, Table, Strategy, State, Freshness, Lag, Rows, LastSync, Progress, Message, ColumnCount };
+    /// Rows: rows written, every pass counted. TableRows: the rows the table holds as last
+    /// counted (the newest reconciliation's source count, or a running load's estimate).
+    enum Column {
+        Pipeline,
+        Table,
+        Strategy,
+        State,
+        Freshness,
+        Lag,
+        Rows,
+        TableRows,
+        LastSync,
+        Progress,
+        Message,
+        ColumnCount
+    };
     Q_ENUM(Column)
 
     enum Role {
@@ -117,6 +132,16 @@ public:
     static bool needsAttention(const core::TableReport &r);
     /// See RebackfillRole.
     static bool isRebackfill(const core::TableReport &r);
+    /// The rows a table holds as last counted (the Table rows column).
+    struct Count {
+        std::int64_t rows = 0;
+        /// A running load's estimate from the source's statistics, not a count.
+        bool estimate = false;
+        friend bool operator==(const Count &, const Count &) = default;
+    };
+    /// A load under way with an estimate: that; else the newest reconciliation's source count;
+    /// else none (never counted, or the reconciliation failed).
+    static std::optional<Count> tableRows(const core::TableReport &r);
 
 private:
     struct Row {
