@@ -193,6 +193,21 @@ MysqlTable describeTable(MysqlConnection &conn, const TableRef &table)
                          {table.schema, table.name});
     for (const auto &r : pk.rows)
         out.schema.primaryKey.push_back(out.schema.columnIndex(r[0].value_or("")));
+    if (out.schema.primaryKey.empty()) {
+        // No primary key: its unique index on NOT NULL columns (whole columns, not prefixes), the
+        // one with the fewest columns, then the first by name, as InnoDB itself picks its key.
+        auto uk = conn.query(
+            "SELECT s.INDEX_NAME, s.COLUMN_NAME FROM information_schema.STATISTICS s JOIN (SELECT INDEX_NAME, "
+            "COUNT(*) AS n FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND "
+            "NON_UNIQUE = 0 GROUP BY INDEX_NAME HAVING SUM(NULLABLE = 'YES' OR SUB_PART IS NOT NULL OR COLUMN_NAME IS "
+            "NULL) = 0 ORDER BY n, INDEX_NAME LIMIT 1) best ON best.INDEX_NAME = s.INDEX_NAME WHERE s.TABLE_SCHEMA = ? "
+            "AND s.TABLE_NAME = ? ORDER BY s.SEQ_IN_INDEX",
+            {table.schema, table.name, table.schema, table.name});
+        for (const auto &r : uk.rows) {
+            out.schema.keyIndex = r[0].value_or("");
+            out.schema.primaryKey.push_back(out.schema.columnIndex(r[1].value_or("")));
+        }
+    }
     auto est = conn.scalar("SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
                            {table.schema, table.name});
     out.schema.estimatedRows = est ? std::atoll(est->c_str()) : -1;

@@ -56,6 +56,24 @@ WHERE i.indrelid = $1::oid AND i.indisprimary AND k.ord <= i.indnkeyatts
 ORDER BY k.ord
 )sql";
 
+/// A table without a primary key: its unique index on NOT NULL columns (no predicate, no
+/// expression, not deferrable), the one with the fewest columns, then the first by name.
+constexpr const char *kUniqueKey = R"sql(
+WITH cols AS (
+  SELECT i.indexrelid, ic.relname AS index_name, i.indnkeyatts AS n, a.attname, a.attnotnull, k.ord
+  FROM pg_index i
+  JOIN pg_class ic ON ic.oid = i.indexrelid
+  CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+  JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+  WHERE i.indrelid = $1::oid AND i.indisunique AND i.indisvalid AND i.indimmediate
+    AND i.indpred IS NULL AND i.indexprs IS NULL AND k.ord <= i.indnkeyatts
+), best AS (
+  SELECT indexrelid, index_name, n FROM cols GROUP BY indexrelid, index_name, n
+  HAVING bool_and(attnotnull) ORDER BY n, index_name LIMIT 1
+)
+SELECT best.index_name, cols.attname FROM best JOIN cols USING (indexrelid) ORDER BY cols.ord
+)sql";
+
 constexpr const char *kNearNames = R"sql(
 SELECT n.nspname, c.relname
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -100,6 +118,13 @@ std::optional<TableSchema> findTable(PgConnection &conn, const TableRef &table)
     auto pk = conn.execParams(kPrimaryKey, {oid});
     for (int r = 0; r < pk.rows(); ++r)
         s.primaryKey.push_back(s.columnIndex(pk.text(r, 0)));
+    if (s.primaryKey.empty()) {
+        auto uk = conn.execParams(kUniqueKey, {oid});
+        for (int r = 0; r < uk.rows(); ++r) {
+            s.keyIndex = uk.text(r, 0);
+            s.primaryKey.push_back(s.columnIndex(uk.text(r, 1)));
+        }
+    }
     return s;
 }
 
@@ -144,6 +169,11 @@ std::optional<IdentityProblem> replicaIdentityProblem(PgConnection &conn, const 
         return IdentityProblem{"REPLICA IDENTITY NOTHING: its updates and deletes carry no old row, so they cannot be "
                                "matched to target rows",
                                "ALTER TABLE " + table + " REPLICA IDENTITY DEFAULT"};
+    if (schema.replicaIdentity == 'd' && !schema.keyIndex.empty())
+        return IdentityProblem{"no primary key, so REPLICA IDENTITY DEFAULT sends no old key with its updates and "
+                               "deletes (and the source refuses them once the table is published)",
+                               "ALTER TABLE " + table + " REPLICA IDENTITY USING INDEX " +
+                                   displayIdent(schema.keyIndex)};
     if (schema.replicaIdentity != 'i' || !schema.hasPrimaryKey())
         return std::nullopt;
     auto r = conn.execParams(R"sql(

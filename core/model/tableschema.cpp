@@ -10,4 +10,14 @@ int TableSchema::columnIndex(const std::string &name) const
     return -1;
 }
 
+std::string TableSchema::keyDescription() const
+{
+    std::string cols;
+    for (int k : primaryKey)
+        cols += (cols.empty() ? "" : ", ") + columns[static_cast<size_t>(k)].name;
+    if (keyIndex.empty())
+        return "primary key (" + cols + ")";
+    return "unique index " + keyIndex + " (" + cols + "), no primary key";
+}
+
 } // namespace driftless::core

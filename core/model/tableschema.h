@@ -44,8 +44,13 @@ struct ColumnInfo {
 struct TableSchema {
     TableRef table;
     std::vector<ColumnInfo> columns;
-    /// Indexes into `columns` of the primary-key columns, in key order.
+    /// Indexes into `columns` of the key columns, in key order: the primary key's, or, for a
+    /// table without one, those of its unique index on NOT NULL columns (`keyIndex`).
     std::vector<int> primaryKey;
+    /// Set when the table has no primary key and its key is this unique index, whose columns
+    /// are all NOT NULL (the one with the fewest columns, then the first by name): rows are
+    /// merged, compared and paged by it as by a primary key.
+    std::string keyIndex;
     /// Estimated rows (pg_class.reltuples), -1 when unknown.
     long long estimatedRows = -1;
 
@@ -55,6 +60,8 @@ struct TableSchema {
     char relkind = 0;
 
     bool hasPrimaryKey() const { return !primaryKey.empty(); }
+    /// "primary key (id)" or "unique index orders_code_key (code), no primary key": what rows are keyed by.
+    std::string keyDescription() const;
     /// The table as a Postgres FROM item for reading its rows: `ONLY` for a plain table, whose
     /// inheritance children are tables of their own (a publication, COPY and the merge key all
     /// see the parent's own rows alone), the name as it is for a partitioned table, whose rows

@@ -292,14 +292,18 @@ void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<F
                                "fix 'where:' (a condition on the table's columns, e.g. tenant_id = 42)"});
             }
         }
+        if (!schema.keyIndex.empty() && t.strategy != Strategy::FullRefresh)
+            out.push_back(
+                {FindingLevel::Ok, "config", p.name, subject,
+                 "keyed by " + schema.keyDescription() + ": merged, compared and paged by it as by a primary key", ""});
         if (!schema.hasPrimaryKey() && t.strategy != Strategy::FullRefresh) {
             anyError = true;
-            out.push_back(
-                {FindingLevel::Error, "config", p.name, subject,
-                 "has no primary key; " + std::string(toString(t.strategy)) + " deduplicates and merges by key",
-                 "ALTER TABLE " + mysqlIdent(t.table.name) +
-                     " ADD PRIMARY KEY (...), or use strategy "
-                     "full_refresh"});
+            out.push_back({FindingLevel::Error, "config", p.name, subject,
+                           "has no primary key and no unique index on NOT NULL columns; " +
+                               std::string(toString(t.strategy)) + " deduplicates and merges by key",
+                           "ALTER TABLE " + mysqlIdent(t.table.name) +
+                               " ADD PRIMARY KEY (...), or use strategy "
+                               "full_refresh"});
             out.back().setting = FindingSetting{t.table.display(), "strategy", "full_refresh"};
         }
         if (t.strategy == Strategy::Cursor) {
@@ -651,15 +655,22 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
             const bool needsKey = t.strategy != Strategy::FullRefresh;
             if (!schema->hasPrimaryKey()) {
                 if (needsKey) {
-                    out.push_back(
-                        {FindingLevel::Error, "config", p.name, subject,
-                         "has no primary key; " + std::string(toString(t.strategy)) + " deduplicates and merges by key",
-                         "ALTER TABLE " + t.table.display() + " ADD PRIMARY KEY (...), or use strategy full_refresh"});
+                    out.push_back({FindingLevel::Error, "config", p.name, subject,
+                                   "has no primary key and no unique index on NOT NULL columns; " +
+                                       std::string(toString(t.strategy)) + " deduplicates and merges by key",
+                                   "ALTER TABLE " + t.table.display() +
+                                       " ADD PRIMARY KEY (...) (or a UNIQUE index on NOT NULL columns), or use "
+                                       "strategy full_refresh"});
                     out.back().setting = FindingSetting{t.table.display(), "strategy", "full_refresh"};
                 } else
                     out.push_back({FindingLevel::Ok, "config", p.name, subject,
                                    "no primary key (fine for full refresh; the target gets none either)", ""});
             }
+            if (needsKey && !schema->keyIndex.empty())
+                out.push_back(
+                    {FindingLevel::Ok, "config", p.name, subject,
+                     "keyed by " + schema->keyDescription() + ": merged, compared and paged by it as by a primary key",
+                     ""});
             if (needsKey && schema->hasPrimaryKey() && tgt.kind == EndpointKind::Postgres)
                 checkTargetKey(probeOnce(tgt, p.name), p, t, *schema, out);
             checkPublicationCoverage(c, p.name, t.table, out);

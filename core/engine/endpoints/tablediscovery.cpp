@@ -48,7 +48,15 @@ SELECT n.nspname, c.relname, c.reltuples::float8, pg_total_relation_size(c.oid),
           JOIN pg_type t ON t.oid = a.atttypid
           JOIN pg_type et ON et.oid = CASE WHEN t.typcategory = 'A' AND t.typelem <> 0 THEN t.typelem ELSE t.oid END
           JOIN pg_type bt ON bt.oid = CASE WHEN et.typtype = 'd' THEN et.typbasetype ELSE et.oid END
-         WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped)
+         WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped),
+       (SELECT ic.relname || chr(30) || string_agg(a.attname, chr(31) ORDER BY k.ord)
+          FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+          CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+          JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
+         WHERE i.indrelid = c.oid AND i.indisunique AND i.indisvalid AND i.indimmediate AND i.indpred IS NULL
+           AND i.indexprs IS NULL AND k.ord <= i.indnkeyatts
+         GROUP BY ic.relname, i.indnkeyatts HAVING bool_and(a.attnotnull)
+         ORDER BY i.indnkeyatts, ic.relname LIMIT 1)
   FROM pg_class c
   JOIN pg_namespace n ON n.oid = c.relnamespace
   LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
@@ -89,8 +97,9 @@ std::string smallSize(const DiscoveredTable &t)
 constexpr const char *kMysqlTablesSql =
     "SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_ROWS, COALESCE(DATA_LENGTH, 0) + COALESCE(INDEX_LENGTH, 0) "
     "FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE' AND ";
-constexpr const char *kMysqlIndexesSql = "SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME "
-                                         "FROM information_schema.STATISTICS WHERE ";
+constexpr const char *kMysqlIndexesSql =
+    "SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, NON_UNIQUE, NULLABLE, SUB_PART "
+    "FROM information_schema.STATISTICS WHERE ";
 constexpr const char *kMysqlColumnsSql =
     "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, NUMERIC_PRECISION, NUMERIC_SCALE, "
     "DATETIME_PRECISION, CHARACTER_MAXIMUM_LENGTH FROM information_schema.COLUMNS WHERE ";
@@ -158,6 +167,13 @@ std::vector<DiscoveredTable> discoverMysqlTables(MysqlConnection &conn, const st
     // Primary keys in key order; the columns that lead an index (a cursor there reads by range).
     std::set<std::tuple<std::string, std::string, std::string>> leading;
     std::map<TableRef, std::map<long long, std::string>> keys;
+    // Without a primary key: unique indexes, with whether each can key the table (every column
+    // NOT NULL and whole, as mysqlcatalog::describeTable picks).
+    struct Unique {
+        std::map<long long, std::string> columns;
+        bool usable = true;
+    };
+    std::map<TableRef, std::map<std::string, Unique>> uniques;
     for (const auto &r : conn.query(kMysqlIndexesSql + filter("TABLE_SCHEMA"), params).rows) {
         DiscoveredTable *t = table(r);
         if (!t)
@@ -165,12 +181,31 @@ std::vector<DiscoveredTable> discoverMysqlTables(MysqlConnection &conn, const st
         const std::string column = r[4].value_or("");
         if (r[2] == "PRIMARY")
             keys[t->table][toInt(r[3])] = column;
+        else if (toInt(r[5]) == 0) {
+            Unique &u = uniques[t->table][r[2].value_or("")];
+            u.columns[toInt(r[3])] = column;
+            u.usable = u.usable && r[4] && r[6].value_or("") != "YES" && !r[7];
+        }
         if (toInt(r[3]) == 1)
             leading.emplace(t->table.schema, t->table.name, column);
     }
     for (auto &[ref, columns] : keys)
         for (const auto &[seq, column] : columns)
             out[at[ref]].primaryKey.push_back(column);
+    for (auto &[ref, indexes] : uniques) {
+        DiscoveredTable &t = out[at[ref]];
+        if (!t.primaryKey.empty())
+            continue;
+        const std::pair<const std::string, Unique> *best = nullptr;
+        for (const auto &entry : indexes)
+            if (entry.second.usable && (!best || entry.second.columns.size() < best->second.columns.size()))
+                best = &entry;
+        if (!best)
+            continue;
+        t.keyIndex = best->first;
+        for (const auto &[seq, column] : best->second.columns)
+            t.primaryKey.push_back(column);
+    }
 
     // Ranked as for Postgres: NOT NULL, then indexed, then named like a change time, then order.
     struct Candidate {
@@ -261,12 +296,23 @@ std::vector<DiscoveredTable> discoverTables(PgConnection &conn)
         t.deletes = r.toInt(i, 6);
         t.readable = r.toBool(i, 7);
         t.primaryKey = splitNames(r.optText(i, 8));
+        if (t.primaryKey.empty() && !r.isNull(i, 13)) {
+            // No primary key: its unique index on NOT NULL columns keys it (pgcatalog::findTable).
+            const std::string uk = r.text(i, 13);
+            const auto sep = uk.find('\x1e');
+            t.keyIndex = uk.substr(0, sep);
+            t.primaryKey = splitNames(uk.substr(sep + 1));
+        }
         t.cursorCandidates = splitNames(r.optText(i, 9));
         // As pgcatalog::replicaIdentityProblem: the old row of an update or delete must carry
         // the key, or CDC cannot match it to its target row.
         const std::string identity = r.text(i, 10);
         const auto identityColumns = splitNames(r.optText(i, 11));
-        if (identity == "n") {
+        if (!t.keyIndex.empty() && identity == "d") {
+            t.cdcRefused = "no primary key, and REPLICA IDENTITY DEFAULT sends no old key with updates and deletes "
+                           "(the source would refuse them once the table is published); ALTER TABLE " +
+                           t.table.display() + " REPLICA IDENTITY USING INDEX " + displayIdent(t.keyIndex);
+        } else if (identity == "n") {
             t.cdcRefused = "REPLICA IDENTITY NOTHING: updates and deletes carry no old row; ALTER TABLE " +
                            t.table.display() + " REPLICA IDENTITY DEFAULT";
         } else if (identity == "i") {
@@ -311,6 +357,7 @@ TableSchema discoveredSchema(const DiscoveredTable &t)
     for (const auto &k : t.primaryKey)
         if (int i = s.columnIndex(k); i >= 0)
             s.primaryKey.push_back(i);
+    s.keyIndex = t.keyIndex;
     return s;
 }
 
@@ -406,6 +453,8 @@ Recommendation recommendStrategy(const DiscoveredTable &t, const SourceAbilities
         rec.reason = "neither cursor sync (" + rec.refused[Strategy::Cursor] + ") nor CDC (" +
                      rec.refused[Strategy::Cdc] + ") can work: full refresh";
     }
+    if (!t.keyIndex.empty() && rec.strategy != Strategy::FullRefresh)
+        rec.reason += "; no primary key: rows are keyed by unique index " + t.keyIndex + " (NOT NULL columns)";
     return rec;
 }
 

@@ -39,7 +39,10 @@ struct DiscoveredTable {
     double estimatedRows = 0;    ///< pg_class.reltuples or TABLE_ROWS; 0 when unknown
     bool analyzed = false;       ///< estimatedRows is an estimate, not "unknown"
     std::int64_t totalBytes = 0; ///< pg_total_relation_size, or DATA_LENGTH + INDEX_LENGTH
+    /// The key columns: the primary key's, or those of `keyIndex`.
     std::vector<std::string> primaryKey;
+    /// Without a primary key: the unique index on NOT NULL columns that keys the table, else empty.
+    std::string keyIndex;
     /// timestamp, timestamptz and date columns (MySQL: DATETIME, TIMESTAMP, DATE), the most
     /// likely cursor first: NOT NULL and indexed ones, then names such as updated_at / modified_at.
     std::vector<std::string> cursorCandidates;

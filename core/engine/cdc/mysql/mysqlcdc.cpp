@@ -373,8 +373,10 @@ void MysqlCdcPipeline::prepareTables()
         requireRowFilter(src, j.spec);
         if (!t->source.schema.hasPrimaryKey())
             throw SchemaError("table " + j.spec.table.display() +
-                                  " has no primary key; change data capture merges by key and cannot run without one",
-                              "add a primary key on the source, or use strategy full_refresh");
+                                  " has no primary key and no unique index on NOT NULL columns; change data capture "
+                                  "merges by key and cannot run without one",
+                              "add a primary key (or a UNIQUE index on NOT NULL columns) on the source, or use "
+                              "strategy full_refresh");
         m_tables.push_back(std::move(t));
     }
     readForeignKeys(src);

@@ -143,9 +143,12 @@ void CdcPipeline::preflight(PgConnection &src)
         TableSchema full = pgcatalog::describeTable(src, ref);
         requireRowFilter(src, full, t->job.spec);
         if (!full.hasPrimaryKey())
-            throw SchemaError("table " + ref.display() + " has no primary key; change data capture merges by key",
-                              "ALTER TABLE " + ref.display() +
-                                  " ADD PRIMARY KEY (...), or use strategy full_refresh for it");
+            throw SchemaError(
+                "table " + ref.display() +
+                    " has no primary key and no unique index on NOT NULL columns; change data capture merges by key",
+                "ALTER TABLE " + ref.display() +
+                    " ADD PRIMARY KEY (...) (or a UNIQUE index on NOT NULL columns), or use strategy full_refresh for "
+                    "it");
         if (auto problem = pgcatalog::replicaIdentityProblem(src, full))
             throw SchemaError("table " + ref.display() + " has " + problem->message, problem->fix);
         t->schema = full;
