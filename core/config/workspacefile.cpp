@@ -693,8 +693,7 @@ std::vector<std::string> parsePatterns(const Ctx &c, const YAML::Node &n, const 
     for (size_t i = 0; i < n.size(); ++i) {
         const std::string at = field + "[" + std::to_string(i) + "]";
         const std::string v = scalar(c, n[i], at);
-        const auto dot = v.find('.');
-        if (dot == std::string::npos || dot == 0 || dot + 1 == v.size() || v.find('.', dot + 1) != std::string::npos)
+        if (!PipelineSpec::isTablePattern(v))
             fail(c, n[i], at,
                  "'" + v + "' is not a schema.name pattern; write e.g. public.* (* is any run of characters, ? one)");
         out.push_back(v);

@@ -84,6 +84,13 @@ bool PipelineSpec::picksUp(const TableRef &table) const
     return any(includeTables) && !any(excludeTables);
 }
 
+bool PipelineSpec::isTablePattern(const std::string &pattern)
+{
+    const auto dot = pattern.find('.');
+    return dot != std::string::npos && dot != 0 && dot + 1 != pattern.size() &&
+           pattern.find('.', dot + 1) == std::string::npos;
+}
+
 TableSpec PipelineSpec::pickedUp(const TableRef &table, Strategy recorded, const std::optional<std::string> &cursor,
                                  std::optional<Strategy> fallbackFrom) const
 {

@@ -191,6 +191,9 @@ struct PipelineSpec {
     /// `table` matches an include_tables pattern and no exclude_tables one (an explicit `tables:`
     /// item is the caller's to prefer).
     bool picksUp(const TableRef &table) const;
+    /// `pattern` is `schema.name`: one dot, a part on each side (what include_tables and
+    /// exclude_tables take; the loader and the pipeline editor both ask this).
+    static bool isTablePattern(const std::string &pattern);
     /// A table the patterns picked up, as it syncs: `table_defaults`' keys, the strategy they
     /// name (else `recorded`, the one chosen when it was picked up), and `cursor` when the
     /// defaults name none. `fallbackFrom`: the slot guard moved it to cursor sync.

@@ -94,6 +94,7 @@ std::vector<TableReport> buildStatus(const Workspace &ws, const std::vector<Stat
                 }
                 r.strategy = t.strategy;
                 r.fellBackFromCdc = t.fallbackFrom == Strategy::Cdc;
+                r.pickedUp = t.discovered;
                 r.slaSeconds = static_cast<double>(t.effectiveSla().count()) / 1000.0;
                 std::optional<std::int64_t> fresh;
                 if (auto it = byKey.find({direction, read}); it != byKey.end()) {
@@ -222,6 +223,7 @@ nlohmann::json tablesJsonValue(const std::vector<TableReport> &tables)
                            ? json(nullptr)
                            : json{{"pipeline", t.twoWay}, {"direction", t.reverse ? "reverse" : "forward"}};
         j["fallback_from"] = t.fellBackFromCdc ? json("cdc") : json(nullptr);
+        j["picked_up"] = t.pickedUp;
         j["rebackfill"] = t.rebackfill;
         j["paused"] = t.paused;
         j["paused_at"] = t.pausedAtMs ? json(formatIso8601(*t.pausedAtMs)) : json(nullptr);
@@ -292,6 +294,7 @@ std::vector<TableReport> tablesFromJson(const nlohmann::json &tables)
         t.slaSeconds = number(j, "freshness_sla_seconds").value_or(0);
         t.progress = number(j, "progress");
         t.fellBackFromCdc = text(j, "fallback_from") == "cdc";
+        t.pickedUp = flag(j, "picked_up");
         t.rebackfill = flag(j, "rebackfill");
         t.paused = flag(j, "paused");
         t.pausedAtMs = parseIso8601(text(j, "paused_at"));

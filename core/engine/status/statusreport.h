@@ -55,6 +55,9 @@ struct TableReport {
     bool driftAlert = false;
     /// The slot guard switched this table from CDC to cursor sync (`promote` goes back).
     bool fellBackFromCdc = false;
+    /// Picked up by the pipeline's `include_tables` while it ran (TableSpec::discovered), not
+    /// listed under `tables:`; its settings come from `table_defaults`.
+    bool pickedUp = false;
     double driftAlertAbove = 0;
     /// A CDC table's source as its checkpoint records it (system id and timeline, or server id
     /// and GTID state); none for other strategies and for tables without a checkpoint.
