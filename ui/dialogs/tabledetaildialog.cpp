@@ -279,7 +279,13 @@ void TableDetailDialog::showReport()
     QString strategy = strategyLabel(r.strategy);
     if (r.fellBackFromCdc)
         strategy += tr(" (fell back from CDC)");
+    if (r.pickedUp)
+        strategy += tr(", picked up by include_tables");
     fact(QStringLiteral("strategy"))->setText(strategy);
+    fact(QStringLiteral("strategy"))
+        ->setToolTip(r.pickedUp ? tr("Not listed in the workspace file: the pipeline's include_tables picked it up "
+                                     "while the sync ran, and its settings come from the pipeline's table_defaults.")
+                                : QString());
     const QString state = stateLabel(r.state);
     QString stateText = state;
     if (r.backfill)

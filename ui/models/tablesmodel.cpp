@@ -30,9 +30,9 @@ unsigned changedColumns(const core::TableReport &a, const core::TableReport &b)
 {
     unsigned bits = 0;
     const auto mark = [&bits](int column) { bits |= 1u << column; };
-    if (a.target != b.target)
+    if (a.target != b.target || a.pickedUp != b.pickedUp)
         mark(TablesModel::Table);
-    if (a.strategy != b.strategy || a.fellBackFromCdc != b.fellBackFromCdc)
+    if (a.strategy != b.strategy || a.fellBackFromCdc != b.fellBackFromCdc || a.pickedUp != b.pickedUp)
         mark(TablesModel::Strategy);
     if (a.state != b.state || a.progress != b.progress || a.backfill.has_value() != b.backfill.has_value())
         mark(TablesModel::State);
@@ -252,8 +252,9 @@ QString TablesModel::display(const Row &row, int column)
         return QString::fromStdString(r.table);
     case Strategy:
         if (r.fellBackFromCdc)
-            return tr("%1 (fell back from CDC)").arg(strategyLabel(r.strategy));
-        return strategyLabel(r.strategy);
+            return r.pickedUp ? tr("%1 (fell back from CDC; by pattern)").arg(strategyLabel(r.strategy))
+                              : tr("%1 (fell back from CDC)").arg(strategyLabel(r.strategy));
+        return r.pickedUp ? tr("%1 (by pattern)").arg(strategyLabel(r.strategy)) : strategyLabel(r.strategy);
     case State:
         return stateText(r);
     case Freshness:
@@ -328,6 +329,10 @@ QString TablesModel::toolTip(const core::TableReport &r, int column) const
             .arg(QString::fromStdString(r.twoWay), r.reverse ? tr("reverse") : tr("forward"),
                  QString::fromStdString(r.source), QString::fromStdString(r.target));
     case Table:
+        if (r.pickedUp)
+            return tr("Target: %1\nPicked up by the pipeline's include_tables while the sync ran: not listed in the "
+                      "workspace file; its settings come from the pipeline's table_defaults.")
+                .arg(QString::fromStdString(r.target));
         return tr("Target: %1").arg(QString::fromStdString(r.target));
     case State:
     case Message:
@@ -358,6 +363,13 @@ QString TablesModel::toolTip(const core::TableReport &r, int column) const
         return (isRebackfill(r) ? tr("Re-backfill while the stream goes on: %1") : tr("Initial load: %1"))
             .arg(QString::fromStdString(core::describeBackfill(*r.backfill)));
     case Strategy:
+        if (r.pickedUp && !r.fellBackFromCdc)
+            return tr("Picked up by the pipeline's include_tables while the sync ran, with %1: the table_defaults' "
+                      "strategy, or the one recommended for it then.%2")
+                .arg(strategyLabel(r.strategy),
+                     r.strategy == core::Strategy::Cursor
+                         ? tr("\nCursor sync misses hard deletes and writes that do not touch the cursor column")
+                         : QString());
         if (r.fellBackFromCdc)
             return tr("The slot guard dropped this pipeline's replication slot before it could harm the source "
                       "and moved the table to cursor sync, which misses hard deletes until a reconciliation "
