@@ -8,13 +8,21 @@
 // loader takes. The Columns panel maps a table's columns (include, rename, mask), its filter,
 // deletes policy and target table; the saved pipeline, its YAML and `driftless-cli apply` agree,
 // a mapping imported from YAML comes back unchanged, and what core refuses (a masked key) is
-// refused with core's message. Screenshots go to $DRIFTLESS_ARTIFACTS.
+// refused with core's message. The Patterns tab sets include_tables, exclude_tables,
+// discover_every and table_defaults, refuses what the loader refuses, and saves a pipeline equal
+// to the same keys written by hand; tables the patterns picked up stay picked up (half-ticked,
+// never listed) through an editor save, and the Tables page marks them. Screenshots go to
+// $DRIFTLESS_ARTIFACTS.
 
 #include "ui/dialogs/conflictpolicypicker.h"
+#include "ui/dialogs/patternsettingspanel.h"
 #include "ui/dialogs/pipelineeditor.h"
+#include "ui/dialogs/tablesettingspanel.h"
 #include "ui/mainwindow.h"
 #include "ui/models/endpointsmodel.h"
 #include "ui/models/pipelinesmodel.h"
+#include "ui/models/tablesmodel.h"
+#include "ui/pages/tablespage.h"
 #include "ui/pages/workspacepage.h"
 #include "ui/widgets/columnmappingpanel.h"
 
@@ -143,6 +151,8 @@ private slots:
     void columnGridMapsTheTableAndRoundTripsTheYaml();
     void bothWaysMakesEveryTableStreamAndRoundTrips();
     void bothWaysSetsEachTablesConflictPolicyAndRoundTripsTheYaml();
+    void patternKeysSetOnThePatternsTabEqualTheSameKeysWrittenByHand();
+    void pickedUpTablesStayPickedUpThroughAnEditorSave();
 };
 
 void TestPipelineEditor::editorRecommendsStrategiesAndStoresThePipeline()
@@ -1074,6 +1084,272 @@ void TestPipelineEditor::bothWaysSetsEachTablesConflictPolicyAndRoundTripsTheYam
     QCOMPARE(rule->currentData().toInt(), static_cast<int>(Rule::MergeColumns));
     QCOMPARE(overlap->currentData().toInt(), static_cast<int>(Rule::TargetWins));
     editor->reject();
+}
+
+void TestPipelineEditor::patternKeysSetOnThePatternsTabEqualTheSameKeysWrittenByHand()
+{
+    test::PgTestDb src("gui_pe_pat_src");
+    test::PgTestDb dst("gui_pe_pat_dst");
+    src.exec("CREATE TABLE plans (id int PRIMARY KEY, name text, updated_at timestamptz)");
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    core::Workspace original;
+    original.endpoints["src"] = test::pgEndpoint("src", src.name());
+    original.endpoints["dw"] = test::pgEndpoint("dw", dst.name());
+    core::StateStore(statePath).applyWorkspace(original);
+
+    MainWindow w;
+    w.resize(1180, 620);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto *page = w.workspacePage();
+    w.pages()->setCurrentWidget(page);
+    w.openWorkspace(QString::fromStdString(statePath));
+    QTRY_COMPARE(page->endpointsModel()->rowCount(), 2);
+
+    PipelineEditor *editor = openEditor(page, page->addPipelineButton());
+    QVERIFY(editor);
+    editor->sourceBox()->setCurrentIndex(editor->sourceBox()->findData(QStringLiteral("src")));
+    QTRY_VERIFY_WITH_TIMEOUT(!editor->discovering() && editor->tableItem(QStringLiteral("public.plans")), 30000);
+    editor->targetBox()->setCurrentIndex(editor->targetBox()->findData(QStringLiteral("dw")));
+    editor->nameEdit()->setText(QStringLiteral("app_to_dw"));
+    ui::PatternSettingsPanel *patterns = editor->patternSettings();
+    QVERIFY(patterns);
+    auto *scroll = editor->findChild<QWidget *>(QStringLiteral("patternSettingsScroll"));
+    QVERIFY(scroll);
+    editor->settingsTabs()->setCurrentWidget(scroll);
+    QVERIFY(patterns->isVisible());
+
+    // No table listed and no pattern: nothing to sync.
+    QVERIFY2(editor->problem().contains(QStringLiteral("Include at least one table")), qPrintable(editor->problem()));
+    // The loader's refusals, said before OK.
+    QTest::keyClicks(patterns->includeEdit(), QStringLiteral("public"));
+    QVERIFY2(editor->problem().contains(QStringLiteral("'public' is not a schema.name pattern")),
+             qPrintable(editor->problem()));
+    QVERIFY(!editor->okButton()->isEnabled());
+    patterns->includeEdit()->clear();
+    QTest::keyClicks(patterns->excludeEdit(), QStringLiteral("public.tmp_*, public.*_old"));
+    QVERIFY2(editor->problem().contains(QStringLiteral("exclude_tables narrows include_tables")),
+             qPrintable(editor->problem()));
+    QTest::keyClicks(patterns->includeEdit(), QStringLiteral("public.*, sales.order_[ab,]*"));
+    QTest::keyClicks(patterns->discoverEveryEdit(), QStringLiteral("2s"));
+    QVERIFY2(editor->problem().contains(QStringLiteral("at least 5s")), qPrintable(editor->problem()));
+    patterns->discoverEveryEdit()->clear();
+    QTest::keyClicks(patterns->discoverEveryEdit(), QStringLiteral("30s"));
+    // A pipeline that names its tables by pattern only is savable.
+    QVERIFY2(editor->problem().isEmpty(), qPrintable(editor->problem()));
+
+    // Table defaults: recommended per table (every field applies), then each key.
+    QVERIFY(!patterns->defaultStrategyBox()->currentData().isValid());
+    ui::TableSettingsPanel *defaults = patterns->defaultsPanel();
+    for (QWidget *field : std::initializer_list<QWidget *>{
+             defaults->cursorBox(), defaults->lookbackEdit(), defaults->pageSizeEdit(), defaults->everyEdit(),
+             defaults->slaEdit(), defaults->truncateBox(), defaults->fallbackCursorBox(), defaults->addColumnBox()})
+        QVERIFY2(field->isEnabled(), qPrintable(field->objectName()));
+    defaults->cursorBox()->setEditText(QStringLiteral("modified_at"));
+    defaults->lookbackEdit()->setText(QStringLiteral("5m"));
+    defaults->pageSizeEdit()->setText(QStringLiteral("1000"));
+    defaults->everyEdit()->setText(QStringLiteral("10m"));
+    defaults->slaEdit()->setText(QStringLiteral("20m"));
+    pick(defaults->addColumnBox(), QStringLiteral("ignore"));
+    pick(defaults->dropColumnBox(), QStringLiteral("drop"));
+    pick(patterns->defaultDeletesBox(), QStringLiteral("soft"));
+    patterns->defaultWhereEdit()->setText(QStringLiteral("tenant_id = 42"));
+    patterns->defaultExcludedColumnsEdit()->setText(QStringLiteral("ssn, secret"));
+    QVERIFY2(editor->problem().isEmpty(), qPrintable(editor->problem()));
+
+    // A full refresh cannot keep deletes unmarked: the loader's words; CDC greys what it does not use.
+    pick(patterns->defaultStrategyBox(), static_cast<int>(core::Strategy::FullRefresh));
+    pick(patterns->defaultDeletesBox(), QStringLiteral("ignore"));
+    QVERIFY2(editor->problem().contains(QStringLiteral("cannot keep deleted rows unmarked")),
+             qPrintable(editor->problem()));
+    pick(patterns->defaultDeletesBox(), QStringLiteral("soft"));
+    pick(patterns->defaultStrategyBox(), static_cast<int>(core::Strategy::Cdc));
+    QVERIFY(!defaults->everyEdit()->isEnabled() && !defaults->lookbackEdit()->isEnabled());
+    QVERIFY(defaults->slaEdit()->isEnabled() && defaults->truncateBox()->isEnabled());
+    QCOMPARE(defaults->everyEdit()->text(), QStringLiteral("10m")); // greyed, kept
+    pick(patterns->defaultStrategyBox(), QVariant());
+    QVERIFY(defaults->everyEdit()->isEnabled());
+    QCOMPARE(defaults->cursorBox()->currentText(), QStringLiteral("modified_at"));
+    QVERIFY2(editor->problem().isEmpty(), qPrintable(editor->problem()));
+    editor->resize(1180, 700);
+    saveShot(editor, QStringLiteral("pipeline-editor-patterns"));
+
+    // OK stores it; the same pipeline written by hand loads equal, and the export round-trips.
+    QSignalSpy saved(page, &ui::WorkspacePage::saved);
+    QTest::mouseClick(editor->okButton(), Qt::LeftButton);
+    QVERIFY(saved.wait(15000));
+    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
+    const std::string handYaml = dir.file("hand.yaml");
+    std::ofstream(handYaml) << "endpoints:\n"
+                               "  src: { kind: postgres, dsn: \""
+                            << original.endpoints["src"].dsn
+                            << "\" }\n"
+                               "  dw: { kind: postgres, dsn: \""
+                            << original.endpoints["dw"].dsn
+                            << "\" }\n"
+                               "pipelines:\n"
+                               "  - name: app_to_dw\n"
+                               "    source: src\n"
+                               "    target: dw\n"
+                               "    include_tables: [\"public.*\", \"sales.order_[ab,]*\"]\n"
+                               "    exclude_tables: [\"public.tmp_*\", \"public.*_old\"]\n"
+                               "    discover_every: 30s\n"
+                               "    table_defaults:\n"
+                               "      cursor: modified_at\n"
+                               "      lookback: 5m\n"
+                               "      page_size: 1000\n"
+                               "      every: 10m\n"
+                               "      freshness_sla: 20m\n"
+                               "      deletes: soft\n"
+                               "      where: \"tenant_id = 42\"\n"
+                               "      columns: { exclude: [ssn, secret] }\n"
+                               "      schema_changes: { add_column: ignore, drop_column: drop }\n";
+    const core::Workspace hand = core::WorkspaceFile::load(handYaml);
+    const core::Workspace stored = core::StateStore(statePath).loadWorkspace();
+    QCOMPARE(stored, hand);
+    QVERIFY(stored.pipelines.at(0).tables.empty());
+    const QString yamlPath = QString::fromStdString(dir.file("exported.yaml"));
+    QVERIFY(page->exportFile(yamlPath));
+    QCOMPARE(core::WorkspaceFile::load(yamlPath.toStdString()), hand);
+
+    // Opened again, every field shows what was stored, and OK without an edit gives it back.
+    QTRY_VERIFY_WITH_TIMEOUT(page->workspace() == stored, 15000);
+    QTRY_VERIFY(page->addPipelineButton()->isEnabled());
+    page->selectPipeline(QStringLiteral("app_to_dw"));
+    QTRY_VERIFY(page->editPipelineButton()->isEnabled());
+    editor = openEditor(page, page->editPipelineButton());
+    QVERIFY(editor);
+    patterns = editor->patternSettings();
+    QCOMPARE(patterns->includeEdit()->text(), QStringLiteral("public.*, sales.order_[ab,]*"));
+    QCOMPARE(patterns->excludeEdit()->text(), QStringLiteral("public.tmp_*, public.*_old"));
+    QCOMPARE(patterns->discoverEveryEdit()->text(), QStringLiteral("30s"));
+    QCOMPARE(patterns->defaultsPanel()->slaEdit()->text(), QStringLiteral("20m"));
+    QCOMPARE(patterns->defaultDeletesBox()->currentData().toString(), QStringLiteral("soft"));
+    QCOMPARE(editor->pipeline(), hand.pipelines.at(0));
+    // A strategy named in the defaults comes back as named, and as the hand-written key.
+    pick(patterns->defaultStrategyBox(), static_cast<int>(core::Strategy::Cursor));
+    core::PipelineSpec withStrategy = hand.pipelines.at(0);
+    withStrategy.tableDefaults->strategy = core::Strategy::Cursor;
+    withStrategy.tableDefaults->keys.strategy = core::Strategy::Cursor;
+    QCOMPARE(editor->pipeline(), withStrategy);
+    core::Workspace again = hand;
+    again.pipelines.at(0) = editor->pipeline();
+    QCOMPARE(core::WorkspaceFile::parse(core::WorkspaceFile::toYaml(again), {}, {}), again);
+    editor->reject();
+}
+
+void TestPipelineEditor::pickedUpTablesStayPickedUpThroughAnEditorSave()
+{
+    test::PgTestDb src("gui_pe_pick_src");
+    test::PgTestDb dst("gui_pe_pick_dst");
+    src.exec("CREATE TABLE plans (id int PRIMARY KEY, name text, updated_at timestamptz)");
+    src.exec("CREATE TABLE orders (id int PRIMARY KEY, total numeric, updated_at timestamptz)");
+    src.exec("CREATE TABLE tmp_x (id int PRIMARY KEY)");
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    core::Workspace original;
+    original.endpoints["src"] = test::pgEndpoint("src", src.name());
+    original.endpoints["dw"] = test::pgEndpoint("dw", dst.name());
+    core::PipelineSpec p;
+    p.name = "app";
+    p.source = "src";
+    p.target = "dw";
+    p.includeTables = {"public.*"};
+    p.excludeTables = {"public.tmp_*"};
+    p.tableDefaults = core::PipelineSpec::TableDefaults{};
+    p.tableDefaults->keys.freshnessSla = core::Millis(300'000);
+    p.tables.push_back(spec("plans"));
+    original.pipelines.push_back(p);
+    {
+        core::StateStore store(statePath);
+        store.applyWorkspace(original);
+        core::StateStore::DiscoveredTable found;
+        found.pipeline = "app";
+        found.table = {"public", "orders"};
+        found.strategy = core::Strategy::Cursor;
+        found.cursor = "updated_at";
+        QVERIFY(store.addDiscoveredTable(found));
+    }
+    const core::Workspace stored = core::StateStore(statePath).loadWorkspace();
+    QCOMPARE(stored.pipelines.at(0).tables.size(), std::size_t{2});
+    const core::TableSpec orders = tableOf(stored.pipelines.at(0), "public.orders");
+    QVERIFY(orders.discovered);
+
+    MainWindow w;
+    w.resize(1180, 620);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    // The Tables page tells the picked-up table from the listed one.
+    w.openWorkspace(QString::fromStdString(statePath));
+    QTRY_COMPARE_WITH_TIMEOUT(w.tablesModel()->rowCount(), 2, 15000);
+    ui::TablesModel *tables = w.tablesModel();
+    const int pickedRow = tables->rowOf(QStringLiteral("app"), QStringLiteral("public.orders"));
+    const int listedRow = tables->rowOf(QStringLiteral("app"), QStringLiteral("public.plans"));
+    QVERIFY(pickedRow >= 0 && listedRow >= 0);
+    QCOMPARE(tables->index(pickedRow, ui::TablesModel::Strategy).data().toString(),
+             QStringLiteral("cursor (by pattern)"));
+    QVERIFY(tables->index(pickedRow, ui::TablesModel::Table)
+                .data(Qt::ToolTipRole)
+                .toString()
+                .contains(QStringLiteral("include_tables")));
+    QVERIFY(!tables->index(listedRow, ui::TablesModel::Strategy).data().toString().contains(QStringLiteral("pattern")));
+    w.pages()->setCurrentWidget(w.tablesPage());
+    // Its columns fit their text once shown: the marker is read whole, not elided.
+    const QAbstractItemView *view = w.tablesPage()->view(); // sizeHintForColumn is public here
+    QTRY_VERIFY(w.tablesPage()->view()->columnWidth(ui::TablesModel::Strategy) >=
+                view->sizeHintForColumn(ui::TablesModel::Strategy));
+    saveShot(&w, QStringLiteral("tables-page-picked-up"));
+
+    auto *page = w.workspacePage();
+    w.pages()->setCurrentWidget(page);
+    QTRY_COMPARE(page->pipelinesModel()->rowCount(), 1);
+    QTRY_VERIFY(page->addPipelineButton()->isEnabled());
+    page->selectPipeline(QStringLiteral("app"));
+    QTRY_VERIFY(page->editPipelineButton()->isEnabled());
+    PipelineEditor *editor = openEditor(page, page->editPipelineButton());
+    QVERIFY(editor);
+    QTRY_VERIFY_WITH_TIMEOUT(editor->tableItem(QStringLiteral("public.orders")), 30000);
+    // Half-ticked, its strategy read-only, said to be picked up; the listed one ticked.
+    QTreeWidgetItem *item = editor->tableItem(QStringLiteral("public.orders"));
+    QCOMPARE(item->checkState(PipelineEditor::Table), Qt::PartiallyChecked);
+    QCOMPARE(editor->tableItem(QStringLiteral("public.plans"))->checkState(PipelineEditor::Table), Qt::Checked);
+    QCOMPARE(editor->tableItem(QStringLiteral("public.tmp_x"))->checkState(PipelineEditor::Table), Qt::Unchecked);
+    QVERIFY(!editor->strategyBox(QStringLiteral("public.orders"))->isEnabled());
+    QVERIFY(chosen(editor->strategyBox(QStringLiteral("public.orders"))) == core::Strategy::Cursor);
+    QVERIFY(item->text(PipelineEditor::Reason).contains(QStringLiteral("picked up by include_tables")));
+    editor->selectTable(QStringLiteral("public.orders"));
+    QVERIFY(editor->selectedLabel()->text().contains(QStringLiteral("picked up by include_tables")));
+    QVERIFY(!editor->slaEdit()->isEnabled());
+    QCOMPARE(editor->settingsTabs()->tabText(3), QStringLiteral("Pa&tterns (1 picked up)"));
+    QCOMPARE(editor->pipeline(), stored.pipelines.at(0));
+    editor->resize(1180, 700);
+    saveShot(editor, QStringLiteral("pipeline-editor-picked-up"));
+
+    // Ticked, it is listed with its settings as a start; unticked, picked up again as it was.
+    editor->setIncluded(QStringLiteral("public.orders"), true);
+    QCOMPARE(item->checkState(PipelineEditor::Table), Qt::Checked);
+    QVERIFY(!tableOf(editor->pipeline(), "public.orders").discovered);
+    QVERIFY(editor->strategyBox(QStringLiteral("public.orders"))->isEnabled());
+    editor->setIncluded(QStringLiteral("public.orders"), false);
+    QCOMPARE(item->checkState(PipelineEditor::Table), Qt::PartiallyChecked);
+    QCOMPARE(editor->pipeline(), stored.pipelines.at(0));
+
+    // An edit of the listed table saves; the picked-up one stays picked up, out of the YAML.
+    editor->selectTable(QStringLiteral("public.plans"));
+    editor->slaEdit()->setText(QStringLiteral("15m"));
+    QVERIFY2(editor->problem().isEmpty(), qPrintable(editor->problem()));
+    QSignalSpy saved(page, &ui::WorkspacePage::saved);
+    QTest::mouseClick(editor->okButton(), Qt::LeftButton);
+    QVERIFY(saved.wait(15000));
+    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
+    const core::Workspace after = core::StateStore(statePath).loadWorkspace();
+    QCOMPARE(after.pipelines.at(0).tables.size(), std::size_t{2});
+    QCOMPARE(tableOf(after.pipelines.at(0), "public.plans").freshnessSla, std::optional(core::Millis(900'000)));
+    QCOMPARE(tableOf(after.pipelines.at(0), "public.orders"), orders);
+    const QString yamlPath = QString::fromStdString(dir.file("exported.yaml"));
+    QVERIFY(page->exportFile(yamlPath));
+    QVERIFY2(!readText(yamlPath).contains(QStringLiteral("orders")), qPrintable(readText(yamlPath)));
 }
 
 #include "tst_pipelineeditor.moc"

@@ -2,6 +2,7 @@
 #include "ui/dialogs/pipelineeditorsupport.h"
 
 #include "ui/dialogs/conflictpolicypicker.h"
+#include "ui/dialogs/patternsettingspanel.h"
 #include "ui/dialogs/pipelinesettingspanel.h"
 #include "ui/dialogs/tablesettingspanel.h"
 #include "ui/displayformat.h"
@@ -57,7 +58,8 @@ PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::Pi
       m_selected(new QLabel(m_details)), m_selectedReason(new QLabel(m_details)),
       m_tableSettings(new TableSettingsPanel(m_details)), m_columnsBox(new QWidget(this)),
       m_columns(new ColumnMappingPanel(m_columnsBox)), m_settings(new PipelineSettingsPanel(this)),
-      m_tabs(new QTabWidget(this)), m_split(new QSplitter(Qt::Vertical, this)), m_problem(new QLabel(this)),
+      m_patterns(new PatternSettingsPanel(this)), m_tabs(new QTabWidget(this)),
+      m_split(new QSplitter(Qt::Vertical, this)), m_problem(new QLabel(this)),
       m_buttons(new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this))
 {
     setObjectName(QStringLiteral("pipelineEditor"));
@@ -176,6 +178,15 @@ PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::Pi
     settingsScroll->setWidgetResizable(true);
     settingsScroll->setFrameShape(QFrame::NoFrame);
     m_tabs->addTab(settingsScroll, tr("&Pipeline"));
+    auto *patternsScroll = new QScrollArea(m_tabs);
+    patternsScroll->setObjectName(QStringLiteral("patternSettingsScroll"));
+    patternsScroll->setWidget(m_patterns);
+    patternsScroll->setWidgetResizable(true);
+    patternsScroll->setFrameShape(QFrame::NoFrame);
+    m_tabs->addTab(patternsScroll, tr("Pa&tterns"));
+    m_tabs->setTabToolTip(m_tabs->indexOf(patternsScroll),
+                          tr("Tables by name pattern, picked up while the sync runs (include_tables, exclude_tables, "
+                             "discover_every, table_defaults)"));
     m_split->setObjectName(QStringLiteral("editorSplitter"));
     m_split->addWidget(m_tree);
     m_split->addWidget(m_tabs);
@@ -203,6 +214,7 @@ PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::Pi
     connect(m_direction, &QComboBox::currentIndexChanged, this, &PipelineEditor::applyDirection);
     connect(m_source, &QComboBox::currentIndexChanged, this, [this] {
         m_settings->setSourceKind(sourceKind());
+        m_patterns->setSourceKind(sourceKind());
         updateTargets();
         discover();
     });
@@ -211,6 +223,7 @@ PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::Pi
     connect(m_tree, &QTreeWidget::currentItemChanged, this, &PipelineEditor::loadSelected);
     connect(m_tableSettings, &TableSettingsPanel::settingsChanged, this, &PipelineEditor::storeSelected);
     connect(m_settings, &PipelineSettingsPanel::settingsChanged, this, &PipelineEditor::updateState);
+    connect(m_patterns, &PatternSettingsPanel::settingsChanged, this, &PipelineEditor::updateState);
     connect(m_conflicts, &ConflictPolicyPicker::policyChanged, this, [this] {
         Row *r = m_loading ? nullptr : selectedRow();
         if (!r || !r->included)
@@ -225,6 +238,7 @@ PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::Pi
     if (m_existing)
         m_target->setCurrentIndex(std::max(0, m_target->findData(qs(m_existing->target))));
     m_settings->setPipeline(m_existing.value_or(core::PipelineSpec{}), sourceKind());
+    m_patterns->setPipeline(m_existing.value_or(core::PipelineSpec{}), sourceKind());
     applyDirection();
     screenfit::restore(this, QStringLiteral("pipelineEditor"), QSize(1060, 860));
     discover();
@@ -315,9 +329,12 @@ void PipelineEditor::loadSelected()
         m_loading = false;
         return;
     }
-    m_selected->setText(r->included
-                            ? tr("%1, synced by %2").arg(displayOf(r->spec.table), strategyName(r->spec.strategy))
-                            : tr("%1 (not included: tick it to sync it)").arg(displayOf(r->spec.table)));
+    m_selected->setText(
+        r->included   ? tr("%1, synced by %2").arg(displayOf(r->spec.table), strategyName(r->spec.strategy))
+        : r->pickedUp ? tr("%1, picked up by include_tables, synced by %2 with the table defaults (tick it to list "
+                           "it with settings of its own)")
+                            .arg(displayOf(r->spec.table), strategyName(r->spec.strategy))
+                      : tr("%1 (not included: tick it to sync it)").arg(displayOf(r->spec.table)));
     m_selectedReason->setText(strategyReason(*r));
     QStringList candidates;
     if (r->found)
@@ -411,12 +428,18 @@ core::PipelineSpec PipelineEditor::pipeline() const
         p.targetSchema = schema.toStdString();
     p.twoWay = m_direction->currentData().toBool();
     m_settings->apply(p);
+    m_patterns->apply(p);
     p.tables.clear();
     for (const auto &ref : m_order) {
         p.tables.push_back(m_rows.at(ref).spec);
+        p.tables.back().discovered = false; // ticked: listed, even if the patterns picked it up
         if (!p.twoWay)
             p.tables.back().conflicts.reset(); // a one-way pipeline has no conflicts to resolve
     }
+    // After the listed ones, as the state file gives them: never written to the YAML.
+    for (const auto &ref : m_pickedUp)
+        if (const Row &r = m_rows.at(ref); !r.included && r.pickedUp)
+            p.tables.push_back(*r.pickedUp);
     return p;
 }
 
@@ -434,8 +457,11 @@ QString PipelineEditor::problem() const
         return tr("The workspace has no Postgres or MySQL endpoint to read from: add one first.");
     if (m_target->currentIndex() < 0)
         return tr("Add a target endpoint first.");
-    if (m_order.empty())
-        return tr("Include at least one table (tick it in the list).");
+    if (const QString why = m_patterns->problem(); !why.isEmpty())
+        return why;
+    if (m_order.empty() && !m_patterns->hasPatterns())
+        return tr("Include at least one table (tick it in the list), or name tables by pattern on the Patterns "
+                  "tab.");
     if (const QString why = m_tableSettings->problem(); !why.isEmpty())
         return why;
     if (const QString why = m_settings->problem(); !why.isEmpty())
@@ -445,11 +471,12 @@ QString PipelineEditor::problem() const
     if (m_direction->currentData().toBool() && m_conflicts->isEnabled() && !m_conflicts->problem().isEmpty())
         return m_conflicts->problem();
     const core::PipelineSpec p = pipeline();
+    // A picked-up table is the sync's to judge (it refuses what cannot work, and says so).
     for (const auto &t : p.tables)
-        if (t.strategy == core::Strategy::Cursor && !t.cursor)
+        if (!t.discovered && t.strategy == core::Strategy::Cursor && !t.cursor)
             return tr("%1: cursor sync needs a cursor column.").arg(displayOf(t.table));
     for (const auto &t : p.tables)
-        if (const QString why = mappingProblem(m_rows.at(t.table)); !why.isEmpty())
+        if (const QString why = t.discovered ? QString() : mappingProblem(m_rows.at(t.table)); !why.isEmpty())
             return tr("%1: %2").arg(displayOf(t.table), why);
     core::Workspace ws = m_workspace;
     auto it = std::find_if(ws.pipelines.begin(), ws.pipelines.end(),
@@ -466,6 +493,16 @@ QString PipelineEditor::problem() const
         return qs(e.what());
     }
     return {};
+}
+
+void PipelineEditor::showPickedUp()
+{
+    std::size_t n = 0;
+    for (const auto &ref : m_pickedUp)
+        n += m_rows.at(ref).included ? 0 : 1;
+    m_patterns->setPickedUp(n);
+    const int tab = m_tabs->indexOf(m_tabs->findChild<QWidget *>(QStringLiteral("patternSettingsScroll")));
+    m_tabs->setTabText(tab, n ? tr("Pa&tterns (%1 picked up)").arg(n) : tr("Pa&tterns"));
 }
 
 void PipelineEditor::updateState()

@@ -28,6 +28,7 @@ namespace driftless::ui {
 class ColumnMappingPanel;
 class ConflictPolicyPicker;
 class EngineDoor;
+class PatternSettingsPanel;
 class PipelineSettingsPanel;
 class TableSettingsPanel;
 
@@ -50,10 +51,18 @@ class TableSettingsPanel;
 /// checks (WorkspaceFile::parse of the edited workspace) and core::checkColumnMapping against the
 /// discovered columns, with core's message shown under the grid and beside OK.
 ///
-/// Below the tables, three tabs: the selected table's settings (TableSettingsPanel: cursor,
+/// Below the tables, four tabs: the selected table's settings (TableSettingsPanel: cursor,
 /// lookback, page size, every, freshness SLA, truncate, fallback cursor, schema changes, and
-/// conflicts for two-way pipelines), its columns, and the pipeline's own settings
-/// (PipelineSettingsPanel: publication, heartbeat, reconcile schedule and alert, schema changes).
+/// conflicts for two-way pipelines), its columns, the pipeline's own settings
+/// (PipelineSettingsPanel: publication, heartbeat, reconcile schedule and alert, schema changes),
+/// and its tables by pattern (PatternSettingsPanel: include_tables, exclude_tables,
+/// discover_every, table_defaults). A pipeline with include_tables needs no listed table.
+///
+/// Tables the patterns picked up while the sync ran (TableSpec::discovered) are listed
+/// half-ticked, their settings read-only, and come back from pipeline() as they were given, still
+/// picked up (never listed, so never written to the YAML). Ticking one lists it under `tables:`
+/// with its settings as a start (a listed table wins over the patterns); unticking it again makes
+/// it a picked-up table as it was.
 /// Every key of a pipeline in the workspace file has a field here; one opened and closed
 /// without an edit gives back the pipeline it was given.
 ///
@@ -102,7 +111,9 @@ public:
     TableSettingsPanel *tableSettings() const { return m_tableSettings; }
     /// The pipeline's own settings, on the "Pipeline" tab.
     PipelineSettingsPanel *pipelineSettings() const { return m_settings; }
-    /// Table, Columns, Pipeline.
+    /// include_tables, exclude_tables, discover_every and table_defaults, on the "Patterns" tab.
+    PatternSettingsPanel *patternSettings() const { return m_patterns; }
+    /// Table, Columns, Pipeline, Patterns.
     QTabWidget *settingsTabs() const { return m_tabs; }
     /// Between the tables and the tabs; its handle is visible and its sizes are remembered.
     QSplitter *splitter() const { return m_split; }
@@ -142,6 +153,9 @@ private:
         std::optional<core::Recommendation> rec;
         core::TableSpec spec;
         bool included = false;
+        /// Picked up by include_tables (as the edited pipeline gave it): shown half-ticked and
+        /// given back as it was, unless ticked (then listed).
+        std::optional<core::TableSpec> pickedUp;
         QTreeWidgetItem *item = nullptr;
         QComboBox *strategy = nullptr;
     };
@@ -161,6 +175,8 @@ private:
     /// The source endpoint's kind (Postgres when none is chosen).
     core::EndpointKind sourceKind() const;
     void updateState();
+    /// The Patterns tab's title, with the tables they picked up.
+    void showPickedUp();
     /// Both ways: every included table streams (a two-way pipeline is CDC only).
     void applyDirection();
     QString strategyReason(const Row &row) const;
@@ -185,6 +201,8 @@ private:
     std::map<core::TableRef, Row> m_rows;
     /// Included tables in the order they were included (an edited pipeline's order first).
     std::vector<core::TableRef> m_order;
+    /// The edited pipeline's picked-up tables, in its order.
+    std::vector<core::TableRef> m_pickedUp;
 
     QLineEdit *m_name;
     QLabel *m_nameRule;
@@ -204,6 +222,7 @@ private:
     QWidget *m_columnsBox;
     ColumnMappingPanel *m_columns;
     PipelineSettingsPanel *m_settings;
+    PatternSettingsPanel *m_patterns;
     QTabWidget *m_tabs;
     QSplitter *m_split;
     ConflictPolicyPicker *m_conflicts = nullptr;

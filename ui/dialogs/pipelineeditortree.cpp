@@ -44,10 +44,16 @@ void PipelineEditor::discover()
     // Another source: its tables start over; the edited pipeline's own tables come back with it.
     m_rows.clear();
     m_order.clear();
+    m_pickedUp.clear();
     if (m_existing && m_existing->source == source) {
         for (const auto &t : m_existing->tables) {
             Row &r = m_rows[t.table];
             r.spec = t;
+            if (t.discovered) {
+                r.pickedUp = t;
+                m_pickedUp.push_back(t.table);
+                continue;
+            }
             r.included = true;
             m_order.push_back(t.table);
         }
@@ -107,7 +113,7 @@ void PipelineEditor::showDiscovery(std::uint64_t job, const core::SourceDiscover
         Row &r = m_rows[t.table];
         r.found = t;
         r.rec = core::recommendStrategy(t, d.abilities);
-        if (!r.included) {
+        if (!r.included && !r.pickedUp) {
             r.spec.table = t.table;
             r.spec.strategy = r.rec->strategy;
             if (r.spec.strategy == core::Strategy::Cursor)
@@ -170,7 +176,7 @@ void PipelineEditor::rebuildTree()
         item->setText(Table, ident(ref.name, m_mysql));
         item->setData(Table, Qt::UserRole, displayOf(ref));
         item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemIsUserCheckable);
-        item->setCheckState(Table, r.included ? Qt::Checked : Qt::Unchecked);
+        item->setCheckState(Table, r.included ? Qt::Checked : r.pickedUp ? Qt::PartiallyChecked : Qt::Unchecked);
         item->setTextAlignment(Rows, Qt::AlignRight | Qt::AlignVCenter);
         item->setTextAlignment(Size, Qt::AlignRight | Qt::AlignVCenter);
         if (r.found) {
@@ -193,6 +199,18 @@ void PipelineEditor::rebuildTree()
                 item->setToolTip(
                     Table,
                     tr("%1: the user may not SELECT from it (or lacks USAGE on its schema)").arg(displayOf(ref)));
+        }
+        if (r.pickedUp) {
+            QFont italic = item->font(Table);
+            italic.setItalic(!r.included);
+            item->setFont(Table, italic);
+            item->setToolTip(Table, r.included ? tr("%1: picked up by include_tables, listed here now; untick it to "
+                                                    "leave it to the patterns as it was.")
+                                                     .arg(displayOf(ref))
+                                               : tr("%1: picked up by include_tables while the sync ran, not listed; "
+                                                    "never written to the workspace file. Tick it to list it with "
+                                                    "settings of its own.")
+                                                     .arg(displayOf(ref)));
         }
 
         auto *box = new QComboBox;
@@ -230,11 +248,14 @@ void PipelineEditor::rebuildTree()
     if (!current.isEmpty())
         selectTable(current);
     loadSelected();
+    showPickedUp();
     updateState();
 }
 
 QString PipelineEditor::strategyReason(const Row &r) const
 {
+    if (r.pickedUp && !r.included)
+        return tr("picked up by include_tables: synced with the table defaults' settings");
     if (!r.rec)
         return r.found ? QString() : tr("not found on the source: kept as configured");
     const core::Recommendation &rec = *r.rec;
@@ -318,6 +339,23 @@ void PipelineEditor::onItemChanged(QTreeWidgetItem *item, int column)
         return;
     r->included = included;
     const core::TableRef ref = r->spec.table;
+    if (r->pickedUp) {
+        // Listed from its picked-up settings, or picked up again as it was.
+        r->spec = *r->pickedUp;
+        r->spec.discovered = !included;
+        m_loading = true;
+        if (!included)
+            item->setCheckState(Table, Qt::PartiallyChecked);
+        QFont font = item->font(Table);
+        font.setItalic(!included);
+        item->setFont(Table, font);
+        r->strategy->setCurrentIndex(r->strategy->findData(static_cast<int>(r->spec.strategy)));
+        const QString why = strategyReason(*r);
+        item->setText(Reason, why);
+        item->setToolTip(Reason, why);
+        r->strategy->setToolTip(why);
+        m_loading = false;
+    }
     if (included)
         m_order.push_back(ref);
     else
@@ -327,6 +365,7 @@ void PipelineEditor::onItemChanged(QTreeWidgetItem *item, int column)
         applyDirection();
     if (item == m_tree->currentItem())
         loadSelected();
+    showPickedUp();
     updateState();
 }
 

@@ -116,6 +116,11 @@ TableSettingsPanel::TableSettingsPanel(QWidget *parent)
     layout->addWidget(m_fallbackNote);
 
     connect(m_cursor, &QComboBox::currentIndexChanged, this, &TableSettingsPanel::settingsChanged);
+    // Typed (table_defaults' cursor): each keystroke is an edit.
+    connect(m_cursor, &QComboBox::editTextChanged, this, [this] {
+        if (m_defaults)
+            emit settingsChanged();
+    });
     for (QLineEdit *edit : {m_lookback, m_pageSize, m_every, m_sla})
         connect(edit, &QLineEdit::textChanged, this, &TableSettingsPanel::settingsChanged);
     connect(m_fallbackCursor, &QComboBox::currentTextChanged, this, &TableSettingsPanel::settingsChanged);
@@ -129,6 +134,8 @@ void TableSettingsPanel::clearTable()
     const QSignalBlocker b1(m_cursor), b2(m_lookback), b3(m_pageSize), b4(m_every), b5(m_sla), b6(m_truncate),
         b7(m_fallbackCursor), b8(m_addColumn), b9(m_dropColumn), b10(m_typeChange), b11(m_renameColumn);
     m_included = false;
+    m_defaults = false;
+    m_cursor->setEditable(false);
     m_cursor->clear();
     m_fallbackCursor->clear();
     for (QLineEdit *edit : {m_lookback, m_pageSize, m_every, m_sla}) {
@@ -154,6 +161,8 @@ void TableSettingsPanel::setTable(const core::TableSpec &spec, const QStringList
         b7(m_fallbackCursor), b8(m_addColumn), b9(m_dropColumn), b10(m_typeChange), b11(m_renameColumn);
     m_strategy = spec.strategy;
     m_included = included;
+    m_defaults = false;
+    m_cursor->setEditable(false);
     const bool cursor = spec.strategy == core::Strategy::Cursor;
     const bool cdc = spec.strategy == core::Strategy::Cdc;
 
@@ -206,10 +215,45 @@ void TableSettingsPanel::setTable(const core::TableSpec &spec, const QStringList
     m_fallbackNote->setVisible(spec.fallbackFrom.has_value());
 }
 
+void TableSettingsPanel::setDefaults(const core::TableSpec &keys, std::optional<core::Strategy> strategy,
+                                     core::EndpointKind sourceKind)
+{
+    core::TableSpec spec = keys;
+    spec.strategy = strategy.value_or(core::Strategy::Cursor);
+    spec.fallbackFrom.reset();
+    setTable(spec, {}, std::nullopt, true, sourceKind);
+    const QSignalBlocker b1(m_cursor), b2(m_every), b3(m_sla);
+    m_defaults = true;
+    m_cursor->setEditable(true);
+    m_cursor->setInsertPolicy(QComboBox::NoInsert);
+    m_cursor->clear();
+    m_cursor->setCurrentText(qs(keys.cursor.value_or(std::string())));
+    m_cursor->lineEdit()->setPlaceholderText(tr("each table's best timestamp column"));
+    // Unset: each table's own strategy decides, so every field may apply to some table.
+    const bool any = !strategy;
+    const bool cursor = any || strategy == core::Strategy::Cursor;
+    const bool cdc = any || strategy == core::Strategy::Cdc;
+    m_cursor->setEnabled(cursor);
+    m_lookback->setEnabled(cursor);
+    m_pageSize->setEnabled(cursor || cdc);
+    m_every->setEnabled(any || strategy != core::Strategy::Cdc);
+    m_truncate->setEnabled(cdc);
+    m_fallbackCursor->setEnabled(cdc && sourceKind == core::EndpointKind::Postgres);
+    if (any) {
+        m_every->setPlaceholderText(tr("each table's default"));
+        m_sla->setPlaceholderText(tr("each table's default"));
+    }
+    m_fallbackNote->hide();
+}
+
 void TableSettingsPanel::apply(core::TableSpec &spec) const
 {
-    if (spec.strategy == core::Strategy::Cursor && m_cursor->currentIndex() >= 0)
+    if (m_defaults) {
+        const QString cursor = m_cursor->currentText().trimmed();
+        spec.cursor = cursor.isEmpty() ? std::nullopt : std::optional<std::string>(cursor.toStdString());
+    } else if (spec.strategy == core::Strategy::Cursor && m_cursor->currentIndex() >= 0) {
         spec.cursor = m_cursor->currentData().toString().toStdString();
+    }
     const QString lookback = m_lookback->text().trimmed();
     if (lookback.isEmpty())
         spec.lookback.reset();

@@ -33,6 +33,11 @@ public:
     /// the table is part of the pipeline (else every field is greyed).
     void setTable(const core::TableSpec &spec, const QStringList &candidates,
                   const std::optional<std::string> &suggestedCursor, bool included, core::EndpointKind sourceKind);
+    /// The pipeline's `table_defaults` (PatternSettingsPanel): `keys`' settings for every table
+    /// a pattern picks up. With `strategy` unset (each table gets the recommended one) every
+    /// field applies; the cursor column is typed, since the tables are not known yet.
+    void setDefaults(const core::TableSpec &keys, std::optional<core::Strategy> strategy,
+                     core::EndpointKind sourceKind);
     /// No table selected: every field empty and greyed.
     void clearTable();
     /// Writes the valid fields into `spec` (only the keys this panel owns); fields that do not
@@ -61,6 +66,7 @@ signals:
 private:
     core::Strategy m_strategy = core::Strategy::FullRefresh;
     bool m_included = false;
+    bool m_defaults = false; ///< showing table_defaults (setDefaults()), not one table
     QComboBox *m_cursor;
     QLineEdit *m_lookback;
     QLineEdit *m_pageSize;
