@@ -39,6 +39,7 @@
 #include <QMessageBox>
 #include <QRadioButton>
 #include <QScreen>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
 #include <QTabWidget>
@@ -309,6 +310,18 @@ void TestLaptopScreen::everyPageAndDialogFitsTheScreen()
     editor->settingsTabs()->setCurrentWidget(editor->findChild<QWidget *>(QStringLiteral("pipelineSettingsScroll")));
     QCOMPARE(editor->settingsTabs()->currentWidget()->objectName(), QStringLiteral("pipelineSettingsScroll"));
     shot(editor, screen, QStringLiteral("pipeline-editor-settings"));
+    // Tables by pattern: the patterns and the first row of table defaults show without scrolling.
+    auto *patterns = editor->findChild<QScrollArea *>(QStringLiteral("patternSettingsScroll"));
+    QVERIFY(patterns);
+    editor->settingsTabs()->setCurrentWidget(patterns);
+    QCoreApplication::processEvents();
+    for (const char *name : {"includeTables", "excludeTables", "discoverEvery", "defaultStrategy"}) {
+        const QWidget *field = patterns->widget()->findChild<QWidget *>(QLatin1String(name));
+        QVERIFY2(field, name);
+        const QRect at(field->mapTo(patterns->viewport(), QPoint(0, 0)), field->size());
+        QVERIFY2(patterns->viewport()->rect().contains(at), name);
+    }
+    shot(editor, screen, QStringLiteral("pipeline-editor-patterns"));
     editor->reject();
     QTRY_VERIFY(!page->pipelineEditor());
 
