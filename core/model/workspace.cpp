@@ -63,9 +63,7 @@ Millis TableSpec::effectiveSla() const
     return effectiveEvery() * 2;
 }
 
-namespace {
-/// `schema.name` against a `schema.name` pattern: each part with fnmatch(3) (`*`, `?`, `[...]`).
-bool matchesTablePattern(const std::string &pattern, const TableRef &t)
+bool PipelineSpec::matchesTablePattern(const std::string &pattern, const TableRef &t)
 {
     const auto dot = pattern.find('.');
     if (dot == std::string::npos)
@@ -73,7 +71,6 @@ bool matchesTablePattern(const std::string &pattern, const TableRef &t)
     return ::fnmatch(pattern.substr(0, dot).c_str(), t.schema.c_str(), 0) == 0 &&
            ::fnmatch(pattern.substr(dot + 1).c_str(), t.name.c_str(), 0) == 0;
 }
-} // namespace
 
 bool PipelineSpec::picksUp(const TableRef &table) const
 {

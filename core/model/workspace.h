@@ -194,6 +194,8 @@ struct PipelineSpec {
     /// `pattern` is `schema.name`: one dot, a part on each side (what include_tables and
     /// exclude_tables take; the loader and the pipeline editor both ask this).
     static bool isTablePattern(const std::string &pattern);
+    /// `table` against one `schema.name` pattern: each part with fnmatch(3) (`*`, `?`, `[...]`).
+    static bool matchesTablePattern(const std::string &pattern, const TableRef &table);
     /// A table the patterns picked up, as it syncs: `table_defaults`' keys, the strategy they
     /// name (else `recorded`, the one chosen when it was picked up), and `cursor` when the
     /// defaults name none. `fallbackFrom`: the slot guard moved it to cursor sync.

@@ -12,12 +12,9 @@ namespace {
 /// The first include_tables pattern that picks `t` up (for the message).
 std::string patternOf(const PipelineSpec &p, const TableRef &t)
 {
-    for (const auto &pattern : p.includeTables) {
-        PipelineSpec one;
-        one.includeTables = {pattern};
-        if (one.picksUp(t))
+    for (const auto &pattern : p.includeTables)
+        if (PipelineSpec::matchesTablePattern(pattern, t))
             return pattern;
-    }
     return {};
 }
 

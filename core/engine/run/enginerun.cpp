@@ -59,8 +59,9 @@ Workspace EngineRun::loadRunnable(WorkspaceState &state, const std::string &pipe
     return ws;
 }
 
-void EngineRun::discoverDueTables(const Workspace &ws, bool now)
+bool EngineRun::discoverDueTables(const Workspace &ws, bool now)
 {
+    bool recorded = false;
     const auto at = std::chrono::steady_clock::now();
     for (const auto &p : ws.pipelines) {
         if (p.includeTables.empty() || (!m_options.pipeline.empty() && p.name != m_options.pipeline))
@@ -77,6 +78,7 @@ void EngineRun::discoverDueTables(const Workspace &ws, bool now)
                 StateStore::DiscoveredTable d{p.name, found.table, found.strategy, found.cursor, found.refused, 0};
                 if (!m_store.addDiscoveredTable(d))
                     continue;
+                recorded = true;
                 const bool taken = found.refused.empty();
                 const std::string said = taken ? found.message : found.refused + "; " + found.fix;
                 m_store.addEvent(taken ? Level::Info : Level::Warn, p.name, found.table.display(),
@@ -87,6 +89,7 @@ void EngineRun::discoverDueTables(const Workspace &ws, bool now)
             log(LogLevel::Warn, std::string("looking for new tables: ") + e.what());
         }
     }
+    return recorded;
 }
 
 bool EngineRun::fallBackWhereBreached(const Workspace &ws, const std::vector<SourceSlots> &sources)
@@ -265,8 +268,9 @@ int EngineRun::run(std::stop_token stop, EngineRunListener *listener)
     std::shared_ptr<const Workspace> last;
     for (int restarts = 0;; ++restarts) {
         // Tables the patterns pick up are in the workspace this run starts with.
-        discoverDueTables(loadRunnable(m_state, m_options.pipeline), restarts == 0);
-        const Workspace stored = loadRunnable(m_state, m_options.pipeline);
+        Workspace stored = loadRunnable(m_state, m_options.pipeline);
+        if (discoverDueTables(stored, restarts == 0))
+            stored = loadRunnable(m_state, m_options.pipeline);
         auto ws = std::make_shared<const Workspace>(only(stored, m_options.pipeline));
         last = ws;
         auto jobs = jobsFor(*ws);

@@ -121,8 +121,8 @@ private:
     bool guardAndSample(const Workspace &ws);
     /// Looks for new tables on the sources of `ws`'s pipelines with include_tables whose
     /// discover_every has passed (all of them with `now`), and records what the patterns picked
-    /// up, with an event each (docs/patterns.md). Logs, never throws.
-    void discoverDueTables(const Workspace &ws, bool now);
+    /// up, with an event each (docs/patterns.md). True when it recorded a table. Logs, never throws.
+    bool discoverDueTables(const Workspace &ws, bool now);
     /// One monitor round over `ws`; true when a slot guard fell back.
     /// `whole`: the stored workspace with every pipeline, whose slots on `ws`'s sources are
     /// theirs (not orphans) when `ws` is one pipeline of it.
