@@ -1,15 +1,26 @@
 #pragma once
 
+#include "core/engine/jobs/pauses.h"
 #include "core/model/cdcposition.h"
 #include "core/model/error.h"
 #include "core/model/tableref.h"
 #include "core/model/vocabulary.h"
 #include "core/model/workspace.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace driftless::core {
+
+/// How a CDC pipeline's run is asked for, whichever source it reads (the same for both).
+struct CdcRunOptions {
+    /// Load what needs loading, stream until everything committed on the source when the stream
+    /// started is applied, then return.
+    bool once = false;
+    /// The tables a DBA paused, looked at between target transactions; null: none.
+    std::shared_ptr<const PauseSet> pauses = nullptr;
+};
 
 /// How a CDC run ends besides returning or failing as a whole.
 

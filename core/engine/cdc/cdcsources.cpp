@@ -12,8 +12,7 @@ std::vector<StoppedTable> runCdcPipeline(const std::vector<TableJob> &jobs, Engi
         return {};
     if (jobs.front().source.kind == EndpointKind::Mysql) {
         MysqlCdcPipeline pipeline(jobs, observer);
-        const std::string name = jobs.front().pipeline;
-        pipeline.run(stop, {once, [pauses, name](const TableRef &t) { return pauses && pauses->contains(name, t); }});
+        pipeline.run(stop, {once, std::move(pauses)});
         return pipeline.stoppedTables();
     }
     CdcPipeline pipeline(jobs, jobs.front().publication, observer);

@@ -412,7 +412,7 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
                 t->addColumn = t->position->addColumn;
         }
         const bool schemaPaused = t->paused; // by holdBackAddedColumns
-        t->paused = t->userPaused = options.paused && options.paused(t->job.spec.table);
+        t->paused = t->userPaused = t->pauseWanted(options.pauses.get());
         if (schemaPaused) {
             t->paused = true;
         } else if (t->position && t->position->stopped) {
@@ -484,25 +484,13 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
 
 std::vector<StoppedTable> MysqlCdcPipeline::stoppedTables() const
 {
-    std::vector<StoppedTable> out;
-    for (const auto &t : m_tables)
-        if (!t->stopped.empty())
-            out.push_back({t->job.spec.table, t->stopped});
-    return out;
+    return stoppedTablesOf(m_tables);
 }
 
 void MysqlCdcPipeline::stopTable(Table &t, const Error &e, Merger &merger, TargetSession &session, bool inTransaction)
 {
-    t.paused = true;
-    const std::string name = t.job.spec.table.display();
-    const StopKind kind = stopKindOf(e);
-    // A change of source names its own ways back (recover, resnapshot) in the error's hint.
-    t.stopped =
-        kind == StopKind::SourceChanged
-            ? stopMessage(e, "the pipeline's other tables stream on, this one's changes are not applied")
-            : stopMessage(e, "the pipeline's other tables stream on, this one's changes are not applied. Fix the "
-                             "cause, then load it again: driftless-cli resnapshot " +
-                                 m_pipeline + " " + name + " (a running sync takes it within seconds)");
+    const StopKind kind = t.stopFor(e, "load it again: driftless-cli resnapshot " + m_pipeline + " " +
+                                           t.job.spec.table.display() + " (a running sync takes it within seconds)");
     if (t.position) {
         // Its position stays where the error was; the mark keeps a restart from failing there
         // again, and the stream from starting there for it.
@@ -1070,18 +1058,18 @@ void MysqlCdcPipeline::stream(std::stop_token stop, Options options)
                     lookup.emplace(connectMysql(src));
                 addColumnStep(*due, *lookup, *mergers[due], *session, false);
             }
-        if (options.paused && !inTxn &&
+        if (options.pauses && !inTxn &&
             std::chrono::steady_clock::now() - lastPauseCheck >= std::chrono::milliseconds(250)) {
             lastPauseCheck = std::chrono::steady_clock::now();
             // A pause or resume asked for while streaming: a pause stops applying at once; a
             // resume restarts the pipeline so the stream reads from the table's position again.
             for (auto &t : m_tables) {
-                const bool want = options.paused(t->job.spec.table);
-                if (want && !t->paused && !inTxn) {
+                const CdcTable::PauseTurn turn = t->pauseTurn(t->pauseWanted(options.pauses.get()));
+                if (turn == CdcTable::PauseTurn::Pause) {
                     flush();
                     t->paused = t->userPaused = true;
                     m_observer.tableState(t->key, TableState::Paused, kPausedMessage, std::nullopt);
-                } else if (!want && t->userPaused && t->stopped.empty() && !inTxn && t->streaming()) {
+                } else if (turn == CdcTable::PauseTurn::Resume && t->stopped.empty() && t->streaming()) {
                     flush();
                     // Returning restarts the pipeline (the scheduler runs it again at once).
                     m_observer.event(Level::Info, t->key, "resumed",

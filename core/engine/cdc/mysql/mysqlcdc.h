@@ -18,6 +18,8 @@
 
 namespace driftless::core {
 
+struct MysqlCdcTable;
+
 /// Change data capture for the CDC tables of one pipeline from a MariaDB (or MySQL) source: an
 /// initial load in primary-key chunks, then the binlog, read over a replication connection
 /// (MysqlReplicationConnection) and decoded by our own decoder (binlog::Decoder), applied in
@@ -54,14 +56,7 @@ public:
     MysqlCdcPipeline(std::vector<TableJob> jobs, EngineObserver &observer);
     ~MysqlCdcPipeline();
 
-    struct Options {
-        /// Load what needs loading, stream until everything committed on the source when the
-        /// stream started is applied, then return.
-        bool once = false;
-        /// Whether a DBA paused a table (asked about once per event between transactions);
-        /// empty: none is.
-        std::function<bool(const TableRef &)> paused = nullptr;
-    };
+    using Options = CdcRunOptions;
     /// Runs until stopped (or caught up, with `once`), or returns early when a paused table was
     /// resumed (run it again: the stream then starts from that table's position). Throws Error.
     void run(std::stop_token stop, Options options);
@@ -72,7 +67,7 @@ public:
     enum class CascadeAction { None, Cascade, SetNull };
 
 private:
-    struct Table;
+    using Table = MysqlCdcTable;
     struct Stream;
     void prepareTables();
     void load(Table &t, std::stop_token stop);

@@ -291,25 +291,7 @@ void MysqlCdcPipeline::applyColumnPoliciesAtStart(Table &t, TargetSession &sessi
     // The binlog may still hold changes made before the drop: their rows leave the column out.
     try {
         session.inTransaction([&] {
-            for (const auto &name : gone) {
-                const std::string done = t.merger->dropColumn(t.source.schema, name, policy == DropColumnPolicy::Drop);
-                // A kept column was reported when it was first kept (SQLite cannot tell: it says
-                // nothing here, the drop was reported when it was kept).
-                if (!done.empty() &&
-                    (policy == DropColumnPolicy::Drop || m_jobs.front().target.kind != EndpointKind::Sqlite))
-                    m_observer.event(Level::Info, t.key, "schema_change",
-                                     "column " + displayIdent(name) + " dropped on the source; " + done +
-                                         " (schema_changes: drop_column: " + std::string(policyName(policy)) + ")");
-                t.dropped.insert(name);
-            }
-            for (const auto &[name, from] : widened) {
-                const std::string done = t.merger->widenColumn(t.source.schema, name);
-                m_observer.event(
-                    Level::Info, t.key, "schema_change",
-                    "column " + displayIdent(name) + " widened from " + from + " to " +
-                        t.source.schema.columns[static_cast<size_t>(t.source.schema.columnIndex(name))].typeSql + " " +
-                        done);
-            }
+            t.dropAndWidenColumns(t.source.schema, gone, widened, policy, m_jobs.front().target.kind, m_observer);
         });
     } catch (const SchemaError &e) {
         pauseForSchema(t, e.what(),

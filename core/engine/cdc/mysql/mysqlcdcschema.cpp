@@ -92,18 +92,12 @@ bool MysqlCdcPipeline::adaptToAddedColumns(Table &t, mysqlcatalog::MysqlTable fr
     const AddColumnPolicy policy = addColumnPolicy(t.job.spec, t.job.pipelineAddColumn);
     if (policy == AddColumnPolicy::Ignore) {
         t.ignored.insert(added.begin(), added.end());
-        m_observer.event(Level::Info, t.key, "schema_change",
-                         "source added column(s) " + names +
-                             "; not added to the target (schema_changes: add_column: ignore), the other columns sync "
-                             "on");
+        t.sayAddedColumnsIgnored(added, m_observer);
         return true;
     }
     if (policy == AddColumnPolicy::Pause) {
         pauseForSchema(t, "source added column(s) " + names + " (schema_changes: add_column: pause)",
-                       "to take the column, set schema_changes: { add_column: backfill } on the table, apply, then "
-                       "re-snapshot it: " +
-                           resnapshotCommand(t) +
-                           "; to sync without it, set add_column: ignore, apply, and re-snapshot it the same way");
+                       CdcTable::addColumnPauseFix(resnapshotCommand(t)));
         return false;
     }
     // Columns ignored before stay out of the target.
@@ -128,40 +122,7 @@ bool MysqlCdcPipeline::adaptToAddedColumns(Table &t, mysqlcatalog::MysqlTable fr
         beginBatch();
     merger.addMissingColumns(fresh.schema);
     t.source = std::move(fresh);
-    // A column mapping may leave a new column out (an include list does not name it).
-    std::vector<std::string> written, leftOut;
-    for (const auto &c : added)
-        (merger.writesColumn(c) ? written : leftOut).push_back(c);
-    if (!leftOut.empty())
-        m_observer.event(Level::Info, t.key, "schema_change",
-                         "source added column(s) " + displayNames(leftOut) +
-                             "; not added to the target: the table's columns: mapping leaves them out");
-    if (written.empty())
-        return true;
-    const std::string writtenNames = displayNames(written);
-    if (policy == AddColumnPolicy::Backfill && merger.fillsColumns()) {
-        // Recorded with the batch that carried the column (its checkpoint holds the progress),
-        // so a restart resumes the backfill.
-        t.addColumn = widenedColumnFill(t.addColumn, written, since, wallClockMs());
-        t.fillChecks = 0;
-        m_observer.event(Level::Info, t.key, "schema_change",
-                         "source added column(s) " + writtenNames +
-                             "; added to the target, existing rows are being filled from the source while the stream "
-                             "goes on (rows changed since " +
-                             at.file + ":" + std::to_string(at.offset) + " keep the stream's values)");
-    } else if (policy == AddColumnPolicy::Backfill) {
-        m_observer.event(Level::Warn, t.key, "schema_change",
-                         "source added column(s) " + writtenNames +
-                             "; added to the target, but filling the existing rows is not available for " +
-                             merger.describeTarget() +
-                             " yet: they keep NULL until the table is copied again (driftless-cli backfill " +
-                             m_pipeline + " " + t.job.spec.table.display() + ")");
-    } else {
-        m_observer.event(Level::Info, t.key, "schema_change",
-                         "source added column(s) " + writtenNames +
-                             "; added to the target and applied (existing rows keep NULL: schema_changes: "
-                             "add_column: propagate)");
-    }
+    t.tookAddedColumns(merger, added, policy, since, at.file + ":" + std::to_string(at.offset), m_pipeline, m_observer);
     return true;
 }
 

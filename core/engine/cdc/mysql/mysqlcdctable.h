@@ -1,12 +1,13 @@
 #pragma once
 
-// MysqlCdcPipeline's per-table state, shared by its .cpp files (not part of the engine's API).
+// The MariaDB/MySQL CDC pipeline's per-table state, shared by its .cpp files (the cdc wing's
+// inside, not the engine's API).
 
 #include "core/db/mysqlcatalog.h"
 #include "core/engine/cdc/cdctable.h"
-#include "core/engine/cdc/mysql/mysqlcdc.h"
 #include "core/mergers/merger.h"
 #include "core/model/cdcposition.h"
+#include "core/readers/binlog/binlogdecoder.h"
 
 #include <chrono>
 #include <memory>
@@ -17,7 +18,9 @@
 
 namespace driftless::core {
 
-struct MysqlCdcPipeline::Table : CdcTable {
+/// A table of a CDC pipeline from a MariaDB/MySQL source: what CdcTable holds, and what the
+/// binlog's table maps and the catalog say of it.
+struct MysqlCdcTable : CdcTable {
     mysqlcatalog::MysqlTable source;
     std::optional<BinlogCdcPosition> position; ///< stored checkpoint position, none when none
     /// The column names of the last TABLE_MAP seen, and where each schema column is in it.

@@ -1,5 +1,6 @@
 #include "core/engine/cdc/pg/cdcpipeline.h"
-#include "core/engine/cdc/pg/cdcpipelinetable.h"
+#include "core/engine/cdc/pg/pgcdctable.h"
+#include "core/engine/cdc/rebackfillcompare.h"
 #include "core/engine/cdc/tableapply.h"
 
 #include "core/base/clock.h"
@@ -35,6 +36,28 @@
 #include <unistd.h>
 
 namespace driftless::core {
+
+struct CdcPipeline::Rebackfill {
+    Table *table = nullptr;
+    std::unique_ptr<PgConnection> loader; ///< holds the snapshot's transaction open
+    std::int64_t version = 0;             ///< the snapshot's consistent point
+    std::int64_t deleteBelow = 0;         ///< the first snapshot's, when resumed
+    std::vector<std::string> after;
+    long long copied = 0; ///< rows merged so far, counting those before a restart
+    /// Set when pages are compared before they are copied (RebackfillCompare::open).
+    std::unique_ptr<RebackfillComparer> compare;
+    long long equal = 0;   ///< of `copied`, rows this run found equal and did not copy
+    long long removed = 0; ///< compared pages: rows the source no longer has, deleted so far
+    long long written = 0; ///< target rows this run changed (copied, or removed)
+    /// The next chunk, read from the snapshot while this one is merged.
+    std::future<RowSet> ahead;
+
+    ~Rebackfill()
+    {
+        if (ahead.valid())
+            ahead.wait(); // it uses `loader`
+    }
+};
 namespace {
 /// How long a start waits for a replication slot another process holds.
 constexpr int kSlotBusyWaitSeconds = 60;
@@ -1025,11 +1048,7 @@ void CdcPipeline::pollRequests()
 
 std::vector<StoppedTable> CdcPipeline::stoppedTables() const
 {
-    std::vector<StoppedTable> out;
-    for (const auto &t : m_tables)
-        if (!t->stopped.empty())
-            out.push_back({t->job.spec.table, t->stopped});
-    return out;
+    return stoppedTablesOf(m_tables);
 }
 
 void CdcPipeline::stopTable(Table &t, const Error &e)
@@ -1038,16 +1057,13 @@ void CdcPipeline::stopTable(Table &t, const Error &e)
         m_rebackfill.reset(); // waits for a chunk being read, ends the snapshot's transaction
     const bool hadCopy = t.rebackfill.has_value();
     t.rebackfill.reset();
-    t.paused = true;
-    t.userPaused = t.resumeWaiting = false;
+    t.resumeWaiting = false;
     const std::string name = t.job.spec.table.display();
-    t.stopped = stopMessage(
-        e, "the pipeline's other tables stream on, this one's changes are not applied. Fix the cause, then " +
-               (t.streaming()
-                    ? "copy the table again while the others stream: driftless-cli backfill " + m_pipeline + " " + name
-                    : "load it again: driftless-cli resnapshot " + m_pipeline + " " + name +
-                          " (with the sync stopped), and run"));
-    const StopKind kind = stopKindOf(e);
+    const StopKind kind =
+        t.stopFor(e, t.streaming() ? "copy the table again while the others stream: driftless-cli backfill " +
+                                         m_pipeline + " " + name
+                                   : "load it again: driftless-cli resnapshot " + m_pipeline + " " + name +
+                                         " (with the sync stopped), and run");
     if (t.position) {
         // The mark tells a restart the stream skipped its changes from here on.
         t.position->stopped = t.stopped;
@@ -1059,21 +1075,25 @@ void CdcPipeline::stopTable(Table &t, const Error &e)
 
 bool CdcPipeline::wantPaused(const Table &t) const
 {
-    return m_pauses && m_pauses->contains(m_pipeline, t.job.spec.table);
+    return t.pauseWanted(m_pauses.get());
 }
 
 void CdcPipeline::applyPauses()
 {
     for (auto &t : m_tables) {
-        if (t->paused && !t->userPaused)
-            continue; // a schema change paused it: only a re-snapshot resumes it
         const bool want = wantPaused(*t);
-        if (want && !t->paused)
+        switch (t->pauseTurn(want)) {
+        case CdcTable::PauseTurn::Pause:
             pauseTable(*t);
-        else if (!want && t->userPaused)
+            break;
+        case CdcTable::PauseTurn::Resume:
             resumeTable(*t);
-        else if (want && t->resumeWaiting)
-            t->resumeWaiting = false; // paused again before its turn came
+            break;
+        case CdcTable::PauseTurn::None:
+            if (want && t->resumeWaiting)
+                t->resumeWaiting = false; // paused again before its turn came
+            break;
+        }
     }
 }
 

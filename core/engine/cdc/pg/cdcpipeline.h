@@ -22,6 +22,7 @@ struct SlotWaitReport;
 
 class PgConnection;
 class PgReplicationConnection;
+struct PgCdcTable;
 
 /// Change data capture for the CDC tables of one pipeline from a Postgres source: one
 /// publication and one replication slot (`driftless_<pipeline>`), an initial load from the
@@ -56,20 +57,14 @@ public:
     CdcPipeline(std::vector<TableJob> jobs, std::optional<std::string> publication, EngineObserver &observer);
     ~CdcPipeline();
 
-    struct Options {
-        /// Load what needs loading, stream until everything committed on the source when the
-        /// stream started is applied, then return.
-        bool once = false;
-        /// The tables a DBA paused; null: none.
-        std::shared_ptr<const PauseSet> pauses = nullptr;
-    };
+    using Options = CdcRunOptions;
     /// Runs until stopped (or caught up, with `once`). Throws Error.
     void run(std::stop_token stop, Options options);
     /// The tables an error stopped (P4), this run or before it, while the others streamed on.
     std::vector<StoppedTable> stoppedTables() const;
 
 private:
-    struct Table;
+    using Table = PgCdcTable;
     struct Rebackfill;
     void preflight(PgConnection &src);
     /// Before the slot is read (cdcpipelineidentity.cpp): the cluster behind the endpoint must
@@ -143,8 +138,6 @@ private:
     /// After a drained `run --once`: the columns `t` held back at start that no change carried
     /// are added (their add_column policy applied) at the table's applied version.
     void addHeldBackColumns(Table &t, PgConnection &src);
-    /// Starts (or widens) the backfill of `columns`, which the stream carried from `since` on.
-    void startAddColumn(Table &t, const std::vector<std::string> &columns, std::int64_t since);
     /// A table with a column backfill to advance, or null.
     Table *columnFillDue() const;
     /// One chunk of `t`'s column backfill in its own target transaction (with its progress); the

@@ -2,7 +2,7 @@
 // (`schema_changes: { drop_column: ..., type_change: ... }`, docs/schema-changes.md).
 
 #include "core/engine/cdc/pg/cdcpipeline.h"
-#include "core/engine/cdc/pg/cdcpipelinetable.h"
+#include "core/engine/cdc/pg/pgcdctable.h"
 
 #include "core/db/pgcatalog.h"
 #include "core/engine/rows/columnmapping.h"
@@ -369,26 +369,8 @@ std::vector<std::pair<std::string, std::string>> CdcPipeline::applyColumnPolicie
         return have;
     // Dropped or retyped while the engine was stopped: the stream may still bring changes made
     // before, which leave the kept column out and fit the widened one.
-    m_session->inTransaction([&] {
-        for (const auto &name : gone) {
-            const std::string done = t.merger->dropColumn(t.schema, name, dropPolicy == DropColumnPolicy::Drop);
-            // A kept column was reported when it was first kept (SQLite cannot tell: it says
-            // nothing here, the drop seen in the stream is reported).
-            if (!done.empty() &&
-                (dropPolicy == DropColumnPolicy::Drop || m_jobs.front().target.kind != EndpointKind::Sqlite))
-                m_observer.event(Level::Info, t.key, "schema_change",
-                                 "column " + displayIdent(name) + " dropped on the source; " + done +
-                                     " (schema_changes: drop_column: " + std::string(policyName(dropPolicy)) + ")");
-            t.dropped.insert(name);
-        }
-        for (const auto &[name, from] : widened) {
-            const std::string done = t.merger->widenColumn(t.schema, name);
-            m_observer.event(Level::Info, t.key, "schema_change",
-                             "column " + displayIdent(name) + " widened from " + from + " to " +
-                                 t.schema.columns[static_cast<size_t>(t.schema.columnIndex(name))].typeSql + " " +
-                                 done);
-        }
-    });
+    m_session->inTransaction(
+        [&] { t.dropAndWidenColumns(t.schema, gone, widened, dropPolicy, m_jobs.front().target.kind, m_observer); });
     have = t.merger->targetColumns();
     std::erase_if(have, [&](const auto &h) { return t.dropped.count(h.first) > 0; });
     return have;

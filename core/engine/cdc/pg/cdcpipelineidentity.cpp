@@ -3,7 +3,7 @@
 // (ARCHITECTURE.md P6, docs/failover.md).
 
 #include "core/engine/cdc/pg/cdcpipeline.h"
-#include "core/engine/cdc/pg/cdcpipelinetable.h"
+#include "core/engine/cdc/pg/pgcdctable.h"
 
 #include "core/base/clock.h"
 #include "core/db/pgconnection.h"

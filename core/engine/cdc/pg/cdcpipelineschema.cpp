@@ -2,7 +2,7 @@
 // columns, generated columns, partial rows) and two-way conflicts.
 
 #include "core/engine/cdc/pg/cdcpipeline.h"
-#include "core/engine/cdc/pg/cdcpipelinetable.h"
+#include "core/engine/cdc/pg/pgcdctable.h"
 
 #include "core/base/clock.h"
 #include "core/base/copytext.h"
@@ -84,10 +84,7 @@ bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &column
             // The target keeps its columns; the layout drops the new ones from the stream's rows.
             t.streamColumns = columns;
             t.layout = streamLayout(t.schema, columns, t.merger->generatedColumns());
-            m_observer.event(Level::Info, t.key, "schema_change",
-                             "source added column(s) " + names +
-                                 "; not added to the target (schema_changes: add_column: ignore), the other "
-                                 "columns sync on");
+            t.sayAddedColumnsIgnored(newColumns, m_observer);
             return true;
         }
         if (added && policy == AddColumnPolicy::Pause) {
@@ -103,31 +100,7 @@ bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &column
             t.columns = columns;
             t.layout = streamLayout(t.schema, t.columns, t.merger->generatedColumns());
             readAttnums(t, src); // the added columns', so a later rename of one is told apart too
-            // A column mapping may leave a new column out (an include list does not name it).
-            std::vector<std::string> written, leftOut;
-            for (const auto &c : newColumns)
-                (t.merger->writesColumn(c) ? written : leftOut).push_back(c);
-            if (!leftOut.empty())
-                m_observer.event(Level::Info, t.key, "schema_change",
-                                 "source added column(s) " + displayNames(leftOut) +
-                                     "; not added to the target: the table's columns: mapping leaves them out");
-            if (written.empty()) {
-                // nothing reaches the target
-            } else if (policy == AddColumnPolicy::Backfill && t.merger->fillsColumns()) {
-                startAddColumn(t, written, since);
-            } else if (policy == AddColumnPolicy::Backfill) {
-                m_observer.event(Level::Warn, t.key, "schema_change",
-                                 "source added column(s) " + displayNames(written) +
-                                     "; added to the target, but filling the existing rows is not available for " +
-                                     t.merger->describeTarget() +
-                                     " yet: they keep NULL until the table is copied again (driftless-cli backfill " +
-                                     m_pipeline + " " + t.job.spec.table.display() + ")");
-            } else {
-                m_observer.event(Level::Info, t.key, "schema_change",
-                                 "source added column(s) " + names +
-                                     "; added to the target and applied (existing rows keep NULL: schema_changes: "
-                                     "add_column: propagate)");
-            }
+            t.tookAddedColumns(*t.merger, newColumns, policy, since, formatLsn(since), m_pipeline, m_observer);
             return true;
         }
     }
@@ -141,10 +114,7 @@ bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &column
     }
     std::string fix = "adapt the target table, then re-snapshot it: " + resnapshotCommand(t);
     if (why.find("add_column: pause") != std::string::npos)
-        fix = "to take the column, set schema_changes: { add_column: backfill } on the table, apply, then "
-              "re-snapshot it: " +
-              resnapshotCommand(t) +
-              "; to sync without it, set add_column: ignore, apply, and re-snapshot it the same way";
+        fix = CdcTable::addColumnPauseFix(resnapshotCommand(t));
     pauseForSchema(t, why, fix);
     return false;
 }
@@ -350,18 +320,6 @@ void CdcPipeline::addHeldBackColumns(Table &t, PgConnection &src)
             throw;
         stopTable(t, e);
     }
-}
-
-void CdcPipeline::startAddColumn(Table &t, const std::vector<std::string> &columns, std::int64_t since)
-{
-    t.addColumn = widenedColumnFill(t.addColumn, columns, since, wallClockMs());
-    // Recorded with the batch that carried the column (its checkpoint holds the progress), so a
-    // restart resumes the backfill.
-    m_observer.event(Level::Info, t.key, "schema_change",
-                     "source added column(s) " + displayNames(columns) +
-                         "; added to the target, existing rows are being filled from the source while the stream "
-                         "goes on (rows changed since " +
-                         formatLsn(since) + " keep the stream's values)");
 }
 
 CdcPipeline::Table *CdcPipeline::columnFillDue() const

@@ -1,20 +1,17 @@
 #pragma once
 
-// The CDC pipeline's per-table state, shared by its .cpp files (not part of the engine's API).
+// The Postgres CDC pipeline's per-table state, shared by its .cpp files (the cdc wing's inside,
+// not the engine's API).
 
 #include "core/db/mysqlcatalog.h"
 #include "core/db/pgconnection.h"
 #include "core/engine/cdc/cdctable.h"
-#include "core/engine/cdc/pg/cdcpipeline.h"
 #include "core/engine/rows/generatedvalues.h"
 #include "core/mergers/merger.h"
 #include "core/model/cdcposition.h"
 
-#include "core/engine/cdc/rebackfillcompare.h"
 #include <chrono>
-#include <future>
 #include <map>
-
 #include <memory>
 #include <optional>
 #include <set>
@@ -23,29 +20,9 @@
 
 namespace driftless::core {
 
-struct CdcPipeline::Rebackfill {
-    Table *table = nullptr;
-    std::unique_ptr<PgConnection> loader; ///< holds the snapshot's transaction open
-    std::int64_t version = 0;             ///< the snapshot's consistent point
-    std::int64_t deleteBelow = 0;         ///< the first snapshot's, when resumed
-    std::vector<std::string> after;
-    long long copied = 0; ///< rows merged so far, counting those before a restart
-    /// Set when pages are compared before they are copied (RebackfillCompare::open).
-    std::unique_ptr<RebackfillComparer> compare;
-    long long equal = 0;   ///< of `copied`, rows this run found equal and did not copy
-    long long removed = 0; ///< compared pages: rows the source no longer has, deleted so far
-    long long written = 0; ///< target rows this run changed (copied, or removed)
-    /// The next chunk, read from the snapshot while this one is merged.
-    std::future<RowSet> ahead;
-
-    ~Rebackfill()
-    {
-        if (ahead.valid())
-            ahead.wait(); // it uses `loader`
-    }
-};
-
-struct CdcPipeline::Table : CdcTable {
+/// A table of a CDC pipeline from a Postgres source: what CdcTable holds, and what pgoutput's
+/// stream and the catalog say of it.
+struct PgCdcTable : CdcTable {
     TableSchema schema;               ///< every column, generated ones too
     std::vector<std::string> columns; ///< the columns the stream carries (no generated ones)
     StreamLayout layout;              ///< where the schema's columns are in the stream's rows
