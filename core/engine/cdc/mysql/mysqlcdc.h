@@ -68,7 +68,8 @@ public:
 
 private:
     using Table = MysqlCdcTable;
-    struct Stream;
+    /// One run of the binlog stream (mysqlcdcstream.cpp).
+    class Stream;
     void prepareTables();
     void load(Table &t, std::stop_token stop);
     void stream(std::stop_token stop, Options options);

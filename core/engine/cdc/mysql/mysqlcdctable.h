@@ -39,6 +39,10 @@ struct MysqlCdcTable : CdcTable {
     binlog::Position streamPosition() const { return streaming() ? position->at : binlog::Position{}; }
 };
 
+/// What a table a DBA paused shows while the binlog stream goes on for the others.
+inline constexpr const char *kBinlogPausedMessage =
+    "paused: its binlog changes are not applied and its position stays; Resume reads them from there";
+
 /// Two-way: `table` without the columns Driftless keeps in a table it merges into
 /// (`_driftless_version`), which join `ignored` (the binlog's images carry them; they stay out).
 void dropOwnColumns(mysqlcatalog::MysqlTable &table, std::set<std::string> &ignored);
