@@ -24,20 +24,30 @@ public:
     explicit PauseRunner(EngineBridge *engine, QObject *parent = nullptr);
 
     EngineBridge *engine() const { return m_engine; }
-    /// True while a pause or resume of this table is on its way.
+    /// True while a pause or resume of this table, or of its whole pipeline, is on its way.
     bool busy(const QString &pipeline, const QString &table) const;
+    /// True while a pause or resume of the whole pipeline is on its way.
+    bool busy(const QString &pipeline) const;
 
 public slots:
     /// Returns the job id, or 0 when nothing could start (no workspace, or already busy).
     std::uint64_t setPaused(const QString &pipeline, const QString &table, bool pause);
+    /// Every table of `pipeline` in one request (the door's empty table list): one workspace
+    /// write, so a running engine never sees the pipeline half paused. Signals with an empty
+    /// `table`. Returns the job id, or 0.
+    std::uint64_t setPipelinePaused(const QString &pipeline, bool pause);
 
 signals:
+    /// `table` empty: the whole pipeline.
     void started(std::uint64_t job, const QString &pipeline, const QString &table, bool pause);
-    /// `ok` false: refused or failed, `message` says why; otherwise what happens now.
+    /// `ok` false: refused or failed, `message` says why; otherwise what happens now (for a
+    /// whole pipeline, how many tables changed).
     void finished(std::uint64_t job, const QString &pipeline, const QString &table, bool pause, bool ok,
                   const QString &message);
 
 private:
+    std::uint64_t post(const QString &pipeline, const QString &table, bool pause);
+
     EngineBridge *m_engine;
     DoorJobs *m_jobs;
 };

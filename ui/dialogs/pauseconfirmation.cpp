@@ -7,6 +7,8 @@
 #include <QPushButton>
 #include <QStringList>
 
+#include <cstdint>
+
 namespace driftless::ui {
 
 namespace {
@@ -68,18 +70,23 @@ QMessageBox *makePauseConfirmation(QWidget *parent, const core::TableReport &r, 
     return finish(box, pause, what, pause ? tr("Pause") : tr("Resume"));
 }
 
-QMessageBox *makePauseConfirmation(QWidget *parent, const std::vector<core::TableReport> &tables, bool pause,
-                                   bool engineRunning)
+namespace {
+/// What pausing (or resuming) `tables` does, naming at most `shown` of them.
+QString whatForMany(const std::vector<core::TableReport> &tables, bool pause, bool engineRunning,
+                    std::size_t shown = SIZE_MAX)
 {
     QStringList names;
     bool cdc = false, passes = false;
     for (const auto &r : tables) {
-        names << QStringLiteral("<li>%1 <small>(%2, %3)</small></li>")
-                     .arg(QString::fromStdString(r.table).toHtmlEscaped(),
-                          QString::fromStdString(r.pipeline).toHtmlEscaped(),
-                          QString::fromStdString(std::string(core::toString(r.strategy))));
+        if (static_cast<std::size_t>(names.size()) < shown)
+            names << QStringLiteral("<li>%1 <small>(%2, %3)</small></li>")
+                         .arg(QString::fromStdString(r.table).toHtmlEscaped(),
+                              QString::fromStdString(r.pipeline).toHtmlEscaped(),
+                              QString::fromStdString(std::string(core::toString(r.strategy))));
         (r.strategy == core::Strategy::Cdc ? cdc : passes) = true;
     }
+    if (tables.size() > shown)
+        names << QStringLiteral("<li>") + tr("and %1 more").arg(tables.size() - shown) + QStringLiteral("</li>");
     QString what = QStringLiteral("<ul>%1</ul>").arg(names.join(QString()));
     if (pause)
         what += tr("<p>They stop being synced until resumed; their rows, states and checkpoints stay. CDC tables "
@@ -92,12 +99,38 @@ QMessageBox *makePauseConfirmation(QWidget *parent, const std::vector<core::Tabl
     what += QStringLiteral("<p>%1</p>")
                 .arg(engineRunning ? tr("The running sync takes it within a second.")
                                    : tr("No sync runs now: the next one starts with it."));
+    return what;
+}
+} // namespace
+
+QMessageBox *makePauseConfirmation(QWidget *parent, const std::vector<core::TableReport> &tables, bool pause,
+                                   bool engineRunning)
+{
     auto *box =
         new QMessageBox(QMessageBox::Question, pause ? tr("Pause Tables") : tr("Resume Tables"),
                         (pause ? tr("Pause these %1 tables?") : tr("Resume these %1 tables?")).arg(tables.size()),
                         QMessageBox::NoButton, parent);
-    return finish(box, pause, what,
+    return finish(box, pause, whatForMany(tables, pause, engineRunning),
                   pause ? tr("Pause %1 Tables").arg(tables.size()) : tr("Resume %1 Tables").arg(tables.size()));
+}
+
+QMessageBox *makePipelinePauseConfirmation(QWidget *parent, const QString &pipeline,
+                                           const std::vector<core::TableReport> &tables, bool pause, bool engineRunning)
+{
+    // A pipeline of hundreds of tables: the box stays on a laptop's screen.
+    constexpr std::size_t kNamed = 8;
+    const QString name = pipeline.toHtmlEscaped();
+    const QString question = tables.size() == 1 ? (pause ? tr("Pause pipeline <b>%1</b>? Its one table not paused yet:")
+                                                         : tr("Resume pipeline <b>%1</b>? Its one paused table:"))
+                                                      .arg(name)
+                                                : (pause ? tr("Pause pipeline <b>%1</b>? Its %2 tables not paused yet:")
+                                                         : tr("Resume pipeline <b>%1</b>? Its %2 paused tables:"))
+                                                      .arg(name)
+                                                      .arg(tables.size());
+    auto *box = new QMessageBox(QMessageBox::Question, pause ? tr("Pause Pipeline") : tr("Resume Pipeline"), question,
+                                QMessageBox::NoButton, parent);
+    return finish(box, pause, whatForMany(tables, pause, engineRunning, kNamed),
+                  pause ? tr("Pause Pipeline") : tr("Resume Pipeline"));
 }
 
 } // namespace driftless::ui

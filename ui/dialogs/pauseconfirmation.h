@@ -18,5 +18,11 @@ QMessageBox *makePauseConfirmation(QWidget *parent, const core::TableReport &tab
 /// what happens said per strategy. The same object names.
 QMessageBox *makePauseConfirmation(QWidget *parent, const std::vector<core::TableReport> &tables, bool pause,
                                    bool engineRunning);
+/// The same for every table of `pipeline` at once; `tables` are those the request changes (the
+/// first few are named, then how many more). Object names as above; accept button "Pause
+/// Pipeline" / "Resume Pipeline".
+QMessageBox *makePipelinePauseConfirmation(QWidget *parent, const QString &pipeline,
+                                           const std::vector<core::TableReport> &tables, bool pause,
+                                           bool engineRunning);
 
 } // namespace driftless::ui

@@ -121,9 +121,15 @@ TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *pare
             [this](std::uint64_t, const QString &pipeline, const QString &table, bool pause, bool ok,
                    const QString &message) {
                 updateButtons();
-                emit statusMessage(ok ? message
-                                      : (pause ? tr("Could not pause %1/%2: %3") : tr("Could not resume %1/%2: %3"))
-                                            .arg(pipeline, table, message));
+                if (ok)
+                    emit statusMessage(message);
+                else if (table.isEmpty())
+                    emit statusMessage(
+                        (pause ? tr("Could not pause pipeline %1: %2") : tr("Could not resume pipeline %1: %2"))
+                            .arg(pipeline, message));
+                else
+                    emit statusMessage((pause ? tr("Could not pause %1/%2: %3") : tr("Could not resume %1/%2: %3"))
+                                           .arg(pipeline, table, message));
             });
     m_recover->setObjectName(QStringLiteral("recoverButton"));
     m_recover->setIcon(namedIcon(QStringLiteral("refresh")));
@@ -500,8 +506,17 @@ void TablesPage::showContextMenu(const QPoint &pos)
     pause->setEnabled(m_pause->isEnabled());
     QAction *resume = menu.addAction(m_resume->icon(), m_resume->text(), this, &TablesPage::requestResume);
     resume->setEnabled(m_resume->isEnabled());
-    menu.addAction(tr("Select Every Table of %1").arg(pipeline), this, [this, pipeline] { selectPipeline(pipeline); })
-        ->setToolTip(tr("Then Pause\u2026 or Resume\u2026 acts on the whole pipeline"));
+    // The whole pipeline in one choice (issue 45: pausing one meant pausing each table).
+    const bool pipelineBusy = m_pauser->busy(pipeline);
+    QAction *pausePipeline = menu.addAction(m_pause->icon(), tr("Pause Pipeline %1\u2026").arg(pipeline), this,
+                                            [this, pipeline] { requestPipelinePaused(pipeline, true); });
+    pausePipeline->setObjectName(QStringLiteral("pausePipeline"));
+    pausePipeline->setEnabled(!pipelineBusy && !pipelineRows(pipeline, true).empty());
+    QAction *resumePipeline = menu.addAction(m_resume->icon(), tr("Resume Pipeline %1\u2026").arg(pipeline), this,
+                                             [this, pipeline] { requestPipelinePaused(pipeline, false); });
+    resumePipeline->setObjectName(QStringLiteral("resumePipeline"));
+    resumePipeline->setEnabled(!pipelineBusy && !pipelineRows(pipeline, false).empty());
+    menu.addAction(tr("Select Every Table of %1").arg(pipeline), this, [this, pipeline] { selectPipeline(pipeline); });
     QAction *detail = menu.addAction(tr("Details\u2026"), this, [this] { openDetail(selectedRow()); });
     detail->setEnabled(selectedRow() >= 0);
     menu.addSeparator();
@@ -731,6 +746,37 @@ void TablesPage::requestPaused(bool pause)
                 emit statusMessage(
                     (pause ? tr("Pausing %1 tables\u2026") : tr("Resuming %1 tables\u2026")).arg(started));
         }
+        updateButtons();
+    });
+    m_confirmation = box;
+    box->open();
+}
+
+std::vector<int> TablesPage::pipelineRows(const QString &pipeline, bool pause) const
+{
+    std::vector<int> rows;
+    for (int row = 0; row < m_model->rowCount(); ++row)
+        if (QString::fromStdString(m_model->report(row).pipeline) == pipeline)
+            rows.push_back(row);
+    return actionable(rows, pause);
+}
+
+void TablesPage::requestPipelinePaused(const QString &pipeline, bool pause)
+{
+    const std::vector<int> rows = pipelineRows(pipeline, pause);
+    if (rows.empty() || m_confirmation || m_pauser->busy(pipeline))
+        return;
+    std::vector<core::TableReport> reports;
+    for (int row : rows)
+        reports.push_back(m_model->report(row));
+    const bool running = m_runner->engine()->state() == EngineBridge::State::Running;
+    auto *box = makePipelinePauseConfirmation(this, pipeline, reports, pause, running);
+    const QString confirm = pause ? QStringLiteral("confirmPause") : QStringLiteral("confirmResume");
+    connect(box, &QMessageBox::finished, this, [this, box, confirm, pipeline, pause] {
+        if (box->clickedButton() == box->findChild<QPushButton *>(confirm) &&
+            m_pauser->setPipelinePaused(pipeline, pause) != 0)
+            emit statusMessage(
+                (pause ? tr("Pausing pipeline %1\u2026") : tr("Resuming pipeline %1\u2026")).arg(pipeline));
         updateButtons();
     });
     m_confirmation = box;

@@ -47,8 +47,9 @@ class TablesModel;
 /// requestRecover(pipeline).
 ///
 /// "Pause…" and "Resume…" hold a table (kept across restarts) or sync it again, after a
-/// confirmation saying what happens for its strategy, through the page's PauseRunner. A
-/// double-click (or Enter) opens the table's detail: its facts, lag chart and events, live.
+/// confirmation saying what happens for its strategy, through the page's PauseRunner; the context
+/// menu's "Pause Pipeline…" and "Resume Pipeline…" do it for every table of the row's pipeline in
+/// one request. A double-click (or Enter) opens the table's detail: its facts, lag chart and events, live.
 class TablesPage final : public QWidget {
     Q_OBJECT
 public:
@@ -98,6 +99,9 @@ public slots:
     /// Asks to pause / resume the selected table.
     void requestPause();
     void requestResume();
+    /// Asks to pause (`pause`) or resume every table of `pipeline`, in one request: the context
+    /// menu's Pause Pipeline… and Resume Pipeline…. Nothing to change: nothing asked.
+    void requestPipelinePaused(const QString &pipeline, bool pause);
     /// Opens the detail of the table in model row `row` (a double-click's action); returns it.
     TableDetailDialog *openDetail(int row);
 
@@ -118,6 +122,8 @@ private:
     std::vector<int> actionable(const std::vector<int> &rows, bool pause) const;
     /// Asks, then pauses (or resumes) every selected table it can.
     void requestPaused(bool pause);
+    /// The forward rows of `pipeline` that pausing (`pause`) or resuming it would change.
+    std::vector<int> pipelineRows(const QString &pipeline, bool pause) const;
     /// Fits columns first..last (all but the message column by default).
     void fitColumns(bool growOnly, int first = 0, int last = -1);
     /// fitColumns once the current burst of model signals is over, and only while the page is
