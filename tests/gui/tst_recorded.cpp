@@ -16,6 +16,7 @@
 #include "ui/models/slotsmodel.h"
 #include "ui/models/tablesmodel.h"
 #include "ui/pages/alertspage.h"
+#include "ui/pages/dashboardpage.h"
 #include "ui/pages/lagpage.h"
 #include "ui/pages/reconcilepage.h"
 #include "ui/pages/slotspage.h"
@@ -34,6 +35,7 @@
 #include <QLineSeries>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
@@ -71,6 +73,7 @@ private slots:
     void everyPageShowsTheRecordedAgent();
     void theWorkspaceDialogsAskTheEngineShown();
     void severalTablesArePausedAtOnceAndCopiedAsText();
+    void aPromotionsOutcomeIsSaidOnce();
 };
 
 void TestRecorded::everyPageShowsTheRecordedAgent()
@@ -225,6 +228,29 @@ void TestRecorded::severalTablesArePausedAtOnceAndCopiedAsText()
     // A whole pipeline from the context menu's choice: every table of it selected.
     page->selectPipeline(QStringLiteral("shop"));
     QCOMPARE(page->selectedRows().size(), std::size_t{3});
+}
+
+// "Promoting … to CDC…" and its outcome were said twice, in the line above the tables and in the
+// status bar (issue 45): said once, above the tables where the DBA who confirmed looks; in the
+// status bar only when the DBA has gone to another page meanwhile.
+void TestRecorded::aPromotionsOutcomeIsSaidOnce()
+{
+    MainWindow w;
+    w.resize(1280, 640);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    TablesPage *page = w.tablesPage();
+    w.pages()->setCurrentWidget(page);
+    const QStringList lines{QStringLiteral("public.orders: promoted back to CDC"),
+                            QStringLiteral("the sync starts again with it on CDC")};
+    emit page->promoteRunner()->finished(1, QStringLiteral("shop"), {QStringLiteral("public.orders")}, true, lines);
+    QVERIFY(page->promoteResult()->isVisible());
+    QCOMPARE(page->promoteResult()->text(), lines.join(QLatin1Char('\n')));
+    QCOMPARE(w.statusBar()->currentMessage(), QString());
+
+    w.pages()->setCurrentWidget(w.dashboardPage());
+    emit page->promoteRunner()->finished(2, QStringLiteral("shop"), {QStringLiteral("public.orders")}, true, lines);
+    QCOMPARE(w.statusBar()->currentMessage(), lines.front());
 }
 
 QTEST_MAIN(TestRecorded)

@@ -669,7 +669,6 @@ void TablesPage::requestPromote()
             m_promoteResult->setStyleSheet(QString());
             m_promoteResult->setText(tr("Promoting %1 to CDC\u2026").arg(table));
             m_promoteResult->setVisible(true);
-            emit statusMessage(tr("Promoting %1 to CDC\u2026").arg(table));
         }
         updateButtons();
     });
@@ -699,7 +698,6 @@ void TablesPage::requestRecover(const QString &pipeline)
             m_recoverResult->setStyleSheet(QString());
             m_recoverResult->setText(tr("Asking to recover %1\u2026").arg(name));
             m_recoverResult->setVisible(true);
-            emit statusMessage(tr("Asking to recover %1\u2026").arg(name));
         }
         updateButtons();
     });
@@ -809,7 +807,10 @@ void TablesPage::showPromoted(const QString &pipeline, bool ok, const QStringLis
     m_promoteResult->setStyleSheet(ok ? QString() : QStringLiteral("color: #b3261e;"));
     m_promoteResult->setText(text);
     m_promoteResult->setVisible(true);
-    emit statusMessage(ok ? lines.value(0) : text);
+    // Said once: in the line above the tables, where the DBA who confirmed is looking; the
+    // status bar only when they have gone to another page meanwhile (a copy may take minutes).
+    if (!isVisible())
+        emit statusMessage(ok ? lines.value(0) : text);
 }
 
 void TablesPage::showRecovered(const QString &pipeline, bool ok, const QStringList &lines)
@@ -820,9 +821,11 @@ void TablesPage::showRecovered(const QString &pipeline, bool ok, const QStringLi
     m_recoverResult->setStyleSheet(ok ? QString() : QStringLiteral("color: #b3261e;"));
     m_recoverResult->setText(text);
     m_recoverResult->setVisible(true);
-    // The lines above the tables say the rest; the status bar stays one short line.
-    emit statusMessage(ok ? tr("Recovery of %1 requested (the Tables page lists what was done)").arg(pipeline)
-                          : tr("Could not recover %1: %2").arg(pipeline, lines.value(0)));
+    // The lines above the tables say it; the status bar, one short line, only to a DBA on
+    // another page.
+    if (!isVisible())
+        emit statusMessage(ok ? tr("Recovery of %1 requested (the Tables page lists what was done)").arg(pipeline)
+                              : tr("Could not recover %1: %2").arg(pipeline, lines.value(0)));
 }
 
 void TablesPage::showOutcome(std::uint64_t, BackfillRunner::Action action, const QString &pipeline,
