@@ -16,6 +16,7 @@
 
 #include "core/model/workspace.h"
 
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -25,6 +26,8 @@
 #include <QMenu>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
+#include <QStyle>
+#include <QStyleOptionHeader>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -88,6 +91,15 @@ TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *pare
     m_view->setSortingEnabled(true);
     // Sorted by lag, rows moved under the cursor every second: they hold still while it is there.
     new HeldOrder(m_view, m_proxy);
+    // A narrower grid (a smaller window, a scrollbar) shares the columns out again.
+    m_view->viewport()->installEventFilter(this);
+    // A column the DBA sizes keeps that size until the rows change.
+    connect(m_view->horizontalHeader(), &QHeaderView::sectionResized, this, [this](int c, int, int size) {
+        if (m_sharing || c < 0 || c >= TablesModel::Message)
+            return;
+        m_fitted[static_cast<std::size_t>(c)] = size;
+        m_byHand[static_cast<std::size_t>(c)] = true;
+    });
 
     m_details->setObjectName(QStringLiteral("tableDetails"));
     m_details->setWordWrap(true);
@@ -878,13 +890,99 @@ void TablesPage::fitColumns(bool growOnly, int first, int last)
     if (last < 0)
         last = TablesModel::Message - 1;
     for (int c = std::max(0, first); c <= std::min(last, TablesModel::Message - 1); ++c) {
-        const int wanted = std::max(view->sizeHintForColumn(c), m_view->horizontalHeader()->sectionSizeHint(c)) + 12;
+        const auto i = static_cast<std::size_t>(c);
+        const int content = view->sizeHintForColumn(c);
+        const int wanted = std::max(content, m_view->horizontalHeader()->sectionSizeHint(c)) + 12;
+        if (!growOnly)
+            m_byHand[i] = false;
         // The Backfill column holds a bar only while a backfill runs (its width reserved for the
         // time left, so it does not move while it does): once none does, it shrinks back to its
         // header rather than push the page into a horizontal scroll.
-        if (!growOnly || wanted > m_view->columnWidth(c) || c == TablesModel::Progress)
-            m_view->setColumnWidth(c, wanted);
+        if (!growOnly || c == TablesModel::Progress) {
+            m_content[i] = content;
+            if (!m_byHand[i])
+                m_fitted[i] = wanted;
+        } else {
+            m_content[i] = std::max(m_content[i], content);
+            m_fitted[i] = std::max(m_fitted[i], wanted);
+        }
     }
+    shareColumns();
+}
+
+int TablesPage::headerLeast(int c) const
+{
+    // The header's own size hint keeps room for the sort arrow in every column (about 25 px
+    // each); only the sorted column shows one.
+    const QHeaderView *header = m_view->horizontalHeader();
+    QStyleOptionHeader opt;
+    opt.initFrom(header);
+    opt.section = c;
+    opt.orientation = Qt::Horizontal;
+    opt.text = m_proxy->headerData(c, Qt::Horizontal).toString();
+    QSize size = header->style()->sizeFromContents(QStyle::CT_HeaderSection, &opt, QSize(), header);
+    if (header->isSortIndicatorShown() && header->sortIndicatorSection() == c)
+        size.rwidth() += size.height() + header->style()->pixelMetric(QStyle::PM_HeaderMargin, &opt, header);
+    return size.width();
+}
+
+void TablesPage::shareColumns()
+{
+    // At 125% and 150% scaling on a 1366x768 laptop the fitted columns alone were wider than the
+    // grid, and Message was off screen to the right (issue 45). Where they do not all fit beside
+    // Message's room, the widest columns give way first, each down to no less than its header's
+    // words; names (Pipeline, Table) and Backfill's bar are elided down to about ten characters
+    // (whole in the line below the grid, and in the bar's tooltip), while strategies, states,
+    // numbers, times and the freshness badge are never cut. A column the DBA sized stays as sized.
+    const QHeaderView *header = m_view->horizontalHeader();
+    const int chars = m_view->fontMetrics().averageCharWidth();
+    std::array<int, TablesModel::Message> least{};
+    for (int c = 0; c < TablesModel::Message; ++c) {
+        const auto i = static_cast<std::size_t>(c);
+        const bool name = c == TablesModel::Pipeline || c == TablesModel::Table || c == TablesModel::Progress;
+        const int words = name ? 10 * chars : m_content[i]; // the rest whole
+        least[i] = m_byHand[i] ? m_fitted[i] : std::min(m_fitted[i], std::max(headerLeast(c), words));
+    }
+    const auto widthAt = [&](int c, int cap) {
+        const auto i = static_cast<std::size_t>(c);
+        return std::min(m_fitted[i], std::max(cap, least[i]));
+    };
+    const auto total = [&](int cap) {
+        int sum = 0;
+        for (int c = 0; c < TablesModel::Message; ++c)
+            sum += widthAt(c, cap);
+        return sum;
+    };
+    // The stretched last section is never narrower than the header's default size.
+    const int messageRoom =
+        std::max({header->sectionSizeHint(TablesModel::Message), 16 * chars, header->defaultSectionSize()});
+    const int room = m_view->viewport()->width() - messageRoom;
+    const int widest = *std::max_element(m_fitted.begin(), m_fitted.end());
+    // The largest cap under which the columns fit (none when they fit as fitted).
+    int cap = widest;
+    if (total(widest) > room) {
+        int lo = 0, hi = widest;
+        while (lo < hi) {
+            const int mid = (lo + hi + 1) / 2;
+            if (total(mid) <= room)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        cap = lo;
+    }
+    m_sharing = true;
+    for (int c = 0; c < TablesModel::Message; ++c)
+        if (const int width = widthAt(c, cap); m_view->columnWidth(c) != width)
+            m_view->setColumnWidth(c, width);
+    m_sharing = false;
+}
+
+bool TablesPage::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_view->viewport() && event->type() == QEvent::Resize)
+        shareColumns();
+    return QWidget::eventFilter(watched, event);
 }
 
 } // namespace driftless::ui

@@ -2,6 +2,7 @@
 
 #include "ui/backfillrunner.h"
 #include "ui/dialogs/tabledetaildialog.h"
+#include "ui/models/tablesmodel.h"
 #include "ui/pauserunner.h"
 #include "ui/promoterunner.h"
 #include "ui/recoverrunner.h"
@@ -11,6 +12,7 @@
 #include <QTimer>
 #include <QWidget>
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -24,7 +26,6 @@ class QTableView;
 namespace driftless::ui {
 
 class BackfillProgress;
-class TablesModel;
 
 /// Every synced table with its state and freshness: a sortable, filterable table, a one-line
 /// summary above it and the selected table's message (the why of an error) below it.
@@ -111,6 +112,8 @@ signals:
 
 protected:
     void showEvent(QShowEvent *event) override;
+    /// The grid's viewport resized: the columns are shared out again (shareColumns).
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     void updateSummary();
@@ -131,6 +134,11 @@ private:
     /// was ~9% of the UI thread's time (B12).
     /// Updates fit only the columns that changed (first..last; -1: all).
     void fitColumnsSoon(bool growOnly, int first = 0, int last = -1);
+    /// Sets the columns to their fitted widths, the text columns cut (elided) where the grid is
+    /// too narrow for them all and Message's room: Message stays on screen.
+    void shareColumns();
+    /// The width column `c`'s header needs for its words, the sort arrow only where it shows.
+    int headerLeast(int c) const;
     void showContextMenu(const QPoint &pos);
     void showOutcome(std::uint64_t job, BackfillRunner::Action action, const QString &pipeline, const QString &table,
                      bool ok, const QString &message);
@@ -164,6 +172,13 @@ private:
     bool m_fitOnShow = false;
     /// The columns the next fit measures; first > last: none yet.
     int m_fitFirst = 1, m_fitLast = 0;
+    /// Each column's width as fitted to its contents, before shareColumns cuts any.
+    std::array<int, TablesModel::Message> m_fitted{};
+    /// Columns the DBA sized by hand since the last full fit: kept, never cut.
+    std::array<bool, TablesModel::Message> m_byHand{};
+    /// Each column's widest text among the rows measured: numbers and times are never cut below.
+    std::array<int, TablesModel::Message> m_content{};
+    bool m_sharing = false; ///< shareColumns is setting widths: not the DBA's
 };
 
 } // namespace driftless::ui

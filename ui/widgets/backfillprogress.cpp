@@ -69,6 +69,10 @@ void BackfillProgress::paint(QPainter *painter, const QStyleOptionViewItem &opti
     if (!bar)
         return;
     bar->fontMetrics = opt.fontMetrics;
+    // One line, cut at the end where the column is narrower than the text (the page narrows it
+    // on a small screen): the style wraps it otherwise, its second line clipped. The percentage
+    // comes first and stays; the whole text is in the cell's tooltip.
+    bar->text = opt.fontMetrics.elidedText(bar->text, Qt::ElideRight, bar->rect.width() - 2 * kMargin);
     bar->palette = opt.palette;
     // On a selected row the bar keeps the normal palette: the chunk must stay visible.
     bar->palette.setCurrentColorGroup(QPalette::Active);
