@@ -93,6 +93,8 @@ TablesPage::TablesPage(TablesModel *model, BackfillRunner *runner, QWidget *pare
     new HeldOrder(m_view, m_proxy);
     // A narrower grid (a smaller window, a scrollbar) shares the columns out again.
     m_view->viewport()->installEventFilter(this);
+    // The sorted column keeps room for its arrow.
+    connect(m_view->horizontalHeader(), &QHeaderView::sortIndicatorChanged, this, &TablesPage::shareColumns);
     // A column the DBA sizes keeps that size until the rows change.
     connect(m_view->horizontalHeader(), &QHeaderView::sectionResized, this, [this](int c, int, int size) {
         if (m_sharing || c < 0 || c >= TablesModel::Message)
