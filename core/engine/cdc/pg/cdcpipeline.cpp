@@ -58,6 +58,25 @@ struct CdcPipeline::Rebackfill {
             ahead.wait(); // it uses `loader`
     }
 };
+
+/// What the apply side of one stream keeps between batches (CdcPipeline::stream).
+struct CdcPipeline::ApplySide {
+    ApplySide(TargetSession &session, EndpointKind target, EngineObserver &observer, PgConnection &source,
+              const std::map<TableRef, Table *> &tables, bool drain)
+        : txn(session, target, observer), src(source), byRef(tables), once(drain)
+    {
+    }
+    CdcBatchTransaction txn;
+    PgConnection &src;
+    const std::map<TableRef, Table *> &byRef;
+    bool once = false;
+    std::chrono::steady_clock::time_point lastPoll = std::chrono::steady_clock::now() - std::chrono::seconds(10);
+    std::chrono::steady_clock::time_point lastBeat = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::time_point lastIdleSave = std::chrono::steady_clock::now() - std::chrono::seconds(60);
+    bool heartbeatOn = false;
+    Millis heartbeatEvery{0};
+    bool beatFailed = false; ///< the last heartbeat failed (said once)
+};
 namespace {
 /// How long a start waits for a replication slot another process holds.
 constexpr int kSlotBusyWaitSeconds = 60;
@@ -388,6 +407,51 @@ void CdcPipeline::run(std::stop_token stop, Options options)
     }
     preflight(src);
 
+    openTarget(src);
+    for (auto &t : m_tables)
+        prepareTable(*t, src);
+    ensurePublication(src);
+
+    PgReplicationConnection repl(reachableDsn(first.source), "driftless " + m_pipeline);
+    checkSourceIdentity(repl);
+
+    auto slot = readSlot(src);
+    if (!waitForSlot(src, slot, stop))
+        return;
+    // A promoted standby has none of the old primary's slots: with the timeline continuing the
+    // target's history, the changes since the checkpoint are only lost to the stream, and a
+    // recovery by diff brings them back when asked for.
+    const bool streamedBefore =
+        std::any_of(m_tables.begin(), m_tables.end(), [](const auto &t) { return t->position.has_value(); });
+    if (!m_recovery && slot.rows() == 0 && streamedBefore && !m_sourceChange.empty() && recoveryAllowed())
+        m_recovery = Recovery{m_sourceChange, wallClockMs(), {}, 0, 0};
+    if (m_recovery) {
+        startRecovery(repl, src, slot.rows() > 0);
+        slot = readSlot(src);
+    }
+    std::vector<Table *> needLoad;
+    bool anyStreamed = false;
+    for (auto &t : m_tables) {
+        if (!t->streaming() && !t->paused)
+            needLoad.push_back(t.get());
+        if (t->position)
+            anyStreamed = true;
+    }
+    if (slot.rows() == 0 && anyStreamed)
+        slotGone();
+    if (slot.rows() == 0)
+        startWithNewSlot(repl, stop);
+    else
+        continueFromSlot(slot, needLoad, stop);
+    for (auto &t : m_tables)
+        if (t->userPaused && wantPaused(*t))
+            pauseTable(*t);
+    stream(stop, options, repl, src);
+}
+
+void CdcPipeline::openTarget(PgConnection &src)
+{
+    const TableJob &first = m_jobs.front();
     m_session = createTargetSession(first.target, "driftless " + m_pipeline);
     if (first.twoWay) {
         // What this direction applies is never read back by the other one.
@@ -406,95 +470,98 @@ void CdcPipeline::run(std::stop_token stop, Options options)
             addVersionColumns(tgt, own);
         }
     }
-    for (auto &t : m_tables) {
-        t->merger = withColumnMapping(m_session->merger({m_pipeline, t->job.spec.table, t->job.targetName,
-                                                         Strategy::Cdc, softDeletes(t->job.spec)}),
-                                      t->job.spec);
-        restoreStreamNames(*t);
-        const auto lacking = generatedColumnsLacking(*t);
-        const TableSchema full = t->schema;
-        const auto fullColumns = t->columns;
-        const auto deferred = deferAddedColumns(*t);
-        t->heldBack = deferred;
-        t->merger->prepare(t->schema);
-        t->layout = streamLayout(t->schema, t->columns, t->merger->generatedColumns());
-        if (auto cp = t->merger->readCheckpoint()) {
-            t->position = PgCdcPosition::fromJson(cp->position);
-            t->version = cp->version;
+}
+
+void CdcPipeline::prepareTable(Table &t, PgConnection &src)
+{
+    const TableJob &first = m_jobs.front();
+    t.merger = withColumnMapping(
+        m_session->merger({m_pipeline, t.job.spec.table, t.job.targetName, Strategy::Cdc, softDeletes(t.job.spec)}),
+        t.job.spec);
+    restoreStreamNames(t);
+    const auto lacking = generatedColumnsLacking(t);
+    const TableSchema full = t.schema;
+    const auto fullColumns = t.columns;
+    const auto deferred = deferAddedColumns(t);
+    t.heldBack = deferred;
+    t.merger->prepare(t.schema);
+    t.layout = streamLayout(t.schema, t.columns, t.merger->generatedColumns());
+    if (auto cp = t.merger->readCheckpoint()) {
+        t.position = PgCdcPosition::fromJson(cp->position);
+        t.version = cp->version;
+    }
+    // A change made while the engine was stopped shows only in the catalog: check it here.
+    // Not for a table stopped before (by an error or a schema change) that nobody asked to
+    // copy again: it waits for that copy as it is, and says why below.
+    const bool staysStopped = t.position && t.position->stopped && t.merger->pendingRequest() != "rebackfill";
+    std::string drift = staysStopped ? std::string()
+                                     : schemaDrift(t.schema, applyColumnPoliciesAtStart(t),
+                                                   first.target.kind == EndpointKind::Postgres);
+    if (!drift.empty()) {
+        t.paused = true;
+        std::string fix = "adapt the target table, then re-snapshot it: driftless-cli resnapshot " + m_pipeline + " " +
+                          t.job.spec.table.display();
+        m_observer.tableState(t.key, TableState::Paused, drift + "; the table is paused; " + fix, std::nullopt);
+        m_observer.event(Level::Error, t.key, "schema_change", drift + "; the table is paused; " + fix);
+    }
+    if (t.position && t.position->rebackfill) {
+        t.rebackfill = std::move(t.position->rebackfill);
+        t.position->rebackfill.reset();
+    }
+    if (t.position && t.position->addColumn) {
+        t.addColumn = std::move(t.position->addColumn);
+        t.position->addColumn.reset();
+    }
+    const AddColumnPolicy addColumn = addColumnPolicy(t.job.spec, t.job.pipelineAddColumn);
+    if (!deferred.empty() && !t.streaming() && addColumn != AddColumnPolicy::Ignore) {
+        // Loading (or loading again): the copy reads every column, so the target needs them now.
+        t.schema = full;
+        t.columns = fullColumns;
+        t.merger->addMissingColumns(full);
+        t.layout = streamLayout(t.schema, t.columns, t.merger->generatedColumns());
+    } else if (!deferred.empty() && !t.paused && addColumn == AddColumnPolicy::Pause) {
+        adaptToLayout(t, fullColumns, src, 0); // paused by it before: it stays paused
+    }
+    fillAddedGeneratedColumns(t, lacking);
+    // Paused by a DBA, or marked paused in the target: the stream skipped its changes. One
+    // resumed while nothing ran is resumed by the stream (a re-backfill); one resumed half
+    // loaded starts its load over, since the rows copied before missed the changes since.
+    const bool marked = t.position && t.position->paused;
+    if (t.position && t.position->stopped) {
+        // Stopped by an error in an earlier run: it stays stopped (and red) until a DBA asks
+        // for the copy that ends the stop; one asked for while nothing ran starts now, the
+        // way a Resume does.
+        t.stopped = *t.position->stopped;
+        t.paused = true;
+        if (t.streaming() && t.merger->pendingRequest() == "rebackfill") {
+            t.stopped.clear();
+            t.position->stopped.reset();
+            t.position->stopKind = StopKind::Error;
+            t.userPaused = true;
+        } else {
+            m_observer.tableState(t.key, stoppedState(t.position->stopKind), t.stopped, std::nullopt);
         }
-        // A change made while the engine was stopped shows only in the catalog: check it here.
-        // Not for a table stopped before (by an error or a schema change) that nobody asked to
-        // copy again: it waits for that copy as it is, and says why below.
-        const bool staysStopped = t->position && t->position->stopped && t->merger->pendingRequest() != "rebackfill";
-        std::string drift = staysStopped ? std::string()
-                                         : schemaDrift(t->schema, applyColumnPoliciesAtStart(*t),
-                                                       first.target.kind == EndpointKind::Postgres);
-        if (!drift.empty()) {
-            t->paused = true;
-            std::string fix = "adapt the target table, then re-snapshot it: driftless-cli resnapshot " + m_pipeline +
-                              " " + t->job.spec.table.display();
-            m_observer.tableState(t->key, TableState::Paused, drift + "; the table is paused; " + fix, std::nullopt);
-            m_observer.event(Level::Error, t->key, "schema_change", drift + "; the table is paused; " + fix);
-        }
-        if (t->position && t->position->rebackfill) {
-            t->rebackfill = std::move(t->position->rebackfill);
-            t->position->rebackfill.reset();
-        }
-        if (t->position && t->position->addColumn) {
-            t->addColumn = std::move(t->position->addColumn);
-            t->position->addColumn.reset();
-        }
-        const AddColumnPolicy addColumn = addColumnPolicy(t->job.spec, t->job.pipelineAddColumn);
-        if (!deferred.empty() && !t->streaming() && addColumn != AddColumnPolicy::Ignore) {
-            // Loading (or loading again): the copy reads every column, so the target needs them now.
-            t->schema = full;
-            t->columns = fullColumns;
-            t->merger->addMissingColumns(full);
-            t->layout = streamLayout(t->schema, t->columns, t->merger->generatedColumns());
-        } else if (!deferred.empty() && !t->paused && addColumn == AddColumnPolicy::Pause) {
-            adaptToLayout(*t, fullColumns, src, 0); // paused by it before: it stays paused
-        }
-        fillAddedGeneratedColumns(*t, lacking);
-        // Paused by a DBA, or marked paused in the target: the stream skipped its changes. One
-        // resumed while nothing ran is resumed by the stream (a re-backfill); one resumed half
-        // loaded starts its load over, since the rows copied before missed the changes since.
-        const bool marked = t->position && t->position->paused;
-        if (t->position && t->position->stopped) {
-            // Stopped by an error in an earlier run: it stays stopped (and red) until a DBA asks
-            // for the copy that ends the stop; one asked for while nothing ran starts now, the
-            // way a Resume does.
-            t->stopped = *t->position->stopped;
-            t->paused = true;
-            if (t->streaming() && t->merger->pendingRequest() == "rebackfill") {
-                t->stopped.clear();
-                t->position->stopped.reset();
-                t->position->stopKind = StopKind::Error;
-                t->userPaused = true;
-            } else {
-                m_observer.tableState(t->key, stoppedState(t->position->stopKind), t->stopped, std::nullopt);
-            }
-        } else if (!t->paused && (wantPaused(*t) || marked)) {
-            if (!wantPaused(*t) && !t->streaming()) {
-                t->merger->clearCheckpoint();
-                t->position.reset();
-                m_observer.event(Level::Info, t->key, "resumed",
-                                 "resumed during its initial load: it is loaded again from a new snapshot");
-            } else {
-                t->paused = t->userPaused = true;
-            }
+    } else if (!t.paused && (wantPaused(t) || marked)) {
+        if (!wantPaused(t) && !t.streaming()) {
+            t.merger->clearCheckpoint();
+            t.position.reset();
+            m_observer.event(Level::Info, t.key, "resumed",
+                             "resumed during its initial load: it is loaded again from a new snapshot");
+        } else {
+            t.paused = t.userPaused = true;
         }
     }
-    ensurePublication(src);
+}
 
-    PgReplicationConnection repl(reachableDsn(first.source), "driftless " + m_pipeline);
-    checkSourceIdentity(repl);
+PgResult CdcPipeline::readSlot(PgConnection &src) const
+{
+    return src.execParams("SELECT plugin, wal_status, database = current_database(), confirmed_flush_lsn, "
+                          "active_pid FROM pg_replication_slots WHERE slot_name = $1",
+                          {m_slot});
+}
 
-    auto readSlot = [&] {
-        return src.execParams("SELECT plugin, wal_status, database = current_database(), confirmed_flush_lsn, "
-                              "active_pid FROM pg_replication_slots WHERE slot_name = $1",
-                              {m_slot});
-    };
-    auto slot = readSlot();
+bool CdcPipeline::waitForSlot(PgConnection &src, PgResult &slot, std::stop_token stop)
+{
     // A slot another process holds is not ours to judge yet. After a crash it is the old run's
     // walsender, which has not noticed its client died: one killed while it created the slot
     // holds a slot that is only ephemeral (listed, yet dropped when that walsender ends), and
@@ -508,7 +575,7 @@ void CdcPipeline::run(std::stop_token stop, Options options)
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kSlotBusyWaitSeconds);
         while (slot.rows() && !slot.isNull(0, 4)) {
             if (stop.stop_requested())
-                return;
+                return false;
             if (std::chrono::steady_clock::now() > deadline)
                 throw Error(ErrorKind::Transient,
                             "replication slot " + m_slot + " is still in use by process " + slot.text(0, 4) +
@@ -518,44 +585,26 @@ void CdcPipeline::run(std::stop_token stop, Options options)
                                 ", stop it; otherwise end that process: SELECT pg_terminate_backend(" +
                                 slot.text(0, 4) + ")");
             std::this_thread::sleep_for(std::chrono::milliseconds(250));
-            slot = readSlot();
+            slot = readSlot(src);
         }
         m_observer.event(Level::Info, m_tables.front()->key, "slot_busy",
                          slot.rows() ? "replication slot " + m_slot + " is free again"
                                      : "replication slot " + m_slot + " went away with the process that held it " +
                                            "(it was never finished); it is created again");
     }
-    // A promoted standby has none of the old primary's slots: with the timeline continuing the
-    // target's history, the changes since the checkpoint are only lost to the stream, and a
-    // recovery by diff brings them back when asked for.
-    const bool streamedBefore =
-        std::any_of(m_tables.begin(), m_tables.end(), [](const auto &t) { return t->position.has_value(); });
-    if (!m_recovery && slot.rows() == 0 && streamedBefore && !m_sourceChange.empty() && recoveryAllowed())
-        m_recovery = Recovery{m_sourceChange, wallClockMs(), {}, 0, 0};
-    if (m_recovery) {
-        startRecovery(repl, src, slot.rows() > 0);
-        slot = readSlot();
-    }
-    std::vector<Table *> needLoad;
-    bool anyStreamed = false;
-    for (auto &t : m_tables) {
-        if (!t->streaming() && !t->paused)
-            needLoad.push_back(t.get());
-        if (t->position)
-            anyStreamed = true;
-    }
-    if (slot.rows() == 0) {
-        if (anyStreamed) {
-            std::string since;
-            for (auto &t : m_tables)
-                if (t->streamLsn())
-                    since = formatLsn(t->streamLsn());
-            for (auto &t : m_tables)
-                m_observer.tableState(t->key, TableState::Error, "replication slot " + m_slot + " is gone",
-                                      std::nullopt);
-            if (!m_sourceChange.empty())
-                throw Error(
-                    ErrorKind::Permanent,
+    return true;
+}
+
+void CdcPipeline::slotGone()
+{
+    std::string since;
+    for (auto &t : m_tables)
+        if (t->streamLsn())
+            since = formatLsn(t->streamLsn());
+    for (auto &t : m_tables)
+        m_observer.tableState(t->key, TableState::Error, "replication slot " + m_slot + " is gone", std::nullopt);
+    if (!m_sourceChange.empty())
+        throw Error(ErrorKind::Permanent,
                     m_sourceChange + "; replication slot " + m_slot +
                         " is not on it (a promoted standby has "
                         "none of the old primary's slots; Postgres 17's failover slots would carry it), so changes "
@@ -566,113 +615,116 @@ void CdcPipeline::run(std::stop_token stop, Options options)
                         " (or set recover: auto on the pipeline), or load it again: driftless-cli "
                         "resnapshot " +
                         m_pipeline);
-            throw Error(ErrorKind::Permanent,
-                        "replication slot " + m_slot +
-                            " no longer exists on the source (dropped, or the server was "
-                            "replaced); changes after " +
-                            (since.empty() ? std::string("the last checkpoint") : since) + " cannot be read any more",
-                        {}, "re-snapshot the pipeline: driftless-cli resnapshot " + m_pipeline);
-        }
-        if (first.twoWay && first.twoWay->reverse)
-            throw Error(ErrorKind::Transient, "waiting for two-way pipeline " + first.twoWay->pipeline +
-                                                  " to create replication slot " + m_slot + " on " + first.source.name +
-                                                  " as its initial load begins");
-        if (first.twoWay && first.target.kind == EndpointKind::Mysql) {
-            // Two-way to MariaDB: the reverse direction reads the target's binlog from here on;
-            // the load's rows carry skip_replication and are not read back.
-            std::vector<ReverseTable> back;
-            for (const auto &t : m_tables)
-                back.push_back({reverseTableOf(t->job), t->job.spec, t->schema});
-            startReverseFromBinlog(first.source, first.target, m_pipeline + PipelineSpec::kReverseSuffix, back,
-                                   m_observer, m_tables.front()->key);
-        }
-        if (first.twoWay && first.target.kind == EndpointKind::Postgres) {
-            // Two-way: the reverse direction reads the target from before the load on; the
-            // load's rows carry our origin and are not read back.
-            std::vector<TableRef> targets;
-            for (const auto &j : m_jobs)
-                targets.push_back({j.targetName.schema, j.targetName.name});
-            if (ensureReverseSlot(first.target, m_pipeline + PipelineSpec::kReverseSuffix, targets))
-                m_observer.event(Level::Info, m_tables.front()->key, "slot_created",
-                                 "created replication slot " + first.twoWay->reverseSlot + " on " + first.target.name +
-                                     " for the reverse direction");
-        }
-        // First start: the slot's exported snapshot is the initial load's, so the stream takes
-        // over exactly where the copy ends.
-        auto created = createSlotWatched(repl, m_slot, false, first.source, stop, slotWaitReporter(tablePointers()));
-        m_slotConfirmed = created.consistentPoint;
-        m_observer.event(Level::Info, m_tables.front()->key, "slot_created",
-                         "created replication slot " + m_slot + " at " + formatLsn(created.consistentPoint));
-        for (auto &t : m_tables)
-            t->position.reset();
-        std::vector<Table *> all;
-        for (auto &t : m_tables)
-            if (!t->paused)
-                all.push_back(t.get());
-        load(all, created.snapshotName, created.consistentPoint, stop);
-    } else {
-        if (slot.text(0, 0) != "pgoutput" || !slot.toBool(0, 2))
-            throw Error(ErrorKind::Permanent,
-                        "replication slot " + m_slot + " exists but is not a pgoutput slot of this database", {},
-                        "drop it (SELECT pg_drop_replication_slot('" + m_slot + "')) if it is not in use");
-        if (slot.text(0, 1) == "lost")
-            throw Error(ErrorKind::Permanent,
-                        "replication slot " + m_slot +
-                            " was invalidated (wal_status lost): the source removed WAL it "
-                            "still needed, so changes were lost",
-                        {}, "re-snapshot the pipeline: driftless-cli resnapshot " + m_pipeline);
-        // The slot is only ever acknowledged at positions the target recorded first, so a slot
-        // ahead of a table's checkpoint was dropped and recreated, or advanced, by someone else:
-        // the changes in between will never be sent (faults F4).
-        const auto confirmed = parseLsn(slot.text(0, 3)).value_or(0);
-        m_slotConfirmed = confirmed;
-        for (auto &t : m_tables) {
-            if (t->paused || !t->streaming() || t->streamLsn() >= confirmed)
-                continue;
-            const std::string gap = formatLsn(t->streamLsn()) + " and " + formatLsn(confirmed);
-            for (auto &u : m_tables)
-                m_observer.tableState(u->key, TableState::Error,
-                                      "replication slot " + m_slot + " was moved past our checkpoint (" + gap + ")",
-                                      std::nullopt);
-            throw Error(ErrorKind::Permanent,
-                        "replication slot " + m_slot + " starts at " + formatLsn(confirmed) + " but " +
-                            t->job.spec.table.display() + " was synced only up to " + formatLsn(t->streamLsn()) +
-                            ": the slot was recreated or advanced behind Driftless's back, and the changes between " +
-                            gap + " cannot be read any more",
-                        {}, "re-snapshot the pipeline: driftless-cli resnapshot " + m_pipeline);
-        }
-        if (!needLoad.empty() && first.twoWay && first.twoWay->reverse) {
-            // Two-way, reverse direction: the forward direction loads the tables; this one reads
-            // the target's changes from its slot's creation on, which came before that load.
-            for (Table *t : needLoad) {
-                PgCdcPosition pos;
-                pos.lsn = confirmed;
-                pos.slot = m_slot;
-                pos.systemId = m_systemId;
-                pos.timeline = m_timeline;
-                Checkpoint cp{pos.toJson(), confirmed};
-                m_session->inTransaction([&] { t->merger->writeCheckpointInTransaction(cp, 0); });
-                t->position = pos;
-                t->version = confirmed;
-                m_observer.batchApplied(t->key, {}, cp, std::nullopt);
-                m_observer.event(Level::Info, t->key, "stream_from",
-                                 "reverse direction of a two-way pipeline: no load; streaming from " +
-                                     formatLsn(confirmed));
-            }
-        } else if (!needLoad.empty()) {
-            // Tables added since, or a load a crash interrupted: copy them in the snapshot of a
-            // temporary slot, whose consistent point versions the rows exactly.
-            PgReplicationConnection tmp(reachableDsn(first.source), "driftless " + m_pipeline + " snapshot");
-            std::string name =
-                "driftless_tmp_" + std::to_string(::getpid()) + "_" + std::to_string(wallClockMs() % 1000000);
-            auto created = createSlotWatched(tmp, name, true, first.source, stop, slotWaitReporter(needLoad));
-            load(needLoad, created.snapshotName, created.consistentPoint, stop);
-        }
+    throw Error(ErrorKind::Permanent,
+                "replication slot " + m_slot +
+                    " no longer exists on the source (dropped, or the server was "
+                    "replaced); changes after " +
+                    (since.empty() ? std::string("the last checkpoint") : since) + " cannot be read any more",
+                {}, "re-snapshot the pipeline: driftless-cli resnapshot " + m_pipeline);
+}
+
+void CdcPipeline::startWithNewSlot(PgReplicationConnection &repl, std::stop_token stop)
+{
+    const TableJob &first = m_jobs.front();
+    if (first.twoWay && first.twoWay->reverse)
+        throw Error(ErrorKind::Transient, "waiting for two-way pipeline " + first.twoWay->pipeline +
+                                              " to create replication slot " + m_slot + " on " + first.source.name +
+                                              " as its initial load begins");
+    if (first.twoWay && first.target.kind == EndpointKind::Mysql) {
+        // Two-way to MariaDB: the reverse direction reads the target's binlog from here on;
+        // the load's rows carry skip_replication and are not read back.
+        std::vector<ReverseTable> back;
+        for (const auto &t : m_tables)
+            back.push_back({reverseTableOf(t->job), t->job.spec, t->schema});
+        startReverseFromBinlog(first.source, first.target, m_pipeline + PipelineSpec::kReverseSuffix, back, m_observer,
+                               m_tables.front()->key);
     }
+    if (first.twoWay && first.target.kind == EndpointKind::Postgres) {
+        // Two-way: the reverse direction reads the target from before the load on; the
+        // load's rows carry our origin and are not read back.
+        std::vector<TableRef> targets;
+        for (const auto &j : m_jobs)
+            targets.push_back({j.targetName.schema, j.targetName.name});
+        if (ensureReverseSlot(first.target, m_pipeline + PipelineSpec::kReverseSuffix, targets))
+            m_observer.event(Level::Info, m_tables.front()->key, "slot_created",
+                             "created replication slot " + first.twoWay->reverseSlot + " on " + first.target.name +
+                                 " for the reverse direction");
+    }
+    // First start: the slot's exported snapshot is the initial load's, so the stream takes
+    // over exactly where the copy ends.
+    auto created = createSlotWatched(repl, m_slot, false, first.source, stop, slotWaitReporter(tablePointers()));
+    m_slotConfirmed = created.consistentPoint;
+    m_observer.event(Level::Info, m_tables.front()->key, "slot_created",
+                     "created replication slot " + m_slot + " at " + formatLsn(created.consistentPoint));
     for (auto &t : m_tables)
-        if (t->userPaused && wantPaused(*t))
-            pauseTable(*t);
-    stream(stop, options, repl, src);
+        t->position.reset();
+    std::vector<Table *> all;
+    for (auto &t : m_tables)
+        if (!t->paused)
+            all.push_back(t.get());
+    load(all, created.snapshotName, created.consistentPoint, stop);
+}
+
+void CdcPipeline::continueFromSlot(const PgResult &slot, const std::vector<Table *> &needLoad, std::stop_token stop)
+{
+    const TableJob &first = m_jobs.front();
+    if (slot.text(0, 0) != "pgoutput" || !slot.toBool(0, 2))
+        throw Error(ErrorKind::Permanent,
+                    "replication slot " + m_slot + " exists but is not a pgoutput slot of this database", {},
+                    "drop it (SELECT pg_drop_replication_slot('" + m_slot + "')) if it is not in use");
+    if (slot.text(0, 1) == "lost")
+        throw Error(ErrorKind::Permanent,
+                    "replication slot " + m_slot +
+                        " was invalidated (wal_status lost): the source removed WAL it "
+                        "still needed, so changes were lost",
+                    {}, "re-snapshot the pipeline: driftless-cli resnapshot " + m_pipeline);
+    // The slot is only ever acknowledged at positions the target recorded first, so a slot
+    // ahead of a table's checkpoint was dropped and recreated, or advanced, by someone else:
+    // the changes in between will never be sent (faults F4).
+    const auto confirmed = parseLsn(slot.text(0, 3)).value_or(0);
+    m_slotConfirmed = confirmed;
+    for (auto &t : m_tables) {
+        if (t->paused || !t->streaming() || t->streamLsn() >= confirmed)
+            continue;
+        const std::string gap = formatLsn(t->streamLsn()) + " and " + formatLsn(confirmed);
+        for (auto &u : m_tables)
+            m_observer.tableState(u->key, TableState::Error,
+                                  "replication slot " + m_slot + " was moved past our checkpoint (" + gap + ")",
+                                  std::nullopt);
+        throw Error(ErrorKind::Permanent,
+                    "replication slot " + m_slot + " starts at " + formatLsn(confirmed) + " but " +
+                        t->job.spec.table.display() + " was synced only up to " + formatLsn(t->streamLsn()) +
+                        ": the slot was recreated or advanced behind Driftless's back, and the changes between " + gap +
+                        " cannot be read any more",
+                    {}, "re-snapshot the pipeline: driftless-cli resnapshot " + m_pipeline);
+    }
+    if (!needLoad.empty() && first.twoWay && first.twoWay->reverse) {
+        // Two-way, reverse direction: the forward direction loads the tables; this one reads
+        // the target's changes from its slot's creation on, which came before that load.
+        for (Table *t : needLoad) {
+            PgCdcPosition pos;
+            pos.lsn = confirmed;
+            pos.slot = m_slot;
+            pos.systemId = m_systemId;
+            pos.timeline = m_timeline;
+            Checkpoint cp{pos.toJson(), confirmed};
+            m_session->inTransaction([&] { t->merger->writeCheckpointInTransaction(cp, 0); });
+            t->position = pos;
+            t->version = confirmed;
+            m_observer.batchApplied(t->key, {}, cp, std::nullopt);
+            m_observer.event(Level::Info, t->key, "stream_from",
+                             "reverse direction of a two-way pipeline: no load; streaming from " +
+                                 formatLsn(confirmed));
+        }
+    } else if (!needLoad.empty()) {
+        // Tables added since, or a load a crash interrupted: copy them in the snapshot of a
+        // temporary slot, whose consistent point versions the rows exactly.
+        PgReplicationConnection tmp(reachableDsn(first.source), "driftless " + m_pipeline + " snapshot");
+        std::string name =
+            "driftless_tmp_" + std::to_string(::getpid()) + "_" + std::to_string(wallClockMs() % 1000000);
+        auto created = createSlotWatched(tmp, name, true, first.source, stop, slotWaitReporter(needLoad));
+        load(needLoad, created.snapshotName, created.consistentPoint, stop);
+    }
 }
 
 void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationConnection &repl, PgConnection &src)
@@ -747,7 +799,9 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
     for (auto &t : m_tables)
         if (!t->paused && t->rebackfill && !m_rebackfill)
             startRebackfill(*t, t->rebackfill);
-    CdcBatchTransaction txn(*m_session, m_jobs.front().target.kind, m_observer);
+    ApplySide side(*m_session, m_jobs.front().target.kind, m_observer, src, byRef, options.once);
+    side.heartbeatOn = !options.once && m_jobs.front().heartbeat.has_value();
+    side.heartbeatEvery = side.heartbeatOn ? *m_jobs.front().heartbeat : Millis(0);
     pipelined(
         queue, stop,
         [&](std::stop_token st) {
@@ -761,132 +815,28 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                 [&] { return m_acked.load(); });
         },
         [&] {
-            auto lastPoll = std::chrono::steady_clock::now() - std::chrono::seconds(10);
-            auto lastBeat = std::chrono::steady_clock::now();
-            auto lastIdleSave = std::chrono::steady_clock::now() - kIdleSave;
-            const bool heartbeatOn = !options.once && m_jobs.front().heartbeat.has_value();
-            const Millis heartbeatEvery = heartbeatOn ? *m_jobs.front().heartbeat : Millis(0);
-            bool beatFailed = false;
             try {
                 for (;;) {
-                    // Between target transactions: requests from other processes, a heartbeat, and
-                    // one chunk of a re-backfill, so it advances while the stream keeps being applied.
-                    if (!txn.open()) {
-                        auto now = std::chrono::steady_clock::now();
-                        if (now - lastPoll >= kRequestPoll) {
-                            lastPoll = now;
-                            pollRequests();
-                        }
-                        if (heartbeatOn && now - lastBeat >= heartbeatEvery) {
-                            lastBeat = now;
-                            beatFailed = !writeHeartbeat(src, beatFailed);
-                        }
-                        if (m_rebackfill && !stop.stop_requested())
-                            rebackfillStepOrStop();
-                        else if (Table *f = columnFillDue(); f && !stop.stop_requested())
-                            addColumnStepOrStop(*f, src);
-                    }
-                    auto b =
-                        queue.popFor((m_rebackfill || columnFillDue()) && !txn.open() ? std::chrono::milliseconds(0)
-                                                                                      : std::chrono::milliseconds(200));
+                    if (!side.txn.open())
+                        betweenTransactions(side, stop);
+                    auto b = queue.popFor((m_rebackfill || columnFillDue()) && !side.txn.open()
+                                              ? std::chrono::milliseconds(0)
+                                              : std::chrono::milliseconds(200));
                     if (!b) {
                         if (queue.closed())
                             break;
                         continue;
                     }
-                    if (b->idleWalEnd) {
-                        if (!txn.open()) {
-                            // Idle and everything applied: the target is fresh as of now.
-                            std::int64_t fresh = localMsFromSourceMicros(b->serverTimeUs, b->clockOffsetUs);
-                            // Record the idle position in the target before the slot hears of it,
-                            // every few seconds (at once when draining or when the server asks):
-                            // the slot never gets ahead of the checkpoint, which is how a slot
-                            // moved behind our back shows.
-                            auto now = std::chrono::steady_clock::now();
-                            // Only when every table streams: one still loading (or re-loading)
-                            // keeps no stream position the idle one could be recorded in, and
-                            // the slot must not pass the changes it has yet to read.
-                            bool allStream = true;
-                            for (auto &t : m_tables)
-                                allStream = allStream && (t->paused || t->streaming());
-                            if (allStream && *b->idleWalEnd > m_acked.load() &&
-                                (options.once || b->idleUrgent || now - lastIdleSave >= kIdleSave)) {
-                                lastIdleSave = now;
-                                saveIdlePosition(*b->idleWalEnd);
-                                m_acked = std::max(m_acked.load(), *b->idleWalEnd);
-                            }
-                            for (auto &t : m_tables)
-                                if (!t->paused)
-                                    m_observer.batchApplied(t->key, {}, Checkpoint{positionOf(*t), t->version}, fresh);
-                        }
-                        continue;
-                    }
-                    txn.begin();
-                    for (auto &[ref, ch] : b->tables) {
-                        auto it = byRef.find(ref);
-                        if (it == byRef.end() || it->second->paused)
-                            continue;
-                        Table &t = *it->second;
-                        TableApplySteps steps;
-                        steps.adapt = [&] {
-                            if (!t.dropped.empty() && ch.columns == t.columns && !t.streamColumns.empty()) {
-                                // Past the changes that still carried a dropped column.
-                                t.streamColumns.clear();
-                                t.layout = streamLayout(t.schema, t.columns, t.merger->generatedColumns());
-                            }
-                            if ((ch.columns != t.columns && ch.columns != t.streamColumns &&
-                                 !adaptToLayout(t, ch.columns, src, firstVersion(ch.rows, b->commitVersion))) ||
-                                !adaptToTypes(t, ch, src)) {
-                                markSchemaPause(t);
-                                return false;
-                            }
-                            return true;
-                        };
-                        steps.resolveConflicts = [&](RowSet &) { return resolveTwoWayConflicts(t, ch); };
-                        steps.completeForTarget = [&](RowSet &rows) {
-                            fillGeneratedValues(t, rows, src);
-                            completePartialRows(t, rows, src);
-                        };
-                        steps.filter = [&](RowSet &rows) { applyRowFilter(src, t.schema, *t.job.spec.where, rows); };
-                        steps.stop = [&](const Error &e) { stopTable(t, e); };
-                        txn.apply(t, *t.merger, ch.truncate, ch.rows, ch.changes, steps);
-                    }
-                    if (!b->final)
-                        continue;
-                    if (b->endVersion) {
-                        for (auto &t : m_tables) {
-                            if (t->paused)
-                                continue;
-                            // Positions and versions only move forward. A table loaded again
-                            // after a crash streams from its first chunk's snapshot but holds
-                            // the version of its last one: written with this transaction's
-                            // (older) commit LSN, the guarded upsert kept the old position while
-                            // the slot heard of the new one, and the next start found the slot
-                            // past the checkpoint.
-                            if (t->streaming() && b->endVersion > t->streamLsn())
-                                t->position->lsn = b->endVersion;
-                            t->version = std::max(t->version, b->commitVersion);
-                            t->merger->writeCheckpointInTransaction({positionOf(*t), t->version},
-                                                                    txn.result(*t).rowsWritten);
-                        }
-                    }
-                    txn.commit();
-                    // P1: the source hears of this position only now that it is durable here.
-                    if (b->endVersion)
-                        m_acked = std::max(m_acked.load(), b->endVersion);
-                    std::int64_t fresh = localMsFromSourceMicros(b->commitTimeUs, b->clockOffsetUs);
-                    if (m_jobs.front().twoWay)
-                        txn.countApplied(*m_jobs.front().twoWay->counters);
-                    for (auto &[t, r] : txn.results()) {
-                        m_observer.batchApplied(t->key, r, {positionOf(static_cast<Table &>(*t)), t->version}, fresh);
-                        txn.sayPartialRows(*t, r, "unchanged large values");
-                    }
+                    if (b->idleWalEnd)
+                        applyIdle(side, *b);
+                    else
+                        applyBatch(side, *b);
                 }
             } catch (...) {
-                txn.rollback();
+                side.txn.rollback();
                 throw;
             }
-            txn.rollback(); // a transaction cut short by a stop: nothing of it lands
+            side.txn.rollback(); // a transaction cut short by a stop: nothing of it lands
         });
     // The apply side may have recorded (and so may acknowledge) a position after the reader sent
     // its last status: an idle position handed over just before it stopped.
@@ -908,6 +858,115 @@ void CdcPipeline::stream(std::stop_token stop, Options options, PgReplicationCon
                 break;
             addColumnStepOrStop(*f, src);
         }
+    }
+}
+
+void CdcPipeline::betweenTransactions(ApplySide &side, std::stop_token stop)
+{
+    // Between target transactions: requests from other processes, a heartbeat, and one chunk of a
+    // re-backfill, so it advances while the stream keeps being applied.
+    auto now = std::chrono::steady_clock::now();
+    if (now - side.lastPoll >= kRequestPoll) {
+        side.lastPoll = now;
+        pollRequests();
+    }
+    if (side.heartbeatOn && now - side.lastBeat >= side.heartbeatEvery) {
+        side.lastBeat = now;
+        side.beatFailed = !writeHeartbeat(side.src, side.beatFailed);
+    }
+    if (m_rebackfill && !stop.stop_requested())
+        rebackfillStepOrStop();
+    else if (Table *f = columnFillDue(); f && !stop.stop_requested())
+        addColumnStepOrStop(*f, side.src);
+}
+
+void CdcPipeline::applyIdle(ApplySide &side, const CdcBatch &b)
+{
+    if (side.txn.open())
+        return;
+    // Idle and everything applied: the target is fresh as of now.
+    std::int64_t fresh = localMsFromSourceMicros(b.serverTimeUs, b.clockOffsetUs);
+    // Record the idle position in the target before the slot hears of it, every few seconds (at
+    // once when draining or when the server asks): the slot never gets ahead of the checkpoint,
+    // which is how a slot moved behind our back shows.
+    auto now = std::chrono::steady_clock::now();
+    // Only when every table streams: one still loading (or re-loading) keeps no stream position
+    // the idle one could be recorded in, and the slot must not pass the changes it has yet to read.
+    bool allStream = true;
+    for (auto &t : m_tables)
+        allStream = allStream && (t->paused || t->streaming());
+    if (allStream && *b.idleWalEnd > m_acked.load() &&
+        (side.once || b.idleUrgent || now - side.lastIdleSave >= kIdleSave)) {
+        side.lastIdleSave = now;
+        saveIdlePosition(*b.idleWalEnd);
+        m_acked = std::max(m_acked.load(), *b.idleWalEnd);
+    }
+    for (auto &t : m_tables)
+        if (!t->paused)
+            m_observer.batchApplied(t->key, {}, Checkpoint{positionOf(*t), t->version}, fresh);
+}
+
+void CdcPipeline::applyBatch(ApplySide &side, CdcBatch &b)
+{
+    CdcBatchTransaction &txn = side.txn;
+    PgConnection &src = side.src;
+    txn.begin();
+    for (auto &[ref, ch] : b.tables) {
+        auto it = side.byRef.find(ref);
+        if (it == side.byRef.end() || it->second->paused)
+            continue;
+        Table &t = *it->second;
+        TableApplySteps steps;
+        steps.adapt = [&] {
+            if (!t.dropped.empty() && ch.columns == t.columns && !t.streamColumns.empty()) {
+                // Past the changes that still carried a dropped column.
+                t.streamColumns.clear();
+                t.layout = streamLayout(t.schema, t.columns, t.merger->generatedColumns());
+            }
+            if ((ch.columns != t.columns && ch.columns != t.streamColumns &&
+                 !adaptToLayout(t, ch.columns, src, firstVersion(ch.rows, b.commitVersion))) ||
+                !adaptToTypes(t, ch, src)) {
+                markSchemaPause(t);
+                return false;
+            }
+            return true;
+        };
+        steps.resolveConflicts = [&](RowSet &) { return resolveTwoWayConflicts(t, ch); };
+        steps.completeForTarget = [&](RowSet &rows) {
+            fillGeneratedValues(t, rows, src);
+            completePartialRows(t, rows, src);
+        };
+        steps.filter = [&](RowSet &rows) { applyRowFilter(src, t.schema, *t.job.spec.where, rows); };
+        steps.stop = [&](const Error &e) { stopTable(t, e); };
+        txn.apply(t, *t.merger, ch.truncate, ch.rows, ch.changes, steps);
+    }
+    if (!b.final)
+        return;
+    if (b.endVersion) {
+        for (auto &t : m_tables) {
+            if (t->paused)
+                continue;
+            // Positions and versions only move forward. A table loaded again after a crash
+            // streams from its first chunk's snapshot but holds the version of its last one:
+            // written with this transaction's (older) commit LSN, the guarded upsert kept the old
+            // position while the slot heard of the new one, and the next start found the slot
+            // past the checkpoint.
+            if (t->streaming() && b.endVersion > t->streamLsn())
+                t->position->lsn = b.endVersion;
+            t->version = std::max(t->version, b.commitVersion);
+            t->merger->writeCheckpointInTransaction({positionOf(*t), t->version}, txn.result(*t).rowsWritten);
+        }
+    }
+    txn.commit();
+    // P1: the source hears of this position only now that it is durable here.
+    if (b.endVersion)
+        m_acked = std::max(m_acked.load(), b.endVersion);
+    std::int64_t fresh = localMsFromSourceMicros(b.commitTimeUs, b.clockOffsetUs);
+    if (m_jobs.front().twoWay)
+        txn.countApplied(*m_jobs.front().twoWay->counters);
+    for (auto &[t, r] : txn.results()) {
+        m_observer.batchApplied(t->key, r, {positionOf(static_cast<Table &>(*t)), t->version}, fresh);
+        txn.sayPartialRows(*t, r, "unchanged large values");
     }
 }
 

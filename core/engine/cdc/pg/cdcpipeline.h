@@ -22,6 +22,7 @@ struct SlotWaitReport;
 
 class PgConnection;
 class PgReplicationConnection;
+class PgResult;
 struct PgCdcTable;
 
 /// Change data capture for the CDC tables of one pipeline from a Postgres source: one
@@ -67,6 +68,26 @@ private:
     using Table = PgCdcTable;
     struct Rebackfill;
     void preflight(PgConnection &src);
+    /// The target session (two-way: marked as this direction's own writes, with what the
+    /// conflict clock needs on both sides, and the reverse direction's version columns).
+    void openTarget(PgConnection &src);
+    /// At start, per table: its merger, its stored checkpoint, the schema changes made while the
+    /// engine was stopped, a re-backfill or column backfill to go on with, a stop or pause to keep.
+    void prepareTable(Table &t, PgConnection &src);
+    /// The pipeline's slot as pg_replication_slots shows it (no row: none).
+    PgResult readSlot(PgConnection &src) const;
+    /// Waits (a bounded time) for a slot another process holds to be let go, reading `slot`
+    /// again. False when stopped meanwhile.
+    bool waitForSlot(PgConnection &src, PgResult &slot, std::stop_token stop);
+    /// The slot is gone while tables streamed from it: throws what happened and what to do.
+    [[noreturn]] void slotGone();
+    /// First start: creates the slot and loads every table from its exported snapshot (two-way:
+    /// the reverse direction's start is recorded before).
+    void startWithNewSlot(PgReplicationConnection &repl, std::stop_token stop);
+    /// The slot exists: checks it is ours and has not moved past a checkpoint, then loads the
+    /// tables in `needLoad` (added since, or a load a crash interrupted) from a temporary slot's
+    /// snapshot.
+    void continueFromSlot(const PgResult &slot, const std::vector<Table *> &needLoad, std::stop_token stop);
     /// Before the slot is read (cdcpipelineidentity.cpp): the cluster behind the endpoint must
     /// be the one the checkpoints were read from (its system identifier), on their timeline or
     /// on one that left it past every stored position (a promoted standby that had everything
@@ -92,6 +113,16 @@ private:
     void ensurePublication(PgConnection &src);
     void load(std::vector<Table *> tables, const std::string &snapshot, std::int64_t version, std::stop_token stop);
     void stream(std::stop_token stop, Options options, PgReplicationConnection &repl, PgConnection &src);
+    struct ApplySide;
+    /// The apply thread between target transactions: requests from other processes, a
+    /// heartbeat, one chunk of a re-backfill or of a column backfill.
+    void betweenTransactions(ApplySide &side, std::stop_token stop);
+    /// A heartbeat batch: the target is fresh as of the source's clock, and the idle position is
+    /// recorded now and then (before the slot hears of it).
+    void applyIdle(ApplySide &side, const CdcBatch &b);
+    /// One batch: each table's share through tableapply, then (with the transaction's end)
+    /// every table's checkpoint, the commit, the slot's acknowledgement and the figures.
+    void applyBatch(ApplySide &side, CdcBatch &b);
     /// The stream's rows for `t` came with other `columns`, the first of them in a transaction
     /// that committed at `since`: applies the add_column policy, or pauses the table.
     bool adaptToLayout(Table &t, const std::vector<std::string> &columns, PgConnection &src, std::int64_t since);
