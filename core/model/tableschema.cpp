@@ -1,5 +1,7 @@
 #include "core/model/tableschema.h"
 
+#include <algorithm>
+
 namespace driftless::core {
 
 int TableSchema::columnIndex(const std::string &name) const
@@ -8,6 +10,20 @@ int TableSchema::columnIndex(const std::string &name) const
         if (columns[i].name == name)
             return static_cast<int>(i);
     return -1;
+}
+
+TableSchema TableSchema::without(const std::vector<std::string> &names) const
+{
+    TableSchema next = *this;
+    next.columns.clear();
+    for (const auto &c : columns)
+        if (std::find(names.begin(), names.end(), c.name) == names.end())
+            next.columns.push_back(c);
+    next.primaryKey.clear();
+    for (int k : primaryKey)
+        if (int i = next.columnIndex(columns[static_cast<size_t>(k)].name); i >= 0)
+            next.primaryKey.push_back(i);
+    return next;
 }
 
 std::string TableSchema::keyDescription() const

@@ -62,6 +62,8 @@ struct TableSchema {
     bool hasPrimaryKey() const { return !primaryKey.empty(); }
     /// "primary key (id)" or "unique index orders_code_key (code), no primary key": what rows are keyed by.
     std::string keyDescription() const;
+    /// This table without `columns`, its key positions moved to match.
+    TableSchema without(const std::vector<std::string> &columns) const;
     /// The table as a Postgres FROM item for reading its rows: `ONLY` for a plain table, whose
     /// inheritance children are tables of their own (a publication, COPY and the merge key all
     /// see the parent's own rows alone), the name as it is for a partitioned table, whose rows

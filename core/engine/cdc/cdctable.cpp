@@ -93,6 +93,13 @@ std::string CdcTable::addColumnPauseFix(const std::string &resnapshot)
            resnapshot + "; to sync without it, set add_column: ignore, apply, and re-snapshot it the same way";
 }
 
+std::string CdcTable::dropColumnPauseFix(const std::string &resnapshot)
+{
+    return "to keep the column on the target, set schema_changes: { drop_column: keep } on the table; to drop it "
+           "there too, set drop_column: drop; apply, then re-snapshot the table: " +
+           resnapshot;
+}
+
 void CdcTable::sayStopped(StopKind kind, const std::string &pipeline, EngineObserver &observer) const
 {
     log(LogLevel::Warn, pipeline + " " + job.spec.table.display() + ": " + stopped);

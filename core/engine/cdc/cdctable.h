@@ -105,6 +105,8 @@ struct CdcTable {
     void sayAddedColumnsIgnored(const std::vector<std::string> &added, EngineObserver &observer) const;
     /// What to do about a table `add_column: pause` paused, re-snapshotting with `resnapshot`.
     static std::string addColumnPauseFix(const std::string &resnapshot);
+    /// What to do about a table `drop_column: pause` paused, re-snapshotting with `resnapshot`.
+    static std::string dropColumnPauseFix(const std::string &resnapshot);
 
     /// A column backfill step is due: one is in flight on a streaming table that is not paused,
     /// and it has not compared yet, or `now` (a drained `run --once`, which compares for the

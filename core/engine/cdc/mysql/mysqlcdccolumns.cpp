@@ -59,36 +59,12 @@ std::string pgTypeOfMapColumn(const binlog::Column &c, const ColumnInfo &now, st
     return c.typeName();
 }
 
-/// `schema` without `column`, its key positions moved to match.
-TableSchema without(const TableSchema &schema, const std::string &column)
-{
-    TableSchema next = schema;
-    next.columns.clear();
-    for (const auto &c : schema.columns)
-        if (c.name != column)
-            next.columns.push_back(c);
-    next.primaryKey.clear();
-    for (int k : schema.primaryKey)
-        if (int i = next.columnIndex(schema.columns[static_cast<size_t>(k)].name); i >= 0)
-            next.primaryKey.push_back(i);
-    return next;
-}
-
 /// `table` without the columns `gone`, its key positions moved to match.
 mysqlcatalog::MysqlTable without(const mysqlcatalog::MysqlTable &table, const std::set<std::string> &gone)
 {
     mysqlcatalog::MysqlTable next = table;
-    next.columns.clear();
-    next.schema.columns.clear();
-    for (size_t i = 0; i < table.columns.size(); ++i)
-        if (!gone.count(table.columns[i].name)) {
-            next.columns.push_back(table.columns[i]);
-            next.schema.columns.push_back(table.schema.columns[i]);
-        }
-    next.schema.primaryKey.clear();
-    for (int k : table.schema.primaryKey)
-        if (int i = next.schema.columnIndex(table.schema.columns[static_cast<size_t>(k)].name); i >= 0)
-            next.schema.primaryKey.push_back(i);
+    next.schema = table.schema.without({gone.begin(), gone.end()});
+    std::erase_if(next.columns, [&](const auto &c) { return gone.count(c.name) > 0; });
     return next;
 }
 
@@ -145,9 +121,7 @@ bool MysqlCdcPipeline::adaptToChangedColumns(Table &t, const std::vector<binlog:
         const DropColumnPolicy policy = dropColumnPolicy(t.job.spec, t.job.pipelineDropColumn);
         if (policy == DropColumnPolicy::Pause) {
             pauseForSchema(t, "column(s) " + names + " dropped on the source (schema_changes: drop_column: pause)",
-                           "to keep the column on the target, set schema_changes: { drop_column: keep } on the table; "
-                           "to drop it there too, set drop_column: drop; apply, then re-snapshot the table: " +
-                               resnapshot);
+                           CdcTable::dropColumnPauseFix(resnapshot));
             return false;
         }
         if (!notHere.empty()) {
@@ -219,7 +193,7 @@ bool MysqlCdcPipeline::adaptToChangedColumns(Table &t, const std::vector<binlog:
     beginBatch();
     TableSchema schema = t.source.schema;
     for (const auto &name : dropped) {
-        schema = without(schema, name);
+        schema = schema.without({name});
         const DropColumnPolicy policy = dropColumnPolicy(t.job.spec, t.job.pipelineDropColumn);
         std::string done = merger.dropColumn(schema, name, policy == DropColumnPolicy::Drop);
         if (done.empty())
@@ -281,9 +255,7 @@ void MysqlCdcPipeline::applyColumnPoliciesAtStart(Table &t, TargetSession &sessi
         pauseForSchema(t,
                        "column(s) " + displayNames(gone) +
                            " dropped on the source while the engine was stopped (schema_changes: drop_column: pause)",
-                       "to keep the column on the target, set schema_changes: { drop_column: keep } on the table; to "
-                       "drop it there too, set drop_column: drop; apply, then re-snapshot the table: " +
-                           resnapshot);
+                       CdcTable::dropColumnPauseFix(resnapshot));
         return;
     }
     if (gone.empty() && widened.empty())

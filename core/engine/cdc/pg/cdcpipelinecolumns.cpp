@@ -13,24 +13,6 @@
 #include <algorithm>
 
 namespace driftless::core {
-namespace {
-
-/// `schema` without `columns`, its key positions moved to match.
-TableSchema without(const TableSchema &schema, const std::vector<std::string> &columns)
-{
-    TableSchema next = schema;
-    next.columns.clear();
-    for (const auto &c : schema.columns)
-        if (std::find(columns.begin(), columns.end(), c.name) == columns.end())
-            next.columns.push_back(c);
-    next.primaryKey.clear();
-    for (int k : schema.primaryKey)
-        if (int i = next.columnIndex(schema.columns[static_cast<size_t>(k)].name); i >= 0)
-            next.primaryKey.push_back(i);
-    return next;
-}
-
-} // namespace
 
 void CdcPipeline::pauseForSchema(Table &t, const std::string &why, const std::string &fix)
 {
@@ -77,9 +59,7 @@ bool CdcPipeline::dropColumns(Table &t, const std::vector<std::string> &dropped,
     const std::string resnapshot = resnapshotCommand(t);
     if (policy == DropColumnPolicy::Pause) {
         pauseForSchema(t, "column(s) " + names + " dropped on the source (schema_changes: drop_column: pause)",
-                       "to keep the column on the target, set schema_changes: { drop_column: keep } on the table; to "
-                       "drop it there too, set drop_column: drop; apply, then re-snapshot the table: " +
-                           resnapshot);
+                       CdcTable::dropColumnPauseFix(resnapshot));
         return false;
     }
     if (!t.merger->changesColumns() || t.job.twoWay) {
@@ -89,7 +69,7 @@ bool CdcPipeline::dropColumns(Table &t, const std::vector<std::string> &dropped,
                        "adapt the target table, then re-snapshot it: " + resnapshot);
         return false;
     }
-    TableSchema next = without(t.schema, dropped);
+    TableSchema next = t.schema.without(dropped);
     for (const auto &name : dropped) {
         std::string done = t.merger->dropColumn(next, name, policy == DropColumnPolicy::Drop);
         if (done.empty())
@@ -360,9 +340,7 @@ std::vector<std::pair<std::string, std::string>> CdcPipeline::applyColumnPolicie
         pauseForSchema(t,
                        "column(s) " + displayNames(gone) +
                            " dropped on the source while the engine was stopped (schema_changes: drop_column: pause)",
-                       "to keep the column on the target, set schema_changes: { drop_column: keep } on the table; to "
-                       "drop it there too, set drop_column: drop; apply, then re-snapshot the table: " +
-                           resnapshot);
+                       CdcTable::dropColumnPauseFix(resnapshot));
         return {};
     }
     if (gone.empty() && widened.empty())
