@@ -1,5 +1,7 @@
 #include "ui/alertwording.h"
 
+#include "ui/commandwording.h"
+
 #include <QCoreApplication>
 
 namespace driftless::ui {
@@ -22,10 +24,8 @@ QString appAction(const core::Alert &a)
     }
     if (a.kind == "lag_breach" && action.startsWith(QLatin1String("no sync is running")))
         return tr("no sync is running for it: press Start Sync");
-    action.replace(QStringLiteral("(driftless-cli run, serve, or the app)"), tr("(Start Sync)"));
-    action.replace(QStringLiteral("(driftless-cli run, or the app)"), tr("(Start Sync)"));
     action.replace(QStringLiteral("(driftless-cli status)"), tr("(double-click it on the Tables page)"));
-    return action;
+    return inAppWords(action);
 }
 
 } // namespace driftless::ui

@@ -8,6 +8,7 @@
 
 #include "tests/support/guisupport.h"
 
+#include "ui/commandwording.h"
 #include "ui/dialogs/tabledetaildialog.h"
 #include "ui/mainwindow.h"
 #include "ui/models/dashboardtiles.h"
@@ -161,6 +162,9 @@ private slots:
     void aPipelineWhoseSourceChangedSaysSoApartFromOtherFailures();
     void aNewerReportOfOtherTablesDoesNotClearATablesDrift();
     void slotsThatCouldNotBeReadAreNeverNoneYet();
+    void theEnginesCommandsAreNamedByTheAppsOwnButtons_data();
+    void theEnginesCommandsAreNamedByTheAppsOwnButtons();
+    void theTablesPageDetailNamesRecoverAndKeepsTheCommands();
 };
 
 void TestDashboard::anEmptyWorkspaceSaysHowToStartInTheApp()
@@ -787,4 +791,97 @@ void TestDashboard::slotsThatCouldNotBeReadAreNeverNoneYet()
 }
 
 QTEST_MAIN(TestDashboard)
+// Issue 45 item 11: the engine's advice names driftless-cli commands; where the app has the
+// button, its text names the button and where it is, the command kept after it for scripts.
+// Commands with no button (resnapshot, apply) are left as they are.
+void TestDashboard::theEnginesCommandsAreNamedByTheAppsOwnButtons_data()
+{
+    QTest::addColumn<QString>("engine");
+    QTest::addColumn<QString>("app");
+    QTest::newRow("recover and resnapshot")
+        << "bring the target back to this server by diff: driftless-cli recover app (or set recover: auto on the "
+           "pipeline), or load it again: driftless-cli resnapshot app"
+        << "bring the target back to this server by diff: Recover\u2026 (the Tables page's button or the table's "
+           "context menu; driftless-cli recover app) (or set recover: auto on the pipeline), or load it again: "
+           "driftless-cli resnapshot app";
+    QTest::newRow("backfill a table, at a full stop")
+        << "copy the table again while the others stream: driftless-cli backfill orders public.payments."
+        << "copy the table again while the others stream: Backfill\u2026 (the Tables page; driftless-cli backfill "
+           "orders public.payments).";
+    QTest::newRow("promote, in parentheses")
+        << "moved to cursor sync (driftless-cli promote orders public.orders)"
+        << "moved to cursor sync (Promote to CDC\u2026, the Tables page; driftless-cli promote orders public.orders)";
+    QTest::newRow("run, in parentheses") << "run them with the scheduler (driftless-cli run)"
+                                         << "run them with the scheduler (Start Sync; driftless-cli run)";
+    QTest::newRow("run or the app") << "start one (driftless-cli run, or the app)"
+                                    << "start one (Start Sync)";
+    QTest::newRow("run, or run --once") << "the next pass (driftless-cli run, or run --once) takes it"
+                                        << "the next pass (Start Sync; driftless-cli run, or run --once) takes it";
+    QTest::newRow("repair a report's table")
+        << "resolve it: driftless-cli repair 12 --table public.orders"
+        << "resolve it: Repair Table\u2026 (the Reconciliation page, report 12; driftless-cli repair 12 --table "
+           "public.orders)";
+    QTest::newRow("reconcile") << "reconciled: driftless-cli reconcile app public.orders"
+                               << "reconciled: Reconcile Now\u2026 (the Reconciliation page; driftless-cli reconcile "
+                                  "app public.orders)";
+    QTest::newRow("no button: resnapshot a table") << "load it again: driftless-cli resnapshot orders public.payments"
+                                                   << "load it again: driftless-cli resnapshot orders public.payments";
+    QTest::newRow("no command") << "connection refused"
+                                << "connection refused";
+}
+
+void TestDashboard::theEnginesCommandsAreNamedByTheAppsOwnButtons()
+{
+    QFETCH(QString, engine);
+    QFETCH(QString, app);
+    QCOMPARE(inAppWords(engine), app);
+}
+
+// A table whose source changed, with the engine's message naming recover and resnapshot: the
+// detail line under the grid names the Recover… button beside it, keeps both commands, and
+// leaves the re-snapshot (which has no button) as a command; the Message column says the same.
+void TestDashboard::theTablesPageDetailNamesRecoverAndKeepsTheCommands()
+{
+    MainWindow w;
+    w.resize(1366, 700);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto tables = smallWorkspace(0);
+    for (auto &t : tables)
+        if (t.pipeline == "orders") {
+            t.state = core::TableState::SourceChanged;
+            t.message = "the source server changed (another system id): bring the target back to this server by "
+                        "diff: driftless-cli recover orders (or set recover: auto on the pipeline), or load it again: "
+                        "driftless-cli resnapshot orders";
+        }
+    feed(w, snapshotOf(tables, 1'700'000'000'000));
+    TablesPage *page = w.tablesPage();
+    w.pages()->setCurrentWidget(page);
+    page->selectTable(QStringLiteral("orders"), QStringLiteral("public.orders"));
+    auto *details = page->findChild<QLabel *>(QStringLiteral("tableDetails"));
+    QVERIFY(details);
+    QTRY_VERIFY(details->isVisible());
+    QTRY_VERIFY(page->recoverButton()->isVisible());
+    QCOMPARE(page->recoverButton()->text(), QStringLiteral("Recover\u2026"));
+    const QString text = details->text();
+    for (const char *says :
+         {"with <b>Recover\u2026</b> (beside this, or the table's context menu; <code>driftless-cli recover "
+          "orders</code>)",
+          "load it again from a shell with <code>driftless-cli resnapshot orders</code>",
+          "diff: Recover\u2026 (the Tables page's button or the table's context menu; driftless-cli recover orders)",
+          "load it again: driftless-cli resnapshot orders"})
+        QVERIFY2(text.contains(QString::fromUtf8(says)), qPrintable(text));
+    // Nowhere is the DBA told to run recover without the button's name before it.
+    QVERIFY2(!text.contains(QStringLiteral("diff: driftless-cli recover")), qPrintable(text));
+    const int row = w.tablesModel()->rowOf(QStringLiteral("orders"), QStringLiteral("public.orders"));
+    const QString column = w.tablesModel()->index(row, TablesModel::Message).data().toString();
+    QVERIFY2(column.contains(QStringLiteral("Recover\u2026 (the Tables page's button")), qPrintable(column));
+    // The Backfill button, off for such a table, says why in the same words.
+    QVERIFY2(page->backfillButton()->toolTip().contains(QStringLiteral("Recover\u2026 (beside the table's detail; "
+                                                                       "driftless-cli recover orders)")),
+             qPrintable(page->backfillButton()->toolTip()));
+    QTest::qWait(50);
+    test::saveShot(&w, QStringLiteral("tables-commands-named-by-buttons"));
+}
+
 #include "tst_dashboard.moc"

@@ -70,9 +70,10 @@ PipelineSettingsPanel::PipelineSettingsPanel(QWidget *parent)
                                "server write WAL"));
     fillChoices(m_recover, tr("default (manual)"), recoverChoices());
     m_recover->setObjectName(QStringLiteral("recover"));
-    m_recover->setToolTip(tr("When the source changes under the pipeline (a promoted standby, a restore, another "
-                             "server behind the address): manual stops the tables and names "
-                             "'driftless-cli recover'; auto brings every table back by diff at once"));
+    m_recover->setToolTip(
+        tr("When the source changes under the pipeline (a promoted standby, a restore, another "
+           "server behind the address): manual stops the tables and names "
+           "Recover\u2026 on the Tables page (driftless-cli recover); auto brings every table back by diff at once"));
     m_reconcileEvery->setObjectName(QStringLiteral("reconcileEvery"));
     m_reconcileEvery->setPlaceholderText(tr("not scheduled"));
     m_reconcileEvery->setToolTip(tr("Compares source and target on this schedule while the sync runs (24h, 6h; at "

@@ -1,4 +1,6 @@
 #include "ui/dialogs/tabledetaildialog.h"
+
+#include "ui/commandwording.h"
 #include "ui/enginedoor.h"
 #include "ui/widgets/screenfit.h"
 
@@ -327,7 +329,7 @@ void TableDetailDialog::showReport()
     fact(QStringLiteral("deletes"))->setText(spec ? deletesText(*spec) : QString());
     fact(QStringLiteral("paused"))
         ->setText(r.paused && r.pausedAtMs ? formatTimestamp(*r.pausedAtMs) : tr("not paused"));
-    fact(QStringLiteral("message"))->setText(QString::fromStdString(r.message));
+    fact(QStringLiteral("message"))->setText(inAppWords(QString::fromStdString(r.message)));
 
     const bool busy = m_pauser->busy(m_pipeline, m_table);
     m_pause->setEnabled(!r.paused && !busy);

@@ -1,5 +1,7 @@
 #include "ui/models/tablesmodel.h"
 
+#include "ui/commandwording.h"
+
 #include "core/base/isotime.h"
 #include "ui/displayformat.h"
 #include "ui/statusicons.h"
@@ -278,7 +280,7 @@ QString TablesModel::display(const Row &row, int column)
                 .arg(QLocale().toString(static_cast<qlonglong>(row.done->rows)));
         return r.backfill ? formatBackfill(*r.backfill) : QString();
     case Message:
-        return QString::fromStdString(r.message);
+        return inAppWords(QString::fromStdString(r.message));
     }
     return {};
 }
@@ -336,7 +338,7 @@ QString TablesModel::toolTip(const core::TableReport &r, int column) const
         return tr("Target: %1").arg(QString::fromStdString(r.target));
     case State:
     case Message:
-        return QString::fromStdString(r.message);
+        return inAppWords(QString::fromStdString(r.message));
     case Freshness:
     case Lag: {
         const QString sla = formatDuration(r.slaSeconds);

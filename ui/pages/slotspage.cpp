@@ -260,10 +260,11 @@ void SlotsPage::setSnapshot(const EngineSnapshot &snapshot)
             tr("Source of <b>%1</b>: %2").arg(name.toHtmlEscaped(), line.mid(name.size() + 2).toHtmlEscaped());
         if (s.changed) {
             changed << name;
-            const QString fix = tr("source changed: driftless-cli recover %1").arg(name);
+            // The page's own Recover… is beside these lines; the command stays for scripts.
+            const QString fix = tr("source changed: Recover\u2026 (driftless-cli recover %1)").arg(name);
             line += QStringLiteral(" \u2014 ") + fix;
-            rich += QStringLiteral(" \u2014 <b>") + tr("source changed") + QStringLiteral("</b>: <code>") +
-                    tr("driftless-cli recover %1").arg(name.toHtmlEscaped()) + QStringLiteral("</code>");
+            rich += QStringLiteral(" \u2014 <b>") + tr("source changed") + QStringLiteral("</b>: ") +
+                    tr("<b>Recover\u2026</b> (<code>driftless-cli recover %1</code>)").arg(name.toHtmlEscaped());
         }
         m_sourceLines << line;
         if (html.size() < kSourceLines)

@@ -1,5 +1,7 @@
 #include "ui/pages/tablespage.h"
 
+#include "ui/commandwording.h"
+
 #include "ui/dialogs/pauseconfirmation.h"
 #include "ui/dialogs/recoverconfirmation.h"
 #include "ui/dialogs/tabledetaildialog.h"
@@ -302,16 +304,17 @@ void TablesPage::updateDetails()
         text += QStringLiteral("<br>") + tr("The slot guard moved it from CDC to cursor sync to protect the source; "
                                             "\u201cPromote to CDC\u201d streams it again.");
     if (r.state == core::TableState::SourceChanged) {
-        // The fix first, as a command to copy: the message below says why at length.
+        // The fix first, the button beside this line (the command kept for scripts): the message
+        // below says why at length. A re-snapshot has no button in the app: its command stays.
         const QString pipeline = QString::fromStdString(r.pipeline).toHtmlEscaped();
         text += QStringLiteral("<br>") +
                 tr("<b>The source changed</b>: bring the target back to the server there now by diff with "
-                   "<code>driftless-cli recover %1</code>, or load it again with <code>driftless-cli resnapshot "
-                   "%1</code>.")
+                   "<b>Recover\u2026</b> (beside this, or the table's context menu; <code>driftless-cli recover "
+                   "%1</code>), or load it again from a shell with <code>driftless-cli resnapshot %1</code>.")
                     .arg(pipeline);
     }
     if (!r.message.empty())
-        text += QStringLiteral("<br>") + QString::fromStdString(r.message).toHtmlEscaped();
+        text += QStringLiteral("<br>") + inAppWords(QString::fromStdString(r.message)).toHtmlEscaped();
     m_details->setText(text);
     m_details->setVisible(true);
 }
@@ -397,7 +400,8 @@ void TablesPage::updateButtons()
         why = tr("Talking to the databases\u2026");
     else if (r.state == core::TableState::SourceChanged)
         why = tr("The source of %1 changed, so its stream cannot read on and a backfill would not start: bring the "
-                 "target back with driftless-cli recover %2, or load it again with driftless-cli resnapshot %2")
+                 "target back with Recover\u2026 (beside the table's detail; driftless-cli recover %2), or load it "
+                 "again with driftless-cli resnapshot %2")
                   .arg(name, QString::fromStdString(r.pipeline));
     else if (rebackfill)
         why = tr("A backfill of %1 is under way; its progress is in the Backfill column.").arg(name);

@@ -429,11 +429,10 @@ QString DashboardGrid::toolTipFor(const Item &item) const
                            ? tr("Click to show every pipeline's tables again")
                            : tr("Click to show only %1's tables").arg(item.pipeline->name);
         if (item.pipeline->sourceChanged)
-            text +=
-                tr("\nThe source changed under it (another server, or another history): bring the target back "
-                   "with driftless-cli recover %1 (or Recover\u2026 on this tile's context menu), or reload it with "
-                   "driftless-cli resnapshot %1")
-                    .arg(item.pipeline->name);
+            text += tr("\nThe source changed under it (another server, or another history): bring the target back "
+                       "with Recover\u2026 on this tile's context menu (driftless-cli recover %1), or reload it with "
+                       "driftless-cli resnapshot %1")
+                        .arg(item.pipeline->name);
         if (!item.pipeline->slotError.isEmpty())
             text += tr("\nIts slots could not be read: %1").arg(item.pipeline->slotError);
         return text;
