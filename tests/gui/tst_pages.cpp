@@ -689,10 +689,12 @@ void TestPages::aChangeOfSourceShowsAsItsOwnStateStoppedAndRunning()
         QTRY_VERIFY(!recover->isVisible());
         tablesPage->selectTable(QString::fromStdString(pipeline), QStringLiteral("public.orders"));
         QTRY_VERIFY(recover->isVisible());
-        // The Slots page: the pipeline's source as its checkpoint records it, and the change.
-        QTRY_VERIFY2(slotsPage->sourceLines().contains(QStringLiteral("%1: %2 \u2014 source changed: %3")
-                                                           .arg(QString::fromStdString(pipeline), identity, command)),
-                     qPrintable(slotsPage->sourceLines().join(QLatin1Char('\n'))));
+        // The Slots page: the pipeline's source as its checkpoint records it, and the change with
+        // the page's own Recover… named before the command.
+        QTRY_VERIFY2(
+            slotsPage->sourceLines().contains(QStringLiteral("%1: %2 \u2014 source changed: Recover\u2026 (%3)")
+                                                  .arg(QString::fromStdString(pipeline), identity, command)),
+            qPrintable(slotsPage->sourceLines().join(QLatin1Char('\n'))));
         // The dashboard's tile says so apart from other failures; the alert names the command.
         QTRY_COMPARE(tile().sourceChanged, 1);
         QCOMPARE(tile().failing, 0);
