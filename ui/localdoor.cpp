@@ -62,7 +62,8 @@ struct LocalDoor::Core {
                 core::WorkspaceState::create(path);
             if (!std::filesystem::exists(path, ec))
                 throw core::Error(core::ErrorKind::Permanent, "there is no workspace file at " + path, {},
-                                  "store one with 'driftless-cli --state " + path + " apply FILE'");
+                                  "on the Workspace page, Import YAML\u2026 stores one (driftless-cli --state " + path +
+                                      " apply FILE)");
             state.emplace(path);
             api = std::make_unique<core::AgentApi>(*state, *engine, std::string());
         }

@@ -43,8 +43,8 @@ void RecoverRunner::onDone(std::uint64_t job, const QString &pipeline, bool ok, 
 {
     const auto state = m_engine->state();
     if (!ok) {
-        lines << tr("Nothing was changed and the sync was left as it was. Fix the cause and recover again, or run "
-                    "driftless-cli recover %1 where the workspace is.")
+        lines << tr("Nothing was changed and the sync was left as it was. Fix the cause and press Recover\u2026 again "
+                    "(driftless-cli recover %1 where the workspace is).")
                      .arg(pipeline);
     } else if (m_engine->remote()) {
         lines << (state == EngineBridge::State::Running
