@@ -10,6 +10,7 @@
 // describes the table.
 
 #include "tests/conformance/zoooracle.h"
+#include "tests/conformance/zoowriter.h"
 #include "tests/support/mysqltestdb.h"
 #include "tests/support/testsupport.h"
 
@@ -26,6 +27,7 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <tuple>
 
 using namespace driftless::test;
 using namespace driftless::zoo;
@@ -361,111 +363,21 @@ MysqlConnection offsetSession(const MyTestDb &db)
     return c;
 }
 
-class Writer {
-public:
-    Writer(MysqlConnection &conn, std::vector<const Feature *> fs, unsigned seed) : m_conn(conn), m_rng(seed)
-    {
-        for (const Feature *f : fs) {
-            m_features.push_back(f);
-            m_next[f->name] = f->seedRows;
-            m_left[f->name] = f->writes;
-        }
-    }
-    int run(int steps)
-    {
-        int done = 0;
-        while (done < steps) {
-            if (m_rng() % 5 == 0) {
-                const int n = 2 + static_cast<int>(m_rng() % 4);
-                m_conn.exec("START TRANSACTION");
-                for (int i = 0; i < n && done < steps; ++i) {
-                    auto sql = next();
-                    if (sql.empty())
-                        break;
-                    m_conn.exec("SAVEPOINT w");
-                    try {
-                        m_conn.exec(sql);
-                        m_conn.exec("RELEASE SAVEPOINT w");
-                    } catch (const std::exception &e) {
-                        m_conn.exec("ROLLBACK TO SAVEPOINT w");
-                        failed(sql, e);
-                    }
-                    ++done;
-                }
-                m_conn.exec("COMMIT");
-            } else {
-                auto sql = next();
-                if (sql.empty())
-                    break;
-                try {
-                    m_conn.exec(sql);
-                } catch (const std::exception &e) {
-                    failed(sql, e);
-                }
-                ++done;
-            }
-            if (remaining() == 0)
-                break;
-        }
-        return done;
-    }
-    int remaining() const
-    {
-        int n = 0;
-        for (auto &[k, v] : m_left)
-            n += v;
-        return n;
-    }
-    int failures() const { return m_failures; }
-
-private:
-    std::string next()
-    {
-        std::vector<const Feature *> open;
-        for (const Feature *f : m_features)
-            if (m_left[f->name] > 0)
-                open.push_back(f);
-        if (open.empty())
-            return {};
-        const Feature &f = *open[m_rng() % open.size()];
-        --m_left[f.name];
-        std::string sql = f.ops[m_rng() % f.ops.size()].sql;
-        static const char *words[] = {"Mixed Word",  "O''Brien", "straße", "🦆 duck",
-                                      "UPPER lower", "a|b",      "𝄞 clef", ""};
-        static const char *bmp[] = {"Mixed Word", "O''Brien", "straße", "κόσμε", "a|b", ""};
-        const std::string r = std::to_string(m_rng() % 1000000);
-        const std::map<std::string, std::string> values = {
-            {"{k}", std::to_string(1 + m_rng() % static_cast<unsigned long>(m_next[f.name]))},
-            {"{r}", r},
-            {"{w3}", std::string(bmp[m_rng() % 6]) + " " + std::to_string(m_rng() % 100)},
-            {"{w}", std::string(words[m_rng() % 8]) + " " + std::to_string(m_rng() % 100)},
-        };
-        if (sql.find("{n}") != std::string::npos) {
-            const std::string n = std::to_string(++m_next[f.name]);
-            for (size_t p; (p = sql.find("{n}")) != std::string::npos;)
-                sql.replace(p, 3, n);
-        }
-        for (auto [k, v] : values)
-            for (size_t p; (p = sql.find(k)) != std::string::npos;)
-                sql.replace(p, k.size(), v);
-        return sql;
-    }
-    void failed(const std::string &sql, const std::exception &e)
-    {
-        ++m_failures;
-        std::string what = e.what();
-        if (what.find("Duplicate entry") == std::string::npos)
-            std::printf("writer: statement failed (%s): %s\n", what.substr(0, what.find('\n')).c_str(),
-                        sql.substr(0, 200).c_str());
-    }
-
-    MysqlConnection &m_conn;
-    std::mt19937 m_rng;
-    std::vector<const Feature *> m_features;
-    std::map<std::string, long long> m_next;
-    std::map<std::string, int> m_left;
-    int m_failures = 0;
-};
+/// How the writer speaks to MariaDB (zoowriter.h).
+std::map<std::string, std::string> mariadbValues(std::mt19937 &rng, long long next)
+{
+    static const char *words[] = {"Mixed Word", "O''Brien", "straße", "🦆 duck", "UPPER lower", "a|b", "𝄞 clef", ""};
+    static const char *bmp[] = {"Mixed Word", "O''Brien", "straße", "κόσμε", "a|b", ""};
+    const std::string r = std::to_string(rng() % 1000000);
+    return {
+        {"{k}", std::to_string(1 + rng() % static_cast<unsigned long>(next))},
+        {"{r}", r},
+        {"{w3}", std::string(bmp[rng() % 6]) + " " + std::to_string(rng() % 100)},
+        {"{w}", std::string(words[rng() % 8]) + " " + std::to_string(rng() % 100)},
+    };
+}
+const WriterDialect kMariadbWriter{"START TRANSACTION", "Duplicate entry", mariadbValues};
+using Writer = ZooWriter<MysqlConnection, Feature>;
 
 // ---- the oracle ----
 
@@ -740,7 +652,7 @@ void everyFeature(Strat strategy, Target target)
     phase("applied, initial pass done");
 
     auto wconn = offsetSession(z.src);
-    Writer writer(wconn, z.active, seed);
+    Writer writer(wconn, z.active, seed, kMariadbWriter);
     const int total = writer.remaining();
     int written = writer.run(total / 2);
     if (strategy == Strat::Cdc) {
@@ -831,30 +743,21 @@ void everyFeature(Strat strategy, Target target)
 
 } // namespace
 
-TEST(ZooMysql, everyFeatureByFullRefreshIntoPostgres)
+// Every feature by each strategy into each target: one pipeline per pair, in this order.
+class ZooMysqlFeatures : public ::testing::TestWithParam<std::tuple<Strat, Target>> {};
+
+TEST_P(ZooMysqlFeatures, syncsEveryFeature)
 {
-    everyFeature(Strat::FullRefresh, Target::Postgres);
+    everyFeature(std::get<0>(GetParam()), std::get<1>(GetParam()));
 }
-TEST(ZooMysql, everyFeatureByFullRefreshIntoSqlite)
-{
-    everyFeature(Strat::FullRefresh, Target::Sqlite);
-}
-TEST(ZooMysql, everyFeatureByCursorIntoPostgres)
-{
-    everyFeature(Strat::Cursor, Target::Postgres);
-}
-TEST(ZooMysql, everyFeatureByCursorIntoSqlite)
-{
-    everyFeature(Strat::Cursor, Target::Sqlite);
-}
-TEST(ZooMysql, everyFeatureByCdcIntoPostgres)
-{
-    everyFeature(Strat::Cdc, Target::Postgres);
-}
-TEST(ZooMysql, everyFeatureByCdcIntoSqlite)
-{
-    everyFeature(Strat::Cdc, Target::Sqlite);
-}
+
+INSTANTIATE_TEST_SUITE_P(ByStrategyIntoTarget, ZooMysqlFeatures,
+                         ::testing::Combine(::testing::Values(Strat::FullRefresh, Strat::Cursor, Strat::Cdc),
+                                            ::testing::Values(Target::Postgres, Target::Sqlite)),
+                         [](const ::testing::TestParamInfo<std::tuple<Strat, Target>> &info) {
+                             return std::string(strategyName(std::get<0>(info.param))) + "_into_" +
+                                    targetName(std::get<1>(info.param));
+                         });
 
 // A zero date written under a permissive sql_mode stops the table with an error naming the
 // table, the column and the key (docs/type-mapping.md): `run --once` exits 1. Kept apart from the

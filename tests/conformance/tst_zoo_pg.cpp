@@ -7,6 +7,7 @@
 
 #include "tests/conformance/zoofeatures.h"
 #include "tests/conformance/zoooracle.h"
+#include "tests/conformance/zoowriter.h"
 #include "tests/support/testsupport.h"
 
 #include <gtest/gtest.h>
@@ -22,6 +23,7 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <tuple>
 
 using namespace driftless::test;
 using namespace driftless::zoo;
@@ -51,114 +53,19 @@ Strat strategyOf(const ZooTable &t, Strat pair)
     return t.always.value_or(pair);
 }
 
-/// The writer: statements of the features, picked by a fixed-seed generator; a fifth of the
-/// steps are transactions of 2-5 statements. Statements that fail (a key another statement
-/// deleted, a cascade that took the parent) are rolled back alone and counted.
-class Writer {
-public:
-    Writer(PgConnection &conn, std::vector<const Feature *> fs, unsigned seed) : m_conn(conn), m_rng(seed)
-    {
-        for (const Feature *f : fs) {
-            m_features.push_back(f);
-            m_next[f->name] = f->seedRows;
-            m_left[f->name] = f->writes;
-        }
-    }
-    /// Runs up to `steps` statements; returns how many ran.
-    int run(int steps)
-    {
-        int done = 0;
-        while (done < steps) {
-            if (m_rng() % 5 == 0) {
-                const int n = 2 + static_cast<int>(m_rng() % 4);
-                m_conn.exec("BEGIN");
-                for (int i = 0; i < n && done < steps; ++i) {
-                    auto sql = next();
-                    if (sql.empty())
-                        break;
-                    m_conn.exec("SAVEPOINT w");
-                    try {
-                        m_conn.exec(sql);
-                        m_conn.exec("RELEASE SAVEPOINT w");
-                    } catch (const std::exception &e) {
-                        m_conn.exec("ROLLBACK TO SAVEPOINT w");
-                        failed(sql, e);
-                    }
-                    ++done;
-                }
-                m_conn.exec("COMMIT");
-            } else {
-                auto sql = next();
-                if (sql.empty())
-                    break;
-                try {
-                    m_conn.exec(sql);
-                } catch (const std::exception &e) {
-                    failed(sql, e);
-                }
-                ++done;
-            }
-            if (remaining() == 0)
-                break;
-        }
-        return done;
-    }
-    int remaining() const
-    {
-        int n = 0;
-        for (auto &[k, v] : m_left)
-            n += v;
-        return n;
-    }
-    int failures() const { return m_failures; }
-
-private:
-    std::string next()
-    {
-        std::vector<const Feature *> open;
-        for (const Feature *f : m_features)
-            if (m_left[f->name] > 0)
-                open.push_back(f);
-        if (open.empty())
-            return {};
-        const Feature &f = *open[m_rng() % open.size()];
-        --m_left[f.name];
-        std::string sql = f.ops[m_rng() % f.ops.size()].sql;
-        static const char *words[] = {"Mixed Word", "O''Brien", "straße", "🦆 duck", "UPPER lower", "a|b", ""};
-        const std::map<std::string, std::string> values = {
-            {"{k}", std::to_string(1 + m_rng() % static_cast<unsigned long>(m_next[f.name]))},
-            {"{r}", std::to_string(m_rng() % 1000000)},
-            {"{c}", std::to_string(1 + m_rng() % 997)},
-            {"{w}", std::string(words[m_rng() % 7]) + " " + std::to_string(m_rng() % 100)},
-        };
-        bool fresh = sql.find("{n}") != std::string::npos;
-        const std::string n = std::to_string(m_next[f.name] + 1);
-        if (fresh)
-            ++m_next[f.name];
-        for (auto [k, v] : values) {
-            for (size_t p; (p = sql.find(k)) != std::string::npos;)
-                sql.replace(p, k.size(), v);
-        }
-        for (size_t p; (p = sql.find("{n}")) != std::string::npos;)
-            sql.replace(p, 3, n);
-        return sql;
-    }
-    void failed(const std::string &sql, const std::exception &e)
-    {
-        ++m_failures;
-        std::string what = e.what();
-        if (what.find("violates foreign key") == std::string::npos)
-            std::printf("writer: statement failed (%s): %s\n", what.substr(0, what.find('\n')).c_str(),
-                        sql.substr(0, 200).c_str());
-    }
-
-    PgConnection &m_conn;
-    std::mt19937 m_rng;
-    std::vector<const Feature *> m_features;
-    std::map<std::string, long long> m_next;
-    std::map<std::string, int> m_left;
-    int m_failures = 0;
-};
+/// How the writer speaks to Postgres (zoowriter.h).
+std::map<std::string, std::string> pgValues(std::mt19937 &rng, long long next)
+{
+    static const char *words[] = {"Mixed Word", "O''Brien", "straße", "🦆 duck", "UPPER lower", "a|b", ""};
+    return {
+        {"{k}", std::to_string(1 + rng() % static_cast<unsigned long>(next))},
+        {"{r}", std::to_string(rng() % 1000000)},
+        {"{c}", std::to_string(1 + rng() % 997)},
+        {"{w}", std::string(words[rng() % 7]) + " " + std::to_string(rng() % 100)},
+    };
+}
+const WriterDialect kPgWriter{"BEGIN", "violates foreign key", pgValues};
+using Writer = ZooWriter<PgConnection, Feature>;
 
 struct Zoo {
     Strat strategy;
@@ -379,7 +286,7 @@ void everyFeature(Strat strategy, Target target)
 
     phase("applied, initial pass done");
     PgConnection wconn = z.src.connect();
-    Writer writer(wconn, z.active, seed);
+    Writer writer(wconn, z.active, seed, kPgWriter);
     const int total = writer.remaining();
     int written = writer.run(total / 2);
 
@@ -512,30 +419,21 @@ std::string docsTable()
 
 } // namespace
 
-TEST(Zoo, everyFeatureByFullRefreshIntoPostgres)
+// Every feature by each strategy into each target: one pipeline per pair, in this order.
+class ZooFeatures : public ::testing::TestWithParam<std::tuple<Strat, Target>> {};
+
+TEST_P(ZooFeatures, syncsEveryFeature)
 {
-    everyFeature(Strat::FullRefresh, Target::Postgres);
+    everyFeature(std::get<0>(GetParam()), std::get<1>(GetParam()));
 }
-TEST(Zoo, everyFeatureByFullRefreshIntoSqlite)
-{
-    everyFeature(Strat::FullRefresh, Target::Sqlite);
-}
-TEST(Zoo, everyFeatureByCursorIntoPostgres)
-{
-    everyFeature(Strat::Cursor, Target::Postgres);
-}
-TEST(Zoo, everyFeatureByCursorIntoSqlite)
-{
-    everyFeature(Strat::Cursor, Target::Sqlite);
-}
-TEST(Zoo, everyFeatureByCdcIntoPostgres)
-{
-    everyFeature(Strat::Cdc, Target::Postgres);
-}
-TEST(Zoo, everyFeatureByCdcIntoSqlite)
-{
-    everyFeature(Strat::Cdc, Target::Sqlite);
-}
+
+INSTANTIATE_TEST_SUITE_P(ByStrategyIntoTarget, ZooFeatures,
+                         ::testing::Combine(::testing::Values(Strat::FullRefresh, Strat::Cursor, Strat::Cdc),
+                                            ::testing::Values(Target::Postgres, Target::Sqlite)),
+                         [](const ::testing::TestParamInfo<std::tuple<Strat, Target>> &info) {
+                             return std::string(strategyName(std::get<0>(info.param))) + "_into_" +
+                                    targetName(std::get<1>(info.param));
+                         });
 
 // The committed docs/schema-zoo.md holds the table this suite asserts, between its markers; the
 // generated one is written to DRIFTLESS_ARTIFACTS/schema-zoo-table.md to paste from.
