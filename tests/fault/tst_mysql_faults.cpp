@@ -3,6 +3,7 @@
 // binlog (F6) reported with the re-snapshot that recovers from it.
 
 #include "core/db/mysqlconnection.h"
+#include "tests/fault/killnine.h"
 #include "tests/support/mysqltestdb.h"
 #include "tests/support/testsupport.h"
 
@@ -174,29 +175,7 @@ TEST_F(MysqlFaults, theOracleHoldsThroughRepeatedKillNine)
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
     });
-    std::mt19937 rng(seed);
-    int kills = 0;
-    std::map<long long, long long> last;
-    for (int i = 0; i < 6; ++i) {
-        int pid = spawnCli({"--state", state, "run"}, {}, dir.file("run.log"));
-        std::this_thread::sleep_for(std::chrono::milliseconds(400 + rng() % 1600));
-        ::kill(pid, SIGKILL);
-        if (waitPid(pid, 30) == -SIGKILL)
-            ++kills;
-        std::map<long long, long long> now;
-        try {
-            now = versions();
-        } catch (const std::exception &) {
-            continue; // killed before the target table was created
-        }
-        for (auto &[k, v] : now) {
-            auto it = last.find(k);
-            if (it != last.end()) {
-                EXPECT_GE(v, it->second) << "key " << k << " went back in version (seed " << seed << ")";
-            }
-        }
-        last = std::move(now);
-    }
+    const int kills = killNineRounds(state, dir.file("run.log"), seed, 6, [&] { return versions(); });
     writer.request_stop();
     writer.join();
     EXPECT_GE(kills, 5);
