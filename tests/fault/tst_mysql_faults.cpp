@@ -237,3 +237,24 @@ TEST_F(MysqlFaults, aPurgedBinlogIsReportedAndAResnapshotRecovers)
     ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
     EXPECT_EQ(targetRows(), sourceRows()) << diff();
 }
+
+// The twin of tst_cdc_faults' case: a re-snapshot killed mid-way resumes in a later snapshot and
+// must keep the rows its first chunks merged (they are older than the resumed chunks' snapshot,
+// not rows the source no longer has).
+TEST_F(MysqlFaults, aKilledResnapshotKeepsTheRowsItsFirstChunksMerged)
+{
+    Writer w(src, 13);
+    w.seedRows(3000);
+    ASSERT_EQ(runCli({"--state", state, "run", "--once"}).exitCode, 0);
+    auto re = runCli({"--state", state, "resnapshot", pipeline});
+    ASSERT_EQ(re.exitCode, 0) << re.out << re.err;
+    for (int i = 0; i < 40; ++i)
+        w.step();
+    auto crashed = runCli({"--state", state, "run", "--once"}, {{"DRIFTLESS_CRASH_AT", "batch.after_commit:3"}});
+    ASSERT_EQ(crashed.exitCode, -SIGKILL) << crashed.out << crashed.err;
+    for (int i = 0; i < 40; ++i)
+        w.step();
+    auto rerun = runCli({"--state", state, "run", "--once"});
+    ASSERT_EQ(rerun.exitCode, 0) << rerun.out << rerun.err;
+    EXPECT_EQ(targetRows(), sourceRows()) << diff();
+}

@@ -2,6 +2,7 @@
 #include "core/engine/cdc/mysql/mysqlcdctable.h"
 #include "core/engine/cdc/mysql/mysqlloadcompare.h"
 #include "core/engine/cdc/tableapply.h"
+#include "core/engine/cdc/tableload.h"
 #include "core/engine/endpoints/binlogidentity.h"
 
 #include "core/base/clock.h"
@@ -38,13 +39,6 @@ namespace driftless::core {
 
 namespace {
 
-/// What a comparing load did to one table.
-struct LoadFigures {
-    long long compared = 0; ///< source rows read
-    long long copied = 0;   ///< of them, staged because the target lacked them or held them otherwise
-    long long removed = 0;  ///< target rows the source no longer has, deleted
-};
-
 std::int64_t versionOf(const binlog::Position &p)
 {
     return binlog::positionVersion(p);
@@ -59,34 +53,191 @@ MysqlCdcPipeline::MysqlCdcPipeline(std::vector<TableJob> jobs, EngineObserver &o
 
 MysqlCdcPipeline::~MysqlCdcPipeline() = default;
 
-void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
-{
-    MysqlConnection loader = connectMysql(t.job.source);
-    loader.exec("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ");
-    const auto &schema = t.source.schema;
-    std::vector<std::string> after;
-    std::optional<binlog::Position> streamFrom;
-    bool merge = false;
-    // Each chunk reads at a snapshot of its own, so the chunks' versions grow while the source
-    // writes elsewhere; the checkpoint's version only moves forward (a replayed batch must not
-    // move it back), so the stream checkpoint written at the end carries the newest of them.
-    std::int64_t newest = 0;
-    if (t.loading()) {
-        after = t.position->load.after;
-        streamFrom = t.position->streamFrom;
-        merge = t.position->load.merge;
-        t.loaded = t.position->load.rows;
-        newest = t.version;
-    } else {
-        merge = !t.merger->targetEmpty();
+/// A MariaDB/MySQL table's load chunks: each read in a consistent snapshot of its own whose
+/// binlog position versions its rows, in primary-key order; compared with the target's rows of
+/// its key range first when `compare` is set (MysqlLoadCompare).
+class MysqlCdcPipeline::LoadSource final : public CdcLoadSource {
+public:
+    LoadSource(MysqlCdcPipeline &pipeline, Table &t, TargetSession &runSession,
+               std::unique_ptr<MysqlLoadCompare> compare)
+        : p(pipeline), m_t(t), m_runSession(runSession), m_loader(connectMysql(t.job.source)),
+          m_compare(std::move(compare))
+    {
+        m_loader.exec("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+        if (t.loading()) {
+            m_streamFrom = t.position->streamFrom;
+            m_newest = t.version;
+            if (m_compare && !t.position->load.after.empty())
+                m_compareFrom = t.position->load.compareFrom;
+        }
+        const auto &schema = t.source.schema;
+        m_select = "SELECT ";
+        for (size_t i = 0; i < t.source.columns.size(); ++i)
+            m_select += (i ? ", " : "") + mysqlcatalog::selectExpr(t.source.columns[i]);
+        if (m_compare)
+            m_select += m_compare->selectExtra();
+        m_select += " FROM " + mysqlIdent(schema.table.schema) + "." + mysqlIdent(schema.table.name);
+        for (int k : schema.primaryKey)
+            m_order += (m_order.empty() ? "" : ", ") + mysqlIdent(t.source.columns[static_cast<size_t>(k)].name);
     }
+    LoadChunk read(const std::vector<std::string> &after, long long limit) override;
+    Checkpoint chunkCheckpoint(const CdcLoad &load) override
+    {
+        m_pos = BinlogCdcPosition{};
+        m_pos.phase = CdcPhase::Load;
+        m_pos.load = load;
+        m_pos.streamFrom = m_streamFrom;
+        m_pos.serverId = p.m_serverId;
+        m_newest = std::max(m_newest, m_chunkVersion);
+        return {m_pos.toJson(), m_newest};
+    }
+    void chunkStored() override
+    {
+        m_t.position = m_pos;
+        m_t.version = m_newest;
+    }
+    // Streaming starts where the first chunk's snapshot stood (what the later chunks saw is
+    // replayed under the version guard, which keeps the newer rows).
+    Checkpoint streamCheckpoint() override
+    {
+        m_pos = BinlogCdcPosition{};
+        m_pos.at = *m_streamFrom;
+        m_pos.serverId = p.m_serverId;
+        m_pos.gtid = gtidStateAt(m_loader, *m_streamFrom); // where another server would continue from
+        m_newest = std::max(m_newest, versionOf(*m_streamFrom));
+        return {m_pos.toJson(), m_newest};
+    }
+    void streamStored() override
+    {
+        m_t.position = m_pos;
+        m_t.version = m_newest;
+    }
+    std::int64_t mergedFrom() const override { return versionOf(*m_streamFrom); }
+    std::string streamsFrom() const override { return m_streamFrom->file + ":" + std::to_string(m_streamFrom->offset); }
+    long long estimatedRows() const override { return m_t.source.schema.estimatedRows; }
+    void stop(const Error &e) override { p.stopLoad(m_t, e, m_runSession); }
+
+private:
+    MysqlCdcPipeline &p;
+    Table &m_t;
+    TargetSession &m_runSession;
+    MysqlConnection m_loader;
+    std::unique_ptr<MysqlLoadCompare> m_compare;
+    std::optional<CanonicalKey> m_compareFrom; ///< the next chunk's range starts here; none: unbounded
+    std::string m_select;
+    std::string m_order;
+    /// Where the first chunk's snapshot stood: the stream starts there.
+    std::optional<binlog::Position> m_streamFrom;
+    /// Each chunk reads at a snapshot of its own, so the chunks' versions grow while the source
+    /// writes elsewhere; the checkpoint's version only moves forward (a replayed batch must not
+    /// move it back), so the stream checkpoint written at the end carries the newest of them.
+    std::int64_t m_newest = 0;
+    std::int64_t m_chunkVersion = 0; ///< the last chunk's snapshot
+    BinlogCdcPosition m_pos;
+};
+
+LoadChunk MysqlCdcPipeline::LoadSource::read(const std::vector<std::string> &after, long long limit)
+{
+    const auto &schema = m_t.source.schema;
+    if (!after.empty()) {
+        std::string set = "SET ";
+        std::vector<std::optional<std::string>> params;
+        for (size_t i = 0; i < after.size(); ++i) {
+            set += (i ? ", @p" : "@p") + std::to_string(i + 1) + " = ?";
+            params.emplace_back(after[i]);
+        }
+        m_loader.execParams(set, params);
+    }
+    m_loader.exec("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY");
+    LoadChunk c;
+    std::vector<MysqlLoadCompare::SourceRow> compared; // with compare: the chunk's rows
+    std::optional<CanonicalKey> next;                  // with compare: the first key past them
+    binlog::Position at;
+    try {
+        auto exact = mysqlcatalog::snapshotPosition(m_loader);
+        if (!exact)
+            throw Error(ErrorKind::Permanent,
+                        "endpoint '" + m_t.job.source.name +
+                            "': the server does not report the binlog position of a consistent snapshot "
+                            "(MariaDB does; MySQL 8 is not supported for change data capture yet)",
+                        {}, "use cursor sync for this source");
+        at = *exact;
+        const std::int64_t version = versionOf(at);
+        std::string line;
+        const std::string filter = m_t.job.spec.where ? "(" + *m_t.job.spec.where + ")" : std::string();
+        std::string where =
+            after.empty() ? std::string() : "(" + mysqlcatalog::keysetAfter(m_t.source, schema.primaryKey, 1) + ")";
+        if (!filter.empty())
+            where += (where.empty() ? "" : " AND ") + filter;
+        // Comparing, one row more: its key ends the chunk's range.
+        const unsigned width = static_cast<unsigned>(m_t.source.columns.size());
+        m_loader.stream(m_select + (where.empty() ? "" : " WHERE " + where) + " ORDER BY " + m_order + " LIMIT " +
+                            std::to_string(m_compare ? limit + 1 : limit),
+                        [&](const MysqlRowView &row) {
+                            if (m_compare && static_cast<long long>(compared.size()) == limit) {
+                                next.emplace();
+                                std::int64_t ignored = 0;
+                                m_compare->take(row, width, *next, ignored);
+                                return;
+                            }
+                            line.clear();
+                            for (size_t i = 0; i < m_t.source.columns.size(); ++i) {
+                                if (i)
+                                    line += '\t';
+                                mysqlcatalog::appendValue(m_t.source, i, row, static_cast<unsigned>(i), line);
+                            }
+                            if (m_compare) {
+                                auto &r = compared.emplace_back();
+                                m_compare->take(row, width, r.key, r.hash);
+                                r.line = line;
+                            } else {
+                                c.rows.append(line, ChangeOp::Insert, version);
+                            }
+                            c.lastKey.clear();
+                            for (int k : schema.primaryKey)
+                                c.lastKey.push_back(mysqlcatalog::paramText(m_t.source.columns[static_cast<size_t>(k)],
+                                                                            row, static_cast<unsigned>(k)));
+                        });
+        m_loader.exec("COMMIT");
+    } catch (...) {
+        try {
+            m_loader.exec("ROLLBACK");
+        } catch (const Error &) {
+        }
+        throw;
+    }
+    if (!m_streamFrom)
+        m_streamFrom = at;
+    m_chunkVersion = versionOf(at);
+    c.read = static_cast<long long>(m_compare ? compared.size() : c.rows.size());
+    if (m_compare) {
+        // A compared chunk that found no source rows still has a range, up to the end, whose
+        // target rows the source no longer has.
+        RangeDiff diff = m_compare->compare(compared, m_compareFrom, next, m_chunkVersion);
+        c.compared = true;
+        c.rows = std::move(diff.staged);
+        c.copied = diff.copied;
+        c.removed = diff.removed;
+        if (next)
+            c.compareFrom = *next;
+        m_compareFrom = next;
+    }
+    c.last = c.read < limit || (m_compare && !next);
+    return c;
+}
+
+void MysqlCdcPipeline::load(Table &t, TargetSession &runSession, std::stop_token stop)
+{
+    CdcLoad from;
+    if (t.loading())
+        from = t.position->load;
+    else
+        from.merge = !t.merger->targetEmpty();
     // A recovery merging into rows the target holds compares each chunk first where the table
     // allows it (a load resumed goes on as it began). A re-snapshot rewrites every row: it is the
     // DBA's way to have no row of an earlier epoch left.
     std::unique_ptr<MysqlLoadCompare> compare;
-    std::optional<CanonicalKey> compareFrom; // the next chunk's range starts here; none: unbounded
-    LoadFigures figures;
-    if (merge && (t.loading() ? t.position->load.compare : m_recovery.has_value())) {
+    if (from.merge && (t.loading() ? from.compare : m_recovery.has_value())) {
         std::string why;
         compare = MysqlLoadCompare::open(t.job, t.source, why);
         if (!compare && t.loading())
@@ -96,203 +247,44 @@ void MysqlCdcPipeline::load(Table &t, std::stop_token stop)
         if (!compare)
             log(LogLevel::Info, m_pipeline + " " + t.job.spec.table.display() +
                                     ": the load merges every row, without comparing first (" + why + ")");
-        if (t.loading() && !t.position->load.after.empty())
-            compareFrom = t.position->load.compareFrom;
     }
-    std::string select = "SELECT ";
-    for (size_t i = 0; i < t.source.columns.size(); ++i)
-        select += (i ? ", " : "") + mysqlcatalog::selectExpr(t.source.columns[i]);
-    if (compare)
-        select += compare->selectExtra();
-    select += " FROM " + mysqlIdent(schema.table.schema) + "." + mysqlIdent(schema.table.name);
-    std::string order;
-    for (int k : schema.primaryKey)
-        order += (order.empty() ? "" : ", ") + mysqlIdent(t.source.columns[static_cast<size_t>(k)].name);
-    const long long chunk = t.job.spec.effectivePageSize();
+    const bool comparing = compare != nullptr;
     auto session = createTargetSession(t.job.target, "driftless " + m_pipeline + " load");
     if (t.job.twoWay) // the loaded rows are not read back by the reverse direction
         markOwnWrites(*session, t.job.twoWay->applyOrigin);
     auto merger = withColumnMapping(
-        session->merger({m_pipeline, schema.table, t.job.targetName, Strategy::Cdc, softDeletes(t.job.spec)}),
+        session->merger({m_pipeline, t.source.schema.table, t.job.targetName, Strategy::Cdc, softDeletes(t.job.spec)}),
         t.job.spec);
-    merger->prepare(schema);
+    merger->prepare(t.source.schema);
     // A fresh load under a new epoch when the target holds anything, so every row it copies
     // outranks what is there, whatever server wrote it (ARCHITECTURE.md P6); a resumed one goes
     // on under the epoch its first chunk stored.
     if (!t.loading())
         startEpoch(*merger);
     t.merger->setEpoch(merger->epoch());
-    const std::string doing = m_recovery ? std::string(kRecoveryMessage)
-                              : compare  ? std::string("initial load (comparing with the rows there)")
-                              : merge    ? std::string("initial load (merging into existing rows)")
-                                         : std::string("initial load");
-    m_observer.tableState(t.key, TableState::Backfilling, doing, Progress{t.loaded, schema.estimatedRows});
-    for (;;) {
-        if (stop.stop_requested())
-            throw Cancelled();
-        if (!after.empty()) {
-            std::string set = "SET ";
-            std::vector<std::optional<std::string>> params;
-            for (size_t i = 0; i < after.size(); ++i) {
-                set += (i ? ", @p" : "@p") + std::to_string(i + 1) + " = ?";
-                params.emplace_back(after[i]);
-            }
-            loader.execParams(set, params);
-        }
-        loader.exec("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY");
-        RowSet rows;
-        std::vector<MysqlLoadCompare::SourceRow> compared; // with compare: the chunk's rows
-        std::optional<CanonicalKey> next;                  // with compare: the first key past them
-        std::vector<std::string> last;
-        binlog::Position at;
-        try {
-            auto exact = mysqlcatalog::snapshotPosition(loader);
-            if (!exact)
-                throw Error(ErrorKind::Permanent,
-                            "endpoint '" + t.job.source.name +
-                                "': the server does not report the binlog position of a consistent snapshot "
-                                "(MariaDB does; MySQL 8 is not supported for change data capture yet)",
-                            {}, "use cursor sync for this source");
-            at = *exact;
-            const std::int64_t version = versionOf(at);
-            std::string line;
-            const std::string filter = t.job.spec.where ? "(" + *t.job.spec.where + ")" : std::string();
-            std::string where =
-                after.empty() ? std::string() : "(" + mysqlcatalog::keysetAfter(t.source, schema.primaryKey, 1) + ")";
-            if (!filter.empty())
-                where += (where.empty() ? "" : " AND ") + filter;
-            // Comparing, one row more: its key ends the chunk's range.
-            const unsigned width = static_cast<unsigned>(t.source.columns.size());
-            loader.stream(select + (where.empty() ? "" : " WHERE " + where) + " ORDER BY " + order + " LIMIT " +
-                              std::to_string(compare ? chunk + 1 : chunk),
-                          [&](const MysqlRowView &row) {
-                              if (compare && static_cast<long long>(compared.size()) == chunk) {
-                                  next.emplace();
-                                  std::int64_t ignored = 0;
-                                  compare->take(row, width, *next, ignored);
-                                  return;
-                              }
-                              line.clear();
-                              for (size_t i = 0; i < t.source.columns.size(); ++i) {
-                                  if (i)
-                                      line += '\t';
-                                  mysqlcatalog::appendValue(t.source, i, row, static_cast<unsigned>(i), line);
-                              }
-                              if (compare) {
-                                  auto &r = compared.emplace_back();
-                                  compare->take(row, width, r.key, r.hash);
-                                  r.line = line;
-                              } else {
-                                  rows.append(line, ChangeOp::Insert, version);
-                              }
-                              last.clear();
-                              for (int k : schema.primaryKey)
-                                  last.push_back(mysqlcatalog::paramText(t.source.columns[static_cast<size_t>(k)], row,
-                                                                         static_cast<unsigned>(k)));
-                          });
-            loader.exec("COMMIT");
-        } catch (...) {
-            try {
-                loader.exec("ROLLBACK");
-            } catch (const Error &) {
-            }
-            throw;
-        }
-        if (!streamFrom)
-            streamFrom = at;
-        const long long n = static_cast<long long>(compare ? compared.size() : rows.size());
-        // A compared chunk that found no source rows still has a range, up to the end, whose
-        // target rows the source no longer has.
-        if (n > 0 || compare) {
-            if (n > 0)
-                after = last;
-            BinlogCdcPosition pos;
-            pos.phase = CdcPhase::Load;
-            pos.load = {after, merge, t.loaded + n, false, {}};
-            std::optional<MysqlLoadCompare::Outcome> diff;
-            if (compare) {
-                diff = compare->compare(compared, compareFrom, next, versionOf(at));
-                pos.load.compare = true;
-                if (next)
-                    pos.load.compareFrom = *next;
-            }
-            pos.streamFrom = streamFrom;
-            pos.serverId = m_serverId;
-            newest = std::max(newest, versionOf(at));
-            Checkpoint cp{pos.toJson(), newest};
-            ApplyResult r{n, 0, !merge};
-            session->inTransaction([&] {
-                if (diff) {
-                    r = {};
-                    if (!diff->staged.empty()) {
-                        r = merger->mergeInTransaction(diff->staged);
-                        requireReseedWritten(t.job.spec.table.display(), m_pipeline,
-                                             static_cast<long long>(diff->staged.size()), r.rowsWritten);
-                    }
-                } else if (merge) {
-                    r = merger->mergeInTransaction(rows);
-                    requireReseedWritten(t.job.spec.table.display(), m_pipeline, n, r.rowsWritten);
-                } else {
-                    r.rowsWritten = merger->loadInTransaction(rows);
-                }
-                merger->writeCheckpointInTransaction(cp, r.rowsWritten);
-            });
-            crashPoint("batch.after_commit");
-            t.position = pos;
-            t.version = newest;
-            t.loaded += n;
-            figures.compared += n;
-            if (diff) {
-                figures.copied += diff->copied;
-                figures.removed += diff->removed;
-                compareFrom = next;
-            }
-            m_observer.batchApplied(t.key, r, cp, std::nullopt);
-            m_observer.tableState(t.key, TableState::Backfilling, doing, Progress{t.loaded, schema.estimatedRows});
-        }
-        if (n < chunk || (compare && !next))
-            break;
-    }
-    // Streaming starts where the first chunk's snapshot stood (what the later chunks saw is
-    // replayed under the version guard, which keeps the newer rows).
-    BinlogCdcPosition pos;
-    pos.at = *streamFrom;
-    pos.serverId = m_serverId;
-    pos.gtid = gtidStateAt(loader, *streamFrom); // where another server would continue from
-    Checkpoint cp{pos.toJson(), std::max(newest, versionOf(*streamFrom))};
-    session->inTransaction([&] {
-        // A load merged into existing rows (a re-snapshot): every row the source has now carries
-        // a version from this load's snapshots; older ones are rows the source no longer has.
-        // A compared load removed them chunk by chunk (its alike rows keep their older versions).
-        if (merge && !compare) {
-            const long long removed = merger->deleteOlderInTransaction(versionOf(*streamFrom));
-            if (removed)
-                m_observer.event(Level::Info, t.key, "resnapshot",
-                                 std::to_string(removed) + " rows the source no longer has were removed");
-        }
-        merger->writeCheckpointInTransaction(cp, 0);
-    });
-    t.position = pos;
-    t.version = cp.version;
-    // The mirror holds the stream position before the table shows as streaming.
-    m_observer.batchApplied(t.key, {}, cp, std::nullopt);
-    if (compare) {
-        m_observer.event(Level::Info, t.key, "load_done",
-                         "initial load done by comparing: " + withThousands(figures.compared) + " rows compared, " +
-                             withThousands(figures.copied) + " copied, " + withThousands(figures.removed) +
-                             " rows the source no longer has removed; streaming from " + streamFrom->file + ":" +
-                             std::to_string(streamFrom->offset));
-    } else {
-        m_observer.event(Level::Info, t.key, "load_done",
-                         "initial load done: " + std::to_string(t.loaded) + " rows; streaming from " +
-                             streamFrom->file + ":" + std::to_string(streamFrom->offset));
-    }
+    const std::string doing = m_recovery   ? std::string(kRecoveryMessage)
+                              : comparing  ? std::string("initial load (comparing with the rows there)")
+                              : from.merge ? std::string("initial load (merging into existing rows)")
+                                           : std::string("initial load");
+    LoadSource source(*this, t, runSession, std::move(compare));
+    LoadFigures figures;
+    if (loadCdcTable(t, *merger, *session, source, from, doing, m_observer, stop, &figures) != LoadEnd::Loaded)
+        return;
     if (m_recovery) {
-        m_recovery->compared += figures.compared;
+        m_recovery->compared += figures.read;
         m_recovery->copied += figures.copied + figures.removed;
         m_recovery->removed += figures.removed;
-        m_recovery->reloaded += compare ? 0 : 1;
+        m_recovery->reloaded += comparing ? 0 : 1;
     }
+}
+
+void MysqlCdcPipeline::stopLoad(Table &t, const Error &e, TargetSession &runSession)
+{
+    if (auto cp = t.merger->readCheckpoint()) { // the chunks it merged before the error
+        t.position = BinlogCdcPosition::fromJson(cp->position);
+        t.version = cp->version;
+    }
+    stopTable(t, e, *t.merger, runSession, false);
 }
 
 void MysqlCdcPipeline::prepareTables()
@@ -391,15 +383,11 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
                                 "starts)",
                             {}, "re-snapshot the pipeline: driftless-cli resnapshot " + twoWay->pipeline);
             try {
-                load(*t, stop);
+                load(*t, *session, stop);
             } catch (const Error &e) {
                 if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
                     throw;
-                if (auto cp = t->merger->readCheckpoint()) { // the chunks it merged before the error
-                    t->position = BinlogCdcPosition::fromJson(cp->position);
-                    t->version = cp->version;
-                }
-                stopTable(*t, e, *t->merger, *session, false);
+                stopLoad(*t, e, *session);
             }
         }
         if (m_recovery) {

@@ -71,7 +71,13 @@ private:
     /// One run of the binlog stream (mysqlcdcstream.cpp).
     class Stream;
     void prepareTables();
-    void load(Table &t, std::stop_token stop);
+    /// What a table's initial load reads (tableload.h does the rest).
+    class LoadSource;
+    /// Loads `t` (stopped alone, through `runSession`, by an error of its own met writing it).
+    void load(Table &t, TargetSession &runSession, std::stop_token stop);
+    /// `e`, met loading `t`, is the table's alone: its position goes back to its last stored
+    /// chunk, and it stops there (stopTable, through `runSession`).
+    void stopLoad(Table &t, const Error &e, TargetSession &runSession);
     void stream(std::stop_token stop, Options options);
     /// `e`, met loading or applying `t`, is the table's alone: stops it and records the stop in
     /// its checkpoint through `merger` (in the transaction `session` has open when `inTransaction`,

@@ -2,6 +2,7 @@
 #include "core/engine/cdc/pg/pgcdctable.h"
 #include "core/engine/cdc/rebackfillcompare.h"
 #include "core/engine/cdc/tableapply.h"
+#include "core/engine/cdc/tableload.h"
 
 #include "core/base/clock.h"
 #include "core/base/copytext.h"
@@ -259,6 +260,70 @@ void CdcPipeline::ensurePublication(PgConnection &src)
     }
 }
 
+/// A Postgres table's load chunks, read in primary-key order in the snapshot `loader` holds
+/// (an exported one, whose consistent point `version` versions every row).
+class CdcPipeline::LoadSource final : public CdcLoadSource {
+public:
+    LoadSource(CdcPipeline &pipeline, Table &t, PgConnection &loader, std::int64_t version, std::int64_t streamFrom)
+        : p(pipeline), m_t(t), m_loader(loader), m_version(version), m_streamFrom(streamFrom)
+    {
+    }
+    LoadChunk read(const std::vector<std::string> &after, long long limit) override
+    {
+        LoadChunk c;
+        c.read = readChunk(m_loader, m_t.schema, m_t.job.spec, after, limit, m_version, c.rows);
+        if (c.read > 0)
+            c.lastKey = lastKey(m_t.schema, c.rows);
+        c.last = c.read < limit;
+        return c;
+    }
+    Checkpoint chunkCheckpoint(const CdcLoad &load) override
+    {
+        m_pos = p.positionAt(0);
+        m_pos.phase = CdcPhase::Load;
+        m_pos.load = load;
+        m_pos.snapshotLsn = m_version;
+        m_pos.streamFrom = m_streamFrom;
+        return {m_pos.toJson(), m_version};
+    }
+    void chunkStored() override { m_t.position = m_pos; }
+    Checkpoint streamCheckpoint() override
+    {
+        m_pos = p.positionAt(m_streamFrom);
+        return {m_pos.toJson(), m_version};
+    }
+    void streamStored() override
+    {
+        m_t.position = m_pos;
+        m_t.version = m_version;
+    }
+    /// A load resumed after a crash reads in a later snapshot than its first chunks did; the rows
+    /// those merged carry the first one's version and are the source's own, not rows to remove.
+    std::int64_t mergedFrom() const override { return m_streamFrom; }
+    std::string streamsFrom() const override { return formatLsn(m_streamFrom); }
+    long long estimatedRows() const override { return m_t.schema.estimatedRows; }
+    bool pauseWanted() const override { return p.wantPaused(m_t); }
+    void stop(const Error &e) override { p.stopTable(m_t, e); }
+
+private:
+    CdcPipeline &p;
+    Table &m_t;
+    PgConnection &m_loader;
+    std::int64_t m_version;
+    std::int64_t m_streamFrom;
+    PgCdcPosition m_pos;
+};
+
+PgCdcPosition CdcPipeline::positionAt(std::int64_t lsn) const
+{
+    PgCdcPosition pos;
+    pos.lsn = lsn;
+    pos.slot = m_slot;
+    pos.systemId = m_systemId;
+    pos.timeline = m_timeline;
+    return pos;
+}
+
 void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot, std::int64_t version,
                        std::stop_token stop)
 {
@@ -268,111 +333,28 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
     loader.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY");
     loader.exec("SET TRANSACTION SNAPSHOT " + pgLiteral(snapshot));
     for (Table *t : tables) {
-        std::vector<std::string> after;
-        bool merge = false;
+        CdcLoad from;
         // Where the stream must start for this table once loaded: the snapshot of its first
         // chunk. Rows copied in an earlier run (before a crash) are as of that older snapshot,
         // and the changes since then reach them only through the stream.
         std::int64_t streamFrom = version;
         if (t->loading()) {
-            after = t->position->load.after;
-            merge = t->position->load.merge;
+            from = t->position->load;
             auto first = t->position->streamFrom ? t->position->streamFrom : t->position->snapshotLsn;
-            if (first && !after.empty())
+            if (first && !from.after.empty())
                 streamFrom = std::min(streamFrom, *first);
-            t->loaded = t->position->load.rows;
         } else {
             // No checkpoint but rows (a re-snapshot): merge, then drop what the source lacks.
             // Under a new epoch, so every row copied outranks what the target holds, whatever
             // server or timeline wrote it (ARCHITECTURE.md P6).
-            merge = !t->merger->targetEmpty();
+            from.merge = !t->merger->targetEmpty();
             startEpoch(*t->merger);
         }
-        const long long chunk = t->job.spec.effectivePageSize();
-        m_observer.tableState(t->key, TableState::Backfilling,
-                              std::string("initial load") + (merge ? " (merging into existing rows)" : ""),
-                              Progress{t->loaded, t->schema.estimatedRows});
-        RowSet rows;
-        bool pausedNow = false, stoppedNow = false;
-        for (;;) {
-            if (stop.stop_requested())
-                throw Cancelled();
-            if ((pausedNow = wantPaused(*t)))
-                break;
-            long long n = readChunk(loader, t->schema, t->job.spec, after, chunk, version, rows);
-            if (n == 0)
-                break;
-            after = lastKey(t->schema, rows);
-            PgCdcPosition pos;
-            pos.phase = CdcPhase::Load;
-            pos.load = {after, merge, t->loaded + n, false, {}};
-            pos.snapshotLsn = version;
-            pos.streamFrom = streamFrom;
-            pos.slot = m_slot;
-            pos.systemId = m_systemId;
-            pos.timeline = m_timeline;
-            Checkpoint cp{pos.toJson(), version};
-            ApplyResult r{n, 0, !merge};
-            m_session->begin();
-            try {
-                if (merge) {
-                    r = t->merger->mergeInTransaction(rows);
-                    requireReseedWritten(t->job.spec.table.display(), m_pipeline, n, r.rowsWritten);
-                } else {
-                    r.rowsWritten = t->merger->loadInTransaction(rows);
-                }
-                t->merger->writeCheckpointInTransaction(cp, r.rowsWritten);
-                m_session->commit();
-            } catch (const Error &e) {
-                m_session->rollback();
-                if (!stopsOnlyTheTable(e, m_jobs.front().target.kind))
-                    throw;
-                stopTable(*t, e); // P4: the other tables load on
-                stoppedNow = true;
-                break;
-            } catch (...) {
-                m_session->rollback();
-                throw;
-            }
-            crashPoint("batch.after_commit");
-            t->position = pos;
-            t->loaded += n;
-            m_observer.batchApplied(t->key, r, cp, std::nullopt);
-            m_observer.tableState(t->key, TableState::Backfilling, "initial load",
-                                  Progress{t->loaded, t->schema.estimatedRows});
-            if (n < chunk)
-                break;
-        }
-        if (stoppedNow)
-            continue;
-        if (pausedNow) {
-            pauseTable(*t); // its chunks so far stay; Resume loads it again from a new snapshot
-            continue;
-        }
-        PgCdcPosition pos;
-        pos.lsn = streamFrom;
-        pos.slot = m_slot;
-        pos.systemId = m_systemId;
-        pos.timeline = m_timeline;
-        Checkpoint cp{pos.toJson(), version};
-        m_session->inTransaction([&] {
-            if (merge) {
-                long long gone = t->merger->deleteOlderInTransaction(version);
-                if (gone)
-                    m_observer.event(Level::Info, t->key, "resnapshot",
-                                     std::to_string(gone) + " rows the source no longer has were removed");
-            }
-            t->merger->writeCheckpointInTransaction(cp, 0);
-        });
-        t->position = pos;
-        t->version = version;
-        // The mirror holds the stream position before the table shows as streaming: a view never
-        // shows "streaming" beside the last load chunk's key.
-        m_observer.batchApplied(t->key, {}, cp, std::nullopt);
-        m_observer.event(Level::Info, t->key, "load_done",
-                         "initial load done: " + std::to_string(t->loaded) + " rows; streaming from " +
-                             formatLsn(streamFrom));
-        m_observer.tableState(t->key, TableState::Streaming, "", std::nullopt);
+        LoadSource source(*this, *t, loader, version, streamFrom);
+        const std::string doing = std::string("initial load") + (from.merge ? " (merging into existing rows)" : "");
+        // Paused: its chunks so far stay; Resume loads it again from a new snapshot.
+        if (loadCdcTable(*t, *t->merger, *m_session, source, from, doing, m_observer, stop) == LoadEnd::Paused)
+            pauseTable(*t);
     }
     loader.commit();
 }
@@ -702,11 +684,7 @@ void CdcPipeline::continueFromSlot(const PgResult &slot, const std::vector<Table
         // Two-way, reverse direction: the forward direction loads the tables; this one reads
         // the target's changes from its slot's creation on, which came before that load.
         for (Table *t : needLoad) {
-            PgCdcPosition pos;
-            pos.lsn = confirmed;
-            pos.slot = m_slot;
-            pos.systemId = m_systemId;
-            pos.timeline = m_timeline;
+            const PgCdcPosition pos = positionAt(confirmed);
             Checkpoint cp{pos.toJson(), confirmed};
             m_session->inTransaction([&] { t->merger->writeCheckpointInTransaction(cp, 0); });
             t->position = pos;

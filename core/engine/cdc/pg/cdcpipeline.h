@@ -111,6 +111,10 @@ private:
     /// the figures once the recovery's last table is done.
     void recoveredTable(Table &t, long long compared, long long written);
     void ensurePublication(PgConnection &src);
+    /// Where the stream stands at `lsn`, on the pipeline's slot, cluster and timeline.
+    PgCdcPosition positionAt(std::int64_t lsn) const;
+    /// What a Postgres table's initial load reads (tableload.h does the rest).
+    class LoadSource;
     void load(std::vector<Table *> tables, const std::string &snapshot, std::int64_t version, std::stop_token stop);
     void stream(std::stop_token stop, Options options, PgReplicationConnection &repl, PgConnection &src);
     struct ApplySide;
