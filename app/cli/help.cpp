@@ -272,8 +272,8 @@ const std::vector<CommandHelp> kCommands = {
       {"--json", "the outcome (with --dry-run: the plan) as JSON"},
       {"--dry-run", "print the statements the repair would run, with their row counts, and change nothing"},
       {"--sql FILE", "write the repair (of a reconcile or a compare report) as plain INSERT, UPDATE and DELETE "
-                     "statements in one transaction to FILE, to review and run with psql or sqlite3; change "
-                     "nothing (Postgres and SQLite targets)"}},
+                     "statements in one transaction to FILE, to review and run with psql, sqlite3 or mariadb; "
+                     "change nothing"}},
      {},
      ""},
     {"promote",

@@ -350,6 +350,34 @@ INSERT INTO pgt VALUES
         }
     }
     repairToZero(ws, found);
+
+    // The same repair as a script (`repair --sql`) run with the mariadb client: every value in the
+    // literal MariaDB takes (a boolean, a time with a zone in UTC, bytes, the float edges), so
+    // afterwards the tables compare equal.
+    dst.exec("DELETE FROM pgt WHERE id IN (2, 5)");
+    dst.exec("INSERT INTO pgt (id, t, _driftless_version) VALUES (100, 'ghost', 1)");
+    dst.exec("UPDATE pgt SET tstz = '2024-07-01 02:00:00.4', b = NULL, `by` = NULL, iv = 'x' WHERE id = 1");
+    const auto report = reconcile(ws, "p", {}, quick());
+    ASSERT_EQ(report.tables.at(0).drift(), 4) << describe(report.tables.at(0));
+    TempDir dir;
+    const std::string script = repairScript(ws, report, std::nullopt);
+    EXPECT_NE(script.find("SET NAMES utf8mb4;\nBEGIN;\n"), std::string::npos) << script;
+    EXPECT_NE(script.find("DELETE FROM `pgt` WHERE `id` = '100';"), std::string::npos) << script;
+    EXPECT_NE(script.find("`tstz` = '2024-07-01 02:00:00.5'"), std::string::npos) << script; // in UTC
+    EXPECT_NE(script.find("`b` = 1"), std::string::npos) << script;
+    writeFile(dir.file("repair.sql"), script);
+    const auto &sv = servers();
+    myDsn(dst.name()); // exports the password for the client
+    // As the script's header says to run it: from standard input, which stops at an error (the
+    // client's `source` command goes on past one and exits 0).
+    ASSERT_EQ(waitPid(spawnProgram("/bin/sh",
+                                   {"-c", "exec /usr/bin/mariadb --host=" + sv.myHost +
+                                              " --port=" + std::to_string(sv.myPort) + " --user=" + sv.myUser +
+                                              " --database=" + dst.name() + " < " + dir.file("repair.sql")},
+                                   {}, dir.file("mariadb.log"))),
+              0)
+        << readFile(dir.file("mariadb.log")) << script;
+    expectNoDrift(reconcileOne(ws));
 }
 
 TEST(ReconcileMysql, integerKeyBisectsAcrossMariaDbAndPostgres)

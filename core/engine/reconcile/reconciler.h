@@ -157,12 +157,13 @@ TableJob compareJob(const Workspace &ws, const std::string &left, const std::str
 
 /// `repair REPORT --sql FILE`: the repair of a reconcile or compare report (or of its table
 /// `table`) as a script of plain statements on the target's SQL, in one transaction (BEGIN ...
-/// COMMIT), for a DBA to review and run (psql -v ON_ERROR_STOP=1 -f FILE, sqlite3 DB < FILE):
-/// an INSERT per missing row and an UPDATE per different one with the values the source has now,
-/// a DELETE per extra key; a key the source no longer agrees with is left out with a comment.
-/// Nothing is written anywhere. Postgres and SQLite targets. Throws ConfigError for what it
-/// cannot write (a MySQL/MariaDB target, soft deletes, a table without a key), naming the way to
-/// repair it instead.
+/// COMMIT), for a DBA to review and run (psql -v ON_ERROR_STOP=1 -f FILE, sqlite3 DB < FILE,
+/// mariadb --database=DB < FILE): an INSERT per missing row and an UPDATE per different one with
+/// the values the source has now, in the target's own literals (a MySQL/MariaDB target's as its
+/// merger writes them), a DELETE per extra key; a key the source no longer agrees with is left
+/// out with a comment. Nothing is written anywhere. Postgres, SQLite and MySQL/MariaDB targets.
+/// Throws ConfigError for what it cannot write (soft deletes, a table without a key), naming the
+/// way to repair it instead.
 std::string repairScript(const Workspace &ws, const ReconcileReport &report, const std::optional<std::string> &table);
 
 /// One statement a repair runs against the target, and the rows it takes.

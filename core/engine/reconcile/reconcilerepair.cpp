@@ -12,6 +12,7 @@
 #include "core/engine/reconcile/repairsql.h"
 #include "core/engine/rows/deletepolicy.h"
 #include "core/engine/rows/rowhash.h"
+#include "core/mergers/mysqltypes.h"
 #include "core/mergers/softdelete.h"
 #include "core/mergers/sqlitetypes.h"
 #include "core/model/error.h"
@@ -449,12 +450,6 @@ void writeScriptTable(ScriptTable &st, std::string &out)
     const TableJob &job = st.job;
     const EndpointKind kind = job.target.kind;
     const std::string name = st.plan.table;
-    if (kind == EndpointKind::Mysql)
-        throw ConfigError(name + ": repair --sql writes statements for Postgres and SQLite targets, and " +
-                          job.target.name + " is MySQL/MariaDB" +
-                          (job.pipeline == kComparePipeline
-                               ? std::string("; copy its rows by hand (driftless-cli report ID --json lists them)")
-                               : "; repair it through its merge instead: driftless-cli repair ID"));
     if (softDeletes(job.spec))
         throw ConfigError(name + " keeps deleted rows marked (deletes: soft), which a plain DELETE would not do; "
                                  "repair it through its merge instead: driftless-cli repair ID");
@@ -462,15 +457,31 @@ void writeScriptTable(ScriptTable &st, std::string &out)
     recon::requireKey(ctx);
     if (!ctx.skipped.empty())
         throw Error(ErrorKind::Permanent, name + " cannot be compared exactly: " + ctx.skipped);
-    const std::string target = kind == EndpointKind::Sqlite
-                                   ? quoteIdent(job.targetName.name)
-                                   : quoteIdent(job.targetName.schema) + "." + quoteIdent(job.targetName.name);
+    const bool mysql = kind == EndpointKind::Mysql;
+    const auto ident = [&](const std::string &n) { return quoteFor(kind, n); };
+    const std::string target = kind == EndpointKind::Sqlite || job.targetName.schema.empty()
+                                   ? ident(job.targetName.name)
+                                   : ident(job.targetName.schema) + "." + ident(job.targetName.name);
     std::vector<size_t> keyAt;
     for (int k : ctx.schema.primaryKey)
         keyAt.push_back(static_cast<size_t>(k));
+    const auto isKey = [&](size_t column) { return std::find(keyAt.begin(), keyAt.end(), column) != keyAt.end(); };
+    std::string raw, scratch;
     // A value as the target takes it: Postgres casts a quoted literal to the column's type;
-    // SQLite gets what its merger would bind.
+    // SQLite gets what its merger would bind; MySQL/MariaDB the literal its merger would write
+    // (a boolean as 0/1, a timestamp with a time zone in UTC, bytes as hex).
     const auto literal = [&](size_t column, const std::optional<std::string> &v) -> std::string {
+        if (mysql) {
+            raw.clear();
+            if (v)
+                copytext::escape(*v, raw);
+            else
+                raw = copytext::kNull;
+            const ColumnInfo &c = ctx.schema.columns[column];
+            std::string sql;
+            appendMysqlValue(sql, raw, mysqlColumnFor(c, isKey(column)), c.name, scratch);
+            return sql;
+        }
         if (!v)
             return "NULL";
         if (kind == EndpointKind::Sqlite)
@@ -483,7 +494,7 @@ void writeScriptTable(ScriptTable &st, std::string &out)
     const auto keyWhere = [&](const std::vector<std::optional<std::string>> &values) {
         std::string w;
         for (size_t i = 0; i < keyAt.size(); ++i)
-            w += std::string(i ? " AND " : "") + quoteIdent(ctx.schema.columns[keyAt[i]].name) + " = " +
+            w += std::string(i ? " AND " : "") + ident(ctx.schema.columns[keyAt[i]].name) + " = " +
                  literal(keyAt[i], values[keyAt[i]]);
         return w;
     };
@@ -537,17 +548,16 @@ void writeScriptTable(ScriptTable &st, std::string &out)
         if (insert) {
             std::string cols, vals;
             for (size_t c = 0; c < values.size() && c < ctx.schema.columns.size(); ++c) {
-                cols += (c ? ", " : "") + quoteIdent(ctx.schema.columns[c].name);
+                cols += (c ? ", " : "") + ident(ctx.schema.columns[c].name);
                 vals += (c ? ", " : "") + literal(c, values[c]);
             }
             out += "INSERT INTO " + target + " (" + cols + ") VALUES (" + vals + ");\n";
         } else {
             std::string set;
             for (size_t c = 0; c < values.size() && c < ctx.schema.columns.size(); ++c) {
-                if (std::find(keyAt.begin(), keyAt.end(), c) != keyAt.end())
+                if (isKey(c))
                     continue;
-                set +=
-                    (set.empty() ? "" : ", ") + quoteIdent(ctx.schema.columns[c].name) + " = " + literal(c, values[c]);
+                set += (set.empty() ? "" : ", ") + ident(ctx.schema.columns[c].name) + " = " + literal(c, values[c]);
             }
             if (!set.empty())
                 out += "UPDATE " + target + " SET " + set + " WHERE " + keyWhere(values) + ";\n";
@@ -586,7 +596,12 @@ std::string repairScript(const Workspace &ws, const ReconcileReport &report, con
                       "), written " + formatIso8601(wallClockMs()) +
                       ".\n-- Plain statements with the values the source had when it was written, in one "
                       "transaction.\n-- Review it, then run it: psql -v ON_ERROR_STOP=1 -f FILE (Postgres), "
-                      "sqlite3 DATABASE < FILE (SQLite).\nBEGIN;\n";
+                      "sqlite3 DATABASE < FILE (SQLite),\n-- mariadb --database=DATABASE < FILE (MariaDB/MySQL).\n";
+    // The mariadb client talks utf8mb3 unless told otherwise: a 4-byte character would be refused.
+    if (std::any_of(tables.begin(), tables.end(),
+                    [](const ScriptTable &st) { return st.job.target.kind == EndpointKind::Mysql; }))
+        out += "SET NAMES utf8mb4;\n";
+    out += "BEGIN;\n";
     for (auto &st : tables)
         writeScriptTable(st, out);
     if (tables.empty())
