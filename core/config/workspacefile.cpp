@@ -94,6 +94,18 @@ Millis duration(const Ctx &c, const YAML::Node &n, const std::string &field, Mil
     return *d;
 }
 
+/// `adopt: true | false`.
+bool adoptFlag(const Ctx &c, const YAML::Node &n, const std::string &field)
+{
+    const std::string v = scalar(c, n, field);
+    if (v == "true")
+        return true;
+    if (v == "false")
+        return false;
+    fail(c, n, field,
+         "'" + v + "': true (take the target table that exists: compare its rows and copy only what differs) or false");
+}
+
 void checkDsnHasNoPassword(const Ctx &c, const YAML::Node &n, const std::string &field, const std::string &dsn)
 {
     std::vector<std::pair<std::string, std::string>> opts;
@@ -541,7 +553,7 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
     checkKeys(c, n, field,
               {"table", "strategy", "cursor", "lookback", "page_size", "freshness_sla", "target_table", "every",
                "truncate", "fallback_cursor", "fallback_from", "columns", "where", "deletes", "conflicts",
-               "schema_changes"});
+               "schema_changes", "adopt"});
     TableSpec t;
     if (!n["table"])
         fail(c, n, field + ".table", "missing; the source table as schema.name");
@@ -645,6 +657,8 @@ void parseTableKeys(const Ctx &c, const std::string &field, const YAML::Node &n,
     }
     if (n["conflicts"])
         t.conflicts = parseConflicts(c, n["conflicts"], field + ".conflicts");
+    if (n["adopt"])
+        t.adopt = adoptFlag(c, n["adopt"], field + ".adopt");
     if (n["schema_changes"]) {
         // Every strategy: CDC tables as the change streams in, cursor and full-refresh tables at
         // their next pass (docs/schema-changes.md).
@@ -664,7 +678,7 @@ PipelineSpec::TableDefaults parseTableDefaults(const Ctx &c, const YAML::Node &n
         fail(c, n, field, "expected a map of per-table keys, e.g. { strategy: cdc, freshness_sla: 5m }");
     checkKeys(c, n, field,
               {"strategy", "cursor", "lookback", "page_size", "freshness_sla", "target_table", "every", "truncate",
-               "fallback_cursor", "columns", "where", "deletes", "conflicts", "schema_changes"});
+               "fallback_cursor", "columns", "where", "deletes", "conflicts", "schema_changes", "adopt"});
     if (n["target_table"])
         fail(c, n["target_table"], field + ".target_table",
              "every table a pattern picks up would get the same target table; name tables one by one under tables: "
@@ -757,7 +771,7 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
     checkKeys(c, n, field,
               {"name", "source", "target", "target_schema", "publication", "heartbeat", "recover", "reconcile",
                "direction", "schema_changes", "tables", "conflicts", "include_tables", "exclude_tables",
-               "table_defaults", "discover_every"});
+               "table_defaults", "discover_every", "adopt"});
     PipelineSpec p;
     if (!n["name"])
         fail(c, n, field + ".name", "missing");
@@ -814,6 +828,8 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
                      p.name + ")");
         p.recover = v;
     }
+    if (n["adopt"])
+        p.adopt = adoptFlag(c, n["adopt"], field + ".adopt");
     if (const auto r = n["reconcile"]) {
         const std::string rf = field + ".reconcile";
         if (!r.IsMap())
@@ -1106,6 +1122,8 @@ static void emitTableKeys(YAML::Emitter &out, const TableSpec &t)
             }
         }
     emitSchemaChanges(out, t.addColumn, t.dropColumn, t.typeChange, t.renameColumn);
+    if (t.adopt)
+        out << YAML::Key << "adopt" << YAML::Value << *t.adopt;
 }
 
 std::string WorkspaceFile::toYaml(const Workspace &ws)
@@ -1160,6 +1178,8 @@ std::string WorkspaceFile::toYaml(const Workspace &ws)
         emitDuration(out, "heartbeat", p.heartbeat);
         if (p.recover)
             out << YAML::Key << "recover" << YAML::Value << *p.recover;
+        if (p.adopt)
+            out << YAML::Key << "adopt" << YAML::Value << *p.adopt;
         if (p.twoWay)
             out << YAML::Key << "direction" << YAML::Value << "both";
         if (p.reconcileEvery || p.reconcileAlertAbove) {

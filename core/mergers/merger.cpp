@@ -1,5 +1,9 @@
 #include "core/mergers/merger.h"
 
+#include "core/model/error.h"
+
+#include <algorithm>
+#include <set>
 #include <string>
 
 namespace driftless::core {
@@ -30,6 +34,40 @@ bool readsBackExactly(const ColumnInfo &c)
         if (c.baseType == t)
             return true;
     return false;
+}
+
+void checkAdoptable(const std::string &table, const TableSchema &source, const std::vector<std::string> &columns,
+                    const std::vector<std::vector<std::string>> &uniqueKeys, const std::string &addKey)
+{
+    std::vector<std::string> differences;
+    for (const auto &c : source.columns)
+        if (std::find(columns.begin(), columns.end(), c.name) == columns.end())
+            differences.push_back("no column " + c.name + " (the source's " + c.typeSql + ")");
+    for (const auto &name : columns)
+        if (source.columnIndex(name) < 0)
+            differences.push_back("column " + name + " is not the source's");
+    if (!differences.empty()) {
+        std::string list;
+        for (const auto &d : differences)
+            list += (list.empty() ? "" : "; ") + d;
+        throw SchemaError("target table " + table + " cannot be adopted: its columns are not the source's: " + list,
+                          "make the target table's columns the source's (or map the source's columns to it with "
+                          "columns:), or drop it and let the pipeline create and load it");
+    }
+    if (!source.hasPrimaryKey())
+        return;
+    std::set<std::string> key;
+    std::string keyText;
+    for (int k : source.primaryKey) {
+        key.insert(source.columns[static_cast<size_t>(k)].name);
+        keyText += (keyText.empty() ? "" : ", ") + source.columns[static_cast<size_t>(k)].name;
+    }
+    for (const auto &u : uniqueKeys)
+        if (std::set<std::string>(u.begin(), u.end()) == key)
+            return;
+    throw SchemaError("target table " + table + " cannot be adopted: it has no primary key or unique index on (" +
+                          keyText + "), the source's key, which the merge matches rows on",
+                      "run on the target: " + addKey);
 }
 
 } // namespace driftless::core

@@ -25,6 +25,11 @@ struct MergeTarget {
     /// `deletes: soft`: a delete that wins the guard marks the row (`_driftless_deleted_at`, see
     /// core/mergers/softdelete.h) instead of removing it; a later insert or update clears the mark.
     bool softDeletes = false;
+    /// `adopt: true`: a target table that exists without the engine's version column is taken:
+    /// prepare() checks that it has the source's columns and a key the merge can match rows on,
+    /// then adds the version column (every row at version 0, below every real change), and
+    /// adoptedNow() says so. Else such a table is refused.
+    bool adopt = false;
 };
 
 struct ApplyResult {
@@ -75,6 +80,9 @@ public:
     /// adds columns the source gained. Throws SchemaError when the existing table cannot take the
     /// source's rows.
     virtual void prepare(const TableSchema &source) = 0;
+    /// prepare() took a target table that existed without the version column (MergeTarget::adopt):
+    /// its rows are the DBA's, at version 0, not yet compared with the source.
+    virtual bool adoptedNow() const { return false; }
 
     /// The checkpoint stored in the target for this table, the authority for where to resume.
     virtual std::optional<Checkpoint> readCheckpoint() = 0;
@@ -168,6 +176,10 @@ public:
     }
     /// The target table's own columns (bookkeeping columns left out): name and declared type.
     virtual std::vector<std::pair<std::string, std::string>> targetColumns() = 0;
+    /// The target table exists without the version column: a table the engine did not create,
+    /// which prepare() refuses or (MergeTarget::adopt) adopts. Its columns are the DBA's, not a
+    /// layout the source changed since. Also before prepare().
+    virtual bool unmanagedTarget() = 0;
     /// targetColumns() named as at the source whose schema is `source`, also before prepare():
     /// differs from it only behind a `columns:` mapping (withColumnMapping()).
     virtual std::vector<std::pair<std::string, std::string>> targetColumnsAsSource(const TableSchema &source)
@@ -258,6 +270,16 @@ private:
 /// a table that holds nothing. Sets it on the merger and returns it. Throws Error past
 /// rowversion::kMaxEpoch, with what to do.
 int startEpoch(Merger &merger);
+
+/// Whether the target table `table` (its `columns`, and the column sets of its primary key and
+/// unique indexes `uniqueKeys`) can be adopted for `source` (MergeTarget::adopt): it must have the
+/// source's columns (as mapped), no more and no fewer, under their names (a column of its own could
+/// be taken for one the source dropped, and a schema policy would act on it), and a unique key on
+/// exactly the source's key columns (the merge matches rows on them). Else throws SchemaError
+/// listing every difference, with `addKey` (the statement that adds the key: `ALTER TABLE ... ADD
+/// PRIMARY KEY`) when only the key is missing.
+void checkAdoptable(const std::string &table, const TableSchema &source, const std::vector<std::string> &columns,
+                    const std::vector<std::vector<std::string>> &uniqueKeys, const std::string &addKey);
 
 /// Whether values of `c` read back from any target are the text its source gave them (integers
 /// and strings): the columns rowsReferencing() handles.

@@ -216,6 +216,33 @@ std::string MysqlMerger::columnDdl(size_t i, bool forStaging) const
     return ddl;
 }
 
+void MysqlMerger::adoptTable(const std::string &pk)
+{
+    std::vector<std::string> columns;
+    auto c = m_conn->query(
+        "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
+        {m_target.target.name});
+    for (const auto &r : c.rows)
+        if (r[0])
+            columns.push_back(*r[0]);
+    auto u = m_conn->query("SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = "
+                           "DATABASE() AND TABLE_NAME = ? AND NON_UNIQUE = 0 AND SUB_PART IS NULL ORDER BY INDEX_NAME, "
+                           "SEQ_IN_INDEX",
+                           {m_target.target.name});
+    std::map<std::string, std::vector<std::string>> byIndex;
+    for (const auto &r : u.rows)
+        if (r[0] && r[1])
+            byIndex[*r[0]].push_back(*r[1]);
+    std::vector<std::vector<std::string>> keys;
+    for (auto &[index, cols] : byIndex)
+        keys.push_back(std::move(cols));
+    checkAdoptable(m_target.target.name, m_source, columns, keys,
+                   "ALTER TABLE " + m_table + " ADD PRIMARY KEY (" + pk + ");");
+    // Added last with a constant default: MariaDB adds it in place (no copy of the table).
+    m_conn->exec("ALTER TABLE " + m_table + " ADD COLUMN " + kVersion + " BIGINT NOT NULL DEFAULT 0");
+    m_adopted = true;
+}
+
 void MysqlMerger::ensureTable()
 {
     // What exists, in one query; CREATE ... IF NOT EXISTS runs only for what is missing. (Every
@@ -253,10 +280,13 @@ void MysqlMerger::ensureTable()
             ddl += ", PRIMARY KEY (" + pk + ")";
         m_conn->exec(ddl + ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4");
     } else {
-        if (!has("_driftless_version"))
+        if (!has("_driftless_version") && !m_target.adopt)
             throw SchemaError("target table " + m_target.target.name + " in " + m_conn->dsn().display() +
                                   " exists but is not managed by Driftless (no _driftless_version column)",
-                              "drop or rename it, or set target_table to another name");
+                              "drop or rename it, set target_table to another name, or adopt it with adopt: true on "
+                              "the table (its rows are compared with the source and only what differs is copied)");
+        if (!has("_driftless_version"))
+            adoptTable(pk);
         if (m_target.softDeletes && !has(kDeletedAtColumn))
             m_conn->exec("ALTER TABLE " + m_table + " ADD COLUMN " + kDeletedAt + " DATETIME(6) NULL");
         for (size_t i = 0; i < m_source.columns.size(); ++i)
@@ -682,6 +712,14 @@ long long MysqlMerger::truncateInTransaction()
     else
         m_conn->exec("DELETE FROM " + m_table);
     return rowCount();
+}
+
+bool MysqlMerger::unmanagedTarget()
+{
+    auto r = m_conn->query("SELECT COUNT(*), SUM(COLUMN_NAME = '_driftless_version') FROM information_schema.COLUMNS "
+                           "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
+                           {m_target.target.name});
+    return r.text(0, 0) != "0" && r.text(0, 1) == "0";
 }
 
 std::vector<std::pair<std::string, std::string>> MysqlMerger::targetColumns()

@@ -31,6 +31,7 @@ public:
     MysqlMerger(std::shared_ptr<MysqlConnection> conn, MergeTarget target);
 
     void prepare(const TableSchema &source) override;
+    bool adoptedNow() const override { return m_adopted; }
     std::optional<Checkpoint> readCheckpoint() override;
     std::int64_t highestVersion() override;
     void clearCheckpoint() override;
@@ -50,6 +51,7 @@ public:
     long long seenCount() override;
     long long deleteOlderInTransaction(std::int64_t version) override;
     std::vector<std::pair<std::string, std::string>> targetColumns() override;
+    bool unmanagedTarget() override;
     std::vector<size_t> partialRowsWithoutTarget(const RowSet &rows) override;
     std::vector<std::int64_t> guardVersions(const RowSet &rows) override;
     std::vector<std::string> rowsReferencing(const std::vector<std::string> &columns,
@@ -102,6 +104,9 @@ private:
     std::optional<std::vector<std::optional<std::string>>> columnInfo(const std::string &table,
                                                                       const std::string &column);
     void ensureTable();
+    /// The table exists without the version column and MergeTarget::adopt is set: checks it
+    /// (checkAdoptable) and adds the column. `pk`: the source's key columns, quoted.
+    void adoptTable(const std::string &pk);
     void ensureStaging();
     void buildSql();
     long long rowCount();
@@ -134,6 +139,7 @@ private:
     TableSchema m_source;
     std::vector<MysqlColumnType> m_types;
     std::string m_table;      ///< quoted target table name
+    bool m_adopted = false;   ///< prepare() adopted the table (adoptedNow)
     std::string m_columnList; ///< `c1`, `c2`, ...
     std::string m_textCollation;
     bool m_stagingReady = false;

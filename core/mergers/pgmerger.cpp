@@ -273,6 +273,35 @@ bool PgMerger::stagingReady(const Layout &layout) const
     return !m_source.hasPrimaryKey() || (layout.tombstones && layout.seen);
 }
 
+void PgMerger::adoptTable()
+{
+    auto r = m_conn->execParams(
+        "SELECT attname FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped",
+        {m_targetSql});
+    std::vector<std::string> columns;
+    for (int i = 0; i < r.rows(); ++i)
+        columns.push_back(r.text(i, 0));
+    auto u = m_conn->execParams("SELECT i.indexrelid, a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = "
+                                "i.indrelid AND a.attnum = ANY (i.indkey) WHERE i.indrelid = $1::regclass AND "
+                                "i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL ORDER BY 1",
+                                {m_targetSql});
+    std::map<std::string, std::vector<std::string>> byIndex;
+    for (int i = 0; i < u.rows(); ++i)
+        byIndex[u.text(i, 0)].push_back(u.text(i, 1));
+    std::vector<std::vector<std::string>> keys;
+    for (auto &[index, cols] : byIndex)
+        keys.push_back(std::move(cols));
+    std::string key;
+    for (int k : m_source.primaryKey)
+        key += (key.empty() ? "" : ", ") + quoteIdent(m_source.columns[static_cast<size_t>(k)].name);
+    checkAdoptable(m_target.target.display(), m_source, columns, keys,
+                   "ALTER TABLE " + m_targetSql + " ADD PRIMARY KEY (" + key + ");");
+    // A constant default: Postgres records it without rewriting the table, so every row keeps its
+    // place and stays at version 0 until the first pass compares it.
+    m_conn->exec("ALTER TABLE " + m_targetSql + " ADD COLUMN _driftless_version bigint NOT NULL DEFAULT 0");
+    m_adopted = true;
+}
+
 bool PgMerger::generatedHere(const ColumnInfo &c) const
 {
     // A key column is never left to the target: the merge matches rows on the values it sends.
@@ -323,11 +352,14 @@ void PgMerger::ensureTable(const Layout &layout)
         altered = anyGenerated;
     } else {
         auto has = [&](const std::string &n) { return std::find(have.begin(), have.end(), n) != have.end(); };
-        if (!has("_driftless_version"))
+        if (!has("_driftless_version") && !m_target.adopt)
             throw SchemaError("target table " + m_target.target.display() +
                                   " exists but is not managed by Driftless "
                                   "(it has no _driftless_version column)",
-                              "drop or rename it, or set target_table to another name");
+                              "drop or rename it, set target_table to another name, or adopt it with adopt: true on "
+                              "the table (its rows are compared with the source and only what differs is copied)");
+        if (!has("_driftless_version"))
+            adoptTable();
         if (m_target.softDeletes && !has(kDeletedAtColumn))
             m_conn->exec("ALTER TABLE " + m_targetSql + " ADD COLUMN IF NOT EXISTS " + kDeletedAtColumn +
                          " timestamptz");
@@ -846,6 +878,15 @@ std::vector<size_t> PgMerger::partialRowsWithoutTarget(const RowSet &rows)
     }
     std::sort(out.begin(), out.end());
     return out;
+}
+
+bool PgMerger::unmanagedTarget()
+{
+    return m_conn
+        ->execParams("SELECT to_regclass($1) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = "
+                     "to_regclass($1) AND attname = '_driftless_version' AND NOT attisdropped)",
+                     {m_targetSql})
+        .toBool(0, 0);
 }
 
 std::vector<std::pair<std::string, std::string>> PgMerger::targetColumns()

@@ -25,6 +25,7 @@ public:
     PgMerger(std::shared_ptr<PgConnection> conn, MergeTarget target);
 
     void prepare(const TableSchema &source) override;
+    bool adoptedNow() const override { return m_adopted; }
     std::optional<Checkpoint> readCheckpoint() override;
     std::int64_t highestVersion() override;
     void clearCheckpoint() override;
@@ -63,6 +64,7 @@ public:
     long long seenCount() override;
     long long deleteOlderInTransaction(std::int64_t version) override;
     std::vector<std::pair<std::string, std::string>> targetColumns() override;
+    bool unmanagedTarget() override;
     std::vector<std::string> generatedColumns() const override;
     long long fillColumnsInTransaction(const ColumnFill &fill, std::int64_t below) override;
     bool fillsColumns() const override { return true; }
@@ -104,6 +106,9 @@ private:
     /// Creates the target table (its schema exists) when the layout has none; else checks Driftless
     /// manages it and adds the columns the source gained. Sets m_generated.
     void ensureTable(const Layout &layout);
+    /// The table exists without the version column and MergeTarget::adopt is set: checks it
+    /// (checkAdoptable) and adds the column.
+    void adoptTable();
     /// True when the target creates `c` as a generated column: a Postgres source's generated
     /// column that is no key column.
     bool generatedHere(const ColumnInfo &c) const;
@@ -159,6 +164,7 @@ private:
     std::string m_seenInsertSql;
     void ensureSeen();
     bool m_tombstonesMaybe = true;
+    bool m_adopted = false; ///< prepare() adopted the table (adoptedNow)
     double m_rowEstimate = 0;
     std::chrono::steady_clock::time_point m_estimateAt{};
     /// The target's rows as of now, estimated as the planner does: its statistics' rows per

@@ -102,6 +102,41 @@ std::string SqliteMerger::seenTable() const
     return quoteIdent("_driftless_seen_" + m_target.target.name);
 }
 
+void SqliteMerger::adoptTable()
+{
+    std::vector<std::string> columns;
+    std::vector<std::string> primaryKey;
+    {
+        auto st = m_db->prepare("SELECT name, pk FROM pragma_table_info(?1) ORDER BY pk");
+        st.bindText(1, m_target.target.name);
+        while (st.step()) {
+            columns.push_back(st.text(0));
+            if (st.int64(1) > 0)
+                primaryKey.push_back(st.text(0));
+        }
+    }
+    std::vector<std::vector<std::string>> keys;
+    if (!primaryKey.empty())
+        keys.push_back(primaryKey);
+    {
+        auto st = m_db->prepare("SELECT l.name, i.name FROM pragma_index_list(?1) l, pragma_index_info(l.name) i "
+                                "WHERE l.\"unique\" AND NOT l.partial");
+        st.bindText(1, m_target.target.name);
+        std::map<std::string, std::vector<std::string>> byIndex;
+        while (st.step())
+            byIndex[st.text(0)].push_back(st.text(1));
+        for (auto &[index, cols] : byIndex)
+            keys.push_back(std::move(cols));
+    }
+    std::string key;
+    for (int k : m_source.primaryKey)
+        key += (key.empty() ? "" : ", ") + quoteIdent(m_source.columns[static_cast<size_t>(k)].name);
+    checkAdoptable(m_target.target.display(), m_source, columns, keys,
+                   "CREATE UNIQUE INDEX ON " + m_table + " (" + key + "); (SQLite adds no primary key to a table)");
+    m_db->exec("ALTER TABLE " + m_table + " ADD COLUMN \"_driftless_version\" INTEGER NOT NULL DEFAULT 0");
+    m_adopted = true;
+}
+
 void SqliteMerger::ensureTable()
 {
     m_db->exec(kSqliteCheckpoints);
@@ -134,10 +169,13 @@ void SqliteMerger::ensureTable()
         ddl += ")";
         m_db->exec(ddl);
     } else {
-        if (!has("_driftless_version"))
+        if (!has("_driftless_version") && !m_target.adopt)
             throw SchemaError("target table " + m_target.target.display() + " in " + m_db->path() +
                                   " exists but is not managed by Driftless (no _driftless_version column)",
-                              "drop or rename it, or set target_table to another name");
+                              "drop or rename it, set target_table to another name, or adopt it with adopt: true on "
+                              "the table (its rows are compared with the source and only what differs is copied)");
+        if (!has("_driftless_version"))
+            adoptTable();
         if (m_target.softDeletes && !has(kDeletedAtColumn))
             m_db->exec("ALTER TABLE " + m_table + " ADD COLUMN " + quoteIdent(kDeletedAtColumn) + " TEXT");
         for (size_t i = 0; i < m_source.columns.size(); ++i)
@@ -591,6 +629,14 @@ std::vector<size_t> SqliteMerger::partialRowsWithoutTarget(const RowSet &rows)
         m_exists.reset();
     }
     return out;
+}
+
+bool SqliteMerger::unmanagedTarget()
+{
+    auto st = m_db->prepare("SELECT count(*), sum(name = '_driftless_version') FROM pragma_table_info(?1)");
+    st.bindText(1, m_target.target.name);
+    st.step();
+    return st.int64(0) > 0 && st.int64(1) == 0;
 }
 
 std::vector<std::pair<std::string, std::string>> SqliteMerger::targetColumns()

@@ -25,6 +25,7 @@ public:
     SqliteMerger(std::shared_ptr<SqliteDb> db, MergeTarget target);
 
     void prepare(const TableSchema &source) override;
+    bool adoptedNow() const override { return m_adopted; }
     std::optional<Checkpoint> readCheckpoint() override;
     std::int64_t highestVersion() override;
     void clearCheckpoint() override;
@@ -49,6 +50,7 @@ public:
     long long seenCount() override;
     long long deleteOlderInTransaction(std::int64_t version) override;
     std::vector<std::pair<std::string, std::string>> targetColumns() override;
+    bool unmanagedTarget() override;
     std::vector<size_t> partialRowsWithoutTarget(const RowSet &rows) override;
     std::vector<std::int64_t> guardVersions(const RowSet &rows) override;
     std::vector<std::string> rowsReferencing(const std::vector<std::string> &columns,
@@ -69,6 +71,9 @@ private:
     /// all exist, so prepare() needs no DDL.
     bool tablesReady();
     void ensureTable();
+    /// The table exists without the version column and MergeTarget::adopt is set: checks it
+    /// (checkAdoptable) and adds the column.
+    void adoptTable();
     void buildStatements();
     /// Removes (or, with soft deletes, marks deleted) the rows older than `?1`; a condition may follow.
     std::string removeOlderSql() const;
@@ -76,6 +81,7 @@ private:
     long long updatePartialRow(std::string_view line, std::string_view mask, std::int64_t version);
 
     std::shared_ptr<SqliteDb> m_db;
+    bool m_adopted = false; ///< prepare() adopted the table (adoptedNow)
     MergeTarget m_target;
     TableSchema m_source;
     std::vector<SqliteStorage> m_storage;

@@ -193,6 +193,8 @@ std::string PgCdcPosition::toJson() const
                            {"rows", rebackfill->rows}};
         if (rebackfill->compared)
             j["rebackfill"]["compared"] = true;
+        if (rebackfill->rowByRow)
+            j["rebackfill"]["row_by_row"] = true;
     }
     if (addColumn)
         j["add_column"] = addColumnJson(*addColumn, formatLsn(addColumn->version));
@@ -225,6 +227,7 @@ std::optional<PgCdcPosition> PgCdcPosition::fromJson(std::string_view text)
             rb.deleteBelow = lsnFrom(r, "delete_below").value_or(0);
             rb.rows = r.value("rows", 0LL);
             rb.compared = r.value("compared", false);
+            rb.rowByRow = r.value("row_by_row", false);
             p.rebackfill = std::move(rb);
         }
         if (j.contains("add_column") && j["add_column"].is_object())

@@ -71,6 +71,9 @@ struct PgRebackfillProgress {
     /// (RebackfillCompare), so nothing is left for the end; absent: every row merged, the removed
     /// ones deleted at the end as unseen.
     bool compared = false;
+    /// "row_by_row": compared row by row (RebackfillCompareRows), which copies only the rows that
+    /// differ: a table a pipeline adopted (docs/adopt.md). A resume compares the same way.
+    bool rowByRow = false;
     bool operator==(const PgRebackfillProgress &) const = default;
 };
 

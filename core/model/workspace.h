@@ -117,6 +117,12 @@ struct TableSpec {
     /// `tables:`): kept in the state store, never written to the YAML (core/engine/endpoints/
     /// tablepatterns.h).
     bool discovered = false;
+    /// `adopt: true`: the target table exists already (a copy made by pg_dump, a replica of
+    /// another tool) and becomes the pipeline's without a reload: its columns must be the mapped
+    /// source's, the engine adds its version column (version 0, below every real change), and the
+    /// first pass compares the rows there with the source and copies only what differs
+    /// (docs/adopt.md). Unset: the pipeline's `adopt`, else false (an existing table is refused).
+    std::optional<bool> adopt;
 
     static constexpr long long kDefaultPageSize = 50'000;
     static constexpr const char *kDefaultCursor = "updated_at";
@@ -149,6 +155,9 @@ struct PipelineSpec {
     /// the target's history, another cluster), `auto` brings every table back by diff at once
     /// (docs/failover.md); `manual` stops and names `driftless-cli recover PIPELINE`.
     std::optional<std::string> recover;
+    /// `adopt: true`: every table of the pipeline adopts the target table it finds, unless the
+    /// table says otherwise (TableSpec::adopt).
+    std::optional<bool> adopt;
     /// `reconcile: { every: 24h, alert_above: 0.1% }`: how often to compare source and target
     /// while the pipeline runs, and the drift ratio past which a run raises an alert.
     std::optional<Millis> reconcileEvery;

@@ -79,6 +79,8 @@ std::string tableSpecJson(const TableSpec &t)
         j["type_change"] = *t.typeChange;
     if (t.renameColumn)
         j["rename_column"] = *t.renameColumn;
+    if (t.adopt)
+        j["adopt"] = *t.adopt;
     return j.dump();
 }
 
@@ -119,6 +121,8 @@ void readTableSpecJson(TableSpec &t, const std::string &text)
         t.typeChange = j["type_change"].get<std::string>();
     if (j.contains("rename_column"))
         t.renameColumn = j["rename_column"].get<std::string>();
+    if (j.contains("adopt"))
+        t.adopt = j["adopt"].get<bool>();
 }
 
 } // namespace
@@ -229,6 +233,8 @@ Workspace StateStore::loadWorkspace()
                 p.heartbeat = Millis(opts["heartbeat_ms"].get<std::int64_t>());
             if (opts.contains("recover"))
                 p.recover = opts["recover"].get<std::string>();
+            if (opts.contains("adopt"))
+                p.adopt = opts["adopt"].get<bool>();
             if (opts.contains("reconcile_every_ms"))
                 p.reconcileEvery = Millis(opts["reconcile_every_ms"].get<std::int64_t>());
             if (opts.contains("reconcile_alert_above"))
@@ -389,7 +395,7 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
             o->publication != p.publication || o->heartbeat != p.heartbeat || o->recover != p.recover ||
             o->reconcileEvery != p.reconcileEvery || o->reconcileAlertAbove != p.reconcileAlertAbove ||
             o->twoWay != p.twoWay || o->addColumn != p.addColumn || o->dropColumn != p.dropColumn ||
-            o->typeChange != p.typeChange || o->renameColumn != p.renameColumn)
+            o->typeChange != p.typeChange || o->renameColumn != p.renameColumn || o->adopt != p.adopt)
             sum.lines.push_back("~ pipeline " + p.name);
     }
     for (auto &p : old.pipelines)
@@ -445,6 +451,8 @@ StateStore::ApplySummary StateStore::applyWorkspace(const Workspace &ws)
             opts["heartbeat_ms"] = p.heartbeat->count();
         if (p.recover)
             opts["recover"] = *p.recover;
+        if (p.adopt)
+            opts["adopt"] = *p.adopt;
         if (p.reconcileEvery)
             opts["reconcile_every_ms"] = p.reconcileEvery->count();
         if (p.reconcileAlertAbove)

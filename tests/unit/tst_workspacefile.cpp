@@ -456,3 +456,19 @@ pipelines:
         EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << c.body << e.what();
     }
 }
+
+TEST(WorkspaceFile, adoptIsReadOnTablesAndPipelinesAndWrittenBack)
+{
+    const Workspace ws =
+        parse(replace(replace(kReadmeForm, "    target_schema: model", "    adopt: true\n    target_schema: model"),
+                      "strategy: full_refresh }", "strategy: full_refresh, adopt: false }"));
+    const auto &p = ws.pipelines.at(0);
+    EXPECT_EQ(p.adopt, true);
+    EXPECT_EQ(p.tables.at(0).adopt, false);
+    EXPECT_EQ(p.tables.at(1).adopt, std::nullopt);
+    EXPECT_EQ(WorkspaceFile::parse(WorkspaceFile::toYaml(ws), "export.yaml", "/home/dba/sync"), ws);
+    const auto e = parseError(replace(kReadmeForm, "strategy: cdc,", "strategy: cdc, adopt: yes,"));
+    EXPECT_NE(std::string(e.what()).find("pipelines[app_to_dw].tables[public.orders].adopt"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("true (take the target table that exists"), std::string::npos) << e.what();
+}

@@ -4,6 +4,7 @@
 #include "core/db/pgcatalog.h"
 #include "core/db/pgconnection.h"
 #include "core/engine/reconcile/reconcileopen.h"
+#include "core/engine/reconcile/reconcilepg.h"
 #include "core/engine/rows/deletepolicy.h"
 #include "core/engine/rows/rowhash.h"
 #include "core/engine/sync/tablesync.h"
@@ -571,9 +572,10 @@ RebackfillCompareRows::RebackfillCompareRows(const TableSchema &schema, Merger &
 RebackfillCompareRows::~RebackfillCompareRows() = default;
 
 std::unique_ptr<RebackfillCompareRows> RebackfillCompareRows::open(const TableJob &job, const TableSchema &schema,
-                                                                   Merger &merger, PgConnection &loader)
+                                                                   Merger &merger, PgConnection &loader,
+                                                                   bool intoPostgres)
 {
-    if (job.source.kind != EndpointKind::Postgres || job.target.kind == EndpointKind::Postgres)
+    if (job.source.kind != EndpointKind::Postgres || (job.target.kind == EndpointKind::Postgres && !intoPostgres))
         return nullptr;
     if ((job.spec.columns && !job.spec.columns->empty()) || job.spec.where || softDeletes(job.spec) || job.twoWay)
         return nullptr;
@@ -597,7 +599,9 @@ std::unique_ptr<RebackfillCompareRows> RebackfillCompareRows::open(const TableJo
     std::string select = "SELECT ";
     for (const auto &k : ctx.keys)
         select += rowhash::pgCanonicalText(k, "s." + quoteIdent(k.name)) + ", ";
-    select += rowhash::pgRowHash(ctx.schema.columns, "s");
+    // The hash the target side compares with: the canonical one, or (into Postgres) the native
+    // hash both servers share.
+    select += ctx.pgSource ? ctx.pgSource->rowHashSql("s") : rowhash::pgRowHash(ctx.schema.columns, "s");
     for (const auto &c : schema.columns) {
         const std::string q = "s." + quoteIdent(c.name);
         select += ", " + (!c.isArray && c.baseType == "bpchar" ? pgOutputText(q) : q + "::text");

@@ -138,10 +138,11 @@ private:
 class RebackfillCompareRows final : public RebackfillComparer {
 public:
     /// Null when the table cannot be compared this way (a Postgres target, which RebackfillCompare
-    /// takes; a key that is not integers; a column mapping, a row filter, soft deletes, two-way;
-    /// a target that cannot be opened). `schema` is the table as the copy reads it.
+    /// takes unless `intoPostgres`, for an adopted table whose alike rows must stay as they are; a
+    /// key that is not integers; a column mapping, a row filter, soft deletes, two-way; a target
+    /// that cannot be opened). `schema` is the table as the copy reads it.
     static std::unique_ptr<RebackfillCompareRows> open(const TableJob &job, const TableSchema &schema, Merger &merger,
-                                                       PgConnection &loader);
+                                                       PgConnection &loader, bool intoPostgres = false);
     ~RebackfillCompareRows() override;
     RebackfillPage step(const std::vector<std::string> &after, long long limit, std::int64_t version,
                         std::int64_t below) override;

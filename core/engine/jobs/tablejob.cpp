@@ -110,14 +110,17 @@ std::vector<TableJob> jobsFor(const Workspace &ws, const std::string &onlyPipeli
         if (!src || !tgt)
             continue;
         if (p.twoWay) {
-            for (auto &j : twoWayJobs(p, *src, *tgt))
+            for (auto &j : twoWayJobs(p, *src, *tgt)) {
+                j.adopt = j.spec.adopt.value_or(p.adopt.value_or(false)); // both sides start by comparing
                 jobs.push_back(std::move(j));
+            }
             continue;
         }
         for (const auto &t : p.tables) {
             jobs.push_back({p.name, t, *src, *tgt, resolveTargetName(p, t, tgt->kind), p.publication, p.heartbeat,
                             std::nullopt, p.addColumn, p.dropColumn, p.typeChange, p.renameColumn});
             jobs.back().recoverAuto = p.recover && *p.recover == "auto";
+            jobs.back().adopt = t.adopt.value_or(p.adopt.value_or(false));
         }
     }
     return jobs;

@@ -90,6 +90,8 @@ struct TableJob {
     std::optional<std::string> pipelineRenameColumn = std::nullopt;
     /// The pipeline's `recover: auto` (CDC): bring the tables back by diff when the source changes.
     bool recoverAuto = false;
+    /// `adopt` (the table's, else the pipeline's): an existing target table is taken, not refused.
+    bool adopt = false;
 
     TableKey key() const { return {pipeline, spec.table, spec.strategy}; }
 };

@@ -258,6 +258,10 @@ public:
     }
 
     std::string describe() const override { return m_table; }
+    /// A row's hash over alias `alias`, as this side computes it (canonical, or the server's
+    /// native hash when both sides are Postgres servers that hash alike): what another reader of
+    /// the same rows selects to compare with the other side's hashes.
+    std::string rowHashSql(const std::string &alias) const { return rowHash(alias); }
 
 private:
     static std::string collate(const ColumnInfo &c) { return c.category == 'S' && !c.isArray ? " COLLATE \"C\"" : ""; }

@@ -461,6 +461,8 @@ public:
         m_inner->prepare(m_proj->target());
     }
     std::optional<Checkpoint> readCheckpoint() override { return m_inner->readCheckpoint(); }
+    bool adoptedNow() const override { return m_inner->adoptedNow(); }
+    bool unmanagedTarget() override { return m_inner->unmanagedTarget(); }
     int epoch() const override { return m_inner->epoch(); }
     void setEpoch(int epoch) override { m_inner->setEpoch(epoch); }
     std::int64_t highestVersion() override { return m_inner->highestVersion(); }

@@ -310,7 +310,8 @@ TableSync::Outcome TableSync::fullRefresh(std::stop_token stop)
     Outcome out;
     Source source(m_job, m_pool);
     auto cancelSrc = source.cancelOn(stop);
-    MergeTarget mt{m_job.pipeline, m_job.spec.table, m_job.targetName, Strategy::FullRefresh, softDeletes(m_job.spec)};
+    MergeTarget mt{m_job.pipeline,        m_job.spec.table,        m_job.targetName,
+                   Strategy::FullRefresh, softDeletes(m_job.spec), m_job.adopt};
     Target merger(m_job, mt, m_pool);
     // The source's columns against the target's, under the table's schema_changes policies.
     PassColumns memory;
@@ -403,7 +404,8 @@ TableSync::Outcome TableSync::cursorPass(std::stop_token stop)
     // The reader checks the table can be read by cursor (key, cursor column) before the target
     // is touched.
     auto readerPtr = source.cursorReader(m_job.spec);
-    MergeTarget mt{m_job.pipeline, m_job.spec.table, m_job.targetName, Strategy::Cursor, softDeletes(m_job.spec)};
+    MergeTarget mt{m_job.pipeline,   m_job.spec.table,        m_job.targetName,
+                   Strategy::Cursor, softDeletes(m_job.spec), m_job.adopt};
     Target merger(m_job, mt, m_pool);
 
     // The source's columns against the target's, under the table's schema_changes policies; an

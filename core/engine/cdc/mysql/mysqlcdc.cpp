@@ -233,11 +233,13 @@ void MysqlCdcPipeline::load(Table &t, TargetSession &runSession, std::stop_token
         from = t.position->load;
     else
         from.merge = !t.merger->targetEmpty();
-    // A recovery merging into rows the target holds compares each chunk first where the table
-    // allows it (a load resumed goes on as it began). A re-snapshot rewrites every row: it is the
-    // DBA's way to have no row of an earlier epoch left.
+    // A recovery merging into rows the target holds, or the first load of a table just adopted
+    // (docs/adopt.md), compares each chunk first where the table allows it (a load resumed goes on
+    // as it began). A re-snapshot rewrites every row: it is the DBA's way to have no row of an
+    // earlier epoch left.
     std::unique_ptr<MysqlLoadCompare> compare;
-    if (from.merge && (t.loading() ? from.compare : m_recovery.has_value())) {
+    const bool adopting = !t.loading() && t.merger->adoptedNow();
+    if (from.merge && (t.loading() ? from.compare : m_recovery.has_value() || adopting)) {
         std::string why;
         compare = MysqlLoadCompare::open(t.job, t.source, why);
         if (!compare && t.loading())
@@ -252,9 +254,9 @@ void MysqlCdcPipeline::load(Table &t, TargetSession &runSession, std::stop_token
     auto session = createTargetSession(t.job.target, "driftless " + m_pipeline + " load");
     if (t.job.twoWay) // the loaded rows are not read back by the reverse direction
         markOwnWrites(*session, t.job.twoWay->applyOrigin);
-    auto merger = withColumnMapping(
-        session->merger({m_pipeline, t.source.schema.table, t.job.targetName, Strategy::Cdc, softDeletes(t.job.spec)}),
-        t.job.spec);
+    auto merger = withColumnMapping(session->merger({m_pipeline, t.source.schema.table, t.job.targetName, Strategy::Cdc,
+                                                     softDeletes(t.job.spec), t.job.adopt}),
+                                    t.job.spec);
     merger->prepare(t.source.schema);
     // A fresh load under a new epoch when the target holds anything, so every row it copies
     // outranks what is there, whatever server wrote it (ARCHITECTURE.md P6); a resumed one goes
@@ -262,6 +264,11 @@ void MysqlCdcPipeline::load(Table &t, TargetSession &runSession, std::stop_token
     if (!t.loading())
         startEpoch(*merger);
     t.merger->setEpoch(merger->epoch());
+    if (adopting)
+        m_observer.event(Level::Info, t.key, "adopted",
+                         std::string("adopted the existing target table (its rows at version 0): ") +
+                             (comparing ? "the load compares them with the source and copies only the rows that differ"
+                                        : "the load merges every row of the source into it"));
     const std::string doing = m_recovery   ? std::string(kRecoveryMessage)
                               : comparing  ? std::string("initial load (comparing with the rows there)")
                               : from.merge ? std::string("initial load (merging into existing rows)")
@@ -339,7 +346,7 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
         markOwnWrites(*session, twoWay->applyOrigin);
     for (auto &t : m_tables) {
         t->merger = withColumnMapping(session->merger({m_pipeline, t->job.spec.table, t->job.targetName, Strategy::Cdc,
-                                                       softDeletes(t->job.spec)}),
+                                                       softDeletes(t->job.spec), t->job.adopt}),
                                       t->job.spec);
         holdBackAddedColumns(*t);
         t->merger->prepare(t->source.schema);

@@ -31,7 +31,8 @@ std::string MysqlCdcPipeline::resnapshotCommand(const Table &t) const
 
 void MysqlCdcPipeline::holdBackAddedColumns(Table &t)
 {
-    if (t.job.twoWay)
+    // Two-way, or a table to adopt: its columns are checked as they are, not held back.
+    if (t.job.twoWay || (t.job.adopt && t.merger->unmanagedTarget()))
         return;
     std::vector<std::string> names;
     for (const auto &c : t.source.columns)

@@ -335,7 +335,7 @@ void MysqlCdcPipeline::Stream::openTarget()
     for (auto &t : p.m_tables) {
         auto &merger = m_mergers[t.get()];
         merger = withColumnMapping(m_session->merger({p.m_pipeline, t->job.spec.table, t->job.targetName, Strategy::Cdc,
-                                                      softDeletes(t->job.spec)}),
+                                                      softDeletes(t->job.spec), t->job.adopt}),
                                    t->job.spec);
         merger->prepare(t->source.schema);
         if (p.m_resume && !t->paused && t->streaming()) {

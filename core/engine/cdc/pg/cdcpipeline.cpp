@@ -47,6 +47,7 @@ struct CdcPipeline::Rebackfill {
     long long copied = 0; ///< rows merged so far, counting those before a restart
     /// Set when pages are compared before they are copied (RebackfillCompare::open).
     std::unique_ptr<RebackfillComparer> compare;
+    bool rowByRow = false; ///< `compare` goes row by row (RebackfillCompareRows), for an adopted table
     long long equal = 0;   ///< of `copied`, rows this run found equal and did not copy
     long long removed = 0; ///< compared pages: rows the source no longer has, deleted so far
     long long written = 0; ///< target rows this run changed (copied, or removed)
@@ -85,6 +86,8 @@ constexpr int kSlotBusyWaitSeconds = 60;
 
 namespace {
 
+/// The request an adopted table leaves for itself: a re-backfill that compares row by row.
+constexpr const char *kAdoptRequest = "adopt";
 /// How often an idle stream records (and then acknowledges) the source's WAL end.
 constexpr auto kIdleSave = std::chrono::seconds(5);
 /// How often a stream looks for requests (re-backfill, its cancel) and pauses between batches:
@@ -314,6 +317,21 @@ private:
     PgCdcPosition m_pos;
 };
 
+void CdcPipeline::adoptByComparing(Table &t, std::int64_t version)
+{
+    startEpoch(*t.merger);
+    t.position = positionAt(version);
+    t.version = version;
+    m_session->inTransaction([&] { t.merger->writeCheckpointInTransaction({positionOf(t), t.version}, 0); });
+    t.merger->setRequest(kAdoptRequest); // a re-backfill comparing row by row
+    m_observer.batchApplied(t.key, {}, {positionOf(t), t.version}, std::nullopt);
+    m_observer.event(Level::Info, t.key, "adopted",
+                     "adopted the existing target table (its rows at version 0): they are compared with the source "
+                     "and only the rows that differ are copied, while the stream goes on from " +
+                         formatLsn(version));
+    m_observer.tableState(t.key, TableState::Backfilling, kRebackfillMessage, std::nullopt);
+}
+
 PgCdcPosition CdcPipeline::positionAt(std::int64_t lsn) const
 {
     PgCdcPosition pos;
@@ -333,6 +351,10 @@ void CdcPipeline::load(std::vector<Table *> tables, const std::string &snapshot,
     loader.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY");
     loader.exec("SET TRANSACTION SNAPSHOT " + pgLiteral(snapshot));
     for (Table *t : tables) {
+        if (!t->loading() && t->merger->adoptedNow() && !t->merger->targetEmpty()) {
+            adoptByComparing(*t, version);
+            continue;
+        }
         CdcLoad from;
         // Where the stream must start for this table once loaded: the snapshot of its first
         // chunk. Rows copied in an earlier run (before a crash) are as of that older snapshot,
@@ -457,9 +479,9 @@ void CdcPipeline::openTarget(PgConnection &src)
 void CdcPipeline::prepareTable(Table &t, PgConnection &src)
 {
     const TableJob &first = m_jobs.front();
-    t.merger = withColumnMapping(
-        m_session->merger({m_pipeline, t.job.spec.table, t.job.targetName, Strategy::Cdc, softDeletes(t.job.spec)}),
-        t.job.spec);
+    t.merger = withColumnMapping(m_session->merger({m_pipeline, t.job.spec.table, t.job.targetName, Strategy::Cdc,
+                                                    softDeletes(t.job.spec), t.job.adopt}),
+                                 t.job.spec);
     restoreStreamNames(t);
     const auto lacking = generatedColumnsLacking(t);
     const TableSchema full = t.schema;
@@ -1067,7 +1089,7 @@ void CdcPipeline::pollRequests()
                              "recover (driftless-cli backfill compares one table with it)");
             continue;
         }
-        if (req != "rebackfill") {
+        if (req != "rebackfill" && req != kAdoptRequest) {
             t->merger->setRequest("");
             m_observer.event(Level::Warn, t->key, "request", "unknown request '" + req + "' ignored");
             continue;
@@ -1075,7 +1097,7 @@ void CdcPipeline::pollRequests()
         if (m_rebackfill)
             continue; // one at a time; this one waits its turn
         t->merger->setRequest("");
-        startRebackfill(*t, std::nullopt);
+        startRebackfill(*t, std::nullopt, req == kAdoptRequest);
     }
     // Copies interrupted by a restart resume one after the other.
     for (auto &t : m_tables)
@@ -1223,7 +1245,7 @@ void CdcPipeline::cancelRebackfill(Table &t)
     m_observer.tableState(t.key, TableState::Streaming, "", std::nullopt);
 }
 
-void CdcPipeline::startRebackfill(Table &t, const std::optional<PgRebackfillProgress> &progress)
+void CdcPipeline::startRebackfill(Table &t, const std::optional<PgRebackfillProgress> &progress, bool rowByRow)
 {
     // The rows are read in the snapshot of a temporary slot: its consistent point versions them
     // exactly, so the guarded merge orders them against the stream without locks (docs/cdc.md).
@@ -1244,7 +1266,13 @@ void CdcPipeline::startRebackfill(Table &t, const std::optional<PgRebackfillProg
         rb->loader->exec("SET TRANSACTION SNAPSHOT " + pgLiteral(slot.snapshotName));
         rb->version = slot.consistentPoint;
     }
-    rb->compare = RebackfillCompare::open(t.job, t.schema, t.columns, *t.merger, *rb->loader);
+    // An adopted table's rows are the DBA's: only those that differ are written, not whole buckets.
+    if (rowByRow || (progress && progress->rowByRow)) {
+        rb->compare = RebackfillCompareRows::open(t.job, t.schema, *t.merger, *rb->loader, true);
+        rb->rowByRow = rb->compare != nullptr;
+    }
+    if (!rb->compare)
+        rb->compare = RebackfillCompare::open(t.job, t.schema, t.columns, *t.merger, *rb->loader);
     if (!rb->compare)
         rb->compare = RebackfillCompareRows::open(t.job, t.schema, *t.merger, *rb->loader);
     rb->deleteBelow = rb->version;
@@ -1286,7 +1314,11 @@ void CdcPipeline::startRebackfill(Table &t, const std::optional<PgRebackfillProg
     t.rebackfill = rebackfillPosition(*rb);
     m_observer.event(Level::Info, t.key, "rebackfill",
                      std::string(progress ? "resuming" : "starting") +
-                         " a re-backfill while the stream goes on (snapshot at " + formatLsn(rb->version) + ")");
+                         " a re-backfill while the stream goes on (snapshot at " + formatLsn(rb->version) + ", " +
+                         (rb->rowByRow  ? "comparing row by row"
+                          : rb->compare ? "comparing pages by checksum"
+                                        : "copying every row") +
+                         ")");
     m_observer.tableState(t.key, TableState::Backfilling, copyMessage(t), Progress{rb->copied, t.schema.estimatedRows});
     m_rebackfill = std::move(rb);
 }
@@ -1312,7 +1344,7 @@ std::function<void(const SlotWaitReport &)> CdcPipeline::slotWaitReporter(std::v
 
 PgRebackfillProgress CdcPipeline::rebackfillPosition(const Rebackfill &rb)
 {
-    return {rb.after, rb.deleteBelow, rb.copied, rb.compare != nullptr};
+    return {rb.after, rb.deleteBelow, rb.copied, rb.compare != nullptr, rb.rowByRow};
 }
 
 void CdcPipeline::rebackfillStep()

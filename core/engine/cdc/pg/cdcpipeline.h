@@ -115,6 +115,10 @@ private:
     PgCdcPosition positionAt(std::int64_t lsn) const;
     /// What a Postgres table's initial load reads (tableload.h does the rest).
     class LoadSource;
+    /// `t`'s target table was adopted (Merger::adoptedNow) and holds rows: instead of a load, it
+    /// streams from `version` (the snapshot's consistent point) at once, and a re-backfill compares
+    /// it with the source page by page and copies only what differs (docs/adopt.md).
+    void adoptByComparing(Table &t, std::int64_t version);
     void load(std::vector<Table *> tables, const std::string &snapshot, std::int64_t version, std::stop_token stop);
     void stream(std::stop_token stop, Options options, PgReplicationConnection &repl, PgConnection &src);
     struct ApplySide;
@@ -213,7 +217,9 @@ private:
     void saveIdlePosition(std::int64_t walEnd);
     /// Writes one heartbeat; returns false (reporting it once) when it cannot.
     bool writeHeartbeat(PgConnection &src, bool failedBefore);
-    void startRebackfill(Table &t, const std::optional<PgRebackfillProgress> &progress);
+    /// Starts (or, with `progress`, resumes) a copy of `t` under the stream; `rowByRow`: comparing
+    /// row by row (an adopted table: only the rows that differ are written).
+    void startRebackfill(Table &t, const std::optional<PgRebackfillProgress> &progress, bool rowByRow = false);
     void cancelRebackfill(Table &t);
     /// With `once`, after the drain: runs the re-backfills under way or waiting to their end.
     void finishRebackfills(std::stop_token stop);

@@ -298,7 +298,8 @@ long long CdcPipeline::resolveTwoWayConflicts(Table &t, CdcTableChanges &ch)
 
 std::vector<std::string> CdcPipeline::deferAddedColumns(Table &t)
 {
-    if (t.job.twoWay)
+    // Two-way, or a table to adopt: its columns are checked as they are, not held back.
+    if (t.job.twoWay || (t.job.adopt && t.merger->unmanagedTarget()))
         return {};
     return holdBackAddedColumns(t.schema, t.columns, t.merger->targetColumnsAsSource(t.schema));
 }

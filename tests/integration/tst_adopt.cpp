@@ -1,0 +1,204 @@
+// Adopting a target table the pipeline did not create (issue 46 item 1, `adopt: true`): a copy a
+// DBA made with pg_dump, or by hand, differing from the source in a few rows, is taken without a
+// reload: its columns are checked, the version column added, only the rows that differ are
+// written, and then it streams. The oracle is SQL on each side (pgHash, and the rows' xmin on the
+// Postgres target: a row the engine did not write keeps the transaction id the copy gave it).
+
+#include "core/db/mysqlconnection.h"
+#include "core/db/pgconnection.h"
+#include "tests/support/mysqltestdb.h"
+#include "tests/support/testsupport.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+using namespace driftless::test;
+
+namespace {
+
+std::string workspace(const std::string &sourceEndpoint, const std::string &targetDsn, const std::string &pipeline,
+                      const std::string &table)
+{
+    return "endpoints:\n" + sourceEndpoint + "  dw: { kind: postgres, dsn: \"" + targetDsn +
+           "\" }\npipelines:\n  - name: " + pipeline +
+           "\n    source: app\n    target: dw\n    target_schema: public\n" + "    tables:\n      - { table: " + table +
+           ", strategy: cdc, page_size: 20000, adopt: true }\n";
+}
+
+/// Rows of `table` on `db` whose xmin is `xmin`: the rows no transaction since that one wrote.
+long long rowsOfXmin(PgTestDb &db, const std::string &table, const std::string &xmin)
+{
+    return std::stoll(db.scalar("SELECT count(*) FROM " + table + " WHERE xmin::text = '" + xmin + "'"));
+}
+
+} // namespace
+
+// pgbench's accounts table, copied into the target by pg_dump | psql (a tool nobody here wrote);
+// then 100 balances changed there by hand, 5 rows deleted and 3 added. Adopted: only those 108
+// rows are written, every other row keeps its xmin; then a change on the source streams in.
+TEST(Adopt, aPgDumpCopyIsAdoptedWritingOnlyTheRowsThatDifferThenStreams)
+{
+    PgTestDb src("adsrc");
+    PgTestDb dst("addst");
+    TempDir dir;
+    const auto &sv = servers();
+    const std::vector<std::string> conn{"-h", sv.pgHost, "-p", std::to_string(sv.pgPort), "-U", sv.pgUser};
+    auto tool = [&](const std::string &program, std::vector<std::string> args) {
+        args.insert(args.begin(), conn.begin(), conn.end());
+        return waitPid(
+            spawnProgram(program, args, {{"PGPASSWORD", sv.pgPassword}}, dir.file(program.substr(9) + ".log")), 300);
+    };
+    ASSERT_EQ(tool("/usr/bin/pgbench", {"-q", "-i", "-s", "1", src.name()}), 0) << readFile(dir.file("pgbench.log"));
+    ASSERT_EQ(waitPid(spawnProgram("/bin/sh",
+                                   {"-c", "pg_dump -h " + sv.pgHost + " -p " + std::to_string(sv.pgPort) + " -U " +
+                                              sv.pgUser + " -t public.pgbench_accounts " + src.name() +
+                                              " | psql -X -q " + "-v ON_ERROR_STOP=1 -h " + sv.pgHost + " -p " +
+                                              std::to_string(sv.pgPort) + " -U " + sv.pgUser + " " + dst.name()},
+                                   {{"PGPASSWORD", sv.pgPassword}}, dir.file("dump.log")),
+                      300),
+              0)
+        << readFile(dir.file("dump.log"));
+    dst.exec("UPDATE pgbench_accounts SET abalance = abalance + 7 WHERE aid % 1000 = 0");
+    dst.exec("DELETE FROM pgbench_accounts WHERE aid BETWEEN 501 AND 505");
+    dst.exec("INSERT INTO pgbench_accounts VALUES (200001, 1, 0, 'extra'), (200002, 1, 0, 'extra'), (200003, 1, 0, "
+             "'extra')");
+    const std::string restored = dst.scalar("SELECT xmin::text FROM pgbench_accounts WHERE aid = 1");
+    ASSERT_EQ(rowsOfXmin(dst, "pgbench_accounts", restored), 100000 - 100 - 5);
+
+    const std::string state = dir.file("workspace.db");
+    const std::string pipeline = uniqueName("adpg");
+    writeFile(dir.file("ws.yaml"), workspace("  app: { kind: postgres, dsn: \"" + pgDsn(src.name()) + "\" }\n",
+                                             pgDsn(dst.name()), pipeline, "public.pgbench_accounts"));
+    auto applied = runCli({"--state", state, "apply", dir.file("ws.yaml")});
+    ASSERT_EQ(applied.exitCode, 0) << applied.out << applied.err;
+    auto run = runCli({"--state", state, "run", "--once"});
+    ASSERT_EQ(run.exitCode, 0) << run.out << run.err;
+    EXPECT_NE((run.out + run.err).find("adopted the existing target table"), std::string::npos) << run.out << run.err;
+
+    const std::string select = "SELECT aid, bid, abalance, filler FROM public.pgbench_accounts";
+    auto s = src.connect();
+    auto d = dst.connect();
+    EXPECT_EQ(pgHash(d, select, "aid"), pgHash(s, select, "aid"));
+    EXPECT_EQ(rowsOfXmin(dst, "pgbench_accounts", restored), 100000 - 100 - 5)
+        << "only the rows that differ are written\n"
+        << run.out << run.err;
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM pgbench_accounts WHERE _driftless_version > 0"), "105");
+
+    // It streams: a change on the source arrives with the next pass.
+    src.exec("UPDATE pgbench_accounts SET abalance = -1 WHERE aid BETWEEN 10 AND 19");
+    src.exec("DELETE FROM pgbench_accounts WHERE aid = 20");
+    ASSERT_EQ(runCli({"--state", state, "run", "--once"}).exitCode, 0);
+    EXPECT_EQ(pgHash(d, select, "aid"), pgHash(s, select, "aid"));
+    auto status = runCli({"--state", state, "status", "--json"});
+    const auto table = nlohmann::json::parse(status.out)["tables"].at(0);
+    EXPECT_EQ(table["checkpoint"]["phase"], "stream") << status.out;
+    EXPECT_EQ(table["state"], "ok") << status.out;
+    EXPECT_EQ(table["rebackfill"], false) << status.out;
+}
+
+// A MariaDB source and a Postgres copy made by hand, with other rows differing: the load compares
+// chunk by chunk and copies only what differs (the other rows keep their xmin).
+TEST(Adopt, aHandMadeCopyOfAMariaDbTableIsAdoptedByAComparingLoad)
+{
+    MyTestDb src("adm");
+    PgTestDb dst("admdst");
+    TempDir dir;
+    src.exec("CREATE TABLE items (id int NOT NULL PRIMARY KEY, name varchar(40) NOT NULL, qty int, price "
+             "decimal(10, 2))");
+    src.exec("INSERT INTO items SELECT seq, CONCAT('item ', seq), IF(seq % 10 = 0, NULL, seq % 7), seq / 4 FROM "
+             "seq_1_to_20000");
+    dst.exec("CREATE TABLE public.items (id int PRIMARY KEY, name varchar(40) NOT NULL, qty int, price numeric(10, "
+             "2))");
+    dst.exec("INSERT INTO public.items SELECT g, 'item ' || g, CASE WHEN g % 10 = 0 THEN NULL ELSE g % 7 END, "
+             "round(g / 4.0, 2) FROM generate_series(1, 20000) g");
+    const std::string copied = dst.scalar("SELECT xmin::text FROM items WHERE id = 1");
+    dst.exec("UPDATE items SET qty = 99 WHERE id % 1000 = 0");
+    dst.exec("DELETE FROM items WHERE id IN (42, 4242)");
+    dst.exec("INSERT INTO items VALUES (30001, 'only here', 1, 1)");
+    const std::string state = dir.file("workspace.db");
+    const std::string pipeline = uniqueName("admy");
+    writeFile(dir.file("ws.yaml"), workspace("  app: { kind: mysql, dsn: \"" + myDsn(src.name()) + "\" }\n",
+                                             pgDsn(dst.name()), pipeline, src.name() + ".items"));
+    auto applied = runCli({"--state", state, "apply", dir.file("ws.yaml")});
+    ASSERT_EQ(applied.exitCode, 0) << applied.out << applied.err;
+    auto run = runCli({"--state", state, "run", "--once"});
+    ASSERT_EQ(run.exitCode, 0) << run.out << run.err;
+    EXPECT_NE((run.out + run.err).find("initial load done by comparing"), std::string::npos) << run.out << run.err;
+    EXPECT_EQ(rowsOfXmin(dst, "items", copied), 20000 - 20 - 2) << "only the rows that differ are written";
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM items"), "20000");
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM items WHERE id % 1000 = 0 AND qty = 99"), "0");
+    src.exec("UPDATE items SET qty = 5 WHERE id < 10");
+    ASSERT_EQ(runCli({"--state", state, "run", "--once"}).exitCode, 0);
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM items WHERE id < 10 AND qty = 5"), "9");
+}
+
+// A table that is not the source's is refused, saying every difference, and nothing is written.
+TEST(Adopt, aTableWhoseColumnsAreNotTheSourcesIsRefusedWithEachDifference)
+{
+    PgTestDb src("adrsrc");
+    PgTestDb dst("adrdst");
+    TempDir dir;
+    src.exec("CREATE TABLE t (id int PRIMARY KEY, a text, b int)");
+    src.exec("INSERT INTO t SELECT g, 'x', g FROM generate_series(1, 100) g");
+    dst.exec("CREATE TABLE t (id int, a text, c date)");
+    dst.exec("INSERT INTO t VALUES (1, 'mine', NULL)");
+    const std::string state = dir.file("workspace.db");
+    const std::string pipeline = uniqueName("adr");
+    writeFile(dir.file("ws.yaml"), workspace("  app: { kind: postgres, dsn: \"" + pgDsn(src.name()) + "\" }\n",
+                                             pgDsn(dst.name()), pipeline, "public.t"));
+    ASSERT_EQ(runCli({"--state", state, "apply", dir.file("ws.yaml")}).exitCode, 0);
+    auto run = runCli({"--state", state, "run", "--once"});
+    const std::string all = run.out + run.err;
+    EXPECT_NE(run.exitCode, 0) << all;
+    EXPECT_NE(all.find("cannot be adopted"), std::string::npos) << all;
+    EXPECT_NE(all.find("no column b (the source's integer)"), std::string::npos) << all;
+    EXPECT_NE(all.find("column c is not the source's"), std::string::npos) << all;
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM t"), "1");
+    EXPECT_EQ(dst.scalar("SELECT count(*) FROM information_schema.columns WHERE table_name = 't' AND column_name = "
+                         "'_driftless_version'"),
+              "0");
+
+    // The columns made the source's, only the key is missing: the statement that adds it is named.
+    dst.exec("ALTER TABLE t DROP COLUMN c, ADD COLUMN b int");
+    auto again = runCli({"--state", state, "run", "--once"});
+    EXPECT_NE(again.exitCode, 0);
+    EXPECT_NE((again.out + again.err).find("ADD PRIMARY KEY (\"id\");"), std::string::npos) << again.out << again.err;
+    dst.exec("ALTER TABLE t ADD PRIMARY KEY (id)");
+    auto adopted = runCli({"--state", state, "run", "--once"});
+    ASSERT_EQ(adopted.exitCode, 0) << adopted.out << adopted.err;
+    auto s = src.connect();
+    auto d = dst.connect();
+    EXPECT_EQ(pgHash(d, "SELECT id, a, b FROM t", "id"), pgHash(s, "SELECT id, a, b FROM t", "id"));
+}
+
+// A cursor table: the first pass reads every row, and the merge writes only the rows that differ.
+TEST(Adopt, aCursorTableIsAdoptedWritingOnlyTheRowsThatDiffer)
+{
+    PgTestDb src("adcsrc");
+    PgTestDb dst("adcdst");
+    TempDir dir;
+    const char *table = "CREATE TABLE public.c (id int PRIMARY KEY, v text, updated_at timestamptz NOT NULL)";
+    const char *rows = "INSERT INTO public.c SELECT g, 'v' || g, timestamptz '2024-01-01 00:00:00+00' + g * interval "
+                       "'1 s' FROM generate_series(1, 5000) g";
+    src.exec(table);
+    src.exec(rows);
+    dst.exec(table);
+    dst.exec(rows);
+    dst.exec("UPDATE c SET v = 'changed' WHERE id % 500 = 0");
+    const std::string copied = dst.scalar("SELECT xmin::text FROM c WHERE id = 1");
+    const std::string state = dir.file("workspace.db");
+    writeFile(dir.file("ws.yaml"), "endpoints:\n  app: { kind: postgres, dsn: \"" + pgDsn(src.name()) +
+                                       "\" }\n  dw: { kind: postgres, dsn: \"" + pgDsn(dst.name()) +
+                                       "\" }\npipelines:\n  - name: " + uniqueName("adc") +
+                                       "\n    source: app\n    target: dw\n    adopt: true\n    tables:\n"
+                                       "      - { table: public.c, strategy: cursor }\n");
+    ASSERT_EQ(runCli({"--state", state, "apply", dir.file("ws.yaml")}).exitCode, 0);
+    auto run = runCli({"--state", state, "run", "--once"});
+    ASSERT_EQ(run.exitCode, 0) << run.out << run.err;
+    EXPECT_EQ(rowsOfXmin(dst, "c", copied), 5000 - 10) << run.out << run.err;
+    auto s = src.connect();
+    auto d = dst.connect();
+    EXPECT_EQ(pgHash(d, "SELECT id, v, updated_at FROM c", "id"), pgHash(s, "SELECT id, v, updated_at FROM c", "id"));
+}
