@@ -207,6 +207,10 @@ MainWindow::MainWindow(QWidget *parent)
         m_tablesPage->requestRecover(pipeline);
     };
     connect(m_dashboardPage, &DashboardPage::recoverRequested, this, recover);
+    // Pause Pipeline… on a tile or a Workspace row: the Tables page's question and request, the
+    // one path (the DBA stays where they are; the tile and row show the pause when it lands).
+    connect(m_dashboardPage, &DashboardPage::pausePipelineRequested, m_tablesPage, &TablesPage::requestPipelinePaused);
+    connect(m_workspacePage, &WorkspacePage::pausePipelineRequested, m_tablesPage, &TablesPage::requestPipelinePaused);
     connect(m_slotsPage, &SlotsPage::recoverRequested, this, recover);
     connect(m_alertCenter, &AlertCenter::alertsChanged, m_alertsModel, &AlertsModel::setAlerts);
     connect(m_alertCenter, &AlertCenter::alertsOpened, m_tray, &TrayNotifier::notify);

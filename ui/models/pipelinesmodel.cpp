@@ -46,8 +46,13 @@ QVariant PipelinesModel::data(const QModelIndex &index, int role) const
         case Route:
             return QStringLiteral("%1 \u2192 %2")
                 .arg(QString::fromStdString(p.source), QString::fromStdString(p.target));
-        case Tables:
-            return static_cast<int>(p.tables.size());
+        case Tables: {
+            // A number while none is paused (it sorts and reads as one); otherwise how many are.
+            const int paused = pausedCount(p.name);
+            if (paused == 0)
+                return static_cast<int>(p.tables.size());
+            return tr("%1 (%2 paused)").arg(p.tables.size()).arg(paused);
+        }
         case Strategies:
             return strategiesText(p);
         case TargetSchema:
@@ -94,6 +99,23 @@ const std::vector<core::PipelineSpec> &PipelinesModel::rows() const
 {
     static const std::vector<core::PipelineSpec> none;
     return m_workspace ? m_workspace->pipelines : none;
+}
+
+bool PipelinesModel::setPausedCounts(std::map<std::string, int> counts)
+{
+    std::erase_if(counts, [](const auto &c) { return c.second == 0; });
+    if (counts == m_paused)
+        return false;
+    m_paused = std::move(counts);
+    if (rowCount() > 0)
+        emit dataChanged(index(0, Tables), index(rowCount() - 1, Tables), {Qt::DisplayRole});
+    return true;
+}
+
+int PipelinesModel::pausedCount(const std::string &name) const
+{
+    const auto it = m_paused.find(name);
+    return it == m_paused.end() ? 0 : it->second;
 }
 
 int PipelinesModel::rowOf(const QString &name) const

@@ -4,13 +4,16 @@
 
 #include <QAbstractTableModel>
 
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace driftless::ui {
 
-/// One row per pipeline of a workspace: source → target, how many tables and by which
-/// strategies, the target schema. A thin view over a shared Workspace; setWorkspace() resets.
+/// One row per pipeline of a workspace: source → target, how many tables (and how many of them a
+/// DBA paused) and by which strategies, the target schema. A thin view over a shared Workspace;
+/// setWorkspace() resets, setPausedCounts() changes the Tables column only.
 class PipelinesModel final : public QAbstractTableModel {
     Q_OBJECT
 public:
@@ -29,6 +32,11 @@ public:
     const core::PipelineSpec &pipelineAt(int row) const { return rows().at(static_cast<std::size_t>(row)); }
     /// The row of pipeline `name`, or -1.
     int rowOf(const QString &name) const;
+    /// How many tables of each pipeline are paused (by pipeline name; its forward rows: a pause
+    /// holds both directions), from the status snapshot. False when nothing changed.
+    bool setPausedCounts(std::map<std::string, int> counts);
+    /// How many tables of pipeline `name` are paused.
+    int pausedCount(const std::string &name) const;
 
     /// "2 cursor, 1 CDC": the tables per strategy, most used first.
     static QString strategiesText(const core::PipelineSpec &p);
@@ -36,6 +44,7 @@ public:
 private:
     const std::vector<core::PipelineSpec> &rows() const;
     std::shared_ptr<const core::Workspace> m_workspace;
+    std::map<std::string, int> m_paused;
 };
 
 } // namespace driftless::ui

@@ -114,6 +114,7 @@ DashboardPage::DashboardPage(QWidget *parent)
     });
     connect(m_grid, &DashboardGrid::tableClicked, this, &DashboardPage::tableActivated);
     connect(m_grid, &DashboardGrid::recoverRequested, this, &DashboardPage::recoverRequested);
+    connect(m_grid, &DashboardGrid::pausePipelineRequested, this, &DashboardPage::pausePipelineRequested);
     connect(m_grid, &DashboardGrid::pipelineClicked, this, [this](const QString &pipeline) {
         showPipeline(m_tiles.pipelineFilter() == pipeline ? QString() : pipeline);
     });

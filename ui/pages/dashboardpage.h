@@ -24,7 +24,8 @@ class DashboardGrid;
 /// groups (by pipeline, strategy or schema), each tinted as its freshness badge, with a lag
 /// sparkline and rows/s. The worst come first (or by name); a filter box narrows the tables.
 /// A click on a table tile asks for its detail (tableActivated); a click on a pipeline tile
-/// shows only its tables, a second click all again.
+/// shows only its tables, a second click all again; its context menu pauses or resumes the
+/// pipeline (pausePipelineRequested).
 ///
 /// Reads snapshots and slot samples only (DashboardTiles keeps the sparklines' rings). Hidden,
 /// it keeps its rings up to date and lays the tiles out when shown again.
@@ -60,6 +61,8 @@ signals:
     void tableActivated(const QString &pipeline, const QString &table);
     /// Recover… on the tile of a pipeline whose source changed.
     void recoverRequested(const QString &pipeline);
+    /// Pause Pipeline… (`pause`) or Resume Pipeline… on a pipeline tile's context menu.
+    void pausePipelineRequested(const QString &pipeline, bool pause);
     /// A first step's button was clicked.
     void addEndpointRequested();
     void importYamlRequested();

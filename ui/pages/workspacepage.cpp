@@ -179,6 +179,8 @@ WorkspacePage::WorkspacePage(EngineBridge *engine, SecretStore *secrets, QWidget
     connect(m_removePipeline, &QPushButton::clicked, this, &WorkspacePage::removePipeline);
     connect(m_pipelinesView->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &WorkspacePage::updateButtons);
+    m_pipelinesView->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_pipelinesView, &QTableView::customContextMenuRequested, this, &WorkspacePage::showPipelineMenu);
     connect(m_endpointsView->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &WorkspacePage::updateButtons);
     connect(m_secrets, &SecretStore::stored, this, [this](const QString &endpoint, bool, const QString &message) {
@@ -205,6 +207,7 @@ void WorkspacePage::setSnapshot(const EngineSnapshot &snapshot)
 {
     m_error = snapshot.error;
     m_noWorkspaceYet = snapshot.noWorkspaceYet;
+    showPaused(snapshot);
     if (!snapshot.workspace) {
         if (snapshot.statePath != m_engine->statePath() || m_hasWorkspace) {
             m_hasWorkspace = false;

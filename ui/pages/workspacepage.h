@@ -35,6 +35,9 @@ class SecretStore;
 /// Add/Edit open the EndpointDialog; Remove asks first and refuses an endpoint a pipeline uses.
 /// Add Pipeline…/Edit Pipeline… (or a double-click on a pipeline) open the PipelineEditor.
 /// Doctor… beside each list runs the doctor's checks for the selected endpoint or pipeline.
+/// A pipeline's context menu has these too, and Pause Pipeline… / Resume Pipeline…, which ask the
+/// Tables page's question and request (pausePipelineRequested); its Tables column says how many
+/// of its tables are paused.
 /// "Password…" asks for the selected endpoint's password (once per session without a keychain).
 /// Import YAML… applies a workspace file (README format) declaratively, Export YAML… writes the
 /// stored workspace as one; export then import gives back an equal workspace.
@@ -86,6 +89,10 @@ public:
     void selectPipeline(const QString &name);
     /// True while a change is being written.
     bool saving() const { return m_saving; }
+    /// Opens the context menu of the pipeline in `row` (its Edit, Doctor, Pause Pipeline…
+    /// (pausePipeline), Resume Pipeline… (resumePipeline) and Remove actions) at `pos` of the
+    /// pipelines view's viewport.
+    void showPipelineMenu(const QPoint &pos);
 
 public slots:
     void addEndpoint();
@@ -115,10 +122,15 @@ signals:
     /// A change was written (ok) or refused; `message` says what happened.
     void saved(bool ok, const QString &message);
     void statusMessage(const QString &message);
+    /// Pause Pipeline… (`pause`) or Resume Pipeline… was chosen for `pipeline`: the window asks
+    /// the Tables page, whose confirmation and request they are.
+    void pausePipelineRequested(const QString &pipeline, bool pause);
 
 private:
     struct Outcome;
     void showWorkspace(std::shared_ptr<const core::Workspace> shown);
+    /// The snapshot's paused tables, counted per pipeline for the Tables column and the menu.
+    void showPaused(const EngineSnapshot &snapshot);
     void save(core::Workspace workspace, const QString &what);
     /// Stores `workspace` through the engine's door (PUT /api/v1/workspace).
     void store(const QString &what, core::Workspace workspace);

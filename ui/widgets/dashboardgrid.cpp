@@ -413,12 +413,26 @@ void DashboardGrid::mouseReleaseEvent(QMouseEvent *event)
 void DashboardGrid::contextMenuEvent(QContextMenuEvent *event)
 {
     const Item *item = itemAt(event->pos());
-    if (!item || item->kind != Item::PipelineTile || !item->pipeline->sourceChanged)
+    if (!item || item->kind != Item::PipelineTile)
         return QWidget::contextMenuEvent(event);
-    const QString pipeline = item->pipeline->name;
+    const auto &pl = *item->pipeline;
+    const QString pipeline = pl.name;
     QMenu menu(this);
-    menu.addAction(namedIcon(QStringLiteral("refresh")), tr("Recover %1\u2026").arg(pipeline), this,
-                   [this, pipeline] { emit recoverRequested(pipeline); });
+    menu.setObjectName(QStringLiteral("pipelineTileMenu"));
+    // The Tables page asks and pauses (pausePipelineRequested); the tile's counts say what is left.
+    QAction *pause = menu.addAction(namedIcon(QStringLiteral("pause")), tr("Pause Pipeline %1\u2026").arg(pipeline),
+                                    this, [this, pipeline] { emit pausePipelineRequested(pipeline, true); });
+    pause->setObjectName(QStringLiteral("pausePipeline"));
+    pause->setEnabled(pl.paused < pl.tables);
+    QAction *resume = menu.addAction(namedIcon(QStringLiteral("start")), tr("Resume Pipeline %1\u2026").arg(pipeline),
+                                     this, [this, pipeline] { emit pausePipelineRequested(pipeline, false); });
+    resume->setObjectName(QStringLiteral("resumePipeline"));
+    resume->setEnabled(pl.paused > 0);
+    if (pl.sourceChanged) {
+        menu.addSeparator();
+        menu.addAction(namedIcon(QStringLiteral("refresh")), tr("Recover %1\u2026").arg(pipeline), this,
+                       [this, pipeline] { emit recoverRequested(pipeline); });
+    }
     menu.exec(event->globalPos());
 }
 
@@ -428,6 +442,7 @@ QString DashboardGrid::toolTipFor(const Item &item) const
         QString text = m_selected == item.pipeline->name
                            ? tr("Click to show every pipeline's tables again")
                            : tr("Click to show only %1's tables").arg(item.pipeline->name);
+        text += tr("\nRight-click to pause or resume the whole pipeline");
         if (item.pipeline->sourceChanged)
             text += tr("\nThe source changed under it (another server, or another history): bring the target back "
                        "with Recover\u2026 on this tile's context menu (driftless-cli recover %1), or reload it with "

@@ -18,8 +18,9 @@ namespace driftless::ui {
 ///
 /// Lives in a QScrollArea: its height follows its width (setMinimumHeight), and a paint draws
 /// only the tiles in the exposed rectangle. A click on a table tile emits tableClicked, on a
-/// pipeline tile pipelineClicked; the context menu of a pipeline tile whose source changed offers
-/// Recover…, which emits recoverRequested. UI thread only.
+/// pipeline tile pipelineClicked. A pipeline tile's context menu offers Pause Pipeline… and
+/// Resume Pipeline… (pausePipelineRequested) and, when its source changed, Recover…
+/// (recoverRequested). UI thread only.
 class DashboardGrid final : public QWidget {
     Q_OBJECT
 public:
@@ -61,6 +62,8 @@ signals:
     void pipelineClicked(const QString &pipeline);
     /// "Recover…" was chosen on the tile of a pipeline whose source changed.
     void recoverRequested(const QString &pipeline);
+    /// "Pause Pipeline…" (`pause`) or "Resume Pipeline…" was chosen on `pipeline`'s tile.
+    void pausePipelineRequested(const QString &pipeline, bool pause);
 
 protected:
     void paintEvent(QPaintEvent *event) override;
