@@ -3,6 +3,8 @@
 #include <QCoreApplication>
 #include <QRegularExpression>
 
+#include <algorithm>
+
 namespace driftless::ui {
 
 namespace {
@@ -83,6 +85,33 @@ QString inAppWords(const QString &text)
                 tr("(Promote to CDC\u2026 on the Tables page goes back to cdc; driftless-cli promote)"));
     for (const Command &c : kCommands)
         out = nameControl(out, c);
+    return out;
+}
+
+SourceChangeWords sourceChangeWords(const QString &message)
+{
+    const qsizetype command = message.indexOf(QLatin1String("driftless-cli recover"));
+    if (command < 0)
+        return {message, {}};
+    // The fix's clause starts after the last "; " before the command outside parentheses (the
+    // hint's own "(or set recover: auto on the pipeline; it compares ...)" is inside them).
+    qsizetype start = -1;
+    int depth = 0;
+    for (qsizetype i = 0; i + 1 < command; ++i) {
+        const QChar c = message.at(i);
+        if (c == QLatin1Char('('))
+            ++depth;
+        else if (c == QLatin1Char(')'))
+            depth = std::max(0, depth - 1);
+        else if (depth == 0 && c == QLatin1Char(';') && message.at(i + 1) == QLatin1Char(' '))
+            start = i;
+    }
+    SourceChangeWords out;
+    out.why = start < 0 ? QString() : message.left(start);
+    const QString clause = message.mid(start < 0 ? 0 : start + 2, command - (start < 0 ? 0 : start + 2));
+    static const QString point = QStringLiteral("point the endpoint back at ");
+    if (const qsizetype orAt = clause.indexOf(QLatin1String(", or ")); clause.startsWith(point) && orAt > 0)
+        out.otherWay = clause.left(orAt);
     return out;
 }
 

@@ -165,6 +165,8 @@ private slots:
     void theEnginesCommandsAreNamedByTheAppsOwnButtons_data();
     void theEnginesCommandsAreNamedByTheAppsOwnButtons();
     void theTablesPageDetailNamesRecoverAndKeepsTheCommands();
+    void aSourceChangesWhyIsToldApartFromItsFix_data();
+    void aSourceChangesWhyIsToldApartFromItsFix();
 };
 
 void TestDashboard::anEmptyWorkspaceSaysHowToStartInTheApp()
@@ -839,7 +841,8 @@ void TestDashboard::theEnginesCommandsAreNamedByTheAppsOwnButtons()
 
 // A table whose source changed, with the engine's message naming recover and resnapshot: the
 // detail line under the grid names the Recover… button beside it, keeps both commands, and
-// leaves the re-snapshot (which has no button) as a command; the Message column says the same.
+// leaves the re-snapshot (which has no button) as a command, each said once: the engine's copy of
+// the fix is not repeated under the page's line, its why is. The Message column keeps it all.
 void TestDashboard::theTablesPageDetailNamesRecoverAndKeepsTheCommands()
 {
     MainWindow w;
@@ -850,9 +853,9 @@ void TestDashboard::theTablesPageDetailNamesRecoverAndKeepsTheCommands()
     for (auto &t : tables)
         if (t.pipeline == "orders") {
             t.state = core::TableState::SourceChanged;
-            t.message = "the source server changed (another system id): bring the target back to this server by "
-                        "diff: driftless-cli recover orders (or set recover: auto on the pipeline), or load it again: "
-                        "driftless-cli resnapshot orders";
+            t.message = "the source server changed (another system id); nothing was read from it; bring the target "
+                        "back to this server by diff: driftless-cli recover orders (or set recover: auto on the "
+                        "pipeline), or load it again: driftless-cli resnapshot orders";
         }
     feed(w, snapshotOf(tables, 1'700'000'000'000));
     TablesPage *page = w.tablesPage();
@@ -868,20 +871,67 @@ void TestDashboard::theTablesPageDetailNamesRecoverAndKeepsTheCommands()
          {"with <b>Recover\u2026</b> (beside this, or the table's context menu; <code>driftless-cli recover "
           "orders</code>)",
           "load it again from a shell with <code>driftless-cli resnapshot orders</code>",
-          "diff: Recover\u2026 (the Tables page's button or the table's context menu; driftless-cli recover orders)",
-          "load it again: driftless-cli resnapshot orders"})
+          "Recover set to auto in the pipeline's settings (Edit Pipeline\u2026 on the Workspace page)",
+          "<br>the source server changed (another system id); nothing was read from it"})
         QVERIFY2(text.contains(QString::fromUtf8(says)), qPrintable(text));
+    // The fix said once: each command, the button, and "bring the target back" appear one time.
+    for (const char *once :
+         {"driftless-cli recover orders", "driftless-cli resnapshot orders", "Recover\u2026", "bring the target back"})
+        QVERIFY2(text.count(QString::fromUtf8(once)) == 1,
+                 qPrintable(QStringLiteral("%1 in: %2").arg(QString::fromUtf8(once), text)));
+    QVERIFY2(!text.contains(QStringLiteral("recover: auto")), qPrintable(text)); // the YAML's words: its control named
     // Nowhere is the DBA told to run recover without the button's name before it.
     QVERIFY2(!text.contains(QStringLiteral("diff: driftless-cli recover")), qPrintable(text));
     const int row = w.tablesModel()->rowOf(QStringLiteral("orders"), QStringLiteral("public.orders"));
     const QString column = w.tablesModel()->index(row, TablesModel::Message).data().toString();
     QVERIFY2(column.contains(QStringLiteral("Recover\u2026 (the Tables page's button")), qPrintable(column));
+    QVERIFY2(column.contains(QStringLiteral("nothing was read from it")), qPrintable(column));
     // The Backfill button, off for such a table, says why in the same words.
     QVERIFY2(page->backfillButton()->toolTip().contains(QStringLiteral("Recover\u2026 (beside the table's detail; "
                                                                        "driftless-cli recover orders)")),
              qPrintable(page->backfillButton()->toolTip()));
     QTest::qWait(50);
     test::saveShot(&w, QStringLiteral("tables-commands-named-by-buttons"));
+}
+
+// The engine's messages for a change of source, as core writes them (Error::full(): what; hint):
+// the why is kept whole, the fix's clause goes, a way back the page does not name is kept.
+void TestDashboard::aSourceChangesWhyIsToldApartFromItsFix_data()
+{
+    QTest::addColumn<QString>("message");
+    QTest::addColumn<QString>("why");
+    QTest::addColumn<QString>("otherWay");
+    QTest::newRow("postgres identity")
+        << QStringLiteral("the source is another cluster (system id 7, was 8); replication slot s is not on it; "
+                          "nothing was read from it; bring the target back to this server by diff: driftless-cli "
+                          "recover app (or set recover: auto on the pipeline), or load it again: driftless-cli "
+                          "resnapshot app")
+        << QStringLiteral("the source is another cluster (system id 7, was 8); replication slot s is not on it; "
+                          "nothing was read from it")
+        << QString();
+    QTest::newRow("mariadb, a way back the page has not")
+        << QStringLiteral("server_id 4 answers now. It cannot continue from GTID 0-3-9, where the target stands: "
+                          "gone (the target holds changes; or not); nothing was read from it; point the endpoint "
+                          "back at server_id 3, or bring the target back to it: driftless-cli recover app (or set "
+                          "recover: auto on the pipeline; it compares every table with the new server and copies "
+                          "what differs), or load it again: driftless-cli resnapshot app")
+        << QStringLiteral("server_id 4 answers now. It cannot continue from GTID 0-3-9, where the target stands: "
+                          "gone (the target holds changes; or not); nothing was read from it")
+        << QStringLiteral("point the endpoint back at server_id 3");
+    QTest::newRow("the fix alone") << QStringLiteral("bring the target back: driftless-cli recover app") << QString()
+                                   << QString();
+    QTest::newRow("no recover named") << QStringLiteral("the source changed; see docs/failover.md")
+                                      << QStringLiteral("the source changed; see docs/failover.md") << QString();
+}
+
+void TestDashboard::aSourceChangesWhyIsToldApartFromItsFix()
+{
+    QFETCH(QString, message);
+    QFETCH(QString, why);
+    QFETCH(QString, otherWay);
+    const SourceChangeWords words = sourceChangeWords(message);
+    QCOMPARE(words.why, why);
+    QCOMPARE(words.otherWay, otherWay);
 }
 
 #include "tst_dashboard.moc"

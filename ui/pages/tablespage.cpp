@@ -303,18 +303,27 @@ void TablesPage::updateDetails()
     if (r.fellBackFromCdc)
         text += QStringLiteral("<br>") + tr("The slot guard moved it from CDC to cursor sync to protect the source; "
                                             "\u201cPromote to CDC\u201d streams it again.");
+    QString message = QString::fromStdString(r.message);
     if (r.state == core::TableState::SourceChanged) {
-        // The fix first, the button beside this line (the command kept for scripts): the message
-        // below says why at length. A re-snapshot has no button in the app: its command stays.
+        // The fix first, the button beside this line (the command kept for scripts); the message
+        // below says why, without the engine's copy of the same fix (said once). A re-snapshot
+        // has no button in the app: its command stays.
         const QString pipeline = QString::fromStdString(r.pipeline).toHtmlEscaped();
+        const SourceChangeWords words = sourceChangeWords(message);
         text += QStringLiteral("<br>") +
                 tr("<b>The source changed</b>: bring the target back to the server there now by diff with "
                    "<b>Recover\u2026</b> (beside this, or the table's context menu; <code>driftless-cli recover "
-                   "%1</code>), or load it again from a shell with <code>driftless-cli resnapshot %1</code>.")
+                   "%1</code>), or load it again from a shell with <code>driftless-cli resnapshot %1</code>. "
+                   "Recover set to auto in the pipeline's settings (Edit Pipeline\u2026 on the Workspace page) has "
+                   "the sync do it by itself.")
                     .arg(pipeline);
+        if (!words.otherWay.isEmpty())
+            text += QStringLiteral(" ") +
+                    tr("Or %1 (Edit\u2026 on the Workspace page).").arg(words.otherWay.toHtmlEscaped());
+        message = words.why;
     }
-    if (!r.message.empty())
-        text += QStringLiteral("<br>") + inAppWords(QString::fromStdString(r.message)).toHtmlEscaped();
+    if (!message.isEmpty())
+        text += QStringLiteral("<br>") + inAppWords(message).toHtmlEscaped();
     m_details->setText(text);
     m_details->setVisible(true);
 }

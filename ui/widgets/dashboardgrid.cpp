@@ -419,6 +419,12 @@ void DashboardGrid::contextMenuEvent(QContextMenuEvent *event)
     const QString pipeline = pl.name;
     QMenu menu(this);
     menu.setObjectName(QStringLiteral("pipelineTileMenu"));
+    // A pipeline stopped by a change of source: its way back first.
+    if (pl.sourceChanged) {
+        menu.addAction(namedIcon(QStringLiteral("refresh")), tr("Recover %1\u2026").arg(pipeline), this,
+                       [this, pipeline] { emit recoverRequested(pipeline); });
+        menu.addSeparator();
+    }
     // The Tables page asks and pauses (pausePipelineRequested); the tile's counts say what is left.
     QAction *pause = menu.addAction(namedIcon(QStringLiteral("pause")), tr("Pause Pipeline %1\u2026").arg(pipeline),
                                     this, [this, pipeline] { emit pausePipelineRequested(pipeline, true); });
@@ -428,11 +434,6 @@ void DashboardGrid::contextMenuEvent(QContextMenuEvent *event)
                                      this, [this, pipeline] { emit pausePipelineRequested(pipeline, false); });
     resume->setObjectName(QStringLiteral("resumePipeline"));
     resume->setEnabled(pl.paused > 0);
-    if (pl.sourceChanged) {
-        menu.addSeparator();
-        menu.addAction(namedIcon(QStringLiteral("refresh")), tr("Recover %1\u2026").arg(pipeline), this,
-                       [this, pipeline] { emit recoverRequested(pipeline); });
-    }
     menu.exec(event->globalPos());
 }
 
