@@ -140,6 +140,117 @@ PipelineEditor *openEditor(ui::WorkspacePage *page, QPushButton *button)
     return editor;
 }
 
+QString readText(const QString &path)
+{
+    std::ifstream in(path.toStdString());
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return QString::fromStdString(ss.str());
+}
+
+const core::TableSpec &tableOf(const core::PipelineSpec &p, const std::string &name)
+{
+    for (const auto &t : p.tables)
+        if (t.table.display() == name)
+            return t;
+    throw std::runtime_error("no table " + name);
+}
+
+void pick(QComboBox *box, const QVariant &data)
+{
+    QVERIFY(box);
+    const int i = box->findData(data);
+    QVERIFY(i >= 0);
+    box->setCurrentIndex(i);
+}
+
+/// Runs a helper that checks with QVERIFY/QCOMPARE, and ends the case when a check failed.
+#define STEP(call)                                                                                                     \
+    do {                                                                                                               \
+        call;                                                                                                          \
+        if (QTest::currentTestFailed())                                                                                \
+            return;                                                                                                    \
+    } while (false)
+
+/// What every case sets up and does the same way: a folder holding a workspace file with
+/// `original` (its endpoints, filled in by the case), the window on it at the Workspace page, the
+/// page's saved() outcomes, and the editor opened and confirmed through the page's own buttons.
+struct Bench {
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    core::Workspace original;
+    MainWindow w;
+    ui::WorkspacePage *page = w.workspacePage();
+    QSignalSpy saved{page, &ui::WorkspacePage::saved};
+
+    /// Shows the window and opens the workspace file.
+    void show()
+    {
+        w.resize(1180, 620);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.openWorkspace(QString::fromStdString(statePath));
+    }
+    /// Stores `original`, then shows it on the Workspace page; done when the page lists its
+    /// endpoints.
+    void open()
+    {
+        core::StateStore(statePath).applyWorkspace(original);
+        w.pages()->setCurrentWidget(page);
+        show();
+        QTRY_COMPARE(page->endpointsModel()->rowCount(), static_cast<int>(original.endpoints.size()));
+    }
+    /// Add Pipeline… with `source` chosen, once the editor lists `table`; null if it never does.
+    PipelineEditor *addPipeline(const QString &source, const QString &table)
+    {
+        if (!QTest::qWaitFor([&] { return page->addPipelineButton()->isEnabled(); }, 5000))
+            return nullptr;
+        PipelineEditor *editor = openEditor(page, page->addPipelineButton());
+        if (!editor)
+            return nullptr;
+        editor->sourceBox()->setCurrentIndex(editor->sourceBox()->findData(source));
+        return QTest::qWaitFor([&] { return !editor->discovering() && editor->tableItem(table); }, 30000) ? editor
+                                                                                                          : nullptr;
+    }
+    /// Edit Pipeline… on `name` once the page shows `shown` (a snapshot taken before the last
+    /// save or import may still arrive) and is idle; null if it never opens.
+    PipelineEditor *editPipeline(const QString &name, const core::Workspace &shown)
+    {
+        if (!QTest::qWaitFor([&] { return page->workspace() == shown && page->addPipelineButton()->isEnabled(); },
+                             15000))
+            return nullptr;
+        page->selectPipeline(name);
+        if (!QTest::qWaitFor([&] { return page->editPipelineButton()->isEnabled(); }, 5000))
+            return nullptr;
+        return openEditor(page, page->editPipelineButton());
+    }
+    /// OK on `editor`: the page stores the pipeline, and says so.
+    void ok(PipelineEditor *editor)
+    {
+        saved.clear();
+        QTest::mouseClick(editor->okButton(), Qt::LeftButton);
+        QVERIFY(saved.wait(15000));
+        QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
+    }
+    /// Import YAML… of `path`: the page applies it, and says so.
+    void importYaml(const QString &path)
+    {
+        saved.clear();
+        page->importFile(path);
+        QVERIFY(saved.wait(15000));
+        QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
+    }
+    core::Workspace stored() const { return core::StateStore(statePath).loadWorkspace(); }
+    /// `original` with `pipelines`.
+    core::Workspace with(std::vector<core::PipelineSpec> pipelines) const
+    {
+        core::Workspace ws = original;
+        ws.pipelines = std::move(pipelines);
+        return ws;
+    }
+    QString path(const char *name) const { return QString::fromStdString(dir.file(name)); }
+};
+
 } // namespace
 
 class TestPipelineEditor : public QObject {
@@ -162,30 +273,19 @@ void TestPipelineEditor::editorRecommendsStrategiesAndStoresThePipeline()
     src.exec(kSchema);
     src.exec(kWrites);
     QVERIFY(waitForStats(src));
-    test::TempDir dir;
-    const std::string statePath = dir.file("workspace.db");
-    core::Workspace original;
-    original.endpoints["src"] = test::pgEndpoint("src", src.name());
-    original.endpoints["dw"] = test::pgEndpoint("dw", dst.name());
-    original.endpoints["lite"] = test::sqliteEndpoint("lite", dir.file("replica.db"));
-    core::StateStore(statePath).applyWorkspace(original);
+    Bench bench;
+    bench.original.endpoints["src"] = test::pgEndpoint("src", src.name());
+    bench.original.endpoints["dw"] = test::pgEndpoint("dw", dst.name());
+    bench.original.endpoints["lite"] = test::sqliteEndpoint("lite", bench.dir.file("replica.db"));
 
-    MainWindow w;
-    w.resize(1180, 620);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    auto *page = w.workspacePage();
-    w.pages()->setCurrentWidget(page);
-    w.openWorkspace(QString::fromStdString(statePath));
-    QTRY_COMPARE(page->endpointsModel()->rowCount(), 3);
+    STEP(bench.open());
+    auto *page = bench.page;
     QVERIFY(page->addPipelineButton()->isEnabled());
     QVERIFY(!page->editPipelineButton()->isEnabled()); // nothing selected
 
-    PipelineEditor *editor = openEditor(page, page->addPipelineButton());
+    PipelineEditor *editor = bench.addPipeline(QStringLiteral("src"), QStringLiteral("public.orders"));
     QVERIFY(editor);
     QCOMPARE(editor->sourceBox()->count(), 2); // the Postgres endpoints only
-    editor->sourceBox()->setCurrentIndex(editor->sourceBox()->findData(QStringLiteral("src")));
-    QTRY_VERIFY_WITH_TIMEOUT(!editor->discovering() && editor->tableItem(QStringLiteral("public.orders")), 30000);
     QVERIFY2(editor->discoveryLabel()->text().startsWith(QStringLiteral("6 tables in 2 schemas on src")),
              qPrintable(editor->discoveryLabel()->text()));
     QCOMPARE(editor->targetBox()->findData(QStringLiteral("src")), -1); // never its own target
@@ -312,30 +412,23 @@ void TestPipelineEditor::editorRecommendsStrategiesAndStoresThePipeline()
     editor->resize(1180, 600);
     saveShot(editor, QStringLiteral("pipeline-editor"));
 
-    QSignalSpy saved(page, &ui::WorkspacePage::saved);
-    QTest::mouseClick(editor->okButton(), Qt::LeftButton);
-    QVERIFY(saved.wait(15000));
-    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
-    QVERIFY2(saved.first().at(1).toString().startsWith(QStringLiteral("Added pipeline app_to_dw")),
-             qPrintable(saved.first().at(1).toString()));
-    core::Workspace withPipeline = original;
-    withPipeline.pipelines = {expected};
-    QCOMPARE(core::StateStore(statePath).loadWorkspace(), withPipeline);
+    STEP(bench.ok(editor));
+    QVERIFY2(bench.saved.first().at(1).toString().startsWith(QStringLiteral("Added pipeline app_to_dw")),
+             qPrintable(bench.saved.first().at(1).toString()));
+    core::Workspace withPipeline = bench.with({expected});
+    QCOMPARE(bench.stored(), withPipeline);
     QCOMPARE(page->pipelinesModel()->rowCount(), 1);
     QCOMPARE(page->pipelinesModel()->index(0, ui::PipelinesModel::Strategies).data().toString(),
              QStringLiteral("2 full refresh, 2 cursor"));
 
     // The page's YAML round-trips it.
-    const QString yamlPath = QString::fromStdString(dir.file("exported.yaml"));
+    const QString yamlPath = bench.path("exported.yaml");
     QVERIFY(page->exportFile(yamlPath));
     QCOMPARE(core::WorkspaceFile::load(yamlPath.toStdString()), withPipeline);
-    core::StateStore(statePath).applyWorkspace(original);
+    core::StateStore(bench.statePath).applyWorkspace(bench.original);
     QTRY_COMPARE_WITH_TIMEOUT(page->pipelinesModel()->rowCount(), 0, 15000);
-    saved.clear();
-    page->importFile(yamlPath);
-    QVERIFY(saved.wait(15000));
-    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
-    QCOMPARE(core::StateStore(statePath).loadWorkspace(), withPipeline);
+    STEP(bench.importYaml(yamlPath));
+    QCOMPARE(bench.stored(), withPipeline);
 
     // Editing (a double-click on the row) keeps the tables with their settings, a table the
     // source no longer has included.
@@ -369,12 +462,9 @@ void TestPipelineEditor::editorRecommendsStrategiesAndStoresThePipeline()
     editor->setIncluded(QStringLiteral("public.counters"), true);
     expected.tables = {plans, ordersSpec, events, spec("counters", core::Strategy::Cdc)};
     QCOMPARE(editor->pipeline(), expected);
-    saved.clear();
-    QTest::mouseClick(editor->okButton(), Qt::LeftButton);
-    QVERIFY(saved.wait(15000));
-    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
+    STEP(bench.ok(editor));
     withPipeline.pipelines = {expected};
-    QCOMPARE(core::StateStore(statePath).loadWorkspace(), withPipeline);
+    QCOMPARE(bench.stored(), withPipeline);
 }
 
 void TestPipelineEditor::mysqlSourceListsItsTablesAndRefusesCdcWithoutTheGrant()
@@ -415,35 +505,24 @@ void TestPipelineEditor::mysqlSourceListsItsTablesAndRefusesCdcWithoutTheGrant()
         }
     } dropUser{roUser, src};
     test::PgTestDb dst("gui_pe_my_dst");
-    test::TempDir dir;
-    const std::string statePath = dir.file("workspace.db");
-    core::Workspace original;
-    original.endpoints["shop"] = test::myEndpoint("shop", src.name());
+    Bench bench;
+    bench.original.endpoints["shop"] = test::myEndpoint("shop", src.name());
     core::Endpoint readOnly;
     readOnly.name = "shop_ro";
     readOnly.kind = core::EndpointKind::Mysql;
     readOnly.dsn = "mysql://" + roUser + "@" + servers.myHost + ":" + std::to_string(servers.myPort) + "/" + src.name();
-    original.endpoints["shop_ro"] = readOnly;
-    original.endpoints["dw"] = test::pgEndpoint("dw", dst.name());
-    core::StateStore(statePath).applyWorkspace(original);
+    bench.original.endpoints["shop_ro"] = readOnly;
+    bench.original.endpoints["dw"] = test::pgEndpoint("dw", dst.name());
 
-    MainWindow w;
-    w.resize(1180, 620);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    auto *page = w.workspacePage();
-    w.pages()->setCurrentWidget(page);
-    w.openWorkspace(QString::fromStdString(statePath));
-    QTRY_COMPARE(page->endpointsModel()->rowCount(), 3);
+    STEP(bench.open());
+    auto *page = bench.page;
     // The read-only user's password as the app keeps it: the connector asks for it by DSN.
-    w.secretStore()->store(QStringLiteral("shop_ro"), QString::fromStdString(roPassword));
-    PipelineEditor *editor = openEditor(page, page->addPipelineButton());
-    QVERIFY(editor);
-    QCOMPARE(editor->sourceBox()->count(), 3); // MySQL and Postgres endpoints are sources
-    editor->sourceBox()->setCurrentIndex(editor->sourceBox()->findData(QStringLiteral("shop")));
+    bench.w.secretStore()->store(QStringLiteral("shop_ro"), QString::fromStdString(roPassword));
     const QString db = QString::fromStdString(src.name());
     const QString orders = db + QStringLiteral(".Orders");
-    QTRY_VERIFY_WITH_TIMEOUT(!editor->discovering() && editor->tableItem(orders), 30000);
+    PipelineEditor *editor = bench.addPipeline(QStringLiteral("shop"), orders);
+    QVERIFY(editor);
+    QCOMPARE(editor->sourceBox()->count(), 3); // MySQL and Postgres endpoints are sources
     QString status = editor->discoveryLabel()->text();
     QVERIFY2(status.startsWith(QStringLiteral("5 tables in 1 database on shop")), qPrintable(status));
     QVERIFY2(!status.contains(QStringLiteral("CDC is refused")), qPrintable(status));
@@ -522,24 +601,17 @@ void TestPipelineEditor::mysqlSourceListsItsTablesAndRefusesCdcWithoutTheGrant()
     editor->resize(1180, 600);
     saveShot(editor, QStringLiteral("pipeline-editor-mysql"));
 
-    QSignalSpy saved(page, &ui::WorkspacePage::saved);
-    QTest::mouseClick(editor->okButton(), Qt::LeftButton);
-    QVERIFY(saved.wait(15000));
-    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
-    core::Workspace withPipeline = original;
-    withPipeline.pipelines = {expected};
-    QCOMPARE(core::StateStore(statePath).loadWorkspace(), withPipeline);
+    STEP(bench.ok(editor));
+    core::Workspace withPipeline = bench.with({expected});
+    QCOMPARE(bench.stored(), withPipeline);
     // The YAML names the tables so the loader reads back the same case.
-    const QString yamlPath = QString::fromStdString(dir.file("exported.yaml"));
+    const QString yamlPath = bench.path("exported.yaml");
     QVERIFY(page->exportFile(yamlPath));
     QCOMPARE(core::WorkspaceFile::load(yamlPath.toStdString()), withPipeline);
 
     // The user that may not read the binlog: CDC refused for every table, with the GRANT.
-    QTRY_VERIFY(page->addPipelineButton()->isEnabled());
-    editor = openEditor(page, page->addPipelineButton());
+    editor = bench.addPipeline(QStringLiteral("shop_ro"), orders);
     QVERIFY(editor);
-    editor->sourceBox()->setCurrentIndex(editor->sourceBox()->findData(QStringLiteral("shop_ro")));
-    QTRY_VERIFY_WITH_TIMEOUT(!editor->discovering() && editor->tableItem(orders), 30000);
     status = editor->discoveryLabel()->text();
     const QString refusal =
         QStringLiteral("the source's user may not read the binlog: GRANT REPLICATION SLAVE ON *.* TO '%1'@'")
@@ -570,14 +642,6 @@ SELECT g, 'name ' || g, 'c' || g || '@example.com', '123-45-' || g, '555-01' || 
        '4111' || g, 42 FROM generate_series(1, 50) g;
 )sql";
 
-QString readText(const QString &path)
-{
-    std::ifstream in(path.toStdString());
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return QString::fromStdString(ss.str());
-}
-
 } // namespace
 
 void TestPipelineEditor::columnGridMapsTheTableAndRoundTripsTheYaml()
@@ -585,31 +649,20 @@ void TestPipelineEditor::columnGridMapsTheTableAndRoundTripsTheYaml()
     test::PgTestDb src("gui_pe_map_src");
     test::PgTestDb dst("gui_pe_map_dst");
     src.exec(kCustomers);
-    test::TempDir dir;
-    const std::string statePath = dir.file("workspace.db");
-    const std::string keyFile = dir.file("hmac.key");
+    Bench bench;
+    const std::string keyFile = bench.dir.file("hmac.key");
     {
         std::ofstream key(keyFile);
         key << "0123456789abcdef0123456789abcdef\n";
     }
-    core::Workspace original;
-    original.endpoints["src"] = test::pgEndpoint("src", src.name());
-    original.endpoints["dw"] = test::pgEndpoint("dw", dst.name());
-    core::StateStore(statePath).applyWorkspace(original);
+    bench.original.endpoints["src"] = test::pgEndpoint("src", src.name());
+    bench.original.endpoints["dw"] = test::pgEndpoint("dw", dst.name());
 
-    MainWindow w;
-    w.resize(1180, 620);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    auto *page = w.workspacePage();
-    w.pages()->setCurrentWidget(page);
-    w.openWorkspace(QString::fromStdString(statePath));
-    QTRY_COMPARE(page->endpointsModel()->rowCount(), 2);
+    STEP(bench.open());
+    auto *page = bench.page;
 
-    PipelineEditor *editor = openEditor(page, page->addPipelineButton());
+    PipelineEditor *editor = bench.addPipeline(QStringLiteral("src"), QStringLiteral("public.customers"));
     QVERIFY(editor);
-    editor->sourceBox()->setCurrentIndex(editor->sourceBox()->findData(QStringLiteral("src")));
-    QTRY_VERIFY_WITH_TIMEOUT(!editor->discovering() && editor->tableItem(QStringLiteral("public.customers")), 30000);
     editor->targetBox()->setCurrentIndex(editor->targetBox()->findData(QStringLiteral("dw")));
     editor->nameEdit()->setText(QStringLiteral("crm"));
     const QString customers = QStringLiteral("public.customers");
@@ -731,14 +784,10 @@ void TestPipelineEditor::columnGridMapsTheTableAndRoundTripsTheYaml()
     QCOMPARE(editor->pipeline(), expected);
 
     // OK stores it through the page; the YAML export has the keys and loads back equal.
-    QSignalSpy saved(page, &ui::WorkspacePage::saved);
-    QTest::mouseClick(editor->okButton(), Qt::LeftButton);
-    QVERIFY(saved.wait(15000));
-    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
-    core::Workspace withPipeline = original;
-    withPipeline.pipelines = {expected};
-    QCOMPARE(core::StateStore(statePath).loadWorkspace(), withPipeline);
-    const QString yamlPath = QString::fromStdString(dir.file("exported.yaml"));
+    STEP(bench.ok(editor));
+    core::Workspace withPipeline = bench.with({expected});
+    QCOMPARE(bench.stored(), withPipeline);
+    const QString yamlPath = bench.path("exported.yaml");
     QVERIFY(page->exportFile(yamlPath));
     const QString yaml = readText(yamlPath);
     for (const char *key :
@@ -748,18 +797,18 @@ void TestPipelineEditor::columnGridMapsTheTableAndRoundTripsTheYaml()
     QVERIFY(!yaml.contains(QStringLiteral("0123456789abcdef"))); // the key's file is named, never read into it
     QCOMPARE(core::WorkspaceFile::load(yamlPath.toStdString()), withPipeline);
     // What the editor accepted, apply accepts (live schema, key file and all).
-    const auto applied = test::runCli({"--state", dir.file("cli.db"), "apply", yamlPath.toStdString()});
+    const auto applied = test::runCli({"--state", bench.dir.file("cli.db"), "apply", yamlPath.toStdString()});
     QVERIFY2(applied.exitCode == 0, (applied.out + applied.err).c_str());
 
     // A mapping written by hand in YAML (include form) shows in the grid as written, and saving
     // without an edit changes nothing.
-    const std::string handYaml = dir.file("hand.yaml");
+    const std::string handYaml = bench.dir.file("hand.yaml");
     std::ofstream(handYaml) << "endpoints:\n"
                                "  src: { kind: postgres, dsn: \""
-                            << original.endpoints["src"].dsn
+                            << bench.original.endpoints["src"].dsn
                             << "\" }\n"
                                "  dw: { kind: postgres, dsn: \""
-                            << original.endpoints["dw"].dsn
+                            << bench.original.endpoints["dw"].dsn
                             << "\" }\n"
                                "pipelines:\n"
                                "  - name: crm\n"
@@ -782,18 +831,9 @@ void TestPipelineEditor::columnGridMapsTheTableAndRoundTripsTheYaml()
                                "        deletes: ignore\n";
     const core::Workspace hand = core::WorkspaceFile::load(handYaml);
     QVERIFY(hand.pipelines.at(0).tables.at(0).columns->hasInclude);
-    saved.clear();
-    page->importFile(QString::fromStdString(handYaml));
-    QVERIFY(saved.wait(15000));
-    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
-    QCOMPARE(core::StateStore(statePath).loadWorkspace(), hand);
-    QTRY_COMPARE(page->pipelinesModel()->rowCount(), 1);
-    QTRY_VERIFY(page->addPipelineButton()->isEnabled());
-    // A snapshot taken before the import may still arrive: edit what the page shows once it is
-    // the imported workspace.
-    QTRY_VERIFY_WITH_TIMEOUT(page->workspace() == hand, 15000);
-    page->selectPipeline(QStringLiteral("crm"));
-    editor = openEditor(page, page->editPipelineButton());
+    STEP(bench.importYaml(QString::fromStdString(handYaml)));
+    QCOMPARE(bench.stored(), hand);
+    editor = bench.editPipeline(QStringLiteral("crm"), hand);
     QVERIFY(editor);
     QCOMPARE(editor->pipeline(), hand.pipelines.at(0));
     editor->selectTable(customers);
@@ -815,22 +855,15 @@ void TestPipelineEditor::columnGridMapsTheTableAndRoundTripsTheYaml()
     QCOMPARE(panel->targetTableEdit()->text(), QStringLiteral("crm_customers"));
     QCOMPARE(editor->pipeline(), hand.pipelines.at(0)); // showing it edited nothing
     QVERIFY2(editor->okButton()->isEnabled(), qPrintable(editor->problem()));
-    saved.clear();
-    QTest::mouseClick(editor->okButton(), Qt::LeftButton);
-    QVERIFY(saved.wait(15000));
-    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
-    QCOMPARE(core::StateStore(statePath).loadWorkspace(), hand);
-    const QString again = QString::fromStdString(dir.file("again.yaml"));
+    STEP(bench.ok(editor));
+    QCOMPARE(bench.stored(), hand);
+    const QString again = bench.path("again.yaml");
     QVERIFY(page->exportFile(again));
     QCOMPARE(core::WorkspaceFile::load(again.toStdString()), hand);
     QVERIFY(readText(again).contains(QStringLiteral("include:")));
 
     // An edit keeps the form it was written in: ticking a column adds it to include.
-    QTRY_VERIFY(page->addPipelineButton()->isEnabled()); // the save is done
-    QTRY_VERIFY_WITH_TIMEOUT(page->workspace() == hand, 15000);
-    page->selectPipeline(QStringLiteral("crm"));
-    QTRY_VERIFY(page->editPipelineButton()->isEnabled());
-    editor = openEditor(page, page->editPipelineButton());
+    editor = bench.editPipeline(QStringLiteral("crm"), hand);
     QVERIFY(editor);
     editor->selectTable(customers);
     editor->columnsPanel()->setColumnIncluded(QStringLiteral("internal_notes"), true);
@@ -841,39 +874,26 @@ void TestPipelineEditor::columnGridMapsTheTableAndRoundTripsTheYaml()
     editor->reject();
 }
 
-QTEST_MAIN(TestPipelineEditor)
-
 void TestPipelineEditor::bothWaysMakesEveryTableStreamAndRoundTrips()
 {
     test::PgTestDb a("gui_pe_tw_a");
     test::PgTestDb b("gui_pe_tw_b");
     a.exec("CREATE TABLE people (id int PRIMARY KEY, name text, phone text)");
     a.exec("CREATE TABLE notes (id int PRIMARY KEY, body text)");
-    test::TempDir dir;
-    const std::string statePath = dir.file("workspace.db");
-    core::Workspace original;
-    original.endpoints["a"] = test::pgEndpoint("a", a.name());
-    original.endpoints["b"] = test::pgEndpoint("b", b.name());
+    Bench bench;
+    bench.original.endpoints["a"] = test::pgEndpoint("a", a.name());
+    bench.original.endpoints["b"] = test::pgEndpoint("b", b.name());
     core::Endpoint lite;
     lite.name = "lite";
     lite.kind = core::EndpointKind::Sqlite;
-    lite.path = dir.file("lite.db");
-    original.endpoints["lite"] = lite;
-    core::StateStore(statePath).applyWorkspace(original);
+    lite.path = bench.dir.file("lite.db");
+    bench.original.endpoints["lite"] = lite;
 
-    MainWindow w;
-    w.resize(1180, 620);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    auto *page = w.workspacePage();
-    w.pages()->setCurrentWidget(page);
-    w.openWorkspace(QString::fromStdString(statePath));
-    QTRY_COMPARE(page->endpointsModel()->rowCount(), 3);
+    STEP(bench.open());
+    auto *page = bench.page;
 
-    PipelineEditor *editor = openEditor(page, page->addPipelineButton());
+    PipelineEditor *editor = bench.addPipeline(QStringLiteral("a"), QStringLiteral("public.people"));
     QVERIFY(editor);
-    editor->sourceBox()->setCurrentIndex(editor->sourceBox()->findData(QStringLiteral("a")));
-    QTRY_VERIFY_WITH_TIMEOUT(!editor->discovering() && editor->tableItem(QStringLiteral("public.people")), 30000);
     editor->targetBox()->setCurrentIndex(editor->targetBox()->findData(QStringLiteral("b")));
     editor->nameEdit()->setText(QStringLiteral("mirror"));
     editor->setIncluded(QStringLiteral("public.people"), true);
@@ -908,53 +928,28 @@ void TestPipelineEditor::bothWaysMakesEveryTableStreamAndRoundTrips()
     saveShot(editor, QStringLiteral("pipeline-editor-two-way"));
 
     // OK stores it; the export says direction: both and loads back equal.
-    QSignalSpy saved(page, &ui::WorkspacePage::saved);
-    QTest::mouseClick(editor->okButton(), Qt::LeftButton);
-    QVERIFY(saved.wait(15000));
-    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
-    const core::Workspace stored = core::StateStore(statePath).loadWorkspace();
+    STEP(bench.ok(editor));
+    const core::Workspace stored = bench.stored();
     QCOMPARE(stored.pipelines.size(), std::size_t{1});
     QVERIFY(stored.pipelines[0].twoWay);
     QCOMPARE(stored.pipelines[0].tables.size(), std::size_t{2});
-    const QString yamlPath = QString::fromStdString(dir.file("exported.yaml"));
+    const QString yamlPath = bench.path("exported.yaml");
     QVERIFY(page->exportFile(yamlPath));
     QVERIFY(readText(yamlPath).contains(QStringLiteral("direction: both")));
     QCOMPARE(core::WorkspaceFile::load(yamlPath.toStdString()), stored);
 
     // Edited again, it opens as both ways; made one way, it stores a one-way pipeline.
-    QTRY_COMPARE(page->pipelinesModel()->rowCount(), 1);
-    QTRY_VERIFY_WITH_TIMEOUT(page->workspace() == stored, 15000);
-    QTRY_VERIFY(page->addPipelineButton()->isEnabled());
-    page->selectPipeline(QStringLiteral("mirror"));
-    QTRY_VERIFY(page->editPipelineButton()->isEnabled());
-    editor = openEditor(page, page->editPipelineButton());
+    editor = bench.editPipeline(QStringLiteral("mirror"), stored);
     QVERIFY(editor);
     QCOMPARE(editor->directionBox()->currentData().toBool(), true);
     editor->directionBox()->setCurrentIndex(editor->directionBox()->findData(false));
     QVERIFY(!editor->pipeline().twoWay);
     QVERIFY2(editor->problem().isEmpty(), qPrintable(editor->problem()));
-    saved.clear();
+    bench.saved.clear();
     QTest::mouseClick(editor->okButton(), Qt::LeftButton);
-    QVERIFY(saved.wait(15000));
-    QVERIFY(!core::StateStore(statePath).loadWorkspace().pipelines.at(0).twoWay);
+    QVERIFY(bench.saved.wait(15000));
+    QVERIFY(!bench.stored().pipelines.at(0).twoWay);
 }
-
-namespace {
-const core::TableSpec &tableOf(const core::PipelineSpec &p, const std::string &name)
-{
-    for (const auto &t : p.tables)
-        if (t.table.display() == name)
-            return t;
-    throw std::runtime_error("no table " + name);
-}
-void pick(QComboBox *box, const QVariant &data)
-{
-    QVERIFY(box);
-    const int i = box->findData(data);
-    QVERIFY(i >= 0);
-    box->setCurrentIndex(i);
-}
-} // namespace
 
 void TestPipelineEditor::bothWaysSetsEachTablesConflictPolicyAndRoundTripsTheYaml()
 {
@@ -963,26 +958,15 @@ void TestPipelineEditor::bothWaysSetsEachTablesConflictPolicyAndRoundTripsTheYam
     test::PgTestDb b("gui_pe_cf_b");
     a.exec("CREATE TABLE people (id int PRIMARY KEY, name text, updated_at timestamptz)");
     a.exec("CREATE TABLE notes (id int PRIMARY KEY, body text)");
-    test::TempDir dir;
-    const std::string statePath = dir.file("workspace.db");
-    core::Workspace original;
-    original.endpoints["a"] = test::pgEndpoint("a", a.name());
-    original.endpoints["b"] = test::pgEndpoint("b", b.name());
-    core::StateStore(statePath).applyWorkspace(original);
+    Bench bench;
+    bench.original.endpoints["a"] = test::pgEndpoint("a", a.name());
+    bench.original.endpoints["b"] = test::pgEndpoint("b", b.name());
 
-    MainWindow w;
-    w.resize(1180, 620);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    auto *page = w.workspacePage();
-    w.pages()->setCurrentWidget(page);
-    w.openWorkspace(QString::fromStdString(statePath));
-    QTRY_COMPARE(page->endpointsModel()->rowCount(), 2);
+    STEP(bench.open());
+    auto *page = bench.page;
 
-    PipelineEditor *editor = openEditor(page, page->addPipelineButton());
+    PipelineEditor *editor = bench.addPipeline(QStringLiteral("a"), QStringLiteral("public.people"));
     QVERIFY(editor);
-    editor->sourceBox()->setCurrentIndex(editor->sourceBox()->findData(QStringLiteral("a")));
-    QTRY_VERIFY_WITH_TIMEOUT(!editor->discovering() && editor->tableItem(QStringLiteral("public.people")), 30000);
     editor->targetBox()->setCurrentIndex(editor->targetBox()->findData(QStringLiteral("b")));
     editor->nameEdit()->setText(QStringLiteral("mirror"));
     editor->setIncluded(QStringLiteral("public.people"), true);
@@ -1040,17 +1024,14 @@ void TestPipelineEditor::bothWaysSetsEachTablesConflictPolicyAndRoundTripsTheYam
     saveShot(editor, QStringLiteral("pipeline-editor-conflicts"));
 
     // OK stores both policies; the export writes them as conflicts: and loads back equal.
-    QSignalSpy saved(page, &ui::WorkspacePage::saved);
-    QTest::mouseClick(editor->okButton(), Qt::LeftButton);
-    QVERIFY(saved.wait(15000));
-    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
-    const core::Workspace stored = core::StateStore(statePath).loadWorkspace();
+    STEP(bench.ok(editor));
+    const core::Workspace stored = bench.stored();
     QCOMPARE(stored.pipelines.size(), std::size_t{1});
     QCOMPARE(tableOf(stored.pipelines[0], "public.people").conflicts,
              std::optional<std::string>("newer_wins;max_skew_ms=2000;clock=commit_time"));
     QCOMPARE(tableOf(stored.pipelines[0], "public.notes").conflicts,
              std::optional<std::string>("merge_columns/target_wins"));
-    const QString yamlPath = QString::fromStdString(dir.file("exported.yaml"));
+    const QString yamlPath = bench.path("exported.yaml");
     QVERIFY(page->exportFile(yamlPath));
     const QString yaml = readText(yamlPath);
     QVERIFY2(yaml.contains(QStringLiteral("conflicts: {policy: merge_columns, on_overlap: target_wins}")),
@@ -1059,11 +1040,7 @@ void TestPipelineEditor::bothWaysSetsEachTablesConflictPolicyAndRoundTripsTheYam
     QCOMPARE(core::WorkspaceFile::load(yamlPath.toStdString()), stored);
 
     // Edited again, the table opens with its policy.
-    QTRY_VERIFY_WITH_TIMEOUT(page->workspace() == stored, 15000);
-    QTRY_VERIFY(page->addPipelineButton()->isEnabled());
-    page->selectPipeline(QStringLiteral("mirror"));
-    QTRY_VERIFY(page->editPipelineButton()->isEnabled());
-    editor = openEditor(page, page->editPipelineButton());
+    editor = bench.editPipeline(QStringLiteral("mirror"), stored);
     QVERIFY(editor);
     QTRY_VERIFY_WITH_TIMEOUT(!editor->discovering() && editor->tableItem(QStringLiteral("public.notes")), 30000);
     editor->tablesTree()->setCurrentItem(editor->tableItem(QStringLiteral("public.notes")));
@@ -1091,26 +1068,15 @@ void TestPipelineEditor::patternKeysSetOnThePatternsTabEqualTheSameKeysWrittenBy
     test::PgTestDb src("gui_pe_pat_src");
     test::PgTestDb dst("gui_pe_pat_dst");
     src.exec("CREATE TABLE plans (id int PRIMARY KEY, name text, updated_at timestamptz)");
-    test::TempDir dir;
-    const std::string statePath = dir.file("workspace.db");
-    core::Workspace original;
-    original.endpoints["src"] = test::pgEndpoint("src", src.name());
-    original.endpoints["dw"] = test::pgEndpoint("dw", dst.name());
-    core::StateStore(statePath).applyWorkspace(original);
+    Bench bench;
+    bench.original.endpoints["src"] = test::pgEndpoint("src", src.name());
+    bench.original.endpoints["dw"] = test::pgEndpoint("dw", dst.name());
 
-    MainWindow w;
-    w.resize(1180, 620);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    auto *page = w.workspacePage();
-    w.pages()->setCurrentWidget(page);
-    w.openWorkspace(QString::fromStdString(statePath));
-    QTRY_COMPARE(page->endpointsModel()->rowCount(), 2);
+    STEP(bench.open());
+    auto *page = bench.page;
 
-    PipelineEditor *editor = openEditor(page, page->addPipelineButton());
+    PipelineEditor *editor = bench.addPipeline(QStringLiteral("src"), QStringLiteral("public.plans"));
     QVERIFY(editor);
-    editor->sourceBox()->setCurrentIndex(editor->sourceBox()->findData(QStringLiteral("src")));
-    QTRY_VERIFY_WITH_TIMEOUT(!editor->discovering() && editor->tableItem(QStringLiteral("public.plans")), 30000);
     editor->targetBox()->setCurrentIndex(editor->targetBox()->findData(QStringLiteral("dw")));
     editor->nameEdit()->setText(QStringLiteral("app_to_dw"));
     ui::PatternSettingsPanel *patterns = editor->patternSettings();
@@ -1176,17 +1142,14 @@ void TestPipelineEditor::patternKeysSetOnThePatternsTabEqualTheSameKeysWrittenBy
     saveShot(editor, QStringLiteral("pipeline-editor-patterns"));
 
     // OK stores it; the same pipeline written by hand loads equal, and the export round-trips.
-    QSignalSpy saved(page, &ui::WorkspacePage::saved);
-    QTest::mouseClick(editor->okButton(), Qt::LeftButton);
-    QVERIFY(saved.wait(15000));
-    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
-    const std::string handYaml = dir.file("hand.yaml");
+    STEP(bench.ok(editor));
+    const std::string handYaml = bench.dir.file("hand.yaml");
     std::ofstream(handYaml) << "endpoints:\n"
                                "  src: { kind: postgres, dsn: \""
-                            << original.endpoints["src"].dsn
+                            << bench.original.endpoints["src"].dsn
                             << "\" }\n"
                                "  dw: { kind: postgres, dsn: \""
-                            << original.endpoints["dw"].dsn
+                            << bench.original.endpoints["dw"].dsn
                             << "\" }\n"
                                "pipelines:\n"
                                "  - name: app_to_dw\n"
@@ -1206,19 +1169,15 @@ void TestPipelineEditor::patternKeysSetOnThePatternsTabEqualTheSameKeysWrittenBy
                                "      columns: { exclude: [ssn, secret] }\n"
                                "      schema_changes: { add_column: ignore, drop_column: drop }\n";
     const core::Workspace hand = core::WorkspaceFile::load(handYaml);
-    const core::Workspace stored = core::StateStore(statePath).loadWorkspace();
+    const core::Workspace stored = bench.stored();
     QCOMPARE(stored, hand);
     QVERIFY(stored.pipelines.at(0).tables.empty());
-    const QString yamlPath = QString::fromStdString(dir.file("exported.yaml"));
+    const QString yamlPath = bench.path("exported.yaml");
     QVERIFY(page->exportFile(yamlPath));
     QCOMPARE(core::WorkspaceFile::load(yamlPath.toStdString()), hand);
 
     // Opened again, every field shows what was stored, and OK without an edit gives it back.
-    QTRY_VERIFY_WITH_TIMEOUT(page->workspace() == stored, 15000);
-    QTRY_VERIFY(page->addPipelineButton()->isEnabled());
-    page->selectPipeline(QStringLiteral("app_to_dw"));
-    QTRY_VERIFY(page->editPipelineButton()->isEnabled());
-    editor = openEditor(page, page->editPipelineButton());
+    editor = bench.editPipeline(QStringLiteral("app_to_dw"), stored);
     QVERIFY(editor);
     patterns = editor->patternSettings();
     QCOMPARE(patterns->includeEdit()->text(), QStringLiteral("public.*, sales.order_[ab,]*"));
@@ -1246,11 +1205,9 @@ void TestPipelineEditor::pickedUpTablesStayPickedUpThroughAnEditorSave()
     src.exec("CREATE TABLE plans (id int PRIMARY KEY, name text, updated_at timestamptz)");
     src.exec("CREATE TABLE orders (id int PRIMARY KEY, total numeric, updated_at timestamptz)");
     src.exec("CREATE TABLE tmp_x (id int PRIMARY KEY)");
-    test::TempDir dir;
-    const std::string statePath = dir.file("workspace.db");
-    core::Workspace original;
-    original.endpoints["src"] = test::pgEndpoint("src", src.name());
-    original.endpoints["dw"] = test::pgEndpoint("dw", dst.name());
+    Bench bench;
+    bench.original.endpoints["src"] = test::pgEndpoint("src", src.name());
+    bench.original.endpoints["dw"] = test::pgEndpoint("dw", dst.name());
     core::PipelineSpec p;
     p.name = "app";
     p.source = "src";
@@ -1260,10 +1217,10 @@ void TestPipelineEditor::pickedUpTablesStayPickedUpThroughAnEditorSave()
     p.tableDefaults = core::PipelineSpec::TableDefaults{};
     p.tableDefaults->keys.freshnessSla = core::Millis(300'000);
     p.tables.push_back(spec("plans"));
-    original.pipelines.push_back(p);
+    bench.original.pipelines.push_back(p);
     {
-        core::StateStore store(statePath);
-        store.applyWorkspace(original);
+        core::StateStore store(bench.statePath);
+        store.applyWorkspace(bench.original);
         core::StateStore::DiscoveredTable found;
         found.pipeline = "app";
         found.table = {"public", "orders"};
@@ -1271,17 +1228,14 @@ void TestPipelineEditor::pickedUpTablesStayPickedUpThroughAnEditorSave()
         found.cursor = "updated_at";
         QVERIFY(store.addDiscoveredTable(found));
     }
-    const core::Workspace stored = core::StateStore(statePath).loadWorkspace();
+    const core::Workspace stored = bench.stored();
     QCOMPARE(stored.pipelines.at(0).tables.size(), std::size_t{2});
     const core::TableSpec orders = tableOf(stored.pipelines.at(0), "public.orders");
     QVERIFY(orders.discovered);
 
-    MainWindow w;
-    w.resize(1180, 620);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
     // The Tables page tells the picked-up table from the listed one.
-    w.openWorkspace(QString::fromStdString(statePath));
+    MainWindow &w = bench.w;
+    STEP(bench.show());
     QTRY_COMPARE_WITH_TIMEOUT(w.tablesModel()->rowCount(), 2, 15000);
     ui::TablesModel *tables = w.tablesModel();
     const int pickedRow = tables->rowOf(QStringLiteral("app"), QStringLiteral("public.orders"));
@@ -1301,13 +1255,9 @@ void TestPipelineEditor::pickedUpTablesStayPickedUpThroughAnEditorSave()
                 view->sizeHintForColumn(ui::TablesModel::Strategy));
     saveShot(&w, QStringLiteral("tables-page-picked-up"));
 
-    auto *page = w.workspacePage();
+    auto *page = bench.page;
     w.pages()->setCurrentWidget(page);
-    QTRY_COMPARE(page->pipelinesModel()->rowCount(), 1);
-    QTRY_VERIFY(page->addPipelineButton()->isEnabled());
-    page->selectPipeline(QStringLiteral("app"));
-    QTRY_VERIFY(page->editPipelineButton()->isEnabled());
-    PipelineEditor *editor = openEditor(page, page->editPipelineButton());
+    PipelineEditor *editor = bench.editPipeline(QStringLiteral("app"), stored);
     QVERIFY(editor);
     QTRY_VERIFY_WITH_TIMEOUT(editor->tableItem(QStringLiteral("public.orders")), 30000);
     // Half-ticked, its strategy read-only, said to be picked up; the listed one ticked.
@@ -1339,17 +1289,15 @@ void TestPipelineEditor::pickedUpTablesStayPickedUpThroughAnEditorSave()
     editor->selectTable(QStringLiteral("public.plans"));
     editor->slaEdit()->setText(QStringLiteral("15m"));
     QVERIFY2(editor->problem().isEmpty(), qPrintable(editor->problem()));
-    QSignalSpy saved(page, &ui::WorkspacePage::saved);
-    QTest::mouseClick(editor->okButton(), Qt::LeftButton);
-    QVERIFY(saved.wait(15000));
-    QVERIFY2(saved.first().at(0).toBool(), qPrintable(saved.first().at(1).toString()));
-    const core::Workspace after = core::StateStore(statePath).loadWorkspace();
+    STEP(bench.ok(editor));
+    const core::Workspace after = bench.stored();
     QCOMPARE(after.pipelines.at(0).tables.size(), std::size_t{2});
     QCOMPARE(tableOf(after.pipelines.at(0), "public.plans").freshnessSla, std::optional(core::Millis(900'000)));
     QCOMPARE(tableOf(after.pipelines.at(0), "public.orders"), orders);
-    const QString yamlPath = QString::fromStdString(dir.file("exported.yaml"));
+    const QString yamlPath = bench.path("exported.yaml");
     QVERIFY(page->exportFile(yamlPath));
     QVERIFY2(!readText(yamlPath).contains(QStringLiteral("orders")), qPrintable(readText(yamlPath)));
 }
 
+QTEST_MAIN(TestPipelineEditor)
 #include "tst_pipelineeditor.moc"
