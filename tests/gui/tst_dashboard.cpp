@@ -167,6 +167,7 @@ private slots:
     void theTablesPageDetailNamesRecoverAndKeepsTheCommands();
     void aSourceChangesWhyIsToldApartFromItsFix_data();
     void aSourceChangesWhyIsToldApartFromItsFix();
+    void aPipelineTilesLinesAreReadWholeOnTheTile();
 };
 
 void TestDashboard::anEmptyWorkspaceSaysHowToStartInTheApp()
@@ -790,6 +791,61 @@ void TestDashboard::slotsThatCouldNotBeReadAreNeverNoneYet()
     w.dashboardPage()->setSlotSample(other);
     const auto *p = pipelineNamed(w.dashboardPage()->tiles(), QStringLiteral("orders"));
     QVERIFY(p && p->slot == DashboardTiles::Pipeline::Slot::Present);
+}
+
+// Under the title, a pipeline tile's rate, slot and reconcile lines are cut (elided) where they are
+// wider than the tile: each slot state's words fit it whole (at 1366x768 "Slot: none needed (no
+// CDC from Post…" was cut, at any scale: the tile and its font scale together).
+void TestDashboard::aPipelineTilesLinesAreReadWholeOnTheTile()
+{
+    MainWindow w;
+    w.resize(1366, 700);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    feed(w, snapshotOf(smallWorkspace(0), 1'700'000'000'000));
+    DashboardGrid *grid = w.dashboardPage()->grid();
+    const QFontMetrics fm(grid->font());
+    const int room = DashboardGrid::kPipelineWidth - 2 * 7; // the tile's padding either side
+    QStringList seen;
+    const auto fits = [&] {
+        for (const char *pipeline : {"orders", "crm", "warehouse"}) {
+            const QStringList lines = grid->pipelineLines(QLatin1String(pipeline));
+            QCOMPARE(lines.size(), 4);
+            for (int i = 1; i < lines.size(); ++i) {
+                QVERIFY2(fm.horizontalAdvance(lines[i]) <= room, qPrintable(QStringLiteral("%1 px > %2 px: %3")
+                                                                                .arg(fm.horizontalAdvance(lines[i]))
+                                                                                .arg(room)
+                                                                                .arg(lines[i])));
+                seen << lines[i];
+            }
+        }
+    };
+    fits(); // orders: not read yet; crm and warehouse: none needed
+    if (QTest::currentTestFailed())
+        return;
+    auto ws = std::make_shared<core::Workspace>();
+    ws->endpoints["shop"] = {"shop", core::EndpointKind::Postgres, "host=127.0.0.1 dbname=shop", {}, {}, {}};
+    core::PipelineSpec orders;
+    orders.name = "orders";
+    orders.source = "shop";
+    orders.target = "dw";
+    ws->pipelines.push_back(orders);
+    SlotSample none;
+    none.generation = 1;
+    none.takenAtMs = 1'700'000'000'000;
+    none.workspace = ws;
+    none.sources.push_back({});
+    none.sources.back().source = "shop";
+    w.dashboardPage()->setSlotSample(none); // read, and none there yet
+    fits();
+    if (QTest::currentTestFailed())
+        return;
+    w.dashboardPage()->setSlotSample(slotSample()); // one, no limit set
+    fits();
+    if (QTest::currentTestFailed())
+        return;
+    for (const char *says : {"Slot: none needed", "Slot: not read yet", "Slot: none yet", "Slot: no limit set"})
+        QVERIFY2(!seen.filter(QLatin1String(says)).isEmpty(), says);
 }
 
 QTEST_MAIN(TestDashboard)

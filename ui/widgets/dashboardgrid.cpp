@@ -52,13 +52,14 @@ QString slotText(const DashboardTiles::Pipeline &p)
     using Slot = DashboardTiles::Pipeline::Slot;
     switch (p.slot) {
     case Slot::NotNeeded:
-        return DashboardGrid::tr("Slot: none needed (no CDC from Postgres)");
+        // Short enough for the tile (the tooltip says why none is needed).
+        return DashboardGrid::tr("Slot: none needed");
     case Slot::NotRead:
         return DashboardGrid::tr("Slot: not read yet");
     case Slot::Unreadable:
         return DashboardGrid::tr("Slot: its source could not be read");
     case Slot::None:
-        return DashboardGrid::tr("Slot: none yet (made at the first start)");
+        return DashboardGrid::tr("Slot: none yet (made at start)");
     case Slot::Present:
         break;
     }
@@ -451,6 +452,10 @@ QString DashboardGrid::toolTipFor(const Item &item) const
                         .arg(item.pipeline->name);
         if (!item.pipeline->slotError.isEmpty())
             text += tr("\nIts slots could not be read: %1").arg(item.pipeline->slotError);
+        if (item.pipeline->slot == DashboardTiles::Pipeline::Slot::NotNeeded)
+            text += tr("\nIt needs no replication slot: only CDC from a Postgres source reads one");
+        else if (item.pipeline->slot == DashboardTiles::Pipeline::Slot::None)
+            text += tr("\nIts replication slot is made when the sync first starts (Start Sync)");
         return text;
     }
     const auto &r = *item.table->report;
