@@ -22,16 +22,19 @@
 #include "ui/models/tablesmodel.h"
 #include "ui/pages/dashboardpage.h"
 #include "ui/pages/reconcilepage.h"
+#include "ui/pages/slotspage.h"
 #include "ui/pages/tablespage.h"
 #include "ui/pages/workspacepage.h"
 #include "ui/reconcilerunner.h"
 #include "ui/widgets/reconciledialog.h"
 #include "ui/widgets/screenfit.h"
+#include "ui/widgets/slothistorychart.h"
 
 #include "core/engine/commands/doctor.h"
 
 #include <QAbstractButton>
 #include <QApplication>
+#include <QChart>
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFile>
@@ -49,6 +52,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTreeWidget>
+#include <QValueAxis>
 
 #include <algorithm>
 #include <cstdlib>
@@ -209,6 +213,25 @@ void TestLaptopScreen::everyPageAndDialogFitsTheScreen()
         w.pages()->setCurrentIndex(page);
         VERIFY_FITS(&w);
     }
+    // The Slots page's history chart: at 150% its plot is short, and eight value labels overlaid
+    // each other, cut to "...", as was the axis title (Xvfb, issue 45). Each label has its line's
+    // room, and a title shown fits the plot's height (else the unit is beside each number).
+    w.pages()->setCurrentWidget(w.slotsPage());
+    SlotHistoryChart *history = w.slotsPage()->historyChart();
+    QTRY_VERIFY(history->chart()->plotArea().height() > 0);
+    QTest::qWait(50); // the axis follows the plot's last size
+    auto *values = qobject_cast<QValueAxis *>(history->chart()->axes(Qt::Vertical).value(0));
+    QVERIFY(values);
+    const double plot = history->chart()->plotArea().height();
+    const int labelHeight = QFontMetrics(values->labelsFont()).height();
+    QVERIFY2(
+        (values->tickCount() - 1) * labelHeight <= plot,
+        qPrintable(QStringLiteral("%1 ticks of %2 px in %3 px").arg(values->tickCount()).arg(labelHeight).arg(plot)));
+    if (values->isTitleVisible())
+        QVERIFY2(QFontMetrics(values->titleFont()).horizontalAdvance(values->titleText()) <= plot,
+                 qPrintable(QStringLiteral("'%1' in %2 px").arg(values->titleText()).arg(plot)));
+    else
+        QVERIFY2(values->labelFormat().endsWith(QStringLiteral(" bytes")), qPrintable(values->labelFormat()));
     // The Tables page: on every screen, 125% and 150% included, every column up to Message is in
     // view and Message has room to be read, with no sideways scrolling: at 125% and 150% the grid
     // used to scroll and Message was off the screen (issue 45). Table names give way first (elided,

@@ -9,6 +9,7 @@
 #include <QStringList>
 #include <QValueAxis>
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -29,25 +30,26 @@ void styleChart(QChart *chart, const QPalette &palette)
 
 namespace {
 /// The rounded top and how many ticks up to it (see setRoundedRange()).
-std::pair<double, int> roundedRange(double top, const std::vector<double> &steps, double emptyTop)
+std::pair<double, int> roundedRange(double top, const std::vector<double> &steps, double emptyTop, int maxIntervals = 8)
 {
     // Headroom above the highest line, rounded to a readable step.
     const double span = top <= 0 ? emptyTop : top * 1.15;
+    const double most = std::max(1, maxIntervals);
     double step = steps.empty() ? 1 : steps.back();
     for (double candidate : steps)
-        if (span / candidate <= 8) {
+        if (span / candidate <= most) {
             step = candidate;
             break;
         }
-    while (span / step > 8)
+    while (span / step > most)
         step *= 2;
     return {std::ceil(span / step) * step, static_cast<int>(std::ceil(span / step)) + 1};
 }
 } // namespace
 
-void setRoundedRange(QValueAxis *axis, double top, const std::vector<double> &steps, double emptyTop)
+void setRoundedRange(QValueAxis *axis, double top, const std::vector<double> &steps, double emptyTop, int maxIntervals)
 {
-    const auto [max, ticks] = roundedRange(top, steps, emptyTop);
+    const auto [max, ticks] = roundedRange(top, steps, emptyTop, maxIntervals);
     axis->setRange(0, max);
     axis->setTickCount(ticks);
 }

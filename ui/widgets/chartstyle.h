@@ -16,9 +16,10 @@ namespace driftless::ui {
 void styleChart(QChart *chart, const QPalette &palette);
 
 /// Sets `axis` from 0 to a round value above `top` (with headroom), in ticks of the first of
-/// `steps` that gives at most eight (doubling the last one beyond), so labels stay readable.
-/// `top` <= 0 uses `emptyTop`.
-void setRoundedRange(QValueAxis *axis, double top, const std::vector<double> &steps, double emptyTop);
+/// `steps` that gives at most `maxIntervals` (eight by default; doubling the last one beyond), so
+/// labels stay readable. `top` <= 0 uses `emptyTop`.
+void setRoundedRange(QValueAxis *axis, double top, const std::vector<double> &steps, double emptyTop,
+                     int maxIntervals = 8);
 
 /// As setRoundedRange() for seconds, the ticks labelled in the one unit the axis' top reads best
 /// in (s up to 2 min, min up to 2 h, h up to 2 d, then d): "7200" past two hours was neither

@@ -16,6 +16,7 @@
 #include <QCursor>
 #include <QDateTime>
 #include <QDateTimeAxis>
+#include <QFontMetrics>
 #include <QGraphicsSimpleTextItem>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -120,6 +121,14 @@ SlotHistoryChart::SlotHistoryChart(QWidget *parent)
     m_view->setRenderHint(QPainter::Antialiasing);
     // Enough to read a trend; lower, the Slots page did not fit a laptop at 150% (issue 45).
     m_view->setMinimumHeight(140);
+    // The plot's height decides how many value ticks have room (fitValueAxis); only the axis'
+    // labels change then, which leave the height as it is.
+    connect(m_chart, &QChart::plotAreaChanged, this, [this](const QRectF &area) {
+        if (std::abs(area.height() - m_fittedPlotHeight) >= 1) {
+            m_fittedPlotHeight = area.height();
+            fitValueAxis();
+        }
+    });
     m_legend->setObjectName(QStringLiteral("slotHistoryLegend"));
     connect(m_legend, &LegendStrip::toggled, this, [this](int index, const QString &) {
         if (index >= 0 && static_cast<std::size_t>(index) < m_entryLines.size())
@@ -454,8 +463,9 @@ void SlotHistoryChart::redraw()
     m_legend->setEntries(std::move(entries));
 
     setTimeRange(m_x, from, now);
-    setRoundedRange(m_y, top / m_unit, decimalSteps(), 1);
+    m_yTop = top / m_unit;
     m_y->setTitleText((binlog ? tr("Binlog (%1)") : tr("WAL (%1)")).arg(unitName(m_unit)));
+    fitValueAxis();
 
     const bool empty = m_loaded && retained.isEmpty();
     if (empty && m_empty->text().isEmpty())
@@ -464,6 +474,23 @@ void SlotHistoryChart::redraw()
     m_empty->setVisible(empty);
     if (!empty)
         m_empty->clear();
+}
+
+void SlotHistoryChart::fitValueAxis()
+{
+    // A short plot (the Slots page at 150% on a 1366x768 laptop) overlaid eight labels, which
+    // Qt Charts cut to "...", and cut the axis title: as many ticks as have a label's room, and
+    // the unit beside each number when the plot is too short for the title.
+    const double plot = m_chart->plotArea().height();
+    const int label = QFontMetrics(m_y->labelsFont()).height();
+    const int intervals = plot > 0 ? std::clamp(static_cast<int>(plot / (1.5 * label)), 1, 8) : 8;
+    setRoundedRange(m_y, m_yTop, decimalSteps(), 1, intervals);
+    const bool titleFits = plot <= 0 || QFontMetrics(m_y->titleFont()).horizontalAdvance(m_y->titleText()) <= plot;
+    if (m_y->isTitleVisible() != titleFits)
+        m_y->setTitleVisible(titleFits);
+    const QString format = titleFits ? QStringLiteral("%.4g") : QStringLiteral("%.4g ") + unitName(m_unit);
+    if (m_y->labelFormat() != format)
+        m_y->setLabelFormat(format);
 }
 
 void SlotHistoryChart::drawSplit(QLineSeries *first, std::vector<QLineSeries *> &more, const QList<QPointF> &points,

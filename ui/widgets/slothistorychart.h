@@ -124,6 +124,8 @@ private:
     void startRead();
     void onReadDone(std::uint64_t job, std::vector<Sample> samples, std::int64_t nowMs);
     void redraw();
+    /// The value axis' ticks, title and labels for the plot's height now.
+    void fitValueAxis();
     void updateProjection();
     /// Makes each segment of the retained and safe_wal_size lines say its value under the pointer.
     void watchHover(QLineSeries *series);
@@ -157,6 +159,9 @@ private:
     double m_unit = 1024.0 * 1024.0;
     std::uint64_t m_job = 0;
     bool m_loaded = false;
+    /// The value axis' top (in m_unit) and the plot height it was last fitted to.
+    double m_yTop = 0;
+    double m_fittedPlotHeight = -1;
     bool m_stale = false; ///< a read was asked for while hidden
 };
 
