@@ -189,6 +189,11 @@ void TestPipelinePause::pausePipelinePausesEveryTableOfItAndNoOther()
                  box->informativeText().contains(QStringLiteral("public.orders")) &&
                  !box->informativeText().contains(QStringLiteral("public.leads")),
              qPrintable(box->informativeText()));
+    // Each with its strategy in the grid's words; the pipeline, named in the question, not again.
+    QVERIFY2(box->informativeText().contains(QStringLiteral("public.customers <small>(full refresh)</small>")) &&
+                 box->informativeText().contains(QStringLiteral("public.orders <small>(cursor)</small>")) &&
+                 !box->informativeText().contains(QStringLiteral("shop,")),
+             qPrintable(box->informativeText()));
     test::saveShot(box, QStringLiteral("dialog-pause-pipeline"));
     // Cancel writes nothing.
     QTest::mouseClick(box->button(QMessageBox::Cancel), Qt::LeftButton);

@@ -1,5 +1,6 @@
 #include "ui/dialogs/pauseconfirmation.h"
 
+#include "ui/displayformat.h"
 #include "ui/statusicons.h"
 
 #include <QCoreApplication>
@@ -71,18 +72,21 @@ QMessageBox *makePauseConfirmation(QWidget *parent, const core::TableReport &r, 
 }
 
 namespace {
-/// What pausing (or resuming) `tables` does, naming at most `shown` of them.
+/// What pausing (or resuming) `tables` does, naming at most `shown` of them, each with its
+/// strategy as the grid says it, and its pipeline unless the question names the one they are of.
 QString whatForMany(const std::vector<core::TableReport> &tables, bool pause, bool engineRunning,
-                    std::size_t shown = SIZE_MAX)
+                    std::size_t shown = SIZE_MAX, bool namePipelines = true)
 {
     QStringList names;
     bool cdc = false, passes = false;
     for (const auto &r : tables) {
         if (static_cast<std::size_t>(names.size()) < shown)
-            names << QStringLiteral("<li>%1 <small>(%2, %3)</small></li>")
-                         .arg(QString::fromStdString(r.table).toHtmlEscaped(),
-                              QString::fromStdString(r.pipeline).toHtmlEscaped(),
-                              QString::fromStdString(std::string(core::toString(r.strategy))));
+            names << (namePipelines
+                          ? QStringLiteral("<li>%1 <small>(%2, %3)</small></li>")
+                                .arg(QString::fromStdString(r.table).toHtmlEscaped(),
+                                     QString::fromStdString(r.pipeline).toHtmlEscaped(), strategyLabel(r.strategy))
+                          : QStringLiteral("<li>%1 <small>(%2)</small></li>")
+                                .arg(QString::fromStdString(r.table).toHtmlEscaped(), strategyLabel(r.strategy)));
         (r.strategy == core::Strategy::Cdc ? cdc : passes) = true;
     }
     if (tables.size() > shown)
@@ -129,7 +133,7 @@ QMessageBox *makePipelinePauseConfirmation(QWidget *parent, const QString &pipel
                                                       .arg(tables.size());
     auto *box = new QMessageBox(QMessageBox::Question, pause ? tr("Pause Pipeline") : tr("Resume Pipeline"), question,
                                 QMessageBox::NoButton, parent);
-    return finish(box, pause, whatForMany(tables, pause, engineRunning, kNamed),
+    return finish(box, pause, whatForMany(tables, pause, engineRunning, kNamed, false),
                   pause ? tr("Pause Pipeline") : tr("Resume Pipeline"));
 }
 
