@@ -325,6 +325,7 @@ void TestLaptopScreen::everyPageAndDialogFitsTheScreen()
 
     // A new endpoint: "Name the endpoint." goes once a name is typed, and Test Connection stays
     // where it was (in the walk of issue 45 it jumped a line up under the pointer).
+    QTRY_VERIFY(page->addButton()->isEnabled());
     QTest::mouseClick(page->addButton(), Qt::LeftButton);
     QTRY_VERIFY(page->endpointDialog() && page->endpointDialog()->isVisible());
     d = page->endpointDialog();
