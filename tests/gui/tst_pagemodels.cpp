@@ -5,6 +5,7 @@
 #include "ui/alertcenter.h"
 #include "ui/displayformat.h"
 #include "ui/models/alertsmodel.h"
+#include "ui/models/pipelinesmodel.h"
 #include "ui/models/slotsmodel.h"
 #include "ui/slotmonitor.h"
 #include "ui/widgets/cachedtextdelegate.h"
@@ -28,6 +29,7 @@
 using namespace driftless;
 using driftless::ui::AlertCenter;
 using driftless::ui::AlertsModel;
+using driftless::ui::PipelinesModel;
 using driftless::ui::SlotsModel;
 
 namespace {
@@ -118,6 +120,7 @@ private slots:
     void cachedTextDelegatePaintsAsTheStyleDoes();
     void lagChartChartsTheFurthestBehindAndReusesItsLines();
     void aSnapshotsCopiesShareItsTablesUntilOneIsEdited();
+    void pipelinesModelSaysHowManyTablesArePausedInPlace();
 };
 
 void TestPageModels::slotsModelPassesTesterThroughUpdates()
@@ -599,6 +602,50 @@ void TestPageModels::aSnapshotsCopiesShareItsTablesUntilOneIsEdited()
     s.tables.clear();
     QVERIFY(s.tables.empty());
     QCOMPARE(copy.tables.size(), std::size_t(3));
+}
+
+// The Workspace page's Tables column: a number while none is paused, "3 (2 paused)" otherwise,
+// changed in place (the Tables column only, no reset) and only when a count changes.
+void TestPageModels::pipelinesModelSaysHowManyTablesArePausedInPlace()
+{
+    auto ws = std::make_shared<core::Workspace>();
+    for (const char *name : {"shop", "crm"}) {
+        core::PipelineSpec p;
+        p.name = name;
+        p.source = "app";
+        p.target = "dw";
+        for (const char *t : {"a", "b", "c"}) {
+            core::TableSpec spec;
+            spec.table = {"public", t};
+            p.tables.push_back(spec);
+        }
+        ws->pipelines.push_back(p);
+    }
+    PipelinesModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.setWorkspace(ws);
+    QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    const QModelIndex shop = model.index(model.rowOf(QStringLiteral("shop")), PipelinesModel::Tables);
+    const QModelIndex crm = model.index(model.rowOf(QStringLiteral("crm")), PipelinesModel::Tables);
+    QCOMPARE(shop.data().toInt(), 3);
+
+    QVERIFY(model.setPausedCounts({{"shop", 2}, {"crm", 0}}));
+    QCOMPARE(shop.data().toString(), QStringLiteral("3 (2 paused)"));
+    QCOMPARE(crm.data(), QVariant(3)); // none paused: still a number
+    QCOMPARE(model.pausedCount("shop"), 2);
+    QCOMPARE(reset.size(), 0);
+    QCOMPARE(changed.size(), 1);
+    QCOMPARE(changed.first().at(0).toModelIndex().column(), int(PipelinesModel::Tables));
+    QCOMPARE(changed.first().at(1).toModelIndex().column(), int(PipelinesModel::Tables));
+    // The same counts (a zero is no count): nothing changes.
+    QVERIFY(!model.setPausedCounts({{"shop", 2}}));
+    QCOMPARE(changed.size(), 1);
+    // A new workspace keeps the counts, which are by name.
+    model.setWorkspace(ws);
+    QCOMPARE(shop.data().toString(), QStringLiteral("3 (2 paused)"));
+    QVERIFY(model.setPausedCounts({}));
+    QCOMPARE(shop.data(), QVariant(3));
 }
 
 QTEST_MAIN(TestPageModels)
