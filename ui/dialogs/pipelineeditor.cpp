@@ -169,7 +169,14 @@ PipelineEditor::PipelineEditor(core::Workspace workspace, std::optional<core::Pi
     // One tab at a time below the tables: the table's settings, its columns, or the pipeline's
     // settings. Stacked, they did not fit a laptop's screen (issue 45).
     m_tabs->setObjectName(QStringLiteral("settingsTabs"));
-    m_tabs->addTab(m_details, tr("&Table"));
+    // The table's settings scroll too: at 150% on a laptop they took the height the list of
+    // tables needs (two rows of it were left).
+    auto *detailsScroll = new QScrollArea(m_tabs);
+    detailsScroll->setObjectName(QStringLiteral("tableSettingsScroll"));
+    detailsScroll->setWidget(m_details);
+    detailsScroll->setWidgetResizable(true);
+    detailsScroll->setFrameShape(QFrame::NoFrame);
+    m_tabs->addTab(detailsScroll, tr("&Table"));
     m_tabs->addTab(m_columnsBox, tr("Colu&mns"));
     // The pipeline's settings scroll rather than take the tables' room on a small screen.
     auto *settingsScroll = new QScrollArea(m_tabs);
@@ -253,9 +260,9 @@ void PipelineEditor::showEvent(QShowEvent *event)
     m_splitRestored = true;
     const QByteArray split = QSettings().value(QLatin1String(kSplitKey)).toByteArray();
     if (split.isEmpty() || !m_split->restoreState(split)) {
-        // The settings tabs need the height more than the table list, once a table is picked.
+        // Half each: the tables are picked first, then set (the tabs scroll where short).
         const int total = m_split->height();
-        m_split->setSizes({total * 2 / 5, total - total * 2 / 5});
+        m_split->setSizes({total / 2, total - total / 2});
     }
 }
 
