@@ -186,6 +186,9 @@ void TestWorkspaceSettings::eachPipelineControlWritesItsKey_data()
     QTest::addRow("recover auto") << QString() << pipelineChoice(&P::recoverBox, "auto") << "recover: auto"
                                   << "recover: manual";
     QTest::addRow("recover default") << QString() << pipelineChoice(&P::recoverBox, "") << QString() << "recover:";
+    QTest::addRow("adopt") << QString() << pipelineChoice(&P::adoptBox, "false") << "\n    adopt: false\n"
+                           << "adopt: true";
+    QTest::addRow("adopt default") << QString() << pipelineChoice(&P::adoptBox, "") << QString() << "    adopt: true";
     QTest::addRow("publication") << QString() << pipelineText(&P::publicationEdit, "dw_feed") << "publication: dw_feed"
                                  << "app_pub";
     QTest::addRow("reconcile every") << QString() << pipelineText(&P::reconcileEveryEdit, "12h")
@@ -216,6 +219,9 @@ void TestWorkspaceSettings::eachPipelineControlWritesItsKey_data()
         e->tableSettings()->fallbackCursorBox()->setCurrentText("updated_at");
     }) << "fallback_cursor: \"updated_at\""
                                      << "modified_at";
+    QTest::addRow("table adopt") << "public.orders" << tableChoice(&T::adoptBox, "true")
+                                 << "rename_column: rename}, adopt: true}"
+                                 << "adopt: false";
     QTest::addRow("table schema_changes") << "public.plans" << tableChoice(&T::dropColumnBox, "pause")
                                           << "schema_changes: {add_column: ignore, drop_column: pause}"
                                           << "schema_changes: {add_column: ignore}";

@@ -54,9 +54,9 @@ QStringList PipelineSettingsPanel::renameColumnPolicies()
 
 PipelineSettingsPanel::PipelineSettingsPanel(QWidget *parent)
     : QWidget(parent), m_publication(new QLineEdit(this)), m_heartbeat(new QLineEdit(this)),
-      m_recover(new QComboBox(this)), m_reconcileEvery(new QLineEdit(this)), m_alertAbove(new QLineEdit(this)),
-      m_addColumn(new QComboBox(this)), m_dropColumn(new QComboBox(this)), m_typeChange(new QComboBox(this)),
-      m_renameColumn(new QComboBox(this)), m_note(new QLabel(this))
+      m_recover(new QComboBox(this)), m_adopt(new QComboBox(this)), m_reconcileEvery(new QLineEdit(this)),
+      m_alertAbove(new QLineEdit(this)), m_addColumn(new QComboBox(this)), m_dropColumn(new QComboBox(this)),
+      m_typeChange(new QComboBox(this)), m_renameColumn(new QComboBox(this)), m_note(new QLabel(this))
 {
     setObjectName(QStringLiteral("pipelineSettings"));
     m_publication->setObjectName(QStringLiteral("publication"));
@@ -74,6 +74,11 @@ PipelineSettingsPanel::PipelineSettingsPanel(QWidget *parent)
         tr("When the source changes under the pipeline (a promoted standby, a restore, another "
            "server behind the address): manual stops the tables and names "
            "Recover\u2026 on the Tables page (driftless-cli recover); auto brings every table back by diff at once"));
+    fillChoices(m_adopt, tr("default (false)"), {QStringLiteral("true"), QStringLiteral("false")});
+    m_adopt->setObjectName(QStringLiteral("adopt"));
+    m_adopt->setToolTip(tr("Target tables that exist already (a pg_dump copy, another tool's replica): true takes "
+                           "them, compares their rows with the source and copies only what differs; false refuses "
+                           "them. Each table may say otherwise"));
     m_reconcileEvery->setObjectName(QStringLiteral("reconcileEvery"));
     m_reconcileEvery->setPlaceholderText(tr("not scheduled"));
     m_reconcileEvery->setToolTip(tr("Compares source and target on this schedule while the sync runs (24h, 6h; at "
@@ -118,6 +123,9 @@ PipelineSettingsPanel::PipelineSettingsPanel(QWidget *parent)
     auto *alertLabel = new QLabel(tr("Drift alert a&bove:"), this);
     alertLabel->setBuddy(m_alertAbove);
     checks->addRow(alertLabel, m_alertAbove);
+    auto *adoptLabel = new QLabel(tr("Ado&pt existing targets:"), this);
+    adoptLabel->setBuddy(m_adopt);
+    checks->addRow(adoptLabel, m_adopt);
 
     auto *changes = new QGridLayout;
     const QList<std::pair<QString, QComboBox *>> boxes{{tr("Column &added:"), m_addColumn},
@@ -135,7 +143,7 @@ PipelineSettingsPanel::PipelineSettingsPanel(QWidget *parent)
 
     auto *grid = new QGridLayout(this);
     grid->addWidget(new QLabel(tr("<b>Change data capture</b>"), this), 0, 0);
-    grid->addWidget(new QLabel(tr("<b>Reconciliation</b>"), this), 0, 1);
+    grid->addWidget(new QLabel(tr("<b>Reconciliation and existing tables</b>"), this), 0, 1);
     grid->addLayout(cdc, 1, 0);
     grid->addLayout(checks, 1, 1);
     grid->addWidget(new QLabel(tr("<b>Schema changes at the source</b> (each table may override them)"), this), 2, 0, 1,
@@ -148,7 +156,7 @@ PipelineSettingsPanel::PipelineSettingsPanel(QWidget *parent)
 
     for (QLineEdit *edit : {m_publication, m_heartbeat, m_reconcileEvery, m_alertAbove})
         connect(edit, &QLineEdit::textChanged, this, &PipelineSettingsPanel::settingsChanged);
-    for (QComboBox *box : {m_recover, m_addColumn, m_dropColumn, m_typeChange, m_renameColumn})
+    for (QComboBox *box : {m_recover, m_adopt, m_addColumn, m_dropColumn, m_typeChange, m_renameColumn})
         connect(box, &QComboBox::currentIndexChanged, this, &PipelineSettingsPanel::settingsChanged);
     updateEnabled();
 }
@@ -156,10 +164,12 @@ PipelineSettingsPanel::PipelineSettingsPanel(QWidget *parent)
 void PipelineSettingsPanel::setPipeline(const core::PipelineSpec &p, core::EndpointKind sourceKind)
 {
     const QSignalBlocker b1(m_publication), b2(m_heartbeat), b3(m_reconcileEvery), b4(m_alertAbove);
-    const QSignalBlocker b5(m_addColumn), b6(m_dropColumn), b7(m_typeChange), b8(m_renameColumn), b9(m_recover);
+    const QSignalBlocker b5(m_addColumn), b6(m_dropColumn), b7(m_typeChange), b8(m_renameColumn), b9(m_recover),
+        b10(m_adopt);
     m_publication->setText(qs(p.publication.value_or(std::string())));
     m_heartbeat->setText(durationText(p.heartbeat));
     setChoice(m_recover, p.recover);
+    setBoolChoice(m_adopt, p.adopt);
     m_reconcileEvery->setText(durationText(p.reconcileEvery));
     m_alertAbove->setText(p.reconcileAlertAbove ? qs(core::formatShare(*p.reconcileAlertAbove)) : QString());
     setChoice(m_addColumn, p.addColumn);
@@ -201,6 +211,7 @@ void PipelineSettingsPanel::apply(core::PipelineSpec &p) const
     p.publication = publication.isEmpty() ? std::nullopt : std::optional<std::string>(publication.toStdString());
     p.heartbeat = postgres ? readDuration(m_heartbeat, tr("Heartbeat"), core::Millis(1000)).value : std::nullopt;
     p.recover = choice(m_recover);
+    p.adopt = boolChoice(m_adopt);
     p.reconcileEvery = readDuration(m_reconcileEvery, tr("Reconcile every"), core::Millis(60'000)).value;
     const QString alert = m_alertAbove->text().trimmed();
     p.reconcileAlertAbove = alert.isEmpty() ? std::nullopt : core::parseShare(alert.toStdString());

@@ -37,6 +37,7 @@ public:
     QLineEdit *publicationEdit() const { return m_publication; }
     QLineEdit *heartbeatEdit() const { return m_heartbeat; }
     QComboBox *recoverBox() const { return m_recover; }
+    QComboBox *adoptBox() const { return m_adopt; }
     QLineEdit *reconcileEveryEdit() const { return m_reconcileEvery; }
     QLineEdit *alertAboveEdit() const { return m_alertAbove; }
     QComboBox *addColumnBox() const { return m_addColumn; }
@@ -61,6 +62,7 @@ private:
     QLineEdit *m_publication;
     QLineEdit *m_heartbeat;
     QComboBox *m_recover;
+    QComboBox *m_adopt;
     QLineEdit *m_reconcileEvery;
     QLineEdit *m_alertAbove;
     QComboBox *m_addColumn;

@@ -41,7 +41,8 @@ TableSettingsPanel::TableSettingsPanel(QWidget *parent)
     : QWidget(parent), m_cursor(new QComboBox(this)), m_lookback(new QLineEdit(this)), m_pageSize(new QLineEdit(this)),
       m_every(new QLineEdit(this)), m_sla(new QLineEdit(this)), m_truncate(new QComboBox(this)),
       m_fallbackCursor(new QComboBox(this)), m_addColumn(new QComboBox(this)), m_dropColumn(new QComboBox(this)),
-      m_typeChange(new QComboBox(this)), m_renameColumn(new QComboBox(this)), m_fallbackNote(new QLabel(this))
+      m_typeChange(new QComboBox(this)), m_renameColumn(new QComboBox(this)), m_adopt(new QComboBox(this)),
+      m_fallbackNote(new QLabel(this))
 {
     setObjectName(QStringLiteral("tableSettings"));
     m_cursor->setObjectName(QStringLiteral("cursorColumn"));
@@ -75,6 +76,10 @@ TableSettingsPanel::TableSettingsPanel(QWidget *parent)
     m_dropColumn->setObjectName(QStringLiteral("tableDropColumn"));
     m_typeChange->setObjectName(QStringLiteral("tableTypeChange"));
     m_renameColumn->setObjectName(QStringLiteral("tableRenameColumn"));
+    fillChoices(m_adopt, tr("pipeline's"), {QStringLiteral("true"), QStringLiteral("false")});
+    m_adopt->setObjectName(QStringLiteral("tableAdopt"));
+    m_adopt->setToolTip(tr("A target table that exists already (a pg_dump copy, another tool's replica): true takes "
+                           "it, compares its rows with the source and copies only what differs; false refuses it"));
     m_fallbackNote->setObjectName(QStringLiteral("fallbackNote"));
     m_fallbackNote->setWordWrap(true);
     m_fallbackNote->setText(tr("\u26a0 The slot guard switched this table from CDC to cursor sync (fallback_from: "
@@ -96,6 +101,8 @@ TableSettingsPanel::TableSettingsPanel(QWidget *parent)
     grid->addWidget(m_truncate, 1, 5);
     grid->addWidget(buddy(tr("Fallbac&k cursor:"), m_fallbackCursor, this), 2, 0);
     grid->addWidget(m_fallbackCursor, 2, 1);
+    grid->addWidget(buddy(tr("A&dopt existing target:"), m_adopt, this), 2, 2);
+    grid->addWidget(m_adopt, 2, 3);
     for (int c : {1, 3, 5})
         grid->setColumnStretch(c, 1);
 
@@ -124,7 +131,7 @@ TableSettingsPanel::TableSettingsPanel(QWidget *parent)
     for (QLineEdit *edit : {m_lookback, m_pageSize, m_every, m_sla})
         connect(edit, &QLineEdit::textChanged, this, &TableSettingsPanel::settingsChanged);
     connect(m_fallbackCursor, &QComboBox::currentTextChanged, this, &TableSettingsPanel::settingsChanged);
-    for (QComboBox *box : {m_truncate, m_addColumn, m_dropColumn, m_typeChange, m_renameColumn})
+    for (QComboBox *box : {m_truncate, m_addColumn, m_dropColumn, m_typeChange, m_renameColumn, m_adopt})
         connect(box, &QComboBox::currentIndexChanged, this, &TableSettingsPanel::settingsChanged);
     clearTable();
 }
@@ -132,7 +139,7 @@ TableSettingsPanel::TableSettingsPanel(QWidget *parent)
 void TableSettingsPanel::clearTable()
 {
     const QSignalBlocker b1(m_cursor), b2(m_lookback), b3(m_pageSize), b4(m_every), b5(m_sla), b6(m_truncate),
-        b7(m_fallbackCursor), b8(m_addColumn), b9(m_dropColumn), b10(m_typeChange), b11(m_renameColumn);
+        b7(m_fallbackCursor), b8(m_addColumn), b9(m_dropColumn), b10(m_typeChange), b11(m_renameColumn), b12(m_adopt);
     m_included = false;
     m_defaults = false;
     m_cursor->setEditable(false);
@@ -145,7 +152,7 @@ void TableSettingsPanel::clearTable()
     m_every->setPlaceholderText(QString());
     m_sla->setPlaceholderText(QString());
     for (QComboBox *box :
-         {m_cursor, m_truncate, m_fallbackCursor, m_addColumn, m_dropColumn, m_typeChange, m_renameColumn}) {
+         {m_cursor, m_truncate, m_fallbackCursor, m_addColumn, m_dropColumn, m_typeChange, m_renameColumn, m_adopt}) {
         if (box->count() > 0)
             box->setCurrentIndex(0);
         box->setEnabled(false);
@@ -158,7 +165,7 @@ void TableSettingsPanel::setTable(const core::TableSpec &spec, const QStringList
                                   core::EndpointKind sourceKind)
 {
     const QSignalBlocker b1(m_cursor), b2(m_lookback), b3(m_pageSize), b4(m_every), b5(m_sla), b6(m_truncate),
-        b7(m_fallbackCursor), b8(m_addColumn), b9(m_dropColumn), b10(m_typeChange), b11(m_renameColumn);
+        b7(m_fallbackCursor), b8(m_addColumn), b9(m_dropColumn), b10(m_typeChange), b11(m_renameColumn), b12(m_adopt);
     m_strategy = spec.strategy;
     m_included = included;
     m_defaults = false;
@@ -210,7 +217,8 @@ void TableSettingsPanel::setTable(const core::TableSpec &spec, const QStringList
     const int rename = m_renameColumn->findData(QStringLiteral("rename"));
     if (auto *items = qobject_cast<QStandardItemModel *>(m_renameColumn->model()); items && rename >= 0)
         items->item(rename)->setEnabled(sourceKind == core::EndpointKind::Postgres);
-    for (QComboBox *box : {m_addColumn, m_dropColumn, m_typeChange, m_renameColumn})
+    setBoolChoice(m_adopt, spec.adopt);
+    for (QComboBox *box : {m_addColumn, m_dropColumn, m_typeChange, m_renameColumn, m_adopt})
         box->setEnabled(included);
     m_fallbackNote->setVisible(spec.fallbackFrom.has_value());
 }
@@ -272,6 +280,7 @@ void TableSettingsPanel::apply(core::TableSpec &spec) const
     spec.dropColumn = choice(m_dropColumn);
     spec.typeChange = choice(m_typeChange);
     spec.renameColumn = choice(m_renameColumn);
+    spec.adopt = boolChoice(m_adopt);
 }
 
 QString TableSettingsPanel::problem() const

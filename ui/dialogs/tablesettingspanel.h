@@ -17,7 +17,8 @@ namespace driftless::ui {
 /// The pipeline editor's settings of the selected table, each a key of the workspace file:
 /// `cursor` and `lookback` (cursor sync), `page_size` (cursor pages, CDC load chunks), `every`
 /// (full refresh and cursor passes), `freshness_sla`, `truncate` and `fallback_cursor` (CDC), and
-/// `schema_changes` overriding the pipeline's. A table the slot guard switched to cursor sync
+/// `schema_changes` overriding the pipeline's, and `adopt` (take a target table that exists,
+/// overriding the pipeline's). A table the slot guard switched to cursor sync
 /// (`fallback_from: cdc`) says so; Promote to CDC on the Tables page switches it back.
 ///
 /// Fields that do not apply to the table's strategy are greyed, their values kept. An empty field
@@ -57,6 +58,7 @@ public:
     QComboBox *dropColumnBox() const { return m_dropColumn; }
     QComboBox *typeChangeBox() const { return m_typeChange; }
     QComboBox *renameColumnBox() const { return m_renameColumn; }
+    QComboBox *adoptBox() const { return m_adopt; }
     /// Says when the slot guard switched the table to cursor sync.
     QLabel *fallbackNote() const { return m_fallbackNote; }
 
@@ -78,6 +80,7 @@ private:
     QComboBox *m_dropColumn;
     QComboBox *m_typeChange;
     QComboBox *m_renameColumn;
+    QComboBox *m_adopt;
     QLabel *m_fallbackNote;
 };
 

@@ -75,4 +75,15 @@ void setChoice(QComboBox *box, const std::optional<std::string> &value)
     box->setCurrentIndex(i);
 }
 
+std::optional<bool> boolChoice(const QComboBox *box)
+{
+    const auto v = choice(box);
+    return v ? std::optional<bool>(*v == "true") : std::nullopt;
+}
+
+void setBoolChoice(QComboBox *box, std::optional<bool> value)
+{
+    setChoice(box, value ? std::optional<std::string>(*value ? "true" : "false") : std::nullopt);
+}
+
 } // namespace driftless::ui::settingfields

@@ -39,5 +39,8 @@ std::optional<std::string> choice(const QComboBox *box);
 /// Selects `value` (the default entry for nullopt), adding it when the box does not offer it so
 /// that a value the file holds is never lost.
 void setChoice(QComboBox *box, const std::optional<std::string> &value);
+/// A yes/no key (`adopt`) in a box filled with fillChoices(box, ..., {"true", "false"}).
+std::optional<bool> boolChoice(const QComboBox *box);
+void setBoolChoice(QComboBox *box, std::optional<bool> value);
 
 } // namespace driftless::ui::settingfields
