@@ -471,4 +471,10 @@ TEST(WorkspaceFile, adoptIsReadOnTablesAndPipelinesAndWrittenBack)
     EXPECT_NE(std::string(e.what()).find("pipelines[app_to_dw].tables[public.orders].adopt"), std::string::npos)
         << e.what();
     EXPECT_NE(std::string(e.what()).find("true (take the target table that exists"), std::string::npos) << e.what();
+    const auto both = parseError("endpoints:\n  a: { kind: postgres, dsn: \"dbname=a\" }\n"
+                                 "  b: { kind: postgres, dsn: \"dbname=b\" }\npipelines:\n  - name: ab\n    source: a\n"
+                                 "    target: b\n    direction: both\n"
+                                 "    tables: [{ table: public.t, strategy: cdc, adopt: true }]\n");
+    EXPECT_NE(std::string(both.what()).find("a two-way pipeline cannot adopt existing tables yet"), std::string::npos)
+        << both.what();
 }

@@ -110,10 +110,8 @@ std::vector<TableJob> jobsFor(const Workspace &ws, const std::string &onlyPipeli
         if (!src || !tgt)
             continue;
         if (p.twoWay) {
-            for (auto &j : twoWayJobs(p, *src, *tgt)) {
-                j.adopt = j.spec.adopt.value_or(p.adopt.value_or(false)); // both sides start by comparing
-                jobs.push_back(std::move(j));
-            }
+            for (auto &j : twoWayJobs(p, *src, *tgt))
+                jobs.push_back(std::move(j)); // never adopting (the loader refuses it)
             continue;
         }
         for (const auto &t : p.tables) {
