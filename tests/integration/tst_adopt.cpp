@@ -6,6 +6,7 @@
 
 #include "core/db/mysqlconnection.h"
 #include "core/db/pgconnection.h"
+#include "core/db/sqlitedb.h"
 #include "tests/support/mysqltestdb.h"
 #include "tests/support/testsupport.h"
 
@@ -201,4 +202,64 @@ TEST(Adopt, aCursorTableIsAdoptedWritingOnlyTheRowsThatDiffer)
     auto s = src.connect();
     auto d = dst.connect();
     EXPECT_EQ(pgHash(d, "SELECT id, v, updated_at FROM c", "id"), pgHash(s, "SELECT id, v, updated_at FROM c", "id"));
+}
+
+// The same table of a Postgres source copied by hand into MariaDB and into SQLite, each copy
+// differing in a few rows: both adopted (the version column added there), only the differing rows
+// written (the others keep version 0), and the copies then equal the source and stream.
+TEST(Adopt, copiesInMariaDbAndSqliteAreAdoptedWritingOnlyTheRowsThatDiffer)
+{
+    PgTestDb src("adxsrc");
+    MyTestDb my("adxmy");
+    TempDir dir;
+    const std::string lite = dir.file("copy.db");
+    src.exec("CREATE TABLE public.items (id int PRIMARY KEY, name text NOT NULL, qty int)");
+    src.exec("INSERT INTO public.items SELECT g, 'item ' || g, g % 7 FROM generate_series(1, 3000) g");
+    my.exec("CREATE TABLE items (id int NOT NULL PRIMARY KEY, name longtext NOT NULL, qty int)");
+    my.exec("INSERT INTO items SELECT seq, CONCAT('item ', seq), seq % 7 FROM seq_1_to_3000");
+    my.exec("UPDATE items SET qty = 99 WHERE id % 300 = 0"); // 10 rows
+    my.exec("DELETE FROM items WHERE id IN (7, 8)");
+    my.exec("INSERT INTO items VALUES (5001, 'only here', 1)");
+    {
+        driftless::core::SqliteDb db(lite);
+        db.exec("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL, qty INTEGER)");
+        db.exec("WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 3000) INSERT INTO items "
+                "SELECT n, 'item ' || n, n % 7 FROM g");
+        db.exec("UPDATE items SET name = 'renamed' WHERE id IN (10, 20, 30)");
+        db.exec("DELETE FROM items WHERE id = 40");
+    }
+    const std::string state = dir.file("workspace.db");
+    writeFile(dir.file("ws.yaml"), "endpoints:\n  app: { kind: postgres, dsn: \"" + pgDsn(src.name()) +
+                                       "\" }\n  my: { kind: mysql, dsn: \"" + myDsn(my.name()) +
+                                       "\" }\n  lite: { kind: sqlite, path: \"" + lite +
+                                       "\" }\npipelines:\n"
+                                       "  - { name: " +
+                                       uniqueName("adxm") +
+                                       ", source: app, target: my, adopt: true, tables: [{ table: public.items, "
+                                       "strategy: cdc }] }\n"
+                                       "  - { name: " +
+                                       uniqueName("adxs") +
+                                       ", source: app, target: lite, adopt: true, tables: [{ table: public.items, "
+                                       "strategy: cdc }] }\n");
+    auto applied = runCli({"--state", state, "apply", dir.file("ws.yaml")});
+    ASSERT_EQ(applied.exitCode, 0) << applied.out << applied.err;
+    auto run = runCli({"--state", state, "run", "--once"});
+    ASSERT_EQ(run.exitCode, 0) << run.out << run.err;
+    const std::string sum = "SELECT COUNT(*), SUM(qty), SUM(LENGTH(name)), SUM(id) FROM items";
+    const std::string expected = src.scalar("SELECT count(*) || '|' || sum(qty) || '|' || sum(length(name)) || '|' || "
+                                            "sum(id) FROM items");
+    auto mine = my.connect().query(sum);
+    EXPECT_EQ(*mine.at(0, 0) + "|" + *mine.at(0, 1) + "|" + *mine.at(0, 2) + "|" + *mine.at(0, 3), expected);
+    EXPECT_EQ(my.scalar("SELECT COUNT(*) FROM items WHERE _driftless_version > 0"), "12") << run.out << run.err;
+    driftless::core::SqliteDb db(lite);
+    EXPECT_EQ(std::to_string(db.scalarInt("SELECT count(*) FROM items")) + "|" +
+                  std::to_string(db.scalarInt("SELECT sum(qty) FROM items")) + "|" +
+                  std::to_string(db.scalarInt("SELECT sum(length(name)) FROM items")) + "|" +
+                  std::to_string(db.scalarInt("SELECT sum(id) FROM items")),
+              expected);
+    EXPECT_EQ(db.scalarInt("SELECT count(*) FROM items WHERE _driftless_version > 0"), 4) << run.out << run.err;
+    src.exec("UPDATE items SET qty = -1 WHERE id <= 5");
+    ASSERT_EQ(runCli({"--state", state, "run", "--once"}).exitCode, 0);
+    EXPECT_EQ(my.scalar("SELECT COUNT(*) FROM items WHERE qty = -1"), "5");
+    EXPECT_EQ(db.scalarInt("SELECT count(*) FROM items WHERE qty = -1"), 5);
 }
