@@ -37,7 +37,8 @@ bool readsBackExactly(const ColumnInfo &c)
 }
 
 void checkAdoptable(const std::string &table, const TableSchema &source, const std::vector<std::string> &columns,
-                    const std::vector<std::vector<std::string>> &uniqueKeys, const std::string &addKey)
+                    const UniqueKeys &uniqueKeys, const std::function<std::string(const std::string &)> &quote,
+                    const std::function<std::string(const std::string &)> &addKey)
 {
     std::vector<std::string> differences;
     for (const auto &c : source.columns)
@@ -57,17 +58,19 @@ void checkAdoptable(const std::string &table, const TableSchema &source, const s
     if (!source.hasPrimaryKey())
         return;
     std::set<std::string> key;
-    std::string keyText;
+    std::string keyText, quoted;
     for (int k : source.primaryKey) {
-        key.insert(source.columns[static_cast<size_t>(k)].name);
-        keyText += (keyText.empty() ? "" : ", ") + source.columns[static_cast<size_t>(k)].name;
+        const std::string &name = source.columns[static_cast<size_t>(k)].name;
+        key.insert(name);
+        keyText += (keyText.empty() ? "" : ", ") + name;
+        quoted += (quoted.empty() ? "" : ", ") + quote(name);
     }
-    for (const auto &u : uniqueKeys)
-        if (std::set<std::string>(u.begin(), u.end()) == key)
+    for (const auto &[index, cols] : uniqueKeys)
+        if (std::set<std::string>(cols.begin(), cols.end()) == key)
             return;
     throw SchemaError("target table " + table + " cannot be adopted: it has no primary key or unique index on (" +
                           keyText + "), the source's key, which the merge matches rows on",
-                      "run on the target: " + addKey);
+                      "run on the target: " + addKey(quoted));
 }
 
 } // namespace driftless::core

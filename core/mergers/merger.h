@@ -271,15 +271,17 @@ private:
 /// rowversion::kMaxEpoch, with what to do.
 int startEpoch(Merger &merger);
 
-/// Whether the target table `table` (its `columns`, and the column sets of its primary key and
-/// unique indexes `uniqueKeys`) can be adopted for `source` (MergeTarget::adopt): it must have the
-/// source's columns (as mapped), no more and no fewer, under their names (a column of its own could
-/// be taken for one the source dropped, and a schema policy would act on it), and a unique key on
-/// exactly the source's key columns (the merge matches rows on them). Else throws SchemaError
-/// listing every difference, with `addKey` (the statement that adds the key: `ALTER TABLE ... ADD
-/// PRIMARY KEY`) when only the key is missing.
+/// A target table's unique keys: each unique index (or its primary key) by name, with its columns.
+using UniqueKeys = std::map<std::string, std::vector<std::string>>;
+/// Whether the target table `table` (its `columns` and `uniqueKeys`) can be adopted for `source`
+/// (MergeTarget::adopt): it must have the source's columns (as mapped), no more and no fewer,
+/// under their names (a column of its own could be taken for one the source dropped, and a schema
+/// policy would act on it), and a unique key on exactly the source's key columns (the merge
+/// matches rows on them). Else throws SchemaError listing every difference; when only the key is
+/// missing, naming the statement that adds it: `addKey` of the key's columns, each `quote`d.
 void checkAdoptable(const std::string &table, const TableSchema &source, const std::vector<std::string> &columns,
-                    const std::vector<std::vector<std::string>> &uniqueKeys, const std::string &addKey);
+                    const UniqueKeys &uniqueKeys, const std::function<std::string(const std::string &)> &quote,
+                    const std::function<std::string(const std::string &)> &addKey);
 
 /// Whether values of `c` read back from any target are the text its source gave them (integers
 /// and strings): the columns rowsReferencing() handles.

@@ -216,7 +216,7 @@ std::string MysqlMerger::columnDdl(size_t i, bool forStaging) const
     return ddl;
 }
 
-void MysqlMerger::adoptTable(const std::string &pk)
+void MysqlMerger::adoptTable()
 {
     std::vector<std::string> columns;
     auto c = m_conn->query(
@@ -229,15 +229,13 @@ void MysqlMerger::adoptTable(const std::string &pk)
                            "DATABASE() AND TABLE_NAME = ? AND NON_UNIQUE = 0 AND SUB_PART IS NULL ORDER BY INDEX_NAME, "
                            "SEQ_IN_INDEX",
                            {m_target.target.name});
-    std::map<std::string, std::vector<std::string>> byIndex;
+    UniqueKeys keys;
     for (const auto &r : u.rows)
         if (r[0] && r[1])
-            byIndex[*r[0]].push_back(*r[1]);
-    std::vector<std::vector<std::string>> keys;
-    for (auto &[index, cols] : byIndex)
-        keys.push_back(std::move(cols));
-    checkAdoptable(m_target.target.name, m_source, columns, keys,
-                   "ALTER TABLE " + m_table + " ADD PRIMARY KEY (" + pk + ");");
+            keys[*r[0]].push_back(*r[1]);
+    checkAdoptable(m_target.target.name, m_source, columns, keys, mysqlIdent, [&](const std::string &key) {
+        return "ALTER TABLE " + m_table + " ADD PRIMARY KEY (" + key + ");";
+    });
     // Added last with a constant default: MariaDB adds it in place (no copy of the table).
     m_conn->exec("ALTER TABLE " + m_table + " ADD COLUMN " + kVersion + " BIGINT NOT NULL DEFAULT 0");
     m_adopted = true;
@@ -286,7 +284,7 @@ void MysqlMerger::ensureTable()
                               "drop or rename it, set target_table to another name, or adopt it with adopt: true on "
                               "the table (its rows are compared with the source and only what differs is copied)");
         if (!has("_driftless_version"))
-            adoptTable(pk);
+            adoptTable();
         if (m_target.softDeletes && !has(kDeletedAtColumn))
             m_conn->exec("ALTER TABLE " + m_table + " ADD COLUMN " + kDeletedAt + " DATETIME(6) NULL");
         for (size_t i = 0; i < m_source.columns.size(); ++i)

@@ -105,8 +105,8 @@ private:
                                                                       const std::string &column);
     void ensureTable();
     /// The table exists without the version column and MergeTarget::adopt is set: checks it
-    /// (checkAdoptable) and adds the column. `pk`: the source's key columns, quoted.
-    void adoptTable(const std::string &pk);
+    /// (checkAdoptable) and adds the column.
+    void adoptTable();
     void ensureStaging();
     void buildSql();
     long long rowCount();

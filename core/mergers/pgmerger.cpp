@@ -285,17 +285,12 @@ void PgMerger::adoptTable()
                                 "i.indrelid AND a.attnum = ANY (i.indkey) WHERE i.indrelid = $1::regclass AND "
                                 "i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL ORDER BY 1",
                                 {m_targetSql});
-    std::map<std::string, std::vector<std::string>> byIndex;
+    UniqueKeys keys;
     for (int i = 0; i < u.rows(); ++i)
-        byIndex[u.text(i, 0)].push_back(u.text(i, 1));
-    std::vector<std::vector<std::string>> keys;
-    for (auto &[index, cols] : byIndex)
-        keys.push_back(std::move(cols));
-    std::string key;
-    for (int k : m_source.primaryKey)
-        key += (key.empty() ? "" : ", ") + quoteIdent(m_source.columns[static_cast<size_t>(k)].name);
-    checkAdoptable(m_target.target.display(), m_source, columns, keys,
-                   "ALTER TABLE " + m_targetSql + " ADD PRIMARY KEY (" + key + ");");
+        keys[u.text(i, 0)].push_back(u.text(i, 1));
+    checkAdoptable(m_target.target.display(), m_source, columns, keys, quoteIdent, [&](const std::string &key) {
+        return "ALTER TABLE " + m_targetSql + " ADD PRIMARY KEY (" + key + ");";
+    });
     // A constant default: Postgres records it without rewriting the table, so every row keeps its
     // place and stays at version 0 until the first pass compares it.
     m_conn->exec("ALTER TABLE " + m_targetSql + " ADD COLUMN _driftless_version bigint NOT NULL DEFAULT 0");

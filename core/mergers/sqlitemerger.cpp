@@ -115,24 +115,21 @@ void SqliteMerger::adoptTable()
                 primaryKey.push_back(st.text(0));
         }
     }
-    std::vector<std::vector<std::string>> keys;
+    UniqueKeys keys;
     if (!primaryKey.empty())
-        keys.push_back(primaryKey);
+        keys[" primary key"] = primaryKey;
     {
         auto st = m_db->prepare("SELECT l.name, i.name FROM pragma_index_list(?1) l, pragma_index_info(l.name) i "
                                 "WHERE l.\"unique\" AND NOT l.partial");
         st.bindText(1, m_target.target.name);
-        std::map<std::string, std::vector<std::string>> byIndex;
         while (st.step())
-            byIndex[st.text(0)].push_back(st.text(1));
-        for (auto &[index, cols] : byIndex)
-            keys.push_back(std::move(cols));
+            keys[st.text(0)].push_back(st.text(1));
     }
-    std::string key;
-    for (int k : m_source.primaryKey)
-        key += (key.empty() ? "" : ", ") + quoteIdent(m_source.columns[static_cast<size_t>(k)].name);
-    checkAdoptable(m_target.target.display(), m_source, columns, keys,
-                   "CREATE UNIQUE INDEX ON " + m_table + " (" + key + "); (SQLite adds no primary key to a table)");
+    // SQLite adds no primary key to a table that exists: a unique index does the same here.
+    checkAdoptable(m_target.target.display(), m_source, columns, keys, quoteIdent, [&](const std::string &key) {
+        return "CREATE UNIQUE INDEX " + quoteIdent(m_target.target.name + "_key") + " ON " + m_table + " (" + key +
+               ");";
+    });
     m_db->exec("ALTER TABLE " + m_table + " ADD COLUMN \"_driftless_version\" INTEGER NOT NULL DEFAULT 0");
     m_adopted = true;
 }

@@ -232,4 +232,10 @@ TEST(Vocabulary, aTableStoppedByAChangeOfSourceHasItsOwnStateAndSaysWhichSourceI
     EXPECT_EQ(r.message, "recovering after a source change");
     ASSERT_TRUE(r.backfill);
     EXPECT_EQ(r.backfill->percent, 40.0);
+    // So is an adopted table's first comparison (docs/adopt.md).
+    TableStatus adopting = recovering;
+    adopting.message = kAdoptMessage;
+    const auto adoptingReports = buildStatus(ws, {adopting}, now);
+    EXPECT_TRUE(reportOf(adoptingReports, "public.orders").rebackfill);
+    EXPECT_EQ(reportOf(adoptingReports, "public.orders").message, kAdoptMessage);
 }

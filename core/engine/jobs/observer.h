@@ -28,6 +28,9 @@ inline constexpr const char *kRebackfillMessage = "re-backfill while streaming";
 /// The message of that state while the copy is a recovery after a change of source (`recover`,
 /// docs/failover.md): the table is compared with the new server and what differs copied.
 inline constexpr const char *kRecoveryMessage = "recovering after a source change";
+/// The message of that state while the copy brings an adopted table up to date (docs/adopt.md):
+/// its rows are compared with the source and only those that differ copied.
+inline constexpr const char *kAdoptMessage = "adopting the existing table: comparing its rows with the source";
 
 /// How far a backfill (an initial load, or a re-backfill while streaming) has got.
 struct Progress {

@@ -42,7 +42,8 @@ bool isRebackfill(Strategy strategy, TableState state, const std::string &messag
     if (strategy != Strategy::Cdc)
         return false;
     if (state == TableState::Backfilling &&
-        (message.starts_with(kRebackfillMessage) || message.starts_with(kRecoveryMessage)))
+        (message.starts_with(kRebackfillMessage) || message.starts_with(kRecoveryMessage) ||
+         message.starts_with(kAdoptMessage)))
         return true;
     // Most positions carry no copy: a parse only for those that may.
     if (checkpoint.find("\"rebackfill\"") == std::string::npos)

@@ -329,7 +329,16 @@ void CdcPipeline::adoptByComparing(Table &t, std::int64_t version)
                      "adopted the existing target table (its rows at version 0): they are compared with the source "
                      "and only the rows that differ are copied, while the stream goes on from " +
                          formatLsn(version));
-    m_observer.tableState(t.key, TableState::Backfilling, kRebackfillMessage, std::nullopt);
+    m_observer.tableState(t.key, TableState::Backfilling, kAdoptMessage, std::nullopt);
+}
+
+const char *CdcPipeline::copyMessage(const Table &t) const
+{
+    if (m_recovery && m_recovery->pending.contains(const_cast<Table *>(&t)))
+        return kRecoveryMessage;
+    if (m_rebackfill && m_rebackfill->table == &t && m_rebackfill->rowByRow)
+        return kAdoptMessage;
+    return kRebackfillMessage;
 }
 
 PgCdcPosition CdcPipeline::positionAt(std::int64_t lsn) const
@@ -1319,8 +1328,9 @@ void CdcPipeline::startRebackfill(Table &t, const std::optional<PgRebackfillProg
                           : rb->compare ? "comparing pages by checksum"
                                         : "copying every row") +
                          ")");
-    m_observer.tableState(t.key, TableState::Backfilling, copyMessage(t), Progress{rb->copied, t.schema.estimatedRows});
+    const long long copied = rb->copied;
     m_rebackfill = std::move(rb);
+    m_observer.tableState(t.key, TableState::Backfilling, copyMessage(t), Progress{copied, t.schema.estimatedRows});
 }
 
 std::vector<CdcPipeline::Table *> CdcPipeline::tablePointers() const

@@ -251,12 +251,9 @@ private:
         long long written = 0;
     };
     std::optional<Recovery> m_recovery;
-    /// The `backfilling` message of a table's copy under the stream: a recovery's, or a re-backfill's.
-    const char *copyMessage(const Table &t) const
-    {
-        return m_recovery && m_recovery->pending.contains(const_cast<Table *>(&t)) ? kRecoveryMessage
-                                                                                   : kRebackfillMessage;
-    }
+    /// The `backfilling` message of a table's copy under the stream: a recovery's, an adoption's
+    /// (a copy comparing row by row), or a re-backfill's.
+    const char *copyMessage(const Table &t) const;
     std::vector<std::unique_ptr<Table>> m_tables;
     std::unique_ptr<TargetSession> m_session;
     std::unique_ptr<Rebackfill> m_rebackfill;
