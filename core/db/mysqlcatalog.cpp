@@ -430,6 +430,19 @@ std::string keysetAfter(const MysqlTable &t, const std::vector<int> &cols, int f
     return "(" + out + ")";
 }
 
+void bindKeyset(MysqlConnection &conn, const std::vector<std::string> &values)
+{
+    if (values.empty())
+        return;
+    std::string set = "SET ";
+    std::vector<std::optional<std::string>> params;
+    for (size_t i = 0; i < values.size(); ++i) {
+        set += (i ? ", @p" : "@p") + std::to_string(i + 1) + " = ?";
+        params.emplace_back(values[i]);
+    }
+    conn.execParams(set, params);
+}
+
 std::string sourceNowUtc(MysqlConnection &conn)
 {
     return conn.scalar("SELECT DATE_FORMAT(UTC_TIMESTAMP(6), '%Y-%m-%d %H:%i:%s.%f')").value_or("");

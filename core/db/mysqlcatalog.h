@@ -75,6 +75,9 @@ std::optional<binlog::Position> snapshotPosition(MysqlConnection &conn);
 /// the user variables @p<first>, @p<first+1>, ... with paramExpr(): a keyset "after this key"
 /// condition that uses the index and compares in each column's own type and collation.
 std::string keysetAfter(const MysqlTable &t, const std::vector<int> &cols, int first);
+/// Sets the user variables @p1, @p2, ... on `conn` to `values` (COPY text), the key a
+/// keysetAfter(..., 1) condition reads next; nothing when `values` is empty.
+void bindKeyset(MysqlConnection &conn, const std::vector<std::string> &values);
 
 /// A foreign key, as information_schema describes it. InnoDB performs its ON DELETE / ON UPDATE
 /// actions inside the storage engine, and the binary log carries only the parent's change.

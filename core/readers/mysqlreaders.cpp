@@ -172,15 +172,7 @@ long long MysqlCursorReader::readPage(const std::string &sql, const std::vector<
                                       std::vector<std::string> &last, bool withCursor)
 {
     out.rows.clear();
-    if (!values.empty()) {
-        std::string set = "SET ";
-        std::vector<std::optional<std::string>> params;
-        for (size_t i = 0; i < values.size(); ++i) {
-            set += (i ? ", @p" : "@p") + std::to_string(i + 1) + " = ?";
-            params.emplace_back(values[i]);
-        }
-        m_conn.execParams(set, params);
-    }
+    bindKeyset(m_conn, values);
     m_conn.exec("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY");
     try {
         // The snapshot's own binlog position (MariaDB), else one read after the snapshot was

@@ -44,14 +44,8 @@ ColumnFill MysqlColumnFillSource::readChunk(const std::vector<std::string> &colu
     for (int k : m_table.schema.primaryKey)
         order += (order.empty() ? "" : ", ") + mysqlIdent(m_table.columns[static_cast<size_t>(k)].name);
     std::string where;
+    mysqlcatalog::bindKeyset(m_src, after);
     if (!after.empty()) {
-        std::string set = "SET ";
-        std::vector<std::optional<std::string>> params;
-        for (size_t i = 0; i < after.size(); ++i) {
-            set += (i ? ", @p" : "@p") + std::to_string(i + 1) + " = ?";
-            params.emplace_back(after[i]);
-        }
-        m_src.execParams(set, params);
         where = "(" + mysqlcatalog::keysetAfter(m_table, m_table.schema.primaryKey, 1) + ")";
     }
     if (m_spec.where)

@@ -139,15 +139,7 @@ private:
 LoadChunk MysqlCdcPipeline::LoadSource::read(const std::vector<std::string> &after, long long limit)
 {
     const auto &schema = m_t.source.schema;
-    if (!after.empty()) {
-        std::string set = "SET ";
-        std::vector<std::optional<std::string>> params;
-        for (size_t i = 0; i < after.size(); ++i) {
-            set += (i ? ", @p" : "@p") + std::to_string(i + 1) + " = ?";
-            params.emplace_back(after[i]);
-        }
-        m_loader.execParams(set, params);
-    }
+    mysqlcatalog::bindKeyset(m_loader, after);
     m_loader.exec("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY");
     LoadChunk c;
     std::vector<MysqlLoadCompare::SourceRow> compared; // with compare: the chunk's rows
