@@ -101,6 +101,32 @@ void CdcBatchTransaction::commit()
     crashPoint("stream.after_commit");
 }
 
+void CdcBatchTransaction::commitBatch(const std::vector<BatchCheckpoint> &moved, const BatchReport &report,
+                                      const std::function<void()> &durable)
+{
+    begin(); // a batch of no changes still moves the checkpoints
+    try {
+        for (const BatchCheckpoint &m : moved)
+            if (m.write)
+                m.merger->writeCheckpointInTransaction(m.checkpoint, result(*m.table).rowsWritten);
+    } catch (...) {
+        rollback();
+        throw;
+    }
+    commit();
+    if (durable)
+        durable();
+    if (report.twoWay)
+        countApplied(*report.twoWay);
+    for (const BatchCheckpoint &m : moved) {
+        auto it = m_results.find(m.table);
+        if (it == m_results.end())
+            continue; // not written, not changed
+        m_observer.batchApplied(m.table->key, it->second, m.checkpoint, report.freshMs);
+        sayPartialRows(*m.table, it->second, report.partialWhat);
+    }
+}
+
 void CdcBatchTransaction::countApplied(LoopCounters &counters) const
 {
     for (const auto &[t, r] : m_results) {

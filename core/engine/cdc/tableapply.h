@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace driftless::core {
 
@@ -43,6 +44,25 @@ struct TableApplySteps {
     std::function<void(RowSet &)> filter;
     /// P4: stops only this table for `e`. The batch's transaction is rolled back already.
     std::function<void(const Error &)> stop;
+};
+
+/// Where one table's checkpoint moves at the end of a batch, and the merger that writes it.
+struct BatchCheckpoint {
+    CdcTable *table = nullptr;
+    Merger *merger = nullptr;
+    Checkpoint checkpoint;
+    /// False: the batch completed no transaction, the checkpoint stays (it is only reported).
+    bool write = true;
+};
+
+/// What the observer hears of a committed batch.
+struct BatchReport {
+    /// When the source committed the batch's last transaction, on the workstation's clock (ms).
+    std::int64_t freshMs = 0;
+    /// Two-way: the direction's counters, which count what the batch applied.
+    LoopCounters *twoWay = nullptr;
+    /// Which values the log did not carry, for a table with partial rows the target lacks.
+    std::string partialWhat;
 };
 
 /// One target transaction of a CDC pipeline, holding one batch (or, for a source transaction too
@@ -81,6 +101,15 @@ public:
     /// the next begin().
     void commit();
     void rollback() noexcept;
+    /// The end of a batch, written once for both sources: each checkpoint of `moved` written in
+    /// the transaction with the rows its table wrote, the commit (commit(), with its crash
+    /// points), then `durable` (the position is durable here: Postgres lets the slot hear of it,
+    /// MariaDB moves its tables' positions), the two-way count, and the batch applied (`report`),
+    /// with its partial rows said, for each table of `moved` whose checkpoint was written or that
+    /// the batch changed. A failed write or commit is rolled
+    /// back and thrown.
+    void commitBatch(const std::vector<BatchCheckpoint> &moved, const BatchReport &report,
+                     const std::function<void()> &durable);
     /// Two-way: counts what the transaction applied, less what conflict handling set aside.
     void countApplied(LoopCounters &counters) const;
     /// Says, for a table whose result has partial rows missing in the target, that they were

@@ -734,42 +734,26 @@ void MysqlCdcPipeline::Stream::flush()
     pos.at = m_batch.end;
     pos.gtid = m_batch.gtid;
     pos.serverId = p.m_serverId;
-    const std::string posJson = pos.toJson();
     const std::int64_t end = binlogVersion(m_batch.end);
-    auto moves = [&](const MysqlCdcTable &t) {
-        return !t.paused && t.streaming() && binlogVersion(t.streamPosition()) < end;
-    };
-    try {
-        // Every streaming table's checkpoint moves to the batch's end, changed or not: a restart
-        // never re-reads what was applied (or skipped as not ours).
-        for (auto &t : p.m_tables) {
-            if (!moves(*t))
-                continue;
-            auto done = m_txn->results().find(t.get());
-            m_mergers[t.get()]->writeCheckpointInTransaction({positionWithProgress(*t, pos).toJson(), m_batch.version},
-                                                             done == m_txn->results().end() ? 0
-                                                                                            : done->second.rowsWritten);
+    // Every streaming table's checkpoint moves to the batch's end, changed or not: a restart
+    // never re-reads what was applied (or skipped as not ours).
+    std::vector<BatchCheckpoint> moved;
+    for (auto &t : p.m_tables)
+        if (!t->paused && t->streaming() && binlogVersion(t->streamPosition()) < end)
+            moved.push_back(
+                {t.get(), m_mergers[t.get()].get(), {positionWithProgress(*t, pos).toJson(), m_batch.version}});
+    BatchReport report;
+    report.freshMs = m_batch.commitSeconds * 1000;
+    report.twoWay = m_twoWay ? m_twoWay->counters.get() : nullptr;
+    report.partialWhat = "values the binlog did not carry";
+    m_txn->commitBatch(moved, report, [&] {
+        m_rebasing = false; // the new server's positions are stored from here on
+        for (const BatchCheckpoint &m : moved) {
+            auto &t = static_cast<MysqlCdcTable &>(*m.table);
+            t.position = positionWithProgress(t, pos);
+            t.version = m_batch.version;
         }
-    } catch (...) {
-        m_txn->rollback();
-        throw;
-    }
-    m_txn->commit();
-    m_rebasing = false; // the new server's positions are stored from here on
-    if (m_twoWay)
-        m_txn->countApplied(*m_twoWay->counters);
-    const std::int64_t fresh = m_batch.commitSeconds * 1000;
-    for (auto &t : p.m_tables) {
-        if (!moves(*t))
-            continue;
-        t->position = positionWithProgress(*t, pos);
-        t->version = m_batch.version;
-        auto it = m_txn->results().find(t.get());
-        p.m_observer.batchApplied(t->key, it == m_txn->results().end() ? ApplyResult{} : it->second,
-                                  {posJson, m_batch.version}, fresh);
-        if (it != m_txn->results().end())
-            m_txn->sayPartialRows(*t, it->second, "values the binlog did not carry");
-    }
+    });
     m_batch = Batch{};
 }
 

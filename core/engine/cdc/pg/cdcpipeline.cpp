@@ -951,10 +951,11 @@ void CdcPipeline::applyBatch(ApplySide &side, CdcBatch &b)
     }
     if (!b.final)
         return;
-    if (b.endVersion) {
-        for (auto &t : m_tables) {
-            if (t->paused)
-                continue;
+    std::vector<BatchCheckpoint> moved;
+    for (auto &t : m_tables) {
+        if (t->paused)
+            continue;
+        if (b.endVersion) {
             // Positions and versions only move forward. A table loaded again after a crash
             // streams from its first chunk's snapshot but holds the version of its last one:
             // written with this transaction's (older) commit LSN, the guarded upsert kept the old
@@ -963,20 +964,18 @@ void CdcPipeline::applyBatch(ApplySide &side, CdcBatch &b)
             if (t->streaming() && b.endVersion > t->streamLsn())
                 t->position->lsn = b.endVersion;
             t->version = std::max(t->version, b.commitVersion);
-            t->merger->writeCheckpointInTransaction({positionOf(*t), t->version}, txn.result(*t).rowsWritten);
         }
+        moved.push_back({t.get(), t->merger.get(), {positionOf(*t), t->version}, b.endVersion != 0});
     }
-    txn.commit();
-    // P1: the source hears of this position only now that it is durable here.
-    if (b.endVersion)
-        m_acked = std::max(m_acked.load(), b.endVersion);
-    std::int64_t fresh = localMsFromSourceMicros(b.commitTimeUs, b.clockOffsetUs);
-    if (m_jobs.front().twoWay)
-        txn.countApplied(*m_jobs.front().twoWay->counters);
-    for (auto &[t, r] : txn.results()) {
-        m_observer.batchApplied(t->key, r, {positionOf(static_cast<Table &>(*t)), t->version}, fresh);
-        txn.sayPartialRows(*t, r, "unchanged large values");
-    }
+    BatchReport report;
+    report.freshMs = localMsFromSourceMicros(b.commitTimeUs, b.clockOffsetUs);
+    report.twoWay = m_jobs.front().twoWay ? m_jobs.front().twoWay->counters.get() : nullptr;
+    report.partialWhat = "unchanged large values";
+    // P1: the source hears of this position only once it is durable here.
+    txn.commitBatch(moved, report, [&] {
+        if (b.endVersion)
+            m_acked = std::max(m_acked.load(), b.endVersion);
+    });
 }
 
 void CdcPipeline::finishRebackfills(std::stop_token stop)
