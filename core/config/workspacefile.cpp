@@ -545,6 +545,25 @@ SchemaChangePolicies parseSchemaChanges(const Ctx &c, const YAML::Node &n, const
 void parseTableKeys(const Ctx &c, const std::string &field, const YAML::Node &n, const Endpoint &source, TableSpec &t,
                     bool strategyKnown);
 
+/// `key: [a, b]` (or `key: a`): the table's declared key, each column once.
+std::vector<std::string> parseKeyColumns(const Ctx &c, const YAML::Node &n, const std::string &field)
+{
+    std::vector<std::string> cols;
+    if (n.IsScalar())
+        cols.push_back(scalar(c, n, field));
+    else if (n.IsSequence())
+        for (size_t i = 0; i < n.size(); ++i)
+            cols.push_back(scalar(c, n[i], field + "[" + std::to_string(i) + "]"));
+    if (cols.empty())
+        fail(c, n, field, "expected the key's columns, e.g. key: [order_id, line_no]");
+    for (size_t i = 0; i < cols.size(); ++i)
+        if (cols[i].empty() || std::find(cols.begin(), cols.begin() + static_cast<long>(i), cols[i]) !=
+                                   cols.begin() + static_cast<long>(i))
+            fail(c, n, field,
+                 cols[i].empty() ? "a key column has no name" : "column " + cols[i] + " is named twice in the key");
+    return cols;
+}
+
 TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &n, size_t index, const Endpoint &source)
 {
     std::string field = pfield + ".tables[" + std::to_string(index) + "]";
@@ -553,7 +572,7 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
     checkKeys(c, n, field,
               {"table", "strategy", "cursor", "lookback", "page_size", "freshness_sla", "target_table", "every",
                "truncate", "fallback_cursor", "fallback_from", "columns", "where", "deletes", "conflicts",
-               "schema_changes", "adopt"});
+               "schema_changes", "adopt", "key"});
     TableSpec t;
     if (!n["table"])
         fail(c, n, field + ".table", "missing; the source table as schema.name");
@@ -583,6 +602,8 @@ TableSpec parseTable(const Ctx &c, const std::string &pfield, const YAML::Node &
         fail(c, n["strategy"], field + ".strategy", "'" + st + "' is not a strategy; one of full_refresh, cursor, cdc");
     t.strategy = *strategy;
     parseTableKeys(c, field, n, source, t, true);
+    if (n["key"])
+        t.key = parseKeyColumns(c, n["key"], field + ".key");
     return t;
 }
 
@@ -678,7 +699,10 @@ PipelineSpec::TableDefaults parseTableDefaults(const Ctx &c, const YAML::Node &n
         fail(c, n, field, "expected a map of per-table keys, e.g. { strategy: cdc, freshness_sla: 5m }");
     checkKeys(c, n, field,
               {"strategy", "cursor", "lookback", "page_size", "freshness_sla", "target_table", "every", "truncate",
-               "fallback_cursor", "columns", "where", "deletes", "conflicts", "schema_changes", "adopt"});
+               "fallback_cursor", "columns", "where", "deletes", "conflicts", "schema_changes", "adopt", "key"});
+    if (n["key"])
+        fail(c, n["key"], field + ".key",
+             "a declared key names one table's columns; declare it on the table under tables: instead");
     if (n["target_table"])
         fail(c, n["target_table"], field + ".target_table",
              "every table a pattern picks up would get the same target table; name tables one by one under tables: "
@@ -1133,6 +1157,12 @@ static void emitTableKeys(YAML::Emitter &out, const TableSpec &t)
     emitSchemaChanges(out, t.addColumn, t.dropColumn, t.typeChange, t.renameColumn);
     if (t.adopt)
         out << YAML::Key << "adopt" << YAML::Value << *t.adopt;
+    if (t.key) {
+        out << YAML::Key << "key" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+        for (const auto &k : *t.key)
+            out << k;
+        out << YAML::EndSeq;
+    }
 }
 
 std::string WorkspaceFile::toYaml(const Workspace &ws)

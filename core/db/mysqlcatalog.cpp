@@ -122,6 +122,31 @@ ColumnInfo pgColumnFor(const MysqlColumn &c)
     return out;
 }
 
+MysqlTable describeTable(MysqlConnection &conn, const TableRef &table,
+                         const std::optional<std::vector<std::string>> &key)
+{
+    MysqlTable t = describeTable(conn, table);
+    if (key)
+        t.schema.declareKey(*key);
+    return t;
+}
+
+std::optional<std::string> declaredKeyProblem(MysqlConnection &conn, const MysqlTable &t)
+{
+    std::string cols, nulls;
+    for (int k : t.schema.primaryKey) {
+        const std::string q = mysqlIdent(t.schema.columns[static_cast<size_t>(k)].name);
+        cols += (cols.empty() ? "" : ", ") + q;
+        nulls += (nulls.empty() ? "" : " OR ") + q + " IS NULL";
+    }
+    const std::string from = mysqlIdent(t.schema.table.schema) + "." + mysqlIdent(t.schema.table.name);
+    auto r = conn.query("SELECT (SELECT COUNT(*) FROM " + from + " WHERE " + nulls +
+                        "), (SELECT COUNT(*) FROM (SELECT 1 FROM " + from + " GROUP BY " + cols +
+                        " HAVING COUNT(*) > 1) d)");
+    return keyProblemText(t.schema, std::atoll(r.rows.at(0)[0].value_or("0").c_str()),
+                          std::atoll(r.rows.at(0)[1].value_or("0").c_str()));
+}
+
 MysqlTable describeTable(MysqlConnection &conn, const TableRef &table)
 {
     MysqlTable out;

@@ -50,6 +50,12 @@ struct MysqlTable {
 /// Reads a table's columns, primary key and estimated rows. Throws SchemaError when the table
 /// does not exist or has a column type Driftless cannot carry.
 MysqlTable describeTable(MysqlConnection &conn, const TableRef &table);
+/// describeTable, keyed by the table's declared `key` when it has one (TableSchema::declareKey).
+MysqlTable describeTable(MysqlConnection &conn, const TableRef &table,
+                         const std::optional<std::vector<std::string>> &key);
+/// Why `t`'s key (a declared one) cannot key its rows on the source: NULLs in it, or values
+/// shared by more than one row, with what to do; nullopt when it can. Reads the whole table.
+std::optional<std::string> declaredKeyProblem(MysqlConnection &conn, const MysqlTable &t);
 
 /// The Postgres column a MySQL column becomes.
 ColumnInfo pgColumnFor(const MysqlColumn &c);

@@ -128,6 +128,29 @@ std::optional<TableSchema> findTable(PgConnection &conn, const TableRef &table)
     return s;
 }
 
+TableSchema describeTable(PgConnection &conn, const TableRef &table, const std::optional<std::vector<std::string>> &key)
+{
+    TableSchema s = describeTable(conn, table);
+    if (key)
+        s.declareKey(*key);
+    return s;
+}
+
+std::optional<std::string> declaredKeyProblem(PgConnection &conn, const TableSchema &schema)
+{
+    std::string cols, nulls;
+    for (int k : schema.primaryKey) {
+        const std::string q = quoteIdent(schema.columns[static_cast<size_t>(k)].name);
+        cols += (cols.empty() ? "" : ", ") + q;
+        nulls += (nulls.empty() ? "" : " OR ") + q + " IS NULL";
+    }
+    const std::string from = schema.fromSql();
+    auto r =
+        conn.exec("SELECT (SELECT count(*) FROM " + from + " WHERE " + nulls +
+                  "), (SELECT count(*) FROM (SELECT 1 FROM " + from + " GROUP BY " + cols + " HAVING count(*) > 1) d)");
+    return keyProblemText(schema, std::atoll(r.text(0, 0).c_str()), std::atoll(r.text(0, 1).c_str()));
+}
+
 TableSchema describeTable(PgConnection &conn, const TableRef &table)
 {
     if (auto s = findTable(conn, table))
@@ -164,11 +187,22 @@ LIMIT 1)sql",
 
 std::optional<IdentityProblem> replicaIdentityProblem(PgConnection &conn, const TableSchema &schema)
 {
+    auto keyColumnList = [](const TableSchema &s) {
+        std::string out;
+        for (int k : s.primaryKey)
+            out += (out.empty() ? "" : ", ") + s.columns[static_cast<size_t>(k)].name;
+        return out;
+    };
     const std::string table = schema.table.display();
     if (schema.replicaIdentity == 'n')
         return IdentityProblem{"REPLICA IDENTITY NOTHING: its updates and deletes carry no old row, so they cannot be "
                                "matched to target rows",
                                "ALTER TABLE " + table + " REPLICA IDENTITY DEFAULT"};
+    if (schema.keyDeclared && schema.replicaIdentity == 'd')
+        return IdentityProblem{"a declared key (" + keyColumnList(schema) +
+                                   "), which REPLICA IDENTITY DEFAULT does not send with its updates and deletes (only "
+                                   "the primary key, if any)",
+                               "ALTER TABLE " + table + " REPLICA IDENTITY FULL"};
     if (schema.replicaIdentity == 'd' && !schema.keyIndex.empty())
         return IdentityProblem{"no primary key, so REPLICA IDENTITY DEFAULT sends no old key with its updates and "
                                "deletes (and the source refuses them once the table is published)",

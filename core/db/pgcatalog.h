@@ -6,12 +6,20 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace driftless::core::pgcatalog {
 
 /// Reads a table's columns and primary key from the catalog. Throws SchemaError when the table
 /// does not exist (suggesting near names: other case, other schema) or is not readable.
 TableSchema describeTable(PgConnection &conn, const TableRef &table);
+
+/// describeTable, keyed by the table's declared `key` when it has one (TableSchema::declareKey).
+TableSchema describeTable(PgConnection &conn, const TableRef &table,
+                          const std::optional<std::vector<std::string>> &key);
+/// Why `schema`'s key (a declared one) cannot key its rows on the source: NULLs in it, or values
+/// shared by more than one row, with what to do; nullopt when it can. Reads the whole table.
+std::optional<std::string> declaredKeyProblem(PgConnection &conn, const TableSchema &schema);
 
 /// Like describeTable, but returns nullopt for a missing table.
 std::optional<TableSchema> findTable(PgConnection &conn, const TableRef &table);

@@ -2,6 +2,7 @@
 
 #include "core/model/tableref.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,8 @@ struct TableSchema {
     /// are all NOT NULL (the one with the fewest columns, then the first by name): rows are
     /// merged, compared and paged by it as by a primary key.
     std::string keyIndex;
+    /// Set when the key is the table's declared `key:` (TableSpec::key), not one of its own.
+    bool keyDeclared = false;
     /// Estimated rows (pg_class.reltuples), -1 when unknown.
     long long estimatedRows = -1;
 
@@ -62,6 +65,9 @@ struct TableSchema {
     bool hasPrimaryKey() const { return !primaryKey.empty(); }
     /// "primary key (id)" or "unique index orders_code_key (code), no primary key": what rows are keyed by.
     std::string keyDescription() const;
+    /// Keys the table by `columns` (a table's `key:`), in their order. Throws SchemaError naming
+    /// the columns the table lacks.
+    void declareKey(const std::vector<std::string> &columns);
     /// This table without `columns`, its key positions moved to match.
     TableSchema without(const std::vector<std::string> &columns) const;
     /// The table as a Postgres FROM item for reading its rows: `ONLY` for a plain table, whose
@@ -72,5 +78,9 @@ struct TableSchema {
     int columnIndex(const std::string &name) const;
     bool operator==(const TableSchema &) const = default;
 };
+
+/// What keeps `schema`'s key from keying its rows: `nullRows` rows with NULL in it, `sharedKeys`
+/// key values held by more than one row; nullopt when neither. Said for a declared key.
+std::optional<std::string> keyProblemText(const TableSchema &schema, long long nullRows, long long sharedKeys);
 
 } // namespace driftless::core

@@ -123,6 +123,12 @@ struct TableSpec {
     /// first pass compares the rows there with the source and copies only what differs
     /// (docs/adopt.md). Unset: the pipeline's `adopt`, else false (an existing table is refused).
     std::optional<bool> adopt;
+    /// `key: [cols]`: the columns rows are keyed by, declared for a table whose own key does not
+    /// suit (none at all, or another than the DBA's): merged, compared and paged by them as by a
+    /// primary key. Checked unique and never NULL on the source by `apply` and the doctor; a
+    /// Postgres CDC source needs REPLICA IDENTITY FULL so its old rows carry them. Unset: the
+    /// primary key, else the unique index on NOT NULL columns (docs/keys.md).
+    std::optional<std::vector<std::string>> key;
 
     static constexpr long long kDefaultPageSize = 50'000;
     static constexpr const char *kDefaultCursor = "updated_at";

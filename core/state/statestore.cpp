@@ -81,6 +81,8 @@ std::string tableSpecJson(const TableSpec &t)
         j["rename_column"] = *t.renameColumn;
     if (t.adopt)
         j["adopt"] = *t.adopt;
+    if (t.key)
+        j["key"] = *t.key;
     return j.dump();
 }
 
@@ -123,6 +125,8 @@ void readTableSpecJson(TableSpec &t, const std::string &text)
         t.renameColumn = j["rename_column"].get<std::string>();
     if (j.contains("adopt"))
         t.adopt = j["adopt"].get<bool>();
+    if (j.contains("key"))
+        t.key = j["key"].get<std::vector<std::string>>();
 }
 
 } // namespace

@@ -222,6 +222,11 @@ void TestWorkspaceSettings::eachPipelineControlWritesItsKey_data()
     QTest::addRow("table adopt") << "public.orders" << tableChoice(&T::adoptBox, "true")
                                  << "rename_column: rename}, adopt: true}"
                                  << "adopt: false";
+    QTest::addRow("table key") << "public.customers" << tableText(&T::keyEdit, "tenant_id, customer_no")
+                               << "deletes: ignore, key: [tenant_id, customer_no]}"
+                               << "key: [customer_id, tenant_id]";
+    QTest::addRow("table key removed") << "public.customers" << tableText(&T::keyEdit, " ") << "deletes: ignore}"
+                                       << "key:";
     QTest::addRow("table schema_changes") << "public.plans" << tableChoice(&T::dropColumnBox, "pause")
                                           << "schema_changes: {add_column: ignore, drop_column: pause}"
                                           << "schema_changes: {add_column: ignore}";

@@ -1,5 +1,5 @@
 // Tables without a primary key, keyed by a unique index on NOT NULL columns (issue 46 item 2,
-// first step): CDC and cursor sync take that index as the key, on both sources, into a Postgres
+// first step) or by a declared `key:`: CDC and cursor sync take that index as the key, on both sources, into a Postgres
 // target, through the CLI; the oracle is a hash computed in SQL on each side. A Postgres table
 // whose replica identity cannot carry that key is refused with the exact statement that fixes
 // it, and a unique index with a nullable column is not a key.
@@ -143,6 +143,82 @@ TEST_P(UniqueKeys, aKeyTheSourceCannotStreamIsRefusedWithTheStatementThatFixesIt
         EXPECT_EQ(pgSrc->scalar("SELECT count(*) FROM pg_publication_tables WHERE tablename = 'uk_cdc'"), "0")
             << "never published: the source would refuse the application's updates";
     }
+}
+
+// `key: [a, b]` on tables with no key of their own: apply checks the source (a Postgres CDC table
+// needs REPLICA IDENTITY FULL; values must be unique and never NULL), then CDC and cursor sync key
+// the rows by the declared columns, the target's primary key included.
+TEST_P(UniqueKeys, aDeclaredKeyKeysTablesThatHaveNone)
+{
+    const std::string stamp =
+        mariadb() ? "datetime(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)" : "timestamptz NOT NULL DEFAULT now()";
+    for (const char *t : {"dk_cdc", "dk_cursor"}) {
+        exec(std::string("CREATE TABLE ") + t + " (a int, b varchar(10), v varchar(40), updated_at " + stamp + ")");
+        for (int i = 1; i <= 40; ++i)
+            exec(std::string("INSERT INTO ") + t + " (a, b, v) VALUES (" + std::to_string(i % 7) + ", 'b" +
+                 std::to_string(i / 7) + "', 'v" + std::to_string(i) + "')");
+    }
+    auto hash = [&](bool source, const std::string &t) {
+        if (source && mariadb())
+            return mySrc->scalar("SELECT CONCAT(COUNT(*), ':', MD5(GROUP_CONCAT(CONCAT(a, '|', b, '|', IFNULL(v, '~')) "
+                                 "ORDER BY a, b SEPARATOR ','))) FROM " +
+                                 t);
+        const std::string sql = "SELECT count(*) || ':' || md5(string_agg(a || '|' || b || '|' || coalesce(v, '~'), "
+                                "',' ORDER BY a, b COLLATE \"C\")) FROM " +
+                                std::string(source ? "" : "model.") + t;
+        return source ? pgSrc->scalar(sql) : dst.scalar(sql);
+    };
+    const std::string src = mariadb() ? "{ kind: mysql, dsn: \"" + mySrc->dsn() + "\" }"
+                                      : "{ kind: postgres, dsn: \"" + pgSrc->dsn() + "\" }";
+    const std::string file = dir.file("declared.yaml");
+    writeFile(file, "endpoints:\n  src: " + src + "\n  dw: { kind: postgres, dsn: \"" + dst.dsn() +
+                        "\" }\npipelines:\n  - name: " + pipeline +
+                        "\n    source: src\n    target: dw\n    target_schema: model\n    tables:\n      - { table: " +
+                        schema() + ".dk_cdc, strategy: cdc, key: [a, b] }\n      - { table: " + schema() +
+                        ".dk_cursor, strategy: cursor, lookback: 0s, key: [a, b] }\n");
+    if (!mariadb()) {
+        auto refused = runCli({"--state", state, "apply", file});
+        EXPECT_EQ(refused.exitCode, 2) << refused.out << refused.err;
+        EXPECT_NE(refused.err.find("ALTER TABLE public.dk_cdc REPLICA IDENTITY FULL"), std::string::npos)
+            << "the old rows must carry the declared key:\n"
+            << refused.out << refused.err;
+        exec("ALTER TABLE dk_cdc REPLICA IDENTITY FULL");
+    }
+    auto applied = runCli({"--state", state, "apply", file});
+    ASSERT_EQ(applied.exitCode, 0) << applied.out << applied.err;
+    auto doctor = runCli({"--state", state, "doctor"});
+    EXPECT_NE(doctor.out.find("keyed by declared key (a, b)"), std::string::npos) << doctor.out << doctor.err;
+    auto first = runCli({"--state", state, "run", "--once"});
+    ASSERT_EQ(first.exitCode, 0) << first.out << first.err;
+    EXPECT_EQ(hash(false, "dk_cdc"), hash(true, "dk_cdc"));
+    EXPECT_EQ(hash(false, "dk_cursor"), hash(true, "dk_cursor"));
+    EXPECT_EQ(dst.scalar("SELECT string_agg(a.attname, ',' ORDER BY k.ord) FROM pg_index i CROSS JOIN LATERAL "
+                         "unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord) JOIN pg_attribute a ON a.attrelid = "
+                         "i.indrelid AND a.attnum = k.attnum WHERE i.indrelid = 'model.dk_cdc'::regclass AND "
+                         "i.indisprimary"),
+              "a,b")
+        << "the target is keyed by the declared key";
+
+    exec("UPDATE dk_cdc SET v = 'changed' WHERE a = 1");
+    exec("DELETE FROM dk_cdc WHERE a = 2 AND b = 'b0'");
+    exec("UPDATE dk_cdc SET b = 'moved' WHERE a = 3 AND b = 'b1'");
+    exec("INSERT INTO dk_cdc (a, b, v) VALUES (100, 'new', 'n')");
+    const std::string later = mariadb() ? "CURRENT_TIMESTAMP(6) + INTERVAL 1 SECOND" : "now() + interval '1 second'";
+    exec("UPDATE dk_cursor SET v = 'changed', updated_at = " + later + " WHERE a = 4");
+    auto second = runCli({"--state", state, "run", "--once"});
+    ASSERT_EQ(second.exitCode, 0) << second.out << second.err;
+    EXPECT_EQ(hash(false, "dk_cdc"), hash(true, "dk_cdc")) << "updates, a delete and a key change by the declared key";
+    EXPECT_EQ(hash(false, "dk_cursor"), hash(true, "dk_cursor"));
+
+    // Values the key cannot tell apart: apply refuses, saying so and what to do.
+    exec("INSERT INTO dk_cursor (a, b, v) VALUES (5, 'b0', 'twin'), (5, NULL, 'no key')");
+    auto refused = runCli({"--state", state, "apply", file});
+    EXPECT_EQ(refused.exitCode, 2) << refused.out << refused.err;
+    EXPECT_NE(refused.err.find("declared key (a, b) of " + schema() +
+                               ".dk_cursor does not key its rows on the source: 1 row(s) hold NULL in it, and 1 of "
+                               "its values are held by more than one row"),
+              std::string::npos)
+        << refused.out << refused.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(BothSources, UniqueKeys, ::testing::Values(Source::Postgres, Source::Mariadb),

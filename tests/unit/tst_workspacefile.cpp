@@ -478,3 +478,33 @@ TEST(WorkspaceFile, adoptIsReadOnTablesAndPipelinesAndWrittenBack)
     EXPECT_NE(std::string(both.what()).find("a two-way pipeline cannot adopt existing tables yet"), std::string::npos)
         << both.what();
 }
+
+TEST(WorkspaceFile, aDeclaredKeyIsReadPerTableAndWrittenBack)
+{
+    const Workspace ws = parse(replace(kReadmeForm, "strategy: cdc,", "strategy: cdc, key: [order_id, line_no],"));
+    const auto &orders = ws.pipelines.at(0).tables.at(2);
+    ASSERT_TRUE(orders.key.has_value());
+    EXPECT_EQ(*orders.key, (std::vector<std::string>{"order_id", "line_no"}));
+    EXPECT_EQ(ws.pipelines.at(0).tables.at(0).key, std::nullopt);
+    EXPECT_EQ(WorkspaceFile::parse(WorkspaceFile::toYaml(ws), "export.yaml", "/home/dba/sync"), ws);
+    EXPECT_EQ(
+        *parse(replace(kReadmeForm, "strategy: cdc,", "strategy: cdc, key: code,")).pipelines.at(0).tables.at(2).key,
+        (std::vector<std::string>{"code"}))
+        << "one column may be written bare";
+    struct Case {
+        std::string key, says;
+    };
+    for (const auto &c : std::vector<Case>{{"key: [a, a],", "column a is named twice in the key"},
+                                           {"key: [],", "expected the key's columns"}}) {
+        const auto e = parseError(replace(kReadmeForm, "strategy: cdc,", "strategy: cdc, " + c.key));
+        EXPECT_EQ(e.field(), "pipelines[app_to_dw].tables[public.orders].key") << e.what();
+        EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << e.what();
+    }
+    const auto defaults = parseError("endpoints:\n  a: { kind: postgres, dsn: \"dbname=a\" }\n"
+                                     "  b: { kind: postgres, dsn: \"dbname=b\" }\npipelines:\n  - name: p\n"
+                                     "    source: a\n    target: b\n    include_tables: [\"public.*\"]\n"
+                                     "    table_defaults: { key: [id] }\n");
+    EXPECT_EQ(defaults.field(), "pipelines[p].table_defaults.key") << defaults.what();
+    EXPECT_NE(std::string(defaults.what()).find("declare it on the table under tables:"), std::string::npos)
+        << defaults.what();
+}

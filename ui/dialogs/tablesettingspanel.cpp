@@ -42,7 +42,7 @@ TableSettingsPanel::TableSettingsPanel(QWidget *parent)
       m_every(new QLineEdit(this)), m_sla(new QLineEdit(this)), m_truncate(new QComboBox(this)),
       m_fallbackCursor(new QComboBox(this)), m_addColumn(new QComboBox(this)), m_dropColumn(new QComboBox(this)),
       m_typeChange(new QComboBox(this)), m_renameColumn(new QComboBox(this)), m_adopt(new QComboBox(this)),
-      m_fallbackNote(new QLabel(this))
+      m_key(new QLineEdit(this)), m_fallbackNote(new QLabel(this))
 {
     setObjectName(QStringLiteral("tableSettings"));
     m_cursor->setObjectName(QStringLiteral("cursorColumn"));
@@ -80,6 +80,11 @@ TableSettingsPanel::TableSettingsPanel(QWidget *parent)
     m_adopt->setObjectName(QStringLiteral("tableAdopt"));
     m_adopt->setToolTip(tr("A target table that exists already (a pg_dump copy, another tool's replica): true takes "
                            "it, compares its rows with the source and copies only what differs; false refuses it"));
+    m_key->setObjectName(QStringLiteral("tableKey"));
+    m_key->setPlaceholderText(tr("its own key (default)"));
+    m_key->setToolTip(tr("The columns rows are keyed by, comma-separated, for a table without a primary key or unique "
+                         "index on NOT NULL columns (key: [...]). Their values must be unique and never NULL on the "
+                         "source; a Postgres CDC table needs REPLICA IDENTITY FULL"));
     m_fallbackNote->setObjectName(QStringLiteral("fallbackNote"));
     m_fallbackNote->setWordWrap(true);
     m_fallbackNote->setText(tr("\u26a0 The slot guard switched this table from CDC to cursor sync (fallback_from: "
@@ -103,6 +108,8 @@ TableSettingsPanel::TableSettingsPanel(QWidget *parent)
     grid->addWidget(m_fallbackCursor, 2, 1);
     grid->addWidget(buddy(tr("A&dopt existing target:"), m_adopt, this), 2, 2);
     grid->addWidget(m_adopt, 2, 3);
+    grid->addWidget(buddy(tr("Ke&y columns:"), m_key, this), 2, 4);
+    grid->addWidget(m_key, 2, 5);
     for (int c : {1, 3, 5})
         grid->setColumnStretch(c, 1);
 
@@ -128,7 +135,7 @@ TableSettingsPanel::TableSettingsPanel(QWidget *parent)
         if (m_defaults)
             emit settingsChanged();
     });
-    for (QLineEdit *edit : {m_lookback, m_pageSize, m_every, m_sla})
+    for (QLineEdit *edit : {m_lookback, m_pageSize, m_every, m_sla, m_key})
         connect(edit, &QLineEdit::textChanged, this, &TableSettingsPanel::settingsChanged);
     connect(m_fallbackCursor, &QComboBox::currentTextChanged, this, &TableSettingsPanel::settingsChanged);
     for (QComboBox *box : {m_truncate, m_addColumn, m_dropColumn, m_typeChange, m_renameColumn, m_adopt})
@@ -139,13 +146,14 @@ TableSettingsPanel::TableSettingsPanel(QWidget *parent)
 void TableSettingsPanel::clearTable()
 {
     const QSignalBlocker b1(m_cursor), b2(m_lookback), b3(m_pageSize), b4(m_every), b5(m_sla), b6(m_truncate),
-        b7(m_fallbackCursor), b8(m_addColumn), b9(m_dropColumn), b10(m_typeChange), b11(m_renameColumn), b12(m_adopt);
+        b7(m_fallbackCursor), b8(m_addColumn), b9(m_dropColumn), b10(m_typeChange), b11(m_renameColumn), b12(m_adopt),
+        b13(m_key);
     m_included = false;
     m_defaults = false;
     m_cursor->setEditable(false);
     m_cursor->clear();
     m_fallbackCursor->clear();
-    for (QLineEdit *edit : {m_lookback, m_pageSize, m_every, m_sla}) {
+    for (QLineEdit *edit : {m_lookback, m_pageSize, m_every, m_sla, m_key}) {
         edit->clear();
         edit->setEnabled(false);
     }
@@ -165,7 +173,8 @@ void TableSettingsPanel::setTable(const core::TableSpec &spec, const QStringList
                                   core::EndpointKind sourceKind)
 {
     const QSignalBlocker b1(m_cursor), b2(m_lookback), b3(m_pageSize), b4(m_every), b5(m_sla), b6(m_truncate),
-        b7(m_fallbackCursor), b8(m_addColumn), b9(m_dropColumn), b10(m_typeChange), b11(m_renameColumn), b12(m_adopt);
+        b7(m_fallbackCursor), b8(m_addColumn), b9(m_dropColumn), b10(m_typeChange), b11(m_renameColumn), b12(m_adopt),
+        b13(m_key);
     m_strategy = spec.strategy;
     m_included = included;
     m_defaults = false;
@@ -220,6 +229,11 @@ void TableSettingsPanel::setTable(const core::TableSpec &spec, const QStringList
     setBoolChoice(m_adopt, spec.adopt);
     for (QComboBox *box : {m_addColumn, m_dropColumn, m_typeChange, m_renameColumn, m_adopt})
         box->setEnabled(included);
+    QStringList key;
+    for (const auto &k : spec.key.value_or(std::vector<std::string>{}))
+        key << qs(k);
+    m_key->setText(key.join(QStringLiteral(", ")));
+    m_key->setEnabled(included);
     m_fallbackNote->setVisible(spec.fallbackFrom.has_value());
 }
 
@@ -247,6 +261,10 @@ void TableSettingsPanel::setDefaults(const core::TableSpec &keys, std::optional<
     m_every->setEnabled(any || strategy != core::Strategy::Cdc);
     m_truncate->setEnabled(cdc);
     m_fallbackCursor->setEnabled(cdc && sourceKind == core::EndpointKind::Postgres);
+    // A declared key names one table's columns: table_defaults has none.
+    m_key->clear();
+    m_key->setEnabled(false);
+    m_key->setPlaceholderText(tr("per table only"));
     if (any) {
         m_every->setPlaceholderText(tr("each table's default"));
         m_sla->setPlaceholderText(tr("each table's default"));
@@ -281,12 +299,35 @@ void TableSettingsPanel::apply(core::TableSpec &spec) const
     spec.typeChange = choice(m_typeChange);
     spec.renameColumn = choice(m_renameColumn);
     spec.adopt = boolChoice(m_adopt);
+    if (!m_defaults) {
+        const QStringList key = keyColumns();
+        if (key.isEmpty())
+            spec.key.reset();
+        else {
+            spec.key.emplace();
+            for (const QString &k : key)
+                spec.key->push_back(k.toStdString());
+        }
+    }
+}
+
+QStringList TableSettingsPanel::keyColumns() const
+{
+    QStringList out;
+    for (const QString &part : m_key->text().split(QLatin1Char(','), Qt::SkipEmptyParts))
+        if (const QString k = part.trimmed(); !k.isEmpty())
+            out << k;
+    return out;
 }
 
 QString TableSettingsPanel::problem() const
 {
     if (!m_included)
         return {};
+    const QStringList key = keyColumns();
+    for (int i = 0; i < key.size(); ++i)
+        if (key.indexOf(key[i]) != i)
+            return tr("Key columns name %1 twice.").arg(key[i]);
     const QString lookback = m_lookback->text().trimmed();
     if (m_lookback->isEnabled() && !lookback.isEmpty() && !isCount(lookback) &&
         !core::parseDuration(lookback.toStdString()))

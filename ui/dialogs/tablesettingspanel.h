@@ -59,6 +59,7 @@ public:
     QComboBox *typeChangeBox() const { return m_typeChange; }
     QComboBox *renameColumnBox() const { return m_renameColumn; }
     QComboBox *adoptBox() const { return m_adopt; }
+    QLineEdit *keyEdit() const { return m_key; }
     /// Says when the slot guard switched the table to cursor sync.
     QLabel *fallbackNote() const { return m_fallbackNote; }
 
@@ -66,6 +67,8 @@ signals:
     void settingsChanged();
 
 private:
+    /// The Key columns field's names, in order.
+    QStringList keyColumns() const;
     core::Strategy m_strategy = core::Strategy::FullRefresh;
     bool m_included = false;
     bool m_defaults = false; ///< showing table_defaults (setDefaults()), not one table
@@ -81,6 +84,7 @@ private:
     QComboBox *m_typeChange;
     QComboBox *m_renameColumn;
     QComboBox *m_adopt;
+    QLineEdit *m_key; ///< `key:` columns, comma-separated
     QLabel *m_fallbackNote;
 };
 

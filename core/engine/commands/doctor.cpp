@@ -274,7 +274,7 @@ void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<F
         const std::string subject = "table " + t.table.display();
         std::optional<mysqlcatalog::MysqlTable> table;
         try {
-            table = mysqlcatalog::describeTable(*conn, t.table);
+            table = mysqlcatalog::describeTable(*conn, t.table, t.key);
             conn->exec("SELECT 1 FROM " + mysqlIdent(t.table.schema) + "." + mysqlIdent(t.table.name) + " LIMIT 0");
         } catch (const Error &e) {
             out.push_back({FindingLevel::Error, "config", p.name, subject, e.what(), e.hint()});
@@ -292,10 +292,16 @@ void doctorMysqlSource(const PipelineSpec &p, const Endpoint &src, std::vector<F
                                "fix 'where:' (a condition on the table's columns, e.g. tenant_id = 42)"});
             }
         }
-        if (!schema.keyIndex.empty() && t.strategy != Strategy::FullRefresh)
+        if ((!schema.keyIndex.empty() || schema.keyDeclared) && t.strategy != Strategy::FullRefresh)
             out.push_back(
                 {FindingLevel::Ok, "config", p.name, subject,
                  "keyed by " + schema.keyDescription() + ": merged, compared and paged by it as by a primary key", ""});
+        if (schema.keyDeclared)
+            if (auto problem = mysqlcatalog::declaredKeyProblem(*conn, *table)) {
+                anyError = true;
+                out.push_back({FindingLevel::Error, "config", p.name, subject, *problem,
+                               "fix 'key:' of table " + t.table.display() + " in the pipeline editor (Table tab)"});
+            }
         if (!schema.hasPrimaryKey() && t.strategy != Strategy::FullRefresh) {
             anyError = true;
             out.push_back({FindingLevel::Error, "config", p.name, subject,
@@ -641,7 +647,7 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
             const std::string subject = "table " + t.table.display();
             std::optional<TableSchema> schema;
             try {
-                schema = pgcatalog::describeTable(c, t.table);
+                schema = pgcatalog::describeTable(c, t.table, t.key);
             } catch (const Error &e) {
                 out.push_back({FindingLevel::Error, "config", p.name, subject, e.what(), e.hint()});
                 continue;
@@ -666,7 +672,11 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
                     out.push_back({FindingLevel::Ok, "config", p.name, subject,
                                    "no primary key (fine for full refresh; the target gets none either)", ""});
             }
-            if (needsKey && !schema->keyIndex.empty())
+            if (schema->keyDeclared)
+                if (auto problem = pgcatalog::declaredKeyProblem(c, *schema))
+                    out.push_back({FindingLevel::Error, "config", p.name, subject, *problem,
+                                   "fix 'key:' of table " + t.table.display() + " in the pipeline editor (Table tab)"});
+            if (needsKey && (!schema->keyIndex.empty() || schema->keyDeclared))
                 out.push_back(
                     {FindingLevel::Ok, "config", p.name, subject,
                      "keyed by " + schema->keyDescription() + ": merged, compared and paged by it as by a primary key",
@@ -718,8 +728,12 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
             }
             if (t.strategy == Strategy::Cdc) {
                 if (auto problem = pgcatalog::replicaIdentityProblem(c, *schema))
-                    out.push_back({FindingLevel::Error, "config", p.name, subject, problem->message, problem->fix,
-                                   "ALTER TABLE " + t.table.quoted() + " REPLICA IDENTITY DEFAULT;"});
+                    out.push_back(
+                        {FindingLevel::Error, "config", p.name, subject, problem->message, problem->fix,
+                         "ALTER TABLE " + t.table.quoted() + " REPLICA IDENTITY " +
+                             (schema->keyDeclared         ? "FULL;"
+                              : !schema->keyIndex.empty() ? "USING INDEX " + quoteIdent(schema->keyIndex) + ";"
+                                                          : std::string("DEFAULT;"))});
                 if (p.publication) {
                     // The DBA's own publication: Driftless reads it and never changes it.
                     auto pub = c.execParams(

@@ -231,7 +231,7 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
         PgConnection src = connectPostgres(job.source, "driftless reconcile");
         // Generated columns compare too: every target holds their values (a Postgres target
         // computes them, the others store what the sync read).
-        ctx.schema = pgcatalog::describeTable(src, job.spec.table);
+        ctx.schema = pgcatalog::describeTable(src, job.spec.table, job.spec.key);
         ctx.sourceFrom = rowFilterFromSql(ctx.schema, job.spec); // only the rows of its filter
         TableJob recentJob = job;
         if (job.spec.columns && !job.spec.columns->empty()) {
@@ -269,7 +269,7 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
                           "correct it";
             return ctx;
         }
-        ctx.myTable = mysqlcatalog::describeTable(src, job.spec.table);
+        ctx.myTable = mysqlcatalog::describeTable(src, job.spec.table, job.spec.key);
         leaveOutOwnColumns(job, ctx.myTable->schema, &ctx.myTable->columns);
         narrowForCompare(job, ctx.myTable->schema, opt, &ctx.myTable->columns);
         // The sync carries generated columns as plain ones (their values), so they compare too.

@@ -46,12 +46,12 @@ struct Source {
         switch (job.source.kind) {
         case EndpointKind::Postgres:
             pg.emplace(pool ? pool->take(job.source, app) : connectPostgres(job.source, app));
-            schema = pgcatalog::describeTable(*pg, job.spec.table);
+            schema = pgcatalog::describeTable(*pg, job.spec.table, job.spec.key);
             requireRowFilter(*pg, schema, job.spec);
             return;
         case EndpointKind::Mysql:
             my.emplace(connectMysql(job.source));
-            myTable = mysqlcatalog::describeTable(*my, job.spec.table);
+            myTable = mysqlcatalog::describeTable(*my, job.spec.table, job.spec.key);
             schema = myTable->schema;
             requireRowFilter(*my, job.spec);
             return;

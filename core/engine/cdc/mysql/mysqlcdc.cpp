@@ -304,7 +304,7 @@ void MysqlCdcPipeline::prepareTables()
         auto t = std::make_unique<Table>();
         t->job = j;
         t->key = j.key();
-        t->source = mysqlcatalog::describeTable(src, j.spec.table);
+        t->source = mysqlcatalog::describeTable(src, j.spec.table, j.spec.key);
         if (j.twoWay)
             dropOwnColumns(t->source, t->ignored);
         requireRowFilter(src, j.spec);

@@ -106,7 +106,7 @@ bool MysqlCdcPipeline::adaptToChangedColumns(Table &t, const std::vector<binlog:
                                              const std::function<void()> &beginBatch)
 {
     MysqlConnection c = connectMysql(t.job.source);
-    const mysqlcatalog::MysqlTable fresh = mysqlcatalog::describeTable(c, t.job.spec.table);
+    const mysqlcatalog::MysqlTable fresh = mysqlcatalog::describeTable(c, t.job.spec.table, t.job.spec.key);
     // Gone from the map and from the source: dropped. (Gone from the map only: an event written
     // before the column was added, read after a restart; its rows leave the column as it is.)
     std::set<std::string> dropped;

@@ -630,7 +630,7 @@ const std::vector<int> *MysqlCdcPipeline::Stream::layoutFor(MysqlCdcTable &t, co
     if (extra) {
         // A column the source has now and the target lacks: read the table again and add it.
         MysqlConnection c = connectMysql(t.job.source);
-        auto fresh = mysqlcatalog::describeTable(c, t.job.spec.table);
+        auto fresh = mysqlcatalog::describeTable(c, t.job.spec.table, t.job.spec.key);
         auto again = indexIn(fresh);
         if (again.second) {
             std::string lost;

@@ -186,7 +186,7 @@ void CdcPipeline::preflight(PgConnection &src)
                     "ALTER ROLE <the endpoint's user> REPLICATION (and GRANT SELECT on the tables)");
     for (auto &t : m_tables) {
         const auto &ref = t->job.spec.table;
-        TableSchema full = pgcatalog::describeTable(src, ref);
+        TableSchema full = pgcatalog::describeTable(src, ref, t->job.spec.key);
         requireRowFilter(src, full, t->job.spec);
         if (!full.hasPrimaryKey())
             throw SchemaError(

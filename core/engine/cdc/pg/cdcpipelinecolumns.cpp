@@ -104,7 +104,7 @@ bool CdcPipeline::adaptToTypes(Table &t, const CdcTableChanges &ch, PgConnection
     if (changed.empty())
         return true;
     // The Relation message names types by OID; the catalog says what they are now.
-    const TableSchema now = pgcatalog::describeTable(src, t.job.spec.table);
+    const TableSchema now = pgcatalog::describeTable(src, t.job.spec.table, t.job.spec.key);
     const TypeChangePolicy policy = typeChangePolicy(t.job.spec, t.job.pipelineTypeChange);
     const std::string resnapshot = resnapshotCommand(t);
     const bool pgTarget = m_jobs.front().target.kind == EndpointKind::Postgres;

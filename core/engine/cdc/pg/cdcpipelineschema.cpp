@@ -62,7 +62,7 @@ bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &column
     if (added) {
         // New columns at the end: add them to the target (types from the source's catalog now)
         // and keep going.
-        TableSchema now = pgcatalog::describeTable(src, t.job.spec.table);
+        TableSchema now = pgcatalog::describeTable(src, t.job.spec.table, t.job.spec.key);
         TableSchema next = now;
         next.columns.clear();
         for (const auto &name : columns) {
