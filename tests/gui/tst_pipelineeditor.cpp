@@ -372,6 +372,12 @@ void TestPipelineEditor::editorRecommendsStrategiesAndStoresThePipeline()
     QVERIFY(editor->cursorBox()->isEnabled());
     QCOMPARE(editor->cursorBox()->currentText(), QStringLiteral("updated_at"));
     editor->lookbackEdit()->setText(QStringLiteral("2m"));
+    // A key declared on the Table tab shows in the table's row, marked; cleared, its own again.
+    editor->tableSettings()->keyEdit()->setText(QStringLiteral("id, updated_at"));
+    QCOMPARE(orders->text(PipelineEditor::PrimaryKey), QStringLiteral("id, updated_at (declared)"));
+    QVERIFY(orders->toolTip(PipelineEditor::PrimaryKey).contains(QStringLiteral("own key: id")));
+    editor->tableSettings()->keyEdit()->clear();
+    QCOMPARE(orders->text(PipelineEditor::PrimaryKey), QStringLiteral("id"));
 
     editor->selectTable(QStringLiteral("public.events"));
     QVERIFY(editor->selectedLabel()->text().startsWith(QStringLiteral("public.events, synced by cursor")));

@@ -400,6 +400,7 @@ void PipelineEditor::storeSelected()
         return;
     const std::optional<std::string> cursor = r->spec.cursor;
     m_tableSettings->apply(r->spec);
+    showKey(*r);
     if (r->spec.cursor != cursor) {
         // The grid marks the cursor column, and core judges the mapping by it.
         m_loading = true;

@@ -180,6 +180,8 @@ private:
     /// Both ways: every included table streams (a two-way pipeline is CDC only).
     void applyDirection();
     QString strategyReason(const Row &row) const;
+    /// The Primary key column of `r`'s row: its declared `key:` (marked so) or the source's own key.
+    void showKey(const Row &r) const;
     /// core::checkColumnMapping's message for the row's mapping against its discovered columns,
     /// or empty (fits, or nothing to check it against).
     QString mappingProblem(const Row &row) const;

@@ -184,7 +184,6 @@ void PipelineEditor::rebuildTree()
             item->setText(Rows,
                           t.analyzed ? locale.toString(static_cast<qlonglong>(t.estimatedRows)) : tr("not analyzed"));
             item->setText(Size, qs(core::humanBytes(t.totalBytes)));
-            item->setText(PrimaryKey, t.primaryKey.empty() ? tr("none") : joined(t.primaryKey, m_mysql));
             item->setText(Candidates, t.cursorCandidates.empty() ? tr("none") : joined(t.cursorCandidates, m_mysql));
             if (t.writesKnown)
                 item->setToolTip(Table, tr("%1: %2 inserts, %3 updates, %4 deletes since the statistics were reset")
@@ -200,6 +199,7 @@ void PipelineEditor::rebuildTree()
                     Table,
                     tr("%1: the user may not SELECT from it (or lacks USAGE on its schema)").arg(displayOf(ref)));
         }
+        showKey(r);
         if (r.pickedUp) {
             QFont italic = item->font(Table);
             italic.setItalic(!r.included);
@@ -250,6 +250,24 @@ void PipelineEditor::rebuildTree()
     loadSelected();
     showPickedUp();
     updateState();
+}
+
+void PipelineEditor::showKey(const Row &r) const
+{
+    if (!r.item)
+        return;
+    const QString own = !r.found                      ? QString()
+                        : r.found->primaryKey.empty() ? tr("none")
+                                                      : joined(r.found->primaryKey, m_mysql);
+    if (r.spec.key) {
+        r.item->setText(PrimaryKey, tr("%1 (declared)").arg(joined(*r.spec.key, m_mysql)));
+        r.item->setToolTip(PrimaryKey, tr("Keyed by the columns the Table tab's Key columns declare (key:); the "
+                                          "table's own key: %1")
+                                           .arg(own.isEmpty() ? tr("unknown") : own));
+    } else {
+        r.item->setText(PrimaryKey, own);
+        r.item->setToolTip(PrimaryKey, QString());
+    }
 }
 
 QString PipelineEditor::strategyReason(const Row &r) const
