@@ -130,7 +130,7 @@ BackfillTarget openBackfillTarget(const Workspace &ws, const std::string &pipeli
                                       {p->slotName()});
         if (slot.rows() == 1 && !slot.isNull(0, 0))
             t.out.runningPid = static_cast<int>(slot.toInt(0, 0));
-        auto schema = pgcatalog::describeTable(source, ref);
+        auto schema = pgcatalog::describeTable(source, ref, j.spec.key);
         t.merger = withColumnMapping(
             createMerger(j.target, {pipeline, ref, j.targetName, Strategy::Cdc, softDeletes(j.spec)}), j.spec);
         t.merger->prepare(schema);
