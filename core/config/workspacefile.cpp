@@ -556,11 +556,13 @@ std::vector<std::string> parseKeyColumns(const Ctx &c, const YAML::Node &n, cons
             cols.push_back(scalar(c, n[i], field + "[" + std::to_string(i) + "]"));
     if (cols.empty())
         fail(c, n, field, "expected the key's columns, e.g. key: [order_id, line_no]");
-    for (size_t i = 0; i < cols.size(); ++i)
-        if (cols[i].empty() || std::find(cols.begin(), cols.begin() + static_cast<long>(i), cols[i]) !=
-                                   cols.begin() + static_cast<long>(i))
-            fail(c, n, field,
-                 cols[i].empty() ? "a key column has no name" : "column " + cols[i] + " is named twice in the key");
+    std::set<std::string> seen;
+    for (const auto &col : cols) {
+        if (col.empty())
+            fail(c, n, field, "a key column has no name");
+        if (!seen.insert(col).second)
+            fail(c, n, field, "column " + col + " is named twice in the key");
+    }
     return cols;
 }
 

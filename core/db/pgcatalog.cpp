@@ -187,27 +187,23 @@ LIMIT 1)sql",
 
 std::optional<IdentityProblem> replicaIdentityProblem(PgConnection &conn, const TableSchema &schema)
 {
-    auto keyColumnList = [](const TableSchema &s) {
-        std::string out;
-        for (int k : s.primaryKey)
-            out += (out.empty() ? "" : ", ") + s.columns[static_cast<size_t>(k)].name;
-        return out;
-    };
     const std::string table = schema.table.display();
+    const std::string alter = "ALTER TABLE " + schema.table.quoted() + " REPLICA IDENTITY ";
     if (schema.replicaIdentity == 'n')
         return IdentityProblem{"REPLICA IDENTITY NOTHING: its updates and deletes carry no old row, so they cannot be "
                                "matched to target rows",
-                               "ALTER TABLE " + table + " REPLICA IDENTITY DEFAULT"};
+                               "ALTER TABLE " + table + " REPLICA IDENTITY DEFAULT", alter + "DEFAULT;"};
     if (schema.keyDeclared && schema.replicaIdentity == 'd')
-        return IdentityProblem{"a declared key (" + keyColumnList(schema) +
-                                   "), which REPLICA IDENTITY DEFAULT does not send with its updates and deletes (only "
+        return IdentityProblem{"a " + schema.keyDescription() +
+                                   ", which REPLICA IDENTITY DEFAULT does not send with its updates and deletes (only "
                                    "the primary key, if any)",
-                               "ALTER TABLE " + table + " REPLICA IDENTITY FULL"};
+                               "ALTER TABLE " + table + " REPLICA IDENTITY FULL", alter + "FULL;"};
     if (schema.replicaIdentity == 'd' && !schema.keyIndex.empty())
         return IdentityProblem{"no primary key, so REPLICA IDENTITY DEFAULT sends no old key with its updates and "
                                "deletes (and the source refuses them once the table is published)",
                                "ALTER TABLE " + table + " REPLICA IDENTITY USING INDEX " +
-                                   displayIdent(schema.keyIndex)};
+                                   displayIdent(schema.keyIndex),
+                               alter + "USING INDEX " + quoteIdent(schema.keyIndex) + ";"};
     if (schema.replicaIdentity != 'i' || !schema.hasPrimaryKey())
         return std::nullopt;
     auto r = conn.execParams(R"sql(
@@ -227,13 +223,16 @@ WHERE n.nspname = $1 AND c.relname = $2 AND i.indisreplident AND k.ord <= i.indn
     for (int k : schema.primaryKey) {
         const std::string &name = schema.columns[static_cast<size_t>(k)].name;
         if (std::find(cols.begin(), cols.end(), name) == cols.end())
-            return IdentityProblem{"REPLICA IDENTITY USING INDEX " +
-                                       (index.empty() ? std::string("(dropped)") : index) +
-                                       " leaves out primary-key column " + displayIdent(name) +
-                                       ": a delete or a key change could not be matched to its target row",
-                                   "ALTER TABLE " + table +
-                                       " REPLICA IDENTITY DEFAULT (or FULL), or USING INDEX "
-                                       "on a unique index holding the primary key"};
+            return IdentityProblem{
+                "REPLICA IDENTITY USING INDEX " + (index.empty() ? std::string("(dropped)") : index) +
+                    " leaves out primary-key column " + displayIdent(name) +
+                    ": a delete or a key change could not be matched to its target row",
+                "ALTER TABLE " + table +
+                    " REPLICA IDENTITY DEFAULT (or FULL), or USING INDEX "
+                    "on a unique index holding the primary key",
+                alter + (schema.keyDeclared        ? "FULL;"
+                         : schema.keyIndex.empty() ? "DEFAULT;"
+                                                   : "USING INDEX " + quoteIdent(schema.keyIndex) + ";")};
     }
     return std::nullopt;
 }

@@ -40,6 +40,8 @@ bool hasLeadingIndex(PgConnection &conn, const TableRef &table, const std::strin
 struct IdentityProblem {
     std::string message;
     std::string fix;
+    /// The statement that applies `fix`, with the names quoted (the doctor's Fix button).
+    std::string sql;
 };
 std::optional<IdentityProblem> replicaIdentityProblem(PgConnection &conn, const TableSchema &schema);
 

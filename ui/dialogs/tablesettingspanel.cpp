@@ -233,6 +233,7 @@ void TableSettingsPanel::setTable(const core::TableSpec &spec, const QStringList
     for (const auto &k : spec.key.value_or(std::vector<std::string>{}))
         key << qs(k);
     m_key->setText(key.join(QStringLiteral(", ")));
+    m_key->setPlaceholderText(tr("its own key (default)")); // setDefaults() says "per table only"
     m_key->setEnabled(included);
     m_fallbackNote->setVisible(spec.fallbackFrom.has_value());
 }

@@ -106,8 +106,7 @@ public:
     /// points), then `durable` (the position is durable here: Postgres lets the slot hear of it,
     /// MariaDB moves its tables' positions), the two-way count, and the batch applied (`report`),
     /// with its partial rows said, for each table of `moved` whose checkpoint was written or that
-    /// the batch changed. A failed write or commit is rolled
-    /// back and thrown.
+    /// the batch changed. A failed write or commit is rolled back and thrown.
     void commitBatch(const std::vector<BatchCheckpoint> &moved, const BatchReport &report,
                      const std::function<void()> &durable);
     /// Two-way: counts what the transaction applied, less what conflict handling set aside.

@@ -729,11 +729,7 @@ std::vector<Finding> runDoctor(const Workspace &ws, const DoctorScope &scope)
             if (t.strategy == Strategy::Cdc) {
                 if (auto problem = pgcatalog::replicaIdentityProblem(c, *schema))
                     out.push_back(
-                        {FindingLevel::Error, "config", p.name, subject, problem->message, problem->fix,
-                         "ALTER TABLE " + t.table.quoted() + " REPLICA IDENTITY " +
-                             (schema->keyDeclared         ? "FULL;"
-                              : !schema->keyIndex.empty() ? "USING INDEX " + quoteIdent(schema->keyIndex) + ";"
-                                                          : std::string("DEFAULT;"))});
+                        {FindingLevel::Error, "config", p.name, subject, problem->message, problem->fix, problem->sql});
                 if (p.publication) {
                     // The DBA's own publication: Driftless reads it and never changes it.
                     auto pub = c.execParams(
