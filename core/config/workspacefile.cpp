@@ -917,8 +917,9 @@ PipelineSpec parsePipeline(const Ctx &c, const YAML::Node &n, size_t index, cons
              "and remove include_tables");
     // Adopting needs both directions' first pass to compare, which a two-way pipeline does not do
     // yet: refused rather than half done (docs/adopt.md).
-    const std::string twoWayAdopt = "a two-way pipeline cannot adopt existing tables yet (both sides would have to be "
-                                    "compared first); remove adopt, or start one way and add direction: both later";
+    const std::string twoWayAdopt =
+        "a two-way pipeline cannot adopt existing tables (both sides would have to be compared first): adopt them one "
+        "way first (remove direction: both), run until they stream, then set direction: both and remove adopt";
     if (p.twoWay && p.adopt.value_or(false))
         fail(c, n["adopt"], field + ".adopt", twoWayAdopt);
     for (size_t i = 0; p.twoWay && i < p.tables.size(); ++i)

@@ -13,19 +13,34 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <csignal>
 #include <string>
+#include <thread>
 
 using namespace driftless::test;
 
 namespace {
 
+/// `route` is what the pipeline says beside its tables: "adopt: true" on the table by default.
 std::string workspace(const std::string &sourceEndpoint, const std::string &targetDsn, const std::string &pipeline,
-                      const std::string &table)
+                      const std::string &table, const std::string &route = {}, bool adopt = true)
 {
     return "endpoints:\n" + sourceEndpoint + "  dw: { kind: postgres, dsn: \"" + targetDsn +
            "\" }\npipelines:\n  - name: " + pipeline +
-           "\n    source: app\n    target: dw\n    target_schema: public\n" + "    tables:\n      - { table: " + table +
-           ", strategy: cdc, page_size: 20000, adopt: true }\n";
+           "\n    source: app\n    target: dw\n    target_schema: public\n" + route +
+           "    tables:\n      - { table: " + table + ", strategy: cdc, page_size: 20000" +
+           (adopt ? ", adopt: true" : "") + " }\n";
+}
+
+/// status --json's message of the table of two-way `direction` ("forward", "reverse").
+std::string messageOf(const std::string &status, const std::string &direction)
+{
+    const auto json = nlohmann::json::parse(status);
+    for (const auto &t : json["tables"])
+        if (t["two_way"].is_object() && t["two_way"]["direction"] == direction)
+            return t["message"].is_string() ? t["message"].get<std::string>() : std::string();
+    return "(no " + direction + " direction)";
 }
 
 /// Rows of `table` on `db` whose xmin is `xmin`: the rows no transaction since that one wrote.
@@ -45,9 +60,10 @@ void expectSameRows(PgTestDb &src, PgTestDb &dst, const std::string &select, con
 } // namespace
 
 // pgbench's accounts table, copied into the target by pg_dump | psql (a tool nobody here wrote);
-// then 100 balances changed there by hand, 5 rows deleted and 3 added. Adopted: only those 108
-// rows are written, every other row keeps its xmin; then a change on the source streams in.
-TEST(Adopt, aPgDumpCopyIsAdoptedWritingOnlyTheRowsThatDifferThenStreams)
+// then 100 balances changed there by hand, 5 rows deleted and 3 added. Two ways at once it is
+// refused, naming the way: adopted one way, only those 108 rows are written, every other row keeps
+// its xmin; then a change on the source streams in; then made two-way, changes flow both ways.
+TEST(Adopt, aPgDumpCopyIsAdoptedOneWayWritingOnlyTheRowsThatDifferThenStreamsBothWays)
 {
     PgTestDb src("adsrc");
     PgTestDb dst("addst");
@@ -78,8 +94,23 @@ TEST(Adopt, aPgDumpCopyIsAdoptedWritingOnlyTheRowsThatDifferThenStreams)
 
     const std::string state = dir.file("workspace.db");
     const std::string pipeline = uniqueName("adpg");
-    writeFile(dir.file("ws.yaml"), workspace("  app: { kind: postgres, dsn: \"" + pgDsn(src.name()) + "\" }\n",
-                                             pgDsn(dst.name()), pipeline, "public.pgbench_accounts"));
+    const std::string app = "  app: { kind: postgres, dsn: \"" + pgDsn(src.name()) + "\" }\n";
+    // Two ways at once, it is refused with the way that keeps the copy's rows, and the reverse
+    // direction says what it waits for instead of waiting for a slot that never comes.
+    writeFile(dir.file("ws.yaml"),
+              workspace(app, pgDsn(dst.name()), pipeline, "public.pgbench_accounts", "    direction: both\n", false));
+    ASSERT_EQ(runCli({"--state", state, "apply", dir.file("ws.yaml")}).exitCode, 0);
+    auto refused = runCli({"--state", state, "run", "--once"});
+    EXPECT_NE(refused.exitCode, 0) << refused.out << refused.err;
+    const std::string status0 = runCli({"--state", state, "status", "--json"}).out;
+    EXPECT_NE(messageOf(status0, "forward").find("adopt it one way first"), std::string::npos)
+        << messageOf(status0, "forward");
+    EXPECT_NE(messageOf(status0, "reverse").find("the forward direction " + pipeline + " cannot start"),
+              std::string::npos)
+        << status0;
+    ASSERT_EQ(rowsOfXmin(dst, "pgbench_accounts", restored), 100000 - 100 - 5) << "the refusal wrote no row";
+
+    writeFile(dir.file("ws.yaml"), workspace(app, pgDsn(dst.name()), pipeline, "public.pgbench_accounts"));
     auto applied = runCli({"--state", state, "apply", dir.file("ws.yaml")});
     ASSERT_EQ(applied.exitCode, 0) << applied.out << applied.err;
     auto run = runCli({"--state", state, "run", "--once"});
@@ -104,6 +135,36 @@ TEST(Adopt, aPgDumpCopyIsAdoptedWritingOnlyTheRowsThatDifferThenStreams)
     EXPECT_EQ(table["checkpoint"]["phase"], "stream") << status.out;
     EXPECT_EQ(table["state"], "ok") << status.out;
     EXPECT_EQ(table["rebackfill"], false) << status.out;
+
+    // Then both ways: the forward direction's next start gives the reverse direction its slot
+    // on the copy, and changes made on either side from then on reach the other.
+    writeFile(dir.file("ws.yaml"),
+              workspace(app, pgDsn(dst.name()), pipeline, "public.pgbench_accounts", "    direction: both\n", false));
+    ASSERT_EQ(runCli({"--state", state, "apply", dir.file("ws.yaml")}).exitCode, 0);
+    const std::string runLog = dir.file("run.log");
+    const int engine = spawnCli({"--state", state, "run"}, {}, runLog);
+    bool reverseStreams = false;
+    for (int i = 0; i < 600 && !reverseStreams; ++i) {
+        reverseStreams =
+            readFile(runLog).find("created replication slot driftless_" + pipeline + "_rev") != std::string::npos;
+        if (!reverseStreams)
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    ASSERT_TRUE(reverseStreams) << readFile(runLog);
+    dst.exec("UPDATE pgbench_accounts SET abalance = 4242 WHERE aid = 77");
+    src.exec("UPDATE pgbench_accounts SET abalance = 4343 WHERE aid = 78");
+    const std::string both = "SELECT string_agg(abalance::text, ',' ORDER BY aid) FROM pgbench_accounts WHERE aid IN "
+                             "(77, 78)";
+    bool met = false;
+    for (int i = 0; i < 600 && !met; ++i) {
+        met = src.scalar(both) == "4242,4343" && dst.scalar(both) == "4242,4343";
+        if (!met)
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    ::kill(engine, SIGTERM);
+    EXPECT_EQ(waitPid(engine, 60), 0) << readFile(runLog);
+    EXPECT_TRUE(met) << src.scalar(both) << " / " << dst.scalar(both) << "\n" << readFile(runLog);
+    expectSameRows(src, dst, select, "aid");
 }
 
 // A MariaDB source and a Postgres copy made by hand, with other rows differing: the load compares
@@ -265,4 +326,72 @@ TEST(Adopt, copiesInMariaDbAndSqliteAreAdoptedWritingOnlyTheRowsThatDiffer)
     ASSERT_EQ(runCli({"--state", state, "run", "--once"}).exitCode, 0);
     EXPECT_EQ(my.scalar("SELECT COUNT(*) FROM items WHERE qty = -1"), "5");
     EXPECT_EQ(db.scalarInt("SELECT count(*) FROM items WHERE qty = -1"), 5);
+}
+
+// Two MariaDB databases holding the same table, each changed since: a two-way pipeline refuses
+// the copy with the way to keep it; adopted one way, the load compares and copies only the rows
+// that differ (the source's win); made two-way, changes flow both ways.
+TEST(Adopt, twoMariaDbDatabasesAreAdoptedOneWayThenSyncBothWays)
+{
+    MyTestDb a("adta");
+    MyTestDb b("adtb");
+    TempDir dir;
+    for (auto *db : {&a, &b}) {
+        db->exec("CREATE TABLE items (id int NOT NULL PRIMARY KEY, v varchar(20) NOT NULL, n int)");
+        db->exec("INSERT INTO items SELECT seq, CONCAT('v', seq), seq FROM seq_1_to_3000");
+    }
+    a.exec("UPDATE items SET n = -1 WHERE id <= 10");
+    b.exec("UPDATE items SET n = -2 WHERE id BETWEEN 6 AND 20");
+    b.exec("DELETE FROM items WHERE id IN (100, 101)");
+    b.exec("INSERT INTO items VALUES (9001, 'only here', 1)");
+    const std::string state = dir.file("workspace.db");
+    const std::string pipeline = uniqueName("adtw");
+    auto write = [&](const std::string &route) {
+        writeFile(dir.file("ws.yaml"),
+                  "endpoints:\n  a: { kind: mysql, dsn: \"" + a.dsn() + "\" }\n  b: { kind: mysql, dsn: \"" + b.dsn() +
+                      "\" }\npipelines:\n  - name: " + pipeline + "\n    source: a\n    target: b\n" + route +
+                      "    tables:\n      - { table: " + a.name() + ".items, strategy: cdc }\n");
+        return runCli({"--state", state, "apply", "--no-check", dir.file("ws.yaml")}).exitCode;
+    };
+    const std::string hash = "SELECT CONCAT(COUNT(*), ':', SUM(CRC32(CONCAT_WS('|', id, v, n)))) FROM items";
+
+    ASSERT_EQ(write("    direction: both\n"), 0);
+    EXPECT_NE(runCli({"--state", state, "run", "--once"}).exitCode, 0);
+    const std::string status = runCli({"--state", state, "status", "--json"}).out;
+    EXPECT_NE(messageOf(status, "forward").find("adopt it one way first"), std::string::npos) << status;
+    EXPECT_NE(messageOf(status, "reverse").find("the forward direction " + pipeline + " cannot start"),
+              std::string::npos)
+        << status;
+
+    ASSERT_EQ(write("    adopt: true\n"), 0);
+    auto run = runCli({"--state", state, "run", "--once"});
+    ASSERT_EQ(run.exitCode, 0) << run.out << run.err;
+    EXPECT_NE((run.out + run.err).find("copies only the rows that differ"), std::string::npos) << run.out << run.err;
+    EXPECT_EQ(b.scalar(hash), a.scalar(hash)) << run.out << run.err;
+    // Rows 1-20 (changed on either side) and 100-101 written; 9001 removed; the rest untouched.
+    EXPECT_EQ(b.scalar("SELECT COUNT(*) FROM items WHERE _driftless_version > 0"), "22") << run.out << run.err;
+
+    ASSERT_EQ(write("    direction: both\n"), 0);
+    const std::string runLog = dir.file("run.log");
+    const int engine = spawnCli({"--state", state, "run"}, {}, runLog);
+    bool reverseStarts = false;
+    for (int i = 0; i < 600 && !reverseStarts; ++i) {
+        reverseStarts = readFile(runLog).find("the reverse direction " + pipeline + "_rev reads") != std::string::npos;
+        if (!reverseStarts)
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    ASSERT_TRUE(reverseStarts) << readFile(runLog);
+    b.exec("UPDATE items SET n = 777 WHERE id = 200");
+    a.exec("UPDATE items SET n = 888 WHERE id = 201");
+    const std::string both = "SELECT GROUP_CONCAT(n ORDER BY id) FROM items WHERE id IN (200, 201)";
+    bool met = false;
+    for (int i = 0; i < 600 && !met; ++i) {
+        met = a.scalar(both) == "777,888" && b.scalar(both) == "777,888";
+        if (!met)
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    ::kill(engine, SIGTERM);
+    EXPECT_EQ(waitPid(engine, 60), 0) << readFile(runLog);
+    EXPECT_TRUE(met) << a.scalar(both) << " / " << b.scalar(both) << "\n" << readFile(runLog);
+    EXPECT_EQ(b.scalar(hash), a.scalar(hash));
 }

@@ -79,14 +79,12 @@ void keepSyncedGenerated(TableSchema &schema, const TableJob &job)
         schema.primaryKey.push_back(schema.columnIndex(n));
 }
 
-/// Two-way tables: the columns Driftless keeps for itself on each side (`_driftless_version`)
-/// belong to that side and are never synced, so they are not compared either. Erased from
-/// `schema` (its key remapped) and at the same positions from `parallel`, when given.
-void leaveOutOwnColumns(const TableJob &job, TableSchema &schema,
-                        std::vector<mysqlcatalog::MysqlColumn> *parallel = nullptr)
+/// The columns Driftless keeps for itself on a side (`_driftless_version`: a two-way table's, or
+/// one a source kept from a time it was two-way) belong to that side and are never synced, so
+/// they are not compared either. Erased from `schema` (its key remapped) and at the same positions
+/// from `parallel`, when given.
+void leaveOutOwnColumns(TableSchema &schema, std::vector<mysqlcatalog::MysqlColumn> *parallel = nullptr)
 {
-    if (!job.twoWay)
-        return;
     auto own = [](const ColumnInfo &c) { return c.name.rfind("_driftless_", 0) == 0; };
     if (std::none_of(schema.columns.begin(), schema.columns.end(), own))
         return;
@@ -255,7 +253,7 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
         } else {
             keepSyncedGenerated(ctx.schema, job);
         }
-        leaveOutOwnColumns(job, ctx.schema);
+        leaveOutOwnColumns(ctx.schema);
         narrowForCompare(job, ctx.schema, opt);
         takeKeys();
         const std::string recent = recentExpr(recentJob, ctx.schema, src, opt);
@@ -270,7 +268,7 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
             return ctx;
         }
         ctx.myTable = mysqlcatalog::describeTable(src, job.spec.table, job.spec.key);
-        leaveOutOwnColumns(job, ctx.myTable->schema, &ctx.myTable->columns);
+        leaveOutOwnColumns(ctx.myTable->schema, &ctx.myTable->columns);
         narrowForCompare(job, ctx.myTable->schema, opt, &ctx.myTable->columns);
         // The sync carries generated columns as plain ones (their values), so they compare too.
         ctx.schema = ctx.myTable->schema;

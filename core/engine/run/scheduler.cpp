@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace driftless::core {
@@ -39,14 +40,49 @@ Scheduler::Scheduler(std::vector<TableJob> jobs, EngineObserver &observer, Optio
 
 namespace {
 
+/// Why the forward direction of a two-way pipeline failed last, by the two-way pipeline's name,
+/// while it waits to try again. Its reverse direction waits for it (its slot, its tables, where it
+/// starts reading), and says why: waiting without the reason would look like progress.
+class ForwardFailures {
+public:
+    void failed(const std::string &pipeline, const std::string &why)
+    {
+        std::lock_guard lock(m_mutex);
+        m_why[pipeline] = why;
+    }
+    void retrying(const std::string &pipeline)
+    {
+        std::lock_guard lock(m_mutex);
+        m_why.erase(pipeline);
+    }
+    std::optional<std::string> why(const std::string &pipeline) const
+    {
+        std::lock_guard lock(m_mutex);
+        auto it = m_why.find(pipeline);
+        if (it == m_why.end())
+            return std::nullopt;
+        return it->second;
+    }
+
+private:
+    mutable std::mutex m_mutex;
+    std::map<std::string, std::string> m_why;
+};
+
 /// Runs one pipeline's CDC tables: a long-lived stream, restarted after transient errors with
 /// backoff, retried every 5 minutes after permanent ones (which turn its tables red).
 void runCdcGroup(std::vector<TableJob> jobs, EngineObserver &observer, bool once, std::stop_token stop,
-                 std::atomic<int> &errors, std::condition_variable_any &wake, std::shared_ptr<const PauseSet> pauses)
+                 std::atomic<int> &errors, std::condition_variable_any &wake, std::shared_ptr<const PauseSet> pauses,
+                 ForwardFailures &forwardFailures)
 {
     int failures = 0;
     std::mutex m;
+    const auto &twoWay = jobs.front().twoWay;
+    const bool forward = twoWay && !twoWay->reverse;
+    std::string lastBlocked; ///< the reverse direction's last "the forward direction cannot start"
     while (!stop.stop_requested()) {
+        if (forward)
+            forwardFailures.retrying(twoWay->pipeline);
         for (const auto &j : jobs)
             observer.runStarted(j.key());
         std::string message;
@@ -96,14 +132,28 @@ void runCdcGroup(std::vector<TableJob> jobs, EngineObserver &observer, bool once
                 break;
             message = std::string("internal error: ") + e.what();
         }
+        if (forward)
+            forwardFailures.failed(twoWay->pipeline, message);
+        // A reverse direction waiting for its forward direction, which cannot go on until the DBA
+        // acts: red, with the forward direction's reason and its fix (it still looks again as
+        // often as a transient error does, so it starts soon after the fix).
+        bool blocked = false;
+        if (twoWay && twoWay->reverse && transient) {
+            if (auto why = forwardFailures.why(twoWay->pipeline)) {
+                message += "; the forward direction " + twoWay->pipeline + " cannot start: " + *why;
+                blocked = true;
+            }
+        }
         ++failures;
         log(LogLevel::Warn, jobs.front().pipeline + " (cdc): " + message);
         for (const auto &j : jobs) {
             observer.runFinished(j.key(), "error", 0, message);
-            observer.tableState(j.key(), transient ? TableState::Retrying : failed, message, std::nullopt);
+            observer.tableState(j.key(), transient && !blocked ? TableState::Retrying : failed, message, std::nullopt);
         }
-        if (failures == 1 || !transient)
-            observer.event(transient ? Level::Warn : Level::Error, jobs.front().key(), "sync_failed", message);
+        if (blocked ? message != lastBlocked : failures == 1 || !transient)
+            observer.event(transient && !blocked ? Level::Warn : Level::Error, jobs.front().key(), "sync_failed",
+                           message);
+        lastBlocked = blocked ? message : std::string();
         if (once && (!transient || failures >= 3)) {
             errors += static_cast<int>(jobs.size());
             break;
@@ -149,10 +199,11 @@ int Scheduler::run(std::stop_token stop)
         }
     };
     refreshPauses();
+    ForwardFailures forwardFailures;
     std::vector<std::jthread> cdcThreads;
     for (auto &[name, group] : cdcGroups)
         cdcThreads.emplace_back([&, group = group] {
-            runCdcGroup(group, m_observer, m_options.once, stop, cdcErrors, cdcWake, pauses);
+            runCdcGroup(group, m_observer, m_options.once, stop, cdcErrors, cdcWake, pauses, forwardFailures);
             --cdcRunning;
             cv.notify_all();
         });

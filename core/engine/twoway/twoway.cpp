@@ -4,6 +4,7 @@
 #include "core/engine/endpoints/connect.h"
 #include "core/engine/endpoints/sshtunnel.h"
 #include "core/engine/jobs/tablejob.h"
+#include "core/mergers/merger.h"
 #include "core/mergers/mysqlmerger.h"
 #include "core/mergers/pgmerger.h"
 #include "core/model/dsn.h"
@@ -123,6 +124,22 @@ void requireForwardTables(PgConnection &src, const std::vector<TableRef> &tables
         if (src.execParams("SELECT to_regclass($1) IS NULL", {t.quoted()}).toBool(0, 0))
             throw Error(ErrorKind::Transient, "waiting for two-way pipeline " + pipeline + " to create " + t.display() +
                                                   " (its initial load creates the tables this direction reads)");
+}
+
+void requireManagedTarget(const TableJob &job, Merger &merger)
+{
+    if (!job.twoWay || job.twoWay->reverse || !merger.unmanagedTarget())
+        return;
+    throw SchemaError("target table " + job.targetName.display() +
+                          " exists but is not managed by Driftless (it has no _driftless_version column), and a "
+                          "two-way pipeline cannot adopt a table",
+                      "to keep its rows, adopt it one way first: remove direction: both from pipeline " +
+                          job.twoWay->pipeline +
+                          " and set adopt: true (rows are compared and only those that differ are copied; where the "
+                          "two sides differ the source's rows win, and rows only the target has are removed), run "
+                          "it until the table streams, then set direction: both again (the target's changes are "
+                          "read back from then on). Or drop or rename the table, or set target_table to another "
+                          "name");
 }
 
 namespace {

@@ -12,6 +12,7 @@
 namespace driftless::core {
 
 class EngineObserver;
+class Merger;
 class TargetSession;
 struct TableKey;
 class PgConnection;
@@ -83,6 +84,12 @@ void requireReverseStart(const Endpoint &target, const std::string &reverseDirec
 /// Reverse direction: throws a transient Error until every one of `tables` exists on its source
 /// (the forward direction's target, whose tables its first start creates).
 void requireForwardTables(PgConnection &src, const std::vector<TableRef> &tables, const std::string &pipeline);
+
+/// Forward direction: refuses a target table that exists without Driftless's version column (one
+/// it did not create), naming the way that keeps its rows: a two-way pipeline does not adopt a
+/// table (both sides' rows would have to be compared and reconciled first), a one-way pipeline
+/// does, and a pipeline turned two-way afterwards reads the target's changes back from then on.
+void requireManagedTarget(const TableJob &job, Merger &merger);
 
 /// Two-way: `schema` without the columns Driftless keeps in a table it merges into
 /// (`_driftless_version`): each direction's target has one, and it is not data to send back.

@@ -305,8 +305,7 @@ void MysqlCdcPipeline::prepareTables()
         t->job = j;
         t->key = j.key();
         t->source = mysqlcatalog::describeTable(src, j.spec.table, j.spec.key);
-        if (j.twoWay)
-            dropOwnColumns(t->source, t->ignored);
+        dropOwnColumns(t->source, t->ignored); // not data, two-way or once two-way (as for Postgres)
         requireRowFilter(src, j.spec);
         if (!t->source.schema.hasPrimaryKey())
             throw SchemaError("table " + j.spec.table.display() +
@@ -341,6 +340,7 @@ void MysqlCdcPipeline::run(std::stop_token stop, Options options)
                                                        softDeletes(t->job.spec), t->job.adopt}),
                                       t->job.spec);
         holdBackAddedColumns(*t);
+        requireManagedTarget(t->job, *t->merger);
         t->merger->prepare(t->source.schema);
         if (auto cp = t->merger->readCheckpoint()) {
             t->position = BinlogCdcPosition::fromJson(cp->position);

@@ -198,8 +198,10 @@ void CdcPipeline::preflight(PgConnection &src)
         if (auto problem = pgcatalog::replicaIdentityProblem(src, full))
             throw SchemaError("table " + ref.display() + " has " + problem->message, problem->fix);
         t->schema = full;
-        if (t->job.twoWay)
-            dropOwnColumns(t->schema); // the other direction's version column stays on its side
+        // The version column a two-way direction's merge keeps stays on its side; so does one a
+        // source kept from a time it was two-way, or from an attempt at it (not data, and the
+        // target's own column of that name is its bookkeeping).
+        dropOwnColumns(t->schema);
         t->attnums.clear();
         readAttnums(*t, src);
         t->columns.clear();
@@ -497,6 +499,7 @@ void CdcPipeline::prepareTable(Table &t, PgConnection &src)
     const auto fullColumns = t.columns;
     const auto deferred = deferAddedColumns(t);
     t.heldBack = deferred;
+    requireManagedTarget(t.job, *t.merger);
     t.merger->prepare(t.schema);
     t.layout = streamLayout(t.schema, t.columns, t.merger->generatedColumns());
     if (auto cp = t.merger->readCheckpoint()) {
@@ -636,14 +639,15 @@ void CdcPipeline::slotGone()
                 {}, "re-snapshot the pipeline: driftless-cli resnapshot " + m_pipeline);
 }
 
-void CdcPipeline::startWithNewSlot(PgReplicationConnection &repl, std::stop_token stop)
+void CdcPipeline::startReverseDirection()
 {
     const TableJob &first = m_jobs.front();
-    if (first.twoWay && first.twoWay->reverse)
-        throw Error(ErrorKind::Transient, "waiting for two-way pipeline " + first.twoWay->pipeline +
-                                              " to create replication slot " + m_slot + " on " + first.source.name +
-                                              " as its initial load begins");
-    if (first.twoWay && first.target.kind == EndpointKind::Mysql) {
+    if (!first.twoWay || first.twoWay->reverse)
+        return;
+    // Every start, not only the first: a pipeline made two-way after it streamed one way (the way
+    // to adopt existing tables, requireManagedTarget) gets its reverse direction's start now, and
+    // the reverse direction reads the target's changes from here on.
+    if (first.target.kind == EndpointKind::Mysql) {
         // Two-way to MariaDB: the reverse direction reads the target's binlog from here on;
         // the load's rows carry skip_replication and are not read back.
         std::vector<ReverseTable> back;
@@ -652,7 +656,7 @@ void CdcPipeline::startWithNewSlot(PgReplicationConnection &repl, std::stop_toke
         startReverseFromBinlog(first.source, first.target, m_pipeline + PipelineSpec::kReverseSuffix, back, m_observer,
                                m_tables.front()->key);
     }
-    if (first.twoWay && first.target.kind == EndpointKind::Postgres) {
+    if (first.target.kind == EndpointKind::Postgres) {
         // Two-way: the reverse direction reads the target from before the load on; the
         // load's rows carry our origin and are not read back.
         std::vector<TableRef> targets;
@@ -663,6 +667,16 @@ void CdcPipeline::startWithNewSlot(PgReplicationConnection &repl, std::stop_toke
                              "created replication slot " + first.twoWay->reverseSlot + " on " + first.target.name +
                                  " for the reverse direction");
     }
+}
+
+void CdcPipeline::startWithNewSlot(PgReplicationConnection &repl, std::stop_token stop)
+{
+    const TableJob &first = m_jobs.front();
+    if (first.twoWay && first.twoWay->reverse)
+        throw Error(ErrorKind::Transient, "waiting for two-way pipeline " + first.twoWay->pipeline +
+                                              " to create replication slot " + m_slot + " on " + first.source.name +
+                                              " as its initial load begins");
+    startReverseDirection();
     // First start: the slot's exported snapshot is the initial load's, so the stream takes
     // over exactly where the copy ends.
     auto created = createSlotWatched(repl, m_slot, false, first.source, stop, slotWaitReporter(tablePointers()));
@@ -711,6 +725,7 @@ void CdcPipeline::continueFromSlot(const PgResult &slot, const std::vector<Table
                         " cannot be read any more",
                     {}, "re-snapshot the pipeline: driftless-cli resnapshot " + m_pipeline);
     }
+    startReverseDirection();
     if (!needLoad.empty() && first.twoWay && first.twoWay->reverse) {
         // Two-way, reverse direction: the forward direction loads the tables; this one reads
         // the target's changes from its slot's creation on, which came before that load.

@@ -81,6 +81,9 @@ private:
     bool waitForSlot(PgConnection &src, PgResult &slot, std::stop_token stop);
     /// The slot is gone while tables streamed from it: throws what happened and what to do.
     [[noreturn]] void slotGone();
+    /// Forward direction of a two-way pipeline, at every start: the reverse direction's start on
+    /// the target (its slot and publication, or the target's binlog end) where it has none yet.
+    void startReverseDirection();
     /// First start: creates the slot and loads every table from its exported snapshot (two-way:
     /// the reverse direction's start is recorded before).
     void startWithNewSlot(PgReplicationConnection &repl, std::stop_token stop);

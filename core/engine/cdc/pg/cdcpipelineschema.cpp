@@ -25,9 +25,9 @@ namespace driftless::core {
 bool CdcPipeline::adaptToLayout(Table &t, const std::vector<std::string> &columns, PgConnection &src,
                                 std::int64_t since)
 {
-    if (t.job.twoWay && withoutOwnColumns(columns) == t.columns) {
-        // Two-way: the stream carries the version column of the other direction's merge, which
-        // is not data; the layout leaves it out.
+    if (withoutOwnColumns(columns) == t.columns) {
+        // The stream carries a version column of Driftless's (the other direction's merge keeps
+        // it, two-way, or kept it once), which is not data; the layout leaves it out.
         t.layout = streamLayout(t.schema, columns, t.merger->generatedColumns());
         t.streamColumns = columns;
         return true;
