@@ -9,12 +9,14 @@
 #include "core/db/sqlitedb.h"
 #include "tests/support/mysqltestdb.h"
 #include "tests/support/testsupport.h"
+#include "tests/support/twowayfixture.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <csignal>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -31,6 +33,17 @@ std::string workspace(const std::string &sourceEndpoint, const std::string &targ
            "\n    source: app\n    target: dw\n    target_schema: public\n" + route +
            "    tables:\n      - { table: " + table + ", strategy: cdc, page_size: 20000" +
            (adopt ? ", adopt: true" : "") + " }\n";
+}
+
+/// Polls `met` every 200 ms for up to two minutes; true once it holds.
+bool within2Minutes(const std::function<bool()> &met)
+{
+    for (int i = 0; i < 600; ++i) {
+        if (met())
+            return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return met();
 }
 
 /// status --json's message of the table of two-way `direction` ("forward", "reverse").
@@ -95,6 +108,11 @@ TEST(Adopt, aPgDumpCopyIsAdoptedOneWayWritingOnlyTheRowsThatDifferThenStreamsBot
     const std::string state = dir.file("workspace.db");
     const std::string pipeline = uniqueName("adpg");
     const std::string app = "  app: { kind: postgres, dsn: \"" + pgDsn(src.name()) + "\" }\n";
+    // Its two-way phases make replication origins, which belong to the cluster, not the databases.
+    struct Origins {
+        std::string pipeline;
+        ~Origins() { dropTwoWayOrigins(pipeline); }
+    } origins{pipeline};
     // Two ways at once, it is refused with the way that keeps the copy's rows, and the reverse
     // direction says what it waits for instead of waiting for a slot that never comes.
     writeFile(dir.file("ws.yaml"),
@@ -143,24 +161,14 @@ TEST(Adopt, aPgDumpCopyIsAdoptedOneWayWritingOnlyTheRowsThatDifferThenStreamsBot
     ASSERT_EQ(runCli({"--state", state, "apply", dir.file("ws.yaml")}).exitCode, 0);
     const std::string runLog = dir.file("run.log");
     const int engine = spawnCli({"--state", state, "run"}, {}, runLog);
-    bool reverseStreams = false;
-    for (int i = 0; i < 600 && !reverseStreams; ++i) {
-        reverseStreams =
-            readFile(runLog).find("created replication slot driftless_" + pipeline + "_rev") != std::string::npos;
-        if (!reverseStreams)
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    ASSERT_TRUE(reverseStreams) << readFile(runLog);
+    ASSERT_TRUE(within2Minutes([&] {
+        return readFile(runLog).find("created replication slot driftless_" + pipeline + "_rev") != std::string::npos;
+    })) << readFile(runLog);
     dst.exec("UPDATE pgbench_accounts SET abalance = 4242 WHERE aid = 77");
     src.exec("UPDATE pgbench_accounts SET abalance = 4343 WHERE aid = 78");
     const std::string both = "SELECT string_agg(abalance::text, ',' ORDER BY aid) FROM pgbench_accounts WHERE aid IN "
                              "(77, 78)";
-    bool met = false;
-    for (int i = 0; i < 600 && !met; ++i) {
-        met = src.scalar(both) == "4242,4343" && dst.scalar(both) == "4242,4343";
-        if (!met)
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
+    const bool met = within2Minutes([&] { return src.scalar(both) == "4242,4343" && dst.scalar(both) == "4242,4343"; });
     ::kill(engine, SIGTERM);
     EXPECT_EQ(waitPid(engine, 60), 0) << readFile(runLog);
     EXPECT_TRUE(met) << src.scalar(both) << " / " << dst.scalar(both) << "\n" << readFile(runLog);
@@ -374,22 +382,13 @@ TEST(Adopt, twoMariaDbDatabasesAreAdoptedOneWayThenSyncBothWays)
     ASSERT_EQ(write("    direction: both\n"), 0);
     const std::string runLog = dir.file("run.log");
     const int engine = spawnCli({"--state", state, "run"}, {}, runLog);
-    bool reverseStarts = false;
-    for (int i = 0; i < 600 && !reverseStarts; ++i) {
-        reverseStarts = readFile(runLog).find("the reverse direction " + pipeline + "_rev reads") != std::string::npos;
-        if (!reverseStarts)
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    ASSERT_TRUE(reverseStarts) << readFile(runLog);
+    ASSERT_TRUE(within2Minutes([&] {
+        return readFile(runLog).find("the reverse direction " + pipeline + "_rev reads") != std::string::npos;
+    })) << readFile(runLog);
     b.exec("UPDATE items SET n = 777 WHERE id = 200");
     a.exec("UPDATE items SET n = 888 WHERE id = 201");
     const std::string both = "SELECT GROUP_CONCAT(n ORDER BY id) FROM items WHERE id IN (200, 201)";
-    bool met = false;
-    for (int i = 0; i < 600 && !met; ++i) {
-        met = a.scalar(both) == "777,888" && b.scalar(both) == "777,888";
-        if (!met)
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
+    const bool met = within2Minutes([&] { return a.scalar(both) == "777,888" && b.scalar(both) == "777,888"; });
     ::kill(engine, SIGTERM);
     EXPECT_EQ(waitPid(engine, 60), 0) << readFile(runLog);
     EXPECT_TRUE(met) << a.scalar(both) << " / " << b.scalar(both) << "\n" << readFile(runLog);
