@@ -27,6 +27,7 @@
 #include "tests/support/testsupport.h"
 
 #include <QAbstractItemModelTester>
+#include <QAction>
 #include <QComboBox>
 #include <QFileInfo>
 #include <QItemSelectionModel>
@@ -648,6 +649,13 @@ void TestReconcilePage::compareTablesListsTheDifferingRowsOfTwoDatabases()
     QVERIFY2(page->repairTableButton()->toolTip().contains(QStringLiteral("--sql FILE")),
              qPrintable(page->repairTableButton()->toolTip()));
     saveShot(&w, QStringLiteral("reconciliation-compare"));
+    // The menu's way to it: Sync > Compare Tables… opens the same dialog.
+    auto *action = w.findChild<QAction *>(QStringLiteral("compareTablesAction"));
+    QVERIFY(action);
+    action->trigger();
+    QTRY_VERIFY(page->compareDialog() && page->compareDialog()->isVisible());
+    page->compareDialog()->reject();
+    QTRY_VERIFY(!page->compareDialog());
     w.close();
     window.reset();
 }

@@ -57,8 +57,7 @@ public:
 public slots:
     /// Starts the comparison (the Compare button).
     void start();
-
-protected:
+    /// Closes the dialog; a comparison it runs is stopped (nothing is stored).
     void reject() override;
 
 private:

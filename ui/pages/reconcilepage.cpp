@@ -629,11 +629,15 @@ void ReconcilePage::requestReconcile()
 
 void ReconcilePage::requestCompare()
 {
-    if (!m_runner->workspace() || m_runner->busy()) // its button's state, for a call from elsewhere
-        return;
     if (m_compareDialog) {
         m_compareDialog->raise();
         m_compareDialog->activateWindow();
+        return;
+    }
+    // Sync > Compare Tables… reaches here whatever the button's state: say why not.
+    if (!m_compareTables->isEnabled()) {
+        showResult(QStringLiteral("info"), m_compareTables->toolTip());
+        emit statusMessage(tr("Compare Tables: %1").arg(m_compareTables->toolTip()));
         return;
     }
     auto *dialog = new CompareDialog(m_runner, this);
