@@ -363,6 +363,14 @@ void MainWindow::createMenus()
     QMenu *sync = menuBar()->addMenu(tr("&Sync"));
     sync->addAction(m_start);
     sync->addAction(m_stop);
+    sync->addSeparator();
+    // Two tables of any two endpoints, no pipeline needed: the report joins the Reconciliation
+    // page's list, which is shown with the dialog.
+    QAction *compare = sync->addAction(tr("&Compare Tables\u2026"), this, [this] {
+        m_pages->setCurrentWidget(m_reconcilePage);
+        m_reconcilePage->requestCompare();
+    });
+    compare->setObjectName(QStringLiteral("compareTablesAction"));
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
     QAction *docs = help->addAction(tr("&Documentation"), this, [this] { showHelp(1); });

@@ -11,10 +11,30 @@
 
 namespace driftless::ui {
 
+namespace {
+
+/// Why a compare report's table was not compared (its error, or why it was skipped); empty when
+/// it was.
+QString compareFailure(const nlohmann::json &report)
+{
+    const core::ReconcileReport parsed = core::reportFromJson(report);
+    for (const auto &t : parsed.tables) {
+        if (!t.error.empty())
+            return QString::fromStdString(t.error);
+        if (!t.skipped.empty())
+            return ReconcileRunner::tr("not compared: %1").arg(QString::fromStdString(t.skipped));
+    }
+    return {};
+}
+
+} // namespace
+
 /// One reconcile or repair, as the page asked for it.
 struct ReconcileRunner::Request {
-    enum class Kind { Reconcile, RepairKeys, RepairTable };
+    enum class Kind { Reconcile, Compare, RepairKeys, RepairTable };
     Kind kind = Kind::Reconcile;
+    bool comparison() const { return kind == Kind::Reconcile || kind == Kind::Compare; }
+    Comparison compare;
     QString pipeline;
     QStringList tables;
     std::int64_t reportId = 0;
@@ -115,6 +135,14 @@ std::uint64_t ReconcileRunner::reconcile(const QString &pipeline, const QStringL
     return startJob(std::move(request));
 }
 
+std::uint64_t ReconcileRunner::compare(const Comparison &comparison)
+{
+    Request request;
+    request.kind = Request::Kind::Compare;
+    request.compare = comparison;
+    return startJob(std::move(request));
+}
+
 std::uint64_t ReconcileRunner::repairKeys(std::int64_t reportId, const QString &table,
                                           const std::vector<core::CanonicalKey> &keys)
 {
@@ -184,13 +212,24 @@ std::uint64_t ReconcileRunner::startJob(Request request)
     m_apiJob = 0;
     m_phasesSeen = 0;
     m_cancelled = false;
-    const bool repair = request.kind != Request::Kind::Reconcile;
+    const bool repair = !request.comparison();
     emit jobStarted(job, repair,
-                    repair ? request.table : (request.tables.size() == 1 ? request.tables.front() : QString()));
+                    repair                                   ? request.table
+                    : request.kind == Request::Kind::Compare ? request.compare.left
+                    : request.tables.size() == 1             ? request.tables.front()
+                                                             : QString());
 
     nlohmann::json body;
     QString path;
-    if (!repair) {
+    if (request.kind == Request::Kind::Compare) {
+        path = QStringLiteral("/api/v1/compare");
+        body = {{"left", request.compare.left.toStdString()},
+                {"right", request.compare.right.toStdString()},
+                {"key", request.compare.key},
+                {"columns", request.compare.columns}};
+        if (!request.compare.where.trimmed().isEmpty())
+            body["where"] = request.compare.where.trimmed().toStdString();
+    } else if (!repair) {
         path = QStringLiteral("/api/v1/reconcile");
         nlohmann::json tables = nlohmann::json::array();
         for (const QString &t : request.tables)
@@ -212,7 +251,7 @@ std::uint64_t ReconcileRunner::startJob(Request request)
         if (!r.ok() || !r.body.contains("job")) {
             const QString error = r.ok() ? tr("the engine did not start the job") : r.error;
             finishJob(job);
-            if (request.kind == Request::Kind::Reconcile)
+            if (request.comparison())
                 emit reconcileFinished(job, 0, error);
             else
                 emit repairFinished(job, request.reportId, request.table, {}, error);
@@ -249,7 +288,7 @@ void ReconcileRunner::pollJob(std::uint64_t job, std::uint64_t generation, const
                               return;
                           }
                           finishJob(job);
-                          if (request.kind == Request::Kind::Reconcile)
+                          if (request.comparison())
                               emit reconcileFinished(job, 0, r.error);
                           else
                               emit repairFinished(job, request.reportId, request.table, {}, r.error);
@@ -271,13 +310,16 @@ void ReconcileRunner::pollJob(std::uint64_t job, std::uint64_t generation, const
                           return;
                       }
                       const nlohmann::json &result = r.body.value("result", nlohmann::json());
-                      const QString error = r.body.contains("error") && r.body["error"].is_string()
-                                                ? QString::fromStdString(r.body["error"].get<std::string>())
-                                                : QString();
+                      QString error = r.body.contains("error") && r.body["error"].is_string()
+                                          ? QString::fromStdString(r.body["error"].get<std::string>())
+                                          : QString();
                       finishJob(job);
-                      if (request.kind == Request::Kind::Reconcile) {
+                      if (request.comparison()) {
                           const std::int64_t reportId =
                               state == "done" && result.is_object() ? result.value("report_id", std::int64_t{0}) : 0;
+                          // Two tables compared: why the one table failed, in the report's words.
+                          if (request.kind == Request::Kind::Compare && reportId && error.isEmpty())
+                              error = compareFailure(result);
                           emit reconcileFinished(job, reportId, error);
                       } else {
                           RepairResult out;

@@ -43,6 +43,8 @@ public:
     static constexpr int kSummaryLimit = 200;
 
     QString statePath() const { return m_path; }
+    /// The engine whose door the runner asks (the Compare dialog reads endpoints' tables there).
+    EngineBridge *engine() const { return m_engine; }
     std::shared_ptr<const core::Workspace> workspace() const { return m_workspace; }
     /// True while a reconcile or a repair runs.
     bool busy() const { return m_job != 0; }
@@ -60,6 +62,14 @@ public:
         QString checkError;
     };
 
+    /// What `driftless-cli compare LEFT RIGHT --key ... --columns ... --where ...` compares.
+    struct Comparison {
+        QString left;  ///< ENDPOINT:TABLE, read as the source
+        QString right; ///< ENDPOINT:TABLE, read as the target
+        std::vector<std::string> key, columns;
+        QString where;
+    };
+
 public slots:
     void setSnapshot(const driftless::ui::EngineSnapshot &snapshot);
     /// Reads the newest summaries again.
@@ -69,6 +79,12 @@ public slots:
     /// Compares `tables` of `pipeline` (all when empty) and stores the report. Returns the job
     /// id, or 0 when nothing could start (no workspace, or busy).
     std::uint64_t reconcile(const QString &pipeline, const QStringList &tables = {});
+    /// Compares two tables of any two endpoints of the workspace, no pipeline needed (POST
+    /// /api/v1/compare), and stores the report under the pseudo-pipeline core::kComparePipeline.
+    /// reconcileFinished() ends it; its `error` is set, beside a stored report, when the table
+    /// could not be compared (the report keeps why). Returns the job id, or 0 when nothing could
+    /// start (no workspace, or busy).
+    std::uint64_t compare(const Comparison &comparison);
     /// Repairs `keys` of one table of a stored report.
     std::uint64_t repairKeys(std::int64_t reportId, const QString &table, const std::vector<core::CanonicalKey> &keys);
     /// Repairs every differing row of one table of a stored report (found again when the
@@ -95,7 +111,7 @@ signals:
     /// settle, recheck, done, or repair), and how many tables it has done of how many.
     void progress(std::uint64_t job, const QString &table, const QString &phase, int done, int total);
     /// A comparison ended: `reportId` is the stored report (0 when none was stored, `error`
-    /// says why; a cancelled comparison stores nothing).
+    /// says why; a cancelled comparison stores nothing). A compare() whose table failed has both.
     void reconcileFinished(std::uint64_t job, std::int64_t reportId, const QString &error);
     /// The plan planRepair() asked for; `plan` is null when it could not be made, `error` says why.
     void planReady(std::uint64_t request, std::shared_ptr<const core::RepairPlan> plan, const QString &error);

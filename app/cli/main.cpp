@@ -34,6 +34,7 @@
 #include "core/engine/status/statusreport.h"
 #include "core/engine/twoway/newerwins.h"
 #include "core/model/error.h"
+#include "core/model/tableref.h"
 
 #include <nlohmann/json.hpp>
 
@@ -47,6 +48,7 @@
 #include <map>
 #include <pthread.h>
 #include <set>
+#include <stdexcept>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -918,22 +920,15 @@ int cmdCompare(Args &a)
     const bool asJson = a.flag("--json");
     ReconcileOptions opt;
     opt.maxKeys = maxKeysOption(a, opt.maxKeys);
-    // `--key a,b` and `--columns a,b`: column names, split at commas.
+    // `--key a,b` and `--columns a,b`: column names, split at commas as the app's Compare
+    // dialog splits them.
     const auto names = [&a](const char *flag) {
-        std::vector<std::string> out;
-        const std::string text = a.option(flag);
-        for (size_t at = 0; !text.empty() && at <= text.size();) {
-            const size_t comma = std::min(text.find(',', at), text.size());
-            std::string name = text.substr(at, comma - at);
-            name.erase(0, name.find_first_not_of(' '));
-            name.erase(name.find_last_not_of(' ') + 1);
-            if (name.empty())
-                throw UsageError(std::string(flag) + " takes column names separated by commas, e.g. " + flag +
-                                 " id,region");
-            out.push_back(std::move(name));
-            at = comma + 1;
+        try {
+            return splitColumnList(a.option(flag));
+        } catch (const std::invalid_argument &) {
+            throw UsageError(std::string(flag) + " takes column names separated by commas, e.g. " + flag +
+                             " id,region");
         }
-        return out;
     };
     opt.compareKey = names("--key");
     opt.compareColumns = names("--columns");

@@ -20,12 +20,14 @@
 #include "core/engine/status/metrics.h"
 #include "core/engine/status/statusreport.h"
 #include "core/model/error.h"
+#include "core/model/tableref.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
 
 namespace driftless::core {
@@ -114,6 +116,7 @@ const std::map<std::string, std::string> &knownPaths()
         {"reconcile", "POST"},    {"repair", "POST"},     {"engine", "GET"},         {"engine/start", "POST"},
         {"engine/stop", "POST"},  {"probe", "POST"},      {"discover", "POST"},      {"doctor", "POST"},
         {"decommission", "POST"}, {"trust-host", "POST"}, {"conflicts", "GET"},      {"recover", "POST"},
+        {"compare", "POST"},
     };
     return paths;
 }
@@ -607,6 +610,59 @@ ApiResponse AgentApi::route(const ApiRequest &request, const Origin &origin)
                 m_state.storeReport(report);
                 return reportJsonValue(report);
             });
+    }
+    if (path == "compare" && method == "POST") {
+        const json body = parseBody(request);
+        const std::string left = stringField(body, "left"), right = stringField(body, "right");
+        // Column lists as `compare --key` and `--columns` take them: an array of names, or one
+        // string of names separated by commas.
+        const auto columns = [&body](const char *name) {
+            std::vector<std::string> out;
+            auto it = body.find(name);
+            if (it == body.end() || it->is_null())
+                return out;
+            const std::string usage =
+                std::string("\"") + name + "\" takes column names: an array, or one string separated by commas";
+            if (it->is_string()) {
+                try {
+                    return splitColumnList(it->get<std::string>());
+                } catch (const std::invalid_argument &) {
+                    throw BadRequest{400, usage};
+                }
+            }
+            if (!it->is_array())
+                throw BadRequest{400, usage};
+            for (const auto &c : *it) {
+                if (!c.is_string() || c.get<std::string>().empty())
+                    throw BadRequest{400, usage};
+                out.push_back(c.get<std::string>());
+            }
+            return out;
+        };
+        ReconcileOptions opt;
+        opt.compareKey = columns("key");
+        opt.compareColumns = columns("columns");
+        if (auto where = stringField(body, "where", false); !where.empty())
+            opt.compareWhere = where;
+        if (body.contains("max_keys")) {
+            if (!body["max_keys"].is_number_integer() || body["max_keys"].get<int>() < 0)
+                throw BadRequest{400, "\"max_keys\" takes a count, e.g. 100"};
+            opt.maxKeys = body["max_keys"].get<int>();
+        }
+        const Workspace ws = m_state.workspace();
+        compareJob(ws, left, right); // a name the workspace lacks or a malformed one: 422 at once
+        control(origin, {}, {}, "compare " + left + " " + right);
+        return startJob("compare", origin,
+                        [this, ws, left, right, opt](std::stop_token stop, const Progress &progress) mutable {
+                            opt.stop = stop;
+                            int done = 0;
+                            opt.onPhase = phaseReporter(progress, done, 1);
+                            auto report = compareTables(ws, left, right, opt);
+                            if (stop.stop_requested())
+                                throw Cancelled();
+                            m_state.storeReport(report);
+                            return reportJsonValue(report);
+                        });
     }
     if (path == "repair" && method == "POST") {
         const json body = parseBody(request);

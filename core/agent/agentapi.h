@@ -61,8 +61,8 @@ public:
 ///    Read: tables (the items of `status --json`), status, snapshot (what the app shows at
 ///    once: workspace, tables, events, engine), workspace, events, lag, slots,
 ///    slot-history, reconciles, reconciles/ID, jobs/ID, conflicts. Act: pause, resume, backfill,
-///    promote, recover, reconcile, repair (the last two as jobs), conflicts/ID/resolve, engine/start,
-///    engine/stop, PUT workspace (apply).
+///    promote, recover, reconcile, compare, repair (the last three as jobs), conflicts/ID/resolve,
+///    engine/start, engine/stop, PUT workspace (apply).
 ///    Endpoints: probe (Test connection) and discover (the pipeline editor's tables), read from
 ///    where the agent runs.
 ///
@@ -71,8 +71,8 @@ public:
 /// within a minute lock that address out for a minute (429). Every control action is an event
 /// (`agent_control`) naming its origin. docs/agent-api.md is the reference.
 ///
-/// Thread safety: handle() may be called from any thread; reconcile and repair run on the API's
-/// own threads, stopped and joined by the destructor.
+/// Thread safety: handle() may be called from any thread; reconcile, compare and repair run on
+/// the API's own threads, stopped and joined by the destructor.
 class AgentApi {
 public:
     AgentApi(WorkspaceState &state, AgentEngine &engine, std::string tokenPath);

@@ -103,7 +103,7 @@ ApiResponse AgentApi::cancelJob(std::int64_t id, const Origin &origin)
     if (it == m_jobs.end())
         return errorResponse(404, "no job " + std::to_string(id) + " (the agent keeps the last 100)");
     Job &j = *it->second;
-    if (j.state == "running" && j.kind == "reconcile") {
+    if (j.state == "running" && (j.kind == "reconcile" || j.kind == "compare")) {
         j.stop.request_stop();
         log(LogLevel::Info,
             "cancel job " + std::to_string(id) + " (" + (origin.phrase.empty() ? origin.who : origin.phrase) + ")");

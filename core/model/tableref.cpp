@@ -1,5 +1,6 @@
 #include "core/model/tableref.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
@@ -197,6 +198,25 @@ std::string mysqlIdent(std::string_view name)
         out += c;
     }
     out += '`';
+    return out;
+}
+
+std::vector<std::string> splitColumnList(std::string_view text)
+{
+    std::vector<std::string> out;
+    const auto blank = [](std::string_view t) { return t.find_first_not_of(" \t") == std::string_view::npos; };
+    if (blank(text))
+        return out;
+    for (size_t at = 0; at <= text.size();) {
+        const size_t comma = std::min(text.find(',', at), text.size());
+        std::string_view name = text.substr(at, comma - at);
+        if (blank(name))
+            throw std::invalid_argument("column names are separated by commas, e.g. id,region");
+        name.remove_prefix(name.find_first_not_of(" \t"));
+        name.remove_suffix(name.size() - 1 - name.find_last_not_of(" \t"));
+        out.emplace_back(name);
+        at = comma + 1;
+    }
     return out;
 }
 

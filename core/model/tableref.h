@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace driftless::core {
 
@@ -50,5 +51,11 @@ std::string displayIdent(std::string_view ident);
 
 /// Quotes an identifier with backticks (embedded backticks doubled), for MySQL/MariaDB.
 std::string mysqlIdent(std::string_view name);
+
+/// Column names written as one list separated by commas (`id, region`), as `compare --key` and
+/// `--columns` and the app's Compare dialog take them: each name kept as written, the spaces
+/// around it dropped; empty text is no column. Throws std::invalid_argument for an empty name
+/// (`id,,region`, a comma at either end).
+std::vector<std::string> splitColumnList(std::string_view text);
 
 } // namespace driftless::core

@@ -8,6 +8,7 @@
 #include "tests/support/guisupport.h"
 #include "tests/support/recordeddoor.h"
 
+#include "ui/dialogs/comparedialog.h"
 #include "ui/dialogs/connectagentdialog.h"
 #include "ui/dialogs/doctordialog.h"
 #include "ui/dialogs/endpointdialog.h"
@@ -40,6 +41,7 @@
 #include <QFile>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMessageBox>
 #include <QRadioButton>
 #include <QScreen>
@@ -413,6 +415,18 @@ void TestLaptopScreen::everyPageAndDialogFitsTheScreen()
     reconcile.show();
     QVERIFY(QTest::qWaitForWindowExposed(&reconcile));
     VERIFY_DIALOG(&reconcile);
+    // Compare Tables, with an error said in it (the longest it gets).
+    CompareDialog compare(w.reconcileRunner(), &w);
+    compare.choose(QStringLiteral("app"), QStringLiteral("public.customers"), QStringLiteral("app"),
+                   QStringLiteral("public.customers_copy"));
+    compare.keyEdit()->setText(QStringLiteral("id,,region"));
+    compare.start();
+    compare.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&compare));
+    QVERIFY(compare.statusLabel()->isVisible());
+    VERIFY_DIALOG(&compare);
+    shot(&compare, screen, QStringLiteral("compare-dialog"));
+    compare.close();
     ConnectAgentDialog agent({}, &w);
     agent.show();
     QVERIFY(QTest::qWaitForWindowExposed(&agent));

@@ -9,6 +9,7 @@
 // without a primary key lists its differing rows. The models run under
 // QAbstractItemModelTester throughout. Screenshots go to $DRIFTLESS_ARTIFACTS.
 
+#include "ui/dialogs/comparedialog.h"
 #include "ui/mainwindow.h"
 #include "ui/models/eventsmodel.h"
 #include "ui/models/reconcilemodel.h"
@@ -26,11 +27,14 @@
 #include "tests/support/testsupport.h"
 
 #include <QAbstractItemModelTester>
+#include <QAction>
 #include <QComboBox>
 #include <QFileInfo>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMessageBox>
+#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
@@ -132,6 +136,7 @@ private slots:
     void initTestCase();
     void modelsShowSummariesAndDiffs();
     void reconcileNowFindsDriftAndRepairsFixIt();
+    void compareTablesListsTheDifferingRowsOfTwoDatabases();
     void missingWorkspaceFileIsNotCreated();
 };
 
@@ -537,6 +542,120 @@ void TestReconcilePage::reconcileNowFindsDriftAndRepairsFixIt()
                  qPrintable(note->text()));
     saveShot(&w, QStringLiteral("reconciliation-keyless"));
 
+    w.close();
+    window.reset();
+}
+
+// Compare Tables: two databases' copies of a table, no pipeline between them. The dialog lists
+// each endpoint's tables, says in its own words what is wrong with a table that does not exist
+// (and stays open), then compares the real ones; the report joins the list with the counts an
+// independent SQL count gives, and is exported like any other.
+void TestReconcilePage::compareTablesListsTheDifferingRowsOfTwoDatabases()
+{
+    test::PgTestDb a("gui_compare_a");
+    test::PgTestDb b("gui_compare_b");
+    const char *orders = "CREATE TABLE orders (id bigint PRIMARY KEY, note text NOT NULL, qty int NOT NULL);"
+                         "INSERT INTO orders SELECT g, 'order ' || g, g % 7 FROM generate_series(1, 300) g;";
+    a.exec(orders);
+    b.exec(orders);
+    b.exec("DELETE FROM orders WHERE id IN (5, 6);"
+           "UPDATE orders SET note = 'edited' WHERE id = 10;"
+           "UPDATE orders SET qty = 99 WHERE id IN (11, 250);"
+           "INSERT INTO orders VALUES (1000, 'only in b', 1);");
+    // The independent count: b's rows brought into a's database as VALUES, and joined there.
+    const std::string rowsOfB =
+        b.scalar("SELECT string_agg(format('(%s::bigint, %L, %s)', id, note, qty), ',') FROM orders");
+    const std::string expected =
+        a.scalar("WITH bb(id, note, qty) AS (VALUES " + rowsOfB +
+                 ") SELECT format('%s,%s,%s', count(*) FILTER (WHERE bb.id IS NULL), "
+                 "count(*) FILTER (WHERE o.id IS NULL), count(*) FILTER (WHERE o.id = bb.id AND "
+                 "(o.note, o.qty) IS DISTINCT FROM (bb.note, bb.qty))) FROM orders o FULL JOIN bb ON o.id = bb.id");
+    QCOMPARE(expected, std::string("2,1,3"));
+
+    test::TempDir dir;
+    const std::string statePath = dir.file("workspace.db");
+    core::Workspace ws;
+    ws.endpoints["left"] = test::pgEndpoint("left", a.name());
+    ws.endpoints["right"] = test::pgEndpoint("right", b.name());
+    core::StateStore(statePath).applyWorkspace(ws);
+
+    auto window = std::make_unique<MainWindow>();
+    MainWindow &w = *window;
+    auto *page = w.reconcilePage();
+    auto *model = page->model();
+    w.resize(1180, 720);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.pages()->setCurrentWidget(page);
+    w.openWorkspace(QString::fromStdString(statePath));
+    // No pipeline is needed: Reconcile Now has none to compare, Compare Tables is there.
+    QTRY_VERIFY(page->compareButton()->isEnabled());
+    QVERIFY(!page->reconcileButton()->isEnabled());
+    QTest::mouseClick(page->compareButton(), Qt::LeftButton);
+    QTRY_VERIFY(page->compareDialog() && page->compareDialog()->isVisible());
+    QPointer<ui::CompareDialog> dialog = page->compareDialog();
+    // Each side's tables, read from its endpoint.
+    QTRY_VERIFY_WITH_TIMEOUT(dialog->leftTableCombo()->findText(QStringLiteral("public.orders")) >= 0 &&
+                                 dialog->rightTableCombo()->findText(QStringLiteral("public.orders")) >= 0,
+                             20000);
+
+    // A table that is not there: said in the dialog, which stays open to correct it.
+    dialog->choose(QStringLiteral("left"), QStringLiteral("public.orders"), QStringLiteral("right"),
+                   QStringLiteral("public.ordres"));
+    QTest::mouseClick(dialog->compareButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.reconcileRunner()->busy(), 30000);
+    QVERIFY(dialog && dialog->isVisible());
+    QVERIFY(!dialog->running());
+    const QString problem = dialog->statusLabel()->text();
+    QVERIFY2(problem.contains(QStringLiteral("could not be compared: the second table, public.ordres, does not exist "
+                                             "on endpoint 'right'")),
+             qPrintable(problem));
+    saveShot(dialog.data(), QStringLiteral("dialog-compare-error"));
+    // A key list with an empty name is refused before anything starts.
+    dialog->keyEdit()->setText(QStringLiteral("id,,note"));
+    QTest::mouseClick(dialog->compareButton(), Qt::LeftButton);
+    QVERIFY(!dialog->running());
+    QVERIFY2(dialog->statusLabel()->text().contains(QStringLiteral("separated by commas")),
+             qPrintable(dialog->statusLabel()->text()));
+
+    // Corrected: the comparison runs in the engine, the dialog closes, the report is listed and
+    // selected.
+    std::int64_t compared = 0;
+    connect(w.reconcileRunner(), &ui::ReconcileRunner::reconcileFinished, this,
+            [&compared](std::uint64_t, std::int64_t id, const QString &error) {
+                if (error.isEmpty())
+                    compared = id;
+            });
+    dialog->rightTableCombo()->setEditText(QStringLiteral("public.orders"));
+    dialog->keyEdit()->setText(QStringLiteral("id"));
+    dialog->columnsEdit()->setText(QStringLiteral("note, qty"));
+    QTest::mouseClick(dialog->compareButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(!dialog, 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        compared > 0 && page->selectedRow() >= 0 && model->summaryAt(page->selectedRow()).reportId == compared, 30000);
+    const auto s = model->summaryAt(page->selectedRow());
+    QCOMPARE(s.pipeline, std::string(core::kComparePipeline));
+    QCOMPARE(s.table, std::string("left:public.orders"));
+    QCOMPARE(std::to_string(s.missing) + "," + std::to_string(s.extra) + "," + std::to_string(s.different), expected);
+    QCOMPARE(model->index(page->selectedRow(), ReconcileModel::Missing).data().toString(), QStringLiteral("2"));
+    QTRY_VERIFY(page->shownReport() && page->shownReport()->id == s.reportId);
+    QTRY_COMPARE(page->diffModel()->keyCount(), 6);
+    // Exported like any other report; repaired by a script, since no pipeline writes it.
+    const QString csvPath = QString::fromStdString(dir.file("compare.csv"));
+    page->setExportPath(csvPath);
+    QTest::mouseClick(page->exportCsvButton(), Qt::LeftButton);
+    QCOMPARE(test::readFile(csvPath.toStdString()), core::reportCsv(*page->shownReport()));
+    QVERIFY(!page->repairTableButton()->isEnabled());
+    QVERIFY2(page->repairTableButton()->toolTip().contains(QStringLiteral("--sql FILE")),
+             qPrintable(page->repairTableButton()->toolTip()));
+    saveShot(&w, QStringLiteral("reconciliation-compare"));
+    // The menu's way to it: Sync > Compare Tables… opens the same dialog.
+    auto *action = w.findChild<QAction *>(QStringLiteral("compareTablesAction"));
+    QVERIFY(action);
+    action->trigger();
+    QTRY_VERIFY(page->compareDialog() && page->compareDialog()->isVisible());
+    page->compareDialog()->reject();
+    QTRY_VERIFY(!page->compareDialog());
     w.close();
     window.reset();
 }

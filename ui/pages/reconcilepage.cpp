@@ -1,5 +1,6 @@
 #include "ui/pages/reconcilepage.h"
 
+#include "ui/dialogs/comparedialog.h"
 #include "ui/models/reconcilemodel.h"
 #include "ui/models/rowdiffmodel.h"
 #include "ui/statusicons.h"
@@ -75,7 +76,8 @@ QString keyList(const std::vector<core::CanonicalKey> &keys, std::size_t limit =
 ReconcilePage::ReconcilePage(ReconcileRunner *runner, QWidget *parent)
     : QWidget(parent), m_runner(runner), m_model(new ReconcileModel(this)), m_proxy(new QSortFilterProxyModel(this)),
       m_diffModel(new RowDiffModel(this)), m_summary(new QLabel(this)), m_notice(new QLabel(this)),
-      m_reconcile(new QPushButton(tr("Reconcile Now\u2026"), this)), m_cancel(new QPushButton(tr("Cancel"), this)),
+      m_reconcile(new QPushButton(tr("Reconcile Now\u2026"), this)),
+      m_compareTables(new QPushButton(tr("Compare Tables\u2026"), this)), m_cancel(new QPushButton(tr("Cancel"), this)),
       m_progress(new QProgressBar(this)), m_progressLabel(new QLabel(this)),
       m_splitter(new QSplitter(Qt::Vertical, this)), m_view(new QTableView(this)), m_details(new QLabel(this)),
       m_note(new QLabel(this)), m_diffView(new QTreeView(this)),
@@ -104,6 +106,8 @@ ReconcilePage::ReconcilePage(ReconcileRunner *runner, QWidget *parent)
     m_reconcile->setIcon(namedIcon(QStringLiteral("refresh")));
     m_reconcile->setToolTip(tr("Compare a pipeline's tables between source and target, and keep the report"));
     connect(m_reconcile, &QPushButton::clicked, this, &ReconcilePage::requestReconcile);
+    m_compareTables->setObjectName(QStringLiteral("compareTables"));
+    connect(m_compareTables, &QPushButton::clicked, this, &ReconcilePage::requestCompare);
     m_exportCsv->setObjectName(QStringLiteral("exportCsv"));
     m_exportHtml->setObjectName(QStringLiteral("exportHtml"));
     connect(m_exportCsv, &QPushButton::clicked, this, [this] { requestExport(false); });
@@ -190,6 +194,7 @@ ReconcilePage::ReconcilePage(ReconcileRunner *runner, QWidget *parent)
     top->addWidget(m_summary, 1);
     top->addWidget(m_exportCsv);
     top->addWidget(m_exportHtml);
+    top->addWidget(m_compareTables);
     top->addWidget(m_reconcile);
 
     auto *details = new QWidget(m_splitter);
@@ -354,7 +359,8 @@ void ReconcilePage::updateSummary()
     } else if (m_readFailed && m_model->rowCount() == 0) {
         m_summary->setText(tr("The reports cannot be read."));
     } else if (m_model->rowCount() == 0) {
-        m_summary->setText(tr("No reconciliation yet. Reconcile Now compares a pipeline's source and target."));
+        m_summary->setText(tr("No reconciliation yet. Reconcile Now compares a pipeline's source and target; Compare "
+                              "Tables any two tables."));
     } else {
         std::set<std::int64_t> reports;
         int drifting = 0;
@@ -528,6 +534,16 @@ void ReconcilePage::updateButtons()
                             : workspace->pipelines.empty()
                                 ? tr("This workspace has no pipelines")
                                 : tr("Compare a pipeline's tables between source and target, and keep the report"));
+    bool readable = false; // the first table of a comparison is read from Postgres or MySQL/MariaDB
+    if (workspace)
+        for (const auto &[name, e] : workspace->endpoints)
+            readable = readable || e.kind != core::EndpointKind::Sqlite;
+    m_compareTables->setEnabled(!busy && readable);
+    m_compareTables->setToolTip(busy         ? tr("A comparison or repair is running")
+                                : !workspace ? tr("Open a workspace first")
+                                : !readable  ? tr("This workspace has no Postgres or MySQL/MariaDB endpoint")
+                                             : tr("Compare two tables of any two endpoints, no pipeline needed, and "
+                                                   "keep the report"));
 
     const core::TableReconcile *t = shownTable();
     QString why;
@@ -535,6 +551,10 @@ void ReconcilePage::updateButtons()
         why = tr("A comparison or repair is running");
     else if (!t)
         why = tr("Select a table with drift above");
+    else if (m_report->pipeline == core::kComparePipeline)
+        why = tr("Report %1 compared two tables outside any pipeline, and a repair writes through a pipeline's "
+                 "merge: write it as a script to review and run (driftless-cli repair %1 --sql FILE)")
+                  .arg(m_report->id);
     else if (!workspace || !workspace->pipeline(m_report->pipeline))
         why = tr("Pipeline %1 is no longer in this workspace").arg(QString::fromStdString(m_report->pipeline));
     else if (!t->error.empty())
@@ -604,6 +624,25 @@ void ReconcilePage::requestReconcile()
             showResult(QStringLiteral("error"), tr("Could not start: a comparison or repair is running."));
     });
     m_dialog = dialog;
+    dialog->open();
+}
+
+void ReconcilePage::requestCompare()
+{
+    if (m_compareDialog) {
+        m_compareDialog->raise();
+        m_compareDialog->activateWindow();
+        return;
+    }
+    // Sync > Compare Tables… reaches here whatever the button's state: say why not.
+    if (!m_compareTables->isEnabled()) {
+        showResult(QStringLiteral("info"), m_compareTables->toolTip());
+        emit statusMessage(tr("Compare Tables: %1").arg(m_compareTables->toolTip()));
+        return;
+    }
+    auto *dialog = new CompareDialog(m_runner, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    m_compareDialog = dialog;
     dialog->open();
 }
 
@@ -788,6 +827,14 @@ void ReconcilePage::onReconcileFinished(std::uint64_t job, std::int64_t reportId
         showResult(m_runner->lastJobCancelled() ? QStringLiteral("info") : QStringLiteral("error"),
                    tr("Reconciliation: %1").arg(error));
         emit statusMessage(tr("Reconciliation: %1").arg(error));
+        return;
+    }
+    if (!error.isEmpty()) {
+        // Two tables that could not be compared: the report keeps why.
+        const QString text = tr("Report %1 stored: the tables could not be compared: %2").arg(reportId).arg(error);
+        showResult(QStringLiteral("error"), text);
+        emit statusMessage(text);
+        m_pendingSelection = std::pair<std::int64_t, QString>{reportId, QString()};
         return;
     }
     const QString text = tr("Report %1 stored; it is selected above.").arg(reportId);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "ui/dialogs/comparedialog.h"
 #include "ui/enginesnapshot.h"
 #include "ui/reconcilerunner.h"
 #include "ui/widgets/reconciledialog.h"
@@ -37,6 +38,9 @@ class RowDiffModel;
 ///   workspace changes, when the page is shown, every kRefreshMs while it is, and after each job.
 /// - "Reconcile now…" asks for a pipeline (and a table) and compares them on a worker, with the
 ///   reconciler's phases as progress and a Cancel button; the new report is selected when done.
+/// - "Compare Tables…" compares two tables of any two endpoints, no pipeline needed
+///   (CompareDialog); its report is listed with the others, exportable alike, and repaired by a
+///   script to review (`driftless-cli repair ID --sql FILE`), since no pipeline's merge writes it.
 /// - "Repair row", "Repair selected" and "Repair table" first ask the engine for the repair's plan
 ///   and show it (the statements and their row counts, as `repair --dry-run` prints them), then,
 ///   after OK, run exactly that repair through the guarded merge on a worker, record it in the
@@ -59,6 +63,7 @@ public:
     QTableView *view() const { return m_view; }
     QTreeView *diffView() const { return m_diffView; }
     QPushButton *reconcileButton() const { return m_reconcile; }
+    QPushButton *compareButton() const { return m_compareTables; }
     QPushButton *cancelButton() const { return m_cancel; }
     QPushButton *repairRowButton() const { return m_repairRow; }
     QPushButton *repairSelectedButton() const { return m_repairSelected; }
@@ -78,6 +83,8 @@ public:
     QMessageBox *confirmation() const { return m_confirmation; }
     /// The "Reconcile now" dialog while it is open, else null.
     ReconcileDialog *reconcileDialog() const { return m_dialog; }
+    /// The "Compare Tables" dialog while it is open, else null.
+    CompareDialog *compareDialog() const { return m_compareDialog; }
 
     /// The model row of the selected list row, or -1.
     int selectedRow() const;
@@ -93,6 +100,8 @@ public slots:
     void reload();
     /// Opens the dialog that starts a comparison (the button's action).
     void requestReconcile();
+    /// Opens the dialog that compares two tables outside any pipeline.
+    void requestCompare();
     void requestRepairRow();
     void requestRepairSelected();
     void requestRepairTable();
@@ -136,6 +145,7 @@ private:
     QLabel *m_summary;
     QLabel *m_notice;
     QPushButton *m_reconcile;
+    QPushButton *m_compareTables;
     QPushButton *m_cancel;
     QProgressBar *m_progress;
     QLabel *m_progressLabel;
@@ -154,6 +164,7 @@ private:
     QLabel *m_result;
     QPointer<QMessageBox> m_confirmation;
     QPointer<ReconcileDialog> m_dialog;
+    QPointer<CompareDialog> m_compareDialog;
     QTimer m_timer;
 
     std::shared_ptr<const core::ReconcileReport> m_report;

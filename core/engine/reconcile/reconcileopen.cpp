@@ -299,6 +299,12 @@ TableContext openTable(const TableJob &job, const ReconcileOptions &opt)
     }
     const std::optional<std::string> targetWhere = compareTargetFilter(job, opt, liveOnly);
     const auto missingTarget = [&] {
+        // Two tables compared as they are: no pipeline creates the second, its name is wrong.
+        if (opt.asTheyAre)
+            return Error(ErrorKind::Permanent,
+                         "the second table, " + job.targetName.display() + ", does not exist on endpoint '" +
+                             job.target.name + "'",
+                         {}, "check its name: schema.table, as the endpoint spells it");
         return Error(ErrorKind::Permanent, "target table " + job.targetName.display() + " does not exist yet", {},
                      "run the pipeline once to create and load it");
     };
