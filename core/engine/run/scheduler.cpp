@@ -45,28 +45,32 @@ namespace {
 /// starts reading), and says why: waiting without the reason would look like progress.
 class ForwardFailures {
 public:
-    void failed(const std::string &pipeline, const std::string &why)
+    struct Failure {
+        std::string why;
+        bool transient = false; ///< it retries by itself (a server down), no DBA needed
+    };
+    void failed(const std::string &pipeline, Failure failure)
     {
         std::lock_guard lock(m_mutex);
-        m_why[pipeline] = why;
+        m_last[pipeline] = std::move(failure);
     }
     void retrying(const std::string &pipeline)
     {
         std::lock_guard lock(m_mutex);
-        m_why.erase(pipeline);
+        m_last.erase(pipeline);
     }
-    std::optional<std::string> why(const std::string &pipeline) const
+    std::optional<Failure> last(const std::string &pipeline) const
     {
         std::lock_guard lock(m_mutex);
-        auto it = m_why.find(pipeline);
-        if (it == m_why.end())
+        auto it = m_last.find(pipeline);
+        if (it == m_last.end())
             return std::nullopt;
         return it->second;
     }
 
 private:
     mutable std::mutex m_mutex;
-    std::map<std::string, std::string> m_why;
+    std::map<std::string, Failure> m_last;
 };
 
 /// Runs one pipeline's CDC tables: a long-lived stream, restarted after transient errors with
@@ -133,15 +137,17 @@ void runCdcGroup(std::vector<TableJob> jobs, EngineObserver &observer, bool once
             message = std::string("internal error: ") + e.what();
         }
         if (forward)
-            forwardFailures.failed(twoWay->pipeline, message);
-        // A reverse direction waiting for its forward direction, which cannot go on until the DBA
-        // acts: red, with the forward direction's reason and its fix (it still looks again as
-        // often as a transient error does, so it starts soon after the fix).
+            forwardFailures.failed(twoWay->pipeline, {message, transient});
+        // A reverse direction waiting for its forward direction says why that one fails; red when
+        // it cannot go on until the DBA acts, with its fix (the reverse direction still looks
+        // again as often as a transient error does, so it starts soon after the fix).
         bool blocked = false;
         if (twoWay && twoWay->reverse && transient) {
-            if (auto why = forwardFailures.why(twoWay->pipeline)) {
-                message += "; the forward direction " + twoWay->pipeline + " cannot start: " + *why;
-                blocked = true;
+            // (Not when it is this direction's own reason too: an endpoint both read is down.)
+            if (auto f = forwardFailures.last(twoWay->pipeline); f && f->why != message) {
+                message += "; the forward direction " + twoWay->pipeline +
+                           (f->transient ? " is retrying: " : " cannot start: ") + f->why;
+                blocked = !f->transient;
             }
         }
         ++failures;
